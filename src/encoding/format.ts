@@ -1,0 +1,69 @@
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { Format } from '../config.js';
+import { resourceMetricsToJson } from './otlp-json.js';
+import { resourceMetricsToProto } from './otlp-proto.js';
+
+/**
+ * How one export becomes a record and how a batch of records becomes the bytes of one object:
+ * one ExportMetricsServiceRequest per object, as OTLP readers (awss3receiver) expect.
+ */
+export interface RecordFormat {
+  readonly name: Format;
+  /** Object name suffix before the compression suffix. */
+  readonly extension: string;
+  readonly contentType: string;
+  encode(rm: ResourceMetrics): Buffer;
+  /** Bytes the object adds around `count` records. */
+  overhead(count: number): number;
+  /** One object from its records, in a Buffer that owns its memory (so it can be transferred). */
+  assemble(records: readonly Buffer[], recordBytes: number): Buffer;
+}
+
+const JSON_HEAD = Buffer.from('{"resourceMetrics":[');
+const JSON_TAIL = Buffer.from(']}\n');
+const COMMA = 0x2c;
+
+/** `{"resourceMetrics":[rm1,rm2,...]}\n`: one request on one line, a valid JSON-lines file. */
+const otlpJson: RecordFormat = {
+  name: 'otlp-json',
+  extension: '.json',
+  contentType: 'application/json',
+  encode: (rm) => Buffer.from(resourceMetricsToJson(rm)),
+  overhead: (count) => JSON_HEAD.length + JSON_TAIL.length + Math.max(0, count - 1),
+  assemble(records, recordBytes) {
+    const out = Buffer.allocUnsafeSlow(recordBytes + this.overhead(records.length));
+    let at = JSON_HEAD.copy(out, 0);
+    records.forEach((record, i) => {
+      if (i > 0) out[at++] = COMMA;
+      at += record.copy(out, at);
+    });
+    JSON_TAIL.copy(out, at);
+    return out;
+  },
+};
+
+/** Serialized requests concatenate into one valid request: records are joined as they are. */
+const otlpProto: RecordFormat = {
+  name: 'otlp-proto',
+  extension: '.binpb',
+  contentType: 'application/x-protobuf',
+  encode: resourceMetricsToProto,
+  overhead: () => 0,
+  assemble(records, recordBytes) {
+    const out = Buffer.allocUnsafeSlow(recordBytes);
+    let at = 0;
+    for (const record of records) at += record.copy(out, at);
+    return out;
+  },
+};
+
+export function recordFormat(name: Format): RecordFormat {
+  return name === 'otlp-proto' ? otlpProto : otlpJson;
+}
+
+/** Data points in one ResourceMetrics, for accounting of what was uploaded or dropped. */
+export function countDataPoints(rm: ResourceMetrics): number {
+  let points = 0;
+  for (const sm of rm.scopeMetrics) for (const m of sm.metrics) points += m.dataPoints.length;
+  return points;
+}

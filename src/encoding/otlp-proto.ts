@@ -1,0 +1,176 @@
+import { type Attributes, type AttributeValue, type HrTime, ValueType } from '@opentelemetry/api';
+import {
+  type DataPoint,
+  DataPointType,
+  type ExponentialHistogram,
+  type Histogram,
+  type MetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import { hrTimeToNanosParts } from './hrtime.js';
+import { temporalityJson as otlpTemporality } from './otlp-json.js';
+import { FIELD } from './otlp-schema.js';
+import { ProtoWriter } from './proto-writer.js';
+
+const F = FIELD;
+const writer = new ProtoWriter();
+
+/**
+ * Encodes one ResourceMetrics as a complete ExportMetricsServiceRequest. Requests concatenate
+ * into one valid request (resourceMetrics is a repeated field), so a batch is a list of these.
+ */
+export function resourceMetricsToProto(rm: ResourceMetrics): Buffer {
+  const w = writer;
+  w.fork(F.ExportMetricsServiceRequest.resourceMetrics);
+  w.fork(F.ResourceMetrics.resource);
+  attributes(w, F.Resource.attributes, rm.resource.attributes);
+  w.join();
+  for (const sm of rm.scopeMetrics) {
+    w.fork(F.ResourceMetrics.scopeMetrics);
+    w.fork(F.ScopeMetrics.scope);
+    w.string(F.InstrumentationScope.name, sm.scope.name);
+    w.string(F.InstrumentationScope.version, sm.scope.version ?? '');
+    const scopeAttributes = (sm.scope as { attributes?: Attributes }).attributes;
+    if (scopeAttributes) attributes(w, F.InstrumentationScope.attributes, scopeAttributes);
+    w.join();
+    for (const metric of sm.metrics) writeMetric(w, metric);
+    w.string(F.ScopeMetrics.schemaUrl, sm.scope.schemaUrl ?? '');
+    w.join();
+  }
+  w.string(F.ResourceMetrics.schemaUrl, rm.resource.schemaUrl ?? '');
+  w.join();
+  return w.finish();
+}
+
+function writeMetric(w: ProtoWriter, metric: MetricData): void {
+  const d = metric.descriptor;
+  w.fork(F.ScopeMetrics.metrics);
+  w.string(F.Metric.name, d.name);
+  w.string(F.Metric.description, d.description);
+  w.string(F.Metric.unit, d.unit);
+  const temporality = otlpTemporality(metric.aggregationTemporality);
+  switch (metric.dataPointType) {
+    case DataPointType.SUM:
+      w.fork(F.Metric.sum);
+      for (const p of metric.dataPoints) numberPoint(w, F.Sum.dataPoints, p, d.valueType);
+      w.uint(F.Sum.aggregationTemporality, temporality);
+      w.bool(F.Sum.isMonotonic, metric.isMonotonic);
+      w.join();
+      break;
+    case DataPointType.GAUGE:
+      w.fork(F.Metric.gauge);
+      for (const p of metric.dataPoints) numberPoint(w, F.Gauge.dataPoints, p, d.valueType);
+      w.join();
+      break;
+    case DataPointType.HISTOGRAM:
+      w.fork(F.Metric.histogram);
+      for (const p of metric.dataPoints) histogramPoint(w, p);
+      w.uint(F.Histogram.aggregationTemporality, temporality);
+      w.join();
+      break;
+    case DataPointType.EXPONENTIAL_HISTOGRAM:
+      w.fork(F.Metric.exponentialHistogram);
+      for (const p of metric.dataPoints) expHistogramPoint(w, p);
+      w.uint(F.ExponentialHistogram.aggregationTemporality, temporality);
+      w.join();
+      break;
+  }
+  w.join();
+}
+
+function time(w: ProtoWriter, field: number, t: HrTime): void {
+  const { lo, hi } = hrTimeToNanosParts(t);
+  w.fixed64Parts(field, lo, hi);
+}
+
+function numberPoint(
+  w: ProtoWriter,
+  field: number,
+  p: DataPoint<number>,
+  valueType: ValueType,
+): void {
+  const N = F.NumberDataPoint;
+  w.fork(field);
+  attributes(w, N.attributes, p.attributes);
+  time(w, N.startTimeUnixNano, p.startTime);
+  time(w, N.timeUnixNano, p.endTime);
+  if (valueType === ValueType.INT && Number.isSafeInteger(p.value)) w.fixed64(N.asInt, p.value);
+  else w.double(N.asDouble, p.value);
+  w.join();
+}
+
+function histogramPoint(w: ProtoWriter, p: DataPoint<Histogram>): void {
+  const H = F.HistogramDataPoint;
+  const h = p.value;
+  w.fork(F.Histogram.dataPoints);
+  attributes(w, H.attributes, p.attributes);
+  time(w, H.startTimeUnixNano, p.startTime);
+  time(w, H.timeUnixNano, p.endTime);
+  w.fixed64(H.count, h.count);
+  if (h.sum !== undefined) w.double(H.sum, h.sum);
+  w.packedFixed64(H.bucketCounts, h.buckets.counts);
+  w.packedDouble(H.explicitBounds, h.buckets.boundaries);
+  if (h.min !== undefined) w.double(H.min, h.min);
+  if (h.max !== undefined) w.double(H.max, h.max);
+  w.join();
+}
+
+function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): void {
+  const E = F.ExponentialHistogramDataPoint;
+  const h = p.value;
+  w.fork(F.ExponentialHistogram.dataPoints);
+  attributes(w, E.attributes, p.attributes);
+  time(w, E.startTimeUnixNano, p.startTime);
+  time(w, E.timeUnixNano, p.endTime);
+  w.fixed64(E.count, h.count);
+  if (h.sum !== undefined) w.double(E.sum, h.sum);
+  w.sint32(E.scale, h.scale);
+  w.fixed64(E.zeroCount, h.zeroCount);
+  w.fork(E.positive);
+  w.sint32(F.Buckets.offset, h.positive.offset);
+  w.packedVarint(F.Buckets.bucketCounts, h.positive.bucketCounts);
+  w.join();
+  w.fork(E.negative);
+  w.sint32(F.Buckets.offset, h.negative.offset);
+  w.packedVarint(F.Buckets.bucketCounts, h.negative.bucketCounts);
+  w.join();
+  if (h.min !== undefined) w.double(E.min, h.min);
+  if (h.max !== undefined) w.double(E.max, h.max);
+  w.join();
+}
+
+function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
+  for (const key in attrs) {
+    const value = attrs[key];
+    if (value === undefined) continue;
+    w.fork(field);
+    w.string(F.KeyValue.key, key);
+    anyValue(w, F.KeyValue.value, value);
+    w.join();
+  }
+}
+
+function anyValue(w: ProtoWriter, field: number, value: AttributeValue | null | undefined): void {
+  // AnyValue is a oneof: its member is written even when it holds the default value.
+  const A = F.AnyValue;
+  w.fork(field);
+  switch (typeof value) {
+    case 'string':
+      w.string(A.stringValue, value, true);
+      break;
+    case 'boolean':
+      w.bool(A.boolValue, value, true);
+      break;
+    case 'number':
+      if (Number.isSafeInteger(value)) w.int64(A.intValue, value, true);
+      else w.double(A.doubleValue, value);
+      break;
+    default:
+      if (Array.isArray(value)) {
+        w.fork(A.arrayValue);
+        for (const item of value) anyValue(w, F.ArrayValue.values, item);
+        w.join();
+      }
+  }
+  w.join();
+}

@@ -1,0 +1,211 @@
+/**
+ * Minimal protobuf wire-format writer. Nested messages are written in place: `fork()` leaves one
+ * byte for the length, `join()` fills it in and shifts the body when the length needs more, so
+ * there is no second sizing pass and no intermediate buffer per message.
+ */
+
+const WIRE_VARINT = 0;
+const WIRE_I64 = 1;
+const WIRE_LEN = 2;
+
+const INITIAL_CAPACITY = 64 * 1024;
+/** A writer that grew past this is not kept: a cached buffer never stays sized to the largest export. */
+const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
+const TWO_POW_32 = 2 ** 32;
+
+const utf8 = new TextEncoder();
+
+export class ProtoWriter {
+  #buf = new Uint8Array(INITIAL_CAPACITY);
+  #view = new DataView(this.#buf.buffer);
+  #pos = 0;
+  #forks: number[] = [];
+
+  /** Bytes written so far, copied into a Buffer of their own; the writer is then reset. */
+  finish(): Buffer {
+    const out = Buffer.allocUnsafeSlow(this.#pos);
+    out.set(this.#buf.subarray(0, this.#pos));
+    this.#pos = 0;
+    this.#forks.length = 0;
+    if (this.#buf.length > MAX_RETAINED_CAPACITY) this.#resize(INITIAL_CAPACITY);
+    return out;
+  }
+
+  #resize(capacity: number): void {
+    // Copy everything, not just up to #pos: string() and join() write ahead of #pos.
+    const next = new Uint8Array(capacity);
+    next.set(this.#buf.subarray(0, Math.min(this.#buf.length, capacity)));
+    this.#buf = next;
+    this.#view = new DataView(next.buffer);
+  }
+
+  #ensure(extra: number): void {
+    const need = this.#pos + extra;
+    if (need <= this.#buf.length) return;
+    let capacity = this.#buf.length * 2;
+    while (capacity < need) capacity *= 2;
+    this.#resize(capacity);
+  }
+
+  #tag(field: number, wire: number): void {
+    this.#rawVarint(field * 8 + wire);
+  }
+
+  /** Unsigned varint of a non-negative integer up to 2^53. */
+  #rawVarint(value: number): void {
+    this.#ensure(10);
+    let v = value;
+    while (v > 127) {
+      this.#buf[this.#pos++] = (v % 128) | 128;
+      v = Math.floor(v / 128);
+    }
+    this.#buf[this.#pos++] = v;
+  }
+
+  /** Starts a nested message (or packed field) in field `field`. */
+  fork(field: number): void {
+    this.#tag(field, WIRE_LEN);
+    this.#ensure(1);
+    this.#forks.push(this.#pos);
+    this.#pos += 1;
+  }
+
+  /** Ends the innermost fork: writes its length, shifting the body if the length needs > 1 byte. */
+  join(): void {
+    const start = this.#forks.pop();
+    if (start === undefined) throw new Error('ProtoWriter.join() without fork()');
+    const bodyStart = start + 1;
+    const length = this.#pos - bodyStart;
+    if (length < 128) {
+      this.#buf[start] = length;
+      return;
+    }
+    let size = 1;
+    for (let v = length; v > 127; v = Math.floor(v / 128)) size++;
+    this.#ensure(size - 1);
+    this.#buf.copyWithin(bodyStart + size - 1, bodyStart, this.#pos);
+    this.#pos = start;
+    this.#rawVarint(length);
+    this.#pos += length;
+  }
+
+  uint(field: number, value: number): void {
+    if (value === 0) return;
+    this.#tag(field, WIRE_VARINT);
+    this.#rawVarint(value);
+  }
+
+  /**
+   * int64 varint: negative values take ten bytes in two's complement. `keepDefault` writes a
+   * zero too, as a member of a oneof needs (there presence is the value).
+   */
+  int64(field: number, value: number, keepDefault = false): void {
+    if (value === 0 && !keepDefault) return;
+    this.#tag(field, WIRE_VARINT);
+    if (value > 0) {
+      this.#rawVarint(value);
+      return;
+    }
+    let v = BigInt.asUintN(64, BigInt(value));
+    this.#ensure(10);
+    while (v > 127n) {
+      this.#buf[this.#pos++] = Number(v & 127n) | 128;
+      v >>= 7n;
+    }
+    this.#buf[this.#pos++] = Number(v);
+  }
+
+  sint32(field: number, value: number): void {
+    if (value === 0) return;
+    this.#tag(field, WIRE_VARINT);
+    this.#rawVarint(((value << 1) ^ (value >> 31)) >>> 0);
+  }
+
+  bool(field: number, value: boolean, keepDefault = false): void {
+    if (!value && !keepDefault) return;
+    this.#tag(field, WIRE_VARINT);
+    this.#rawVarint(value ? 1 : 0);
+  }
+
+  double(field: number, value: number): void {
+    this.#tag(field, WIRE_I64);
+    this.#ensure(8);
+    this.#view.setFloat64(this.#pos, value, true);
+    this.#pos += 8;
+  }
+
+  /** fixed64 / sfixed64 from its two 32-bit halves. */
+  fixed64Parts(field: number, lo: number, hi: number): void {
+    this.#tag(field, WIRE_I64);
+    this.#ensure(8);
+    this.#view.setUint32(this.#pos, lo >>> 0, true);
+    this.#view.setUint32(this.#pos + 4, hi >>> 0, true);
+    this.#pos += 8;
+  }
+
+  /** fixed64 (or sfixed64) of a safe integer. */
+  fixed64(field: number, value: number): void {
+    const hi = Math.floor(value / TWO_POW_32);
+    this.fixed64Parts(field, value - hi * TWO_POW_32, hi);
+  }
+
+  string(field: number, value: string, keepDefault = false): void {
+    if (value === '' && !keepDefault) return;
+    this.#tag(field, WIRE_LEN);
+    // Reserve the worst case (3 bytes per UTF-16 unit) so encodeInto never truncates.
+    const max = value.length * 3;
+    let lenSize = 1;
+    for (let v = max; v > 127; v = Math.floor(v / 128)) lenSize++;
+    this.#ensure(lenSize + max + 10);
+    const bodyStart = this.#pos + lenSize;
+    const written = utf8.encodeInto(value, this.#buf.subarray(bodyStart)).written;
+    let actualSize = 1;
+    for (let v = written; v > 127; v = Math.floor(v / 128)) actualSize++;
+    if (actualSize !== lenSize)
+      this.#buf.copyWithin(this.#pos + actualSize, bodyStart, bodyStart + written);
+    this.#rawVarint(written);
+    this.#pos += written;
+  }
+
+  bytes(field: number, value: Uint8Array): void {
+    if (value.length === 0) return;
+    this.#tag(field, WIRE_LEN);
+    this.#rawVarint(value.length);
+    this.#ensure(value.length);
+    this.#buf.set(value, this.#pos);
+    this.#pos += value.length;
+  }
+
+  /** Packed repeated fixed64 of safe integers. */
+  packedFixed64(field: number, values: readonly number[]): void {
+    if (values.length === 0) return;
+    this.#tag(field, WIRE_LEN);
+    this.#rawVarint(values.length * 8);
+    this.#ensure(values.length * 8);
+    for (const value of values) {
+      const hi = Math.floor(value / TWO_POW_32);
+      this.#view.setUint32(this.#pos, (value - hi * TWO_POW_32) >>> 0, true);
+      this.#view.setUint32(this.#pos + 4, hi >>> 0, true);
+      this.#pos += 8;
+    }
+  }
+
+  packedDouble(field: number, values: readonly number[]): void {
+    if (values.length === 0) return;
+    this.#tag(field, WIRE_LEN);
+    this.#rawVarint(values.length * 8);
+    this.#ensure(values.length * 8);
+    for (const value of values) {
+      this.#view.setFloat64(this.#pos, value, true);
+      this.#pos += 8;
+    }
+  }
+
+  /** Packed repeated uint64 varints of non-negative safe integers. */
+  packedVarint(field: number, values: readonly number[]): void {
+    if (values.length === 0) return;
+    this.fork(field);
+    for (const value of values) this.#rawVarint(value);
+    this.join();
+  }
+}

@@ -1,0 +1,366 @@
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import type {
+  AggregationTemporality,
+  InstrumentType,
+  PushMetricExporter,
+  ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import { Mutex } from 'async-mutex';
+import { OpenBatch } from './batch.js';
+import { type Codec, CompressionError, createCodec } from './compression/index.js';
+import { type ResolvedConfig, resolveConfig, type S3MetricExporterOptions } from './config.js';
+import { settleWithin } from './deadline.js';
+import { countDataPoints, type RecordFormat, recordFormat } from './encoding/format.js';
+import { Episodes, log } from './log.js';
+import { PendingBatches, SealedBatch } from './sealed-batch.js';
+import { type ExporterStats, emptyStats, increment } from './stats.js';
+import { temporalitySelector } from './temporality.js';
+import { type ClientHandle, createClient } from './upload/client.js';
+import { describeError } from './upload/errors.js';
+import { objectKey } from './upload/keys.js';
+import { type RetryVerdict, Uploader } from './upload/uploader.js';
+
+type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
+
+interface Accepted {
+  result: ExportResult;
+  sealed: SealedBatch[];
+}
+
+const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
+const failed = (message: string): ExportResult => ({
+  code: ExportResultCode.FAILED,
+  error: new Error(`otel-s3-exporter: ${message}`),
+});
+
+/**
+ * OpenTelemetry push metric exporter that writes batches of OTLP metrics to S3-compatible
+ * object storage. export() only appends to an in-memory batch under a short mutex; sealed
+ * batches are compressed off the event loop and uploaded in the background, so neither
+ * export() nor a shutdown can block on storage.
+ */
+export class S3MetricExporter implements PushMetricExporter {
+  readonly #config: ResolvedConfig;
+  readonly #format: RecordFormat;
+  readonly #codec: Codec;
+  readonly #s3: ClientHandle;
+  readonly #uploader: Uploader;
+  readonly #mutex = new Mutex();
+  readonly #open: OpenBatch;
+  readonly #pending = new PendingBatches();
+  readonly #stats = emptyStats();
+  readonly #episodes = new Episodes();
+  readonly #selectTemporality: (type: InstrumentType) => AggregationTemporality;
+  #ageTimer: NodeJS.Timeout | undefined;
+  #seq = 0;
+  #state: Lifecycle = 'running';
+  #shutdown: Promise<void> | undefined;
+
+  constructor(options: S3MetricExporterOptions) {
+    this.#config = resolveConfig(options);
+    const c = this.#config;
+    this.#format = recordFormat(c.format);
+    this.#codec = createCodec(c.compression, c.compressionLevel);
+    this.#open = new OpenBatch(this.#format);
+    this.#selectTemporality = temporalitySelector(c.temporalityPreference);
+    this.#s3 = createClient(c);
+    this.#uploader = new Uploader({
+      client: this.#s3.client,
+      bucket: c.bucket,
+      concurrency: c.uploadConcurrency,
+      requestTimeoutMillis: c.requestTimeoutMillis,
+      conditionalWrites: c.conditionalWrites,
+      backoff: {
+        initialDelayMillis: c.retryInitialDelayMillis,
+        maxDelayMillis: c.retryMaxDelayMillis,
+      },
+      onAttempt: (batch) => {
+        this.#stats.uploadAttempts++;
+        if (batch.attempts > 1) this.#stats.retries++;
+      },
+      onUploaded: (batch, latency) => this.#uploaded(batch, latency),
+      onRejected: (batch, reason, error) => this.#rejected(batch, reason, error),
+      onRetry: (batch, verdict, error, delay) => this.#retrying(batch, verdict, error, delay),
+    });
+  }
+
+  export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
+    if (this.#state !== 'running') {
+      this.#stats.exportsRejected++;
+      resultCallback(failed('export() after shutdown()'));
+      return;
+    }
+    let record: Buffer;
+    let points: number;
+    try {
+      // Encoding is the expensive part and needs no lock.
+      record = this.#format.encode(metrics);
+      points = countDataPoints(metrics);
+    } catch (error) {
+      this.#stats.exportsRejected++;
+      log.error(`could not encode metrics: ${describeError(error)}`);
+      resultCallback(failed(`could not encode metrics: ${describeError(error)}`));
+      return;
+    }
+    this.#mutex
+      .runExclusive(() => this.#accept(record, points))
+      .then(
+        ({ result, sealed }) => {
+          for (const batch of sealed) this.#process(batch);
+          resultCallback(result);
+        },
+        (error: unknown) => resultCallback(failed(describeError(error))),
+      );
+  }
+
+  /**
+   * Seals the open batch and waits until every batch sealed so far is stored, at most
+   * flushTimeoutMillis. It resolves at the deadline even if uploads are still failing (they go
+   * on in the background, and a warning says how much is pending), because the SDK's shutdown
+   * path skips exporter.shutdown() when forceFlush() rejects.
+   */
+  async forceFlush(): Promise<void> {
+    if (this.#state === 'shut-down') return;
+    await this.#sealNow();
+    const waited = this.#waitForPending(this.#config.flushTimeoutMillis);
+    if (!(await waited)) {
+      log.warn(
+        `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${this.#pending.size} ` +
+          `batches (${this.#pending.bytes} bytes) not yet stored; they keep retrying in the background`,
+      );
+    }
+  }
+
+  /**
+   * Stops accepting exports, seals the open batch and uploads what is pending until
+   * flushTimeoutMillis; then aborts what is left (counted as dropped), stops the compression
+   * worker and closes the S3 client it created. Never hangs; calling it again is a no-op.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#doShutdown();
+    return this.#shutdown;
+  }
+
+  selectAggregationTemporality(instrumentType: InstrumentType): AggregationTemporality {
+    return this.#selectTemporality(instrumentType);
+  }
+
+  /** Counters and gauges of what the exporter did and holds; a fresh copy each call. */
+  stats(): ExporterStats {
+    return {
+      ...this.#stats,
+      uploadFailures: { ...this.#stats.uploadFailures },
+      pointsDroppedByReason: { ...this.#stats.pointsDroppedByReason },
+      bufferedBytes: this.#open.bytes + this.#pending.bytes,
+      pendingBatches: this.#pending.size,
+    };
+  }
+
+  async #doShutdown(): Promise<void> {
+    this.#state = 'shutting-down';
+    await this.#sealNow();
+    const c = this.#config;
+    if (!(await this.#waitForPending(c.flushTimeoutMillis))) {
+      const count = this.#pending.size;
+      const bytes = this.#pending.bytes;
+      for (const batch of [...this.#pending]) this.#drop(batch, 'shutdown');
+      log.error(
+        `shutdown() deadline of ${c.flushTimeoutMillis} ms passed: dropped ${count} batches (${bytes} bytes) not yet stored`,
+      );
+    }
+    this.#uploader.clear();
+    this.#state = 'shut-down';
+    await this.#codec.close();
+    if (this.#s3.owned) this.#s3.client.destroy();
+  }
+
+  async #sealNow(): Promise<void> {
+    const sealed = await this.#mutex.runExclusive(() => this.#seal());
+    if (sealed !== undefined) this.#process(sealed);
+  }
+
+  /** Expedites waiting retries, then waits for everything pending now, at most `millis`. */
+  #waitForPending(millis: number): Promise<boolean> {
+    this.#uploader.expedite();
+    const all = Promise.all(Array.from(this.#pending, (batch) => batch.settled));
+    return settleWithin(all, millis);
+  }
+
+  // ---- inside the mutex: no I/O, no await ----
+
+  #accept(record: Buffer, points: number): Accepted {
+    const c = this.#config;
+    const open = this.#open;
+    const sealed: SealedBatch[] = [];
+    const sealFirst = !open.isEmpty && open.bytesWith(record.length) > c.maxBatchBytes;
+    const growth = sealFirst
+      ? record.length + this.#format.overhead(1)
+      : open.bytesWith(record.length) - open.bytes;
+    if (!this.#makeRoom(growth)) {
+      this.#stats.exportsRejected++;
+      this.#countDrop('buffer-full', 0, points, record.length);
+      this.#episodes.report(
+        'buffer-full',
+        'warn',
+        `maxBufferedBytes (${c.maxBufferedBytes}) reached with nothing left to drop: rejecting exports until uploads catch up`,
+      );
+      return { result: failed(`maxBufferedBytes (${c.maxBufferedBytes}) reached`), sealed };
+    }
+    if (sealFirst) this.#pushSealed(sealed, this.#seal());
+    const wasEmpty = open.isEmpty;
+    open.append(record, points);
+    this.#stats.exportsAccepted++;
+    if (open.bytes >= c.maxBatchBytes) {
+      this.#pushSealed(sealed, this.#seal());
+    } else if (wasEmpty) {
+      this.#ageTimer = setTimeout(() => void this.#sealNow(), c.maxBatchAgeMillis);
+      // An open batch never keeps the process alive: shutdown() is what flushes it.
+      this.#ageTimer.unref();
+    }
+    return { result: SUCCESS, sealed };
+  }
+
+  #pushSealed(list: SealedBatch[], batch: SealedBatch | undefined): void {
+    if (batch !== undefined) list.push(batch);
+  }
+
+  /** Drops the oldest idle sealed batches until `bytes` more fit under maxBufferedBytes. */
+  #makeRoom(bytes: number): boolean {
+    const limit = this.#config.maxBufferedBytes;
+    while (this.#open.bytes + this.#pending.bytes + bytes > limit) {
+      const victim = this.#pending.oldestDroppable();
+      if (victim === undefined) return false;
+      this.#drop(victim, 'buffer-full');
+      this.#episodes.report(
+        'buffer-full',
+        'warn',
+        `maxBufferedBytes (${limit}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
+      );
+    }
+    return true;
+  }
+
+  /** Swaps the open batch out. The caller processes the result outside the mutex. */
+  #seal(): SealedBatch | undefined {
+    clearTimeout(this.#ageTimer);
+    this.#ageTimer = undefined;
+    if (this.#open.isEmpty) return undefined;
+    const rawBytes = this.#open.bytes;
+    const contents = this.#open.take();
+    const batch = new SealedBatch(
+      ++this.#seq,
+      new Date(),
+      contents.records,
+      rawBytes,
+      contents.points,
+    );
+    this.#pending.add(batch);
+    this.#stats.batchesSealed++;
+    return batch;
+  }
+
+  // ---- outside the mutex ----
+
+  /** Assembles, compresses (off the event loop), names and queues a sealed batch. */
+  #process(batch: SealedBatch): void {
+    void this.#prepare(batch).catch((error: unknown) => {
+      log.error(`internal error preparing batch ${batch.seq}: ${describeError(error)}`);
+      this.#drop(batch, 'internal-error');
+    });
+  }
+
+  async #prepare(batch: SealedBatch): Promise<void> {
+    const records = batch.records;
+    if (records === undefined || batch.state !== 'compressing') return;
+    batch.records = undefined;
+    const recordBytes = batch.rawBytes - this.#format.overhead(records.length);
+    const raw = this.#format.assemble(records, recordBytes);
+    let body: Buffer;
+    let codec: Pick<Codec, 'extension' | 'contentType'> = this.#codec;
+    try {
+      body = await this.#codec.compress(raw);
+    } catch (error) {
+      if (batch.state !== 'compressing') return; // dropped at shutdown while compressing
+      if (!(error instanceof CompressionError) || error.input === undefined) throw error;
+      // Never lose a batch to the compressor: store it uncompressed, under an uncompressed name.
+      log.error(`${describeError(error)}; uploading batch ${batch.seq} uncompressed`);
+      body = error.input;
+      codec = { extension: '', contentType: undefined };
+    }
+    if (batch.state !== 'compressing') return;
+    batch.key = objectKey({
+      prefix: this.#config.prefix,
+      filePrefix: this.#config.filePrefix,
+      time: batch.sealedAt,
+      extension: this.#format.extension + codec.extension,
+    });
+    batch.contentType = codec.contentType ?? this.#format.contentType;
+    batch.body = body;
+    this.#pending.resize(batch, body.length);
+    this.#uploader.submit(batch);
+  }
+
+  #uploaded(batch: SealedBatch, latencyMillis: number): void {
+    const s = this.#stats;
+    s.batchesUploaded++;
+    s.bytesUploaded += batch.body?.length ?? 0;
+    s.rawBytesUploaded += batch.rawBytes;
+    s.pointsUploaded += batch.points;
+    s.lastUploadLatencyMillis = latencyMillis;
+    this.#pending.delete(batch);
+    batch.settle('uploaded');
+    this.#episodes.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
+    this.#episodes.clear('buffer-full');
+    this.#episodes.clearMatching(
+      'config:',
+      (key) => `uploads work again: the ${key.slice(7)} fault is fixed`,
+    );
+  }
+
+  #rejected(batch: SealedBatch, reason: string, error: unknown): void {
+    increment(this.#stats.uploadFailures, reason);
+    log.error(
+      `S3 rejected ${batch.key} for good (${describeError(error)}); dropping the batch of ${batch.points} data points`,
+    );
+    this.#drop(batch, 'rejected');
+  }
+
+  #retrying(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
+    increment(this.#stats.uploadFailures, verdict.reason);
+    const what = `upload of ${batch.key} failed (${describeError(error)})`;
+    switch (verdict.kind) {
+      case 'config':
+        this.#episodes.report(
+          `config:${verdict.reason}`,
+          'error',
+          `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(this.#config.retryMaxDelayMillis / 1000)} s`,
+        );
+        break;
+      case 'conditional-unsupported':
+        log.warn(
+          `${what}: the server does not support conditional writes (If-None-Match); continuing without them`,
+        );
+        break;
+      case 'retry':
+        this.#episodes.report('upload-failing', 'warn', `${what}; retrying with backoff`);
+        log.debug(`${what}; attempt ${batch.attempts}, retrying in ${delayMillis} ms`);
+        break;
+    }
+  }
+
+  #drop(batch: SealedBatch, reason: string): void {
+    if (batch.state === 'settled') return;
+    this.#countDrop(reason, 1, batch.points, batch.rawBytes);
+    this.#pending.delete(batch);
+    this.#uploader.cancel(batch);
+    batch.settle('dropped');
+  }
+
+  #countDrop(reason: string, batches: number, points: number, bytes: number): void {
+    const s = this.#stats;
+    s.batchesDropped += batches;
+    s.pointsDropped += points;
+    s.bytesDropped += bytes;
+    increment(s.pointsDroppedByReason, reason, points);
+  }
+}

@@ -1,0 +1,19 @@
+export {
+  type ChecksumMode,
+  type Compression,
+  DEFAULTS,
+  type Format,
+  InvalidOptionError,
+  type RetryOptions,
+  type S3MetricExporterOptions,
+  type TemporalityPreference,
+} from './config.js';
+export {
+  decodeOtlpProto,
+  type OtlpObject,
+  type OtlpValue,
+  ProtoDecodeError,
+} from './encoding/otlp-proto-decode.js';
+export { S3MetricExporter } from './exporter.js';
+export type { ExporterStats } from './stats.js';
+export { OBJECT_KEY_PATTERN, objectKey } from './upload/keys.js';

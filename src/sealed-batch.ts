@@ -1,0 +1,99 @@
+/**
+ * compressing → queued → uploading → (waiting → queued → uploading)* → settled.
+ * Only `queued` and `waiting` batches may be dropped to make room: their bytes are idle.
+ */
+export type BatchState = 'compressing' | 'queued' | 'uploading' | 'waiting' | 'settled';
+export type BatchOutcome = 'uploaded' | 'dropped';
+
+/** A sealed batch on its way to S3. */
+export class SealedBatch {
+  readonly seq: number;
+  /** Seal time; it places the object in its time partition. */
+  readonly sealedAt: Date;
+  readonly points: number;
+  /** Uncompressed size of the object. */
+  readonly rawBytes: number;
+  /** The records until they are assembled into one body. */
+  records: Buffer[] | undefined;
+  /** Fixed once, before the first attempt, and reused by every retry. */
+  key = '';
+  contentType = '';
+  /** The bytes to upload: assembled, then compressed. Released when the batch settles. */
+  body: Buffer | undefined;
+  /** Bytes this batch counts toward maxBufferedBytes. */
+  heldBytes: number;
+  state: BatchState = 'compressing';
+  attempts = 0;
+  /** performance.now() of the first attempt, for the upload latency. */
+  firstAttemptAt = 0;
+  retryTimer: NodeJS.Timeout | undefined;
+  inFlight: AbortController | undefined;
+  readonly settled: Promise<BatchOutcome>;
+  #resolve!: (outcome: BatchOutcome) => void;
+
+  constructor(seq: number, sealedAt: Date, records: Buffer[], rawBytes: number, points: number) {
+    this.seq = seq;
+    this.sealedAt = sealedAt;
+    this.records = records;
+    this.rawBytes = rawBytes;
+    this.heldBytes = rawBytes;
+    this.points = points;
+    this.settled = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  get isDroppable(): boolean {
+    return this.state === 'queued' || this.state === 'waiting';
+  }
+
+  settle(outcome: BatchOutcome): void {
+    if (this.state === 'settled') return;
+    this.state = 'settled';
+    this.records = undefined;
+    this.body = undefined;
+    this.#resolve(outcome);
+  }
+}
+
+/**
+ * Sealed batches not yet settled, oldest first, and the bytes they hold: the one place that
+ * accounts for memory beyond the open batch.
+ */
+export class PendingBatches implements Iterable<SealedBatch> {
+  readonly #batches = new Set<SealedBatch>();
+  #bytes = 0;
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get size(): number {
+    return this.#batches.size;
+  }
+
+  add(batch: SealedBatch): void {
+    this.#batches.add(batch);
+    this.#bytes += batch.heldBytes;
+  }
+
+  /** Updates what a batch holds, e.g. after compression. */
+  resize(batch: SealedBatch, heldBytes: number): void {
+    if (!this.#batches.has(batch)) return;
+    this.#bytes += heldBytes - batch.heldBytes;
+    batch.heldBytes = heldBytes;
+  }
+
+  delete(batch: SealedBatch): void {
+    if (this.#batches.delete(batch)) this.#bytes -= batch.heldBytes;
+  }
+
+  oldestDroppable(): SealedBatch | undefined {
+    for (const batch of this.#batches) if (batch.isDroppable) return batch;
+    return undefined;
+  }
+
+  [Symbol.iterator](): Iterator<SealedBatch> {
+    return this.#batches.values();
+  }
+}

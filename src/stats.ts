@@ -1,0 +1,58 @@
+/** A snapshot of what the exporter did; every drop and failure is counted here. */
+export interface ExporterStats {
+  /** export() calls answered SUCCESS (data accepted into the buffer). */
+  exportsAccepted: number;
+  /** export() calls answered FAILED (after shutdown, or data that cannot fit the memory bound). */
+  exportsRejected: number;
+  batchesSealed: number;
+  batchesUploaded: number;
+  /** Bytes stored in S3 (after compression). */
+  bytesUploaded: number;
+  /** Uncompressed bytes of the uploaded objects. */
+  rawBytesUploaded: number;
+  pointsUploaded: number;
+  uploadAttempts: number;
+  retries: number;
+  /** Failed attempts by reason (`network`, `timeout`, `throttled`, `server`, `access-denied`, ...). */
+  uploadFailures: Record<string, number>;
+  /** Sealed batches lost for good (a rejected export drops points but no batch). */
+  batchesDropped: number;
+  /** Data points lost for good: in dropped batches and in rejected exports. */
+  pointsDropped: number;
+  /** Uncompressed bytes lost for good. */
+  bytesDropped: number;
+  /** pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`. */
+  pointsDroppedByReason: Record<string, number>;
+  /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */
+  bufferedBytes: number;
+  /** Sealed batches not yet stored or dropped. */
+  pendingBatches: number;
+  /** Latency of the last successful upload, from first attempt to acknowledgement. */
+  lastUploadLatencyMillis: number | undefined;
+}
+
+export function emptyStats(): ExporterStats {
+  return {
+    exportsAccepted: 0,
+    exportsRejected: 0,
+    batchesSealed: 0,
+    batchesUploaded: 0,
+    bytesUploaded: 0,
+    rawBytesUploaded: 0,
+    pointsUploaded: 0,
+    uploadAttempts: 0,
+    retries: 0,
+    uploadFailures: {},
+    batchesDropped: 0,
+    pointsDropped: 0,
+    bytesDropped: 0,
+    pointsDroppedByReason: {},
+    bufferedBytes: 0,
+    pendingBatches: 0,
+    lastUploadLatencyMillis: undefined,
+  };
+}
+
+export function increment(counts: Record<string, number>, key: string, by = 1): void {
+  counts[key] = (counts[key] ?? 0) + by;
+}

@@ -1,0 +1,42 @@
+/** Caps a server's Retry-After so a bogus value cannot park a batch for hours. */
+export const MAX_RETRY_AFTER_MILLIS = 10 * 60_000;
+
+export interface BackoffPolicy {
+  initialDelayMillis: number;
+  maxDelayMillis: number;
+}
+
+/**
+ * Exponential backoff with full jitter: the wait before retry `attempt` (1 = first retry) is
+ * uniform in [0, min(max, initial * 2^(attempt-1))]. Full jitter spreads the retries of many
+ * exporters that failed together. A server's Retry-After is a floor.
+ */
+export function retryDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  retryAfterMillis?: number,
+  random: () => number = Math.random,
+): number {
+  const bound = Math.min(
+    policy.maxDelayMillis,
+    policy.initialDelayMillis * 2 ** Math.max(0, attempt - 1),
+  );
+  const jittered = Math.floor(random() * bound);
+  if (retryAfterMillis === undefined) return jittered;
+  return Math.max(jittered, Math.min(retryAfterMillis, MAX_RETRY_AFTER_MILLIS));
+}
+
+/** Configuration faults (403, missing bucket) are retried slowly: about once per max delay. */
+export function slowRetryDelay(policy: BackoffPolicy, random: () => number = Math.random): number {
+  return Math.floor(policy.maxDelayMillis * (0.5 + random() / 2));
+}
+
+/** Parses Retry-After: delay-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
