@@ -15,5 +15,14 @@ export {
   ProtoDecodeError,
 } from './encoding/otlp-proto-decode.js';
 export { S3MetricExporter } from './exporter.js';
+export { decodeObject, encodingOfKey, type ObjectEncoding } from './reader/decode-object.js';
+export {
+  anyValue,
+  attributes,
+  dataPointRows,
+  type MetricType,
+  type PlainValue,
+  type PointRow,
+} from './reader/points.js';
 export type { ExporterStats } from './stats.js';
 export { OBJECT_KEY_PATTERN, objectKey } from './upload/keys.js';

@@ -1,0 +1,155 @@
+import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+
+export type PlainValue =
+  | string
+  | number
+  | boolean
+  | null
+  | PlainValue[]
+  | { [key: string]: PlainValue };
+
+export type MetricType = 'sum' | 'gauge' | 'histogram' | 'exponentialHistogram' | 'summary';
+const METRIC_TYPES: readonly MetricType[] = [
+  'sum',
+  'gauge',
+  'histogram',
+  'exponentialHistogram',
+  'summary',
+];
+
+/** One data point, flattened with its resource, scope and metric. */
+export interface PointRow {
+  resource: Record<string, PlainValue>;
+  scope: string;
+  metric: string;
+  unit: string;
+  type: MetricType;
+  temporality: 'delta' | 'cumulative' | undefined;
+  monotonic: boolean | undefined;
+  startTimeUnixNano: string;
+  timeUnixNano: string;
+  attributes: Record<string, PlainValue>;
+  /** Sum and gauge points. */
+  value?: number;
+  /** Histogram, exponential histogram and summary points. */
+  count?: number;
+  sum?: number;
+  min?: number;
+  max?: number;
+  bucketCounts?: number[];
+  explicitBounds?: number[];
+  scale?: number;
+  zeroCount?: number;
+  positive?: { offset: number; bucketCounts: number[] };
+  negative?: { offset: number; bucketCounts: number[] };
+}
+
+const obj = (v: OtlpValue | undefined): OtlpObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+const list = (v: OtlpValue | undefined): OtlpValue[] => (Array.isArray(v) ? v : []);
+const num = (v: OtlpValue | undefined): number | undefined => {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v !== '') return Number(v);
+  return undefined;
+};
+const nums = (v: OtlpValue | undefined): number[] => list(v).map((x) => num(x) ?? 0);
+const str = (v: OtlpValue | undefined): string => (typeof v === 'string' ? v : '');
+
+/** An OTLP AnyValue as a plain JSON value. */
+export function anyValue(v: OtlpValue | undefined): PlainValue {
+  const o = obj(v);
+  if ('stringValue' in o) return str(o.stringValue);
+  if ('boolValue' in o) return o.boolValue === true;
+  if ('intValue' in o) return num(o.intValue) ?? 0;
+  if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
+  if ('arrayValue' in o) return list(obj(o.arrayValue).values).map(anyValue);
+  if ('kvlistValue' in o) return attributes(obj(o.kvlistValue).values);
+  if ('bytesValue' in o) return str(o.bytesValue);
+  return null;
+}
+
+/** A KeyValue list as a plain object. */
+export function attributes(v: OtlpValue | undefined): Record<string, PlainValue> {
+  const out: Record<string, PlainValue> = {};
+  for (const kv of list(v)) {
+    const o = obj(kv);
+    out[str(o.key)] = anyValue(o.value);
+  }
+  return out;
+}
+
+const TEMPORALITY: Record<number, 'delta' | 'cumulative'> = { 1: 'delta', 2: 'cumulative' };
+
+/** Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened. */
+export function dataPointRows(request: OtlpObject): PointRow[] {
+  const rows: PointRow[] = [];
+  for (const rm of list(request.resourceMetrics)) {
+    const resource = attributes(obj(obj(rm).resource).attributes);
+    for (const sm of list(obj(rm).scopeMetrics)) {
+      const scope = str(obj(obj(sm).scope).name);
+      for (const m of list(obj(sm).metrics)) {
+        const metric = obj(m);
+        const type = METRIC_TYPES.find((t) => t in metric);
+        if (type === undefined) continue;
+        const data = obj(metric[type]);
+        const base = {
+          resource,
+          scope,
+          metric: str(metric.name),
+          unit: str(metric.unit),
+          type,
+          temporality: TEMPORALITY[num(data.aggregationTemporality) ?? 0],
+          monotonic: type === 'sum' ? data.isMonotonic === true : undefined,
+        };
+        for (const p of list(data.dataPoints)) rows.push({ ...base, ...point(type, obj(p)) });
+      }
+    }
+  }
+  return rows;
+}
+
+function point(
+  type: MetricType,
+  p: OtlpObject,
+): Omit<PointRow, 'resource' | 'scope' | 'metric' | 'unit' | 'type' | 'temporality' | 'monotonic'> {
+  const common = {
+    startTimeUnixNano: str(p.startTimeUnixNano),
+    timeUnixNano: str(p.timeUnixNano),
+    attributes: attributes(p.attributes),
+  };
+  const optional = (name: 'sum' | 'min' | 'max') => (name in p ? { [name]: num(p[name]) } : {});
+  switch (type) {
+    case 'sum':
+    case 'gauge':
+      return { ...common, value: num(p.asInt) ?? num(p.asDouble) ?? 0 };
+    case 'histogram':
+      return {
+        ...common,
+        count: num(p.count) ?? 0,
+        ...optional('sum'),
+        ...optional('min'),
+        ...optional('max'),
+        bucketCounts: nums(p.bucketCounts),
+        explicitBounds: nums(p.explicitBounds),
+      };
+    case 'exponentialHistogram': {
+      const buckets = (b: OtlpValue | undefined) => ({
+        offset: num(obj(b).offset) ?? 0,
+        bucketCounts: nums(obj(b).bucketCounts),
+      });
+      return {
+        ...common,
+        count: num(p.count) ?? 0,
+        ...optional('sum'),
+        ...optional('min'),
+        ...optional('max'),
+        scale: num(p.scale) ?? 0,
+        zeroCount: num(p.zeroCount) ?? 0,
+        positive: buckets(p.positive),
+        negative: buckets(p.negative),
+      };
+    }
+    case 'summary':
+      return { ...common, count: num(p.count) ?? 0, ...optional('sum') };
+  }
+}

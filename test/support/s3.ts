@@ -1,0 +1,108 @@
+import { gunzipSync } from 'node:zlib';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { inject } from 'vitest';
+import { decompress as zstdDecompress } from 'zstd-napi';
+import type { S3MetricExporterOptions } from '../../src/index.js';
+import { decodeOtlpProto, type OtlpObject } from '../../src/index.js';
+import type { S3ServerInfo } from './s3-server.js';
+
+const provided = inject('s3Server');
+
+/** The run's S3 server, or undefined with `skipReason` saying why there is none. */
+export const s3Server: S3ServerInfo | undefined = 'unavailable' in provided ? undefined : provided;
+export const skipReason = 'unavailable' in provided ? provided.unavailable : '';
+
+function server(): S3ServerInfo {
+  if (s3Server === undefined) throw new Error(`no S3 server: ${skipReason}`);
+  return s3Server;
+}
+
+/** A plain S3 client for reading back and setting up, independent of the exporter's. */
+export function testClient(): S3Client {
+  const s = server();
+  return new S3Client({
+    endpoint: s.endpoint,
+    region: s.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/** Connection options for an exporter aimed at the test server. */
+export function connection(): Pick<
+  S3MetricExporterOptions,
+  'endpoint' | 'region' | 'credentials' | 'forcePathStyle'
+> {
+  const s = server();
+  return {
+    endpoint: s.endpoint,
+    region: s.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: s.accessKeyId, secretAccessKey: s.secretAccessKey },
+  };
+}
+
+let bucketSeq = 0;
+/** Creates a bucket no other test uses. */
+export async function freshBucket(client: S3Client, label: string): Promise<string> {
+  const name = `t-${label}-${Date.now().toString(36)}-${process.pid}-${++bucketSeq}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 63);
+  await client.send(new CreateBucketCommand({ Bucket: name }));
+  return name;
+}
+
+export interface StoredObject {
+  key: string;
+  size: number;
+  bytes: Buffer;
+}
+
+/** Every object under `prefix`, fetched with plain ListObjectsV2 / GetObject calls. */
+export async function listAndFetch(
+  client: S3Client,
+  bucket: string,
+  prefix = '',
+): Promise<StoredObject[]> {
+  const out: StoredObject[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const entry of page.Contents ?? []) {
+      if (entry.Key === undefined) continue;
+      const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: entry.Key }));
+      const bytes = Buffer.from(
+        await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray(),
+      );
+      out.push({ key: entry.Key, size: entry.Size ?? bytes.length, bytes });
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  return out;
+}
+
+/**
+ * Decodes a stored object with standard decoders only: libzstd (zstd-napi) or zlib for the
+ * bytes, JSON.parse for JSON (which must be exactly one line), the protobuf decoder for protobuf.
+ */
+export function decodeStored(object: StoredObject): OtlpObject {
+  let raw: Buffer = object.bytes;
+  if (object.key.endsWith('.zst')) raw = zstdDecompress(raw);
+  else if (object.key.endsWith('.gz')) raw = gunzipSync(raw);
+  if (/\.binpb(\.|$)/.test(object.key)) return decodeOtlpProto(raw);
+  const text = raw.toString('utf8');
+  if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
+    throw new Error(`${object.key}: expected exactly one JSON line terminated by a newline`);
+  }
+  return JSON.parse(text) as OtlpObject;
+}
