@@ -1,9 +1,14 @@
+import { ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AggregationTemporality,
   AggregationType,
+  DataPointType,
   MeterProvider,
+  MetricReader,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
+  type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 
 /** A MeterProvider whose reader exports only when flushed (or at shutdown), for exact tests. */
@@ -38,4 +43,64 @@ export function recordEveryInstrument(provider: MeterProvider): void {
   for (const v of [3, 30, 300]) latency.record(v);
   const payload = meter.createHistogram('payload.size', { unit: 'By' });
   for (const v of [1, 2, 1000]) payload.record(v);
+}
+
+/** A reader that only collects when asked: `collect()` gives the ResourceMetrics to export by hand. */
+export class CollectingReader extends MetricReader {
+  protected override async onShutdown(): Promise<void> {}
+  protected override async onForceFlush(): Promise<void> {}
+}
+
+/** A provider with a CollectingReader, for tests that call exporter.export() themselves. */
+export function collectingProvider(serviceName = 'test-service'): {
+  provider: MeterProvider;
+  collect(): Promise<ResourceMetrics>;
+} {
+  const reader = new CollectingReader();
+  const provider = new MeterProvider({
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    readers: [reader],
+    views: [
+      {
+        instrumentName: 'payload.size',
+        aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM },
+      },
+    ],
+  });
+  return {
+    provider,
+    collect: async () => (await reader.collect()).resourceMetrics,
+  };
+}
+
+/** A ResourceMetrics with one counter of `points` data points, each tagged with `tag`. */
+export function syntheticMetrics(points: number, tag: number): ResourceMetrics {
+  const now: [number, number] = [1_796_000_000, 123_456_789];
+  return {
+    resource: resourceFromAttributes({ 'service.name': 'synthetic' }),
+    scopeMetrics: [
+      {
+        scope: { name: 'synthetic' },
+        metrics: [
+          {
+            descriptor: {
+              name: 'synthetic.count',
+              description: '',
+              unit: '',
+              valueType: ValueType.INT,
+            },
+            aggregationTemporality: AggregationTemporality.CUMULATIVE,
+            dataPointType: DataPointType.SUM,
+            isMonotonic: true,
+            dataPoints: Array.from({ length: points }, (_, i) => ({
+              startTime: now,
+              endTime: now,
+              attributes: { tag, series: i },
+              value: i,
+            })),
+          },
+        ],
+      },
+    ],
+  };
 }

@@ -1,0 +1,93 @@
+import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+
+/** What the scripted client does with one PutObject attempt. */
+export type Behaviour =
+  | { kind: 'ok' }
+  | { kind: 'hang' }
+  /** Stores the object, then never answers: the client times out although the write landed. */
+  | { kind: 'store-then-hang' }
+  | { kind: 'delay'; millis: number }
+  | { kind: 'status'; status: number; name: string; headers?: Record<string, string> };
+
+export interface Attempt {
+  key: string;
+  body: Buffer;
+  ifNoneMatch: string | undefined;
+  outcome: 'ok' | 'aborted' | 'error' | 'exists';
+}
+
+/**
+ * An in-process stand-in for S3Client.send() that follows a script, for unit tests of the
+ * exporter's own logic (accounting, deadlines, retries). Proof that uploads work comes from the
+ * integration tests against a real server.
+ */
+export class ScriptedS3 {
+  readonly attempts: Attempt[] = [];
+  readonly stored = new Map<string, Buffer>();
+  #script: Behaviour[] = [];
+  #fallback: Behaviour = { kind: 'ok' };
+
+  /** Behaviours for the next attempts, in order; then `fallback` for all later ones. */
+  script(next: Behaviour[], fallback: Behaviour = { kind: 'ok' }): this {
+    this.#script = [...next];
+    this.#fallback = fallback;
+    return this;
+  }
+
+  get client(): S3Client {
+    return {
+      send: (command: PutObjectCommand, options?: { abortSignal?: AbortSignal }) =>
+        this.#send(command, options),
+    } as unknown as S3Client;
+  }
+
+  async #send(command: PutObjectCommand, options?: { abortSignal?: AbortSignal }): Promise<object> {
+    const input = command.input;
+    const attempt: Attempt = {
+      key: input.Key as string,
+      body: Buffer.from(input.Body as Buffer),
+      ifNoneMatch: input.IfNoneMatch,
+      outcome: 'error',
+    };
+    this.attempts.push(attempt);
+    const behaviour = this.#script.shift() ?? this.#fallback;
+    const signal = options?.abortSignal;
+    const aborted = () =>
+      new Promise<never>((_, reject) => {
+        const fail = () => {
+          attempt.outcome = 'aborted';
+          reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
+        };
+        if (signal?.aborted) fail();
+        signal?.addEventListener('abort', fail, { once: true });
+      });
+    switch (behaviour.kind) {
+      case 'hang':
+        return aborted();
+      case 'store-then-hang':
+        this.stored.set(attempt.key, attempt.body);
+        return aborted();
+      case 'delay':
+        await Promise.race([new Promise((r) => setTimeout(r, behaviour.millis)), aborted()]);
+        break;
+      case 'status':
+        throw Object.assign(new Error(behaviour.name), {
+          name: behaviour.name,
+          $metadata: { httpStatusCode: behaviour.status },
+          $response: { statusCode: behaviour.status, headers: behaviour.headers ?? {} },
+        });
+      case 'ok':
+        break;
+    }
+    if (input.IfNoneMatch === '*' && this.stored.has(attempt.key)) {
+      attempt.outcome = 'exists';
+      throw Object.assign(new Error('PreconditionFailed'), {
+        name: 'PreconditionFailed',
+        $metadata: { httpStatusCode: 412 },
+      });
+    }
+    this.stored.set(attempt.key, attempt.body);
+    attempt.outcome = 'ok';
+    return { $metadata: { httpStatusCode: 200 } };
+  }
+}

@@ -1,0 +1,242 @@
+import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { decodeObject, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { ScriptedS3 } from '../support/scripted-s3.js';
+import { syntheticMetrics } from '../support/service.js';
+
+const messages: { level: string; text: string }[] = [];
+const captureLogger: DiagLogger = {
+  error: (text) => messages.push({ level: 'error', text }),
+  warn: (text) => messages.push({ level: 'warn', text }),
+  info: (text) => messages.push({ level: 'info', text }),
+  debug: () => {},
+  verbose: () => {},
+};
+
+beforeEach(() => {
+  messages.length = 0;
+  diag.setLogger(captureLogger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
+});
+afterEach(() => diag.disable());
+
+function exporterWith(
+  s3: ScriptedS3,
+  options: Partial<S3MetricExporterOptions> = {},
+): S3MetricExporter {
+  return new S3MetricExporter({
+    bucket: 'unit',
+    s3Client: s3.client,
+    compression: 'none',
+    retry: { initialDelayMillis: 1, maxDelayMillis: 20 },
+    ...options,
+  });
+}
+
+function exportAndWait(
+  exporter: S3MetricExporter,
+  points: number,
+  tag: number,
+): Promise<ExportResult> {
+  return new Promise((resolve) => exporter.export(syntheticMetrics(points, tag), resolve));
+}
+
+/** Tags of every data point in the stored objects, in order. */
+function storedTags(s3: ScriptedS3): number[] {
+  const tags: number[] = [];
+  for (const [key, body] of s3.stored) {
+    const request = decodeObject(key, body);
+    for (const match of JSON.stringify(request).matchAll(
+      /"key":"tag","value":\{"intValue":(\d+)\}/g,
+    )) {
+      tags.push(Number(match[1]));
+    }
+  }
+  return tags;
+}
+
+describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () => {
+  test('export() acknowledges from the buffer without waiting for S3', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 200 });
+    const started = performance.now();
+    const result = await exportAndWait(exporter, 10, 1);
+    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(s3.attempts).toHaveLength(0);
+    await exporter.shutdown();
+  });
+
+  test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
+    await exportAndWait(exporter, 10, 1);
+    const started = performance.now();
+    await expect(exporter.forceFlush()).resolves.toBeUndefined();
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(300 + 500);
+    expect(messages.some((m) => m.level === 'warn' && /forceFlush\(\) deadline/.test(m.text))).toBe(
+      true,
+    );
+    await exporter.shutdown();
+  });
+
+  test('shutdown() settles by its deadline while S3 never answers, aborts the request and counts the loss', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
+    await exportAndWait(exporter, 10, 1);
+    const started = performance.now();
+    await exporter.shutdown();
+    expect(performance.now() - started).toBeLessThan(300 + 500);
+    expect(s3.attempts.at(-1)?.outcome).toBe('aborted');
+    const stats = exporter.stats();
+    expect(stats.batchesDropped).toBe(1);
+    expect(stats.pointsDropped).toBe(10);
+    expect(stats.pointsDroppedByReason).toEqual({ shutdown: 10 });
+    expect(stats.bufferedBytes).toBe(0);
+    expect(messages.some((m) => m.level === 'error' && /shutdown\(\) deadline/.test(m.text))).toBe(
+      true,
+    );
+  });
+
+  test('after shutdown: export() answers FAILED without throwing, shutdown() and forceFlush() resolve', async () => {
+    const s3 = new ScriptedS3();
+    const exporter = exporterWith(s3);
+    await exporter.shutdown();
+    const result = await exportAndWait(exporter, 1, 1);
+    expect(result.code).toBe(ExportResultCode.FAILED);
+    expect(result.error?.message).toMatch(/after shutdown/);
+    await expect(exporter.shutdown()).resolves.toBeUndefined();
+    await expect(exporter.forceFlush()).resolves.toBeUndefined();
+    expect(exporter.stats().exportsRejected).toBe(1);
+  });
+
+  test('a retry reuses the key and the bytes, with If-None-Match, and is counted', async () => {
+    const s3 = new ScriptedS3().script([
+      { kind: 'status', status: 503, name: 'SlowDown' },
+      { kind: 'status', status: 500, name: 'InternalError' },
+    ]);
+    const exporter = exporterWith(s3);
+    await exportAndWait(exporter, 5, 1);
+    await exporter.forceFlush();
+    expect(s3.attempts).toHaveLength(3);
+    const [first, ...rest] = s3.attempts;
+    for (const attempt of rest) {
+      expect(attempt.key).toBe(first?.key);
+      expect(attempt.body.equals(first?.body ?? Buffer.alloc(0))).toBe(true);
+    }
+    expect(s3.attempts.every((a) => a.ifNoneMatch === '*')).toBe(true);
+    const stats = exporter.stats();
+    expect(stats.retries).toBe(2);
+    expect(stats.uploadAttempts).toBe(3);
+    expect(stats.uploadFailures).toEqual({ throttled: 1, server: 1 });
+    expect(stats.batchesUploaded).toBe(1);
+    await exporter.shutdown();
+  });
+
+  test('a 412 from the conditional write counts as stored (an earlier attempt landed)', async () => {
+    // The first attempt lands but its answer never comes back; the retry is answered 412.
+    const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
+    const exporter = exporterWith(s3, { requestTimeoutMillis: 100 });
+    await exportAndWait(exporter, 3, 7);
+    await exporter.forceFlush();
+    expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'exists']);
+    expect(s3.attempts[0]?.key).toBe(s3.attempts[1]?.key);
+    expect(s3.stored.size).toBe(1);
+    const stats = exporter.stats();
+    expect(stats.batchesUploaded).toBe(1);
+    expect(stats.uploadFailures).toEqual({ timeout: 1 });
+    expect(stats.pointsDropped).toBe(0);
+    await exporter.shutdown();
+  });
+
+  test('a non-retryable rejection drops the batch, counted and logged', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'InvalidArgument' }]);
+    const exporter = exporterWith(s3);
+    await exportAndWait(exporter, 4, 1);
+    await exporter.forceFlush();
+    const stats = exporter.stats();
+    expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
+    expect(stats.uploadFailures).toEqual({ 'http-400': 1 });
+    expect(messages.some((m) => m.level === 'error' && /rejected/.test(m.text))).toBe(true);
+    await exporter.shutdown();
+  });
+
+  test('bytes held never exceed maxBufferedBytes; the oldest batches are dropped first and counted', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const maxBufferedBytes = 64 * 1024;
+    const exporter = exporterWith(s3, {
+      maxBatchBytes: 8 * 1024,
+      maxBufferedBytes,
+      uploadConcurrency: 1,
+      flushTimeoutMillis: 100,
+      requestTimeoutMillis: 60_000,
+    });
+    let peak = 0;
+    for (let tag = 1; tag <= 200; tag++) {
+      const result = await exportAndWait(exporter, 20, tag);
+      expect(result.code).toBe(ExportResultCode.SUCCESS);
+      peak = Math.max(peak, exporter.stats().bufferedBytes);
+    }
+    expect(peak).toBeLessThanOrEqual(maxBufferedBytes);
+    expect(peak).toBeGreaterThan(maxBufferedBytes / 2);
+    const stats = exporter.stats();
+    expect(stats.batchesDropped).toBeGreaterThan(10);
+    expect(stats.pointsDroppedByReason['buffer-full']).toBe(stats.pointsDropped);
+    expect(messages.filter((m) => /maxBufferedBytes/.test(m.text))).toHaveLength(1);
+    // The batch in flight is the first one; what was dropped were the next-oldest ones.
+    s3.script([], { kind: 'ok' });
+    await exporter.shutdown();
+  });
+
+  test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {
+    const s3 = new ScriptedS3();
+    const exporter = exporterWith(s3, { maxBatchBytes: 1024, maxBufferedBytes: 2048 });
+    const result = await exportAndWait(exporter, 200, 1);
+    expect(result.code).toBe(ExportResultCode.FAILED);
+    expect(result.error?.message).toMatch(/maxBufferedBytes/);
+    expect(exporter.stats().pointsDroppedByReason).toEqual({ 'buffer-full': 200 });
+    await exporter.shutdown();
+  });
+
+  test('exports that arrive while batches are sealed, compressed and uploaded are all stored once', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 20 });
+    const exporter = exporterWith(s3, {
+      compression: 'zstd',
+      maxBatchBytes: 4 * 1024,
+      uploadConcurrency: 2,
+    });
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => exportAndWait(exporter, 5, i + 1)),
+    );
+    expect(results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true);
+    // More exports while the first batches are in flight.
+    const more = Array.from({ length: 50 }, (_, i) => exportAndWait(exporter, 5, i + 101));
+    await exporter.forceFlush();
+    await Promise.all(more);
+    await exporter.shutdown();
+    const tags = storedTags(s3);
+    const expected = Array.from({ length: 150 }, (_, i) => i + 1).flatMap((t) => Array(5).fill(t));
+    expect(tags.sort((a, b) => a - b)).toEqual(expected);
+    expect(exporter.stats().batchesSealed).toBeGreaterThan(5);
+    expect(new Set(s3.attempts.map((a) => a.key)).size).toBe(s3.stored.size);
+  });
+
+  test('temporality preference maps instrument kinds as the OTLP exporters do', () => {
+    const s3 = new ScriptedS3();
+    const of = (preference: 'cumulative' | 'delta' | 'lowmemory', type: InstrumentType) =>
+      exporterWith(s3, { temporalityPreference: preference }).selectAggregationTemporality(type);
+    const { DELTA, CUMULATIVE } = AggregationTemporality;
+    for (const type of Object.values(InstrumentType))
+      expect(of('cumulative', type)).toBe(CUMULATIVE);
+    expect(of('delta', InstrumentType.COUNTER)).toBe(DELTA);
+    expect(of('delta', InstrumentType.HISTOGRAM)).toBe(DELTA);
+    expect(of('delta', InstrumentType.OBSERVABLE_COUNTER)).toBe(DELTA);
+    expect(of('delta', InstrumentType.UP_DOWN_COUNTER)).toBe(CUMULATIVE);
+    expect(of('lowmemory', InstrumentType.COUNTER)).toBe(DELTA);
+    expect(of('lowmemory', InstrumentType.OBSERVABLE_COUNTER)).toBe(CUMULATIVE);
+    expect(of('lowmemory', InstrumentType.HISTOGRAM)).toBe(DELTA);
+  });
+});

@@ -1,0 +1,148 @@
+import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { describe, expect, test } from 'vitest';
+import { recordFormat } from '../../src/encoding/format.js';
+import { resourceMetricsToJson } from '../../src/encoding/otlp-json.js';
+import { resourceMetricsToProto } from '../../src/encoding/otlp-proto.js';
+import {
+  decodeOtlpProto,
+  type OtlpObject,
+  type OtlpValue,
+} from '../../src/encoding/otlp-proto-decode.js';
+import { collectingProvider, recordEveryInstrument } from '../support/service.js';
+
+/** Realistic metrics: every instrument kind, many series, mixed attribute types. */
+async function sample(): Promise<ResourceMetrics> {
+  const { provider, collect } = collectingProvider('encoding-test');
+  recordEveryInstrument(provider);
+  const meter = provider.getMeter('http-server', '2.0.0');
+  const requests = meter.createCounter('http.server.requests');
+  const duration = meter.createHistogram('http.server.duration', {
+    unit: 's',
+    description: 'Duration',
+  });
+  const bytes = meter.createCounter('net.bytes', { valueType: 1 });
+  for (let i = 0; i < 200; i++) {
+    const attrs = {
+      'http.route': `/api/v1/items/${i % 17}`,
+      'http.method': i % 3 === 0 ? 'POST' : 'GET',
+      'http.status_code': 200 + (i % 5),
+      ok: i % 7 !== 0,
+      ratio: i / 7,
+      tags: ['a', `b${i % 2}`],
+      'unicode ✓': 'żółć 日本 🚀',
+    };
+    requests.add(i % 4, attrs);
+    duration.record(i / 1000, attrs);
+    bytes.add(i * 1.5, { dir: i % 2 ? 'in' : 'out' });
+  }
+  meter.createObservableGauge('process.fds').addCallback((r) => r.observe(-12, { neg: -1 }));
+  meter.createObservableGauge('weird.values').addCallback((r) => {
+    r.observe(Number.NaN, { kind: 'nan' });
+    r.observe(Number.POSITIVE_INFINITY, { kind: 'inf' });
+    r.observe(-0.000001, { kind: 'tiny' });
+    r.observe(1e21, { kind: 'huge' });
+  });
+  const rm = await collect();
+  await provider.shutdown();
+  return rm;
+}
+
+/** The official serializer spells out some default values (0, '') that OTLP lets us omit. */
+const OMITTABLE_DEFAULTS: Record<string, OtlpValue> = {
+  droppedAttributesCount: 0,
+  description: '',
+  unit: '',
+};
+function withoutDefaults(value: OtlpValue): OtlpValue {
+  if (Array.isArray(value)) return value.map(withoutDefaults);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: OtlpObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k in OMITTABLE_DEFAULTS && OMITTABLE_DEFAULTS[k] === v) continue;
+    out[k] = withoutDefaults(v);
+  }
+  return out;
+}
+
+/** JSON.stringify spells NaN and Infinity as null; OTLP/JSON spells them as strings. */
+function officialJson(rm: ResourceMetrics): OtlpObject {
+  return JSON.parse(
+    Buffer.from(JsonMetricsSerializer.serializeRequest(rm) ?? []).toString(),
+  ) as OtlpObject;
+}
+
+function ourJson(rm: ResourceMetrics): OtlpObject {
+  return JSON.parse(`{"resourceMetrics":[${resourceMetricsToJson(rm)}]}`) as OtlpObject;
+}
+
+describe('OTLP encoders', () => {
+  test('JSON decodes to the same data as the official JsonMetricsSerializer', async () => {
+    const rm = await sample();
+    const official = officialJson(rm);
+    const ours = ourJson(rm);
+    // The official serializer turns NaN and Infinity into null (not valid OTLP): compare those apart.
+    const weird = (o: OtlpObject) => JSON.stringify(o).match(/"weird\.values".*?\]\}\}/)?.[0] ?? '';
+    expect(weird(official)).toContain('"asDouble":null');
+    expect(weird(ours)).toContain('"asDouble":"NaN"');
+    expect(weird(ours)).toContain('"asDouble":"Infinity"');
+    const dropWeird = (o: OtlpValue) =>
+      JSON.parse(JSON.stringify(o).replace(/,?\{"name":"weird\.values".*?\]\}\}/, '')) as OtlpValue;
+    expect(dropWeird(ours)).toEqual(dropWeird(withoutDefaults(official)));
+  });
+
+  test('protobuf decodes to the same data as our JSON and as the official ProtobufMetricsSerializer', async () => {
+    const rm = await sample();
+    const ours = decodeOtlpProto(resourceMetricsToProto(rm));
+    const official = decodeOtlpProto(
+      ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array(),
+    );
+    expect(ours).toEqual(withoutDefaults(official));
+    expect(ours).toEqual(normalizeJsonForProto(ourJson(rm)));
+  });
+
+  test('protobuf records concatenate into one valid request holding all of them', async () => {
+    const format = recordFormat('otlp-proto');
+    const a = await sample();
+    const b = await sample();
+    const records = [format.encode(a), format.encode(b)];
+    const joined = format.assemble(records, records[0]!.length + records[1]!.length);
+    const decoded = decodeOtlpProto(joined);
+    expect(decoded.resourceMetrics).toHaveLength(2);
+    expect(decoded).toEqual({
+      resourceMetrics: [
+        ...(decodeOtlpProto(records[0]!).resourceMetrics as OtlpValue[]),
+        ...(decodeOtlpProto(records[1]!).resourceMetrics as OtlpValue[]),
+      ],
+    });
+  });
+
+  test('JSON records assemble into one request on one line, a valid JSON-lines file', async () => {
+    const format = recordFormat('otlp-json');
+    const records = [format.encode(await sample()), format.encode(await sample())];
+    const bytes = records.reduce((n, r) => n + r.length, 0);
+    const joined = format.assemble(records, bytes);
+    expect(joined.length).toBe(bytes + format.overhead(2));
+    const text = joined.toString();
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.split('\n')).toHaveLength(2);
+    expect((JSON.parse(text) as OtlpObject).resourceMetrics).toHaveLength(2);
+  });
+});
+
+/**
+ * Our JSON and protobuf carry the same fields except where protobuf cannot tell "absent" from
+ * "default": empty lists, zero offsets and scales, and a false isMonotonic are not on the wire.
+ */
+function normalizeJsonForProto(value: OtlpValue): OtlpValue {
+  if (Array.isArray(value)) return value.map(normalizeJsonForProto);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: OtlpObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (Array.isArray(v) && v.length === 0) continue;
+    if ((k === 'offset' || k === 'scale') && v === 0) continue;
+    if (k === 'isMonotonic' && v === false) continue;
+    out[k] = normalizeJsonForProto(v);
+  }
+  return out;
+}
