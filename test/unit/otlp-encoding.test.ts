@@ -105,14 +105,15 @@ describe('OTLP encoders', () => {
     const format = recordFormat('otlp-proto');
     const a = await sample();
     const b = await sample();
-    const records = [format.encode(a), format.encode(b)];
-    const joined = format.assemble(records, records[0]!.length + records[1]!.length);
+    const first = format.encode(a);
+    const second = format.encode(b);
+    const joined = format.assemble([first, second], first.length + second.length);
     const decoded = decodeOtlpProto(joined);
     expect(decoded.resourceMetrics).toHaveLength(2);
     expect(decoded).toEqual({
       resourceMetrics: [
-        ...(decodeOtlpProto(records[0]!).resourceMetrics as OtlpValue[]),
-        ...(decodeOtlpProto(records[1]!).resourceMetrics as OtlpValue[]),
+        ...(decodeOtlpProto(first).resourceMetrics as OtlpValue[]),
+        ...(decodeOtlpProto(second).resourceMetrics as OtlpValue[]),
       ],
     });
   });
