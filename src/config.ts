@@ -154,10 +154,12 @@ function integer(
   min: number,
   max: number,
   unit: string,
+  minSource = '',
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOptionError(option, value, `an integer ${unit} from ${min} to ${max}`);
+    const from = minSource === '' ? `${min}` : `${min} (${minSource})`;
+    throw new InvalidOptionError(option, value, `an integer ${unit} from ${from} to ${max}`);
   }
   return value;
 }
@@ -184,6 +186,7 @@ export function normalizePrefix(value: unknown, option = 'prefix'): string {
   if (value === undefined || value === '') return '';
   if (typeof value !== 'string') throw new InvalidOptionError(option, value, 'a string');
   const trimmed = value.replace(/^\/+|\/+$/g, '');
+  if (trimmed === '') return '';
   const why = 'a key prefix without control characters, backslashes, empty, "." or ".." segments';
   if (CONTROL_CHARS.test(trimmed) || trimmed.includes('\\')) {
     throw new InvalidOptionError(option, value, why);
@@ -275,11 +278,18 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
   const maxBatchBytes = bytes('maxBatchBytes', DEFAULTS.maxBatchBytes, 1);
   const maxBufferedBytes = bytes('maxBufferedBytes', DEFAULTS.maxBufferedBytes, 1);
   if (maxBufferedBytes < maxBatchBytes) {
-    throw new InvalidOptionError(
-      'maxBufferedBytes',
-      maxBufferedBytes,
-      `at least maxBatchBytes (${maxBatchBytes})`,
-    );
+    // Blame the option the user set: raising only maxBatchBytes collides with the default bound.
+    throw options.maxBufferedBytes === undefined
+      ? new InvalidOptionError(
+          'maxBatchBytes',
+          maxBatchBytes,
+          `at most maxBufferedBytes (default ${maxBufferedBytes}); raise maxBufferedBytes as well`,
+        )
+      : new InvalidOptionError(
+          'maxBufferedBytes',
+          maxBufferedBytes,
+          `at least maxBatchBytes (${maxBatchBytes})`,
+        );
   }
   const retry = options.retry ?? {};
   if (typeof retry !== 'object' || retry === null) {
@@ -303,7 +313,8 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
     Math.max(DEFAULTS.retryMaxDelayMillis, retryInitialDelayMillis),
     retryInitialDelayMillis,
     MAX_TIMER_MILLIS,
-    'of milliseconds (not below retry.initialDelayMillis)',
+    'of milliseconds',
+    'retry.initialDelayMillis',
   );
 
   return {

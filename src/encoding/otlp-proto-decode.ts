@@ -66,6 +66,9 @@ class Reader {
         const packedEnd = this.#limit(this.#varint());
         const values: OtlpValue[] = [];
         while (this.#pos < packedEnd) values.push(this.#scalar(spec.kind as Scalar));
+        if (this.#pos !== packedEnd) {
+          throw new ProtoDecodeError(`packed field ${spec.name} runs past its length`, this.#pos);
+        }
         for (const value of values) this.#put(out, spec, value);
       } else {
         this.#expect(wire, wireOf(spec.kind as Scalar), spec);
@@ -105,8 +108,15 @@ class Reader {
 
   #scalar(kind: Scalar): OtlpValue {
     switch (kind) {
-      case 'string':
-        return utf8.decode(this.#bytes());
+      case 'string': {
+        const at = this.#pos;
+        const bytes = this.#bytes();
+        try {
+          return utf8.decode(bytes);
+        } catch {
+          throw new ProtoDecodeError('invalid UTF-8 in a string field', at);
+        }
+      }
       case 'bytes':
         return Buffer.from(this.#bytes()).toString('base64');
       case 'hexBytes':

@@ -31,11 +31,19 @@ export function slowRetryDelay(policy: BackoffPolicy, random: () => number = Mat
   return Math.floor(policy.maxDelayMillis * (0.5 + random() / 2));
 }
 
-/** Parses Retry-After: delay-seconds or an HTTP date. */
+/** IMF-fixdate, the HTTP date form servers send (RFC 9110 5.6.7), e.g. `Sun, 06 Nov 1994 08:49:37 GMT`. */
+const HTTP_DATE =
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * Parses Retry-After: delay-seconds or an HTTP date. Anything else is ignored (undefined):
+ * Date.parse alone would read garbage such as "retry in 2099" as a date.
+ */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
+  if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  if (!HTTP_DATE.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);

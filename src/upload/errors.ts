@@ -43,10 +43,13 @@ const RETRYABLE_CODES = new Set([
   'InternalError',
   'ServiceUnavailable',
   'RequestTimeTooSkewed',
-  'TimeoutError',
+  // A concurrent conditional write of the same key (e.g. a timed-out attempt still running on
+  // the server): the next attempt gets 412 (stored) or succeeds.
+  'ConditionalRequestConflict',
+  'OperationAborted',
 ]);
 
-const CONFIG_FAULTS: Record<string, string> = {
+const CONFIG_FAULTS: Readonly<Record<string, string>> = {
   AccessDenied:
     'the credentials lack s3:PutObject on this bucket and prefix; grant it (uploads resume by themselves)',
   AllAccessDisabled: 'access to the bucket is disabled; check the bucket policy',
@@ -98,7 +101,19 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   const status = statusOf(s);
 
   if (status === 412 || name === 'PreconditionFailed') return { kind: 'exists' };
-  const hint = CONFIG_FAULTS[name];
+  if (status === undefined) {
+    // No HTTP answer: the connection failed or a client-side deadline passed.
+    if (networkCode(error) !== undefined) return { kind: 'retry', reason: 'network' };
+    if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
+  }
+  if (RETRYABLE_CODES.has(name) || (status !== undefined && RETRYABLE_STATUS.has(status))) {
+    const reason = status === 429 || status === 503 || name === 'SlowDown' ? 'throttled' : 'server';
+    const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
+    return retryAfterMillis === undefined
+      ? { kind: 'retry', reason }
+      : { kind: 'retry', reason, retryAfterMillis };
+  }
+  const hint = Object.hasOwn(CONFIG_FAULTS, name) ? CONFIG_FAULTS[name] : undefined;
   if (hint !== undefined) return { kind: 'config', reason: configReason(name), hint };
   if (status === 403) {
     return { kind: 'config', reason: 'access-denied', hint: CONFIG_FAULTS.AccessDenied as string };
@@ -113,15 +128,6 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (status === 501 || name === 'NotImplemented') {
     return { kind: 'conditional-unsupported', reason: 'not-implemented' };
   }
-  if ((status !== undefined && RETRYABLE_STATUS.has(status)) || RETRYABLE_CODES.has(name)) {
-    const reason = status === 429 || status === 503 || name === 'SlowDown' ? 'throttled' : 'server';
-    const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
-    return retryAfterMillis === undefined
-      ? { kind: 'retry', reason }
-      : { kind: 'retry', reason, retryAfterMillis };
-  }
-  const code = networkCode(error);
-  if (code !== undefined) return { kind: 'retry', reason: 'network' };
   if (status === undefined) {
     // No HTTP answer and not a known network code: an unexpected client-side failure
     // (e.g. a credential provider that failed). Retrying is the safe side.

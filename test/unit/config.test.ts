@@ -300,6 +300,15 @@ describe('resolveConfig rejects bad options', () => {
     );
   });
 
+  test('blames maxBatchBytes when only it is set above the default maxBufferedBytes', () => {
+    expectRejected(
+      { maxBatchBytes: 128 * 1024 * 1024 },
+      'maxBatchBytes',
+      String(128 * 1024 * 1024),
+      'at most maxBufferedBytes (default 67108864); raise maxBufferedBytes as well',
+    );
+  });
+
   test('accepts maxBufferedBytes equal to maxBatchBytes', () => {
     const c = resolveConfig({ bucket: 'b', maxBatchBytes: 4096, maxBufferedBytes: 4096 });
     expect(c.maxBufferedBytes).toBe(4096);
@@ -421,9 +430,9 @@ describe('retry options', () => {
       { retry: { initialDelayMillis: 1000, maxDelayMillis: 999 } },
       'retry.maxDelayMillis',
       '999',
-      'from 1000 to 2147483647',
+      'from 1000 (retry.initialDelayMillis) to 2147483647',
     );
-    expect(error.message).toContain('not below retry.initialDelayMillis');
+    expect(error.message).toContain('retry.initialDelayMillis');
   });
 
   test('rejects retry.maxDelayMillis below the default initial delay', () => {
@@ -431,7 +440,7 @@ describe('retry options', () => {
       { retry: { maxDelayMillis: 100 } },
       'retry.maxDelayMillis',
       '100',
-      'from 250 to 2147483647',
+      'from 250 (retry.initialDelayMillis) to 2147483647',
     );
   });
 
