@@ -11,7 +11,7 @@ import { type Codec, CompressionError, createCodec } from './compression/index.j
 import { type ResolvedConfig, resolveConfig, type S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
 import { countDataPoints, type RecordFormat, recordFormat } from './encoding/format.js';
-import { Episodes, log } from './log.js';
+import { Episodes, log, plural } from './log.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
 import { type ExporterStats, emptyStats, increment } from './stats.js';
 import { temporalitySelector } from './temporality.js';
@@ -125,8 +125,8 @@ export class S3MetricExporter implements PushMetricExporter {
     const waited = this.#waitForPending(this.#config.flushTimeoutMillis);
     if (!(await waited)) {
       log.warn(
-        `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${this.#pending.size} ` +
-          `batches (${this.#pending.bytes} bytes) not yet stored; they keep retrying in the background`,
+        `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${plural(this.#pending.size, 'batch', 'batches')} ` +
+          `(${plural(this.#pending.bytes, 'byte')}) not yet stored; they keep retrying in the background`,
       );
     }
   }
@@ -165,7 +165,7 @@ export class S3MetricExporter implements PushMetricExporter {
       const bytes = this.#pending.bytes;
       for (const batch of [...this.#pending]) this.#drop(batch, 'shutdown');
       log.error(
-        `shutdown() deadline of ${c.flushTimeoutMillis} ms passed: dropped ${count} batches (${bytes} bytes) not yet stored`,
+        `shutdown() deadline of ${c.flushTimeoutMillis} ms passed: dropped ${plural(count, 'batch', 'batches')} (${plural(bytes, 'byte')}) not yet stored`,
       );
     }
     this.#uploader.clear();

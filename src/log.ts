@@ -45,3 +45,8 @@ export class Episodes {
     return this.#open.has(key);
   }
 }
+
+/** `1 batch`, `2 batches`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

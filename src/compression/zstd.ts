@@ -55,7 +55,7 @@ function ownedArrayBuffer(data: Buffer): ArrayBuffer {
 /**
  * zstd in one worker thread per exporter that owns one reused compression context (a context
  * per batch grows native memory until finalizers run). The worker only keeps the process
- * alive while a job is running.
+ * alive while a job is running; it is restarted if it ever dies.
  */
 export function zstdCodec(level: number): Codec {
   assertZstdLoads();
@@ -94,6 +94,9 @@ export function zstdCodec(level: number): Codec {
     });
     return w;
   };
+
+  // Start the worker now: its start-up (~100 ms) then never lands inside a flush or a shutdown.
+  worker = start();
 
   return {
     name: 'zstd',

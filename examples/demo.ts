@@ -1,0 +1,462 @@
+/**
+ * `npm start`: a simulated checkout service exports its metrics with S3MetricExporter for a few
+ * seconds, shuts down, and then everything stored is read back, decoded and summarized.
+ *
+ * By default it writes to an embedded fake S3 server (s3rver) that lives only as long as the
+ * demo. Set S3_ENDPOINT (and S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION, S3_BUCKET) to
+ * use a real S3-compatible server instead. DEMO_SECONDS sets the duration (default 15).
+ */
+import {
+  type BucketLocationConstraint,
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { type DiagLogFunction, DiagLogLevel, diag } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AggregationType,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import { MultiBar } from 'cli-progress';
+import {
+  dataPointRows,
+  decodeObject,
+  type ExporterStats,
+  encodingOfKey,
+  type MetricType,
+  type OtlpObject,
+  S3MetricExporter,
+} from '../src/index.js';
+import { CheckoutService, ORDER_VALUE_METRIC } from './checkout-service.js';
+import { startEmbeddedS3 } from './embedded-s3.js';
+
+// The AWS SDK warns once per process that its 2027 releases will need Node 22. That is noise in
+// a demo; this is the SDK's own switch, read when the first S3Client is created.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const EXPORT_INTERVAL_MILLIS = 1_000;
+/** Small, so that a short run stores several objects (the default is one a minute). */
+const MAX_BATCH_AGE_MILLIS = 3_000;
+
+interface Target {
+  description: string;
+  endpoint: string;
+  region: string;
+  bucket: string;
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  close(): Promise<void>;
+}
+
+interface StoredObject {
+  key: string;
+  size: number;
+  request: OtlpObject;
+}
+
+// ---- output ----
+
+/** Where status lines go: straight to stderr, or above the progress bar while it is shown. */
+let writeStatus: (line: string) => void = (line) => process.stderr.write(`${line}\n`);
+const print = (line = '') => process.stdout.write(`${line}\n`);
+
+const integer = (n: number) => n.toLocaleString('en-US');
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) =>
+  `${integer(n)} ${n === 1 ? one : many}`;
+
+/** Shows the exporter's own warnings and errors (it logs through the OpenTelemetry diag API). */
+function showDiagnostics(): void {
+  const at =
+    (level: string): DiagLogFunction =>
+    (message, ...args) =>
+      writeStatus(`[${level}] ${[message, ...args.map(String)].join(' ')}`);
+  const info = at('info');
+  diag.setLogger(
+    {
+      error: at('error'),
+      warn: at('warn'),
+      // The exporter reports recoveries at info level; the SDK's own info lines are noise here.
+      info: (message, ...args) => {
+        if (message.startsWith('otel-s3-exporter:')) info(message, ...args);
+      },
+      debug: () => {},
+      verbose: () => {},
+    },
+    DiagLogLevel.INFO,
+  );
+}
+
+/** One line about an error: Node's network errors, and S3 errors whose HEAD replies have no body. */
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map(describeError).join('; ');
+  }
+  if (!(error instanceof Error)) return String(error);
+  const { code, $metadata } = error as { code?: unknown; $metadata?: { httpStatusCode?: number } };
+  const status = $metadata?.httpStatusCode;
+  if (error.name === 'Unknown' && status !== undefined) {
+    return status === 403 ? 'HTTP 403, access denied (check the credentials)' : `HTTP ${status}`;
+  }
+  const detail = error.message || (typeof code === 'string' ? code : '');
+  if (detail === '') return error.name;
+  return error.name === 'Error' ? detail : `${error.name}: ${detail}`;
+}
+
+// ---- configuration ----
+
+function demoSeconds(): number {
+  const raw = process.env.DEMO_SECONDS;
+  if (raw === undefined || raw === '') return 15;
+  const seconds = Number(raw);
+  // A day at most: longer timers would overflow setTimeout.
+  if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 86_400) {
+    throw new Error(`DEMO_SECONDS must be a number of seconds from 0 to 86400, not ${raw}`);
+  }
+  return seconds;
+}
+
+async function openTarget(): Promise<Target> {
+  const env = process.env;
+  const endpoint = env.S3_ENDPOINT;
+  if (endpoint === undefined || endpoint === '') {
+    const s3 = await startEmbeddedS3();
+    return {
+      description: `embedded fake S3 (s3rver) at ${s3.endpoint}`,
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      bucket: 'demo-metrics',
+      credentials: s3.credentials,
+      close: s3.close,
+    };
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID ?? env.AWS_ACCESS_KEY_ID;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY;
+  return {
+    description: endpoint,
+    endpoint,
+    region: env.S3_REGION || 'us-east-1',
+    bucket: env.S3_BUCKET || 'demo-metrics',
+    // Without both, the AWS SDK's default credential chain applies.
+    credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined,
+    close: async () => {},
+  };
+}
+
+/** A unique prefix per run, e.g. `demo/20250101T120000.123Z` (no colons: s3rver stores keys as file names). */
+function runPrefix(): string {
+  return `demo/${new Date().toISOString().replace(/[-:]/g, '')}`;
+}
+
+async function ensureBucket(s3: S3Client, target: Target): Promise<void> {
+  const Bucket = target.bucket;
+  try {
+    await s3.send(new HeadBucketCommand({ Bucket }));
+    return;
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'NotFound')) {
+      throw new Error(`cannot use bucket ${Bucket} at ${target.endpoint}: ${describeError(error)}`);
+    }
+  }
+  try {
+    await s3.send(
+      new CreateBucketCommand({
+        Bucket,
+        // us-east-1 is the default location; S3-compatible servers name their own regions.
+        ...(target.region === 'us-east-1'
+          ? {}
+          : {
+              CreateBucketConfiguration: {
+                LocationConstraint: target.region as BucketLocationConstraint,
+              },
+            }),
+      }),
+    );
+  } catch (error) {
+    // Someone else (or a concurrent run) made it in between: fine.
+    if (error instanceof Error && /^BucketAlready(OwnedByYou|Exists)$/.test(error.name)) return;
+    throw new Error(
+      `cannot create bucket ${Bucket} at ${target.endpoint}: ${describeError(error)}`,
+    );
+  }
+}
+
+// ---- the run ----
+
+/** Runs the service for `seconds` (or until Ctrl-C), showing progress on stderr. */
+async function simulate(
+  seconds: number,
+  service: CheckoutService,
+  exporter: S3MetricExporter,
+): Promise<number> {
+  const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
+  const progress = () => {
+    const s = exporter.stats();
+    return `${integer(service.requests)} requests | ${plural(s.batchesUploaded, 'object')} uploaded (${bytes(s.bytesUploaded)})`;
+  };
+
+  let bars: MultiBar | undefined;
+  let update: () => void;
+  if (process.stderr.isTTY) {
+    bars = new MultiBar({
+      format: ' {bar} {elapsed}/{total} s | {progress}',
+      barsize: 30,
+      hideCursor: true,
+      clearOnComplete: true,
+      stream: process.stderr,
+    });
+    const bar = bars.create(seconds, 0, { elapsed: 0, progress: progress() });
+    const shown = bars;
+    writeStatus = (line) => shown.log(`${line}\n`);
+    update = () => {
+      const t = Math.min(elapsed(), seconds);
+      bar.update(t, { elapsed: Math.floor(t), progress: progress() });
+    };
+  } else {
+    update = () => writeStatus(`  ${elapsed().toFixed(0).padStart(3)} s | ${progress()}`);
+  }
+
+  service.start();
+  await new Promise<void>((resolve) => {
+    const ticker = setInterval(update, bars === undefined ? 1_000 : 200);
+    const finish = () => {
+      clearTimeout(deadline);
+      clearInterval(ticker);
+      process.off('SIGINT', onInterrupt);
+      resolve();
+    };
+    const deadline = setTimeout(finish, seconds * 1000);
+    // The first Ctrl-C ends the traffic early and still shows the results; a second one kills.
+    const onInterrupt = () => {
+      writeStatus('Interrupted: stopping the traffic early (Ctrl-C again to abort).');
+      finish();
+    };
+    process.once('SIGINT', onInterrupt);
+  });
+  service.stop();
+  if (bars === undefined) writeStatus('');
+  bars?.stop();
+  writeStatus = (line) => process.stderr.write(`${line}\n`);
+  return elapsed();
+}
+
+// ---- reading back ----
+
+async function readBack(s3: S3Client, bucket: string, prefix: string): Promise<StoredObject[]> {
+  const objects: StoredObject[] = [];
+  let ContinuationToken: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/`, ContinuationToken }),
+    );
+    for (const { Key } of page.Contents ?? []) {
+      if (Key === undefined) continue;
+      const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
+      const body = await object.Body?.transformToByteArray();
+      if (body === undefined) throw new Error(`GetObject ${Key} returned no body`);
+      objects.push({ key: Key, size: body.byteLength, request: decodeObject(Key, body) });
+    }
+    ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (ContinuationToken !== undefined);
+  return objects;
+}
+
+const KIND: Record<MetricType, string> = {
+  sum: 'counter',
+  gauge: 'gauge',
+  histogram: 'histogram',
+  exponentialHistogram: 'exponential histogram',
+  summary: 'summary',
+};
+
+interface MetricSummary {
+  kind: string;
+  points: number;
+  /** Distinct attribute sets. */
+  series: Set<string>;
+}
+
+function summarizeMetrics(objects: StoredObject[]): Map<string, MetricSummary> {
+  const metrics = new Map<string, MetricSummary>();
+  for (const { request } of objects) {
+    for (const row of dataPointRows(request)) {
+      const kind = row.type === 'sum' && !row.monotonic ? 'up-down counter' : KIND[row.type];
+      const summary = metrics.get(row.metric) ?? { kind, points: 0, series: new Set<string>() };
+      summary.points += 1;
+      summary.series.add(JSON.stringify(row.attributes));
+      metrics.set(row.metric, summary);
+    }
+  }
+  return metrics;
+}
+
+function table(rows: string[][], rightAligned: Set<number>): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => {
+        const width = widths?.[i] ?? 0;
+        return rightAligned.has(i) ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join('   ')
+      .trimEnd(),
+  );
+}
+
+/** Prints what was read back; returns the problems found (empty when all is consistent). */
+function report(objects: StoredObject[], stats: ExporterStats, where: string): string[] {
+  const problems: string[] = [];
+  const stored = objects.reduce((sum, o) => sum + o.size, 0);
+  const first = objects[0];
+  const encoding = first === undefined ? undefined : encodingOfKey(first.key);
+  const what = encoding === undefined ? '' : ` (${encoding.format}, ${encoding.compression})`;
+
+  print(`Read back ${plural(objects.length, 'object')}${what} from ${where}`);
+  // The exporter's stats know the uncompressed size; the objects only hold compressed bytes.
+  const raw = stats.rawBytesUploaded;
+  const ratio = stored > 0 ? `, ${(raw / stored).toFixed(1)}x smaller` : '';
+  print(`  stored       ${bytes(stored)} (${bytes(raw)} uncompressed${ratio})`);
+  print(
+    `  uploads      ${plural(stats.uploadAttempts, 'PutObject request')}, ` +
+      `${plural(stats.retries, 'retry', 'retries')}, ` +
+      `${plural(stats.pointsDropped, 'data point')} dropped`,
+  );
+  if (first !== undefined) print(`  example key  ${first.key}`);
+  print();
+
+  const metrics = summarizeMetrics(objects);
+  const rows = [['metric', 'type', 'series', 'data points']];
+  let total = 0;
+  for (const [name, m] of [...metrics].sort(([a], [b]) => a.localeCompare(b))) {
+    rows.push([name, m.kind, integer(m.series.size), integer(m.points)]);
+    total += m.points;
+  }
+  rows.push(['total', '', '', integer(total)]);
+  for (const line of table(rows, new Set([2, 3]))) print(`  ${line}`);
+  print();
+
+  if (objects.length === 0) problems.push('no objects were stored');
+  if (objects.length !== stats.batchesUploaded) {
+    problems.push(
+      `found ${objects.length} objects, the exporter uploaded ${stats.batchesUploaded}`,
+    );
+  }
+  if (stored !== stats.bytesUploaded) {
+    problems.push(`found ${stored} bytes, the exporter uploaded ${stats.bytesUploaded}`);
+  }
+  if (total !== stats.pointsUploaded) {
+    problems.push(`decoded ${total} data points, the exporter uploaded ${stats.pointsUploaded}`);
+  }
+  if (stats.pointsDropped > 0) {
+    problems.push(
+      `the exporter dropped ${stats.pointsDropped} data points: ${JSON.stringify(stats.pointsDroppedByReason)}`,
+    );
+  }
+  const kinds = new Set([...metrics.values()].map((m) => m.kind));
+  for (const kind of [
+    'counter',
+    'up-down counter',
+    'gauge',
+    'histogram',
+    'exponential histogram',
+  ]) {
+    if (!kinds.has(kind)) problems.push(`no ${kind} was stored`);
+  }
+  return problems;
+}
+
+// ---- main ----
+
+async function main(): Promise<void> {
+  const seconds = demoSeconds();
+  showDiagnostics();
+  const target = await openTarget();
+  const s3 = new S3Client({
+    region: target.region,
+    endpoint: target.endpoint,
+    forcePathStyle: true,
+    ...(target.credentials === undefined ? {} : { credentials: target.credentials }),
+    // As the exporter does with a custom endpoint: many S3-compatible servers reject the SDK's
+    // default CRC32 checksum trailers.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  try {
+    await ensureBucket(s3, target);
+    const prefix = runPrefix();
+    const where = `s3://${target.bucket}/${prefix}/`;
+    print('otel-s3-exporter demo');
+    print(`  target  ${target.description}`);
+    print(`  writes  ${where}`);
+    print(`  runs    ${seconds} s of simulated checkout traffic`);
+    print(
+      `  exports every ${EXPORT_INTERVAL_MILLIS / 1000} s; a batch is stored ` +
+        `${MAX_BATCH_AGE_MILLIS / 1000} s after its first export`,
+    );
+    print();
+
+    const exporter = new S3MetricExporter({
+      bucket: target.bucket,
+      prefix,
+      endpoint: target.endpoint,
+      region: target.region,
+      ...(target.credentials === undefined ? {} : { credentials: target.credentials }),
+      maxBatchAgeMillis: MAX_BATCH_AGE_MILLIS,
+    });
+    const meterProvider = new MeterProvider({
+      resource: resourceFromAttributes({
+        'service.name': 'checkout',
+        'service.version': '1.4.2',
+        'service.instance.id': `checkout-${process.pid}`,
+        'deployment.environment.name': 'demo',
+      }),
+      views: [
+        {
+          instrumentName: ORDER_VALUE_METRIC,
+          aggregation: { type: AggregationType.EXPONENTIAL_HISTOGRAM },
+        },
+      ],
+      readers: [
+        new PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis: EXPORT_INTERVAL_MILLIS,
+        }),
+      ],
+    });
+    const service = new CheckoutService(meterProvider.getMeter('checkout-service', '1.4.2'));
+
+    const ran = await simulate(seconds, service, exporter);
+    print(`Simulated ${integer(service.requests)} requests in ${ran.toFixed(1)} s.`);
+
+    // Shutdown collects and exports one last time, seals the open batch and uploads it.
+    const shutdownStarted = performance.now();
+    await meterProvider.shutdown();
+    const shutdownMillis = performance.now() - shutdownStarted;
+    print(`Shutdown took ${shutdownMillis.toFixed(0)} ms (last export, last upload, cleanup).`);
+    print();
+
+    const objects = await readBack(s3, target.bucket, prefix);
+    const problems = report(objects, exporter.stats(), where);
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    print('OK: every data point the exporter uploaded was read back and decoded.');
+  } finally {
+    s3.destroy();
+    await target.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`\ndemo failed: ${describeError(error)}\n`);
+  // Exit even if something (a timer, a socket) would keep the process alive.
+  process.exit(1);
+});
