@@ -1,3 +1,4 @@
+import type { MeterProvider } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type {
   AggregationTemporality,
@@ -13,6 +14,7 @@ import { settleWithin } from './deadline.js';
 import { countDataPoints, type RecordFormat, recordFormat } from './encoding/format.js';
 import { Episodes, log, plural } from './log.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
+import { registerSelfMetrics } from './self-metrics.js';
 import { type ExporterStats, emptyStats, increment } from './stats.js';
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
@@ -55,6 +57,7 @@ export class S3MetricExporter implements PushMetricExporter {
   #seq = 0;
   #state: Lifecycle = 'running';
   #shutdown: Promise<void> | undefined;
+  #onUploaded: ((latencyMillis: number) => void) | undefined;
 
   constructor(options: S3MetricExporterOptions) {
     this.#config = resolveConfig(options);
@@ -141,6 +144,21 @@ export class S3MetricExporter implements PushMetricExporter {
     return this.#shutdown;
   }
 
+  /**
+   * Records stats() as OpenTelemetry metrics (meter `otel-s3-exporter`, instruments
+   * `s3_exporter.*`) on `meterProvider`, which may be the one this exporter exports for.
+   * Returns a function that stops it.
+   */
+  recordSelfMetrics(meterProvider: MeterProvider): () => void {
+    const self = registerSelfMetrics(meterProvider, () => this.stats());
+    const previous = this.#onUploaded;
+    this.#onUploaded = (millis) => {
+      previous?.(millis);
+      self.recordUploadLatency(millis);
+    };
+    return () => self.unregister();
+  }
+
   selectAggregationTemporality(instrumentType: InstrumentType): AggregationTemporality {
     return this.#selectTemporality(instrumentType);
   }
@@ -151,6 +169,7 @@ export class S3MetricExporter implements PushMetricExporter {
       ...this.#stats,
       uploadFailures: { ...this.#stats.uploadFailures },
       pointsDroppedByReason: { ...this.#stats.pointsDroppedByReason },
+      uploadLatency: { ...this.#stats.uploadLatency },
       bufferedBytes: this.#open.bytes + this.#pending.bytes,
       pendingBatches: this.#pending.size,
     };
@@ -210,6 +229,10 @@ export class S3MetricExporter implements PushMetricExporter {
     const wasEmpty = open.isEmpty;
     open.append(record, points);
     this.#stats.exportsAccepted++;
+    this.#stats.peakBufferedBytes = Math.max(
+      this.#stats.peakBufferedBytes,
+      open.bytes + this.#pending.bytes,
+    );
     if (open.bytes >= c.maxBatchBytes) {
       this.#pushSealed(sealed, this.#seal());
     } else if (wasEmpty) {
@@ -306,7 +329,12 @@ export class S3MetricExporter implements PushMetricExporter {
     s.bytesUploaded += batch.body?.length ?? 0;
     s.rawBytesUploaded += batch.rawBytes;
     s.pointsUploaded += batch.points;
-    s.lastUploadLatencyMillis = latencyMillis;
+    const latency = s.uploadLatency;
+    latency.count++;
+    latency.totalMillis += latencyMillis;
+    latency.maxMillis = Math.max(latency.maxMillis, latencyMillis);
+    latency.lastMillis = latencyMillis;
+    this.#onUploaded?.(latencyMillis);
     this.#pending.delete(batch);
     batch.settle('uploaded');
     this.#episodes.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);

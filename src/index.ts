@@ -24,5 +24,12 @@ export {
   type PlainValue,
   type PointRow,
 } from './reader/points.js';
-export type { ExporterStats } from './stats.js';
+export { SELF_METRICS_SCOPE } from './self-metrics.js';
+export {
+  installShutdownHooks,
+  type ShutdownHookOptions,
+  type ShutdownHooks,
+  type ShutdownTarget,
+} from './shutdown-hooks.js';
+export type { ExporterStats, UploadLatency } from './stats.js';
 export { OBJECT_KEY_PATTERN, objectKey } from './upload/keys.js';

@@ -25,10 +25,19 @@ export interface ExporterStats {
   pointsDroppedByReason: Record<string, number>;
   /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */
   bufferedBytes: number;
+  /** The most bytes ever held at once; never above maxBufferedBytes. */
+  peakBufferedBytes: number;
   /** Sealed batches not yet stored or dropped. */
   pendingBatches: number;
-  /** Latency of the last successful upload, from first attempt to acknowledgement. */
-  lastUploadLatencyMillis: number | undefined;
+  /** Time from a batch's first attempt to S3's acknowledgement, over uploaded batches. */
+  uploadLatency: UploadLatency;
+}
+
+export interface UploadLatency {
+  count: number;
+  totalMillis: number;
+  maxMillis: number;
+  lastMillis: number | undefined;
 }
 
 export function emptyStats(): ExporterStats {
@@ -48,8 +57,9 @@ export function emptyStats(): ExporterStats {
     bytesDropped: 0,
     pointsDroppedByReason: {},
     bufferedBytes: 0,
+    peakBufferedBytes: 0,
     pendingBatches: 0,
-    lastUploadLatencyMillis: undefined,
+    uploadLatency: { count: 0, totalMillis: 0, maxMillis: 0, lastMillis: undefined },
   };
 }
 

@@ -24,11 +24,9 @@ export function createClient(config: ResolvedConfig): ClientHandle {
     maxAttempts: 1,
     requestChecksumCalculation: config.requestChecksumCalculation,
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: {
-      connectionTimeout: Math.min(config.requestTimeoutMillis, 5_000),
-      requestTimeout: config.requestTimeoutMillis,
-      throwOnRequestTimeout: true,
-    },
+    // The request deadline is the uploader's AbortSignal (one owner, classified as `timeout`);
+    // the handler only bounds the connect phase.
+    requestHandler: { connectionTimeout: Math.min(config.requestTimeoutMillis, 5_000) },
   });
   return { client, owned: true };
 }

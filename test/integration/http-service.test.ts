@@ -1,0 +1,75 @@
+import { request } from 'node:http';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dataPointRows, type PointRow } from '../../src/index.js';
+import { spawnTs } from '../support/child.js';
+import { decodeStored, freshBucket, listAndFetch, s3Server, testClient } from '../support/s3.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describeS3('examples/http-service.ts with installShutdownHooks', () => {
+  let client: S3Client;
+  let bucket: string;
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'http-service');
+  });
+  afterAll(() => client?.destroy());
+
+  test('SIGTERM flushes every request metric to S3 and the process exits 0 on its own', async () => {
+    const server = s3Server;
+    if (server === undefined) throw new Error('unreachable');
+    const child = spawnTs('examples/http-service.ts', {
+      PORT: '0',
+      S3_ENDPOINT: server.endpoint,
+      S3_ACCESS_KEY_ID: server.accessKeyId,
+      S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+      S3_REGION: server.region,
+      S3_BUCKET: bucket,
+      S3_PREFIX: 'svc',
+    });
+    const { listening: port } = await child.waitForJson<{ listening?: number }>(
+      (v) => typeof v.listening === 'number',
+    );
+    if (port === undefined) throw new Error('unreachable');
+    const statuses = await Promise.all([
+      ...Array.from({ length: 20 }, () => get(port, '/')),
+      ...Array.from({ length: 3 }, () => get(port, '/slow')),
+      ...Array.from({ length: 5 }, () => get(port, '/missing')),
+    ]);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(23);
+
+    const signalled = performance.now();
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    expect(exit.code, child.stderr()).toBe(0);
+    expect(exit.at - signalled).toBeLessThan(12_000 + 500);
+
+    const objects = await listAndFetch(client, bucket, 'svc/');
+    expect(objects.length).toBeGreaterThanOrEqual(1);
+    const rows: PointRow[] = objects.flatMap((o) => dataPointRows(decodeStored(o)));
+    // Cumulative counters: the newest collection holds the totals.
+    const counts = rows.filter((r) => r.metric === 'http.server.request.count');
+    const newest = counts.reduce((t, r) => (r.timeUnixNano > t ? r.timeUnixNano : t), '');
+    const total = (route: string) =>
+      counts
+        .filter((r) => r.timeUnixNano === newest && r.attributes['http.route'] === route)
+        .reduce((n, r) => n + (r.value ?? 0), 0);
+    expect(total('/')).toBe(20);
+    expect(total('/slow')).toBe(3);
+    expect(total('other')).toBe(5);
+    // The exporter's own metrics rode along.
+    expect(rows.some((r) => r.metric === 's3_exporter.exports')).toBe(true);
+  });
+});

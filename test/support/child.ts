@@ -1,0 +1,78 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface Child {
+  process: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  /** stderr so far, for failure messages. */
+  stderr(): string;
+  /** The first stdout line (parsed as JSON) for which `match` is true. */
+  waitForJson<T>(match: (value: T) => boolean, timeoutMillis?: number): Promise<T>;
+  /** Resolves when the process has exited, with its code, signal and performance.now() then. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+/** Runs a TypeScript file of this repository in a child Node.js process (through tsx). */
+export function spawnTs(file: string, env: Record<string, string | undefined> = {}): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    cwd: ROOT,
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters: ((line: string) => void)[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(line);
+    for (const waiter of waiters) waiter(line);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
+    (resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
+  );
+  const parse = <T>(line: string): T | undefined => {
+    try {
+      return JSON.parse(line) as T;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    process: child,
+    lines,
+    stderr: () => stderr,
+    exited,
+    waitForJson<T>(match: (value: T) => boolean, timeoutMillis = 30_000): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const check = (line: string) => {
+          const value = parse<T>(line);
+          if (value !== undefined && match(value)) {
+            clearTimeout(timer);
+            resolve(value);
+          }
+        };
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no matching line within ${timeoutMillis} ms; stderr:\n${stderr}`)),
+          timeoutMillis,
+        );
+        for (const line of lines) check(line);
+        waiters.push(check);
+        void exited.then(() => {
+          clearTimeout(timer);
+          reject(
+            new Error(
+              `child exited before a matching line; stdout:\n${lines.join('\n')}\nstderr:\n${stderr}`,
+            ),
+          );
+        });
+      });
+    },
+  };
+}
