@@ -240,7 +240,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
     await provider.shutdown();
   });
 
-  test('shutdown() uploads what is pending, then export() answers FAILED', async () => {
+  test('shutdown() uploads what is pending; then export() answers FAILED, shutdown() and forceFlush() are no-ops', async () => {
     const prefix = 'e2e/shutdown';
     const exporter = new S3MetricExporter({
       bucket,
@@ -270,6 +270,12 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
     );
     expect(result.code).toBe(ExportResultCode.FAILED);
     expect(result.error?.message).toMatch(/after shutdown/);
+    // A second shutdown and a late forceFlush resolve at once and change nothing.
+    const again = performance.now();
+    await exporter.shutdown();
+    await exporter.forceFlush();
+    expect(performance.now() - again).toBeLessThan(50);
+    expect(await listAndFetch(client, bucket, `${prefix}/`)).toHaveLength(1);
   });
 
   test('a batch is sealed and uploaded by age without any flush', async () => {

@@ -61,7 +61,10 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     const rows: PointRow[] = objects.flatMap((o) => dataPointRows(decodeStored(o)));
     // Cumulative counters: the newest collection holds the totals.
     const counts = rows.filter((r) => r.metric === 'http.server.request.count');
-    const newest = counts.reduce((t, r) => (r.timeUnixNano > t ? r.timeUnixNano : t), '');
+    const newest = counts
+      .map((r) => r.timeUnixNano)
+      .sort()
+      .at(-1);
     const total = (route: string) =>
       counts
         .filter((r) => r.timeUnixNano === newest && r.attributes['http.route'] === route)

@@ -104,3 +104,40 @@ export function syntheticMetrics(points: number, tag: number): ResourceMetrics {
     ],
   };
 }
+
+/**
+ * A service whose every collection reports its own sequence number (gauge `collection.seq`),
+ * exported by hand: reading the objects back shows any collection missing or stored twice.
+ */
+export function sequencedService(exporter: PushMetricExporter): {
+  /** Collects and exports `n` more collections; resolves when each export was answered. */
+  exportCollections(n: number): Promise<void>;
+  /** Collections exported so far. */
+  readonly count: number;
+  shutdown(): Promise<void>;
+} {
+  const { provider, collect } = collectingProvider('sequenced');
+  const meter = provider.getMeter('sequence');
+  let count = 0;
+  meter.createObservableGauge('collection.seq').addCallback((result) => {
+    count++;
+    result.observe(count);
+  });
+  const work = meter.createCounter('work.done');
+  return {
+    async exportCollections(n) {
+      for (let i = 0; i < n; i++) {
+        for (let route = 0; route < 10; route++) work.add(1, { route: `/r${route}` });
+        const rm = await collect();
+        const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
+          exporter.export(rm, resolve),
+        );
+        if (result.code !== 0) throw result.error ?? new Error('export failed');
+      }
+    },
+    get count() {
+      return count;
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}

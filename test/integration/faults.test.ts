@@ -1,0 +1,303 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { type Fault, FaultProxy } from '../support/fault-proxy.js';
+import {
+  connection,
+  decodeStored,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+import { sequencedService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+
+const logged: { level: string; text: string }[] = [];
+const logger: DiagLogger = {
+  error: (text) => logged.push({ level: 'error', text }),
+  warn: (text) => logged.push({ level: 'warn', text }),
+  info: (text) => logged.push({ level: 'info', text }),
+  debug: () => {},
+  verbose: () => {},
+};
+
+describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'faults');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+  });
+  beforeEach(async () => {
+    logged.length = 0;
+    diag.setLogger(logger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
+    await proxy.set({ kind: 'pass' });
+  });
+  afterEach(() => diag.disable());
+
+  function exporterVia(
+    prefix: string,
+    options: Partial<S3MetricExporterOptions> = {},
+  ): S3MetricExporter {
+    return new S3MetricExporter({
+      bucket,
+      prefix,
+      ...connection(),
+      endpoint: proxy.endpoint,
+      maxBatchAgeMillis: 50,
+      requestTimeoutMillis: 1_000,
+      flushTimeoutMillis: 15_000,
+      retry: { initialDelayMillis: 50, maxDelayMillis: 500 },
+      ...options,
+    });
+  }
+
+  /** Sequence numbers of every stored collection under `prefix`, sorted. */
+  async function storedSequence(prefix: string): Promise<{ seqs: number[]; keys: string[] }> {
+    const objects = await listAndFetch(client, bucket, `${prefix}/`);
+    const seqs = objects
+      .flatMap((o) => dataPointRows(decodeStored(o)))
+      .filter((r) => r.metric === 'collection.seq')
+      .map((r) => r.value ?? -1)
+      .sort((a, b) => a - b);
+    return { seqs, keys: objects.map((o) => o.key).sort() };
+  }
+
+  const putsUnder = (prefix: string) =>
+    proxy.putAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
+
+  const transient: {
+    name: string;
+    fault: Fault;
+    reason: string;
+    options?: Partial<S3MetricExporterOptions>;
+  }[] = [
+    { name: 'refused connections', fault: { kind: 'refuse' }, reason: 'network' },
+    { name: 'connections reset mid-request', fault: { kind: 'reset' }, reason: 'network' },
+    {
+      name: '500 InternalError',
+      fault: { kind: 'status', status: 500, code: 'InternalError' },
+      reason: 'server',
+    },
+    {
+      name: '503 SlowDown with Retry-After',
+      fault: { kind: 'status', status: 503, code: 'SlowDown', retryAfter: '1' },
+      reason: 'throttled',
+    },
+    {
+      name: 'a slow link (uploads time out)',
+      fault: { kind: 'throttle', bytesPerSecond: 200 },
+      reason: 'timeout',
+    },
+    { name: 'a black hole that later recovers', fault: { kind: 'blackhole' }, reason: 'timeout' },
+    {
+      name: 'lost responses (the write landed)',
+      fault: { kind: 'lose-response' },
+      reason: 'network',
+    },
+  ];
+
+  for (const { name, fault, reason, options } of transient) {
+    test(`${name}: after recovery every collection is stored exactly once, retries reuse their key`, async () => {
+      const prefix = `faults/${fault.kind}-${Date.now()}`;
+      const exporter = exporterVia(prefix, options);
+      const service = sequencedService(exporter);
+      await proxy.set(fault);
+      await service.exportCollections(6);
+      // Let the fault bite: several failed attempts, for fault kinds where the proxy sees them.
+      await waitFor(
+        () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
+        10_000,
+        `3 ${reason} failures`,
+      );
+      await proxy.set({ kind: 'pass' });
+      await exporter.forceFlush();
+      const stats = exporter.stats();
+      await exporter.shutdown();
+      await service.shutdown();
+
+      const { seqs, keys } = await storedSequence(prefix);
+      expect(seqs).toEqual(Array.from({ length: service.count }, (_, i) => i + 1));
+      expect(stats.pointsDropped).toBe(0);
+      expect(stats.pendingBatches).toBe(0);
+      expect(stats.retries).toBeGreaterThan(0);
+      expect(stats.batchesUploaded).toBe(keys.length);
+      // Every key S3 saw attempted is a stored key: retries never invented a new name.
+      const attempted = putsUnder(prefix);
+      expect(new Set(attempted.map((a) => a.key))).toEqual(new Set(keys));
+      // A refused connection never reaches the proxy's HTTP layer, so only it records no attempt.
+      if (fault.kind !== 'refuse') expect(attempted.length).toBeGreaterThan(keys.length);
+      if (fault.kind === 'lose-response') {
+        // The write landed but its answer was lost; the conditional retry found it there.
+        expect(attempted.some((a) => a.outcome === 'upstream 412')).toBe(true);
+      }
+    });
+  }
+
+  test('backoff: retry gaps stay under the exponential full-jitter bound and grow', async () => {
+    const prefix = `faults/backoff-${Date.now()}`;
+    const initial = 40;
+    const max = 640;
+    const exporter = exporterVia(prefix, {
+      retry: { initialDelayMillis: initial, maxDelayMillis: max },
+    });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 500, code: 'InternalError' });
+    await service.exportCollections(1);
+    await waitFor(() => putsUnder(prefix).length >= 12, 20_000, '12 attempts');
+    await proxy.set({ kind: 'pass' });
+    await exporter.shutdown();
+    await service.shutdown();
+
+    const times = putsUnder(prefix)
+      .slice(0, 12)
+      .map((a) => a.at);
+    const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
+    // Gap before retry n: the server's answer (fast, loopback) + a wait uniform in [0, bound(n)].
+    const slack = 150;
+    gaps.forEach((gap, i) => {
+      const bound = Math.min(max, initial * 2 ** i);
+      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeLessThanOrEqual(bound + slack);
+    });
+    // Jitter is full: later gaps reach well past the first bound (all below it: p < 1e-5).
+    expect(Math.max(...gaps.slice(5))).toBeGreaterThan(initial * 2);
+  });
+
+  test("backoff honours the server's Retry-After", async () => {
+    const prefix = `faults/retry-after-${Date.now()}`;
+    const exporter = exporterVia(prefix, {
+      retry: { initialDelayMillis: 20, maxDelayMillis: 100 },
+    });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '1' });
+    await service.exportCollections(1);
+    await waitFor(() => putsUnder(prefix).length >= 3, 10_000, '3 attempts');
+    await proxy.set({ kind: 'pass' });
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    await service.shutdown();
+    const times = putsUnder(prefix).map((a) => a.at);
+    // Without Retry-After the gaps would be at most ~100 ms; the server asked for 1 s.
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(950);
+    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(950);
+    expect((await storedSequence(prefix)).seqs).toEqual([1]);
+  });
+
+  test('403 AccessDenied: reported once with the fix, data kept, uploads resume by themselves', async () => {
+    const prefix = `faults/access-denied-${Date.now()}`;
+    const exporter = exporterVia(prefix, {
+      retry: { initialDelayMillis: 20, maxDelayMillis: 300 },
+    });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 403, code: 'AccessDenied' });
+    await service.exportCollections(3);
+    await waitFor(
+      () => (exporter.stats().uploadFailures['access-denied'] ?? 0) >= 4,
+      10_000,
+      '4 denials',
+    );
+    const during = exporter.stats();
+    expect(during.pointsDropped).toBe(0);
+    expect(during.bufferedBytes).toBeGreaterThan(0);
+    const reports = logged.filter((m) => m.level === 'error' && /AccessDenied/.test(m.text));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.text).toMatch(/s3:PutObject/);
+
+    await proxy.set({ kind: 'pass' });
+    // No flush: the slow retry alone must get the data out.
+    await waitFor(() => exporter.stats().pendingBatches === 0, 5_000, 'uploads to resume');
+    expect(
+      logged.some((m) => m.level === 'info' && /access-denied fault is fixed/.test(m.text)),
+    ).toBe(true);
+    await exporter.shutdown();
+    await service.shutdown();
+    expect((await storedSequence(prefix)).seqs).toEqual(
+      Array.from({ length: service.count }, (_, i) => i + 1),
+    );
+  });
+
+  test('missing bucket: reported once, data kept, uploads resume once the bucket exists', async () => {
+    const missing = `${bucket}-later`.slice(0, 63);
+    const exporter = new S3MetricExporter({
+      bucket: missing,
+      prefix: 'late',
+      ...connection(),
+      maxBatchAgeMillis: 50,
+      requestTimeoutMillis: 2_000,
+      retry: { initialDelayMillis: 20, maxDelayMillis: 300 },
+    });
+    const service = sequencedService(exporter);
+    await service.exportCollections(2);
+    await waitFor(
+      () => (exporter.stats().uploadFailures['no-such-bucket'] ?? 0) >= 2,
+      10_000,
+      'NoSuchBucket',
+    );
+    expect(logged.filter((m) => /NoSuchBucket/.test(m.text))).toHaveLength(1);
+    expect(logged.find((m) => /NoSuchBucket/.test(m.text))?.text).toMatch(/bucket does not exist/);
+    expect(exporter.stats().pointsDropped).toBe(0);
+
+    const { CreateBucketCommand } = await import('@aws-sdk/client-s3');
+    await client.send(new CreateBucketCommand({ Bucket: missing }));
+    await waitFor(() => exporter.stats().pendingBatches === 0, 5_000, 'uploads to resume');
+    await exporter.shutdown();
+    await service.shutdown();
+    const objects = await listAndFetch(client, missing, 'late/');
+    const seqs = objects
+      .flatMap((o) => dataPointRows(decodeStored(o)))
+      .filter((r) => r.metric === 'collection.seq');
+    expect(seqs.map((r) => r.value).sort()).toEqual([1, 2]);
+  });
+
+  test('black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms', async () => {
+    const prefix = `faults/bounded-${Date.now()}`;
+    const flushTimeoutMillis = 1_500;
+    const exporter = exporterVia(prefix, { flushTimeoutMillis, requestTimeoutMillis: 60_000 });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'blackhole' });
+    await service.exportCollections(3);
+    let started = performance.now();
+    await exporter.forceFlush();
+    const flushMillis = performance.now() - started;
+    started = performance.now();
+    await exporter.shutdown();
+    const shutdownMillis = performance.now() - started;
+    console.log(
+      `[measure] black hole, flushTimeoutMillis ${flushTimeoutMillis}: forceFlush ${flushMillis.toFixed(0)} ms, shutdown ${shutdownMillis.toFixed(0)} ms`,
+    );
+    expect(flushMillis).toBeLessThan(flushTimeoutMillis + 500);
+    expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 500);
+    const stats = exporter.stats();
+    expect(stats.pointsDroppedByReason.shutdown).toBeGreaterThan(0);
+    expect(stats.pointsDropped).toBe(stats.pointsDroppedByReason.shutdown);
+    await service.shutdown();
+  });
+
+  test('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async () => {
+    const prefix = `faults/concurrent-${Date.now()}`;
+    const exporter = exporterVia(prefix, { maxBatchBytes: 4096, uploadConcurrency: 2 });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'delay', millis: 150 });
+    await service.exportCollections(40);
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    await service.shutdown();
+    const stats = exporter.stats();
+    expect(stats.batchesSealed).toBeGreaterThan(3);
+    expect(stats.retries).toBe(0);
+    expect((await storedSequence(prefix)).seqs).toEqual(
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Child process: a busy service exports for DURATION_MILLIS while S3 is a black hole, and prints
+ * one JSON sample of its memory and the exporter's accounting every SAMPLE_MILLIS.
+ */
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { S3MetricExporter } from '../../../src/index.js';
+
+const env = process.env;
+const maxBufferedBytes = Number(env.MAX_BUFFERED_BYTES);
+const exporter = new S3MetricExporter({
+  bucket: env.S3_BUCKET as string,
+  prefix: 'busy-outage',
+  endpoint: env.S3_ENDPOINT as string,
+  credentials: {
+    accessKeyId: env.S3_ACCESS_KEY_ID as string,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
+  },
+  maxBufferedBytes,
+  maxBatchBytes: Math.floor(maxBufferedBytes / 16),
+  requestTimeoutMillis: 2_000,
+  flushTimeoutMillis: 500,
+  retry: { initialDelayMillis: 100, maxDelayMillis: 1_000 },
+});
+const provider = new MeterProvider({
+  readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 100 })],
+});
+const meter = provider.getMeter('busy');
+const requests = meter.createCounter('http.requests');
+const latency = meter.createHistogram('http.latency', { unit: 's' });
+const SERIES = 1_000;
+const traffic = setInterval(() => {
+  for (let i = 0; i < 200; i++) {
+    const series = Math.floor(Math.random() * SERIES);
+    const attributes = {
+      route: `/api/items/${series}`,
+      method: series % 2 ? 'GET' : 'POST',
+      pod: 'pod-7',
+    };
+    requests.add(1, attributes);
+    latency.record(Math.random(), attributes);
+  }
+}, 10);
+
+const started = performance.now();
+const sampler = setInterval(
+  () => {
+    const m = process.memoryUsage();
+    const s = exporter.stats();
+    console.log(
+      JSON.stringify({
+        t: Math.round(performance.now() - started),
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        external: m.external,
+        arrayBuffers: m.arrayBuffers,
+        bufferedBytes: s.bufferedBytes,
+        peakBufferedBytes: s.peakBufferedBytes,
+        batchesDropped: s.batchesDropped,
+        pointsDropped: s.pointsDropped,
+        pointsDroppedByReason: s.pointsDroppedByReason,
+        exportsRejected: s.exportsRejected,
+        uploadAttempts: s.uploadAttempts,
+      }),
+    );
+  },
+  Number(env.SAMPLE_MILLIS ?? 500),
+);
+
+setTimeout(
+  async () => {
+    clearInterval(traffic);
+    clearInterval(sampler);
+    await provider.shutdown();
+    console.log(JSON.stringify({ done: true }));
+    process.exit(0);
+  },
+  Number(env.DURATION_MILLIS ?? 15_000),
+);

@@ -1,0 +1,14 @@
+/** Polls `condition` every `everyMillis` until it is true; throws after `timeoutMillis`. */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMillis: number,
+  what: string,
+  everyMillis = 25,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMillis;
+  while (!(await condition())) {
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${timeoutMillis} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMillis));
+  }
+}
