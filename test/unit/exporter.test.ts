@@ -2,9 +2,14 @@ import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { decodeObject, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import {
+  decodeObject,
+  S3MetricExporter,
+  type S3MetricExporterOptions,
+  SELF_METRICS_SCOPE,
+} from '../../src/index.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { syntheticMetrics } from '../support/service.js';
+import { collectingProvider, syntheticMetrics } from '../support/service.js';
 
 const messages: { level: string; text: string }[] = [];
 const captureLogger: DiagLogger = {
@@ -222,6 +227,42 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(tags.sort((a, b) => a - b)).toEqual(expected);
     expect(exporter.stats().batchesSealed).toBeGreaterThan(5);
     expect(new Set(s3.attempts.map((a) => a.key)).size).toBe(s3.stored.size);
+  });
+
+  test('recordSelfMetrics() reports stats() as OpenTelemetry metrics', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 503, name: 'SlowDown' }]);
+    const exporter = exporterWith(s3);
+    const { provider, collect } = collectingProvider();
+    const stop = exporter.recordSelfMetrics(provider);
+    await exportAndWait(exporter, 6, 1);
+    await exporter.forceFlush();
+    const rm = await collect();
+    const self = rm.scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
+    const value = (name: string, attributes: Record<string, string> = {}) =>
+      self?.metrics
+        .find((m) => m.descriptor.name === name)
+        ?.dataPoints.find((p) =>
+          Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
+        )?.value;
+    expect(value('s3_exporter.batches', { outcome: 'uploaded' })).toBe(1);
+    expect(value('s3_exporter.data_points', { outcome: 'uploaded' })).toBe(6);
+    expect(value('s3_exporter.upload.attempts')).toBe(2);
+    expect(value('s3_exporter.upload.failures', { reason: 'throttled' })).toBe(1);
+    expect(value('s3_exporter.exports', { result: 'accepted' })).toBe(1);
+    expect(value('s3_exporter.buffered.bytes')).toBe(0);
+    expect(value('s3_exporter.upload.duration')).toMatchObject({ count: 1 });
+    // After stop() the callback no longer runs: a later upload does not show.
+    stop();
+    await exportAndWait(exporter, 6, 2);
+    await exporter.forceFlush();
+    expect(exporter.stats().batchesUploaded).toBe(2);
+    const after = (await collect()).scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
+    const batches = after?.metrics.find((m) => m.descriptor.name === 's3_exporter.batches');
+    expect(batches?.dataPoints.find((p) => p.attributes.outcome === 'uploaded')?.value ?? 1).toBe(
+      1,
+    );
+    await exporter.shutdown();
+    await provider.shutdown();
   });
 
   test('temporality preference maps instrument kinds as the OTLP exporters do', () => {
