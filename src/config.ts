@@ -1,4 +1,5 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { SpoolFileSystem } from './spool/file-system.js';
 
 export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
 export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
@@ -32,6 +33,7 @@ export const DEFAULTS = {
   retryMaxDelayMillis: 30_000,
   zstdLevel: 3,
   gzipLevel: 6,
+  maxSpoolBytes: 256 * MiB,
 } as const;
 
 export interface RetryOptions {
@@ -84,6 +86,16 @@ export interface S3MetricExporterOptions {
   requestChecksumCalculation?: ChecksumMode;
   /** Backoff of retried uploads. */
   retry?: RetryOptions;
+  /**
+   * Directory of the durable disk spool (off by default). Every sealed batch is written there
+   * before its first upload and deleted once S3 acknowledged it; an earlier run's batches are
+   * uploaded at start. One exporter per directory.
+   */
+  spoolDir?: string;
+  /** Bound of the spool on disk; the oldest files are evicted beyond it. Default 256 MiB. */
+  maxSpoolBytes?: number;
+  /** File operations of the spool (tests inject failures here). Default: node:fs. */
+  spoolFileSystem?: SpoolFileSystem;
 }
 
 export interface ResolvedConfig {
@@ -110,6 +122,9 @@ export interface ResolvedConfig {
   requestChecksumCalculation: ChecksumMode;
   retryInitialDelayMillis: number;
   retryMaxDelayMillis: number;
+  spoolDir: string | undefined;
+  maxSpoolBytes: number;
+  spoolFileSystem: SpoolFileSystem | undefined;
 }
 
 /** Thrown at construction for a bad option; names the option, the value and what is allowed. */
@@ -368,5 +383,8 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
     ),
     retryInitialDelayMillis,
     retryMaxDelayMillis,
+    spoolDir: optionalString('spoolDir', options.spoolDir),
+    maxSpoolBytes: bytes('maxSpoolBytes', DEFAULTS.maxSpoolBytes, maxBatchBytes),
+    spoolFileSystem: options.spoolFileSystem,
   };
 }

@@ -15,7 +15,9 @@ import { countDataPoints, type RecordFormat, recordFormat } from './encoding/for
 import { Episodes, log, plural } from './log.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
 import { registerSelfMetrics } from './self-metrics.js';
-import { type ExporterStats, emptyStats, increment } from './stats.js';
+import { SpoolKeeper } from './spool/keeper.js';
+import { Spool } from './spool/spool.js';
+import { type ExporterStats, emptySpoolStats, emptyStats, increment } from './stats.js';
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
 import { describeError } from './upload/errors.js';
@@ -53,6 +55,7 @@ export class S3MetricExporter implements PushMetricExporter {
   readonly #stats = emptyStats();
   readonly #episodes = new Episodes();
   readonly #selectTemporality: (type: InstrumentType) => AggregationTemporality;
+  readonly #spool: SpoolKeeper | undefined;
   #ageTimer: NodeJS.Timeout | undefined;
   #seq = 0;
   #state: Lifecycle = 'running';
@@ -62,6 +65,8 @@ export class S3MetricExporter implements PushMetricExporter {
   constructor(options: S3MetricExporterOptions) {
     this.#config = resolveConfig(options);
     const c = this.#config;
+    // First, so that a spool directory owned by another exporter fails before anything starts.
+    const spool = c.spoolDir === undefined ? undefined : Spool.open(c.spoolDir, c.spoolFileSystem);
     this.#format = recordFormat(c.format);
     this.#codec = createCodec(c.compression, c.compressionLevel);
     this.#open = new OpenBatch(this.#format);
@@ -85,6 +90,36 @@ export class S3MetricExporter implements PushMetricExporter {
       onRejected: (batch, reason, error) => this.#rejected(batch, reason, error),
       onRetry: (batch, verdict, error, delay) => this.#retrying(batch, verdict, error, delay),
     });
+    this.#spool = spool && this.#keep(spool);
+  }
+
+  #keep(spool: Spool): SpoolKeeper {
+    const c = this.#config;
+    const stats = emptySpoolStats();
+    this.#stats.spool = stats;
+    const keeper = new SpoolKeeper(
+      spool,
+      {
+        maxSpoolBytes: c.maxSpoolBytes,
+        loadConcurrency: c.uploadConcurrency,
+        retryEveryMillis: c.retryMaxDelayMillis,
+      },
+      {
+        pending: this.#pending,
+        stats,
+        episodes: this.#episodes,
+        hasRoom: (bytes) => this.#open.bytes + this.#pending.bytes + bytes <= c.maxBufferedBytes,
+        submit: (batch) => this.#uploader.submit(batch),
+        drop: (batch, reason) => this.#drop(batch, reason),
+        nextSeq: () => ++this.#seq,
+      },
+    );
+    keeper.restore().catch((error: unknown) => {
+      log.error(
+        `spool ${spool.dir}: could not read what an earlier run left: ${describeError(error)}`,
+      );
+    });
+    return keeper;
   }
 
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
@@ -170,6 +205,10 @@ export class S3MetricExporter implements PushMetricExporter {
       uploadFailures: { ...this.#stats.uploadFailures },
       pointsDroppedByReason: { ...this.#stats.pointsDroppedByReason },
       uploadLatency: { ...this.#stats.uploadLatency },
+      spool: this.#stats.spool && {
+        ...this.#stats.spool,
+        writeFailures: { ...this.#stats.spool.writeFailures },
+      },
       bufferedBytes: this.#open.bytes + this.#pending.bytes,
       pendingBatches: this.#pending.size,
     };
@@ -179,18 +218,42 @@ export class S3MetricExporter implements PushMetricExporter {
     this.#state = 'shutting-down';
     await this.#sealNow();
     const c = this.#config;
-    if (!(await this.#waitForPending(c.flushTimeoutMillis))) {
-      const count = this.#pending.size;
-      const bytes = this.#pending.bytes;
-      for (const batch of [...this.#pending]) this.#drop(batch, 'shutdown');
-      log.error(
-        `shutdown() deadline of ${c.flushTimeoutMillis} ms passed: dropped ${plural(count, 'batch', 'batches')} (${plural(bytes, 'byte')}) not yet stored`,
-      );
-    }
+    if (!(await this.#waitForPending(c.flushTimeoutMillis))) await this.#giveUpPending();
     this.#uploader.clear();
     this.#state = 'shut-down';
+    this.#spool?.close();
     await this.#codec.close();
     if (this.#s3.owned) this.#s3.client.destroy();
+  }
+
+  /** The shutdown deadline passed: what is on disk stays for the next run, the rest is lost. */
+  async #giveUpPending(): Promise<void> {
+    await this.#spool?.settleWrites();
+    let left = 0;
+    let dropped = 0;
+    let droppedBytes = 0;
+    for (const batch of [...this.#pending]) {
+      if (batch.spool !== undefined) {
+        left++;
+        this.#pending.delete(batch);
+        batch.settle('spooled');
+        this.#uploader.cancel(batch);
+      } else {
+        dropped++;
+        droppedBytes += batch.rawBytes;
+        this.#drop(batch, 'shutdown');
+      }
+    }
+    if (this.#stats.spool !== undefined) this.#stats.spool.leftAtShutdown += left;
+    const kept =
+      left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
+    const lost =
+      dropped > 0
+        ? `: dropped ${plural(dropped, 'batch', 'batches')} (${plural(droppedBytes, 'byte')}) not yet stored`
+        : '';
+    (dropped > 0 ? log.error : log.warn)(
+      `shutdown() deadline of ${this.#config.flushTimeoutMillis} ms passed${lost}${kept}`,
+    );
   }
 
   async #sealNow(): Promise<void> {
@@ -201,6 +264,7 @@ export class S3MetricExporter implements PushMetricExporter {
   /** Expedites waiting retries, then waits for everything pending now, at most `millis`. */
   #waitForPending(millis: number): Promise<boolean> {
     this.#uploader.expedite();
+    this.#spool?.pump();
     const all = Promise.all(Array.from(this.#pending, (batch) => batch.settled));
     return settleWithin(all, millis);
   }
@@ -253,6 +317,9 @@ export class S3MetricExporter implements PushMetricExporter {
     while (this.#open.bytes + this.#pending.bytes + bytes > limit) {
       const victim = this.#pending.oldestDroppable();
       if (victim === undefined) return false;
+      this.#uploader.cancel(victim);
+      // With a spool the victim is on disk: release its memory instead of losing it.
+      if (this.#spool?.pageOut(victim)) continue;
       this.#drop(victim, 'buffer-full');
       this.#episodes.report(
         'buffer-full',
@@ -320,6 +387,11 @@ export class S3MetricExporter implements PushMetricExporter {
     batch.contentType = codec.contentType ?? this.#format.contentType;
     batch.body = body;
     this.#pending.resize(batch, body.length);
+    if (this.#spool !== undefined) {
+      // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
+      await this.#spool.persist(batch);
+      if (batch.state !== 'compressing') return;
+    }
     this.#uploader.submit(batch);
   }
 
@@ -337,6 +409,7 @@ export class S3MetricExporter implements PushMetricExporter {
     this.#onUploaded?.(latencyMillis);
     this.#pending.delete(batch);
     batch.settle('uploaded');
+    this.#spool?.uploaded(batch);
     this.#episodes.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
     this.#episodes.clear('buffer-full');
     this.#episodes.clearMatching(
@@ -382,6 +455,7 @@ export class S3MetricExporter implements PushMetricExporter {
     this.#pending.delete(batch);
     this.#uploader.cancel(batch);
     batch.settle('dropped');
+    this.#spool?.forget(batch);
   }
 
   #countDrop(reason: string, batches: number, points: number, bytes: number): void {

@@ -1,9 +1,21 @@
+import type { SpoolEntry } from './spool/spool.js';
+
 /**
  * compressing → queued → uploading → (waiting → queued → uploading)* → settled.
- * Only `queued` and `waiting` batches may be dropped to make room: their bytes are idle.
+ * Only `queued` and `waiting` batches may be dropped or paged out to make room: their bytes
+ * are idle. With a spool, `compressing` includes the durable write, and a batch whose bytes
+ * were released from memory is `spooled` (on disk only) until it is `loading` back.
  */
-export type BatchState = 'compressing' | 'queued' | 'uploading' | 'waiting' | 'settled';
-export type BatchOutcome = 'uploaded' | 'dropped';
+export type BatchState =
+  | 'compressing'
+  | 'queued'
+  | 'uploading'
+  | 'waiting'
+  | 'spooled'
+  | 'loading'
+  | 'settled';
+/** `spooled`: not uploaded, but durably on disk for the next run (shutdown with a spool). */
+export type BatchOutcome = 'uploaded' | 'dropped' | 'spooled';
 
 /** A sealed batch on its way to S3. */
 export class SealedBatch {
@@ -28,10 +40,20 @@ export class SealedBatch {
   firstAttemptAt = 0;
   retryTimer: NodeJS.Timeout | undefined;
   inFlight: AbortController | undefined;
+  /** The durable copy in the spool, if any. */
+  spool: SpoolEntry | undefined;
+  /** True for a batch read back from the spool after a restart. */
+  restored = false;
   readonly settled: Promise<BatchOutcome>;
   #resolve!: (outcome: BatchOutcome) => void;
 
-  constructor(seq: number, sealedAt: Date, records: Buffer[], rawBytes: number, points: number) {
+  constructor(
+    seq: number,
+    sealedAt: Date,
+    records: Buffer[] | undefined,
+    rawBytes: number,
+    points: number,
+  ) {
     this.seq = seq;
     this.sealedAt = sealedAt;
     this.records = records;

@@ -31,6 +31,39 @@ export interface ExporterStats {
   pendingBatches: number;
   /** Time from a batch's first attempt to S3's acknowledgement, over uploaded batches. */
   uploadLatency: UploadLatency;
+  /** The disk spool, when spoolDir is set. */
+  spool: SpoolStats | undefined;
+}
+
+export interface SpoolStats {
+  /** Batch files on disk now, and their bytes. */
+  files: number;
+  bytes: number;
+  /** Batches written durably (write, fsync, rename, directory fsync). */
+  written: number;
+  /** Writes that did not become durable, by errno code (EIO, ENOSPC, ...); the batch stayed in memory. */
+  writeFailures: Record<string, number>;
+  /** Torn or corrupt files moved to quarantine/. */
+  quarantined: number;
+  /** Batches restored from an earlier run and then stored in S3. */
+  replayed: number;
+  /** Batches left on disk at shutdown, for the next run. */
+  leftAtShutdown: number;
+  /** Files evicted to stay under maxSpoolBytes (the batch is lost if it was only on disk). */
+  evicted: number;
+}
+
+export function emptySpoolStats(): SpoolStats {
+  return {
+    files: 0,
+    bytes: 0,
+    written: 0,
+    writeFailures: {},
+    quarantined: 0,
+    replayed: 0,
+    leftAtShutdown: 0,
+    evicted: 0,
+  };
 }
 
 export interface UploadLatency {
@@ -60,6 +93,7 @@ export function emptyStats(): ExporterStats {
     peakBufferedBytes: 0,
     pendingBatches: 0,
     uploadLatency: { count: 0, totalMillis: 0, maxMillis: 0, lastMillis: undefined },
+    spool: undefined,
   };
 }
 

@@ -31,21 +31,94 @@ export function decompress(bytes: Uint8Array, compression: ObjectEncoding['compr
   }
 }
 
+/** What failed while decoding a stored object: its compression, or the request inside. */
+export class ObjectDecodeError extends Error {
+  readonly key: string;
+  readonly stage: 'decompress' | 'decode';
+  constructor(key: string, stage: 'decompress' | 'decode', message: string, cause?: unknown) {
+    super(`${key}: ${message}`, { cause });
+    this.name = 'ObjectDecodeError';
+    this.key = key;
+    this.stage = stage;
+  }
+}
+
+/** A decoded object: its request, its encoding and its uncompressed size. */
+export interface DecodedObject {
+  request: OtlpObject;
+  encoding: ObjectEncoding;
+  /** Bytes after decompression. */
+  rawBytes: number;
+}
+
 /**
  * Decodes the bytes of one stored object into its ExportMetricsServiceRequest, in the OTLP/JSON
- * object shape whatever the format.
+ * object shape whatever the format. Throws ObjectDecodeError.
  */
-export function decodeObject(key: string, bytes: Uint8Array): OtlpObject {
+export function decodeStoredObject(key: string, bytes: Uint8Array): DecodedObject {
   const encoding = encodingOfKey(key);
   if (encoding === undefined) {
-    throw new Error(
-      `${key}: not an otel-s3-exporter object name (.json or .binpb, optionally .zst or .gz)`,
+    throw new ObjectDecodeError(
+      key,
+      'decode',
+      'not an otel-s3-exporter object name (.json or .binpb, optionally .zst or .gz)',
     );
   }
-  const raw = decompress(bytes, encoding.compression);
-  if (encoding.format === 'otlp-proto') return decodeOtlpProto(raw);
-  const text = raw.toString('utf8');
+  let raw: Buffer;
+  try {
+    raw = decompress(bytes, encoding.compression);
+  } catch (error) {
+    throw new ObjectDecodeError(
+      key,
+      'decompress',
+      `invalid ${encoding.compression} data: ${messageOf(error)}`,
+      error,
+    );
+  }
+  return { request: decodeRequest(key, raw, encoding.format), encoding, rawBytes: raw.length };
+}
+
+/** Decodes the bytes of one stored object into its ExportMetricsServiceRequest (see decodeStoredObject). */
+export function decodeObject(key: string, bytes: Uint8Array): OtlpObject {
+  return decodeStoredObject(key, bytes).request;
+}
+
+function decodeRequest(key: string, raw: Buffer, format: ObjectEncoding['format']): OtlpObject {
+  if (format === 'otlp-proto') {
+    try {
+      return decodeOtlpProto(raw);
+    } catch (error) {
+      throw new ObjectDecodeError(key, 'decode', messageOf(error), error);
+    }
+  }
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch (error) {
+    throw new ObjectDecodeError(key, 'decode', 'invalid UTF-8 in OTLP/JSON', error);
+  }
   const lines = text.split('\n').filter((line) => line.trim() !== '');
-  if (lines.length !== 1) throw new Error(`${key}: expected one JSON line, found ${lines.length}`);
-  return JSON.parse(lines[0] as string) as OtlpObject;
+  if (lines.length !== 1) {
+    throw new ObjectDecodeError(key, 'decode', `expected one JSON line, found ${lines.length}`);
+  }
+  let request: unknown;
+  try {
+    request = JSON.parse(lines[0] as string);
+  } catch (error) {
+    throw new ObjectDecodeError(key, 'decode', `invalid JSON: ${messageOf(error)}`, error);
+  }
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+    throw new ObjectDecodeError(
+      key,
+      'decode',
+      'the JSON line is not an ExportMetricsServiceRequest object',
+    );
+  }
+  return request as OtlpObject;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

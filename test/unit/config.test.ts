@@ -71,6 +71,9 @@ describe('resolveConfig defaults', () => {
       requestChecksumCalculation: 'WHEN_SUPPORTED',
       retryInitialDelayMillis: 250,
       retryMaxDelayMillis: 30_000,
+      spoolDir: undefined,
+      maxSpoolBytes: 256 * 1024 * 1024,
+      spoolFileSystem: undefined,
     });
   });
 
@@ -90,6 +93,7 @@ describe('resolveConfig defaults', () => {
       retryMaxDelayMillis: 30_000,
       zstdLevel: 3,
       gzipLevel: 6,
+      maxSpoolBytes: 256 * 1024 * 1024,
     });
   });
 

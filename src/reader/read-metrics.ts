@@ -1,0 +1,231 @@
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import {
+  decodeStoredObject,
+  encodingOfKey,
+  ObjectDecodeError,
+  type ObjectEncoding,
+} from './decode-object.js';
+import { ReadAccessError } from './errors.js';
+import { compareKeys, keyRange, parseObjectKey } from './object-key.js';
+import {
+  type ListMetricObjectsOptions,
+  openSource,
+  type ResolvedRange,
+  resolveConcurrency,
+  resolveRange,
+} from './read-options.js';
+import type { ObjectSource } from './source.js';
+
+/** A stored object in the range, as listed. */
+export interface ObjectInfo {
+  key: string;
+  /** The object's time: the millisecond timestamp of the UUIDv7 in its name (its seal time). */
+  time: Date;
+  /** Stored (compressed) bytes. */
+  size: number;
+  encoding: ObjectEncoding;
+}
+
+/** A stored object, fetched and decoded. */
+export interface MetricObject extends ObjectInfo {
+  /** The ExportMetricsServiceRequest, in the OTLP/JSON object shape whatever the format. */
+  request: OtlpObject;
+  /** The bytes as stored. */
+  bytes: Uint8Array;
+  /** Bytes after decompression. */
+  rawBytes: number;
+}
+
+/** An object that could not be read: it is skipped and counted, and reading goes on. */
+export interface UnreadableObject extends ObjectInfo {
+  /** What failed: GetObject (or reading the file), decompression, or decoding the request. */
+  stage: 'fetch' | 'decompress' | 'decode';
+  error: Error;
+}
+
+/** Counters of one listing or read, updated as it goes. */
+export interface ReadStats {
+  /** Objects in the range: in the layout, under the prefix, with a time in [from, to). */
+  objects: number;
+  /** Their stored bytes, as listed. */
+  bytes: number;
+  /** Keys under the prefix that are not in the exporter's layout (or under a deeper prefix): skipped. */
+  keysSkipped: number;
+  /** Objects fetched and decoded (readMetrics only). */
+  objectsRead: number;
+  /** Their bytes after decompression. */
+  rawBytesRead: number;
+  /** Objects that could not be fetched or decoded, skipped (readMetrics only). */
+  objectsUnreadable: number;
+}
+
+/** What listMetricObjects and readMetrics return: iterate it once; `stats` is live. */
+export interface MetricStream<T> extends AsyncIterable<T> {
+  readonly stats: Readonly<ReadStats>;
+}
+
+export type ReadMetricsOptions = ListMetricObjectsOptions & {
+  /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
+  concurrency?: number;
+  /**
+   * Called for each object that cannot be read (GetObject failed, bad compression, bad JSON or
+   * protobuf); the object is skipped and counted in `stats.objectsUnreadable`. Access errors
+   * (credentials, permissions, missing bucket) are not reported here: they end the iteration
+   * with a ReadAccessError.
+   */
+  onError?: (problem: UnreadableObject) => void;
+};
+
+/**
+ * The objects whose time is in [from, to), in key order (which is time order within a
+ * partition), with their sizes. Lists only the partitions that can hold them.
+ */
+export function listMetricObjects(options: ListMetricObjectsOptions): MetricStream<ObjectInfo> {
+  const range = resolveRange(options);
+  const stats = emptyStats();
+  return singleUse(stats, async function* () {
+    const source = openSource(options);
+    const controller = new AbortController();
+    const signal = linked(options.signal, controller.signal);
+    try {
+      yield* inRange(source, range, signal, stats);
+    } finally {
+      controller.abort();
+      source.close();
+    }
+  });
+}
+
+/**
+ * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
+ * `concurrency` objects are fetched at once; at most that many are held (compressed) besides
+ * the one being yielded, however long the range. Unreadable objects go to `onError` and are
+ * skipped; access errors throw a ReadAccessError; an abort throws the signal's reason.
+ */
+export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObject> {
+  const range = resolveRange(options);
+  const concurrency = resolveConcurrency(options.concurrency);
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new TypeError('otel-s3-exporter: onError must be a function');
+  }
+  const stats = emptyStats();
+  return singleUse(stats, async function* () {
+    const source = openSource(options);
+    const controller = new AbortController();
+    const signal = linked(options.signal, controller.signal);
+    const listing = inRange(source, range, signal, stats);
+    const window: { info: ObjectInfo; bytes: Promise<Fetched> }[] = [];
+    let listed = false;
+    try {
+      for (;;) {
+        signal.throwIfAborted();
+        while (!listed && window.length < concurrency) {
+          const next = await listing.next();
+          if (next.done === true) listed = true;
+          else window.push({ info: next.value, bytes: fetch(source, next.value, signal) });
+        }
+        const head = window.shift();
+        if (head === undefined) return;
+        const fetched = await head.bytes;
+        // Decoded only now, so the window holds compressed bytes, not decoded requests.
+        const outcome = 'bytes' in fetched ? decode(head.info, fetched.bytes) : fetched;
+        if ('request' in outcome) {
+          stats.objectsRead++;
+          stats.rawBytesRead += outcome.rawBytes;
+          yield outcome;
+        } else {
+          stats.objectsUnreadable++;
+          options.onError?.(outcome);
+        }
+      }
+    } finally {
+      controller.abort();
+      await listing.return(undefined);
+      source.close();
+    }
+  });
+}
+
+type Fetched = { bytes: Uint8Array } | UnreadableObject;
+
+/** Fetches one object; rejects only for access errors and aborts, which end the read. */
+function fetch(source: ObjectSource, info: ObjectInfo, signal: AbortSignal): Promise<Fetched> {
+  const fetched = source.get(info.key, signal).then(
+    (bytes) => ({ bytes }),
+    (error: unknown): UnreadableObject => {
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof ReadAccessError) throw error;
+      return { ...info, stage: 'fetch', error: asError(error) };
+    },
+  );
+  // Handled now, awaited later: a rejection before this reaches the head is not "unhandled".
+  fetched.catch(() => {});
+  return fetched;
+}
+
+function decode(info: ObjectInfo, bytes: Uint8Array): MetricObject | UnreadableObject {
+  try {
+    const { request, rawBytes } = decodeStoredObject(info.key, bytes);
+    return { ...info, request, bytes, rawBytes };
+  } catch (error) {
+    const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';
+    return { ...info, stage, error: asError(error) };
+  }
+}
+
+async function* inRange(
+  source: ObjectSource,
+  range: ResolvedRange,
+  signal: AbortSignal,
+  stats: ReadStats,
+): AsyncGenerator<ObjectInfo> {
+  const { startAfter, stopAt } = keyRange(range.prefix, range.from, range.to);
+  const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
+  const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
+  for await (const { key, size } of source.list(range.prefix, startAfter, signal)) {
+    // Keys sort by partition: past this one, no object can be in the range.
+    if (stopAt !== undefined && compareKeys(key, stopAt) >= 0) return;
+    const parsed = parseObjectKey(key);
+    const encoding = encodingOfKey(key);
+    if (parsed === undefined || parsed.prefix !== range.prefix || encoding === undefined) {
+      stats.keysSkipped++;
+      continue;
+    }
+    const time = parsed.time.getTime();
+    if (time < from || time >= to) continue;
+    stats.objects++;
+    stats.bytes += size;
+    yield { key, time: parsed.time, size, encoding };
+  }
+}
+
+function singleUse<T>(stats: ReadStats, run: () => AsyncGenerator<T>): MetricStream<T> {
+  let started = false;
+  return {
+    stats,
+    [Symbol.asyncIterator]() {
+      if (started) throw new Error('otel-s3-exporter: a metric stream can be iterated only once');
+      started = true;
+      return run();
+    },
+  };
+}
+
+function emptyStats(): ReadStats {
+  return {
+    objects: 0,
+    bytes: 0,
+    keysSkipped: 0,
+    objectsRead: 0,
+    rawBytesRead: 0,
+    objectsUnreadable: 0,
+  };
+}
+
+function linked(outer: AbortSignal | undefined, inner: AbortSignal): AbortSignal {
+  return outer === undefined ? inner : AbortSignal.any([outer, inner]);
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,128 @@
+import { InvalidOptionError, normalizePrefix } from '../config.js';
+import { dirSource } from './dir-source.js';
+import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
+import type { ObjectSource } from './source.js';
+
+/** Which objects to read: a prefix and a time range of the objects' seal times. */
+export interface ReadRangeOptions {
+  /** Key prefix, as given to the exporter (normalized the same way). Default `''`. */
+  prefix?: string;
+  /** Objects sealed at or after this time. Default: the earliest. */
+  from?: Date;
+  /** Objects sealed before this time (exclusive). Default: no end. */
+  to?: Date;
+  /** Aborts listing and downloads; iteration then throws the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Read from an S3 bucket... */
+export interface S3Location extends ReaderConnectionOptions {
+  bucket: string;
+  dir?: undefined;
+}
+
+/** ...or from a local directory laid out like one (`{dir}/{key}`), e.g. an `aws s3 sync` mirror. */
+export interface DirLocation {
+  dir: string;
+  bucket?: undefined;
+}
+
+export type ListMetricObjectsOptions = ReadRangeOptions & (S3Location | DirLocation);
+
+export const DEFAULT_READ_CONCURRENCY = 8;
+export const MAX_READ_CONCURRENCY = 64;
+
+export interface ResolvedRange {
+  prefix: string;
+  from: Date | undefined;
+  to: Date | undefined;
+}
+
+/** Validates the location and range; throws InvalidOptionError naming the option. */
+export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidOptionError('options', options, 'an object with { bucket } or { dir }');
+  }
+  if ((options.bucket === undefined) === (options.dir === undefined)) {
+    throw new InvalidOptionError(
+      'bucket',
+      options.bucket,
+      'either bucket (read from S3) or dir (read a local directory), not both',
+    );
+  }
+  if (options.bucket !== undefined) {
+    if (
+      typeof options.bucket !== 'string' ||
+      options.bucket === '' ||
+      /[/\s]/.test(options.bucket)
+    ) {
+      throw new InvalidOptionError('bucket', options.bucket, 'a bucket name without "/" or spaces');
+    }
+    endpoint(options.endpoint);
+  } else if (typeof options.dir !== 'string' || options.dir === '') {
+    throw new InvalidOptionError('dir', options.dir, 'a directory path');
+  }
+  const from = time('from', options.from);
+  const to = time('to', options.to);
+  if (from !== undefined && to !== undefined && to.getTime() < from.getTime()) {
+    throw new InvalidOptionError(
+      'to',
+      options.to,
+      `a time not before from (${from.toISOString()})`,
+    );
+  }
+  return { prefix: normalizePrefix(options.prefix), from, to };
+}
+
+export function resolveConcurrency(value: unknown): number {
+  if (value === undefined) return DEFAULT_READ_CONCURRENCY;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > MAX_READ_CONCURRENCY
+  ) {
+    throw new InvalidOptionError(
+      'concurrency',
+      value,
+      `an integer from 1 to ${MAX_READ_CONCURRENCY}`,
+    );
+  }
+  return value;
+}
+
+/** The source the options name. Call after resolveRange. */
+export function openSource(options: ListMetricObjectsOptions): ObjectSource {
+  if (options.dir !== undefined) return dirSource(options.dir);
+  return s3Source(options.bucket, {
+    region: options.region,
+    endpoint: options.endpoint,
+    forcePathStyle: options.forcePathStyle,
+    credentials: options.credentials,
+    s3Client: options.s3Client,
+    requestChecksumCalculation: options.requestChecksumCalculation,
+    responseChecksumValidation: options.responseChecksumValidation,
+  });
+}
+
+function time(option: string, value: unknown): Date | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new InvalidOptionError(option, value, 'a valid Date');
+  }
+  return value;
+}
+
+function endpoint(value: unknown): void {
+  if (value === undefined) return;
+  const expected = 'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"';
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new InvalidOptionError('endpoint', value, expected);
+  }
+}

@@ -1,0 +1,116 @@
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import type { ChecksumMode } from '../config.js';
+import { asAccessError, describeError } from './errors.js';
+import type { ListedKey, ObjectSource } from './source.js';
+
+/** How to reach S3; the same options, with the same defaults, as the exporter's. */
+export interface ReaderConnectionOptions {
+  /** AWS region. Default: AWS_REGION or AWS_DEFAULT_REGION, else `us-east-1`. */
+  region?: string;
+  /** Endpoint URL of an S3-compatible server, e.g. `http://127.0.0.1:9000`. */
+  endpoint?: string;
+  /** Path-style addressing. Default: true when `endpoint` is set. */
+  forcePathStyle?: boolean;
+  /** Static credentials or a provider. Default: the AWS SDK's default provider chain. */
+  credentials?: S3ClientConfig['credentials'];
+  /** Bring your own client (it is not destroyed); the options above are then ignored. */
+  s3Client?: S3Client;
+  /** Default `WHEN_REQUIRED` with a custom endpoint (many S3-compatible servers reject the SDK's CRC32 checksums), else `WHEN_SUPPORTED`. */
+  requestChecksumCalculation?: ChecksumMode;
+  /** Default as for requestChecksumCalculation. */
+  responseChecksumValidation?: ChecksumMode;
+}
+
+/** The client to read with: the caller's, or one made (and later destroyed) by the reader. */
+export function createReaderClient(options: ReaderConnectionOptions): {
+  client: S3Client;
+  owned: boolean;
+} {
+  if (options.s3Client !== undefined) return { client: options.s3Client, owned: false };
+  const custom = options.endpoint !== undefined;
+  const checksums: ChecksumMode = custom ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
+  const client = new S3Client({
+    region:
+      options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    ...(custom ? { endpoint: options.endpoint } : {}),
+    forcePathStyle: options.forcePathStyle ?? custom,
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    requestChecksumCalculation: options.requestChecksumCalculation ?? checksums,
+    responseChecksumValidation: options.responseChecksumValidation ?? checksums,
+    // Reads are idempotent, so the SDK's own retries (3 attempts) are right here; an endpoint
+    // that never answers should fail in seconds, not hang.
+    requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
+  });
+  return { client, owned: true };
+}
+
+/** Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages). */
+export function s3Source(
+  bucket: string,
+  connection: ReaderConnectionOptions,
+  pageSize = 1000,
+): ObjectSource {
+  const { client, owned } = createReaderClient(connection);
+  const where = (prefix: string) => `s3://${bucket}/${prefix === '' ? '' : `${prefix}/`}`;
+  return {
+    description: where(''),
+    async *list(prefix, startAfter, signal): AsyncGenerator<ListedKey> {
+      let token: string | undefined;
+      do {
+        let page: ListObjectsV2CommandOutput;
+        try {
+          page = await client.send(
+            new ListObjectsV2Command({
+              Bucket: bucket,
+              ...(prefix === '' ? {} : { Prefix: `${prefix}/` }),
+              ...(startAfter === undefined ? {} : { StartAfter: startAfter }),
+              ...(token === undefined ? {} : { ContinuationToken: token }),
+              MaxKeys: pageSize,
+            }),
+            { abortSignal: signal },
+          );
+        } catch (error) {
+          signal.throwIfAborted();
+          throw listFailure(`cannot list ${where(prefix)}`, error, connection.endpoint);
+        }
+        for (const entry of page.Contents ?? []) {
+          if (entry.Key !== undefined) yield { key: entry.Key, size: entry.Size ?? 0 };
+        }
+        token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    },
+    async get(key, signal) {
+      try {
+        const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), {
+          abortSignal: signal,
+        });
+        if (got.Body === undefined) throw new Error('GetObject returned no body');
+        return await got.Body.transformToByteArray();
+      } catch (error) {
+        signal.throwIfAborted();
+        throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
+      }
+    },
+    close() {
+      if (owned) client.destroy();
+    },
+  };
+}
+
+function listFailure(what: string, error: unknown, endpoint: string | undefined): Error {
+  const access = asAccessError(what, error);
+  if (access !== undefined) return access;
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  // No HTTP answer at all: the server could not be reached.
+  const hint =
+    status === undefined
+      ? `; is the endpoint (${endpoint ?? 'AWS S3'}) right and the server reachable?`
+      : '';
+  return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
+}

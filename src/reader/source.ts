@@ -1,0 +1,24 @@
+/** One entry of a listing: a key and its stored size. */
+export interface ListedKey {
+  key: string;
+  size: number;
+}
+
+/**
+ * Where stored objects are read from: an S3 bucket, or a local directory laid out like one.
+ * Both list keys in the order S3 does (ascending UTF-8 bytes), so time ranges prune the same way.
+ */
+export interface ObjectSource {
+  /** For messages, e.g. `s3://metrics/prod/` or `dir ./mirror`. */
+  readonly description: string;
+  /** Keys under `prefix` that sort after `startAfter`, in key order; pulled lazily, page by page. */
+  list(
+    prefix: string,
+    startAfter: string | undefined,
+    signal: AbortSignal,
+  ): AsyncIterable<ListedKey>;
+  /** The stored bytes of one object. */
+  get(key: string, signal: AbortSignal): Promise<Uint8Array>;
+  /** Releases what the source opened (the S3 client it created). */
+  close(): void;
+}

@@ -1,0 +1,85 @@
+import { crc32c } from '@node-rs/crc32';
+
+/**
+ * One spooled batch per file:
+ *   [0,4)   magic "OS3B"
+ *   [4,6)   format version (u16 LE) = 1
+ *   [6,8)   reserved, 0
+ *   [8,12)  metadata length M (u32 LE)
+ *   [12,16) body length B (u32 LE)
+ *   [16,20) CRC32C over bytes [0,16), the metadata and the body (u32 LE)
+ *   [20,20+M)      metadata: UTF-8 JSON (SpoolMeta)
+ *   [20+M,20+M+B)  body: the object's bytes, exactly as uploaded
+ * A torn write shows as a length mismatch, a flipped bit as a checksum mismatch.
+ */
+const MAGIC = 0x4233534f; // "OS3B" read as a little-endian u32
+const VERSION = 1;
+const HEADER_BYTES = 20;
+
+export interface SpoolMeta {
+  /** The object key, fixed at seal: a replay uploads under it, so it never duplicates. */
+  key: string;
+  contentType: string;
+  points: number;
+  rawBytes: number;
+  /** Seal time, ms since the epoch. */
+  sealedAt: number;
+}
+
+export class SpoolFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SpoolFormatError';
+  }
+}
+
+/** Size of the file that encodeSpoolFile() makes. */
+export function spoolFileBytes(meta: SpoolMeta, bodyBytes: number): number {
+  return HEADER_BYTES + Buffer.byteLength(JSON.stringify(meta)) + bodyBytes;
+}
+
+/** The parts to write, in order: header, metadata, body (the body is not copied). */
+export function encodeSpoolFile(meta: SpoolMeta, body: Buffer): Buffer[] {
+  const metaBytes = Buffer.from(JSON.stringify(meta));
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.writeUInt32LE(MAGIC, 0);
+  header.writeUInt16LE(VERSION, 4);
+  header.writeUInt16LE(0, 6);
+  header.writeUInt32LE(metaBytes.length, 8);
+  header.writeUInt32LE(body.length, 12);
+  let crc = crc32c(header.subarray(0, 16));
+  crc = crc32c(metaBytes, crc);
+  crc = crc32c(body, crc);
+  header.writeUInt32LE(crc, 16);
+  return [header, metaBytes, body];
+}
+
+/** Validates a whole spool file; throws SpoolFormatError saying what is wrong. */
+export function decodeSpoolFile(file: Buffer): { meta: SpoolMeta; body: Buffer } {
+  if (file.length < HEADER_BYTES)
+    throw new SpoolFormatError(`truncated header (${file.length} bytes)`);
+  if (file.readUInt32LE(0) !== MAGIC) throw new SpoolFormatError('not a spool file (bad magic)');
+  const version = file.readUInt16LE(4);
+  if (version !== VERSION) throw new SpoolFormatError(`unknown format version ${version}`);
+  const metaLength = file.readUInt32LE(8);
+  const bodyLength = file.readUInt32LE(12);
+  const expected = HEADER_BYTES + metaLength + bodyLength;
+  if (file.length !== expected) {
+    throw new SpoolFormatError(`length ${file.length}, header says ${expected} (torn write)`);
+  }
+  const metaBytes = file.subarray(HEADER_BYTES, HEADER_BYTES + metaLength);
+  const body = file.subarray(HEADER_BYTES + metaLength);
+  let crc = crc32c(file.subarray(0, 16));
+  crc = crc32c(metaBytes, crc);
+  crc = crc32c(body, crc);
+  if (crc !== file.readUInt32LE(16)) throw new SpoolFormatError('checksum mismatch (corrupt)');
+  let meta: SpoolMeta;
+  try {
+    meta = JSON.parse(metaBytes.toString('utf8')) as SpoolMeta;
+  } catch {
+    throw new SpoolFormatError('unreadable metadata');
+  }
+  if (typeof meta.key !== 'string' || meta.key === '')
+    throw new SpoolFormatError('metadata without a key');
+  return { meta, body };
+}

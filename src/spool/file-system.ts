@@ -1,0 +1,68 @@
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+
+/** An open file being written. */
+export interface SpoolFileHandle {
+  /** Writes all of `parts`, in order, at the end of the file. */
+  write(parts: readonly Buffer[]): Promise<void>;
+  /** fsync: the data (and metadata) reach stable storage, or it throws. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file operations the spool needs, and nothing else: a seam where tests inject EIO and
+ * ENOSPC (and where exotic storage could be plugged in).
+ */
+export interface SpoolFileSystem {
+  mkdir(path: string): Promise<void>;
+  /** Creates `path`, failing if it exists (O_CREAT | O_EXCL). */
+  create(path: string): Promise<SpoolFileHandle>;
+  /** fsync of a directory, so a rename in it is durable. */
+  syncDirectory(path: string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  readFile(path: string): Promise<Buffer>;
+  readdir(path: string): Promise<string[]>;
+}
+
+export const nodeFileSystem: SpoolFileSystem = {
+  mkdir: async (path) => {
+    await mkdir(path, { recursive: true });
+  },
+  async create(path) {
+    const handle = await open(path, 'wx', 0o600);
+    return {
+      async write(parts) {
+        let pending = parts.filter((p) => p.length > 0);
+        while (pending.length > 0) {
+          const { bytesWritten } = await handle.writev(pending);
+          // writev may write less than asked: skip what went out and go on with the rest.
+          let skip = bytesWritten;
+          const rest: Buffer[] = [];
+          for (const part of pending) {
+            if (skip >= part.length) skip -= part.length;
+            else {
+              rest.push(part.subarray(skip));
+              skip = 0;
+            }
+          }
+          pending = rest;
+        }
+      },
+      sync: () => handle.sync(),
+      close: () => handle.close(),
+    };
+  },
+  async syncDirectory(path) {
+    const handle = await open(path, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+  rename,
+  unlink,
+  readFile: (path) => readFile(path),
+  readdir: (path) => readdir(path),
+};

@@ -1,0 +1,188 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from './file-format.js';
+import { nodeFileSystem, type SpoolFileSystem } from './file-system.js';
+import { lockSpoolDir } from './lock.js';
+
+/** A batch that is durably on disk. */
+export interface SpoolEntry {
+  /** File name inside `batches/`; names sort by write time (UUIDv7). */
+  readonly name: string;
+  /** Bytes the file takes. */
+  readonly fileBytes: number;
+  readonly meta: SpoolMeta;
+}
+
+/** A spool write that did not become durable; the bytes are still the caller's. */
+export class SpoolWriteError extends Error {
+  /** errno code (EIO, ENOSPC, ...) or 'unknown'. */
+  readonly code: string;
+  constructor(step: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException)?.code ?? 'unknown';
+    super(`spool ${step} failed: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'SpoolWriteError';
+    this.code = code;
+  }
+}
+
+export interface ScanResult {
+  entries: SpoolEntry[];
+  /** Files that were torn or corrupt, moved to `quarantine/`. */
+  quarantined: { name: string; reason: string }[];
+}
+
+/**
+ * The durable disk spool: one file per batch, written to `tmp/`, fsynced, renamed into
+ * `batches/`, and the directory fsynced, so a file in `batches/` is whole. A failed write or
+ * fsync is never retried on the same file (the page cache may hold anything after a failed
+ * fsync): the caller keeps the bytes and a later write uses a fresh name.
+ */
+export class Spool {
+  readonly dir: string;
+  readonly #fs: SpoolFileSystem;
+  readonly #batches: string;
+  readonly #tmp: string;
+  readonly #quarantine: string;
+  readonly #release: () => void;
+  #bytes = 0;
+  #files = 0;
+
+  private constructor(dir: string, fs: SpoolFileSystem, release: () => void) {
+    this.dir = dir;
+    this.#fs = fs;
+    this.#batches = join(dir, 'batches');
+    this.#tmp = join(dir, 'tmp');
+    this.#quarantine = join(dir, 'quarantine');
+    this.#release = release;
+  }
+
+  /** Creates the directories and takes the lock (throws SpoolLockedError if another owner lives). */
+  static open(dir: string, fs: SpoolFileSystem = nodeFileSystem): Spool {
+    for (const sub of ['batches', 'tmp', 'quarantine'])
+      mkdirSync(join(dir, sub), { recursive: true });
+    return new Spool(dir, fs, lockSpoolDir(dir));
+  }
+
+  /** Bytes of the files in `batches/`. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get files(): number {
+    return this.#files;
+  }
+
+  /**
+   * Reads what an earlier run left: every file of `batches/` is validated; complete files left
+   * in `tmp/` (a crash between fsync and rename) are adopted; torn or corrupt files go to
+   * `quarantine/`. Oldest first.
+   */
+  async scan(): Promise<ScanResult> {
+    const quarantined: ScanResult['quarantined'] = [];
+    for (const name of (await this.#fs.readdir(this.#tmp)).sort()) {
+      const path = join(this.#tmp, name);
+      const checked = await this.#check(path);
+      if (checked === undefined) {
+        await this.#fs.rename(path, join(this.#batches, name.replace(/\.tmp$/, '')));
+      } else {
+        await this.#moveToQuarantine(path, name, checked, quarantined);
+      }
+    }
+    const entries: SpoolEntry[] = [];
+    for (const name of (await this.#fs.readdir(this.#batches)).sort()) {
+      const path = join(this.#batches, name);
+      let file: Buffer;
+      try {
+        file = await this.#fs.readFile(path);
+        const { meta } = decodeSpoolFile(file);
+        entries.push({ name, fileBytes: file.length, meta });
+        this.#bytes += file.length;
+        this.#files++;
+      } catch (error) {
+        await this.#moveToQuarantine(path, name, (error as Error).message, quarantined);
+      }
+    }
+    return { entries, quarantined };
+  }
+
+  async #check(path: string): Promise<string | undefined> {
+    try {
+      decodeSpoolFile(await this.#fs.readFile(path));
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  async #moveToQuarantine(
+    path: string,
+    name: string,
+    reason: string,
+    into: ScanResult['quarantined'],
+  ): Promise<void> {
+    await this.#fs.rename(path, join(this.#quarantine, name));
+    into.push({ name, reason });
+  }
+
+  /** Writes a batch durably; throws SpoolWriteError (after cleaning up) if it did not become durable. */
+  async write(meta: SpoolMeta, body: Buffer): Promise<SpoolEntry> {
+    const name = `${uuidv7()}.batch`;
+    const tmpPath = join(this.#tmp, `${name}.tmp`);
+    const finalPath = join(this.#batches, name);
+    const parts = encodeSpoolFile(meta, body);
+    const fileBytes = parts.reduce((n, p) => n + p.length, 0);
+    let step = 'create';
+    let renamed = false;
+    try {
+      const handle = await this.#fs.create(tmpPath);
+      try {
+        step = 'write';
+        await handle.write(parts);
+        step = 'fsync';
+        await handle.sync();
+      } finally {
+        await handle.close().catch(() => {});
+      }
+      step = 'rename';
+      await this.#fs.rename(tmpPath, finalPath);
+      renamed = true;
+      step = 'directory fsync';
+      await this.#fs.syncDirectory(this.#batches);
+    } catch (error) {
+      // Not durable: remove what we made so a replay never finds it, and let the caller keep the bytes.
+      await this.#fs.unlink(renamed ? finalPath : tmpPath).catch(() => {});
+      throw new SpoolWriteError(step, error);
+    }
+    this.#bytes += fileBytes;
+    this.#files++;
+    return { name, fileBytes, meta };
+  }
+
+  /** The body of an entry, validated again (the disk may have changed it since). */
+  async read(entry: SpoolEntry): Promise<Buffer> {
+    return decodeSpoolFile(await this.#fs.readFile(join(this.#batches, entry.name))).body;
+  }
+
+  /** Deletes an entry, after S3 acknowledged it or when it is evicted. */
+  async remove(entry: SpoolEntry): Promise<void> {
+    this.#forget(entry);
+    await this.#fs.unlink(join(this.#batches, entry.name));
+  }
+
+  /** Moves an entry that failed to read back to `quarantine/`. */
+  async quarantine(entry: SpoolEntry): Promise<void> {
+    this.#forget(entry);
+    await this.#fs.rename(join(this.#batches, entry.name), join(this.#quarantine, entry.name));
+  }
+
+  #forget(entry: SpoolEntry): void {
+    this.#bytes -= entry.fileBytes;
+    this.#files--;
+  }
+
+  /** Releases the directory lock. */
+  close(): void {
+    this.#release();
+  }
+}
