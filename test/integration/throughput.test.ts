@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dataPointRows, S3MetricExporter } from '../../src/index.js';
@@ -28,9 +31,19 @@ describeS3('realistic workload into the real S3 server', () => {
   });
   afterAll(() => client?.destroy());
 
-  for (const compression of ['zstd', 'gzip', 'none'] as const) {
-    test(`${compression}: every point stored; ratio and throughput printed`, async () => {
-      const prefix = `throughput/${compression}`;
+  const cases = [
+    { compression: 'zstd', spool: false },
+    { compression: 'zstd', spool: true },
+    { compression: 'gzip', spool: false },
+    { compression: 'none', spool: false },
+  ] as const;
+  for (const { compression, spool } of cases) {
+    const label = `${compression}${spool ? ' + spool' : ''}`;
+    test(`${label}: every point stored; ratio and throughput printed`, async () => {
+      const prefix = `throughput/${compression}${spool ? '-spool' : ''}`;
+      const spoolDir = spool
+        ? await mkdtemp(join(tmpdir(), 'otel-s3-throughput-spool-'))
+        : undefined;
       const exporter = new S3MetricExporter({
         bucket,
         prefix,
@@ -39,6 +52,7 @@ describeS3('realistic workload into the real S3 server', () => {
         maxBatchBytes: 4 * 1024 * 1024,
         maxBufferedBytes: 256 * 1024 * 1024,
         flushTimeoutMillis: 60_000,
+        ...(spoolDir === undefined ? {} : { spoolDir }),
       });
       const { provider, collect } = collectingProvider('checkout');
       const meter = provider.getMeter('http-server', '1.0.0');
@@ -84,6 +98,10 @@ describeS3('realistic workload into the real S3 server', () => {
       const stats = exporter.stats();
       await exporter.shutdown();
       await provider.shutdown();
+      if (spoolDir !== undefined) {
+        expect(stats.spool?.written).toBe(stats.batchesUploaded);
+        await rm(spoolDir, { recursive: true, force: true });
+      }
 
       const objects = await listAndFetch(client, bucket, `${prefix}/`);
       const storedPoints = objects.reduce((n, o) => n + dataPointRows(decodeStored(o)).length, 0);
@@ -94,7 +112,7 @@ describeS3('realistic workload into the real S3 server', () => {
       const ratio = stats.rawBytesUploaded / stats.bytesUploaded;
       if (compression !== 'none') expect(ratio).toBeGreaterThan(4);
       console.log(
-        `[measure] ${s3Server?.kind} otlp-json+${compression}: ${points} points in ${objects.length} objects, ` +
+        `[measure] ${s3Server?.kind} otlp-json+${label}: ${points} points in ${objects.length} objects, ` +
           `raw ${(stats.rawBytesUploaded / 1e6).toFixed(2)} MB -> stored ${(stored / 1e6).toFixed(2)} MB ` +
           `(ratio ${ratio.toFixed(1)}), ${seconds.toFixed(2)} s from first export to flushed: ` +
           `${Math.round(points / seconds)} points/s, ${(stats.rawBytesUploaded / 1e6 / seconds).toFixed(1)} MB/s raw`,

@@ -1,0 +1,74 @@
+/**
+ * Cost of the durable spool: the same stream of batches uploaded into a real S3 server with and
+ * without `spoolDir`, alternating rounds, median reported. Needs S3_ENDPOINT, S3_ACCESS_KEY_ID,
+ * S3_SECRET_ACCESS_KEY (e.g. from scripts/ceph-rgw.sh).
+ *
+ *   npx tsx bench/spool-cost.ts [batches=200] [rounds=3]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3MetricExporter } from '../src/index.js';
+import { syntheticMetrics } from '../test/support/service.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const env = process.env;
+if (!env.S3_ENDPOINT || !env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) {
+  console.error('set S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (a real S3 server)');
+  process.exit(2);
+}
+const credentials = { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY };
+const batches = Number(process.argv[2] ?? 200);
+const rounds = Number(process.argv[3] ?? 3);
+const bucket = `bench-spool-${Date.now()}`;
+const client = new S3Client({ endpoint: env.S3_ENDPOINT, region: 'us-east-1', forcePathStyle: true, credentials });
+await client.send(new CreateBucketCommand({ Bucket: bucket }));
+
+// ~1000 points per export, each export sealed into a batch of its own (one export per batch).
+const metrics = Array.from({ length: batches }, (_, i) => syntheticMetrics(1_000, i));
+
+async function run(spool: boolean, round: number): Promise<{ seconds: number; rawBytes: number; storedBytes: number }> {
+  const spoolDir = spool ? await mkdtemp(join(tmpdir(), 'otel-s3-bench-spool-')) : undefined;
+  const exporter = new S3MetricExporter({
+    bucket,
+    prefix: `r${round}-${spool ? 'spool' : 'memory'}`,
+    endpoint: env.S3_ENDPOINT,
+    credentials,
+    maxBatchBytes: 64 * 1024,
+    maxBufferedBytes: 512 * 1024 * 1024,
+    flushTimeoutMillis: 120_000,
+    ...(spoolDir === undefined ? {} : { spoolDir }),
+  });
+  const started = performance.now();
+  for (const rm of metrics) await new Promise((resolve) => exporter.export(rm, resolve));
+  await exporter.forceFlush();
+  const seconds = (performance.now() - started) / 1000;
+  const stats = exporter.stats();
+  await exporter.shutdown();
+  if (stats.batchesUploaded !== stats.batchesSealed || stats.pointsDropped > 0) throw new Error('lost batches');
+  if (spoolDir !== undefined) await rm(spoolDir, { recursive: true, force: true });
+  return { seconds, rawBytes: stats.rawBytesUploaded, storedBytes: stats.bytesUploaded };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const results = { memory: [] as number[], spool: [] as number[] };
+let raw = 0;
+let batchCount = 0;
+await run(false, -1); // warm-up: JIT, connections, worker
+for (let round = 0; round < rounds; round++) {
+  for (const spool of round % 2 === 0 ? [false, true] : [true, false]) {
+    const r = await run(spool, round);
+    results[spool ? 'spool' : 'memory'].push(r.seconds);
+    raw = r.rawBytes;
+    batchCount = batches;
+  }
+}
+const memory = median(results.memory);
+const spooled = median(results.spool);
+console.log(`| mode | batches/s | MB/s raw | median of ${rounds} |`);
+console.log('| --- | --- | --- | --- |');
+console.log(`| memory only | ${(batchCount / memory).toFixed(0)} | ${(raw / 1e6 / memory).toFixed(1)} | ${memory.toFixed(2)} s |`);
+console.log(`| spool (write-ahead, fsync) | ${(batchCount / spooled).toFixed(0)} | ${(raw / 1e6 / spooled).toFixed(1)} | ${spooled.toFixed(2)} s |`);
+console.log(`spool throughput = ${((memory / spooled) * 100).toFixed(0)}% of memory-only (${batchCount} batches of ~${(raw / batchCount / 1024).toFixed(0)} KiB raw)`);
+client.destroy();

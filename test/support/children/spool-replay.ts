@@ -1,0 +1,26 @@
+/** Child process: opens the spool an earlier (killed) process left and uploads it, then reports. */
+import { S3MetricExporter } from '../../../src/index.js';
+
+const env = process.env;
+const exporter = new S3MetricExporter({
+  bucket: env.S3_BUCKET as string,
+  prefix: env.S3_PREFIX as string,
+  endpoint: env.S3_ENDPOINT as string,
+  credentials: {
+    accessKeyId: env.S3_ACCESS_KEY_ID as string,
+    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
+  },
+  spoolDir: env.SPOOL_DIR as string,
+  flushTimeoutMillis: 10_000,
+});
+const deadline = Date.now() + 20_000;
+// Restoring is asynchronous: wait until the spool is read and empty again.
+await new Promise((r) => setTimeout(r, 200));
+while (
+  (exporter.stats().pendingBatches > 0 || (exporter.stats().spool?.files ?? 0) > 0) &&
+  Date.now() < deadline
+) {
+  await new Promise((r) => setTimeout(r, 50));
+}
+await exporter.shutdown();
+console.log(JSON.stringify({ done: true, stats: exporter.stats() }));
