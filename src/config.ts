@@ -44,8 +44,8 @@ export interface RetryOptions {
 }
 
 export interface S3MetricExporterOptions {
-  /** Target bucket. Required. */
-  bucket: string;
+  /** Target bucket. Required, here or in OTEL_EXPORTER_S3_BUCKET. */
+  bucket?: string;
   /** Key prefix, e.g. `prod/checkout`. No leading or trailing `/` needed; `..` is rejected. */
   prefix?: string;
   /** Text put before `metrics_` in every object name. */
@@ -131,11 +131,20 @@ export interface ResolvedConfig {
 export class InvalidOptionError extends TypeError {
   readonly option: string;
   readonly value: unknown;
-  constructor(option: string, value: unknown, expected: string) {
-    super(`otel-s3-exporter: invalid option ${option}: ${show(value)} (expected ${expected})`);
+  /** The environment variable the value came from, if it did. */
+  readonly variable: string | undefined;
+  readonly expected: string;
+  constructor(option: string, value: unknown, expected: string, variable?: string) {
+    const where =
+      variable === undefined
+        ? `option ${option}`
+        : `environment variable ${variable} (option ${option})`;
+    super(`otel-s3-exporter: invalid ${where}: ${show(value)} (expected ${expected})`);
     this.name = 'InvalidOptionError';
     this.option = option;
     this.value = value;
+    this.variable = variable;
+    this.expected = expected;
   }
 }
 
@@ -253,7 +262,8 @@ function endpoint(value: unknown): string | undefined {
 }
 
 function bucket(value: unknown): string {
-  const expected = 'the name of an existing bucket (a non-empty string without "/" or spaces)';
+  const expected =
+    'the name of an existing bucket (a non-empty string without "/" or spaces), in the options or OTEL_EXPORTER_S3_BUCKET';
   if (typeof value !== 'string' || value === '' || /[/\s]/.test(value)) {
     throw new InvalidOptionError('bucket', value, expected);
   }

@@ -9,9 +9,10 @@ import type {
 import { Mutex } from 'async-mutex';
 import { OpenBatch } from './batch.js';
 import { type Codec, CompressionError, createCodec } from './compression/index.js';
-import { type ResolvedConfig, resolveConfig, type S3MetricExporterOptions } from './config.js';
+import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
 import { countDataPoints, type RecordFormat, recordFormat } from './encoding/format.js';
+import { configure } from './env.js';
 import { Episodes, log, plural } from './log.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
 import { registerSelfMetrics } from './self-metrics.js';
@@ -62,8 +63,9 @@ export class S3MetricExporter implements PushMetricExporter {
   #shutdown: Promise<void> | undefined;
   #onUploaded: ((latencyMillis: number) => void) | undefined;
 
-  constructor(options: S3MetricExporterOptions) {
-    this.#config = resolveConfig(options);
+  /** Options win over OTEL_EXPORTER_S3_* environment variables, which win over defaults. */
+  constructor(options: S3MetricExporterOptions = {}) {
+    this.#config = configure(options);
     const c = this.#config;
     // First, so that a spool directory owned by another exporter fails before anything starts.
     const spool = c.spoolDir === undefined ? undefined : Spool.open(c.spoolDir, c.spoolFileSystem);

@@ -14,6 +14,7 @@ export {
   type OtlpValue,
   ProtoDecodeError,
 } from './encoding/otlp-proto-decode.js';
+export { ENVIRONMENT_VARIABLES, optionsFromEnvironment } from './env.js';
 export { S3MetricExporter } from './exporter.js';
 export { decodeObject, encodingOfKey, type ObjectEncoding } from './reader/decode-object.js';
 export {

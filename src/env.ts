@@ -1,0 +1,123 @@
+import {
+  CHECKSUM_MODES,
+  COMPRESSIONS,
+  FORMATS,
+  InvalidOptionError,
+  type ResolvedConfig,
+  resolveConfig,
+  type S3MetricExporterOptions,
+  TEMPORALITIES,
+} from './config.js';
+
+type Kind = 'string' | 'integer' | 'boolean' | readonly string[];
+
+/** Every option settable from the environment, OTel style. Constructor options win. */
+export const ENVIRONMENT_VARIABLES = [
+  ['OTEL_EXPORTER_S3_BUCKET', 'bucket', 'string'],
+  ['OTEL_EXPORTER_S3_PREFIX', 'prefix', 'string'],
+  ['OTEL_EXPORTER_S3_FILE_PREFIX', 'filePrefix', 'string'],
+  ['OTEL_EXPORTER_S3_REGION', 'region', 'string'],
+  ['OTEL_EXPORTER_S3_ENDPOINT', 'endpoint', 'string'],
+  ['OTEL_EXPORTER_S3_FORCE_PATH_STYLE', 'forcePathStyle', 'boolean'],
+  ['OTEL_EXPORTER_S3_FORMAT', 'format', FORMATS],
+  ['OTEL_EXPORTER_S3_COMPRESSION', 'compression', COMPRESSIONS],
+  ['OTEL_EXPORTER_S3_COMPRESSION_LEVEL', 'compressionLevel', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BATCH_BYTES', 'maxBatchBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BATCH_AGE', 'maxBatchAgeMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BUFFERED_BYTES', 'maxBufferedBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY', 'uploadConcurrency', 'integer'],
+  ['OTEL_EXPORTER_S3_TIMEOUT', 'requestTimeoutMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_FLUSH_TIMEOUT', 'flushTimeoutMillis', 'integer'],
+  ['OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'temporalityPreference', TEMPORALITIES],
+  ['OTEL_EXPORTER_S3_CONDITIONAL_WRITES', 'conditionalWrites', 'boolean'],
+  ['OTEL_EXPORTER_S3_CHECKSUM', 'requestChecksumCalculation', CHECKSUM_MODES],
+  ['OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY', 'retry.initialDelayMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_RETRY_MAX_DELAY', 'retry.maxDelayMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_SPOOL_DIR', 'spoolDir', 'string'],
+  ['OTEL_EXPORTER_S3_MAX_SPOOL_BYTES', 'maxSpoolBytes', 'integer'],
+] as const satisfies readonly (readonly [string, string, Kind])[];
+
+function parse(
+  variable: string,
+  option: string,
+  raw: string,
+  kind: Kind,
+): string | number | boolean {
+  if (kind === 'string') return raw;
+  const value = raw.trim();
+  if (kind === 'integer') {
+    if (!/^\d+$/.test(value))
+      throw new InvalidOptionError(option, raw, 'a non-negative integer', variable);
+    return Number(value);
+  }
+  if (kind === 'boolean') {
+    const lower = value.toLowerCase();
+    if (lower === 'true') return true;
+    if (lower === 'false') return false;
+    throw new InvalidOptionError(option, raw, 'true or false', variable);
+  }
+  // Enumerations: OTel's values are case-insensitive (e.g. CUMULATIVE); ours are spelled as listed.
+  const match = kind.find((k) => k.toLowerCase() === value.toLowerCase());
+  if (match === undefined) {
+    throw new InvalidOptionError(
+      option,
+      raw,
+      `one of ${kind.map((k) => `'${k}'`).join(', ')}`,
+      variable,
+    );
+  }
+  return match;
+}
+
+/** Options from the environment, and which variable each came from. Empty values count as unset. */
+export function optionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): {
+  options: S3MetricExporterOptions;
+  variables: Map<string, string>;
+} {
+  const options: Record<string, unknown> = {};
+  const retry: Record<string, unknown> = {};
+  const variables = new Map<string, string>();
+  for (const [variable, option, kind] of ENVIRONMENT_VARIABLES) {
+    const raw = env[variable];
+    if (raw === undefined || raw.trim() === '') continue;
+    const value = parse(variable, option, raw, kind);
+    if (option.startsWith('retry.')) retry[option.slice('retry.'.length)] = value;
+    else options[option] = value;
+    variables.set(option, variable);
+  }
+  if (Object.keys(retry).length > 0) options.retry = retry;
+  return { options: options as S3MetricExporterOptions, variables };
+}
+
+/**
+ * Constructor options over environment variables over defaults, validated. An invalid value
+ * that came from the environment is reported under its variable's name.
+ */
+export function configure(
+  options: S3MetricExporterOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedConfig {
+  const fromEnv = optionsFromEnvironment(env);
+  const merged: S3MetricExporterOptions = {
+    ...fromEnv.options,
+    ...definedOnly(options),
+    retry: { ...fromEnv.options.retry, ...definedOnly(options.retry ?? {}) },
+  };
+  try {
+    return resolveConfig(merged);
+  } catch (error) {
+    if (!(error instanceof InvalidOptionError) || error.variable !== undefined) throw error;
+    const variable = fromEnv.variables.get(error.option);
+    const userSet = error.option.startsWith('retry.')
+      ? options.retry?.[
+          error.option.slice(6) as keyof NonNullable<S3MetricExporterOptions['retry']>
+        ] !== undefined
+      : (options as Record<string, unknown>)[error.option] !== undefined;
+    if (variable === undefined || userSet) throw error;
+    throw new InvalidOptionError(error.option, error.value, error.expected, variable);
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, test } from 'vitest';
+import { InvalidOptionError } from '../../src/config.js';
+import { configure, ENVIRONMENT_VARIABLES, optionsFromEnvironment } from '../../src/env.js';
+
+const valid: Record<string, [string, unknown]> = {
+  OTEL_EXPORTER_S3_BUCKET: ['env-bucket', 'env-bucket'],
+  OTEL_EXPORTER_S3_PREFIX: ['/prod/checkout/', 'prod/checkout'],
+  OTEL_EXPORTER_S3_FILE_PREFIX: ['host1_', 'host1_'],
+  OTEL_EXPORTER_S3_REGION: ['eu-west-1', 'eu-west-1'],
+  OTEL_EXPORTER_S3_ENDPOINT: ['http://127.0.0.1:9000', 'http://127.0.0.1:9000'],
+  OTEL_EXPORTER_S3_FORCE_PATH_STYLE: ['FALSE', false],
+  OTEL_EXPORTER_S3_FORMAT: ['otlp-proto', 'otlp-proto'],
+  OTEL_EXPORTER_S3_COMPRESSION: ['gzip', 'gzip'],
+  OTEL_EXPORTER_S3_COMPRESSION_LEVEL: ['2', 2],
+  OTEL_EXPORTER_S3_MAX_BATCH_BYTES: ['1048576', 1048576],
+  OTEL_EXPORTER_S3_MAX_BATCH_AGE: ['5000', 5000],
+  OTEL_EXPORTER_S3_MAX_BUFFERED_BYTES: ['33554432', 33554432],
+  OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: ['8', 8],
+  OTEL_EXPORTER_S3_TIMEOUT: ['3000', 3000],
+  OTEL_EXPORTER_S3_FLUSH_TIMEOUT: ['4000', 4000],
+  OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: ['DELTA', 'delta'],
+  OTEL_EXPORTER_S3_CONDITIONAL_WRITES: ['false', false],
+  OTEL_EXPORTER_S3_CHECKSUM: ['when_supported', 'WHEN_SUPPORTED'],
+  OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY: ['100', 100],
+  OTEL_EXPORTER_S3_RETRY_MAX_DELAY: ['9000', 9000],
+  OTEL_EXPORTER_S3_SPOOL_DIR: ['/var/spool/otel-s3', '/var/spool/otel-s3'],
+  OTEL_EXPORTER_S3_MAX_SPOOL_BYTES: ['67108864', 67108864],
+};
+
+const resolvedName = (option: string) =>
+  option === 'retry.initialDelayMillis'
+    ? 'retryInitialDelayMillis'
+    : option === 'retry.maxDelayMillis'
+      ? 'retryMaxDelayMillis'
+      : option;
+
+describe('environment variables', () => {
+  test('every variable in the table has a tested value', () => {
+    expect(ENVIRONMENT_VARIABLES.map(([v]) => v).sort()).toEqual(Object.keys(valid).sort());
+  });
+
+  for (const [variable, option] of ENVIRONMENT_VARIABLES) {
+    test(`${variable} sets ${option}`, () => {
+      const [raw, expected] = valid[variable] as [string, unknown];
+      const config = configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', [variable]: raw });
+      expect((config as unknown as Record<string, unknown>)[resolvedName(option)]).toEqual(
+        expected,
+      );
+    });
+  }
+
+  test('constructor options win over the environment', () => {
+    const config = configure(
+      { bucket: 'from-options', compression: 'none', retry: { maxDelayMillis: 777 } },
+      {
+        OTEL_EXPORTER_S3_BUCKET: 'from-env',
+        OTEL_EXPORTER_S3_COMPRESSION: 'gzip',
+        OTEL_EXPORTER_S3_RETRY_MAX_DELAY: '9000',
+        OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY: '5',
+      },
+    );
+    expect(config.bucket).toBe('from-options');
+    expect(config.compression).toBe('none');
+    expect(config.retryMaxDelayMillis).toBe(777);
+    expect(config.retryInitialDelayMillis).toBe(5);
+  });
+
+  test('empty values count as unset', () => {
+    expect(
+      optionsFromEnvironment({ OTEL_EXPORTER_S3_BUCKET: '', OTEL_EXPORTER_S3_TIMEOUT: '  ' })
+        .options,
+    ).toEqual({});
+  });
+
+  test('a value that does not parse names the variable, the value and what is allowed', () => {
+    const attempt = () =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_BATCH_BYTES: '8MB' });
+    expect(attempt).toThrow(InvalidOptionError);
+    expect(attempt).toThrow(
+      'invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES (option maxBatchBytes): "8MB" (expected a non-negative integer)',
+    );
+    expect(() =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'yes' }),
+    ).toThrow(/OTEL_EXPORTER_S3_FORCE_PATH_STYLE .*"yes" \(expected true or false\)/);
+    expect(() =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_COMPRESSION: 'lz4' }),
+    ).toThrow(/OTEL_EXPORTER_S3_COMPRESSION .*"lz4" \(expected one of 'zstd', 'gzip', 'none'\)/);
+  });
+
+  test('a parsed value out of range also names the variable', () => {
+    expect(() =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_BATCH_AGE: '0' }),
+    ).toThrow(
+      /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_AGE \(option maxBatchAgeMillis\): 0/,
+    );
+    expect(() =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_RETRY_MAX_DELAY: '0' }),
+    ).toThrow(/OTEL_EXPORTER_S3_RETRY_MAX_DELAY \(option retry.maxDelayMillis\)/);
+    expect(() =>
+      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_PREFIX: 'a/../b' }),
+    ).toThrow(/OTEL_EXPORTER_S3_PREFIX \(option prefix\)/);
+  });
+
+  test('a bad value the caller passed is reported as the option, even when the variable is set too', () => {
+    expect(() =>
+      configure({ bucket: 'b', maxBatchAgeMillis: -1 }, { OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100' }),
+    ).toThrow(/invalid option maxBatchAgeMillis: -1/);
+  });
+
+  test('without a bucket anywhere, the error says where to set it', () => {
+    expect(() => configure({}, {})).toThrow(
+      /invalid option bucket: undefined .*OTEL_EXPORTER_S3_BUCKET/,
+    );
+  });
+});
