@@ -1,0 +1,70 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dataPointRows } from '../../src/index.js';
+import { spawnTs } from '../support/child.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+import { decodeStored, freshBucket, listAndFetch, s3Server, testClient } from '../support/s3.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+
+describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'node-sdk');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+  });
+
+  const env = (endpoint: string, prefix: string) => ({
+    OTEL_SERVICE_NAME: 'orders',
+    OTEL_EXPORTER_S3_BUCKET: bucket,
+    OTEL_EXPORTER_S3_PREFIX: prefix,
+    OTEL_EXPORTER_S3_ENDPOINT: endpoint,
+    OTEL_EXPORTER_S3_FLUSH_TIMEOUT: '1500',
+    OTEL_EXPORTER_S3_TIMEOUT: '60000',
+    OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100',
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+    AWS_ACCESS_KEY_ID: s3Server?.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3Server?.secretAccessKey,
+    AWS_REGION: s3Server?.region,
+  });
+
+  test('with S3 healthy, SIGTERM stores the metrics, configured from the environment alone', async () => {
+    const child = spawnTs('examples/node-sdk.ts', env(s3Server?.endpoint ?? '', 'sdk-healthy'));
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    await new Promise((r) => setTimeout(r, 700));
+    child.process.kill('SIGTERM');
+    expect((await child.exited).code, child.stderr()).toBe(0);
+    const rows = (await listAndFetch(client, bucket, 'sdk-healthy/')).flatMap((o) =>
+      dataPointRows(decodeStored(o)),
+    );
+    expect(rows.some((r) => r.metric === 'orders.placed' && (r.value ?? 0) > 0)).toBe(true);
+    expect(rows.every((r) => r.resource['service.name'] === 'orders')).toBe(true);
+  });
+
+  test('with S3 black-holed, sdk.shutdown() (no timeout of its own) settles within 2 x flushTimeoutMillis + 1 s', async () => {
+    await proxy.set({ kind: 'blackhole' });
+    const child = spawnTs('examples/node-sdk.ts', env(proxy.endpoint, 'sdk-blackhole'));
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    // Let a batch get stuck in the black hole first.
+    const deadline = performance.now() + 10_000;
+    while (proxy.putAttempts().length === 0 && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(proxy.putAttempts().length).toBeGreaterThan(0);
+    const signalled = performance.now();
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    const millis = exit.at - signalled;
+    console.log(
+      `[measure] NodeSDK, S3 black-holed, flushTimeoutMillis 1500: SIGTERM to exit ${millis.toFixed(0)} ms`,
+    );
+    expect(exit.code, child.stderr()).toBe(0);
+    expect(millis).toBeLessThan(2 * 1500 + 1000);
+  });
+});
