@@ -21,10 +21,12 @@ process.env.OTEL_LOGS_EXPORTER ??= 'none';
 
 const exporter = new S3MetricExporter(); // bucket, endpoint, ... from OTEL_EXPORTER_S3_*
 const sdk = new NodeSDK({
-  metricReader: new PeriodicExportingMetricReader({
-    exporter,
-    exportIntervalMillis: Number(process.env.OTEL_METRIC_EXPORT_INTERVAL ?? 10_000),
-  }),
+  metricReaders: [
+    new PeriodicExportingMetricReader({
+      exporter,
+      exportIntervalMillis: Number(process.env.OTEL_METRIC_EXPORT_INTERVAL ?? 10_000),
+    }),
+  ],
   instrumentations: [],
 });
 sdk.start();
