@@ -18,17 +18,28 @@ if (!env.S3_ENDPOINT || !env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) {
   console.error('set S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (a real S3 server)');
   process.exit(2);
 }
-const credentials = { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY };
+const credentials = {
+  accessKeyId: env.S3_ACCESS_KEY_ID,
+  secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+};
 const batches = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 3);
 const bucket = `bench-spool-${Date.now()}`;
-const client = new S3Client({ endpoint: env.S3_ENDPOINT, region: 'us-east-1', forcePathStyle: true, credentials });
+const client = new S3Client({
+  endpoint: env.S3_ENDPOINT,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  credentials,
+});
 await client.send(new CreateBucketCommand({ Bucket: bucket }));
 
 // ~1000 points per export, each export sealed into a batch of its own (one export per batch).
 const metrics = Array.from({ length: batches }, (_, i) => syntheticMetrics(1_000, i));
 
-async function run(spool: boolean, round: number): Promise<{ seconds: number; rawBytes: number; storedBytes: number }> {
+async function run(
+  spool: boolean,
+  round: number,
+): Promise<{ seconds: number; rawBytes: number; storedBytes: number }> {
   const spoolDir = spool ? await mkdtemp(join(tmpdir(), 'otel-s3-bench-spool-')) : undefined;
   const exporter = new S3MetricExporter({
     bucket,
@@ -46,7 +57,8 @@ async function run(spool: boolean, round: number): Promise<{ seconds: number; ra
   const seconds = (performance.now() - started) / 1000;
   const stats = exporter.stats();
   await exporter.shutdown();
-  if (stats.batchesUploaded !== stats.batchesSealed || stats.pointsDropped > 0) throw new Error('lost batches');
+  if (stats.batchesUploaded !== stats.batchesSealed || stats.pointsDropped > 0)
+    throw new Error('lost batches');
   if (spoolDir !== undefined) await rm(spoolDir, { recursive: true, force: true });
   return { seconds, rawBytes: stats.rawBytesUploaded, storedBytes: stats.bytesUploaded };
 }
@@ -68,7 +80,13 @@ const memory = median(results.memory);
 const spooled = median(results.spool);
 console.log(`| mode | batches/s | MB/s raw | median of ${rounds} |`);
 console.log('| --- | --- | --- | --- |');
-console.log(`| memory only | ${(batchCount / memory).toFixed(0)} | ${(raw / 1e6 / memory).toFixed(1)} | ${memory.toFixed(2)} s |`);
-console.log(`| spool (write-ahead, fsync) | ${(batchCount / spooled).toFixed(0)} | ${(raw / 1e6 / spooled).toFixed(1)} | ${spooled.toFixed(2)} s |`);
-console.log(`spool throughput = ${((memory / spooled) * 100).toFixed(0)}% of memory-only (${batchCount} batches of ~${(raw / batchCount / 1024).toFixed(0)} KiB raw)`);
+console.log(
+  `| memory only | ${(batchCount / memory).toFixed(0)} | ${(raw / 1e6 / memory).toFixed(1)} | ${memory.toFixed(2)} s |`,
+);
+console.log(
+  `| spool (write-ahead, fsync) | ${(batchCount / spooled).toFixed(0)} | ${(raw / 1e6 / spooled).toFixed(1)} | ${spooled.toFixed(2)} s |`,
+);
+console.log(
+  `spool throughput = ${((memory / spooled) * 100).toFixed(0)}% of memory-only (${batchCount} batches of ~${(raw / batchCount / 1024).toFixed(0)} KiB raw)`,
+);
 client.destroy();

@@ -4,7 +4,8 @@
 # service and nothing outlives `stop`.
 #
 #   scripts/ceph-rgw.sh install        apt-get install radosgw ceph-mon ceph-osd (Debian 12: Ceph 16)
-#   scripts/ceph-rgw.sh start  [DIR]   start the cluster; writes DIR/s3.env (S3_ENDPOINT, keys)
+#   scripts/ceph-rgw.sh start  [DIR]   start the cluster; writes DIR/s3.env (S3_ENDPOINT, keys,
+#                                      S3_TEST_KMS_KEY_ID: an SSE-KMS key the gateway knows)
 #   scripts/ceph-rgw.sh stop   [DIR]   stop exactly the processes `start` recorded in DIR/pids
 #   scripts/ceph-rgw.sh status [DIR]   exit 0 if the gateway answers
 #
@@ -122,6 +123,11 @@ osd data = $DIR/osd.0
 rgw frontends = beast endpoint=127.0.0.1:$rgw_port
 rgw data = $DIR/rgw
 rgw dns name = localhost
+# Server-side encryption for the tests: SSE-KMS with static test keys (RGW's "testing" backend),
+# over plain HTTP on loopback.
+rgw crypt require ssl = false
+rgw crypt s3 kms backend = testing
+rgw crypt s3 kms encryption keys = otel-s3-test-key-1=$(head -c 32 /dev/urandom | base64) otel-s3-test-key-2=$(head -c 32 /dev/urandom | base64)
 EOF
   # One keyring for every entity; the monitor imports it (with the caps) when it is created.
   ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
@@ -155,7 +161,7 @@ EOF
 
   radosgw-admin -n client.admin user create --uid=otel-s3-test --display-name=otel-s3-test \
     --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >/dev/null
-  printf 'S3_ENDPOINT=%s\nS3_ACCESS_KEY_ID=%s\nS3_SECRET_ACCESS_KEY=%s\nS3_REGION=us-east-1\n' \
+  printf 'S3_ENDPOINT=%s\nS3_ACCESS_KEY_ID=%s\nS3_SECRET_ACCESS_KEY=%s\nS3_REGION=us-east-1\nS3_TEST_KMS_KEY_ID=otel-s3-test-key-1\n' \
     "$url" "$ACCESS_KEY" "$SECRET_KEY" > "$DIR/s3.env"
   log "S3 on $url (pids $(tr '\n' ' ' < "$DIR/pids")); env in $DIR/s3.env; stop: $0 stop $DIR"
 }

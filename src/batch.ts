@@ -1,5 +1,15 @@
 import type { RecordFormat } from './encoding/format.js';
 
+/** What decides an export's object key besides the seal time. */
+export interface KeyInputs {
+  /** Values of the key template's resource-attribute tokens; exports that differ never share a batch. */
+  attributes: Readonly<Record<string, string>>;
+  /** Identity of `attributes`, for the comparison. */
+  group: string;
+  /** Oldest data point end time in ms (partitionTime 'data'), else undefined. */
+  dataTimeMillis: number | undefined;
+}
+
 /** What a sealed batch carries out of the critical section. */
 export interface SealedContents {
   records: Buffer[];
@@ -7,6 +17,8 @@ export interface SealedContents {
   recordBytes: number;
   points: number;
   exports: number;
+  attributes: Readonly<Record<string, string>>;
+  dataTimeMillis: number | undefined;
 }
 
 /**
@@ -17,6 +29,9 @@ export class OpenBatch {
   #records: Buffer[] = [];
   #recordBytes = 0;
   #points = 0;
+  #group = '';
+  #attributes: Readonly<Record<string, string>> = {};
+  #dataTimeMillis: number | undefined;
   readonly #format: RecordFormat;
 
   constructor(format: RecordFormat) {
@@ -39,10 +54,22 @@ export class OpenBatch {
     return this.#recordBytes + recordBytes + this.#format.overhead(this.#records.length + 1);
   }
 
-  append(record: Buffer, points: number): void {
+  /** True if an export with these key inputs must go to another object than this batch's. */
+  keyDiffers(inputs: KeyInputs): boolean {
+    return !this.isEmpty && inputs.group !== this.#group;
+  }
+
+  append(record: Buffer, points: number, inputs: KeyInputs): void {
+    if (this.isEmpty) {
+      this.#group = inputs.group;
+      this.#attributes = inputs.attributes;
+    }
     this.#records.push(record);
     this.#recordBytes += record.length;
     this.#points += points;
+    const t = inputs.dataTimeMillis;
+    if (t !== undefined && (this.#dataTimeMillis === undefined || t < this.#dataTimeMillis))
+      this.#dataTimeMillis = t;
   }
 
   /** Hands the contents over and leaves this batch empty. */
@@ -52,10 +79,13 @@ export class OpenBatch {
       recordBytes: this.#recordBytes,
       points: this.#points,
       exports: this.#records.length,
+      attributes: this.#attributes,
+      dataTimeMillis: this.#dataTimeMillis,
     };
     this.#records = [];
     this.#recordBytes = 0;
     this.#points = 0;
+    this.#dataTimeMillis = undefined;
     return sealed;
   }
 }

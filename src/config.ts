@@ -1,15 +1,30 @@
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  type PutObjectCommandInput,
+  type S3Client,
+  type S3ClientConfig,
+  StorageClass,
+} from '@aws-sdk/client-s3';
+import { InvalidOptionError } from './invalid-option.js';
 import type { SpoolFileSystem } from './spool/file-system.js';
+import { KeyTemplate } from './upload/key-template.js';
+
+export { InvalidOptionError };
 
 export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
 export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
 export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
 export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
+export const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
+export const STORAGE_CLASSES = Object.values(StorageClass);
+export const PARTITION_TIMES = ['upload', 'data'] as const;
+export const TIME_ZONES = ['UTC', 'local'] as const;
 
 export type Format = (typeof FORMATS)[number];
 export type Compression = (typeof COMPRESSIONS)[number];
 export type TemporalityPreference = (typeof TEMPORALITIES)[number];
 export type ChecksumMode = (typeof CHECKSUM_MODES)[number];
+export type ServerSideEncryptionMode = (typeof SSE_MODES)[number];
+export type PartitionTime = (typeof PARTITION_TIMES)[number];
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -96,6 +111,29 @@ export interface S3MetricExporterOptions {
   maxSpoolBytes?: number;
   /** File operations of the spool (tests inject failures here). Default: node:fs. */
   spoolFileSystem?: SpoolFileSystem;
+  /**
+   * Object key after the prefix, without the extension. Tokens: %Y %m %d %H %M %S %j %%,
+   * `{uuid}` (required, in the last segment), `{filePrefix}`, and resource attributes such as
+   * `{service.name}`, `{service.instance.id}`, `{host.name}` (sanitized to [A-Za-z0-9._-]).
+   * Default `year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}`.
+   */
+  keyTemplate?: string;
+  /** Time that places an object: when its batch was sealed for upload, or its oldest data point. Default `upload`. */
+  partitionTime?: PartitionTime;
+  /** Time zone of the key's time tokens. Default `UTC`. */
+  partitionTimeZone?: 'UTC' | 'local';
+  /** Server-side encryption of every object. Default: the bucket's default encryption. */
+  serverSideEncryption?: ServerSideEncryptionMode;
+  /** KMS key id or ARN for `aws:kms` / `aws:kms:dsse`. Default: the account's `aws/s3` key. */
+  sseKmsKeyId?: string;
+  /** Storage class of every object, e.g. `STANDARD_IA`. Default: the bucket's (STANDARD). */
+  storageClass?: StorageClass;
+  /** Tags of every object (at most 10; keys up to 128 characters, values up to 256). */
+  tags?: Record<string, string>;
+  /** User metadata of every object (`x-amz-meta-*`; ASCII; at most 2 KB in all). */
+  metadata?: Record<string, string>;
+  /** Added to the AWS SDK user agent of the client the exporter creates. */
+  userAgent?: string;
 }
 
 export interface ResolvedConfig {
@@ -125,46 +163,22 @@ export interface ResolvedConfig {
   spoolDir: string | undefined;
   maxSpoolBytes: number;
   spoolFileSystem: SpoolFileSystem | undefined;
+  keys: KeyTemplate;
+  partitionTime: PartitionTime;
+  /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
+  putObject: Pick<
+    PutObjectCommandInput,
+    'ServerSideEncryption' | 'SSEKMSKeyId' | 'StorageClass' | 'Tagging' | 'Metadata'
+  >;
+  userAgent: string | undefined;
 }
 
-/** Thrown at construction for a bad option; names the option, the value and what is allowed. */
-export class InvalidOptionError extends TypeError {
-  readonly option: string;
-  readonly value: unknown;
-  /** The environment variable the value came from, if it did. */
-  readonly variable: string | undefined;
-  readonly expected: string;
-  constructor(option: string, value: unknown, expected: string, variable?: string) {
-    const where =
-      variable === undefined
-        ? `option ${option}`
-        : `environment variable ${variable} (option ${option})`;
-    super(`otel-s3-exporter: invalid ${where}: ${show(value)} (expected ${expected})`);
-    this.name = 'InvalidOptionError';
-    this.option = option;
-    this.value = value;
-    this.variable = variable;
-    this.expected = expected;
-  }
-}
-
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  if (value === null || typeof value !== 'object') return String(value);
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-function oneOf<T extends string>(
+function oneOf<T extends string, F extends T | undefined>(
   option: string,
   value: unknown,
   allowed: readonly T[],
-  fallback: T,
-): T {
+  fallback: F,
+): T | F {
   if (value === undefined) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
     return value as T;
@@ -300,6 +314,7 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
   const millis = (name: keyof S3MetricExporterOptions, fallback: number, min: number) =>
     integer(name, options[name], fallback, min, MAX_TIMER_MILLIS, 'of milliseconds');
 
+  const prefix = normalizePrefix(options.prefix);
   const maxBatchBytes = bytes('maxBatchBytes', DEFAULTS.maxBatchBytes, 1);
   const maxBufferedBytes = bytes('maxBufferedBytes', DEFAULTS.maxBufferedBytes, 1);
   if (maxBufferedBytes < maxBatchBytes) {
@@ -344,7 +359,7 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
 
   return {
     bucket: bucket(options.bucket),
-    prefix: normalizePrefix(options.prefix),
+    prefix,
     filePrefix: filePrefix(options.filePrefix),
     region: optionalString('region', options.region),
     endpoint: endpointUrl,
@@ -396,5 +411,95 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
     spoolDir: optionalString('spoolDir', options.spoolDir),
     maxSpoolBytes: bytes('maxSpoolBytes', DEFAULTS.maxSpoolBytes, maxBatchBytes),
     spoolFileSystem: options.spoolFileSystem,
+    keys: new KeyTemplate(options.keyTemplate, {
+      prefix,
+      filePrefix: filePrefix(options.filePrefix),
+      timeZone: oneOf('partitionTimeZone', options.partitionTimeZone, TIME_ZONES, 'UTC'),
+    }),
+    partitionTime: oneOf('partitionTime', options.partitionTime, PARTITION_TIMES, 'upload'),
+    putObject: putObjectFields(options),
+    userAgent: printable('userAgent', options.userAgent, 256),
   };
+}
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+function printable(option: string, value: unknown, max: number): string | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'string' ||
+    value === '' ||
+    value.length > max ||
+    !PRINTABLE_ASCII.test(value)
+  ) {
+    throw new InvalidOptionError(option, value, `printable ASCII text of 1 to ${max} characters`);
+  }
+  return value;
+}
+
+function stringRecord(option: string, value: unknown): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    !Object.values(value).every((v) => typeof v === 'string')
+  ) {
+    throw new InvalidOptionError(option, value, 'an object of string values');
+  }
+  return value as Record<string, string>;
+}
+
+/** The fixed PutObject fields, validated the way S3 will judge them. */
+function putObjectFields(options: S3MetricExporterOptions): ResolvedConfig['putObject'] {
+  const out: ResolvedConfig['putObject'] = {};
+  const sse = oneOf('serverSideEncryption', options.serverSideEncryption, SSE_MODES, undefined);
+  if (sse !== undefined) out.ServerSideEncryption = sse;
+  const kmsKey = optionalString('sseKmsKeyId', options.sseKmsKeyId);
+  if (kmsKey !== undefined) {
+    if (sse !== 'aws:kms' && sse !== 'aws:kms:dsse') {
+      throw new InvalidOptionError(
+        'sseKmsKeyId',
+        kmsKey,
+        "serverSideEncryption 'aws:kms' or 'aws:kms:dsse' with it",
+      );
+    }
+    out.SSEKMSKeyId = kmsKey;
+  }
+  const storageClass = oneOf('storageClass', options.storageClass, STORAGE_CLASSES, undefined);
+  if (storageClass !== undefined) out.StorageClass = storageClass;
+  const tags = stringRecord('tags', options.tags);
+  if (tags !== undefined && Object.keys(tags).length > 0) {
+    const entries = Object.entries(tags);
+    if (
+      entries.length > 10 ||
+      entries.some(([k, v]) => k === '' || k.length > 128 || v.length > 256)
+    ) {
+      throw new InvalidOptionError(
+        'tags',
+        tags,
+        'at most 10 tags, keys of 1 to 128 characters, values of up to 256',
+      );
+    }
+    out.Tagging = entries
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+      .join('&');
+  }
+  const metadata = stringRecord('metadata', options.metadata);
+  if (metadata !== undefined && Object.keys(metadata).length > 0) {
+    const entries = Object.entries(metadata);
+    const size = entries.reduce((n, [k, v]) => n + k.length + v.length, 0);
+    if (
+      entries.some(([k, v]) => !/^[A-Za-z0-9_-]+$/.test(k) || !PRINTABLE_ASCII.test(v)) ||
+      size > 2048
+    ) {
+      throw new InvalidOptionError(
+        'metadata',
+        metadata,
+        'keys of letters, digits, "-" and "_", printable ASCII values, at most 2 KB in all',
+      );
+    }
+    out.Metadata = metadata;
+  }
+  return out;
 }

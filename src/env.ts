@@ -3,13 +3,17 @@ import {
   COMPRESSIONS,
   FORMATS,
   InvalidOptionError,
+  PARTITION_TIMES,
   type ResolvedConfig,
   resolveConfig,
   type S3MetricExporterOptions,
+  SSE_MODES,
+  STORAGE_CLASSES,
   TEMPORALITIES,
+  TIME_ZONES,
 } from './config.js';
 
-type Kind = 'string' | 'integer' | 'boolean' | readonly string[];
+type Kind = 'string' | 'integer' | 'boolean' | 'map' | readonly string[];
 
 /** Every option settable from the environment, OTel style. Constructor options win. */
 export const ENVIRONMENT_VARIABLES = [
@@ -35,6 +39,15 @@ export const ENVIRONMENT_VARIABLES = [
   ['OTEL_EXPORTER_S3_RETRY_MAX_DELAY', 'retry.maxDelayMillis', 'integer'],
   ['OTEL_EXPORTER_S3_SPOOL_DIR', 'spoolDir', 'string'],
   ['OTEL_EXPORTER_S3_MAX_SPOOL_BYTES', 'maxSpoolBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_KEY_TEMPLATE', 'keyTemplate', 'string'],
+  ['OTEL_EXPORTER_S3_PARTITION_TIME', 'partitionTime', PARTITION_TIMES],
+  ['OTEL_EXPORTER_S3_PARTITION_TIME_ZONE', 'partitionTimeZone', TIME_ZONES],
+  ['OTEL_EXPORTER_S3_SSE', 'serverSideEncryption', SSE_MODES],
+  ['OTEL_EXPORTER_S3_SSE_KMS_KEY_ID', 'sseKmsKeyId', 'string'],
+  ['OTEL_EXPORTER_S3_STORAGE_CLASS', 'storageClass', STORAGE_CLASSES],
+  ['OTEL_EXPORTER_S3_TAGS', 'tags', 'map'],
+  ['OTEL_EXPORTER_S3_METADATA', 'metadata', 'map'],
+  ['OTEL_EXPORTER_S3_USER_AGENT', 'userAgent', 'string'],
 ] as const satisfies readonly (readonly [string, string, Kind])[];
 
 function parse(
@@ -42,8 +55,9 @@ function parse(
   option: string,
   raw: string,
   kind: Kind,
-): string | number | boolean {
+): string | number | boolean | Record<string, string> {
   if (kind === 'string') return raw;
+  if (kind === 'map') return parseMap(variable, option, raw);
   const value = raw.trim();
   if (kind === 'integer') {
     if (!/^\d+$/.test(value))
@@ -67,6 +81,30 @@ function parse(
     );
   }
   return match;
+}
+
+/** `key=value,key2=value2`, as OTEL_RESOURCE_ATTRIBUTES: values may be percent-encoded. */
+function parseMap(variable: string, option: string, raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    if (at < 1 || key === '') {
+      throw new InvalidOptionError(option, raw, 'comma-separated key=value pairs', variable);
+    }
+    try {
+      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new InvalidOptionError(
+        option,
+        raw,
+        'comma-separated key=value pairs (valid percent-encoding)',
+        variable,
+      );
+    }
+  }
+  return out;
 }
 
 /** Options from the environment, and which variable each came from. Empty values count as unset. */

@@ -7,11 +7,16 @@ import type {
   ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { Mutex } from 'async-mutex';
-import { OpenBatch } from './batch.js';
+import { type KeyInputs, OpenBatch } from './batch.js';
 import { type Codec, CompressionError, createCodec } from './compression/index.js';
 import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
-import { countDataPoints, type RecordFormat, recordFormat } from './encoding/format.js';
+import {
+  countDataPoints,
+  oldestEndTimeMillis,
+  type RecordFormat,
+  recordFormat,
+} from './encoding/format.js';
 import { configure } from './env.js';
 import { Episodes, log, plural } from './log.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
@@ -22,7 +27,6 @@ import { type ExporterStats, emptySpoolStats, emptyStats, increment } from './st
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
 import { describeError } from './upload/errors.js';
-import { objectKey } from './upload/keys.js';
 import { type RetryVerdict, Uploader } from './upload/uploader.js';
 
 type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
@@ -80,6 +84,7 @@ export class S3MetricExporter implements PushMetricExporter {
       concurrency: c.uploadConcurrency,
       requestTimeoutMillis: c.requestTimeoutMillis,
       conditionalWrites: c.conditionalWrites,
+      putObject: c.putObject,
       backoff: {
         initialDelayMillis: c.retryInitialDelayMillis,
         maxDelayMillis: c.retryMaxDelayMillis,
@@ -132,10 +137,12 @@ export class S3MetricExporter implements PushMetricExporter {
     }
     let record: Buffer;
     let points: number;
+    let inputs: KeyInputs;
     try {
       // Encoding is the expensive part and needs no lock.
       record = this.#format.encode(metrics);
       points = countDataPoints(metrics);
+      inputs = this.#keyInputs(metrics);
     } catch (error) {
       this.#stats.exportsRejected++;
       log.error(`could not encode metrics: ${describeError(error)}`);
@@ -143,7 +150,7 @@ export class S3MetricExporter implements PushMetricExporter {
       return;
     }
     this.#mutex
-      .runExclusive(() => this.#accept(record, points))
+      .runExclusive(() => this.#accept(record, points, inputs))
       .then(
         ({ result, sealed }) => {
           for (const batch of sealed) this.#process(batch);
@@ -216,6 +223,19 @@ export class S3MetricExporter implements PushMetricExporter {
     };
   }
 
+  /** What the object key needs from an export, computed outside the lock. */
+  #keyInputs(metrics: ResourceMetrics): KeyInputs {
+    const keys = this.#config.keys;
+    const attributes =
+      keys.attributeNames.length === 0 ? {} : keys.attributeValues(metrics.resource.attributes);
+    return {
+      attributes,
+      group: keys.attributeNames.length === 0 ? '' : JSON.stringify(attributes),
+      dataTimeMillis:
+        this.#config.partitionTime === 'data' ? oldestEndTimeMillis(metrics) : undefined,
+    };
+  }
+
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
     await this.#sealNow();
@@ -273,11 +293,12 @@ export class S3MetricExporter implements PushMetricExporter {
 
   // ---- inside the mutex: no I/O, no await ----
 
-  #accept(record: Buffer, points: number): Accepted {
+  #accept(record: Buffer, points: number, inputs: KeyInputs): Accepted {
     const c = this.#config;
     const open = this.#open;
     const sealed: SealedBatch[] = [];
-    const sealFirst = !open.isEmpty && open.bytesWith(record.length) > c.maxBatchBytes;
+    const sealFirst =
+      !open.isEmpty && (open.bytesWith(record.length) > c.maxBatchBytes || open.keyDiffers(inputs));
     const growth = sealFirst
       ? record.length + this.#format.overhead(1)
       : open.bytesWith(record.length) - open.bytes;
@@ -293,7 +314,7 @@ export class S3MetricExporter implements PushMetricExporter {
     }
     if (sealFirst) this.#pushSealed(sealed, this.#seal());
     const wasEmpty = open.isEmpty;
-    open.append(record, points);
+    open.append(record, points, inputs);
     this.#stats.exportsAccepted++;
     this.#stats.peakBufferedBytes = Math.max(
       this.#stats.peakBufferedBytes,
@@ -346,6 +367,8 @@ export class S3MetricExporter implements PushMetricExporter {
       rawBytes,
       contents.points,
     );
+    batch.attributes = contents.attributes;
+    batch.dataTimeMillis = contents.dataTimeMillis;
     this.#pending.add(batch);
     this.#stats.batchesSealed++;
     return batch;
@@ -380,10 +403,9 @@ export class S3MetricExporter implements PushMetricExporter {
       codec = { extension: '', contentType: undefined };
     }
     if (batch.state !== 'compressing') return;
-    batch.key = objectKey({
-      prefix: this.#config.prefix,
-      filePrefix: this.#config.filePrefix,
-      time: batch.sealedAt,
+    batch.key = this.#config.keys.render({
+      time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
+      attributes: batch.attributes,
       extension: this.#format.extension + codec.extension,
     });
     batch.contentType = codec.contentType ?? this.#format.contentType;

@@ -44,6 +44,10 @@ export class SealedBatch {
   spool: SpoolEntry | undefined;
   /** True for a batch read back from the spool after a restart. */
   restored = false;
+  /** Values of the key template's resource-attribute tokens. */
+  attributes: Readonly<Record<string, string>> = {};
+  /** Oldest data point end time (partitionTime 'data'). */
+  dataTimeMillis: number | undefined;
   readonly settled: Promise<BatchOutcome>;
   #resolve!: (outcome: BatchOutcome) => void;
 

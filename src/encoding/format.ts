@@ -67,3 +67,17 @@ export function countDataPoints(rm: ResourceMetrics): number {
   for (const sm of rm.scopeMetrics) for (const m of sm.metrics) points += m.dataPoints.length;
   return points;
 }
+
+/** The oldest data point end time of an export in ms, or undefined if it has no points. */
+export function oldestEndTimeMillis(rm: ResourceMetrics): number | undefined {
+  let oldest: number | undefined;
+  for (const sm of rm.scopeMetrics) {
+    for (const m of sm.metrics) {
+      for (const p of m.dataPoints) {
+        const t = p.endTime[0] * 1000 + Math.floor(p.endTime[1] / 1e6);
+        if (oldest === undefined || t < oldest) oldest = t;
+      }
+    }
+  }
+  return oldest;
+}

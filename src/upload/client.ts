@@ -22,6 +22,7 @@ export function createClient(config: ResolvedConfig): ClientHandle {
     forcePathStyle: config.forcePathStyle,
     ...(config.credentials === undefined ? {} : { credentials: config.credentials }),
     maxAttempts: 1,
+    ...(config.userAgent === undefined ? {} : { customUserAgent: config.userAgent }),
     requestChecksumCalculation: config.requestChecksumCalculation,
     responseChecksumValidation: 'WHEN_REQUIRED',
     // The request deadline is the uploader's AbortSignal (one owner, classified as `timeout`);

@@ -1,6 +1,4 @@
-import { uuidv7 } from 'uuidv7';
-
-const pad2 = (n: number) => String(n).padStart(2, '0');
+import { DEFAULT_KEY_TEMPLATE, KeyTemplate } from './key-template.js';
 
 export interface KeyParts {
   /** Normalized prefix (no leading or trailing slash), may be empty. */
@@ -15,17 +13,22 @@ export interface KeyParts {
 }
 
 /**
- * The default layout, compatible with the OTel Collector's awss3receiver:
- * `{prefix}/year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuidv7}{extension}`.
- * A key is computed once per batch and reused by every retry.
+ * A key in the default layout, compatible with the OTel Collector's awss3receiver:
+ * `{prefix}/year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuidv7}{extension}`
+ * (UTC). The exporter renders its keys through the same KeyTemplate.
  */
 export function objectKey(parts: KeyParts): string {
-  const t = parts.time;
-  const partition =
-    `year=${t.getUTCFullYear()}/month=${pad2(t.getUTCMonth() + 1)}/day=${pad2(t.getUTCDate())}` +
-    `/hour=${pad2(t.getUTCHours())}/minute=${pad2(t.getUTCMinutes())}`;
-  const name = `${parts.filePrefix}metrics_${parts.id ?? uuidv7()}${parts.extension}`;
-  return parts.prefix === '' ? `${partition}/${name}` : `${parts.prefix}/${partition}/${name}`;
+  const template = new KeyTemplate(DEFAULT_KEY_TEMPLATE, {
+    prefix: parts.prefix,
+    filePrefix: parts.filePrefix,
+    timeZone: 'UTC',
+  });
+  return template.render({
+    time: parts.time,
+    attributes: {},
+    extension: parts.extension,
+    ...(parts.id === undefined ? {} : { id: parts.id }),
+  });
 }
 
 /** Matches keys of the default layout; groups: prefix, year..minute, filePrefix, id, extension. */

@@ -1,4 +1,4 @@
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import PQueue from 'p-queue';
 import type { SealedBatch } from '../sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
@@ -10,6 +10,8 @@ export interface UploaderOptions {
   concurrency: number;
   requestTimeoutMillis: number;
   conditionalWrites: boolean;
+  /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
+  putObject: Omit<PutObjectCommandInput, 'Bucket' | 'Key' | 'Body'>;
   backoff: BackoffPolicy;
   /** Called before every PutObject attempt (batch.attempts already counts it). */
   onAttempt(batch: SealedBatch): void;
@@ -88,6 +90,7 @@ export class Uploader {
     try {
       await o.client.send(
         new PutObjectCommand({
+          ...o.putObject,
           Bucket: o.bucket,
           Key: batch.key,
           Body: batch.body,

@@ -19,7 +19,9 @@ export type Fault =
   /** Forwards at once (the write lands), but holds the upstream's answer this long. */
   | { kind: 'delay'; millis: number }
   /** Forwards (the write lands), then resets the client connection instead of answering. */
-  | { kind: 'lose-response' };
+  | { kind: 'lose-response' }
+  /** Answers 501 NotImplemented to requests with If-None-Match (a server without conditional writes); forwards the rest. */
+  | { kind: 'reject-conditional' };
 
 export type FaultKind = Fault['kind'];
 
@@ -48,6 +50,8 @@ export interface ProxyAttempt {
   ifNoneMatch?: string;
   /** Request body bytes the proxy has read so far. */
   bytesIn: number;
+  /** The request headers, lowercased names. */
+  headers: http.IncomingHttpHeaders;
 }
 
 /**
@@ -162,14 +166,21 @@ export class FaultProxy {
   }
 
   #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const fault = this.#fault;
+    const set = this.#fault;
+    const fault: Fault =
+      set.kind !== 'reject-conditional'
+        ? set
+        : req.headers['if-none-match'] === undefined
+          ? { kind: 'pass' }
+          : { kind: 'status', status: 501, code: 'NotImplemented' };
     const attempt: ProxyAttempt = {
       at: Date.now(),
       method: req.method ?? '',
       ...parseTarget(req.url ?? '/'),
-      fault: fault.kind,
+      fault: set.kind,
       outcome: 'pending',
       bytesIn: 0,
+      headers: req.headers,
     };
     const ifNoneMatch = req.headers['if-none-match'];
     if (ifNoneMatch !== undefined) attempt.ifNoneMatch = ifNoneMatch;

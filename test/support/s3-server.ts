@@ -14,6 +14,8 @@ export interface S3ServerInfo {
   region: string;
   accessKeyId: string;
   secretAccessKey: string;
+  /** An SSE-KMS key id the server accepts, if it supports SSE-KMS (S3_TEST_KMS_KEY_ID). */
+  kmsKeyId?: string;
 }
 
 export interface RunningS3Server {
@@ -34,16 +36,18 @@ function fromEnvironment(): S3ServerInfo | undefined {
       'S3_ENDPOINT is set but S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY (or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) are not',
     );
   }
+  const kmsKeyId = process.env.S3_TEST_KMS_KEY_ID;
   return {
     kind: 'external',
     endpoint,
     region: process.env.S3_REGION ?? 'us-east-1',
     accessKeyId,
     secretAccessKey,
+    ...(kmsKeyId ? { kmsKeyId } : {}),
   };
 }
 
-async function dockerAvailable(): Promise<boolean> {
+export async function dockerAvailable(): Promise<boolean> {
   try {
     const { getContainerRuntimeClient } = await import('testcontainers');
     await getContainerRuntimeClient();
@@ -53,7 +57,7 @@ async function dockerAvailable(): Promise<boolean> {
   }
 }
 
-async function startMinio(): Promise<RunningS3Server> {
+export async function startMinio(): Promise<RunningS3Server> {
   const { MinioContainer } = await import('@testcontainers/minio');
   const container = await new MinioContainer('minio/minio:RELEASE.2025-04-22T22-12-26Z').start();
   return {
@@ -106,6 +110,7 @@ async function startCeph(): Promise<RunningS3Server> {
       region: vars.S3_REGION ?? 'us-east-1',
       accessKeyId: vars.S3_ACCESS_KEY_ID as string,
       secretAccessKey: vars.S3_SECRET_ACCESS_KEY as string,
+      ...(vars.S3_TEST_KMS_KEY_ID ? { kmsKeyId: vars.S3_TEST_KMS_KEY_ID } : {}),
     },
     stop,
   };

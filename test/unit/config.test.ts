@@ -7,6 +7,7 @@ import {
   type S3MetricExporterOptions,
 } from '../../src/config.js';
 import { S3MetricExporter } from '../../src/index.js';
+import { KeyTemplate } from '../../src/upload/key-template.js';
 
 const MAX_TIMER = 2 ** 31 - 1;
 
@@ -74,6 +75,10 @@ describe('resolveConfig defaults', () => {
       spoolDir: undefined,
       maxSpoolBytes: 256 * 1024 * 1024,
       spoolFileSystem: undefined,
+      keys: expect.any(KeyTemplate),
+      partitionTime: 'upload',
+      putObject: {},
+      userAgent: undefined,
     });
   });
 

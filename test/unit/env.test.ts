@@ -4,7 +4,7 @@ import { configure, ENVIRONMENT_VARIABLES, optionsFromEnvironment } from '../../
 
 const valid: Record<string, [string, unknown]> = {
   OTEL_EXPORTER_S3_BUCKET: ['env-bucket', 'env-bucket'],
-  OTEL_EXPORTER_S3_PREFIX: ['/prod/checkout/', 'prod/checkout'],
+  OTEL_EXPORTER_S3_PREFIX: ['/prod/checkout/', '/prod/checkout/'],
   OTEL_EXPORTER_S3_FILE_PREFIX: ['host1_', 'host1_'],
   OTEL_EXPORTER_S3_REGION: ['eu-west-1', 'eu-west-1'],
   OTEL_EXPORTER_S3_ENDPOINT: ['http://127.0.0.1:9000', 'http://127.0.0.1:9000'],
@@ -25,14 +25,19 @@ const valid: Record<string, [string, unknown]> = {
   OTEL_EXPORTER_S3_RETRY_MAX_DELAY: ['9000', 9000],
   OTEL_EXPORTER_S3_SPOOL_DIR: ['/var/spool/otel-s3', '/var/spool/otel-s3'],
   OTEL_EXPORTER_S3_MAX_SPOOL_BYTES: ['67108864', 67108864],
+  OTEL_EXPORTER_S3_KEY_TEMPLATE: [
+    '{service.name}/%Y/%m/%d/metrics_{uuid}',
+    '{service.name}/%Y/%m/%d/metrics_{uuid}',
+  ],
+  OTEL_EXPORTER_S3_PARTITION_TIME: ['data', 'data'],
+  OTEL_EXPORTER_S3_PARTITION_TIME_ZONE: ['local', 'local'],
+  OTEL_EXPORTER_S3_SSE: ['aws:kms', 'aws:kms'],
+  OTEL_EXPORTER_S3_SSE_KMS_KEY_ID: ['alias/metrics', 'alias/metrics'],
+  OTEL_EXPORTER_S3_STORAGE_CLASS: ['standard_ia', 'STANDARD_IA'],
+  OTEL_EXPORTER_S3_TAGS: ['env=prod, team=platform%2Cobs', { env: 'prod', team: 'platform,obs' }],
+  OTEL_EXPORTER_S3_METADATA: ['service=checkout', { service: 'checkout' }],
+  OTEL_EXPORTER_S3_USER_AGENT: ['acme-metrics/1.0', 'acme-metrics/1.0'],
 };
-
-const resolvedName = (option: string) =>
-  option === 'retry.initialDelayMillis'
-    ? 'retryInitialDelayMillis'
-    : option === 'retry.maxDelayMillis'
-      ? 'retryMaxDelayMillis'
-      : option;
 
 describe('environment variables', () => {
   test('every variable in the table has a tested value', () => {
@@ -42,12 +47,43 @@ describe('environment variables', () => {
   for (const [variable, option] of ENVIRONMENT_VARIABLES) {
     test(`${variable} sets ${option}`, () => {
       const [raw, expected] = valid[variable] as [string, unknown];
-      const config = configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', [variable]: raw });
-      expect((config as unknown as Record<string, unknown>)[resolvedName(option)]).toEqual(
-        expected,
-      );
+      const env = {
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        OTEL_EXPORTER_S3_SSE: 'aws:kms',
+        [variable]: raw,
+      };
+      const parsed = optionsFromEnvironment(env).options as Record<string, unknown>;
+      const [head, tail] = option.split('.') as [string, string | undefined];
+      const value =
+        tail === undefined ? parsed[head] : (parsed[head] as Record<string, unknown>)[tail];
+      expect(value).toEqual(expected);
+      // And the whole configuration resolves with it.
+      expect(() => configure({}, env)).not.toThrow();
     });
   }
+
+  test('S3 feature variables reach the PutObject fields and the key template', () => {
+    const config = configure(
+      {},
+      {
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        OTEL_EXPORTER_S3_SSE: 'aws:kms',
+        OTEL_EXPORTER_S3_SSE_KMS_KEY_ID: 'alias/metrics',
+        OTEL_EXPORTER_S3_STORAGE_CLASS: 'INTELLIGENT_TIERING',
+        OTEL_EXPORTER_S3_TAGS: 'env=prod,team=a b',
+        OTEL_EXPORTER_S3_METADATA: 'service=checkout',
+        OTEL_EXPORTER_S3_KEY_TEMPLATE: '{service.name}/%Y/metrics_{uuid}',
+      },
+    );
+    expect(config.putObject).toEqual({
+      ServerSideEncryption: 'aws:kms',
+      SSEKMSKeyId: 'alias/metrics',
+      StorageClass: 'INTELLIGENT_TIERING',
+      Tagging: 'env=prod&team=a%20b',
+      Metadata: { service: 'checkout' },
+    });
+    expect(config.keys.attributeNames).toEqual(['service.name']);
+  });
 
   test('constructor options win over the environment', () => {
     const config = configure(

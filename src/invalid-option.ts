@@ -1,0 +1,31 @@
+/** Thrown at construction for a bad option; names the option, the value and what is allowed. */
+export class InvalidOptionError extends TypeError {
+  readonly option: string;
+  readonly value: unknown;
+  /** The environment variable the value came from, if it did. */
+  readonly variable: string | undefined;
+  readonly expected: string;
+  constructor(option: string, value: unknown, expected: string, variable?: string) {
+    const where =
+      variable === undefined
+        ? `option ${option}`
+        : `environment variable ${variable} (option ${option})`;
+    super(`otel-s3-exporter: invalid ${where}: ${show(value)} (expected ${expected})`);
+    this.name = 'InvalidOptionError';
+    this.option = option;
+    this.value = value;
+    this.variable = variable;
+    this.expected = expected;
+  }
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null || typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}

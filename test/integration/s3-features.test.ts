@@ -1,0 +1,155 @@
+import {
+  GetObjectTaggingCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+import {
+  connection,
+  decodeStored,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+import { sequencedService } from '../support/service.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+
+describeS3('S3 features against the real server', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'features');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+  });
+
+  /** Uploads one collection through the proxy with `options`; returns the key and the request seen. */
+  async function uploadOne(prefix: string, options: Partial<S3MetricExporterOptions>) {
+    const exporter = new S3MetricExporter({
+      bucket,
+      prefix,
+      ...connection(),
+      endpoint: proxy.endpoint,
+      ...options,
+    });
+    const service = sequencedService(exporter);
+    await service.exportCollections(1);
+    await exporter.forceFlush();
+    const stats = exporter.stats();
+    await exporter.shutdown();
+    await service.shutdown();
+    expect(stats.batchesUploaded).toBe(1);
+    const listed = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/` }),
+    );
+    const key = listed.Contents?.[0]?.Key as string;
+    const put = proxy.putAttempts(key).at(-1);
+    if (put === undefined) throw new Error(`no PUT of ${key} seen`);
+    return {
+      key,
+      put,
+      head: await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })),
+    };
+  }
+
+  const kms = s3Server?.kmsKeyId;
+  (kms ? test : test.skip)(
+    `SSE-KMS with a key id (${kms ?? 'server has no S3_TEST_KMS_KEY_ID'}): stored encrypted with that key`,
+    async () => {
+      const { head, put } = await uploadOne('sse-kms', {
+        serverSideEncryption: 'aws:kms',
+        sseKmsKeyId: kms as string,
+      });
+      expect(put.headers['x-amz-server-side-encryption']).toBe('aws:kms');
+      expect(head.ServerSideEncryption).toBe('aws:kms');
+      expect(head.SSEKMSKeyId).toBe(kms);
+    },
+  );
+
+  test('SSE-S3 (AES256): requested on every PUT and accepted', async () => {
+    const { head, put } = await uploadOne('sse-s3', { serverSideEncryption: 'AES256' });
+    expect(put.headers['x-amz-server-side-encryption']).toBe('AES256');
+    // Ceph RGW 16 accepts AES256 but does not report it back; servers that do must say AES256.
+    if (head.ServerSideEncryption !== undefined) expect(head.ServerSideEncryption).toBe('AES256');
+  });
+
+  test('storage class, tags and metadata are set on the object', async () => {
+    const { key, head, put } = await uploadOne('tagged', {
+      storageClass: 'STANDARD',
+      tags: { env: 'prod', team: 'platform & obs' },
+      metadata: { service: 'checkout', 'exporter-version': '0.1.0' },
+    });
+    expect(put.headers['x-amz-storage-class']).toBe('STANDARD');
+    expect(head.StorageClass ?? 'STANDARD').toBe('STANDARD');
+    expect(head.Metadata).toEqual({ service: 'checkout', 'exporter-version': '0.1.0' });
+    const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
+    expect(tagging.TagSet?.map((t) => [t.Key, t.Value]).sort()).toEqual([
+      ['env', 'prod'],
+      ['team', 'platform & obs'],
+    ]);
+  });
+
+  test('a custom user agent is sent by the exporter client', async () => {
+    const { put } = await uploadOne('user-agent', { userAgent: 'acme-metrics/2.3' });
+    expect(String(put.headers['user-agent'])).toContain('acme-metrics/2.3');
+  });
+
+  test('requestChecksumCalculation: WHEN_SUPPORTED sends a CRC32 checksum, WHEN_REQUIRED (the default with an endpoint) does not; both store', async () => {
+    const supported = await uploadOne('checksum-supported', {
+      requestChecksumCalculation: 'WHEN_SUPPORTED',
+    });
+    expect(supported.put.headers['x-amz-checksum-crc32']).toBeDefined();
+    const required = await uploadOne('checksum-required', {});
+    expect(required.put.headers['x-amz-checksum-crc32']).toBeUndefined();
+  });
+
+  test('conditional writes are on by default; a server that answers 501 to them gets plain PUTs and loses nothing', async () => {
+    const on = await uploadOne('conditional-on', {});
+    expect(on.put.headers['if-none-match']).toBe('*');
+
+    await proxy.set({ kind: 'reject-conditional' });
+    try {
+      const { key } = await uploadOne('conditional-unsupported', {});
+      const puts = proxy.putAttempts(key);
+      expect(puts.map((p) => [p.headers['if-none-match'] ?? 'none', p.outcome])).toEqual([
+        ['*', 'status 501'],
+        ['none', 'upstream 200'],
+      ]);
+    } finally {
+      await proxy.set({ kind: 'pass' });
+    }
+  });
+
+  test('a key template with resource attributes stores each service under its own, sanitized path', async () => {
+    const exporter = new S3MetricExporter({
+      bucket,
+      prefix: 'templated',
+      ...connection(),
+      keyTemplate: '{service.name}/%Y/%m/%d/metrics_{uuid}',
+    });
+    const service = sequencedService(exporter);
+    await service.exportCollections(1);
+    await exporter.shutdown();
+    await service.shutdown();
+    const objects = await listAndFetch(client, bucket, 'templated/');
+    expect(objects).toHaveLength(1);
+    const now = new Date();
+    const day = `${now.getUTCFullYear()}/${String(now.getUTCMonth() + 1).padStart(2, '0')}/${String(now.getUTCDate()).padStart(2, '0')}`;
+    expect(objects[0]?.key).toMatch(
+      new RegExp(`^templated/sequenced/${day}/metrics_[0-9a-f-]{36}\\.json\\.zst$`),
+    );
+    expect(
+      dataPointRows(decodeStored(objects[0] as never)).some((r) => r.metric === 'collection.seq'),
+    ).toBe(true);
+  });
+});
