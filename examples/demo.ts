@@ -5,13 +5,17 @@
  * By default it writes to an embedded fake S3 server (s3rver) that lives only as long as the
  * demo. Set S3_ENDPOINT (and S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION, S3_BUCKET) to
  * use a real S3-compatible server instead. DEMO_SECONDS sets the duration (default 15).
+ *
+ * At the end it sets up the `otel-s3` CLI to read the same data: `.otel-s3.json` in the current
+ * directory points at a mirror of the objects in `.otel-s3-demo/` (the embedded server is gone
+ * by then), or at the real server's bucket and prefix (never at its secrets).
  */
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import {
   type BucketLocationConstraint,
   CreateBucketCommand,
-  GetObjectCommand,
   HeadBucketCommand,
-  ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { type DiagLogFunction, DiagLogLevel, diag } from '@opentelemetry/api';
@@ -24,11 +28,11 @@ import {
 import { MultiBar } from 'cli-progress';
 import {
   dataPointRows,
-  decodeObject,
   type ExporterStats,
   encodingOfKey,
   type MetricType,
   type OtlpObject,
+  readMetrics,
   S3MetricExporter,
 } from '../src/index.js';
 import { CheckoutService, ORDER_VALUE_METRIC } from './checkout-service.js';
@@ -44,6 +48,8 @@ const MAX_BATCH_AGE_MILLIS = 3_000;
 
 interface Target {
   description: string;
+  /** The embedded s3rver, which is gone when the demo ends. */
+  embedded: boolean;
   endpoint: string;
   region: string;
   bucket: string;
@@ -54,6 +60,7 @@ interface Target {
 interface StoredObject {
   key: string;
   size: number;
+  bytes: Uint8Array;
   request: OtlpObject;
 }
 
@@ -132,6 +139,7 @@ async function openTarget(): Promise<Target> {
     const s3 = await startEmbeddedS3();
     return {
       description: `embedded fake S3 (s3rver) at ${s3.endpoint}`,
+      embedded: true,
       endpoint: s3.endpoint,
       region: 'us-east-1',
       bucket: 'demo-metrics',
@@ -143,6 +151,7 @@ async function openTarget(): Promise<Target> {
   const secretAccessKey = env.S3_SECRET_ACCESS_KEY ?? env.AWS_SECRET_ACCESS_KEY;
   return {
     description: endpoint,
+    embedded: false,
     endpoint,
     region: env.S3_REGION || 'us-east-1',
     bucket: env.S3_BUCKET || 'demo-metrics',
@@ -252,23 +261,90 @@ async function simulate(
 
 // ---- reading back ----
 
-async function readBack(s3: S3Client, bucket: string, prefix: string): Promise<StoredObject[]> {
+/** Reads back what the run stored, with the package's own reader (`readMetrics`). */
+async function readBack(target: Target, prefix: string): Promise<StoredObject[]> {
   const objects: StoredObject[] = [];
-  let ContinuationToken: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: `${prefix}/`, ContinuationToken }),
-    );
-    for (const { Key } of page.Contents ?? []) {
-      if (Key === undefined) continue;
-      const object = await s3.send(new GetObjectCommand({ Bucket: bucket, Key }));
-      const body = await object.Body?.transformToByteArray();
-      if (body === undefined) throw new Error(`GetObject ${Key} returned no body`);
-      objects.push({ key: Key, size: body.byteLength, request: decodeObject(Key, body) });
-    }
-    ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (ContinuationToken !== undefined);
+  const problems: string[] = [];
+  for await (const object of readMetrics({
+    bucket: target.bucket,
+    prefix,
+    endpoint: target.endpoint,
+    region: target.region,
+    ...(target.credentials === undefined ? {} : { credentials: target.credentials }),
+    onError: (problem) => problems.push(`${problem.key}: ${problem.error.message}`),
+  })) {
+    objects.push({
+      key: object.key,
+      size: object.size,
+      bytes: object.bytes,
+      request: object.request,
+    });
+  }
+  if (problems.length > 0) throw new Error(`unreadable objects: ${problems.join('; ')}`);
   return objects;
+}
+
+// ---- the otel-s3 CLI afterwards ----
+
+const CLI_CONFIG = '.otel-s3.json';
+const MIRROR_DIR = '.otel-s3-demo';
+/** Marks a config file as the demo's own, so a run replaces it but never someone else's. */
+const CONFIG_COMMENT = 'written by the otel-s3-exporter demo (npm start); delete it freely';
+
+/**
+ * Points `npx otel-s3` at what this run stored: a mirror of the objects (path = key) when the
+ * embedded server is gone with the demo, else the server's endpoint, bucket and prefix.
+ * Returns the lines that tell the user what to run.
+ */
+async function setUpCli(
+  target: Target,
+  prefix: string,
+  objects: StoredObject[],
+): Promise<string[]> {
+  const config: Record<string, string> = { $comment: CONFIG_COMMENT };
+  if (target.embedded) {
+    await rm(MIRROR_DIR, { recursive: true, force: true });
+    for (const object of objects) {
+      const path = join(MIRROR_DIR, ...object.key.split('/'));
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, object.bytes);
+    }
+    Object.assign(config, { dir: MIRROR_DIR, prefix });
+  } else {
+    Object.assign(config, {
+      endpoint: target.endpoint,
+      region: target.region,
+      bucket: target.bucket,
+      prefix,
+    });
+  }
+  // Credentials are never written down: the CLI takes them from the AWS variables.
+  const env = process.env;
+  const credentials =
+    !target.embedded && env.S3_ACCESS_KEY_ID && env.S3_SECRET_ACCESS_KEY
+      ? 'AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY=$S3_SECRET_ACCESS_KEY '
+      : '';
+  const where = target.embedded
+    ? `a copy of the objects in ${MIRROR_DIR}/ (the embedded server is gone)`
+    : `s3://${target.bucket}/${prefix}/ at ${target.endpoint}`;
+
+  const existing = await readFile(CLI_CONFIG, 'utf8').catch(() => undefined);
+  if (existing !== undefined && !existing.includes(CONFIG_COMMENT)) {
+    // Someone's own config: leave it, and spell the settings out on the command line instead.
+    const flags = target.embedded
+      ? `--dir ${MIRROR_DIR} --prefix ${prefix}`
+      : `--endpoint ${target.endpoint} --region ${target.region} --bucket ${target.bucket} --prefix ${prefix}`;
+    return [
+      `Read it back with the otel-s3 CLI (${CLI_CONFIG} here is not the demo's, so it was left alone):`,
+      `  ${credentials}npx otel-s3 points --since 1h ${flags}`,
+    ];
+  }
+  await writeFile(CLI_CONFIG, `${JSON.stringify(config, null, 2)}\n`);
+  return [
+    `Read it back with the otel-s3 CLI; ${CLI_CONFIG} points it at ${where}:`,
+    `  ${credentials}npx otel-s3 points --since 1h`,
+    `  ${credentials}npx otel-s3 stats --since 1h`,
+  ];
 }
 
 const KIND: Record<MetricType, string> = {
@@ -445,10 +521,12 @@ async function main(): Promise<void> {
     print(`Shutdown took ${shutdownMillis.toFixed(0)} ms (last export, last upload, cleanup).`);
     print();
 
-    const objects = await readBack(s3, target.bucket, prefix);
+    const objects = await readBack(target, prefix);
     const problems = report(objects, exporter.stats(), where);
     if (problems.length > 0) throw new Error(problems.join('; '));
     print('OK: every data point the exporter uploaded was read back and decoded.');
+    print();
+    for (const line of await setUpCli(target, prefix, objects)) print(line);
   } finally {
     s3.destroy();
     await target.close();

@@ -407,6 +407,7 @@ export class S3MetricExporter implements PushMetricExporter {
       time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
       attributes: batch.attributes,
       extension: this.#format.extension + codec.extension,
+      id: batch.id,
     });
     batch.contentType = codec.contentType ?? this.#format.contentType;
     batch.body = body;

@@ -16,15 +16,44 @@ export {
 } from './encoding/otlp-proto-decode.js';
 export { ENVIRONMENT_VARIABLES, optionsFromEnvironment } from './env.js';
 export { S3MetricExporter } from './exporter.js';
-export { decodeObject, encodingOfKey, type ObjectEncoding } from './reader/decode-object.js';
+export {
+  type DecodedObject,
+  decodeObject,
+  decodeStoredObject,
+  encodingOfKey,
+  ObjectDecodeError,
+  type ObjectEncoding,
+} from './reader/decode-object.js';
+export { type AccessProblem, ReadAccessError } from './reader/errors.js';
+export { type ParsedKey, parseObjectKey, partitionPath } from './reader/object-key.js';
 export {
   anyValue,
   attributes,
   dataPointRows,
+  type InstrumentKind,
+  instrumentKind,
   type MetricType,
+  nanosToIso,
   type PlainValue,
   type PointRow,
 } from './reader/points.js';
+export {
+  listMetricObjects,
+  type MetricObject,
+  type MetricStream,
+  type ObjectInfo,
+  type ReadMetricsOptions,
+  type ReadStats,
+  readMetrics,
+  type UnreadableObject,
+} from './reader/read-metrics.js';
+export type {
+  DirLocation,
+  ListMetricObjectsOptions,
+  ReadRangeOptions,
+  S3Location,
+} from './reader/read-options.js';
+export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';
 export { SELF_METRICS_SCOPE } from './self-metrics.js';
 export {
   installShutdownHooks,

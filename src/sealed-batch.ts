@@ -1,3 +1,4 @@
+import { uuidv7 } from 'uuidv7';
 import type { SpoolEntry } from './spool/spool.js';
 
 /**
@@ -22,6 +23,8 @@ export class SealedBatch {
   readonly seq: number;
   /** Seal time; it places the object in its time partition. */
   readonly sealedAt: Date;
+  /** The object's UUIDv7, made at seal time so its timestamp is the seal time too. */
+  readonly id = uuidv7();
   readonly points: number;
   /** Uncompressed size of the object. */
   readonly rawBytes: number;

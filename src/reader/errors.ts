@@ -1,5 +1,3 @@
-import { describeError } from '../upload/errors.js';
-
 /** Why reading cannot go on at all: something only the person running it can fix. */
 export type AccessProblem =
   | 'access-denied'
@@ -73,6 +71,9 @@ const BY_NAME: Readonly<Record<string, { reason: AccessProblem; hint: string }>>
 
 interface ErrorShape {
   name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
   $metadata?: { httpStatusCode?: unknown };
 }
 
@@ -96,5 +97,28 @@ export function asAccessError(what: string, error: unknown): ReadAccessError | u
   return new ReadAccessError(what, problem.reason, describeError(error), problem.hint, error);
 }
 
-/** A one-line description of any error, for reports of unreadable objects and failures. */
-export { describeError };
+/**
+ * One line about an error: `NoSuchKey (HTTP 404): The specified key does not exist.`, or a
+ * network code and message. Leaves out the SDK's `UnknownError` placeholder message (servers
+ * that send no error body, and every HEAD reply).
+ */
+export function describeError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { name, code, message, $metadata } = error as ErrorShape;
+  const status = $metadata?.httpStatusCode;
+  const parts: string[] = [];
+  let head = typeof name === 'string' && name !== 'Error' ? name : '';
+  if (typeof status === 'number')
+    head = head === '' ? `HTTP ${status}` : `${head} (HTTP ${status})`;
+  else if (typeof code === 'string' && code !== head) head = head === '' ? code : `${head} ${code}`;
+  if (head !== '') parts.push(head);
+  if (
+    typeof message === 'string' &&
+    message !== '' &&
+    message !== 'UnknownError' &&
+    message !== name
+  ) {
+    parts.push(message);
+  }
+  return parts.join(': ') || String(error);
+}

@@ -9,7 +9,7 @@ export interface ParsedKey {
   prefix: string;
   /** Start of the UTC minute partition the object was filed under. */
   partition: Date;
-  /** The UUIDv7's millisecond timestamp: when the object was named, just after it was sealed. */
+  /** The UUIDv7's millisecond timestamp: when the batch was sealed. */
   time: Date;
   /** `.json`, `.binpb`, then `.zst`, `.gz` or nothing. */
   extension: string;
@@ -53,8 +53,9 @@ export function partitionPath(prefix: string, time: Date): string {
 }
 
 /**
- * How far a key's partition may precede its UUIDv7 time: the partition is the seal time, the
- * UUID is made once the batch is compressed. One minute of margin covers any real compression.
+ * How far a key's partition may precede its UUIDv7 time. Both are the seal time in this
+ * exporter; the margin keeps objects of earlier versions (which named them after compression)
+ * and of clocks read twice across a minute boundary in range.
  */
 export const PARTITION_MARGIN_MILLIS = MINUTE;
 

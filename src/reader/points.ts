@@ -153,3 +153,33 @@ function point(
       return { ...common, count: num(p.count) ?? 0, ...optional('sum') };
   }
 }
+
+/** What a metric is, in the instrument words people use. */
+export type InstrumentKind =
+  | 'counter'
+  | 'up-down-counter'
+  | 'gauge'
+  | 'histogram'
+  | 'exponential-histogram'
+  | 'summary';
+
+/** The kind of a row's metric: a monotonic sum is a counter, any other sum an up-down counter. */
+export function instrumentKind(row: Pick<PointRow, 'type' | 'monotonic'>): InstrumentKind {
+  switch (row.type) {
+    case 'sum':
+      return row.monotonic === true ? 'counter' : 'up-down-counter';
+    case 'exponentialHistogram':
+      return 'exponential-histogram';
+    default:
+      return row.type;
+  }
+}
+
+/** An OTLP timestamp (decimal nanoseconds) as an ISO 8601 UTC time with nanoseconds; '' if unset. */
+export function nanosToIso(nanos: string): string {
+  if (!/^\d+$/.test(nanos) || /^0+$/.test(nanos)) return '';
+  const ns = BigInt(nanos);
+  const iso = new Date(Number(ns / 1_000_000_000n) * 1000).toISOString();
+  const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return `${iso.slice(0, -5)}.${fraction}Z`;
+}

@@ -51,6 +51,8 @@ export interface ReadStats {
   bytes: number;
   /** Keys under the prefix that are not in the exporter's layout (or under a deeper prefix): skipped. */
   keysSkipped: number;
+  /** Up to 5 deeper prefixes whose keys are in the layout: where the objects are if `prefix` is too short. */
+  otherPrefixes: string[];
   /** Objects fetched and decoded (readMetrics only). */
   objectsRead: number;
   /** Their bytes after decompression. */
@@ -98,9 +100,10 @@ export function listMetricObjects(options: ListMetricObjectsOptions): MetricStre
 
 /**
  * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
- * `concurrency` objects are fetched at once; at most that many are held (compressed) besides
- * the one being yielded, however long the range. Unreadable objects go to `onError` and are
- * skipped; access errors throw a ReadAccessError; an abort throws the signal's reason.
+ * Up to `concurrency` objects are fetched at once, and no new fetch starts while the caller
+ * holds a yielded object, so at most `concurrency` objects are in memory (only the yielded one
+ * decoded), however long the range. Unreadable objects go to `onError` and are skipped; access
+ * errors throw a ReadAccessError; an abort throws the signal's reason.
  */
 export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObject> {
   const range = resolveRange(options);
@@ -122,7 +125,7 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
         while (!listed && window.length < concurrency) {
           const next = await listing.next();
           if (next.done === true) listed = true;
-          else window.push({ info: next.value, bytes: fetch(source, next.value, signal) });
+          else window.push({ info: next.value, bytes: fetchObject(source, next.value, signal) });
         }
         const head = window.shift();
         if (head === undefined) return;
@@ -149,7 +152,11 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
 type Fetched = { bytes: Uint8Array } | UnreadableObject;
 
 /** Fetches one object; rejects only for access errors and aborts, which end the read. */
-function fetch(source: ObjectSource, info: ObjectInfo, signal: AbortSignal): Promise<Fetched> {
+function fetchObject(
+  source: ObjectSource,
+  info: ObjectInfo,
+  signal: AbortSignal,
+): Promise<Fetched> {
   const fetched = source.get(info.key, signal).then(
     (bytes) => ({ bytes }),
     (error: unknown): UnreadableObject => {
@@ -189,6 +196,14 @@ async function* inRange(
     const encoding = encodingOfKey(key);
     if (parsed === undefined || parsed.prefix !== range.prefix || encoding === undefined) {
       stats.keysSkipped++;
+      const other = parsed?.prefix;
+      if (
+        other !== undefined &&
+        stats.otherPrefixes.length < 5 &&
+        !stats.otherPrefixes.includes(other)
+      ) {
+        stats.otherPrefixes.push(other);
+      }
       continue;
     }
     const time = parsed.time.getTime();
@@ -216,6 +231,7 @@ function emptyStats(): ReadStats {
     objects: 0,
     bytes: 0,
     keysSkipped: 0,
+    otherPrefixes: [],
     objectsRead: 0,
     rawBytesRead: 0,
     objectsUnreadable: 0,

@@ -1,0 +1,26 @@
+import type { CommandContext } from '../context.js';
+import { readObjects } from '../read-objects.js';
+
+export interface CatOptions {
+  withKey: boolean;
+}
+
+/**
+ * `otel-s3 cat`: each object's ExportMetricsServiceRequest as one line of OTLP/JSON, whatever
+ * its stored format; the output is an OTLP JSON-lines file (what the Collector's
+ * otlpjsonfilereceiver reads). `--with-key` wraps each line as {"key","time","request"}.
+ */
+export async function cat(ctx: CommandContext, options: CatOptions): Promise<number> {
+  const { code } = await readObjects(ctx, false, async (object) => {
+    const line = options.withKey
+      ? JSON.stringify({
+          key: object.key,
+          time: object.time.toISOString(),
+          request: object.request,
+        })
+      : JSON.stringify(object.request);
+    await ctx.out.line(line);
+    await ctx.out.flush(); // one object at a time, so a terminal sees each as it comes
+  });
+  return code;
+}

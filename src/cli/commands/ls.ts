@@ -1,0 +1,41 @@
+import { listMetricObjects } from '../../reader/read-metrics.js';
+import {
+  type CommandContext,
+  describeRange,
+  finalNote,
+  readerOptions,
+  skippedKeysNote,
+} from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { formatBytes, formatInteger, plural } from '../format.js';
+
+export interface LsOptions {
+  format: 'text' | 'jsonl';
+}
+
+/** `otel-s3 ls`: the objects in the range with their times and sizes, without downloading them. */
+export async function ls(ctx: CommandContext, options: LsOptions): Promise<number> {
+  const { out } = ctx;
+  const stream = listMetricObjects(readerOptions(ctx));
+  for await (const object of stream) {
+    const time = object.time.toISOString();
+    if (options.format === 'jsonl') {
+      const { key, size, encoding } = object;
+      await out.line(JSON.stringify({ time, size, key, ...encoding }));
+    } else {
+      // Exact bytes, like `aws s3 ls`, so scripts can add them up.
+      await out.line(`${time}  ${String(object.size).padStart(12)}  ${object.key}`);
+    }
+    if (out.closed) break;
+  }
+  const { stats } = stream;
+  if (options.format === 'text') {
+    const range = describeRange(ctx.settings);
+    await finalNote(
+      ctx,
+      `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}`,
+    );
+  }
+  if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, ctx.settings.where));
+  return EXIT.ok;
+}

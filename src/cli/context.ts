@@ -1,0 +1,62 @@
+import type { Writable } from 'node:stream';
+import type { ListMetricObjectsOptions } from '../reader/read-options.js';
+import type { LineWriter } from './output.js';
+import type { Settings } from './settings.js';
+
+/** What every command gets: its settings, its output, and where to report. */
+export interface CommandContext {
+  settings: Settings;
+  out: LineWriter;
+  stderr: Writable;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  /** Aborted on Ctrl-C and when the output goes away. */
+  signal: AbortSignal;
+}
+
+/** A line on stderr, prefixed like every message of the tool. */
+export function note(ctx: Pick<CommandContext, 'stderr'>, line: string): void {
+  ctx.stderr.write(`otel-s3: ${line}\n`);
+}
+
+/** A closing line on stderr, after what is queued for stdout (so a terminal shows it last). */
+export async function finalNote(ctx: CommandContext, line: string): Promise<void> {
+  await ctx.out.flush();
+  note(ctx, line);
+}
+
+/** The reader API's options for these settings. */
+export function readerOptions(ctx: CommandContext): ListMetricObjectsOptions {
+  const { source, prefix, from, to } = ctx.settings;
+  const range = { prefix, from, to, signal: ctx.signal };
+  if (source.kind === 'dir') return { ...range, dir: source.dir };
+  return {
+    ...range,
+    bucket: source.bucket,
+    endpoint: source.endpoint,
+    region: source.region,
+    forcePathStyle: source.forcePathStyle,
+  };
+}
+
+/** `since 2026-11-30T04:00:00.000Z until 2026-11-30T05:00:00.000Z`, for messages. */
+export function describeRange(settings: Settings): string {
+  const parts: string[] = [];
+  if (settings.from !== undefined) parts.push(`since ${settings.from.toISOString()}`);
+  if (settings.to !== undefined) parts.push(`before ${settings.to.toISOString()}`);
+  return parts.join(' ');
+}
+
+/** The note about skipped keys, with the deeper prefixes that hold objects, if any. */
+export function skippedKeysNote(
+  stats: { keysSkipped: number; otherPrefixes: readonly string[] },
+  where: string,
+): string {
+  const n = stats.keysSkipped;
+  const keys = `${n.toLocaleString('en-US')} ${n === 1 ? 'key' : 'keys'}`;
+  const hint =
+    stats.otherPrefixes.length === 0
+      ? ''
+      : `; objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
+  return `ignored ${keys} under ${where} that ${n === 1 ? 'is' : 'are'} not in the exporter's layout for this prefix${hint}`;
+}

@@ -1,0 +1,43 @@
+const UNIT_MILLIS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+export const DURATION_HELP = 'a duration like 30s, 15m, 1h, 2d, 1w or 1h30m';
+export const TIME_HELP =
+  'an ISO 8601 time like 2026-11-30T04:00:00Z or 2026-11-30 (UTC when no zone is given)';
+
+/** `15m`, `1h30m`, `2d` → milliseconds; undefined when not a positive duration. */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(trimmed)) return undefined;
+  let total = 0;
+  for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h|d|w)/g)) {
+    total += Number(amount) * (UNIT_MILLIS[unit ?? ''] ?? Number.NaN);
+  }
+  return Number.isFinite(total) && total > 0 ? total : undefined;
+}
+
+/**
+ * An ISO 8601 date or date-time; undefined when it is not one. Without a zone it is UTC (the
+ * partitions are UTC), unlike `Date.parse`, which takes a zoneless date-time as local time.
+ */
+export function parseTime(text: string): Date | undefined {
+  const trimmed = text.trim();
+  const match =
+    /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(
+      trimmed,
+    );
+  if (match === null) return undefined;
+  const [, date, clock, zone] = match;
+  const iso = clock === undefined ? `${date}T00:00:00Z` : `${date}T${clock}${zone ?? 'Z'}`;
+  const ms = Date.parse(iso.replace(/(\.\d{3})\d+/, '$1'));
+  if (Number.isNaN(ms)) return undefined;
+  // Reject dates Date.parse rolls over (2026-02-30).
+  if (new Date(ms).toISOString().slice(0, 10) !== date && zone === undefined) return undefined;
+  return new Date(ms);
+}

@@ -1,0 +1,88 @@
+import type { LineWriter } from './output.js';
+
+export const formatInteger = (n: number) => n.toLocaleString('en-US');
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+export const plural = (n: number, one: string, many = `${one}s`) =>
+  `${formatInteger(n)} ${n === 1 ? one : many}`;
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
+export function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/** Pads cells into columns three spaces apart; the last column is not padded. */
+export function alignRow(cells: string[], widths: number[], rightAligned: ReadonlySet<number>) {
+  return cells
+    .map((cell, i) => {
+      const width = widths[i] ?? 0;
+      return rightAligned.has(i) ? cell.padStart(width) : cell.padEnd(width);
+    })
+    .join('   ')
+    .trimEnd();
+}
+
+export function columnWidths(rows: string[][], start: number[] = []): number[] {
+  const widths = [...start];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  return widths;
+}
+
+/**
+ * A text table written as rows come: rows are held in blocks of `blockSize` and each block is
+ * aligned on the widths seen so far, so memory stays bounded however many rows there are.
+ */
+export class TableWriter {
+  readonly #out: LineWriter;
+  readonly #header: string[];
+  readonly #rightAligned: ReadonlySet<number>;
+  readonly #blockSize: number;
+  #block: string[][] = [];
+  #widths: number[] = [];
+  #headerWritten = false;
+
+  constructor(
+    out: LineWriter,
+    header: string[],
+    rightAligned: ReadonlySet<number>,
+    blockSize = 1000,
+  ) {
+    this.#out = out;
+    this.#header = header;
+    this.#rightAligned = rightAligned;
+    this.#blockSize = blockSize;
+  }
+
+  async row(cells: string[]): Promise<void> {
+    this.#block.push(cells);
+    if (this.#block.length >= this.#blockSize) await this.#writeBlock();
+  }
+
+  /** Writes the rows still held; the header alone when there were no rows at all. */
+  async end(): Promise<void> {
+    await this.#writeBlock();
+    if (!this.#headerWritten) await this.#out.line(alignRow(this.#header, [], this.#rightAligned));
+  }
+
+  async #writeBlock(): Promise<void> {
+    if (this.#block.length === 0) return;
+    this.#widths = columnWidths(
+      this.#headerWritten ? this.#block : [this.#header, ...this.#block],
+      this.#widths,
+    );
+    const rows = this.#headerWritten ? this.#block : [this.#header, ...this.#block];
+    this.#headerWritten = true;
+    this.#block = [];
+    for (const row of rows) await this.#out.line(alignRow(row, this.#widths, this.#rightAligned));
+  }
+}

@@ -1,0 +1,236 @@
+import { createRequire } from 'node:module';
+import type { Writable } from 'node:stream';
+import { Command, CommanderError, Option } from 'commander';
+import { InvalidOptionError } from '../config.js';
+import { describeError, ReadAccessError } from '../reader/errors.js';
+import { cat } from './commands/cat.js';
+import { ls } from './commands/ls.js';
+import { POINT_FORMATS, type PointFormat, points } from './commands/points.js';
+import { stats } from './commands/stats.js';
+import { CONFIG_FILE_NAME } from './config-file.js';
+import { type CommandContext, note } from './context.js';
+import { DURATION_HELP } from './duration.js';
+import { EXIT, EXIT_CODES_HELP, UsageError } from './exit-codes.js';
+import { LineWriter } from './output.js';
+import { ENV, type GlobalFlags, resolveSettings, type Settings } from './settings.js';
+
+/** The process around the CLI; tests pass their own. */
+export interface CliIo {
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Aborted on Ctrl-C: reading stops and the exit code is 130. */
+  signal?: AbortSignal;
+}
+
+const HELP_AFTER = `
+Where to read: --bucket (S3) or --dir (a local directory laid out like the bucket, file path =
+key, e.g. an \`aws s3 sync\` mirror). Each setting comes from its flag, else its environment
+variable, else ${CONFIG_FILE_NAME} in the current directory (JSON with any of bucket, prefix,
+endpoint, region, forcePathStyle, dir, concurrency; never credentials). Credentials come from
+the AWS SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
+
+Environment variables:
+  ${ENV.bucket}  ${ENV.prefix}  ${ENV.endpoint}
+  ${ENV.region}  ${ENV.forcePathStyle} (true or false)
+
+The time range: --since, or --from and/or --to; without them, every object under the prefix.
+An object's time is the timestamp of the UUIDv7 in its name (made as its batch is sealed and
+compressed); only the minute partitions that can hold the range are listed.
+${EXIT_CODES_HELP}
+
+Examples:
+  otel-s3 ls --bucket metrics --prefix prod/checkout --since 1h
+  otel-s3 points --since 15m --metric 'http.*' --format csv > points.csv
+  otel-s3 stats --from 2026-11-30T00:00Z --to 2026-12-01T00:00Z
+  otel-s3 cat --since 1h | gzip > requests.jsonl.gz`;
+
+/** Runs `otel-s3` with `argv` (the arguments after the program name); resolves to the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // A reader that goes away (`otel-s3 --help | head`) must not crash the tool with an
+  // unhandled 'error' event; commands notice it through their LineWriter and stop.
+  io.stdout.on('error', () => {});
+  io.stderr.on('error', () => {});
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version exit 0; every parse error is a usage error.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    throw error;
+  }
+  return exitCode;
+}
+
+function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
+  const program = new Command('otel-s3')
+    .description(
+      'Read back the metrics that otel-s3-exporter stored in S3 (or in a local copy of the bucket).',
+    )
+    .version(packageVersion(), '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(`otel-s3: ${s.replace(/^error: /, '')}`),
+    })
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError('(otel-s3 --help shows the usage)')
+    .option('--bucket <name>', `bucket to read (env ${ENV.bucket})`)
+    .option('--prefix <prefix>', `key prefix, as given to the exporter (env ${ENV.prefix})`)
+    .option(
+      '--endpoint <url>',
+      `S3-compatible server, e.g. http://127.0.0.1:9000 (env ${ENV.endpoint})`,
+    )
+    .option('--region <region>', `region (env ${ENV.region}, else AWS_REGION, else us-east-1)`)
+    .option(
+      '--force-path-style',
+      `path-style addressing, the default with --endpoint (env ${ENV.forcePathStyle})`,
+    )
+    .option('--no-force-path-style', 'virtual-hosted-style addressing')
+    .option('--dir <path>', 'read a local directory laid out like the bucket instead of S3')
+    .option('--since <duration>', `objects from this long ago on: ${DURATION_HELP}`)
+    .option('--from <time>', 'objects from this time on (ISO 8601; UTC unless a zone is given)')
+    .option('--to <time>', 'objects before this time')
+    .option('--concurrency <n>', 'objects downloaded at once, 1-64 (default 8)')
+    .option('--config <file>', `defaults file (default: ./${CONFIG_FILE_NAME} if there is one)`)
+    .option('--no-progress', 'never show the progress bar (it is only shown on a terminal)')
+    .addHelpText('after', HELP_AFTER);
+
+  const run =
+    <O>(command: (ctx: CommandContext, options: O) => Promise<number>) =>
+    async (options: O, cmd: Command) => {
+      setExitCode(
+        await execute(io, cmd.optsWithGlobals<GlobalFlags>(), (ctx) => command(ctx, options)),
+      );
+    };
+
+  program
+    .command('ls')
+    .description('list the objects in the time range, with their times and sizes (no download)')
+    .addOption(
+      new Option('--format <format>', 'text (time, bytes, key) or jsonl')
+        .choices(['text', 'jsonl'])
+        .default('text'),
+    )
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(run(ls));
+
+  program
+    .command('cat')
+    .description(
+      "print each object's ExportMetricsServiceRequest as one line of OTLP/JSON (any stored format)",
+    )
+    .option('--with-key', 'print {"key","time","request"} per line instead of the bare request')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(run<{ withKey?: boolean }>((ctx, o) => cat(ctx, { withKey: o.withKey === true })));
+
+  program
+    .command('points')
+    .description(
+      'print one row per data point: time, resource, metric, type, attributes, value or buckets',
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'table, csv or jsonl (default: table on a terminal, else jsonl)',
+      ).choices(POINT_FORMATS),
+    )
+    .option(
+      '--metric <name>',
+      'only this metric (repeatable; * is a wildcard, e.g. "http.*")',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(
+      run<{ format?: PointFormat; metric?: string[] }>((ctx, o) =>
+        points(ctx, {
+          metric: o.metric ?? [],
+          ...(o.format === undefined ? {} : { format: o.format }),
+        }),
+      ),
+    );
+
+  program
+    .command('stats')
+    .description('objects, bytes, compression ratio, and series and data points per metric')
+    .addOption(
+      new Option('--format <format>', 'text or json').choices(['text', 'json']).default('text'),
+    )
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(run(stats));
+
+  return program;
+}
+
+/** Resolves the settings, runs one command, and turns what went wrong into an exit code. */
+async function execute(
+  io: CliIo,
+  flags: GlobalFlags,
+  command: (ctx: CommandContext) => Promise<number>,
+): Promise<number> {
+  const stop = new AbortController();
+  const signal = io.signal === undefined ? stop.signal : AbortSignal.any([io.signal, stop.signal]);
+  // When the reader of stdout goes away (`| head`), stop downloading and exit quietly.
+  const out = new LineWriter(io.stdout, () => stop.abort());
+  let settings: Settings | undefined;
+  try {
+    settings = resolveSettings(flags, io.env, io.cwd);
+    const code = await command({
+      settings,
+      out,
+      stderr: io.stderr,
+      stdoutIsTTY: io.stdout.isTTY === true,
+      stderrIsTTY: io.stderr.isTTY === true,
+      signal,
+    });
+    await out.flush();
+    if (out.failure !== undefined) throw out.failure;
+    return code;
+  } catch (error) {
+    await out.flush().catch(() => {});
+    if (io.signal?.aborted === true) {
+      note(io, 'interrupted');
+      return EXIT.interrupted;
+    }
+    if (out.closed && out.failure === undefined) return EXIT.ok;
+    if (error instanceof UsageError || error instanceof InvalidOptionError) {
+      note(io, error.message.replace(/^otel-s3-exporter: /, ''));
+      return EXIT.usage;
+    }
+    if (error instanceof ReadAccessError) {
+      note(io, error.message);
+      if (settings !== undefined) note(io, `(${settingsOrigin(settings)})`);
+      return EXIT.access;
+    }
+    note(io, error instanceof Error ? error.message : describeError(error));
+    return EXIT.failure;
+  }
+}
+
+/** Where the source came from, so a wrong value from the environment or a file is easy to spot. */
+function settingsOrigin(settings: Settings): string {
+  const { source, origins } = settings;
+  if (source.kind === 'dir') return `directory ${source.dir} from ${origins.dir}`;
+  const parts = [`bucket "${source.bucket}" from ${origins.bucket}`];
+  if (source.endpoint !== undefined) {
+    parts.push(`endpoint ${source.endpoint} from ${origins.endpoint}`);
+  }
+  if (source.region !== undefined) parts.push(`region ${source.region} from ${origins.region}`);
+  return parts.join(', ');
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

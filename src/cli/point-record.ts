@@ -1,0 +1,195 @@
+import {
+  type InstrumentKind,
+  instrumentKind,
+  nanosToIso,
+  type PlainValue,
+  type PointRow,
+} from '../reader/points.js';
+import { csvField } from './format.js';
+
+export interface HistogramBuckets {
+  /** Upper bounds; bucket i holds values in (explicitBounds[i-1], explicitBounds[i]]. */
+  explicitBounds: number[];
+  bucketCounts: number[];
+}
+
+export interface ExponentialBuckets {
+  scale: number;
+  zeroCount: number;
+  positive: { offset: number; bucketCounts: number[] };
+  negative: { offset: number; bucketCounts: number[] };
+}
+
+/** One data point as `otel-s3 points` prints it (jsonl: this object; csv: these columns). */
+export interface PointRecord {
+  /** End of the point's interval, ISO 8601 UTC with nanoseconds. */
+  time: string;
+  /** Start of the interval (cumulative and delta points), else ''. */
+  start: string;
+  resource: Record<string, PlainValue>;
+  scope: string;
+  metric: string;
+  type: InstrumentKind;
+  unit: string;
+  temporality: 'delta' | 'cumulative' | '';
+  attributes: Record<string, PlainValue>;
+  /** Counters, up-down counters and gauges. */
+  value?: number;
+  /** Histograms and summaries. */
+  count?: number;
+  sum?: number;
+  min?: number;
+  max?: number;
+  buckets?: HistogramBuckets | ExponentialBuckets;
+}
+
+export function pointRecord(row: PointRow): PointRecord {
+  const record: PointRecord = {
+    time: nanosToIso(row.timeUnixNano),
+    start: nanosToIso(row.startTimeUnixNano),
+    resource: row.resource,
+    scope: row.scope,
+    metric: row.metric,
+    type: instrumentKind(row),
+    unit: row.unit,
+    temporality: row.temporality ?? '',
+    attributes: row.attributes,
+  };
+  if (row.value !== undefined) record.value = row.value;
+  for (const key of ['count', 'sum', 'min', 'max'] as const) {
+    const v = row[key];
+    if (v !== undefined) record[key] = v;
+  }
+  if (row.type === 'histogram') {
+    record.buckets = {
+      explicitBounds: row.explicitBounds ?? [],
+      bucketCounts: row.bucketCounts ?? [],
+    };
+  } else if (row.type === 'exponentialHistogram') {
+    record.buckets = {
+      scale: row.scale ?? 0,
+      zeroCount: row.zeroCount ?? 0,
+      positive: row.positive ?? { offset: 0, bucketCounts: [] },
+      negative: row.negative ?? { offset: 0, bucketCounts: [] },
+    };
+  }
+  return record;
+}
+
+export const CSV_COLUMNS = [
+  'time',
+  'start',
+  'resource',
+  'scope',
+  'metric',
+  'type',
+  'unit',
+  'temporality',
+  'attributes',
+  'value',
+  'count',
+  'sum',
+  'min',
+  'max',
+  'buckets',
+] as const;
+
+/** A CSV line: objects (resource, attributes, buckets) as JSON text, absent values empty. */
+export function csvRow(record: PointRecord): string {
+  return CSV_COLUMNS.map((column) => {
+    const v = record[column];
+    if (v === undefined) return '';
+    if (typeof v === 'object') return csvField(JSON.stringify(v));
+    return csvField(String(v));
+  }).join(',');
+}
+
+export const TABLE_HEADER = ['time', 'resource', 'metric', 'type', 'attributes', 'value'];
+
+/** Table cells: a short resource (its service.name), `k=v` attributes, value or buckets. */
+export function tableCells(record: PointRecord): string[] {
+  const service = record.resource['service.name'];
+  return [
+    record.time === '' ? '' : `${record.time.slice(0, 10)} ${record.time.slice(11, 23)}`,
+    typeof service === 'string' ? service : keyValues(record.resource),
+    record.metric,
+    record.type,
+    keyValues(record.attributes),
+    valueText(record),
+  ];
+}
+
+function keyValues(values: Record<string, PlainValue>): string {
+  return Object.entries(values)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
+}
+
+/** Six significant digits for the table (CSV and JSON lines keep every digit). */
+const readable = (n: number) =>
+  Number.isInteger(n) ? String(n) : String(Number(n.toPrecision(6)));
+
+/**
+ * Both bounds of a bucket, with as many significant digits as it takes to tell them apart,
+ * rounded outwards so the printed interval always contains the bucket.
+ */
+function bounds(low: number, high: number): [string, string] {
+  for (let digits = 4; digits < 16; digits++) {
+    const a = roundTo(low, digits, Math.floor);
+    const b = roundTo(high, digits, Math.ceil);
+    if (a !== b) return [a, b];
+  }
+  return [String(low), String(high)];
+}
+
+function roundTo(n: number, digits: number, round: (x: number) => number): string {
+  if (n === 0 || !Number.isFinite(n)) return String(n);
+  const step = 10 ** (Math.floor(Math.log10(Math.abs(n))) - digits + 1);
+  // toPrecision strips the float noise of the multiplication.
+  return String(Number((round(n / step) * step).toPrecision(digits)));
+}
+
+/** The value, or count/sum/min/max and the non-empty buckets as `(low,high]:count`. */
+export function valueText(record: PointRecord): string {
+  if (record.value !== undefined) return readable(record.value);
+  const stats = (['count', 'sum', 'min', 'max'] as const)
+    .filter((k) => record[k] !== undefined)
+    .map((k) => `${k}=${readable(record[k] as number)}`);
+  const buckets = record.buckets === undefined ? [] : bucketTexts(record.buckets);
+  return buckets.length === 0 ? stats.join(' ') : `${stats.join(' ')} | ${buckets.join(' ')}`;
+}
+
+function bucketTexts(buckets: HistogramBuckets | ExponentialBuckets): string[] {
+  const out: string[] = [];
+  if ('explicitBounds' in buckets) {
+    const { explicitBounds: limits, bucketCounts: counts } = buckets;
+    counts.forEach((count, i) => {
+      if (count === 0) return;
+      // Bounds are chosen by people: print them exactly.
+      const upper = limits[i];
+      const lower = limits[limits.length - 1];
+      if (upper !== undefined) out.push(`≤${upper}:${count}`);
+      else if (lower !== undefined) out.push(`>${lower}:${count}`);
+      else out.push(`all:${count}`);
+    });
+    return out;
+  }
+  // Bucket index i of scale s holds values in (base^i, base^(i+1)], base = 2^(2^-s).
+  const bound = (i: number) => 2 ** (i / 2 ** buckets.scale);
+  const { negative, positive } = buckets;
+  for (let j = negative.bucketCounts.length - 1; j >= 0; j--) {
+    const count = negative.bucketCounts[j] ?? 0;
+    if (count === 0) continue;
+    const i = negative.offset + j;
+    const [low, high] = bounds(bound(i), bound(i + 1));
+    out.push(`[-${high},-${low}):${count}`);
+  }
+  if (buckets.zeroCount > 0) out.push(`0:${buckets.zeroCount}`);
+  positive.bucketCounts.forEach((count, j) => {
+    if (count === 0) return;
+    const i = positive.offset + j;
+    const [low, high] = bounds(bound(i), bound(i + 1));
+    out.push(`(${low},${high}]:${count}`);
+  });
+  return out;
+}

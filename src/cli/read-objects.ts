@@ -1,0 +1,76 @@
+import { describeError } from '../reader/errors.js';
+import {
+  listMetricObjects,
+  type MetricObject,
+  type ReadStats,
+  readMetrics,
+  type UnreadableObject,
+} from '../reader/read-metrics.js';
+import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from './context.js';
+import { EXIT } from './exit-codes.js';
+import { plural } from './format.js';
+import { noProgress, type Progress, progressBar } from './progress.js';
+
+/**
+ * Reads every object in the range and hands it to `each`, in key order. Unreadable objects are
+ * reported on stderr as they come and skipped; returns EXIT.unreadable if there were any.
+ * `summaryOnly` says the command prints only at the end, so a bar on the terminal is welcome
+ * even when stdout is that terminal too.
+ */
+export async function readObjects(
+  ctx: CommandContext,
+  summaryOnly: boolean,
+  each: (object: MetricObject) => Promise<void>,
+): Promise<{ code: number; stats: Readonly<ReadStats> }> {
+  const showBar = ctx.settings.progress && ctx.stderrIsTTY && (summaryOnly || !ctx.stdoutIsTTY);
+  const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
+  const options = readerOptions(ctx);
+  let stream: ReturnType<typeof readMetrics> | undefined;
+  try {
+    if (showBar) {
+      // A listing pass first, so the bar has a total: one request per 1000 objects.
+      let objects = 0;
+      let bytes = 0;
+      for await (const info of listMetricObjects(options)) {
+        objects++;
+        bytes += info.size;
+      }
+      if (objects > 0) progress.start(objects, bytes);
+    }
+    stream = readMetrics({
+      ...options,
+      concurrency: ctx.settings.concurrency,
+      onError(problem) {
+        progress.log(`otel-s3: ${describeUnreadable(problem)}`);
+        progress.advance(problem.size);
+      },
+    });
+    for await (const object of stream) {
+      progress.advance(object.size);
+      await each(object);
+      if (ctx.out.closed) break;
+    }
+  } finally {
+    progress.stop();
+  }
+  const stats = stream.stats;
+  if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, ctx.settings.where));
+  if (stats.objectsUnreadable > 0) {
+    await finalNote(
+      ctx,
+      `${plural(stats.objectsUnreadable, 'object')} of ${plural(stats.objects, 'object')} could not be read and ${stats.objectsUnreadable === 1 ? 'was' : 'were'} skipped (see above)`,
+    );
+    return { code: EXIT.unreadable, stats };
+  }
+  return { code: EXIT.ok, stats };
+}
+
+/** `cannot read KEY (decompress): invalid zstd data: ...` */
+export function describeUnreadable(problem: UnreadableObject): string {
+  const message = problem.stage === 'fetch' ? describeError(problem.error) : problem.error.message;
+  // Decode errors already start with the key.
+  const detail = message.startsWith(`${problem.key}: `)
+    ? message.slice(problem.key.length + 2)
+    : message;
+  return `cannot read ${problem.key} (${problem.stage}): ${detail}`;
+}

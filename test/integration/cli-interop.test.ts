@@ -1,0 +1,147 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { decodeOtlpProto, type MetricObject, readMetrics } from '../../src/index.js';
+import { runCliChild } from '../support/cli-child.js';
+import { exportEveryCombination } from '../support/exported-objects.js';
+import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+if (!s3Server) console.warn(`interoperability tests skipped: ${skipReason}`);
+
+/** Runs a standard tool over `input`; its stdout. */
+function tool(command: string, args: string[], input: Uint8Array): Buffer {
+  const result = spawnSync(command, args, { input, maxBuffer: 64 * 1024 * 1024 });
+  if (result.error !== undefined) throw result.error;
+  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr.toString()}`);
+  return result.stdout;
+}
+
+/** The rows of a DuckDB query, as plain JSON values. */
+async function query(sql: string): Promise<Record<string, unknown>[]> {
+  // Every extension used (csv, json) is built in: nothing may be downloaded.
+  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+  const connection = await db.connect();
+  try {
+    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+describeS3('stored objects and CLI output work with standard tools', () => {
+  let client: S3Client;
+  let bucket: string;
+  let dir: string;
+  let objects: MetricObject[];
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'interop');
+    dir = await mkdtemp(join(tmpdir(), 'otel-s3-interop-'));
+    await exportEveryCombination(bucket, 'interop', [
+      ['otlp-json', 'zstd'],
+      ['otlp-json', 'gzip'],
+      ['otlp-json', 'none'],
+      ['otlp-proto', 'zstd'],
+      ['otlp-proto', 'gzip'],
+    ]);
+    objects = [];
+    for await (const o of readMetrics({ bucket, prefix: 'interop', ...connection() })) {
+      objects.push(o);
+    }
+  });
+  afterAll(async () => {
+    client?.destroy();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  const stored = (suffix: string) => {
+    const object = objects.find((o) => o.key.endsWith(suffix));
+    if (object === undefined) throw new Error(`no ${suffix} object`);
+    return object;
+  };
+
+  test('the zstd tool decompresses .zst objects (JSON and protobuf) to what the reader decodes', () => {
+    const json = stored('.json.zst');
+    const text = tool('zstd', ['-d', '-c'], json.bytes).toString('utf8');
+    expect(JSON.parse(text)).toEqual(json.request);
+    const proto = stored('.binpb.zst');
+    expect(decodeOtlpProto(tool('zstd', ['-d', '-c'], proto.bytes))).toEqual(proto.request);
+  });
+
+  test('gzip -d decompresses .gz objects (JSON and protobuf) to what the reader decodes', () => {
+    const json = stored('.json.gz');
+    expect(JSON.parse(tool('gzip', ['-d', '-c'], json.bytes).toString('utf8'))).toEqual(
+      json.request,
+    );
+    const proto = stored('.binpb.gz');
+    expect(decodeOtlpProto(tool('gzip', ['-d', '-c'], proto.bytes))).toEqual(proto.request);
+  });
+
+  test('a JSON object is a valid JSON-lines file: one request per line, newline-terminated', () => {
+    for (const suffix of ['.json', '.json.zst', '.json.gz']) {
+      const object = stored(suffix);
+      const raw =
+        suffix === '.json'
+          ? Buffer.from(object.bytes)
+          : tool(suffix.endsWith('.zst') ? 'zstd' : 'gzip', ['-d', '-c'], object.bytes);
+      const text = raw.toString('utf8');
+      expect(text.endsWith('\n'), suffix).toBe(true);
+      const lines = text.slice(0, -1).split('\n');
+      expect(lines, suffix).toHaveLength(1);
+      const request = JSON.parse(lines[0] as string);
+      expect(Object.keys(request)).toEqual(['resourceMetrics']);
+      expect(request).toEqual(object.request);
+    }
+  });
+
+  test('DuckDB queries `otel-s3 points` as CSV and as JSON lines: the sum of a counter per attribute', async () => {
+    const s = s3Server as NonNullable<typeof s3Server>;
+    const env = {
+      AWS_ACCESS_KEY_ID: s.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
+      OTEL_EXPORTER_S3_ENDPOINT: s.endpoint,
+      OTEL_EXPORTER_S3_REGION: s.region,
+    };
+    const args = ['points', '--bucket', bucket, '--prefix', 'interop', '--since', '1h'];
+    const [csv, jsonl] = await Promise.all([
+      runCliChild([...args, '--format', 'csv'], { cwd: dir, env }),
+      runCliChild([...args, '--format', 'jsonl'], { cwd: dir, env }),
+    ]);
+    expect([csv.code, jsonl.code]).toEqual([0, 0]);
+    await writeFile(join(dir, 'points.csv'), csv.stdout);
+    await writeFile(join(dir, 'points.jsonl'), jsonl.stdout);
+
+    // Five objects, each with http.requests 12 on /a and 1 on /b.
+    const expected = [
+      { route: '/a', total: 5 * 12, points: 5 },
+      { route: '/b', total: 5 * 1, points: 5 },
+    ];
+    const fromCsv = await query(`
+      SELECT json_extract_string(attributes, '$.route') AS route, sum(value) AS total, count(*)::INTEGER AS points
+      FROM read_csv('${join(dir, 'points.csv')}')
+      WHERE metric = 'http.requests' AND type = 'counter'
+      GROUP BY route ORDER BY route`);
+    expect(fromCsv).toEqual(expected);
+    const fromJson = await query(`
+      SELECT attributes.route AS route, sum(value) AS total, count(*)::INTEGER AS points
+      FROM read_json('${join(dir, 'points.jsonl')}')
+      WHERE metric = 'http.requests' AND type = 'counter'
+      GROUP BY route ORDER BY route`);
+    expect(fromJson).toEqual(expected);
+
+    // The histogram columns come through too: count and sum of http.latency per service.
+    const latency = await query(`
+      SELECT resource."service.name" AS service, sum(count)::INTEGER AS count, sum("sum")::DOUBLE AS total
+      FROM read_json('${join(dir, 'points.jsonl')}')
+      WHERE metric = 'http.latency' GROUP BY service ORDER BY service`);
+    expect(latency).toHaveLength(5);
+    expect(latency.every((r) => r.count === 3 && r.total === 333)).toBe(true);
+  });
+});

@@ -1,0 +1,177 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { StatsReport } from '../../src/cli/commands/stats.js';
+import type { PointRecord } from '../../src/cli/point-record.js';
+import { type MetricObject, readMetrics } from '../../src/index.js';
+import { type CliRun, runCliChild } from '../support/cli-child.js';
+import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
+import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
+import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+
+const describeS3 = s3Server ? describe : describe.skip;
+if (!s3Server) console.warn(`otel-s3 CLI tests skipped: ${skipReason}`);
+
+const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+
+describeS3('the otel-s3 CLI against a real S3 server', () => {
+  let client: S3Client;
+  let bucket: string;
+  let cwd: string;
+  let exported: Exported[];
+  /** The stored objects, as readMetrics reads them. */
+  let objects: MetricObject[];
+  /** The environment a user of the CLI would set: the server, the bucket, AWS credentials. */
+  let env: Record<string, string>;
+  const otelS3 = (args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> =>
+    runCliChild(args, { cwd, env: { ...env, ...extraEnv } });
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'cli');
+    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
+    exported = await exportEveryCombination(bucket, 'cli');
+    objects = [];
+    for await (const o of readMetrics({ bucket, prefix: 'cli', ...connection() })) objects.push(o);
+    const s = s3Server as NonNullable<typeof s3Server>;
+    env = {
+      AWS_ACCESS_KEY_ID: s.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
+      AWS_REGION: s.region,
+      OTEL_EXPORTER_S3_ENDPOINT: s.endpoint,
+      OTEL_EXPORTER_S3_BUCKET: bucket,
+      OTEL_EXPORTER_S3_PREFIX: 'cli',
+    };
+  });
+  afterAll(async () => {
+    client?.destroy();
+    if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
+  });
+
+  test('points --format jsonl: every instrument type of every format and compression, as recorded', async () => {
+    const { code, stdout, stderr } = await otelS3(['points', '--since', '1h', '--format', 'jsonl']);
+    expect([code, stderr]).toEqual([0, '']);
+    const rows = lines(stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord));
+    expect(rows).toHaveLength(6 * exported.length);
+    for (const { service } of exported) {
+      const values = instrumentValues(rows.filter((r) => r.resource['service.name'] === service));
+      expect(values).toEqual(recordedValues(service, values.exponentialHistogram.scale ?? 0));
+    }
+  });
+
+  test('cat: one OTLP/JSON line per object, the requests readMetrics decodes, in the same order', async () => {
+    const { code, stdout } = await otelS3(['cat']);
+    expect(code).toBe(0);
+    expect(lines(stdout).map((l) => JSON.parse(l))).toEqual(objects.map((o) => o.request));
+  });
+
+  test('ls: every object with its exact stored size; stats: the totals and data points per metric', async () => {
+    const [ls, stats, listed] = await Promise.all([
+      otelS3(['ls', '--format', 'jsonl']),
+      otelS3(['stats', '--format', 'json']),
+      client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'cli/' })),
+    ]);
+    expect(ls.code).toBe(0);
+    const stored = (listed.Contents ?? []).map((o) => ({ key: o.Key, size: o.Size }));
+    expect(
+      lines(ls.stdout)
+        .map((l) => JSON.parse(l) as { key: string; size: number })
+        .map(({ key, size }) => ({ key, size })),
+    ).toEqual(stored);
+
+    expect(stats.code).toBe(0);
+    const report = JSON.parse(stats.stdout) as StatsReport;
+    expect(report).toMatchObject({
+      objects: 6,
+      bytes: stored.reduce((sum, o) => sum + (o.size ?? 0), 0),
+      dataPoints: 36,
+      objectsUnreadable: 0,
+    });
+    expect(report.metrics.map((m) => [m.metric, m.type, m.dataPoints])).toEqual([
+      ['cpu.temperature', 'gauge', 6],
+      ['http.active', 'up-down-counter', 6],
+      ['http.latency', 'histogram', 6],
+      ['http.requests', 'counter', 12],
+      ['payload.size', 'exponential-histogram', 6],
+    ]);
+    expect(report.compressionRatio).toBeGreaterThan(1);
+  });
+
+  test('flags win over environment variables', async () => {
+    const { code, stdout } = await otelS3(['ls', '--bucket', bucket, '--prefix', 'cli'], {
+      OTEL_EXPORTER_S3_BUCKET: 'no-such-bucket-from-env',
+      OTEL_EXPORTER_S3_PREFIX: 'elsewhere',
+    });
+    expect(code).toBe(0);
+    expect(lines(stdout)).toHaveLength(6);
+  });
+
+  test('an unreadable object: reported and skipped, the rest printed, exit code 1', async () => {
+    const now = Date.now();
+    const broken = keyAt('cli-broken', new Date(now), '.json.gz');
+    const good = keyAt('cli-broken', new Date(now + 1), '.json.zst');
+    const zstdJson = objects.find((o) => o.key.endsWith('.json.zst'));
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: broken, Body: 'not gzip' }));
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: good, Body: zstdJson?.bytes }));
+    const { code, stdout, stderr } = await otelS3(['points', '--prefix', 'cli-broken']);
+    expect(code).toBe(1);
+    expect(lines(stdout)).toHaveLength(6);
+    expect(stderr).toContain(`otel-s3: cannot read ${broken} (decompress): invalid gzip data`);
+    expect(stderr).toContain('1 object of 2 objects could not be read and was skipped');
+  });
+
+  test.each<[string, number, string[], Record<string, string>, RegExp[]]>([
+    [
+      'a wrong secret key',
+      3,
+      ['ls'],
+      { AWS_SECRET_ACCESS_KEY: 'wrong-secret-key-000000000000000000000000' },
+      [
+        /cannot list s3:\/\/.*\/cli\/: SignatureDoesNotMatch \(HTTP 403\); the secret key does not match the access key id: check the credentials/,
+      ],
+    ],
+    [
+      'an unknown access key',
+      3,
+      ['points'],
+      { AWS_ACCESS_KEY_ID: 'NOSUCHKEY00000000000' },
+      [/InvalidAccessKeyId \(HTTP 403\); the access key id is unknown to the server/],
+    ],
+    [
+      'a missing bucket',
+      3,
+      ['stats', '--bucket', 'no-such-bucket-otel-s3'],
+      {},
+      [
+        /NoSuchBucket \(HTTP 404\); the bucket does not exist/,
+        /\(bucket "no-such-bucket-otel-s3" from --bucket, endpoint .* from OTEL_EXPORTER_S3_ENDPOINT\)/,
+      ],
+    ],
+    [
+      'an endpoint nobody listens on',
+      4,
+      ['ls'],
+      { OTEL_EXPORTER_S3_ENDPOINT: 'http://127.0.0.1:9' },
+      [
+        /ECONNREFUSED.*is the endpoint \(http:\/\/127\.0\.0\.1:9\) right and the server reachable\?/,
+      ],
+    ],
+    [
+      'a bad environment variable',
+      2,
+      ['ls'],
+      { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'maybe' },
+      [/invalid OTEL_EXPORTER_S3_FORCE_PATH_STYLE "maybe": expected true or false/],
+    ],
+  ])(
+    '%s: exit code %i and a message that says what to fix',
+    async (_name, exitCode, args, extraEnv, messages) => {
+      const { code, stdout, stderr } = await otelS3(args, extraEnv);
+      expect(code).toBe(exitCode);
+      expect(stdout).toBe('');
+      for (const message of messages) expect(stderr).toMatch(message);
+    },
+  );
+});

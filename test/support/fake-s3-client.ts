@@ -1,0 +1,103 @@
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandInput,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+
+/** An S3 error as the SDK throws it: a name and an HTTP status. */
+export function s3Error(name: string, status: number): Error {
+  return Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+}
+
+interface PendingGet {
+  key: string;
+  signal: AbortSignal | undefined;
+  release(): void;
+}
+
+/**
+ * An in-memory S3 with ListObjectsV2 semantics (sorted keys, Prefix, StartAfter, pages of
+ * `pageSize`) that records every request, for reader tests that need to see or steer the calls.
+ * With `manual`, each GetObject waits until the test releases it.
+ */
+export class FakeS3 {
+  readonly objects = new Map<string, Uint8Array | Error>();
+  readonly listCalls: ListObjectsV2CommandInput[] = [];
+  readonly getCalls: string[] = [];
+  readonly pending: PendingGet[] = [];
+  listError: Error | undefined;
+  pageSize = 1000;
+  manual = false;
+  inFlight = 0;
+  maxInFlight = 0;
+  destroyed = false;
+
+  asClient(): S3Client {
+    return this as unknown as S3Client;
+  }
+
+  put(key: string, body: Uint8Array | Error): void {
+    this.objects.set(key, body);
+  }
+
+  async send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> {
+    const signal = options?.abortSignal;
+    if (command instanceof ListObjectsV2Command) return this.#list(command.input);
+    if (command instanceof GetObjectCommand) return this.#get(command.input.Key ?? '', signal);
+    throw new Error('FakeS3: unsupported command');
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+
+  /** Lets the pending GetObject of `key` (or the oldest) answer. */
+  release(key?: string): void {
+    const index = key === undefined ? 0 : this.pending.findIndex((p) => p.key === key);
+    const [get] = this.pending.splice(index, 1);
+    get?.release();
+  }
+
+  #list(input: ListObjectsV2CommandInput) {
+    this.listCalls.push(input);
+    if (this.listError !== undefined) throw this.listError;
+    const after = input.ContinuationToken ?? input.StartAfter ?? '';
+    const keys = [...this.objects.keys()]
+      .filter((k) => k.startsWith(input.Prefix ?? '') && k > after)
+      .sort();
+    const page = keys.slice(0, Math.min(this.pageSize, input.MaxKeys ?? 1000));
+    const truncated = keys.length > page.length;
+    return {
+      Contents: page.map((Key) => ({ Key, Size: this.#size(Key) })),
+      IsTruncated: truncated,
+      NextContinuationToken: truncated ? page[page.length - 1] : undefined,
+    };
+  }
+
+  #size(key: string): number {
+    const body = this.objects.get(key);
+    return body instanceof Uint8Array ? body.length : 0;
+  }
+
+  async #get(key: string, signal: AbortSignal | undefined) {
+    this.getCalls.push(key);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      if (this.manual) {
+        await new Promise<void>((resolve, reject) => {
+          this.pending.push({ key, signal, release: resolve });
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      }
+      signal?.throwIfAborted();
+      const body = this.objects.get(key);
+      if (body === undefined) throw s3Error('NoSuchKey', 404);
+      if (body instanceof Error) throw body;
+      return { Body: { transformToByteArray: async () => body } };
+    } finally {
+      this.inFlight--;
+    }
+  }
+}

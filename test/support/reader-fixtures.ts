@@ -1,0 +1,219 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { UUID } from 'uuidv7';
+import { compress as zstdCompress } from 'zstd-napi';
+import type { PointRecord } from '../../src/cli/point-record.js';
+import { recordFormat } from '../../src/encoding/format.js';
+import type { Compression, Format, PointRow } from '../../src/index.js';
+import { objectKey } from '../../src/index.js';
+import { collectingProvider, recordEveryInstrument } from './service.js';
+
+export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
+export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
+export const EXTENSION = {
+  'otlp-json': '.json',
+  'otlp-proto': '.binpb',
+  zstd: '.zst',
+  gzip: '.gz',
+  none: '',
+} as const;
+
+/** One collection of every instrument type (values in `expectEveryInstrument`). */
+export async function sampleMetrics(serviceName = 'test-service'): Promise<ResourceMetrics> {
+  const { provider, collect } = collectingProvider(serviceName);
+  recordEveryInstrument(provider);
+  const rm = await collect();
+  await provider.shutdown();
+  return rm;
+}
+
+/** The bytes of one stored object, encoded as the exporter does and compressed by libraries. */
+export function encodeObject(
+  rm: ResourceMetrics,
+  format: Format,
+  compression: Compression,
+): Buffer {
+  const f = recordFormat(format);
+  const record = f.encode(rm);
+  const raw = f.assemble([record], record.length);
+  if (compression === 'zstd') return zstdCompress(raw);
+  if (compression === 'gzip') return gzipSync(raw);
+  return raw;
+}
+
+let sequence = 0;
+/** A key of the exporter's layout, filed under `partition` with a UUIDv7 made at `time`. */
+export function keyAt(prefix: string, time: Date, extension: string, partition = time): string {
+  const id = UUID.fromFieldsV7(time.getTime(), ++sequence & 0xfff, 0, sequence).toString();
+  return objectKey({ prefix, filePrefix: '', time: partition, extension, id });
+}
+
+/** Writes `bytes` at `{dir}/{key}`, the layout `--dir` reads. */
+export async function writeAtKey(dir: string, key: string, bytes: Uint8Array): Promise<void> {
+  const path = join(dir, ...key.split('/'));
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, bytes);
+}
+
+/** Rows of `metric`, sorted by their attributes. */
+function byMetric(rows: PointRow[], metric: string): PointRow[] {
+  return rows
+    .filter((r) => r.metric === metric)
+    .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
+}
+
+/** The exponential-histogram bucket index of value `v` at `scale` (base 2^(2^-scale)). */
+const exponentialIndex = (v: number, scale: number) => Math.ceil(Math.log2(v) * 2 ** scale) - 1;
+
+/**
+ * The values of one recordEveryInstrument() collection as read back from `rows`, in a shape
+ * that `recordedValues` gives for what was recorded: compare the two with toEqual.
+ */
+export function instrumentValues(rows: PointRow[]) {
+  const pick = (r: PointRow | undefined) => ({
+    type: r?.type,
+    monotonic: r?.monotonic,
+    temporality: r?.temporality,
+    unit: r?.unit,
+    attributes: r?.attributes,
+  });
+  const [latency] = byMetric(rows, 'http.latency');
+  const [payload] = byMetric(rows, 'payload.size');
+  const histogramBuckets: Record<string, number> = {};
+  (latency?.bucketCounts ?? []).forEach((count, i) => {
+    if (count > 0) histogramBuckets[String(latency?.explicitBounds?.[i] ?? '+Inf')] = count;
+  });
+  const exponentialBuckets: Record<number, number> = {};
+  (payload?.positive?.bucketCounts ?? []).forEach((count, j) => {
+    if (count > 0) exponentialBuckets[(payload?.positive?.offset ?? 0) + j] = count;
+  });
+  return {
+    points: rows.length,
+    services: [...new Set(rows.map((r) => r.resource['service.name']))],
+    counter: byMetric(rows, 'http.requests').map((r) => ({ ...pick(r), value: r.value })),
+    upDownCounter: byMetric(rows, 'http.active').map((r) => ({ ...pick(r), value: r.value })),
+    gauge: byMetric(rows, 'cpu.temperature').map((r) => ({ ...pick(r), value: r.value })),
+    histogram: {
+      ...pick(latency),
+      count: latency?.count,
+      sum: latency?.sum,
+      min: latency?.min,
+      max: latency?.max,
+      buckets: histogramBuckets,
+    },
+    exponentialHistogram: {
+      ...pick(payload),
+      count: payload?.count,
+      sum: payload?.sum,
+      min: payload?.min,
+      max: payload?.max,
+      zeroCount: payload?.zeroCount,
+      scale: payload?.scale,
+      buckets: exponentialBuckets,
+    },
+  };
+}
+
+/** What recordEveryInstrument() recorded, in the shape of instrumentValues(). */
+export function recordedValues(service: string, exponentialScale: number) {
+  const common = { temporality: 'cumulative' };
+  return {
+    points: 6,
+    services: [service],
+    counter: [
+      {
+        ...common,
+        type: 'sum',
+        monotonic: true,
+        unit: '{request}',
+        attributes: { route: '/a' },
+        value: 12,
+      },
+      {
+        ...common,
+        type: 'sum',
+        monotonic: true,
+        unit: '{request}',
+        attributes: { route: '/b' },
+        value: 1,
+      },
+    ],
+    upDownCounter: [
+      { ...common, type: 'sum', monotonic: false, unit: '', attributes: {}, value: 7 },
+    ],
+    gauge: [
+      {
+        type: 'gauge',
+        monotonic: undefined,
+        temporality: undefined,
+        unit: 'Cel',
+        attributes: { host: 'h1' },
+        value: 42.5,
+      },
+    ],
+    // The SDK's default bounds are 0, 5, 10, 25, 50, 75, 100, 250, 500, ...: 3, 30 and 300
+    // fall in the buckets ending at 5, 50 and 500.
+    histogram: {
+      ...common,
+      type: 'histogram',
+      monotonic: undefined,
+      unit: 'ms',
+      attributes: {},
+      count: 3,
+      sum: 333,
+      min: 3,
+      max: 300,
+      buckets: { '5': 1, '50': 1, '500': 1 },
+    },
+    exponentialHistogram: {
+      ...common,
+      type: 'exponentialHistogram',
+      monotonic: undefined,
+      unit: 'By',
+      attributes: {},
+      count: 3,
+      sum: 1003,
+      min: 1,
+      max: 1000,
+      zeroCount: 0,
+      scale: exponentialScale,
+      buckets: Object.fromEntries(
+        [1, 2, 1000].map((v) => [exponentialIndex(v, exponentialScale), 1]),
+      ),
+    },
+  };
+}
+
+/** A row of `otel-s3 points --format jsonl` back in the PointRow shape of dataPointRows(). */
+export function pointRowOf(record: PointRecord): PointRow {
+  const TYPES = {
+    counter: ['sum', true],
+    'up-down-counter': ['sum', false],
+    gauge: ['gauge', undefined],
+    histogram: ['histogram', undefined],
+    'exponential-histogram': ['exponentialHistogram', undefined],
+    summary: ['summary', undefined],
+  } as const;
+  const [type, monotonic] = TYPES[record.type];
+  const buckets = record.buckets ?? {};
+  return {
+    resource: record.resource,
+    scope: record.scope,
+    metric: record.metric,
+    unit: record.unit,
+    type,
+    temporality: record.temporality === '' ? undefined : record.temporality,
+    monotonic,
+    startTimeUnixNano: '',
+    timeUnixNano: '',
+    attributes: record.attributes,
+    ...(record.value === undefined ? {} : { value: record.value }),
+    ...(record.count === undefined ? {} : { count: record.count }),
+    ...(record.sum === undefined ? {} : { sum: record.sum }),
+    ...(record.min === undefined ? {} : { min: record.min }),
+    ...(record.max === undefined ? {} : { max: record.max }),
+    ...buckets,
+  };
+}
