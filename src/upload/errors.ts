@@ -1,4 +1,13 @@
+import {
+  type AccessFaultReason,
+  accessFault,
+  describeError,
+  errorShape,
+  httpStatus,
+} from '../s3-errors.js';
 import { parseRetryAfter } from './backoff.js';
+
+export { describeError };
 
 /**
  * What to do after a failed PutObject. One place decides retryability:
@@ -49,38 +58,19 @@ const RETRYABLE_CODES = new Set([
   'OperationAborted',
 ]);
 
-const CONFIG_FAULTS: Readonly<Record<string, string>> = {
-  AccessDenied:
-    'the credentials lack s3:PutObject on this bucket and prefix; grant it (uploads resume by themselves)',
-  AllAccessDisabled: 'access to the bucket is disabled; check the bucket policy',
-  InvalidAccessKeyId: 'the access key id is unknown to the server; check the credentials',
-  SignatureDoesNotMatch: 'the secret key does not match the access key id; check the credentials',
-  ExpiredToken: 'the session token has expired; refresh the credentials',
-  InvalidToken: 'the session token is invalid; check the credentials',
-  NoSuchBucket: 'the bucket does not exist; create it or fix the bucket option',
-  PermanentRedirect: 'the bucket is in another region; set the region option to the bucket region',
-  AuthorizationHeaderMalformed: 'the region is wrong for this bucket; set the region option',
-  InvalidBucketName: 'the bucket name is invalid for this server; fix the bucket option',
-  CredentialsProviderError:
-    'no credentials were found; pass the credentials option or configure the AWS default provider chain',
+/** What the exporter's operator does about each access fault. */
+const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
+  'access-denied': 'grant s3:PutObject on this bucket and prefix (uploads resume by themselves)',
+  'bad-credentials': 'check the credentials',
+  'no-credentials': 'pass the credentials option or configure the AWS default provider chain',
+  'no-such-bucket': 'create it or fix the bucket option',
+  'wrong-region': 'set the region option to the bucket region',
+  'invalid-bucket': 'fix the bucket option',
 };
-
-interface ErrorShape {
-  name?: unknown;
-  code?: unknown;
-  message?: unknown;
-  cause?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
-  $response?: { statusCode?: unknown; headers?: Record<string, string | undefined> };
-}
-
-function shape(error: unknown): ErrorShape {
-  return typeof error === 'object' && error !== null ? (error as ErrorShape) : {};
-}
 
 function networkCode(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e !== undefined && depth < 5; depth++) {
-    const s = shape(e);
+    const s = errorShape(e);
     if (typeof s.code === 'string' && NETWORK_CODES.has(s.code)) return s.code;
     if (typeof s.message === 'string' && /socket hang up/i.test(s.message)) return 'ECONNRESET';
     e = s.cause;
@@ -88,17 +78,12 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function statusOf(s: ErrorShape): number | undefined {
-  const status = s.$metadata?.httpStatusCode ?? s.$response?.statusCode;
-  return typeof status === 'number' ? status : undefined;
-}
-
 /** Classifies a PutObject failure. `timedOut` says the request hit its own deadline. */
 export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (timedOut) return { kind: 'retry', reason: 'timeout' };
-  const s = shape(error);
+  const s = errorShape(error);
   const name = typeof s.name === 'string' ? s.name : '';
-  const status = statusOf(s);
+  const status = httpStatus(error);
 
   if (status === 412 || name === 'PreconditionFailed') return { kind: 'exists' };
   if (status === undefined) {
@@ -113,16 +98,12 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
       ? { kind: 'retry', reason }
       : { kind: 'retry', reason, retryAfterMillis };
   }
-  const hint = Object.hasOwn(CONFIG_FAULTS, name) ? CONFIG_FAULTS[name] : undefined;
-  if (hint !== undefined) return { kind: 'config', reason: configReason(name), hint };
-  if (status === 403) {
-    return { kind: 'config', reason: 'access-denied', hint: CONFIG_FAULTS.AccessDenied as string };
-  }
-  if (status === 301) {
+  const fault = accessFault(error);
+  if (fault !== undefined) {
     return {
       kind: 'config',
-      reason: 'wrong-region',
-      hint: CONFIG_FAULTS.PermanentRedirect as string,
+      reason: fault.reason,
+      hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
     };
   }
   if (status === 501 || name === 'NotImplemented') {
@@ -134,37 +115,4 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
     return { kind: 'retry', reason: 'client' };
   }
   return { kind: 'fatal', reason: `http-${status}` };
-}
-
-function configReason(name: string): string {
-  switch (name) {
-    case 'NoSuchBucket':
-      return 'no-such-bucket';
-    case 'PermanentRedirect':
-    case 'AuthorizationHeaderMalformed':
-      return 'wrong-region';
-    case 'InvalidAccessKeyId':
-    case 'SignatureDoesNotMatch':
-    case 'ExpiredToken':
-    case 'InvalidToken':
-    case 'CredentialsProviderError':
-      return 'bad-credentials';
-    case 'InvalidBucketName':
-      return 'invalid-bucket';
-    default:
-      return 'access-denied';
-  }
-}
-
-/** A short description of an error for log lines: name, HTTP status, network code, message. */
-export function describeError(error: unknown): string {
-  const s = shape(error);
-  const parts: string[] = [];
-  if (typeof s.name === 'string' && s.name !== 'Error') parts.push(s.name);
-  const status = statusOf(s);
-  if (status !== undefined) parts.push(`HTTP ${status}`);
-  const code = networkCode(error) ?? (typeof s.code === 'string' ? s.code : undefined);
-  if (code !== undefined) parts.push(code);
-  if (typeof s.message === 'string' && s.message !== '') parts.push(s.message);
-  return parts.join(': ') || String(error);
 }

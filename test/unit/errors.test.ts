@@ -205,7 +205,7 @@ describe('classifyUploadError: config', () => {
     ['PermanentRedirect', 301, 'wrong-region'],
     ['AuthorizationHeaderMalformed', 400, 'wrong-region'],
     ['InvalidBucketName', 400, 'invalid-bucket'],
-    ['CredentialsProviderError', undefined, 'bad-credentials'],
+    ['CredentialsProviderError', undefined, 'no-credentials'],
   ];
   for (const [name, status, reason] of cases) {
     test(`${status ?? 'no status'} ${name} is config with reason ${reason} and a hint`, () => {
@@ -270,7 +270,7 @@ describe('classifyUploadError: conditional-unsupported and fatal', () => {
 describe('describeError', () => {
   test('includes name, HTTP status and message of an S3 error', () => {
     expect(describeError(s3Error('SlowDown', 503, 'Please reduce your request rate.'))).toBe(
-      'SlowDown: HTTP 503: Please reduce your request rate.',
+      'SlowDown (HTTP 503): Please reduce your request rate.',
     );
   });
 
@@ -286,7 +286,7 @@ describe('describeError', () => {
       code: 'EPIPE',
       $metadata: { httpStatusCode: 500 },
     });
-    expect(describeError(error)).toBe('InternalError: HTTP 500: EPIPE: boom');
+    expect(describeError(error)).toBe('InternalError (HTTP 500) EPIPE: boom');
   });
 
   test('takes the network code from the cause', () => {

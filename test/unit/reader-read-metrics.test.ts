@@ -299,7 +299,7 @@ describe('readMetrics listing S3', () => {
     ['InvalidAccessKeyId', 403, 'bad-credentials', /access key id is unknown/],
     ['SignatureDoesNotMatch', 403, 'bad-credentials', /secret key does not match/],
     ['NoSuchBucket', 404, 'no-such-bucket', /bucket does not exist/],
-    ['AccessDenied', 403, 'access-denied', /lack s3:ListBucket/],
+    ['AccessDenied', 403, 'access-denied', /grant s3:ListBucket and s3:GetObject/],
   ])(
     'a listing failing with %s is a ReadAccessError (%s) that says what to fix',
     async (name, status, reason, hint) => {

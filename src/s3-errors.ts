@@ -1,0 +1,118 @@
+/**
+ * What an S3 error is, in one place for the exporter and the reader: its shape, a one-line
+ * description, and whether it is an access fault that only an operator can fix.
+ */
+
+/** The faults of configuration: credentials, permissions, bucket, region. */
+export type AccessFaultReason =
+  | 'access-denied'
+  | 'bad-credentials'
+  | 'no-credentials'
+  | 'no-such-bucket'
+  | 'wrong-region'
+  | 'invalid-bucket';
+
+export interface AccessFault {
+  reason: AccessFaultReason;
+  /** What is wrong, e.g. "the bucket does not exist"; each caller adds what to do about it. */
+  cause: string;
+}
+
+const BY_NAME: Readonly<Record<string, AccessFault>> = {
+  AccessDenied: {
+    reason: 'access-denied',
+    cause: 'the credentials lack permission on this bucket and prefix',
+  },
+  AllAccessDisabled: {
+    reason: 'access-denied',
+    cause: 'access to the bucket is disabled by its policy',
+  },
+  InvalidAccessKeyId: {
+    reason: 'bad-credentials',
+    cause: 'the access key id is unknown to the server',
+  },
+  SignatureDoesNotMatch: {
+    reason: 'bad-credentials',
+    cause: 'the secret key does not match the access key id',
+  },
+  ExpiredToken: { reason: 'bad-credentials', cause: 'the session token has expired' },
+  InvalidToken: { reason: 'bad-credentials', cause: 'the session token is invalid' },
+  CredentialsProviderError: { reason: 'no-credentials', cause: 'no credentials were found' },
+  NoSuchBucket: { reason: 'no-such-bucket', cause: 'the bucket does not exist' },
+  PermanentRedirect: { reason: 'wrong-region', cause: 'the bucket is in another region' },
+  AuthorizationHeaderMalformed: {
+    reason: 'wrong-region',
+    cause: 'the region is wrong for this bucket',
+  },
+  InvalidBucketName: {
+    reason: 'invalid-bucket',
+    cause: 'the bucket name is invalid for this server',
+  },
+};
+
+/** The parts of an AWS SDK (or Node.js network) error this project reads. */
+export interface S3ErrorShape {
+  name?: unknown;
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+  $response?: { statusCode?: unknown; headers?: Record<string, string | undefined> };
+}
+
+export function errorShape(error: unknown): S3ErrorShape {
+  return typeof error === 'object' && error !== null ? (error as S3ErrorShape) : {};
+}
+
+export function httpStatus(error: unknown): number | undefined {
+  const s = errorShape(error);
+  const status = s.$metadata?.httpStatusCode ?? s.$response?.statusCode;
+  return typeof status === 'number' ? status : undefined;
+}
+
+/** The first errno-style `code` on the error or its chain of causes (e.g. ECONNRESET). */
+export function errorCode(error: unknown): string | undefined {
+  let e: unknown = error;
+  for (let depth = 0; depth < 5 && e !== undefined; depth++) {
+    const s = errorShape(e);
+    if (typeof s.code === 'string') return s.code;
+    e = s.cause;
+  }
+  return undefined;
+}
+
+/** The access fault an error is (by S3 error code, else by status 403 / 301), or undefined. */
+export function accessFault(error: unknown): AccessFault | undefined {
+  const { name } = errorShape(error);
+  if (typeof name === 'string' && Object.hasOwn(BY_NAME, name)) return BY_NAME[name];
+  const status = httpStatus(error);
+  if (status === 403) return BY_NAME.AccessDenied;
+  if (status === 301) return BY_NAME.PermanentRedirect;
+  return undefined;
+}
+
+/**
+ * One line about an error: `NoSuchKey (HTTP 404): The specified key does not exist.`, or a
+ * network code and message. Leaves out the SDK's `UnknownError` placeholder message (servers
+ * that send no error body, and every HEAD reply).
+ */
+export function describeError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { name, message } = errorShape(error);
+  const status = httpStatus(error);
+  const code = errorCode(error);
+  const parts: string[] = [];
+  let head = typeof name === 'string' && name !== 'Error' ? name : '';
+  if (status !== undefined) head = head === '' ? `HTTP ${status}` : `${head} (HTTP ${status})`;
+  if (code !== undefined && code !== name) head = head === '' ? code : `${head} ${code}`;
+  if (head !== '') parts.push(head);
+  if (
+    typeof message === 'string' &&
+    message !== '' &&
+    message !== 'UnknownError' &&
+    message !== name
+  ) {
+    parts.push(message);
+  }
+  return parts.join(': ') || String(error);
+}
