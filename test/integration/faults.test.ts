@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { captureDiag } from '../support/diag-capture.js';
 import { type Fault, FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,
@@ -16,14 +16,7 @@ import { waitFor } from '../support/wait.js';
 
 const describeS3 = s3Server ? describe : describe.skip;
 
-const logged: { level: string; text: string }[] = [];
-const logger: DiagLogger = {
-  error: (text) => logged.push({ level: 'error', text }),
-  warn: (text) => logged.push({ level: 'warn', text }),
-  info: (text) => logged.push({ level: 'info', text }),
-  debug: () => {},
-  verbose: () => {},
-};
+const logged = captureDiag();
 
 describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () => {
   let client: S3Client;
@@ -40,11 +33,8 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     client?.destroy();
   });
   beforeEach(async () => {
-    logged.length = 0;
-    diag.setLogger(logger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
     await proxy.set({ kind: 'pass' });
   });
-  afterEach(() => diag.disable());
 
   function exporterVia(
     prefix: string,

@@ -1,4 +1,5 @@
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { decodeObject } from '../../src/index.js';
 
 /** What the scripted client does with one PutObject attempt. */
 export type Behaviour =
@@ -32,6 +33,19 @@ export class ScriptedS3 {
     this.#script = [...next];
     this.#fallback = fallback;
     return this;
+  }
+
+  /** The `tag` attribute of every data point in the stored objects (see syntheticMetrics), sorted. */
+  storedTags(): number[] {
+    const tags: number[] = [];
+    for (const [key, body] of this.stored) {
+      for (const match of JSON.stringify(decodeObject(key, body)).matchAll(
+        /"key":"tag","value":\{"intValue":(\d+)\}/g,
+      )) {
+        tags.push(Number(match[1]));
+      }
+    }
+    return tags.sort((a, b) => a - b);
   }
 
   get client(): S3Client {

@@ -1,4 +1,5 @@
 import { ValueType } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AggregationTemporality,
@@ -140,4 +141,13 @@ export function sequencedService(exporter: PushMetricExporter): {
     },
     shutdown: () => provider.shutdown(),
   };
+}
+
+/** Exports syntheticMetrics(points, tag) and resolves with the export's result. */
+export function exportSynthetic(
+  exporter: PushMetricExporter,
+  points: number,
+  tag: number,
+): Promise<ExportResult> {
+  return new Promise((resolve) => exporter.export(syntheticMetrics(points, tag), resolve));
 }

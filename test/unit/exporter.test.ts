@@ -1,30 +1,16 @@
-import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
-import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { ExportResultCode } from '@opentelemetry/core';
 import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
-  decodeObject,
   S3MetricExporter,
   type S3MetricExporterOptions,
   SELF_METRICS_SCOPE,
 } from '../../src/index.js';
+import { captureDiag } from '../support/diag-capture.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { collectingProvider, syntheticMetrics } from '../support/service.js';
+import { collectingProvider, exportSynthetic } from '../support/service.js';
 
-const messages: { level: string; text: string }[] = [];
-const captureLogger: DiagLogger = {
-  error: (text) => messages.push({ level: 'error', text }),
-  warn: (text) => messages.push({ level: 'warn', text }),
-  info: (text) => messages.push({ level: 'info', text }),
-  debug: () => {},
-  verbose: () => {},
-};
-
-beforeEach(() => {
-  messages.length = 0;
-  diag.setLogger(captureLogger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
-});
-afterEach(() => diag.disable());
+const messages = captureDiag();
 
 function exporterWith(
   s3: ScriptedS3,
@@ -39,34 +25,12 @@ function exporterWith(
   });
 }
 
-function exportAndWait(
-  exporter: S3MetricExporter,
-  points: number,
-  tag: number,
-): Promise<ExportResult> {
-  return new Promise((resolve) => exporter.export(syntheticMetrics(points, tag), resolve));
-}
-
-/** Tags of every data point in the stored objects, in order. */
-function storedTags(s3: ScriptedS3): number[] {
-  const tags: number[] = [];
-  for (const [key, body] of s3.stored) {
-    const request = decodeObject(key, body);
-    for (const match of JSON.stringify(request).matchAll(
-      /"key":"tag","value":\{"intValue":(\d+)\}/g,
-    )) {
-      tags.push(Number(match[1]));
-    }
-  }
-  return tags;
-}
-
 describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () => {
   test('export() acknowledges from the buffer without waiting for S3', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = exporterWith(s3, { flushTimeoutMillis: 200 });
     const started = performance.now();
-    const result = await exportAndWait(exporter, 10, 1);
+    const result = await exportSynthetic(exporter, 10, 1);
     expect(result.code).toBe(ExportResultCode.SUCCESS);
     expect(performance.now() - started).toBeLessThan(100);
     expect(s3.attempts).toHaveLength(0);
@@ -76,7 +40,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
-    await exportAndWait(exporter, 10, 1);
+    await exportSynthetic(exporter, 10, 1);
     const started = performance.now();
     await expect(exporter.forceFlush()).resolves.toBeUndefined();
     const took = performance.now() - started;
@@ -91,7 +55,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   test('shutdown() settles by its deadline while S3 never answers, aborts the request and counts the loss', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
-    await exportAndWait(exporter, 10, 1);
+    await exportSynthetic(exporter, 10, 1);
     const started = performance.now();
     await exporter.shutdown();
     expect(performance.now() - started).toBeLessThan(300 + 500);
@@ -110,7 +74,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3);
     await exporter.shutdown();
-    const result = await exportAndWait(exporter, 1, 1);
+    const result = await exportSynthetic(exporter, 1, 1);
     expect(result.code).toBe(ExportResultCode.FAILED);
     expect(result.error?.message).toMatch(/after shutdown/);
     await expect(exporter.shutdown()).resolves.toBeUndefined();
@@ -124,7 +88,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       { kind: 'status', status: 500, name: 'InternalError' },
     ]);
     const exporter = exporterWith(s3);
-    await exportAndWait(exporter, 5, 1);
+    await exportSynthetic(exporter, 5, 1);
     await exporter.forceFlush();
     expect(s3.attempts).toHaveLength(3);
     const [first, ...rest] = s3.attempts;
@@ -145,7 +109,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     // The first attempt lands but its answer never comes back; the retry is answered 412.
     const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
     const exporter = exporterWith(s3, { requestTimeoutMillis: 100 });
-    await exportAndWait(exporter, 3, 7);
+    await exportSynthetic(exporter, 3, 7);
     await exporter.forceFlush();
     expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'exists']);
     expect(s3.attempts[0]?.key).toBe(s3.attempts[1]?.key);
@@ -160,7 +124,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   test('a non-retryable rejection drops the batch, counted and logged', async () => {
     const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'InvalidArgument' }]);
     const exporter = exporterWith(s3);
-    await exportAndWait(exporter, 4, 1);
+    await exportSynthetic(exporter, 4, 1);
     await exporter.forceFlush();
     const stats = exporter.stats();
     expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
@@ -181,7 +145,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     });
     let peak = 0;
     for (let tag = 1; tag <= 200; tag++) {
-      const result = await exportAndWait(exporter, 20, tag);
+      const result = await exportSynthetic(exporter, 20, tag);
       expect(result.code).toBe(ExportResultCode.SUCCESS);
       peak = Math.max(peak, exporter.stats().bufferedBytes);
     }
@@ -199,7 +163,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3, { maxBatchBytes: 1024, maxBufferedBytes: 2048 });
-    const result = await exportAndWait(exporter, 200, 1);
+    const result = await exportSynthetic(exporter, 200, 1);
     expect(result.code).toBe(ExportResultCode.FAILED);
     expect(result.error?.message).toMatch(/maxBufferedBytes/);
     expect(exporter.stats().pointsDroppedByReason).toEqual({ 'buffer-full': 200 });
@@ -214,15 +178,15 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       uploadConcurrency: 2,
     });
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => exportAndWait(exporter, 5, i + 1)),
+      Array.from({ length: 100 }, (_, i) => exportSynthetic(exporter, 5, i + 1)),
     );
     expect(results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true);
     // More exports while the first batches are in flight.
-    const more = Array.from({ length: 50 }, (_, i) => exportAndWait(exporter, 5, i + 101));
+    const more = Array.from({ length: 50 }, (_, i) => exportSynthetic(exporter, 5, i + 101));
     await exporter.forceFlush();
     await Promise.all(more);
     await exporter.shutdown();
-    const tags = storedTags(s3);
+    const tags = s3.storedTags();
     const expected = Array.from({ length: 150 }, (_, i) => i + 1).flatMap((t) => Array(5).fill(t));
     expect(tags.sort((a, b) => a - b)).toEqual(expected);
     expect(exporter.stats().batchesSealed).toBeGreaterThan(5);
@@ -234,7 +198,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     const exporter = exporterWith(s3);
     const { provider, collect } = collectingProvider();
     const stop = exporter.recordSelfMetrics(provider);
-    await exportAndWait(exporter, 6, 1);
+    await exportSynthetic(exporter, 6, 1);
     await exporter.forceFlush();
     const rm = await collect();
     const self = rm.scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
@@ -253,7 +217,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(value('s3_exporter.upload.duration')).toMatchObject({ count: 1 });
     // After stop() the callback no longer runs: a later upload does not show.
     stop();
-    await exportAndWait(exporter, 6, 2);
+    await exportSynthetic(exporter, 6, 2);
     await exporter.forceFlush();
     expect(exporter.stats().batchesUploaded).toBe(2);
     const after = (await collect()).scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);

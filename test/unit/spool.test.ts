@@ -1,34 +1,24 @@
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
-import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { ExportResultCode } from '@opentelemetry/core';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { decodeObject, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from '../../src/spool/file-format.js';
 import { SpoolLockedError } from '../../src/spool/lock.js';
 import { Spool } from '../../src/spool/spool.js';
+import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { syntheticMetrics } from '../support/service.js';
+import { exportSynthetic } from '../support/service.js';
 
-const messages: { level: string; text: string }[] = [];
-const logger: DiagLogger = {
-  error: (text) => messages.push({ level: 'error', text }),
-  warn: (text) => messages.push({ level: 'warn', text }),
-  info: (text) => messages.push({ level: 'info', text }),
-  debug: () => {},
-  verbose: () => {},
-};
+const messages = captureDiag();
 
 let dir: string;
 beforeEach(async () => {
-  messages.length = 0;
-  diag.setLogger(logger, { logLevel: DiagLogLevel.INFO, suppressOverrideMessage: true });
   dir = await mkdtemp(join(tmpdir(), 'otel-s3-spool-test-'));
 });
 afterEach(async () => {
-  diag.disable();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -57,32 +47,12 @@ function exporterWith(
   });
 }
 
-function exportAndWait(
-  exporter: S3MetricExporter,
-  points: number,
-  tag: number,
-): Promise<ExportResult> {
-  return new Promise((resolve) => exporter.export(syntheticMetrics(points, tag), resolve));
-}
-
 /** Exports collections tagged 1..n, each sealed into its own batch (maxBatchAgeMillis is tiny). */
 async function exportTagged(exporter: S3MetricExporter, n: number, from = 1): Promise<void> {
   for (let tag = from; tag < from + n; tag++) {
-    expect((await exportAndWait(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
+    expect((await exportSynthetic(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
     await new Promise((r) => setTimeout(r, 15));
   }
-}
-
-function storedTags(s3: ScriptedS3): number[] {
-  const tags: number[] = [];
-  for (const [key, body] of s3.stored) {
-    for (const match of JSON.stringify(decodeObject(key, body)).matchAll(
-      /"key":"tag","value":\{"intValue":(\d+)\}/g,
-    )) {
-      tags.push(Number(match[1]));
-    }
-  }
-  return tags.sort((a, b) => a - b);
 }
 
 const tagsOf = (from: number, to: number) =>
@@ -157,7 +127,7 @@ describe('S3MetricExporter with a spool', () => {
     const second = exporterWith(s3);
     await new Promise((r) => setTimeout(r, 50));
     await second.forceFlush();
-    expect(storedTags(s3)).toEqual(tagsOf(1, 5));
+    expect(s3.storedTags()).toEqual(tagsOf(1, 5));
     expect(new Set(s3.stored.keys())).toEqual(spooledKeys);
     expect(second.stats().spool?.replayed).toBe(firstStats.batchesSealed);
     await new Promise((r) => setTimeout(r, 20));
@@ -250,7 +220,7 @@ describe('S3MetricExporter with a spool', () => {
       expect(messages.filter((m) => m.level === 'error' && m.text.includes(code))).toHaveLength(1);
       s3.script([], { kind: 'ok' });
       await exporter.forceFlush();
-      expect(storedTags(s3)).toEqual(tagsOf(1, 4));
+      expect(s3.storedTags()).toEqual(tagsOf(1, 4));
       expect(exporter.stats().pointsDropped).toBe(0);
       await exporter.shutdown();
     });
@@ -268,7 +238,7 @@ describe('S3MetricExporter with a spool', () => {
     });
     let peak = 0;
     for (let tag = 1; tag <= 40; tag++) {
-      expect((await exportAndWait(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
+      expect((await exportSynthetic(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
       peak = Math.max(peak, exporter.stats().bufferedBytes);
       await new Promise((r) => setTimeout(r, 2));
     }
@@ -285,7 +255,7 @@ describe('S3MetricExporter with a spool', () => {
     expect(stats.pointsDropped).toBe(0);
     // Everything but the batch stuck in its 60 s request is stored; that one stays on disk.
     expect(stats.spool?.leftAtShutdown).toBeLessThanOrEqual(1);
-    expect(storedTags(s3).length + (stats.spool?.leftAtShutdown ?? 0) * 5).toBeGreaterThanOrEqual(
+    expect(s3.storedTags().length + (stats.spool?.leftAtShutdown ?? 0) * 5).toBeGreaterThanOrEqual(
       200,
     );
   });
@@ -302,7 +272,7 @@ describe('S3MetricExporter with a spool', () => {
     });
     let peakSpool = 0;
     for (let tag = 1; tag <= 80; tag++) {
-      await exportAndWait(exporter, 5, tag);
+      await exportSynthetic(exporter, 5, tag);
       await new Promise((r) => setTimeout(r, 2));
       peakSpool = Math.max(peakSpool, exporter.stats().spool?.bytes ?? 0);
     }
