@@ -7,8 +7,14 @@ import type {
   ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { Mutex } from 'async-mutex';
+import PQueue from 'p-queue';
 import { type KeyInputs, OpenBatch } from './batch.js';
-import { type Codec, CompressionError, createCodec } from './compression/index.js';
+import {
+  type BodyMaker,
+  BodyMakerError,
+  createBodyMaker,
+  type PreparedBody,
+} from './compression/index.js';
 import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
 import {
@@ -51,7 +57,14 @@ const failed = (message: string): ExportResult => ({
 export class S3MetricExporter implements PushMetricExporter {
   readonly #config: ResolvedConfig;
   readonly #format: RecordFormat;
-  readonly #codec: Codec;
+  readonly #bodies: BodyMaker;
+  /**
+   * One batch at a time is compressed (and written to the spool): the ones waiting stay
+   * `sealed`, droppable under memory pressure, instead of piling up in the worker out of reach.
+   */
+  readonly #preparations = new PQueue({ concurrency: 1 });
+  /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
+  readonly #sendCrc32: boolean;
   readonly #s3: ClientHandle;
   readonly #uploader: Uploader;
   readonly #mutex = new Mutex();
@@ -74,10 +87,11 @@ export class S3MetricExporter implements PushMetricExporter {
     // First, so that a spool directory owned by another exporter fails before anything starts.
     const spool = c.spoolDir === undefined ? undefined : Spool.open(c.spoolDir, c.spoolFileSystem);
     this.#format = recordFormat(c.format);
-    this.#codec = createCodec(c.compression, c.compressionLevel);
+    this.#bodies = createBodyMaker(c.compression, c.compressionLevel);
     this.#open = new OpenBatch(this.#format);
     this.#selectTemporality = temporalitySelector(c.temporalityPreference);
     this.#s3 = createClient(c);
+    this.#sendCrc32 = this.#s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED';
     this.#uploader = new Uploader({
       client: this.#s3.client,
       bucket: c.bucket,
@@ -244,7 +258,7 @@ export class S3MetricExporter implements PushMetricExporter {
     this.#uploader.clear();
     this.#state = 'shut-down';
     this.#spool?.close();
-    await this.#codec.close();
+    await this.#bodies.close();
     if (this.#s3.owned) this.#s3.client.destroy();
   }
 
@@ -338,11 +352,15 @@ export class S3MetricExporter implements PushMetricExporter {
   #makeRoom(bytes: number): boolean {
     const limit = this.#config.maxBufferedBytes;
     while (this.#open.bytes + this.#pending.bytes + bytes > limit) {
+      // With a spool, batches on disk go first: their memory is released, nothing is lost.
+      const onDisk = this.#spool && this.#pending.oldestDroppable((b) => b.spool !== undefined);
+      if (onDisk) {
+        this.#uploader.cancel(onDisk);
+        this.#spool?.pageOut(onDisk);
+        continue;
+      }
       const victim = this.#pending.oldestDroppable();
       if (victim === undefined) return false;
-      this.#uploader.cancel(victim);
-      // With a spool the victim is on disk: release its memory instead of losing it.
-      if (this.#spool?.pageOut(victim)) continue;
       this.#drop(victim, 'buffer-full');
       this.#episodes.report(
         'buffer-full',
@@ -378,40 +396,53 @@ export class S3MetricExporter implements PushMetricExporter {
 
   /** Assembles, compresses (off the event loop), names and queues a sealed batch. */
   #process(batch: SealedBatch): void {
-    void this.#prepare(batch).catch((error: unknown) => {
-      log.error(`internal error preparing batch ${batch.seq}: ${describeError(error)}`);
-      this.#drop(batch, 'internal-error');
-    });
+    this.#preparations
+      .add(() => this.#prepare(batch))
+      .catch((error: unknown) => {
+        log.error(`internal error preparing batch ${batch.seq}: ${describeError(error)}`);
+        this.#drop(batch, 'internal-error');
+      });
   }
 
   async #prepare(batch: SealedBatch): Promise<void> {
     const records = batch.records;
-    if (records === undefined || batch.state !== 'compressing') return;
+    if (records === undefined || batch.state !== 'sealed') return; // dropped while it waited
     batch.records = undefined;
-    const recordBytes = batch.rawBytes - this.#format.overhead(records.length);
-    const raw = this.#format.assemble(records, recordBytes);
-    let body: Buffer;
-    let codec: Pick<Codec, 'extension' | 'contentType'> = this.#codec;
+    batch.state = 'compressing';
+    let prepared: PreparedBody;
+    let suffix: { extension: string; contentType: string | undefined } = this.#bodies;
     try {
-      body = await this.#codec.compress(raw);
+      prepared = await this.#bodies.make({
+        records,
+        framing: this.#format.framing,
+        sha256: true,
+        crc32: this.#sendCrc32,
+      });
     } catch (error) {
       if (batch.state !== 'compressing') return; // dropped at shutdown while compressing
-      if (!(error instanceof CompressionError) || error.input === undefined) throw error;
+      if (!(error instanceof BodyMakerError) || error.records === undefined) throw error;
       // Never lose a batch to the compressor: store it uncompressed, under an uncompressed name.
       log.error(`${describeError(error)}; uploading batch ${batch.seq} uncompressed`);
-      body = error.input;
-      codec = { extension: '', contentType: undefined };
+      const recordBytes = error.records.reduce((n, r) => n + r.length, 0);
+      prepared = {
+        body: this.#format.assemble(error.records, recordBytes),
+        sha256: undefined,
+        crc32: undefined,
+      };
+      suffix = { extension: '', contentType: undefined };
     }
     if (batch.state !== 'compressing') return;
     batch.key = this.#config.keys.render({
       time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
       attributes: batch.attributes,
-      extension: this.#format.extension + codec.extension,
+      extension: this.#format.extension + suffix.extension,
       id: batch.id,
     });
-    batch.contentType = codec.contentType ?? this.#format.contentType;
-    batch.body = body;
-    this.#pending.resize(batch, body.length);
+    batch.contentType = suffix.contentType ?? this.#format.contentType;
+    batch.body = prepared.body;
+    batch.sha256 = prepared.sha256;
+    batch.crc32 = prepared.crc32;
+    this.#pending.resize(batch, prepared.body.length);
     if (this.#spool !== undefined) {
       // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
       await this.#spool.persist(batch);

@@ -2,12 +2,14 @@ import { uuidv7 } from 'uuidv7';
 import type { SpoolEntry } from './spool/spool.js';
 
 /**
- * compressing → queued → uploading → (waiting → queued → uploading)* → settled.
- * Only `queued` and `waiting` batches may be dropped or paged out to make room: their bytes
- * are idle. With a spool, `compressing` includes the durable write, and a batch whose bytes
- * were released from memory is `spooled` (on disk only) until it is `loading` back.
+ * sealed → compressing → queued → uploading → (waiting → queued → uploading)* → settled.
+ * Only `sealed` (waiting for the compression worker), `queued` and `waiting` batches may be
+ * dropped or paged out to make room: their bytes are idle. With a spool, `compressing` includes
+ * the durable write, and a batch whose bytes were released from memory is `spooled` (on disk
+ * only) until it is `loading` back.
  */
 export type BatchState =
+  | 'sealed'
   | 'compressing'
   | 'queued'
   | 'uploading'
@@ -35,9 +37,13 @@ export class SealedBatch {
   contentType = '';
   /** The bytes to upload: assembled, then compressed. Released when the batch settles. */
   body: Buffer | undefined;
+  /** Hex SHA-256 of the body for SigV4, computed off the event loop (undefined: the SDK hashes). */
+  sha256: string | undefined;
+  /** Base64 CRC32 of the body, when the client sends checksums. */
+  crc32: string | undefined;
   /** Bytes this batch counts toward maxBufferedBytes. */
   heldBytes: number;
-  state: BatchState = 'compressing';
+  state: BatchState = 'sealed';
   attempts = 0;
   /** performance.now() of the first attempt, for the upload latency. */
   firstAttemptAt = 0;
@@ -73,7 +79,7 @@ export class SealedBatch {
   }
 
   get isDroppable(): boolean {
-    return this.state === 'queued' || this.state === 'waiting';
+    return this.state === 'sealed' || this.state === 'queued' || this.state === 'waiting';
   }
 
   settle(outcome: BatchOutcome): void {
@@ -117,8 +123,10 @@ export class PendingBatches implements Iterable<SealedBatch> {
     if (this.#batches.delete(batch)) this.#bytes -= batch.heldBytes;
   }
 
-  oldestDroppable(): SealedBatch | undefined {
-    for (const batch of this.#batches) if (batch.isDroppable) return batch;
+  /** The oldest batch whose bytes are idle (and that passes `also`, if given). */
+  oldestDroppable(also?: (batch: SealedBatch) => boolean): SealedBatch | undefined {
+    for (const batch of this.#batches)
+      if (batch.isDroppable && (also === undefined || also(batch))) return batch;
     return undefined;
   }
 

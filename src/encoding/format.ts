@@ -1,6 +1,7 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { Framing } from '../compression/index.js';
 import type { Format } from '../config.js';
-import { resourceMetricsToJson } from './otlp-json.js';
+import { resourceMetricsToJsonBytes } from './otlp-json.js';
 import { resourceMetricsToProto } from './otlp-proto.js';
 
 /**
@@ -15,12 +16,15 @@ export interface RecordFormat {
   encode(rm: ResourceMetrics): Buffer;
   /** Bytes the object adds around `count` records. */
   overhead(count: number): number;
-  /** One object from its records, in a Buffer that owns its memory (so it can be transferred). */
+  /** How records join into one object, for the worker that makes object bodies. */
+  framing: Framing | null;
+  /** One object from its records, on this thread (the fallback when the worker fails). */
   assemble(records: readonly Buffer[], recordBytes: number): Buffer;
 }
 
-const JSON_HEAD = Buffer.from('{"resourceMetrics":[');
-const JSON_TAIL = Buffer.from(']}\n');
+const JSON_FRAMING: Framing = { head: '{"resourceMetrics":[', separator: ',', tail: ']}\n' };
+const JSON_HEAD = Buffer.from(JSON_FRAMING.head);
+const JSON_TAIL = Buffer.from(JSON_FRAMING.tail);
 const COMMA = 0x2c;
 
 /** `{"resourceMetrics":[rm1,rm2,...]}\n`: one request on one line, a valid JSON-lines file. */
@@ -28,7 +32,8 @@ const otlpJson: RecordFormat = {
   name: 'otlp-json',
   extension: '.json',
   contentType: 'application/json',
-  encode: (rm) => Buffer.from(resourceMetricsToJson(rm)),
+  encode: resourceMetricsToJsonBytes,
+  framing: JSON_FRAMING,
   overhead: (count) => JSON_HEAD.length + JSON_TAIL.length + Math.max(0, count - 1),
   assemble(records, recordBytes) {
     const out = Buffer.allocUnsafeSlow(recordBytes + this.overhead(records.length));
@@ -48,6 +53,7 @@ const otlpProto: RecordFormat = {
   extension: '.binpb',
   contentType: 'application/x-protobuf',
   encode: resourceMetricsToProto,
+  framing: null,
   overhead: () => 0,
   assemble(records, recordBytes) {
     const out = Buffer.allocUnsafeSlow(recordBytes);

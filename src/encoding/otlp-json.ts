@@ -10,195 +10,334 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { hrTimeToNanosString } from './hrtime.js';
+import { JsonWriter } from './json-writer.js';
 import { OTLP_TEMPORALITY } from './otlp-schema.js';
 
 /**
- * OTLP/JSON writer: builds the JSON text of one ResourceMetrics directly, without the
+ * OTLP/JSON writer: writes the JSON of one ResourceMetrics straight as UTF-8 bytes, without the
  * intermediate object tree of the official serializer. Field names and value spellings follow
- * the OTLP/JSON mapping (timestamps as decimal strings, non-finite doubles as "NaN" / "Infinity").
+ * the OTLP/JSON mapping (timestamps as decimal strings, non-finite doubles as "NaN" /
+ * "Infinity"); the output decodes to the same data as the official JsonMetricsSerializer's.
  */
-export function resourceMetricsToJson(rm: ResourceMetrics): string {
+export function resourceMetricsToJsonBytes(rm: ResourceMetrics): Buffer {
+  const w = writer;
   const resource = rm.resource;
-  let out = `{"resource":{"attributes":${attributesJson(resource.attributes)}}`;
-  out += ',"scopeMetrics":[';
-  for (let i = 0; i < rm.scopeMetrics.length; i++) {
-    const sm = rm.scopeMetrics[i];
-    if (sm === undefined) continue;
-    if (i > 0) out += ',';
-    out += `{"scope":${scopeJson(sm.scope)},"metrics":[`;
-    for (let j = 0; j < sm.metrics.length; j++) {
-      const metric = sm.metrics[j];
-      if (metric === undefined) continue;
-      if (j > 0) out += ',';
-      out += metricJson(metric);
+  w.raw('{"resource":{"attributes":');
+  attributes(w, resource.attributes);
+  w.raw('},"scopeMetrics":[');
+  rm.scopeMetrics.forEach((sm, i) => {
+    if (i > 0) w.char(COMMA);
+    w.raw('{"scope":');
+    scope(w, sm.scope);
+    w.raw(',"metrics":[');
+    sm.metrics.forEach((metric, j) => {
+      if (j > 0) w.char(COMMA);
+      writeMetric(w, metric);
+    });
+    w.raw(']');
+    if (sm.scope.schemaUrl) {
+      w.raw(',"schemaUrl":');
+      w.string(sm.scope.schemaUrl);
     }
-    out += ']';
-    if (sm.scope.schemaUrl) out += `,"schemaUrl":${JSON.stringify(sm.scope.schemaUrl)}`;
-    out += '}';
+    w.raw('}');
+  });
+  w.raw(']');
+  if (resource.schemaUrl) {
+    w.raw(',"schemaUrl":');
+    w.string(resource.schemaUrl);
   }
-  out += ']';
-  if (resource.schemaUrl) out += `,"schemaUrl":${JSON.stringify(resource.schemaUrl)}`;
-  return `${out}}`;
+  w.raw('}');
+  return w.finish();
 }
 
-function scopeJson(scope: InstrumentationScope & { attributes?: Attributes }): string {
-  let out = `{"name":${JSON.stringify(scope.name)}`;
-  if (scope.version) out += `,"version":${JSON.stringify(scope.version)}`;
-  if (scope.attributes && Object.keys(scope.attributes).length > 0) {
-    out += `,"attributes":${attributesJson(scope.attributes)}`;
-  }
-  return `${out}}`;
+/** The same JSON as a string (for tests and tools). */
+export function resourceMetricsToJson(rm: ResourceMetrics): string {
+  return resourceMetricsToJsonBytes(rm).toString('utf8');
 }
 
-function metricJson(metric: MetricData): string {
-  const d = metric.descriptor;
-  let out = `{"name":${JSON.stringify(d.name)}`;
-  if (d.description) out += `,"description":${JSON.stringify(d.description)}`;
-  if (d.unit) out += `,"unit":${JSON.stringify(d.unit)}`;
-  const temporality = temporalityJson(metric.aggregationTemporality);
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      out += `,"sum":{"dataPoints":${numberPointsJson(metric.dataPoints, d.valueType)}`;
-      out += `,"aggregationTemporality":${temporality},"isMonotonic":${metric.isMonotonic}}`;
-      break;
-    case DataPointType.GAUGE:
-      out += `,"gauge":{"dataPoints":${numberPointsJson(metric.dataPoints, d.valueType)}}`;
-      break;
-    case DataPointType.HISTOGRAM:
-      out += `,"histogram":{"dataPoints":${histogramPointsJson(metric.dataPoints)}`;
-      out += `,"aggregationTemporality":${temporality}}`;
-      break;
-    case DataPointType.EXPONENTIAL_HISTOGRAM:
-      out += `,"exponentialHistogram":{"dataPoints":${expHistogramPointsJson(metric.dataPoints)}`;
-      out += `,"aggregationTemporality":${temporality}}`;
-      break;
-  }
-  return `${out}}`;
-}
+const writer = new JsonWriter();
+const COMMA = 0x2c;
 
 export function temporalityJson(t: AggregationTemporality): number {
   return t === AggregationTemporality.DELTA ? OTLP_TEMPORALITY.delta : OTLP_TEMPORALITY.cumulative;
 }
 
-/** Consecutive points of one collection share their times: remember the last one spelled. */
-let lastTime: HrTime | undefined;
-let lastTimeJson = '';
-function timeJson(time: HrTime): string {
-  if (lastTime !== undefined && lastTime[0] === time[0] && lastTime[1] === time[1]) {
-    return lastTimeJson;
+function scope(w: JsonWriter, s: InstrumentationScope & { attributes?: Attributes }): void {
+  w.raw('{"name":');
+  w.string(s.name);
+  if (s.version) {
+    w.raw(',"version":');
+    w.string(s.version);
   }
-  lastTime = time;
-  lastTimeJson = `"${hrTimeToNanosString(time)}"`;
-  return lastTimeJson;
+  if (s.attributes && Object.keys(s.attributes).length > 0) {
+    w.raw(',"attributes":');
+    attributes(w, s.attributes);
+  }
+  w.raw('}');
 }
 
-function pointHeader(p: DataPoint<unknown>): string {
-  return `{"attributes":${attributesJson(p.attributes)},"startTimeUnixNano":${timeJson(p.startTime)},"timeUnixNano":${timeJson(p.endTime)}`;
+function writeMetric(w: JsonWriter, metric: MetricData): void {
+  const d = metric.descriptor;
+  w.raw('{"name":');
+  w.string(d.name);
+  if (d.description) {
+    w.raw(',"description":');
+    w.string(d.description);
+  }
+  if (d.unit) {
+    w.raw(',"unit":');
+    w.string(d.unit);
+  }
+  const temporality = temporalityJson(metric.aggregationTemporality);
+  switch (metric.dataPointType) {
+    case DataPointType.SUM:
+      w.raw(',"sum":{"dataPoints":[');
+      numberPoints(w, metric.dataPoints, d.valueType);
+      w.raw(`],"aggregationTemporality":${temporality},"isMonotonic":${metric.isMonotonic}}`);
+      break;
+    case DataPointType.GAUGE:
+      w.raw(',"gauge":{"dataPoints":[');
+      numberPoints(w, metric.dataPoints, d.valueType);
+      w.raw(']}');
+      break;
+    case DataPointType.HISTOGRAM:
+      w.raw(',"histogram":{"dataPoints":[');
+      histogramPoints(w, metric.dataPoints);
+      w.raw(`],"aggregationTemporality":${temporality}}`);
+      break;
+    case DataPointType.EXPONENTIAL_HISTOGRAM:
+      w.raw(',"exponentialHistogram":{"dataPoints":[');
+      expHistogramPoints(w, metric.dataPoints);
+      w.raw(`],"aggregationTemporality":${temporality}}`);
+      break;
+  }
+  w.raw('}');
 }
 
-function numberPointsJson(points: DataPoint<number>[], valueType: ValueType): string {
-  let out = '[';
+/**
+ * Points of one collection share their start and end times: remember the spelling of the last
+ * two (a one-entry cache would miss on every call, start and end alternate).
+ */
+const times: [HrTime | undefined, string, HrTime | undefined, string] = [
+  undefined,
+  '',
+  undefined,
+  '',
+];
+function timeJson(t: HrTime): string {
+  const [a, aJson, b, bJson] = times;
+  if (a !== undefined && a[0] === t[0] && a[1] === t[1]) return aJson;
+  if (b !== undefined && b[0] === t[0] && b[1] === t[1]) return bJson;
+  const json = `"${hrTimeToNanosString(t)}"`;
+  times[2] = a;
+  times[3] = aJson;
+  times[0] = t;
+  times[1] = json;
+  return json;
+}
+
+function pointHeader(w: JsonWriter, p: DataPoint<unknown>): void {
+  w.raw('{"attributes":');
+  attributes(w, p.attributes);
+  w.raw(',"startTimeUnixNano":');
+  w.raw(timeJson(p.startTime));
+  w.raw(',"timeUnixNano":');
+  w.raw(timeJson(p.endTime));
+}
+
+function count(w: JsonWriter, field: string, value: number): void {
+  w.raw(field);
+  if (Number.isSafeInteger(value) && value >= 0) w.uint(value);
+  else w.double(value);
+}
+
+function numberPoints(w: JsonWriter, points: DataPoint<number>[], valueType: ValueType): void {
   for (let i = 0; i < points.length; i++) {
-    const p = points[i];
-    if (p === undefined) continue;
-    if (i > 0) out += ',';
-    out += pointHeader(p);
+    const p = points[i] as DataPoint<number>;
+    if (i > 0) w.char(COMMA);
+    pointHeader(w, p);
     const v = p.value;
-    if (valueType === ValueType.INT && Number.isSafeInteger(v)) out += `,"asInt":${v}}`;
-    else out += `,"asDouble":${doubleJson(v)}}`;
+    if (valueType === ValueType.INT && Number.isSafeInteger(v)) {
+      w.raw(',"asInt":');
+      w.raw(String(v));
+      w.char(0x7d);
+    } else {
+      w.raw(',"asDouble":');
+      w.double(v);
+      w.raw('}');
+    }
   }
-  return `${out}]`;
 }
 
-function histogramPointsJson(points: DataPoint<Histogram>[]): string {
-  let out = '[';
+function optionalDouble(w: JsonWriter, field: string, v: number | undefined): void {
+  if (v === undefined) return;
+  w.raw(field);
+  w.double(v);
+}
+
+function histogramPoints(w: JsonWriter, points: DataPoint<Histogram>[]): void {
   for (let i = 0; i < points.length; i++) {
-    const p = points[i];
-    if (p === undefined) continue;
+    const p = points[i] as DataPoint<Histogram>;
     const h = p.value;
-    if (i > 0) out += ',';
-    out += `${pointHeader(p)},"count":${h.count}`;
-    if (h.sum !== undefined) out += `,"sum":${doubleJson(h.sum)}`;
-    out += `,"bucketCounts":${countsJson(h.buckets.counts)}`;
-    out += `,"explicitBounds":${doublesJson(h.buckets.boundaries)}`;
-    if (h.min !== undefined) out += `,"min":${doubleJson(h.min)}`;
-    if (h.max !== undefined) out += `,"max":${doubleJson(h.max)}`;
-    out += '}';
+    if (i > 0) w.char(COMMA);
+    pointHeader(w, p);
+    count(w, ',"count":', h.count);
+    optionalDouble(w, ',"sum":', h.sum);
+    w.raw(',"bucketCounts":[');
+    w.uints(h.buckets.counts);
+    w.raw('],"explicitBounds":');
+    bounds(w, h.buckets.boundaries);
+    optionalDouble(w, ',"min":', h.min);
+    optionalDouble(w, ',"max":', h.max);
+    w.raw('}');
   }
-  return `${out}]`;
 }
 
-function expHistogramPointsJson(points: DataPoint<ExponentialHistogram>[]): string {
-  let out = '[';
+function expHistogramPoints(w: JsonWriter, points: DataPoint<ExponentialHistogram>[]): void {
   for (let i = 0; i < points.length; i++) {
-    const p = points[i];
-    if (p === undefined) continue;
+    const p = points[i] as DataPoint<ExponentialHistogram>;
     const h = p.value;
-    if (i > 0) out += ',';
-    out += `${pointHeader(p)},"count":${h.count}`;
-    if (h.sum !== undefined) out += `,"sum":${doubleJson(h.sum)}`;
-    out += `,"scale":${h.scale},"zeroCount":${h.zeroCount}`;
-    out += `,"positive":{"offset":${h.positive.offset},"bucketCounts":${countsJson(h.positive.bucketCounts)}}`;
-    out += `,"negative":{"offset":${h.negative.offset},"bucketCounts":${countsJson(h.negative.bucketCounts)}}`;
-    if (h.min !== undefined) out += `,"min":${doubleJson(h.min)}`;
-    if (h.max !== undefined) out += `,"max":${doubleJson(h.max)}`;
-    out += '}';
+    if (i > 0) w.char(COMMA);
+    pointHeader(w, p);
+    count(w, ',"count":', h.count);
+    optionalDouble(w, ',"sum":', h.sum);
+    w.raw(',"scale":');
+    w.raw(String(h.scale));
+    count(w, ',"zeroCount":', h.zeroCount);
+    buckets(w, ',"positive":{"offset":', h.positive);
+    buckets(w, ',"negative":{"offset":', h.negative);
+    optionalDouble(w, ',"min":', h.min);
+    optionalDouble(w, ',"max":', h.max);
+    w.raw('}');
   }
-  return `${out}]`;
 }
 
-function countsJson(values: readonly number[]): string {
-  return `[${values.join(',')}]`;
+function buckets(
+  w: JsonWriter,
+  field: string,
+  b: { offset: number; bucketCounts: number[] },
+): void {
+  w.raw(field);
+  w.raw(String(b.offset));
+  w.raw(',"bucketCounts":[');
+  w.uints(b.bucketCounts);
+  w.raw(']}');
 }
 
-function doublesJson(values: readonly number[]): string {
-  let out = '[';
+/**
+ * Every point of a histogram shares one boundaries array: its spelling is cached per array,
+ * and used only while the array still holds the same numbers.
+ */
+const boundsCache = new WeakMap<readonly number[], { values: number[]; json: Buffer }>();
+const boundsWriter = new JsonWriter();
+
+function bounds(w: JsonWriter, values: readonly number[]): void {
+  const cached = boundsCache.get(values);
+  if (cached !== undefined && sameNumbers(cached.values, values)) {
+    w.bytes(cached.json);
+    return;
+  }
+  const bw = boundsWriter;
+  bw.char(0x5b);
   for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ',';
-    out += doubleJson(values[i] as number);
+    if (i > 0) bw.char(COMMA);
+    bw.double(values[i] as number);
   }
-  return `${out}]`;
+  bw.char(0x5d);
+  const json = bw.finish();
+  boundsCache.set(values, { values: [...values], json });
+  w.bytes(json);
 }
 
-/** JSON has no NaN or Infinity; the protobuf JSON mapping spells them as strings. */
-export function doubleJson(v: number): string {
-  if (Number.isFinite(v)) return String(v);
-  if (Number.isNaN(v)) return '"NaN"';
-  return v > 0 ? '"Infinity"' : '"-Infinity"';
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
 }
 
-function attributesJson(attributes: Attributes): string {
-  let out = '[';
-  let first = true;
-  for (const key in attributes) {
-    const value = attributes[key];
+/**
+ * A series keeps its attributes object from one collection to the next (the SDK keys the series
+ * by those attributes at record time and treats them as fixed), so the encoded list is cached
+ * per object. The entry remembers the values it was made from and is used only while they are
+ * the same: an attributes object whose values were changed after recording is encoded afresh.
+ */
+interface CachedAttributes {
+  keys: string[];
+  values: unknown[];
+  json: Buffer;
+}
+const attributesCache = new WeakMap<Attributes, CachedAttributes>();
+const attributesWriter = new JsonWriter();
+
+function attributes(w: JsonWriter, attrs: Attributes): void {
+  const cached = attributesCache.get(attrs);
+  if (cached !== undefined && unchanged(cached, attrs)) {
+    w.bytes(cached.json);
+    return;
+  }
+  const keys: string[] = [];
+  const values: unknown[] = [];
+  const aw = attributesWriter;
+  aw.raw('[');
+  for (const key in attrs) {
+    const value = attrs[key];
     if (value === undefined) continue;
-    if (!first) out += ',';
-    first = false;
-    out += `{"key":${JSON.stringify(key)},"value":${anyValueJson(value)}}`;
+    if (keys.length > 0) aw.char(COMMA);
+    keys.push(key);
+    values.push(Array.isArray(value) ? [...value] : value);
+    aw.raw('{"key":');
+    aw.string(key);
+    aw.raw(',"value":');
+    anyValue(aw, value);
+    aw.raw('}');
   }
-  return `${out}]`;
+  aw.raw(']');
+  const json = aw.finish();
+  attributesCache.set(attrs, { keys, values, json });
+  w.bytes(json);
 }
 
-function anyValueJson(value: AttributeValue | null | undefined): string {
+function unchanged(cached: CachedAttributes, attrs: Attributes): boolean {
+  const { keys, values } = cached;
+  for (let i = 0; i < keys.length; i++) {
+    const value = attrs[keys[i] as string];
+    const was = values[i];
+    if (value === was) continue;
+    if (!Array.isArray(value) || !Array.isArray(was) || value.length !== was.length) return false;
+    for (let j = 0; j < value.length; j++) if (value[j] !== was[j]) return false;
+  }
+  return true;
+}
+
+function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void {
   switch (typeof value) {
     case 'string':
-      return `{"stringValue":${JSON.stringify(value)}}`;
+      w.raw('{"stringValue":');
+      w.string(value);
+      w.raw('}');
+      return;
     case 'boolean':
-      return `{"boolValue":${value}}`;
+      w.raw(value ? '{"boolValue":true}' : '{"boolValue":false}');
+      return;
     case 'number':
-      return Number.isSafeInteger(value)
-        ? `{"intValue":${value}}`
-        : `{"doubleValue":${doubleJson(value)}}`;
+      if (Number.isSafeInteger(value)) {
+        w.raw(`{"intValue":${value}}`);
+      } else {
+        w.raw('{"doubleValue":');
+        w.double(value);
+        w.raw('}');
+      }
+      return;
     default:
       if (Array.isArray(value)) {
-        let out = '{"arrayValue":{"values":[';
-        for (let i = 0; i < value.length; i++) {
-          if (i > 0) out += ',';
-          out += anyValueJson(value[i]);
-        }
-        return `${out}]}}`;
+        w.raw('{"arrayValue":{"values":[');
+        value.forEach((item, i) => {
+          if (i > 0) w.char(COMMA);
+          anyValue(w, item);
+        });
+        w.raw(']}}');
+        return;
       }
-      return '{}';
+      w.raw('{}');
   }
 }

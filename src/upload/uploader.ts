@@ -88,18 +88,30 @@ export class Uploader {
     const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
     const conditional = this.#conditionalWrites;
     try {
-      await o.client.send(
-        new PutObjectCommand({
-          ...o.putObject,
-          Bucket: o.bucket,
-          Key: batch.key,
-          Body: batch.body,
-          ContentLength: batch.body.length,
-          ContentType: batch.contentType,
-          ...(conditional ? { IfNoneMatch: '*' } : {}),
-        }),
-        { abortSignal: controller.signal },
-      );
+      const command = new PutObjectCommand({
+        ...o.putObject,
+        Bucket: o.bucket,
+        Key: batch.key,
+        Body: batch.body,
+        ContentLength: batch.body.length,
+        ContentType: batch.contentType,
+        ...(conditional ? { IfNoneMatch: '*' } : {}),
+        ...(batch.crc32 === undefined ? {} : { ChecksumCRC32: batch.crc32 }),
+      });
+      const sha256 = batch.sha256;
+      if (sha256 !== undefined) {
+        // SigV4 signs the payload's SHA-256; a header already holding it spares the SDK hashing
+        // the body on the event loop (it was computed in the worker).
+        command.middlewareStack.add(
+          (next) => (args) => {
+            const request = args.request as { headers?: Record<string, string> };
+            if (request.headers !== undefined) request.headers['x-amz-content-sha256'] = sha256;
+            return next(args);
+          },
+          { step: 'build', name: 'otelS3PrecomputedPayloadHash' },
+        );
+      }
+      await o.client.send(command, { abortSignal: controller.signal });
       this.#succeeded(batch);
     } catch (error) {
       if (batch.state !== 'uploading') return; // dropped or cancelled while in flight

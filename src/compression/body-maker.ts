@@ -1,0 +1,184 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Compression } from '../config.js';
+
+/** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
+export interface Framing {
+  head: string;
+  separator: string;
+  tail: string;
+}
+
+export interface BodyRequest {
+  /** The batch's records. Their memory is transferred to the worker: do not use them afterwards. */
+  records: Buffer[];
+  framing: Framing | null;
+  /** Compute the SHA-256 SigV4 signs (so the SDK does not hash on the event loop). */
+  sha256: boolean;
+  /** Compute the CRC32 checksum S3 checks (when the client sends one). */
+  crc32: boolean;
+}
+
+export interface PreparedBody {
+  body: Buffer;
+  /** Hex SHA-256 of the body, when asked for. */
+  sha256: string | undefined;
+  /** Base64 big-endian CRC32 of the body, when asked for. */
+  crc32: string | undefined;
+}
+
+/** A failure to make a body; `records` gives the caller its bytes back when the worker returned them. */
+export class BodyMakerError extends Error {
+  readonly records: Buffer[] | undefined;
+  constructor(message: string, records?: Buffer[]) {
+    super(message);
+    this.name = 'BodyMakerError';
+    this.records = records;
+  }
+}
+
+/** Makes the bytes of an object from a batch's records, off the event loop. */
+export interface BodyMaker {
+  readonly compression: Compression;
+  /** Object name suffix: `.zst`, `.gz` or none. */
+  readonly extension: string;
+  /** Content-Type of compressed objects; undefined keeps the format's own. */
+  readonly contentType: string | undefined;
+  make(request: BodyRequest): Promise<PreparedBody>;
+  /** Stops the worker; later calls to make() reject. */
+  close(): Promise<void>;
+}
+
+const SUFFIX: Record<Compression, { extension: string; contentType: string | undefined }> = {
+  zstd: { extension: '.zst', contentType: 'application/zstd' },
+  gzip: { extension: '.gz', contentType: 'application/gzip' },
+  none: { extension: '', contentType: undefined },
+};
+
+interface Job {
+  resolve(body: PreparedBody): void;
+  reject(error: Error): void;
+}
+
+interface Reply {
+  id: number;
+  body?: ArrayBuffer;
+  sha256?: string;
+  crc32?: string;
+  error?: string;
+  records?: ArrayBuffer[];
+  lengths?: number[];
+}
+
+/** Fails at construction, not at the first batch, when the native addon is missing. */
+function assertZstdLoads(): void {
+  try {
+    createRequire(import.meta.url)('zstd-napi');
+  } catch (error) {
+    throw new Error(
+      `otel-s3-exporter: compression 'zstd' needs the zstd-napi native addon, which failed to load (${(error as Error).message}). ` +
+        'It builds at install time: npm 11 skips dependency install scripts unless allowed ' +
+        '(`npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`), and building needs python3, make and a C++ compiler. ' +
+        "Or choose compression: 'gzip'.",
+    );
+  }
+}
+
+/** An ArrayBuffer holding exactly `data`, transferable without taking anyone else's memory. */
+function ownedArrayBuffer(data: Buffer): ArrayBuffer {
+  const buffer = data.buffer;
+  if (
+    buffer instanceof ArrayBuffer &&
+    data.byteOffset === 0 &&
+    data.byteLength === buffer.byteLength
+  ) {
+    return buffer;
+  }
+  const copy = new Uint8Array(data.length);
+  copy.set(data);
+  return copy.buffer;
+}
+
+/**
+ * One worker thread per exporter, started at once (its start-up then never lands inside a flush
+ * or a shutdown), owning one reused zstd context. It keeps the process alive only while a job
+ * runs, and is restarted if it ever dies.
+ */
+export function createBodyMaker(compression: Compression, level: number): BodyMaker {
+  if (compression === 'zstd') assertZstdLoads();
+  const jobs = new Map<number, Job>();
+  let worker: Worker | undefined;
+  let nextId = 1;
+  let closed = false;
+
+  const failAll = (error: Error) => {
+    for (const job of jobs.values()) job.reject(error);
+    jobs.clear();
+  };
+
+  const start = (): Worker => {
+    const w = new Worker(new URL('./body-worker.js', import.meta.url), {
+      workerData: { compression, level },
+    });
+    w.unref();
+    w.on('message', (reply: Reply) => {
+      const job = jobs.get(reply.id);
+      if (job === undefined) return;
+      jobs.delete(reply.id);
+      if (jobs.size === 0) w.unref();
+      if (reply.error !== undefined || reply.body === undefined) {
+        const records = reply.records?.map((b, i) => Buffer.from(b, 0, reply.lengths?.[i]));
+        job.reject(
+          new BodyMakerError(`${compression} compression failed: ${reply.error}`, records),
+        );
+      } else {
+        job.resolve({ body: Buffer.from(reply.body), sha256: reply.sha256, crc32: reply.crc32 });
+      }
+    });
+    w.on('error', (error) => {
+      failAll(new BodyMakerError(`compression worker failed: ${error.message}`));
+      if (worker === w) worker = undefined;
+    });
+    w.on('exit', (code) => {
+      failAll(new BodyMakerError(`compression worker exited with code ${code}`));
+      if (worker === w) worker = undefined;
+    });
+    return w;
+  };
+  worker = start();
+
+  return {
+    compression,
+    ...SUFFIX[compression],
+    make(request) {
+      if (closed)
+        return Promise.reject(new BodyMakerError('the exporter is shut down', request.records));
+      worker ??= start();
+      const w = worker;
+      return new Promise<PreparedBody>((resolve, reject) => {
+        const id = nextId++;
+        jobs.set(id, { resolve, reject });
+        if (jobs.size === 1) w.ref();
+        const records = request.records.map(ownedArrayBuffer);
+        w.postMessage(
+          {
+            id,
+            records,
+            lengths: request.records.map((r) => r.length),
+            framing: request.framing,
+            sha256: request.sha256,
+            crc32: request.crc32,
+          },
+          records,
+        );
+      });
+    },
+    async close() {
+      closed = true;
+      const w = worker;
+      worker = undefined;
+      if (w !== undefined) await w.terminate();
+      failAll(new BodyMakerError('the exporter is shut down'));
+    },
+  };
+}

@@ -1,0 +1,122 @@
+// @ts-check
+// Worker thread that turns a sealed batch's records into the bytes to upload: framing,
+// compression (zstd streamed through one reused context, gzip, or none) and the checksums the
+// S3 request needs (SHA-256 for SigV4, CRC32 when the client sends one). All of it is CPU work
+// on megabytes that would otherwise stall the exporter's event loop. Plain JavaScript, so the
+// same file runs from src/ (tests) and dist/ (the package).
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { parentPort, workerData } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
+
+const require = createRequire(import.meta.url);
+/** @type {{ compression: 'zstd' | 'gzip' | 'none', level: number }} */
+const { compression, level } = workerData;
+
+/** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
+/** @typedef {{ id: number, records: ArrayBuffer[], lengths: number[], framing: Framing, sha256: boolean, crc32: boolean }} Job */
+
+const port = parentPort;
+if (port === null) throw new Error('body-worker.js must run as a worker thread');
+
+/** The object's parts in order: framing text and records (records are not copied). */
+function parts(/** @type {Job} */ job) {
+  /** @type {Uint8Array[]} */
+  const out = [];
+  const records = job.records.map((buffer, i) => new Uint8Array(buffer, 0, job.lengths[i]));
+  if (job.framing === null) return records;
+  const separator = Buffer.from(job.framing.separator);
+  out.push(Buffer.from(job.framing.head));
+  records.forEach((record, i) => {
+    if (i > 0) out.push(separator);
+    out.push(record);
+  });
+  out.push(Buffer.from(job.framing.tail));
+  return out;
+}
+
+/** @param {Uint8Array[]} chunks @param {number} total */
+function join(chunks, total) {
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.length;
+  }
+  return body;
+}
+
+/** zstd: one reused context, fed part by part: no assembled copy of the batch is ever made. */
+const zstd = (() => {
+  if (compression !== 'zstd') return undefined;
+  /** @type {typeof import('zstd-napi/binding.js')} */
+  const binding = require('zstd-napi/binding');
+  const cctx = new binding.CCtx();
+  cctx.setParameter(binding.CParameter.compressionLevel, level);
+  const scratch = Buffer.allocUnsafe(binding.cStreamOutSize());
+  return (/** @type {Uint8Array[]} */ input) => {
+    /** @type {Uint8Array[]} */
+    const chunks = [];
+    let total = 0;
+    try {
+      const last = input.length - 1;
+      for (let i = 0; i <= Math.max(last, 0); i++) {
+        let src = input[i] ?? new Uint8Array(0);
+        const end = i >= last;
+        for (;;) {
+          const [remaining, produced, consumed] = cctx.compressStream2(
+            scratch,
+            src,
+            end ? binding.EndDirective.end : binding.EndDirective.continue,
+          );
+          if (produced > 0) {
+            chunks.push(new Uint8Array(scratch.subarray(0, produced))); // a copy: scratch is reused
+            total += produced;
+          }
+          src = src.subarray(consumed);
+          if (end ? remaining === 0 : src.length === 0) break;
+        }
+      }
+    } catch (error) {
+      cctx.reset(binding.ResetDirective.sessionOnly);
+      throw error;
+    }
+    return join(chunks, total);
+  };
+})();
+
+function compress(/** @type {Uint8Array[]} */ input) {
+  if (zstd !== undefined) return zstd(input);
+  const raw = join(
+    input,
+    input.reduce((n, p) => n + p.length, 0),
+  );
+  if (compression === 'gzip') {
+    const gz = gzipSync(raw, { level });
+    return join([gz], gz.length); // a copy that owns its memory, safe to transfer
+  }
+  return raw;
+}
+
+/** CRC32 (IEEE) as S3 wants it: big-endian, base64. */
+function crc32Base64(/** @type {Uint8Array} */ body) {
+  const { crc32 } = require('@node-rs/crc32');
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(crc32(Buffer.from(body.buffer, body.byteOffset, body.byteLength)) >>> 0);
+  return out.toString('base64');
+}
+
+port.on('message', (/** @type {Job} */ job) => {
+  try {
+    const body = compress(parts(job));
+    const sha256 = job.sha256 ? createHash('sha256').update(body).digest('hex') : undefined;
+    const crc32 = job.crc32 ? crc32Base64(body) : undefined;
+    port.postMessage({ id: job.id, body: body.buffer, sha256, crc32 }, [body.buffer]);
+  } catch (error) {
+    // Give the records back so the caller still owns its bytes.
+    port.postMessage(
+      { id: job.id, error: String(error), records: job.records, lengths: job.lengths },
+      job.records,
+    );
+  }
+});

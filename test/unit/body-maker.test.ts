@@ -1,0 +1,101 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import { crc32 } from '@node-rs/crc32';
+import { afterAll, describe, expect, test } from 'vitest';
+import { decompress as zstdDecompress } from 'zstd-napi';
+import { type BodyMaker, createBodyMaker } from '../../src/compression/index.js';
+
+/** Records that compress like metrics but not trivially: repeated structure, varying numbers. */
+function records(count: number, bytesEach: number): Buffer[] {
+  return Array.from({ length: count }, (_, i) => {
+    let text = '';
+    for (let j = 0; text.length < bytesEach; j++) {
+      text += `{"key":"http.route","value":{"stringValue":"/api/${(i * 7919 + j) % 997}"}},"asInt":${j * i},`;
+    }
+    const out = Buffer.allocUnsafeSlow(bytesEach);
+    out.write(text.slice(0, bytesEach), 'latin1');
+    return out;
+  });
+}
+
+const FRAMING = { head: '{"resourceMetrics":[', separator: ',', tail: ']}\n' };
+const makers: BodyMaker[] = [];
+afterAll(async () => {
+  for (const m of makers) await m.close();
+});
+
+describe('body maker (worker thread)', () => {
+  for (const compression of ['zstd', 'gzip', 'none'] as const) {
+    for (const [label, count, size] of [
+      ['one small record', 1, 200],
+      ['many records, 12 MiB in all (far past the zstd stream buffer)', 48, 256 * 1024],
+    ] as const) {
+      test(`${compression}, ${label}: the body decodes to head + records joined + tail; checksums match`, async () => {
+        const maker = createBodyMaker(compression, compression === 'gzip' ? 6 : 3);
+        makers.push(maker);
+        const input = records(count, size);
+        const expected = Buffer.concat([
+          Buffer.from(FRAMING.head),
+          ...input.flatMap((r, i) =>
+            i === 0 ? [Buffer.from(r)] : [Buffer.from(','), Buffer.from(r)],
+          ),
+          Buffer.from(FRAMING.tail),
+        ]);
+        const made = await maker.make({
+          records: input,
+          framing: FRAMING,
+          sha256: true,
+          crc32: true,
+        });
+        const raw =
+          compression === 'zstd'
+            ? zstdDecompress(made.body)
+            : compression === 'gzip'
+              ? gunzipSync(made.body)
+              : made.body;
+        expect(raw.equals(expected)).toBe(true);
+        if (compression !== 'none') expect(made.body.length).toBeLessThan(expected.length);
+        expect(made.sha256).toBe(createHash('sha256').update(made.body).digest('hex'));
+        const crc = Buffer.alloc(4);
+        crc.writeUInt32BE(crc32(made.body) >>> 0);
+        expect(made.crc32).toBe(crc.toString('base64'));
+      });
+    }
+  }
+
+  test('protobuf framing (none) concatenates records; incompressible data survives zstd', async () => {
+    const maker = createBodyMaker('zstd', 3);
+    makers.push(maker);
+    const input = [randomBytes(300_000), randomBytes(5), randomBytes(200_000)];
+    const expected = Buffer.concat(input.map((b) => Buffer.from(b)));
+    const made = await maker.make({ records: input, framing: null, sha256: false, crc32: false });
+    expect(zstdDecompress(made.body).equals(expected)).toBe(true);
+    expect(made.sha256).toBeUndefined();
+    expect(made.crc32).toBeUndefined();
+  });
+
+  test('jobs run one after another on one reused context and stay correct', async () => {
+    const maker = createBodyMaker('zstd', 3);
+    makers.push(maker);
+    const batches = Array.from({ length: 6 }, (_, i) => records(3, 100_000 + i * 50_000));
+    const expected = batches.map((b) => Buffer.concat(b.map((r) => Buffer.from(r))));
+    const made = await Promise.all(
+      batches.map((b) => maker.make({ records: b, framing: null, sha256: false, crc32: false })),
+    );
+    for (const [i, m] of made.entries()) {
+      expect(zstdDecompress(m.body).equals(expected[i] as Buffer)).toBe(true);
+    }
+  });
+
+  test('after close(), make() rejects and gives the records back', async () => {
+    const maker = createBodyMaker('gzip', 6);
+    await maker.close();
+    const input = records(2, 100);
+    await expect(
+      maker.make({ records: input, framing: null, sha256: false, crc32: false }),
+    ).rejects.toMatchObject({
+      name: 'BodyMakerError',
+      records: input,
+    });
+  });
+});
