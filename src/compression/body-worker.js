@@ -85,17 +85,23 @@ const zstd = (() => {
   };
 })();
 
+/**
+ * The body, and the big buffers used on the way. Those leave with the reply: the main thread
+ * collects its garbage often, this worker (which allocates little on its own heap) seldom, so
+ * megabytes left here would wait long for a collection.
+ * @returns {{ body: Uint8Array, spent: ArrayBuffer[] }}
+ */
 function compress(/** @type {Uint8Array[]} */ input) {
-  if (zstd !== undefined) return zstd(input);
+  if (zstd !== undefined) return { body: zstd(input), spent: [] };
   const raw = join(
     input,
     input.reduce((n, p) => n + p.length, 0),
   );
   if (compression === 'gzip') {
     const gz = gzipSync(raw, { level });
-    return join([gz], gz.length); // a copy that owns its memory, safe to transfer
+    return { body: join([gz], gz.length), spent: [raw.buffer] };
   }
-  return raw;
+  return { body: raw, spent: [] };
 }
 
 /** CRC32 (IEEE) as S3 wants it: big-endian, base64. */
@@ -108,10 +114,16 @@ function crc32Base64(/** @type {Uint8Array} */ body) {
 
 port.on('message', (/** @type {Job} */ job) => {
   try {
-    const body = compress(parts(job));
+    const { body, spent } = compress(parts(job));
     const sha256 = job.sha256 ? createHash('sha256').update(body).digest('hex') : undefined;
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
-    port.postMessage({ id: job.id, body: body.buffer, sha256, crc32 }, [body.buffer]);
+    // The records go back too (as `spent`), to be freed by the main thread's collector.
+    const garbage = [...job.records, ...spent];
+    const buffer = /** @type {ArrayBuffer} */ (body.buffer);
+    port.postMessage({ id: job.id, body: buffer, sha256, crc32, spent: garbage }, [
+      buffer,
+      ...garbage,
+    ]);
   } catch (error) {
     // Give the records back so the caller still owns its bytes.
     port.postMessage(

@@ -1,0 +1,271 @@
+/**
+ * Encode and buffer: data points per second through exporter.export() (encoding plus the append
+ * under the mutex; batches seal and are compressed in the worker, off this thread), beside the official
+ * JsonMetricsSerializer and ProtobufMetricsSerializer on the same ResourceMetrics, same rounds.
+ */
+import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { resourceMetricsToJson } from '../src/encoding/otlp-json.js';
+import { S3MetricExporter } from '../src/index.js';
+import { fmtMs, fmtNum, fmtPct, fmtRate } from './lib/format.js';
+import { gcMillisBetween, stopGcObserver } from './lib/gc-time.js';
+import { compareJson, compareProto } from './lib/otlp-compare.js';
+import { pointsIn, realisticSource } from './lib/realistic-metrics.js';
+import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
+import { collectGarbage, type Summary, summarize } from './lib/stats.js';
+import { StubS3 } from './lib/stub-s3.js';
+
+const args = parseArgs(process.argv.slice(2));
+const SIZES = [10_000, 100_000];
+const ROUNDS = args.quick ? 3 : 5;
+/** Operations per timed sample: about 1 s of work at 10k series, two exports at 100k. */
+const opsFor = (series: number) => Math.max(2, Math.round(100_000 / series));
+const NO_SEAL = 2 ** 40;
+
+type Contender = 'ours-json' | 'ours-proto' | 'official-json' | 'official-proto';
+const CONTENDERS: Contender[] = ['ours-json', 'ours-proto', 'official-json', 'official-proto'];
+
+/**
+ * An exporter as configured in production (zstd, default maxBatchBytes): batches seal while
+ * timed and go to the compression worker, off this thread, and to a stub S3 that answers at
+ * once. What is timed is what export() costs the caller's thread; flushing is untimed.
+ */
+function bufferingExporter(format: 'otlp-json' | 'otlp-proto', s3: StubS3): S3MetricExporter {
+  return new S3MetricExporter({
+    bucket: 'bench',
+    s3Client: s3.client,
+    format,
+    maxBufferedBytes: NO_SEAL,
+    maxBatchAgeMillis: 2 ** 31 - 1,
+  });
+}
+
+/** For the equivalence check: one uncompressed object holding exactly one export. */
+function storingExporter(format: 'otlp-json' | 'otlp-proto', s3: StubS3): S3MetricExporter {
+  return new S3MetricExporter({
+    bucket: 'bench',
+    s3Client: s3.client,
+    format,
+    compression: 'none',
+    maxBatchBytes: NO_SEAL,
+    maxBufferedBytes: NO_SEAL,
+    maxBatchAgeMillis: 2 ** 31 - 1,
+  });
+}
+
+function exportOnce(exporter: S3MetricExporter, rm: ResourceMetrics): Promise<void> {
+  return new Promise((resolve, reject) =>
+    exporter.export(rm, (result) =>
+      result.code === 0 ? resolve() : reject(result.error ?? new Error('export failed')),
+    ),
+  );
+}
+
+interface Sample {
+  seconds: number;
+  gcMillis: number;
+}
+
+let sink = 0; // keeps the official serializers' output alive, so nothing is optimized away
+
+/** One timed sample of `ops` operations of one contender. */
+async function sample(contender: Contender, rm: ResourceMetrics, ops: number): Promise<Sample> {
+  await collectGarbage();
+  let s3: StubS3 | undefined;
+  let exporter: S3MetricExporter | undefined;
+  if (contender === 'ours-json' || contender === 'ours-proto') {
+    s3 = new StubS3();
+    exporter = bufferingExporter(contender === 'ours-json' ? 'otlp-json' : 'otlp-proto', s3);
+  }
+  const started = performance.now();
+  for (let i = 0; i < ops; i++) {
+    if (exporter !== undefined) await exportOnce(exporter, rm);
+    else if (contender === 'official-json')
+      sink += JsonMetricsSerializer.serializeRequest(rm)?.length ?? 0;
+    else sink += ProtobufMetricsSerializer.serializeRequest(rm)?.length ?? 0;
+  }
+  const ended = performance.now();
+  const gcMillis = await gcMillisBetween(started, ended);
+  if (exporter !== undefined) {
+    await exporter.shutdown(); // untimed: the last batch is compressed and "uploaded" to the stub
+    const stats = exporter.stats();
+    if (stats.pointsDropped > 0 || stats.exportsRejected > 0) throw new Error('data was dropped');
+  }
+  return { seconds: (ended - started) / 1000, gcMillis };
+}
+
+/** What our exporter stores for `rm` (compression none), to compare with the official output. */
+async function storedObject(format: 'otlp-json' | 'otlp-proto', rm: ResourceMetrics) {
+  const s3 = new StubS3(0, true);
+  const exporter = storingExporter(format, s3);
+  await exportOnce(exporter, rm);
+  await exporter.shutdown();
+  const body = s3.puts[0]?.body;
+  if (body === undefined || s3.puts.length !== 1) throw new Error('expected exactly one object');
+  return body;
+}
+
+/** Time of the two halves of our JSON encode: building the string, and Buffer.from(string). */
+function jsonEncodeSplit(rm: ResourceMetrics): { buildMillis: number; bufferFromMillis: number } {
+  const t0 = performance.now();
+  const text = resourceMetricsToJson(rm);
+  const t1 = performance.now();
+  sink += Buffer.from(text).length;
+  const t2 = performance.now();
+  return { buildMillis: t1 - t0, bufferFromMillis: t2 - t1 };
+}
+
+interface SizeResult {
+  series: number;
+  points: number;
+  opsPerSample: number;
+  pointsPerSecond: Record<Contender, Summary>;
+  gcShare: Record<Contender, number>;
+  jsonBytes: number;
+  equivalence: { json: string; proto: string };
+  jsonSplit: { buildMillis: number; bufferFromMillis: number };
+}
+
+const results: SizeResult[] = [];
+for (const series of SIZES) {
+  progress(`encode: building ${series} series`);
+  const source = realisticSource(series);
+  source.record();
+  const rm = await source.collect();
+  const points = pointsIn(rm);
+  const ops = opsFor(series);
+
+  progress('encode: checking our output against the official serializers');
+  const jsonObject = await storedObject('otlp-json', rm);
+  const json = compareJson(jsonObject, rm) ?? 'same data';
+  const proto = compareProto(await storedObject('otlp-proto', rm), rm) ?? 'same data';
+
+  const rates: Record<Contender, number[]> = {
+    'ours-json': [],
+    'ours-proto': [],
+    'official-json': [],
+    'official-proto': [],
+  };
+  const gc: Record<Contender, number[]> = {
+    'ours-json': [],
+    'ours-proto': [],
+    'official-json': [],
+    'official-proto': [],
+  };
+  // Warm-up round (JIT, allocation sites), then rounds with the order rotated each time so
+  // that no contender always runs right after the same other one.
+  for (const c of CONTENDERS) await sample(c, rm, ops);
+  for (let round = 0; round < ROUNDS; round++) {
+    progress(`encode: ${series} series, round ${round + 1}/${ROUNDS}`);
+    const order = CONTENDERS.map(
+      (_, i) => CONTENDERS[(i + round) % CONTENDERS.length] as Contender,
+    );
+    for (const c of order) {
+      const s = await sample(c, rm, ops);
+      rates[c].push((points * ops) / s.seconds);
+      gc[c].push(s.gcMillis / 1000 / s.seconds);
+    }
+  }
+  const splits = Array.from({ length: 3 }, () => jsonEncodeSplit(rm));
+  results.push({
+    series,
+    points,
+    opsPerSample: ops,
+    pointsPerSecond: {
+      'ours-json': summarize(rates['ours-json']),
+      'ours-proto': summarize(rates['ours-proto']),
+      'official-json': summarize(rates['official-json']),
+      'official-proto': summarize(rates['official-proto']),
+    },
+    gcShare: {
+      'ours-json': summarize(gc['ours-json']).median,
+      'ours-proto': summarize(gc['ours-proto']).median,
+      'official-json': summarize(gc['official-json']).median,
+      'official-proto': summarize(gc['official-proto']).median,
+    },
+    jsonBytes: jsonObject.length,
+    equivalence: { json, proto },
+    jsonSplit: {
+      buildMillis: summarize(splits.map((s) => s.buildMillis)).median,
+      bufferFromMillis: summarize(splits.map((s) => s.bufferFromMillis)).median,
+    },
+  });
+  await source.shutdown();
+}
+stopGcObserver();
+
+const LABEL: Record<Contender, string> = {
+  'ours-json': 'ours, otlp-json (export())',
+  'ours-proto': 'ours, otlp-proto (export())',
+  'official-json': 'official JsonMetricsSerializer',
+  'official-proto': 'official ProtobufMetricsSerializer',
+};
+const table: Table = {
+  columns: ['series', 'contender', 'points/s (median)', 'spread', 'ms per export', 'GC share'],
+  rows: results.flatMap((r) =>
+    CONTENDERS.map((c) => {
+      const s = r.pointsPerSecond[c];
+      return [
+        fmtNum(r.series),
+        LABEL[c],
+        fmtRate(s.median),
+        fmtPct(s.spreadPct),
+        fmtMs((r.points / s.median) * 1000),
+        `${(r.gcShare[c] * 100).toFixed(0)}%`,
+      ];
+    }),
+  ),
+};
+const ratioTable: Table = {
+  columns: [
+    'series',
+    'JSON object',
+    'ours-json / official-json',
+    'ours-proto / official-proto',
+    'equivalence (json, proto)',
+    'our JSON encode: build string + Buffer.from',
+  ],
+  rows: results.map((r) => [
+    fmtNum(r.series),
+    `${fmtNum(r.jsonBytes / 1024 / 1024)} MiB`,
+    `${(r.pointsPerSecond['ours-json'].median / r.pointsPerSecond['official-json'].median).toFixed(2)}×`,
+    `${(r.pointsPerSecond['ours-proto'].median / r.pointsPerSecond['official-proto'].median).toFixed(2)}×`,
+    `${r.equivalence.json === 'same data' ? 'same' : 'DIFFERS'}, ${r.equivalence.proto === 'same data' ? 'same' : 'DIFFERS'}`,
+    `${fmtMs(r.jsonSplit.buildMillis)} + ${fmtMs(r.jsonSplit.bufferFromMillis)}`,
+  ]),
+};
+const targets: Target[] = [
+  ...results.map((r) => {
+    const ratio = r.pointsPerSecond['ours-json'].median / r.pointsPerSecond['official-json'].median;
+    return {
+      name: `encode+buffer ${fmtNum(r.series)} series: ours-json vs official JSON serializer`,
+      measured: `${ratio.toFixed(2)}× (${fmtRate(r.pointsPerSecond['ours-json'].median)} vs ${fmtRate(r.pointsPerSecond['official-json'].median)})`,
+      threshold: '≥ 2×',
+      pass: ratio >= 2,
+    };
+  }),
+  ...results.map((r) => ({
+    name: `output equivalence ${fmtNum(r.series)} series (json, proto vs official)`,
+    measured: `${r.equivalence.json}; ${r.equivalence.proto}`,
+    threshold: 'same data',
+    pass: r.equivalence.json === 'same data' && r.equivalence.proto === 'same data',
+  })),
+];
+for (const r of results) {
+  if (r.equivalence.json !== 'same data')
+    console.error(`FAILURE: JSON differs: ${r.equivalence.json}`);
+  if (r.equivalence.proto !== 'same data')
+    console.error(`FAILURE: protobuf differs: ${r.equivalence.proto}`);
+}
+emitResult({
+  suite: 'encode',
+  title: 'Encode and buffer (export() vs official serializers, same input, same run)',
+  tables: [table, ratioTable],
+  targets,
+  notes: [
+    `${ROUNDS} rounds after a warm-up round, contender order rotated per round; each sample is ${results.map((r) => `${r.opsPerSample} export(s) at ${fmtNum(r.series)}`).join(', ')}; spread = (max − min) / median over the rounds.`,
+    'GC share: time in GC pauses (perf_hooks "gc" entries) over the timed time.',
+    `sink ${sink > 0 ? 'ok' : 'empty'}`,
+  ],
+  data: { rounds: ROUNDS, results },
+});

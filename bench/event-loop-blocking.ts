@@ -1,0 +1,436 @@
+/**
+ * Event-loop blocking: max and p99 event-loop delay while the exporter seals, compresses and
+ * uploads a 16 MiB batch (exported beforehand; the probe starts just before forceFlush()),
+ * beside compressing the same 16 MiB synchronously with zstd-napi on the main thread, and an
+ * idle window as the machine's noise floor. zstd and none; a stub S3 that answers after 5 ms,
+ * and the real S3 server when S3_ENDPOINT is set. Long stalls are attributed to the phase they
+ * fell into (seen from outside: the stub's / SDK middleware's timestamps), and the suspected
+ * synchronous steps are timed on their own on the same bytes.
+ */
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { compress as zstdCompress } from 'zstd-napi';
+import { recordFormat } from '../src/encoding/format.js';
+import { resourceMetricsToJson } from '../src/encoding/otlp-json.js';
+import { S3MetricExporter } from '../src/index.js';
+import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
+import { startProfiling } from './lib/inspector-profile.js';
+import { type DelayReport, type Gap, sleep, startDelayProbe } from './lib/loop-delay.js';
+import { realisticSource } from './lib/realistic-metrics.js';
+import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
+import { benchBucket, benchClient, S3_SKIP_REASON, s3Env } from './lib/s3-env.js';
+import { collectGarbage, median, summarize } from './lib/stats.js';
+import { StubS3 } from './lib/stub-s3.js';
+import { busyStretches, type Profile, type Stretch } from './profile-stalls.js';
+
+const args = parseArgs(process.argv.slice(2));
+const ROUNDS = args.quick ? 3 : 5;
+const BATCH_BYTES = 16 * 1024 * 1024;
+/** ~1 MiB of OTLP JSON per export (about 630 bytes per data point). */
+const SERIES_PER_EXPORT = 1_700;
+const STUB_DELAY_MILLIS = 5;
+const IDLE_MILLIS = 300;
+/** Stalls shorter than this are timer jitter, not recorded. */
+const GAP_MILLIS = 2;
+
+type Compression = 'zstd' | 'none';
+type Target_ = 'stub' | 'real';
+
+/** Marks seen from outside the exporter, for attributing stalls to phases. */
+interface Marks {
+  flushStart: number;
+  sendStart?: number;
+  signed?: number;
+  responded?: number;
+  flushEnd: number;
+}
+
+interface Run {
+  delay: DelayReport;
+  /** Longest stall that overlaps the flush (forceFlush() call to its resolution). */
+  flushStallMillis: number;
+  profile?: Profile;
+  marks: Marks;
+  rawBytes: number;
+  storedBytes: number;
+  phaseStalls: Record<string, number>;
+}
+
+progress('event loop: building the data (16 MiB of realistic OTLP JSON)');
+const source = realisticSource(SERIES_PER_EXPORT, 7);
+const collections: ResourceMetrics[] = [];
+const format = recordFormat('otlp-json');
+const records: Buffer[] = [];
+let recordBytes = 0;
+while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {
+  source.record();
+  const rm = await source.collect();
+  collections.push(rm);
+  const record = format.encode(rm);
+  records.push(record);
+  recordBytes += record.length;
+}
+
+const s3 = s3Env();
+let realBucket: string | undefined;
+if (s3 !== undefined) realBucket = await benchBucket(benchClient(s3), 'event-loop');
+
+/** An S3 client configured as the exporter configures its own, with timestamps at the seams. */
+function markedRealClient(marks: Partial<Marks>): S3Client {
+  if (s3 === undefined) throw new Error('no S3 server');
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: s3.credentials,
+    maxAttempts: 1,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  client.middlewareStack.add(
+    (next) => async (input) => {
+      marks.sendStart ??= performance.now();
+      return next(input);
+    },
+    { step: 'initialize', priority: 'high', name: 'benchSendStart' },
+  );
+  // Innermost: after serializing, checksums and SigV4 signing; around the HTTP exchange itself.
+  client.middlewareStack.add(
+    (next) => async (input) => {
+      marks.signed ??= performance.now();
+      const output = await next(input);
+      marks.responded ??= performance.now();
+      return output;
+    },
+    { step: 'deserialize', priority: 'low', name: 'benchHttp' },
+  );
+  return client;
+}
+
+function exportOnce(exporter: S3MetricExporter, rm: ResourceMetrics): Promise<void> {
+  return new Promise((resolve, reject) =>
+    exporter.export(rm, (r) => (r.code === 0 ? resolve() : reject(r.error))),
+  );
+}
+
+/** Phases seen from outside, in order; a stall belongs to the one it overlaps most. */
+function phases(m: Marks): [string, number, number][] {
+  const list: [string, number, number][] = [['before flush', -Infinity, m.flushStart]];
+  const send = m.sendStart ?? m.flushEnd;
+  list.push(['seal+assemble+compress', m.flushStart, send]);
+  if (m.signed !== undefined) list.push(['SDK serialize+checksum+sign', send, m.signed]);
+  const from = m.signed ?? send;
+  const to = m.responded ?? m.flushEnd;
+  list.push(['upload (HTTP exchange)', from, to]);
+  list.push(['after upload', to, m.flushEnd]);
+  list.push(['after flush', m.flushEnd, Infinity]);
+  return list;
+}
+
+function phaseOf(gap: Gap, m: Marks): string {
+  // The loop stopped answering somewhere in the tick after gap.start and answered again at its end.
+  const start = gap.start;
+  const end = gap.start + gap.millis + 1;
+  let best = 'before flush';
+  let overlap = -1;
+  for (const [name, from, to] of phases(m)) {
+    const o = Math.min(end, to) - Math.max(start, from);
+    if (o > overlap) {
+      overlap = o;
+      best = name;
+    }
+  }
+  return best;
+}
+
+async function flushRun(compression: Compression, target: Target_, profile = false): Promise<Run> {
+  const marks: Partial<Marks> = {};
+  const stub = new StubS3(STUB_DELAY_MILLIS);
+  let client = stub.client;
+  if (target === 'real') {
+    client = markedRealClient(marks);
+    // The exporter's client is long-lived: its first request (config, endpoint rules, a new
+    // connection) is not what a flush in steady state pays.
+    await client.send(
+      new PutObjectCommand({ Bucket: realBucket, Key: 'warm-up', Body: Buffer.from('warm-up') }),
+    );
+    marks.sendStart = marks.signed = marks.responded = undefined;
+  }
+  const exporter = new S3MetricExporter({
+    bucket: target === 'real' ? (realBucket as string) : 'bench',
+    prefix: `event-loop/${compression}`,
+    s3Client: client,
+    compression,
+    maxBatchBytes: 4 * BATCH_BYTES,
+    maxBufferedBytes: 8 * BATCH_BYTES,
+    maxBatchAgeMillis: 2 ** 31 - 1,
+    flushTimeoutMillis: 60_000,
+  });
+  for (const rm of collections) await exportOnce(exporter, rm);
+  await collectGarbage();
+  await sleep(50); // the zstd worker is up, the GC is done: the probe sees only the flush
+  const probe = startDelayProbe(GAP_MILLIS);
+  await sleep(20); // lead-in, so the probe's first ticks are not part of the flush
+  const profiling = profile ? await startProfiling() : undefined;
+  marks.flushStart = performance.now();
+  await exporter.forceFlush();
+  marks.flushEnd = performance.now();
+  const cpuProfile = await profiling?.stop();
+  await sleep(20);
+  const delay = probe.stop();
+  if (target === 'stub') {
+    marks.sendStart = stub.puts[0]?.at;
+    if (marks.sendStart !== undefined) marks.responded = marks.sendStart + STUB_DELAY_MILLIS;
+  }
+  const stats = exporter.stats();
+  await exporter.shutdown();
+  if (stats.batchesUploaded !== 1)
+    throw new Error(`expected 1 upload, got ${stats.batchesUploaded}`);
+  const full = marks as Marks;
+  const phaseStalls: Record<string, number> = {};
+  let flushStallMillis = 0;
+  for (const gap of delay.gaps) {
+    const phase = phaseOf(gap, full);
+    phaseStalls[phase] = Math.max(phaseStalls[phase] ?? 0, gap.millis);
+    if (!phase.endsWith(' flush')) flushStallMillis = Math.max(flushStallMillis, gap.millis);
+  }
+  return {
+    delay,
+    flushStallMillis,
+    ...(cpuProfile === undefined ? {} : { profile: cpuProfile }),
+    marks: full,
+    rawBytes: stats.rawBytesUploaded,
+    storedBytes: stats.bytesUploaded,
+    phaseStalls,
+  };
+}
+
+/** The baseline: the same 16 MiB compressed synchronously on the main thread. */
+async function syncBaseline(raw: Buffer): Promise<DelayReport> {
+  await collectGarbage();
+  const probe = startDelayProbe();
+  await sleep(20);
+  zstdCompress(raw);
+  await sleep(20);
+  return probe.stop();
+}
+
+async function idle(): Promise<DelayReport> {
+  await collectGarbage();
+  const probe = startDelayProbe();
+  await sleep(IDLE_MILLIS);
+  return probe.stop();
+}
+
+/** Main-thread time of each suspected synchronous step, on the same bytes. */
+function stepTimings(): Record<string, number> {
+  const time = (f: () => unknown) => {
+    const t = performance.now();
+    f();
+    return performance.now() - t;
+  };
+  const raw = format.assemble(records, recordBytes);
+  const compressed = zstdCompress(raw);
+  const rm = collections[0] as ResourceMetrics;
+  const text = resourceMetricsToJson(rm);
+  return {
+    'assemble 16 MiB (OpenBatch records → one Buffer)': time(() =>
+      format.assemble(records, recordBytes),
+    ),
+    'Buffer.concat 16 MiB': time(() => Buffer.concat(records)),
+    'postMessage() transferring the 16 MiB ArrayBuffer (zstd.ts compress)': (() => {
+      const fresh = format.assemble(records, recordBytes).buffer as ArrayBuffer;
+      const { port1, port2 } = new MessageChannel();
+      const millis = time(() => port1.postMessage(fresh, [fresh]));
+      port1.close();
+      port2.close();
+      return millis;
+    })(),
+    'encode 1 export: resourceMetricsToJson (~1 MiB)': time(() => resourceMetricsToJson(rm)),
+    'encode 1 export: Buffer.from(string) (~1 MiB)': time(() => Buffer.from(text)),
+    'SHA-256 of 16 MiB (SigV4 payload hash, compression none)': time(() =>
+      createHash('sha256').update(raw).digest(),
+    ),
+    'SHA-256 of the zstd body (SigV4 payload hash, zstd)': time(() =>
+      createHash('sha256').update(compressed).digest(),
+    ),
+    'CRC32 of 16 MiB (SDK flexible checksum, WHEN_SUPPORTED)': time(() => crc32(raw)),
+    'zstd compress 16 MiB on the main thread (the baseline)': time(() => zstdCompress(raw)),
+  };
+}
+
+const configs: { compression: Compression; target: Target_ }[] = [
+  { compression: 'zstd', target: 'stub' },
+  { compression: 'none', target: 'stub' },
+  ...(s3 === undefined
+    ? []
+    : [
+        { compression: 'zstd' as const, target: 'real' as const },
+        { compression: 'none' as const, target: 'real' as const },
+      ]),
+];
+const label = (c: { compression: Compression; target: Target_ }) =>
+  `ours, ${c.compression}, ${c.target === 'stub' ? `stub S3 (${STUB_DELAY_MILLIS} ms)` : 'real S3'}`;
+
+const runs = new Map<string, Run[]>();
+const baselines: DelayReport[] = [];
+const idles: DelayReport[] = [];
+const steps: Record<string, number[]> = {};
+const raw = format.assemble(records, recordBytes);
+
+// Warm-up: JIT, the SDK's first request, the worker's first job.
+for (const c of configs) await flushRun(c.compression, c.target);
+await syncBaseline(raw);
+for (let round = 0; round < ROUNDS; round++) {
+  progress(`event loop: round ${round + 1}/${ROUNDS}`);
+  idles.push(await idle());
+  baselines.push(await syncBaseline(raw));
+  for (const c of round % 2 === 0 ? configs : [...configs].reverse()) {
+    const list = runs.get(label(c)) ?? [];
+    list.push(await flushRun(c.compression, c.target));
+    runs.set(label(c), list);
+  }
+  for (const [name, millis] of Object.entries(stepTimings())) {
+    steps[name] = [...(steps[name] ?? []), millis];
+  }
+}
+
+// Profiled flushes, apart from the measured rounds (the profiler slows the main thread).
+const profiled = new Map<string, Stretch[]>();
+for (const c of configs) {
+  const run = await flushRun(c.compression, c.target, true);
+  if (run.profile === undefined) continue;
+  profiled.set(label(c), busyStretches(run.profile, 1).slice(0, 3));
+  if (args.cpuProfDir !== undefined) {
+    const file = join(args.cpuProfDir, `flush-${c.compression}-${c.target}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(run.profile));
+  }
+}
+await source.shutdown();
+
+const baselineMax = median(baselines.map((d) => d.maxMillis));
+const idleMax = median(idles.map((d) => d.maxMillis));
+/** A flush with no recorded stall stalled less than GAP_MILLIS. */
+const stallOf = (r: Run) => Math.max(r.flushStallMillis, 0);
+const stallText = (ms: number) => (ms === 0 ? `< ${GAP_MILLIS} ms` : fmtMs(ms));
+const below = (ms: number) =>
+  ms === 0 ? `≥ ${(baselineMax / GAP_MILLIS).toFixed(1)}×` : `${(baselineMax / ms).toFixed(1)}×`;
+const delayRow = (name: string, delays: DelayReport[]) => {
+  const max = summarize(delays.map((d) => d.maxMillis));
+  return [
+    name,
+    fmtMs(max.median),
+    `${fmtMs(max.min)} – ${fmtMs(max.max)}`,
+    fmtMs(median(delays.map((d) => d.p99Millis))),
+  ];
+};
+const phaseSummary = (list: Run[]) => {
+  const m = (f: (r: Run) => number | undefined) =>
+    median(list.map(f).filter((x): x is number => x !== undefined));
+  const sealToSend = m((r) => (r.marks.sendStart ?? Number.NaN) - r.marks.flushStart);
+  const sign = m((r) =>
+    r.marks.signed === undefined || r.marks.sendStart === undefined
+      ? undefined
+      : r.marks.signed - r.marks.sendStart,
+  );
+  const total = m((r) => r.marks.flushEnd - r.marks.flushStart);
+  return `flush ${fmtMs(total)}: seal→send ${fmtMs(sealToSend)}${Number.isNaN(sign) ? '' : `, SDK build+sign ${fmtMs(sign)}`}`;
+};
+const table: Table = {
+  columns: [
+    'contender (16 MiB batch)',
+    'max delay (median)',
+    'max delay range',
+    'p99',
+    'longest stall in the flush',
+    'below sync baseline',
+    'phases (median)',
+  ],
+  rows: [
+    [...delayRow('idle (noise floor, no work)', idles), '', '', ''],
+    [...delayRow('baseline: zstd-napi compress() on the main thread', baselines), '', '1×', ''],
+    ...[...runs].map(([name, list]) => {
+      const stall = median(list.map(stallOf));
+      return [
+        ...delayRow(
+          name,
+          list.map((r) => r.delay),
+        ),
+        stallText(stall),
+        below(stall),
+        phaseSummary(list),
+      ];
+    }),
+  ],
+};
+const stallTable: Table = {
+  columns: ['contender', 'phase', 'longest stall (median of rounds)', 'worst'],
+  rows: [...runs].flatMap(([name, list]) => {
+    const phases = new Set(list.flatMap((r) => Object.keys(r.phaseStalls)));
+    return [...phases].map((phase) => {
+      const values = list.map((r) => r.phaseStalls[phase] ?? 0);
+      return [name, phase, fmtMs(median(values)), fmtMs(Math.max(...values))];
+    });
+  }),
+};
+const stepTable: Table = {
+  columns: ['synchronous step on the main thread (same bytes)', 'median', 'spread'],
+  rows: Object.entries(steps).map(([name, values]) => {
+    const s = summarize(values);
+    return [name, fmtMs(s.median), fmtPct(s.spreadPct)];
+  }),
+};
+const top = (list: [string, number][], n: number) =>
+  list
+    .slice(0, n)
+    .map(([name, ms]) => `${name} ${fmtMs(ms)}`)
+    .join('; ');
+const profileTable: Table = {
+  columns: [
+    'profiled flush (one, 0.1 ms sampling)',
+    'busy stretch',
+    'self time',
+    'on the stack (src/, deps)',
+  ],
+  rows: [...profiled].flatMap(([name, stretches]) =>
+    stretches.map((st) => [name, fmtMs(st.millis), top(st.self, 3), top(st.inclusive, 4)]),
+  ),
+};
+const targets: Target[] = [...runs].map(([name, list]) => {
+  const stall = median(list.map(stallOf));
+  return {
+    name: `event-loop stall from seal+compress+upload, ${name}`,
+    measured: `${stallText(stall)} (${below(stall)} below sync ${fmtMs(baselineMax)}); idle max ${fmtMs(idleMax)}`,
+    threshold: '≤ 5 ms and ≥ 10× below sync',
+    pass: stall <= 5 && (stall === 0 ? baselineMax / GAP_MILLIS : baselineMax / stall) >= 10,
+  };
+});
+const sample = [...runs.values()][0]?.[0];
+emitResult({
+  suite: 'event-loop',
+  title: 'Event-loop blocking while a 16 MiB batch is sealed, compressed and uploaded',
+  tables: [table, stallTable, stepTable, profileTable],
+  targets,
+  notes: [
+    `batch: ${records.length} exports of ~1 MiB, ${fmtMiB(sample?.rawBytes ?? 0)} raw, zstd stored ${fmtMiB(sample?.storedBytes ?? 0)}; ${ROUNDS} rounds after a warm-up, medians; monitorEventLoopDelay (resolution 1 ms) over the flush plus 20 ms before and after; stalls = gaps > ${GAP_MILLIS} ms between the ticks of a 1 ms interval, attributed to the phase they overlap most.`,
+    'profiled flush: a sample taken inside native code (memcpy, page faults) may be charged to the neighbouring JS frame; the step table has direct timings of the same steps.',
+    'phases seen from outside: seal→send = forceFlush() to the S3 send() call (seal, assemble, compress in the worker, key); SDK build+sign = send() to the request leaving the middleware stack.',
+    s3 === undefined
+      ? `real S3 rows skipped: ${S3_SKIP_REASON}`
+      : `real S3: ${s3.endpoint}, an S3Client configured as the exporter's own (maxAttempts 1, WHEN_REQUIRED checksums) with timestamp middleware (initialize / innermost deserialize).`,
+  ],
+  data: {
+    rounds: ROUNDS,
+    idle: idles,
+    baseline: baselines,
+    runs: Object.fromEntries(
+      [...runs].map(([k, list]) => [k, list.map(({ profile: _, ...r }) => r)]),
+    ),
+    steps,
+    profiled: Object.fromEntries(profiled),
+  },
+});

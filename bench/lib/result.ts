@@ -1,0 +1,75 @@
+/**
+ * What every suite reports: a markdown table, targets with PASS/FAIL, notes, raw data. A suite
+ * runs in a child process of bench/run.ts and prints its result as one marked JSON line.
+ */
+
+export interface Table {
+  columns: string[];
+  rows: string[][];
+}
+
+export interface Target {
+  name: string;
+  /** What was measured, e.g. "3.1× (ours 1.2 M/s, official 0.4 M/s)". */
+  measured: string;
+  /** The threshold, e.g. "≥ 2×". */
+  threshold: string;
+  /** null: not evaluated (skipped). */
+  pass: boolean | null;
+}
+
+export interface SuiteResult {
+  suite: string;
+  title: string;
+  /** Set when the suite did not run, with the reason. */
+  skipped?: string;
+  tables: Table[];
+  targets: Target[];
+  notes: string[];
+  /** Raw figures for bench/results/latest.json. */
+  data: unknown;
+}
+
+export const RESULT_MARK = 'BENCH_RESULT ';
+
+/** Prints the result line the parent parses; everything else a suite prints goes to stderr. */
+export function emitResult(result: SuiteResult): void {
+  process.stdout.write(`${RESULT_MARK}${JSON.stringify(result)}\n`);
+}
+
+/** Progress for the person watching; stderr, so stdout stays machine-readable. */
+export function progress(message: string): void {
+  process.stderr.write(`  ${message}\n`);
+}
+
+export function markdownTable(table: Table): string {
+  const widths = table.columns.map((c, i) =>
+    Math.max(c.length, ...table.rows.map((r) => (r[i] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [
+    line(table.columns),
+    `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`,
+    ...table.rows.map(line),
+  ].join('\n');
+}
+
+export function verdict(pass: boolean | null): string {
+  return pass === null ? 'SKIP' : pass ? 'PASS' : 'FAIL';
+}
+
+/** Command-line flags shared by run.ts and every suite. */
+export interface BenchArgs {
+  quick: boolean;
+  /** Directory for --cpu-prof profiles of the suites' child processes, or undefined. */
+  cpuProfDir: string | undefined;
+}
+
+export function parseArgs(argv: readonly string[]): BenchArgs {
+  const prof = argv.find((a) => a.startsWith('--cpu-prof-dir='));
+  return {
+    quick: argv.includes('--quick'),
+    cpuProfDir: prof === undefined ? undefined : prof.slice('--cpu-prof-dir='.length),
+  };
+}

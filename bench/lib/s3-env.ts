@@ -1,0 +1,43 @@
+/** The real S3 server of this run, from S3_ENDPOINT / S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY. */
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+
+export interface S3Env {
+  endpoint: string;
+  region: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+}
+
+export const S3_SKIP_REASON =
+  'S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are not set (e.g. S3_ENDPOINT=http://127.0.0.1:7480 for the local Ceph RGW)';
+
+export function s3Env(): S3Env | undefined {
+  const env = process.env;
+  if (!env.S3_ENDPOINT || !env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) return undefined;
+  return {
+    endpoint: env.S3_ENDPOINT,
+    region: env.S3_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: env.S3_ACCESS_KEY_ID, secretAccessKey: env.S3_SECRET_ACCESS_KEY },
+  };
+}
+
+/** A plain client for setting up and reading back, independent of the exporter's. */
+export function benchClient(s3: S3Env): S3Client {
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: s3.credentials,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/** Creates a bucket of its own for this run. */
+export async function benchBucket(client: S3Client, label: string): Promise<string> {
+  const name = `bench-${label}-${Date.now().toString(36)}-${process.pid}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 63);
+  await client.send(new CreateBucketCommand({ Bucket: name }));
+  return name;
+}

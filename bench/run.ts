@@ -1,0 +1,165 @@
+/**
+ * `npm run bench [-- --quick] [-- --only=encode,event-loop] [-- --cpu-prof]`: runs each suite
+ * in a child process of its own (a fresh heap, --expose-gc), prints markdown tables with the
+ * targets (PASS/FAIL) and writes bench/results/latest.json. With S3_ENDPOINT (+ S3_ACCESS_KEY_ID,
+ * S3_SECRET_ACCESS_KEY) the real server is used where the suites can use it.
+ *
+ * Exit code: 1 if a suite crashed or our output did not decode to the official serializers'
+ * data; performance targets that fail are reported, not turned into an exit code.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, runTs } from './lib/child.js';
+import { type LoadReport, measureLoad } from './lib/machine-load.js';
+import {
+  markdownTable,
+  RESULT_MARK,
+  type SuiteResult,
+  type Target,
+  verdict,
+} from './lib/result.js';
+import { s3Env } from './lib/s3-env.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+interface Suite {
+  name: string;
+  file: string;
+  /** Generous: a suite that hangs is reported, not waited for forever. */
+  capMillis: number;
+}
+const SUITES: Suite[] = [
+  { name: 'encode', file: 'bench/encode-throughput.ts', capMillis: 300_000 },
+  { name: 'event-loop', file: 'bench/event-loop-blocking.ts', capMillis: 300_000 },
+  { name: 'shutdown', file: 'bench/shutdown-blackhole.ts', capMillis: 300_000 },
+  { name: 'end-to-end', file: 'bench/end-to-end-s3.ts', capMillis: 300_000 },
+  { name: 'memory', file: 'bench/memory-cycles.ts', capMillis: 300_000 },
+  { name: 'outage', file: 'bench/memory-outage.ts', capMillis: 300_000 },
+];
+
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const only = argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const profDir = argv.includes('--cpu-prof')
+  ? join(ROOT, 'bench/results/profiles', stamp)
+  : undefined;
+const resultsDir = join(ROOT, 'bench/results');
+mkdirSync(resultsDir, { recursive: true });
+if (profDir !== undefined) mkdirSync(profDir, { recursive: true });
+
+interface SuiteRecord extends SuiteResult {
+  load: LoadReport;
+  seconds: number;
+}
+
+const records: SuiteRecord[] = [];
+let crashed = false;
+const allLoad = measureLoad();
+const started = performance.now();
+for (const suite of SUITES.filter((s) => only === undefined || only.includes(s.name))) {
+  process.stderr.write(`\n[${suite.name}] ${suite.file}\n`);
+  const load = measureLoad();
+  const run = await runTs(suite.file, {
+    args: [...(quick ? ['--quick'] : []), ...(profDir ? [`--cpu-prof-dir=${profDir}`] : [])],
+    nodeFlags: [
+      '--expose-gc',
+      ...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),
+    ],
+    capMillis: suite.capMillis,
+    echoStderr: true,
+  });
+  const line = run.stdout.find((l) => l.startsWith(RESULT_MARK));
+  let result: SuiteResult;
+  if (line === undefined) {
+    crashed = true;
+    result = {
+      suite: suite.name,
+      title: suite.file,
+      skipped: `CRASHED (${run.capped ? 'cap hit' : `exit ${run.code ?? run.signal}`}): ${run.stderr.trim().split('\n').slice(-5).join(' / ')}`,
+      tables: [],
+      targets: [],
+      notes: [],
+      data: null,
+    };
+  } else {
+    result = JSON.parse(line.slice(RESULT_MARK.length)) as SuiteResult;
+  }
+  records.push({ ...result, load: load(), seconds: run.millis / 1000 });
+}
+const totalLoad = allLoad();
+
+const fmtLoad = (l: LoadReport) =>
+  l.foreignCores === null
+    ? `load average ${l.loadavg1.toFixed(2)}`
+    : `other processes used ${l.foreignCores.toFixed(2)} of ${cpus().length} cores on average (we used ${(l.ownCores ?? 0).toFixed(2)}); load average ${l.loadavg1.toFixed(2)}`;
+
+const s3 = s3Env();
+const out: string[] = [];
+out.push(`# otel-s3-exporter benchmarks${quick ? ' (--quick)' : ''}`);
+out.push('');
+out.push(
+  `${new Date().toISOString()} · Node ${process.version} · ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'} · ${(totalmem() / 2 ** 30).toFixed(0)} GiB · S3: ${s3?.endpoint ?? 'none (S3_ENDPOINT not set)'}`,
+);
+out.push(`Machine load during the whole run: ${fmtLoad(totalLoad)}.`);
+for (const r of records) {
+  out.push('');
+  out.push(`## ${r.title}`);
+  out.push('');
+  if (r.skipped !== undefined) {
+    out.push(`Skipped: ${r.skipped}`);
+    continue;
+  }
+  for (const table of r.tables) {
+    out.push(markdownTable(table));
+    out.push('');
+  }
+  for (const note of r.notes) out.push(`- ${note}`);
+  out.push(`- ${r.seconds.toFixed(0)} s; during this suite ${fmtLoad(r.load)}.`);
+}
+const targets: (Target & { suite: string })[] = records.flatMap((r) =>
+  r.targets.map((t) => ({ ...t, suite: r.suite })),
+);
+out.push('');
+out.push('## Targets');
+out.push('');
+out.push(
+  markdownTable({
+    columns: ['target', 'measured', 'threshold', 'result'],
+    rows: targets.map((t) => [t.name, t.measured, t.threshold, verdict(t.pass)]),
+  }),
+);
+const counts = { PASS: 0, FAIL: 0, SKIP: 0 };
+for (const t of targets) counts[verdict(t.pass) as keyof typeof counts]++;
+out.push('');
+out.push(
+  `${counts.PASS} PASS, ${counts.FAIL} FAIL, ${counts.SKIP} SKIP in ${((performance.now() - started) / 1000).toFixed(0)} s${crashed ? '; a suite CRASHED' : ''}`,
+);
+console.log(out.join('\n'));
+
+const file = join(resultsDir, 'latest.json');
+writeFileSync(
+  file,
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      quick,
+      node: process.version,
+      cpus: cpus().length,
+      s3Endpoint: s3?.endpoint ?? null,
+      load: totalLoad,
+      suites: records,
+      targets,
+      markdown: out.join('\n'),
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.error(`\nwrote ${file}${profDir === undefined ? '' : `; CPU profiles in ${profDir}`}`);
+const equivalenceFailed = targets.some((t) => t.name.startsWith('output equivalence') && !t.pass);
+process.exit(crashed || equivalenceFailed ? 1 : 0);
