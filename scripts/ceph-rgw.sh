@@ -86,7 +86,7 @@ do_start() {
   osd_uuid=$(cat /proc/sys/kernel/random/uuid)
   export CEPH_CONF=$conf
   # Single node: pool size 1, tiny placement-group counts, no health warnings about redundancy,
-  # an in-memory object store of 2 GiB.
+  # an in-memory object store of 4 GiB (it takes RAM only as it fills).
   cat > "$conf" <<EOF
 [global]
 fsid = $fsid
@@ -112,7 +112,7 @@ mon warn on pool no redundancy = false
 mon data avail warn = 1
 mon data avail crit = 0
 osd objectstore = memstore
-memstore device bytes = 2147483648
+memstore device bytes = 4294967296
 osd max object name len = 460
 osd max object namespace len = 64
 [mon.a]

@@ -55,6 +55,8 @@ const SUFFIX: Record<Compression, { extension: string; contentType: string | und
   none: { extension: '', contentType: undefined },
 };
 
+const YOUNG_GENERATION_MB = 2;
+
 interface Job {
   resolve(body: PreparedBody): void;
   reject(error: Error): void;
@@ -119,6 +121,9 @@ export function createBodyMaker(compression: Compression, level: number): BodyMa
   const start = (): Worker => {
     const w = new Worker(new URL('./body-worker.js', import.meta.url), {
       workerData: { compression, level },
+      // A small young generation: the worker nudges a scavenge after each job, which frees the
+      // megabytes of records it received (see body-worker.js).
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     w.unref();
     w.on('message', (reply: Reply) => {

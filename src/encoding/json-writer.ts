@@ -102,6 +102,13 @@ export class JsonWriter {
     else this.raw(value > 0 ? '"Infinity"' : '"-Infinity"');
   }
 
+  /** The bytes written, in a small Buffer of its own (for caches); the writer is reset. */
+  snapshot(): Buffer {
+    const out = Buffer.from(this.#buf.subarray(0, this.#pos));
+    this.#pos = 0;
+    return out;
+  }
+
   /** The bytes written, in a Buffer that owns its memory (transferable); the writer is reset. */
   finish(): Buffer {
     const out = Buffer.allocUnsafeSlow(this.#pos);

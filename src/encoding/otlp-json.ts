@@ -244,7 +244,7 @@ function bounds(w: JsonWriter, values: readonly number[]): void {
     bw.double(values[i] as number);
   }
   bw.char(0x5d);
-  const json = bw.finish();
+  const json = bw.snapshot();
   boundsCache.set(values, { values: [...values], json });
   w.bytes(json);
 }
@@ -292,7 +292,7 @@ function attributes(w: JsonWriter, attrs: Attributes): void {
     aw.raw('}');
   }
   aw.raw(']');
-  const json = aw.finish();
+  const json = aw.snapshot();
   attributesCache.set(attrs, { keys, values, json });
   w.bytes(json);
 }
