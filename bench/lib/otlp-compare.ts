@@ -9,24 +9,7 @@ import {
   type OtlpObject,
   type OtlpValue,
 } from '../../src/encoding/otlp-proto-decode.js';
-
-/** The official serializer spells out defaults (0, '') that OTLP lets us omit. */
-const OMITTABLE_DEFAULTS: Record<string, OtlpValue> = {
-  droppedAttributesCount: 0,
-  description: '',
-  unit: '',
-};
-
-function withoutDefaults(value: OtlpValue): OtlpValue {
-  if (Array.isArray(value)) return value.map(withoutDefaults);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: OtlpObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (k in OMITTABLE_DEFAULTS && OMITTABLE_DEFAULTS[k] === v) continue;
-    out[k] = withoutDefaults(v);
-  }
-  return out;
-}
+import { withoutDefaults } from '../../test/support/otlp-defaults.js';
 
 /** Path and values of the first difference, or undefined when equal. */
 function firstDifference(a: OtlpValue, b: OtlpValue, path = '$'): string | undefined {

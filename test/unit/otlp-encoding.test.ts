@@ -9,6 +9,7 @@ import {
   type OtlpObject,
   type OtlpValue,
 } from '../../src/encoding/otlp-proto-decode.js';
+import { withoutDefaults } from '../support/otlp-defaults.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 
 /** Realistic metrics: every instrument kind, many series, mixed attribute types. */
@@ -46,23 +47,6 @@ async function sample(): Promise<ResourceMetrics> {
   const rm = await collect();
   await provider.shutdown();
   return rm;
-}
-
-/** The official serializer spells out some default values (0, '') that OTLP lets us omit. */
-const OMITTABLE_DEFAULTS: Record<string, OtlpValue> = {
-  droppedAttributesCount: 0,
-  description: '',
-  unit: '',
-};
-function withoutDefaults(value: OtlpValue): OtlpValue {
-  if (Array.isArray(value)) return value.map(withoutDefaults);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: OtlpObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (k in OMITTABLE_DEFAULTS && OMITTABLE_DEFAULTS[k] === v) continue;
-    out[k] = withoutDefaults(v);
-  }
-  return out;
 }
 
 /** JSON.stringify spells NaN and Infinity as null; OTLP/JSON spells them as strings. */

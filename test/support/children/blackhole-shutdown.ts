@@ -5,17 +5,13 @@
  */
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../../../src/index.js';
+import { childConnection } from './connection.js';
 
 const env = process.env;
 const flushTimeoutMillis = Number(env.FLUSH_TIMEOUT_MILLIS);
 const exporter = new S3MetricExporter({
-  bucket: env.S3_BUCKET as string,
+  ...childConnection(),
   prefix: 'blackhole-shutdown',
-  endpoint: env.S3_ENDPOINT as string,
-  credentials: {
-    accessKeyId: env.S3_ACCESS_KEY_ID as string,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
-  },
   flushTimeoutMillis,
   maxBatchAgeMillis: 50,
   requestTimeoutMillis: 60_000,

@@ -4,17 +4,13 @@
  */
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../../../src/index.js';
+import { childConnection } from './connection.js';
 
 const env = process.env;
 const maxBufferedBytes = Number(env.MAX_BUFFERED_BYTES);
 const exporter = new S3MetricExporter({
-  bucket: env.S3_BUCKET as string,
+  ...childConnection(),
   prefix: 'busy-outage',
-  endpoint: env.S3_ENDPOINT as string,
-  credentials: {
-    accessKeyId: env.S3_ACCESS_KEY_ID as string,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
-  },
   maxBufferedBytes,
   maxBatchBytes: Math.floor(maxBufferedBytes / 16),
   requestTimeoutMillis: 2_000,

@@ -1,15 +1,11 @@
 /** Child process: opens the spool an earlier (killed) process left and uploads it, then reports. */
 import { S3MetricExporter } from '../../../src/index.js';
+import { childConnection } from './connection.js';
 
 const env = process.env;
 const exporter = new S3MetricExporter({
-  bucket: env.S3_BUCKET as string,
+  ...childConnection(),
   prefix: env.S3_PREFIX as string,
-  endpoint: env.S3_ENDPOINT as string,
-  credentials: {
-    accessKeyId: env.S3_ACCESS_KEY_ID as string,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
-  },
   spoolDir: env.SPOOL_DIR as string,
   flushTimeoutMillis: 10_000,
 });

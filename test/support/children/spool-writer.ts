@@ -5,16 +5,12 @@
  */
 import { S3MetricExporter } from '../../../src/index.js';
 import { sequencedService } from '../service.js';
+import { childConnection } from './connection.js';
 
 const env = process.env;
 const exporter = new S3MetricExporter({
-  bucket: env.S3_BUCKET as string,
+  ...childConnection(),
   prefix: env.S3_PREFIX as string,
-  endpoint: env.S3_ENDPOINT as string,
-  credentials: {
-    accessKeyId: env.S3_ACCESS_KEY_ID as string,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY as string,
-  },
   spoolDir: env.SPOOL_DIR as string,
   maxBatchAgeMillis: 30,
   requestTimeoutMillis: 60_000,

@@ -1,0 +1,21 @@
+/** The S3 connection a child process gets from its parent test, through the environment. */
+export function childConnection(): {
+  bucket: string;
+  endpoint: string;
+  credentials: { accessKeyId: string; secretAccessKey: string };
+} {
+  const env = process.env;
+  const need = (name: string): string => {
+    const value = env[name];
+    if (value === undefined || value === '') throw new Error(`child process: ${name} is not set`);
+    return value;
+  };
+  return {
+    bucket: need('S3_BUCKET'),
+    endpoint: need('S3_ENDPOINT'),
+    credentials: {
+      accessKeyId: need('S3_ACCESS_KEY_ID'),
+      secretAccessKey: need('S3_SECRET_ACCESS_KEY'),
+    },
+  };
+}
