@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Compression } from '../config.js';
+import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
 
 /** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
 export interface Framing {
@@ -86,16 +87,9 @@ function assertZstdLoads(): void {
   }
 }
 
-/** An ArrayBuffer holding exactly `data`, transferable without taking anyone else's memory. */
+/** An ArrayBuffer that starts with `data` (its length travels beside it), transferable without taking anyone else's memory. */
 function ownedArrayBuffer(data: Buffer): ArrayBuffer {
-  const buffer = data.buffer;
-  if (
-    buffer instanceof ArrayBuffer &&
-    data.byteOffset === 0 &&
-    data.byteLength === buffer.byteLength
-  ) {
-    return buffer;
-  }
+  if (ownsItsArrayBuffer(data)) return data.buffer as ArrayBuffer;
   const copy = new Uint8Array(data.length);
   copy.set(data);
   return copy.buffer;

@@ -1,3 +1,5 @@
+import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over.js';
+
 /**
  * Writes JSON text as UTF-8 bytes straight into one reused, growing buffer: no intermediate
  * strings to concatenate (which churns the garbage collector) and no UTF-8 conversion pass of a
@@ -7,10 +9,12 @@
 const INITIAL_CAPACITY = 256 * 1024;
 /** A writer that grew past this is shrunk after use: a cached buffer never stays sized to the largest export. */
 const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
+
 /** Printable ASCII without `"` and `\`: such strings are written between quotes as they are. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Up to this many characters, copying in JavaScript is cheaper than calling into native code. */
 const SHORT = 48;
+const SHORT_BYTES = 64;
 
 export class JsonWriter {
   #buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
@@ -23,8 +27,7 @@ export class JsonWriter {
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    let capacity = this.#buf.length * 2;
-    while (capacity < need) capacity *= 2;
+    const capacity = Math.max(need, this.#buf.length * 2);
     const next = Buffer.allocUnsafeSlow(capacity);
     this.#buf.copy(next, 0, 0, this.#pos);
     this.#buf = next;
@@ -48,26 +51,36 @@ export class JsonWriter {
   /** A non-negative safe integer, written digit by digit (no string made). */
   uint(value: number): void {
     this.#ensure(16);
-    const buf = this.#buf;
-    if (value < 10) {
-      buf[this.#pos++] = 0x30 + value;
-      return;
-    }
-    let digits = 0;
-    for (let v = value; v >= 1; v = Math.floor(v / 10)) digits++;
-    let pos = this.#pos + digits;
-    this.#pos = pos;
-    for (let v = value; v >= 1; v = Math.floor(v / 10)) buf[--pos] = 0x30 + (v % 10);
+    this.#pos = writeUint(this.#buf, this.#pos, value);
   }
 
-  /** Integers separated by commas, e.g. bucket counts. */
+  /** A safe integer: the digits String() would give (JSON.stringify spells -0 as 0, so do we), no string made. */
+  int(value: number): void {
+    if (value < 0) {
+      this.char(0x2d);
+      this.uint(-value);
+    } else this.uint(value);
+  }
+
+  /** Numbers separated by commas, e.g. bucket counts (almost always small non-negative integers). */
   uints(values: readonly number[]): void {
-    for (let i = 0; i < values.length; i++) {
-      if (i > 0) this.char(0x2c);
+    const n = values.length;
+    this.#ensure(n * 17);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    for (let i = 0; i < n; i++) {
+      if (i > 0) buf[pos++] = 0x2c;
       const v = values[i] as number;
-      if (Number.isSafeInteger(v) && v >= 0) this.uint(v);
-      else this.double(v);
+      if (v >= 0 && v < 10 && (v | 0) === v) buf[pos++] = 0x30 + v;
+      else if (Number.isSafeInteger(v) && v >= 0) pos = writeUint(buf, pos, v);
+      else {
+        this.#pos = pos;
+        this.double(v);
+        this.#ensure((n - i) * 17);
+        pos = this.#pos;
+      }
     }
+    this.#pos = pos;
   }
 
   /** One ASCII character by its code, e.g. 0x2c for a comma. */
@@ -77,9 +90,17 @@ export class JsonWriter {
   }
 
   bytes(bytes: Uint8Array): void {
-    this.#ensure(bytes.length);
-    this.#buf.set(bytes, this.#pos);
-    this.#pos += bytes.length;
+    const n = bytes.length;
+    this.#ensure(n);
+    if (n > SHORT_BYTES) {
+      this.#buf.set(bytes, this.#pos);
+      this.#pos += n;
+      return;
+    }
+    const buf = this.#buf;
+    let pos = this.#pos;
+    for (let i = 0; i < n; i++) buf[pos++] = bytes[i] as number;
+    this.#pos = pos;
   }
 
   /** A JSON string literal. */
@@ -97,7 +118,8 @@ export class JsonWriter {
 
   /** A double; JSON has no NaN or Infinity, the protobuf JSON mapping spells them as strings. */
   double(value: number): void {
-    if (Number.isFinite(value)) this.raw(String(value));
+    if (Number.isSafeInteger(value)) this.int(value);
+    else if (Number.isFinite(value)) this.raw(String(value));
     else if (Number.isNaN(value)) this.raw('"NaN"');
     else this.raw(value > 0 ? '"Infinity"' : '"-Infinity"');
   }
@@ -109,15 +131,38 @@ export class JsonWriter {
     return out;
   }
 
-  /** The bytes written, in a Buffer that owns its memory (transferable); the writer is reset. */
+  /**
+   * The bytes written, in a Buffer at offset 0 of an ArrayBuffer nobody else uses (transferable
+   * without a copy; see handed-over.ts); the writer is reset.
+   */
   finish(): Buffer {
-    const out = Buffer.allocUnsafeSlow(this.#pos);
-    this.#buf.copy(out, 0, 0, this.#pos);
+    const used = this.#pos;
+    const buf = this.#buf;
     this.#pos = 0;
-    if (this.#buf.length > MAX_RETAINED_CAPACITY)
-      this.#buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
+    if (mayHandOver(buf.length, used)) {
+      this.#buf = Buffer.allocUnsafeSlow(nextCapacity(used, INITIAL_CAPACITY));
+      return handOver(buf.subarray(0, used));
+    }
+    const out = Buffer.allocUnsafeSlow(used);
+    buf.copy(out, 0, 0, used);
+    if (used > SMALL_OUTPUT || buf.length > MAX_RETAINED_CAPACITY)
+      this.#buf = Buffer.allocUnsafeSlow(nextCapacity(used, INITIAL_CAPACITY));
     return out;
   }
+}
+
+/** Writes the digits of a non-negative safe integer at `pos` (room checked by the caller); returns the new end. */
+function writeUint(buf: Buffer, pos: number, value: number): number {
+  if (value < 10) {
+    buf[pos] = 0x30 + value;
+    return pos + 1;
+  }
+  let digits = 0;
+  for (let v = value; v >= 1; v = Math.floor(v / 10)) digits++;
+  const end = pos + digits;
+  let at = end;
+  for (let v = value; v >= 1; v = Math.floor(v / 10)) buf[--at] = 0x30 + (v % 10);
+  return end;
 }
 
 declare global {

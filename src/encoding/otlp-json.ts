@@ -115,34 +115,30 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
 }
 
 /**
- * Points of one collection share their start and end times: remember the spelling of the last
- * two (a one-entry cache would miss on every call, start and end alternate).
+ * Points of one collection share their end time, and often their start time: the spelling of
+ * the pair is remembered, `"start","timeUnixNano":"end"`.
  */
-const times: [HrTime | undefined, string, HrTime | undefined, string] = [
-  undefined,
-  '',
-  undefined,
-  '',
-];
-function timeJson(t: HrTime): string {
-  const [a, aJson, b, bJson] = times;
-  if (a !== undefined && a[0] === t[0] && a[1] === t[1]) return aJson;
-  if (b !== undefined && b[0] === t[0] && b[1] === t[1]) return bJson;
-  const json = `"${hrTimeToNanosString(t)}"`;
-  times[2] = a;
-  times[3] = aJson;
-  times[0] = t;
-  times[1] = json;
-  return json;
+let pairStart: HrTime | undefined;
+let pairEnd: HrTime | undefined;
+let pairJson: Buffer = Buffer.alloc(0);
+
+function sameTime(a: HrTime | undefined, b: HrTime): boolean {
+  return a !== undefined && a[0] === b[0] && a[1] === b[1];
 }
 
 function pointHeader(w: JsonWriter, p: DataPoint<unknown>): void {
-  w.raw('{"attributes":');
-  attributes(w, p.attributes);
-  w.raw(',"startTimeUnixNano":');
-  w.raw(timeJson(p.startTime));
-  w.raw(',"timeUnixNano":');
-  w.raw(timeJson(p.endTime));
+  attributes(w, p.attributes, true);
+  const start = p.startTime;
+  const end = p.endTime;
+  if (!sameTime(pairStart, start) || !sameTime(pairEnd, end)) {
+    pairJson = Buffer.from(
+      `"${hrTimeToNanosString(start)}","timeUnixNano":"${hrTimeToNanosString(end)}"`,
+      'latin1',
+    );
+    pairStart = start;
+    pairEnd = end;
+  }
+  w.bytes(pairJson);
 }
 
 function count(w: JsonWriter, field: string, value: number): void {
@@ -159,7 +155,7 @@ function numberPoints(w: JsonWriter, points: DataPoint<number>[], valueType: Val
     const v = p.value;
     if (valueType === ValueType.INT && Number.isSafeInteger(v)) {
       w.raw(',"asInt":');
-      w.raw(String(v));
+      w.int(v);
       w.char(0x7d);
     } else {
       w.raw(',"asDouble":');
@@ -202,7 +198,7 @@ function expHistogramPoints(w: JsonWriter, points: DataPoint<ExponentialHistogra
     count(w, ',"count":', h.count);
     optionalDouble(w, ',"sum":', h.sum);
     w.raw(',"scale":');
-    w.raw(String(h.scale));
+    w.int(h.scale);
     count(w, ',"zeroCount":', h.zeroCount);
     buckets(w, ',"positive":{"offset":', h.positive);
     buckets(w, ',"negative":{"offset":', h.negative);
@@ -218,7 +214,7 @@ function buckets(
   b: { offset: number; bucketCounts: number[] },
 ): void {
   w.raw(field);
-  w.raw(String(b.offset));
+  w.int(b.offset);
   w.raw(',"bucketCounts":[');
   w.uints(b.bucketCounts);
   w.raw(']}');
@@ -264,13 +260,17 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
 interface CachedAttributes {
   keys: string[];
   values: unknown[];
+  /** `[...]`, or for a data point `{"attributes":[...],"startTimeUnixNano":`. */
   json: Buffer;
 }
 const attributesCache = new WeakMap<Attributes, CachedAttributes>();
+const pointAttributesCache = new WeakMap<Attributes, CachedAttributes>();
 const attributesWriter = new JsonWriter();
 
-function attributes(w: JsonWriter, attrs: Attributes): void {
-  const cached = attributesCache.get(attrs);
+/** The key-value list of `attrs`; for a data point (`point`), with the fields around it. */
+function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
+  const cache = point ? pointAttributesCache : attributesCache;
+  const cached = cache.get(attrs);
   if (cached !== undefined && unchanged(cached, attrs)) {
     w.bytes(cached.json);
     return;
@@ -278,7 +278,7 @@ function attributes(w: JsonWriter, attrs: Attributes): void {
   const keys: string[] = [];
   const values: unknown[] = [];
   const aw = attributesWriter;
-  aw.raw('[');
+  aw.raw(point ? '{"attributes":[' : '[');
   for (const key in attrs) {
     const value = attrs[key];
     if (value === undefined) continue;
@@ -291,22 +291,27 @@ function attributes(w: JsonWriter, attrs: Attributes): void {
     anyValue(aw, value);
     aw.raw('}');
   }
-  aw.raw(']');
+  aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
-  attributesCache.set(attrs, { keys, values, json });
+  cache.set(attrs, { keys, values, json });
   w.bytes(json);
 }
 
+/** True if `attrs` still has exactly the keys and values the cached spelling was made from. */
 function unchanged(cached: CachedAttributes, attrs: Attributes): boolean {
   const { keys, values } = cached;
-  for (let i = 0; i < keys.length; i++) {
-    const value = attrs[keys[i] as string];
-    const was = values[i];
+  let i = 0;
+  // for-in with attrs[key] takes V8's enum-cache fast path; a lookup by a stored key does not.
+  for (const key in attrs) {
+    const value = attrs[key];
+    if (value === undefined) continue;
+    if (key !== keys[i]) return false;
+    const was = values[i++];
     if (value === was) continue;
     if (!Array.isArray(value) || !Array.isArray(was) || value.length !== was.length) return false;
     for (let j = 0; j < value.length; j++) if (value[j] !== was[j]) return false;
   }
-  return true;
+  return i === keys.length;
 }
 
 function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void {

@@ -4,6 +4,8 @@
  * there is no second sizing pass and no intermediate buffer per message.
  */
 
+import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over.js';
+
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
 const WIRE_LEN = 2;
@@ -21,30 +23,43 @@ export class ProtoWriter {
   #pos = 0;
   #forks: number[] = [];
 
-  /** Bytes written so far, copied into a Buffer of their own; the writer is then reset. */
+  /**
+   * The bytes written, in a Buffer at offset 0 of an ArrayBuffer nobody else uses (transferable
+   * without a copy; see handed-over.ts); the writer is reset.
+   */
   finish(): Buffer {
-    const out = Buffer.allocUnsafeSlow(this.#pos);
-    out.set(this.#buf.subarray(0, this.#pos));
+    const used = this.#pos;
+    const buf = this.#buf;
     this.#pos = 0;
     this.#forks.length = 0;
-    if (this.#buf.length > MAX_RETAINED_CAPACITY) this.#resize(INITIAL_CAPACITY);
+    let out: Buffer;
+    if (mayHandOver(buf.length, used)) {
+      out = handOver(Buffer.from(buf.buffer, 0, used));
+    } else {
+      out = Buffer.allocUnsafeSlow(used);
+      out.set(buf.subarray(0, used));
+      if (used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY) return out;
+    }
+    this.#use(new Uint8Array(nextCapacity(used, INITIAL_CAPACITY)));
     return out;
+  }
+
+  #use(buf: Uint8Array<ArrayBuffer>): void {
+    this.#buf = buf;
+    this.#view = new DataView(buf.buffer);
   }
 
   #resize(capacity: number): void {
     // Copy everything, not just up to #pos: string() and join() write ahead of #pos.
     const next = new Uint8Array(capacity);
     next.set(this.#buf.subarray(0, Math.min(this.#buf.length, capacity)));
-    this.#buf = next;
-    this.#view = new DataView(next.buffer);
+    this.#use(next);
   }
 
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    let capacity = this.#buf.length * 2;
-    while (capacity < need) capacity *= 2;
-    this.#resize(capacity);
+    this.#resize(Math.max(need, this.#buf.length * 2));
   }
 
   #tag(field: number, wire: number): void {

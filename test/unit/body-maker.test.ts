@@ -4,6 +4,8 @@ import { crc32 } from '@node-rs/crc32';
 import { afterAll, describe, expect, test } from 'vitest';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import { type BodyMaker, createBodyMaker } from '../../src/compression/index.js';
+import { ownsItsArrayBuffer } from '../../src/encoding/handed-over.js';
+import { JsonWriter } from '../../src/encoding/json-writer.js';
 
 /** Records that compress like metrics but not trivially: repeated structure, varying numbers. */
 function records(count: number, bytesEach: number): Buffer[] {
@@ -85,6 +87,35 @@ describe('body maker (worker thread)', () => {
     for (const [i, m] of made.entries()) {
       expect(zstdDecompress(m.body).equals(expected[i] as Buffer)).toBe(true);
     }
+  });
+
+  test('an encoder output handed over with spare room travels by transfer, only its own bytes in the body', async () => {
+    const maker = createBodyMaker('none', 3);
+    makers.push(maker);
+    const writer = new JsonWriter();
+    const bulk = 'x'.repeat(1000);
+    const fill = () => {
+      for (let i = 0; i < 1000; i++) writer.string(bulk);
+    };
+    fill();
+    writer.finish(); // sizes the next buffer from this output
+    fill();
+    writer.raw('"end"');
+    const handed = writer.finish();
+    expect(handed.buffer.byteLength).toBeGreaterThan(handed.length); // a view with spare room
+    expect(ownsItsArrayBuffer(handed)).toBe(true);
+    const pooled = Buffer.from('small'); // a slice of Node's shared pool: never transferred
+    expect(ownsItsArrayBuffer(pooled)).toBe(false);
+    const expected = Buffer.concat([Buffer.from(handed), Buffer.from(pooled)]);
+    const made = await maker.make({
+      records: [handed, pooled],
+      framing: null,
+      sha256: false,
+      crc32: false,
+    });
+    expect(made.body.equals(expected)).toBe(true);
+    expect(handed.buffer.byteLength).toBe(0); // transferred, not copied
+    expect(pooled.toString()).toBe('small'); // copied, the pool is untouched
   });
 
   test('after close(), make() rejects and gives the records back', async () => {

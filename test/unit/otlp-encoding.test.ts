@@ -75,6 +75,55 @@ describe('OTLP encoders', () => {
     expect(dropWeird(ours)).toEqual(dropWeird(withoutDefaults(official)));
   });
 
+  test('JSON spells integers, negative and -0 included, and uncommon doubles as the official serializer does', async () => {
+    const { provider, collect } = collectingProvider('numbers-test');
+    const meter = provider.getMeter('numbers', '1.0.0');
+    const ints = meter.createUpDownCounter('ints', { valueType: 1 });
+    for (const [i, v] of [-12, 0, 7, 2 ** 53 - 1, -(2 ** 40)].entries()) ints.add(v, { i });
+    meter.createObservableGauge('doubles').addCallback((r) => {
+      for (const [i, v] of [-0, -3, 0.1, 1e21, 2 ** 53, 5e-324, -1.5e-7].entries())
+        r.observe(v, { i });
+    });
+    const negative = meter.createHistogram('negative', {
+      advice: { explicitBucketBoundaries: [-5, -0.5, 0, 2.5] },
+    });
+    for (const v of [-7, -1, -0.25, 3]) negative.record(v);
+    const rm = await collect();
+    await provider.shutdown();
+    expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
+  });
+
+  test('cached attribute and bucket spellings follow objects changed after recording', async () => {
+    const { provider, collect } = collectingProvider('cache-test');
+    const meter = provider.getMeter('cache', '1.0.0');
+    const counter = meter.createCounter('c');
+    const histogram = meter.createHistogram('h');
+    const attrs: Record<string, string | number | string[]> = { route: '/a', tags: ['x', 'y'] };
+    counter.add(1, attrs);
+    histogram.record(3, attrs);
+    const rm = await collect();
+    const check = () => expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
+    check(); // fills the caches
+    const point = rm.scopeMetrics[0]?.metrics[0]?.dataPoints[0];
+    const hist = rm.scopeMetrics[0]?.metrics[1]?.dataPoints[0]?.value as
+      | { buckets: { boundaries: number[] } }
+      | undefined;
+    if (point === undefined || hist === undefined) throw new Error('no data points');
+    const live = point.attributes as Record<string, unknown>;
+    live.route = '/b'; // value changed
+    check();
+    (live.tags as string[])[1] = 'z'; // array element changed
+    check();
+    live.added = 1; // key added
+    check();
+    delete live.route; // key removed
+    check();
+    hist.buckets.boundaries[0] = -1; // bounds changed in place
+    check();
+    expect(JSON.stringify(ourJson(rm))).toContain('"added"');
+    await provider.shutdown();
+  });
+
   test('protobuf decodes to the same data as our JSON and as the official ProtobufMetricsSerializer', async () => {
     const rm = await sample();
     const ours = decodeOtlpProto(resourceMetricsToProto(rm));
