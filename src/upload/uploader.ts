@@ -3,6 +3,7 @@ import PQueue from 'p-queue';
 import type { SealedBatch } from '../sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
 import { classifyUploadError, type Verdict } from './errors.js';
+import { nextTurn, yieldBetweenSteps } from './event-loop-turns.js';
 
 export interface UploaderOptions {
   client: S3Client;
@@ -88,6 +89,9 @@ export class Uploader {
     const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
     const conditional = this.#conditionalWrites;
     try {
+      // A turn of its own: the work that led here (the worker's reply, the key, the queue) and
+      // the SDK's do not add up into one stall.
+      await nextTurn();
       const command = new PutObjectCommand({
         ...o.putObject,
         Bucket: o.bucket,
@@ -111,6 +115,7 @@ export class Uploader {
           { step: 'build', name: 'otelS3PrecomputedPayloadHash' },
         );
       }
+      yieldBetweenSteps(command.middlewareStack);
       await o.client.send(command, { abortSignal: controller.signal });
       this.#succeeded(batch);
     } catch (error) {
