@@ -3,12 +3,32 @@
  * max and p99, plus a 1 ms interval that records every long gap with its position in time, so
  * a stall can be attributed to the phase it fell into.
  */
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface Gap {
   /** performance.now() when the loop stopped answering (the last tick before the gap). */
   start: number;
   millis: number;
+  /**
+   * Of the gap, the time this thread ran on a CPU, and the time it was ready but waiting for
+   * one (other processes, our worker): Linux /proc/thread-self/schedstat; undefined elsewhere.
+   */
+  onCpuMillis?: number;
+  runnableMillis?: number;
+}
+
+/** True where the per-thread scheduler statistics can be read (Linux). */
+export const schedstatWorks = schedstat() !== undefined;
+
+/** [ns on a CPU, ns waiting on a run queue] of the calling thread, if Linux tells. */
+function schedstat(): [number, number] | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return [Number(run), Number(wait)];
+  } catch {
+    return undefined;
+  }
 }
 
 export interface DelayReport {
@@ -30,11 +50,21 @@ export function startDelayProbe(gapMillis = 3): DelayProbe {
   const gaps: Gap[] = [];
   const started = performance.now();
   let last = started;
+  let lastSched = schedstat();
   const ticker = setInterval(() => {
     const now = performance.now();
+    const sched = lastSched === undefined ? undefined : schedstat();
     // The interval itself is 1 ms: what exceeds it is delay.
-    if (now - last - 1 > gapMillis) gaps.push({ start: last, millis: now - last - 1 });
+    if (now - last - 1 > gapMillis) {
+      const gap: Gap = { start: last, millis: now - last - 1 };
+      if (sched !== undefined && lastSched !== undefined) {
+        gap.onCpuMillis = (sched[0] - lastSched[0]) / 1e6;
+        gap.runnableMillis = (sched[1] - lastSched[1]) / 1e6;
+      }
+      gaps.push(gap);
+    }
     last = now;
+    lastSched = sched;
   }, 1);
   return {
     stop() {
