@@ -5,7 +5,9 @@
 // on megabytes that would otherwise stall the exporter's event loop. Plain JavaScript, so the
 // same file runs from src/ (tests) and dist/ (the package).
 import { createHash } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 
@@ -18,6 +20,24 @@ const { compression, level } = workerData;
 
 const port = parentPort;
 if (port === null) throw new Error('body-worker.js must run as a worker thread');
+
+/** Niceness of this thread on Linux: below the service's threads, never starved (CFS weights ~1:10). */
+const WORKER_NICE = 10;
+
+/**
+ * Compression is background work. On Linux a thread has a priority of its own, so this one
+ * steps back: when the cores are busy (the service, an S3 server on the same host), the event
+ * loop gets a core before the compressor does. Best effort: elsewhere it does nothing.
+ */
+function stepBack() {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, WORKER_NICE);
+  } catch {
+    // Not Linux, or /proc is not mounted: same priority as the service.
+  }
+}
+stepBack();
 
 /** The object's parts in order: framing text and records (records are not copied). */
 function parts(/** @type {Job} */ job) {

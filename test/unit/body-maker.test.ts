@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { crc32 } from '@node-rs/crc32';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -117,6 +118,27 @@ describe('body maker (worker thread)', () => {
     expect(handed.buffer.byteLength).toBe(0); // transferred, not copied
     expect(pooled.toString()).toBe('small'); // copied, the pool is untouched
   });
+
+  test.runIf(process.platform === 'linux')(
+    'the worker thread runs below the service threads (nice +10), and only it',
+    async () => {
+      /** Niceness of every thread of this process, from /proc (field 19 of each task's stat). */
+      const niceness = () =>
+        readdirSync('/proc/self/task').map((tid) => {
+          const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        });
+      const before = niceness().filter((n) => n === 10).length;
+      const maker = createBodyMaker('zstd', 3);
+      makers.push(maker);
+      await maker.make({ records: records(1, 100), framing: null, sha256: false, crc32: false });
+      const after = niceness();
+      expect(after.filter((n) => n === 10).length).toBe(before + 1);
+      expect(niceness()[0]).toBe(0); // the main thread keeps its priority
+      await maker.close();
+      expect(niceness().filter((n) => n === 10).length).toBe(before);
+    },
+  );
 
   test('after close(), make() rejects and gives the records back', async () => {
     const maker = createBodyMaker('gzip', 6);
