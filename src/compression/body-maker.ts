@@ -159,17 +159,30 @@ export function createBodyMaker(compression: Compression, level: number): BodyMa
         jobs.set(id, { resolve, reject });
         if (jobs.size === 1) w.ref();
         const records = request.records.map(ownedArrayBuffer);
-        w.postMessage(
-          {
-            id,
+        try {
+          w.postMessage(
+            {
+              id,
+              records,
+              lengths: request.records.map((r) => r.length),
+              framing: request.framing,
+              sha256: request.sha256,
+              crc32: request.crc32,
+            },
             records,
-            lengths: request.records.map((r) => r.length),
-            framing: request.framing,
-            sha256: request.sha256,
-            crc32: request.crc32,
-          },
-          records,
-        );
+          );
+        } catch (error) {
+          // Not sent (e.g. one ArrayBuffer listed twice): nothing was transferred, the caller
+          // keeps its records, and the worker must not stay referenced for this job.
+          jobs.delete(id);
+          if (jobs.size === 0) w.unref();
+          reject(
+            new BodyMakerError(
+              `could not hand the batch to the worker: ${(error as Error).message}`,
+              request.records,
+            ),
+          );
+        }
       });
     },
     async close() {

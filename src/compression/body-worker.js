@@ -5,7 +5,6 @@
 // on megabytes that would otherwise stall the exporter's event loop. Plain JavaScript, so the
 // same file runs from src/ (tests) and dist/ (the package).
 import { createHash } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -27,14 +26,15 @@ const WORKER_NICE = 10;
 /**
  * Compression is background work. On Linux a thread has a priority of its own, so this one
  * steps back: when the cores are busy (the service, an S3 server on the same host), the event
- * loop gets a core before the compressor does. Best effort: elsewhere it does nothing.
+ * loop gets a core before the compressor does. Only on Linux: there setpriority() on "0" means
+ * the calling thread; elsewhere it would mean the whole process.
  */
 function stepBack() {
+  if (process.platform !== 'linux') return;
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, WORKER_NICE);
+    setPriority(0, WORKER_NICE);
   } catch {
-    // Not Linux, or /proc is not mounted: same priority as the service.
+    // Not allowed here (a sandbox): same priority as the service.
   }
 }
 stepBack();

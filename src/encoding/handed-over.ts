@@ -16,7 +16,7 @@ const handedOver = new WeakSet<ArrayBuffer>();
 
 /** True if a buffer of `capacity` holding `used` bytes may be handed over as the record. */
 export function mayHandOver(capacity: number, used: number): boolean {
-  return used > SMALL_OUTPUT && capacity - used <= capacity * HANDOVER_SLACK;
+  return used > SMALL_OUTPUT && capacity - used <= used * HANDOVER_SLACK;
 }
 
 /** Capacity for the next output after one of `used` bytes: room for it to be a little larger. */

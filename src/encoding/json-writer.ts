@@ -7,8 +7,10 @@ import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over
  */
 
 const INITIAL_CAPACITY = 256 * 1024;
-/** A writer that grew past this is shrunk after use: a cached buffer never stays sized to the largest export. */
+/** A buffer kept between small outputs is at most this large. */
 const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
+/** Between exports a writer whose output was large holds no buffer, only the size of the next. */
+const NONE = Buffer.alloc(0);
 
 /** Printable ASCII without `"` and `\`: such strings are written between quotes as they are. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -19,6 +21,8 @@ const SHORT_BYTES = 64;
 export class JsonWriter {
   #buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
   #pos = 0;
+  /** Capacity to allocate at the next output's first write (see finish()). */
+  #sizeHint = 0;
 
   get length(): number {
     return this.#pos;
@@ -27,7 +31,8 @@ export class JsonWriter {
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    const capacity = Math.max(need, this.#buf.length * 2);
+    const capacity = Math.max(need, this.#buf.length * 2, this.#sizeHint, INITIAL_CAPACITY);
+    this.#sizeHint = 0;
     const next = Buffer.allocUnsafeSlow(capacity);
     this.#buf.copy(next, 0, 0, this.#pos);
     this.#buf = next;
@@ -54,8 +59,12 @@ export class JsonWriter {
     this.#pos = writeUint(this.#buf, this.#pos, value);
   }
 
-  /** A safe integer: the digits String() would give (JSON.stringify spells -0 as 0, so do we), no string made. */
+  /** An integer field: the digits String() would give (JSON.stringify spells -0 as 0, so do we), no string made; a value that is no safe integer is written as a double. */
   int(value: number): void {
+    if (!Number.isSafeInteger(value)) {
+      this.double(value); // not what the field should hold, but spelled as given
+      return;
+    }
     if (value < 0) {
       this.char(0x2d);
       this.uint(-value);
@@ -66,7 +75,7 @@ export class JsonWriter {
   uints(values: readonly number[]): void {
     const n = values.length;
     this.#ensure(n * 17);
-    const buf = this.#buf;
+    let buf = this.#buf;
     let pos = this.#pos;
     for (let i = 0; i < n; i++) {
       if (i > 0) buf[pos++] = 0x2c;
@@ -77,6 +86,7 @@ export class JsonWriter {
         this.#pos = pos;
         this.double(v);
         this.#ensure((n - i) * 17);
+        buf = this.#buf; // double() and #ensure() may have moved to a larger buffer
         pos = this.#pos;
       }
     }
@@ -131,6 +141,11 @@ export class JsonWriter {
     return out;
   }
 
+  /** Forgets what was written (after an encoder failed half-way). */
+  reset(): void {
+    this.#pos = 0;
+  }
+
   /**
    * The bytes written, in a Buffer at offset 0 of an ArrayBuffer nobody else uses (transferable
    * without a copy; see handed-over.ts); the writer is reset.
@@ -139,14 +154,18 @@ export class JsonWriter {
     const used = this.#pos;
     const buf = this.#buf;
     this.#pos = 0;
+    let out: Buffer;
     if (mayHandOver(buf.length, used)) {
-      this.#buf = Buffer.allocUnsafeSlow(nextCapacity(used, INITIAL_CAPACITY));
-      return handOver(buf.subarray(0, used));
+      out = handOver(buf.subarray(0, used));
+    } else {
+      out = Buffer.allocUnsafeSlow(used);
+      buf.copy(out, 0, 0, used);
+      // Small outputs keep reusing one buffer: copying them is cheap.
+      if (used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY) return out;
     }
-    const out = Buffer.allocUnsafeSlow(used);
-    buf.copy(out, 0, 0, used);
-    if (used > SMALL_OUTPUT || buf.length > MAX_RETAINED_CAPACITY)
-      this.#buf = Buffer.allocUnsafeSlow(nextCapacity(used, INITIAL_CAPACITY));
+    // The next output, probably about this size, gets a buffer of its own at its first write.
+    this.#buf = NONE;
+    this.#sizeHint = nextCapacity(used, INITIAL_CAPACITY);
     return out;
   }
 }

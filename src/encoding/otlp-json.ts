@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { hrTimeToNanosString } from './hrtime.js';
 import { JsonWriter } from './json-writer.js';
-import { OTLP_TEMPORALITY } from './otlp-schema.js';
+import { isInt64, OTLP_TEMPORALITY } from './otlp-schema.js';
 
 /**
  * OTLP/JSON writer: writes the JSON of one ResourceMetrics straight as UTF-8 bytes, without the
@@ -21,6 +21,7 @@ import { OTLP_TEMPORALITY } from './otlp-schema.js';
  */
 export function resourceMetricsToJsonBytes(rm: ResourceMetrics): Buffer {
   const w = writer;
+  w.reset(); // what an export that threw half-way left behind
   const resource = rm.resource;
   w.raw('{"resource":{"attributes":');
   attributes(w, resource.attributes);
@@ -234,6 +235,7 @@ function bounds(w: JsonWriter, values: readonly number[]): void {
     return;
   }
   const bw = boundsWriter;
+  bw.reset();
   bw.char(0x5b);
   for (let i = 0; i < values.length; i++) {
     if (i > 0) bw.char(COMMA);
@@ -275,15 +277,17 @@ function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
     w.bytes(cached.json);
     return;
   }
-  const keys: string[] = [];
+  // Own enumerable keys, as the official serializer takes them; an undefined value is written
+  // as an empty AnyValue, as it does.
+  const keys = Object.keys(attrs);
   const values: unknown[] = [];
   const aw = attributesWriter;
+  aw.reset();
   aw.raw(point ? '{"attributes":[' : '[');
-  for (const key in attrs) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
     const value = attrs[key];
-    if (value === undefined) continue;
-    if (keys.length > 0) aw.char(COMMA);
-    keys.push(key);
+    if (i > 0) aw.char(COMMA);
     values.push(Array.isArray(value) ? [...value] : value);
     aw.raw('{"key":');
     aw.string(key);
@@ -302,10 +306,10 @@ function unchanged(cached: CachedAttributes, attrs: Attributes): boolean {
   const { keys, values } = cached;
   let i = 0;
   // for-in with attrs[key] takes V8's enum-cache fast path; a lookup by a stored key does not.
+  // It also lists inherited keys, after the own ones: those never match, the entry is rebuilt.
   for (const key in attrs) {
-    const value = attrs[key];
-    if (value === undefined) continue;
     if (key !== keys[i]) return false;
+    const value = attrs[key];
     const was = values[i++];
     if (value === was) continue;
     if (!Array.isArray(value) || !Array.isArray(was) || value.length !== was.length) return false;
@@ -325,7 +329,7 @@ function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void
       w.raw(value ? '{"boolValue":true}' : '{"boolValue":false}');
       return;
     case 'number':
-      if (Number.isSafeInteger(value)) {
+      if (isInt64(value)) {
         w.raw(`{"intValue":${value}}`);
       } else {
         w.raw('{"doubleValue":');

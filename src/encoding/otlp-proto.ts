@@ -9,7 +9,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { hrTimeToNanosParts } from './hrtime.js';
 import { temporalityJson as otlpTemporality } from './otlp-json.js';
-import { FIELD } from './otlp-schema.js';
+import { FIELD, isInt64 } from './otlp-schema.js';
 import { ProtoWriter } from './proto-writer.js';
 
 const F = FIELD;
@@ -21,6 +21,7 @@ const writer = new ProtoWriter();
  */
 export function resourceMetricsToProto(rm: ResourceMetrics): Buffer {
   const w = writer;
+  w.reset(); // what an export that threw half-way left behind
   w.fork(F.ExportMetricsServiceRequest.resourceMetrics);
   w.fork(F.ResourceMetrics.resource);
   attributes(w, F.Resource.attributes, rm.resource.attributes);
@@ -139,10 +140,10 @@ function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): 
   w.join();
 }
 
+/** Own enumerable keys, as the official serializer takes them; undefined as an empty AnyValue. */
 function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
-  for (const key in attrs) {
+  for (const key of Object.keys(attrs)) {
     const value = attrs[key];
-    if (value === undefined) continue;
     w.fork(field);
     w.string(F.KeyValue.key, key);
     anyValue(w, F.KeyValue.value, value);
@@ -162,7 +163,7 @@ function anyValue(w: ProtoWriter, field: number, value: AttributeValue | null | 
       w.bool(A.boolValue, value, true);
       break;
     case 'number':
-      if (Number.isSafeInteger(value)) w.int64(A.intValue, value, true);
+      if (isInt64(value)) w.int64(A.intValue, value, true);
       else w.double(A.doubleValue, value);
       break;
     default:

@@ -214,3 +214,13 @@ export const FIELD = Object.fromEntries(
 
 /** AggregationTemporality in OTLP. */
 export const OTLP_TEMPORALITY = { unspecified: 0, delta: 1, cumulative: 2 } as const;
+
+const INT64_BOUND = 2 ** 63;
+
+/**
+ * Whether a number attribute value is written as intValue: any integer an int64 holds, as the
+ * official serializer does; beyond int64 it would overflow, so it goes as doubleValue.
+ */
+export function isInt64(value: number): boolean {
+  return Number.isInteger(value) && value >= -INT64_BOUND && value < INT64_BOUND;
+}

@@ -11,8 +11,10 @@ const WIRE_I64 = 1;
 const WIRE_LEN = 2;
 
 const INITIAL_CAPACITY = 64 * 1024;
-/** A writer that grew past this is not kept: a cached buffer never stays sized to the largest export. */
+/** A buffer kept between small outputs is at most this large. */
 const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
+/** Between exports a writer whose output was large holds no buffer, only the size of the next. */
+const NONE = new Uint8Array(0);
 const TWO_POW_32 = 2 ** 32;
 
 const utf8 = new TextEncoder();
@@ -22,6 +24,14 @@ export class ProtoWriter {
   #view = new DataView(this.#buf.buffer);
   #pos = 0;
   #forks: number[] = [];
+  /** Capacity to allocate at the next output's first write (see finish()). */
+  #sizeHint = 0;
+
+  /** Forgets what was written (after an encoder failed half-way). */
+  reset(): void {
+    this.#pos = 0;
+    this.#forks.length = 0;
+  }
 
   /**
    * The bytes written, in a Buffer at offset 0 of an ArrayBuffer nobody else uses (transferable
@@ -40,7 +50,9 @@ export class ProtoWriter {
       out.set(buf.subarray(0, used));
       if (used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY) return out;
     }
-    this.#use(new Uint8Array(nextCapacity(used, INITIAL_CAPACITY)));
+    // The next output, probably about this size, gets a buffer of its own at its first write.
+    this.#use(NONE);
+    this.#sizeHint = nextCapacity(used, INITIAL_CAPACITY);
     return out;
   }
 
@@ -59,14 +71,15 @@ export class ProtoWriter {
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    this.#resize(Math.max(need, this.#buf.length * 2));
+    this.#resize(Math.max(need, this.#buf.length * 2, this.#sizeHint, INITIAL_CAPACITY));
+    this.#sizeHint = 0;
   }
 
   #tag(field: number, wire: number): void {
     this.#rawVarint(field * 8 + wire);
   }
 
-  /** Unsigned varint of a non-negative integer up to 2^53. */
+  /** Unsigned varint of a non-negative integer below 2^64 (a double beyond 2^53 is still exact: dividing by 128 only shifts its exponent). */
   #rawVarint(value: number): void {
     this.#ensure(10);
     let v = value;

@@ -92,12 +92,15 @@ export class Uploader {
       // A turn of its own: the work that led here (the worker's reply, the key, the queue) and
       // the SDK's do not add up into one stall.
       await nextTurn();
+      const body = batch.body;
+      // Dropped or cancelled during that turn: whoever did it has settled the batch.
+      if (batch.state !== 'uploading' || body === undefined) return;
       const command = new PutObjectCommand({
         ...o.putObject,
         Bucket: o.bucket,
         Key: batch.key,
-        Body: batch.body,
-        ContentLength: batch.body.length,
+        Body: body,
+        ContentLength: body.length,
         ContentType: batch.contentType,
         ...(conditional ? { IfNoneMatch: '*' } : {}),
         ...(batch.crc32 === undefined ? {} : { ChecksumCRC32: batch.crc32 }),

@@ -140,6 +140,21 @@ describe('body maker (worker thread)', () => {
     },
   );
 
+  test('a batch the worker cannot be handed (one ArrayBuffer twice) is refused with its records, and the worker goes on', async () => {
+    const maker = createBodyMaker('zstd', 3);
+    makers.push(maker);
+    const shared = Buffer.allocUnsafeSlow(1000).fill(7);
+    const twice = [shared, shared]; // both own the whole ArrayBuffer: listed twice for transfer
+    await expect(
+      maker.make({ records: twice, framing: null, sha256: false, crc32: false }),
+    ).rejects.toMatchObject({ name: 'BodyMakerError', records: twice });
+    expect(shared.length).toBe(1000); // not detached: the caller still has its bytes
+    const input = records(2, 500);
+    const expected = Buffer.concat(input.map((r) => Buffer.from(r)));
+    const made = await maker.make({ records: input, framing: null, sha256: false, crc32: false });
+    expect(zstdDecompress(made.body).equals(expected)).toBe(true);
+  });
+
   test('after close(), make() rejects and gives the records back', async () => {
     const maker = createBodyMaker('gzip', 6);
     await maker.close();

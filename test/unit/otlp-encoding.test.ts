@@ -93,6 +93,45 @@ describe('OTLP encoders', () => {
     expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
   });
 
+  test('attributes as the official serializer takes them: undefined values, inherited keys, integers beyond 2^53', async () => {
+    const { provider, collect } = collectingProvider('attributes-test');
+    const meter = provider.getMeter('attributes', '1.0.0');
+    const counter = meter.createCounter('c');
+    const inherited = Object.create({ inherited: 'from the prototype' }) as Record<string, unknown>;
+    inherited.own = 'yes';
+    counter.add(1, inherited as never);
+    counter.add(2, { missing: undefined, there: 1 } as never);
+    counter.add(3, { big: 2 ** 53, bigger: 2 ** 60, negative: -(2 ** 62), huge: 1e30 });
+    const rm = await collect();
+    await provider.shutdown();
+    // Beyond int64 the official serializer writes an overflowing intValue; we write doubleValue.
+    const dropHuge = (o: OtlpValue) =>
+      JSON.parse(JSON.stringify(o).replace(/,?\{"key":"huge".*?\}\}/, '')) as OtlpValue;
+    const ours = ourJson(rm);
+    expect(dropHuge(ours)).toEqual(dropHuge(withoutDefaults(officialJson(rm))));
+    expect(JSON.stringify(ours)).toContain('{"key":"huge","value":{"doubleValue":1e+30}}');
+    expect(JSON.stringify(ours)).toContain('{"key":"missing","value":{}}');
+    expect(JSON.stringify(ours)).not.toContain('inherited');
+    const proto = decodeOtlpProto(resourceMetricsToProto(rm));
+    const officialProto = withoutDefaults(
+      decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
+    );
+    expect(dropHuge(proto)).toEqual(dropHuge(officialProto));
+  });
+
+  test('an export that fails half-way leaves nothing behind in the next one', async () => {
+    const rm = await sample();
+    const json = resourceMetricsToJson(rm);
+    const proto = Buffer.from(resourceMetricsToProto(rm));
+    const broken = structuredClone(rm);
+    const point = broken.scopeMetrics[0]?.metrics[0]?.dataPoints[0] as { startTime: unknown };
+    point.startTime = undefined; // the encoders throw on it, after writing part of the export
+    expect(() => resourceMetricsToJson(broken)).toThrow();
+    expect(() => resourceMetricsToProto(broken)).toThrow();
+    expect(resourceMetricsToJson(rm)).toBe(json);
+    expect(Buffer.from(resourceMetricsToProto(rm)).equals(proto)).toBe(true);
+  });
+
   test('cached attribute and bucket spellings follow objects changed after recording', async () => {
     const { provider, collect } = collectingProvider('cache-test');
     const meter = provider.getMeter('cache', '1.0.0');
