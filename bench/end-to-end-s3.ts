@@ -10,7 +10,13 @@ import { S3MetricExporter } from '../src/index.js';
 import { fmtMiB, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
-import { benchBucket, benchClient, S3_SKIP_REASON, s3Env } from './lib/s3-env.js';
+import {
+  benchBucket,
+  benchClient,
+  removeBenchBucket,
+  S3_SKIP_REASON,
+  s3Env,
+} from './lib/s3-env.js';
 import { collectGarbage, median, summarize } from './lib/stats.js';
 import { StubS3 } from './lib/stub-s3.js';
 
@@ -122,6 +128,7 @@ if (s3 === undefined) {
       results.set(c, list);
     }
   }
+  await removeBenchBucket(client, bucket);
   client.destroy();
 }
 

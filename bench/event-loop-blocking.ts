@@ -28,7 +28,13 @@ import {
 } from './lib/loop-delay.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
-import { benchBucket, benchClient, S3_SKIP_REASON, s3Env } from './lib/s3-env.js';
+import {
+  benchBucket,
+  benchClient,
+  removeBenchBucket,
+  S3_SKIP_REASON,
+  s3Env,
+} from './lib/s3-env.js';
 import { collectGarbage, median, summarize } from './lib/stats.js';
 import { StubS3 } from './lib/stub-s3.js';
 import { busyStretches, type Profile, type Stretch } from './profile-stalls.js';
@@ -324,6 +330,11 @@ for (const c of configs) {
   }
 }
 await source.shutdown();
+if (s3 !== undefined && realBucket !== undefined) {
+  const client = benchClient(s3);
+  await removeBenchBucket(client, realBucket);
+  client.destroy();
+}
 
 const baselineMax = median(baselines.map((d) => d.maxMillis));
 /** The baseline's stall, counted the same way: time on a CPU within its longest gap. */

@@ -10,7 +10,7 @@ import { fmtMiB } from './lib/format.js';
 import { MEMORY_FIELDS, type MemorySample, memoryAfterGc } from './lib/memory.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
-import { benchBucket, benchClient, s3Env } from './lib/s3-env.js';
+import { benchBucket, benchClient, removeBenchBucket, s3Env } from './lib/s3-env.js';
 import { StubS3 } from './lib/stub-s3.js';
 
 const args = parseArgs(process.argv.slice(2));
@@ -31,13 +31,15 @@ await source.shutdown();
 
 const s3 = s3Env();
 const stub = new StubS3(1);
+const setup = s3 === undefined ? undefined : benchClient(s3);
+const bucket = setup === undefined ? undefined : await benchBucket(setup, 'memory');
 const exporter = new S3MetricExporter({
   prefix: 'memory-cycles',
   compression: 'zstd',
-  ...(s3 === undefined
+  ...(s3 === undefined || bucket === undefined
     ? { bucket: 'bench', s3Client: stub.client }
     : {
-        bucket: await benchBucket(benchClient(s3), 'memory'),
+        bucket,
         endpoint: s3.endpoint,
         region: s3.region,
         credentials: s3.credentials,
@@ -60,6 +62,10 @@ for (let cycle = 1; cycle <= LAST; cycle++) {
 const stats = exporter.stats();
 await exporter.shutdown();
 const afterShutdown = await memoryAfterGc();
+if (setup !== undefined && bucket !== undefined) {
+  await removeBenchBucket(setup, bucket); // after the last measurement
+  setup.destroy();
+}
 if (stats.batchesUploaded !== LAST || stats.pointsDropped > 0) {
   throw new Error(`expected ${LAST} uploads without drops: ${JSON.stringify(stats)}`);
 }

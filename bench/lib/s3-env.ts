@@ -1,5 +1,11 @@
 /** The real S3 server of this run, from S3_ENDPOINT / S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY. */
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  DeleteObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 
 export interface S3Env {
   endpoint: string;
@@ -40,4 +46,28 @@ export async function benchBucket(client: S3Client, label: string): Promise<stri
     .slice(0, 63);
   await client.send(new CreateBucketCommand({ Bucket: name }));
   return name;
+}
+
+/**
+ * Deletes a bench bucket and what the run stored in it: a full run writes over a gigabyte, which
+ * would otherwise fill a small test server (the throwaway Ceph keeps objects in memory).
+ */
+export async function removeBenchBucket(client: S3Client, bucket: string): Promise<void> {
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+    );
+    const keys = (page.Contents ?? []).flatMap((o) => (o.Key === undefined ? [] : [o.Key]));
+    // One DeleteObject per key (DeleteObjects needs a checksum some servers refuse), 16 at a time.
+    for (let i = 0; i < keys.length; i += 16) {
+      await Promise.all(
+        keys
+          .slice(i, i + 16)
+          .map((Key) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key }))),
+      );
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token !== undefined);
+  await client.send(new DeleteBucketCommand({ Bucket: bucket }));
 }
