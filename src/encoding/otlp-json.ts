@@ -9,6 +9,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
+import { AttributeCache } from './attribute-cache.js';
 import { hrTimeToNanosString } from './hrtime.js';
 import { JsonWriter } from './json-writer.js';
 import { isInt64, OTLP_TEMPORALITY } from './otlp-schema.js';
@@ -253,69 +254,40 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-/**
- * A series keeps its attributes object from one collection to the next (the SDK keys the series
- * by those attributes at record time and treats them as fixed), so the encoded list is cached
- * per object. The entry remembers the values it was made from and is used only while they are
- * the same: an attributes object whose values were changed after recording is encoded afresh.
- */
-interface CachedAttributes {
-  keys: string[];
-  values: unknown[];
-  /** `[...]`, or for a data point `{"attributes":[...],"startTimeUnixNano":`. */
-  json: Buffer;
-}
-const attributesCache = new WeakMap<Attributes, CachedAttributes>();
-const pointAttributesCache = new WeakMap<Attributes, CachedAttributes>();
+const attributesCache = new AttributeCache();
+const pointAttributesCache = new AttributeCache();
 const attributesWriter = new JsonWriter();
 
-/** The key-value list of `attrs`; for a data point (`point`), with the fields around it. */
+/**
+ * The key-value list of `attrs`; for a data point (`point`), with the fields around it:
+ * `{"attributes":[...],"startTimeUnixNano":`.
+ */
 function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
   const cache = point ? pointAttributesCache : attributesCache;
   const cached = cache.get(attrs);
-  if (cached !== undefined && unchanged(cached, attrs)) {
-    w.bytes(cached.json);
+  if (cached !== undefined) {
+    w.bytes(cached);
     return;
   }
   // Own enumerable keys, as the official serializer takes them; an undefined value is written
   // as an empty AnyValue, as it does.
   const keys = Object.keys(attrs);
-  const values: unknown[] = [];
   const aw = attributesWriter;
   aw.reset();
   aw.raw(point ? '{"attributes":[' : '[');
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    const value = attrs[key];
     if (i > 0) aw.char(COMMA);
-    values.push(Array.isArray(value) ? [...value] : value);
     aw.raw('{"key":');
     aw.string(key);
     aw.raw(',"value":');
-    anyValue(aw, value);
+    anyValue(aw, attrs[key]);
     aw.raw('}');
   }
   aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
-  cache.set(attrs, { keys, values, json });
+  cache.set(attrs, keys, json);
   w.bytes(json);
-}
-
-/** True if `attrs` still has exactly the keys and values the cached spelling was made from. */
-function unchanged(cached: CachedAttributes, attrs: Attributes): boolean {
-  const { keys, values } = cached;
-  let i = 0;
-  // for-in with attrs[key] takes V8's enum-cache fast path; a lookup by a stored key does not.
-  // It also lists inherited keys, after the own ones: those never match, the entry is rebuilt.
-  for (const key in attrs) {
-    if (key !== keys[i]) return false;
-    const value = attrs[key];
-    const was = values[i++];
-    if (value === was) continue;
-    if (!Array.isArray(value) || !Array.isArray(was) || value.length !== was.length) return false;
-    for (let j = 0; j < value.length; j++) if (value[j] !== was[j]) return false;
-  }
-  return i === keys.length;
 }
 
 function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void {

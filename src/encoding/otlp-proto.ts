@@ -7,6 +7,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
+import { AttributeCache } from './attribute-cache.js';
 import { hrTimeToNanosParts } from './hrtime.js';
 import { temporalityJson as otlpTemporality } from './otlp-json.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
@@ -92,7 +93,7 @@ function numberPoint(
 ): void {
   const N = F.NumberDataPoint;
   w.fork(field);
-  attributes(w, N.attributes, p.attributes);
+  pointAttributes(w, N.attributes, p.attributes);
   time(w, N.startTimeUnixNano, p.startTime);
   time(w, N.timeUnixNano, p.endTime);
   if (valueType === ValueType.INT && Number.isSafeInteger(p.value)) w.fixed64(N.asInt, p.value);
@@ -104,7 +105,7 @@ function histogramPoint(w: ProtoWriter, p: DataPoint<Histogram>): void {
   const H = F.HistogramDataPoint;
   const h = p.value;
   w.fork(F.Histogram.dataPoints);
-  attributes(w, H.attributes, p.attributes);
+  pointAttributes(w, H.attributes, p.attributes);
   time(w, H.startTimeUnixNano, p.startTime);
   time(w, H.timeUnixNano, p.endTime);
   w.fixed64(H.count, h.count);
@@ -120,7 +121,7 @@ function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): 
   const E = F.ExponentialHistogramDataPoint;
   const h = p.value;
   w.fork(F.ExponentialHistogram.dataPoints);
-  attributes(w, E.attributes, p.attributes);
+  pointAttributes(w, E.attributes, p.attributes);
   time(w, E.startTimeUnixNano, p.startTime);
   time(w, E.timeUnixNano, p.endTime);
   w.fixed64(E.count, h.count);
@@ -142,13 +143,38 @@ function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): 
 
 /** Own enumerable keys, as the official serializer takes them; undefined as an empty AnyValue. */
 function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
-  for (const key of Object.keys(attrs)) {
-    const value = attrs[key];
-    w.fork(field);
-    w.string(F.KeyValue.key, key);
-    anyValue(w, F.KeyValue.value, value);
-    w.join();
+  for (const key of Object.keys(attrs)) keyValue(w, field, key, attrs[key]);
+}
+
+function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue | undefined) {
+  w.fork(field);
+  w.string(F.KeyValue.key, key);
+  anyValue(w, F.KeyValue.value, value);
+  w.join();
+}
+
+/** Data points' attributes, cached per series and field number (each point type has its own). */
+const pointCaches = new Map<number, AttributeCache>();
+const attributesWriter = new ProtoWriter();
+
+function pointAttributes(w: ProtoWriter, field: number, attrs: Attributes): void {
+  let cache = pointCaches.get(field);
+  if (cache === undefined) {
+    cache = new AttributeCache();
+    pointCaches.set(field, cache);
   }
+  const cached = cache.get(attrs);
+  if (cached !== undefined) {
+    w.raw(cached);
+    return;
+  }
+  const keys = Object.keys(attrs);
+  const aw = attributesWriter;
+  aw.reset();
+  for (const key of keys) keyValue(aw, field, key, attrs[key]);
+  const bytes = aw.snapshot();
+  cache.set(attrs, keys, bytes);
+  w.raw(bytes);
 }
 
 function anyValue(w: ProtoWriter, field: number, value: AttributeValue | null | undefined): void {

@@ -27,6 +27,20 @@ export class ProtoWriter {
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
 
+  /** Bytes already encoded (a cached spelling), appended as they are. */
+  raw(bytes: Uint8Array): void {
+    this.#ensure(bytes.length);
+    this.#buf.set(bytes, this.#pos);
+    this.#pos += bytes.length;
+  }
+
+  /** The bytes written, in a small Buffer of their own (for caches); the writer is reset. */
+  snapshot(): Buffer {
+    const out = Buffer.from(this.#buf.subarray(0, this.#pos));
+    this.reset();
+    return out;
+  }
+
   /** Forgets what was written (after an encoder failed half-way). */
   reset(): void {
     this.#pos = 0;

@@ -132,7 +132,7 @@ describe('OTLP encoders', () => {
     expect(Buffer.from(resourceMetricsToProto(rm)).equals(proto)).toBe(true);
   });
 
-  test('cached attribute and bucket spellings follow objects changed after recording', async () => {
+  test('cached attribute and bucket spellings (JSON and protobuf) follow objects changed after recording', async () => {
     const { provider, collect } = collectingProvider('cache-test');
     const meter = provider.getMeter('cache', '1.0.0');
     const counter = meter.createCounter('c');
@@ -141,7 +141,14 @@ describe('OTLP encoders', () => {
     counter.add(1, attrs);
     histogram.record(3, attrs);
     const rm = await collect();
-    const check = () => expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
+    const check = () => {
+      expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
+      expect(decodeOtlpProto(resourceMetricsToProto(rm))).toEqual(
+        withoutDefaults(
+          decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
+        ),
+      );
+    };
     check(); // fills the caches
     const point = rm.scopeMetrics[0]?.metrics[0]?.dataPoints[0];
     const hist = rm.scopeMetrics[0]?.metrics[1]?.dataPoints[0]?.value as

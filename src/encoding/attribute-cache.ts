@@ -1,0 +1,51 @@
+import type { Attributes } from '@opentelemetry/api';
+
+interface Entry {
+  keys: string[];
+  values: unknown[];
+  bytes: Buffer;
+}
+
+/**
+ * Encoded attributes, per attributes object. A series keeps its attributes object from one
+ * collection to the next (the SDK keys the series by those attributes at record time and treats
+ * them as fixed), so each series is spelled once. An entry remembers the keys and values it was
+ * made from and is used only while the object still holds exactly those: one changed after
+ * recording is encoded afresh. One cache per spelling (JSON list, JSON point header, protobuf
+ * field).
+ */
+export class AttributeCache {
+  readonly #entries = new WeakMap<Attributes, Entry>();
+
+  /** The bytes made from `attrs`, if it still holds what they were made from. */
+  get(attrs: Attributes): Buffer | undefined {
+    const entry = this.#entries.get(attrs);
+    return entry !== undefined && unchanged(entry, attrs) ? entry.bytes : undefined;
+  }
+
+  /** Remembers `bytes` as the spelling of `attrs`, whose own keys are `keys`. */
+  set(attrs: Attributes, keys: string[], bytes: Buffer): void {
+    const values = keys.map((key) => {
+      const value = attrs[key];
+      return Array.isArray(value) ? [...value] : value;
+    });
+    this.#entries.set(attrs, { keys, values, bytes });
+  }
+}
+
+/** True if `attrs` still has exactly the keys and values the entry was made from. */
+function unchanged(entry: Entry, attrs: Attributes): boolean {
+  const { keys, values } = entry;
+  let i = 0;
+  // for-in with attrs[key] takes V8's enum-cache fast path; a lookup by a stored key does not.
+  // It also lists inherited keys, after the own ones: those never match, the entry is rebuilt.
+  for (const key in attrs) {
+    if (key !== keys[i]) return false;
+    const value = attrs[key];
+    const was = values[i++];
+    if (value === was) continue;
+    if (!Array.isArray(value) || !Array.isArray(was) || value.length !== was.length) return false;
+    for (let j = 0; j < value.length; j++) if (value[j] !== was[j]) return false;
+  }
+  return i === keys.length;
+}
