@@ -16,8 +16,12 @@ export interface Child {
 }
 
 /** Runs a TypeScript file of this repository in a child Node.js process (through tsx). */
-export function spawnTs(file: string, env: Record<string, string | undefined> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+export function spawnTs(
+  file: string,
+  env: Record<string, string | undefined> = {},
+  nodeFlags: string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file], {
     cwd: ROOT,
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

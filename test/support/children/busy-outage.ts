@@ -62,13 +62,36 @@ const sampler = setInterval(
   Number(env.SAMPLE_MILLIS ?? 500),
 );
 
-setTimeout(
-  async () => {
-    clearInterval(traffic);
-    clearInterval(sampler);
-    await provider.shutdown();
-    console.log(JSON.stringify({ done: true }));
-    process.exit(0);
-  },
-  Number(env.DURATION_MILLIS ?? 15_000),
-);
+/**
+ * With --expose-gc: live memory after full collections, half-way and near the end. Unlike RSS
+ * (which follows the heap's growth policy and the allocator), this moves only with what is
+ * really held, so a leak shows and heap growth does not.
+ */
+const gc = (globalThis as { gc?: () => void }).gc;
+async function checkpoint(name: string): Promise<void> {
+  if (gc === undefined) return;
+  gc();
+  await new Promise((resolve) => setImmediate(resolve)); // finalizers free native memory
+  gc();
+  const m = process.memoryUsage();
+  const s = exporter.stats();
+  console.log(
+    JSON.stringify({
+      checkpoint: name,
+      heapUsed: m.heapUsed,
+      external: m.external,
+      bufferedBytes: s.bufferedBytes,
+    }),
+  );
+}
+const duration = Number(env.DURATION_MILLIS ?? 15_000);
+setTimeout(() => checkpoint('middle'), duration / 2);
+setTimeout(() => checkpoint('end'), duration - 500);
+
+setTimeout(async () => {
+  clearInterval(traffic);
+  clearInterval(sampler);
+  await provider.shutdown();
+  console.log(JSON.stringify({ done: true }));
+  process.exit(0);
+}, duration);
