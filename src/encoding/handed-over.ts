@@ -10,23 +10,35 @@
 /** At most this share of a handed-over buffer is unused: a record's memory stays within 1/32 of the bytes it counts. */
 const HANDOVER_SLACK = 1 / 32;
 /** Outputs up to this size are copied out of one kept buffer: cheap, and no buffer per record. */
-export const SMALL_OUTPUT = 128 * 1024;
+const SMALL_OUTPUT = 128 * 1024;
+/** A buffer kept between small outputs is at most this large. */
+const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
 
 const handedOver = new WeakSet<ArrayBuffer>();
 
-/** True if a buffer of `capacity` holding `used` bytes may be handed over as the record. */
-export function mayHandOver(capacity: number, used: number): boolean {
-  return used > SMALL_OUTPUT && capacity - used <= used * HANDOVER_SLACK;
+/** What an encoder's finish() does with the buffer it wrote an export into. */
+export interface TakenOutput {
+  /** The export: the buffer itself (handed over) or an exact copy of its bytes. */
+  record: Buffer;
+  /**
+   * Capacity for the writer's next buffer, allocated at the next output's first write (the
+   * output was large: this buffer is given up); undefined: the writer keeps its buffer.
+   */
+  nextCapacity: number | undefined;
 }
 
-/** Capacity for the next output after one of `used` bytes: room for it to be a little larger. */
-export function nextCapacity(used: number, minimum: number): number {
-  return Math.max(minimum, Math.ceil(used * (1 + HANDOVER_SLACK / 2)));
-}
-
-export function handOver<T extends Uint8Array>(view: T): T {
-  handedOver.add(view.buffer as ArrayBuffer);
-  return view;
+/** The record for the `used` bytes an encoder wrote into `buf`, which starts its ArrayBuffer. */
+export function takeOutput(buf: Uint8Array, used: number, initialCapacity: number): TakenOutput {
+  // The next output, probably about this size, gets room to be a little larger.
+  const sized = () => Math.max(initialCapacity, Math.ceil(used * (1 + HANDOVER_SLACK / 2)));
+  if (used > SMALL_OUTPUT && buf.length - used <= used * HANDOVER_SLACK) {
+    handedOver.add(buf.buffer as ArrayBuffer);
+    return { record: Buffer.from(buf.buffer, 0, used), nextCapacity: sized() };
+  }
+  const record = Buffer.allocUnsafeSlow(used);
+  record.set(buf.subarray(0, used));
+  const keep = used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY;
+  return { record, nextCapacity: keep ? undefined : sized() };
 }
 
 /** True if `data` may be transferred by transferring its whole ArrayBuffer. */

@@ -1,4 +1,4 @@
-import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over.js';
+import { takeOutput } from './handed-over.js';
 
 /**
  * Writes JSON text as UTF-8 bytes straight into one reused, growing buffer: no intermediate
@@ -7,8 +7,6 @@ import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over
  */
 
 const INITIAL_CAPACITY = 256 * 1024;
-/** A buffer kept between small outputs is at most this large. */
-const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
 const NONE = Buffer.alloc(0);
 
@@ -151,22 +149,13 @@ export class JsonWriter {
    * without a copy; see handed-over.ts); the writer is reset.
    */
   finish(): Buffer {
-    const used = this.#pos;
-    const buf = this.#buf;
+    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, INITIAL_CAPACITY);
     this.#pos = 0;
-    let out: Buffer;
-    if (mayHandOver(buf.length, used)) {
-      out = handOver(buf.subarray(0, used));
-    } else {
-      out = Buffer.allocUnsafeSlow(used);
-      buf.copy(out, 0, 0, used);
-      // Small outputs keep reusing one buffer: copying them is cheap.
-      if (used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY) return out;
+    if (nextCapacity !== undefined) {
+      this.#buf = NONE;
+      this.#sizeHint = nextCapacity;
     }
-    // The next output, probably about this size, gets a buffer of its own at its first write.
-    this.#buf = NONE;
-    this.#sizeHint = nextCapacity(used, INITIAL_CAPACITY);
-    return out;
+    return record;
   }
 }
 

@@ -93,7 +93,7 @@ function numberPoint(
 ): void {
   const N = F.NumberDataPoint;
   w.fork(field);
-  pointAttributes(w, N.attributes, p.attributes);
+  pointAttributes(w, N.attributes, numberPointAttributes, p.attributes);
   time(w, N.startTimeUnixNano, p.startTime);
   time(w, N.timeUnixNano, p.endTime);
   if (valueType === ValueType.INT && Number.isSafeInteger(p.value)) w.fixed64(N.asInt, p.value);
@@ -105,7 +105,7 @@ function histogramPoint(w: ProtoWriter, p: DataPoint<Histogram>): void {
   const H = F.HistogramDataPoint;
   const h = p.value;
   w.fork(F.Histogram.dataPoints);
-  pointAttributes(w, H.attributes, p.attributes);
+  pointAttributes(w, H.attributes, histogramPointAttributes, p.attributes);
   time(w, H.startTimeUnixNano, p.startTime);
   time(w, H.timeUnixNano, p.endTime);
   w.fixed64(H.count, h.count);
@@ -121,7 +121,7 @@ function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): 
   const E = F.ExponentialHistogramDataPoint;
   const h = p.value;
   w.fork(F.ExponentialHistogram.dataPoints);
-  pointAttributes(w, E.attributes, p.attributes);
+  pointAttributes(w, E.attributes, expHistogramPointAttributes, p.attributes);
   time(w, E.startTimeUnixNano, p.startTime);
   time(w, E.timeUnixNano, p.endTime);
   w.fixed64(E.count, h.count);
@@ -153,16 +153,18 @@ function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeVa
   w.join();
 }
 
-/** Data points' attributes, cached per series and field number (each point type has its own). */
-const pointCaches = new Map<number, AttributeCache>();
+/** Data points' attributes, cached per series; one cache per point type (each has its own field number). */
+const numberPointAttributes = new AttributeCache();
+const histogramPointAttributes = new AttributeCache();
+const expHistogramPointAttributes = new AttributeCache();
 const attributesWriter = new ProtoWriter();
 
-function pointAttributes(w: ProtoWriter, field: number, attrs: Attributes): void {
-  let cache = pointCaches.get(field);
-  if (cache === undefined) {
-    cache = new AttributeCache();
-    pointCaches.set(field, cache);
-  }
+function pointAttributes(
+  w: ProtoWriter,
+  field: number,
+  cache: AttributeCache,
+  attrs: Attributes,
+): void {
   const cached = cache.get(attrs);
   if (cached !== undefined) {
     w.raw(cached);

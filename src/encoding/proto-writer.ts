@@ -4,15 +4,13 @@
  * there is no second sizing pass and no intermediate buffer per message.
  */
 
-import { handOver, mayHandOver, nextCapacity, SMALL_OUTPUT } from './handed-over.js';
+import { takeOutput } from './handed-over.js';
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
 const WIRE_LEN = 2;
 
 const INITIAL_CAPACITY = 64 * 1024;
-/** A buffer kept between small outputs is at most this large. */
-const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
 const NONE = new Uint8Array(0);
 const TWO_POW_32 = 2 ** 32;
@@ -52,22 +50,13 @@ export class ProtoWriter {
    * without a copy; see handed-over.ts); the writer is reset.
    */
   finish(): Buffer {
-    const used = this.#pos;
-    const buf = this.#buf;
-    this.#pos = 0;
-    this.#forks.length = 0;
-    let out: Buffer;
-    if (mayHandOver(buf.length, used)) {
-      out = handOver(Buffer.from(buf.buffer, 0, used));
-    } else {
-      out = Buffer.allocUnsafeSlow(used);
-      out.set(buf.subarray(0, used));
-      if (used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY) return out;
+    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, INITIAL_CAPACITY);
+    this.reset();
+    if (nextCapacity !== undefined) {
+      this.#use(NONE);
+      this.#sizeHint = nextCapacity;
     }
-    // The next output, probably about this size, gets a buffer of its own at its first write.
-    this.#use(NONE);
-    this.#sizeHint = nextCapacity(used, INITIAL_CAPACITY);
-    return out;
+    return record;
   }
 
   #use(buf: Uint8Array<ArrayBuffer>): void {
