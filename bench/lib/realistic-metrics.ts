@@ -6,6 +6,7 @@
 import { ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AggregationType, MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { prng } from '../../test/support/prng.js';
 import { CollectingReader } from '../../test/support/service.js';
 
 const ROUTES = [
@@ -57,18 +58,6 @@ const NAMESPACES = ['checkout', 'payments', 'catalog', 'identity', 'shipping'];
 const DURATION_BOUNDARIES = [
   0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
 ];
-
-/** Deterministic PRNG (mulberry32): the same input in every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The i-th distinct HTTP attribute set: route × method × status within one upstream host. */
 function httpAttributes(i: number): Record<string, string | number> {

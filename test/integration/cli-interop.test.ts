@@ -4,13 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { decodeOtlpProto, type MetricObject, readMetrics } from '../../src/index.js';
 import { runCliChild } from '../support/cli-child.js';
 import { exportEveryCombination } from '../support/exported-objects.js';
-import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  s3Server,
+  skipReason,
+  testClient,
+} from '../support/s3.js';
 
-const describeS3 = s3Server ? describe : describe.skip;
 if (!s3Server) console.warn(`interoperability tests skipped: ${skipReason}`);
 
 /** Runs a standard tool over `input`; its stdout. */

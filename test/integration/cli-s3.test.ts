@@ -2,16 +2,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { type MetricObject, readMetrics } from '../../src/index.js';
 import { type CliRun, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
-import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  s3Server,
+  skipReason,
+  testClient,
+} from '../support/s3.js';
 
-const describeS3 = s3Server ? describe : describe.skip;
 if (!s3Server) console.warn(`otel-s3 CLI tests skipped: ${skipReason}`);
 
 const lines = (text: string) => text.split('\n').filter((l) => l !== '');

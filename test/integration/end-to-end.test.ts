@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   dataPointRows,
   OBJECT_KEY_PATTERN,
@@ -11,6 +11,7 @@ import {
 import {
   connection,
   decodeStored,
+  describeS3,
   freshBucket,
   listAndFetch,
   s3Server,
@@ -19,7 +20,6 @@ import {
 } from '../support/s3.js';
 import { manualProvider, recordEveryInstrument } from '../support/service.js';
 
-const describeS3 = s3Server ? describe : describe.skip;
 if (!s3Server) console.warn(`end-to-end tests skipped: ${skipReason}`);
 
 const FORMATS = ['otlp-json', 'otlp-proto'] as const;

@@ -6,11 +6,17 @@ import {
   type PutObjectCommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { FaultProxy, type ProxyAttempt } from '../support/fault-proxy.js';
-import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  s3Server,
+  skipReason,
+  testClient,
+} from '../support/s3.js';
 
-const describeS3 = s3Server ? describe : describe.skip;
 if (!s3Server) console.warn(`fault-proxy tests skipped: ${skipReason}`);
 
 /** The parts of an SDK (or Node) error these tests look at. */

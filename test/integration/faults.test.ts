@@ -1,11 +1,12 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { type Fault, FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,
   decodeStored,
+  describeS3,
   freshBucket,
   listAndFetch,
   s3Server,
@@ -13,8 +14,6 @@ import {
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
 
 const logged = captureDiag();
 

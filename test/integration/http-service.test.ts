@@ -1,11 +1,16 @@
 import { request } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows, type PointRow } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
-import { decodeStored, freshBucket, listAndFetch, s3Server, testClient } from '../support/s3.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,11 +1,16 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
 import { FaultProxy } from '../support/fault-proxy.js';
-import { decodeStored, freshBucket, listAndFetch, s3Server, testClient } from '../support/s3.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
 
 describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
   let client: S3Client;

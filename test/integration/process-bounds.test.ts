@@ -1,10 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnTs } from '../support/child.js';
 import { FaultProxy } from '../support/fault-proxy.js';
-import { freshBucket, s3Server, testClient } from '../support/s3.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
+import { describeS3, freshBucket, s3Server, testClient } from '../support/s3.js';
 
 interface Checkpoint {
   checkpoint: string;

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   dataPointRows,
   listMetricObjects,
@@ -12,9 +12,15 @@ import {
 } from '../../src/index.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { EXTENSION, instrumentValues, keyAt, recordedValues } from '../support/reader-fixtures.js';
-import { connection, freshBucket, s3Server, skipReason, testClient } from '../support/s3.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  s3Server,
+  skipReason,
+  testClient,
+} from '../support/s3.js';
 
-const describeS3 = s3Server ? describe : describe.skip;
 if (!s3Server) console.warn(`reader round-trip tests skipped: ${skipReason}`);
 
 async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {

@@ -4,20 +4,19 @@ import {
   ListObjectsV2Command,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,
   decodeStored,
+  describeS3,
   freshBucket,
   listAndFetch,
   s3Server,
   testClient,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
 
 describeS3('S3 features against the real server', () => {
   let client: S3Client;

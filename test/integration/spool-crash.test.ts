@@ -2,13 +2,18 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows, type ExporterStats } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
 import { type Fault, FaultProxy } from '../support/fault-proxy.js';
-import { decodeStored, freshBucket, listAndFetch, s3Server, testClient } from '../support/s3.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
 
 describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDir', () => {
   let client: S3Client;

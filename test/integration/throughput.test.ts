@@ -2,19 +2,18 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows, S3MetricExporter } from '../../src/index.js';
 import {
   connection,
   decodeStored,
+  describeS3,
   freshBucket,
   listAndFetch,
   s3Server,
   testClient,
 } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
-
-const describeS3 = s3Server ? describe : describe.skip;
 
 /**
  * Measures, on a realistic workload, what the closing notes and the README quote: the

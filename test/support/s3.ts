@@ -5,7 +5,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { inject } from 'vitest';
+import { describe, inject } from 'vitest';
 import { decompress as zstdDecompress } from 'zstd-napi';
 import type { S3MetricExporterOptions } from '../../src/index.js';
 import { decodeOtlpProto, type OtlpObject } from '../../src/index.js';
@@ -16,6 +16,9 @@ const provided = inject('s3Server');
 /** The run's S3 server, or undefined with `skipReason` saying why there is none. */
 export const s3Server: S3ServerInfo | undefined = 'unavailable' in provided ? undefined : provided;
 export const skipReason = 'unavailable' in provided ? provided.unavailable : '';
+
+/** A describe() that needs the S3 server: skipped without one (global setup fails the run in CI). */
+export const describeS3: typeof describe.skip = s3Server ? describe : describe.skip;
 
 function server(): S3ServerInfo {
   if (s3Server === undefined) throw new Error(`no S3 server: ${skipReason}`);

@@ -4,6 +4,7 @@ import { hrTimeToNanosParts, hrTimeToNanosString } from '../../src/encoding/hrti
 import { decodeOtlpProto, ProtoDecodeError } from '../../src/encoding/otlp-proto-decode.js';
 import { FIELD } from '../../src/encoding/otlp-schema.js';
 import { ProtoWriter } from '../../src/encoding/proto-writer.js';
+import { prng } from '../support/prng.js';
 
 const MiB = 1024 * 1024;
 const AV = FIELD.AnyValue;
@@ -30,18 +31,6 @@ function refLen(field: number, body: Uint8Array): Buffer {
 }
 
 const refString = (field: number, value: string) => refLen(field, Buffer.from(value, 'utf8'));
-
-/** Deterministic PRNG (mulberry32) so failures are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function expectBytes(actual: Uint8Array, expected: Uint8Array): void {
   expect(actual.length).toBe(expected.length);
