@@ -5,12 +5,14 @@
  */
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { countDataPoints } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
+import { exportOnce } from './lib/export-once.js';
 import { fmtMs, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { gcMillisBetween, stopGcObserver } from './lib/gc-time.js';
 import { compareJson, compareProto } from './lib/otlp-compare.js';
-import { pointsIn, realisticSource } from './lib/realistic-metrics.js';
+import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { collectGarbage, type Summary, summarize } from './lib/stats.js';
 import { StubS3 } from './lib/stub-s3.js';
@@ -51,14 +53,6 @@ function storingExporter(format: 'otlp-json' | 'otlp-proto', s3: StubS3): S3Metr
     maxBufferedBytes: NO_SEAL,
     maxBatchAgeMillis: 2 ** 31 - 1,
   });
-}
-
-function exportOnce(exporter: S3MetricExporter, rm: ResourceMetrics): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(rm, (result) =>
-      result.code === 0 ? resolve() : reject(result.error ?? new Error('export failed')),
-    ),
-  );
 }
 
 interface Sample {
@@ -138,7 +132,7 @@ for (const series of SIZES) {
   const source = realisticSource(series);
   source.record();
   const rm = await source.collect();
-  const points = pointsIn(rm);
+  const points = countDataPoints(rm);
   const ops = opsFor(series);
 
   progress('encode: checking our output against the official serializers');
@@ -258,6 +252,7 @@ const targets: Target[] = [
     measured: `${r.equivalence.json}; ${r.equivalence.proto}`,
     threshold: 'same data',
     pass: r.equivalence.json === 'same data' && r.equivalence.proto === 'same data',
+    required: true,
   })),
 ];
 for (const r of results) {

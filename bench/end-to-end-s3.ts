@@ -4,15 +4,17 @@
  * and none. Stored bytes are checked against a listing of the bucket. Without S3_ENDPOINT the
  * table is skipped, and the compression ratio comes from a stub S3 (what would be stored).
  */
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../src/index.js';
+import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import {
   benchBucket,
   benchClient,
+  listObjects,
   removeBenchBucket,
   S3_SKIP_REASON,
   s3Env,
@@ -48,14 +50,7 @@ interface E2e {
 
 async function listedBytes(client: S3Client, bucket: string, prefix: string): Promise<number> {
   let total = 0;
-  let token: string | undefined;
-  do {
-    const page = await client.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-    );
-    for (const o of page.Contents ?? []) total += o.Size ?? 0;
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token !== undefined);
+  for await (const o of listObjects(client, bucket, prefix)) total += o.Size ?? 0;
   return total;
 }
 
@@ -65,7 +60,6 @@ async function run(
   prefix: string,
   exports: ResourceMetrics[],
 ): Promise<E2e> {
-  const s3 = s3Env();
   const real = !(target instanceof StubS3);
   const exporter = new S3MetricExporter({
     bucket: real ? target.bucket : 'bench',
@@ -82,9 +76,7 @@ async function run(
   await collectGarbage();
   const started = performance.now();
   for (const rm of exports) {
-    await new Promise<void>((resolve, reject) =>
-      exporter.export(rm, (r) => (r.code === 0 ? resolve() : reject(r.error))),
-    );
+    await exportOnce(exporter, rm);
     // export() answers in microtasks: without a turn of the event loop between exports, the
     // worker's replies and the uploads could not progress (a reader exports on a timer).
     await new Promise((resolve) => setImmediate(resolve));

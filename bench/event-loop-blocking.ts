@@ -17,6 +17,7 @@ import { compress as zstdCompress } from 'zstd-napi';
 import { recordFormat } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
+import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
 import { startProfiling } from './lib/inspector-profile.js';
 import {
@@ -90,8 +91,10 @@ while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {
 }
 
 const s3 = s3Env();
-let realBucket: string | undefined;
-if (s3 !== undefined) realBucket = await benchBucket(benchClient(s3), 'event-loop');
+/** For the bench bucket: created here, deleted at the end. */
+const setupClient = s3 === undefined ? undefined : benchClient(s3);
+const realBucket =
+  setupClient === undefined ? undefined : await benchBucket(setupClient, 'event-loop');
 
 /** An S3 client configured as the exporter configures its own, with timestamps at the seams. */
 function markedRealClient(marks: Partial<Marks>): S3Client {
@@ -123,12 +126,6 @@ function markedRealClient(marks: Partial<Marks>): S3Client {
     { step: 'deserialize', priority: 'low', name: 'benchHttp' },
   );
   return client;
-}
-
-function exportOnce(exporter: S3MetricExporter, rm: ResourceMetrics): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(rm, (r) => (r.code === 0 ? resolve() : reject(r.error))),
-  );
 }
 
 /** Phases seen from outside, in order; a stall belongs to the one it overlaps most. */
@@ -202,6 +199,7 @@ async function flushRun(compression: Compression, target: Target_, profile = fal
   }
   const stats = exporter.stats();
   await exporter.shutdown();
+  if (target === 'real') client.destroy(); // ours: the exporter leaves a given client open
   if (stats.batchesUploaded !== 1)
     throw new Error(`expected 1 upload, got ${stats.batchesUploaded}`);
   const full = marks as Marks;
@@ -252,8 +250,6 @@ function stepTimings(): Record<string, number> {
     f();
     return performance.now() - t;
   };
-  const raw = format.assemble(records, recordBytes);
-  const compressed = zstdCompress(raw);
   const rm = collections[0] as ResourceMetrics;
   return {
     'assemble 16 MiB (OpenBatch records → one Buffer)': time(() =>
@@ -300,6 +296,8 @@ const baselines: DelayReport[] = [];
 const idles: DelayReport[] = [];
 const steps: Record<string, number[]> = {};
 const raw = format.assemble(records, recordBytes);
+/** The same bytes zstd-compressed, for the step that hashes a compressed body. */
+const compressed = zstdCompress(raw);
 
 // Warm-up: JIT, the SDK's first request, the worker's first job.
 for (const c of configs) await flushRun(c.compression, c.target);
@@ -330,10 +328,9 @@ for (const c of configs) {
   }
 }
 await source.shutdown();
-if (s3 !== undefined && realBucket !== undefined) {
-  const client = benchClient(s3);
-  await removeBenchBucket(client, realBucket);
-  client.destroy();
+if (setupClient !== undefined && realBucket !== undefined) {
+  await removeBenchBucket(setupClient, realBucket);
+  setupClient.destroy();
 }
 
 const baselineMax = median(baselines.map((d) => d.maxMillis));
@@ -345,7 +342,7 @@ const idleMax = median(idles.map((d) => d.maxMillis));
 /** Longest gap the probe records with nothing running: what any row's stall figure includes. */
 const idleStall = median(idles.map((d) => Math.max(0, ...d.gaps.map((g) => g.millis))));
 /** A flush with no recorded stall stalled less than GAP_MILLIS. */
-const stallOf = (r: Run) => Math.max(r.flushStallMillis, 0);
+const stallOf = (r: Run) => r.flushStallMillis;
 /** Median over rounds of the on-CPU part of the longest stall; undefined without schedstat. */
 const onCpuOf = (list: Run[]) => {
   const values = list.map((r) => r.flushOnCpuMillis).filter((v): v is number => v !== undefined);
@@ -403,13 +400,14 @@ const table: Table = {
     ],
     ...[...runs].map(([name, list]) => {
       const stall = median(list.map(stallOf));
+      const onCpu = onCpuOf(list);
       return [
         ...delayRow(
           name,
           list.map((r) => r.delay),
         ),
         stallText(stall),
-        onCpuOf(list) === undefined ? 'n/a' : stallText(onCpuOf(list) ?? 0),
+        onCpu === undefined ? 'n/a' : stallText(onCpu),
         below(stall),
         phaseSummary(list),
       ];

@@ -6,6 +6,7 @@
  */
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../src/index.js';
+import { exportOnce } from './lib/export-once.js';
 import { fmtMiB } from './lib/format.js';
 import { MEMORY_FIELDS, type MemorySample, memoryAfterGc } from './lib/memory.js';
 import { realisticSource } from './lib/realistic-metrics.js';
@@ -50,9 +51,7 @@ const samples: { cycle: number; memory: MemorySample }[] = [];
 const before = await memoryAfterGc();
 for (let cycle = 1; cycle <= LAST; cycle++) {
   const rm = collections[cycle % DISTINCT] as ResourceMetrics;
-  await new Promise<void>((resolve, reject) =>
-    exporter.export(rm, (r) => (r.code === 0 ? resolve() : reject(r.error))),
-  );
+  await exportOnce(exporter, rm);
   await exporter.forceFlush(); // seal → compress → upload, awaited
   if (cycle % 100 === 0) {
     samples.push({ cycle, memory: await memoryAfterGc() });

@@ -198,10 +198,3 @@ export function realisticSource(series: number, seed = 1): RealisticSource {
     shutdown: () => provider.shutdown(),
   };
 }
-
-/** Data points in one ResourceMetrics. */
-export function pointsIn(rm: ResourceMetrics): number {
-  let n = 0;
-  for (const sm of rm.scopeMetrics) for (const m of sm.metrics) n += m.dataPoints.length;
-  return n;
-}

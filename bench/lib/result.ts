@@ -16,6 +16,8 @@ export interface Target {
   threshold: string;
   /** null: not evaluated (skipped). */
   pass: boolean | null;
+  /** A correctness check, not a performance figure: failing it fails `npm run bench`. */
+  required?: boolean;
 }
 
 export interface SuiteResult {

@@ -1,5 +1,6 @@
 /** The real S3 server of this run, from S3_ENDPOINT / S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY. */
 import {
+  type _Object,
   CreateBucketCommand,
   DeleteBucketCommand,
   DeleteObjectCommand,
@@ -53,21 +54,31 @@ export async function benchBucket(client: S3Client, label: string): Promise<stri
  * would otherwise fill a small test server (the throwaway Ceph keeps objects in memory).
  */
 export async function removeBenchBucket(client: S3Client, bucket: string): Promise<void> {
+  const keys: string[] = [];
+  for await (const o of listObjects(client, bucket)) if (o.Key !== undefined) keys.push(o.Key);
+  // One DeleteObject per key (DeleteObjects needs a checksum some servers refuse), 16 at a time.
+  for (let i = 0; i < keys.length; i += 16) {
+    await Promise.all(
+      keys
+        .slice(i, i + 16)
+        .map((Key) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key }))),
+    );
+  }
+  await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+}
+
+/** Every object under `prefix`, page by page. */
+export async function* listObjects(
+  client: S3Client,
+  bucket: string,
+  prefix?: string,
+): AsyncGenerator<_Object> {
   let token: string | undefined;
   do {
     const page = await client.send(
-      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
     );
-    const keys = (page.Contents ?? []).flatMap((o) => (o.Key === undefined ? [] : [o.Key]));
-    // One DeleteObject per key (DeleteObjects needs a checksum some servers refuse), 16 at a time.
-    for (let i = 0; i < keys.length; i += 16) {
-      await Promise.all(
-        keys
-          .slice(i, i + 16)
-          .map((Key) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key }))),
-      );
-    }
+    yield* page.Contents ?? [];
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
-  await client.send(new DeleteBucketCommand({ Bucket: bucket }));
 }

@@ -7,17 +7,12 @@ import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 export interface StubPut {
   /** performance.now() when send() was called. */
   at: number;
-  bytes: number;
-  key: string;
   /** The body, when the stub was asked to keep bodies. */
   body?: Buffer;
 }
 
 export class StubS3 {
   readonly puts: StubPut[] = [];
-  /** Calls made while `forbidden` was set: the timed part must never reach S3. */
-  forbiddenCalls = 0;
-  forbidden = false;
   readonly #delayMillis: number;
   readonly #keepBodies: boolean;
 
@@ -33,17 +28,10 @@ export class StubS3 {
     } as unknown as S3Client;
   }
 
-  get storedBytes(): number {
-    return this.puts.reduce((n, p) => n + p.bytes, 0);
-  }
-
   async #send(command: PutObjectCommand, signal: AbortSignal | undefined): Promise<object> {
-    if (this.forbidden) this.forbiddenCalls++;
     const body = command.input.Body as Uint8Array;
     this.puts.push({
       at: performance.now(),
-      bytes: body.length,
-      key: command.input.Key ?? '',
       ...(this.#keepBodies ? { body: Buffer.from(body) } : {}),
     });
     if (this.#delayMillis > 0) {

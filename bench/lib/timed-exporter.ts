@@ -11,7 +11,7 @@ import type {
 } from '@opentelemetry/sdk-metrics';
 
 export interface StepLine {
-  step: 'export' | 'forceFlush' | 'shutdown';
+  step: 'forceFlush' | 'shutdown';
   event: 'start' | 'end';
   /** performance.now() of the child. */
   t: number;

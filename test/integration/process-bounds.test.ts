@@ -8,7 +8,6 @@ interface Checkpoint {
   checkpoint: string;
   heapUsed: number;
   external: number;
-  bufferedBytes: number;
 }
 
 interface Sample {

@@ -74,15 +74,7 @@ async function checkpoint(name: string): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve)); // finalizers free native memory
   gc();
   const m = process.memoryUsage();
-  const s = exporter.stats();
-  console.log(
-    JSON.stringify({
-      checkpoint: name,
-      heapUsed: m.heapUsed,
-      external: m.external,
-      bufferedBytes: s.bufferedBytes,
-    }),
-  );
+  console.log(JSON.stringify({ checkpoint: name, heapUsed: m.heapUsed, external: m.external }));
 }
 const duration = Number(env.DURATION_MILLIS ?? 15_000);
 setTimeout(() => checkpoint('middle'), duration / 2);
