@@ -259,18 +259,30 @@ function filePrefix(value: unknown): string {
   return value;
 }
 
+/** True for an absolute http:// or https:// URL: what an S3 endpoint must be. */
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** True for a non-empty bucket name without "/" or whitespace. */
+export function isBucketName(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !/[/\s]/.test(value);
+}
+
 function endpoint(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  const expected = 'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"';
-  if (typeof value !== 'string') throw new InvalidOptionError('endpoint', value, expected);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidOptionError('endpoint', value, expected);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InvalidOptionError('endpoint', value, expected);
+  if (!isHttpUrl(value)) {
+    throw new InvalidOptionError(
+      'endpoint',
+      value,
+      'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
+    );
   }
   return value;
 }
@@ -278,9 +290,7 @@ function endpoint(value: unknown): string | undefined {
 function bucket(value: unknown): string {
   const expected =
     'the name of an existing bucket (a non-empty string without "/" or spaces), in the options or OTEL_EXPORTER_S3_BUCKET';
-  if (typeof value !== 'string' || value === '' || /[/\s]/.test(value)) {
-    throw new InvalidOptionError('bucket', value, expected);
-  }
+  if (!isBucketName(value)) throw new InvalidOptionError('bucket', value, expected);
   return value;
 }
 
@@ -315,6 +325,7 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
     integer(name, options[name], fallback, min, MAX_TIMER_MILLIS, 'of milliseconds');
 
   const prefix = normalizePrefix(options.prefix);
+  const filePrefixValue = filePrefix(options.filePrefix);
   const maxBatchBytes = bytes('maxBatchBytes', DEFAULTS.maxBatchBytes, 1);
   const maxBufferedBytes = bytes('maxBufferedBytes', DEFAULTS.maxBufferedBytes, 1);
   if (maxBufferedBytes < maxBatchBytes) {
@@ -360,7 +371,7 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
   return {
     bucket: bucket(options.bucket),
     prefix,
-    filePrefix: filePrefix(options.filePrefix),
+    filePrefix: filePrefixValue,
     region: optionalString('region', options.region),
     endpoint: endpointUrl,
     forcePathStyle: bool('forcePathStyle', options.forcePathStyle, endpointUrl !== undefined),
@@ -413,7 +424,7 @@ export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig 
     spoolFileSystem: options.spoolFileSystem,
     keys: new KeyTemplate(options.keyTemplate, {
       prefix,
-      filePrefix: filePrefix(options.filePrefix),
+      filePrefix: filePrefixValue,
       timeZone: oneOf('partitionTimeZone', options.partitionTimeZone, TIME_ZONES, 'UTC'),
     }),
     partitionTime: oneOf('partitionTime', options.partitionTime, PARTITION_TIMES, 'upload'),

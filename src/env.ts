@@ -65,10 +65,9 @@ function parse(
     return Number(value);
   }
   if (kind === 'boolean') {
-    const lower = value.toLowerCase();
-    if (lower === 'true') return true;
-    if (lower === 'false') return false;
-    throw new InvalidOptionError(option, raw, 'true or false', variable);
+    const parsed = parseBooleanText(value);
+    if (parsed === undefined) throw new InvalidOptionError(option, raw, 'true or false', variable);
+    return parsed;
   }
   // Enumerations: OTel's values are case-insensitive (e.g. CUMULATIVE); ours are spelled as listed.
   const match = kind.find((k) => k.toLowerCase() === value.toLowerCase());
@@ -158,4 +157,10 @@ export function configure(
 
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** `true` or `false` in any case, around spaces; anything else is undefined. */
+export function parseBooleanText(text: string): boolean | undefined {
+  const t = text.trim().toLowerCase();
+  return t === 'true' ? true : t === 'false' ? false : undefined;
 }

@@ -25,6 +25,7 @@ import {
 } from './encoding/format.js';
 import { configure } from './env.js';
 import { Episodes, log, plural } from './log.js';
+import { describeError } from './s3-errors.js';
 import { PendingBatches, SealedBatch } from './sealed-batch.js';
 import { registerSelfMetrics } from './self-metrics.js';
 import { SpoolKeeper } from './spool/keeper.js';
@@ -32,7 +33,7 @@ import { Spool } from './spool/spool.js';
 import { type ExporterStats, emptySpoolStats, emptyStats, increment } from './stats.js';
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
-import { describeError } from './upload/errors.js';
+
 import { type RetryVerdict, Uploader } from './upload/uploader.js';
 
 type Lifecycle = 'running' | 'shutting-down' | 'shut-down';

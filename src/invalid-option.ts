@@ -5,12 +5,16 @@ export class InvalidOptionError extends TypeError {
   /** The environment variable the value came from, if it did. */
   readonly variable: string | undefined;
   readonly expected: string;
+  /** The message without the package name in front, for tools that print their own. */
+  readonly detail: string;
   constructor(option: string, value: unknown, expected: string, variable?: string) {
     const where =
       variable === undefined
         ? `option ${option}`
         : `environment variable ${variable} (option ${option})`;
-    super(`otel-s3-exporter: invalid ${where}: ${show(value)} (expected ${expected})`);
+    const detail = `invalid ${where}: ${show(value)} (expected ${expected})`;
+    super(`otel-s3-exporter: ${detail}`);
+    this.detail = detail;
     this.name = 'InvalidOptionError';
     this.option = option;
     this.value = value;

@@ -70,14 +70,19 @@ export function httpStatus(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-/** The first errno-style `code` on the error or its chain of causes (e.g. ECONNRESET). */
-export function errorCode(error: unknown): string | undefined {
+/** The error and its chain of causes, at most five deep. */
+export function* causes(error: unknown): Generator<S3ErrorShape> {
   let e: unknown = error;
   for (let depth = 0; depth < 5 && e !== undefined; depth++) {
     const s = errorShape(e);
-    if (typeof s.code === 'string') return s.code;
+    yield s;
     e = s.cause;
   }
+}
+
+/** The first errno-style `code` on the error or its chain of causes (e.g. ECONNRESET). */
+function errorCode(error: unknown): string | undefined {
+  for (const s of causes(error)) if (typeof s.code === 'string') return s.code;
   return undefined;
 }
 

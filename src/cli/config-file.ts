@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { MAX_READ_CONCURRENCY } from '../reader/read-options.js';
 import { UsageError } from './exit-codes.js';
 
 /** The file the CLI reads defaults from, in the current directory. */
@@ -78,7 +79,7 @@ export function loadConfigFile(path: string, required: boolean): ConfigFile | un
   if (raw.concurrency !== undefined) {
     if (typeof raw.concurrency !== 'number') {
       throw new UsageError(
-        `${path}: "concurrency" must be an integer from 1 to 64, not ${JSON.stringify(raw.concurrency)}`,
+        `${path}: "concurrency" must be an integer from 1 to ${MAX_READ_CONCURRENCY}, not ${JSON.stringify(raw.concurrency)}`,
       );
     }
     config.concurrency = raw.concurrency;

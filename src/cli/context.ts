@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { ListMetricObjectsOptions } from '../reader/read-options.js';
+import { plural } from './format.js';
 import type { LineWriter } from './output.js';
 import type { Settings } from './settings.js';
 
@@ -53,7 +54,7 @@ export function skippedKeysNote(
   where: string,
 ): string {
   const n = stats.keysSkipped;
-  const keys = `${n.toLocaleString('en-US')} ${n === 1 ? 'key' : 'keys'}`;
+  const keys = plural(n, 'key');
   const hint =
     stats.otherPrefixes.length === 0
       ? ''

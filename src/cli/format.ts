@@ -76,11 +76,8 @@ export class TableWriter {
 
   async #writeBlock(): Promise<void> {
     if (this.#block.length === 0) return;
-    this.#widths = columnWidths(
-      this.#headerWritten ? this.#block : [this.#header, ...this.#block],
-      this.#widths,
-    );
     const rows = this.#headerWritten ? this.#block : [this.#header, ...this.#block];
+    this.#widths = columnWidths(rows, this.#widths);
     this.#headerWritten = true;
     this.#block = [];
     for (const row of rows) await this.#out.line(alignRow(row, this.#widths, this.#rightAligned));

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { InvalidOptionError } from '../config.js';
-import { describeError, ReadAccessError } from '../reader/errors.js';
+import { ReadAccessError } from '../reader/errors.js';
+import { describeError } from '../s3-errors.js';
 import { cat } from './commands/cat.js';
 import { ls } from './commands/ls.js';
 import { POINT_FORMATS, type PointFormat, points } from './commands/points.js';
@@ -201,7 +202,7 @@ async function execute(
     }
     if (out.closed && out.failure === undefined) return EXIT.ok;
     if (error instanceof UsageError || error instanceof InvalidOptionError) {
-      note(io, error.message.replace(/^otel-s3-exporter: /, ''));
+      note(io, error instanceof InvalidOptionError ? error.detail : error.message);
       return EXIT.usage;
     }
     if (error instanceof ReadAccessError) {

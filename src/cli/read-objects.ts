@@ -1,4 +1,4 @@
-import { describeError } from '../reader/errors.js';
+import { ObjectDecodeError } from '../reader/decode-object.js';
 import {
   listMetricObjects,
   type MetricObject,
@@ -6,6 +6,7 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../reader/read-metrics.js';
+import { describeError } from '../s3-errors.js';
 import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
@@ -66,11 +67,13 @@ export async function readObjects(
 }
 
 /** `cannot read KEY (decompress): invalid zstd data: ...` */
-export function describeUnreadable(problem: UnreadableObject): string {
-  const message = problem.stage === 'fetch' ? describeError(problem.error) : problem.error.message;
-  // Decode errors already start with the key.
-  const detail = message.startsWith(`${problem.key}: `)
-    ? message.slice(problem.key.length + 2)
-    : message;
+function describeUnreadable(problem: UnreadableObject): string {
+  const error = problem.error;
+  const detail =
+    problem.stage === 'fetch'
+      ? describeError(error)
+      : error instanceof ObjectDecodeError
+        ? error.detail
+        : error.message;
   return `cannot read ${problem.key} (${problem.stage}): ${detail}`;
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { InvalidOptionError, normalizePrefix } from '../config.js';
+import { InvalidOptionError, isBucketName, isHttpUrl, normalizePrefix } from '../config.js';
+import { parseBooleanText } from '../env.js';
 import { DEFAULT_READ_CONCURRENCY, MAX_READ_CONCURRENCY } from '../reader/read-options.js';
 import { CONFIG_FILE_NAME, type ConfigFile, loadConfigFile } from './config-file.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from './duration.js';
@@ -93,7 +94,7 @@ export function resolveSettings(
       prefix = normalizePrefix(prefixPick.value, prefixPick.origin);
     } catch (error) {
       if (error instanceof InvalidOptionError) {
-        throw new UsageError(error.message.replace(/^otel-s3-exporter: /, ''));
+        throw new UsageError(error.detail);
       }
       throw error;
     }
@@ -142,13 +143,12 @@ function resolveSource(
   if (kind === 'dir') {
     const dir = flags.dir !== undefined ? resolve(cwd, flags.dir) : (config?.dir as string);
     origins.dir = flags.dir !== undefined ? '--dir' : `${config?.path} "dir"`;
-    if (dir.trim() === '') throw new UsageError('invalid --dir "": expected a directory path');
     return { kind: 'dir', dir };
   }
 
   const bucket = pick('bucket') as Picked<string>;
   origins.bucket = bucket.origin;
-  if (/[/\s]/.test(bucket.value)) {
+  if (!isBucketName(bucket.value)) {
     throw new UsageError(
       `invalid ${bucket.origin} ${JSON.stringify(bucket.value)}: expected a bucket name without "/" or spaces`,
     );
@@ -171,7 +171,7 @@ function resolveSource(
   }
   const pathStyle = pick('forcePathStyle');
   if (pathStyle !== undefined) {
-    const value = parseBoolean(pathStyle.value);
+    const value = parseBooleanText(pathStyle.value);
     if (value === undefined) {
       throw new UsageError(
         `invalid ${pathStyle.origin} ${JSON.stringify(pathStyle.value)}: expected true or false`,
@@ -229,21 +229,6 @@ function concurrencyOf(flags: GlobalFlags, config: ConfigFile | undefined): numb
     );
   }
   return n;
-}
-
-/** `true` or `false`, any case: what the exporter accepts from the same variable. */
-function parseBoolean(text: string): boolean | undefined {
-  const t = text.trim().toLowerCase();
-  return t === 'true' ? true : t === 'false' ? false : undefined;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

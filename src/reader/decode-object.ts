@@ -35,9 +35,12 @@ export function decompress(bytes: Uint8Array, compression: ObjectEncoding['compr
 export class ObjectDecodeError extends Error {
   readonly key: string;
   readonly stage: 'decompress' | 'decode';
+  /** What is wrong, without the key in front. */
+  readonly detail: string;
   constructor(key: string, stage: 'decompress' | 'decode', message: string, cause?: unknown) {
     super(`${key}: ${message}`, { cause });
     this.name = 'ObjectDecodeError';
+    this.detail = message;
     this.key = key;
     this.stage = stage;
   }

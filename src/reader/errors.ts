@@ -1,7 +1,5 @@
 import { type AccessFaultReason, accessFault, describeError } from '../s3-errors.js';
 
-export { describeError };
-
 /** Why reading cannot go on at all: something only the person running it can fix. */
 export type AccessProblem = AccessFaultReason | 'no-such-directory';
 

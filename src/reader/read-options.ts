@@ -1,4 +1,4 @@
-import { InvalidOptionError, normalizePrefix } from '../config.js';
+import { InvalidOptionError, isBucketName, isHttpUrl, normalizePrefix } from '../config.js';
 import { dirSource } from './dir-source.js';
 import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
 import type { ObjectSource } from './source.js';
@@ -51,11 +51,7 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
     );
   }
   if (options.bucket !== undefined) {
-    if (
-      typeof options.bucket !== 'string' ||
-      options.bucket === '' ||
-      /[/\s]/.test(options.bucket)
-    ) {
+    if (!isBucketName(options.bucket)) {
       throw new InvalidOptionError('bucket', options.bucket, 'a bucket name without "/" or spaces');
     }
     endpoint(options.endpoint);
@@ -114,15 +110,11 @@ function time(option: string, value: unknown): Date | undefined {
 }
 
 function endpoint(value: unknown): void {
-  if (value === undefined) return;
-  const expected = 'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"';
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new InvalidOptionError('endpoint', value, expected);
+  if (value !== undefined && !isHttpUrl(value)) {
+    throw new InvalidOptionError(
+      'endpoint',
+      value,
+      'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
+    );
   }
 }

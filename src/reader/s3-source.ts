@@ -6,7 +6,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import type { ChecksumMode } from '../config.js';
-import { asAccessError, describeError } from './errors.js';
+import { describeError } from '../s3-errors.js';
+import { asAccessError } from './errors.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
 /** How to reach S3; the same options, with the same defaults, as the exporter's. */

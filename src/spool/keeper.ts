@@ -1,8 +1,8 @@
 import { settleWithin } from '../deadline.js';
 import { type Episodes, log, plural } from '../log.js';
+import { describeError } from '../s3-errors.js';
 import { type PendingBatches, SealedBatch } from '../sealed-batch.js';
 import { increment, type SpoolStats } from '../stats.js';
-import { describeError } from '../upload/errors.js';
 import { spoolFileBytes } from './file-format.js';
 import { type Spool, type SpoolEntry, SpoolWriteError } from './spool.js';
 

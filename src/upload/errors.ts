@@ -1,13 +1,11 @@
 import {
   type AccessFaultReason,
   accessFault,
-  describeError,
+  causes,
   errorShape,
   httpStatus,
 } from '../s3-errors.js';
 import { parseRetryAfter } from './backoff.js';
-
-export { describeError };
 
 /**
  * What to do after a failed PutObject. One place decides retryability:
@@ -69,11 +67,9 @@ const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
 };
 
 function networkCode(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e !== undefined && depth < 5; depth++) {
-    const s = errorShape(e);
+  for (const s of causes(error)) {
     if (typeof s.code === 'string' && NETWORK_CODES.has(s.code)) return s.code;
     if (typeof s.message === 'string' && /socket hang up/i.test(s.message)) return 'ECONNRESET';
-    e = s.cause;
   }
   return undefined;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { classifyUploadError, describeError } from '../../src/upload/errors.js';
+import { describeError } from '../../src/s3-errors.js';
+import { classifyUploadError } from '../../src/upload/errors.js';
 
 /** An error shaped like an AWS SDK v3 S3ServiceException. */
 function s3Error(

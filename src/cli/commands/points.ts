@@ -37,7 +37,7 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
 }
 
 /** Exact names, or patterns with `*`. */
-export function metricFilter(patterns: string[]): (metric: string) => boolean {
+function metricFilter(patterns: string[]): (metric: string) => boolean {
   if (patterns.length === 0) return () => true;
   const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`));
   return (metric) => regexes.some((r) => r.test(metric));

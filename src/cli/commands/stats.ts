@@ -3,6 +3,21 @@ import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatBytes, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
 
+/**
+ * A resource's identity for series counting: rows of one resourceMetrics share one resource
+ * object, so it is spelled once, not once per data point. (JSON never holds a raw U+0000, so the
+ * separator keeps resource and attributes apart.)
+ */
+const resourceKeys = new WeakMap<object, string>();
+function resourceKey(resource: object): string {
+  let key = resourceKeys.get(resource);
+  if (key === undefined) {
+    key = JSON.stringify(resource);
+    resourceKeys.set(resource, key);
+  }
+  return key;
+}
+
 export interface StatsOptions {
   format: 'text' | 'json';
 }
@@ -56,7 +71,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
         metrics.set(row.metric, tally);
       }
       tally.points++;
-      tally.series.add(JSON.stringify([row.resource, row.attributes]));
+      tally.series.add(`${resourceKey(row.resource)}\u0000${JSON.stringify(row.attributes)}`);
     }
   });
   const sorted = [...metrics].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -86,7 +101,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
   return code;
 }
 
-export function statsText(r: StatsReport, range: string): string[] {
+function statsText(r: StatsReport, range: string): string[] {
   const encodings = Object.entries(r.encodings)
     .map(([encoding, n]) => `${encoding}: ${formatInteger(n)}`)
     .join(', ');
