@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { type MetricObject, readMetrics } from '../../src/index.js';
-import { type CliRun, runCliChild } from '../support/cli-child.js';
+import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
 import {
@@ -19,8 +19,6 @@ import {
 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`otel-s3 CLI tests skipped: ${skipReason}`);
-
-const lines = (text: string) => text.split('\n').filter((l) => l !== '');
 
 describeS3('the otel-s3 CLI against a real S3 server', () => {
   let client: S3Client;

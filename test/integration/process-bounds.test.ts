@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnTs } from '../support/child.js';
+import { childConnectionEnv } from '../support/children/connection.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { describeS3, freshBucket, s3Server, testClient } from '../support/s3.js';
 
@@ -36,12 +37,7 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
     client?.destroy();
   });
 
-  const childEnv = () => ({
-    S3_ENDPOINT: proxy.endpoint,
-    S3_BUCKET: bucket,
-    S3_ACCESS_KEY_ID: s3Server?.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3Server?.secretAccessKey,
-  });
+  const childEnv = () => childConnectionEnv(proxy.endpoint, bucket, s3Server);
 
   test('meterProvider.shutdown() with no timeout settles within 2 x flushTimeoutMillis + 1 s, then the process exits on its own', async () => {
     const flushTimeoutMillis = 1_500;

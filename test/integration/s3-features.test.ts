@@ -114,13 +114,13 @@ describeS3('S3 features against the real server', () => {
 
   test('conditional writes are on by default; a server that answers 501 to them gets plain PUTs and loses nothing', async () => {
     const on = await uploadOne('conditional-on', {});
-    expect(on.put.headers['if-none-match']).toBe('*');
+    expect(on.put.ifNoneMatch).toBe('*');
 
     await proxy.set({ kind: 'reject-conditional' });
     try {
       const { key } = await uploadOne('conditional-unsupported', {});
       const puts = proxy.putAttempts(key);
-      expect(puts.map((p) => [p.headers['if-none-match'] ?? 'none', p.outcome])).toEqual([
+      expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
         ['*', 'status 501'],
         ['none', 'upstream 200'],
       ]);

@@ -5,6 +5,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows, type ExporterStats } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
+import { childConnectionEnv } from '../support/children/connection.js';
 import { type Fault, FaultProxy } from '../support/fault-proxy.js';
 import {
   decodeStored,
@@ -32,12 +33,6 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  const credentials = () => ({
-    S3_ACCESS_KEY_ID: s3Server?.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3Server?.secretAccessKey,
-    S3_BUCKET: bucket,
-  });
-
   const cases: { name: string; fault: Fault }[] = [
     { name: 'S3 black-holed', fault: { kind: 'blackhole' } },
     // The writes land but their answers do not come back before the kill: replays must not duplicate.
@@ -51,8 +46,7 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
       const prefix = `crash/${fault.kind}-${Date.now()}`;
       await proxy.set(fault);
       const writer = spawnTs('test/support/children/spool-writer.ts', {
-        ...credentials(),
-        S3_ENDPOINT: proxy.endpoint,
+        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
         S3_PREFIX: prefix,
         SPOOL_DIR: dir,
         COLLECTIONS: '30',
@@ -73,8 +67,7 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
 
       await proxy.set({ kind: 'pass' });
       const replay = spawnTs('test/support/children/spool-replay.ts', {
-        ...credentials(),
-        S3_ENDPOINT: s3Server?.endpoint,
+        ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
         S3_PREFIX: prefix,
         SPOOL_DIR: dir,
       });

@@ -51,3 +51,6 @@ export function runCliChild(
     });
   });
 }
+
+/** The non-empty lines of a command's output. */
+export const lines = (text: string) => text.split('\n').filter((l) => l !== '');

@@ -55,6 +55,7 @@ export class FakeS3 {
   /** Lets the pending GetObject of `key` (or the oldest) answer. */
   release(key?: string): void {
     const index = key === undefined ? 0 : this.pending.findIndex((p) => p.key === key);
+    if (index < 0) throw new Error(`no pending GET of ${key}`);
     const [get] = this.pending.splice(index, 1);
     get?.release();
   }

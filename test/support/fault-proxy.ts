@@ -167,10 +167,11 @@ export class FaultProxy {
 
   #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const set = this.#fault;
+    const ifNoneMatch = req.headers['if-none-match'];
     const fault: Fault =
       set.kind !== 'reject-conditional'
         ? set
-        : req.headers['if-none-match'] === undefined
+        : ifNoneMatch === undefined
           ? { kind: 'pass' }
           : { kind: 'status', status: 501, code: 'NotImplemented' };
     const attempt: ProxyAttempt = {
@@ -182,7 +183,6 @@ export class FaultProxy {
       bytesIn: 0,
       headers: req.headers,
     };
-    const ifNoneMatch = req.headers['if-none-match'];
     if (ifNoneMatch !== undefined) attempt.ifNoneMatch = ifNoneMatch;
     this.attempts.push(attempt);
 

@@ -10,8 +10,7 @@ import type { Compression, Format, PointRow } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 
-export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
-export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
+export { COMPRESSIONS, FORMATS } from '../../src/config.js';
 export const EXTENSION = {
   'otlp-json': '.json',
   'otlp-proto': '.binpb',

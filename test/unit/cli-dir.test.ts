@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -8,6 +8,7 @@ import type { StatsReport } from '../../src/cli/commands/stats.js';
 import { runCli } from '../../src/cli/main.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { decodeObject } from '../../src/index.js';
+import { lines } from '../support/cli-child.js';
 import {
   COMPRESSIONS,
   EXTENSION,
@@ -62,7 +63,6 @@ async function run(args: string[], options: RunOptions = {}): Promise<Run> {
   return { code, stdout: out, stderr: err };
 }
 
-const lines = (text: string) => text.split('\n').filter((l) => l !== '');
 const T0 = new Date('2026-11-30T04:00:00.000Z');
 
 let root: string;
@@ -70,6 +70,8 @@ let mirror: string;
 let rm1: ResourceMetrics;
 /** Keys of the six objects (both formats, all compressions), 10 s apart from T0, in order. */
 const keys: string[] = [];
+/** Their sizes on disk, in the same order. */
+const sizes: number[] = [];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
@@ -79,8 +81,10 @@ beforeAll(async () => {
     for (const compression of COMPRESSIONS) {
       const time = new Date(T0.getTime() + keys.length * 10_000);
       const key = keyAt('prod', time, EXTENSION[format] + EXTENSION[compression]);
-      await writeAtKey(mirror, key, encodeObject(rm1, format, compression));
+      const body = encodeObject(rm1, format, compression);
+      await writeAtKey(mirror, key, body);
       keys.push(key);
+      sizes.push(body.length);
     }
   }
 });
@@ -190,7 +194,6 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
   test('ls: time, exact size and key per object, in time order; totals on stderr', async () => {
     const { code, stdout, stderr } = await run(['ls', '--dir', 'mirror', '--prefix', 'prod']);
     expect(code).toBe(0);
-    const sizes = await Promise.all(keys.map(async (k) => (await stat(join(mirror, k))).size));
     expect(lines(stdout)).toEqual(
       keys.map(
         (k, i) =>
@@ -240,7 +243,6 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     ]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout) as StatsReport;
-    const sizes = await Promise.all(keys.map(async (k) => (await stat(join(mirror, k))).size));
     const bytes = sizes.reduce((a, b) => a + b, 0);
     // Uncompressed sizes are those of the two objects stored without compression, thrice each.
     const rawBytes = 3 * ((sizes[2] ?? 0) + (sizes[5] ?? 0));

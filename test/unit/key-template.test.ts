@@ -8,7 +8,7 @@ import {
   sanitizeKeySegment,
 } from '../../src/upload/key-template.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { syntheticMetrics } from '../support/service.js';
+import { exportSynthetic, syntheticMetrics } from '../support/service.js';
 
 const at = new Date(Date.UTC(2026, 2, 4, 5, 6, 7));
 const template = (text: string, prefix = 'pre/fix') =>
@@ -183,7 +183,7 @@ describe('the exporter with a key template', () => {
       partitionTime: 'data',
     });
     // syntheticMetrics() points end at 1_796_000_000 s = 2026-11-30T00:53:20Z.
-    await exportOne(exporter, syntheticMetrics(3, 1));
+    await exportSynthetic(exporter, 3, 1);
     await exporter.forceFlush();
     await exporter.shutdown();
     expect([...s3.stored.keys()][0]).toMatch(/^year=2026\/month=11\/day=30\/hour=00\/minute=53\//);

@@ -27,6 +27,7 @@ import {
   sampleMetrics,
   writeAtKey,
 } from '../support/reader-fixtures.js';
+import { waitFor } from '../support/wait.js';
 
 const T0 = new Date('2026-03-04T05:06:07.000Z');
 const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
@@ -210,7 +211,7 @@ describe('readMetrics listing S3', () => {
     });
     const iterator = stream[Symbol.asyncIterator]();
     const first = iterator.next();
-    await waitFor(() => s3.pending.length === 3);
+    await waitFor(() => s3.pending.length === 3, 2_000, '3 pending GETs', 2);
     s3.release();
     await first;
     // The consumer holds object 1 and has not asked for more: it and 2 downloads, 3 in all.
@@ -218,7 +219,12 @@ describe('readMetrics listing S3', () => {
     expect(s3.getCalls).toHaveLength(3);
     for (;;) {
       const next = iterator.next();
-      await waitFor(() => s3.pending.length > 0 || s3.getCalls.length === 10);
+      await waitFor(
+        () => s3.pending.length > 0 || s3.getCalls.length === 10,
+        2_000,
+        'a pending GET or all 10 done',
+        2,
+      );
       while (s3.pending.length > 0) s3.release();
       if ((await next).done) break;
     }
@@ -231,7 +237,7 @@ describe('readMetrics listing S3', () => {
     s3.manual = true;
     const keys = [...s3.objects.keys()].sort();
     const reading = collect(readMetrics({ bucket: 'b', prefix: 'p', s3Client: s3.asClient() }));
-    await waitFor(() => s3.pending.length === 5);
+    await waitFor(() => s3.pending.length === 5, 2_000, '5 pending GETs', 2);
     for (const key of [...keys].reverse()) s3.release(key);
     expect((await reading).map((o: MetricObject) => o.key)).toEqual(keys);
   });
@@ -243,7 +249,7 @@ describe('readMetrics listing S3', () => {
     const reading = collect(
       readMetrics({ bucket: 'b', prefix: 'p', signal: controller.signal, s3Client: s3.asClient() }),
     );
-    await waitFor(() => s3.pending.length === 6);
+    await waitFor(() => s3.pending.length === 6, 2_000, '6 pending GETs', 2);
     const signals = s3.pending.map((p) => p.signal);
     controller.abort(new Error('stop now'));
     await expect(reading).rejects.toThrow('stop now');
@@ -262,7 +268,7 @@ describe('readMetrics listing S3', () => {
         break;
       }
     })();
-    await waitFor(() => s3.pending.length === 6);
+    await waitFor(() => s3.pending.length === 6, 2_000, '6 pending GETs', 2);
     const rest = s3.pending.slice(1).map((p) => p.signal);
     s3.release();
     await reading;
@@ -338,11 +344,3 @@ describe('options', () => {
     expect(() => stream[Symbol.asyncIterator]()).toThrow(/only once/);
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMillis = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMillis;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}

@@ -1,3 +1,17 @@
+/** What the parent passes for childConnection(): one place for the variable names on both sides. */
+export function childConnectionEnv(
+  endpoint: string | undefined,
+  bucket: string,
+  server: { accessKeyId: string; secretAccessKey: string } | undefined,
+): Record<string, string | undefined> {
+  return {
+    S3_ENDPOINT: endpoint,
+    S3_BUCKET: bucket,
+    S3_ACCESS_KEY_ID: server?.accessKeyId,
+    S3_SECRET_ACCESS_KEY: server?.secretAccessKey,
+  };
+}
+
 /** The S3 connection a child process gets from its parent test, through the environment. */
 export function childConnection(): {
   bucket: string;
