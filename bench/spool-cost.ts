@@ -8,30 +8,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3MetricExporter } from '../src/index.js';
 import { syntheticMetrics } from '../test/support/service.js';
+import { exportOnce } from './lib/export-once.js';
+import { benchBucket, benchClient, removeBenchBucket, s3Env } from './lib/s3-env.js';
+import { median } from './lib/stats.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-const env = process.env;
-if (!env.S3_ENDPOINT || !env.S3_ACCESS_KEY_ID || !env.S3_SECRET_ACCESS_KEY) {
-  console.error('set S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (a real S3 server)');
-  process.exit(2);
-}
-const credentials = {
-  accessKeyId: env.S3_ACCESS_KEY_ID,
-  secretAccessKey: env.S3_SECRET_ACCESS_KEY,
-};
+const s3 =
+  s3Env() ??
+  (() => {
+    console.error('set S3_ENDPOINT, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (a real S3 server)');
+    return process.exit(2);
+  })();
 const batches = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 3);
-const bucket = `bench-spool-${Date.now()}`;
-const client = new S3Client({
-  endpoint: env.S3_ENDPOINT,
-  region: 'us-east-1',
-  forcePathStyle: true,
-  credentials,
-});
-await client.send(new CreateBucketCommand({ Bucket: bucket }));
+const client = benchClient(s3);
+const bucket = await benchBucket(client, 'spool');
 
 // ~1000 points per export, each export sealed into a batch of its own (one export per batch).
 const metrics = Array.from({ length: batches }, (_, i) => syntheticMetrics(1_000, i));
@@ -44,15 +37,16 @@ async function run(
   const exporter = new S3MetricExporter({
     bucket,
     prefix: `r${round}-${spool ? 'spool' : 'memory'}`,
-    endpoint: env.S3_ENDPOINT,
-    credentials,
+    endpoint: s3.endpoint,
+    region: s3.region,
+    credentials: s3.credentials,
     maxBatchBytes: 64 * 1024,
     maxBufferedBytes: 512 * 1024 * 1024,
     flushTimeoutMillis: 120_000,
     ...(spoolDir === undefined ? {} : { spoolDir }),
   });
   const started = performance.now();
-  for (const rm of metrics) await new Promise((resolve) => exporter.export(rm, resolve));
+  for (const rm of metrics) await exportOnce(exporter, rm);
   await exporter.forceFlush();
   const seconds = (performance.now() - started) / 1000;
   const stats = exporter.stats();
@@ -63,7 +57,6 @@ async function run(
   return { seconds, rawBytes: stats.rawBytesUploaded, storedBytes: stats.bytesUploaded };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const results = { memory: [] as number[], spool: [] as number[] };
 let raw = 0;
 let batchCount = 0;
@@ -89,4 +82,5 @@ console.log(
 console.log(
   `spool throughput = ${((memory / spooled) * 100).toFixed(0)}% of memory-only (${batchCount} batches of ~${(raw / batchCount / 1024).toFixed(0)} KiB raw)`,
 );
+await removeBenchBucket(client, bucket);
 client.destroy();
