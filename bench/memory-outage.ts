@@ -9,14 +9,13 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../src/index.js';
 import { startBlackhole } from './lib/blackhole.js';
-import { fmtMiB, fmtMs } from './lib/format.js';
+import { fmtMiB, fmtMs, MiB } from './lib/format.js';
 import { sleep } from './lib/loop-delay.js';
-import { type MemorySample, memoryAfterGc, memoryNow } from './lib/memory.js';
+import { MEMORY_FIELDS, type MemorySample, memoryAfterGc, memoryNow } from './lib/memory.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 
 const args = parseArgs(process.argv.slice(2));
-const MiB = 1024 * 1024;
 const MAX_BUFFERED_BYTES = 32 * MiB;
 const HEADROOM = 64 * 1e6; // "64 MB"
 const DURATION_MILLIS = args.quick ? 6_000 : 15_000;
@@ -82,12 +81,7 @@ const table: Table = {
     'peak during the outage',
     'after GC at the end',
   ],
-  rows: (['rss', 'heapUsed', 'external', 'arrayBuffers'] as const).map((f) => [
-    f,
-    fmtMiB(baseline[f]),
-    fmtMiB(peak(f)),
-    fmtMiB(settled[f]),
-  ]),
+  rows: MEMORY_FIELDS.map((f) => [f, fmtMiB(baseline[f]), fmtMiB(peak(f)), fmtMiB(settled[f])]),
 };
 const targets: Target[] = [
   {

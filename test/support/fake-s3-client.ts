@@ -4,11 +4,7 @@ import {
   type ListObjectsV2CommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-
-/** An S3 error as the SDK throws it: a name and an HTTP status. */
-export function s3Error(name: string, status: number): Error {
-  return Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
-}
+import { s3Error } from './s3-error.js';
 
 interface PendingGet {
   key: string;

@@ -1,21 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { describeError } from '../../src/s3-errors.js';
 import { classifyUploadError } from '../../src/upload/errors.js';
-
-/** An error shaped like an AWS SDK v3 S3ServiceException. */
-function s3Error(
-  name: string,
-  status: number,
-  message = `${name} message`,
-  headers: Record<string, string> = {},
-): Error {
-  return Object.assign(new Error(message), {
-    name,
-    $fault: status >= 500 ? 'server' : 'client',
-    $metadata: { httpStatusCode: status, requestId: 'REQ1', attempts: 1, totalRetryDelay: 0 },
-    $response: { statusCode: status, headers },
-  });
-}
+import { s3Error } from '../support/s3-error.js';
 
 /** A Node.js system error such as http.request emits. */
 function nodeError(code: string, message = `connect ${code} 127.0.0.1:9000`): Error {

@@ -15,7 +15,7 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../../src/index.js';
-import { FakeS3, s3Error } from '../support/fake-s3-client.js';
+import { FakeS3 } from '../support/fake-s3-client.js';
 import {
   COMPRESSIONS,
   EXTENSION,
@@ -27,6 +27,7 @@ import {
   sampleMetrics,
   writeAtKey,
 } from '../support/reader-fixtures.js';
+import { s3Error } from '../support/s3-error.js';
 import { waitFor } from '../support/wait.js';
 
 const T0 = new Date('2026-03-04T05:06:07.000Z');
