@@ -12,6 +12,7 @@ import {
   connection,
   describeS3,
   freshBucket,
+  s3Environment,
   s3Server,
   skipReason,
   testClient,
@@ -108,12 +109,9 @@ describeS3('stored objects and CLI output work with standard tools', () => {
   });
 
   test('DuckDB queries `otel-s3 points` as CSV and as JSON lines: the sum of a counter per attribute', async () => {
-    const s = s3Server as NonNullable<typeof s3Server>;
     const env = {
-      AWS_ACCESS_KEY_ID: s.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
-      OTEL_EXPORTER_S3_ENDPOINT: s.endpoint,
-      OTEL_EXPORTER_S3_REGION: s.region,
+      ...s3Environment(),
+      OTEL_EXPORTER_S3_REGION: (s3Server as NonNullable<typeof s3Server>).region,
     };
     const args = ['points', '--bucket', bucket, '--prefix', 'interop', '--since', '1h'];
     const [csv, jsonl] = await Promise.all([

@@ -13,6 +13,7 @@ import {
   connection,
   describeS3,
   freshBucket,
+  s3Environment,
   s3Server,
   skipReason,
   testClient,
@@ -39,12 +40,9 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
     exported = await exportEveryCombination(bucket, 'cli');
     objects = [];
     for await (const o of readMetrics({ bucket, prefix: 'cli', ...connection() })) objects.push(o);
-    const s = s3Server as NonNullable<typeof s3Server>;
     env = {
-      AWS_ACCESS_KEY_ID: s.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
-      AWS_REGION: s.region,
-      OTEL_EXPORTER_S3_ENDPOINT: s.endpoint,
+      ...s3Environment(),
+      AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
       OTEL_EXPORTER_S3_BUCKET: bucket,
       OTEL_EXPORTER_S3_PREFIX: 'cli',
     };

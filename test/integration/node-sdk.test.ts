@@ -8,6 +8,7 @@ import {
   describeS3,
   freshBucket,
   listAndFetch,
+  s3Environment,
   s3Server,
   testClient,
 } from '../support/s3.js';
@@ -27,16 +28,14 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
   });
 
   const env = (endpoint: string, prefix: string) => ({
+    ...s3Environment(endpoint),
     OTEL_SERVICE_NAME: 'orders',
     OTEL_EXPORTER_S3_BUCKET: bucket,
     OTEL_EXPORTER_S3_PREFIX: prefix,
-    OTEL_EXPORTER_S3_ENDPOINT: endpoint,
     OTEL_EXPORTER_S3_FLUSH_TIMEOUT: '1500',
     OTEL_EXPORTER_S3_TIMEOUT: '60000',
     OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100',
     OTEL_METRIC_EXPORT_INTERVAL: '200',
-    AWS_ACCESS_KEY_ID: s3Server?.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: s3Server?.secretAccessKey,
     AWS_REGION: s3Server?.region,
   });
 

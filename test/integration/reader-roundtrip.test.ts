@@ -11,7 +11,13 @@ import {
   type UnreadableObject,
 } from '../../src/index.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
-import { EXTENSION, instrumentValues, keyAt, recordedValues } from '../support/reader-fixtures.js';
+import {
+  collect,
+  EXTENSION,
+  instrumentValues,
+  keyAt,
+  recordedValues,
+} from '../support/reader-fixtures.js';
 import {
   connection,
   describeS3,
@@ -22,12 +28,6 @@ import {
 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`reader round-trip tests skipped: ${skipReason}`);
-
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
 
 /** Records the input of every command `client` sends, by command name. */
 function recordCommands(client: S3Client): { name: string; input: Record<string, unknown> }[] {

@@ -216,3 +216,10 @@ export function pointRowOf(record: PointRecord): PointRow {
     ...buckets,
   };
 }
+
+/** Every item of a stream, in order (Array.fromAsync arrived after Node 20). */
+export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of stream) out.push(item);
+  return out;
+}

@@ -25,6 +25,19 @@ function server(): S3ServerInfo {
   return s3Server;
 }
 
+/**
+ * The environment a user sets to reach this server: AWS credentials and the exporter's (and
+ * CLI's) endpoint variable. Callers add the region their test is about.
+ */
+export function s3Environment(endpoint = server().endpoint): Record<string, string> {
+  const s = server();
+  return {
+    AWS_ACCESS_KEY_ID: s.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
+    OTEL_EXPORTER_S3_ENDPOINT: endpoint,
+  };
+}
+
 /** A plain S3 client for reading back and setting up, independent of the exporter's. */
 export function testClient(): S3Client {
   const s = server();

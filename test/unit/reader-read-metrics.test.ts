@@ -18,6 +18,7 @@ import {
 import { FakeS3 } from '../support/fake-s3-client.js';
 import {
   COMPRESSIONS,
+  collect,
   EXTENSION,
   encodeObject,
   FORMATS,
@@ -32,12 +33,6 @@ import { waitFor } from '../support/wait.js';
 
 const T0 = new Date('2026-03-04T05:06:07.000Z');
 const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
-
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of stream) out.push(item);
-  return out;
-}
 
 let rm1: ResourceMetrics;
 let dir: string;
