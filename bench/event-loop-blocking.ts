@@ -19,6 +19,7 @@ import { recordFormat } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
 import { createClient } from '../src/upload/client.js';
+import { busyStretches, type Profile, type Stretch } from './lib/busy-stretches.js';
 import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
 import { startProfiling } from './lib/inspector-profile.js';
@@ -40,7 +41,6 @@ import {
 } from './lib/s3-env.js';
 import { collectGarbage, median, summarize } from './lib/stats.js';
 import { StubS3 } from './lib/stub-s3.js';
-import { busyStretches, type Profile, type Stretch } from './profile-stalls.js';
 
 const args = parseArgs(process.argv.slice(2));
 const ROUNDS = args.quick ? 3 : 9;

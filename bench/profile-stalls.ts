@@ -6,102 +6,20 @@
  *   npx tsx bench/profile-stalls.ts FILE.cpuprofile [stretches=5] [minMillis=3]
  */
 import { readFileSync } from 'node:fs';
+import { busyStretches, type Profile } from './lib/busy-stretches.js';
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
+const [file, count = '5', min = '3'] = process.argv.slice(2);
+if (file === undefined) {
+  console.error('usage: npx tsx bench/profile-stalls.ts FILE.cpuprofile [stretches] [minMillis]');
+  process.exit(2);
 }
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-export interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-const IDLE = new Set(['(idle)', '(program)']);
-
-function frameName(f: CallFrame): string {
-  const file = f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '');
-  const short = file.includes('/src/') ? file.slice(file.lastIndexOf('/src/') + 1) : file;
-  return `${f.functionName || '(anonymous)'} ${short}${f.url ? `:${f.lineNumber + 1}` : ''}`;
-}
-
-export interface Stretch {
-  millis: number;
-  /** Self time per function, descending. */
-  self: [string, number][];
-  /** Time per frame of src/ or node_modules/ on the stack (inclusive), descending. */
-  inclusive: [string, number][];
-}
-
-export function busyStretches(profile: Profile, minMillis: number): Stretch[] {
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) {
-    byId.set(n.id, n);
-    for (const c of n.children ?? []) parent.set(c, n.id);
-  }
-  const stretches: Stretch[] = [];
-  let current:
-    | { micros: number; self: Map<string, number>; inclusive: Map<string, number> }
-    | undefined;
-  const close = () => {
-    if (current !== undefined && current.micros / 1000 >= minMillis) {
-      const sort = (m: Map<string, number>) =>
-        [...m].map(([k, us]): [string, number] => [k, us / 1000]).sort((a, b) => b[1] - a[1]);
-      stretches.push({
-        millis: current.micros / 1000,
-        self: sort(current.self),
-        inclusive: sort(current.inclusive),
-      });
-    }
-    current = undefined;
-  };
-  profile.samples.forEach((id, i) => {
-    // timeDeltas[i] is the time before sample i; charge the sample with the next delta.
-    const micros = profile.timeDeltas[i + 1] ?? 0;
-    const node = byId.get(id);
-    if (node === undefined || IDLE.has(node.callFrame.functionName)) {
-      close();
-      return;
-    }
-    current ??= { micros: 0, self: new Map(), inclusive: new Map() };
-    current.micros += micros;
-    const self = frameName(node.callFrame);
-    current.self.set(self, (current.self.get(self) ?? 0) + micros);
-    const seen = new Set<string>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const f = byId.get(at)?.callFrame;
-      if (f === undefined || !/\/(src|node_modules)\//.test(f.url)) continue;
-      const name = frameName(f);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      current.inclusive.set(name, (current.inclusive.get(name) ?? 0) + micros);
-    }
-  });
-  close();
-  return stretches.sort((a, b) => b.millis - a.millis);
-}
-
-if (process.argv[1]?.endsWith('profile-stalls.ts')) {
-  const [file, count = '5', min = '3'] = process.argv.slice(2);
-  if (file === undefined) {
-    console.error('usage: npx tsx bench/profile-stalls.ts FILE.cpuprofile [stretches] [minMillis]');
-    process.exit(2);
-  }
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-  for (const s of busyStretches(profile, Number(min)).slice(0, Number(count))) {
-    console.log(`\n${s.millis.toFixed(1)} ms of uninterrupted main-thread work`);
-    console.log('  self:');
-    for (const [name, ms] of s.self.slice(0, 6))
-      console.log(`    ${ms.toFixed(1).padStart(7)} ms  ${name}`);
-    console.log('  on the stack (src/ and dependencies):');
-    for (const [name, ms] of s.inclusive.slice(0, 10))
-      console.log(`    ${ms.toFixed(1).padStart(7)} ms  ${name}`);
-  }
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+for (const s of busyStretches(profile, Number(min)).slice(0, Number(count))) {
+  console.log(`\n${s.millis.toFixed(1)} ms of uninterrupted main-thread work`);
+  console.log('  self:');
+  for (const [name, ms] of s.self.slice(0, 6))
+    console.log(`    ${ms.toFixed(1).padStart(7)} ms  ${name}`);
+  console.log('  on the stack (src/ and dependencies):');
+  for (const [name, ms] of s.inclusive.slice(0, 10))
+    console.log(`    ${ms.toFixed(1).padStart(7)} ms  ${name}`);
 }

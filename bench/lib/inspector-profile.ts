@@ -3,7 +3,7 @@
  * a stall to functions without profiling the set-up around it.
  */
 import { Session } from 'node:inspector/promises';
-import type { Profile } from '../profile-stalls.js';
+import type { Profile } from './busy-stretches.js';
 
 export interface Profiling {
   stop(): Promise<Profile>;
