@@ -1,23 +1,19 @@
 import { settleWithin } from '../deadline.js';
 import { type Episodes, log, plural } from '../log.js';
+import type { MemoryBudget, Pager } from '../pipeline/budget.js';
+import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
-import { type PendingBatches, SealedBatch } from '../sealed-batch.js';
 import { increment, type SpoolStats } from '../stats.js';
+import type { Uploader } from '../upload/uploader.js';
 import { spoolFileBytes } from './file-format.js';
 import { type Spool, type SpoolEntry, SpoolWriteError } from './spool.js';
 
-export interface KeeperHooks {
-  pending: PendingBatches;
+/** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
+export interface KeeperParts {
+  budget: MemoryBudget;
+  uploader: Uploader;
   stats: SpoolStats;
   episodes: Episodes;
-  /** True if `bytes` more fit under maxBufferedBytes. */
-  hasRoom(bytes: number): boolean;
-  /** Queues a batch (state `queued`) for upload. */
-  submit(batch: SealedBatch): void;
-  /** Gives a batch up for good, counted under `reason`. */
-  drop(batch: SealedBatch, reason: string): void;
-  /** A sequence number for a batch restored from disk. */
-  nextSeq(): number;
 }
 
 export interface KeeperOptions {
@@ -37,10 +33,10 @@ const SHUTDOWN_WRITE_GRACE_MILLIS = 250;
  * out to disk instead of dropping them, reads them back when there is room, restores what an
  * earlier run left, and keeps the spool under maxSpoolBytes by evicting the oldest files.
  */
-export class SpoolKeeper {
+export class SpoolKeeper implements Pager {
   readonly #spool: Spool;
   readonly #options: KeeperOptions;
-  readonly #hooks: KeeperHooks;
+  readonly #parts: KeeperParts;
   /** Batches with a file, by file name; Map order is write order, oldest first. */
   readonly #byFile = new Map<string, SealedBatch>();
   readonly #writes = new Set<Promise<void>>();
@@ -49,43 +45,27 @@ export class SpoolKeeper {
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(spool: Spool, options: KeeperOptions, hooks: KeeperHooks) {
+  constructor(spool: Spool, options: KeeperOptions, parts: KeeperParts) {
     this.#spool = spool;
     this.#options = options;
-    this.#hooks = hooks;
+    this.#parts = parts;
+    parts.budget.attachPager(this);
     this.#syncGauges();
-  }
-
-  get dir(): string {
-    return this.#spool.dir;
   }
 
   /** Restores the batches an earlier run left, oldest first, and starts uploading them. */
   async restore(): Promise<void> {
     const { entries, quarantined } = await this.#spool.scan();
     for (const q of quarantined) {
-      this.#hooks.stats.quarantined++;
+      this.#parts.stats.quarantined++;
       log.error(
         `spool file ${q.name} is unusable (${q.reason}); moved to ${this.#spool.dir}/quarantine`,
       );
     }
     for (const entry of entries) {
-      const m = entry.meta;
-      const batch = new SealedBatch(
-        this.#hooks.nextSeq(),
-        new Date(m.sealedAt),
-        undefined,
-        m.rawBytes,
-        m.points,
-      );
-      batch.key = m.key;
-      batch.contentType = m.contentType;
-      batch.heldBytes = 0;
-      batch.state = 'spooled';
-      batch.spool = entry;
-      batch.restored = true;
+      const batch = SealedBatch.restore(entry);
       this.#byFile.set(entry.name, batch);
-      this.#hooks.pending.add(batch);
+      this.#parts.budget.admit(batch, 0);
     }
     if (entries.length > 0) {
       log.info(
@@ -122,22 +102,22 @@ export class SpoolKeeper {
     this.#reserved += size;
     try {
       const entry = await this.#spool.write(meta, body);
-      if (batch.state === 'settled') {
+      if (batch.isSettled) {
         // Dropped (shutdown) while writing: the file would only replay a batch counted as lost.
         await this.#spool.remove(entry).catch(() => {});
         return;
       }
       batch.spool = entry;
       this.#byFile.set(entry.name, batch);
-      this.#hooks.stats.written++;
-      this.#hooks.episodes.clear(
+      this.#parts.stats.written++;
+      this.#parts.episodes.clear(
         'spool-write',
         () => `spool ${this.#spool.dir}: writes work again`,
       );
     } catch (error) {
       const code = error instanceof SpoolWriteError ? error.code : 'unknown';
-      increment(this.#hooks.stats.writeFailures, code);
-      this.#hooks.episodes.report(
+      increment(this.#parts.stats.writeFailures, code);
+      this.#parts.episodes.report(
         'spool-write',
         'error',
         `spool ${this.#spool.dir}: ${describeError(error)}; keeping batches in memory (bounded by maxBufferedBytes) ` +
@@ -153,51 +133,44 @@ export class SpoolKeeper {
   #evictFor(bytes: number): void {
     for (const [name, batch] of this.#byFile) {
       if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes) break;
-      if (batch.state === 'loading' || batch.state === 'uploading') continue;
-      this.#byFile.delete(name);
-      const entry = batch.spool;
-      batch.spool = undefined;
-      if (entry !== undefined) void this.#spool.remove(entry).catch(() => {});
-      this.#hooks.stats.evicted++;
-      if (batch.body === undefined) {
-        // Only on disk: evicting it loses it.
-        this.#hooks.drop(batch, 'spool-full');
-      }
-      this.#hooks.episodes.report(
+      if (batch.state === 'paging-in' || batch.state === 'uploading') continue;
+      this.#parts.stats.evicted++;
+      this.#parts.episodes.report(
         'spool-full',
         'warn',
         `spool ${this.#spool.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}): evicting the oldest batches`,
       );
+      if (batch.body === undefined) {
+        // Only on disk: evicting it loses it (settling it deletes the file).
+        this.#parts.budget.drop(batch, 'spool-full');
+      } else {
+        this.#byFile.delete(name);
+        this.#removeFile(batch);
+      }
     }
     this.#syncGauges();
   }
 
-  /**
-   * Memory pressure: if the batch is on disk, releases its bytes (it stays pending and is read
-   * back later) and returns true; false if it has no durable copy.
-   */
-  pageOut(batch: SealedBatch): boolean {
-    if (batch.spool === undefined || !batch.isDroppable) return false;
-    batch.state = 'spooled';
-    batch.body = undefined;
-    this.#hooks.pending.resize(batch, 0);
+  /** The budget released a batch's bytes: it waits on disk until memory and S3 allow. */
+  pagedOut(_batch: SealedBatch): void {
     this.#arm();
-    return true;
   }
 
-  /** After S3 acknowledged a batch: its file is no longer needed. */
-  uploaded(batch: SealedBatch): void {
-    if (batch.restored) this.#hooks.stats.replayed++;
-    this.forget(batch);
-    this.pump();
+  /** A batch ended: its file is no longer needed, unless it was left for the next run. */
+  settled(batch: SealedBatch, outcome: BatchOutcome): void {
+    const entry = batch.spool;
+    if (entry === undefined) return;
+    if (outcome === 'uploaded' && batch.restored) this.#parts.stats.replayed++;
+    if (outcome === 'left-in-spool') return;
+    this.#byFile.delete(entry.name);
+    this.#removeFile(batch);
+    if (outcome === 'uploaded') this.pump();
   }
 
-  /** Deletes the file of a batch that is settled (stored, or dropped for good). */
-  forget(batch: SealedBatch): void {
+  #removeFile(batch: SealedBatch): void {
     const entry = batch.spool;
     if (entry === undefined) return;
     batch.spool = undefined;
-    this.#byFile.delete(entry.name);
     void this.#spool.remove(entry).then(
       () => this.#syncGauges(),
       (error: unknown) =>
@@ -205,17 +178,18 @@ export class SpoolKeeper {
     );
   }
 
-  /** Reads spooled batches back into memory, oldest first, while memory and load slots allow. */
+  /** Reads paged-out batches back into memory, oldest first, while memory and load slots allow. */
   pump(): void {
     if (this.#closed) return;
+    const budget = this.#parts.budget;
     for (const batch of this.#byFile.values()) {
       if (this.#loading >= this.#options.loadConcurrency) break;
       const entry = batch.spool;
-      if (batch.state !== 'spooled' || entry === undefined) continue;
+      if (batch.state !== 'paged-out' || entry === undefined) continue;
       const size = entry.fileBytes;
-      if (!this.#hooks.hasRoom(size)) break;
-      batch.state = 'loading';
-      this.#hooks.pending.resize(batch, size);
+      if (!budget.fits(size)) break;
+      batch.startPageIn();
+      budget.resize(batch, size);
       this.#loading++;
       void this.#load(batch, entry).finally(() => {
         this.#loading--;
@@ -228,20 +202,19 @@ export class SpoolKeeper {
   async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
     try {
       const body = await this.#spool.read(entry);
-      if (batch.state !== 'loading') return;
-      batch.body = body;
-      this.#hooks.pending.resize(batch, body.length);
-      this.#hooks.submit(batch);
+      if (!batch.pagedIn(body)) return;
+      this.#parts.budget.resize(batch, body.length);
+      if (batch.queue()) this.#parts.uploader.submit(batch);
     } catch (error) {
-      if (batch.state !== 'loading') return;
+      if (batch.state !== 'paging-in') return;
       batch.spool = undefined;
       this.#byFile.delete(entry.name);
       await this.#spool.quarantine(entry).catch(() => {});
-      this.#hooks.stats.quarantined++;
+      this.#parts.stats.quarantined++;
       log.error(
         `spool file ${entry.name} failed to read back (${describeError(error)}); moved to quarantine`,
       );
-      this.#hooks.drop(batch, 'spool-corrupt');
+      this.#parts.budget.drop(batch, 'spool-corrupt');
       this.#syncGauges();
     }
   }
@@ -249,9 +222,9 @@ export class SpoolKeeper {
   /** While batches wait on disk, try them again now and then (S3 may be back). */
   #arm(): void {
     if (this.#closed || this.#timer !== undefined) return;
-    let spooled = false;
-    for (const batch of this.#byFile.values()) if (batch.state === 'spooled') spooled = true;
-    if (!spooled) return;
+    let pagedOut = false;
+    for (const batch of this.#byFile.values()) if (batch.state === 'paged-out') pagedOut = true;
+    if (!pagedOut) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.pump();
@@ -273,7 +246,7 @@ export class SpoolKeeper {
   }
 
   #syncGauges(): void {
-    this.#hooks.stats.files = this.#spool.files;
-    this.#hooks.stats.bytes = this.#spool.bytes;
+    this.#parts.stats.files = this.#spool.files;
+    this.#parts.stats.bytes = this.#spool.bytes;
   }
 }

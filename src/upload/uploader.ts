@@ -1,6 +1,8 @@
 import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import PQueue from 'p-queue';
-import type { SealedBatch } from '../sealed-batch.js';
+import type { MemoryBudget } from '../pipeline/budget.js';
+import type { Outcomes } from '../pipeline/outcomes.js';
+import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
 import { classifyUploadError, type Verdict } from './errors.js';
 import { nextTurn, yieldBetweenSteps } from './event-loop-turns.js';
@@ -14,44 +16,35 @@ export interface UploaderOptions {
   /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
   putObject: Omit<PutObjectCommandInput, 'Bucket' | 'Key' | 'Body'>;
   backoff: BackoffPolicy;
-  /** Called before every PutObject attempt (batch.attempts already counts it). */
-  onAttempt(batch: SealedBatch): void;
-  /** Called once per batch when S3 acknowledged it (or said it already has it). */
-  onUploaded(batch: SealedBatch, latencyMillis: number): void;
-  /** Called when the server will never accept the batch; the batch is not retried. */
-  onRejected(batch: SealedBatch, reason: string, error: unknown): void;
-  /** Called for every failed attempt that will be retried. */
-  onRetry(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void;
 }
 
 export type RetryVerdict = Exclude<Verdict, { kind: 'exists' | 'fatal' }>;
 
 const TIMED_OUT = Symbol('request deadline');
-const CANCELLED = Symbol('cancelled');
 
 /**
  * Uploads sealed batches: PutObject with a Buffer body and a deadline on every request, a
  * bounded number in flight, and retries of the same key and bytes with backoff. A batch
- * waiting for its retry holds no queue slot.
+ * backing off holds no queue slot. Success settles the batch through the budget; a rejection
+ * drops it there.
  */
 export class Uploader {
   readonly #options: UploaderOptions;
+  readonly #budget: MemoryBudget;
+  readonly #outcomes: Outcomes;
   readonly #queue: PQueue;
-  readonly #waiting = new Set<SealedBatch>();
   #conditionalWrites: boolean;
 
-  constructor(options: UploaderOptions) {
+  constructor(options: UploaderOptions, budget: MemoryBudget, outcomes: Outcomes) {
     this.#options = options;
+    this.#budget = budget;
+    this.#outcomes = outcomes;
     this.#conditionalWrites = options.conditionalWrites;
     this.#queue = new PQueue({ concurrency: options.concurrency });
   }
 
-  get conditionalWrites(): boolean {
-    return this.#conditionalWrites;
-  }
-
+  /** Queues a batch that is ready (its state is `queued`) for an upload slot. */
   submit(batch: SealedBatch): void {
-    batch.state = 'queued';
     this.#queue
       .add(() => this.#attempt(batch))
       .catch(() => {
@@ -59,33 +52,23 @@ export class Uploader {
       });
   }
 
-  /** Retries every waiting batch now (flush and shutdown do not sit out a backoff). */
+  /** Retries every batch that is backing off now (flush and shutdown do not sit out a backoff). */
   expedite(): void {
-    for (const batch of this.#waiting) {
-      clearTimeout(batch.retryTimer);
-      batch.retryTimer = undefined;
-      this.#waiting.delete(batch);
-      this.submit(batch);
+    for (const batch of this.#budget) {
+      if (batch.state === 'backing-off' && batch.queue()) this.submit(batch);
     }
   }
 
-  /** Stops all work on a batch: its retry timer, or its request in flight. */
-  cancel(batch: SealedBatch): void {
-    clearTimeout(batch.retryTimer);
-    batch.retryTimer = undefined;
-    this.#waiting.delete(batch);
-    batch.inFlight?.abort(CANCELLED);
+  /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
+  clear(): void {
+    this.#queue.clear();
   }
 
   async #attempt(batch: SealedBatch): Promise<void> {
-    if (batch.state !== 'queued' || batch.body === undefined) return;
-    const o = this.#options;
-    batch.state = 'uploading';
-    batch.attempts++;
-    o.onAttempt(batch);
-    if (batch.firstAttemptAt === 0) batch.firstAttemptAt = performance.now();
     const controller = new AbortController();
-    batch.inFlight = controller;
+    if (batch.body === undefined || !batch.startUpload(controller)) return; // moved on
+    const o = this.#options;
+    this.#outcomes.attempt(batch);
     const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
     const conditional = this.#conditionalWrites;
     try {
@@ -93,7 +76,7 @@ export class Uploader {
       // the SDK's do not add up into one stall.
       await nextTurn();
       const body = batch.body;
-      // Dropped or cancelled during that turn: whoever did it has settled the batch.
+      // Dropped during that turn: whoever did it has settled the batch.
       if (batch.state !== 'uploading' || body === undefined) return;
       const command = new PutObjectCommand({
         ...o.putObject,
@@ -122,17 +105,18 @@ export class Uploader {
       await o.client.send(command, { abortSignal: controller.signal });
       this.#succeeded(batch);
     } catch (error) {
-      if (batch.state !== 'uploading') return; // dropped or cancelled while in flight
+      if (batch.state !== 'uploading') return; // dropped while in flight
       this.#failed(batch, error, controller.signal.reason === TIMED_OUT, conditional);
     } finally {
       clearTimeout(deadline);
-      batch.inFlight = undefined;
+      batch.uploadEnded(controller);
     }
   }
 
   #succeeded(batch: SealedBatch): void {
     if (batch.state !== 'uploading') return;
-    this.#options.onUploaded(batch, performance.now() - batch.firstAttemptAt);
+    this.#outcomes.uploaded(batch, performance.now() - batch.firstAttemptAt);
+    this.#budget.settle(batch, 'uploaded');
   }
 
   #failed(batch: SealedBatch, error: unknown, timedOut: boolean, conditional: boolean): void {
@@ -143,7 +127,7 @@ export class Uploader {
         this.#succeeded(batch);
         return;
       case 'fatal':
-        this.#options.onRejected(batch, verdict.reason, error);
+        this.#reject(batch, verdict.reason, error);
         return;
       case 'conditional-unsupported':
         if (conditional) {
@@ -151,11 +135,12 @@ export class Uploader {
           this.#conditionalWrites = false;
           this.#retry(batch, verdict, error, 0);
         } else {
-          this.#options.onRejected(batch, verdict.reason, error);
+          this.#reject(batch, verdict.reason, error);
         }
         return;
       case 'config':
         this.#retry(batch, verdict, error, slowRetryDelay(this.#options.backoff));
+        if (!batch.isSettled) this.#budget.markBlocked(batch);
         return;
       case 'retry':
         this.#retry(
@@ -168,23 +153,16 @@ export class Uploader {
     }
   }
 
-  #retry(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
-    batch.state = 'waiting';
-    this.#waiting.add(batch);
-    this.#options.onRetry(batch, verdict, error, delayMillis);
-    if (batch.state !== 'waiting') return; // the callback dropped it
-    // Unref'd: a batch waiting to retry never keeps the process alive on its own.
-    batch.retryTimer = setTimeout(() => {
-      batch.retryTimer = undefined;
-      this.#waiting.delete(batch);
-      if (batch.state === 'waiting') this.submit(batch);
-    }, delayMillis);
-    batch.retryTimer.unref();
+  #reject(batch: SealedBatch, reason: string, error: unknown): void {
+    this.#outcomes.rejected(batch, reason, error);
+    this.#budget.drop(batch, 'rejected');
   }
 
-  /** Forgets queued work; batches are settled by the caller. */
-  clear(): void {
-    this.#queue.clear();
-    for (const batch of this.#waiting) this.cancel(batch);
+  #retry(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
+    const retry = () => {
+      if (batch.queue()) this.submit(batch);
+    };
+    if (!batch.backOff(delayMillis, retry)) return;
+    this.#outcomes.retrying(batch, verdict, error, delayMillis);
   }
 }

@@ -11,6 +11,7 @@ import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
 
@@ -93,15 +94,20 @@ describe('S3MetricExporter with a spool', () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = exporterWith(s3);
     await exportTagged(exporter, 4);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(s3.attempts.length).toBeGreaterThan(0);
+    await waitFor(
+      () => exporter.stats().spool?.written === 4 && s3.attempts.length > 0,
+      5_000,
+      'four batches written and an upload attempted',
+    );
     expect((await spoolFiles()).length).toBe(exporter.stats().batchesSealed);
     expect(exporter.stats().spool?.written).toBe(exporter.stats().batchesSealed);
     s3.script([], { kind: 'ok' });
     await exporter.forceFlush();
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await spoolFiles()).toEqual([]);
-    expect(exporter.stats().spool?.files).toBe(0);
+    await waitFor(
+      async () => (await spoolFiles()).length === 0 && exporter.stats().spool?.files === 0,
+      5_000,
+      'the files deleted',
+    );
     await exporter.shutdown();
   });
 
@@ -125,13 +131,16 @@ describe('S3MetricExporter with a spool', () => {
 
     s3.script([], { kind: 'ok' });
     const second = exporterWith(s3);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(
+      () => second.stats().spool?.replayed === firstStats.batchesSealed,
+      5_000,
+      'the spool replayed',
+    );
     await second.forceFlush();
     expect(s3.storedTags()).toEqual(tagsOf(1, 5));
     expect(new Set(s3.stored.keys())).toEqual(spooledKeys);
     expect(second.stats().spool?.replayed).toBe(firstStats.batchesSealed);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await spoolFiles()).toEqual([]);
+    await waitFor(async () => (await spoolFiles()).length === 0, 5_000, 'the files deleted');
     await second.shutdown();
   });
 
@@ -180,7 +189,7 @@ describe('S3MetricExporter with a spool', () => {
 
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => exporter.stats().spool?.quarantined === 3, 5_000, 'the scan');
     await exporter.forceFlush();
     expect([...s3.stored.keys()].sort()).toEqual(['k/adopted.json', 'k/good.json']);
     expect(exporter.stats().spool?.quarantined).toBe(3);
@@ -206,7 +215,11 @@ describe('S3MetricExporter with a spool', () => {
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(s3, { spoolFileSystem: fs });
       await exportTagged(exporter, 4);
-      await new Promise((r) => setTimeout(r, 50));
+      await waitFor(
+        () => (exporter.stats().spool?.written ?? 0) + 2 === exporter.stats().batchesSealed,
+        5_000,
+        'every batch written or failed',
+      );
       const stats = exporter.stats();
       expect(stats.spool?.writeFailures).toEqual({ [code]: 2 });
       expect(stats.spool?.written).toBe(stats.batchesSealed - 2);
@@ -240,9 +253,9 @@ describe('S3MetricExporter with a spool', () => {
     for (let tag = 1; tag <= 40; tag++) {
       expect((await exportSynthetic(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
       peak = Math.max(peak, exporter.stats().bufferedBytes);
-      // Paced like a (fast) periodic reader, so each batch is compressed and on disk before the
-      // bound bites; what does not fit is then paged out, not dropped.
-      await new Promise((r) => setTimeout(r, 20));
+      // Paced like a periodic reader: each batch is compressed and on disk before the next
+      // export; what does not fit is then paged out, not dropped.
+      await waitFor(() => exporter.stats().spool?.written === tag, 5_000, `batch ${tag} on disk`);
     }
     expect(peak).toBeLessThanOrEqual(maxBufferedBytes);
     expect(exporter.stats().pointsDropped).toBe(0);
@@ -269,10 +282,9 @@ describe('S3MetricExporter with a spool', () => {
     let peakSpool = 0;
     for (let tag = 1; tag <= 80; tag++) {
       await exportSynthetic(exporter, 5, tag);
-      await new Promise((r) => setTimeout(r, 2));
+      await waitFor(() => exporter.stats().spool?.written === tag, 5_000, `batch ${tag} on disk`);
       peakSpool = Math.max(peakSpool, exporter.stats().spool?.bytes ?? 0);
     }
-    await new Promise((r) => setTimeout(r, 50));
     const stats = exporter.stats();
     expect(peakSpool).toBeLessThanOrEqual(maxSpoolBytes);
     expect(stats.spool?.evicted).toBeGreaterThan(0);

@@ -1,4 +1,4 @@
-import type { RecordFormat } from './encoding/format.js';
+import type { RecordFormat } from '../encoding/format.js';
 
 /** What decides an export's object key besides the seal time. */
 export interface KeyInputs {
@@ -13,10 +13,9 @@ export interface KeyInputs {
 /** What a sealed batch carries out of the critical section. */
 export interface SealedContents {
   records: Buffer[];
-  /** Bytes of the records, without the object framing. */
-  recordBytes: number;
+  /** Size of the object the records make, uncompressed. */
+  rawBytes: number;
   points: number;
-  exports: number;
   attributes: Readonly<Record<string, string>>;
   dataTimeMillis: number | undefined;
 }
@@ -76,9 +75,8 @@ export class OpenBatch {
   take(): SealedContents {
     const sealed = {
       records: this.#records,
-      recordBytes: this.#recordBytes,
+      rawBytes: this.bytes,
       points: this.#points,
-      exports: this.#records.length,
       attributes: this.#attributes,
       dataTimeMillis: this.#dataTimeMillis,
     };

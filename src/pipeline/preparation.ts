@@ -1,0 +1,86 @@
+import PQueue from 'p-queue';
+import { type BodyMaker, BodyMakerError, type PreparedBody } from '../compression/index.js';
+import type { RecordFormat } from '../encoding/format.js';
+import { log } from '../log.js';
+import { describeError } from '../s3-errors.js';
+import type { SpoolKeeper } from '../spool/keeper.js';
+import type { KeyTemplate } from '../upload/key-template.js';
+import type { Uploader } from '../upload/uploader.js';
+import type { MemoryBudget } from './budget.js';
+import type { SealedBatch } from './sealed-batch.js';
+
+export interface PreparationParts {
+  format: RecordFormat;
+  bodies: BodyMaker;
+  keys: KeyTemplate;
+  /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
+  sendCrc32: boolean;
+  budget: MemoryBudget;
+  uploader: Uploader;
+  spool: SpoolKeeper | undefined;
+}
+
+/**
+ * Turns a sealed batch into an upload: its body made off the event loop (framing, compression,
+ * checksums), its key fixed, and with a spool its write-ahead copy on disk; then it is queued.
+ * One batch at a time: the ones waiting stay `unprepared`, droppable under memory pressure,
+ * instead of piling up in the worker out of reach.
+ */
+export class Preparation {
+  readonly #parts: PreparationParts;
+  readonly #queue = new PQueue({ concurrency: 1 });
+
+  constructor(parts: PreparationParts) {
+    this.#parts = parts;
+  }
+
+  add(batch: SealedBatch): void {
+    this.#queue
+      .add(() => this.#prepare(batch))
+      .catch((error: unknown) => {
+        log.error(`internal error preparing batch ${batch.seq}: ${describeError(error)}`);
+        this.#parts.budget.drop(batch, 'internal-error');
+      });
+  }
+
+  async #prepare(batch: SealedBatch): Promise<void> {
+    const p = this.#parts;
+    const records = batch.startPreparing();
+    if (records === undefined) return; // dropped while it waited
+    let made: PreparedBody;
+    let compressed = true;
+    try {
+      made = await p.bodies.make({
+        records,
+        framing: p.format.framing,
+        sha256: true,
+        crc32: p.sendCrc32,
+      });
+    } catch (error) {
+      if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
+      if (!(error instanceof BodyMakerError) || error.records === undefined) throw error;
+      // Never lose a batch to the compressor: store it uncompressed, under an uncompressed name.
+      log.error(`${describeError(error)}; uploading batch ${batch.seq} uncompressed`);
+      const recordBytes = error.records.reduce((n, r) => n + r.length, 0);
+      made = {
+        body: p.format.assemble(error.records, recordBytes),
+        sha256: undefined,
+        crc32: undefined,
+      };
+      compressed = false;
+    }
+    const key = p.keys.render({
+      // Set only with partitionTime 'data'.
+      time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
+      attributes: batch.attributes,
+      extension: p.format.extension + (compressed ? p.bodies.extension : ''),
+      id: batch.id,
+    });
+    const contentType = (compressed ? p.bodies.contentType : undefined) ?? p.format.contentType;
+    if (!batch.bodyMade({ key, contentType, ...made })) return;
+    p.budget.resize(batch, made.body.length);
+    // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
+    if (p.spool !== undefined) await p.spool.persist(batch);
+    if (batch.queue()) p.uploader.submit(batch);
+  }
+}

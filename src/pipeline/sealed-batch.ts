@@ -1,0 +1,261 @@
+import { uuidv7 } from 'uuidv7';
+import type { SpoolEntry } from '../spool/spool.js';
+import type { SealedContents } from './open-batch.js';
+
+/**
+ * Where a sealed batch is on its way to S3. Only the batch moves itself between them, through
+ * the transitions below; each one names the state it starts from and does nothing (returns
+ * false) when the batch has moved on meanwhile, e.g. was dropped while an await was pending.
+ *
+ *   unprepared ─► preparing ─► queued ─► uploading ─► settled
+ *                                 ▲          │
+ *                                 └─ backing-off ◄┘
+ *   queued | backing-off ─► paged-out ─► paging-in ─► queued       (spool only)
+ *
+ * `unprepared`: records in memory, waiting for the compression worker. `preparing`: the body is
+ * being made and, with a spool, written to disk. `paged-out`: durable on disk only, its bytes
+ * released from memory under pressure; `paging-in`: being read back.
+ */
+export type BatchState =
+  | 'unprepared'
+  | 'preparing'
+  | 'queued'
+  | 'uploading'
+  | 'backing-off'
+  | 'paged-out'
+  | 'paging-in'
+  | 'settled';
+
+/** How a batch's journey ended. `left-in-spool`: not stored, but on disk for the next run. */
+export type BatchOutcome = 'uploaded' | 'dropped' | 'left-in-spool';
+
+/** What making the body decided: the bytes to upload, their name and their checksums. */
+export interface BatchBody {
+  key: string;
+  contentType: string;
+  body: Buffer;
+  /** Hex SHA-256 of the body for SigV4, computed off the event loop (undefined: the SDK hashes). */
+  sha256: string | undefined;
+  /** Base64 CRC32 of the body, when the client sends checksums. */
+  crc32: string | undefined;
+}
+
+/** States whose bytes are idle: the batch may be dropped or paged out to make room. */
+const IDLE: ReadonlySet<BatchState> = new Set(['unprepared', 'queued', 'backing-off']);
+
+/** A sealed batch on its way to S3: one object's worth of records, then its body. */
+export class SealedBatch {
+  static #sequence = 0;
+  /** Numbers batches in log lines, in seal (or restore) order. */
+  readonly seq = ++SealedBatch.#sequence;
+  /** Seal time; it places the object in its time partition (partitionTime 'upload'). */
+  readonly sealedAt: Date;
+  /** The object's UUIDv7, made at seal time so its timestamp is the seal time too. */
+  readonly id: string;
+  readonly points: number;
+  /** Uncompressed size of the object. */
+  readonly rawBytes: number;
+  /** Values of the key template's resource-attribute tokens. */
+  readonly attributes: Readonly<Record<string, string>>;
+  /** Oldest data point end time (partitionTime 'data'). */
+  readonly dataTimeMillis: number | undefined;
+  /** True for a batch read back from the spool after a restart. */
+  readonly restored: boolean;
+  /** Fixed once, before the first attempt, and reused by every retry. */
+  key = '';
+  contentType = '';
+  sha256: string | undefined;
+  crc32: string | undefined;
+  /** The durable copy in the spool, if any. */
+  spool: SpoolEntry | undefined;
+  attempts = 0;
+  /** performance.now() of the first attempt, for the upload latency. */
+  firstAttemptAt = 0;
+  /** The last attempt failed on a fault only an operator can fix (waiting will not help). */
+  blocked = false;
+  readonly settled: Promise<BatchOutcome>;
+  #state: BatchState;
+  #records: Buffer[] | undefined;
+  #body: Buffer | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #inFlight: AbortController | undefined;
+  #resolve!: (outcome: BatchOutcome) => void;
+
+  private constructor(init: {
+    sealedAt: Date;
+    id: string;
+    points: number;
+    rawBytes: number;
+    attributes: Readonly<Record<string, string>>;
+    dataTimeMillis: number | undefined;
+    records: Buffer[] | undefined;
+    state: BatchState;
+    restored: boolean;
+  }) {
+    this.sealedAt = init.sealedAt;
+    this.id = init.id;
+    this.points = init.points;
+    this.rawBytes = init.rawBytes;
+    this.attributes = init.attributes;
+    this.dataTimeMillis = init.dataTimeMillis;
+    this.restored = init.restored;
+    this.#records = init.records;
+    this.#state = init.state;
+    this.settled = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  /** A batch sealed now from the open batch's contents. */
+  static seal(contents: SealedContents): SealedBatch {
+    return new SealedBatch({
+      sealedAt: new Date(),
+      id: uuidv7(),
+      points: contents.points,
+      rawBytes: contents.rawBytes,
+      attributes: contents.attributes,
+      dataTimeMillis: contents.dataTimeMillis,
+      records: contents.records,
+      state: 'unprepared',
+      restored: false,
+    });
+  }
+
+  /** A batch an earlier run left in the spool: named, on disk only, its bytes not in memory. */
+  static restore(entry: SpoolEntry): SealedBatch {
+    const m = entry.meta;
+    const batch = new SealedBatch({
+      sealedAt: new Date(m.sealedAt),
+      id: '',
+      points: m.points,
+      rawBytes: m.rawBytes,
+      attributes: {},
+      dataTimeMillis: undefined,
+      records: undefined,
+      state: 'paged-out',
+      restored: true,
+    });
+    batch.key = m.key;
+    batch.contentType = m.contentType;
+    batch.spool = entry;
+    return batch;
+  }
+
+  get state(): BatchState {
+    return this.#state;
+  }
+
+  /** The bytes to upload, while they are in memory. */
+  get body(): Buffer | undefined {
+    return this.#body;
+  }
+
+  get isIdle(): boolean {
+    return IDLE.has(this.#state);
+  }
+
+  get isSettled(): boolean {
+    return this.#state === 'settled';
+  }
+
+  /** unprepared → preparing: hands the records over (they are the worker's from now on). */
+  startPreparing(): Buffer[] | undefined {
+    const records = this.#records;
+    if (!this.#move('unprepared', 'preparing') || records === undefined) return undefined;
+    this.#records = undefined;
+    return records;
+  }
+
+  /** Still preparing: takes the body and its name. False if the batch moved on meanwhile. */
+  bodyMade(made: BatchBody): boolean {
+    if (this.#state !== 'preparing') return false;
+    this.key = made.key;
+    this.contentType = made.contentType;
+    this.#body = made.body;
+    this.sha256 = made.sha256;
+    this.crc32 = made.crc32;
+    return true;
+  }
+
+  /** preparing | backing-off | paging-in → queued: ready for an upload slot. */
+  queue(): boolean {
+    if (this.#state === 'backing-off') this.#clearRetry();
+    return this.#move(['preparing', 'backing-off', 'paging-in'], 'queued');
+  }
+
+  /** queued → uploading: `controller` aborts the request if the batch is dropped meanwhile. */
+  startUpload(controller: AbortController): boolean {
+    if (!this.#move('queued', 'uploading')) return false;
+    this.attempts++;
+    this.blocked = false;
+    if (this.firstAttemptAt === 0) this.firstAttemptAt = performance.now();
+    this.#inFlight = controller;
+    return true;
+  }
+
+  /** The request of this attempt is over, whatever its answer. */
+  uploadEnded(controller: AbortController): void {
+    if (this.#inFlight === controller) this.#inFlight = undefined;
+  }
+
+  /** uploading → backing-off: `retry` runs after `delayMillis` unless the batch moves on first. */
+  backOff(delayMillis: number, retry: () => void): boolean {
+    if (!this.#move('uploading', 'backing-off')) return false;
+    // Unref'd: a batch waiting to retry never keeps the process alive on its own.
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (this.#state === 'backing-off') retry();
+    }, delayMillis);
+    this.#retryTimer.unref();
+    return true;
+  }
+
+  /** queued | backing-off → paged-out: only for a batch on disk; releases its bytes. */
+  pageOut(): boolean {
+    if (this.spool === undefined || (this.#state !== 'queued' && this.#state !== 'backing-off'))
+      return false;
+    this.#clearRetry();
+    this.#state = 'paged-out';
+    this.#body = undefined;
+    return true;
+  }
+
+  /** paged-out → paging-in: being read back from disk. */
+  startPageIn(): boolean {
+    return this.#move('paged-out', 'paging-in');
+  }
+
+  /** Still paging in: takes the bytes read back. */
+  pagedIn(body: Buffer): boolean {
+    if (this.#state !== 'paging-in') return false;
+    this.#body = body;
+    return true;
+  }
+
+  /**
+   * Ends the journey from any state: stops a pending retry, aborts a request in flight, and
+   * releases the bytes. False if it had already ended.
+   */
+  settle(outcome: BatchOutcome, abortReason?: unknown): boolean {
+    if (this.#state === 'settled') return false;
+    this.#state = 'settled';
+    this.#clearRetry();
+    this.#inFlight?.abort(abortReason);
+    this.#inFlight = undefined;
+    this.#records = undefined;
+    this.#body = undefined;
+    this.#resolve(outcome);
+    return true;
+  }
+
+  #clearRetry(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+  }
+
+  #move(from: BatchState | readonly BatchState[], to: BatchState): boolean {
+    const ok = typeof from === 'string' ? this.#state === from : from.includes(this.#state);
+    if (ok) this.#state = to;
+    return ok;
+  }
+}
