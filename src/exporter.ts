@@ -16,7 +16,7 @@ import {
   recordFormat,
 } from './encoding/format.js';
 import { configure } from './env.js';
-import { Episodes, log, plural } from './log.js';
+import { alert, Episodes, log, plural } from './log.js';
 import { Admission, failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
 import { type KeyInputs, OpenBatch } from './pipeline/open-batch.js';
@@ -170,18 +170,22 @@ export class S3MetricExporter implements PushMetricExporter {
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
     await this.#admission.sealNow();
-    if (!(await this.#waitForPending(this.#config.flushTimeoutMillis))) {
-      log.warn(
-        `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${plural(this.#budget.size, 'batch', 'batches')} ` +
-          `(${plural(this.#budget.bytes, 'byte')}) not yet stored; they keep retrying in the background`,
-      );
-    }
+    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    if (waited === 'settled') return;
+    const pending = `${plural(this.#budget.size, 'batch', 'batches')} (${plural(this.#budget.bytes, 'byte')}) not yet stored`;
+    log.warn(
+      waited === 'blocked'
+        ? `forceFlush() returns at once: ${pending}, each blocked on a configuration fault that waiting cannot fix (see the error above); they keep retrying in the background`
+        : `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${pending}; they keep retrying in the background`,
+    );
   }
 
   /**
    * Stops accepting exports, seals the open batch and uploads what is pending until
-   * flushTimeoutMillis; then aborts what is left (counted as dropped), stops the compression
-   * worker and closes the S3 client it created. Never hangs; calling it again is a no-op.
+   * flushTimeoutMillis, or until all of it is blocked on a configuration fault (no such bucket,
+   * access denied); then aborts what is left (counted as dropped; with a spool, what is on disk
+   * stays for the next run), stops the compression worker and closes the S3 client it created.
+   * Never hangs; calling it again is a no-op.
    */
   shutdown(): Promise<void> {
     this.#shutdown ??= this.#doShutdown();
@@ -238,7 +242,8 @@ export class S3MetricExporter implements PushMetricExporter {
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
     await this.#admission.sealNow();
-    if (!(await this.#waitForPending(this.#config.flushTimeoutMillis))) await this.#giveUp();
+    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    if (waited !== 'settled') await this.#giveUp(waited);
     this.#uploader.clear();
     this.#state = 'shut-down';
     this.#spool?.close();
@@ -246,8 +251,11 @@ export class S3MetricExporter implements PushMetricExporter {
     if (this.#s3.owned) this.#s3.client.destroy();
   }
 
-  /** The shutdown deadline passed: what is on disk stays for the next run, the rest is lost. */
-  async #giveUp(): Promise<void> {
+  /**
+   * Shutdown cannot store what is pending (deadline, or a fault waiting cannot fix): what is on
+   * disk stays for the next run, the rest is lost.
+   */
+  async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
     await this.#spool?.settleWrites();
     const { left, dropped, droppedBytes } = this.#budget.abandonAll();
     if (this.#outcomes.stats.spool !== undefined) this.#outcomes.stats.spool.leftAtShutdown += left;
@@ -257,16 +265,23 @@ export class S3MetricExporter implements PushMetricExporter {
       dropped > 0
         ? `: dropped ${plural(dropped, 'batch', 'batches')} (${plural(droppedBytes, 'byte')}) not yet stored`
         : '';
-    (dropped > 0 ? log.error : log.warn)(
-      `shutdown() deadline of ${this.#config.flushTimeoutMillis} ms passed${lost}${kept}`,
-    );
+    const reason =
+      why === 'timeout'
+        ? `shutdown() deadline of ${this.#config.flushTimeoutMillis} ms passed`
+        : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
+    if (dropped > 0) alert('error', 'OTEL_S3_DATA_DROPPED', `${reason}${lost}${kept}`);
+    else log.warn(`${reason}${kept}`);
   }
 
-  /** Expedites waiting retries, then waits for everything pending now, at most `millis`. */
-  #waitForPending(millis: number): Promise<boolean> {
+  /**
+   * Expedites waiting retries, then waits for everything pending now to be stored, at most
+   * `millis`; it stops early when what is left is blocked on a configuration fault.
+   */
+  async #waitForPending(millis: number): Promise<'settled' | 'blocked' | 'timeout'> {
     this.#uploader.expedite();
     this.#spool?.pump();
-    const all = Promise.all(Array.from(this.#budget, (batch) => batch.settled));
-    return settleWithin(all, millis);
+    const batches = [...this.#budget];
+    if (!(await settleWithin(this.#budget.whenSettledOrBlocked(batches), millis))) return 'timeout';
+    return batches.every((b) => b.isSettled) ? 'settled' : 'blocked';
   }
 }

@@ -56,6 +56,7 @@ export type {
 export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';
 export { SELF_METRICS_SCOPE } from './self-metrics.js';
 export {
+  DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
   installShutdownHooks,
   type ShutdownHookOptions,
   type ShutdownHooks,

@@ -11,17 +11,70 @@ export const log = {
 };
 
 /**
+ * Conditions an operator must hear about even when nobody set up logging: configuration faults
+ * and data loss. Each is a process warning code (`process.on('warning')` sees `warning.code`).
+ */
+export type AlertCode =
+  | 'OTEL_S3_INVALID_ENV'
+  | 'OTEL_S3_NO_SUCH_BUCKET'
+  | 'OTEL_S3_ACCESS_DENIED'
+  | 'OTEL_S3_BAD_CREDENTIALS'
+  | 'OTEL_S3_NO_CREDENTIALS'
+  | 'OTEL_S3_WRONG_REGION'
+  | 'OTEL_S3_INVALID_BUCKET'
+  | 'OTEL_S3_DATA_DROPPED'
+  | 'OTEL_S3_SPOOL_WRITE_FAILED'
+  | 'OTEL_S3_SPOOL_FULL';
+
+/** The warning type of every alert, for filtering (`warning.name`). */
+export const ALERT_TYPE = 'OtelS3ExporterWarning';
+
+const API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * True when someone registered a diag logger: diag.setLogger() stores it in the API's global
+ * registry (the key is the API's own, stable across its 1.x line). If that ever changes, this
+ * answers false and alerts go to stderr too: the visible side.
+ */
+function diagLoggerRegistered(): boolean {
+  const api = (globalThis as Record<symbol, { diag?: unknown } | undefined>)[API_GLOBAL];
+  return api?.diag !== undefined;
+}
+
+/** OTEL_LOG_LEVEL, the SDK's own verbosity switch, decides which alerts reach stderr. */
+function allowedByLogLevel(level: 'warn' | 'error'): boolean {
+  const setting = (process.env.OTEL_LOG_LEVEL ?? '').trim().toUpperCase();
+  if (setting === 'NONE') return false;
+  if (setting === 'ERROR') return level === 'error';
+  return true;
+}
+
+/**
+ * Logs through diag and, when no diag logger is registered, also emits a process warning
+ * (printed on stderr by Node unless the process runs with --no-warnings). OTEL_LOG_LEVEL=NONE
+ * silences the warnings; ERROR keeps only errors.
+ */
+export function alert(level: 'warn' | 'error', code: AlertCode, message: string): void {
+  log[level](message);
+  if (diagLoggerRegistered() || !allowedByLogLevel(level)) return;
+  process.emitWarning(`${PREFIX} ${message}`, { type: ALERT_TYPE, code });
+}
+
+/**
  * Reports a condition once per episode: the first occurrence logs, repeats are silent until
  * the condition is cleared (then the next occurrence logs again, with a recovery line between).
+ * With a code, the first occurrence is an alert (see alert()).
  */
 export class Episodes {
   readonly #open = new Map<string, number>();
 
   /** Logs `message` if `key` is not already open; counts repeats either way. */
-  report(key: string, level: 'warn' | 'error', message: string): void {
+  report(key: string, level: 'warn' | 'error', message: string, code?: AlertCode): void {
     const seen = this.#open.get(key);
     this.#open.set(key, (seen ?? 0) + 1);
-    if (seen === undefined) log[level](message);
+    if (seen !== undefined) return;
+    if (code === undefined) log[level](message);
+    else alert(level, code, message);
   }
 
   /** Closes the episode of `key`, logging `message` if it was open. */
@@ -40,13 +93,9 @@ export class Episodes {
       if (message !== undefined) log.info(message(key));
     }
   }
-
-  isOpen(key: string): boolean {
-    return this.#open.has(key);
-  }
 }
 
-/** `1 batch`, `2 batches`. */
+/** `1 batch`, `2 batches`, `1,024 bytes`. */
 export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
+  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
 }

@@ -10,7 +10,9 @@ export interface ShutdownHookOptions {
   signals?: NodeJS.Signals[];
   /**
    * Deadline for the whole shutdown (beforeShutdown, then the meter provider). Keep it below
-   * your orchestrator's grace period (Kubernetes: 30 s). Default 10000.
+   * your orchestrator's grace period (Kubernetes: 30 s). Default 25000: room for the meter
+   * provider's forceFlush() and shutdown() at the exporter's default flushTimeoutMillis (10 s
+   * each) inside Kubernetes' default 30 s.
    */
   timeoutMillis?: number;
   /** Runs first, e.g. to stop accepting requests (`server.close()`), so their metrics are flushed too. */
@@ -27,7 +29,8 @@ export interface ShutdownHooks {
 }
 
 const DEFAULT_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-const DEFAULT_TIMEOUT_MILLIS = 10_000;
+/** Two default flushTimeoutMillis (forceFlush, then shutdown) plus 5 s, under a 30 s grace period. */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MILLIS = 25_000;
 
 /**
  * Flushes metrics on SIGTERM / SIGINT within a deadline, then lets the process exit with a code
@@ -38,7 +41,7 @@ export function installShutdownHooks(
   options: ShutdownHookOptions = {},
 ): ShutdownHooks {
   const signals = options.signals ?? DEFAULT_SIGNALS;
-  const timeoutMillis = options.timeoutMillis ?? DEFAULT_TIMEOUT_MILLIS;
+  const timeoutMillis = options.timeoutMillis ?? DEFAULT_SHUTDOWN_TIMEOUT_MILLIS;
   if (!Number.isInteger(timeoutMillis) || timeoutMillis < 1 || timeoutMillis > 2 ** 31 - 1) {
     throw new TypeError(
       `otel-s3-exporter: invalid option timeoutMillis: ${timeoutMillis} (expected an integer of milliseconds from 1 to 2147483647)`,

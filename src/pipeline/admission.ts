@@ -93,6 +93,7 @@ export class Admission {
         'buffer-full',
         'warn',
         `maxBufferedBytes (${budget.limit}) reached with nothing left to drop: rejecting exports until uploads catch up`,
+        'OTEL_S3_DATA_DROPPED',
       );
       return { result: failed(`maxBufferedBytes (${budget.limit}) reached`), sealed };
     }

@@ -103,6 +103,7 @@ export class MemoryBudget implements Iterable<SealedBatch> {
         'buffer-full',
         'warn',
         `maxBufferedBytes (${this.limit}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
+        'OTEL_S3_DATA_DROPPED',
       );
     }
     return true;

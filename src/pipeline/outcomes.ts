@@ -1,4 +1,4 @@
-import { type Episodes, log } from '../log.js';
+import { type AlertCode, type Episodes, log } from '../log.js';
 import { describeError } from '../s3-errors.js';
 import { type ExporterStats, increment } from '../stats.js';
 import type { RetryVerdict } from '../upload/uploader.js';
@@ -63,6 +63,7 @@ export class Outcomes {
     for (const listener of this.#latencyListeners) listener(latencyMillis);
     this.#episodes.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
     this.#episodes.clear('buffer-full');
+    this.#episodes.clear('rejected');
     this.#episodes.clearMatching(
       'config:',
       (key) => `uploads work again: the ${key.slice(7)} fault is fixed`,
@@ -72,8 +73,11 @@ export class Outcomes {
   /** S3 will never accept the batch; the caller drops it. */
   rejected(batch: SealedBatch, reason: string, error: unknown): void {
     increment(this.stats.uploadFailures, reason);
-    log.error(
-      `S3 rejected ${batch.key} for good (${describeError(error)}); dropping the batch of ${batch.points} data points`,
+    this.#episodes.report(
+      'rejected',
+      'error',
+      `S3 rejected ${batch.key} for good (${describeError(error)}); dropping the batch of ${batch.points} data points (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
+      'OTEL_S3_DATA_DROPPED',
     );
   }
 
@@ -87,6 +91,7 @@ export class Outcomes {
           `config:${verdict.reason}`,
           'error',
           `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(this.#slowRetryMillis / 1000)} s`,
+          alertCode(verdict.reason),
         );
         break;
       case 'conditional-unsupported':
@@ -113,4 +118,9 @@ export class Outcomes {
     s.bytesDropped += bytes;
     increment(s.pointsDroppedByReason, reason, points);
   }
+}
+
+/** `no-such-bucket` → OTEL_S3_NO_SUCH_BUCKET: one warning code per configuration fault. */
+function alertCode(reason: string): AlertCode {
+  return `OTEL_S3_${reason.toUpperCase().replace(/-/g, '_')}` as AlertCode;
 }

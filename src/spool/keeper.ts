@@ -1,5 +1,5 @@
 import { settleWithin } from '../deadline.js';
-import { type Episodes, log, plural } from '../log.js';
+import { alert, type Episodes, log, plural } from '../log.js';
 import type { MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
@@ -122,6 +122,7 @@ export class SpoolKeeper implements Pager {
         'error',
         `spool ${this.#spool.dir}: ${describeError(error)}; keeping batches in memory (bounded by maxBufferedBytes) ` +
           'and writing fresh files later, never reusing a file whose write or fsync failed',
+        'OTEL_S3_SPOOL_WRITE_FAILED',
       );
     } finally {
       this.#reserved -= size;
@@ -139,6 +140,7 @@ export class SpoolKeeper implements Pager {
         'spool-full',
         'warn',
         `spool ${this.#spool.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}): evicting the oldest batches`,
+        'OTEL_S3_SPOOL_FULL',
       );
       if (batch.body === undefined) {
         // Only on disk: evicting it loses it (settling it deletes the file).
@@ -211,7 +213,9 @@ export class SpoolKeeper implements Pager {
       this.#byFile.delete(entry.name);
       await this.#spool.quarantine(entry).catch(() => {});
       this.#parts.stats.quarantined++;
-      log.error(
+      alert(
+        'error',
+        'OTEL_S3_DATA_DROPPED',
         `spool file ${entry.name} failed to read back (${describeError(error)}); moved to quarantine`,
       );
       this.#parts.budget.drop(batch, 'spool-corrupt');

@@ -11,6 +11,10 @@ import { KeyTemplate } from '../../src/upload/key-template.js';
 
 const MAX_TIMER = 2 ** 31 - 1;
 
+/** A key the resolved configuration renders, to see its prefix. */
+const keyOf = (c: ReturnType<typeof resolveConfig>) =>
+  c.keys.render({ time: new Date(0), attributes: {}, extension: '.json' });
+
 /** Runs `fn`, asserts it threw an InvalidOptionError, and returns it. */
 function invalid(fn: () => unknown): InvalidOptionError {
   try {
@@ -49,10 +53,11 @@ function expectRejected(
 describe('resolveConfig defaults', () => {
   test('fills every default in when only bucket is given', () => {
     const c = resolveConfig({ bucket: 'metrics' });
+    expect(keyOf(c)).toMatch(
+      /^year=1970\/month=01\/day=01\/hour=00\/minute=00\/metrics_[0-9a-f-]{36}\.json$/,
+    );
     expect(c).toEqual({
       bucket: 'metrics',
-      prefix: '',
-      filePrefix: '',
       region: undefined,
       endpoint: undefined,
       forcePathStyle: false,
@@ -84,6 +89,11 @@ describe('resolveConfig defaults', () => {
 
   test('DEFAULTS holds the documented default values', () => {
     expect(DEFAULTS).toEqual({
+      prefix: '',
+      filePrefix: '',
+      keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}',
+      partitionTime: 'upload',
+      partitionTimeZone: 'UTC',
       format: 'otlp-json',
       compression: 'zstd',
       maxBatchBytes: 8 * 1024 * 1024,
@@ -121,10 +131,9 @@ describe('resolveConfig defaults', () => {
       conditionalWrites: false,
       retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
     });
+    expect(keyOf(c)).toMatch(/^prod\/checkout\/year=.*\/host1_metrics_/);
     expect(c).toMatchObject({
       bucket: 'b',
-      prefix: 'prod/checkout',
-      filePrefix: 'host1_',
       region: 'eu-west-1',
       format: 'otlp-proto',
       compression: 'gzip',
@@ -477,13 +486,13 @@ describe('prefix', () => {
   test('strips leading and trailing slashes', () => {
     expect(normalizePrefix('/prod/checkout/')).toBe('prod/checkout');
     expect(normalizePrefix('///a///')).toBe('a');
-    expect(resolveConfig({ bucket: 'b', prefix: '/x/y/' }).prefix).toBe('x/y');
+    expect(keyOf(resolveConfig({ bucket: 'b', prefix: '/x/y/' }))).toMatch(/^x\/y\/year=/);
   });
 
   test("allows '' and undefined, both normalized to ''", () => {
     expect(normalizePrefix('')).toBe('');
     expect(normalizePrefix(undefined)).toBe('');
-    expect(resolveConfig({ bucket: 'b', prefix: '' }).prefix).toBe('');
+    expect(keyOf(resolveConfig({ bucket: 'b', prefix: '' }))).toMatch(/^year=/);
   });
 
   test("normalizes a prefix made only of slashes ('/', '///') to ''", () => {

@@ -1,5 +1,4 @@
-import { describe, expect, test } from 'vitest';
-import { InvalidOptionError } from '../../src/config.js';
+import { describe, expect, test, vi } from 'vitest';
 import { configure, ENVIRONMENT_VARIABLES, optionsFromEnvironment } from '../../src/env.js';
 
 const valid: Record<string, [string, unknown]> = {
@@ -108,33 +107,121 @@ describe('environment variables', () => {
     ).toEqual({});
   });
 
-  test('a value that does not parse names the variable, the value and what is allowed', () => {
-    const attempt = () =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_BATCH_BYTES: '8MB' });
-    expect(attempt).toThrow(InvalidOptionError);
-    expect(attempt).toThrow(
-      'invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES (option maxBatchBytes): "8MB" (expected a non-negative integer)',
-    );
-    expect(() =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'yes' }),
-    ).toThrow(/OTEL_EXPORTER_S3_FORCE_PATH_STYLE .*"yes" \(expected true or false\)/);
-    expect(() =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_COMPRESSION: 'lz4' }),
-    ).toThrow(/OTEL_EXPORTER_S3_COMPRESSION .*"lz4" \(expected one of 'zstd', 'gzip', 'none'\)/);
+  /** configure() with `env`, returning the configuration and the process warnings it emitted. */
+  function configureCapturing(env: Record<string, string>, options = {}) {
+    const warnings: { message: string; code: string | undefined }[] = [];
+    const spy = vi
+      .spyOn(process, 'emitWarning')
+      .mockImplementation((warning: string | Error, opts?: unknown) => {
+        const code =
+          typeof opts === 'object' && opts !== null ? (opts as { code?: string }).code : undefined;
+        warnings.push({ message: String(warning), code });
+      });
+    try {
+      return { config: configure(options, env), warnings };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  test('a value that does not parse warns, naming the variable, the value and what is allowed, and the default is used', () => {
+    const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
+      [
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_BYTES',
+          '8MB',
+          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
+          (c) => c.maxBatchBytes,
+          8 * 1024 * 1024,
+        ],
+        [
+          'OTEL_EXPORTER_S3_FORCE_PATH_STYLE',
+          'yes',
+          /OTEL_EXPORTER_S3_FORCE_PATH_STYLE .*"yes" \(expected true or false\)/,
+          (c) => c.forcePathStyle,
+          false,
+        ],
+        [
+          'OTEL_EXPORTER_S3_COMPRESSION',
+          'lz4',
+          /OTEL_EXPORTER_S3_COMPRESSION .*"lz4" \(expected one of 'zstd', 'gzip', 'none'\)/,
+          (c) => c.compression,
+          'zstd',
+        ],
+      ];
+    for (const [variable, raw, message, read, fallback] of cases) {
+      const { config, warnings } = configureCapturing({
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        [variable]: raw,
+      });
+      expect(read(config)).toEqual(fallback);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.message).toMatch(message);
+      expect(warnings[0]?.code).toBe('OTEL_S3_INVALID_ENV');
+    }
   });
 
-  test('a parsed value out of range also names the variable', () => {
-    expect(() =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_BATCH_AGE: '0' }),
-    ).toThrow(
-      /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_AGE \(option maxBatchAgeMillis\): 0/,
+  test('a parsed value out of range also warns with the variable, and the default is used', () => {
+    const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
+      [
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_AGE',
+          '0',
+          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_AGE \(option maxBatchAgeMillis\): 0/,
+          (c) => c.maxBatchAgeMillis,
+          60_000,
+        ],
+        [
+          'OTEL_EXPORTER_S3_RETRY_MAX_DELAY',
+          '0',
+          /OTEL_EXPORTER_S3_RETRY_MAX_DELAY \(option retry.maxDelayMillis\)/,
+          (c) => c.retryMaxDelayMillis,
+          30_000,
+        ],
+        [
+          'OTEL_EXPORTER_S3_PREFIX',
+          'a/../b',
+          /OTEL_EXPORTER_S3_PREFIX \(option prefix\)/,
+          (c) =>
+            c.keys.render({ time: new Date(0), attributes: {}, extension: '' }).startsWith('year='),
+          true,
+        ],
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_BYTES',
+          String(512 * 1024 * 1024),
+          /OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): 536870912 \(expected at most maxBufferedBytes \(default 67108864\)/,
+          (c) => c.maxBatchBytes,
+          8 * 1024 * 1024,
+        ],
+      ];
+    for (const [variable, raw, message, read, fallback] of cases) {
+      const { config, warnings } = configureCapturing({
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        [variable]: raw,
+      });
+      expect(read(config)).toEqual(fallback);
+      expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(message)]);
+    }
+  });
+
+  test('a bad environment value never stops the exporter from being built', () => {
+    const { warnings } = configureCapturing({
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: '0',
+      OTEL_EXPORTER_S3_KEY_TEMPLATE: 'no-uuid',
+      OTEL_EXPORTER_S3_TAGS: 'novalue',
+    });
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/OTEL_EXPORTER_S3_TAGS/),
+      expect.stringMatching(/OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY/),
+      expect.stringMatching(/OTEL_EXPORTER_S3_KEY_TEMPLATE/),
+    ]);
+  });
+
+  test('an invalid bucket variable still throws: there is no default to fall back to', () => {
+    expect(() => configure({}, { OTEL_EXPORTER_S3_BUCKET: 'a b' })).toThrow(
+      /invalid environment variable OTEL_EXPORTER_S3_BUCKET \(option bucket\): "a b"/,
     );
-    expect(() =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_RETRY_MAX_DELAY: '0' }),
-    ).toThrow(/OTEL_EXPORTER_S3_RETRY_MAX_DELAY \(option retry.maxDelayMillis\)/);
-    expect(() =>
-      configure({}, { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_PREFIX: 'a/../b' }),
-    ).toThrow(/OTEL_EXPORTER_S3_PREFIX \(option prefix\)/);
   });
 
   test('a bad value the caller passed is reported as the option, even when the variable is set too', () => {

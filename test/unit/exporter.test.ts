@@ -121,6 +121,40 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     await exporter.shutdown();
   });
 
+  test('forceFlush() and shutdown() return at once when every pending batch is blocked on a fault waiting cannot fix', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'status', status: 404, name: 'NoSuchBucket' });
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 5_000 });
+    await exportSynthetic(exporter, 4, 1);
+    let started = performance.now();
+    await exporter.forceFlush();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(exporter.stats().pendingBatches).toBe(1);
+    expect(messages.some((m) => /blocked on a configuration fault/.test(m.text))).toBe(true);
+    started = performance.now();
+    await exporter.shutdown();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    const stats = exporter.stats();
+    expect(stats.uploadFailures['no-such-bucket']).toBeGreaterThanOrEqual(2);
+    expect(stats.pointsDroppedByReason).toEqual({ shutdown: 4 });
+    expect(messages.filter((m) => /the bucket does not exist/.test(m.text))).toHaveLength(1);
+  });
+
+  test('a transient failure is waited out: forceFlush() does not return early for it', async () => {
+    const s3 = new ScriptedS3().script(
+      [
+        { kind: 'status', status: 404, name: 'NoSuchBucket' },
+        { kind: 'status', status: 503, name: 'SlowDown' },
+      ],
+      { kind: 'ok' },
+    );
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 5_000 });
+    await exportSynthetic(exporter, 4, 1);
+    await exporter.forceFlush(); // blocked after the first answer
+    await exporter.forceFlush(); // the retry meets 503, then succeeds: waited for
+    expect(exporter.stats().batchesUploaded).toBe(1);
+    await exporter.shutdown();
+  });
+
   test('a non-retryable rejection drops the batch, counted and logged', async () => {
     const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'InvalidArgument' }]);
     const exporter = exporterWith(s3);

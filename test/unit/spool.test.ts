@@ -115,6 +115,11 @@ describe('S3MetricExporter with a spool', () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const first = exporterWith(s3, { flushTimeoutMillis: 200 });
     await exportTagged(first, 5);
+    await waitFor(
+      () => first.stats().spool?.written === first.stats().batchesSealed,
+      5_000,
+      'every batch on disk',
+    );
     await first.shutdown();
     const firstStats = first.stats();
     expect(firstStats.pointsDropped).toBe(0);

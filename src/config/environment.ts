@@ -1,0 +1,172 @@
+import { InvalidOptionError } from '../invalid-option.js';
+import { alert } from '../log.js';
+import {
+  CHECKSUM_MODES,
+  COMPRESSIONS,
+  FORMATS,
+  PARTITION_TIMES,
+  type S3MetricExporterOptions,
+  SSE_MODES,
+  STORAGE_CLASSES,
+  TEMPORALITIES,
+  TIME_ZONES,
+} from './options.js';
+import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
+
+type Kind = 'string' | 'integer' | 'boolean' | 'map' | readonly string[];
+
+/** Every option settable from the environment, OTel style. Constructor options win. */
+export const ENVIRONMENT_VARIABLES = [
+  ['OTEL_EXPORTER_S3_BUCKET', 'bucket', 'string'],
+  ['OTEL_EXPORTER_S3_PREFIX', 'prefix', 'string'],
+  ['OTEL_EXPORTER_S3_FILE_PREFIX', 'filePrefix', 'string'],
+  ['OTEL_EXPORTER_S3_REGION', 'region', 'string'],
+  ['OTEL_EXPORTER_S3_ENDPOINT', 'endpoint', 'string'],
+  ['OTEL_EXPORTER_S3_FORCE_PATH_STYLE', 'forcePathStyle', 'boolean'],
+  ['OTEL_EXPORTER_S3_FORMAT', 'format', FORMATS],
+  ['OTEL_EXPORTER_S3_COMPRESSION', 'compression', COMPRESSIONS],
+  ['OTEL_EXPORTER_S3_COMPRESSION_LEVEL', 'compressionLevel', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BATCH_BYTES', 'maxBatchBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BATCH_AGE', 'maxBatchAgeMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_MAX_BUFFERED_BYTES', 'maxBufferedBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY', 'uploadConcurrency', 'integer'],
+  ['OTEL_EXPORTER_S3_TIMEOUT', 'requestTimeoutMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_FLUSH_TIMEOUT', 'flushTimeoutMillis', 'integer'],
+  ['OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'temporalityPreference', TEMPORALITIES],
+  ['OTEL_EXPORTER_S3_CONDITIONAL_WRITES', 'conditionalWrites', 'boolean'],
+  ['OTEL_EXPORTER_S3_CHECKSUM', 'requestChecksumCalculation', CHECKSUM_MODES],
+  ['OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY', 'retry.initialDelayMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_RETRY_MAX_DELAY', 'retry.maxDelayMillis', 'integer'],
+  ['OTEL_EXPORTER_S3_SPOOL_DIR', 'spoolDir', 'string'],
+  ['OTEL_EXPORTER_S3_MAX_SPOOL_BYTES', 'maxSpoolBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_KEY_TEMPLATE', 'keyTemplate', 'string'],
+  ['OTEL_EXPORTER_S3_PARTITION_TIME', 'partitionTime', PARTITION_TIMES],
+  ['OTEL_EXPORTER_S3_PARTITION_TIME_ZONE', 'partitionTimeZone', TIME_ZONES],
+  ['OTEL_EXPORTER_S3_SSE', 'serverSideEncryption', SSE_MODES],
+  ['OTEL_EXPORTER_S3_SSE_KMS_KEY_ID', 'sseKmsKeyId', 'string'],
+  ['OTEL_EXPORTER_S3_STORAGE_CLASS', 'storageClass', STORAGE_CLASSES],
+  ['OTEL_EXPORTER_S3_TAGS', 'tags', 'map'],
+  ['OTEL_EXPORTER_S3_METADATA', 'metadata', 'map'],
+  ['OTEL_EXPORTER_S3_USER_AGENT', 'userAgent', 'string'],
+] as const satisfies readonly (readonly [string, string, Kind])[];
+
+/** The environment variable that sets an option. */
+export const VARIABLE_OF: Readonly<Record<string, string>> = Object.fromEntries(
+  ENVIRONMENT_VARIABLES.map(([variable, option]) => [option, variable]),
+);
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Parses one variable's text; throws InvalidOptionError naming the variable. */
+function parse(variable: string, option: string, raw: string, kind: Kind): unknown {
+  if (kind === 'string') return raw;
+  if (kind === 'map') return parseMap(variable, option, raw);
+  const value = raw.trim();
+  if (kind === 'integer') {
+    if (!/^\d+$/.test(value))
+      throw new InvalidOptionError(option, raw, 'a non-negative integer', variable);
+    return Number(value);
+  }
+  if (kind === 'boolean') {
+    const parsed = parseBooleanText(value);
+    if (parsed === undefined) throw new InvalidOptionError(option, raw, 'true or false', variable);
+    return parsed;
+  }
+  // Enumerations: OTel's values are case-insensitive (e.g. CUMULATIVE); ours are spelled as listed.
+  const match = kind.find((k) => k.toLowerCase() === value.toLowerCase());
+  if (match === undefined) {
+    throw new InvalidOptionError(
+      option,
+      raw,
+      `one of ${kind.map((k) => `'${k}'`).join(', ')}`,
+      variable,
+    );
+  }
+  return match;
+}
+
+/** `key=value,key2=value2`, as OTEL_RESOURCE_ATTRIBUTES: values may be percent-encoded. */
+function parseMap(variable: string, option: string, raw: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    if (at < 1 || key === '') {
+      throw new InvalidOptionError(option, raw, 'comma-separated key=value pairs', variable);
+    }
+    try {
+      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new InvalidOptionError(
+        option,
+        raw,
+        'comma-separated key=value pairs (valid percent-encoding)',
+        variable,
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * The OTEL_EXPORTER_S3_* values, parsed, by option name. Empty values count as unset; text
+ * that does not parse goes to `warn` and is left out.
+ */
+export function readEnvironment(
+  env: Env,
+  warn: (error: InvalidOptionError) => void,
+): Map<string, EnvironmentValue> {
+  const values = new Map<string, EnvironmentValue>();
+  for (const [variable, option, kind] of ENVIRONMENT_VARIABLES) {
+    const raw = env[variable];
+    if (raw === undefined || raw.trim() === '') continue;
+    try {
+      values.set(option, { value: parse(variable, option, raw, kind), variable });
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      warn(error);
+    }
+  }
+  return values;
+}
+
+/**
+ * Options from the environment as constructor options, and which variable set each. A value
+ * that does not parse is left out (and passed to `warn`).
+ */
+export function optionsFromEnvironment(
+  env: Env = process.env,
+  warn: (error: InvalidOptionError) => void = () => {},
+): { options: S3MetricExporterOptions; variables: Map<string, string> } {
+  const options: Record<string, unknown> = {};
+  const retry: Record<string, unknown> = {};
+  const variables = new Map<string, string>();
+  for (const [option, { value, variable }] of readEnvironment(env, warn)) {
+    if (option.startsWith('retry.')) retry[option.slice('retry.'.length)] = value;
+    else options[option] = value;
+    variables.set(option, variable);
+  }
+  if (Object.keys(retry).length > 0) options.retry = retry;
+  return { options: options as S3MetricExporterOptions, variables };
+}
+
+/**
+ * Constructor options over environment variables over defaults, validated. A bad option in
+ * code throws; a bad environment value is reported (warning, code OTEL_S3_INVALID_ENV) and its
+ * default used.
+ */
+export function configure(
+  options: S3MetricExporterOptions,
+  env: Env = process.env,
+): ResolvedConfig {
+  const warn = (error: InvalidOptionError) =>
+    alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
+  return resolveSources({ options, environment: readEnvironment(env, warn), warn });
+}
+
+/** `true` or `false` in any case, around spaces; anything else is undefined. */
+export function parseBooleanText(text: string): boolean | undefined {
+  const t = text.trim().toLowerCase();
+  return t === 'true' ? true : t === 'false' ? false : undefined;
+}

@@ -1,0 +1,175 @@
+import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
+import { StorageClass as StorageClasses } from '@aws-sdk/client-s3';
+import type { SpoolFileSystem } from '../spool/file-system.js';
+import { DEFAULT_KEY_TEMPLATE } from '../upload/key-template.js';
+
+export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
+export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
+export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
+export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
+export const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
+export const STORAGE_CLASSES = Object.values(StorageClasses);
+export const PARTITION_TIMES = ['upload', 'data'] as const;
+export const TIME_ZONES = ['UTC', 'local'] as const;
+
+export type Format = (typeof FORMATS)[number];
+export type Compression = (typeof COMPRESSIONS)[number];
+export type TemporalityPreference = (typeof TEMPORALITIES)[number];
+export type ChecksumMode = (typeof CHECKSUM_MODES)[number];
+export type ServerSideEncryptionMode = (typeof SSE_MODES)[number];
+export type PartitionTime = (typeof PARTITION_TIMES)[number];
+export type PartitionTimeZone = (typeof TIME_ZONES)[number];
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** Every default in one place; the README's options table is this object. */
+export const DEFAULTS = {
+  prefix: '',
+  filePrefix: '',
+  format: 'otlp-json',
+  compression: 'zstd',
+  zstdLevel: 3,
+  gzipLevel: 6,
+  maxBatchBytes: 8 * MiB,
+  maxBatchAgeMillis: 60_000,
+  maxBufferedBytes: 64 * MiB,
+  uploadConcurrency: 4,
+  requestTimeoutMillis: 10_000,
+  flushTimeoutMillis: 10_000,
+  temporalityPreference: 'cumulative',
+  conditionalWrites: true,
+  retryInitialDelayMillis: 250,
+  retryMaxDelayMillis: 30_000,
+  maxSpoolBytes: 256 * MiB,
+  keyTemplate: DEFAULT_KEY_TEMPLATE,
+  partitionTime: 'upload',
+  partitionTimeZone: 'UTC',
+} as const;
+
+export interface RetryOptions {
+  /** Upper bound of the first backoff (full jitter: the wait is uniform in [0, bound]). Default 250. */
+  initialDelayMillis?: number;
+  /** Cap of the backoff bound, and the pace of retries during configuration faults. Default 30000. */
+  maxDelayMillis?: number;
+}
+
+export interface S3MetricExporterOptions {
+  /** Target bucket. Required, here or in OTEL_EXPORTER_S3_BUCKET. */
+  bucket?: string;
+  /** Key prefix, e.g. `prod/checkout`. No leading or trailing `/` needed; `..` is rejected. */
+  prefix?: string;
+  /** Text put before `metrics_` in every object name. */
+  filePrefix?: string;
+  /** AWS region. Default: AWS_REGION or AWS_DEFAULT_REGION, else `us-east-1`. */
+  region?: string;
+  /** Endpoint URL of an S3-compatible server, e.g. `http://127.0.0.1:9000`. */
+  endpoint?: string;
+  /** Path-style addressing (`endpoint/bucket/key`), needed by most self-hosted servers. Default: true when `endpoint` is set. */
+  forcePathStyle?: boolean;
+  /** Static credentials or a provider. Default: the AWS SDK's default provider chain. */
+  credentials?: S3ClientConfig['credentials'];
+  /** Bring your own client; then region, endpoint, forcePathStyle, credentials and requestChecksumCalculation are ignored. */
+  s3Client?: S3Client;
+  /** Object format. Default `otlp-json`. */
+  format?: Format;
+  /** Object compression. Default `zstd`. */
+  compression?: Compression;
+  /** zstd level 1..19 (default 3) or gzip level 1..9 (default 6). */
+  compressionLevel?: number;
+  /** The open batch is sealed once it holds this many uncompressed bytes. Default 8 MiB. */
+  maxBatchBytes?: number;
+  /** The open batch is sealed this long after its first export. Default 60000. */
+  maxBatchAgeMillis?: number;
+  /** Bound over every byte the exporter holds: open batch, sealed, compressing, uploading, retrying. Default 64 MiB. */
+  maxBufferedBytes?: number;
+  /** Uploads in flight at once. Default 4. */
+  uploadConcurrency?: number;
+  /** Deadline of one PutObject request; the request is aborted after it. Default 10000. */
+  requestTimeoutMillis?: number;
+  /** Deadline of forceFlush() and, separately, of shutdown(). Default 10000. */
+  flushTimeoutMillis?: number;
+  /** Aggregation temporality per instrument kind, as in the OTLP exporters. Default `cumulative`. */
+  temporalityPreference?: TemporalityPreference;
+  /** Send `If-None-Match: *` so a retried upload can never overwrite or duplicate an object. Default true. */
+  conditionalWrites?: boolean;
+  /** AWS SDK checksum mode. Default `WHEN_REQUIRED` with a custom endpoint (many S3-compatible servers reject the SDK's default CRC32 trailers), else `WHEN_SUPPORTED`. */
+  requestChecksumCalculation?: ChecksumMode;
+  /** Backoff of retried uploads. */
+  retry?: RetryOptions;
+  /**
+   * Directory of the durable disk spool (off by default). Every sealed batch is written there
+   * before its first upload and deleted once S3 acknowledged it; an earlier run's batches are
+   * uploaded at start. One exporter per directory.
+   */
+  spoolDir?: string;
+  /** Bound of the spool on disk; the oldest files are evicted beyond it. Default 256 MiB. */
+  maxSpoolBytes?: number;
+  /** File operations of the spool (tests inject failures here). Default: node:fs. */
+  spoolFileSystem?: SpoolFileSystem;
+  /**
+   * Object key after the prefix, without the extension. Tokens: %Y %m %d %H %M %S %j %%,
+   * `{uuid}` (required, in the last segment), `{filePrefix}`, and resource attributes such as
+   * `{service.name}`, `{service.instance.id}`, `{host.name}` (sanitized to [A-Za-z0-9._-]).
+   * Default `year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}`.
+   */
+  keyTemplate?: string;
+  /** Time that places an object: when its batch was sealed for upload, or its oldest data point. Default `upload`. */
+  partitionTime?: PartitionTime;
+  /** Time zone of the key's time tokens. Default `UTC`. */
+  partitionTimeZone?: PartitionTimeZone;
+  /** Server-side encryption of every object. Default: the bucket's default encryption. */
+  serverSideEncryption?: ServerSideEncryptionMode;
+  /** KMS key id or ARN for `aws:kms` / `aws:kms:dsse`. Default: the account's `aws/s3` key. */
+  sseKmsKeyId?: string;
+  /** Storage class of every object, e.g. `STANDARD_IA`. Default: the bucket's (STANDARD). */
+  storageClass?: StorageClass;
+  /** Tags of every object (at most 10; keys up to 128 characters, values up to 256). */
+  tags?: Record<string, string>;
+  /** User metadata of every object (`x-amz-meta-*`; ASCII; at most 2 KB in all). */
+  metadata?: Record<string, string>;
+  /** Added to the AWS SDK user agent of the client the exporter creates. */
+  userAgent?: string;
+}
+
+/** Every option name, for the unknown-option check (the compiler keeps it complete). */
+const NAMES: Record<keyof S3MetricExporterOptions, true> = {
+  bucket: true,
+  prefix: true,
+  filePrefix: true,
+  region: true,
+  endpoint: true,
+  forcePathStyle: true,
+  credentials: true,
+  s3Client: true,
+  format: true,
+  compression: true,
+  compressionLevel: true,
+  maxBatchBytes: true,
+  maxBatchAgeMillis: true,
+  maxBufferedBytes: true,
+  uploadConcurrency: true,
+  requestTimeoutMillis: true,
+  flushTimeoutMillis: true,
+  temporalityPreference: true,
+  conditionalWrites: true,
+  requestChecksumCalculation: true,
+  retry: true,
+  spoolDir: true,
+  maxSpoolBytes: true,
+  spoolFileSystem: true,
+  keyTemplate: true,
+  partitionTime: true,
+  partitionTimeZone: true,
+  serverSideEncryption: true,
+  sseKmsKeyId: true,
+  storageClass: true,
+  tags: true,
+  metadata: true,
+  userAgent: true,
+};
+export const OPTION_NAMES = Object.keys(NAMES) as readonly (keyof S3MetricExporterOptions)[];
+export const RETRY_OPTION_NAMES: readonly (keyof RetryOptions)[] = [
+  'initialDelayMillis',
+  'maxDelayMillis',
+];

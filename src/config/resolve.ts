@@ -1,0 +1,360 @@
+import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { closest, distance } from 'fastest-levenshtein';
+import { InvalidOptionError } from '../invalid-option.js';
+import type { SpoolFileSystem } from '../spool/file-system.js';
+import { KeyTemplate } from '../upload/key-template.js';
+import {
+  CHECKSUM_MODES,
+  type ChecksumMode,
+  COMPRESSIONS,
+  type Compression,
+  DEFAULTS,
+  FORMATS,
+  type Format,
+  OPTION_NAMES,
+  PARTITION_TIMES,
+  type PartitionTime,
+  RETRY_OPTION_NAMES,
+  type S3MetricExporterOptions,
+  SSE_MODES,
+  STORAGE_CLASSES,
+  TEMPORALITIES,
+  type TemporalityPreference,
+  TIME_ZONES,
+} from './options.js';
+import * as rule from './rules.js';
+
+export interface ResolvedConfig {
+  bucket: string;
+  region: string | undefined;
+  endpoint: string | undefined;
+  forcePathStyle: boolean;
+  credentials: S3ClientConfig['credentials'] | undefined;
+  s3Client: S3Client | undefined;
+  format: Format;
+  compression: Compression;
+  compressionLevel: number;
+  maxBatchBytes: number;
+  maxBatchAgeMillis: number;
+  maxBufferedBytes: number;
+  uploadConcurrency: number;
+  requestTimeoutMillis: number;
+  flushTimeoutMillis: number;
+  temporalityPreference: TemporalityPreference;
+  conditionalWrites: boolean;
+  requestChecksumCalculation: ChecksumMode;
+  retryInitialDelayMillis: number;
+  retryMaxDelayMillis: number;
+  spoolDir: string | undefined;
+  maxSpoolBytes: number;
+  spoolFileSystem: SpoolFileSystem | undefined;
+  keys: KeyTemplate;
+  partitionTime: PartitionTime;
+  /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
+  putObject: Pick<
+    PutObjectCommandInput,
+    'ServerSideEncryption' | 'SSEKMSKeyId' | 'StorageClass' | 'Tagging' | 'Metadata'
+  >;
+  userAgent: string | undefined;
+}
+
+/** A value from the environment: parsed, and the variable it came from. */
+export interface EnvironmentValue {
+  value: unknown;
+  variable: string;
+}
+
+export interface ConfigSources {
+  /** The options passed in code (they win). */
+  options: unknown;
+  /** Values from OTEL_EXPORTER_S3_* variables, by option name (`retry.maxDelayMillis` for retry). */
+  environment?: ReadonlyMap<string, EnvironmentValue>;
+  /** Called for an environment value that is invalid; the default is used instead. */
+  warn?: (error: InvalidOptionError) => void;
+}
+
+/** Validates options passed in code and fills in defaults. Throws InvalidOptionError. */
+export function resolveConfig(options: S3MetricExporterOptions): ResolvedConfig {
+  return resolveSources({ options });
+}
+
+/**
+ * Options in code over environment values over defaults, validated field by field. A bad value
+ * passed in code throws; a bad value from the environment is reported through `warn` and the
+ * default is used (the OpenTelemetry SDK convention: a typo in the environment never stops a
+ * service from starting). Only a bucket, which has no default, is required.
+ */
+export function resolveSources(sources: ConfigSources): ResolvedConfig {
+  const options = sources.options;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidOptionError('options', options, 'an object with at least { bucket }');
+  }
+  const code = options as Record<string, unknown>;
+  rejectUnknown(code, OPTION_NAMES, '');
+  const retry = code.retry ?? {};
+  if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
+    throw new InvalidOptionError(
+      'retry',
+      retry,
+      'an object { initialDelayMillis, maxDelayMillis }',
+    );
+  }
+  rejectUnknown(retry as Record<string, unknown>, RETRY_OPTION_NAMES, 'retry.');
+  const f = new Fields(
+    { ...code, ...prefixed(retry as Record<string, unknown>, 'retry.') },
+    sources.environment ?? new Map(),
+    sources.warn ?? (() => {}),
+  );
+
+  const prefix = f.get('prefix', (o, v) => rule.normalizePrefix(v, o), DEFAULTS.prefix);
+  const filePrefix = f.get('filePrefix', rule.filePrefix, DEFAULTS.filePrefix);
+  const endpoint = f.get('endpoint', rule.endpoint, undefined);
+  const compression = f.get('compression', (o, v) => rule.oneOf(o, v, COMPRESSIONS), 'zstd');
+  const gzip = compression === 'gzip';
+  const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
+  const retryInitialDelayMillis = f.get(
+    'retry.initialDelayMillis',
+    (o, v) => rule.millis(o, v),
+    DEFAULTS.retryInitialDelayMillis,
+  );
+  const spoolDir = f.get('spoolDir', rule.nonEmptyString, undefined);
+  const timeZone = f.get('partitionTimeZone', (o, v) => rule.oneOf(o, v, TIME_ZONES), 'UTC');
+  const sse = f.get('serverSideEncryption', (o, v) => rule.oneOf(o, v, SSE_MODES), undefined);
+  const kms = sse === 'aws:kms' || sse === 'aws:kms:dsse';
+  const putObject: ResolvedConfig['putObject'] = {
+    ServerSideEncryption: sse,
+    SSEKMSKeyId: f.get(
+      'sseKmsKeyId',
+      (o, v) => {
+        const id = rule.nonEmptyString(o, v);
+        if (!kms)
+          throw new InvalidOptionError(
+            o,
+            v,
+            "serverSideEncryption 'aws:kms' or 'aws:kms:dsse' with it",
+          );
+        return id;
+      },
+      undefined,
+    ),
+    StorageClass: f.get('storageClass', (o, v) => rule.oneOf(o, v, STORAGE_CLASSES), undefined),
+    Tagging: f.get('tags', rule.tagging, undefined),
+    Metadata: f.get('metadata', rule.metadata, undefined),
+  };
+
+  return {
+    bucket: f.required('bucket', (o, v) =>
+      rule.bucket(
+        o,
+        v,
+        'the name of an existing bucket (a non-empty string without "/" or spaces), in the options or OTEL_EXPORTER_S3_BUCKET',
+      ),
+    ),
+    region: f.get('region', rule.nonEmptyString, undefined),
+    endpoint,
+    forcePathStyle: f.get('forcePathStyle', rule.bool, endpoint !== undefined),
+    credentials: f.get('credentials', rule.credentials, undefined),
+    s3Client: f.get('s3Client', rule.s3Client, undefined),
+    format: f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format),
+    compression,
+    compressionLevel: f.get(
+      'compressionLevel',
+      (o, v) => rule.integer(o, v, 1, gzip ? 9 : 19, `(${compression} level)`),
+      gzip ? DEFAULTS.gzipLevel : DEFAULTS.zstdLevel,
+    ),
+    maxBatchBytes,
+    maxBatchAgeMillis: f.get(
+      'maxBatchAgeMillis',
+      (o, v) => rule.millis(o, v),
+      DEFAULTS.maxBatchAgeMillis,
+    ),
+    maxBufferedBytes,
+    uploadConcurrency: f.get(
+      'uploadConcurrency',
+      (o, v) => rule.integer(o, v, 1, 64, 'count'),
+      DEFAULTS.uploadConcurrency,
+    ),
+    requestTimeoutMillis: f.get(
+      'requestTimeoutMillis',
+      (o, v) => rule.millis(o, v),
+      DEFAULTS.requestTimeoutMillis,
+    ),
+    flushTimeoutMillis: f.get(
+      'flushTimeoutMillis',
+      (o, v) => rule.millis(o, v),
+      DEFAULTS.flushTimeoutMillis,
+    ),
+    temporalityPreference: f.get(
+      'temporalityPreference',
+      (o, v) => rule.oneOf(o, v, TEMPORALITIES),
+      DEFAULTS.temporalityPreference,
+    ),
+    conditionalWrites: f.get('conditionalWrites', rule.bool, DEFAULTS.conditionalWrites),
+    requestChecksumCalculation: f.get(
+      'requestChecksumCalculation',
+      (o, v) => rule.oneOf(o, v, CHECKSUM_MODES),
+      endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED',
+    ),
+    retryInitialDelayMillis,
+    retryMaxDelayMillis: f.get(
+      'retry.maxDelayMillis',
+      (o, v) => rule.millis(o, v, retryInitialDelayMillis, 'retry.initialDelayMillis'),
+      Math.max(DEFAULTS.retryMaxDelayMillis, retryInitialDelayMillis),
+    ),
+    spoolDir,
+    maxSpoolBytes: f.get(
+      'maxSpoolBytes',
+      (o, v) => rule.bytes(o, v, maxBatchBytes),
+      DEFAULTS.maxSpoolBytes,
+    ),
+    spoolFileSystem: f.get('spoolFileSystem', spoolFileSystem, undefined),
+    keys: f.get(
+      'keyTemplate',
+      // KeyTemplate validates the template itself, whatever its type.
+      (_o, v) => new KeyTemplate(v as string, { prefix, filePrefix, timeZone }),
+      new KeyTemplate(DEFAULTS.keyTemplate, { prefix, filePrefix, timeZone }),
+    ),
+    partitionTime: f.get(
+      'partitionTime',
+      (o, v) => rule.oneOf(o, v, PARTITION_TIMES),
+      DEFAULTS.partitionTime,
+    ),
+    putObject: Object.fromEntries(
+      Object.entries(putObject).filter(([, v]) => v !== undefined),
+    ) as ResolvedConfig['putObject'],
+    userAgent: f.get('userAgent', (o, v) => rule.printable(o, v, 256), undefined),
+  };
+}
+
+/**
+ * maxBatchBytes and maxBufferedBytes, which must agree: the bound holds at least one batch.
+ * The value the user chose is blamed (raising only maxBatchBytes collides with the default
+ * bound), and a value from the environment gives way to one passed in code.
+ */
+function batchAndBuffer(f: Fields): [number, number] {
+  let batch = f.get('maxBatchBytes', (o, v) => rule.bytes(o, v), DEFAULTS.maxBatchBytes);
+  let buffered = f.get('maxBufferedBytes', (o, v) => rule.bytes(o, v), DEFAULTS.maxBufferedBytes);
+  if (buffered >= batch) return [batch, buffered];
+  const bufferedFrom = f.origin('maxBufferedBytes');
+  if (
+    bufferedFrom === 'environment' ||
+    (bufferedFrom === 'code' && f.origin('maxBatchBytes') !== 'environment')
+  ) {
+    buffered = f.reject(
+      'maxBufferedBytes',
+      `at least maxBatchBytes (${batch})`,
+      DEFAULTS.maxBufferedBytes,
+    );
+    if (buffered >= batch) return [batch, buffered];
+  }
+  const bound = f.origin('maxBufferedBytes') === 'default' ? `default ${buffered}` : `${buffered}`;
+  batch = f.reject(
+    'maxBatchBytes',
+    `at most maxBufferedBytes (${bound}); raise maxBufferedBytes as well`,
+    DEFAULTS.maxBatchBytes,
+  );
+  return [Math.min(batch, buffered), buffered];
+}
+
+function spoolFileSystem(option: string, value: unknown): SpoolFileSystem {
+  if (typeof value !== 'object' || value === null)
+    throw new InvalidOptionError(option, value, 'an object with the SpoolFileSystem methods');
+  return value as SpoolFileSystem;
+}
+
+/** Each option's value from code, else the environment, else its default; see resolveSources. */
+class Fields {
+  readonly #code: Readonly<Record<string, unknown>>;
+  readonly #environment: ReadonlyMap<string, EnvironmentValue>;
+  readonly #warn: (error: InvalidOptionError) => void;
+  readonly #origins = new Map<string, 'code' | 'environment'>();
+
+  constructor(
+    code: Readonly<Record<string, unknown>>,
+    environment: ReadonlyMap<string, EnvironmentValue>,
+    warn: (error: InvalidOptionError) => void,
+  ) {
+    this.#code = code;
+    this.#environment = environment;
+    this.#warn = warn;
+  }
+
+  get<T, D>(option: string, parse: (option: string, value: unknown) => T, fallback: D): T | D {
+    const fromCode = this.#code[option];
+    if (fromCode !== undefined) {
+      this.#origins.set(option, 'code');
+      return parse(option, fromCode);
+    }
+    this.#origins.delete(option);
+    const fromEnv = this.#environment.get(option);
+    if (fromEnv === undefined) return fallback;
+    try {
+      const value = parse(option, fromEnv.value);
+      this.#origins.set(option, 'environment');
+      return value;
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      this.#warn(InvalidOptionError.fromVariable(error, fromEnv.variable));
+      return fallback;
+    }
+  }
+
+  /** Where the value get() last returned for `option` came from. */
+  origin(option: string): 'code' | 'environment' | 'default' {
+    return this.#origins.get(option) ?? 'default';
+  }
+
+  /** As get(), for an option without a default: a bad environment value throws too. */
+  required<T>(option: string, parse: (option: string, value: unknown) => T): T {
+    const fromEnv = this.#environment.get(option);
+    const fromCode = this.#code[option];
+    if (fromCode !== undefined || fromEnv === undefined) return parse(option, fromCode);
+    try {
+      return parse(option, fromEnv.value);
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      throw InvalidOptionError.fromVariable(error, fromEnv.variable);
+    }
+  }
+
+  /**
+   * A value that is valid alone but conflicts with another: throws if it came from code, warns
+   * and falls back if it came from the environment; a default is kept as it is.
+   */
+  reject<T>(option: string, expected: string, fallback: T): T {
+    if (this.origin(option) === 'default') return fallback;
+    return this.get(
+      option,
+      (o, v): T => {
+        throw new InvalidOptionError(o, v, expected);
+      },
+      fallback,
+    );
+  }
+}
+
+function prefixed(o: Record<string, unknown>, prefix: string): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [prefix + k, v]));
+}
+
+/** A misspelled option must not be ignored silently: the service would run on defaults. */
+function rejectUnknown(
+  options: Record<string, unknown>,
+  known: readonly string[],
+  path: string,
+): void {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name) || options[name] === undefined) continue;
+    throw InvalidOptionError.unknown(path + name, suggest(name, known, path));
+  }
+}
+
+/** The known name closest to a misspelled one, if it is close enough to be what was meant. */
+function suggest(name: string, known: readonly string[], path: string): string | undefined {
+  const lower = known.map((k) => k.toLowerCase());
+  const best = closest(name.toLowerCase(), lower);
+  const index = lower.indexOf(best);
+  // Up to 40 % of the longer name: catches a dropped suffix (initialDelay) as well as typos.
+  const tolerance = Math.max(2, Math.floor(0.4 * Math.max(name.length, best.length)));
+  return distance(name.toLowerCase(), best) <= tolerance ? path + known[index] : undefined;
+}

@@ -1,0 +1,219 @@
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { InvalidOptionError } from '../invalid-option.js';
+import { CONTROL_CHARS } from '../text.js';
+
+/**
+ * Validators of single values: each returns the value (typed) or throws an InvalidOptionError
+ * that names the option, shows the value and says what is allowed. Shared by the exporter,
+ * the reader and the CLI; where a value came from is added by the caller.
+ */
+
+/** setTimeout clamps anything larger to 1 ms, so no timing option may exceed it. */
+export const MAX_TIMER_MILLIS = 2 ** 31 - 1;
+/** S3 keys are at most 1024 bytes; keep room for the partition path and the file name. */
+const MAX_PREFIX_BYTES = 512;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+export function oneOf<T extends string>(option: string, value: unknown, allowed: readonly T[]): T {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value))
+    return value as T;
+  throw new InvalidOptionError(option, value, `one of ${allowed.map((a) => `'${a}'`).join(', ')}`);
+}
+
+export function integer(
+  option: string,
+  value: unknown,
+  min: number,
+  max: number,
+  unit: string,
+  minSource = '',
+): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const from = minSource === '' ? `${min}` : `${min} (${minSource})`;
+    throw new InvalidOptionError(option, value, `an integer ${unit} from ${from} to ${max}`);
+  }
+  return value;
+}
+
+export const millis = (option: string, value: unknown, min = 1, minSource = ''): number =>
+  integer(option, value, min, MAX_TIMER_MILLIS, 'of milliseconds', minSource);
+
+export const bytes = (option: string, value: unknown, min = 1): number =>
+  integer(option, value, min, Number.MAX_SAFE_INTEGER, 'of bytes');
+
+export function bool(option: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new InvalidOptionError(option, value, 'true or false');
+  return value;
+}
+
+export function nonEmptyString(option: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidOptionError(option, value, 'a non-empty string');
+  }
+  return value;
+}
+
+/** Normalizes a key prefix; rejects anything that could escape it or produce an odd key. */
+export function normalizePrefix(value: unknown, option = 'prefix'): string {
+  if (value === undefined || value === '') return '';
+  if (typeof value !== 'string') throw new InvalidOptionError(option, value, 'a string');
+  const trimmed = value.replace(/^\/+|\/+$/g, '');
+  if (trimmed === '') return '';
+  const why = 'a key prefix without control characters, backslashes, empty, "." or ".." segments';
+  if (CONTROL_CHARS.test(trimmed) || trimmed.includes('\\')) {
+    throw new InvalidOptionError(option, value, why);
+  }
+  for (const segment of trimmed.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new InvalidOptionError(option, value, why);
+    }
+  }
+  if (Buffer.byteLength(trimmed) > MAX_PREFIX_BYTES) {
+    throw new InvalidOptionError(option, value, `at most ${MAX_PREFIX_BYTES} bytes`);
+  }
+  return trimmed;
+}
+
+export function filePrefix(option: string, value: unknown): string {
+  if (value === '') return '';
+  if (
+    typeof value !== 'string' ||
+    CONTROL_CHARS.test(value) ||
+    /[/\\]/.test(value) ||
+    value === '.' ||
+    value === '..' ||
+    Buffer.byteLength(value) > 128
+  ) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      'at most 128 bytes without "/", "\\" or control characters',
+    );
+  }
+  return value;
+}
+
+/** True for an absolute http:// or https:// URL: what an S3 endpoint must be. */
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export function endpoint(option: string, value: unknown): string {
+  if (!isHttpUrl(value)) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
+    );
+  }
+  return value;
+}
+
+/** True for a non-empty bucket name without "/" or whitespace. */
+export function isBucketName(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !/[/\s]/.test(value);
+}
+
+export function bucket(option: string, value: unknown, expected: string): string {
+  if (!isBucketName(value)) throw new InvalidOptionError(option, value, expected);
+  return value;
+}
+
+export function s3Client(option: string, value: unknown): S3Client {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof Reflect.get(value, 'send') !== 'function'
+  )
+    throw new InvalidOptionError(option, value, 'an S3Client from @aws-sdk/client-s3');
+  return value as S3Client;
+}
+
+type Credentials = NonNullable<S3ClientConfig['credentials']>;
+
+/** Static credentials ({ accessKeyId, secretAccessKey, sessionToken? }) or a provider function. */
+export function credentials(option: string, value: unknown): Credentials {
+  if (typeof value === 'function') return value as Credentials;
+  const o = value as Record<string, unknown> | null;
+  const isString = (v: unknown) => typeof v === 'string' && v !== '';
+  if (
+    typeof o === 'object' &&
+    o !== null &&
+    isString(o.accessKeyId) &&
+    isString(o.secretAccessKey) &&
+    (o.sessionToken === undefined || typeof o.sessionToken === 'string')
+  ) {
+    return o as unknown as Credentials;
+  }
+  throw new InvalidOptionError(
+    option,
+    value,
+    '{ accessKeyId, secretAccessKey, sessionToken? } with non-empty strings, or a credential provider function (e.g. fromIni() from @aws-sdk/credential-providers)',
+  );
+}
+
+export function printable(option: string, value: unknown, max: number): string {
+  if (
+    typeof value !== 'string' ||
+    value === '' ||
+    value.length > max ||
+    !PRINTABLE_ASCII.test(value)
+  ) {
+    throw new InvalidOptionError(option, value, `printable ASCII text of 1 to ${max} characters`);
+  }
+  return value;
+}
+
+export function stringRecord(option: string, value: unknown): Record<string, string> {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    Array.isArray(value) ||
+    !Object.values(value).every((v) => typeof v === 'string')
+  ) {
+    throw new InvalidOptionError(option, value, 'an object of string values');
+  }
+  return value as Record<string, string>;
+}
+
+/** Object tags as S3 takes them in `x-amz-tagging`. */
+export function tagging(option: string, value: unknown): string | undefined {
+  const entries = Object.entries(stringRecord(option, value));
+  if (entries.length === 0) return undefined;
+  if (
+    entries.length > 10 ||
+    entries.some(([k, v]) => k === '' || k.length > 128 || v.length > 256)
+  ) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      'at most 10 tags, keys of 1 to 128 characters, values of up to 256',
+    );
+  }
+  return entries.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+}
+
+/** User metadata (`x-amz-meta-*`), as S3 accepts it. */
+export function metadata(option: string, value: unknown): Record<string, string> | undefined {
+  const record = stringRecord(option, value);
+  const entries = Object.entries(record);
+  if (entries.length === 0) return undefined;
+  const size = entries.reduce((n, [k, v]) => n + k.length + v.length, 0);
+  if (
+    entries.some(([k, v]) => !/^[A-Za-z0-9_-]+$/.test(k) || !PRINTABLE_ASCII.test(v)) ||
+    size > 2048
+  ) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      'keys of letters, digits, "-" and "_", printable ASCII values, at most 2 KB in all',
+    );
+  }
+  return record;
+}

@@ -1,0 +1,74 @@
+import { expect, test } from 'vitest';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MILLIS, DEFAULTS } from '../../src/index.js';
+import { spawnTs } from '../support/child.js';
+import { describeS3, s3Environment, s3Server } from '../support/s3.js';
+import { waitFor } from '../support/wait.js';
+
+test('the shutdown defaults agree: the hooks outlast forceFlush() plus shutdown() and fit a 30 s grace period', () => {
+  expect(DEFAULT_SHUTDOWN_TIMEOUT_MILLIS).toBeGreaterThan(2 * DEFAULTS.flushTimeoutMillis);
+  expect(DEFAULT_SHUTDOWN_TIMEOUT_MILLIS).toBeLessThan(30_000);
+});
+
+describeS3('failures are visible without any logger set up', () => {
+  const env = (bucket: string, extra: Record<string, string> = {}) => ({
+    ...s3Environment(),
+    AWS_REGION: s3Server?.region,
+    OTEL_SERVICE_NAME: 'orders',
+    OTEL_EXPORTER_S3_BUCKET: bucket,
+    OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100',
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+    ...extra,
+  });
+  const missing = () => `no-such-bucket-${Date.now().toString(36)}-${process.pid}`;
+
+  test('a missing bucket reaches stderr once, and shutdown at the default deadlines returns at once with the loss reported', async () => {
+    const child = spawnTs('examples/node-sdk.ts', env(missing()));
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    await waitFor(
+      () => child.stderr().includes('[OTEL_S3_NO_SUCH_BUCKET]'),
+      15_000,
+      'the no-such-bucket warning',
+    );
+    const signalled = performance.now();
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    const stderr = child.stderr();
+    console.log(
+      `[measure] missing bucket, default flushTimeoutMillis ${DEFAULTS.flushTimeoutMillis}: SIGTERM to exit ${(exit.at - signalled).toFixed(0)} ms`,
+    );
+    // Waiting cannot create the bucket: no flush deadline is sat out.
+    expect(exit.at - signalled, stderr).toBeLessThan(5_000);
+    expect(exit.code, stderr).toBe(0);
+    expect(stderr).toMatch(
+      /\[OTEL_S3_NO_SUCH_BUCKET\] OtelS3ExporterWarning: otel-s3-exporter: upload of .* the bucket does not exist; create it or fix the bucket option/,
+    );
+    expect(stderr.match(/\[OTEL_S3_NO_SUCH_BUCKET\]/g)).toHaveLength(1);
+    expect(stderr).toMatch(
+      /\[OTEL_S3_DATA_DROPPED\] OtelS3ExporterWarning: otel-s3-exporter: shutdown\(\): every pending batch is blocked on a configuration fault .*: dropped \d+ batch/,
+    );
+    expect(stderr).not.toContain(s3Server?.secretAccessKey ?? 'no secret');
+  });
+
+  test('OTEL_LOG_LEVEL=none silences them', async () => {
+    const child = spawnTs('examples/node-sdk.ts', env(missing(), { OTEL_LOG_LEVEL: 'none' }));
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    await new Promise((r) => setTimeout(r, 1_500));
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    expect(exit.code, child.stderr()).toBe(0);
+    expect(child.stderr()).not.toContain('OTEL_S3_');
+  });
+
+  test('a typo in an environment variable warns, and the service still starts', async () => {
+    const child = spawnTs(
+      'examples/node-sdk.ts',
+      env(missing(), { OTEL_EXPORTER_S3_MAX_BATCH_BYTES: '8MB' }),
+    );
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    child.process.kill('SIGTERM');
+    await child.exited;
+    expect(child.stderr()).toMatch(
+      /\[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
+    );
+  });
+});
