@@ -65,75 +65,88 @@ export class S3MetricExporter implements PushMetricExporter {
     const c = this.#config;
     // First, so that a spool directory owned by another exporter fails before anything starts.
     const spool = c.spoolDir === undefined ? undefined : Spool.open(c.spoolDir, c.spoolFileSystem);
-    this.#format = recordFormat(c.format);
-    this.#bodies = createBodyMaker(c.compression, c.compressionLevel);
-    this.#selectTemporality = temporalitySelector(c.temporalityPreference);
-    this.#s3 = createClient(c);
-    const stats = emptyStats();
-    this.#outcomes = new Outcomes(stats, this.#episodes, c.retryMaxDelayMillis);
-    const open = new OpenBatch(this.#format);
-    this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes, this.#episodes);
-    this.#uploader = new Uploader(
-      {
-        client: this.#s3.client,
-        bucket: c.bucket,
-        concurrency: c.uploadConcurrency,
-        requestTimeoutMillis: c.requestTimeoutMillis,
-        conditionalWrites: c.conditionalWrites,
-        putObject: c.putObject,
-        backoff: {
-          initialDelayMillis: c.retryInitialDelayMillis,
-          maxDelayMillis: c.retryMaxDelayMillis,
-        },
-      },
-      this.#budget,
-      this.#outcomes,
-    );
-    if (spool !== undefined) {
-      stats.spool = emptySpoolStats();
-      this.#spool = new SpoolKeeper(
-        spool,
+    let bodies: BodyMaker | undefined;
+    let s3: ClientHandle | undefined;
+    try {
+      this.#format = recordFormat(c.format);
+      bodies = createBodyMaker(c.compression, c.compressionLevel);
+      this.#bodies = bodies;
+      this.#selectTemporality = temporalitySelector(c.temporalityPreference);
+      s3 = createClient(c);
+      this.#s3 = s3;
+      const stats = emptyStats();
+      this.#outcomes = new Outcomes(stats, this.#episodes, c.retryMaxDelayMillis);
+      const open = new OpenBatch(this.#format);
+      this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes, this.#episodes);
+      this.#uploader = new Uploader(
         {
-          maxSpoolBytes: c.maxSpoolBytes,
-          loadConcurrency: c.uploadConcurrency,
-          retryEveryMillis: c.retryMaxDelayMillis,
+          client: this.#s3.client,
+          bucket: c.bucket,
+          concurrency: c.uploadConcurrency,
+          requestTimeoutMillis: c.requestTimeoutMillis,
+          conditionalWrites: c.conditionalWrites,
+          putObject: c.putObject,
+          backoff: {
+            initialDelayMillis: c.retryInitialDelayMillis,
+            maxDelayMillis: c.retryMaxDelayMillis,
+          },
+        },
+        this.#budget,
+        this.#outcomes,
+      );
+      if (spool !== undefined) {
+        stats.spool = emptySpoolStats();
+        this.#spool = new SpoolKeeper(
+          spool,
+          {
+            maxSpoolBytes: c.maxSpoolBytes,
+            loadConcurrency: c.uploadConcurrency,
+            retryEveryMillis: c.retryMaxDelayMillis,
+          },
+          {
+            budget: this.#budget,
+            uploader: this.#uploader,
+            stats: stats.spool,
+            episodes: this.#episodes,
+          },
+        );
+        this.#spool.restore().catch((error: unknown) => {
+          log.error(
+            `spool ${spool.dir}: could not read what an earlier run left: ${describeError(error)}`,
+          );
+        });
+      }
+      const preparation = new Preparation({
+        format: this.#format,
+        bodies: this.#bodies,
+        keys: c.keys,
+        sendCrc32: this.#s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
+        budget: this.#budget,
+        uploader: this.#uploader,
+        spool: this.#spool,
+      });
+      this.#admission = new Admission(
+        {
+          format: this.#format,
+          maxBatchBytes: c.maxBatchBytes,
+          maxBatchAgeMillis: c.maxBatchAgeMillis,
         },
         {
+          open,
           budget: this.#budget,
-          uploader: this.#uploader,
-          stats: stats.spool,
+          outcomes: this.#outcomes,
           episodes: this.#episodes,
+          onSealed: (batch) => preparation.add(batch),
         },
       );
-      this.#spool.restore().catch((error: unknown) => {
-        log.error(
-          `spool ${spool.dir}: could not read what an earlier run left: ${describeError(error)}`,
-        );
-      });
+    } catch (error) {
+      // Nothing may outlive a failed constructor: not the spool lock (nor its refresh timer, nor
+      // a retry's SpoolLockedError naming this very process), not the worker, not the client.
+      spool?.abandon();
+      void bodies?.close();
+      if (s3?.owned === true) s3.client.destroy();
+      throw error;
     }
-    const preparation = new Preparation({
-      format: this.#format,
-      bodies: this.#bodies,
-      keys: c.keys,
-      sendCrc32: this.#s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
-      budget: this.#budget,
-      uploader: this.#uploader,
-      spool: this.#spool,
-    });
-    this.#admission = new Admission(
-      {
-        format: this.#format,
-        maxBatchBytes: c.maxBatchBytes,
-        maxBatchAgeMillis: c.maxBatchAgeMillis,
-      },
-      {
-        open,
-        budget: this.#budget,
-        outcomes: this.#outcomes,
-        episodes: this.#episodes,
-        onSealed: (batch) => preparation.add(batch),
-      },
-    );
   }
 
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
@@ -246,7 +259,7 @@ export class S3MetricExporter implements PushMetricExporter {
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#uploader.clear();
     this.#state = 'shut-down';
-    this.#spool?.close();
+    await this.#spool?.close();
     await this.#bodies.close();
     if (this.#s3.owned) this.#s3.client.destroy();
   }

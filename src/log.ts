@@ -24,7 +24,8 @@ export type AlertCode =
   | 'OTEL_S3_INVALID_BUCKET'
   | 'OTEL_S3_DATA_DROPPED'
   | 'OTEL_S3_SPOOL_WRITE_FAILED'
-  | 'OTEL_S3_SPOOL_FULL';
+  | 'OTEL_S3_SPOOL_FULL'
+  | 'OTEL_S3_SPOOL_LOCK_LOST';
 
 /** The warning type of every alert, for filtering (`warning.name`). */
 export const ALERT_TYPE = 'OtelS3ExporterWarning';

@@ -242,11 +242,11 @@ export class SpoolKeeper implements Pager {
   }
 
   /** Stops the timer and releases the directory lock; files stay for the next run. */
-  close(): void {
+  close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#spool.close();
+    return this.#spool.close();
   }
 
   #syncGauges(): void {

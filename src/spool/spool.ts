@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from './file-format.js';
 import { nodeFileSystem, type SpoolFileSystem } from './file-system.js';
-import { lockSpoolDir } from './lock.js';
+import { lockSpoolDir, type SpoolLock } from './lock.js';
 
 /** A batch that is durably on disk. */
 export interface SpoolEntry {
@@ -44,17 +44,17 @@ export class Spool {
   readonly #batches: string;
   readonly #tmp: string;
   readonly #quarantine: string;
-  readonly #release: () => void;
+  readonly #lock: SpoolLock;
   #bytes = 0;
   #files = 0;
 
-  private constructor(dir: string, fs: SpoolFileSystem, release: () => void) {
+  private constructor(dir: string, fs: SpoolFileSystem, lock: SpoolLock) {
     this.dir = dir;
     this.#fs = fs;
     this.#batches = join(dir, 'batches');
     this.#tmp = join(dir, 'tmp');
     this.#quarantine = join(dir, 'quarantine');
-    this.#release = release;
+    this.#lock = lock;
   }
 
   /** Creates the directories and takes the lock (throws SpoolLockedError if another owner lives). */
@@ -181,8 +181,13 @@ export class Spool {
     this.#files--;
   }
 
-  /** Releases the directory lock. */
-  close(): void {
-    this.#release();
+  /** Releases the directory lock at once: the exporter's constructor failed after open(). */
+  abandon(): void {
+    this.#lock.releaseNow();
+  }
+
+  /** Releases the directory lock (bounded in time). */
+  close(): Promise<void> {
+    return this.#lock.release();
   }
 }
