@@ -16,6 +16,7 @@ import {
   recordFormat,
 } from './encoding/format.js';
 import { configure } from './env.js';
+import { CONTENT_TYPES, encodingOfExtension } from './formats.js';
 import { alert, Episodes, log, plural } from './log.js';
 import { Admission, failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
@@ -25,10 +26,12 @@ import { Preparation } from './pipeline/preparation.js';
 import { describeError } from './s3-errors.js';
 import { registerSelfMetrics } from './self-metrics.js';
 import { SpoolKeeper } from './spool/keeper.js';
+import type { MetaCheck } from './spool/spool.js';
 import { Spool } from './spool/spool.js';
 import { type ExporterStats, emptySpoolStats, emptyStats } from './stats.js';
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
+import type { KeyTemplate } from './upload/key-template.js';
 import { Uploader } from './upload/uploader.js';
 
 type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
@@ -102,6 +105,8 @@ export class S3MetricExporter implements PushMetricExporter {
             maxSpoolBytes: c.maxSpoolBytes,
             loadConcurrency: c.uploadConcurrency,
             retryEveryMillis: c.retryMaxDelayMillis,
+            diskTimeoutMillis: c.spoolTimeoutMillis,
+            check: spoolFileCheck(c.keys),
           },
           {
             budget: this.#budget,
@@ -297,4 +302,18 @@ export class S3MetricExporter implements PushMetricExporter {
     if (!(await settleWithin(this.#budget.whenSettledOrBlocked(batches), millis))) return 'timeout';
     return batches.every((b) => b.isSettled) ? 'settled' : 'blocked';
   }
+}
+
+/** A spool file's metadata must name an object this configuration writes: data, not commands. */
+function spoolFileCheck(keys: KeyTemplate): MetaCheck {
+  return (meta) => {
+    const parsed = keys.parse(meta.key);
+    if (parsed === undefined)
+      return `its key ${JSON.stringify(meta.key.slice(0, 200))} is not one this exporter writes (prefix, filePrefix, keyTemplate)`;
+    if (encodingOfExtension(parsed.extension) === undefined)
+      return `its key ends in ${JSON.stringify(parsed.extension)}, not a known format`;
+    if (!CONTENT_TYPES.has(meta.contentType))
+      return `its content type ${JSON.stringify(meta.contentType.slice(0, 100))} is not one of ours`;
+    return undefined;
+  };
 }

@@ -41,10 +41,21 @@ export interface SpoolStats {
   bytes: number;
   /** Batches written durably (write, fsync, rename, directory fsync). */
   written: number;
-  /** Writes that did not become durable, by errno code (EIO, ENOSPC, ...); the batch stayed in memory. */
+  /**
+   * Writes that did not become durable, by errno code (EIO, ENOSPC, ...), `timeout` (abandoned
+   * past the disk deadline) or `stalled` (not tried while an earlier write hangs); the batch
+   * stayed in memory and went to S3 from there.
+   */
   writeFailures: Record<string, number>;
-  /** Torn or corrupt files moved to quarantine/. */
+  /**
+   * Reads that failed and will be tried again (EMFILE, EIO, EACCES, `timeout` past the disk
+   * deadline, `stalled` while an earlier operation hangs), by code; the file stays on disk.
+   */
+  readFailures: Record<string, number>;
+  /** Torn, corrupt or foreign files moved to quarantine/. */
   quarantined: number;
+  /** Files larger than maxBufferedBytes: left on disk, never read back. */
+  oversized: number;
   /** Batches restored from an earlier run and then stored in S3. */
   replayed: number;
   /** Batches left on disk at shutdown, for the next run. */
@@ -59,7 +70,9 @@ export function emptySpoolStats(): SpoolStats {
     bytes: 0,
     written: 0,
     writeFailures: {},
+    readFailures: {},
     quarantined: 0,
+    oversized: 0,
     replayed: 0,
     leftAtShutdown: 0,
     evicted: 0,

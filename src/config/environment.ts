@@ -39,6 +39,7 @@ export const ENVIRONMENT_VARIABLES = [
   ['OTEL_EXPORTER_S3_RETRY_MAX_DELAY', 'retry.maxDelayMillis', 'integer'],
   ['OTEL_EXPORTER_S3_SPOOL_DIR', 'spoolDir', 'string'],
   ['OTEL_EXPORTER_S3_MAX_SPOOL_BYTES', 'maxSpoolBytes', 'integer'],
+  ['OTEL_EXPORTER_S3_SPOOL_TIMEOUT', 'spoolTimeoutMillis', 'integer'],
   ['OTEL_EXPORTER_S3_KEY_TEMPLATE', 'keyTemplate', 'string'],
   ['OTEL_EXPORTER_S3_PARTITION_TIME', 'partitionTime', PARTITION_TIMES],
   ['OTEL_EXPORTER_S3_PARTITION_TIME_ZONE', 'partitionTimeZone', TIME_ZONES],

@@ -42,6 +42,7 @@ export const DEFAULTS = {
   retryInitialDelayMillis: 250,
   retryMaxDelayMillis: 30_000,
   maxSpoolBytes: 256 * MiB,
+  spoolTimeoutMillis: 5_000,
   keyTemplate: DEFAULT_KEY_TEMPLATE,
   partitionTime: 'upload',
   partitionTimeZone: 'UTC',
@@ -105,6 +106,11 @@ export interface S3MetricExporterOptions {
   spoolDir?: string;
   /** Bound of the spool on disk; the oldest files are evicted beyond it. Default 256 MiB. */
   maxSpoolBytes?: number;
+  /**
+   * Deadline of one spool write or read. Past it the disk counts as stalled: the batch goes on
+   * to S3 from memory and no new spool I/O starts until the overdue one returns. Default 5000.
+   */
+  spoolTimeoutMillis?: number;
   /** File operations of the spool (tests inject failures here). Default: node:fs. */
   spoolFileSystem?: SpoolFileSystem;
   /**
@@ -157,6 +163,7 @@ const NAMES: Record<keyof S3MetricExporterOptions, true> = {
   retry: true,
   spoolDir: true,
   maxSpoolBytes: true,
+  spoolTimeoutMillis: true,
   spoolFileSystem: true,
   keyTemplate: true,
   partitionTime: true,

@@ -47,6 +47,7 @@ export interface ResolvedConfig {
   retryMaxDelayMillis: number;
   spoolDir: string | undefined;
   maxSpoolBytes: number;
+  spoolTimeoutMillis: number;
   spoolFileSystem: SpoolFileSystem | undefined;
   keys: KeyTemplate;
   partitionTime: PartitionTime;
@@ -206,6 +207,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       'maxSpoolBytes',
       (o, v) => rule.bytes(o, v, maxBatchBytes),
       DEFAULTS.maxSpoolBytes,
+    ),
+    spoolTimeoutMillis: f.get(
+      'spoolTimeoutMillis',
+      (o, v) => rule.millis(o, v),
+      DEFAULTS.spoolTimeoutMillis,
     ),
     spoolFileSystem: f.get('spoolFileSystem', spoolFileSystem, undefined),
     keys: f.get(

@@ -225,6 +225,11 @@ export class SealedBatch {
     return this.#move('paged-out', 'paging-in');
   }
 
+  /** paging-in → paged-out: the read failed but may work later. */
+  pageInFailed(): boolean {
+    return this.#move('paging-in', 'paged-out');
+  }
+
   /** Still paging in: takes the bytes read back. */
   pagedIn(body: Buffer): boolean {
     if (this.#state !== 'paging-in') return false;

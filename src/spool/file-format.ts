@@ -79,7 +79,22 @@ export function decodeSpoolFile(file: Buffer): { meta: SpoolMeta; body: Buffer }
   } catch {
     throw new SpoolFormatError('unreadable metadata');
   }
-  if (typeof meta.key !== 'string' || meta.key === '')
-    throw new SpoolFormatError('metadata without a key');
+  checkMeta(meta);
   return { meta, body };
+}
+
+const isCount = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+
+/** Field types: metadata is data, and a replay must not act on anything else. */
+function checkMeta(meta: unknown): asserts meta is SpoolMeta {
+  const m = meta as Partial<Record<keyof SpoolMeta, unknown>> | null;
+  if (typeof m !== 'object' || m === null) throw new SpoolFormatError('metadata is not an object');
+  if (typeof m.key !== 'string' || m.key === '')
+    throw new SpoolFormatError('metadata without a key');
+  if (typeof m.contentType !== 'string')
+    throw new SpoolFormatError('metadata without a content type');
+  if (!isCount(m.points) || !isCount(m.rawBytes))
+    throw new SpoolFormatError('metadata with invalid points or rawBytes');
+  if (typeof m.sealedAt !== 'number' || !Number.isFinite(m.sealedAt))
+    throw new SpoolFormatError('metadata with an invalid sealedAt');
 }

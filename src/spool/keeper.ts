@@ -5,8 +5,15 @@ import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
 import { increment, type SpoolStats } from '../stats.js';
 import type { Uploader } from '../upload/uploader.js';
-import { spoolFileBytes } from './file-format.js';
-import { type Spool, type SpoolEntry, SpoolWriteError } from './spool.js';
+import { DiskDeadline, type DiskOutcome } from './disk-deadline.js';
+import { SpoolFormatError, spoolFileBytes } from './file-format.js';
+import {
+  type MetaCheck,
+  type ScanEvent,
+  type Spool,
+  type SpoolEntry,
+  SpoolWriteError,
+} from './spool.js';
 
 /** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
 export interface KeeperParts {
@@ -20,8 +27,12 @@ export interface KeeperOptions {
   maxSpoolBytes: number;
   /** Spooled batches read back into memory at once. */
   loadConcurrency: number;
-  /** How often spooled batches are tried again while S3 fails. */
+  /** How often spooled batches are tried again while S3 fails (and unreadable files re-read). */
   retryEveryMillis: number;
+  /** Deadline of one spool write or read; past it the disk counts as stalled. */
+  diskTimeoutMillis: number;
+  /** Whether a file's metadata is one this exporter's configuration could have written. */
+  check: MetaCheck;
 }
 
 /** A spool write still running at the shutdown deadline gets this long to finish. */
@@ -32,14 +43,20 @@ const SHUTDOWN_WRITE_GRACE_MILLIS = 250;
  * (write-ahead), deletes the file once S3 acknowledged it, lets memory pressure page batches
  * out to disk instead of dropping them, reads them back when there is room, restores what an
  * earlier run left, and keeps the spool under maxSpoolBytes by evicting the oldest files.
+ * Every disk operation has a deadline: a stalled disk costs durability, never uploads.
  */
 export class SpoolKeeper implements Pager {
   readonly #spool: Spool;
   readonly #options: KeeperOptions;
   readonly #parts: KeeperParts;
-  /** Batches with a file, by file name; Map order is write order, oldest first. */
-  readonly #byFile = new Map<string, SealedBatch>();
+  readonly #disk: DiskDeadline;
+  /** Batches with a file, by file name, oldest first (names are UUIDv7s: write order). */
+  #byFile = new Map<string, SealedBatch>();
   readonly #writes = new Set<Promise<void>>();
+  /** Files of `batches/` that could not be read yet; read again on the next tick. */
+  readonly #unread = new Set<string>();
+  /** Files too large ever to be read back under maxBufferedBytes, already reported. */
+  readonly #oversized = new Set<string>();
   #loading = 0;
   #reserved = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -49,36 +66,69 @@ export class SpoolKeeper implements Pager {
     this.#spool = spool;
     this.#options = options;
     this.#parts = parts;
+    this.#disk = new DiskDeadline(options.diskTimeoutMillis);
     parts.budget.attachPager(this);
     this.#syncGauges();
   }
 
   /** Restores the batches an earlier run left, oldest first, and starts uploading them. */
   async restore(): Promise<void> {
-    const { entries, quarantined } = await this.#spool.scan();
-    for (const q of quarantined) {
-      this.#parts.stats.quarantined++;
-      log.error(
-        `spool file ${q.name} is unusable (${q.reason}); moved to ${this.#spool.dir}/quarantine`,
-      );
-    }
-    for (const entry of entries) {
-      const batch = SealedBatch.restore(entry);
-      this.#byFile.set(entry.name, batch);
-      this.#parts.budget.admit(batch, 0);
-    }
-    if (entries.length > 0) {
+    let restored = 0;
+    await this.#spool.scan(this.#options.check, (event) => {
+      if (this.#take(event)) restored++;
+    });
+    if (restored > 0) {
       log.info(
-        `spool ${this.#spool.dir}: restoring ${plural(entries.length, 'batch', 'batches')} from an earlier run`,
+        `spool ${this.#spool.dir}: restoring ${plural(restored, 'batch', 'batches')} from an earlier run`,
       );
     }
     this.#syncGauges();
     this.pump();
   }
 
+  /** Registers what a scan found; true for a restored batch. */
+  #take(event: ScanEvent): boolean {
+    const stats = this.#parts.stats;
+    switch (event.kind) {
+      case 'entry': {
+        this.#unread.delete(event.entry.name);
+        const batch = SealedBatch.restore(event.entry);
+        this.#register(event.entry.name, batch);
+        this.#parts.budget.admit(batch, 0);
+        return true;
+      }
+      case 'quarantined':
+        this.#unread.delete(event.name);
+        stats.quarantined++;
+        alert(
+          'error',
+          'OTEL_S3_DATA_DROPPED',
+          `spool file ${event.name} is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
+        );
+        return false;
+      case 'unreadable':
+        if ((event.error as NodeJS.ErrnoException)?.code === 'ENOENT') {
+          this.#unread.delete(event.name); // deleted meanwhile: nothing to restore
+          return false;
+        }
+        this.#unread.add(event.name);
+        this.#readFailed(event.name, event.error);
+        return false;
+    }
+  }
+
+  /** Adds a file in name order, so eviction and page-in go oldest first whatever the timing. */
+  #register(name: string, batch: SealedBatch): void {
+    const last = [...this.#byFile.keys()].at(-1);
+    this.#byFile.set(name, batch);
+    if (last !== undefined && name < last)
+      this.#byFile = new Map([...this.#byFile].sort(([a], [b]) => (a < b ? -1 : 1)));
+  }
+
   /**
-   * Makes a compressed, named batch durable before its first upload. A failed write leaves the
-   * batch in memory (counted, reported once per episode); the next write uses a fresh file.
+   * Makes a compressed, named batch durable before its first upload. A failed or overdue write
+   * leaves the batch in memory (counted, reported once per episode); the next write uses a
+   * fresh file, and an abandoned write's file is deleted if it ever completes.
    */
   persist(batch: SealedBatch): Promise<void> {
     const write = this.#persist(batch);
@@ -101,33 +151,51 @@ export class SpoolKeeper implements Pager {
     // Reserved while writing, so concurrent writes cannot overshoot maxSpoolBytes together.
     this.#reserved += size;
     try {
-      const entry = await this.#spool.write(meta, body);
+      const written = await this.#disk.run(
+        () => this.#spool.write(meta, body),
+        // Finished after we gave up on it: never trusted, like a file whose fsync failed.
+        (entry) => void this.#spool.remove(entry).catch(() => {}),
+      );
+      if (written.kind !== 'done') {
+        this.#writeFailed(written.kind === 'timeout' ? 'timeout' : 'stalled');
+        return;
+      }
+      const entry = written.value;
       if (batch.isSettled) {
         // Dropped (shutdown) while writing: the file would only replay a batch counted as lost.
         await this.#spool.remove(entry).catch(() => {});
         return;
       }
       batch.spool = entry;
-      this.#byFile.set(entry.name, batch);
+      this.#register(entry.name, batch);
       this.#parts.stats.written++;
       this.#parts.episodes.clear(
         'spool-write',
         () => `spool ${this.#spool.dir}: writes work again`,
       );
     } catch (error) {
-      const code = error instanceof SpoolWriteError ? error.code : 'unknown';
-      increment(this.#parts.stats.writeFailures, code);
-      this.#parts.episodes.report(
-        'spool-write',
-        'error',
-        `spool ${this.#spool.dir}: ${describeError(error)}; keeping batches in memory (bounded by maxBufferedBytes) ` +
-          'and writing fresh files later, never reusing a file whose write or fsync failed',
-        'OTEL_S3_SPOOL_WRITE_FAILED',
-      );
+      this.#writeFailed(error instanceof SpoolWriteError ? error.code : 'unknown', error);
     } finally {
       this.#reserved -= size;
     }
     this.#syncGauges();
+  }
+
+  #writeFailed(code: string, error?: unknown): void {
+    increment(this.#parts.stats.writeFailures, code);
+    const why =
+      code === 'timeout'
+        ? `a write took longer than ${this.#options.diskTimeoutMillis} ms and was abandoned (the disk may be hung)`
+        : code === 'stalled'
+          ? 'an earlier write has still not returned (the disk may be hung)'
+          : describeError(error);
+    this.#parts.episodes.report(
+      'spool-write',
+      'error',
+      `spool ${this.#spool.dir}: ${why}; keeping batches in memory (bounded by maxBufferedBytes) and uploading them from there, ` +
+        'never trusting a file whose write or fsync failed',
+      'OTEL_S3_SPOOL_WRITE_FAILED',
+    );
   }
 
   /** Evicts the oldest files until `bytes` more fit under maxSpoolBytes. */
@@ -184,12 +252,16 @@ export class SpoolKeeper implements Pager {
   pump(): void {
     if (this.#closed) return;
     const budget = this.#parts.budget;
-    for (const batch of this.#byFile.values()) {
-      if (this.#loading >= this.#options.loadConcurrency) break;
+    for (const [name, batch] of this.#byFile) {
+      if (this.#loading >= this.#options.loadConcurrency || this.#disk.stalled) break;
       const entry = batch.spool;
       if (batch.state !== 'paged-out' || entry === undefined) continue;
       const size = entry.fileBytes;
-      if (!budget.fits(size)) break;
+      if (size > budget.limit) {
+        this.#reportOversized(name, size);
+        continue; // can never fit: it must not hold up the files behind it
+      }
+      if (!budget.fits(size)) break; // oldest first: wait for room
       batch.startPageIn();
       budget.resize(batch, size);
       this.#loading++;
@@ -201,39 +273,93 @@ export class SpoolKeeper implements Pager {
     this.#arm();
   }
 
-  async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
-    try {
-      const body = await this.#spool.read(entry);
-      if (!batch.pagedIn(body)) return;
-      this.#parts.budget.resize(batch, body.length);
-      if (batch.queue()) this.#parts.uploader.submit(batch);
-    } catch (error) {
-      if (batch.state !== 'paging-in') return;
-      batch.spool = undefined;
-      this.#byFile.delete(entry.name);
-      await this.#spool.quarantine(entry).catch(() => {});
-      this.#parts.stats.quarantined++;
-      alert(
-        'error',
-        'OTEL_S3_DATA_DROPPED',
-        `spool file ${entry.name} failed to read back (${describeError(error)}); moved to quarantine`,
-      );
-      this.#parts.budget.drop(batch, 'spool-corrupt');
-      this.#syncGauges();
-    }
+  #reportOversized(name: string, size: number): void {
+    if (this.#oversized.has(name)) return;
+    this.#oversized.add(name);
+    this.#parts.stats.oversized++;
+    log.warn(
+      `spool file ${name} (${plural(size, 'byte')}) is larger than maxBufferedBytes (${this.#parts.budget.limit}), ` +
+        'so it cannot be read back; it stays on disk until maxBufferedBytes is raised',
+    );
   }
 
-  /** While batches wait on disk, try them again now and then (S3 may be back). */
+  async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
+    let read: DiskOutcome<Buffer>;
+    try {
+      read = await this.#disk.run(
+        () => this.#spool.read(entry),
+        () => {},
+      );
+    } catch (error) {
+      if (batch.state !== 'paging-in') return;
+      if (error instanceof SpoolFormatError) this.#quarantine(batch, entry, error);
+      else this.#backOnDisk(batch, entry.name, error);
+      return;
+    }
+    if (read.kind !== 'done') {
+      if (batch.state === 'paging-in') this.#backOnDisk(batch, entry.name, read.kind);
+      return;
+    }
+    const body = read.value;
+    if (!batch.pagedIn(body)) return;
+    this.#parts.budget.resize(batch, body.length);
+    if (batch.queue()) this.#parts.uploader.submit(batch);
+  }
+
+  /** A read that may work later (EMFILE, EIO, a stalled disk): the batch waits on disk again. */
+  #backOnDisk(batch: SealedBatch, name: string, error: unknown): void {
+    batch.pageInFailed();
+    this.#parts.budget.resize(batch, 0);
+    this.#readFailed(name, error);
+    this.#arm();
+  }
+
+  #readFailed(name: string, error: unknown): void {
+    const code =
+      typeof error === 'string' ? error : ((error as NodeJS.ErrnoException)?.code ?? 'unknown');
+    increment(this.#parts.stats.readFailures, code);
+    this.#parts.episodes.report(
+      'spool-read',
+      'warn',
+      `spool file ${name} could not be read (${typeof error === 'string' ? `disk ${error}` : describeError(error)}); ` +
+        `it stays on disk and is read again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
+    );
+  }
+
+  /** Checksum or format failed on read back: the file is corrupt, the batch lost. */
+  #quarantine(batch: SealedBatch, entry: SpoolEntry, error: unknown): void {
+    batch.spool = undefined;
+    this.#byFile.delete(entry.name);
+    void this.#spool.quarantine(entry).catch(() => {});
+    this.#parts.stats.quarantined++;
+    alert(
+      'error',
+      'OTEL_S3_DATA_DROPPED',
+      `spool file ${entry.name} failed to read back (${describeError(error)}); moved to quarantine`,
+    );
+    this.#parts.budget.drop(batch, 'spool-corrupt');
+    this.#syncGauges();
+  }
+
+  /** While batches wait on disk or files are unread, try again now and then. */
   #arm(): void {
     if (this.#closed || this.#timer !== undefined) return;
-    let pagedOut = false;
-    for (const batch of this.#byFile.values()) if (batch.state === 'paged-out') pagedOut = true;
-    if (!pagedOut) return;
+    let waiting = this.#unread.size > 0;
+    for (const batch of this.#byFile.values()) if (batch.state === 'paged-out') waiting = true;
+    if (!waiting) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.pump();
+      void this.#rescan().then(() => this.pump());
     }, this.#options.retryEveryMillis);
     this.#timer.unref();
+  }
+
+  async #rescan(): Promise<void> {
+    for (const name of [...this.#unread]) {
+      if (this.#closed || this.#disk.stalled) return;
+      this.#take(await this.#spool.scanOne(name, this.#options.check));
+    }
+    this.#syncGauges();
   }
 
   /** Shutdown: lets writes still running finish, briefly. */

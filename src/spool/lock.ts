@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { readFile, rename, rm, utimes } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -217,9 +226,7 @@ class HeldLock implements SpoolLock {
       const now = new Date();
       await utimes(this.#lockDir, now, now);
     } catch (error) {
-      log.warn(
-        `could not refresh the lock of spoolDir ${this.#dir}: ${(error as Error).message}`,
-      );
+      log.warn(`could not refresh the lock of spoolDir ${this.#dir}: ${(error as Error).message}`);
     } finally {
       this.#refreshing = false;
     }
@@ -252,7 +259,9 @@ class HeldLock implements SpoolLock {
     })();
     const done = await settleWithin(
       removed.catch((error: unknown) =>
-        log.warn(`could not release the lock of spoolDir ${this.#dir}: ${(error as Error).message}`),
+        log.warn(
+          `could not release the lock of spoolDir ${this.#dir}: ${(error as Error).message}`,
+        ),
       ),
       RELEASE_GRACE_MILLIS,
     );

@@ -1,7 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
-import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from './file-format.js';
+import {
+  decodeSpoolFile,
+  encodeSpoolFile,
+  SpoolFormatError,
+  type SpoolMeta,
+} from './file-format.js';
 import { nodeFileSystem, type SpoolFileSystem } from './file-system.js';
 import { lockSpoolDir, type SpoolLock } from './lock.js';
 
@@ -26,11 +31,16 @@ export class SpoolWriteError extends Error {
   }
 }
 
-export interface ScanResult {
-  entries: SpoolEntry[];
-  /** Files that were torn or corrupt, moved to `quarantine/`. */
-  quarantined: { name: string; reason: string }[];
-}
+/** What a scan did with one file of `batches/` or `tmp/`. */
+export type ScanEvent =
+  | { kind: 'entry'; entry: SpoolEntry }
+  /** Torn, corrupt, or not a file this exporter could have written: moved to `quarantine/`. */
+  | { kind: 'quarantined'; name: string; reason: string }
+  /** Could not be read now (EMFILE, EIO, EACCES, ...): left in place, to be read again later. */
+  | { kind: 'unreadable'; name: string; error: unknown };
+
+/** Checks a valid file's metadata against the configuration; a reason if it is not ours. */
+export type MetaCheck = (meta: SpoolMeta) => string | undefined;
 
 /**
  * The durable disk spool: one file per batch, written to `tmp/`, fsynced, renamed into
@@ -47,6 +57,8 @@ export class Spool {
   readonly #lock: SpoolLock;
   #bytes = 0;
   #files = 0;
+  /** Files this process writes or wrote (until removed): not an earlier run's. */
+  readonly #ours = new Set<string>();
 
   private constructor(dir: string, fs: SpoolFileSystem, lock: SpoolLock) {
     this.dir = dir;
@@ -74,60 +86,67 @@ export class Spool {
   }
 
   /**
-   * Reads what an earlier run left: every file of `batches/` is validated; complete files left
-   * in `tmp/` (a crash between fsync and rename) are adopted; torn or corrupt files go to
-   * `quarantine/`. Oldest first.
+   * Reads what an earlier run left, oldest first, reporting each file as it goes: every file
+   * of `batches/` is validated; complete files left in `tmp/` (a crash between fsync and rename)
+   * are adopted; torn, corrupt and foreign files go to `quarantine/`; files that cannot be read
+   * now stay where they are.
    */
-  async scan(): Promise<ScanResult> {
-    const quarantined: ScanResult['quarantined'] = [];
+  async scan(check: MetaCheck, report: (event: ScanEvent) => void): Promise<void> {
     for (const name of (await this.#fs.readdir(this.#tmp)).sort()) {
+      if (this.#ours.has(name.replace(/\.tmp$/, ''))) continue;
       const path = join(this.#tmp, name);
-      const checked = await this.#check(path);
-      if (checked === undefined) {
+      const read = await this.#readChecked(path, check);
+      if ('meta' in read)
         await this.#fs.rename(path, join(this.#batches, name.replace(/\.tmp$/, '')));
-      } else {
-        await this.#moveToQuarantine(path, name, checked, quarantined);
-      }
+      else if ('reason' in read) report(await this.#moveToQuarantine(path, name, read.reason));
+      else report({ kind: 'unreadable', name, error: read.error });
     }
-    const entries: SpoolEntry[] = [];
     for (const name of (await this.#fs.readdir(this.#batches)).sort()) {
-      const path = join(this.#batches, name);
-      let file: Buffer;
-      try {
-        file = await this.#fs.readFile(path);
-        const { meta } = decodeSpoolFile(file);
-        entries.push({ name, fileBytes: file.length, meta });
-        this.#bytes += file.length;
-        this.#files++;
-      } catch (error) {
-        await this.#moveToQuarantine(path, name, (error as Error).message, quarantined);
-      }
-    }
-    return { entries, quarantined };
-  }
-
-  async #check(path: string): Promise<string | undefined> {
-    try {
-      decodeSpoolFile(await this.#fs.readFile(path));
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
+      if (!this.#ours.has(name)) report(await this.scanOne(name, check));
     }
   }
 
-  async #moveToQuarantine(
+  /** Reads and checks one file of `batches/` (see scan()). */
+  async scanOne(name: string, check: MetaCheck): Promise<ScanEvent> {
+    const path = join(this.#batches, name);
+    const read = await this.#readChecked(path, check);
+    if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);
+    if ('error' in read) return { kind: 'unreadable', name, error: read.error };
+    this.#bytes += read.fileBytes;
+    this.#files++;
+    return { kind: 'entry', entry: { name, fileBytes: read.fileBytes, meta: read.meta } };
+  }
+
+  async #readChecked(
     path: string,
-    name: string,
-    reason: string,
-    into: ScanResult['quarantined'],
-  ): Promise<void> {
+    check: MetaCheck,
+  ): Promise<{ meta: SpoolMeta; fileBytes: number } | { reason: string } | { error: unknown }> {
+    let file: Buffer;
+    try {
+      file = await this.#fs.readFile(path);
+    } catch (error) {
+      return { error };
+    }
+    try {
+      const { meta } = decodeSpoolFile(file);
+      const reason = check(meta);
+      return reason === undefined ? { meta, fileBytes: file.length } : { reason };
+    } catch (error) {
+      if (error instanceof SpoolFormatError) return { reason: error.message };
+      throw error;
+    }
+  }
+
+  async #moveToQuarantine(path: string, name: string, reason: string): Promise<ScanEvent> {
     await this.#fs.rename(path, join(this.#quarantine, name));
-    into.push({ name, reason });
+    return { kind: 'quarantined', name, reason };
   }
 
   /** Writes a batch durably; throws SpoolWriteError (after cleaning up) if it did not become durable. */
   async write(meta: SpoolMeta, body: Buffer): Promise<SpoolEntry> {
     const name = `${uuidv7()}.batch`;
+    // Known before it exists, so a scan running meanwhile never takes it for an earlier run's.
+    this.#ours.add(name);
     const tmpPath = join(this.#tmp, `${name}.tmp`);
     const finalPath = join(this.#batches, name);
     const parts = encodeSpoolFile(meta, body);
@@ -177,6 +196,7 @@ export class Spool {
   }
 
   #forget(entry: SpoolEntry): void {
+    this.#ours.delete(entry.name);
     this.#bytes -= entry.fileBytes;
     this.#files--;
   }

@@ -10,6 +10,11 @@ const MAX_ATTRIBUTE_VALUE_LENGTH = 100;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
+type Group =
+  | { kind: 'uuid' }
+  | { kind: 'attribute'; name: string }
+  | { kind: 'time'; token: Exclude<(typeof TIME_TOKENS)[number], '%%'> };
+
 type Part =
   | { kind: 'text'; text: string }
   | { kind: 'time'; token: (typeof TIME_TOKENS)[number] }
@@ -22,6 +27,32 @@ export interface KeyTemplateOptions {
   prefix: string;
   filePrefix: string;
   timeZone: 'UTC' | 'local';
+}
+
+/** What a key rendered by a template says about its object (see KeyTemplate.parse). */
+export interface ParsedKey {
+  /** The object's UUIDv7. */
+  id: string;
+  /** The UUIDv7's millisecond timestamp: when the batch was sealed. */
+  sealedAt: Date;
+  /**
+   * The partition the key was filed under, from its time tokens in the template's time zone:
+   * its start and its end (exclusive), as precise as the finest token (minute in the default
+   * layout). Undefined for a template without time tokens.
+   */
+  partition: { start: Date; end: Date } | undefined;
+  /** Values of the resource-attribute tokens. */
+  attributes: Record<string, string>;
+  /** Everything after the rendered template: `.json.zst`, `.binpb`, `.parquet`, ... */
+  extension: string;
+}
+
+const UUIDV7 = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Unix milliseconds in the first 48 bits of a UUIDv7. */
+export function uuidv7Millis(id: string): number {
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
 
 export interface KeyContext {
@@ -56,6 +87,8 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 export class KeyTemplate {
   readonly #parts: Part[];
   readonly #options: KeyTemplateOptions;
+  /** The key pattern parse() matches, made on first use. */
+  #pattern: { regex: RegExp; groups: Group[] } | undefined;
   /** Resource attributes the template uses; exports that differ in them never share a batch. */
   readonly attributeNames: readonly string[];
 
@@ -72,6 +105,100 @@ export class KeyTemplate {
     const out: Record<string, string> = {};
     for (const name of this.attributeNames) out[name] = sanitizeKeySegment(resource[name]);
     return out;
+  }
+
+  /**
+   * Reads a key this template could have rendered (with this prefix and filePrefix); undefined
+   * for any other key. The inverse of render(), so that readers and the spool can check and
+   * place keys of any configured layout.
+   */
+  parse(key: string): ParsedKey | undefined {
+    this.#pattern ??= this.#compile();
+    const m = this.#pattern.regex.exec(key);
+    if (m === null) return undefined;
+    const fields: Partial<Record<(typeof TIME_TOKENS)[number], number>> = {};
+    const attributes: Record<string, string> = {};
+    let id = '';
+    this.#pattern.groups.forEach((group, i) => {
+      const value = m[i + 1] as string;
+      if (group.kind === 'uuid') id = value;
+      else if (group.kind === 'attribute') attributes[group.name] ??= value;
+      else fields[group.token] ??= Number(value);
+    });
+    const extension = m[this.#pattern.groups.length + 1] ?? '';
+    return {
+      id,
+      sealedAt: new Date(uuidv7Millis(id)),
+      partition: this.#partition(fields),
+      attributes,
+      extension,
+    };
+  }
+
+  #compile(): { regex: RegExp; groups: Group[] } {
+    const groups: Group[] = [];
+    let source = this.#options.prefix === '' ? '^' : `^${escapeRegExp(this.#options.prefix)}/`;
+    for (const part of this.#parts) {
+      switch (part.kind) {
+        case 'text':
+          source += escapeRegExp(part.text);
+          break;
+        case 'filePrefix':
+          source += escapeRegExp(this.#options.filePrefix);
+          break;
+        case 'uuid':
+          source += `(${UUIDV7})`;
+          groups.push({ kind: 'uuid' });
+          break;
+        case 'attribute':
+          source += `([A-Za-z0-9._-]{1,${MAX_ATTRIBUTE_VALUE_LENGTH}})`;
+          groups.push({ kind: 'attribute', name: part.name });
+          break;
+        case 'time':
+          if (part.token === '%%') {
+            source += '%';
+            break;
+          }
+          source +=
+            part.token === '%Y' ? '(\\d{4})' : part.token === '%j' ? '(\\d{3})' : '(\\d{2})';
+          groups.push({ kind: 'time', token: part.token });
+          break;
+      }
+    }
+    return { regex: new RegExp(`${source}((?:\\.[A-Za-z0-9]+)*)$`), groups };
+  }
+
+  /** The partition that time fields name, or undefined without a year. */
+  #partition(
+    f: Partial<Record<(typeof TIME_TOKENS)[number], number>>,
+  ): { start: Date; end: Date } | undefined {
+    const year = f['%Y'];
+    if (year === undefined) return undefined;
+    const utc = this.#options.timeZone === 'UTC';
+    const make = (y: number, mo: number, d: number, h: number, mi: number, s: number) =>
+      utc ? new Date(Date.UTC(y, mo, d, h, mi, s)) : new Date(y, mo, d, h, mi, s);
+    let month = (f['%m'] ?? 1) - 1;
+    let day = f['%d'] ?? 1;
+    if (f['%j'] !== undefined && f['%m'] === undefined) {
+      month = 0;
+      day = f['%j'];
+    }
+    const [h, mi, s] = [f['%H'] ?? 0, f['%M'] ?? 0, f['%S'] ?? 0];
+    const start = make(year, month, day, h, mi, s);
+    // The finest token sets the partition's length.
+    const end =
+      f['%S'] !== undefined
+        ? make(year, month, day, h, mi, s + 1)
+        : f['%M'] !== undefined
+          ? make(year, month, day, h, mi + 1, 0)
+          : f['%H'] !== undefined
+            ? make(year, month, day, h + 1, 0, 0)
+            : f['%d'] !== undefined || f['%j'] !== undefined
+              ? make(year, month, day + 1, 0, 0, 0)
+              : f['%m'] !== undefined
+                ? make(year, month + 1, 1, 0, 0, 0)
+                : make(year + 1, 0, 1, 0, 0, 0);
+    return { start, end };
   }
 
   render(context: KeyContext): string {

@@ -25,6 +25,8 @@ export interface Attempt {
 export class ScriptedS3 {
   readonly attempts: Attempt[] = [];
   readonly stored = new Map<string, Buffer>();
+  /** Runs as each PutObject arrives, before it is answered (tests observe the world here). */
+  onAttempt: ((attempt: Attempt) => void) | undefined;
   #script: Behaviour[] = [];
   #fallback: Behaviour = { kind: 'ok' };
 
@@ -64,6 +66,7 @@ export class ScriptedS3 {
       outcome: 'error',
     };
     this.attempts.push(attempt);
+    this.onAttempt?.(attempt);
     const behaviour = this.#script.shift() ?? this.#fallback;
     const signal = options?.abortSignal;
     const aborted = () =>

@@ -79,6 +79,7 @@ describe('resolveConfig defaults', () => {
       retryMaxDelayMillis: 30_000,
       spoolDir: undefined,
       maxSpoolBytes: 256 * 1024 * 1024,
+      spoolTimeoutMillis: 5_000,
       spoolFileSystem: undefined,
       keys: expect.any(KeyTemplate),
       partitionTime: 'upload',
@@ -109,6 +110,7 @@ describe('resolveConfig defaults', () => {
       zstdLevel: 3,
       gzipLevel: 6,
       maxSpoolBytes: 256 * 1024 * 1024,
+      spoolTimeoutMillis: 5_000,
     });
   });
 

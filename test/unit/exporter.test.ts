@@ -9,6 +9,7 @@ import {
 import { captureDiag } from '../support/diag-capture.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { collectingProvider, exportSynthetic } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
 
@@ -56,6 +57,8 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
     await exportSynthetic(exporter, 10, 1);
+    await exporter.forceFlush(); // sealed and sent: the request hangs
+    await waitFor(() => s3.attempts.length === 1, 5_000, 'the request in flight');
     const started = performance.now();
     await exporter.shutdown();
     expect(performance.now() - started).toBeLessThan(300 + 500);

@@ -14,6 +14,62 @@ const at = new Date(Date.UTC(2026, 2, 4, 5, 6, 7));
 const template = (text: string, prefix = 'pre/fix') =>
   new KeyTemplate(text, { prefix, filePrefix: 'fp_', timeZone: 'UTC' });
 
+describe('KeyTemplate.parse', () => {
+  const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';
+  // The first 48 bits of the UUIDv7, read by hand.
+  const sealedAt = new Date(0x01a22aa0f36e);
+
+  for (const [text, unit] of [
+    [DEFAULT_KEY_TEMPLATE, 60_000],
+    ['{service.name}/%Y/%m/%d/%H/{filePrefix}metrics_{uuid}', 3_600_000],
+    ['dt=%Y-%m-%d/{host.name}/{uuid}', 86_400_000],
+    ['%Y/day%j/%H%M%S/100%%/{uuid}', 1_000],
+  ] as const) {
+    test(`reads back what ${text} renders, with its partition`, () => {
+      const t = template(text);
+      const attributes = t.attributeValues({ 'service.name': 'check out', 'host.name': 'web-1' });
+      const key = t.render({ time: at, attributes, extension: '.json.zst', id });
+      const parsed = t.parse(key);
+      expect(parsed).toEqual({
+        id,
+        sealedAt,
+        attributes,
+        extension: '.json.zst',
+        partition: { start: expect.any(Date), end: expect.any(Date) },
+      });
+      const { start, end } = parsed?.partition ?? { start: new Date(0), end: new Date(0) };
+      expect(start.getTime()).toBeLessThanOrEqual(at.getTime());
+      expect(end.getTime()).toBeGreaterThan(at.getTime());
+      expect(end.getTime() - start.getTime()).toBe(unit);
+    });
+  }
+
+  test('local-time layouts place the partition in local time', () => {
+    const t = new KeyTemplate('%Y/%m/%d/%H/{uuid}', {
+      prefix: 'p',
+      filePrefix: '',
+      timeZone: 'local',
+    });
+    const parsed = t.parse(t.render({ time: at, attributes: {}, extension: '.binpb', id }));
+    const hour = new Date(at);
+    hour.setMinutes(0, 0, 0);
+    expect(parsed?.partition?.start.getTime()).toBe(hour.getTime());
+  });
+
+  test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
+    const t = template(DEFAULT_KEY_TEMPLATE);
+    const key = t.render({ time: at, attributes: {}, extension: '.json', id });
+    expect(t.parse(key)).toBeDefined();
+    expect(t.parse(`other/${key}`)).toBeUndefined();
+    expect(t.parse(key.replace('pre/fix/', ''))).toBeUndefined();
+    expect(t.parse(key.replace('fp_metrics_', 'metrics_'))).toBeUndefined();
+    expect(t.parse(key.replace('minute=', 'min='))).toBeUndefined();
+    expect(t.parse(key.replace(id, 'not-a-uuid'))).toBeUndefined();
+    expect(t.parse(key.replace('.json', '/../../evil.json'))).toBeUndefined();
+    expect(t.parse(`${key}\r\nX-Injected: 1`)).toBeUndefined();
+  });
+});
+
 describe('KeyTemplate', () => {
   test('the default template is the default layout', () => {
     const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';

@@ -2,8 +2,9 @@ import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
+import { uuidv7 } from 'uuidv7';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { objectKey, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from '../../src/spool/file-format.js';
 import { SpoolLockedError } from '../../src/spool/lock.js';
 import { Spool } from '../../src/spool/spool.js';
@@ -22,6 +23,21 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Keys the exporters of this file write (default layout, no prefix), one per name. */
+function keyMaker(): (name: string) => string {
+  const ids = new Map<string, string>();
+  return (name) => {
+    if (!ids.has(name)) ids.set(name, uuidv7());
+    return objectKey({
+      prefix: '',
+      filePrefix: '',
+      time: new Date(1),
+      extension: '.json',
+      id: ids.get(name) as string,
+    });
+  };
+}
 
 const meta: SpoolMeta = {
   key: 'p/year=2026/x/metrics_1.json.zst',
@@ -163,19 +179,20 @@ describe('S3MetricExporter with a spool', () => {
 
   test('torn and bit-flipped files are quarantined and counted, never uploaded; complete files left in tmp/ are adopted', async () => {
     const spool = Spool.open(dir);
+    const key = keyMaker();
     const good = await spool.write(
-      { ...meta, key: 'k/good.json' },
+      { ...meta, key: key('good') },
       Buffer.from('{"resourceMetrics":[]}\n'),
     );
     const torn = await spool.write(
-      { ...meta, key: 'k/torn.json' },
+      { ...meta, key: key('torn') },
       Buffer.from('{"resourceMetrics":[]}\n'),
     );
     const flipped = await spool.write(
-      { ...meta, key: 'k/flipped.json' },
+      { ...meta, key: key('flipped') },
       Buffer.from('{"resourceMetrics":[]}\n'),
     );
-    spool.close();
+    await spool.close();
     await truncate(join(dir, 'batches', torn.name), torn.fileBytes - 3);
     const bytes = await readFile(join(dir, 'batches', flipped.name));
     bytes[bytes.length - 2] = (bytes[bytes.length - 2] as number) ^ 0x01;
@@ -184,10 +201,7 @@ describe('S3MetricExporter with a spool', () => {
     await writeFile(
       join(dir, 'tmp', 'a-complete.batch.tmp'),
       Buffer.concat(
-        encodeSpoolFile(
-          { ...meta, key: 'k/adopted.json' },
-          Buffer.from('{"resourceMetrics":[]}\n'),
-        ),
+        encodeSpoolFile({ ...meta, key: key('adopted') }, Buffer.from('{"resourceMetrics":[]}\n')),
       ),
     );
     await writeFile(join(dir, 'tmp', 'b-partial.batch.tmp'), Buffer.from('OS3B\x01'));
@@ -196,7 +210,7 @@ describe('S3MetricExporter with a spool', () => {
     const exporter = exporterWith(s3);
     await waitFor(() => exporter.stats().spool?.quarantined === 3, 5_000, 'the scan');
     await exporter.forceFlush();
-    expect([...s3.stored.keys()].sort()).toEqual(['k/adopted.json', 'k/good.json']);
+    expect([...s3.stored.keys()].sort()).toEqual([key('adopted'), key('good')].sort());
     expect(exporter.stats().spool?.quarantined).toBe(3);
     expect((await readdir(join(dir, 'quarantine'))).sort()).toEqual(
       ['b-partial.batch.tmp', flipped.name, torn.name].sort(),
@@ -228,13 +242,23 @@ describe('S3MetricExporter with a spool', () => {
       const stats = exporter.stats();
       expect(stats.spool?.writeFailures).toEqual({ [code]: 2 });
       expect(stats.spool?.written).toBe(stats.batchesSealed - 2);
-      // The files whose write or fsync failed are gone and never reused.
-      const failedPaths = fs.failures.map((f) => f.path);
+      // The files whose write, fsync or directory fsync failed are gone and never reused.
       const names = await spoolFiles();
-      for (const path of failedPaths) {
-        expect(names.some((n) => path.includes(n))).toBe(false);
-        expect(fs.created.filter((c) => c === path)).toHaveLength(op === 'syncDirectory' ? 0 : 1);
+      expect(fs.failures).toHaveLength(2);
+      for (const failure of fs.failures) {
+        // For a directory fsync, the file is the one just renamed into the directory.
+        const file = failure.op === 'syncDirectory' ? failure.file : failure.path;
+        expect(file, 'the failed file is known').toMatch(/\.batch(\.tmp)?$/);
+        const name = (file as string)
+          .slice((file as string).lastIndexOf('/') + 1)
+          .replace(/\.tmp$/, '');
+        expect(names).not.toContain(name);
+        const created = `${join(dir, 'tmp', name)}.tmp`;
+        expect(fs.created.filter((c) => c === created)).toHaveLength(1);
       }
+      // Nothing half-made is left behind, and what is on disk is exactly what was written.
+      expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+      expect(names).toHaveLength(stats.spool?.written ?? -1);
       expect(messages.filter((m) => m.level === 'error' && m.text.includes(code))).toHaveLength(1);
       s3.script([], { kind: 'ok' });
       await exporter.forceFlush();
