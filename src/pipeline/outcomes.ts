@@ -94,10 +94,8 @@ export class Outcomes {
           alertCode(verdict.reason),
         );
         break;
-      case 'conditional-unsupported':
-        log.warn(
-          `${what}: the server does not support conditional writes (If-None-Match); continuing without them`,
-        );
+      case 'probe':
+        log.warn(`${what}; trying the same bytes once without If-None-Match`);
         break;
       case 'retry':
         this.#episodes.report('upload-failing', 'warn', `${what}; retrying with backoff`);

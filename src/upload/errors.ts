@@ -13,14 +13,16 @@ import { parseRetryAfter } from './backoff.js';
  * - `retry`: transient (network, timeout, throttling, 5xx); back off and retry the same key.
  * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region);
  *   keep the data, report once, retry slowly.
- * - `conditional-unsupported`: the server rejects `If-None-Match`; retry without it.
  * - `fatal`: the server will never accept these bytes (e.g. 400 InvalidArgument, 413).
+ * A 501 or 400 to a conditional write may be about the `If-None-Match` header itself; the
+ * uploader finds out by trying once without it (see headerMayBeTheCause).
  */
 export type Verdict =
   | { kind: 'exists' }
   | { kind: 'retry'; reason: string; retryAfterMillis?: number }
   | { kind: 'config'; reason: string; hint: string }
-  | { kind: 'conditional-unsupported'; reason: string }
+  /** Tried again once without If-None-Match, to learn whether the header was the cause. */
+  | { kind: 'probe'; reason: string }
   | { kind: 'fatal'; reason: string };
 
 const NETWORK_CODES = new Set([
@@ -102,13 +104,22 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
       hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
     };
   }
-  if (status === 501 || name === 'NotImplemented') {
-    return { kind: 'conditional-unsupported', reason: 'not-implemented' };
-  }
+  if (status === 501 || name === 'NotImplemented')
+    return { kind: 'fatal', reason: 'not-implemented' };
   if (status === undefined) {
     // No HTTP answer and not a known network code: an unexpected client-side failure
     // (e.g. a credential provider that failed). Retrying is the safe side.
     return { kind: 'retry', reason: 'client' };
   }
   return { kind: 'fatal', reason: `http-${status}` };
+}
+
+/**
+ * True for answers a server may give to a header it does not support (501 NotImplemented; 400
+ * from servers that reject unknown conditions): only a retry without the header can tell.
+ */
+export function headerMayBeTheCause(error: unknown): boolean {
+  const status = httpStatus(error);
+  const { name } = errorShape(error);
+  return status === 501 || status === 400 || name === 'NotImplemented';
 }

@@ -1,10 +1,11 @@
 import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import PQueue from 'p-queue';
+import { log } from '../log.js';
 import type { MemoryBudget } from '../pipeline/budget.js';
 import type { Outcomes } from '../pipeline/outcomes.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
-import { classifyUploadError, type Verdict } from './errors.js';
+import { classifyUploadError, headerMayBeTheCause, type Verdict } from './errors.js';
 import { nextTurn, yieldBetweenSteps } from './event-loop-turns.js';
 
 export interface UploaderOptions {
@@ -34,6 +35,8 @@ export class Uploader {
   readonly #outcomes: Outcomes;
   readonly #queue: PQueue;
   #conditionalWrites: boolean;
+  /** Batches whose next attempt goes without If-None-Match, to see whether it was the cause. */
+  readonly #probing = new WeakSet<SealedBatch>();
 
   constructor(options: UploaderOptions, budget: MemoryBudget, outcomes: Outcomes) {
     this.#options = options;
@@ -70,7 +73,7 @@ export class Uploader {
     const o = this.#options;
     this.#outcomes.attempt(batch);
     const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
-    const conditional = this.#conditionalWrites;
+    const conditional = this.#conditionalWrites && !this.#probing.has(batch);
     try {
       // A turn of its own: the work that led here (the worker's reply, the key, the queue) and
       // the SDK's do not add up into one stall.
@@ -115,12 +118,27 @@ export class Uploader {
 
   #succeeded(batch: SealedBatch): void {
     if (batch.state !== 'uploading') return;
+    if (this.#probing.has(batch) && this.#conditionalWrites) {
+      // The same PUT without If-None-Match was accepted: the server does not do conditional
+      // writes. Plain PUTs from now on (a retry may then overwrite, never duplicate).
+      this.#conditionalWrites = false;
+      log.warn(
+        `the server rejects conditional writes (If-None-Match) but accepts plain PUTs; continuing without them (${batch.key})`,
+      );
+    }
     this.#outcomes.uploaded(batch, performance.now() - batch.firstAttemptAt);
     this.#budget.settle(batch, 'uploaded');
   }
 
   #failed(batch: SealedBatch, error: unknown, timedOut: boolean, conditional: boolean): void {
     const verdict = classifyUploadError(error, timedOut);
+    if (conditional && verdict.kind === 'fatal' && headerMayBeTheCause(error)) {
+      // Maybe the server cannot do If-None-Match: the same bytes once more without it, at once.
+      this.#probing.add(batch);
+      this.#retry(batch, { kind: 'probe', reason: verdict.reason }, error, 0);
+      return;
+    }
+    this.#probing.delete(batch);
     switch (verdict.kind) {
       case 'exists':
         // Only a conditional write can say this: an earlier attempt of this key landed.
@@ -128,15 +146,6 @@ export class Uploader {
         return;
       case 'fatal':
         this.#reject(batch, verdict.reason, error);
-        return;
-      case 'conditional-unsupported':
-        if (conditional) {
-          // The server does not implement If-None-Match: fall back to plain PUTs at once.
-          this.#conditionalWrites = false;
-          this.#retry(batch, verdict, error, 0);
-        } else {
-          this.#reject(batch, verdict.reason, error);
-        }
         return;
       case 'config':
         this.#retry(batch, verdict, error, slowRetryDelay(this.#options.backoff));

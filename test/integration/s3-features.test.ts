@@ -112,21 +112,68 @@ describeS3('S3 features against the real server', () => {
     expect(required.put.headers['x-amz-checksum-crc32']).toBeUndefined();
   });
 
-  test('conditional writes are on by default; a server that answers 501 to them gets plain PUTs and loses nothing', async () => {
-    const on = await uploadOne('conditional-on', {});
-    expect(on.put.ifNoneMatch).toBe('*');
+  for (const [status, code] of [
+    [501, 'NotImplemented'],
+    [400, 'InvalidArgument'],
+  ] as const) {
+    test(`conditional writes are on by default; a server that answers ${status} to them gets plain PUTs from then on and loses nothing`, async () => {
+      const on = await uploadOne(`conditional-on-${status}`, {});
+      expect(on.put.ifNoneMatch).toBe('*');
 
-    await proxy.set({ kind: 'reject-conditional' });
+      await proxy.set({ kind: 'reject-conditional', status, code });
+      try {
+        const exporter = new S3MetricExporter({
+          bucket,
+          prefix: `conditional-${status}`,
+          ...connection(),
+          endpoint: proxy.endpoint,
+        });
+        const service = sequencedService(exporter);
+        await service.exportCollections(1);
+        await exporter.forceFlush();
+        await service.exportCollections(1);
+        await exporter.shutdown();
+        await service.shutdown();
+        const puts = proxy.putAttempts().filter((p) => p.key.startsWith(`conditional-${status}/`));
+        // The first batch: refused with the header, stored without it; the second: plain at once.
+        expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
+          ['*', `status ${status}`],
+          ['none', 'upstream 200'],
+          ['none', 'upstream 200'],
+        ]);
+        expect(exporter.stats().pointsDropped).toBe(0);
+        expect(exporter.stats().batchesUploaded).toBe(2);
+      } finally {
+        await proxy.set({ kind: 'pass' });
+      }
+    });
+  }
+
+  test('a 501 that is not about If-None-Match (it comes without the header too) keeps conditional writes on', async () => {
+    await proxy.set({ kind: 'status', status: 501, code: 'NotImplemented' });
+    const exporter = new S3MetricExporter({
+      bucket,
+      prefix: 'not-the-header',
+      ...connection(),
+      endpoint: proxy.endpoint,
+    });
+    const service = sequencedService(exporter);
     try {
-      const { key } = await uploadOne('conditional-unsupported', {});
-      const puts = proxy.putAttempts(key);
-      expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
-        ['*', 'status 501'],
-        ['none', 'upstream 200'],
-      ]);
+      await service.exportCollections(1);
+      await exporter.forceFlush();
     } finally {
       await proxy.set({ kind: 'pass' });
     }
+    await service.exportCollections(1);
+    await exporter.shutdown();
+    await service.shutdown();
+    const puts = proxy.putAttempts().filter((p) => p.key.startsWith('not-the-header/'));
+    expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
+      ['*', 'status 501'],
+      ['none', 'status 501'],
+      ['*', 'upstream 200'],
+    ]);
+    expect(exporter.stats().pointsDroppedByReason.rejected).toBeGreaterThan(0);
   });
 
   test('a key template with resource attributes stores each service under its own, sanitized path', async () => {

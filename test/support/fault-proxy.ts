@@ -20,8 +20,11 @@ export type Fault =
   | { kind: 'delay'; millis: number }
   /** Forwards (the write lands), then resets the client connection instead of answering. */
   | { kind: 'lose-response' }
-  /** Answers 501 NotImplemented to requests with If-None-Match (a server without conditional writes); forwards the rest. */
-  | { kind: 'reject-conditional' };
+  /**
+   * Answers requests with If-None-Match with an error (default 501 NotImplemented: a server
+   * without conditional writes; some answer 400); forwards the rest.
+   */
+  | { kind: 'reject-conditional'; status?: number; code?: string };
 
 export type FaultKind = Fault['kind'];
 
@@ -173,7 +176,7 @@ export class FaultProxy {
         ? set
         : ifNoneMatch === undefined
           ? { kind: 'pass' }
-          : { kind: 'status', status: 501, code: 'NotImplemented' };
+          : { kind: 'status', status: set.status ?? 501, code: set.code ?? 'NotImplemented' };
     const attempt: ProxyAttempt = {
       at: Date.now(),
       method: req.method ?? '',

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { describeError } from '../../src/s3-errors.js';
-import { classifyUploadError } from '../../src/upload/errors.js';
+import { classifyUploadError, headerMayBeTheCause } from '../../src/upload/errors.js';
 import { s3Error } from '../support/s3-error.js';
 
 /** A Node.js system error such as http.request emits. */
@@ -225,18 +225,22 @@ describe('classifyUploadError: config', () => {
   });
 });
 
-describe('classifyUploadError: conditional-unsupported and fatal', () => {
-  test('501 NotImplemented is conditional-unsupported', () => {
-    expect(classifyUploadError(s3Error('NotImplemented', 501))).toEqual({
-      kind: 'conditional-unsupported',
-      reason: 'not-implemented',
-    });
+describe('classifyUploadError: fatal, and whether If-None-Match may be the cause', () => {
+  test('501 NotImplemented is fatal, unless the conditional header caused it (the uploader tries once without)', () => {
+    const error = s3Error('NotImplemented', 501);
+    expect(classifyUploadError(error)).toEqual({ kind: 'fatal', reason: 'not-implemented' });
+    expect(headerMayBeTheCause(error)).toBe(true);
   });
 
-  test('the NotImplemented name with a 400 status is conditional-unsupported', () => {
-    expect(classifyUploadError(s3Error('NotImplemented', 400)).kind).toBe(
-      'conditional-unsupported',
-    );
+  test('the NotImplemented name with a 400 status, and a plain 400, may be about the header too', () => {
+    expect(classifyUploadError(s3Error('NotImplemented', 400)).kind).toBe('fatal');
+    expect(headerMayBeTheCause(s3Error('NotImplemented', 400))).toBe(true);
+    expect(headerMayBeTheCause(s3Error('InvalidArgument', 400))).toBe(true);
+  });
+
+  test('413 and 5xx are never about the header', () => {
+    expect(headerMayBeTheCause(s3Error('EntityTooLarge', 413))).toBe(false);
+    expect(headerMayBeTheCause(s3Error('InternalError', 500))).toBe(false);
   });
 
   test('400 InvalidArgument is fatal http-400', () => {

@@ -159,13 +159,14 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   });
 
   test('a non-retryable rejection drops the batch, counted and logged', async () => {
-    const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'InvalidArgument' }]);
+    // 413: never about the If-None-Match header (a 400 or 501 is first tried without it).
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 413, name: 'EntityTooLarge' }]);
     const exporter = exporterWith(s3);
     await exportSynthetic(exporter, 4, 1);
     await exporter.forceFlush();
     const stats = exporter.stats();
     expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
-    expect(stats.uploadFailures).toEqual({ 'http-400': 1 });
+    expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
     expect(messages.some((m) => m.level === 'error' && /rejected/.test(m.text))).toBe(true);
     await exporter.shutdown();
   });
