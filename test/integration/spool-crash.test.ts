@@ -65,9 +65,18 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
       const leftOnDisk = (await readdir(join(dir, 'batches'))).length;
       expect(leftOnDisk).toBeGreaterThanOrEqual(ready.sealed);
 
+      // What had landed before the kill (the 'delay' fault forwards writes and holds the answers).
+      const landed = new Map(
+        (await listAndFetch(client, bucket, `${prefix}/`)).map((o) => [o.key, o.bytes]),
+      );
+      if (fault.kind === 'delay') expect(landed.size).toBeGreaterThan(0);
+      else expect(landed.size).toBe(0);
+
       await proxy.set({ kind: 'pass' });
+      const replayFrom = proxy.attempts.length;
+      // Through the proxy: it shows what the server answered to each replayed PUT.
       const replay = spawnTs('test/support/children/spool-replay.ts', {
-        ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
+        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
         S3_PREFIX: prefix,
         SPOOL_DIR: dir,
       });
@@ -79,6 +88,18 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
       expect(stats.spool?.files).toBe(0);
       expect(stats.spool?.quarantined).toBe(0);
       expect(await readdir(join(dir, 'batches'))).toEqual([]);
+      // Every object that had landed was replayed with If-None-Match and refused with 412,
+      // never written again.
+      const replayed = proxy.attempts.slice(replayFrom).filter((p) => p.method === 'PUT');
+      for (const [key, bytes] of landed) {
+        const puts = replayed.filter((p) => p.key === key);
+        expect(
+          puts.map((p) => [p.ifNoneMatch, p.outcome]),
+          key,
+        ).toEqual([['*', 'upstream 412']]);
+        const [now] = await listAndFetch(client, bucket, key);
+        expect(now?.bytes.equals(bytes), `${key} unchanged`).toBe(true);
+      }
 
       const objects = await listAndFetch(client, bucket, `${prefix}/`);
       const seqs = objects

@@ -1,0 +1,115 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { dataPointRows, type ExporterStats } from '../../src/index.js';
+import { decodeSpoolFile } from '../../src/spool/file-format.js';
+import { spawnTs } from '../support/child.js';
+import { childConnectionEnv } from '../support/children/connection.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+import { prng } from '../support/prng.js';
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+
+const POINTS = ['create', 'write', 'fsync', 'rename', 'directory'] as const;
+const SEED = Number(process.env.KILLPOINT_SEED ?? Date.now() % 1_000_000);
+
+describeS3('spool: SIGKILL at every moment of a write, restart on the same spoolDir', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'killpoints');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+    await proxy.set({ kind: 'blackhole' });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  const random = prng(SEED);
+  // Every kill point once, each at a random write (2nd to 6th), in a random order.
+  const plan = POINTS.map((point) => ({
+    point,
+    at: 2 + Math.floor(random() * 5),
+    order: random(),
+  })).sort((a, b) => a.order - b.order);
+
+  for (const { point, at } of plan) {
+    test(`killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'otel-s3-killpoint-'));
+      dirs.push(dir);
+      const prefix = `kill/${point}-${at}-${Date.now()}`;
+      const writer = spawnTs('test/support/children/spool-killpoint.ts', {
+        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
+        S3_PREFIX: prefix,
+        SPOOL_DIR: dir,
+        KILL_POINT: point,
+        KILL_AT: String(at),
+      });
+      const stopped = await writer.waitForJson<{ killpoint?: string; write: number }>(
+        (v) => v.killpoint !== undefined,
+      );
+      expect(stopped).toMatchObject({ killpoint: point, write: at });
+      writer.process.kill('SIGKILL');
+      expect((await writer.exited).signal).toBe('SIGKILL');
+
+      // What the kill left: whole files in batches/, and in tmp/ complete or torn ones.
+      const batches = (await readdir(join(dir, 'batches'))).length;
+      let completeTmp = 0;
+      let tornTmp = 0;
+      for (const name of await readdir(join(dir, 'tmp'))) {
+        try {
+          decodeSpoolFile(await readFile(join(dir, 'tmp', name)));
+          completeTmp++;
+        } catch {
+          tornTmp++;
+        }
+      }
+      const expected = {
+        create: { tmp: [0, 0], batches: at - 1 },
+        write: { tmp: [0, 1], batches: at - 1 },
+        fsync: { tmp: [1, 0], batches: at - 1 },
+        rename: { tmp: [1, 0], batches: at - 1 },
+        directory: { tmp: [0, 0], batches: at },
+      }[point];
+      expect([completeTmp, tornTmp]).toEqual(expected.tmp);
+      expect(batches).toBe(expected.batches);
+
+      const replay = spawnTs('test/support/children/spool-replay.ts', {
+        ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
+        S3_PREFIX: prefix,
+        SPOOL_DIR: dir,
+      });
+      const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
+        (v) => v.done === true,
+      );
+      expect((await replay.exited).code, replay.stderr()).toBe(0);
+      expect(stats.spool?.replayed).toBe(batches + completeTmp);
+      expect(stats.spool?.quarantined).toBe(tornTmp);
+      expect(await readdir(join(dir, 'quarantine'))).toHaveLength(tornTmp);
+      expect(await readdir(join(dir, 'batches'))).toEqual([]);
+      expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+
+      const objects = await listAndFetch(client, bucket, `${prefix}/`);
+      expect(objects).toHaveLength(batches + completeTmp);
+      const seqs = objects
+        .flatMap((o) => dataPointRows(decodeStored(o)))
+        .filter((r) => r.metric === 'collection.seq')
+        .map((r) => r.value ?? -1);
+      expect(new Set(seqs).size).toBe(seqs.length);
+    });
+  }
+});

@@ -1,0 +1,70 @@
+/**
+ * Child process: exports collections with a spool while S3 does not answer, through a file
+ * system that stops at a chosen point of the Nth spool write: KILL_POINT is one of
+ * create (before the file exists), write (half the bytes written), fsync (all written, not
+ * synced), rename (before it), directory (renamed, directory not synced); KILL_AT is N. There it
+ * prints {"killpoint":...} and hangs, for the parent's SIGKILL.
+ */
+import { S3MetricExporter } from '../../../src/index.js';
+import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
+import { sequencedService } from '../service.js';
+import { childConnection } from './connection.js';
+
+const env = process.env;
+const point = env.KILL_POINT as string;
+const at = Number(env.KILL_AT);
+let writes = 0;
+
+/** Tells the parent where we are, then never returns. */
+function stop(path: string): Promise<never> {
+  console.log(JSON.stringify({ killpoint: point, write: writes, path }));
+  return new Promise<never>(() => {});
+}
+
+const fs: SpoolFileSystem = {
+  ...nodeFileSystem,
+  async create(path) {
+    writes++;
+    const mine = writes === at;
+    if (mine && point === 'create') await stop(path);
+    const handle = await nodeFileSystem.create(path);
+    return {
+      async write(parts) {
+        if (mine && point === 'write') {
+          // The header whole, then half of the rest: a write torn by the kill.
+          await handle.write(parts.map((p, i) => (i === 0 ? p : p.subarray(0, p.length >> 1))));
+          await stop(path);
+        }
+        await handle.write(parts);
+      },
+      async sync() {
+        if (mine && point === 'fsync') await stop(path);
+        await handle.sync();
+      },
+      close: () => handle.close(),
+    };
+  },
+  async rename(from, to) {
+    if (writes === at && point === 'rename' && from.includes('/tmp/')) await stop(from);
+    await nodeFileSystem.rename(from, to);
+  },
+  async syncDirectory(path) {
+    if (writes === at && point === 'directory') await stop(path);
+    await nodeFileSystem.syncDirectory(path);
+  },
+};
+
+const exporter = new S3MetricExporter({
+  ...childConnection(),
+  prefix: env.S3_PREFIX as string,
+  spoolDir: env.SPOOL_DIR as string,
+  spoolFileSystem: fs,
+  maxBatchAgeMillis: 20,
+  requestTimeoutMillis: 60_000,
+  spoolTimeoutMillis: 600_000,
+});
+const service = sequencedService(exporter);
+for (;;) {
+  await service.exportCollections(1);
+  await new Promise((r) => setTimeout(r, 5));
+}
