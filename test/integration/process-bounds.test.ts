@@ -9,6 +9,8 @@ interface Checkpoint {
   checkpoint: string;
   heapUsed: number;
   external: number;
+  arrayBuffers: number;
+  bufferedBytes: number;
 }
 
 interface Sample {
@@ -98,12 +100,31 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
     const checkpoints = child.lines
       .map((line) => JSON.parse(line) as Partial<Checkpoint>)
       .filter((c): c is Checkpoint => typeof c.checkpoint === 'string');
+    const baseline = checkpoints.find((c) => c.checkpoint === 'baseline');
     const middle = checkpoints.find((c) => c.checkpoint === 'middle');
     const end = checkpoints.find((c) => c.checkpoint === 'end');
-    if (middle === undefined || end === undefined) throw new Error('no memory checkpoints');
+    if (baseline === undefined || middle === undefined || end === undefined)
+      throw new Error('no memory checkpoints');
     const MiB = 1024 * 1024;
     expect(end.heapUsed).toBeLessThan(middle.heapUsed + 8 * MiB);
     expect(end.external).toBeLessThan(middle.external + maxBufferedBytes + 8 * MiB);
+    // Native memory against the process before the exporter existed: within the bound, plus
+    // 1/32 (an encoder's handed-over buffer may be that much larger than its record), plus a
+    // slack of 4 MiB for the S3 client's sockets and TLS-free HTTP buffers, the SDK's own
+    // native state and the compression worker's message port (the worker's own memory is its
+    // isolate's, not counted here). And against what the exporter says it holds right then.
+    const SLACK = 4 * MiB;
+    for (const c of [middle, end]) {
+      for (const field of ['external', 'arrayBuffers'] as const) {
+        const grown = c[field] - baseline[field];
+        expect(grown, `${c.checkpoint} ${field}`).toBeLessThanOrEqual(
+          (maxBufferedBytes * 33) / 32 + SLACK,
+        );
+        expect(grown, `${c.checkpoint} ${field} vs bufferedBytes`).toBeLessThanOrEqual(
+          (c.bufferedBytes * 33) / 32 + SLACK,
+        );
+      }
+    }
 
     // RSS plateaus: medians of the middle and last thirds (robust to the dips after a major GC
     // and the spikes before one). RSS also follows the heap's growth policy (Node 22's heap grows
@@ -121,7 +142,9 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
         `${last.pointsDropped} points dropped; median RSS middle third ${(middleRss / 1e6).toFixed(0)} MB, last third ` +
         `${(endRss / 1e6).toFixed(0)} MB, max ${(Math.max(...samples.map((s) => s.rss)) / 1e6).toFixed(0)} MB; ` +
         `after GC heap ${(middle.heapUsed / 1e6).toFixed(1)} → ${(end.heapUsed / 1e6).toFixed(1)} MB, ` +
-        `external ${(middle.external / 1e6).toFixed(1)} → ${(end.external / 1e6).toFixed(1)} MB`,
+        `external ${(middle.external / 1e6).toFixed(1)} → ${(end.external / 1e6).toFixed(1)} MB ` +
+        `(baseline ${(baseline.external / 1e6).toFixed(1)}), arrayBuffers ${(baseline.arrayBuffers / 1e6).toFixed(1)} → ` +
+        `${(middle.arrayBuffers / 1e6).toFixed(1)} → ${(end.arrayBuffers / 1e6).toFixed(1)} MB, held ${middle.bufferedBytes} / ${end.bufferedBytes} B`,
     );
     expect(endRss).toBeLessThan(middleRss + 64 * MiB);
   });

@@ -39,15 +39,7 @@ export class ScriptedS3 {
 
   /** The `tag` attribute of every data point in the stored objects (see syntheticMetrics), sorted. */
   storedTags(): number[] {
-    const tags: number[] = [];
-    for (const [key, body] of this.stored) {
-      for (const match of JSON.stringify(decodeObject(key, body)).matchAll(
-        /"key":"tag","value":\{"intValue":(\d+)\}/g,
-      )) {
-        tags.push(Number(match[1]));
-      }
-    }
-    return tags.sort((a, b) => a - b);
+    return [...this.stored].flatMap(([key, body]) => tagsIn(key, body)).sort((a, b) => a - b);
   }
 
   get client(): S3Client {
@@ -107,4 +99,13 @@ export class ScriptedS3 {
     attempt.outcome = 'ok';
     return { $metadata: { httpStatusCode: 200 } };
   }
+}
+
+/** The `tag` attribute of every data point in one object's body (see syntheticMetrics). */
+export function tagsIn(key: string, body: Buffer): number[] {
+  return [
+    ...JSON.stringify(decodeObject(key, body)).matchAll(
+      /"key":"tag","value":\{"intValue":(\d+)\}/g,
+    ),
+  ].map((m) => Number(m[1]));
 }

@@ -7,7 +7,7 @@ import {
   SELF_METRICS_SCOPE,
 } from '../../src/index.js';
 import { captureDiag } from '../support/diag-capture.js';
-import { ScriptedS3 } from '../support/scripted-s3.js';
+import { ScriptedS3, tagsIn } from '../support/scripted-s3.js';
 import { collectingProvider, exportSynthetic } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -178,8 +178,9 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       maxBatchBytes: 8 * 1024,
       maxBufferedBytes,
       uploadConcurrency: 1,
-      flushTimeoutMillis: 100,
-      requestTimeoutMillis: 60_000,
+      flushTimeoutMillis: 5_000,
+      requestTimeoutMillis: 1_000,
+      retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
     });
     let peak = 0;
     for (let tag = 1; tag <= 200; tag++) {
@@ -193,9 +194,26 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(stats.batchesDropped).toBeGreaterThan(10);
     expect(stats.pointsDroppedByReason['buffer-full']).toBe(stats.pointsDropped);
     expect(messages.filter((m) => /maxBufferedBytes/.test(m.text))).toHaveLength(1);
-    // The batch in flight is the first one; what was dropped were the next-oldest ones.
+    // The oldest go first. The first batch was taken for upload (busy, not droppable) before
+    // memory ran out; with S3 back, what is still pending is stored. So what is stored must be
+    // that first batch (tags from 1) and then the newest exports, every one, up to 200: the
+    // dropped ones are exactly the run between them.
     s3.script([], { kind: 'ok' });
+    await exporter.forceFlush(); // the hung request is aborted at its deadline and retried
     await exporter.shutdown();
+    const final = exporter.stats();
+    expect(final.pointsDroppedByReason).toEqual({ 'buffer-full': stats.pointsDropped });
+    const stored = [...new Set(s3.storedTags())];
+    const gap = stored.findIndex((t, i) => i > 0 && t !== (stored[i - 1] as number) + 1);
+    const [head, tail] = [stored.slice(0, gap), stored.slice(gap)];
+    const first = s3.attempts[0];
+    expect(head).toEqual([...new Set(tagsIn(first?.key ?? '', first?.body ?? Buffer.alloc(0)))]);
+    expect(head[0]).toBe(1);
+    expect(tail.at(-1)).toBe(200);
+    expect(tail).toEqual(Array.from({ length: tail.length }, (_, i) => (tail[0] as number) + i));
+    const droppedTags = (tail[0] as number) - (head.at(-1) as number) - 1;
+    expect(final.pointsDropped).toBe(droppedTags * 20);
+    expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
   });
 
   test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {

@@ -10,7 +10,7 @@ import { SpoolLockedError } from '../../src/spool/lock.js';
 import { Spool } from '../../src/spool/spool.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
-import { ScriptedS3 } from '../support/scripted-s3.js';
+import { ScriptedS3, tagsIn } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -308,14 +308,38 @@ describe('S3MetricExporter with a spool', () => {
       uploadConcurrency: 1,
       requestTimeoutMillis: 60_000,
     });
+    /** The real bytes on disk, and the tag of each file's batch. */
+    const disk = async () => {
+      const files = await spoolFiles();
+      const bodies = await Promise.all(
+        files.map(
+          async (n) => await readFile(join(dir, 'batches', n)).catch(() => Buffer.alloc(0)),
+        ),
+      );
+      return {
+        bytes: bodies.reduce((n, b) => n + b.length, 0),
+        tags: bodies.flatMap((b) =>
+          b.length === 0 ? [] : tagsIn('x.json', decodeSpoolFile(b).body),
+        ),
+      };
+    };
     let peakSpool = 0;
     for (let tag = 1; tag <= 80; tag++) {
       await exportSynthetic(exporter, 5, tag);
       await waitFor(() => exporter.stats().spool?.written === tag, 5_000, `batch ${tag} on disk`);
-      peakSpool = Math.max(peakSpool, exporter.stats().spool?.bytes ?? 0);
+      peakSpool = Math.max(peakSpool, (await disk()).bytes);
     }
     const stats = exporter.stats();
     expect(peakSpool).toBeLessThanOrEqual(maxSpoolBytes);
+    // The oldest went: on disk are the batch in flight (tag 1, never evicted mid-upload) and the
+    // newest ones, every one of them up to 80.
+    const kept = [...new Set((await disk()).tags)].sort((a, b) => a - b);
+    expect(kept[0]).toBe(1);
+    const newest = kept.slice(1);
+    expect(newest.at(-1)).toBe(80);
+    expect(newest).toEqual(
+      Array.from({ length: newest.length }, (_, i) => (newest[0] as number) + i),
+    );
     expect(stats.spool?.evicted).toBeGreaterThan(0);
     expect(stats.pointsDroppedByReason['spool-full']).toBeGreaterThan(0);
     expect(messages.filter((m) => /reached maxSpoolBytes/.test(m.text))).toHaveLength(1);

@@ -8,6 +8,32 @@ import { childConnection } from './connection.js';
 
 const env = process.env;
 const maxBufferedBytes = Number(env.MAX_BUFFERED_BYTES);
+
+/**
+ * With --expose-gc: live memory after full collections. Unlike RSS (which follows the heap's
+ * growth policy and the allocator), this moves only with what is really held, so a leak shows
+ * and heap growth does not. `bufferedBytes` is what the exporter says it holds at that moment.
+ */
+const gc = (globalThis as { gc?: () => void }).gc;
+async function checkpoint(name: string, bufferedBytes: () => number): Promise<void> {
+  if (gc === undefined) return;
+  gc();
+  await new Promise((resolve) => setImmediate(resolve)); // finalizers free native memory
+  gc();
+  const m = process.memoryUsage();
+  console.log(
+    JSON.stringify({
+      checkpoint: name,
+      heapUsed: m.heapUsed,
+      external: m.external,
+      arrayBuffers: m.arrayBuffers,
+      bufferedBytes: bufferedBytes(),
+    }),
+  );
+}
+// Before the exporter exists: what the process holds without it.
+await checkpoint('baseline', () => 0);
+
 const exporter = new S3MetricExporter({
   ...childConnection(),
   prefix: 'busy-outage',
@@ -62,23 +88,10 @@ const sampler = setInterval(
   Number(env.SAMPLE_MILLIS ?? 500),
 );
 
-/**
- * With --expose-gc: live memory after full collections, half-way and near the end. Unlike RSS
- * (which follows the heap's growth policy and the allocator), this moves only with what is
- * really held, so a leak shows and heap growth does not.
- */
-const gc = (globalThis as { gc?: () => void }).gc;
-async function checkpoint(name: string): Promise<void> {
-  if (gc === undefined) return;
-  gc();
-  await new Promise((resolve) => setImmediate(resolve)); // finalizers free native memory
-  gc();
-  const m = process.memoryUsage();
-  console.log(JSON.stringify({ checkpoint: name, heapUsed: m.heapUsed, external: m.external }));
-}
 const duration = Number(env.DURATION_MILLIS ?? 15_000);
-setTimeout(() => checkpoint('middle'), duration / 2);
-setTimeout(() => checkpoint('end'), duration - 500);
+const held = () => exporter.stats().bufferedBytes;
+setTimeout(() => checkpoint('middle', held), duration / 2);
+setTimeout(() => checkpoint('end', held), duration - 500);
 
 setTimeout(async () => {
   clearInterval(traffic);
