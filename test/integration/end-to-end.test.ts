@@ -270,7 +270,9 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
     );
     expect(result.code).toBe(ExportResultCode.FAILED);
     expect(result.error?.message).toMatch(/after shutdown/);
-    // A second shutdown and a late forceFlush resolve at once and change nothing.
+    // A second shutdown is the same promise (not a second run); a late forceFlush resolves at
+    // once; neither changes anything.
+    expect(exporter.shutdown()).toBe(exporter.shutdown());
     const again = performance.now();
     await exporter.shutdown();
     await exporter.forceFlush();

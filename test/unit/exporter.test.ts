@@ -1,6 +1,6 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import {
   S3MetricExporter,
   type S3MetricExporterOptions,
@@ -29,13 +29,69 @@ function exporterWith(
 describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () => {
   test('export() acknowledges from the buffer without waiting for S3', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 200 });
+    const exporter = exporterWith(s3, { flushTimeoutMillis: 200, maxBatchBytes: 1 });
+    // Each export fills a batch (maxBatchBytes 1): the first one's upload hangs in flight ...
+    expect((await exportSynthetic(exporter, 10, 1)).code).toBe(ExportResultCode.SUCCESS);
+    await waitFor(() => s3.attempts.length === 1, 5_000, 'an upload in flight');
+    // ... and the next exports are acknowledged while it hangs, and while theirs do.
     const started = performance.now();
-    const result = await exportSynthetic(exporter, 10, 1);
-    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    for (let tag = 2; tag <= 5; tag++) {
+      expect((await exportSynthetic(exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
+    }
     expect(performance.now() - started).toBeLessThan(100);
-    expect(s3.attempts).toHaveLength(0);
+    expect(s3.attempts.every((a) => a.outcome === 'error')).toBe(true); // none answered yet
+    expect(exporter.stats().exportsAccepted).toBe(5);
     await exporter.shutdown();
+  });
+
+  test('forceFlush() retries a batch that is backing off at once, not after its backoff', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 503, name: 'SlowDown' }]);
+    const exporter = exporterWith(s3, {
+      flushTimeoutMillis: 5_000,
+      retry: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+    });
+    await exportSynthetic(exporter, 4, 1);
+    await exporter.forceFlush(); // seals; the first attempt fails and backs off (up to 60 s) ...
+    await waitFor(
+      () => s3.attempts.length === 1 && exporter.stats().retries === 0,
+      5_000,
+      'the 503',
+    );
+    const started = performance.now();
+    await exporter.forceFlush(); // ... this flush sends it again now
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(s3.attempts).toHaveLength(2);
+    expect(exporter.stats().batchesUploaded).toBe(1);
+    await exporter.shutdown();
+  });
+
+  test('a batch whose compression fails is stored uncompressed, under an uncompressed name', async () => {
+    const body = await import('../../src/compression/body-maker.js');
+    const real = body.createBodyMaker;
+    const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((...args) => {
+      const maker = real(...args);
+      return {
+        ...maker,
+        make: async (request) => {
+          throw new body.BodyMakerError('zstd compression failed: simulated', request.records);
+        },
+      };
+    });
+    try {
+      const s3 = new ScriptedS3();
+      const exporter = exporterWith(s3, { compression: 'zstd' });
+      await exportSynthetic(exporter, 6, 1);
+      await exporter.forceFlush();
+      await exporter.shutdown();
+      expect(s3.attempts).toHaveLength(1);
+      const [key] = [...s3.stored.keys()];
+      expect(key).toMatch(/metrics_[0-9a-f-]{36}\.json$/);
+      expect(s3.storedTags()).toEqual(Array(6).fill(1));
+      expect(exporter.stats().pointsDropped).toBe(0);
+      expect(messages.some((m) => /uploading batch \d+ uncompressed/.test(m.text))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {

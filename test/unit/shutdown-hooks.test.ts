@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { installShutdownHooks, type ShutdownTarget } from '../../src/index.js';
+import { waitFor } from '../support/wait.js';
 
 function target(behaviour: 'ok' | 'hang' | 'fail', calls: string[]): ShutdownTarget {
   return {
@@ -23,8 +24,12 @@ describe('installShutdownHooks', () => {
     });
     try {
       process.emit('SIGUSR2', 'SIGUSR2');
-      expect(await hooks.shutdown()).toBe(0);
+      // The signal alone runs the sequence (nothing else is called here).
+      await waitFor(() => calls.length === 2, 2_000, 'the sequence started by the signal');
       expect(calls).toEqual(['beforeShutdown', 'shutdown(timeout)']);
+      // Asking again joins the same run: exit code 0, nothing runs twice.
+      expect(await hooks.shutdown()).toBe(0);
+      expect(calls).toHaveLength(2);
     } finally {
       hooks.uninstall();
     }
