@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import { runCli } from '../../src/cli/main.js';
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 /** tsx by absolute URL, so the child can run in any directory. */
@@ -50,6 +52,48 @@ export function runCliChild(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+export interface CliInProcessOptions {
+  /** Default: the test's own directory, given by the caller. */
+  cwd?: string;
+  env?: Record<string, string>;
+  stdoutTTY?: boolean;
+  stderrTTY?: boolean;
+  signal?: AbortSignal;
+  /** Stdout stops being read (EPIPE) after this many bytes. */
+  closeAfter?: number;
+}
+
+/** Runs the CLI in this process with captured stdout and stderr (faster than a child). */
+export async function runCliInProcess(
+  args: string[],
+  options: CliInProcessOptions & { cwd: string },
+): Promise<CliRun & { code: number }> {
+  const stdout = Object.assign(new PassThrough(), { isTTY: options.stdoutTTY === true });
+  const stderr = Object.assign(new PassThrough(), {
+    isTTY: options.stderrTTY === true,
+    columns: 100,
+  });
+  let out = '';
+  let err = '';
+  stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (options.closeAfter !== undefined && out.length >= options.closeAfter) {
+      stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    }
+  });
+  stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const code = await runCli(args, {
+    stdout,
+    stderr,
+    env: options.env ?? {},
+    cwd: options.cwd,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  return { code, stdout: out, stderr: err };
 }
 
 /** The non-empty lines of a command's output. */

@@ -1,3 +1,4 @@
+import { formatBytes } from '../../reader/byte-size.js';
 import { listMetricObjects } from '../../reader/read-metrics.js';
 import {
   type CommandContext,
@@ -7,7 +8,7 @@ import {
   skippedKeysNote,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { formatBytes, formatInteger, plural } from '../format.js';
+import { formatInteger, plural } from '../format.js';
 
 export interface LsOptions {
   format: 'text' | 'jsonl';

@@ -1,6 +1,7 @@
+import { formatBytes } from '../../reader/byte-size.js';
 import { dataPointRows, type InstrumentKind, instrumentKind } from '../../reader/points.js';
 import { type CommandContext, describeRange } from '../context.js';
-import { alignRow, columnWidths, formatBytes, formatInteger } from '../format.js';
+import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
 
 /**
