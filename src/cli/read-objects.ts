@@ -13,6 +13,7 @@ import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from '
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
 import { noProgress, type Progress, progressBar } from './progress.js';
+import { printable } from './terminal-text.js';
 
 /** The flag that sets each size limit, for messages. */
 const LIMIT_FLAG: Readonly<Record<SizeLimit, string>> = {
@@ -58,13 +59,13 @@ export async function readObjects(
           // The same for every .zst object: say it once, not once per object.
           if (!zstdMissingSaid) {
             progress.log(
-              `otel-s3: cannot read .zst objects, skipping them: ${cause.message}`,
+              `otel-s3: cannot read .zst objects, skipping them: ${printable(cause.message)}`,
             );
           }
           zstdMissingSaid = true;
           return;
         }
-        progress.log(`otel-s3: ${describeUnreadable(problem)}`);
+        progress.log(`otel-s3: ${printable(describeUnreadable(problem))}`);
       },
     });
     for await (const object of stream) {

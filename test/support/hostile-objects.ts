@@ -91,3 +91,35 @@ export function withGaugeTime(json: Buffer, nanos: string): Buffer {
   gauge.dataPoints[0] = { ...gauge.dataPoints[0], timeUnixNano: nanos };
   return Buffer.from(`${JSON.stringify(request)}\n`);
 }
+
+/** Text a terminal would obey: clear screen, set the title, CSI as one C1 character, bidi override. */
+export const EVIL = {
+  metric: 'evil\u001b[2Jname\u202e',
+  key: 'k\u001b]0;pwned\u0007',
+  value: 'v\nnext\u009b31m',
+} as const;
+
+/**
+ * An OTLP/JSON object (one line) of recordEveryInstrument() whose counter (http.requests, two
+ * points) is renamed EVIL.metric, its points carrying the attribute EVIL.key = EVIL.value.
+ */
+export function withEvilText(json: Buffer): Buffer {
+  type Point = { attributes?: object[] };
+  type Metric = { name: string } & Record<string, { dataPoints?: Point[] } | string>;
+  const request = JSON.parse(json.toString()) as {
+    resourceMetrics: { scopeMetrics: { metrics: Metric[] }[] }[];
+  };
+  const metrics = request.resourceMetrics.flatMap((rm) =>
+    rm.scopeMetrics.flatMap((s) => s.metrics),
+  );
+  const metric = metrics.find((m) => m.name === 'http.requests');
+  if (metric === undefined) throw new Error('withEvilText: no http.requests');
+  metric.name = EVIL.metric;
+  for (const data of Object.values(metric)) {
+    if (typeof data === 'string') continue;
+    for (const point of data.dataPoints ?? []) {
+      point.attributes = [{ key: EVIL.key, value: { stringValue: EVIL.value } }];
+    }
+  }
+  return Buffer.from(`${JSON.stringify(request)}\n`);
+}

@@ -4,8 +4,16 @@ import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
+import type { PointRecord } from '../../src/cli/point-record.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../support/cli-child.js';
-import { gzipBomb, nestedJsonObject, withGaugeTime, zstdBomb } from '../support/hostile-objects.js';
+import {
+  EVIL,
+  gzipBomb,
+  nestedJsonObject,
+  withEvilText,
+  withGaugeTime,
+  zstdBomb,
+} from '../support/hostile-objects.js';
 import { encodeObject, keyAt, sampleMetrics, writeAtKey } from '../support/reader-fixtures.js';
 
 const MiB = 1024 * 1024;
@@ -113,5 +121,79 @@ describe('size flags', () => {
     ]);
     const good = await run(['ls', '--max-decompressed-bytes', '1m'], { cwd });
     expect(good.code).toBe(0);
+  });
+});
+
+describe('control characters from the bucket never reach a terminal raw', () => {
+  /** Anything a terminal acts on: C0 but newline, DEL, C1, bidi controls. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+  const evilKey = keyAt('e', at(1), '.json').replace('metrics_', '\u001b[31mmetrics_');
+  beforeAll(async () => {
+    const dir = join(root, 'evil');
+    await writeAtKey(
+      dir,
+      keyAt('e', at(0), '.json'),
+      withEvilText(encodeObject(rm1, 'otlp-json', 'none')),
+    );
+    await writeAtKey(dir, evilKey, Buffer.from('not json'));
+    // Under a deeper prefix: named in the note about ignored keys.
+    await writeAtKey(dir, keyAt('e/\u001b[2J', at(2), '.json'), Buffer.from('{}\n'));
+  });
+  const evil = ['--dir', 'evil', '--prefix', 'e'];
+
+  test('points table: names and values escaped, one row per line; the stderr note escapes the key', async () => {
+    const { stdout, stderr } = await run(['points', ...evil], { stdoutTTY: true });
+    expect(stdout).not.toMatch(RAW);
+    expect(stderr).not.toMatch(RAW);
+    const rows = lines(stdout).filter((l) => l.includes('evil'));
+    expect(rows).toHaveLength(2); // the counter's two points, one line each
+    expect(rows[0]).toContain('evil\\x1b[2Jname\\u202e');
+    expect(rows[0]).toContain('k\\x1b]0;pwned\\x07=v\\nnext\\x9b31m');
+    expect(stderr).toContain(
+      `cannot read ${evilKey.replace('\u001b', '\\x1b')} (decode): invalid JSON`,
+    );
+  });
+
+  test('jsonl, cat and ls --format jsonl: JSON with every such character escaped, the same values', async () => {
+    const points = await run(['points', ...evil, '--format', 'jsonl']);
+    const cat = await run(['cat', ...evil]);
+    const ls = await run(['ls', ...evil, '--format', 'jsonl']);
+    for (const out of [points.stdout, cat.stdout, ls.stdout]) expect(out).not.toMatch(RAW);
+    const records = lines(points.stdout).map((l) => JSON.parse(l) as PointRecord);
+    const counter = records.filter((r) => r.metric === EVIL.metric);
+    expect(counter.map((r) => r.attributes)).toEqual([
+      { [EVIL.key]: EVIL.value },
+      { [EVIL.key]: EVIL.value },
+    ]);
+    expect(cat.stdout).toContain('evil\\u001b[2Jname\\u202e');
+    expect(lines(ls.stdout).map((l) => (JSON.parse(l) as { key: string }).key)).toContain(evilKey);
+  });
+
+  test('ls text and stats text escape keys and metric names', async () => {
+    const ls = await run(['ls', ...evil]);
+    const stats = await run(['stats', ...evil]);
+    for (const out of [ls.stdout, ls.stderr, stats.stdout, stats.stderr])
+      expect(out).not.toMatch(RAW);
+    expect(ls.stdout).toContain('/\\x1b[31mmetrics_');
+    expect(ls.stderr).toContain('objects are under --prefix e/\\x1b[2J');
+    expect(stats.stdout).toMatch(/^evil\\x1b\[2Jname\\u202e\s+counter\s+1\s+2$/m);
+    // Escaped before the columns were measured: they still line up.
+    const table = lines(stats.stdout);
+    const header = table.find((l) => l.startsWith('metric')) ?? '';
+    const row = table.find((l) => l.startsWith('evil')) ?? '';
+    expect(row.indexOf('counter')).toBe(header.indexOf('type'));
+  });
+
+  test('csv: RFC 4180 (fields with a quote, comma or line break quoted), values kept as they are', async () => {
+    const { stdout } = await run(['points', ...evil, '--format', 'csv']);
+    const row = stdout
+      .split('\r\n')
+      .join('\n')
+      .split('\n')
+      .find((l) => l.includes('evil'));
+    // The metric column holds the name verbatim; the attributes column is quoted JSON text.
+    expect(row).toContain(`,${EVIL.metric},counter,`);
+    expect(row).toContain(`"{""${JSON.stringify(EVIL.key).slice(1, -1)}"":""v\\nnext\u009b31m""}"`);
   });
 });

@@ -3,6 +3,7 @@ import { type CommandContext, finalNote } from '../context.js';
 import { TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, pointRecord, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
+import { jsonLine } from '../terminal-text.js';
 
 export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
 export type PointFormat = (typeof POINT_FORMATS)[number];
@@ -27,7 +28,7 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
       const record = pointRecord(row);
       rows++;
       if (table !== undefined) await table.row(tableCells(record));
-      else await ctx.out.line(format === 'csv' ? csvRow(record) : JSON.stringify(record));
+      else await ctx.out.line(format === 'csv' ? csvRow(record) : jsonLine(record));
     }
     if (table === undefined) await ctx.out.flush();
   });
