@@ -111,6 +111,40 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     );
   });
 
+  test('points --metric matching nothing says so, naming the filter and the metrics there are', async () => {
+    const { code, stdout, stderr } = await run(
+      [
+        'points',
+        '--dir',
+        'mirror',
+        '--prefix',
+        'prod',
+        '--metric',
+        'nosuch',
+        '--metric',
+        'http.x*',
+      ],
+      { stdoutTTY: true },
+    );
+    expect(code).toBe(0);
+    expect(lines(stdout)).toHaveLength(1); // the header alone
+    expect(stderr).toBe(
+      'otel-s3: no metric matched --metric "nosuch" --metric "http.x*"; the 36 data points in ' +
+        'this range are of cpu.temperature, http.active, http.latency, http.requests, payload.size\n',
+    );
+
+    const empty = await run([
+      'points',
+      '--dir',
+      'mirror',
+      '--prefix',
+      'nothing-here',
+      '--metric',
+      'x',
+    ]);
+    expect(empty.stderr).toMatch(/no data points in .*\/nothing-here\/ for this range\n$/);
+  });
+
   test('points --format csv: a header and one line per data point', async () => {
     const { code, stdout } = await run([
       'points',
