@@ -21,9 +21,16 @@ export interface CliRun {
  */
 export function runCliChild(
   args: string[],
-  options: { env?: Record<string, string>; cwd: string; timeoutMillis?: number },
+  options: {
+    env?: Record<string, string>;
+    cwd: string;
+    timeoutMillis?: number;
+    /** A command to run the CLI under, e.g. `['/usr/bin/time', '-v']`. */
+    wrapper?: string[];
+  },
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
+  const [command, ...wrapperArgs] = [...(options.wrapper ?? []), process.execPath];
+  const child = spawn(command as string, [...wrapperArgs, '--import', TSX, CLI, ...args], {
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH ?? '',
@@ -94,6 +101,17 @@ export async function runCliInProcess(
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
   return { code, stdout: out, stderr: err };
+}
+
+/** GNU time's `-v` report in `stderr`: the peak RSS in bytes, and stderr without the report. */
+export function splitTimeReport(stderr: string): { maxRssBytes: number; stderr: string } {
+  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+  if (rss === null) throw new Error(`no "Maximum resident set size" in:\n${stderr}`);
+  // The report starts with its "Command being timed" line (after "Command exited ..." if any).
+  const start = stderr.search(
+    /^(Command exited with non-zero status \d+\n)?\tCommand being timed/m,
+  );
+  return { maxRssBytes: Number(rss[1]) * 1024, stderr: stderr.slice(0, start) };
 }
 
 /** The non-empty lines of a command's output. */
