@@ -18,10 +18,20 @@ export interface ConfigFile {
   /** A directory laid out like the bucket; relative to the file's own directory. */
   dir?: string;
   concurrency?: number;
+  /** A number of bytes, or a size like "128MiB" (validated with the flags). */
+  maxObjectBytes?: number | string;
+  maxDecompressedBytes?: number | string;
 }
 
 const STRING_KEYS = ['bucket', 'prefix', 'endpoint', 'region', 'dir'] as const;
-const KNOWN = new Set<string>([...STRING_KEYS, 'forcePathStyle', 'concurrency', '$comment']);
+const SIZE_KEYS = ['maxObjectBytes', 'maxDecompressedBytes'] as const;
+const KNOWN = new Set<string>([
+  ...STRING_KEYS,
+  ...SIZE_KEYS,
+  'forcePathStyle',
+  'concurrency',
+  '$comment',
+]);
 
 /**
  * Reads a config file. A missing file is fine unless it was asked for by name (`--config`); a
@@ -83,6 +93,16 @@ export function loadConfigFile(path: string, required: boolean): ConfigFile | un
       );
     }
     config.concurrency = raw.concurrency;
+  }
+  for (const key of SIZE_KEYS) {
+    const v = raw[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' && typeof v !== 'string') {
+      throw new UsageError(
+        `${path}: "${key}" must be a number of bytes or a size like "128MiB", not ${JSON.stringify(v)}`,
+      );
+    }
+    config[key] = v;
   }
   return config;
 }

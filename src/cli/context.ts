@@ -3,6 +3,7 @@ import type { ListMetricObjectsOptions } from '../reader/read-options.js';
 import { plural } from './format.js';
 import type { LineWriter } from './output.js';
 import type { Settings } from './settings.js';
+import { printable } from './terminal-text.js';
 
 /** What every command gets: its settings, its output, and where to report. */
 export interface CommandContext {
@@ -15,9 +16,9 @@ export interface CommandContext {
   signal: AbortSignal;
 }
 
-/** A line on stderr, prefixed like every message of the tool. */
+/** A line on stderr, prefixed like every message of the tool, with control characters escaped. */
 export function note(ctx: Pick<CommandContext, 'stderr'>, line: string): void {
-  ctx.stderr.write(`otel-s3: ${line}\n`);
+  ctx.stderr.write(`otel-s3: ${printable(line)}\n`);
 }
 
 /** A closing line on stderr, after what is queued for stdout (so a terminal shows it last). */

@@ -2,13 +2,6 @@ import type { LineWriter } from './output.js';
 
 export const formatInteger = (n: number) => n.toLocaleString('en-US');
 
-export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  if (n < 1024 ** 3) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
-  return `${(n / 1024 ** 3).toFixed(2)} GiB`;
-}
-
 export const plural = (n: number, one: string, many = `${one}s`) =>
   `${formatInteger(n)} ${n === 1 ? one : many}`;
 

@@ -2,7 +2,9 @@ import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { InvalidOptionError } from '../config.js';
+import { formatBytes } from '../reader/byte-size.js';
 import { ReadAccessError } from '../reader/errors.js';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3-errors.js';
 import { cat } from './commands/cat.js';
 import { ls } from './commands/ls.js';
@@ -29,8 +31,9 @@ const HELP_AFTER = `
 Where to read: --bucket (S3) or --dir (a local directory laid out like the bucket, file path =
 key, e.g. an \`aws s3 sync\` mirror). Each setting comes from its flag, else its environment
 variable, else ${CONFIG_FILE_NAME} in the current directory (JSON with any of bucket, prefix,
-endpoint, region, forcePathStyle, dir, concurrency; never credentials). Credentials come from
-the AWS SDK's default chain: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
+endpoint, region, forcePathStyle, dir, concurrency, maxObjectBytes, maxDecompressedBytes;
+never credentials). Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
 
 Environment variables:
   ${ENV.bucket}  ${ENV.prefix}  ${ENV.endpoint}
@@ -39,6 +42,10 @@ Environment variables:
 The time range: --since, or --from and/or --to; without them, every object under the prefix.
 An object's time is the timestamp of the UUIDv7 in its name (made as its batch is sealed and
 compressed); only the minute partitions that can hold the range are listed.
+
+Size limits: an object stored larger than --max-object-bytes, or that decompresses to more than
+--max-decompressed-bytes, is skipped unread and counted (exit code 1), so a huge or hostile
+object (a compression bomb) cannot exhaust memory. Sizes: bytes, or KiB, MiB, GiB (k, m, g).
 ${EXIT_CODES_HELP}
 
 Examples:
@@ -100,6 +107,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--from <time>', 'objects from this time on (ISO 8601; UTC unless a zone is given)')
     .option('--to <time>', 'objects before this time')
     .option('--concurrency <n>', 'objects downloaded at once, 1-64 (default 8)')
+    .option(
+      '--max-object-bytes <size>',
+      'skip objects stored larger than this, e.g. 256MiB (default: --max-decompressed-bytes)',
+    )
+    .option(
+      '--max-decompressed-bytes <size>',
+      `skip objects that decompress to more than this, e.g. 256MiB (default ${formatBytes(DEFAULT_MAX_DECOMPRESSED_BYTES)})`,
+    )
     .option('--config <file>', `defaults file (default: ./${CONFIG_FILE_NAME} if there is one)`)
     .option('--no-progress', 'never show the progress bar (it is only shown on a terminal)')
     .addHelpText('after', HELP_AFTER);

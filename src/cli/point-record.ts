@@ -6,6 +6,7 @@ import {
   type PointRow,
 } from '../reader/points.js';
 import { csvField } from './format.js';
+import { printable } from './terminal-text.js';
 
 export interface HistogramBuckets {
   /** Upper bounds; bucket i holds values in (explicitBounds[i-1], explicitBounds[i]]. */
@@ -109,7 +110,7 @@ export const TABLE_HEADER = ['time', 'resource', 'metric', 'type', 'attributes',
 /** Table cells: a short resource (its service.name), `k=v` attributes, value or buckets. */
 export function tableCells(record: PointRecord): string[] {
   const service = record.resource['service.name'];
-  return [
+  const cells = [
     record.time === '' ? '' : `${record.time.slice(0, 10)} ${record.time.slice(11, 23)}`,
     typeof service === 'string' ? service : keyValues(record.resource),
     record.metric,
@@ -117,6 +118,8 @@ export function tableCells(record: PointRecord): string[] {
     keyValues(record.attributes),
     valueText(record),
   ];
+  // Names and values come from whoever writes to the bucket: a terminal shows, never obeys, them.
+  return cells.map(printable);
 }
 
 function keyValues(values: Record<string, PlainValue>): string {

@@ -1,4 +1,5 @@
 import { ObjectDecodeError } from '../reader/decode-object.js';
+import { ObjectTooLargeError, type SizeLimit } from '../reader/read-limits.js';
 import {
   listMetricObjects,
   type MetricObject,
@@ -6,11 +7,19 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../reader/read-metrics.js';
+import { ZstdUnavailableError } from '../reader/zstd-engine.js';
 import { describeError } from '../s3-errors.js';
 import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
 import { noProgress, type Progress, progressBar } from './progress.js';
+import { printable } from './terminal-text.js';
+
+/** The flag that sets each size limit, for messages. */
+const LIMIT_FLAG: Readonly<Record<SizeLimit, string>> = {
+  maxObjectBytes: '--max-object-bytes',
+  maxDecompressedBytes: '--max-decompressed-bytes',
+};
 
 /**
  * Reads every object in the range and hands it to `each`, in key order. Unreadable objects are
@@ -27,6 +36,7 @@ export async function readObjects(
   const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
   const options = readerOptions(ctx);
   let stream: ReturnType<typeof readMetrics> | undefined;
+  let zstdMissingSaid = false;
   try {
     if (showBar) {
       // A listing pass first, so the bar has a total: one request per 1000 objects.
@@ -40,10 +50,22 @@ export async function readObjects(
     }
     stream = readMetrics({
       ...options,
+      ...ctx.settings.limits,
       concurrency: ctx.settings.concurrency,
       onError(problem) {
-        progress.log(`otel-s3: ${describeUnreadable(problem)}`);
         progress.advance(problem.size);
+        const cause = problem.error instanceof ObjectDecodeError ? problem.error.cause : undefined;
+        if (cause instanceof ZstdUnavailableError) {
+          // The same for every .zst object: say it once, not once per object.
+          if (!zstdMissingSaid) {
+            progress.log(
+              `otel-s3: cannot read .zst objects, skipping them: ${printable(cause.message)}`,
+            );
+          }
+          zstdMissingSaid = true;
+          return;
+        }
+        progress.log(`otel-s3: ${printable(describeUnreadable(problem))}`);
       },
     });
     for await (const object of stream) {
@@ -69,11 +91,14 @@ export async function readObjects(
 /** `cannot read KEY (decompress): invalid zstd data: ...` */
 function describeUnreadable(problem: UnreadableObject): string {
   const error = problem.error;
+  const cause = error instanceof ObjectDecodeError ? error.cause : error;
   const detail =
-    problem.stage === 'fetch'
-      ? describeError(error)
-      : error instanceof ObjectDecodeError
-        ? error.detail
-        : error.message;
+    cause instanceof ObjectTooLargeError
+      ? cause.describe(LIMIT_FLAG[cause.limit])
+      : problem.stage === 'fetch'
+        ? describeError(error)
+        : error instanceof ObjectDecodeError
+          ? error.detail
+          : error.message;
   return `cannot read ${problem.key} (${problem.stage}): ${detail}`;
 }

@@ -1,6 +1,9 @@
+import { constants } from 'node:buffer';
 import { resolve } from 'node:path';
 import { InvalidOptionError, isBucketName, isHttpUrl, normalizePrefix } from '../config.js';
 import { parseBooleanText } from '../env.js';
+import { BYTE_SIZE_HELP, parseByteSize } from '../reader/byte-size.js';
+import type { ReadLimitOptions } from '../reader/read-limits.js';
 import { DEFAULT_READ_CONCURRENCY, MAX_READ_CONCURRENCY } from '../reader/read-options.js';
 import { CONFIG_FILE_NAME, type ConfigFile, loadConfigFile } from './config-file.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from './duration.js';
@@ -18,6 +21,8 @@ export interface GlobalFlags {
   from?: string;
   to?: string;
   concurrency?: string;
+  maxObjectBytes?: string;
+  maxDecompressedBytes?: string;
   config?: string;
   progress?: boolean;
 }
@@ -42,6 +47,8 @@ export interface Settings {
   from: Date | undefined;
   to: Date | undefined;
   concurrency: number;
+  /** Size limits; unset ones take the reader's defaults. */
+  limits: ReadLimitOptions;
   /** `--no-progress` turns the progress bar off; it is only ever shown on a terminal. */
   progress: boolean;
   /** Where each value came from (`--bucket`, `OTEL_EXPORTER_S3_BUCKET`, `.otel-s3.json`). */
@@ -102,6 +109,11 @@ export function resolveSettings(
 
   const { from, to } = timeRange(flags, now);
   const concurrency = concurrencyOf(flags, config);
+  const limits: ReadLimitOptions = {};
+  for (const key of ['maxObjectBytes', 'maxDecompressedBytes'] as const) {
+    const value = byteSizeOf(key, flags, config);
+    if (value !== undefined) limits[key] = value;
+  }
   const root = source.kind === 's3' ? `s3://${source.bucket}/` : `${source.dir}/`;
   return {
     source,
@@ -109,6 +121,7 @@ export function resolveSettings(
     from,
     to,
     concurrency,
+    limits,
     progress: flags.progress !== false,
     origins,
     where: prefix === '' ? root : `${root}${prefix}/`,
@@ -229,6 +242,29 @@ function concurrencyOf(flags: GlobalFlags, config: ConfigFile | undefined): numb
     );
   }
   return n;
+}
+
+/** A size limit from its flag (`128MiB`), else the config file (a number of bytes or the same text). */
+function byteSizeOf(
+  key: 'maxObjectBytes' | 'maxDecompressedBytes',
+  flags: GlobalFlags,
+  config: ConfigFile | undefined,
+): number | undefined {
+  const [raw, origin] =
+    flags[key] !== undefined
+      ? [flags[key], `--${kebab(key)}`]
+      : [config?.[key], `${config?.path} "${key}"`];
+  if (raw === undefined) return undefined;
+  const bytes = typeof raw === 'number' ? raw : parseByteSize(raw);
+  if (bytes === undefined || !Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new UsageError(`invalid ${origin} ${JSON.stringify(raw)}: expected ${BYTE_SIZE_HELP}`);
+  }
+  if (bytes > constants.MAX_LENGTH) {
+    throw new UsageError(
+      `invalid ${origin} ${JSON.stringify(raw)}: expected at most ${constants.MAX_LENGTH} bytes, the largest Buffer of this Node.js`,
+    );
+  }
+  return bytes;
 }
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

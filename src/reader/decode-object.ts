@@ -1,8 +1,8 @@
-import { createRequire } from 'node:module';
-import { gunzipSync } from 'node:zlib';
 import { decodeOtlpProto, type OtlpObject } from '../encoding/otlp-proto-decode.js';
-
-const require = createRequire(import.meta.url);
+import { requestProblem } from './check-request.js';
+import { decompress } from './decompress.js';
+import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
+import { ZstdUnavailableError } from './zstd-engine.js';
 
 export type ObjectEncoding = {
   format: 'otlp-json' | 'otlp-proto';
@@ -16,19 +16,6 @@ export function encodingOfKey(key: string): ObjectEncoding | undefined {
   const format = match[1] === 'binpb' ? 'otlp-proto' : 'otlp-json';
   const compression = match[2] === '.zst' ? 'zstd' : match[2] === '.gz' ? 'gzip' : 'none';
   return { format, compression };
-}
-
-export function decompress(bytes: Uint8Array, compression: ObjectEncoding['compression']): Buffer {
-  switch (compression) {
-    case 'zstd': {
-      const zstd: typeof import('zstd-napi') = require('zstd-napi');
-      return zstd.decompress(bytes);
-    }
-    case 'gzip':
-      return gunzipSync(bytes);
-    case 'none':
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  }
 }
 
 /** What failed while decoding a stored object: its compression, or the request inside. */
@@ -56,9 +43,17 @@ export interface DecodedObject {
 
 /**
  * Decodes the bytes of one stored object into its ExportMetricsServiceRequest, in the OTLP/JSON
- * object shape whatever the format. Throws ObjectDecodeError.
+ * object shape whatever the format. Throws ObjectDecodeError: for bad data, for an object that
+ * decompresses to more than `maxDecompressedBytes` (the cause is an ObjectTooLargeError), when
+ * this runtime has no zstd (ZstdUnavailableError), and for a request that recursive code could
+ * not walk (nested deeper than MAX_NESTING_DEPTH) or whose times no date can show.
  */
-export function decodeStoredObject(key: string, bytes: Uint8Array): DecodedObject {
+export function decodeStoredObject(
+  key: string,
+  bytes: Uint8Array,
+  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+): DecodedObject {
+  const { maxDecompressedBytes } = resolveReadLimits(options);
   const encoding = encodingOfKey(key);
   if (encoding === undefined) {
     throw new ObjectDecodeError(
@@ -69,21 +64,28 @@ export function decodeStoredObject(key: string, bytes: Uint8Array): DecodedObjec
   }
   let raw: Buffer;
   try {
-    raw = decompress(bytes, encoding.compression);
+    raw = decompress(bytes, encoding.compression, maxDecompressedBytes);
   } catch (error) {
-    throw new ObjectDecodeError(
-      key,
-      'decompress',
-      `invalid ${encoding.compression} data: ${messageOf(error)}`,
-      error,
-    );
+    // A limit or a missing engine is not bad data: say it as it is.
+    const plain = error instanceof ObjectTooLargeError || error instanceof ZstdUnavailableError;
+    const detail = plain
+      ? messageOf(error)
+      : `invalid ${encoding.compression} data: ${messageOf(error)}`;
+    throw new ObjectDecodeError(key, 'decompress', detail, error);
   }
-  return { request: decodeRequest(key, raw, encoding.format), encoding, rawBytes: raw.length };
+  const request = decodeRequest(key, raw, encoding.format);
+  const problem = requestProblem(request);
+  if (problem !== undefined) throw new ObjectDecodeError(key, 'decode', problem);
+  return { request, encoding, rawBytes: raw.length };
 }
 
 /** Decodes the bytes of one stored object into its ExportMetricsServiceRequest (see decodeStoredObject). */
-export function decodeObject(key: string, bytes: Uint8Array): OtlpObject {
-  return decodeStoredObject(key, bytes).request;
+export function decodeObject(
+  key: string,
+  bytes: Uint8Array,
+  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+): OtlpObject {
+  return decodeStoredObject(key, bytes, options).request;
 }
 
 function decodeRequest(key: string, raw: Buffer, format: ObjectEncoding['format']): OtlpObject {
@@ -91,14 +93,23 @@ function decodeRequest(key: string, raw: Buffer, format: ObjectEncoding['format'
     try {
       return decodeOtlpProto(raw);
     } catch (error) {
-      throw new ObjectDecodeError(key, 'decode', messageOf(error), error);
+      // The decoder recurses per message: a hostile nesting runs out of stack before the end.
+      const detail = isStackOverflow(error)
+        ? 'invalid OTLP protobuf: messages nested too deep to decode'
+        : messageOf(error);
+      throw new ObjectDecodeError(key, 'decode', detail, error);
     }
   }
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch (error) {
-    throw new ObjectDecodeError(key, 'decode', 'invalid UTF-8 in OTLP/JSON', error);
+    // TextDecoder's fatal mode throws a TypeError; a RangeError is a text longer than V8's strings.
+    const detail =
+      error instanceof TypeError
+        ? 'invalid UTF-8 in OTLP/JSON'
+        : `cannot decode: ${messageOf(error)}`;
+    throw new ObjectDecodeError(key, 'decode', detail, error);
   }
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   if (lines.length !== 1) {
@@ -121,6 +132,10 @@ function decodeRequest(key: string, raw: Buffer, format: ObjectEncoding['format'
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError && /call stack/i.test(error.message);
+}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

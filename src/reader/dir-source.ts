@@ -1,8 +1,10 @@
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { createReadStream, type Dirent } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readAtMost } from './bounded-read.js';
 import { ReadAccessError } from './errors.js';
 import { compareKeys } from './object-key.js';
+import { ObjectTooLargeError } from './read-limits.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
 /**
@@ -68,8 +70,13 @@ export function dirSource(dir: string): ObjectSource {
         }
       }
     },
-    async get(key, signal) {
-      return readFile(pathOf(key), { signal });
+    async get(key, signal, maxBytes) {
+      const path = pathOf(key);
+      const { size } = await stat(path);
+      if (size > maxBytes) throw new ObjectTooLargeError('maxObjectBytes', maxBytes, size);
+      // `end` is inclusive: a file grown past the limit since stat() is read one byte past it.
+      const file = createReadStream(path, { end: maxBytes, signal, highWaterMark: 1024 * 1024 });
+      return readAtMost(file, maxBytes, size);
     },
     close() {},
   };

@@ -8,6 +8,12 @@ import {
 import { ReadAccessError } from './errors.js';
 import { compareKeys, keyRange, parseObjectKey } from './object-key.js';
 import {
+  ObjectTooLargeError,
+  type ReadLimitOptions,
+  type ReadLimits,
+  resolveReadLimits,
+} from './read-limits.js';
+import {
   type ListMetricObjectsOptions,
   openSource,
   type ResolvedRange,
@@ -15,6 +21,7 @@ import {
   resolveRange,
 } from './read-options.js';
 import type { ObjectSource } from './source.js';
+import { zstdEngine } from './zstd-engine.js';
 
 /** A stored object in the range, as listed. */
 export interface ObjectInfo {
@@ -66,17 +73,19 @@ export interface MetricStream<T> extends AsyncIterable<T> {
   readonly stats: Readonly<ReadStats>;
 }
 
-export type ReadMetricsOptions = ListMetricObjectsOptions & {
-  /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
-  concurrency?: number;
-  /**
-   * Called for each object that cannot be read (GetObject failed, bad compression, bad JSON or
-   * protobuf); the object is skipped and counted in `stats.objectsUnreadable`. Access errors
-   * (credentials, permissions, missing bucket) are not reported here: they end the iteration
-   * with a ReadAccessError.
-   */
-  onError?: (problem: UnreadableObject) => void;
-};
+export type ReadMetricsOptions = ListMetricObjectsOptions &
+  ReadLimitOptions & {
+    /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
+    concurrency?: number;
+    /**
+     * Called for each object that cannot be read (GetObject failed, over a size limit, bad
+     * compression, no zstd engine, bad JSON or protobuf, a request nested too deep or with
+     * impossible times); the object is skipped and counted in `stats.objectsUnreadable`.
+     * Access errors (credentials, permissions, missing bucket) are not reported here: they end
+     * the iteration with a ReadAccessError.
+     */
+    onError?: (problem: UnreadableObject) => void;
+  };
 
 /**
  * The objects whose time is in [from, to), in key order (which is time order within a
@@ -101,13 +110,15 @@ export function listMetricObjects(options: ListMetricObjectsOptions): MetricStre
 /**
  * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
  * Up to `concurrency` objects are fetched at once, and no new fetch starts while the caller
- * holds a yielded object, so at most `concurrency` objects are in memory (only the yielded one
- * decoded), however long the range. Unreadable objects go to `onError` and are skipped; access
- * errors throw a ReadAccessError; an abort throws the signal's reason.
+ * holds a yielded object, so at most `concurrency` objects of at most `maxObjectBytes` are in
+ * memory, and one decompressed (at most `maxDecompressedBytes`) and decoded, however long the
+ * range. Unreadable objects go to `onError` and are skipped; access errors throw a
+ * ReadAccessError; an abort throws the signal's reason.
  */
 export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObject> {
   const range = resolveRange(options);
   const concurrency = resolveConcurrency(options.concurrency);
+  const limits = resolveReadLimits(options);
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new TypeError('otel-s3-exporter: onError must be a function');
   }
@@ -125,13 +136,21 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
         while (!listed && window.length < concurrency) {
           const next = await listing.next();
           if (next.done === true) listed = true;
-          else window.push({ info: next.value, bytes: fetchObject(source, next.value, signal) });
+          else {
+            const info = next.value;
+            const refused = refuseUnread(info, limits);
+            const bytes =
+              refused === undefined
+                ? fetchObject(source, info, signal, limits.maxObjectBytes)
+                : Promise.resolve(refused);
+            window.push({ info, bytes });
+          }
         }
         const head = window.shift();
         if (head === undefined) return;
         const fetched = await head.bytes;
         // Decoded only now, so the window holds compressed bytes, not decoded requests.
-        const outcome = 'bytes' in fetched ? decode(head.info, fetched.bytes) : fetched;
+        const outcome = 'bytes' in fetched ? decode(head.info, fetched.bytes, limits) : fetched;
         if ('request' in outcome) {
           stats.objectsRead++;
           stats.rawBytesRead += outcome.rawBytes;
@@ -151,13 +170,30 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
 
 type Fetched = { bytes: Uint8Array } | UnreadableObject;
 
+/** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
+function refuseUnread(info: ObjectInfo, limits: ReadLimits): UnreadableObject | undefined {
+  if (info.size > limits.maxObjectBytes) {
+    const error = new ObjectTooLargeError('maxObjectBytes', limits.maxObjectBytes, info.size);
+    return { ...info, stage: 'fetch', error };
+  }
+  if (info.encoding.compression === 'zstd') {
+    const engine = zstdEngine();
+    if (engine instanceof Error) {
+      const error = new ObjectDecodeError(info.key, 'decompress', engine.message, engine);
+      return { ...info, stage: 'decompress', error };
+    }
+  }
+  return undefined;
+}
+
 /** Fetches one object; rejects only for access errors and aborts, which end the read. */
 function fetchObject(
   source: ObjectSource,
   info: ObjectInfo,
   signal: AbortSignal,
+  maxBytes: number,
 ): Promise<Fetched> {
-  const fetched = source.get(info.key, signal).then(
+  const fetched = source.get(info.key, signal, maxBytes).then(
     (bytes) => ({ bytes }),
     (error: unknown): UnreadableObject => {
       if (signal.aborted) throw signal.reason;
@@ -170,9 +206,13 @@ function fetchObject(
   return fetched;
 }
 
-function decode(info: ObjectInfo, bytes: Uint8Array): MetricObject | UnreadableObject {
+function decode(
+  info: ObjectInfo,
+  bytes: Uint8Array,
+  limits: ReadLimits,
+): MetricObject | UnreadableObject {
   try {
-    const { request, rawBytes } = decodeStoredObject(info.key, bytes);
+    const { request, rawBytes } = decodeStoredObject(info.key, bytes, limits);
     return { ...info, request, bytes, rawBytes };
   } catch (error) {
     const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { ChecksumMode } from '../config.js';
 import { describeError } from '../s3-errors.js';
+import { readAtMost } from './bounded-read.js';
 import { asAccessError } from './errors.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
@@ -86,13 +87,18 @@ export function s3Source(
         token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     },
-    async get(key, signal) {
+    async get(key, signal, maxBytes) {
       try {
         const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), {
           abortSignal: signal,
         });
-        if (got.Body === undefined) throw new Error('GetObject returned no body');
-        return await got.Body.transformToByteArray();
+        const body: unknown = got.Body;
+        if (body === undefined) throw new Error('GetObject returned no body');
+        if (!isAsyncIterable(body))
+          throw new Error('GetObject returned a body that is not a stream');
+        // Not transformToByteArray: it takes whatever the server sends. An object replaced
+        // since the listing, or a body longer than announced, stops at the limit.
+        return await readAtMost(body, maxBytes, got.ContentLength);
       } catch (error) {
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
@@ -114,4 +120,12 @@ function listFailure(what: string, error: unknown, endpoint: string | undefined)
       ? `; is the endpoint (${endpoint ?? 'AWS S3'}) right and the server reachable?`
       : '';
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
 }

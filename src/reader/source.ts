@@ -17,8 +17,8 @@ export interface ObjectSource {
     startAfter: string | undefined,
     signal: AbortSignal,
   ): AsyncIterable<ListedKey>;
-  /** The stored bytes of one object. */
-  get(key: string, signal: AbortSignal): Promise<Uint8Array>;
+  /** The stored bytes of one object; ObjectTooLargeError past `maxBytes`, without reading on. */
+  get(key: string, signal: AbortSignal, maxBytes: number): Promise<Uint8Array>;
   /** Releases what the source opened (the S3 client it created). */
   close(): void;
 }

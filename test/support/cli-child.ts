@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import { runCli } from '../../src/cli/main.js';
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 /** tsx by absolute URL, so the child can run in any directory. */
@@ -19,9 +21,16 @@ export interface CliRun {
  */
 export function runCliChild(
   args: string[],
-  options: { env?: Record<string, string>; cwd: string; timeoutMillis?: number },
+  options: {
+    env?: Record<string, string>;
+    cwd: string;
+    timeoutMillis?: number;
+    /** A command to run the CLI under, e.g. `['/usr/bin/time', '-v']`. */
+    wrapper?: string[];
+  },
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
+  const [command, ...wrapperArgs] = [...(options.wrapper ?? []), process.execPath];
+  const child = spawn(command as string, [...wrapperArgs, '--import', TSX, CLI, ...args], {
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH ?? '',
@@ -50,6 +59,59 @@ export function runCliChild(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+export interface CliInProcessOptions {
+  /** Default: the test's own directory, given by the caller. */
+  cwd?: string;
+  env?: Record<string, string>;
+  stdoutTTY?: boolean;
+  stderrTTY?: boolean;
+  signal?: AbortSignal;
+  /** Stdout stops being read (EPIPE) after this many bytes. */
+  closeAfter?: number;
+}
+
+/** Runs the CLI in this process with captured stdout and stderr (faster than a child). */
+export async function runCliInProcess(
+  args: string[],
+  options: CliInProcessOptions & { cwd: string },
+): Promise<CliRun & { code: number }> {
+  const stdout = Object.assign(new PassThrough(), { isTTY: options.stdoutTTY === true });
+  const stderr = Object.assign(new PassThrough(), {
+    isTTY: options.stderrTTY === true,
+    columns: 100,
+  });
+  let out = '';
+  let err = '';
+  stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (options.closeAfter !== undefined && out.length >= options.closeAfter) {
+      stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    }
+  });
+  stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const code = await runCli(args, {
+    stdout,
+    stderr,
+    env: options.env ?? {},
+    cwd: options.cwd,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  return { code, stdout: out, stderr: err };
+}
+
+/** GNU time's `-v` report in `stderr`: the peak RSS in bytes, and stderr without the report. */
+export function splitTimeReport(stderr: string): { maxRssBytes: number; stderr: string } {
+  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+  if (rss === null) throw new Error(`no "Maximum resident set size" in:\n${stderr}`);
+  // The report starts with its "Command being timed" line (after "Command exited ..." if any).
+  const start = stderr.search(
+    /^(Command exited with non-zero status \d+\n)?\tCommand being timed/m,
+  );
+  return { maxRssBytes: Number(rss[1]) * 1024, stderr: stderr.slice(0, start) };
 }
 
 /** The non-empty lines of a command's output. */

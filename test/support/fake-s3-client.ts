@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
@@ -15,7 +16,9 @@ interface PendingGet {
 /**
  * An in-memory S3 with ListObjectsV2 semantics (sorted keys, Prefix, StartAfter, pages of
  * `pageSize`) that records every request, for reader tests that need to see or steer the calls.
- * With `manual`, each GetObject waits until the test releases it.
+ * With `manual`, each GetObject waits until the test releases it. Bodies are Node streams, as
+ * the SDK's are in Node; `listedSizes` and `sendContentLength` let a test make the listing or
+ * the headers disagree with the body, and `bytesServed` counts what readers pulled.
  */
 export class FakeS3 {
   readonly objects = new Map<string, Uint8Array | Error>();
@@ -25,6 +28,12 @@ export class FakeS3 {
   listError: Error | undefined;
   pageSize = 1000;
   manual = false;
+  /** Sizes the listing says instead of the real ones (an object replaced since it was listed). */
+  readonly listedSizes = new Map<string, number>();
+  /** False: GetObject answers without Content-Length (as with chunked transfer encoding). */
+  sendContentLength = true;
+  /** Body bytes pulled by readers, per key. */
+  readonly bytesServed = new Map<string, number>();
   inFlight = 0;
   maxInFlight = 0;
   destroyed = false;
@@ -72,7 +81,17 @@ export class FakeS3 {
     };
   }
 
+  *#chunks(key: string, body: Uint8Array): Generator<Uint8Array> {
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      const chunk = body.subarray(at, at + 64 * 1024);
+      this.bytesServed.set(key, (this.bytesServed.get(key) ?? 0) + chunk.length);
+      yield chunk;
+    }
+  }
+
   #size(key: string): number {
+    const listed = this.listedSizes.get(key);
+    if (listed !== undefined) return listed;
     const body = this.objects.get(key);
     return body instanceof Uint8Array ? body.length : 0;
   }
@@ -92,7 +111,11 @@ export class FakeS3 {
       const body = this.objects.get(key);
       if (body === undefined) throw s3Error('NoSuchKey', 404);
       if (body instanceof Error) throw body;
-      return { Body: { transformToByteArray: async () => body } };
+      // A Node stream, as the SDK answers in Node, in 64 KiB chunks like a socket's.
+      return {
+        Body: Readable.from(this.#chunks(key, body)),
+        ...(this.sendContentLength ? { ContentLength: body.length } : {}),
+      };
     } finally {
       this.inFlight--;
     }

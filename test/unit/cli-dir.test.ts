@@ -1,14 +1,12 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
-import { runCli } from '../../src/cli/main.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { decodeObject } from '../../src/index.js';
-import { lines } from '../support/cli-child.js';
+import { type CliInProcessOptions, lines, runCliInProcess } from '../support/cli-child.js';
 import {
   COMPRESSIONS,
   EXTENSION,
@@ -19,49 +17,9 @@ import {
   writeAtKey,
 } from '../support/reader-fixtures.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-interface RunOptions {
-  cwd?: string;
-  env?: Record<string, string>;
-  stdoutTTY?: boolean;
-  stderrTTY?: boolean;
-  signal?: AbortSignal;
-  /** Stdout stops being read (EPIPE) after this many bytes. */
-  closeAfter?: number;
-}
-
-/** Runs the CLI in this process with captured stdout and stderr. */
-async function run(args: string[], options: RunOptions = {}): Promise<Run> {
-  const stdout = Object.assign(new PassThrough(), { isTTY: options.stdoutTTY === true });
-  const stderr = Object.assign(new PassThrough(), {
-    isTTY: options.stderrTTY === true,
-    columns: 100,
-  });
-  let out = '';
-  let err = '';
-  stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    if (options.closeAfter !== undefined && out.length >= options.closeAfter) {
-      stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
-    }
-  });
-  stderr.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  const code = await runCli(args, {
-    stdout,
-    stderr,
-    env: options.env ?? {},
-    cwd: options.cwd ?? root,
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-  });
-  return { code, stdout: out, stderr: err };
-}
+/** Runs the CLI in this process, in the test's directory unless told otherwise. */
+const run = (args: string[], options: CliInProcessOptions = {}) =>
+  runCliInProcess(args, { cwd: root, ...options });
 
 const T0 = new Date('2026-11-30T04:00:00.000Z');
 
@@ -151,6 +109,40 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     expect(lines(piped.stdout).map((l) => (JSON.parse(l) as PointRecord).value)).toEqual(
       Array(6).fill(42.5),
     );
+  });
+
+  test('points --metric matching nothing says so, naming the filter and the metrics there are', async () => {
+    const { code, stdout, stderr } = await run(
+      [
+        'points',
+        '--dir',
+        'mirror',
+        '--prefix',
+        'prod',
+        '--metric',
+        'nosuch',
+        '--metric',
+        'http.x*',
+      ],
+      { stdoutTTY: true },
+    );
+    expect(code).toBe(0);
+    expect(lines(stdout)).toHaveLength(1); // the header alone
+    expect(stderr).toBe(
+      'otel-s3: no metric matched --metric "nosuch" --metric "http.x*"; the 36 data points in ' +
+        'this range are of cpu.temperature, http.active, http.latency, http.requests, payload.size\n',
+    );
+
+    const empty = await run([
+      'points',
+      '--dir',
+      'mirror',
+      '--prefix',
+      'nothing-here',
+      '--metric',
+      'x',
+    ]);
+    expect(empty.stderr).toMatch(/no data points in .*\/nothing-here\/ for this range\n$/);
   });
 
   test('points --format csv: a header and one line per data point', async () => {

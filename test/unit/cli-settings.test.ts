@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseDuration, parseTime } from '../../src/cli/duration.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../src/cli/settings.js';
+import { parseByteSize } from '../../src/reader/byte-size.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
@@ -25,6 +26,29 @@ describe('parseDuration', () => {
   test.each(['', '1', 'h', '1x', '-1h', '0m', '1 h', '1h-'])('%j is not a duration', (text) => {
     expect(parseDuration(text)).toBeUndefined();
   });
+});
+
+describe('parseByteSize', () => {
+  test.each([
+    ['1048576', 1_048_576],
+    ['512KiB', 524_288],
+    ['128MiB', 134_217_728],
+    ['128 MiB', 134_217_728],
+    ['2GiB', 2_147_483_648],
+    ['1.5gib', 1_610_612_736],
+    ['64m', 67_108_864],
+    ['100k', 102_400],
+    ['10B', 10],
+  ])('%s is %d bytes', (text, bytes) => {
+    expect(parseByteSize(text)).toBe(bytes);
+  });
+
+  test.each(['', 'MiB', '64MB', '1.5', '0', '0MiB', '-1', '1e6', '1 2', '9999999999GiB'])(
+    '%j is not a size (decimal MB is refused rather than guessed at)',
+    (text) => {
+      expect(parseByteSize(text)).toBeUndefined();
+    },
+  );
 });
 
 describe('parseTime', () => {

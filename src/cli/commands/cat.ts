@@ -1,5 +1,6 @@
 import type { CommandContext } from '../context.js';
 import { readObjects } from '../read-objects.js';
+import { jsonLine } from '../terminal-text.js';
 
 export interface CatOptions {
   withKey: boolean;
@@ -13,12 +14,8 @@ export interface CatOptions {
 export async function cat(ctx: CommandContext, options: CatOptions): Promise<number> {
   const { code } = await readObjects(ctx, false, async (object) => {
     const line = options.withKey
-      ? JSON.stringify({
-          key: object.key,
-          time: object.time.toISOString(),
-          request: object.request,
-        })
-      : JSON.stringify(object.request);
+      ? jsonLine({ key: object.key, time: object.time.toISOString(), request: object.request })
+      : jsonLine(object.request);
     await ctx.out.line(line);
     await ctx.out.flush(); // one object at a time, so a terminal sees each as it comes
   });

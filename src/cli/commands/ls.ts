@@ -1,3 +1,4 @@
+import { formatBytes } from '../../reader/byte-size.js';
 import { listMetricObjects } from '../../reader/read-metrics.js';
 import {
   type CommandContext,
@@ -7,7 +8,8 @@ import {
   skippedKeysNote,
 } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { formatBytes, formatInteger, plural } from '../format.js';
+import { formatInteger, plural } from '../format.js';
+import { jsonLine, printable } from '../terminal-text.js';
 
 export interface LsOptions {
   format: 'text' | 'jsonl';
@@ -21,10 +23,10 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
     const time = object.time.toISOString();
     if (options.format === 'jsonl') {
       const { key, size, encoding } = object;
-      await out.line(JSON.stringify({ time, size, key, ...encoding }));
+      await out.line(jsonLine({ time, size, key, ...encoding }));
     } else {
       // Exact bytes, like `aws s3 ls`, so scripts can add them up.
-      await out.line(`${time}  ${String(object.size).padStart(12)}  ${object.key}`);
+      await out.line(`${time}  ${String(object.size).padStart(12)}  ${printable(object.key)}`);
     }
     if (out.closed) break;
   }

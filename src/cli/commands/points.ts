@@ -1,8 +1,9 @@
 import { dataPointRows } from '../../reader/points.js';
 import { type CommandContext, finalNote } from '../context.js';
-import { TableWriter } from '../format.js';
+import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, pointRecord, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
+import { jsonLine } from '../terminal-text.js';
 
 export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
 export type PointFormat = (typeof POINT_FORMATS)[number];
@@ -14,6 +15,9 @@ export interface PointsOptions {
   metric: string[];
 }
 
+/** How many names of the metrics that are there a "no metric matched" note lists. */
+const METRICS_NAMED = 10;
+
 /** `otel-s3 points`: one row per data point, as a table, CSV or JSON lines. */
 export async function points(ctx: CommandContext, options: PointsOptions): Promise<number> {
   const format = options.format ?? (ctx.stdoutIsTTY ? 'table' : 'jsonl');
@@ -21,19 +25,43 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
   const table = format === 'table' ? new TableWriter(ctx.out, TABLE_HEADER, new Set()) : undefined;
   if (format === 'csv') await ctx.out.line(CSV_COLUMNS.join(','));
   let rows = 0;
+  let filteredOut = 0;
+  /** Names of metrics the filter left out, for the note when it matched none (a few suffice). */
+  const others = new Set<string>();
   const { code } = await readObjects(ctx, false, async (object) => {
     for (const row of dataPointRows(object.request)) {
-      if (!keep(row.metric)) continue;
+      if (!keep(row.metric)) {
+        filteredOut++;
+        if (others.size <= METRICS_NAMED) others.add(row.metric);
+        continue;
+      }
       const record = pointRecord(row);
       rows++;
       if (table !== undefined) await table.row(tableCells(record));
-      else await ctx.out.line(format === 'csv' ? csvRow(record) : JSON.stringify(record));
+      else await ctx.out.line(format === 'csv' ? csvRow(record) : jsonLine(record));
     }
     if (table === undefined) await ctx.out.flush();
   });
   await table?.end();
-  if (rows === 0) await finalNote(ctx, `no data points in ${ctx.settings.where} for this range`);
+  if (rows > 0) return code;
+  if (filteredOut === 0) {
+    await finalNote(ctx, `no data points in ${ctx.settings.where} for this range`);
+  } else {
+    await finalNote(ctx, noMatchNote(options.metric, filteredOut, others));
+  }
   return code;
+}
+
+/** `no metric matched --metric "nosuch"; the 36 data points in this range are of a, b, c` */
+function noMatchNote(patterns: string[], points: number, metrics: Set<string>): string {
+  const filter = patterns.map((p) => `--metric ${JSON.stringify(p)}`).join(' ');
+  const names = [...metrics].sort().slice(0, METRICS_NAMED);
+  const more = metrics.size > METRICS_NAMED ? ', ...' : '';
+  const what =
+    points === 1
+      ? 'the 1 data point in this range is'
+      : `the ${formatInteger(points)} data points in this range are`;
+  return `no metric matched ${filter}; ${what} of ${names.join(', ')}${more}`;
 }
 
 /** Exact names, or patterns with `*`. */

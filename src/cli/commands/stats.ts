@@ -1,7 +1,9 @@
+import { formatBytes } from '../../reader/byte-size.js';
 import { dataPointRows, type InstrumentKind, instrumentKind } from '../../reader/points.js';
 import { type CommandContext, describeRange } from '../context.js';
-import { alignRow, columnWidths, formatBytes, formatInteger } from '../format.js';
+import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
+import { jsonLine, printable } from '../terminal-text.js';
 
 /**
  * A resource's identity for series counting: rows of one resourceMetrics share one resource
@@ -96,7 +98,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
       dataPoints: m.points,
     })),
   };
-  if (options.format === 'json') await ctx.out.line(JSON.stringify(report));
+  if (options.format === 'json') await ctx.out.line(jsonLine(report));
   else for (const line of statsText(report, describeRange(ctx.settings))) await ctx.out.line(line);
   return code;
 }
@@ -107,7 +109,7 @@ function statsText(r: StatsReport, range: string): string[] {
     .join(', ');
   const ratio = r.compressionRatio === null ? '' : `, ${r.compressionRatio.toFixed(1)}x smaller`;
   const lines = [
-    `source        ${r.where}${range === '' ? '' : ` (${range})`}`,
+    `source        ${printable(r.where)}${range === '' ? '' : ` (${range})`}`,
     `objects       ${formatInteger(r.objects)}${encodings === '' ? '' : ` (${encodings})`}`,
     `stored        ${formatBytes(r.bytes)} (${formatInteger(r.bytes)} bytes)`,
     `uncompressed  ${formatBytes(r.rawBytes)} (${formatInteger(r.rawBytes)} bytes)${ratio}`,
@@ -118,8 +120,9 @@ function statsText(r: StatsReport, range: string): string[] {
   lines.push('');
   const rows = [
     ['metric', 'type', 'series', 'data points'],
+    // Escaped before the widths are taken, so the columns line up.
     ...r.metrics.map((m) => [
-      m.metric,
+      printable(m.metric),
       m.type,
       formatInteger(m.series),
       formatInteger(m.dataPoints),

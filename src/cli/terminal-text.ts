@@ -1,0 +1,37 @@
+/**
+ * Characters a terminal obeys instead of showing: C0 controls (ESC starts the sequences that
+ * move the cursor, recolour or retitle the window), DEL, C1 controls (U+009B is a one-character
+ * CSI), the bidirectional overrides and isolates of "Trojan Source" (they reorder what is shown),
+ * and the Unicode line and paragraph separators. Keys, metric names and attribute values are
+ * written by whoever writes to the bucket: none of this reaches a terminal raw.
+ */
+const UNSAFE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** The subset JSON.stringify leaves raw: it already escapes U+0000-U+001F. */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+const hex = (c: string, digits: number) => c.charCodeAt(0).toString(16).padStart(digits, '0');
+
+/**
+ * Text for a terminal line: each unsafe character as a visible escape (`\n`, `\x1b`, `\u202e`).
+ * Backslashes are left as they are, so this is for people to read, not to parse back.
+ */
+export function printable(text: string): string {
+  return text.replace(
+    UNSAFE,
+    (c) => NAMED[c] ?? (c < '\u0100' ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`),
+  );
+}
+
+/**
+ * One line of JSON: JSON.stringify with the characters it leaves raw (DEL, C1 controls, bidi
+ * controls, U+2028/U+2029) escaped as `\uXXXX` too. The same JSON value, safe on a terminal and
+ * in line-oriented tools.
+ */
+export function jsonLine(value: object): string {
+  return JSON.stringify(value).replace(RAW_IN_JSON, (c) => `\\u${hex(c, 4)}`);
+}

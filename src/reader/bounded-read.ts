@@ -1,0 +1,35 @@
+import { ObjectTooLargeError } from './read-limits.js';
+
+/**
+ * Every chunk of a download, refused (ObjectTooLargeError for maxObjectBytes) as soon as it
+ * passes `maxBytes`, so a body larger than its listing or Content-Length said never fills
+ * memory. With the size known up front, the chunks go straight into one buffer of that size.
+ */
+export async function readAtMost(
+  body: AsyncIterable<Uint8Array>,
+  maxBytes: number,
+  expectedBytes?: number,
+): Promise<Uint8Array> {
+  if (expectedBytes !== undefined && expectedBytes > maxBytes) {
+    throw new ObjectTooLargeError('maxObjectBytes', maxBytes, expectedBytes);
+  }
+  const parts: Uint8Array[] = [];
+  let into = expectedBytes === undefined ? undefined : Buffer.allocUnsafe(expectedBytes);
+  let total = 0;
+  for await (const chunk of body) {
+    if (total + chunk.length > maxBytes) {
+      throw new ObjectTooLargeError('maxObjectBytes', maxBytes);
+    }
+    if (into !== undefined && total + chunk.length <= into.length) {
+      into.set(chunk, total);
+    } else {
+      // More than announced (and still within the limit): collect the rest as it comes.
+      if (into !== undefined) parts.push(into.subarray(0, total));
+      into = undefined;
+      parts.push(chunk);
+    }
+    total += chunk.length;
+  }
+  if (into !== undefined) return into.subarray(0, total);
+  return parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, total);
+}

@@ -1,0 +1,38 @@
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
+
+/** Bytes for people: `512 B`, `1.5 KiB`, `128.0 MiB`, `2.00 GiB`. */
+export function formatBytes(n: number): string {
+  if (n < KiB) return `${n} B`;
+  if (n < MiB) return `${(n / KiB).toFixed(1)} KiB`;
+  if (n < GiB) return `${(n / MiB).toFixed(1)} MiB`;
+  return `${(n / GiB).toFixed(2)} GiB`;
+}
+
+const UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  k: KiB,
+  kib: KiB,
+  m: MiB,
+  mib: MiB,
+  g: GiB,
+  gib: GiB,
+};
+
+export const BYTE_SIZE_HELP = 'a size in bytes like 134217728, 512KiB, 128MiB or 2GiB';
+
+/**
+ * `128MiB`, `2GiB`, `512k`, `1048576` → bytes; undefined when not a positive whole number of
+ * bytes. Units are binary (KiB = 1024 bytes); `k`, `m`, `g` are short for them, as in `ulimit`.
+ * Decimal `MB` is refused rather than guessed at.
+ */
+export function parseByteSize(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
+  if (match === null) return undefined;
+  const unit = UNITS[(match[2] ?? '').toLowerCase()];
+  if (unit === undefined) return undefined;
+  const bytes = Number(match[1]) * unit;
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}

@@ -1,0 +1,130 @@
+import { createRequire } from 'node:module';
+import zlib from 'node:zlib';
+import { describe, expect, test } from 'vitest';
+import { ObjectTooLargeError } from '../../src/reader/read-limits.js';
+import {
+  findZstdEngine,
+  type ZstdEngine,
+  ZstdUnavailableError,
+} from '../../src/reader/zstd-engine.js';
+
+const addon = () => createRequire(import.meta.url)('zstd-napi/binding');
+const engines: Record<'node:zlib' | 'zstd-napi', () => ZstdEngine | ZstdUnavailableError> = {
+  'node:zlib': () =>
+    findZstdEngine({ builtin: zlib.zstdDecompressSync, loadAddon: addon, nodeVersion: 'v24' }),
+  'zstd-napi': () => findZstdEngine({ builtin: undefined, loadAddon: addon, nodeVersion: 'v20' }),
+};
+const engine = (name: keyof typeof engines): ZstdEngine => {
+  const found = engines[name]();
+  if (found instanceof Error) throw found;
+  return found;
+};
+const MiB = 1024 * 1024;
+const frame = (text: string | Buffer) => zlib.zstdCompressSync(text);
+
+describe.each(Object.keys(engines) as (keyof typeof engines)[])('the %s zstd engine', (name) => {
+  test('is the one asked for', () => {
+    expect(engine(name).name).toBe(name);
+  });
+
+  test('decodes every frame of a stream of several (node:zlib alone stops after the first)', () => {
+    const bytes = Buffer.concat([frame('{"a":'), frame('1}'), frame('\n')]);
+    expect(engine(name).decompress(bytes, MiB).toString()).toBe('{"a":1}\n');
+  });
+
+  test('stops with ObjectTooLargeError past maxBytes: a bomb 64 times its limit', () => {
+    const bomb = frame(Buffer.alloc(64 * MiB));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const error = (() => {
+      try {
+        engine(name).decompress(bomb, MiB);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ObjectTooLargeError);
+    expect(error).toMatchObject({ limit: 'maxDecompressedBytes', max: MiB });
+    // Exactly at the limit is allowed; across frames the limit is for the whole stream.
+    expect(engine(name).decompress(frame(Buffer.alloc(MiB)), MiB)).toHaveLength(MiB);
+    const twoHalves = Buffer.concat([
+      frame(Buffer.alloc(MiB / 2)),
+      frame(Buffer.alloc(MiB / 2 + 1)),
+    ]);
+    expect(() => engine(name).decompress(twoHalves, MiB)).toThrow(ObjectTooLargeError);
+  });
+
+  test('stops as soon as the output passes maxBytes, before the end of the stream', () => {
+    // A checksum mismatch at the very end: only a decoder that went on to the end sees it.
+    const checked = zlib.zstdCompressSync(Buffer.alloc(4 * MiB), {
+      params: { [zlib.constants.ZSTD_c_checksumFlag]: 1 },
+    });
+    checked.writeUInt32LE(checked.readUInt32LE(checked.length - 4) ^ 1, checked.length - 4);
+    expect(() => engine(name).decompress(checked, 8 * MiB)).toThrow(/checksum/i);
+    expect(() => engine(name).decompress(checked, MiB)).toThrow(ObjectTooLargeError);
+  });
+
+  test('a truncated frame or trailing garbage is an error, and the next object still decodes', () => {
+    const good = frame('x'.repeat(1000));
+    expect(() => engine(name).decompress(good.subarray(0, good.length - 3), MiB)).toThrow();
+    expect(() =>
+      engine(name).decompress(Buffer.concat([good, Buffer.from('garbage!')]), MiB),
+    ).toThrow();
+    expect(engine(name).decompress(good, MiB).toString()).toBe('x'.repeat(1000));
+  });
+});
+
+describe('without node:zlib zstd (Node.js before 22.15) and without the addon', () => {
+  const requireError = Object.assign(
+    new Error(
+      "Cannot find module 'zstd-napi/binding'\nRequire stack:\n- /app/node_modules/otel-s3-exporter/dist/reader/zstd-engine.js",
+    ),
+    { code: 'MODULE_NOT_FOUND' },
+  );
+
+  test('says what is missing and how to get it, without the require stack', () => {
+    const found = findZstdEngine({
+      builtin: undefined,
+      loadAddon: () => {
+        throw requireError;
+      },
+      nodeVersion: 'v20.20.2',
+    });
+    expect(found).toBeInstanceOf(ZstdUnavailableError);
+    expect((found as Error).message).toBe(
+      'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the optional zstd-napi addon: ' +
+        'this is Node.js v20.20.2 and the zstd-napi addon is not installed; ' +
+        'upgrade Node.js, or install the addon with: npm install zstd-napi',
+    );
+    expect((found as Error).cause).toBe(requireError);
+  });
+
+  test('an addon that is there but cannot load (not built) is named with the first line of why', () => {
+    const found = findZstdEngine({
+      builtin: undefined,
+      loadAddon: () => {
+        throw new Error(
+          "Cannot find module '/app/node_modules/zstd-napi/build/Release/binding.node'\nRequire stack:\n- /app/node_modules/zstd-napi/binding.js",
+        );
+      },
+      nodeVersion: 'v20.20.2',
+    });
+    expect((found as Error).message).toContain(
+      "the zstd-napi addon could not be loaded (Cannot find module '/app/node_modules/zstd-napi/build/Release/binding.node'); upgrade Node.js, or build the addon with: npm rebuild zstd-napi",
+    );
+    expect((found as Error).message).not.toContain('Require stack');
+  });
+
+  test('the built-in is preferred: the addon is not even loaded where node:zlib has zstd', () => {
+    let loaded = false;
+    const found = findZstdEngine({
+      builtin: zlib.zstdDecompressSync,
+      loadAddon: () => {
+        loaded = true;
+        return addon();
+      },
+      nodeVersion: 'v24',
+    });
+    expect(found).toMatchObject({ name: 'node:zlib' });
+    expect(loaded).toBe(false);
+  });
+});
