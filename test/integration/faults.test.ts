@@ -1,6 +1,10 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import * as backoff from '../../src/upload/backoff.js';
+
+const realRetryDelay = backoff.retryDelay;
+
 import { captureDiag } from '../support/diag-capture.js';
 import { type Fault, FaultProxy } from '../support/fault-proxy.js';
 import {
@@ -134,33 +138,68 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     });
   }
 
-  test('backoff: retry gaps stay under the exponential full-jitter bound and grow', async () => {
+  test('backoff: each wait is drawn under the exponential full-jitter bound, grows, and is what S3 sees', async () => {
     const prefix = `faults/backoff-${Date.now()}`;
     const initial = 40;
     const max = 640;
-    const exporter = exporterVia(prefix, {
-      retry: { initialDelayMillis: initial, maxDelayMillis: max },
+    // The waits the exporter draws, on its own clock (the schedule itself) ...
+    const drawn: number[] = [];
+    const spy = vi.spyOn(backoff, 'retryDelay').mockImplementation((...args) => {
+      const delay = realRetryDelay(...args);
+      drawn.push(delay);
+      return delay;
     });
-    const service = sequencedService(exporter);
-    await proxy.set({ kind: 'status', status: 500, code: 'InternalError' });
-    await service.exportCollections(1);
-    await waitFor(() => putsUnder(prefix).length >= 12, 20_000, '12 attempts');
-    await proxy.set({ kind: 'pass' });
-    await exporter.shutdown();
-    await service.shutdown();
-
+    try {
+      const exporter = exporterVia(prefix, {
+        retry: { initialDelayMillis: initial, maxDelayMillis: max },
+      });
+      const service = sequencedService(exporter);
+      await proxy.set({ kind: 'status', status: 500, code: 'InternalError' });
+      await service.exportCollections(1);
+      await waitFor(() => putsUnder(prefix).length >= 12, 20_000, '12 attempts');
+      await proxy.set({ kind: 'pass' });
+      await exporter.shutdown();
+      await service.shutdown();
+    } finally {
+      spy.mockRestore();
+    }
+    drawn.slice(0, 11).forEach((delay, i) => {
+      expect(delay, `wait ${i + 1}: ${drawn.join(', ')}`).toBeLessThanOrEqual(
+        Math.min(max, initial * 2 ** i),
+      );
+    });
+    // Jitter is full: later waits reach well past the first bound (all below it: p < 1e-5).
+    expect(Math.max(...drawn.slice(5, 11))).toBeGreaterThan(initial * 2);
+    // ... and at the server: no retry comes before its wait. The upper side gets a wide slack:
+    // the S3 server shares this machine's two cores, and a loaded CI run stalls the client.
     const times = putsUnder(prefix)
       .slice(0, 12)
       .map((a) => a.at);
     const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
-    // Gap before retry n: the server's answer (fast, loopback) + a wait uniform in [0, bound(n)].
-    const slack = 150;
     gaps.forEach((gap, i) => {
-      const bound = Math.min(max, initial * 2 ** i);
-      expect(gap, `gap ${i + 1}: ${gaps.join(', ')}`).toBeLessThanOrEqual(bound + slack);
+      const delay = drawn[i] as number;
+      expect(gap, `gap ${i + 1} vs wait ${delay}`).toBeGreaterThanOrEqual(delay - 2);
+      expect(gap, `gap ${i + 1} vs wait ${delay}`).toBeLessThanOrEqual(delay + 1_000);
     });
-    // Jitter is full: later gaps reach well past the first bound (all below it: p < 1e-5).
-    expect(Math.max(...gaps.slice(5))).toBeGreaterThan(initial * 2);
+  });
+
+  test('a 413 from the server is a rejection: the batch is dropped and counted at once, not retried', async () => {
+    const prefix = `faults/413-${Date.now()}`;
+    const exporter = exporterVia(prefix);
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 413, code: 'EntityTooLarge' });
+    await service.exportCollections(1);
+    await exporter.forceFlush();
+    await proxy.set({ kind: 'pass' });
+    const stats = exporter.stats();
+    await exporter.shutdown();
+    await service.shutdown();
+    expect(putsUnder(prefix).map((a) => a.outcome)).toEqual(['status 413']);
+    expect(stats.pointsDroppedByReason.rejected).toBe(stats.pointsDropped);
+    expect(stats.pointsDropped).toBeGreaterThan(0);
+    expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
+    expect(logged.filter((l) => /S3 rejected .* for good/.test(l.text))).toHaveLength(1);
+    expect(await listAndFetch(client, bucket, `${prefix}/`)).toEqual([]);
   });
 
   test("backoff honours the server's Retry-After", async () => {

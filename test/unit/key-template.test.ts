@@ -11,6 +11,20 @@ import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic, syntheticMetrics } from '../support/service.js';
 
 const at = new Date(Date.UTC(2026, 2, 4, 5, 6, 7));
+
+/** Runs `fn` with the process in time zone `zone` (Node reads TZ again when it changes). */
+function withTimeZone(zone: string, fn: () => void): void {
+  const before = process.env.TZ;
+  process.env.TZ = zone;
+  try {
+    // Precondition: the zone took effect, so 'local' cannot pass by being UTC.
+    expect(at.getTimezoneOffset()).not.toBe(0);
+    fn();
+  } finally {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  }
+}
 const template = (text: string, prefix = 'pre/fix') =>
   new KeyTemplate(text, { prefix, filePrefix: 'fp_', timeZone: 'UTC' });
 
@@ -45,15 +59,16 @@ describe('KeyTemplate.parse', () => {
   }
 
   test('local-time layouts place the partition in local time', () => {
-    const t = new KeyTemplate('%Y/%m/%d/%H/{uuid}', {
-      prefix: 'p',
-      filePrefix: '',
-      timeZone: 'local',
+    withTimeZone('Asia/Kolkata', () => {
+      const t = new KeyTemplate('%Y/%m/%d/%H/{uuid}', {
+        prefix: 'p',
+        filePrefix: '',
+        timeZone: 'local',
+      });
+      const parsed = t.parse(t.render({ time: at, attributes: {}, extension: '.binpb', id }));
+      // The 10:00 hour in Kolkata starts at 04:30 UTC.
+      expect(parsed?.partition?.start.toISOString()).toBe('2026-03-04T04:30:00.000Z');
     });
-    const parsed = t.parse(t.render({ time: at, attributes: {}, extension: '.binpb', id }));
-    const hour = new Date(at);
-    hour.setMinutes(0, 0, 0);
-    expect(parsed?.partition?.start.getTime()).toBe(hour.getTime());
   });
 
   test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
@@ -103,9 +118,15 @@ describe('KeyTemplate', () => {
   });
 
   test('local time zone renders local fields', () => {
-    const t = new KeyTemplate('%Y%m%d%H/{uuid}', { prefix: '', filePrefix: '', timeZone: 'local' });
-    const local = `${at.getFullYear()}${String(at.getMonth() + 1).padStart(2, '0')}${String(at.getDate()).padStart(2, '0')}${String(at.getHours()).padStart(2, '0')}`;
-    expect(t.render({ time: at, attributes: {}, extension: '', id: 'X' })).toBe(`${local}/X`);
+    withTimeZone('Asia/Kolkata', () => {
+      const t = new KeyTemplate('%Y%m%d%H%M/{uuid}', {
+        prefix: '',
+        filePrefix: '',
+        timeZone: 'local',
+      });
+      // 2026-03-04T05:06:07Z is 10:36 in Kolkata (UTC+5:30).
+      expect(t.render({ time: at, attributes: {}, extension: '', id: 'X' })).toBe('202603041036/X');
+    });
   });
 
   for (const [bad, why] of [
