@@ -1,3 +1,5 @@
+import type { DropReason } from './pipeline/budget.js';
+
 /** A snapshot of what the exporter did; every drop and failure is counted here. */
 export interface ExporterStats {
   /** export() calls answered SUCCESS (data accepted into the buffer). */
@@ -21,8 +23,11 @@ export interface ExporterStats {
   pointsDropped: number;
   /** Uncompressed bytes lost for good. */
   bytesDropped: number;
-  /** pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`. */
-  pointsDroppedByReason: Record<string, number>;
+  /**
+   * pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`,
+   * `spool-full` (evicted from a full spool while only on disk), `spool-corrupt`.
+   */
+  pointsDroppedByReason: Partial<Record<DropReason, number>>;
   /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */
   bufferedBytes: number;
   /** The most bytes ever held at once; never above maxBufferedBytes. */
@@ -110,6 +115,10 @@ export function emptyStats(): ExporterStats {
   };
 }
 
-export function increment(counts: Record<string, number>, key: string, by = 1): void {
+export function increment<K extends string>(
+  counts: Partial<Record<K, number>>,
+  key: K,
+  by = 1,
+): void {
   counts[key] = (counts[key] ?? 0) + by;
 }

@@ -1,5 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../invalid-option.js';
+import { CONTROL_CHARS } from '../text.js';
 
 /** The default layout, compatible with the OTel Collector's awss3exporter / awss3receiver. */
 export const DEFAULT_KEY_TEMPLATE =
@@ -7,8 +8,6 @@ export const DEFAULT_KEY_TEMPLATE =
 
 const TIME_TOKENS = ['%Y', '%m', '%d', '%H', '%M', '%S', '%j', '%%'] as const;
 const MAX_ATTRIBUTE_VALUE_LENGTH = 100;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
-const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
 type Group =
   | { kind: 'uuid' }
