@@ -1,8 +1,9 @@
 /**
  * Memory across batch cycles: export → seal → compress (zstd worker) → upload, 1000 times, to
- * the real S3 server when S3_ENDPOINT is set, else to a fast stub. RSS, heapUsed, external and
- * arrayBuffers after a full GC, after 100 cycles and after 1000: a leak or a buffer that stays
- * sized to the largest payload shows as growth between the two.
+ * the real S3 server when S3_ENDPOINT is set, else to a fast stub. Batches alternate between
+ * about 64 KiB and 16 MiB raw, so a buffer that stays sized to the largest payload ever seen
+ * would show: RSS, heapUsed, external and arrayBuffers after a full GC, after 100 cycles (all
+ * after a small batch) and after 1000, must not grow between the two.
  */
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../src/index.js';
@@ -17,18 +18,25 @@ import { StubS3 } from './lib/stub-s3.js';
 const args = parseArgs(process.argv.slice(2));
 const FIRST = 100;
 const LAST = args.quick ? 400 : 1_000;
-const SERIES = 500;
-const DISTINCT = 10;
+/** Series of the small and the large collections: about 64 KiB and 16 MiB of OTLP JSON. */
+const SMALL_SERIES = 100;
+const LARGE_SERIES = 26_500;
+const DISTINCT = 5;
 /** Growth below this is allocator noise, whatever the percentage says. */
 const NOISE_BYTES = 1024 * 1024;
 
-const source = realisticSource(SERIES, 11);
-const collections: ResourceMetrics[] = [];
-for (let i = 0; i < DISTINCT; i++) {
-  source.record();
-  collections.push(await source.collect());
+async function collectionsOf(series: number, seed: number): Promise<ResourceMetrics[]> {
+  const source = realisticSource(series, seed);
+  const out: ResourceMetrics[] = [];
+  for (let i = 0; i < DISTINCT; i++) {
+    source.record();
+    out.push(await source.collect());
+  }
+  await source.shutdown();
+  return out;
 }
-await source.shutdown();
+const small = await collectionsOf(SMALL_SERIES, 11);
+const large = await collectionsOf(LARGE_SERIES, 12);
 
 const s3 = s3Env();
 const stub = new StubS3(1);
@@ -37,6 +45,8 @@ const bucket = setup === undefined ? undefined : await benchBucket(setup, 'memor
 const exporter = new S3MetricExporter({
   prefix: 'memory-cycles',
   compression: 'zstd',
+  // Each collection is one batch, the large ones too.
+  maxBatchBytes: 32 * 1024 * 1024,
   ...(s3 === undefined || bucket === undefined
     ? { bucket: 'bench', s3Client: stub.client }
     : {
@@ -48,11 +58,16 @@ const exporter = new S3MetricExporter({
 });
 
 const samples: { cycle: number; memory: MemorySample }[] = [];
+const sizes = { small: 0, large: 0 };
 const before = await memoryAfterGc();
 for (let cycle = 1; cycle <= LAST; cycle++) {
-  const rm = collections[cycle % DISTINCT] as ResourceMetrics;
+  // Odd cycles large, even ones small: every sample (each 100th cycle) follows a small batch.
+  const kind = cycle % 2 === 1 ? 'large' : 'small';
+  const rm = (kind === 'large' ? large : small)[cycle % DISTINCT] as ResourceMetrics;
+  const raw = exporter.stats().rawBytesUploaded;
   await exportOnce(exporter, rm);
   await exporter.forceFlush(); // seal → compress → upload, awaited
+  sizes[kind] = exporter.stats().rawBytesUploaded - raw;
   if (cycle % 100 === 0) {
     samples.push({ cycle, memory: await memoryAfterGc() });
     progress(`memory: ${cycle}/${LAST} cycles`);
@@ -112,7 +127,7 @@ emitResult({
   tables: [table],
   targets,
   notes: [
-    `${s3 === undefined ? 'fast stub S3 (answers after 1 ms)' : `real S3 ${s3.endpoint}`}; each cycle exports one collection of ${SERIES} series (${fmtMiB(stats.rawBytesUploaded / LAST)} raw, ${DISTINCT} distinct collections in turn) and awaits forceFlush(); zstd; samples after gc() (--expose-gc) every 100 cycles are in latest.json. \`after shutdown()\`: once the zstd worker is terminated.`,
+    `${s3 === undefined ? 'fast stub S3 (answers after 1 ms)' : `real S3 ${s3.endpoint}`}; each cycle exports one collection and awaits forceFlush(), alternating a large one (${LARGE_SERIES} series, ${fmtMiB(sizes.large)} raw) and a small one (${SMALL_SERIES} series, ${fmtMiB(sizes.small)} raw); zstd; samples after gc() (--expose-gc) every 100 cycles, each after a small batch, are in latest.json. \`after shutdown()\`: once the zstd worker is terminated.`,
   ],
-  data: { before, samples, afterShutdown, stats },
+  data: { before, samples, afterShutdown, stats, sizes },
 });

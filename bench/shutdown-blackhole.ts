@@ -31,6 +31,13 @@ interface Outcome {
   /** Duration of each forceFlush() / shutdown() call, in order; null if it never settled. */
   steps: { step: string; millis: number | null }[];
   exports: number | null;
+  /** Ours only: what it held when shutdown began, and what was lost at the deadline. */
+  stuck?: {
+    pendingAtShutdown: number;
+    attemptsAtShutdown: number;
+    uploaded: number;
+    droppedAtShutdown: number;
+  };
   childMillis: number;
 }
 
@@ -58,7 +65,14 @@ for (const c of CONTENDERS) {
     }
   }
   for (const step of open.keys()) steps.push({ step, millis: null });
-  const done = jsonLine<{ shutdownMillis: number; exports: number }>(run, 'shutdownMillis');
+  const done = jsonLine<{
+    shutdownMillis: number;
+    exports: number;
+    pendingAtShutdown?: number;
+    attemptsAtShutdown?: number;
+    uploaded?: number;
+    droppedAtShutdown?: number;
+  }>(run, 'shutdownMillis');
   if (done === undefined && !run.capped) {
     throw new Error(`${c.id} child failed (exit ${run.code}): ${run.stderr.slice(-2000)}`);
   }
@@ -69,6 +83,16 @@ for (const c of CONTENDERS) {
     shutdownMillis: done?.shutdownMillis ?? null,
     steps,
     exports: done?.exports ?? null,
+    ...(done?.pendingAtShutdown === undefined
+      ? {}
+      : {
+          stuck: {
+            pendingAtShutdown: done.pendingAtShutdown,
+            attemptsAtShutdown: done.attemptsAtShutdown ?? 0,
+            uploaded: done.uploaded ?? 0,
+            droppedAtShutdown: done.droppedAtShutdown ?? 0,
+          },
+        }),
     childMillis: run.millis,
   });
 }
@@ -86,7 +110,23 @@ const others = outcomes
   .filter((o) => o.id !== 'ours')
   .map((o) => `${o.id} ${o.settled ? fmtMs(o.shutdownMillis ?? 0) : 'did not settle'}`)
   .join(', ');
+const stuck = ours?.stuck;
 const targets: Target[] = [
+  {
+    // Shutting down fast proves nothing unless there was something stuck to wait for.
+    name: 'shutdown under a black hole: ours was really stuck',
+    measured:
+      stuck === undefined
+        ? 'no report'
+        : `${stuck.pendingAtShutdown} batches pending and ${stuck.attemptsAtShutdown} PUTs sent into the black hole when shutdown began; ${stuck.uploaded} stored; ${stuck.droppedAtShutdown} data points given up at the deadline`,
+    threshold: 'pending > 0, PUTs sent > 0, none stored, points given up > 0',
+    pass:
+      stuck !== undefined &&
+      stuck.pendingAtShutdown > 0 &&
+      stuck.attemptsAtShutdown > 0 &&
+      stuck.uploaded === 0 &&
+      stuck.droppedAtShutdown > 0,
+  },
   {
     name: 'shutdown under a black hole: ours, each forceFlush()/shutdown() step',
     measured: `${oursSteps.map((s) => `${s.step} ${s.millis === null ? 'did not settle' : fmtMs(s.millis)}`).join(', ')}; total ${ours?.shutdownMillis == null ? 'did not settle' : fmtMs(ours.shutdownMillis)} (baselines: ${others})`,

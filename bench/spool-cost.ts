@@ -53,6 +53,11 @@ async function run(
   await exporter.shutdown();
   if (stats.batchesUploaded !== stats.batchesSealed || stats.pointsDropped > 0)
     throw new Error('lost batches');
+  // The cost is only measured if every batch really went through the spool.
+  if (spoolDir !== undefined && stats.spool?.written !== stats.batchesSealed)
+    throw new Error(
+      `spool wrote ${stats.spool?.written} of ${stats.batchesSealed} batches: the spool was not exercised`,
+    );
   if (spoolDir !== undefined) await rm(spoolDir, { recursive: true, force: true });
   return { seconds, rawBytes: stats.rawBytesUploaded, storedBytes: stats.bytesUploaded };
 }

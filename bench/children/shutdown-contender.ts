@@ -39,7 +39,8 @@ function contender(): PushMetricExporter {
   }
 }
 
-const exporter = new TimedExporter(contender());
+const inner = contender();
+const exporter = new TimedExporter(inner);
 const provider = new MeterProvider({
   readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 500 })],
 });
@@ -61,9 +62,25 @@ const traffic = setInterval(() => {
 // Let a few periodic exports happen (and hang in the black hole), then shut down.
 await new Promise((resolve) => setTimeout(resolve, Number(env.TRAFFIC_MILLIS ?? 1_600)));
 clearInterval(traffic);
+// Ours says what it holds: batches pending, requests sent into the black hole, and what the
+// shutdown deadline then cost. An exporter that simply dropped everything would show none.
+const stats = () => (inner instanceof S3MetricExporter ? inner.stats() : undefined);
+const atShutdown = stats();
 const started = performance.now();
 await provider.shutdown();
+const after = stats();
 console.log(
-  JSON.stringify({ shutdownMillis: performance.now() - started, exports: exporter.exports }),
+  JSON.stringify({
+    shutdownMillis: performance.now() - started,
+    exports: exporter.exports,
+    ...(atShutdown === undefined
+      ? {}
+      : {
+          pendingAtShutdown: atShutdown.pendingBatches,
+          attemptsAtShutdown: atShutdown.uploadAttempts,
+          uploaded: after?.batchesUploaded,
+          droppedAtShutdown: after?.pointsDroppedByReason.shutdown ?? 0,
+        }),
+  }),
 );
 process.exit(0);
