@@ -233,12 +233,19 @@ const histogramPoints = fc.tuple(points(histogramValue), fc.boolean()).map(([lis
   }));
 });
 
+/**
+ * An exponential histogram's bucket count, a uint64 varint, below 2^63: from 2^63 on a varint
+ * takes 10 bytes, the official serializer sizes its buffer for 9, and where that buffer ends the
+ * last byte is lost (the count reads as 0). Ours are exact: proto-roundtrip.test.ts.
+ */
+const bucketCount = uint64.filter((v) => v < TWO_63);
+
 const buckets = fc.record({
   offset: fc.oneof(
     fc.integer({ min: -20, max: 20 }),
     fc.integer({ min: -TWO_31, max: TWO_31 - 1 }),
   ),
-  bucketCounts: fc.array(uint64, { maxLength: 8 }),
+  bucketCounts: fc.array(bucketCount, { maxLength: 8 }),
 });
 
 const exponentialHistogramValue: fc.Arbitrary<ExponentialHistogram> = fc.record({

@@ -344,6 +344,18 @@ describe('packed repeated fields', () => {
     expect(decodeOtlpProto(bytes, 'Buckets')).toEqual({ offset: -3, bucketCounts: counts });
   });
 
+  test('packed varints from 2^53 to 2^64 take up to ten bytes and decode exactly', () => {
+    const counts = [2 ** 53 + 2, 2 ** 63 - 1024, 2 ** 63, 2 ** 64 - 2048];
+    const w = new ProtoWriter();
+    w.packedVarint(FIELD.Buckets.bucketCounts, counts);
+    const bytes = w.finish();
+    const big = counts.map((c) => BigInt(c));
+    expectBytes(bytes, refLen(FIELD.Buckets.bucketCounts, Buffer.concat(big.map(refVarint))));
+    expect(decodeOtlpProto(bytes, 'Buckets')).toEqual({
+      bucketCounts: big.map((c) => c.toString()),
+    });
+  });
+
   test('a packed varint body long enough for a 2-byte length round-trips', () => {
     const counts = Array.from({ length: 200 }, (_, i) => i * 1_000_003);
     const w = new ProtoWriter();
