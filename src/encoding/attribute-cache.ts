@@ -23,14 +23,27 @@ export class AttributeCache {
     return entry !== undefined && unchanged(entry, attrs) ? entry.bytes : undefined;
   }
 
-  /** Remembers `bytes` as the spelling of `attrs`, whose own keys are `keys`. */
+  /**
+   * Remembers `bytes` as the spelling of `attrs`, whose own keys are `keys`; not if a value is a
+   * map, byte array or nested array, which could change inside where the check does not look.
+   */
   set(attrs: Attributes, keys: string[], bytes: Buffer): void {
-    const values = keys.map((key) => {
-      const value = attrs[key];
-      return Array.isArray(value) ? [...value] : value;
-    });
+    const values: unknown[] = [];
+    for (const key of keys) {
+      const value: unknown = attrs[key];
+      if (!isFlat(value)) return;
+      values.push(Array.isArray(value) ? [...value] : value);
+    }
     this.#entries.set(attrs, { keys, values, bytes });
   }
+}
+
+/** A primitive, or an array of primitives: what unchanged() can compare. */
+function isFlat(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Array.isArray(value)) return false;
+  for (const item of value) if (typeof item === 'object' && item !== null) return false;
+  return true;
 }
 
 /** True if `attrs` still has exactly the keys and values the entry was made from. */

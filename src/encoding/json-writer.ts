@@ -57,19 +57,25 @@ export class JsonWriter {
     this.#pos = writeUint(this.#buf, this.#pos, value);
   }
 
-  /** An integer field: the digits String() would give (JSON.stringify spells -0 as 0, so do we), no string made; a value that is no safe integer is written as a double. */
+  /**
+   * An integer field (32- or 64-bit). A safe integer is written as its digits, no string made
+   * (-0 as 0: integers have no sign of zero). Beyond 2^53 the exact decimal goes in quotes, as
+   * the protobuf JSON mapping spells 64-bit integers: String() would give only the shortest
+   * digits that read back as the same double (-2^63 as -9223372036854776000, outside int64),
+   * and a JSON number that large loses digits in most readers. A value that is no integer is not
+   * what the field holds: it is written as the double it is.
+   */
   int(value: number): void {
-    if (!Number.isSafeInteger(value)) {
-      this.double(value); // not what the field should hold, but spelled as given
-      return;
-    }
-    if (value < 0) {
-      this.char(0x2d);
-      this.uint(-value);
-    } else this.uint(value);
+    if (Number.isSafeInteger(value)) {
+      if (value < 0) {
+        this.char(0x2d);
+        this.uint(-value);
+      } else this.uint(value);
+    } else if (Number.isInteger(value)) this.raw(`"${BigInt(value)}"`);
+    else this.double(value);
   }
 
-  /** Numbers separated by commas, e.g. bucket counts (almost always small non-negative integers). */
+  /** Integers separated by commas, e.g. bucket counts (almost always small and non-negative). */
   uints(values: readonly number[]): void {
     const n = values.length;
     this.#ensure(n * 17);
@@ -82,9 +88,9 @@ export class JsonWriter {
       else if (Number.isSafeInteger(v) && v >= 0) pos = writeUint(buf, pos, v);
       else {
         this.#pos = pos;
-        this.double(v);
+        this.int(v);
         this.#ensure((n - i) * 17);
-        buf = this.#buf; // double() and #ensure() may have moved to a larger buffer
+        buf = this.#buf; // int() and #ensure() may have moved to a larger buffer
         pos = this.#pos;
       }
     }
@@ -119,17 +125,27 @@ export class JsonWriter {
       this.char(0x22);
       return;
     }
-    const quoted = JSON.stringify(value);
+    // A lone surrogate is no character: UTF-8, and so protobuf, carries U+FFFD in its place (as
+    // TextEncoder writes it), and so does our JSON; JSON.stringify would escape it as \udXXX.
+    const quoted = JSON.stringify(value.toWellFormed());
     this.#ensure(quoted.length * 3);
     this.#pos += this.#buf.utf8Write(quoted, this.#pos);
   }
 
-  /** A double; JSON has no NaN or Infinity, the protobuf JSON mapping spells them as strings. */
+  /**
+   * A double, as exact as protobuf's 8 bytes: -0 keeps its sign (JSON.stringify drops it); NaN
+   * and the infinities, which JSON lacks, are strings in the protobuf JSON mapping; a value that
+   * is no number is spelled as the double protobuf makes of it (undefined: NaN).
+   */
   double(value: number): void {
-    if (Number.isSafeInteger(value)) this.int(value);
-    else if (Number.isFinite(value)) this.raw(String(value));
-    else if (Number.isNaN(value)) this.raw('"NaN"');
-    else this.raw(value > 0 ? '"Infinity"' : '"-Infinity"');
+    if (Number.isSafeInteger(value)) {
+      if (value === 0 && 1 / value < 0) this.raw('-0');
+      else this.int(value);
+    } else if (Number.isFinite(value)) this.raw(String(value));
+    else if (value === Number.POSITIVE_INFINITY) this.raw('"Infinity"');
+    else if (value === Number.NEGATIVE_INFINITY) this.raw('"-Infinity"');
+    else if (typeof value === 'number') this.raw('"NaN"');
+    else this.double(Number(value));
   }
 
   /** The bytes written, in a small Buffer of its own (for caches); the writer is reset. */
@@ -174,6 +190,10 @@ function writeUint(buf: Buffer, pos: number, value: number): number {
 }
 
 declare global {
+  interface String {
+    /** ES2024 (Node.js 20+): lone surrogates replaced by U+FFFD. */
+    toWellFormed(): string;
+  }
   interface Buffer {
     /** Node's internal fast paths behind buf.write(text, offset, 'latin1' | 'utf8'). */
     latin1Write(text: string, offset: number): number;

@@ -1,4 +1,4 @@
-import { type Attributes, type AttributeValue, type HrTime, ValueType } from '@opentelemetry/api';
+import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import {
   AggregationTemporality,
@@ -17,8 +17,11 @@ import { isInt64, OTLP_TEMPORALITY } from './otlp-schema.js';
 /**
  * OTLP/JSON writer: writes the JSON of one ResourceMetrics straight as UTF-8 bytes, without the
  * intermediate object tree of the official serializer. Field names and value spellings follow
- * the OTLP/JSON mapping (timestamps as decimal strings, non-finite doubles as "NaN" /
- * "Infinity"); the output decodes to the same data as the official JsonMetricsSerializer's.
+ * the protobuf JSON mapping (timestamps and integers beyond 2^53 as exact decimal strings,
+ * non-finite doubles as "NaN" / "Infinity", -0 as -0), so the output decodes to the same message
+ * as our protobuf and the official ProtobufMetricsSerializer's. The official
+ * JsonMetricsSerializer's differs where JSON.stringify loses data (NaN and the infinities as
+ * null, -0 as 0, integers beyond 2^53 rounded, lone surrogates kept).
  */
 export function resourceMetricsToJsonBytes(rm: ResourceMetrics): Buffer {
   const w = writer;
@@ -145,8 +148,7 @@ function pointHeader(w: JsonWriter, p: DataPoint<unknown>): void {
 
 function count(w: JsonWriter, field: string, value: number): void {
   w.raw(field);
-  if (Number.isSafeInteger(value) && value >= 0) w.uint(value);
-  else w.double(value);
+  w.int(value);
 }
 
 function numberPoints(w: JsonWriter, points: DataPoint<number>[], valueType: ValueType): void {
@@ -155,7 +157,8 @@ function numberPoints(w: JsonWriter, points: DataPoint<number>[], valueType: Val
     if (i > 0) w.char(COMMA);
     pointHeader(w, p);
     const v = p.value;
-    if (valueType === ValueType.INT && Number.isSafeInteger(v)) {
+    // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
+    if (valueType === ValueType.INT && isInt64(v)) {
       w.raw(',"asInt":');
       w.int(v);
       w.char(0x7d);
@@ -275,22 +278,27 @@ function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
   const aw = attributesWriter;
   aw.reset();
   aw.raw(point ? '{"attributes":[' : '[');
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (i > 0) aw.char(COMMA);
-    aw.raw('{"key":');
-    aw.string(key);
-    aw.raw(',"value":');
-    anyValue(aw, attrs[key]);
-    aw.raw('}');
-  }
+  keyValues(aw, attrs, keys);
   aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
   cache.set(attrs, keys, json);
   w.bytes(json);
 }
 
-function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void {
+function keyValues(w: JsonWriter, map: Readonly<Record<string, unknown>>, keys: string[]): void {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (i > 0) w.char(COMMA);
+    w.raw('{"key":');
+    w.string(key);
+    w.raw(',"value":');
+    anyValue(w, map[key]);
+    w.raw('}');
+  }
+}
+
+/** An attribute value, chosen by type in the official serializer's order. */
+function anyValue(w: JsonWriter, value: unknown): void {
   switch (typeof value) {
     case 'string':
       w.raw('{"stringValue":');
@@ -302,23 +310,34 @@ function anyValue(w: JsonWriter, value: AttributeValue | null | undefined): void
       return;
     case 'number':
       if (isInt64(value)) {
-        w.raw(`{"intValue":${value}}`);
+        w.raw('{"intValue":');
+        w.int(value);
       } else {
         w.raw('{"doubleValue":');
         w.double(value);
-        w.raw('}');
+      }
+      w.raw('}');
+      return;
+    case 'object':
+      if (value === null) break;
+      if (value instanceof Uint8Array) {
+        w.raw('{"bytesValue":"');
+        w.raw(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'));
+        w.raw('"}');
+      } else if (Array.isArray(value)) {
+        w.raw('{"arrayValue":{"values":[');
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) w.char(COMMA);
+          anyValue(w, value[i]);
+        }
+        w.raw(']}}');
+      } else {
+        const map = value as Record<string, unknown>;
+        w.raw('{"kvlistValue":{"values":[');
+        keyValues(w, map, Object.keys(map));
+        w.raw(']}}');
       }
       return;
-    default:
-      if (Array.isArray(value)) {
-        w.raw('{"arrayValue":{"values":[');
-        value.forEach((item, i) => {
-          if (i > 0) w.char(COMMA);
-          anyValue(w, item);
-        });
-        w.raw(']}}');
-        return;
-      }
-      w.raw('{}');
   }
+  w.raw('{}'); // null, undefined and what OTLP cannot hold (functions, symbols, bigints)
 }

@@ -1,4 +1,4 @@
-import { type Attributes, type AttributeValue, type HrTime, ValueType } from '@opentelemetry/api';
+import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
 import {
   type DataPoint,
   DataPointType,
@@ -96,7 +96,8 @@ function numberPoint(
   pointAttributes(w, N.attributes, numberPointAttributes, p.attributes);
   time(w, N.startTimeUnixNano, p.startTime);
   time(w, N.timeUnixNano, p.endTime);
-  if (valueType === ValueType.INT && Number.isSafeInteger(p.value)) w.fixed64(N.asInt, p.value);
+  // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
+  if (valueType === ValueType.INT && isInt64(p.value)) w.fixed64(N.asInt, p.value);
   else w.double(N.asDouble, p.value);
   w.join();
 }
@@ -146,7 +147,7 @@ function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
   for (const key of Object.keys(attrs)) keyValue(w, field, key, attrs[key]);
 }
 
-function keyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue | undefined) {
+function keyValue(w: ProtoWriter, field: number, key: string, value: unknown): void {
   w.fork(field);
   w.string(F.KeyValue.key, key);
   anyValue(w, F.KeyValue.value, value);
@@ -179,7 +180,8 @@ function pointAttributes(
   w.raw(bytes);
 }
 
-function anyValue(w: ProtoWriter, field: number, value: AttributeValue | null | undefined): void {
+/** An attribute value, chosen by type in the official serializer's order. */
+function anyValue(w: ProtoWriter, field: number, value: unknown): void {
   // AnyValue is a oneof: its member is written even when it holds the default value.
   const A = F.AnyValue;
   w.fork(field);
@@ -194,10 +196,17 @@ function anyValue(w: ProtoWriter, field: number, value: AttributeValue | null | 
       if (isInt64(value)) w.int64(A.intValue, value, true);
       else w.double(A.doubleValue, value);
       break;
-    default:
-      if (Array.isArray(value)) {
+    case 'object':
+      if (value === null) break;
+      if (value instanceof Uint8Array) w.bytes(A.bytesValue, value, true);
+      else if (Array.isArray(value)) {
         w.fork(A.arrayValue);
         for (const item of value) anyValue(w, F.ArrayValue.values, item);
+        w.join();
+      } else {
+        const map = value as Record<string, unknown>;
+        w.fork(A.kvlistValue);
+        for (const key of Object.keys(map)) keyValue(w, F.KeyValueList.values, key, map[key]);
         w.join();
       }
   }

@@ -218,8 +218,9 @@ export const OTLP_TEMPORALITY = { unspecified: 0, delta: 1, cumulative: 2 } as c
 const INT64_BOUND = 2 ** 63;
 
 /**
- * Whether a number attribute value is written as intValue: any integer an int64 holds, as the
- * official serializer does; beyond int64 it would overflow, so it goes as doubleValue.
+ * Whether a number is written as an int64 (an attribute's intValue, an INT point's asInt): any
+ * integer an int64 holds, as the official serializer decides for attributes; beyond int64 it
+ * would wrap around, so it goes as a double (doubleValue, asDouble).
  */
 export function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_BOUND && value < INT64_BOUND;

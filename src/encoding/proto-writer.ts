@@ -174,7 +174,10 @@ export class ProtoWriter {
     this.#pos += 8;
   }
 
-  /** fixed64 (or sfixed64) of a safe integer. */
+  /**
+   * fixed64 (or sfixed64) of an integer in its range, exact beyond 2^53 too: dividing by 2^32
+   * only shifts the exponent, and the remainder is an integer below 2^32.
+   */
   fixed64(field: number, value: number): void {
     const hi = Math.floor(value / TWO_POW_32);
     this.fixed64Parts(field, value - hi * TWO_POW_32, hi);
@@ -198,8 +201,8 @@ export class ProtoWriter {
     this.#pos += written;
   }
 
-  bytes(field: number, value: Uint8Array): void {
-    if (value.length === 0) return;
+  bytes(field: number, value: Uint8Array, keepDefault = false): void {
+    if (value.length === 0 && !keepDefault) return;
     this.#tag(field, WIRE_LEN);
     this.#rawVarint(value.length);
     this.#ensure(value.length);
@@ -207,7 +210,7 @@ export class ProtoWriter {
     this.#pos += value.length;
   }
 
-  /** Packed repeated fixed64 of safe integers. */
+  /** Packed repeated fixed64 of integers below 2^64 (exact, as fixed64()). */
   packedFixed64(field: number, values: readonly number[]): void {
     if (values.length === 0) return;
     this.#tag(field, WIRE_LEN);
@@ -232,7 +235,7 @@ export class ProtoWriter {
     }
   }
 
-  /** Packed repeated uint64 varints of non-negative safe integers. */
+  /** Packed repeated uint64 varints of non-negative integers below 2^64 (exact, as #rawVarint). */
   packedVarint(field: number, values: readonly number[]): void {
     if (values.length === 0) return;
     this.fork(field);

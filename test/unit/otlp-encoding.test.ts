@@ -1,5 +1,11 @@
+import { ValueType } from '@opentelemetry/api';
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
-import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { recordFormat } from '../../src/encoding/format.js';
 import { resourceMetricsToJson } from '../../src/encoding/otlp-json.js';
@@ -75,13 +81,13 @@ describe('OTLP encoders', () => {
     expect(dropWeird(ours)).toEqual(dropWeird(withoutDefaults(official)));
   });
 
-  test('JSON spells integers, negative and -0 included, and uncommon doubles as the official serializer does', async () => {
+  test('JSON spells integers, negative ones included, and uncommon doubles as the official serializer does', async () => {
     const { provider, collect } = collectingProvider('numbers-test');
     const meter = provider.getMeter('numbers', '1.0.0');
     const ints = meter.createUpDownCounter('ints', { valueType: 1 });
     for (const [i, v] of [-12, 0, 7, 2 ** 53 - 1, -(2 ** 40)].entries()) ints.add(v, { i });
     meter.createObservableGauge('doubles').addCallback((r) => {
-      for (const [i, v] of [-0, -3, 0.1, 1e21, 2 ** 53, 5e-324, -1.5e-7].entries())
+      for (const [i, v] of [0, -3, 0.1, 1e21, 2 ** 53, 5e-324, -1.5e-7].entries())
         r.observe(v, { i });
     });
     const negative = meter.createHistogram('negative', {
@@ -93,7 +99,62 @@ describe('OTLP encoders', () => {
     expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
   });
 
-  test('attributes as the official serializer takes them: undefined values, inherited keys, integers beyond 2^53', async () => {
+  test('-0 keeps its sign in JSON, as in protobuf (the official JSON serializer writes 0)', async () => {
+    const { provider, collect } = collectingProvider('negative-zero-test');
+    const meter = provider.getMeter('numbers', '1.0.0');
+    meter.createObservableGauge('zero').addCallback((r) => r.observe(-0));
+    meter.createHistogram('h', { advice: { explicitBucketBoundaries: [-0, 1] } }).record(-0);
+    const rm = await collect();
+    await provider.shutdown();
+    for (const decoded of [ourJson(rm), decodeOtlpProto(resourceMetricsToProto(rm))]) {
+      const [gauge, histogram] = metricsOf(decoded);
+      const point = gauge?.gauge?.dataPoints?.[0];
+      const hpoint = histogram?.histogram?.dataPoints?.[0];
+      expect(Object.is(point?.asDouble, -0), 'gauge value').toBe(true);
+      expect(Object.is(hpoint?.explicitBounds?.[0], -0), 'first bound').toBe(true);
+      expect(Object.is(hpoint?.min, -0) && Object.is(hpoint?.max, -0), 'min, max').toBe(true);
+    }
+  });
+
+  test('an INT point beyond int64 is written as the double it is, in JSON and protobuf alike', () => {
+    // A sum can get there (past 2^63, or Infinity once it overflows); the official serializer
+    // writes any INT point as asInt, wrapping these around (Infinity and NaN become 0).
+    const values = [2 ** 63, -(2 ** 64), 1e30, Number.POSITIVE_INFINITY, Number.NaN];
+    const rm: ResourceMetrics = {
+      resource: resourceFromAttributes({}),
+      scopeMetrics: [
+        {
+          scope: { name: 'numbers' },
+          metrics: [
+            {
+              descriptor: { name: 'ints', description: '', unit: '', valueType: ValueType.INT },
+              aggregationTemporality: AggregationTemporality.CUMULATIVE,
+              dataPointType: DataPointType.SUM,
+              isMonotonic: false,
+              dataPoints: values.map((value, i) => ({
+                startTime: [1, 0],
+                endTime: [2, 0],
+                attributes: { i },
+                value,
+              })),
+            },
+          ],
+        },
+      ],
+    };
+    const asOtlpJson = (v: number) => (Number.isFinite(v) ? v : String(v));
+    const expected = values.map((v, i) => ({ i, asDouble: asOtlpJson(v) }));
+    for (const decoded of [ourJson(rm), decodeOtlpProto(resourceMetricsToProto(rm))]) {
+      const points = metricsOf(decoded)[0]?.sum?.dataPoints ?? [];
+      const got = points.map((p) => ({
+        i: p.attributes?.[0]?.value?.intValue,
+        asDouble: p.asDouble,
+      }));
+      expect(got).toEqual(expected);
+    }
+  });
+
+  test('attributes as the official serializer takes them: undefined values, inherited keys, integers beyond 2^53, maps, byte arrays', async () => {
     const { provider, collect } = collectingProvider('attributes-test');
     const meter = provider.getMeter('attributes', '1.0.0');
     const counter = meter.createCounter('c');
@@ -101,22 +162,29 @@ describe('OTLP encoders', () => {
     inherited.own = 'yes';
     counter.add(1, inherited as never);
     counter.add(2, { missing: undefined, there: 1 } as never);
-    counter.add(3, { big: 2 ** 53, bigger: 2 ** 60, negative: -(2 ** 62), huge: 1e30 });
+    counter.add(3, { big: 2 ** 53, bigger: 2 ** 60, min: -(2 ** 63), huge: 1e30 });
+    counter.add(4, {
+      map: { nested: { deeper: [1, 'two', null] }, empty: {} },
+      bytes: Uint8Array.from([0, 1, 254, 255]),
+      none: new Uint8Array(0),
+    } as never);
     const rm = await collect();
     await provider.shutdown();
-    // Beyond int64 the official serializer writes an overflowing intValue; we write doubleValue.
-    const dropHuge = (o: OtlpValue) =>
-      JSON.parse(JSON.stringify(o).replace(/,?\{"key":"huge".*?\}\}/, '')) as OtlpValue;
-    const ours = ourJson(rm);
-    expect(dropHuge(ours)).toEqual(dropHuge(withoutDefaults(officialJson(rm))));
-    expect(JSON.stringify(ours)).toContain('{"key":"huge","value":{"doubleValue":1e+30}}');
-    expect(JSON.stringify(ours)).toContain('{"key":"missing","value":{}}');
-    expect(JSON.stringify(ours)).not.toContain('inherited');
-    const proto = decodeOtlpProto(resourceMetricsToProto(rm));
     const officialProto = withoutDefaults(
       decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
     );
-    expect(dropHuge(proto)).toEqual(dropHuge(officialProto));
+    expect(decodeOtlpProto(resourceMetricsToProto(rm))).toEqual(officialProto);
+    const ours = ourJson(rm);
+    expect(normalizeJsonForProto(ours)).toEqual(officialProto);
+    const text = JSON.stringify(ours);
+    // Beyond 2^53 an int64 is an exact decimal string: JSON.parse keeps its digits.
+    expect(text).toContain('{"key":"min","value":{"intValue":"-9223372036854775808"}}');
+    expect(text).toContain('{"key":"bigger","value":{"intValue":"1152921504606846976"}}');
+    // Beyond int64 a number is a double (the official JSON serializer writes an overflowing intValue).
+    expect(text).toContain('{"key":"huge","value":{"doubleValue":1e+30}}');
+    expect(text).toContain('{"key":"missing","value":{}}');
+    expect(text).toContain('{"key":"none","value":{"bytesValue":""}}');
+    expect(text).not.toContain('inherited');
   });
 
   test('an export that fails half-way leaves nothing behind in the next one', async () => {
@@ -142,12 +210,11 @@ describe('OTLP encoders', () => {
     histogram.record(3, attrs);
     const rm = await collect();
     const check = () => {
-      expect(ourJson(rm)).toEqual(withoutDefaults(officialJson(rm)));
-      expect(decodeOtlpProto(resourceMetricsToProto(rm))).toEqual(
-        withoutDefaults(
-          decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
-        ),
+      const official = withoutDefaults(
+        decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
       );
+      expect(decodeOtlpProto(resourceMetricsToProto(rm))).toEqual(official);
+      expect(normalizeJsonForProto(ourJson(rm))).toEqual(official);
     };
     check(); // fills the caches
     const point = rm.scopeMetrics[0]?.metrics[0]?.dataPoints[0];
@@ -165,6 +232,13 @@ describe('OTLP encoders', () => {
     delete live.route; // key removed
     check();
     hist.buckets.boundaries[0] = -1; // bounds changed in place
+    check();
+    const nested = { inner: { n: 1 }, bytes: Uint8Array.from([1, 2]) };
+    live.nested = nested; // a map and a byte array, changed in place below
+    check();
+    nested.inner.n = 2;
+    check();
+    (nested.bytes as Uint8Array)[0] = 9;
     check();
     expect(JSON.stringify(ourJson(rm))).toContain('"added"');
     await provider.shutdown();
@@ -209,6 +283,29 @@ describe('OTLP encoders', () => {
     expect((JSON.parse(text) as OtlpObject).resourceMetrics).toHaveLength(2);
   });
 });
+
+interface DecodedPoint {
+  attributes?: { value?: { intValue?: OtlpValue } }[];
+  asDouble?: OtlpValue;
+  explicitBounds?: OtlpValue[];
+  min?: OtlpValue;
+  max?: OtlpValue;
+}
+interface DecodedMetric {
+  gauge?: { dataPoints?: DecodedPoint[] };
+  sum?: { dataPoints?: DecodedPoint[] };
+  histogram?: { dataPoints?: DecodedPoint[] };
+}
+
+interface DecodedRequest {
+  resourceMetrics?: { scopeMetrics?: { metrics?: DecodedMetric[] }[] }[];
+}
+
+/** The metrics of a decoded request's first scope. */
+function metricsOf(request: OtlpObject): DecodedMetric[] {
+  const decoded = request as unknown as DecodedRequest;
+  return decoded.resourceMetrics?.[0]?.scopeMetrics?.[0]?.metrics ?? [];
+}
 
 /**
  * Our JSON and protobuf carry the same fields except where protobuf cannot tell "absent" from

@@ -77,10 +77,19 @@ describe('AnyValue defaults written with keepDefault', () => {
     expect(decodeOtlpProto(bytes, 'AnyValue')).toEqual({ intValue: 0 });
   });
 
+  test('bytesValue empty is written and decodes as present', () => {
+    const w = new ProtoWriter();
+    w.bytes(AV.bytesValue, new Uint8Array(0), true);
+    const bytes = w.finish();
+    expectBytes(bytes, refLen(AV.bytesValue, Buffer.alloc(0)));
+    expect(decodeOtlpProto(bytes, 'AnyValue')).toEqual({ bytesValue: '' });
+  });
+
   test('without keepDefault the same defaults are omitted', () => {
     const w = new ProtoWriter();
     w.string(AV.stringValue, '');
     w.bool(AV.boolValue, false);
+    w.bytes(AV.bytesValue, new Uint8Array(0));
     w.int64(AV.intValue, 0);
     w.uint(FIELD.Resource.droppedAttributesCount, 0);
     w.sint32(FIELD.Buckets.offset, 0);
@@ -335,6 +344,18 @@ describe('packed repeated fields', () => {
     expect(decodeOtlpProto(bytes, 'Buckets')).toEqual({ offset: -3, bucketCounts: counts });
   });
 
+  test('packed varints from 2^53 to 2^64 take up to ten bytes and decode exactly', () => {
+    const counts = [2 ** 53 + 2, 2 ** 63 - 1024, 2 ** 63, 2 ** 64 - 2048];
+    const w = new ProtoWriter();
+    w.packedVarint(FIELD.Buckets.bucketCounts, counts);
+    const bytes = w.finish();
+    const big = counts.map((c) => BigInt(c));
+    expectBytes(bytes, refLen(FIELD.Buckets.bucketCounts, Buffer.concat(big.map(refVarint))));
+    expect(decodeOtlpProto(bytes, 'Buckets')).toEqual({
+      bucketCounts: big.map((c) => c.toString()),
+    });
+  });
+
   test('a packed varint body long enough for a 2-byte length round-trips', () => {
     const counts = Array.from({ length: 200 }, (_, i) => i * 1_000_003);
     const w = new ProtoWriter();
@@ -453,6 +474,23 @@ describe('fixed64 timestamps (nanos)', () => {
         asInt: value,
       });
     }
+  });
+
+  test('sfixed64 asInt and fixed64 count are exact beyond 2^53, to the ends of their range', () => {
+    const asInts = [2 ** 53 + 2, -(2 ** 53) - 2, 2 ** 60 + 4096, 2 ** 63 - 1024, -(2 ** 63)];
+    for (const value of asInts) {
+      const w = new ProtoWriter();
+      w.fixed64(FIELD.NumberDataPoint.asInt, value);
+      expect(decodeOtlpProto(w.finish(), 'NumberDataPoint'), String(value)).toEqual({
+        asInt: BigInt(value).toString(),
+      });
+    }
+    const counts = [2 ** 53 + 2, 2 ** 63, 2 ** 64 - 2048];
+    const w = new ProtoWriter();
+    w.packedFixed64(FIELD.HistogramDataPoint.bucketCounts, counts);
+    expect(decodeOtlpProto(w.finish(), 'HistogramDataPoint')).toEqual({
+      bucketCounts: counts.map((c) => BigInt(c).toString()),
+    });
   });
 
   test('fixed64 count round-trips a value above 2^32', () => {
