@@ -238,7 +238,11 @@ export class S3MetricExporter implements PushMetricExporter {
       uploadFailures: { ...s.uploadFailures },
       pointsDroppedByReason: { ...s.pointsDroppedByReason },
       uploadLatency: { ...s.uploadLatency },
-      spool: s.spool && { ...s.spool, writeFailures: { ...s.spool.writeFailures } },
+      spool: s.spool && {
+        ...s.spool,
+        writeFailures: { ...s.spool.writeFailures },
+        readFailures: { ...s.spool.readFailures },
+      },
       bufferedBytes: this.#budget.bytes,
       pendingBatches: this.#budget.size,
     };

@@ -165,6 +165,24 @@ describe('S3MetricExporter with a spool', () => {
     await second.shutdown();
   });
 
+  test('stats() is a copy: changing it changes nothing inside the exporter', async () => {
+    const exporter = exporterWith(new ScriptedS3());
+    const first = exporter.stats();
+    first.pointsDroppedByReason['buffer-full'] = 99;
+    for (const counts of [
+      first.spool?.writeFailures,
+      first.spool?.readFailures,
+      first.uploadFailures,
+    ])
+      if (counts !== undefined) (counts as Record<string, number>).EIO = 7;
+    const second = exporter.stats();
+    expect(second.pointsDroppedByReason).toEqual({});
+    expect(second.uploadFailures).toEqual({});
+    expect(second.spool?.writeFailures).toEqual({});
+    expect(second.spool?.readFailures).toEqual({});
+    await exporter.shutdown();
+  });
+
   test('a second exporter on the same spool directory gets a clear error; after shutdown the directory is free', async () => {
     const s3 = new ScriptedS3();
     const first = exporterWith(s3);
