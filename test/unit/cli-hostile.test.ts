@@ -97,14 +97,17 @@ describe('hostile objects', () => {
 
 describe('size flags', () => {
   test.each([
-    [['--max-decompressed-bytes', '64MB'], 'invalid --max-decompressed-bytes "64MB"'],
-    [['--max-object-bytes', '0'], 'invalid --max-object-bytes "0"'],
-    [['--max-object-bytes', '1.5'], 'invalid --max-object-bytes "1.5"'],
+    [
+      ['--max-decompressed-bytes', '64MB'],
+      '--max-decompressed-bytes (option maxDecompressedBytes): "64MB"',
+    ],
+    [['--max-object-bytes', '0'], '--max-object-bytes (option maxObjectBytes): "0"'],
+    [['--max-object-bytes', '1.5'], '--max-object-bytes (option maxObjectBytes): "1.5"'],
   ])('%j is a usage error naming the flag, the value and what is allowed', async (flags, what) => {
     const { code, stderr } = await run(['ls', '--dir', '.', ...flags]);
     expect(code).toBe(2);
     expect(stderr).toBe(
-      `otel-s3: ${what}: expected a size in bytes like 134217728, 512KiB, 128MiB or 2GiB\n`,
+      `otel-s3: invalid flag ${what} (expected a size in bytes like 134217728, 512KiB, 128MiB or 2GiB)\n`,
     );
   });
 
@@ -117,7 +120,7 @@ describe('size flags', () => {
     const bad = await run(['ls'], { cwd });
     expect([bad.code, bad.stderr]).toEqual([
       2,
-      `otel-s3: invalid ${join(cwd, '.otel-s3.json')} "maxDecompressedBytes" "lots": expected a size in bytes like 134217728, 512KiB, 128MiB or 2GiB\n`,
+      `otel-s3: invalid "maxDecompressedBytes" in ${join(cwd, '.otel-s3.json')} (option maxDecompressedBytes): "lots" (expected a size in bytes like 134217728, 512KiB, 128MiB or 2GiB)\n`,
     ]);
     const good = await run(['ls', '--max-decompressed-bytes', '1m'], { cwd });
     expect(good.code).toBe(0);
