@@ -25,7 +25,12 @@ export {
   type ObjectEncoding,
 } from './reader/decode-object.js';
 export { type AccessProblem, ReadAccessError } from './reader/errors.js';
-export { type ParsedKey, parseObjectKey, partitionPath } from './reader/object-key.js';
+export {
+  DEFAULT_EXPORT_INTERVAL_MILLIS,
+  type KeyLayoutOptions,
+  type MetricKey,
+  metricKeyParser,
+} from './reader/key-layout.js';
 export {
   anyValue,
   attributes,

@@ -15,6 +15,11 @@ export class InvalidOptionError extends TypeError {
   readonly value: unknown;
   /** The environment variable the value came from, if it did. */
   readonly variable: string | undefined;
+  /**
+   * Where the value came from when it was not passed in code, as messages name it:
+   * `environment variable X`, or what a tool passed to fromOrigin (`flag --bucket`, ...).
+   */
+  readonly origin: string | undefined;
   readonly expected: string;
   /** The message without the package name in front, for tools that print their own. */
   readonly detail: string;
@@ -26,11 +31,10 @@ export class InvalidOptionError extends TypeError {
     expected: string,
     variable?: string,
     detail?: string,
+    origin?: string,
   ) {
-    const where =
-      variable === undefined
-        ? `option ${option}`
-        : `environment variable ${variable} (option ${option})`;
+    origin ??= variable === undefined ? undefined : `environment variable ${variable}`;
+    const where = origin === undefined ? `option ${option}` : `${origin} (option ${option})`;
     const safe = redact(option, value);
     detail ??= `invalid ${where}: ${show(safe)} (expected ${expected})`;
     super(`otel-s3-exporter: ${detail}`);
@@ -39,12 +43,28 @@ export class InvalidOptionError extends TypeError {
     this.option = option;
     this.value = safe;
     this.variable = variable;
+    this.origin = origin;
     this.expected = expected;
   }
 
   /** The same error, for a value that came from environment variable `variable`. */
   static fromVariable(error: InvalidOptionError, variable: string): InvalidOptionError {
     return new InvalidOptionError(error.option, error.value, error.expected, variable);
+  }
+
+  /**
+   * The same error, for a value that came from `origin`, e.g. `flag --bucket` or
+   * `/home/me/.otel-s3.json "bucket"`: "invalid flag --bucket (option bucket): ...".
+   */
+  static fromOrigin(error: InvalidOptionError, origin: string): InvalidOptionError {
+    return new InvalidOptionError(
+      error.option,
+      error.value,
+      error.expected,
+      undefined,
+      undefined,
+      origin,
+    );
   }
 
   /** An option name that does not exist, with the likely intended one. Its value is not shown. */

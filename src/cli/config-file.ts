@@ -1,41 +1,43 @@
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { MAX_READ_CONCURRENCY } from '../reader/read-options.js';
 import { UsageError } from './exit-codes.js';
 
 /** The file the CLI reads defaults from, in the current directory. */
 export const CONFIG_FILE_NAME = '.otel-s3.json';
 
-/** Defaults for the CLI; flags and environment variables win over them. No secrets here. */
-export interface ConfigFile {
-  /** Where the file is, for messages. */
-  path: string;
-  bucket?: string;
-  prefix?: string;
-  endpoint?: string;
-  region?: string;
-  forcePathStyle?: boolean;
-  /** A directory laid out like the bucket; relative to the file's own directory. */
-  dir?: string;
-  concurrency?: number;
-  /** A number of bytes, or a size like "128MiB" (validated with the flags). */
-  maxObjectBytes?: number | string;
-  maxDecompressedBytes?: number | string;
-}
-
-const STRING_KEYS = ['bucket', 'prefix', 'endpoint', 'region', 'dir'] as const;
-const SIZE_KEYS = ['maxObjectBytes', 'maxDecompressedBytes'] as const;
-const KNOWN = new Set<string>([
-  ...STRING_KEYS,
-  ...SIZE_KEYS,
+/** Keys of the config file: the CLI's settings, named as the exporter's and the reader's options. */
+export const CONFIG_FILE_KEYS = [
+  'bucket',
+  'prefix',
+  'endpoint',
+  'region',
   'forcePathStyle',
+  'keyTemplate',
+  'filePrefix',
+  'partitionTimeZone',
+  'partitionTime',
+  'maxBatchAgeMillis',
+  'exportIntervalMillis',
+  'dir',
   'concurrency',
-  '$comment',
-]);
+  'maxObjectBytes',
+  'maxDecompressedBytes',
+] as const;
+
+export type ConfigFileKey = (typeof CONFIG_FILE_KEYS)[number];
+
+/**
+ * Defaults for the CLI; flags and environment variables win over them. No secrets here. The
+ * values are checked where they are used, by the same rules as flags and environment variables.
+ */
+export interface ConfigFile {
+  /** Where the file is, for messages; a relative `dir` is relative to its directory. */
+  path: string;
+  values: Partial<Record<ConfigFileKey, unknown>>;
+}
 
 /**
  * Reads a config file. A missing file is fine unless it was asked for by name (`--config`); a
- * file that is there must be valid: an unknown key or a wrong type is a usage error naming it.
+ * file that is there must be a JSON object of known keys.
  */
 export function loadConfigFile(path: string, required: boolean): ConfigFile | undefined {
   let text: string;
@@ -56,53 +58,18 @@ export function loadConfigFile(path: string, required: boolean): ConfigFile | un
       `${path}: expected a JSON object like {"bucket": "metrics", "prefix": "prod"}`,
     );
   }
-  const raw = value as Record<string, unknown>;
-  const config: ConfigFile = { path };
-  for (const key of Object.keys(raw)) {
-    if (!KNOWN.has(key)) {
-      const secret = /secret|key|token|password|credential/i.test(key)
+  const values: ConfigFile['values'] = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (key === '$comment') continue;
+    if (!(CONFIG_FILE_KEYS as readonly string[]).includes(key)) {
+      const secret = /secret|access.?key|token|password|credential/i.test(key)
         ? ' (credentials never go in this file: use AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE)'
         : '';
       throw new UsageError(
-        `${path}: unknown key "${key}"${secret}; allowed: ${[...KNOWN].filter((k) => k !== '$comment').join(', ')}`,
+        `${path}: unknown key "${key}"${secret}; allowed: ${CONFIG_FILE_KEYS.join(', ')}`,
       );
     }
+    values[key as ConfigFileKey] = v;
   }
-  for (const key of STRING_KEYS) {
-    const v = raw[key];
-    if (v === undefined) continue;
-    if (typeof v !== 'string' || v === '') {
-      throw new UsageError(
-        `${path}: "${key}" must be a non-empty string, not ${JSON.stringify(v)}`,
-      );
-    }
-    config[key] = key === 'dir' ? resolve(dirname(path), v) : v;
-  }
-  if (raw.forcePathStyle !== undefined) {
-    if (typeof raw.forcePathStyle !== 'boolean') {
-      throw new UsageError(
-        `${path}: "forcePathStyle" must be true or false, not ${JSON.stringify(raw.forcePathStyle)}`,
-      );
-    }
-    config.forcePathStyle = raw.forcePathStyle;
-  }
-  if (raw.concurrency !== undefined) {
-    if (typeof raw.concurrency !== 'number') {
-      throw new UsageError(
-        `${path}: "concurrency" must be an integer from 1 to ${MAX_READ_CONCURRENCY}, not ${JSON.stringify(raw.concurrency)}`,
-      );
-    }
-    config.concurrency = raw.concurrency;
-  }
-  for (const key of SIZE_KEYS) {
-    const v = raw[key];
-    if (v === undefined) continue;
-    if (typeof v !== 'number' && typeof v !== 'string') {
-      throw new UsageError(
-        `${path}: "${key}" must be a number of bytes or a size like "128MiB", not ${JSON.stringify(v)}`,
-      );
-    }
-    config[key] = v;
-  }
-  return config;
+  return { path, values };
 }

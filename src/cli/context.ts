@@ -29,8 +29,8 @@ export async function finalNote(ctx: CommandContext, line: string): Promise<void
 
 /** The reader API's options for these settings. */
 export function readerOptions(ctx: CommandContext): ListMetricObjectsOptions {
-  const { source, prefix, from, to } = ctx.settings;
-  const range = { prefix, from, to, signal: ctx.signal };
+  const { source, prefix, layout, from, to } = ctx.settings;
+  const range = { prefix, ...layout, from, to, signal: ctx.signal };
   if (source.kind === 'dir') return { ...range, dir: source.dir };
   return {
     ...range,
@@ -58,7 +58,7 @@ export function skippedKeysNote(
   const keys = plural(n, 'key');
   const hint =
     stats.otherPrefixes.length === 0
-      ? ''
+      ? "; give the exporter's keyTemplate and filePrefix, if it has them, with --key-template and --file-prefix"
       : `; objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
   return `ignored ${keys} under ${where} that ${n === 1 ? 'is' : 'are'} not in the exporter's layout for this prefix${hint}`;
 }

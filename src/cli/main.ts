@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
-import { InvalidOptionError } from '../config.js';
+import { DEFAULTS, InvalidOptionError } from '../config.js';
 import { formatBytes } from '../reader/byte-size.js';
 import { ReadAccessError } from '../reader/errors.js';
+import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3-errors.js';
 import { cat } from './commands/cat.js';
@@ -15,7 +16,8 @@ import { type CommandContext, note } from './context.js';
 import { DURATION_HELP } from './duration.js';
 import { EXIT, EXIT_CODES_HELP, UsageError } from './exit-codes.js';
 import { LineWriter } from './output.js';
-import { ENV, type GlobalFlags, resolveSettings, type Settings } from './settings.js';
+import { variableOf } from './setting-sources.js';
+import { type GlobalFlags, resolveSettings, type Settings } from './settings.js';
 
 /** The process around the CLI; tests pass their own. */
 export interface CliIo {
@@ -27,21 +29,25 @@ export interface CliIo {
   signal?: AbortSignal;
 }
 
+/** `--bucket <name>  ... (env OTEL_EXPORTER_S3_BUCKET)` */
+const env = (setting: Parameters<typeof variableOf>[0]) => `env ${variableOf(setting)}`;
+
 const HELP_AFTER = `
 Where to read: --bucket (S3) or --dir (a local directory laid out like the bucket, file path =
-key, e.g. an \`aws s3 sync\` mirror). Each setting comes from its flag, else its environment
-variable, else ${CONFIG_FILE_NAME} in the current directory (JSON with any of bucket, prefix,
-endpoint, region, forcePathStyle, dir, concurrency, maxObjectBytes, maxDecompressedBytes;
-never credentials). Credentials come from the AWS SDK's default chain: AWS_ACCESS_KEY_ID and
-AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
+key, e.g. an \`aws s3 sync\` mirror). Each setting comes from its flag, else the exporter's
+environment variable, else ${CONFIG_FILE_NAME} in the current directory: JSON with the settings
+under the options' names (bucket, prefix, keyTemplate, maxBatchAgeMillis, dir, concurrency,
+maxObjectBytes, ...; never credentials). Credentials come from the AWS SDK's default chain:
+AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
 
-Environment variables:
-  ${ENV.bucket}  ${ENV.prefix}  ${ENV.endpoint}
-  ${ENV.region}  ${ENV.forcePathStyle} (true or false)
+The key layout: give the reader what the exporter was given (the same environment variables
+configure both): --key-template, --file-prefix, --partition-time-zone, and, with
+--partition-time data, --max-batch-age and --export-interval.
 
 The time range: --since, or --from and/or --to; without them, every object under the prefix.
-An object's time is the timestamp of the UUIDv7 in its name (made as its batch is sealed and
-compressed); only the minute partitions that can hold the range are listed.
+An object's time is its seal time, the timestamp of the UUIDv7 in its name, whatever partition
+it is filed under. When the key template starts with time tokens, only the partitions that can
+hold the range are listed; otherwise every key under the prefix is.
 
 Size limits: an object stored larger than --max-object-bytes, or that decompresses to more than
 --max-decompressed-bytes, is skipped unread and counted (exit code 1), so a huge or hostile
@@ -90,18 +96,39 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     })
     .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(otel-s3 --help shows the usage)')
-    .option('--bucket <name>', `bucket to read (env ${ENV.bucket})`)
-    .option('--prefix <prefix>', `key prefix, as given to the exporter (env ${ENV.prefix})`)
+    .option('--bucket <name>', `bucket to read (${env('bucket')})`)
+    .option('--prefix <prefix>', `key prefix, as given to the exporter (${env('prefix')})`)
     .option(
       '--endpoint <url>',
-      `S3-compatible server, e.g. http://127.0.0.1:9000 (env ${ENV.endpoint})`,
+      `S3-compatible server, e.g. http://127.0.0.1:9000 (${env('endpoint')})`,
     )
-    .option('--region <region>', `region (env ${ENV.region}, else AWS_REGION, else us-east-1)`)
+    .option('--region <region>', `region (${env('region')}, else AWS_REGION, else us-east-1)`)
     .option(
       '--force-path-style',
-      `path-style addressing, the default with --endpoint (env ${ENV.forcePathStyle})`,
+      `path-style addressing, the default with --endpoint (${env('forcePathStyle')})`,
     )
     .option('--no-force-path-style', 'virtual-hosted-style addressing')
+    .option(
+      '--key-template <template>',
+      `the exporter's keyTemplate (${env('keyTemplate')}; default ${DEFAULTS.keyTemplate})`,
+    )
+    .option('--file-prefix <text>', `the exporter's filePrefix (${env('filePrefix')})`)
+    .option(
+      '--partition-time-zone <zone>',
+      `the exporter's partitionTimeZone, UTC or local (${env('partitionTimeZone')}; default UTC)`,
+    )
+    .option(
+      '--partition-time <time>',
+      `the exporter's partitionTime, upload or data (${env('partitionTime')}; default upload)`,
+    )
+    .option(
+      '--max-batch-age <ms>',
+      `the exporter's maxBatchAgeMillis (${env('maxBatchAgeMillis')}; default ${DEFAULTS.maxBatchAgeMillis})`,
+    )
+    .option(
+      '--export-interval <ms>',
+      `the service's metric export interval (${env('exportIntervalMillis')}; default ${DEFAULT_EXPORT_INTERVAL_MILLIS})`,
+    )
     .option('--dir <path>', 'read a local directory laid out like the bucket instead of S3')
     .option('--since <duration>', `objects from this long ago on: ${DURATION_HELP}`)
     .option('--from <time>', 'objects from this time on (ISO 8601; UTC unless a zone is given)')

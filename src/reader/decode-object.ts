@@ -1,21 +1,23 @@
 import { decodeOtlpProto, type OtlpObject } from '../encoding/otlp-proto-decode.js';
+import { encodingOfExtension, type ObjectEncoding } from '../formats.js';
 import { requestProblem } from './check-request.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
 import { ZstdUnavailableError } from './zstd-engine.js';
 
-export type ObjectEncoding = {
-  format: 'otlp-json' | 'otlp-proto';
-  compression: 'zstd' | 'gzip' | 'none';
-};
+export type { ObjectEncoding };
 
-/** Format and compression of an object, from its name (`.json`, `.binpb`, then `.zst`, `.gz`). */
+/**
+ * Format and compression of an object, from the end of its name (`.json`, `.binpb`, then `.zst`,
+ * `.gz`, as the formats table names them); the longest known suffix wins.
+ */
 export function encodingOfKey(key: string): ObjectEncoding | undefined {
-  const match = /\.(json|binpb)(\.zst|\.gz)?$/.exec(key);
-  if (match === null) return undefined;
-  const format = match[1] === 'binpb' ? 'otlp-proto' : 'otlp-json';
-  const compression = match[2] === '.zst' ? 'zstd' : match[2] === '.gz' ? 'gzip' : 'none';
-  return { format, compression };
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  for (let dot = name.indexOf('.'); dot >= 0; dot = name.indexOf('.', dot + 1)) {
+    const encoding = encodingOfExtension(name.slice(dot));
+    if (encoding !== undefined) return encoding;
+  }
+  return undefined;
 }
 
 /** What failed while decoding a stored object: its compression, or the request inside. */

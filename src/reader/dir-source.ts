@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readAtMost } from './bounded-read.js';
 import { ReadAccessError } from './errors.js';
-import { compareKeys } from './object-key.js';
+import { compareKeys } from './listing-range.js';
 import { ObjectTooLargeError } from './read-limits.js';
 import type { ListedKey, ObjectSource } from './source.js';
 

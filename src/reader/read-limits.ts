@@ -42,7 +42,11 @@ export function resolveReadLimits(options: ReadLimitOptions): ReadLimits {
 }
 
 function limit(option: SizeLimit, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
+  return value === undefined ? fallback : sizeLimit(option, value);
+}
+
+/** A size limit: a whole number of bytes that fits in a Buffer; InvalidOptionError otherwise. */
+export function sizeLimit(option: string, value: unknown): number {
   if (
     typeof value !== 'number' ||
     !Number.isSafeInteger(value) ||

@@ -1,12 +1,8 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import {
-  decodeStoredObject,
-  encodingOfKey,
-  ObjectDecodeError,
-  type ObjectEncoding,
-} from './decode-object.js';
+import type { ObjectEncoding } from '../formats.js';
+import { decodeStoredObject, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
-import { compareKeys, keyRange, parseObjectKey } from './object-key.js';
+import { isPastRange } from './listing-range.js';
 import {
   ObjectTooLargeError,
   type ReadLimitOptions,
@@ -26,11 +22,17 @@ import { zstdEngine } from './zstd-engine.js';
 /** A stored object in the range, as listed. */
 export interface ObjectInfo {
   key: string;
-  /** The object's time: the millisecond timestamp of the UUIDv7 in its name (its seal time). */
+  /**
+   * The object's time: the millisecond timestamp of the UUIDv7 in its name, when its batch was
+   * sealed. It is what `from` and `to` select on, whatever partition (partitionTime 'data',
+   * partitionTimeZone 'local') the key is filed under.
+   */
   time: Date;
   /** Stored (compressed) bytes. */
   size: number;
   encoding: ObjectEncoding;
+  /** Values of the key template's resource-attribute tokens, e.g. `{ 'service.name': 'checkout' }`. */
+  attributes: Record<string, string>;
 }
 
 /** A stored object, fetched and decoded. */
@@ -56,7 +58,10 @@ export interface ReadStats {
   objects: number;
   /** Their stored bytes, as listed. */
   bytes: number;
-  /** Keys under the prefix that are not in the exporter's layout (or under a deeper prefix): skipped. */
+  /**
+   * Keys listed under the prefix that are not in the configured layout (another keyTemplate,
+   * filePrefix, an unknown extension, or under a deeper prefix): skipped.
+   */
   keysSkipped: number;
   /** Up to 5 deeper prefixes whose keys are in the layout: where the objects are if `prefix` is too short. */
   otherPrefixes: string[];
@@ -88,8 +93,9 @@ export type ReadMetricsOptions = ListMetricObjectsOptions &
   };
 
 /**
- * The objects whose time is in [from, to), in key order (which is time order within a
- * partition), with their sizes. Lists only the partitions that can hold them.
+ * The objects whose time (seal time) is in [from, to), in key order (which is time order within
+ * a partition), with their sizes. When the key template starts with time tokens, only the
+ * partitions that can hold the range are listed; otherwise everything under the prefix is.
  */
 export function listMetricObjects(options: ListMetricObjectsOptions): MetricStream<ObjectInfo> {
   const range = resolveRange(options);
@@ -168,6 +174,9 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
   });
 }
 
+/** How many deeper prefixes holding objects a listing reports. */
+const MAX_OTHER_PREFIXES = 5;
+
 type Fetched = { bytes: Uint8Array } | UnreadableObject;
 
 /** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
@@ -226,31 +235,35 @@ async function* inRange(
   signal: AbortSignal,
   stats: ReadStats,
 ): AsyncGenerator<ObjectInfo> {
-  const { startAfter, stopAt } = keyRange(range.prefix, range.from, range.to);
+  const { layout } = range;
+  const listing = layout.range(range.from, range.to);
   const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
   const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
-  for await (const { key, size } of source.list(range.prefix, startAfter, signal)) {
-    // Keys sort by partition: past this one, no object can be in the range.
-    if (stopAt !== undefined && compareKeys(key, stopAt) >= 0) return;
-    const parsed = parseObjectKey(key);
-    const encoding = encodingOfKey(key);
-    if (parsed === undefined || parsed.prefix !== range.prefix || encoding === undefined) {
+  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
+    // Keys sort by partition: past the last one that can hold the range, none is in it.
+    if (isPastRange(key, listing)) return;
+    const parsed = layout.parse(key);
+    if (parsed === undefined) {
       stats.keysSkipped++;
-      const other = parsed?.prefix;
-      if (
-        other !== undefined &&
-        stats.otherPrefixes.length < 5 &&
-        !stats.otherPrefixes.includes(other)
-      ) {
-        stats.otherPrefixes.push(other);
+      if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
+        const other = layout.deeperPrefix(key);
+        if (other !== undefined && !stats.otherPrefixes.includes(other)) {
+          stats.otherPrefixes.push(other);
+        }
       }
       continue;
     }
-    const time = parsed.time.getTime();
+    const time = parsed.sealedAt.getTime();
     if (time < from || time >= to) continue;
     stats.objects++;
     stats.bytes += size;
-    yield { key, time: parsed.time, size, encoding };
+    yield {
+      key,
+      time: parsed.sealedAt,
+      size,
+      encoding: parsed.encoding,
+      attributes: parsed.attributes,
+    };
   }
 }
 

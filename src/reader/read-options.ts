@@ -1,10 +1,15 @@
-import { InvalidOptionError, isBucketName, isHttpUrl, normalizePrefix } from '../config.js';
+import * as rule from '../config/rules.js';
+import { InvalidOptionError } from '../invalid-option.js';
 import { dirSource } from './dir-source.js';
+import { type KeyLayout, type KeyLayoutOptions, resolveKeyLayout } from './key-layout.js';
 import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
 import type { ObjectSource } from './source.js';
 
-/** Which objects to read: a prefix and a time range of the objects' seal times. */
-export interface ReadRangeOptions {
+/**
+ * Which objects to read: the exporter's prefix and key layout, and a time range of the objects'
+ * seal times (the timestamp of the UUIDv7 in each key, whatever the partition it is filed under).
+ */
+export interface ReadRangeOptions extends KeyLayoutOptions {
   /** Key prefix, as given to the exporter (normalized the same way). Default `''`. */
   prefix?: string;
   /** Objects sealed at or after this time. Default: the earliest. */
@@ -33,10 +38,14 @@ export const DEFAULT_READ_CONCURRENCY = 8;
 export const MAX_READ_CONCURRENCY = 64;
 
 export interface ResolvedRange {
-  prefix: string;
+  layout: KeyLayout;
   from: Date | undefined;
   to: Date | undefined;
 }
+
+/** The shared bucket rule, in the reader's words (the exporter's also points to its variable). */
+export const bucketName = (option: string, value: unknown): string =>
+  rule.bucket(option, value, 'a bucket name without "/" or spaces');
 
 /** Validates the location and range; throws InvalidOptionError naming the option. */
 export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
@@ -51,10 +60,10 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
     );
   }
   if (options.bucket !== undefined) {
-    if (!isBucketName(options.bucket)) {
-      throw new InvalidOptionError('bucket', options.bucket, 'a bucket name without "/" or spaces');
-    }
-    endpoint(options.endpoint);
+    bucketName('bucket', options.bucket);
+    if (options.endpoint !== undefined) rule.endpoint('endpoint', options.endpoint);
+    if (options.region !== undefined) rule.nonEmptyString('region', options.region);
+    if (options.forcePathStyle !== undefined) rule.bool('forcePathStyle', options.forcePathStyle);
   } else if (typeof options.dir !== 'string' || options.dir === '') {
     throw new InvalidOptionError('dir', options.dir, 'a directory path');
   }
@@ -67,24 +76,13 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
       `a time not before from (${from.toISOString()})`,
     );
   }
-  return { prefix: normalizePrefix(options.prefix), from, to };
+  const layout = resolveKeyLayout(rule.normalizePrefix(options.prefix), options);
+  return { layout, from, to };
 }
 
 export function resolveConcurrency(value: unknown): number {
   if (value === undefined) return DEFAULT_READ_CONCURRENCY;
-  if (
-    typeof value !== 'number' ||
-    !Number.isInteger(value) ||
-    value < 1 ||
-    value > MAX_READ_CONCURRENCY
-  ) {
-    throw new InvalidOptionError(
-      'concurrency',
-      value,
-      `an integer from 1 to ${MAX_READ_CONCURRENCY}`,
-    );
-  }
-  return value;
+  return rule.integer('concurrency', value, 1, MAX_READ_CONCURRENCY, 'count');
 }
 
 /** The source the options name. Call after resolveRange. */
@@ -107,14 +105,4 @@ function time(option: string, value: unknown): Date | undefined {
     throw new InvalidOptionError(option, value, 'a valid Date');
   }
   return value;
-}
-
-function endpoint(value: unknown): void {
-  if (value !== undefined && !isHttpUrl(value)) {
-    throw new InvalidOptionError(
-      'endpoint',
-      value,
-      'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
-    );
-  }
 }

@@ -5,6 +5,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { s3ClientConfig } from '../config/client-settings.js';
 import type { ChecksumMode } from '../config.js';
 import { describeError } from '../s3-errors.js';
 import { readAtMost } from './bounded-read.js';
@@ -35,21 +36,7 @@ export function createReaderClient(options: ReaderConnectionOptions): {
   owned: boolean;
 } {
   if (options.s3Client !== undefined) return { client: options.s3Client, owned: false };
-  const custom = options.endpoint !== undefined;
-  const checksums: ChecksumMode = custom ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
-  const client = new S3Client({
-    region:
-      options.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    ...(custom ? { endpoint: options.endpoint } : {}),
-    forcePathStyle: options.forcePathStyle ?? custom,
-    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-    requestChecksumCalculation: options.requestChecksumCalculation ?? checksums,
-    responseChecksumValidation: options.responseChecksumValidation ?? checksums,
-    // Reads are idempotent, so the SDK's own retries (3 attempts) are right here; an endpoint
-    // that never answers should fail in seconds, not hang.
-    requestHandler: { connectionTimeout: 5_000, requestTimeout: 60_000 },
-  });
-  return { client, owned: true };
+  return { client: new S3Client(s3ClientConfig(options, { role: 'reader' })), owned: true };
 }
 
 /** Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages). */

@@ -5,7 +5,7 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import { type MetricObject, readMetrics } from '../../src/index.js';
+import { type MetricObject, readMetrics, S3MetricExporter } from '../../src/index.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
@@ -18,6 +18,7 @@ import {
   skipReason,
   testClient,
 } from '../support/s3.js';
+import { manualProvider, recordEveryInstrument } from '../support/service.js';
 
 if (!s3Server) console.warn(`otel-s3 CLI tests skipped: ${skipReason}`);
 
@@ -110,6 +111,52 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
     expect(lines(stdout)).toHaveLength(6);
   });
 
+  test('a custom keyTemplate the exporter wrote: read with --key-template, or its environment variable', async () => {
+    const template = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
+    for (const service of ['api', 'web']) {
+      const exporter = new S3MetricExporter({
+        bucket,
+        prefix: 'tmpl',
+        keyTemplate: template,
+        ...connection(),
+      });
+      const provider = manualProvider(exporter, service);
+      recordEveryInstrument(provider);
+      await provider.shutdown();
+      expect(exporter.stats().batchesUploaded).toBe(1);
+    }
+    const byFlag = await otelS3([
+      'ls',
+      '--prefix',
+      'tmpl',
+      '--since',
+      '1h',
+      '--key-template',
+      template,
+      '--format',
+      'jsonl',
+    ]);
+    expect([byFlag.code, byFlag.stderr]).toEqual([0, '']);
+    const keys = lines(byFlag.stdout).map((l) => (JSON.parse(l) as { key: string }).key);
+    expect(keys).toEqual([
+      expect.stringMatching(/^tmpl\/api\/\d{4}\//),
+      expect.stringMatching(/^tmpl\/web\//),
+    ]);
+
+    const env = { OTEL_EXPORTER_S3_PREFIX: 'tmpl', OTEL_EXPORTER_S3_KEY_TEMPLATE: template };
+    const points = await otelS3(['points', '--since', '1h', '--format', 'jsonl'], env);
+    expect([points.code, points.stderr]).toEqual([0, '']);
+    const services = lines(points.stdout).map(
+      (l) => (JSON.parse(l) as PointRecord).resource['service.name'],
+    );
+    expect(services).toEqual([...Array(6).fill('api'), ...Array(6).fill('web')]);
+
+    // Read as the default layout, they are ignored and counted.
+    const asDefault = await otelS3(['ls', '--prefix', 'tmpl']);
+    expect(asDefault.stdout).toBe('');
+    expect(asDefault.stderr).toContain('ignored 2 keys');
+  });
+
   test('an unreadable object: reported and skipped, the rest printed, exit code 1', async () => {
     const now = Date.now();
     const broken = keyAt('cli-broken', new Date(now), '.json.gz');
@@ -148,7 +195,7 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
       {},
       [
         /NoSuchBucket \(HTTP 404\); the bucket does not exist/,
-        /\(bucket "no-such-bucket-otel-s3" from --bucket, endpoint .* from OTEL_EXPORTER_S3_ENDPOINT\)/,
+        /\(bucket "no-such-bucket-otel-s3" from flag --bucket, endpoint .* from environment variable OTEL_EXPORTER_S3_ENDPOINT\)/,
       ],
     ],
     [
@@ -165,7 +212,9 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
       2,
       ['ls'],
       { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'maybe' },
-      [/invalid OTEL_EXPORTER_S3_FORCE_PATH_STYLE "maybe": expected true or false/],
+      [
+        /invalid environment variable OTEL_EXPORTER_S3_FORCE_PATH_STYLE \(option forcePathStyle\): "maybe" \(expected true or false\)/,
+      ],
     ],
   ])(
     '%s: exit code %i and a message that says what to fix',

@@ -5,12 +5,12 @@ import {
   dataPointRows,
   listMetricObjects,
   type MetricObject,
-  partitionPath,
   ReadAccessError,
   readMetrics,
   type UnreadableObject,
 } from '../../src/index.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
+import { renderKey } from '../support/layout-fixtures.js';
 import {
   collect,
   EXTENSION,
@@ -129,13 +129,55 @@ describeS3('readMetrics against a real S3 server', () => {
       expect(lists).toHaveLength(1);
       expect(lists[0]?.input).toMatchObject({
         Prefix: 'range/',
-        StartAfter: partitionPath(
-          'range',
-          new Date(Math.floor(from.getTime() / 60_000) * 60_000 - 60_000),
+        // The partition of from − 1 min: every key filed under it sorts after its path.
+        StartAfter: renderKey({ prefix: 'range' }, new Date(from.getTime() - 60_000), '').replace(
+          /\/metrics_.*$/,
+          '',
         ),
       });
       const gets = sent.filter((c) => c.name === 'GetObjectCommand').map((c) => c.input.Key);
       expect(gets.sort()).toEqual([keys.lateName, keys.inside].sort());
+    } finally {
+      reader.destroy();
+    }
+  });
+
+  test("partitionTime 'data': objects filed minutes before their seal time are found by a range that starts after their partition", async () => {
+    const sealed = Date.now() - 5 * 60_000;
+    const zstdJson = objects.find((o) => o.key.endsWith('.json.zst'))?.bytes;
+    const key = (sealedAt: number, dataAgeMillis: number) =>
+      renderKey({ prefix: 'data' }, new Date(sealedAt), '.json.zst', {
+        partition: new Date(sealedAt - dataAgeMillis),
+      });
+    const keys = {
+      // Partitions 2.5 and 3 minutes before the seal times: a minute or more before the
+      // partition of from − 1 min, where the old listing started, whatever the clock says now.
+      twoAndAHalf: key(sealed, 150_000),
+      three: key(sealed + 1_000, 3 * 60_000),
+      sealedBefore: key(sealed - 31_000, 2 * 60_000),
+    };
+    for (const Key of Object.values(keys)) {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key, Body: zstdJson }));
+    }
+    const range = { from: new Date(sealed - 30_000), to: new Date(sealed + 60_000) };
+
+    const reader = testClient();
+    const sent = recordCommands(reader);
+    try {
+      const options = { bucket, prefix: 'data', ...range, s3Client: reader };
+      const read = await collect(readMetrics({ ...options, partitionTime: 'data' }));
+      expect(read.map((o) => o.key)).toEqual([keys.twoAndAHalf, keys.three].sort());
+      expect(read.every((o) => o.time >= range.from && o.time < range.to)).toBe(true);
+      const [list] = sent.filter((c) => c.name === 'ListObjectsV2Command');
+      // maxBatchAgeMillis + the export interval + 1 min, the defaults: 3 min before from.
+      expect(list?.input.StartAfter).toBe(
+        renderKey({ prefix: 'data' }, new Date(range.from.getTime() - 3 * 60_000), '').replace(
+          /\/metrics_.*$/,
+          '',
+        ),
+      );
+      // Read as partitionTime 'upload', they are before the listing starts.
+      expect(await collect(listMetricObjects(options))).toEqual([]);
     } finally {
       reader.destroy();
     }

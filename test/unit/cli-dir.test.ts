@@ -303,7 +303,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     expect(stderr).toContain(
       `otel-s3: cannot read directory ${join(root, 'nowhere')}: it does not exist`,
     );
-    expect(stderr).toContain(`(directory ${join(root, 'nowhere')} from --dir)`);
+    expect(stderr).toContain(`(directory ${join(root, 'nowhere')} from flag --dir)`);
   });
 
   test.each([
@@ -347,6 +347,9 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       'points [options]',
       'stats [options]',
       'OTEL_EXPORTER_S3_BUCKET',
+      '--key-template <template>',
+      'OTEL_EXPORTER_S3_KEY_TEMPLATE',
+      'OTEL_METRIC_EXPORT_INTERVAL',
       '.otel-s3.json',
       '130  interrupted',
     ]) {

@@ -117,10 +117,10 @@ describe('resolveSettings', () => {
     });
     expect(s.prefix).toBe('file/p');
     expect(s.origins).toEqual({
-      bucket: '--bucket',
-      region: 'OTEL_EXPORTER_S3_REGION',
-      endpoint: `${join(dir, '.otel-s3.json')} "endpoint"`,
-      prefix: `${join(dir, '.otel-s3.json')} "prefix"`,
+      bucket: 'flag --bucket',
+      region: 'environment variable OTEL_EXPORTER_S3_REGION',
+      endpoint: `"endpoint" in ${join(dir, '.otel-s3.json')}`,
+      prefix: `"prefix" in ${join(dir, '.otel-s3.json')}`,
     });
     expect(resolveIn(dir, {}, env).source).toMatchObject({ bucket: 'from-env' });
     expect(resolveIn(dir, {}).source).toMatchObject({ bucket: 'from-file', region: 'file-region' });
@@ -199,38 +199,43 @@ describe('resolveSettings', () => {
       'bad --concurrency',
       { bucket: 'b', concurrency: '0' },
       {},
-      /invalid --concurrency "0": expected an integer from 1 to 64/,
+      /^invalid flag --concurrency \(option concurrency\): 0 \(expected an integer count from 1 to 64\)$/,
     ],
     [
       'bad --endpoint',
       { bucket: 'b', endpoint: 'localhost:9000' },
       {},
-      /invalid --endpoint "localhost:9000": expected an absolute http/,
+      /^invalid flag --endpoint \(option endpoint\): "localhost:9000" \(expected an absolute http/,
     ],
-    ['bad --prefix', { bucket: 'b', prefix: 'a/../b' }, {}, /invalid option --prefix: "a\/..\/b"/],
+    [
+      'bad --prefix',
+      { bucket: 'b', prefix: 'a/../b' },
+      {},
+      /^invalid flag --prefix \(option prefix\): "a\/..\/b" \(expected a key prefix/,
+    ],
     [
       'bad bucket from env',
       {},
       { OTEL_EXPORTER_S3_BUCKET: 'a b' },
-      /invalid OTEL_EXPORTER_S3_BUCKET "a b": expected a bucket name/,
+      /^invalid environment variable OTEL_EXPORTER_S3_BUCKET \(option bucket\): "a b" \(expected a bucket name/,
     ],
     [
       'bad endpoint from env',
       { bucket: 'b' },
       { OTEL_EXPORTER_S3_ENDPOINT: 'ftp://x' },
-      /invalid OTEL_EXPORTER_S3_ENDPOINT "ftp:\/\/x"/,
+      /^invalid environment variable OTEL_EXPORTER_S3_ENDPOINT \(option endpoint\): "ftp:\/\/x"/,
     ],
     [
       'bad path style from env',
       { bucket: 'b' },
       { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'yes' },
-      /invalid OTEL_EXPORTER_S3_FORCE_PATH_STYLE "yes": expected true or false/,
+      /^invalid environment variable OTEL_EXPORTER_S3_FORCE_PATH_STYLE \(option forcePathStyle\): "yes" \(expected true or false\)$/,
     ],
     [
       'bad prefix from env',
       { bucket: 'b' },
       { OTEL_EXPORTER_S3_PREFIX: 'a//b' },
-      /invalid option OTEL_EXPORTER_S3_PREFIX/,
+      /^invalid environment variable OTEL_EXPORTER_S3_PREFIX \(option prefix\): "a\/\/b"/,
     ],
     [
       'missing --config',
@@ -265,14 +270,18 @@ describe('resolveSettings', () => {
     [
       'a wrong type',
       '{"bucket":"b","forcePathStyle":"yes"}',
-      /"forcePathStyle" must be true or false, not "yes"/,
+      /^invalid "forcePathStyle" in .*\.otel-s3\.json \(option forcePathStyle\): "yes" \(expected true or false\)$/,
     ],
-    ['an empty string', '{"bucket":""}', /"bucket" must be a non-empty string/],
+    [
+      'an empty string',
+      '{"bucket":""}',
+      /^invalid "bucket" in .*\.otel-s3\.json \(option bucket\): "" \(expected a bucket name/,
+    ],
     ['bucket and dir', '{"bucket":"b","dir":"d"}', /give "bucket" or "dir", not both/],
     [
       'a bad concurrency',
       '{"bucket":"b","concurrency":100}',
-      /invalid .*\.otel-s3\.json "concurrency" 100: expected an integer from 1 to 64/,
+      /^invalid "concurrency" in .*\.otel-s3\.json \(option concurrency\): 100 \(expected an integer count from 1 to 64\)$/,
     ],
   ])('.otel-s3.json with %s is a usage error naming the file', async (_name, text, message) => {
     const dir = await mkdtemp(join(cwd, 'bad-'));

@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'vitest';
+import { encodingOfExtension } from '../../src/formats.js';
+import { metricKeyParser } from '../../src/index.js';
 import { OBJECT_KEY_PATTERN, objectKey } from '../../src/upload/keys.js';
 
 const TIME = new Date('2026-03-04T05:06:07Z');
@@ -124,61 +126,51 @@ describe('objectKey', () => {
   });
 });
 
-describe('OBJECT_KEY_PATTERN', () => {
+describe('metricKeyParser reads what objectKey() writes', () => {
   const extensions: string[] = [];
   for (const format of ['.json', '.binpb']) {
     for (const compression of ['.zst', '.gz', '']) extensions.push(format + compression);
   }
+  const PARTITION = {
+    start: new Date('2026-03-04T05:06:00Z'),
+    end: new Date('2026-03-04T05:07:00Z'),
+  };
 
   for (const extension of extensions) {
-    test(`matches a generated key ending in ${extension} and captures every group`, () => {
+    test(`a generated key ending in ${extension}: id, seal time, partition and encoding`, () => {
       const key = objectKey({
         prefix: 'prod/eu/checkout',
         filePrefix: 'node-7_',
         time: TIME,
         extension,
       });
-      const match = OBJECT_KEY_PATTERN.exec(key);
-      expect(match).not.toBeNull();
-      const [, prefix, year, month, day, hour, minute, filePrefix, id, ext] = match ?? [];
-      expect({ prefix, year, month, day, hour, minute, filePrefix, ext }).toEqual({
-        prefix: 'prod/eu/checkout',
-        year: '2026',
-        month: '03',
-        day: '04',
-        hour: '05',
-        minute: '06',
-        filePrefix: 'node-7_',
-        ext: extension,
-      });
-      expect(id).toBe(idOf(key));
+      const parsed = metricKeyParser({ prefix: 'prod/eu/checkout', filePrefix: 'node-7_' })(key);
+      expect(parsed).toMatchObject({ id: idOf(key), partition: PARTITION, extension });
+      expect(parsed?.sealedAt.getTime()).toBe(uuidv7Millis(idOf(key)));
+      expect(parsed?.encoding).toEqual(encodingOfExtension(extension));
     });
 
-    test(`matches a generated key ending in ${extension} with empty prefix and filePrefix`, () => {
+    test(`a generated key ending in ${extension} with empty prefix and filePrefix`, () => {
       const key = objectKey({ prefix: '', filePrefix: '', time: TIME, extension });
-      const match = OBJECT_KEY_PATTERN.exec(key);
-      expect(match).not.toBeNull();
-      expect(match?.[1]).toBeUndefined();
-      expect(match?.[7]).toBe('');
-      expect(match?.[8]).toBe(idOf(key));
-      expect(match?.[9]).toBe(extension);
+      expect(metricKeyParser()(key)).toMatchObject({ id: idOf(key), extension });
     });
   }
 
-  test('captures a filePrefix that itself contains "metrics_"', () => {
+  test('a filePrefix that itself contains "metrics_"', () => {
     const key = objectKey({
       prefix: 'p',
       filePrefix: 'metrics_a_',
       time: TIME,
       extension: '.json',
     });
-    const match = OBJECT_KEY_PATTERN.exec(key);
-    expect(match?.[7]).toBe('metrics_a_');
-    expect(match?.[8]).toBe(idOf(key));
+    expect(metricKeyParser({ prefix: 'p', filePrefix: 'metrics_a_' })(key)?.id).toBe(idOf(key));
   });
 
   test('rejects keys that are not of the layout', () => {
     const good = `p/year=2026/month=03/day=04/hour=05/minute=06/metrics_${FIXED_ID}.json`;
+    const parse = metricKeyParser({ prefix: 'p' });
+    expect(parse(good)?.id).toBe(FIXED_ID);
+    // The deprecated pattern, kept for existing users, matches the same default layout.
     expect(OBJECT_KEY_PATTERN.test(good)).toBe(true);
     for (const bad of [
       good.replace('.json', '.txt'), // unknown format extension
@@ -187,9 +179,10 @@ describe('OBJECT_KEY_PATTERN', () => {
       good.replace('-8f40-', '-cf40-'), // wrong variant
       good.replace('month=03', 'month=3'), // unpadded
       good.replace('metrics_', 'traces_'),
+      good.replace('metrics_', 'x-metrics_'), // another filePrefix
       good.replace('/minute=06', ''),
     ]) {
-      expect(OBJECT_KEY_PATTERN.test(bad), bad).toBe(false);
+      expect(parse(bad), bad).toBeUndefined();
     }
   });
 });

@@ -1,0 +1,133 @@
+import { parseBooleanText, readEnvironment, VARIABLE_OF } from '../config/environment.js';
+import { InvalidOptionError } from '../invalid-option.js';
+import { EXPORT_INTERVAL_VARIABLE } from '../reader/key-layout.js';
+import type { ConfigFile, ConfigFileKey } from './config-file.js';
+import { UsageError } from './exit-codes.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** How a flag's text reads: as it is, or as a number or a boolean when it is spelled as one. */
+type Kind = 'text' | 'integer' | 'boolean';
+
+/**
+ * Every setting of the CLI, named as the exporter's (and the reader's) option. Its flag is the
+ * attribute commander gives it (`--key-template` → keyTemplate); its environment variable is the
+ * exporter's (the table in src/config/environment.ts), so a service's environment configures
+ * its reader too; its key in .otel-s3.json is the option name.
+ */
+export const SETTINGS: Readonly<Record<ConfigFileKey, { flag: string; kind: Kind }>> = {
+  bucket: { flag: '--bucket', kind: 'text' },
+  prefix: { flag: '--prefix', kind: 'text' },
+  endpoint: { flag: '--endpoint', kind: 'text' },
+  region: { flag: '--region', kind: 'text' },
+  forcePathStyle: { flag: '--force-path-style', kind: 'boolean' },
+  keyTemplate: { flag: '--key-template', kind: 'text' },
+  filePrefix: { flag: '--file-prefix', kind: 'text' },
+  partitionTimeZone: { flag: '--partition-time-zone', kind: 'text' },
+  partitionTime: { flag: '--partition-time', kind: 'text' },
+  maxBatchAgeMillis: { flag: '--max-batch-age', kind: 'integer' },
+  exportIntervalMillis: { flag: '--export-interval', kind: 'integer' },
+  dir: { flag: '--dir', kind: 'text' },
+  concurrency: { flag: '--concurrency', kind: 'integer' },
+  maxObjectBytes: { flag: '--max-object-bytes', kind: 'text' },
+  maxDecompressedBytes: { flag: '--max-decompressed-bytes', kind: 'text' },
+};
+
+/** The environment variable of a setting, if it has one. */
+export function variableOf(setting: ConfigFileKey): string | undefined {
+  return setting === 'exportIntervalMillis' ? EXPORT_INTERVAL_VARIABLE : VARIABLE_OF[setting];
+}
+
+type Layer = 'flag' | 'environment' | 'file';
+
+interface Given {
+  value: unknown;
+  layer: Layer;
+  /** As messages name it: `flag --bucket`, `environment variable X`, `"bucket" in ./.otel-s3.json`. */
+  origin: string;
+  variable?: string;
+}
+
+/**
+ * The values of the CLI's settings: each from its flag, else its environment variable, else
+ * the config file; checked by the rules the exporter and the reader use, so a bad value is
+ * reported with their wording plus where it came from (a UsageError).
+ */
+export class SettingSources {
+  /** Where each value get() returned came from. */
+  readonly origins: Partial<Record<ConfigFileKey, string>> = {};
+  readonly #flags: Readonly<Record<string, unknown>>;
+  readonly #environment: ReadonlyMap<string, { value: unknown; variable: string }>;
+  readonly #file: ConfigFile | undefined;
+
+  constructor(flags: Readonly<Record<string, unknown>>, env: Env, file: ConfigFile | undefined) {
+    this.#flags = flags;
+    this.#file = file;
+    // Only the CLI's own variables: a bad value of another one is none of its business.
+    const own: Record<string, string | undefined> = {};
+    for (const setting of Object.keys(SETTINGS) as ConfigFileKey[]) {
+      const variable = VARIABLE_OF[setting];
+      if (variable !== undefined) own[variable] = env[variable];
+    }
+    // Parsed as the exporter parses them; the CLI is strict where the exporter warns.
+    const environment = readEnvironment(own, (error) => {
+      throw new UsageError(error.detail);
+    });
+    const interval = env[EXPORT_INTERVAL_VARIABLE];
+    if (interval !== undefined && interval.trim() !== '') {
+      const value = fromText('integer', interval);
+      environment.set('exportIntervalMillis', { value, variable: EXPORT_INTERVAL_VARIABLE });
+    }
+    this.#environment = environment;
+  }
+
+  /** Which layer gives the setting, if any does. */
+  layerOf(setting: ConfigFileKey): Layer | undefined {
+    return this.#given(setting)?.layer;
+  }
+
+  /** The setting's value checked by `rule`, or undefined when it is not given. */
+  get<T>(setting: ConfigFileKey, rule: (option: string, value: unknown) => T): T | undefined {
+    const given = this.#given(setting);
+    if (given === undefined) return undefined;
+    try {
+      const value = rule(setting, given.value);
+      this.origins[setting] = given.origin;
+      return value;
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      const located =
+        given.variable === undefined
+          ? InvalidOptionError.fromOrigin(error, given.origin)
+          : InvalidOptionError.fromVariable(error, given.variable);
+      throw new UsageError(located.detail);
+    }
+  }
+
+  #given(setting: ConfigFileKey): Given | undefined {
+    const { flag, kind } = SETTINGS[setting];
+    const fromFlag = this.#flags[camelCase(flag)];
+    if (fromFlag !== undefined)
+      return { value: fromText(kind, fromFlag), layer: 'flag', origin: `flag ${flag}` };
+    const fromEnv = this.#environment.get(setting);
+    if (fromEnv !== undefined) {
+      const { value, variable } = fromEnv;
+      return { value, variable, layer: 'environment', origin: `environment variable ${variable}` };
+    }
+    const file = this.#file;
+    const fromFile = file?.values[setting];
+    if (file === undefined || fromFile === undefined) return undefined;
+    return { value: fromFile, layer: 'file', origin: `"${setting}" in ${file.path}` };
+  }
+}
+
+/** A flag's text as the value it spells; anything else is left for the rule to reject. */
+function fromText(kind: Kind, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  if (kind === 'integer' && /^\s*\d+\s*$/.test(value)) return Number(value);
+  if (kind === 'boolean') return parseBooleanText(value) ?? value;
+  return value;
+}
+
+const camelCase = (flag: string) =>
+  flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
