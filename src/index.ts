@@ -68,4 +68,4 @@ export {
   type ShutdownTarget,
 } from './shutdown-hooks.js';
 export type { ExporterStats, UploadLatency } from './stats.js';
-export { OBJECT_KEY_PATTERN, objectKey } from './upload/keys.js';
+export { objectKey } from './upload/keys.js';

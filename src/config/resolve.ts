@@ -3,6 +3,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import { InvalidOptionError } from '../invalid-option.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { KeyTemplate } from '../upload/key-template.js';
+import { defaultChecksumMode, defaultForcePathStyle } from './client-settings.js';
 import {
   CHECKSUM_MODES,
   type ChecksumMode,
@@ -153,7 +154,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     ),
     region: f.get('region', rule.nonEmptyString, undefined),
     endpoint,
-    forcePathStyle: f.get('forcePathStyle', rule.bool, endpoint !== undefined),
+    forcePathStyle: f.get('forcePathStyle', rule.bool, defaultForcePathStyle(endpoint)),
     credentials: f.get('credentials', rule.credentials, undefined),
     s3Client: f.get('s3Client', rule.s3Client, undefined),
     format: f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format),
@@ -194,7 +195,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     requestChecksumCalculation: f.get(
       'requestChecksumCalculation',
       (o, v) => rule.oneOf(o, v, CHECKSUM_MODES),
-      endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED',
+      defaultChecksumMode(endpoint),
     ),
     retryInitialDelayMillis,
     retryMaxDelayMillis: f.get(

@@ -30,11 +30,3 @@ export function objectKey(parts: KeyParts): string {
     ...(parts.id === undefined ? {} : { id: parts.id }),
   });
 }
-
-/**
- * Matches keys of the default layout; groups: prefix, year..minute, filePrefix, id, extension.
- * @deprecated A second copy of the layout: use `metricKeyParser()`, which reads keys of any
- * keyTemplate through KeyTemplate.parse() and knows every extension of the formats table.
- */
-export const OBJECT_KEY_PATTERN =
-  /^(?:(.+)\/)?year=(\d{4})\/month=(\d{2})\/day=(\d{2})\/hour=(\d{2})\/minute=(\d{2})\/([^/]*)metrics_([0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})((?:\.json|\.binpb)(?:\.zst|\.gz)?)$/;

@@ -4,7 +4,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import {
   dataPointRows,
-  OBJECT_KEY_PATTERN,
+  metricKeyParser,
   type PointRow,
   S3MetricExporter,
 } from '../../src/index.js';
@@ -68,17 +68,12 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
         const [object] = objects;
         if (object === undefined) throw new Error('unreachable');
 
-        const match = OBJECT_KEY_PATTERN.exec(object.key);
-        expect(match, object.key).not.toBeNull();
-        expect(match?.[1]).toBe(prefix);
-        expect(match?.[9]).toBe(EXTENSIONS[format] + EXTENSIONS[compression]);
-        const partition = Date.UTC(
-          Number(match?.[2]),
-          Number(match?.[3]) - 1,
-          Number(match?.[4]),
-          Number(match?.[5]),
-          Number(match?.[6]),
-        );
+        const parsed = metricKeyParser({ prefix })(object.key);
+        expect(parsed, object.key).toBeDefined();
+        expect(object.key.startsWith(`${prefix}/year=`)).toBe(true);
+        expect(parsed?.extension).toBe(EXTENSIONS[format] + EXTENSIONS[compression]);
+        const partition = parsed?.partition?.start.getTime() ?? Number.NaN;
+        expect(parsed?.partition?.end.getTime()).toBe(partition + 60_000);
         expect(partition).toBeGreaterThanOrEqual(Math.floor(before.getTime() / 60_000) * 60_000);
         expect(partition).toBeLessThanOrEqual(after.getTime());
 

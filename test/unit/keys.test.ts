@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { encodingOfExtension } from '../../src/formats.js';
 import { metricKeyParser } from '../../src/index.js';
-import { OBJECT_KEY_PATTERN, objectKey } from '../../src/upload/keys.js';
+import { objectKey } from '../../src/upload/keys.js';
 
 const TIME = new Date('2026-03-04T05:06:07Z');
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -170,8 +170,6 @@ describe('metricKeyParser reads what objectKey() writes', () => {
     const good = `p/year=2026/month=03/day=04/hour=05/minute=06/metrics_${FIXED_ID}.json`;
     const parse = metricKeyParser({ prefix: 'p' });
     expect(parse(good)?.id).toBe(FIXED_ID);
-    // The deprecated pattern, kept for existing users, matches the same default layout.
-    expect(OBJECT_KEY_PATTERN.test(good)).toBe(true);
     for (const bad of [
       good.replace('.json', '.txt'), // unknown format extension
       good.replace('.json', '.json.br'), // unknown compression extension
