@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only=encode,event-loop] [-- --cpu-prof]`: runs each suite
+ * `npm run bench [-- --quick] [-- --only=encode,zstd-engines] [-- --cpu-prof]`: runs each suite
  * in a child process of its own (a fresh heap, --expose-gc), prints markdown tables with the
  * targets (PASS/FAIL) and writes bench/results/latest.json. With S3_ENDPOINT (+ S3_ACCESS_KEY_ID,
  * S3_SECRET_ACCESS_KEY) the real server is used where the suites can use it.
@@ -37,6 +37,7 @@ const SUITES: Suite[] = [
   { name: 'end-to-end', file: 'bench/end-to-end-s3.ts', capMillis: 300_000 },
   { name: 'memory', file: 'bench/memory-cycles.ts', capMillis: 300_000 },
   { name: 'outage', file: 'bench/memory-outage.ts', capMillis: 300_000 },
+  { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
 ];
 
 const argv = process.argv.slice(2);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # A secondary leg of the compatibility matrix: the unit suite and the end-to-end file against the
-# real S3 server (S3_ENDPOINT and keys in the environment), on another Node.js major and,
-# optionally, another OpenTelemetry JS line.
+# real S3 server (S3_ENDPOINT and keys in the environment), plus any test files given after the
+# line, on another Node.js major and, optionally, another OpenTelemetry JS line ('' for none).
 #   scripts/test-leg.sh 22              Node 22 with the repository's own dependencies (OTel 3.x)
 #   scripts/test-leg.sh 20 otel-2x      Node 20 in a copy with .ci/otel-2x.json's versions
+#   scripts/test-leg.sh 20 otel-2x test/integration/package.test.ts   ... and the package test
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-MAJOR=${1:?usage: scripts/test-leg.sh NODE_MAJOR [LINE]}
+MAJOR=${1:?usage: scripts/test-leg.sh NODE_MAJOR [LINE] [TEST_FILE...]}
 LINE=${2:-}
+EXTRA=("${@:3}")
 if [ "$(node -p 'process.versions.node.split(".")[0]')" = "$MAJOR" ]; then
   BIN=$(dirname "$(command -v node)")
 else
@@ -33,4 +35,4 @@ if [ -n "$LINE" ]; then
   npm run typecheck
 fi
 node -p '"@opentelemetry/sdk-metrics " + require("./node_modules/@opentelemetry/sdk-metrics/package.json").version'
-npx vitest run test/unit test/integration/end-to-end.test.ts
+npx vitest run test/unit test/integration/end-to-end.test.ts "${EXTRA[@]}"

@@ -13,10 +13,13 @@ process.once('SIGINT', () => {
   process.once('SIGINT', () => process.exit(130));
 });
 
-process.exitCode = await runCli(process.argv.slice(2), {
+// No top-level await: this file is also bundled as CommonJS (dist/cjs/cli.js).
+runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
   cwd: process.cwd(),
   signal: interrupt.signal,
+}).then((code) => {
+  process.exitCode = code; // a rejection stays unhandled: printed, exit code 1, as before
 });

@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Compression } from '../config.js';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
+import { requireZstdEngine, type ZstdEngine } from './zstd-engine.js';
 
 /** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
 export interface Framing {
@@ -73,20 +73,6 @@ interface Reply {
   lengths?: number[];
 }
 
-/** Fails at construction, not at the first batch, when the native addon is missing. */
-function assertZstdLoads(): void {
-  try {
-    createRequire(import.meta.url)('zstd-napi');
-  } catch (error) {
-    throw new Error(
-      `otel-s3-exporter: compression 'zstd' needs the zstd-napi native addon, which failed to load (${(error as Error).message}). ` +
-        'It builds at install time: npm 11 skips dependency install scripts unless allowed ' +
-        '(`npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`), and building needs python3, make and a C++ compiler. ' +
-        "Or choose compression: 'gzip'.",
-    );
-  }
-}
-
 /** An ArrayBuffer that starts with `data` (its length travels beside it), transferable without taking anyone else's memory. */
 function ownedArrayBuffer(data: Buffer): ArrayBuffer {
   if (ownsItsArrayBuffer(data)) return data.buffer as ArrayBuffer;
@@ -97,11 +83,17 @@ function ownedArrayBuffer(data: Buffer): ArrayBuffer {
 
 /**
  * One worker thread per exporter, started at once (its start-up then never lands inside a flush
- * or a shutdown), owning one reused zstd context. It keeps the process alive only while a job
- * runs, and is restarted if it ever dies.
+ * or a shutdown), owning its zstd compressor. It keeps the process alive only while a job runs,
+ * and is restarted if it ever dies. The zstd engine is chosen here, so a runtime with none fails
+ * at construction with ZstdUnavailableError rather than at the first batch; `engine` overrides
+ * the choice (tests and the bench measure both).
  */
-export function createBodyMaker(compression: Compression, level: number): BodyMaker {
-  if (compression === 'zstd') assertZstdLoads();
+export function createBodyMaker(
+  compression: Compression,
+  level: number,
+  engine?: ZstdEngine,
+): BodyMaker {
+  const zstdEngine = compression === 'zstd' ? (engine ?? requireZstdEngine()) : undefined;
   const jobs = new Map<number, Job>();
   let worker: Worker | undefined;
   let nextId = 1;
@@ -114,7 +106,7 @@ export function createBodyMaker(compression: Compression, level: number): BodyMa
 
   const start = (): Worker => {
     const w = new Worker(new URL('./body-worker.js', import.meta.url), {
-      workerData: { compression, level },
+      workerData: { compression, level, zstdEngine },
       // A small young generation: the worker nudges a scavenge after each job, which frees the
       // megabytes of records it received (see body-worker.js).
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },

@@ -1,18 +1,19 @@
 // @ts-check
 // Worker thread that turns a sealed batch's records into the bytes to upload: framing,
-// compression (zstd streamed through one reused context, gzip, or none) and the checksums the
-// S3 request needs (SHA-256 for SigV4, CRC32 when the client sends one). All of it is CPU work
-// on megabytes that would otherwise stall the exporter's event loop. Plain JavaScript, so the
-// same file runs from src/ (tests) and dist/ (the package).
+// compression (zstd on the engine the main thread chose, see zstd-compressors.js; gzip; or none)
+// and the checksums the S3 request needs (SHA-256 for SigV4, CRC32 when the client sends one).
+// All of it is CPU work on megabytes that would otherwise stall the exporter's event loop.
+// Plain JavaScript, so the same file runs from src/ (tests) and dist/ (the package).
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
+import { join, zstdCompressor } from './zstd-compressors.js';
 
 const require = createRequire(import.meta.url);
-/** @type {{ compression: 'zstd' | 'gzip' | 'none', level: number }} */
-const { compression, level } = workerData;
+/** @type {{ compression: 'zstd' | 'gzip' | 'none', level: number, zstdEngine: 'node:zlib' | 'zstd-napi' | undefined }} */
+const { compression, level, zstdEngine } = workerData;
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /** @typedef {{ id: number, records: ArrayBuffer[], lengths: number[], framing: Framing, sha256: boolean, crc32: boolean }} Job */
@@ -55,62 +56,14 @@ function parts(/** @type {Job} */ job) {
   return out;
 }
 
-/** @param {Uint8Array[]} chunks @param {number} total */
-function join(chunks, total) {
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.length;
-  }
-  return body;
-}
-
-/** zstd: one reused context, fed part by part: no assembled copy of the batch is ever made. */
-const zstd = (() => {
-  if (compression !== 'zstd') return undefined;
-  /** @type {typeof import('zstd-napi/binding.js')} */
-  const binding = require('zstd-napi/binding');
-  const cctx = new binding.CCtx();
-  cctx.setParameter(binding.CParameter.compressionLevel, level);
-  const scratch = Buffer.allocUnsafe(binding.cStreamOutSize());
-  return (/** @type {Uint8Array[]} */ input) => {
-    /** @type {Uint8Array[]} */
-    const chunks = [];
-    let total = 0;
-    try {
-      const last = input.length - 1;
-      for (let i = 0; i <= Math.max(last, 0); i++) {
-        let src = input[i] ?? new Uint8Array(0);
-        const end = i >= last;
-        for (;;) {
-          const [remaining, produced, consumed] = cctx.compressStream2(
-            scratch,
-            src,
-            end ? binding.EndDirective.end : binding.EndDirective.continue,
-          );
-          if (produced > 0) {
-            chunks.push(new Uint8Array(scratch.subarray(0, produced))); // a copy: scratch is reused
-            total += produced;
-          }
-          src = src.subarray(consumed);
-          if (end ? remaining === 0 : src.length === 0) break;
-        }
-      }
-    } catch (error) {
-      cctx.reset(binding.ResetDirective.sessionOnly);
-      throw error;
-    }
-    return join(chunks, total);
-  };
-})();
+const zstd =
+  compression === 'zstd' && zstdEngine !== undefined
+    ? zstdCompressor(zstdEngine, level)
+    : undefined;
 
 function compress(/** @type {Uint8Array[]} */ input) {
   if (zstd !== undefined) return zstd(input);
-  const raw = join(
-    input,
-    input.reduce((n, p) => n + p.length, 0),
-  );
+  const raw = join(input);
   if (compression === 'gzip') {
     const gz = gzipSync(raw, { level });
     return join([gz], gz.length); // a copy that owns its memory, safe to transfer
@@ -140,9 +93,11 @@ function crc32Base64(/** @type {Uint8Array} */ body) {
   return out.toString('base64');
 }
 
-port.on('message', (/** @type {Job} */ job) => {
+// Asynchronous for node:zlib's zstd (libuv's pool): its compressor queues jobs one at a time, so
+// replies keep the order of the jobs; every other compression finishes before the first await.
+port.on('message', async (/** @type {Job} */ job) => {
   try {
-    const body = compress(parts(job));
+    const body = await compress(parts(job));
     const sha256 = job.sha256 ? createHash('sha256').update(body).digest('hex') : undefined;
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
     const buffer = /** @type {ArrayBuffer} */ (body.buffer);

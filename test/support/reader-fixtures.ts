@@ -3,12 +3,12 @@ import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
-import { compress as zstdCompress } from 'zstd-napi';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { recordFormat } from '../../src/encoding/format.js';
 import type { Compression, Format, PointRow } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
+import { zstdCompress } from './zstd.js';
 
 export { COMPRESSIONS, FORMATS } from '../../src/config.js';
 export const EXTENSION = {

@@ -6,10 +6,10 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { describe, inject } from 'vitest';
-import { decompress as zstdDecompress } from 'zstd-napi';
 import type { S3MetricExporterOptions } from '../../src/index.js';
 import { decodeOtlpProto, type OtlpObject } from '../../src/index.js';
 import type { S3ServerInfo } from './s3-server.js';
+import { zstdDecompress } from './zstd.js';
 
 const provided = inject('s3Server');
 
@@ -108,8 +108,9 @@ export async function listAndFetch(
 }
 
 /**
- * Decodes a stored object with standard decoders only: libzstd (zstd-napi) or zlib for the
- * bytes, JSON.parse for JSON (which must be exactly one line), the protobuf decoder for protobuf.
+ * Decodes a stored object with standard decoders only: libzstd (node:zlib, or zstd-napi on Node
+ * 20) or zlib for the bytes, JSON.parse for JSON (which must be exactly one line), the protobuf
+ * decoder for protobuf.
  */
 export function decodeStored(object: StoredObject): OtlpObject {
   let raw: Buffer = object.bytes;

@@ -1,12 +1,33 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { crc32 } from '@node-rs/crc32';
 import { afterAll, describe, expect, test } from 'vitest';
-import { decompress as zstdDecompress } from 'zstd-napi';
 import { type BodyMaker, createBodyMaker } from '../../src/compression/index.js';
+import { builtInZstd, type ZstdEngine, zstdEngine } from '../../src/compression/zstd-engine.js';
 import { ownsItsArrayBuffer } from '../../src/encoding/handed-over.js';
 import { JsonWriter } from '../../src/encoding/json-writer.js';
+import { zstdDecompress } from '../support/zstd.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+/** The zstd engines this runtime can run: node:zlib from Node 22.15, zstd-napi where it loads. */
+const ENGINES: ZstdEngine[] = [
+  ...(builtInZstd() ? (['node:zlib'] as const) : []),
+  ...(napiLoads() ? (['zstd-napi'] as const) : []),
+];
+
+function napiLoads(): boolean {
+  try {
+    createRequire(import.meta.url)('zstd-napi');
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Records that compress like metrics but not trivially: repeated structure, varying numbers. */
 function records(count: number, bytesEach: number): Buffer[] {
@@ -28,13 +49,18 @@ afterAll(async () => {
 });
 
 describe('body maker (worker thread)', () => {
-  for (const compression of ['zstd', 'gzip', 'none'] as const) {
+  const contenders = [
+    ...ENGINES.map((engine) => ({ compression: 'zstd' as const, engine })),
+    { compression: 'gzip' as const, engine: undefined },
+    { compression: 'none' as const, engine: undefined },
+  ];
+  for (const { compression, engine } of contenders) {
     for (const [label, count, size] of [
       ['one small record', 1, 200],
       ['many records, 12 MiB in all (far past the zstd stream buffer)', 48, 256 * 1024],
     ] as const) {
-      test(`${compression}, ${label}: the body decodes to head + records joined + tail; checksums match`, async () => {
-        const maker = createBodyMaker(compression, compression === 'gzip' ? 6 : 3);
+      test(`${compression}${engine ? ` (${engine})` : ''}, ${label}: the body decodes to head + records joined + tail; checksums match`, async () => {
+        const maker = createBodyMaker(compression, compression === 'gzip' ? 6 : 3, engine);
         makers.push(maker);
         const input = records(count, size);
         const expected = Buffer.concat([
@@ -66,28 +92,64 @@ describe('body maker (worker thread)', () => {
     }
   }
 
-  test('protobuf framing (none) concatenates records; incompressible data survives zstd', async () => {
-    const maker = createBodyMaker('zstd', 3);
-    makers.push(maker);
-    const input = [randomBytes(300_000), randomBytes(5), randomBytes(200_000)];
-    const expected = Buffer.concat(input.map((b) => Buffer.from(b)));
-    const made = await maker.make({ records: input, framing: null, sha256: false, crc32: false });
-    expect(zstdDecompress(made.body).equals(expected)).toBe(true);
-    expect(made.sha256).toBeUndefined();
-    expect(made.crc32).toBeUndefined();
+  for (const engine of ENGINES) {
+    test(`zstd (${engine}): protobuf framing (none) concatenates records; incompressible data survives`, async () => {
+      const maker = createBodyMaker('zstd', 3, engine);
+      makers.push(maker);
+      const input = [randomBytes(300_000), randomBytes(5), randomBytes(200_000), randomBytes(0)];
+      const expected = Buffer.concat(input.map((b) => Buffer.from(b)));
+      const made = await maker.make({ records: input, framing: null, sha256: false, crc32: false });
+      expect(zstdDecompress(made.body).equals(expected)).toBe(true);
+      expect(made.sha256).toBeUndefined();
+      expect(made.crc32).toBeUndefined();
+    });
+
+    test(`zstd (${engine}): jobs handed over at once run one after another on one reused context, each its own frame`, async () => {
+      const maker = createBodyMaker('zstd', 3, engine);
+      makers.push(maker);
+      const batches = Array.from({ length: 6 }, (_, i) => records(3, 100_000 + i * 50_000));
+      const expected = batches.map((b) => Buffer.concat(b.map((r) => Buffer.from(r))));
+      const made = await Promise.all(
+        batches.map((b) => maker.make({ records: b, framing: null, sha256: false, crc32: false })),
+      );
+      for (const [i, m] of made.entries()) {
+        expect(zstdDecompress(m.body).equals(expected[i] as Buffer)).toBe(true);
+      }
+    });
+  }
+
+  test('zstd runs on node:zlib wherever the runtime has it, else on zstd-napi', () => {
+    expect(zstdEngine()).toBe(builtInZstd() ? 'node:zlib' : napiLoads() ? 'zstd-napi' : undefined);
+    if (Number(process.versions.node.split('.')[0]) >= 24) expect(zstdEngine()).toBe('node:zlib');
   });
 
-  test('jobs run one after another on one reused context and stay correct', async () => {
-    const maker = createBodyMaker('zstd', 3);
-    makers.push(maker);
-    const batches = Array.from({ length: 6 }, (_, i) => records(3, 100_000 + i * 50_000));
-    const expected = batches.map((b) => Buffer.concat(b.map((r) => Buffer.from(r))));
-    const made = await Promise.all(
-      batches.map((b) => maker.make({ records: b, framing: null, sha256: false, crc32: false })),
+  test('on a runtime with neither engine, zstd fails at construction naming the fixes; gzip still works', async () => {
+    // A child process whose node:zlib has no zstd and which cannot load zstd-napi.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--require',
+        './test/support/no-zstd.cjs',
+        '--import',
+        'tsx',
+        'test/support/children/zstd-unavailable.ts',
+      ],
+      { cwd: ROOT },
     );
-    for (const [i, m] of made.entries()) {
-      expect(zstdDecompress(m.body).equals(expected[i] as Buffer)).toBe(true);
+    const out = JSON.parse(stdout) as {
+      compress: { name: string; message: string } | null;
+      gzipBytes: number;
+    };
+    expect(out.compress?.name).toBe('ZstdUnavailableError');
+    for (const fix of [
+      '22.15',
+      'npm install zstd-napi',
+      'npm install-scripts approve zstd-napi',
+      "compression: 'gzip'",
+    ]) {
+      expect(out.compress?.message).toContain(fix);
     }
+    expect(out.gzipBytes).toBeGreaterThan(0);
   });
 
   test('an encoder output handed over with spare room travels by transfer, only its own bytes in the body', async () => {

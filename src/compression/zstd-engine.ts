@@ -1,0 +1,69 @@
+import { createRequire } from 'node:module';
+import * as zlib from 'node:zlib';
+
+/**
+ * Where zstd runs: `node:zlib` (built into Node ≥ 22.15: no native build, no install-script
+ * approval) or the `zstd-napi` addon (an optional dependency, for older runtimes).
+ */
+export type ZstdEngine = 'node:zlib' | 'zstd-napi';
+
+const require = createRequire(import.meta.url);
+
+/** True when this runtime's node:zlib has zstd (Node ≥ 22.15, 23.8). */
+export function builtInZstd(): boolean {
+  // Read through a string key: on older runtimes the function is missing although the types
+  // (of the newest @types/node) always declare it.
+  return typeof (zlib as Record<string, unknown>).zstdCompressSync === 'function';
+}
+
+let napi: { loaded: true } | { error: Error } | undefined;
+
+/** Whether zstd-napi loads (checked once), with the reason when it is not installed or not built. */
+function loadNapi(): { loaded: true } | { error: Error } {
+  if (napi === undefined) {
+    try {
+      // The binding the worker uses: a package installed without its native build fails here.
+      require('zstd-napi/binding');
+      napi = { loaded: true };
+    } catch (error) {
+      napi = { error: error as Error };
+    }
+  }
+  return napi;
+}
+
+/**
+ * The engine this runtime uses: the built-in one wherever it exists (no native build; within
+ * 1.4x of the addon's CPU per batch, flat native memory: bench/zstd-engines.ts), else zstd-napi
+ * when it loads.
+ */
+export function zstdEngine(): ZstdEngine | undefined {
+  if (builtInZstd()) return 'node:zlib';
+  return 'loaded' in loadNapi() ? 'zstd-napi' : undefined;
+}
+
+/** Compression 'zstd' on a runtime with neither engine: says what is missing and the fixes. */
+export class ZstdUnavailableError extends Error {
+  constructor(cause?: Error) {
+    const why = cause === undefined ? '' : ` (${cause.message.split('\n')[0]})`;
+    super(
+      "otel-s3-exporter: compression 'zstd' needs zstd, " +
+        `and this runtime has none: Node.js ${process.versions.node} has no zstd in node:zlib ` +
+        `(it arrived in Node.js 22.15) and the optional zstd-napi addon did not load${why}. ` +
+        'Fix it with one of: run on Node.js >= 22.15 (24 LTS recommended); or install the addon, ' +
+        '`npm install zstd-napi` (it builds from source with python3, make and a C++ compiler, and ' +
+        'npm 11 runs its install script only once approved: `npm install-scripts approve zstd-napi`, ' +
+        "then `npm rebuild zstd-napi`); or choose compression: 'gzip'.",
+      cause === undefined ? undefined : { cause },
+    );
+    this.name = 'ZstdUnavailableError';
+  }
+}
+
+/** The engine to use, or ZstdUnavailableError (thrown at construction, not at the first batch). */
+export function requireZstdEngine(): ZstdEngine {
+  const engine = zstdEngine();
+  if (engine !== undefined) return engine;
+  const loaded = loadNapi();
+  throw new ZstdUnavailableError('error' in loaded ? loaded.error : undefined);
+}

@@ -1,0 +1,318 @@
+/**
+ * The package as users get it: `npm run build`, `npm pack`, and an `npm install` of the tarball
+ * (with the OpenTelemetry peers this repository runs on) into a temporary project holding one
+ * ES module, one CommonJS, one TypeScript `module: nodenext` (CommonJS) and one TypeScript
+ * `moduleResolution: bundler` project (test/fixtures/package-consumers). Each exports a batch to
+ * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too.
+ *
+ * The install runs with --ignore-scripts, as npm 11 does by default for dependencies nobody
+ * approved: zstd-napi is then present but not built. On Node ≥ 22.15 zstd must work anyway (the
+ * built-in engine); below, compression 'zstd' must fail at construction with the fix in the
+ * message, and works once the addon is built (its approved install, done here by copying this
+ * repository's build of the same version: Node-API binaries load on any Node.js major).
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import * as zlib from 'node:zlib';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { dataPointRows } from '../../src/index.js';
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Environment,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const FIXTURES = join(ROOT, 'test/fixtures/package-consumers');
+const BUILT_IN_ZSTD = typeof (zlib as Record<string, unknown>).zstdCompressSync === 'function';
+/** npm, tsc and the consumers each get this long: generous for a loaded 2-core machine. */
+const STEP_MILLIS = 120_000;
+
+const exec = promisify(execFile);
+
+interface Ran {
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<Ran> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  delete env.NODE_OPTIONS; // nothing of the test runner's in the users' processes
+  try {
+    return await exec(command, args, {
+      cwd: options.cwd,
+      env,
+      timeout: STEP_MILLIS,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch (error) {
+    const e = error as Error & Partial<Ran>;
+    throw new Error(`${command} ${args.join(' ')} failed: ${e.message}\n${e.stdout}\n${e.stderr}`);
+  }
+}
+
+const node = (args: string[], cwd: string, env?: Record<string, string>) =>
+  run(process.execPath, args, { cwd, ...(env === undefined ? {} : { env }) });
+
+/** The version of `name` this repository runs on (the OpenTelemetry line of this CI leg). */
+function installedVersion(name: string): string {
+  const manifest = join(ROOT, 'node_modules', name, 'package.json');
+  return (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+}
+
+/** The last stdout line, parsed. */
+function lastJson<T>(ran: Ran): T {
+  const lines = ran.stdout.trim().split('\n');
+  return JSON.parse(lines[lines.length - 1] as string) as T;
+}
+
+/** The keys `otel-s3 ls --format jsonl` printed. */
+function listedKeys(ran: Ran): string[] {
+  return ran.stdout
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { key: string }).key);
+}
+
+interface ConsumerResult {
+  resolved?: string;
+  stats?: { batchesUploaded: number };
+  error?: { name: string; message: string };
+}
+
+let work = '';
+let app = '';
+let tarball = '';
+let packed: string[] = [];
+let client: S3Client;
+let bucket = '';
+/** The TypeScript projects' compiles, started together after the install (two cores, two tsc). */
+const compiles = new Map<string, Promise<Ran>>();
+
+/** What a user sets to point the exporter (and the CLI) at the test bucket. */
+function userEnv(prefix: string, compression = 'zstd'): Record<string, string> {
+  return {
+    ...s3Environment(),
+    AWS_REGION: s3Server?.region ?? 'us-east-1',
+    OTEL_EXPORTER_S3_BUCKET: bucket,
+    OTEL_EXPORTER_S3_PREFIX: prefix,
+    OTEL_EXPORTER_S3_COMPRESSION: compression,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/** The consumer's one object under `package/<name>/`: a .json.zst holding its counter value. */
+async function expectExported(name: string): Promise<void> {
+  const objects = await listAndFetch(client, bucket, `package/${name}/`);
+  expect(objects.map((o) => o.key.slice(o.key.lastIndexOf('.json')))).toEqual(['.json.zst']);
+  const rows = dataPointRows(decodeStored(objects[0] as (typeof objects)[number]));
+  const point = rows.find((r) => r.metric === 'consumer.exports');
+  expect(point?.value).toBe(42);
+  expect(point?.attributes.consumer).toBe(name);
+}
+
+describeS3('the packed package, installed as users install it', () => {
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'otel-s3-package-'));
+    await run('npm', ['run', 'build'], { cwd: ROOT });
+    const pack = await run(
+      'npm',
+      ['pack', '--ignore-scripts', '--json', '--pack-destination', work],
+      {
+        cwd: ROOT,
+      },
+    );
+    const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
+    if (info === undefined) throw new Error(`npm pack printed no package: ${pack.stdout}`);
+    tarball = join(work, info.filename);
+    packed = info.files.map((f) => f.path).sort();
+
+    app = join(work, 'app');
+    cpSync(FIXTURES, app, { recursive: true });
+    writeFileSync(join(app, 'package.json'), '{ "name": "package-test-app", "private": true }\n');
+    const peers = [
+      '@opentelemetry/api',
+      '@opentelemetry/core',
+      '@opentelemetry/sdk-metrics',
+      '@types/node',
+    ].map((name) => `${name}@${installedVersion(name)}`);
+    // From npm's cache where it can (this repository's install filled it), the registry if not.
+    await run(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        tarball,
+        ...peers,
+      ],
+      { cwd: app },
+    );
+    for (const name of ['ts-nodenext', 'ts-bundler']) {
+      const tsc = [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', '.', '--listFiles'];
+      const compiling = node(tsc, join(app, name));
+      compiling.catch(() => {}); // reported by the test that awaits it
+      compiles.set(name, compiling);
+    }
+    client = testClient();
+    bucket = await freshBucket(client, 'package');
+  }, 6 * STEP_MILLIS);
+
+  afterAll(async () => {
+    await Promise.allSettled(compiles.values()); // before their directory goes
+    client?.destroy();
+    if (work !== '') rmSync(work, { recursive: true, force: true });
+  });
+
+  test('npm pack ships dist/ (an ESM and a CommonJS build), README.md and package.json only', () => {
+    expect(packed.filter((p) => !/^(dist\/|README\.md$|package\.json$)/.test(p))).toEqual([]);
+    expect(packed.filter((p) => p.endsWith('.map'))).toEqual([]);
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/cli.js',
+        'dist/compression/body-worker.js',
+        'dist/cjs/package.json',
+        'dist/cjs/index.js',
+        'dist/cjs/index.d.ts',
+        'dist/cjs/cli.js',
+        'dist/cjs/body-worker.js',
+      ]),
+    );
+  });
+
+  test('publint and arethetypeswrong find no problem in the tarball', async () => {
+    const installed = join(app, 'node_modules/otel-s3-exporter');
+    const lint = await node(
+      [join(ROOT, 'node_modules/publint/src/cli.js'), installed, '--strict', '--pack', 'false'],
+      ROOT,
+    );
+    expect(lint.stdout).toMatch(/All good!/);
+    // Every resolution mode (node10, node16 from CJS and from ESM, bundler) finds types that
+    // match the JavaScript it loads; the CLI's own entry is ESM-only by design.
+    const attw = await node(
+      [
+        join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js'),
+        tarball,
+        '--format',
+        'table-flipped',
+      ],
+      ROOT,
+    );
+    expect(attw.stdout).toMatch(/No problems found/);
+  });
+
+  test.runIf(!BUILT_IN_ZSTD)(
+    'Node < 22.15 with the addon not built: zstd fails at construction, naming the fixes',
+    async () => {
+      for (const name of ['esm', 'cjs']) {
+        const out = lastJson<ConsumerResult>(
+          await node(['export.js'], join(app, name), userEnv(`package/${name}-no-zstd`)),
+        );
+        expect(out.error?.name).toBe('ZstdUnavailableError');
+        expect(out.error?.message).toContain('22.15');
+        expect(out.error?.message).toContain("compression: 'gzip'");
+      }
+      // The install-script approval, as a user would do it, without a 40 s compile here.
+      cpSync(
+        join(ROOT, 'node_modules/zstd-napi/build'),
+        join(app, 'node_modules/zstd-napi/build'),
+        { recursive: true },
+      );
+    },
+  );
+
+  test.runIf(BUILT_IN_ZSTD)(
+    'Node ≥ 22.15: zstd-napi was not built (no native build, no approval), and zstd needs it not',
+    async () => {
+      const addon = await node(
+        [
+          '-e',
+          'try { require("zstd-napi"); console.log("loads") } catch { console.log("absent") }',
+        ],
+        app,
+      );
+      expect(addon.stdout.trim()).toBe('absent');
+      // Where neither engine exists (simulated), both builds say so at construction.
+      for (const name of ['esm', 'cjs']) {
+        const out = lastJson<ConsumerResult>(
+          await node(
+            ['--require', join(ROOT, 'test/support/no-zstd.cjs'), 'export.js'],
+            join(app, name),
+            userEnv(`package/${name}-no-zstd`),
+          ),
+        );
+        expect(out.error?.name).toBe('ZstdUnavailableError');
+      }
+    },
+  );
+
+  test('ES module project: import loads the ESM build, whose worker exports a zstd batch', async () => {
+    const out = lastJson<ConsumerResult>(
+      await node(['export.js'], join(app, 'esm'), userEnv('package/esm')),
+    );
+    expect(out.resolved).toMatch(/\/node_modules\/otel-s3-exporter\/dist\/index\.js$/);
+    expect(out.stats?.batchesUploaded).toBe(1);
+    await expectExported('esm');
+  });
+
+  test('CommonJS project: require() loads the CommonJS build, whose worker exports a zstd batch', async () => {
+    const out = lastJson<ConsumerResult>(
+      await node(['export.js'], join(app, 'cjs'), userEnv('package/cjs')),
+    );
+    expect(out.resolved).toMatch(/\/node_modules\/otel-s3-exporter\/dist\/cjs\/index\.js$/);
+    expect(out.stats?.batchesUploaded).toBe(1);
+    await expectExported('cjs');
+  });
+
+  for (const [name, declarations, runtime] of [
+    ['ts-nodenext', 'dist/cjs/index.d.ts', /\/otel-s3-exporter\/dist\/cjs\/index\.js$/],
+    ['ts-bundler', 'dist/index.d.ts', /\/otel-s3-exporter\/dist\/index\.js$/],
+  ] as const) {
+    test(`TypeScript ${name}: typechecks against ${declarations} (type errors where expected), runs, exports`, async () => {
+      const dir = join(app, name);
+      const tsc = await (compiles.get(name) as Promise<Ran>);
+      const ours = tsc.stdout.split('\n').filter((f) => f.includes('/otel-s3-exporter/'));
+      expect(ours).toContain(join(app, 'node_modules/otel-s3-exporter', declarations));
+      expect(ours.every((f) => f.includes('/dist/cjs/') === name.includes('nodenext'))).toBe(true);
+      const out = lastJson<ConsumerResult>(
+        await node(['out/export.js'], dir, userEnv(`package/${name}`)),
+      );
+      expect(out.resolved).toMatch(runtime);
+      await expectExported(name);
+    });
+  }
+
+  test('the otel-s3 CLI of each build runs from the installed package and lists the objects', async () => {
+    const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+    // The bin (the ESM build), from the ES module project.
+    const bin = join(app, 'node_modules/.bin/otel-s3');
+    const esm = { cwd: join(app, 'esm'), env: userEnv('package/esm') };
+    expect((await run(bin, ['--version'], esm)).stdout.trim()).toBe(version);
+    const ls = await run(bin, ['ls', '--format', 'jsonl', '--no-progress'], esm);
+    expect(listedKeys(ls)).toEqual([expect.stringMatching(/^package\/esm\/.*\.json\.zst$/)]);
+    // The CommonJS build's CLI, from the CommonJS project.
+    const cli = join(app, 'node_modules/otel-s3-exporter/dist/cjs/cli.js');
+    const cjs = join(app, 'cjs');
+    const env = userEnv('package/cjs');
+    expect((await node([cli, '--version'], cjs, env)).stdout.trim()).toBe(version);
+    const listed = await node([cli, 'ls', '--format', 'jsonl', '--no-progress'], cjs, env);
+    expect(listedKeys(listed)).toEqual([expect.stringMatching(/^package\/cjs\/.*\.json\.zst$/)]);
+  });
+});
