@@ -1,5 +1,8 @@
 import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
+import { addonProblem, ZstdUnavailableError } from '../zstd-unavailable.js';
+
+export { ZstdUnavailableError };
 
 /**
  * Where zstd runs: `node:zlib` (built into Node ≥ 22.15: no native build, no install-script
@@ -42,28 +45,20 @@ export function zstdEngine(): ZstdEngine | undefined {
   return 'loaded' in loadNapi() ? 'zstd-napi' : undefined;
 }
 
-/** Compression 'zstd' on a runtime with neither engine: says what is missing and the fixes. */
-export class ZstdUnavailableError extends Error {
-  constructor(cause?: Error) {
-    const why = cause === undefined ? '' : ` (${cause.message.split('\n')[0]})`;
-    super(
-      "otel-s3-exporter: compression 'zstd' needs zstd, " +
-        `and this runtime has none: Node.js ${process.versions.node} has no zstd in node:zlib ` +
-        `(it arrived in Node.js 22.15) and the optional zstd-napi addon did not load${why}. ` +
-        'Fix it with one of: run on Node.js >= 22.15 (24 LTS recommended); or install the addon, ' +
-        '`npm install zstd-napi` (it builds from source with python3, make and a C++ compiler, and ' +
-        'npm 11 runs its install script only once approved: `npm install-scripts approve zstd-napi`, ' +
-        "then `npm rebuild zstd-napi`); or choose compression: 'gzip'.",
-      cause === undefined ? undefined : { cause },
-    );
-    this.name = 'ZstdUnavailableError';
-  }
-}
-
 /** The engine to use, or ZstdUnavailableError (thrown at construction, not at the first batch). */
 export function requireZstdEngine(): ZstdEngine {
   const engine = zstdEngine();
   if (engine !== undefined) return engine;
   const loaded = loadNapi();
-  throw new ZstdUnavailableError('error' in loaded ? loaded.error : undefined);
+  const cause = 'error' in loaded ? loaded.error : undefined;
+  const { reason } = addonProblem(cause);
+  throw new ZstdUnavailableError(
+    `otel-s3-exporter: compression 'zstd' needs zstd, and this runtime has none: Node.js ${process.versions.node} ` +
+      `has no zstd in node:zlib (it arrived in Node.js 22.15) and ${reason}. ` +
+      'Fix it with one of: run on Node.js >= 22.15 (24 LTS recommended); or install the addon, ' +
+      '`npm install zstd-napi` (it builds from source with python3, make and a C++ compiler, and ' +
+      'npm 11 runs its install script only once approved: `npm install-scripts approve zstd-napi`, ' +
+      "then `npm rebuild zstd-napi`); or choose compression: 'gzip'.",
+    cause,
+  );
 }

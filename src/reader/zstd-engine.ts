@@ -1,6 +1,10 @@
 import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
+import { addonProblem, ZstdUnavailableError } from '../zstd-unavailable.js';
 import { ObjectTooLargeError } from './read-limits.js';
+import { zstdFrameEnd } from './zstd-frames.js';
+
+export { ZstdUnavailableError };
 
 type ZstdBinding = typeof import('zstd-napi/binding.js');
 
@@ -8,15 +12,6 @@ type ZstdBinding = typeof import('zstd-napi/binding.js');
 export interface ZstdEngine {
   readonly name: 'node:zlib' | 'zstd-napi';
   decompress(bytes: Uint8Array, maxBytes: number): Buffer;
-}
-
-/** Neither engine is there: says what to install, without the require stack. */
-export class ZstdUnavailableError extends Error {
-  readonly code = 'ERR_ZSTD_UNAVAILABLE';
-  constructor(message: string, cause: unknown) {
-    super(message, { cause });
-    this.name = 'ZstdUnavailableError';
-  }
 }
 
 /** Where a zstd engine can come from; tests pass their own to play an older runtime. */
@@ -59,18 +54,10 @@ export function zstdEngine(): ZstdEngine | ZstdUnavailableError {
 }
 
 function unavailableMessage(nodeVersion: string, error: unknown): string {
-  // The first line only: the rest of a require error is its require stack.
-  const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-  // Not installed, or installed without its native build (install scripts not allowed).
-  const [addon, fix] = reason?.startsWith("Cannot find module 'zstd-napi")
-    ? ['the zstd-napi addon is not installed', 'install the addon with: npm install zstd-napi']
-    : [
-        `the zstd-napi addon could not be loaded (${reason})`,
-        'build the addon with: npm rebuild zstd-napi',
-      ];
+  const { reason, fix } = addonProblem(error);
   return (
     'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the optional zstd-napi addon: ' +
-    `this is Node.js ${nodeVersion} and ${addon}; upgrade Node.js, or ${fix}`
+    `this is Node.js ${nodeVersion} and ${reason}; upgrade Node.js, or ${fix}`
   );
 }
 
@@ -82,27 +69,27 @@ function builtinEngine(decompressSync: typeof zlib.zstdDecompressSync): ZstdEngi
       let total = 0;
       let offset = 0;
       // node:zlib stops after the first frame and ignores the rest (nodejs/node#64741), but a
-      // zstd stream may hold several (`cat a.zst b.zst`, pzstd): decode them one by one.
+      // zstd stream may hold several (`cat a.zst b.zst`, pzstd): decode them one by one,
+      // each found by its headers.
       do {
+        // Node 22 decodes a cut-off frame without an error: check the frame is whole first.
+        const end = zstdFrameEnd(bytes, offset);
         const room = maxBytes - total;
-        let result: { buffer: Buffer; engine: { bytesWritten: number } };
+        let buffer: Buffer;
         try {
-          result = decompressSync(bytes.subarray(offset), {
+          buffer = decompressSync(bytes.subarray(offset, end), {
             maxOutputLength: Math.max(room, 1),
-            info: true,
-          }) as unknown as typeof result;
+          });
         } catch (error) {
           if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
             throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
           }
           throw error;
         }
-        const { buffer, engine } = result;
         if (buffer.length > room) throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
-        if (engine.bytesWritten === 0) throw new Error('no zstd frame where one should start');
         parts.push(buffer);
         total += buffer.length;
-        offset += engine.bytesWritten;
+        offset = end;
       } while (offset < bytes.length);
       return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, total);
     },

@@ -178,12 +178,15 @@ describeS3('the packed package, installed as users install it', () => {
     if (work !== '') rmSync(work, { recursive: true, force: true });
   });
 
-  test('npm pack ships dist/ (an ESM and a CommonJS build), README.md and package.json only', () => {
-    expect(packed.filter((p) => !/^(dist\/|README\.md$|package\.json$)/.test(p))).toEqual([]);
+  test('npm pack ships dist/ (an ESM and a CommonJS build), README.md, LICENSE and package.json only', () => {
+    expect(packed.filter((p) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(p))).toEqual(
+      [],
+    );
     expect(packed.filter((p) => p.endsWith('.map'))).toEqual([]);
     expect(packed).toEqual(
       expect.arrayContaining([
         'README.md',
+        'LICENSE',
         'dist/index.js',
         'dist/index.d.ts',
         'dist/cli.js',

@@ -31,7 +31,12 @@ afterEach(async () => {
 
 function setup(
   s3: ScriptedS3,
-  options: { limit?: number; maxSpoolBytes?: number; fs?: FaultyFileSystem } = {},
+  options: {
+    limit?: number;
+    maxSpoolBytes?: number;
+    fs?: FaultyFileSystem;
+    loadConcurrency?: number;
+  } = {},
 ) {
   const stats = emptyStats();
   stats.spool = emptySpoolStats();
@@ -55,7 +60,7 @@ function setup(
     Spool.open(dir, options.fs),
     {
       maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
-      loadConcurrency: 2,
+      loadConcurrency: options.loadConcurrency ?? 2,
       retryEveryMillis: 20,
       diskTimeoutMillis: 1_000,
       check: () => undefined,
@@ -172,7 +177,8 @@ describe('SpoolKeeper', () => {
     await first.keeper.close();
     keepers.length = 0;
     const later = new ScriptedS3();
-    const second = setup(later);
+    // One read at a time, so the upload order is the page-in order.
+    const second = setup(later, { loadConcurrency: 1 });
     await second.keeper.restore();
     await waitFor(() => second.spoolStats.replayed === 3, 2_000, 'all replayed');
     expect(later.attempts.map((a) => a.key)).toEqual(['1.json', '2.json', '3.json']);

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { compress as zstdCompress } from 'zstd-napi';
 import {
   dataPointRows,
   InvalidOptionError,
@@ -29,6 +28,7 @@ import {
 } from '../support/reader-fixtures.js';
 import { s3Error } from '../support/s3-error.js';
 import { waitFor } from '../support/wait.js';
+import { zstdCompress } from '../support/zstd.js';
 
 const T0 = new Date('2026-03-04T05:06:07.000Z');
 const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
