@@ -15,7 +15,7 @@ import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { compress as zstdCompress } from 'zstd-napi';
 import { resolveConfig } from '../src/config.js';
-import { recordFormat } from '../src/encoding/format.js';
+import { otlpJsonRecords } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
 import { createClient } from '../src/upload/client.js';
@@ -80,7 +80,7 @@ interface Run {
 progress('event loop: building the data (16 MiB of realistic OTLP JSON)');
 const source = realisticSource(SERIES_PER_EXPORT, 7);
 const collections: ResourceMetrics[] = [];
-const format = recordFormat('otlp-json');
+const format = otlpJsonRecords;
 const records: Buffer[] = [];
 let recordBytes = 0;
 while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {

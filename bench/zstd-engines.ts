@@ -12,7 +12,7 @@
  */
 import { createBodyMaker } from '../src/compression/body-maker.js';
 import { builtInZstd, type ZstdEngine, zstdEngine } from '../src/compression/zstd-engine.js';
-import { recordFormat } from '../src/encoding/format.js';
+import { otlpJsonRecords } from '../src/encoding/format.js';
 import {
   CONTENDERS,
   type Comparison,
@@ -141,7 +141,7 @@ const memoryTable: Table = {
 };
 
 // 3. Through the body maker (worker thread), as the exporter runs it.
-const format = recordFormat('otlp-json');
+const format = otlpJsonRecords;
 const source = realisticSource(1_700, 7);
 const records: Buffer[] = [];
 let recordBytes = 0;
@@ -162,7 +162,7 @@ const workerRuns: WorkerRun[] = [];
 for (const engine of ['zstd-napi', 'node:zlib'] as const) {
   if (engine === 'zstd-napi' ? !napiLoads : !hasBuiltIn) continue;
   progress(`zstd engines: through the body maker, ${engine}, ${WORKER_BATCHES} batches`);
-  const maker = createBodyMaker('zstd', 3, engine);
+  const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3, engine });
   const millis: number[] = [];
   const stalls: number[] = [];
   let cpuMillis = 0;

@@ -9,14 +9,9 @@ import type {
 import { type BodyMaker, createBodyMaker } from './compression/index.js';
 import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
-import {
-  countDataPoints,
-  oldestEndTimeMillis,
-  type RecordFormat,
-  recordFormat,
-} from './encoding/format.js';
+import { countDataPoints, oldestEndTimeMillis, type RecordFormat } from './encoding/format.js';
 import { configure } from './env.js';
-import { CONTENT_TYPES, encodingOfExtension } from './formats.js';
+import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from './formats.js';
 import { alert, Episodes, log, plural } from './log.js';
 import { Admission, failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
@@ -71,8 +66,13 @@ export class S3MetricExporter implements PushMetricExporter {
     let bodies: BodyMaker | undefined;
     let s3: ClientHandle | undefined;
     try {
-      this.#format = recordFormat(c.format);
-      bodies = createBodyMaker(c.compression, c.compressionLevel);
+      const row = FORMAT_ROWS[c.format];
+      this.#format = row.records;
+      bodies = createBodyMaker({
+        body: row.body,
+        compression: c.compression,
+        level: c.compressionLevel,
+      });
       this.#bodies = bodies;
       this.#selectTemporality = temporalitySelector(c.temporalityPreference);
       s3 = createClient(c);
@@ -122,7 +122,9 @@ export class S3MetricExporter implements PushMetricExporter {
         });
       }
       const preparation = new Preparation({
-        format: this.#format,
+        records: this.#format,
+        name: objectName(c.format, c.compression),
+        fallback: FORMAT_ROWS[c.format].fallback,
         bodies: this.#bodies,
         keys: c.keys,
         sendCrc32: this.#s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',

@@ -1,26 +1,121 @@
-import type { Compression, Format } from './config/options.js';
+import { decodeJsonRequest, decodeProtoRequest } from './encoding/decode-request.js';
+import { otlpJsonRecords, otlpProtoRecords, type RecordFormat } from './encoding/format.js';
+import type { OtlpObject } from './encoding/otlp-proto-decode.js';
+import { parquetToRequest } from './parquet/read.js';
+import { DEFAULT_KEY_TEMPLATE } from './upload/key-template.js';
 
 /**
- * How objects are named and typed, one row per format and per compression: the one table the
- * writer, the spool's checks and the reader agree on.
+ * The one table of formats and compressions: how each is named and typed, how exports become
+ * records, how the worker makes the object, and how a stored object is read back. Adding a format
+ * is a row here plus its own module (see docs/architecture.md).
  */
-export interface NamedKind {
-  /** Object name suffix (`.json`, `.zst`, ...); '' for none. */
-  extension: string;
-  /** Content-Type; undefined for a compression that keeps the format's own. */
-  contentType: string | undefined;
+
+/** Reading an object back: its decompression budget and the zstd and gzip decoders. */
+export interface DecodeContext {
+  /** Decompress within `maxBytes` (ObjectTooLargeError past it). */
+  zstd(bytes: Uint8Array, maxBytes: number): Buffer;
+  gunzip(bytes: Uint8Array, maxBytes: number): Buffer;
+  maxDecompressedBytes: number;
 }
 
-export const FORMAT_NAMES: Readonly<Record<Format, NamedKind & { contentType: string }>> = {
-  'otlp-json': { extension: '.json', contentType: 'application/json' },
-  'otlp-proto': { extension: '.binpb', contentType: 'application/x-protobuf' },
-};
+export interface FormatRow {
+  /** Object name suffix (before any compression suffix). */
+  extension: string;
+  contentType: string;
+  /** How exports become records on the event loop, and how records join (the fallback too). */
+  records: RecordFormat;
+  /** Which body the worker makes of the records (src/compression/bodies.js). */
+  body: 'framed' | 'parquet';
+  /**
+   * True when `compression` works inside the object (Parquet column chunks): the object keeps its
+   * own name and content type. False when it wraps the whole object (`.json.zst`).
+   */
+  compressedInside: boolean;
+  /** What a batch is stored as when the worker cannot make its body: the records as they are. */
+  fallback: { extension: string; contentType: string };
+  /** The key layout when keyTemplate is not set (after the prefix, without the extension). */
+  keyTemplate: string;
+  /** A stored object, outer compression removed, back into its ExportMetricsServiceRequest. */
+  decode(raw: Buffer, context: DecodeContext): OtlpObject | Promise<OtlpObject>;
+}
 
-export const COMPRESSION_NAMES: Readonly<Record<Compression, NamedKind>> = {
-  zstd: { extension: '.zst', contentType: 'application/zstd' },
-  gzip: { extension: '.gz', contentType: 'application/gzip' },
-  none: { extension: '', contentType: undefined },
-};
+const JSON_NAME = { extension: '.json', contentType: 'application/json' };
+
+export const FORMAT_ROWS = {
+  'otlp-json': {
+    ...JSON_NAME,
+    records: otlpJsonRecords,
+    body: 'framed',
+    compressedInside: false,
+    fallback: JSON_NAME,
+    keyTemplate: DEFAULT_KEY_TEMPLATE,
+    decode: decodeJsonRequest,
+  },
+  'otlp-proto': {
+    extension: '.binpb',
+    contentType: 'application/x-protobuf',
+    records: otlpProtoRecords,
+    body: 'framed',
+    compressedInside: false,
+    fallback: { extension: '.binpb', contentType: 'application/x-protobuf' },
+    keyTemplate: DEFAULT_KEY_TEMPLATE,
+    decode: decodeProtoRequest,
+  },
+  parquet: {
+    extension: '.parquet',
+    contentType: 'application/vnd.apache.parquet',
+    // The worker parses OTLP/JSON records (JSON.parse is fast) into the table's columns.
+    records: otlpJsonRecords,
+    body: 'parquet',
+    compressedInside: true,
+    fallback: JSON_NAME,
+    // Hour partitions: what Athena partition projection, Glue and Hive-style engines expect.
+    keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
+    decode: (raw, context) => parquetToRequest(raw, context).then((r) => r.request),
+  },
+} as const satisfies Record<string, FormatRow>;
+
+export type Format = keyof typeof FORMAT_ROWS;
+export const FORMATS = Object.keys(FORMAT_ROWS) as Format[];
+
+export interface CompressionRow {
+  /** Suffix of a wrapped object; '' for none. */
+  extension: string;
+  /** Content-Type of a wrapped object; undefined keeps the format's own. */
+  contentType: string | undefined;
+  /** The Parquet codec of column chunks. */
+  parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED';
+  /** The level when none is set, and the highest one. */
+  defaultLevel: number;
+  maxLevel: number;
+}
+
+export const COMPRESSION_ROWS = {
+  zstd: {
+    extension: '.zst',
+    contentType: 'application/zstd',
+    parquetCodec: 'ZSTD',
+    defaultLevel: 3,
+    maxLevel: 19,
+  },
+  gzip: {
+    extension: '.gz',
+    contentType: 'application/gzip',
+    parquetCodec: 'GZIP',
+    defaultLevel: 6,
+    maxLevel: 9,
+  },
+  none: {
+    extension: '',
+    contentType: undefined,
+    parquetCodec: 'UNCOMPRESSED',
+    defaultLevel: 0,
+    maxLevel: 0,
+  },
+} as const satisfies Record<string, CompressionRow>;
+
+export type Compression = keyof typeof COMPRESSION_ROWS;
+export const COMPRESSIONS = Object.keys(COMPRESSION_ROWS) as Compression[];
 
 /** A stored object's format and compression. */
 export interface ObjectEncoding {
@@ -28,14 +123,25 @@ export interface ObjectEncoding {
   compression: Compression;
 }
 
-/** Format and compression of an object from its name's suffix (`.json.zst`, `.binpb`, ...). */
+/** How an object of this format and compression is named and typed. */
+export function objectName(
+  format: Format,
+  compression: Compression,
+): { extension: string; contentType: string } {
+  const f: FormatRow = FORMAT_ROWS[format];
+  const c: CompressionRow = COMPRESSION_ROWS[compression];
+  if (f.compressedInside || c.extension === '') return f;
+  return { extension: f.extension + c.extension, contentType: c.contentType ?? f.contentType };
+}
+
+/** Format and compression of an object from its name's suffix (`.json.zst`, `.parquet`, ...). */
 export function encodingOfExtension(extension: string): ObjectEncoding | undefined {
-  for (const [format, f] of Object.entries(FORMAT_NAMES) as [Format, NamedKind][]) {
-    for (const [compression, c] of Object.entries(COMPRESSION_NAMES) as [
-      Compression,
-      NamedKind,
-    ][]) {
-      if (extension === f.extension + c.extension) return { format, compression };
+  for (const format of FORMATS) {
+    for (const compression of COMPRESSIONS) {
+      const f: FormatRow = FORMAT_ROWS[format];
+      // Compressed inside: one name whatever the codec; read as 'none' on the outside.
+      if (f.compressedInside && compression !== 'none') continue;
+      if (extension === objectName(format, compression).extension) return { format, compression };
     }
   }
   return undefined;
@@ -43,7 +149,8 @@ export function encodingOfExtension(extension: string): ObjectEncoding | undefin
 
 /** Every Content-Type this exporter sets. */
 export const CONTENT_TYPES: ReadonlySet<string> = new Set(
-  [...Object.values(FORMAT_NAMES), ...Object.values(COMPRESSION_NAMES)].flatMap((k) =>
-    k.contentType === undefined ? [] : [k.contentType],
+  [...Object.values(FORMAT_ROWS), ...Object.values(COMPRESSION_ROWS)].flatMap(
+    (k: { contentType: string | undefined }) =>
+      k.contentType === undefined ? [] : [k.contentType],
   ),
 );

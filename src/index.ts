@@ -20,6 +20,7 @@ export {
   type DecodedObject,
   decodeObject,
   decodeStoredObject,
+  decodeStoredObjectAsync,
   encodingOfKey,
   ObjectDecodeError,
   type ObjectEncoding,

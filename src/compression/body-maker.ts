@@ -40,21 +40,19 @@ export class BodyMakerError extends Error {
 
 /** Makes the bytes of an object from a batch's records, off the event loop. */
 export interface BodyMaker {
-  readonly compression: Compression;
-  /** Object name suffix: `.zst`, `.gz` or none. */
-  readonly extension: string;
-  /** Content-Type of compressed objects; undefined keeps the format's own. */
-  readonly contentType: string | undefined;
   make(request: BodyRequest): Promise<PreparedBody>;
   /** Stops the worker; later calls to make() reject. */
   close(): Promise<void>;
 }
 
-const SUFFIX: Record<Compression, { extension: string; contentType: string | undefined }> = {
-  zstd: { extension: '.zst', contentType: 'application/zstd' },
-  gzip: { extension: '.gz', contentType: 'application/gzip' },
-  none: { extension: '', contentType: undefined },
-};
+export interface BodyMakerOptions {
+  /** Which body the worker makes (the format's row in src/formats.ts). */
+  body: 'framed' | 'parquet';
+  compression: Compression;
+  level: number;
+  /** The zstd engine, instead of this runtime's choice (tests and the bench measure both). */
+  engine?: ZstdEngine;
+}
 
 const YOUNG_GENERATION_MB = 2;
 
@@ -88,11 +86,8 @@ function ownedArrayBuffer(data: Buffer): ArrayBuffer {
  * at construction with ZstdUnavailableError rather than at the first batch; `engine` overrides
  * the choice (tests and the bench measure both).
  */
-export function createBodyMaker(
-  compression: Compression,
-  level: number,
-  engine?: ZstdEngine,
-): BodyMaker {
+export function createBodyMaker(options: BodyMakerOptions): BodyMaker {
+  const { body, compression, level, engine } = options;
   const zstdEngine = compression === 'zstd' ? (engine ?? requireZstdEngine()) : undefined;
   const jobs = new Map<number, Job>();
   let worker: Worker | undefined;
@@ -106,7 +101,7 @@ export function createBodyMaker(
 
   const start = (): Worker => {
     const w = new Worker(new URL('./body-worker.js', import.meta.url), {
-      workerData: { compression, level, zstdEngine },
+      workerData: { body, compression, level, zstdEngine },
       // A small young generation: the worker nudges a scavenge after each job, which frees the
       // megabytes of records it received (see body-worker.js).
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
@@ -120,7 +115,10 @@ export function createBodyMaker(
       if (reply.error !== undefined || reply.body === undefined) {
         const records = reply.records?.map((b, i) => Buffer.from(b, 0, reply.lengths?.[i]));
         job.reject(
-          new BodyMakerError(`${compression} compression failed: ${reply.error}`, records),
+          new BodyMakerError(
+            `${body === 'parquet' ? 'Parquet' : compression} body failed: ${reply.error}`,
+            records,
+          ),
         );
       } else {
         job.resolve({ body: Buffer.from(reply.body), sha256: reply.sha256, crc32: reply.crc32 });
@@ -139,8 +137,6 @@ export function createBodyMaker(
   worker = start();
 
   return {
-    compression,
-    ...SUFFIX[compression],
     make(request) {
       if (closed)
         return Promise.reject(new BodyMakerError('the exporter is shut down', request.records));

@@ -1,19 +1,17 @@
 // @ts-check
-// Worker thread that turns a sealed batch's records into the bytes to upload: framing,
-// compression (zstd on the engine the main thread chose, see zstd-compressors.js; gzip; or none)
-// and the checksums the S3 request needs (SHA-256 for SigV4, CRC32 when the client sends one).
-// All of it is CPU work on megabytes that would otherwise stall the exporter's event loop.
+// Worker thread that turns a sealed batch's records into the bytes to upload: the body of its
+// format (bodies.js: framed and compressed, or a Parquet file; zstd on the engine the main
+// thread chose, see zstd-compressors.js) and the checksums the S3 request needs (SHA-256 for
+// SigV4, CRC32 when the client sends one). All of it is CPU work on megabytes that would otherwise stall the exporter's event loop.
 // Plain JavaScript, so the same file runs from src/ (tests) and dist/ (the package).
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { gzipSync } from 'node:zlib';
-import { join, zstdCompressor } from './zstd-compressors.js';
+import { bodyMaker } from './bodies.js';
 
 const require = createRequire(import.meta.url);
-/** @type {{ compression: 'zstd' | 'gzip' | 'none', level: number, zstdEngine: 'node:zlib' | 'zstd-napi' | undefined }} */
-const { compression, level, zstdEngine } = workerData;
+const makeBody = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /** @typedef {{ id: number, records: ArrayBuffer[], lengths: number[], framing: Framing, sha256: boolean, crc32: boolean }} Job */
@@ -39,37 +37,6 @@ function stepBack() {
   }
 }
 stepBack();
-
-/** The object's parts in order: framing text and records (records are not copied). */
-function parts(/** @type {Job} */ job) {
-  /** @type {Uint8Array[]} */
-  const out = [];
-  const records = job.records.map((buffer, i) => new Uint8Array(buffer, 0, job.lengths[i]));
-  if (job.framing === null) return records;
-  const separator = Buffer.from(job.framing.separator);
-  out.push(Buffer.from(job.framing.head));
-  records.forEach((record, i) => {
-    if (i > 0) out.push(separator);
-    out.push(record);
-  });
-  out.push(Buffer.from(job.framing.tail));
-  return out;
-}
-
-const zstd =
-  compression === 'zstd' && zstdEngine !== undefined
-    ? zstdCompressor(zstdEngine, level)
-    : undefined;
-
-function compress(/** @type {Uint8Array[]} */ input) {
-  if (zstd !== undefined) return zstd(input);
-  const raw = join(input);
-  if (compression === 'gzip') {
-    const gz = gzipSync(raw, { level });
-    return join([gz], gz.length); // a copy that owns its memory, safe to transfer
-  }
-  return raw;
-}
 
 /**
  * The records a job received die young, but only a collection frees their megabytes, and this
@@ -97,7 +64,8 @@ function crc32Base64(/** @type {Uint8Array} */ body) {
 // replies keep the order of the jobs; every other compression finishes before the first await.
 port.on('message', async (/** @type {Job} */ job) => {
   try {
-    const body = await compress(parts(job));
+    const records = job.records.map((buffer, i) => new Uint8Array(buffer, 0, job.lengths[i]));
+    const body = await makeBody({ records, framing: job.framing });
     const sha256 = job.sha256 ? createHash('sha256').update(body).digest('hex') : undefined;
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
     const buffer = /** @type {ArrayBuffer} */ (body.buffer);

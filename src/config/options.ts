@@ -1,10 +1,15 @@
 import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
 import { StorageClass as StorageClasses } from '@aws-sdk/client-s3';
+import type { Compression, Format } from '../formats.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { DEFAULT_KEY_TEMPLATE } from '../upload/key-template.js';
 
-export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
-export const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
+export {
+  COMPRESSIONS,
+  type Compression,
+  FORMATS,
+  type Format,
+} from '../formats.js';
 export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
 export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
 export const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
@@ -12,8 +17,6 @@ export const STORAGE_CLASSES = Object.values(StorageClasses);
 export const PARTITION_TIMES = ['upload', 'data'] as const;
 export const TIME_ZONES = ['UTC', 'local'] as const;
 
-export type Format = (typeof FORMATS)[number];
-export type Compression = (typeof COMPRESSIONS)[number];
 export type TemporalityPreference = (typeof TEMPORALITIES)[number];
 export type ChecksumMode = (typeof CHECKSUM_MODES)[number];
 export type ServerSideEncryptionMode = (typeof SSE_MODES)[number];

@@ -1,5 +1,6 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { closest, distance } from 'fastest-levenshtein';
+import { FORMAT_ROWS } from '../formats.js';
 import { InvalidOptionError } from '../invalid-option.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { KeyTemplate } from '../upload/key-template.js';
@@ -111,6 +112,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   const prefix = f.get('prefix', (o, v) => rule.normalizePrefix(v, o), DEFAULTS.prefix);
   const filePrefix = f.get('filePrefix', rule.filePrefix, DEFAULTS.filePrefix);
   const endpoint = f.get('endpoint', rule.endpoint, undefined);
+  const format = f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format);
   const compression = f.get('compression', (o, v) => rule.oneOf(o, v, COMPRESSIONS), 'zstd');
   const gzip = compression === 'gzip';
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
@@ -157,7 +159,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     forcePathStyle: f.get('forcePathStyle', rule.bool, defaultForcePathStyle(endpoint)),
     credentials: f.get('credentials', rule.credentials, undefined),
     s3Client: f.get('s3Client', rule.s3Client, undefined),
-    format: f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format),
+    format,
     compression,
     compressionLevel: f.get(
       'compressionLevel',
@@ -219,7 +221,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.
       (_o, v) => new KeyTemplate(v as string, { prefix, filePrefix, timeZone }),
-      new KeyTemplate(DEFAULTS.keyTemplate, { prefix, filePrefix, timeZone }),
+      // Each format has its default layout (Parquet: hour partitions).
+      new KeyTemplate(FORMAT_ROWS[format].keyTemplate, { prefix, filePrefix, timeZone }),
     ),
     partitionTime: f.get(
       'partitionTime',

@@ -1,6 +1,5 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { Framing } from '../compression/index.js';
-import type { Format } from '../config.js';
 import { resourceMetricsToJsonBytes } from './otlp-json.js';
 import { resourceMetricsToProto } from './otlp-proto.js';
 
@@ -9,10 +8,6 @@ import { resourceMetricsToProto } from './otlp-proto.js';
  * one ExportMetricsServiceRequest per object, as OTLP readers (awss3receiver) expect.
  */
 export interface RecordFormat {
-  readonly name: Format;
-  /** Object name suffix before the compression suffix. */
-  readonly extension: string;
-  readonly contentType: string;
   encode(rm: ResourceMetrics): Buffer;
   /** Bytes the object adds around `count` records. */
   overhead(count: number): number;
@@ -28,10 +23,7 @@ const JSON_TAIL = Buffer.from(JSON_FRAMING.tail);
 const COMMA = 0x2c;
 
 /** `{"resourceMetrics":[rm1,rm2,...]}\n`: one request on one line, a valid JSON-lines file. */
-const otlpJson: RecordFormat = {
-  name: 'otlp-json',
-  extension: '.json',
-  contentType: 'application/json',
+export const otlpJsonRecords: RecordFormat = {
   encode: resourceMetricsToJsonBytes,
   framing: JSON_FRAMING,
   overhead: (count) => JSON_HEAD.length + JSON_TAIL.length + Math.max(0, count - 1),
@@ -48,10 +40,7 @@ const otlpJson: RecordFormat = {
 };
 
 /** Serialized requests concatenate into one valid request: records are joined as they are. */
-const otlpProto: RecordFormat = {
-  name: 'otlp-proto',
-  extension: '.binpb',
-  contentType: 'application/x-protobuf',
+export const otlpProtoRecords: RecordFormat = {
   encode: resourceMetricsToProto,
   framing: null,
   overhead: () => 0,
@@ -62,10 +51,6 @@ const otlpProto: RecordFormat = {
     return out;
   },
 };
-
-export function recordFormat(name: Format): RecordFormat {
-  return name === 'otlp-proto' ? otlpProto : otlpJson;
-}
 
 /** Data points in one ResourceMetrics, for accounting of what was uploaded or dropped. */
 export function countDataPoints(rm: ResourceMetrics): number {

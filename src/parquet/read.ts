@@ -1,4 +1,3 @@
-import type { Compressors } from 'hyparquet';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
@@ -133,18 +132,41 @@ export function rowsToRequest(rows: Row[]): OtlpObject {
   };
 }
 
+/** How column chunks are decompressed, within one budget for the whole file. */
+export interface ParquetDecompression {
+  zstd(bytes: Uint8Array, maxBytes: number): Uint8Array;
+  gunzip(bytes: Uint8Array, maxBytes: number): Uint8Array;
+  maxDecompressedBytes: number;
+}
+
 /**
- * Reads a stored Parquet object back into its request. `decompressors` decompress the column
- * chunks (ZSTD, GZIP). Throws if it is not a file of this schema.
+ * Reads a stored Parquet object back into its request. Column chunks are decompressed within
+ * `maxDecompressedBytes` in all (a Parquet bomb stops there). Throws if it is not a file of this
+ * schema.
  */
 export async function parquetToRequest(
   bytes: Uint8Array,
-  decompressors: Compressors,
+  decompression: ParquetDecompression,
 ): Promise<{ request: OtlpObject; rows: number }> {
+  let left = decompression.maxDecompressedBytes;
+  const within =
+    (decompress: (b: Uint8Array, max: number) => Uint8Array) =>
+    (input: Uint8Array, outputLength: number) => {
+      // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
+      const out = decompress(input, Math.max(1, Math.min(outputLength, left)));
+      left -= out.length;
+      return out;
+    };
+  const decompressors = {
+    ZSTD: within(decompression.zstd),
+    GZIP: within(decompression.gunzip),
+  };
+  // hyparquet reads an ArrayBuffer: the object's own, or a copy of its bytes (a Buffer may be a
+  // view into a shared pool; Buffer#slice would not copy).
   const file =
     bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
       ? (bytes.buffer as ArrayBuffer)
-      : bytes.slice().buffer;
+      : new Uint8Array(bytes).buffer;
   const metadata = parquetMetadata(file);
   const version = metadata.key_value_metadata?.find((kv) => kv.key === SCHEMA_VERSION_KEY)?.value;
   if (version !== SCHEMA_VERSION) {

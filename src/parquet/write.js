@@ -1,6 +1,7 @@
 // @ts-check
-// A batch's records (one OTLP/JSON ExportMetricsServiceRequest each) as one Parquet file. Runs in
-// the body worker: parsing, flattening and column encoding are CPU work on megabytes.
+// A batch's records (one OTLP/JSON ResourceMetrics each, as the JSON writer makes them) as one
+// Parquet file. Runs in the body worker: parsing, flattening and column encoding are CPU work on
+// megabytes.
 import { ByteWriter, parquetWrite } from 'hyparquet-writer';
 import { requestsToColumns } from './rows.js';
 import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
@@ -12,14 +13,14 @@ const utf8 = new TextDecoder();
 
 /**
  * The Parquet bytes of a batch. `compress` compresses one page for `codec` (unused for
- * UNCOMPRESSED). Throws on records that are not OTLP/JSON requests.
+ * UNCOMPRESSED). Throws on records that are not OTLP/JSON ResourceMetrics.
  * @param {Uint8Array[]} records
  * @param {{ codec: Codec, compress: Compress | undefined, createdBy: string }} options
  * @returns {Uint8Array}
  */
 export function parquetBody(records, options) {
-  const requests = records.map((r) => JSON.parse(utf8.decode(r)));
-  const { columns } = requestsToColumns(requests);
+  const resourceMetrics = records.map((r) => JSON.parse(utf8.decode(r)));
+  const { columns } = requestsToColumns([{ resourceMetrics }]);
   const writer = new ByteWriter();
   parquetWrite({
     writer,

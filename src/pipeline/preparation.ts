@@ -10,7 +10,12 @@ import type { MemoryBudget } from './budget.js';
 import type { SealedBatch } from './sealed-batch.js';
 
 export interface PreparationParts {
-  format: RecordFormat;
+  /** How the records join, for the fallback body made here. */
+  records: RecordFormat;
+  /** The object's name suffix and content type, for the body the worker makes ... */
+  name: { extension: string; contentType: string };
+  /** ... and for the records stored as they are when the worker cannot make it. */
+  fallback: { extension: string; contentType: string };
   bodies: BodyMaker;
   keys: KeyTemplate;
   /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
@@ -48,35 +53,37 @@ export class Preparation {
     const records = batch.startPreparing();
     if (records === undefined) return; // dropped while it waited
     let made: PreparedBody;
-    let compressed = true;
+    let byWorker = true;
     try {
       made = await p.bodies.make({
         records,
-        framing: p.format.framing,
+        framing: p.records.framing,
         sha256: true,
         crc32: p.sendCrc32,
       });
     } catch (error) {
       if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
       if (!(error instanceof BodyMakerError) || error.records === undefined) throw error;
-      // Never lose a batch to the compressor: store it uncompressed, under an uncompressed name.
-      log.error(`${describeError(error)}; uploading batch ${batch.seq} uncompressed`);
+      // Never lose a batch to the worker: store the records as they are, under that name.
+      log.error(
+        `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
+      );
       const recordBytes = error.records.reduce((n, r) => n + r.length, 0);
       made = {
-        body: p.format.assemble(error.records, recordBytes),
+        body: p.records.assemble(error.records, recordBytes),
         sha256: undefined,
         crc32: undefined,
       };
-      compressed = false;
+      byWorker = false;
     }
     const key = p.keys.render({
       // Set only with partitionTime 'data'.
       time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
       attributes: batch.attributes,
-      extension: p.format.extension + (compressed ? p.bodies.extension : ''),
+      extension: (byWorker ? p.name : p.fallback).extension,
       id: batch.id,
     });
-    const contentType = (compressed ? p.bodies.contentType : undefined) ?? p.format.contentType;
+    const contentType = (byWorker ? p.name : p.fallback).contentType;
     if (!batch.bodyMade({ key, contentType, ...made })) return;
     p.budget.resize(batch, made.body.length);
     // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.

@@ -1,5 +1,10 @@
-import { decodeOtlpProto, type OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { encodingOfExtension, type ObjectEncoding } from '../formats.js';
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import {
+  type DecodeContext,
+  encodingOfExtension,
+  FORMAT_ROWS,
+  type ObjectEncoding,
+} from '../formats.js';
 import { requestProblem } from './check-request.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
@@ -48,37 +53,49 @@ export interface DecodedObject {
  * object shape whatever the format. Throws ObjectDecodeError: for bad data, for an object that
  * decompresses to more than `maxDecompressedBytes` (the cause is an ObjectTooLargeError), when
  * this runtime has no zstd (ZstdUnavailableError), and for a request that recursive code could
- * not walk (nested deeper than MAX_NESTING_DEPTH) or whose times no date can show.
+ * not walk (nested deeper than MAX_NESTING_DEPTH) or whose times no date can show. Every format;
+ * Parquet is read asynchronously, hence the promise.
+ */
+export async function decodeStoredObjectAsync(
+  key: string,
+  bytes: Uint8Array,
+  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+): Promise<DecodedObject> {
+  const { encoding, raw, context } = unwrap(key, bytes, options);
+  let request: OtlpObject;
+  try {
+    request = await FORMAT_ROWS[encoding.format].decode(raw, context);
+  } catch (error) {
+    throw decodeError(key, error);
+  }
+  return checked(key, request, encoding, raw.length);
+}
+
+/**
+ * As decodeStoredObjectAsync, synchronously, for the formats that allow it (OTLP/JSON and OTLP
+ * protobuf); a Parquet object throws ObjectDecodeError saying to use the asynchronous call.
  */
 export function decodeStoredObject(
   key: string,
   bytes: Uint8Array,
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): DecodedObject {
-  const { maxDecompressedBytes } = resolveReadLimits(options);
-  const encoding = encodingOfKey(key);
-  if (encoding === undefined) {
+  const { encoding, raw, context } = unwrap(key, bytes, options);
+  let request: OtlpObject | Promise<OtlpObject>;
+  try {
+    request = FORMAT_ROWS[encoding.format].decode(raw, context);
+  } catch (error) {
+    throw decodeError(key, error);
+  }
+  if (request instanceof Promise) {
+    request.catch(() => {});
     throw new ObjectDecodeError(
       key,
       'decode',
-      'not an otel-s3-exporter object name (.json or .binpb, optionally .zst or .gz)',
+      `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or readMetrics()`,
     );
   }
-  let raw: Buffer;
-  try {
-    raw = decompress(bytes, encoding.compression, maxDecompressedBytes);
-  } catch (error) {
-    // A limit or a missing engine is not bad data: say it as it is.
-    const plain = error instanceof ObjectTooLargeError || error instanceof ZstdUnavailableError;
-    const detail = plain
-      ? messageOf(error)
-      : `invalid ${encoding.compression} data: ${messageOf(error)}`;
-    throw new ObjectDecodeError(key, 'decompress', detail, error);
-  }
-  const request = decodeRequest(key, raw, encoding.format);
-  const problem = requestProblem(request);
-  if (problem !== undefined) throw new ObjectDecodeError(key, 'decode', problem);
-  return { request, encoding, rawBytes: raw.length };
+  return checked(key, request, encoding, raw.length);
 }
 
 /** Decodes the bytes of one stored object into its ExportMetricsServiceRequest (see decodeStoredObject). */
@@ -90,53 +107,61 @@ export function decodeObject(
   return decodeStoredObject(key, bytes, options).request;
 }
 
-function decodeRequest(key: string, raw: Buffer, format: ObjectEncoding['format']): OtlpObject {
-  if (format === 'otlp-proto') {
-    try {
-      return decodeOtlpProto(raw);
-    } catch (error) {
-      // The decoder recurses per message: a hostile nesting runs out of stack before the end.
-      const detail = isStackOverflow(error)
-        ? 'invalid OTLP protobuf: messages nested too deep to decode'
-        : messageOf(error);
-      throw new ObjectDecodeError(key, 'decode', detail, error);
-    }
-  }
-  let text: string;
-  try {
-    text = utf8.decode(raw);
-  } catch (error) {
-    // TextDecoder's fatal mode throws a TypeError; a RangeError is a text longer than V8's strings.
-    const detail =
-      error instanceof TypeError
-        ? 'invalid UTF-8 in OTLP/JSON'
-        : `cannot decode: ${messageOf(error)}`;
-    throw new ObjectDecodeError(key, 'decode', detail, error);
-  }
-  const lines = text.split('\n').filter((line) => line.trim() !== '');
-  if (lines.length !== 1) {
-    throw new ObjectDecodeError(key, 'decode', `expected one JSON line, found ${lines.length}`);
-  }
-  let request: unknown;
-  try {
-    request = JSON.parse(lines[0] as string);
-  } catch (error) {
-    throw new ObjectDecodeError(key, 'decode', `invalid JSON: ${messageOf(error)}`, error);
-  }
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+/** The object's encoding, its bytes without the outer compression, and what decoding needs. */
+function unwrap(
+  key: string,
+  bytes: Uint8Array,
+  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'>,
+): { encoding: ObjectEncoding; raw: Buffer; context: DecodeContext } {
+  const { maxDecompressedBytes } = resolveReadLimits(options);
+  const encoding = encodingOfKey(key);
+  if (encoding === undefined) {
     throw new ObjectDecodeError(
       key,
       'decode',
-      'the JSON line is not an ExportMetricsServiceRequest object',
+      'not an otel-s3-exporter object name (.json or .binpb, optionally .zst or .gz, or .parquet)',
     );
   }
-  return request as OtlpObject;
+  let raw: Buffer;
+  try {
+    raw = decompress(bytes, encoding.compression, maxDecompressedBytes);
+  } catch (error) {
+    // A limit or a missing engine is not bad data: say it as it is.
+    const detail = plainProblem(error)
+      ? messageOf(error)
+      : `invalid ${encoding.compression} data: ${messageOf(error)}`;
+    throw new ObjectDecodeError(key, 'decompress', detail, error);
+  }
+  const context: DecodeContext = {
+    zstd: (input, max) => decompress(input, 'zstd', max),
+    gunzip: (input, max) => decompress(input, 'gzip', max),
+    // The outer layer used some of the budget already (none for Parquet: it has no outer one).
+    maxDecompressedBytes:
+      encoding.compression === 'none' ? maxDecompressedBytes : maxDecompressedBytes - raw.length,
+  };
+  return { encoding, raw, context };
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** A failure inside the format's decoder: a limit or a missing engine is decompression. */
+function decodeError(key: string, error: unknown): ObjectDecodeError {
+  if (error instanceof ObjectDecodeError) return error;
+  const stage = plainProblem(error) ? 'decompress' : 'decode';
+  return new ObjectDecodeError(key, stage, messageOf(error), error);
+}
 
-function isStackOverflow(error: unknown): boolean {
-  return error instanceof RangeError && /call stack/i.test(error.message);
+function checked(
+  key: string,
+  request: OtlpObject,
+  encoding: ObjectEncoding,
+  rawBytes: number,
+): DecodedObject {
+  const problem = requestProblem(request);
+  if (problem !== undefined) throw new ObjectDecodeError(key, 'decode', problem);
+  return { request, encoding, rawBytes };
+}
+
+function plainProblem(error: unknown): boolean {
+  return error instanceof ObjectTooLargeError || error instanceof ZstdUnavailableError;
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,6 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { ObjectEncoding } from '../formats.js';
-import { decodeStoredObject, ObjectDecodeError } from './decode-object.js';
+import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
 import { isPastRange } from './listing-range.js';
 import {
@@ -156,7 +156,8 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
         if (head === undefined) return;
         const fetched = await head.bytes;
         // Decoded only now, so the window holds compressed bytes, not decoded requests.
-        const outcome = 'bytes' in fetched ? decode(head.info, fetched.bytes, limits) : fetched;
+        const outcome =
+          'bytes' in fetched ? await decode(head.info, fetched.bytes, limits) : fetched;
         if ('request' in outcome) {
           stats.objectsRead++;
           stats.rawBytesRead += outcome.rawBytes;
@@ -215,13 +216,13 @@ function fetchObject(
   return fetched;
 }
 
-function decode(
+async function decode(
   info: ObjectInfo,
   bytes: Uint8Array,
   limits: ReadLimits,
-): MetricObject | UnreadableObject {
+): Promise<MetricObject | UnreadableObject> {
   try {
-    const { request, rawBytes } = decodeStoredObject(info.key, bytes, limits);
+    const { request, rawBytes } = await decodeStoredObjectAsync(info.key, bytes, limits);
     return { ...info, request, bytes, rawBytes };
   } catch (error) {
     const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';

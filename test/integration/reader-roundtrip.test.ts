@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { objectName } from '../../src/formats.js';
 import {
   dataPointRows,
   listMetricObjects,
@@ -11,13 +12,7 @@ import {
 } from '../../src/index.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { renderKey } from '../support/layout-fixtures.js';
-import {
-  collect,
-  EXTENSION,
-  instrumentValues,
-  keyAt,
-  recordedValues,
-} from '../support/reader-fixtures.js';
+import { collect, instrumentValues, keyAt, recordedValues } from '../support/reader-fixtures.js';
 import {
   connection,
   describeS3,
@@ -65,7 +60,7 @@ describeS3('readMetrics against a real S3 server', () => {
       const object = objects.find((o) => serviceOf(o) === service);
       expect(object, service).toBeDefined();
       expect(object?.encoding).toEqual({ format, compression });
-      expect(object?.key.endsWith(`${EXTENSION[format]}${EXTENSION[compression]}`)).toBe(true);
+      expect(object?.key.endsWith(objectName(format, compression).extension)).toBe(true);
       const values = instrumentValues(dataPointRows(object?.request ?? {}));
       // The exponential histogram's scale is the SDK's choice; its buckets must fit it.
       expect(values).toEqual(recordedValues(service, values.exponentialHistogram.scale ?? 0));

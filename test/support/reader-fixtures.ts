@@ -4,13 +4,16 @@ import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import { recordFormat } from '../../src/encoding/format.js';
-import type { Compression, Format, PointRow } from '../../src/index.js';
+import { FORMAT_ROWS } from '../../src/formats.js';
+import type { Compression, PointRow } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 import { zstdCompress } from './zstd.js';
 
-export { COMPRESSIONS, FORMATS } from '../../src/config.js';
+export { COMPRESSIONS } from '../../src/config.js';
+/** The formats whose object is one framed request, wrapped by the compression (not Parquet). */
+export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
+export type FramedFormat = (typeof FORMATS)[number];
 export const EXTENSION = {
   'otlp-json': '.json',
   'otlp-proto': '.binpb',
@@ -31,10 +34,10 @@ export async function sampleMetrics(serviceName = 'test-service'): Promise<Resou
 /** The bytes of one stored object, encoded as the exporter does and compressed by libraries. */
 export function encodeObject(
   rm: ResourceMetrics,
-  format: Format,
+  format: FramedFormat,
   compression: Compression,
 ): Buffer {
-  const f = recordFormat(format);
+  const f = FORMAT_ROWS[format].records;
   const record = f.encode(rm);
   const raw = f.assemble([record], record.length);
   if (compression === 'zstd') return zstdCompress(raw);

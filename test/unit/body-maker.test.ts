@@ -60,7 +60,12 @@ describe('body maker (worker thread)', () => {
       ['many records, 12 MiB in all (far past the zstd stream buffer)', 48, 256 * 1024],
     ] as const) {
       test(`${compression}${engine ? ` (${engine})` : ''}, ${label}: the body decodes to head + records joined + tail; checksums match`, async () => {
-        const maker = createBodyMaker(compression, compression === 'gzip' ? 6 : 3, engine);
+        const maker = createBodyMaker({
+          body: 'framed',
+          compression,
+          level: compression === 'gzip' ? 6 : 3,
+          ...(engine === undefined ? {} : { engine }),
+        });
         makers.push(maker);
         const input = records(count, size);
         const expected = Buffer.concat([
@@ -94,7 +99,7 @@ describe('body maker (worker thread)', () => {
 
   for (const engine of ENGINES) {
     test(`zstd (${engine}): protobuf framing (none) concatenates records; incompressible data survives`, async () => {
-      const maker = createBodyMaker('zstd', 3, engine);
+      const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3, engine });
       makers.push(maker);
       const input = [randomBytes(300_000), randomBytes(5), randomBytes(200_000), randomBytes(0)];
       const expected = Buffer.concat(input.map((b) => Buffer.from(b)));
@@ -105,7 +110,7 @@ describe('body maker (worker thread)', () => {
     });
 
     test(`zstd (${engine}): jobs handed over at once run one after another on one reused context, each its own frame`, async () => {
-      const maker = createBodyMaker('zstd', 3, engine);
+      const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3, engine });
       makers.push(maker);
       const batches = Array.from({ length: 6 }, (_, i) => records(3, 100_000 + i * 50_000));
       const expected = batches.map((b) => Buffer.concat(b.map((r) => Buffer.from(r))));
@@ -153,7 +158,7 @@ describe('body maker (worker thread)', () => {
   });
 
   test('an encoder output handed over with spare room travels by transfer, only its own bytes in the body', async () => {
-    const maker = createBodyMaker('none', 3);
+    const maker = createBodyMaker({ body: 'framed', compression: 'none', level: 3 });
     makers.push(maker);
     const writer = new JsonWriter();
     const bulk = 'x'.repeat(1000);
@@ -191,7 +196,7 @@ describe('body maker (worker thread)', () => {
           return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
         });
       const before = niceness().filter((n) => n === 10).length;
-      const maker = createBodyMaker('zstd', 3);
+      const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3 });
       makers.push(maker);
       await maker.make({ records: records(1, 100), framing: null, sha256: false, crc32: false });
       const after = niceness();
@@ -203,7 +208,7 @@ describe('body maker (worker thread)', () => {
   );
 
   test('a batch the worker cannot be handed (one ArrayBuffer twice) is refused with its records, and the worker goes on', async () => {
-    const maker = createBodyMaker('zstd', 3);
+    const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3 });
     makers.push(maker);
     const shared = Buffer.allocUnsafeSlow(1000).fill(7);
     const twice = [shared, shared]; // both own the whole ArrayBuffer: listed twice for transfer
@@ -218,7 +223,7 @@ describe('body maker (worker thread)', () => {
   });
 
   test('after close(), make() rejects and gives the records back', async () => {
-    const maker = createBodyMaker('gzip', 6);
+    const maker = createBodyMaker({ body: 'framed', compression: 'gzip', level: 6 });
     await maker.close();
     const input = records(2, 100);
     await expect(

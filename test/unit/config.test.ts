@@ -562,7 +562,7 @@ describe('new S3MetricExporter validates options at construction', () => {
     ['a missing bucket', { bucket: undefined }, 'bucket'],
     ['a bucket with a space', { bucket: 'a b' }, 'bucket'],
     ['an unknown compression', { compression: 'lz4' }, 'compression'],
-    ['an unknown format', { format: 'parquet' }, 'format'],
+    ['an unknown format', { format: 'csv' }, 'format'],
     ['an unknown temporalityPreference', { temporalityPreference: 'x' }, 'temporalityPreference'],
     ['a zero maxBatchAgeMillis', { maxBatchAgeMillis: 0 }, 'maxBatchAgeMillis'],
     [

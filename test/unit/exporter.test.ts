@@ -90,7 +90,11 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       expect(key).toMatch(/metrics_[0-9a-f-]{36}\.json$/);
       expect(s3.storedTags()).toEqual(Array(6).fill(1));
       expect(exporter.stats().pointsDropped).toBe(0);
-      expect(messages.some((m) => /uploading batch \d+ uncompressed/.test(m.text))).toBe(true);
+      expect(
+        messages.some((m) =>
+          /uploading batch \d+ as its records, uncompressed \(\.json\)/.test(m.text),
+        ),
+      ).toBe(true);
     } finally {
       spy.mockRestore();
     }

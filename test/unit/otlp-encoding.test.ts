@@ -7,7 +7,7 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { recordFormat } from '../../src/encoding/format.js';
+import { otlpJsonRecords, otlpProtoRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJson } from '../../src/encoding/otlp-json.js';
 import { resourceMetricsToProto } from '../../src/encoding/otlp-proto.js';
 import {
@@ -255,7 +255,7 @@ describe('OTLP encoders', () => {
   });
 
   test('protobuf records concatenate into one valid request holding all of them', async () => {
-    const format = recordFormat('otlp-proto');
+    const format = otlpProtoRecords;
     const a = await sample();
     const b = await sample();
     const first = format.encode(a);
@@ -272,7 +272,7 @@ describe('OTLP encoders', () => {
   });
 
   test('JSON records assemble into one request on one line, a valid JSON-lines file', async () => {
-    const format = recordFormat('otlp-json');
+    const format = otlpJsonRecords;
     const records = [format.encode(await sample()), format.encode(await sample())];
     const bytes = records.reduce((n, r) => n + r.length, 0);
     const joined = format.assemble(records, bytes);

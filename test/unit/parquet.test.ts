@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
+import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
 import { dataPointRows, decodeObject, type PointRow } from '../../src/index.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
@@ -8,8 +9,9 @@ import { parquetBody } from '../../src/parquet/write.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 
 const decompressors = {
-  ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)),
-  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)),
+  gunzip: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  maxDecompressedBytes: 64 * 1024 * 1024,
 };
 
 /** What Parquet keeps of a point: times in whole microseconds, attribute values as text. */
@@ -49,7 +51,13 @@ describe('Parquet body', () => {
       const body = parquetBody(records, { codec, compress, createdBy: 'test' });
       expect(Buffer.from(body.subarray(0, 4)).toString()).toBe('PAR1');
       const { request, rows } = await parquetToRequest(body, decompressors);
-      const expected = records.flatMap((r) => dataPointRows(decodeObject('x.json', r)));
+      // The same records as one OTLP/JSON object, read back by the JSON path.
+      const json = otlpJsonRecords.assemble(
+        records,
+        records.reduce((n, r) => n + r.length, 0),
+      );
+      const expected = dataPointRows(decodeObject('x.json', json));
+      expect(expected.length).toBeGreaterThan(10);
       expect(rows).toBe(expected.length);
       const got = dataPointRows(request);
       const key = (r: PointRow) => JSON.stringify([r.metric, r.timeUnixNano, r.attributes]);
@@ -102,11 +110,14 @@ describe('Parquet body', () => {
         },
       ],
     };
-    const body = parquetBody([Buffer.from(JSON.stringify(request))], {
-      codec: 'UNCOMPRESSED',
-      compress: undefined,
-      createdBy: 'test',
-    });
+    const body = parquetBody(
+      request.resourceMetrics.map((rm) => Buffer.from(JSON.stringify(rm))),
+      {
+        codec: 'UNCOMPRESSED',
+        compress: undefined,
+        createdBy: 'test',
+      },
+    );
     const back = await parquetToRequest(body, decompressors);
     expect(JSON.stringify(back.request)).toContain('"asInt":"9007199254740993"');
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { objectName } from '../../src/formats.js';
 import {
   dataPointRows,
   InvalidOptionError,
@@ -17,7 +18,6 @@ import { FakeS3 } from '../support/fake-s3-client.js';
 import {
   COMPRESSIONS,
   collect,
-  EXTENSION,
   encodeObject,
   FORMATS,
   instrumentValues,
@@ -56,7 +56,7 @@ describe('readMetrics from a directory laid out like the bucket', () => {
     let i = 0;
     for (const format of FORMATS) {
       for (const compression of COMPRESSIONS) {
-        const key = keyAt('prod/app', at(i++ * 1000), EXTENSION[format] + EXTENSION[compression]);
+        const key = keyAt('prod/app', at(i++ * 1000), objectName(format, compression).extension);
         await writeAtKey(root, key, encodeObject(rm1, format, compression));
         written.push(key);
       }
@@ -72,7 +72,7 @@ describe('readMetrics from a directory laid out like the bucket', () => {
       );
       const ext = object.key.slice(object.key.indexOf('.'));
       const { format, compression } = object.encoding;
-      expect(ext).toBe(EXTENSION[format] + EXTENSION[compression]);
+      expect(ext).toBe(objectName(format, compression).extension);
     }
     expect(stream.stats).toMatchObject({
       objects: 6,

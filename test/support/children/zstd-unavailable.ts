@@ -13,7 +13,7 @@ function failure(f: () => unknown): { name: string; message: string } | null {
   }
 }
 
-const gzip = createBodyMaker('gzip', 6);
+const gzip = createBodyMaker({ body: 'framed', compression: 'gzip', level: 6 });
 const made = await gzip.make({
   records: [Buffer.from('gzip still works')],
   framing: null,
@@ -23,7 +23,7 @@ const made = await gzip.make({
 await gzip.close();
 console.log(
   JSON.stringify({
-    compress: failure(() => createBodyMaker('zstd', 3)),
+    compress: failure(() => createBodyMaker({ body: 'framed', compression: 'zstd', level: 3 })),
     gzipBytes: made.body.length,
   }),
 );

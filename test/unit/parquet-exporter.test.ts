@@ -1,0 +1,108 @@
+import { describe, expect, test, vi } from 'vitest';
+import {
+  dataPointRows,
+  decodeStoredObjectAsync,
+  S3MetricExporter,
+  type S3MetricExporterOptions,
+} from '../../src/index.js';
+import { captureDiag } from '../support/diag-capture.js';
+import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
+import { ScriptedS3 } from '../support/scripted-s3.js';
+import { manualProvider, recordEveryInstrument } from '../support/service.js';
+
+const messages = captureDiag();
+
+async function exportEveryInstrument(options: Partial<S3MetricExporterOptions>) {
+  const s3 = new ScriptedS3();
+  const exporter = new S3MetricExporter({
+    bucket: 'unit',
+    s3Client: s3.client,
+    format: 'parquet',
+    ...options,
+  });
+  const provider = manualProvider(exporter, 'parquet-service');
+  recordEveryInstrument(provider);
+  await provider.shutdown();
+  return { s3, exporter };
+}
+
+describe("format: 'parquet'", () => {
+  for (const compression of ['zstd', 'gzip', 'none'] as const) {
+    test(`${compression}: one plain .parquet object per batch, in hour partitions, with every instrument`, async () => {
+      const { s3, exporter } = await exportEveryInstrument({ compression, prefix: 'lake' });
+      const [attempt] = s3.attempts;
+      expect(s3.attempts).toHaveLength(1);
+      expect(attempt?.key).toMatch(
+        /^lake\/year=\d{4}\/month=\d{2}\/day=\d{2}\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.parquet$/,
+      );
+      // No outer compression: the file itself, which engines read in place.
+      expect(attempt?.body.subarray(0, 4).toString()).toBe('PAR1');
+      expect(attempt?.body.subarray(-4).toString()).toBe('PAR1');
+      const decoded = await decodeStoredObjectAsync(
+        attempt?.key ?? '',
+        attempt?.body ?? Buffer.alloc(0),
+      );
+      expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(
+        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+      );
+      expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
+    });
+  }
+
+  test('the content type is Parquet, and the environment variable selects it', async () => {
+    vi.stubEnv('OTEL_EXPORTER_S3_FORMAT', 'parquet');
+    try {
+      const s3 = new ScriptedS3();
+      let contentType: string | undefined;
+      const client = s3.client;
+      const send = client.send.bind(client);
+      client.send = ((command: { input: { ContentType?: string } }, opts: unknown) => {
+        contentType = command.input.ContentType;
+        return send(command as never, opts as never);
+      }) as typeof client.send;
+      const exporter = new S3MetricExporter({ bucket: 'unit', s3Client: client });
+      const provider = manualProvider(exporter);
+      recordEveryInstrument(provider);
+      await provider.shutdown();
+      expect(contentType).toBe('application/vnd.apache.parquet');
+      expect([...s3.stored.keys()][0]).toMatch(/\.parquet$/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  test('a batch the worker cannot turn into Parquet is stored as its OTLP/JSON records, nothing lost', async () => {
+    const body = await import('../../src/compression/body-maker.js');
+    const real = body.createBodyMaker;
+    const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((options) => {
+      const maker = real(options);
+      return {
+        ...maker,
+        make: async (request) => {
+          throw new body.BodyMakerError('Parquet body failed: simulated', request.records);
+        },
+      };
+    });
+    try {
+      const { s3, exporter } = await exportEveryInstrument({});
+      const [key] = [...s3.stored.keys()];
+      expect(key).toMatch(/\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.json$/);
+      const decoded = await decodeStoredObjectAsync(
+        key ?? '',
+        s3.stored.get(key ?? '') ?? Buffer.alloc(0),
+      );
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(
+        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+      );
+      expect(exporter.stats().pointsDropped).toBe(0);
+      expect(messages.some((m) => /as its records, uncompressed \(\.json\)/.test(m.text))).toBe(
+        true,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
