@@ -1,0 +1,157 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { parquetReadObjects } from 'hyparquet';
+import pl from 'nodejs-polars';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { S3MetricExporter } from '../../src/index.js';
+import { pointRowOfTable } from '../support/parquet-rows.js';
+import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
+import { connection, describeS3, freshBucket, listAndFetch, testClient } from '../support/s3.js';
+import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { zstdDecompress } from '../support/zstd.js';
+
+const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
+const serviceOf = (compression: string) => `lake-${compression}`;
+
+/** Rows of a DuckDB query over the mirror, as plain JSON values. */
+async function duckdb(sql: string): Promise<Record<string, unknown>[]> {
+  // httpfs cannot be downloaded here: DuckDB reads a local mirror of the bucket.
+  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+  const connection = await db.connect();
+  try {
+    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+/** Groups rows by service and checks each service's points against what it recorded. */
+function expectRecorded(rows: Record<string, unknown>[]): void {
+  for (const compression of COMPRESSIONS) {
+    const service = serviceOf(compression);
+    const points = rows.filter((r) => r.ServiceName === service).map(pointRowOfTable);
+    const values = instrumentValues(points);
+    expect(values, service).toEqual(
+      recordedValues(service, values.exponentialHistogram.scale ?? 0),
+    );
+  }
+}
+
+describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, hyparquet)", () => {
+  let client: S3Client;
+  let bucket: string;
+  let mirror: string;
+  let files: { key: string; path: string }[];
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'parquet');
+    for (const compression of COMPRESSIONS) {
+      const exporter = new S3MetricExporter({
+        bucket,
+        prefix: 'lake',
+        format: 'parquet',
+        compression,
+        ...connection(),
+      });
+      const provider = manualProvider(exporter, serviceOf(compression));
+      recordEveryInstrument(provider);
+      await provider.shutdown();
+      expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
+    }
+    // A local mirror of the bucket (`aws s3 sync` would make the same tree).
+    mirror = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-'));
+    files = [];
+    for (const object of await listAndFetch(client, bucket, 'lake/')) {
+      const path = join(mirror, ...object.key.split('/'));
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, object.bytes);
+      files.push({ key: object.key, path });
+    }
+  });
+  afterAll(async () => {
+    client?.destroy();
+    if (mirror !== undefined) await rm(mirror, { recursive: true, force: true });
+  });
+
+  test('one plain .parquet object per batch, in hour partitions', () => {
+    expect(files).toHaveLength(COMPRESSIONS.length);
+    for (const { key } of files) {
+      expect(key).toMatch(
+        /^lake\/year=\d{4}\/month=\d{2}\/day=\d{2}\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.parquet$/,
+      );
+    }
+  });
+
+  test('DuckDB finds every data point with the recorded values, and the partition columns resolve', async () => {
+    const rows = await duckdb(
+      `SELECT *, filename FROM read_parquet('${mirror}/lake/**/*.parquet', hive_partitioning = true, filename = true)`,
+    );
+    expect(rows).toHaveLength(6 * COMPRESSIONS.length);
+    expectRecorded(rows);
+    for (const row of rows) {
+      const [, year, month, day, hour] =
+        /year=(\d{4})\/month=(\d{2})\/day=(\d{2})\/hour=(\d{2})\//.exec(String(row.filename)) ?? [];
+      expect([row.year, row.month, row.day, row.hour].map(Number)).toEqual(
+        [year, month, day, hour].map(Number),
+      );
+      // The partition is the batch's hour: its points were collected in it (or just before).
+      const time = new Date(String(row.TimeUnix).replace(' ', 'T').replace(/\+00$/, 'Z'));
+      const partition = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour));
+      expect(time.getTime()).toBeGreaterThan(partition - 3_600_000);
+      expect(time.getTime()).toBeLessThan(partition + 3_600_000);
+    }
+    const types = await duckdb(
+      `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${mirror}/lake/**/*.parquet'))`,
+    );
+    const typeOf = Object.fromEntries(types.map((t) => [t.column_name, t.column_type]));
+    expect(typeOf).toMatchObject({
+      TimeUnix: 'TIMESTAMP WITH TIME ZONE',
+      StartTimeUnix: 'TIMESTAMP WITH TIME ZONE',
+      ResourceAttributes: 'MAP(VARCHAR, VARCHAR)',
+      Attributes: 'MAP(VARCHAR, VARCHAR)',
+      BucketCounts: 'BIGINT[]',
+      ExplicitBounds: 'DOUBLE[]',
+      Value: 'DOUBLE',
+      Count: 'BIGINT',
+      AggregationTemporality: 'INTEGER',
+      IsMonotonic: 'BOOLEAN',
+    });
+  });
+
+  test('Polars finds every data point with the recorded values, with hive partitions', () => {
+    const frame = pl
+      .scanParquet(`${mirror}/lake/**/*.parquet`, { hivePartitioning: true })
+      .collectSync();
+    const rows = frame.toRecords() as Record<string, unknown>[];
+    expect(rows).toHaveLength(6 * COMPRESSIONS.length);
+    expectRecorded(rows);
+    expect(frame.columns).toEqual(expect.arrayContaining(['year', 'month', 'day', 'hour']));
+    expect(rows.every((r) => Number(r.year) >= 2026 && Number(r.hour) >= 0)).toBe(true);
+    expect(String(frame.schema.TimeUnix)).toMatch(/Datetime.*us.*UTC/i);
+  });
+
+  test('hyparquet finds every data point with the recorded values', async () => {
+    const rows: Record<string, unknown>[] = [];
+    for (const { path } of files) {
+      const bytes = await readFile(path);
+      const file = new Uint8Array(bytes).buffer;
+      rows.push(
+        ...(await parquetReadObjects({
+          file,
+          compressors: {
+            ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
+            GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+          },
+        })),
+      );
+    }
+    expect(rows).toHaveLength(6 * COMPRESSIONS.length);
+    expectRecorded(rows);
+  });
+});

@@ -1,0 +1,67 @@
+import type { PlainValue, PointRow } from '../../src/index.js';
+
+/**
+ * A row of the Parquet table, as an independent engine returns it, back in the PointRow shape of
+ * dataPointRows(): so the readers' results compare with what was recorded. MAP columns may come
+ * as [{ key, value }] (DuckDB, Polars) or as a plain object (hyparquet); 64-bit integers as
+ * bigint, number or decimal string.
+ */
+export function pointRowOfTable(row: Record<string, unknown>): PointRow {
+  const num = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
+  const nums = (v: unknown) => (Array.isArray(v) ? v.map((x) => Number(x)) : []);
+  const map = (v: unknown): Record<string, PlainValue> => {
+    if (Array.isArray(v)) {
+      return Object.fromEntries(
+        v.map((e: { key: string; value: string | null }) => [e.key, e.value]),
+      );
+    }
+    return typeof v === 'object' && v !== null ? (v as Record<string, PlainValue>) : {};
+  };
+  const type = String(row.MetricType);
+  const temporality = { 1: 'delta', 2: 'cumulative' }[Number(row.AggregationTemporality)] as
+    | 'delta'
+    | 'cumulative'
+    | undefined;
+  const out: PointRow = {
+    resource: map(row.ResourceAttributes),
+    scope: String(row.ScopeName),
+    metric: String(row.MetricName),
+    unit: String(row.MetricUnit),
+    type: type === 'exponential_histogram' ? 'exponentialHistogram' : (type as PointRow['type']),
+    temporality: type === 'gauge' ? undefined : temporality,
+    monotonic: type === 'sum' ? row.IsMonotonic === true : undefined,
+    startTimeUnixNano: '',
+    timeUnixNano: '',
+    attributes: map(row.Attributes),
+  };
+  if (type === 'sum' || type === 'gauge') {
+    const value = num(row.Value);
+    if (value !== undefined) out.value = value;
+    return out;
+  }
+  for (const [field, column] of [
+    ['count', 'Count'],
+    ['sum', 'Sum'],
+    ['min', 'Min'],
+    ['max', 'Max'],
+  ] as const) {
+    const v = num(row[column]);
+    if (v !== undefined) out[field] = v;
+  }
+  if (type === 'histogram') {
+    out.bucketCounts = nums(row.BucketCounts);
+    out.explicitBounds = nums(row.ExplicitBounds);
+  } else {
+    out.scale = num(row.Scale) ?? 0;
+    out.zeroCount = num(row.ZeroCount) ?? 0;
+    out.positive = {
+      offset: num(row.PositiveOffset) ?? 0,
+      bucketCounts: nums(row.PositiveBucketCounts),
+    };
+    out.negative = {
+      offset: num(row.NegativeOffset) ?? 0,
+      bucketCounts: nums(row.NegativeBucketCounts),
+    };
+  }
+  return out;
+}
