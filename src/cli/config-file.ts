@@ -11,6 +11,7 @@ export const CONFIG_FILE_KEYS = [
   'endpoint',
   'region',
   'forcePathStyle',
+  'format',
   'keyTemplate',
   'filePrefix',
   'partitionTimeZone',

@@ -58,7 +58,7 @@ export function skippedKeysNote(
   const keys = plural(n, 'key');
   const hint =
     stats.otherPrefixes.length === 0
-      ? "; give the exporter's keyTemplate and filePrefix, if it has them, with --key-template and --file-prefix"
+      ? "; give the exporter's format, keyTemplate and filePrefix, if it has them, with --object-format, --key-template and --file-prefix"
       : `; objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
   return `ignored ${keys} under ${where} that ${n === 1 ? 'is' : 'are'} not in the exporter's layout for this prefix${hint}`;
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULTS, InvalidOptionError } from '../config.js';
+import { FORMAT_ROWS, FORMATS } from '../formats.js';
 import { formatBytes } from '../reader/byte-size.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
@@ -41,7 +42,7 @@ maxObjectBytes, ...; never credentials). Credentials come from the AWS SDK's def
 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
 
 The key layout: give the reader what the exporter was given (the same environment variables
-configure both): --key-template, --file-prefix, --partition-time-zone, and, with
+configure both): --object-format, --key-template, --file-prefix, --partition-time-zone, and, with
 --partition-time data, --max-batch-age and --export-interval.
 
 The time range: --since, or --from and/or --to; without them, every object under the prefix.
@@ -109,8 +110,12 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .option('--no-force-path-style', 'virtual-hosted-style addressing')
     .option(
+      '--object-format <format>',
+      `the exporter's format, ${FORMATS.join(', ')}: it picks the default key template; every format is read (${env('format')}; default ${DEFAULTS.format})`,
+    )
+    .option(
       '--key-template <template>',
-      `the exporter's keyTemplate (${env('keyTemplate')}; default ${DEFAULTS.keyTemplate})`,
+      `the exporter's keyTemplate (${env('keyTemplate')}; default: the format's, ${DEFAULTS.keyTemplate} or for parquet ${FORMAT_ROWS.parquet.keyTemplate})`,
     )
     .option('--file-prefix <text>', `the exporter's filePrefix (${env('filePrefix')})`)
     .option(

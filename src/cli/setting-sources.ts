@@ -21,6 +21,7 @@ export const SETTINGS: Readonly<Record<ConfigFileKey, { flag: string; kind: Kind
   endpoint: { flag: '--endpoint', kind: 'text' },
   region: { flag: '--region', kind: 'text' },
   forcePathStyle: { flag: '--force-path-style', kind: 'boolean' },
+  format: { flag: '--object-format', kind: 'text' },
   keyTemplate: { flag: '--key-template', kind: 'text' },
   filePrefix: { flag: '--file-prefix', kind: 'text' },
   partitionTimeZone: { flag: '--partition-time-zone', kind: 'text' },

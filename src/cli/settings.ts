@@ -27,6 +27,7 @@ export interface GlobalFlags {
   endpoint?: string;
   region?: string;
   forcePathStyle?: boolean;
+  objectFormat?: string;
   keyTemplate?: string;
   filePrefix?: string;
   partitionTimeZone?: string;

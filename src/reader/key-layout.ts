@@ -6,7 +6,13 @@ import {
   TIME_ZONES,
 } from '../config/options.js';
 import * as rule from '../config/rules.js';
-import { encodingOfExtension, type ObjectEncoding } from '../formats.js';
+import {
+  encodingOfExtension,
+  FORMAT_ROWS,
+  FORMATS,
+  type Format,
+  type ObjectEncoding,
+} from '../formats.js';
 import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
 import { type KeyRange, listingRange, type PartitionLag } from './listing-range.js';
 
@@ -20,7 +26,12 @@ export const DEFAULT_EXPORT_INTERVAL_MILLIS = 60_000;
  * reader what the exporter was given (they come from the same OTEL_EXPORTER_S3_* variables).
  */
 export interface KeyLayoutOptions {
-  /** The exporter's keyTemplate. Default `year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}`. */
+  /**
+   * The exporter's format. It only picks the default keyTemplate (Parquet's has hour
+   * partitions); objects of every format are read. Default `'otlp-json'`.
+   */
+  format?: Format;
+  /** The exporter's keyTemplate; the format's when unset. Default `year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}`. */
   keyTemplate?: string;
   /** The exporter's filePrefix. Default `''`. */
   filePrefix?: string;
@@ -40,6 +51,7 @@ type Layout = Required<KeyLayoutOptions>;
 export const LAYOUT_RULES: {
   readonly [K in keyof Layout]: (option: string, value: unknown) => Layout[K];
 } = {
+  format: (option, value) => rule.oneOf(option, value, FORMATS),
   keyTemplate: (_option, value) => {
     // KeyTemplate checks the template (and throws InvalidOptionError naming keyTemplate).
     new KeyTemplate(value as string, { prefix: '', filePrefix: '', timeZone: 'UTC' });
@@ -77,7 +89,8 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
     const value = options[option];
     return value === undefined ? fallback : LAYOUT_RULES[option](option, value);
   };
-  const templateText = get('keyTemplate', DEFAULTS.keyTemplate);
+  const format = get('format', DEFAULTS.format);
+  const templateText = get('keyTemplate', FORMAT_ROWS[format].keyTemplate);
   const filePrefix = get('filePrefix', DEFAULTS.filePrefix);
   const lag: PartitionLag = {
     partitionTimeZone: get('partitionTimeZone', DEFAULTS.partitionTimeZone),

@@ -6,11 +6,28 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { StatsReport } from '../../src/cli/commands/stats.js';
+import type { PointRecord } from '../../src/cli/point-record.js';
+import type { PointRow } from '../../src/index.js';
+import {
+  dataPointRows,
+  type MetricObject,
+  readMetrics,
+  S3MetricExporter,
+} from '../../src/index.js';
+import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { pointRowOfTable } from '../support/parquet-rows.js';
-import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
-import { connection, describeS3, freshBucket, listAndFetch, testClient } from '../support/s3.js';
+import { instrumentValues, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Environment,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
 import { manualProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
@@ -32,9 +49,13 @@ async function duckdb(sql: string): Promise<Record<string, unknown>[]> {
 
 /** Groups rows by service and checks each service's points against what it recorded. */
 function expectRecorded(rows: Record<string, unknown>[]): void {
+  expectRecordedPoints(rows.map(pointRowOfTable));
+}
+
+function expectRecordedPoints(rows: PointRow[]): void {
   for (const compression of COMPRESSIONS) {
     const service = serviceOf(compression);
-    const points = rows.filter((r) => r.ServiceName === service).map(pointRowOfTable);
+    const points = rows.filter((r) => r.resource['service.name'] === service);
     const values = instrumentValues(points);
     expect(values, service).toEqual(
       recordedValues(service, values.exponentialHistogram.scale ?? 0),
@@ -153,5 +174,69 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
     }
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
     expectRecorded(rows);
+  });
+
+  describe('read back by this package: readMetrics and the otel-s3 CLI', () => {
+    let objects: MetricObject[];
+    const otelS3 = (args: string[], env: Record<string, string> = {}): Promise<CliRun> =>
+      runCliChild(args, {
+        cwd: mirror,
+        env: {
+          ...s3Environment(),
+          AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
+          OTEL_EXPORTER_S3_BUCKET: bucket,
+          OTEL_EXPORTER_S3_PREFIX: 'lake',
+          ...env,
+        },
+      });
+
+    beforeAll(async () => {
+      objects = [];
+      const stream = readMetrics({ bucket, prefix: 'lake', format: 'parquet', ...connection() });
+      for await (const object of stream) objects.push(object);
+      expect(stream.stats).toMatchObject({ keysSkipped: 0, objectsUnreadable: 0 });
+    });
+
+    test("readMetrics with format 'parquet' finds every object and every recorded value", () => {
+      expect(objects.map((o) => o.key)).toEqual(files.map((f) => f.key).sort());
+      expect(objects.every((o) => o.encoding.format === 'parquet')).toBe(true);
+      expectRecordedPoints(objects.flatMap((o) => [...dataPointRows(o.request)]));
+    });
+
+    test('points, cat, ls and stats read Parquet with OTEL_EXPORTER_S3_FORMAT=parquet', async () => {
+      const env = { OTEL_EXPORTER_S3_FORMAT: 'parquet' };
+      const [points, cat, ls, stats] = await Promise.all([
+        otelS3(['points', '--format', 'jsonl'], env),
+        otelS3(['cat'], env),
+        otelS3(['ls', '--format', 'jsonl'], env),
+        otelS3(['stats', '--format', 'json'], env),
+      ]);
+      expect([points.code, points.stderr]).toEqual([0, '']);
+      expectRecordedPoints(
+        lines(points.stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord)),
+      );
+      // cat gives OTLP/JSON: the requests readMetrics decodes from the Parquet files.
+      expect(cat.code).toBe(0);
+      expect(lines(cat.stdout).map((l) => JSON.parse(l))).toEqual(objects.map((o) => o.request));
+      expect(ls.code).toBe(0);
+      expect(lines(ls.stdout).map((l) => (JSON.parse(l) as { key: string }).key)).toEqual(
+        objects.map((o) => o.key),
+      );
+      expect(stats.code).toBe(0);
+      expect(JSON.parse(stats.stdout) as StatsReport).toMatchObject({
+        objects: COMPRESSIONS.length,
+        dataPoints: 6 * COMPRESSIONS.length,
+        objectsUnreadable: 0,
+      });
+    });
+
+    test('without the format the hour-partitioned keys are skipped, and the note says which flag reads them', async () => {
+      const { code, stdout, stderr } = await otelS3(['ls']);
+      expect(code).toBe(0);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(/ignored 3 keys .*--object-format/);
+      const flagged = await otelS3(['ls', '--object-format', 'parquet', '--format', 'jsonl']);
+      expect(lines(flagged.stdout)).toHaveLength(COMPRESSIONS.length);
+    });
   });
 });

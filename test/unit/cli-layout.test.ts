@@ -78,7 +78,7 @@ describe('otel-s3 reads the layout the exporter was given', () => {
     const { code, stdout, stderr } = await run(['ls', ...where]);
     expect([code, stdout]).toEqual([0, '']);
     expect(stderr).toContain(
-      `ignored 2 keys under ${root}/custom/prod/ that are not in the exporter's layout for this prefix; give the exporter's keyTemplate and filePrefix, if it has them, with --key-template and --file-prefix`,
+      `ignored 2 keys under ${root}/custom/prod/ that are not in the exporter's layout for this prefix; give the exporter's format, keyTemplate and filePrefix, if it has them, with --object-format, --key-template and --file-prefix`,
     );
   });
 
@@ -134,6 +134,7 @@ describe("bad layout options: usage errors with the exporter's messages and wher
 
   test.each<[string, string, string, unknown]>([
     ['--key-template', 'keyTemplate', 'year=%Y/metrics', 'year=%Y/metrics'],
+    ['--object-format', 'format', 'csv', 'csv'],
     ['--file-prefix', 'filePrefix', 'a/b', 'a/b'],
     ['--partition-time-zone', 'partitionTimeZone', 'Europe/Paris', 'Europe/Paris'],
     ['--partition-time', 'partitionTime', 'seal', 'seal'],
@@ -150,6 +151,7 @@ describe("bad layout options: usage errors with the exporter's messages and wher
 
   test.each<[Record<string, string>]>([
     [{ OTEL_EXPORTER_S3_KEY_TEMPLATE: '%Q/{uuid}' }],
+    [{ OTEL_EXPORTER_S3_FORMAT: 'arrow' }],
     [{ OTEL_EXPORTER_S3_FILE_PREFIX: '..' }],
     [{ OTEL_EXPORTER_S3_PARTITION_TIME_ZONE: 'Mars' }],
     [{ OTEL_EXPORTER_S3_PARTITION_TIME: 'never' }],
