@@ -1,10 +1,10 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { closest, distance } from 'fastest-levenshtein';
 import { FORMAT_ROWS } from '../formats.js';
 import { InvalidOptionError } from '../invalid-option.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { KeyTemplate } from '../upload/key-template.js';
 import { defaultChecksumMode, defaultForcePathStyle } from './client-settings.js';
+import { type EnvironmentValue, Fields } from './fields.js';
 import {
   CHECKSUM_MODES,
   type ChecksumMode,
@@ -25,6 +25,7 @@ import {
   TIME_ZONES,
 } from './options.js';
 import * as rule from './rules.js';
+import { rejectUnknown } from './unknown-options.js';
 
 export interface ResolvedConfig {
   bucket: string;
@@ -61,11 +62,7 @@ export interface ResolvedConfig {
   userAgent: string | undefined;
 }
 
-/** A value from the environment: parsed, and the variable it came from. */
-export interface EnvironmentValue {
-  value: unknown;
-  variable: string;
-}
+export type { EnvironmentValue } from './fields.js';
 
 export interface ConfigSources {
   /** The options passed in code (they win). */
@@ -272,99 +269,6 @@ function spoolFileSystem(option: string, value: unknown): SpoolFileSystem {
   return value as SpoolFileSystem;
 }
 
-/** Each option's value from code, else the environment, else its default; see resolveSources. */
-class Fields {
-  readonly #code: Readonly<Record<string, unknown>>;
-  readonly #environment: ReadonlyMap<string, EnvironmentValue>;
-  readonly #warn: (error: InvalidOptionError) => void;
-  readonly #origins = new Map<string, 'code' | 'environment'>();
-
-  constructor(
-    code: Readonly<Record<string, unknown>>,
-    environment: ReadonlyMap<string, EnvironmentValue>,
-    warn: (error: InvalidOptionError) => void,
-  ) {
-    this.#code = code;
-    this.#environment = environment;
-    this.#warn = warn;
-  }
-
-  get<T, D>(option: string, parse: (option: string, value: unknown) => T, fallback: D): T | D {
-    const fromCode = this.#code[option];
-    if (fromCode !== undefined) {
-      this.#origins.set(option, 'code');
-      return parse(option, fromCode);
-    }
-    this.#origins.delete(option);
-    const fromEnv = this.#environment.get(option);
-    if (fromEnv === undefined) return fallback;
-    try {
-      const value = parse(option, fromEnv.value);
-      this.#origins.set(option, 'environment');
-      return value;
-    } catch (error) {
-      if (!(error instanceof InvalidOptionError)) throw error;
-      this.#warn(InvalidOptionError.fromVariable(error, fromEnv.variable));
-      return fallback;
-    }
-  }
-
-  /** Where the value get() last returned for `option` came from. */
-  origin(option: string): 'code' | 'environment' | 'default' {
-    return this.#origins.get(option) ?? 'default';
-  }
-
-  /** As get(), for an option without a default: a bad environment value throws too. */
-  required<T>(option: string, parse: (option: string, value: unknown) => T): T {
-    const fromEnv = this.#environment.get(option);
-    const fromCode = this.#code[option];
-    if (fromCode !== undefined || fromEnv === undefined) return parse(option, fromCode);
-    try {
-      return parse(option, fromEnv.value);
-    } catch (error) {
-      if (!(error instanceof InvalidOptionError)) throw error;
-      throw InvalidOptionError.fromVariable(error, fromEnv.variable);
-    }
-  }
-
-  /**
-   * A value that is valid alone but conflicts with another: throws if it came from code, warns
-   * and falls back if it came from the environment; a default is kept as it is.
-   */
-  reject<T>(option: string, expected: string, fallback: T): T {
-    if (this.origin(option) === 'default') return fallback;
-    return this.get(
-      option,
-      (o, v): T => {
-        throw new InvalidOptionError(o, v, expected);
-      },
-      fallback,
-    );
-  }
-}
-
 function prefixed(o: Record<string, unknown>, prefix: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [prefix + k, v]));
-}
-
-/** A misspelled option must not be ignored silently: the service would run on defaults. */
-function rejectUnknown(
-  options: Record<string, unknown>,
-  known: readonly string[],
-  path: string,
-): void {
-  for (const name of Object.keys(options)) {
-    if (known.includes(name) || options[name] === undefined) continue;
-    throw InvalidOptionError.unknown(path + name, suggest(name, known, path));
-  }
-}
-
-/** The known name closest to a misspelled one, if it is close enough to be what was meant. */
-function suggest(name: string, known: readonly string[], path: string): string | undefined {
-  const lower = known.map((k) => k.toLowerCase());
-  const best = closest(name.toLowerCase(), lower);
-  const index = lower.indexOf(best);
-  // Up to 40 % of the longer name: catches a dropped suffix (initialDelay) as well as typos.
-  const tolerance = Math.max(2, Math.floor(0.4 * Math.max(name.length, best.length)));
-  return distance(name.toLowerCase(), best) <= tolerance ? path + known[index] : undefined;
 }

@@ -1,12 +1,13 @@
 import { settleWithin } from '../deadline.js';
-import { alert, type Episodes, log, plural } from '../log.js';
+import { type Episodes, log, plural } from '../log.js';
 import type { MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
-import { increment, type SpoolStats } from '../stats.js';
+import type { SpoolStats } from '../stats.js';
 import type { Uploader } from '../upload/uploader.js';
 import { DiskDeadline, type DiskOutcome } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
+import { KeeperReports } from './keeper-reports.js';
 import {
   type MetaCheck,
   type ScanEvent,
@@ -50,13 +51,12 @@ export class SpoolKeeper implements Pager {
   readonly #options: KeeperOptions;
   readonly #parts: KeeperParts;
   readonly #disk: DiskDeadline;
+  readonly #reports: KeeperReports;
   /** Batches with a file, by file name, oldest first (names are UUIDv7s: write order). */
   #byFile = new Map<string, SealedBatch>();
   readonly #writes = new Set<Promise<void>>();
   /** Files of `batches/` that could not be read yet; read again on the next tick. */
   readonly #unread = new Set<string>();
-  /** Files too large ever to be read back under maxBufferedBytes, already reported. */
-  readonly #oversized = new Set<string>();
   #loading = 0;
   #reserved = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -67,6 +67,7 @@ export class SpoolKeeper implements Pager {
     this.#options = options;
     this.#parts = parts;
     this.#disk = new DiskDeadline(options.diskTimeoutMillis);
+    this.#reports = new KeeperReports(parts.stats, parts.episodes, { dir: spool.dir, ...options });
     parts.budget.attachPager(this);
     this.#syncGauges();
   }
@@ -88,7 +89,6 @@ export class SpoolKeeper implements Pager {
 
   /** Registers what a scan found; true for a restored batch. */
   #take(event: ScanEvent): boolean {
-    const stats = this.#parts.stats;
     switch (event.kind) {
       case 'entry': {
         this.#unread.delete(event.entry.name);
@@ -99,11 +99,9 @@ export class SpoolKeeper implements Pager {
       }
       case 'quarantined':
         this.#unread.delete(event.name);
-        stats.quarantined++;
-        alert(
-          'error',
-          'OTEL_S3_DATA_DROPPED',
-          `spool file ${event.name} is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
+        this.#reports.quarantined(
+          event.name,
+          `is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
         );
         return false;
       case 'unreadable':
@@ -112,7 +110,7 @@ export class SpoolKeeper implements Pager {
           return false;
         }
         this.#unread.add(event.name);
-        this.#readFailed(event.name, event.error);
+        this.#reports.readFailed(event.name, event.error);
         return false;
     }
   }
@@ -157,7 +155,7 @@ export class SpoolKeeper implements Pager {
         (entry) => void this.#spool.remove(entry).catch(() => {}),
       );
       if (written.kind !== 'done') {
-        this.#writeFailed(written.kind === 'timeout' ? 'timeout' : 'stalled');
+        this.#reports.writeFailed(written.kind === 'timeout' ? 'timeout' : 'stalled');
         return;
       }
       const entry = written.value;
@@ -168,34 +166,13 @@ export class SpoolKeeper implements Pager {
       }
       batch.spool = entry;
       this.#register(entry.name, batch);
-      this.#parts.stats.written++;
-      this.#parts.episodes.clear(
-        'spool-write',
-        () => `spool ${this.#spool.dir}: writes work again`,
-      );
+      this.#reports.written();
     } catch (error) {
-      this.#writeFailed(error instanceof SpoolWriteError ? error.code : 'unknown', error);
+      this.#reports.writeFailed(error instanceof SpoolWriteError ? error.code : 'unknown', error);
     } finally {
       this.#reserved -= size;
     }
     this.#syncGauges();
-  }
-
-  #writeFailed(code: string, error?: unknown): void {
-    increment(this.#parts.stats.writeFailures, code);
-    const why =
-      code === 'timeout'
-        ? `a write took longer than ${this.#options.diskTimeoutMillis} ms and was abandoned (the disk may be hung)`
-        : code === 'stalled'
-          ? 'an earlier write has still not returned (the disk may be hung)'
-          : describeError(error);
-    this.#parts.episodes.report(
-      'spool-write',
-      'error',
-      `spool ${this.#spool.dir}: ${why}; keeping batches in memory (bounded by maxBufferedBytes) and uploading them from there, ` +
-        'never trusting a file whose write or fsync failed',
-      'OTEL_S3_SPOOL_WRITE_FAILED',
-    );
   }
 
   /** Evicts the oldest files until `bytes` more fit under maxSpoolBytes. */
@@ -203,13 +180,7 @@ export class SpoolKeeper implements Pager {
     for (const [name, batch] of this.#byFile) {
       if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes) break;
       if (batch.state === 'paging-in' || batch.state === 'uploading') continue;
-      this.#parts.stats.evicted++;
-      this.#parts.episodes.report(
-        'spool-full',
-        'warn',
-        `spool ${this.#spool.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}): evicting the oldest batches`,
-        'OTEL_S3_SPOOL_FULL',
-      );
+      this.#reports.evicted();
       if (batch.body === undefined) {
         // Only on disk: evicting it loses it (settling it deletes the file).
         this.#parts.budget.drop(batch, 'spool-full');
@@ -258,7 +229,7 @@ export class SpoolKeeper implements Pager {
       if (batch.state !== 'paged-out' || entry === undefined) continue;
       const size = entry.fileBytes;
       if (size > budget.limit) {
-        this.#reportOversized(name, size);
+        this.#reports.oversized(name, size, budget.limit);
         continue; // can never fit: it must not hold up the files behind it
       }
       if (!budget.fits(size)) break; // oldest first: wait for room
@@ -271,16 +242,6 @@ export class SpoolKeeper implements Pager {
       });
     }
     this.#arm();
-  }
-
-  #reportOversized(name: string, size: number): void {
-    if (this.#oversized.has(name)) return;
-    this.#oversized.add(name);
-    this.#parts.stats.oversized++;
-    log.warn(
-      `spool file ${name} (${plural(size, 'byte')}) is larger than maxBufferedBytes (${this.#parts.budget.limit}), ` +
-        'so it cannot be read back; it stays on disk until maxBufferedBytes is raised',
-    );
   }
 
   async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
@@ -310,20 +271,8 @@ export class SpoolKeeper implements Pager {
   #backOnDisk(batch: SealedBatch, name: string, error: unknown): void {
     batch.pageInFailed();
     this.#parts.budget.resize(batch, 0);
-    this.#readFailed(name, error);
+    this.#reports.readFailed(name, error);
     this.#arm();
-  }
-
-  #readFailed(name: string, error: unknown): void {
-    const code =
-      typeof error === 'string' ? error : ((error as NodeJS.ErrnoException)?.code ?? 'unknown');
-    increment(this.#parts.stats.readFailures, code);
-    this.#parts.episodes.report(
-      'spool-read',
-      'warn',
-      `spool file ${name} could not be read (${typeof error === 'string' ? `disk ${error}` : describeError(error)}); ` +
-        `it stays on disk and is read again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
-    );
   }
 
   /** Checksum or format failed on read back: the file is corrupt, the batch lost. */
@@ -331,11 +280,9 @@ export class SpoolKeeper implements Pager {
     batch.spool = undefined;
     this.#byFile.delete(entry.name);
     void this.#spool.quarantine(entry).catch(() => {});
-    this.#parts.stats.quarantined++;
-    alert(
-      'error',
-      'OTEL_S3_DATA_DROPPED',
-      `spool file ${entry.name} failed to read back (${describeError(error)}); moved to quarantine`,
+    this.#reports.quarantined(
+      entry.name,
+      `failed to read back (${describeError(error)}); moved to quarantine`,
     );
     this.#parts.budget.drop(batch, 'spool-corrupt');
     this.#syncGauges();

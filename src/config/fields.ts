@@ -1,0 +1,78 @@
+import { InvalidOptionError } from '../invalid-option.js';
+
+/** A value from the environment: parsed, and the variable it came from. */
+export interface EnvironmentValue {
+  value: unknown;
+  variable: string;
+}
+
+/** Each option's value from code, else the environment, else its default; see resolveSources. */
+export class Fields {
+  readonly #code: Readonly<Record<string, unknown>>;
+  readonly #environment: ReadonlyMap<string, EnvironmentValue>;
+  readonly #warn: (error: InvalidOptionError) => void;
+  readonly #origins = new Map<string, 'code' | 'environment'>();
+
+  constructor(
+    code: Readonly<Record<string, unknown>>,
+    environment: ReadonlyMap<string, EnvironmentValue>,
+    warn: (error: InvalidOptionError) => void,
+  ) {
+    this.#code = code;
+    this.#environment = environment;
+    this.#warn = warn;
+  }
+
+  get<T, D>(option: string, parse: (option: string, value: unknown) => T, fallback: D): T | D {
+    const fromCode = this.#code[option];
+    if (fromCode !== undefined) {
+      this.#origins.set(option, 'code');
+      return parse(option, fromCode);
+    }
+    this.#origins.delete(option);
+    const fromEnv = this.#environment.get(option);
+    if (fromEnv === undefined) return fallback;
+    try {
+      const value = parse(option, fromEnv.value);
+      this.#origins.set(option, 'environment');
+      return value;
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      this.#warn(InvalidOptionError.fromVariable(error, fromEnv.variable));
+      return fallback;
+    }
+  }
+
+  /** Where the value get() last returned for `option` came from. */
+  origin(option: string): 'code' | 'environment' | 'default' {
+    return this.#origins.get(option) ?? 'default';
+  }
+
+  /** As get(), for an option without a default: a bad environment value throws too. */
+  required<T>(option: string, parse: (option: string, value: unknown) => T): T {
+    const fromEnv = this.#environment.get(option);
+    const fromCode = this.#code[option];
+    if (fromCode !== undefined || fromEnv === undefined) return parse(option, fromCode);
+    try {
+      return parse(option, fromEnv.value);
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      throw InvalidOptionError.fromVariable(error, fromEnv.variable);
+    }
+  }
+
+  /**
+   * A value that is valid alone but conflicts with another: throws if it came from code, warns
+   * and falls back if it came from the environment; a default is kept as it is.
+   */
+  reject<T>(option: string, expected: string, fallback: T): T {
+    if (this.origin(option) === 'default') return fallback;
+    return this.get(
+      option,
+      (o, v): T => {
+        throw new InvalidOptionError(o, v, expected);
+      },
+      fallback,
+    );
+  }
+}

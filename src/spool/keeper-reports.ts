@@ -1,0 +1,92 @@
+import { alert, type Episodes, log, plural } from '../log.js';
+import { describeError } from '../s3-errors.js';
+import { increment, type SpoolStats } from '../stats.js';
+
+export interface KeeperReportOptions {
+  dir: string;
+  maxSpoolBytes: number;
+  diskTimeoutMillis: number;
+  retryEveryMillis: number;
+}
+
+/**
+ * What the spool keeper counts and tells: each disk fault is counted in stats().spool and
+ * reported once per episode (or once per file), with what the exporter does about it.
+ */
+export class KeeperReports {
+  readonly #stats: SpoolStats;
+  readonly #episodes: Episodes;
+  readonly #options: KeeperReportOptions;
+  /** Files too large ever to be read back, already reported. */
+  readonly #oversized = new Set<string>();
+
+  constructor(stats: SpoolStats, episodes: Episodes, options: KeeperReportOptions) {
+    this.#stats = stats;
+    this.#episodes = episodes;
+    this.#options = options;
+  }
+
+  written(): void {
+    this.#stats.written++;
+    this.#episodes.clear('spool-write', () => `spool ${this.#options.dir}: writes work again`);
+  }
+
+  /** A write that did not become durable: `code` is an errno code, `timeout` or `stalled`. */
+  writeFailed(code: string, error?: unknown): void {
+    increment(this.#stats.writeFailures, code);
+    const why =
+      code === 'timeout'
+        ? `a write took longer than ${this.#options.diskTimeoutMillis} ms and was abandoned (the disk may be hung)`
+        : code === 'stalled'
+          ? 'an earlier write has still not returned (the disk may be hung)'
+          : describeError(error);
+    this.#episodes.report(
+      'spool-write',
+      'error',
+      `spool ${this.#options.dir}: ${why}; keeping batches in memory (bounded by maxBufferedBytes) and uploading them from there, ` +
+        'never trusting a file whose write or fsync failed',
+      'OTEL_S3_SPOOL_WRITE_FAILED',
+    );
+  }
+
+  /** A read that will be tried again: `error` is an errno error, or `timeout` / `stalled`. */
+  readFailed(name: string, error: unknown): void {
+    const code =
+      typeof error === 'string' ? error : ((error as NodeJS.ErrnoException)?.code ?? 'unknown');
+    increment(this.#stats.readFailures, code);
+    this.#episodes.report(
+      'spool-read',
+      'warn',
+      `spool file ${name} could not be read (${typeof error === 'string' ? `disk ${error}` : describeError(error)}); ` +
+        `it stays on disk and is read again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
+    );
+  }
+
+  /** A file is evicted to keep the spool under maxSpoolBytes. */
+  evicted(): void {
+    this.#stats.evicted++;
+    this.#episodes.report(
+      'spool-full',
+      'warn',
+      `spool ${this.#options.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}): evicting the oldest batches`,
+      'OTEL_S3_SPOOL_FULL',
+    );
+  }
+
+  /** A file larger than maxBufferedBytes: it stays on disk, reported once. */
+  oversized(name: string, size: number, limit: number): void {
+    if (this.#oversized.has(name)) return;
+    this.#oversized.add(name);
+    this.#stats.oversized++;
+    log.warn(
+      `spool file ${name} (${plural(size, 'byte')}) is larger than maxBufferedBytes (${limit}), ` +
+        'so it cannot be read back; it stays on disk until maxBufferedBytes is raised',
+    );
+  }
+
+  /** A file that failed its checks was moved to quarantine: its batch is lost. */
+  quarantined(name: string, why: string): void {
+    this.#stats.quarantined++;
+    alert('error', 'OTEL_S3_DATA_DROPPED', `spool file ${name} ${why}`);
+  }
+}
