@@ -49,7 +49,8 @@ function holder(ownPidNamespace = false): {
 } {
   const node = [process.execPath, '--import', 'tsx', HOLDER, dir];
   const child = ownPidNamespace
-    ? spawn('unshare', ['--pid', '--fork', '--mount-proc', ...node], { cwd: ROOT })
+    ? // --kill-child: killing unshare (afterEach) must take the namespace's node with it.
+      spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...node], { cwd: ROOT })
     : spawn(node[0] as string, node.slice(1), { cwd: ROOT });
   children.push(child);
   const first = new Promise<HolderLine>((resolve, reject) => {
