@@ -2,8 +2,8 @@ import type { LineWriter } from './output.js';
 
 export const formatInteger = (n: number) => n.toLocaleString('en-US');
 
-export const plural = (n: number, one: string, many = `${one}s`) =>
-  `${formatInteger(n)} ${n === 1 ? one : many}`;
+/** The one `1 object` / `2 objects` wording, shared with the exporter's messages. */
+export { plural } from '../log.js';
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
 export function csvField(value: string): string {
