@@ -38,6 +38,7 @@ const SUITES: Suite[] = [
   { name: 'memory', file: 'bench/memory-cycles.ts', capMillis: 300_000 },
   { name: 'outage', file: 'bench/memory-outage.ts', capMillis: 300_000 },
   { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
+  { name: 'parquet', file: 'bench/parquet.ts', capMillis: 1_200_000 },
 ];
 
 const argv = process.argv.slice(2);
