@@ -17,6 +17,7 @@
  *     Parquet (src/compression/body-worker.js, started as the exporter starts it), relative to the
  *     batch's OTLP JSON size, against docs/parquet.md's 10–14×.
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, open, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -248,6 +249,8 @@ interface DayFigures {
 }
 
 const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-parquet-'));
+// The mirror holds over half a gigabyte in a full run: removed even when the suite fails.
+process.once('exit', () => rmSync(root, { recursive: true, force: true }));
 const mirrorOf = (l: LayoutKey, key: ContenderKey) => join(root, l, key);
 /** Expected answer, from the generator: key `${service}|${hour}`. */
 const expected = new Map<string, { total: number; points: number }>();
