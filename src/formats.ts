@@ -35,6 +35,8 @@ export interface FormatRow {
   fallback: { extension: string; contentType: string };
   /** The key layout when keyTemplate is not set (after the prefix, without the extension). */
   keyTemplate: string;
+  /** maxBatchAgeMillis when it is not set. */
+  maxBatchAgeMillis: number;
   /** A stored object, outer compression removed, back into its ExportMetricsServiceRequest. */
   decode(raw: Buffer, context: DecodeContext): OtlpObject | Promise<OtlpObject>;
 }
@@ -49,6 +51,7 @@ export const FORMAT_ROWS = {
     compressedInside: false,
     fallback: JSON_NAME,
     keyTemplate: DEFAULT_KEY_TEMPLATE,
+    maxBatchAgeMillis: 60_000,
     decode: decodeJsonRequest,
   },
   'otlp-proto': {
@@ -59,6 +62,7 @@ export const FORMAT_ROWS = {
     compressedInside: false,
     fallback: { extension: '.binpb', contentType: 'application/x-protobuf' },
     keyTemplate: DEFAULT_KEY_TEMPLATE,
+    maxBatchAgeMillis: 60_000,
     decode: decodeProtoRequest,
   },
   parquet: {
@@ -71,6 +75,9 @@ export const FORMAT_ROWS = {
     fallback: JSON_NAME,
     // Hour partitions: what Athena partition projection, Glue and Hive-style engines expect.
     keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
+    // Engines pay per file (DuckDB ~0.4 ms, plus a ~3.7 KB footer each): a minute of points
+    // makes files too small to beat OTLP JSON (bench/results/2026-12-01-parquet.md).
+    maxBatchAgeMillis: 600_000,
     decode: (raw, context) => parquetToRequest(raw, context).then((r) => r.request),
   },
 } as const satisfies Record<string, FormatRow>;

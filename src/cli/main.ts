@@ -128,7 +128,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .option(
       '--max-batch-age <ms>',
-      `the exporter's maxBatchAgeMillis (${env('maxBatchAgeMillis')}; default ${DEFAULTS.maxBatchAgeMillis})`,
+      `the exporter's maxBatchAgeMillis (${env('maxBatchAgeMillis')}; default ${DEFAULTS.maxBatchAgeMillis}, parquet ${FORMAT_ROWS.parquet.maxBatchAgeMillis})`,
     )
     .option(
       '--export-interval <ms>',

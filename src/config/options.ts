@@ -35,6 +35,7 @@ export const DEFAULTS = {
   zstdLevel: 3,
   gzipLevel: 6,
   maxBatchBytes: 8 * MiB,
+  /** OTLP formats; Parquet's is its row's in src/formats.ts (600000). */
   maxBatchAgeMillis: 60_000,
   maxBufferedBytes: 64 * MiB,
   uploadConcurrency: 4,
@@ -83,7 +84,7 @@ export interface S3MetricExporterOptions {
   compressionLevel?: number;
   /** The open batch is sealed once it holds this many uncompressed bytes. Default 8 MiB. */
   maxBatchBytes?: number;
-  /** The open batch is sealed this long after its first export. Default 60000. */
+  /** The open batch is sealed this long after its first export. Default 60000 (Parquet: 600000). */
   maxBatchAgeMillis?: number;
   /** Bound over every byte the exporter holds: open batch, sealed, compressing, uploading, retrying. Default 64 MiB. */
   maxBufferedBytes?: number;

@@ -167,7 +167,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     maxBatchAgeMillis: f.get(
       'maxBatchAgeMillis',
       (o, v) => rule.millis(o, v),
-      DEFAULTS.maxBatchAgeMillis,
+      FORMAT_ROWS[format].maxBatchAgeMillis,
     ),
     maxBufferedBytes,
     uploadConcurrency: f.get(

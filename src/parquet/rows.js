@@ -113,47 +113,56 @@ function entries(attributes) {
   }));
 }
 
+/** The table's columns as they fill, one array per column. */
+function emptyColumns() {
+  return {
+    /** @type {bigint[]} */ time: [],
+    /** @type {bigint[]} */ start: [],
+    /** @type {string[]} */ serviceName: [],
+    /** @type {string[]} */ resourceSchemaUrl: [],
+    /** @type {unknown[]} */ resourceAttributes: [],
+    /** @type {string[]} */ scopeName: [],
+    /** @type {string[]} */ scopeVersion: [],
+    /** @type {string[]} */ scopeSchemaUrl: [],
+    /** @type {string[]} */ metricName: [],
+    /** @type {string[]} */ description: [],
+    /** @type {string[]} */ unit: [],
+    /** @type {string[]} */ metricType: [],
+    /** @type {unknown[]} */ attributes: [],
+    /** @type {number[]} */ temporality: [],
+    /** @type {boolean[]} */ monotonic: [],
+    /** @type {(number | null)[]} */ value: [],
+    /** @type {(bigint | null)[]} */ valueAsInt: [],
+    /** @type {(bigint | null)[]} */ count: [],
+    /** @type {(number | null)[]} */ sum: [],
+    /** @type {(number | null)[]} */ min: [],
+    /** @type {(number | null)[]} */ max: [],
+    /** @type {bigint[][]} */ bucketCounts: [],
+    /** @type {number[][]} */ explicitBounds: [],
+    /** @type {(number | null)[]} */ scale: [],
+    /** @type {(bigint | null)[]} */ zeroCount: [],
+    /** @type {(number | null)[]} */ positiveOffset: [],
+    /** @type {bigint[][]} */ positiveBuckets: [],
+    /** @type {(number | null)[]} */ negativeOffset: [],
+    /** @type {bigint[][]} */ negativeBuckets: [],
+    /** @type {number[]} */ flags: [],
+  };
+}
+
+const counts = /** @param {unknown} v */ (v) => list(v).map((c) => int64(c) ?? 0n);
+const int32 = /** @param {unknown} v */ (v) => (typeof v === 'number' ? v : 0);
+
 /**
- * The columns, in schema order (see schema.js), for every data point of `requests`.
- * @param {Json[]} requests ExportMetricsServiceRequests in their OTLP/JSON shape
- * @returns {{ rows: number, columns: Column[] }}
+ * Builds the table one ResourceMetrics at a time, so that a batch's records can be parsed one by
+ * one and each parsed tree dropped before the next: the peak holds the columns and one record,
+ * not every record's tree at once.
  */
-export function requestsToColumns(requests) {
-  /** @type {bigint[]} */ const time = [];
-  /** @type {bigint[]} */ const start = [];
-  /** @type {string[]} */ const serviceName = [];
-  /** @type {string[]} */ const resourceSchemaUrl = [];
-  /** @type {unknown[]} */ const resourceAttributes = [];
-  /** @type {string[]} */ const scopeName = [];
-  /** @type {string[]} */ const scopeVersion = [];
-  /** @type {string[]} */ const scopeSchemaUrl = [];
-  /** @type {string[]} */ const metricName = [];
-  /** @type {string[]} */ const description = [];
-  /** @type {string[]} */ const unit = [];
-  /** @type {string[]} */ const metricType = [];
-  /** @type {unknown[]} */ const attributes = [];
-  /** @type {number[]} */ const temporality = [];
-  /** @type {boolean[]} */ const monotonic = [];
-  /** @type {(number | null)[]} */ const value = [];
-  /** @type {(bigint | null)[]} */ const valueAsInt = [];
-  /** @type {(bigint | null)[]} */ const count = [];
-  /** @type {(number | null)[]} */ const sum = [];
-  /** @type {(number | null)[]} */ const min = [];
-  /** @type {(number | null)[]} */ const max = [];
-  /** @type {bigint[][]} */ const bucketCounts = [];
-  /** @type {number[][]} */ const explicitBounds = [];
-  /** @type {(number | null)[]} */ const scale = [];
-  /** @type {(bigint | null)[]} */ const zeroCount = [];
-  /** @type {(number | null)[]} */ const positiveOffset = [];
-  /** @type {bigint[][]} */ const positiveBuckets = [];
-  /** @type {(number | null)[]} */ const negativeOffset = [];
-  /** @type {bigint[][]} */ const negativeBuckets = [];
-  /** @type {number[]} */ const flags = [];
+export class TableBuilder {
+  #c = emptyColumns();
 
-  const counts = /** @param {unknown} v */ (v) => list(v).map((c) => int64(c) ?? 0n);
-  const int32 = /** @param {unknown} v */ (v) => (typeof v === 'number' ? v : 0);
-
-  for (const rmValue of requests.flatMap((r) => list(r.resourceMetrics))) {
+  /** Appends a row per data point of one ResourceMetrics (OTLP/JSON object shape). @param {unknown} rmValue */
+  addResourceMetrics(rmValue) {
+    const c = this.#c;
     const rm = obj(rmValue);
     const resource = obj(rm.resource);
     const resourceEntries = entries(resource.attributes);
@@ -171,80 +180,85 @@ export function requestsToColumns(requests) {
         const agg = typeof t === 'number' ? t : (TEMPORALITY[str(t)] ?? 0);
         for (const pointValue of list(data.dataPoints)) {
           const p = obj(pointValue);
-          time.push(micros(p.timeUnixNano));
-          start.push(micros(p.startTimeUnixNano));
-          serviceName.push(service);
-          resourceSchemaUrl.push(str(rm.schemaUrl));
-          resourceAttributes.push(resourceEntries);
-          scopeName.push(str(scope.name));
-          scopeVersion.push(str(scope.version));
-          scopeSchemaUrl.push(str(sm.schemaUrl));
-          metricName.push(str(metric.name));
-          description.push(str(metric.description));
-          unit.push(str(metric.unit));
-          metricType.push(type);
-          attributes.push(entries(p.attributes));
-          temporality.push(agg);
-          monotonic.push(data.isMonotonic === true);
+          c.time.push(micros(p.timeUnixNano));
+          c.start.push(micros(p.startTimeUnixNano));
+          c.serviceName.push(service);
+          c.resourceSchemaUrl.push(str(rm.schemaUrl));
+          c.resourceAttributes.push(resourceEntries);
+          c.scopeName.push(str(scope.name));
+          c.scopeVersion.push(str(scope.version));
+          c.scopeSchemaUrl.push(str(sm.schemaUrl));
+          c.metricName.push(str(metric.name));
+          c.description.push(str(metric.description));
+          c.unit.push(str(metric.unit));
+          c.metricType.push(type);
+          c.attributes.push(entries(p.attributes));
+          c.temporality.push(agg);
+          c.monotonic.push(data.isMonotonic === true);
           const numeric = type === 'gauge' || type === 'sum';
           const asInt = numeric ? int64(p.asInt) : null;
-          value.push(numeric ? (asInt !== null ? Number(asInt) : double(p.asDouble)) : null);
-          valueAsInt.push(asInt);
-          count.push(numeric ? null : int64(p.count));
-          sum.push(numeric ? null : double(p.sum));
-          min.push(numeric ? null : double(p.min));
-          max.push(numeric ? null : double(p.max));
-          bucketCounts.push(type === 'histogram' ? counts(p.bucketCounts) : []);
-          explicitBounds.push(
+          c.value.push(numeric ? (asInt !== null ? Number(asInt) : double(p.asDouble)) : null);
+          c.valueAsInt.push(asInt);
+          c.count.push(numeric ? null : int64(p.count));
+          c.sum.push(numeric ? null : double(p.sum));
+          c.min.push(numeric ? null : double(p.min));
+          c.max.push(numeric ? null : double(p.max));
+          c.bucketCounts.push(type === 'histogram' ? counts(p.bucketCounts) : []);
+          c.explicitBounds.push(
             type === 'histogram' ? list(p.explicitBounds).map((b) => double(b) ?? 0) : [],
           );
           const exponential = type === 'exponential_histogram';
           const positive = obj(p.positive);
           const negative = obj(p.negative);
-          scale.push(exponential ? int32(p.scale) : null);
-          zeroCount.push(exponential ? (int64(p.zeroCount) ?? 0n) : null);
-          positiveOffset.push(exponential ? int32(positive.offset) : null);
-          positiveBuckets.push(exponential ? counts(positive.bucketCounts) : []);
-          negativeOffset.push(exponential ? int32(negative.offset) : null);
-          negativeBuckets.push(exponential ? counts(negative.bucketCounts) : []);
-          flags.push(int32(p.flags));
+          c.scale.push(exponential ? int32(p.scale) : null);
+          c.zeroCount.push(exponential ? (int64(p.zeroCount) ?? 0n) : null);
+          c.positiveOffset.push(exponential ? int32(positive.offset) : null);
+          c.positiveBuckets.push(exponential ? counts(positive.bucketCounts) : []);
+          c.negativeOffset.push(exponential ? int32(negative.offset) : null);
+          c.negativeBuckets.push(exponential ? counts(negative.bucketCounts) : []);
+          c.flags.push(int32(p.flags));
         }
       }
     }
   }
-  return {
-    rows: time.length,
-    columns: [
-      { name: 'TimeUnix', data: BigInt64Array.from(time) },
-      { name: 'StartTimeUnix', data: BigInt64Array.from(start) },
-      { name: 'ServiceName', data: serviceName },
-      { name: 'ResourceSchemaUrl', data: resourceSchemaUrl },
-      { name: 'ResourceAttributes', data: resourceAttributes },
-      { name: 'ScopeName', data: scopeName },
-      { name: 'ScopeVersion', data: scopeVersion },
-      { name: 'ScopeSchemaUrl', data: scopeSchemaUrl },
-      { name: 'MetricName', data: metricName },
-      { name: 'MetricDescription', data: description },
-      { name: 'MetricUnit', data: unit },
-      { name: 'MetricType', data: metricType },
-      { name: 'Attributes', data: attributes },
-      { name: 'AggregationTemporality', data: Int32Array.from(temporality) },
-      { name: 'IsMonotonic', data: monotonic },
-      { name: 'Value', data: value },
-      { name: 'ValueAsInt', data: valueAsInt },
-      { name: 'Count', data: count },
-      { name: 'Sum', data: sum },
-      { name: 'Min', data: min },
-      { name: 'Max', data: max },
-      { name: 'BucketCounts', data: bucketCounts },
-      { name: 'ExplicitBounds', data: explicitBounds },
-      { name: 'Scale', data: scale },
-      { name: 'ZeroCount', data: zeroCount },
-      { name: 'PositiveOffset', data: positiveOffset },
-      { name: 'PositiveBucketCounts', data: positiveBuckets },
-      { name: 'NegativeOffset', data: negativeOffset },
-      { name: 'NegativeBucketCounts', data: negativeBuckets },
-      { name: 'Flags', data: Int32Array.from(flags) },
-    ],
-  };
+
+  /** The rows so far, and the columns in schema order (see schema.js). @returns {{ rows: number, columns: Column[] }} */
+  build() {
+    const c = this.#c;
+    return {
+      rows: c.time.length,
+      columns: [
+        { name: 'TimeUnix', data: BigInt64Array.from(c.time) },
+        { name: 'StartTimeUnix', data: BigInt64Array.from(c.start) },
+        { name: 'ServiceName', data: c.serviceName },
+        { name: 'ResourceSchemaUrl', data: c.resourceSchemaUrl },
+        { name: 'ResourceAttributes', data: c.resourceAttributes },
+        { name: 'ScopeName', data: c.scopeName },
+        { name: 'ScopeVersion', data: c.scopeVersion },
+        { name: 'ScopeSchemaUrl', data: c.scopeSchemaUrl },
+        { name: 'MetricName', data: c.metricName },
+        { name: 'MetricDescription', data: c.description },
+        { name: 'MetricUnit', data: c.unit },
+        { name: 'MetricType', data: c.metricType },
+        { name: 'Attributes', data: c.attributes },
+        { name: 'AggregationTemporality', data: Int32Array.from(c.temporality) },
+        { name: 'IsMonotonic', data: c.monotonic },
+        { name: 'Value', data: c.value },
+        { name: 'ValueAsInt', data: c.valueAsInt },
+        { name: 'Count', data: c.count },
+        { name: 'Sum', data: c.sum },
+        { name: 'Min', data: c.min },
+        { name: 'Max', data: c.max },
+        { name: 'BucketCounts', data: c.bucketCounts },
+        { name: 'ExplicitBounds', data: c.explicitBounds },
+        { name: 'Scale', data: c.scale },
+        { name: 'ZeroCount', data: c.zeroCount },
+        { name: 'PositiveOffset', data: c.positiveOffset },
+        { name: 'PositiveBucketCounts', data: c.positiveBuckets },
+        { name: 'NegativeOffset', data: c.negativeOffset },
+        { name: 'NegativeBucketCounts', data: c.negativeBuckets },
+        { name: 'Flags', data: Int32Array.from(c.flags) },
+      ],
+    };
+  }
 }

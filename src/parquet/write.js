@@ -3,7 +3,7 @@
 // Parquet file. Runs in the body worker: parsing, flattening and column encoding are CPU work on
 // megabytes.
 import { ByteWriter, parquetWrite } from 'hyparquet-writer';
-import { requestsToColumns } from './rows.js';
+import { TableBuilder } from './rows.js';
 import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
 /** @typedef {'ZSTD' | 'GZIP' | 'UNCOMPRESSED'} Codec */
@@ -19,8 +19,10 @@ const utf8 = new TextDecoder();
  * @returns {Uint8Array}
  */
 export function parquetBody(records, options) {
-  const resourceMetrics = records.map((r) => JSON.parse(utf8.decode(r)));
-  const { columns } = requestsToColumns([{ resourceMetrics }]);
+  // One record parsed at a time: its tree is garbage once its rows are in the columns.
+  const table = new TableBuilder();
+  for (const record of records) table.addResourceMetrics(JSON.parse(utf8.decode(record)));
+  const { columns } = table.build();
   const writer = new ByteWriter();
   parquetWrite({
     writer,

@@ -39,7 +39,7 @@ export interface KeyLayoutOptions {
   partitionTimeZone?: PartitionTimeZone;
   /** The exporter's partitionTime. Default `'upload'`. */
   partitionTime?: PartitionTime;
-  /** The exporter's maxBatchAgeMillis; with partitionTime 'data' it widens the listing. Default 60000. */
+  /** The exporter's maxBatchAgeMillis; with partitionTime 'data' it widens the listing. Default: the format's (60000, Parquet 600000). */
   maxBatchAgeMillis?: number;
   /** The metric reader's export interval (OTEL_METRIC_EXPORT_INTERVAL), as maxBatchAgeMillis. Default 60000. */
   exportIntervalMillis?: number;
@@ -95,7 +95,7 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
   const lag: PartitionLag = {
     partitionTimeZone: get('partitionTimeZone', DEFAULTS.partitionTimeZone),
     partitionTime: get('partitionTime', DEFAULTS.partitionTime),
-    maxBatchAgeMillis: get('maxBatchAgeMillis', DEFAULTS.maxBatchAgeMillis),
+    maxBatchAgeMillis: get('maxBatchAgeMillis', FORMAT_ROWS[format].maxBatchAgeMillis),
     exportIntervalMillis: get('exportIntervalMillis', DEFAULT_EXPORT_INTERVAL_MILLIS),
   };
   const templateAt = (at: string) =>

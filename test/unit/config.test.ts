@@ -153,6 +153,15 @@ describe('resolveConfig defaults', () => {
     });
   });
 
+  test("maxBatchAgeMillis defaults to the format's: 60 s for OTLP, 10 min for Parquet", () => {
+    expect(resolveConfig({ bucket: 'b' }).maxBatchAgeMillis).toBe(60_000);
+    expect(resolveConfig({ bucket: 'b', format: 'otlp-proto' }).maxBatchAgeMillis).toBe(60_000);
+    expect(resolveConfig({ bucket: 'b', format: 'parquet' }).maxBatchAgeMillis).toBe(600_000);
+    expect(
+      resolveConfig({ bucket: 'b', format: 'parquet', maxBatchAgeMillis: 5_000 }).maxBatchAgeMillis,
+    ).toBe(5_000);
+  });
+
   test('compressionLevel defaults to 6 for gzip and 3 for zstd', () => {
     expect(resolveConfig({ bucket: 'b', compression: 'gzip' }).compressionLevel).toBe(6);
     expect(resolveConfig({ bucket: 'b', compression: 'zstd' }).compressionLevel).toBe(3);

@@ -77,6 +77,18 @@ describe('KeyLayout.range', () => {
     expect(layout.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=05/minute=03');
   });
 
+  test("format 'parquet': its hour layout, and its 10 min batch age in the 'data' margin", () => {
+    const layout = resolveKeyLayout('p', { format: 'parquet', partitionTime: 'data' });
+    // 05:06:30 − (10 min + the 60 s export interval + 1 min) = 04:54:30, in hour 04.
+    expect(layout.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=04');
+    const set = resolveKeyLayout('p', {
+      format: 'parquet',
+      partitionTime: 'data',
+      maxBatchAgeMillis: 60_000,
+    });
+    expect(set.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=05');
+  });
+
   test('a template whose time tokens lead is bounded at its coarser partitions', () => {
     const layout = resolveKeyLayout('', {
       keyTemplate: '%Y/%m/%d/{service.name}/%H%M-{uuid}',
