@@ -15,6 +15,7 @@ import { join, napiZstd, zstdCompressor } from './zstd-compressors.js';
  *   compression: 'zstd' | 'gzip' | 'none',
  *   level: number,
  *   zstdEngine: 'node:zlib' | 'zstd-napi' | undefined,
+ *   parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED',
  * }} BodyOptions
  */
 
@@ -52,8 +53,6 @@ function framedMaker(o) {
   return (batch) => join(parts(batch));
 }
 
-const CODEC = /** @type {const} */ ({ zstd: 'ZSTD', gzip: 'GZIP', none: 'UNCOMPRESSED' });
-
 /**
  * A Parquet file (its column chunks compressed with the codec of `compression`); the records are
  * OTLP/JSON requests. Pages are compressed one by one, synchronously, as the writer asks.
@@ -73,6 +72,6 @@ function parquetMaker(o) {
   } else if (o.compression === 'gzip') {
     compress = (page) => zlib.gzipSync(page, { level: o.level });
   }
-  const codec = CODEC[o.compression];
+  const codec = o.parquetCodec;
   return (batch) => parquetBody(batch.records, { codec, compress, createdBy: 'otel-s3-exporter' });
 }

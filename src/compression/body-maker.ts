@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Compression } from '../config.js';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
+import { COMPRESSION_ROWS } from '../formats.js';
 import { requireZstdEngine, type ZstdEngine } from './zstd-engine.js';
 
 /** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
@@ -101,7 +102,14 @@ export function createBodyMaker(options: BodyMakerOptions): BodyMaker {
 
   const start = (): Worker => {
     const w = new Worker(new URL('./body-worker.js', import.meta.url), {
-      workerData: { body, compression, level, zstdEngine },
+      workerData: {
+        body,
+        compression,
+        level,
+        zstdEngine,
+        // The table's codec name, so the worker (plain JavaScript) holds no copy of it.
+        parquetCodec: COMPRESSION_ROWS[compression].parquetCodec,
+      },
       // A small young generation: the worker nudges a scavenge after each job, which frees the
       // megabytes of records it received (see body-worker.js).
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },

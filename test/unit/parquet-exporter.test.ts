@@ -1,4 +1,6 @@
+import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
+import { COMPRESSION_ROWS } from '../../src/formats.js';
 import {
   dataPointRows,
   decodeStoredObjectAsync,
@@ -43,6 +45,15 @@ describe("format: 'parquet'", () => {
         attempt?.body ?? Buffer.alloc(0),
       );
       expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
+      // Every column chunk carries the codec `compression` maps to.
+      const body = attempt?.body ?? Buffer.alloc(0);
+      const metadata = parquetMetadata(
+        body.buffer.slice(body.byteOffset, body.byteOffset + body.length) as ArrayBuffer,
+      );
+      const codecs = new Set(
+        metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)),
+      );
+      expect([...codecs]).toEqual([COMPRESSION_ROWS[compression].parquetCodec]);
       const values = instrumentValues(dataPointRows(decoded.request));
       expect(values).toEqual(
         recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
