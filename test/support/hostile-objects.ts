@@ -1,15 +1,16 @@
 import { once } from 'node:events';
 import zlib from 'node:zlib';
+import { zstdCompressStream } from './zstd.js';
 
 /**
  * A zstd stream that decompresses to `bytes` zeros: frames of up to 1 GiB of zeros, streamed
- * through node:zlib's compressor (never held in memory), repeated. Zeros become RLE blocks, so
+ * through a streaming compressor (never held in memory), repeated. Zeros become RLE blocks, so
  * 10 GiB take about 320 KB whatever the level; the level is the default so making one is fast.
  */
 export async function zstdBomb(bytes: number): Promise<Buffer> {
   const frameBytes = Math.min(bytes, 2 ** 30);
   if (bytes % frameBytes !== 0) throw new Error('zstdBomb: bytes must be a multiple of its frame');
-  const frame = await compressZeros(zlib.createZstdCompress(), frameBytes);
+  const frame = await compressZeros(zstdCompressStream(), frameBytes);
   return Buffer.concat(Array.from({ length: bytes / frameBytes }, () => frame));
 }
 
@@ -18,7 +19,7 @@ export function gzipBomb(bytes: number): Promise<Buffer> {
   return compressZeros(zlib.createGzip({ level: 9 }), bytes);
 }
 
-async function compressZeros(compressor: zlib.Zlib & NodeJS.ReadWriteStream, bytes: number) {
+async function compressZeros(compressor: NodeJS.ReadWriteStream, bytes: number) {
   const zeros = Buffer.alloc(Math.min(bytes, 16 * 1024 * 1024));
   const out: Buffer[] = [];
   compressor.on('data', (chunk: Buffer) => out.push(chunk));

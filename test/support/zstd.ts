@@ -7,11 +7,17 @@ import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 
 interface ZstdNapi {
-  compress(data: Uint8Array, parameters?: { compressionLevel?: number }): Buffer;
+  compress(
+    data: Uint8Array,
+    parameters?: { compressionLevel?: number; checksumFlag?: boolean },
+  ): Buffer;
   decompress(data: Uint8Array): Buffer;
+  CompressStream: new () => NodeJS.ReadWriteStream;
 }
 
-const builtIn = typeof (zlib as Record<string, unknown>).zstdCompressSync === 'function';
+/** True where node:zlib has zstd (Node.js ≥ 22.15). */
+export const builtInZstd = typeof (zlib as Record<string, unknown>).zstdCompressSync === 'function';
+const builtIn = builtInZstd;
 
 /** The addon, loaded only where the runtime lacks zstd. */
 const napi = (): ZstdNapi => createRequire(import.meta.url)('zstd-napi') as ZstdNapi;
@@ -23,8 +29,25 @@ export function zstdDecompress(bytes: Uint8Array): Buffer {
   return builtIn ? zlib.zstdDecompressSync(bytes) : napi().decompress(bytes);
 }
 
-export function zstdCompress(bytes: Uint8Array, level = 3): Buffer {
+/** One zstd frame of `bytes`; `checksum` adds the frame's content checksum. */
+export function zstdCompress(
+  bytes: Uint8Array | string,
+  level = 3,
+  options: { checksum?: boolean } = {},
+): Buffer {
+  const data = typeof bytes === 'string' ? Buffer.from(bytes) : bytes;
+  const checksumFlag = options.checksum === true;
   return builtIn
-    ? zlib.zstdCompressSync(bytes, { params: { [zlib.constants.ZSTD_c_compressionLevel]: level } })
-    : napi().compress(bytes, { compressionLevel: level });
+    ? zlib.zstdCompressSync(data, {
+        params: {
+          [zlib.constants.ZSTD_c_compressionLevel]: level,
+          [zlib.constants.ZSTD_c_checksumFlag]: checksumFlag ? 1 : 0,
+        },
+      })
+    : napi().compress(data, { compressionLevel: level, checksumFlag });
+}
+
+/** A streaming zstd compressor (one frame), for inputs too large to hold. */
+export function zstdCompressStream(): NodeJS.ReadWriteStream {
+  return builtIn ? zlib.createZstdCompress() : new (napi().CompressStream)();
 }

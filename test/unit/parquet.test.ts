@@ -1,4 +1,4 @@
-import { gunzipSync, gzipSync, zstdCompressSync, zstdDecompressSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
@@ -7,9 +7,10 @@ import { parquetToRequest } from '../../src/parquet/read.js';
 import { attributeText } from '../../src/parquet/rows.js';
 import { parquetBody } from '../../src/parquet/write.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
+import { zstdCompress, zstdDecompress } from '../support/zstd.js';
 
 const decompressors = {
-  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)),
+  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
   gunzip: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
   maxDecompressedBytes: 64 * 1024 * 1024,
 };
@@ -42,7 +43,7 @@ async function everyInstrumentRecords(): Promise<Buffer[]> {
 
 describe('Parquet body', () => {
   for (const [codec, compress] of [
-    ['ZSTD', (b: Uint8Array) => new Uint8Array(zstdCompressSync(b))],
+    ['ZSTD', (b: Uint8Array) => new Uint8Array(zstdCompress(b))],
     ['GZIP', (b: Uint8Array) => new Uint8Array(gzipSync(b))],
     ['UNCOMPRESSED', undefined],
   ] as const) {

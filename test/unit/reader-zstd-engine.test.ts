@@ -7,6 +7,7 @@ import {
   type ZstdEngine,
   ZstdUnavailableError,
 } from '../../src/reader/zstd-engine.js';
+import { builtInZstd, zstdCompress } from '../support/zstd.js';
 
 const addon = () => createRequire(import.meta.url)('zstd-napi/binding');
 const engines: Record<'node:zlib' | 'zstd-napi', () => ZstdEngine | ZstdUnavailableError> = {
@@ -20,58 +21,60 @@ const engine = (name: keyof typeof engines): ZstdEngine => {
   return found;
 };
 const MiB = 1024 * 1024;
-const frame = (text: string | Buffer) => zlib.zstdCompressSync(text);
+const frame = (text: string | Buffer) => zstdCompress(text);
 
-describe.each(Object.keys(engines) as (keyof typeof engines)[])('the %s zstd engine', (name) => {
-  test('is the one asked for', () => {
-    expect(engine(name).name).toBe(name);
-  });
-
-  test('decodes every frame of a stream of several (node:zlib alone stops after the first)', () => {
-    const bytes = Buffer.concat([frame('{"a":'), frame('1}'), frame('\n')]);
-    expect(engine(name).decompress(bytes, MiB).toString()).toBe('{"a":1}\n');
-  });
-
-  test('stops with ObjectTooLargeError past maxBytes: a bomb 64 times its limit', () => {
-    const bomb = frame(Buffer.alloc(64 * MiB));
-    expect(bomb.length).toBeLessThan(64 * 1024);
-    const error = (() => {
-      try {
-        engine(name).decompress(bomb, MiB);
-      } catch (e) {
-        return e;
-      }
-    })();
-    expect(error).toBeInstanceOf(ObjectTooLargeError);
-    expect(error).toMatchObject({ limit: 'maxDecompressedBytes', max: MiB });
-    // Exactly at the limit is allowed; across frames the limit is for the whole stream.
-    expect(engine(name).decompress(frame(Buffer.alloc(MiB)), MiB)).toHaveLength(MiB);
-    const twoHalves = Buffer.concat([
-      frame(Buffer.alloc(MiB / 2)),
-      frame(Buffer.alloc(MiB / 2 + 1)),
-    ]);
-    expect(() => engine(name).decompress(twoHalves, MiB)).toThrow(ObjectTooLargeError);
-  });
-
-  test('stops as soon as the output passes maxBytes, before the end of the stream', () => {
-    // A checksum mismatch at the very end: only a decoder that went on to the end sees it.
-    const checked = zlib.zstdCompressSync(Buffer.alloc(4 * MiB), {
-      params: { [zlib.constants.ZSTD_c_checksumFlag]: 1 },
+for (const name of Object.keys(engines) as (keyof typeof engines)[]) {
+  // Before Node.js 22.15 (the Node 20 leg) node:zlib has no zstd: there is no such engine to test.
+  const missing = name === 'node:zlib' && !builtInZstd;
+  describe.skipIf(missing)(`the ${name} zstd engine`, () => {
+    test('is the one asked for', () => {
+      expect(engine(name).name).toBe(name);
     });
-    checked.writeUInt32LE(checked.readUInt32LE(checked.length - 4) ^ 1, checked.length - 4);
-    expect(() => engine(name).decompress(checked, 8 * MiB)).toThrow(/checksum/i);
-    expect(() => engine(name).decompress(checked, MiB)).toThrow(ObjectTooLargeError);
-  });
 
-  test('a truncated frame or trailing garbage is an error, and the next object still decodes', () => {
-    const good = frame('x'.repeat(1000));
-    expect(() => engine(name).decompress(good.subarray(0, good.length - 3), MiB)).toThrow();
-    expect(() =>
-      engine(name).decompress(Buffer.concat([good, Buffer.from('garbage!')]), MiB),
-    ).toThrow();
-    expect(engine(name).decompress(good, MiB).toString()).toBe('x'.repeat(1000));
+    test('decodes every frame of a stream of several (node:zlib alone stops after the first)', () => {
+      const bytes = Buffer.concat([frame('{"a":'), frame('1}'), frame('\n')]);
+      expect(engine(name).decompress(bytes, MiB).toString()).toBe('{"a":1}\n');
+    });
+
+    test('stops with ObjectTooLargeError past maxBytes: a bomb 64 times its limit', () => {
+      const bomb = frame(Buffer.alloc(64 * MiB));
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      const error = (() => {
+        try {
+          engine(name).decompress(bomb, MiB);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(ObjectTooLargeError);
+      expect(error).toMatchObject({ limit: 'maxDecompressedBytes', max: MiB });
+      // Exactly at the limit is allowed; across frames the limit is for the whole stream.
+      expect(engine(name).decompress(frame(Buffer.alloc(MiB)), MiB)).toHaveLength(MiB);
+      const twoHalves = Buffer.concat([
+        frame(Buffer.alloc(MiB / 2)),
+        frame(Buffer.alloc(MiB / 2 + 1)),
+      ]);
+      expect(() => engine(name).decompress(twoHalves, MiB)).toThrow(ObjectTooLargeError);
+    });
+
+    test('stops as soon as the output passes maxBytes, before the end of the stream', () => {
+      // A checksum mismatch at the very end: only a decoder that went on to the end sees it.
+      const checked = zstdCompress(Buffer.alloc(4 * MiB), 3, { checksum: true });
+      checked.writeUInt32LE(checked.readUInt32LE(checked.length - 4) ^ 1, checked.length - 4);
+      expect(() => engine(name).decompress(checked, 8 * MiB)).toThrow(/checksum/i);
+      expect(() => engine(name).decompress(checked, MiB)).toThrow(ObjectTooLargeError);
+    });
+
+    test('a truncated frame or trailing garbage is an error, and the next object still decodes', () => {
+      const good = frame('x'.repeat(1000));
+      expect(() => engine(name).decompress(good.subarray(0, good.length - 3), MiB)).toThrow();
+      expect(() =>
+        engine(name).decompress(Buffer.concat([good, Buffer.from('garbage!')]), MiB),
+      ).toThrow();
+      expect(engine(name).decompress(good, MiB).toString()).toBe('x'.repeat(1000));
+    });
   });
-});
+}
 
 describe('without node:zlib zstd (Node.js before 22.15) and without the addon', () => {
   const requireError = Object.assign(
@@ -117,7 +120,8 @@ describe('without node:zlib zstd (Node.js before 22.15) and without the addon', 
   test('the built-in is preferred: the addon is not even loaded where node:zlib has zstd', () => {
     let loaded = false;
     const found = findZstdEngine({
-      builtin: zlib.zstdDecompressSync,
+      // Only the choice is tested: any built-in function will do (Node 20 has none of its own).
+      builtin: zlib.zstdDecompressSync ?? (() => Buffer.alloc(0)),
       loadAddon: () => {
         loaded = true;
         return addon();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { zstdCompressSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { zstdFrameEnd } from '../../src/reader/zstd-frames.js';
+import { zstdCompress as zstdCompressSync } from '../support/zstd.js';
 
 const text = Buffer.from(randomBytes(20_000).toString('hex') + 'x'.repeat(50_000)); // raw, compressed and RLE blocks
 
