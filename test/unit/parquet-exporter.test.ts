@@ -1,3 +1,6 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
 import { COMPRESSION_ROWS } from '../../src/formats.js';
@@ -11,6 +14,7 @@ import { captureDiag } from '../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
 
@@ -114,6 +118,64 @@ describe("format: 'parquet'", () => {
       );
     } finally {
       spy.mockRestore();
+    }
+  });
+  test('a Parquet batch keeps its key and bytes through a retry, the spool and a replay', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-spool-'));
+    try {
+      // A 503, then a server that never answers: the batch is retried, then left in the spool.
+      const s3 = new ScriptedS3().script(
+        [{ kind: 'status', status: 503, name: 'ServiceUnavailable' }],
+        { kind: 'hang' },
+      );
+      const options = {
+        bucket: 'unit',
+        format: 'parquet',
+        spoolDir: dir,
+        flushTimeoutMillis: 300,
+        retry: { initialDelayMillis: 5 },
+      } as const;
+      const first = new S3MetricExporter({ ...options, s3Client: s3.client });
+      const provider = manualProvider(first, 'parquet-service');
+      recordEveryInstrument(provider);
+      await provider.shutdown();
+      expect(first.stats()).toMatchObject({ batchesSealed: 1, pointsDropped: 0 });
+      expect(first.stats().spool?.leftAtShutdown).toBe(1);
+      expect(await readdir(join(dir, 'batches'))).toHaveLength(1);
+      const tried = s3.attempts.length;
+      expect(tried).toBeGreaterThanOrEqual(2);
+
+      s3.script([], { kind: 'ok' });
+      const second = new S3MetricExporter({ ...options, s3Client: s3.client });
+      await waitFor(() => second.stats().spool?.replayed === 1, 5_000, 'the spool replayed');
+      await second.forceFlush();
+      await second.shutdown();
+      expect(s3.attempts.length).toBe(tried + 1);
+
+      // Every attempt, before and after the restart, sent one key, one body and If-None-Match.
+      const [firstAttempt] = s3.attempts;
+      for (const attempt of s3.attempts) {
+        expect(attempt.key).toBe(firstAttempt?.key);
+        expect(attempt.body.equals(firstAttempt?.body ?? Buffer.alloc(0))).toBe(true);
+        expect(attempt.ifNoneMatch).toBe('*');
+      }
+      expect([...s3.stored.keys()]).toEqual([firstAttempt?.key]);
+      const decoded = await decodeStoredObjectAsync(
+        firstAttempt?.key ?? '',
+        s3.stored.get(firstAttempt?.key ?? '') ?? Buffer.alloc(0),
+      );
+      expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(
+        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+      );
+      await waitFor(
+        async () => (await readdir(join(dir, 'batches'))).length === 0,
+        5_000,
+        'the spool file deleted',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
