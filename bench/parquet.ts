@@ -1,10 +1,13 @@
 /**
  * Parquet against the OTLP formats, side by side in one run on the same realistic data: a day of
  * three services exporting once a minute, written by the real S3MetricExporter (partitionTime
- * 'data') into a local directory that mirrors the bucket, in two layouts: per-minute objects
- * (one export each, what the default 60 s batch age makes of a 60 s export interval: 4,320
- * objects per format) and hourly batches (sealed at the default 8 MiB or at the end of the hour).
- *  1. Stored bytes per data point: Parquet, OTLP JSON + zstd, OTLP protobuf + zstd, per layout.
+ * 'data') into a local directory that mirrors the bucket, in three layouts by batch age:
+ * per-minute objects (1 min for every format: 4,320 objects per format), each format at its
+ * default batch age (read from FORMAT_ROWS[format].maxBatchAgeMillis: Parquet 10 min, the OTLP
+ * formats 1 min, whose objects are the per-minute ones, reused), and hourly batches (1 h, sealed
+ * earlier at the default 8 MiB).
+ *  1. Stored bytes per data point: Parquet, OTLP JSON + zstd, OTLP protobuf + zstd, per layout
+ *     (targets at the default batch ages and hourly; per-minute objects reported only).
  *  2. "Sum of a counter by service and hour" in DuckDB (in process) over the day: Parquet
  *     (read_parquet, hive_partitioning) against the OTLP JSON + zstd objects as stored (DuckDB
  *     reads .json.zst itself) and uncompressed .json; every answer must equal the sums taken
@@ -15,7 +18,7 @@
  *     worker and uploaded (stub S3 and the real server), beside the same batch as OTLP JSON.
  *  5. The compression worker's peak heap and the process's peak RSS while one batch becomes
  *     Parquet (src/compression/body-worker.js, started as the exporter starts it), relative to the
- *     batch's OTLP JSON size, against docs/parquet.md's 10–14×.
+ *     batch's OTLP JSON size, against docs/parquet.md's 10–15×.
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp, open, readdir, rm } from 'node:fs/promises';
@@ -29,7 +32,7 @@ import { type Resource, resourceFromAttributes } from '@opentelemetry/resources'
 import type { MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { requireZstdEngine } from '../src/compression/zstd-engine.js';
 import { countDataPoints, otlpJsonRecords } from '../src/encoding/format.js';
-import type { Compression, Format } from '../src/formats.js';
+import { type Compression, FORMAT_ROWS, type Format } from '../src/formats.js';
 import { S3MetricExporter } from '../src/index.js';
 import { DirectoryS3 } from './lib/directory-s3.js';
 import { exportOnce } from './lib/export-once.js';
@@ -84,7 +87,7 @@ const S3_EXPORTS = args.quick ? 8 : 24;
 const S3_ROUNDS = args.quick ? 1 : 3;
 const S3_BUFFER_BYTES = 256 * 1024 * 1024;
 
-const DOCS_HEAP_FACTOR = 14;
+const DOCS_HEAP_FACTOR = 15;
 
 const s3 = s3Env();
 const zstdEngine = requireZstdEngine();
@@ -213,32 +216,95 @@ const CONTENDERS: Contender[] = [
 type ContenderKey = Contender['key'];
 const contender = (key: ContenderKey) => CONTENDERS.find((c) => c.key === key) as Contender;
 
-type LayoutKey = 'minute' | 'hour';
+/** Every service exports once a minute: a batch age of n minutes seals an object every n exports. */
+const EXPORT_INTERVAL_MILLIS = 60_000;
+const exportsPerObject = (ageMillis: number) =>
+  Math.max(1, Math.ceil(ageMillis / EXPORT_INTERVAL_MILLIS));
+const ageText = (minutes: number) =>
+  minutes % 60 === 0 ? `${minutes / 60} h` : `${fmtInt(minutes)} min`;
+/** The exporter's default batch age of a contender's format (src/formats.ts), in exports. */
+const defaultMinutes = (c: Contender) => exportsPerObject(FORMAT_ROWS[c.format].maxBatchAgeMillis);
+const DEFAULTS_LABEL = (() => {
+  const parquet = defaultMinutes(contender('parquet'));
+  const json = defaultMinutes(contender('json-zstd'));
+  const proto = defaultMinutes(contender('proto-zstd'));
+  const otlp =
+    json === proto ? `OTLP ${ageText(json)}` : `JSON ${ageText(json)}, protobuf ${ageText(proto)}`;
+  return `default batch ages (Parquet ${ageText(parquet)}, ${otlp})`;
+})();
+
+type LayoutKey = 'minute' | 'default' | 'hour';
 interface Layout {
   key: LayoutKey;
   label: string;
+  /** A contender's batch age in minutes: exports per object (all sealed at 8 MiB too). */
+  minutes: (c: Contender) => number;
   contenders: ContenderKey[];
   /** Written to disk for the query; the others are only counted. */
   queried: ContenderKey[];
+  /** Query rounds: fewer where DuckDB needs seconds for each large JSON object. */
+  rounds: number;
 }
 const LAYOUTS: Layout[] = [
   {
     key: 'minute',
-    label: 'per-minute objects',
+    label: 'per-minute objects (1 min)',
+    minutes: () => 1,
     contenders: ['parquet', 'json-zstd', 'proto-zstd', 'json'],
     queried: ['parquet', 'json-zstd', 'json'],
+    rounds: QUERY_ROUNDS,
+  },
+  {
+    // What a user gets who sets only the format, at a 60 s export interval.
+    key: 'default',
+    label: DEFAULTS_LABEL,
+    minutes: defaultMinutes,
+    contenders: ['parquet', 'json-zstd', 'proto-zstd', 'json'],
+    queried: ['parquet', 'json-zstd', 'json'],
+    rounds: QUERY_ROUNDS,
   },
   {
     key: 'hour',
-    label: 'hourly batches (≤ 8 MiB)',
+    label: 'hourly batches (1 h, ≤ 8 MiB)',
+    minutes: () => 60,
     contenders: ['parquet', 'json-zstd', 'proto-zstd'],
     queried: ['parquet', 'json-zstd'],
+    rounds: HOURLY_QUERY_ROUNDS,
   },
 ];
 const layout = (key: LayoutKey) => LAYOUTS.find((l) => l.key === key) as Layout;
 
+/**
+ * One run of objects: a contender's exports sealed every `minutes` exports. Layouts that give a
+ * contender the same batch age share its stream (OTLP at its 1 min default is the per-minute
+ * stream): written once, counted and queried once.
+ */
+interface Stream {
+  key: string;
+  contender: Contender;
+  minutes: number;
+  queried: boolean;
+}
+const streamKey = (k: ContenderKey, minutes: number) => `${k}@${minutes}min`;
+const streamOf = (l: LayoutKey, k: ContenderKey) => streamKey(k, layout(l).minutes(contender(k)));
+const STREAMS: Stream[] = [];
+for (const l of LAYOUTS) {
+  for (const k of l.contenders) {
+    const key = streamOf(l.key, k);
+    const known = STREAMS.find((s) => s.key === key);
+    const queried = l.queried.includes(k);
+    if (known !== undefined) known.queried ||= queried;
+    else STREAMS.push({ key, contender: contender(k), minutes: l.minutes(contender(k)), queried });
+  }
+}
+/** An earlier layout that has the same stream of a contender (its objects, written once). */
+const sharedFrom = (l: LayoutKey, k: ContenderKey): Layout | undefined =>
+  LAYOUTS.slice(0, LAYOUTS.indexOf(layout(l))).find(
+    (o) => o.contenders.includes(k) && streamOf(o.key, k) === streamOf(l, k),
+  );
+
 // ---------------------------------------------------------------------------------------------
-// 1 + 2. A day of three services, stored in a local mirror by the real exporter, in two layouts.
+// 1 + 2. A day of three services, stored in a local mirror by the real exporter, per batch age.
 
 interface DayFigures {
   objects: number;
@@ -251,65 +317,55 @@ interface DayFigures {
 const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-parquet-'));
 // The mirror holds over half a gigabyte in a full run: removed even when the suite fails.
 process.once('exit', () => rmSync(root, { recursive: true, force: true }));
-const mirrorOf = (l: LayoutKey, key: ContenderKey) => join(root, l, key);
+const mirrorOf = (stream: string) => join(root, stream);
 /** Expected answer, from the generator: key `${service}|${hour}`. */
 const expected = new Map<string, { total: number; points: number }>();
-/** Key `${layout}/${contender}`. */
+/** Key: the stream's. */
 const day = new Map<string, DayFigures>();
-const dayOf = (l: LayoutKey, key: ContenderKey) => day.get(`${l}/${key}`) as DayFigures;
+const dayOf = (l: LayoutKey, key: ContenderKey) => day.get(streamOf(l, key)) as DayFigures;
 
 interface DayExporter {
-  layout: LayoutKey;
-  contender: Contender;
+  stream: Stream;
   exporter: S3MetricExporter;
   worker: string | undefined;
 }
 
 {
   progress(
-    `parquet: a day of ${HOURS} h × 60 min × ${services.length} services, per-minute objects and hourly batches, into a local mirror`,
+    `parquet: a day of ${HOURS} h × 60 min × ${services.length} services, ${STREAMS.length} streams (${STREAMS.map((s) => s.key).join(', ')}), into a local mirror`,
   );
   const sinks = new Map(
-    LAYOUTS.flatMap((l) =>
-      l.contenders.map((k) => [
-        `${l.key}/${k}`,
-        new DirectoryS3(l.queried.includes(k) ? mirrorOf(l.key, k) : undefined),
-      ]),
-    ),
+    STREAMS.map((s) => [s.key, new DirectoryS3(s.queried ? mirrorOf(s.key) : undefined)]),
   );
   const started = performance.now();
   const perService: DayExporter[][] = [];
   for (let si = 0; si < services.length; si++) {
     const list: DayExporter[] = [];
-    for (const l of LAYOUTS) {
-      for (const k of l.contenders) {
-        const c = contender(k);
-        const before = threadIds();
-        const exporter = new S3MetricExporter({
-          bucket: 'bench',
-          prefix: 'lake',
-          s3Client: (sinks.get(`${l.key}/${k}`) as DirectoryS3).client,
-          format: c.format,
-          compression: c.compression,
-          // Filed under the hour of the data, as a day of real exports would be.
-          partitionTime: 'data',
-          // Sealed by forceFlush(): every minute (one export per object, what the default 60 s
-          // batch age makes of a 60 s export interval), or at the end of each hour (a 1 h batch
-          // age), and by the default 8 MiB maxBatchBytes.
-          maxBatchAgeMillis: 2 ** 31 - 1,
-          maxBufferedBytes: 256 * MiB,
-          flushTimeoutMillis: 300_000,
-        });
-        list.push({ layout: l.key, contender: c, exporter, worker: await newWorkerThread(before) });
-      }
+    for (const stream of STREAMS) {
+      const c = stream.contender;
+      const before = threadIds();
+      const exporter = new S3MetricExporter({
+        bucket: 'bench',
+        prefix: 'lake',
+        s3Client: (sinks.get(stream.key) as DirectoryS3).client,
+        format: c.format,
+        compression: c.compression,
+        // Filed under the hour of the data, as a day of real exports would be.
+        partitionTime: 'data',
+        // Sealed by forceFlush() after every `stream.minutes` exports (what that batch age makes
+        // of a 60 s export interval, without waiting for it), and by the default 8 MiB
+        // maxBatchBytes.
+        maxBatchAgeMillis: 2 ** 31 - 1,
+        maxBufferedBytes: 256 * MiB,
+        flushTimeoutMillis: 300_000,
+      });
+      list.push({ stream, exporter, worker: await newWorkerThread(before) });
     }
     perService.push(list);
   }
   await Promise.all(
     services.map(async (s, si) => {
       const exporters = perService[si] ?? [];
-      const minute = exporters.filter((x) => x.layout === 'minute');
-      const hour = exporters.filter((x) => x.layout === 'hour');
       for (let m = 0; m < MINUTES; m++) {
         const end = DAY_START + m * 60_000 + s.offsetSeconds * 1000;
         s.source.record();
@@ -327,9 +383,11 @@ interface DayExporter {
         }
         expected.set(`${s.name}|${hourIndex}`, e);
         for (const { exporter } of exporters) await exportOnce(exporter, rm);
-        await Promise.all(minute.map(({ exporter }) => exporter.forceFlush()));
-        if ((m + 1) % 60 === 0)
-          await Promise.all(hour.map(({ exporter }) => exporter.forceFlush()));
+        await Promise.all(
+          exporters
+            .filter(({ stream }) => (m + 1) % stream.minutes === 0 || m === MINUTES - 1)
+            .map(({ exporter }) => exporter.forceFlush()),
+        );
         if (si === 0 && (m + 1) % 120 === 0) {
           progress(
             `parquet: day ${(m + 1) / 60}/${HOURS} h (${((performance.now() - started) / 1000).toFixed(0)} s)`,
@@ -339,35 +397,36 @@ interface DayExporter {
       await s.source.shutdown();
     }),
   );
-  for (const l of LAYOUTS) {
-    for (const k of l.contenders) {
-      const figures: DayFigures = { objects: 0, points: 0, storedBytes: 0, workerCpuMillis: 0 };
-      for (const list of perService) {
-        const entry = list.find((x) => x.layout === l.key && x.contender.key === k);
-        if (entry === undefined) continue;
-        const cpu = threadCpuMillis(entry.worker);
-        figures.workerCpuMillis =
-          cpu === undefined || figures.workerCpuMillis === undefined
-            ? undefined
-            : figures.workerCpuMillis + cpu;
-        const stats = entry.exporter.stats();
-        await entry.exporter.shutdown();
-        if (
-          stats.pointsDropped > 0 ||
-          stats.batchesUploaded !== stats.batchesSealed ||
-          (l.key === 'minute' && stats.batchesUploaded !== MINUTES)
-        ) {
-          throw new Error(`${l.key}/${k}: lost or merged objects: ${JSON.stringify(stats)}`);
-        }
-        figures.objects += stats.batchesUploaded;
-        figures.points += stats.pointsUploaded;
-        figures.storedBytes += stats.bytesUploaded;
+  for (const stream of STREAMS) {
+    const figures: DayFigures = { objects: 0, points: 0, storedBytes: 0, workerCpuMillis: 0 };
+    for (const list of perService) {
+      const entry = list.find((x) => x.stream === stream);
+      if (entry === undefined) continue;
+      const cpu = threadCpuMillis(entry.worker);
+      figures.workerCpuMillis =
+        cpu === undefined || figures.workerCpuMillis === undefined
+          ? undefined
+          : figures.workerCpuMillis + cpu;
+      const stats = entry.exporter.stats();
+      await entry.exporter.shutdown();
+      // At least one object per `minutes` exports; more where a batch reached 8 MiB first.
+      const least = Math.ceil(MINUTES / stream.minutes);
+      if (
+        stats.pointsDropped > 0 ||
+        stats.batchesUploaded !== stats.batchesSealed ||
+        stats.batchesUploaded < least ||
+        (stream.minutes === 1 && stats.batchesUploaded !== MINUTES)
+      ) {
+        throw new Error(`${stream.key}: lost or merged objects: ${JSON.stringify(stats)}`);
       }
-      if ((sinks.get(`${l.key}/${k}`) as DirectoryS3).bytes !== figures.storedBytes) {
-        throw new Error(`${l.key}/${k}: the mirror holds other bytes than the exporter's stats`);
-      }
-      day.set(`${l.key}/${k}`, figures);
+      figures.objects += stats.batchesUploaded;
+      figures.points += stats.pointsUploaded;
+      figures.storedBytes += stats.bytesUploaded;
     }
+    if ((sinks.get(stream.key) as DirectoryS3).bytes !== figures.storedBytes) {
+      throw new Error(`${stream.key}: the mirror holds other bytes than the exporter's stats`);
+    }
+    day.set(stream.key, figures);
   }
   progress(`parquet: the day took ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
@@ -403,14 +462,15 @@ SELECT service, CAST(p.timeUnixNano AS HUGEINT) // 3600000000000 AS hour,
 FROM points
 GROUP BY ALL ORDER BY ALL`;
 
+/** One query per stream on disk; a layout's rows show its streams' queries. */
 interface Query {
-  layout: LayoutKey;
+  stream: string;
   key: ContenderKey;
   label: string;
   sql: string;
 }
-const querySql = (l: LayoutKey, key: ContenderKey): string => {
-  const dir = join(mirrorOf(l, key), 'lake');
+const querySql = (stream: string, key: ContenderKey): string => {
+  const dir = join(mirrorOf(stream), 'lake');
   if (key === 'parquet') return parquetSql(dir);
   if (key === 'json-zstd') return jsonSql(join(dir, '**', '*.json.zst'), 'zstd');
   return jsonSql(join(dir, '**', '*.json'), 'uncompressed');
@@ -420,15 +480,35 @@ const QUERY_LABELS: Partial<Record<ContenderKey, string>> = {
   'json-zstd': "OTLP JSON + zstd: read_json('…/**/*.json.zst', compression = 'zstd')",
   json: "OTLP JSON, uncompressed: read_json('…/**/*.json')",
 };
-const QUERIES: Query[] = LAYOUTS.flatMap((l) =>
-  l.queried.map((key) => ({
-    layout: l.key,
-    key,
-    label: QUERY_LABELS[key] as string,
-    sql: querySql(l.key, key),
-  })),
-);
-const queryId = (q: { layout: LayoutKey; key: ContenderKey }) => `${q.layout}/${q.key}`;
+const QUERIES: Query[] = STREAMS.filter((s) => s.queried).map((s) => ({
+  stream: s.key,
+  key: s.contender.key,
+  label: QUERY_LABELS[s.contender.key] as string,
+  sql: querySql(s.key, s.contender.key),
+}));
+const queryOf = (stream: string) => QUERIES.find((q) => q.stream === stream) as Query;
+/**
+ * Query rounds, per group of layouts that share a stream: a speed-up divides two times of the
+ * same round, so the default layout's Parquet runs in the per-minute rounds, beside the
+ * per-minute JSON objects it is compared with.
+ */
+interface QueryGroup {
+  label: string;
+  streams: string[];
+  rounds: number;
+}
+const QUERY_GROUPS: QueryGroup[] = [];
+for (const l of LAYOUTS) {
+  const streams = l.queried.map((k) => streamOf(l.key, k));
+  const joined = QUERY_GROUPS.filter((g) => g.streams.some((s) => streams.includes(s)));
+  const group: QueryGroup = {
+    label: [...joined.map((g) => g.label), l.label].join(' + '),
+    streams: [...new Set([...joined.flatMap((g) => g.streams), ...streams])],
+    rounds: Math.min(l.rounds, ...joined.map((g) => g.rounds)),
+  };
+  for (const g of joined) QUERY_GROUPS.splice(QUERY_GROUPS.indexOf(g), 1);
+  QUERY_GROUPS.push(group);
+}
 
 interface Answer {
   service: string;
@@ -466,16 +546,15 @@ const expectedRows: Answer[] = [...expected]
   .sort((a, b) => (a.service === b.service ? a.hour - b.hour : a.service < b.service ? -1 : 1));
 const queryMillis = new Map<string, number[]>();
 const answers = new Map<string, Answer[]>();
-for (const l of LAYOUTS) {
-  const list = QUERIES.filter((q) => q.layout === l.key);
+for (const g of QUERY_GROUPS) {
+  const list = g.streams.map(queryOf);
   // A first run of each (the files come into the page cache, DuckDB's code is loaded), untimed.
-  for (const q of list) answers.set(queryId(q), (await runQuery(q.sql)).rows);
-  const rounds = l.key === 'minute' ? QUERY_ROUNDS : HOURLY_QUERY_ROUNDS;
-  for (let round = 0; round < rounds; round++) {
-    progress(`parquet: query over the ${l.label}, round ${round + 1}/${rounds}`);
+  for (const q of list) answers.set(q.stream, (await runQuery(q.sql)).rows);
+  for (let round = 0; round < g.rounds; round++) {
+    progress(`parquet: query over the ${g.label}, round ${round + 1}/${g.rounds}`);
     for (const q of round % 2 === 0 ? list : [...list].reverse()) {
       const { millis } = await runQuery(q.sql);
-      queryMillis.set(queryId(q), [...(queryMillis.get(queryId(q)) ?? []), millis]);
+      queryMillis.set(q.stream, [...(queryMillis.get(q.stream) ?? []), millis]);
     }
   }
 }
@@ -496,16 +575,19 @@ async function parquetFooterBytes(dir: string): Promise<number> {
   }
   return total;
 }
-const footerBytes = new Map<LayoutKey, number>();
-for (const l of LAYOUTS)
-  footerBytes.set(l.key, await parquetFooterBytes(mirrorOf(l.key, 'parquet')));
+/** Key: the Parquet stream's. */
+const footerBytes = new Map<string, number>();
+for (const s of STREAMS.filter((x) => x.contender.key === 'parquet'))
+  footerBytes.set(s.key, await parquetFooterBytes(mirrorOf(s.key)));
 await rm(root, { recursive: true, force: true });
 const sameAnswer = (q: Query) =>
-  JSON.stringify(answers.get(queryId(q))) === JSON.stringify(expectedRows);
+  JSON.stringify(answers.get(q.stream)) === JSON.stringify(expectedRows);
 /** Median over rounds of (other time / Parquet time): same round, same machine state. */
 const speedup = (l: LayoutKey, key: ContenderKey) => {
-  const parquet = queryMillis.get(`${l}/parquet`) ?? [];
-  return median((queryMillis.get(`${l}/${key}`) ?? []).map((ms, i) => ms / (parquet[i] as number)));
+  const parquet = queryMillis.get(streamOf(l, 'parquet')) ?? [];
+  return median(
+    (queryMillis.get(streamOf(l, key)) ?? []).map((ms, i) => ms / (parquet[i] as number)),
+  );
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -859,51 +941,60 @@ const ratioText = (r: number) => `${r.toFixed(2)}×`;
 const perPoint = (l: LayoutKey, key: ContenderKey) =>
   dayOf(l, key).storedBytes / dayOf(l, key).points;
 const vsJson = (l: LayoutKey, key: ContenderKey) => perPoint(l, key) / perPoint(l, 'json-zstd');
-const pointsPerObject = (l: LayoutKey) => dayOf(l, 'parquet').points / dayOf(l, 'parquet').objects;
+const pointsPerObject = (l: LayoutKey, key: ContenderKey = 'parquet') =>
+  dayOf(l, key).points / dayOf(l, key).objects;
+const footerPerPoint = (l: LayoutKey) =>
+  (footerBytes.get(streamOf(l, 'parquet')) ?? 0) / dayOf(l, 'parquet').points;
 const workerPerPoint = (l: LayoutKey, key: ContenderKey) => {
   const d = dayOf(l, key);
   return d.workerCpuMillis === undefined
     ? 'n/a'
     : `${fmtNum((d.workerCpuMillis * 1000) / d.points)} µs`;
 };
-const layoutHead = (l: LayoutKey) =>
-  `${layout(l).label} (${fmtInt(dayOf(l, 'parquet').objects)} objects, ~${fmtInt(pointsPerObject(l))} points each)`;
+const minutesOf = (l: LayoutKey, key: ContenderKey) => layout(l).minutes(contender(key));
+/** "10 min", or "1 min (= per-minute objects)" where an earlier layout wrote the same stream. */
+const ageCell = (l: LayoutKey, key: ContenderKey) => {
+  const shared = sharedFrom(l, key);
+  return `${ageText(minutesOf(l, key))}${shared === undefined ? '' : ` (= ${shared.label.replace(/ \(.*\)$/, '')})`}`;
+};
 /** A speed-up as text: "12.3× faster", or "0.66× (Parquet 1.52× slower)". */
 const speedText = (r: number) =>
   r >= 1 ? `${r.toFixed(2)}× faster` : `${r.toFixed(2)}× (Parquet ${(1 / r).toFixed(2)}× slower)`;
 
 const sizeTable: Table = {
   columns: [
-    `format (${fmtInt(dayOf('minute', 'parquet').points)} points of a day)`,
-    `bytes/point: ${layoutHead('minute')}`,
+    `layout (${fmtInt(dayOf('minute', 'parquet').points)} points of a day)`,
+    'format',
+    'batch age',
+    'objects',
+    'points per object',
+    'bytes/point',
     'vs JSON + zstd',
-    'stored',
-    'worker CPU per point',
-    `bytes/point: ${layoutHead('hour')}`,
-    'vs JSON + zstd',
+    'of it Parquet footers',
     'stored',
     'worker CPU per point',
   ],
-  rows: CONTENDERS.map((c) => {
-    const hourly = layout('hour').contenders.includes(c.key);
-    return [
-      c.label,
-      fmtNum(perPoint('minute', c.key)),
-      ratioText(vsJson('minute', c.key)),
-      fmtMiB(dayOf('minute', c.key).storedBytes),
-      workerPerPoint('minute', c.key),
-      hourly ? fmtNum(perPoint('hour', c.key)) : '',
-      hourly ? ratioText(vsJson('hour', c.key)) : '',
-      hourly ? fmtMiB(dayOf('hour', c.key).storedBytes) : '',
-      hourly ? workerPerPoint('hour', c.key) : '',
-    ];
-  }),
+  rows: LAYOUTS.flatMap((l) =>
+    l.contenders.map((k) => [
+      l.label,
+      contender(k).label,
+      ageCell(l.key, k),
+      fmtInt(dayOf(l.key, k).objects),
+      fmtInt(pointsPerObject(l.key, k)),
+      fmtNum(perPoint(l.key, k)),
+      ratioText(vsJson(l.key, k)),
+      k === 'parquet' ? fmtNum(footerPerPoint(l.key)) : '',
+      fmtMiB(dayOf(l.key, k).storedBytes),
+      workerPerPoint(l.key, k),
+    ]),
+  ),
 };
 
 const queryTable: Table = {
   columns: [
     'layout',
     `DuckDB: sum of ${COUNTER} by service and hour`,
+    'batch age',
     'objects',
     'on disk',
     'time (median)',
@@ -911,19 +1002,23 @@ const queryTable: Table = {
     'Parquet speed-up (median of rounds)',
     'answer',
   ],
-  rows: QUERIES.map((q) => {
-    const times = summarize(queryMillis.get(queryId(q)) ?? []);
-    return [
-      layout(q.layout).label,
-      q.label,
-      fmtInt(dayOf(q.layout, q.key).objects),
-      fmtMiB(dayOf(q.layout, q.key).storedBytes),
-      fmtMs(times.median),
-      fmtPct(times.spreadPct),
-      q.key === 'parquet' ? '' : speedText(speedup(q.layout, q.key)),
-      sameAnswer(q) ? `= generator (${expectedRows.length} rows)` : 'DIFFERS',
-    ];
-  }),
+  rows: LAYOUTS.flatMap((l) =>
+    l.queried.map((k) => {
+      const q = queryOf(streamOf(l.key, k));
+      const times = summarize(queryMillis.get(q.stream) ?? []);
+      return [
+        l.label,
+        q.label,
+        ageCell(l.key, k),
+        fmtInt(dayOf(l.key, k).objects),
+        fmtMiB(dayOf(l.key, k).storedBytes),
+        fmtMs(times.median),
+        fmtPct(times.spreadPct),
+        k === 'parquet' ? '' : speedText(speedup(l.key, k)),
+        sameAnswer(q) ? `= generator (${expectedRows.length} rows)` : 'DIFFERS',
+      ];
+    }),
+  ),
 };
 
 const stallOf = (list: StallRun[]) => median(list.map((r) => r.stallMillis));
@@ -1002,19 +1097,19 @@ const memoryTable: Table = {
     'job time',
   ],
   rows: [...memoryRuns].map(([name, list]) => {
-    // The worst round: a peak is what has to be budgeted.
-    const r = list.reduce((a, b) => (b.heapPeak > a.heapPeak ? b : a));
-    const f = memoryFactor(r);
+    // Each figure at its worst round (a peak is what has to be budgeted), as the target reads it.
+    const worst = (f: (r: MemoryRun) => number) => Math.max(...list.map(f));
+    const first = list[0] as MemoryRun;
     return [
       name,
-      fmtMiB(r.batchBytes),
-      fmtNum(r.points),
-      fmtMiB(r.heapPeak),
-      `${fmtNum(f.heap)}×`,
-      `${fmtNum(f.heapGrowth)}×`,
-      `${fmtNum(f.committed)}×`,
-      fmtMiB(r.rssPeak - r.rssBefore),
-      `${fmtNum(f.rss)}×`,
+      fmtMiB(first.batchBytes),
+      fmtNum(first.points),
+      fmtMiB(worst((r) => r.heapPeak)),
+      `${fmtNum(worst((r) => memoryFactor(r).heap))}×`,
+      `${fmtNum(worst((r) => memoryFactor(r).heapGrowth))}×`,
+      `${fmtNum(worst((r) => memoryFactor(r).committed))}×`,
+      fmtMiB(worst((r) => r.rssPeak - r.rssBefore)),
+      `${fmtNum(worst((r) => memoryFactor(r).rss))}×`,
       fmtMs(median(list.map((x) => x.millis))),
     ];
   }),
@@ -1053,19 +1148,22 @@ const throughputTable: Table = {
   }),
 };
 
-// Targets.
+// Targets. Per-minute objects are reported in the tables, not held to a target: no format's
+// default makes them for Parquet any more; they show why its default is longer.
+const GATED: LayoutKey[] = ['default', 'hour'];
+const objectsText = (l: LayoutKey, key: ContenderKey) =>
+  `${fmtInt(dayOf(l, key).objects)} objects, ${ageText(minutesOf(l, key))}`;
 const sizeTargets = (l: LayoutKey): Target[] => {
   const ratio = vsJson(l, 'parquet');
-  const where = l === 'minute' ? 'per-minute objects' : 'hourly batches';
   return [
     {
-      name: `Parquet bytes/point ≤ OTLP JSON + zstd, a day in ${where}`,
-      measured: `${ratioText(ratio)} (${fmtNum(perPoint(l, 'parquet'))} vs ${fmtNum(perPoint(l, 'json-zstd'))} B; protobuf + zstd ${fmtNum(perPoint(l, 'proto-zstd'))} B; ~${fmtInt(pointsPerObject(l))} points per object)`,
+      name: `Parquet bytes/point ≤ OTLP JSON + zstd, a day at ${layout(l).label}`,
+      measured: `${ratioText(ratio)} (${fmtNum(perPoint(l, 'parquet'))} vs ${fmtNum(perPoint(l, 'json-zstd'))} B; protobuf + zstd ${fmtNum(perPoint(l, 'proto-zstd'))} B; ~${fmtInt(pointsPerObject(l))} points per Parquet object, ~${fmtInt(pointsPerObject(l, 'json-zstd'))} per JSON object)`,
       threshold: '≤ 1×',
       pass: ratio <= 1,
     },
     {
-      name: `stretch: Parquet bytes/point ≤ 0.5× OTLP JSON + zstd, a day in ${where}`,
+      name: `stretch: Parquet bytes/point ≤ 0.5× OTLP JSON + zstd, a day at ${layout(l).label}`,
       measured: ratioText(ratio),
       threshold: '≤ 0.5× (stretch)',
       pass: ratio <= 0.5,
@@ -1073,30 +1171,28 @@ const sizeTargets = (l: LayoutKey): Target[] => {
   ];
 };
 const queryTarget = (l: LayoutKey): Target => {
-  const parquet = median(queryMillis.get(`${l}/parquet`) ?? []);
-  const json = median(queryMillis.get(`${l}/json-zstd`) ?? []);
-  const plain = queryMillis.has(`${l}/json`)
+  const parquet = median(queryMillis.get(streamOf(l, 'parquet')) ?? []);
+  const json = median(queryMillis.get(streamOf(l, 'json-zstd')) ?? []);
+  const plain = layout(l).queried.includes('json')
     ? `; vs uncompressed JSON ${speedText(speedup(l, 'json'))}`
     : '';
   return {
-    name: `DuckDB query over a day in ${layout(l).label} (${fmtInt(dayOf(l, 'parquet').objects)} objects): Parquet vs OTLP JSON + zstd`,
+    name: `DuckDB query over a day at ${layout(l).label}: Parquet (${objectsText(l, 'parquet')}) vs OTLP JSON + zstd (${objectsText(l, 'json-zstd')})`,
     measured: `${speedText(speedup(l, 'json-zstd'))} (${fmtMs(parquet)} vs ${fmtMs(json)})${plain}`,
     threshold: '≥ 10×',
     pass: speedup(l, 'json-zstd') >= 10,
   };
 };
 const targets: Target[] = [
-  ...sizeTargets('minute'),
-  ...sizeTargets('hour'),
+  ...GATED.flatMap(sizeTargets),
   {
-    name: 'DuckDB answers the same on every format and layout as the generator',
-    measured: QUERIES.map((q) => `${queryId(q)} ${sameAnswer(q) ? 'same' : 'DIFFERS'}`).join(', '),
+    name: 'DuckDB answers the same on every format and batch age as the generator',
+    measured: QUERIES.map((q) => `${q.stream} ${sameAnswer(q) ? 'same' : 'DIFFERS'}`).join(', '),
     threshold: `all equal (${expectedRows.length} service × hour sums)`,
     pass: QUERIES.every(sameAnswer),
     required: true,
   },
-  queryTarget('minute'),
-  queryTarget('hour'),
+  ...GATED.map(queryTarget),
 ];
 if (s3 === undefined) {
   targets.push({
@@ -1146,17 +1242,23 @@ for (const [name, list] of stalls) {
   });
 }
 {
-  const parquetRuns = [...memoryRuns]
-    .filter(([name]) => name.startsWith('Parquet'))
-    .flatMap(([, list]) => list);
-  const worst = (f: (r: MemoryRun) => number) => Math.max(...parquetRuns.map(f));
-  const growth = worst((r) => memoryFactor(r).heapGrowth);
-  // The docs' figure is the transient cost of one file: the heap's growth over the job. The
-  // worker's heap before the job (code, what earlier jobs left for the collector) is beside it.
+  // Per batch size, the worst round of each figure (a peak is what has to be budgeted). The docs'
+  // figure is the transient cost of one file: the heap's growth over the job. The worker's heap
+  // before the job (code, what earlier jobs left for the collector) is in the peak beside it.
+  const parquetCases = [...memoryRuns].filter(([name]) => name.startsWith('Parquet'));
+  const worst = (list: MemoryRun[], f: (r: MemoryRun) => number) => Math.max(...list.map(f));
+  const growth = Math.max(
+    ...parquetCases.map(([, list]) => worst(list, (r) => memoryFactor(r).heapGrowth)),
+  );
   targets.push({
-    name: "worker's heap growth while making Parquet, × the batch's OTLP JSON size (docs/parquet.md: 10–14×)",
-    measured: `${fmtNum(growth)}× (worst of the 8 and 16 MiB batches); peak heap in use ${fmtNum(worst((r) => memoryFactor(r).heap))}× (with the worker's heap before the job); process RSS growth ${fmtNum(worst((r) => memoryFactor(r).rss))}×`,
-    threshold: `≤ ${DOCS_HEAP_FACTOR}×`,
+    name: "worker's heap growth while making Parquet, × the batch's OTLP JSON size (docs/parquet.md: 10–15×)",
+    measured: parquetCases
+      .map(
+        ([name, list]) =>
+          `${name.replace(/^Parquet, | batch$/g, '')}: ${fmtNum(worst(list, (r) => memoryFactor(r).heapGrowth))}× (peak heap in use ${fmtNum(worst(list, (r) => memoryFactor(r).heap))}×, process RSS growth ${fmtNum(worst(list, (r) => memoryFactor(r).rss))}×)`,
+      )
+      .join('; '),
+    threshold: `≤ ${DOCS_HEAP_FACTOR}× at each size`,
     pass: growth <= DOCS_HEAP_FACTOR,
   });
 }
@@ -1177,14 +1279,15 @@ emitResult({
   targets,
   notes: [
     `Data: the realistic generator (bench/lib/realistic-metrics.ts: HTTP counters, explicit and exponential histograms, k8s pod gauges, semantic-convention attributes), three services (${SERVICES.map((s) => `${s.name} ${s.series} series`).join(', ')}) with resources of their own, recorded and collected once a minute (cumulative values grow through the day), re-timed to the minutes of ${new Date(DAY_START).toISOString().slice(0, 10)} UTC.`,
-    `Day: ${HOURS} hours${args.quick ? ' (--quick: the full run has 24)' : ''} × 60 minutes × ${services.length} services = ${fmtInt(dayOf('minute', 'parquet').points)} points, every export into one exporter per service, format and layout (the real S3MetricExporter, partitionTime 'data', prefix lake/) that stores into a local directory as a mirror of the bucket. Per-minute objects: forceFlush() after each export (what the default 60 s maxBatchAgeMillis makes of a 60 s export interval), ${fmtInt(dayOf('minute', 'parquet').objects)} objects per format. Hourly batches: forceFlush() at the end of each hour (a 1 h batch age), sealed earlier at the default 8 MiB maxBatchBytes, ${fmtInt(dayOf('hour', 'parquet').objects)} objects per format. Parquet lands in hour partitions (its default layout), OTLP in minute partitions (the default layout). Worker CPU per point: the exporters' compression worker threads (Linux schedstat), summed over the services.`,
-    `Parquet footers (schema and column-chunk metadata, read from the files): ${fmtInt((footerBytes.get('minute') ?? 0) / dayOf('minute', 'parquet').objects)} bytes per file, ${fmtNum((footerBytes.get('minute') ?? 0) / dayOf('minute', 'parquet').points)} of the ${fmtNum(perPoint('minute', 'parquet'))} bytes per point in per-minute objects; ${fmtNum((footerBytes.get('hour') ?? 0) / dayOf('hour', 'parquet').points)} of ${fmtNum(perPoint('hour', 'parquet'))} in hourly batches.`,
-    `Query: DuckDB (@duckdb/node-api) in process, a fresh in-memory database per run (2 threads), the files in the page cache after one untimed run per contender; ${QUERY_ROUNDS} rounds over the per-minute objects and ${HOURLY_QUERY_ROUNDS} over the hourly batches (DuckDB needs seconds for their large JSON objects), order alternated, the speed-up is the median of the per-round ratios. DuckDB reads zstd-compressed JSON itself (read_json compression = 'zstd'), so the OTLP JSON side queries the .json.zst objects as stored; the uncompressed .json row shows what decompression costs. The JSON query names only the fields it reads (columns = {...}), the best case for read_json. Hours are taken from the points' times (epoch), not from the paths, on both sides.`,
+    `Day: ${HOURS} hours${args.quick ? ' (--quick: the full run has 24)' : ''} × 60 minutes × ${services.length} services = ${fmtInt(dayOf('minute', 'parquet').points)} points. Every export goes into one exporter per service and stream (the real S3MetricExporter, partitionTime 'data', prefix lake/) that stores into a local directory as a mirror of the bucket. A stream is a format at a batch age: with one export a minute, an age of n minutes is a forceFlush() after every n exports (the exporter's own timer is not waited for), and the default 8 MiB maxBatchBytes can seal a batch earlier. Layouts: ${LAYOUTS.map((l) => `${l.label}: ${l.contenders.map((k) => `${contender(k).key} ${ageText(minutesOf(l.key, k))}`).join(', ')}`).join('; ')}. The default batch ages are read from the exporter (FORMAT_ROWS[format].maxBatchAgeMillis in src/formats.ts: ${[...new Set(CONTENDERS.map((c) => c.format))].map((f) => `${f} ${fmtInt(FORMAT_ROWS[f].maxBatchAgeMillis)} ms`).join(', ')}); where a layout gives a format the same age as an earlier layout it reuses that stream's objects (written, counted and queried once), so ${STREAMS.length} streams make the ${LAYOUTS.reduce((n, l) => n + l.contenders.length, 0)} layout × format cells. The flushes fall on whole multiples of the age from midnight (aligned with the hours when the age divides 60). Parquet lands in hour partitions (its default layout), OTLP in minute partitions (the default layout). Worker CPU per point: the exporters' compression worker threads (Linux schedstat), summed over the services.`,
+    `Parquet footers (schema and column-chunk metadata, read from the files): ${LAYOUTS.map((l) => `${ageText(minutesOf(l.key, 'parquet'))} objects ${fmtInt((footerBytes.get(streamOf(l.key, 'parquet')) ?? 0) / dayOf(l.key, 'parquet').objects)} bytes per file, ${fmtNum(footerPerPoint(l.key))} of ${fmtNum(perPoint(l.key, 'parquet'))} bytes per point`).join('; ')}.`,
+    `Targets: bytes per point and the query speed-up are held for ${GATED.map((l) => layout(l).label).join(' and ')}. Per-minute objects are reported in the tables only (no target): Parquet's default no longer makes them, and they show why.`,
+    `Query: DuckDB (@duckdb/node-api) in process, a fresh in-memory database per run (2 threads), the files in the page cache after one untimed run per stream; ${QUERY_GROUPS.map((g) => `${g.rounds} rounds over ${g.label} (${g.streams.join(', ')})`).join(', ')}: layouts that share a stream are timed in the same rounds, and fewer rounds where DuckDB needs seconds for large JSON objects; order alternated, the speed-up is the median of the per-round ratios. DuckDB reads zstd-compressed JSON itself (read_json compression = 'zstd'), so the OTLP JSON side queries the .json.zst objects as stored; the uncompressed .json row shows what decompression costs. The JSON query names only the fields it reads (columns = {...}), the best case for read_json. Hours are taken from the points' times (epoch), not from the paths, on both sides.`,
     s3 === undefined
       ? `Real S3 throughput not measured: ${S3_SKIP_REASON}.`
       : `Real S3: ${S3_EXPORTS} exports of ${fmtNum(S3_SERIES)} series (as the end-to-end suite), exporter defaults (8 MiB batches, zstd level 3, 4 uploads in flight) but maxBufferedBytes ${fmtMiB(S3_BUFFER_BYTES)} (room for the whole run: the Parquet worker falls behind the exports), timed from the first export() to forceFlush() resolving; ${S3_ROUNDS} round(s) after a warm-up, order alternated. CPU per point: the exporter's compression worker thread and the main thread, Linux schedstat.`,
     `Event loop: the 16 MiB batch (${batchExports.length} exports) exported first, then forceFlush() under the probe (monitorEventLoopDelay at 1 ms resolution plus a 1 ms interval that records gaps > ${GAP_MILLIS} ms); one small flush on the same exporter before, as warm-up; ${STALL_ROUNDS} rounds, medians. The target, as in the event-loop suite: the main thread's own CPU time within the longest stall of the flush when Linux schedstat is readable, the wall-clock stall and the max delay beside it; "waiting for a CPU" is the part of that stall the main thread was runnable but not running (schedstat), the rest it was on a CPU or blocked (e.g. in a GC pause, waiting for V8's helper threads). Main-thread GC: perf_hooks 'gc' entries that started during the flush; a Parquet flush lasts seconds, long enough for the main thread's own periodic collections (of the exports it made) to fall into it, and their wall time stretches while the worker keeps a core busy.`,
-    `Memory: the exporter's worker (src/compression/body-worker.js, started as createBodyMaker() starts it: zstd level 3, ${zstdEngine}, a 2 MB young generation), one warm-up job, then one batch; its V8 heap sampled with worker.getHeapStatistics() every ~5 ms (answered by interrupt while the worker computes), the process's RSS every 2 ms (the main thread idles meanwhile). ${MEMORY_ROUNDS} round(s), the highest peak reported (sampling can only miss a peak: the figures are lower bounds). "× batch" is relative to the batch's OTLP JSON bytes; growth over the job = peak in use − in use just before it (the transient cost docs/parquet.md states as 10–14×, and what the target holds); the heap in use before the job is the worker's code and what earlier jobs left for the collector.`,
+    `Memory: the exporter's worker (src/compression/body-worker.js, started as createBodyMaker() starts it: zstd level 3, ${zstdEngine}, a 2 MB young generation), one warm-up job, then one batch; its V8 heap sampled with worker.getHeapStatistics() every ~5 ms (answered by interrupt while the worker computes), the process's RSS every 2 ms (the main thread idles meanwhile). ${MEMORY_ROUNDS} round(s), each figure at its worst round (sampling can only miss a peak: the figures are lower bounds). "× batch" is relative to the batch's OTLP JSON bytes; growth over the job = peak in use − in use just before it (the transient cost docs/parquet.md states as 10–15×, and what the target holds); the heap in use before the job is the worker's code and what earlier jobs left for the collector.`,
     `Suite time inside the child: ${suiteSeconds.toFixed(0)} s.`,
   ],
   data: {

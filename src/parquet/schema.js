@@ -102,7 +102,7 @@ export const COLUMN_NAMES = COLUMNS.map(
 );
 
 /**
- * Rows per row group. An 8 MiB batch (the default maxBatchBytes) is about 15-25k data points:
+ * Rows per row group. An 8 MiB batch (the default maxBatchBytes) is about 10-25k data points:
  * one row group; the largest batches a few.
  */
 export const ROW_GROUP_ROWS = 65_536;
