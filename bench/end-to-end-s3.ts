@@ -7,14 +7,14 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { S3MetricExporter } from '../src/index.js';
-import { exportOnce } from './lib/export-once.js';
+import { exportAllTimed, shutdownLossless } from './lib/export-once.js';
 import { fmtMiB, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import {
   benchBucket,
   benchClient,
-  listObjects,
+  listedBytes,
   removeBenchBucket,
   S3_SKIP_REASON,
   s3Env,
@@ -48,12 +48,6 @@ interface E2e {
   objects: number;
 }
 
-async function listedBytes(client: S3Client, bucket: string, prefix: string): Promise<number> {
-  let total = 0;
-  for await (const o of listObjects(client, bucket, prefix)) total += o.Size ?? 0;
-  return total;
-}
-
 async function run(
   compression: Compression,
   target: { bucket: string; client: S3Client } | StubS3,
@@ -74,20 +68,8 @@ async function run(
       : { s3Client: (target as StubS3).client }),
   });
   await collectGarbage();
-  const started = performance.now();
-  for (const rm of exports) {
-    await exportOnce(exporter, rm);
-    // export() answers in microtasks: without a turn of the event loop between exports, the
-    // worker's replies and the uploads could not progress (a reader exports on a timer).
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  await exporter.forceFlush();
-  const seconds = (performance.now() - started) / 1000;
-  const stats = exporter.stats();
-  await exporter.shutdown();
-  if (stats.pointsDropped > 0 || stats.batchesUploaded !== stats.batchesSealed) {
-    throw new Error(`lost data: ${JSON.stringify(stats)}`);
-  }
+  const seconds = await exportAllTimed(exporter, exports);
+  const stats = await shutdownLossless(exporter, compression);
   return {
     seconds,
     points: stats.pointsUploaded,

@@ -35,7 +35,7 @@ import { countDataPoints, otlpJsonRecords } from '../src/encoding/format.js';
 import { type Compression, FORMAT_ROWS, type Format } from '../src/formats.js';
 import { S3MetricExporter } from '../src/index.js';
 import { DirectoryS3 } from './lib/directory-s3.js';
-import { exportOnce } from './lib/export-once.js';
+import { exportAllTimed, exportOnce, shutdownLossless } from './lib/export-once.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum, fmtPct, fmtRate, MiB } from './lib/format.js';
 import { type DelayReport, schedstatWorks, sleep, startDelayProbe } from './lib/loop-delay.js';
 import { type RealisticSource, realisticSource } from './lib/realistic-metrics.js';
@@ -43,7 +43,7 @@ import { emitResult, parseArgs, progress, type Table, type Target } from './lib/
 import {
   benchBucket,
   benchClient,
-  listObjects,
+  listedBytes,
   removeBenchBucket,
   S3_SKIP_REASON,
   s3Env,
@@ -896,28 +896,16 @@ if (s3 !== undefined) {
     await collectGarbage();
     const worker0 = threadCpuMillis(worker);
     const main0 = ownCpuMillis();
-    const started = performance.now();
-    for (const rm of list) {
-      await exportOnce(exporter, rm);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await exporter.forceFlush();
-    const seconds = (performance.now() - started) / 1000;
+    const seconds = await exportAllTimed(exporter, list);
     const worker1 = threadCpuMillis(worker);
     const main1 = ownCpuMillis();
-    const stats = exporter.stats();
-    await exporter.shutdown();
-    if (stats.pointsDropped > 0 || stats.batchesUploaded !== stats.batchesSealed) {
-      throw new Error(`${format}: lost data: ${JSON.stringify(stats)}`);
-    }
-    let listedBytes = 0;
-    for await (const o of listObjects(client, bucket, `${prefix}/`)) listedBytes += o.Size ?? 0;
+    const stats = await shutdownLossless(exporter, format);
     return {
       seconds,
       points: stats.pointsUploaded,
       objects: stats.batchesUploaded,
       storedBytes: stats.bytesUploaded,
-      listedBytes,
+      listedBytes: await listedBytes(client, bucket, `${prefix}/`),
       workerCpuMillis:
         worker0 === undefined || worker1 === undefined ? undefined : worker1 - worker0,
       mainCpuMillis: main0 === undefined || main1 === undefined ? undefined : main1 - main0,

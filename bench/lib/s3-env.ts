@@ -82,3 +82,14 @@ export async function* listObjects(
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
 }
+
+/** The bytes of every object under `prefix`, as the server lists them. */
+export async function listedBytes(
+  client: S3Client,
+  bucket: string,
+  prefix?: string,
+): Promise<number> {
+  let total = 0;
+  for await (const o of listObjects(client, bucket, prefix)) total += o.Size ?? 0;
+  return total;
+}
