@@ -3,10 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { decodeOtlpProto, type MetricObject, readMetrics } from '../../src/index.js';
 import { runCliChild } from '../support/cli-child.js';
+import { duckdbRows } from '../support/duckdb.js';
 import { exportEveryCombination } from '../support/exported-objects.js';
 import {
   connection,
@@ -26,19 +26,6 @@ function tool(command: string, args: string[], input: Uint8Array): Buffer {
   if (result.error !== undefined) throw result.error;
   if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr.toString()}`);
   return result.stdout;
-}
-
-/** The rows of a DuckDB query, as plain JSON values. */
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  // Every extension used (csv, json) is built in: nothing may be downloaded.
-  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
-  const connection = await db.connect();
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-  } finally {
-    connection.closeSync();
-    db.closeSync();
-  }
 }
 
 describeS3('stored objects and CLI output work with standard tools', () => {
@@ -127,13 +114,13 @@ describeS3('stored objects and CLI output work with standard tools', () => {
       { route: '/a', total: 5 * 12, points: 5 },
       { route: '/b', total: 5 * 1, points: 5 },
     ];
-    const fromCsv = await query(`
+    const fromCsv = await duckdbRows(`
       SELECT json_extract_string(attributes, '$.route') AS route, sum(value) AS total, count(*)::INTEGER AS points
       FROM read_csv('${join(dir, 'points.csv')}')
       WHERE metric = 'http.requests' AND type = 'counter'
       GROUP BY route ORDER BY route`);
     expect(fromCsv).toEqual(expected);
-    const fromJson = await query(`
+    const fromJson = await duckdbRows(`
       SELECT attributes.route AS route, sum(value) AS total, count(*)::INTEGER AS points
       FROM read_json('${join(dir, 'points.jsonl')}')
       WHERE metric = 'http.requests' AND type = 'counter'
@@ -141,7 +128,7 @@ describeS3('stored objects and CLI output work with standard tools', () => {
     expect(fromJson).toEqual(expected);
 
     // The histogram columns come through too: count and sum of http.latency per service.
-    const latency = await query(`
+    const latency = await duckdbRows(`
       SELECT resource."service.name" AS service, sum(count)::INTEGER AS count, sum("sum")::DOUBLE AS total
       FROM read_json('${join(dir, 'points.jsonl')}')
       WHERE metric = 'http.latency' GROUP BY service ORDER BY service`);

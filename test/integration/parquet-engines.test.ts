@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -17,6 +16,7 @@ import {
   S3MetricExporter,
 } from '../../src/index.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
+import { duckdbRows } from '../support/duckdb.js';
 import { pointRowOfTable } from '../support/parquet-rows.js';
 import { instrumentValues, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
 import {
@@ -33,19 +33,6 @@ import { zstdDecompress } from '../support/zstd.js';
 
 const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
 const serviceOf = (compression: string) => `lake-${compression}`;
-
-/** Rows of a DuckDB query over the mirror, as plain JSON values. */
-async function duckdb(sql: string): Promise<Record<string, unknown>[]> {
-  // httpfs cannot be downloaded here: DuckDB reads a local mirror of the bucket.
-  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
-  const connection = await db.connect();
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-  } finally {
-    connection.closeSync();
-    db.closeSync();
-  }
-}
 
 /** Groups rows by service and checks each service's points against what it recorded. */
 function expectRecorded(rows: Record<string, unknown>[]): void {
@@ -110,7 +97,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
   });
 
   test('DuckDB finds every data point with the recorded values, and the partition columns resolve', async () => {
-    const rows = await duckdb(
+    const rows = await duckdbRows(
       `SELECT *, filename FROM read_parquet('${mirror}/lake/**/*.parquet', hive_partitioning = true, filename = true)`,
     );
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
@@ -127,7 +114,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       expect(time.getTime()).toBeGreaterThan(partition - 3_600_000);
       expect(time.getTime()).toBeLessThan(partition + 3_600_000);
     }
-    const types = await duckdb(
+    const types = await duckdbRows(
       `SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM read_parquet('${mirror}/lake/**/*.parquet'))`,
     );
     const typeOf = Object.fromEntries(types.map((t) => [t.column_name, t.column_type]));

@@ -6,12 +6,13 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { objectKey, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { objectKey, type S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from '../../src/spool/file-format.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
+import { spoolExporter } from '../support/spool-exporter.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -24,22 +25,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions> = {},
-): S3MetricExporter {
-  return new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
-    compression: 'none',
-    spoolDir: dir,
-    maxBatchAgeMillis: 10,
-    retry: { initialDelayMillis: 1, maxDelayMillis: 50 },
-    requestTimeoutMillis: 100,
-    flushTimeoutMillis: 2_000,
-    ...options,
-  });
-}
+/** The exporter of these tests, on the spool directory of the running test. */
+const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) =>
+  spoolExporter(s3, dir, { flushTimeoutMillis: 2_000, ...options });
 
 /** Exports tags from..to, each sealed into a batch of its own, waiting until `ready()` each time. */
 async function exportEach(

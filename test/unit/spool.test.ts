@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { objectKey, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { objectKey, type S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from '../../src/spool/file-format.js';
 import { SpoolLockedError } from '../../src/spool/lock.js';
 import { Spool } from '../../src/spool/spool.js';
@@ -12,6 +12,7 @@ import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3, tagsIn } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
+import { spoolExporter } from '../support/spool-exporter.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -47,22 +48,9 @@ const meta: SpoolMeta = {
   sealedAt: 1,
 };
 
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions> = {},
-): S3MetricExporter {
-  return new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
-    compression: 'none',
-    spoolDir: dir,
-    maxBatchAgeMillis: 10,
-    retry: { initialDelayMillis: 1, maxDelayMillis: 50 },
-    requestTimeoutMillis: 100,
-    flushTimeoutMillis: 1_000,
-    ...options,
-  });
-}
+/** The exporter of these tests, on the spool directory of the running test. */
+const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) =>
+  spoolExporter(s3, dir, options);
 
 /** Exports collections tagged 1..n, each sealed into its own batch (maxBatchAgeMillis is tiny). */
 async function exportTagged(exporter: S3MetricExporter, n: number, from = 1): Promise<void> {
