@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../invalid-option.js';
-import { CONTROL_CHARS } from '../text.js';
+import { CONTROL_CHARS, escapeRegExp } from '../text.js';
 
 /** The default layout, compatible with the OTel Collector's awss3exporter / awss3receiver. */
 export const DEFAULT_KEY_TEMPLATE =
@@ -47,7 +47,6 @@ export interface ParsedKey {
 }
 
 const UUIDV7 = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Unix milliseconds in the first 48 bits of a UUIDv7. */
 export function uuidv7Millis(id: string): number {

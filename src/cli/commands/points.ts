@@ -1,4 +1,5 @@
 import { dataPointRows } from '../../reader/points.js';
+import { escapeRegExp } from '../../text.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, pointRecord, TABLE_HEADER, tableCells } from '../point-record.js';
@@ -70,5 +71,3 @@ function metricFilter(patterns: string[]): (metric: string) => boolean {
   const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`));
   return (metric) => regexes.some((r) => r.test(metric));
 }
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
