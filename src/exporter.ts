@@ -124,7 +124,7 @@ export class S3MetricExporter implements PushMetricExporter {
       const preparation = new Preparation({
         records: this.#format,
         name: objectName(c.format, c.compression),
-        fallback: FORMAT_ROWS[c.format].fallback,
+        fallback: row.fallback,
         bodies: this.#bodies,
         keys: c.keys,
         sendCrc32: this.#s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
@@ -282,7 +282,6 @@ export class S3MetricExporter implements PushMetricExporter {
   async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
     await this.#spool?.settleWrites();
     const { left, dropped, droppedBytes } = this.#budget.abandonAll();
-    if (this.#outcomes.stats.spool !== undefined) this.#outcomes.stats.spool.leftAtShutdown += left;
     const kept =
       left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
     const lost =

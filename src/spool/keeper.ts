@@ -54,6 +54,8 @@ export class SpoolKeeper implements Pager {
   readonly #reports: KeeperReports;
   /** Batches with a file, by file name, oldest first (names are UUIDv7s: write order). */
   #byFile = new Map<string, SealedBatch>();
+  /** The greatest name ever registered: no key is above it, so a greater one appends in order. */
+  #greatest: string | undefined;
   readonly #writes = new Set<Promise<void>>();
   /** Files of `batches/` that could not be read yet; read again on the next tick. */
   readonly #unread = new Set<string>();
@@ -117,10 +119,10 @@ export class SpoolKeeper implements Pager {
 
   /** Adds a file in name order, so eviction and page-in go oldest first whatever the timing. */
   #register(name: string, batch: SealedBatch): void {
-    const last = [...this.#byFile.keys()].at(-1);
     this.#byFile.set(name, batch);
-    if (last !== undefined && name < last)
+    if (this.#greatest !== undefined && name < this.#greatest)
       this.#byFile = new Map([...this.#byFile].sort(([a], [b]) => (a < b ? -1 : 1)));
+    else this.#greatest = name;
   }
 
   /**
@@ -202,7 +204,10 @@ export class SpoolKeeper implements Pager {
     const entry = batch.spool;
     if (entry === undefined) return;
     if (outcome === 'uploaded' && batch.restored) this.#parts.stats.replayed++;
-    if (outcome === 'left-in-spool') return;
+    if (outcome === 'left-in-spool') {
+      this.#parts.stats.leftAtShutdown++;
+      return;
+    }
     this.#byFile.delete(entry.name);
     this.#removeFile(batch);
     if (outcome === 'uploaded') this.pump();
