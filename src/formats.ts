@@ -92,9 +92,6 @@ export interface CompressionRow {
   contentType: string | undefined;
   /** The Parquet codec of column chunks. */
   parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED';
-  /** The level when none is set, and the highest one. */
-  defaultLevel: number;
-  maxLevel: number;
 }
 
 export const COMPRESSION_ROWS = {
@@ -102,22 +99,16 @@ export const COMPRESSION_ROWS = {
     extension: '.zst',
     contentType: 'application/zstd',
     parquetCodec: 'ZSTD',
-    defaultLevel: 3,
-    maxLevel: 19,
   },
   gzip: {
     extension: '.gz',
     contentType: 'application/gzip',
     parquetCodec: 'GZIP',
-    defaultLevel: 6,
-    maxLevel: 9,
   },
   none: {
     extension: '',
     contentType: undefined,
     parquetCodec: 'UNCOMPRESSED',
-    defaultLevel: 0,
-    maxLevel: 0,
   },
 } as const satisfies Record<string, CompressionRow>;
 

@@ -28,7 +28,7 @@ export type AlertCode =
   | 'OTEL_S3_SPOOL_LOCK_LOST';
 
 /** The warning type of every alert, for filtering (`warning.name`). */
-export const ALERT_TYPE = 'OtelS3ExporterWarning';
+const ALERT_TYPE = 'OtelS3ExporterWarning';
 
 const API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
 

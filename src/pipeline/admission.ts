@@ -30,7 +30,7 @@ export interface EncodedExport {
   inputs: KeyInputs;
 }
 
-export const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
+const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 export const failed = (message: string): ExportResult => ({
   code: ExportResultCode.FAILED,
   error: new Error(`otel-s3-exporter: ${message}`),

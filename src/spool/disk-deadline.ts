@@ -33,7 +33,6 @@ export class DiskDeadline {
   async run<T>(operation: () => Promise<T>, late: (value: T) => void): Promise<DiskOutcome<T>> {
     if (this.stalled) return { kind: 'stalled' };
     let timer: NodeJS.Timeout | undefined;
-    let abandoned = false;
     const work = operation();
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
       timer = setTimeout(() => resolve(TIMEOUT), this.#millis);
@@ -41,13 +40,9 @@ export class DiskDeadline {
     try {
       const first = await Promise.race([work, deadline]);
       if (first !== TIMEOUT) return { kind: 'done', value: first };
-      abandoned = true;
       this.#hung++;
       void work.then(late, () => {}).finally(() => this.#hung--);
       return { kind: 'timeout' };
-    } catch (error) {
-      if (abandoned) return { kind: 'timeout' };
-      throw error;
     } finally {
       clearTimeout(timer);
     }

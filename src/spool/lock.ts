@@ -29,7 +29,7 @@ export interface SpoolOwner {
 }
 
 /** How often the owner touches its lock, and after how long without a touch it is stale. */
-export const LOCK_REFRESH_MILLIS = 2_000;
+const LOCK_REFRESH_MILLIS = 2_000;
 export const LOCK_STALE_MILLIS = 10_000;
 /** Shutdown waits this long for the lock directory to be removed (a hung disk must not hang it). */
 const RELEASE_GRACE_MILLIS = 1_000;
@@ -116,7 +116,6 @@ function readOwner(lockDir: string): SpoolOwner | undefined {
 
 /** A spool directory held by this process. */
 export interface SpoolLock {
-  readonly owner: SpoolOwner;
   /** Stops refreshing and removes the lock, if it is still ours; bounded in time. */
   release(): Promise<void>;
   /** The same at once, for a constructor that failed right after taking the lock. */
@@ -192,7 +191,7 @@ function takeOverIfStale(dir: string, lockDir: string, me: SpoolOwner): void {
 }
 
 class HeldLock implements SpoolLock {
-  readonly owner: SpoolOwner;
+  readonly #owner: SpoolOwner;
   readonly #dir: string;
   readonly #key: string;
   readonly #lockDir: string;
@@ -201,7 +200,7 @@ class HeldLock implements SpoolLock {
   #lost = false;
 
   constructor(dir: string, key: string, lockDir: string, owner: SpoolOwner) {
-    this.owner = owner;
+    this.#owner = owner;
     this.#dir = dir;
     this.#key = key;
     this.#lockDir = lockDir;
@@ -235,7 +234,7 @@ class HeldLock implements SpoolLock {
   async #stillOurs(): Promise<boolean> {
     try {
       const owner = JSON.parse(await readFile(join(this.#lockDir, OWNER), 'utf8')) as SpoolOwner;
-      return owner.token === this.owner.token;
+      return owner.token === this.#owner.token;
     } catch {
       return false;
     }
@@ -243,7 +242,7 @@ class HeldLock implements SpoolLock {
 
   releaseNow(): void {
     clearInterval(this.#timer);
-    if (readOwner(this.#lockDir)?.token === this.owner.token)
+    if (readOwner(this.#lockDir)?.token === this.#owner.token)
       rmSync(this.#lockDir, { recursive: true, force: true });
     lockedHere.delete(this.#key);
   }
@@ -253,7 +252,7 @@ class HeldLock implements SpoolLock {
     const removed = (async () => {
       if (this.#lost || !(await this.#stillOurs())) return;
       // Moved aside before removal: a successor's lock can never be the one deleted.
-      const aside = `${this.#lockDir}.${this.owner.token}.released`;
+      const aside = `${this.#lockDir}.${this.#owner.token}.released`;
       await rename(this.#lockDir, aside);
       await rm(aside, { recursive: true, force: true });
     })();
