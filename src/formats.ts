@@ -37,8 +37,13 @@ export interface FormatRow {
   keyTemplate: string;
   /** maxBatchAgeMillis when it is not set. */
   maxBatchAgeMillis: number;
-  /** A stored object, outer compression removed, back into its ExportMetricsServiceRequest. */
+  /**
+   * A stored object, outer compression removed, back into its ExportMetricsServiceRequest; a
+   * Promise unless `decodesSynchronously`.
+   */
   decode(raw: Buffer, context: DecodeContext): OtlpObject | Promise<OtlpObject>;
+  /** decode() answers at once, so decodeStoredObject() can read this format. */
+  decodesSynchronously: boolean;
 }
 
 const JSON_NAME = { extension: '.json', contentType: 'application/json' };
@@ -53,6 +58,7 @@ export const FORMAT_ROWS = {
     keyTemplate: DEFAULT_KEY_TEMPLATE,
     maxBatchAgeMillis: 60_000,
     decode: decodeJsonRequest,
+    decodesSynchronously: true,
   },
   'otlp-proto': {
     extension: '.binpb',
@@ -64,6 +70,7 @@ export const FORMAT_ROWS = {
     keyTemplate: DEFAULT_KEY_TEMPLATE,
     maxBatchAgeMillis: 60_000,
     decode: decodeProtoRequest,
+    decodesSynchronously: true,
   },
   parquet: {
     extension: '.parquet',
@@ -79,6 +86,7 @@ export const FORMAT_ROWS = {
     // makes files too small to beat OTLP JSON (bench/results/2026-12-01-parquet.md).
     maxBatchAgeMillis: 600_000,
     decode: (raw, context) => parquetToRequest(raw, context).then((r) => r.request),
+    decodesSynchronously: false,
   },
 } as const satisfies Record<string, FormatRow>;
 

@@ -3,6 +3,7 @@ import {
   type DecodeContext,
   encodingOfExtension,
   FORMAT_ROWS,
+  type FormatRow,
   type ObjectEncoding,
 } from '../formats.js';
 import { requestProblem } from './check-request.js';
@@ -81,19 +82,19 @@ export function decodeStoredObject(
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): DecodedObject {
   const { encoding, raw, context } = unwrap(key, bytes, options);
-  let request: OtlpObject | Promise<OtlpObject>;
-  try {
-    request = FORMAT_ROWS[encoding.format].decode(raw, context);
-  } catch (error) {
-    throw decodeError(key, error);
-  }
-  if (request instanceof Promise) {
-    request.catch(() => {});
+  const row: FormatRow = FORMAT_ROWS[encoding.format];
+  if (!row.decodesSynchronously) {
     throw new ObjectDecodeError(
       key,
       'decode',
       `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or readMetrics()`,
     );
+  }
+  let request: OtlpObject;
+  try {
+    request = row.decode(raw, context) as OtlpObject;
+  } catch (error) {
+    throw decodeError(key, error);
   }
   return checked(key, request, encoding, raw.length);
 }

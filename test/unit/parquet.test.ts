@@ -2,7 +2,13 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
-import { dataPointRows, decodeObject, type PointRow } from '../../src/index.js';
+import {
+  dataPointRows,
+  decodeObject,
+  decodeStoredObjectAsync,
+  ObjectDecodeError,
+  type PointRow,
+} from '../../src/index.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
 import { attributeText } from '../../src/parquet/rows.js';
 import { parquetBody } from '../../src/parquet/write.js';
@@ -67,6 +73,19 @@ describe('Parquet body', () => {
       );
     });
   }
+
+  test('the synchronous decoder refuses a Parquet object and names the asynchronous one', async () => {
+    const body = Buffer.from(
+      parquetBody(await everyInstrumentRecords(), {
+        codec: 'UNCOMPRESSED',
+        compress: undefined,
+        createdBy: 'test',
+      }),
+    );
+    expect(() => decodeObject('x.parquet', body)).toThrow(ObjectDecodeError);
+    expect(() => decodeObject('x.parquet', body)).toThrow(/use decodeStoredObjectAsync\(\)/);
+    expect((await decodeStoredObjectAsync('x.parquet', body)).encoding.format).toBe('parquet');
+  });
 
   test('attribute values become text as the ClickHouse exporter writes them', () => {
     expect(attributeText({ stringValue: 'a' })).toBe('a');
