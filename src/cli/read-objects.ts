@@ -1,5 +1,5 @@
 import { ObjectDecodeError } from '../reader/decode-object.js';
-import { ObjectTooLargeError, type SizeLimit } from '../reader/read-limits.js';
+import { ObjectTooLargeError } from '../reader/read-limits.js';
 import {
   listMetricObjects,
   type MetricObject,
@@ -13,13 +13,8 @@ import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from '
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
 import { noProgress, type Progress, progressBar } from './progress.js';
+import { SETTINGS } from './setting-sources.js';
 import { printable } from './terminal-text.js';
-
-/** The flag that sets each size limit, for messages. */
-const LIMIT_FLAG: Readonly<Record<SizeLimit, string>> = {
-  maxObjectBytes: '--max-object-bytes',
-  maxDecompressedBytes: '--max-decompressed-bytes',
-};
 
 /**
  * Reads every object in the range and hands it to `each`, in key order. Unreadable objects are
@@ -94,7 +89,7 @@ function describeUnreadable(problem: UnreadableObject): string {
   const cause = error instanceof ObjectDecodeError ? error.cause : error;
   const detail =
     cause instanceof ObjectTooLargeError
-      ? cause.describe(LIMIT_FLAG[cause.limit])
+      ? cause.describe(SETTINGS[cause.limit].flag)
       : problem.stage === 'fetch'
         ? describeError(error)
         : error instanceof ObjectDecodeError
