@@ -25,7 +25,7 @@ export interface ConnectionSettings {
 export type ClientRole = { role: 'exporter'; requestTimeoutMillis: number } | { role: 'reader' };
 
 /** The region when none is given: the AWS SDK's variables, else us-east-1. */
-export function defaultRegion(env: Readonly<Record<string, string | undefined>>): string {
+function defaultRegion(env: Readonly<Record<string, string | undefined>>): string {
   return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 }
 

@@ -110,7 +110,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   const filePrefix = f.get('filePrefix', rule.filePrefix, DEFAULTS.filePrefix);
   const endpoint = f.get('endpoint', rule.endpoint, undefined);
   const format = f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format);
-  const compression = f.get('compression', (o, v) => rule.oneOf(o, v, COMPRESSIONS), 'zstd');
+  const compression = f.get(
+    'compression',
+    (o, v) => rule.oneOf(o, v, COMPRESSIONS),
+    DEFAULTS.compression,
+  );
   const gzip = compression === 'gzip';
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
   const retryInitialDelayMillis = f.get(
@@ -119,7 +123,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     DEFAULTS.retryInitialDelayMillis,
   );
   const spoolDir = f.get('spoolDir', rule.nonEmptyString, undefined);
-  const timeZone = f.get('partitionTimeZone', (o, v) => rule.oneOf(o, v, TIME_ZONES), 'UTC');
+  const timeZone = f.get(
+    'partitionTimeZone',
+    (o, v) => rule.oneOf(o, v, TIME_ZONES),
+    DEFAULTS.partitionTimeZone,
+  );
   const sse = f.get('serverSideEncryption', (o, v) => rule.oneOf(o, v, SSE_MODES), undefined);
   const kms = sse === 'aws:kms' || sse === 'aws:kms:dsse';
   const putObject: ResolvedConfig['putObject'] = {

@@ -9,7 +9,7 @@ import { CONTROL_CHARS } from '../text.js';
  */
 
 /** setTimeout clamps anything larger to 1 ms, so no timing option may exceed it. */
-export const MAX_TIMER_MILLIS = 2 ** 31 - 1;
+const MAX_TIMER_MILLIS = 2 ** 31 - 1;
 /** S3 keys are at most 1024 bytes; keep room for the partition path and the file name. */
 const MAX_PREFIX_BYTES = 512;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
@@ -170,7 +170,7 @@ export function printable(option: string, value: unknown, max: number): string {
   return value;
 }
 
-export function stringRecord(option: string, value: unknown): Record<string, string> {
+function stringRecord(option: string, value: unknown): Record<string, string> {
   if (
     typeof value !== 'object' ||
     value === null ||

@@ -1,17 +1,15 @@
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+import { METRIC_TYPES } from './rows.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
 /** A row as hyparquet returns it: INT64 as bigint, timestamps as bigint microseconds (see below). */
 type Row = Record<string, unknown>;
 
-const TYPE_FIELD: Readonly<Record<string, string>> = {
-  gauge: 'gauge',
-  sum: 'sum',
-  histogram: 'histogram',
-  exponential_histogram: 'exponentialHistogram',
-  summary: 'summary',
-};
+/** MetricType in the table → the metric's data field in OTLP/JSON. */
+const TYPE_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
+  METRIC_TYPES.map(([field, type]) => [type, field]),
+);
 
 /** Microseconds as nanoseconds, in the OTLP/JSON spelling (a decimal string). */
 const nanos = (micros: unknown) => `${typeof micros === 'bigint' ? micros * 1000n : 0n}`;

@@ -8,7 +8,8 @@
  * @typedef {{ name: string, data: unknown[] | BigInt64Array | Int32Array }} Column
  */
 
-const METRIC_TYPES = /** @type {const} */ ([
+/** The metric's data field in OTLP/JSON, and its MetricType in the table. */
+export const METRIC_TYPES = /** @type {const} */ ([
   ['gauge', 'gauge'],
   ['sum', 'sum'],
   ['histogram', 'histogram'],

@@ -96,11 +96,6 @@ const COLUMNS = [
 /** @type {SchemaElement[]} */
 export const SCHEMA = [{ name: 'root', num_children: COLUMNS.length }, ...COLUMNS.flat()];
 
-/** Names of the top-level columns, in order. */
-export const COLUMN_NAMES = COLUMNS.map(
-  (elements) => /** @type {SchemaElement} */ (elements[0]).name,
-);
-
 /**
  * Rows per row group. An 8 MiB batch (the default maxBatchBytes) is about 10-25k data points:
  * one row group; the largest batches a few.
