@@ -140,17 +140,24 @@ export function objectName(
   return { extension: f.extension + c.extension, contentType: c.contentType ?? f.contentType };
 }
 
-/** Format and compression of an object from its name's suffix (`.json.zst`, `.parquet`, ...). */
-export function encodingOfExtension(extension: string): ObjectEncoding | undefined {
+/** Every name suffix this exporter writes, and its encoding: built once, read for every key. */
+const ENCODING_OF_EXTENSION: ReadonlyMap<string, ObjectEncoding> = (() => {
+  const map = new Map<string, ObjectEncoding>();
   for (const format of FORMATS) {
     for (const compression of COMPRESSIONS) {
-      const f: FormatRow = FORMAT_ROWS[format];
       // Compressed inside: one name whatever the codec; read as 'none' on the outside.
-      if (f.compressedInside && compression !== 'none') continue;
-      if (extension === objectName(format, compression).extension) return { format, compression };
+      if (FORMAT_ROWS[format].compressedInside && compression !== 'none') continue;
+      const { extension } = objectName(format, compression);
+      if (!map.has(extension)) map.set(extension, { format, compression });
     }
   }
-  return undefined;
+  return map;
+})();
+
+/** Format and compression of an object from its name's suffix (`.json.zst`, `.parquet`, ...). */
+export function encodingOfExtension(extension: string): ObjectEncoding | undefined {
+  const encoding = ENCODING_OF_EXTENSION.get(extension);
+  return encoding === undefined ? undefined : { ...encoding };
 }
 
 /** Every Content-Type this exporter sets. */
