@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { ObjectEncoding } from './decode-object.js';
-import { ObjectTooLargeError } from './read-limits.js';
+import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
 import { zstdEngine } from './zstd-engine.js';
 
 /**
@@ -20,14 +20,7 @@ export function decompress(
       return engine.decompress(bytes, maxBytes);
     }
     case 'gzip':
-      try {
-        return gunzipSync(bytes, { maxOutputLength: maxBytes });
-      } catch (error) {
-        if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
-          throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
-        }
-        throw error;
-      }
+      return boundedByZlib(maxBytes, () => gunzipSync(bytes, { maxOutputLength: maxBytes }));
     case 'none':
       if (bytes.length > maxBytes) {
         throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes, bytes.length);

@@ -87,3 +87,18 @@ export class ObjectTooLargeError extends Error {
       : `${what} size ${formatBytes(this.size)} is ${over}`;
   }
 }
+
+/**
+ * Runs a node:zlib decompression bounded by its `maxOutputLength` (`maxBytes`): the error it
+ * throws past the bound becomes ObjectTooLargeError.
+ */
+export function boundedByZlib<T>(maxBytes: number, decompress: () => T): T {
+  try {
+    return decompress();
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
+    }
+    throw error;
+  }
+}

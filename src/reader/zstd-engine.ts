@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import zlib from 'node:zlib';
 import { addonProblem, ZstdUnavailableError } from '../zstd-unavailable.js';
-import { ObjectTooLargeError } from './read-limits.js';
+import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
 import { zstdFrameEnd } from './zstd-frames.js';
 
 export { ZstdUnavailableError };
@@ -75,17 +75,9 @@ function builtinEngine(decompressSync: typeof zlib.zstdDecompressSync): ZstdEngi
         // Node 22 decodes a cut-off frame without an error: check the frame is whole first.
         const end = zstdFrameEnd(bytes, offset);
         const room = maxBytes - total;
-        let buffer: Buffer;
-        try {
-          buffer = decompressSync(bytes.subarray(offset, end), {
-            maxOutputLength: Math.max(room, 1),
-          });
-        } catch (error) {
-          if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
-            throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
-          }
-          throw error;
-        }
+        const buffer = boundedByZlib(maxBytes, () =>
+          decompressSync(bytes.subarray(offset, end), { maxOutputLength: Math.max(room, 1) }),
+        );
         if (buffer.length > room) throw new ObjectTooLargeError('maxDecompressedBytes', maxBytes);
         parts.push(buffer);
         total += buffer.length;
