@@ -7,12 +7,13 @@ import type {
   ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { type BodyMaker, createBodyMaker } from './compression/index.js';
+import { endpointName } from './config/client-settings.js';
 import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
 import { countDataPoints, oldestEndTimeMillis, type RecordFormat } from './encoding/format.js';
 import { configure } from './env.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from './formats.js';
-import { alert, Episodes, log, plural } from './log.js';
+import { Episodes, log } from './log.js';
 import { Admission, failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
 import { type KeyInputs, OpenBatch } from './pipeline/open-batch.js';
@@ -78,9 +79,15 @@ export class S3MetricExporter implements PushMetricExporter {
       s3 = createClient(c);
       this.#s3 = s3;
       const stats = emptyStats();
-      this.#outcomes = new Outcomes(stats, this.#episodes, c.retryMaxDelayMillis);
+      this.#outcomes = new Outcomes(stats, this.#episodes, {
+        slowRetryMillis: c.retryMaxDelayMillis,
+        maxBufferedBytes: c.maxBufferedBytes,
+        requestTimeoutMillis: c.requestTimeoutMillis,
+        flushTimeoutMillis: c.flushTimeoutMillis,
+        endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
+      });
       const open = new OpenBatch(this.#format);
-      this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes, this.#episodes);
+      this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes);
       this.#uploader = new Uploader(
         {
           client: this.#s3.client,
@@ -142,7 +149,6 @@ export class S3MetricExporter implements PushMetricExporter {
           open,
           budget: this.#budget,
           outcomes: this.#outcomes,
-          episodes: this.#episodes,
           onSealed: (batch) => preparation.add(batch),
         },
       );
@@ -158,7 +164,7 @@ export class S3MetricExporter implements PushMetricExporter {
 
   export(metrics: ResourceMetrics, resultCallback: (result: ExportResult) => void): void {
     if (this.#state !== 'running') {
-      this.#outcomes.exportRejected();
+      this.#outcomes.exportRefused();
       resultCallback(failed('export() after shutdown()'));
       return;
     }
@@ -171,8 +177,7 @@ export class S3MetricExporter implements PushMetricExporter {
         inputs: this.#keyInputs(metrics),
       };
     } catch (error) {
-      this.#outcomes.exportRejected();
-      log.error(`could not encode metrics: ${describeError(error)}`);
+      this.#outcomes.encodeFailed(error);
       resultCallback(failed(`could not encode metrics: ${describeError(error)}`));
       return;
     }
@@ -184,20 +189,15 @@ export class S3MetricExporter implements PushMetricExporter {
   /**
    * Seals the open batch and waits until every batch sealed so far is stored, at most
    * flushTimeoutMillis. It resolves at the deadline even if uploads are still failing (they go
-   * on in the background, and a warning says how much is pending), because the SDK's shutdown
-   * path skips exporter.shutdown() when forceFlush() rejects.
+   * on in the background, and an alert says how much is pending and why), because the SDK's
+   * shutdown path skips exporter.shutdown() when forceFlush() rejects.
    */
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
     await this.#admission.sealNow();
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
-    if (waited === 'settled') return;
-    const pending = `${plural(this.#budget.size, 'batch', 'batches')} (${plural(this.#budget.bytes, 'byte')}) not yet stored`;
-    log.warn(
-      waited === 'blocked'
-        ? `forceFlush() returns at once: ${pending}, each blocked on a configuration fault that waiting cannot fix (see the error above); they keep retrying in the background`
-        : `forceFlush() deadline of ${this.#config.flushTimeoutMillis} ms passed with ${pending}; they keep retrying in the background`,
-    );
+    if (waited === 'settled') this.#outcomes.flushFinished();
+    else this.#outcomes.flushUnfinished(waited, this.#budget.pending());
   }
 
   /**
@@ -281,19 +281,7 @@ export class S3MetricExporter implements PushMetricExporter {
    */
   async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
     await this.#spool?.settleWrites();
-    const { left, dropped, droppedBytes } = this.#budget.abandonAll();
-    const kept =
-      left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
-    const lost =
-      dropped > 0
-        ? `: dropped ${plural(dropped, 'batch', 'batches')} (${plural(droppedBytes, 'byte')}) not yet stored`
-        : '';
-    const reason =
-      why === 'timeout'
-        ? `shutdown() deadline of ${this.#config.flushTimeoutMillis} ms passed`
-        : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
-    if (dropped > 0) alert('error', 'OTEL_S3_DATA_DROPPED', `${reason}${lost}${kept}`);
-    else log.warn(`${reason}${kept}`);
+    this.#outcomes.gaveUp(why, this.#budget.abandonAll());
   }
 
   /**

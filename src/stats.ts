@@ -1,4 +1,11 @@
-import type { DropReason } from './pipeline/budget.js';
+/** Why data was given up; counted in stats().pointsDroppedByReason. */
+export type DropReason =
+  | 'buffer-full'
+  | 'shutdown'
+  | 'rejected'
+  | 'internal-error'
+  | 'spool-full'
+  | 'spool-corrupt';
 
 /** A snapshot of what the exporter did; every drop and failure is counted here. */
 export interface ExporterStats {
@@ -21,8 +28,8 @@ export interface ExporterStats {
   batchesDropped: number;
   /** Data points lost for good: in dropped batches and in rejected exports. */
   pointsDropped: number;
-  /** Uncompressed bytes lost for good. */
-  bytesDropped: number;
+  /** Uncompressed bytes lost for good (the measure of rawBytesUploaded). */
+  rawBytesDropped: number;
   /**
    * pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`,
    * `spool-full` (evicted from a full spool while only on disk), `spool-corrupt`.
@@ -105,7 +112,7 @@ export function emptyStats(): ExporterStats {
     uploadFailures: {},
     batchesDropped: 0,
     pointsDropped: 0,
-    bytesDropped: 0,
+    rawBytesDropped: 0,
     pointsDroppedByReason: {},
     bufferedBytes: 0,
     peakBufferedBytes: 0,

@@ -29,6 +29,14 @@ function defaultRegion(env: Readonly<Record<string, string | undefined>>): strin
   return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 }
 
+/** Where requests go, as messages name it: the endpoint URL, or AWS S3 in its region. */
+export function endpointName(
+  settings: ConnectionSettings,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  return settings.endpoint ?? `AWS S3 (${settings.region ?? defaultRegion(env)})`;
+}
+
 /** Path-style addressing unless told otherwise: on for a custom endpoint. */
 export function defaultForcePathStyle(endpoint: string | undefined): boolean {
   return endpoint !== undefined;

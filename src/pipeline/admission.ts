@@ -1,7 +1,6 @@
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
 import type { RecordFormat } from '../encoding/format.js';
-import type { Episodes } from '../log.js';
 import type { MemoryBudget } from './budget.js';
 import type { KeyInputs, OpenBatch } from './open-batch.js';
 import type { Outcomes } from './outcomes.js';
@@ -18,7 +17,6 @@ export interface AdmissionParts {
   open: OpenBatch;
   budget: MemoryBudget;
   outcomes: Outcomes;
-  episodes: Episodes;
   /** Takes a batch just sealed, outside the critical section. */
   onSealed(batch: SealedBatch): void;
 }
@@ -88,13 +86,7 @@ export class Admission {
       ? record.length + format.overhead(1)
       : open.bytesWith(record.length) - open.bytes;
     if (!budget.makeRoom(growth)) {
-      outcomes.exportRejected({ reason: 'buffer-full', points, bytes: record.length });
-      this.#parts.episodes.report(
-        'buffer-full',
-        'warn',
-        `maxBufferedBytes (${budget.limit}) reached with nothing left to drop: rejecting exports until uploads catch up`,
-        'OTEL_S3_DATA_DROPPED',
-      );
+      outcomes.exportRejectedForRoom(points, record.length);
       return { result: failed(`maxBufferedBytes (${budget.limit}) reached`), sealed };
     }
     if (sealFirst) this.#pushSealed(sealed);

@@ -1,5 +1,5 @@
-import type { Episodes } from '../log.js';
-import type { Outcomes } from './outcomes.js';
+import type { DropReason } from '../stats.js';
+import type { Abandoned, Outcomes, PendingBatches } from './outcomes.js';
 import type { BatchOutcome, SealedBatch } from './sealed-batch.js';
 
 /** What keeps a batch's durable copy: the spool keeper, when a spool is configured. */
@@ -9,15 +9,6 @@ export interface Pager {
   /** A batch ended: its file goes unless the batch was left for the next run. */
   settled(batch: SealedBatch, outcome: BatchOutcome): void;
 }
-
-/** Why a batch was given up; counted in stats().pointsDroppedByReason. */
-export type DropReason =
-  | 'buffer-full'
-  | 'shutdown'
-  | 'rejected'
-  | 'internal-error'
-  | 'spool-full'
-  | 'spool-corrupt';
 
 /**
  * The memory bound, in one place: every byte the exporter holds (the open batch and every
@@ -30,7 +21,6 @@ export class MemoryBudget implements Iterable<SealedBatch> {
   readonly limit: number;
   readonly #open: { readonly bytes: number };
   readonly #outcomes: Outcomes;
-  readonly #episodes: Episodes;
   /** Pending batches and the bytes each holds; Map order is seal order, oldest first. */
   readonly #held = new Map<SealedBatch, number>();
   readonly #listeners = new Set<() => void>();
@@ -38,16 +28,10 @@ export class MemoryBudget implements Iterable<SealedBatch> {
   #pager: Pager | undefined;
 
   /** `open`: the batch exports are appended to, whose bytes count too. */
-  constructor(
-    limit: number,
-    open: { readonly bytes: number },
-    outcomes: Outcomes,
-    episodes: Episodes,
-  ) {
+  constructor(limit: number, open: { readonly bytes: number }, outcomes: Outcomes) {
     this.limit = limit;
     this.#open = open;
     this.#outcomes = outcomes;
-    this.#episodes = episodes;
   }
 
   /** With a spool: batches on disk may leave memory instead of being dropped. */
@@ -99,20 +83,14 @@ export class MemoryBudget implements Iterable<SealedBatch> {
       const victim = this.#oldestIdle();
       if (victim === undefined) return false;
       this.drop(victim, 'buffer-full');
-      this.#episodes.report(
-        'buffer-full',
-        'warn',
-        `maxBufferedBytes (${this.limit}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
-        'OTEL_S3_DATA_DROPPED',
-      );
     }
     return true;
   }
 
-  /** Gives a batch up for good, counted under `reason`. */
-  drop(batch: SealedBatch, reason: DropReason): void {
+  /** Gives a batch up for good, counted (and reported) under `reason`; `cause` says why. */
+  drop(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     if (batch.isSettled) return;
-    this.#outcomes.dropped(batch, reason);
+    this.#outcomes.dropped(batch, reason, cause);
     this.settle(batch, 'dropped');
   }
 
@@ -128,10 +106,9 @@ export class MemoryBudget implements Iterable<SealedBatch> {
     this.#changed();
   }
 
-  /** A batch's last attempt hit a fault only an operator can fix. */
+  /** A batch's last attempt hit a fault only an operator can fix: waiters stop waiting for it. */
   markBlocked(batch: SealedBatch): void {
-    batch.blocked = true;
-    this.#changed();
+    if (batch.markBlocked()) this.#changed();
   }
 
   /**
@@ -151,19 +128,26 @@ export class MemoryBudget implements Iterable<SealedBatch> {
     });
   }
 
+  /** Sealed batches not yet settled, and their uncompressed bytes (the measure of stats()). */
+  pending(): PendingBatches {
+    let rawBytes = 0;
+    for (const batch of this.#held.keys()) rawBytes += batch.rawBytes;
+    return { batches: this.#held.size, rawBytes };
+  }
+
   /**
    * The shutdown deadline passed: what is on disk stays for the next run, the rest is lost.
    * Returns what happened, for the caller's report.
    */
-  abandonAll(): { left: number; dropped: number; droppedBytes: number } {
-    const result = { left: 0, dropped: 0, droppedBytes: 0 };
+  abandonAll(): Abandoned {
+    const result = { left: 0, dropped: { batches: 0, rawBytes: 0 } };
     for (const batch of [...this.#held.keys()]) {
       if (batch.spool !== undefined) {
         result.left++;
         this.settle(batch, 'left-in-spool');
       } else {
-        result.dropped++;
-        result.droppedBytes += batch.rawBytes;
+        result.dropped.batches++;
+        result.dropped.rawBytes += batch.rawBytes;
         this.drop(batch, 'shutdown');
       }
     }

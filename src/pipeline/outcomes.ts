@@ -1,25 +1,57 @@
-import { type AlertCode, type Episodes, log } from '../log.js';
+import { type AlertCode, alert, type Episodes, log, plural } from '../log.js';
 import { describeError } from '../s3-errors.js';
-import { type ExporterStats, increment } from '../stats.js';
-import type { RetryVerdict } from '../upload/uploader.js';
-import type { DropReason } from './budget.js';
+import { type DropReason, type ExporterStats, increment } from '../stats.js';
+import { networkCause, type RetryVerdict } from '../upload/errors.js';
 import type { SealedBatch } from './sealed-batch.js';
+
+/** A count of batches and their uncompressed bytes, as messages and stats() name them. */
+export interface PendingBatches {
+  batches: number;
+  rawBytes: number;
+}
+
+/** What a shutdown that gave up did: batches left in the spool, and those dropped. */
+export interface Abandoned {
+  left: number;
+  dropped: PendingBatches;
+}
+
+/**
+ * Uploads that keep failing for a network cause (no connection, no DNS answer, no answer in
+ * time) this long are an alert, once per episode: long enough to ride out a server restart or a
+ * DNS hiccup in silence, short enough that a wrong endpoint shows within the first minute.
+ */
+export const UNREACHABLE_ALERT_AFTER_MILLIS = 30_000;
+
+export interface OutcomeOptions {
+  /** How often configuration faults are retried, for the message that reports them. */
+  slowRetryMillis: number;
+  maxBufferedBytes: number;
+  requestTimeoutMillis: number;
+  flushTimeoutMillis: number;
+  /** Where uploads go, as messages name it: the endpoint URL, or AWS S3 and its region. */
+  endpoint: string;
+}
 
 /**
  * Outcome accounting: what happened to each export, attempt and batch is counted in stats()
- * and logged here, once per episode for conditions that repeat. Nothing else writes stats.
+ * and reported here, once per episode for conditions that repeat. The only writer of stats()
+ * but its `spool` part (src/spool/keeper-reports.ts) and the gauges read at each call.
  */
 export class Outcomes {
   readonly stats: ExporterStats;
   readonly #episodes: Episodes;
-  /** How often configuration faults are retried, for the message that reports them. */
-  readonly #slowRetryMillis: number;
+  readonly #options: OutcomeOptions;
   readonly #latencyListeners = new Set<(millis: number) => void>();
+  /** performance.now() of the first network failure since uploads last worked. */
+  #unreachableSince: number | undefined;
+  /** Why the last attempt failed, until an upload works again. */
+  #lastFailure: string | undefined;
 
-  constructor(stats: ExporterStats, episodes: Episodes, slowRetryMillis: number) {
+  constructor(stats: ExporterStats, episodes: Episodes, options: OutcomeOptions) {
     this.stats = stats;
     this.#episodes = episodes;
-    this.#slowRetryMillis = slowRetryMillis;
+    this.#options = options;
   }
 
   /** Calls `listener` with the latency of every upload from now on; returns the unsubscribe. */
@@ -33,10 +65,27 @@ export class Outcomes {
     this.stats.peakBufferedBytes = Math.max(this.stats.peakBufferedBytes, bufferedBytes);
   }
 
-  /** An export answered FAILED; its points (if any were encoded) are lost under `reason`. */
-  exportRejected(lost?: { reason: DropReason; points: number; bytes: number }): void {
+  /** export() after shutdown(): answered FAILED, nothing was taken. */
+  exportRefused(): void {
     this.stats.exportsRejected++;
-    if (lost !== undefined) this.#countDrop(lost.reason, 0, lost.points, lost.bytes);
+  }
+
+  /** An export that could not be encoded: answered FAILED. */
+  encodeFailed(error: unknown): void {
+    this.stats.exportsRejected++;
+    log.error(`could not encode metrics: ${describeError(error)}`);
+  }
+
+  /** An export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
+  exportRejectedForRoom(points: number, rawBytes: number): void {
+    this.stats.exportsRejected++;
+    this.#countDrop('buffer-full', 0, points, rawBytes);
+    this.#episodes.report(
+      'buffer-full:rejecting',
+      'warn',
+      `maxBufferedBytes (${this.#options.maxBufferedBytes}) reached with nothing left to drop: rejecting exports until uploads catch up (counted in stats().pointsDroppedByReason)`,
+      'OTEL_S3_DATA_DROPPED',
+    );
   }
 
   sealed(): void {
@@ -61,22 +110,25 @@ export class Outcomes {
     latency.maxMillis = Math.max(latency.maxMillis, latencyMillis);
     latency.lastMillis = latencyMillis;
     for (const listener of this.#latencyListeners) listener(latencyMillis);
-    this.#episodes.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
-    this.#episodes.clear('buffer-full');
-    this.#episodes.clear('rejected');
-    this.#episodes.clearMatching(
-      'config:',
-      (key) => `uploads work again: the ${key.slice(7)} fault is fixed`,
-    );
+    this.#lastFailure = undefined;
+    this.#unreachableSince = undefined;
+    const e = this.#episodes;
+    e.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
+    e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
+    e.clearMatching('buffer-full:');
+    e.clear('rejected');
+    e.clearMatching('config:', (key) => `uploads work again: the ${key.slice(7)} fault is fixed`);
   }
 
   /** S3 will never accept the batch; the caller drops it. */
   rejected(batch: SealedBatch, reason: string, error: unknown): void {
     increment(this.stats.uploadFailures, reason);
+    this.#lastFailure = describeError(error);
+    this.#unreachableSince = undefined;
     this.#episodes.report(
       'rejected',
       'error',
-      `S3 rejected ${batch.key} for good (${describeError(error)}); dropping the batch of ${batch.points} data points (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
+      `S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${batch.points} data points (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
       'OTEL_S3_DATA_DROPPED',
     );
   }
@@ -84,13 +136,15 @@ export class Outcomes {
   /** An attempt failed and will be retried after `delayMillis`. */
   retrying(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
     increment(this.stats.uploadFailures, verdict.reason);
+    const unreachable = this.#unreachable(verdict.reason, error);
+    this.#lastFailure = unreachable ?? describeError(error);
     const what = `upload of ${batch.key} failed (${describeError(error)})`;
     switch (verdict.kind) {
       case 'config':
         this.#episodes.report(
           `config:${verdict.reason}`,
           'error',
-          `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(this.#slowRetryMillis / 1000)} s`,
+          `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(this.#options.slowRetryMillis / 1000)} s`,
           alertCode(verdict.reason),
         );
         break;
@@ -104,18 +158,107 @@ export class Outcomes {
     }
   }
 
-  /** A sealed batch is lost for good. */
-  dropped(batch: SealedBatch, reason: DropReason): void {
-    this.#countDrop(reason, 1, batch.points, batch.rawBytes);
+  /**
+   * For a failure to reach the endpoint, its cause, and the alert once it has lasted
+   * UNREACHABLE_ALERT_AFTER_MILLIS; any answer from the server ends the episode's clock.
+   */
+  #unreachable(reason: string, error: unknown): string | undefined {
+    const cause =
+      reason === 'timeout'
+        ? `no answer within requestTimeoutMillis (${this.#options.requestTimeoutMillis} ms)`
+        : reason === 'network'
+          ? (networkCause(error) ?? describeError(error))
+          : undefined;
+    if (cause === undefined) {
+      this.#unreachableSince = undefined;
+      return undefined;
+    }
+    const now = performance.now();
+    this.#unreachableSince ??= now;
+    const lasted = now - this.#unreachableSince;
+    if (lasted >= UNREACHABLE_ALERT_AFTER_MILLIS) {
+      this.#episodes.report(
+        'unreachable',
+        'warn',
+        `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s: ${cause}. Data is kept within maxBufferedBytes and retried with backoff; check the endpoint and the network`,
+        'OTEL_S3_ENDPOINT_UNREACHABLE',
+      );
+    }
+    return cause;
   }
 
-  #countDrop(reason: DropReason, batches: number, points: number, bytes: number): void {
+  /** A sealed batch is lost for good; `cause` says why, where the reason alone does not. */
+  dropped(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
+    this.#countDrop(reason, 1, batch.points, batch.rawBytes);
+    if (reason === 'buffer-full') {
+      this.#episodes.report(
+        'buffer-full:dropping',
+        'warn',
+        `maxBufferedBytes (${this.#options.maxBufferedBytes}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
+        'OTEL_S3_DATA_DROPPED',
+      );
+    } else if (reason === 'internal-error') {
+      log.error(`internal error preparing batch ${batch.seq}: ${describeError(cause)}`);
+    }
+  }
+
+  /**
+   * forceFlush() returns before everything sealed so far is stored. At its deadline that is
+   * an alert, once until a flush finishes; when what is left is blocked on a configuration
+   * fault, that fault's own alert has said why.
+   */
+  flushUnfinished(why: 'timeout' | 'blocked', pending: PendingBatches): void {
+    const left = `${describePending(pending)} not yet stored`;
+    if (why === 'blocked') {
+      log.warn(
+        `forceFlush() returns at once: ${left}, each blocked on a configuration fault that waiting cannot fix (see the error above); they keep retrying in the background`,
+      );
+      return;
+    }
+    this.#episodes.report(
+      'flush-timeout',
+      'warn',
+      `forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}${this.#lastFailureText()}; they keep retrying in the background`,
+      'OTEL_S3_FLUSH_TIMEOUT',
+    );
+  }
+
+  /** forceFlush() saw everything stored: the next one that does not is reported again. */
+  flushFinished(): void {
+    this.#episodes.clear('flush-timeout', () => 'forceFlush() stored everything again');
+  }
+
+  /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
+  gaveUp(why: 'timeout' | 'blocked', abandoned: Abandoned): void {
+    const { left, dropped } = abandoned;
+    const reason =
+      why === 'timeout'
+        ? `shutdown() deadline of ${this.#options.flushTimeoutMillis} ms passed`
+        : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
+    const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
+    const kept =
+      left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
+    const message = `${reason}${lost}${kept}${this.#lastFailureText()}`;
+    if (dropped.batches > 0) alert('error', 'OTEL_S3_DATA_DROPPED', message);
+    else log.warn(message);
+  }
+
+  #lastFailureText(): string {
+    return this.#lastFailure === undefined ? '' : `; last upload failure: ${this.#lastFailure}`;
+  }
+
+  #countDrop(reason: DropReason, batches: number, points: number, rawBytes: number): void {
     const s = this.stats;
     s.batchesDropped += batches;
     s.pointsDropped += points;
-    s.bytesDropped += bytes;
+    s.rawBytesDropped += rawBytes;
     increment(s.pointsDroppedByReason, reason, points);
   }
+}
+
+/** `2 batches (1,674 bytes uncompressed)`: the measure of stats().rawBytesDropped. */
+function describePending({ batches, rawBytes }: PendingBatches): string {
+  return `${plural(batches, 'batch', 'batches')} (${plural(rawBytes, 'byte')} uncompressed)`;
 }
 
 /** `no-such-bucket` → OTEL_S3_NO_SUCH_BUCKET: one warning code per configuration fault. */

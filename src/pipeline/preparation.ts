@@ -42,10 +42,7 @@ export class Preparation {
   add(batch: SealedBatch): void {
     this.#queue
       .add(() => this.#prepare(batch))
-      .catch((error: unknown) => {
-        log.error(`internal error preparing batch ${batch.seq}: ${describeError(error)}`);
-        this.#parts.budget.drop(batch, 'internal-error');
-      });
+      .catch((error: unknown) => this.#parts.budget.drop(batch, 'internal-error', error));
   }
 
   async #prepare(batch: SealedBatch): Promise<void> {

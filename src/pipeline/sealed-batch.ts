@@ -61,20 +61,16 @@ export class SealedBatch {
   readonly dataTimeMillis: number | undefined;
   /** True for a batch read back from the spool after a restart. */
   readonly restored: boolean;
-  /** Fixed once, before the first attempt, and reused by every retry. */
-  key = '';
-  contentType = '';
-  sha256: string | undefined;
-  crc32: string | undefined;
-  /** The durable copy in the spool, if any. */
-  spool: SpoolEntry | undefined;
-  attempts = 0;
-  /** performance.now() of the first attempt, for the upload latency. */
-  firstAttemptAt = 0;
-  /** The last attempt failed on a fault only an operator can fix (waiting will not help). */
-  blocked = false;
   readonly settled: Promise<BatchOutcome>;
   #state: BatchState;
+  #key = '';
+  #contentType = '';
+  #sha256: string | undefined;
+  #crc32: string | undefined;
+  #spool: SpoolEntry | undefined;
+  #attempts = 0;
+  #firstAttemptAt = 0;
+  #blocked = false;
   #records: Buffer[] | undefined;
   #body: Buffer | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
@@ -135,14 +131,48 @@ export class SealedBatch {
       state: 'paged-out',
       restored: true,
     });
-    batch.key = m.key;
-    batch.contentType = m.contentType;
-    batch.spool = entry;
+    batch.#key = m.key;
+    batch.#contentType = m.contentType;
+    batch.#spool = entry;
     return batch;
   }
 
   get state(): BatchState {
     return this.#state;
+  }
+
+  /** The object key: fixed once, before the first attempt, and reused by every retry. */
+  get key(): string {
+    return this.#key;
+  }
+
+  get contentType(): string {
+    return this.#contentType;
+  }
+
+  /** Hex SHA-256 of the body for SigV4 (undefined: the SDK hashes). */
+  get sha256(): string | undefined {
+    return this.#sha256;
+  }
+
+  /** Base64 CRC32 of the body, when the client sends checksums. */
+  get crc32(): string | undefined {
+    return this.#crc32;
+  }
+
+  /** The durable copy in the spool, if any. */
+  get spool(): SpoolEntry | undefined {
+    return this.#spool;
+  }
+
+  /** Upload attempts started so far. */
+  get attempts(): number {
+    return this.#attempts;
+  }
+
+  /** The last attempt failed on a fault only an operator can fix (waiting will not help). */
+  get blocked(): boolean {
+    return this.#blocked;
   }
 
   /** The bytes to upload, while they are in memory. */
@@ -169,12 +199,33 @@ export class SealedBatch {
   /** Still preparing: takes the body and its name. False if the batch moved on meanwhile. */
   bodyMade(made: BatchBody): boolean {
     if (this.#state !== 'preparing') return false;
-    this.key = made.key;
-    this.contentType = made.contentType;
+    this.#key = made.key;
+    this.#contentType = made.contentType;
     this.#body = made.body;
-    this.sha256 = made.sha256;
-    this.crc32 = made.crc32;
+    this.#sha256 = made.sha256;
+    this.#crc32 = made.crc32;
     return true;
+  }
+
+  /**
+   * Its body is durable in the spool as `entry`. Only for a batch whose body is in memory and
+   * which has not settled: the file of a settled batch would replay one already counted.
+   */
+  spooled(entry: SpoolEntry): boolean {
+    if (this.#state === 'settled' || this.#body === undefined) return false;
+    this.#spool = entry;
+    return true;
+  }
+
+  /**
+   * Its spool file is being deleted or quarantined: forgets it and returns it (undefined if it
+   * had none). Refused while paged out, where the file is the only copy: drop the batch first.
+   */
+  unspool(): SpoolEntry | undefined {
+    if (this.#state === 'paged-out') return undefined;
+    const entry = this.#spool;
+    this.#spool = undefined;
+    return entry;
   }
 
   /** preparing | backing-off | paging-in → queued: ready for an upload slot. */
@@ -186,11 +237,16 @@ export class SealedBatch {
   /** queued → uploading: `controller` aborts the request if the batch is dropped meanwhile. */
   startUpload(controller: AbortController): boolean {
     if (!this.#move('queued', 'uploading')) return false;
-    this.attempts++;
-    this.blocked = false;
-    if (this.firstAttemptAt === 0) this.firstAttemptAt = performance.now();
+    this.#attempts++;
+    this.#blocked = false;
+    if (this.#firstAttemptAt === 0) this.#firstAttemptAt = performance.now();
     this.#inFlight = controller;
     return true;
+  }
+
+  /** Milliseconds since its first attempt started: the upload latency, once it is stored. */
+  sinceFirstAttempt(): number {
+    return this.#firstAttemptAt === 0 ? 0 : performance.now() - this.#firstAttemptAt;
   }
 
   /** The request of this attempt is over, whatever its answer. */
@@ -210,9 +266,19 @@ export class SealedBatch {
     return true;
   }
 
+  /**
+   * Still backing off: its last attempt hit a fault only an operator can fix, so waiting for
+   * it is pointless (flush and shutdown stop waiting). The next attempt clears it.
+   */
+  markBlocked(): boolean {
+    if (this.#state !== 'backing-off') return false;
+    this.#blocked = true;
+    return true;
+  }
+
   /** queued | backing-off → paged-out: only for a batch on disk; releases its bytes. */
   pageOut(): boolean {
-    if (this.spool === undefined || (this.#state !== 'queued' && this.#state !== 'backing-off'))
+    if (this.#spool === undefined || (this.#state !== 'queued' && this.#state !== 'backing-off'))
       return false;
     this.#clearRetry();
     this.#state = 'paged-out';

@@ -1,4 +1,5 @@
 import { alert, type Episodes, log, plural } from '../log.js';
+import type { BatchOutcome } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
 import { increment, type SpoolStats } from '../stats.js';
 
@@ -10,8 +11,8 @@ export interface KeeperReportOptions {
 }
 
 /**
- * What the spool keeper counts and tells: each disk fault is counted in stats().spool and
- * reported once per episode (or once per file), with what the exporter does about it.
+ * What the spool keeper counts and tells, the only writer of stats().spool: each disk fault is
+ * counted and reported once per episode (or once per file), with what the exporter does about it.
  */
 export class KeeperReports {
   readonly #stats: SpoolStats;
@@ -24,6 +25,18 @@ export class KeeperReports {
     this.#stats = stats;
     this.#episodes = episodes;
     this.#options = options;
+  }
+
+  /** The spool's files and their bytes now. */
+  gauges(files: number, bytes: number): void {
+    this.#stats.files = files;
+    this.#stats.bytes = bytes;
+  }
+
+  /** A batch with a file ended: stored after a restart (replayed), or left for the next run. */
+  settled(outcome: BatchOutcome, restored: boolean): void {
+    if (outcome === 'uploaded' && restored) this.#stats.replayed++;
+    if (outcome === 'left-in-spool') this.#stats.leftAtShutdown++;
   }
 
   written(): void {

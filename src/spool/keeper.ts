@@ -161,12 +161,11 @@ export class SpoolKeeper implements Pager {
         return;
       }
       const entry = written.value;
-      if (batch.isSettled) {
+      if (!batch.spooled(entry)) {
         // Dropped (shutdown) while writing: the file would only replay a batch counted as lost.
         await this.#spool.remove(entry).catch(() => {});
         return;
       }
-      batch.spool = entry;
       this.#register(entry.name, batch);
       this.#reports.written();
     } catch (error) {
@@ -203,20 +202,16 @@ export class SpoolKeeper implements Pager {
   settled(batch: SealedBatch, outcome: BatchOutcome): void {
     const entry = batch.spool;
     if (entry === undefined) return;
-    if (outcome === 'uploaded' && batch.restored) this.#parts.stats.replayed++;
-    if (outcome === 'left-in-spool') {
-      this.#parts.stats.leftAtShutdown++;
-      return;
-    }
+    this.#reports.settled(outcome, batch.restored);
+    if (outcome === 'left-in-spool') return;
     this.#byFile.delete(entry.name);
     this.#removeFile(batch);
     if (outcome === 'uploaded') this.pump();
   }
 
   #removeFile(batch: SealedBatch): void {
-    const entry = batch.spool;
+    const entry = batch.unspool();
     if (entry === undefined) return;
-    batch.spool = undefined;
     void this.#spool.remove(entry).then(
       () => this.#syncGauges(),
       (error: unknown) =>
@@ -282,7 +277,7 @@ export class SpoolKeeper implements Pager {
 
   /** Checksum or format failed on read back: the file is corrupt, the batch lost. */
   #quarantine(batch: SealedBatch, entry: SpoolEntry, error: unknown): void {
-    batch.spool = undefined;
+    batch.unspool(); // moved to quarantine/, not deleted when the batch settles
     this.#byFile.delete(entry.name);
     void this.#spool.quarantine(entry).catch(() => {});
     this.#reports.quarantined(
@@ -328,7 +323,6 @@ export class SpoolKeeper implements Pager {
   }
 
   #syncGauges(): void {
-    this.#parts.stats.files = this.#spool.files;
-    this.#parts.stats.bytes = this.#spool.bytes;
+    this.#reports.gauges(this.#spool.files, this.#spool.bytes);
   }
 }

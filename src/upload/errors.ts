@@ -21,9 +21,16 @@ export type Verdict =
   | { kind: 'exists' }
   | { kind: 'retry'; reason: string; retryAfterMillis?: number }
   | { kind: 'config'; reason: string; hint: string }
-  /** Tried again once without If-None-Match, to learn whether the header was the cause. */
-  | { kind: 'probe'; reason: string }
   | { kind: 'fatal'; reason: string };
+
+/**
+ * Why a failed attempt is tried again: a verdict to retry, or `probe`, the uploader's own
+ * decision to try the same bytes once without If-None-Match, to learn whether the header was
+ * the cause (see headerMayBeTheCause).
+ */
+export type RetryVerdict =
+  | Extract<Verdict, { kind: 'retry' | 'config' }>
+  | { kind: 'probe'; reason: string };
 
 const NETWORK_CODES = new Set([
   'ECONNRESET',
@@ -68,12 +75,31 @@ const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'invalid-bucket': 'fix the bucket option',
 };
 
-function networkCode(error: unknown): string | undefined {
+/** The network error in an error's chain of causes (or an AggregateError's errors), if any. */
+function networkError(error: unknown): { code: string; message: string } | undefined {
   for (const s of causes(error)) {
-    if (typeof s.code === 'string' && NETWORK_CODES.has(s.code)) return s.code;
-    if (typeof s.message === 'string' && /socket hang up/i.test(s.message)) return 'ECONNRESET';
+    // An AggregateError of connect() to each address of a name: the first that says where.
+    const each = (s as { errors?: unknown }).errors;
+    const inner = Array.isArray(each) ? each.map(networkError).find((e) => e?.message) : undefined;
+    if (inner !== undefined) return inner;
+    if (typeof s.code === 'string' && NETWORK_CODES.has(s.code))
+      return { code: s.code, message: typeof s.message === 'string' ? s.message : '' };
+    if (typeof s.message === 'string' && /socket hang up/i.test(s.message))
+      return { code: 'ECONNRESET', message: s.message };
   }
   return undefined;
+}
+
+/**
+ * What failed on the network, as Node.js words it (`connect ECONNREFUSED 127.0.0.1:7999`,
+ * `getaddrinfo ENOTFOUND host`), or undefined when the error is not a network failure.
+ */
+export function networkCause(error: unknown): string | undefined {
+  const found = networkError(error);
+  if (found === undefined) return undefined;
+  return found.message.includes(found.code)
+    ? found.message
+    : `${found.code} ${found.message}`.trim();
 }
 
 /** Classifies a PutObject failure. `timedOut` says the request hit its own deadline. */
@@ -86,7 +112,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (status === 412 || name === 'PreconditionFailed') return { kind: 'exists' };
   if (status === undefined) {
     // No HTTP answer: the connection failed or a client-side deadline passed.
-    if (networkCode(error) !== undefined) return { kind: 'retry', reason: 'network' };
+    if (networkError(error) !== undefined) return { kind: 'retry', reason: 'network' };
     if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
   }
   if (RETRYABLE_CODES.has(name) || (status !== undefined && RETRYABLE_STATUS.has(status))) {

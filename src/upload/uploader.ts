@@ -5,7 +5,7 @@ import type { MemoryBudget } from '../pipeline/budget.js';
 import type { Outcomes } from '../pipeline/outcomes.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
-import { classifyUploadError, headerMayBeTheCause, type Verdict } from './errors.js';
+import { classifyUploadError, headerMayBeTheCause, type RetryVerdict } from './errors.js';
 import { nextTurn, yieldBetweenSteps } from './event-loop-turns.js';
 
 export interface UploaderOptions {
@@ -18,8 +18,6 @@ export interface UploaderOptions {
   putObject: Omit<PutObjectCommandInput, 'Bucket' | 'Key' | 'Body'>;
   backoff: BackoffPolicy;
 }
-
-export type RetryVerdict = Exclude<Verdict, { kind: 'exists' | 'fatal' }>;
 
 const TIMED_OUT = Symbol('request deadline');
 
@@ -126,7 +124,7 @@ export class Uploader {
         `the server rejects conditional writes (If-None-Match) but accepts plain PUTs; continuing without them (${batch.key})`,
       );
     }
-    this.#outcomes.uploaded(batch, performance.now() - batch.firstAttemptAt);
+    this.#outcomes.uploaded(batch, batch.sinceFirstAttempt());
     this.#budget.settle(batch, 'uploaded');
   }
 

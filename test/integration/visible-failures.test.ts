@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { expect, test } from 'vitest';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MILLIS, DEFAULTS } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
@@ -71,4 +72,38 @@ describeS3('failures are visible without any logger set up', () => {
       /\[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
     );
   });
+});
+
+test('an endpoint on a closed port: flush and shutdown say why and name the same bytes, on stderr without a logger', async () => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  const child = spawnTs('examples/node-sdk.ts', {
+    AWS_ACCESS_KEY_ID: 'id',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+    OTEL_SERVICE_NAME: 'orders',
+    OTEL_EXPORTER_S3_BUCKET: 'metrics',
+    OTEL_EXPORTER_S3_ENDPOINT: `http://127.0.0.1:${port}`,
+    OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100',
+    OTEL_EXPORTER_S3_FLUSH_TIMEOUT: '1000',
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+  });
+  await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+  await new Promise((r) => setTimeout(r, 1_500)); // exports sealed, uploads refused
+  child.process.kill('SIGTERM');
+  const exit = await child.exited;
+  const stderr = child.stderr();
+  expect(exit.code, stderr).toBe(0);
+  const cause = `last upload failure: connect ECONNREFUSED 127.0.0.1:${port}`;
+  const flush = new RegExp(
+    `\\[OTEL_S3_FLUSH_TIMEOUT\\] .*forceFlush\\(\\) deadline of 1000 ms passed with (\\d+ batch(?:es)? \\([\\d,]+ bytes uncompressed\\)) not yet stored; ${cause}`,
+  ).exec(stderr);
+  const dropped = new RegExp(
+    `\\[OTEL_S3_DATA_DROPPED\\] .*shutdown\\(\\) deadline of 1000 ms passed: dropped (\\d+ batch(?:es)? \\([\\d,]+ bytes uncompressed\\)) not yet stored; ${cause}`,
+  ).exec(stderr);
+  expect(flush, stderr).not.toBeNull();
+  expect(dropped, stderr).not.toBeNull();
+  expect(dropped?.[1]).toBe(flush?.[1]); // the same batches, counted the same way
 });

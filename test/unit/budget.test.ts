@@ -11,8 +11,14 @@ const messages = captureDiag();
 
 function setup(limit = 100, openBytes = 0) {
   const open = { bytes: openBytes };
-  const outcomes = new Outcomes(emptyStats(), new Episodes(), 1_000);
-  const budget = new MemoryBudget(limit, open, outcomes, new Episodes());
+  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: limit,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+  const budget = new MemoryBudget(limit, open, outcomes);
   return { open, outcomes, budget };
 }
 
@@ -89,7 +95,7 @@ describe('MemoryBudget', () => {
     budget.attachPager(pager);
     const inMemoryOnly = admitted(budget, 50, 'queued');
     const onDisk = admitted(budget, 50, 'queued');
-    onDisk.spool = entry('a');
+    onDisk.spooled(entry('a'));
     expect(budget.makeRoom(50)).toBe(true);
     expect(pagedOut).toEqual([onDisk]);
     expect(onDisk.state).toBe('paged-out');
@@ -119,6 +125,10 @@ describe('MemoryBudget', () => {
     budget.settle(a, 'uploaded');
     await Promise.resolve();
     expect(done).toBe(false);
+    budget.markBlocked(b); // still uploading: not blocked yet
+    await Promise.resolve();
+    expect(done).toBe(false);
+    b.backOff(60_000, () => {});
     budget.markBlocked(b);
     await waiting;
     expect(done).toBe(true);
@@ -127,9 +137,9 @@ describe('MemoryBudget', () => {
   test('at a shutdown deadline, batches on disk stay for the next run and the rest are dropped', () => {
     const { budget, outcomes } = setup(100);
     const kept = admitted(budget, 10, 'queued');
-    kept.spool = entry('k');
+    kept.spooled(entry('k'));
     const lost = admitted(budget, 10, 'queued', 5);
-    expect(budget.abandonAll()).toEqual({ left: 1, dropped: 1, droppedBytes: 10 });
+    expect(budget.abandonAll()).toEqual({ left: 1, dropped: { batches: 1, rawBytes: 10 } });
     expect(outcomes.stats.pointsDroppedByReason).toEqual({ shutdown: 5 });
     expect([kept.state, lost.state]).toEqual(['settled', 'settled']);
   });

@@ -278,6 +278,38 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
   });
 
+  test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const exporter = exporterWith(s3, {
+      maxBatchBytes: 2 * 1024,
+      maxBufferedBytes: 8 * 1024,
+      uploadConcurrency: 1,
+      requestTimeoutMillis: 60_000,
+      flushTimeoutMillis: 200,
+    });
+    for (let tag = 1; tag <= 60; tag++) {
+      expect((await exportSynthetic(exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
+    }
+    const dropped = exporter.stats().pointsDroppedByReason['buffer-full'] ?? 0;
+    expect(dropped).toBeGreaterThan(0); // old batches dropped: the first condition
+    for (const tag of [100, 101]) {
+      // Larger than the whole bound: even with every idle batch dropped it cannot fit.
+      expect((await exportSynthetic(exporter, 2_000, tag)).code).toBe(ExportResultCode.FAILED);
+    }
+    // Both exports' points are lost, and the idle batches dropped while trying to fit them.
+    expect(exporter.stats().exportsRejected).toBe(2);
+    expect(exporter.stats().pointsDroppedByReason['buffer-full']).toBeGreaterThanOrEqual(
+      dropped + 2 * 2_000,
+    );
+    const dropping = messages.filter((m) => /dropping the oldest batches/.test(m.text));
+    const rejecting = messages.filter((m) =>
+      /nothing left to drop: rejecting exports/.test(m.text),
+    );
+    expect(dropping).toHaveLength(1);
+    expect(rejecting).toHaveLength(1);
+    await exporter.shutdown();
+  });
+
   test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3, { maxBatchBytes: 1024, maxBufferedBytes: 2048 });

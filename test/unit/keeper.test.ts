@@ -41,8 +41,15 @@ function setup(
   const stats = emptyStats();
   stats.spool = emptySpoolStats();
   const episodes = new Episodes();
-  const outcomes = new Outcomes(stats, episodes, 1_000);
-  const budget = new MemoryBudget(options.limit ?? 1 << 20, { bytes: 0 }, outcomes, episodes);
+  const limit = options.limit ?? 1 << 20;
+  const outcomes = new Outcomes(stats, episodes, {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: limit,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+  const budget = new MemoryBudget(limit, { bytes: 0 }, outcomes);
   const uploader = new Uploader(
     {
       client: s3.client,

@@ -114,7 +114,7 @@ describe('SealedBatch', () => {
   test('only a batch with a durable copy pages out, and only while idle; paging in brings it back', () => {
     const batch = queued();
     expect(batch.pageOut()).toBe(false); // no spool copy
-    batch.spool = entry;
+    expect(batch.spooled(entry)).toBe(true);
     expect(batch.pageOut()).toBe(true);
     expect(batch.body).toBeUndefined();
     expect(batch.startPageIn()).toBe(true);
@@ -125,8 +125,77 @@ describe('SealedBatch', () => {
     expect(batch.queue()).toBe(true);
     expect(batch.body?.toString()).toBe('again');
     const uploading = queued();
-    uploading.spool = entry;
+    uploading.spooled(entry);
     uploading.startUpload(new AbortController());
     expect(uploading.pageOut()).toBe(false); // busy
+  });
+
+  test('its fields change only through its transitions: no setter, for the compiler or at run time', () => {
+    const batch = SealedBatch.seal(contents());
+    expect(() => {
+      // @ts-expect-error read only: the key is fixed by bodyMade()
+      batch.key = 'other';
+    }).toThrow(TypeError);
+    expect(() => {
+      // @ts-expect-error read only: the spool copy is recorded by spooled()
+      batch.spool = entry;
+    }).toThrow(TypeError);
+    expect(() => {
+      // @ts-expect-error read only: markBlocked() sets it
+      batch.blocked = true;
+    }).toThrow(TypeError);
+    expect(() => {
+      // @ts-expect-error read only: startUpload() counts attempts
+      batch.attempts = 3;
+    }).toThrow(TypeError);
+    expect([batch.key, batch.spool, batch.blocked, batch.attempts]).toEqual([
+      '',
+      undefined,
+      false,
+      0,
+    ]);
+  });
+
+  test('a spool copy is recorded only for a body in memory of a batch that has not settled', () => {
+    const unprepared = SealedBatch.seal(contents());
+    expect(unprepared.spooled(entry)).toBe(false); // no body to be a copy of
+    expect(unprepared.spool).toBeUndefined();
+    const dropped = queued();
+    dropped.settle('dropped');
+    expect(dropped.spooled(entry)).toBe(false); // its file would replay a batch counted as lost
+    const batch = queued();
+    expect(batch.spooled(entry)).toBe(true);
+    expect(batch.spool).toBe(entry);
+  });
+
+  test('a spool copy is forgotten when its file goes, but not while it is the only copy', () => {
+    const batch = queued();
+    batch.spooled(entry);
+    batch.pageOut();
+    expect(batch.unspool()).toBeUndefined(); // paged out: dropping it comes first
+    expect(batch.spool).toBe(entry);
+    batch.startPageIn();
+    expect(batch.unspool()).toBe(entry); // e.g. quarantined after a failed read
+    expect(batch.spool).toBeUndefined();
+    const settled = queued();
+    settled.spooled(entry);
+    settled.settle('uploaded');
+    expect(settled.unspool()).toBe(entry); // its file is deleted once it is stored
+  });
+
+  test('blocked only while backing off after an attempt, and cleared by the next attempt', () => {
+    const batch = queued();
+    expect(batch.markBlocked()).toBe(false); // no attempt yet
+    batch.startUpload(new AbortController());
+    expect(batch.markBlocked()).toBe(false); // still in flight
+    batch.backOff(60_000, () => {});
+    expect(batch.markBlocked()).toBe(true);
+    expect(batch.blocked).toBe(true);
+    batch.queue();
+    batch.startUpload(new AbortController());
+    expect(batch.blocked).toBe(false);
+    expect(batch.attempts).toBe(2);
+    batch.settle('dropped');
+    expect(batch.markBlocked()).toBe(false);
   });
 });

@@ -12,8 +12,14 @@ import { waitFor } from '../support/wait.js';
 captureDiag();
 
 function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
-  const outcomes = new Outcomes(emptyStats(), new Episodes(), 1_000);
-  const budget = new MemoryBudget(1 << 20, { bytes: 0 }, outcomes, new Episodes());
+  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: 1 << 20,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+  const budget = new MemoryBudget(1 << 20, { bytes: 0 }, outcomes);
   const uploader = new Uploader(
     {
       client: s3.client,
