@@ -46,6 +46,23 @@ export interface FormatRow {
   decodesSynchronously: boolean;
 }
 
+export interface CompressionRow {
+  /** Suffix of a wrapped object; '' for none. */
+  extension: string;
+  /** Content-Type of a wrapped object; undefined keeps the format's own. */
+  contentType: string | undefined;
+  /** The Parquet codec of column chunks. */
+  parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED';
+  /** compressionLevel: its range and default; undefined where there is no level to choose. */
+  levels: CompressionLevels | undefined;
+}
+
+export interface CompressionLevels {
+  min: number;
+  max: number;
+  default: number;
+}
+
 const JSON_NAME = { extension: '.json', contentType: 'application/json' };
 
 export const FORMAT_ROWS = {
@@ -82,8 +99,8 @@ export const FORMAT_ROWS = {
     fallback: JSON_NAME,
     // Hour partitions: what Athena partition projection, Glue and Hive-style engines expect.
     keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
-    // Engines pay per file (DuckDB ~0.4 ms, plus a ~3.7 KB footer each): a minute of points
-    // makes files too small to beat OTLP JSON (bench/results/2026-12-01-parquet.md).
+    // Engines pay a fixed cost per file (open, footer): files must hold enough points to beat
+    // OTLP/JSON, which a minute of points does not (measured in docs/parquet.md, "Batch size").
     maxBatchAgeMillis: 600_000,
     decode: (raw, context) => parquetToRequest(raw, context).then((r) => r.request),
     decodesSynchronously: false,
@@ -93,30 +110,25 @@ export const FORMAT_ROWS = {
 export type Format = keyof typeof FORMAT_ROWS;
 export const FORMATS = Object.keys(FORMAT_ROWS) as Format[];
 
-export interface CompressionRow {
-  /** Suffix of a wrapped object; '' for none. */
-  extension: string;
-  /** Content-Type of a wrapped object; undefined keeps the format's own. */
-  contentType: string | undefined;
-  /** The Parquet codec of column chunks. */
-  parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED';
-}
-
 export const COMPRESSION_ROWS = {
   zstd: {
     extension: '.zst',
     contentType: 'application/zstd',
     parquetCodec: 'ZSTD',
+    // Level 3 is zstd's own default; above 19 ("ultra") a window needs far more memory.
+    levels: { min: 1, max: 19, default: 3 },
   },
   gzip: {
     extension: '.gz',
     contentType: 'application/gzip',
     parquetCodec: 'GZIP',
+    levels: { min: 1, max: 9, default: 6 }, // zlib's range; 6 is its default
   },
   none: {
     extension: '',
     contentType: undefined,
     parquetCodec: 'UNCOMPRESSED',
+    levels: undefined,
   },
 } as const satisfies Record<string, CompressionRow>;
 

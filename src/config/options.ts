@@ -1,8 +1,7 @@
 import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
 import { StorageClass as StorageClasses } from '@aws-sdk/client-s3';
-import type { Compression, Format } from '../formats.js';
+import { COMPRESSION_ROWS, type Compression, FORMAT_ROWS, type Format } from '../formats.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
-import { DEFAULT_KEY_TEMPLATE } from '../upload/key-template.js';
 
 export {
   COMPRESSIONS,
@@ -26,17 +25,22 @@ export type PartitionTimeZone = (typeof TIME_ZONES)[number];
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-/** Every default in one place; the README's options table is this object. */
+const FORMAT = 'otlp-json' satisfies Format;
+
+/**
+ * Every default in one place; the README's options table is this object. What depends on the
+ * format or the compression is read from their rows (src/formats.ts): here for the defaults,
+ * `FORMAT_ROWS[format]` and `COMPRESSION_ROWS[compression].levels` for the others.
+ */
 export const DEFAULTS = {
   prefix: '',
   filePrefix: '',
-  format: 'otlp-json',
+  format: FORMAT,
   compression: 'zstd',
-  zstdLevel: 3,
-  gzipLevel: 6,
+  zstdLevel: COMPRESSION_ROWS.zstd.levels.default,
+  gzipLevel: COMPRESSION_ROWS.gzip.levels.default,
   maxBatchBytes: 8 * MiB,
-  /** OTLP formats; Parquet's is its row's in src/formats.ts (600000). */
-  maxBatchAgeMillis: 60_000,
+  maxBatchAgeMillis: FORMAT_ROWS[FORMAT].maxBatchAgeMillis,
   maxBufferedBytes: 64 * MiB,
   uploadConcurrency: 4,
   requestTimeoutMillis: 10_000,
@@ -47,7 +51,7 @@ export const DEFAULTS = {
   retryMaxDelayMillis: 30_000,
   maxSpoolBytes: 256 * MiB,
   spoolTimeoutMillis: 5_000,
-  keyTemplate: DEFAULT_KEY_TEMPLATE,
+  keyTemplate: FORMAT_ROWS[FORMAT].keyTemplate,
   partitionTime: 'upload',
   partitionTimeZone: 'UTC',
 } as const;

@@ -1,5 +1,5 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { FORMAT_ROWS } from '../formats.js';
+import { COMPRESSION_ROWS, type CompressionLevels, FORMAT_ROWS } from '../formats.js';
 import { InvalidOptionError } from '../invalid-option.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { KeyTemplate } from '../upload/key-template.js';
@@ -115,7 +115,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     (o, v) => rule.oneOf(o, v, COMPRESSIONS),
     DEFAULTS.compression,
   );
-  const gzip = compression === 'gzip';
+  const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
   const retryInitialDelayMillis = f.get(
     'retry.initialDelayMillis',
@@ -168,8 +168,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     compression,
     compressionLevel: f.get(
       'compressionLevel',
-      (o, v) => rule.integer(o, v, 1, gzip ? 9 : 19, `(${compression} level)`),
-      gzip ? DEFAULTS.gzipLevel : DEFAULTS.zstdLevel,
+      (o, v) => rule.integer(o, v, levels.min, levels.max, `(${compression} level)`),
+      levels.default,
     ),
     maxBatchBytes,
     maxBatchAgeMillis: f.get(
@@ -240,6 +240,19 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     userAgent: f.get('userAgent', (o, v) => rule.printable(o, v, 256), undefined),
   };
 }
+
+/**
+ * Where a compression has no level (none), any level of the others is taken and ignored, so
+ * that a level set for all services does not fail the ones that turn compression off.
+ */
+const ANY_LEVEL: CompressionLevels = (() => {
+  const all = Object.values(COMPRESSION_ROWS).flatMap((row) => row.levels ?? []);
+  return {
+    min: Math.min(...all.map((l) => l.min)),
+    max: Math.max(...all.map((l) => l.max)),
+    default: 0,
+  };
+})();
 
 /**
  * maxBatchBytes and maxBufferedBytes, which must agree: the bound holds at least one batch.
