@@ -1,15 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Compression } from '../config.js';
+import type { Framing } from '../encoding/format.js';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
 import { COMPRESSION_ROWS } from '../formats.js';
 import { requireZstdEngine, type ZstdEngine } from './zstd-engine.js';
-
-/** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
-export interface Framing {
-  head: string;
-  separator: string;
-  tail: string;
-}
 
 export interface BodyRequest {
   /** The batch's records. Their memory is transferred to the worker: do not use them afterwards. */

@@ -3,6 +3,5 @@ export {
   BodyMakerError,
   type BodyRequest,
   createBodyMaker,
-  type Framing,
   type PreparedBody,
 } from './body-maker.js';

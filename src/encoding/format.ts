@@ -1,7 +1,13 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { Framing } from '../compression/index.js';
 import { resourceMetricsToJsonBytes } from './otlp-json.js';
 import { resourceMetricsToProto } from './otlp-proto.js';
+
+/** How records join into one object: text around and between them (OTLP/JSON), or nothing (protobuf). */
+export interface Framing {
+  head: string;
+  separator: string;
+  tail: string;
+}
 
 /**
  * How one export becomes a record and how a batch of records becomes the bytes of one object:

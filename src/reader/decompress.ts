@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { ObjectEncoding } from './decode-object.js';
+import type { ObjectEncoding } from '../formats.js';
 import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
 import { zstdEngine } from './zstd-engine.js';
 
