@@ -105,14 +105,9 @@ export function isHttpUrl(value: unknown): value is string {
 }
 
 export function endpoint(option: string, value: unknown): string {
-  if (!isHttpUrl(value)) {
-    throw new InvalidOptionError(
-      option,
-      value,
-      'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
-    );
-  }
-  return value;
+  if (isHttpUrl(value)) return value;
+  const expected = 'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"';
+  throw new InvalidOptionError(option, value, expected);
 }
 
 /** True for a non-empty bucket name without "/" or whitespace. */

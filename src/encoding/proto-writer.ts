@@ -78,6 +78,13 @@ export class ProtoWriter {
     this.#sizeHint = 0;
   }
 
+  /** The tag and length of a field of `bytes` that follow, with room made for them. */
+  #lengthDelimited(field: number, bytes: number): void {
+    this.#tag(field, WIRE_LEN);
+    this.#rawVarint(bytes);
+    this.#ensure(bytes);
+  }
+
   #tag(field: number, wire: number): void {
     this.#rawVarint(field * 8 + wire);
   }
@@ -203,9 +210,7 @@ export class ProtoWriter {
 
   bytes(field: number, value: Uint8Array, keepDefault = false): void {
     if (value.length === 0 && !keepDefault) return;
-    this.#tag(field, WIRE_LEN);
-    this.#rawVarint(value.length);
-    this.#ensure(value.length);
+    this.#lengthDelimited(field, value.length);
     this.#buf.set(value, this.#pos);
     this.#pos += value.length;
   }
@@ -213,9 +218,7 @@ export class ProtoWriter {
   /** Packed repeated fixed64 of integers below 2^64 (exact, as fixed64()). */
   packedFixed64(field: number, values: readonly number[]): void {
     if (values.length === 0) return;
-    this.#tag(field, WIRE_LEN);
-    this.#rawVarint(values.length * 8);
-    this.#ensure(values.length * 8);
+    this.#lengthDelimited(field, values.length * 8);
     for (const value of values) {
       const hi = Math.floor(value / TWO_POW_32);
       this.#view.setUint32(this.#pos, (value - hi * TWO_POW_32) >>> 0, true);
@@ -226,9 +229,7 @@ export class ProtoWriter {
 
   packedDouble(field: number, values: readonly number[]): void {
     if (values.length === 0) return;
-    this.#tag(field, WIRE_LEN);
-    this.#rawVarint(values.length * 8);
-    this.#ensure(values.length * 8);
+    this.#lengthDelimited(field, values.length * 8);
     for (const value of values) {
       this.#view.setFloat64(this.#pos, value, true);
       this.#pos += 8;
