@@ -12,6 +12,7 @@ import {
   TIME_ZONES,
 } from './options.js';
 import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
+import { closestName } from './unknown-options.js';
 
 type Kind = 'string' | 'integer' | 'boolean' | 'map' | readonly string[];
 
@@ -57,6 +58,47 @@ export const VARIABLE_OF: Readonly<Record<string, string>> = Object.fromEntries(
 );
 
 type Env = Readonly<Record<string, string | undefined>>;
+
+/** The namespace of this exporter's variables: a name in it that is none of them is a typo. */
+const VARIABLE_PREFIX = 'OTEL_EXPORTER_S3_';
+const KNOWN_VARIABLES: readonly string[] = ENVIRONMENT_VARIABLES.map(([variable]) => variable);
+
+/** A set variable named like ours that is none of ours, and the one it probably means. */
+export interface UnknownVariable {
+  variable: string;
+  suggestion: string | undefined;
+}
+
+/**
+ * The `OTEL_EXPORTER_S3_*` names in `env` that no option reads. A misspelled name is otherwise
+ * ignored without a word (`OTEL_EXPORTER_S3_ENDPIONT`, and the exporter sends to AWS).
+ */
+export function unknownVariables(env: Env): UnknownVariable[] {
+  const unknown: UnknownVariable[] = [];
+  for (const variable of Object.keys(env)) {
+    if (!variable.startsWith(VARIABLE_PREFIX) || KNOWN_VARIABLES.includes(variable)) continue;
+    if (env[variable] === undefined) continue;
+    // Compared after the common prefix, so the tolerance is the distinctive part's.
+    const suggestion = closestName(
+      variable.slice(VARIABLE_PREFIX.length),
+      KNOWN_VARIABLES.map((known) => known.slice(VARIABLE_PREFIX.length)),
+    );
+    unknown.push({
+      variable,
+      suggestion: suggestion === undefined ? undefined : VARIABLE_PREFIX + suggestion,
+    });
+  }
+  return unknown;
+}
+
+/** `unknown environment variable X (did you mean Y?); it is ignored` */
+export function describeUnknownVariable({ variable, suggestion }: UnknownVariable): string {
+  const hint = suggestion === undefined ? '' : ` (did you mean ${suggestion}?)`;
+  return `unknown environment variable ${variable}${hint}; it is ignored`;
+}
+
+/** Names already warned about: once per process, however many exporters are made. */
+const warnedVariables = new Set<string>();
 
 /** Parses one variable's text; throws InvalidOptionError naming the variable. */
 function parse(variable: string, option: string, raw: string, kind: Kind): unknown {
@@ -155,12 +197,17 @@ export function optionsFromEnvironment(
 /**
  * Constructor options over environment variables over defaults, validated. A bad option in
  * code throws; a bad environment value is reported (warning, code OTEL_S3_INVALID_ENV) and its
- * default used.
+ * default used; an unknown OTEL_EXPORTER_S3_* name is reported once per process (same code).
  */
 export function configure(
   options: S3MetricExporterOptions,
   env: Env = process.env,
 ): ResolvedConfig {
+  for (const unknown of unknownVariables(env)) {
+    if (warnedVariables.has(unknown.variable)) continue;
+    warnedVariables.add(unknown.variable);
+    alert('warn', 'OTEL_S3_INVALID_ENV', describeUnknownVariable(unknown));
+  }
   const warn = (error: InvalidOptionError) =>
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
   return resolveSources({ options, environment: readEnvironment(env, warn), warn });

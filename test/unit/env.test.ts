@@ -1,5 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
 import { configure, ENVIRONMENT_VARIABLES, optionsFromEnvironment } from '../../src/env.js';
+import { spawnTs } from '../support/child.js';
 
 const valid: Record<string, [string, unknown]> = {
   OTEL_EXPORTER_S3_BUCKET: ['env-bucket', 'env-bucket'],
@@ -218,6 +219,62 @@ describe('environment variables', () => {
       expect.stringMatching(/OTEL_EXPORTER_S3_KEY_TEMPLATE/),
     ]);
   });
+
+  test('an unknown OTEL_EXPORTER_S3_* name warns with the name it probably means, once per process', () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_ENDPIONT: 'http://127.0.0.1:9000',
+      OTEL_EXPORTER_S3_SPOOLDIR: '/var/spool',
+      OTEL_EXPORTER_S3_SOMETHING_ELSE: 'x',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', // another exporter's: not ours
+    };
+    const first = configureCapturing(env);
+    // The typo is ignored (the default, AWS, stays), but not silently.
+    expect(first.config.endpoint).toBeUndefined();
+    expect(first.warnings).toEqual([
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_ENDPIONT (did you mean OTEL_EXPORTER_S3_ENDPOINT?); it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_SPOOLDIR (did you mean OTEL_EXPORTER_S3_SPOOL_DIR?); it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_SOMETHING_ELSE; it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+    ]);
+    // A second exporter in the same process: said once is enough.
+    expect(configureCapturing(env).warnings).toEqual([]);
+    const another = configureCapturing({ ...env, OTEL_EXPORTER_S3_REGOIN: 'eu-west-1' });
+    expect(another.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining('OTEL_EXPORTER_S3_REGOIN (did you mean OTEL_EXPORTER_S3_REGION?)'),
+    ]);
+  });
+
+  test('without a logger the misspelled name reaches stderr, once for two exporters', async () => {
+    const child = spawnTs('test/support/children/unknown-env.ts', {
+      OTEL_EXPORTER_S3_BUCKET: 'metrics',
+      OTEL_EXPORTER_S3_ENDPIONT: 'http://127.0.0.1:9000',
+      OTEL_LOG_LEVEL: undefined,
+      NODE_OPTIONS: undefined,
+    });
+    const exit = await child.exited;
+    expect([exit.code, child.lines]).toEqual([0, ['{"built":2}']]);
+    const said = child
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('OTEL_EXPORTER_S3_ENDPIONT'));
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^\(node:\d+\) \[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_ENDPIONT \(did you mean OTEL_EXPORTER_S3_ENDPOINT\?\); it is ignored$/,
+      ),
+    ]);
+  }, 30_000);
 
   test('an invalid bucket variable still throws: there is no default to fall back to', () => {
     expect(() => configure({}, { OTEL_EXPORTER_S3_BUCKET: 'a b' })).toThrow(
