@@ -1,6 +1,5 @@
 import type { Writable } from 'node:stream';
 import type { ListMetricObjectsOptions } from '../reader/read-options.js';
-import { plural } from './format.js';
 import type { LineWriter } from './output.js';
 import type { Settings } from './settings.js';
 import { printable } from './terminal-text.js';
@@ -47,18 +46,4 @@ export function describeRange(settings: Settings): string {
   if (settings.from !== undefined) parts.push(`since ${settings.from.toISOString()}`);
   if (settings.to !== undefined) parts.push(`before ${settings.to.toISOString()}`);
   return parts.join(' ');
-}
-
-/** The note about skipped keys, with the deeper prefixes that hold objects, if any. */
-export function skippedKeysNote(
-  stats: { keysSkipped: number; otherPrefixes: readonly string[] },
-  where: string,
-): string {
-  const n = stats.keysSkipped;
-  const keys = plural(n, 'key');
-  const hint =
-    stats.otherPrefixes.length === 0
-      ? "; give the exporter's format, keyTemplate and filePrefix, if it has them, with --object-format, --key-template and --file-prefix"
-      : `; objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
-  return `ignored ${keys} under ${where} that ${n === 1 ? 'is' : 'are'} not in the exporter's layout for this prefix${hint}`;
 }

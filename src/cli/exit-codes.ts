@@ -10,6 +10,11 @@ export const EXIT = {
   access: 3,
   /** Any other failure, e.g. the endpoint cannot be reached. */
   failure: 4,
+  /**
+   * Nothing to read: the keys under the prefix are not in the exporter's layout (a note names
+   * the flag that reads them), or there is no object under it at all.
+   */
+  nothingReadable: 5,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
 } as const;
@@ -21,6 +26,8 @@ Exit codes:
   2    usage error: a bad option, environment variable or .otel-s3.json value
   3    access error: credentials, permissions, missing bucket or directory, wrong region
   4    other failure, e.g. the endpoint cannot be reached
+  5    nothing to read: the keys under the prefix are not in the exporter's layout (the note
+       names the flag that reads them), or the prefix holds nothing at all
   130  interrupted`;
 
 /** A bad flag, environment variable or config file value: exit code 2. */

@@ -41,9 +41,12 @@ under the options' names (bucket, prefix, keyTemplate, maxBatchAgeMillis, dir, c
 maxObjectBytes, ...; never credentials). Credentials come from the AWS SDK's default chain:
 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...
 
-The key layout: give the reader what the exporter was given (the same environment variables
-configure both): --object-format, --key-template, --file-prefix, --partition-time-zone, and, with
---partition-time data, --max-batch-age and --export-interval.
+The key layout: objects written with a format's default layout (the OTLP formats' minute
+partitions, Parquet's hour partitions) are read without a flag. Otherwise give the reader what
+the exporter was given (the same environment variables configure both): --object-format,
+--key-template, --file-prefix, --partition-time-zone, and, with --partition-time data,
+--max-batch-age and --export-interval. Keys that are still not in the layout are counted, and
+the note names the flag that would read them; when nothing could be read, the exit code is 5.
 
 The time range: --since, or --from and/or --to; without them, every object under the prefix.
 An object's time is its seal time, the timestamp of the UUIDv7 in its name, whatever partition
@@ -111,7 +114,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--no-force-path-style', 'virtual-hosted-style addressing')
     .option(
       '--object-format <format>',
-      `the exporter's format, ${FORMATS.join(', ')}: it picks the default key template; every format is read (${env('format')}; default ${DEFAULTS.format})`,
+      `the exporter's format, ${FORMATS.join(', ')}: only its default key template is read (${env('format')}; default: every format's default template)`,
     )
     .option(
       '--key-template <template>',
@@ -230,6 +233,7 @@ async function execute(
   let settings: Settings | undefined;
   try {
     settings = resolveSettings(flags, io.env, io.cwd);
+    for (const warning of settings.warnings) note(io, warning);
     const code = await command({
       settings,
       out,

@@ -9,16 +9,18 @@ import {
 } from '../reader/read-metrics.js';
 import { ZstdUnavailableError } from '../reader/zstd-engine.js';
 import { describeError } from '../s3-errors.js';
-import { type CommandContext, finalNote, readerOptions, skippedKeysNote } from './context.js';
+import { type CommandContext, finalNote, readerOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
+import { closingNotes } from './listing-notes.js';
 import { noProgress, type Progress, progressBar } from './progress.js';
 import { SETTINGS } from './setting-sources.js';
 import { printable } from './terminal-text.js';
 
 /**
  * Reads every object in the range and hands it to `each`, in key order. Unreadable objects are
- * reported on stderr as they come and skipped; returns EXIT.unreadable if there were any.
+ * reported on stderr as they come and skipped; returns EXIT.unreadable if there were any, and
+ * EXIT.nothingReadable when there was nothing to read (see closingNotes).
  * `summaryOnly` says the command prints only at the end, so a bar on the terminal is welcome
  * even when stdout is that terminal too.
  */
@@ -72,7 +74,8 @@ export async function readObjects(
     progress.stop();
   }
   const stats = stream.stats;
-  if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, ctx.settings.where));
+  const nothing = await closingNotes(ctx, stats);
+  if (nothing !== undefined) return { code: nothing, stats };
   if (stats.objectsUnreadable > 0) {
     await finalNote(
       ctx,

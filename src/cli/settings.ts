@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { VARIABLE_OF } from '../config/environment.js';
+import { describeUnknownVariable, unknownVariables, VARIABLE_OF } from '../config/environment.js';
 import * as rule from '../config/rules.js';
 import { InvalidOptionError } from '../invalid-option.js';
 import { BYTE_SIZE_HELP, parseByteSize } from '../reader/byte-size.js';
@@ -66,6 +66,8 @@ export interface Settings {
   origins: Partial<Record<ConfigFileKey, string>>;
   /** E.g. `s3://metrics/prod/` or `/home/me/mirror/prod/`. */
   where: string;
+  /** What to say before reading, e.g. about a misspelled OTEL_EXPORTER_S3_* variable. */
+  warnings: string[];
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -113,6 +115,8 @@ export function resolveSettings(
     progress: flags.progress !== false,
     origins: sources.origins,
     where: prefix === '' ? root : `${root}${prefix}/`,
+    // Read or not by the CLI, a misspelled name is a typo in the service's configuration too.
+    warnings: unknownVariables(env).map(describeUnknownVariable),
   };
 }
 

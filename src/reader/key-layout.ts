@@ -14,7 +14,7 @@ import {
   type ObjectEncoding,
 } from '../formats.js';
 import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
-import { type KeyRange, listingRange, type PartitionLag } from './listing-range.js';
+import { type KeyRange, listingRange, type PartitionLag, unionOfRanges } from './listing-range.js';
 
 /** The OpenTelemetry SDK's export interval variable, read by PeriodicExportingMetricReader. */
 export const EXPORT_INTERVAL_VARIABLE = 'OTEL_METRIC_EXPORT_INTERVAL';
@@ -72,16 +72,68 @@ export interface MetricKey extends ParsedKey {
   encoding: ObjectEncoding;
 }
 
+/**
+ * The layout options under which a key the reader skipped would have been read: another format's
+ * default layout, another filePrefix, or both (what `otel-s3` turns into the flag to give).
+ */
+export interface LayoutHint {
+  format?: Format;
+  filePrefix?: string;
+}
+
+/**
+ * Keys under `{prefix}/_otel_s3_…/` are this package's own bookkeeping, never metric objects:
+ * the reader neither reads them nor counts them as keys out of the layout.
+ */
+export const INTERNAL_AREA = '_otel_s3_';
+
 /** The exporter's key layout under one prefix, as the reader uses it. */
 export interface KeyLayout {
   readonly prefix: string;
   /** The key's object, or undefined for a key this layout and prefix could not have written. */
   parse(key: string): MetricKey | undefined;
+  /** True for a key of the package's own bookkeeping under the prefix (see INTERNAL_AREA). */
+  internal(key: string): boolean;
   /** A prefix deeper than this one under which `key` is in the layout, if there is one. */
   deeperPrefix(key: string): string | undefined;
+  /** Options under which the reader would have read `key`, if any. */
+  hint(key: string): LayoutHint | undefined;
   /** The keys to list for objects sealed in [from, to). */
   range(from: Date | undefined, to: Date | undefined): KeyRange;
 }
+
+/** A key template the reader recognises, with the formats whose default it is. */
+interface Recognised {
+  templateText: string;
+  /** The formats whose default layout this is (none for a keyTemplate given). */
+  formats: readonly Format[];
+  /** How long a batch of these formats stays open: it widens the listing (partitionTime 'data'). */
+  maxBatchAgeMillis: number;
+}
+
+/**
+ * Every format's default layout, each once (the OTLP formats share the minute partitions, Parquet
+ * has hour partitions): what the reader recognises when neither format nor keyTemplate is given,
+ * so a bucket written with the defaults needs no flag.
+ */
+export const DEFAULT_LAYOUTS: readonly Recognised[] = FORMATS.reduce<Recognised[]>(
+  (layouts, format) => {
+    const { keyTemplate, maxBatchAgeMillis } = FORMAT_ROWS[format];
+    const i = layouts.findIndex((l) => l.templateText === keyTemplate);
+    const seen = layouts[i];
+    if (seen === undefined)
+      layouts.push({ templateText: keyTemplate, formats: [format], maxBatchAgeMillis });
+    else {
+      layouts[i] = {
+        templateText: keyTemplate,
+        formats: [...seen.formats, format],
+        maxBatchAgeMillis: Math.max(seen.maxBatchAgeMillis, maxBatchAgeMillis),
+      };
+    }
+    return layouts;
+  },
+  [],
+);
 
 /** Validates the layout options (InvalidOptionError naming the option) and fills in defaults. */
 export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): KeyLayout {
@@ -90,34 +142,110 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
     return value === undefined ? fallback : LAYOUT_RULES[option](option, value);
   };
   const format = get('format', DEFAULTS.format);
-  const templateText = get('keyTemplate', FORMAT_ROWS[format].keyTemplate);
   const filePrefix = get('filePrefix', DEFAULTS.filePrefix);
-  const lag: PartitionLag = {
-    partitionTimeZone: get('partitionTimeZone', DEFAULTS.partitionTimeZone),
-    partitionTime: get('partitionTime', DEFAULTS.partitionTime),
-    maxBatchAgeMillis: get('maxBatchAgeMillis', FORMAT_ROWS[format].maxBatchAgeMillis),
-    exportIntervalMillis: get('exportIntervalMillis', DEFAULT_EXPORT_INTERVAL_MILLIS),
+  const timeZone = get('partitionTimeZone', DEFAULTS.partitionTimeZone);
+  const partitionTime = get('partitionTime', DEFAULTS.partitionTime);
+  const givenAge =
+    options.maxBatchAgeMillis === undefined ? undefined : get('maxBatchAgeMillis', 0);
+  const exportIntervalMillis = get('exportIntervalMillis', DEFAULT_EXPORT_INTERVAL_MILLIS);
+  const lag = (maxBatchAgeMillis: number): PartitionLag => ({
+    partitionTimeZone: timeZone,
+    partitionTime,
+    maxBatchAgeMillis: givenAge ?? maxBatchAgeMillis,
+    exportIntervalMillis,
+  });
+  const ofFormat: Recognised = {
+    templateText: FORMAT_ROWS[format].keyTemplate,
+    formats: [format],
+    maxBatchAgeMillis: FORMAT_ROWS[format].maxBatchAgeMillis,
   };
-  const templateAt = (at: string) =>
-    new KeyTemplate(templateText, { prefix: at, filePrefix, timeZone: lag.partitionTimeZone });
-  const template = templateAt(prefix);
-  const anywhere = templateAt('');
-  const withEncoding = (parsed: ParsedKey | undefined): MetricKey | undefined => {
-    const encoding = parsed === undefined ? undefined : encodingOfExtension(parsed.extension);
-    return parsed === undefined || encoding === undefined ? undefined : { ...parsed, encoding };
+  // A keyTemplate, or a format, names one layout; without either, every default is read.
+  const layouts: readonly Recognised[] =
+    options.keyTemplate !== undefined
+      ? [{ ...ofFormat, templateText: get('keyTemplate', ''), formats: [] }]
+      : options.format !== undefined
+        ? [ofFormat]
+        : DEFAULT_LAYOUTS;
+
+  const templates = new Map<string, KeyTemplate>();
+  const templateOf = (text: string, at: string, withFilePrefix: string): KeyTemplate => {
+    const id = `${text}\u0000${at}\u0000${withFilePrefix}`;
+    let template = templates.get(id);
+    if (template === undefined) {
+      template = new KeyTemplate(text, { prefix: at, filePrefix: withFilePrefix, timeZone });
+      templates.set(id, template);
+    }
+    return template;
   };
+  /** The key's object under the first of `among` it is in (at prefix `at`), if any. */
+  const parseIn = (
+    among: readonly Recognised[],
+    key: string,
+    at = prefix,
+    withFilePrefix = filePrefix,
+  ): MetricKey | undefined => {
+    for (const { templateText } of among) {
+      const parsed = templateOf(templateText, at, withFilePrefix).parse(key);
+      const encoding = parsed === undefined ? undefined : encodingOfExtension(parsed.extension);
+      if (parsed !== undefined && encoding !== undefined) return { ...parsed, encoding };
+    }
+    return undefined;
+  };
+  const internalArea = prefix === '' ? INTERNAL_AREA : `${prefix}/${INTERNAL_AREA}`;
+
   return {
     prefix,
-    parse: (key) => withEncoding(template.parse(key)),
+    parse: (key) => parseIn(layouts, key),
+    internal: (key) => key.startsWith(internalArea),
     deeperPrefix(key) {
       // Keys are listed under `prefix/`: a deeper prefix ends at a later "/".
       for (let at = key.indexOf('/', prefix.length + 1); at > 0; at = key.indexOf('/', at + 1)) {
-        if (withEncoding(anywhere.parse(key.slice(at + 1))) !== undefined) return key.slice(0, at);
+        if (parseIn(layouts, key.slice(at + 1), '') !== undefined) return key.slice(0, at);
       }
       return undefined;
     },
-    range: (from, to) => listingRange(template, templateText, { prefix, lag, from, to }),
+    hint(key) {
+      // The default templates end in {filePrefix}metrics_{uuid}: the name shows its filePrefix.
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      const at = name.lastIndexOf('metrics_');
+      const named = at < 0 ? filePrefix : name.slice(0, at);
+      const filePrefixes =
+        named === filePrefix || !isFilePrefix(named) ? [filePrefix] : [filePrefix, named];
+      for (const candidate of filePrefixes) {
+        if (candidate !== filePrefix && parseIn(layouts, key, prefix, candidate) !== undefined) {
+          return { filePrefix: candidate };
+        }
+        for (const other of DEFAULT_LAYOUTS) {
+          if (parseIn([other], key, prefix, candidate) === undefined) continue;
+          const hint: LayoutHint = { format: other.formats[0] as Format };
+          if (candidate !== filePrefix) hint.filePrefix = candidate;
+          return hint;
+        }
+      }
+      return undefined;
+    },
+    range(from, to) {
+      const ranges = layouts.map(({ templateText, maxBatchAgeMillis }) =>
+        listingRange(templateOf(templateText, prefix, filePrefix), templateText, {
+          prefix,
+          lag: lag(maxBatchAgeMillis),
+          from,
+          to,
+        }),
+      );
+      return unionOfRanges(ranges);
+    },
   };
+}
+
+/** True when `text` passes the exporter's filePrefix rule. */
+function isFilePrefix(text: string): boolean {
+  try {
+    rule.filePrefix('filePrefix', text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -93,6 +93,36 @@ export function listingRange(
 }
 
 /**
+ * The keys to list for several layouts at once: from the earliest start, and past the range only
+ * when a key is past every layout's range. A key past their longest common leading part is past
+ * each of them (every one starts with it), so that part bounds the union.
+ */
+export function unionOfRanges(ranges: readonly KeyRange[]): KeyRange {
+  const [first, ...rest] = ranges;
+  if (first === undefined) return { startAfter: undefined, lastPartition: undefined };
+  let { startAfter, lastPartition } = first;
+  for (const range of rest) {
+    startAfter =
+      startAfter === undefined || range.startAfter === undefined
+        ? undefined
+        : compareKeys(range.startAfter, startAfter) < 0
+          ? range.startAfter
+          : startAfter;
+    lastPartition =
+      lastPartition === undefined || range.lastPartition === undefined
+        ? undefined
+        : commonLeadingPart(lastPartition, range.lastPartition);
+  }
+  return { startAfter, lastPartition };
+}
+
+function commonLeadingPart(a: string, b: string): string {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return a.slice(0, n);
+}
+
+/**
  * How many characters the template's leading literal text and time tokens render to, up to the
  * last time token, when they sort as time does: each time token is the next finer one or repeats
  * a coarser one. Undefined when no time token leads, or they do not sort.

@@ -2,6 +2,7 @@ import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { ObjectEncoding } from '../formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
+import type { KeyLayout, LayoutHint } from './key-layout.js';
 import { isPastRange } from './listing-range.js';
 import {
   ObjectTooLargeError,
@@ -65,6 +66,11 @@ export interface ReadStats {
   keysSkipped: number;
   /** Up to 5 deeper prefixes whose keys are in the layout: where the objects are if `prefix` is too short. */
   otherPrefixes: string[];
+  /**
+   * Up to 5 layouts under which skipped keys are objects of this package: the options that
+   * would read them (another format's default layout, another filePrefix).
+   */
+  otherLayouts: LayoutHint[];
   /** Objects fetched and decoded (readMetrics only). */
   objectsRead: number;
   /** Their bytes after decompression. */
@@ -175,8 +181,10 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
   });
 }
 
-/** How many deeper prefixes holding objects a listing reports. */
+/** How many deeper prefixes (and other layouts) holding objects a listing reports. */
 const MAX_OTHER_PREFIXES = 5;
+/** How many keys out of the layout are looked into for where they would be read. */
+const KEYS_EXAMINED = 1000;
 
 type Fetched = { bytes: Uint8Array } | UnreadableObject;
 
@@ -245,13 +253,7 @@ async function* inRange(
     if (isPastRange(key, listing)) return;
     const parsed = layout.parse(key);
     if (parsed === undefined) {
-      stats.keysSkipped++;
-      if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
-        const other = layout.deeperPrefix(key);
-        if (other !== undefined && !stats.otherPrefixes.includes(other)) {
-          stats.otherPrefixes.push(other);
-        }
-      }
+      if (!layout.internal(key)) skipped(layout, key, stats);
       continue;
     }
     const time = parsed.sealedAt.getTime();
@@ -265,6 +267,25 @@ async function* inRange(
       encoding: parsed.encoding,
       attributes: parsed.attributes,
     };
+  }
+}
+
+/**
+ * Counts a key out of the layout, and notes where such keys would be read. Only the first
+ * KEYS_EXAMINED of them are looked into: a prefix shared with millions of other keys stays cheap.
+ */
+function skipped(layout: KeyLayout, key: string, stats: ReadStats): void {
+  stats.keysSkipped++;
+  if (stats.keysSkipped > KEYS_EXAMINED) return;
+  if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
+    const other = layout.deeperPrefix(key);
+    if (other !== undefined && !stats.otherPrefixes.includes(other))
+      stats.otherPrefixes.push(other);
+  }
+  if (stats.otherLayouts.length < MAX_OTHER_PREFIXES) {
+    const hint = layout.hint(key);
+    const same = (h: LayoutHint) => h.format === hint?.format && h.filePrefix === hint?.filePrefix;
+    if (hint !== undefined && !stats.otherLayouts.some(same)) stats.otherLayouts.push(hint);
   }
 }
 
@@ -286,6 +307,7 @@ function emptyStats(): ReadStats {
     bytes: 0,
     keysSkipped: 0,
     otherPrefixes: [],
+    otherLayouts: [],
     objectsRead: 0,
     rawBytesRead: 0,
     objectsUnreadable: 0,

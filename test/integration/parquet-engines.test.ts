@@ -217,11 +217,15 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       });
     });
 
-    test('without the format the hour-partitioned keys are skipped, and the note says which flag reads them', async () => {
-      const { code, stdout, stderr } = await otelS3(['ls']);
-      expect(code).toBe(0);
-      expect(stdout).toBe('');
-      expect(stderr).toMatch(/ignored 3 keys .*--object-format/);
+    test('without a format the hour-partitioned keys are read; another format names the flag that reads them', async () => {
+      const plain = await otelS3(['ls', '--format', 'jsonl']);
+      expect([plain.code, plain.stderr]).toEqual([0, '']);
+      expect(lines(plain.stdout)).toHaveLength(COMPRESSIONS.length);
+      const { code, stdout, stderr } = await otelS3(['ls', '--object-format', 'otlp-json']);
+      expect([code, stdout]).toEqual([5, '']);
+      expect(stderr).toMatch(
+        /nothing readable: ignored 3 keys .*; they are read with --object-format parquet\n$/,
+      );
       const flagged = await otelS3(['ls', '--object-format', 'parquet', '--format', 'jsonl']);
       expect(lines(flagged.stdout)).toHaveLength(COMPRESSIONS.length);
     });

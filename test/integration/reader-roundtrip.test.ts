@@ -116,8 +116,10 @@ describeS3('readMetrics against a real S3 server', () => {
     const reader = testClient();
     const sent = recordCommands(reader);
     try {
+      // The OTLP formats' minute layout alone: without a format the listing starts at the hour
+      // (Parquet's partitions are read too).
       const read = await collect(
-        readMetrics({ bucket, prefix: 'range', from, to, s3Client: reader }),
+        readMetrics({ bucket, prefix: 'range', format: 'otlp-json', from, to, s3Client: reader }),
       );
       expect(read.map((o) => o.key)).toEqual([keys.lateName, keys.inside].sort());
       const lists = sent.filter((c) => c.name === 'ListObjectsV2Command');
@@ -159,7 +161,13 @@ describeS3('readMetrics against a real S3 server', () => {
     const reader = testClient();
     const sent = recordCommands(reader);
     try {
-      const options = { bucket, prefix: 'data', ...range, s3Client: reader };
+      const options = {
+        bucket,
+        prefix: 'data',
+        format: 'otlp-json' as const,
+        ...range,
+        s3Client: reader,
+      };
       const read = await collect(readMetrics({ ...options, partitionTime: 'data' }));
       expect(read.map((o) => o.key)).toEqual([keys.twoAndAHalf, keys.three].sort());
       expect(read.every((o) => o.time >= range.from && o.time < range.to)).toBe(true);

@@ -142,7 +142,13 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       '--metric',
       'x',
     ]);
-    expect(empty.stderr).toMatch(/no data points in .*\/nothing-here\/ for this range\n$/);
+    // Nothing at all under the prefix, and no range to explain it: exit code 5, not a success.
+    expect([empty.code, empty.stderr]).toEqual([
+      5,
+      expect.stringMatching(
+        /^otel-s3: nothing to read: no objects under .*\/nothing-here\/; check --dir and --prefix\n$/,
+      ),
+    ]);
   });
 
   test('points --format csv: a header and one line per data point', async () => {
@@ -277,9 +283,9 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
   test('objects under a deeper prefix than asked for: none listed, and the note names the prefix', async () => {
     const { code, stdout, stderr } = await run(['ls', '--dir', 'mirror']);
-    expect([code, stdout]).toEqual([0, '']);
+    expect([code, stdout]).toEqual([5, '']);
     expect(stderr).toContain(
-      `otel-s3: ignored 6 keys under ${mirror}/ that are not in the exporter's layout for this prefix; objects are under --prefix prod`,
+      `otel-s3: nothing readable: ignored 6 keys under ${mirror}/ that are not in the exporter's layout for this prefix; objects are under --prefix prod`,
     );
   });
 

@@ -74,17 +74,25 @@ describe('otel-s3 reads the layout the exporter was given', () => {
     expect(overridden.stderr).toContain('ignored 2 keys');
   });
 
-  test('without it the keys are ignored and counted, and the note says how to read them', async () => {
+  test('without it the keys are ignored and counted: nothing readable, and the note says how to read them', async () => {
     const { code, stdout, stderr } = await run(['ls', ...where]);
-    expect([code, stdout]).toEqual([0, '']);
+    expect([code, stdout]).toEqual([5, '']);
     expect(stderr).toContain(
-      `ignored 2 keys under ${root}/custom/prod/ that are not in the exporter's layout for this prefix; give the exporter's format, keyTemplate and filePrefix, if it has them, with --object-format, --key-template and --file-prefix`,
+      `otel-s3: nothing readable: ignored 2 keys under ${root}/custom/prod/ that are not in the exporter's layout for this prefix; if the exporter was given a keyTemplate, give it with --key-template`,
     );
   });
 
   test("partitionTime 'data' from the environment: a range after the partition finds the object", async () => {
+    // The minute layout alone: without a format, Parquet's hour partitions widen the listing.
     const args = ['ls', '--dir', 'data', '--prefix', 'prod', '--format', 'jsonl'];
-    const range = ['--from', at(9).toISOString(), '--to', at(11).toISOString()];
+    const range = [
+      '--object-format',
+      'otlp-json',
+      '--from',
+      at(9).toISOString(),
+      '--to',
+      at(11).toISOString(),
+    ];
     const keysOf = (stdout: string) =>
       lines(stdout).map((l) => (JSON.parse(l) as { key: string }).key);
     // Filed at minute 7, sealed at 10: the exporter's default reading (upload) prunes it away.
@@ -179,9 +187,92 @@ describe("bad layout options: usage errors with the exporter's messages and wher
   });
 
   test('a bad value of a variable the CLI does not read is none of its business', async () => {
-    const { code } = await run(['ls', '--dir', 'custom'], {
+    const args = ['ls', '--dir', 'custom', '--prefix', 'prod', '--key-template', CUSTOM];
+    const { code, stdout } = await run(args, {
       env: { OTEL_EXPORTER_S3_COMPRESSION: 'brotli', OTEL_EXPORTER_S3_TAGS: '=' },
     });
     expect(code).toBe(0);
+    expect(lines(stdout)).toHaveLength(2);
+  });
+});
+
+describe('a bucket written with the defaults needs no flag; keys still ignored name the flag', () => {
+  /** Parquet's default layout, written out (the test's own copy, not the table's). */
+  const HOURS = 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}';
+  let hours: string[];
+  let minutes: string[];
+  let prefixed: string[];
+
+  beforeAll(async () => {
+    const body = encodeObject(await sampleMetrics('svc'), 'otlp-json', 'none');
+    // Parquet's hour layout (here its OTLP/JSON fallback objects), the OTLP minute layout, both
+    // under one prefix; and objects of an exporter given filePrefix 'app-'.
+    hours = [1, 2].map((m) => renderKey({ prefix: 'lake', keyTemplate: HOURS }, at(m), '.json'));
+    minutes = [3].map((m) => renderKey({ prefix: 'lake' }, at(m), '.json'));
+    prefixed = [4, 5].map((m) => renderKey({ prefix: 'prod', filePrefix: 'app-' }, at(m), '.json'));
+    for (const key of [...hours, ...minutes, ...prefixed]) {
+      await writeAtKey(join(root, 'defaults'), key, body);
+    }
+    // The package's own bookkeeping under the prefix: neither read nor counted.
+    await writeAtKey(join(root, 'defaults'), 'lake/_otel_s3_compaction/lease.json', body);
+  });
+
+  const where = (prefix: string) => ['--dir', 'defaults', '--prefix', prefix];
+  const keysOf = (stdout: string) =>
+    lines(stdout).map((l) => (JSON.parse(l) as { key: string }).key);
+
+  test('ls and stats read both default layouts under one prefix without a flag', async () => {
+    const ls = await run(['ls', ...where('lake'), '--format', 'jsonl']);
+    expect([ls.code, ls.stderr]).toEqual([0, '']);
+    expect(keysOf(ls.stdout).sort()).toEqual([...hours, ...minutes].sort());
+    const stats = await run(['stats', ...where('lake'), '--format', 'json']);
+    expect([stats.code, stats.stderr]).toEqual([0, '']);
+    expect(JSON.parse(stats.stdout)).toMatchObject({ objects: 3, keysSkipped: 0 });
+  });
+
+  test('a format that names another layout: nothing readable (5), and the note names the flag', async () => {
+    const { code, stdout, stderr } = await run([
+      'stats',
+      ...where('lake'),
+      '--object-format',
+      'otlp-proto',
+      '--from',
+      at(0).toISOString(),
+      '--to',
+      at(3).toISOString(),
+    ]);
+    expect(code).toBe(5);
+    expect(stdout).toContain('objects       0');
+    expect(stderr).toBe(
+      `otel-s3: nothing readable: ignored 2 keys under ${root}/defaults/lake/ that are not in the exporter's layout for this prefix; they are read with --object-format parquet\n`,
+    );
+  });
+
+  test('another filePrefix: the note names --file-prefix, which then reads them', async () => {
+    const without = await run(['points', ...where('prod'), '--format', 'jsonl']);
+    expect([without.code, without.stdout]).toEqual([5, '']);
+    expect(without.stderr).toBe(
+      `otel-s3: nothing readable: ignored 2 keys under ${root}/defaults/prod/ that are not in the exporter's layout for this prefix; they are read with --file-prefix app-\n`,
+    );
+    const withIt = await run([
+      'ls',
+      ...where('prod'),
+      '--file-prefix',
+      'app-',
+      '--format',
+      'jsonl',
+    ]);
+    expect([withIt.code, keysOf(withIt.stdout)]).toEqual([0, prefixed]);
+  });
+
+  test('a misspelled OTEL_EXPORTER_S3_* variable is named on stderr, with what it probably means', async () => {
+    const { code, stderr } = await run(['ls', '--dir', 'defaults', '--format', 'jsonl'], {
+      env: { OTEL_EXPORTER_S3_PREFXI: 'lake' },
+    });
+    // Ignored, so the prefix is the bucket's root, where nothing is in the layout.
+    expect(code).toBe(5);
+    expect(stderr.split('\n')[0]).toBe(
+      'otel-s3: unknown environment variable OTEL_EXPORTER_S3_PREFXI (did you mean OTEL_EXPORTER_S3_PREFIX?); it is ignored',
+    );
   });
 });

@@ -178,9 +178,13 @@ describe('metricKeyParser reads what objectKey() writes', () => {
       good.replace('month=03', 'month=3'), // unpadded
       good.replace('metrics_', 'traces_'),
       good.replace('metrics_', 'x-metrics_'), // another filePrefix
-      good.replace('/minute=06', ''),
     ]) {
       expect(parse(bad), bad).toBeUndefined();
     }
+    // Without the minute it is Parquet's hour layout: read without a format, not with the
+    // OTLP formats' own.
+    const hours = good.replace('/minute=06', '');
+    expect(parse(hours)?.id).toBe(FIXED_ID);
+    expect(metricKeyParser({ prefix: 'p', format: 'otlp-json' })(hours)).toBeUndefined();
   });
 });

@@ -11,6 +11,8 @@ import { renderKey } from '../support/layout-fixtures.js';
 
 const MINUTE = 60_000;
 const CUSTOM = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
+/** Parquet's default layout, written out (the test's own copy, not the table's). */
+const PARQUET = 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}';
 
 describe('sortableLeadingChars: how much of a key sorts as time does', () => {
   test.each<[string, number | undefined]>([
@@ -52,8 +54,8 @@ describe('KeyLayout.range', () => {
   const from = new Date('2026-03-04T05:06:30Z');
   const to = new Date('2026-03-04T05:09:00Z');
 
-  test('default layout: from the partition of from − 1 min to that of to − 1 ms', () => {
-    const range = resolveKeyLayout('p', {}).range(from, to);
+  test('the OTLP layout: from the partition of from − 1 min to that of to − 1 ms', () => {
+    const range = resolveKeyLayout('p', { format: 'otlp-proto' }).range(from, to);
     expect(range).toEqual({
       startAfter: 'p/year=2026/month=03/day=04/hour=05/minute=05',
       lastPartition: 'p/year=2026/month=03/day=04/hour=05/minute=08',
@@ -69,6 +71,7 @@ describe('KeyLayout.range', () => {
 
   test("partitionTime 'data' starts maxBatchAgeMillis + the export interval + 1 min earlier", () => {
     const layout = resolveKeyLayout('p', {
+      format: 'otlp-json',
       partitionTime: 'data',
       maxBatchAgeMillis: 120_000,
       exportIntervalMillis: 30_000,
@@ -87,6 +90,26 @@ describe('KeyLayout.range', () => {
       maxBatchAgeMillis: 60_000,
     });
     expect(set.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=05');
+  });
+
+  test("without format or keyTemplate, the union of every format's default layout", () => {
+    // From the hour of from − 1 min (Parquet's partitions) to past the hour of to − 1 ms: a key
+    // of either layout in that hour is listed.
+    const range = resolveKeyLayout('p', {}).range(from, to);
+    expect(range).toEqual({
+      startAfter: 'p/year=2026/month=03/day=04/hour=05',
+      lastPartition: 'p/year=2026/month=03/day=04/hour=05',
+    });
+    const minute = renderKey({ prefix: 'p' }, new Date('2026-03-04T05:59:00Z'), '.json.zst');
+    const hour = renderKey({ prefix: 'p', keyTemplate: PARQUET }, to, '.parquet');
+    expect(isPastRange(minute, range)).toBe(false);
+    expect(isPastRange(hour, range)).toBe(false);
+    const next = renderKey(
+      { prefix: 'p', keyTemplate: PARQUET },
+      new Date('2026-03-04T06:00:00Z'),
+      '.parquet',
+    );
+    expect(isPastRange(next, range)).toBe(true);
   });
 
   test('a template whose time tokens lead is bounded at its coarser partitions', () => {
@@ -150,6 +173,58 @@ describe('KeyLayout.parse and deeperPrefix', () => {
     expect(layout.deeperPrefix('p/a/b/README.md')).toBeUndefined();
     const root = resolveKeyLayout('', {});
     expect(root.deeperPrefix(renderKey({ prefix: 'x' }, sealedAt, '.json.zst'))).toBe('x');
+  });
+
+  test("with no format and no keyTemplate, keys of every format's default layout are read", () => {
+    const layout = resolveKeyLayout('lake', {});
+    const otlp = renderKey({ prefix: 'lake' }, sealedAt, '.binpb.zst');
+    const parquet = renderKey({ prefix: 'lake', keyTemplate: PARQUET }, sealedAt, '.parquet');
+    // Parquet's fallback (the records as OTLP/JSON) keeps the hour layout.
+    const fallback = renderKey({ prefix: 'lake', keyTemplate: PARQUET }, sealedAt, '.json');
+    expect(parquet).toMatch(
+      /^lake\/year=2026\/month=03\/day=04\/hour=05\/metrics_[0-9a-f-]{36}\.parquet$/,
+    );
+    expect(layout.parse(otlp)).toMatchObject({ sealedAt, encoding: { format: 'otlp-proto' } });
+    expect(layout.parse(parquet)).toMatchObject({ sealedAt, encoding: { format: 'parquet' } });
+    expect(layout.parse(fallback)).toMatchObject({ sealedAt, encoding: { format: 'otlp-json' } });
+    expect(metricKeyParser({ prefix: 'lake' })(parquet)).toMatchObject({ sealedAt });
+    // A format names its own layout only.
+    expect(resolveKeyLayout('lake', { format: 'otlp-json' }).parse(parquet)).toBeUndefined();
+    expect(resolveKeyLayout('lake', { format: 'parquet' }).parse(otlp)).toBeUndefined();
+  });
+
+  test("keys under {prefix}/_otel_s3_…/ are the package's own, not keys out of the layout", () => {
+    const layout = resolveKeyLayout('lake', {});
+    expect(layout.internal('lake/_otel_s3_compaction/lease.json')).toBe(true);
+    expect(layout.parse('lake/_otel_s3_compaction/lease.json')).toBeUndefined();
+    expect(layout.internal('lake/year=2026/_otel_s3_x')).toBe(false);
+    expect(resolveKeyLayout('', {}).internal('_otel_s3_compaction/x')).toBe(true);
+  });
+
+  test('hint: the options under which a skipped key would be read', () => {
+    const parquet = renderKey({ prefix: 'p', keyTemplate: PARQUET }, sealedAt, '.parquet');
+    const otlp = renderKey({ prefix: 'p' }, sealedAt, '.json.zst');
+    const prefixed = renderKey({ prefix: 'p', filePrefix: 'app-' }, sealedAt, '.json.zst');
+    const custom = renderKey({ prefix: 'p', keyTemplate: CUSTOM }, sealedAt, '.json', {
+      attributes: { 'service.name': 'api' },
+    });
+    expect(resolveKeyLayout('p', { format: 'otlp-json' }).hint(parquet)).toEqual({
+      format: 'parquet',
+    });
+    expect(resolveKeyLayout('p', { format: 'parquet' }).hint(otlp)).toEqual({
+      format: 'otlp-json',
+    });
+    expect(resolveKeyLayout('p', {}).hint(prefixed)).toEqual({ filePrefix: 'app-' });
+    expect(resolveKeyLayout('p', { filePrefix: 'x-' }).hint(otlp)).toEqual({ filePrefix: '' });
+    expect(resolveKeyLayout('p', { format: 'parquet' }).hint(prefixed)).toEqual({
+      format: 'otlp-json',
+      filePrefix: 'app-',
+    });
+    expect(resolveKeyLayout('p', { keyTemplate: CUSTOM }).hint(otlp)).toEqual({
+      format: 'otlp-json',
+    });
+    expect(resolveKeyLayout('p', {}).hint(custom)).toBeUndefined();
+    expect(resolveKeyLayout('p', {}).hint('p/README.md')).toBeUndefined();
   });
 
   test('metricKeyParser reads keys of any configured layout', () => {

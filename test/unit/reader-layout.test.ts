@@ -62,12 +62,19 @@ describe("partitionTime 'data': keys filed under their oldest data point", () =>
 
   test('a range that starts after their partition but before their seal time finds them (dir)', async () => {
     const root = await mirrorOf('data', Object.values(keys));
-    const read = readMetrics({ dir: root, prefix: 'p', from, to, partitionTime: 'data' });
+    const read = readMetrics({
+      dir: root,
+      prefix: 'p',
+      format: 'otlp-json',
+      from,
+      to,
+      partitionTime: 'data',
+    });
     expect(await keysOf(read)).toEqual(inRange);
     expect(read.stats).toMatchObject({ objects: 2, objectsRead: 2, keysSkipped: 0 });
     // Read as partitionTime 'upload' (the exporter's default), the early one is pruned away:
-    // the range of this test reaches past the old one-minute margin.
-    const asUpload = listMetricObjects({ dir: root, prefix: 'p', from, to });
+    // the range of this test reaches past the old one-minute margin of the minute layout.
+    const asUpload = listMetricObjects({ dir: root, prefix: 'p', format: 'otlp-json', from, to });
     expect(await keysOf(asUpload)).toEqual([keys.later]);
   });
 
@@ -77,6 +84,7 @@ describe("partitionTime 'data': keys filed under their oldest data point", () =>
       bucket: 'b',
       s3Client: s3.asClient(),
       prefix: 'p',
+      format: 'otlp-json',
       from,
       to,
       partitionTime: 'data',
@@ -110,6 +118,7 @@ describe("partitionTimeZone 'local': keys in the process's zone", () => {
         bucket: 'b',
         s3Client: s3.asClient(),
         prefix: 'p',
+        format: 'otlp-json',
         from,
         to,
         partitionTimeZone: 'local',

@@ -180,8 +180,16 @@ describe('readMetrics listing S3', () => {
     for (let m = 5; m < 25; m++)
       s3.put(keyAt('p', new Date(Date.UTC(2026, 2, 4, 6, m)), '.json'), bytes);
 
+    // The OTLP formats' minute layout alone (without a format, Parquet's hours are read too).
     const read = await collect(
-      readMetrics({ bucket: 'b', prefix: 'p', from, to, s3Client: s3.asClient() }),
+      readMetrics({
+        bucket: 'b',
+        prefix: 'p',
+        format: 'otlp-json',
+        from,
+        to,
+        s3Client: s3.asClient(),
+      }),
     );
     expect(read.map((o) => o.key)).toEqual(inside);
     expect(s3.listCalls[0]).toMatchObject({

@@ -1,14 +1,9 @@
 import { formatBytes } from '../../reader/byte-size.js';
 import { listMetricObjects } from '../../reader/read-metrics.js';
-import {
-  type CommandContext,
-  describeRange,
-  finalNote,
-  readerOptions,
-  skippedKeysNote,
-} from '../context.js';
+import { type CommandContext, describeRange, finalNote, readerOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, plural } from '../format.js';
+import { closingNotes } from '../listing-notes.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
 export interface LsOptions {
@@ -38,6 +33,5 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
       `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}`,
     );
   }
-  if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, ctx.settings.where));
-  return EXIT.ok;
+  return (await closingNotes(ctx, stats)) ?? EXIT.ok;
 }

@@ -1,6 +1,7 @@
 import { dataPointRows } from '../../reader/points.js';
 import { escapeRegExp } from '../../text.js';
 import { type CommandContext, finalNote } from '../context.js';
+import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, pointRecord, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
@@ -44,7 +45,8 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
     if (table === undefined) await ctx.out.flush();
   });
   await table?.end();
-  if (rows > 0) return code;
+  // Nothing to read at all has been said already (exit code 5).
+  if (rows > 0 || code === EXIT.nothingReadable) return code;
   if (filteredOut === 0) {
     await finalNote(ctx, `no data points in ${ctx.settings.where} for this range`);
   } else {
