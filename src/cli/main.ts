@@ -210,7 +210,9 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 
   program
     .command('stats')
-    .description('objects, bytes, compression ratio, and series and data points per metric')
+    .description(
+      'objects, bytes, compression ratio (Parquet: the codec inside, and the size as OTLP/JSON), and series and data points per metric',
+    )
     .addOption(
       new Option('--format <format>', 'text or json').choices(['text', 'json']).default('text'),
     )

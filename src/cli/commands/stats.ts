@@ -1,5 +1,7 @@
 import { formatBytes } from '../../reader/byte-size.js';
+import { parquetCodecs } from '../../reader/parquet-footer.js';
 import { dataPointRows, type InstrumentKind, instrumentKind } from '../../reader/points.js';
+import type { MetricObject } from '../../reader/read-metrics.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
@@ -41,11 +43,20 @@ export interface StatsReport {
   keysSkipped: number;
   /** Stored bytes of the objects read. */
   bytes: number;
-  /** Their bytes after decompression. */
+  /** The OTLP objects' bytes after decompression (a Parquet file compresses inside: not here). */
   rawBytes: number;
-  /** rawBytes / bytes; null when nothing was read. */
+  /** rawBytes / the OTLP objects' stored bytes; null when no OTLP object was read. */
   compressionRatio: number | null;
-  /** Objects per encoding, e.g. {"otlp-json+zstd": 4}. */
+  /**
+   * The Parquet files read: their stored bytes, their points as OTLP/JSON (one request per file,
+   * newline-terminated, uncompressed), and how many times smaller the files are than that;
+   * null when none was read.
+   */
+  parquet: { objects: number; bytes: number; otlpJsonBytes: number; ratio: number } | null;
+  /**
+   * Objects per encoding, e.g. {"otlp-json+zstd": 4, "parquet+zstd": 8}. For Parquet the codec
+   * of its column chunks, read from the file's footer.
+   */
   encodings: Record<string, number>;
   firstObject: string | null;
   lastObject: string | null;
@@ -57,12 +68,21 @@ export interface StatsReport {
 export async function stats(ctx: CommandContext, options: StatsOptions): Promise<number> {
   const metrics = new Map<string, MetricTally>();
   const encodings: Record<string, number> = {};
-  let bytes = 0;
+  const otlp = { bytes: 0, rawBytes: 0 };
+  const parquet = { objects: 0, bytes: 0, otlpJsonBytes: 0 };
   let first: Date | undefined;
   let last: Date | undefined;
   const { code, stats: read } = await readObjects(ctx, true, async (object) => {
-    bytes += object.size;
-    const encoding = `${object.encoding.format}+${object.encoding.compression}`;
+    let encoding = `${object.encoding.format}+${object.encoding.compression}`;
+    if (object.encoding.format === 'parquet') {
+      encoding = `parquet+${parquetCodecs(object.bytes).join('/')}`;
+      parquet.objects++;
+      parquet.bytes += object.size;
+      parquet.otlpJsonBytes += otlpJsonSize(object);
+    } else {
+      otlp.bytes += object.size;
+      otlp.rawBytes += object.rawBytes;
+    }
     encodings[encoding] = (encodings[encoding] ?? 0) + 1;
     if (first === undefined || object.time < first) first = object.time;
     if (last === undefined || object.time > last) last = object.time;
@@ -84,9 +104,13 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
     objects: read.objectsRead,
     objectsUnreadable: read.objectsUnreadable,
     keysSkipped: read.keysSkipped,
-    bytes,
-    rawBytes: read.rawBytesRead,
-    compressionRatio: bytes > 0 ? Number((read.rawBytesRead / bytes).toFixed(2)) : null,
+    bytes: otlp.bytes + parquet.bytes,
+    rawBytes: otlp.rawBytes,
+    compressionRatio: otlp.bytes > 0 ? ratio(otlp.rawBytes, otlp.bytes) : null,
+    parquet:
+      parquet.objects > 0
+        ? { ...parquet, ratio: ratio(parquet.otlpJsonBytes, parquet.bytes) }
+        : null,
     encodings,
     firstObject: first?.toISOString() ?? null,
     lastObject: last?.toISOString() ?? null,
@@ -103,17 +127,41 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
   return code;
 }
 
+/** A ratio of sizes, rounded for people. */
+const ratio = (of: number, to: number) => Number((of / to).toFixed(2));
+
+/** The size of the object's points as one OTLP/JSON request line, as otlp-json stores them. */
+function otlpJsonSize(object: MetricObject): number {
+  return Buffer.byteLength(JSON.stringify(object.request)) + 1;
+}
+
+const sized = (bytes: number) => `${formatBytes(bytes)} (${formatInteger(bytes)} bytes)`;
+/** `3.1x smaller`, or `2.0x larger` for a ratio under 1 (a tiny Parquet file and its footer). */
+const compared = (ratio: number) =>
+  ratio >= 1 ? `${ratio.toFixed(1)}x smaller` : `${(1 / ratio).toFixed(1)}x larger`;
+
 function statsText(r: StatsReport, range: string): string[] {
   const encodings = Object.entries(r.encodings)
     .map(([encoding, n]) => `${encoding}: ${formatInteger(n)}`)
     .join(', ');
-  const ratio = r.compressionRatio === null ? '' : `, ${r.compressionRatio.toFixed(1)}x smaller`;
   const lines = [
     `source        ${printable(r.where)}${range === '' ? '' : ` (${range})`}`,
     `objects       ${formatInteger(r.objects)}${encodings === '' ? '' : ` (${encodings})`}`,
-    `stored        ${formatBytes(r.bytes)} (${formatInteger(r.bytes)} bytes)`,
-    `uncompressed  ${formatBytes(r.rawBytes)} (${formatInteger(r.rawBytes)} bytes)${ratio}`,
+    `stored        ${sized(r.bytes)}`,
   ];
+  // OTLP objects: the bytes the compression wrapped. Parquet files compress inside, per column
+  // chunk: their points as OTLP/JSON are what they compare with.
+  if (r.compressionRatio !== null || r.parquet === null) {
+    const ratio = r.compressionRatio === null ? '' : `, ${compared(r.compressionRatio)}`;
+    const which = r.parquet === null ? '' : ' in the OTLP objects';
+    lines.push(`uncompressed  ${sized(r.rawBytes)}${which}${ratio}`);
+  }
+  if (r.parquet !== null) {
+    const files = formatInteger(r.parquet.objects);
+    lines.push(
+      `as OTLP/JSON  ${sized(r.parquet.otlpJsonBytes)}: the Parquet files (${files}) are ${compared(r.parquet.ratio)}`,
+    );
+  }
   if (r.firstObject !== null) lines.push(`time          ${r.firstObject} .. ${r.lastObject}`);
   if (r.objectsUnreadable > 0) lines.push(`unreadable    ${formatInteger(r.objectsUnreadable)}`);
   if (r.keysSkipped > 0) lines.push(`other keys    ${formatInteger(r.keysSkipped)} (ignored)`);
