@@ -10,6 +10,7 @@
  * directory points at a mirror of the objects in `.otel-s3-demo/` (the embedded server is gone
  * by then), or at the real server's bucket and prefix (never at its secrets).
  */
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -328,6 +329,10 @@ async function setUpCli(
     ? `a copy of the objects in ${MIRROR_DIR}/ (the embedded server is gone)`
     : `s3://${target.bucket}/${prefix}/ at ${target.endpoint}`;
 
+  // `npx otel-s3` in a clone runs the package's build, which npm install does not make.
+  const build = existsSync(new URL('../dist/cli.js', import.meta.url))
+    ? []
+    : ['  npm run build   # once: the otel-s3 command of a clone runs dist/'];
   const existing = await readFile(CLI_CONFIG, 'utf8').catch(() => undefined);
   if (existing !== undefined && !existing.includes(CONFIG_COMMENT)) {
     // Someone's own config: leave it, and spell the settings out on the command line instead.
@@ -336,12 +341,14 @@ async function setUpCli(
       : `--endpoint ${target.endpoint} --region ${target.region} --bucket ${target.bucket} --prefix ${prefix}`;
     return [
       `Read it back with the otel-s3 CLI (${CLI_CONFIG} here is not the demo's, so it was left alone):`,
+      ...build,
       `  ${credentials}npx otel-s3 points --since 1h ${flags}`,
     ];
   }
   await writeFile(CLI_CONFIG, `${JSON.stringify(config, null, 2)}\n`);
   return [
     `Read it back with the otel-s3 CLI; ${CLI_CONFIG} points it at ${where}:`,
+    ...build,
     `  ${credentials}npx otel-s3 points --since 1h`,
     `  ${credentials}npx otel-s3 stats --since 1h`,
   ];

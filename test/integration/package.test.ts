@@ -5,13 +5,19 @@
  * `moduleResolution: bundler` project (test/fixtures/package-consumers). Each exports a batch to
  * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too.
  *
- * The install runs with --ignore-scripts, as npm 11 does by default for dependencies nobody
- * approved: zstd-napi is then present but not built. On Node ≥ 22.15 zstd must work anyway (the
- * built-in engine); below, compression 'zstd' must fail at construction with the fix in the
- * message, and works once the addon is built (its approved install, done here by copying this
- * repository's build of the same version: Node-API binaries load on any Node.js major).
+ * The install runs as a user's does, with npm's review of install scripts: npm 11 names every
+ * dependency with an install script that the project's `allowScripts` does not cover in an
+ * `install-scripts` warning, and this package must not be among them (it has no install-time
+ * script; the build runs before packing). The project denies zstd-napi's native build
+ * (`allowScripts: { "zstd-napi": false }`; an npm without that review gets --ignore-scripts
+ * instead), so the addon is present but not built, as for a user who did not approve it (whether
+ * npm should ask about it at all is the optional dependency's business). On Node ≥ 22.15 zstd
+ * must work anyway (the built-in engine); below, compression 'zstd' must fail at construction
+ * with the fix in the message, and works once the addon is built (its approved install, done
+ * here by copying this repository's build of the same version: Node-API binaries load on any
+ * Node.js major).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +39,8 @@ import {
 const ROOT = new URL('../../', import.meta.url).pathname;
 const FIXTURES = join(ROOT, 'test/fixtures/package-consumers');
 const BUILT_IN_ZSTD = typeof (zlib as Record<string, unknown>).zstdCompressSync === 'function';
+/** npm ≥ 11's review of install scripts (`allowScripts`): it warns about unreviewed ones. */
+const NPM_APPROVES_SCRIPTS = spawnSync('npm', ['install-scripts', '--help']).status === 0;
 /** npm, tsc and the consumers each get this long: generous for a loaded 2-core machine. */
 const STEP_MILLIS = 120_000;
 
@@ -96,6 +104,8 @@ let work = '';
 let app = '';
 let tarball = '';
 let packed: string[] = [];
+/** What `npm install` of the tarball printed. */
+let installed: Ran = { stdout: '', stderr: '' };
 let client: S3Client;
 let bucket = '';
 /** The TypeScript projects' compiles, started together after the install (two cores, two tsc). */
@@ -141,7 +151,10 @@ describeS3('the packed package, installed as users install it', () => {
 
     app = join(work, 'app');
     cpSync(FIXTURES, app, { recursive: true });
-    writeFileSync(join(app, 'package.json'), '{ "name": "package-test-app", "private": true }\n');
+    writeFileSync(
+      join(app, 'package.json'),
+      `${JSON.stringify({ name: 'package-test-app', private: true, allowScripts: { 'zstd-napi': false } })}\n`,
+    );
     const peers = [
       '@opentelemetry/api',
       '@opentelemetry/core',
@@ -149,12 +162,13 @@ describeS3('the packed package, installed as users install it', () => {
       '@types/node',
     ].map((name) => `${name}@${installedVersion(name)}`);
     // From npm's cache where it can (this repository's install filled it), the registry if not.
-    await run(
+    const blockScripts = NPM_APPROVES_SCRIPTS ? [] : ['--ignore-scripts'];
+    installed = await run(
       'npm',
       [
         'install',
         '--prefer-offline',
-        '--ignore-scripts',
+        ...blockScripts,
         '--no-audit',
         '--no-fund',
         tarball,
@@ -199,6 +213,24 @@ describeS3('the packed package, installed as users install it', () => {
       ]),
     );
   });
+
+  test.runIf(NPM_APPROVES_SCRIPTS)(
+    'npm install of the tarball asks no approval for this package: it has no install-time script',
+    async () => {
+      const warnings = `${installed.stdout}\n${installed.stderr}`
+        .split('\n')
+        .filter((line) => line.includes('install-scripts'));
+      // About this package only: another dependency's script is that dependency's business.
+      expect(warnings.filter((line) => line.includes('otel-s3-exporter'))).toEqual([]);
+      const manifest = JSON.parse(
+        readFileSync(join(app, 'node_modules/otel-s3-exporter/package.json'), 'utf8'),
+      ) as { scripts?: Record<string, string> };
+      const lifecycle = ['preinstall', 'install', 'postinstall', 'prepare'];
+      expect(Object.keys(manifest.scripts ?? {}).filter((s) => lifecycle.includes(s))).toEqual([]);
+      const review = await run('npm', ['install-scripts', 'ls'], { cwd: app });
+      expect(review.stdout).not.toContain('otel-s3-exporter');
+    },
+  );
 
   test('publint and arethetypeswrong find no problem in the tarball', async () => {
     const installed = join(app, 'node_modules/otel-s3-exporter');
