@@ -21,9 +21,10 @@ import { Outcomes } from './pipeline/outcomes.js';
 import { Preparation } from './pipeline/preparation.js';
 import { describeError } from './s3-errors.js';
 import { registerSelfMetrics } from './self-metrics.js';
-import { SpoolKeeper } from './spool/keeper.js';
+import { SpoolAdopter } from './spool/adopter.js';
+import { nodeFileSystem } from './spool/file-system.js';
+import { claimSpoolDir } from './spool/lock.js';
 import type { MetaCheck } from './spool/spool.js';
-import { Spool } from './spool/spool.js';
 import { type ExporterStats, emptySpoolStats, emptyStats } from './stats.js';
 import { temporalitySelector } from './temporality.js';
 import { type ClientHandle, createClient } from './upload/client.js';
@@ -53,7 +54,7 @@ export class S3MetricExporter implements PushMetricExporter {
   readonly #budget: MemoryBudget;
   readonly #admission: Admission;
   readonly #uploader: Uploader;
-  readonly #spool: SpoolKeeper | undefined;
+  readonly #spool: SpoolAdopter | undefined;
   readonly #selectTemporality: (type: InstrumentType) => AggregationTemporality;
   #state: Lifecycle = 'running';
   #shutdown: Promise<void> | undefined;
@@ -62,8 +63,9 @@ export class S3MetricExporter implements PushMetricExporter {
   constructor(options: S3MetricExporterOptions = {}) {
     this.#config = configure(options);
     const c = this.#config;
-    // First, so that a spool directory owned by another exporter fails before anything starts.
-    const spool = c.spoolDir === undefined ? undefined : Spool.open(c.spoolDir, c.spoolFileSystem);
+    // First, so that a spool directory another exporter of this process has fails before
+    // anything starts. No disk I/O: the directory is opened in the background (SpoolAdopter).
+    const claim = c.spoolDir === undefined ? undefined : claimSpoolDir(c.spoolDir);
     let bodies: BodyMaker | undefined;
     let s3: ClientHandle | undefined;
     try {
@@ -104,11 +106,13 @@ export class S3MetricExporter implements PushMetricExporter {
         this.#budget,
         this.#outcomes,
       );
-      if (spool !== undefined) {
+      if (claim !== undefined && c.spoolDir !== undefined) {
         stats.spool = emptySpoolStats();
-        this.#spool = new SpoolKeeper(
-          spool,
+        this.#spool = new SpoolAdopter(
+          claim,
           {
+            dir: c.spoolDir,
+            fs: c.spoolFileSystem ?? nodeFileSystem,
             maxSpoolBytes: c.maxSpoolBytes,
             loadConcurrency: c.uploadConcurrency,
             retryEveryMillis: c.retryMaxDelayMillis,
@@ -122,11 +126,6 @@ export class S3MetricExporter implements PushMetricExporter {
             episodes: this.#episodes,
           },
         );
-        this.#spool.restore().catch((error: unknown) => {
-          log.error(
-            `spool ${spool.dir}: could not read what an earlier run left: ${describeError(error)}`,
-          );
-        });
       }
       const preparation = new Preparation({
         records: this.#format,
@@ -152,10 +151,11 @@ export class S3MetricExporter implements PushMetricExporter {
           onSealed: (batch) => preparation.add(batch),
         },
       );
+      this.#spool?.start();
     } catch (error) {
-      // Nothing may outlive a failed constructor: not the spool lock (nor its refresh timer, nor
-      // a retry's SpoolLockedError naming this very process), not the worker, not the client.
-      spool?.abandon();
+      // Nothing may outlive a failed constructor: not the spool's claim (a retry would get a
+      // SpoolLockedError naming this very process), not the worker, not the client.
+      claim?.release();
       void bodies?.close();
       if (s3?.owned === true) s3.client.destroy();
       throw error;
@@ -265,6 +265,7 @@ export class S3MetricExporter implements PushMetricExporter {
 
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
+    this.#spool?.stopWaiting();
     await this.#admission.sealNow();
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
     if (waited !== 'settled') await this.#giveUp(waited);

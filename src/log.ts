@@ -27,7 +27,8 @@ export type AlertCode =
   | 'OTEL_S3_DATA_DROPPED'
   | 'OTEL_S3_SPOOL_WRITE_FAILED'
   | 'OTEL_S3_SPOOL_FULL'
-  | 'OTEL_S3_SPOOL_LOCK_LOST';
+  | 'OTEL_S3_SPOOL_LOCK_LOST'
+  | 'OTEL_S3_SPOOL_WAITING';
 
 /** The warning type of every alert, for filtering (`warning.name`). */
 const ALERT_TYPE = 'OtelS3ExporterWarning';

@@ -47,7 +47,17 @@ export interface ExporterStats {
   spool: SpoolStats | undefined;
 }
 
+/**
+ * Where the spool is. `opening`: the first try to take the directory is running. `waiting-for-lock`:
+ * another process holds its lock. `unavailable`: it cannot be opened now (an errno error, or the
+ * disk did not answer within spoolTimeoutMillis). In these three, batches stay in memory and the
+ * directory is tried again every second. `active`: ours, batches are written ahead. `closed`: after
+ * shutdown.
+ */
+export type SpoolState = 'opening' | 'waiting-for-lock' | 'unavailable' | 'active' | 'closed';
+
 export interface SpoolStats {
+  state: SpoolState;
   /** Batch files on disk now, and their bytes. */
   files: number;
   bytes: number;
@@ -78,6 +88,7 @@ export interface SpoolStats {
 
 export function emptySpoolStats(): SpoolStats {
   return {
+    state: 'opening',
     files: 0,
     bytes: 0,
     written: 0,

@@ -3,7 +3,7 @@ import { type BodyMaker, BodyMakerError, type PreparedBody } from '../compressio
 import type { RecordFormat } from '../encoding/format.js';
 import { log } from '../log.js';
 import { describeError } from '../s3-errors.js';
-import type { SpoolKeeper } from '../spool/keeper.js';
+import type { SpoolAdopter } from '../spool/adopter.js';
 import type { KeyTemplate } from '../upload/key-template.js';
 import type { Uploader } from '../upload/uploader.js';
 import type { MemoryBudget } from './budget.js';
@@ -22,7 +22,7 @@ export interface PreparationParts {
   sendCrc32: boolean;
   budget: MemoryBudget;
   uploader: Uploader;
-  spool: SpoolKeeper | undefined;
+  spool: SpoolAdopter | undefined;
 }
 
 /**

@@ -2,6 +2,7 @@ import { alert, type Episodes, log, plural } from '../log.js';
 import type { BatchOutcome } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
 import { increment, type SpoolStats } from '../stats.js';
+import { diskErrorCode } from './disk-deadline.js';
 
 export interface KeeperReportOptions {
   dir: string;
@@ -62,16 +63,40 @@ export class KeeperReports {
     );
   }
 
-  /** A read that will be tried again: `error` is an errno error, or `timeout` / `stalled`. */
+  /** A read that will be tried again: `error` is an errno error or a DiskDeadlineError. */
   readFailed(name: string, error: unknown): void {
-    const code =
-      typeof error === 'string' ? error : ((error as NodeJS.ErrnoException)?.code ?? 'unknown');
-    increment(this.#stats.readFailures, code);
+    increment(this.#stats.readFailures, diskErrorCode(error));
     this.#episodes.report(
       'spool-read',
       'warn',
-      `spool file ${name} could not be read (${typeof error === 'string' ? `disk ${error}` : describeError(error)}); ` +
+      `spool file ${name} could not be read (${describeError(error)}); ` +
         `it stays on disk and is read again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
+    );
+  }
+
+  /** A directory of the spool could not be listed: what an earlier run left is looked for again. */
+  listFailed(error: unknown): void {
+    increment(this.#stats.readFailures, diskErrorCode(error));
+    this.#episodes.report(
+      'spool-read',
+      'warn',
+      `spool ${this.#options.dir} could not be listed (${describeError(error)}); ` +
+        `what an earlier run left is looked for again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
+    );
+  }
+
+  /** A file was deleted or moved to quarantine: such failures, if any, are over. */
+  discarded(): void {
+    this.#episodes.clear('spool-discard');
+  }
+
+  /** A file could not be deleted or moved to quarantine now; it is tried again. */
+  discardFailed(name: string, action: 'remove' | 'quarantine', error: unknown): void {
+    this.#episodes.report(
+      'spool-discard',
+      'warn',
+      `spool file ${name} could not be ${action === 'remove' ? 'deleted' : 'moved to quarantine'} (${describeError(error)}); ` +
+        `tried again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
     );
   }
 

@@ -5,16 +5,10 @@ import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
 import type { SpoolStats } from '../stats.js';
 import type { Uploader } from '../upload/uploader.js';
-import { DiskDeadline, type DiskOutcome } from './disk-deadline.js';
+import { diskErrorCode } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
 import { KeeperReports } from './keeper-reports.js';
-import {
-  type MetaCheck,
-  type ScanEvent,
-  type Spool,
-  type SpoolEntry,
-  SpoolWriteError,
-} from './spool.js';
+import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
 
 /** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
 export interface KeeperParts {
@@ -30,7 +24,7 @@ export interface KeeperOptions {
   loadConcurrency: number;
   /** How often spooled batches are tried again while S3 fails (and unreadable files re-read). */
   retryEveryMillis: number;
-  /** Deadline of one spool write or read; past it the disk counts as stalled. */
+  /** Deadline of one spool operation (the spool's own); past it the disk counts as stalled. */
   diskTimeoutMillis: number;
   /** Whether a file's metadata is one this exporter's configuration could have written. */
   check: MetaCheck;
@@ -44,21 +38,25 @@ const SHUTDOWN_WRITE_GRACE_MILLIS = 250;
  * (write-ahead), deletes the file once S3 acknowledged it, lets memory pressure page batches
  * out to disk instead of dropping them, reads them back when there is room, restores what an
  * earlier run left, and keeps the spool under maxSpoolBytes by evicting the oldest files.
- * Every disk operation has a deadline: a stalled disk costs durability, never uploads.
+ * Every disk operation has a deadline (the spool's): a stalled disk costs durability, never
+ * uploads. What the disk did not do in time (read a file, list a directory, delete or move a
+ * file) is tried again about every retryEveryMillis.
  */
 export class SpoolKeeper implements Pager {
   readonly #spool: Spool;
   readonly #options: KeeperOptions;
   readonly #parts: KeeperParts;
-  readonly #disk: DiskDeadline;
   readonly #reports: KeeperReports;
   /** Batches with a file, by file name, oldest first (names are UUIDv7s: write order). */
   #byFile = new Map<string, SealedBatch>();
   /** The greatest name ever registered: no key is above it, so a greater one appends in order. */
   #greatest: string | undefined;
-  readonly #writes = new Set<Promise<void>>();
+  /** Writes in progress, by batch: a batch is written once. */
+  readonly #writes = new Map<SealedBatch, Promise<void>>();
   /** Files of `batches/` that could not be read yet; read again on the next tick. */
   readonly #unread = new Set<string>();
+  /** The scan of what an earlier run left could not list a directory; it runs again. */
+  #restorePending = false;
   #loading = 0;
   #reserved = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -68,18 +66,26 @@ export class SpoolKeeper implements Pager {
     this.#spool = spool;
     this.#options = options;
     this.#parts = parts;
-    this.#disk = new DiskDeadline(options.diskTimeoutMillis);
     this.#reports = new KeeperReports(parts.stats, parts.episodes, { dir: spool.dir, ...options });
     parts.budget.attachPager(this);
     this.#syncGauges();
   }
 
-  /** Restores the batches an earlier run left, oldest first, and starts uploading them. */
+  /**
+   * Restores the batches an earlier run left, oldest first, and starts uploading them. If a
+   * directory cannot be listed (an errno error, the disk deadline), the scan runs again later.
+   */
   async restore(): Promise<void> {
     let restored = 0;
-    await this.#spool.scan(this.#options.check, (event) => {
-      if (this.#take(event)) restored++;
-    });
+    try {
+      await this.#spool.scan(this.#options.check, (event) => {
+        if (this.#take(event)) restored++;
+      });
+      this.#restorePending = false;
+    } catch (error) {
+      this.#restorePending = true;
+      this.#reports.listFailed(error);
+    }
     if (restored > 0) {
       log.info(
         `spool ${this.#spool.dir}: restoring ${plural(restored, 'batch', 'batches')} from an earlier run`,
@@ -94,6 +100,7 @@ export class SpoolKeeper implements Pager {
     switch (event.kind) {
       case 'entry': {
         this.#unread.delete(event.entry.name);
+        if (this.#byFile.has(event.entry.name)) return false; // a scan run again
         const batch = SealedBatch.restore(event.entry);
         this.#register(event.entry.name, batch);
         this.#parts.budget.admit(batch, 0);
@@ -128,17 +135,21 @@ export class SpoolKeeper implements Pager {
   /**
    * Makes a compressed, named batch durable before its first upload. A failed or overdue write
    * leaves the batch in memory (counted, reported once per episode); the next write uses a
-   * fresh file, and an abandoned write's file is deleted if it ever completes.
+   * fresh file, and an abandoned write's file is deleted if it ever completes. A batch already
+   * on disk, or being written, is not written again.
    */
   persist(batch: SealedBatch): Promise<void> {
-    const write = this.#persist(batch);
-    this.#writes.add(write);
-    return write.finally(() => this.#writes.delete(write));
+    if (batch.spool !== undefined) return Promise.resolve();
+    const running = this.#writes.get(batch);
+    if (running !== undefined) return running;
+    const write = this.#persist(batch).finally(() => this.#writes.delete(batch));
+    this.#writes.set(batch, write);
+    return write;
   }
 
   async #persist(batch: SealedBatch): Promise<void> {
     const body = batch.body;
-    if (body === undefined || this.#closed) return;
+    if (body === undefined || batch.isSettled || this.#closed) return;
     const meta = {
       key: batch.key,
       contentType: batch.contentType,
@@ -151,25 +162,21 @@ export class SpoolKeeper implements Pager {
     // Reserved while writing, so concurrent writes cannot overshoot maxSpoolBytes together.
     this.#reserved += size;
     try {
-      const written = await this.#disk.run(
-        () => this.#spool.write(meta, body),
+      const entry = await this.#spool.write(
+        meta,
+        body,
         // Finished after we gave up on it: never trusted, like a file whose fsync failed.
-        (entry) => void this.#spool.remove(entry).catch(() => {}),
+        (late) => this.#discard(late, 'remove'),
       );
-      if (written.kind !== 'done') {
-        this.#reports.writeFailed(written.kind === 'timeout' ? 'timeout' : 'stalled');
-        return;
-      }
-      const entry = written.value;
       if (!batch.spooled(entry)) {
-        // Dropped (shutdown) while writing: the file would only replay a batch counted as lost.
-        await this.#spool.remove(entry).catch(() => {});
+        // Settled while writing (uploaded, or dropped at shutdown): the file would only replay it.
+        this.#discard(entry, 'remove');
         return;
       }
       this.#register(entry.name, batch);
       this.#reports.written();
     } catch (error) {
-      this.#reports.writeFailed(error instanceof SpoolWriteError ? error.code : 'unknown', error);
+      this.#reports.writeFailed(diskErrorCode(error), error);
     } finally {
       this.#reserved -= size;
     }
@@ -212,11 +219,19 @@ export class SpoolKeeper implements Pager {
   #removeFile(batch: SealedBatch): void {
     const entry = batch.unspool();
     if (entry === undefined) return;
-    void this.#spool.remove(entry).then(
-      () => this.#syncGauges(),
-      (error: unknown) =>
-        log.warn(`spool: could not delete ${entry.name}: ${describeError(error)}`),
+    this.#discard(entry, 'remove');
+  }
+
+  /** Deletes a file, or moves it to quarantine; one the disk did not do is tried again later. */
+  #discard(entry: SpoolEntry, action: 'remove' | 'quarantine'): void {
+    void this.#spool[action](entry).then(
+      () => this.#reports.discarded(),
+      (error: unknown) => {
+        this.#reports.discardFailed(entry.name, action, error);
+        this.#arm();
+      },
     );
+    this.#syncGauges();
   }
 
   /** Reads paged-out batches back into memory, oldest first, while memory and load slots allow. */
@@ -224,7 +239,7 @@ export class SpoolKeeper implements Pager {
     if (this.#closed) return;
     const budget = this.#parts.budget;
     for (const [name, batch] of this.#byFile) {
-      if (this.#loading >= this.#options.loadConcurrency || this.#disk.stalled) break;
+      if (this.#loading >= this.#options.loadConcurrency || this.#spool.stalled) break;
       const entry = batch.spool;
       if (batch.state !== 'paged-out' || entry === undefined) continue;
       const size = entry.fileBytes;
@@ -245,29 +260,21 @@ export class SpoolKeeper implements Pager {
   }
 
   async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
-    let read: DiskOutcome<Buffer>;
+    let body: Buffer;
     try {
-      read = await this.#disk.run(
-        () => this.#spool.read(entry),
-        () => {},
-      );
+      body = await this.#spool.read(entry);
     } catch (error) {
       if (batch.state !== 'paging-in') return;
       if (error instanceof SpoolFormatError) this.#quarantine(batch, entry, error);
       else this.#backOnDisk(batch, entry.name, error);
       return;
     }
-    if (read.kind !== 'done') {
-      if (batch.state === 'paging-in') this.#backOnDisk(batch, entry.name, read.kind);
-      return;
-    }
-    const body = read.value;
     if (!batch.pagedIn(body)) return;
     this.#parts.budget.resize(batch, body.length);
     if (batch.queue()) this.#parts.uploader.submit(batch);
   }
 
-  /** A read that may work later (EMFILE, EIO, a stalled disk): the batch waits on disk again. */
+  /** A read that may work later (EMFILE, EIO, the disk deadline): the batch waits on disk again. */
   #backOnDisk(batch: SealedBatch, name: string, error: unknown): void {
     batch.pageInFailed();
     this.#parts.budget.resize(batch, 0);
@@ -279,7 +286,7 @@ export class SpoolKeeper implements Pager {
   #quarantine(batch: SealedBatch, entry: SpoolEntry, error: unknown): void {
     batch.unspool(); // moved to quarantine/, not deleted when the batch settles
     this.#byFile.delete(entry.name);
-    void this.#spool.quarantine(entry).catch(() => {});
+    this.#discard(entry, 'quarantine');
     this.#reports.quarantined(
       entry.name,
       `failed to read back (${describeError(error)}); moved to quarantine`,
@@ -288,34 +295,41 @@ export class SpoolKeeper implements Pager {
     this.#syncGauges();
   }
 
-  /** While batches wait on disk or files are unread, try again now and then. */
+  /** While batches wait on disk, or the disk left something undone, try again now and then. */
   #arm(): void {
     if (this.#closed || this.#timer !== undefined) return;
-    let waiting = this.#unread.size > 0;
+    let waiting = this.#restorePending || this.#unread.size > 0 || this.#spool.undone > 0;
     for (const batch of this.#byFile.values()) if (batch.state === 'paged-out') waiting = true;
     if (!waiting) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.#rescan().then(() => this.pump());
+      void this.#retry().then(() => this.pump());
     }, this.#options.retryEveryMillis);
     this.#timer.unref();
   }
 
-  async #rescan(): Promise<void> {
+  /** Tries again what the disk did not do: list, read, delete, quarantine. */
+  async #retry(): Promise<void> {
+    if (this.#restorePending && !this.#spool.stalled) await this.restore();
     for (const name of [...this.#unread]) {
-      if (this.#closed || this.#disk.stalled) return;
+      if (this.#closed || this.#spool.stalled) break;
       this.#take(await this.#spool.scanOne(name, this.#options.check));
     }
+    if (!this.#closed) await this.#spool.retryUndone();
+    if (this.#spool.undone === 0) this.#reports.discarded();
     this.#syncGauges();
   }
 
   /** Shutdown: lets writes still running finish, briefly. */
   async settleWrites(): Promise<void> {
-    await settleWithin(Promise.all(this.#writes), SHUTDOWN_WRITE_GRACE_MILLIS);
+    await settleWithin(Promise.all(this.#writes.values()), SHUTDOWN_WRITE_GRACE_MILLIS);
   }
 
-  /** Stops the timer and releases the directory lock; files stay for the next run. */
-  close(): Promise<void> {
+  /**
+   * Stops the timer and releases the directory lock; files stay for the next run. False if a
+   * hung disk still holds the lock's removal.
+   */
+  close(): Promise<boolean> {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;

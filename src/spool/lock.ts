@@ -1,14 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { readFile, rename, rm, utimes } from 'node:fs/promises';
+import { mkdir, readFile, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { uuidv7 } from 'uuidv7';
@@ -37,49 +27,67 @@ const RELEASE_GRACE_MILLIS = 1_000;
 const LOCK = 'owner.lock';
 const OWNER = 'owner.json';
 
-/** Thrown at construction when another live exporter owns the spool directory. */
+/**
+ * Thrown at construction when another exporter of this very process has the spool directory:
+ * a certain misconfiguration that waiting cannot resolve.
+ */
 export class SpoolLockedError extends Error {
-  constructor(dir: string, owner: SpoolOwner | undefined, ageMillis: number | undefined) {
-    const who = owner ? ` by pid ${owner.pid} on ${owner.host} since ${owner.since}` : '';
-    const fresh =
-      ageMillis === undefined
-        ? ''
-        : `; its lock was refreshed ${(ageMillis / 1000).toFixed(1)} s ago (a lock not refreshed for ${LOCK_STALE_MILLIS / 1000} s is taken over)`;
+  constructor(dir: string) {
     super(
-      `otel-s3-exporter: spoolDir ${dir} is in use${who}${fresh}; each exporter needs a spool directory of its own ` +
-        "(two owners would upload and delete each other's files)",
+      `otel-s3-exporter: spoolDir ${dir} is already used by another exporter of this process (pid ${process.pid}); ` +
+        "each exporter needs a spool directory of its own (two owners would upload and delete each other's files)",
     );
     this.name = 'SpoolLockedError';
   }
 }
 
-/** Spool directories locked by this process, by resolved path. */
-const lockedHere = new Set<string>();
+/** Spool directories claimed by exporters of this process, by resolved path. */
+const claimedHere = new Set<string>();
 
-function readQuietly(path: string): string | undefined {
+/** A spool directory reserved for one exporter of this process (no file-system call made). */
+export interface SpoolClaim {
+  release(): void;
+}
+
+/**
+ * Reserves `dir` for one exporter of this process, at once and without touching the disk; throws
+ * SpoolLockedError if another exporter of this process has it. The file lock (the pid rule
+ * below would let a second exporter of this process take over the first one's lock) is taken
+ * later, off the event loop, by tryLockSpoolDir.
+ */
+export function claimSpoolDir(dir: string): SpoolClaim {
+  const key = resolve(dir);
+  if (claimedHere.has(key)) throw new SpoolLockedError(dir);
+  claimedHere.add(key);
+  let held = true;
+  return {
+    release() {
+      if (held) claimedHere.delete(key);
+      held = false;
+    },
+  };
+}
+
+async function readQuietly(path: string): Promise<string | undefined> {
   try {
-    return readFileSync(path, 'utf8').trim();
+    return (await readFile(path, 'utf8')).trim();
   } catch {
     return undefined;
   }
 }
 
-/** This process as a lock owner. */
-function identity(): SpoolOwner {
-  let pidNamespace: string | undefined;
-  try {
-    pidNamespace = readlinkSync('/proc/self/ns/pid');
-  } catch {
-    pidNamespace = undefined;
-  }
-  return {
+/** What identifies this process, read once: the pid namespace and boot do not change. */
+let self: Promise<Omit<SpoolOwner, 'token' | 'since'>> | undefined;
+
+/** This process as the owner of a lock about to be taken. */
+async function identity(): Promise<SpoolOwner> {
+  self ??= (async () => ({
     pid: process.pid,
     host: hostname(),
-    bootId: readQuietly('/proc/sys/kernel/random/boot_id'),
-    pidNamespace,
-    token: uuidv7(),
-    since: new Date().toISOString(),
-  };
+    bootId: await readQuietly('/proc/sys/kernel/random/boot_id'),
+    pidNamespace: await readlink('/proc/self/ns/pid').catch(() => undefined),
+  }))();
+  return { ...(await self), token: uuidv7(), since: new Date().toISOString() };
 }
 
 function alive(pid: number): boolean {
@@ -92,76 +100,108 @@ function alive(pid: number): boolean {
 }
 
 /**
- * True when the owner is certainly gone: the same machine, boot and pid namespace, and its pid
- * is not running (or is ours, from an earlier incarnation). Anything else (another host, another
- * pid namespace) cannot be checked from here: only a lock left unrefreshed proves it gone.
+ * What can be known from here of a lock's owner. `gone`: the machine rebooted since, or the
+ * same machine, boot and pid namespace with its pid not running (or ours, from an earlier
+ * incarnation). `alive`: that pid runs. `unverifiable`: another host or pid namespace (another
+ * container), or a lock without an owner (an earlier version's): only a lock left unrefreshed
+ * for LOCK_STALE_MILLIS proves it gone.
  */
-function provablyGone(owner: SpoolOwner, me: SpoolOwner): boolean {
-  if (owner.host !== me.host) return false;
+export type OwnerVerdict = 'gone' | 'alive' | 'unverifiable';
+
+function judge(owner: SpoolOwner | undefined, me: SpoolOwner): OwnerVerdict {
+  if (owner === undefined || owner.host !== me.host) return 'unverifiable';
   if (owner.bootId !== undefined && me.bootId !== undefined && owner.bootId !== me.bootId)
-    return true; // the machine rebooted since
-  if (owner.pidNamespace !== me.pidNamespace) return false;
-  return owner.pid === me.pid || !alive(owner.pid);
+    return 'gone';
+  if (owner.pidNamespace !== me.pidNamespace) return 'unverifiable';
+  return owner.pid === me.pid || !alive(owner.pid) ? 'gone' : 'alive';
 }
 
-function readOwner(lockDir: string): SpoolOwner | undefined {
-  const text = readQuietly(join(lockDir, OWNER));
-  if (text === undefined) return undefined;
+/** Someone else's lock on the directory, as found. */
+export interface LockHolder {
+  owner: SpoolOwner | undefined;
+  /** Time since the owner last refreshed the lock. */
+  ageMillis: number;
+  verdict: Exclude<OwnerVerdict, 'gone'>;
+}
+
+export type LockAttempt = { kind: 'taken'; lock: SpoolLock } | { kind: 'held'; holder: LockHolder };
+
+interface Found {
+  owner: SpoolOwner | undefined;
+  ageMillis: number;
+  verdict: OwnerVerdict;
+  stale: boolean;
+}
+
+async function inspect(lockDir: string, me: SpoolOwner): Promise<Found | undefined> {
+  let ageMillis: number;
   try {
-    return JSON.parse(text) as SpoolOwner;
-  } catch {
-    return undefined;
+    ageMillis = Date.now() - (await stat(lockDir)).mtimeMs;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
+  let owner: SpoolOwner | undefined;
+  try {
+    owner = JSON.parse(await readFile(join(lockDir, OWNER), 'utf8')) as SpoolOwner;
+  } catch {
+    owner = undefined;
+  }
+  const verdict = judge(owner, me);
+  return { owner, ageMillis, verdict, stale: ageMillis > LOCK_STALE_MILLIS };
 }
 
-/** A spool directory held by this process. */
-export interface SpoolLock {
-  /** Stops refreshing and removes the lock, if it is still ours; bounded in time. */
-  release(): Promise<void>;
-  /** The same at once, for a constructor that failed right after taking the lock. */
-  releaseNow(): void;
+const takeable = (found: Found) => found.stale || found.verdict === 'gone';
+
+function heldBy(found: Found | undefined): LockAttempt {
+  // Found gone again after losing a race: whoever won is about to show up; judge it next time.
+  const verdict = found?.verdict === 'alive' ? 'alive' : 'unverifiable';
+  return {
+    kind: 'held',
+    holder: { owner: found?.owner, ageMillis: found?.ageMillis ?? 0, verdict },
+  };
 }
 
 /**
- * Takes the spool directory for this process. The lock is a directory that appears atomically
- * (rename) with its owner already inside, so nobody ever reads a lock without its owner. It is
- * taken over only when provably stale: not refreshed for LOCK_STALE_MILLIS, or its owner is
- * certainly gone (see provablyGone). Taking it is synchronous (construction must fail at once
- * when the directory is in use); refreshing and releasing it are not, so a slow disk never
- * stalls the event loop.
+ * Tries once to take the spool directory for this process, off the event loop. The lock is a
+ * directory that appears atomically (rename) with its owner already inside, so nobody ever
+ * reads a lock without its owner. It is taken over only when provably stale: not refreshed for
+ * LOCK_STALE_MILLIS, or its owner is certainly gone (see OwnerVerdict). Otherwise it answers who
+ * holds it; the caller decides whether to wait. Call only with a claim on `dir` (claimSpoolDir).
  */
-export function lockSpoolDir(dir: string): SpoolLock {
-  const key = resolve(dir);
+export async function tryLockSpoolDir(dir: string): Promise<LockAttempt> {
   const lockDir = join(dir, LOCK);
-  // Two exporters of this very process: the pid rule must not let the second one in.
-  if (lockedHere.has(key)) throw new SpoolLockedError(dir, readOwner(lockDir), undefined);
-  const me = identity();
+  const me = await identity();
+  let found = await inspect(lockDir, me);
+  // While someone holds it, a try costs a stat and a read, and writes nothing.
+  if (found !== undefined && !takeable(found)) return heldBy(found);
   const candidate = join(dir, `${LOCK}.${me.token}.tmp`);
-  mkdirSync(candidate);
+  await mkdir(candidate);
   try {
-    writeFileSync(join(candidate, OWNER), JSON.stringify(me));
-    // A lock directory without an owner inside is an earlier version's (proper-lockfile's, kept
-    // fresh the same way); rename(2) would replace an empty directory, so judge it first.
-    if (existsSync(lockDir) && readOwner(lockDir) === undefined) takeOverIfStale(dir, lockDir, me);
-    if (!tryRename(candidate, lockDir)) {
-      takeOverIfStale(dir, lockDir, me);
-      if (!tryRename(candidate, lockDir)) {
-        // Someone else took it over at the same moment.
-        throw new SpoolLockedError(dir, readOwner(lockDir), undefined);
+    await writeFile(join(candidate, OWNER), JSON.stringify(me));
+    for (let round = 0; round < 3; round++) {
+      if (found !== undefined) {
+        if (!takeable(found)) return heldBy(found);
+        await takeOver(dir, lockDir, me, found);
       }
+      // A lock directory without an owner inside (an earlier version's) was judged above:
+      // rename(2) would replace an empty directory.
+      if (await tryRename(candidate, lockDir)) {
+        return { kind: 'taken', lock: new HeldLock(dir, lockDir, me) };
+      }
+      found = await inspect(lockDir, me); // someone else took it at the same moment
     }
-  } catch (error) {
-    rmSync(candidate, { recursive: true, force: true });
-    throw error;
+    return heldBy(found);
+  } finally {
+    // Gone already when the rename won; a failure here must not hide a lock we hold.
+    await rm(candidate, { recursive: true, force: true }).catch(() => {});
   }
-  lockedHere.add(key);
-  return new HeldLock(dir, key, lockDir, me);
 }
 
 /** rename(2) of a directory onto a path that exists fails: exactly one taker wins. */
-function tryRename(from: string, to: string): boolean {
+async function tryRename(from: string, to: string): Promise<boolean> {
   try {
-    renameSync(from, to);
+    await rename(from, to);
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -170,39 +210,41 @@ function tryRename(from: string, to: string): boolean {
   }
 }
 
-function takeOverIfStale(dir: string, lockDir: string, me: SpoolOwner): void {
-  let ageMillis: number;
-  try {
-    ageMillis = Date.now() - statSync(lockDir).mtimeMs;
-  } catch {
-    return; // gone meanwhile: the next rename decides
-  }
-  const owner = readOwner(lockDir);
-  const stale = ageMillis > LOCK_STALE_MILLIS;
-  if (!stale && (owner === undefined || !provablyGone(owner, me)))
-    throw new SpoolLockedError(dir, owner, ageMillis);
+async function takeOver(dir: string, lockDir: string, me: SpoolOwner, found: Found): Promise<void> {
+  const owner = found.owner;
   log.warn(
     `spoolDir ${dir}: taking over the lock of pid ${owner?.pid ?? '?'} on ${owner?.host ?? '?'}, ` +
-      (stale ? `not refreshed for ${(ageMillis / 1000).toFixed(1)} s` : 'which is gone'),
+      (found.stale
+        ? `not refreshed for ${(found.ageMillis / 1000).toFixed(1)} s`
+        : 'which is gone'),
   );
   // Moved aside first: if two processes take over at once, only one rename finds it.
   const aside = join(dir, `${LOCK}.${me.token}.stale`);
-  if (tryRename(lockDir, aside)) rmSync(aside, { recursive: true, force: true });
+  if (await tryRename(lockDir, aside).catch(() => false))
+    await rm(aside, { recursive: true, force: true });
+}
+
+/** A spool directory held by this process. */
+export interface SpoolLock {
+  /**
+   * Stops refreshing and removes the lock, if it is still ours; bounded in time. True when it
+   * is done; false while a hung disk still holds the removal (the directory must then stay
+   * claimed, so this process cannot take it again and have the late removal delete that lock).
+   */
+  release(): Promise<boolean>;
 }
 
 class HeldLock implements SpoolLock {
   readonly #owner: SpoolOwner;
   readonly #dir: string;
-  readonly #key: string;
   readonly #lockDir: string;
   readonly #timer: NodeJS.Timeout;
   #refreshing = false;
   #lost = false;
 
-  constructor(dir: string, key: string, lockDir: string, owner: SpoolOwner) {
+  constructor(dir: string, lockDir: string, owner: SpoolOwner) {
     this.#owner = owner;
     this.#dir = dir;
-    this.#key = key;
     this.#lockDir = lockDir;
     this.#timer = setInterval(() => void this.#refresh(), LOCK_REFRESH_MILLIS);
     this.#timer.unref();
@@ -240,14 +282,7 @@ class HeldLock implements SpoolLock {
     }
   }
 
-  releaseNow(): void {
-    clearInterval(this.#timer);
-    if (readOwner(this.#lockDir)?.token === this.#owner.token)
-      rmSync(this.#lockDir, { recursive: true, force: true });
-    lockedHere.delete(this.#key);
-  }
-
-  async release(): Promise<void> {
+  async release(): Promise<boolean> {
     clearInterval(this.#timer);
     const removed = (async () => {
       if (this.#lost || !(await this.#stillOurs())) return;
@@ -256,7 +291,7 @@ class HeldLock implements SpoolLock {
       await rename(this.#lockDir, aside);
       await rm(aside, { recursive: true, force: true });
     })();
-    const done = await settleWithin(
+    return settleWithin(
       removed.catch((error: unknown) =>
         log.warn(
           `could not release the lock of spoolDir ${this.#dir}: ${(error as Error).message}`,
@@ -264,8 +299,5 @@ class HeldLock implements SpoolLock {
       ),
       RELEASE_GRACE_MILLIS,
     );
-    // Still running (a hung disk): keep the directory marked as ours, so this process cannot
-    // take it again and have the late removal delete its new lock.
-    if (done) lockedHere.delete(this.#key);
   }
 }

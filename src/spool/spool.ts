@@ -1,14 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
+import type { DiskDeadline } from './disk-deadline.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
   SpoolFormatError,
   type SpoolMeta,
 } from './file-format.js';
-import { nodeFileSystem, type SpoolFileSystem } from './file-system.js';
-import { lockSpoolDir, type SpoolLock } from './lock.js';
+import type { SpoolFileSystem } from './file-system.js';
+import { type LockHolder, type SpoolLock, tryLockSpoolDir } from './lock.js';
 
 /** A batch that is durably on disk. */
 export interface SpoolEntry {
@@ -42,38 +42,57 @@ export type ScanEvent =
 /** Checks a valid file's metadata against the configuration; a reason if it is not ours. */
 export type MetaCheck = (meta: SpoolMeta) => string | undefined;
 
+/** What opening a spool directory came to: ours now, or someone else's for the moment. */
+export type SpoolOpening = { kind: 'open'; spool: Spool } | { kind: 'held'; holder: LockHolder };
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === 'ENOENT';
+
 /**
  * The durable disk spool: one file per batch, written to `tmp/`, fsynced, renamed into
  * `batches/`, and the directory fsynced, so a file in `batches/` is whole. A failed write or
  * fsync is never retried on the same file (the page cache may hold anything after a failed
  * fsync): the caller keeps the bytes and a later write uses a fresh name.
+ *
+ * Every file-system call runs under the disk deadline: past it, or while an overdue call has not
+ * returned, the operation fails with DiskDeadlineError (`timeout`, `stalled`) and the caller
+ * goes on without the disk.
  */
 export class Spool {
   readonly dir: string;
   readonly #fs: SpoolFileSystem;
+  readonly #disk: DiskDeadline;
   readonly #batches: string;
   readonly #tmp: string;
   readonly #quarantine: string;
   readonly #lock: SpoolLock;
+  /** Files of `batches/` counted in bytes and files, with their sizes. */
+  readonly #counted = new Map<string, number>();
   #bytes = 0;
-  #files = 0;
   /** Files this process writes or wrote (until removed): not an earlier run's. */
   readonly #ours = new Set<string>();
+  /** Files whose deletion or move to quarantine failed or overran, by path: see retryUndone(). */
+  readonly #undone = new Map<string, 'remove' | 'quarantine'>();
 
-  private constructor(dir: string, fs: SpoolFileSystem, lock: SpoolLock) {
+  private constructor(dir: string, fs: SpoolFileSystem, disk: DiskDeadline, lock: SpoolLock) {
     this.dir = dir;
     this.#fs = fs;
+    this.#disk = disk;
     this.#batches = join(dir, 'batches');
     this.#tmp = join(dir, 'tmp');
     this.#quarantine = join(dir, 'quarantine');
     this.#lock = lock;
   }
 
-  /** Creates the directories and takes the lock (throws SpoolLockedError if another owner lives). */
-  static open(dir: string, fs: SpoolFileSystem = nodeFileSystem): Spool {
-    for (const sub of ['batches', 'tmp', 'quarantine'])
-      mkdirSync(join(dir, sub), { recursive: true });
-    return new Spool(dir, fs, lockSpoolDir(dir));
+  /**
+   * Creates the directories and tries once to take the lock (see tryLockSpoolDir), off the
+   * event loop. The caller holds a claim on `dir` and runs this under `disk`'s deadline, which
+   * the spool then uses for every operation.
+   */
+  static async open(dir: string, fs: SpoolFileSystem, disk: DiskDeadline): Promise<SpoolOpening> {
+    for (const sub of ['batches', 'tmp', 'quarantine']) await fs.mkdir(join(dir, sub));
+    const attempt = await tryLockSpoolDir(dir);
+    if (attempt.kind === 'held') return attempt;
+    return { kind: 'open', spool: new Spool(dir, fs, disk, attempt.lock) };
   }
 
   /** Bytes of the files in `batches/`. */
@@ -82,27 +101,38 @@ export class Spool {
   }
 
   get files(): number {
-    return this.#files;
+    return this.#counted.size;
+  }
+
+  /** True while a disk operation overran its deadline and has not returned: nothing new starts. */
+  get stalled(): boolean {
+    return this.#disk.stalled;
   }
 
   /**
    * Reads what an earlier run left, oldest first, reporting each file as it goes: every file
    * of `batches/` is validated; complete files left in `tmp/` (a crash between fsync and rename)
    * are adopted; torn, corrupt and foreign files go to `quarantine/`; files that cannot be read
-   * now stay where they are.
+   * now (an errno error, the disk deadline) stay where they are. Throws only when a directory
+   * cannot be listed: then no file of `batches/` was reported, and the scan can be run again.
    */
   async scan(check: MetaCheck, report: (event: ScanEvent) => void): Promise<void> {
-    for (const name of (await this.#fs.readdir(this.#tmp)).sort()) {
-      if (this.#ours.has(name.replace(/\.tmp$/, ''))) continue;
+    for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#tmp))).sort()) {
       const path = join(this.#tmp, name);
+      if (this.#ours.has(name.replace(/\.tmp$/, '')) || this.#undone.has(path)) continue;
       const read = await this.#readChecked(path, check);
-      if ('meta' in read)
-        await this.#fs.rename(path, join(this.#batches, name.replace(/\.tmp$/, '')));
-      else if ('reason' in read) report(await this.#moveToQuarantine(path, name, read.reason));
+      if ('meta' in read) {
+        const adopted = join(this.#batches, name.replace(/\.tmp$/, ''));
+        await this.#disk
+          .run(() => this.#fs.rename(path, adopted))
+          .catch((error: unknown) => report({ kind: 'unreadable', name, error }));
+      } else if ('reason' in read) report(await this.#moveToQuarantine(path, name, read.reason));
       else report({ kind: 'unreadable', name, error: read.error });
     }
-    for (const name of (await this.#fs.readdir(this.#batches)).sort()) {
-      if (!this.#ours.has(name)) report(await this.scanOne(name, check));
+    for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#batches))).sort()) {
+      // Not ours, and not set aside already by a scan run before (see #moveToQuarantine).
+      if (this.#ours.has(name) || this.#undone.has(join(this.#batches, name))) continue;
+      report(await this.scanOne(name, check));
     }
   }
 
@@ -112,8 +142,7 @@ export class Spool {
     const read = await this.#readChecked(path, check);
     if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);
     if ('error' in read) return { kind: 'unreadable', name, error: read.error };
-    this.#bytes += read.fileBytes;
-    this.#files++;
+    this.#count(name, read.fileBytes);
     return { kind: 'entry', entry: { name, fileBytes: read.fileBytes, meta: read.meta } };
   }
 
@@ -123,7 +152,7 @@ export class Spool {
   ): Promise<{ meta: SpoolMeta; fileBytes: number } | { reason: string } | { error: unknown }> {
     let file: Buffer;
     try {
-      file = await this.#fs.readFile(path);
+      file = await this.#disk.run(() => this.#fs.readFile(path));
     } catch (error) {
       return { error };
     }
@@ -137,16 +166,32 @@ export class Spool {
     }
   }
 
+  /**
+   * A file that failed its checks is set aside: moved to `quarantine/`, or, if the disk does
+   * not do it now, kept for retryUndone(). Either way it is never used, and reported once.
+   */
   async #moveToQuarantine(path: string, name: string, reason: string): Promise<ScanEvent> {
-    await this.#fs.rename(path, join(this.#quarantine, name));
+    await this.#discard(path, 'quarantine').catch(() => {});
     return { kind: 'quarantined', name, reason };
   }
 
-  /** Writes a batch durably; throws SpoolWriteError (after cleaning up) if it did not become durable. */
-  async write(meta: SpoolMeta, body: Buffer): Promise<SpoolEntry> {
+  /**
+   * Writes a batch durably; throws SpoolWriteError (after cleaning up) if it did not become
+   * durable, or DiskDeadlineError. A write that completes after its deadline is handed to
+   * `late`: it was never trusted, and the caller removes it.
+   */
+  async write(
+    meta: SpoolMeta,
+    body: Buffer,
+    late: (entry: SpoolEntry) => void = () => {},
+  ): Promise<SpoolEntry> {
     const name = `${uuidv7()}.batch`;
     // Known before it exists, so a scan running meanwhile never takes it for an earlier run's.
     this.#ours.add(name);
+    return this.#disk.run(() => this.#write(name, meta, body), late);
+  }
+
+  async #write(name: string, meta: SpoolMeta, body: Buffer): Promise<SpoolEntry> {
     const tmpPath = join(this.#tmp, `${name}.tmp`);
     const finalPath = join(this.#batches, name);
     const parts = encodeSpoolFile(meta, body);
@@ -171,43 +216,79 @@ export class Spool {
     } catch (error) {
       // Not durable: remove what we made so a replay never finds it, and let the caller keep the bytes.
       await this.#fs.unlink(renamed ? finalPath : tmpPath).catch(() => {});
+      this.#ours.delete(name);
       throw new SpoolWriteError(step, error);
     }
-    this.#bytes += fileBytes;
-    this.#files++;
+    this.#count(name, fileBytes);
     return { name, fileBytes, meta };
   }
 
   /** The body of an entry, validated again (the disk may have changed it since). */
   async read(entry: SpoolEntry): Promise<Buffer> {
-    return decodeSpoolFile(await this.#fs.readFile(join(this.#batches, entry.name))).body;
+    const file = await this.#disk.run(() => this.#fs.readFile(join(this.#batches, entry.name)));
+    return decodeSpoolFile(file).body;
   }
 
-  /** Deletes an entry, after S3 acknowledged it or when it is evicted. */
-  async remove(entry: SpoolEntry): Promise<void> {
-    this.#forget(entry);
-    await this.#fs.unlink(join(this.#batches, entry.name));
+  /**
+   * Deletes an entry, after S3 acknowledged it or when it is evicted. It stops counting at
+   * once. If the deletion fails or overruns its deadline, it throws and the file is kept for
+   * retryUndone() (until then a restart would replay it, and a conditional write refuses it).
+   */
+  remove(entry: SpoolEntry): Promise<void> {
+    this.#forget(entry.name);
+    return this.#discard(join(this.#batches, entry.name), 'remove');
   }
 
-  /** Moves an entry that failed to read back to `quarantine/`. */
-  async quarantine(entry: SpoolEntry): Promise<void> {
-    this.#forget(entry);
-    await this.#fs.rename(join(this.#batches, entry.name), join(this.#quarantine, entry.name));
+  /** Moves an entry that failed to read back to `quarantine/`; a failure as for remove(). */
+  quarantine(entry: SpoolEntry): Promise<void> {
+    this.#forget(entry.name);
+    return this.#discard(join(this.#batches, entry.name), 'quarantine');
   }
 
-  #forget(entry: SpoolEntry): void {
-    this.#ours.delete(entry.name);
-    this.#bytes -= entry.fileBytes;
-    this.#files--;
+  /** Deletions and moves that failed or overran, waiting for retryUndone(). */
+  get undone(): number {
+    return this.#undone.size;
   }
 
-  /** Releases the directory lock at once: the exporter's constructor failed after open(). */
-  abandon(): void {
-    this.#lock.releaseNow();
+  /** Tries the failed deletions and moves again, one at a time, while the disk is not stalled. */
+  async retryUndone(): Promise<void> {
+    for (const [path, action] of [...this.#undone]) {
+      if (this.stalled) return;
+      await this.#discard(path, action).catch(() => {});
+    }
   }
 
-  /** Releases the directory lock (bounded in time). */
-  close(): Promise<void> {
+  async #discard(path: string, action: 'remove' | 'quarantine'): Promise<void> {
+    this.#undone.delete(path);
+    try {
+      await this.#disk.run(() =>
+        action === 'remove'
+          ? this.#fs.unlink(path)
+          : this.#fs.rename(path, join(this.#quarantine, basename(path))),
+      );
+    } catch (error) {
+      if (isMissing(error)) return; // done already (by a late or an earlier try)
+      this.#undone.set(path, action);
+      throw error;
+    }
+  }
+
+  #count(name: string, fileBytes: number): void {
+    if (this.#counted.has(name)) return;
+    this.#counted.set(name, fileBytes);
+    this.#bytes += fileBytes;
+  }
+
+  #forget(name: string): void {
+    this.#ours.delete(name);
+    const fileBytes = this.#counted.get(name);
+    if (fileBytes === undefined) return;
+    this.#counted.delete(name);
+    this.#bytes -= fileBytes;
+  }
+
+  /** Releases the directory lock (bounded in time); false if a hung disk still holds it. */
+  close(): Promise<boolean> {
     return this.#lock.release();
   }
 }

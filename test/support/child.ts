@@ -15,16 +15,31 @@ export interface Child {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
 }
 
+export interface SpawnOptions {
+  /**
+   * Runs it as pid 1 of a pid namespace of its own, like a container (Linux, root). Killing the
+   * returned process (unshare) kills it too (--kill-child), so nothing is orphaned.
+   */
+  ownPidNamespace?: boolean;
+  /** A pipe to its stdin (`process.stdin` of the child); otherwise stdin is closed. */
+  stdin?: boolean;
+}
+
 /** Runs a TypeScript file of this repository in a child Node.js process (through tsx). */
 export function spawnTs(
   file: string,
   env: Record<string, string | undefined> = {},
   nodeFlags: string[] = [],
+  options: SpawnOptions = {},
 ): Child {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', file], {
+  const node = [process.execPath, ...nodeFlags, '--import', 'tsx', file];
+  const [command, ...args] = options.ownPidNamespace
+    ? ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', ...node]
+    : node;
+  const child = spawn(command as string, args, {
     cwd: ROOT,
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.stdin === true ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   const waiters: ((line: string) => void)[] = [];

@@ -1,6 +1,7 @@
 import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
 
 export type FsOperation =
+  | 'mkdir'
   | 'create'
   | 'write'
   | 'fsync'
@@ -75,7 +76,10 @@ export class FaultyFileSystem implements SpoolFileSystem {
     });
   }
 
-  mkdir = nodeFileSystem.mkdir;
+  async mkdir(path: string) {
+    await this.#step('mkdir', path);
+    await nodeFileSystem.mkdir(path);
+  }
 
   async readFile(path: string) {
     await this.#step('readFile', path);

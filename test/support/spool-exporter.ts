@@ -1,4 +1,7 @@
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { DiskDeadline } from '../../src/spool/disk-deadline.js';
+import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
+import { Spool } from '../../src/spool/spool.js';
 import type { ScriptedS3 } from './scripted-s3.js';
 
 /**
@@ -22,4 +25,18 @@ export function spoolExporter(
     flushTimeoutMillis: 1_000,
     ...options,
   });
+}
+
+/**
+ * Opens `dir` as a spool of its own (directories and lock), as an earlier run would have, to
+ * write files by hand. close() it before an exporter takes the directory.
+ */
+export async function openSpool(
+  dir: string,
+  fs: SpoolFileSystem = nodeFileSystem,
+  timeoutMillis = 5_000,
+): Promise<Spool> {
+  const opening = await Spool.open(dir, fs, new DiskDeadline(timeoutMillis));
+  if (opening.kind !== 'open') throw new Error(`spool ${dir} is held by another owner`);
+  return opening.spool;
 }

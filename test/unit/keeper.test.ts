@@ -9,12 +9,12 @@ import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { spoolFileBytes } from '../../src/spool/file-format.js';
 import { SpoolKeeper } from '../../src/spool/keeper.js';
-import { Spool } from '../../src/spool/spool.js';
 import { emptySpoolStats, emptyStats } from '../../src/stats.js';
 import { Uploader } from '../../src/upload/uploader.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
+import { openSpool } from '../support/spool-exporter.js';
 import { waitFor } from '../support/wait.js';
 
 captureDiag();
@@ -29,7 +29,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function setup(
+async function setup(
   s3: ScriptedS3,
   options: {
     limit?: number;
@@ -64,7 +64,7 @@ function setup(
     outcomes,
   );
   const keeper = new SpoolKeeper(
-    Spool.open(dir, options.fs),
+    await openSpool(dir, options.fs),
     {
       maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
       loadConcurrency: options.loadConcurrency ?? 2,
@@ -102,7 +102,7 @@ const files = () => readdirSync(join(dir, 'batches'));
 
 describe('SpoolKeeper', () => {
   test('persist() makes a batch durable and registers its file', async () => {
-    const { keeper, prepared, spoolStats } = setup(new ScriptedS3());
+    const { keeper, prepared, spoolStats } = await setup(new ScriptedS3());
     const batch = prepared('a');
     await keeper.persist(batch);
     expect(batch.spool?.name).toMatch(/\.batch$/);
@@ -111,7 +111,7 @@ describe('SpoolKeeper', () => {
   });
 
   test('the file goes when the batch is stored or dropped, and stays when it is left for the next run', async () => {
-    const { keeper, prepared, budget } = setup(new ScriptedS3());
+    const { keeper, prepared, budget } = await setup(new ScriptedS3());
     const [stored, dropped, left] = [prepared('s'), prepared('d'), prepared('l')];
     for (const b of [stored, dropped, left]) await keeper.persist(b);
     const leftName = left.spool?.name;
@@ -124,7 +124,7 @@ describe('SpoolKeeper', () => {
 
   test('a failed write leaves the batch in memory and counted; nothing is registered', async () => {
     const fs = new FaultyFileSystem().failNext('fsync', 'EIO');
-    const { keeper, prepared, spoolStats } = setup(new ScriptedS3(), { fs });
+    const { keeper, prepared, spoolStats } = await setup(new ScriptedS3(), { fs });
     const batch = prepared('a');
     await keeper.persist(batch);
     expect(batch.spool).toBeUndefined();
@@ -145,7 +145,7 @@ describe('SpoolKeeper', () => {
       },
       200,
     );
-    const { keeper, prepared, budget, stats, spoolStats } = setup(new ScriptedS3(), {
+    const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
       maxSpoolBytes: 3 * fileBytes,
     });
     const first = prepared('1', 200);
@@ -164,7 +164,7 @@ describe('SpoolKeeper', () => {
 
   test('a paged-out batch is read back and uploaded when memory allows', async () => {
     const s3 = new ScriptedS3();
-    const { keeper, prepared, budget } = setup(s3, { limit: 1_000 });
+    const { keeper, prepared, budget } = await setup(s3, { limit: 1_000 });
     const batch = prepared('a', 200);
     await keeper.persist(batch);
     batch.queue();
@@ -178,14 +178,14 @@ describe('SpoolKeeper', () => {
 
   test('restore() registers what an earlier run left, oldest first, and uploads it', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const first = setup(s3);
+    const first = await setup(s3);
     const written = [first.prepared('1'), first.prepared('2'), first.prepared('3')];
     for (const b of written) await first.keeper.persist(b);
     await first.keeper.close();
     keepers.length = 0;
     const later = new ScriptedS3();
     // One read at a time, so the upload order is the page-in order.
-    const second = setup(later, { loadConcurrency: 1 });
+    const second = await setup(later, { loadConcurrency: 1 });
     await second.keeper.restore();
     await waitFor(() => second.spoolStats.replayed === 3, 2_000, 'all replayed');
     expect(later.attempts.map((a) => a.key)).toEqual(['1.json', '2.json', '3.json']);

@@ -12,7 +12,7 @@ import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
-import { spoolExporter } from '../support/spool-exporter.js';
+import { openSpool, spoolExporter } from '../support/spool-exporter.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -153,8 +153,7 @@ describe('spool files are data, not commands', () => {
 
   test('a key outside the prefix or layout, a foreign content type, or odd numbers are quarantined and counted, never uploaded', async () => {
     await rm(dir, { recursive: true, force: true });
-    const { Spool } = await import('../../src/spool/spool.js');
-    const spool = Spool.open(dir);
+    const spool = await openSpool(dir);
     const good = meta({});
     const files: [string, SpoolMeta][] = [
       ['good', good],

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -13,69 +12,60 @@ import {
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
-import { LOCK_STALE_MILLIS, SpoolLockedError, type SpoolOwner } from '../../src/spool/lock.js';
+import { ADOPT_RETRY_MILLIS } from '../../src/spool/adopter.js';
+import { LOCK_STALE_MILLIS, type SpoolOwner } from '../../src/spool/lock.js';
+import { type Child, spawnTs } from '../support/child.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
-const ROOT = new URL('../../', import.meta.url).pathname;
 const HOLDER = 'test/support/children/spool-holder.ts';
 
 let dir: string;
-const children: ReturnType<typeof spawn>[] = [];
+const children: Child[] = [];
+const exporters: S3MetricExporter[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'otel-s3-lock-test-'));
 });
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+afterEach(async () => {
+  for (const exporter of exporters.splice(0)) await exporter.shutdown();
+  // Our own children, by their process: unshare --kill-child takes a namespace's node with it.
+  for (const child of children.splice(0)) child.process.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
 
 interface HolderLine {
-  ready?: boolean;
+  constructed?: boolean;
+  state?: string;
   pid?: number;
   error?: string;
-  message?: string;
 }
 
-/** Starts the holder child (optionally as pid 1 of a pid namespace of its own) on `dir`. */
-function holder(ownPidNamespace = false): {
-  first: Promise<HolderLine>;
-  exited: Promise<number | null>;
-} {
-  const node = [process.execPath, '--import', 'tsx', HOLDER, dir];
-  const child = ownPidNamespace
-    ? // --kill-child: killing unshare (afterEach) must take the namespace's node with it.
-      spawn('unshare', ['--pid', '--fork', '--kill-child', '--mount-proc', ...node], { cwd: ROOT })
-    : spawn(node[0] as string, node.slice(1), { cwd: ROOT });
+/** The holder child (optionally as pid 1 of a pid namespace of its own) on `dir`. */
+function holder(ownPidNamespace = false): Child {
+  const child = spawnTs(HOLDER, { SPOOL_DIR: dir }, [], { ownPidNamespace });
   children.push(child);
-  const first = new Promise<HolderLine>((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) =>
-      resolve(JSON.parse(line) as HolderLine),
-    );
-    child.once('exit', () => reject(new Error(`holder exited without a line: ${stderr}`)));
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => resolve(code)),
-  );
-  return { first, exited };
+  return child;
 }
 
-const exporterOn = () =>
-  new S3MetricExporter({
+/** Resolves with the holder's first spool state other than `opening`. */
+const settledState = (child: Child) =>
+  child.waitForJson<HolderLine>((l) => l.state !== undefined && l.state !== 'opening');
+
+const exporterOn = () => {
+  const exporter = new S3MetricExporter({
     bucket: 'unit',
     s3Client: new ScriptedS3().client,
     compression: 'none',
     spoolDir: dir,
   });
+  exporters.push(exporter);
+  return exporter;
+};
+const stateOf = (exporter: S3MetricExporter) => exporter.stats().spool?.state;
 
 const lockDir = () => join(dir, 'owner.lock');
 const ownerOf = () => JSON.parse(readFileSync(join(lockDir(), 'owner.json'), 'utf8')) as SpoolOwner;
@@ -83,27 +73,49 @@ const backdate = (millis: number) => {
   const t = new Date(Date.now() - millis);
   utimesSync(lockDir(), t, t);
 };
+const sleep = (millis: number) => new Promise((r) => setTimeout(r, millis));
 
-describe('the spool lock across processes', () => {
-  test('a live owner in another process keeps the directory: the file lock says so, not an in-process set', async () => {
+// Each test starts child processes through tsx: slow on a loaded machine, and on Node 20.
+describe('the spool lock across processes', { timeout: 60_000 }, () => {
+  test('a live owner in another process keeps the directory: this exporter starts, waits, says so once, and adopts the spool when that process exits', async () => {
     const child = holder();
-    const line = await child.first;
-    expect(line.ready).toBe(true);
-    expect(ownerOf().pid).toBe(line.pid);
-    expect(() => exporterOn()).toThrow(SpoolLockedError);
-    expect(() => exporterOn()).toThrow(new RegExp(`in use by pid ${line.pid} on ${hostname()}`));
-  });
-
-  test("a dead owner's lock (same machine and pid namespace) is taken over at once", async () => {
-    const child = holder();
-    const line = await child.first;
-    process.kill(line.pid as number, 'SIGKILL');
+    expect((await settledState(child)).state).toBe('active');
+    const { pid, token } = ownerOf();
+    const exporter = exporterOn(); // no SpoolLockedError: the exporter runs from memory meanwhile
+    await waitFor(() => stateOf(exporter) === 'waiting-for-lock', 5_000, 'waiting');
+    // Several tries later the live owner still has its lock.
+    await sleep(ADOPT_RETRY_MILLIS * 2.5);
+    expect(stateOf(exporter)).toBe('waiting-for-lock');
+    expect(ownerOf().token).toBe(token);
+    const reports = messages.filter((m) => /is in use by pid \d+/.test(m.text));
+    expect(reports).toHaveLength(1);
+    expect(reports[0]?.level).toBe('error');
+    expect(reports[0]?.text).toContain(`in use by pid ${pid} on ${hostname()}, a running process`);
+    // It exits (killed): provably gone, so its lock is taken at the next try, not 10 s later.
+    child.process.kill('SIGKILL');
     await child.exited;
-    const exporter = exporterOn();
+    const killedAt = performance.now();
+    await waitFor(() => stateOf(exporter) === 'active', 5_000, 'adopted');
+    expect(performance.now() - killedAt).toBeLessThan(ADOPT_RETRY_MILLIS + 2_000);
     expect(ownerOf().pid).toBe(process.pid);
     expect(
       messages.some((m) => /taking over the lock of pid \d+ .*which is gone/.test(m.text)),
     ).toBe(true);
+    await exporter.shutdown();
+    expect(existsSync(lockDir())).toBe(false);
+  });
+
+  test("a dead owner's lock (same machine and pid namespace) is taken over at once", async () => {
+    const child = holder();
+    expect((await settledState(child)).state).toBe('active');
+    child.process.kill('SIGKILL');
+    await child.exited;
+    const started = performance.now();
+    const exporter = exporterOn();
+    await waitFor(() => stateOf(exporter) === 'active', 5_000, 'active');
+    // Far sooner than the lock could have gone stale.
+    expect(performance.now() - started).toBeLessThan(LOCK_STALE_MILLIS / 2);
+    expect(ownerOf().pid).toBe(process.pid);
     await exporter.shutdown();
     expect(existsSync(lockDir())).toBe(false);
   });
@@ -120,48 +132,51 @@ describe('the spool lock across processes', () => {
     mkdirSync(lockDir());
     writeFileSync(join(lockDir(), 'owner.json'), JSON.stringify(owner));
     const exporter = exporterOn();
+    await waitFor(() => stateOf(exporter) === 'active', 5_000, 'active');
     expect(ownerOf().token).not.toBe(owner.token);
     await exporter.shutdown();
   });
 
-  test('two owners that both are pid 1 on the same host, in separate pid namespaces: the second gets SpoolLockedError while the first lives', async () => {
+  test('two owners that both are pid 1 on the same host, in separate pid namespaces: the second waits while the first lives, and adopts once its lock is stale', async () => {
     const first = holder(true);
-    const line = await first.first;
-    expect(line).toMatchObject({ ready: true, pid: 1 });
-    const second = holder(true);
-    const refused = await second.first;
-    expect(refused.error).toBe('SpoolLockedError');
-    expect(refused.message).toMatch(/in use by pid 1 on .* refreshed \d+\.\d s ago/);
-    expect(await second.exited).toBe(3);
-    // The first keeps its lock fresh (asynchronously) while it lives: even an old-looking lock
-    // is touched again within the refresh interval.
+    expect(await settledState(first)).toMatchObject({ state: 'active', pid: 1 });
+    const firstOwner = ownerOf();
+    // It keeps its lock fresh (asynchronously) while it lives: even an old-looking lock is
+    // touched again within the refresh interval.
     backdate(60_000);
     await waitFor(() => Date.now() - statSync(lockDir()).mtimeMs < 5_000, 5_000, 'a refresh');
-    // Killed: nothing can prove from another namespace that it is gone, until its lock goes stale.
-    const pidNamespaceOwner = ownerOf();
-    const killer = spawn('pkill', ['-KILL', '-f', `${HOLDER} ${dir}`]);
-    await new Promise((r) => killer.once('exit', r));
+    const second = holder(true);
+    expect(await second.waitForJson<HolderLine>((l) => l.constructed === true)).toMatchObject({
+      pid: 1,
+    });
+    expect((await settledState(second)).state).toBe('waiting-for-lock');
+    // Several tries later, the second has not taken it.
+    await sleep(ADOPT_RETRY_MILLIS * 2.5);
+    expect(ownerOf().token).toBe(firstOwner.token);
+    // Killed: nothing can prove from another namespace that it is gone, until its lock is stale.
+    first.process.kill('SIGKILL');
     await first.exited;
-    const third = holder(true);
-    expect((await third.first).error).toBe('SpoolLockedError');
+    await sleep(ADOPT_RETRY_MILLIS * 1.5);
+    expect(ownerOf().token).toBe(firstOwner.token);
+    expect(second.lines.map((l) => JSON.parse(l).state).filter(Boolean)).not.toContain('active');
     backdate(LOCK_STALE_MILLIS + 1_000);
-    const fourth = holder(true);
-    expect((await fourth.first).ready).toBe(true);
-    expect(ownerOf().token).not.toBe(pidNamespaceOwner.token);
+    await second.waitForJson<HolderLine>((l) => l.state === 'active', ADOPT_RETRY_MILLIS + 5_000);
+    expect(ownerOf()).toMatchObject({ pid: 1 });
+    expect(ownerOf().token).not.toBe(firstOwner.token);
   });
 
-  test('of many processes taking a free directory at once, exactly one wins', async () => {
+  test('of many processes taking a free directory at once, exactly one wins; the others wait', async () => {
     const racers = Array.from({ length: 4 }, () => holder());
-    const lines = await Promise.all(racers.map((r) => r.first));
-    expect(lines.filter((l) => l.ready === true)).toHaveLength(1);
-    expect(lines.filter((l) => l.error === 'SpoolLockedError')).toHaveLength(3);
+    const states = await Promise.all(racers.map(async (r) => (await settledState(r)).state));
+    expect(states.filter((s) => s === 'active')).toHaveLength(1);
+    expect(states.filter((s) => s === 'waiting-for-lock')).toHaveLength(3);
     // The owner is inside the lock from the moment it exists: no half-made lock is ever left.
     expect(readdirSync(dir).filter((n) => n.startsWith('owner.lock'))).toEqual(['owner.lock']);
   });
 });
 
 describe('a failed constructor leaves nothing behind', () => {
-  test('the spool lock is released when a later step of the constructor throws', async () => {
+  test('nothing of the spool outlives a constructor that throws: no lock, no claim in this process', async () => {
     const body = await import('../../src/compression/body-maker.js');
     const spy = vi.spyOn(body, 'createBodyMaker').mockImplementationOnce(() => {
       throw new Error('zstd engine missing (simulated)');
@@ -172,8 +187,9 @@ describe('a failed constructor leaves nothing behind', () => {
       spy.mockRestore();
     }
     expect(existsSync(lockDir())).toBe(false);
-    // A retry in the same process is not refused by its own leftover lock.
+    // A retry in the same process is not refused by its own leftover claim, and takes the lock.
     const exporter = exporterOn();
+    await waitFor(() => stateOf(exporter) === 'active', 5_000, 'active');
     await exporter.shutdown();
   });
 });

@@ -7,12 +7,11 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { objectKey, type S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { decodeSpoolFile, encodeSpoolFile, type SpoolMeta } from '../../src/spool/file-format.js';
 import { SpoolLockedError } from '../../src/spool/lock.js';
-import { Spool } from '../../src/spool/spool.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3, tagsIn } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
-import { spoolExporter } from '../support/spool-exporter.js';
+import { openSpool, spoolExporter } from '../support/spool-exporter.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -176,7 +175,9 @@ describe('S3MetricExporter with a spool', () => {
     const first = exporterWith(s3);
     expect(() => exporterWith(s3)).toThrow(SpoolLockedError);
     expect(() => exporterWith(s3)).toThrow(
-      new RegExp(`spoolDir ${dir} is in use by pid ${process.pid}`),
+      new RegExp(
+        `spoolDir ${dir} is already used by another exporter of this process \\(pid ${process.pid}\\)`,
+      ),
     );
     await first.shutdown();
     const again = exporterWith(s3);
@@ -184,7 +185,7 @@ describe('S3MetricExporter with a spool', () => {
   });
 
   test('torn and bit-flipped files are quarantined and counted, never uploaded; complete files left in tmp/ are adopted', async () => {
-    const spool = Spool.open(dir);
+    const spool = await openSpool(dir);
     const key = keyMaker();
     const good = await spool.write(
       { ...meta, key: key('good') },

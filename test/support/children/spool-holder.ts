@@ -1,21 +1,30 @@
 /**
- * Child process: takes the spool directory argv[2] with an exporter (S3 never called), prints
- * {"ready":true,"pid":...} or {"error":name,"message":...}, then stays alive until killed.
+ * Child process: an exporter on the spool directory SPOOL_DIR (S3 never called). Prints
+ * {"constructed":true,"pid":...} or {"error":name,"message":...} (exit 3), then
+ * {"state":...,"pid":...} each time stats().spool.state changes. Stays alive until killed;
+ * SIGTERM shuts the exporter down (releasing the lock) and exits 0.
  */
 import { S3MetricExporter } from '../../../src/index.js';
 import { ScriptedS3 } from '../scripted-s3.js';
 
+let exporter: S3MetricExporter;
 try {
-  const exporter = new S3MetricExporter({
+  exporter = new S3MetricExporter({
     bucket: 'unused',
     s3Client: new ScriptedS3().client,
     compression: 'none',
-    spoolDir: process.argv[2] as string,
+    spoolDir: process.env.SPOOL_DIR as string,
   });
-  console.log(JSON.stringify({ ready: true, pid: process.pid }));
-  setInterval(() => {}, 1_000);
-  process.on('SIGTERM', () => void exporter.shutdown().then(() => process.exit(0)));
 } catch (error) {
   console.log(JSON.stringify({ error: (error as Error).name, message: (error as Error).message }));
   process.exit(3);
 }
+console.log(JSON.stringify({ constructed: true, pid: process.pid }));
+let state: string | undefined;
+setInterval(() => {
+  const now = exporter.stats().spool?.state;
+  if (now === state) return;
+  state = now;
+  console.log(JSON.stringify({ state, pid: process.pid }));
+}, 10);
+process.on('SIGTERM', () => void exporter.shutdown().then(() => process.exit(0)));

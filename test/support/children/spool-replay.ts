@@ -10,7 +10,10 @@ const exporter = new S3MetricExporter({
   flushTimeoutMillis: 10_000,
 });
 const deadline = Date.now() + 20_000;
-// Restoring is asynchronous: wait until the spool is read and empty again.
+// Opening and restoring are asynchronous: wait until the spool is ours, read, and empty again.
+while (exporter.stats().spool?.state !== 'active' && Date.now() < deadline) {
+  await new Promise((r) => setTimeout(r, 10));
+}
 await new Promise((r) => setTimeout(r, 200));
 while (
   (exporter.stats().pendingBatches > 0 || (exporter.stats().spool?.files ?? 0) > 0) &&
