@@ -1,0 +1,194 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { dataPointRows, type ExporterStats } from '../../src/index.js';
+import { ADOPT_RETRY_MILLIS } from '../../src/spool/adopter.js';
+import { LOCK_STALE_MILLIS, type SpoolOwner } from '../../src/spool/lock.js';
+import { type Child, spawnTs } from '../support/child.js';
+import { childConnectionEnv } from '../support/children/connection.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+import {
+  decodeStored,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+
+/**
+ * A service in a container with a spool on a volume: each run is pid 1 of a pid namespace of its
+ * own (unshare, as a container runtime does), so no run can check whether another is alive. The
+ * old run's uploads go to a black hole (they stay in its spool); the new run's go to the real S3.
+ */
+describeS3('spool: a container restarted on the same spoolDir gets its spool back', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+  const dirs: string[] = [];
+  const children: Child[] = [];
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'spool-restart');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+    await proxy.set({ kind: 'blackhole' });
+  });
+  afterEach(() => {
+    // Our own children, by process: unshare --kill-child takes each namespace's node with it.
+    for (const child of children.splice(0)) child.process.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  interface Line {
+    constructed?: boolean;
+    exported?: boolean;
+    durable?: boolean;
+    drained?: boolean;
+    done?: boolean;
+    state?: string;
+    stats: ExporterStats;
+  }
+
+  /** One run of the service (test/support/children/spool-restart.ts) in a new pid namespace. */
+  function run(
+    dir: string,
+    prefix: string,
+    endpoint: string | undefined,
+    env: Record<string, string>,
+  ): Child {
+    const child = spawnTs(
+      'test/support/children/spool-restart.ts',
+      {
+        ...childConnectionEnv(endpoint, bucket, s3Server),
+        S3_PREFIX: prefix,
+        SPOOL_DIR: dir,
+        ...env,
+      },
+      [],
+      { ownPidNamespace: true, stdin: true },
+    );
+    children.push(child);
+    return child;
+  }
+
+  const ownerOf = (dir: string) =>
+    JSON.parse(readFileSync(join(dir, 'owner.lock', 'owner.json'), 'utf8')) as SpoolOwner;
+  const waitingAlerts = (child: Child) =>
+    child.stderr().match(/\[OTEL_S3_SPOOL_WAITING\]/g)?.length ?? 0;
+
+  /** Every data point stored under `prefix`, as tag/series, sorted: each must appear once. */
+  async function storedPoints(prefix: string): Promise<string[]> {
+    const objects = await listAndFetch(client, bucket, `${prefix}/`);
+    return objects
+      .flatMap((o) => dataPointRows(decodeStored(o)))
+      .map((r) => `${r.attributes.tag}/${r.attributes.series}`)
+      .sort();
+  }
+  const expectedPoints = (lastTag: number) =>
+    Array.from({ length: lastTag }, (_, t) => Array.from({ length: 5 }, (_, s) => `${t + 1}/${s}`))
+      .flat()
+      .sort();
+
+  test('SIGKILLed, then started again at once: the new run stores its first exports while the old lock is fresh, adopts the spool once it is stale, and replays it; every point is stored once', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-restart-'));
+    dirs.push(dir);
+    const prefix = `restart/crash-${Date.now()}`;
+    const before = run(dir, prefix, proxy.endpoint, {
+      FIRST_TAG: '1',
+      LAST_TAG: '4',
+      WAIT: 'durable',
+    });
+    const durable = await before.waitForJson<Line>((l) => l.durable === true, 60_000);
+    expect(durable.stats.spool).toMatchObject({ state: 'active', written: 4 });
+    expect(durable.stats.batchesUploaded).toBe(0);
+    expect(ownerOf(dir).pid).toBe(1);
+
+    // The container crashes; its restart policy starts it again at once, in a new pid namespace.
+    before.process.kill('SIGKILL');
+    expect((await before.exited).signal).toBe('SIGKILL');
+    const after = run(dir, prefix, s3Server?.endpoint, {
+      FIRST_TAG: '5',
+      LAST_TAG: '7',
+      WAIT: 'stored,drained',
+      REPLAYED: '4',
+    });
+    // No SpoolLockedError: the constructor returns, and exports are stored from memory.
+    await after.waitForJson<Line>((l) => l.constructed === true, 60_000);
+    const exported = await after.waitForJson<Line>((l) => l.exported === true, 60_000);
+    expect(exported.stats.spool).toMatchObject({ state: 'waiting-for-lock', written: 0 });
+    expect(exported.stats.batchesUploaded).toBe(3);
+    expect(ownerOf(dir).pid).toBe(1);
+    const lastRefresh = statSync(join(dir, 'owner.lock')).mtimeMs;
+
+    // The old lock is taken only once stale, at the next try after that.
+    await after.waitForJson<Line>((l) => l.state === 'active', 60_000);
+    const staleFor = Date.now() - lastRefresh;
+    expect(staleFor).toBeGreaterThan(LOCK_STALE_MILLIS);
+    expect(staleFor).toBeLessThan(LOCK_STALE_MILLIS + ADOPT_RETRY_MILLIS + 5_000);
+    const drained = await after.waitForJson<Line>((l) => l.drained === true, 60_000);
+    expect(drained.stats.spool).toMatchObject({ replayed: 4, quarantined: 0, files: 0 });
+    expect(drained.stats.pointsDropped).toBe(0);
+    expect((await after.exited).code, after.stderr()).toBe(0);
+    expect(waitingAlerts(after)).toBe(1);
+    expect(after.stderr()).toMatch(/is locked by pid 1 on .*, which cannot be checked from here/);
+
+    expect(readdirSync(join(dir, 'batches'))).toEqual([]);
+    expect(await storedPoints(prefix)).toEqual(expectedPoints(7));
+  });
+
+  test('a live holder in another pid namespace keeps its spool: the new run waits past the stale time, and adopts the spool only once the holder has released it', {
+    timeout: 120_000,
+  }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-restart-'));
+    dirs.push(dir);
+    const prefix = `restart/live-${Date.now()}`;
+    const holder = run(dir, prefix, proxy.endpoint, {
+      FIRST_TAG: '1',
+      LAST_TAG: '3',
+      WAIT: 'durable',
+      FLUSH_TIMEOUT_MILLIS: '300',
+    });
+    await holder.waitForJson<Line>((l) => l.durable === true, 60_000);
+    const { token } = ownerOf(dir);
+    const files = readdirSync(join(dir, 'batches')).sort();
+    expect(files).toHaveLength(3);
+
+    const other = run(dir, prefix, s3Server?.endpoint, {
+      FIRST_TAG: '4',
+      LAST_TAG: '5',
+      WAIT: 'stored,drained',
+      REPLAYED: '3',
+    });
+    const exported = await other.waitForJson<Line>((l) => l.exported === true, 60_000);
+    expect(exported.stats.spool?.state).toBe('waiting-for-lock');
+    expect(exported.stats.batchesUploaded).toBe(2);
+    // Longer than a lock takes to go stale: the holder keeps refreshing it, so it is never taken.
+    await new Promise((r) => setTimeout(r, LOCK_STALE_MILLIS + 2 * ADOPT_RETRY_MILLIS));
+    expect(ownerOf(dir).token).toBe(token);
+    expect(other.lines.some((l) => l.includes('"state":"active"'))).toBe(false);
+    expect(readdirSync(join(dir, 'batches')).sort()).toEqual(files);
+
+    // The holder shuts down: its batches stay on disk, its lock goes; the other adopts them.
+    holder.process.stdin?.write('stop\n');
+    const done = await holder.waitForJson<Line>((l) => l.done === true, 30_000);
+    expect(done.stats.spool?.leftAtShutdown).toBe(3);
+    const releasedAt = performance.now();
+    await other.waitForJson<Line>((l) => l.state === 'active', 30_000);
+    expect(performance.now() - releasedAt).toBeLessThan(ADOPT_RETRY_MILLIS + 3_000);
+    const drained = await other.waitForJson<Line>((l) => l.drained === true, 60_000);
+    expect(drained.stats.spool).toMatchObject({ replayed: 3, files: 0 });
+    expect((await other.exited).code, other.stderr()).toBe(0);
+    expect(waitingAlerts(other)).toBe(1);
+    expect(await storedPoints(prefix)).toEqual(expectedPoints(5));
+  });
+});

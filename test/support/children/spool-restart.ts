@@ -1,0 +1,80 @@
+/**
+ * Child process, one run of a service with a spool (the restart test runs it as pid 1 of a pid
+ * namespace of its own, like a container). Exports batches tagged FIRST_TAG..LAST_TAG (5 points
+ * each, one batch each), then waits for what WAIT lists (comma-separated), printing JSON lines:
+ *   {"constructed":true,"state":...}   the constructor returned
+ *   {"state":...,"at":ms}              each change of stats().spool.state
+ *   {"exported":true,"stats":...}      every batch exported (WAIT has `stored`: and stored in S3)
+ *   {"durable":true,"stats":...}       WAIT has `durable`: every batch written to the spool
+ *   {"drained":true,"stats":...}       WAIT has `drained`: the spool adopted, REPLAYED batches
+ *                                      of an earlier run replayed, nothing pending; then it
+ *                                      shuts down
+ *   {"done":true,"stats":...}          after shutdown()
+ * Otherwise it stays alive until killed, or until a line arrives on stdin (then it shuts down).
+ */
+import { S3MetricExporter } from '../../../src/index.js';
+import { exportSynthetic } from '../service.js';
+import { childConnection } from './connection.js';
+
+const env = process.env;
+const started = performance.now();
+const exporter = new S3MetricExporter({
+  ...childConnection(),
+  prefix: env.S3_PREFIX as string,
+  spoolDir: env.SPOOL_DIR as string,
+  maxBatchAgeMillis: 20,
+  requestTimeoutMillis: 60_000,
+  flushTimeoutMillis: Number(env.FLUSH_TIMEOUT_MILLIS ?? 10_000),
+});
+const line = (value: object) => console.log(JSON.stringify(value));
+const stats = () => exporter.stats();
+line({ constructed: true, state: stats().spool?.state });
+
+let state: string | undefined;
+const watch = setInterval(() => {
+  const now = stats().spool?.state;
+  if (now === state) return;
+  state = now;
+  line({ state, at: Math.round(performance.now() - started) });
+}, 10);
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((r) => setTimeout(r, 10));
+};
+const shutdown = async () => {
+  await exporter.shutdown();
+  clearInterval(watch);
+  line({ done: true, stats: stats() });
+  process.exit(0);
+};
+process.stdin?.once('data', () => void shutdown());
+
+const first = Number(env.FIRST_TAG);
+const last = Number(env.LAST_TAG);
+for (let tag = first; tag <= last; tag++) {
+  const sealed = stats().batchesSealed;
+  const result = await exportSynthetic(exporter, 5, tag);
+  if (result.code !== 0) throw result.error ?? new Error(`export of tag ${tag} failed`);
+  await until(() => stats().batchesSealed > sealed); // one batch per tag
+}
+const wait = new Set((env.WAIT ?? '').split(','));
+if (wait.has('stored')) await until(() => stats().batchesUploaded >= last - first + 1);
+line({ exported: true, stats: stats() });
+if (wait.has('durable')) {
+  await until(() => (stats().spool?.written ?? 0) >= stats().batchesSealed);
+  line({ durable: true, stats: stats() });
+}
+if (wait.has('drained')) {
+  const replayed = Number(env.REPLAYED ?? 0);
+  await until(() => {
+    const s = stats();
+    return (
+      s.spool?.state === 'active' &&
+      s.spool.replayed >= replayed &&
+      s.spool.files === 0 &&
+      s.pendingBatches === 0
+    );
+  });
+  line({ drained: true, stats: stats() });
+  await shutdown();
+}
+setInterval(() => {}, 1_000);
