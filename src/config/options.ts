@@ -109,14 +109,16 @@ export interface S3MetricExporterOptions {
   /**
    * Directory of the durable disk spool (off by default). Every sealed batch is written there
    * before its first upload and deleted once S3 acknowledged it; an earlier run's batches are
-   * uploaded at start. One exporter per directory.
+   * uploaded at start. One exporter per directory: it is opened in the background, and while
+   * another process holds it the exporter runs from memory (`stats().spool.state`).
    */
   spoolDir?: string;
   /** Bound of the spool on disk; the oldest files are evicted beyond it. Default 256 MiB. */
   maxSpoolBytes?: number;
   /**
-   * Deadline of one spool write or read. Past it the disk counts as stalled: the batch goes on
-   * to S3 from memory and no new spool I/O starts until the overdue one returns. Default 5000.
+   * Deadline of every spool operation (opening, listing, reading, writing, deleting, moving a
+   * file). Past it the disk counts as stalled: batches go on to S3 from memory and no new spool
+   * I/O starts until the overdue one returns. Default 5000.
    */
   spoolTimeoutMillis?: number;
   /** File operations of the spool (tests inject failures here). Default: node:fs. */
