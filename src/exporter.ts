@@ -13,7 +13,7 @@ import { settleWithin } from './deadline.js';
 import { countDataPoints, oldestEndTimeMillis, type RecordFormat } from './encoding/format.js';
 import { configure } from './env.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from './formats.js';
-import { Episodes, log } from './log.js';
+import { Episodes } from './log.js';
 import { Admission, failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
 import { type KeyInputs, OpenBatch } from './pipeline/open-batch.js';

@@ -1,15 +1,17 @@
 import { settleWithin } from '../deadline.js';
-import { log, plural } from '../log.js';
+import { type Episodes, log } from '../log.js';
+import type { MemoryBudget } from '../pipeline/budget.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
+import type { SpoolStats } from '../stats.js';
+import type { Uploader } from '../upload/uploader.js';
 import { DiskDeadline, DiskDeadlineError } from './disk-deadline.js';
 import type { SpoolFileSystem } from './file-system.js';
-import { type KeeperOptions, type KeeperParts, SpoolKeeper } from './keeper.js';
-import { LOCK_STALE_MILLIS, type LockHolder, type SpoolClaim } from './lock.js';
+import { type KeeperOptions, SpoolKeeper } from './keeper.js';
+import { KeeperReports } from './keeper-reports.js';
+import { LOCK_RETRY_MILLIS, type SpoolClaim } from './lock.js';
 import { Spool, type SpoolOpening } from './spool.js';
 
-/** How often a spool directory that is not ours yet is tried again. */
-export const ADOPT_RETRY_MILLIS = 1_000;
 /** Shutdown waits this long for a try still running (a few ms on a working disk) to end. */
 const CLOSE_GRACE_MILLIS = 1_000;
 
@@ -18,19 +20,29 @@ export interface AdopterOptions extends KeeperOptions {
   fs: SpoolFileSystem;
 }
 
+/** The exporter's parts the spool works with, and the record it counts in. */
+export interface AdopterParts {
+  budget: MemoryBudget;
+  uploader: Uploader;
+  stats: SpoolStats;
+  episodes: Episodes;
+}
+
 /**
  * The exporter's spool from construction to shutdown. The constructor only claims the directory
  * in this process (claimSpoolDir, no disk I/O); opening it (its directories and the lock) runs
  * in the background under the disk deadline. Until it is ours (another process holds the lock,
  * the directory cannot be opened, the disk does not answer), batches stay in memory within
- * maxBufferedBytes, reported once, and the directory is tried again every ADOPT_RETRY_MILLIS.
+ * maxBufferedBytes, reported once, and the directory is tried again every LOCK_RETRY_MILLIS.
  * It is adopted as soon as the lock is free or provably stale: then what it holds is replayed,
  * and the batches still pending are written ahead. A live owner's lock is never taken.
  */
 export class SpoolAdopter {
   readonly dir: string;
   readonly #options: AdopterOptions;
-  readonly #parts: KeeperParts;
+  readonly #budget: MemoryBudget;
+  readonly #uploader: Uploader;
+  readonly #reports: KeeperReports;
   readonly #claim: SpoolClaim;
   readonly #disk: DiskDeadline;
   #keeper: SpoolKeeper | undefined;
@@ -46,13 +58,15 @@ export class SpoolAdopter {
   #startedAt = 0;
 
   /** `claim`: the directory's claim in this process, taken first by the exporter's constructor. */
-  constructor(claim: SpoolClaim, options: AdopterOptions, parts: KeeperParts) {
+  constructor(claim: SpoolClaim, options: AdopterOptions, parts: AdopterParts) {
     this.dir = options.dir;
     this.#claim = claim;
     this.#options = options;
-    this.#parts = parts;
+    this.#budget = parts.budget;
+    this.#uploader = parts.uploader;
+    this.#reports = new KeeperReports(parts.stats, parts.episodes, options);
     this.#disk = new DiskDeadline(options.diskTimeoutMillis);
-    parts.stats.state = 'opening';
+    this.#reports.state('opening');
   }
 
   /** Starts opening the spool, in the background. */
@@ -94,7 +108,7 @@ export class SpoolAdopter {
    */
   async close(): Promise<void> {
     this.stopWaiting();
-    this.#parts.stats.state = 'closed';
+    this.#reports.state('closed');
     if (this.#trying) await settleWithin(this.#inFlight, CLOSE_GRACE_MILLIS);
     if (this.#keeper !== undefined) await this.#release(this.#keeper.close());
     else if (!this.#trying) this.#claim.release();
@@ -139,16 +153,14 @@ export class SpoolAdopter {
       if (!this.#releasingLate) this.#claim.release();
       return;
     }
-    this.#timer = setTimeout(() => void this.#try(), ADOPT_RETRY_MILLIS);
+    this.#timer = setTimeout(() => void this.#try(), LOCK_RETRY_MILLIS);
     this.#timer.unref();
   }
 
   /** What a try found; a lock taken after the stop is released (the returned promise). */
   #opened(opening: SpoolOpening): Promise<void> | undefined {
     if (opening.kind === 'held') {
-      if (this.#stopped) return;
-      this.#parts.stats.state = 'waiting-for-lock';
-      this.#reportWaiting(opening.holder);
+      if (!this.#stopped) this.#reports.waiting(opening.holder);
       return;
     }
     if (this.#stopped) {
@@ -159,17 +171,13 @@ export class SpoolAdopter {
   }
 
   #adopt(spool: Spool): void {
-    const keeper = new SpoolKeeper(spool, this.#options, this.#parts);
+    const keeper = new SpoolKeeper(spool, this.#options, {
+      budget: this.#budget,
+      uploader: this.#uploader,
+      reports: this.#reports,
+    });
     this.#keeper = keeper;
-    this.#parts.stats.state = 'active';
-    const seconds = ((performance.now() - this.#startedAt) / 1000).toFixed(1);
-    const pending = this.#parts.budget.size;
-    this.#parts.episodes.clear(
-      'spool-waiting',
-      () =>
-        `spool ${this.dir} is ours after ${seconds} s: replaying what it holds, and writing ahead ` +
-        `${plural(pending, 'batch', 'batches')} sealed meanwhile and every new one`,
-    );
+    this.#reports.adopted(performance.now() - this.#startedAt, this.#budget.size);
     keeper
       .restore()
       .then(() => this.#writeAheadPending(keeper))
@@ -183,51 +191,14 @@ export class SpoolAdopter {
    * one at a time. Those not yet compressed get theirs when they are, as every new batch does.
    */
   async #writeAheadPending(keeper: SpoolKeeper): Promise<void> {
-    for (const batch of [...this.#parts.budget]) {
+    for (const batch of [...this.#budget]) {
       if (this.#stopped) return;
       if (batch.body !== undefined && !batch.restored) await keeper.persist(batch);
     }
   }
 
   #failed(error: unknown): void {
-    if (this.#keeper !== undefined || this.#stopped) return;
-    this.#parts.stats.state = 'unavailable';
-    this.#parts.episodes.report(
-      'spool-waiting',
-      'error',
-      `spoolDir ${this.dir} cannot be opened (${describeError(error)}); batches stay in memory ` +
-        `(bounded by maxBufferedBytes, without a crash-safe copy) and it is tried again every ${ADOPT_RETRY_MILLIS / 1000} s`,
-      'OTEL_S3_SPOOL_WAITING',
-    );
-  }
-
-  #reportWaiting(holder: LockHolder): void {
-    const owner = holder.owner;
-    const who =
-      owner === undefined
-        ? 'an owner that does not say who it is (an earlier version)'
-        : `pid ${owner.pid} on ${owner.host}`;
-    const meanwhile =
-      'batches stay in memory (bounded by maxBufferedBytes, without a crash-safe copy) until then';
-    if (holder.verdict === 'alive') {
-      this.#parts.episodes.report(
-        'spool-waiting',
-        'error',
-        `spoolDir ${this.dir} is in use by ${who}, a running process: each exporter needs a spool ` +
-          `directory of its own. This exporter takes the spool over if that process exits; ${meanwhile}`,
-        'OTEL_S3_SPOOL_WAITING',
-      );
-      return;
-    }
-    this.#parts.episodes.report(
-      'spool-waiting',
-      'warn',
-      `spoolDir ${this.dir} is locked by ${who}, which cannot be checked from here (another pid namespace ` +
-        `or host, e.g. this container before a restart); its lock was refreshed ${(holder.ageMillis / 1000).toFixed(1)} s ago. ` +
-        `The spool is adopted, and what it holds replayed, when the lock is free or has not been refreshed ` +
-        `for ${LOCK_STALE_MILLIS / 1000} s; ${meanwhile}`,
-      'OTEL_S3_SPOOL_WAITING',
-    );
+    if (this.#keeper === undefined && !this.#stopped) this.#reports.unavailable(error);
   }
 
   async #release(lockReleased: Promise<boolean>): Promise<void> {

@@ -1,8 +1,9 @@
 import { alert, type Episodes, log, plural } from '../log.js';
 import type { BatchOutcome } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
-import { increment, type SpoolStats } from '../stats.js';
+import { increment, type SpoolState, type SpoolStats } from '../stats.js';
 import { diskErrorCode } from './disk-deadline.js';
+import { LOCK_RETRY_MILLIS, LOCK_STALE_MILLIS, type LockHolder } from './lock.js';
 
 export interface KeeperReportOptions {
   dir: string;
@@ -12,8 +13,9 @@ export interface KeeperReportOptions {
 }
 
 /**
- * What the spool keeper counts and tells, the only writer of stats().spool: each disk fault is
- * counted and reported once per episode (or once per file), with what the exporter does about it.
+ * What the spool counts and tells, the only writer of stats().spool: where the spool is (its
+ * state, and why it is not ours yet), and each disk fault, counted and reported once per episode
+ * (or once per file) with what the exporter does about it.
  */
 export class KeeperReports {
   readonly #stats: SpoolStats;
@@ -26,6 +28,66 @@ export class KeeperReports {
     this.#stats = stats;
     this.#episodes = episodes;
     this.#options = options;
+  }
+
+  /** Where the spool is now (see SpoolState). */
+  state(state: SpoolState): void {
+    this.#stats.state = state;
+  }
+
+  /** Another process holds the lock: reported once, as an error if that process is running. */
+  waiting(holder: LockHolder): void {
+    this.#stats.state = 'waiting-for-lock';
+    const owner = holder.owner;
+    const who =
+      owner === undefined
+        ? 'an owner that does not say who it is (an earlier version)'
+        : `pid ${owner.pid} on ${owner.host}`;
+    const dir = this.#options.dir;
+    const meanwhile =
+      'batches stay in memory (bounded by maxBufferedBytes, without a crash-safe copy) until then';
+    if (holder.verdict === 'alive') {
+      this.#episodes.report(
+        'spool-waiting',
+        'error',
+        `spoolDir ${dir} is in use by ${who}, a running process: each exporter needs a spool ` +
+          `directory of its own. This exporter takes the spool over if that process exits; ${meanwhile}`,
+        'OTEL_S3_SPOOL_WAITING',
+      );
+      return;
+    }
+    this.#episodes.report(
+      'spool-waiting',
+      'warn',
+      `spoolDir ${dir} is locked by ${who}, which cannot be checked from here (another pid namespace ` +
+        `or host, e.g. this container before a restart); its lock was refreshed ${(holder.ageMillis / 1000).toFixed(1)} s ago. ` +
+        `The spool is adopted, and what it holds replayed, when the lock is free or has not been refreshed ` +
+        `for ${LOCK_STALE_MILLIS / 1000} s; ${meanwhile}`,
+      'OTEL_S3_SPOOL_WAITING',
+    );
+  }
+
+  /** The directory cannot be opened now (an errno error, the disk deadline): reported once. */
+  unavailable(error: unknown): void {
+    this.#stats.state = 'unavailable';
+    this.#episodes.report(
+      'spool-waiting',
+      'error',
+      `spoolDir ${this.#options.dir} cannot be opened (${describeError(error)}); batches stay in memory ` +
+        `(bounded by maxBufferedBytes, without a crash-safe copy) and it is tried again every ${LOCK_RETRY_MILLIS / 1000} s`,
+      'OTEL_S3_SPOOL_WAITING',
+    );
+  }
+
+  /** The spool is ours: after a wait, an info line says so. */
+  adopted(afterMillis: number, pending: number): void {
+    this.#stats.state = 'active';
+    this.#episodes.clear(
+      'spool-waiting',
+      () =>
+        `spool ${this.#options.dir} is ours after ${(afterMillis / 1000).toFixed(1)} s: replaying what it holds, ` +
+        `and writing ahead ${plural(pending, 'batch', 'batches')} sealed meanwhile and every new one`,
+    );
   }
 
   /** The spool's files and their bytes now. */

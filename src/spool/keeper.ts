@@ -1,21 +1,20 @@
 import { settleWithin } from '../deadline.js';
-import { type Episodes, log, plural } from '../log.js';
+import { log, plural } from '../log.js';
 import type { MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import { describeError } from '../s3-errors.js';
-import type { SpoolStats } from '../stats.js';
 import type { Uploader } from '../upload/uploader.js';
 import { diskErrorCode } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
-import { KeeperReports } from './keeper-reports.js';
+import type { KeeperReports } from './keeper-reports.js';
 import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
 
 /** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
 export interface KeeperParts {
   budget: MemoryBudget;
   uploader: Uploader;
-  stats: SpoolStats;
-  episodes: Episodes;
+  /** Where what the spool does is counted and told (the adopter's, made before the keeper). */
+  reports: KeeperReports;
 }
 
 export interface KeeperOptions {
@@ -66,7 +65,7 @@ export class SpoolKeeper implements Pager {
     this.#spool = spool;
     this.#options = options;
     this.#parts = parts;
-    this.#reports = new KeeperReports(parts.stats, parts.episodes, { dir: spool.dir, ...options });
+    this.#reports = parts.reports;
     parts.budget.attachPager(this);
     this.#syncGauges();
   }

@@ -21,6 +21,8 @@ export interface SpoolOwner {
 /** How often the owner touches its lock, and after how long without a touch it is stale. */
 const LOCK_REFRESH_MILLIS = 2_000;
 export const LOCK_STALE_MILLIS = 10_000;
+/** How often a directory that is not ours yet (held by another, or unusable) is tried again. */
+export const LOCK_RETRY_MILLIS = 1_000;
 /** Shutdown waits this long for the lock directory to be removed (a hung disk must not hang it). */
 const RELEASE_GRACE_MILLIS = 1_000;
 

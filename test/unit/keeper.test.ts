@@ -9,6 +9,7 @@ import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { spoolFileBytes } from '../../src/spool/file-format.js';
 import { SpoolKeeper } from '../../src/spool/keeper.js';
+import { KeeperReports } from '../../src/spool/keeper-reports.js';
 import { emptySpoolStats, emptyStats } from '../../src/stats.js';
 import { Uploader } from '../../src/upload/uploader.js';
 import { captureDiag } from '../support/diag-capture.js';
@@ -63,17 +64,19 @@ async function setup(
     budget,
     outcomes,
   );
-  const keeper = new SpoolKeeper(
-    await openSpool(dir, options.fs),
-    {
-      maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
-      loadConcurrency: options.loadConcurrency ?? 2,
-      retryEveryMillis: 20,
-      diskTimeoutMillis: 1_000,
-      check: () => undefined,
-    },
-    { budget, uploader, stats: stats.spool, episodes },
-  );
+  const keeperOptions = {
+    maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
+    loadConcurrency: options.loadConcurrency ?? 2,
+    retryEveryMillis: 20,
+    diskTimeoutMillis: 1_000,
+    check: () => undefined,
+  };
+  const reports = new KeeperReports(stats.spool, episodes, { dir, ...keeperOptions });
+  const keeper = new SpoolKeeper(await openSpool(dir, options.fs), keeperOptions, {
+    budget,
+    uploader,
+    reports,
+  });
   keepers.push(keeper);
   /** A batch with its body made, admitted, not yet queued. */
   const prepared = (name: string, size = 100) => {

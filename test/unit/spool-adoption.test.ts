@@ -13,9 +13,13 @@ import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../src/index.js';
-import { ADOPT_RETRY_MILLIS } from '../../src/spool/adopter.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
-import { LOCK_STALE_MILLIS, SpoolLockedError, type SpoolOwner } from '../../src/spool/lock.js';
+import {
+  LOCK_RETRY_MILLIS,
+  LOCK_STALE_MILLIS,
+  SpoolLockedError,
+  type SpoolOwner,
+} from '../../src/spool/lock.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
@@ -123,14 +127,14 @@ describe('a spool whose lock another process holds', () => {
     await waitFor(() => s3.attempts.length >= 2, 5_000, 'tag 5 tried');
 
     // Several tries later the lock is still the other owner's.
-    await sleep(ADOPT_RETRY_MILLIS * 2.5);
+    await sleep(LOCK_RETRY_MILLIS * 2.5);
     expect(ownerOf().token).toBe(before.token);
     expect(stateOf(exporter)).toBe('waiting-for-lock');
     // Its owner stops refreshing it (the predecessor is dead): stale, so taken at the next try.
     backdate(LOCK_STALE_MILLIS + 1_000);
     const staleAt = performance.now();
-    await waitFor(() => stateOf(exporter) === 'active', ADOPT_RETRY_MILLIS + 2_000, 'adopted');
-    expect(performance.now() - staleAt).toBeLessThan(ADOPT_RETRY_MILLIS + 2_000);
+    await waitFor(() => stateOf(exporter) === 'active', LOCK_RETRY_MILLIS + 2_000, 'adopted');
+    expect(performance.now() - staleAt).toBeLessThan(LOCK_RETRY_MILLIS + 2_000);
     expect(ownerOf().pid).toBe(process.pid);
     // The pending batch gets its write-ahead copy, beside the three the earlier run left.
     await waitFor(() => exporter.stats().spool?.written === 1, 5_000, 'tag 5 written ahead');
@@ -157,7 +161,7 @@ describe('a spool whose lock another process holds', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(stateOf(exporter)).toBe('closed');
     backdate(LOCK_STALE_MILLIS + 1_000);
-    await sleep(ADOPT_RETRY_MILLIS * 2);
+    await sleep(LOCK_RETRY_MILLIS * 2);
     expect(ownerOf().token).toBe(before.token);
   });
 });
@@ -172,14 +176,14 @@ describe('a spool directory that cannot be opened', () => {
     await waitFor(() => stateOf(exporter) === 'unavailable', 5_000, 'unavailable');
     expect((await exportSynthetic(exporter, 5, 1)).code).toBe(ExportResultCode.SUCCESS);
     await waitFor(() => exporter.stats().batchesUploaded === 1, 5_000, 'stored from memory');
-    await sleep(ADOPT_RETRY_MILLIS * 1.5);
+    await sleep(LOCK_RETRY_MILLIS * 1.5);
     const reports = messages.filter((m) => /cannot be opened/.test(m.text));
     expect(reports).toHaveLength(1);
     expect(reports[0]?.level).toBe('error');
     expect(reports[0]?.text).toMatch(/ENOTDIR/);
     // Fixed (a volume mounted late, a permission granted): the next try takes it.
     await rm(blocker);
-    await waitFor(() => stateOf(exporter) === 'active', ADOPT_RETRY_MILLIS + 2_000, 'adopted');
+    await waitFor(() => stateOf(exporter) === 'active', LOCK_RETRY_MILLIS + 2_000, 'adopted');
     expect((await exportSynthetic(exporter, 5, 2)).code).toBe(ExportResultCode.SUCCESS);
     await waitFor(() => exporter.stats().batchesUploaded === 2, 5_000, 'tag 2 stored');
     expect(exporter.stats().spool?.written).toBe(1);

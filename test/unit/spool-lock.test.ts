@@ -14,8 +14,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
-import { ADOPT_RETRY_MILLIS } from '../../src/spool/adopter.js';
-import { LOCK_STALE_MILLIS, type SpoolOwner } from '../../src/spool/lock.js';
+import { LOCK_RETRY_MILLIS, LOCK_STALE_MILLIS, type SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
@@ -84,7 +83,7 @@ describe('the spool lock across processes', { timeout: 60_000 }, () => {
     const exporter = exporterOn(); // no SpoolLockedError: the exporter runs from memory meanwhile
     await waitFor(() => stateOf(exporter) === 'waiting-for-lock', 5_000, 'waiting');
     // Several tries later the live owner still has its lock.
-    await sleep(ADOPT_RETRY_MILLIS * 2.5);
+    await sleep(LOCK_RETRY_MILLIS * 2.5);
     expect(stateOf(exporter)).toBe('waiting-for-lock');
     expect(ownerOf().token).toBe(token);
     const reports = messages.filter((m) => /is in use by pid \d+/.test(m.text));
@@ -96,7 +95,7 @@ describe('the spool lock across processes', { timeout: 60_000 }, () => {
     await child.exited;
     const killedAt = performance.now();
     await waitFor(() => stateOf(exporter) === 'active', 5_000, 'adopted');
-    expect(performance.now() - killedAt).toBeLessThan(ADOPT_RETRY_MILLIS + 2_000);
+    expect(performance.now() - killedAt).toBeLessThan(LOCK_RETRY_MILLIS + 2_000);
     expect(ownerOf().pid).toBe(process.pid);
     expect(
       messages.some((m) => /taking over the lock of pid \d+ .*which is gone/.test(m.text)),
@@ -151,16 +150,16 @@ describe('the spool lock across processes', { timeout: 60_000 }, () => {
     });
     expect((await settledState(second)).state).toBe('waiting-for-lock');
     // Several tries later, the second has not taken it.
-    await sleep(ADOPT_RETRY_MILLIS * 2.5);
+    await sleep(LOCK_RETRY_MILLIS * 2.5);
     expect(ownerOf().token).toBe(firstOwner.token);
     // Killed: nothing can prove from another namespace that it is gone, until its lock is stale.
     first.process.kill('SIGKILL');
     await first.exited;
-    await sleep(ADOPT_RETRY_MILLIS * 1.5);
+    await sleep(LOCK_RETRY_MILLIS * 1.5);
     expect(ownerOf().token).toBe(firstOwner.token);
     expect(second.lines.map((l) => JSON.parse(l).state).filter(Boolean)).not.toContain('active');
     backdate(LOCK_STALE_MILLIS + 1_000);
-    await second.waitForJson<HolderLine>((l) => l.state === 'active', ADOPT_RETRY_MILLIS + 5_000);
+    await second.waitForJson<HolderLine>((l) => l.state === 'active', LOCK_RETRY_MILLIS + 5_000);
     expect(ownerOf()).toMatchObject({ pid: 1 });
     expect(ownerOf().token).not.toBe(firstOwner.token);
   });
