@@ -1,5 +1,4 @@
 import { ExportResultCode } from '@opentelemetry/core';
-import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test, vi } from 'vitest';
 import {
   S3MetricExporter,
@@ -376,21 +375,5 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     );
     await exporter.shutdown();
     await provider.shutdown();
-  });
-
-  test('temporality preference maps instrument kinds as the OTLP exporters do', () => {
-    const s3 = new ScriptedS3();
-    const of = (preference: 'cumulative' | 'delta' | 'lowmemory', type: InstrumentType) =>
-      exporterWith(s3, { temporalityPreference: preference }).selectAggregationTemporality(type);
-    const { DELTA, CUMULATIVE } = AggregationTemporality;
-    for (const type of Object.values(InstrumentType))
-      expect(of('cumulative', type)).toBe(CUMULATIVE);
-    expect(of('delta', InstrumentType.COUNTER)).toBe(DELTA);
-    expect(of('delta', InstrumentType.HISTOGRAM)).toBe(DELTA);
-    expect(of('delta', InstrumentType.OBSERVABLE_COUNTER)).toBe(DELTA);
-    expect(of('delta', InstrumentType.UP_DOWN_COUNTER)).toBe(CUMULATIVE);
-    expect(of('lowmemory', InstrumentType.COUNTER)).toBe(DELTA);
-    expect(of('lowmemory', InstrumentType.OBSERVABLE_COUNTER)).toBe(CUMULATIVE);
-    expect(of('lowmemory', InstrumentType.HISTOGRAM)).toBe(DELTA);
   });
 });
