@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
@@ -46,12 +47,13 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
     good2: keyAt('hostile', new Date(Date.now() - 1000), '.binpb.gz'),
   };
   let bombBytes: number;
+  let rm1: ResourceMetrics;
 
   beforeAll(async () => {
     client = testClient();
     bucket = await freshBucket(client, 'hostile');
     cwd = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
-    const rm1 = await sampleMetrics('hostile-svc');
+    rm1 = await sampleMetrics('hostile-svc');
     const bomb = await zstdBomb(10 * GiB);
     bombBytes = bomb.length;
     const bodies: Record<keyof typeof keys, Uint8Array> = {
@@ -106,7 +108,7 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
       for (const half of [rows.slice(0, 6), rows.slice(6)]) {
         const values = instrumentValues(half);
         expect(values).toEqual(
-          recordedValues('hostile-svc', values.exponentialHistogram.scale ?? 0),
+          recordedValues('hostile-svc', values.exponentialHistogram.scale ?? 0, rm1),
         );
       }
       expect(maxRssBytes).toBeLessThan(300 * MB);

@@ -58,9 +58,11 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
     expect([code, stderr]).toEqual([0, '']);
     const rows = lines(stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord));
     expect(rows).toHaveLength(6 * exported.length);
-    for (const { service } of exported) {
+    for (const { service, recorded } of exported) {
       const values = instrumentValues(rows.filter((r) => r.resource['service.name'] === service));
-      expect(values).toEqual(recordedValues(service, values.exponentialHistogram.scale ?? 0));
+      expect(values).toEqual(
+        recordedValues(service, values.exponentialHistogram.scale ?? 0, recorded),
+      );
     }
   });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -18,7 +19,12 @@ import {
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { pointRowOfTable } from '../support/parquet-rows.js';
-import { instrumentValues, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
+import {
+  instrumentValues,
+  pointRowOf,
+  recordedValues,
+  type TimePrecision,
+} from '../support/reader-fixtures.js';
 import {
   connection,
   describeS3,
@@ -28,24 +34,29 @@ import {
   s3Server,
   testClient,
 } from '../support/s3.js';
-import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { recordEveryInstrument, recordingProvider } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
 const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
 const serviceOf = (compression: string) => `lake-${compression}`;
 
+/** What each service's SDK handed to its exporter, by service name. */
+const recorded = new Map<string, ResourceMetrics>();
+
 /** Groups rows by service and checks each service's points against what it recorded. */
-function expectRecorded(rows: Record<string, unknown>[]): void {
-  expectRecordedPoints(rows.map(pointRowOfTable));
+function expectRecorded(rows: Record<string, unknown>[], precision: TimePrecision): void {
+  expectRecordedPoints(rows.map(pointRowOfTable), precision);
 }
 
-function expectRecordedPoints(rows: PointRow[]): void {
+function expectRecordedPoints(rows: PointRow[], precision: TimePrecision = 'micros'): void {
   for (const compression of COMPRESSIONS) {
     const service = serviceOf(compression);
     const points = rows.filter((r) => r.resource['service.name'] === service);
     const values = instrumentValues(points);
+    const rm = recorded.get(service);
+    if (rm === undefined) throw new Error(`nothing recorded for ${service}`);
     expect(values, service).toEqual(
-      recordedValues(service, values.exponentialHistogram.scale ?? 0),
+      recordedValues(service, values.exponentialHistogram.scale ?? 0, rm, precision),
     );
   }
 }
@@ -67,10 +78,13 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
         compression,
         ...connection(),
       });
-      const provider = manualProvider(exporter, serviceOf(compression));
+      const { provider, exported } = recordingProvider(exporter, serviceOf(compression));
       recordEveryInstrument(provider);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // start and end times differ
       await provider.shutdown();
       expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
+      expect(exported).toHaveLength(1);
+      recorded.set(serviceOf(compression), exported[0] as ResourceMetrics);
     }
     // A local mirror of the bucket (`aws s3 sync` would make the same tree).
     mirror = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-'));
@@ -101,7 +115,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       `SELECT *, filename FROM read_parquet('${mirror}/lake/**/*.parquet', hive_partitioning = true, filename = true)`,
     );
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
-    expectRecorded(rows);
+    expectRecorded(rows, 'micros');
     for (const row of rows) {
       const [, year, month, day, hour] =
         /year=(\d{4})\/month=(\d{2})\/day=(\d{2})\/hour=(\d{2})\//.exec(String(row.filename)) ?? [];
@@ -138,7 +152,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       .collectSync();
     const rows = frame.toRecords() as Record<string, unknown>[];
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
-    expectRecorded(rows);
+    expectRecorded(rows, 'millis'); // Polars gives JS Dates
     expect(frame.columns).toEqual(expect.arrayContaining(['year', 'month', 'day', 'hour']));
     expect(rows.every((r) => Number(r.year) >= 2026 && Number(r.hour) >= 0)).toBe(true);
     expect(String(frame.schema.TimeUnix)).toMatch(/Datetime.*us.*UTC/i);
@@ -156,11 +170,13 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
             ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
             GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
           },
+          // The raw microseconds, not a Date of milliseconds.
+          parsers: { timestampFromMicroseconds: (micros: bigint) => micros as never },
         })),
       );
     }
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
-    expectRecorded(rows);
+    expectRecorded(rows, 'micros');
   });
 
   describe('read back by this package: readMetrics and the otel-s3 CLI', () => {

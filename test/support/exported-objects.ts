@@ -1,13 +1,16 @@
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { Compression, Format } from '../../src/index.js';
 import { S3MetricExporter } from '../../src/index.js';
 import { COMPRESSIONS, FORMATS } from './reader-fixtures.js';
 import { connection } from './s3.js';
-import { manualProvider, recordEveryInstrument } from './service.js';
+import { recordEveryInstrument, recordingProvider } from './service.js';
 
 export interface Exported {
   service: string;
   format: Format;
   compression: Compression;
+  /** The collection the SDK handed to the exporter: what the object must hold. */
+  recorded: ResourceMetrics;
 }
 
 /**
@@ -26,16 +29,18 @@ export async function exportEveryCombination(
   for (const [format, compression] of combinations) {
     const service = `svc-${format}-${compression}`;
     const exporter = new S3MetricExporter({ bucket, prefix, format, compression, ...connection() });
-    const provider = manualProvider(exporter, service);
+    const { provider, exported } = recordingProvider(exporter, service);
     recordEveryInstrument(provider);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // start and end times differ
     await provider.shutdown(); // collects, exports and uploads once
     const { batchesUploaded, pointsDropped } = exporter.stats();
-    if (batchesUploaded !== 1 || pointsDropped !== 0) {
+    const [recorded] = exported;
+    if (batchesUploaded !== 1 || pointsDropped !== 0 || recorded === undefined) {
       throw new Error(
         `${service}: expected one object stored, got ${JSON.stringify(exporter.stats())}`,
       );
     }
-    out.push({ service, format, compression });
+    out.push({ service, format, compression, recorded });
   }
   return out;
 }

@@ -1,10 +1,23 @@
 import type { PlainValue, PointRow } from '../../src/index.js';
+import { isoNanos } from './reader-fixtures.js';
+
+/**
+ * A TIMESTAMP cell as decimal nanoseconds: DuckDB's JSON text (`2026-11-30 04:00:00.123456+00`),
+ * a JS Date (Polars, hyparquet by default: milliseconds), or a bigint of microseconds (hyparquet
+ * with a `timestampFromMicroseconds` parser that keeps the raw value).
+ */
+function timestampNanos(v: unknown): string {
+  if (v instanceof Date) return (BigInt(v.getTime()) * 1_000_000n).toString();
+  if (typeof v === 'bigint') return (v * 1_000n).toString();
+  if (typeof v === 'string') return isoNanos(v);
+  throw new Error(`not a timestamp: ${String(v)}`);
+}
 
 /**
  * A row of the Parquet table, as an independent engine returns it, back in the PointRow shape of
  * dataPointRows(): so the readers' results compare with what was recorded. MAP columns may come
  * as [{ key, value }] (DuckDB, Polars) or as a plain object (hyparquet); 64-bit integers as
- * bigint, number or decimal string.
+ * bigint, number or decimal string; timestamps as timestampNanos() reads them.
  */
 export function pointRowOfTable(row: Record<string, unknown>): PointRow {
   const num = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
@@ -30,8 +43,8 @@ export function pointRowOfTable(row: Record<string, unknown>): PointRow {
     type: type === 'exponential_histogram' ? 'exponentialHistogram' : (type as PointRow['type']),
     temporality: type === 'gauge' ? undefined : temporality,
     monotonic: type === 'sum' ? row.IsMonotonic === true : undefined,
-    startTimeUnixNano: '',
-    timeUnixNano: '',
+    startTimeUnixNano: timestampNanos(row.StartTimeUnix),
+    timeUnixNano: timestampNanos(row.TimeUnix),
     attributes: map(row.Attributes),
   };
   if (type === 'sum' || type === 'gauge') {

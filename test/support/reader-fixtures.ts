@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import type { HrTime } from '@opentelemetry/api';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
 import type { PointRecord } from '../../src/cli/point-record.js';
@@ -22,10 +23,14 @@ export const EXTENSION = {
   none: '',
 } as const;
 
-/** One collection of every instrument type (values in `expectEveryInstrument`). */
+/**
+ * One collection of every instrument type (values in `recordedValues`). It is collected a few
+ * milliseconds after the recording, so each point's start and end times differ.
+ */
 export async function sampleMetrics(serviceName = 'test-service'): Promise<ResourceMetrics> {
   const { provider, collect } = collectingProvider(serviceName);
   recordEveryInstrument(provider);
+  await new Promise((resolve) => setTimeout(resolve, 5));
   const rm = await collect();
   await provider.shutdown();
   return rm;
@@ -59,6 +64,59 @@ export async function writeAtKey(dir: string, key: string, bytes: Uint8Array): P
   await writeFile(path, bytes);
 }
 
+/** How finely a reader gives times back: Parquet keeps microseconds, a JS Date milliseconds. */
+export type TimePrecision = 'nanos' | 'micros' | 'millis';
+const STEP: Record<TimePrecision, bigint> = { nanos: 1n, micros: 1_000n, millis: 1_000_000n };
+
+/** An SDK time as decimal nanoseconds since 1970, cut to `precision`; worked out here, not by src/. */
+export function hrTimeNanos([seconds, nanos]: HrTime, precision: TimePrecision = 'nanos'): string {
+  const total = BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
+  return (total - (total % STEP[precision])).toString();
+}
+
+/** `2026-11-30T04:00:00.123456789Z` (any number of fraction digits) as decimal nanoseconds; '' stays ''. */
+export function isoNanos(iso: string): string {
+  if (iso === '') return '';
+  const match =
+    /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(?:Z|[+-]00(?::?00)?)$/.exec(iso);
+  if (match === null) throw new Error(`not a UTC time: ${iso}`);
+  const seconds = Date.parse(`${(match[1] as string).replace(' ', 'T')}Z`) / 1000;
+  return (BigInt(seconds) * 1_000_000_000n + BigInt((match[2] ?? '').padEnd(9, '0'))).toString();
+}
+
+/**
+ * The start and end times, as decimal nanoseconds at `precision`, of the point of `metric` with
+ * `attributes` in a collection the test recorded.
+ */
+export function recordedTimes(
+  recorded: ResourceMetrics,
+  metric: string,
+  attributes: Record<string, unknown>,
+  precision: TimePrecision = 'nanos',
+): { startTimeUnixNano: string; timeUnixNano: string } {
+  const same = (a: Record<string, unknown>) => JSON.stringify(a) === JSON.stringify(attributes);
+  const points = recorded.scopeMetrics
+    .flatMap((sm) => sm.metrics)
+    .filter((m) => m.descriptor.name === metric)
+    .flatMap(
+      (m) =>
+        m.dataPoints as {
+          attributes: Record<string, unknown>;
+          startTime: HrTime;
+          endTime: HrTime;
+        }[],
+    )
+    .filter((p) => same(p.attributes));
+  const [point] = points;
+  if (point === undefined || points.length > 1) {
+    throw new Error(`${points.length} recorded points of ${metric} ${JSON.stringify(attributes)}`);
+  }
+  return {
+    startTimeUnixNano: hrTimeNanos(point.startTime, precision),
+    timeUnixNano: hrTimeNanos(point.endTime, precision),
+  };
+}
+
 /** Rows of `metric`, sorted by their attributes. */
 function byMetric(rows: PointRow[], metric: string): PointRow[] {
   return rows
@@ -75,6 +133,8 @@ const exponentialIndex = (v: number, scale: number) => Math.ceil(Math.log2(v) * 
  */
 export function instrumentValues(rows: PointRow[]) {
   const pick = (r: PointRow | undefined) => ({
+    startTimeUnixNano: r?.startTimeUnixNano,
+    timeUnixNano: r?.timeUnixNano,
     type: r?.type,
     monotonic: r?.monotonic,
     temporality: r?.temporality,
@@ -118,14 +178,26 @@ export function instrumentValues(rows: PointRow[]) {
   };
 }
 
-/** What recordEveryInstrument() recorded, in the shape of instrumentValues(). */
-export function recordedValues(service: string, exponentialScale: number) {
+/**
+ * What recordEveryInstrument() recorded, in the shape of instrumentValues(): the values it
+ * records, and the times of `recorded`, the collection the SDK handed to the exporter, at the
+ * precision the reader keeps.
+ */
+export function recordedValues(
+  service: string,
+  exponentialScale: number,
+  recorded: ResourceMetrics,
+  precision: TimePrecision = 'nanos',
+) {
+  const at = (metric: string, attributes: Record<string, unknown> = {}) =>
+    recordedTimes(recorded, metric, attributes, precision);
   const common = { temporality: 'cumulative' };
   return {
     points: 6,
     services: [service],
     counter: [
       {
+        ...at('http.requests', { route: '/a' }),
         ...common,
         type: 'sum',
         monotonic: true,
@@ -134,6 +206,7 @@ export function recordedValues(service: string, exponentialScale: number) {
         value: 12,
       },
       {
+        ...at('http.requests', { route: '/b' }),
         ...common,
         type: 'sum',
         monotonic: true,
@@ -143,10 +216,19 @@ export function recordedValues(service: string, exponentialScale: number) {
       },
     ],
     upDownCounter: [
-      { ...common, type: 'sum', monotonic: false, unit: '', attributes: {}, value: 7 },
+      {
+        ...at('http.active'),
+        ...common,
+        type: 'sum',
+        monotonic: false,
+        unit: '',
+        attributes: {},
+        value: 7,
+      },
     ],
     gauge: [
       {
+        ...at('cpu.temperature', { host: 'h1' }),
         type: 'gauge',
         monotonic: undefined,
         temporality: undefined,
@@ -158,6 +240,7 @@ export function recordedValues(service: string, exponentialScale: number) {
     // The SDK's default bounds are 0, 5, 10, 25, 50, 75, 100, 250, 500, ...: 3, 30 and 300
     // fall in the buckets ending at 5, 50 and 500.
     histogram: {
+      ...at('http.latency'),
       ...common,
       type: 'histogram',
       monotonic: undefined,
@@ -170,6 +253,7 @@ export function recordedValues(service: string, exponentialScale: number) {
       buckets: { '5': 1, '50': 1, '500': 1 },
     },
     exponentialHistogram: {
+      ...at('payload.size'),
       ...common,
       type: 'exponentialHistogram',
       monotonic: undefined,
@@ -208,8 +292,8 @@ export function pointRowOf(record: PointRecord): PointRow {
     type,
     temporality: record.temporality === '' ? undefined : record.temporality,
     monotonic,
-    startTimeUnixNano: '',
-    timeUnixNano: '',
+    startTimeUnixNano: isoNanos(record.start),
+    timeUnixNano: isoNanos(record.time),
     attributes: record.attributes,
     ...(record.value === undefined ? {} : { value: record.value }),
     ...(record.count === undefined ? {} : { count: record.count }),

@@ -29,7 +29,45 @@ export function manualProvider(
   });
 }
 
-/** Records one known value set on every instrument type; the expected read-back is below. */
+/**
+ * `exporter` seen through a tee: `exported` holds every ResourceMetrics the SDK handed over,
+ * the record a test compares what was stored against.
+ */
+export function recordingExporter(exporter: PushMetricExporter): {
+  exporter: PushMetricExporter;
+  exported: ResourceMetrics[];
+} {
+  const exported: ResourceMetrics[] = [];
+  const tee: PushMetricExporter = {
+    export: (metrics, resultCallback) => {
+      exported.push(metrics);
+      exporter.export(metrics, resultCallback);
+    },
+    forceFlush: () => exporter.forceFlush(),
+    shutdown: () => exporter.shutdown(),
+    ...(exporter.selectAggregationTemporality === undefined
+      ? {}
+      : { selectAggregationTemporality: exporter.selectAggregationTemporality.bind(exporter) }),
+    ...(exporter.selectAggregation === undefined
+      ? {}
+      : { selectAggregation: exporter.selectAggregation.bind(exporter) }),
+  };
+  return { exporter: tee, exported };
+}
+
+/** A manualProvider() whose exports are recorded (see recordingExporter). */
+export function recordingProvider(
+  exporter: PushMetricExporter,
+  serviceName = 'test-service',
+): { provider: MeterProvider; exported: ResourceMetrics[] } {
+  const recording = recordingExporter(exporter);
+  return {
+    provider: manualProvider(recording.exporter, serviceName),
+    exported: recording.exported,
+  };
+}
+
+/** Records one known value set on every instrument type; the expected read-back is in reader-fixtures.ts. */
 export function recordEveryInstrument(provider: MeterProvider): void {
   const meter = provider.getMeter('test-meter', '1.2.3');
   const requests = meter.createCounter('http.requests', { unit: '{request}' });

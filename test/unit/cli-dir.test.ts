@@ -78,6 +78,37 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     expect(rows[0]?.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/);
   });
 
+  test('points: time and start of every row are the end and start times the SDK recorded', async () => {
+    // The recorded times, converted here: [seconds, nanoseconds] to ISO 8601 UTC with 9 digits.
+    const iso = ([seconds, nanos]: [number, number]) =>
+      `${new Date(seconds * 1000).toISOString().slice(0, 19)}.${String(nanos).padStart(9, '0')}Z`;
+    const recorded = new Map<string, { time: string; start: string }>();
+    for (const metric of rm1.scopeMetrics.flatMap((sm) => sm.metrics)) {
+      for (const p of metric.dataPoints) {
+        const id = `${metric.descriptor.name} ${JSON.stringify(p.attributes)}`;
+        recorded.set(id, { time: iso(p.endTime), start: iso(p.startTime) });
+      }
+    }
+    expect(recorded.size).toBe(6);
+    // Told apart: sampleMetrics() collects a few ms after it records.
+    for (const { time, start } of recorded.values()) expect(start < time, time).toBe(true);
+
+    const args = ['points', '--dir', 'mirror', '--prefix', 'prod', '--format'];
+    const jsonl = await run([...args, 'jsonl']);
+    const rows = lines(jsonl.stdout).map((l) => JSON.parse(l) as PointRecord);
+    const csv = await run([...args, 'csv']);
+    const csvRows = lines(csv.stdout).slice(1);
+    expect(rows).toHaveLength(6 * keys.length);
+    expect(csvRows).toHaveLength(rows.length);
+    rows.forEach((row, i) => {
+      const expected = recorded.get(`${row.metric} ${JSON.stringify(row.attributes)}`);
+      expect({ time: row.time, start: row.start }, row.metric).toEqual(expected);
+      // CSV: the same rows in the same order, time and start its first two columns.
+      const [time, start] = (csvRows[i] ?? '').split(',');
+      expect({ time, start }, row.metric).toEqual(expected);
+    });
+  });
+
   test('points: a table on a terminal, JSON lines otherwise; --metric filters with wildcards', async () => {
     const table = await run(
       ['points', '--dir', 'mirror', '--prefix', 'prod', '--metric', 'http.*'],

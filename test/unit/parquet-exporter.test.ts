@@ -13,7 +13,7 @@ import {
 import { captureDiag } from '../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { manualProvider, recordEveryInstrument, recordingProvider } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -26,16 +26,21 @@ async function exportEveryInstrument(options: Partial<S3MetricExporterOptions>) 
     format: 'parquet',
     ...options,
   });
-  const provider = manualProvider(exporter, 'parquet-service');
+  const { provider, exported } = recordingProvider(exporter, 'parquet-service');
   recordEveryInstrument(provider);
   await provider.shutdown();
-  return { s3, exporter };
+  const [recorded] = exported;
+  if (recorded === undefined || exported.length !== 1) throw new Error('expected one export');
+  return { s3, exporter, recorded };
 }
 
 describe("format: 'parquet'", () => {
   for (const compression of ['zstd', 'gzip', 'none'] as const) {
     test(`${compression}: one plain .parquet object per batch, in hour partitions, with every instrument`, async () => {
-      const { s3, exporter } = await exportEveryInstrument({ compression, prefix: 'lake' });
+      const { s3, exporter, recorded } = await exportEveryInstrument({
+        compression,
+        prefix: 'lake',
+      });
       const [attempt] = s3.attempts;
       expect(s3.attempts).toHaveLength(1);
       expect(attempt?.key).toMatch(
@@ -60,7 +65,12 @@ describe("format: 'parquet'", () => {
       expect([...codecs]).toEqual([COMPRESSION_ROWS[compression].parquetCodec]);
       const values = instrumentValues(dataPointRows(decoded.request));
       expect(values).toEqual(
-        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+        recordedValues(
+          'parquet-service',
+          values.exponentialHistogram.scale ?? 0,
+          recorded,
+          'micros',
+        ),
       );
       expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
     });
@@ -101,7 +111,7 @@ describe("format: 'parquet'", () => {
       };
     });
     try {
-      const { s3, exporter } = await exportEveryInstrument({});
+      const { s3, exporter, recorded } = await exportEveryInstrument({});
       const [key] = [...s3.stored.keys()];
       expect(key).toMatch(/\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.json$/);
       const decoded = await decodeStoredObjectAsync(
@@ -110,7 +120,7 @@ describe("format: 'parquet'", () => {
       );
       const values = instrumentValues(dataPointRows(decoded.request));
       expect(values).toEqual(
-        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0, recorded),
       );
       expect(exporter.stats().pointsDropped).toBe(0);
       expect(messages.some((m) => /as its records, uncompressed \(\.json\)/.test(m.text))).toBe(
@@ -136,7 +146,7 @@ describe("format: 'parquet'", () => {
         retry: { initialDelayMillis: 5 },
       } as const;
       const first = new S3MetricExporter({ ...options, s3Client: s3.client });
-      const provider = manualProvider(first, 'parquet-service');
+      const { provider, exported } = recordingProvider(first, 'parquet-service');
       recordEveryInstrument(provider);
       await provider.shutdown();
       expect(first.stats()).toMatchObject({ batchesSealed: 1, pointsDropped: 0 });
@@ -166,8 +176,15 @@ describe("format: 'parquet'", () => {
       );
       expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
       const values = instrumentValues(dataPointRows(decoded.request));
+      const [recorded] = exported;
+      if (recorded === undefined) throw new Error('nothing exported');
       expect(values).toEqual(
-        recordedValues('parquet-service', values.exponentialHistogram.scale ?? 0),
+        recordedValues(
+          'parquet-service',
+          values.exponentialHistogram.scale ?? 0,
+          recorded,
+          'micros',
+        ),
       );
       await waitFor(
         async () => (await readdir(join(dir, 'batches'))).length === 0,

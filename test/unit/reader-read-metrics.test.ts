@@ -68,7 +68,7 @@ describe('readMetrics from a directory laid out like the bucket', () => {
     for (const object of objects) {
       const values = instrumentValues(dataPointRows(object.request));
       expect(values).toEqual(
-        recordedValues('test-service', values.exponentialHistogram.scale ?? 0),
+        recordedValues('test-service', values.exponentialHistogram.scale ?? 0, rm1),
       );
       const ext = object.key.slice(object.key.indexOf('.'));
       const { format, compression } = object.encoding;
