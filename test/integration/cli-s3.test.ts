@@ -5,10 +5,16 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import { type MetricObject, readMetrics, S3MetricExporter } from '../../src/index.js';
+import {
+  dataPointRows,
+  type MetricObject,
+  readMetrics,
+  S3MetricExporter,
+} from '../../src/index.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
+import { catLine, recordedRequest } from '../support/recorded-request.js';
 import {
   connection,
   describeS3,
@@ -66,10 +72,18 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
     }
   });
 
-  test('cat: one OTLP/JSON line per object, the requests readMetrics decodes, in the same order', async () => {
+  test('cat: one OTLP/JSON line per object, in key order, each the request its service recorded', async () => {
     const { code, stdout } = await otelS3(['cat']);
     expect(code).toBe(0);
-    expect(lines(stdout).map((l) => JSON.parse(l))).toEqual(objects.map((o) => o.request));
+    // Each line read by the strict reference decoder, against the SDK's collection as the
+    // official serializer writes it; the order is that of the keys readMetrics lists.
+    const expected = objects.map((o) => {
+      const service = dataPointRows(o.request)[0]?.resource['service.name'];
+      const recorded = exported.find((e) => e.service === service)?.recorded;
+      if (recorded === undefined) throw new Error(`${o.key}: no service recorded`);
+      return recordedRequest(recorded);
+    });
+    expect(lines(stdout).map(catLine)).toEqual(expected);
   });
 
   test('ls: every object with its exact stored size; stats: the totals and data points per metric', async () => {

@@ -1,11 +1,10 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import { decodeObject } from '../../src/index.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../support/cli-child.js';
 import {
   COMPRESSIONS,
@@ -16,6 +15,7 @@ import {
   sampleMetrics,
   writeAtKey,
 } from '../support/reader-fixtures.js';
+import { catLine, recordedRequest } from '../support/recorded-request.js';
 
 /** Runs the CLI in this process, in the test's directory unless told otherwise. */
 const run = (args: string[], options: CliInProcessOptions = {}) =>
@@ -210,14 +210,18 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
   test('cat: each object as one OTLP/JSON request line, whatever its format; --with-key wraps it', async () => {
     const { code, stdout } = await run(['cat', '--dir', 'mirror', '--prefix', 'prod']);
     expect(code).toBe(0);
-    const expected = await Promise.all(
-      keys.map(async (key) => decodeObject(key, await readFile(join(mirror, key)))),
-    );
-    expect(lines(stdout).map((l) => JSON.parse(l))).toEqual(expected);
+    // Each line, read by the strict reference decoder, is the request the SDK handed over as the
+    // official serializer writes it: protobuf and JSON objects alike, every compression.
+    const recorded = recordedRequest(rm1);
+    const printed = lines(stdout);
+    expect(printed).toHaveLength(keys.length);
+    for (const line of printed) expect(catLine(line)).toEqual(recorded);
 
     const wrapped = await run(['cat', '--dir', 'mirror', '--prefix', 'prod', '--with-key']);
     const first = JSON.parse(lines(wrapped.stdout)[0] ?? '{}');
-    expect(first).toEqual({ key: keys[0], time: T0.toISOString(), request: expected[0] });
+    expect(Object.keys(first)).toEqual(['key', 'time', 'request']);
+    expect({ key: first.key, time: first.time }).toEqual({ key: keys[0], time: T0.toISOString() });
+    expect(catLine(JSON.stringify(first.request))).toEqual(recorded);
   });
 
   test('ls: time, exact size and key per object, in time order; totals on stderr', async () => {
