@@ -35,6 +35,36 @@ describe('installShutdownHooks', () => {
     }
   });
 
+  test('the provider gets the deadline minus the time beforeShutdown took', async () => {
+    const total = 2_000;
+    const before = 600;
+    let given: number | undefined;
+    let took = 0;
+    const hooks = installShutdownHooks(
+      {
+        shutdown: async (options) => {
+          given = options?.timeoutMillis;
+        },
+      },
+      {
+        signals: [],
+        exit: false,
+        timeoutMillis: total,
+        beforeShutdown: async () => {
+          const started = performance.now();
+          await new Promise((resolve) => setTimeout(resolve, before));
+          took = performance.now() - started;
+        },
+      },
+    );
+    expect(await hooks.shutdown()).toBe(0);
+    expect(took).toBeGreaterThanOrEqual(before - 1);
+    // About the total minus what beforeShutdown took: never more (1 ms of clock rounding), and
+    // less only by the little time around it (slack for a loaded machine).
+    expect(given).toBeLessThanOrEqual(total - before + 1);
+    expect(given).toBeGreaterThanOrEqual(total - took - 200);
+  });
+
   test('a shutdown that hangs ends at the deadline with exit code 1', async () => {
     const hooks = installShutdownHooks(target('hang', []), {
       signals: [],
