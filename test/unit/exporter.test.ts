@@ -376,4 +376,34 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     await exporter.shutdown();
     await provider.shutdown();
   });
+
+  test('the upload-duration histogram is in seconds: its sum is stats().uploadLatency.totalMillis / 1000', async () => {
+    // Every upload answers after at least 40 ms: three uploads take at least 0.12 s in all.
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 40 });
+    const exporter = exporterWith(s3);
+    const { provider, collect } = collectingProvider();
+    exporter.recordSelfMetrics(provider);
+    for (let tag = 1; tag <= 3; tag++) {
+      await exportSynthetic(exporter, 2, tag);
+      await exporter.forceFlush();
+    }
+    const latency = exporter.stats().uploadLatency;
+    const self = (await collect()).scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
+    const histogram = self?.metrics.find(
+      (m) => m.descriptor.name === 's3_exporter.upload.duration',
+    );
+    expect(histogram?.descriptor.unit).toBe('s');
+    const point = histogram?.dataPoints[0]?.value as
+      | { count: number; sum: number; max: number }
+      | undefined;
+    expect(latency.count).toBe(3);
+    expect(point?.count).toBe(3);
+    expect(point?.sum).toBeCloseTo(latency.totalMillis / 1000, 6);
+    expect(point?.max).toBeCloseTo(latency.maxMillis / 1000, 6);
+    // Against the delays the test chose, not only against stats(): seconds, not milliseconds.
+    expect(point?.sum).toBeGreaterThanOrEqual(3 * 0.04 - 0.003);
+    expect(point?.sum).toBeLessThan(30);
+    await exporter.shutdown();
+    await provider.shutdown();
+  });
 });
