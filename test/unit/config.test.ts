@@ -6,8 +6,10 @@ import {
   resolveConfig,
   type S3MetricExporterOptions,
 } from '../../src/config.js';
+import { FORMAT_ROWS } from '../../src/formats.js';
 import { S3MetricExporter } from '../../src/index.js';
 import { KeyTemplate } from '../../src/upload/key-template.js';
+import { documentedOptions, documentedValue } from '../support/documented-options.js';
 
 const MAX_TIMER = 2 ** 31 - 1;
 
@@ -88,30 +90,33 @@ describe('resolveConfig defaults', () => {
     });
   });
 
-  test('DEFAULTS holds the documented default values', () => {
-    expect(DEFAULTS).toEqual({
-      prefix: '',
-      filePrefix: '',
-      keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/minute=%M/{filePrefix}metrics_{uuid}',
-      partitionTime: 'upload',
-      partitionTimeZone: 'UTC',
-      format: 'otlp-json',
-      compression: 'zstd',
-      maxBatchBytes: 8 * 1024 * 1024,
-      maxBatchAgeMillis: 60_000,
-      maxBufferedBytes: 64 * 1024 * 1024,
-      uploadConcurrency: 4,
-      requestTimeoutMillis: 10_000,
-      flushTimeoutMillis: 10_000,
-      temporalityPreference: 'cumulative',
-      conditionalWrites: true,
-      retryInitialDelayMillis: 250,
-      retryMaxDelayMillis: 30_000,
-      zstdLevel: 3,
-      gzipLevel: 6,
-      maxSpoolBytes: 256 * 1024 * 1024,
-      spoolTimeoutMillis: 5_000,
-    });
+  test('DEFAULTS holds the default values docs/configuration.md documents', () => {
+    // Read from the docs' option tables. The docs name the flat keys DEFAULTS uses for
+    // compressionLevel and retry.* in their introduction.
+    const fromDocs: Record<string, unknown> = {};
+    const rows = documentedOptions();
+    for (const { name, defaultText } of rows) {
+      if (name === 'compressionLevel') {
+        const [, zstd, gzip] = /^(\d+) \(zstd\), (\d+) \(gzip\)$/.exec(defaultText) ?? [];
+        fromDocs.zstdLevel = Number(zstd);
+        fromDocs.gzipLevel = Number(gzip);
+        continue;
+      }
+      if (name === 'spoolFileSystem') continue; // `node:fs`: a module, not a value
+      const value = documentedValue(defaultText);
+      if (value === undefined) continue; // "(required)", "AWS S3", a default that depends ...
+      const key = name.replace(/^retry\.(.)/, (_, c: string) => `retry${c.toUpperCase()}`);
+      fromDocs[key] = value;
+    }
+    expect(DEFAULTS).toEqual(fromDocs);
+    // The format-specific defaults the same tables give for Parquet.
+    const row = (name: string) => rows.find((r) => r.name === name);
+    const parquetAge = /; (\d+) for `'parquet'`$/.exec(row('maxBatchAgeMillis')?.defaultText ?? '');
+    expect(FORMAT_ROWS.parquet.maxBatchAgeMillis).toBe(Number(parquetAge?.[1]));
+    const parquetTemplate = /Parquet's default is `([^`]+)`/.exec(
+      row('keyTemplate')?.meaning ?? '',
+    );
+    expect(FORMAT_ROWS.parquet.keyTemplate).toBe(parquetTemplate?.[1]);
   });
 
   test('keeps valid explicit values', () => {
