@@ -35,11 +35,20 @@ describe('SealedBatch', () => {
   test('sealed now: unprepared, holding its records, with a UUIDv7 made at seal time', () => {
     const before = Date.now();
     const batch = SealedBatch.seal(contents());
+    const after = Date.now();
     expect(batch.state).toBe('unprepared');
     expect(batch.isIdle).toBe(true);
-    expect(batch.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
-    expect(batch.sealedAt.getTime()).toBeGreaterThanOrEqual(before);
+    expect(batch.startPreparing()).toEqual(contents().records);
     expect(batch.restored).toBe(false);
+    // RFC 9562: version 7, variant 10, and the first 48 bits are the Unix time in milliseconds.
+    expect(batch.id).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    const idMillis = Number.parseInt(batch.id.replaceAll('-', '').slice(0, 12), 16);
+    expect(idMillis).toBeGreaterThanOrEqual(before);
+    expect(idMillis).toBeLessThanOrEqual(after);
+    expect(batch.sealedAt.getTime()).toBeGreaterThanOrEqual(before);
+    expect(batch.sealedAt.getTime()).toBeLessThanOrEqual(after);
   });
 
   test('restored from the spool: paged out, named, on disk, its bytes not in memory', () => {
