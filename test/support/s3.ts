@@ -107,15 +107,20 @@ export async function listAndFetch(
   return out;
 }
 
+/** A stored object's bytes with its compression (`.zst`, `.gz`) removed by standard decoders. */
+export function decompressed(object: StoredObject): Buffer {
+  if (object.key.endsWith('.zst')) return zstdDecompress(object.bytes);
+  if (object.key.endsWith('.gz')) return gunzipSync(object.bytes);
+  return object.bytes;
+}
+
 /**
  * Decodes a stored object with standard decoders only: libzstd (node:zlib, or zstd-napi on Node
  * 20) or zlib for the bytes, JSON.parse for JSON (which must be exactly one line), the protobuf
  * decoder for protobuf.
  */
 export function decodeStored(object: StoredObject): OtlpObject {
-  let raw: Buffer = object.bytes;
-  if (object.key.endsWith('.zst')) raw = zstdDecompress(raw);
-  else if (object.key.endsWith('.gz')) raw = gunzipSync(raw);
+  const raw = decompressed(object);
   if (/\.binpb(\.|$)/.test(object.key)) return decodeOtlpProto(raw);
   const text = raw.toString('utf8');
   if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
