@@ -12,13 +12,14 @@ import {
   connection,
   decodeStored,
   describeS3,
+  expectStoredAsRecorded,
   freshBucket,
   listAndFetch,
   s3Server,
   skipReason,
   testClient,
 } from '../support/s3.js';
-import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { manualProvider, recordEveryInstrument, recordingProvider } from '../support/service.js';
 
 if (!s3Server) console.warn(`end-to-end tests skipped: ${skipReason}`);
 
@@ -57,7 +58,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
           compression,
           ...connection(),
         });
-        const provider = manualProvider(exporter);
+        const { provider, exported } = recordingProvider(exporter);
         recordEveryInstrument(provider);
         const before = new Date();
         await provider.forceFlush();
@@ -65,6 +66,8 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
         const objects = await listAndFetch(client, bucket, `${prefix}/`);
         await provider.shutdown(); // collects and uploads once more, after the read-back
         expect(objects).toHaveLength(1);
+        // The object, read by decoders independent of src/, is the collection the SDK exported.
+        expectStoredAsRecorded(objects, exported.slice(0, 1));
         const [object] = objects;
         if (object === undefined) throw new Error('unreachable');
 

@@ -5,9 +5,12 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { describe, inject } from 'vitest';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { describe, expect, inject } from 'vitest';
 import type { S3MetricExporterOptions } from '../../src/index.js';
 import { decodeOtlpProto, type OtlpObject } from '../../src/index.js';
+import { type Canonical, decodeJsonExact, decodeProtobuf } from './otlp-reference.js';
+import { recordedRequest } from './recorded-request.js';
 import type { S3ServerInfo } from './s3-server.js';
 import { zstdDecompress } from './zstd.js';
 
@@ -127,4 +130,26 @@ export function decodeStored(object: StoredObject): OtlpObject {
     throw new Error(`${object.key}: expected exactly one JSON line terminated by a newline`);
   }
   return JSON.parse(text) as OtlpObject;
+}
+
+/**
+ * A stored OTLP object read with decoders independent of src/: standard decompression, then the
+ * official-proto reference decoder for protobuf, or its strict OTLP/JSON mapping for one JSON line.
+ */
+export function decodeStoredReference(object: StoredObject): Canonical {
+  const raw = decompressed(object);
+  if (/\.binpb(\.|$)/.test(object.key)) return decodeProtobuf(raw);
+  const text = raw.toString('utf8');
+  if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
+    throw new Error(`${object.key}: expected exactly one JSON line terminated by a newline`);
+  }
+  return decodeJsonExact(text);
+}
+
+/**
+ * The objects hold, one request each, exactly the collections the SDK handed over (in order),
+ * as the official serializer writes them: every value, time, attribute and name.
+ */
+export function expectStoredAsRecorded(objects: StoredObject[], recorded: ResourceMetrics[]): void {
+  expect(objects.map(decodeStoredReference)).toEqual(recorded.map(recordedRequest));
 }
