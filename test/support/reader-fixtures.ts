@@ -180,17 +180,25 @@ export function instrumentValues(rows: PointRow[]) {
 
 /**
  * What recordEveryInstrument() recorded, in the shape of instrumentValues(): the values it
- * records, and the times of `recorded`, the collection the SDK handed to the exporter, at the
- * precision the reader keeps.
+ * records, and the times and exponential scale of `recorded`, the collection the SDK handed to
+ * the exporter, times at the precision the reader keeps.
  */
 export function recordedValues(
   service: string,
-  exponentialScale: number,
   recorded: ResourceMetrics,
   precision: TimePrecision = 'nanos',
 ) {
   const at = (metric: string, attributes: Record<string, unknown> = {}) =>
     recordedTimes(recorded, metric, attributes, precision);
+  // The SDK picks the exponential histogram's scale for the values; the buckets must fit it.
+  const exponentialScale = (
+    recorded.scopeMetrics
+      .flatMap((sm) => sm.metrics)
+      .find((m) => m.descriptor.name === 'payload.size')?.dataPoints[0]?.value as
+      | { scale: number }
+      | undefined
+  )?.scale;
+  if (exponentialScale === undefined) throw new Error('payload.size was not recorded');
   const common = { temporality: 'cumulative' };
   return {
     points: 6,
