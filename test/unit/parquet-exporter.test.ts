@@ -13,7 +13,12 @@ import {
 import { captureDiag } from '../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
-import { manualProvider, recordEveryInstrument, recordingProvider } from '../support/service.js';
+import {
+  collectingProvider,
+  manualProvider,
+  recordEveryInstrument,
+  recordingProvider,
+} from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
 const messages = captureDiag();
@@ -137,9 +142,16 @@ describe("format: 'parquet'", () => {
         retry: { initialDelayMillis: 5 },
       } as const;
       const first = new S3MetricExporter({ ...options, s3Client: s3.client });
-      const { provider, exported } = recordingProvider(first, 'parquet-service');
+      const { provider, collect } = collectingProvider('parquet-service');
       recordEveryInstrument(provider);
+      const recorded = await collect();
       await provider.shutdown();
+      await new Promise((resolve) => first.export(recorded, resolve));
+      // The flush seals the batch; wait for the 503 and the retry (a cold Parquet worker on a
+      // loaded machine can take longer than flushTimeoutMillis), then shut down while it hangs.
+      await first.forceFlush();
+      await waitFor(() => s3.attempts.length >= 2, 10_000, 'the first attempt and its retry');
+      await first.shutdown();
       expect(first.stats()).toMatchObject({ batchesSealed: 1, pointsDropped: 0 });
       expect(first.stats().spool?.leftAtShutdown).toBe(1);
       expect(await readdir(join(dir, 'batches'))).toHaveLength(1);
@@ -167,8 +179,6 @@ describe("format: 'parquet'", () => {
       );
       expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
       const values = instrumentValues(dataPointRows(decoded.request));
-      const [recorded] = exported;
-      if (recorded === undefined) throw new Error('nothing exported');
       expect(values).toEqual(recordedValues('parquet-service', recorded, 'micros'));
       await waitFor(
         async () => (await readdir(join(dir, 'batches'))).length === 0,
