@@ -1,7 +1,6 @@
 import { decodeJsonRequest, decodeProtoRequest } from './encoding/decode-request.js';
 import { otlpJsonRecords, otlpProtoRecords, type RecordFormat } from './encoding/format.js';
 import type { OtlpObject } from './encoding/otlp-proto-decode.js';
-import { parquetToRequest } from './parquet/read.js';
 import { DEFAULT_KEY_TEMPLATE } from './upload/key-template.js';
 
 /**
@@ -10,11 +9,10 @@ import { DEFAULT_KEY_TEMPLATE } from './upload/key-template.js';
  * is a row here plus its own module (see docs/architecture.md).
  */
 
-/** Reading an object back: its decompression budget and the zstd and gzip decoders. */
+/** Reading an object back: its decompression budget and the reader's decompress(). */
 export interface DecodeContext {
   /** Decompress within `maxBytes` (ObjectTooLargeError past it). */
-  zstd(bytes: Uint8Array, maxBytes: number): Buffer;
-  gunzip(bytes: Uint8Array, maxBytes: number): Buffer;
+  decompress(compression: Compression, bytes: Uint8Array, maxBytes: number): Buffer;
   maxDecompressedBytes: number;
 }
 
@@ -102,7 +100,11 @@ export const FORMAT_ROWS = {
     // Engines pay a fixed cost per file (open, footer): files must hold enough points to beat
     // OTLP/JSON, which a minute of points does not (measured in docs/parquet.md, "Batch size").
     maxBatchAgeMillis: 600_000,
-    decode: (raw, context) => parquetToRequest(raw, context).then((r) => r.request),
+    // Loaded when a Parquet object is read: the exporter never loads the Parquet reader.
+    decode: async (raw, context) => {
+      const { parquetToRequest } = await import('./parquet/read.js');
+      return (await parquetToRequest(raw, context)).request;
+    },
     decodesSynchronously: false,
   },
 } as const satisfies Record<string, FormatRow>;

@@ -1,3 +1,4 @@
+import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import { ObjectDecodeError } from '../reader/decode-object.js';
 import { ObjectTooLargeError } from '../reader/read-limits.js';
 import {
@@ -7,7 +8,6 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../reader/read-metrics.js';
-import { ZstdUnavailableError } from '../reader/zstd-engine.js';
 import { describeError } from '../s3-errors.js';
 import { type CommandContext, finalNote, readerOptions } from './context.js';
 import { EXIT } from './exit-codes.js';

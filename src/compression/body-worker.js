@@ -1,23 +1,22 @@
 // @ts-check
-// Worker thread that turns a sealed batch's records into the bytes to upload: the body of its
-// format (bodies.js: framed and compressed, or a Parquet file; zstd on the engine the main
-// thread chose, see zstd-compressors.js) and the checksums the S3 request needs (SHA-256 for
-// SigV4, CRC32 when the client sends one). All of it is CPU work on megabytes that would otherwise stall the exporter's event loop.
-// Plain JavaScript, so the same file runs from src/ (tests) and dist/ (the package).
-import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
+// Worker thread that turns a sealed batch's records into the bytes to upload, for the work that
+// would otherwise stall the exporter's event loop: a Parquet file, or zstd through the zstd-napi
+// addon (which runs on the calling thread). It makes the body of its format (bodies.js, on the
+// engine the main thread chose) and the checksums the S3 request needs (checksums.js). Plain
+// JavaScript, so the same file runs from src/ (tests) and dist/ (the package).
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { bodyMaker } from './bodies.js';
+import { crc32Base64, sha256Hex } from './checksums.js';
 
-const require = createRequire(import.meta.url);
-const makeBody = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
+// Not a top-level await: the CommonJS build of this file has none.
+const bodies = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /** @typedef {{ id: number, records: ArrayBuffer[], lengths: number[], framing: Framing, sha256: boolean, crc32: boolean }} Job */
 
+if (parentPort === null) throw new Error('body-worker.js must run as a worker thread');
 const port = parentPort;
-if (port === null) throw new Error('body-worker.js must run as a worker thread');
 
 /** Niceness of this thread on Linux: below the service's threads, never starved (CFS weights ~1:10). */
 const WORKER_NICE = 10;
@@ -52,21 +51,18 @@ function nudgeScavenge() {
   return junk.length;
 }
 
-/** CRC32 (IEEE) as S3 wants it: big-endian, base64. */
-function crc32Base64(/** @type {Uint8Array} */ body) {
-  const { crc32 } = require('@node-rs/crc32');
-  const out = Buffer.alloc(4);
-  out.writeUInt32BE(crc32(Buffer.from(body.buffer, body.byteOffset, body.byteLength)) >>> 0);
-  return out.toString('base64');
-}
+/** Jobs run one after another, so replies keep the order of the jobs. */
+let queue = Promise.resolve();
 
-// Asynchronous for node:zlib's zstd (libuv's pool): its compressor queues jobs one at a time, so
-// replies keep the order of the jobs; every other compression finishes before the first await.
-port.on('message', async (/** @type {Job} */ job) => {
+port.on('message', (/** @type {Job} */ job) => {
+  queue = queue.then(() => run(job));
+});
+
+async function run(/** @type {Job} */ job) {
   try {
     const records = job.records.map((buffer, i) => new Uint8Array(buffer, 0, job.lengths[i]));
-    const body = await makeBody({ records, framing: job.framing });
-    const sha256 = job.sha256 ? createHash('sha256').update(body).digest('hex') : undefined;
+    const body = await (await bodies).make({ records, framing: job.framing });
+    const sha256 = job.sha256 ? await sha256Hex(body) : undefined;
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
     const buffer = /** @type {ArrayBuffer} */ (body.buffer);
     port.postMessage({ id: job.id, body: buffer, sha256, crc32 }, [buffer]);
@@ -78,4 +74,4 @@ port.on('message', async (/** @type {Job} */ job) => {
       job.records,
     );
   }
-});
+}

@@ -3,5 +3,6 @@ export {
   BodyMakerError,
   type BodyRequest,
   createBodyMaker,
+  needsWorker,
   type PreparedBody,
 } from './body-maker.js';

@@ -130,10 +130,9 @@ export function rowsToRequest(rows: Row[]): OtlpObject {
   };
 }
 
-/** How column chunks are decompressed, within one budget for the whole file. */
+/** How column chunks are decompressed (the reader's decompress()), within one budget for the whole file. */
 export interface ParquetDecompression {
-  zstd(bytes: Uint8Array, maxBytes: number): Uint8Array;
-  gunzip(bytes: Uint8Array, maxBytes: number): Uint8Array;
+  decompress(compression: 'zstd' | 'gzip', bytes: Uint8Array, maxBytes: number): Uint8Array;
   maxDecompressedBytes: number;
 }
 
@@ -147,18 +146,17 @@ export async function parquetToRequest(
   decompression: ParquetDecompression,
 ): Promise<{ request: OtlpObject; rows: number }> {
   let left = decompression.maxDecompressedBytes;
-  const within =
-    (decompress: (b: Uint8Array, max: number) => Uint8Array) =>
-    (input: Uint8Array, outputLength: number) => {
-      // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
-      const out = decompress(input, Math.max(1, Math.min(outputLength, left)));
-      left -= out.length;
-      return out;
-    };
-  const decompressors = {
-    ZSTD: within(decompression.zstd),
-    GZIP: within(decompression.gunzip),
+  const within = (compression: 'zstd' | 'gzip') => (input: Uint8Array, outputLength: number) => {
+    // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
+    const out = decompression.decompress(
+      compression,
+      input,
+      Math.max(1, Math.min(outputLength, left)),
+    );
+    left -= out.length;
+    return out;
   };
+  const decompressors = { ZSTD: within('zstd'), GZIP: within('gzip') };
   // hyparquet reads an ArrayBuffer: the object's own, or a copy of its bytes (a Buffer may be a
   // view into a shared pool; Buffer#slice would not copy).
   const file =

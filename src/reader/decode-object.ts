@@ -1,3 +1,4 @@
+import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import {
   type DecodeContext,
@@ -9,7 +10,6 @@ import {
 import { requestProblem } from './check-request.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
-import { ZstdUnavailableError } from './zstd-engine.js';
 
 export type { ObjectEncoding };
 
@@ -125,7 +125,7 @@ function unwrap(
   }
   let raw: Buffer;
   try {
-    raw = decompress(bytes, encoding.compression, maxDecompressedBytes);
+    raw = decompress(encoding.compression, bytes, maxDecompressedBytes);
   } catch (error) {
     // A limit or a missing engine is not bad data: say it as it is.
     const detail = plainProblem(error)
@@ -134,8 +134,7 @@ function unwrap(
     throw new ObjectDecodeError(key, 'decompress', detail, error);
   }
   const context: DecodeContext = {
-    zstd: (input, max) => decompress(input, 'zstd', max),
-    gunzip: (input, max) => decompress(input, 'gzip', max),
+    decompress,
     // The outer layer used some of the budget already (none for Parquet: it has no outer one).
     maxDecompressedBytes:
       encoding.compression === 'none' ? maxDecompressedBytes : maxDecompressedBytes - raw.length,

@@ -1,24 +1,18 @@
 import { gunzipSync } from 'node:zlib';
-import type { ObjectEncoding } from '../formats.js';
+import type { Compression } from '../formats.js';
 import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
-import { zstdEngine } from './zstd-engine.js';
+import { zstdDecompress } from './zstd-decompress.js';
 
 /**
- * The bytes of a stored object, decompressed. Decompression stops as soon as the output passes
- * `maxBytes` (ObjectTooLargeError), so a bomb costs at most that much memory. Throws
- * ZstdUnavailableError when this runtime cannot decompress zstd.
+ * Bytes of `compression` decompressed: a stored object's outer layer, or a Parquet page. The
+ * reader's one way to decompress. Decompression stops as soon as the output passes `maxBytes`
+ * (ObjectTooLargeError), so a bomb costs at most that much memory. Throws ZstdUnavailableError
+ * when this runtime cannot decompress zstd.
  */
-export function decompress(
-  bytes: Uint8Array,
-  compression: ObjectEncoding['compression'],
-  maxBytes: number,
-): Buffer {
+export function decompress(compression: Compression, bytes: Uint8Array, maxBytes: number): Buffer {
   switch (compression) {
-    case 'zstd': {
-      const engine = zstdEngine();
-      if (engine instanceof Error) throw engine;
-      return engine.decompress(bytes, maxBytes);
-    }
+    case 'zstd':
+      return zstdDecompress(bytes, maxBytes);
     case 'gzip':
       return boundedByZlib(maxBytes, () => gunzipSync(bytes, { maxOutputLength: maxBytes }));
     case 'none':

@@ -1,3 +1,4 @@
+import { zstdEngine } from '../compression/zstd-engine.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { ObjectEncoding } from '../formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
@@ -18,7 +19,6 @@ import {
   resolveRange,
 } from './read-options.js';
 import type { ObjectSource } from './source.js';
-import { zstdEngine } from './zstd-engine.js';
 
 /** A stored object in the range, as listed. */
 export interface ObjectInfo {

@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { crc32 } from '@node-rs/crc32';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type BodyMaker, createBodyMaker } from '../../src/compression/index.js';
+import { type BodyMaker, createBodyMaker, needsWorker } from '../../src/compression/index.js';
+import { createWorkerBodyMaker } from '../../src/compression/worker-body-maker.js';
 import { builtInZstd, type ZstdEngine, zstdEngine } from '../../src/compression/zstd-engine.js';
 import { ownsItsArrayBuffer } from '../../src/encoding/handed-over.js';
 import { JsonWriter } from '../../src/encoding/json-writer.js';
@@ -124,8 +125,32 @@ describe('body maker (worker thread)', () => {
   }
 
   test('zstd runs on node:zlib wherever the runtime has it, else on zstd-napi', () => {
-    expect(zstdEngine()).toBe(builtInZstd() ? 'node:zlib' : napiLoads() ? 'zstd-napi' : undefined);
-    if (Number(process.versions.node.split('.')[0]) >= 24) expect(zstdEngine()).toBe('node:zlib');
+    const engine = zstdEngine();
+    if (builtInZstd()) expect(engine).toBe('node:zlib');
+    else if (napiLoads()) expect(engine).toBe('zstd-napi');
+    else expect(engine).toBeInstanceOf(Error);
+    if (Number(process.versions.node.split('.')[0]) >= 24) expect(engine).toBe('node:zlib');
+  });
+
+  test("a worker for Parquet and for zstd-napi only; the rest runs on libuv's pool", () => {
+    expect(needsWorker('parquet', undefined)).toBe(true);
+    expect(needsWorker('parquet', 'node:zlib')).toBe(true);
+    expect(needsWorker('framed', 'zstd-napi')).toBe(true);
+    expect(needsWorker('framed', 'node:zlib')).toBe(false);
+    expect(needsWorker('framed', undefined)).toBe(false);
+    for (const compression of ['gzip', 'none'] as const) {
+      const maker = createBodyMaker({ body: 'framed', compression, level: 1 });
+      makers.push(maker);
+      expect(maker.runsIn).toBe('thread-pool');
+    }
+    const parquet = createBodyMaker({ body: 'parquet', compression: 'gzip', level: 1 });
+    makers.push(parquet);
+    expect(parquet.runsIn).toBe('worker');
+    for (const engine of ENGINES) {
+      const zstd = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3, engine });
+      makers.push(zstd);
+      expect(zstd.runsIn).toBe(engine === 'node:zlib' ? 'thread-pool' : 'worker');
+    }
   });
 
   test('on a runtime with neither engine, zstd fails at construction naming the fixes; gzip still works', async () => {
@@ -157,8 +182,8 @@ describe('body maker (worker thread)', () => {
     expect(out.gzipBytes).toBeGreaterThan(0);
   });
 
-  test('an encoder output handed over with spare room travels by transfer, only its own bytes in the body', async () => {
-    const maker = createBodyMaker({ body: 'framed', compression: 'none', level: 3 });
+  test('worker: an encoder output handed over with spare room travels by transfer, only its own bytes in the body', async () => {
+    const maker = createWorkerBodyMaker({ body: 'framed', compression: 'none', level: 3 });
     makers.push(maker);
     const writer = new JsonWriter();
     const bulk = 'x'.repeat(1000);
@@ -196,7 +221,7 @@ describe('body maker (worker thread)', () => {
           return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
         });
       const before = niceness().filter((n) => n === 10).length;
-      const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3 });
+      const maker = createWorkerBodyMaker({ body: 'framed', compression: 'none', level: 3 });
       makers.push(maker);
       await maker.make({ records: records(1, 100), framing: null, sha256: false, crc32: false });
       const after = niceness();
@@ -208,7 +233,7 @@ describe('body maker (worker thread)', () => {
   );
 
   test('a batch the worker cannot be handed (one ArrayBuffer twice) is refused with its records, and the worker goes on', async () => {
-    const maker = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3 });
+    const maker = createWorkerBodyMaker({ body: 'framed', compression: 'none', level: 3 });
     makers.push(maker);
     const shared = Buffer.allocUnsafeSlow(1000).fill(7);
     const twice = [shared, shared]; // both own the whole ArrayBuffer: listed twice for transfer
@@ -219,7 +244,7 @@ describe('body maker (worker thread)', () => {
     const input = records(2, 500);
     const expected = Buffer.concat(input.map((r) => Buffer.from(r)));
     const made = await maker.make({ records: input, framing: null, sha256: false, crc32: false });
-    expect(zstdDecompress(made.body).equals(expected)).toBe(true);
+    expect(made.body.equals(expected)).toBe(true);
   });
 
   test('after close(), make() rejects and gives the records back', async () => {

@@ -15,10 +15,10 @@ import {
 
 // Node.js 20 without the addon: no zstd in node:zlib, and requiring the addon fails as it
 // does there, with a require stack. The seam is findZstdEngine's sources; the rest is real.
-vi.mock('../../src/reader/zstd-engine.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/reader/zstd-engine.js')>();
+vi.mock('../../src/compression/zstd-engine.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/compression/zstd-engine.js')>();
   const missing = real.findZstdEngine({
-    builtin: undefined,
+    builtin: false,
     loadAddon: () => {
       throw Object.assign(
         new Error(
@@ -33,9 +33,12 @@ vi.mock('../../src/reader/zstd-engine.js', async (importOriginal) => {
 });
 
 const MESSAGE =
-  'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the optional zstd-napi addon: ' +
-  'this is Node.js v20.20.2 and the zstd-napi addon is not installed; ' +
-  'upgrade Node.js, or install the addon with: npm install zstd-napi';
+  'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the zstd-napi addon: this is ' +
+  'Node.js v20.20.2 and the zstd-napi addon is not installed. Fix it with one of: run on ' +
+  'Node.js >= 22.15 (24 LTS recommended); install the addon: `npm install zstd-napi` (it builds ' +
+  'from source with python3, make and a C++ compiler; npm 11 builds it once approved: ' +
+  '`npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`); or, to write ' +
+  "objects, choose compression: 'gzip'.";
 
 let root: string;
 const zst: string[] = [];

@@ -2,22 +2,22 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
+import { parquetToRequest } from '../../src/parquet/read.js';
+import { attributeText } from '../../src/parquet/rows.js';
+import { parquetBody } from '../../src/parquet/write.js';
 import {
   dataPointRows,
   decodeObject,
   decodeStoredObjectAsync,
   ObjectDecodeError,
   type PointRow,
-} from '../../src/index.js';
-import { parquetToRequest } from '../../src/parquet/read.js';
-import { attributeText } from '../../src/parquet/rows.js';
-import { parquetBody } from '../../src/parquet/write.js';
+} from '../../src/reader.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdCompress, zstdDecompress } from '../support/zstd.js';
 
 const decompressors = {
-  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
-  gunzip: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  decompress: (compression: 'zstd' | 'gzip', input: Uint8Array) =>
+    new Uint8Array(compression === 'zstd' ? zstdDecompress(input) : gunzipSync(input)),
   maxDecompressedBytes: 64 * 1024 * 1024,
 };
 

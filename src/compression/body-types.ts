@@ -1,0 +1,51 @@
+import type { Compression } from '../config.js';
+import type { Framing } from '../encoding/format.js';
+import type { ZstdEngine } from './zstd-engine.js';
+
+export interface BodyRequest {
+  /** The batch's records. A worker takes their memory by transfer: do not use them afterwards. */
+  records: Buffer[];
+  framing: Framing | null;
+  /** Compute the SHA-256 SigV4 signs (so the SDK does not hash on the event loop). */
+  sha256: boolean;
+  /** Compute the CRC32 checksum S3 checks (when the client sends one). */
+  crc32: boolean;
+}
+
+export interface PreparedBody {
+  body: Buffer;
+  /** Hex SHA-256 of the body, when asked for. */
+  sha256: string | undefined;
+  /** Base64 big-endian CRC32 of the body, when asked for. */
+  crc32: string | undefined;
+}
+
+/** A failure to make a body; `records` gives the caller its bytes back when it still has them. */
+export class BodyMakerError extends Error {
+  readonly records: Buffer[] | undefined;
+  constructor(message: string, records?: Buffer[]) {
+    super(message);
+    this.name = 'BodyMakerError';
+    this.records = records;
+  }
+}
+
+/** Makes the bytes of an object from a batch's records, off the event loop. */
+export interface BodyMaker {
+  /** Where the work runs: libuv's pool through node:zlib, or the body worker. */
+  readonly runsIn: 'thread-pool' | 'worker';
+  make(request: BodyRequest): Promise<PreparedBody>;
+  /** Frees the compression context and stops the worker; later calls to make() reject. */
+  close(): Promise<void>;
+}
+
+export interface BodyMakerOptions {
+  /** Which body to make (the format's row in src/formats.ts). */
+  body: 'framed' | 'parquet';
+  compression: Compression;
+  level: number;
+  /** The zstd engine, instead of this runtime's choice (tests and the bench measure both). */
+  engine?: ZstdEngine;
+  /** How long the worker may sit idle before it exits (tests); WORKER_IDLE_EXIT_MILLIS if not set. */
+  workerIdleExitMillis?: number;
+}

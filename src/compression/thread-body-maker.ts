@@ -1,0 +1,42 @@
+import { framedMaker } from './bodies.js';
+import type { BodyMaker, BodyMakerOptions, PreparedBody } from './body-types.js';
+import { BodyMakerError } from './body-types.js';
+import { crc32Base64, sha256Hex } from './checksums.js';
+
+/**
+ * Bodies made with no thread of ours: node:zlib compresses on libuv's pool (one reused context,
+ * fed the records in turn), Web Crypto hashes there too, and this thread only hands over the
+ * records, gathers the output chunks and computes the CRC32 of the compressed body (cheap). For
+ * framed formats on runtimes whose node:zlib has zstd, and for gzip and none everywhere.
+ */
+export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
+  const bodies = framedMaker({
+    compression: options.compression,
+    level: options.level,
+    zstdEngine: options.engine,
+  });
+  let closed = false;
+  return {
+    runsIn: 'thread-pool',
+    async make(request): Promise<PreparedBody> {
+      if (closed) throw new BodyMakerError('the exporter is shut down', request.records);
+      let made: Uint8Array;
+      let sha256: string | undefined;
+      try {
+        made = await bodies.make({ records: request.records, framing: request.framing });
+        sha256 = request.sha256 ? await sha256Hex(made) : undefined;
+      } catch (error) {
+        throw new BodyMakerError(
+          `${options.compression} body failed: ${(error as Error).message}`,
+          request.records,
+        );
+      }
+      const body = Buffer.from(made.buffer, made.byteOffset, made.byteLength);
+      return { body, sha256, crc32: request.crc32 ? crc32Base64(made) : undefined };
+    },
+    async close() {
+      closed = true;
+      bodies.close();
+    },
+  };
+}
