@@ -27,15 +27,14 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { MultiBar } from 'cli-progress';
+import { type ExporterStats, S3MetricExporter } from '../src/index.js';
 import {
   dataPointRows,
-  type ExporterStats,
   encodingOfKey,
   type MetricType,
   type OtlpObject,
   readMetrics,
-  S3MetricExporter,
-} from '../src/index.js';
+} from '../src/reader.js';
 import { CheckoutService, ORDER_VALUE_METRIC } from './checkout-service.js';
 import { startEmbeddedS3 } from './embedded-s3.js';
 

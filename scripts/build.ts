@@ -2,23 +2,27 @@
  * `npm run build`: the package's two builds, from the same sources and with no source changes.
  *
  *  - ESM, dist/: plain `tsc -p tsconfig.build.json`, file for file, with .d.ts declarations.
- *  - CommonJS, dist/cjs/: esbuild bundles of the three entry points (the library, the CLI and the
- *    compression worker), marked CommonJS by dist/cjs/package.json. The sources use
+ *  - CommonJS, dist/cjs/: esbuild, file for file as well (the same tree, marked CommonJS by
+ *    dist/cjs/package.json), so that `require()` of an entry loads only the files it uses, as
+ *    `import` does: the exporter's entry never loads the reader, the CLI or the Parquet modules,
+ *    and the modules loaded on demand (`import()`) are files of their own. The sources use
  *    `import.meta.url` (to find the worker file, and for createRequire), which CommonJS lacks:
- *    each bundle defines it from __filename (scripts/cjs-import-meta-url.ts), as tsup's shim does. Dependencies stay
- *    external (one copy with the application's), except the ones that ship only ESM, which
- *    `require()` cannot load before Node 20.19 / 22.12: those are bundled in.
- *    Declarations: tsc's, copied beside the bundles, where the CommonJS marker makes TypeScript
+ *    each file defines it from __filename (scripts/cjs-import-meta-url.ts), as tsup's shim does.
+ *    Dependencies stay external (one copy with the application's), except the ones that ship
+ *    only ESM, which `require()` cannot load before Node 20.19 / 22.12: each of those is bundled
+ *    once into dist/cjs/vendor/, and the files that use it require that copy.
+ *    Declarations: tsc's, copied beside the files, where the CommonJS marker makes TypeScript
  *    read them as CommonJS (what a `require` of the package gets).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const SRC = join(ROOT, 'src');
 const DIST = join(ROOT, 'dist');
 const CJS = join(DIST, 'cjs');
 /** The lowest Node.js the package supports (package.json engines). */
@@ -29,8 +33,6 @@ interface PackageJson {
   main?: string;
   exports?: unknown;
   dependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>;
-  optionalDependencies?: Record<string, string>;
 }
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
@@ -44,19 +46,48 @@ function loadsWithRequire(name: string): boolean {
   return manifest.type !== 'module' && !/\.mjs$/.test(manifest.main ?? '');
 }
 
+/** The dependencies `require()` cannot load (ESM only): bundled into dist/cjs/vendor/. */
+function esmOnlyDependencies(): string[] {
+  return Object.keys(pkg.dependencies ?? {}).filter((name) => !loadsWithRequire(name));
+}
+
+/** The package name of an import path: `a`, `@s/a` from `a/x`, `@s/a/x`. */
+function packageOf(path: string): string {
+  const parts = path.split('/');
+  return (path.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/');
+}
+
 /**
- * What the CommonJS bundles require() at run time: the peers (the application's own
- * OpenTelemetry instances), the optional addon, and every dependency that has CommonJS. The
- * ESM-only dependencies are bundled in.
+ * Every source file becomes a CommonJS file of its own: its relative imports stay requires of
+ * the sibling files, packages stay external, and an ESM-only dependency becomes a require of
+ * its copy in dist/cjs/vendor/, relative to the file's place in the tree.
  */
-function externals(): { external: string[]; bundled: string[] } {
-  const always = [
-    ...Object.keys(pkg.peerDependencies ?? {}),
-    ...Object.keys(pkg.optionalDependencies ?? {}),
-  ];
-  const dependencies = Object.keys(pkg.dependencies ?? {});
-  const bundled = dependencies.filter((name) => !loadsWithRequire(name));
-  return { external: [...always, ...dependencies.filter((n) => !bundled.includes(n))], bundled };
+function fileForFile(vendored: string[], inject: string): Plugin {
+  return {
+    name: 'file-for-file',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind === 'entry-point' || args.path === inject) return undefined;
+        if (args.path.startsWith('.')) return { path: args.path, external: true };
+        if (!vendored.includes(packageOf(args.path))) return { path: args.path, external: true };
+        if (packageOf(args.path) !== args.path) {
+          return { errors: [{ text: `${args.path}: vendored packages are imported whole` }] };
+        }
+        const output = join(CJS, relative(SRC, dirname(args.importer)));
+        const copy = relative(output, join(CJS, 'vendor', `${args.path}.js`))
+          .split(sep)
+          .join('/');
+        return { path: copy.startsWith('.') ? copy : `./${copy}`, external: true };
+      });
+    },
+  };
+}
+
+/** The files of src/ that become files of the package. */
+function sourceFiles(): string[] {
+  return readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => join(SRC, f));
 }
 
 /** Copies tsc's declarations (every .d.ts under dist/) into dist/cjs/, same tree. */
@@ -77,29 +108,44 @@ execFileSync(
   { cwd: ROOT, stdio: 'inherit' },
 );
 
-// 2. CommonJS bundles.
-const { external, bundled } = externals();
+// 2. CommonJS, file for file, and the ESM-only dependencies bundled once each.
+const vendored = esmOnlyDependencies();
+const inject = join(ROOT, 'scripts/cjs-import-meta-url.ts');
 await build({
   absWorkingDir: ROOT,
-  entryPoints: {
-    index: 'src/index.ts',
-    cli: 'src/cli.ts',
-    // Beside the bundles: body-maker finds it as new URL('./body-worker.js', import.meta.url).
-    'body-worker': 'src/compression/body-worker.js',
-  },
+  entryPoints: sourceFiles(),
+  outbase: SRC,
   outdir: CJS,
+  // "Bundling" one file at a time: every import is external (the plugin), and only the
+  // import.meta.url shim is put in.
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: TARGET,
-  external,
   define: { 'import.meta.url': 'importMetaUrl' },
-  inject: ['scripts/cjs-import-meta-url.ts'],
+  inject: [inject],
+  plugins: [fileForFile(vendored, inject)],
+  logLevel: 'warning',
+});
+await build({
+  absWorkingDir: ROOT,
+  entryPoints: Object.fromEntries(vendored.map((name) => [name, name])),
+  outdir: join(CJS, 'vendor'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: TARGET,
+  // The files that require a vendored copy were ES modules, converted with Node's interop: their
+  // default import is `module.exports` itself. So a vendored default export becomes
+  // module.exports, with the named exports on it.
+  footer: {
+    js: "{ const d = module.exports.default; if (typeof d === 'function' || (typeof d === 'object' && d !== null)) module.exports = Object.assign(d, module.exports); }",
+  },
   logLevel: 'warning',
 });
 writeFileSync(join(CJS, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 copyDeclarations();
 
 console.log(
-  `built dist/ (ESM, tsc) and dist/cjs/ (CommonJS, esbuild; bundled because ESM-only: ${bundled.join(', ') || 'none'})`,
+  `built dist/ (ESM, tsc) and dist/cjs/ (CommonJS, esbuild, file for file; vendored because ESM-only: ${vendored.join(', ') || 'none'})`,
 );

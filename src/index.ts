@@ -1,3 +1,6 @@
+// `otel-s3-exporter`: the exporter and what a service needs beside it. The reader is the
+// `otel-s3-exporter/reader` entry (src/reader.ts): a service that only exports never loads it.
+export { ZstdUnavailableError } from './compression/zstd-engine.js';
 export {
   type ChecksumMode,
   type Compression,
@@ -8,58 +11,8 @@ export {
   type S3MetricExporterOptions,
   type TemporalityPreference,
 } from './config.js';
-export {
-  decodeOtlpProto,
-  type OtlpObject,
-  type OtlpValue,
-  ProtoDecodeError,
-} from './encoding/otlp-proto-decode.js';
 export { ENVIRONMENT_VARIABLES, optionsFromEnvironment } from './env.js';
 export { S3MetricExporter } from './exporter.js';
-export {
-  type DecodedObject,
-  decodeObject,
-  decodeStoredObject,
-  decodeStoredObjectAsync,
-  encodingOfKey,
-  ObjectDecodeError,
-  type ObjectEncoding,
-} from './reader/decode-object.js';
-export { type AccessProblem, ReadAccessError } from './reader/errors.js';
-export {
-  DEFAULT_EXPORT_INTERVAL_MILLIS,
-  type KeyLayoutOptions,
-  type MetricKey,
-  metricKeyParser,
-} from './reader/key-layout.js';
-export {
-  anyValue,
-  attributes,
-  dataPointRows,
-  type InstrumentKind,
-  instrumentKind,
-  type MetricType,
-  nanosToIso,
-  type PlainValue,
-  type PointRow,
-} from './reader/points.js';
-export {
-  listMetricObjects,
-  type MetricObject,
-  type MetricStream,
-  type ObjectInfo,
-  type ReadMetricsOptions,
-  type ReadStats,
-  readMetrics,
-  type UnreadableObject,
-} from './reader/read-metrics.js';
-export type {
-  DirLocation,
-  ListMetricObjectsOptions,
-  ReadRangeOptions,
-  S3Location,
-} from './reader/read-options.js';
-export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';
 export { SELF_METRICS_SCOPE } from './self-metrics.js';
 export {
   DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,

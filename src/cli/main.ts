@@ -281,10 +281,15 @@ function settingsOrigin(settings: Settings): string {
 }
 
 function packageVersion(): string {
-  try {
-    const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-  } catch {
-    return '0.0.0';
+  const require = createRequire(import.meta.url);
+  // This file is src/cli/main.ts, dist/cli/main.js or dist/cjs/cli/main.js.
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = require(path) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'otel-s3-exporter' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not this one
+    }
   }
+  return '0.0.0';
 }

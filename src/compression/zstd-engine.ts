@@ -9,8 +9,18 @@ import * as zlib from 'node:zlib';
  */
 export type ZstdEngine = 'node:zlib' | 'zstd-napi';
 
-/** The addon's binding: what the reader's decompressor and the worker's compressor use of it. */
-export type ZstdBinding = typeof import('zstd-napi/binding.js');
+/**
+ * What the reader's decompressor uses of the addon's binding: declared here, because the addon's
+ * own types are those of an optional peer dependency that a user's project may not have.
+ */
+export interface ZstdBinding {
+  DCtx: new () => {
+    reset(directive: number): void;
+    /** [hint (0: a frame is done), bytes produced, bytes consumed] */
+    decompressStream(output: Uint8Array, input: Uint8Array): [number, number, number];
+  };
+  ResetDirective: { sessionOnly: number };
+}
 
 /** A runtime with no zstd: it says what is missing and how to fix it, without a require stack. */
 export class ZstdUnavailableError extends Error {
@@ -26,7 +36,7 @@ export interface ZstdEngineSources {
   /** True when node:zlib has zstd (Node.js ≥ 22.15, 23.8). */
   builtin: boolean;
   /** Loads the zstd-napi addon's binding; throws when it is not installed or not built. */
-  loadAddon: () => ZstdBinding;
+  loadAddon: () => unknown;
   /** For the message, e.g. `v20.20.2`. */
   nodeVersion: string;
 }
@@ -41,7 +51,7 @@ export function builtInZstd(): boolean {
 
 const runtimeSources = (): ZstdEngineSources => ({
   builtin: builtInZstd(),
-  loadAddon: () => require('zstd-napi/binding') as ZstdBinding,
+  loadAddon: () => require('zstd-napi/binding'),
   nodeVersion: process.version,
 });
 
@@ -90,8 +100,8 @@ function unavailableMessage(nodeVersion: string, error: unknown): string {
     ? 'the zstd-napi addon is not installed'
     : `the zstd-napi addon could not be loaded (${first})`;
   const addonFix = notInstalled
-    ? 'install the addon: `npm install zstd-napi` (it builds from source with python3, make and a C++ compiler; npm 11 builds it once approved: `npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`)'
-    : 'build the addon: `npm rebuild zstd-napi` (npm 11 first: `npm install-scripts approve zstd-napi`)';
+    ? 'install the addon: `npm install zstd-napi` (it builds from source with python3, make and a C++ compiler; if npm skipped its build: `npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`)'
+    : 'build the addon: `npm rebuild zstd-napi` (if npm skips its build: `npm install-scripts approve zstd-napi` first)';
   return (
     `zstd needs Node.js 22.15 or later (zstd in node:zlib) or the zstd-napi addon: this is ` +
     `Node.js ${nodeVersion} and ${reason}. Fix it with one of: run on Node.js >= 22.15 ` +

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type MetricObject, readMetrics } from '../../src/index.js';
+import { type MetricObject, readMetrics } from '../../src/reader.js';
 import { runCliChild } from '../support/cli-child.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';

@@ -5,12 +5,8 @@ import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import {
-  dataPointRows,
-  type MetricObject,
-  readMetrics,
-  S3MetricExporter,
-} from '../../src/index.js';
+import { S3MetricExporter } from '../../src/index.js';
+import { dataPointRows, type MetricObject, readMetrics } from '../../src/reader.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';

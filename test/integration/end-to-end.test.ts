@@ -2,12 +2,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import {
-  dataPointRows,
-  metricKeyParser,
-  type PointRow,
-  S3MetricExporter,
-} from '../../src/index.js';
+import { S3MetricExporter } from '../../src/index.js';
+import { dataPointRows, metricKeyParser, type PointRow } from '../../src/reader.js';
 import {
   connection,
   decodeStored,

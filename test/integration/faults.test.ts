@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
-import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { dataPointRows } from '../../src/reader.js';
 import * as backoff from '../../src/upload/backoff.js';
 
 const realRetryDelay = backoff.retryDelay;

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { dataPointRows, type PointRow } from '../../src/index.js';
+import { dataPointRows, type PointRow } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import {
   decodeStored,

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { dataPointRows } from '../../src/index.js';
+import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {

@@ -3,29 +3,38 @@
  * (with the OpenTelemetry peers this repository runs on) into a temporary project holding one
  * ES module, one CommonJS, one TypeScript `module: nodenext` (CommonJS) and one TypeScript
  * `moduleResolution: bundler` project (test/fixtures/package-consumers). Each exports a batch to
- * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too.
+ * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too. The ES
+ * module and CommonJS services load the exporter alone: no reader, CLI or Parquet module.
  *
  * The install runs as a user's does, with npm's review of install scripts: npm 11 names every
  * dependency with an install script that the project's `allowScripts` does not cover in an
  * `install-scripts` warning, and this package must not be among them (it has no install-time
- * script; the build runs before packing). The project denies zstd-napi's native build
- * (`allowScripts: { "zstd-napi": false }`; an npm without that review gets --ignore-scripts
- * instead), so the addon is present but not built, as for a user who did not approve it (whether
- * npm should ask about it at all is the optional dependency's business). On Node ≥ 22.15 zstd
- * must work anyway (the built-in engine); below, compression 'zstd' must fail at construction
- * with the fix in the message, and works once the addon is built (its approved install, done
- * here by copying this repository's build of the same version: Node-API binaries load on any
- * Node.js major).
+ * script; the build runs before packing). Nothing in the install has an install script at all:
+ * zstd-napi is an optional peer dependency, not installed (an npm without that review gets
+ * --ignore-scripts, which then changes nothing). On Node ≥ 22.15 zstd works (the built-in
+ * engine); below, compression 'zstd' must fail at construction with the fixes in the message,
+ * and works once the user adds the addon as the README says (`npm install zstd-napi`; its build
+ * is done here by copying this repository's build of the same version instead of compiling it
+ * again: Node-API binaries load on any Node.js major).
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { dataPointRows } from '../../src/index.js';
+import { dataPointRows } from '../../src/reader.js';
+import { loadedModules, readerOnly } from '../support/loaded-modules.js';
 import {
   decodeStored,
   describeS3,
@@ -151,10 +160,7 @@ describeS3('the packed package, installed as users install it', () => {
 
     app = join(work, 'app');
     cpSync(FIXTURES, app, { recursive: true });
-    writeFileSync(
-      join(app, 'package.json'),
-      `${JSON.stringify({ name: 'package-test-app', private: true, allowScripts: { 'zstd-napi': false } })}\n`,
-    );
+    writeFileSync(join(app, 'package.json'), '{ "name": "package-test-app", "private": true }\n');
     const peers = [
       '@opentelemetry/api',
       '@opentelemetry/core',
@@ -203,13 +209,17 @@ describeS3('the packed package, installed as users install it', () => {
         'LICENSE',
         'dist/index.js',
         'dist/index.d.ts',
+        'dist/reader.js',
+        'dist/reader.d.ts',
         'dist/cli.js',
         'dist/compression/body-worker.js',
         'dist/cjs/package.json',
         'dist/cjs/index.js',
         'dist/cjs/index.d.ts',
+        'dist/cjs/reader.js',
+        'dist/cjs/reader.d.ts',
         'dist/cjs/cli.js',
-        'dist/cjs/body-worker.js',
+        'dist/cjs/compression/body-worker.js',
       ]),
     );
   });
@@ -231,6 +241,35 @@ describeS3('the packed package, installed as users install it', () => {
       expect(review.stdout).not.toContain('otel-s3-exporter');
     },
   );
+
+  test('a fresh install compiles nothing: no installed package has an install script', () => {
+    // What npm runs at install: preinstall, install, postinstall, and `node-gyp rebuild` for a
+    // package with a binding.gyp and no install script of its own.
+    const withScripts: string[] = [];
+    const visit = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (!entry.isDirectory() || entry.name === '.bin') continue;
+        const path = join(dir, entry.name);
+        if (entry.name.startsWith('@')) {
+          visit(path);
+          continue;
+        }
+        const manifest = join(path, 'package.json');
+        if (!existsSync(manifest)) continue;
+        const { scripts = {} } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+          scripts?: Record<string, string>;
+        };
+        const hooks = ['preinstall', 'install', 'postinstall'].filter((s) => s in scripts);
+        if (hooks.length > 0 || existsSync(join(path, 'binding.gyp'))) {
+          withScripts.push(`${entry.name}: ${hooks.join(', ') || 'binding.gyp'}`);
+        }
+        if (existsSync(join(path, 'node_modules'))) visit(join(path, 'node_modules'));
+      }
+    };
+    visit(join(app, 'node_modules'));
+    expect(withScripts).toEqual([]);
+    expect(existsSync(join(app, 'node_modules/zstd-napi'))).toBe(false);
+  });
 
   test('publint and arethetypeswrong find no problem in the tarball', async () => {
     const installed = join(app, 'node_modules/otel-s3-exporter');
@@ -254,7 +293,7 @@ describeS3('the packed package, installed as users install it', () => {
   });
 
   test.runIf(!BUILT_IN_ZSTD)(
-    'Node < 22.15 with the addon not built: zstd fails at construction, naming the fixes',
+    'Node < 22.15 without the addon: zstd fails at construction, naming the fixes; then the README install makes it work',
     async () => {
       for (const name of ['esm', 'cjs']) {
         const out = lastJson<ConsumerResult>(
@@ -262,9 +301,24 @@ describeS3('the packed package, installed as users install it', () => {
         );
         expect(out.error?.name).toBe('ZstdUnavailableError');
         expect(out.error?.message).toContain('22.15');
+        expect(out.error?.message).toContain('npm install zstd-napi');
         expect(out.error?.message).toContain("compression: 'gzip'");
       }
-      // The install-script approval, as a user would do it, without a 40 s compile here.
+      // The README's step for Node.js 20: `npm install zstd-napi`, the version this repository
+      // pins, with its build copied from this repository instead of compiled again (40 s).
+      const version = installedVersion('zstd-napi');
+      await run(
+        'npm',
+        [
+          'install',
+          '--prefer-offline',
+          '--ignore-scripts',
+          '--no-audit',
+          '--no-fund',
+          `zstd-napi@${version}`,
+        ],
+        { cwd: app },
+      );
       cpSync(
         join(ROOT, 'node_modules/zstd-napi/build'),
         join(app, 'node_modules/zstd-napi/build'),
@@ -274,7 +328,7 @@ describeS3('the packed package, installed as users install it', () => {
   );
 
   test.runIf(BUILT_IN_ZSTD)(
-    'Node ≥ 22.15: zstd-napi was not built (no native build, no approval), and zstd needs it not',
+    'Node ≥ 22.15: zstd-napi is not installed (nothing native to build), and zstd needs it not',
     async () => {
       const addon = await node(
         [
@@ -298,22 +352,51 @@ describeS3('the packed package, installed as users install it', () => {
     },
   );
 
-  test('ES module project: import loads the ESM build, whose worker exports a zstd batch', async () => {
-    const out = lastJson<ConsumerResult>(
-      await node(['export.js'], join(app, 'esm'), userEnv('package/esm')),
-    );
-    expect(out.resolved).toMatch(/\/node_modules\/otel-s3-exporter\/dist\/index\.js$/);
-    expect(out.stats?.batchesUploaded).toBe(1);
-    await expectExported('esm');
-  });
+  for (const [name, how, build] of [
+    ['esm', 'ES module project: import', /\/node_modules\/otel-s3-exporter\/dist\/index\.js$/],
+    [
+      'cjs',
+      'CommonJS project: require()',
+      /\/node_modules\/otel-s3-exporter\/dist\/cjs\/index\.js$/,
+    ],
+  ] as const) {
+    test(`${how} loads its build, exports a zstd batch, and loads no reader, CLI or Parquet module`, async () => {
+      const { modules, stdout } = await loadedModules([], 'export.js', {
+        cwd: join(app, name),
+        env: userEnv(`package/${name}`),
+      });
+      const out = lastJson<ConsumerResult>({ stdout, stderr: '' });
+      expect(out.resolved).toMatch(build);
+      expect(out.stats?.batchesUploaded).toBe(1);
+      await expectExported(name);
+      const ours = modules.filter((m) => m.includes('/node_modules/otel-s3-exporter/'));
+      expect(ours.some((m) => build.test(m))).toBe(true); // the recorder saw the package load
+      expect(modules.filter(readerOnly)).toEqual([]);
+    });
+  }
 
-  test('CommonJS project: require() loads the CommonJS build, whose worker exports a zstd batch', async () => {
-    const out = lastJson<ConsumerResult>(
-      await node(['export.js'], join(app, 'cjs'), userEnv('package/cjs')),
+  test('the reader is the `otel-s3-exporter/reader` entry, in both builds', async () => {
+    const esm = await node(
+      [
+        '--input-type=module',
+        '-e',
+        "import('otel-s3-exporter/reader').then((r) => console.log(Object.keys(r).sort().join(',')))",
+      ],
+      join(app, 'esm'),
     );
-    expect(out.resolved).toMatch(/\/node_modules\/otel-s3-exporter\/dist\/cjs\/index\.js$/);
-    expect(out.stats?.batchesUploaded).toBe(1);
-    await expectExported('cjs');
+    const cjs = await node(
+      ['-e', "console.log(Object.keys(require('otel-s3-exporter/reader')).sort().join(','))"],
+      join(app, 'cjs'),
+    );
+    expect(esm.stdout.trim()).toBe(cjs.stdout.trim());
+    expect(esm.stdout.trim().split(',')).toEqual(
+      expect.arrayContaining([
+        'readMetrics',
+        'dataPointRows',
+        'decodeObject',
+        'ZstdUnavailableError',
+      ]),
+    );
   });
 
   for (const [name, declarations, runtime] of [

@@ -9,13 +9,9 @@ import pl from 'nodejs-polars';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import type { PointRow } from '../../src/index.js';
-import {
-  dataPointRows,
-  type MetricObject,
-  readMetrics,
-  S3MetricExporter,
-} from '../../src/index.js';
+import { S3MetricExporter } from '../../src/index.js';
+import type { PointRow } from '../../src/reader.js';
+import { dataPointRows, type MetricObject, readMetrics } from '../../src/reader.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { pointRowOfTable } from '../support/parquet-rows.js';

@@ -9,7 +9,7 @@ import {
   ReadAccessError,
   readMetrics,
   type UnreadableObject,
-} from '../../src/index.js';
+} from '../../src/reader.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { renderKey } from '../support/layout-fixtures.js';
 import { collect, instrumentValues, keyAt, recordedValues } from '../support/reader-fixtures.js';

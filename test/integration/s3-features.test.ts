@@ -6,7 +6,8 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { dataPointRows, S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { dataPointRows } from '../../src/reader.js';
 import { describeError } from '../../src/s3-errors.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {

@@ -1,4 +1,4 @@
-import type { PlainValue, PointRow } from '../../src/index.js';
+import type { PlainValue, PointRow } from '../../src/reader.js';
 import { isoNanos } from './reader-fixtures.js';
 
 /**

@@ -6,8 +6,9 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { FORMAT_ROWS } from '../../src/formats.js';
-import type { Compression, PointRow } from '../../src/index.js';
+import type { Compression } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
+import type { PointRow } from '../../src/reader.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 import { zstdCompress } from './zstd.js';
 

@@ -8,7 +8,7 @@ import {
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, inject } from 'vitest';
 import type { S3MetricExporterOptions } from '../../src/index.js';
-import { decodeOtlpProto, type OtlpObject } from '../../src/index.js';
+import { decodeOtlpProto, type OtlpObject } from '../../src/reader.js';
 import { type Canonical, decodeJsonExact, decodeProtobuf } from './otlp-reference.js';
 import { recordedRequest } from './recorded-request.js';
 import type { S3ServerInfo } from './s3-server.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { readMetrics, type UnreadableObject } from '../../src/index.js';
+import { readMetrics, type UnreadableObject } from '../../src/reader.js';
 import { lines, runCliInProcess } from '../support/cli-child.js';
 import { FakeS3 } from '../support/fake-s3-client.js';
 import {
@@ -36,7 +36,7 @@ const MESSAGE =
   'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the zstd-napi addon: this is ' +
   'Node.js v20.20.2 and the zstd-napi addon is not installed. Fix it with one of: run on ' +
   'Node.js >= 22.15 (24 LTS recommended); install the addon: `npm install zstd-napi` (it builds ' +
-  'from source with python3, make and a C++ compiler; npm 11 builds it once approved: ' +
+  'from source with python3, make and a C++ compiler; if npm skipped its build: ' +
   '`npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`); or, to write ' +
   "objects, choose compression: 'gzip'.";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { encodingOfExtension } from '../../src/formats.js';
-import { metricKeyParser } from '../../src/index.js';
+import { metricKeyParser } from '../../src/reader.js';
 import { objectKey } from '../../src/upload/keys.js';
 
 const TIME = new Date('2026-03-04T05:06:07Z');

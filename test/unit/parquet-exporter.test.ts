@@ -4,12 +4,8 @@ import { join } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
 import { COMPRESSION_ROWS } from '../../src/formats.js';
-import {
-  dataPointRows,
-  decodeStoredObjectAsync,
-  S3MetricExporter,
-  type S3MetricExporterOptions,
-} from '../../src/index.js';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { dataPointRows, decodeStoredObjectAsync } from '../../src/reader.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';

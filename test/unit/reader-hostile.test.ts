@@ -4,20 +4,20 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { InvalidOptionError } from '../../src/index.js';
+import { formatBytes } from '../../src/reader/byte-size.js';
+import { ObjectTooLargeError } from '../../src/reader/read-limits.js';
 import {
   anyValue,
   attributes,
   dataPointRows,
-  InvalidOptionError,
   nanosToIso,
   ObjectDecodeError,
   type OtlpObject,
   type PlainValue,
   readMetrics,
   type UnreadableObject,
-} from '../../src/index.js';
-import { formatBytes } from '../../src/reader/byte-size.js';
-import { ObjectTooLargeError } from '../../src/reader/read-limits.js';
+} from '../../src/reader.js';
 import { FakeS3 } from '../support/fake-s3-client.js';
 import {
   gzipBomb,
@@ -293,7 +293,7 @@ describe('the public functions refuse what they cannot show, with a clear error'
   });
 
   test('decodeObject errors are ObjectDecodeError with the limit as the cause', async () => {
-    const { decodeObject } = await import('../../src/index.js');
+    const { decodeObject } = await import('../../src/reader.js');
     const bomb = await zstdBomb(8 * MiB);
     const error = (() => {
       try {

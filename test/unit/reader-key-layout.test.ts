@@ -1,5 +1,4 @@
 import { describe, expect, test } from 'vitest';
-import { encodingOfKey, metricKeyParser } from '../../src/index.js';
 import { resolveKeyLayout } from '../../src/reader/key-layout.js';
 import {
   compareKeys,
@@ -7,6 +6,7 @@ import {
   partitionMarginMillis,
   sortableLeadingChars,
 } from '../../src/reader/listing-range.js';
+import { encodingOfKey, metricKeyParser } from '../../src/reader.js';
 import { renderKey } from '../support/layout-fixtures.js';
 
 const MINUTE = 60_000;

@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { resolveConfig } from '../../src/config.js';
-import {
-  InvalidOptionError,
-  listMetricObjects,
-  metricKeyParser,
-  readMetrics,
-} from '../../src/index.js';
+import { InvalidOptionError } from '../../src/index.js';
+import { listMetricObjects, metricKeyParser, readMetrics } from '../../src/reader.js';
 import { FakeS3 } from '../support/fake-s3-client.js';
 import { inTimeZone, renderKey, type WriteLayout } from '../support/layout-fixtures.js';
 import { collect, encodeObject, sampleMetrics, writeAtKey } from '../support/reader-fixtures.js';

@@ -5,15 +5,15 @@ import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { objectName } from '../../src/formats.js';
+import { InvalidOptionError } from '../../src/index.js';
 import {
   dataPointRows,
-  InvalidOptionError,
   listMetricObjects,
   type MetricObject,
   ReadAccessError,
   readMetrics,
   type UnreadableObject,
-} from '../../src/index.js';
+} from '../../src/reader.js';
 import { FakeS3 } from '../support/fake-s3-client.js';
 import {
   COMPRESSIONS,

@@ -88,8 +88,8 @@ describe('one engine choice and one error (src/compression/zstd-engine.ts)', () 
       'zstd needs Node.js 22.15 or later (zstd in node:zlib) or the zstd-napi addon: this is ' +
         'Node.js v20.20.2 and the zstd-napi addon is not installed. Fix it with one of: run on ' +
         'Node.js >= 22.15 (24 LTS recommended); install the addon: `npm install zstd-napi` (it ' +
-        'builds from source with python3, make and a C++ compiler; npm 11 builds it once ' +
-        'approved: `npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`); or, ' +
+        'builds from source with python3, make and a C++ compiler; if npm skipped its build: ' +
+        '`npm install-scripts approve zstd-napi`, then `npm rebuild zstd-napi`); or, ' +
         "to write objects, choose compression: 'gzip'.",
     );
     expect((found as Error).cause).toBe(requireError);

@@ -1,0 +1,52 @@
+// `otel-s3-exporter/reader`: finding and reading stored metrics (the otel-s3 CLI is built on it).
+export { ZstdUnavailableError } from './compression/zstd-engine.js';
+export {
+  decodeOtlpProto,
+  type OtlpObject,
+  type OtlpValue,
+  ProtoDecodeError,
+} from './encoding/otlp-proto-decode.js';
+export {
+  type DecodedObject,
+  decodeObject,
+  decodeStoredObject,
+  decodeStoredObjectAsync,
+  encodingOfKey,
+  ObjectDecodeError,
+  type ObjectEncoding,
+} from './reader/decode-object.js';
+export { type AccessProblem, ReadAccessError } from './reader/errors.js';
+export {
+  DEFAULT_EXPORT_INTERVAL_MILLIS,
+  type KeyLayoutOptions,
+  type MetricKey,
+  metricKeyParser,
+} from './reader/key-layout.js';
+export {
+  anyValue,
+  attributes,
+  dataPointRows,
+  type InstrumentKind,
+  instrumentKind,
+  type MetricType,
+  nanosToIso,
+  type PlainValue,
+  type PointRow,
+} from './reader/points.js';
+export {
+  listMetricObjects,
+  type MetricObject,
+  type MetricStream,
+  type ObjectInfo,
+  type ReadMetricsOptions,
+  type ReadStats,
+  readMetrics,
+  type UnreadableObject,
+} from './reader/read-metrics.js';
+export type {
+  DirLocation,
+  ListMetricObjectsOptions,
+  ReadRangeOptions,
+  S3Location,
+} from './reader/read-options.js';
+export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';

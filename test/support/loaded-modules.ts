@@ -1,0 +1,51 @@
+/** What a process loads: a child run with test/support/record-modules.mjs, and the rules about it. */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const RECORDER = new URL('./record-modules.mjs', import.meta.url).pathname;
+
+/**
+ * What an exporter-only service must never load: the reader, the CLI and the Parquet modules
+ * of this package (from src/ or either build), and the libraries only they use.
+ */
+export const READER_ONLY: readonly RegExp[] = [
+  /\/(src|dist|dist\/cjs)\/(reader|cli|parquet)\//,
+  /\/(src|dist|dist\/cjs)\/(reader|cli)\.(ts|js)$/,
+  /\/compression\/parquet-body\.js$/,
+  /\/node_modules\/(commander|cli-progress|hyparquet|hyparquet-writer)\//,
+];
+
+export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.test(module));
+
+/** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
+export async function loadedModules(
+  nodeArgs: string[],
+  file: string,
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<{ modules: string[]; stdout: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'otel-s3-loaded-'));
+  const list = join(dir, 'modules.txt');
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, LOADED_MODULES_FILE: list };
+    delete env.NODE_OPTIONS;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [...nodeArgs, '--import', RECORDER, file],
+      { cwd: options.cwd, env, timeout: 120_000 },
+    );
+    const modules = [
+      ...new Set(
+        readFileSync(list, 'utf8')
+          .split('\n')
+          .filter((line) => line.length > 0)
+          .map((line) => (line.startsWith('file://') ? new URL(line).pathname : line)),
+      ),
+    ];
+    return { modules, stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * A service that only exports pays for the exporter alone: `import { S3MetricExporter }` loads
+ * neither the reader, nor the CLI, nor the Parquet modules (unless the format is Parquet: then
+ * only in the worker), nor commander, cli-progress or hyparquet. The packed package is held to
+ * the same in test/integration/package.test.ts.
+ */
+import { describe, expect, test } from 'vitest';
+import { loadedModules, readerOnly } from '../support/loaded-modules.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const run = (file: string, env?: Record<string, string>) =>
+  loadedModules(['--import', 'tsx'], file, { cwd: ROOT, ...(env === undefined ? {} : { env }) });
+
+describe('what an exporter-only import loads', () => {
+  test('the recorder sees the reader, the CLI and the Parquet modules where they are imported', async () => {
+    const { modules } = await run('test/support/children/reader-and-cli.ts');
+    for (const expected of [
+      /\/src\/reader\.ts$/,
+      /\/src\/reader\/read-metrics\.ts$/,
+      /\/src\/cli\/main\.ts$/,
+      /\/src\/parquet\/write\.js$/,
+      /\/node_modules\/commander\//,
+      /\/node_modules\/cli-progress\//,
+      /\/node_modules\/hyparquet-writer\//,
+    ]) {
+      expect(
+        modules.some((m) => expected.test(m)),
+        String(expected),
+      ).toBe(true);
+    }
+  });
+
+  for (const [format, extension] of [
+    ['otlp-json', '.json.zst'],
+    ['otlp-proto', '.binpb.zst'],
+    ['parquet', '.parquet'],
+  ] as const) {
+    test(`${format}: constructing and exporting loads none of the reader's, the CLI's or the Parquet modules`, async () => {
+      const { modules, stdout } = await run('test/support/children/exporter-only.ts', {
+        FORMAT: format,
+      });
+      expect(JSON.parse(stdout)).toEqual({ extensions: [extension] });
+      expect(modules.some((m) => m.endsWith('/src/exporter.ts'))).toBe(true);
+      expect(modules.filter(readerOnly)).toEqual([]);
+    });
+  }
+});
