@@ -1,4 +1,13 @@
-import { crc32c } from '@node-rs/crc32';
+import { createRequire } from 'node:module';
+
+type Crc32c = (data: Uint8Array, initial?: number) => number;
+let addon: Crc32c | undefined;
+
+/** CRC32C from the @node-rs/crc32 addon, loaded at the first spool file: without spoolDir, never. */
+function crc32c(data: Uint8Array, initial?: number): number {
+  addon ??= (createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: Crc32c }).crc32c;
+  return addon(data, initial);
+}
 
 /**
  * One spooled batch per file:
