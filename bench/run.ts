@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick] [-- --only=encode,zstd-engines] [-- --cpu-prof]`: runs each suite
  * in a child process of its own (a fresh heap, --expose-gc), prints markdown tables with the
  * targets (PASS/FAIL) and writes bench/results/latest.json. With S3_ENDPOINT (+ S3_ACCESS_KEY_ID,
- * S3_SECRET_ACCESS_KEY) the real server is used where the suites can use it.
+ * S3_SECRET_ACCESS_KEY) the real server is used where the suites can use it. Any other flag is
+ * passed on to the suites (e.g. `--steady-seconds=60` for the footprint suite).
  *
  * Exit code: 1 if a suite crashed or any target failed (performance targets included), so a
  * regression fails the run; `--report-only` reports failed targets without failing (0 unless
@@ -39,6 +40,7 @@ const SUITES: Suite[] = [
   { name: 'outage', file: 'bench/memory-outage.ts', capMillis: 300_000 },
   { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
   { name: 'parquet', file: 'bench/parquet.ts', capMillis: 1_200_000 },
+  { name: 'footprint', file: 'bench/footprint.ts', capMillis: 2_400_000 },
 ];
 
 const argv = process.argv.slice(2);
@@ -48,6 +50,10 @@ const only = argv
   .find((a) => a.startsWith('--only='))
   ?.slice('--only='.length)
   .split(',');
+/** Flags for the suites themselves (e.g. the footprint suite's --steady-seconds=N), passed on. */
+const suiteFlags = argv.filter(
+  (a) => !['--quick', '--report-only', '--cpu-prof'].includes(a) && !a.startsWith('--only='),
+);
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const profDir = argv.includes('--cpu-prof')
   ? join(ROOT, 'bench/results/profiles', stamp)
@@ -69,7 +75,11 @@ for (const suite of SUITES.filter((s) => only === undefined || only.includes(s.n
   process.stderr.write(`\n[${suite.name}] ${suite.file}\n`);
   const load = measureLoad();
   const run = await runTs(suite.file, {
-    args: [...(quick ? ['--quick'] : []), ...(profDir ? [`--cpu-prof-dir=${profDir}`] : [])],
+    args: [
+      ...(quick ? ['--quick'] : []),
+      ...(profDir ? [`--cpu-prof-dir=${profDir}`] : []),
+      ...suiteFlags,
+    ],
     nodeFlags: [
       '--expose-gc',
       ...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`]),

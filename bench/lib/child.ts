@@ -1,4 +1,4 @@
-/** Runs a TypeScript file of this repository in its own Node.js process (through tsx), capped. */
+/** Runs a file of this repository in its own Node.js process (TypeScript through tsx), capped. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
@@ -17,18 +17,27 @@ export interface ChildRun {
 export interface ChildOptions {
   args?: string[];
   env?: Record<string, string | undefined>;
-  /** Node flags before --import tsx, e.g. --expose-gc. */
+  /** Node flags before the file (and before --import tsx), e.g. --expose-gc. */
   nodeFlags?: string[];
   capMillis: number;
   /** Echo the child's stderr (its progress lines) as it comes. */
   echoStderr?: boolean;
 }
 
+/** A TypeScript file, through tsx. */
 export function runTs(file: string, options: ChildOptions): Promise<ChildRun> {
+  return runNode(file, {
+    ...options,
+    nodeFlags: [...(options.nodeFlags ?? []), '--import', 'tsx'],
+  });
+}
+
+/** A JavaScript file on plain Node.js: no loader in the process (what the footprint measures). */
+export function runNode(file: string, options: ChildOptions): Promise<ChildRun> {
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), '--import', 'tsx', file, ...(options.args ?? [])],
+    [...(options.nodeFlags ?? []), file, ...(options.args ?? [])],
     {
       cwd: ROOT,
       env: {

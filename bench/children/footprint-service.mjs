@@ -1,0 +1,135 @@
+// @ts-check
+/**
+ * Child process of bench/footprint.ts: a service with one metrics exporter (MODE), recording
+ * SERIES series of a counter and a histogram and exporting every second for SECONDS, then shut
+ * down. Plain JavaScript on plain Node.js, loading the built package (dist/), as a user runs it:
+ * no TypeScript loader in the process. Prints one JSON line: RSS every 100 ms, CPU during the
+ * run, what the import cost, the threads of the process.
+ *
+ *   MODE: none (an exporter that discards) | otlp-http (the OpenTelemetry OTLP/HTTP exporter)
+ *         | otlp-json | otlp-proto | parquet (ours, that format, default options)
+ *   SINK: the local HTTP server that takes what is sent (OTLP or S3 PUTs) and answers 200.
+ */
+import { readdirSync } from 'node:fs';
+import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+
+const MODE = process.env.MODE ?? 'none';
+const SERIES = Number(process.env.SERIES ?? 200);
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const SINK = process.env.SINK ?? 'http://127.0.0.1:1';
+const PACKAGE = process.env.PACKAGE ?? '../../dist/index.js';
+const SAMPLE_MILLIS = 100;
+const EXPORT_MILLIS = 1_000;
+
+const cpuMillis = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const threads = () =>
+  process.platform === 'linux' ? readdirSync('/proc/self/task').length : undefined;
+
+const rssBeforeImport = process.memoryUsage().rss;
+const cpuBeforeImport = cpuMillis();
+
+/**
+ * The exporter of MODE, made after its module is imported (that import is what is timed).
+ * @param {string} mode @returns {Promise<import('@opentelemetry/sdk-metrics').PushMetricExporter>}
+ */
+async function exporterOf(mode) {
+  if (mode === 'none') {
+    return {
+      export: (/** @type {unknown} */ _metrics, /** @type {(r: { code: 0 }) => void} */ done) =>
+        done({ code: 0 }),
+      forceFlush: async () => {},
+      shutdown: async () => {},
+    };
+  }
+  if (mode === 'otlp-http') {
+    const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-http');
+    return new OTLPMetricExporter({ url: `${SINK}/v1/metrics` });
+  }
+  const { S3MetricExporter } = await import(PACKAGE);
+  return new S3MetricExporter({
+    bucket: 'footprint',
+    endpoint: SINK,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'FOOTPRINTACCESSKEY00', secretAccessKey: 'footprint-secret' },
+    format: mode,
+  });
+}
+
+const exporter = await exporterOf(MODE);
+const imported = {
+  rss: process.memoryUsage().rss - rssBeforeImport,
+  cpuMillis: cpuMillis() - cpuBeforeImport,
+};
+const threadsAfterConstruction = threads();
+
+const provider = new MeterProvider({
+  readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: EXPORT_MILLIS })],
+});
+const meter = provider.getMeter('footprint');
+const counter = meter.createCounter('http.server.requests');
+const histogram = meter.createHistogram('http.server.request.duration', { unit: 's' });
+const attributes = Array.from({ length: SERIES }, (_, i) => ({
+  'http.route': `/api/v1/resource/${i}`,
+  'http.request.method': i % 3 === 0 ? 'POST' : 'GET',
+  'http.response.status_code': 200 + (i % 5),
+}));
+let tick = 0;
+const record = () => {
+  tick++;
+  for (const [i, a] of attributes.entries()) {
+    counter.add(1 + ((i + tick) % 7), a);
+    histogram.record(((i * 7919 + tick * 104729) % 1000) / 1000, a);
+  }
+};
+
+const samples = [];
+const started = performance.now();
+const cpuAtStart = cpuMillis();
+record();
+const recorder = setInterval(record, EXPORT_MILLIS);
+const sampler = setInterval(() => {
+  samples.push({ t: Math.round(performance.now() - started), rss: process.memoryUsage().rss });
+}, SAMPLE_MILLIS);
+await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+clearInterval(recorder);
+const threadsAtEnd = threads();
+const shutdownStarted = performance.now();
+await provider.shutdown();
+const shutdownMillis = performance.now() - shutdownStarted;
+clearInterval(sampler);
+samples.push({ t: Math.round(performance.now() - started), rss: process.memoryUsage().rss });
+const withStats =
+  /** @type {{ stats?: () => { batchesUploaded: number, pointsUploaded: number, pointsDropped: number } }} */ (
+    /** @type {unknown} */ (exporter)
+  );
+const stats = withStats.stats?.();
+
+console.log(
+  JSON.stringify({
+    footprint: {
+      mode: MODE,
+      series: SERIES,
+      seconds: SECONDS,
+      node: process.version,
+      rssBeforeImport,
+      imported,
+      threadsAfterConstruction,
+      threadsAtEnd,
+      cpuMillis: cpuMillis() - cpuAtStart,
+      shutdownMillis,
+      samples,
+      uploaded:
+        stats === undefined
+          ? undefined
+          : {
+              batches: stats.batchesUploaded,
+              points: stats.pointsUploaded,
+              dropped: stats.pointsDropped,
+            },
+    },
+  }),
+);
+process.exit(0);
