@@ -32,7 +32,7 @@ export async function bodyMaker(options) {
 }
 
 /** The object's parts in order: framing text and records (records are not copied). @param {Batch} batch */
-function parts(batch) {
+export function parts(batch) {
   if (batch.framing === null) return batch.records;
   /** @type {Uint8Array[]} */
   const out = [Buffer.from(batch.framing.head)];

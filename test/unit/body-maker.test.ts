@@ -247,6 +247,28 @@ describe('body maker (worker thread)', () => {
     expect(made.body.equals(expected)).toBe(true);
   });
 
+  test('none: a 12 MiB body is joined and hashed a slice per turn, the event loop runs between them', async () => {
+    const maker = createBodyMaker({ body: 'framed', compression: 'none', level: 1 });
+    makers.push(maker);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const made = await maker.make({
+      records: records(48, 256 * 1024),
+      framing: FRAMING,
+      sha256: true,
+      crc32: true,
+    });
+    ticking = false;
+    expect(made.body.length).toBeGreaterThan(12 * 1024 * 1024);
+    // 12 MiB in slices of 512 KiB: about 24 turns; in one piece, one or two.
+    expect(turns).toBeGreaterThanOrEqual(20);
+  });
+
   test('after close(), make() rejects and gives the records back', async () => {
     const maker = createBodyMaker({ body: 'framed', compression: 'gzip', level: 6 });
     await maker.close();
