@@ -86,7 +86,9 @@ export function installShutdownHooks(
     }
     running = run(signal);
     void running.then((code) => {
-      if (exit) process.exit(code);
+      // One turn of the event loop first: process warnings (alerts) are printed on the next tick,
+      // and a shutdown that ends in microtasks would otherwise exit before they reach stderr.
+      if (exit) setImmediate(() => process.exit(code));
     });
   };
 
