@@ -1,9 +1,9 @@
 import type { Attributes } from '@opentelemetry/api';
 
-interface Entry {
+interface Entry<V> {
   keys: string[];
   values: unknown[];
-  bytes: Buffer;
+  bytes: V;
 }
 
 /**
@@ -12,13 +12,13 @@ interface Entry {
  * them as fixed), so each series is spelled once. An entry remembers the keys and values it was
  * made from and is used only while the object still holds exactly those: one changed after
  * recording is encoded afresh. One cache per spelling (JSON list, JSON point header, protobuf
- * field).
+ * field, the Parquet columns' attribute sets).
  */
-export class AttributeCache {
-  readonly #entries = new WeakMap<Attributes, Entry>();
+export class AttributeCache<V = Buffer> {
+  readonly #entries = new WeakMap<Attributes, Entry<V>>();
 
-  /** The bytes made from `attrs`, if it still holds what they were made from. */
-  get(attrs: Attributes): Buffer | undefined {
+  /** The bytes (or what else V is) made from `attrs`, if it still holds what they were made from. */
+  get(attrs: Attributes): V | undefined {
     const entry = this.#entries.get(attrs);
     return entry !== undefined && unchanged(entry, attrs) ? entry.bytes : undefined;
   }
@@ -27,7 +27,7 @@ export class AttributeCache {
    * Remembers `bytes` as the spelling of `attrs`, whose own keys are `keys`; not if a value is a
    * map, byte array or nested array, which could change inside where the check does not look.
    */
-  set(attrs: Attributes, keys: string[], bytes: Buffer): void {
+  set(attrs: Attributes, keys: string[], bytes: V): void {
     const values: unknown[] = [];
     for (const key of keys) {
       const value: unknown = attrs[key];
@@ -47,7 +47,7 @@ function isFlat(value: unknown): boolean {
 }
 
 /** True if `attrs` still has exactly the keys and values the entry was made from. */
-function unchanged(entry: Entry, attrs: Attributes): boolean {
+function unchanged(entry: Entry<unknown>, attrs: Attributes): boolean {
   const { keys, values } = entry;
   let i = 0;
   // for-in with attrs[key] takes V8's enum-cache fast path; a lookup by a stored key does not.

@@ -1,0 +1,84 @@
+// @ts-check
+// The dictionaries of a file's string columns, made from the batch's string table: each holds
+// the strings its column uses, sorted by their UTF-8 bytes (unsigned), so an entry's index is its
+// rank: rows sort by ranks, and a chunk's min/max statistics are its smallest and largest index.
+import { bitWidth } from './hybrid.js';
+import { METRIC_TYPES } from './sealed.js';
+
+/** The batch's strings plus the MetricType names (ids stringCount + type code). */
+export class StringPool {
+  /** @param {import('./sealed.js').SealedColumns} s */
+  constructor(s) {
+    const names = METRIC_TYPES.map(([, name]) => Buffer.from(name));
+    this.typeBase = s.stringCount;
+    /** @type {Uint8Array[]} */
+    this.extra = names;
+    this.strings = s.strings;
+    this.offsets = s.stringOffsets;
+    this.size = s.stringCount + names.length;
+  }
+
+  /** The UTF-8 bytes of string `id`. @param {number} id */
+  bytes(id) {
+    if (id >= this.typeBase) return /** @type {Uint8Array} */ (this.extra[id - this.typeBase]);
+    return this.strings.subarray(
+      /** @type {number} */ (this.offsets[id]),
+      /** @type {number} */ (this.offsets[id + 1]),
+    );
+  }
+}
+
+/**
+ * @typedef {object} Dictionary
+ * @property {number[]} ids the column's strings, in byte order
+ * @property {Int32Array} rank per pool id: its index in `ids` (-1: not in this column)
+ * @property {number} width bit width of the indices
+ * @property {Uint8Array} page the dictionary page's PLAIN values
+ */
+
+/**
+ * The dictionary of the strings `used` (pool ids, repeats allowed).
+ * @param {StringPool} pool
+ * @param {Iterable<number>} used
+ * @returns {Dictionary}
+ */
+export function dictionaryOf(pool, used) {
+  const views = new Map();
+  for (const id of used) {
+    if (!views.has(id)) {
+      const b = pool.bytes(id);
+      views.set(id, Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+    }
+  }
+  const ids = [...views.keys()].sort((a, b) => Buffer.compare(views.get(a), views.get(b)));
+  const rank = new Int32Array(pool.size).fill(-1);
+  let size = 0;
+  ids.forEach((id, i) => {
+    rank[id] = i;
+    size += 4 + views.get(id).length;
+  });
+  const page = new Uint8Array(size);
+  const view = new DataView(page.buffer);
+  let at = 0;
+  for (const id of ids) {
+    const b = views.get(id);
+    view.setUint32(at, b.length, true);
+    page.set(b, at + 4);
+    at += 4 + b.length;
+  }
+  return { ids, rank, width: bitWidth(Math.max(0, ids.length - 1)), page };
+}
+
+/**
+ * Per group (resource, metric): the dictionary index of the group's string in slot `slot`.
+ * @param {Dictionary} dictionary @param {Uint32Array} table @param {number} stride @param {number} count @param {number} slot @param {number} [base] added to the slot's value (MetricType: the pool's typeBase)
+ */
+export function groupIndex(dictionary, table, stride, count, slot, base = 0) {
+  const index = new Int32Array(count);
+  for (let g = 0; g < count; g++) {
+    index[g] = /** @type {number} */ (
+      dictionary.rank[base + /** @type {number} */ (table[g * stride + slot])]
+    );
+  }
+  return index;
+}

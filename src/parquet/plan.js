@@ -1,0 +1,152 @@
+// @ts-check
+// What the writer works out once per file before it writes a page: which resources, metrics and
+// attribute sets the rows use, each string column's dictionary and every group's index in it,
+// the map entries as dictionary indices, where each row's bucket counts start, and the row order.
+import { dictionaryOf, groupIndex, StringPool } from './dictionaries.js';
+import { rowOrder } from './row-order.js';
+import { LIST_STRIDE, METRIC, METRIC_STRIDE, RESOURCE, RESOURCE_STRIDE } from './sealed.js';
+
+/** @typedef {import('./sealed.js').SealedColumns} SealedColumns */
+/** @typedef {import('./dictionaries.js').Dictionary} Dictionary */
+/** @typedef {{ keys: Int32Array, values: Int32Array, hasNull: Uint8Array }} MapEntries */
+/** @typedef {ReturnType<typeof plan>} Plan */
+
+/** Groups `ids` marks as used. @param {Uint8Array} used */
+function usedOf(used) {
+  /** @type {number[]} */
+  const out = [];
+  used.forEach((u, i) => {
+    if (u === 1) out.push(i);
+  });
+  return out;
+}
+
+/** The strings in slot `slot` of the groups `groups`. @param {Uint32Array} table @param {number} stride @param {number[]} groups @param {number} slot @param {number} [base] */
+const slotIds = (table, stride, groups, slot, base = 0) =>
+  groups.map((g) => base + /** @type {number} */ (table[g * stride + slot]));
+
+/** Key (side 0) or value (side 1) strings of the entries of `sets`. @param {SealedColumns} s @param {number[]} sets @param {0 | 1} side */
+function entryStrings(s, sets, side) {
+  /** @type {number[]} */
+  const ids = [];
+  for (const set of sets) {
+    for (
+      let e = /** @type {number} */ (s.setOffsets[set]);
+      e < /** @type {number} */ (s.setOffsets[set + 1]);
+      e++
+    ) {
+      const id = /** @type {number} */ (s.setEntries[2 * e + side]);
+      if (id >= 0) ids.push(id);
+    }
+  }
+  return ids;
+}
+
+/** Every entry of every set as indices in a map column's two dictionaries (-1: no value). @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values @returns {MapEntries} */
+function mapEntries(s, keys, values) {
+  const count = /** @type {number} */ (s.setOffsets[s.setCount]);
+  const out = {
+    keys: new Int32Array(count),
+    values: new Int32Array(count),
+    hasNull: new Uint8Array(s.setCount),
+  };
+  for (let set = 0; set < s.setCount; set++) {
+    for (
+      let e = /** @type {number} */ (s.setOffsets[set]);
+      e < /** @type {number} */ (s.setOffsets[set + 1]);
+      e++
+    ) {
+      out.keys[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      out.values[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+      if (v < 0) out.hasNull[set] = 1;
+    }
+  }
+  return out;
+}
+
+/** @param {SealedColumns} s */
+export function plan(s) {
+  const n = s.rows;
+  const pool = new StringPool(s);
+  const usedResources = new Uint8Array(s.resourceCount);
+  const usedMetrics = new Uint8Array(s.metricCount);
+  const usedSets = new Uint8Array(s.setCount);
+  for (let row = 0; row < n; row++) {
+    usedResources[/** @type {number} */ (s.resource[row])] = 1;
+    usedMetrics[/** @type {number} */ (s.metric[row])] = 1;
+    usedSets[/** @type {number} */ (s.attributes[row])] = 1;
+  }
+  const resources = usedOf(usedResources);
+  const metrics = usedOf(usedMetrics);
+  const resourceSets = slotIds(s.resources, RESOURCE_STRIDE, resources, RESOURCE.ATTRIBUTES);
+  const pointSets = usedOf(usedSets);
+  /** @param {number} slot */
+  const resourceDictionary = (slot) =>
+    dictionaryOf(pool, slotIds(s.resources, RESOURCE_STRIDE, resources, slot));
+  /** @param {number} slot @param {number} [base] */
+  const metricDictionary = (slot, base = 0) =>
+    dictionaryOf(pool, slotIds(s.metrics, METRIC_STRIDE, metrics, slot, base));
+  const dict = {
+    service: resourceDictionary(RESOURCE.SERVICE),
+    resourceSchemaUrl: resourceDictionary(RESOURCE.SCHEMA_URL),
+    resourceKeys: dictionaryOf(pool, entryStrings(s, resourceSets, 0)),
+    resourceValues: dictionaryOf(pool, entryStrings(s, resourceSets, 1)),
+    scopeName: metricDictionary(METRIC.SCOPE_NAME),
+    scopeVersion: metricDictionary(METRIC.SCOPE_VERSION),
+    scopeSchemaUrl: metricDictionary(METRIC.SCOPE_SCHEMA_URL),
+    name: metricDictionary(METRIC.NAME),
+    description: metricDictionary(METRIC.DESCRIPTION),
+    unit: metricDictionary(METRIC.UNIT),
+    type: metricDictionary(METRIC.TYPE, pool.typeBase),
+    attributeKeys: dictionaryOf(pool, entryStrings(s, pointSets, 0)),
+    attributeValues: dictionaryOf(pool, entryStrings(s, pointSets, 1)),
+  };
+  /** @param {Dictionary} d @param {number} slot */
+  const ofResource = (d, slot) =>
+    groupIndex(d, s.resources, RESOURCE_STRIDE, s.resourceCount, slot);
+  /** @param {Dictionary} d @param {number} slot @param {number} [base] */
+  const ofMetric = (d, slot, base) =>
+    groupIndex(d, s.metrics, METRIC_STRIDE, s.metricCount, slot, base);
+  const index = {
+    service: ofResource(dict.service, RESOURCE.SERVICE),
+    resourceSchemaUrl: ofResource(dict.resourceSchemaUrl, RESOURCE.SCHEMA_URL),
+    scopeName: ofMetric(dict.scopeName, METRIC.SCOPE_NAME),
+    scopeVersion: ofMetric(dict.scopeVersion, METRIC.SCOPE_VERSION),
+    scopeSchemaUrl: ofMetric(dict.scopeSchemaUrl, METRIC.SCOPE_SCHEMA_URL),
+    name: ofMetric(dict.name, METRIC.NAME),
+    description: ofMetric(dict.description, METRIC.DESCRIPTION),
+    unit: ofMetric(dict.unit, METRIC.UNIT),
+    type: ofMetric(dict.type, METRIC.TYPE, pool.typeBase),
+  };
+  /** Per resource: its attribute set. */
+  const resourceSet = new Uint32Array(s.resourceCount);
+  for (let r = 0; r < s.resourceCount; r++) {
+    resourceSet[r] = /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]);
+  }
+  /** Per row: its metric's type code; where its bucket counts start in `counts`. */
+  const rowType = new Uint8Array(n);
+  const countStart = new Uint32Array(n);
+  let at = 0;
+  for (let row = 0; row < n; row++) {
+    rowType[row] = /** @type {number} */ (
+      s.metrics[/** @type {number} */ (s.metric[row]) * METRIC_STRIDE + METRIC.TYPE]
+    );
+    countStart[row] = at;
+    for (let l = 0; l < LIST_STRIDE; l++)
+      at += /** @type {number} */ (s.listLengths[LIST_STRIDE * row + l]);
+  }
+  const ranks = Math.max(dict.service.ids.length, dict.name.ids.length);
+  return {
+    s,
+    pool,
+    dict,
+    index,
+    resourceSet,
+    resourceEntries: mapEntries(s, dict.resourceKeys, dict.resourceValues),
+    attributeEntries: mapEntries(s, dict.attributeKeys, dict.attributeValues),
+    rowType,
+    countStart,
+    order: rowOrder(s, index.service, index.name, ranks),
+  };
+}
