@@ -4,7 +4,9 @@
 // the hybrid encoding) then the values, compressed together by the caller. Values are PLAIN,
 // strings dictionary indices. A map's or list's page ends after the row where it reaches
 // PAGE_VALUES level entries; other columns have one page per chunk (ROW_GROUP_ROWS rows at most).
+import { BitPacker } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
+import { DeltaScratch } from './delta.js';
 import { LevelWriter, writeHybrid } from './hybrid.js';
 import { doubleStatistics, int32Statistics, int64Statistics } from './statistics.js';
 import { grown } from './tables.js';
@@ -14,15 +16,30 @@ import { grown } from './tables.js';
 /** @typedef {{ bytes: Uint8Array, values: number, encoding: number }} DataPage */
 /** @typedef {{ pages: DataPage[], values: number, dictionary?: Dictionary, statistics?: Statistics }} Chunk */
 
-export const ENCODING = /** @type {const} */ ({ PLAIN: 0, RLE: 3, RLE_DICTIONARY: 8 });
+export const ENCODING = /** @type {const} */ ({
+  PLAIN: 0,
+  RLE: 3,
+  DELTA_BINARY_PACKED: 5,
+  RLE_DICTIONARY: 8,
+});
 
 /** A map's or list's data page ends after the row where it reaches this many level entries. */
 export const PAGE_VALUES = 1 << 17;
 
-/** Reused work arrays that grow to the largest page. */
+/**
+ * Work space of one encodeParquet call, reused from chunk to chunk: value arrays, the level
+ * packers, and the arena the current chunk's pages are written into (its pages stay valid until
+ * the next chunk starts).
+ */
 export class Scratch {
   ints = new Int32Array(1024);
   doubles = new Float64Array(1024);
+  arena = new ByteWriter(1 << 16);
+  rep = new BitPacker(1);
+  def1 = new BitPacker(1);
+  def2 = new BitPacker(2);
+  indices = new BitPacker(1);
+  delta = new DeltaScratch();
 
   /** An Int32Array of at least n, holding the first `keep` of the last one. @param {number} n @param {number} [keep] */
   int32(n, keep = 0) {
@@ -42,40 +59,34 @@ export const elementBytes = (array, n) =>
   new Uint8Array(array.buffer, array.byteOffset, n * array.BYTES_PER_ELEMENT);
 
 /**
- * A page's bytes: each level stream after its 4-byte length, then the values.
- * @param {(ByteWriter | null)[]} levels @param {Uint8Array} values
+ * Writes a level stream into the arena after its 4-byte length.
+ * @param {ByteWriter} arena @param {(w: ByteWriter) => void} write
  */
-function page(levels, values) {
-  let size = values.length;
-  for (const l of levels) if (l !== null) size += 4 + l.length;
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const l of levels) {
-    if (l === null) continue;
-    view.setUint32(at, l.length, true);
-    out.set(l.result(), at + 4);
-    at += 4 + l.length;
-  }
-  out.set(values, at);
-  return out;
+export function levels(arena, write) {
+  const at = arena.reserve(4);
+  write(arena);
+  arena.patchUint32(at, arena.length - at - 4);
 }
 
-/** Dictionary indices as a page's values: the bit width, then the hybrid encoding. @param {Int32Array} idx @param {number} n @param {number} width */
-export function indexBytes(idx, n, width) {
-  const w = new ByteWriter(16 + ((n * width) >> 3));
-  w.byte(width);
-  writeHybrid(w, idx, n, width);
-  return w.result();
-}
+/** The arena's bytes from `start` on: a page just written. @param {ByteWriter} arena @param {number} start */
+export const pageFrom = (arena, start) => arena.buf.subarray(start, arena.length);
 
-/** @param {Uint8Array} values @param {number} n @param {number} encoding @param {Dictionary} [dictionary] @param {Statistics} [statistics] @returns {Chunk} */
-const single = (values, n, encoding, dictionary, statistics) => ({
-  pages: [{ bytes: values, values: n, encoding }],
-  values: n,
-  ...(dictionary === undefined ? {} : { dictionary }),
-  ...(statistics === undefined ? {} : { statistics }),
-});
+/**
+ * A chunk of one data page: `write` writes the page into the arena.
+ * @param {Scratch} scratch @param {number} n level entries @param {number} encoding
+ * @param {(arena: ByteWriter) => void} write @param {Dictionary} [dictionary] @param {Statistics} [statistics]
+ * @returns {Chunk}
+ */
+function single(scratch, n, encoding, write, dictionary, statistics) {
+  const start = scratch.arena.length;
+  write(scratch.arena);
+  return {
+    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding }],
+    values: n,
+    ...(dictionary === undefined ? {} : { dictionary }),
+    ...(statistics === undefined ? {} : { statistics }),
+  };
+}
 
 /**
  * A required string column: per row, dictionary index[group[row]].
@@ -105,9 +116,13 @@ export function stringChunk(scratch, rows, dict, bytesOf, group, index) {
           max: bytesOf(/** @type {number} */ (dict.ids[hi])),
         };
   return single(
-    page([], indexBytes(idx, n, dict.width)),
+    scratch,
     n,
     ENCODING.RLE_DICTIONARY,
+    (arena) => {
+      arena.byte(dict.width);
+      writeHybrid(arena, idx, n, dict.width);
+    },
     dict,
     statistics,
   );
@@ -123,26 +138,56 @@ export function int64Chunk(scratch, rows, pairs) {
     out[2 * k + 1] = /** @type {number} */ (pairs[2 * row + 1]);
   }
   const statistics = int64Statistics(out, n, 0);
-  return single(page([], elementBytes(out, 2 * n)), n, ENCODING.PLAIN, undefined, statistics);
+  return single(
+    scratch,
+    n,
+    ENCODING.PLAIN,
+    (a) => a.bytes(elementBytes(out, 2 * n)),
+    undefined,
+    statistics,
+  );
 }
 
-/** A required INT32 column. @param {Scratch} scratch @param {Uint32Array} rows @param {(row: number) => number} value */
-export function int32Chunk(scratch, rows, value) {
+/**
+ * A required INT32 column: per row perGroup[group[row]], or perGroup[row] without a group.
+ * @param {Scratch} scratch @param {Uint32Array} rows @param {Uint32Array | null} group @param {Int32Array | Uint32Array} perGroup
+ */
+export function int32Chunk(scratch, rows, group, perGroup) {
   const n = rows.length;
   const out = scratch.int32(n);
-  for (let k = 0; k < n; k++) out[k] = value(/** @type {number} */ (rows[k]));
+  for (let k = 0; k < n; k++) {
+    const row = /** @type {number} */ (rows[k]);
+    out[k] = /** @type {number} */ (
+      perGroup[group === null ? row : /** @type {number} */ (group[row])]
+    );
+  }
   const statistics = int32Statistics(out, n, 0);
-  return single(page([], elementBytes(out, n)), n, ENCODING.PLAIN, undefined, statistics);
+  return single(
+    scratch,
+    n,
+    ENCODING.PLAIN,
+    (a) => a.bytes(elementBytes(out, n)),
+    undefined,
+    statistics,
+  );
 }
 
-/** A required BOOLEAN column: PLAIN, one bit per value, least significant first. @param {Uint32Array} rows @param {(row: number) => boolean} value */
-export function booleanChunk(rows, value) {
+/**
+ * A required BOOLEAN column, per row perGroup[group[row]] !== 0: PLAIN, one bit per value,
+ * least significant first.
+ * @param {Scratch} scratch @param {Uint32Array} rows @param {Uint32Array} group @param {Int32Array} perGroup
+ */
+export function booleanChunk(scratch, rows, group, perGroup) {
   const n = rows.length;
-  const bits = new Uint8Array(Math.ceil(n / 8));
+  const start = scratch.arena.length;
+  scratch.arena.reserve(Math.ceil(n / 8)); // zeros: the arena is written once per chunk
+  const bits = scratch.arena.buf.subarray(start);
+  bits.fill(0);
   let any = 0;
   let all = 1;
   for (let k = 0; k < n; k++) {
-    const v = value(/** @type {number} */ (rows[k])) ? 1 : 0;
+    const v =
+      perGroup[/** @type {number} */ (group[/** @type {number} */ (rows[k])])] === 0 ? 0 : 1;
     bits[k >> 3] = /** @type {number} */ (bits[k >> 3]) | (v << (k & 7));
     any |= v;
     all &= v;
@@ -150,80 +195,84 @@ export function booleanChunk(rows, value) {
   /** @type {Statistics} */
   const statistics =
     n === 0 ? { nulls: 0 } : { nulls: 0, min: Uint8Array.of(all), max: Uint8Array.of(any) };
-  return single(page([], bits), n, ENCODING.PLAIN, undefined, statistics);
+  return {
+    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: ENCODING.PLAIN }],
+    values: n,
+    statistics,
+  };
 }
 
 /**
- * An optional column: a definition level per row (1 present, 0 null), then the present values.
- * `copy` stores row's value at index j of the scratch array; the kind picks the array and the
- * statistics.
+ * An optional column: a definition level per row (1 present, 0 null), then the present values:
+ * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row).
  * @param {Scratch} scratch @param {Uint32Array} rows @param {'double' | 'int64' | 'int32'} kind
- * @param {(row: number) => boolean} has
- * @param {Float64Array | Int32Array} source per row (int64: two slots per row)
+ * @param {Uint8Array} nonNull @param {number} bit @param {Float64Array | Int32Array} source
  */
-export function optionalChunk(scratch, rows, kind, has, source) {
+export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
   const n = rows.length;
-  const def = new ByteWriter(64);
-  const levels = new LevelWriter(def, 1);
-  const doubles = kind === 'double' ? scratch.float64(n) : null;
-  const ints = kind === 'double' ? null : scratch.int32(kind === 'int64' ? 2 * n : n);
+  const slots = kind === 'int64' ? 2 : 1;
+  const out = kind === 'double' ? scratch.float64(n) : scratch.int32(slots * n);
+  const start = scratch.arena.length;
   let j = 0;
-  for (let k = 0; k < n; k++) {
-    const row = /** @type {number} */ (rows[k]);
-    if (!has(row)) {
-      levels.run(0, 1);
-      continue;
+  levels(scratch.arena, (w) => {
+    const def = new LevelWriter(w, 1);
+    for (let k = 0; k < n; k++) {
+      const row = /** @type {number} */ (rows[k]);
+      const has = /** @type {number} */ (nonNull[row]);
+      if ((has & bit) === 0) {
+        def.run(0, 1);
+        continue;
+      }
+      def.run(1, 1);
+      if (slots === 2) {
+        out[2 * j] = /** @type {number} */ (source[2 * row]);
+        out[2 * j + 1] = /** @type {number} */ (source[2 * row + 1]);
+      } else out[j] = /** @type {number} */ (source[row]);
+      j++;
     }
-    levels.run(1, 1);
-    if (doubles !== null) doubles[j] = /** @type {number} */ (source[row]);
-    else if (ints !== null && kind === 'int64') {
-      ints[2 * j] = /** @type {number} */ (source[2 * row]);
-      ints[2 * j + 1] = /** @type {number} */ (source[2 * row + 1]);
-    } else if (ints !== null) ints[j] = /** @type {number} */ (source[row]);
-    j++;
-  }
-  levels.finish();
+    def.finish();
+  });
+  scratch.arena.bytes(elementBytes(out, slots * j));
   const nulls = n - j;
-  const values = doubles ?? /** @type {Int32Array} */ (ints);
   const statistics =
-    doubles !== null
-      ? doubleStatistics(doubles, j, nulls)
-      : kind === 'int64'
-        ? int64Statistics(/** @type {Int32Array} */ (ints), j, nulls)
-        : int32Statistics(/** @type {Int32Array} */ (ints), j, nulls);
-  const count = kind === 'int64' ? 2 * j : j;
-  return single(page([def], elementBytes(values, count)), n, ENCODING.PLAIN, undefined, statistics);
+    out instanceof Float64Array
+      ? doubleStatistics(out, j, nulls)
+      : slots === 2
+        ? int64Statistics(out, j, nulls)
+        : int32Statistics(out, j, nulls);
+  return {
+    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: ENCODING.PLAIN }],
+    values: n,
+    statistics,
+  };
 }
 
 /**
  * Pages of a repeated leaf (a map's keys or values, a list's elements), split at PAGE_VALUES.
- * `row(k)` adds row k's levels to `rep` and `def` and its values; returns its level entries.
- * `values()` gives and resets the page's value bytes.
- * @param {number} n rows @param {number} defWidth
- * @param {(k: number, rep: LevelWriter, def: LevelWriter) => number} row
- * @param {() => { bytes: Uint8Array, encoding: number }} values
+ * Levels are bit-packed (one run per page). `row(k)` adds row k's levels to `rep` and `def` and
+ * keeps its values; returns its level entries. `values(arena)` writes the page's values and
+ * starts the next page's.
+ * @param {Scratch} scratch @param {number} n rows @param {number} defWidth
+ * @param {(k: number, rep: BitPacker, def: BitPacker) => number} row
+ * @param {(arena: ByteWriter) => void} values
+ * @param {number} encoding of the values
  * @returns {Chunk}
  */
-export function repeatedChunk(n, defWidth, row, values) {
+export function repeatedChunk(scratch, n, defWidth, row, values, encoding) {
   /** @type {DataPage[]} */
   const pages = [];
+  const { arena, rep } = scratch;
+  const def = defWidth === 1 ? scratch.def1 : scratch.def2;
   let total = 0;
   let k = 0;
   while (k < n) {
-    const repBytes = new ByteWriter(256);
-    const defBytes = new ByteWriter(256);
-    const rep = new LevelWriter(repBytes, 1);
-    const def = new LevelWriter(defBytes, defWidth);
     let entries = 0;
     while (k < n && entries < PAGE_VALUES) entries += row(k++, rep, def);
-    rep.finish();
-    def.finish();
-    const v = values();
-    pages.push({
-      bytes: page([repBytes, defBytes], v.bytes),
-      values: entries,
-      encoding: v.encoding,
-    });
+    const start = arena.length;
+    levels(arena, (w) => rep.finish(w));
+    levels(arena, (w) => def.finish(w));
+    values(arena);
+    pages.push({ bytes: pageFrom(arena, start), values: entries, encoding });
     total += entries;
   }
   return { pages, values: total };

@@ -2,6 +2,7 @@
 // The dictionaries of a file's string columns, made from the batch's string table: each holds
 // the strings its column uses, sorted by their UTF-8 bytes (unsigned), so an entry's index is its
 // rank: rows sort by ranks, and a chunk's min/max statistics are its smallest and largest index.
+import { packLists } from './bit-packer.js';
 import { bitWidth } from './hybrid.js';
 import { METRIC_TYPES } from './sealed.js';
 
@@ -30,7 +31,7 @@ export class StringPool {
 
 /**
  * @typedef {object} Dictionary
- * @property {number[]} ids the column's strings, in byte order
+ * @property {number[]} ids the column's strings (pool ids), in byte order; for bounds, the values
  * @property {Int32Array} rank per pool id: its index in `ids` (-1: not in this column)
  * @property {number} width bit width of the indices
  * @property {Uint8Array} page the dictionary page's PLAIN values
@@ -81,4 +82,44 @@ export function groupIndex(dictionary, table, stride, count, slot, base = 0) {
     );
   }
   return index;
+}
+
+/**
+ * The dictionary of explicit bucket bounds (DOUBLE: every distinct value of the batch's bound
+ * lists, -0 apart from 0), and every list's indices packed once for BitPacker.packed: `byValue`
+ * maps a list's first value (its offset in boundsValues) to where its packed indices start.
+ * @param {import('./sealed.js').SealedColumns} s
+ */
+export function boundsDictionary(s) {
+  const total = /** @type {number} */ (s.boundsOffsets[s.boundsCount]);
+  /** @type {Map<number | string, number>} */
+  const index = new Map();
+  /** @type {number[]} */
+  const values = [];
+  const valueIndex = new Int32Array(total);
+  for (let i = 0; i < total; i++) {
+    const v = /** @type {number} */ (s.boundsValues[i]);
+    const key = Object.is(v, -0) ? '-0' : v;
+    let k = index.get(key);
+    if (k === undefined) {
+      k = values.length;
+      index.set(key, k);
+      values.push(v);
+    }
+    valueIndex[i] = k;
+  }
+  const width = bitWidth(Math.max(0, values.length - 1));
+  const packed = packLists(valueIndex, s.boundsOffsets, s.boundsCount, width);
+  const byValue = new Uint32Array(total + 1);
+  for (let i = 0; i < s.boundsCount; i++) {
+    byValue[/** @type {number} */ (s.boundsOffsets[i])] = /** @type {number} */ (packed.starts[i]);
+  }
+  /** @type {Dictionary} */
+  const dictionary = {
+    ids: values,
+    rank: new Int32Array(0),
+    width,
+    page: new Uint8Array(Float64Array.from(values).buffer),
+  };
+  return { dictionary, packed: { bytes: packed.bytes, byValue } };
 }

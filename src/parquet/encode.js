@@ -4,7 +4,8 @@
 // is written as a dictionary page (strings) and data pages (chunks.js), each compressed by the
 // caller's compressPage. The choices the Parquet spec leaves open are listed in docs/parquet.md
 // ("The writer").
-import { Scratch } from './chunks.js';
+import { ByteWriter } from './byte-writer.js';
+import { ENCODING, Scratch } from './chunks.js';
 import { CODEC, footer, pageHeader } from './footer.js';
 import { LEAVES } from './leaves.js';
 import { plan } from './plan.js';
@@ -79,65 +80,64 @@ export async function encodeParquet(sealed, options) {
   const p = plan(sealed);
   const scratch = new Scratch();
   const codec = CODEC_OF[options.compression];
-  /** @type {Uint8Array[]} */
-  const parts = [MAGIC];
-  let offset = MAGIC.length;
+  const file = new ByteWriter(1 << 16);
+  file.bytes(MAGIC);
   /** @type {{ rows: number, chunks: import('./footer.js').ChunkMeta[] }[]} */
   const groups = [];
   for (let from = 0; from < sealed.rows; from += ROW_GROUP_ROWS) {
     const rows = p.order.subarray(from, Math.min(sealed.rows, from + ROW_GROUP_ROWS));
-    // All of a row group's pages are made, then compressed (calls overlap), then laid out.
-    const chunks = LEAVES.map(([, write], leaf) => {
+    /** @type {import('./footer.js').ChunkMeta[]} */
+    const chunks = [];
+    for (let leaf = 0; leaf < LEAVES.length; leaf++) {
+      const [, write] = /** @type {(typeof LEAVES)[number]} */ (LEAVES[leaf]);
+      scratch.arena.length = 0; // the last chunk's pages are in the file
       const chunk = write(p, scratch, rows);
+      const dictionary = chunk.dictionary;
       const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
-      if (chunk.dictionary !== undefined) {
-        const d = chunk.dictionary;
-        pages.unshift({ dictionary: true, bytes: d.page, values: d.ids.length, encoding: 0 });
+      if (dictionary !== undefined) {
+        pages.unshift({
+          dictionary: true,
+          bytes: dictionary.page,
+          values: dictionary.ids.length,
+          encoding: 0,
+        });
       }
       const raw = pages.reduce((n, page) => n + page.bytes.length, 0);
       const chunkCodec = raw < COMPRESS_FROM_BYTES ? CODEC.UNCOMPRESSED : codec;
-      const compress = options.compressPage;
-      const bodies = pages.map((page) =>
-        chunkCodec === CODEC.UNCOMPRESSED || compress === undefined
-          ? page.bytes
-          : compress(page.bytes),
-      );
-      return { leaf, chunk, pages, codec: chunkCodec, bodies };
-    });
-    /** @type {import('./footer.js').ChunkMeta[]} */
-    const metas = [];
-    for (const c of chunks) {
-      const bodies = await Promise.all(c.bodies);
-      const start = offset;
+      const compress = chunkCodec === CODEC.UNCOMPRESSED ? undefined : options.compressPage;
+      // The chunk's pages are compressed together (calls overlap), then written in order.
+      const bodies = await Promise.all(pages.map((page) => compress?.(page.bytes) ?? page.bytes));
+      const start = file.length;
       let rawSize = 0;
-      let size = 0;
       let dataOffset = -1;
-      c.pages.forEach((page, i) => {
+      pages.forEach((page, i) => {
         const body = /** @type {Uint8Array} */ (bodies[i]);
         const header = pageHeader({ ...page, rawSize: page.bytes.length, size: body.length });
-        if (!page.dictionary && dataOffset < 0) dataOffset = offset;
-        parts.push(header, body);
-        offset += header.length + body.length;
+        if (!page.dictionary && dataOffset < 0) dataOffset = file.length;
+        file.bytes(header);
+        file.bytes(body);
         rawSize += header.length + page.bytes.length;
-        size += header.length + body.length;
       });
-      const leaf = /** @type {{ path: string[], type: string }} */ (SCHEMA_LEAVES[c.leaf]);
-      const dictionary = c.chunk.dictionary !== undefined;
-      metas.push({
-        type: leaf.type,
-        encodings: dictionary ? [0, 3, 8] : [0, 3],
-        path: leaf.path,
-        codec: c.codec,
-        values: c.chunk.values,
+      const { path, type } = /** @type {{ path: string[], type: string }} */ (SCHEMA_LEAVES[leaf]);
+      chunks.push({
+        type,
+        encodings: [
+          ...(dictionary !== undefined ? [ENCODING.PLAIN] : []),
+          ENCODING.RLE,
+          ...new Set(chunk.pages.map((page) => page.encoding)),
+        ],
+        path,
+        codec: chunkCodec,
+        values: chunk.values,
         rawSize,
-        size,
+        size: file.length - start,
         start,
         dataOffset,
-        dictionaryOffset: dictionary ? start : undefined,
-        statistics: c.chunk.statistics,
+        dictionaryOffset: dictionary !== undefined ? start : undefined,
+        statistics: chunk.statistics,
       });
     }
-    groups.push({ rows: rows.length, chunks: metas });
+    groups.push({ rows: rows.length, chunks });
   }
   const keyValues = [
     { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
@@ -151,16 +151,9 @@ export async function encodeParquet(sealed, options) {
     createdBy: CREATED_BY,
     leaves: LEAVES.length,
   });
-  const tail = new Uint8Array(8);
-  new DataView(tail.buffer).setUint32(0, meta.length, true);
-  tail.set(MAGIC, 4);
-  parts.push(meta, tail);
-  // One array that owns its memory: it is transferred to the main thread.
-  const file = new Uint8Array(offset + meta.length + tail.length);
-  let at = 0;
-  for (const part of parts) {
-    file.set(part, at);
-    at += part.length;
-  }
-  return file;
+  file.bytes(meta);
+  file.uint32(meta.length);
+  file.bytes(MAGIC);
+  // A copy of its own size and buffer: it is transferred to the main thread.
+  return file.result().slice();
 }

@@ -6,8 +6,6 @@
 import {
   booleanChunk,
   ENCODING,
-  elementBytes,
-  indexBytes,
   int32Chunk,
   int64Chunk,
   optionalChunk,
@@ -15,142 +13,165 @@ import {
   Scratch,
   stringChunk,
 } from './chunks.js';
-import { LIST_STRIDE, LISTS, METRIC, METRIC_STRIDE, PRESENT, TYPE } from './sealed.js';
+import { writeDeltaInt64 } from './delta.js';
+import { NON_NULL } from './plan.js';
+import { LIST_STRIDE, LISTS } from './sealed.js';
 
 /** @typedef {import('./plan.js').Plan} Plan */
 /** @typedef {import('./plan.js').MapEntries} MapEntries */
 /** @typedef {import('./chunks.js').Chunk} Chunk */
+/** @typedef {import('./dictionaries.js').Dictionary} Dictionary */
+/** @typedef {import('./byte-writer.js').ByteWriter} ByteWriter */
 /** @typedef {(p: Plan, scratch: Scratch, rows: Uint32Array) => Chunk} WriteChunk */
 
 /** @param {keyof Plan['dict'] & keyof Plan['index']} name @param {'resource' | 'metric'} group @returns {WriteChunk} */
 const string = (name, group) => (p, scratch, rows) =>
   stringChunk(scratch, rows, p.dict[name], (id) => p.pool.bytes(id), p.s[group], p.index[name]);
 
-/** A metric slot's number, per row. @param {Plan} p @param {number} slot */
-const metricSlot = (p, slot) => (/** @type {number} */ row) =>
-  /** @type {number} */ (
-    p.s.metrics[/** @type {number} */ (p.s.metric[row]) * METRIC_STRIDE + slot]
-  );
-
-/** @param {number} t */
-const isNumber = (t) => t === TYPE.GAUGE || t === TYPE.SUM;
-
 /**
- * An optional column whose value is there when `has(type, presentBits)` holds.
+ * An optional column: rows whose Plan.nonNull has `bit` have a value in `source`.
  * @param {'double' | 'int64' | 'int32'} kind
  * @param {'double' | 'integer' | 'min' | 'max' | 'scale' | 'zeroCount' | 'positiveOffset' | 'negativeOffset'} source
- * @param {(type: number, present: number) => boolean} has
+ * @param {number} bit
  * @returns {WriteChunk}
  */
-const optional = (kind, source, has) => (p, scratch, rows) =>
-  optionalChunk(
-    scratch,
-    rows,
-    kind,
-    (row) => has(/** @type {number} */ (p.rowType[row]), /** @type {number} */ (p.s.present[row])),
-    p.s[source],
-  );
+const optional = (kind, source, bit) => (p, scratch, rows) =>
+  optionalChunk(scratch, rows, kind, p.nonNull, bit, p.s[source]);
 
 /**
- * A map's keys or values: per row the entries of its attribute set.
+ * A map's keys or values: per row the entries of its attribute set, packed once per set.
  * @param {'resource' | 'attribute'} which @param {'key' | 'value'} side @returns {WriteChunk}
  */
 const mapLeaf = (which, side) => (p, scratch, rows) => {
   const { setOffsets } = p.s;
   const entries = which === 'resource' ? p.resourceEntries : p.attributeEntries;
   const dict = p.dict[`${which}${side === 'key' ? 'Keys' : 'Values'}`];
-  const indices = side === 'key' ? entries.keys : entries.values;
-  const setOf =
-    which === 'resource'
-      ? (/** @type {number} */ row) =>
-          /** @type {number} */ (p.resourceSet[/** @type {number} */ (p.s.resource[row])])
-      : (/** @type {number} */ row) => /** @type {number} */ (p.s.attributes[row]);
-  let count = 0;
+  const isKey = side === 'key';
+  const packed = isKey ? entries.keys : entries.values;
+  const counts = isKey ? setOffsets : entries.valueOffsets;
+  const sets = which === 'resource' ? p.resourceSet : null;
+  const group = which === 'resource' ? p.s.resource : p.s.attributes;
+  const indices = scratch.indices;
+  indices.reset(dict.width);
   const chunk = repeatedChunk(
+    scratch,
     rows.length,
-    side === 'key' ? 1 : 2,
+    isKey ? 1 : 2,
     (k, rep, def) => {
-      const set = setOf(/** @type {number} */ (rows[k]));
+      const g = /** @type {number} */ (group[/** @type {number} */ (rows[k])]);
+      const set = sets === null ? g : /** @type {number} */ (sets[g]);
       const a = /** @type {number} */ (setOffsets[set]);
       const m = /** @type {number} */ (setOffsets[set + 1]) - a;
-      rep.run(0, 1);
+      rep.value(0);
       if (m === 0) {
-        def.run(0, 1);
+        def.value(0);
         return 1;
       }
-      if (m > 1) rep.run(1, m - 1);
-      const idx = scratch.int32(count + m, count);
-      if (side === 'key' || entries.hasNull[set] === 0) {
-        def.run(side === 'key' ? 1 : 2, m);
-        for (let e = a; e < a + m; e++) idx[count++] = /** @type {number} */ (indices[e]);
-      } else {
+      if (m > 1) rep.repeat(1, m - 1);
+      if (isKey || entries.hasNull[set] === 0) def.repeat(isKey ? 1 : 2, m);
+      else {
         for (let e = a; e < a + m; e++) {
-          const v = /** @type {number} */ (indices[e]);
-          def.run(v < 0 ? 1 : 2, 1);
-          if (v >= 0) idx[count++] = v;
+          def.value(/** @type {number} */ (entries.valueIndex[e]) < 0 ? 1 : 2);
         }
       }
+      const c = /** @type {number} */ (counts[set]);
+      const present = /** @type {number} */ (counts[set + 1]) - c;
+      if (present > 0)
+        indices.packed(packed.bytes, /** @type {number} */ (packed.starts[set]), present);
       return m;
     },
-    () => {
-      const bytes = indexBytes(scratch.ints, count, dict.width);
-      count = 0;
-      return { bytes, encoding: ENCODING.RLE_DICTIONARY };
+    (arena) => {
+      arena.byte(dict.width);
+      indices.finish(arena);
     },
+    ENCODING.RLE_DICTIONARY,
   );
   return { ...chunk, dictionary: dict };
 };
 
 /**
- * A list's elements: per row `range(row)` gives where they are in `source` and how many.
- * @param {(p: Plan, row: number) => [number, number]} range
- * @param {(p: Plan) => Int32Array | Float64Array} source
- * @param {'int64' | 'double'} kind
+ * A list's elements: per row `range` sets [start, length] of its elements; `add(start, length)`
+ * keeps them for the page, `values(arena)` writes the page's values.
+ * @param {(p: Plan, row: number, range: Uint32Array) => void} range
+ * @param {(p: Plan, scratch: Scratch) => { add: (start: number, length: number) => void, values: (arena: ByteWriter) => void, dictionary?: Dictionary, encoding: number }} elements
  * @returns {WriteChunk}
  */
-const listLeaf = (range, source, kind) => (p, scratch, rows) => {
-  const from = source(p);
-  const slots = kind === 'int64' ? 2 : 1;
-  let count = 0;
-  return repeatedChunk(
+const listLeaf = (range, elements) => (p, scratch, rows) => {
+  const span = new Uint32Array(2);
+  const { add, values, dictionary, encoding } = elements(p, scratch);
+  const chunk = repeatedChunk(
+    scratch,
     rows.length,
     1,
     (k, rep, def) => {
-      const [start, length] = range(p, /** @type {number} */ (rows[k]));
-      rep.run(0, 1);
+      range(p, /** @type {number} */ (rows[k]), span);
+      const length = /** @type {number} */ (span[1]);
+      rep.value(0);
       if (length === 0) {
-        def.run(0, 1);
+        def.value(0);
         return 1;
       }
-      if (length > 1) rep.run(1, length - 1);
-      def.run(1, length);
-      const span = from.subarray(start * slots, (start + length) * slots);
-      if (kind === 'int64') scratch.int32((count + length) * 2, count * 2).set(span, count * 2);
-      else scratch.float64(count + length, count).set(span, count);
-      count += length;
+      if (length > 1) rep.repeat(1, length - 1);
+      def.repeat(1, length);
+      add(/** @type {number} */ (span[0]), length);
       return length;
     },
-    () => {
-      const bytes = elementBytes(kind === 'int64' ? scratch.ints : scratch.doubles, count * slots);
-      count = 0;
-      return { bytes, encoding: ENCODING.PLAIN };
-    },
+    values,
+    encoding,
   );
+  return dictionary === undefined ? chunk : { ...chunk, dictionary };
 };
 
-/** @param {number} which @returns {(p: Plan, row: number) => [number, number]} */
-const countsOf = (which) => (p, row) => {
+/** Bucket counts (INT64) as DELTA_BINARY_PACKED: long runs of small numbers. @type {Parameters<typeof listLeaf>[1]} */
+const countElements = (p, scratch) => {
+  let count = 0;
+  return {
+    add(start, length) {
+      scratch
+        .int32(2 * (count + length), 2 * count)
+        .set(p.s.counts.subarray(2 * start, 2 * (start + length)), 2 * count);
+      count += length;
+    },
+    values(arena) {
+      writeDeltaInt64(arena, scratch.ints, 0, count, scratch.delta);
+      count = 0;
+    },
+    encoding: ENCODING.DELTA_BINARY_PACKED,
+  };
+};
+
+/** Explicit bounds: indices into the file's dictionary of bounds, packed once per bound list. @type {Parameters<typeof listLeaf>[1]} */
+const boundElements = (p, scratch) => {
+  const { indices } = scratch;
+  const { dictionary, packed } = p.bounds;
+  indices.reset(dictionary.width);
+  return {
+    add(start, length) {
+      indices.packed(packed.bytes, /** @type {number} */ (packed.byValue[start]), length);
+    },
+    values(arena) {
+      arena.byte(dictionary.width);
+      indices.finish(arena);
+    },
+    dictionary,
+    encoding: ENCODING.RLE_DICTIONARY,
+  };
+};
+
+/** @param {number} which @returns {(p: Plan, row: number, range: Uint32Array) => void} */
+const countsOf = (which) => (p, row, range) => {
   const lengths = p.s.listLengths;
   let start = /** @type {number} */ (p.countStart[row]);
   for (let l = 0; l < which; l++) start += /** @type {number} */ (lengths[LIST_STRIDE * row + l]);
-  return [start, /** @type {number} */ (lengths[LIST_STRIDE * row + which])];
+  range[0] = start;
+  range[1] = /** @type {number} */ (lengths[LIST_STRIDE * row + which]);
 };
 
-/** @type {(p: Plan, row: number) => [number, number]} */
-const boundsOf = (p, row) => {
+/** @type {(p: Plan, row: number, range: Uint32Array) => void} */
+const boundsOf = (p, row, range) => {
   const id = /** @type {number} */ (p.s.bounds[row]);
-  const start = /** @type {number} */ (p.s.boundsOffsets[id]);
-  return [start, /** @type {number} */ (p.s.boundsOffsets[id + 1]) - start];
+  range[0] = /** @type {number} */ (p.s.boundsOffsets[id]);
+  range[1] = /** @type {number} */ (p.s.boundsOffsets[id + 1]) - /** @type {number} */ (range[0]);
 };
 
 /** Leaf columns by path, in schema order. @type {[string, WriteChunk][]} */
@@ -172,38 +193,22 @@ export const LEAVES = [
   ['Attributes.key_value.value', mapLeaf('attribute', 'value')],
   [
     'AggregationTemporality',
-    (p, scratch, rows) => int32Chunk(scratch, rows, metricSlot(p, METRIC.TEMPORALITY)),
+    (p, scratch, rows) => int32Chunk(scratch, rows, p.s.metric, p.temporality),
   ],
-  [
-    'IsMonotonic',
-    (p, _, rows) => booleanChunk(rows, (row) => metricSlot(p, METRIC.MONOTONIC)(row) === 1),
-  ],
-  ['Value', optional('double', 'double', (t, b) => isNumber(t) && (b & PRESENT.VALUE) !== 0)],
-  [
-    'ValueAsInt',
-    optional('int64', 'integer', (t, b) => isNumber(t) && (b & PRESENT.INTEGER) !== 0),
-  ],
-  ['Count', optional('int64', 'integer', (t, b) => !isNumber(t) && (b & PRESENT.INTEGER) !== 0)],
-  ['Sum', optional('double', 'double', (_, b) => (b & PRESENT.SUM) !== 0)],
-  ['Min', optional('double', 'min', (_, b) => (b & PRESENT.MIN) !== 0)],
-  ['Max', optional('double', 'max', (_, b) => (b & PRESENT.MAX) !== 0)],
-  ['BucketCounts.list.element', listLeaf(countsOf(LISTS.BUCKETS), (p) => p.s.counts, 'int64')],
-  ['ExplicitBounds.list.element', listLeaf(boundsOf, (p) => p.s.boundsValues, 'double')],
-  ['Scale', optional('int32', 'scale', (t) => t === TYPE.EXPONENTIAL_HISTOGRAM)],
-  ['ZeroCount', optional('int64', 'zeroCount', (t) => t === TYPE.EXPONENTIAL_HISTOGRAM)],
-  ['PositiveOffset', optional('int32', 'positiveOffset', (t) => t === TYPE.EXPONENTIAL_HISTOGRAM)],
-  [
-    'PositiveBucketCounts.list.element',
-    listLeaf(countsOf(LISTS.POSITIVE), (p) => p.s.counts, 'int64'),
-  ],
-  ['NegativeOffset', optional('int32', 'negativeOffset', (t) => t === TYPE.EXPONENTIAL_HISTOGRAM)],
-  [
-    'NegativeBucketCounts.list.element',
-    listLeaf(countsOf(LISTS.NEGATIVE), (p) => p.s.counts, 'int64'),
-  ],
-  [
-    'Flags',
-    (p, scratch, rows) =>
-      int32Chunk(scratch, rows, (row) => /** @type {number} */ (p.s.flags[row]) | 0),
-  ],
+  ['IsMonotonic', (p, scratch, rows) => booleanChunk(scratch, rows, p.s.metric, p.monotonic)],
+  ['Value', optional('double', 'double', NON_NULL.VALUE)],
+  ['ValueAsInt', optional('int64', 'integer', NON_NULL.VALUE_AS_INT)],
+  ['Count', optional('int64', 'integer', NON_NULL.COUNT)],
+  ['Sum', optional('double', 'double', NON_NULL.SUM)],
+  ['Min', optional('double', 'min', NON_NULL.MIN)],
+  ['Max', optional('double', 'max', NON_NULL.MAX)],
+  ['BucketCounts.list.element', listLeaf(countsOf(LISTS.BUCKETS), countElements)],
+  ['ExplicitBounds.list.element', listLeaf(boundsOf, boundElements)],
+  ['Scale', optional('int32', 'scale', NON_NULL.EXPONENTIAL)],
+  ['ZeroCount', optional('int64', 'zeroCount', NON_NULL.EXPONENTIAL)],
+  ['PositiveOffset', optional('int32', 'positiveOffset', NON_NULL.EXPONENTIAL)],
+  ['PositiveBucketCounts.list.element', listLeaf(countsOf(LISTS.POSITIVE), countElements)],
+  ['NegativeOffset', optional('int32', 'negativeOffset', NON_NULL.EXPONENTIAL)],
+  ['NegativeBucketCounts.list.element', listLeaf(countsOf(LISTS.NEGATIVE), countElements)],
+  ['Flags', (p, scratch, rows) => int32Chunk(scratch, rows, null, p.s.flags)],
 ];

@@ -2,13 +2,22 @@
 // What the writer works out once per file before it writes a page: which resources, metrics and
 // attribute sets the rows use, each string column's dictionary and every group's index in it,
 // the map entries as dictionary indices, where each row's bucket counts start, and the row order.
-import { dictionaryOf, groupIndex, StringPool } from './dictionaries.js';
+import { packLists } from './bit-packer.js';
+import { boundsDictionary, dictionaryOf, groupIndex, StringPool } from './dictionaries.js';
 import { rowOrder } from './row-order.js';
-import { LIST_STRIDE, METRIC, METRIC_STRIDE, RESOURCE, RESOURCE_STRIDE } from './sealed.js';
+import {
+  LIST_STRIDE,
+  METRIC,
+  METRIC_STRIDE,
+  PRESENT,
+  RESOURCE,
+  RESOURCE_STRIDE,
+  TYPE,
+} from './sealed.js';
 
 /** @typedef {import('./sealed.js').SealedColumns} SealedColumns */
 /** @typedef {import('./dictionaries.js').Dictionary} Dictionary */
-/** @typedef {{ keys: Int32Array, values: Int32Array, hasNull: Uint8Array }} MapEntries */
+/** @typedef {ReturnType<typeof mapEntries>} MapEntries */
 /** @typedef {ReturnType<typeof plan>} Plan */
 
 /** Groups `ids` marks as used. @param {Uint8Array} used */
@@ -42,26 +51,80 @@ function entryStrings(s, sets, side) {
   return ids;
 }
 
-/** Every entry of every set as indices in a map column's two dictionaries (-1: no value). @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values @returns {MapEntries} */
+/**
+ * A map column's entries, packed per attribute set for BitPacker.packed: its keys' dictionary
+ * indices, and its present values' (an empty AnyValue has none; `valueIndex` keeps -1 for it).
+ * @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values
+ */
 function mapEntries(s, keys, values) {
   const count = /** @type {number} */ (s.setOffsets[s.setCount]);
-  const out = {
-    keys: new Int32Array(count),
-    values: new Int32Array(count),
-    hasNull: new Uint8Array(s.setCount),
-  };
+  const keyIndex = new Int32Array(count);
+  const valueIndex = new Int32Array(count);
+  const present = new Int32Array(count);
+  const valueOffsets = new Uint32Array(s.setCount + 1);
+  const hasNull = new Uint8Array(s.setCount);
+  let j = 0;
   for (let set = 0; set < s.setCount; set++) {
     for (
       let e = /** @type {number} */ (s.setOffsets[set]);
       e < /** @type {number} */ (s.setOffsets[set + 1]);
       e++
     ) {
-      out.keys[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+      keyIndex[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
       const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
-      out.values[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
-      if (v < 0) out.hasNull[set] = 1;
+      valueIndex[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+      if (v < 0) hasNull[set] = 1;
+      else present[j++] = /** @type {number} */ (valueIndex[e]);
+    }
+    valueOffsets[set + 1] = j;
+  }
+  return {
+    keys: packLists(keyIndex, s.setOffsets, s.setCount, keys.width),
+    values: packLists(present, valueOffsets, s.setCount, values.width),
+    valueOffsets,
+    valueIndex,
+    hasNull,
+  };
+}
+
+/** Bits of Plan.nonNull: which optional columns a row has a value in. */
+export const NON_NULL = /** @type {const} */ ({
+  VALUE: 1,
+  VALUE_AS_INT: 2,
+  SUM: 4,
+  MIN: 8,
+  MAX: 16,
+  COUNT: 32,
+  EXPONENTIAL: 64,
+});
+
+/** Per row: NON_NULL bits, from its type and PRESENT bits. @param {SealedColumns} s @param {Uint8Array} rowType */
+function nonNullOf(s, rowType) {
+  const out = new Uint8Array(s.rows);
+  for (let row = 0; row < s.rows; row++) {
+    const t = /** @type {number} */ (rowType[row]);
+    const b = /** @type {number} */ (s.present[row]);
+    if (t === TYPE.GAUGE || t === TYPE.SUM) {
+      out[row] =
+        (b & PRESENT.VALUE ? NON_NULL.VALUE : 0) |
+        (b & PRESENT.INTEGER ? NON_NULL.VALUE_AS_INT : 0);
+    } else {
+      out[row] =
+        (b & PRESENT.INTEGER ? NON_NULL.COUNT : 0) |
+        (b & PRESENT.SUM ? NON_NULL.SUM : 0) |
+        (b & PRESENT.MIN ? NON_NULL.MIN : 0) |
+        (b & PRESENT.MAX ? NON_NULL.MAX : 0) |
+        (t === TYPE.EXPONENTIAL_HISTOGRAM ? NON_NULL.EXPONENTIAL : 0);
     }
   }
+  return out;
+}
+
+/** A metric slot of every metric. @param {SealedColumns} s @param {number} slot */
+function metricSlots(s, slot) {
+  const out = new Int32Array(s.metricCount);
+  for (let m = 0; m < s.metricCount; m++)
+    out[m] = /** @type {number} */ (s.metrics[m * METRIC_STRIDE + slot]);
   return out;
 }
 
@@ -145,7 +208,11 @@ export function plan(s) {
     resourceSet,
     resourceEntries: mapEntries(s, dict.resourceKeys, dict.resourceValues),
     attributeEntries: mapEntries(s, dict.attributeKeys, dict.attributeValues),
+    bounds: boundsDictionary(s),
     rowType,
+    nonNull: nonNullOf(s, rowType),
+    temporality: metricSlots(s, METRIC.TEMPORALITY),
+    monotonic: metricSlots(s, METRIC.MONOTONIC),
     countStart,
     order: rowOrder(s, index.service, index.name, ranks),
   };
