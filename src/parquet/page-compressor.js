@@ -4,7 +4,7 @@
 // one frame per page. gzip compresses each page with gzipSync: its context is freed when the
 // call returns, and a reused gzip stream (reset after each member) measured 3x the CPU per page.
 import * as zlib from 'node:zlib';
-import { zstdCompressor } from '../compression/zstd-compressors.js';
+import { napiZstd } from '../compression/compressors.js';
 
 /** @typedef {(page: Uint8Array) => Uint8Array | Promise<Uint8Array>} CompressPage */
 
@@ -18,8 +18,12 @@ import { zstdCompressor } from '../compression/zstd-compressors.js';
 export function pageCompressor(compression, level, zstdEngine) {
   if (compression === 'zstd') {
     if (zstdEngine === undefined) throw new TypeError('pageCompressor: zstd needs a zstdEngine');
-    const zstd = zstdCompressor(zstdEngine, level);
-    return (page) => zstd([page]);
+    if (zstdEngine === 'zstd-napi') {
+      const napi = napiZstd(level);
+      return (page) => napi.compress([page]);
+    }
+    const params = { [zlib.constants.ZSTD_c_compressionLevel]: level };
+    return (page) => zlib.zstdCompressSync(page, { params });
   }
   if (compression === 'gzip') return (page) => zlib.gzipSync(page, { level });
   return undefined;

@@ -1,4 +1,13 @@
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+import {
+  list as listOf,
+  METRIC_FIELDS,
+  numberOf,
+  obj as objectOf,
+  str as stringOf,
+  temporalityOf,
+  walkRequest,
+} from '../encoding/otlp-walk.js';
 import { MAX_NESTING_DEPTH } from './check-request.js';
 
 export type PlainValue =
@@ -9,14 +18,7 @@ export type PlainValue =
   | PlainValue[]
   | { [key: string]: PlainValue };
 
-export type MetricType = 'sum' | 'gauge' | 'histogram' | 'exponentialHistogram' | 'summary';
-const METRIC_TYPES: readonly MetricType[] = [
-  'sum',
-  'gauge',
-  'histogram',
-  'exponentialHistogram',
-  'summary',
-];
+export type MetricType = (typeof METRIC_FIELDS)[number];
 
 /** One data point, flattened with its resource, scope and metric. */
 export interface PointRow {
@@ -45,16 +47,12 @@ export interface PointRow {
   negative?: { offset: number; bucketCounts: number[] };
 }
 
-const obj = (v: OtlpValue | undefined): OtlpObject =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
-const list = (v: OtlpValue | undefined): OtlpValue[] => (Array.isArray(v) ? v : []);
-const num = (v: OtlpValue | undefined): number | undefined => {
-  if (typeof v === 'number') return v;
-  if (typeof v === 'string' && v !== '') return Number(v);
-  return undefined;
-};
+// The OTLP walk's readers (src/encoding/otlp-walk.js), typed for this package's OTLP objects.
+const obj = objectOf as (v: OtlpValue | undefined) => OtlpObject;
+const list = listOf as (v: OtlpValue | undefined) => OtlpValue[];
+const num = numberOf as (v: OtlpValue | undefined) => number | undefined;
 const nums = (v: OtlpValue | undefined): number[] => list(v).map((x) => num(x) ?? 0);
-const str = (v: OtlpValue | undefined): string => (typeof v === 'string' ? v : '');
+const str = stringOf as (v: OtlpValue | undefined) => string;
 
 /**
  * An OTLP AnyValue as a plain JSON value. Throws a RangeError for arrays or key-value lists
@@ -99,28 +97,32 @@ const TEMPORALITY: Record<number, 'delta' | 'cumulative'> = { 1: 'delta', 2: 'cu
 /** Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened. */
 export function dataPointRows(request: OtlpObject): PointRow[] {
   const rows: PointRow[] = [];
-  for (const rm of list(request.resourceMetrics)) {
-    const resource = attributes(obj(obj(rm).resource).attributes);
-    for (const sm of list(obj(rm).scopeMetrics)) {
-      const scope = str(obj(obj(sm).scope).name);
-      for (const m of list(obj(sm).metrics)) {
-        const metric = obj(m);
-        const type = METRIC_TYPES.find((t) => t in metric);
-        if (type === undefined) continue;
-        const data = obj(metric[type]);
-        const base = {
-          resource,
-          scope,
-          metric: str(metric.name),
-          unit: str(metric.unit),
-          type,
-          temporality: TEMPORALITY[num(data.aggregationTemporality) ?? 0],
-          monotonic: type === 'sum' ? data.isMonotonic === true : undefined,
-        };
-        for (const p of list(data.dataPoints)) rows.push({ ...base, ...point(type, obj(p)) });
-      }
-    }
-  }
+  let resource: Record<string, PlainValue> = {};
+  let scope = '';
+  let base: Omit<PointRow, 'startTimeUnixNano' | 'timeUnixNano' | 'attributes'>;
+  walkRequest(request, {
+    resource(rm) {
+      resource = attributes(obj(rm.resource as OtlpValue).attributes);
+    },
+    scope(sm) {
+      scope = str(obj(sm.scope as OtlpValue).name);
+    },
+    metric(metric, code, data) {
+      const type = METRIC_FIELDS[code] as MetricType;
+      base = {
+        resource,
+        scope,
+        metric: str(metric.name as OtlpValue),
+        unit: str(metric.unit as OtlpValue),
+        type,
+        temporality: TEMPORALITY[temporalityOf(data)],
+        monotonic: type === 'sum' ? data.isMonotonic === true : undefined,
+      };
+    },
+    point(p) {
+      rows.push({ ...base, ...point(base.type, p as OtlpObject) });
+    },
+  });
   return rows;
 }
 
