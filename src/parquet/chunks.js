@@ -32,6 +32,11 @@ export const PAGE_VALUES = 1 << 17;
  * the next chunk starts).
  */
 export class Scratch {
+  /** @param {number} [pageValues] where a map's or list's page ends (PAGE_VALUES) */
+  constructor(pageValues = PAGE_VALUES) {
+    this.pageValues = pageValues;
+  }
+
   ints = new Int32Array(1024);
   doubles = new Float64Array(1024);
   arena = new ByteWriter(1 << 16);
@@ -261,13 +266,13 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
 export function repeatedChunk(scratch, n, defWidth, row, values, encoding) {
   /** @type {DataPage[]} */
   const pages = [];
-  const { arena, rep } = scratch;
+  const { arena, rep, pageValues } = scratch;
   const def = defWidth === 1 ? scratch.def1 : scratch.def2;
   let total = 0;
   let k = 0;
   while (k < n) {
     let entries = 0;
-    while (k < n && entries < PAGE_VALUES) entries += row(k++, rep, def);
+    while (k < n && entries < pageValues) entries += row(k++, rep, def);
     const start = arena.length;
     levels(arena, (w) => rep.finish(w));
     levels(arena, (w) => def.finish(w));

@@ -18,6 +18,10 @@ import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './sc
  *   one page for `compression` (required unless 'none'); calls may overlap: results must come
  *   back for the page given
  * @property {{ key: string, value: string }[]} [keyValueMetadata] beside otel_s3.schema_version
+ * @property {number} [rowGroupRows] rows per row group, at most ROW_GROUP_ROWS (the default);
+ *   smaller for tests of many row groups
+ * @property {number} [pageValues] level entries after which a map's or list's page ends
+ *   (PAGE_VALUES by default); smaller for tests of many pages
  */
 
 /** Written as the file's created_by. */
@@ -63,6 +67,16 @@ function check(options) {
   if (options.compression !== 'none' && typeof options.compressPage !== 'function') {
     throw new TypeError(`encodeParquet: compression '${options.compression}' needs compressPage`);
   }
+  const rowGroupRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
+  if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1 || rowGroupRows > ROW_GROUP_ROWS) {
+    throw new TypeError(
+      `encodeParquet: rowGroupRows must be an integer from 1 to ${ROW_GROUP_ROWS}`,
+    );
+  }
+  const pageValues = options.pageValues ?? 1;
+  if (!Number.isInteger(pageValues) || pageValues < 1) {
+    throw new TypeError('encodeParquet: pageValues must be a positive integer');
+  }
   for (const kv of options.keyValueMetadata ?? []) {
     if (kv.key === SCHEMA_VERSION_KEY)
       throw new TypeError(`encodeParquet: ${SCHEMA_VERSION_KEY} is written by the encoder`);
@@ -78,14 +92,15 @@ function check(options) {
 export async function encodeParquet(sealed, options) {
   check(options);
   const p = plan(sealed);
-  const scratch = new Scratch();
+  const scratch = new Scratch(options.pageValues);
+  const groupRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
   const codec = CODEC_OF[options.compression];
   const file = new ByteWriter(1 << 16);
   file.bytes(MAGIC);
   /** @type {{ rows: number, chunks: import('./footer.js').ChunkMeta[] }[]} */
   const groups = [];
-  for (let from = 0; from < sealed.rows; from += ROW_GROUP_ROWS) {
-    const rows = p.order.subarray(from, Math.min(sealed.rows, from + ROW_GROUP_ROWS));
+  for (let from = 0; from < sealed.rows; from += groupRows) {
+    const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
     /** @type {import('./footer.js').ChunkMeta[]} */
     const chunks = [];
     for (let leaf = 0; leaf < LEAVES.length; leaf++) {

@@ -3,6 +3,8 @@ import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { rowsToRequest } from './rows-to-request.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
 /** How column chunks are decompressed (the reader's decompress()), within one budget for the whole file. */
 export interface ParquetDecompression {
   decompress(compression: 'zstd' | 'gzip', bytes: Uint8Array, maxBytes: number): Uint8Array;
@@ -47,8 +49,12 @@ export async function parquetToRequest(
     file,
     metadata,
     compressors: decompressors,
-    // Microseconds as they are (bigint): a Date would cut them to milliseconds.
-    parsers: { timestampFromMicroseconds: (micros: bigint) => micros },
+    parsers: {
+      // Microseconds as they are (bigint): a Date would cut them to milliseconds.
+      timestampFromMicroseconds: (micros: bigint) => micros,
+      // Strings as they are: hyparquet's default decoder drops a leading U+FEFF.
+      stringFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
+    },
   });
   return { request: rowsToRequest(rows), rows: rows.length };
 }

@@ -3,6 +3,8 @@
 // interns a value once per batch (a Map from a canonical key to its id) and reports the memory it
 // holds, so the batch's buffered bytes are what is really held.
 
+import { wellFormed } from './attribute-text.js';
+
 /**
  * Estimated bytes of one Map entry with its key: V8's hash table slot (key, value, chain) and
  * the key string's header. The key's characters are counted apart (2 bytes each, an upper bound).
@@ -26,14 +28,26 @@ export class Strings {
   list = [];
   bytes = 0;
 
-  /** @param {string} s */
+  /**
+   * The id of `s`. Strings that differ only in lone surrogates are one string in UTF-8 (U+FFFD
+   * there): they get one id, so a dictionary never holds the same bytes twice.
+   * @param {string} s
+   */
   id(s) {
     let id = this.#ids.get(s);
     if (id === undefined) {
-      id = this.list.length;
-      this.#ids.set(s, id);
-      this.list.push(s);
-      this.bytes += MAP_ENTRY_BYTES + 8 + 2 * s.length;
+      const text = wellFormed(s);
+      id = this.#ids.get(text);
+      if (id === undefined) {
+        id = this.list.length;
+        this.#ids.set(text, id);
+        this.list.push(text);
+        this.bytes += MAP_ENTRY_BYTES + 8 + 2 * text.length;
+      }
+      if (text !== s) {
+        this.#ids.set(s, id);
+        this.bytes += MAP_ENTRY_BYTES + 2 * s.length;
+      }
     }
     return id;
   }
@@ -77,7 +91,6 @@ export class AttributeSets {
    * @param {(string | null)[]} texts
    */
   intern(strings, keys, texts) {
-    if (new Set(keys).size !== keys.length) ({ keys, texts } = lastValues(keys, texts));
     let key = '';
     for (let i = 0; i < keys.length; i++) {
       const k = /** @type {string} */ (keys[i]);
@@ -88,6 +101,9 @@ export class AttributeSets {
     if (id !== undefined) return id;
     id = this.count++;
     this.#ids.set(key, id);
+    // Its keys as UTF-8 has them, each once.
+    if (keys.some((k) => wellFormed(k) !== k)) keys = keys.map(wellFormed);
+    if (new Set(keys).size !== keys.length) ({ keys, texts } = lastValues(keys, texts));
     this.offsets = grown(this.offsets, id + 2, id + 1);
     this.entries = grown(this.entries, 2 * (this.entryCount + keys.length), 2 * this.entryCount);
     for (let i = 0; i < keys.length; i++) {

@@ -1,0 +1,138 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { builtInZstd } from '../../src/compression/zstd-engine.js';
+import { ColumnBuilders } from '../../src/parquet/column-builders.js';
+import { encodeParquet } from '../../src/parquet/encode.js';
+import { pageCompressor } from '../../src/parquet/page-compressor.js';
+import { ROW_GROUP_ROWS } from '../../src/parquet/schema.js';
+import {
+  batch,
+  expectedRows,
+  type Row,
+  toRequest,
+  toResourceMetrics,
+} from '../support/parquet-batches.js';
+import {
+  duckdbTableRows,
+  hyparquetRows,
+  polarsRows,
+  pyarrowFiles,
+} from '../support/parquet-engines.js';
+
+/**
+ * The Parquet writer against four readers we did not write. Random batches (every instrument
+ * kind through the SDK's objects and through decoded OTLP requests; empty and huge attribute
+ * sets; NaN, ±Infinity and -0; integers beyond 2^53; non-BMP strings; tiny row groups and pages)
+ * are appended to ColumnBuilders and encoded; DuckDB, Polars, hyparquet and pyarrow must each
+ * return exactly the rows the test worked out from the batch it generated
+ * (test/support/parquet-batches.ts). pyarrow also checks the row groups' min/max statistics.
+ */
+
+/** Cases per run; PARQUET_RUNS raises it for a longer search. */
+const RUNS = Number(process.env.PARQUET_RUNS ?? 40);
+const zstdEngine = builtInZstd() ? 'node:zlib' : 'zstd-napi';
+const COMPRESSORS = {
+  none: undefined,
+  zstd: pageCompressor('zstd', 3, zstdEngine),
+  gzip: pageCompressor('gzip', 6),
+} as const;
+
+const options = fc.record({
+  compression: fc.constantFrom('none', 'zstd', 'gzip') as fc.Arbitrary<keyof typeof COMPRESSORS>,
+  rowGroupRows: fc.oneof(fc.constant(ROW_GROUP_ROWS), fc.integer({ min: 1, max: 7 })),
+  pageValues: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 40 })),
+});
+
+const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+const sorted = (rows: Row[]) => rows.map((r) => JSON.stringify(r)).sort();
+/** hyparquet returns maps as objects, whose key order is JavaScript's: compare entries as sets. */
+const unordered = (rows: Row[]) =>
+  rows.map((r) => ({
+    ...r,
+    ResourceAttributes: [...r.ResourceAttributes].sort(([a], [b]) => utf8Order(a, b)),
+    Attributes: [...r.Attributes].sort(([a], [b]) => utf8Order(a, b)),
+  }));
+
+describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and pyarrow', () => {
+  let dir: string;
+  const files: { path: string; expected: Row[] }[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-writer-'));
+  });
+  afterAll(async () => {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  test(
+    'random batches: every engine returns the rows appended, sorted by service and metric',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(batch, options, async (exports, o) => {
+          const builders = new ColumnBuilders();
+          for (const e of exports) {
+            if (e.sdk) builders.appendResourceMetrics(toResourceMetrics(e));
+            else builders.appendRequest(toRequest(e) as never);
+          }
+          const expected = expectedRows(exports);
+          expect(builders.rows).toBe(expected.length);
+          const file = await encodeParquet(builders.seal(), {
+            compression: o.compression,
+            compressPage: COMPRESSORS[o.compression],
+            rowGroupRows: o.rowGroupRows,
+            ...(o.pageValues === undefined ? {} : { pageValues: o.pageValues }),
+          });
+          const path = join(dir, `${files.length}.parquet`);
+          await writeFile(path, file);
+          files.push({ path, expected });
+
+          const inFileOrder = await hyparquetRows(path);
+          expect(sorted(unordered(inFileOrder)), 'hyparquet').toEqual(sorted(unordered(expected)));
+          expect(sorted(await duckdbTableRows(path)), 'DuckDB').toEqual(sorted(expected));
+          expect(sorted(polarsRows(path)), 'Polars').toEqual(sorted(expected));
+          // Rows come sorted by ServiceName, then MetricName (their UTF-8 bytes).
+          for (let i = 1; i < inFileOrder.length; i++) {
+            const [a, b] = [inFileOrder[i - 1] as Row, inFileOrder[i] as Row];
+            const order =
+              utf8Order(a.ServiceName, b.ServiceName) || utf8Order(a.MetricName, b.MetricName);
+            expect(order, 'row order').toBeLessThanOrEqual(0);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    60_000 + RUNS * 1_000,
+  );
+
+  test('pyarrow returns the same rows, and each row group has exact min/max statistics', async () => {
+    expect(files.length).toBeGreaterThanOrEqual(RUNS);
+    const read = await pyarrowFiles(files.map((f) => f.path));
+    for (const { path, expected } of files) {
+      const file = read.get(path);
+      expect(sorted(file?.rows ?? []), `pyarrow: ${path}`).toEqual(sorted(expected));
+      // Statistics: each row group's smallest and largest value, strings by their UTF-8 bytes.
+      let at = 0;
+      for (const group of file?.groups ?? []) {
+        const rows = (file?.rows ?? []).slice(at, at + group.rows);
+        at += group.rows;
+        for (const column of ['TimeUnix', 'StartTimeUnix'] as const) {
+          const values = rows
+            .map((r) => BigInt(r[column]))
+            .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+          expect(group.statistics[column], `${path} ${column}`).toEqual([
+            String(values[0]),
+            String(values.at(-1)),
+          ]);
+        }
+        for (const column of ['ServiceName', 'MetricName'] as const) {
+          const values = rows.map((r) => r[column]).sort(utf8Order);
+          expect(group.statistics[column], `${path} ${column}`).toEqual([values[0], values.at(-1)]);
+        }
+      }
+      expect(at).toBe(expected.length);
+    }
+  });
+});

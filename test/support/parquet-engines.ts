@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import {
+  DuckDBBlobValue,
+  DuckDBInstance,
+  DuckDBListValue,
+  type DuckDBStructValue,
+  DuckDBTimestampTZValue,
+} from '@duckdb/node-api';
+import { parquetReadObjects } from 'hyparquet';
+import pl from 'nodejs-polars';
+import { dbl, type Entry, type Row } from './parquet-batches.js';
+import { zstdDecompress } from './zstd.js';
+
+/**
+ * Parquet files read by engines we did not write, each row spelled as parquet-batches.ts spells
+ * the expected ones: DuckDB, Polars, hyparquet (in process) and pyarrow (a Python subprocess,
+ * test/support/pyarrow_rows.py).
+ */
+
+const INT64 = ['TimeUnix', 'StartTimeUnix', 'ValueAsInt', 'Count', 'ZeroCount'];
+const DOUBLE = ['Value', 'Sum', 'Min', 'Max'];
+const INT64_LISTS = ['BucketCounts', 'PositiveBucketCounts', 'NegativeBucketCounts'];
+const MAPS = ['ResourceAttributes', 'Attributes'];
+
+const int64 = (v: unknown) =>
+  v === null || v === undefined ? null : BigInt(v as bigint).toString();
+const double = (v: unknown) => (v === null || v === undefined ? null : dbl(v as number));
+
+/** A row whose values `value(column, v)` has already made plain, spelled canonically. */
+function canonical(row: Record<string, unknown>, entries: (map: unknown) => Entry[]): Row {
+  const out: Record<string, unknown> = { ...row };
+  for (const c of INT64) out[c] = int64(row[c]);
+  for (const c of DOUBLE) out[c] = double(row[c]);
+  for (const c of INT64_LISTS) out[c] = (row[c] as unknown[]).map((v) => int64(v));
+  out.ExplicitBounds = (row.ExplicitBounds as number[]).map((v) => dbl(v));
+  for (const c of MAPS) out[c] = entries(row[c]);
+  return out as unknown as Row;
+}
+
+const keyValues = (map: unknown): Entry[] =>
+  (map as { key: string; value: string | null }[]).map((e) => [e.key, e.value ?? null]);
+
+const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** hyparquet gives a map as an object: its entries come back in object-key order. */
+export async function hyparquetRows(path: string): Promise<Row[]> {
+  const file = new Uint8Array(await readFile(path)).buffer;
+  const rows = await parquetReadObjects({
+    file,
+    compressors: {
+      ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
+      GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+    },
+    parsers: {
+      timestampFromMicroseconds: (micros: bigint) => micros,
+      // Its default TextDecoder drops a leading U+FEFF from every string.
+      stringFromBytes: (bytes: Uint8Array) => bytes && keepBom.decode(bytes),
+    },
+  });
+  return rows.map((r) => canonical(r, (m) => Object.entries(m as Record<string, string | null>)));
+}
+
+const STRINGS = [
+  'ServiceName',
+  'ResourceSchemaUrl',
+  'ScopeName',
+  'ScopeVersion',
+  'ScopeSchemaUrl',
+  'MetricName',
+  'MetricDescription',
+  'MetricUnit',
+  'MetricType',
+];
+
+/** DuckDB's strings are read as bytes: its JavaScript binding drops a leading U+FEFF. */
+export async function duckdbTableRows(path: string): Promise<Row[]> {
+  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+  const connection = await db.connect();
+  const bytes = [
+    ...STRINGS.map((c) => `encode(${c}) AS ${c}`),
+    ...MAPS.map(
+      (c) =>
+        `list_transform(map_entries(${c}), e -> {'key': encode(e.key), 'value': encode(e.value)}) AS ${c}`,
+    ),
+  ];
+  const text = (v: unknown) => (v instanceof DuckDBBlobValue ? keepBom.decode(v.bytes) : v);
+  try {
+    const reader = await connection.runAndReadAll(
+      `SELECT * REPLACE (${bytes.join(', ')}) FROM read_parquet('${path}')`,
+    );
+    return reader.getRowObjects().map((row) => {
+      const plain: Record<string, unknown> = {};
+      for (const [c, v] of Object.entries(row)) {
+        if (v instanceof DuckDBTimestampTZValue) plain[c] = v.micros;
+        else if (MAPS.includes(c)) {
+          plain[c] = (v as DuckDBListValue).items.map((e) => {
+            const { key, value } = (e as DuckDBStructValue).entries;
+            return { key: text(key), value: text(value) };
+          });
+        } else if (v instanceof DuckDBListValue) plain[c] = v.items;
+        else plain[c] = text(v);
+      }
+      return canonical(plain, keyValues);
+    });
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+/** Polars gives 64-bit integers as doubles: they are cast to text first. */
+export function polarsRows(path: string): Row[] {
+  const frame = pl.readParquet(path);
+  const text = frame.select(
+    ...frame.columns.map((c) => {
+      if (c === 'TimeUnix' || c === 'StartTimeUnix') return pl.col(c).cast(pl.Int64).cast(pl.Utf8);
+      if (INT64.includes(c)) return pl.col(c).cast(pl.Utf8);
+      if (INT64_LISTS.includes(c)) return pl.col(c).cast(pl.List(pl.Utf8));
+      return pl.col(c);
+    }),
+  );
+  return (text.toRecords() as Record<string, unknown>[]).map((r) => canonical(r, keyValues));
+}
+
+/** The Python with pyarrow: OTEL_S3_PYARROW_PYTHON, else scripts/python-venv.sh's venv. */
+export function pyarrowPython(): string {
+  const fromEnv = process.env.OTEL_S3_PYARROW_PYTHON;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  const cache =
+    process.env.OTEL_S3_PYTHON_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'otel-s3-exporter', 'python');
+  return join(cache, 'pyarrow-25.0.1', 'bin', 'python');
+}
+
+export interface PyarrowFile {
+  rows: Row[];
+  groups: { rows: number; statistics: Record<string, [string, string] | null> }[];
+}
+
+/** pyarrow spells doubles as the hex of their bits ("x" + 16 hex digits, little-endian). */
+const fromHex = (v: unknown) =>
+  typeof v === 'string' ? Buffer.from(v.slice(1), 'hex').readDoubleLE(0) : v;
+
+/** Every file read by pyarrow in one subprocess. Throws, naming what to run, without pyarrow. */
+export async function pyarrowFiles(paths: string[]): Promise<Map<string, PyarrowFile>> {
+  const python = pyarrowPython();
+  if (!existsSync(python)) {
+    throw new Error(
+      `pyarrow is missing: no Python at ${python}. Make it with \`bash scripts/python-venv.sh\` (a venv with pyarrow in the cache directory), or set OTEL_S3_PYARROW_PYTHON to a Python that has pyarrow.`,
+    );
+  }
+  const script = new URL('./pyarrow_rows.py', import.meta.url).pathname;
+  const { stdout } = await promisify(execFile)(python, [script, ...paths], { maxBuffer: 1 << 30 });
+  const out = new Map<string, PyarrowFile>();
+  for (const line of stdout.split('\n').filter((l) => l !== '')) {
+    const file = JSON.parse(line) as {
+      path: string;
+      rows: Record<string, unknown>[];
+      groups: PyarrowFile['groups'];
+    };
+    const rows = file.rows.map((r) => {
+      const plain: Record<string, unknown> = { ...r };
+      for (const c of DOUBLE) plain[c] = fromHex(r[c]);
+      plain.ExplicitBounds = (r.ExplicitBounds as string[]).map(fromHex);
+      return canonical(plain, (m) => m as Entry[]);
+    });
+    out.set(file.path, { rows, groups: file.groups });
+  }
+  return out;
+}
