@@ -1,0 +1,207 @@
+import { gunzipSync } from 'node:zlib';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { describe, expect, test } from 'vitest';
+import { builtInZstd } from '../../src/compression/zstd-engine.js';
+import { decodeJsonRequest } from '../../src/encoding/decode-request.js';
+import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
+import { dataPointRows } from '../../src/index.js';
+import { ColumnBuilders } from '../../src/parquet/column-builders.js';
+import { COMPRESS_FROM_BYTES, CREATED_BY, encodeParquet } from '../../src/parquet/encode.js';
+import { pageCompressor } from '../../src/parquet/page-compressor.js';
+import { parquetToRequest } from '../../src/parquet/read.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../src/parquet/schema.js';
+import { sealedColumnsToRequest } from '../../src/parquet/to-request.js';
+import { collectingProvider, recordEveryInstrument } from '../support/service.js';
+import { zstdDecompress } from '../support/zstd.js';
+
+const zstdEngine = builtInZstd() ? 'node:zlib' : 'zstd-napi';
+const decompression = {
+  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
+  gunzip: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  maxDecompressedBytes: 1 << 28,
+};
+
+async function everyInstrument(rounds = 2): Promise<ResourceMetrics[]> {
+  const { provider, collect } = collectingProvider('columns-test');
+  const out: ResourceMetrics[] = [];
+  for (let i = 0; i < rounds; i++) {
+    recordEveryInstrument(provider);
+    out.push(await collect());
+  }
+  await provider.shutdown();
+  return out;
+}
+
+/** Many series of a counter: chunks large enough to be compressed. */
+async function manySeries(series: number): Promise<ResourceMetrics> {
+  const { provider, collect } = collectingProvider('columns-test');
+  const counter = provider.getMeter('m').createCounter('requests');
+  for (let i = 0; i < series; i++) counter.add(i, { route: `/r${i}`, pod: `pod-${i % 7}` });
+  const rm = await collect();
+  await provider.shutdown();
+  return rm;
+}
+
+describe('ColumnBuilders', () => {
+  test('the SDK objects and their OTLP/JSON decoded give the same points', async () => {
+    const exports = await everyInstrument();
+    const sdk = new ColumnBuilders();
+    const otlp = new ColumnBuilders();
+    for (const rm of exports) {
+      expect(sdk.appendResourceMetrics(rm)).toBe(
+        otlp.appendRequest(
+          decodeJsonRequest(Buffer.from(`{"resourceMetrics":[${resourceMetricsToJsonBytes(rm)}]}`)),
+        ),
+      );
+    }
+    expect(sdk.rows).toBeGreaterThan(10);
+    expect(sdk.rows).toBe(otlp.rows);
+    expect(dataPointRows(sealedColumnsToRequest(sdk.seal()))).toEqual(
+      dataPointRows(sealedColumnsToRequest(otlp.seal())),
+    );
+  });
+
+  test('bytes counts every array it holds; seal hands them over and starts empty', async () => {
+    const b = new ColumnBuilders();
+    const empty = b.bytes;
+    b.appendResourceMetrics(await manySeries(3000));
+    const full = b.bytes;
+    const sealed = b.seal();
+    const arrays = Object.values(sealed).filter((v) => ArrayBuffer.isView(v)) as ArrayBufferView[];
+    const held = arrays.reduce((n, a) => n + a.byteLength, 0);
+    // The arrays, and beside them the tables' Map entries and the strings as JavaScript holds them.
+    expect(full).toBeGreaterThan(held + sealed.strings.byteLength);
+    expect(full).toBeLessThan(4 * (held + sealed.strings.byteLength));
+    // Every array's buffer is in the transfer list, once: transferring detaches them all.
+    expect(new Set(sealed.transfer).size).toBe(sealed.transfer.length);
+    structuredClone(sealed, { transfer: sealed.transfer });
+    expect(arrays.every((a) => a.byteLength === 0)).toBe(true);
+    expect([b.rows, b.bytes]).toEqual([0, empty]);
+  });
+
+  test('an attributes object changed after it was appended is taken as it is now', async () => {
+    const [rm] = await everyInstrument(1);
+    const b = new ColumnBuilders();
+    b.appendResourceMetrics(rm as ResourceMetrics);
+    const point = (rm as ResourceMetrics).scopeMetrics[0]?.metrics[0]?.dataPoints[0];
+    (point?.attributes as Record<string, unknown>).route = '/changed';
+    b.appendResourceMetrics(rm as ResourceMetrics);
+    const routes = dataPointRows(sealedColumnsToRequest(b.seal())).map((r) => r.attributes.route);
+    expect(routes).toContain('/a');
+    expect(routes).toContain('/changed');
+  });
+
+  test('ids cached in one batch are not reused in the next', async () => {
+    const [rm] = await everyInstrument(1);
+    const b = new ColumnBuilders();
+    b.appendResourceMetrics(rm as ResourceMetrics);
+    const first = dataPointRows(sealedColumnsToRequest(b.seal()));
+    b.appendResourceMetrics(rm as ResourceMetrics);
+    expect(dataPointRows(sealedColumnsToRequest(b.seal()))).toEqual(first);
+  });
+
+  test('an append that throws appends nothing', async () => {
+    const b = new ColumnBuilders();
+    const [rm] = await everyInstrument(1);
+    b.appendResourceMetrics(rm as ResourceMetrics);
+    const rows = b.rows;
+    const cyclic: unknown[] = [];
+    cyclic.push(cyclic);
+    const point = (rm as ResourceMetrics).scopeMetrics[0]?.metrics[0]?.dataPoints.at(-1);
+    (point?.attributes as Record<string, unknown>).cyclic = cyclic;
+    expect(() => b.appendResourceMetrics(rm as ResourceMetrics)).toThrow(RangeError);
+    expect(b.rows).toBe(rows);
+    expect(dataPointRows(sealedColumnsToRequest(b.seal()))).toHaveLength(rows);
+  });
+});
+
+describe('encodeParquet', () => {
+  test('the file reads back as sealedColumnsToRequest gives the columns', async () => {
+    for (const compression of ['zstd', 'gzip', 'none'] as const) {
+      const b = new ColumnBuilders();
+      for (const rm of await everyInstrument()) b.appendResourceMetrics(rm);
+      b.appendResourceMetrics(await manySeries(500));
+      const sealed = b.seal();
+      const expected = dataPointRows(sealedColumnsToRequest(sealed));
+      const file = await encodeParquet(sealed, {
+        compression,
+        compressPage: pageCompressor(compression, 3, zstdEngine),
+      });
+      const { request, rows } = await parquetToRequest(file, decompression);
+      expect(rows).toBe(expected.length);
+      const key = (r: (typeof expected)[number]) => JSON.stringify(r);
+      expect(dataPointRows(request).map(key).sort()).toEqual(expected.map(key).sort());
+    }
+  });
+
+  test('footer: schema version and extra metadata, created_by; large chunks carry the codec', async () => {
+    const b = new ColumnBuilders();
+    b.appendResourceMetrics(await manySeries(3000));
+    const file = await encodeParquet(b.seal(), {
+      compression: 'zstd',
+      compressPage: pageCompressor('zstd', 3, zstdEngine),
+      keyValueMetadata: [{ key: 'otel_s3.inputs', value: 'a,b' }],
+    });
+    const metadata = parquetMetadata(new Uint8Array(file).buffer);
+    expect(metadata.key_value_metadata).toEqual([
+      { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
+      { key: 'otel_s3.inputs', value: 'a,b' },
+    ]);
+    expect(metadata.created_by).toBe(CREATED_BY);
+    const chunks = metadata.row_groups.flatMap((g) => g.columns);
+    const large = chunks.filter(
+      (c) => Number(c.meta_data?.total_uncompressed_size) > 4 * COMPRESS_FROM_BYTES,
+    );
+    expect(large.length).toBeGreaterThan(5);
+    expect(new Set(large.map((c) => c.meta_data?.codec))).toEqual(new Set(['ZSTD']));
+  });
+
+  test('an empty batch is a file of no rows', async () => {
+    const file = await encodeParquet(new ColumnBuilders().seal(), { compression: 'none' });
+    expect(Number(parquetMetadata(new Uint8Array(file).buffer).num_rows)).toBe(0);
+    expect(await parquetReadObjects({ file: new Uint8Array(file).buffer })).toEqual([]);
+  });
+
+  test('bad options are refused, naming the option and what is allowed', async () => {
+    const sealed = () => new ColumnBuilders().seal();
+    await expect(encodeParquet(sealed(), { compression: 'lz4' as 'none' })).rejects.toThrow(
+      /compression must be 'zstd', 'gzip' or 'none', not lz4/,
+    );
+    await expect(encodeParquet(sealed(), { compression: 'zstd' })).rejects.toThrow(
+      /needs compressPage/,
+    );
+    await expect(encodeParquet(sealed(), { compression: 'none', rowGroupRows: 0 })).rejects.toThrow(
+      /rowGroupRows must be an integer from 1 to 65536/,
+    );
+    await expect(
+      encodeParquet(sealed(), {
+        compression: 'none',
+        keyValueMetadata: [{ key: SCHEMA_VERSION_KEY, value: '9' }],
+      }),
+    ).rejects.toThrow(/otel_s3.schema_version is written by the encoder/);
+  });
+});
+
+describe('pageCompressor', () => {
+  test('one frame per page, each page its own, with overlapping calls', async () => {
+    for (const [compression, decompress] of [
+      ['zstd', (b: Uint8Array) => zstdDecompress(b)],
+      ['gzip', (b: Uint8Array) => gunzipSync(b)],
+    ] as const) {
+      const compress = pageCompressor(compression, 3, zstdEngine);
+      const pages = Array.from({ length: 20 }, (_, i) => Buffer.alloc(1000 + i * 37, `page ${i};`));
+      const out = await Promise.all(
+        pages.map((p) => compress?.(p) as Uint8Array | Promise<Uint8Array>),
+      );
+      out.forEach((o, i) => {
+        expect(
+          Buffer.from(decompress(o)).equals(pages[i] as Buffer),
+          `${compression} page ${i}`,
+        ).toBe(true);
+      });
+    }
+    expect(pageCompressor('none', 3)).toBeUndefined();
+    expect(() => pageCompressor('zstd', 3)).toThrow(/zstdEngine/);
+  });
+});
