@@ -29,8 +29,9 @@ interface InternedBounds extends Interned {
 }
 
 /**
- * Estimated bytes of an identity-cache entry (WeakMap slot, entry object, its arrays' headers);
- * the keys' and values' own sizes are counted apart.
+ * Estimated bytes of an identity-cache entry (WeakMap slot, entry objects, the arrays of keys and
+ * texts), counted once, in the batch that made it: it lives as long as the SDK's attributes
+ * object (one per series), as the OTLP/JSON writer's cache entries do.
  */
 const CACHE_ENTRY_BYTES = 160;
 
@@ -155,11 +156,11 @@ export class SdkAppender {
       const texts = keys.map((key) => jsValueText(attrs[key]));
       entry = { epoch: 0, id: 0, keys, texts };
       this.#sets.set(attrs, keys, entry);
+      store.extraBytes += CACHE_ENTRY_BYTES + keys.length * MAP_ENTRY_BYTES;
     }
     if (entry.epoch !== store.epoch) {
       entry.id = store.sets.intern(store.strings, entry.keys, entry.texts);
       entry.epoch = store.epoch;
-      store.extraBytes += CACHE_ENTRY_BYTES + entry.keys.length * MAP_ENTRY_BYTES;
     }
     return entry;
   }
@@ -170,11 +171,11 @@ export class SdkAppender {
     if (entry === undefined || !sameNumbers(entry.values, bounds)) {
       entry = { epoch: 0, id: 0, values: [...bounds] };
       this.#bounds.set(bounds, entry);
+      store.extraBytes += CACHE_ENTRY_BYTES + 8 * bounds.length;
     }
     if (entry.epoch !== store.epoch) {
       entry.id = store.boundLists.intern(bounds);
       entry.epoch = store.epoch;
-      store.extraBytes += CACHE_ENTRY_BYTES + 8 * bounds.length;
     }
     return entry.id;
   }
