@@ -69,7 +69,7 @@ export class BitPacker {
 
   /** Appends the bytes packed so far (a whole number of bytes) to `w`, and starts afresh. @param {ByteWriter} w */
   drain(w) {
-    w.bytes(this.buf.subarray(0, this.length));
+    w.range(this.buf, 0, this.length);
     this.length = 0;
   }
 

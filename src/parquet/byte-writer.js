@@ -49,6 +49,13 @@ export class ByteWriter {
     this.byte(v);
   }
 
+  /** bytes[from, to): a short run copied byte by byte (no view object made). @param {Uint8Array} bytes @param {number} from @param {number} to */
+  range(bytes, from, to) {
+    const at = this.reserve(to - from);
+    const buf = this.buf;
+    for (let i = from; i < to; i++) buf[at + i - from] = /** @type {number} */ (bytes[i]);
+  }
+
   /** @param {Uint8Array} bytes */
   bytes(bytes) {
     const at = this.reserve(bytes.length);

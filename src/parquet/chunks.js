@@ -6,7 +6,7 @@
 // PAGE_VALUES level entries; other columns have one page per chunk (ROW_GROUP_ROWS rows at most).
 import { BitPacker } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
-import { DeltaScratch } from './delta.js';
+import { DeltaWriter } from './delta.js';
 import { LevelWriter, writeHybrid } from './hybrid.js';
 import { doubleStatistics, int32Statistics, int64Statistics } from './statistics.js';
 import { grown } from './tables.js';
@@ -44,7 +44,7 @@ export class Scratch {
   def1 = new BitPacker(1);
   def2 = new BitPacker(2);
   indices = new BitPacker(1);
-  delta = new DeltaScratch();
+  delta = new DeltaWriter();
 
   /** An Int32Array of at least n, holding the first `keep` of the last one. @param {number} n @param {number} [keep] */
   int32(n, keep = 0) {

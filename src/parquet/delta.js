@@ -1,11 +1,12 @@
 // @ts-check
-// DELTA_BINARY_PACKED for INT64 values held as Int32 pairs (low word, high word): blocks of 128
+// DELTA_BINARY_PACKED for INT64 values (each as its low and high 32-bit words): blocks of 128
 // deltas in 4 miniblocks of 32, each bit-packed at the width its largest (delta - block minimum)
 // needs. The bucket counts of histograms are long runs of small numbers: this makes their pages
-// a few bits a value instead of 8 bytes, which is what zstd and readers then go through.
+// a few bits a value instead of 8 bytes, which is what zstd and readers then go through. Values
+// are added one at a time (a page's values are spread over rows); blocks are written as they
+// fill, the header (which starts with the count) when the page ends.
 import { BitPacker } from './bit-packer.js';
-
-/** @typedef {import('./byte-writer.js').ByteWriter} ByteWriter */
+import { ByteWriter } from './byte-writer.js';
 
 const BLOCK = 128;
 const MINIBLOCKS = 4;
@@ -27,51 +28,63 @@ function zigzag64(w, lo, hi) {
 /** Bits needed for an unsigned 64-bit value whose words OR to (lo, hi). @param {number} lo @param {number} hi */
 const widthOf = (lo, hi) => (hi !== 0 ? 64 - Math.clz32(hi) : 32 - Math.clz32(lo));
 
-/** Work arrays for the deltas of a page, reused. */
-export class DeltaScratch {
+/** One page's values as DELTA_BINARY_PACKED; reused from page to page. */
+export class DeltaWriter {
   lo = new Int32Array(BLOCK);
   hi = new Int32Array(BLOCK);
   packer = new BitPacker(1);
-}
+  blocks = new ByteWriter(1024);
+  count = 0;
+  pending = 0;
+  firstLo = 0;
+  firstHi = 0;
+  prevLo = 0;
+  prevHi = 0;
 
-/**
- * Writes values[0, n) (Int32 pairs from `pairs[2 * first]` on) as DELTA_BINARY_PACKED.
- * @param {ByteWriter} w @param {Int32Array} pairs @param {number} first @param {number} n
- * @param {DeltaScratch} scratch
- */
-export function writeDeltaInt64(w, pairs, first, n, scratch) {
-  w.varint(BLOCK);
-  w.varint(MINIBLOCKS);
-  w.varint(n);
-  if (n === 0) {
-    w.byte(0);
-    return;
+  /** Adds a value. @param {number} lo @param {number} hi */
+  add(lo, hi) {
+    if (this.count++ === 0) {
+      this.firstLo = lo;
+      this.firstHi = hi;
+    } else {
+      // The delta from the last value, 64-bit and wrapping.
+      const dLo = (lo >>> 0) - (this.prevLo >>> 0);
+      this.lo[this.pending] = dLo;
+      this.hi[this.pending] = (hi - this.prevHi - (dLo < 0 ? 1 : 0)) | 0;
+      if (++this.pending === BLOCK) this.#block();
+    }
+    this.prevLo = lo;
+    this.prevHi = hi;
   }
-  let prevLo = /** @type {number} */ (pairs[2 * first]);
-  let prevHi = /** @type {number} */ (pairs[2 * first + 1]);
-  zigzag64(w, prevLo, prevHi);
-  const { lo, hi, packer } = scratch;
-  for (let at = 1; at < n; at += BLOCK) {
-    const count = Math.min(BLOCK, n - at);
-    // The block's deltas (64-bit, wrapping) and their minimum (signed).
-    let minLo = 0;
-    let minHi = 0;
-    for (let i = 0; i < count; i++) {
-      const curLo = /** @type {number} */ (pairs[2 * (first + at + i)]);
-      const curHi = /** @type {number} */ (pairs[2 * (first + at + i) + 1]);
-      const dLo = (curLo >>> 0) - (prevLo >>> 0);
-      const dHi = (curHi - prevHi - (dLo < 0 ? 1 : 0)) | 0;
-      lo[i] = dLo;
-      hi[i] = dHi;
-      if (i === 0 || dHi < minHi || (dHi === minHi && dLo >>> 0 < minLo >>> 0)) {
+
+  /** Writes the page's values to `w` and starts the next page. @param {ByteWriter} w */
+  finish(w) {
+    if (this.pending > 0) this.#block();
+    w.varint(BLOCK);
+    w.varint(MINIBLOCKS);
+    w.varint(this.count);
+    zigzag64(w, this.firstLo, this.firstHi);
+    w.bytes(this.blocks.result());
+    this.blocks.length = 0;
+    this.count = 0;
+  }
+
+  /** Writes the pending deltas as a block: its minimum, the miniblocks' widths, the miniblocks. */
+  #block() {
+    const { lo, hi, blocks: w } = this;
+    const count = this.pending;
+    let minLo = /** @type {number} */ (lo[0]);
+    let minHi = /** @type {number} */ (hi[0]);
+    for (let i = 1; i < count; i++) {
+      const dLo = /** @type {number} */ (lo[i]);
+      const dHi = /** @type {number} */ (hi[i]);
+      if (dHi < minHi || (dHi === minHi && dLo >>> 0 < minLo >>> 0)) {
         minLo = dLo;
         minHi = dHi;
       }
-      prevLo = curLo;
-      prevHi = curHi;
     }
     zigzag64(w, minLo, minHi);
-    // delta - min ≥ 0, and each miniblock's width.
+    // delta - min ≥ 0, and each miniblock's width (0 for those past the last value).
     const widths = w.reserve(MINIBLOCKS);
     for (let m = 0; m < MINIBLOCKS; m++) {
       let orLo = 0;
@@ -89,17 +102,45 @@ export function writeDeltaInt64(w, pairs, first, n, scratch) {
       }
       w.buf[widths + m] = end > m * MINIBLOCK ? widthOf(orLo, orHi) : 0;
     }
-    // Miniblocks with values, bit-packed at their width (padded to 32 values).
+    // The miniblocks that hold values, bit-packed at their width (padded to 32 values).
     for (let m = 0; m * MINIBLOCK < count; m++) {
       const width = /** @type {number} */ (w.buf[widths + m]);
       if (width === 0) continue;
-      packer.room(MINIBLOCK * width);
-      for (let i = m * MINIBLOCK; i < (m + 1) * MINIBLOCK; i++) {
-        const vLo = i < count ? /** @type {number} */ (lo[i]) : 0;
-        const vHi = i < count ? /** @type {number} */ (hi[i]) : 0;
-        packer.bits64(vLo, vHi, width);
+      if (width <= 24) this.#narrow(m, count, width);
+      else {
+        const { packer } = this;
+        packer.room(MINIBLOCK * width);
+        for (let i = m * MINIBLOCK; i < (m + 1) * MINIBLOCK; i++) {
+          const vLo = i < count ? /** @type {number} */ (lo[i]) : 0;
+          const vHi = i < count ? /** @type {number} */ (hi[i]) : 0;
+          packer.bits64(vLo, vHi, width);
+        }
+        packer.drain(w);
       }
-      packer.drain(w);
+    }
+    this.pending = 0;
+  }
+
+  /**
+   * A miniblock whose values fit in 24 bits (the usual case: small deltas), packed straight into
+   * the blocks (32 values × width bits: a whole number of bytes).
+   * @param {number} m @param {number} count @param {number} width
+   */
+  #narrow(m, count, width) {
+    const { lo, blocks: w } = this;
+    let o = w.reserve(4 * width);
+    const buf = w.buf;
+    let acc = 0;
+    let bits = 0;
+    const end = Math.min(count, (m + 1) * MINIBLOCK);
+    for (let i = m * MINIBLOCK; i < (m + 1) * MINIBLOCK; i++) {
+      acc |= (i < end ? /** @type {number} */ (lo[i]) : 0) << bits;
+      bits += width;
+      while (bits >= 8) {
+        buf[o++] = acc & 0xff;
+        acc >>>= 8;
+        bits -= 8;
+      }
     }
   }
 }

@@ -38,31 +38,37 @@ export class StringPool {
  */
 
 /**
- * The dictionary of the strings `used` (pool ids, repeats allowed).
+ * The dictionary of the strings marked in `used` (per pool id: 1 if the column has it).
  * @param {StringPool} pool
- * @param {Iterable<number>} used
+ * @param {Uint8Array} used
  * @returns {Dictionary}
  */
 export function dictionaryOf(pool, used) {
-  const views = new Map();
-  for (const id of used) {
-    if (!views.has(id)) {
-      const b = pool.bytes(id);
-      views.set(id, Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-    }
+  /** @type {number[]} */
+  const ids = [];
+  /** @type {Buffer[]} */
+  const views = [];
+  for (let id = 0; id < used.length; id++) {
+    if (used[id] !== 1) continue;
+    const b = pool.bytes(id);
+    ids.push(id);
+    views[id] = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   }
-  const ids = [...views.keys()].sort((a, b) => Buffer.compare(views.get(a), views.get(b)));
+  ids.sort((a, b) =>
+    Buffer.compare(/** @type {Buffer} */ (views[a]), /** @type {Buffer} */ (views[b])),
+  );
   const rank = new Int32Array(pool.size).fill(-1);
   let size = 0;
-  ids.forEach((id, i) => {
+  for (let i = 0; i < ids.length; i++) {
+    const id = /** @type {number} */ (ids[i]);
     rank[id] = i;
-    size += 4 + views.get(id).length;
-  });
+    size += 4 + /** @type {Buffer} */ (views[id]).length;
+  }
   const page = new Uint8Array(size);
   const view = new DataView(page.buffer);
   let at = 0;
   for (const id of ids) {
-    const b = views.get(id);
+    const b = /** @type {Buffer} */ (views[id]);
     view.setUint32(at, b.length, true);
     page.set(b, at + 4);
     at += 4 + b.length;

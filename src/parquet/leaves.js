@@ -13,7 +13,6 @@ import {
   Scratch,
   stringChunk,
 } from './chunks.js';
-import { writeDeltaInt64 } from './delta.js';
 import { NON_NULL } from './plan.js';
 import { LIST_STRIDE, LISTS } from './sealed.js';
 
@@ -124,17 +123,16 @@ const listLeaf = (range, elements) => (p, scratch, rows) => {
 
 /** Bucket counts (INT64) as DELTA_BINARY_PACKED: long runs of small numbers. @type {Parameters<typeof listLeaf>[1]} */
 const countElements = (p, scratch) => {
-  let count = 0;
+  const { delta } = scratch;
+  const counts = p.s.counts;
   return {
     add(start, length) {
-      scratch
-        .int32(2 * (count + length), 2 * count)
-        .set(p.s.counts.subarray(2 * start, 2 * (start + length)), 2 * count);
-      count += length;
+      for (let i = start; i < start + length; i++) {
+        delta.add(/** @type {number} */ (counts[2 * i]), /** @type {number} */ (counts[2 * i + 1]));
+      }
     },
     values(arena) {
-      writeDeltaInt64(arena, scratch.ints, 0, count, scratch.delta);
-      count = 0;
+      delta.finish(arena);
     },
     encoding: ENCODING.DELTA_BINARY_PACKED,
   };

@@ -1,8 +1,11 @@
 // @ts-check
-// compressPage for encodeParquet: one reused zstd context per compressor (node:zlib's stream
-// where node:zlib has zstd, zstd-napi's context elsewhere: src/compression/zstd-compressors.js),
-// one frame per page. gzip compresses each page with gzipSync: its context is freed when the
-// call returns, and a reused gzip stream (reset after each member) measured 3x the CPU per page.
+// compressPage for encodeParquet, chosen by measurement (docs/parquet.md, "The writer"). A
+// Parquet page is small (bytes to a few hundred kilobytes) and its size is known, and the worker
+// may block: node:zlib's one-shot zstdCompressSync sizes its context to the page and frees it
+// when the call returns, and costs about what zstd-napi's reused context does; node:zlib's
+// stream with flush(ZSTD_e_end) per page cost 2.5-4x that CPU in the same run (a thread-pool trip
+// and stream bookkeeping per page). zstd-napi (runtimes without zstd in node:zlib) keeps one
+// context (src/compression/compressors.js). gzip: gzipSync, whose context is freed likewise.
 import * as zlib from 'node:zlib';
 import { napiZstd } from '../compression/compressors.js';
 
@@ -17,13 +20,15 @@ import { napiZstd } from '../compression/compressors.js';
  */
 export function pageCompressor(compression, level, zstdEngine) {
   if (compression === 'zstd') {
-    if (zstdEngine === undefined) throw new TypeError('pageCompressor: zstd needs a zstdEngine');
+    if (zstdEngine === 'node:zlib') {
+      const params = { [zlib.constants.ZSTD_c_compressionLevel]: level };
+      return (page) => zlib.zstdCompressSync(page, { params });
+    }
     if (zstdEngine === 'zstd-napi') {
       const napi = napiZstd(level);
       return (page) => napi.compress([page]);
     }
-    const params = { [zlib.constants.ZSTD_c_compressionLevel]: level };
-    return (page) => zlib.zstdCompressSync(page, { params });
+    throw new TypeError('pageCompressor: zstd needs a zstdEngine');
   }
   if (compression === 'gzip') return (page) => zlib.gzipSync(page, { level });
   return undefined;

@@ -30,25 +30,34 @@ function usedOf(used) {
   return out;
 }
 
-/** The strings in slot `slot` of the groups `groups`. @param {Uint32Array} table @param {number} stride @param {number[]} groups @param {number} slot @param {number} [base] */
-const slotIds = (table, stride, groups, slot, base = 0) =>
-  groups.map((g) => base + /** @type {number} */ (table[g * stride + slot]));
+/**
+ * Marks (per pool id) the strings in slot `slot` of the groups `groups`.
+ * @param {number} size the pool's size @param {Uint32Array} table @param {number} stride @param {number[]} groups @param {number} slot @param {number} [base]
+ */
+function slotStrings(size, table, stride, groups, slot, base = 0) {
+  const used = new Uint8Array(size);
+  for (let i = 0; i < groups.length; i++) {
+    used[base + /** @type {number} */ (table[/** @type {number} */ (groups[i]) * stride + slot])] =
+      1;
+  }
+  return used;
+}
 
-/** Key (side 0) or value (side 1) strings of the entries of `sets`. @param {SealedColumns} s @param {number[]} sets @param {0 | 1} side */
-function entryStrings(s, sets, side) {
-  /** @type {number[]} */
-  const ids = [];
-  for (const set of sets) {
-    for (
-      let e = /** @type {number} */ (s.setOffsets[set]);
-      e < /** @type {number} */ (s.setOffsets[set + 1]);
-      e++
-    ) {
+/**
+ * Marks (per pool id) the key (side 0) or value (side 1) strings of the entries of `sets`.
+ * @param {number} size @param {SealedColumns} s @param {number[]} sets @param {0 | 1} side
+ */
+function entryStrings(size, s, sets, side) {
+  const used = new Uint8Array(size);
+  for (let i = 0; i < sets.length; i++) {
+    const set = /** @type {number} */ (sets[i]);
+    const end = /** @type {number} */ (s.setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
       const id = /** @type {number} */ (s.setEntries[2 * e + side]);
-      if (id >= 0) ids.push(id);
+      if (id >= 0) used[id] = 1;
     }
   }
-  return ids;
+  return used;
 }
 
 /**
@@ -142,19 +151,21 @@ export function plan(s) {
   }
   const resources = usedOf(usedResources);
   const metrics = usedOf(usedMetrics);
-  const resourceSets = slotIds(s.resources, RESOURCE_STRIDE, resources, RESOURCE.ATTRIBUTES);
+  const resourceSets = resources.map(
+    (r) => /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]),
+  );
   const pointSets = usedOf(usedSets);
   /** @param {number} slot */
   const resourceDictionary = (slot) =>
-    dictionaryOf(pool, slotIds(s.resources, RESOURCE_STRIDE, resources, slot));
+    dictionaryOf(pool, slotStrings(pool.size, s.resources, RESOURCE_STRIDE, resources, slot));
   /** @param {number} slot @param {number} [base] */
   const metricDictionary = (slot, base = 0) =>
-    dictionaryOf(pool, slotIds(s.metrics, METRIC_STRIDE, metrics, slot, base));
+    dictionaryOf(pool, slotStrings(pool.size, s.metrics, METRIC_STRIDE, metrics, slot, base));
   const dict = {
     service: resourceDictionary(RESOURCE.SERVICE),
     resourceSchemaUrl: resourceDictionary(RESOURCE.SCHEMA_URL),
-    resourceKeys: dictionaryOf(pool, entryStrings(s, resourceSets, 0)),
-    resourceValues: dictionaryOf(pool, entryStrings(s, resourceSets, 1)),
+    resourceKeys: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 0)),
+    resourceValues: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 1)),
     scopeName: metricDictionary(METRIC.SCOPE_NAME),
     scopeVersion: metricDictionary(METRIC.SCOPE_VERSION),
     scopeSchemaUrl: metricDictionary(METRIC.SCOPE_SCHEMA_URL),
@@ -162,8 +173,8 @@ export function plan(s) {
     description: metricDictionary(METRIC.DESCRIPTION),
     unit: metricDictionary(METRIC.UNIT),
     type: metricDictionary(METRIC.TYPE, pool.typeBase),
-    attributeKeys: dictionaryOf(pool, entryStrings(s, pointSets, 0)),
-    attributeValues: dictionaryOf(pool, entryStrings(s, pointSets, 1)),
+    attributeKeys: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 0)),
+    attributeValues: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 1)),
   };
   /** @param {Dictionary} d @param {number} slot */
   const ofResource = (d, slot) =>
