@@ -11,22 +11,27 @@
  *     per point of each.
  *  3. A worker's heap growth while it encodes a batch (its V8 heap in use plus external memory,
  *     sampled), relative to the builders' `bytes` (what maxBufferedBytes counts).
- * Run: `npx tsx bench/parquet-writer.ts [--quick]`. CPU times are thread/process CPU, so a loaded
- * machine distorts them less than wall time, but it still does: say so when quoting them.
+ * Run: `npx tsx bench/parquet-writer.ts [--quick]`. CPU times are thread or
+ * process CPU, so a loaded machine distorts them less than wall time, but it still does: say so
+ * when quoting them.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serialize } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { parquetReadObjects } from 'hyparquet';
-import { zstdCompressor } from '../src/compression/zstd-compressors.js';
 import { builtInZstd } from '../src/compression/zstd-engine.js';
 import { otlpJsonRecords } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { ColumnBuilders } from '../src/parquet/column-builders.js';
 import { encodeParquet } from '../src/parquet/encode.js';
-import { pageCompressor } from '../src/parquet/page-compressor.js';
+import type { BodyJob, BodyResult } from './children/parquet-bodies.js';
+import { runTs } from './lib/child.js';
 import { fmtNum } from './lib/format.js';
-import { hyparquetWriterFile, shred } from './lib/hyparquet-writer-file.js';
+import { shred } from './lib/hyparquet-writer-file.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { markdownTable, parseArgs } from './lib/result.js';
 import { median } from './lib/stats.js';
@@ -42,14 +47,9 @@ const threadCpu = (): number => {
   const u = (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
   return (u.user + u.system) / 1000;
 };
-const processCpu = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-
-/** Median CPU ms of one run of `work`, each sample repeating it until MIN_SAMPLE_MILLIS. */
+/** Median CPU ms of one run of `work` (warmed up), each sample repeating it for MIN_SAMPLE_MILLIS. */
 async function cpuPerRun(clock: () => number, work: () => unknown): Promise<number> {
-  await work(); // warm-up
+  for (const start = clock(); clock() - start < 5 * MIN_SAMPLE_MILLIS; ) await work(); // warm-up
   const samples: number[] = [];
   for (let s = 0; s < SAMPLES; s++) {
     const start = clock();
@@ -71,16 +71,35 @@ const napiAvailable = (() => {
     return false;
   }
 })();
-const napiCompress = napiAvailable
-  ? (() => {
-      const zstd = zstdCompressor('zstd-napi', 3);
-      return (page: Uint8Array) => zstd([page]) as Uint8Array;
-    })()
-  : undefined;
 const engine = builtInZstd() ? 'node:zlib' : 'zstd-napi';
 
-/** Peak growth of a worker's heap (in use + external) while it encodes `sealed`. */
-async function workerHeapGrowth(builders: ColumnBuilders): Promise<number> {
+/** One kind of body made in a process of its own (bench/children/parquet-bodies.ts). */
+async function body(job: BodyJob): Promise<BodyResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-bench-'));
+  try {
+    const file = join(dir, 'job');
+    await writeFile(
+      file,
+      serialize({ job, samples: SAMPLES, minSampleMillis: MIN_SAMPLE_MILLIS, engine }),
+    );
+    const run = await runTs('bench/children/parquet-bodies.ts', {
+      args: [file],
+      capMillis: 600_000,
+    });
+    const line = run.stdout.at(-1);
+    if (run.code !== 0 || line === undefined)
+      throw new Error(`${job.kind} body failed: ${run.stderr}`);
+    return JSON.parse(line) as BodyResult;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Peak growth of a worker's heap (in use + external) while it encodes the builders' batch, after
+ * it has encoded one like it (its code compiled, as in a running exporter).
+ */
+async function workerHeapGrowth(warm: ColumnBuilders, builders: ColumnBuilders): Promise<number> {
   const worker = new Worker(new URL('./children/parquet-encoder.js', import.meta.url), {
     workerData: { zstdEngine: engine },
   });
@@ -90,7 +109,6 @@ async function workerHeapGrowth(builders: ColumnBuilders): Promise<number> {
       worker.once('message', () => resolve());
       worker.postMessage(sealed, sealed.transfer);
     });
-  const warm = new ColumnBuilders();
   await encode(warm);
   const heap = async () => {
     const h = await worker.getHeapStatistics();
@@ -135,61 +153,44 @@ for (const points of SIZES) {
     ...records.flatMap((r, i) => (i === 0 ? [r] : [Buffer.from(framing.separator), r])),
     Buffer.from(framing.tail),
   ];
-  const jsonZstd = zstdCompressor(engine, 3);
-  const compressPage = pageCompressor('zstd', 3, engine);
-  let jsonBody = 0;
-  let parquetBody = 0;
-  let napiBody = 0;
-  let hwBody = 0;
   const appendJson = await cpuPerRun(threadCpu, () =>
     rms.map((rm) => resourceMetricsToJsonBytes(rm)),
   );
   const appendColumns = await cpuPerRun(threadCpu, fill);
   const builderBytes = fill().bytes;
-  const json = await cpuPerRun(processCpu, async () => {
-    jsonBody = (await jsonZstd(parts)).length;
-  });
-  // Sealing transfers the arrays away: every run seals a fresh copy (filled outside the clock).
-  const sealedCopies = () => fill().seal();
-  let sealed = sealedCopies();
-  const parquet = await cpuPerRun(processCpu, async () => {
-    parquetBody = (await encodeParquet(sealed, { compression: 'zstd', compressPage })).length;
-  });
-  let napi: number | undefined;
-  let hw: number | undefined;
-  if (napiCompress !== undefined) {
-    napi = await cpuPerRun(processCpu, async () => {
-      napiBody = (await encodeParquet(sealed, { compression: 'zstd', compressPage: napiCompress }))
-        .length;
-    });
+  const json = await body({ kind: 'json', parts });
+  const parquet = await body({ kind: 'parquet', sealed: fill().seal() });
+  let napi: BodyResult | undefined;
+  let hw: BodyResult | undefined;
+  if (napiAvailable) {
+    napi = await body({ kind: 'parquet-napi', sealed: fill().seal() });
     // hyparquet-writer gets the rows of our file, shredded beforehand.
-    const file = await encodeParquet(sealed, { compression: 'none' });
+    const file = await encodeParquet(fill().seal(), { compression: 'none' });
     const read = await parquetReadObjects({
       file: file.buffer as ArrayBuffer,
       parsers: { timestampFromMicroseconds: (micros: bigint) => micros },
     });
-    const leaves = shred(read);
-    hw = await cpuPerRun(processCpu, () => {
-      hwBody = hyparquetWriterFile(leaves, read.length, napiCompress).length;
-    });
+    hw = await body({ kind: 'hyparquet-writer', leaves: shred(read), rows: read.length });
   }
-  sealed = sealedCopies();
-  const growth = await workerHeapGrowth(fill());
+  const growth = await workerHeapGrowth(fill(), fill());
   const us = (ms: number | undefined) => (ms === undefined ? '–' : fmtNum((ms * 1000) / points));
-  const perPoint = (bytes: number) => (bytes === 0 ? '–' : fmtNum(bytes / points));
+  const perPoint = (bytes: number | undefined) =>
+    bytes === undefined ? '–' : fmtNum(bytes / points);
+  const total = (append: number, made: BodyResult) => us(append + made.millis);
   rows.push([
     fmtNum(points),
     `${us(appendColumns)} / ${us(appendJson)} = ${fmtNum(appendColumns / appendJson)}×`,
-    `${us(parquet)} / ${us(json)} = ${fmtNum(parquet / json)}×`,
-    `${us(napi)} / ${us(hw)}`,
-    `${perPoint(parquetBody)} / ${perPoint(jsonBody)} = ${fmtNum(parquetBody / jsonBody)}×`,
-    `${perPoint(napiBody)} / ${perPoint(hwBody)}`,
+    `${us(parquet.millis)} / ${us(json.millis)} = ${fmtNum(parquet.millis / json.millis)}×`,
+    `${total(appendColumns, parquet)} / ${total(appendJson, json)} = ${fmtNum((appendColumns + parquet.millis) / (appendJson + json.millis))}×`,
+    `${us(napi?.millis)} / ${us(hw?.millis)}`,
+    `${perPoint(parquet.bytes)} / ${perPoint(json.bytes)} = ${fmtNum(parquet.bytes / json.bytes)}×`,
+    `${perPoint(napi?.bytes)} / ${perPoint(hw?.bytes)}`,
     `${fmtNum(builderBytes / points)} B/pt, heap +${fmtNum(growth / builderBytes)}×`,
   ]);
 }
 
 notes.push(
-  `Node ${process.version}, zstd level 3 (${engine}${napiAvailable ? '; zstd-napi for the sync columns' : ''}). ${COLLECTIONS} collections a file; CPU per point is the median of ${SAMPLES} samples of at least ${MIN_SAMPLE_MILLIS} ms each.`,
+  `Node ${process.version}, zstd level 3 (${engine}${napiAvailable ? '; zstd-napi for the columns that say so' : ''}). ${COLLECTIONS} collections a file. CPU per point: the median of ${SAMPLES} samples of at least ${MIN_SAMPLE_MILLIS} ms each; append on this thread, bodies of the whole process (libuv's pool and the collector's threads too). hyparquet-writer is given the file's rows already shredded into each leaf's values and levels (writeColumn with statistics, writeMetadata), outside the clock.`,
 );
 console.log(
   markdownTable({
@@ -197,6 +198,7 @@ console.log(
       'points a file',
       'append µs/pt: columns / JSON',
       'body CPU µs/pt: Parquet / OTLP JSON + zstd',
+      'append + body µs/pt: Parquet / OTLP JSON',
       'µs/pt with zstd-napi: ours / hyparquet-writer',
       'bytes/pt: Parquet / JSON + zstd',
       'bytes/pt with zstd-napi: ours / hyparquet-writer',

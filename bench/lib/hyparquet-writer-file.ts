@@ -10,7 +10,7 @@ import { writeColumn } from 'hyparquet-writer/src/column.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { SCHEMA } from '../../src/parquet/schema.js';
 
-interface Leaf {
+export interface Leaf {
   name: string;
   path: SchemaElement[];
   values: unknown[];
