@@ -59,7 +59,7 @@ const list = (name, type) => [
   { name: 'element', type, repetition_type: 'REQUIRED' },
 ];
 
-/** Top-level columns, in order (rows.js produces them in this order). */
+/** Top-level columns, in order (leaves.js writes them in this order). */
 const COLUMNS = [
   [timestamp('TimeUnix')],
   [timestamp('StartTimeUnix')],
