@@ -165,23 +165,31 @@ export function packLists(values, offsets, lists, width) {
   starts[lists] = size;
   const bytes = new Uint8Array(size);
   for (let i = 0; i < lists; i++) {
-    let o = /** @type {number} */ (starts[i]);
-    let acc = 0;
-    let bits = 0;
-    for (
-      let e = /** @type {number} */ (offsets[i]);
-      e < /** @type {number} */ (offsets[i + 1]);
-      e++
-    ) {
-      acc |= /** @type {number} */ (values[e]) << bits;
-      bits += width;
-      while (bits >= 8) {
-        bytes[o++] = acc & 0xff;
-        acc >>>= 8;
-        bits -= 8;
-      }
-    }
-    if (bits > 0) bytes[o] = acc & 0xff;
+    const from = /** @type {number} */ (offsets[i]);
+    const to = /** @type {number} */ (offsets[i + 1]);
+    pack(bytes, /** @type {number} */ (starts[i]), values, from, to, to - from, width);
   }
   return { bytes, starts };
+}
+
+/**
+ * Bit-packs values[from, to), then zeros up to `count` values in all, `width` bits each (up to
+ * 24), least significant bit first, into out[at, ...); a last partial byte is written too.
+ * @param {Uint8Array} out @param {number} at @param {ArrayLike<number>} values
+ * @param {number} from @param {number} to @param {number} count @param {number} width
+ */
+export function pack(out, at, values, from, to, count, width) {
+  let o = at;
+  let acc = 0;
+  let bits = 0;
+  for (let i = from; i < from + count; i++) {
+    acc |= (i < to ? /** @type {number} */ (values[i]) : 0) << bits;
+    bits += width;
+    while (bits >= 8) {
+      out[o++] = acc & 0xff;
+      acc >>>= 8;
+      bits -= 8;
+    }
+  }
+  if (bits > 0) out[o] = acc & 0xff;
 }

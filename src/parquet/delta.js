@@ -5,7 +5,7 @@
 // a few bits a value instead of 8 bytes, which is what zstd and readers then go through. Values
 // are added one at a time (a page's values are spread over rows); blocks are written as they
 // fill, the header (which starts with the count) when the page ends.
-import { BitPacker } from './bit-packer.js';
+import { BitPacker, pack } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
 
 const BLOCK = 128;
@@ -127,20 +127,9 @@ export class DeltaWriter {
    * @param {number} m @param {number} count @param {number} width
    */
   #narrow(m, count, width) {
-    const { lo, blocks: w } = this;
-    let o = w.reserve(4 * width);
-    const buf = w.buf;
-    let acc = 0;
-    let bits = 0;
-    const end = Math.min(count, (m + 1) * MINIBLOCK);
-    for (let i = m * MINIBLOCK; i < (m + 1) * MINIBLOCK; i++) {
-      acc |= (i < end ? /** @type {number} */ (lo[i]) : 0) << bits;
-      bits += width;
-      while (bits >= 8) {
-        buf[o++] = acc & 0xff;
-        acc >>>= 8;
-        bits -= 8;
-      }
-    }
+    const w = this.blocks;
+    const at = w.reserve(4 * width);
+    const from = m * MINIBLOCK;
+    pack(w.buf, at, this.lo, from, Math.min(count, from + MINIBLOCK), MINIBLOCK, width);
   }
 }

@@ -3,6 +3,7 @@
 // dictionary indices. A run of 8 or more equal values becomes an RLE run; shorter runs are
 // bit-packed in groups of 8 (the last group padded with zeros, which readers ignore by the
 // page's value count). Bit widths up to 24 (dictionaries of up to 2^24 entries).
+import { pack } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
 
 /** A run at least this long is written as an RLE run (a bit-packed group holds 8 values). */
@@ -31,20 +32,7 @@ function packedRun(w, values, from, to, width) {
   const groups = Math.ceil((to - from) / 8);
   w.varint(groups * 2 + 1);
   const at = w.reserve(groups * width);
-  const out = w.buf;
-  let o = at;
-  let acc = 0;
-  let bits = 0;
-  const end = from + groups * 8;
-  for (let i = from; i < end; i++) {
-    acc |= (i < to ? /** @type {number} */ (values[i]) : 0) << bits;
-    bits += width;
-    while (bits >= 8) {
-      out[o++] = acc & 0xff;
-      acc >>>= 8;
-      bits -= 8;
-    }
-  }
+  pack(w.buf, at, values, from, to, groups * 8, width);
 }
 
 /**
