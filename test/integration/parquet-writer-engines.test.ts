@@ -8,19 +8,15 @@ import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { encodeParquet } from '../../src/parquet/encode.js';
 import { pageCompressor } from '../../src/parquet/page-compressor.js';
 import { ROW_GROUP_ROWS } from '../../src/parquet/schema.js';
-import {
-  batch,
-  expectedRows,
-  type Row,
-  toRequest,
-  toResourceMetrics,
-} from '../support/parquet-batches.js';
+import { toRequest, toResourceMetrics } from '../support/parquet-batch-inputs.js';
+import { batch } from '../support/parquet-batches.js';
 import {
   duckdbTableRows,
   hyparquetRows,
   polarsRows,
   pyarrowFiles,
 } from '../support/parquet-engines.js';
+import { expectedRows, type Row } from '../support/parquet-expected.js';
 
 /**
  * The Parquet writer against four readers we did not write. Random batches (every instrument

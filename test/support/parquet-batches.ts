@@ -1,74 +1,24 @@
-import { type Attributes, ValueType } from '@opentelemetry/api';
-import type { Resource } from '@opentelemetry/resources';
-import {
-  AggregationTemporality,
-  type DataPoint,
-  DataPointType,
-  type MetricData,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { text } from './metrics-arbitraries.js';
+import { utf8Text } from './parquet-expected.js';
 
 /**
- * Batches for the Parquet writer's property test, generated as a model first: each batch is the
- * list of exports the builders get (the SDK's ResourceMetrics, or decoded OTLP requests), and the
- * rows the table must hold for them, worked out here from the model by the rules docs/parquet.md
- * states (never by the code under test). Rows are spelled canonically: 64-bit integers and
- * microseconds as decimal strings, doubles as `dbl()` spells them, maps as [key, value] pairs.
+ * Batches for the Parquet writer's property test, generated as a model first: a batch is the
+ * list of exports the builders get, each the SDK's ResourceMetrics or a decoded OTLP request
+ * (parquet-batch-inputs.ts makes them), and the test works out the rows they must become from the
+ * same model (parquet-expected.ts).
  */
 
-export type Entry = [string, string | null];
-export interface Row {
-  TimeUnix: string;
-  StartTimeUnix: string;
-  ServiceName: string;
-  ResourceSchemaUrl: string;
-  ResourceAttributes: Entry[];
-  ScopeName: string;
-  ScopeVersion: string;
-  ScopeSchemaUrl: string;
-  MetricName: string;
-  MetricDescription: string;
-  MetricUnit: string;
-  MetricType: string;
-  Attributes: Entry[];
-  AggregationTemporality: number;
-  IsMonotonic: boolean;
-  Value: string | null;
-  ValueAsInt: string | null;
-  Count: string | null;
-  Sum: string | null;
-  Min: string | null;
-  Max: string | null;
-  BucketCounts: string[];
-  ExplicitBounds: string[];
-  Scale: number | null;
-  ZeroCount: string | null;
-  PositiveOffset: number | null;
-  PositiveBucketCounts: string[];
-  NegativeOffset: number | null;
-  NegativeBucketCounts: string[];
-  Flags: number;
-}
-
-/** A double, exactly: NaN, Infinity, -Infinity, -0, else its shortest round-trip digits. */
-export const dbl = (v: number): string => (Object.is(v, -0) ? '-0' : String(v));
-/** What a string is in UTF-8: lone surrogates become U+FFFD. */
-export const utf8Text = (s: string): string => Buffer.from(s).toString();
-
-// ---- the model -----------------------------------------------------------------------------
-
-type Value =
+export type Value =
   | { k: 'str'; v: string }
   | { k: 'bool'; v: boolean }
   | { k: 'int'; v: bigint }
   | { k: 'dbl'; v: number }
   | { k: 'empty' }
   | { k: 'words'; v: string[] };
-type Kv = [string, Value];
-type Dist = { count: bigint; sum?: number; min?: number; max?: number };
-type Point = {
+export type Kv = [string, Value];
+export type Dist = { count: bigint; sum?: number; min?: number; max?: number };
+export type Point = {
   start: bigint;
   time: bigint;
   attributes: Kv[];
@@ -86,8 +36,8 @@ type Point = {
       })
     | (Dist & { t: 'summary' });
 };
-type Kind = 'gauge' | 'sum' | 'histogram' | 'exponential_histogram' | 'summary';
-type Metric = {
+export type Kind = 'gauge' | 'sum' | 'histogram' | 'exponential_histogram' | 'summary';
+export type Metric = {
   name: string;
   description: string;
   unit: string;
@@ -97,8 +47,8 @@ type Metric = {
   monotonic: boolean;
   points: Point[];
 };
-type Scope = { name: string; version: string; schemaUrl: string; metrics: Metric[] };
-type Export = { sdk: boolean; attributes: Kv[]; schemaUrl: string; scopes: Scope[] };
+export type Scope = { name: string; version: string; schemaUrl: string; metrics: Metric[] };
+export type Export = { sdk: boolean; attributes: Kv[]; schemaUrl: string; scopes: Scope[] };
 
 const TWO_63 = 2n ** 63n;
 /**
@@ -276,263 +226,3 @@ export const batch: fc.Arbitrary<Export[]> = fc.array(fc.boolean().chain(exportO
   minLength: 1,
   maxLength: 4,
 });
-
-// ---- as the builders get them --------------------------------------------------------------
-
-function sdkValue(v: Value): unknown {
-  switch (v.k) {
-    case 'int':
-      return Number(v.v);
-    case 'empty':
-      return undefined;
-    case 'words':
-      return v.v;
-    default:
-      return v.v;
-  }
-}
-
-const hrTime = (ns: bigint): [number, number] => [
-  Number(ns / 1_000_000_000n),
-  Number(ns % 1_000_000_000n),
-];
-const sdkAttributes = (kvs: Kv[]): Attributes =>
-  Object.fromEntries(kvs.map(([k, v]) => [k, sdkValue(v)])) as Attributes;
-const DATA_POINT_TYPE = {
-  gauge: DataPointType.GAUGE,
-  sum: DataPointType.SUM,
-  histogram: DataPointType.HISTOGRAM,
-  exponential_histogram: DataPointType.EXPONENTIAL_HISTOGRAM,
-} as const;
-
-/** The SDK's ResourceMetrics of an export (one bounds array per histogram, as the SDK shares it). */
-export function toResourceMetrics(e: Export): ResourceMetrics {
-  return {
-    resource: {
-      attributes: sdkAttributes(e.attributes),
-      schemaUrl: e.schemaUrl,
-    } as unknown as Resource,
-    scopeMetrics: e.scopes.map((s) => ({
-      scope: { name: s.name, version: s.version, schemaUrl: s.schemaUrl },
-      metrics: s.metrics.map((m) => {
-        const bounds = m.points.find((p) => p.value.t === 'hist')?.value as
-          | { bounds: number[] }
-          | undefined;
-        const shared = bounds?.bounds ?? [];
-        const dataPoints: DataPoint<unknown>[] = m.points.map((p) => {
-          const v = p.value;
-          const d =
-            v.t === 'hist' || v.t === 'exp' || v.t === 'summary'
-              ? { count: Number(v.count), sum: v.sum, min: v.min, max: v.max }
-              : {};
-          return {
-            startTime: hrTime(p.start),
-            endTime: hrTime(p.time),
-            attributes: sdkAttributes(p.attributes),
-            value:
-              v.t === 'int' || v.t === 'dbl'
-                ? Number(v.v)
-                : v.t === 'hist'
-                  ? { ...d, buckets: { boundaries: shared, counts: v.counts.map(Number) } }
-                  : v.t === 'exp'
-                    ? {
-                        ...d,
-                        scale: v.scale,
-                        zeroCount: Number(v.zero),
-                        positive: { offset: v.pos[0], bucketCounts: v.pos[1].map(Number) },
-                        negative: { offset: v.neg[0], bucketCounts: v.neg[1].map(Number) },
-                      }
-                    : d,
-          };
-        });
-        return {
-          descriptor: {
-            name: m.name,
-            description: m.description,
-            unit: m.unit,
-            valueType: m.int ? ValueType.INT : ValueType.DOUBLE,
-            type: 'COUNTER',
-          },
-          aggregationTemporality: m.delta
-            ? AggregationTemporality.DELTA
-            : AggregationTemporality.CUMULATIVE,
-          dataPointType: DATA_POINT_TYPE[m.kind as keyof typeof DATA_POINT_TYPE],
-          isMonotonic: m.monotonic,
-          dataPoints,
-        } as unknown as MetricData;
-      }),
-    })),
-  };
-}
-
-const otlpDouble = (v: number) => (Number.isFinite(v) ? v : String(v));
-function otlpValue(v: Value): object {
-  switch (v.k) {
-    case 'str':
-      return { stringValue: v.v };
-    case 'bool':
-      return { boolValue: v.v };
-    case 'int':
-      return { intValue: v.v.toString() };
-    case 'dbl':
-      return { doubleValue: otlpDouble(v.v) };
-    case 'empty':
-      return {};
-    case 'words':
-      return { arrayValue: { values: v.v.map((w) => ({ stringValue: w })) } };
-  }
-}
-const otlpAttributes = (kvs: Kv[]) => kvs.map(([key, v]) => ({ key, value: otlpValue(v) }));
-const FIELD = {
-  gauge: 'gauge',
-  sum: 'sum',
-  histogram: 'histogram',
-  exponential_histogram: 'exponentialHistogram',
-  summary: 'summary',
-} as const;
-
-/** A decoded request of an export: int64 as decimal strings, non-finite doubles as strings. */
-export function toRequest(e: Export): Record<string, unknown> {
-  const point = (p: Point) => {
-    const v = p.value;
-    const out: Record<string, unknown> = {
-      attributes: otlpAttributes(p.attributes),
-      startTimeUnixNano: p.start.toString(),
-      timeUnixNano: p.time.toString(),
-      flags: p.flags,
-    };
-    if (v.t === 'int') out.asInt = v.v.toString();
-    else if (v.t === 'dbl') out.asDouble = otlpDouble(v.v);
-    else {
-      out.count = v.count.toString();
-      for (const f of ['sum', 'min', 'max'] as const)
-        if (v[f] !== undefined) out[f] = otlpDouble(v[f] as number);
-      if (v.t === 'hist')
-        Object.assign(out, {
-          explicitBounds: v.bounds.map(otlpDouble),
-          bucketCounts: v.counts.map(String),
-        });
-      if (v.t === 'exp')
-        Object.assign(out, {
-          scale: v.scale,
-          zeroCount: v.zero.toString(),
-          positive: { offset: v.pos[0], bucketCounts: v.pos[1].map(String) },
-          negative: { offset: v.neg[0], bucketCounts: v.neg[1].map(String) },
-        });
-    }
-    return out;
-  };
-  return {
-    resourceMetrics: [
-      {
-        resource: { attributes: otlpAttributes(e.attributes) },
-        schemaUrl: e.schemaUrl,
-        scopeMetrics: e.scopes.map((s) => ({
-          scope: { name: s.name, version: s.version },
-          schemaUrl: s.schemaUrl,
-          metrics: s.metrics.map((m) => ({
-            name: m.name,
-            description: m.description,
-            unit: m.unit,
-            [FIELD[m.kind]]: {
-              dataPoints: m.points.map(point),
-              ...(m.kind === 'gauge' || m.kind === 'summary'
-                ? {}
-                : { aggregationTemporality: m.delta ? 1 : 2 }),
-              ...(m.kind === 'sum' ? { isMonotonic: m.monotonic } : {}),
-            },
-          })),
-        })),
-      },
-    ],
-  };
-}
-
-// ---- the rows the table must hold ----------------------------------------------------------
-
-/** A value's text (docs/parquet.md; the SDK writes an integer an int64 holds as an intValue). */
-function textOf(v: Value, sdk: boolean): string | null {
-  switch (v.k) {
-    case 'str':
-      return utf8Text(v.v);
-    case 'bool':
-      return String(v.v);
-    case 'int':
-      return v.v.toString();
-    case 'dbl':
-      // The SDK's numbers: any integer an int64 holds is an intValue (-0 among them).
-      return sdk && Number.isInteger(v.v) && v.v >= -(2 ** 63) && v.v < 2 ** 63
-        ? BigInt(v.v).toString()
-        : dbl(v.v);
-    case 'empty':
-      return null;
-    case 'words':
-      return `[${v.v.map((w) => `"${w}"`).join(',')}]`;
-  }
-}
-
-/**
- * Map entries: a key given twice keeps its first place and its last value. The SDK's attributes
- * are an object, whose keys JavaScript orders (integer-like keys first).
- */
-function entries(kvs: Kv[], sdk: boolean): Entry[] {
-  const map = new Map<string, string | null>();
-  for (const [k, v] of kvs) map.set(k, textOf(v, sdk));
-  const keys = sdk ? Object.keys(Object.fromEntries(map)) : [...map.keys()];
-  return keys.map((k) => [k, map.get(k) as string | null]);
-}
-
-const int64Text = (v: bigint) => BigInt.asIntN(64, v).toString();
-const optional = (v: number | undefined) => (v === undefined ? null : dbl(v));
-
-/** The table's rows for a batch, in no particular order. */
-export function expectedRows(exports: Export[]): Row[] {
-  const rows: Row[] = [];
-  for (const e of exports) {
-    const resource = entries(e.attributes, e.sdk);
-    const service = resource.findLast(([k]) => k === 'service.name')?.[1] ?? '';
-    for (const s of e.scopes) {
-      for (const m of s.metrics) {
-        for (const p of m.points) {
-          const v = p.value;
-          const number = v.t === 'int' || v.t === 'dbl';
-          rows.push({
-            TimeUnix: (p.time / 1000n).toString(),
-            StartTimeUnix: (p.start / 1000n).toString(),
-            ServiceName: service,
-            ResourceSchemaUrl: utf8Text(e.schemaUrl),
-            ResourceAttributes: resource,
-            ScopeName: utf8Text(s.name),
-            ScopeVersion: utf8Text(s.version),
-            ScopeSchemaUrl: utf8Text(s.schemaUrl),
-            MetricName: utf8Text(m.name),
-            MetricDescription: utf8Text(m.description),
-            MetricUnit: utf8Text(m.unit),
-            MetricType: m.kind,
-            Attributes: entries(p.attributes, e.sdk),
-            AggregationTemporality:
-              m.kind === 'gauge' || m.kind === 'summary' ? 0 : m.delta ? 1 : 2,
-            IsMonotonic: m.monotonic,
-            Value: number ? dbl(Number(v.v)) : null,
-            // A point of a DOUBLE metric that is an integer stays a double: the value type decides.
-            ValueAsInt: v.t === 'int' ? v.v.toString() : null,
-            Count: number ? null : int64Text(v.count),
-            Sum: number ? null : optional(v.sum),
-            Min: number ? null : optional(v.min),
-            Max: number ? null : optional(v.max),
-            BucketCounts: v.t === 'hist' ? v.counts.map(int64Text) : [],
-            ExplicitBounds: v.t === 'hist' ? v.bounds.map(dbl) : [],
-            Scale: v.t === 'exp' ? v.scale : null,
-            ZeroCount: v.t === 'exp' ? int64Text(v.zero) : null,
-            PositiveOffset: v.t === 'exp' ? v.pos[0] : null,
-            PositiveBucketCounts: v.t === 'exp' ? v.pos[1].map(int64Text) : [],
-            NegativeOffset: v.t === 'exp' ? v.neg[0] : null,
-            NegativeBucketCounts: v.t === 'exp' ? v.neg[1].map(int64Text) : [],
-            Flags: p.flags | 0, // uint32 in an INT32 column
-          });
-        }
-      }
-    }
-  }
-  return rows;
-}

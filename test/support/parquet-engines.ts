@@ -14,7 +14,7 @@ import {
 } from '@duckdb/node-api';
 import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
-import { dbl, type Entry, type Row } from './parquet-batches.js';
+import { dbl, type Entry, type Row } from './parquet-expected.js';
 import { zstdDecompress } from './zstd.js';
 
 /**
