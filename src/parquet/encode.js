@@ -27,12 +27,6 @@ import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './sc
 /** Written as the file's created_by. */
 export const CREATED_BY = 'otel-s3-exporter';
 
-/**
- * A chunk smaller than this (all its pages, uncompressed) is stored UNCOMPRESSED: compressing a
- * page costs a fixed ~50-90 µs of CPU with node:zlib's stream, and saves a few bytes here.
- */
-export const COMPRESS_FROM_BYTES = 512;
-
 const CODEC_OF = { zstd: CODEC.ZSTD, gzip: CODEC.GZIP, none: CODEC.UNCOMPRESSED };
 const MAGIC = Buffer.from('PAR1');
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -117,9 +111,7 @@ export async function encodeParquet(sealed, options) {
           encoding: 0,
         });
       }
-      const raw = pages.reduce((n, page) => n + page.bytes.length, 0);
-      const chunkCodec = raw < COMPRESS_FROM_BYTES ? CODEC.UNCOMPRESSED : codec;
-      const compress = chunkCodec === CODEC.UNCOMPRESSED ? undefined : options.compressPage;
+      const compress = codec === CODEC.UNCOMPRESSED ? undefined : options.compressPage;
       // The chunk's pages are compressed together (calls overlap), then written in order.
       const bodies = await Promise.all(pages.map((page) => compress?.(page.bytes) ?? page.bytes));
       const start = file.length;
@@ -142,7 +134,7 @@ export async function encodeParquet(sealed, options) {
           ...new Set(chunk.pages.map((page) => page.encoding)),
         ],
         path,
-        codec: chunkCodec,
+        codec,
         values: chunk.values,
         rawSize,
         size: file.length - start,
