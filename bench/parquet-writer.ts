@@ -104,9 +104,9 @@ async function workerHeapGrowth(warm: ColumnBuilders, builders: ColumnBuilders):
     workerData: { zstdEngine: engine },
   });
   const encode = (b: ColumnBuilders) =>
-    new Promise<void>((resolve) => {
+    new Promise<number>((resolve) => {
       const sealed = b.seal();
-      worker.once('message', () => resolve());
+      worker.once('message', (reply: { heap: number }) => resolve(reply.heap));
       worker.postMessage(sealed, sealed.transfer);
     });
   await encode(warm);
@@ -124,7 +124,7 @@ async function workerHeapGrowth(warm: ColumnBuilders, builders: ColumnBuilders):
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
   })();
-  await encode(builders);
+  peak = Math.max(peak, await encode(builders));
   done = true;
   await sampler;
   await worker.terminate();

@@ -2,6 +2,7 @@
 // A worker that encodes sealed Parquet columns as the exporter's worker will: encodeParquet with
 // one reused zstd context (src/parquet/page-compressor.js). bench/parquet-writer.ts samples its
 // heap while it works.
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { encodeParquet } from '../../src/parquet/encode.js';
 import { pageCompressor } from '../../src/parquet/page-compressor.js';
@@ -13,6 +14,9 @@ port.on(
   'message',
   async (/** @type {import('../../src/parquet/sealed.js').SealedColumns} */ sealed) => {
     const file = await encodeParquet(sealed, { compression: 'zstd', compressPage });
-    port.postMessage(file.length);
+    // The heap as the job leaves it, its garbage not collected yet: a sampler can miss a short
+    // job's peak, and this is at least the peak of a job no collection ran in.
+    const h = getHeapStatistics();
+    port.postMessage({ bytes: file.length, heap: h.used_heap_size + h.external_memory });
   },
 );
