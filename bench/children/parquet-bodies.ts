@@ -6,9 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { deserialize } from 'node:v8';
-import { zstdCompressor } from '../../src/compression/zstd-compressors.js';
+import {
+  createPageCompressor,
+  napiZstd,
+  partsCompressor,
+} from '../../src/compression/compressors.js';
 import { encodeParquet } from '../../src/parquet/encode.js';
-import { pageCompressor } from '../../src/parquet/page-compressor.js';
 import type { SealedColumns } from '../../src/parquet/sealed.js';
 import { hyparquetWriterFile, type Leaf } from '../lib/hyparquet-writer-file.js';
 import { median } from '../lib/stats.js';
@@ -42,19 +45,25 @@ const processCpu = (): number => {
 function maker(job: BodyJob): () => Promise<number> | number {
   switch (job.kind) {
     case 'json': {
-      const zstd = zstdCompressor(engine, 3);
-      return async () => (await zstd(job.parts)).length;
+      // As the exporter compresses an OTLP/JSON batch: one stream, one reused context.
+      const zstd = partsCompressor({ compression: 'zstd', level: 3, engine });
+      return async () => (await zstd.compress(job.parts)).length;
     }
     case 'parquet':
     case 'parquet-napi': {
-      const compressPage = pageCompressor('zstd', 3, job.kind === 'parquet' ? engine : 'zstd-napi');
+      const { compressPage } = createPageCompressor({
+        compression: 'zstd',
+        level: 3,
+        engine: job.kind === 'parquet' ? engine : 'zstd-napi',
+      });
       return async () =>
         (await encodeParquet(job.sealed, { compression: 'zstd', compressPage })).length;
     }
     case 'hyparquet-writer': {
-      const napi = zstdCompressor('zstd-napi', 3);
+      const napi = napiZstd(3);
       return () =>
-        hyparquetWriterFile(job.leaves, job.rows, (page) => napi([page]) as Uint8Array).length;
+        hyparquetWriterFile(job.leaves, job.rows, (page) => napi.compress([page]) as Uint8Array)
+          .length;
     }
   }
 }

@@ -1,15 +1,19 @@
 // @ts-check
 // A worker that encodes sealed Parquet columns as the exporter's worker will: encodeParquet with
-// one reused zstd context (src/parquet/page-compressor.js). bench/parquet-writer.ts samples its
+// its page compressor (src/compression/compressors.js createPageCompressor). bench/parquet-writer.ts samples its
 // heap while it works.
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
+import { createPageCompressor } from '../../src/compression/compressors.js';
 import { encodeParquet } from '../../src/parquet/encode.js';
-import { pageCompressor } from '../../src/parquet/page-compressor.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-encoder.js must run as a worker thread');
-const compressPage = pageCompressor('zstd', 3, workerData.zstdEngine);
+const { compressPage } = createPageCompressor({
+  compression: 'zstd',
+  level: 3,
+  engine: workerData.zstdEngine,
+});
 port.on(
   'message',
   async (/** @type {import('../../src/parquet/sealed.js').SealedColumns} */ sealed) => {

@@ -18,8 +18,8 @@ import * as zlib from 'node:zlib';
  * }} PartsCompressor
  */
 /**
- * Compresses one Parquet page into a frame of its own (the page's codec), on one reused context;
- * a Promise on node:zlib (libuv's pool), at once on zstd-napi. `close()` frees the context.
+ * Compresses one Parquet page into a frame of its own (the page's codec); `close()` frees what
+ * it holds.
  * @typedef {{
  *   compressPage: (page: Uint8Array) => Uint8Array | Promise<Uint8Array>,
  *   close: () => void,
@@ -53,13 +53,24 @@ export function partsCompressor(o) {
 }
 
 /**
- * The page compressor of a Parquet writer: one reused context for every page of every file
- * (identity for 'none'). @param {CompressorOptions} o @returns {PageCompressor}
+ * The page compressor of the Parquet writer, which runs in the worker (it may block). A page is
+ * small and its size is known: node:zlib's one-shot calls size their context to the page and
+ * free it when they return, and cost about what zstd-napi's reused context does, where a stream
+ * flushed per page (one reused context) cost 2.5-4x the CPU in the same run, a pool trip and
+ * stream bookkeeping per page (zstd), or 3x (gzip, reset per member). docs/parquet.md, "The
+ * writer". @param {CompressorOptions} o @returns {PageCompressor}
  */
 export function createPageCompressor(o) {
   if (o.compression === 'none') return { compressPage: (page) => page, close: () => {} };
-  const parts = partsCompressor(o);
-  return { compressPage: (page) => parts.compress([page]), close: parts.close };
+  if (o.compression === 'gzip') {
+    return { compressPage: (page) => zlib.gzipSync(page, { level: o.level }), close: () => {} };
+  }
+  if (zstdEngineOf(o) === 'zstd-napi') {
+    const napi = napiZstd(o.level);
+    return { compressPage: (page) => napi.compress([page]), close: napi.close };
+  }
+  const params = { [zlib.constants.ZSTD_c_compressionLevel]: o.level };
+  return { compressPage: (page) => zlib.zstdCompressSync(page, { params }), close: () => {} };
 }
 
 /** @param {CompressorOptions} o @returns {ZstdEngine} */

@@ -10,13 +10,15 @@ import { CODEC, footer, pageHeader } from './footer.js';
 import { LEAVES } from './leaves.js';
 import { plan } from './plan.js';
 import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
+import { STORE_BELOW, storedPage } from './stored-pages.js';
 
 /**
  * @typedef {object} EncodeOptions
  * @property {'zstd' | 'gzip' | 'none'} compression the codec of the column chunks
  * @property {(page: Uint8Array) => Uint8Array | Promise<Uint8Array>} [compressPage] compresses
- *   one page for `compression` (required unless 'none'); calls may overlap: results must come
- *   back for the page given
+ *   one page for `compression` into a frame of its own (required unless 'none';
+ *   src/compression/compressors.js createPageCompressor makes it); calls may overlap: results
+ *   must come back for the page given
  * @property {{ key: string, value: string }[]} [keyValueMetadata] beside otel_s3.schema_version
  * @property {number} [rowGroupRows] rows per row group, at most ROW_GROUP_ROWS (the default);
  *   smaller for tests of many row groups
@@ -112,8 +114,16 @@ export async function encodeParquet(sealed, options) {
         });
       }
       const compress = codec === CODEC.UNCOMPRESSED ? undefined : options.compressPage;
-      // The chunk's pages are compressed together (calls overlap), then written in order.
-      const bodies = await Promise.all(pages.map((page) => compress?.(page.bytes) ?? page.bytes));
+      // The chunk's pages are compressed together (calls overlap), then written in order; a page
+      // too small to gain from a call is stored in its codec's frame.
+      const bodies = await Promise.all(
+        pages.map((page) => {
+          if (compress === undefined) return page.bytes;
+          return page.bytes.length < STORE_BELOW
+            ? storedPage(codec, page.bytes)
+            : compress(page.bytes);
+        }),
+      );
       const start = file.length;
       let rawSize = 0;
       let dataOffset = -1;

@@ -11,7 +11,7 @@ const utf8 = new TextDecoder();
 /**
  * The Parquet bytes of a batch of OTLP/JSON records.
  * @param {Uint8Array[]} records
- * @param {{ compression: 'zstd' | 'gzip' | 'none', compressPage: import('./page-compressor.js').CompressPage | undefined }} options
+ * @param {{ compression: 'zstd' | 'gzip' | 'none', compressPage: import('../compression/compressors.js').PageCompressor['compressPage'] | undefined }} options
  * @returns {Promise<Uint8Array>}
  */
 export function parquetBody(records, options) {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { encodeParquet } from '../../src/parquet/encode.js';
-import { pageCompressor } from '../../src/parquet/page-compressor.js';
 import { ROW_GROUP_ROWS } from '../../src/parquet/schema.js';
 import { toRequest, toResourceMetrics } from '../support/parquet-batch-inputs.js';
 import { batch } from '../support/parquet-batches.js';
@@ -32,8 +32,8 @@ const RUNS = Number(process.env.PARQUET_RUNS ?? 40);
 const zstdEngine = builtInZstd() ? 'node:zlib' : 'zstd-napi';
 const COMPRESSORS = {
   none: undefined,
-  zstd: pageCompressor('zstd', 3, zstdEngine),
-  gzip: pageCompressor('gzip', 6),
+  zstd: createPageCompressor({ compression: 'zstd', level: 3, engine: zstdEngine }).compressPage,
+  gzip: createPageCompressor({ compression: 'gzip', level: 6 }).compressPage,
 } as const;
 
 const options = fc.record({

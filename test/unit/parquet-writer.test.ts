@@ -2,25 +2,28 @@ import { gunzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { describe, expect, test } from 'vitest';
+import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { decodeJsonRequest } from '../../src/encoding/decode-request.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
-import { dataPointRows } from '../../src/index.js';
 import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { CREATED_BY, encodeParquet } from '../../src/parquet/encode.js';
-import { pageCompressor, STORE_BELOW } from '../../src/parquet/page-compressor.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../src/parquet/schema.js';
+import { STORE_BELOW, storedPage } from '../../src/parquet/stored-pages.js';
 import { sealedColumnsToRequest } from '../../src/parquet/to-request.js';
+import { dataPointRows } from '../../src/reader.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
 const zstdEngine = builtInZstd() ? 'node:zlib' : 'zstd-napi';
 const decompression = {
-  zstd: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
-  gunzip: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  decompress: (compression: 'zstd' | 'gzip', input: Uint8Array) =>
+    new Uint8Array(compression === 'zstd' ? zstdDecompress(input) : gunzipSync(input)),
   maxDecompressedBytes: 1 << 28,
 };
+const pages = (compression: 'zstd' | 'gzip' | 'none', level = 3) =>
+  createPageCompressor({ compression, level, engine: zstdEngine }).compressPage;
 
 async function everyInstrument(rounds = 2): Promise<ResourceMetrics[]> {
   const { provider, collect } = collectingProvider('columns-test');
@@ -126,7 +129,7 @@ describe('encodeParquet', () => {
       const expected = dataPointRows(sealedColumnsToRequest(sealed));
       const file = await encodeParquet(sealed, {
         compression,
-        compressPage: pageCompressor(compression, 3, zstdEngine),
+        compressPage: pages(compression),
       });
       const { request, rows } = await parquetToRequest(file, decompression);
       expect(rows).toBe(expected.length);
@@ -140,7 +143,7 @@ describe('encodeParquet', () => {
     b.appendResourceMetrics(await manySeries(3000));
     const file = await encodeParquet(b.seal(), {
       compression: 'zstd',
-      compressPage: pageCompressor('zstd', 3, zstdEngine),
+      compressPage: pages('zstd'),
       keyValueMetadata: [{ key: 'otel_s3.inputs', value: 'a,b' }],
     });
     const metadata = parquetMetadata(new Uint8Array(file).buffer);
@@ -179,27 +182,38 @@ describe('encodeParquet', () => {
   });
 });
 
-describe('pageCompressor', () => {
-  test('one frame per page, each page its own, with overlapping calls', async () => {
+describe('page compression', () => {
+  test('createPageCompressor: one frame per page, each page its own, with overlapping calls', async () => {
     for (const [compression, decompress] of [
       ['zstd', (b: Uint8Array) => zstdDecompress(b)],
       ['gzip', (b: Uint8Array) => gunzipSync(b)],
     ] as const) {
-      const compress = pageCompressor(compression, 3, zstdEngine);
-      // Small pages are stored (STORE_BELOW): their frames must read back as well.
-      const sizes = [0, 1, 255, 256, 300, STORE_BELOW - 1, STORE_BELOW, 1000, 70_000];
-      const pages = sizes.map((n, i) => Buffer.alloc(n, `page ${i};`));
-      const out = await Promise.all(
-        pages.map((p) => compress?.(p) as Uint8Array | Promise<Uint8Array>),
-      );
+      const compress = pages(compression);
+      const input = [1000, 5000, 70_000].map((n, i) => Buffer.alloc(n, `page ${i};`));
+      const out = await Promise.all(input.map((p) => compress(p)));
       out.forEach((o, i) => {
-        expect(
-          Buffer.from(decompress(o)).equals(pages[i] as Buffer),
-          `${compression} page ${i}`,
-        ).toBe(true);
+        expect(o.length).toBeLessThan((input[i] as Buffer).length); // compressed
+        expect(Buffer.from(decompress(o)).equals(input[i] as Buffer), `${compression} ${i}`).toBe(
+          true,
+        );
       });
     }
-    expect(pageCompressor('none', 3)).toBeUndefined();
-    expect(() => pageCompressor('zstd', 3)).toThrow(/zstdEngine/);
+    expect(() => createPageCompressor({ compression: 'zstd', level: 3 })).toThrow(/engine/);
+  });
+
+  test('a page under STORE_BELOW bytes is stored in a zstd frame or gzip member that decoders read', () => {
+    for (const [codec, decompress] of [
+      [6, (b: Uint8Array) => zstdDecompress(b)],
+      [2, (b: Uint8Array) => gunzipSync(b)],
+    ] as const) {
+      for (const n of [0, 1, 255, 256, 300, STORE_BELOW - 1]) {
+        const page = Buffer.from(Array.from({ length: n }, (_, i) => (i * 31) & 0xff));
+        const frame = storedPage(codec, page);
+        expect(frame.length).toBeLessThan(n + 24); // stored: its header and trailer only
+        expect(Buffer.from(decompress(frame)).equals(page), `codec ${codec}, ${n} bytes`).toBe(
+          true,
+        );
+      }
+    }
   });
 });

@@ -1,9 +1,9 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
+import { createPageCompressor } from '../../src/compression/compressors.js';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
-import { pageCompressor } from '../../src/parquet/page-compressor.js';
 import { parquetBody } from '../../src/parquet/write.js';
 import {
   dataPointRows,
@@ -50,7 +50,7 @@ async function everyInstrumentRecords(): Promise<Buffer[]> {
 describe('Parquet body', () => {
   for (const [compression, compressPage] of [
     ['zstd', (b: Uint8Array) => new Uint8Array(zstdCompress(b))],
-    ['gzip', pageCompressor('gzip', 6)],
+    ['gzip', createPageCompressor({ compression: 'gzip', level: 6 }).compressPage],
     ['none', undefined],
   ] as const) {
     test(`${compression}: every instrument type reads back as recorded, up to the documented losses`, async () => {
