@@ -21,7 +21,7 @@ describe('what an exporter-only import loads', () => {
       /\/src\/parquet\/write\.js$/,
       /\/node_modules\/commander\//,
       /\/node_modules\/cli-progress\//,
-      /\/node_modules\/hyparquet-writer\//,
+      /\/node_modules\/hyparquet\//,
     ]) {
       expect(
         modules.some((m) => expected.test(m)),
