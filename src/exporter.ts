@@ -10,15 +10,17 @@ import { type BodyMaker, createBodyMaker } from './compression/index.js';
 import { endpointName } from './config/client-settings.js';
 import type { ResolvedConfig, S3MetricExporterOptions } from './config.js';
 import { settleWithin } from './deadline.js';
-import { countDataPoints, oldestEndTimeMillis, type RecordFormat } from './encoding/format.js';
+import { countDataPoints, oldestEndTimeMillis } from './encoding/format.js';
 import { configure } from './env.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from './formats.js';
 import { Episodes } from './log.js';
-import { Admission, failed } from './pipeline/admission.js';
+import { failed } from './pipeline/admission.js';
 import { MemoryBudget } from './pipeline/budget.js';
-import { type KeyInputs, OpenBatch } from './pipeline/open-batch.js';
+import { columnIntake, type Intake, recordIntake } from './pipeline/intake.js';
+import type { KeyInputs } from './pipeline/open-batch.js';
 import { Outcomes } from './pipeline/outcomes.js';
 import { Preparation } from './pipeline/preparation.js';
+import type { SealedBatch } from './pipeline/sealed-batch.js';
 import { describeError } from './s3-errors.js';
 import { registerSelfMetrics } from './self-metrics.js';
 import { SpoolAdopter } from './spool/adopter.js';
@@ -46,13 +48,12 @@ type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
  */
 export class S3MetricExporter implements PushMetricExporter {
   readonly #config: ResolvedConfig;
-  readonly #format: RecordFormat;
   readonly #bodies: BodyMaker;
   readonly #s3: ClientHandle;
   readonly #episodes = new Episodes();
   readonly #outcomes: Outcomes;
   readonly #budget: MemoryBudget;
-  readonly #admission: Admission;
+  readonly #intake: Intake;
   readonly #uploader: Uploader;
   readonly #spool: SpoolAdopter | undefined;
   readonly #selectTemporality: (type: InstrumentType) => AggregationTemporality;
@@ -70,7 +71,6 @@ export class S3MetricExporter implements PushMetricExporter {
     let s3: ClientHandle | undefined;
     try {
       const row = FORMAT_ROWS[c.format];
-      this.#format = row.records;
       bodies = createBodyMaker({
         body: row.body,
         compression: c.compression,
@@ -88,7 +88,13 @@ export class S3MetricExporter implements PushMetricExporter {
         flushTimeoutMillis: c.flushTimeoutMillis,
         endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
       });
-      const open = new OpenBatch(this.#format);
+      // The open batch's bytes count from the start; the batch itself is made below.
+      let intake: Intake | undefined;
+      const open = {
+        get bytes() {
+          return intake?.open.bytes ?? 0;
+        },
+      };
       this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes);
       this.#uploader = new Uploader(
         {
@@ -128,7 +134,7 @@ export class S3MetricExporter implements PushMetricExporter {
         );
       }
       const preparation = new Preparation({
-        records: this.#format,
+        records: row.records,
         name: objectName(c.format, c.compression),
         fallback: row.fallback,
         bodies: this.#bodies,
@@ -138,19 +144,18 @@ export class S3MetricExporter implements PushMetricExporter {
         uploader: this.#uploader,
         spool: this.#spool,
       });
-      this.#admission = new Admission(
-        {
-          format: this.#format,
-          maxBatchBytes: c.maxBatchBytes,
-          maxBatchAgeMillis: c.maxBatchAgeMillis,
-        },
-        {
-          open,
-          budget: this.#budget,
-          outcomes: this.#outcomes,
-          onSealed: (batch) => preparation.add(batch),
-        },
-      );
+      const admission = { maxBatchBytes: c.maxBatchBytes, maxBatchAgeMillis: c.maxBatchAgeMillis };
+      const parts = {
+        budget: this.#budget,
+        outcomes: this.#outcomes,
+        onSealed: (batch: SealedBatch) => preparation.add(batch),
+        appendFailed: (error: unknown) => this.#outcomes.encodeFailed(error),
+      };
+      intake =
+        row.body === 'parquet'
+          ? columnIntake(admission, parts)
+          : recordIntake(row.records, admission, parts);
+      this.#intake = intake;
       this.#spool?.start();
     } catch (error) {
       // Nothing may outlive a failed constructor: not the spool's claim (a retry would get a
@@ -168,22 +173,16 @@ export class S3MetricExporter implements PushMetricExporter {
       resultCallback(failed('export() after shutdown()'));
       return;
     }
-    let encoded: { record: Buffer; points: number; inputs: KeyInputs };
+    let accepted: Promise<ExportResult>;
     try {
-      // Encoding is the expensive part and needs no lock.
-      encoded = {
-        record: this.#format.encode(metrics),
-        points: countDataPoints(metrics),
-        inputs: this.#keyInputs(metrics),
-      };
+      // An OTLP record is encoded here, outside any lock: the expensive part.
+      accepted = this.#intake.accept(metrics, countDataPoints(metrics), this.#keyInputs(metrics));
     } catch (error) {
       this.#outcomes.encodeFailed(error);
       resultCallback(failed(`could not encode metrics: ${describeError(error)}`));
       return;
     }
-    this.#admission
-      .accept(encoded)
-      .then(resultCallback, (error: unknown) => resultCallback(failed(describeError(error))));
+    accepted.then(resultCallback, (error: unknown) => resultCallback(failed(describeError(error))));
   }
 
   /**
@@ -194,7 +193,7 @@ export class S3MetricExporter implements PushMetricExporter {
    */
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
-    await this.#admission.sealNow();
+    await this.#intake.sealNow();
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
     if (waited === 'settled') this.#outcomes.flushFinished();
     else this.#outcomes.flushUnfinished(waited, this.#budget.pending());
@@ -266,7 +265,7 @@ export class S3MetricExporter implements PushMetricExporter {
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
     this.#spool?.stopWaiting();
-    await this.#admission.sealNow();
+    await this.#intake.sealNow();
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#uploader.clear();

@@ -20,16 +20,26 @@ export interface FormatRow {
   /** Object name suffix (before any compression suffix). */
   extension: string;
   contentType: string;
-  /** How exports become records on the event loop, and how records join (the fallback too). */
+  /**
+   * How exports become records on the event loop and how records join; for Parquet, the records
+   * of its fallback only.
+   */
   records: RecordFormat;
-  /** Which body the worker makes of the records (src/compression/bodies.js). */
+  /**
+   * 'framed': exports are encoded into records, joined and compressed as a whole. 'parquet':
+   * exports are appended to column builders (src/pipeline/column-batch.ts), and the worker
+   * encodes the sealed columns (src/compression/parquet-body.js).
+   */
   body: 'framed' | 'parquet';
   /**
    * True when `compression` works inside the object (Parquet column chunks): the object keeps its
    * own name and content type. False when it wraps the whole object (`.json.zst`).
    */
   compressedInside: boolean;
-  /** What a batch is stored as when the worker cannot make its body: the records as they are. */
+  /**
+   * What a batch is stored as when its body cannot be made: the records as they are (Parquet:
+   * its points as OTLP/JSON).
+   */
   fallback: { extension: string; contentType: string };
   /** The key layout when keyTemplate is not set (after the prefix, without the extension). */
   keyTemplate: string;
@@ -90,7 +100,7 @@ export const FORMAT_ROWS = {
   parquet: {
     extension: '.parquet',
     contentType: 'application/vnd.apache.parquet',
-    // The worker parses OTLP/JSON records (JSON.parse is fast) into the table's columns.
+    // Exports go into column builders; OTLP/JSON is the fallback's record format.
     records: otlpJsonRecords,
     body: 'parquet',
     compressedInside: true,

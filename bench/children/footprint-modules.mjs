@@ -80,12 +80,13 @@ await step('... which made and uploaded one batch', async () => {
 await step('the reader (`otel-s3-exporter/reader`)', async () => {
   keep.push(await import(`${DIST}reader.js`));
 });
-await step(
-  'the Parquet modules on this thread (writer, reader: hyparquet-writer, hyparquet)',
-  async () => {
-    keep.push(await import(`${DIST}parquet/write.js`), await import(`${DIST}parquet/read.js`));
-  },
-);
+await step('the Parquet modules on this thread (builders, writer, reader: hyparquet)', async () => {
+  keep.push(
+    await import(`${DIST}parquet/column-builders.js`),
+    await import(`${DIST}parquet/encode.js`),
+    await import(`${DIST}parquet/read.js`),
+  );
+});
 await step('a Parquet exporter that made one file (its worker started)', async () => {
   const exporter = new ours.S3MetricExporter({ ...exporterOptions, format: 'parquet' });
   keep.push(exporter, await exportOnce(exporter, sdk));

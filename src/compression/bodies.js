@@ -7,9 +7,14 @@ import { partsCompressor } from './compressors.js';
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /** @typedef {{ records: Uint8Array[], framing: Framing }} Batch */
+/** @typedef {{ columns: import('../parquet/sealed.js').SealedColumns }} ColumnsBatch */
 /**
  * Makes bodies, one batch at a time; `close()` frees its compression context.
  * @typedef {{ make: (batch: Batch) => Uint8Array | Promise<Uint8Array>, close: () => void }} Bodies
+ */
+/**
+ * Makes Parquet files of sealed columns, one batch at a time.
+ * @typedef {{ make: (batch: ColumnsBatch) => Promise<Uint8Array>, close: () => void }} ColumnBodies
  */
 /**
  * @typedef {{
@@ -17,13 +22,13 @@ import { partsCompressor } from './compressors.js';
  *   compression: 'zstd' | 'gzip' | 'none',
  *   level: number,
  *   zstdEngine: 'node:zlib' | 'zstd-napi' | undefined,
- *   parquetCodec: 'ZSTD' | 'GZIP' | 'UNCOMPRESSED',
  * }} BodyOptions
  */
 
 /**
  * The body maker for these options. The Parquet writer loads only here, and only for a Parquet
- * format: nothing else of the exporter imports it. @param {BodyOptions} options @returns {Promise<Bodies>}
+ * format: nothing else of the exporter imports it.
+ * @param {BodyOptions} options @returns {Promise<Bodies | ColumnBodies>}
  */
 export async function bodyMaker(options) {
   if (options.body === 'framed') return framedMaker(options);

@@ -27,6 +27,7 @@ export function createBodyMaker(options: BodyMakerOptions): BodyMaker {
 }
 
 export {
+  type BatchContents,
   type BodyMaker,
   BodyMakerError,
   type BodyMakerOptions,

@@ -1,16 +1,25 @@
 import type { Compression } from '../config.js';
 import type { Framing } from '../encoding/format.js';
+import type { SealedColumns } from '../parquet/sealed.js';
 import type { ZstdEngine } from './zstd-engine.js';
 
-export interface BodyRequest {
-  /** The batch's records. A worker takes their memory by transfer: do not use them afterwards. */
-  records: Buffer[];
+/**
+ * What a sealed batch holds until its body is made: OTLP records (framed and compressed as a
+ * whole), or Parquet columns (encoded by the worker). A worker takes their memory by transfer:
+ * the caller must not use them afterwards, unless a BodyMakerError gives them back.
+ */
+export type BatchContents =
+  | { records: Buffer[]; columns?: undefined }
+  | { columns: SealedColumns; records?: undefined };
+
+export type BodyRequest = BatchContents & {
+  /** How records join into one object (unused for columns). */
   framing: Framing | null;
   /** Compute the SHA-256 SigV4 signs (so the SDK does not hash on the event loop). */
   sha256: boolean;
   /** Compute the CRC32 checksum S3 checks (when the client sends one). */
   crc32: boolean;
-}
+};
 
 export interface PreparedBody {
   body: Buffer;
@@ -20,17 +29,17 @@ export interface PreparedBody {
   crc32: string | undefined;
 }
 
-/** A failure to make a body; `records` gives the caller its bytes back when it still has them. */
+/** A failure to make a body; `contents` gives the caller the batch back when it still has it. */
 export class BodyMakerError extends Error {
-  readonly records: Buffer[] | undefined;
-  constructor(message: string, records?: Buffer[]) {
+  readonly contents: BatchContents | undefined;
+  constructor(message: string, contents?: BatchContents) {
     super(message);
     this.name = 'BodyMakerError';
-    this.records = records;
+    this.contents = contents;
   }
 }
 
-/** Makes the bytes of an object from a batch's records, off the event loop. */
+/** Makes the bytes of an object from a batch's contents, off the event loop. */
 export interface BodyMaker {
   /** Where the work runs: libuv's pool through node:zlib, or the body worker. */
   readonly runsIn: 'thread-pool' | 'worker';

@@ -1,5 +1,5 @@
 // @ts-check
-// Worker thread that turns a sealed batch's records into the bytes to upload, for the work that
+// Worker thread that turns a sealed batch into the bytes to upload, for the work that
 // would otherwise stall the exporter's event loop: a Parquet file, or zstd through the zstd-napi
 // addon (which runs on the calling thread). It makes the body of its format (bodies.js, on the
 // engine the main thread chose) and the checksums the S3 request needs (checksums.js). Plain
@@ -13,7 +13,18 @@ import { crc32Base64, sha256Hex } from './checksums.js';
 const bodies = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
-/** @typedef {{ id: number, records: ArrayBuffer[], lengths: number[], framing: Framing, sha256: boolean, crc32: boolean }} Job */
+/**
+ * A batch to make a body of: its records (framed formats) or its sealed columns (Parquet).
+ * @typedef {{
+ *   id: number,
+ *   records?: ArrayBuffer[],
+ *   lengths?: number[],
+ *   framing: Framing,
+ *   columns?: import('../parquet/sealed.js').SealedColumns,
+ *   sha256: boolean,
+ *   crc32: boolean,
+ * }} Job
+ */
 
 if (parentPort === null) throw new Error('body-worker.js must run as a worker thread');
 const port = parentPort;
@@ -60,18 +71,32 @@ port.on('message', (/** @type {Job} */ job) => {
 
 async function run(/** @type {Job} */ job) {
   try {
-    const records = job.records.map((buffer, i) => new Uint8Array(buffer, 0, job.lengths[i]));
-    const body = await (await bodies).make({ records, framing: job.framing });
+    const body = await make(job);
     const sha256 = job.sha256 ? await sha256Hex(body) : undefined;
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
     const buffer = /** @type {ArrayBuffer} */ (body.buffer);
     port.postMessage({ id: job.id, body: buffer, sha256, crc32 }, [buffer]);
     nudgeScavenge();
   } catch (error) {
-    // Give the records back so the caller still owns its bytes.
-    port.postMessage(
-      { id: job.id, error: String(error), records: job.records, lengths: job.lengths },
-      job.records,
-    );
+    // Give the batch back so the caller still owns it (and can store it another way).
+    const { id, columns, records, lengths } = job;
+    if (columns !== undefined) {
+      port.postMessage({ id, error: String(error), columns }, columns.transfer);
+    } else {
+      port.postMessage({ id, error: String(error), records, lengths }, records ?? []);
+    }
   }
+}
+
+/** The body of a job: its sealed columns as Parquet, or its records framed and compressed. */
+async function make(/** @type {Job} */ job) {
+  const maker = await bodies;
+  if (job.columns !== undefined) {
+    return /** @type {import('./bodies.js').ColumnBodies} */ (maker).make({ columns: job.columns });
+  }
+  const { records = [], lengths = [] } = job;
+  return /** @type {import('./bodies.js').Bodies} */ (maker).make({
+    records: records.map((buffer, i) => new Uint8Array(buffer, 0, lengths[i])),
+    framing: job.framing,
+  });
 }

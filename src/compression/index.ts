@@ -1,4 +1,5 @@
 export {
+  type BatchContents,
   type BodyMaker,
   BodyMakerError,
   type BodyRequest,

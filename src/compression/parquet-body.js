@@ -1,15 +1,17 @@
 // @ts-check
-// A batch of OTLP/JSON records as one Parquet file, with its pages compressed by the codec of
-// the exporter's compression. Loaded by bodies.js only for a Parquet format, in the worker.
-import { parquetBody } from '../parquet/write.js';
+// A batch's sealed columns as one Parquet file, its pages compressed with the codec of the
+// exporter's compression. Loaded by bodies.js only for a Parquet format, in the worker: the
+// columns arrive by transfer, and nothing here parses JSON.
+import { encodeParquet } from '../parquet/encode.js';
 import { createPageCompressor } from './compressors.js';
 
-/** @param {import('./bodies.js').BodyOptions} o @returns {import('./bodies.js').Bodies} */
+/** @param {import('./bodies.js').BodyOptions} o @returns {import('./bodies.js').ColumnBodies} */
 export function parquetMaker(o) {
   const compression = o.compression;
   const pages = createPageCompressor({ compression, level: o.level, engine: o.zstdEngine });
   return {
-    make: (batch) => parquetBody(batch.records, { compression, compressPage: pages.compressPage }),
+    make: (batch) =>
+      encodeParquet(batch.columns, { compression, compressPage: pages.compressPage }),
     close: pages.close,
   };
 }

@@ -21,19 +21,21 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
   return {
     runsIn: 'thread-pool',
     async make(request): Promise<PreparedBody> {
-      if (closed) throw new BodyMakerError('the exporter is shut down', request.records);
+      const { records } = request;
+      if (records === undefined) throw new BodyMakerError('columns need the body worker', request);
+      if (closed) throw new BodyMakerError('the exporter is shut down', { records });
       let made: Uint8Array;
       let sha256: string | undefined;
       try {
         if (options.compression === 'none') {
-          return await uncompressedBody(parts(request), request);
+          return await uncompressedBody(parts({ records, framing: request.framing }), request);
         }
-        made = await bodies.make({ records: request.records, framing: request.framing });
+        made = await bodies.make({ records, framing: request.framing });
         sha256 = request.sha256 ? await sha256Hex(made) : undefined;
       } catch (error) {
         throw new BodyMakerError(
           `${options.compression} body failed: ${(error as Error).message}`,
-          request.records,
+          { records },
         );
       }
       const body = Buffer.from(made.buffer, made.byteOffset, made.byteLength);

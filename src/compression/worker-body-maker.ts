@@ -1,10 +1,12 @@
 import { Worker } from 'node:worker_threads';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
-import { COMPRESSION_ROWS } from '../formats.js';
+import type { SealedColumns } from '../parquet/sealed.js';
 import {
+  type BatchContents,
   type BodyMaker,
   BodyMakerError,
   type BodyMakerOptions,
+  type BodyRequest,
   type PreparedBody,
 } from './body-types.js';
 
@@ -31,8 +33,32 @@ interface Reply {
   sha256?: string;
   crc32?: string;
   error?: string;
+  /** With an error: the job's records or columns, handed back. */
   records?: ArrayBuffer[];
   lengths?: number[];
+  columns?: SealedColumns;
+}
+
+/** What goes to the worker for a request, and the memory it takes by transfer. */
+function workerMessage(
+  id: number,
+  request: BodyRequest,
+): { message: object; transfer: ArrayBuffer[] } {
+  const { framing, sha256, crc32 } = request;
+  if (request.columns !== undefined) {
+    const { columns } = request;
+    return { message: { id, columns, sha256, crc32 }, transfer: columns.transfer };
+  }
+  const records = request.records.map(ownedArrayBuffer);
+  const lengths = request.records.map((r) => r.length);
+  return { message: { id, records, lengths, framing, sha256, crc32 }, transfer: records };
+}
+
+/** The contents an error reply hands back. */
+function returned(reply: Reply): BatchContents | undefined {
+  if (reply.columns !== undefined) return { columns: reply.columns };
+  if (reply.records === undefined) return undefined;
+  return { records: reply.records.map((b, i) => Buffer.from(b, 0, reply.lengths?.[i])) };
 }
 
 /** An ArrayBuffer that starts with `data` (its length travels beside it), transferable without taking anyone else's memory. */
@@ -81,8 +107,6 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
         compression,
         level,
         zstdEngine: engine,
-        // The table's codec name, so the worker (plain JavaScript) holds no copy of it.
-        parquetCodec: COMPRESSION_ROWS[compression].parquetCodec,
       },
       // A small young generation: the worker nudges a scavenge after each job, which frees the
       // megabytes of records it received (see body-worker.js).
@@ -98,11 +122,10 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
         stopWhenIdle(w);
       }
       if (reply.error !== undefined || reply.body === undefined) {
-        const records = reply.records?.map((b, i) => Buffer.from(b, 0, reply.lengths?.[i]));
         job.reject(
           new BodyMakerError(
             `${body === 'parquet' ? 'Parquet' : compression} body failed: ${reply.error}`,
-            records,
+            returned(reply),
           ),
         );
       } else {
@@ -124,8 +147,7 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
   return {
     runsIn: 'worker',
     make(request) {
-      if (closed)
-        return Promise.reject(new BodyMakerError('the exporter is shut down', request.records));
+      if (closed) return Promise.reject(new BodyMakerError('the exporter is shut down', request));
       clearTimeout(idleTimer);
       worker ??= start();
       const w = worker;
@@ -133,19 +155,9 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
         const id = nextId++;
         jobs.set(id, { resolve, reject });
         if (jobs.size === 1) w.ref();
-        const records = request.records.map(ownedArrayBuffer);
+        const { message, transfer } = workerMessage(id, request);
         try {
-          w.postMessage(
-            {
-              id,
-              records,
-              lengths: request.records.map((r) => r.length),
-              framing: request.framing,
-              sha256: request.sha256,
-              crc32: request.crc32,
-            },
-            records,
-          );
+          w.postMessage(message, transfer);
         } catch (error) {
           // Not sent (e.g. one ArrayBuffer listed twice): nothing was transferred, the caller
           // keeps its records, and the worker must not stay referenced for this job.
@@ -157,7 +169,7 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
           reject(
             new BodyMakerError(
               `could not hand the batch to the worker: ${(error as Error).message}`,
-              request.records,
+              request,
             ),
           );
         }

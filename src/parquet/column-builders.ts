@@ -41,6 +41,21 @@ export class ColumnBuilders {
     return this.#store.bytes;
   }
 
+  /**
+   * Bytes appending `rows` data points with `counts` bucket counts in all makes the arrays grow
+   * by: exact (they double as they fill). Strings and attribute sets seen for the first time in
+   * this batch come on top; `bytes` counts them once appended.
+   */
+  growthFor(rows: number, counts: number): number {
+    return this.#store.growthFor(rows, counts);
+  }
+
+  /** What empty builders take with `rows` data points and `counts` bucket counts appended. */
+  static bytesAlone(rows: number, counts: number): number {
+    const store = new ColumnStore();
+    return store.bytes + store.growthFor(rows, counts);
+  }
+
   /** The columns, with the ArrayBuffers to transfer; the builders start empty again. */
   seal(): SealedColumns {
     const sealed = this.#store.seal();

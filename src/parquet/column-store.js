@@ -103,9 +103,25 @@ export class ColumnStore {
     return at;
   }
 
-  /** Memory held now: every array's capacity, the tables' entries (see MAP_ENTRY_BYTES). */
-  get bytes() {
-    const perRow =
+  /**
+   * Bytes the arrays grow by to hold `rows` more rows and `counts` more bucket counts: exact, as
+   * they double (grown()); the tables' growth (strings, attribute sets first seen) is not in it.
+   * @param {number} rows @param {number} counts
+   */
+  growthFor(rows, counts) {
+    let capacity = this.capacity;
+    while (capacity < this.rows + rows) capacity *= 2;
+    const perRow = (this.#perRowBytes() / this.capacity) * (capacity - this.capacity);
+    const countSlots = this.counts.length;
+    const needSlots = 2 * (this.countCount + counts);
+    const countGrowth =
+      needSlots <= countSlots ? 0 : Math.max(needSlots, 2 * countSlots) - countSlots;
+    return perRow + countGrowth * Int32Array.BYTES_PER_ELEMENT;
+  }
+
+  /** Bytes of the arrays that hold one entry per row. */
+  #perRowBytes() {
+    return (
       this.resource.byteLength * 3 + // resource, metric, attributes
       this.time.byteLength * 2 +
       this.flags.byteLength +
@@ -114,7 +130,13 @@ export class ColumnStore {
       this.integer.byteLength * 2 + // integer, zeroCount
       this.scale.byteLength * 3 + // scale and the two offsets
       this.bounds.byteLength +
-      this.listLengths.byteLength;
+      this.listLengths.byteLength
+    );
+  }
+
+  /** Memory held now: every array's capacity, the tables' entries (see MAP_ENTRY_BYTES). */
+  get bytes() {
+    const perRow = this.#perRowBytes();
     const { sets, boundLists: b, resources: r, metrics: m } = this;
     return (
       perRow +

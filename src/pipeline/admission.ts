@@ -1,29 +1,30 @@
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
-import type { RecordFormat } from '../encoding/format.js';
+import { describeError } from '../s3-errors.js';
 import type { MemoryBudget } from './budget.js';
 import type { KeyInputs, OpenBatch } from './open-batch.js';
 import type { Outcomes } from './outcomes.js';
 import { SealedBatch } from './sealed-batch.js';
 
 export interface AdmissionOptions {
-  format: RecordFormat;
   maxBatchBytes: number;
   maxBatchAgeMillis: number;
 }
 
-export interface AdmissionParts {
+export interface AdmissionParts<Item> {
   /** The batch exports are appended to; the budget counts its bytes too. */
-  open: OpenBatch;
+  open: OpenBatch<Item>;
   budget: MemoryBudget;
   outcomes: Outcomes;
   /** Takes a batch just sealed, outside the critical section. */
   onSealed(batch: SealedBatch): void;
+  /** Counts an export the open batch could not take (a Parquet append that threw). */
+  appendFailed(error: unknown): void;
 }
 
-/** An encoded export, ready to be appended. */
-export interface EncodedExport {
-  record: Buffer;
+/** An export, ready to be appended: its record (OTLP), or the SDK's metrics (Parquet columns). */
+export interface PendingExport<Item> {
+  item: Item;
   points: number;
   inputs: KeyInputs;
 }
@@ -39,10 +40,10 @@ export const failed = (message: string): ExportResult => ({
  * old, or the export must go to another object, and makes room under the memory bound first.
  * The critical section only moves references and counts bytes: no I/O, no await.
  */
-export class Admission {
+export class Admission<Item> {
   readonly #options: AdmissionOptions;
-  readonly #parts: AdmissionParts;
-  readonly #open: OpenBatch;
+  readonly #parts: AdmissionParts<Item>;
+  readonly #open: OpenBatch<Item>;
   /**
    * Appends and seals run as one uninterrupted step. Today that step has no await, so the
    * mutex only queues it behind steps already waiting; it is kept so that a future await
@@ -51,15 +52,15 @@ export class Admission {
   readonly #mutex = new Mutex();
   #ageTimer: NodeJS.Timeout | undefined;
 
-  constructor(options: AdmissionOptions, parts: AdmissionParts) {
+  constructor(options: AdmissionOptions, parts: AdmissionParts<Item>) {
     this.#options = options;
     this.#parts = parts;
     this.#open = parts.open;
   }
 
   /** Appends one export; answers FAILED only when it cannot fit under the memory bound. */
-  async accept(encoded: EncodedExport): Promise<ExportResult> {
-    const { result, sealed } = await this.#mutex.runExclusive(() => this.#accept(encoded));
+  async accept(pending: PendingExport<Item>): Promise<ExportResult> {
+    const { result, sealed } = await this.#mutex.runExclusive(() => this.#accept(pending));
     for (const batch of sealed) this.#parts.onSealed(batch);
     return result;
   }
@@ -72,26 +73,33 @@ export class Admission {
 
   // ---- inside the mutex: no I/O, no await ----
 
-  #accept({ record, points, inputs }: EncodedExport): {
+  #accept({ item, points, inputs }: PendingExport<Item>): {
     result: ExportResult;
     sealed: SealedBatch[];
   } {
-    const { maxBatchBytes, maxBatchAgeMillis, format } = this.#options;
+    const { maxBatchBytes, maxBatchAgeMillis } = this.#options;
     const { budget, outcomes } = this.#parts;
     const open = this.#open;
     const sealed: SealedBatch[] = [];
     const sealFirst =
-      !open.isEmpty && (open.bytesWith(record.length) > maxBatchBytes || open.keyDiffers(inputs));
-    const growth = sealFirst
-      ? record.length + format.overhead(1)
-      : open.bytesWith(record.length) - open.bytes;
+      !open.isEmpty && (open.overflows(item, points, maxBatchBytes) || open.keyDiffers(inputs));
+    const growth = open.growth(item, points, sealFirst);
     if (!budget.makeRoom(growth)) {
-      outcomes.exportRejectedForRoom(points, record.length);
+      outcomes.exportRejectedForRoom(points, growth);
       return { result: failed(`maxBufferedBytes (${budget.limit}) reached`), sealed };
     }
     if (sealFirst) this.#pushSealed(sealed);
     const wasEmpty = open.isEmpty;
-    open.append(record, points, inputs);
+    try {
+      open.append(item, points, inputs);
+    } catch (error) {
+      // Nothing of it was appended (OpenBatch.append is all or nothing); a batch sealed first
+      // still goes on.
+      this.#parts.appendFailed(error);
+      return { result: failed(`could not append metrics: ${describeError(error)}`), sealed };
+    }
+    // What the growth could not foresee (a Parquet batch's first-seen strings): room now.
+    budget.makeRoom(0);
     outcomes.accepted(budget.bytes);
     if (open.bytes >= maxBatchBytes) {
       this.#pushSealed(sealed);

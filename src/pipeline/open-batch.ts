@@ -1,3 +1,4 @@
+import type { BatchContents } from '../compression/index.js';
 import type { RecordFormat } from '../encoding/format.js';
 
 /** What decides an export's object key besides the seal time. */
@@ -12,8 +13,8 @@ export interface KeyInputs {
 
 /** What a sealed batch carries out of the critical section. */
 export interface SealedContents {
-  records: Buffer[];
-  /** Size of the object the records make, uncompressed. */
+  contents: BatchContents;
+  /** What the budget counted for the batch when it was sealed (see OpenBatch.bytes). */
   rawBytes: number;
   points: number;
   attributes: Readonly<Record<string, string>>;
@@ -21,16 +22,63 @@ export interface SealedContents {
 }
 
 /**
- * The batch exports are appended to. Records are kept as a list (no growing buffer to
- * reallocate); sealing hands the list over and starts a fresh one: swap, never slice.
+ * The batch exports are appended to, in the form its format keeps: OTLP records (RecordBatch),
+ * or Parquet column builders (ColumnBatch, src/pipeline/column-batch.ts). `Item` is what one
+ * export appends: an encoded record, or the SDK's ResourceMetrics.
  */
-export class OpenBatch {
+export interface OpenBatch<Item> {
+  readonly isEmpty: boolean;
+  /** Bytes the batch holds now, counted against maxBufferedBytes. */
+  readonly bytes: number;
+  /** True if an export with these key inputs must go to another object than this batch's. */
+  keyDiffers(inputs: KeyInputs): boolean;
+  /** True if appending `item` would take a non-empty batch past `maxBytes`: seal first. */
+  overflows(item: Item, points: number, maxBytes: number): boolean;
+  /** Bytes appending `item` adds: to this batch, or to a fresh one (`alone`). */
+  growth(item: Item, points: number, alone: boolean): number;
+  append(item: Item, points: number, inputs: KeyInputs): void;
+  /** Hands the contents over and leaves this batch empty. */
+  take(): SealedContents;
+}
+
+/**
+ * Key inputs of the exports of one batch: the first export's attributes (all share them) and
+ * the oldest data point time of them all.
+ */
+export class BatchKey {
+  group = '';
+  attributes: Readonly<Record<string, string>> = {};
+  dataTimeMillis: number | undefined;
+
+  /** Takes an export's inputs; `first` when it opens the batch. */
+  add(inputs: KeyInputs, first: boolean): void {
+    if (first) {
+      this.group = inputs.group;
+      this.attributes = inputs.attributes;
+    }
+    const t = inputs.dataTimeMillis;
+    if (t !== undefined && (this.dataTimeMillis === undefined || t < this.dataTimeMillis))
+      this.dataTimeMillis = t;
+  }
+
+  /** The inputs so far, and a fresh start. */
+  take(): { attributes: Readonly<Record<string, string>>; dataTimeMillis: number | undefined } {
+    const taken = { attributes: this.attributes, dataTimeMillis: this.dataTimeMillis };
+    this.dataTimeMillis = undefined;
+    return taken;
+  }
+}
+
+/**
+ * OTLP records. They are kept as a list (no growing buffer to reallocate); sealing hands the
+ * list over and starts a fresh one: swap, never slice. Bytes are the size of the object the
+ * records make, uncompressed.
+ */
+export class RecordBatch implements OpenBatch<Buffer> {
   #records: Buffer[] = [];
   #recordBytes = 0;
   #points = 0;
-  #group = '';
-  #attributes: Readonly<Record<string, string>> = {};
-  #dataTimeMillis: number | undefined;
+  readonly #key = new BatchKey();
   readonly #format: RecordFormat;
 
   constructor(format: RecordFormat) {
@@ -41,49 +89,48 @@ export class OpenBatch {
     return this.#records.length === 0;
   }
 
-  /** Size of the object this batch would become, uncompressed. */
   get bytes(): number {
     return this.#records.length === 0
       ? 0
       : this.#recordBytes + this.#format.overhead(this.#records.length);
   }
 
-  /** Size of the object after appending a record of `recordBytes`. */
-  bytesWith(recordBytes: number): number {
-    return this.#recordBytes + recordBytes + this.#format.overhead(this.#records.length + 1);
+  keyDiffers(inputs: KeyInputs): boolean {
+    return !this.isEmpty && inputs.group !== this.#key.group;
   }
 
-  /** True if an export with these key inputs must go to another object than this batch's. */
-  keyDiffers(inputs: KeyInputs): boolean {
-    return !this.isEmpty && inputs.group !== this.#group;
+  overflows(record: Buffer, _points: number, maxBytes: number): boolean {
+    return !this.isEmpty && this.#bytesWith(record.length) > maxBytes;
+  }
+
+  growth(record: Buffer, _points: number, alone: boolean): number {
+    return alone
+      ? record.length + this.#format.overhead(1)
+      : this.#bytesWith(record.length) - this.bytes;
   }
 
   append(record: Buffer, points: number, inputs: KeyInputs): void {
-    if (this.isEmpty) {
-      this.#group = inputs.group;
-      this.#attributes = inputs.attributes;
-    }
+    this.#key.add(inputs, this.isEmpty);
     this.#records.push(record);
     this.#recordBytes += record.length;
     this.#points += points;
-    const t = inputs.dataTimeMillis;
-    if (t !== undefined && (this.#dataTimeMillis === undefined || t < this.#dataTimeMillis))
-      this.#dataTimeMillis = t;
   }
 
-  /** Hands the contents over and leaves this batch empty. */
   take(): SealedContents {
     const sealed = {
-      records: this.#records,
+      contents: { records: this.#records },
       rawBytes: this.bytes,
       points: this.#points,
-      attributes: this.#attributes,
-      dataTimeMillis: this.#dataTimeMillis,
+      ...this.#key.take(),
     };
     this.#records = [];
     this.#recordBytes = 0;
     this.#points = 0;
-    this.#dataTimeMillis = undefined;
     return sealed;
+  }
+
+  /** Size of the object after appending a record of `recordBytes`. */
+  #bytesWith(recordBytes: number): number {
+    return this.#recordBytes + recordBytes + this.#format.overhead(this.#records.length + 1);
   }
 }

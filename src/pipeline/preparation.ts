@@ -1,5 +1,10 @@
 import PQueue from 'p-queue';
-import { type BodyMaker, BodyMakerError, type PreparedBody } from '../compression/index.js';
+import {
+  type BatchContents,
+  type BodyMaker,
+  BodyMakerError,
+  type PreparedBody,
+} from '../compression/index.js';
 import type { RecordFormat } from '../encoding/format.js';
 import { log } from '../log.js';
 import { describeError } from '../s3-errors.js';
@@ -10,7 +15,7 @@ import type { MemoryBudget } from './budget.js';
 import type { SealedBatch } from './sealed-batch.js';
 
 export interface PreparationParts {
-  /** How the records join, for the fallback body made here. */
+  /** How the records join, for the fallback body made here (OTLP/JSON for Parquet's columns). */
   records: RecordFormat;
   /** The object's name suffix and content type, for the body the worker makes ... */
   name: { extension: string; contentType: string };
@@ -47,27 +52,28 @@ export class Preparation {
 
   async #prepare(batch: SealedBatch): Promise<void> {
     const p = this.#parts;
-    const records = batch.startPreparing();
-    if (records === undefined) return; // dropped while it waited
+    const contents = batch.startPreparing();
+    if (contents === undefined) return; // dropped while it waited
     let made: PreparedBody;
     let byWorker = true;
     try {
       made = await p.bodies.make({
-        records,
+        ...contents,
         framing: p.records.framing,
         sha256: true,
         crc32: p.sendCrc32,
       });
     } catch (error) {
       if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
-      if (!(error instanceof BodyMakerError) || error.records === undefined) throw error;
-      // Never lose a batch to the worker: store the records as they are, under that name.
+      if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
+      // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
       log.error(
         `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
       );
-      const recordBytes = error.records.reduce((n, r) => n + r.length, 0);
+      const records = await fallbackRecords(error.contents);
+      const recordBytes = records.reduce((n, r) => n + r.length, 0);
       made = {
-        body: p.records.assemble(error.records, recordBytes),
+        body: p.records.assemble(records, recordBytes),
         sha256: undefined,
         crc32: undefined,
       };
@@ -87,4 +93,17 @@ export class Preparation {
     if (p.spool !== undefined) await p.spool.persist(batch);
     if (batch.queue()) p.uploader.submit(batch);
   }
+}
+
+/**
+ * A batch's points as OTLP records, when its body could not be made: the records themselves, or
+ * for Parquet's columns one OTLP/JSON ResourceMetrics per record (what the Parquet file would
+ * have given a reader: attribute values as text, times in microseconds).
+ */
+async function fallbackRecords(contents: BatchContents): Promise<Buffer[]> {
+  if (contents.records !== undefined) return contents.records;
+  const { sealedColumnsToRequest } = await import('../parquet/to-request.js');
+  const request = sealedColumnsToRequest(contents.columns);
+  const resources = Array.isArray(request.resourceMetrics) ? request.resourceMetrics : [];
+  return resources.map((rm) => Buffer.from(JSON.stringify(rm)));
 }

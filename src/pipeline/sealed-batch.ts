@@ -1,4 +1,5 @@
 import { uuidv7 } from 'uuidv7';
+import type { BatchContents } from '../compression/index.js';
 import type { SpoolEntry } from '../spool/spool.js';
 import type { SealedContents } from './open-batch.js';
 
@@ -71,7 +72,7 @@ export class SealedBatch {
   #attempts = 0;
   #firstAttemptAt = 0;
   #blocked = false;
-  #records: Buffer[] | undefined;
+  #contents: BatchContents | undefined;
   #body: Buffer | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #inFlight: AbortController | undefined;
@@ -84,7 +85,7 @@ export class SealedBatch {
     rawBytes: number;
     attributes: Readonly<Record<string, string>>;
     dataTimeMillis: number | undefined;
-    records: Buffer[] | undefined;
+    contents: BatchContents | undefined;
     state: BatchState;
     restored: boolean;
   }) {
@@ -95,7 +96,7 @@ export class SealedBatch {
     this.attributes = init.attributes;
     this.dataTimeMillis = init.dataTimeMillis;
     this.restored = init.restored;
-    this.#records = init.records;
+    this.#contents = init.contents;
     this.#state = init.state;
     this.settled = new Promise((resolve) => {
       this.#resolve = resolve;
@@ -111,7 +112,7 @@ export class SealedBatch {
       rawBytes: contents.rawBytes,
       attributes: contents.attributes,
       dataTimeMillis: contents.dataTimeMillis,
-      records: contents.records,
+      contents: contents.contents,
       state: 'unprepared',
       restored: false,
     });
@@ -127,7 +128,7 @@ export class SealedBatch {
       rawBytes: m.rawBytes,
       attributes: {},
       dataTimeMillis: undefined,
-      records: undefined,
+      contents: undefined,
       state: 'paged-out',
       restored: true,
     });
@@ -188,12 +189,12 @@ export class SealedBatch {
     return this.#state === 'settled';
   }
 
-  /** unprepared → preparing: hands the records over (they are the worker's from now on). */
-  startPreparing(): Buffer[] | undefined {
-    const records = this.#records;
-    if (!this.#move('unprepared', 'preparing') || records === undefined) return undefined;
-    this.#records = undefined;
-    return records;
+  /** unprepared → preparing: hands the records or columns over (the body maker's from now on). */
+  startPreparing(): BatchContents | undefined {
+    const contents = this.#contents;
+    if (!this.#move('unprepared', 'preparing') || contents === undefined) return undefined;
+    this.#contents = undefined;
+    return contents;
   }
 
   /** Still preparing: takes the body and its name. False if the batch moved on meanwhile. */
@@ -313,7 +314,7 @@ export class SealedBatch {
     this.#clearRetry();
     this.#inFlight?.abort(abortReason);
     this.#inFlight = undefined;
-    this.#records = undefined;
+    this.#contents = undefined;
     this.#body = undefined;
     this.#resolve(outcome);
     return true;

@@ -20,6 +20,13 @@ export const READER_ONLY: readonly RegExp[] = [
 
 export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.test(module));
 
+/**
+ * What a Parquet exporter loads on its main thread: the column builders its exports are
+ * appended to (the writer, encode.js and what it imports, runs in the worker only).
+ */
+export const COLUMN_BUILDERS =
+  /\/(src|dist|dist\/cjs)\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables|attribute-text)\.(ts|js)$/;
+
 /** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
 export async function loadedModules(
   nodeArgs: string[],

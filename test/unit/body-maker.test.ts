@@ -239,7 +239,7 @@ describe('body maker (worker thread)', () => {
     const twice = [shared, shared]; // both own the whole ArrayBuffer: listed twice for transfer
     await expect(
       maker.make({ records: twice, framing: null, sha256: false, crc32: false }),
-    ).rejects.toMatchObject({ name: 'BodyMakerError', records: twice });
+    ).rejects.toMatchObject({ name: 'BodyMakerError', contents: { records: twice } });
     expect(shared.length).toBe(1000); // not detached: the caller still has its bytes
     const input = records(2, 500);
     const expected = Buffer.concat(input.map((r) => Buffer.from(r)));
@@ -277,7 +277,7 @@ describe('body maker (worker thread)', () => {
       maker.make({ records: input, framing: null, sha256: false, crc32: false }),
     ).rejects.toMatchObject({
       name: 'BodyMakerError',
-      records: input,
+      contents: { records: input },
     });
   });
 });

@@ -30,7 +30,7 @@ function admitted(
   points = 1,
 ) {
   const batch = SealedBatch.seal({
-    records: [Buffer.alloc(1)],
+    contents: { records: [Buffer.alloc(1)] },
     rawBytes: bytes,
     points,
     attributes: {},

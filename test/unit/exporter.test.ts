@@ -74,7 +74,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       return {
         ...maker,
         make: async (request) => {
-          throw new body.BodyMakerError('zstd compression failed: simulated', request.records);
+          throw new body.BodyMakerError('zstd compression failed: simulated', request);
         },
       };
     });

@@ -82,7 +82,7 @@ async function setup(
   /** A batch with its body made, admitted, not yet queued. */
   const prepared = (name: string, size = 100) => {
     const batch = SealedBatch.seal({
-      records: [Buffer.from(name)],
+      contents: { records: [Buffer.from(name)] },
       rawBytes: size,
       points: 1,
       attributes: {},

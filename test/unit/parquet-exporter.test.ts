@@ -100,7 +100,7 @@ describe("format: 'parquet'", () => {
       return {
         ...maker,
         make: async (request) => {
-          throw new body.BodyMakerError('Parquet body failed: simulated', request.records);
+          throw new body.BodyMakerError('Parquet body failed: simulated', request);
         },
       };
     });

@@ -3,8 +3,9 @@ import { describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
+import { ColumnBuilders } from '../../src/parquet/column-builders.js';
+import { encodeParquet } from '../../src/parquet/encode.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
-import { parquetBody } from '../../src/parquet/write.js';
 import {
   dataPointRows,
   decodeObject,
@@ -14,6 +15,24 @@ import {
 } from '../../src/reader.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdCompress, zstdDecompress } from '../support/zstd.js';
+
+/** OTLP/JSON records (one ResourceMetrics each) as a Parquet file, through the column builders. */
+function parquetBody(
+  records: Buffer[],
+  options: {
+    compression: 'zstd' | 'gzip' | 'none';
+    compressPage: ((page: Uint8Array) => Uint8Array | Promise<Uint8Array>) | undefined;
+  },
+): Promise<Uint8Array> {
+  const builders = new ColumnBuilders();
+  for (const record of records) {
+    builders.appendRequest({ resourceMetrics: [JSON.parse(record.toString('utf8'))] });
+  }
+  return encodeParquet(builders.seal(), {
+    compression: options.compression,
+    ...(options.compressPage === undefined ? {} : { compressPage: options.compressPage }),
+  });
+}
 
 const decompressors = {
   decompress: (compression: 'zstd' | 'gzip', input: Uint8Array) =>

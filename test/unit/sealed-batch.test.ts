@@ -3,7 +3,7 @@ import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import type { SpoolEntry } from '../../src/spool/spool.js';
 
 const contents = () => ({
-  records: [Buffer.from('a'), Buffer.from('b')],
+  contents: { records: [Buffer.from('a'), Buffer.from('b')] },
   rawBytes: 30,
   points: 7,
   attributes: {},
@@ -38,7 +38,7 @@ describe('SealedBatch', () => {
     const after = Date.now();
     expect(batch.state).toBe('unprepared');
     expect(batch.isIdle).toBe(true);
-    expect(batch.startPreparing()).toEqual(contents().records);
+    expect(batch.startPreparing()).toEqual(contents().contents);
     expect(batch.restored).toBe(false);
     // RFC 9562: version 7, variant 10, and the first 48 bits are the Unix time in milliseconds.
     expect(batch.id).toMatch(
@@ -62,8 +62,8 @@ describe('SealedBatch', () => {
 
   test('the usual path: records handed over once, body made, queued, uploading, settled', async () => {
     const batch = SealedBatch.seal(contents());
-    const records = batch.startPreparing();
-    expect(records).toHaveLength(2);
+    const handed = batch.startPreparing();
+    expect(handed?.records).toHaveLength(2);
     expect(batch.startPreparing()).toBeUndefined(); // handed over once
     expect(batch.isIdle).toBe(false);
     expect(batch.bodyMade(body)).toBe(true);

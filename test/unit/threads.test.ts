@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../src/compression/index.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { type Format, S3MetricExporter } from '../../src/index.js';
+import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -74,12 +75,28 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
       level: 3,
       workerIdleExitMillis: 300,
     });
-    const record = Buffer.from(JSON.stringify({ resource: {}, scopeMetrics: [] }));
+    const columns = () => {
+      const builders = new ColumnBuilders();
+      builders.appendRequest({
+        resourceMetrics: [
+          {
+            scopeMetrics: [
+              {
+                metrics: [
+                  { name: 'g', gauge: { dataPoints: [{ timeUnixNano: '1000', asInt: '1' }] } },
+                ],
+              },
+            ],
+          },
+        ],
+      });
+      return builders.seal();
+    };
     const before = threads();
-    await maker.make({ records: [record], framing: null, sha256: false, crc32: false });
+    await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);
     await waitFor(() => threads() === before, 5_000, 'the idle worker to exit');
-    await maker.make({ records: [record], framing: null, sha256: false, crc32: false });
+    await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);
     await maker.close();
     expect(threads()).toBe(before);

@@ -37,7 +37,7 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
   /** A batch ready for upload, submitted. */
   const submit = (name: string) => {
     const batch = SealedBatch.seal({
-      records: [Buffer.from(name)],
+      contents: { records: [Buffer.from(name)] },
       rawBytes: name.length,
       points: 1,
       attributes: {},
