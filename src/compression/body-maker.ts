@@ -26,11 +26,4 @@ export function createBodyMaker(options: BodyMakerOptions): BodyMaker {
     : createThreadBodyMaker(resolved);
 }
 
-export {
-  type BatchContents,
-  type BodyMaker,
-  BodyMakerError,
-  type BodyMakerOptions,
-  type BodyRequest,
-  type PreparedBody,
-} from './body-types.js';
+export * from './body-types.js';

@@ -136,17 +136,21 @@ function point(
     attributes: attributes(p.attributes),
   };
   const optional = (name: 'sum' | 'min' | 'max') => (name in p ? { [name]: num(p[name]) } : {});
+  // What both kinds of histogram have: a count, and a sum, min and max when they were recorded.
+  const summary = () => ({
+    ...common,
+    count: num(p.count) ?? 0,
+    ...optional('sum'),
+    ...optional('min'),
+    ...optional('max'),
+  });
   switch (type) {
     case 'sum':
     case 'gauge':
       return { ...common, value: num(p.asInt) ?? num(p.asDouble) ?? 0 };
     case 'histogram':
       return {
-        ...common,
-        count: num(p.count) ?? 0,
-        ...optional('sum'),
-        ...optional('min'),
-        ...optional('max'),
+        ...summary(),
         bucketCounts: nums(p.bucketCounts),
         explicitBounds: nums(p.explicitBounds),
       };
@@ -156,11 +160,7 @@ function point(
         bucketCounts: nums(obj(b).bucketCounts),
       });
       return {
-        ...common,
-        count: num(p.count) ?? 0,
-        ...optional('sum'),
-        ...optional('min'),
-        ...optional('max'),
+        ...summary(),
         scale: num(p.scale) ?? 0,
         zeroCount: num(p.zeroCount) ?? 0,
         positive: buckets(p.positive),
