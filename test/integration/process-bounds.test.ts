@@ -16,6 +16,7 @@ interface Checkpoint {
 interface Sample {
   t: number;
   rss: number;
+  heapTotal: number;
   bufferedBytes: number;
   peakBufferedBytes: number;
   batchesDropped: number;
@@ -126,26 +127,32 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
       }
     }
 
-    // RSS plateaus: medians of the middle and last thirds (robust to the dips after a major GC
-    // and the spikes before one). RSS also follows the heap's growth policy (Node 22's heap grows
-    // for ~14 s, longer on a loaded machine) and the allocator, so the margin is wide; the
-    // checkpoints above are the precise test.
+    // RSS plateaus, in the part V8's heap sizing does not set: medians (robust to the dips after a
+    // major GC and the spikes before one) of RSS minus V8's committed heap, middle third against
+    // last third. V8 commits heap by allocation rate and GC speed: on a loaded machine it grew
+    // from ~95 to ~165 MB in the last third while live memory after GC stayed at 24 MB (seen in
+    // CI; a 64 MiB rise in RSS with nothing leaked). What the heap really holds is the
+    // checkpoints' business above; this catches native memory that grows (sockets, compressor
+    // contexts, buffers outside the budget).
     const third = Math.floor(samples.length / 3);
-    const median = (part: Sample[]) => {
-      const sorted = part.map((s) => s.rss).sort((x, y) => x - y);
+    const median = (part: Sample[], of: (s: Sample) => number) => {
+      const sorted = part.map(of).sort((x, y) => x - y);
       return sorted[Math.floor(sorted.length / 2)] as number;
     };
-    const middleRss = median(samples.slice(third, 2 * third));
-    const endRss = median(samples.slice(2 * third));
+    const rss = (s: Sample) => s.rss;
+    const native = (s: Sample) => s.rss - s.heapTotal;
+    const [middlePart, endPart] = [samples.slice(third, 2 * third), samples.slice(2 * third)];
+    const MB = (n: number) => (n / 1e6).toFixed(0);
     console.log(
       `[measure] 24 s outage, maxBufferedBytes 2 MiB: peak held ${last.peakBufferedBytes} B, ${last.batchesDropped} batches / ` +
-        `${last.pointsDropped} points dropped; median RSS middle third ${(middleRss / 1e6).toFixed(0)} MB, last third ` +
-        `${(endRss / 1e6).toFixed(0)} MB, max ${(Math.max(...samples.map((s) => s.rss)) / 1e6).toFixed(0)} MB; ` +
+        `${last.pointsDropped} points dropped; median RSS middle third ${MB(median(middlePart, rss))} MB, last third ` +
+        `${MB(median(endPart, rss))} MB, max ${MB(Math.max(...samples.map(rss)))} MB; outside V8's heap ` +
+        `${MB(median(middlePart, native))} → ${MB(median(endPart, native))} MB; ` +
         `after GC heap ${(middle.heapUsed / 1e6).toFixed(1)} → ${(end.heapUsed / 1e6).toFixed(1)} MB, ` +
         `external ${(middle.external / 1e6).toFixed(1)} → ${(end.external / 1e6).toFixed(1)} MB ` +
         `(baseline ${(baseline.external / 1e6).toFixed(1)}), arrayBuffers ${(baseline.arrayBuffers / 1e6).toFixed(1)} → ` +
         `${(middle.arrayBuffers / 1e6).toFixed(1)} → ${(end.arrayBuffers / 1e6).toFixed(1)} MB, held ${middle.bufferedBytes} / ${end.bufferedBytes} B`,
     );
-    expect(endRss).toBeLessThan(middleRss + 64 * MiB);
+    expect(median(endPart, native)).toBeLessThan(median(middlePart, native) + 32 * MiB);
   });
 });

@@ -72,6 +72,7 @@ const sampler = setInterval(
       JSON.stringify({
         t: Math.round(performance.now() - started),
         rss: m.rss,
+        heapTotal: m.heapTotal,
         heapUsed: m.heapUsed,
         external: m.external,
         arrayBuffers: m.arrayBuffers,
