@@ -32,15 +32,18 @@ const timestamp = (name) => ({
   logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
 });
 
+/** The outer group of a MAP or LIST: required, one repeated child, annotated both ways. @param {string} name @param {'MAP' | 'LIST'} annotation @returns {SchemaElement} */
+const annotatedGroup = (name, annotation) => ({
+  name,
+  repetition_type: 'REQUIRED',
+  num_children: 1,
+  converted_type: annotation,
+  logical_type: { type: annotation },
+});
+
 /** MAP<STRING, STRING> in the spec's three levels: group MAP / repeated key_value / key, value. @param {string} name @returns {SchemaElement[]} */
 const map = (name) => [
-  {
-    name,
-    repetition_type: 'REQUIRED',
-    num_children: 1,
-    converted_type: 'MAP',
-    logical_type: { type: 'MAP' },
-  },
+  annotatedGroup(name, 'MAP'),
   { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
   string('key'),
   string('value', 'OPTIONAL'),
@@ -48,13 +51,7 @@ const map = (name) => [
 
 /** LIST<T> in three levels: group LIST / repeated list / element. An empty list where it does not apply. @param {string} name @param {'INT64' | 'DOUBLE'} type @returns {SchemaElement[]} */
 const list = (name, type) => [
-  {
-    name,
-    repetition_type: 'REQUIRED',
-    num_children: 1,
-    converted_type: 'LIST',
-    logical_type: { type: 'LIST' },
-  },
+  annotatedGroup(name, 'LIST'),
   { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
   { name: 'element', type, repetition_type: 'REQUIRED' },
 ];
