@@ -12,11 +12,18 @@
  * recording to the end of the MeterProvider's shutdown (the last batch compressed and
  * uploaded). Builds dist/ first (`npm run build`).
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULTS } from '../src/config.js';
-import { jsonLine, runNode, runTs } from './lib/child.js';
+import { jsonLine, runNode } from './lib/child.js';
+import {
+  buildDist,
+  peakRss,
+  runService,
+  type ServiceMode,
+  type ServiceRun,
+  settledRss,
+  startSink,
+} from './lib/footprint-service.js';
 import { fmtMiB, fmtMs } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { median } from './lib/stats.js';
@@ -36,8 +43,8 @@ const SLACK = 10 * MB;
 const CPU_RATIO = 1.2;
 const TRAFFIC = { light: 200, heavy: 5_000, steady: 2_000 } as const;
 type Traffic = keyof typeof TRAFFIC;
-const MODES = ['none', 'otlp-http', 'otlp-json', 'otlp-proto', 'parquet'] as const;
-type Mode = (typeof MODES)[number];
+const MODES: ServiceMode[] = ['none', 'otlp-http', 'otlp-json', 'otlp-proto', 'parquet'];
+type Mode = ServiceMode;
 const STEADY_MODES: Mode[] = ['none', 'otlp-http', 'otlp-json', 'parquet'];
 const LABEL: Record<Mode, string> = {
   none: 'no exporter (one that discards)',
@@ -47,20 +54,6 @@ const LABEL: Record<Mode, string> = {
   parquet: 'ours, parquet (zstd pages)',
 };
 
-interface ServiceRun {
-  mode: Mode;
-  series: number;
-  seconds: number;
-  rssBeforeImport: number;
-  imported: { rss: number; cpuMillis: number };
-  threadsAfterConstruction?: number;
-  threadsAtEnd?: number;
-  cpuMillis: number;
-  shutdownMillis: number;
-  samples: { t: number; rss: number }[];
-  uploaded?: { batches: number; points: number; dropped: number };
-}
-
 interface ModuleStep {
   step: string;
   rss: number;
@@ -69,44 +62,12 @@ interface ModuleStep {
   threads: number;
 }
 
-/** The local sink: takes every request (OTLP/HTTP POSTs, S3 PUTs) and answers 200. */
-async function startSink(): Promise<{ url: string; bytes: () => number; server: Server }> {
-  let bytes = 0;
-  const server = createServer((req, res) => {
-    req.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json', etag: '"footprint"' });
-      res.end(req.method === 'POST' ? '{}' : '');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, bytes: () => bytes, server };
-}
-
 async function service(mode: Mode, traffic: Traffic, seconds: number): Promise<ServiceRun> {
-  const run = await runNode('bench/children/footprint-service.mjs', {
-    env: { MODE: mode, SERIES: String(TRAFFIC[traffic]), SECONDS: String(seconds), SINK: sink.url },
-    capMillis: (seconds + 120) * 1000,
-  });
-  const line = jsonLine<{ footprint: ServiceRun }>(run, 'footprint');
-  if (line === undefined) throw new Error(`${mode} (${traffic}) failed: ${run.stderr.trim()}`);
-  return line.footprint;
+  return runService(sink, mode, TRAFFIC[traffic], seconds);
 }
-
-/** RSS at the end of the run: the median of the samples of its last `share` (before shutdown). */
-function settledRss(run: ServiceRun, share: number): number {
-  const from = run.seconds * 1000 * (1 - share);
-  const last = run.samples.filter((s) => s.t >= from && s.t <= run.seconds * 1000);
-  return median(last.map((s) => s.rss));
-}
-const peakRss = (run: ServiceRun) => Math.max(...run.samples.map((s) => s.rss));
 
 progress('footprint: building dist/ (npm run build)');
-const built = await runTs('scripts/build.ts', { capMillis: 600_000 });
-if (built.code !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
+await buildDist();
 const sink = await startSink();
 
 const runs: Record<Traffic, Partial<Record<Mode, ServiceRun[]>>> = {

@@ -1,0 +1,85 @@
+/**
+ * A service with one metrics exporter, run as a user runs it: bench/children/footprint-service.mjs
+ * in a fresh process of plain Node.js on the built package (dist/), exporting a counter and a
+ * histogram every second into a local sink that answers every request with 200. Shared by the
+ * footprint suite and the Parquet suite's process-level row.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { jsonLine, runNode, runTs } from './child.js';
+import { median } from './stats.js';
+
+/** none: an exporter that discards; otlp-http: the OpenTelemetry exporter; the rest: ours. */
+export type ServiceMode = 'none' | 'otlp-http' | 'otlp-json' | 'otlp-proto' | 'parquet';
+
+export interface ServiceRun {
+  mode: ServiceMode;
+  series: number;
+  seconds: number;
+  rssBeforeImport: number;
+  imported: { rss: number; cpuMillis: number };
+  threadsAfterConstruction?: number;
+  threadsAtEnd?: number;
+  cpuMillis: number;
+  shutdownMillis: number;
+  /** RSS every 100 ms from the first recording, the last one after shutdown. */
+  samples: { t: number; rss: number }[];
+  uploaded?: { batches: number; points: number; dropped: number };
+}
+
+export interface Sink {
+  url: string;
+  /** Bytes received so far. */
+  bytes(): number;
+  server: Server;
+}
+
+/** The local sink: takes every request (OTLP/HTTP POSTs, S3 PUTs) and answers 200. */
+export async function startSink(): Promise<Sink> {
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', etag: '"footprint"' });
+      res.end(req.method === 'POST' ? '{}' : '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, bytes: () => bytes, server };
+}
+
+/** `npm run build`: the service loads dist/. */
+export async function buildDist(): Promise<void> {
+  const built = await runTs('scripts/build.ts', { capMillis: 600_000 });
+  if (built.code !== 0) throw new Error(`npm run build failed: ${built.stderr}`);
+}
+
+/** One run of a service in `mode` with `series` series of each instrument for `seconds`. */
+export async function runService(
+  sink: Sink,
+  mode: ServiceMode,
+  series: number,
+  seconds: number,
+): Promise<ServiceRun> {
+  const run = await runNode('bench/children/footprint-service.mjs', {
+    env: { MODE: mode, SERIES: String(series), SECONDS: String(seconds), SINK: sink.url },
+    capMillis: (seconds + 120) * 1000,
+  });
+  const line = jsonLine<{ footprint: ServiceRun }>(run, 'footprint');
+  if (line === undefined)
+    throw new Error(`${mode} (${series} series) failed: ${run.stderr.trim()}`);
+  return line.footprint;
+}
+
+/** The highest RSS sample of a run, shutdown included. */
+export const peakRss = (run: ServiceRun): number => Math.max(...run.samples.map((s) => s.rss));
+
+/** RSS at the end of the run: the median of the samples of its last `share` (before shutdown). */
+export function settledRss(run: ServiceRun, share: number): number {
+  const from = run.seconds * 1000 * (1 - share);
+  const last = run.samples.filter((s) => s.t >= from && s.t <= run.seconds * 1000);
+  return median(last.map((s) => s.rss));
+}
