@@ -33,3 +33,13 @@ export async function readAtMost(
   if (into !== undefined) return into.subarray(0, total);
   return parts.length === 1 ? (parts[0] as Uint8Array) : Buffer.concat(parts, total);
 }
+
+/** The range as asked for, or an error saying the object is shorter than listed. */
+export function exactly(bytes: Uint8Array, start: number, end: number): Uint8Array {
+  if (bytes.length !== end - start) {
+    throw new Error(
+      `asked for bytes ${start}-${end - 1}, got ${bytes.length}: the object changed since it was listed`,
+    );
+  }
+  return bytes;
+}

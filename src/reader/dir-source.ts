@@ -1,7 +1,7 @@
 import { createReadStream, type Dirent } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readAtMost } from './bounded-read.js';
+import { exactly, readAtMost } from './bounded-read.js';
 import { ReadAccessError } from './errors.js';
 import { compareKeys } from './listing-range.js';
 import { ObjectTooLargeError } from './read-limits.js';
@@ -77,6 +77,17 @@ export function dirSource(dir: string): ObjectSource {
       // `end` is inclusive: a file grown past the limit since stat() is read one byte past it.
       const file = createReadStream(path, { end: maxBytes, signal, highWaterMark: 1024 * 1024 });
       return readAtMost(file, maxBytes, size);
+    },
+    async getRange(key, start, end, signal) {
+      signal.throwIfAborted();
+      const file = await open(pathOf(key), 'r');
+      try {
+        const bytes = Buffer.allocUnsafe(end - start);
+        const { bytesRead } = await file.read(bytes, 0, bytes.length, start);
+        return exactly(bytes.subarray(0, bytesRead), start, end);
+      } finally {
+        await file.close();
+      }
     },
     close() {},
   };

@@ -14,7 +14,16 @@ import {
   type ObjectEncoding,
 } from '../formats.js';
 import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
-import { type KeyRange, listingRange, type PartitionLag, unionOfRanges } from './listing-range.js';
+import { outputNames } from './compacted.js';
+import {
+  compareKeys,
+  type KeyRange,
+  listingRange,
+  type PartitionLag,
+  partitionMarginMillis,
+  unionOfRanges,
+  withHourOutputs,
+} from './listing-range.js';
 
 /** The OpenTelemetry SDK's export interval variable, read by PeriodicExportingMetricReader. */
 export const EXPORT_INTERVAL_VARIABLE = 'OTEL_METRIC_EXPORT_INTERVAL';
@@ -70,6 +79,11 @@ export const LAYOUT_OPTION_NAMES = Object.keys(LAYOUT_RULES) as (keyof KeyLayout
 export interface MetricKey extends ParsedKey {
   /** Format and compression, from the extension. */
   encoding: ObjectEncoding;
+  /**
+   * A compaction output (`….compacted.parquet` in the Parquet hour layout, whatever the
+   * template): its metadata lists the objects it replaces (see docs/parquet.md, Compaction).
+   */
+  compacted?: true;
 }
 
 /**
@@ -100,6 +114,8 @@ export interface KeyLayout {
   hint(key: string): LayoutHint | undefined;
   /** The keys to list for objects sealed in [from, to). */
   range(from: Date | undefined, to: Date | undefined): KeyRange;
+  /** As range(), from the directory of the first hour, for its compaction outputs. */
+  rangeWithOutputs(from: Date | undefined, to: Date | undefined): KeyRange;
 }
 
 /** A key template the reader recognises, with the formats whose default it is. */
@@ -193,9 +209,26 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
   };
   const internalArea = prefix === '' ? INTERNAL_AREA : `${prefix}/${INTERNAL_AREA}`;
 
+  // Compaction outputs are read under any layout: they replace objects of this one.
+  const outputs = outputNames(prefix, filePrefix);
+  const asOutput = (parsed: ParsedKey | undefined): MetricKey | undefined =>
+    parsed === undefined
+      ? undefined
+      : { ...parsed, encoding: { format: 'parquet', compression: 'none' }, compacted: true };
+  const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) =>
+    layouts.map(({ templateText, maxBatchAgeMillis }) => {
+      const template = templateOf(templateText, prefix, filePrefix);
+      const partitionLag = lag(maxBatchAgeMillis);
+      const range = listingRange(template, templateText, { prefix, lag: partitionLag, from, to });
+      if (!outputsToo) return range;
+      const start =
+        from === undefined ? undefined : from.getTime() - partitionMarginMillis(partitionLag);
+      return withHourOutputs(range, template, templateText, { prefix, timeZone, start });
+    });
+
   return {
     prefix,
-    parse: (key) => parseIn(layouts, key),
+    parse: (key) => parseIn(layouts, key) ?? asOutput(outputs.parse(key)),
     internal: (key) => key.startsWith(internalArea),
     deeperPrefix(key) {
       // Keys are listed under `prefix/`: a deeper prefix ends at a later "/".
@@ -224,16 +257,16 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
       }
       return undefined;
     },
-    range(from, to) {
-      const ranges = layouts.map(({ templateText, maxBatchAgeMillis }) =>
-        listingRange(templateOf(templateText, prefix, filePrefix), templateText, {
-          prefix,
-          lag: lag(maxBatchAgeMillis),
-          from,
-          to,
-        }),
-      );
-      return unionOfRanges(ranges);
+    range: (from, to) => unionOfRanges(rangeOf(from, to, false)),
+    rangeWithOutputs(from, to) {
+      const ranges = rangeOf(from, to, true);
+      const union = unionOfRanges(ranges);
+      // Keys before a layout's own start are read only if they are outputs, unless another
+      // layout's range reads them anyway.
+      const early = ranges.map((r) => r.outputsOnlyUntil);
+      if (early.some((e) => e === undefined)) return union;
+      const until = (early as string[]).reduce((a, b) => (compareKeys(a, b) < 0 ? a : b));
+      return { ...union, outputsOnlyUntil: until };
     },
   };
 }

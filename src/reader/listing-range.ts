@@ -47,6 +47,12 @@ export interface KeyRange {
   /** ListObjectsV2 `StartAfter`: every key of an earlier partition sorts before it. */
   startAfter: string | undefined;
   /**
+   * Set when the listing starts early, at the hour's directory, to find the compaction outputs
+   * filed there (they sort before the hour's minutes): keys up to this one are read only if they
+   * are outputs.
+   */
+  outputsOnlyUntil?: string;
+  /**
    * The last partition that can hold an object of the range, as the leading part of its keys:
    * a key that sorts after it without starting with it is past the range, and so are all later ones.
    */
@@ -120,6 +126,43 @@ function commonLeadingPart(a: string, b: string): string {
   let n = 0;
   while (n < a.length && n < b.length && a[n] === b[n]) n++;
   return a.slice(0, n);
+}
+
+/**
+ * The listing range, started early enough to see the compaction outputs of the hour where the
+ * listing starts (`start`, from − the partition margin; see KeyRange.outputsOnlyUntil). Outputs
+ * are filed in UTC hours, so only UTC layouts whose leading time tokens reach the hour and go
+ * finer (the default minute layout) change.
+ */
+export function withHourOutputs(
+  range: KeyRange,
+  template: KeyTemplate,
+  templateText: string,
+  options: { prefix: string; timeZone: PartitionTimeZone; start: number | undefined },
+): KeyRange {
+  const { prefix, timeZone, start } = options;
+  const leading = hourLeadingChars(templateText);
+  if (start === undefined || range.startAfter === undefined || timeZone !== 'UTC') return range;
+  if (leading === undefined) return range;
+  const keep = (prefix === '' ? 0 : prefix.length + 1) + leading;
+  const hour = new Date(start - (((start % HOUR) + HOUR) % HOUR));
+  const year = hour.getUTCFullYear();
+  if (!(year >= 1000 && year <= 9999)) return range;
+  const directory = template
+    .render({ time: hour, attributes: {}, extension: '', id: ANY_ID })
+    .slice(0, keep);
+  if (compareKeys(range.startAfter, directory) <= 0) return range;
+  return { ...range, startAfter: directory, outputsOnlyUntil: range.startAfter };
+}
+
+/** Characters of the leading parts up to and with %H, when they sort as time and reach it. */
+export function hourLeadingChars(templateText: string): number | undefined {
+  const hourAt = templateText.indexOf('%H');
+  if (hourAt < 0) return undefined;
+  const leading = sortableLeadingChars(templateText.slice(0, hourAt + 2));
+  return leading !== undefined && templateText.slice(0, hourAt + 2).includes('%d')
+    ? leading
+    : undefined;
 }
 
 /**

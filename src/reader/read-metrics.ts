@@ -4,7 +4,7 @@ import type { ObjectEncoding } from '../formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
 import type { KeyLayout, LayoutHint } from './key-layout.js';
-import { isPastRange } from './listing-range.js';
+import { compareKeys, isPastRange } from './listing-range.js';
 import {
   ObjectTooLargeError,
   type ReadLimitOptions,
@@ -18,6 +18,7 @@ import {
   resolveConcurrency,
   resolveRange,
 } from './read-options.js';
+import { type ListedObject, withoutReplaced } from './replaced-inputs.js';
 import type { ObjectSource } from './source.js';
 
 /** A stored object in the range, as listed. */
@@ -77,6 +78,11 @@ export interface ReadStats {
   rawBytesRead: number;
   /** Objects that could not be fetched or decoded, skipped (readMetrics only). */
   objectsUnreadable: number;
+  /**
+   * Objects skipped because a compaction output in the range holds their points (an output and
+   * the objects it replaces both exist until the compactor deletes them; OTLP ones are kept).
+   */
+  objectsReplaced: number;
 }
 
 /** What listMetricObjects and readMetrics return: iterate it once; `stats` is live. */
@@ -244,20 +250,15 @@ async function* inRange(
   signal: AbortSignal,
   stats: ReadStats,
 ): AsyncGenerator<ObjectInfo> {
-  const { layout } = range;
-  const listing = layout.range(range.from, range.to);
   const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
   const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
-  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
-    // Keys sort by partition: past the last one that can hold the range, none is in it.
-    if (isPastRange(key, listing)) return;
-    const parsed = layout.parse(key);
-    if (parsed === undefined) {
-      if (!layout.internal(key)) skipped(layout, key, stats);
-      continue;
-    }
+  const listed = inLayout(source, range, signal, stats);
+  const onReplaced = () => stats.objectsReplaced++;
+  for await (const { key, size, parsed } of withoutReplaced(listed, source, signal, onReplaced)) {
     const time = parsed.sealedAt.getTime();
-    if (time < from || time >= to) continue;
+    // A compaction output holds objects sealed from its hour's start to its own time.
+    const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
+    if (time < from || start >= to) continue;
     stats.objects++;
     stats.bytes += size;
     yield {
@@ -267,6 +268,30 @@ async function* inRange(
       encoding: parsed.encoding,
       attributes: parsed.attributes,
     };
+  }
+}
+
+/** The listed keys in the layout, from the hour that holds the range's start. */
+async function* inLayout(
+  source: ObjectSource,
+  range: ResolvedRange,
+  signal: AbortSignal,
+  stats: ReadStats,
+): AsyncGenerator<ListedObject> {
+  const { layout } = range;
+  const listing = layout.rangeWithOutputs(range.from, range.to);
+  const early = listing.outputsOnlyUntil;
+  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
+    // Keys sort by partition: past the last one that can hold the range, none is in it.
+    if (isPastRange(key, listing)) return;
+    const parsed = layout.parse(key);
+    if (parsed === undefined) {
+      if (!layout.internal(key)) skipped(layout, key, stats);
+      continue;
+    }
+    // Listed early only for the compaction outputs of the range's first hour.
+    if (early !== undefined && parsed.compacted !== true && compareKeys(key, early) <= 0) continue;
+    yield { key, size, parsed };
   }
 }
 
@@ -311,6 +336,7 @@ function emptyStats(): ReadStats {
     objectsRead: 0,
     rawBytesRead: 0,
     objectsUnreadable: 0,
+    objectsReplaced: 0,
   };
 }
 

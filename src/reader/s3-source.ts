@@ -8,7 +8,7 @@ import {
 import { s3ClientConfig } from '../config/client-settings.js';
 import type { ChecksumMode } from '../config.js';
 import { describeError } from '../s3-errors.js';
-import { readAtMost } from './bounded-read.js';
+import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError } from './errors.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
@@ -86,6 +86,20 @@ export function s3Source(
         // Not transformToByteArray: it takes whatever the server sends. An object replaced
         // since the listing, or a body longer than announced, stops at the limit.
         return await readAtMost(body, maxBytes, got.ContentLength);
+      } catch (error) {
+        signal.throwIfAborted();
+        throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
+      }
+    },
+    async getRange(key, start, end, signal) {
+      try {
+        const got = await client.send(
+          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
+          { abortSignal: signal },
+        );
+        const body: unknown = got.Body;
+        if (!isAsyncIterable(body)) throw new Error('GetObject returned no body stream');
+        return exactly(await readAtMost(body, end - start, got.ContentLength), start, end);
       } catch (error) {
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;

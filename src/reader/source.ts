@@ -19,6 +19,11 @@ export interface ObjectSource {
   ): AsyncIterable<ListedKey>;
   /** The stored bytes of one object; ObjectTooLargeError past `maxBytes`, without reading on. */
   get(key: string, signal: AbortSignal, maxBytes: number): Promise<Uint8Array>;
+  /**
+   * Bytes [start, end) of one object, e.g. a Parquet footer or one row group, so a large file is
+   * never held whole. Fewer bytes than asked for (the object changed since it was listed) throw.
+   */
+  getRange(key: string, start: number, end: number, signal: AbortSignal): Promise<Uint8Array>;
   /** Releases what the source opened (the S3 client it created). */
   close(): void;
 }

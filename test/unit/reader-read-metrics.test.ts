@@ -193,8 +193,9 @@ describe('readMetrics listing S3', () => {
     expect(s3.listCalls[0]).toMatchObject({
       Bucket: 'b',
       Prefix: 'p/',
-      // The partition of from - 1 min, without the "/" that keys filed under it go on with.
-      StartAfter: 'p/year=2026/month=03/day=04/hour=05/minute=59',
+      // The hour of from - 1 min, without the "/" that keys filed under it go on with: its
+      // compaction outputs sort before its minutes (of which only minute 59 on is read).
+      StartAfter: 'p/year=2026/month=03/day=04/hour=05',
     });
     // Page 1: the inside key and the first one past; the 19 later keys are never listed.
     expect(s3.listCalls).toHaveLength(1);

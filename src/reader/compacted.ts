@@ -1,0 +1,119 @@
+import { FORMAT_ROWS } from '../formats.js';
+import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
+
+/**
+ * What a compaction output is, for the reader that skips what it replaces and for the compactor
+ * that writes it (src/compact/). One place for its name and its key-value metadata.
+ *
+ * An output is a Parquet file of the documented schema, in the Parquet hour layout, named
+ * `{filePrefix}metrics_{uuidv7}.compacted.parquet`. Its key-value metadata lists every object
+ * whose points it holds: while an output and the inputs it replaces both exist, this package's
+ * reader reads the output and skips the inputs.
+ */
+
+/** The name's ending: engines glob `*.parquet` and read it; this package recognises it by name. */
+export const OUTPUT_EXTENSION = '.compacted.parquet';
+
+/** The Parquet hour layout: outputs are always filed here, in UTC. */
+export const OUTPUT_KEY_TEMPLATE = FORMAT_ROWS.parquet.keyTemplate;
+
+/**
+ * The compactor's bookkeeping (leases, records of unreadable inputs) lives in this directory
+ * under the output prefix. Its objects are `.json`, so `*.parquet` globs never match them; Spark,
+ * Hive and Trino also skip `_`-prefixed directories. The reader ignores it without counting.
+ */
+export const BOOKKEEPING_DIR = '_otel_s3_compaction';
+
+/** Key-value metadata key of the list of replaced objects (JSON, see encodeReplaces). */
+export const REPLACES_KEY = 'otel_s3.compaction.replaces';
+
+/** The objects an output replaces. */
+export interface Replaces {
+  /** The objects read into this output, with the data points (rows) each held. */
+  inputs: { key: string; rows: number }[];
+  /**
+   * Objects replaced earlier by an output that this one replaces in turn (raw objects that were
+   * kept): the reader must go on skipping them once that output is gone.
+   */
+  superseded: string[];
+}
+
+/** Every key an output replaces. */
+export function replacedKeys(replaces: Replaces): string[] {
+  return [...replaces.inputs.map((input) => input.key), ...replaces.superseded];
+}
+
+/**
+ * Replaces as the metadata value: `{"base":"…/hour=05/","inputs":[["minute=07/metrics_….json.zst",
+ * 200],…],"superseded":[…]}`, keys relative to their longest common directory (thousands of OTLP
+ * objects an hour: the shared part is written once).
+ */
+export function encodeReplaces(replaces: Replaces): string {
+  const all = replacedKeys(replaces);
+  const base = commonDirectory(all);
+  const rel = (key: string) => key.slice(base.length);
+  return JSON.stringify({
+    base,
+    inputs: replaces.inputs.map((input) => [rel(input.key), input.rows]),
+    superseded: replaces.superseded.map(rel),
+  });
+}
+
+/** The metadata value back into Replaces; throws on anything this package does not write. */
+export function decodeReplaces(text: string): Replaces {
+  const value = JSON.parse(text) as unknown;
+  const bad = () => new Error(`${REPLACES_KEY} is not a list of replaced objects`);
+  if (typeof value !== 'object' || value === null) throw bad();
+  const { base, inputs, superseded } = value as Record<string, unknown>;
+  if (typeof base !== 'string' || !Array.isArray(inputs) || !Array.isArray(superseded)) throw bad();
+  return {
+    inputs: inputs.map((entry: unknown) => {
+      if (!Array.isArray(entry) || typeof entry[0] !== 'string') throw bad();
+      const rows = entry[1];
+      if (typeof rows !== 'number' || !Number.isSafeInteger(rows) || rows < 0) throw bad();
+      return { key: base + entry[0], rows };
+    }),
+    superseded: superseded.map((key: unknown) => {
+      if (typeof key !== 'string') throw bad();
+      return base + key;
+    }),
+  };
+}
+
+/** Names of outputs under one prefix: the Parquet hour layout with the output's ending. */
+export interface OutputNames {
+  /** The output's partition and UUID, or undefined for a key that is not an output here. */
+  parse(key: string): ParsedKey | undefined;
+  /** The key of an output of the hour starting at `hour`, with this UUIDv7. */
+  render(hour: Date, id: string): string;
+}
+
+export function outputNames(prefix: string, filePrefix: string): OutputNames {
+  const template = new KeyTemplate(OUTPUT_KEY_TEMPLATE, { prefix, filePrefix, timeZone: 'UTC' });
+  return {
+    parse(key) {
+      if (!key.endsWith(OUTPUT_EXTENSION)) return undefined;
+      const parsed = template.parse(key);
+      return parsed?.extension === OUTPUT_EXTENSION ? parsed : undefined;
+    },
+    render: (hour, id) =>
+      template.render({ time: hour, attributes: {}, extension: OUTPUT_EXTENSION, id }),
+  };
+}
+
+/** True for the compactor's own objects under `prefix`. */
+export function isBookkeepingKey(prefix: string, key: string): boolean {
+  return key.startsWith(prefix === '' ? `${BOOKKEEPING_DIR}/` : `${prefix}/${BOOKKEEPING_DIR}/`);
+}
+
+/** The longest common prefix of the keys that ends with "/" (or ''). */
+function commonDirectory(keys: readonly string[]): string {
+  if (keys.length === 0) return '';
+  let common = keys[0] as string;
+  for (const key of keys) {
+    let i = 0;
+    while (i < common.length && i < key.length && common[i] === key[i]) i++;
+    common = common.slice(0, i);
+  }
+  return common.slice(0, common.lastIndexOf('/') + 1);
+}

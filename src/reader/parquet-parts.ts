@@ -1,0 +1,205 @@
+import {
+  type AsyncBuffer,
+  type FileMetaData,
+  type KeyValue,
+  parquetMetadata,
+  parquetReadObjects,
+  type RowGroup,
+} from 'hyparquet';
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import { rowsToRequest } from '../parquet/read.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../parquet/schema.js';
+import { decompress } from './decompress.js';
+import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
+
+/**
+ * A Parquet object of this package's schema read one row group at a time, so a file of any size
+ * (a compaction output of 128 MiB, say) costs the memory of one row group: its stored bytes
+ * (at most `maxObjectBytes`), their decompressed pages (at most `maxDecompressedBytes`) and its
+ * rows (at most MAX_ROW_GROUP_ROWS). The footer is read first, and at most MAX_FOOTER_BYTES of it.
+ */
+
+/** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
+export interface ByteRanges {
+  readonly byteLength: number;
+  read(start: number, end: number): Promise<Uint8Array>;
+}
+
+/**
+ * The largest footer read. This package's files have footers of a few KB; a compaction output
+ * that replaces thousands of OTLP objects lists them there (about 80 bytes each).
+ */
+export const MAX_FOOTER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The most rows in one row group. Ours hold at most 65,536 (ROW_GROUP_ROWS); rows cost far more
+ * decoded than stored (a run of equal values can encode millions in a few bytes), so a file
+ * claiming more is refused rather than decoded.
+ */
+export const MAX_ROW_GROUP_ROWS = 262_144;
+
+/** One row group as an ExportMetricsServiceRequest. */
+export interface ParquetPart {
+  request: OtlpObject;
+  rows: number;
+  /** Decompressed bytes of its pages. */
+  rawBytes: number;
+}
+
+export interface ParquetParts {
+  /** Rows (data points) in the file, as its footer says. */
+  readonly rows: number;
+  /** Row groups. */
+  readonly count: number;
+  readonly keyValues: readonly KeyValue[];
+  /** Row group `index`; throws for bad data or a limit, ObjectTooLargeError for the latter. */
+  read(index: number): Promise<ParquetPart>;
+}
+
+/** Bytes in memory as ranges. */
+export function bytesAsRanges(bytes: Uint8Array): ByteRanges {
+  return {
+    byteLength: bytes.length,
+    read: async (start, end) => bytes.subarray(start, end),
+  };
+}
+
+/**
+ * Reads the footer and checks it: this package's schema version, row groups within the limits.
+ * Throws (with what is wrong) for anything else.
+ */
+export async function openParquetParts(
+  file: ByteRanges,
+  limits: ReadLimits,
+): Promise<ParquetParts> {
+  if (file.byteLength < 12) throw new Error('not a Parquet file: too short');
+  const tail = await file.read(file.byteLength - 8, file.byteLength);
+  const view = new DataView(tail.buffer, tail.byteOffset, 8);
+  if (view.getUint32(4, true) !== 0x31524150) throw new Error('not a Parquet file: no PAR1 footer');
+  const footerBytes = view.getUint32(0, true);
+  if (footerBytes > MAX_FOOTER_BYTES) {
+    throw new Error(
+      `Parquet footer of ${footerBytes} bytes is over the limit of ${MAX_FOOTER_BYTES}`,
+    );
+  }
+  if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
+  const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
+  const metadata = parquetMetadata(footer);
+  const version = metadata.key_value_metadata?.find((kv) => kv.key === SCHEMA_VERSION_KEY)?.value;
+  if (version !== SCHEMA_VERSION) {
+    throw new Error(
+      `not an otel-s3-exporter Parquet file of schema version ${SCHEMA_VERSION} (${SCHEMA_VERSION_KEY}: ${version ?? 'none'})`,
+    );
+  }
+  let rows = 0;
+  const groups = metadata.row_groups.map((group) => {
+    const checked = checkedGroup(group, rows, file.byteLength, limits);
+    rows += checked.rows;
+    return checked;
+  });
+  if (BigInt(rows) !== BigInt(metadata.num_rows)) {
+    throw new Error(`Parquet footer says ${metadata.num_rows} rows, its row groups ${rows}`);
+  }
+  return {
+    rows,
+    count: groups.length,
+    keyValues: metadata.key_value_metadata ?? [],
+    read: (index) => readGroup(file, metadata, groups, index, limits),
+  };
+}
+
+interface Group {
+  /** First row of the group in the file. */
+  firstRow: number;
+  rows: number;
+  /** The stored bytes of its column chunks. */
+  start: number;
+  end: number;
+}
+
+function checkedGroup(
+  group: RowGroup,
+  firstRow: number,
+  fileBytes: number,
+  limits: ReadLimits,
+): Group {
+  const rows = Number(group.num_rows);
+  if (!(rows >= 0 && rows <= MAX_ROW_GROUP_ROWS)) {
+    throw new Error(
+      `a Parquet row group of ${group.num_rows} rows (at most ${MAX_ROW_GROUP_ROWS})`,
+    );
+  }
+  let start = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (const column of group.columns) {
+    const meta = column.meta_data;
+    if (meta === undefined) throw new Error('a Parquet column chunk without metadata');
+    const first = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    start = Math.min(start, first);
+    end = Math.max(end, first + Number(meta.total_compressed_size));
+  }
+  if (group.columns.length === 0) start = end = 0;
+  if (!(start >= 4 && end >= start && end <= fileBytes - 8)) {
+    throw new Error('a Parquet row group outside the file');
+  }
+  if (end - start > limits.maxObjectBytes) {
+    throw new ObjectTooLargeError('maxObjectBytes', limits.maxObjectBytes, end - start);
+  }
+  return { firstRow, rows, start, end };
+}
+
+async function readGroup(
+  file: ByteRanges,
+  metadata: FileMetaData,
+  groups: Group[],
+  index: number,
+  limits: ReadLimits,
+): Promise<ParquetPart> {
+  const group = groups[index];
+  if (group === undefined) throw new RangeError(`no row group ${index}`);
+  const { firstRow } = group;
+  // One read for the whole row group; hyparquet's slices are served from it.
+  const bytes = await file.read(group.start, group.end);
+  const asyncBuffer: AsyncBuffer = {
+    byteLength: file.byteLength,
+    slice(start, end = file.byteLength) {
+      if (start < group.start || end > group.end) {
+        throw new Error('a Parquet page outside its row group');
+      }
+      return copyOf(bytes.subarray(start - group.start, end - group.start));
+    },
+  };
+  let left = limits.maxDecompressedBytes;
+  const within =
+    (compression: 'zstd' | 'gzip') =>
+    (input: Uint8Array, outputLength: number): Uint8Array => {
+      // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
+      const out = decompress(input, compression, Math.max(1, Math.min(outputLength, left)));
+      left -= out.length;
+      return out;
+    };
+  const rows = await parquetReadObjects({
+    file: asyncBuffer,
+    metadata,
+    rowStart: firstRow,
+    rowEnd: firstRow + group.rows,
+    compressors: { ZSTD: within('zstd'), GZIP: within('gzip') },
+    // Microseconds as they are (bigint): a Date would cut them to milliseconds.
+    parsers: { timestampFromMicroseconds: (micros: bigint) => micros },
+  });
+  if (rows.length !== group.rows) {
+    throw new Error(
+      `Parquet row group ${index} held ${rows.length} rows, its footer says ${group.rows}`,
+    );
+  }
+  return {
+    request: rowsToRequest(rows),
+    rows: rows.length,
+    rawBytes: limits.maxDecompressedBytes - left,
+  };
+}
+
+/** A copy that owns its ArrayBuffer (a Buffer's slice() is a view, not a copy). */
+function copyOf(bytes: Uint8Array): ArrayBuffer {
+  return new Uint8Array(bytes).buffer as ArrayBuffer;
+}

@@ -1,0 +1,91 @@
+import { decodeReplaces, REPLACES_KEY, replacedKeys } from './compacted.js';
+import { ReadAccessError } from './errors.js';
+import type { MetricKey } from './key-layout.js';
+import { type ByteRanges, openParquetParts } from './parquet-parts.js';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES } from './read-limits.js';
+import type { ObjectSource } from './source.js';
+
+/**
+ * How the reader never counts a point twice while compaction runs: a compaction output and the
+ * objects it replaces can both exist (until the compactor deletes the inputs, and for good for
+ * the OTLP objects it keeps). The keys of one hour are listed together, so the reader holds an
+ * hour's keys, reads the footer of each output among them, and yields every key that no output
+ * replaces: the outputs, and the objects not compacted yet.
+ */
+
+/** A listed key in the layout. */
+export interface ListedObject {
+  key: string;
+  size: number;
+  parsed: MetricKey;
+}
+
+const HOUR = 3_600_000;
+
+/**
+ * The listed objects without those a compaction output among them replaces, in listing order.
+ * An output whose footer cannot be read replaces nothing (reading it reports the problem later);
+ * access errors end the listing. `onReplaced` counts what is skipped.
+ */
+export async function* withoutReplaced(
+  listed: AsyncIterable<ListedObject>,
+  source: ObjectSource,
+  signal: AbortSignal,
+  onReplaced: (object: ListedObject) => void,
+): AsyncGenerator<ListedObject> {
+  let hour: number | undefined;
+  let held: ListedObject[] = [];
+  for await (const object of listed) {
+    const start = object.parsed.partition?.start.getTime();
+    const next = start === undefined ? undefined : Math.floor(start / HOUR);
+    if (next !== hour || next === undefined) {
+      yield* release(held);
+      held = [];
+      hour = next;
+    }
+    held.push(object);
+  }
+  yield* release(held);
+
+  async function* release(objects: ListedObject[]): AsyncGenerator<ListedObject> {
+    const replaced = new Set<string>();
+    for (const object of objects) {
+      if (object.parsed.compacted !== true) continue;
+      for (const key of await replacesOf(source, object, signal)) replaced.add(key);
+    }
+    for (const object of objects) {
+      if (replaced.has(object.key)) onReplaced(object);
+      else yield object;
+    }
+  }
+}
+
+/** The keys an output replaces, from its footer; none when the footer cannot be read. */
+async function replacesOf(
+  source: ObjectSource,
+  object: ListedObject,
+  signal: AbortSignal,
+): Promise<string[]> {
+  try {
+    const parts = await openParquetParts(objectRanges(source, object.key, object.size, signal), {
+      maxObjectBytes: Number.MAX_SAFE_INTEGER,
+      maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+    });
+    const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
+    return text === undefined ? [] : replacedKeys(decodeReplaces(text));
+  } catch (error) {
+    if (error instanceof ReadAccessError) throw error;
+    signal.throwIfAborted();
+    return [];
+  }
+}
+
+/** An object of the source as byte ranges (Range GETs on S3). */
+export function objectRanges(
+  source: ObjectSource,
+  key: string,
+  size: number,
+  signal: AbortSignal,
+): ByteRanges {
+  return { byteLength: size, read: (start, end) => source.getRange(key, start, end, signal) };
+}
