@@ -1,0 +1,140 @@
+import { hostname } from 'node:os';
+import { uuidv7 } from 'uuidv7';
+import { outputNames } from '../reader/compacted.js';
+import { tmpDirectory } from './bookkeeping.js';
+import { conditionalWritesWork } from './conditional-writes.js';
+import { dirStore } from './dir-store.js';
+import { listHours } from './listing.js';
+import {
+  type CompactionSettings,
+  type CompactMetricsOptions,
+  resolveCompaction,
+} from './options.js';
+import { compactPartition, planRules, type RunContext, reportOf } from './partition-job.js';
+import { type PartitionPlan, planPartition } from './plan.js';
+import type { CompactionReport, PartitionReport } from './report.js';
+import { type CompactionStore, s3Store } from './store.js';
+
+const HOUR = 3_600_000;
+
+/** The server does not honour If-None-Match, and the run was not told it is the only writer. */
+export class ConditionalWritesUnsupportedError extends Error {
+  constructor(where: string) {
+    super(
+      `${where} does not honour conditional writes (If-None-Match: *), which keep two compactors from writing the same hour: ` +
+        'nothing was written. If this is the only compactor that ever runs on this prefix, run with --single-writer (singleWriter: true).',
+    );
+    this.name = 'ConditionalWritesUnsupportedError';
+  }
+}
+
+/**
+ * Merges the closed hour partitions under a prefix into few large, sorted Parquet files (see
+ * docs/parquet.md, Compaction). Plans from a listing first (a run with nothing to do writes
+ * nothing), then compacts each hour under its lease, `partitionConcurrency` at a time. Throws
+ * InvalidOptionError for a bad option, ReadAccessError for an access problem, and
+ * ConditionalWritesUnsupportedError when the server cannot keep compactors apart; a partition
+ * that fails is reported and the others go on.
+ */
+export async function compactMetrics(options: CompactMetricsOptions): Promise<CompactionReport> {
+  const settings = resolveCompaction(options);
+  const signal = options.signal ?? new AbortController().signal;
+  const emit = options.onProgress ?? (() => {});
+  const store = openStore(options, settings);
+  try {
+    const counters = { keysIgnored: 0 };
+    const { shard } = settings;
+    const accept = (hour: number) => Math.floor(hour / HOUR) % shard.count === shard.index;
+    let partitionsSelected = 0;
+    const plans: PartitionPlan[] = [];
+    for await (const objects of listHours(
+      settings,
+      store.source,
+      hourRange(settings),
+      accept,
+      counters,
+      signal,
+    )) {
+      partitionsSelected++;
+      const plan = planPartition(objects, planRules(settings));
+      if (plan.work || plan.badOutputs.length > 0 || plan.knownBad.length > 0) plans.push(plan);
+    }
+    const work = plans.filter((p) => p.work);
+    const toRead = work.flatMap((p) => [...p.merge.inputs, ...p.merge.outputs]);
+    emit({
+      type: 'planned',
+      partitions: work.length,
+      objects: toRead.length,
+      bytes: toRead.reduce((n, o) => n + o.size, 0),
+    });
+    const idle = plans.filter((p) => !p.work).map((p) => reportOf(p, 'nothing-to-do'));
+    const finish = (partitions: PartitionReport[]): CompactionReport => ({
+      dryRun: settings.dryRun,
+      partitionsSelected,
+      partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
+      keysIgnored: counters.keysIgnored,
+    });
+    if (settings.dryRun || work.length === 0) {
+      return finish(work.map((p) => reportOf(p, 'planned')));
+    }
+    if (
+      !settings.singleWriter &&
+      !(await conditionalWritesWork(store, settings.outPrefix, signal))
+    ) {
+      throw new ConditionalWritesUnsupportedError(store.source.description);
+    }
+    const ctx: RunContext = {
+      settings,
+      store,
+      names: outputNames(settings.outPrefix, settings.filePrefix),
+      holder: `${hostname()}/${process.pid}/${uuidv7().slice(-12)}`,
+      conditional: !settings.singleWriter,
+      signal,
+      emit,
+    };
+    const reports = await inTurn(work, settings.partitionConcurrency, async (plan) => {
+      const report = await compactPartition(ctx, plan);
+      emit({ type: 'partition-done', report });
+      return report;
+    });
+    return finish(reports);
+  } finally {
+    store.close();
+  }
+}
+
+function openStore(options: CompactMetricsOptions, settings: CompactionSettings): CompactionStore {
+  if (options.dir !== undefined) return dirStore(options.dir, tmpDirectory(settings.outPrefix));
+  return s3Store(options.bucket, options);
+}
+
+/**
+ * The hours to look at: those that overlap [from, to) and have settled (ended at least the
+ * settle time ago).
+ */
+function hourRange(settings: CompactionSettings, now = Date.now()): { from: number; to: number } {
+  const floor = (ms: number) => ms - (((ms % HOUR) + HOUR) % HOUR);
+  const settled = floor(now - settings.settleMillis);
+  const from =
+    settings.from === undefined ? Number.NEGATIVE_INFINITY : floor(settings.from.getTime());
+  const to = Math.min(settings.to?.getTime() ?? Number.POSITIVE_INFINITY, settled);
+  return { from, to };
+}
+
+/** Runs `work` over the items, at most `limit` at once; results in the items' order. */
+async function inTurn<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const at = next++;
+      results[at] = await work(items[at] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

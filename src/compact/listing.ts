@@ -1,0 +1,191 @@
+import {
+  decodeReplaces,
+  isBookkeepingKey,
+  REPLACES_KEY,
+  replacedKeys,
+} from '../reader/compacted.js';
+import { ReadAccessError } from '../reader/errors.js';
+import { type KeyLayout, type MetricKey, resolveKeyLayout } from '../reader/key-layout.js';
+import { isPastRange } from '../reader/listing-range.js';
+import { openParquetParts } from '../reader/parquet-parts.js';
+import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import type { ObjectSource } from '../reader/source.js';
+import { skipRecordKey } from './bookkeeping.js';
+import type { CompactionSettings } from './options.js';
+import type { BadOutput, HourObjects, OutputInfo, SkippedObject } from './plan.js';
+
+/**
+ * The hours of a range as the compactor sees them: the objects of the input layout under the
+ * prefix, and the outputs under the output prefix (and any under the input prefix), grouped by
+ * the hour of their partition, with each output's footer and the hour's skip record read.
+ * Listing and reading only: no writes.
+ */
+
+const HOUR = 3_600_000;
+const MAX_SKIP_RECORD_BYTES = 16 * 1024 * 1024;
+
+export interface ListingCounters {
+  keysIgnored: number;
+}
+
+/**
+ * The hours whose start is in [from, to) that `accept` takes, in time order. `accept` runs
+ * before any footer is read, so hours of other shards cost nothing but their listing.
+ */
+export async function* listHours(
+  settings: CompactionSettings,
+  source: ObjectSource,
+  range: { from: number; to: number },
+  accept: (hour: number) => boolean,
+  counters: ListingCounters,
+  signal: AbortSignal,
+): AsyncGenerator<HourObjects> {
+  const inputs = hourGroups(source, settings.layouts, range, counters, signal);
+  const outLayout =
+    settings.outPrefix === settings.prefix
+      ? undefined
+      : resolveKeyLayout(settings.outPrefix, {
+          format: 'parquet',
+          filePrefix: settings.filePrefix,
+        });
+  const outputs =
+    outLayout === undefined ? undefined : hourGroups(source, [outLayout], range, undefined, signal);
+  let a = await inputs.next();
+  let b = outputs === undefined ? undefined : await outputs.next();
+  while (a.done !== true || (b !== undefined && b.done !== true)) {
+    const hourA = a.done === true ? Number.POSITIVE_INFINITY : a.value.hour;
+    const hourB = b === undefined || b.done === true ? Number.POSITIVE_INFINITY : b.value.hour;
+    const hour = Math.min(hourA, hourB);
+    const listed: ListedObject[] = [];
+    if (hourA === hour && a.done !== true) {
+      listed.push(...a.value.objects);
+      a = await inputs.next();
+    }
+    if (hourB === hour && b !== undefined && b.done !== true) {
+      // Under the output prefix only outputs count.
+      listed.push(...b.value.objects.filter((o) => o.parsed.compacted === true));
+      b = await (outputs as AsyncGenerator<Group>).next();
+    }
+    if (!accept(hour)) continue;
+    yield await readHour(settings, source, new Date(hour), listed, signal);
+  }
+}
+
+interface Group {
+  hour: number;
+  objects: ListedObject[];
+}
+
+/**
+ * Listed keys in the layouts, grouped by their partition's hour (keys of an hour are adjacent:
+ * every layout starts with the year, month, day and hour). The first layout bounds the listing.
+ */
+async function* hourGroups(
+  source: ObjectSource,
+  layouts: KeyLayout[],
+  range: { from: number; to: number },
+  counters: ListingCounters | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<Group> {
+  const layout = layouts[0] as KeyLayout;
+  const listing = layout.range(
+    Number.isFinite(range.from) ? new Date(range.from) : undefined,
+    new Date(range.to),
+  );
+  let group: Group | undefined;
+  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
+    if (isPastRange(key, listing)) break;
+    if (isBookkeepingKey(layout.prefix, key)) continue;
+    let parsed: MetricKey | undefined;
+    for (const l of layouts) parsed ??= l.parse(key);
+    const start = parsed?.partition?.start.getTime();
+    if (parsed === undefined || start === undefined) {
+      if (counters !== undefined) counters.keysIgnored++;
+      continue;
+    }
+    const hour = start - (((start % HOUR) + HOUR) % HOUR);
+    if (hour < range.from || hour >= range.to) continue;
+    if (group !== undefined && group.hour !== hour) {
+      yield group;
+      group = undefined;
+    }
+    group ??= { hour, objects: [] };
+    group.objects.push({ key, size, parsed });
+  }
+  if (group !== undefined) yield group;
+}
+
+/** One hour's objects: outputs' footers read, the skip record read when it can matter. */
+export async function readHour(
+  settings: CompactionSettings,
+  source: ObjectSource,
+  hour: Date,
+  listed: ListedObject[],
+  signal: AbortSignal,
+): Promise<HourObjects> {
+  const outputs: OutputInfo[] = [];
+  const badOutputs: BadOutput[] = [];
+  const inputs: ListedObject[] = [];
+  for (const object of listed) {
+    if (object.parsed.compacted !== true) {
+      inputs.push(object);
+      continue;
+    }
+    const info = await outputInfo(source, object, settings, signal);
+    if ('reason' in info) badOutputs.push(info);
+    else outputs.push(info);
+  }
+  const replaced = new Set(outputs.flatMap((o) => replacedKeys(o.replaces)));
+  const skipped = inputs.some((input) => !replaced.has(input.key))
+    ? await readSkipRecord(source, skipRecordKey(settings.outPrefix, hour), signal)
+    : [];
+  return { hour, inputs, outputs, badOutputs, skipped };
+}
+
+/** An output's footer: its rows and what it replaces. */
+async function outputInfo(
+  source: ObjectSource,
+  object: ListedObject,
+  settings: CompactionSettings,
+  signal: AbortSignal,
+): Promise<OutputInfo | BadOutput> {
+  try {
+    const parts = await openParquetParts(
+      objectRanges(source, object.key, object.size, signal),
+      settings.limits,
+    );
+    const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
+    if (text === undefined) throw new Error(`no ${REPLACES_KEY} in its metadata`);
+    return { ...object, rows: parts.rows, replaces: decodeReplaces(text) };
+  } catch (error) {
+    if (error instanceof ReadAccessError) throw error;
+    signal.throwIfAborted();
+    return { ...object, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The hour's record of unreadable inputs; none when there is none (or it cannot be read). */
+export async function readSkipRecord(
+  source: ObjectSource,
+  key: string,
+  signal: AbortSignal,
+): Promise<SkippedObject[]> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await source.get(key, signal, MAX_SKIP_RECORD_BYTES);
+  } catch (error) {
+    if (error instanceof ReadAccessError) throw error;
+    signal.throwIfAborted();
+    return [];
+  }
+  try {
+    const record = JSON.parse(new TextDecoder().decode(bytes)) as { objects?: unknown };
+    return Array.isArray(record.objects)
+      ? (record.objects as SkippedObject[]).filter(
+          (o) => typeof o?.key === 'string' && typeof o.size === 'number',
+        )
+      : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,136 @@
+import type { Compression } from '../formats.js';
+import { encodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
+import type { ListedObject } from '../reader/replaced-inputs.js';
+import { InputError, type InputReader } from './inputs.js';
+import { createOutputFile, type OutputFile } from './output-file.js';
+import type { OutputInfo } from './plan.js';
+
+/**
+ * Reads a partition's inputs into output files. A file is cut only between inputs, so every
+ * file holds all the points of each input it lists, and replaces them on its own: a run that
+ * stops after its first file leaves a state the reader reads right (that file, and the inputs
+ * not in it). Within a file, rows are sorted in runs (see output-file.ts); a run is encoded
+ * when the builders hold `runBytes`, which bounds their memory.
+ */
+
+/** One object to read, and its footer when it is an earlier output. */
+export interface MergeInput {
+  object: ListedObject;
+  output?: OutputInfo;
+}
+
+/** A finished output file and what it replaces. */
+export interface FinishedFile {
+  bytes: Uint8Array;
+  rows: number;
+  /** The inputs read into it, with their points as counted from them. */
+  inputs: { object: ListedObject; rows: number }[];
+  /** What the outputs among its inputs replaced (kept objects, still to be skipped). */
+  superseded: string[];
+  /** Its REPLACES_KEY metadata, as written into the file. */
+  replaces: string;
+}
+
+export interface MergeOptions {
+  reader: InputReader;
+  targetBytes: number;
+  runBytes: number;
+  compression: Compression;
+  /** Before each input: the lease is renewed here. */
+  beforeInput(object: ListedObject): Promise<void>;
+  /** Uploads, verifies and deletes what it replaces; the file is released after it. */
+  onFile(file: FinishedFile): Promise<void>;
+  /** An input that could not be read: left where it is, named in the report. */
+  onSkipped(object: ListedObject, error: InputError): void;
+}
+
+/**
+ * Stored bytes of an input against its bytes in a compacted file (measured on realistic data:
+ * 20-25 bytes a point sorted into large files, 45-50 as OTLP + zstd in 1-minute objects, 10-20
+ * times that uncompressed). Only to decide where to cut files.
+ */
+const COMPACTED_SHARE = { compressed: 0.45, none: 0.06, parquet: 0.8 } as const;
+/** Bytes a row takes in an output before a run has been encoded to measure it. */
+const FIRST_GUESS_ROW_BYTES = 25;
+
+export async function mergeInputs(inputs: readonly MergeInput[], o: MergeOptions): Promise<void> {
+  const objects = inputs.map((input) => input.object);
+  const outputs = new Map(inputs.flatMap((i) => (i.output ? [[i.object.key, i.output]] : [])));
+  const bad = new Set<string>();
+  let file: OutputFile | undefined;
+  let members: { object: ListedObject; rows: number }[] = [];
+  let fileStart = 0;
+  let encodedRows = 0;
+  let encodedBytes = 0;
+  const rowBytes = () => (encodedRows > 0 ? encodedBytes / encodedRows : FIRST_GUESS_ROW_BYTES);
+
+  const finish = async (current: OutputFile) => {
+    const superseded = members.flatMap((m) => {
+      const output = outputs.get(m.object.key);
+      return output === undefined ? [] : replacedKeys(output.replaces);
+    });
+    const rows = members.reduce((sum, m) => sum + m.rows, 0);
+    const replaces = encodeReplaces({
+      inputs: members.map((m) => ({ key: m.object.key, rows: m.rows })),
+      superseded,
+    });
+    const bytes = await current.finish([{ key: REPLACES_KEY, value: replaces }]);
+    encodedRows += rows;
+    encodedBytes += bytes.length;
+    await o.onFile({ bytes, rows, inputs: members, superseded, replaces });
+  };
+
+  for (let i = 0; i < objects.length; i++) {
+    const object = objects[i] as ListedObject;
+    if (bad.has(object.key)) continue;
+    if (file !== undefined && file.rows > 0) {
+      const projected = file.encodedBytes + file.bufferedRows * rowBytes();
+      if (projected + compactedBytes(object) > o.targetBytes) {
+        await finish(file);
+        file = undefined;
+      }
+    }
+    if (file === undefined) {
+      file = createOutputFile({ compression: o.compression, expectedBytes: o.targetBytes * 1.25 });
+      members = [];
+      fileStart = i;
+    }
+    await o.beforeInput(object);
+    let added = 0;
+    try {
+      for await (const part of o.reader.read(objects, i)) {
+        const points = file.add(part.request);
+        if (points !== part.points) {
+          throw new Error(`${object.key}: the builders took ${points} of ${part.points} points`);
+        }
+        added += points;
+        if (file.bufferedBytes >= o.runBytes) await file.flushRun();
+      }
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      o.onSkipped(object, error);
+      bad.add(object.key);
+      if (added > 0) {
+        // Part of it is in the file already: make the file again without it.
+        o.reader.clear();
+        file = undefined;
+        i = fileStart - 1;
+      }
+      continue;
+    }
+    members.push({ object, rows: added });
+  }
+  if (file !== undefined && members.length > 0) await finish(file);
+}
+
+/** What an input adds to an output file, roughly. */
+function compactedBytes(object: ListedObject): number {
+  const { format, compression } = object.parsed.encoding;
+  const share =
+    format === 'parquet'
+      ? COMPACTED_SHARE.parquet
+      : compression === 'none'
+        ? COMPACTED_SHARE.none
+        : COMPACTED_SHARE.compressed;
+  return object.size * share;
+}

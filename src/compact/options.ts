@@ -1,0 +1,232 @@
+import { constants } from 'node:buffer';
+import { requireZstdEngine } from '../compression/zstd-engine.js';
+import { DEFAULTS } from '../config/options.js';
+import * as rule from '../config/rules.js';
+import { COMPRESSIONS, type Compression, FORMAT_ROWS } from '../formats.js';
+import { InvalidOptionError } from '../invalid-option.js';
+import {
+  DEFAULT_EXPORT_INTERVAL_MILLIS,
+  type KeyLayout,
+  type KeyLayoutOptions,
+  LAYOUT_OPTION_NAMES,
+  resolveKeyLayout,
+} from '../reader/key-layout.js';
+import { hourLeadingChars } from '../reader/listing-range.js';
+import {
+  type ReadLimitOptions,
+  type ReadLimits,
+  resolveReadLimits,
+} from '../reader/read-limits.js';
+import {
+  type ListMetricObjectsOptions,
+  resolveConcurrency,
+  resolveRange,
+} from '../reader/read-options.js';
+import type { CompactionEvent } from './report.js';
+
+/** Options of compactMetrics() and `otel-s3 compact`, beyond the reader's. */
+export interface CompactionOptions {
+  /** Where outputs go (the Parquet hour layout under it). Default: `prefix`. */
+  outPrefix?: string;
+  /**
+   * How long after an hour's end it is compacted: later objects are late data, merged by a later
+   * run. Default: maxBatchAgeMillis (the format's) + flushTimeoutMillis + 5 minutes, plus the
+   * export interval with partitionTime 'data' (see settleMillisOf()).
+   */
+  settleMillis?: number;
+  /** Output files are cut near this size. Default 128 MiB. */
+  targetFileBytes?: number;
+  /** Codec of the outputs' column chunks. Default `'zstd'`. */
+  compression?: Compression;
+  /** Plan only: list and report, write nothing. */
+  dryRun?: boolean;
+  /** Also delete the OTLP objects an output replaces (Parquet inputs are always deleted). */
+  deleteInputs?: boolean;
+  /** Only the hours of this shard: hour number (hours since 1970) modulo `count` is `index`. */
+  shard?: { index: number; count: number };
+  /** Hours compacted at once (each bounded as one: memory adds up). Default 1. */
+  partitionConcurrency?: number;
+  /** Objects fetched ahead while one is read (1-64). Default 8. */
+  concurrency?: number;
+  /**
+   * Run without conditional writes (a server that has none): nothing keeps two compactors
+   * apart, so only when this is the only one. Default false: such a server makes the run refuse.
+   */
+  singleWriter?: boolean;
+  /** How long a partition's lease lasts; it is renewed while the work goes on. Default 10 min. */
+  leaseMillis?: number;
+  /** Progress: the plan, each partition's start, each input read, each partition's end. */
+  onProgress?: (event: CompactionEvent) => void;
+}
+
+export type CompactMetricsOptions = ListMetricObjectsOptions & ReadLimitOptions & CompactionOptions;
+
+export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
+export const MIN_TARGET_FILE_BYTES = 64 * 1024;
+export const DEFAULT_LEASE_MILLIS = 10 * 60_000;
+export const MIN_LEASE_MILLIS = 10_000;
+/** Compactors' clocks may be this far apart: an expired lease is taken over only this much later. */
+export const LEASE_CLOCK_SKEW_MILLIS = 60_000;
+/** Added to the batch age and the flush deadline in the default settle time. */
+export const SETTLE_MARGIN_MILLIS = 5 * 60_000;
+const MAX_PARTITION_CONCURRENCY = 16;
+
+/** Everything a run needs, checked. */
+export interface CompactionSettings {
+  /**
+   * The input layouts: the one the options describe, or, without a keyTemplate, both default
+   * ones (OTLP's minute partitions and Parquet's hours), so a prefix that changed format is
+   * compacted whole. The first lists (the finest partitions).
+   */
+  layouts: KeyLayout[];
+  prefix: string;
+  outPrefix: string;
+  filePrefix: string;
+  from: Date | undefined;
+  to: Date | undefined;
+  settleMillis: number;
+  targetFileBytes: number;
+  /** Builders' memory before a sorted run is encoded: half the target. */
+  runBytes: number;
+  compression: Compression;
+  limits: ReadLimits;
+  dryRun: boolean;
+  deleteInputs: boolean;
+  shard: { index: number; count: number };
+  partitionConcurrency: number;
+  concurrency: number;
+  singleWriter: boolean;
+  leaseMillis: number;
+}
+
+/** Checks every option (InvalidOptionError naming it) and fills in the defaults. */
+export function resolveCompaction(options: CompactMetricsOptions): CompactionSettings {
+  const { layout, from, to } = resolveRange(options);
+  const format = options.format ?? DEFAULTS.format;
+  const template = options.keyTemplate ?? FORMAT_ROWS[format].keyTemplate;
+  if (hourLeadingChars(template) === undefined) {
+    throw new InvalidOptionError(
+      'keyTemplate',
+      template,
+      'a template that starts with the year, month, day and hour (e.g. year=%Y/month=%m/day=%d/hour=%H/...): compaction works on hour partitions',
+    );
+  }
+  if ((options.partitionTimeZone ?? DEFAULTS.partitionTimeZone) !== 'UTC') {
+    throw new InvalidOptionError(
+      'partitionTimeZone',
+      options.partitionTimeZone,
+      "'UTC': outputs are filed in UTC hours, and local hours can repeat",
+    );
+  }
+  const prefix = layout.prefix;
+  const outPrefix =
+    options.outPrefix === undefined ? prefix : rule.normalizePrefix(options.outPrefix, 'outPrefix');
+  if (outPrefix !== prefix && (nested(prefix, outPrefix) || nested(outPrefix, prefix))) {
+    throw new InvalidOptionError(
+      'outPrefix',
+      options.outPrefix,
+      `the prefix itself ("${prefix}") or a prefix outside it, not nested in it or around it`,
+    );
+  }
+  const compression =
+    options.compression === undefined
+      ? 'zstd'
+      : rule.oneOf('compression', options.compression, COMPRESSIONS);
+  // Inputs (Parquet pages, .zst objects) need zstd whatever the outputs use.
+  requireZstdEngine();
+  const targetFileBytes =
+    options.targetFileBytes === undefined
+      ? DEFAULT_TARGET_FILE_BYTES
+      : rule.integer(
+          'targetFileBytes',
+          options.targetFileBytes,
+          MIN_TARGET_FILE_BYTES,
+          constants.MAX_LENGTH,
+          'of bytes',
+        );
+  const flag = (name: 'dryRun' | 'deleteInputs' | 'singleWriter') =>
+    options[name] === undefined ? false : rule.bool(name, options[name]);
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
+    throw new InvalidOptionError('onProgress', options.onProgress, 'a function');
+  }
+  const layouts =
+    options.keyTemplate === undefined
+      ? (['otlp-json', 'parquet'] as const).map((f) =>
+          resolveKeyLayout(prefix, { ...layoutOptions(options), format: f }),
+        )
+      : [layout];
+  return {
+    layouts,
+    prefix,
+    outPrefix,
+    filePrefix: options.filePrefix ?? DEFAULTS.filePrefix,
+    from,
+    to,
+    settleMillis:
+      options.settleMillis === undefined
+        ? settleMillisOf(options)
+        : rule.integer('settleMillis', options.settleMillis, 0, 7 * 86_400_000, 'of milliseconds'),
+    targetFileBytes,
+    runBytes: Math.floor(targetFileBytes / 2),
+    compression,
+    limits: resolveReadLimits(options),
+    dryRun: flag('dryRun'),
+    deleteInputs: flag('deleteInputs'),
+    shard: resolveShard(options.shard),
+    partitionConcurrency:
+      options.partitionConcurrency === undefined
+        ? 1
+        : rule.integer(
+            'partitionConcurrency',
+            options.partitionConcurrency,
+            1,
+            MAX_PARTITION_CONCURRENCY,
+            'count',
+          ),
+    concurrency: resolveConcurrency(options.concurrency),
+    singleWriter: flag('singleWriter'),
+    leaseMillis:
+      options.leaseMillis === undefined
+        ? DEFAULT_LEASE_MILLIS
+        : rule.millis('leaseMillis', options.leaseMillis, MIN_LEASE_MILLIS),
+  };
+}
+
+/**
+ * The default settle time: the last object of an hour is sealed at most the batch age after it
+ * (with partitionTime 'data', its oldest point is up to an export interval older still), and
+ * uploaded within the flush deadline; the margin covers retries and clocks.
+ */
+export function settleMillisOf(options: CompactMetricsOptions): number {
+  const format = options.format ?? DEFAULTS.format;
+  const batchAge = options.maxBatchAgeMillis ?? FORMAT_ROWS[format].maxBatchAgeMillis;
+  const interval =
+    options.partitionTime === 'data'
+      ? (options.exportIntervalMillis ?? DEFAULT_EXPORT_INTERVAL_MILLIS)
+      : 0;
+  return batchAge + interval + DEFAULTS.flushTimeoutMillis + SETTLE_MARGIN_MILLIS;
+}
+
+function resolveShard(value: unknown): { index: number; count: number } {
+  if (value === undefined) return { index: 0, count: 1 };
+  const shard = value as { index?: unknown; count?: unknown };
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidOptionError('shard', value, '{ index, count } with 0 <= index < count');
+  }
+  const count = rule.integer('shard.count', shard.count, 1, 10_000, 'count');
+  const index = rule.integer('shard.index', shard.index, 0, count - 1, 'index');
+  return { index, count };
+}
+
+function layoutOptions(options: KeyLayoutOptions): KeyLayoutOptions {
+  const out: KeyLayoutOptions = {};
+  for (const name of LAYOUT_OPTION_NAMES) {
+    if (options[name] !== undefined) Object.assign(out, { [name]: options[name] });
+  }
+  return out;
+}
+
+/** True when keys under `inner` are also under `outer`. */
+function nested(outer: string, inner: string): boolean {
+  return outer === '' || inner.startsWith(`${outer}/`);
+}

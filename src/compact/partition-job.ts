@@ -1,0 +1,249 @@
+import type { OutputNames } from '../reader/compacted.js';
+import { ReadAccessError } from '../reader/errors.js';
+import { openParquetParts } from '../reader/parquet-parts.js';
+import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { hourPath, leaseDirectory, skipRecordKey } from './bookkeeping.js';
+import { InputReader } from './inputs.js';
+import { acquireLease, type Lease } from './lease.js';
+import { listHours } from './listing.js';
+import { mergeInputs } from './merge.js';
+import { type CompactionSettings, LEASE_CLOCK_SKEW_MILLIS } from './options.js';
+import {
+  FULL_OUTPUT_FRACTION,
+  type HourObjects,
+  type PartitionPlan,
+  planPartition,
+} from './plan.js';
+import { publish } from './publish.js';
+import { type CompactionEvent, emptyTally, type PartitionReport, type Tally } from './report.js';
+import type { CompactionStore } from './store.js';
+
+/**
+ * Compacting one hour: take its lease, list it again (the plan was made without the lease),
+ * finish what a stopped run left (deletes of objects a verified output replaces), merge what no
+ * output holds into new outputs, record inputs that cannot be read, give the lease back. Every
+ * step leaves a state the reader reads right and the next run finishes.
+ */
+
+export interface RunContext {
+  settings: CompactionSettings;
+  store: CompactionStore;
+  names: OutputNames;
+  /** Who this run is, in its leases. */
+  holder: string;
+  /** If-None-Match on outputs and leases (false only with singleWriter). */
+  conditional: boolean;
+  signal: AbortSignal;
+  emit(event: CompactionEvent): void;
+}
+
+const HOUR = 3_600_000;
+
+/** The plan's rules for these settings. */
+export function planRules(settings: CompactionSettings) {
+  return {
+    fullOutputBytes: settings.targetFileBytes * FULL_OUTPUT_FRACTION,
+    deleteInputs: settings.deleteInputs,
+  };
+}
+
+export async function compactPartition(
+  ctx: RunContext,
+  planned: PartitionPlan,
+): Promise<PartitionReport> {
+  const { settings, store, signal } = ctx;
+  const report = reportOf(planned, 'failed');
+  ctx.emit({ type: 'partition-started', partition: report.partition });
+  let lease: Lease | undefined;
+  if (!settings.singleWriter) {
+    const attempt = await acquireLease(
+      {
+        store,
+        directory: leaseDirectory(settings.outPrefix, planned.hour),
+        holder: ctx.holder,
+        durationMillis: settings.leaseMillis,
+        clockSkewMillis: LEASE_CLOCK_SKEW_MILLIS,
+      },
+      signal,
+    );
+    if ('busy' in attempt) {
+      const { holder, expiresAt } = attempt.busy;
+      return {
+        ...report,
+        status: 'busy',
+        busy: { holder, expiresAt: expiresAt === undefined ? undefined : new Date(expiresAt) },
+      };
+    }
+    lease = attempt.lease;
+  }
+  // Each step (a PUT, a batch of deletes) starts with half a lease left at least.
+  const beforeStep = async () => lease?.keep(settings.leaseMillis / 2, signal);
+  try {
+    const plan = planPartition(await listHour(ctx, planned.hour), planRules(settings));
+    Object.assign(report, reportOf(plan, plan.work ? 'finished' : 'nothing-to-do'));
+    await finish(ctx, plan, report, beforeStep);
+    if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
+      await merge(ctx, plan, report, beforeStep);
+      report.status = 'compacted';
+    }
+  } catch (error) {
+    if (error instanceof ReadAccessError || signal.aborted) throw error;
+    report.status = 'failed';
+    report.error = error instanceof Error ? error.message : String(error);
+  } finally {
+    await lease?.release(signal).catch(() => {});
+  }
+  return report;
+}
+
+/** Deletes what verified outputs replace, after checking the Parquet ones against the footers. */
+async function finish(
+  ctx: RunContext,
+  plan: PartitionPlan,
+  report: PartitionReport,
+  beforeStep: () => Promise<void>,
+): Promise<void> {
+  for (const { output, deletes } of plan.finish) {
+    const rowsOf = new Map(output.replaces.inputs.map((i) => [i.key, i.rows]));
+    const sure: string[] = [];
+    for (const object of deletes) {
+      const problem = await parquetRowsProblem(ctx, object, rowsOf.get(object.key));
+      if (problem === undefined) sure.push(object.key);
+      else report.notDeleted.push({ key: object.key, reason: problem });
+    }
+    await beforeStep();
+    const failed = await ctx.store.delete(sure, ctx.signal);
+    report.deleted += sure.length - failed.size;
+    for (const [key, reason] of failed) report.notDeleted.push({ key, reason });
+  }
+}
+
+/** For a Parquet input: its footer's rows against what the output says it read from it. */
+async function parquetRowsProblem(
+  ctx: RunContext,
+  object: ListedObject,
+  recorded: number | undefined,
+): Promise<string | undefined> {
+  if (recorded === undefined || object.parsed.encoding.format !== 'parquet') return undefined;
+  const { source } = ctx.store;
+  const parts = await openParquetParts(
+    objectRanges(source, object.key, object.size, ctx.signal),
+    ctx.settings.limits,
+  ).catch(() => undefined);
+  if (parts === undefined || parts.rows === recorded) return undefined;
+  return `it holds ${parts.rows} rows, the output that replaces it read ${recorded}: kept`;
+}
+
+async function merge(
+  ctx: RunContext,
+  plan: PartitionPlan,
+  report: PartitionReport,
+  beforeStep: () => Promise<void>,
+): Promise<void> {
+  const { settings, store, signal } = ctx;
+  const reader = new InputReader(store.source, settings.limits, settings.concurrency, signal);
+  const newlySkipped: { key: string; size: number; reason: string }[] = [];
+  const context = {
+    store,
+    names: ctx.names,
+    hour: plan.hour,
+    limits: settings.limits,
+    conditional: ctx.conditional,
+    deletable: (o: ListedObject) => o.parsed.encoding.format === 'parquet' || settings.deleteInputs,
+    beforeStep,
+    signal,
+  };
+  await mergeInputs(
+    [
+      ...plan.merge.outputs.map((output) => ({ object: output, output })),
+      ...plan.merge.inputs.map((object) => ({ object })),
+    ],
+    {
+      reader,
+      targetBytes: settings.targetFileBytes,
+      runBytes: settings.runBytes,
+      compression: settings.compression,
+      async beforeInput(object) {
+        await beforeStep();
+        ctx.emit({
+          type: 'input-read',
+          partition: report.partition,
+          key: object.key,
+          bytes: object.size,
+        });
+      },
+      async onFile(file) {
+        const published = await publish(file, context);
+        report.written.push({ key: published.key, bytes: published.bytes, rows: published.rows });
+        for (const { object, rows } of file.inputs) add(report.read, object.size, rows);
+        report.deleted += published.deleted;
+        report.notDeleted.push(...published.notDeleted);
+      },
+      onSkipped(object, error) {
+        report.skipped.push({ key: object.key, stage: error.stage, reason: error.message });
+        if (error.permanent)
+          newlySkipped.push({ key: object.key, size: object.size, reason: error.message });
+      },
+    },
+  );
+  if (newlySkipped.length > 0) {
+    const earlier = await listHour(ctx, plan.hour);
+    const present = new Set(earlier.inputs.map((i) => i.key));
+    const objects = [...earlier.skipped.filter((s) => present.has(s.key)), ...newlySkipped];
+    const body = new TextEncoder().encode(`${JSON.stringify({ objects }, null, 1)}\n`);
+    await beforeStep();
+    await store.put(skipRecordKey(settings.outPrefix, plan.hour), body, false, signal);
+  }
+}
+
+/** One hour listed again, now. */
+async function listHour(ctx: RunContext, hour: Date): Promise<HourObjects> {
+  const from = hour.getTime();
+  const counters = { keysIgnored: 0 };
+  const range = { from, to: from + HOUR };
+  for await (const objects of listHours(
+    ctx.settings,
+    ctx.store.source,
+    range,
+    () => true,
+    counters,
+    ctx.signal,
+  )) {
+    return objects;
+  }
+  return { hour, inputs: [], outputs: [], badOutputs: [], skipped: [] };
+}
+
+function add(tally: Tally, bytes: number, points: number): void {
+  tally.objects++;
+  tally.bytes += bytes;
+  tally.points += points;
+}
+
+/** A report of the plan, before anything is done. */
+export function reportOf(plan: PartitionPlan, status: PartitionReport['status']): PartitionReport {
+  const tally = (objects: ListedObject[]) => {
+    const t = emptyTally();
+    for (const o of objects) {
+      t.objects++;
+      t.bytes += o.size;
+    }
+    return t;
+  };
+  return {
+    partition: hourPath(plan.hour),
+    hour: plan.hour,
+    status,
+    toMerge: { inputs: tally(plan.merge.inputs), outputs: tally(plan.merge.outputs) },
+    toDelete: plan.finish.reduce((n, f) => n + f.deletes.length, 0),
+    outputsKept: plan.kept.length,
+    replacedKept: plan.replacedKept,
+    read: emptyTally(),
+    written: [],
+    deleted: 0,
+    notDeleted: [],
+    skipped: [],
+    skippedEarlier: plan.knownBad.length,
+    badOutputs: plan.badOutputs.map((o) => ({ key: o.key, reason: o.reason })),
+  };
+}

@@ -1,0 +1,119 @@
+import { type Replaces, replacedKeys } from '../reader/compacted.js';
+import type { ListedObject } from '../reader/replaced-inputs.js';
+
+/**
+ * What to do with one closed hour, decided from its listing alone (and the footers of its
+ * outputs): no lease, no write. Pure, so that every rule here is tested without a server.
+ */
+
+/** A compaction output and what its footer says. */
+export interface OutputInfo extends ListedObject {
+  /** Rows in the file, from its footer. */
+  rows: number;
+  replaces: Replaces;
+}
+
+/** An output whose footer cannot be trusted: it replaces nothing and is never deleted. */
+export interface BadOutput extends ListedObject {
+  reason: string;
+}
+
+/** An object an earlier run could not read (the hour's skip record). */
+export interface SkippedObject {
+  key: string;
+  size: number;
+  reason: string;
+}
+
+export interface HourObjects {
+  hour: Date;
+  /** Objects of the input layout, in key order. */
+  inputs: ListedObject[];
+  /** Readable outputs of this hour (under the output prefix, or the input prefix). */
+  outputs: OutputInfo[];
+  badOutputs: BadOutput[];
+  /** From the skip record, when there is one. */
+  skipped: SkippedObject[];
+}
+
+export interface PlanRules {
+  /** Outputs at least this large are left as they are (see FULL_OUTPUT_FRACTION). */
+  fullOutputBytes: number;
+  /** Also delete the OTLP objects an output replaces (kept by default). */
+  deleteInputs: boolean;
+}
+
+export interface PartitionPlan {
+  hour: Date;
+  /** What to read into new outputs: outputs that are not full, then objects no output holds. */
+  merge: { outputs: OutputInfo[]; inputs: ListedObject[] };
+  /** Objects that outputs already replace and that are to be deleted (a run stopped before). */
+  finish: { output: OutputInfo; deletes: ListedObject[] }[];
+  /** Outputs left as they are. */
+  kept: OutputInfo[];
+  /** Objects earlier runs could not read, not read again. */
+  knownBad: ListedObject[];
+  badOutputs: BadOutput[];
+  /** Objects replaced by an output and kept (OTLP): neither read nor deleted. */
+  replacedKept: number;
+  /** True when the hour needs a write: a merge or deletes. */
+  work: boolean;
+}
+
+/**
+ * Outputs of at least this fraction of --target-file-bytes are full: late data is merged only
+ * with the smaller ones, so a late file never rewrites the whole hour and repeated runs settle
+ * at the target's file count.
+ */
+export const FULL_OUTPUT_FRACTION = 0.5;
+
+export function planPartition(objects: HourObjects, rules: PlanRules): PartitionPlan {
+  const { inputs, outputs } = objects;
+  const present = new Map<string, ListedObject>();
+  for (const object of [...inputs, ...outputs]) present.set(object.key, object);
+
+  const replacedBy = new Map<string, OutputInfo>();
+  for (const output of outputs) {
+    for (const key of replacedKeys(output.replaces)) replacedBy.set(key, output);
+  }
+  const deletable = (object: ListedObject) =>
+    object.parsed.encoding.format === 'parquet' || rules.deleteInputs;
+
+  const finish = new Map<OutputInfo, ListedObject[]>();
+  let replacedKept = 0;
+  for (const [key, output] of replacedBy) {
+    const object = present.get(key);
+    if (object === undefined) continue;
+    if (!consistent(output)) continue; // a footer that disagrees with itself deletes nothing
+    if (deletable(object)) finish.set(output, [...(finish.get(output) ?? []), object]);
+    else replacedKept++;
+  }
+
+  const live = outputs.filter((output) => !replacedBy.has(output.key));
+  const full = live.filter((o) => o.size >= rules.fullOutputBytes || !consistent(o));
+  const small = live.filter((o) => !full.includes(o));
+  const skipped = new Map(objects.skipped.map((s) => [s.key, s]));
+  const raw: ListedObject[] = [];
+  const knownBad: ListedObject[] = [];
+  for (const input of inputs) {
+    if (replacedBy.has(input.key)) continue;
+    if (skipped.get(input.key)?.size === input.size) knownBad.push(input);
+    else raw.push(input);
+  }
+  const merging = raw.length > 0 || small.length >= 2;
+  return {
+    hour: objects.hour,
+    merge: merging ? { outputs: small, inputs: raw } : { outputs: [], inputs: [] },
+    finish: [...finish].map(([output, deletes]) => ({ output, deletes })),
+    kept: merging ? full : live,
+    knownBad,
+    badOutputs: objects.badOutputs,
+    replacedKept,
+    work: merging || finish.size > 0,
+  };
+}
+
+/** An output's footer rows equal the rows its metadata says it read. */
+export function consistent(output: OutputInfo): boolean {
+  return output.replaces.inputs.reduce((sum, input) => sum + input.rows, 0) === output.rows;
+}

@@ -1,0 +1,98 @@
+import { randomInt } from 'node:crypto';
+import { UUID } from 'uuidv7';
+import { type OutputNames, REPLACES_KEY } from '../reader/compacted.js';
+import { openParquetParts } from '../reader/parquet-parts.js';
+import type { ReadLimits } from '../reader/read-limits.js';
+import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import type { FinishedFile } from './merge.js';
+import type { CompactionStore } from './store.js';
+
+/**
+ * Publishing one output: PUT with If-None-Match, read its footer back from the store and check
+ * it against what was read from the inputs, and only then delete the inputs it replaces that
+ * are to go. A check that fails deletes the output (nothing else) and stops the partition.
+ */
+
+export interface PublishContext {
+  store: CompactionStore;
+  names: OutputNames;
+  hour: Date;
+  limits: ReadLimits;
+  /** If-None-Match on the PUT (false only with singleWriter on a server without it). */
+  conditional: boolean;
+  /** Inputs of this kind are deleted once an output replaces them. */
+  deletable(object: ListedObject): boolean;
+  /** Called before the PUT and before the deletes: the lease must last through each. */
+  beforeStep(): Promise<void>;
+  signal: AbortSignal;
+}
+
+export interface Published {
+  key: string;
+  bytes: number;
+  rows: number;
+  deleted: number;
+  notDeleted: { key: string; reason: string }[];
+}
+
+/** The output check failed: the output was removed, the inputs are untouched. */
+export class VerificationError extends Error {
+  constructor(key: string, detail: string) {
+    super(`output ${key} failed its check and was deleted: ${detail}`);
+    this.name = 'VerificationError';
+  }
+}
+
+export async function publish(file: FinishedFile, c: PublishContext): Promise<Published> {
+  const sealedAt = Math.max(...file.inputs.map((i) => i.object.parsed.sealedAt.getTime()));
+  const key = c.names.render(c.hour, uuidAt(sealedAt));
+  await c.beforeStep();
+  if ((await c.store.put(key, file.bytes, c.conditional, c.signal)) === 'exists') {
+    // A fresh random name that is taken: never ours to touch.
+    throw new Error(`output ${key} exists already`);
+  }
+  const problem = await checkStored(c, key, file);
+  if (problem !== undefined) {
+    await c.store.delete([key], c.signal);
+    throw new VerificationError(key, problem);
+  }
+  await c.beforeStep();
+  const doomed = file.inputs.filter((i) => c.deletable(i.object)).map((i) => i.object.key);
+  const failed = doomed.length === 0 ? new Map() : await c.store.delete(doomed, c.signal);
+  return {
+    key,
+    bytes: file.bytes.length,
+    rows: file.rows,
+    deleted: doomed.length - failed.size,
+    notDeleted: [...failed].map(([k, reason]) => ({ key: k, reason })),
+  };
+}
+
+/** What is wrong with the stored output, read back from the store; undefined when nothing. */
+async function checkStored(
+  c: PublishContext,
+  key: string,
+  file: FinishedFile,
+): Promise<string | undefined> {
+  try {
+    const stored = await openParquetParts(
+      objectRanges(c.store.source, key, file.bytes.length, c.signal),
+      c.limits,
+    );
+    if (stored.rows !== file.rows) {
+      return `its footer says ${stored.rows} rows, the inputs held ${file.rows}`;
+    }
+    const replaces = stored.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
+    if (replaces !== file.replaces) return 'its list of replaced objects is not the one written';
+    return undefined;
+  } catch (error) {
+    c.signal.throwIfAborted();
+    return `its footer cannot be read back: ${error instanceof Error ? error.message : error}`;
+  }
+}
+
+/** A UUIDv7 with this millisecond time and fresh random bits. */
+export function uuidAt(millis: number): string {
+  const random = (bits: number) => randomInt(0, 2 ** bits);
+  return UUID.fromFieldsV7(millis, random(12), random(30), random(32)).toString();
+}

@@ -1,0 +1,75 @@
+/** What compactMetrics() reports, as it goes (events) and at the end (the report). */
+
+/** Objects, their stored bytes and (once read) their data points. */
+export interface Tally {
+  objects: number;
+  bytes: number;
+  points: number;
+}
+
+export type PartitionStatus =
+  /** Outputs written and verified, and the Parquet inputs they replace deleted. */
+  | 'compacted'
+  /** Only the deletes an earlier run left undone. */
+  | 'finished'
+  /** Nothing to do (found so under the lease: another run did it meanwhile). */
+  | 'nothing-to-do'
+  /** --dry-run: what would be done. */
+  | 'planned'
+  /** Another compactor holds the partition's lease. */
+  | 'busy'
+  /** Stopped by an error; what was done is consistent, the next run finishes it. */
+  | 'failed';
+
+export interface PartitionReport {
+  /** The hour, as its partition path: `year=2026/month=12/day=01/hour=05`. */
+  partition: string;
+  hour: Date;
+  status: PartitionStatus;
+  /** What the plan reads and merges: objects no output holds, and outputs below the target. */
+  toMerge: { inputs: Tally; outputs: Tally };
+  /** Objects outputs already replace, to delete (left by a run that stopped). */
+  toDelete: number;
+  /** Outputs of at least half the target, left as they are. */
+  outputsKept: number;
+  /** Objects replaced by an output and kept (OTLP without --delete-inputs). */
+  replacedKept: number;
+  /** Objects read and their points. */
+  read: Tally;
+  /** Output files written. */
+  written: { key: string; bytes: number; rows: number }[];
+  /** Objects deleted. */
+  deleted: number;
+  /** Objects that could not be deleted (the next run tries again), with why. */
+  notDeleted: { key: string; reason: string }[];
+  /** Inputs that could not be read: left where they are, never deleted. */
+  skipped: { key: string; stage: string; reason: string }[];
+  /** Objects earlier runs could not read, not read again (the hour's skip record). */
+  skippedEarlier: number;
+  /** Outputs whose footer cannot be read or trusted: they replace nothing, are never deleted. */
+  badOutputs: { key: string; reason: string }[];
+  /** With status 'busy': who holds the lease, until when. */
+  busy?: { holder: string; expiresAt: Date | undefined };
+  /** With status 'failed'. */
+  error?: string;
+}
+
+export interface CompactionReport {
+  dryRun: boolean;
+  /** The hours in the selection that this shard compacts and that have settled. */
+  partitionsSelected: number;
+  /** Only the partitions with work (or a problem); the others needed nothing. */
+  partitions: PartitionReport[];
+  /** Keys under the prefix that are not in the layout, ignored. */
+  keysIgnored: number;
+}
+
+export type CompactionEvent =
+  | { type: 'planned'; partitions: number; objects: number; bytes: number }
+  | { type: 'partition-started'; partition: string }
+  | { type: 'input-read'; partition: string; key: string; bytes: number }
+  | { type: 'partition-done'; report: PartitionReport };
+
+export function emptyTally(): Tally {
+  return { objects: 0, bytes: 0, points: 0 };
+}
