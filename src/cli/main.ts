@@ -9,6 +9,7 @@ import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3-errors.js';
 import { cat } from './commands/cat.js';
+import { type CompactFlags, compact } from './commands/compact.js';
 import { ls } from './commands/ls.js';
 import { POINT_FORMATS, type PointFormat, points } from './commands/points.js';
 import { stats } from './commands/stats.js';
@@ -63,6 +64,22 @@ Examples:
   otel-s3 points --since 15m --metric 'http.*' --format csv > points.csv
   otel-s3 stats --from 2026-11-30T00:00Z --to 2026-12-01T00:00Z
   otel-s3 cat --since 1h | gzip > requests.jsonl.gz`;
+
+const COMPACT_HELP = `
+Inputs: this package's objects in the settled hours of the range (Parquet files, earlier
+outputs, and OTLP objects of every format and compression). Outputs: Parquet files named
+metrics_<uuid>.compacted.parquet in the Parquet hour layout, sorted, near --target-file-bytes;
+each lists the objects it replaces, and this package's readers skip those. Each output is
+written with If-None-Match, its footer read back and checked against the inputs, and only then
+are the Parquet inputs it replaces deleted (OTLP ones only with --delete-inputs). A lease per
+hour under <prefix>/_otel_s3_compaction/ keeps compactors apart; a run with nothing to do
+writes nothing. Unreadable inputs are skipped, named and never deleted (exit code 1).
+
+Examples:
+  otel-s3 compact --bucket metrics --prefix prod --since 2d
+  otel-s3 compact --since 1d --dry-run
+  otel-s3 compact --since 1d --shard 0/4   # one of four processes
+${EXIT_CODES_HELP}`;
 
 /** Runs `otel-s3` with `argv` (the arguments after the program name); resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -218,6 +235,48 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(run(stats));
+
+  program
+    .command('compact')
+    .description(
+      'merge the closed hours under the prefix into few large sorted Parquet files (docs/parquet.md, Compaction)',
+    )
+    .option(
+      '--out-prefix <prefix>',
+      'where the outputs go (the Parquet hour layout under it); default: --prefix',
+    )
+    .option('--target-file-bytes <size>', 'output files are cut near this size (default 128MiB)')
+    .option(
+      '--settle <duration>',
+      "how long after an hour's end it is compacted (default: the batch age + the flush deadline + 5m)",
+    )
+    .option('--until <time>', 'only hours before this time, or this long ago (e.g. 2d); like --to')
+    .addOption(
+      new Option('--compression <codec>', "codec of the outputs' column chunks")
+        .choices(['zstd', 'gzip', 'none'])
+        .default('zstd'),
+    )
+    .option('--dry-run', 'print the plan (partitions, objects in, bytes) and write nothing')
+    .option(
+      '--delete-inputs',
+      'also delete the OTLP objects an output replaces (Parquet inputs are always deleted)',
+    )
+    .option(
+      '--shard <i/n>',
+      'only the hours whose number (hours since 1970) modulo n is i, e.g. 0/4',
+    )
+    .option(
+      '--single-writer',
+      'run on a server without conditional writes: only if no other compactor ever runs on this prefix',
+    )
+    .option('--partitions <n>', 'hours compacted at once, 1-16 (default 1; memory adds up)')
+    .addOption(
+      new Option('--format <format>', 'text (a line per partition) or json (the report)')
+        .choices(['text', 'json'])
+        .default('text'),
+    )
+    .addHelpText('after', COMPACT_HELP)
+    .action(run<CompactFlags>((ctx, o) => compact(ctx, o)));
 
   return program;
 }

@@ -1,0 +1,201 @@
+import { compactMetrics } from '../../compact/compact-metrics.js';
+import type { CompactMetricsOptions } from '../../compact/options.js';
+import type { CompactionReport, PartitionReport } from '../../compact/report.js';
+import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../reader/byte-size.js';
+import { type CommandContext, finalNote, readerOptions } from '../context.js';
+import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { formatInteger, plural } from '../format.js';
+import { noProgress, type Progress, progressBar } from '../progress.js';
+import { jsonLine, printable } from '../terminal-text.js';
+
+/** The flags of `otel-s3 compact`, as commander parsed them. */
+export interface CompactFlags {
+  outPrefix?: string;
+  targetFileBytes?: string;
+  settle?: string;
+  until?: string;
+  compression?: 'zstd' | 'gzip' | 'none';
+  dryRun?: boolean;
+  deleteInputs?: boolean;
+  shard?: string;
+  singleWriter?: boolean;
+  partitions?: string;
+  format: 'text' | 'json';
+}
+
+/**
+ * `otel-s3 compact`: merges the closed hours under the prefix into large sorted Parquet files.
+ * One line per partition on stdout as it is done (or the report as JSON at the end); a
+ * progress bar on a terminal.
+ */
+export async function compact(ctx: CommandContext, flags: CompactFlags): Promise<number> {
+  const options = compactOptions(ctx, flags);
+  const showBar = ctx.settings.progress && ctx.stderrIsTTY && flags.format === 'text';
+  const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
+  // Without a bar, a line per partition as it is done; with one, all of them after it.
+  const streamed = new Set<PartitionReport>();
+  let writing = Promise.resolve();
+  let report: CompactionReport;
+  try {
+    report = await compactMetrics({
+      ...options,
+      onProgress(event) {
+        if (event.type === 'planned' && event.objects > 0)
+          progress.start(event.objects, event.bytes);
+        if (event.type === 'input-read') progress.advance(event.bytes);
+        if (event.type === 'partition-done' && flags.format === 'text' && !showBar) {
+          streamed.add(event.report);
+          const line = printable(partitionLine(event.report));
+          writing = writing.then(() => ctx.out.line(line));
+        }
+      },
+    });
+  } finally {
+    progress.stop();
+    await writing;
+  }
+  if (flags.format === 'json') {
+    await ctx.out.line(jsonLine(report));
+  } else {
+    for (const p of report.partitions) {
+      if (!streamed.has(p)) await ctx.out.line(printable(partitionLine(p)));
+    }
+    await finalNote(ctx, summary(report, ctx.settings.where));
+  }
+  for (const p of report.partitions) {
+    for (const s of p.skipped) {
+      await finalNote(ctx, `skipped ${s.key} (${s.stage}): ${s.reason}; it was left where it is`);
+    }
+    for (const b of p.badOutputs) {
+      await finalNote(ctx, `output ${b.key} cannot be read (${b.reason}); it was left where it is`);
+    }
+    if (p.error !== undefined) await finalNote(ctx, `${p.partition} failed: ${p.error}`);
+  }
+  const trouble = report.partitions.some(
+    (p) =>
+      p.status === 'failed' ||
+      p.skipped.length > 0 ||
+      p.notDeleted.length > 0 ||
+      p.badOutputs.length > 0,
+  );
+  return trouble ? EXIT.unreadable : EXIT.ok;
+}
+
+/** The API's options from the settings and the flags; a bad flag is a UsageError. */
+function compactOptions(ctx: CommandContext, flags: CompactFlags): CompactMetricsOptions {
+  const options: CompactMetricsOptions = {
+    ...readerOptions(ctx),
+    ...ctx.settings.limits,
+    concurrency: ctx.settings.concurrency,
+    dryRun: flags.dryRun === true,
+    deleteInputs: flags.deleteInputs === true,
+    singleWriter: flags.singleWriter === true,
+  };
+  if (flags.outPrefix !== undefined) options.outPrefix = flags.outPrefix;
+  if (flags.compression !== undefined) options.compression = flags.compression;
+  if (flags.targetFileBytes !== undefined) {
+    const bytes = parseByteSize(flags.targetFileBytes);
+    if (bytes === undefined) {
+      throw new UsageError(
+        `invalid --target-file-bytes ${JSON.stringify(flags.targetFileBytes)}: expected ${BYTE_SIZE_HELP}`,
+      );
+    }
+    options.targetFileBytes = bytes;
+  }
+  if (flags.settle !== undefined) {
+    const millis = flags.settle.trim() === '0' ? 0 : parseDuration(flags.settle);
+    if (millis === undefined) {
+      throw new UsageError(
+        `invalid --settle ${JSON.stringify(flags.settle)}: expected 0 or ${DURATION_HELP}`,
+      );
+    }
+    options.settleMillis = Math.round(millis);
+  }
+  if (flags.until !== undefined) {
+    if (ctx.settings.to !== undefined) {
+      throw new UsageError('--until and --to both set the end of the range: give one of them');
+    }
+    const ago = parseDuration(flags.until);
+    const until = ago === undefined ? parseTime(flags.until) : new Date(Date.now() - ago);
+    if (until === undefined) {
+      throw new UsageError(
+        `invalid --until ${JSON.stringify(flags.until)}: expected ${TIME_HELP}, or ${DURATION_HELP} (that long ago)`,
+      );
+    }
+    options.to = until;
+  }
+  if (flags.shard !== undefined) {
+    const match = /^(\d+)\/(\d+)$/.exec(flags.shard.trim());
+    const index = Number(match?.[1]);
+    const count = Number(match?.[2]);
+    if (match === null || !(count >= 1 && index < count)) {
+      throw new UsageError(
+        `invalid --shard ${JSON.stringify(flags.shard)}: expected i/n with 0 <= i < n, e.g. 0/4`,
+      );
+    }
+    options.shard = { index, count };
+  }
+  if (flags.partitions !== undefined) {
+    const n = Number(flags.partitions);
+    if (!/^\d+$/.test(flags.partitions.trim())) {
+      throw new UsageError(
+        `invalid --partitions ${JSON.stringify(flags.partitions)}: expected a count from 1 to 16`,
+      );
+    }
+    options.partitionConcurrency = n;
+  }
+  return options;
+}
+
+/** `year=…/hour=05  compacted  600 objects, 12.3 MiB, 1,200,000 points → 1 file, 20.1 MiB; deleted 600` */
+export function partitionLine(p: PartitionReport): string {
+  const head = `${p.partition}  ${p.status}`;
+  const tally = (n: number, bytes: number) => `${plural(n, 'object')}, ${formatBytes(bytes)}`;
+  switch (p.status) {
+    case 'planned': {
+      const parts = [`merge ${tally(p.toMerge.inputs.objects, p.toMerge.inputs.bytes)}`];
+      if (p.toMerge.outputs.objects > 0) {
+        parts.push(
+          `and ${plural(p.toMerge.outputs.objects, 'smaller output')} (${formatBytes(p.toMerge.outputs.bytes)})`,
+        );
+      }
+      if (p.toDelete > 0) parts.push(`; delete ${plural(p.toDelete, 'replaced object')}`);
+      if (p.outputsKept > 0) parts.push(`; keep ${plural(p.outputsKept, 'output')}`);
+      return `${head}  ${parts.join(' ')}`;
+    }
+    case 'busy':
+      return `${head}  another compactor holds it (${p.busy?.holder ?? 'unknown'}, until ${p.busy?.expiresAt?.toISOString() ?? 'unknown'})`;
+    case 'failed':
+      return `${head}  ${p.error ?? ''}`;
+    case 'nothing-to-do':
+      return p.skippedEarlier > 0
+        ? `${head}  ${plural(p.skippedEarlier, 'unreadable object')} left from an earlier run`
+        : head;
+    default: {
+      const written = p.written.reduce((n, w) => n + w.bytes, 0);
+      const read = `${tally(p.read.objects, p.read.bytes)}, ${formatInteger(p.read.points)} points`;
+      const out = `${plural(p.written.length, 'file')}, ${formatBytes(written)}`;
+      const skipped = p.skipped.length > 0 ? `; skipped ${p.skipped.length}` : '';
+      return `${head}  ${read} -> ${out}; deleted ${formatInteger(p.deleted)}${skipped}`;
+    }
+  }
+}
+
+function summary(report: CompactionReport, where: string): string {
+  const count = (status: PartitionReport['status']) =>
+    report.partitions.filter((p) => p.status === status).length;
+  const written = report.partitions.flatMap((p) => p.written);
+  if (report.dryRun) {
+    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written`;
+  }
+  const parts = [
+    `${plural(count('compacted') + count('finished'), 'partition')} compacted of ${formatInteger(report.partitionsSelected)} settled in ${where}`,
+    `${plural(written.length, 'file')} written (${formatBytes(written.reduce((n, w) => n + w.bytes, 0))})`,
+  ];
+  if (count('busy') > 0) parts.push(`${count('busy')} busy (another compactor)`);
+  if (count('failed') > 0) parts.push(`${count('failed')} failed`);
+  if (report.keysIgnored > 0)
+    parts.push(`${plural(report.keysIgnored, 'key')} not in the layout ignored`);
+  return parts.join(', ');
+}
