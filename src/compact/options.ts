@@ -55,6 +55,11 @@ export interface CompactionOptions {
   singleWriter?: boolean;
   /** How long a partition's lease lasts; it is renewed while the work goes on. Default 10 min. */
   leaseMillis?: number;
+  /**
+   * How far apart the clocks of compactors may be: another's expired lease is taken over only
+   * this long after its expiry. Default 60 s.
+   */
+  leaseClockSkewMillis?: number;
   /** Progress: the plan, each partition's start, each input read, each partition's end. */
   onProgress?: (event: CompactionEvent) => void;
 }
@@ -64,12 +69,17 @@ export type CompactMetricsOptions = ListMetricObjectsOptions & ReadLimitOptions 
 export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
 export const MIN_TARGET_FILE_BYTES = 64 * 1024;
 export const DEFAULT_LEASE_MILLIS = 10 * 60_000;
-export const MIN_LEASE_MILLIS = 10_000;
+export const MIN_LEASE_MILLIS = 1_000;
 /** Compactors' clocks may be this far apart: an expired lease is taken over only this much later. */
 export const LEASE_CLOCK_SKEW_MILLIS = 60_000;
 /** Added to the batch age and the flush deadline in the default settle time. */
 export const SETTLE_MARGIN_MILLIS = 5 * 60_000;
 const MAX_PARTITION_CONCURRENCY = 16;
+/**
+ * The smallest sorted run: below it, encoding costs more per row than it saves (each run is at
+ * least a row group of every column), and it fits in the memory bound's 100 MB beside the file.
+ */
+export const MIN_RUN_BYTES = 8 * 1024 * 1024;
 
 /** Everything a run needs, checked. */
 export interface CompactionSettings {
@@ -86,7 +96,7 @@ export interface CompactionSettings {
   to: Date | undefined;
   settleMillis: number;
   targetFileBytes: number;
-  /** Builders' memory before a sorted run is encoded: half the target. */
+  /** Builders' memory before a sorted run is encoded: half the target, at least MIN_RUN_BYTES. */
   runBytes: number;
   compression: Compression;
   limits: ReadLimits;
@@ -97,6 +107,7 @@ export interface CompactionSettings {
   concurrency: number;
   singleWriter: boolean;
   leaseMillis: number;
+  leaseClockSkewMillis: number;
 }
 
 /** Checks every option (InvalidOptionError naming it) and fills in the defaults. */
@@ -167,7 +178,7 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
         ? settleMillisOf(options)
         : rule.integer('settleMillis', options.settleMillis, 0, 7 * 86_400_000, 'of milliseconds'),
     targetFileBytes,
-    runBytes: Math.floor(targetFileBytes / 2),
+    runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 2)),
     compression,
     limits: resolveReadLimits(options),
     dryRun: flag('dryRun'),
@@ -189,6 +200,16 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
       options.leaseMillis === undefined
         ? DEFAULT_LEASE_MILLIS
         : rule.millis('leaseMillis', options.leaseMillis, MIN_LEASE_MILLIS),
+    leaseClockSkewMillis:
+      options.leaseClockSkewMillis === undefined
+        ? LEASE_CLOCK_SKEW_MILLIS
+        : rule.integer(
+            'leaseClockSkewMillis',
+            options.leaseClockSkewMillis,
+            0,
+            3_600_000,
+            'of milliseconds',
+          ),
   };
 }
 

@@ -7,7 +7,7 @@ import { InputReader } from './inputs.js';
 import { acquireLease, type Lease } from './lease.js';
 import { listHours } from './listing.js';
 import { mergeInputs } from './merge.js';
-import { type CompactionSettings, LEASE_CLOCK_SKEW_MILLIS } from './options.js';
+import type { CompactionSettings } from './options.js';
 import {
   FULL_OUTPUT_FRACTION,
   type HourObjects,
@@ -62,7 +62,7 @@ export async function compactPartition(
         directory: leaseDirectory(settings.outPrefix, planned.hour),
         holder: ctx.holder,
         durationMillis: settings.leaseMillis,
-        clockSkewMillis: LEASE_CLOCK_SKEW_MILLIS,
+        clockSkewMillis: settings.leaseClockSkewMillis,
       },
       signal,
     );
@@ -84,7 +84,9 @@ export async function compactPartition(
     await finish(ctx, plan, report, beforeStep);
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
       await merge(ctx, plan, report, beforeStep);
-      report.status = 'compacted';
+      // Nothing written when every input was unreadable.
+      if (report.written.length > 0) report.status = 'compacted';
+      else if (report.deleted === 0) report.status = 'nothing-to-do';
     }
   } catch (error) {
     if (error instanceof ReadAccessError || signal.aborted) throw error;

@@ -1,0 +1,52 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { type Compression, type Format, S3MetricExporter } from '../../src/index.js';
+import type { Batch } from './compaction-data.js';
+
+/**
+ * The exporter writing into a local directory laid out like the bucket (`{dir}/{key}`): a
+ * stand-in S3 client that stores each PutObject's body as a file. For the unit tests of
+ * compaction, which run on a directory store.
+ */
+export async function exportToDir(
+  dir: string,
+  options: { prefix: string; format: Format; compression?: Compression },
+  batches: Batch[],
+): Promise<void> {
+  const client = {
+    async send(command: PutObjectCommand) {
+      const { Key, Body } = command.input;
+      const path = join(dir, ...(Key as string).split('/'));
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, Body as Uint8Array);
+      return { $metadata: { httpStatusCode: 200 } };
+    },
+  } as unknown as S3Client;
+  const exporter = new S3MetricExporter({
+    bucket: 'b',
+    s3Client: client,
+    prefix: options.prefix,
+    format: options.format,
+    compression: options.compression ?? 'zstd',
+    partitionTime: 'data',
+    maxBatchAgeMillis: 3_600_000,
+  });
+  for (const { rm } of batches) {
+    const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
+      exporter.export(rm, resolve),
+    );
+    if (result.code !== 0) throw result.error ?? new Error('export failed');
+    await exporter.forceFlush();
+  }
+  await exporter.shutdown();
+}
+
+/** Every file under `dir`, as keys, sorted. */
+export async function keysIn(dir: string): Promise<string[]> {
+  const files = await readdir(dir, { recursive: true, withFileTypes: true });
+  return files
+    .filter((f) => f.isFile())
+    .map((f) => relative(dir, join(f.parentPath, f.name)).split('\\').join('/'))
+    .sort();
+}
