@@ -66,7 +66,10 @@ export async function readObjects(
       },
     });
     for await (const object of stream) {
-      progress.advance(object.size);
+      // An object read in parts (a large Parquet file) counts once, with its last part.
+      if (object.part === undefined || object.part.index === object.part.count - 1) {
+        progress.advance(object.size);
+      }
       await each(object);
       if (ctx.out.closed) break;
     }

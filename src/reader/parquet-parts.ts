@@ -19,6 +19,12 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  * rows (at most MAX_ROW_GROUP_ROWS). The footer is read first, and at most MAX_FOOTER_BYTES of it.
  */
 
+/**
+ * Parquet objects larger than this are read in parts by readMetrics: one row group at a time,
+ * never whole (this package's own files are smaller: its batches are at most 8 MiB of OTLP).
+ */
+export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
+
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
 export interface ByteRanges {
   readonly byteLength: number;
@@ -52,6 +58,8 @@ export interface ParquetParts {
   /** Row groups. */
   readonly count: number;
   readonly keyValues: readonly KeyValue[];
+  /** The file's last bytes: its footer, its length and PAR1 (what parquetMetadata() reads). */
+  readonly footer: Uint8Array;
   /** Row group `index`; throws for bad data or a limit, ObjectTooLargeError for the latter. */
   read(index: number): Promise<ParquetPart>;
 }
@@ -104,6 +112,7 @@ export async function openParquetParts(
     rows,
     count: groups.length,
     keyValues: metadata.key_value_metadata ?? [],
+    footer,
     read: (index) => readGroup(file, metadata, groups, index, limits),
   };
 }

@@ -1,10 +1,15 @@
 import { zstdEngine } from '../compression/zstd-engine.js';
-import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { ObjectEncoding } from '../formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
-import type { KeyLayout, LayoutHint } from './key-layout.js';
-import { compareKeys, isPastRange } from './listing-range.js';
+import { inRange } from './in-range.js';
+import type {
+  MetricObject,
+  MetricStream,
+  ObjectInfo,
+  ReadStats,
+  UnreadableObject,
+} from './metric-types.js';
+import { PARQUET_PARTS_BYTES } from './parquet-parts.js';
 import {
   ObjectTooLargeError,
   type ReadLimitOptions,
@@ -18,77 +23,16 @@ import {
   resolveConcurrency,
   resolveRange,
 } from './read-options.js';
-import { type ListedObject, withoutReplaced } from './replaced-inputs.js';
+import { PartError, readParts } from './read-parts.js';
 import type { ObjectSource } from './source.js';
 
-/** A stored object in the range, as listed. */
-export interface ObjectInfo {
-  key: string;
-  /**
-   * The object's time: the millisecond timestamp of the UUIDv7 in its name, when its batch was
-   * sealed. It is what `from` and `to` select on, whatever partition (partitionTime 'data',
-   * partitionTimeZone 'local') the key is filed under.
-   */
-  time: Date;
-  /** Stored (compressed) bytes. */
-  size: number;
-  encoding: ObjectEncoding;
-  /** Values of the key template's resource-attribute tokens, e.g. `{ 'service.name': 'checkout' }`. */
-  attributes: Record<string, string>;
-}
-
-/** A stored object, fetched and decoded. */
-export interface MetricObject extends ObjectInfo {
-  /** The ExportMetricsServiceRequest, in the OTLP/JSON object shape whatever the format. */
-  request: OtlpObject;
-  /** The bytes as stored. */
-  bytes: Uint8Array;
-  /** Bytes after decompression. */
-  rawBytes: number;
-}
-
-/** An object that could not be read: it is skipped and counted, and reading goes on. */
-export interface UnreadableObject extends ObjectInfo {
-  /** What failed: GetObject (or reading the file), decompression, or decoding the request. */
-  stage: 'fetch' | 'decompress' | 'decode';
-  error: Error;
-}
-
-/** Counters of one listing or read, updated as it goes. */
-export interface ReadStats {
-  /** Objects in the range: in the layout, under the prefix, with a time in [from, to). */
-  objects: number;
-  /** Their stored bytes, as listed. */
-  bytes: number;
-  /**
-   * Keys listed under the prefix that are not in the configured layout (another keyTemplate,
-   * filePrefix, an unknown extension, or under a deeper prefix): skipped.
-   */
-  keysSkipped: number;
-  /** Up to 5 deeper prefixes whose keys are in the layout: where the objects are if `prefix` is too short. */
-  otherPrefixes: string[];
-  /**
-   * Up to 5 layouts under which skipped keys are objects of this package: the options that
-   * would read them (another format's default layout, another filePrefix).
-   */
-  otherLayouts: LayoutHint[];
-  /** Objects fetched and decoded (readMetrics only). */
-  objectsRead: number;
-  /** Their bytes after decompression. */
-  rawBytesRead: number;
-  /** Objects that could not be fetched or decoded, skipped (readMetrics only). */
-  objectsUnreadable: number;
-  /**
-   * Objects skipped because a compaction output in the range holds their points (an output and
-   * the objects it replaces both exist until the compactor deletes them; OTLP ones are kept).
-   */
-  objectsReplaced: number;
-}
-
-/** What listMetricObjects and readMetrics return: iterate it once; `stats` is live. */
-export interface MetricStream<T> extends AsyncIterable<T> {
-  readonly stats: Readonly<ReadStats>;
-}
+export type {
+  MetricObject,
+  MetricStream,
+  ObjectInfo,
+  ReadStats,
+  UnreadableObject,
+} from './metric-types.js';
 
 export type ReadMetricsOptions = ListMetricObjectsOptions &
   ReadLimitOptions & {
@@ -156,9 +100,10 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
           if (next.done === true) listed = true;
           else {
             const info = next.value;
-            const refused = refuseUnread(info, limits);
-            const bytes =
-              refused === undefined
+            const refused = inParts(info) ? undefined : refuseUnread(info, limits);
+            const bytes = inParts(info)
+              ? Promise.resolve(IN_PARTS)
+              : refused === undefined
                 ? fetchObject(source, info, signal, limits.maxObjectBytes)
                 : Promise.resolve(refused);
             window.push({ info, bytes });
@@ -167,6 +112,21 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
         const head = window.shift();
         if (head === undefined) return;
         const fetched = await head.bytes;
+        if ('parts' in fetched) {
+          try {
+            for await (const part of readParts(source, head.info, limits, signal)) {
+              const { request, rawBytes, footer, index, count } = part;
+              stats.rawBytesRead += rawBytes;
+              if (index === count - 1) stats.objectsRead++;
+              yield { ...head.info, request, bytes: footer, rawBytes, part: { index, count } };
+            }
+          } catch (error) {
+            if (!(error instanceof PartError)) throw error;
+            stats.objectsUnreadable++;
+            options.onError?.({ ...head.info, stage: error.stage, error: error.cause as Error });
+          }
+          continue;
+        }
         // Decoded only now, so the window holds compressed bytes, not decoded requests.
         const outcome =
           'bytes' in fetched ? await decode(head.info, fetched.bytes, limits) : fetched;
@@ -187,12 +147,11 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
   });
 }
 
-/** How many deeper prefixes (and other layouts) holding objects a listing reports. */
-const MAX_OTHER_PREFIXES = 5;
-/** How many keys out of the layout are looked into for where they would be read. */
-const KEYS_EXAMINED = 1000;
-
-type Fetched = { bytes: Uint8Array } | UnreadableObject;
+type Fetched = { bytes: Uint8Array } | UnreadableObject | typeof IN_PARTS;
+/** In the window for an object read in parts: nothing is fetched ahead for it. */
+const IN_PARTS = { parts: true } as const;
+const inParts = (info: ObjectInfo) =>
+  info.encoding.format === 'parquet' && info.size > PARQUET_PARTS_BYTES;
 
 /** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
 function refuseUnread(info: ObjectInfo, limits: ReadLimits): UnreadableObject | undefined {
@@ -241,76 +200,6 @@ async function decode(
   } catch (error) {
     const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';
     return { ...info, stage, error: asError(error) };
-  }
-}
-
-async function* inRange(
-  source: ObjectSource,
-  range: ResolvedRange,
-  signal: AbortSignal,
-  stats: ReadStats,
-): AsyncGenerator<ObjectInfo> {
-  const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
-  const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
-  const listed = inLayout(source, range, signal, stats);
-  const onReplaced = () => stats.objectsReplaced++;
-  for await (const { key, size, parsed } of withoutReplaced(listed, source, signal, onReplaced)) {
-    const time = parsed.sealedAt.getTime();
-    // A compaction output holds objects sealed from its hour's start to its own time.
-    const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
-    if (time < from || start >= to) continue;
-    stats.objects++;
-    stats.bytes += size;
-    yield {
-      key,
-      time: parsed.sealedAt,
-      size,
-      encoding: parsed.encoding,
-      attributes: parsed.attributes,
-    };
-  }
-}
-
-/** The listed keys in the layout, from the hour that holds the range's start. */
-async function* inLayout(
-  source: ObjectSource,
-  range: ResolvedRange,
-  signal: AbortSignal,
-  stats: ReadStats,
-): AsyncGenerator<ListedObject> {
-  const { layout } = range;
-  const listing = layout.rangeWithOutputs(range.from, range.to);
-  const early = listing.outputsOnlyUntil;
-  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
-    // Keys sort by partition: past the last one that can hold the range, none is in it.
-    if (isPastRange(key, listing)) return;
-    const parsed = layout.parse(key);
-    if (parsed === undefined) {
-      if (!layout.internal(key)) skipped(layout, key, stats);
-      continue;
-    }
-    // Listed early only for the compaction outputs of the range's first hour.
-    if (early !== undefined && parsed.compacted !== true && compareKeys(key, early) <= 0) continue;
-    yield { key, size, parsed };
-  }
-}
-
-/**
- * Counts a key out of the layout, and notes where such keys would be read. Only the first
- * KEYS_EXAMINED of them are looked into: a prefix shared with millions of other keys stays cheap.
- */
-function skipped(layout: KeyLayout, key: string, stats: ReadStats): void {
-  stats.keysSkipped++;
-  if (stats.keysSkipped > KEYS_EXAMINED) return;
-  if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
-    const other = layout.deeperPrefix(key);
-    if (other !== undefined && !stats.otherPrefixes.includes(other))
-      stats.otherPrefixes.push(other);
-  }
-  if (stats.otherLayouts.length < MAX_OTHER_PREFIXES) {
-    const hint = layout.hint(key);
-    const same = (h: LayoutHint) => h.format === hint?.format && h.filePrefix === hint?.filePrefix;
-    if (hint !== undefined && !stats.otherLayouts.some(same)) stats.otherLayouts.push(hint);
   }
 }
 

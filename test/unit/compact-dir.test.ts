@@ -174,6 +174,36 @@ describe('compactMetrics on a directory', () => {
     expect(stream.stats.objectsUnreadable).toBe(1);
   });
 
+  test('an output larger than 16 MiB is read one row group at a time, as parts of one object with its footer', async () => {
+    const batch = batchAt('big', at(0, 5), 1, 1);
+    const huge = 'x'.repeat(17 * 1024 * 1024);
+    const rm = batch.rm as unknown as { resource: { attributes: Record<string, unknown> } };
+    rm.resource.attributes['blob'] = huge;
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, [batch]);
+    await compactMetrics({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+      compression: 'none',
+    });
+    const stream = readMetrics({ dir, prefix: 'p' });
+    const parts = [];
+    for await (const object of stream) {
+      parts.push({
+        part: object.part,
+        points: dataPointRows(object.request).length,
+        // A part's bytes are the file's footer: small, ending in PAR1.
+        footer:
+          object.bytes.length < 64 * 1024 && Buffer.from(object.bytes.subarray(-4)).toString(),
+      });
+    }
+    expect(parts).toEqual([
+      { part: { index: 0, count: 1 }, points: batch.points.length, footer: 'PAR1' },
+    ]);
+    expect(stream.stats).toMatchObject({ objects: 1, objectsRead: 1, objectsUnreadable: 0 });
+  });
+
   test('--shard i/n: every settled hour is compacted by exactly one of the shards', async () => {
     const batches = Array.from({ length: 5 }, (_, h) => batchAt('svc', at(h, 10), 2, h));
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);

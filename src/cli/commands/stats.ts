@@ -73,17 +73,22 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
   let first: Date | undefined;
   let last: Date | undefined;
   const { code, stats: read } = await readObjects(ctx, true, async (object) => {
+    // An object read in parts (a large Parquet file) counts once, with its first part, whose
+    // bytes are the file's footer.
+    const whole = object.part === undefined || object.part.index === 0;
     let encoding = `${object.encoding.format}+${object.encoding.compression}`;
     if (object.encoding.format === 'parquet') {
-      encoding = `parquet+${parquetCodecs(object.bytes).join('/')}`;
-      parquet.objects++;
-      parquet.bytes += object.size;
+      if (whole) {
+        encoding = `parquet+${parquetCodecs(object.bytes).join('/')}`;
+        parquet.objects++;
+        parquet.bytes += object.size;
+      }
       parquet.otlpJsonBytes += otlpJsonSize(object);
     } else {
       otlp.bytes += object.size;
       otlp.rawBytes += object.rawBytes;
     }
-    encodings[encoding] = (encodings[encoding] ?? 0) + 1;
+    if (whole) encodings[encoding] = (encodings[encoding] ?? 0) + 1;
     if (first === undefined || object.time < first) first = object.time;
     if (last === undefined || object.time > last) last = object.time;
     for (const row of dataPointRows(object.request)) {

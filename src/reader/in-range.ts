@@ -1,0 +1,85 @@
+import type { KeyLayout, LayoutHint } from './key-layout.js';
+import { compareKeys, isPastRange } from './listing-range.js';
+import type { ObjectInfo, ReadStats } from './metric-types.js';
+import type { ResolvedRange } from './read-options.js';
+import { type ListedObject, withoutReplaced } from './replaced-inputs.js';
+import type { ObjectSource } from './source.js';
+
+/** How many deeper prefixes (and other layouts) holding objects a listing reports. */
+const MAX_OTHER_PREFIXES = 5;
+/** How many keys out of the layout are looked into for where they would be read. */
+const KEYS_EXAMINED = 1000;
+
+/**
+ * The objects of the range, as listed: keys in the layout, without those a compaction output
+ * replaces, with a time in [from, to).
+ */
+export async function* inRange(
+  source: ObjectSource,
+  range: ResolvedRange,
+  signal: AbortSignal,
+  stats: ReadStats,
+): AsyncGenerator<ObjectInfo> {
+  const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
+  const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
+  const listed = inLayout(source, range, signal, stats);
+  const onReplaced = () => stats.objectsReplaced++;
+  for await (const { key, size, parsed } of withoutReplaced(listed, source, signal, onReplaced)) {
+    const time = parsed.sealedAt.getTime();
+    // A compaction output holds objects sealed from its hour's start to its own time.
+    const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
+    if (time < from || start >= to) continue;
+    stats.objects++;
+    stats.bytes += size;
+    yield {
+      key,
+      time: parsed.sealedAt,
+      size,
+      encoding: parsed.encoding,
+      attributes: parsed.attributes,
+    };
+  }
+}
+
+/** The listed keys in the layout, from the hour that holds the range's start. */
+async function* inLayout(
+  source: ObjectSource,
+  range: ResolvedRange,
+  signal: AbortSignal,
+  stats: ReadStats,
+): AsyncGenerator<ListedObject> {
+  const { layout } = range;
+  const listing = layout.rangeWithOutputs(range.from, range.to);
+  const early = listing.outputsOnlyUntil;
+  for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
+    // Keys sort by partition: past the last one that can hold the range, none is in it.
+    if (isPastRange(key, listing)) return;
+    const parsed = layout.parse(key);
+    if (parsed === undefined) {
+      if (!layout.internal(key)) skipped(layout, key, stats);
+      continue;
+    }
+    // Listed early only for the compaction outputs of the range's first hour.
+    if (early !== undefined && parsed.compacted !== true && compareKeys(key, early) <= 0) continue;
+    yield { key, size, parsed };
+  }
+}
+
+/**
+ * Counts a key out of the layout, and notes where such keys would be read. Only the first
+ * KEYS_EXAMINED of them are looked into: a prefix shared with millions of other keys stays cheap.
+ */
+function skipped(layout: KeyLayout, key: string, stats: ReadStats): void {
+  stats.keysSkipped++;
+  if (stats.keysSkipped > KEYS_EXAMINED) return;
+  if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
+    const other = layout.deeperPrefix(key);
+    if (other !== undefined && !stats.otherPrefixes.includes(other))
+      stats.otherPrefixes.push(other);
+  }
+  if (stats.otherLayouts.length < MAX_OTHER_PREFIXES) {
+    const hint = layout.hint(key);
+    const same = (h: LayoutHint) => h.format === hint?.format && h.filePrefix === hint?.filePrefix;
+    if (hint !== undefined && !stats.otherLayouts.some(same)) stats.otherLayouts.push(hint);
+  }
+}

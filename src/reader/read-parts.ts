@@ -1,0 +1,61 @@
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import { requestProblem } from './check-request.js';
+import { ObjectDecodeError } from './decode-object.js';
+import { ReadAccessError } from './errors.js';
+import { openParquetParts } from './parquet-parts.js';
+import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
+import { objectRanges } from './replaced-inputs.js';
+import type { ObjectSource } from './source.js';
+
+/** One row group of a large Parquet object, as readMetrics yields it. */
+export interface ObjectPart {
+  request: OtlpObject;
+  rawBytes: number;
+  /** The file's footer (its last bytes). */
+  footer: Uint8Array;
+  index: number;
+  count: number;
+}
+
+/** A part that cannot be read: where it failed, and why. */
+export class PartError extends Error {
+  readonly stage: 'fetch' | 'decode';
+  constructor(key: string, cause: Error) {
+    super(cause.message, { cause: new ObjectDecodeError(key, 'decode', cause.message, cause) });
+    this.name = 'PartError';
+    this.stage = cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
+  }
+}
+
+/**
+ * A large Parquet object, one row group after another; the limits apply to each row group.
+ * Throws PartError for a part that cannot be read (the parts before it were yielded);
+ * ReadAccessError and aborts as they are.
+ */
+export async function* readParts(
+  source: ObjectSource,
+  object: { key: string; size: number },
+  limits: ReadLimits,
+  signal: AbortSignal,
+): AsyncGenerator<ObjectPart> {
+  const checked = async <T>(step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof ReadAccessError || signal.aborted) throw error;
+      throw new PartError(object.key, error instanceof Error ? error : new Error(String(error)));
+    }
+  };
+  const ranges = objectRanges(source, object.key, object.size, signal);
+  const parts = await checked(() => openParquetParts(ranges, limits));
+  for (let index = 0; index < parts.count; index++) {
+    const part = await checked(async () => {
+      const read = await parts.read(index);
+      const problem = requestProblem(read.request);
+      if (problem !== undefined) throw new Error(problem);
+      return read;
+    });
+    const { request, rawBytes } = part;
+    yield { request, rawBytes, footer: parts.footer, index, count: parts.count };
+  }
+}
