@@ -41,6 +41,7 @@ const SUITES: Suite[] = [
   { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
   { name: 'parquet', file: 'bench/parquet.ts', capMillis: 1_200_000 },
   { name: 'footprint', file: 'bench/footprint.ts', capMillis: 2_400_000 },
+  { name: 'compaction', file: 'bench/compaction.ts', capMillis: 3_600_000 },
 ];
 
 const argv = process.argv.slice(2);

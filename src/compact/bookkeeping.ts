@@ -3,11 +3,13 @@ import { BOOKKEEPING_DIR } from '../reader/compacted.js';
 
 /**
  * The keys of the compactor's own objects, all under `{outPrefix}/_otel_s3_compaction/` (see
- * BOOKKEEPING_DIR: engines and this package's reader pass over it):
- *   leases/year=…/month=…/day=…/hour=…/{generation}.json   who compacts an hour, until when
- *   skipped/year=…/month=…/day=…/hour=….json               inputs of an hour that cannot be read
- *   probe/{uuid}.json                                       the conditional-write test, deleted
- *   tmp/                                                    a local directory's files being written
+ * BOOKKEEPING_DIR: this package's reader passes over it). They hold JSON, but their names end
+ * in neither `.parquet` nor `.json`: DuckDB's `**` globs descend into `_` directories, and
+ * neither read_parquet nor a read_json of OTLP objects by such a glob must pick them up.
+ *   leases/year=…/month=…/day=…/hour=…/{generation}.lease   who compacts an hour, until when
+ *   skipped/year=…/month=…/day=…/hour=….skips               inputs of an hour that cannot be read
+ *   probe/{uuid}.probe                                       the conditional-write test, deleted
+ *   tmp/                                                     a local directory's files being written
  */
 export function bookkeepingKey(outPrefix: string, rest: string): string {
   return outPrefix === ''
@@ -25,8 +27,8 @@ export const leaseDirectory = (outPrefix: string, hour: Date) =>
   bookkeepingKey(outPrefix, `leases/${hourPath(hour)}`);
 
 export const skipRecordKey = (outPrefix: string, hour: Date) =>
-  bookkeepingKey(outPrefix, `skipped/${hourPath(hour)}.json`);
+  bookkeepingKey(outPrefix, `skipped/${hourPath(hour)}.skips`);
 
-export const probeKey = (outPrefix: string) => bookkeepingKey(outPrefix, `probe/${uuidv7()}.json`);
+export const probeKey = (outPrefix: string) => bookkeepingKey(outPrefix, `probe/${uuidv7()}.probe`);
 
 export const tmpDirectory = (outPrefix: string) => bookkeepingKey(outPrefix, 'tmp');

@@ -3,7 +3,7 @@ import type { CompactionStore } from './store.js';
 /**
  * A lease on one hour partition, so that two compactors never write outputs for it at once.
  *
- * Leases are numbered objects `{directory}/{generation}.json`, each created with `If-None-Match:
+ * Leases are numbered objects `{directory}/{generation}.lease` (JSON), each created with `If-None-Match:
  * *` and never overwritten; the highest generation is the lease. To take the partition, a
  * compactor reads the highest; if it is unexpired (by its `expiresAt` plus a clock-skew
  * allowance) the partition is busy, else it creates the next generation. Of two that try at
@@ -46,7 +46,7 @@ export class LeaseLostError extends Error {
   }
 }
 
-const GENERATION = /\/(\d{12})\.json$/;
+const GENERATION = /\/(\d{12})\.lease$/;
 const MAX_LEASE_BYTES = 64 * 1024;
 
 export async function acquireLease(
@@ -139,7 +139,7 @@ export class Lease {
 }
 
 function keyOf(directory: string, generation: number): string {
-  return `${directory}/${String(generation).padStart(12, '0')}.json`;
+  return `${directory}/${String(generation).padStart(12, '0')}.lease`;
 }
 
 async function listGenerations(options: LeaseOptions, signal: AbortSignal): Promise<number[]> {

@@ -19,8 +19,9 @@ export const OUTPUT_KEY_TEMPLATE = FORMAT_ROWS.parquet.keyTemplate;
 
 /**
  * The compactor's bookkeeping (leases, records of unreadable inputs) lives in this directory
- * under the output prefix. Its objects are `.json`, so `*.parquet` globs never match them; Spark,
- * Hive and Trino also skip `_`-prefixed directories. The reader ignores it without counting.
+ * under the output prefix. Spark, Hive and Trino skip `_`-prefixed directories; DuckDB's `**`
+ * does not, so its objects are named `.lease`, `.skips`: no `*.parquet` or `*.json` glob matches
+ * them. The reader ignores the directory without counting its keys.
  */
 export const BOOKKEEPING_DIR = '_otel_s3_compaction';
 

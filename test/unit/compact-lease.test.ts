@@ -46,7 +46,7 @@ describe('the partition lease', () => {
     const lease = await take('a');
     expect(typeof lease).toBe('object');
     expect(await take('b')).toBe('a');
-    expect(await generations()).toEqual(['000000000000.json']);
+    expect(await generations()).toEqual(['000000000000.lease']);
   });
 
   test('an expired lease is taken over only after the clock-skew allowance', async () => {
@@ -57,7 +57,7 @@ describe('the partition lease', () => {
     const b = await take('b');
     expect(typeof b).toBe('object');
     // The old generation is deleted; the new one is the highest, and the only one.
-    expect(await generations()).toEqual(['000000000001.json']);
+    expect(await generations()).toEqual(['000000000001.lease']);
   });
 
   test('two that take an expired lease at once: the store lets one create the next generation', async () => {
@@ -98,12 +98,12 @@ describe('the partition lease', () => {
     await a.release(signal);
     const b = (await take('b')) as Lease;
     expect(b.generation).toBe(2);
-    expect(await generations()).toEqual(['000000000002.json']);
+    expect(await generations()).toEqual(['000000000002.lease']);
   });
 
   test('a lease object that cannot be read counts as held (busy), never as free', async () => {
     await take('a');
-    await writeFile(join(root, directory, '000000000000.json'), 'not json');
+    await writeFile(join(root, directory, '000000000000.lease'), 'not json');
     expect(await take('b')).toBe('unknown');
   });
 });

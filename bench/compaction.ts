@@ -1,0 +1,310 @@
+/**
+ * Compaction (issue 19, docs/parquet.md "Compaction"): a day of 100 instances writing Parquet at
+ * the default batch age (10 minutes: 6 files an hour each, 14,400 files), compacted by
+ * compactMetrics in a child process of its own, on a local directory laid out like the bucket
+ * (the directory store: the compactor's CPU and memory, without a network; over S3 it adds a
+ * GET per input, a few range GETs per output and the DeleteObjects).
+ *  1. DuckDB's "sum of a counter by service and hour" over the day, before and after (the
+ *     answers must equal the generator's sums).
+ *  2. Stored bytes before and after.
+ *  3. Throughput: data points compacted per second (wall and CPU), one process.
+ *  4. The compactor's peak RSS against 2 × --target-file-bytes + 100 MB: on the day (the default
+ *     128 MiB target), and on one heavy hour (4.8 k points per file) with a 16 MiB target, so
+ *     the hour makes several outputs and the bound is tight.
+ * The instances are simulated (bench/lib/simulated-writers.ts): each export has 40 counter
+ * series, 8 histograms and 2 gauges (50 points), ten exports a file: 500 points a file, a small
+ * service (docs/parquet.md measures 2,000 for a medium one). Fewer points keep the suite's run
+ * time reasonable; the file count, which the query ratio is about, is the real one. Smaller
+ * files make the "before" side's bytes per point higher (the 3.7 KB footer weighs more).
+ */
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { runTs } from './lib/child.js';
+import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
+import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
+import { COUNTER, instances, writeBatch } from './lib/simulated-writers.js';
+import { median } from './lib/stats.js';
+
+const args = parseArgs(process.argv.slice(2));
+const MiB = 1024 * 1024;
+const DAY_START = Date.UTC(2026, 11, 1);
+const HOURS = args.quick ? 4 : 24;
+const INSTANCES = 100;
+const SLOTS_PER_HOUR = 6;
+const EXPORTS_PER_FILE = 10;
+const SERIES = 40;
+const HEAVY_SERIES = args.quick ? 100 : 400;
+const HEAVY_TARGET_BYTES = 16 * MiB;
+const DEFAULT_TARGET_BYTES = 128 * MiB;
+const QUERY_ROUNDS = 3;
+const bound = (target: number) => 2 * target + 100 * 1e6;
+
+const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-compaction-'));
+try {
+  // 1. The day.
+  const expected = new Map<string, { total: number; points: number }>();
+  let files = 0;
+  let points = 0;
+  const fleet = instances(INSTANCES);
+  const started = performance.now();
+  for (let h = 0; h < HOURS; h++) {
+    progress(`compaction: writing hour ${h + 1}/${HOURS} (${fmtInt(files)} files so far)`);
+    for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
+      for (const instance of fleet) {
+        const start = DAY_START + h * 3_600_000 + slot * 600_000;
+        const written = await writeBatch(root, 'day', instance, start, EXPORTS_PER_FILE, SERIES);
+        files++;
+        points += written.points;
+        const key = `${instance.service}|${Math.floor(start / 3_600_000)}`;
+        const e = expected.get(key) ?? { total: 0, points: 0 };
+        e.total += written.counterSums.reduce((a, b) => a + b, 0);
+        e.points += EXPORTS_PER_FILE * SERIES;
+        expected.set(key, e);
+      }
+    }
+  }
+  progress(
+    `compaction: ${fmtInt(files)} files, ${fmtInt(points)} points in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  const dayDir = join(root, 'day');
+  const bytesBefore = await parquetBytes(dayDir);
+
+  // 2. The query before.
+  const sql = `
+SELECT ServiceName AS service, epoch_us(TimeUnix) // 3600000000 AS hour,
+       sum(ValueAsInt) AS total, count(*) AS points
+FROM read_parquet('${dayDir}/**/*.parquet', hive_partitioning = true)
+WHERE MetricName = '${COUNTER}'
+GROUP BY ALL ORDER BY ALL`;
+  const before = await timedQueries(sql, 'before');
+
+  // 3. Compaction, in its own process.
+  progress('compaction: compacting the day (child process)');
+  const day = await compactChild(root, 'day', undefined);
+  const bytesAfter = await parquetBytes(dayDir);
+  const after = await timedQueries(sql, 'after');
+
+  // 4. The heavy hour, with a small target.
+  progress(`compaction: writing a heavy hour (${HEAVY_SERIES} counter series an export)`);
+  let heavyPoints = 0;
+  for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
+    for (const instance of instances(INSTANCES, 1_000)) {
+      const start = DAY_START + slot * 600_000;
+      heavyPoints += (
+        await writeBatch(root, 'heavy', instance, start, EXPORTS_PER_FILE, HEAVY_SERIES)
+      ).points;
+    }
+  }
+  progress('compaction: compacting the heavy hour (child process)');
+  const heavy = await compactChild(root, 'heavy', HEAVY_TARGET_BYTES);
+
+  const sameAnswers =
+    JSON.stringify(before.rows) === JSON.stringify(expectedRows(expected)) &&
+    JSON.stringify(after.rows) === JSON.stringify(before.rows);
+  const speedup = before.millis / after.millis;
+  const bytesRatio = bytesAfter / bytesBefore;
+  const tables: Table[] = [
+    {
+      columns: [
+        '',
+        'files',
+        'bytes',
+        'bytes per point',
+        `DuckDB query (median of ${QUERY_ROUNDS})`,
+      ],
+      rows: [
+        [
+          'before: 10-minute files',
+          fmtInt(files),
+          fmtMiB(bytesBefore),
+          fmtNum(bytesBefore / points),
+          fmtMs(before.millis),
+        ],
+        [
+          'after compaction',
+          fmtInt(day.outputs),
+          fmtMiB(bytesAfter),
+          fmtNum(bytesAfter / points),
+          fmtMs(after.millis),
+        ],
+      ],
+    },
+    {
+      columns: [
+        'compaction run',
+        'points',
+        'files in → out',
+        'wall',
+        'CPU',
+        'points/s (wall)',
+        'peak RSS',
+        'bound',
+      ],
+      rows: [
+        runRow(`the day, target ${fmtMiB(DEFAULT_TARGET_BYTES)}`, day, files, DEFAULT_TARGET_BYTES),
+        runRow(
+          `a heavy hour, target ${fmtMiB(HEAVY_TARGET_BYTES)}`,
+          heavy,
+          INSTANCES * SLOTS_PER_HOUR,
+          HEAVY_TARGET_BYTES,
+        ),
+      ],
+    },
+  ];
+  const targets: Target[] = [
+    {
+      name: 'the query gives the generated sums, before and after',
+      measured: sameAnswers ? 'equal' : 'DIFFERENT',
+      threshold: 'equal',
+      pass: sameAnswers,
+      required: true,
+    },
+    {
+      name: 'every point compacted, nothing failed',
+      measured: `${fmtInt(day.points)} of ${fmtInt(points)}, ${fmtInt(heavy.points)} of ${fmtInt(heavyPoints)}; ${day.failed.length + heavy.failed.length} failed`,
+      threshold: 'all',
+      pass:
+        day.points === points &&
+        heavy.points === heavyPoints &&
+        day.failed.length + heavy.failed.length === 0,
+      required: true,
+    },
+    {
+      name: 'DuckDB query over the day, before / after',
+      measured: `${fmtNum(speedup)}× (${fmtMs(before.millis)} → ${fmtMs(after.millis)})`,
+      threshold: '≥ 20×',
+      pass: speedup >= 20,
+    },
+    {
+      name: 'bytes after / before',
+      measured: `${fmtNum(bytesRatio)} (${fmtMiB(bytesBefore)} → ${fmtMiB(bytesAfter)})`,
+      threshold: '≤ 0.8',
+      pass: bytesRatio <= 0.8,
+    },
+    {
+      name: 'peak RSS compacting the day',
+      measured: fmtMiB(day.maxRssBytes),
+      threshold: `≤ 2 × ${fmtMiB(DEFAULT_TARGET_BYTES)} + 100 MB`,
+      pass: day.maxRssBytes <= bound(DEFAULT_TARGET_BYTES),
+    },
+    {
+      name: 'peak RSS compacting the heavy hour',
+      measured: `${fmtMiB(heavy.maxRssBytes)} (${heavy.outputs} outputs)`,
+      threshold: `≤ 2 × ${fmtMiB(HEAVY_TARGET_BYTES)} + 100 MB`,
+      pass: heavy.maxRssBytes <= bound(HEAVY_TARGET_BYTES),
+    },
+  ];
+  emitResult({
+    suite: 'compaction',
+    title: `Compaction: a day of ${INSTANCES} instances writing Parquet every 10 minutes${args.quick ? ` (--quick: ${HOURS} hours)` : ''}`,
+    tables,
+    targets,
+    notes: [
+      "Stored on a local directory (the compactor's directory store): compaction CPU and memory without a network. Over S3 add a GET per input, range GETs per output and the deletes.",
+      `${EXPORTS_PER_FILE} exports of ${SERIES + SERIES / 5 + 2} points per file (${EXPORTS_PER_FILE * (SERIES + SERIES / 5 + 2)} points), simulated writers using the exporter's Parquet body code.`,
+      'Throughput: one process, one hour at a time (partitionConcurrency 1), reading every input whole from the directory.',
+    ],
+    data: { files, points, bytesBefore, bytesAfter, before, after, day, heavy, heavyPoints },
+  });
+} finally {
+  await rm(root, { recursive: true, force: true });
+}
+
+interface ChildResult {
+  millis: number;
+  cpuMillis: number;
+  maxRssBytes: number;
+  points: number;
+  objectsRead: number;
+  outputs: number;
+  failed: string[];
+}
+
+async function compactChild(
+  dir: string,
+  prefix: string,
+  target: number | undefined,
+): Promise<ChildResult> {
+  const run = await runTs('bench/children/compact-dir.ts', {
+    env: {
+      DIR: dir,
+      PREFIX: prefix,
+      ...(target === undefined ? {} : { TARGET_BYTES: String(target) }),
+    },
+    capMillis: 3_600_000,
+  });
+  const line = run.stdout.find((l) => l.startsWith('{'));
+  if (run.code !== 0 || line === undefined)
+    throw new Error(`compaction child failed (${run.code}): ${run.stderr}`);
+  return JSON.parse(line) as ChildResult;
+}
+
+function runRow(label: string, r: ChildResult, filesIn: number, target: number): string[] {
+  return [
+    label,
+    fmtInt(r.points),
+    `${fmtInt(filesIn)} → ${fmtInt(r.outputs)}`,
+    fmtMs(r.millis),
+    fmtMs(r.cpuMillis),
+    fmtInt(Math.round(r.points / (r.millis / 1000))),
+    fmtMiB(r.maxRssBytes),
+    fmtMiB(bound(target)),
+  ];
+}
+
+async function parquetBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && entry.name.endsWith('.parquet'))
+      total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+interface Answer {
+  service: string;
+  hour: number;
+  total: number;
+  points: number;
+}
+
+async function timedQueries(
+  sql: string,
+  label: string,
+): Promise<{ millis: number; rows: Answer[] }> {
+  let rows: Answer[] = [];
+  const times: number[] = [];
+  for (let round = 0; round <= QUERY_ROUNDS; round++) {
+    progress(
+      `compaction: query ${label}, round ${round}/${QUERY_ROUNDS}${round === 0 ? ' (untimed)' : ''}`,
+    );
+    const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+    const connection = await db.connect();
+    try {
+      const t = performance.now();
+      const reader = await connection.runAndReadAll(sql);
+      if (round > 0) times.push(performance.now() - t);
+      rows = (reader.getRowObjectsJson() as Record<string, unknown>[]).map((r) => ({
+        service: String(r.service),
+        hour: Number(r.hour),
+        total: Number(r.total),
+        points: Number(r.points),
+      }));
+    } finally {
+      connection.closeSync();
+      db.closeSync();
+    }
+  }
+  return { millis: median(times), rows };
+}
+
+function expectedRows(expected: Map<string, { total: number; points: number }>): Answer[] {
+  return [...expected]
+    .map(([k, v]) => {
+      const [service, hour] = k.split('|');
+      return { service: service as string, hour: Number(hour), ...v };
+    })
+    .sort((a, b) => (a.service === b.service ? a.hour - b.hour : a.service < b.service ? -1 : 1));
+}
