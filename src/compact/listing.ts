@@ -1,11 +1,6 @@
-import {
-  decodeReplaces,
-  isBookkeepingKey,
-  REPLACES_KEY,
-  replacedKeys,
-} from '../reader/compacted.js';
+import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
-import { type KeyLayout, type MetricKey, resolveKeyLayout } from '../reader/key-layout.js';
+import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
 import { isPastRange } from '../reader/listing-range.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
@@ -40,7 +35,7 @@ export async function* listHours(
   counters: ListingCounters,
   signal: AbortSignal,
 ): AsyncGenerator<HourObjects> {
-  const inputs = hourGroups(source, settings.layouts, range, counters, signal);
+  const inputs = hourGroups(source, settings.layout, range, counters, signal);
   const outLayout =
     settings.outPrefix === settings.prefix
       ? undefined
@@ -49,7 +44,7 @@ export async function* listHours(
           filePrefix: settings.filePrefix,
         });
   const outputs =
-    outLayout === undefined ? undefined : hourGroups(source, [outLayout], range, undefined, signal);
+    outLayout === undefined ? undefined : hourGroups(source, outLayout, range, undefined, signal);
   let a = await inputs.next();
   let b = outputs === undefined ? undefined : await outputs.next();
   while (a.done !== true || (b !== undefined && b.done !== true)) {
@@ -77,17 +72,16 @@ interface Group {
 }
 
 /**
- * Listed keys in the layouts, grouped by their partition's hour (keys of an hour are adjacent:
- * every layout starts with the year, month, day and hour). The first layout bounds the listing.
+ * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
+ * the layout starts with the year, month, day and hour).
  */
 async function* hourGroups(
   source: ObjectSource,
-  layouts: KeyLayout[],
+  layout: KeyLayout,
   range: { from: number; to: number },
   counters: ListingCounters | undefined,
   signal: AbortSignal,
 ): AsyncGenerator<Group> {
-  const layout = layouts[0] as KeyLayout;
   const listing = layout.range(
     Number.isFinite(range.from) ? new Date(range.from) : undefined,
     new Date(range.to),
@@ -95,9 +89,8 @@ async function* hourGroups(
   let group: Group | undefined;
   for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
     if (isPastRange(key, listing)) break;
-    if (isBookkeepingKey(layout.prefix, key)) continue;
-    let parsed: MetricKey | undefined;
-    for (const l of layouts) parsed ??= l.parse(key);
+    if (layout.internal(key)) continue;
+    const parsed = layout.parse(key);
     const start = parsed?.partition?.start.getTime();
     if (parsed === undefined || start === undefined) {
       if (counters !== undefined) counters.keysIgnored++;

@@ -84,11 +84,10 @@ export const MIN_RUN_BYTES = 8 * 1024 * 1024;
 /** Everything a run needs, checked. */
 export interface CompactionSettings {
   /**
-   * The input layouts: the one the options describe, or, without a keyTemplate, both default
-   * ones (OTLP's minute partitions and Parquet's hours), so a prefix that changed format is
-   * compacted whole. The first lists (the finest partitions).
+   * The input layout: the options' keyTemplate, or every format's default layout (OTLP's
+   * minute partitions and Parquet's hours), whatever the format says.
    */
-  layouts: KeyLayout[];
+  layout: KeyLayout;
   prefix: string;
   outPrefix: string;
   filePrefix: string;
@@ -160,14 +159,14 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw new InvalidOptionError('onProgress', options.onProgress, 'a function');
   }
-  const layouts =
+  // Without a keyTemplate, every format's default layout, whatever the format says (the reader
+  // recognises them all when given neither): a prefix that changed format is compacted whole.
+  const input =
     options.keyTemplate === undefined
-      ? (['otlp-json', 'parquet'] as const).map((f) =>
-          resolveKeyLayout(prefix, { ...layoutOptions(options), format: f }),
-        )
-      : [layout];
+      ? resolveKeyLayout(prefix, { ...layoutOptions(options), format: undefined })
+      : layout;
   return {
-    layouts,
+    layout: input,
     prefix,
     outPrefix,
     filePrefix: options.filePrefix ?? DEFAULTS.filePrefix,

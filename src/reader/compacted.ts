@@ -21,7 +21,7 @@ export const OUTPUT_KEY_TEMPLATE = FORMAT_ROWS.parquet.keyTemplate;
  * The compactor's bookkeeping (leases, records of unreadable inputs) lives in this directory
  * under the output prefix. Spark, Hive and Trino skip `_`-prefixed directories; DuckDB's `**`
  * does not, so its objects are named `.lease`, `.skips`: no `*.parquet` or `*.json` glob matches
- * them. The reader ignores the directory without counting its keys.
+ * them. It is inside the reader's INTERNAL_AREA (`_otel_s3_`), which it neither reads nor counts.
  */
 export const BOOKKEEPING_DIR = '_otel_s3_compaction';
 
@@ -100,11 +100,6 @@ export function outputNames(prefix: string, filePrefix: string): OutputNames {
     render: (hour, id) =>
       template.render({ time: hour, attributes: {}, extension: OUTPUT_EXTENSION, id }),
   };
-}
-
-/** True for the compactor's own objects under `prefix`. */
-export function isBookkeepingKey(prefix: string, key: string): boolean {
-  return key.startsWith(prefix === '' ? `${BOOKKEEPING_DIR}/` : `${prefix}/${BOOKKEEPING_DIR}/`);
 }
 
 /** The longest common prefix of the keys that ends with "/" (or ''). */

@@ -19,7 +19,6 @@ import {
 import {
   type ListMetricObjectsOptions,
   openSource,
-  type ResolvedRange,
   resolveConcurrency,
   resolveRange,
 } from './read-options.js';

@@ -178,7 +178,7 @@ describe('compactMetrics on a directory', () => {
     const batch = batchAt('big', at(0, 5), 1, 1);
     const huge = 'x'.repeat(17 * 1024 * 1024);
     const rm = batch.rm as unknown as { resource: { attributes: Record<string, unknown> } };
-    rm.resource.attributes['blob'] = huge;
+    rm.resource.attributes.blob = huge;
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, [batch]);
     await compactMetrics({
       dir,
