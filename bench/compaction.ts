@@ -4,6 +4,7 @@
  * compactMetrics in a child process of its own, on a local directory laid out like the bucket
  * (the directory store: the compactor's CPU and memory, without a network; over S3 it adds a
  * GET per input, a few range GETs per output and the DeleteObjects).
+ * The compactor is the otel-s3 CLI from dist/ (the suite builds it), as users run it.
  *  1. DuckDB's "sum of a counter by service and hour" over the day, before and after (the
  *     answers must equal the generator's sums).
  *  2. Stored bytes before and after.
@@ -17,11 +18,13 @@
  * time reasonable; the file count, which the query ratio is about, is the real one. Smaller
  * files make the "before" side's bytes per point higher (the 3.7 KB footer weighs more).
  */
+
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { runTs } from './lib/child.js';
+import { ROOT } from './lib/child.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { COUNTER, instances, writeBatch } from './lib/simulated-writers.js';
@@ -36,7 +39,7 @@ const SLOTS_PER_HOUR = 6;
 const EXPORTS_PER_FILE = 10;
 const SERIES = 40;
 const HEAVY_SERIES = args.quick ? 100 : 400;
-const HEAVY_TARGET_BYTES = 16 * MiB;
+const HEAVY_TARGET_BYTES = 128 * MiB;
 const DEFAULT_TARGET_BYTES = 128 * MiB;
 const QUERY_ROUNDS = 3;
 const bound = (target: number) => 2 * target + 100 * 1e6;
@@ -80,8 +83,10 @@ WHERE MetricName = '${COUNTER}'
 GROUP BY ALL ORDER BY ALL`;
   const before = await timedQueries(sql, 'before');
 
-  // 3. Compaction, in its own process.
-  progress('compaction: compacting the day (child process)');
+  // 3. Compaction, in its own process: the CLI as users run it, from dist/.
+  progress('compaction: npm run build (the CLI runs from dist/)');
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  progress('compaction: compacting the day (otel-s3 compact, a process of its own)');
   const day = await compactChild(root, 'day', undefined);
   const bytesAfter = await parquetBytes(dayDir);
   const after = await timedQueries(sql, 'after');
@@ -97,7 +102,7 @@ GROUP BY ALL ORDER BY ALL`;
       ).points;
     }
   }
-  progress('compaction: compacting the heavy hour (child process)');
+  progress('compaction: compacting the heavy hour (otel-s3 compact, a process of its own)');
   const heavy = await compactChild(root, 'heavy', HEAVY_TARGET_BYTES);
 
   const sameAnswers =
@@ -222,23 +227,65 @@ interface ChildResult {
   failed: string[];
 }
 
+/**
+ * `otel-s3 compact --format json` from dist/ (what users run: no TypeScript loader in the
+ * process), with a preload that reports its peak RSS and CPU time at exit.
+ */
 async function compactChild(
   dir: string,
   prefix: string,
   target: number | undefined,
 ): Promise<ChildResult> {
-  const run = await runTs('bench/children/compact-dir.ts', {
-    env: {
-      DIR: dir,
-      PREFIX: prefix,
-      ...(target === undefined ? {} : { TARGET_BYTES: String(target) }),
-    },
-    capMillis: 3_600_000,
-  });
+  const run = await runNode(
+    [
+      '--import',
+      './bench/children/peak-rss.mjs',
+      'dist/cli.js',
+      'compact',
+      '--dir',
+      dir,
+      '--prefix',
+      prefix,
+      '--settle',
+      '0',
+      '--format',
+      'json',
+      '--no-progress',
+      ...(target === undefined ? [] : ['--target-file-bytes', String(target)]),
+    ],
+    3_600_000,
+  );
+  const usage = run.stderr.split('\n').find((l) => l.startsWith('PEAK_RSS '));
   const line = run.stdout.find((l) => l.startsWith('{'));
-  if (run.code !== 0 || line === undefined)
-    throw new Error(`compaction child failed (${run.code}): ${run.stderr}`);
-  return JSON.parse(line) as ChildResult;
+  if (run.code !== 0 || line === undefined || usage === undefined) {
+    throw new Error(`otel-s3 compact failed (${run.code}): ${run.stderr}`);
+  }
+  const report = JSON.parse(line) as {
+    partitions: {
+      status: string;
+      partition: string;
+      error?: string;
+      read: { points: number; objects: number };
+      written: unknown[];
+    }[];
+  };
+  const { maxRssBytes, cpuMillis, millis } = JSON.parse(usage.slice('PEAK_RSS '.length)) as {
+    maxRssBytes: number;
+    cpuMillis: number;
+    millis: number;
+  };
+  const partitions = report.partitions;
+  return {
+    millis,
+    cpuMillis,
+    maxRssBytes,
+    points: partitions.reduce((n, p) => n + p.read.points, 0),
+    objectsRead: partitions.reduce((n, p) => n + p.read.objects, 0),
+    outputs: partitions.reduce((n, p) => n + p.written.length, 0),
+    failed: partitions
+      .filter((p) => p.status !== 'compacted')
+      .map((p) => `${p.partition}: ${p.status} ${p.error ?? ''}`),
+  };
 }
 
 function runRow(label: string, r: ChildResult, filesIn: number, target: number): string[] {
@@ -307,4 +354,32 @@ function expectedRows(expected: Map<string, { total: number; points: number }>):
       return { service: service as string, hour: Number(hour), ...v };
     })
     .sort((a, b) => (a.service === b.service ? a.hour - b.hour : a.service < b.service ? -1 : 1));
+}
+
+/** Runs node with these arguments in the repository, capped; stdout lines and stderr. */
+function runNode(
+  args: string[],
+  capMillis: number,
+): Promise<{ code: number | null; stdout: string[]; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      err += c.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), capMillis);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: out.split('\n'), stderr: err });
+    });
+  });
 }

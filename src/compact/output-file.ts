@@ -42,11 +42,12 @@ export interface OutputFileOptions {
 }
 
 /**
- * Memory one buffered row costs in TableBuilder's arrays of JS values (measured with this
- * schema's realistic rows: about 0.9-1.3 KB, mostly the per-row attribute objects). The column
+ * Memory one buffered row costs, encoding included: rows.js's TableBuilder holds about 0.76 KB
+ * of JS values a row (mostly its per-row attribute objects), sorting and hyparquet-writer's
+ * per-run arrays about as much again (measured: 1.7-2 KB a row at the peak). The column
  * builders report their real size instead.
  */
-export const BUFFERED_ROW_BYTES = 1_200;
+export const BUFFERED_ROW_BYTES = 2_000;
 
 export function createOutputFile(options: OutputFileOptions): OutputFile {
   const writer = new ReservedWriter(options.expectedBytes);

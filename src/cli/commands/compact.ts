@@ -1,6 +1,7 @@
 import { compactMetrics } from '../../compact/compact-metrics.js';
+import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
-import type { CompactionReport, PartitionReport } from '../../compact/report.js';
+import type { CompactionEvent, CompactionReport, PartitionReport } from '../../compact/report.js';
 import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../reader/byte-size.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
@@ -34,23 +35,22 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
   const showBar = ctx.settings.progress && ctx.stderrIsTTY && flags.format === 'text';
   const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
   // Without a bar, a line per partition as it is done; with one, all of them after it.
-  const streamed = new Set<PartitionReport>();
+  const streamed = new Set<string>();
   let writing = Promise.resolve();
   let report: CompactionReport;
   try {
-    report = await compactMetrics({
-      ...options,
-      onProgress(event) {
-        if (event.type === 'planned' && event.objects > 0)
-          progress.start(event.objects, event.bytes);
-        if (event.type === 'input-read') progress.advance(event.bytes);
-        if (event.type === 'partition-done' && flags.format === 'text' && !showBar) {
-          streamed.add(event.report);
-          const line = printable(partitionLine(event.report));
-          writing = writing.then(() => ctx.out.line(line));
-        }
-      },
-    });
+    const onProgress = (event: CompactionEvent) => {
+      if (event.type === 'planned' && event.objects > 0) progress.start(event.objects, event.bytes);
+      if (event.type === 'input-read') progress.advance(event.bytes);
+      if (event.type === 'partition-done' && flags.format === 'text' && !showBar) {
+        streamed.add(event.report.partition);
+        const line = printable(partitionLine(event.report));
+        writing = writing.then(() => ctx.out.line(line));
+      }
+    };
+    // In a worker with a bounded heap where the package is built (see isolated.ts).
+    report = await (compactIsolated(options, onProgress, ctx.signal) ??
+      compactMetrics({ ...options, onProgress, signal: ctx.signal }));
   } finally {
     progress.stop();
     await writing;
@@ -59,7 +59,7 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
     await ctx.out.line(jsonLine(report));
   } else {
     for (const p of report.partitions) {
-      if (!streamed.has(p)) await ctx.out.line(printable(partitionLine(p)));
+      if (!streamed.has(p.partition)) await ctx.out.line(printable(partitionLine(p)));
     }
     await finalNote(ctx, summary(report, ctx.settings.where));
   }

@@ -1,0 +1,34 @@
+/**
+ * The compaction worker: runs compactMetrics() in a thread of its own whose heap is bounded
+ * (isolated.ts starts it), and reports progress, the report or the error to the parent.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { compactMetrics } from './compact-metrics.js';
+import type { CompactMetricsOptions } from './options.js';
+
+const port = parentPort;
+if (port === null) throw new Error('compact-worker.js runs as a worker thread');
+const controller = new AbortController();
+port.on('message', (message: { type?: unknown }) => {
+  if (message.type === 'abort') controller.abort();
+});
+try {
+  const report = await compactMetrics({
+    ...(workerData as { options: CompactMetricsOptions }).options,
+    signal: controller.signal,
+    onProgress: (event) => port.postMessage({ type: 'progress', event }),
+  });
+  port.postMessage({ type: 'done', report });
+} catch (error) {
+  const e = error as { name?: unknown; message?: unknown; reason?: unknown; hint?: unknown };
+  port.postMessage({
+    type: 'error',
+    error: {
+      name: String(e.name ?? 'Error'),
+      message: String(e.message ?? error),
+      reason: e.reason,
+      hint: e.hint,
+    },
+  });
+}
+port.close();
