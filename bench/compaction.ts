@@ -32,7 +32,8 @@ import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
 const MiB = 1024 * 1024;
-const DAY_START = Date.UTC(2026, 11, 1);
+/** The UTC day before yesterday: every hour of it has settled. */
+const DAY_START = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000;
 const HOURS = args.quick ? 4 : 24;
 const INSTANCES = 100;
 const SLOTS_PER_HOUR = 6;
