@@ -8,6 +8,7 @@ import { decodeJsonRequest } from '../../src/encoding/decode-request.js';
 import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
 import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { CREATED_BY, encodeParquet } from '../../src/parquet/encode.js';
+import { ParquetFileWriter } from '../../src/parquet/file-writer.js';
 import { parquetToRequest } from '../../src/parquet/read.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../src/parquet/schema.js';
 import { STORE_BELOW, storedPage } from '../../src/parquet/stored-pages.js';
@@ -179,6 +180,63 @@ describe('encodeParquet', () => {
         keyValueMetadata: [{ key: SCHEMA_VERSION_KEY, value: '9' }],
       }),
     ).rejects.toThrow(/otel_s3.schema_version is written by the encoder/);
+  });
+});
+
+describe('ParquetFileWriter', () => {
+  const plain = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? `${x}n` : x));
+  const fileRows = async (file: Uint8Array) =>
+    (
+      await parquetReadObjects({
+        file: new Uint8Array(file).buffer,
+        compressors: { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)) },
+      })
+    ).map(plain);
+
+  test('a file of several runs: each run sorted into row groups of its own, the footer last', async () => {
+    const runs = [await manySeries(250), ...(await everyInstrument()), await manySeries(40)].map(
+      (rm) => {
+        const b = new ColumnBuilders();
+        b.appendResourceMetrics(rm);
+        return b.seal();
+      },
+    );
+    const writer = new ParquetFileWriter({
+      compression: 'zstd',
+      compressPage: pages('zstd'),
+      rowGroupRows: 100,
+    });
+    for (const run of runs) await writer.writeRun(run);
+    const rows = runs.map((run) => run.rows);
+    const total = rows.reduce((a, b) => a + b, 0);
+    expect(writer.rows).toBe(total);
+    const file = writer.finish([{ key: 'otel_s3.inputs', value: 'a,b' }]);
+    const metadata = parquetMetadata(new Uint8Array(file).buffer);
+    expect(Number(metadata.num_rows)).toBe(total);
+    // Row groups never span two runs.
+    const groups = rows.flatMap((n) =>
+      Array.from({ length: Math.ceil(n / 100) }, (_, i) => Math.min(100, n - 100 * i)),
+    );
+    expect(metadata.row_groups.map((g) => Number(g.num_rows))).toEqual(groups);
+    expect(metadata.key_value_metadata).toEqual([
+      { key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION },
+      { key: 'otel_s3.inputs', value: 'a,b' },
+    ]);
+    // Each run's rows in the order a file of that run alone has them, one run after another.
+    const alone: string[] = [];
+    for (const run of runs) {
+      alone.push(...(await fileRows(await encodeParquet(run, { compression: 'none' }))));
+    }
+    expect(await fileRows(file)).toEqual(alone);
+  });
+
+  test('a finished file takes no more runs and no second footer', async () => {
+    const writer = new ParquetFileWriter({ compression: 'none' });
+    const b = new ColumnBuilders();
+    b.appendResourceMetrics(await manySeries(3));
+    writer.finish();
+    await expect(writer.writeRun(b.seal())).rejects.toThrow(/finished/);
+    expect(() => writer.finish()).toThrow(/finished/);
   });
 });
 
