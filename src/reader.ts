@@ -1,4 +1,16 @@
-// `otel-s3-exporter/reader`: finding and reading stored metrics (the otel-s3 CLI is built on it).
+// `otel-s3-exporter/reader`: finding and reading stored metrics (the otel-s3 CLI is built on it),
+// and compacting them.
+export {
+  type CompactionEvent,
+  type CompactionOptions,
+  type CompactionReport,
+  type CompactMetricsOptions,
+  ConditionalWritesUnsupportedError,
+  compactMetrics,
+  type PartitionReport,
+  type PartitionStatus,
+  type Tally,
+} from './compact/index.js';
 export { ZstdUnavailableError } from './compression/zstd-engine.js';
 export {
   decodeOtlpProto,
@@ -6,6 +18,7 @@ export {
   type OtlpValue,
   ProtoDecodeError,
 } from './encoding/otlp-proto-decode.js';
+export { InvalidOptionError } from './invalid-option.js';
 export {
   type DecodedObject,
   decodeObject,

@@ -1,8 +1,8 @@
 /**
  * Simulated exporter instances writing Parquet into a local directory laid out like the bucket:
  * each instance's 10-minute batch (ten exports of its series, once a minute) becomes one file,
- * made by the code the exporter's worker runs (src/parquet/write.js, parquetBody) and named as
- * the exporter names it (a UUIDv7 of the seal time, in the hour partition). Much faster than
+ * made by the exporter's column builders and Parquet writer (src/parquet/) and named as the
+ * exporter names it (a UUIDv7 of the seal time, in the hour partition). Much faster than
  * running 100 exporters, and the files are the same.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -10,7 +10,8 @@ import { dirname, join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { UUID } from 'uuidv7';
 import { FORMAT_ROWS } from '../../src/formats.js';
-import { parquetBody } from '../../src/parquet/write.js';
+import { ColumnBuilders } from '../../src/parquet/column-builders.js';
+import { encodeParquet } from '../../src/parquet/encode.js';
 import { KeyTemplate } from '../../src/upload/key-template.js';
 import { prng } from '../../test/support/prng.js';
 
@@ -153,20 +154,19 @@ export async function writeBatch(
   exports: number,
   series: number,
 ): Promise<{ bytes: number; points: number; counterSums: number[] }> {
-  const records: Buffer[] = [];
+  const builders = new ColumnBuilders();
   let points = 0;
   const counterSums: number[] = [];
   for (let m = 0; m < exports; m++) {
     const e = exportOf(instance, startMillis + m * 60_000 + 7_000, series);
-    records.push(e.record);
+    builders.appendRequest({ resourceMetrics: [JSON.parse(e.record.toString())] });
     points += e.points;
     counterSums.push(e.counterSum);
   }
-  const body = parquetBody(records, {
-    codec: 'ZSTD',
-    compress: (page) =>
+  const body = await encodeParquet(builders.seal(), {
+    compression: 'zstd',
+    compressPage: (page) =>
       zlib.zstdCompressSync(page, { params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } }),
-    createdBy: 'otel-s3-exporter',
   });
   const sealedAt = startMillis + exports * 60_000;
   const id = UUID.fromFieldsV7(

@@ -1,4 +1,6 @@
-import type { Compression } from '../formats.js';
+import { createPageCompressor } from '../compression/compressors.js';
+import { requireZstdEngine } from '../compression/zstd-engine.js';
+import { COMPRESSION_ROWS, type Compression } from '../formats.js';
 import { encodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import type { ListedObject } from '../reader/replaced-inputs.js';
 import { InputError, type InputReader } from './inputs.js';
@@ -54,6 +56,24 @@ const COMPACTED_SHARE = { compressed: 0.45, none: 0.06, parquet: 0.8 } as const;
 const FIRST_GUESS_ROW_BYTES = 25;
 
 export async function mergeInputs(inputs: readonly MergeInput[], o: MergeOptions): Promise<void> {
+  // One page compressor for all the partition's files (zstd-napi: one context).
+  const pages = createPageCompressor({
+    compression: o.compression,
+    level: COMPRESSION_ROWS[o.compression].levels?.default ?? 0,
+    engine: o.compression === 'zstd' ? requireZstdEngine() : undefined,
+  });
+  try {
+    await merge(inputs, o, pages.compressPage);
+  } finally {
+    pages.close();
+  }
+}
+
+async function merge(
+  inputs: readonly MergeInput[],
+  o: MergeOptions,
+  compressPage: (page: Uint8Array) => Uint8Array | Promise<Uint8Array>,
+): Promise<void> {
   const objects = inputs.map((input) => input.object);
   const outputs = new Map(inputs.flatMap((i) => (i.output ? [[i.object.key, i.output]] : [])));
   const bad = new Set<string>();
@@ -91,7 +111,11 @@ export async function mergeInputs(inputs: readonly MergeInput[], o: MergeOptions
       }
     }
     if (file === undefined) {
-      file = createOutputFile({ compression: o.compression, expectedBytes: o.targetBytes * 1.25 });
+      file = createOutputFile({
+        compression: o.compression,
+        compressPage,
+        expectedBytes: o.targetBytes * 1.25,
+      });
       members = [];
       fileStart = i;
     }

@@ -5,6 +5,14 @@ import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
+/** How hyparquet turns this schema's values into a row's (also for files read by row group). */
+export const ROW_PARSERS = {
+  // Microseconds as they are (bigint): a Date would cut them to milliseconds.
+  timestampFromMicroseconds: (micros: bigint) => micros,
+  // Strings as they are: hyparquet's default decoder drops a leading U+FEFF.
+  stringFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
+};
+
 /** How column chunks are decompressed (the reader's decompress()), within one budget for the whole file. */
 export interface ParquetDecompression {
   decompress(compression: 'zstd' | 'gzip', bytes: Uint8Array, maxBytes: number): Uint8Array;
@@ -49,12 +57,7 @@ export async function parquetToRequest(
     file,
     metadata,
     compressors: decompressors,
-    parsers: {
-      // Microseconds as they are (bigint): a Date would cut them to milliseconds.
-      timestampFromMicroseconds: (micros: bigint) => micros,
-      // Strings as they are: hyparquet's default decoder drops a leading U+FEFF.
-      stringFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
-    },
+    parsers: ROW_PARSERS,
   });
   return { request: rowsToRequest(rows), rows: rows.length };
 }

@@ -7,7 +7,8 @@ import {
   type RowGroup,
 } from 'hyparquet';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { rowsToRequest } from '../parquet/read.js';
+import { ROW_PARSERS } from '../parquet/read.js';
+import { rowsToRequest } from '../parquet/rows-to-request.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../parquet/schema.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
@@ -183,7 +184,7 @@ async function readGroup(
     (compression: 'zstd' | 'gzip') =>
     (input: Uint8Array, outputLength: number): Uint8Array => {
       // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
-      const out = decompress(input, compression, Math.max(1, Math.min(outputLength, left)));
+      const out = decompress(compression, input, Math.max(1, Math.min(outputLength, left)));
       left -= out.length;
       return out;
     };
@@ -193,8 +194,7 @@ async function readGroup(
     rowStart: firstRow,
     rowEnd: firstRow + group.rows,
     compressors: { ZSTD: within('zstd'), GZIP: within('gzip') },
-    // Microseconds as they are (bigint): a Date would cut them to milliseconds.
-    parsers: { timestampFromMicroseconds: (micros: bigint) => micros },
+    parsers: ROW_PARSERS,
   });
   if (rows.length !== group.rows) {
     throw new Error(

@@ -7,7 +7,7 @@ import {
   ConditionalWritesUnsupportedError,
   compactMetrics,
 } from '../../src/compact/index.js';
-import { dataPointRows, readMetrics } from '../../src/index.js';
+import { dataPointRows, readMetrics } from '../../src/reader.js';
 import {
   type Batch,
   batchAt,

@@ -395,6 +395,7 @@ describeS3('the packed package, installed as users install it', () => {
         'dataPointRows',
         'decodeObject',
         'ZstdUnavailableError',
+        'compactMetrics',
       ]),
     );
   });

@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 const RECORDER = new URL('./record-modules.mjs', import.meta.url).pathname;
 
 /**
- * What an exporter-only service must never load: the reader, the CLI and the Parquet modules
- * of this package (from src/ or either build), and the libraries only they use.
+ * What an exporter-only service must never load: the reader, the CLI, compaction and the Parquet
+ * modules of this package (from src/ or either build), and the libraries only they use.
  */
 export const READER_ONLY: readonly RegExp[] = [
-  /\/(src|dist|dist\/cjs)\/(reader|cli|parquet)\//,
+  /\/(src|dist|dist\/cjs)\/(reader|cli|compact|parquet)\//,
   /\/(src|dist|dist\/cjs)\/(reader|cli)\.(ts|js)$/,
   /\/compression\/parquet-body\.js$/,
   /\/node_modules\/(commander|cli-progress|hyparquet|hyparquet-writer)\//,

@@ -7,16 +7,16 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { compactMetrics } from '../../src/compact/index.js';
 import { InputReader } from '../../src/compact/inputs.js';
 import { type FinishedFile, mergeInputs } from '../../src/compact/merge.js';
+import { decodeReplaces, REPLACES_KEY } from '../../src/reader/compacted.js';
+import { dirSource } from '../../src/reader/dir-source.js';
+import { resolveKeyLayout } from '../../src/reader/key-layout.js';
+import { resolveReadLimits } from '../../src/reader/read-limits.js';
 import {
   dataPointRows,
   InvalidOptionError,
   listMetricObjects,
   readMetrics,
-} from '../../src/index.js';
-import { decodeReplaces, REPLACES_KEY } from '../../src/reader/compacted.js';
-import { dirSource } from '../../src/reader/dir-source.js';
-import { resolveKeyLayout } from '../../src/reader/key-layout.js';
-import { resolveReadLimits } from '../../src/reader/read-limits.js';
+} from '../../src/reader.js';
 import {
   type Batch,
   batchAt,
@@ -93,7 +93,8 @@ describe('compactMetrics on a directory', () => {
     await mergeInputs(listed, {
       reader: new InputReader(dirSource(dir), limits, 4, signal),
       targetBytes: 64 * 1024 * 1024,
-      runBytes: 800 * 1024,
+      // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs.
+      runBytes: 96 * 1024,
       compression: 'zstd',
       beforeInput: async () => {},
       onFile: async (file) => {
@@ -108,18 +109,19 @@ describe('compactMetrics on a directory', () => {
     const meta = parquetMetadata(file.bytes);
     expect(meta.row_groups.length).toBeGreaterThan(1);
     expect(Number(meta.num_rows)).toBe(pointsOf(batches).length);
-    // Each run is sorted by service: within a row group, services never go back.
+    // Each run is sorted by service and metric: within a row group, they never go back (the
+    // inputs come in the reverse order of their services, their metrics unsorted).
     const rows = await parquetReadObjects({
       file: new Uint8Array(file.bytes).buffer,
-      columns: ['ServiceName'],
+      columns: ['ServiceName', 'MetricName'],
       compressors: { ZSTD: (input: Uint8Array) => zstdDecompress(input) },
     });
     let first = 0;
     for (const group of meta.row_groups) {
-      const services = rows
+      const keys = rows
         .slice(first, first + Number(group.num_rows))
-        .map((r) => String(r.ServiceName));
-      expect(services).toEqual([...services].sort());
+        .map((r) => `${String(r.ServiceName)} ${String(r.MetricName)}`);
+      expect(keys).toEqual([...keys].sort());
       first += Number(group.num_rows);
     }
   });

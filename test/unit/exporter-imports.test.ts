@@ -1,7 +1,7 @@
 /**
  * A service that only exports pays for the exporter alone: `import { S3MetricExporter }` loads
- * neither the reader, nor the CLI, nor the Parquet modules (unless the format is Parquet: then
- * only in the worker), nor commander, cli-progress or hyparquet. The packed package is held to
+ * neither the reader, nor the CLI, nor compaction, nor the Parquet modules (unless the format is
+ * Parquet: then only in the worker), nor commander, cli-progress or hyparquet. The packed package is held to
  * the same in test/integration/package.test.ts.
  */
 import { describe, expect, test } from 'vitest';
@@ -18,6 +18,7 @@ describe('what an exporter-only import loads', () => {
       /\/src\/reader\.ts$/,
       /\/src\/reader\/read-metrics\.ts$/,
       /\/src\/cli\/main\.ts$/,
+      /\/src\/compact\/compact-metrics\.ts$/,
       /\/src\/parquet\/encode\.js$/,
       /\/node_modules\/commander\//,
       /\/node_modules\/cli-progress\//,
