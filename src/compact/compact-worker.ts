@@ -2,7 +2,7 @@
  * The compaction worker: runs compactMetrics() in a thread of its own whose heap is bounded
  * (isolated.ts starts it), and reports progress, the report or the error to the parent.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { compactMetrics } from './compact-metrics.js';
 import type { CompactMetricsOptions } from './options.js';
 
@@ -12,23 +12,27 @@ const controller = new AbortController();
 port.on('message', (message: { type?: unknown }) => {
   if (message.type === 'abort') controller.abort();
 });
-try {
-  const report = await compactMetrics({
-    ...(workerData as { options: CompactMetricsOptions }).options,
-    signal: controller.signal,
-    onProgress: (event) => port.postMessage({ type: 'progress', event }),
-  });
-  port.postMessage({ type: 'done', report });
-} catch (error) {
-  const e = error as { name?: unknown; message?: unknown; reason?: unknown; hint?: unknown };
-  port.postMessage({
-    type: 'error',
-    error: {
-      name: String(e.name ?? 'Error'),
-      message: String(e.message ?? error),
-      reason: e.reason,
-      hint: e.hint,
-    },
-  });
+// No top-level await: the CommonJS build of this file has none.
+async function run(port: MessagePort): Promise<void> {
+  try {
+    const report = await compactMetrics({
+      ...(workerData as { options: CompactMetricsOptions }).options,
+      signal: controller.signal,
+      onProgress: (event) => port.postMessage({ type: 'progress', event }),
+    });
+    port.postMessage({ type: 'done', report });
+  } catch (error) {
+    const e = error as { name?: unknown; message?: unknown; reason?: unknown; hint?: unknown };
+    port.postMessage({
+      type: 'error',
+      error: {
+        name: String(e.name ?? 'Error'),
+        message: String(e.message ?? error),
+        reason: e.reason,
+        hint: e.hint,
+      },
+    });
+  }
+  port.close();
 }
-port.close();
+void run(port);

@@ -13,8 +13,8 @@ import type { CompactionEvent, CompactionReport } from './report.js';
  * YOUNG_GENERATION_MB and the old one at the larger of OLD_GENERATION_MIN_MB and the target
  * file size, so collections come early and memory follows the target, not the partition.
  *
- * Only where the worker's file is there as JavaScript (dist/): from TypeScript sources (tests)
- * and the CommonJS bundle, undefined, and the caller runs compactMetrics() in its own thread.
+ * Only where the worker's file is there as JavaScript (dist/ and dist/cjs/): from TypeScript
+ * sources (tests), undefined, and the caller runs compactMetrics() in its own thread.
  */
 export const YOUNG_GENERATION_MB = 16;
 export const OLD_GENERATION_MIN_MB = 128;
@@ -75,7 +75,7 @@ export function compactIsolated(
   });
 }
 
-/** The worker's file where the package is built (dist/); undefined from sources or the bundle. */
+/** The worker's file where the package is built (either build); undefined from sources. */
 function builtWorkerFile(): URL | undefined {
   const file = new URL('./compact-worker.js', import.meta.url);
   return import.meta.url.endsWith('.js') && existsSync(fileURLToPath(file)) ? file : undefined;
