@@ -125,9 +125,10 @@ describeS3('readMetrics against a real S3 server', () => {
       expect(lists).toHaveLength(1);
       expect(lists[0]?.input).toMatchObject({
         Prefix: 'range/',
-        // The partition of from − 1 min: every key filed under it sorts after its path.
+        // The hour directory of from − 1 min's partition: compaction outputs are filed there,
+        // and every key of that minute or later sorts after it.
         StartAfter: renderKey({ prefix: 'range' }, new Date(from.getTime() - 60_000), '').replace(
-          /\/metrics_.*$/,
+          /\/minute=.*$/,
           '',
         ),
       });
@@ -171,10 +172,11 @@ describeS3('readMetrics against a real S3 server', () => {
       expect(read.map((o) => o.key)).toEqual([keys.twoAndAHalf, keys.three].sort());
       expect(read.every((o) => o.time >= range.from && o.time < range.to)).toBe(true);
       const [list] = sent.filter((c) => c.name === 'ListObjectsV2Command');
-      // maxBatchAgeMillis + the export interval + 1 min, the defaults: 3 min before from.
+      // maxBatchAgeMillis + the export interval + 1 min, the defaults: 3 min before from; the
+      // listing starts at that partition's hour directory, where compaction outputs are filed.
       expect(list?.input.StartAfter).toBe(
         renderKey({ prefix: 'data' }, new Date(range.from.getTime() - 3 * 60_000), '').replace(
-          /\/metrics_.*$/,
+          /\/minute=.*$/,
           '',
         ),
       );
