@@ -1,7 +1,7 @@
 /**
  * Child process: compacts DIR (PREFIX, from FROM) through compactIsolated() with the worker's
- * TypeScript file (the worker thread inherits this process's tsx loader). Prints each event
- * type once, then {"report"} or {"error": {name, reason, message}}.
+ * TypeScript file (through compact-worker-tsx.mjs, which gives the thread a tsx loader). Prints
+ * each event type once, then {"report"} or {"error": {name, reason, message}}.
  */
 import { compactIsolated } from '../../../src/compact/isolated.js';
 
@@ -19,7 +19,7 @@ const run = compactIsolated(
     seen.add(event.type);
   },
   new AbortController().signal,
-  new URL('../../../src/compact/compact-worker.ts', import.meta.url),
+  new URL('./compact-worker-tsx.mjs', import.meta.url),
 );
 try {
   if (run === undefined) throw new Error('compactIsolated did not start a worker');
