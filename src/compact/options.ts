@@ -95,7 +95,10 @@ export interface CompactionSettings {
   to: Date | undefined;
   settleMillis: number;
   targetFileBytes: number;
-  /** Builders' memory before a sorted run is encoded: half the target, at least MIN_RUN_BYTES. */
+  /**
+   * Builders' memory before a sorted run is encoded: a quarter of the target, at least
+   * MIN_RUN_BYTES. With half, a heavy hour peaked above the memory bound (docs/performance.md).
+   */
   runBytes: number;
   compression: Compression;
   limits: ReadLimits;
@@ -177,7 +180,7 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
         ? settleMillisOf(options)
         : rule.integer('settleMillis', options.settleMillis, 0, 7 * 86_400_000, 'of milliseconds'),
     targetFileBytes,
-    runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 2)),
+    runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 4)),
     compression,
     limits: resolveReadLimits(options),
     dryRun: flag('dryRun'),
