@@ -10,7 +10,7 @@
  *  2. Stored bytes before and after.
  *  3. Throughput: data points compacted per second (wall and CPU), one process.
  *  4. The compactor's peak RSS against 2 × --target-file-bytes + 100 MB: on the day (the default
- *     128 MiB target), and on one heavy hour (600 files of 4.2 k points, 1.2 k with --quick)
+ *     128 MiB target), and on one heavy hour (600 files of about 4.8 k points, 1.2 k with --quick)
  *     with the same target: memory must not grow with the hour's points.
  * The instances are simulated (bench/lib/simulated-writers.ts): each export has 40 counter
  * series, 8 histograms and 2 gauges (50 points), ten exports a file: 500 points a file, a small
