@@ -8,8 +8,8 @@ import type { CompactionEvent, CompactionReport } from './report.js';
 
 /**
  * compactMetrics() in a worker thread with a bounded heap, for the CLI. Left to itself, V8 sizes
- * the heap by the allocation rate: the row objects of a compaction (about 25 MB live after each
- * full collection) made it commit 200-500 MB. In a worker, the young generation is capped at
+ * the heap by the allocation rate, not by what is live, and a compaction allocates fast
+ * (docs/parquet.md, "Memory", has the numbers). In a worker, the young generation is capped at
  * YOUNG_GENERATION_MB and the old one at the larger of OLD_GENERATION_MIN_MB and the target
  * file size, so collections come early and memory follows the target, not the partition.
  *

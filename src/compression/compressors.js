@@ -55,10 +55,9 @@ export function partsCompressor(o) {
 /**
  * The page compressor of the Parquet writer, which runs in the worker (it may block). A page is
  * small and its size is known: node:zlib's one-shot calls size their context to the page and
- * free it when they return, and cost about what zstd-napi's reused context does, where a stream
- * flushed per page (one reused context) cost 2.5-4x the CPU in the same run, a pool trip and
- * stream bookkeeping per page (zstd), or 3x (gzip, reset per member). docs/parquet.md, "The
- * writer". @param {CompressorOptions} o @returns {PageCompressor}
+ * free it when they return, with no pool trip or stream bookkeeping per page, so they are the
+ * cheaper call here, unlike for whole bodies (the measurements: docs/parquet.md, "The writer").
+ * @param {CompressorOptions} o @returns {PageCompressor}
  */
 export function createPageCompressor(o) {
   if (o.compression === 'none') return { compressPage: (page) => page, close: () => {} };
