@@ -1,8 +1,8 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { type Compression, type Format, S3MetricExporter } from '../../src/index.js';
-import type { Batch } from './compaction-data.js';
+import type { Compression, Format } from '../../src/index.js';
+import { type Batch, exportBatches } from './compaction-data.js';
 
 /**
  * The exporter writing into a local directory laid out like the bucket (`{dir}/{key}`): a
@@ -23,23 +23,7 @@ export async function exportToDir(
       return { $metadata: { httpStatusCode: 200 } };
     },
   } as unknown as S3Client;
-  const exporter = new S3MetricExporter({
-    bucket: 'b',
-    s3Client: client,
-    prefix: options.prefix,
-    format: options.format,
-    compression: options.compression ?? 'zstd',
-    partitionTime: 'data',
-    maxBatchAgeMillis: 3_600_000,
-  });
-  for (const { rm } of batches) {
-    const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
-      exporter.export(rm, resolve),
-    );
-    if (result.code !== 0) throw result.error ?? new Error('export failed');
-    await exporter.forceFlush();
-  }
-  await exporter.shutdown();
+  await exportBatches({ bucket: 'b', ...options }, { s3Client: client }, batches);
 }
 
 /** Every file under `dir`, as keys, sorted. */
