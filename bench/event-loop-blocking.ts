@@ -8,17 +8,15 @@
  * synchronous steps are timed on their own on the same bytes.
  */
 import { createHash } from 'node:crypto';
+import diagnostics from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { compress as zstdCompress } from 'zstd-napi';
-import { resolveConfig } from '../src/config.js';
 import { otlpJsonRecords } from '../src/encoding/format.js';
 import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
-import { S3MetricExporter } from '../src/index.js';
-import { createClient } from '../src/upload/client.js';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../src/index.js';
 import { busyStretches, type Profile, type Stretch } from './lib/busy-stretches.js';
 import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
@@ -98,35 +96,38 @@ const setupClient = s3 === undefined ? undefined : benchClient(s3);
 const realBucket =
   setupClient === undefined ? undefined : await benchBucket(setupClient, 'event-loop');
 
-/** The exporter's own S3 client for this server (made as it makes it), with timestamps at the seams. */
-function markedRealClient(marks: Partial<Marks>): S3Client {
+/** The real server as the exporter's options: its own requests, as a service makes them. */
+function realServer(): { bucket: string } & Pick<
+  S3MetricExporterOptions,
+  'endpoint' | 'region' | 'credentials'
+> {
   if (s3 === undefined || realBucket === undefined) throw new Error('no S3 server');
-  const { client } = createClient(
-    resolveConfig({
-      bucket: realBucket,
-      endpoint: s3.endpoint,
-      region: s3.region,
-      credentials: s3.credentials,
-    }),
-  );
-  client.middlewareStack.add(
-    (next) => async (input) => {
-      marks.sendStart ??= performance.now();
-      return next(input);
-    },
-    { step: 'initialize', priority: 'high', name: 'benchSendStart' },
-  );
-  // Innermost: after serializing, checksums and SigV4 signing; around the HTTP exchange itself.
-  client.middlewareStack.add(
-    (next) => async (input) => {
-      marks.signed ??= performance.now();
-      const output = await next(input);
-      marks.responded ??= performance.now();
-      return output;
-    },
-    { step: 'deserialize', priority: 'low', name: 'benchHttp' },
-  );
-  return client;
+  return {
+    bucket: realBucket,
+    endpoint: s3.endpoint,
+    region: s3.region,
+    credentials: s3.credentials,
+  };
+}
+
+/**
+ * Marks the exporter's own requests to the real server from outside, through Node's HTTP
+ * diagnostics channels: the request leaving (after signing) and the response's end.
+ */
+function markRequests(marks: Partial<Marks>): () => void {
+  const started = () => {
+    marks.sendStart ??= performance.now();
+    marks.signed ??= marks.sendStart;
+  };
+  const finished = () => {
+    marks.responded ??= performance.now();
+  };
+  diagnostics.subscribe('http.client.request.start', started);
+  diagnostics.subscribe('http.client.response.finish', finished);
+  return () => {
+    diagnostics.unsubscribe('http.client.request.start', started);
+    diagnostics.unsubscribe('http.client.response.finish', finished);
+  };
 }
 
 /** Phases seen from outside, in order; a stall belongs to the one it overlaps most. */
@@ -162,26 +163,23 @@ function phaseOf(gap: Gap, m: Marks): string {
 async function flushRun(compression: Compression, target: Target_, profile = false): Promise<Run> {
   const marks: Partial<Marks> = {};
   const stub = new StubS3(STUB_DELAY_MILLIS);
-  let client = stub.client;
-  if (target === 'real') {
-    client = markedRealClient(marks);
-    // The exporter's client is long-lived: its first request (config, endpoint rules, a new
-    // connection) is not what a flush in steady state pays.
-    await client.send(
-      new PutObjectCommand({ Bucket: realBucket, Key: 'warm-up', Body: Buffer.from('warm-up') }),
-    );
-    marks.sendStart = marks.signed = marks.responded = undefined;
-  }
   const exporter = new S3MetricExporter({
-    bucket: target === 'real' ? (realBucket as string) : 'bench',
+    ...(target === 'real' ? realServer() : { bucket: 'bench', s3Client: stub.client }),
     prefix: `event-loop/${compression}`,
-    s3Client: client,
     compression,
     maxBatchBytes: 4 * BATCH_BYTES,
     maxBufferedBytes: 8 * BATCH_BYTES,
     maxBatchAgeMillis: 2 ** 31 - 1,
     flushTimeoutMillis: 60_000,
   });
+  let unmark = () => {};
+  if (target === 'real') {
+    // The exporter's connection is long-lived: its first request (credentials, a new
+    // connection) is not what a flush in steady state pays.
+    await exportOnce(exporter, collections[0] as ResourceMetrics);
+    await exporter.forceFlush();
+    unmark = markRequests(marks);
+  }
   for (const rm of collections) await exportOnce(exporter, rm);
   await collectGarbage();
   await sleep(50); // the zstd worker is up, the GC is done: the probe sees only the flush
@@ -198,11 +196,12 @@ async function flushRun(compression: Compression, target: Target_, profile = fal
     marks.sendStart = stub.puts[0]?.at;
     if (marks.sendStart !== undefined) marks.responded = marks.sendStart + STUB_DELAY_MILLIS;
   }
+  unmark();
   const stats = exporter.stats();
   await exporter.shutdown();
-  if (target === 'real') client.destroy(); // ours: the exporter leaves a given client open
-  if (stats.batchesUploaded !== 1)
-    throw new Error(`expected 1 upload, got ${stats.batchesUploaded}`);
+  const expected = target === 'real' ? 2 : 1; // the warm-up's, then the flush's
+  if (stats.batchesUploaded !== expected)
+    throw new Error(`expected ${expected} uploads, got ${stats.batchesUploaded}`);
   const full = marks as Marks;
   const phaseStalls: Record<string, number> = {};
   let flushStallMillis = 0;

@@ -29,7 +29,7 @@ import { claimSpoolDir } from './spool/lock.js';
 import type { MetaCheck } from './spool/spool.js';
 import { type ExporterStats, emptySpoolStats, emptyStats } from './stats.js';
 import { temporalitySelector } from './temporality.js';
-import { type ClientHandle, createClient } from './upload/client.js';
+import { createObjectWriter, type WriterHandle } from './upload/create-writer.js';
 import type { KeyTemplate } from './upload/key-template.js';
 import { Uploader } from './upload/uploader.js';
 
@@ -49,7 +49,7 @@ type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
 export class S3MetricExporter implements PushMetricExporter {
   readonly #config: ResolvedConfig;
   readonly #bodies: BodyMaker;
-  readonly #s3: ClientHandle;
+  readonly #s3: WriterHandle;
   readonly #episodes = new Episodes();
   readonly #outcomes: Outcomes;
   readonly #budget: MemoryBudget;
@@ -68,7 +68,7 @@ export class S3MetricExporter implements PushMetricExporter {
     // anything starts. No disk I/O: the directory is opened in the background (SpoolAdopter).
     const claim = c.spoolDir === undefined ? undefined : claimSpoolDir(c.spoolDir);
     let bodies: BodyMaker | undefined;
-    let s3: ClientHandle | undefined;
+    let s3: WriterHandle | undefined;
     try {
       const row = FORMAT_ROWS[c.format];
       bodies = createBodyMaker({
@@ -78,7 +78,7 @@ export class S3MetricExporter implements PushMetricExporter {
       });
       this.#bodies = bodies;
       this.#selectTemporality = temporalitySelector(c.temporalityPreference);
-      s3 = createClient(c);
+      s3 = createObjectWriter(c);
       this.#s3 = s3;
       const stats = emptyStats();
       this.#outcomes = new Outcomes(stats, this.#episodes, {
@@ -98,12 +98,10 @@ export class S3MetricExporter implements PushMetricExporter {
       this.#budget = new MemoryBudget(c.maxBufferedBytes, open, this.#outcomes);
       this.#uploader = new Uploader(
         {
-          client: this.#s3.client,
-          bucket: c.bucket,
+          writer: this.#s3.writer,
           concurrency: c.uploadConcurrency,
           requestTimeoutMillis: c.requestTimeoutMillis,
           conditionalWrites: c.conditionalWrites,
-          putObject: c.putObject,
           backoff: {
             initialDelayMillis: c.retryInitialDelayMillis,
             maxDelayMillis: c.retryMaxDelayMillis,
@@ -162,7 +160,7 @@ export class S3MetricExporter implements PushMetricExporter {
       // SpoolLockedError naming this very process), not the worker, not the client.
       claim?.release();
       void bodies?.close();
-      if (s3?.owned === true) s3.client.destroy();
+      s3?.writer.destroy();
       throw error;
     }
   }
@@ -272,7 +270,7 @@ export class S3MetricExporter implements PushMetricExporter {
     this.#state = 'shut-down';
     await this.#spool?.close();
     await this.#bodies.close();
-    if (this.#s3.owned) this.#s3.client.destroy();
+    this.#s3.writer.destroy();
   }
 
   /**

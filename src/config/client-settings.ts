@@ -25,7 +25,7 @@ export interface ConnectionSettings {
 export type ClientRole = { role: 'exporter'; requestTimeoutMillis: number } | { role: 'reader' };
 
 /** The region when none is given: the AWS SDK's variables, else us-east-1. */
-function defaultRegion(env: Readonly<Record<string, string | undefined>>): string {
+export function defaultRegion(env: Readonly<Record<string, string | undefined>>): string {
   return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 }
 
@@ -50,7 +50,7 @@ export function defaultChecksumMode(endpoint: string | undefined): ChecksumMode 
   return endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED';
 }
 
-const CONNECT_TIMEOUT_MILLIS = 5_000;
+export const CONNECT_TIMEOUT_MILLIS = 5_000;
 const READER_REQUEST_TIMEOUT_MILLIS = 60_000;
 
 /** The S3ClientConfig for these settings: the one place the client defaults are decided. */

@@ -1,5 +1,4 @@
 import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
-import { StorageClass as StorageClasses } from '@aws-sdk/client-s3';
 import { COMPRESSION_ROWS, type Compression, FORMAT_ROWS, type Format } from '../formats.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 
@@ -12,7 +11,27 @@ export {
 export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
 export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
 export const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
-export const STORAGE_CLASSES = Object.values(StorageClasses);
+/**
+ * S3's storage classes, as the SDK's `StorageClass` lists them (a test holds the two equal):
+ * listed here so that validating an option does not load `@aws-sdk/client-s3`.
+ */
+export const STORAGE_CLASSES = [
+  'AWS_BACKUP_LOW_COST_WARM',
+  'AWS_BACKUP_WARM',
+  'DEEP_ARCHIVE',
+  'EXPRESS_ONEZONE',
+  'FSX_ONTAP',
+  'FSX_OPENZFS',
+  'GLACIER',
+  'GLACIER_IR',
+  'INTELLIGENT_TIERING',
+  'ONEZONE_IA',
+  'OUTPOSTS',
+  'REDUCED_REDUNDANCY',
+  'SNOW',
+  'STANDARD',
+  'STANDARD_IA',
+] as const satisfies readonly StorageClass[];
 export const PARTITION_TIMES = ['upload', 'data'] as const;
 export const TIME_ZONES = ['UTC', 'local'] as const;
 

@@ -1,8 +1,9 @@
-import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { COMPRESSION_ROWS, type CompressionLevels, FORMAT_ROWS } from '../formats.js';
 import { InvalidOptionError } from '../invalid-option.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { KeyTemplate } from '../upload/key-template.js';
+import type { PutObjectFields } from '../upload/object-writer.js';
 import { defaultChecksumMode, defaultForcePathStyle } from './client-settings.js';
 import { type EnvironmentValue, Fields } from './fields.js';
 import {
@@ -55,10 +56,7 @@ export interface ResolvedConfig {
   keys: KeyTemplate;
   partitionTime: PartitionTime;
   /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
-  putObject: Pick<
-    PutObjectCommandInput,
-    'ServerSideEncryption' | 'SSEKMSKeyId' | 'StorageClass' | 'Tagging' | 'Metadata'
-  >;
+  putObject: PutObjectFields;
   userAgent: string | undefined;
 }
 

@@ -1,4 +1,3 @@
-import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
 import PQueue from 'p-queue';
 import { log } from '../log.js';
 import type { MemoryBudget } from '../pipeline/budget.js';
@@ -6,23 +5,21 @@ import type { Outcomes } from '../pipeline/outcomes.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { type BackoffPolicy, retryDelay, slowRetryDelay } from './backoff.js';
 import { classifyUploadError, headerMayBeTheCause, type RetryVerdict } from './errors.js';
-import { nextTurn, yieldBetweenSteps } from './event-loop-turns.js';
+import { nextTurn } from './event-loop-turns.js';
+import type { ObjectWriter } from './object-writer.js';
 
 export interface UploaderOptions {
-  client: S3Client;
-  bucket: string;
+  writer: ObjectWriter;
   concurrency: number;
   requestTimeoutMillis: number;
   conditionalWrites: boolean;
-  /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
-  putObject: Omit<PutObjectCommandInput, 'Bucket' | 'Key' | 'Body'>;
   backoff: BackoffPolicy;
 }
 
 const TIMED_OUT = Symbol('request deadline');
 
 /**
- * Uploads sealed batches: PutObject with a Buffer body and a deadline on every request, a
+ * Uploads sealed batches: PutObject (through an ObjectWriter) with a Buffer body and a deadline on every request, a
  * bounded number in flight, and retries of the same key and bytes with backoff. A batch
  * backing off holds no queue slot. Success settles the batch through the budget; a rejection
  * drops it there.
@@ -79,31 +76,15 @@ export class Uploader {
       const body = batch.body;
       // Dropped during that turn: whoever did it has settled the batch.
       if (batch.state !== 'uploading' || body === undefined) return;
-      const command = new PutObjectCommand({
-        ...o.putObject,
-        Bucket: o.bucket,
-        Key: batch.key,
-        Body: body,
-        ContentLength: body.length,
-        ContentType: batch.contentType,
-        ...(conditional ? { IfNoneMatch: '*' } : {}),
-        ...(batch.crc32 === undefined ? {} : { ChecksumCRC32: batch.crc32 }),
+      await o.writer.put({
+        key: batch.key,
+        body,
+        contentType: batch.contentType,
+        ifNoneMatch: conditional,
+        crc32: batch.crc32,
+        sha256: batch.sha256,
+        signal: controller.signal,
       });
-      const sha256 = batch.sha256;
-      if (sha256 !== undefined) {
-        // SigV4 signs the payload's SHA-256; a header already holding it spares the SDK hashing
-        // the body on the event loop (it was computed in the worker).
-        command.middlewareStack.add(
-          (next) => (args) => {
-            const request = args.request as { headers?: Record<string, string> };
-            if (request.headers !== undefined) request.headers['x-amz-content-sha256'] = sha256;
-            return next(args);
-          },
-          { step: 'build', name: 'otelS3PrecomputedPayloadHash' },
-        );
-      }
-      yieldBetweenSteps(command.middlewareStack);
-      await o.client.send(command, { abortSignal: controller.signal });
       this.#succeeded(batch);
     } catch (error) {
       if (batch.state !== 'uploading') return; // dropped while in flight

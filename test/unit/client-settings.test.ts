@@ -1,8 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { s3ClientConfig } from '../../src/config/client-settings.js';
+import { STORAGE_CLASSES } from '../../src/config/options.js';
 import { resolveConfig } from '../../src/config.js';
 import { createReaderClient } from '../../src/reader/s3-source.js';
-import { createClient } from '../../src/upload/client.js';
+import { createObjectWriter } from '../../src/upload/create-writer.js';
 
 const AWS = {};
 const CUSTOM = { endpoint: 'http://127.0.0.1:9000' };
@@ -68,20 +72,67 @@ describe('s3ClientConfig: the client defaults, decided once for the exporter and
     expect(config.requestHandler).toEqual({ connectionTimeout: 5_000, requestTimeout: 60_000 });
   });
 
-  test('the clients the exporter and the reader make use it', async () => {
-    const exporter = createClient(resolveConfig({ bucket: 'b', ...CUSTOM, region: 'r1' }));
+  test('the reader makes its client with them', async () => {
     const reader = createReaderClient({ ...CUSTOM, region: 'r1' });
     try {
-      for (const { client } of [exporter, reader]) {
-        expect(await client.config.region()).toBe('r1');
-        expect(client.config.forcePathStyle).toBe(true);
-        expect(await client.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED');
-      }
-      expect(await exporter.client.config.maxAttempts()).toBe(1);
+      expect(await reader.client.config.region()).toBe('r1');
+      expect(reader.client.config.forcePathStyle).toBe(true);
+      expect(await reader.client.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED');
       expect(await reader.client.config.maxAttempts()).toBe(3);
     } finally {
-      exporter.client.destroy();
       reader.client.destroy();
     }
   });
+});
+
+describe('createObjectWriter: which transport stores the objects', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'otel-s3-aws-config-'));
+  const noConfig = { AWS_CONFIG_FILE: join(dir, 'missing') };
+  const transport = async (options: object, env: Record<string, string> = {}) => {
+    const handle = createObjectWriter(resolveConfig({ bucket: 'b-1', ...options }), {
+      ...noConfig,
+      ...env,
+    });
+    const chosen = await handle.transport;
+    handle.writer.destroy();
+    return { transport: chosen, owned: handle.owned };
+  };
+
+  test("its own signed requests for a custom endpoint and for AWS's standard regions", async () => {
+    expect(await transport(CUSTOM)).toEqual({ transport: 'signed', owned: true });
+    expect(await transport({ region: 'eu-west-3' })).toEqual({ transport: 'signed', owned: true });
+  });
+
+  test("an SDK client where the endpoint rules matter, and the caller's client as given", async () => {
+    expect(await transport({}, { AWS_USE_FIPS_ENDPOINT: 'true' })).toEqual({
+      transport: 'sdk',
+      owned: true,
+    });
+    expect((await transport({ bucket: 'logs--use1-az4--x-s3' })).transport).toBe('sdk');
+    const client = createReaderClient({}).client;
+    const given = await transport({ s3Client: client });
+    client.destroy();
+    expect(given).toEqual({ transport: 'sdk', owned: false });
+  });
+
+  test('the shared config file: an endpoint_url or FIPS in it sends uploads through the SDK', async () => {
+    const file = join(dir, 'config');
+    writeFileSync(
+      file,
+      '[default]\nregion = eu-west-1\n\n[profile other]\nendpoint_url = http://x\n',
+    );
+    expect((await transport({}, { AWS_CONFIG_FILE: file })).transport).toBe('sdk');
+    const ignoring = { AWS_CONFIG_FILE: file, AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' };
+    expect((await transport({}, ignoring)).transport).toBe('signed');
+    expect((await transport(CUSTOM, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
+    writeFileSync(file, '[default]\nuse_fips_endpoint = true\n');
+    expect((await transport({}, ignoring)).transport).toBe('sdk');
+    writeFileSync(file, '[default]\nregion = eu-west-1\n');
+    expect((await transport({}, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
+  });
+});
+
+test("storageClass accepts exactly the SDK's StorageClass values (listed so the SDK stays unloaded)", async () => {
+  const { StorageClass } = await import('@aws-sdk/client-s3');
+  expect([...STORAGE_CLASSES].sort()).toEqual(Object.values(StorageClass).sort());
 });

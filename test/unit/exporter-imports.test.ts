@@ -1,8 +1,9 @@
 /**
  * A service that only exports pays for the exporter alone: `import { S3MetricExporter }` loads
  * neither the reader, nor the CLI, nor compaction, nor the Parquet modules (unless the format is
- * Parquet: then only in the worker), nor commander, cli-progress or hyparquet. The packed package is held to
- * the same in test/integration/package.test.ts.
+ * Parquet: then only in the worker), nor commander, cli-progress or hyparquet, nor (with the
+ * exporter's own requests) `@aws-sdk/client-s3`. The packed package is held to the same in
+ * test/integration/package.test.ts.
  */
 import { describe, expect, test } from 'vitest';
 import { COLUMN_BUILDERS, loadedModules, readerOnly } from '../support/loaded-modules.js';
@@ -46,6 +47,13 @@ describe('what an exporter-only import loads', () => {
       // Parquet appends to column builders on this thread; OTLP formats never load them.
       expect(builders.length > 0).toBe(format === 'parquet');
       expect(modules.filter((m) => readerOnly(m) && !COLUMN_BUILDERS.test(m))).toEqual([]);
+      // Its own signed requests: the AWS SDK's S3 client (~11 MiB resident) stays unloaded.
+      expect(modules.filter((m) => m.includes('/node_modules/@aws-sdk/client-s3/'))).toEqual([]);
     });
   }
+
+  test("with a caller's s3Client, the exporter stores through it", async () => {
+    const { stdout } = await run('test/support/children/exporter-only.ts', { TRANSPORT: 'sdk' });
+    expect(JSON.parse(stdout)).toEqual({ extensions: ['.json.zst'] });
+  });
 });

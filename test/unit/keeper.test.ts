@@ -11,6 +11,7 @@ import { spoolFileBytes } from '../../src/spool/file-format.js';
 import { SpoolKeeper } from '../../src/spool/keeper.js';
 import { KeeperReports } from '../../src/spool/keeper-reports.js';
 import { emptySpoolStats, emptyStats } from '../../src/stats.js';
+import { SdkObjectWriter } from '../../src/upload/sdk-writer.js';
 import { Uploader } from '../../src/upload/uploader.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { FaultyFileSystem } from '../support/faulty-fs.js';
@@ -53,12 +54,10 @@ async function setup(
   const budget = new MemoryBudget(limit, { bytes: 0 }, outcomes);
   const uploader = new Uploader(
     {
-      client: s3.client,
-      bucket: 'b',
+      writer: new SdkObjectWriter(s3.client, 'b', {}),
       concurrency: 1,
       requestTimeoutMillis: 60_000,
       conditionalWrites: true,
-      putObject: {},
       backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
     },
     budget,

@@ -4,6 +4,7 @@ import { MemoryBudget } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../src/stats.js';
+import { SdkObjectWriter } from '../../src/upload/sdk-writer.js';
 import { Uploader, type UploaderOptions } from '../../src/upload/uploader.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { type Behaviour, ScriptedS3 } from '../support/scripted-s3.js';
@@ -22,12 +23,10 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
   const budget = new MemoryBudget(1 << 20, { bytes: 0 }, outcomes);
   const uploader = new Uploader(
     {
-      client: s3.client,
-      bucket: 'b',
+      writer: new SdkObjectWriter(s3.client, 'b', {}),
       concurrency: 2,
       requestTimeoutMillis: 1_000,
       conditionalWrites: true,
-      putObject: {},
       backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
       ...options,
     },

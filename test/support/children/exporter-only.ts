@@ -1,25 +1,45 @@
 /**
  * A service that only exports: imports the exporter's entry, constructs an exporter (FORMAT,
- * default otlp-json) and exports one batch to an S3 client that accepts every PutObject. Run
- * with test/support/record-modules.mjs to see what it loaded.
+ * default otlp-json) and exports one batch. With TRANSPORT=sdk it goes to an S3 client that
+ * accepts every PutObject; otherwise through the exporter's own requests to a local HTTP sink
+ * that answers 200 to every PUT. Run with test/support/record-modules.mjs to see what it loaded.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { type Format, S3MetricExporter } from '../../../src/index.js';
+import { type Format, S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { exportSynthetic } from '../service.js';
 
 const keys: string[] = [];
-const accepting = {
-  send: async (command: PutObjectCommand) => {
-    keys.push(command.input.Key as string);
-    return {};
-  },
-} as unknown as S3Client;
+let close = () => {};
+let where: Partial<S3MetricExporterOptions>;
+if (process.env.TRANSPORT === 'sdk') {
+  const accepting = {
+    send: async (command: PutObjectCommand) => {
+      keys.push(command.input.Key as string);
+      return {};
+    },
+  } as unknown as S3Client;
+  where = { s3Client: accepting };
+} else {
+  const sink = createServer((request, response) => {
+    if (request.method === 'PUT') keys.push(decodeURIComponent(request.url ?? ''));
+    request.resume().on('end', () => response.end());
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  close = () => sink.close();
+  where = {
+    endpoint: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`,
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+  };
+}
 const exporter = new S3MetricExporter({
   bucket: 'imports',
-  s3Client: accepting,
+  ...where,
   format: (process.env.FORMAT ?? 'otlp-json') as Format,
 });
 await exportSynthetic(exporter, 20, 1);
 await exporter.shutdown();
+close();
 // The name says which body was made (a fallback would be named after the records).
 console.log(JSON.stringify({ extensions: keys.map((k) => k.slice(k.indexOf('.'))) }));

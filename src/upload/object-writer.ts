@@ -1,0 +1,32 @@
+import type { PutObjectCommandInput } from '@aws-sdk/client-s3';
+
+/** Fixed PutObject fields: encryption, storage class, tags, metadata. */
+export type PutObjectFields = Pick<
+  PutObjectCommandInput,
+  'ServerSideEncryption' | 'SSEKMSKeyId' | 'StorageClass' | 'Tagging' | 'Metadata'
+>;
+
+/** One PutObject attempt, as the uploader asks for it. */
+export interface PutRequest {
+  key: string;
+  body: Buffer;
+  contentType: string;
+  /** Adds `If-None-Match: *`: the write fails with 412 if the key exists. */
+  ifNoneMatch: boolean;
+  /** Base64 CRC32 of the body, sent as `x-amz-checksum-crc32`. */
+  crc32: string | undefined;
+  /** Hex SHA-256 of the body, computed off the event loop, for SigV4's payload hash. */
+  sha256: string | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * Stores objects in one bucket. A failure rejects with an error shaped like the AWS SDK's
+ * (`name` = S3 error code, `$metadata.httpStatusCode`, `$response.headers`) or Node's network
+ * error, which classifyUploadError reads.
+ */
+export interface ObjectWriter {
+  put(request: PutRequest): Promise<void>;
+  /** Closes the writer's connections; the caller's own client is left alone. */
+  destroy(): void;
+}

@@ -1,0 +1,146 @@
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  doesIdentityRequireRefresh,
+  isIdentityExpired,
+  memoizeIdentityProvider,
+} from '@smithy/core';
+import { Sha256 } from '@smithy/core/checksum';
+import { HttpRequest } from '@smithy/core/transport';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { errorFromResponse, type ResponseHeaders, readStart } from './error-response.js';
+import { nextTurn } from './event-loop-turns.js';
+import { type ObjectAddress, objectPath } from './object-address.js';
+import type { ObjectWriter, PutObjectFields, PutRequest } from './object-writer.js';
+
+export interface SignedWriterSettings {
+  address: ObjectAddress;
+  region: string;
+  credentials: S3ClientConfig['credentials'] | undefined;
+  userAgent: string | undefined;
+  connectTimeoutMillis: number;
+  fields: PutObjectFields;
+}
+
+/** The SDK's rule: a clock more than 5 minutes off signs requests S3 refuses. */
+const MAX_CLOCK_SKEW_MILLIS = 5 * 60_000;
+
+/**
+ * PutObject as one signed HTTP request, from the AWS SDK's own parts: SigV4 from
+ * `@smithy/signature-v4`, connections from `@smithy/node-http-handler`, credentials from the
+ * caller or the SDK's default provider chain. It spares a service the ~11 MiB that importing
+ * `@aws-sdk/client-s3` costs (docs/performance.md); the SDK's endpoint rules are not needed for
+ * the addresses objectAddress makes (sdkNeeded sends the others to SdkObjectWriter).
+ */
+export class SignedObjectWriter implements ObjectWriter {
+  readonly #address: ObjectAddress;
+  readonly #fields: PutObjectFields;
+  readonly #userAgent: string;
+  readonly #signer: SignatureV4;
+  readonly #http: NodeHttpHandler;
+  /** Server time minus local time, learnt from a refused request, as the SDK does. */
+  #clockOffsetMillis = 0;
+
+  constructor(settings: SignedWriterSettings) {
+    this.#address = settings.address;
+    this.#fields = settings.fields;
+    this.#userAgent =
+      settings.userAgent === undefined
+        ? 'otel-s3-exporter'
+        : `otel-s3-exporter ${settings.userAgent}`;
+    this.#signer = new SignatureV4({
+      service: 's3',
+      region: settings.region,
+      credentials: credentialProvider(settings.credentials),
+      sha256: Sha256,
+      // S3 signs the path as sent: no second encoding, no dot-segment removal.
+      uriEscapePath: false,
+      applyChecksum: true,
+    });
+    this.#http = new NodeHttpHandler({ connectionTimeout: settings.connectTimeoutMillis });
+  }
+
+  async put(request: PutRequest): Promise<void> {
+    const a = this.#address;
+    const http = new HttpRequest({
+      method: 'PUT',
+      protocol: a.protocol,
+      hostname: a.hostname,
+      ...(a.port === undefined ? {} : { port: a.port }),
+      path: objectPath(a, request.key),
+      headers: this.#headers(request),
+      body: request.body,
+    });
+    const signed = await this.#signer.sign(http, {
+      signingDate: new Date(Date.now() + this.#clockOffsetMillis),
+    });
+    await nextTurn(); // signing and opening the request are separate turns of the loop
+    const { response } = await this.#http.handle(signed as HttpRequest, {
+      abortSignal: request.signal,
+    });
+    const headers = response.headers as ResponseHeaders;
+    const body = response.body as (AsyncIterable<Uint8Array> & { resume?: () => void }) | undefined;
+    if (response.statusCode >= 200 && response.statusCode < 300) {
+      body?.resume?.(); // lets the socket go back to the pool
+      return;
+    }
+    this.#learnClock(headers.date);
+    throw errorFromResponse(response.statusCode, headers, await readStart(body));
+  }
+
+  destroy(): void {
+    this.#http.destroy();
+  }
+
+  #headers(request: PutRequest): Record<string, string> {
+    const a = this.#address;
+    const f = this.#fields;
+    const headers: Record<string, string> = {
+      host: a.port === undefined ? a.hostname : `${a.hostname}:${a.port}`,
+      'user-agent': this.#userAgent,
+      'content-type': request.contentType,
+      'content-length': String(request.body.length),
+    };
+    if (request.sha256 !== undefined) headers['x-amz-content-sha256'] = request.sha256;
+    if (request.ifNoneMatch) headers['if-none-match'] = '*';
+    if (request.crc32 !== undefined) headers['x-amz-checksum-crc32'] = request.crc32;
+    if (f.ServerSideEncryption !== undefined)
+      headers['x-amz-server-side-encryption'] = f.ServerSideEncryption;
+    if (f.SSEKMSKeyId !== undefined)
+      headers['x-amz-server-side-encryption-aws-kms-key-id'] = f.SSEKMSKeyId;
+    if (f.StorageClass !== undefined) headers['x-amz-storage-class'] = f.StorageClass;
+    if (f.Tagging !== undefined) headers['x-amz-tagging'] = f.Tagging;
+    for (const [name, value] of Object.entries(f.Metadata ?? {}))
+      headers[`x-amz-meta-${name.toLowerCase()}`] = value;
+    return headers;
+  }
+
+  #learnClock(date: string | undefined): void {
+    const server = date === undefined ? Number.NaN : Date.parse(date);
+    if (Number.isNaN(server)) return;
+    if (Math.abs(Date.now() + this.#clockOffsetMillis - server) >= MAX_CLOCK_SKEW_MILLIS)
+      this.#clockOffsetMillis = server - Date.now();
+  }
+}
+
+/**
+ * Static credentials, the caller's provider (memoized and refreshed before expiry, as the SDK
+ * does), or the SDK's default chain, imported when first asked for.
+ */
+function credentialProvider(
+  given: S3ClientConfig['credentials'] | undefined,
+): AwsCredentialIdentityProvider {
+  if (given !== undefined && typeof given !== 'function') {
+    const fixed: AwsCredentialIdentity = given;
+    return async () => fixed;
+  }
+  let chain: AwsCredentialIdentityProvider | undefined;
+  const source: AwsCredentialIdentityProvider =
+    given ??
+    (async (options) => {
+      chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+      return chain(options);
+    });
+  return memoizeIdentityProvider(source, isIdentityExpired, doesIdentityRequireRefresh) ?? source;
+}
