@@ -62,9 +62,18 @@ await step('node', async () => {});
 await step('@opentelemetry/sdk-metrics (every service has it)', async () => {
   sdk = await import('@opentelemetry/sdk-metrics');
 });
-await step('@aws-sdk/client-s3', async () => {
-  keep.push(await import('@aws-sdk/client-s3'));
-});
+await step(
+  'the S3 transport: SigV4, HTTP handler, credential chain (`@smithy`, `@aws-sdk`)',
+  async () => {
+    keep.push(
+      await import('@smithy/signature-v4'),
+      await import('@smithy/node-http-handler'),
+      await import('@smithy/core'),
+      await import('@aws-sdk/credential-provider-node'),
+      await import('@aws-sdk/xml-builder'),
+    );
+  },
+);
 await step('our encoders (OTLP/JSON, protobuf)', async () => {
   keep.push(await import(`${DIST}encoding/format.js`));
 });
@@ -77,6 +86,12 @@ await step('an exporter constructed (default: OTLP/JSON + zstd)', async () => {
 await step('... which made and uploaded one batch', async () => {
   keep.push(await exportOnce(keep[keep.length - 1], sdk));
 });
+await step(
+  '@aws-sdk/client-s3 (only with `s3Client` or an endpoint the SDK must resolve)',
+  async () => {
+    keep.push(await import('@aws-sdk/client-s3'));
+  },
+);
 await step('the reader (`otel-s3-exporter/reader`)', async () => {
   keep.push(await import(`${DIST}reader.js`));
 });

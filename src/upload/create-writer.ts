@@ -22,8 +22,8 @@ export interface WriterHandle {
   writer: ObjectWriter;
   /** True when the exporter made the connection (not the caller's `s3Client`). */
   owned: boolean;
-  /** Which transport stores the objects, once the shared config file has been read. */
-  transport: Promise<Transport>;
+  /** Which transport stores the objects (decided at the first upload: see sharedConfigNeedsSdk). */
+  transport: () => Promise<Transport>;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -38,7 +38,7 @@ export function createObjectWriter(config: ResolvedConfig, env: Env = process.en
   const { bucket, putObject } = config;
   if (config.s3Client !== undefined) {
     const writer = new SdkObjectWriter(config.s3Client, bucket, putObject);
-    return { writer, owned: false, transport: Promise.resolve('sdk') };
+    return { writer, owned: false, transport: async () => 'sdk' };
   }
   const region = config.region ?? defaultRegion(env);
   const where: AddressSettings = {
@@ -58,7 +58,7 @@ export function createObjectWriter(config: ResolvedConfig, env: Env = process.en
   };
   const reason = sdkNeeded(where, env);
   if (reason !== undefined)
-    return { writer: viaSdk(reason), owned: true, transport: Promise.resolve('sdk') };
+    return { writer: viaSdk(reason), owned: true, transport: async () => 'sdk' };
   const signed = new SignedObjectWriter({
     address: objectAddress(where),
     region,
@@ -67,18 +67,24 @@ export function createObjectWriter(config: ResolvedConfig, env: Env = process.en
     connectTimeoutMillis: Math.min(config.requestTimeoutMillis, CONNECT_TIMEOUT_MILLIS),
     fields: putObject,
   });
-  // Read in the background: the constructor waits for no disk; the first upload waits for it.
-  const chosen = sharedConfigNeedsSdk(where, env).then((why) => {
-    if (why === undefined) return signed;
-    signed.destroy();
-    return viaSdk(why);
-  });
+  // Read at the first upload: the constructor touches no disk and starts no libuv thread.
+  let chosen: Promise<ObjectWriter> | undefined;
+  const choose = () =>
+    (chosen ??= sharedConfigNeedsSdk(where, env).then((why) => {
+      if (why === undefined) return signed;
+      signed.destroy();
+      return viaSdk(why);
+    }));
   const writer: ObjectWriter = {
-    put: async (request) => (await chosen).put(request),
+    put: async (request) => (await choose()).put(request),
     destroy: () => {
       signed.destroy();
-      void chosen.then((w) => w.destroy());
+      void chosen?.then((w) => w.destroy());
     },
   };
-  return { writer, owned: true, transport: chosen.then((w) => (w === signed ? 'signed' : 'sdk')) };
+  return {
+    writer,
+    owned: true,
+    transport: async () => ((await choose()) === signed ? 'signed' : 'sdk'),
+  };
 }

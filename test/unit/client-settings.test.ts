@@ -93,7 +93,7 @@ describe('createObjectWriter: which transport stores the objects', () => {
       ...noConfig,
       ...env,
     });
-    const chosen = await handle.transport;
+    const chosen = await handle.transport();
     handle.writer.destroy();
     return { transport: chosen, owned: handle.owned };
   };

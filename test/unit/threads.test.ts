@@ -4,7 +4,9 @@
  * (and zstd-napi), at its first batch, and exits once idle. Threads are counted in
  * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job).
  */
+import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../src/compression/index.js';
@@ -15,6 +17,7 @@ import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
+const ROOT = new URL('../../', import.meta.url).pathname;
 const threads = () => readdirSync('/proc/self/task').length;
 const exporters: S3MetricExporter[] = [];
 afterAll(async () => {
@@ -54,6 +57,19 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
         expect(e.stats().batchesUploaded).toBe(1);
         expect(threads()).toBe(before);
       }
+    },
+  );
+
+  test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)(
+    'a fresh process constructing a %s exporter with its own requests starts no thread',
+    async (format) => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
+        { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
+      );
+      const { before, after } = JSON.parse(stdout) as { before: string[]; after: string[] };
+      expect(after).toEqual(before);
     },
   );
 

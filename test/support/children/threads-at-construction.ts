@@ -1,0 +1,26 @@
+/**
+ * Threads of a fresh process (libuv's pool not yet started) before and 100 ms after it
+ * constructs an exporter (FORMAT) with the exporter's own requests, as a service starts. Their
+ * names, so that a failure says which thread came.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Format } from '../../../src/index.js';
+
+const threads = () =>
+  readdirSync('/proc/self/task')
+    .map((id) => readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim())
+    .sort();
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+const { S3MetricExporter } = await import('../../../src/index.js');
+await settle();
+const before = threads();
+const exporter = new S3MetricExporter({
+  bucket: 'threads',
+  endpoint: 'http://127.0.0.1:9',
+  credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+  format: (process.env.FORMAT ?? 'otlp-json') as Format,
+});
+await settle();
+const after = threads();
+await exporter.shutdown();
+console.log(JSON.stringify({ before, after }));
