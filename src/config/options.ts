@@ -163,7 +163,7 @@ export interface S3MetricExporterOptions {
   tags?: Record<string, string>;
   /** User metadata of every object (`x-amz-meta-*`; ASCII; at most 2 KB in all). */
   metadata?: Record<string, string>;
-  /** Added to the AWS SDK user agent of the client the exporter creates. */
+  /** Added to the user agent of the exporter's requests (`otel-s3-exporter …`). */
   userAgent?: string;
 }
 
