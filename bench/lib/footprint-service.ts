@@ -63,9 +63,10 @@ export async function runService(
   mode: ServiceMode,
   series: number,
   seconds: number,
+  env: Record<string, string> = {},
 ): Promise<ServiceRun> {
   const run = await runNode('bench/children/footprint-service.mjs', {
-    env: { MODE: mode, SERIES: String(series), SECONDS: String(seconds), SINK: sink.url },
+    env: { ...env, MODE: mode, SERIES: String(series), SECONDS: String(seconds), SINK: sink.url },
     capMillis: (seconds + 120) * 1000,
   });
   const line = jsonLine<{ footprint: ServiceRun }>(run, 'footprint');
