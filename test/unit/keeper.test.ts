@@ -38,6 +38,7 @@ async function setup(
     maxSpoolBytes?: number;
     fs?: FaultyFileSystem;
     loadConcurrency?: number;
+    retryEveryMillis?: number;
   } = {},
 ) {
   const stats = emptyStats();
@@ -66,7 +67,7 @@ async function setup(
   const keeperOptions = {
     maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
     loadConcurrency: options.loadConcurrency ?? 2,
-    retryEveryMillis: 20,
+    retryEveryMillis: options.retryEveryMillis ?? 20,
     // No test here is about the deadline (spool-deadlines is): a loaded machine's fsync may be slow.
     diskTimeoutMillis: 10_000,
     check: () => undefined,
@@ -150,6 +151,9 @@ describe('SpoolKeeper', () => {
     );
     const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
       maxSpoolBytes: 3 * fileBytes,
+      // No read-back timer while the test writes: with one every 20 ms, a slow fsync let the
+      // first batch be paged in and uploaded before its file was evicted (seen in CI).
+      retryEveryMillis: 60_000,
     });
     const first = prepared('1', 200);
     await keeper.persist(first);
