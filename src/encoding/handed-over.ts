@@ -16,6 +16,55 @@ const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
 
 const handedOver = new WeakSet<ArrayBuffer>();
 
+/**
+ * Record buffers whose batch's body is made, kept for the next exports' output instead of
+ * being freed: a service exports about the same bytes every time, and a buffer of a megabyte
+ * allocated and freed per export is memory glibc keeps (bench/results/2026-12-01-steady-
+ * allocator.md). At most this many bytes per process, outside `maxBufferedBytes`.
+ */
+export const MAX_POOLED_BYTES = 8 * 1024 * 1024;
+const pool: ArrayBuffer[] = [];
+let pooledBytes = 0;
+/** A new output buffer has this much room beyond the size asked for, so that a slightly larger export can reuse it. */
+const HEADROOM = 1 / 100;
+
+/**
+ * A buffer of at least `capacity` bytes for an encoder's output: a pooled one not so much larger
+ * that it could not be handed over again, else a new one with a little headroom.
+ */
+export function outputBuffer(capacity: number): Buffer<ArrayBuffer> {
+  for (let i = pool.length - 1; i >= 0; i--) {
+    const buffer = pool[i] as ArrayBuffer;
+    if (buffer.byteLength < capacity || buffer.byteLength > capacity * (1 + 2 * HEADROOM)) continue;
+    pool.splice(i, 1);
+    pooledBytes -= buffer.byteLength;
+    return Buffer.from(buffer);
+  }
+  return Buffer.allocUnsafeSlow(Math.ceil(capacity * (1 + HEADROOM)));
+}
+
+/**
+ * Takes back the records of a batch whose body is made: those handed over by an encoder, not
+ * moved to a worker (a transferred ArrayBuffer is empty here), while the pool has room. The
+ * caller guarantees that nothing reads them any more.
+ */
+export function recycleRecords(records: readonly Uint8Array[]): void {
+  for (const record of records) {
+    const buffer = record.buffer;
+    if (!(buffer instanceof ArrayBuffer) || !handedOver.has(buffer)) continue;
+    handedOver.delete(buffer);
+    const size = buffer.byteLength; // 0 once transferred
+    if (size === 0 || pooledBytes + size > MAX_POOLED_BYTES) continue;
+    pool.push(buffer);
+    pooledBytes += size;
+  }
+}
+
+/** Bytes in the pool (for tests). */
+export function pooledRecordBytes(): number {
+  return pooledBytes;
+}
+
 /** What an encoder's finish() does with the buffer it wrote an export into. */
 export interface TakenOutput {
   /** The export: the buffer itself (handed over) or an exact copy of its bytes. */
