@@ -109,39 +109,36 @@ describe('SignedObjectWriter', () => {
 
   test('credentials from a provider are asked for again only when they near expiry', async () => {
     const { seen, endpoint } = await scripted([]);
-    let calls = 0;
-    const lasting = writer(endpoint, {
-      credentials: async () => {
-        calls++;
+    /** A provider whose credentials (named prefix + call number) expire `lifetime` ms after each call. */
+    const provider = (prefix: string, lifetime: number) => {
+      const counter = { calls: 0 };
+      const credentials = async () => {
+        counter.calls++;
         return {
-          accessKeyId: `L${calls}`,
+          accessKeyId: `${prefix}${counter.calls}`,
           secretAccessKey: 's',
-          expiration: new Date(Date.now() + 3_600_000),
+          expiration: new Date(Date.now() + lifetime),
         };
-      },
-    });
-    for (let i = 0; i < 3; i++) await lasting.put(put());
-    lasting.destroy();
-    expect(calls).toBe(1);
-    let soon = 0;
-    const expiring = writer(endpoint, {
-      credentials: async () => {
-        soon++;
-        // Within the SDK's five-minute refresh window: fetched again before each use.
-        return {
-          accessKeyId: `E${soon}`,
-          secretAccessKey: 's',
-          expiration: new Date(Date.now() + 60_000),
-        };
-      },
-    });
-    for (let i = 0; i < 3; i++) await expiring.put(put());
-    expiring.destroy();
+      };
+      return { counter, credentials };
+    };
+    /** Three PUTs through a writer signing with `credentials`. */
+    const putThree = async (credentials: SignedWriterSettings['credentials']) => {
+      const w = writer(endpoint, { credentials });
+      for (let i = 0; i < 3; i++) await w.put(put());
+      w.destroy();
+    };
+    const lasting = provider('L', 3_600_000);
+    await putThree(lasting.credentials);
+    expect(lasting.counter.calls).toBe(1);
+    // Within the SDK's five-minute refresh window: fetched again before each use.
+    const expiring = provider('E', 60_000);
+    await putThree(expiring.credentials);
     const keys = seen.map((h) => /Credential=([^/]+)\//.exec(String(h.authorization))?.[1]);
     expect(keys.slice(0, 3)).toEqual(['L1', 'L1', 'L1']);
     // Each request signed with credentials fetched for it (the first use fetches twice, as the
     // SDK's memoizer does when the first answer is already near expiry).
     expect(new Set(keys.slice(3)).size).toBe(3);
-    expect(soon).toBeGreaterThanOrEqual(3);
+    expect(expiring.counter.calls).toBeGreaterThanOrEqual(3);
   });
 });
