@@ -1,14 +1,19 @@
-/** Polls `condition` every `everyMillis` until it is true; throws after `timeoutMillis`. */
+/**
+ * Polls `condition` every `everyMillis` until it is true; throws after `timeoutMillis`, saying
+ * `what` it waited for (a function: described when it fails).
+ */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
   timeoutMillis: number,
-  what: string,
+  what: string | (() => string),
   everyMillis = 25,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMillis;
   while (!(await condition())) {
     if (performance.now() > deadline)
-      throw new Error(`timed out after ${timeoutMillis} ms waiting for ${what}`);
+      throw new Error(
+        `timed out after ${timeoutMillis} ms waiting for ${typeof what === 'string' ? what : what()}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, everyMillis));
   }
 }
