@@ -14,7 +14,7 @@ import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
 import { exportOnce } from './lib/export-once.js';
 import { fmtMs, fmtNum, fmtPct, fmtRate } from './lib/format.js';
-import { gcMillisBetween, stopGcObserver } from './lib/gc-time.js';
+import { gcMillisWithin, stopGcObserver } from './lib/gc-time.js';
 import { compareJson, compareProto } from './lib/otlp-compare.js';
 import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
@@ -24,7 +24,7 @@ import { StubS3 } from './lib/stub-s3.js';
 const args = parseArgs(process.argv.slice(2));
 const SIZES = [10_000, 100_000];
 const ROUNDS = args.quick ? 3 : 7;
-/** Operations per timed sample: about 1 s of work at 10k series, two exports at 100k. */
+/** Operations of each contender per round: about 1 s of work at 10k series, two exports at 100k. */
 const opsFor = (series: number) => Math.max(2, Math.round(100_000 / series));
 const NO_SEAL = 2 ** 40;
 
@@ -77,38 +77,71 @@ const CPU_TIMED = threadCpu !== undefined;
 
 let sink = 0; // keeps the official serializers' output alive, so nothing is optimized away
 
-/** One timed sample of `ops` operations of one contender. */
-async function sample(contender: Contender, rm: ResourceMetrics, ops: number): Promise<Sample> {
+const isOurs = (c: Contender): c is 'ours-json' | 'ours-proto' =>
+  c === 'ours-json' || c === 'ours-proto';
+
+/**
+ * One round: `ops` operations of every contender, interleaved one by one (the order rotated at
+ * every step), each timed on its own and summed per contender. The machine has slow spells that
+ * last longer than an export (the same encode takes 16 ms, then 28 ms for a second or so), and
+ * the thread's CPU clock ticks every few milliseconds: interleaving puts every spell on all
+ * sides of a ratio, where back-to-back samples of 10 exports each let one side catch it alone.
+ */
+async function round(
+  order: readonly Contender[],
+  rm: ResourceMetrics,
+  ops: number,
+): Promise<Record<Contender, Sample>> {
   await collectGarbage();
-  let s3: StubS3 | undefined;
-  let exporter: S3MetricExporter | undefined;
-  if (contender === 'ours-json' || contender === 'ours-proto') {
-    s3 = new StubS3();
-    exporter = bufferingExporter(contender === 'ours-json' ? 'otlp-json' : 'otlp-proto', s3);
-    // A running service's exporter: its worker is up and its encoder has seen an export like
-    // this one (the buffer sizing follows the previous export). Untimed.
+  const exporters = new Map<Contender, S3MetricExporter>();
+  for (const c of order) {
+    if (!isOurs(c)) continue;
+    const exporter = bufferingExporter(
+      c === 'ours-json' ? 'otlp-json' : 'otlp-proto',
+      new StubS3(),
+    );
+    // A running service's exporter: its encoder has seen an export like this one (the buffer
+    // sizing follows the previous export). Untimed.
     await exportOnce(exporter, rm);
     await exporter.forceFlush();
+    exporters.set(c, exporter);
   }
-  const started = performance.now();
-  const cpuStarted = threadCpuSeconds();
+  const windows = new Map<Contender, Array<[number, number]>>(order.map((c) => [c, []]));
+  const wall = new Map<Contender, number>(order.map((c) => [c, 0]));
+  const cpu = new Map<Contender, number>(order.map((c) => [c, 0]));
   for (let i = 0; i < ops; i++) {
-    if (exporter !== undefined) await exportOnce(exporter, rm);
-    else if (contender === 'official-json')
-      sink += JsonMetricsSerializer.serializeRequest(rm)?.length ?? 0;
-    else sink += ProtobufMetricsSerializer.serializeRequest(rm)?.length ?? 0;
+    for (let k = 0; k < order.length; k++) {
+      const c = order[(k + i) % order.length] as Contender;
+      const exporter = exporters.get(c);
+      const started = performance.now();
+      const cpuStarted = threadCpuSeconds() ?? 0;
+      if (exporter !== undefined) await exportOnce(exporter, rm);
+      else if (c === 'official-json')
+        sink += JsonMetricsSerializer.serializeRequest(rm)?.length ?? 0;
+      else sink += ProtobufMetricsSerializer.serializeRequest(rm)?.length ?? 0;
+      const cpuEnded = threadCpuSeconds() ?? 0;
+      const ended = performance.now();
+      windows.get(c)?.push([started, ended]);
+      wall.set(c, (wall.get(c) ?? 0) + (ended - started) / 1000);
+      cpu.set(c, (cpu.get(c) ?? 0) + cpuEnded - cpuStarted);
+    }
   }
-  const ended = performance.now();
-  const cpuEnded = threadCpuSeconds();
-  const gcMillis = await gcMillisBetween(started, ended);
-  if (exporter !== undefined) {
+  const gcMillis = await gcMillisWithin(windows);
+  for (const exporter of exporters.values()) {
     await exporter.shutdown(); // untimed: the last batch is compressed and "uploaded" to the stub
     const stats = exporter.stats();
     if (stats.pointsDropped > 0 || stats.exportsRejected > 0) throw new Error('data was dropped');
   }
-  const cpuSeconds =
-    cpuStarted === undefined || cpuEnded === undefined ? undefined : cpuEnded - cpuStarted;
-  return { seconds: (ended - started) / 1000, cpuSeconds, gcMillis };
+  return Object.fromEntries(
+    order.map((c) => [
+      c,
+      {
+        seconds: wall.get(c) ?? 0,
+        cpuSeconds: CPU_TIMED ? cpu.get(c) : undefined,
+        gcMillis: gcMillis.get(c) ?? 0,
+      },
+    ]),
+  ) as Record<Contender, Sample>;
 }
 
 /** What our exporter stores for `rm` (compression none), to compare with the official output. */
@@ -180,16 +213,13 @@ for (const series of SIZES) {
     'official-json': [],
     'official-proto': [],
   };
-  // Warm-up round (JIT, allocation sites), then rounds with the order rotated each time so
-  // that no contender always runs right after the same other one.
-  for (const c of CONTENDERS) await sample(c, rm, ops);
-  for (let round = 0; round < ROUNDS; round++) {
-    progress(`encode: ${series} series, round ${round + 1}/${ROUNDS}`);
-    const order = CONTENDERS.map(
-      (_, i) => CONTENDERS[(i + round) % CONTENDERS.length] as Contender,
-    );
-    for (const c of order) {
-      const s = await sample(c, rm, ops);
+  // Warm-up round (JIT, allocation sites), then the timed rounds.
+  await round(CONTENDERS, rm, ops);
+  for (let r = 0; r < ROUNDS; r++) {
+    progress(`encode: ${series} series, round ${r + 1}/${ROUNDS}`);
+    const samples = await round(CONTENDERS, rm, ops);
+    for (const c of CONTENDERS) {
+      const s = samples[c];
       rates[c].push((points * ops) / (s.cpuSeconds ?? s.seconds));
       wallRates[c].push((points * ops) / s.seconds);
       gc[c].push(s.gcMillis / 1000 / s.seconds);
@@ -309,12 +339,12 @@ emitResult({
   tables: [table, ratioTable],
   targets,
   notes: [
-    'Ratios: median of the per-round ratios (each round times every contender back to back, so a slow spell of the machine hits both sides of a ratio), with the lowest and highest round.',
+    "Ratios: median of the per-round ratios, with the lowest and highest round. A round interleaves the contenders export by export (the order rotated at every step) and sums each one's time, so a slow spell of the machine, which lasts longer than an export, lands on both sides of a ratio.",
     CPU_TIMED
       ? "Rates per second of the calling thread's own CPU time (process.threadCpuUsage): what export() and the serializers cost the service's thread, unaffected by other processes and by the compression running on libuv's pool meanwhile. Wall-clock rates and ratio beside them."
       : 'Rates per second of wall-clock time (this runtime has no process.threadCpuUsage).',
     'Our samples time a running exporter: one export of the same input done and flushed before the clock starts.',
-    `${ROUNDS} rounds after a warm-up round, contender order rotated per round; each sample is ${results.map((r) => `${r.opsPerSample} export(s) at ${fmtNum(r.series)}`).join(', ')}; spread = (max − min) / median over the rounds.`,
+    `${ROUNDS} rounds after a warm-up round; each round is ${results.map((r) => `${r.opsPerSample} export(s) of every contender at ${fmtNum(r.series)}`).join(', ')}; spread = (max − min) / median over the rounds.`,
     'GC share: time in GC pauses (perf_hooks "gc" entries) over the timed time.',
     `sink ${sink > 0 ? 'ok' : 'empty'}`,
   ],

@@ -7,18 +7,28 @@ const observer = new PerformanceObserver((list) => {
 });
 observer.observe({ entryTypes: ['gc'] });
 
-/** Milliseconds of GC between two performance.now() readings (entries are delivered late). */
-export async function gcMillisBetween(start: number, end: number): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  let total = 0;
-  for (const e of entries) {
-    if (e.startTime >= start && e.startTime < end) total += e.duration;
+/**
+ * Milliseconds of GC inside each key's windows (performance.now() readings), e.g. the exports
+ * of each contender of interleaved samples.
+ */
+export async function gcMillisWithin<K>(
+  windows: ReadonlyMap<K, ReadonlyArray<readonly [number, number]>>,
+): Promise<Map<K, number>> {
+  await new Promise((resolve) => setTimeout(resolve, 20)); // entries are delivered late
+  const totals = new Map<K, number>();
+  let last = 0;
+  for (const [key, list] of windows) {
+    let total = 0;
+    for (const [start, end] of list) {
+      last = Math.max(last, end);
+      for (const e of entries) if (e.startTime >= start && e.startTime < end) total += e.duration;
+    }
+    totals.set(key, total);
   }
-  // Keep the list short: nothing before `end` is asked for again.
-  const keep = entries.filter((e) => e.startTime >= end);
+  const keep = entries.filter((e) => e.startTime >= last);
   entries.length = 0;
   entries.push(...keep);
-  return total;
+  return totals;
 }
 
 export function stopGcObserver(): void {
