@@ -45,8 +45,8 @@ export function outputBuffer(capacity: number): Buffer<ArrayBuffer> {
 
 /**
  * Takes back the records of a batch whose body is made: those handed over by an encoder, not
- * moved to a worker (a transferred ArrayBuffer is empty here), while the pool has room. The
- * caller guarantees that nothing reads them any more.
+ * moved to a worker (a transferred ArrayBuffer is empty here), into the pool while it has room,
+ * the others freed at once. The caller guarantees that nothing reads them any more.
  */
 export function recycleRecords(records: readonly Uint8Array[]): void {
   for (const record of records) {
@@ -54,10 +54,26 @@ export function recycleRecords(records: readonly Uint8Array[]): void {
     if (!(buffer instanceof ArrayBuffer) || !handedOver.has(buffer)) continue;
     handedOver.delete(buffer);
     const size = buffer.byteLength; // 0 once transferred
-    if (size === 0 || pooledBytes + size > MAX_POOLED_BYTES) continue;
+    if (size === 0) continue;
+    if (pooledBytes + size > MAX_POOLED_BYTES) {
+      release(buffer);
+      continue;
+    }
     pool.push(buffer);
     pooledBytes += size;
   }
+}
+
+/**
+ * Frees an ArrayBuffer's memory now (ArrayBuffer.prototype.transfer, Node ≥ 22; elsewhere it
+ * waits for the garbage collector as before), for a buffer of ours that nothing reads any more.
+ * Megabytes left for a collection stay in the RSS until then, and count as V8's external memory,
+ * which makes it run full collections more often (at 100,000 series, a 60 MiB output per export).
+ * What still refers to it sees an empty, detached buffer, never freed memory.
+ */
+export function release(buffer: ArrayBufferLike): void {
+  if (buffer.byteLength === 0 || !(buffer instanceof ArrayBuffer)) return;
+  (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
 }
 
 /** Bytes in the pool (for tests). */
@@ -87,6 +103,7 @@ export function takeOutput(buf: Uint8Array, used: number, initialCapacity: numbe
   const record = Buffer.allocUnsafeSlow(used);
   record.set(buf.subarray(0, used));
   const keep = used <= SMALL_OUTPUT && buf.length <= MAX_RETAINED_CAPACITY;
+  if (!keep) release(buf.buffer); // the writer gives it up, and nobody else has it
   return { record, nextCapacity: keep ? undefined : sized() };
 }
 

@@ -4,7 +4,7 @@
  * there is no second sizing pass and no intermediate buffer per message.
  */
 
-import { takeOutput } from './handed-over.js';
+import { release, takeOutput } from './handed-over.js';
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -68,7 +68,9 @@ export class ProtoWriter {
     // Copy everything, not just up to #pos: string() and join() write ahead of #pos.
     const next = new Uint8Array(capacity);
     next.set(this.#buf.subarray(0, Math.min(this.#buf.length, capacity)));
+    const outgrown = this.#buf.buffer; // only ever ours: finish() hands a buffer over and drops it
     this.#use(next);
+    release(outgrown);
   }
 
   #ensure(extra: number): void {

@@ -11,6 +11,9 @@ import {
 } from '../../src/encoding/handed-over.js';
 import { JsonWriter } from '../../src/encoding/json-writer.js';
 
+/** ArrayBuffer.prototype.transfer (Node ≥ 22): what frees a buffer before a collection. */
+const canFree = 'transfer' in ArrayBuffer.prototype;
+
 /** An export's output of `bytes` bytes, handed over by the writer (not copied out). */
 function handedOver(writer: JsonWriter, bytes: number): Buffer {
   writer.raw('x'.repeat(bytes));
@@ -50,4 +53,43 @@ describe('the record pool', () => {
     expect(pooledRecordBytes()).toBeLessThanOrEqual(MAX_POOLED_BYTES);
     expect(pooledRecordBytes()).toBeGreaterThan(MAX_POOLED_BYTES - 400_000);
   });
+
+  test.runIf(canFree)(
+    "records that do not fit are freed at once; others' buffers are left alone",
+    () => {
+      const writer = new JsonWriter();
+      handedOver(writer, 300_000);
+      const many = Array.from({ length: 40 }, () => handedOver(writer, 300_000));
+      const notOurs = Buffer.alloc(300_000, 1);
+      const small = handedOver(new JsonWriter(), 10);
+      const sizeBefore = pooledRecordBytes();
+      recycleRecords([...many, notOurs, small]);
+      const kept = pooledRecordBytes() - sizeBefore;
+      const freed = many.filter((r) => r.buffer.byteLength === 0);
+      // The 40 records (about 12 MB) do not all fit in the pool: each one is kept or freed.
+      expect(freed.length).toBeGreaterThan(0);
+      expect(kept).toBe(
+        many.filter((r) => r.buffer.byteLength > 0).reduce((n, r) => n + r.buffer.byteLength, 0),
+      );
+      expect(notOurs.length).toBe(300_000);
+      expect(notOurs[0]).toBe(1);
+      expect(small.toString()).toBe('x'.repeat(10));
+    },
+  );
+
+  test.runIf(canFree)(
+    "a writer's outgrown buffers are freed as it grows, not left for a collection",
+    () => {
+      const writer = new JsonWriter();
+      const chunk = 'y'.repeat(64 * 1024);
+      const before = process.memoryUsage().arrayBuffers;
+      // 256 KiB, doubled to 512 KiB, 1, 2, ..., 64 MiB: without freeing, as much again is garbage.
+      for (let i = 0; i < 1024; i++) writer.raw(chunk);
+      const record = writer.finish();
+      const added = process.memoryUsage().arrayBuffers - before;
+      expect(record.length).toBe(64 * 1024 * 1024);
+      expect(added).toBeLessThan(record.buffer.byteLength * 1.25);
+      recycleRecords([record]);
+    },
+  );
 });
