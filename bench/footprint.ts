@@ -6,7 +6,8 @@
  * into the same sink (S3 PUTs answered 200). A counter and a histogram, exported every second:
  *  - light traffic (200 series each) and heavy traffic (5,000 series), LIGHT_HEAVY_SECONDS each,
  *    ROUNDS rounds with the order of the modes rotated;
- *  - a steady state over minutes (2,000 series, `--steady-seconds=N`, 180 by default);
+ *  - a steady state over minutes (2,000 series, `--steady-seconds=N`, 180 by default), in
+ *    `--steady-rounds=N` rounds (3) with the modes side by side;
  *  - what each part of the package costs (bench/children/footprint-modules.mjs).
  * RSS is sampled every 100 ms; CPU is the whole process's (every thread) from the first
  * recording to the end of the MeterProvider's shutdown (the last batch compressed and
@@ -37,6 +38,7 @@ const flag = (name: string, fallback: number) => {
 const ROUNDS = flag('rounds', args.quick ? 1 : 3);
 const LIGHT_HEAVY_SECONDS = flag('seconds', 10);
 const STEADY_SECONDS = flag('steady-seconds', args.quick ? 30 : 180);
+const STEADY_ROUNDS = flag('steady-rounds', args.quick ? 1 : 3);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;
@@ -88,9 +90,19 @@ for (const traffic of ['light', 'heavy'] as const) {
     }
   }
 }
-for (const mode of STEADY_MODES) {
-  progress(`footprint: steady state (${TRAFFIC.steady} series, ${STEADY_SECONDS} s), ${mode}`);
-  runs.steady[mode] = [await service(mode, 'steady', STEADY_SECONDS)];
+// The steady state's modes run side by side, a process each, started together: one run of a
+// process moves its plateau by more than the gap being measured (+11.7 to +36.1 MiB between
+// runs of the same code, bench/results/2026-12-01-steady-allocator.md), so it takes rounds and
+// medians, and side by side they cost the time of one. Together they use about a quarter of
+// one core (the recorded runs' CPU), so they do not slow each other down.
+for (let round = 0; round < STEADY_ROUNDS; round++) {
+  progress(
+    `footprint: steady state (${TRAFFIC.steady} series, ${STEADY_SECONDS} s), round ${round + 1}/${STEADY_ROUNDS}, ${STEADY_MODES.join(', ')} side by side`,
+  );
+  const done = await Promise.all(STEADY_MODES.map((m) => service(m, 'steady', STEADY_SECONDS)));
+  STEADY_MODES.forEach((mode, i) => {
+    runs.steady[mode] = [...(runs.steady[mode] ?? []), done[i] as ServiceRun];
+  });
 }
 progress('footprint: what each part costs');
 const modulesRun = await runNode('bench/children/footprint-modules.mjs', {
@@ -232,7 +244,7 @@ emitResult({
   tables: [serviceTable('light'), serviceTable('heavy'), serviceTable('steady'), moduleTable],
   targets,
   notes: [
-    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), one steady-state run of ${STEADY_SECONDS} s per mode${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}. Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
+    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side (a process each, started together). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
     "RSS at the end: median of the samples (every 100 ms) of the last 30 % of the run before shutdown (the last third for the steady state). Peak: the highest sample, shutdown included. CPU: process.cpuUsage() (every thread of the process, libuv's pool and workers included) from the first recording through the end of shutdown; the import is shown apart.",
     `Our exporter with its defaults (maxBatchBytes ${fmtMiB(maxBatchBytes)}, maxBatchAgeMillis ${DEFAULTS.maxBatchAgeMillis ?? "the format's"}), credentials and endpoint only. The sink received ${fmtMiB(sink.bytes())}.`,
     `threads: after the exporter was constructed → at the end of the run (${process.platform === 'linux' ? '/proc/self/task' : 'not measured on this platform'}).`,
