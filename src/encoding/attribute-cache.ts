@@ -1,10 +1,20 @@
 import type { Attributes } from '@opentelemetry/api';
 
-interface Entry<V> {
-  keys: string[];
-  values: unknown[];
-  bytes: V;
+class Entry<V> {
+  constructor(
+    readonly attrs: Attributes,
+    readonly keys: string[],
+    readonly values: unknown[],
+    readonly bytes: V,
+  ) {}
 }
+
+/**
+ * The entries of one metric's points in the order of its last export: the SDK lists a metric's
+ * series in the same order every collection, so the entry at a point's index is tried before
+ * the hash lookup. It holds at most the series of that export.
+ */
+export type SeriesOrder<V> = Array<Entry<V> | undefined>;
 
 /**
  * Encoded attributes, per attributes object. A series keeps its attributes object from one
@@ -16,6 +26,7 @@ interface Entry<V> {
  */
 export class AttributeCache<V = Buffer> {
   readonly #entries = new WeakMap<Attributes, Entry<V>>();
+  readonly #orders = new WeakMap<object, SeriesOrder<V>>();
 
   /** The bytes (or what else V is) made from `attrs`, if it still holds what they were made from. */
   get(attrs: Attributes): V | undefined {
@@ -23,18 +34,45 @@ export class AttributeCache<V = Buffer> {
     return entry !== undefined && unchanged(entry, attrs) ? entry.bytes : undefined;
   }
 
+  /** The order of the points of the metric `key` (its descriptor: one object for all collections). */
+  orderOf(key: object): SeriesOrder<V> {
+    let order = this.#orders.get(key);
+    if (order === undefined) {
+      order = [];
+      this.#orders.set(key, order);
+    }
+    return order;
+  }
+
+  /**
+   * get() for the point at `index` of a metric: the entry there in `order` if it is this series',
+   * which saves hashing `attrs` and a lookup in a table of every series (a cache miss each, at
+   * 10,000 series), else the lookup, whose entry then takes that place.
+   */
+  at(order: SeriesOrder<V>, index: number, attrs: Attributes): V | undefined {
+    let entry = order[index];
+    if (entry === undefined || entry.attrs !== attrs) {
+      entry = this.#entries.get(attrs);
+      if (entry === undefined) return undefined;
+      order[index] = entry;
+    }
+    return unchanged(entry, attrs) ? entry.bytes : undefined;
+  }
+
   /**
    * Remembers `bytes` as the spelling of `attrs`, whose own keys are `keys`; not if a value is a
    * map, byte array or nested array, which could change inside where the check does not look.
    */
-  set(attrs: Attributes, keys: string[], bytes: V): void {
+  set(attrs: Attributes, keys: string[], bytes: V, order?: SeriesOrder<V>, index = 0): void {
     const values: unknown[] = [];
     for (const key of keys) {
       const value: unknown = attrs[key];
       if (!isFlat(value)) return;
       values.push(Array.isArray(value) ? [...value] : value);
     }
-    this.#entries.set(attrs, { keys, values, bytes });
+    const entry = new Entry(attrs, keys, values, bytes);
+    this.#entries.set(attrs, entry);
+    if (order !== undefined) order[index] = entry;
   }
 }
 

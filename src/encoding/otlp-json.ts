@@ -9,7 +9,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { AttributeCache } from './attribute-cache.js';
+import { AttributeCache, type SeriesOrder } from './attribute-cache.js';
 import { hrTimeToNanosString } from './hrtime.js';
 import { JsonWriter } from './json-writer.js';
 import { isInt64, OTLP_TEMPORALITY } from './otlp-schema.js';
@@ -94,28 +94,31 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
     w.string(d.unit);
   }
   const temporality = temporalityJson(metric.aggregationTemporality);
+  const order = pointAttributesCache.orderOf(d);
   switch (metric.dataPointType) {
     case DataPointType.SUM:
       w.raw(',"sum":{"dataPoints":[');
-      numberPoints(w, metric.dataPoints, d.valueType);
+      numberPoints(w, metric.dataPoints, d.valueType, order);
       w.raw(`],"aggregationTemporality":${temporality},"isMonotonic":${metric.isMonotonic}}`);
       break;
     case DataPointType.GAUGE:
       w.raw(',"gauge":{"dataPoints":[');
-      numberPoints(w, metric.dataPoints, d.valueType);
+      numberPoints(w, metric.dataPoints, d.valueType, order);
       w.raw(']}');
       break;
     case DataPointType.HISTOGRAM:
       w.raw(',"histogram":{"dataPoints":[');
-      histogramPoints(w, metric.dataPoints);
+      histogramPoints(w, metric.dataPoints, order);
       w.raw(`],"aggregationTemporality":${temporality}}`);
       break;
     case DataPointType.EXPONENTIAL_HISTOGRAM:
       w.raw(',"exponentialHistogram":{"dataPoints":[');
-      expHistogramPoints(w, metric.dataPoints);
+      expHistogramPoints(w, metric.dataPoints, order);
       w.raw(`],"aggregationTemporality":${temporality}}`);
       break;
   }
+  // The order holds this export's series, no more (the rest may be gone for good).
+  if (order.length > metric.dataPoints.length) order.length = metric.dataPoints.length;
   w.raw('}');
 }
 
@@ -131,8 +134,15 @@ function sameTime(a: HrTime | undefined, b: HrTime): boolean {
   return a !== undefined && a[0] === b[0] && a[1] === b[1];
 }
 
-function pointHeader(w: JsonWriter, p: DataPoint<unknown>): void {
-  attributes(w, p.attributes, true);
+function pointHeader(
+  w: JsonWriter,
+  p: DataPoint<unknown>,
+  order: SeriesOrder<Buffer>,
+  index: number,
+): void {
+  const cached = pointAttributesCache.at(order, index, p.attributes);
+  if (cached !== undefined) w.bytes(cached);
+  else attributes(w, p.attributes, { order, index });
   const start = p.startTime;
   const end = p.endTime;
   if (!sameTime(pairStart, start) || !sameTime(pairEnd, end)) {
@@ -151,11 +161,16 @@ function count(w: JsonWriter, field: string, value: number): void {
   w.int(value);
 }
 
-function numberPoints(w: JsonWriter, points: DataPoint<number>[], valueType: ValueType): void {
+function numberPoints(
+  w: JsonWriter,
+  points: DataPoint<number>[],
+  valueType: ValueType,
+  order: SeriesOrder<Buffer>,
+): void {
   for (let i = 0; i < points.length; i++) {
     const p = points[i] as DataPoint<number>;
     if (i > 0) w.char(COMMA);
-    pointHeader(w, p);
+    pointHeader(w, p, order, i);
     const v = p.value;
     // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
     if (valueType === ValueType.INT && isInt64(v)) {
@@ -176,12 +191,16 @@ function optionalDouble(w: JsonWriter, field: string, v: number | undefined): vo
   w.double(v);
 }
 
-function histogramPoints(w: JsonWriter, points: DataPoint<Histogram>[]): void {
+function histogramPoints(
+  w: JsonWriter,
+  points: DataPoint<Histogram>[],
+  order: SeriesOrder<Buffer>,
+): void {
   for (let i = 0; i < points.length; i++) {
     const p = points[i] as DataPoint<Histogram>;
     const h = p.value;
     if (i > 0) w.char(COMMA);
-    pointHeader(w, p);
+    pointHeader(w, p, order, i);
     count(w, ',"count":', h.count);
     optionalDouble(w, ',"sum":', h.sum);
     w.raw(',"bucketCounts":[');
@@ -194,12 +213,16 @@ function histogramPoints(w: JsonWriter, points: DataPoint<Histogram>[]): void {
   }
 }
 
-function expHistogramPoints(w: JsonWriter, points: DataPoint<ExponentialHistogram>[]): void {
+function expHistogramPoints(
+  w: JsonWriter,
+  points: DataPoint<ExponentialHistogram>[],
+  order: SeriesOrder<Buffer>,
+): void {
   for (let i = 0; i < points.length; i++) {
     const p = points[i] as DataPoint<ExponentialHistogram>;
     const h = p.value;
     if (i > 0) w.char(COMMA);
-    pointHeader(w, p);
+    pointHeader(w, p, order, i);
     count(w, ',"count":', h.count);
     optionalDouble(w, ',"sum":', h.sum);
     w.raw(',"scale":');
@@ -262,12 +285,16 @@ const pointAttributesCache = new AttributeCache();
 const attributesWriter = new JsonWriter();
 
 /**
- * The key-value list of `attrs`; for a data point (`point`), with the fields around it:
- * `{"attributes":[...],"startTimeUnixNano":`.
+ * The key-value list of `attrs`; for a data point (`point`: where it goes in its metric's order),
+ * with the fields around it: `{"attributes":[...],"startTimeUnixNano":`.
  */
-function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
+function attributes(
+  w: JsonWriter,
+  attrs: Attributes,
+  point?: { order: SeriesOrder<Buffer>; index: number },
+): void {
   const cache = point ? pointAttributesCache : attributesCache;
-  const cached = cache.get(attrs);
+  const cached = point ? undefined : cache.get(attrs); // pointHeader() looked already
   if (cached !== undefined) {
     w.bytes(cached);
     return;
@@ -281,7 +308,7 @@ function attributes(w: JsonWriter, attrs: Attributes, point = false): void {
   keyValues(aw, attrs, keys);
   aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
-  cache.set(attrs, keys, json);
+  cache.set(attrs, keys, json, point?.order, point?.index);
   w.bytes(json);
 }
 

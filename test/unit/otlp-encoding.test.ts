@@ -3,6 +3,7 @@ import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AggregationTemporality,
+  type DataPoint,
   DataPointType,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
@@ -241,6 +242,32 @@ describe('OTLP encoders', () => {
     (nested.bytes as Uint8Array)[0] = 9;
     check();
     expect(JSON.stringify(ourJson(rm))).toContain('"added"');
+    await provider.shutdown();
+  });
+
+  test("a metric's series that change places, go and come between exports keep their own attributes", async () => {
+    const { provider, collect } = collectingProvider('order-test');
+    const counter = provider.getMeter('order').createCounter('c');
+    for (let i = 0; i < 5; i++) counter.add(i + 1, { series: `s${i}`, n: i });
+    const rm = await collect();
+    const official = () =>
+      withoutDefaults(
+        decodeOtlpProto(ProtobufMetricsSerializer.serializeRequest(rm) ?? new Uint8Array()),
+      );
+    const points = rm.scopeMetrics[0]?.metrics[0]?.dataPoints as DataPoint<number>[] | undefined;
+    if (points === undefined || points.length !== 5) throw new Error('expected 5 points');
+    const check = () => expect(normalizeJsonForProto(ourJson(rm))).toEqual(official());
+    check(); // each series' spelling, remembered at its place
+    points.reverse();
+    check();
+    points.splice(1, 2); // two series gone
+    check();
+    counter.add(1, { series: 'new', n: 99 });
+    const more = await collect();
+    const fresh = more.scopeMetrics[0]?.metrics[0]?.dataPoints as DataPoint<number>[] | undefined;
+    if (fresh === undefined) throw new Error('no points');
+    points.splice(0, points.length, ...fresh.slice().reverse()); // a new series among the others
+    check();
     await provider.shutdown();
   });
 
