@@ -24,7 +24,9 @@ const IDLE = new Set(['(idle)', '(program)']);
 
 function frameName(f: CallFrame): string {
   const file = f.url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '');
-  const short = file.includes('/src/') ? file.slice(file.lastIndexOf('/src/') + 1) : file;
+  // Paths from the repository's root (src/, bench/): a results file names no machine's paths.
+  const root = /\/(src|bench|test)\//.exec(file);
+  const short = root === null ? file : file.slice(file.lastIndexOf(root[0]) + 1);
   return `${f.functionName || '(anonymous)'} ${short}${f.url ? `:${f.lineNumber + 1}` : ''}`;
 }
 
