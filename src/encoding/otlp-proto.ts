@@ -7,7 +7,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { AttributeCache } from './attribute-cache.js';
+import { AttributeCache, type SeriesOrder } from './attribute-cache.js';
 import { hrTimeToNanosParts } from './hrtime.js';
 import { temporalityJson as otlpTemporality } from './otlp-json.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
@@ -54,25 +54,33 @@ function writeMetric(w: ProtoWriter, metric: MetricData): void {
   switch (metric.dataPointType) {
     case DataPointType.SUM:
       w.fork(F.Metric.sum);
-      for (const p of metric.dataPoints) numberPoint(w, F.Sum.dataPoints, p, d.valueType);
+      eachPoint(metric.dataPoints, numberPointAttributes, d, (p, order, i) =>
+        numberPoint(w, F.Sum.dataPoints, p, d.valueType, order, i),
+      );
       w.uint(F.Sum.aggregationTemporality, temporality);
       w.bool(F.Sum.isMonotonic, metric.isMonotonic);
       w.join();
       break;
     case DataPointType.GAUGE:
       w.fork(F.Metric.gauge);
-      for (const p of metric.dataPoints) numberPoint(w, F.Gauge.dataPoints, p, d.valueType);
+      eachPoint(metric.dataPoints, numberPointAttributes, d, (p, order, i) =>
+        numberPoint(w, F.Gauge.dataPoints, p, d.valueType, order, i),
+      );
       w.join();
       break;
     case DataPointType.HISTOGRAM:
       w.fork(F.Metric.histogram);
-      for (const p of metric.dataPoints) histogramPoint(w, p);
+      eachPoint(metric.dataPoints, histogramPointAttributes, d, (p, order, i) =>
+        histogramPoint(w, p, order, i),
+      );
       w.uint(F.Histogram.aggregationTemporality, temporality);
       w.join();
       break;
     case DataPointType.EXPONENTIAL_HISTOGRAM:
       w.fork(F.Metric.exponentialHistogram);
-      for (const p of metric.dataPoints) expHistogramPoint(w, p);
+      eachPoint(metric.dataPoints, expHistogramPointAttributes, d, (p, order, i) =>
+        expHistogramPoint(w, p, order, i),
+      );
       w.uint(F.ExponentialHistogram.aggregationTemporality, temporality);
       w.join();
       break;
@@ -85,15 +93,32 @@ function time(w: ProtoWriter, field: number, t: HrTime): void {
   w.fixed64Parts(field, lo, hi);
 }
 
+/**
+ * Writes each of a metric's points with its place in the metric's order of series (see
+ * SeriesOrder), which then holds this export's series, no more (the rest may be gone for good).
+ */
+function eachPoint<P>(
+  points: P[],
+  cache: AttributeCache,
+  d: MetricData['descriptor'],
+  write: (p: P, order: SeriesOrder<Buffer>, index: number) => void,
+): void {
+  const order = cache.orderOf(d);
+  for (let i = 0; i < points.length; i++) write(points[i] as P, order, i);
+  if (order.length > points.length) order.length = points.length;
+}
+
 function numberPoint(
   w: ProtoWriter,
   field: number,
   p: DataPoint<number>,
   valueType: ValueType,
+  order: SeriesOrder<Buffer>,
+  index: number,
 ): void {
   const N = F.NumberDataPoint;
   w.fork(field);
-  pointAttributes(w, N.attributes, numberPointAttributes, p.attributes);
+  pointAttributes(w, N.attributes, numberPointAttributes, p.attributes, order, index);
   time(w, N.startTimeUnixNano, p.startTime);
   time(w, N.timeUnixNano, p.endTime);
   // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
@@ -102,11 +127,16 @@ function numberPoint(
   w.join();
 }
 
-function histogramPoint(w: ProtoWriter, p: DataPoint<Histogram>): void {
+function histogramPoint(
+  w: ProtoWriter,
+  p: DataPoint<Histogram>,
+  order: SeriesOrder<Buffer>,
+  index: number,
+): void {
   const H = F.HistogramDataPoint;
   const h = p.value;
   w.fork(F.Histogram.dataPoints);
-  pointAttributes(w, H.attributes, histogramPointAttributes, p.attributes);
+  pointAttributes(w, H.attributes, histogramPointAttributes, p.attributes, order, index);
   time(w, H.startTimeUnixNano, p.startTime);
   time(w, H.timeUnixNano, p.endTime);
   w.fixed64(H.count, h.count);
@@ -118,11 +148,16 @@ function histogramPoint(w: ProtoWriter, p: DataPoint<Histogram>): void {
   w.join();
 }
 
-function expHistogramPoint(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): void {
+function expHistogramPoint(
+  w: ProtoWriter,
+  p: DataPoint<ExponentialHistogram>,
+  order: SeriesOrder<Buffer>,
+  index: number,
+): void {
   const E = F.ExponentialHistogramDataPoint;
   const h = p.value;
   w.fork(F.ExponentialHistogram.dataPoints);
-  pointAttributes(w, E.attributes, expHistogramPointAttributes, p.attributes);
+  pointAttributes(w, E.attributes, expHistogramPointAttributes, p.attributes, order, index);
   time(w, E.startTimeUnixNano, p.startTime);
   time(w, E.timeUnixNano, p.endTime);
   w.fixed64(E.count, h.count);
@@ -165,8 +200,10 @@ function pointAttributes(
   field: number,
   cache: AttributeCache,
   attrs: Attributes,
+  order: SeriesOrder<Buffer>,
+  index: number,
 ): void {
-  const cached = cache.get(attrs);
+  const cached = cache.at(order, index, attrs);
   if (cached !== undefined) {
     w.raw(cached);
     return;
@@ -176,7 +213,7 @@ function pointAttributes(
   aw.reset();
   for (const key of keys) keyValue(aw, field, key, attrs[key]);
   const bytes = aw.snapshot();
-  cache.set(attrs, keys, bytes);
+  cache.set(attrs, keys, bytes, order, index);
   w.raw(bytes);
 }
 

@@ -245,7 +245,7 @@ describe('OTLP encoders', () => {
     await provider.shutdown();
   });
 
-  test("a metric's series that change places, go and come between exports keep their own attributes", async () => {
+  test("a metric's series that change places, go and come between exports keep their own attributes (JSON and protobuf)", async () => {
     const { provider, collect } = collectingProvider('order-test');
     const counter = provider.getMeter('order').createCounter('c');
     for (let i = 0; i < 5; i++) counter.add(i + 1, { series: `s${i}`, n: i });
@@ -256,8 +256,11 @@ describe('OTLP encoders', () => {
       );
     const points = rm.scopeMetrics[0]?.metrics[0]?.dataPoints as DataPoint<number>[] | undefined;
     if (points === undefined || points.length !== 5) throw new Error('expected 5 points');
-    const check = () => expect(normalizeJsonForProto(ourJson(rm))).toEqual(official());
-    check(); // each series' spelling, remembered at its place
+    const check = () => {
+      expect(normalizeJsonForProto(ourJson(rm))).toEqual(official());
+      expect(decodeOtlpProto(resourceMetricsToProto(rm))).toEqual(official());
+    };
+    check(); // each series' spelling (JSON and protobuf), remembered at its place
     points.reverse();
     check();
     points.splice(1, 2); // two series gone
