@@ -11,6 +11,7 @@
  *   SINK: the local HTTP server that takes what is sent (OTLP or S3 PUTs) and answers 200.
  */
 import { readdirSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 
 const MODE = process.env.MODE ?? 'none';
@@ -99,6 +100,13 @@ const sampler = setInterval(() => {
 await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
 clearInterval(recorder);
 const threadsAtEnd = threads();
+// What the RSS at the end is made of, as far as V8 tells: its heap spaces (resident) and the
+// memory outside its heap that it accounts for (ArrayBuffers, the rest of `external`).
+const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage();
+const spaces = Object.fromEntries(
+  getHeapSpaceStatistics().map((s) => [s.space_name, s.physical_space_size]),
+);
+const memoryAtEnd = { rss, heapTotal, heapUsed, external, arrayBuffers, spaces };
 const shutdownStarted = performance.now();
 await provider.shutdown();
 const shutdownMillis = performance.now() - shutdownStarted;
@@ -121,6 +129,7 @@ console.log(
       imported,
       threadsAfterConstruction,
       threadsAtEnd,
+      memoryAtEnd,
       cpuMillis: cpuMillis() - cpuAtStart,
       shutdownMillis,
       samples,

@@ -20,6 +20,15 @@ export interface ServiceRun {
   imported: { rss: number; cpuMillis: number };
   threadsAfterConstruction?: number;
   threadsAtEnd?: number;
+  /** process.memoryUsage() and the resident size of each V8 heap space at the end, before shutdown. */
+  memoryAtEnd?: {
+    rss: number;
+    heapTotal: number;
+    heapUsed: number;
+    external: number;
+    arrayBuffers: number;
+    spaces: Record<string, number>;
+  };
   cpuMillis: number;
   shutdownMillis: number;
   /** RSS every 100 ms from the first recording, the last one after shutdown. */
