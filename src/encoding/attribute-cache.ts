@@ -16,6 +16,11 @@ class Entry<V> {
  */
 export type SeriesOrder<V> = Array<Entry<V> | undefined>;
 
+/** After a metric's export: its order holds that export's series, no more (the rest may be gone for good). */
+export function trimOrder<V>(order: SeriesOrder<V>, length: number): void {
+  if (order.length > length) order.length = length;
+}
+
 /**
  * Encoded attributes, per attributes object. A series keeps its attributes object from one
  * collection to the next (the SDK keys the series by those attributes at record time and treats

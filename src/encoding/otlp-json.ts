@@ -9,7 +9,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { AttributeCache, type SeriesOrder } from './attribute-cache.js';
+import { AttributeCache, type SeriesOrder, trimOrder } from './attribute-cache.js';
 import { hrTimeToNanosString } from './hrtime.js';
 import { JsonWriter } from './json-writer.js';
 import { isInt64, OTLP_TEMPORALITY } from './otlp-schema.js';
@@ -117,8 +117,7 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
       w.raw(`],"aggregationTemporality":${temporality}}`);
       break;
   }
-  // The order holds this export's series, no more (the rest may be gone for good).
-  if (order.length > metric.dataPoints.length) order.length = metric.dataPoints.length;
+  trimOrder(order, metric.dataPoints.length);
   w.raw('}');
 }
 
@@ -140,9 +139,7 @@ function pointHeader(
   order: SeriesOrder<Buffer>,
   index: number,
 ): void {
-  const cached = pointAttributesCache.at(order, index, p.attributes);
-  if (cached !== undefined) w.bytes(cached);
-  else attributes(w, p.attributes, { order, index });
+  attributes(w, p.attributes, order, index);
   const start = p.startTime;
   const end = p.endTime;
   if (!sameTime(pairStart, start) || !sameTime(pairEnd, end)) {
@@ -285,16 +282,18 @@ const pointAttributesCache = new AttributeCache();
 const attributesWriter = new JsonWriter();
 
 /**
- * The key-value list of `attrs`; for a data point (`point`: where it goes in its metric's order),
- * with the fields around it: `{"attributes":[...],"startTimeUnixNano":`.
+ * The key-value list of `attrs`; for a data point (`order`: its metric's, `index`: its place
+ * there), with the fields around it: `{"attributes":[...],"startTimeUnixNano":`.
  */
 function attributes(
   w: JsonWriter,
   attrs: Attributes,
-  point?: { order: SeriesOrder<Buffer>; index: number },
+  order?: SeriesOrder<Buffer>,
+  index = 0,
 ): void {
+  const point = order !== undefined;
   const cache = point ? pointAttributesCache : attributesCache;
-  const cached = point ? undefined : cache.get(attrs); // pointHeader() looked already
+  const cached = point ? cache.at(order, index, attrs) : cache.get(attrs);
   if (cached !== undefined) {
     w.bytes(cached);
     return;
@@ -308,7 +307,7 @@ function attributes(
   keyValues(aw, attrs, keys);
   aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
-  cache.set(attrs, keys, json, point?.order, point?.index);
+  cache.set(attrs, keys, json, order, index);
   w.bytes(json);
 }
 

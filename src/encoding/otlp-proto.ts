@@ -7,7 +7,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
-import { AttributeCache, type SeriesOrder } from './attribute-cache.js';
+import { AttributeCache, type SeriesOrder, trimOrder } from './attribute-cache.js';
 import { hrTimeToNanosParts } from './hrtime.js';
 import { temporalityJson as otlpTemporality } from './otlp-json.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
@@ -93,10 +93,7 @@ function time(w: ProtoWriter, field: number, t: HrTime): void {
   w.fixed64Parts(field, lo, hi);
 }
 
-/**
- * Writes each of a metric's points with its place in the metric's order of series (see
- * SeriesOrder), which then holds this export's series, no more (the rest may be gone for good).
- */
+/** Writes each of a metric's points with its place in the metric's order of series (see SeriesOrder). */
 function eachPoint<P>(
   points: P[],
   cache: AttributeCache,
@@ -105,7 +102,7 @@ function eachPoint<P>(
 ): void {
   const order = cache.orderOf(d);
   for (let i = 0; i < points.length; i++) write(points[i] as P, order, i);
-  if (order.length > points.length) order.length = points.length;
+  trimOrder(order, points.length);
 }
 
 function numberPoint(

@@ -5,7 +5,7 @@
  * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job).
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -15,16 +15,11 @@ import { type Format, S3MetricExporter } from '../../src/index.js';
 import { ColumnBuilders } from '../../src/parquet/column-builders.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
+import { threadNames } from '../support/threads.js';
 import { waitFor } from '../support/wait.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const threads = () => readdirSync('/proc/self/task').length;
-/** The threads' names, for a failure message: which thread came or stayed. */
-const threadNames = () =>
-  readdirSync('/proc/self/task')
-    .map((id) => readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim())
-    .sort()
-    .join(', ');
 const exporters: S3MetricExporter[] = [];
 afterAll(async () => {
   for (const e of exporters) await e.shutdown();
@@ -120,7 +115,7 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
     await waitFor(
       () => threads() === before,
       5_000,
-      () => `the idle worker to exit; threads: ${threadNames()}`,
+      () => `the idle worker to exit; threads: ${threadNames().join(', ')}`,
     );
     await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);
@@ -130,7 +125,7 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
     await waitFor(
       () => threads() === before,
       5_000,
-      () => `one thread fewer than ${threadNames()}`,
+      () => `one thread fewer than ${threadNames().join(', ')}`,
     );
   });
 });

@@ -3,13 +3,9 @@
  * constructs an exporter (FORMAT) with the exporter's own requests, as a service starts. Their
  * names, so that a failure says which thread came.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import type { Format } from '../../../src/index.js';
+import { threadNames as threads } from '../threads.js';
 
-const threads = () =>
-  readdirSync('/proc/self/task')
-    .map((id) => readFileSync(`/proc/self/task/${id}/comm`, 'utf8').trim())
-    .sort();
 const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 const { S3MetricExporter } = await import('../../../src/index.js');
 // What a Parquet exporter imports on demand at construction, loaded beforehand: under tsx a
