@@ -17,50 +17,20 @@ const MAX_RETAINED_CAPACITY = 4 * 1024 * 1024;
 const handedOver = new WeakSet<ArrayBuffer>();
 
 /**
- * Record buffers whose batch's body is made, kept for the next exports' output instead of
- * being freed: a service exports about the same bytes every time, and a buffer of a megabyte
- * allocated and freed per export is memory glibc keeps (bench/results/2026-12-01-steady-
- * allocator.md). At most this many bytes per process, outside `maxBufferedBytes`.
+ * Frees the records of a batch whose body is made: those handed over by an encoder and not
+ * moved to a worker (a transferred ArrayBuffer is empty here). A record that is a copy, or a
+ * view on memory that is not ours, is left to the collector. The caller guarantees that
+ * nothing reads them any more. They are not pooled for later exports: a pool keeps up to a
+ * batch of records allocated while the open batch is still small, and glibc reuses memory freed
+ * at once for the next exports anyway. Side by side at 2,000 series, a pool of 8 MiB held
+ * 4.5 MiB more of the main heap (bench/results/2026-12-02-steady-decomposition.md).
  */
-export const MAX_POOLED_BYTES = 8 * 1024 * 1024;
-const pool: ArrayBuffer[] = [];
-let pooledBytes = 0;
-/** A new output buffer has this much room beyond the size asked for, so that a slightly larger export can reuse it. */
-const HEADROOM = 1 / 100;
-
-/**
- * A buffer of at least `capacity` bytes for an encoder's output: a pooled one not so much larger
- * that it could not be handed over again, else a new one with a little headroom.
- */
-export function outputBuffer(capacity: number): Buffer<ArrayBuffer> {
-  for (let i = pool.length - 1; i >= 0; i--) {
-    const buffer = pool[i] as ArrayBuffer;
-    if (buffer.byteLength < capacity || buffer.byteLength > capacity * (1 + 2 * HEADROOM)) continue;
-    pool.splice(i, 1);
-    pooledBytes -= buffer.byteLength;
-    return Buffer.from(buffer);
-  }
-  return Buffer.allocUnsafeSlow(Math.ceil(capacity * (1 + HEADROOM)));
-}
-
-/**
- * Takes back the records of a batch whose body is made: those handed over by an encoder, not
- * moved to a worker (a transferred ArrayBuffer is empty here), into the pool while it has room,
- * the others freed at once. The caller guarantees that nothing reads them any more.
- */
-export function recycleRecords(records: readonly Uint8Array[]): void {
+export function releaseRecords(records: readonly Uint8Array[]): void {
   for (const record of records) {
     const buffer = record.buffer;
     if (!(buffer instanceof ArrayBuffer) || !handedOver.has(buffer)) continue;
     handedOver.delete(buffer);
-    const size = buffer.byteLength; // 0 once transferred
-    if (size === 0) continue;
-    if (pooledBytes + size > MAX_POOLED_BYTES) {
-      release(buffer);
-      continue;
-    }
-    pool.push(buffer);
-    pooledBytes += size;
+    release(buffer);
   }
 }
 
@@ -74,11 +44,6 @@ export function recycleRecords(records: readonly Uint8Array[]): void {
 export function release(buffer: ArrayBufferLike): void {
   if (buffer.byteLength === 0 || !(buffer instanceof ArrayBuffer)) return;
   (buffer as { transfer?: (length: number) => ArrayBuffer }).transfer?.(0);
-}
-
-/** Bytes in the pool (for tests). */
-export function pooledRecordBytes(): number {
-  return pooledBytes;
 }
 
 /** What an encoder's finish() does with the buffer it wrote an export into. */

@@ -1,4 +1,4 @@
-import { outputBuffer, release, takeOutput } from './handed-over.js';
+import { release, takeOutput } from './handed-over.js';
 
 /**
  * Writes JSON text as UTF-8 bytes straight into one reused, growing buffer: no intermediate
@@ -31,7 +31,7 @@ export class JsonWriter {
     if (need <= this.#buf.length) return;
     const capacity = Math.max(need, this.#buf.length * 2, this.#sizeHint, INITIAL_CAPACITY);
     this.#sizeHint = 0;
-    const next = outputBuffer(capacity);
+    const next = Buffer.allocUnsafeSlow(capacity);
     this.#buf.copy(next, 0, 0, this.#pos);
     release(this.#buf.buffer); // outgrown, and only ever ours (handed over only by finish())
     this.#buf = next;

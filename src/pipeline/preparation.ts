@@ -6,7 +6,7 @@ import {
   type PreparedBody,
 } from '../compression/index.js';
 import type { RecordFormat } from '../encoding/format.js';
-import { recycleRecords } from '../encoding/handed-over.js';
+import { releaseRecords } from '../encoding/handed-over.js';
 import { log } from '../log.js';
 import { describeError } from '../s3-errors.js';
 import type { SpoolAdopter } from '../spool/adopter.js';
@@ -65,8 +65,8 @@ export class Preparation {
         crc32: p.sendCrc32,
       });
       // The body is made (a copy, compressed or joined; records sent to a worker are moved):
-      // the records' buffers go back to the encoders.
-      if (contents.records !== undefined) recycleRecords(contents.records);
+      // the records' memory is freed now, not at a collection.
+      if (contents.records !== undefined) releaseRecords(contents.records);
     } catch (error) {
       if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
       if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
