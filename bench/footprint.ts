@@ -39,6 +39,8 @@ const ROUNDS = flag('rounds', args.quick ? 1 : 3);
 const LIGHT_HEAVY_SECONDS = flag('seconds', 10);
 const STEADY_SECONDS = flag('steady-seconds', args.quick ? 30 : 180);
 const STEADY_ROUNDS = flag('steady-rounds', args.quick ? 1 : 3);
+/** Processes of ours (default format) and of the OTLP/HTTP exporter in each steady round. */
+const STEADY_COPIES = flag('steady-copies', args.quick ? 1 : 2);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;
@@ -48,6 +50,9 @@ type Traffic = keyof typeof TRAFFIC;
 const MODES: ServiceMode[] = ['none', 'otlp-http', 'otlp-json', 'otlp-proto', 'parquet'];
 type Mode = ServiceMode;
 const STEADY_MODES: Mode[] = ['none', 'otlp-http', 'otlp-json', 'parquet'];
+/** The two modes the steady target compares run in more than one process per round. */
+const steadyCopies = (mode: Mode) =>
+  mode === 'otlp-http' || mode === 'otlp-json' ? STEADY_COPIES : 1;
 const LABEL: Record<Mode, string> = {
   none: 'no exporter (one that discards)',
   'otlp-http': 'OTLP/HTTP exporter into a local sink',
@@ -90,17 +95,20 @@ for (const traffic of ['light', 'heavy'] as const) {
     }
   }
 }
-// The steady state's modes run side by side, a process each, started together: one run of a
-// process moves its plateau by more than the gap being measured (+11.7 to +36.1 MiB between
-// runs of the same code, bench/results/2026-12-01-steady-allocator.md), so it takes rounds and
-// medians, and side by side they cost the time of one. Together they use about a quarter of
-// one core (the recorded runs' CPU), so they do not slow each other down.
+// The steady state's modes run side by side, started together: one process's plateau moves by
+// more than the gap being measured, in every mode, the OTLP exporter's too (V8's heap settles
+// at levels tens of MiB apart from one process to the next: bench/results/2026-12-02-steady-
+// decomposition.md), so it takes rounds, two processes per round of the two modes compared, and
+// medians; side by side they cost the time of one. Six processes use well under one core.
 for (let round = 0; round < STEADY_ROUNDS; round++) {
-  progress(
-    `footprint: steady state (${TRAFFIC.steady} series, ${STEADY_SECONDS} s), round ${round + 1}/${STEADY_ROUNDS}, ${STEADY_MODES.join(', ')} side by side`,
+  const started = STEADY_MODES.flatMap((mode) =>
+    Array.from({ length: steadyCopies(mode) }, () => mode),
   );
-  const done = await Promise.all(STEADY_MODES.map((m) => service(m, 'steady', STEADY_SECONDS)));
-  STEADY_MODES.forEach((mode, i) => {
+  progress(
+    `footprint: steady state (${TRAFFIC.steady} series, ${STEADY_SECONDS} s), round ${round + 1}/${STEADY_ROUNDS}, ${started.join(', ')} side by side`,
+  );
+  const done = await Promise.all(started.map((m) => service(m, 'steady', STEADY_SECONDS)));
+  started.forEach((mode, i) => {
     runs.steady[mode] = [...(runs.steady[mode] ?? []), done[i] as ServiceRun];
   });
 }
@@ -114,11 +122,15 @@ const modules = jsonLine<{ modules: { steps: ModuleStep[] } }>(modulesRun, 'modu
 if (modules === undefined) throw new Error(`module breakdown failed: ${modulesRun.stderr}`);
 sink.server.close();
 
-/** Median over rounds of a figure of `mode`, each round's figure minus the baseline's of that round. */
+/**
+ * Median over runs of a figure of `mode`, each run's figure minus the baseline's of its round
+ * (a mode's runs are kept round by round, `copies` of them per round).
+ */
 function added(traffic: Traffic, mode: Mode, figure: (r: ServiceRun) => number): number {
   const mine = runs[traffic][mode] ?? [];
   const base = runs[traffic].none ?? [];
-  return median(mine.map((r, i) => figure(r) - figure(base[i] as ServiceRun)));
+  const copies = traffic === 'steady' ? steadyCopies(mode) : 1;
+  return median(mine.map((r, i) => figure(r) - figure(base[Math.floor(i / copies)] as ServiceRun)));
 }
 const absolute = (traffic: Traffic, mode: Mode, figure: (r: ServiceRun) => number) =>
   median((runs[traffic][mode] ?? []).map(figure));
@@ -155,6 +167,39 @@ const serviceTable = (traffic: Traffic): Table => ({
     ];
   }),
 });
+
+const RESIDENT_KINDS = [
+  ['v8Pages', "V8's heap pages"],
+  ['mallocMain', 'malloc, main heap'],
+  ['mallocThreads', 'malloc, thread arenas'],
+  ['otherAnonymous', 'other anonymous'],
+  ['files', 'files (code)'],
+] as const;
+/** Where each steady mode's memory is at the end of its runs (medians), from /proc/self/smaps. */
+const residentTable: Table = {
+  columns: [
+    'mode (steady state)',
+    'runs',
+    'RSS at the end',
+    ...RESIDENT_KINDS.map(([, label]) => label),
+  ],
+  rows: STEADY_MODES.map((mode) => {
+    const list = runs.steady[mode] ?? [];
+    const kind = (k: (typeof RESIDENT_KINDS)[number][0]) => {
+      const values = list.flatMap((r) => {
+        const v = r.memoryAtEnd?.resident?.[k];
+        return v === undefined ? [] : [v];
+      });
+      return values.length === 0 ? 'n/a' : fmtMiB(median(values));
+    };
+    return [
+      LABEL[mode],
+      String(list.length),
+      fmtMiB(median(list.map((r) => r.memoryAtEnd?.rss ?? Number.NaN))),
+      ...RESIDENT_KINDS.map(([k]) => kind(k)),
+    ];
+  }),
+};
 
 const moduleTable: Table = {
   columns: [
@@ -241,12 +286,19 @@ const lost = Object.values(runs)
 emitResult({
   suite: 'footprint',
   title: 'Footprint: what the exporter costs a service, against the OTLP/HTTP exporter',
-  tables: [serviceTable('light'), serviceTable('heavy'), serviceTable('steady'), moduleTable],
+  tables: [
+    serviceTable('light'),
+    serviceTable('heavy'),
+    serviceTable('steady'),
+    residentTable,
+    moduleTable,
+  ],
   targets,
   notes: [
-    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side (a process each, started together). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
+    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side, started together (${STEADY_COPIES} processes each of ours and of OTLP/HTTP, one of the others). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
     "RSS at the end: median of the samples (every 100 ms) of the last 30 % of the run before shutdown (the last third for the steady state). Peak: the highest sample, shutdown included. CPU: process.cpuUsage() (every thread of the process, libuv's pool and workers included) from the first recording through the end of shutdown; the import is shown apart.",
     `Our exporter with its defaults (maxBatchBytes ${fmtMiB(maxBatchBytes)}, maxBatchAgeMillis ${DEFAULTS.maxBatchAgeMillis ?? "the format's"}), credentials and endpoint only. The sink received ${fmtMiB(sink.bytes())}.`,
+    "Where the memory is (steady state): each run's /proc/self/smaps at its end, before shutdown (Linux), medians over runs. V8's heap pages: anonymous mappings of 256 KiB; malloc, main heap: glibc's [heap], where the main thread's allocations go, ArrayBuffers (records, bodies) included; thread arenas: glibc's per-thread heaps (libuv's pool, workers, V8's helpers).",
     `threads: after the exporter was constructed → at the end of the run (${process.platform === 'linux' ? '/proc/self/task' : 'not measured on this platform'}).`,
     lost.length === 0
       ? 'Every run of ours uploaded its batches and dropped nothing.'

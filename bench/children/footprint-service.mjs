@@ -10,7 +10,7 @@
  *         | otlp-json | otlp-proto | parquet (ours, that format, default options)
  *   SINK: the local HTTP server that takes what is sent (OTLP or S3 PUTs) and answers 200.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 
@@ -28,6 +28,47 @@ const cpuMillis = () => {
 };
 const threads = () =>
   process.platform === 'linux' ? readdirSync('/proc/self/task').length : undefined;
+
+/**
+ * Where the resident memory is, from /proc/self/smaps (Linux; undefined elsewhere), in bytes:
+ * V8's heap pages (anonymous mappings of its 256 KiB page size), glibc's main heap (`[heap]`:
+ * malloc on the main thread, ArrayBuffers included), glibc's thread arenas (anonymous mappings
+ * that start on a 64 MiB boundary and span 64 MiB with their reserved tail), the rest of the
+ * anonymous memory (large malloc chunks mapped on their own, stacks), and files (code).
+ */
+function residentByKind() {
+  if (process.platform !== 'linux') return undefined;
+  const KiB = 1024;
+  const ARENA = 64 * KiB * KiB;
+  /** @type {{ start: bigint, bytes: number, name: string, rss: number }[]} */
+  const maps = [];
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) {
+      const start = BigInt(`0x${m[1]}`);
+      maps.push({ start, bytes: Number(BigInt(`0x${m[2]}`) - start), name: m[3] ?? '', rss: 0 });
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    const last = maps[maps.length - 1];
+    if (rss && last) last.rss = Number(rss[1]) * KiB;
+  }
+  const kinds = { v8Pages: 0, mallocMain: 0, mallocThreads: 0, otherAnonymous: 0, files: 0 };
+  maps.forEach((map, i) => {
+    const next = maps[i + 1];
+    const arena =
+      map.start % BigInt(ARENA) === 0n &&
+      (map.bytes === ARENA || (next !== undefined && map.bytes + next.bytes === ARENA));
+    if (map.name === '[heap]') kinds.mallocMain += map.rss;
+    else if (map.name.startsWith('/')) kinds.files += map.rss;
+    else if (map.name !== '')
+      kinds.otherAnonymous += map.rss; // [stack], [vdso], ...
+    else if (map.bytes === 256 * KiB) kinds.v8Pages += map.rss;
+    else if (arena) kinds.mallocThreads += map.rss;
+    else kinds.otherAnonymous += map.rss;
+  });
+  return kinds;
+}
 
 const rssBeforeImport = process.memoryUsage().rss;
 const cpuBeforeImport = cpuMillis();
@@ -106,7 +147,15 @@ const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage
 const spaces = Object.fromEntries(
   getHeapSpaceStatistics().map((s) => [s.space_name, s.physical_space_size]),
 );
-const memoryAtEnd = { rss, heapTotal, heapUsed, external, arrayBuffers, spaces };
+const memoryAtEnd = {
+  rss,
+  heapTotal,
+  heapUsed,
+  external,
+  arrayBuffers,
+  spaces,
+  resident: residentByKind(),
+};
 const shutdownStarted = performance.now();
 await provider.shutdown();
 const shutdownMillis = performance.now() - shutdownStarted;

@@ -28,6 +28,14 @@ export interface ServiceRun {
     external: number;
     arrayBuffers: number;
     spaces: Record<string, number>;
+    /** Resident bytes by kind of mapping (/proc/self/smaps; Linux only). */
+    resident?: {
+      v8Pages: number;
+      mallocMain: number;
+      mallocThreads: number;
+      otherAnonymous: number;
+      files: number;
+    };
   };
   cpuMillis: number;
   shutdownMillis: number;
