@@ -40,7 +40,7 @@ const LIGHT_HEAVY_SECONDS = flag('seconds', 10);
 const STEADY_SECONDS = flag('steady-seconds', args.quick ? 30 : 180);
 const STEADY_ROUNDS = flag('steady-rounds', args.quick ? 1 : 3);
 /** Processes of ours (default format) and of the OTLP/HTTP exporter in each steady round. */
-const STEADY_COPIES = flag('steady-copies', args.quick ? 1 : 2);
+const STEADY_COPIES = flag('steady-copies', args.quick ? 1 : 4);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;
@@ -98,8 +98,9 @@ for (const traffic of ['light', 'heavy'] as const) {
 // The steady state's modes run side by side, started together: one process's plateau moves by
 // more than the gap being measured, in every mode, the OTLP exporter's too (V8's heap settles
 // at levels tens of MiB apart from one process to the next: bench/results/2026-12-02-steady-
-// decomposition.md), so it takes rounds, two processes per round of the two modes compared, and
-// medians; side by side they cost the time of one. Six processes use well under one core.
+// decomposition.md), so it takes rounds, four processes per round of the two modes compared, and
+// medians (of twelve); side by side they cost the time of one. Ten processes use about 0.6 of a
+// core (bench/results/2026-12-02-footprint-four-copies.md).
 for (let round = 0; round < STEADY_ROUNDS; round++) {
   const started = STEADY_MODES.flatMap((mode) =>
     Array.from({ length: steadyCopies(mode) }, () => mode),
