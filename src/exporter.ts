@@ -152,7 +152,7 @@ export class S3MetricExporter implements PushMetricExporter {
       intake =
         row.body === 'parquet'
           ? columnIntake(admission, parts)
-          : recordIntake(row.records, admission, parts);
+          : recordIntake(row.records, admission, { ...parts, bodies: this.#bodies });
       this.#intake = intake;
       this.#spool?.start();
     } catch (error) {

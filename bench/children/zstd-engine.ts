@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as zlib from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { join, napiZstd, zlibStream } from '../../src/compression/compressors.js';
+import { join, napiZstd, zstdFrames } from '../../src/compression/compressors.js';
 import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { type MemorySample, memoryAfterGc } from '../lib/memory.js';
 import { realisticSource } from '../lib/realistic-metrics.js';
@@ -58,7 +58,7 @@ async function contender(name: Contender): Promise<Compress> {
     case 'napi-reused':
       return napiZstd(LEVEL).compress;
     case 'zlib-stream':
-      return zlibStream('zstd', LEVEL).compress;
+      return zstdFrames(LEVEL).compress;
     case 'zlib-sync': {
       // A fresh context per call, closed before it returns; the input assembled as the worker would.
       const options = { params: { [zlib.constants.ZSTD_c_compressionLevel]: LEVEL } };

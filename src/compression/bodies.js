@@ -9,8 +9,22 @@ import { partsCompressor } from './compressors.js';
 /** @typedef {{ records: Uint8Array[], framing: Framing }} Batch */
 /** @typedef {{ columns: import('../parquet/sealed.js').SealedColumns }} ColumnsBatch */
 /**
- * Makes bodies, one batch at a time; `close()` frees its compression context.
- * @typedef {{ make: (batch: Batch) => Uint8Array | Promise<Uint8Array>, close: () => void }} Bodies
+ * An object whose records are compressed as they are appended: `append()` hands a record over
+ * (`consumed` is called when the compressor no longer reads it), `end()` gives the body.
+ * @typedef {{
+ *   append: (record: Uint8Array, consumed?: () => void) => void,
+ *   end: () => Promise<Uint8Array>,
+ * }} RecordFrame
+ */
+/**
+ * Makes bodies, one batch at a time; `close()` frees its compression context. `open`, where
+ * the compressor can take an object part by part (zstd on node:zlib), starts an object whose
+ * records are compressed as they come.
+ * @typedef {{
+ *   make: (batch: Batch) => Uint8Array | Promise<Uint8Array>,
+ *   close: () => void,
+ *   open?: ((framing: Framing) => RecordFrame) | undefined,
+ * }} Bodies
  */
 /**
  * Makes Parquet files of sealed columns, one batch at a time.
@@ -60,5 +74,35 @@ export function framedMaker(o) {
     level: o.level,
     engine: o.zstdEngine,
   });
-  return { make: (batch) => compressor.compress(parts(batch)), close: compressor.close };
+  const frames = 'open' in compressor ? compressor : undefined;
+  return {
+    make: (batch) => compressor.compress(parts(batch)),
+    close: compressor.close,
+    open: frames && ((framing) => recordFrame(frames.open(), framing)),
+  };
+}
+
+/**
+ * Records written into a frame as they come, with the framing text `parts()` puts around and
+ * between them.
+ * @param {import('./compressors.js').FrameWriter} frame @param {Framing} framing
+ * @returns {RecordFrame}
+ */
+function recordFrame(frame, framing) {
+  let count = 0;
+  return {
+    append(record, consumed) {
+      if (framing !== null)
+        frame.write(Buffer.from(count === 0 ? framing.head : framing.separator));
+      count++;
+      frame.write(record, consumed);
+    },
+    end() {
+      if (framing !== null) {
+        if (count === 0) frame.write(Buffer.from(framing.head));
+        frame.write(Buffer.from(framing.tail));
+      }
+      return frame.end();
+    },
+  };
 }

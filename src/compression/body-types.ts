@@ -5,12 +5,25 @@ import type { ZstdEngine } from './zstd-engine.js';
 
 /**
  * What a sealed batch holds until its body is made: OTLP records (framed and compressed as a
- * whole), or Parquet columns (encoded by the worker). A worker takes their memory by transfer:
- * the caller must not use them afterwards, unless a BodyMakerError gives them back.
+ * whole), OTLP records already compressed as they came (a frame being ended; see
+ * BodyMaker.openFrame), or Parquet columns (encoded by the worker). A worker takes their memory
+ * by transfer: the caller must not use them afterwards, unless a BodyMakerError gives them back.
  */
 export type BatchContents =
-  | { records: Buffer[]; columns?: undefined }
-  | { columns: SealedColumns; records?: undefined };
+  | { records: Buffer[]; columns?: undefined; frame?: undefined }
+  | { frame: Promise<Uint8Array>; records?: undefined; columns?: undefined }
+  | { columns: SealedColumns; records?: undefined; frame?: undefined };
+
+/** What a BodyMakerError can give back: records or columns (a frame's records are gone). */
+export type ReturnedContents = Exclude<BatchContents, { frame: Promise<Uint8Array> }>;
+
+/** An object whose records are compressed as they are appended (BodyMaker.openFrame). */
+export interface RecordFrame {
+  /** Hands a record over; `consumed` is called once the compressor no longer reads it. */
+  append(record: Buffer, consumed?: () => void): void;
+  /** Closes the object; its compressed bytes. */
+  end(): Promise<Uint8Array>;
+}
 
 export type BodyRequest = BatchContents & {
   /** How records join into one object (unused for columns). */
@@ -31,11 +44,11 @@ export interface PreparedBody {
 
 /** A failure to make a body; `contents` gives the caller the batch back when it still has it. */
 export class BodyMakerError extends Error {
-  readonly contents: BatchContents | undefined;
+  readonly contents: ReturnedContents | undefined;
   constructor(message: string, contents?: BatchContents) {
     super(message);
     this.name = 'BodyMakerError';
-    this.contents = contents;
+    this.contents = contents?.frame === undefined ? contents : undefined;
   }
 }
 
@@ -43,6 +56,13 @@ export class BodyMakerError extends Error {
 export interface BodyMaker {
   /** Where the work runs: libuv's pool through node:zlib, or the body worker. */
   readonly runsIn: 'thread-pool' | 'worker';
+  /**
+   * Starts an object whose records are compressed as they are appended, where the compressor
+   * can take an object part by part (zstd on node:zlib): the open batch then holds compressed
+   * bytes, and each record is freed as soon as it is compressed. Undefined elsewhere: records
+   * are kept until their batch's body is made.
+   */
+  readonly openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
   make(request: BodyRequest): Promise<PreparedBody>;
   /** Frees the compression context and stops the worker; later calls to make() reject. */
   close(): Promise<void>;

@@ -18,6 +18,15 @@ import * as zlib from 'node:zlib';
  * }} PartsCompressor
  */
 /**
+ * One object's frame, compressed as its parts are written. `consumed` is called once the
+ * compressor is done with a part (its memory may be freed); `end()` gives the whole frame.
+ * @typedef {{
+ *   write: (part: Uint8Array, consumed?: () => void) => void,
+ *   end: () => Promise<Uint8Array>,
+ * }} FrameWriter
+ */
+/** @typedef {PartsCompressor & { open: () => FrameWriter }} FrameCompressor */
+/**
  * Compresses one Parquet page into a frame of its own (the page's codec); `close()` frees what
  * it holds.
  * @typedef {{
@@ -45,11 +54,15 @@ function sumLengths(/** @type {Uint8Array[]} */ parts) {
   return parts.reduce((n, p) => n + p.length, 0);
 }
 
-/** The compressor of whole objects for `compression`. @param {CompressorOptions} o @returns {PartsCompressor} */
+/**
+ * The compressor of whole objects for `compression`; for zstd on node:zlib, one that also takes
+ * an object part by part (`open`).
+ * @param {CompressorOptions} o @returns {PartsCompressor | FrameCompressor}
+ */
 export function partsCompressor(o) {
-  if (o.compression === 'gzip') return zlibStream('gzip', o.level);
+  if (o.compression === 'gzip') return gzipStream(o.level);
   if (o.compression === 'none') return { compress: (parts) => join(parts), close: () => {} };
-  return zstdEngineOf(o) === 'zstd-napi' ? napiZstd(o.level) : zlibStream('zstd', o.level);
+  return zstdEngineOf(o) === 'zstd-napi' ? napiZstd(o.level) : zstdFrames(o.level);
 }
 
 /**
@@ -125,28 +138,123 @@ export function napiZstd(level) {
 }
 
 /**
- * node:zlib with one reused context: a stream fed the parts in turn (no assembled copy), each
- * object ended with a flush that closes the frame (zstd: ZSTD_e_end leaves the context ready for
- * the next; gzip: Z_FINISH, then reset() starts the next member on the same context). It runs
- * on libuv's pool, in slices of one output chunk; jobs queue one after another, so replies keep
- * their order.
- * @param {'zstd' | 'gzip'} kind @param {number} level @returns {PartsCompressor}
+ * zstd through node:zlib with one reused context, whose objects are compressed as their parts
+ * come: `open()` starts an object's frame, each `write()` goes straight into the stream (on
+ * libuv's pool, in slices of one output chunk), and `end()` closes the frame with ZSTD_e_end,
+ * which leaves the context ready for the next. So the next object's parts may be written while
+ * the last one's end is still being compressed, and a part's memory can be freed as soon as it
+ * is consumed instead of waiting for the whole object. Frames follow each other in the stream
+ * and their output arrives in order: what arrives before a frame's end is that frame's.
+ * `compress(parts)` is a frame written at once.
+ * @param {number} level @returns {FrameCompressor}
  */
-export function zlibStream(kind, level) {
-  /** @type {zlib.ZstdCompress | zlib.Gzip | undefined} */
+export function zstdFrames(level) {
+  /** @typedef {{ chunks: Buffer[], ended: boolean, error: Error | undefined, settle: (error?: Error) => void }} Frame */
+  /** @typedef {{ stream: zlib.ZstdCompress, frames: Frame[] }} Lane */
+  /** @type {Lane | undefined} */
+  let lane;
+  const openLane = () => {
+    const stream = zlib.createZstdCompress({
+      params: { [zlib.constants.ZSTD_c_compressionLevel]: level },
+      chunkSize: ZLIB_CHUNK_BYTES,
+    });
+    /** @type {Lane} */
+    const l = { stream, frames: [] };
+    stream.on('data', (/** @type {Buffer} */ chunk) => l.frames[0]?.chunks.push(chunk));
+    stream.on('error', (error) => {
+      if (lane === l) lane = undefined; // a failed stream is not reused
+      for (const frame of l.frames.splice(0)) frame.settle(error);
+    });
+    return l;
+  };
+  /** @returns {FrameWriter} */
+  const open = () => {
+    lane ??= openLane();
+    const l = lane;
+    const last = l.frames[l.frames.length - 1];
+    if (last !== undefined && !last.ended) throw new Error('a zstd frame is still open');
+    /** @type {(value: Uint8Array) => void} */
+    let resolve = () => {};
+    /** @type {(error: Error) => void} */
+    let reject = () => {};
+    const done = new Promise((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => {}); // a frame that fails before its end() is called rejects end() then
+
+    /** @type {Frame} */
+    const frame = {
+      chunks: [],
+      ended: false,
+      error: undefined,
+      settle: (error) => {
+        if (error !== undefined) {
+          frame.error ??= error;
+          reject(error);
+        } else resolve(join(frame.chunks));
+        frame.chunks = [];
+      },
+    };
+    l.frames.push(frame);
+    return {
+      write(part, consumed) {
+        if (frame.ended) throw new Error('write() after end() of a zstd frame');
+        if (frame.error !== undefined) return; // the frame is lost; the part is left to the collector
+        // The callback comes once the stream has consumed the part: nothing reads it after that.
+        l.stream.write(part, (error) => {
+          if (error == null) consumed?.();
+        });
+      },
+      end() {
+        if (!frame.ended) {
+          frame.ended = true;
+          if (frame.error === undefined) {
+            l.stream.flush(zlib.constants.ZSTD_e_end, () => {
+              if (l.frames[0] !== frame) return; // settled by an error meanwhile
+              l.frames.shift();
+              frame.settle();
+            });
+          }
+        }
+        return /** @type {Promise<Uint8Array>} */ (done); // rejected already if the frame failed
+      },
+    };
+  };
+  return {
+    open,
+    compress(parts) {
+      const frame = open();
+      for (const part of parts) frame.write(part);
+      return frame.end();
+    },
+    close() {
+      const l = lane;
+      lane = undefined;
+      if (l === undefined) return;
+      l.stream.destroy();
+      for (const frame of l.frames.splice(0)) frame.settle(new Error('the compressor is closed'));
+    },
+  };
+}
+
+/**
+ * gzip through node:zlib with one reused context: a stream fed the parts in turn (no assembled
+ * copy), each object ended with Z_FINISH, then reset() starts the next member on the same
+ * context. Unlike zstd's frames, a gzip member must be finished before the next one's first
+ * write, so objects queue one after another. It runs on libuv's pool, in slices of one output
+ * chunk.
+ * @param {number} level @returns {PartsCompressor}
+ */
+export function gzipStream(level) {
+  /** @type {zlib.Gzip | undefined} */
   let stream;
   /** @type {Buffer[]} */
   let chunks = [];
   /** @type {(error: Error) => void} */
   let fail = () => {};
   const open = () => {
-    const s =
-      kind === 'zstd'
-        ? zlib.createZstdCompress({
-            params: { [zlib.constants.ZSTD_c_compressionLevel]: level },
-            chunkSize: ZLIB_CHUNK_BYTES,
-          })
-        : zlib.createGzip({ level, chunkSize: ZLIB_CHUNK_BYTES });
+    const s = zlib.createGzip({ level, chunkSize: ZLIB_CHUNK_BYTES });
     s.on('data', (/** @type {Buffer} */ chunk) => chunks.push(chunk));
     s.on('error', (error) => {
       if (stream === s) stream = undefined; // a failed stream is not reused
@@ -154,7 +262,6 @@ export function zlibStream(kind, level) {
     });
     return s;
   };
-  const end = kind === 'zstd' ? zlib.constants.ZSTD_e_end : zlib.constants.Z_FINISH;
   /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
   /** @type {(parts: Uint8Array[]) => Promise<Uint8Array>} */
@@ -167,9 +274,9 @@ export function zlibStream(kind, level) {
           chunks = [];
           fail = reject;
           for (const part of parts) s.write(part);
-          s.flush(end, () => {
+          s.flush(zlib.constants.Z_FINISH, () => {
             // reset() is there on every zlib stream (its type declares it on Zlib only).
-            if (kind === 'gzip') /** @type {zlib.Gzip & { reset(): void }} */ (s).reset();
+            /** @type {zlib.Gzip & { reset(): void }} */ (s).reset();
             resolve(join(chunks));
           });
         }),

@@ -6,4 +6,6 @@ export {
   createBodyMaker,
   needsWorker,
   type PreparedBody,
+  type RecordFrame,
+  type ReturnedContents,
 } from './body-maker.js';

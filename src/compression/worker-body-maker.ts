@@ -2,12 +2,12 @@ import { Worker } from 'node:worker_threads';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
 import type { SealedColumns } from '../parquet/sealed.js';
 import {
-  type BatchContents,
   type BodyMaker,
   BodyMakerError,
   type BodyMakerOptions,
   type BodyRequest,
   type PreparedBody,
+  type ReturnedContents,
 } from './body-types.js';
 
 /**
@@ -42,7 +42,7 @@ interface Reply {
 /** What goes to the worker for a request, and the memory it takes by transfer. */
 function workerMessage(
   id: number,
-  request: BodyRequest,
+  request: BodyRequest & { frame?: undefined },
 ): { message: object; transfer: ArrayBuffer[] } {
   const { framing, sha256, crc32 } = request;
   if (request.columns !== undefined) {
@@ -55,7 +55,7 @@ function workerMessage(
 }
 
 /** The contents an error reply hands back. */
-function returned(reply: Reply): BatchContents | undefined {
+function returned(reply: Reply): ReturnedContents | undefined {
   if (reply.columns !== undefined) return { columns: reply.columns };
   if (reply.records === undefined) return undefined;
   return { records: reply.records.map((b, i) => Buffer.from(b, 0, reply.lengths?.[i])) };
@@ -146,7 +146,12 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
 
   return {
     runsIn: 'worker',
+    openFrame: undefined,
     make(request) {
+      // A frame is compressed as it comes, on libuv's pool: this maker never opens one.
+      if (request.frame !== undefined) {
+        return Promise.reject(new BodyMakerError('the worker makes no body of a frame'));
+      }
       if (closed) return Promise.reject(new BodyMakerError('the exporter is shut down', request));
       clearTimeout(idleTimer);
       worker ??= start();

@@ -1,5 +1,6 @@
 import type { ExportResult } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { BodyMaker } from '../compression/index.js';
 import type { RecordFormat } from '../encoding/format.js';
 import { describeError } from '../s3-errors.js';
 import { Admission, type AdmissionOptions, type AdmissionParts, failed } from './admission.js';
@@ -25,13 +26,16 @@ export interface Intake {
 
 export type IntakeParts = Omit<AdmissionParts<unknown>, 'open'>;
 
-/** OTLP records: encoded on the caller's turn, outside the mutex. */
+/**
+ * OTLP records: encoded on the caller's turn, outside the mutex; compressed as they are
+ * appended where the body maker offers frames.
+ */
 export function recordIntake(
   format: RecordFormat,
   options: AdmissionOptions,
-  parts: IntakeParts,
+  parts: IntakeParts & { bodies: Pick<BodyMaker, 'openFrame'> },
 ): Intake {
-  const open = new RecordBatch(format);
+  const open = new RecordBatch(format, parts.bodies.openFrame);
   const admission = new Admission(options, { ...parts, open });
   return {
     open,

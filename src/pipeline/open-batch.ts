@@ -1,5 +1,6 @@
-import type { BatchContents } from '../compression/index.js';
-import type { RecordFormat } from '../encoding/format.js';
+import type { BatchContents, RecordFrame } from '../compression/index.js';
+import type { Framing, RecordFormat } from '../encoding/format.js';
+import { releaseRecords } from '../encoding/handed-over.js';
 
 /** What decides an export's object key besides the seal time. */
 export interface KeyInputs {
@@ -70,29 +71,34 @@ export class BatchKey {
 }
 
 /**
- * OTLP records. They are kept as a list (no growing buffer to reallocate); sealing hands the
- * list over and starts a fresh one: swap, never slice. Bytes are the size of the object the
- * records make, uncompressed.
+ * OTLP records. Where the body maker can compress an object part by part (zstd on node:zlib),
+ * each record goes into the batch's frame as it is appended and is freed once compressed: the
+ * batch holds compressed bytes, not its records. Elsewhere the records are kept as a list (no
+ * growing buffer to reallocate). Sealing hands the frame or the list over and starts afresh:
+ * swap, never slice. Bytes are the size of the object the records make, uncompressed, either
+ * way: they decide the seal, and the budget counts them (an upper bound of what is held).
  */
 export class RecordBatch implements OpenBatch<Buffer> {
   #records: Buffer[] = [];
+  #frame: RecordFrame | undefined;
+  #count = 0;
   #recordBytes = 0;
   #points = 0;
   readonly #key = new BatchKey();
   readonly #format: RecordFormat;
+  readonly #openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
 
-  constructor(format: RecordFormat) {
+  constructor(format: RecordFormat, openFrame?: (framing: Framing | null) => RecordFrame) {
     this.#format = format;
+    this.#openFrame = openFrame;
   }
 
   get isEmpty(): boolean {
-    return this.#records.length === 0;
+    return this.#count === 0;
   }
 
   get bytes(): number {
-    return this.#records.length === 0
-      ? 0
-      : this.#recordBytes + this.#format.overhead(this.#records.length);
+    return this.#count === 0 ? 0 : this.#recordBytes + this.#format.overhead(this.#count);
   }
 
   keyDiffers(inputs: KeyInputs): boolean {
@@ -110,27 +116,47 @@ export class RecordBatch implements OpenBatch<Buffer> {
   }
 
   append(record: Buffer, points: number, inputs: KeyInputs): void {
+    if (this.#openFrame === undefined) this.#records.push(record);
+    else {
+      // Opening the frame is the one step that can throw: before anything is counted.
+      this.#frame ??= this.#openFrame(this.#format.framing);
+      this.#frame.append(record, () => releaseRecords([record]));
+    }
     this.#key.add(inputs, this.isEmpty);
-    this.#records.push(record);
+    this.#count++;
     this.#recordBytes += record.length;
     this.#points += points;
   }
 
   take(): SealedContents {
     const sealed = {
-      contents: { records: this.#records },
+      contents: this.#takeContents(),
       rawBytes: this.bytes,
       points: this.#points,
       ...this.#key.take(),
     };
-    this.#records = [];
+    this.#count = 0;
     this.#recordBytes = 0;
     this.#points = 0;
     return sealed;
   }
 
+  #takeContents(): BatchContents {
+    const frame = this.#frame;
+    if (frame === undefined) {
+      const records = this.#records;
+      this.#records = [];
+      return { records };
+    }
+    this.#frame = undefined;
+    const ended = frame.end();
+    // Awaited when the body is made; a batch dropped before then must not leave it unhandled.
+    ended.catch(() => {});
+    return { frame: ended };
+  }
+
   /** Size of the object after appending a record of `recordBytes`. */
   #bytesWith(recordBytes: number): number {
-    return this.#recordBytes + recordBytes + this.#format.overhead(this.#records.length + 1);
+    return this.#recordBytes + recordBytes + this.#format.overhead(this.#count + 1);
   }
 }

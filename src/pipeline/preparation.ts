@@ -1,9 +1,9 @@
 import PQueue from 'p-queue';
 import {
-  type BatchContents,
   type BodyMaker,
   BodyMakerError,
   type PreparedBody,
+  type ReturnedContents,
 } from '../compression/index.js';
 import type { RecordFormat } from '../encoding/format.js';
 import { releaseRecords } from '../encoding/handed-over.js';
@@ -104,7 +104,7 @@ export class Preparation {
  * for Parquet's columns one OTLP/JSON ResourceMetrics per record (what the Parquet file would
  * have given a reader: attribute values as text, times in microseconds).
  */
-async function fallbackRecords(contents: BatchContents): Promise<Buffer[]> {
+async function fallbackRecords(contents: ReturnedContents): Promise<Buffer[]> {
   if (contents.records !== undefined) return contents.records;
   const { sealedColumnsToRequest } = await import('../parquet/to-request.js');
   const request = sealedColumnsToRequest(contents.columns);

@@ -9,6 +9,7 @@ import { captureDiag } from '../support/diag-capture.js';
 import { ScriptedS3, tagsIn } from '../support/scripted-s3.js';
 import { collectingProvider, exportSynthetic } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
+import { builtInZstd } from '../support/zstd.js';
 
 const messages = captureDiag();
 
@@ -74,13 +75,14 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       return {
         ...maker,
         make: async (request) => {
-          throw new body.BodyMakerError('zstd compression failed: simulated', request);
+          throw new body.BodyMakerError('gzip compression failed: simulated', request);
         },
       };
     });
     try {
       const s3 = new ScriptedS3();
-      const exporter = exporterWith(s3, { compression: 'zstd' });
+      // gzip keeps a batch's records until its body is made (zstd compresses them as they come).
+      const exporter = exporterWith(s3, { compression: 'gzip' });
       await exportSynthetic(exporter, 6, 1);
       await exporter.forceFlush();
       await exporter.shutdown();
@@ -98,6 +100,50 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       spy.mockRestore();
     }
   });
+
+  test.runIf(builtInZstd)(
+    'a zstd frame that fails loses only its batch: counted as internal-error, logged; the next is stored',
+    async () => {
+      const body = await import('../../src/compression/body-maker.js');
+      const real = body.createBodyMaker;
+      const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((...args) => {
+        const maker = real(...args);
+        const openFrame = maker.openFrame;
+        if (openFrame === undefined) throw new Error('expected records compressed as they come');
+        let frames = 0;
+        return {
+          ...maker,
+          openFrame: (framing) => {
+            const frame = openFrame(framing);
+            if (++frames > 1) return frame;
+            return {
+              append: (record, consumed) => frame.append(record, consumed),
+              end: () => {
+                void frame.end().catch(() => {});
+                return Promise.reject(new Error('simulated zstd failure'));
+              },
+            };
+          },
+        };
+      });
+      try {
+        const s3 = new ScriptedS3();
+        const exporter = exporterWith(s3, { compression: 'zstd' });
+        await exportSynthetic(exporter, 6, 1);
+        await exporter.forceFlush();
+        expect(s3.attempts).toHaveLength(0);
+        expect(exporter.stats().pointsDroppedByReason['internal-error']).toBe(6);
+        expect(messages.some((m) => /batch \d+: .*simulated zstd failure/.test(m.text))).toBe(true);
+        await exportSynthetic(exporter, 4, 2);
+        await exporter.shutdown();
+        expect([...s3.stored.keys()][0]).toMatch(/\.json\.zst$/);
+        expect(s3.storedTags()).toEqual(Array(4).fill(2));
+        expect(exporter.stats().pointsDropped).toBe(6);
+      } finally {
+        spy.mockRestore();
+      }
+    },
+  );
 
   test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
