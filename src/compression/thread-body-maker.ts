@@ -11,9 +11,9 @@ import { uncompressedBody } from './uncompressed-body.js';
  * framed formats on runtimes whose node:zlib has zstd, and for gzip and none everywhere. With
  * none there is nothing to compress: the records are joined and hashed here, in short turns.
  *
- * With zstd, records are compressed as they are appended (openFrame): an open batch holds
- * about 1/25 of its records' bytes instead of all of them, and a process at 2,000 series has
- * tens of MiB less resident (docs/performance.md). A frame that fails loses its batch (counted
+ * With zstd, records are compressed as they are appended (openFrame): an open batch holds its
+ * compressed bytes (about 1/25 at 2,000 series) instead of its records, which took glibc's main
+ * heap of such a process from 23.5 to 12.3 MiB (docs/performance.md). A frame that fails loses its batch (counted
  * as internal-error): its records are gone. zstd on a valid context fails only when memory
  * does. gzip must finish one member before the next starts, so it keeps records until the seal.
  */

@@ -38,7 +38,8 @@ export const failed = (message: string): ExportResult => ({
 /**
  * Admission into the open batch: appends an encoded export, seals the batch when it is full,
  * old, or the export must go to another object, and makes room under the memory bound first.
- * The critical section only moves references and counts bytes: no I/O, no await.
+ * The critical section only moves references and counts bytes (with zstd on node:zlib it also
+ * queues the record onto the zstd stream, which compresses it on libuv's pool): no I/O, no await.
  */
 export class Admission<Item> {
   readonly #options: AdmissionOptions;
