@@ -195,11 +195,21 @@ async function exportWatched(
   await sleep(100); // the last records' compression comes back, and the gc entries
   const { gaps } = probe.stop();
   gcs.disconnect();
+  return longestStall(gaps, (gap) => {
+    const end = gap.start + gap.millis + 1;
+    return !excluded.some(([from, to]) => gap.start < to && end > from);
+  });
+}
+
+/** The longest of the gaps that `counts`: wall clock, and the main thread's CPU in it (schedstat). */
+function longestStall(
+  gaps: Gap[],
+  counts: (gap: Gap) => boolean,
+): { stallMillis: number; onCpuMillis: number | undefined } {
   let stallMillis = 0;
   let onCpuMillis = schedstatWorks ? 0 : undefined;
   for (const gap of gaps) {
-    const end = gap.start + gap.millis + 1;
-    if (excluded.some(([from, to]) => gap.start < to && end > from)) continue;
+    if (!counts(gap)) continue;
     stallMillis = Math.max(stallMillis, gap.millis);
     if (gap.onCpuMillis !== undefined)
       onCpuMillis = Math.max(onCpuMillis ?? 0, Math.min(gap.onCpuMillis, gap.millis));
@@ -251,20 +261,15 @@ async function flushRun(compression: Compression, target: Target_, profile = fal
     throw new Error(`expected ${expected} uploads, got ${stats.batchesUploaded}`);
   const full = marks as Marks;
   const phaseStalls: Record<string, number> = {};
-  let flushStallMillis = 0;
-  let flushOnCpuMillis = schedstatWorks ? 0 : undefined;
   for (const gap of delay.gaps) {
     const phase = phaseOf(gap, full);
     phaseStalls[phase] = Math.max(phaseStalls[phase] ?? 0, gap.millis);
-    if (phase.endsWith(' flush')) continue;
-    flushStallMillis = Math.max(flushStallMillis, gap.millis);
-    if (gap.onCpuMillis !== undefined)
-      flushOnCpuMillis = Math.max(flushOnCpuMillis ?? 0, Math.min(gap.onCpuMillis, gap.millis));
   }
+  const flush = longestStall(delay.gaps, (gap) => !phaseOf(gap, full).endsWith(' flush'));
   return {
     delay,
-    flushStallMillis,
-    flushOnCpuMillis,
+    flushStallMillis: flush.stallMillis,
+    flushOnCpuMillis: flush.onCpuMillis,
     exportsStallMillis: exports.stallMillis,
     exportsOnCpuMillis: exports.onCpuMillis,
     ...(cpuProfile === undefined ? {} : { profile: cpuProfile }),

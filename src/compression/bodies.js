@@ -50,17 +50,32 @@ export async function bodyMaker(options) {
   return parquetMaker(options);
 }
 
+/**
+ * Where an object's framing text goes: `before(i)` ahead of record i, `closing(count)` after the
+ * last record (the head too when there was none). The one rule for a batch's parts and for a
+ * frame written as records come; each text is one Buffer, reused for every record.
+ * @param {NonNullable<Framing>} framing
+ */
+function framer(framing) {
+  const head = Buffer.from(framing.head);
+  const separator = Buffer.from(framing.separator);
+  const tail = Buffer.from(framing.tail);
+  return {
+    before: (/** @type {number} */ i) => (i === 0 ? head : separator),
+    closing: (/** @type {number} */ count) => (count === 0 ? [head, tail] : [tail]),
+  };
+}
+
 /** The object's parts in order: framing text and records (records are not copied). @param {Batch} batch */
 export function parts(batch) {
   if (batch.framing === null) return batch.records;
+  const f = framer(batch.framing);
   /** @type {Uint8Array[]} */
-  const out = [Buffer.from(batch.framing.head)];
-  const separator = Buffer.from(batch.framing.separator);
+  const out = [];
   batch.records.forEach((record, i) => {
-    if (i > 0) out.push(separator);
-    out.push(record);
+    out.push(f.before(i), record);
   });
-  out.push(Buffer.from(batch.framing.tail));
+  out.push(...f.closing(batch.records.length));
   return out;
 }
 
@@ -84,24 +99,21 @@ export function framedMaker(o) {
 
 /**
  * Records written into a frame as they come, with the framing text `parts()` puts around and
- * between them.
+ * between them (`framer()`).
  * @param {import('./compressors.js').FrameWriter} frame @param {Framing} framing
  * @returns {RecordFrame}
  */
 function recordFrame(frame, framing) {
+  const f = framing === null ? undefined : framer(framing);
   let count = 0;
   return {
     append(record, consumed) {
-      if (framing !== null)
-        frame.write(Buffer.from(count === 0 ? framing.head : framing.separator));
+      if (f !== undefined) frame.write(f.before(count));
       count++;
       frame.write(record, consumed);
     },
     end() {
-      if (framing !== null) {
-        if (count === 0) frame.write(Buffer.from(framing.head));
-        frame.write(Buffer.from(framing.tail));
-      }
+      for (const text of f?.closing(count) ?? []) frame.write(text);
       return frame.end();
     },
   };

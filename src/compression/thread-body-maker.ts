@@ -13,9 +13,10 @@ import { uncompressedBody } from './uncompressed-body.js';
  *
  * With zstd, records are compressed as they are appended (openFrame): an open batch holds its
  * compressed bytes (about 1/25 at 2,000 series) instead of its records, which took glibc's main
- * heap of such a process from 23.5 to 12.3 MiB (docs/performance.md). A frame that fails loses its batch (counted
- * as internal-error): its records are gone. zstd on a valid context fails only when memory
- * does. gzip must finish one member before the next starts, so it keeps records until the seal.
+ * heap of such a process from 23.5 to 12.3 MiB (docs/performance.md). A frame that fails loses
+ * its batch (counted as internal-error): its records are gone. zstd on a valid context fails
+ * only when memory does. gzip must finish one member before the next starts, so it keeps
+ * records until the seal.
  */
 export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
   const bodies = framedMaker({
@@ -23,11 +24,10 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     level: options.level,
     zstdEngine: options.engine,
   });
-  const open = bodies.open;
   let closed = false;
   return {
     runsIn: 'thread-pool',
-    openFrame: open && ((framing) => open(framing)),
+    openFrame: bodies.open,
     async make(request): Promise<PreparedBody> {
       if (request.columns !== undefined) {
         throw new BodyMakerError('columns need the body worker', request);
