@@ -1,5 +1,42 @@
-// The import graph of src/ has no cycles (npm run lint). Type-only imports count: a cycle
-// closed by types still means two modules that cannot be read or moved one without the other.
+// The import graph of src/ (npm run lint). Type-only imports count: a cycle closed by types
+// still means two modules that cannot be read or moved one without the other.
+//
+// Folders follow the data flow, and each imports only folders on floors below its own (never a
+// folder beside it on the same floor, never one above). The entries (src/*.ts) stand on top.
+// docs/architecture.md draws the floors and says what each folder owns.
+/** Bottom first. */
+const FLOORS = [
+  ['base'],
+  ['s3', 'compression', 'encoding'],
+  ['layout'],
+  ['parquet'],
+  ['signals'],
+  ['body'],
+  ['pipeline'],
+  ['spool'],
+  ['config'],
+  ['reader'],
+  ['exporter'],
+  ['compact'],
+  ['cli'],
+];
+
+const known = FLOORS.flat();
+const floorRules = FLOORS.flatMap((floor, i) =>
+  floor.map((folder) => {
+    const notBelow = FLOORS.slice(i)
+      .flat()
+      .filter((f) => f !== folder);
+    return {
+      name: `floor-${folder}`,
+      severity: 'error',
+      comment: `src/${folder}/ imports only folders below it: ${FLOORS.slice(0, i).flat().join(', ') || 'none'}.`,
+      from: { path: `^src/${folder}/` },
+      to: { path: `^src/(?:(?:${notBelow.join('|')})/|[^/]+$)` },
+    };
+  }),
+);
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -10,6 +47,15 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    {
+      name: 'folder-on-a-floor',
+      severity: 'error',
+      comment:
+        'Every folder of src/ stands on a floor: add it to FLOORS in .dependency-cruiser.cjs.',
+      from: { path: '^src/' },
+      to: { path: `^src/[^/]+/`, pathNot: `^src/(?:${known.join('|')})/` },
+    },
+    ...floorRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

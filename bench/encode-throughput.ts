@@ -9,9 +9,9 @@
  */
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { countDataPoints } from '../src/encoding/format.js';
-import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter } from '../src/index.js';
+import { countDataPoints } from '../src/signals/metrics/export.js';
+import { resourceMetricsToJsonBytes } from '../src/signals/metrics/otlp-json.js';
 import { exportOnce } from './lib/export-once.js';
 import { fmtMs, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { gcMillisWithin, stopGcObserver } from './lib/gc-time.js';

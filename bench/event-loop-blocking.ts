@@ -17,9 +17,9 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { compress as zstdCompress } from 'zstd-napi';
-import { otlpJsonRecords } from '../src/encoding/format.js';
-import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../src/index.js';
+import { metricsExport } from '../src/signals/metrics/export.js';
+import { resourceMetricsToJsonBytes } from '../src/signals/metrics/otlp-json.js';
 import { busyStretches, type Profile, type Stretch } from './lib/busy-stretches.js';
 import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
@@ -84,7 +84,7 @@ interface Run {
 progress('event loop: building the data (16 MiB of realistic OTLP JSON)');
 const source = realisticSource(SERIES_PER_EXPORT, 7);
 const collections: ResourceMetrics[] = [];
-const format = otlpJsonRecords;
+const format = metricsExport.records['otlp-json'];
 const records: Buffer[] = [];
 let recordBytes = 0;
 while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {

@@ -14,7 +14,7 @@
  * uploaded). Builds dist/ first (`npm run build`).
  */
 import { join } from 'node:path';
-import { DEFAULTS } from '../src/config.js';
+import { DEFAULTS } from '../src/config/options.js';
 import { jsonLine, runNode } from './lib/child.js';
 import {
   buildDist,

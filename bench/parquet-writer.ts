@@ -2,7 +2,7 @@
  * The Parquet writer against OTLP/JSON, side by side in one run on the realistic data
  * (bench/lib/realistic-metrics.ts: 15 resource attributes; ten collections a file, as a
  * 10-minute Parquet batch of 1-minute exports holds), at ~2,000 and ~20,000 points a file:
- *  1. Main thread, µs per point: ColumnBuilders.appendResourceMetrics against
+ *  1. Main thread, µs per point: MetricColumnBuilders.appendResourceMetrics against
  *     resourceMetricsToJsonBytes (what export() does per point in each format).
  *  2. Making the body, CPU µs per point (this thread and libuv's pool): encodeParquet with one
  *     reused zstd context per page against OTLP/JSON + zstd (the records framed as one request,
@@ -24,10 +24,10 @@ import { Worker } from 'node:worker_threads';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { parquetReadObjects } from 'hyparquet';
 import { builtInZstd } from '../src/compression/zstd-engine.js';
-import { otlpJsonRecords } from '../src/encoding/format.js';
-import { resourceMetricsToJsonBytes } from '../src/encoding/otlp-json.js';
-import { ColumnBuilders } from '../src/parquet/column-builders.js';
-import { encodeParquet } from '../src/parquet/encode.js';
+import { metricsExport } from '../src/signals/metrics/export.js';
+import { resourceMetricsToJsonBytes } from '../src/signals/metrics/otlp-json.js';
+import { MetricColumnBuilders } from '../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../src/signals/metrics/parquet/encode.js';
 import type { BodyJob, BodyResult } from './children/parquet-bodies.js';
 import { runTs } from './lib/child.js';
 import { fmtNum } from './lib/format.js';
@@ -99,11 +99,14 @@ async function body(job: BodyJob): Promise<BodyResult> {
  * Peak growth of a worker's heap (in use + external) while it encodes the builders' batch, after
  * it has encoded one like it (its code compiled, as in a running exporter).
  */
-async function workerHeapGrowth(warm: ColumnBuilders, builders: ColumnBuilders): Promise<number> {
+async function workerHeapGrowth(
+  warm: MetricColumnBuilders,
+  builders: MetricColumnBuilders,
+): Promise<number> {
   const worker = new Worker(new URL('./children/parquet-encoder.js', import.meta.url), {
     workerData: { zstdEngine: engine },
   });
-  const encode = (b: ColumnBuilders) =>
+  const encode = (b: MetricColumnBuilders) =>
     new Promise<number>((resolve) => {
       const sealed = b.seal();
       worker.once('message', (reply: { heap: number }) => resolve(reply.heap));
@@ -142,12 +145,16 @@ for (const points of SIZES) {
   }
   await source.shutdown();
   const fill = () => {
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     for (const rm of rms) b.appendResourceMetrics(rm);
     return b;
   };
   const records = rms.map((rm) => resourceMetricsToJsonBytes(rm));
-  const framing = otlpJsonRecords.framing as { head: string; separator: string; tail: string };
+  const framing = metricsExport.records['otlp-json'].framing as {
+    head: string;
+    separator: string;
+    tail: string;
+  };
   const parts = [
     Buffer.from(framing.head),
     ...records.flatMap((r, i) => (i === 0 ? [r] : [Buffer.from(framing.separator), r])),

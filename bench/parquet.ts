@@ -12,7 +12,7 @@
  *     worker, libuv's pool, V8's helpers), in a small child process per format
  *     (bench/children/parquet-cpu.ts: the real exporter into a stub S3), at a 10-minute batch of
  *     one service and at a batch ten times larger; and the main thread's share in export().
- *  4. The body worker's peak heap growth while it makes one file (src/compression/body-worker.js,
+ *  4. The body worker's peak heap growth while it makes one file (src/body/body-worker.js,
  *     given sealed columns as the exporter gives them), against the batch's buffered bytes (the
  *     builders' bytes: what maxBufferedBytes and the stats count).
  *  5. Event-loop stall while a 16 MiB batch (the builders' bytes) is sealed, made into Parquet in
@@ -32,10 +32,10 @@ import type { HrTime } from '@opentelemetry/api';
 import { type Resource, resourceFromAttributes } from '@opentelemetry/resources';
 import type { MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { requireZstdEngine } from '../src/compression/zstd-engine.js';
-import { countDataPoints } from '../src/encoding/format.js';
-import { type Compression, FORMAT_ROWS, type Format } from '../src/formats.js';
 import { S3MetricExporter } from '../src/index.js';
-import { ColumnBuilders } from '../src/parquet/column-builders.js';
+import { type Compression, FORMAT_ROWS, type Format } from '../src/layout/formats.js';
+import { countDataPoints } from '../src/signals/metrics/export.js';
+import { MetricColumnBuilders } from '../src/signals/metrics/parquet/column-builders.js';
 import type { CpuJob, CpuResult } from './children/parquet-cpu.js';
 import { jsonLine, runTs } from './lib/child.js';
 import { DirectoryS3 } from './lib/directory-s3.js';
@@ -219,7 +219,7 @@ const batchExports: ResourceMetrics[] = [];
 /** The builders' bytes after each export of the large batch. */
 const batchBytesAfter: number[] = [];
 {
-  const builders = new ColumnBuilders();
+  const builders = new MetricColumnBuilders();
   for (;;) {
     batchSource.record();
     const rm = await batchSource.collect();
@@ -264,7 +264,7 @@ const exportsPerObject = (ageMillis: number) =>
   Math.max(1, Math.ceil(ageMillis / EXPORT_INTERVAL_MILLIS));
 const ageText = (minutes: number) =>
   minutes % 60 === 0 ? `${minutes / 60} h` : `${fmtInt(minutes)} min`;
-/** The exporter's default batch age of a contender's format (src/formats.ts), in exports. */
+/** The exporter's default batch age of a contender's format (src/layout/formats.ts), in exports. */
 const defaultMinutes = (c: Contender) => exportsPerObject(FORMAT_ROWS[c.format].maxBatchAgeMillis);
 const DEFAULTS_LABEL = (() => {
   const parquet = defaultMinutes(contender('parquet'));
@@ -675,19 +675,19 @@ interface MemoryRun {
 }
 
 const fill = (exports: readonly ResourceMetrics[]) => {
-  const builders = new ColumnBuilders();
+  const builders = new MetricColumnBuilders();
   for (const rm of exports) builders.appendResourceMetrics(rm);
   return builders;
 };
 
 async function workerMemory(exports: readonly ResourceMetrics[]): Promise<MemoryRun> {
   // The exporter's worker, made as createWorkerBodyMaker() makes it.
-  const worker = new Worker(new URL('../src/compression/body-worker.js', import.meta.url), {
-    workerData: { body: 'parquet', compression: 'zstd', level: 3, zstdEngine },
+  const worker = new Worker(new URL('../src/body/body-worker.js', import.meta.url), {
+    workerData: { body: 'parquet', signal: 'metrics', compression: 'zstd', level: 3, zstdEngine },
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
   await new Promise((resolve) => worker.once('online', resolve));
-  const job = (id: number, builders: ColumnBuilders) =>
+  const job = (id: number, builders: MetricColumnBuilders) =>
     new Promise<void>((resolve, reject) => {
       worker.once('message', (reply: { error?: string }) =>
         reply.error === undefined ? resolve() : reject(new Error(reply.error)),
@@ -1411,11 +1411,11 @@ emitResult({
   targets,
   notes: [
     `Data: the realistic generator (bench/lib/realistic-metrics.ts: HTTP counters, explicit and exponential histograms, k8s pod gauges, semantic-convention attributes, 15 resource attributes). The day: three services (${SERVICES.map((s) => `${s.name} ${s.series} series`).join(', ')}) with resources of their own, recorded and collected once a minute (cumulative values grow through the day), re-timed to the minutes of ${new Date(DAY_START).toISOString().slice(0, 10)} UTC.`,
-    `Day: ${HOURS} hours${args.quick ? ' (--quick: the full run has 24)' : ''} × 60 minutes × ${services.length} services = ${fmtInt(dayPoints)} points. Every export goes into one exporter per service and stream (the real S3MetricExporter, partitionTime 'data', prefix lake/) that stores into a local directory as a mirror of the bucket. A stream is a format at a batch age: with one export a minute, an age of n minutes is a forceFlush() after every n exports, and the default 8 MiB maxBatchBytes can seal a batch earlier. Layouts: ${LAYOUTS.map((l) => `${l.label}: ${l.contenders.map((k) => `${contender(k).key} ${ageText(minutesOf(l.key, k))}`).join(', ')}`).join('; ')}. The default batch ages are read from the exporter (FORMAT_ROWS[format].maxBatchAgeMillis in src/formats.ts: ${[...new Set(CONTENDERS.map((c) => c.format))].map((f) => `${f} ${fmtInt(FORMAT_ROWS[f].maxBatchAgeMillis)} ms`).join(', ')}). Parquet lands in hour partitions (its default layout), OTLP in minute partitions. Targets on size and query are held at the default batch ages; the hourly layout is reported only.`,
+    `Day: ${HOURS} hours${args.quick ? ' (--quick: the full run has 24)' : ''} × 60 minutes × ${services.length} services = ${fmtInt(dayPoints)} points. Every export goes into one exporter per service and stream (the real S3MetricExporter, partitionTime 'data', prefix lake/) that stores into a local directory as a mirror of the bucket. A stream is a format at a batch age: with one export a minute, an age of n minutes is a forceFlush() after every n exports, and the default 8 MiB maxBatchBytes can seal a batch earlier. Layouts: ${LAYOUTS.map((l) => `${l.label}: ${l.contenders.map((k) => `${contender(k).key} ${ageText(minutesOf(l.key, k))}`).join(', ')}`).join('; ')}. The default batch ages are read from the exporter (FORMAT_ROWS[format].maxBatchAgeMillis in src/layout/formats.ts: ${[...new Set(CONTENDERS.map((c) => c.format))].map((f) => `${f} ${fmtInt(FORMAT_ROWS[f].maxBatchAgeMillis)} ms`).join(', ')}). Parquet lands in hour partitions (its default layout), OTLP in minute partitions. Targets on size and query are held at the default batch ages; the hourly layout is reported only.`,
     `Parquet footers (schema and column-chunk metadata, read from the files): ${LAYOUTS.map((l) => `${ageText(minutesOf(l.key, 'parquet'))} objects ${fmtInt((footerBytes.get(streamOf(l.key, 'parquet')) ?? 0) / dayOf(l.key, 'parquet').objects)} bytes per file, ${fmtNum(footerPerPoint(l.key))} of ${fmtNum(perPoint(l.key, 'parquet'))} bytes per point`).join('; ')}.`,
     `Query: DuckDB (@duckdb/node-api) in process, a fresh in-memory database per run, the files in the page cache after one untimed run per stream; ${QUERY_GROUPS.map((g) => `${g.rounds} rounds over ${g.label} (${g.streams.join(', ')})`).join(', ')}; order alternated, the speed-up is the median of the per-round ratios. DuckDB reads zstd-compressed JSON itself (read_json compression = 'zstd'); the JSON query names only the fields it reads (columns = {...}), the best case for read_json. Hours are taken from the points' times, not from the paths, on both sides.`,
     `CPU: bench/children/parquet-cpu.ts, one process per format and round (${CPU_ROUNDS} round(s), order alternated; the ratio is the median of the per-round ratios). One service exports through the real S3MetricExporter (compression zstd, level 3) into a stub S3 that answers at once: batches of ${CPU_EXPORTS_PER_BATCH} collections, exported a turn of the event loop apart, then forceFlush() (seal, body, upload); both formats get the same batches. 3 warm-up batches, then batches until the process used ${fmtInt(CPU_MIN_MILLIS)} ms of CPU. CPU per thread from /proc/self/task/*/schedstat (bench/lib/thread-groups.ts): the main thread (export() apart), the body worker (Parquet), libuv's pool (node:zlib's zstd for OTLP/JSON, SHA-256), V8's helper threads (garbage collection, compilation) of both isolates. The target counts every thread from the first export() to the uploaded body.`,
-    `Memory: the exporter's worker (src/compression/body-worker.js with the options createWorkerBodyMaker() gives it: zstd level 3, ${zstdEngine}, a ${WORKER_YOUNG_GENERATION_MB} MB young generation), given a batch's sealed columns by transfer as the exporter gives them, after a warm-up file of the same batch. Its heap (V8 heap in use + external memory, which holds the columns it received) sampled with worker.getHeapStatistics() every ~1 ms (answered by interrupt while it works); the growth over the job is the peak minus the heap just before it. Sampling can miss a peak: the figures are lower bounds. ${MEMORY_ROUNDS} round(s), each figure at its worst round. The batches are the first exports of the large batch whose builders hold up to 8 MiB, and all of it (16 MiB).`,
+    `Memory: the exporter's worker (src/body/body-worker.js with the options createWorkerBodyMaker() gives it: zstd level 3, ${zstdEngine}, a ${WORKER_YOUNG_GENERATION_MB} MB young generation), given a batch's sealed columns by transfer as the exporter gives them, after a warm-up file of the same batch. Its heap (V8 heap in use + external memory, which holds the columns it received) sampled with worker.getHeapStatistics() every ~1 ms (answered by interrupt while it works); the growth over the job is the peak minus the heap just before it. Sampling can miss a peak: the figures are lower bounds. ${MEMORY_ROUNDS} round(s), each figure at its worst round. The batches are the first exports of the large batch whose builders hold up to 8 MiB, and all of it (16 MiB).`,
     `Event loop: the large batch (${batchExports.length} exports of ~${fmtInt(BATCH_SERIES)} series, its builders ${fmtMiB(batchBytesAfter.at(-1) ?? 0)}) exported first, then forceFlush() under the probe (monitorEventLoopDelay plus a 1 ms interval that records gaps > ${GAP_MILLIS} ms); one small flush on the same exporter before, as warm-up; ${STALL_ROUNDS} rounds, medians. The target, as in the event-loop suite: the main thread's own CPU time within the longest stall of the flush (Linux schedstat), the wall-clock stall and the max delay beside it. The OTLP JSON rows are the same exports as the reference.`,
     s3 === undefined
       ? `Real S3 throughput not measured: ${S3_SKIP_REASON}.`

@@ -10,9 +10,9 @@
  *  3. Through the exporter's body maker (the worker thread), per shipped engine: the main
  *     thread's longest stall and the time per batch.
  */
-import { createBodyMaker } from '../src/compression/body-maker.js';
+import { createBodyMaker } from '../src/body/body-maker.js';
 import { builtInZstd, type ZstdEngine, zstdEngine } from '../src/compression/zstd-engine.js';
-import { otlpJsonRecords } from '../src/encoding/format.js';
+import { metricsExport } from '../src/signals/metrics/export.js';
 import {
   CONTENDERS,
   type Comparison,
@@ -141,7 +141,7 @@ const memoryTable: Table = {
 };
 
 // 3. Through the body maker (worker thread), as the exporter runs it.
-const format = otlpJsonRecords;
+const format = metricsExport.records['otlp-json'];
 const source = realisticSource(1_700, 7);
 const records: Buffer[] = [];
 let recordBytes = 0;

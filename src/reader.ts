@@ -1,5 +1,7 @@
 // `otel-s3-exporter/reader`: finding and reading stored metrics (the otel-s3 CLI is built on it),
 // and compacting them.
+
+export { InvalidOptionError } from './base/invalid-option.js';
 export {
   type CompactionEvent,
   type CompactionOptions,
@@ -18,7 +20,6 @@ export {
   type OtlpValue,
   ProtoDecodeError,
 } from './encoding/otlp-proto-decode.js';
-export { InvalidOptionError } from './invalid-option.js';
 export {
   type DecodedObject,
   decodeObject,
@@ -36,17 +37,6 @@ export {
   metricKeyParser,
 } from './reader/key-layout.js';
 export {
-  anyValue,
-  attributes,
-  dataPointRows,
-  type InstrumentKind,
-  instrumentKind,
-  type MetricType,
-  nanosToIso,
-  type PlainValue,
-  type PointRow,
-} from './reader/points.js';
-export {
   listMetricObjects,
   type MetricObject,
   type MetricStream,
@@ -63,3 +53,14 @@ export type {
   S3Location,
 } from './reader/read-options.js';
 export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';
+export {
+  anyValue,
+  attributes,
+  dataPointRows,
+  type InstrumentKind,
+  instrumentKind,
+  type MetricType,
+  nanosToIso,
+  type PlainValue,
+  type PointRow,
+} from './signals/metrics/rows.js';

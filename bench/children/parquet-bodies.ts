@@ -11,8 +11,8 @@ import {
   napiZstd,
   partsCompressor,
 } from '../../src/compression/compressors.js';
-import { encodeParquet } from '../../src/parquet/encode.js';
-import type { SealedColumns } from '../../src/parquet/sealed.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
+import type { SealedColumns } from '../../src/signals/metrics/parquet/sealed.js';
 import { hyparquetWriterFile, type Leaf } from '../lib/hyparquet-writer-file.js';
 import { median } from '../lib/stats.js';
 

@@ -10,8 +10,8 @@
  * flush phase are clocked apart. Argument: the job as JSON. Prints one JSON line.
  */
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { Format } from '../../src/formats.js';
 import { S3MetricExporter } from '../../src/index.js';
+import type { Format } from '../../src/layout/formats.js';
 import { exportOnce } from '../lib/export-once.js';
 import { realisticSource } from '../lib/realistic-metrics.js';
 import { StubS3 } from '../lib/stub-s3.js';

@@ -5,7 +5,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPageCompressor } from '../../src/compression/compressors.js';
-import { encodeParquet } from '../../src/parquet/encode.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
 
 const port = parentPort;
 if (port === null) throw new Error('parquet-encoder.js must run as a worker thread');
@@ -16,7 +16,9 @@ const { compressPage } = createPageCompressor({
 });
 port.on(
   'message',
-  async (/** @type {import('../../src/parquet/sealed.js').SealedColumns} */ sealed) => {
+  async (
+    /** @type {import('../../src/signals/metrics/parquet/sealed.js').SealedColumns} */ sealed,
+  ) => {
     const file = await encodeParquet(sealed, { compression: 'zstd', compressPage });
     // The heap as the job leaves it, its garbage not collected yet: a sampler can miss a short
     // job's peak, and this is at least the peak of a job no collection ran in.

@@ -10,7 +10,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as zlib from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { join, napiZstd, zstdFrames } from '../../src/compression/compressors.js';
-import { otlpJsonRecords } from '../../src/encoding/format.js';
+import { metricsExport } from '../../src/signals/metrics/export.js';
 import { type MemorySample, memoryAfterGc } from '../lib/memory.js';
 import { realisticSource } from '../lib/realistic-metrics.js';
 import { summarize } from '../lib/stats.js';
@@ -86,7 +86,7 @@ async function contender(name: Contender): Promise<Compress> {
 
 /** DISTINCT_BATCHES batches of ~batchBytes each, as lists of records (one per export). */
 async function buildBatches(batchBytes: number): Promise<Buffer[][]> {
-  const format = otlpJsonRecords;
+  const format = metricsExport.records['otlp-json'];
   const source = realisticSource(SERIES_PER_RECORD, 7);
   const batches: Buffer[][] = [];
   for (let b = 0; b < DISTINCT_BATCHES; b++) {

@@ -8,7 +8,7 @@ import type { ColumnChunk, DecodedArray, SchemaElement } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writeColumn } from 'hyparquet-writer/src/column.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
-import { SCHEMA } from '../../src/parquet/schema.js';
+import { SCHEMA } from '../../src/signals/metrics/parquet/schema.js';
 
 export interface Leaf {
   name: string;

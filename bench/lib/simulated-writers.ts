@@ -9,10 +9,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { UUID } from 'uuidv7';
-import { FORMAT_ROWS } from '../../src/formats.js';
-import { ColumnBuilders } from '../../src/parquet/column-builders.js';
-import { encodeParquet } from '../../src/parquet/encode.js';
-import { KeyTemplate } from '../../src/upload/key-template.js';
+import { defaultKeyTemplate } from '../../src/layout/formats.js';
+import { KeyTemplate } from '../../src/layout/key-template.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
 import { prng } from '../../test/support/prng.js';
 
 const SERVICES = ['checkout', 'payments', 'catalog', 'identity', 'shipping'];
@@ -143,7 +143,11 @@ export function exportOf(
 }
 
 const template = (prefix: string) =>
-  new KeyTemplate(FORMAT_ROWS.parquet.keyTemplate, { prefix, filePrefix: '', timeZone: 'UTC' });
+  new KeyTemplate(defaultKeyTemplate('parquet', 'metrics'), {
+    prefix,
+    filePrefix: '',
+    timeZone: 'UTC',
+  });
 
 /** Writes one instance's batch of `exports` one-minute exports from `startMillis` as a file. */
 export async function writeBatch(
@@ -154,7 +158,7 @@ export async function writeBatch(
   exports: number,
   series: number,
 ): Promise<{ bytes: number; points: number; counterSums: number[] }> {
-  const builders = new ColumnBuilders();
+  const builders = new MetricColumnBuilders();
   let points = 0;
   const counterSums: number[] = [];
   for (let m = 0; m < exports; m++) {

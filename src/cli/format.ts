@@ -3,7 +3,7 @@ import type { LineWriter } from './output.js';
 export const formatInteger = (n: number) => n.toLocaleString('en-US');
 
 /** The one `1 object` / `2 objects` wording, shared with the exporter's messages. */
-export { plural } from '../log.js';
+export { plural } from '../base/log.js';
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
 export function csvField(value: string): string {

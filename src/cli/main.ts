@@ -1,13 +1,14 @@
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
-import { DEFAULTS, InvalidOptionError } from '../config.js';
-import { FORMAT_ROWS, FORMATS } from '../formats.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
+import { DEFAULTS } from '../config/options.js';
+import { defaultKeyTemplate, FORMAT_ROWS, FORMATS } from '../layout/formats.js';
 import { formatBytes } from '../reader/byte-size.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
-import { describeError } from '../s3-errors.js';
+import { describeError } from '../s3/errors.js';
 import { cat } from './commands/cat.js';
 import { type CompactFlags, compact } from './commands/compact.js';
 import { ls } from './commands/ls.js';
@@ -135,7 +136,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .option(
       '--key-template <template>',
-      `the exporter's keyTemplate (${env('keyTemplate')}; default: the format's, ${DEFAULTS.keyTemplate} or for parquet ${FORMAT_ROWS.parquet.keyTemplate})`,
+      `the exporter's keyTemplate (${env('keyTemplate')}; default: the format's, ${DEFAULTS.keyTemplate} or for parquet ${defaultKeyTemplate('parquet', 'metrics')})`,
     )
     .option('--file-prefix <text>', `the exporter's filePrefix (${env('filePrefix')})`)
     .option(

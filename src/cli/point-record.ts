@@ -4,7 +4,7 @@ import {
   nanosToIso,
   type PlainValue,
   type PointRow,
-} from '../reader/points.js';
+} from '../signals/metrics/rows.js';
 import { csvField } from './format.js';
 import { printable } from './terminal-text.js';
 

@@ -8,7 +8,7 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../reader/read-metrics.js';
-import { describeError } from '../s3-errors.js';
+import { describeError } from '../s3/errors.js';
 import { type CommandContext, finalNote, readerOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';

@@ -1,5 +1,5 @@
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { parseBooleanText, readEnvironment, VARIABLE_OF } from '../config/environment.js';
-import { InvalidOptionError } from '../invalid-option.js';
 import { EXPORT_INTERVAL_VARIABLE } from '../reader/key-layout.js';
 import type { ConfigFile, ConfigFileKey } from './config-file.js';
 import { UsageError } from './exit-codes.js';

@@ -1,7 +1,7 @@
 import { dirname, resolve } from 'node:path';
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { describeUnknownVariable, unknownVariables, VARIABLE_OF } from '../config/environment.js';
 import * as rule from '../config/rules.js';
-import { InvalidOptionError } from '../invalid-option.js';
 import { BYTE_SIZE_HELP, parseByteSize } from '../reader/byte-size.js';
 import { type KeyLayoutOptions, LAYOUT_OPTION_NAMES, LAYOUT_RULES } from '../reader/key-layout.js';
 import { type ReadLimitOptions, sizeLimit } from '../reader/read-limits.js';

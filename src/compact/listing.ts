@@ -1,7 +1,7 @@
+import { isPastRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
-import { isPastRange } from '../reader/listing-range.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';

@@ -1,6 +1,6 @@
 import { createPageCompressor } from '../compression/compressors.js';
 import { requireZstdEngine } from '../compression/zstd-engine.js';
-import { COMPRESSION_ROWS, type Compression } from '../formats.js';
+import { COMPRESSION_ROWS, type Compression } from '../layout/formats.js';
 import { encodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import type { ListedObject } from '../reader/replaced-inputs.js';
 import { InputError, type InputReader } from './inputs.js';

@@ -1,9 +1,15 @@
 import { constants } from 'node:buffer';
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { requireZstdEngine } from '../compression/zstd-engine.js';
 import { DEFAULTS } from '../config/options.js';
 import * as rule from '../config/rules.js';
-import { COMPRESSIONS, type Compression, FORMAT_ROWS } from '../formats.js';
-import { InvalidOptionError } from '../invalid-option.js';
+import {
+  COMPRESSIONS,
+  type Compression,
+  defaultKeyTemplate,
+  FORMAT_ROWS,
+} from '../layout/formats.js';
+import { hourLeadingChars } from '../layout/listing-range.js';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
   type KeyLayout,
@@ -11,7 +17,6 @@ import {
   LAYOUT_OPTION_NAMES,
   resolveKeyLayout,
 } from '../reader/key-layout.js';
-import { hourLeadingChars } from '../reader/listing-range.js';
 import {
   type ReadLimitOptions,
   type ReadLimits,
@@ -116,7 +121,7 @@ export interface CompactionSettings {
 export function resolveCompaction(options: CompactMetricsOptions): CompactionSettings {
   const { layout, from, to } = resolveRange(options);
   const format = options.format ?? DEFAULTS.format;
-  const template = options.keyTemplate ?? FORMAT_ROWS[format].keyTemplate;
+  const template = options.keyTemplate ?? defaultKeyTemplate(format, 'metrics');
   if (hourLeadingChars(template) === undefined) {
     throw new InvalidOptionError(
       'keyTemplate',

@@ -1,7 +1,7 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { Compression } from '../formats.js';
-import { ColumnBuilders } from '../parquet/column-builders.js';
-import { ParquetFileWriter } from '../parquet/file-writer.js';
+import type { Compression } from '../layout/formats.js';
+import { MetricColumnBuilders } from '../signals/metrics/parquet/column-builders.js';
+import { ParquetFileWriter } from '../signals/metrics/parquet/file-writer.js';
 
 /**
  * One output file, written one sorted run at a time: requests go into the Parquet format's
@@ -40,7 +40,7 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
     compressPage: options.compressPage,
     capacity: options.expectedBytes,
   });
-  const builders = new ColumnBuilders();
+  const builders = new MetricColumnBuilders();
 
   const flushRun = async (): Promise<void> => {
     if (builders.rows > 0) await writer.writeRun(builders.seal());

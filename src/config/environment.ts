@@ -1,5 +1,5 @@
-import { InvalidOptionError } from '../invalid-option.js';
-import { alert } from '../log.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
+import { alert } from '../base/log.js';
 import {
   CHECKSUM_MODES,
   COMPRESSIONS,

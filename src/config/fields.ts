@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../invalid-option.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
 
 /** A value from the environment: parsed, and the variable it came from. */
 export interface EnvironmentValue {

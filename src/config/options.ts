@@ -1,5 +1,27 @@
 import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
-import { COMPRESSION_ROWS, type Compression, FORMAT_ROWS, type Format } from '../formats.js';
+import {
+  COMPRESSION_ROWS,
+  type Compression,
+  defaultKeyTemplate,
+  FORMAT_ROWS,
+  type Format,
+} from '../layout/formats.js';
+import type { PartitionTime, PartitionTimeZone } from '../layout/key-template.js';
+import type { ChecksumMode } from '../s3/client-settings.js';
+import type { TemporalityPreference } from '../signals/metrics/temporality.js';
+
+export {
+  PARTITION_TIMES,
+  type PartitionTime,
+  type PartitionTimeZone,
+  TIME_ZONES,
+} from '../layout/key-template.js';
+export { CHECKSUM_MODES, type ChecksumMode } from '../s3/client-settings.js';
+export {
+  TEMPORALITIES,
+  type TemporalityPreference,
+} from '../signals/metrics/temporality.js';
+
 import type { SpoolFileSystem } from '../spool/file-system.js';
 
 export {
@@ -7,9 +29,7 @@ export {
   type Compression,
   FORMATS,
   type Format,
-} from '../formats.js';
-export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
-export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
+} from '../layout/formats.js';
 export const SSE_MODES = ['AES256', 'aws:kms', 'aws:kms:dsse'] as const;
 /**
  * S3's storage classes, as the SDK's `StorageClass` lists them (a test holds the two equal):
@@ -32,14 +52,8 @@ export const STORAGE_CLASSES = [
   'STANDARD',
   'STANDARD_IA',
 ] as const satisfies readonly StorageClass[];
-export const PARTITION_TIMES = ['upload', 'data'] as const;
-export const TIME_ZONES = ['UTC', 'local'] as const;
 
-export type TemporalityPreference = (typeof TEMPORALITIES)[number];
-export type ChecksumMode = (typeof CHECKSUM_MODES)[number];
 export type ServerSideEncryptionMode = (typeof SSE_MODES)[number];
-export type PartitionTime = (typeof PARTITION_TIMES)[number];
-export type PartitionTimeZone = (typeof TIME_ZONES)[number];
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -70,7 +84,7 @@ export const DEFAULTS = {
   retryMaxDelayMillis: 30_000,
   maxSpoolBytes: 256 * MiB,
   spoolTimeoutMillis: 5_000,
-  keyTemplate: FORMAT_ROWS[FORMAT].keyTemplate,
+  keyTemplate: defaultKeyTemplate(FORMAT, 'metrics'),
   partitionTime: 'upload',
   partitionTimeZone: 'UTC',
 } as const;

@@ -1,10 +1,15 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { COMPRESSION_ROWS, type CompressionLevels, FORMAT_ROWS } from '../formats.js';
-import { InvalidOptionError } from '../invalid-option.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
+import {
+  COMPRESSION_ROWS,
+  type CompressionLevels,
+  defaultKeyTemplate,
+  FORMAT_ROWS,
+} from '../layout/formats.js';
+import { KeyTemplate } from '../layout/key-template.js';
+import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
+import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
-import { KeyTemplate } from '../upload/key-template.js';
-import type { PutObjectFields } from '../upload/object-writer.js';
-import { defaultChecksumMode, defaultForcePathStyle } from './client-settings.js';
 import { type EnvironmentValue, Fields } from './fields.js';
 import {
   CHECKSUM_MODES,
@@ -225,7 +230,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       // KeyTemplate validates the template itself, whatever its type.
       (_o, v) => new KeyTemplate(v as string, { prefix, filePrefix, timeZone }),
       // Each format has its default layout (Parquet: hour partitions).
-      new KeyTemplate(FORMAT_ROWS[format].keyTemplate, { prefix, filePrefix, timeZone }),
+      new KeyTemplate(defaultKeyTemplate(format, 'metrics'), { prefix, filePrefix, timeZone }),
     ),
     partitionTime: f.get(
       'partitionTime',

@@ -1,6 +1,6 @@
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { InvalidOptionError } from '../invalid-option.js';
-import { CONTROL_CHARS } from '../text.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
+import { CONTROL_CHARS } from '../base/text.js';
 
 /**
  * Validators of single values: each returns the value (typed) or throws an InvalidOptionError

@@ -1,5 +1,5 @@
 import { closest, distance } from 'fastest-levenshtein';
-import { InvalidOptionError } from '../invalid-option.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
 
 /** A misspelled option must not be ignored silently: the service would run on defaults. */
 export function rejectUnknown(

@@ -7,9 +7,9 @@
 import { BitPacker } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
 import { DeltaWriter } from './delta.js';
+import { grown } from './grown.js';
 import { LevelWriter, writeHybrid } from './hybrid.js';
 import { doubleStatistics, int32Statistics, int64Statistics } from './statistics.js';
-import { grown } from './tables.js';
 
 /** @typedef {import('./statistics.js').Statistics} Statistics */
 /** @typedef {import('./dictionaries.js').Dictionary} Dictionary */

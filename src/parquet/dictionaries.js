@@ -4,24 +4,28 @@
 // rank: rows sort by ranks, and a chunk's min/max statistics are its smallest and largest index.
 import { packLists } from './bit-packer.js';
 import { bitWidth } from './hybrid.js';
-import { METRIC_TYPES } from './sealed.js';
 
-/** The batch's strings plus the MetricType names (ids stringCount + type code). */
+/**
+ * A batch's strings (UTF-8, one after another, string i at [offsets[i], offsets[i + 1])) plus
+ * fixed names of the schema's own (an enum's texts): ids `count` + the name's index.
+ */
 export class StringPool {
-  /** @param {import('./sealed.js').SealedColumns} s */
-  constructor(s) {
-    const names = METRIC_TYPES.map(([, name]) => Buffer.from(name));
-    this.typeBase = s.stringCount;
+  /**
+   * @param {Uint8Array} strings @param {Uint32Array} offsets @param {number} count
+   * @param {readonly string[]} [names]
+   */
+  constructor(strings, offsets, count, names = []) {
+    this.namesBase = count;
     /** @type {Uint8Array[]} */
-    this.extra = names;
-    this.strings = s.strings;
-    this.offsets = s.stringOffsets;
-    this.size = s.stringCount + names.length;
+    this.extra = names.map((name) => Buffer.from(name));
+    this.strings = strings;
+    this.offsets = offsets;
+    this.size = count + names.length;
   }
 
   /** The UTF-8 bytes of string `id`. @param {number} id */
   bytes(id) {
-    if (id >= this.typeBase) return /** @type {Uint8Array} */ (this.extra[id - this.typeBase]);
+    if (id >= this.namesBase) return /** @type {Uint8Array} */ (this.extra[id - this.namesBase]);
     return this.strings.subarray(
       /** @type {number} */ (this.offsets[id]),
       /** @type {number} */ (this.offsets[id + 1]),
@@ -78,7 +82,7 @@ export function dictionaryOf(pool, used) {
 
 /**
  * Per group (resource, metric): the dictionary index of the group's string in slot `slot`.
- * @param {Dictionary} dictionary @param {Uint32Array} table @param {number} stride @param {number} count @param {number} slot @param {number} [base] added to the slot's value (MetricType: the pool's typeBase)
+ * @param {Dictionary} dictionary @param {Uint32Array} table @param {number} stride @param {number} count @param {number} slot @param {number} [base] added to the slot's value (an enum's text: the pool's namesBase)
  */
 export function groupIndex(dictionary, table, stride, count, slot, base = 0) {
   const index = new Int32Array(count);
@@ -91,10 +95,11 @@ export function groupIndex(dictionary, table, stride, count, slot, base = 0) {
 }
 
 /**
- * The dictionary of explicit bucket bounds (DOUBLE: every distinct value of the batch's bound
- * lists, -0 apart from 0), and every list's indices packed once for BitPacker.packed: `byValue`
- * maps a list's first value (its offset in boundsValues) to where its packed indices start.
- * @param {import('./sealed.js').SealedColumns} s
+ * The dictionary of a table of DOUBLE lists (every distinct value of the lists, -0 apart from
+ * 0), and every list's indices packed once for BitPacker.packed: `byValue` maps a list's first
+ * value (its offset in boundsValues) to where its packed indices start. List i is
+ * boundsValues[boundsOffsets[i], boundsOffsets[i + 1]).
+ * @param {{ boundsOffsets: Uint32Array, boundsCount: number, boundsValues: Float64Array }} s
  */
 export function boundsDictionary(s) {
   const total = /** @type {number} */ (s.boundsOffsets[s.boundsCount]);

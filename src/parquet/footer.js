@@ -4,7 +4,7 @@
 import { structBytes } from './thrift.js';
 
 /** @typedef {import('./thrift.js').Field} Field */
-/** @typedef {import('./schema.js').SchemaElement} SchemaElement */
+/** @typedef {import('hyparquet').SchemaElement} SchemaElement */
 /** @typedef {import('./statistics.js').Statistics} Statistics */
 
 const TYPES = ['BOOLEAN', 'INT32', 'INT64', 'INT96', 'FLOAT', 'DOUBLE', 'BYTE_ARRAY'];

@@ -1,6 +1,6 @@
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
-import { describeError } from '../s3-errors.js';
+import { describeError } from '../s3/errors.js';
 import type { MemoryBudget } from './budget.js';
 import type { KeyInputs, OpenBatch } from './open-batch.js';
 import type { Outcomes } from './outcomes.js';

@@ -1,6 +1,6 @@
-import type { DropReason } from '../stats.js';
 import type { Abandoned, Outcomes, PendingBatches } from './outcomes.js';
 import type { BatchOutcome, SealedBatch } from './sealed-batch.js';
+import type { DropReason } from './stats.js';
 
 /** What keeps a batch's durable copy: the spool keeper, when a spool is configured. */
 export interface Pager {

@@ -1,23 +1,24 @@
 import type { ExportResult } from '@opentelemetry/core';
-import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { BodyMaker } from '../compression/index.js';
-import type { RecordFormat } from '../encoding/format.js';
-import { describeError } from '../s3-errors.js';
+import type { BodyMaker } from '../body/index.js';
+import type { RecordFormat } from '../encoding/records.js';
+import { describeError } from '../s3/errors.js';
+import type { ColumnBuilders } from '../signals/signal.js';
 import { Admission, type AdmissionOptions, type AdmissionParts, failed } from './admission.js';
+import { ColumnBatch } from './column-batch.js';
 import { type KeyInputs, type OpenBatch, RecordBatch } from './open-batch.js';
 
 /**
  * How an export enters the open batch, the format's way: OTLP formats encode it into a record
- * outside the mutex and append the record; Parquet appends its points to column builders inside
+ * outside the mutex and append the record; Parquet appends its items to column builders inside
  * it (appending is the encoding). The column builders load on first use, so a service that
  * exports OTLP never loads them.
  */
-export interface Intake {
+export interface Intake<Item> {
   /**
    * Appends one export. Throws (synchronously) only if an OTLP record cannot be encoded; an
    * export the open batch cannot take answers FAILED, counted through `appendFailed`.
    */
-  accept(metrics: ResourceMetrics, points: number, inputs: KeyInputs): Promise<ExportResult>;
+  accept(item: Item, points: number, inputs: KeyInputs): Promise<ExportResult>;
   /** Seals the open batch now (flush, shutdown). */
   sealNow(): Promise<void>;
   /** The open batch's bytes, for the memory budget. */
@@ -30,29 +31,33 @@ export type IntakeParts = Omit<AdmissionParts<unknown>, 'open'>;
  * OTLP records: encoded on the caller's turn, outside the mutex; compressed as they are
  * appended where the body maker offers frames.
  */
-export function recordIntake(
-  format: RecordFormat,
+export function recordIntake<Item>(
+  format: RecordFormat<Item>,
   options: AdmissionOptions,
   parts: IntakeParts & { bodies: Pick<BodyMaker, 'openFrame'> },
-): Intake {
+): Intake<Item> {
   const open = new RecordBatch(format, parts.bodies.openFrame);
   const admission = new Admission(options, { ...parts, open });
   return {
     open,
-    accept: (metrics, points, inputs) =>
-      admission.accept({ item: format.encode(metrics), points, inputs }),
+    accept: (item, points, inputs) =>
+      admission.accept({ item: format.encode(item), points, inputs }),
     sealNow: () => admission.sealNow(),
   };
 }
 
 /**
- * Parquet columns. The builders' module is imported on demand; until it is there (the first
- * milliseconds), exports and seals wait for it in the order they came.
+ * Parquet columns. The signal's builders are loaded on demand; until they are there (the first
+ * milliseconds), exports and seals wait for them in the order they came.
  */
-export function columnIntake(options: AdmissionOptions, parts: IntakeParts): Intake {
-  let open: OpenBatch<ResourceMetrics> | undefined;
-  const ready = import('./column-batch.js').then(({ ColumnBatch }) => {
-    open = new ColumnBatch();
+export function columnIntake<Item>(
+  loadColumns: () => Promise<() => ColumnBuilders<Item>>,
+  options: AdmissionOptions,
+  parts: IntakeParts,
+): Intake<Item> {
+  let open: OpenBatch<Item> | undefined;
+  const ready = loadColumns().then((builders) => {
+    open = new ColumnBatch(builders());
     return new Admission(options, { ...parts, open });
   });
   return {
@@ -61,12 +66,12 @@ export function columnIntake(options: AdmissionOptions, parts: IntakeParts): Int
         return open?.bytes ?? 0;
       },
     },
-    accept: (metrics, points, inputs) =>
+    accept: (item, points, inputs) =>
       ready
-        .then((admission) => admission.accept({ item: metrics, points, inputs }))
+        .then((admission) => admission.accept({ item, points, inputs }))
         .catch((error: unknown) => {
           parts.appendFailed(error);
-          return failed(`could not append metrics to the Parquet columns: ${describeError(error)}`);
+          return failed(`could not append to the Parquet columns: ${describeError(error)}`);
         }),
     sealNow: () => ready.then((admission) => admission.sealNow()),
   };

@@ -1,6 +1,9 @@
-import type { BatchContents, RecordFrame } from '../compression/index.js';
-import type { Framing, RecordFormat } from '../encoding/format.js';
+import type { BatchContents, RecordFrame } from '../body/index.js';
 import { releaseRecords } from '../encoding/handed-over.js';
+import type { Framing, RecordFormat } from '../encoding/records.js';
+
+/** What a batch of records needs of its format: how records join into one object. */
+export type RecordJoin = Pick<RecordFormat<unknown>, 'overhead' | 'framing'>;
 
 /** What decides an export's object key besides the seal time. */
 export interface KeyInputs {
@@ -85,10 +88,10 @@ export class RecordBatch implements OpenBatch<Buffer> {
   #recordBytes = 0;
   #points = 0;
   readonly #key = new BatchKey();
-  readonly #format: RecordFormat;
+  readonly #format: RecordJoin;
   readonly #openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
 
-  constructor(format: RecordFormat, openFrame?: (framing: Framing | null) => RecordFrame) {
+  constructor(format: RecordJoin, openFrame?: (framing: Framing | null) => RecordFrame) {
     this.#format = format;
     this.#openFrame = openFrame;
   }

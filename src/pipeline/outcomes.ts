@@ -1,8 +1,8 @@
-import { type AlertCode, alert, type Episodes, log, plural } from '../log.js';
-import { describeError } from '../s3-errors.js';
-import { type DropReason, type ExporterStats, increment } from '../stats.js';
-import { networkCause, type RetryVerdict } from '../upload/errors.js';
+import { type AlertCode, alert, type Episodes, log, plural } from '../base/log.js';
+import { describeError } from '../s3/errors.js';
+import { networkCause, type RetryVerdict } from '../s3/verdict.js';
 import type { SealedBatch } from './sealed-batch.js';
+import { type DropReason, type ExporterStats, increment } from './stats.js';
 
 /** A count of batches and their uncompressed bytes, as messages and stats() name them. */
 export interface PendingBatches {

@@ -1,23 +1,25 @@
 import PQueue from 'p-queue';
-import {
-  type BodyMaker,
-  BodyMakerError,
-  type PreparedBody,
-  type ReturnedContents,
-} from '../compression/index.js';
-import type { RecordFormat } from '../encoding/format.js';
+import { log } from '../base/log.js';
+import { type BodyMaker, BodyMakerError, type PreparedBody } from '../body/index.js';
 import { releaseRecords } from '../encoding/handed-over.js';
-import { log } from '../log.js';
-import { describeError } from '../s3-errors.js';
-import type { SpoolAdopter } from '../spool/adopter.js';
-import type { KeyTemplate } from '../upload/key-template.js';
-import type { Uploader } from '../upload/uploader.js';
+import type { RecordFormat } from '../encoding/records.js';
+import type { KeyTemplate } from '../layout/key-template.js';
+import { describeError } from '../s3/errors.js';
+import type { TransferableColumns } from '../signals/signal.js';
 import type { MemoryBudget } from './budget.js';
 import type { SealedBatch } from './sealed-batch.js';
+import type { Uploader } from './uploader.js';
+
+/** The write-ahead copy: a sealed batch made durable before its first upload. */
+export interface WriteAhead {
+  persist(batch: SealedBatch): Promise<void>;
+}
 
 export interface PreparationParts {
   /** How the records join, for the fallback body made here (OTLP/JSON for Parquet's columns). */
-  records: RecordFormat;
+  records: Pick<RecordFormat<unknown>, 'framing' | 'assemble'>;
+  /** Sealed columns as the signal's OTLP/JSON records, for their fallback body. */
+  columnsAsRecords(columns: TransferableColumns): Promise<Buffer[]>;
   /** The object's name suffix and content type, for the body the worker makes ... */
   name: { extension: string; contentType: string };
   /** ... and for the records stored as they are when the worker cannot make it. */
@@ -28,7 +30,8 @@ export interface PreparationParts {
   sendCrc32: boolean;
   budget: MemoryBudget;
   uploader: Uploader;
-  spool: SpoolAdopter | undefined;
+  /** The write-ahead copy (the spool), if there is one. */
+  spool: WriteAhead | undefined;
 }
 
 /**
@@ -74,7 +77,7 @@ export class Preparation {
       log.error(
         `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
       );
-      const records = await fallbackRecords(error.contents);
+      const records = error.contents.records ?? (await p.columnsAsRecords(error.contents.columns));
       const recordBytes = records.reduce((n, r) => n + r.length, 0);
       made = {
         body: p.records.assemble(records, recordBytes),
@@ -97,17 +100,4 @@ export class Preparation {
     if (p.spool !== undefined) await p.spool.persist(batch);
     if (batch.queue()) p.uploader.submit(batch);
   }
-}
-
-/**
- * A batch's points as OTLP records, when its body could not be made: the records themselves, or
- * for Parquet's columns one OTLP/JSON ResourceMetrics per record (what the Parquet file would
- * have given a reader: attribute values as text, times in microseconds).
- */
-async function fallbackRecords(contents: ReturnedContents): Promise<Buffer[]> {
-  if (contents.records !== undefined) return contents.records;
-  const { sealedColumnsToRequest } = await import('../parquet/to-request.js');
-  const request = sealedColumnsToRequest(contents.columns);
-  const resources = Array.isArray(request.resourceMetrics) ? request.resourceMetrics : [];
-  return resources.map((rm) => Buffer.from(JSON.stringify(rm)));
 }

@@ -1,6 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import type { BatchContents } from '../compression/index.js';
-import type { SpoolEntry } from '../spool/spool.js';
+import type { BatchContents } from '../body/index.js';
 import type { SealedContents } from './open-batch.js';
 
 /**
@@ -41,6 +40,27 @@ export interface BatchBody {
   crc32: string | undefined;
 }
 
+/** What a durable copy of a batch records beside its body: enough to upload it after a restart. */
+export interface BatchRecord {
+  /** The object key, fixed at seal: a replay uploads under it, so it never duplicates. */
+  key: string;
+  contentType: string;
+  /** Items (data points, spans, log records) in the batch. */
+  points: number;
+  rawBytes: number;
+  /** Seal time, ms since the epoch. */
+  sealedAt: number;
+}
+
+/** A batch that is durably on disk. */
+export interface DurableCopy {
+  /** The copy's name in its store; names sort by write time. */
+  readonly name: string;
+  /** Bytes the copy takes on disk. */
+  readonly fileBytes: number;
+  readonly meta: BatchRecord;
+}
+
 /** States whose bytes are idle: the batch may be dropped or paged out to make room. */
 const IDLE: ReadonlySet<BatchState> = new Set(['unprepared', 'queued', 'backing-off']);
 
@@ -68,7 +88,7 @@ export class SealedBatch {
   #contentType = '';
   #sha256: string | undefined;
   #crc32: string | undefined;
-  #spool: SpoolEntry | undefined;
+  #spool: DurableCopy | undefined;
   #attempts = 0;
   #firstAttemptAt = 0;
   #blocked = false;
@@ -119,7 +139,7 @@ export class SealedBatch {
   }
 
   /** A batch an earlier run left in the spool: named, on disk only, its bytes not in memory. */
-  static restore(entry: SpoolEntry): SealedBatch {
+  static restore(entry: DurableCopy): SealedBatch {
     const m = entry.meta;
     const batch = new SealedBatch({
       sealedAt: new Date(m.sealedAt),
@@ -162,7 +182,7 @@ export class SealedBatch {
   }
 
   /** The durable copy in the spool, if any. */
-  get spool(): SpoolEntry | undefined {
+  get spool(): DurableCopy | undefined {
     return this.#spool;
   }
 
@@ -212,7 +232,7 @@ export class SealedBatch {
    * Its body is durable in the spool as `entry`. Only for a batch whose body is in memory and
    * which has not settled: the file of a settled batch would replay one already counted.
    */
-  spooled(entry: SpoolEntry): boolean {
+  spooled(entry: DurableCopy): boolean {
     if (this.#state === 'settled' || this.#body === undefined) return false;
     this.#spool = entry;
     return true;
@@ -222,7 +242,7 @@ export class SealedBatch {
    * Its spool file is being deleted or quarantined: forgets it and returns it (undefined if it
    * had none). Refused while paged out, where the file is the only copy: drop the batch first.
    */
-  unspool(): SpoolEntry | undefined {
+  unspool(): DurableCopy | undefined {
     if (this.#state === 'paged-out') return undefined;
     const entry = this.#spool;
     this.#spool = undefined;

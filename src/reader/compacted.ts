@@ -1,5 +1,5 @@
-import { FORMAT_ROWS } from '../formats.js';
-import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
+import { defaultKeyTemplate } from '../layout/formats.js';
+import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
 
 /**
  * What a compaction output is, for the reader that skips what it replaces and for the compactor
@@ -15,7 +15,7 @@ import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
 export const OUTPUT_EXTENSION = '.compacted.parquet';
 
 /** The Parquet hour layout: outputs are always filed here, in UTC. */
-export const OUTPUT_KEY_TEMPLATE = FORMAT_ROWS.parquet.keyTemplate;
+export const OUTPUT_KEY_TEMPLATE = defaultKeyTemplate('parquet', 'metrics');
 
 /**
  * The compactor's bookkeeping (leases, records of unreadable inputs) lives in this directory

@@ -1,13 +1,9 @@
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
+import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import {
-  type DecodeContext,
-  encodingOfExtension,
-  FORMAT_ROWS,
-  type FormatRow,
-  type ObjectEncoding,
-} from '../formats.js';
-import { requestProblem } from './check-request.js';
+import { encodingOfExtension, type ObjectEncoding } from '../layout/formats.js';
+import { metricsRead } from '../signals/metrics/read.js';
+import type { DecodeContext, Decoder } from '../signals/signal.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
 
@@ -65,7 +61,7 @@ export async function decodeStoredObjectAsync(
   const { encoding, raw, context } = unwrap(key, bytes, options);
   let request: OtlpObject;
   try {
-    request = await FORMAT_ROWS[encoding.format].decode(raw, context);
+    request = await metricsRead.decoders[encoding.format].decode(raw, context);
   } catch (error) {
     throw decodeError(key, error);
   }
@@ -82,8 +78,8 @@ export function decodeStoredObject(
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): DecodedObject {
   const { encoding, raw, context } = unwrap(key, bytes, options);
-  const row: FormatRow = FORMAT_ROWS[encoding.format];
-  if (!row.decodesSynchronously) {
+  const decoder: Decoder = metricsRead.decoders[encoding.format];
+  if (!decoder.synchronous) {
     throw new ObjectDecodeError(
       key,
       'decode',
@@ -92,7 +88,7 @@ export function decodeStoredObject(
   }
   let request: OtlpObject;
   try {
-    request = row.decode(raw, context) as OtlpObject;
+    request = decoder.decode(raw, context) as OtlpObject;
   } catch (error) {
     throw decodeError(key, error);
   }

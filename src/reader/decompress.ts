@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { Compression } from '../formats.js';
+import type { Compression } from '../layout/formats.js';
 import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
 import { zstdDecompress } from './zstd-decompress.js';
 

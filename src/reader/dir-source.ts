@@ -1,9 +1,9 @@
 import { createReadStream, type Dirent } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { compareKeys } from '../layout/listing-range.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { ReadAccessError } from './errors.js';
-import { compareKeys } from './listing-range.js';
 import { ObjectTooLargeError } from './read-limits.js';
 import type { ListedKey, ObjectSource } from './source.js';
 

@@ -1,4 +1,4 @@
-import { type AccessFaultReason, accessFault, describeError } from '../s3-errors.js';
+import { type AccessFaultReason, accessFault, describeError } from '../s3/errors.js';
 
 /** Why reading cannot go on at all: something only the person running it can fix. */
 export type AccessProblem = AccessFaultReason | 'no-such-directory';

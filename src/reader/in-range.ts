@@ -1,5 +1,5 @@
+import { compareKeys, isPastRange } from '../layout/listing-range.js';
 import type { KeyLayout, LayoutHint } from './key-layout.js';
-import { compareKeys, isPastRange } from './listing-range.js';
 import type { ObjectInfo, ReadStats } from './metric-types.js';
 import type { ResolvedRange } from './read-options.js';
 import { type ListedObject, withoutReplaced } from './replaced-inputs.js';

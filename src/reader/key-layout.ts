@@ -7,14 +7,14 @@ import {
 } from '../config/options.js';
 import * as rule from '../config/rules.js';
 import {
+  defaultKeyTemplate,
   encodingOfExtension,
   FORMAT_ROWS,
   FORMATS,
   type Format,
   type ObjectEncoding,
-} from '../formats.js';
-import { KeyTemplate, type ParsedKey } from '../upload/key-template.js';
-import { outputNames } from './compacted.js';
+} from '../layout/formats.js';
+import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
 import {
   compareKeys,
   type KeyRange,
@@ -23,7 +23,8 @@ import {
   partitionMarginMillis,
   unionOfRanges,
   withHourOutputs,
-} from './listing-range.js';
+} from '../layout/listing-range.js';
+import { outputNames } from './compacted.js';
 
 /** The OpenTelemetry SDK's export interval variable, read by PeriodicExportingMetricReader. */
 export const EXPORT_INTERVAL_VARIABLE = 'OTEL_METRIC_EXPORT_INTERVAL';
@@ -134,7 +135,8 @@ interface Recognised {
  */
 export const DEFAULT_LAYOUTS: readonly Recognised[] = FORMATS.reduce<Recognised[]>(
   (layouts, format) => {
-    const { keyTemplate, maxBatchAgeMillis } = FORMAT_ROWS[format];
+    const { maxBatchAgeMillis } = FORMAT_ROWS[format];
+    const keyTemplate = defaultKeyTemplate(format, 'metrics');
     const i = layouts.findIndex((l) => l.templateText === keyTemplate);
     const seen = layouts[i];
     if (seen === undefined)
@@ -171,7 +173,7 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
     exportIntervalMillis,
   });
   const ofFormat: Recognised = {
-    templateText: FORMAT_ROWS[format].keyTemplate,
+    templateText: defaultKeyTemplate(format, 'metrics'),
     formats: [format],
     maxBatchAgeMillis: FORMAT_ROWS[format].maxBatchAgeMillis,
   };

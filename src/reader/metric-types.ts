@@ -1,5 +1,5 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { ObjectEncoding } from '../formats.js';
+import type { ObjectEncoding } from '../layout/formats.js';
 import type { LayoutHint } from './key-layout.js';
 
 /** A stored object in the range, as listed. */

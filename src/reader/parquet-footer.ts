@@ -1,5 +1,5 @@
 import { parquetMetadata } from 'hyparquet';
-import { COMPRESSION_ROWS, COMPRESSIONS } from '../formats.js';
+import { COMPRESSION_ROWS, COMPRESSIONS } from '../layout/formats.js';
 
 /** Parquet's codec names → this package's compression names ('ZSTD' → 'zstd'). */
 const COMPRESSION_OF_CODEC: ReadonlyMap<string, string> = new Map(

@@ -7,9 +7,9 @@ import {
   type RowGroup,
 } from 'hyparquet';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { ROW_PARSERS } from '../parquet/read.js';
-import { rowsToRequest } from '../parquet/rows-to-request.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../parquet/schema.js';
+import { ROW_PARSERS } from '../signals/metrics/parquet/read.js';
+import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 

@@ -1,5 +1,5 @@
 import { constants } from 'node:buffer';
-import { InvalidOptionError } from '../config.js';
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { formatBytes } from './byte-size.js';
 
 /**

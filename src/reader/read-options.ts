@@ -1,5 +1,5 @@
+import { InvalidOptionError } from '../base/invalid-option.js';
 import * as rule from '../config/rules.js';
-import { InvalidOptionError } from '../invalid-option.js';
 import { dirSource } from './dir-source.js';
 import { type KeyLayout, type KeyLayoutOptions, resolveKeyLayout } from './key-layout.js';
 import { type ReaderConnectionOptions, s3Source } from './s3-source.js';

@@ -1,5 +1,5 @@
+import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { requestProblem } from './check-request.js';
 import { ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
 import { openParquetParts } from './parquet-parts.js';

@@ -5,9 +5,9 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { s3ClientConfig } from '../config/client-settings.js';
-import type { ChecksumMode } from '../config.js';
-import { describeError } from '../s3-errors.js';
+import type { ChecksumMode } from '../s3/client-settings.js';
+import { s3ClientConfig } from '../s3/client-settings.js';
+import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError } from './errors.js';
 import type { ListedKey, ObjectSource } from './source.js';

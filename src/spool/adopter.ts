@@ -1,10 +1,10 @@
-import { settleWithin } from '../deadline.js';
-import { type Episodes, log } from '../log.js';
+import { settleWithin } from '../base/deadline.js';
+import { type Episodes, log } from '../base/log.js';
 import type { MemoryBudget } from '../pipeline/budget.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
-import { describeError } from '../s3-errors.js';
-import type { SpoolStats } from '../stats.js';
-import type { Uploader } from '../upload/uploader.js';
+import type { SpoolStats } from '../pipeline/stats.js';
+import type { Uploader } from '../pipeline/uploader.js';
+import { describeError } from '../s3/errors.js';
 import { DiskDeadline, DiskDeadlineError } from './disk-deadline.js';
 import type { SpoolFileSystem } from './file-system.js';
 import { type KeeperOptions, SpoolKeeper } from './keeper.js';

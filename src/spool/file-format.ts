@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { BatchRecord } from '../pipeline/sealed-batch.js';
 
 type Crc32c = (data: Uint8Array, initial?: number) => number;
 let addon: Crc32c | undefined;
@@ -25,15 +26,7 @@ const MAGIC = 0x4233534f; // "OS3B" read as a little-endian u32
 const VERSION = 1;
 const HEADER_BYTES = 20;
 
-export interface SpoolMeta {
-  /** The object key, fixed at seal: a replay uploads under it, so it never duplicates. */
-  key: string;
-  contentType: string;
-  points: number;
-  rawBytes: number;
-  /** Seal time, ms since the epoch. */
-  sealedAt: number;
-}
+export type SpoolMeta = BatchRecord;
 
 export class SpoolFormatError extends Error {
   constructor(message: string) {

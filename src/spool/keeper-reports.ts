@@ -1,7 +1,7 @@
-import { alert, type Episodes, log, plural } from '../log.js';
+import { alert, type Episodes, log, plural } from '../base/log.js';
 import type { BatchOutcome } from '../pipeline/sealed-batch.js';
-import { describeError } from '../s3-errors.js';
-import { increment, type SpoolState, type SpoolStats } from '../stats.js';
+import { increment, type SpoolState, type SpoolStats } from '../pipeline/stats.js';
+import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
 import { LOCK_RETRY_MILLIS, LOCK_STALE_MILLIS, type LockHolder } from './lock.js';
 

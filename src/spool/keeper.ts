@@ -1,9 +1,9 @@
-import { settleWithin } from '../deadline.js';
-import { log, plural } from '../log.js';
+import { settleWithin } from '../base/deadline.js';
+import { log, plural } from '../base/log.js';
 import type { MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
-import { describeError } from '../s3-errors.js';
-import type { Uploader } from '../upload/uploader.js';
+import type { Uploader } from '../pipeline/uploader.js';
+import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
 import type { KeeperReports } from './keeper-reports.js';

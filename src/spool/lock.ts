@@ -2,8 +2,8 @@ import { mkdir, readFile, readlink, rename, rm, stat, utimes, writeFile } from '
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { uuidv7 } from 'uuidv7';
-import { settleWithin } from '../deadline.js';
-import { alert, log } from '../log.js';
+import { settleWithin } from '../base/deadline.js';
+import { alert, log } from '../base/log.js';
 
 /** Who holds a spool directory. Written inside the lock directory before it appears. */
 export interface SpoolOwner {

@@ -1,5 +1,6 @@
 import { basename, join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
+import type { DurableCopy } from '../pipeline/sealed-batch.js';
 import type { DiskDeadline } from './disk-deadline.js';
 import {
   decodeSpoolFile,
@@ -10,14 +11,8 @@ import {
 import type { SpoolFileSystem } from './file-system.js';
 import { type LockHolder, type SpoolLock, tryLockSpoolDir } from './lock.js';
 
-/** A batch that is durably on disk. */
-export interface SpoolEntry {
-  /** File name inside `batches/`; names sort by write time (UUIDv7). */
-  readonly name: string;
-  /** Bytes the file takes. */
-  readonly fileBytes: number;
-  readonly meta: SpoolMeta;
-}
+/** A batch that is durably on disk; its name is the file's inside `batches/` (a UUIDv7). */
+export type SpoolEntry = DurableCopy;
 
 /** A spool write that did not become durable; the bytes are still the caller's. */
 export class SpoolWriteError extends Error {

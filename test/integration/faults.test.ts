@@ -2,7 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
-import * as backoff from '../../src/upload/backoff.js';
+import * as backoff from '../../src/s3/backoff.js';
 
 const realRetryDelay = backoff.retryDelay;
 

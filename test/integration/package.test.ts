@@ -212,14 +212,14 @@ describeS3('the packed package, installed as users install it', () => {
         'dist/reader.js',
         'dist/reader.d.ts',
         'dist/cli.js',
-        'dist/compression/body-worker.js',
+        'dist/body/body-worker.js',
         'dist/cjs/package.json',
         'dist/cjs/index.js',
         'dist/cjs/index.d.ts',
         'dist/cjs/reader.js',
         'dist/cjs/reader.d.ts',
         'dist/cjs/cli.js',
-        'dist/cjs/compression/body-worker.js',
+        'dist/cjs/body/body-worker.js',
       ]),
     );
   });

@@ -5,9 +5,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
-import { ColumnBuilders } from '../../src/parquet/column-builders.js';
-import { encodeParquet } from '../../src/parquet/encode.js';
-import { ROW_GROUP_ROWS } from '../../src/parquet/schema.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
+import { ROW_GROUP_ROWS } from '../../src/signals/metrics/parquet/schema.js';
 import { toRequest, toResourceMetrics } from '../support/parquet-batch-inputs.js';
 import { batch } from '../support/parquet-batches.js';
 import {
@@ -22,7 +22,7 @@ import { expectedRows, type Row } from '../support/parquet-expected.js';
  * The Parquet writer against four readers we did not write. Random batches (every instrument
  * kind through the SDK's objects and through decoded OTLP requests; empty and huge attribute
  * sets; NaN, ±Infinity and -0; integers beyond 2^53; non-BMP strings; tiny row groups and pages)
- * are appended to ColumnBuilders and encoded; DuckDB, Polars, hyparquet and pyarrow must each
+ * are appended to MetricColumnBuilders and encoded; DuckDB, Polars, hyparquet and pyarrow must each
  * return exactly the rows the test worked out from the batch it generated
  * (test/support/parquet-batches.ts). pyarrow also checks the row groups' min/max statistics.
  */
@@ -68,7 +68,7 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
     async () => {
       await fc.assert(
         fc.asyncProperty(batch, options, async (exports, o) => {
-          const builders = new ColumnBuilders();
+          const builders = new MetricColumnBuilders();
           for (const e of exports) {
             if (e.sdk) builders.appendResourceMetrics(toResourceMetrics(e));
             else builders.appendRequest(toRequest(e) as never);

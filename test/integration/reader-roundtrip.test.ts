@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { objectName } from '../../src/formats.js';
+import { objectName } from '../../src/layout/formats.js';
 import {
   dataPointRows,
   listMetricObjects,

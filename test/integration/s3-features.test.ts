@@ -8,7 +8,7 @@ import {
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
-import { describeError } from '../../src/s3-errors.js';
+import { describeError } from '../../src/s3/errors.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,

@@ -1,6 +1,7 @@
 import { UUID } from 'uuidv7';
 import { expect } from 'vitest';
-import { KeyTemplate, type KeyTemplateOptions } from '../../src/upload/key-template.js';
+import { defaultKeyTemplate } from '../../src/layout/formats.js';
+import { KeyTemplate, type KeyTemplateOptions } from '../../src/layout/key-template.js';
 
 /** A layout to write keys in, as the exporter's options name it. */
 export interface WriteLayout {
@@ -22,11 +23,14 @@ export function renderKey(
   extension: string,
   extra: { partition?: Date; attributes?: Record<string, string> } = {},
 ): string {
-  const template = new KeyTemplate(layout.keyTemplate, {
-    prefix: layout.prefix,
-    filePrefix: layout.filePrefix ?? '',
-    timeZone: layout.timeZone ?? 'UTC',
-  });
+  const template = new KeyTemplate(
+    layout.keyTemplate ?? defaultKeyTemplate('otlp-json', 'metrics'),
+    {
+      prefix: layout.prefix,
+      filePrefix: layout.filePrefix ?? '',
+      timeZone: layout.timeZone ?? 'UTC',
+    },
+  );
   const id = UUID.fromFieldsV7(sealedAt.getTime(), ++sequence & 0xfff, 0, sequence).toString();
   return template.render({
     time: extra.partition ?? sealedAt,

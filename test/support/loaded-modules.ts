@@ -14,7 +14,8 @@ const RECORDER = new URL('./record-modules.mjs', import.meta.url).pathname;
 export const READER_ONLY: readonly RegExp[] = [
   /\/(src|dist|dist\/cjs)\/(reader|cli|compact|parquet)\//,
   /\/(src|dist|dist\/cjs)\/(reader|cli)\.(ts|js)$/,
-  /\/compression\/parquet-body\.js$/,
+  /\/(src|dist|dist\/cjs)\/signals\/[a-z]+\/(parquet\/|read\.|rows\.)/,
+  /\/body\/parquet-body\.js$/,
   /\/node_modules\/(commander|cli-progress|hyparquet|hyparquet-writer)\//,
 ];
 
@@ -25,7 +26,7 @@ export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.te
  * appended to (the writer, encode.js and what it imports, runs in the worker only).
  */
 export const COLUMN_BUILDERS =
-  /\/(src|dist|dist\/cjs)\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables|attribute-text)\.(ts|js)$/;
+  /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown))\.(ts|js)$/;
 
 /** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
 export async function loadedModules(

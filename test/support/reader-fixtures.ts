@@ -5,14 +5,14 @@ import type { HrTime } from '@opentelemetry/api';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
 import type { PointRecord } from '../../src/cli/point-record.js';
-import { FORMAT_ROWS } from '../../src/formats.js';
 import type { Compression } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
 import type { PointRow } from '../../src/reader.js';
+import { metricsExport } from '../../src/signals/metrics/export.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 import { zstdCompress } from './zstd.js';
 
-export { COMPRESSIONS } from '../../src/config.js';
+export { COMPRESSIONS } from '../../src/config/options.js';
 /** The formats whose object is one framed request, wrapped by the compression (not Parquet). */
 export const FORMATS = ['otlp-json', 'otlp-proto'] as const;
 export type FramedFormat = (typeof FORMATS)[number];
@@ -43,7 +43,7 @@ export function encodeObject(
   format: FramedFormat,
   compression: Compression,
 ): Buffer {
-  const f = FORMAT_ROWS[format].records;
+  const f = metricsExport.records[format];
   const record = f.encode(rm);
   const raw = f.assemble([record], record.length);
   if (compression === 'zstd') return zstdCompress(raw);

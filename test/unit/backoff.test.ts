@@ -5,7 +5,7 @@ import {
   parseRetryAfter,
   retryDelay,
   slowRetryDelay,
-} from '../../src/upload/backoff.js';
+} from '../../src/s3/backoff.js';
 
 const POLICY: BackoffPolicy = { initialDelayMillis: 100, maxDelayMillis: 1000 };
 const constant = (value: number) => () => value;

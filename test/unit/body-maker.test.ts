@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { crc32 } from '@node-rs/crc32';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type BodyMaker, createBodyMaker, needsWorker } from '../../src/compression/index.js';
-import { createWorkerBodyMaker } from '../../src/compression/worker-body-maker.js';
+import { type BodyMaker, createBodyMaker, needsWorker } from '../../src/body/index.js';
+import { createWorkerBodyMaker } from '../../src/body/worker-body-maker.js';
 import { builtInZstd, type ZstdEngine, zstdEngine } from '../../src/compression/zstd-engine.js';
 import { ownsItsArrayBuffer } from '../../src/encoding/handed-over.js';
 import { JsonWriter } from '../../src/encoding/json-writer.js';
@@ -143,7 +143,12 @@ describe('body maker (worker thread)', () => {
       makers.push(maker);
       expect(maker.runsIn).toBe('thread-pool');
     }
-    const parquet = createBodyMaker({ body: 'parquet', compression: 'gzip', level: 1 });
+    const parquet = createBodyMaker({
+      body: 'parquet',
+      signal: 'metrics',
+      compression: 'gzip',
+      level: 1,
+    });
     makers.push(parquet);
     expect(parquet.runsIn).toBe('worker');
     for (const engine of ENGINES) {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { Episodes } from '../../src/log.js';
+import { Episodes } from '../../src/base/log.js';
 import { MemoryBudget, type Pager } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { type BatchOutcome, SealedBatch } from '../../src/pipeline/sealed-batch.js';
+import { emptyStats } from '../../src/pipeline/stats.js';
 import type { SpoolEntry } from '../../src/spool/spool.js';
-import { emptyStats } from '../../src/stats.js';
 import { captureDiag } from '../support/diag-capture.js';
 
 const messages = captureDiag();

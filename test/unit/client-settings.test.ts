@@ -2,11 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { s3ClientConfig } from '../../src/config/client-settings.js';
 import { STORAGE_CLASSES } from '../../src/config/options.js';
-import { resolveConfig } from '../../src/config.js';
+import { resolveConfig } from '../../src/config/resolve.js';
 import { createReaderClient } from '../../src/reader/s3-source.js';
-import { createObjectWriter } from '../../src/upload/create-writer.js';
+import { s3ClientConfig } from '../../src/s3/client-settings.js';
+import { createObjectWriter } from '../../src/s3/create-writer.js';
 
 const AWS = {};
 const CUSTOM = { endpoint: 'http://127.0.0.1:9000' };

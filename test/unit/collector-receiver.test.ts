@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
-import { uuidv7Millis } from '../../src/upload/key-template.js';
+import { uuidv7Millis } from '../../src/layout/key-template.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
 

@@ -1,14 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import {
-  DEFAULTS,
-  InvalidOptionError,
-  normalizePrefix,
-  resolveConfig,
-  type S3MetricExporterOptions,
-} from '../../src/config.js';
-import { FORMAT_ROWS } from '../../src/formats.js';
+import { InvalidOptionError } from '../../src/base/invalid-option.js';
+import { DEFAULTS, type S3MetricExporterOptions } from '../../src/config/options.js';
+import { resolveConfig } from '../../src/config/resolve.js';
+import { normalizePrefix } from '../../src/config/rules.js';
 import { S3MetricExporter } from '../../src/index.js';
-import { KeyTemplate } from '../../src/upload/key-template.js';
+import { defaultKeyTemplate, FORMAT_ROWS } from '../../src/layout/formats.js';
+import { KeyTemplate } from '../../src/layout/key-template.js';
 import { documentedOptions, documentedValue } from '../support/documented-options.js';
 
 const MAX_TIMER = 2 ** 31 - 1;
@@ -116,7 +113,7 @@ describe('resolveConfig defaults', () => {
     const parquetTemplate = /Parquet's default is `([^`]+)`/.exec(
       row('keyTemplate')?.meaning ?? '',
     );
-    expect(FORMAT_ROWS.parquet.keyTemplate).toBe(parquetTemplate?.[1]);
+    expect(defaultKeyTemplate('parquet', 'metrics')).toBe(parquetTemplate?.[1]);
   });
 
   test('keeps valid explicit values', () => {

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { SETTINGS } from '../../src/cli/setting-sources.js';
 import { ENVIRONMENT_VARIABLES } from '../../src/config/environment.js';
 import { OPTION_NAMES, RETRY_OPTION_NAMES } from '../../src/config/options.js';
-import { FORMATS } from '../../src/formats.js';
+import { FORMATS } from '../../src/layout/formats.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 

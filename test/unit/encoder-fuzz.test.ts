@@ -2,8 +2,8 @@ import { ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { resourceMetricsToJson } from '../../src/encoding/otlp-json.js';
-import { resourceMetricsToProto } from '../../src/encoding/otlp-proto.js';
+import { resourceMetricsToJson } from '../../src/signals/metrics/otlp-json.js';
+import { resourceMetricsToProto } from '../../src/signals/metrics/otlp-proto.js';
 import { resourceMetrics } from '../support/metrics-arbitraries.js';
 import {
   type Canonical,

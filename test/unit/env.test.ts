@@ -1,5 +1,9 @@
 import { describe, expect, test, vi } from 'vitest';
-import { configure, ENVIRONMENT_VARIABLES, optionsFromEnvironment } from '../../src/env.js';
+import {
+  configure,
+  ENVIRONMENT_VARIABLES,
+  optionsFromEnvironment,
+} from '../../src/config/environment.js';
 import { spawnTs } from '../support/child.js';
 
 const valid: Record<string, [string, unknown]> = {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { describeError } from '../../src/s3-errors.js';
-import { classifyUploadError, headerMayBeTheCause } from '../../src/upload/errors.js';
+import { describeError } from '../../src/s3/errors.js';
+import { classifyUploadError, headerMayBeTheCause } from '../../src/s3/verdict.js';
 import { s3Error } from '../support/s3-error.js';
 
 /** A Node.js system error such as http.request emits. */

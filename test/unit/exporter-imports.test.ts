@@ -20,7 +20,7 @@ describe('what an exporter-only import loads', () => {
       /\/src\/reader\/read-metrics\.ts$/,
       /\/src\/cli\/main\.ts$/,
       /\/src\/compact\/compact-metrics\.ts$/,
-      /\/src\/parquet\/encode\.js$/,
+      /\/src\/signals\/metrics\/parquet\/encode\.js$/,
       /\/node_modules\/commander\//,
       /\/node_modules\/cli-progress\//,
       /\/node_modules\/hyparquet\//,
@@ -42,7 +42,7 @@ describe('what an exporter-only import loads', () => {
         FORMAT: format,
       });
       expect(JSON.parse(stdout)).toEqual({ extensions: [extension] });
-      expect(modules.some((m) => m.endsWith('/src/exporter.ts'))).toBe(true);
+      expect(modules.some((m) => m.endsWith('/src/exporter/metric-exporter.ts'))).toBe(true);
       const builders = modules.filter((m) => COLUMN_BUILDERS.test(m));
       // Parquet appends to column builders on this thread; OTLP formats never load them.
       expect(builders.length > 0).toBe(format === 'parquet');

@@ -68,7 +68,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   });
 
   test('a batch whose compression fails is stored uncompressed, under an uncompressed name', async () => {
-    const body = await import('../../src/compression/body-maker.js');
+    const body = await import('../../src/body/body-maker.js');
     const real = body.createBodyMaker;
     const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((...args) => {
       const maker = real(...args);
@@ -104,7 +104,7 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
   test.runIf(builtInZstd)(
     'a zstd frame that fails loses only its batch: counted as internal-error, logged; the next is stored',
     async () => {
-      const body = await import('../../src/compression/body-maker.js');
+      const body = await import('../../src/body/body-maker.js');
       const real = body.createBodyMaker;
       const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((...args) => {
         const maker = real(...args);

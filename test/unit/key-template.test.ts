@@ -2,11 +2,8 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { InvalidOptionError, objectKey, S3MetricExporter } from '../../src/index.js';
-import {
-  DEFAULT_KEY_TEMPLATE,
-  KeyTemplate,
-  sanitizeKeySegment,
-} from '../../src/upload/key-template.js';
+import { defaultKeyTemplate } from '../../src/layout/formats.js';
+import { KeyTemplate, sanitizeKeySegment } from '../../src/layout/key-template.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic, syntheticMetrics } from '../support/service.js';
 
@@ -34,7 +31,7 @@ describe('KeyTemplate.parse', () => {
   const sealedAt = new Date(0x01a22aa0f36e);
 
   for (const [text, unit] of [
-    [DEFAULT_KEY_TEMPLATE, 60_000],
+    [defaultKeyTemplate('otlp-json', 'metrics'), 60_000],
     ['{service.name}/%Y/%m/%d/%H/{filePrefix}metrics_{uuid}', 3_600_000],
     ['dt=%Y-%m-%d/{host.name}/{uuid}', 86_400_000],
     ['%Y/day%j/%H%M%S/100%%/{uuid}', 1_000],
@@ -72,7 +69,7 @@ describe('KeyTemplate.parse', () => {
   });
 
   test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
-    const t = template(DEFAULT_KEY_TEMPLATE);
+    const t = template(defaultKeyTemplate('otlp-json', 'metrics'));
     const key = t.render({ time: at, attributes: {}, extension: '.json', id });
     expect(t.parse(key)).toBeDefined();
     expect(t.parse(`other/${key}`)).toBeUndefined();
@@ -89,7 +86,7 @@ describe('KeyTemplate', () => {
   test('the default template is the default layout', () => {
     const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';
     expect(
-      template(DEFAULT_KEY_TEMPLATE).render({
+      template(defaultKeyTemplate('otlp-json', 'metrics')).render({
         time: at,
         attributes: {},
         extension: '.json.zst',

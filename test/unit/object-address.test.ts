@@ -5,7 +5,7 @@ import {
   objectAddress,
   objectPath,
   sdkNeeded,
-} from '../../src/upload/object-address.js';
+} from '../../src/s3/object-address.js';
 
 /** Where the AWS SDK itself sends this PutObject: its endpoint rules are the expected value. */
 async function sdkUrl(settings: AddressSettings, key: string): Promise<string> {

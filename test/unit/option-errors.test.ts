@@ -1,6 +1,8 @@
 import { describe, expect, test, vi } from 'vitest';
-import { InvalidOptionError, OPTION_NAMES, resolveConfig } from '../../src/config.js';
-import { configure } from '../../src/env.js';
+import { InvalidOptionError } from '../../src/base/invalid-option.js';
+import { configure } from '../../src/config/environment.js';
+import { OPTION_NAMES } from '../../src/config/options.js';
+import { resolveConfig } from '../../src/config/resolve.js';
 import { S3MetricExporter } from '../../src/index.js';
 import { documentedOptions } from '../support/documented-options.js';
 

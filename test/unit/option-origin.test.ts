@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { InvalidOptionError } from '../../src/invalid-option.js';
+import { InvalidOptionError } from '../../src/base/invalid-option.js';
 
 const error = new InvalidOptionError('endpoint', 'ftp://x', 'an http(s) URL');
 

@@ -8,14 +8,14 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { otlpJsonRecords, otlpProtoRecords } from '../../src/encoding/format.js';
-import { resourceMetricsToJson } from '../../src/encoding/otlp-json.js';
-import { resourceMetricsToProto } from '../../src/encoding/otlp-proto.js';
 import {
   decodeOtlpProto,
   type OtlpObject,
   type OtlpValue,
 } from '../../src/encoding/otlp-proto-decode.js';
+import { metricsExport } from '../../src/signals/metrics/export.js';
+import { resourceMetricsToJson } from '../../src/signals/metrics/otlp-json.js';
+import { resourceMetricsToProto } from '../../src/signals/metrics/otlp-proto.js';
 import { withoutDefaults } from '../support/otlp-defaults.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 
@@ -285,7 +285,7 @@ describe('OTLP encoders', () => {
   });
 
   test('protobuf records concatenate into one valid request holding all of them', async () => {
-    const format = otlpProtoRecords;
+    const format = metricsExport.records['otlp-proto'];
     const a = await sample();
     const b = await sample();
     const first = format.encode(a);
@@ -302,7 +302,7 @@ describe('OTLP encoders', () => {
   });
 
   test('JSON records assemble into one request on one line, a valid JSON-lines file', async () => {
-    const format = otlpJsonRecords;
+    const format = metricsExport.records['otlp-json'];
     const records = [format.encode(await sample()), format.encode(await sample())];
     const bytes = records.reduce((n, r) => n + r.length, 0);
     const joined = format.assemble(records, bytes);

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
-import { COMPRESSION_ROWS } from '../../src/formats.js';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { COMPRESSION_ROWS } from '../../src/layout/formats.js';
 import { dataPointRows, decodeStoredObjectAsync } from '../../src/reader.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../support/reader-fixtures.js';
@@ -93,7 +93,7 @@ describe("format: 'parquet'", () => {
   });
 
   test('a batch the worker cannot turn into Parquet is stored as its OTLP/JSON records, nothing lost', async () => {
-    const body = await import('../../src/compression/body-maker.js');
+    const body = await import('../../src/body/body-maker.js');
     const real = body.createBodyMaker;
     const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((options) => {
       const maker = real(options);

@@ -5,15 +5,15 @@ import { describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { decodeJsonRequest } from '../../src/encoding/decode-request.js';
-import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
-import { ColumnBuilders } from '../../src/parquet/column-builders.js';
-import { CREATED_BY, encodeParquet } from '../../src/parquet/encode.js';
-import { ParquetFileWriter } from '../../src/parquet/file-writer.js';
-import { parquetToRequest } from '../../src/parquet/read.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../src/parquet/schema.js';
 import { STORE_BELOW, storedPage } from '../../src/parquet/stored-pages.js';
-import { sealedColumnsToRequest } from '../../src/parquet/to-request.js';
 import { dataPointRows } from '../../src/reader.js';
+import { resourceMetricsToJsonBytes } from '../../src/signals/metrics/otlp-json.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
+import { CREATED_BY, encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
+import { ParquetFileWriter } from '../../src/signals/metrics/parquet/file-writer.js';
+import { parquetToRequest } from '../../src/signals/metrics/parquet/read.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../src/signals/metrics/parquet/schema.js';
+import { sealedColumnsToRequest } from '../../src/signals/metrics/parquet/to-request.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
@@ -47,11 +47,11 @@ async function manySeries(series: number): Promise<ResourceMetrics> {
   return rm;
 }
 
-describe('ColumnBuilders', () => {
+describe('MetricColumnBuilders', () => {
   test('the SDK objects and their OTLP/JSON decoded give the same points', async () => {
     const exports = await everyInstrument();
-    const sdk = new ColumnBuilders();
-    const otlp = new ColumnBuilders();
+    const sdk = new MetricColumnBuilders();
+    const otlp = new MetricColumnBuilders();
     for (const rm of exports) {
       expect(sdk.appendResourceMetrics(rm)).toBe(
         otlp.appendRequest(
@@ -67,7 +67,7 @@ describe('ColumnBuilders', () => {
   });
 
   test('bytes counts every array it holds; seal hands them over and starts empty', async () => {
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     const empty = b.bytes;
     b.appendResourceMetrics(await manySeries(3000));
     const full = b.bytes;
@@ -86,7 +86,7 @@ describe('ColumnBuilders', () => {
 
   test('an attributes object changed after it was appended is taken as it is now', async () => {
     const [rm] = await everyInstrument(1);
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     b.appendResourceMetrics(rm as ResourceMetrics);
     const point = (rm as ResourceMetrics).scopeMetrics[0]?.metrics[0]?.dataPoints[0];
     (point?.attributes as Record<string, unknown>).route = '/changed';
@@ -98,7 +98,7 @@ describe('ColumnBuilders', () => {
 
   test('ids cached in one batch are not reused in the next', async () => {
     const [rm] = await everyInstrument(1);
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     b.appendResourceMetrics(rm as ResourceMetrics);
     const first = dataPointRows(sealedColumnsToRequest(b.seal()));
     b.appendResourceMetrics(rm as ResourceMetrics);
@@ -106,7 +106,7 @@ describe('ColumnBuilders', () => {
   });
 
   test('an append that throws appends nothing', async () => {
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     const [rm] = await everyInstrument(1);
     b.appendResourceMetrics(rm as ResourceMetrics);
     const rows = b.rows;
@@ -123,7 +123,7 @@ describe('ColumnBuilders', () => {
 describe('encodeParquet', () => {
   test('the file reads back as sealedColumnsToRequest gives the columns', async () => {
     for (const compression of ['zstd', 'gzip', 'none'] as const) {
-      const b = new ColumnBuilders();
+      const b = new MetricColumnBuilders();
       for (const rm of await everyInstrument()) b.appendResourceMetrics(rm);
       b.appendResourceMetrics(await manySeries(500));
       const sealed = b.seal();
@@ -140,7 +140,7 @@ describe('encodeParquet', () => {
   });
 
   test('footer: schema version and extra metadata, created_by; every chunk carries the codec', async () => {
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     b.appendResourceMetrics(await manySeries(3000));
     const file = await encodeParquet(b.seal(), {
       compression: 'zstd',
@@ -158,13 +158,13 @@ describe('encodeParquet', () => {
   });
 
   test('an empty batch is a file of no rows', async () => {
-    const file = await encodeParquet(new ColumnBuilders().seal(), { compression: 'none' });
+    const file = await encodeParquet(new MetricColumnBuilders().seal(), { compression: 'none' });
     expect(Number(parquetMetadata(new Uint8Array(file).buffer).num_rows)).toBe(0);
     expect(await parquetReadObjects({ file: new Uint8Array(file).buffer })).toEqual([]);
   });
 
   test('bad options are refused, naming the option and what is allowed', async () => {
-    const sealed = () => new ColumnBuilders().seal();
+    const sealed = () => new MetricColumnBuilders().seal();
     await expect(encodeParquet(sealed(), { compression: 'lz4' as 'none' })).rejects.toThrow(
       /compression must be 'zstd', 'gzip' or 'none', not lz4/,
     );
@@ -196,7 +196,7 @@ describe('ParquetFileWriter', () => {
   test('a file of several runs: each run sorted into row groups of its own, the footer last', async () => {
     const runs = [await manySeries(250), ...(await everyInstrument()), await manySeries(40)].map(
       (rm) => {
-        const b = new ColumnBuilders();
+        const b = new MetricColumnBuilders();
         b.appendResourceMetrics(rm);
         return b.seal();
       },
@@ -232,7 +232,7 @@ describe('ParquetFileWriter', () => {
 
   test('a finished file takes no more runs and no second footer', async () => {
     const writer = new ParquetFileWriter({ compression: 'none' });
-    const b = new ColumnBuilders();
+    const b = new MetricColumnBuilders();
     b.appendResourceMetrics(await manySeries(3));
     writer.finish();
     await expect(writer.writeRun(b.seal())).rejects.toThrow(/finished/);

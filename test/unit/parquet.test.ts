@@ -1,11 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
-import { otlpJsonRecords } from '../../src/encoding/format.js';
-import { resourceMetricsToJsonBytes } from '../../src/encoding/otlp-json.js';
-import { ColumnBuilders } from '../../src/parquet/column-builders.js';
-import { encodeParquet } from '../../src/parquet/encode.js';
-import { parquetToRequest } from '../../src/parquet/read.js';
 import {
   dataPointRows,
   decodeObject,
@@ -13,6 +8,11 @@ import {
   ObjectDecodeError,
   type PointRow,
 } from '../../src/reader.js';
+import { metricsExport } from '../../src/signals/metrics/export.js';
+import { resourceMetricsToJsonBytes } from '../../src/signals/metrics/otlp-json.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
+import { parquetToRequest } from '../../src/signals/metrics/parquet/read.js';
 import { collectingProvider, recordEveryInstrument } from '../support/service.js';
 import { zstdCompress, zstdDecompress } from '../support/zstd.js';
 
@@ -24,7 +24,7 @@ function parquetBody(
     compressPage: ((page: Uint8Array) => Uint8Array | Promise<Uint8Array>) | undefined;
   },
 ): Promise<Uint8Array> {
-  const builders = new ColumnBuilders();
+  const builders = new MetricColumnBuilders();
   for (const record of records) {
     builders.appendRequest({ resourceMetrics: [JSON.parse(record.toString('utf8'))] });
   }
@@ -78,7 +78,7 @@ describe('Parquet body', () => {
       expect(Buffer.from(body.subarray(0, 4)).toString()).toBe('PAR1');
       const { request, rows } = await parquetToRequest(body, decompressors);
       // The same records as one OTLP/JSON object, read back by the JSON path.
-      const json = otlpJsonRecords.assemble(
+      const json = metricsExport.records['otlp-json'].assemble(
         records,
         records.reduce((n, r) => n + r.length, 0),
       );

@@ -6,7 +6,7 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { FORMATS } from '../../src/config.js';
+import { FORMATS } from '../../src/config/options.js';
 import { S3MetricExporter } from '../../src/index.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 

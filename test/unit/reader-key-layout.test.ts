@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import { resolveKeyLayout } from '../../src/reader/key-layout.js';
 import {
   compareKeys,
   isPastRange,
   partitionMarginMillis,
   sortableLeadingChars,
-} from '../../src/reader/listing-range.js';
+} from '../../src/layout/listing-range.js';
+import { resolveKeyLayout } from '../../src/reader/key-layout.js';
 import { encodingOfKey, metricKeyParser } from '../../src/reader.js';
 import { renderKey } from '../support/layout-fixtures.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { resolveConfig } from '../../src/config.js';
+import { resolveConfig } from '../../src/config/resolve.js';
 import { InvalidOptionError } from '../../src/index.js';
 import { listMetricObjects, metricKeyParser, readMetrics } from '../../src/reader.js';
 import { FakeS3 } from '../support/fake-s3-client.js';

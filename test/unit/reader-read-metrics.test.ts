@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { objectName } from '../../src/formats.js';
 import { InvalidOptionError } from '../../src/index.js';
+import { objectName } from '../../src/layout/formats.js';
 import {
   dataPointRows,
   listMetricObjects,

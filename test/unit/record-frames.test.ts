@@ -5,11 +5,11 @@
  * Expected bodies come from the bytes written, joined here; decoded by the test's own zstd.
  */
 import { afterAll, describe, expect, test } from 'vitest';
+import { type BodyMaker, createBodyMaker } from '../../src/body/index.js';
 import { zstdFrames } from '../../src/compression/compressors.js';
-import { type BodyMaker, createBodyMaker } from '../../src/compression/index.js';
-import { otlpJsonRecords } from '../../src/encoding/format.js';
 import { JsonWriter } from '../../src/encoding/json-writer.js';
 import { RecordBatch } from '../../src/pipeline/open-batch.js';
+import { metricsExport } from '../../src/signals/metrics/export.js';
 import { waitFor } from '../support/wait.js';
 import { builtInZstd, zstdDecompress } from '../support/zstd.js';
 
@@ -92,7 +92,7 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
       engine: 'node:zlib',
     });
     makers.push(maker);
-    const batch = new RecordBatch(otlpJsonRecords, maker.openFrame);
+    const batch = new RecordBatch(metricsExport.records['otlp-json'], maker.openFrame);
     const writer = new JsonWriter();
     writer.raw(text(300_000, 0));
     writer.finish(); // sizes the writer for such outputs, which it then hands over

@@ -7,10 +7,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import { classifyUploadError } from '../../src/upload/errors.js';
-import { objectAddress } from '../../src/upload/object-address.js';
-import type { PutRequest } from '../../src/upload/object-writer.js';
-import { SignedObjectWriter, type SignedWriterSettings } from '../../src/upload/signed-writer.js';
+import { objectAddress } from '../../src/s3/object-address.js';
+import type { PutRequest } from '../../src/s3/object-writer.js';
+import { SignedObjectWriter, type SignedWriterSettings } from '../../src/s3/signed-writer.js';
+import { classifyUploadError } from '../../src/s3/verdict.js';
 
 interface Answer {
   status: number;

@@ -176,7 +176,7 @@ describe('the spool lock across processes', { timeout: 60_000 }, () => {
 
 describe('a failed constructor leaves nothing behind', () => {
   test('nothing of the spool outlives a constructor that throws: no lock, no claim in this process', async () => {
-    const body = await import('../../src/compression/body-maker.js');
+    const body = await import('../../src/body/body-maker.js');
     const spy = vi.spyOn(body, 'createBodyMaker').mockImplementationOnce(() => {
       throw new Error('zstd engine missing (simulated)');
     });

@@ -9,10 +9,10 @@ import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createBodyMaker } from '../../src/compression/index.js';
+import { createBodyMaker } from '../../src/body/index.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { type Format, S3MetricExporter } from '../../src/index.js';
-import { ColumnBuilders } from '../../src/parquet/column-builders.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
 import { ScriptedS3 } from '../support/scripted-s3.js';
 import { exportSynthetic } from '../support/service.js';
 import { threadNames } from '../support/threads.js';
@@ -88,12 +88,13 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
   test('the worker exits after it was idle for a while, and the next batch starts it again', async () => {
     const maker = createBodyMaker({
       body: 'parquet',
+      signal: 'metrics',
       compression: 'zstd',
       level: 3,
       workerIdleExitMillis: 300,
     });
     const columns = () => {
-      const builders = new ColumnBuilders();
+      const builders = new MetricColumnBuilders();
       builders.appendRequest({
         resourceMetrics: [
           {

@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import { Episodes } from '../../src/log.js';
+import { Episodes } from '../../src/base/log.js';
 import { MemoryBudget } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
-import { emptyStats } from '../../src/stats.js';
-import { SdkObjectWriter } from '../../src/upload/sdk-writer.js';
-import { Uploader, type UploaderOptions } from '../../src/upload/uploader.js';
+import { emptyStats } from '../../src/pipeline/stats.js';
+import { Uploader, type UploaderOptions } from '../../src/pipeline/uploader.js';
+import { SdkObjectWriter } from '../../src/s3/sdk-writer.js';
 import { captureDiag } from '../support/diag-capture.js';
 import { type Behaviour, ScriptedS3 } from '../support/scripted-s3.js';
 import { waitFor } from '../support/wait.js';

@@ -1,5 +1,5 @@
-import { dataPointRows } from '../../reader/points.js';
-import { escapeRegExp } from '../../text.js';
+import { escapeRegExp } from '../../base/text.js';
+import { dataPointRows } from '../../signals/metrics/rows.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';

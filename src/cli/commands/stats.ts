@@ -1,7 +1,7 @@
 import { formatBytes } from '../../reader/byte-size.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
-import { dataPointRows, type InstrumentKind, instrumentKind } from '../../reader/points.js';
 import type { MetricObject } from '../../reader/read-metrics.js';
+import { dataPointRows, type InstrumentKind, instrumentKind } from '../../signals/metrics/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';

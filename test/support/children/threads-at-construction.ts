@@ -10,7 +10,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
 const { S3MetricExporter } = await import('../../../src/index.js');
 // What a Parquet exporter imports on demand at construction, loaded beforehand: under tsx a
 // module load runs the loader's own threads, which a plain `node` on dist/ does not.
-await import('../../../src/pipeline/column-batch.js');
+await import('../../../src/signals/metrics/parquet/column-builders.js');
 await settle();
 const before = threads();
 const exporter = new S3MetricExporter({

@@ -2,7 +2,7 @@
  * Run with `--require test/support/no-zstd.cjs` (a runtime with no zstd engine): prints one JSON
  * line with what compression 'zstd' and compression 'gzip' do there.
  */
-import { createBodyMaker } from '../../../src/compression/body-maker.js';
+import { createBodyMaker } from '../../../src/body/body-maker.js';
 
 function failure(f: () => unknown): { name: string; message: string } | null {
   try {

@@ -1,0 +1,102 @@
+// @ts-check
+// Worker thread that turns a sealed batch into the bytes to upload, for the work that
+// would otherwise stall the exporter's event loop: a Parquet file, or zstd through the zstd-napi
+// addon (which runs on the calling thread). It makes the body of its format (bodies.js, on the
+// engine the main thread chose) and the checksums the S3 request needs (checksums.js). Plain
+// JavaScript, so the same file runs from src/ (tests) and dist/ (the package).
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { crc32Base64, sha256Hex } from '../compression/checksums.js';
+import { bodyMaker } from './bodies.js';
+
+// Not a top-level await: the CommonJS build of this file has none.
+const bodies = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
+
+/** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
+/**
+ * A batch to make a body of: its records (framed formats) or its sealed columns (Parquet).
+ * @typedef {{
+ *   id: number,
+ *   records?: ArrayBuffer[],
+ *   lengths?: number[],
+ *   framing: Framing,
+ *   columns?: import('../signals/signal.js').TransferableColumns,
+ *   sha256: boolean,
+ *   crc32: boolean,
+ * }} Job
+ */
+
+if (parentPort === null) throw new Error('body-worker.js must run as a worker thread');
+const port = parentPort;
+
+/** Niceness of this thread on Linux: below the service's threads, never starved (CFS weights ~1:10). */
+const WORKER_NICE = 10;
+
+/**
+ * Compression is background work. On Linux a thread has a priority of its own, so this one
+ * steps back: when the cores are busy (the service, an S3 server on the same host), the event
+ * loop gets a core before the compressor does. Only on Linux: there setpriority() on "0" means
+ * the calling thread; elsewhere it would mean the whole process.
+ */
+function stepBack() {
+  if (process.platform !== 'linux') return;
+  try {
+    setPriority(0, WORKER_NICE);
+  } catch {
+    // Not allowed here (a sandbox): same priority as the service.
+  }
+}
+stepBack();
+
+/**
+ * The records a job received die young, but only a collection frees their megabytes, and this
+ * worker allocates little on its own heap: left alone, it would hold tens of megabytes of dead
+ * records until external-memory pressure forced a full collection. Filling the (small) young
+ * generation with short-lived objects makes V8 scavenge now, cheaply, off the main thread.
+ */
+function nudgeScavenge() {
+  /** @type {unknown[]} */
+  let junk = [];
+  for (let i = 0; i < 20_000; i++) junk.push({ i });
+  junk = [];
+  return junk.length;
+}
+
+/** Jobs run one after another, so replies keep the order of the jobs. */
+let queue = Promise.resolve();
+
+port.on('message', (/** @type {Job} */ job) => {
+  queue = queue.then(() => run(job));
+});
+
+async function run(/** @type {Job} */ job) {
+  try {
+    const body = await make(job);
+    const sha256 = job.sha256 ? await sha256Hex(body) : undefined;
+    const crc32 = job.crc32 ? crc32Base64(body) : undefined;
+    const buffer = /** @type {ArrayBuffer} */ (body.buffer);
+    port.postMessage({ id: job.id, body: buffer, sha256, crc32 }, [buffer]);
+    nudgeScavenge();
+  } catch (error) {
+    // Give the batch back so the caller still owns it (and can store it another way).
+    const { id, columns, records, lengths } = job;
+    if (columns !== undefined) {
+      port.postMessage({ id, error: String(error), columns }, columns.transfer);
+    } else {
+      port.postMessage({ id, error: String(error), records, lengths }, records ?? []);
+    }
+  }
+}
+
+/** The body of a job: its sealed columns as Parquet, or its records framed and compressed. */
+async function make(/** @type {Job} */ job) {
+  const maker = await bodies;
+  if (job.columns !== undefined) {
+    return /** @type {import('./bodies.js').ColumnBodies} */ (maker).make({ columns: job.columns });
+  }
+  const { records = [], lengths = [] } = job;
+  return /** @type {import('./bodies.js').Bodies} */ (maker).make({
+    records: records.map((buffer, i) => new Uint8Array(buffer, 0, lengths[i])),
+    framing: job.framing,
+  });
+}

@@ -1,0 +1,33 @@
+// @ts-check
+// A batch's sealed columns as one Parquet file of its signal's schema, its pages compressed with
+// the codec of the exporter's compression. Loaded by bodies.js only for a Parquet format, in the
+// worker: the columns arrive by transfer, and nothing here parses JSON.
+import { createPageCompressor } from '../compression/compressors.js';
+
+/**
+ * Each signal's encoder of sealed columns, loaded when its first file is made.
+ * @type {Record<import('../signals/signal.js').SignalName,
+ *   () => Promise<(columns: any, options: import('../signals/metrics/parquet/encode.js').EncodeOptions) => Promise<Uint8Array>>>}
+ */
+const ENCODERS = {
+  metrics: async () => (await import('../signals/metrics/parquet/encode.js')).encodeParquet,
+  traces: async () => {
+    throw new Error('Parquet files of spans are not implemented yet');
+  },
+  logs: async () => {
+    throw new Error('Parquet files of log records are not implemented yet');
+  },
+};
+
+/** @param {import('./bodies.js').BodyOptions} o @returns {import('./bodies.js').ColumnBodies} */
+export function parquetMaker(o) {
+  const compression = o.compression;
+  const pages = createPageCompressor({ compression, level: o.level, engine: o.zstdEngine });
+  if (o.signal === undefined) throw new Error('a Parquet body needs its signal');
+  const encoder = ENCODERS[o.signal]();
+  return {
+    make: async (batch) =>
+      (await encoder)(batch.columns, { compression, compressPage: pages.compressPage }),
+    close: pages.close,
+  };
+}

@@ -1,0 +1,323 @@
+import { uuidv7 } from 'uuidv7';
+import { InvalidOptionError } from '../base/invalid-option.js';
+import { CONTROL_CHARS, escapeRegExp } from '../base/text.js';
+
+/** Which time places an object: when its batch was sealed for upload, or its oldest item. */
+export const PARTITION_TIMES = ['upload', 'data'] as const;
+export type PartitionTime = (typeof PARTITION_TIMES)[number];
+/** The time zone of a key's time tokens. */
+export const TIME_ZONES = ['UTC', 'local'] as const;
+export type PartitionTimeZone = (typeof TIME_ZONES)[number];
+
+const TIME_TOKENS = ['%Y', '%m', '%d', '%H', '%M', '%S', '%j', '%%'] as const;
+const MAX_ATTRIBUTE_VALUE_LENGTH = 100;
+
+type Group =
+  | { kind: 'uuid' }
+  | { kind: 'attribute'; name: string }
+  | { kind: 'time'; token: Exclude<(typeof TIME_TOKENS)[number], '%%'> };
+
+type Part =
+  | { kind: 'text'; text: string }
+  | { kind: 'time'; token: (typeof TIME_TOKENS)[number] }
+  | { kind: 'uuid' }
+  | { kind: 'filePrefix' }
+  | { kind: 'attribute'; name: string };
+
+export interface KeyTemplateOptions {
+  /** Normalized prefix (no leading or trailing slash), may be empty; put before the template. */
+  prefix: string;
+  filePrefix: string;
+  timeZone: PartitionTimeZone;
+}
+
+/** What a key rendered by a template says about its object (see KeyTemplate.parse). */
+export interface ParsedKey {
+  /** The object's UUIDv7. */
+  id: string;
+  /** The UUIDv7's millisecond timestamp: when the batch was sealed. */
+  sealedAt: Date;
+  /**
+   * The partition the key was filed under, from its time tokens in the template's time zone:
+   * its start and its end (exclusive), as precise as the finest token (minute in the default
+   * layout). Undefined for a template without time tokens.
+   */
+  partition: { start: Date; end: Date } | undefined;
+  /** Values of the resource-attribute tokens. */
+  attributes: Record<string, string>;
+  /** Everything after the rendered template: `.json.zst`, `.binpb`, `.parquet`, ... */
+  extension: string;
+}
+
+const UUIDV7 = '[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
+/** Unix milliseconds in the first 48 bits of a UUIDv7. */
+export function uuidv7Millis(id: string): number {
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+export interface KeyContext {
+  time: Date;
+  /** Sanitized values of the template's resource-attribute tokens (see attributeValues()). */
+  attributes: Readonly<Record<string, string>>;
+  /** Format + compression suffix, e.g. `.json.zst`. */
+  extension: string;
+  /** Unique, time-ordered id; a fresh UUIDv7 unless given. */
+  id?: string;
+}
+
+/**
+ * A value from outside (a resource attribute) made safe as a key segment: only
+ * `[A-Za-z0-9._-]` survive (everything else, `/`, `\`, control characters and non-ASCII included,
+ * becomes `_`), a value of dots only cannot be `.` or `..`, empty becomes `unknown`, long is cut.
+ */
+export function sanitizeKeySegment(value: unknown): string {
+  const text = value === undefined || value === null ? '' : String(value);
+  let out = text.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, MAX_ATTRIBUTE_VALUE_LENGTH);
+  if (/^\.+$/.test(out)) out = out.replace(/\./g, '_');
+  return out === '' ? 'unknown' : out;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/**
+ * Object keys from a template: strftime tokens (%Y %m %d %H %M %S %j %%), `{uuid}`,
+ * `{filePrefix}`, and resource-attribute tokens such as `{service.name}`, `{host.name}`.
+ * Validated once at construction; rendering cannot escape the prefix.
+ */
+export class KeyTemplate {
+  readonly #parts: Part[];
+  readonly #options: KeyTemplateOptions;
+  /** The key pattern parse() matches, made on first use. */
+  #pattern: { regex: RegExp; groups: Group[] } | undefined;
+  /** Resource attributes the template uses; exports that differ in them never share a batch. */
+  readonly attributeNames: readonly string[];
+
+  constructor(template: string, options: KeyTemplateOptions) {
+    this.#options = options;
+    this.#parts = parse(template);
+    this.attributeNames = [
+      ...new Set(this.#parts.flatMap((p) => (p.kind === 'attribute' ? [p.name] : []))),
+    ];
+  }
+
+  /** The sanitized values of the template's attribute tokens for a resource. */
+  attributeValues(resource: Readonly<Record<string, unknown>>): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const name of this.attributeNames) out[name] = sanitizeKeySegment(resource[name]);
+    return out;
+  }
+
+  /**
+   * Reads a key this template could have rendered (with this prefix and filePrefix); undefined
+   * for any other key. The inverse of render(), so that readers and the spool can check and
+   * place keys of any configured layout.
+   */
+  parse(key: string): ParsedKey | undefined {
+    this.#pattern ??= this.#compile();
+    const m = this.#pattern.regex.exec(key);
+    if (m === null) return undefined;
+    const fields: Partial<Record<(typeof TIME_TOKENS)[number], number>> = {};
+    const attributes: Record<string, string> = {};
+    let id = '';
+    this.#pattern.groups.forEach((group, i) => {
+      const value = m[i + 1] as string;
+      if (group.kind === 'uuid') id = value;
+      else if (group.kind === 'attribute') attributes[group.name] ??= value;
+      else fields[group.token] ??= Number(value);
+    });
+    const extension = m[this.#pattern.groups.length + 1] ?? '';
+    return {
+      id,
+      sealedAt: new Date(uuidv7Millis(id)),
+      partition: this.#partition(fields),
+      attributes,
+      extension,
+    };
+  }
+
+  #compile(): { regex: RegExp; groups: Group[] } {
+    const groups: Group[] = [];
+    let source = this.#options.prefix === '' ? '^' : `^${escapeRegExp(this.#options.prefix)}/`;
+    for (const part of this.#parts) {
+      switch (part.kind) {
+        case 'text':
+          source += escapeRegExp(part.text);
+          break;
+        case 'filePrefix':
+          source += escapeRegExp(this.#options.filePrefix);
+          break;
+        case 'uuid':
+          source += `(${UUIDV7})`;
+          groups.push({ kind: 'uuid' });
+          break;
+        case 'attribute':
+          source += `([A-Za-z0-9._-]{1,${MAX_ATTRIBUTE_VALUE_LENGTH}})`;
+          groups.push({ kind: 'attribute', name: part.name });
+          break;
+        case 'time':
+          if (part.token === '%%') {
+            source += '%';
+            break;
+          }
+          source +=
+            part.token === '%Y' ? '(\\d{4})' : part.token === '%j' ? '(\\d{3})' : '(\\d{2})';
+          groups.push({ kind: 'time', token: part.token });
+          break;
+      }
+    }
+    return { regex: new RegExp(`${source}((?:\\.[A-Za-z0-9]+)*)$`), groups };
+  }
+
+  /** The partition that time fields name, or undefined without a year. */
+  #partition(
+    f: Partial<Record<(typeof TIME_TOKENS)[number], number>>,
+  ): { start: Date; end: Date } | undefined {
+    const year = f['%Y'];
+    if (year === undefined) return undefined;
+    const utc = this.#options.timeZone === 'UTC';
+    const make = (y: number, mo: number, d: number, h: number, mi: number, s: number) =>
+      utc ? new Date(Date.UTC(y, mo, d, h, mi, s)) : new Date(y, mo, d, h, mi, s);
+    let month = (f['%m'] ?? 1) - 1;
+    let day = f['%d'] ?? 1;
+    if (f['%j'] !== undefined && f['%m'] === undefined) {
+      month = 0;
+      day = f['%j'];
+    }
+    const [h, mi, s] = [f['%H'] ?? 0, f['%M'] ?? 0, f['%S'] ?? 0];
+    const start = make(year, month, day, h, mi, s);
+    // The finest token sets the partition's length.
+    const end =
+      f['%S'] !== undefined
+        ? make(year, month, day, h, mi, s + 1)
+        : f['%M'] !== undefined
+          ? make(year, month, day, h, mi + 1, 0)
+          : f['%H'] !== undefined
+            ? make(year, month, day, h + 1, 0, 0)
+            : f['%d'] !== undefined || f['%j'] !== undefined
+              ? make(year, month, day + 1, 0, 0, 0)
+              : f['%m'] !== undefined
+                ? make(year, month + 1, 1, 0, 0, 0)
+                : make(year + 1, 0, 1, 0, 0, 0);
+    return { start, end };
+  }
+
+  render(context: KeyContext): string {
+    const t = context.time;
+    const utc = this.#options.timeZone === 'UTC';
+    const fields = {
+      '%Y': String(utc ? t.getUTCFullYear() : t.getFullYear()),
+      '%m': pad((utc ? t.getUTCMonth() : t.getMonth()) + 1),
+      '%d': pad(utc ? t.getUTCDate() : t.getDate()),
+      '%H': pad(utc ? t.getUTCHours() : t.getHours()),
+      '%M': pad(utc ? t.getUTCMinutes() : t.getMinutes()),
+      '%S': pad(utc ? t.getUTCSeconds() : t.getSeconds()),
+      '%j': pad(dayOfYear(t, utc), 3),
+      '%%': '%',
+    };
+    let key = '';
+    for (const part of this.#parts) {
+      switch (part.kind) {
+        case 'text':
+          key += part.text;
+          break;
+        case 'time':
+          key += fields[part.token];
+          break;
+        case 'uuid':
+          key += context.id ?? uuidv7();
+          break;
+        case 'filePrefix':
+          key += this.#options.filePrefix;
+          break;
+        case 'attribute':
+          key += context.attributes[part.name] ?? 'unknown';
+          break;
+      }
+    }
+    key += context.extension;
+    return this.#options.prefix === '' ? key : `${this.#options.prefix}/${key}`;
+  }
+}
+
+function dayOfYear(t: Date, utc: boolean): number {
+  const start = utc
+    ? Date.UTC(t.getUTCFullYear(), 0, 1)
+    : new Date(t.getFullYear(), 0, 1).getTime();
+  const today = utc
+    ? Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate())
+    : new Date(t.getFullYear(), t.getMonth(), t.getDate()).getTime();
+  return Math.round((today - start) / 86_400_000) + 1;
+}
+
+function parse(template: unknown): Part[] {
+  const fail = (why: string): never => {
+    throw new InvalidOptionError('keyTemplate', template, why);
+  };
+  if (typeof template !== 'string' || template === '') {
+    return fail('a non-empty string such as "{service.name}/%Y/%m/%d/%H/metrics_{uuid}"');
+  }
+  const parts: Part[] = [];
+  let text = '';
+  for (let i = 0; i < template.length; ) {
+    const rest = template.slice(i);
+    const time = TIME_TOKENS.find((token) => rest.startsWith(token));
+    if (rest.startsWith('%') && time === undefined) {
+      return fail(`known time tokens only (${TIME_TOKENS.join(' ')}), not ${rest.slice(0, 2)}`);
+    }
+    const brace = /^\{([A-Za-z0-9_.-]+)\}/.exec(rest);
+    if (time === undefined && brace === null) {
+      if (rest.startsWith('{') || rest.startsWith('}')) {
+        return fail(
+          'tokens such as {uuid}, {filePrefix} or {service.name} (letters, digits, "_", ".", "-")',
+        );
+      }
+      text += rest[0];
+      i++;
+      continue;
+    }
+    if (text !== '') parts.push({ kind: 'text', text });
+    text = '';
+    if (time !== undefined) {
+      parts.push({ kind: 'time', token: time });
+      i += time.length;
+    } else if (brace !== null) {
+      const name = brace[1] as string;
+      parts.push(
+        name === 'uuid'
+          ? { kind: 'uuid' }
+          : name === 'filePrefix'
+            ? { kind: 'filePrefix' }
+            : { kind: 'attribute', name },
+      );
+      i += brace[0].length;
+    }
+  }
+  if (text !== '') parts.push({ kind: 'text', text });
+
+  // Check the shape with every token replaced by a plain word: the literal text must not be able
+  // to make an empty, "." or ".." segment, start or end with "/", or carry control characters.
+  const shape = parts.map((p) => (p.kind === 'text' ? p.text : 'x')).join('');
+  if (CONTROL_CHARS.test(shape) || shape.includes('\\'))
+    return fail('no control characters or backslashes');
+  const segments = shape.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..')) {
+    return fail(
+      'segments separated by single "/", none empty, "." or ".." (the prefix is added before it)',
+    );
+  }
+  const lastSlash = parts
+    .map((p) => (p.kind === 'text' ? p.text : 'x'))
+    .join('')
+    .lastIndexOf('/');
+  let at = 0;
+  let uuidInName = false;
+  for (const p of parts) {
+    const length = p.kind === 'text' ? p.text.length : 1;
+    if (p.kind === 'uuid' && at > lastSlash) uuidInName = true;
+    at += length;
+  }
+  if (!uuidInName)
+    return fail('{uuid} in the object name (the last segment), so every object is unique');
+  return parts;
+}

@@ -1,0 +1,156 @@
+import PQueue from 'p-queue';
+import { log } from '../base/log.js';
+import { type BackoffPolicy, retryDelay, slowRetryDelay } from '../s3/backoff.js';
+import { nextTurn } from '../s3/event-loop-turns.js';
+import type { ObjectWriter } from '../s3/object-writer.js';
+import { classifyUploadError, headerMayBeTheCause, type RetryVerdict } from '../s3/verdict.js';
+import type { MemoryBudget } from './budget.js';
+import type { Outcomes } from './outcomes.js';
+import type { SealedBatch } from './sealed-batch.js';
+
+export interface UploaderOptions {
+  writer: ObjectWriter;
+  concurrency: number;
+  requestTimeoutMillis: number;
+  conditionalWrites: boolean;
+  backoff: BackoffPolicy;
+}
+
+const TIMED_OUT = Symbol('request deadline');
+
+/**
+ * Uploads sealed batches: PutObject (through an ObjectWriter) with a Buffer body and a deadline on every request, a
+ * bounded number in flight, and retries of the same key and bytes with backoff. A batch
+ * backing off holds no queue slot. Success settles the batch through the budget; a rejection
+ * drops it there.
+ */
+export class Uploader {
+  readonly #options: UploaderOptions;
+  readonly #budget: MemoryBudget;
+  readonly #outcomes: Outcomes;
+  readonly #queue: PQueue;
+  #conditionalWrites: boolean;
+  /** Batches whose next attempt goes without If-None-Match, to see whether it was the cause. */
+  readonly #probing = new WeakSet<SealedBatch>();
+
+  constructor(options: UploaderOptions, budget: MemoryBudget, outcomes: Outcomes) {
+    this.#options = options;
+    this.#budget = budget;
+    this.#outcomes = outcomes;
+    this.#conditionalWrites = options.conditionalWrites;
+    this.#queue = new PQueue({ concurrency: options.concurrency });
+  }
+
+  /** Queues a batch that is ready (its state is `queued`) for an upload slot. */
+  submit(batch: SealedBatch): void {
+    this.#queue
+      .add(() => this.#attempt(batch))
+      .catch(() => {
+        // #attempt handles its own errors; p-queue only rejects if the task itself threw.
+      });
+  }
+
+  /** Retries every batch that is backing off now (flush and shutdown do not sit out a backoff). */
+  expedite(): void {
+    for (const batch of this.#budget) {
+      if (batch.state === 'backing-off' && batch.queue()) this.submit(batch);
+    }
+  }
+
+  /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
+  clear(): void {
+    this.#queue.clear();
+  }
+
+  async #attempt(batch: SealedBatch): Promise<void> {
+    const controller = new AbortController();
+    if (batch.body === undefined || !batch.startUpload(controller)) return; // moved on
+    const o = this.#options;
+    this.#outcomes.attempt(batch);
+    const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
+    const conditional = this.#conditionalWrites && !this.#probing.has(batch);
+    try {
+      // A turn of its own: the work that led here (the worker's reply, the key, the queue) and
+      // the SDK's do not add up into one stall.
+      await nextTurn();
+      const body = batch.body;
+      // Dropped during that turn: whoever did it has settled the batch.
+      if (batch.state !== 'uploading' || body === undefined) return;
+      await o.writer.put({
+        key: batch.key,
+        body,
+        contentType: batch.contentType,
+        ifNoneMatch: conditional,
+        crc32: batch.crc32,
+        sha256: batch.sha256,
+        signal: controller.signal,
+      });
+      this.#succeeded(batch);
+    } catch (error) {
+      if (batch.state !== 'uploading') return; // dropped while in flight
+      this.#failed(batch, error, controller.signal.reason === TIMED_OUT, conditional);
+    } finally {
+      clearTimeout(deadline);
+      batch.uploadEnded(controller);
+    }
+  }
+
+  #succeeded(batch: SealedBatch): void {
+    if (batch.state !== 'uploading') return;
+    if (this.#probing.has(batch) && this.#conditionalWrites) {
+      // The same PUT without If-None-Match was accepted: the server does not do conditional
+      // writes. Plain PUTs from now on (a retry may then overwrite, never duplicate).
+      this.#conditionalWrites = false;
+      log.warn(
+        `the server rejects conditional writes (If-None-Match) but accepts plain PUTs; continuing without them (${batch.key})`,
+      );
+    }
+    this.#outcomes.uploaded(batch, batch.sinceFirstAttempt());
+    this.#budget.settle(batch, 'uploaded');
+  }
+
+  #failed(batch: SealedBatch, error: unknown, timedOut: boolean, conditional: boolean): void {
+    const verdict = classifyUploadError(error, timedOut);
+    if (conditional && verdict.kind === 'fatal' && headerMayBeTheCause(error)) {
+      // Maybe the server cannot do If-None-Match: the same bytes once more without it, at once.
+      this.#probing.add(batch);
+      this.#retry(batch, { kind: 'probe', reason: verdict.reason }, error, 0);
+      return;
+    }
+    this.#probing.delete(batch);
+    switch (verdict.kind) {
+      case 'exists':
+        // Only a conditional write can say this: an earlier attempt of this key landed.
+        this.#succeeded(batch);
+        return;
+      case 'fatal':
+        this.#reject(batch, verdict.reason, error);
+        return;
+      case 'config':
+        this.#retry(batch, verdict, error, slowRetryDelay(this.#options.backoff));
+        if (!batch.isSettled) this.#budget.markBlocked(batch);
+        return;
+      case 'retry':
+        this.#retry(
+          batch,
+          verdict,
+          error,
+          retryDelay(batch.attempts, this.#options.backoff, verdict.retryAfterMillis),
+        );
+        return;
+    }
+  }
+
+  #reject(batch: SealedBatch, reason: string, error: unknown): void {
+    this.#outcomes.rejected(batch, reason, error);
+    this.#budget.drop(batch, 'rejected');
+  }
+
+  #retry(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
+    const retry = () => {
+      if (batch.queue()) this.submit(batch);
+    };
+    if (!batch.backOff(delayMillis, retry)) return;
+    this.#outcomes.retrying(batch, verdict, error, delayMillis);
+  }
+}

@@ -1,0 +1,93 @@
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
+
+/** The AWS SDK's checksum modes (requestChecksumCalculation, responseChecksumValidation). */
+export const CHECKSUM_MODES = ['WHEN_SUPPORTED', 'WHEN_REQUIRED'] as const;
+export type ChecksumMode = (typeof CHECKSUM_MODES)[number];
+
+/** How to reach S3: the connection options the exporter and the reader share. */
+export interface ConnectionSettings {
+  /** Default: AWS_REGION, else AWS_DEFAULT_REGION, else `us-east-1`. */
+  region?: string | undefined;
+  endpoint?: string | undefined;
+  /** Default: true with a custom endpoint (most self-hosted servers need it). */
+  forcePathStyle?: boolean | undefined;
+  credentials?: S3ClientConfig['credentials'] | undefined;
+  /** Default: defaultChecksumMode(endpoint). */
+  requestChecksumCalculation?: ChecksumMode | undefined;
+  /** Default: defaultChecksumMode(endpoint) for the reader; the exporter reads no bodies. */
+  responseChecksumValidation?: ChecksumMode | undefined;
+  userAgent?: string | undefined;
+}
+
+/**
+ * Who the client is for. The exporter makes a single attempt per send (its own retry loop is the
+ * only one, so retries keep their key and their deadline) and bounds only the connect phase (the
+ * request deadline is its AbortSignal). The reader's requests are idempotent: the SDK's retries
+ * are right there, and an endpoint that never answers should fail in seconds, not hang.
+ */
+export type ClientRole = { role: 'exporter'; requestTimeoutMillis: number } | { role: 'reader' };
+
+/** The region when none is given: the AWS SDK's variables, else us-east-1. */
+export function defaultRegion(env: Readonly<Record<string, string | undefined>>): string {
+  return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+}
+
+/** Where requests go, as messages name it: the endpoint URL, or AWS S3 in its region. */
+export function endpointName(
+  settings: ConnectionSettings,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  return settings.endpoint ?? `AWS S3 (${settings.region ?? defaultRegion(env)})`;
+}
+
+/** Path-style addressing unless told otherwise: on for a custom endpoint. */
+export function defaultForcePathStyle(endpoint: string | undefined): boolean {
+  return endpoint !== undefined;
+}
+
+/**
+ * `WHEN_REQUIRED` with a custom endpoint: many S3-compatible servers (B2, R2, older MinIO)
+ * reject the CRC32 checksums the SDK sends by default. `WHEN_SUPPORTED` on AWS.
+ */
+export function defaultChecksumMode(endpoint: string | undefined): ChecksumMode {
+  return endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED';
+}
+
+export const CONNECT_TIMEOUT_MILLIS = 5_000;
+const READER_REQUEST_TIMEOUT_MILLIS = 60_000;
+
+/** The S3ClientConfig for these settings: the one place the client defaults are decided. */
+export function s3ClientConfig(
+  settings: ConnectionSettings,
+  role: ClientRole,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): S3ClientConfig {
+  const { endpoint } = settings;
+  const checksums = defaultChecksumMode(endpoint);
+  const common: S3ClientConfig = {
+    region: settings.region ?? defaultRegion(env),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    forcePathStyle: settings.forcePathStyle ?? defaultForcePathStyle(endpoint),
+    ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
+    ...(settings.userAgent === undefined ? {} : { customUserAgent: settings.userAgent }),
+    requestChecksumCalculation: settings.requestChecksumCalculation ?? checksums,
+  };
+  if (role.role === 'exporter') {
+    return {
+      ...common,
+      maxAttempts: 1,
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: {
+        connectionTimeout: Math.min(role.requestTimeoutMillis, CONNECT_TIMEOUT_MILLIS),
+      },
+    };
+  }
+  return {
+    ...common,
+    responseChecksumValidation: settings.responseChecksumValidation ?? checksums,
+    requestHandler: {
+      connectionTimeout: CONNECT_TIMEOUT_MILLIS,
+      requestTimeout: READER_REQUEST_TIMEOUT_MILLIS,
+    },
+  };
+}

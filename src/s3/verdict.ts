@@ -1,0 +1,145 @@
+import { parseRetryAfter } from './backoff.js';
+import { type AccessFaultReason, accessFault, causes, errorShape, httpStatus } from './errors.js';
+
+/**
+ * What to do after a failed PutObject. One place decides retryability:
+ * - `exists`: 412 on a conditional write: an earlier attempt stored the object; success.
+ * - `retry`: transient (network, timeout, throttling, 5xx); back off and retry the same key.
+ * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region);
+ *   keep the data, report once, retry slowly.
+ * - `fatal`: the server will never accept these bytes (e.g. 400 InvalidArgument, 413).
+ * A 501 or 400 to a conditional write may be about the `If-None-Match` header itself; the
+ * uploader finds out by trying once without it (see headerMayBeTheCause).
+ */
+export type Verdict =
+  | { kind: 'exists' }
+  | { kind: 'retry'; reason: string; retryAfterMillis?: number }
+  | { kind: 'config'; reason: string; hint: string }
+  | { kind: 'fatal'; reason: string };
+
+/**
+ * Why a failed attempt is tried again: a verdict to retry, or `probe`, the uploader's own
+ * decision to try the same bytes once without If-None-Match, to learn whether the header was
+ * the cause (see headerMayBeTheCause).
+ */
+export type RetryVerdict =
+  | Extract<Verdict, { kind: 'retry' | 'config' }>
+  | { kind: 'probe'; reason: string };
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_SOCKET',
+]);
+
+const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+const RETRYABLE_CODES = new Set([
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'InternalError',
+  'ServiceUnavailable',
+  'RequestTimeTooSkewed',
+  // A concurrent conditional write of the same key (e.g. a timed-out attempt still running on
+  // the server): the next attempt gets 412 (stored) or succeeds.
+  'ConditionalRequestConflict',
+  'OperationAborted',
+]);
+
+/** What the exporter's operator does about each access fault. */
+const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
+  'access-denied': 'grant s3:PutObject on this bucket and prefix (uploads resume by themselves)',
+  'bad-credentials': 'check the credentials',
+  'no-credentials': 'pass the credentials option or configure the AWS default provider chain',
+  'no-such-bucket': 'create it or fix the bucket option',
+  'wrong-region': 'set the region option to the bucket region',
+  'invalid-bucket': 'fix the bucket option',
+};
+
+/** The network error in an error's chain of causes (or an AggregateError's errors), if any. */
+function networkError(error: unknown): { code: string; message: string } | undefined {
+  for (const s of causes(error)) {
+    // An AggregateError of connect() to each address of a name: the first that says where.
+    const each = (s as { errors?: unknown }).errors;
+    const inner = Array.isArray(each) ? each.map(networkError).find((e) => e?.message) : undefined;
+    if (inner !== undefined) return inner;
+    if (typeof s.code === 'string' && NETWORK_CODES.has(s.code))
+      return { code: s.code, message: typeof s.message === 'string' ? s.message : '' };
+    if (typeof s.message === 'string' && /socket hang up/i.test(s.message))
+      return { code: 'ECONNRESET', message: s.message };
+  }
+  return undefined;
+}
+
+/**
+ * What failed on the network, as Node.js words it (`connect ECONNREFUSED 127.0.0.1:7999`,
+ * `getaddrinfo ENOTFOUND host`), or undefined when the error is not a network failure.
+ */
+export function networkCause(error: unknown): string | undefined {
+  const found = networkError(error);
+  if (found === undefined) return undefined;
+  return found.message.includes(found.code)
+    ? found.message
+    : `${found.code} ${found.message}`.trim();
+}
+
+/** Classifies a PutObject failure. `timedOut` says the request hit its own deadline. */
+export function classifyUploadError(error: unknown, timedOut = false): Verdict {
+  if (timedOut) return { kind: 'retry', reason: 'timeout' };
+  const s = errorShape(error);
+  const name = typeof s.name === 'string' ? s.name : '';
+  const status = httpStatus(error);
+
+  if (status === 412 || name === 'PreconditionFailed') return { kind: 'exists' };
+  if (status === undefined) {
+    // No HTTP answer: the connection failed or a client-side deadline passed.
+    if (networkError(error) !== undefined) return { kind: 'retry', reason: 'network' };
+    if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
+  }
+  if (RETRYABLE_CODES.has(name) || (status !== undefined && RETRYABLE_STATUS.has(status))) {
+    const reason = status === 429 || status === 503 || name === 'SlowDown' ? 'throttled' : 'server';
+    const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
+    return retryAfterMillis === undefined
+      ? { kind: 'retry', reason }
+      : { kind: 'retry', reason, retryAfterMillis };
+  }
+  const fault = accessFault(error);
+  if (fault !== undefined) {
+    return {
+      kind: 'config',
+      reason: fault.reason,
+      hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
+    };
+  }
+  if (status === 501 || name === 'NotImplemented')
+    return { kind: 'fatal', reason: 'not-implemented' };
+  if (status === undefined) {
+    // No HTTP answer and not a known network code: an unexpected client-side failure
+    // (e.g. a credential provider that failed). Retrying is the safe side.
+    return { kind: 'retry', reason: 'client' };
+  }
+  return { kind: 'fatal', reason: `http-${status}` };
+}
+
+/**
+ * True for answers a server may give to a header it does not support (501 NotImplemented; 400
+ * from servers that reject unknown conditions): only a retry without the header can tell.
+ */
+export function headerMayBeTheCause(error: unknown): boolean {
+  const status = httpStatus(error);
+  const { name } = errorShape(error);
+  return status === 501 || status === 400 || name === 'NotImplemented';
+}

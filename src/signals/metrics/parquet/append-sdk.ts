@@ -1,0 +1,213 @@
+import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
+import {
+  type DataPoint,
+  DataPointType,
+  type ExponentialHistogram,
+  type Histogram,
+  type MetricData,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import { AttributeCache } from '../../../encoding/attribute-cache.js';
+import { isInt64 } from '../../../encoding/otlp-schema.js';
+import { jsValueText } from '../../../parquet/attribute-text.js';
+import { temporalityJson } from '../otlp-json.js';
+import { type ColumnStore, setInt64 } from './column-store.js';
+import { LIST_STRIDE, LISTS, PRESENT, TYPE } from './sealed.js';
+import { MAP_ENTRY_BYTES, textOf } from './tables.js';
+
+/** An interned attribute set or bound list, valid in the batch of `epoch`. */
+interface Interned {
+  epoch: number;
+  id: number;
+}
+interface InternedSet extends Interned {
+  keys: string[];
+  texts: (string | null)[];
+}
+interface InternedBounds extends Interned {
+  values: number[];
+}
+
+/**
+ * Estimated bytes of an identity-cache entry (WeakMap slot, entry objects, the arrays of keys and
+ * texts), counted once, in the batch that made it: it lives as long as the SDK's attributes
+ * object (one per series), as the OTLP/JSON writer's cache entries do.
+ */
+const CACHE_ENTRY_BYTES = 160;
+
+const TYPE_OF: Readonly<Record<DataPointType, number>> = {
+  [DataPointType.GAUGE]: TYPE.GAUGE,
+  [DataPointType.SUM]: TYPE.SUM,
+  [DataPointType.HISTOGRAM]: TYPE.HISTOGRAM,
+  [DataPointType.EXPONENTIAL_HISTOGRAM]: TYPE.EXPONENTIAL_HISTOGRAM,
+};
+
+/** An HrTime as whole microseconds (exact: seconds below 2^32 make less than 2^53 µs). */
+function setMicros(slots: Int32Array, at: number, t: HrTime): void {
+  setInt64(slots, at, t[0] * 1e6 + Math.floor(t[1] / 1000));
+}
+
+/**
+ * Appends the SDK's ResourceMetrics to the columns directly, with the values the OTLP encoders
+ * write for them (src/encoding/otlp-json.ts). Attribute sets and bound lists are interned once
+ * per batch: a series keeps its attributes object from one collection to the next, so an object
+ * seen before (and unchanged, as AttributeCache checks) costs one lookup.
+ */
+export class SdkAppender {
+  readonly #sets = new AttributeCache<InternedSet>();
+  readonly #bounds = new WeakMap<readonly number[], InternedBounds>();
+
+  /** Appends every data point of `rm`; returns how many. */
+  append(store: ColumnStore, rm: ResourceMetrics): number {
+    const { strings } = store;
+    const resource = rm.resource;
+    const set = this.#set(store, resource.attributes);
+    const service = textOf(set.keys, set.texts, 'service.name') ?? '';
+    const resourceId = store.resources.intern([
+      strings.id(service),
+      strings.id(resource.schemaUrl ?? ''),
+      set.id,
+    ]);
+    let points = 0;
+    for (const sm of rm.scopeMetrics) {
+      const scope = [sm.scope.name, sm.scope.version ?? '', sm.scope.schemaUrl ?? ''].map((s) =>
+        strings.id(s),
+      );
+      for (const metric of sm.metrics) {
+        const metricId = this.#metric(store, scope, metric);
+        points += this.#points(store, resourceId, metricId, metric);
+      }
+    }
+    return points;
+  }
+
+  #metric(store: ColumnStore, scope: number[], metric: MetricData): number {
+    const { strings } = store;
+    const d = metric.descriptor;
+    const type = TYPE_OF[metric.dataPointType];
+    const sum = metric.dataPointType === DataPointType.SUM;
+    return store.metrics.intern([
+      ...scope,
+      strings.id(d.name),
+      strings.id(d.description),
+      strings.id(d.unit),
+      type,
+      type === TYPE.GAUGE ? 0 : temporalityJson(metric.aggregationTemporality),
+      sum && metric.isMonotonic ? 1 : 0,
+    ]);
+  }
+
+  #points(store: ColumnStore, resourceId: number, metricId: number, metric: MetricData): number {
+    const points: DataPoint<unknown>[] = metric.dataPoints;
+    const int = metric.descriptor.valueType === ValueType.INT;
+    for (const p of points) {
+      const r = store.nextRow();
+      store.resource[r] = resourceId;
+      store.metric[r] = metricId;
+      store.attributes[r] = this.#set(store, p.attributes).id;
+      setMicros(store.time, r, p.endTime);
+      setMicros(store.start, r, p.startTime);
+      store.flags[r] = 0;
+      store.bounds[r] = 0;
+      const lists = LIST_STRIDE * r;
+      store.listLengths[lists + LISTS.BUCKETS] = 0;
+      store.listLengths[lists + LISTS.POSITIVE] = 0;
+      store.listLengths[lists + LISTS.NEGATIVE] = 0;
+      switch (metric.dataPointType) {
+        case DataPointType.SUM:
+        case DataPointType.GAUGE: {
+          const v = p.value as number;
+          store.double[r] = v;
+          // An INT point beyond int64 (or not finite) is written as the double it is.
+          if (int && isInt64(v)) {
+            setInt64(store.integer, r, v);
+            store.present[r] = PRESENT.VALUE | PRESENT.INTEGER;
+          } else store.present[r] = PRESENT.VALUE;
+          break;
+        }
+        case DataPointType.HISTOGRAM: {
+          const h = p.value as Histogram;
+          store.present[r] = distribution(store, r, h);
+          store.bounds[r] = this.#boundsId(store, h.buckets.boundaries);
+          appendCounts(store, r, LISTS.BUCKETS, h.buckets.counts);
+          break;
+        }
+        case DataPointType.EXPONENTIAL_HISTOGRAM: {
+          const h = p.value as ExponentialHistogram;
+          store.present[r] = distribution(store, r, h);
+          store.scale[r] = h.scale;
+          setInt64(store.zeroCount, r, h.zeroCount);
+          store.positiveOffset[r] = h.positive.offset;
+          store.negativeOffset[r] = h.negative.offset;
+          appendCounts(store, r, LISTS.POSITIVE, h.positive.bucketCounts);
+          appendCounts(store, r, LISTS.NEGATIVE, h.negative.bucketCounts);
+          break;
+        }
+      }
+    }
+    return points.length;
+  }
+
+  /** The attribute set of `attrs` in this batch. */
+  #set(store: ColumnStore, attrs: Attributes): InternedSet {
+    let entry = this.#sets.get(attrs);
+    if (entry === undefined) {
+      const keys = Object.keys(attrs);
+      const texts = keys.map((key) => jsValueText(attrs[key]));
+      entry = { epoch: 0, id: 0, keys, texts };
+      this.#sets.set(attrs, keys, entry);
+      store.extraBytes += CACHE_ENTRY_BYTES + keys.length * MAP_ENTRY_BYTES;
+    }
+    if (entry.epoch !== store.epoch) {
+      entry.id = store.sets.intern(store.strings, entry.keys, entry.texts);
+      entry.epoch = store.epoch;
+    }
+    return entry;
+  }
+
+  /** The bound list of `bounds` in this batch (points of one histogram share the array). */
+  #boundsId(store: ColumnStore, bounds: readonly number[]): number {
+    let entry = this.#bounds.get(bounds);
+    if (entry === undefined || !sameNumbers(entry.values, bounds)) {
+      entry = { epoch: 0, id: 0, values: [...bounds] };
+      this.#bounds.set(bounds, entry);
+      store.extraBytes += CACHE_ENTRY_BYTES + 8 * bounds.length;
+    }
+    if (entry.epoch !== store.epoch) {
+      entry.id = store.boundLists.intern(bounds);
+      entry.epoch = store.epoch;
+    }
+    return entry.id;
+  }
+}
+
+/** Count, and sum, min and max where the SDK has them; returns the PRESENT bits. */
+function distribution(store: ColumnStore, r: number, h: Histogram | ExponentialHistogram): number {
+  setInt64(store.integer, r, h.count);
+  let present = PRESENT.INTEGER;
+  if (h.sum !== undefined) {
+    store.double[r] = h.sum;
+    present |= PRESENT.SUM;
+  }
+  if (h.min !== undefined) {
+    store.min[r] = h.min;
+    present |= PRESENT.MIN;
+  }
+  if (h.max !== undefined) {
+    store.max[r] = h.max;
+    present |= PRESENT.MAX;
+  }
+  return present;
+}
+
+function appendCounts(store: ColumnStore, r: number, which: number, counts: number[]): void {
+  const at = store.reserveCounts(counts.length);
+  for (let i = 0; i < counts.length; i++) setInt64(store.counts, at + i, counts[i] as number);
+  store.listLengths[LIST_STRIDE * r + which] = counts.length;
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}

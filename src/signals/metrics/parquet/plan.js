@@ -1,0 +1,241 @@
+// @ts-check
+// What the writer works out once per file before it writes a page: which resources, metrics and
+// attribute sets the rows use, each string column's dictionary and every group's index in it,
+// the map entries as dictionary indices, where each row's bucket counts start, and the row order.
+import { packLists } from '../../../parquet/bit-packer.js';
+import {
+  boundsDictionary,
+  dictionaryOf,
+  groupIndex,
+  StringPool,
+} from '../../../parquet/dictionaries.js';
+import { rowOrder } from './row-order.js';
+import {
+  LIST_STRIDE,
+  METRIC,
+  METRIC_STRIDE,
+  METRIC_TYPES,
+  PRESENT,
+  RESOURCE,
+  RESOURCE_STRIDE,
+  TYPE,
+} from './sealed.js';
+
+/** @typedef {import('./sealed.js').SealedColumns} SealedColumns */
+/** @typedef {import('../../../parquet/dictionaries.js').Dictionary} Dictionary */
+/** @typedef {ReturnType<typeof mapEntries>} MapEntries */
+/** @typedef {ReturnType<typeof plan>} Plan */
+
+/** Groups `ids` marks as used. @param {Uint8Array} used */
+function usedOf(used) {
+  /** @type {number[]} */
+  const out = [];
+  used.forEach((u, i) => {
+    if (u === 1) out.push(i);
+  });
+  return out;
+}
+
+/**
+ * Marks (per pool id) the strings in slot `slot` of the groups `groups`.
+ * @param {number} size the pool's size @param {Uint32Array} table @param {number} stride @param {number[]} groups @param {number} slot @param {number} [base]
+ */
+function slotStrings(size, table, stride, groups, slot, base = 0) {
+  const used = new Uint8Array(size);
+  for (let i = 0; i < groups.length; i++) {
+    used[base + /** @type {number} */ (table[/** @type {number} */ (groups[i]) * stride + slot])] =
+      1;
+  }
+  return used;
+}
+
+/**
+ * Marks (per pool id) the key (side 0) or value (side 1) strings of the entries of `sets`.
+ * @param {number} size @param {SealedColumns} s @param {number[]} sets @param {0 | 1} side
+ */
+function entryStrings(size, s, sets, side) {
+  const used = new Uint8Array(size);
+  for (let i = 0; i < sets.length; i++) {
+    const set = /** @type {number} */ (sets[i]);
+    const end = /** @type {number} */ (s.setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
+      const id = /** @type {number} */ (s.setEntries[2 * e + side]);
+      if (id >= 0) used[id] = 1;
+    }
+  }
+  return used;
+}
+
+/**
+ * A map column's entries, packed per attribute set for BitPacker.packed: its keys' dictionary
+ * indices, and its present values' (an empty AnyValue has none; `valueIndex` keeps -1 for it).
+ * @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values
+ */
+function mapEntries(s, keys, values) {
+  const count = /** @type {number} */ (s.setOffsets[s.setCount]);
+  const keyIndex = new Int32Array(count);
+  const valueIndex = new Int32Array(count);
+  const present = new Int32Array(count);
+  const valueOffsets = new Uint32Array(s.setCount + 1);
+  const hasNull = new Uint8Array(s.setCount);
+  let j = 0;
+  for (let set = 0; set < s.setCount; set++) {
+    for (
+      let e = /** @type {number} */ (s.setOffsets[set]);
+      e < /** @type {number} */ (s.setOffsets[set + 1]);
+      e++
+    ) {
+      keyIndex[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      valueIndex[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+      if (v < 0) hasNull[set] = 1;
+      else present[j++] = /** @type {number} */ (valueIndex[e]);
+    }
+    valueOffsets[set + 1] = j;
+  }
+  return {
+    keys: packLists(keyIndex, s.setOffsets, s.setCount, keys.width),
+    values: packLists(present, valueOffsets, s.setCount, values.width),
+    valueOffsets,
+    valueIndex,
+    hasNull,
+  };
+}
+
+/** Bits of Plan.nonNull: which optional columns a row has a value in. */
+export const NON_NULL = /** @type {const} */ ({
+  VALUE: 1,
+  VALUE_AS_INT: 2,
+  SUM: 4,
+  MIN: 8,
+  MAX: 16,
+  COUNT: 32,
+  EXPONENTIAL: 64,
+});
+
+/** Per row: NON_NULL bits, from its type and PRESENT bits. @param {SealedColumns} s @param {Uint8Array} rowType */
+function nonNullOf(s, rowType) {
+  const out = new Uint8Array(s.rows);
+  for (let row = 0; row < s.rows; row++) {
+    const t = /** @type {number} */ (rowType[row]);
+    const b = /** @type {number} */ (s.present[row]);
+    if (t === TYPE.GAUGE || t === TYPE.SUM) {
+      out[row] =
+        (b & PRESENT.VALUE ? NON_NULL.VALUE : 0) |
+        (b & PRESENT.INTEGER ? NON_NULL.VALUE_AS_INT : 0);
+    } else {
+      out[row] =
+        (b & PRESENT.INTEGER ? NON_NULL.COUNT : 0) |
+        (b & PRESENT.SUM ? NON_NULL.SUM : 0) |
+        (b & PRESENT.MIN ? NON_NULL.MIN : 0) |
+        (b & PRESENT.MAX ? NON_NULL.MAX : 0) |
+        (t === TYPE.EXPONENTIAL_HISTOGRAM ? NON_NULL.EXPONENTIAL : 0);
+    }
+  }
+  return out;
+}
+
+/** A metric slot of every metric. @param {SealedColumns} s @param {number} slot */
+function metricSlots(s, slot) {
+  const out = new Int32Array(s.metricCount);
+  for (let m = 0; m < s.metricCount; m++)
+    out[m] = /** @type {number} */ (s.metrics[m * METRIC_STRIDE + slot]);
+  return out;
+}
+
+/** @param {SealedColumns} s */
+export function plan(s) {
+  const n = s.rows;
+  const pool = new StringPool(
+    s.strings,
+    s.stringOffsets,
+    s.stringCount,
+    METRIC_TYPES.map(([, name]) => name),
+  );
+  const usedResources = new Uint8Array(s.resourceCount);
+  const usedMetrics = new Uint8Array(s.metricCount);
+  const usedSets = new Uint8Array(s.setCount);
+  for (let row = 0; row < n; row++) {
+    usedResources[/** @type {number} */ (s.resource[row])] = 1;
+    usedMetrics[/** @type {number} */ (s.metric[row])] = 1;
+    usedSets[/** @type {number} */ (s.attributes[row])] = 1;
+  }
+  const resources = usedOf(usedResources);
+  const metrics = usedOf(usedMetrics);
+  const resourceSets = resources.map(
+    (r) => /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]),
+  );
+  const pointSets = usedOf(usedSets);
+  /** @param {number} slot */
+  const resourceDictionary = (slot) =>
+    dictionaryOf(pool, slotStrings(pool.size, s.resources, RESOURCE_STRIDE, resources, slot));
+  /** @param {number} slot @param {number} [base] */
+  const metricDictionary = (slot, base = 0) =>
+    dictionaryOf(pool, slotStrings(pool.size, s.metrics, METRIC_STRIDE, metrics, slot, base));
+  const dict = {
+    service: resourceDictionary(RESOURCE.SERVICE),
+    resourceSchemaUrl: resourceDictionary(RESOURCE.SCHEMA_URL),
+    resourceKeys: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 0)),
+    resourceValues: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 1)),
+    scopeName: metricDictionary(METRIC.SCOPE_NAME),
+    scopeVersion: metricDictionary(METRIC.SCOPE_VERSION),
+    scopeSchemaUrl: metricDictionary(METRIC.SCOPE_SCHEMA_URL),
+    name: metricDictionary(METRIC.NAME),
+    description: metricDictionary(METRIC.DESCRIPTION),
+    unit: metricDictionary(METRIC.UNIT),
+    type: metricDictionary(METRIC.TYPE, pool.namesBase),
+    attributeKeys: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 0)),
+    attributeValues: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 1)),
+  };
+  /** @param {Dictionary} d @param {number} slot */
+  const ofResource = (d, slot) =>
+    groupIndex(d, s.resources, RESOURCE_STRIDE, s.resourceCount, slot);
+  /** @param {Dictionary} d @param {number} slot @param {number} [base] */
+  const ofMetric = (d, slot, base) =>
+    groupIndex(d, s.metrics, METRIC_STRIDE, s.metricCount, slot, base);
+  const index = {
+    service: ofResource(dict.service, RESOURCE.SERVICE),
+    resourceSchemaUrl: ofResource(dict.resourceSchemaUrl, RESOURCE.SCHEMA_URL),
+    scopeName: ofMetric(dict.scopeName, METRIC.SCOPE_NAME),
+    scopeVersion: ofMetric(dict.scopeVersion, METRIC.SCOPE_VERSION),
+    scopeSchemaUrl: ofMetric(dict.scopeSchemaUrl, METRIC.SCOPE_SCHEMA_URL),
+    name: ofMetric(dict.name, METRIC.NAME),
+    description: ofMetric(dict.description, METRIC.DESCRIPTION),
+    unit: ofMetric(dict.unit, METRIC.UNIT),
+    type: ofMetric(dict.type, METRIC.TYPE, pool.namesBase),
+  };
+  /** Per resource: its attribute set. */
+  const resourceSet = new Uint32Array(s.resourceCount);
+  for (let r = 0; r < s.resourceCount; r++) {
+    resourceSet[r] = /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]);
+  }
+  /** Per row: its metric's type code; where its bucket counts start in `counts`. */
+  const rowType = new Uint8Array(n);
+  const countStart = new Uint32Array(n);
+  let at = 0;
+  for (let row = 0; row < n; row++) {
+    rowType[row] = /** @type {number} */ (
+      s.metrics[/** @type {number} */ (s.metric[row]) * METRIC_STRIDE + METRIC.TYPE]
+    );
+    countStart[row] = at;
+    for (let l = 0; l < LIST_STRIDE; l++)
+      at += /** @type {number} */ (s.listLengths[LIST_STRIDE * row + l]);
+  }
+  const ranks = Math.max(dict.service.ids.length, dict.name.ids.length);
+  return {
+    s,
+    pool,
+    dict,
+    index,
+    resourceSet,
+    resourceEntries: mapEntries(s, dict.resourceKeys, dict.resourceValues),
+    attributeEntries: mapEntries(s, dict.attributeKeys, dict.attributeValues),
+    bounds: boundsDictionary(s),
+    rowType,
+    nonNull: nonNullOf(s, rowType),
+    temporality: metricSlots(s, METRIC.TEMPORALITY),
+    monotonic: metricSlots(s, METRIC.MONOTONIC),
+    countStart,
+    order: rowOrder(s, index.service, index.name, ranks),
+  };
+}

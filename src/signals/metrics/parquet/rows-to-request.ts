@@ -1,0 +1,135 @@
+import type { OtlpObject, OtlpValue } from '../../../encoding/otlp-proto-decode.js';
+import { METRIC_TYPES } from './sealed.js';
+
+/**
+ * A row of the table as a reader returns it: INT64 as bigint, timestamps as bigint microseconds,
+ * MAP columns as a plain object (hyparquet) or as [{ key, value }] entries (in order).
+ */
+export type Row = Record<string, unknown>;
+
+/** MetricType in the table → the metric's data field in OTLP/JSON. */
+const TYPE_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
+  METRIC_TYPES.map(([field, type]) => [type, field]),
+);
+
+/** Microseconds as nanoseconds, in the OTLP/JSON spelling (a decimal string). */
+const nanos = (micros: unknown) => `${typeof micros === 'bigint' ? micros * 1000n : 0n}`;
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+/** A double in the OTLP/JSON spelling: NaN and the infinities as strings. */
+const double = (v: unknown): OtlpValue =>
+  typeof v === 'number' && !Number.isFinite(v) ? String(v) : (v as number);
+
+/** MAP<STRING, STRING> as OTLP attributes: every value is text, a null one an empty value. */
+function attributes(map: unknown): OtlpValue[] {
+  if (typeof map !== 'object' || map === null) return [];
+  const entries: [string, unknown][] = Array.isArray(map)
+    ? map.map((e: { key: string; value: unknown }) => [e.key, e.value])
+    : Object.entries(map as Record<string, unknown>);
+  return entries.map(
+    ([key, value]): OtlpObject => ({
+      key,
+      value: value === null || value === undefined ? {} : { stringValue: String(value) },
+    }),
+  );
+}
+
+/** One data point of a row, in the OTLP/JSON shape of its metric type. */
+function point(row: Row, type: string): OtlpObject {
+  const p: OtlpObject = {
+    attributes: attributes(row.Attributes),
+    startTimeUnixNano: nanos(row.StartTimeUnix),
+    timeUnixNano: nanos(row.TimeUnix),
+  };
+  if (type === 'gauge' || type === 'sum') {
+    if (typeof row.ValueAsInt === 'bigint') p.asInt = String(row.ValueAsInt);
+    else if (row.Value !== null && row.Value !== undefined) p.asDouble = double(row.Value);
+  } else {
+    if (typeof row.Count === 'bigint') p.count = String(row.Count);
+    for (const field of ['Sum', 'Min', 'Max'] as const) {
+      const v = row[field];
+      if (typeof v === 'number') p[field.toLowerCase()] = double(v);
+    }
+  }
+  const counts = (v: unknown) => (Array.isArray(v) ? v.map((c) => String(c)) : []);
+  if (type === 'histogram') {
+    p.bucketCounts = counts(row.BucketCounts);
+    p.explicitBounds = Array.isArray(row.ExplicitBounds) ? row.ExplicitBounds.map(double) : [];
+  }
+  if (type === 'exponential_histogram') {
+    p.scale = Number(row.Scale ?? 0);
+    p.zeroCount = String(row.ZeroCount ?? 0n);
+    p.positive = {
+      offset: Number(row.PositiveOffset ?? 0),
+      bucketCounts: counts(row.PositiveBucketCounts),
+    };
+    p.negative = {
+      offset: Number(row.NegativeOffset ?? 0),
+      bucketCounts: counts(row.NegativeBucketCounts),
+    };
+  }
+  if (typeof row.Flags === 'number' && row.Flags !== 0) p.flags = row.Flags >>> 0; // uint32 in INT32
+  return p;
+}
+
+/** Groups in first-seen order, by a key. */
+function group<T>(items: T[], keyOf: (item: T) => string): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = groups.get(key);
+    if (list === undefined) groups.set(key, [item]);
+    else list.push(item);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Rows of the Parquet table as one ExportMetricsServiceRequest, in its OTLP/JSON shape: rows
+ * that share a resource, a scope and a metric come back together. What the table does not keep
+ * is documented as its losses: attribute values are text, times are microseconds.
+ */
+export function rowsToRequest(rows: Row[]): OtlpObject {
+  const resourceKey = (r: Row) => JSON.stringify([r.ResourceSchemaUrl, r.ResourceAttributes]);
+  const scopeKey = (r: Row) => JSON.stringify([r.ScopeName, r.ScopeVersion, r.ScopeSchemaUrl]);
+  const metricKey = (r: Row) =>
+    JSON.stringify([
+      r.MetricName,
+      r.MetricDescription,
+      r.MetricUnit,
+      r.MetricType,
+      r.AggregationTemporality,
+      r.IsMonotonic,
+    ]);
+  return {
+    resourceMetrics: group(rows, resourceKey).map((resourceRows) => {
+      const first = resourceRows[0] as Row;
+      const rm: OtlpObject = {
+        resource: { attributes: attributes(first.ResourceAttributes) },
+        scopeMetrics: group(resourceRows, scopeKey).map((scopeRows) => {
+          const s = scopeRows[0] as Row;
+          const sm: OtlpObject = {
+            scope: { name: text(s.ScopeName), version: text(s.ScopeVersion) },
+            metrics: group(scopeRows, metricKey).map((metricRows) => {
+              const m = metricRows[0] as Row;
+              const type = text(m.MetricType);
+              const data: OtlpObject = { dataPoints: metricRows.map((row) => point(row, type)) };
+              if (type === 'sum' || type === 'histogram' || type === 'exponential_histogram')
+                data.aggregationTemporality = Number(m.AggregationTemporality ?? 0);
+              if (type === 'sum') data.isMonotonic = m.IsMonotonic === true;
+              return {
+                name: text(m.MetricName),
+                description: text(m.MetricDescription),
+                unit: text(m.MetricUnit),
+                [TYPE_FIELD[type] ?? 'gauge']: data,
+              };
+            }),
+          };
+          if (text(s.ScopeSchemaUrl) !== '') sm.schemaUrl = text(s.ScopeSchemaUrl);
+          return sm;
+        }),
+      };
+      if (text(first.ResourceSchemaUrl) !== '') rm.schemaUrl = text(first.ResourceSchemaUrl);
+      return rm;
+    }),
+  };
+}

@@ -1,0 +1,78 @@
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import type { RecordFormat } from '../encoding/records.js';
+import type { Compression, Format, SignalName } from '../layout/formats.js';
+
+/**
+ * A signal is a row: what is specific to metrics, spans or log records is reached through one
+ * definition of this shape, and the pipeline, the budget, the spool, the uploader, the key layout
+ * and the compaction plan know none of it (docs/architecture.md, "Adding a signal").
+ */
+
+export type { SignalName } from '../layout/formats.js';
+
+/** A batch's columns as they cross to the body worker: typed arrays, moved by transfer. */
+export interface TransferableColumns {
+  /** Every ArrayBuffer of the columns, for postMessage's transfer list. */
+  readonly transfer: ArrayBuffer[];
+}
+
+/**
+ * The open batch of a Parquet format: column builders that exports are appended to, whose bytes
+ * are their real sizes, capacity included.
+ */
+export interface ColumnBuilders<Item> {
+  /** Items (rows) appended since the last seal. */
+  readonly rows: number;
+  /** Memory the builders hold now. */
+  readonly bytes: number;
+  /**
+   * Bytes appending `item` makes the arrays grow by, exactly: to these builders, or to empty
+   * ones (`alone`). What is new to the batch (strings, attribute sets) comes on top, counted in
+   * `bytes` once appended.
+   */
+  growth(item: Item, alone: boolean): number;
+  /** Appends all of the export or none of it (an append that throws leaves the builders as they were). */
+  append(item: Item): void;
+  /** Hands the columns over and starts empty again. */
+  seal(): TransferableColumns;
+}
+
+/** What an exporter needs of its signal, on the service's thread. */
+export interface SignalExport<Item> {
+  readonly name: SignalName;
+  /** How each format's exports become records (Parquet: its fallback's, OTLP/JSON). */
+  readonly records: Readonly<Record<Format, RecordFormat<Item>>>;
+  /** Items in one export: data points, spans or log records, as stats() counts them. */
+  count(item: Item): number;
+  /** The resource attributes of an export, for the key template's attribute tokens. */
+  resourceAttributes(item: Item): Readonly<Record<string, unknown>>;
+  /** The time of the oldest item of an export in ms (partitionTime 'data'); undefined if it has none. */
+  oldestTimeMillis(item: Item): number | undefined;
+  /** The Parquet column builders, loaded on first use (a service that exports OTLP never loads them). */
+  loadColumns(): Promise<() => ColumnBuilders<Item>>;
+  /**
+   * Sealed columns as OTLP/JSON records, when their Parquet file cannot be made: what the file
+   * would have given a reader.
+   */
+  columnsAsRecords(columns: TransferableColumns): Promise<Buffer[]>;
+}
+
+/** Reading an object back: its decompression budget and the reader's decompress(). */
+export interface DecodeContext {
+  /** Decompress within `maxBytes` (ObjectTooLargeError past it). */
+  decompress(compression: Compression, bytes: Uint8Array, maxBytes: number): Buffer;
+  maxDecompressedBytes: number;
+}
+
+/** A stored object, outer compression removed, back into its request (OTLP/JSON object shape). */
+export interface Decoder {
+  decode(raw: Buffer, context: DecodeContext): OtlpObject | Promise<OtlpObject>;
+  /** decode() answers at once, so decodeStoredObject() can read this format. */
+  synchronous: boolean;
+}
+
+/** What the reader needs of a signal. */
+export interface SignalRead {
+  readonly name: SignalName;
+  readonly decoders: Readonly<Record<Format, Decoder>>;
+}
