@@ -1,30 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { OPTION_TABLE } from '../config/option-table.js';
 import { UsageError } from './exit-codes.js';
 
 /** The file the CLI reads defaults from, in the current directory. */
 export const CONFIG_FILE_NAME = '.otel-s3.json';
 
-/** Keys of the config file: the CLI's settings, named as the exporter's and the reader's options. */
-export const CONFIG_FILE_KEYS = [
-  'bucket',
-  'prefix',
-  'endpoint',
-  'region',
-  'forcePathStyle',
-  'format',
-  'keyTemplate',
-  'filePrefix',
-  'partitionTimeZone',
-  'partitionTime',
-  'maxBatchAgeMillis',
-  'exportIntervalMillis',
-  'dir',
-  'concurrency',
-  'maxObjectBytes',
-  'maxDecompressedBytes',
-] as const;
+/** The CLI's settings: the option table's rows that the file may set. */
+export type ConfigFileKey = Extract<(typeof OPTION_TABLE)[number], { readonly file: true }>['name'];
 
-export type ConfigFileKey = (typeof CONFIG_FILE_KEYS)[number];
+/** Keys of the config file: the CLI's settings, named as the exporter's and the reader's options. */
+export const CONFIG_FILE_KEYS: readonly ConfigFileKey[] = OPTION_TABLE.flatMap((row) =>
+  'file' in row && row.file ? [row.name as ConfigFileKey] : [],
+);
 
 /**
  * Defaults for the CLI; flags and environment variables win over them. No secrets here. The

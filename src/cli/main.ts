@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
+import { formatBytes } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { DEFAULTS } from '../config/options.js';
 import { defaultKeyTemplate, FORMAT_ROWS, FORMATS } from '../layout/formats.js';
-import { formatBytes } from '../reader/byte-size.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { MultiBar } from 'cli-progress';
-import { formatBytes } from '../reader/byte-size.js';
+import { formatBytes } from '../base/byte-size.js';
 
 /** Progress of a download, and stderr lines that must not break it. */
 export interface Progress {

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { parseBooleanText, readEnvironment, VARIABLE_OF } from '../config/environment.js';
-import { EXPORT_INTERVAL_VARIABLE } from '../reader/key-layout.js';
-import type { ConfigFile, ConfigFileKey } from './config-file.js';
+import { parseBooleanText, readEnvironment } from '../config/environment.js';
+import { optionRow } from '../config/option-table.js';
+import { CONFIG_FILE_KEYS, type ConfigFile, type ConfigFileKey } from './config-file.js';
 import { UsageError } from './exit-codes.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -10,33 +10,22 @@ type Env = Readonly<Record<string, string | undefined>>;
 type Kind = 'text' | 'integer' | 'boolean';
 
 /**
- * Every setting of the CLI, named as the exporter's (and the reader's) option. Its flag is the
- * attribute commander gives it (`--key-template` → keyTemplate); its environment variable is the
- * exporter's (the table in src/config/environment.ts), so a service's environment configures
- * its reader too; its key in .otel-s3.json is the option name.
+ * Every setting of the CLI, named as the exporter's (and the reader's) option, from the option
+ * table: its flag, its environment variable (the exporter's, so a service's environment
+ * configures its reader too) and its key in .otel-s3.json (the option name).
  */
-export const SETTINGS: Readonly<Record<ConfigFileKey, { flag: string; kind: Kind }>> = {
-  bucket: { flag: '--bucket', kind: 'text' },
-  prefix: { flag: '--prefix', kind: 'text' },
-  endpoint: { flag: '--endpoint', kind: 'text' },
-  region: { flag: '--region', kind: 'text' },
-  forcePathStyle: { flag: '--force-path-style', kind: 'boolean' },
-  format: { flag: '--object-format', kind: 'text' },
-  keyTemplate: { flag: '--key-template', kind: 'text' },
-  filePrefix: { flag: '--file-prefix', kind: 'text' },
-  partitionTimeZone: { flag: '--partition-time-zone', kind: 'text' },
-  partitionTime: { flag: '--partition-time', kind: 'text' },
-  maxBatchAgeMillis: { flag: '--max-batch-age', kind: 'integer' },
-  exportIntervalMillis: { flag: '--export-interval', kind: 'integer' },
-  dir: { flag: '--dir', kind: 'text' },
-  concurrency: { flag: '--concurrency', kind: 'integer' },
-  maxObjectBytes: { flag: '--max-object-bytes', kind: 'text' },
-  maxDecompressedBytes: { flag: '--max-decompressed-bytes', kind: 'text' },
-};
+export const SETTINGS: Readonly<Record<ConfigFileKey, { flag: string; kind: Kind }>> =
+  Object.fromEntries(
+    CONFIG_FILE_KEYS.map((setting) => {
+      const { flag, text } = optionRow(setting);
+      const kind: Kind = text === 'integer' ? 'integer' : text === 'boolean' ? 'boolean' : 'text';
+      return [setting, { flag: flag as string, kind }];
+    }),
+  ) as Record<ConfigFileKey, { flag: string; kind: Kind }>;
 
 /** The environment variable of a setting, if it has one. */
 export function variableOf(setting: ConfigFileKey): string | undefined {
-  return setting === 'exportIntervalMillis' ? EXPORT_INTERVAL_VARIABLE : VARIABLE_OF[setting];
+  return optionRow(setting).variable;
 }
 
 type Layer = 'flag' | 'environment' | 'file';
@@ -64,22 +53,22 @@ export class SettingSources {
   constructor(flags: Readonly<Record<string, unknown>>, env: Env, file: ConfigFile | undefined) {
     this.#flags = flags;
     this.#file = file;
-    // Only the CLI's own variables: a bad value of another one is none of its business.
-    const own: Record<string, string | undefined> = {};
-    for (const setting of Object.keys(SETTINGS) as ConfigFileKey[]) {
-      const variable = VARIABLE_OF[setting];
-      if (variable !== undefined) own[variable] = env[variable];
-    }
-    // Parsed as the exporter parses them; the CLI is strict where the exporter warns.
-    const environment = readEnvironment(own, (error) => {
-      throw new UsageError(error.detail);
+    // Only the CLI's own variables (a bad value of another one is none of its business), parsed
+    // as the exporter parses them; the CLI is strict where the exporter warns. One the exporter
+    // does not read (OTEL_METRIC_EXPORT_INTERVAL) is read as a flag is: its rule checks it.
+    const own = CONFIG_FILE_KEYS.flatMap((setting) => {
+      const row = optionRow(setting);
+      if (row.variable === undefined) return [];
+      const text = row.for.includes('exporter') ? row.text : 'string';
+      return [[row.variable, setting, text] as const];
     });
-    const interval = env[EXPORT_INTERVAL_VARIABLE];
-    if (interval !== undefined && interval.trim() !== '') {
-      const value = fromText('integer', interval);
-      environment.set('exportIntervalMillis', { value, variable: EXPORT_INTERVAL_VARIABLE });
-    }
-    this.#environment = environment;
+    this.#environment = readEnvironment(
+      env,
+      (error) => {
+        throw new UsageError(error.detail);
+      },
+      own,
+    );
   }
 
   /** Which layer gives the setting, if any does. */
@@ -113,7 +102,12 @@ export class SettingSources {
     const fromEnv = this.#environment.get(setting);
     if (fromEnv !== undefined) {
       const { value, variable } = fromEnv;
-      return { value, variable, layer: 'environment', origin: `environment variable ${variable}` };
+      return {
+        value: fromText(kind, value),
+        variable,
+        layer: 'environment',
+        origin: `environment variable ${variable}`,
+      };
     }
     const file = this.#file;
     const fromFile = file?.values[setting];

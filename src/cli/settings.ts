@@ -1,15 +1,11 @@
 import { dirname, resolve } from 'node:path';
+import { BYTE_SIZE_HELP, parseByteSize } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { describeUnknownVariable, unknownVariables, VARIABLE_OF } from '../config/environment.js';
-import * as rule from '../config/rules.js';
-import { BYTE_SIZE_HELP, parseByteSize } from '../reader/byte-size.js';
-import { type KeyLayoutOptions, LAYOUT_OPTION_NAMES, LAYOUT_RULES } from '../reader/key-layout.js';
-import { type ReadLimitOptions, sizeLimit } from '../reader/read-limits.js';
-import {
-  bucketName,
-  DEFAULT_READ_CONCURRENCY,
-  resolveConcurrency,
-} from '../reader/read-options.js';
+import { describeUnknownVariable, unknownVariables } from '../config/environment.js';
+import { check, optionRow } from '../config/option-table.js';
+import { READ_DEFAULTS } from '../config/options.js';
+import { type KeyLayoutOptions, LAYOUT_OPTION_NAMES } from '../reader/key-layout.js';
+import type { ReadLimitOptions } from '../reader/read-limits.js';
 import {
   CONFIG_FILE_NAME,
   type ConfigFile,
@@ -88,16 +84,15 @@ export function resolveSettings(
       : loadConfigFile(resolve(cwd, CONFIG_FILE_NAME), false);
   const sources = new SettingSources({ ...flags }, env, config);
   const source = resolveSource(sources, config, cwd);
-  const prefix = sources.get('prefix', (o, v) => rule.normalizePrefix(v, o)) ?? '';
+  const prefix = sources.get('prefix', check<string>('prefix')) ?? '';
   const layout: KeyLayoutOptions = {};
   for (const option of LAYOUT_OPTION_NAMES) {
-    const check: (option: string, value: unknown) => unknown = LAYOUT_RULES[option];
-    const value = sources.get(option, check);
+    const value = sources.get(option, check(option));
     if (value !== undefined) Object.assign(layout, { [option]: value });
   }
   const { from, to } = timeRange(flags, now);
   const concurrency =
-    sources.get('concurrency', (_o, v) => resolveConcurrency(v)) ?? DEFAULT_READ_CONCURRENCY;
+    sources.get('concurrency', check<number>('concurrency')) ?? READ_DEFAULTS.concurrency;
   const limits: ReadLimitOptions = {};
   for (const option of ['maxObjectBytes', 'maxDecompressedBytes'] as const) {
     const value = sources.get(option, byteSize);
@@ -135,33 +130,34 @@ function resolveSource(
   }
   if (bucketIn === undefined && dirIn === undefined) {
     throw new UsageError(
-      `nothing to read: give --bucket <name> (or set ${VARIABLE_OF.bucket}) to read S3, or --dir <path> to read a local copy`,
+      `nothing to read: give --bucket <name> (or set ${optionRow('bucket').variable}) to read S3, or --dir <path> to read a local copy`,
     );
   }
   // A flag outranks the environment, which outranks the file.
   if (dirIn === 'flag' || bucketIn === undefined) {
-    const dir = sources.get('dir', rule.nonEmptyString) as string;
+    const dir = sources.get('dir', check<string>('dir')) as string;
     // --dir is relative to the current directory, the file's "dir" to the file.
     const base = dirIn === 'flag' || config === undefined ? cwd : dirname(config.path);
     return { kind: 'dir', dir: resolve(base, dir) };
   }
-  const bucket = sources.get('bucket', bucketName) as string;
+  const bucket = sources.get('bucket', check<string>('bucket')) as string;
   const source: Source = { kind: 's3', bucket };
-  const endpoint = sources.get('endpoint', rule.endpoint);
+  const endpoint = sources.get('endpoint', check<string>('endpoint'));
   if (endpoint !== undefined) source.endpoint = endpoint;
-  const region = sources.get('region', rule.nonEmptyString);
+  const region = sources.get('region', check<string>('region'));
   if (region !== undefined) source.region = region;
-  const forcePathStyle = sources.get('forcePathStyle', rule.bool);
+  const forcePathStyle = sources.get('forcePathStyle', check<boolean>('forcePathStyle'));
   if (forcePathStyle !== undefined) source.forcePathStyle = forcePathStyle;
   return source;
 }
 
 /** A size limit from text (`128MiB`) or a number of bytes, checked as the reader checks it. */
 function byteSize(option: string, value: unknown): number {
-  if (typeof value !== 'string') return sizeLimit(option, value);
+  const limit = check<number>(option as 'maxObjectBytes' | 'maxDecompressedBytes');
+  if (typeof value !== 'string') return limit(option, value);
   const bytes = parseByteSize(value);
   if (bytes === undefined) throw new InvalidOptionError(option, value, BYTE_SIZE_HELP);
-  return sizeLimit(option, bytes);
+  return limit(option, bytes);
 }
 
 function timeRange(flags: GlobalFlags, now: number): { from?: Date; to?: Date } {

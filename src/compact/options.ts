@@ -1,14 +1,9 @@
-import { constants } from 'node:buffer';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { requireZstdEngine } from '../compression/zstd-engine.js';
-import { DEFAULTS } from '../config/options.js';
+import { check, type OptionName } from '../config/option-table.js';
+import { COMPACTION_DEFAULTS, DEFAULTS } from '../config/options.js';
 import * as rule from '../config/rules.js';
-import {
-  COMPRESSIONS,
-  type Compression,
-  defaultKeyTemplate,
-  FORMAT_ROWS,
-} from '../layout/formats.js';
+import { type Compression, defaultKeyTemplate, FORMAT_ROWS } from '../layout/formats.js';
 import { hourLeadingChars } from '../layout/listing-range.js';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -71,15 +66,8 @@ export interface CompactionOptions {
 
 export type CompactMetricsOptions = ListMetricObjectsOptions & ReadLimitOptions & CompactionOptions;
 
-export const DEFAULT_TARGET_FILE_BYTES = 128 * 1024 * 1024;
-export const MIN_TARGET_FILE_BYTES = 64 * 1024;
-export const DEFAULT_LEASE_MILLIS = 10 * 60_000;
-export const MIN_LEASE_MILLIS = 1_000;
-/** Compactors' clocks may be this far apart: an expired lease is taken over only this much later. */
-export const LEASE_CLOCK_SKEW_MILLIS = 60_000;
 /** Added to the batch age and the flush deadline in the default settle time. */
 export const SETTLE_MARGIN_MILLIS = 5 * 60_000;
-const MAX_PARTITION_CONCURRENCY = 16;
 /**
  * The smallest sorted run: below it, encoding costs more per row than it saves (each run is at
  * least a row group of every column), and it fits in the memory bound's 100 MB beside the file.
@@ -119,6 +107,9 @@ export interface CompactionSettings {
 
 /** Checks every option (InvalidOptionError naming it) and fills in the defaults. */
 export function resolveCompaction(options: CompactMetricsOptions): CompactionSettings {
+  /** The option's value checked by the option table's rule, or `fallback` when it is unset. */
+  const given = <T>(name: OptionName & keyof CompactMetricsOptions, fallback: T): T =>
+    options[name] === undefined ? fallback : check<T>(name)(name, options[name]);
   const { layout, from, to } = resolveRange(options);
   const format = options.format ?? DEFAULTS.format;
   const template = options.keyTemplate ?? defaultKeyTemplate(format, 'metrics');
@@ -137,8 +128,7 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
     );
   }
   const prefix = layout.prefix;
-  const outPrefix =
-    options.outPrefix === undefined ? prefix : rule.normalizePrefix(options.outPrefix, 'outPrefix');
+  const outPrefix = given('outPrefix', prefix);
   if (outPrefix !== prefix && (nested(prefix, outPrefix) || nested(outPrefix, prefix))) {
     throw new InvalidOptionError(
       'outPrefix',
@@ -146,24 +136,11 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
       `the prefix itself ("${prefix}") or a prefix outside it, not nested in it or around it`,
     );
   }
-  const compression =
-    options.compression === undefined
-      ? 'zstd'
-      : rule.oneOf('compression', options.compression, COMPRESSIONS);
+  const compression = given('compression', COMPACTION_DEFAULTS.compression);
   // Inputs (Parquet pages, .zst objects) need zstd whatever the outputs use.
   requireZstdEngine();
-  const targetFileBytes =
-    options.targetFileBytes === undefined
-      ? DEFAULT_TARGET_FILE_BYTES
-      : rule.integer(
-          'targetFileBytes',
-          options.targetFileBytes,
-          MIN_TARGET_FILE_BYTES,
-          constants.MAX_LENGTH,
-          'of bytes',
-        );
-  const flag = (name: 'dryRun' | 'deleteInputs' | 'singleWriter') =>
-    options[name] === undefined ? false : rule.bool(name, options[name]);
+  const targetFileBytes = given('targetFileBytes', COMPACTION_DEFAULTS.targetFileBytes);
+  const flag = (name: 'dryRun' | 'deleteInputs' | 'singleWriter') => given(name, false);
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
     throw new InvalidOptionError('onProgress', options.onProgress, 'a function');
   }
@@ -180,10 +157,7 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
     filePrefix: options.filePrefix ?? DEFAULTS.filePrefix,
     from,
     to,
-    settleMillis:
-      options.settleMillis === undefined
-        ? settleMillisOf(options)
-        : rule.integer('settleMillis', options.settleMillis, 0, 7 * 86_400_000, 'of milliseconds'),
+    settleMillis: given('settleMillis', settleMillisOf(options)),
     targetFileBytes,
     runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 4)),
     compression,
@@ -191,32 +165,11 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
     dryRun: flag('dryRun'),
     deleteInputs: flag('deleteInputs'),
     shard: resolveShard(options.shard),
-    partitionConcurrency:
-      options.partitionConcurrency === undefined
-        ? 1
-        : rule.integer(
-            'partitionConcurrency',
-            options.partitionConcurrency,
-            1,
-            MAX_PARTITION_CONCURRENCY,
-            'count',
-          ),
+    partitionConcurrency: given('partitionConcurrency', COMPACTION_DEFAULTS.partitionConcurrency),
     concurrency: resolveConcurrency(options.concurrency),
     singleWriter: flag('singleWriter'),
-    leaseMillis:
-      options.leaseMillis === undefined
-        ? DEFAULT_LEASE_MILLIS
-        : rule.millis('leaseMillis', options.leaseMillis, MIN_LEASE_MILLIS),
-    leaseClockSkewMillis:
-      options.leaseClockSkewMillis === undefined
-        ? LEASE_CLOCK_SKEW_MILLIS
-        : rule.integer(
-            'leaseClockSkewMillis',
-            options.leaseClockSkewMillis,
-            0,
-            3_600_000,
-            'of milliseconds',
-          ),
+    leaseMillis: given('leaseMillis', COMPACTION_DEFAULTS.leaseMillis),
+    leaseClockSkewMillis: given('leaseClockSkewMillis', COMPACTION_DEFAULTS.leaseClockSkewMillis),
   };
 }
 

@@ -1,56 +1,17 @@
+import { BYTE_SIZE_HELP, parseByteSize } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { alert } from '../base/log.js';
-import {
-  CHECKSUM_MODES,
-  COMPRESSIONS,
-  FORMATS,
-  PARTITION_TIMES,
-  type S3MetricExporterOptions,
-  SSE_MODES,
-  STORAGE_CLASSES,
-  TEMPORALITIES,
-  TIME_ZONES,
-} from './options.js';
+import { optionsOf, type TextKind } from './option-table.js';
+import type { S3MetricExporterOptions } from './options.js';
 import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
 import { closestName } from './unknown-options.js';
 
-type Kind = 'string' | 'integer' | 'boolean' | 'map' | readonly string[];
-
-/** Every option settable from the environment, OTel style. Constructor options win. */
-export const ENVIRONMENT_VARIABLES = [
-  ['OTEL_EXPORTER_S3_BUCKET', 'bucket', 'string'],
-  ['OTEL_EXPORTER_S3_PREFIX', 'prefix', 'string'],
-  ['OTEL_EXPORTER_S3_FILE_PREFIX', 'filePrefix', 'string'],
-  ['OTEL_EXPORTER_S3_REGION', 'region', 'string'],
-  ['OTEL_EXPORTER_S3_ENDPOINT', 'endpoint', 'string'],
-  ['OTEL_EXPORTER_S3_FORCE_PATH_STYLE', 'forcePathStyle', 'boolean'],
-  ['OTEL_EXPORTER_S3_FORMAT', 'format', FORMATS],
-  ['OTEL_EXPORTER_S3_COMPRESSION', 'compression', COMPRESSIONS],
-  ['OTEL_EXPORTER_S3_COMPRESSION_LEVEL', 'compressionLevel', 'integer'],
-  ['OTEL_EXPORTER_S3_MAX_BATCH_BYTES', 'maxBatchBytes', 'integer'],
-  ['OTEL_EXPORTER_S3_MAX_BATCH_AGE', 'maxBatchAgeMillis', 'integer'],
-  ['OTEL_EXPORTER_S3_MAX_BUFFERED_BYTES', 'maxBufferedBytes', 'integer'],
-  ['OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY', 'uploadConcurrency', 'integer'],
-  ['OTEL_EXPORTER_S3_TIMEOUT', 'requestTimeoutMillis', 'integer'],
-  ['OTEL_EXPORTER_S3_FLUSH_TIMEOUT', 'flushTimeoutMillis', 'integer'],
-  ['OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'temporalityPreference', TEMPORALITIES],
-  ['OTEL_EXPORTER_S3_CONDITIONAL_WRITES', 'conditionalWrites', 'boolean'],
-  ['OTEL_EXPORTER_S3_CHECKSUM', 'requestChecksumCalculation', CHECKSUM_MODES],
-  ['OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY', 'retry.initialDelayMillis', 'integer'],
-  ['OTEL_EXPORTER_S3_RETRY_MAX_DELAY', 'retry.maxDelayMillis', 'integer'],
-  ['OTEL_EXPORTER_S3_SPOOL_DIR', 'spoolDir', 'string'],
-  ['OTEL_EXPORTER_S3_MAX_SPOOL_BYTES', 'maxSpoolBytes', 'integer'],
-  ['OTEL_EXPORTER_S3_SPOOL_TIMEOUT', 'spoolTimeoutMillis', 'integer'],
-  ['OTEL_EXPORTER_S3_KEY_TEMPLATE', 'keyTemplate', 'string'],
-  ['OTEL_EXPORTER_S3_PARTITION_TIME', 'partitionTime', PARTITION_TIMES],
-  ['OTEL_EXPORTER_S3_PARTITION_TIME_ZONE', 'partitionTimeZone', TIME_ZONES],
-  ['OTEL_EXPORTER_S3_SSE', 'serverSideEncryption', SSE_MODES],
-  ['OTEL_EXPORTER_S3_SSE_KMS_KEY_ID', 'sseKmsKeyId', 'string'],
-  ['OTEL_EXPORTER_S3_STORAGE_CLASS', 'storageClass', STORAGE_CLASSES],
-  ['OTEL_EXPORTER_S3_TAGS', 'tags', 'map'],
-  ['OTEL_EXPORTER_S3_METADATA', 'metadata', 'map'],
-  ['OTEL_EXPORTER_S3_USER_AGENT', 'userAgent', 'string'],
-] as const satisfies readonly (readonly [string, string, Kind])[];
+/** Every option settable from the environment, OTel style: [variable, option, how its text reads]. Constructor options win. */
+export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string, TextKind])[] = optionsOf(
+  'exporter',
+).flatMap((row) =>
+  row.variable === undefined ? [] : [[row.variable, row.name, row.text] as const],
+);
 
 /** The environment variable that sets an option. */
 export const VARIABLE_OF: Readonly<Record<string, string>> = Object.fromEntries(
@@ -101,7 +62,7 @@ export function describeUnknownVariable({ variable, suggestion }: UnknownVariabl
 const warnedVariables = new Set<string>();
 
 /** Parses one variable's text; throws InvalidOptionError naming the variable. */
-function parse(variable: string, option: string, raw: string, kind: Kind): unknown {
+function parse(variable: string, option: string, raw: string, kind: TextKind): unknown {
   if (kind === 'string') return raw;
   if (kind === 'map') return parseMap(variable, option, raw);
   const value = raw.trim();
@@ -113,6 +74,11 @@ function parse(variable: string, option: string, raw: string, kind: Kind): unkno
   if (kind === 'boolean') {
     const parsed = parseBooleanText(value);
     if (parsed === undefined) throw new InvalidOptionError(option, raw, 'true or false', variable);
+    return parsed;
+  }
+  if (kind === 'bytes') {
+    const parsed = parseByteSize(value);
+    if (parsed === undefined) throw new InvalidOptionError(option, raw, BYTE_SIZE_HELP, variable);
     return parsed;
   }
   // Enumerations: OTel's values are case-insensitive (e.g. CUMULATIVE); ours are spelled as listed.
@@ -159,9 +125,10 @@ function parseMap(variable: string, option: string, raw: string): Record<string,
 export function readEnvironment(
   env: Env,
   warn: (error: InvalidOptionError) => void,
+  variables: readonly (readonly [string, string, TextKind])[] = ENVIRONMENT_VARIABLES,
 ): Map<string, EnvironmentValue> {
   const values = new Map<string, EnvironmentValue>();
-  for (const [variable, option, kind] of ENVIRONMENT_VARIABLES) {
+  for (const [variable, option, kind] of variables) {
     const raw = env[variable];
     if (raw === undefined || raw.trim() === '') continue;
     try {

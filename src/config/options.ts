@@ -89,6 +89,31 @@ export const DEFAULTS = {
   partitionTimeZone: 'UTC',
 } as const;
 
+/** The readers' defaults: the reader API, the compactor and the CLI. */
+export const READ_DEFAULTS = {
+  concurrency: 8,
+  /**
+   * 64 MiB: the exporter's default maxBufferedBytes, which bounds every object it writes (batches
+   * seal at maxBatchBytes, 8 MiB by default; only one export larger than that is stored alone, and
+   * it must fit in maxBufferedBytes). Refusing a decompression bomb costs at most this much
+   * memory, and decoding an object of this size can already take a gigabyte of heap for hostile
+   * JSON.
+   */
+  maxDecompressedBytes: 64 * MiB,
+  /** The OpenTelemetry SDK's default metric export interval (OTEL_METRIC_EXPORT_INTERVAL). */
+  exportIntervalMillis: 60_000,
+} as const;
+
+/** The compactor's defaults (compactMetrics(), `otel-s3 compact`). */
+export const COMPACTION_DEFAULTS = {
+  targetFileBytes: 128 * MiB,
+  compression: 'zstd',
+  partitionConcurrency: 1,
+  leaseMillis: 10 * 60_000,
+  /** Compactors' clocks may be this far apart: an expired lease is taken over only this much later. */
+  leaseClockSkewMillis: 60_000,
+} as const;
+
 export interface RetryOptions {
   /** Upper bound of the first backoff (full jitter: the wait is uniform in [0, bound]). Default 250. */
   initialDelayMillis?: number;
@@ -180,46 +205,3 @@ export interface S3MetricExporterOptions {
   /** Added to the user agent of the exporter's requests (`otel-s3-exporter …`). */
   userAgent?: string;
 }
-
-/** Every option name, for the unknown-option check (the compiler keeps it complete). */
-const NAMES: Record<keyof S3MetricExporterOptions, true> = {
-  bucket: true,
-  prefix: true,
-  filePrefix: true,
-  region: true,
-  endpoint: true,
-  forcePathStyle: true,
-  credentials: true,
-  s3Client: true,
-  format: true,
-  compression: true,
-  compressionLevel: true,
-  maxBatchBytes: true,
-  maxBatchAgeMillis: true,
-  maxBufferedBytes: true,
-  uploadConcurrency: true,
-  requestTimeoutMillis: true,
-  flushTimeoutMillis: true,
-  temporalityPreference: true,
-  conditionalWrites: true,
-  requestChecksumCalculation: true,
-  retry: true,
-  spoolDir: true,
-  maxSpoolBytes: true,
-  spoolTimeoutMillis: true,
-  spoolFileSystem: true,
-  keyTemplate: true,
-  partitionTime: true,
-  partitionTimeZone: true,
-  serverSideEncryption: true,
-  sseKmsKeyId: true,
-  storageClass: true,
-  tags: true,
-  metadata: true,
-  userAgent: true,
-};
-export const OPTION_NAMES = Object.keys(NAMES) as readonly (keyof S3MetricExporterOptions)[];
-export const RETRY_OPTION_NAMES: readonly (keyof RetryOptions)[] = [
-  'initialDelayMillis',
-  'maxDelayMillis',
-];

@@ -1,4 +1,4 @@
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import {
   COMPRESSION_ROWS,
@@ -11,24 +11,17 @@ import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-setting
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { type EnvironmentValue, Fields } from './fields.js';
+import { check, OPTION_NAMES, RETRY_OPTION_NAMES } from './option-table.js';
 import {
-  CHECKSUM_MODES,
   type ChecksumMode,
-  COMPRESSIONS,
   type Compression,
   DEFAULTS,
-  FORMATS,
   type Format,
-  OPTION_NAMES,
-  PARTITION_TIMES,
   type PartitionTime,
-  RETRY_OPTION_NAMES,
+  type PartitionTimeZone,
   type S3MetricExporterOptions,
-  SSE_MODES,
-  STORAGE_CLASSES,
-  TEMPORALITIES,
+  type ServerSideEncryptionMode,
   type TemporalityPreference,
-  TIME_ZONES,
 } from './options.js';
 import * as rule from './rules.js';
 import { rejectUnknown } from './unknown-options.js';
@@ -67,6 +60,8 @@ export interface ResolvedConfig {
 
 export type { EnvironmentValue } from './fields.js';
 
+type Credentials = NonNullable<S3ClientConfig['credentials']>;
+
 export interface ConfigSources {
   /** The options passed in code (they win). */
   options: unknown;
@@ -94,14 +89,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   }
   const code = options as Record<string, unknown>;
   rejectUnknown(code, OPTION_NAMES, '');
-  const retry = code.retry ?? {};
-  if (typeof retry !== 'object' || retry === null || Array.isArray(retry)) {
-    throw new InvalidOptionError(
-      'retry',
-      retry,
-      'an object { initialDelayMillis, maxDelayMillis }',
-    );
-  }
+  const retry = check<object>('retry')('retry', code.retry ?? {});
   rejectUnknown(retry as Record<string, unknown>, RETRY_OPTION_NAMES, 'retry.');
   const f = new Fields(
     { ...code, ...prefixed(retry as Record<string, unknown>, 'retry.') },
@@ -109,36 +97,36 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     sources.warn ?? (() => {}),
   );
 
-  const prefix = f.get('prefix', (o, v) => rule.normalizePrefix(v, o), DEFAULTS.prefix);
-  const filePrefix = f.get('filePrefix', rule.filePrefix, DEFAULTS.filePrefix);
-  const endpoint = f.get('endpoint', rule.endpoint, undefined);
-  const format = f.get('format', (o, v) => rule.oneOf(o, v, FORMATS), DEFAULTS.format);
-  const compression = f.get(
-    'compression',
-    (o, v) => rule.oneOf(o, v, COMPRESSIONS),
-    DEFAULTS.compression,
-  );
+  const prefix = f.get('prefix', check<string>('prefix'), DEFAULTS.prefix);
+  const filePrefix = f.get('filePrefix', check<string>('filePrefix'), DEFAULTS.filePrefix);
+  const endpoint = f.get('endpoint', check<string>('endpoint'), undefined);
+  const format = f.get('format', check<Format>('format'), DEFAULTS.format);
+  const compression = f.get('compression', check<Compression>('compression'), DEFAULTS.compression);
   const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
   const retryInitialDelayMillis = f.get(
     'retry.initialDelayMillis',
-    (o, v) => rule.millis(o, v),
+    check<number>('retry.initialDelayMillis'),
     DEFAULTS.retryInitialDelayMillis,
   );
-  const spoolDir = f.get('spoolDir', rule.nonEmptyString, undefined);
+  const spoolDir = f.get('spoolDir', check<string>('spoolDir'), undefined);
   const timeZone = f.get(
     'partitionTimeZone',
-    (o, v) => rule.oneOf(o, v, TIME_ZONES),
+    check<PartitionTimeZone>('partitionTimeZone'),
     DEFAULTS.partitionTimeZone,
   );
-  const sse = f.get('serverSideEncryption', (o, v) => rule.oneOf(o, v, SSE_MODES), undefined);
+  const sse = f.get(
+    'serverSideEncryption',
+    check<ServerSideEncryptionMode>('serverSideEncryption'),
+    undefined,
+  );
   const kms = sse === 'aws:kms' || sse === 'aws:kms:dsse';
   const putObject: ResolvedConfig['putObject'] = {
     ServerSideEncryption: sse,
     SSEKMSKeyId: f.get(
       'sseKmsKeyId',
       (o, v) => {
-        const id = rule.nonEmptyString(o, v);
+        const id = check<string>('sseKmsKeyId')(o, v);
         if (!kms)
           throw new InvalidOptionError(
             o,
@@ -149,9 +137,9 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       },
       undefined,
     ),
-    StorageClass: f.get('storageClass', (o, v) => rule.oneOf(o, v, STORAGE_CLASSES), undefined),
-    Tagging: f.get('tags', rule.tagging, undefined),
-    Metadata: f.get('metadata', rule.metadata, undefined),
+    StorageClass: f.get('storageClass', check<StorageClass>('storageClass'), undefined),
+    Tagging: f.get('tags', check<string | undefined>('tags'), undefined),
+    Metadata: f.get('metadata', check<Record<string, string> | undefined>('metadata'), undefined),
   };
 
   return {
@@ -162,11 +150,15 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
         'the name of an existing bucket (a non-empty string without "/" or spaces), in the options or OTEL_EXPORTER_S3_BUCKET',
       ),
     ),
-    region: f.get('region', rule.nonEmptyString, undefined),
+    region: f.get('region', check<string>('region'), undefined),
     endpoint,
-    forcePathStyle: f.get('forcePathStyle', rule.bool, defaultForcePathStyle(endpoint)),
-    credentials: f.get('credentials', rule.credentials, undefined),
-    s3Client: f.get('s3Client', rule.s3Client, undefined),
+    forcePathStyle: f.get(
+      'forcePathStyle',
+      check<boolean>('forcePathStyle'),
+      defaultForcePathStyle(endpoint),
+    ),
+    credentials: f.get('credentials', check<Credentials>('credentials'), undefined),
+    s3Client: f.get('s3Client', check<S3Client>('s3Client'), undefined),
     format,
     compression,
     compressionLevel: f.get(
@@ -177,34 +169,38 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     maxBatchBytes,
     maxBatchAgeMillis: f.get(
       'maxBatchAgeMillis',
-      (o, v) => rule.millis(o, v),
+      check<number>('maxBatchAgeMillis'),
       FORMAT_ROWS[format].maxBatchAgeMillis,
     ),
     maxBufferedBytes,
     uploadConcurrency: f.get(
       'uploadConcurrency',
-      (o, v) => rule.integer(o, v, 1, 64, 'count'),
+      check<number>('uploadConcurrency'),
       DEFAULTS.uploadConcurrency,
     ),
     requestTimeoutMillis: f.get(
       'requestTimeoutMillis',
-      (o, v) => rule.millis(o, v),
+      check<number>('requestTimeoutMillis'),
       DEFAULTS.requestTimeoutMillis,
     ),
     flushTimeoutMillis: f.get(
       'flushTimeoutMillis',
-      (o, v) => rule.millis(o, v),
+      check<number>('flushTimeoutMillis'),
       DEFAULTS.flushTimeoutMillis,
     ),
     temporalityPreference: f.get(
       'temporalityPreference',
-      (o, v) => rule.oneOf(o, v, TEMPORALITIES),
+      check<TemporalityPreference>('temporalityPreference'),
       DEFAULTS.temporalityPreference,
     ),
-    conditionalWrites: f.get('conditionalWrites', rule.bool, DEFAULTS.conditionalWrites),
+    conditionalWrites: f.get(
+      'conditionalWrites',
+      check<boolean>('conditionalWrites'),
+      DEFAULTS.conditionalWrites,
+    ),
     requestChecksumCalculation: f.get(
       'requestChecksumCalculation',
-      (o, v) => rule.oneOf(o, v, CHECKSUM_MODES),
+      check<ChecksumMode>('requestChecksumCalculation'),
       defaultChecksumMode(endpoint),
     ),
     retryInitialDelayMillis,
@@ -221,10 +217,10 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     ),
     spoolTimeoutMillis: f.get(
       'spoolTimeoutMillis',
-      (o, v) => rule.millis(o, v),
+      check<number>('spoolTimeoutMillis'),
       DEFAULTS.spoolTimeoutMillis,
     ),
-    spoolFileSystem: f.get('spoolFileSystem', spoolFileSystem, undefined),
+    spoolFileSystem: f.get('spoolFileSystem', check<SpoolFileSystem>('spoolFileSystem'), undefined),
     keys: f.get(
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.
@@ -234,13 +230,13 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     ),
     partitionTime: f.get(
       'partitionTime',
-      (o, v) => rule.oneOf(o, v, PARTITION_TIMES),
+      check<PartitionTime>('partitionTime'),
       DEFAULTS.partitionTime,
     ),
     putObject: Object.fromEntries(
       Object.entries(putObject).filter(([, v]) => v !== undefined),
     ) as ResolvedConfig['putObject'],
-    userAgent: f.get('userAgent', (o, v) => rule.printable(o, v, 256), undefined),
+    userAgent: f.get('userAgent', check<string>('userAgent'), undefined),
   };
 }
 
@@ -263,8 +259,12 @@ const ANY_LEVEL: CompressionLevels = (() => {
  * bound), and a value from the environment gives way to one passed in code.
  */
 function batchAndBuffer(f: Fields): [number, number] {
-  let batch = f.get('maxBatchBytes', (o, v) => rule.bytes(o, v), DEFAULTS.maxBatchBytes);
-  let buffered = f.get('maxBufferedBytes', (o, v) => rule.bytes(o, v), DEFAULTS.maxBufferedBytes);
+  let batch = f.get('maxBatchBytes', check<number>('maxBatchBytes'), DEFAULTS.maxBatchBytes);
+  let buffered = f.get(
+    'maxBufferedBytes',
+    check<number>('maxBufferedBytes'),
+    DEFAULTS.maxBufferedBytes,
+  );
   if (buffered >= batch) return [batch, buffered];
   const bufferedFrom = f.origin('maxBufferedBytes');
   if (
@@ -285,12 +285,6 @@ function batchAndBuffer(f: Fields): [number, number] {
     DEFAULTS.maxBatchBytes,
   );
   return [Math.min(batch, buffered), buffered];
-}
-
-function spoolFileSystem(option: string, value: unknown): SpoolFileSystem {
-  if (typeof value !== 'object' || value === null)
-    throw new InvalidOptionError(option, value, 'an object with the SpoolFileSystem methods');
-  return value as SpoolFileSystem;
 }
 
 function prefixed(o: Record<string, unknown>, prefix: string): Record<string, unknown> {

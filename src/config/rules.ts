@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { CONTROL_CHARS } from '../base/text.js';
@@ -43,6 +44,13 @@ export const bytes = (option: string, value: unknown, min = 1): number =>
 
 export function bool(option: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw new InvalidOptionError(option, value, 'true or false');
+  return value;
+}
+
+/** An object (not null, not an array); what it holds is checked by its consumer. */
+export function object(option: string, value: unknown, expected: string): object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new InvalidOptionError(option, value, expected);
   return value;
 }
 
@@ -211,4 +219,21 @@ export function metadata(option: string, value: unknown): Record<string, string>
     );
   }
   return record;
+}
+
+/** A size limit: a whole number of bytes that fits in a Buffer; InvalidOptionError otherwise. */
+export function sizeLimit(option: string, value: unknown): number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isSafeInteger(value) ||
+    value < 1 ||
+    value > constants.MAX_LENGTH
+  ) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      `a whole number of bytes from 1 to ${constants.MAX_LENGTH} (the largest Buffer)`,
+    );
+  }
+  return value;
 }

@@ -163,9 +163,13 @@ export class Outcomes {
    * UNREACHABLE_ALERT_AFTER_MILLIS; any answer from the server ends the episode's clock.
    */
   #unreachable(reason: string, error: unknown): string | undefined {
+    // A timeout is the request's own deadline, or the client's connect timeout (no connection
+    // made, a hanging DNS lookup included), which its own message names.
     const cause =
       reason === 'timeout'
-        ? `no answer within requestTimeoutMillis (${this.#options.requestTimeoutMillis} ms)`
+        ? errorName(error) === 'TimeoutError'
+          ? describeError(error)
+          : `no answer within requestTimeoutMillis (${this.#options.requestTimeoutMillis} ms)`
         : reason === 'network'
           ? (networkCause(error) ?? describeError(error))
           : undefined;
@@ -259,6 +263,12 @@ export class Outcomes {
 /** `2 batches (1,674 bytes uncompressed)`: the measure of stats().rawBytesDropped. */
 function describePending({ batches, rawBytes }: PendingBatches): string {
   return `${plural(batches, 'batch', 'batches')} (${plural(rawBytes, 'byte')} uncompressed)`;
+}
+
+function errorName(error: unknown): unknown {
+  return typeof error === 'object' && error !== null
+    ? (error as { name?: unknown }).name
+    : undefined;
 }
 
 /** `no-such-bucket` → OTEL_S3_NO_SUCH_BUCKET: one warning code per configuration fault. */

@@ -1,9 +1,9 @@
+import { check, optionRow } from '../config/option-table.js';
 import {
   DEFAULTS,
-  PARTITION_TIMES,
   type PartitionTime,
   type PartitionTimeZone,
-  TIME_ZONES,
+  READ_DEFAULTS,
 } from '../config/options.js';
 import * as rule from '../config/rules.js';
 import {
@@ -27,9 +27,9 @@ import {
 import { outputNames } from './compacted.js';
 
 /** The OpenTelemetry SDK's export interval variable, read by PeriodicExportingMetricReader. */
-export const EXPORT_INTERVAL_VARIABLE = 'OTEL_METRIC_EXPORT_INTERVAL';
+export const EXPORT_INTERVAL_VARIABLE = optionRow('exportIntervalMillis').variable as string;
 /** The OpenTelemetry SDK's default export interval. */
-export const DEFAULT_EXPORT_INTERVAL_MILLIS = 60_000;
+export const DEFAULT_EXPORT_INTERVAL_MILLIS = READ_DEFAULTS.exportIntervalMillis;
 
 /**
  * How the exporter named its objects, with the exporter's option names and defaults: give the
@@ -57,21 +57,17 @@ export interface KeyLayoutOptions {
 
 type Layout = Required<KeyLayoutOptions>;
 
-/** The validator of each layout option: the exporter's own rules, shared with the CLI. */
+/** The validator of each layout option: the option table's rules, shared with the CLI. */
 export const LAYOUT_RULES: {
   readonly [K in keyof Layout]: (option: string, value: unknown) => Layout[K];
 } = {
-  format: (option, value) => rule.oneOf(option, value, FORMATS),
-  keyTemplate: (_option, value) => {
-    // KeyTemplate checks the template (and throws InvalidOptionError naming keyTemplate).
-    new KeyTemplate(value as string, { prefix: '', filePrefix: '', timeZone: 'UTC' });
-    return value as string;
-  },
-  filePrefix: rule.filePrefix,
-  partitionTimeZone: (option, value) => rule.oneOf(option, value, TIME_ZONES),
-  partitionTime: (option, value) => rule.oneOf(option, value, PARTITION_TIMES),
-  maxBatchAgeMillis: (option, value) => rule.millis(option, value),
-  exportIntervalMillis: (option, value) => rule.millis(option, value),
+  format: check('format'),
+  keyTemplate: check('keyTemplate'),
+  filePrefix: check('filePrefix'),
+  partitionTimeZone: check('partitionTimeZone'),
+  partitionTime: check('partitionTime'),
+  maxBatchAgeMillis: check('maxBatchAgeMillis'),
+  exportIntervalMillis: check('exportIntervalMillis'),
 };
 
 export const LAYOUT_OPTION_NAMES = Object.keys(LAYOUT_RULES) as (keyof KeyLayoutOptions)[];

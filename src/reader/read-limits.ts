@@ -1,14 +1,9 @@
-import { constants } from 'node:buffer';
-import { InvalidOptionError } from '../base/invalid-option.js';
-import { formatBytes } from './byte-size.js';
+import { formatBytes } from '../base/byte-size.js';
+import { check } from '../config/option-table.js';
+import { READ_DEFAULTS } from '../config/options.js';
 
-/**
- * 64 MiB: the exporter's default maxBufferedBytes, which bounds every object it writes (batches
- * seal at maxBatchBytes, 8 MiB by default; only one export larger than that is stored alone, and
- * it must fit in maxBufferedBytes). Refusing a decompression bomb costs at most this much memory,
- * and decoding an object of this size can already take a gigabyte of heap for hostile JSON.
- */
-export const DEFAULT_MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024;
+/** Why 64 MiB: see READ_DEFAULTS in src/config/options.ts. */
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = READ_DEFAULTS.maxDecompressedBytes;
 
 /** Size limits that keep a hostile or runaway object from exhausting memory. */
 export interface ReadLimitOptions {
@@ -42,24 +37,7 @@ export function resolveReadLimits(options: ReadLimitOptions): ReadLimits {
 }
 
 function limit(option: SizeLimit, value: unknown, fallback: number): number {
-  return value === undefined ? fallback : sizeLimit(option, value);
-}
-
-/** A size limit: a whole number of bytes that fits in a Buffer; InvalidOptionError otherwise. */
-export function sizeLimit(option: string, value: unknown): number {
-  if (
-    typeof value !== 'number' ||
-    !Number.isSafeInteger(value) ||
-    value < 1 ||
-    value > constants.MAX_LENGTH
-  ) {
-    throw new InvalidOptionError(
-      option,
-      value,
-      `a whole number of bytes from 1 to ${constants.MAX_LENGTH} (the largest Buffer)`,
-    );
-  }
-  return value;
+  return value === undefined ? fallback : check<number>(option)(option, value);
 }
 
 /** An object over a size limit: skipped without holding more than the limit in memory. */

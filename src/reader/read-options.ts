@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
-import * as rule from '../config/rules.js';
+import { check } from '../config/option-table.js';
+import { READ_DEFAULTS } from '../config/options.js';
 import { dirSource } from './dir-source.js';
 import { type KeyLayout, type KeyLayoutOptions, resolveKeyLayout } from './key-layout.js';
 import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
@@ -34,18 +35,11 @@ export interface DirLocation {
 
 export type ListMetricObjectsOptions = ReadRangeOptions & (S3Location | DirLocation);
 
-export const DEFAULT_READ_CONCURRENCY = 8;
-export const MAX_READ_CONCURRENCY = 64;
-
 export interface ResolvedRange {
   layout: KeyLayout;
   from: Date | undefined;
   to: Date | undefined;
 }
-
-/** The shared bucket rule, in the reader's words (the exporter's also points to its variable). */
-export const bucketName = (option: string, value: unknown): string =>
-  rule.bucket(option, value, 'a bucket name without "/" or spaces');
 
 /** Validates the location and range; throws InvalidOptionError naming the option. */
 export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
@@ -60,10 +54,10 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
     );
   }
   if (options.bucket !== undefined) {
-    bucketName('bucket', options.bucket);
-    if (options.endpoint !== undefined) rule.endpoint('endpoint', options.endpoint);
-    if (options.region !== undefined) rule.nonEmptyString('region', options.region);
-    if (options.forcePathStyle !== undefined) rule.bool('forcePathStyle', options.forcePathStyle);
+    for (const option of ['bucket', 'endpoint', 'region', 'forcePathStyle'] as const) {
+      if (option === 'bucket' || options[option] !== undefined)
+        check(option)(option, options[option]);
+    }
   } else if (typeof options.dir !== 'string' || options.dir === '') {
     throw new InvalidOptionError('dir', options.dir, 'a directory path');
   }
@@ -76,13 +70,13 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
       `a time not before from (${from.toISOString()})`,
     );
   }
-  const layout = resolveKeyLayout(rule.normalizePrefix(options.prefix), options);
+  const layout = resolveKeyLayout(check<string>('prefix')('prefix', options.prefix ?? ''), options);
   return { layout, from, to };
 }
 
 export function resolveConcurrency(value: unknown): number {
-  if (value === undefined) return DEFAULT_READ_CONCURRENCY;
-  return rule.integer('concurrency', value, 1, MAX_READ_CONCURRENCY, 'count');
+  if (value === undefined) return READ_DEFAULTS.concurrency;
+  return check<number>('concurrency')('concurrency', value);
 }
 
 /** The source the options name. Call after resolveRange. */

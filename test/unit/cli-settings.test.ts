@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseByteSize } from '../../src/base/byte-size.js';
 import { parseDuration, parseTime } from '../../src/cli/duration.js';
 import { UsageError } from '../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../src/cli/settings.js';
-import { parseByteSize } from '../../src/reader/byte-size.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 

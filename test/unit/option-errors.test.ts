@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { InvalidOptionError } from '../../src/base/invalid-option.js';
 import { configure } from '../../src/config/environment.js';
-import { OPTION_NAMES } from '../../src/config/options.js';
+import { OPTION_NAMES } from '../../src/config/option-table.js';
 import { resolveConfig } from '../../src/config/resolve.js';
 import { S3MetricExporter } from '../../src/index.js';
 import { documentedOptions } from '../support/documented-options.js';

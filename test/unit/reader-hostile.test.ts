@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { formatBytes } from '../../src/base/byte-size.js';
 import { InvalidOptionError } from '../../src/index.js';
-import { formatBytes } from '../../src/reader/byte-size.js';
 import { ObjectTooLargeError } from '../../src/reader/read-limits.js';
 import {
   anyValue,

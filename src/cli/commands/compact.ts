@@ -1,8 +1,8 @@
+import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size.js';
 import { compactMetrics } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
 import type { CompactionEvent, CompactionReport, PartitionReport } from '../../compact/report.js';
-import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../reader/byte-size.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
 import { EXIT, UsageError } from '../exit-codes.js';

@@ -1,4 +1,4 @@
-import { formatBytes } from '../../reader/byte-size.js';
+import { formatBytes } from '../../base/byte-size.js';
 import { listMetricObjects } from '../../reader/read-metrics.js';
 import { type CommandContext, describeRange, finalNote, readerOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';

@@ -1,4 +1,4 @@
-import { formatBytes } from '../../reader/byte-size.js';
+import { formatBytes } from '../../base/byte-size.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
 import type { MetricObject } from '../../reader/read-metrics.js';
 import { dataPointRows, type InstrumentKind, instrumentKind } from '../../signals/metrics/rows.js';
