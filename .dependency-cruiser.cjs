@@ -56,6 +56,22 @@ module.exports = {
       to: { path: `^src/[^/]+/`, pathNot: `^src/(?:${known.join('|')})/` },
     },
     ...floorRules,
+    {
+      name: 'knows-no-signal',
+      severity: 'error',
+      comment:
+        "The pipeline, the budget, the spool, the uploader, the key layout, the reader's listing and the compaction plan know no signal: they reach one through src/signals/signal.ts only.",
+      from: {
+        path: [
+          '^src/(pipeline|spool|layout|s3)/',
+          '^src/reader/(key-layout|in-range|source|s3-source|dir-source|replaced-inputs)[.]ts$',
+          '^src/compact/(plan|listing|lease|bookkeeping|store|dir-store|conditional-writes)[.]ts$',
+        ],
+      },
+      to: {
+        path: ['^src/signals/(?!signal[.]ts$)', '@opentelemetry/sdk-(metrics|trace|logs)'],
+      },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import { BOOKKEEPING_DIR } from '../reader/compacted.js';
+import { BOOKKEEPING_DIR } from '../layout/outputs.js';
 
 /**
  * The keys of the compactor's own objects, all under `{outPrefix}/_otel_s3_compaction/` (see

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
-import { outputNames } from '../reader/compacted.js';
+import { outputNames } from '../layout/outputs.js';
 import { tmpDirectory } from './bookkeeping.js';
 import { conditionalWritesWork } from './conditional-writes.js';
 import { dirStore } from './dir-store.js';
@@ -86,7 +86,7 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
     const ctx: RunContext = {
       settings,
       store,
-      names: outputNames(settings.outPrefix, settings.filePrefix),
+      names: outputNames(settings.outPrefix, settings.filePrefix, 'metrics'),
       holder: `${hostname()}/${process.pid}/${uuidv7().slice(-12)}`,
       conditional: !settings.singleWriter,
       signal,

@@ -1,4 +1,4 @@
-import type { OutputNames } from '../reader/compacted.js';
+import type { OutputNames } from '../layout/outputs.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { UUID } from 'uuidv7';
-import { type OutputNames, REPLACES_KEY } from '../reader/compacted.js';
+import type { OutputNames } from '../layout/outputs.js';
+import { REPLACES_KEY } from '../reader/compacted.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
 import type { ReadLimits } from '../reader/read-limits.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';

@@ -1,29 +1,10 @@
-import { defaultKeyTemplate } from '../layout/formats.js';
-import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
-
 /**
- * What a compaction output is, for the reader that skips what it replaces and for the compactor
- * that writes it (src/compact/). One place for its name and its key-value metadata.
+ * What a compaction output says it replaces, for the reader that skips those objects and for the
+ * compactor that writes it (src/compact/). Its name is the key layout's (src/layout/outputs.ts).
  *
- * An output is a Parquet file of the documented schema, in the Parquet hour layout, named
- * `{filePrefix}metrics_{uuidv7}.compacted.parquet`. Its key-value metadata lists every object
- * whose points it holds: while an output and the inputs it replaces both exist, this package's
- * reader reads the output and skips the inputs.
+ * An output's key-value metadata lists every object whose items it holds: while an output and
+ * the inputs it replaces both exist, this package's reader reads the output and skips the inputs.
  */
-
-/** The name's ending: engines glob `*.parquet` and read it; this package recognises it by name. */
-export const OUTPUT_EXTENSION = '.compacted.parquet';
-
-/** The Parquet hour layout: outputs are always filed here, in UTC. */
-export const OUTPUT_KEY_TEMPLATE = defaultKeyTemplate('parquet', 'metrics');
-
-/**
- * The compactor's bookkeeping (leases, records of unreadable inputs) lives in this directory
- * under the output prefix. Spark, Hive and Trino skip `_`-prefixed directories; DuckDB's `**`
- * does not, so its objects are named `.lease`, `.skips`: no `*.parquet` or `*.json` glob matches
- * them. It is inside the reader's INTERNAL_AREA (`_otel_s3_`), which it neither reads nor counts.
- */
-export const BOOKKEEPING_DIR = '_otel_s3_compaction';
 
 /** Key-value metadata key of the list of replaced objects (JSON, see encodeReplaces). */
 export const REPLACES_KEY = 'otel_s3.compaction.replaces';
@@ -78,27 +59,6 @@ export function decodeReplaces(text: string): Replaces {
       if (typeof key !== 'string') throw bad();
       return base + key;
     }),
-  };
-}
-
-/** Names of outputs under one prefix: the Parquet hour layout with the output's ending. */
-export interface OutputNames {
-  /** The output's partition and UUID, or undefined for a key that is not an output here. */
-  parse(key: string): ParsedKey | undefined;
-  /** The key of an output of the hour starting at `hour`, with this UUIDv7. */
-  render(hour: Date, id: string): string;
-}
-
-export function outputNames(prefix: string, filePrefix: string): OutputNames {
-  const template = new KeyTemplate(OUTPUT_KEY_TEMPLATE, { prefix, filePrefix, timeZone: 'UTC' });
-  return {
-    parse(key) {
-      if (!key.endsWith(OUTPUT_EXTENSION)) return undefined;
-      const parsed = template.parse(key);
-      return parsed?.extension === OUTPUT_EXTENSION ? parsed : undefined;
-    },
-    render: (hour, id) =>
-      template.render({ time: hour, attributes: {}, extension: OUTPUT_EXTENSION, id }),
   };
 }
 

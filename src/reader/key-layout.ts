@@ -24,7 +24,7 @@ import {
   unionOfRanges,
   withHourOutputs,
 } from '../layout/listing-range.js';
-import { outputNames } from './compacted.js';
+import { INTERNAL_AREA, outputNames } from '../layout/outputs.js';
 
 /** The OpenTelemetry SDK's export interval variable, read by PeriodicExportingMetricReader. */
 export const EXPORT_INTERVAL_VARIABLE = optionRow('exportIntervalMillis').variable as string;
@@ -91,12 +91,6 @@ export interface LayoutHint {
   format?: Format;
   filePrefix?: string;
 }
-
-/**
- * Keys under `{prefix}/_otel_s3_…/` are this package's own bookkeeping, never metric objects:
- * the reader neither reads them nor counts them as keys out of the layout.
- */
-export const INTERNAL_AREA = '_otel_s3_';
 
 /** The exporter's key layout under one prefix, as the reader uses it. */
 export interface KeyLayout {
@@ -208,7 +202,7 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
   const internalArea = prefix === '' ? INTERNAL_AREA : `${prefix}/${INTERNAL_AREA}`;
 
   // Compaction outputs are read under any layout: they replace objects of this one.
-  const outputs = outputNames(prefix, filePrefix);
+  const outputs = outputNames(prefix, filePrefix, 'metrics');
   const asOutput = (parsed: ParsedKey | undefined): MetricKey | undefined =>
     parsed === undefined
       ? undefined
