@@ -1,5 +1,6 @@
 import type { BatchObservableResult, MeterProvider, Observable } from '@opentelemetry/api';
 import type { ExporterStats } from '../pipeline/stats.js';
+import type { SignalName } from '../signals/signal.js';
 
 /** Name of the meter the exporter's own metrics are recorded under. */
 export const SELF_METRICS_SCOPE = 'otel-s3-exporter';
@@ -17,6 +18,7 @@ export interface SelfMetrics {
  */
 export function registerSelfMetrics(
   meterProvider: MeterProvider,
+  signal: SignalName,
   stats: () => ExporterStats,
 ): SelfMetrics {
   const meter = meterProvider.getMeter(SELF_METRICS_SCOPE);
@@ -74,29 +76,29 @@ export function registerSelfMetrics(
   ];
   const observe = (result: BatchObservableResult) => {
     const s = stats();
-    result.observe(batches, s.batchesSealed, { outcome: 'sealed' });
-    result.observe(batches, s.batchesUploaded, { outcome: 'uploaded' });
-    result.observe(batches, s.batchesDropped, { outcome: 'dropped' });
-    result.observe(bytes, s.bytesUploaded, { form: 'stored' });
-    result.observe(bytes, s.rawBytesUploaded, { form: 'raw' });
-    result.observe(points, s.pointsUploaded, { outcome: 'uploaded' });
+    result.observe(batches, s.batchesSealed, { signal, outcome: 'sealed' });
+    result.observe(batches, s.batchesUploaded, { signal, outcome: 'uploaded' });
+    result.observe(batches, s.batchesDropped, { signal, outcome: 'dropped' });
+    result.observe(bytes, s.bytesUploaded, { signal, form: 'stored' });
+    result.observe(bytes, s.rawBytesUploaded, { signal, form: 'raw' });
+    result.observe(points, s.pointsUploaded, { signal, outcome: 'uploaded' });
     for (const [reason, n] of Object.entries(s.pointsDroppedByReason)) {
-      result.observe(points, n, { outcome: 'dropped', reason });
+      result.observe(points, n, { signal, outcome: 'dropped', reason });
     }
-    result.observe(attempts, s.uploadAttempts);
+    result.observe(attempts, s.uploadAttempts, { signal });
     for (const [reason, n] of Object.entries(s.uploadFailures))
-      result.observe(failures, n, { reason });
-    result.observe(exports, s.exportsAccepted, { result: 'accepted' });
-    result.observe(exports, s.exportsRejected, { result: 'rejected' });
-    result.observe(buffered, s.bufferedBytes);
-    result.observe(pending, s.pendingBatches);
+      result.observe(failures, n, { signal, reason });
+    result.observe(exports, s.exportsAccepted, { signal, result: 'accepted' });
+    result.observe(exports, s.exportsRejected, { signal, result: 'rejected' });
+    result.observe(buffered, s.bufferedBytes, { signal });
+    result.observe(pending, s.pendingBatches, { signal });
   };
   meter.addBatchObservableCallback(observe, observables);
 
   let active = true;
   return {
     recordUploadLatency: (millis) => {
-      if (active) latency.record(millis / 1000);
+      if (active) latency.record(millis / 1000, { signal });
     },
     unregister: () => {
       active = false;

@@ -1,9 +1,8 @@
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
 import { describeError } from '../s3/errors.js';
-import type { MemoryBudget } from './budget.js';
+import type { BatchOwner, MemoryBudget } from './budget.js';
 import type { KeyInputs, OpenBatch } from './open-batch.js';
-import type { Outcomes } from './outcomes.js';
 import { SealedBatch } from './sealed-batch.js';
 
 export interface AdmissionOptions {
@@ -15,7 +14,8 @@ export interface AdmissionParts<Item> {
   /** The batch exports are appended to; the budget counts its bytes too. */
   open: OpenBatch<Item>;
   budget: MemoryBudget;
-  outcomes: Outcomes;
+  /** The exporter the batches belong to; its outcomes count them. */
+  owner: BatchOwner;
   /** Takes a batch just sealed, outside the critical section. */
   onSealed(batch: SealedBatch): void;
   /** Counts an export the open batch could not take (a Parquet append that threw). */
@@ -79,7 +79,8 @@ export class Admission<Item> {
     sealed: SealedBatch[];
   } {
     const { maxBatchBytes, maxBatchAgeMillis } = this.#options;
-    const { budget, outcomes } = this.#parts;
+    const { budget } = this.#parts;
+    const { outcomes } = this.#parts.owner;
     const open = this.#open;
     const sealed: SealedBatch[] = [];
     const sealFirst =
@@ -123,8 +124,8 @@ export class Admission<Item> {
     this.#ageTimer = undefined;
     if (this.#open.isEmpty) return undefined;
     const batch = SealedBatch.seal(this.#open.take());
-    this.#parts.budget.admit(batch, batch.rawBytes);
-    this.#parts.outcomes.sealed();
+    this.#parts.budget.admit(batch, batch.rawBytes, this.#parts.owner);
+    this.#parts.owner.outcomes.sealed();
     return batch;
   }
 }

@@ -11,37 +11,53 @@ export interface Pager {
 }
 
 /**
- * The memory bound, in one place: every byte the exporter holds (the open batch and every
- * pending batch, in whatever state) counts against maxBufferedBytes, and this class alone
- * decides what goes when more must fit: batches on disk are paged out first (nothing is lost),
- * then the oldest idle batch is dropped. It is also the one way a batch ends, so its bytes,
- * its spool file and its outcome are released together.
+ * Whose a batch is: the exporter (one signal) that sealed or restored it. Its outcomes are counted
+ * there, and with a spool its durable copy is kept by its pager (set once the spool is open).
+ */
+export interface BatchOwner {
+  readonly outcomes: Outcomes;
+  pager: Pager | undefined;
+}
+
+/** What the budget holds of one batch. */
+interface Held {
+  bytes: number;
+  owner: BatchOwner;
+}
+
+/**
+ * The memory bound, in one place: every byte the exporters of one bound hold (their open
+ * batches and every pending batch, in whatever state) counts against maxBufferedBytes, and this
+ * class alone decides what goes when more must fit: batches on disk are paged out first (nothing
+ * is lost), then the oldest idle batch is dropped, whichever signal it belongs to. It is also the
+ * one way a batch ends, so its bytes, its spool file and its outcome are released together.
+ * Several exporters (metrics, spans, log records) may share one budget: each batch is counted to
+ * its owner.
  */
 export class MemoryBudget implements Iterable<SealedBatch> {
   readonly limit: number;
-  readonly #open: { readonly bytes: number };
-  readonly #outcomes: Outcomes;
-  /** Pending batches and the bytes each holds; Map order is seal order, oldest first. */
-  readonly #held = new Map<SealedBatch, number>();
+  readonly #opens: { readonly bytes: number }[] = [];
+  /** Pending batches; Map order is seal order, oldest first. */
+  readonly #held = new Map<SealedBatch, Held>();
+  /** Owners of batches, also once they settled (a late report still finds its exporter). */
+  readonly #owners = new WeakMap<SealedBatch, BatchOwner>();
   readonly #listeners = new Set<() => void>();
   #pendingBytes = 0;
-  #pager: Pager | undefined;
 
-  /** `open`: the batch exports are appended to, whose bytes count too. */
-  constructor(limit: number, open: { readonly bytes: number }, outcomes: Outcomes) {
+  constructor(limit: number) {
     this.limit = limit;
-    this.#open = open;
-    this.#outcomes = outcomes;
   }
 
-  /** With a spool: batches on disk may leave memory instead of being dropped. */
-  attachPager(pager: Pager): void {
-    this.#pager = pager;
+  /** An open batch whose bytes count from now on (one per exporter sharing the budget). */
+  addOpen(open: { readonly bytes: number }): void {
+    this.#opens.push(open);
   }
 
-  /** Bytes held now: the open batch and every pending batch. */
+  /** Bytes held now: the open batches and every pending batch. */
   get bytes(): number {
-    return this.#open.bytes + this.#pendingBytes;
+    let open = 0;
+    for (const o of this.#opens) open += o.bytes;
+    return open + this.#pendingBytes;
   }
 
   /** Sealed batches not yet settled. */
@@ -54,18 +70,26 @@ export class MemoryBudget implements Iterable<SealedBatch> {
     return this.bytes + bytes <= this.limit;
   }
 
-  /** Starts accounting a sealed or restored batch. */
-  admit(batch: SealedBatch, bytes: number): void {
-    this.#held.set(batch, bytes);
+  /** Starts accounting a sealed or restored batch of `owner`. */
+  admit(batch: SealedBatch, bytes: number, owner: BatchOwner): void {
+    this.#held.set(batch, { bytes, owner });
+    this.#owners.set(batch, owner);
     this.#pendingBytes += bytes;
+  }
+
+  /** The exporter a batch belongs to. */
+  ownerOf(batch: SealedBatch): BatchOwner {
+    const owner = this.#owners.get(batch);
+    if (owner === undefined) throw new Error(`batch ${batch.seq} was never admitted`);
+    return owner;
   }
 
   /** What a pending batch holds changed (compressed, paged out, read back). */
   resize(batch: SealedBatch, bytes: number): void {
-    const was = this.#held.get(batch);
-    if (was === undefined) return;
-    this.#held.set(batch, bytes);
-    this.#pendingBytes += bytes - was;
+    const held = this.#held.get(batch);
+    if (held === undefined) return;
+    this.#pendingBytes += bytes - held.bytes;
+    held.bytes = bytes;
   }
 
   /**
@@ -74,10 +98,10 @@ export class MemoryBudget implements Iterable<SealedBatch> {
    */
   makeRoom(bytes: number): boolean {
     while (!this.fits(bytes)) {
-      const onDisk = this.#pager && this.#oldestIdle((b) => b.spool !== undefined);
+      const onDisk = this.#oldestIdle((b, o) => b.spool !== undefined && o.pager !== undefined);
       if (onDisk?.pageOut()) {
         this.resize(onDisk, 0);
-        this.#pager?.pagedOut(onDisk);
+        this.ownerOf(onDisk).pager?.pagedOut(onDisk);
         continue;
       }
       const victim = this.#oldestIdle();
@@ -90,19 +114,19 @@ export class MemoryBudget implements Iterable<SealedBatch> {
   /** Gives a batch up for good, counted (and reported) under `reason`; `cause` says why. */
   drop(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     if (batch.isSettled) return;
-    this.#outcomes.dropped(batch, reason, cause);
+    this.ownerOf(batch).outcomes.dropped(batch, reason, cause);
     this.settle(batch, 'dropped');
   }
 
   /** Ends a batch: releases its bytes and its file, and resolves batch.settled. */
   settle(batch: SealedBatch, outcome: BatchOutcome): void {
     if (!batch.settle(outcome)) return;
-    const bytes = this.#held.get(batch);
-    if (bytes !== undefined) {
+    const held = this.#held.get(batch);
+    if (held !== undefined) {
       this.#held.delete(batch);
-      this.#pendingBytes -= bytes;
+      this.#pendingBytes -= held.bytes;
     }
-    this.#pager?.settled(batch, outcome);
+    this.#owners.get(batch)?.pager?.settled(batch, outcome);
     this.#changed();
   }
 
@@ -128,20 +152,41 @@ export class MemoryBudget implements Iterable<SealedBatch> {
     });
   }
 
-  /** Sealed batches not yet settled, and their uncompressed bytes (the measure of stats()). */
-  pending(): PendingBatches {
-    let rawBytes = 0;
-    for (const batch of this.#held.keys()) rawBytes += batch.rawBytes;
-    return { batches: this.#held.size, rawBytes };
+  /** The pending batches of `owner`, oldest first. */
+  batchesOf(owner: BatchOwner): SealedBatch[] {
+    const out: SealedBatch[] = [];
+    for (const [batch, held] of this.#held) if (held.owner === owner) out.push(batch);
+    return out;
+  }
+
+  /** Bytes `owner`'s pending batches hold now. */
+  bytesOf(owner: BatchOwner): number {
+    let bytes = 0;
+    for (const held of this.#held.values()) if (held.owner === owner) bytes += held.bytes;
+    return bytes;
   }
 
   /**
-   * The shutdown deadline passed: what is on disk stays for the next run, the rest is lost.
+   * `owner`'s batches not yet settled, and their uncompressed bytes (the measure of stats()).
+   */
+  pending(owner: BatchOwner): PendingBatches {
+    let rawBytes = 0;
+    let batches = 0;
+    for (const [batch, held] of this.#held) {
+      if (held.owner !== owner) continue;
+      batches++;
+      rawBytes += batch.rawBytes;
+    }
+    return { batches, rawBytes };
+  }
+
+  /**
+   * `owner`'s shutdown deadline passed: what is on disk stays for the next run, the rest is lost.
    * Returns what happened, for the caller's report.
    */
-  abandonAll(): Abandoned {
+  abandonAll(owner: BatchOwner): Abandoned {
     const result = { left: 0, dropped: { batches: 0, rawBytes: 0 } };
-    for (const batch of [...this.#held.keys()]) {
+    for (const batch of this.batchesOf(owner)) {
       if (batch.spool !== undefined) {
         result.left++;
         this.settle(batch, 'left-in-spool');
@@ -158,9 +203,9 @@ export class MemoryBudget implements Iterable<SealedBatch> {
     return this.#held.keys();
   }
 
-  #oldestIdle(also?: (batch: SealedBatch) => boolean): SealedBatch | undefined {
-    for (const batch of this.#held.keys())
-      if (batch.isIdle && (also === undefined || also(batch))) return batch;
+  #oldestIdle(also?: (batch: SealedBatch, owner: BatchOwner) => boolean): SealedBatch | undefined {
+    for (const [batch, held] of this.#held)
+      if (batch.isIdle && (also === undefined || also(batch, held.owner))) return batch;
     return undefined;
   }
 

@@ -27,16 +27,15 @@ const TIMED_OUT = Symbol('request deadline');
 export class Uploader {
   readonly #options: UploaderOptions;
   readonly #budget: MemoryBudget;
-  readonly #outcomes: Outcomes;
   readonly #queue: PQueue;
   #conditionalWrites: boolean;
   /** Batches whose next attempt goes without If-None-Match, to see whether it was the cause. */
   readonly #probing = new WeakSet<SealedBatch>();
 
-  constructor(options: UploaderOptions, budget: MemoryBudget, outcomes: Outcomes) {
+  /** Uploads the batches of `budget`, for whichever exporter each belongs to. */
+  constructor(options: UploaderOptions, budget: MemoryBudget) {
     this.#options = options;
     this.#budget = budget;
-    this.#outcomes = outcomes;
     this.#conditionalWrites = options.conditionalWrites;
     this.#queue = new PQueue({ concurrency: options.concurrency });
   }
@@ -66,7 +65,7 @@ export class Uploader {
     const controller = new AbortController();
     if (batch.body === undefined || !batch.startUpload(controller)) return; // moved on
     const o = this.#options;
-    this.#outcomes.attempt(batch);
+    this.#outcomesOf(batch).attempt(batch);
     const deadline = setTimeout(() => controller.abort(TIMED_OUT), o.requestTimeoutMillis);
     const conditional = this.#conditionalWrites && !this.#probing.has(batch);
     try {
@@ -105,7 +104,7 @@ export class Uploader {
         `the server rejects conditional writes (If-None-Match) but accepts plain PUTs; continuing without them (${batch.key})`,
       );
     }
-    this.#outcomes.uploaded(batch, batch.sinceFirstAttempt());
+    this.#outcomesOf(batch).uploaded(batch, batch.sinceFirstAttempt());
     this.#budget.settle(batch, 'uploaded');
   }
 
@@ -142,7 +141,7 @@ export class Uploader {
   }
 
   #reject(batch: SealedBatch, reason: string, error: unknown): void {
-    this.#outcomes.rejected(batch, reason, error);
+    this.#outcomesOf(batch).rejected(batch, reason, error);
     this.#budget.drop(batch, 'rejected');
   }
 
@@ -151,6 +150,11 @@ export class Uploader {
       if (batch.queue()) this.submit(batch);
     };
     if (!batch.backOff(delayMillis, retry)) return;
-    this.#outcomes.retrying(batch, verdict, error, delayMillis);
+    this.#outcomesOf(batch).retrying(batch, verdict, error, delayMillis);
+  }
+
+  /** Its exporter's outcomes: batches of every signal sharing the budget come through here. */
+  #outcomesOf(batch: SealedBatch): Outcomes {
+    return this.#budget.ownerOf(batch).outcomes;
   }
 }

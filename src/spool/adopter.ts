@@ -1,6 +1,6 @@
 import { settleWithin } from '../base/deadline.js';
 import { type Episodes, log } from '../base/log.js';
-import type { MemoryBudget } from '../pipeline/budget.js';
+import type { BatchOwner, MemoryBudget } from '../pipeline/budget.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import type { SpoolStats } from '../pipeline/stats.js';
 import type { Uploader } from '../pipeline/uploader.js';
@@ -23,6 +23,8 @@ export interface AdopterOptions extends KeeperOptions {
 /** The exporter's parts the spool works with, and the record it counts in. */
 export interface AdopterParts {
   budget: MemoryBudget;
+  /** The exporter whose batches the spool keeps. */
+  owner: BatchOwner;
   uploader: Uploader;
   stats: SpoolStats;
   episodes: Episodes;
@@ -41,6 +43,7 @@ export class SpoolAdopter {
   readonly dir: string;
   readonly #options: AdopterOptions;
   readonly #budget: MemoryBudget;
+  readonly #owner: BatchOwner;
   readonly #uploader: Uploader;
   readonly #reports: KeeperReports;
   readonly #claim: SpoolClaim;
@@ -63,6 +66,7 @@ export class SpoolAdopter {
     this.#claim = claim;
     this.#options = options;
     this.#budget = parts.budget;
+    this.#owner = parts.owner;
     this.#uploader = parts.uploader;
     this.#reports = new KeeperReports(parts.stats, parts.episodes, options);
     this.#disk = new DiskDeadline(options.diskTimeoutMillis);
@@ -173,11 +177,15 @@ export class SpoolAdopter {
   #adopt(spool: Spool): void {
     const keeper = new SpoolKeeper(spool, this.#options, {
       budget: this.#budget,
+      owner: this.#owner,
       uploader: this.#uploader,
       reports: this.#reports,
     });
     this.#keeper = keeper;
-    this.#reports.adopted(performance.now() - this.#startedAt, this.#budget.size);
+    this.#reports.adopted(
+      performance.now() - this.#startedAt,
+      this.#budget.pending(this.#owner).batches,
+    );
     keeper
       .restore()
       .then(() => this.#writeAheadPending(keeper))
@@ -191,7 +199,7 @@ export class SpoolAdopter {
    * one at a time. Those not yet compressed get theirs when they are, as every new batch does.
    */
   async #writeAheadPending(keeper: SpoolKeeper): Promise<void> {
-    for (const batch of [...this.#budget]) {
+    for (const batch of this.#budget.batchesOf(this.#owner)) {
       if (this.#stopped) return;
       if (batch.body !== undefined && !batch.restored) await keeper.persist(batch);
     }

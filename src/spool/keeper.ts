@@ -1,6 +1,6 @@
 import { settleWithin } from '../base/deadline.js';
 import { log, plural } from '../base/log.js';
-import type { MemoryBudget, Pager } from '../pipeline/budget.js';
+import type { BatchOwner, MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
 import type { Uploader } from '../pipeline/uploader.js';
 import { describeError } from '../s3/errors.js';
@@ -12,6 +12,8 @@ import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
 /** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
 export interface KeeperParts {
   budget: MemoryBudget;
+  /** The exporter whose batches this spool keeps: its pager from the moment the spool is open. */
+  owner: BatchOwner;
   uploader: Uploader;
   /** Where what the spool does is counted and told (the adopter's, made before the keeper). */
   reports: KeeperReports;
@@ -66,7 +68,7 @@ export class SpoolKeeper implements Pager {
     this.#options = options;
     this.#parts = parts;
     this.#reports = parts.reports;
-    parts.budget.attachPager(this);
+    parts.owner.pager = this;
     this.#syncGauges();
   }
 
@@ -102,7 +104,7 @@ export class SpoolKeeper implements Pager {
         if (this.#byFile.has(event.entry.name)) return false; // a scan run again
         const batch = SealedBatch.restore(event.entry);
         this.#register(event.entry.name, batch);
-        this.#parts.budget.admit(batch, 0);
+        this.#parts.budget.admit(batch, 0, this.#parts.owner);
         return true;
       }
       case 'quarantined':

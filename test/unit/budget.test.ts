@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Episodes } from '../../src/base/log.js';
-import { MemoryBudget, type Pager } from '../../src/pipeline/budget.js';
+import { type BatchOwner, MemoryBudget, type Pager } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { type BatchOutcome, SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../src/pipeline/stats.js';
@@ -18,9 +18,15 @@ function setup(limit = 100, openBytes = 0) {
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
   });
-  const budget = new MemoryBudget(limit, open, outcomes);
-  return { open, outcomes, budget };
+  const budget = new MemoryBudget(limit);
+  budget.addOpen(open);
+  const owner: BatchOwner = { outcomes, pager: undefined };
+  owners.set(budget, owner);
+  return { open, outcomes, budget, owner };
 }
+
+/** The owner each test's budget counts its batches to. */
+const owners = new WeakMap<MemoryBudget, BatchOwner>();
 
 /** A sealed batch of `points` points, admitted holding `bytes`, in the state asked for. */
 function admitted(
@@ -36,7 +42,7 @@ function admitted(
     attributes: {},
     dataTimeMillis: undefined,
   });
-  budget.admit(batch, bytes);
+  budget.admit(batch, bytes, owners.get(budget) as BatchOwner);
   if (state !== 'unprepared') {
     batch.startPreparing();
     batch.bodyMade({
@@ -89,10 +95,10 @@ describe('MemoryBudget', () => {
   });
 
   test('with a pager, batches on disk leave memory first, and nothing is dropped for them', () => {
-    const { budget, outcomes } = setup(100);
+    const { budget, outcomes, owner } = setup(100);
     const pagedOut: SealedBatch[] = [];
     const pager: Pager = { pagedOut: (b) => pagedOut.push(b), settled: () => {} };
-    budget.attachPager(pager);
+    owner.pager = pager;
     const inMemoryOnly = admitted(budget, 50, 'queued');
     const onDisk = admitted(budget, 50, 'queued');
     onDisk.spooled(entry('a'));
@@ -105,9 +111,9 @@ describe('MemoryBudget', () => {
   });
 
   test('settling releases the bytes and tells the pager how the batch ended', () => {
-    const { budget } = setup(100);
+    const { budget, owner } = setup(100);
     const seen: [SealedBatch, BatchOutcome][] = [];
-    budget.attachPager({ pagedOut: () => {}, settled: (b, o) => seen.push([b, o]) });
+    owner.pager = { pagedOut: () => {}, settled: (b, o) => seen.push([b, o]) };
     const a = admitted(budget, 60, 'uploading');
     budget.settle(a, 'uploaded');
     budget.settle(a, 'dropped'); // a second ending is ignored
@@ -135,12 +141,73 @@ describe('MemoryBudget', () => {
   });
 
   test('at a shutdown deadline, batches on disk stay for the next run and the rest are dropped', () => {
-    const { budget, outcomes } = setup(100);
+    const { budget, outcomes, owner } = setup(100);
     const kept = admitted(budget, 10, 'queued');
     kept.spooled(entry('k'));
     const lost = admitted(budget, 10, 'queued', 5);
-    expect(budget.abandonAll()).toEqual({ left: 1, dropped: { batches: 1, rawBytes: 10 } });
+    expect(budget.abandonAll(owner)).toEqual({ left: 1, dropped: { batches: 1, rawBytes: 10 } });
     expect(outcomes.stats.pointsDroppedByReason).toEqual({ shutdown: 5 });
     expect([kept.state, lost.state]).toEqual(['settled', 'settled']);
+  });
+});
+
+describe('one budget, several exporters', () => {
+  test('the oldest idle batch goes whoever owns it, and each drop is counted to its owner', () => {
+    const { budget, outcomes: metrics, owner: metricsOwner } = setup(100);
+    const spans = new Outcomes(emptyStats(), new Episodes(), {
+      slowRetryMillis: 1_000,
+      maxBufferedBytes: 100,
+      requestTimeoutMillis: 1_000,
+      flushTimeoutMillis: 1_000,
+      endpoint: 'http://s3.test',
+    });
+    const spanOwner: BatchOwner = { outcomes: spans, pager: undefined };
+    const spanOpen = { bytes: 10 };
+    budget.addOpen(spanOpen);
+    const oldMetrics = admitted(budget, 40, 'queued', 4);
+    const span = SealedBatch.seal({
+      contents: { records: [Buffer.alloc(1)] },
+      rawBytes: 30,
+      points: 3,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    budget.admit(span, 30, spanOwner);
+    expect(budget.bytes).toBe(80); // both open batches and both pending ones
+    expect([budget.bytesOf(metricsOwner), budget.bytesOf(spanOwner)]).toEqual([40, 30]);
+    expect(budget.makeRoom(40)).toBe(true); // the oldest idle batch is the metrics one
+    expect(oldMetrics.isSettled).toBe(true);
+    expect(span.isSettled).toBe(false);
+    expect(metrics.stats.pointsDroppedByReason).toEqual({ 'buffer-full': 4 });
+    expect(spans.stats.pointsDropped).toBe(0);
+    expect(budget.makeRoom(70)).toBe(true); // now the span batch
+    expect(spans.stats.pointsDroppedByReason).toEqual({ 'buffer-full': 3 });
+    expect(metrics.stats.pointsDropped).toBe(4);
+  });
+
+  test("one exporter's shutdown gives up only its own batches", () => {
+    const { budget, owner } = setup(100);
+    const other: BatchOwner = {
+      outcomes: new Outcomes(emptyStats(), new Episodes(), {
+        slowRetryMillis: 1_000,
+        maxBufferedBytes: 100,
+        requestTimeoutMillis: 1_000,
+        flushTimeoutMillis: 1_000,
+        endpoint: 'http://s3.test',
+      }),
+      pager: undefined,
+    };
+    const mine = admitted(budget, 10, 'queued');
+    const theirs = SealedBatch.seal({
+      contents: { records: [Buffer.alloc(1)] },
+      rawBytes: 10,
+      points: 1,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    budget.admit(theirs, 10, other);
+    expect(budget.abandonAll(owner).dropped.batches).toBe(1);
+    expect([mine.isSettled, theirs.isSettled]).toEqual([true, false]);
+    expect(budget.pending(other)).toEqual({ batches: 1, rawBytes: 10 });
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { Episodes } from '../../src/base/log.js';
-import { MemoryBudget } from '../../src/pipeline/budget.js';
+import { type BatchOwner, MemoryBudget } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../src/pipeline/stats.js';
@@ -52,7 +52,9 @@ async function setup(
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
   });
-  const budget = new MemoryBudget(limit, { bytes: 0 }, outcomes);
+  const budget = new MemoryBudget(limit);
+  budget.addOpen({ bytes: 0 });
+  const owner: BatchOwner = { outcomes, pager: undefined };
   const uploader = new Uploader(
     {
       writer: new SdkObjectWriter(s3.client, 'b', {}),
@@ -62,7 +64,6 @@ async function setup(
       backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
     },
     budget,
-    outcomes,
   );
   const keeperOptions = {
     maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
@@ -75,6 +76,7 @@ async function setup(
   const reports = new KeeperReports(stats.spool, episodes, { dir, ...keeperOptions });
   const keeper = new SpoolKeeper(await openSpool(dir, options.fs), keeperOptions, {
     budget,
+    owner,
     uploader,
     reports,
   });
@@ -88,7 +90,7 @@ async function setup(
       attributes: {},
       dataTimeMillis: undefined,
     });
-    budget.admit(batch, size);
+    budget.admit(batch, size, owner);
     batch.startPreparing();
     batch.bodyMade({
       key: `${name}.json`,

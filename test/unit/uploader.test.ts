@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Episodes } from '../../src/base/log.js';
-import { MemoryBudget } from '../../src/pipeline/budget.js';
+import { type BatchOwner, MemoryBudget } from '../../src/pipeline/budget.js';
 import { Outcomes } from '../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../src/pipeline/stats.js';
@@ -20,7 +20,9 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
   });
-  const budget = new MemoryBudget(1 << 20, { bytes: 0 }, outcomes);
+  const budget = new MemoryBudget(1 << 20);
+  budget.addOpen({ bytes: 0 });
+  const owner: BatchOwner = { outcomes, pager: undefined };
   const uploader = new Uploader(
     {
       writer: new SdkObjectWriter(s3.client, 'b', {}),
@@ -31,7 +33,6 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
       ...options,
     },
     budget,
-    outcomes,
   );
   /** A batch ready for upload, submitted. */
   const submit = (name: string) => {
@@ -42,7 +43,7 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
       attributes: {},
       dataTimeMillis: undefined,
     });
-    budget.admit(batch, name.length);
+    budget.admit(batch, name.length, owner);
     batch.startPreparing();
     batch.bodyMade({
       key: `${name}.json`,

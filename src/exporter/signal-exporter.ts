@@ -1,0 +1,286 @@
+import type { MeterProvider } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import { settleWithin } from '../base/deadline.js';
+import { type BodyMaker, createBodyMaker } from '../body/index.js';
+import type { ResolvedConfig } from '../config/resolve.js';
+import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from '../layout/formats.js';
+import type { KeyTemplate } from '../layout/key-template.js';
+import { failed } from '../pipeline/admission.js';
+import type { BatchOwner } from '../pipeline/budget.js';
+import { columnIntake, type Intake, recordIntake } from '../pipeline/intake.js';
+import type { KeyInputs } from '../pipeline/open-batch.js';
+import { Outcomes } from '../pipeline/outcomes.js';
+import { Preparation } from '../pipeline/preparation.js';
+import type { SealedBatch } from '../pipeline/sealed-batch.js';
+import { type ExporterStats, emptySpoolStats, emptyStats } from '../pipeline/stats.js';
+import { endpointName } from '../s3/client-settings.js';
+import { describeError } from '../s3/errors.js';
+import type { SignalExport } from '../signals/signal.js';
+import { SpoolAdopter } from '../spool/adopter.js';
+import { nodeFileSystem } from '../spool/file-system.js';
+import { claimSpoolDir } from '../spool/lock.js';
+import type { MetaCheck } from '../spool/spool.js';
+import { registerSelfMetrics } from './self-metrics.js';
+import { createSharedParts, type SharedParts } from './shared-parts.js';
+
+type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
+
+/**
+ * An exporter of one signal to S3-compatible object storage: the lifecycle (running, shutting
+ * down, shut down) and the wiring of the parts, whatever the signal. export() only appends to an
+ * in-memory batch under a short mutex; sealed batches are compressed off the event loop and
+ * uploaded in the background, so neither export() nor a shutdown can block on storage.
+ *
+ * Its own parts: Admission (the open batch and sealing), Preparation (body, key, write-ahead
+ * copy), Outcomes (what is counted and logged), and with a spool the SpoolAdopter. Shared with
+ * the exporters of other signals made by one S3Exporters (or its own otherwise): the S3
+ * connection, the MemoryBudget (the memory bound and how batches end) and the Uploader.
+ * S3MetricExporter, S3SpanExporter and S3LogRecordExporter are this class for their signal.
+ */
+export class SignalExporter<Item> {
+  readonly #config: ResolvedConfig;
+  readonly #signal: SignalExport<Item>;
+  readonly #shared: SharedParts;
+  readonly #leave: () => void;
+  readonly #bodies: BodyMaker;
+  readonly #owner: BatchOwner;
+  readonly #outcomes: Outcomes;
+  readonly #intake: Intake<Item>;
+  readonly #spool: SpoolAdopter | undefined;
+  #state: Lifecycle = 'running';
+  #shutdown: Promise<void> | undefined;
+
+  /**
+   * `config`: this exporter's resolved options; `shared`: the parts it shares with the exporters
+   * of other signals (made from `config` when not given).
+   */
+  constructor(config: ResolvedConfig, signal: SignalExport<Item>, shared?: SharedParts) {
+    this.#config = config;
+    this.#signal = signal;
+    const c = config;
+    // First, so that a spool directory another exporter of this process has fails before
+    // anything starts. No disk I/O: the directory is opened in the background (SpoolAdopter).
+    const claim = c.spoolDir === undefined ? undefined : claimSpoolDir(c.spoolDir);
+    let bodies: BodyMaker | undefined;
+    let made: SharedParts | undefined;
+    try {
+      const row = FORMAT_ROWS[c.format];
+      bodies = createBodyMaker({
+        ...(row.body === 'parquet'
+          ? { body: 'parquet', signal: signal.name }
+          : { body: 'framed' as const }),
+        compression: c.compression,
+        level: c.compressionLevel,
+      });
+      this.#bodies = bodies;
+      if (shared === undefined) made = createSharedParts(c);
+      this.#shared = shared ?? (made as SharedParts);
+      const { budget, uploader, episodes, s3 } = this.#shared;
+      const stats = emptyStats();
+      this.#outcomes = new Outcomes(stats, episodes, {
+        slowRetryMillis: c.retryMaxDelayMillis,
+        maxBufferedBytes: budget.limit,
+        requestTimeoutMillis: c.requestTimeoutMillis,
+        flushTimeoutMillis: c.flushTimeoutMillis,
+        endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
+      });
+      this.#owner = { outcomes: this.#outcomes, pager: undefined };
+      if (claim !== undefined && c.spoolDir !== undefined) {
+        stats.spool = emptySpoolStats();
+        this.#spool = new SpoolAdopter(
+          claim,
+          {
+            dir: c.spoolDir,
+            fs: c.spoolFileSystem ?? nodeFileSystem,
+            maxSpoolBytes: c.maxSpoolBytes,
+            loadConcurrency: c.uploadConcurrency,
+            retryEveryMillis: c.retryMaxDelayMillis,
+            diskTimeoutMillis: c.spoolTimeoutMillis,
+            check: spoolFileCheck(c.keys),
+          },
+          { budget, owner: this.#owner, uploader, stats: stats.spool, episodes },
+        );
+      }
+      const preparation = new Preparation({
+        records: signal.records[c.format],
+        columnsAsRecords: (columns) => signal.columnsAsRecords(columns),
+        name: objectName(c.format, c.compression),
+        fallback: row.fallback,
+        bodies,
+        keys: c.keys,
+        sendCrc32: s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
+        budget,
+        uploader,
+        spool: this.#spool,
+      });
+      const admission = { maxBatchBytes: c.maxBatchBytes, maxBatchAgeMillis: c.maxBatchAgeMillis };
+      const parts = {
+        budget,
+        owner: this.#owner,
+        onSealed: (batch: SealedBatch) => preparation.add(batch),
+        appendFailed: (error: unknown) => this.#outcomes.encodeFailed(error),
+      };
+      this.#intake =
+        row.body === 'parquet'
+          ? columnIntake(() => signal.loadColumns(), admission, parts)
+          : recordIntake(signal.records[c.format], admission, { ...parts, bodies });
+      budget.addOpen(this.#intake.open);
+      this.#leave = this.#shared.join();
+      this.#spool?.start();
+    } catch (error) {
+      // Nothing may outlive a failed constructor: not the spool's claim (a retry would get a
+      // SpoolLockedError naming this very process), not the worker, not the client.
+      claim?.release();
+      void bodies?.close();
+      made?.s3.writer.destroy();
+      throw error;
+    }
+  }
+
+  /**
+   * Appends one export to the open batch and answers once it is there (never after I/O):
+   * SUCCESS, or FAILED after shutdown() or when it cannot fit under maxBufferedBytes.
+   */
+  export(item: Item, resultCallback: (result: ExportResult) => void): void {
+    if (this.#state !== 'running') {
+      this.#outcomes.exportRefused();
+      resultCallback(failed('export() after shutdown()'));
+      return;
+    }
+    let accepted: Promise<ExportResult>;
+    try {
+      // An OTLP record is encoded here, outside any lock: the expensive part.
+      accepted = this.#intake.accept(item, this.#signal.count(item), this.#keyInputs(item));
+    } catch (error) {
+      this.#outcomes.encodeFailed(error);
+      resultCallback(failed(`could not encode ${this.#signal.name}: ${describeError(error)}`));
+      return;
+    }
+    accepted.then(resultCallback, (error: unknown) => resultCallback(failed(describeError(error))));
+  }
+
+  /**
+   * Seals the open batch and waits until every batch sealed so far is stored, at most
+   * flushTimeoutMillis. It resolves at the deadline even if uploads are still failing (they go
+   * on in the background, and an alert says how much is pending and why), because the SDK's
+   * shutdown path skips exporter.shutdown() when forceFlush() rejects.
+   */
+  async forceFlush(): Promise<void> {
+    if (this.#state === 'shut-down') return;
+    await this.#intake.sealNow();
+    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    if (waited === 'settled') this.#outcomes.flushFinished();
+    else this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
+  }
+
+  /**
+   * Stops accepting exports, seals the open batch and uploads what is pending until
+   * flushTimeoutMillis, or until all of it is blocked on a configuration fault (no such bucket,
+   * access denied); then aborts what is left (counted as dropped; with a spool, what is on disk
+   * stays for the next run), stops the compression worker and, once the exporters that share it
+   * are shut down too, closes the S3 client it created. Never hangs; calling it again is a no-op.
+   */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#doShutdown();
+    return this.#shutdown;
+  }
+
+  /**
+   * Records stats() as OpenTelemetry metrics (meter `otel-s3-exporter`, instruments
+   * `s3_exporter.*`, attribute `signal`) on `meterProvider`, which may be the one this exporter
+   * exports for. Returns a function that stops it.
+   */
+  recordSelfMetrics(meterProvider: MeterProvider): () => void {
+    const self = registerSelfMetrics(meterProvider, this.#signal.name, () => this.stats());
+    const stopLatency = this.#outcomes.onUploadLatency((millis) =>
+      self.recordUploadLatency(millis),
+    );
+    return () => {
+      stopLatency();
+      self.unregister();
+    };
+  }
+
+  /** Counters and gauges of what the exporter did and holds; a fresh copy each call. */
+  stats(): ExporterStats {
+    const s = this.#outcomes.stats;
+    const { budget } = this.#shared;
+    return {
+      ...s,
+      uploadFailures: { ...s.uploadFailures },
+      pointsDroppedByReason: { ...s.pointsDroppedByReason },
+      uploadLatency: { ...s.uploadLatency },
+      spool: s.spool && {
+        ...s.spool,
+        writeFailures: { ...s.spool.writeFailures },
+        readFailures: { ...s.spool.readFailures },
+      },
+      bufferedBytes: this.#intake.open.bytes + budget.bytesOf(this.#owner),
+      pendingBatches: budget.pending(this.#owner).batches,
+    };
+  }
+
+  /** What the object key needs from an export, computed outside the lock. */
+  #keyInputs(item: Item): KeyInputs {
+    const keys = this.#config.keys;
+    const attributes =
+      keys.attributeNames.length === 0
+        ? {}
+        : keys.attributeValues(this.#signal.resourceAttributes(item));
+    return {
+      attributes,
+      group: keys.attributeNames.length === 0 ? '' : JSON.stringify(attributes),
+      dataTimeMillis:
+        this.#config.partitionTime === 'data' ? this.#signal.oldestTimeMillis(item) : undefined,
+    };
+  }
+
+  async #doShutdown(): Promise<void> {
+    this.#state = 'shutting-down';
+    this.#spool?.stopWaiting();
+    await this.#intake.sealNow();
+    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    if (waited !== 'settled') await this.#giveUp(waited);
+    this.#state = 'shut-down';
+    await this.#spool?.close();
+    await this.#bodies.close();
+    this.#leave();
+  }
+
+  /**
+   * Shutdown cannot store what is pending (deadline, or a fault waiting cannot fix): what is on
+   * disk stays for the next run, the rest is lost.
+   */
+  async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
+    await this.#spool?.settleWrites();
+    this.#outcomes.gaveUp(why, this.#shared.budget.abandonAll(this.#owner));
+  }
+
+  /**
+   * Expedites waiting retries, then waits for everything of this exporter pending now to be
+   * stored, at most `millis`; it stops early when what is left is blocked on a configuration
+   * fault.
+   */
+  async #waitForPending(millis: number): Promise<'settled' | 'blocked' | 'timeout'> {
+    const { budget, uploader } = this.#shared;
+    uploader.expedite();
+    this.#spool?.pump();
+    const batches = budget.batchesOf(this.#owner);
+    if (!(await settleWithin(budget.whenSettledOrBlocked(batches), millis))) return 'timeout';
+    return batches.every((b) => b.isSettled) ? 'settled' : 'blocked';
+  }
+}
+
+/** A spool file's metadata must name an object this configuration writes: data, not commands. */
+function spoolFileCheck(keys: KeyTemplate): MetaCheck {
+  return (meta) => {
+    const parsed = keys.parse(meta.key);
+    if (parsed === undefined)
+      return `its key ${JSON.stringify(meta.key.slice(0, 200))} is not one this exporter writes (prefix, filePrefix, keyTemplate)`;
+    if (encodingOfExtension(parsed.extension) === undefined)
+      return `its key ends in ${JSON.stringify(parsed.extension)}, not a known format`;
+    if (!CONTENT_TYPES.has(meta.contentType))
+      return `its content type ${JSON.stringify(meta.contentType.slice(0, 100))} is not one of ours`;
+    return undefined;
+  };
+}
