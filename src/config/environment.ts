@@ -1,6 +1,7 @@
 import { BYTE_SIZE_HELP, parseByteSize } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { alert } from '../base/log.js';
+import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { optionsOf, type TextKind } from './option-table.js';
 import type { S3MetricExporterOptions } from './options.js';
 import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
@@ -22,7 +23,23 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** The namespace of this exporter's variables: a name in it that is none of them is a typo. */
 const VARIABLE_PREFIX = 'OTEL_EXPORTER_S3_';
-const KNOWN_VARIABLES: readonly string[] = ENVIRONMENT_VARIABLES.map(([variable]) => variable);
+
+/**
+ * The variable that sets an option for one signal's exporter only, as OTel's
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT does for OTEL_EXPORTER_OTLP_ENDPOINT:
+ * `OTEL_EXPORTER_S3_TRACES_FORMAT` for `OTEL_EXPORTER_S3_FORMAT`. Undefined for a variable that
+ * is no OTEL_EXPORTER_S3_ one (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE is a signal's
+ * already).
+ */
+export function signalVariable(variable: string, signal: SignalName): string | undefined {
+  if (!variable.startsWith(VARIABLE_PREFIX)) return undefined;
+  return `${VARIABLE_PREFIX}${signal.toUpperCase()}_${variable.slice(VARIABLE_PREFIX.length)}`;
+}
+
+const KNOWN_VARIABLES: readonly string[] = ENVIRONMENT_VARIABLES.flatMap(([variable]) => [
+  variable,
+  ...SIGNAL_NAMES.flatMap((signal) => signalVariable(variable, signal) ?? []),
+]);
 
 /** A set variable named like ours that is none of ours, and the one it probably means. */
 export interface UnknownVariable {
@@ -126,11 +143,16 @@ export function readEnvironment(
   env: Env,
   warn: (error: InvalidOptionError) => void,
   variables: readonly (readonly [string, string, TextKind])[] = ENVIRONMENT_VARIABLES,
+  signal?: SignalName,
 ): Map<string, EnvironmentValue> {
   const values = new Map<string, EnvironmentValue>();
-  for (const [variable, option, kind] of variables) {
-    const raw = env[variable];
-    if (raw === undefined || raw.trim() === '') continue;
+  const set = (name: string | undefined) =>
+    name !== undefined && env[name] !== undefined && env[name].trim() !== '' ? name : undefined;
+  for (const [base, option, kind] of variables) {
+    // The signal's own variable wins over the one for every signal.
+    const variable = set(signal && signalVariable(base, signal)) ?? set(base);
+    if (variable === undefined) continue;
+    const raw = env[variable] as string;
     try {
       values.set(option, { value: parse(variable, option, raw, kind), variable });
     } catch (error) {
@@ -169,6 +191,7 @@ export function optionsFromEnvironment(
 export function configure(
   options: S3MetricExporterOptions,
   env: Env = process.env,
+  signal: SignalName = 'metrics',
 ): ResolvedConfig {
   for (const unknown of unknownVariables(env)) {
     if (warnedVariables.has(unknown.variable)) continue;
@@ -177,7 +200,12 @@ export function configure(
   }
   const warn = (error: InvalidOptionError) =>
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
-  return resolveSources({ options, environment: readEnvironment(env, warn), warn });
+  return resolveSources({
+    options,
+    environment: readEnvironment(env, warn, ENVIRONMENT_VARIABLES, signal),
+    warn,
+    signal,
+  });
 }
 
 /** `true` or `false` in any case, around spaces; anything else is undefined. */

@@ -1,5 +1,5 @@
 import { constants } from 'node:buffer';
-import { COMPRESSIONS, FORMATS } from '../layout/formats.js';
+import { COMPRESSIONS, FORMATS, type SignalName } from '../layout/formats.js';
 import { KeyTemplate, PARTITION_TIMES, TIME_ZONES } from '../layout/key-template.js';
 import { CHECKSUM_MODES } from '../s3/client-settings.js';
 import { TEMPORALITIES } from '../signals/metrics/temporality.js';
@@ -37,6 +37,8 @@ export interface OptionRow {
   /** The option's name in code (`retry.maxDelayMillis` for a nested one); its `.otel-s3.json` key. */
   readonly name: string;
   readonly for: readonly Consumer[];
+  /** The signals whose exporters take it (every signal's when not given). */
+  readonly signals?: readonly SignalName[];
   /** The environment variable that sets it, for every consumer that reads it. */
   readonly variable?: string;
   /** How its text reads. */
@@ -224,6 +226,7 @@ export const OPTION_TABLE = [
   {
     name: 'temporalityPreference',
     for: EXPORTER,
+    signals: ['metrics'],
     variable: 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
     text: TEMPORALITIES,
     rule: oneOf(TEMPORALITIES),
@@ -599,9 +602,20 @@ export function optionRow(name: OptionName): OptionRow {
   return BY_NAME.get(name) as OptionRow;
 }
 
-/** The rows one consumer reads, in table order. */
-export function optionsOf(consumer: Consumer): OptionRow[] {
-  return OPTION_TABLE.filter((row) => (row.for as readonly Consumer[]).includes(consumer));
+/** The rows one consumer reads, in table order; for an exporter, those its signal takes. */
+export function optionsOf(consumer: Consumer, signal?: SignalName): OptionRow[] {
+  return (OPTION_TABLE as readonly OptionRow[]).filter(
+    (row) =>
+      row.for.includes(consumer) &&
+      (signal === undefined || row.signals === undefined || row.signals.includes(signal)),
+  );
+}
+
+/** The exporter's option names of a signal, for the unknown-option check. */
+export function exporterOptionNames(signal: SignalName): readonly string[] {
+  return optionsOf('exporter', signal)
+    .map((row) => row.name)
+    .filter((name) => !name.startsWith('retry.'));
 }
 
 /** The rule of an option, as a function of its value (the option's own name in messages). */

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { S3Client, S3ClientConfig, StorageClass } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import {
@@ -5,13 +6,14 @@ import {
   type CompressionLevels,
   defaultKeyTemplate,
   FORMAT_ROWS,
+  type SignalName,
 } from '../layout/formats.js';
 import { KeyTemplate } from '../layout/key-template.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { type EnvironmentValue, Fields } from './fields.js';
-import { check, OPTION_NAMES, RETRY_OPTION_NAMES } from './option-table.js';
+import { check, exporterOptionNames, RETRY_OPTION_NAMES } from './option-table.js';
 import {
   type ChecksumMode,
   type Compression,
@@ -27,6 +29,8 @@ import * as rule from './rules.js';
 import { rejectUnknown } from './unknown-options.js';
 
 export interface ResolvedConfig {
+  /** The signal whose exporter this configures. */
+  signal: SignalName;
   bucket: string;
   region: string | undefined;
   endpoint: string | undefined;
@@ -47,6 +51,7 @@ export interface ResolvedConfig {
   requestChecksumCalculation: ChecksumMode;
   retryInitialDelayMillis: number;
   retryMaxDelayMillis: number;
+  /** The signal's own spool directory: spoolDir for metrics, spoolDir/traces, spoolDir/logs. */
   spoolDir: string | undefined;
   maxSpoolBytes: number;
   spoolTimeoutMillis: number;
@@ -69,6 +74,8 @@ export interface ConfigSources {
   environment?: ReadonlyMap<string, EnvironmentValue>;
   /** Called for an environment value that is invalid; the default is used instead. */
   warn?: (error: InvalidOptionError) => void;
+  /** Whose exporter: it names the objects (`metrics_`) and decides which options exist. */
+  signal?: SignalName;
 }
 
 /** Validates options passed in code and fills in defaults. Throws InvalidOptionError. */
@@ -88,7 +95,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     throw new InvalidOptionError('options', options, 'an object with at least { bucket }');
   }
   const code = options as Record<string, unknown>;
-  rejectUnknown(code, OPTION_NAMES, '');
+  const signal = sources.signal ?? 'metrics';
+  rejectUnknown(code, exporterOptionNames(signal), '');
   const retry = check<object>('retry')('retry', code.retry ?? {});
   rejectUnknown(retry as Record<string, unknown>, RETRY_OPTION_NAMES, 'retry.');
   const f = new Fields(
@@ -109,7 +117,12 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     check<number>('retry.initialDelayMillis'),
     DEFAULTS.retryInitialDelayMillis,
   );
-  const spoolDir = f.get('spoolDir', check<string>('spoolDir'), undefined);
+  // Each signal keeps its own spool (its own lock) under one spoolDir: metrics in it, as ever.
+  const givenSpoolDir = f.get('spoolDir', check<string>('spoolDir'), undefined);
+  const spoolDir =
+    givenSpoolDir === undefined || signal === 'metrics'
+      ? givenSpoolDir
+      : join(givenSpoolDir, signal);
   const timeZone = f.get(
     'partitionTimeZone',
     check<PartitionTimeZone>('partitionTimeZone'),
@@ -143,6 +156,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   };
 
   return {
+    signal,
     bucket: f.required('bucket', (o, v) =>
       rule.bucket(
         o,
@@ -226,7 +240,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       // KeyTemplate validates the template itself, whatever its type.
       (_o, v) => new KeyTemplate(v as string, { prefix, filePrefix, timeZone }),
       // Each format has its default layout (Parquet: hour partitions).
-      new KeyTemplate(defaultKeyTemplate(format, 'metrics'), { prefix, filePrefix, timeZone }),
+      new KeyTemplate(defaultKeyTemplate(format, signal), { prefix, filePrefix, timeZone }),
     ),
     partitionTime: f.get(
       'partitionTime',

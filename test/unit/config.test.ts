@@ -56,6 +56,7 @@ describe('resolveConfig defaults', () => {
       /^year=1970\/month=01\/day=01\/hour=00\/minute=00\/metrics_[0-9a-f-]{36}\.json$/,
     );
     expect(c).toEqual({
+      signal: 'metrics',
       bucket: 'metrics',
       region: undefined,
       endpoint: undefined,

@@ -298,3 +298,48 @@ describe('environment variables', () => {
     );
   });
 });
+
+describe('a variable for one signal', () => {
+  test("OTEL_EXPORTER_S3_<SIGNAL>_* wins over OTEL_EXPORTER_S3_* for that signal's exporter only", () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'telemetry',
+      OTEL_EXPORTER_S3_FORMAT: 'otlp-proto',
+      OTEL_EXPORTER_S3_TRACES_FORMAT: 'parquet',
+      OTEL_EXPORTER_S3_LOGS_PREFIX: 'logs-here',
+      OTEL_EXPORTER_S3_SPOOL_DIR: '/var/spool/otel-s3',
+    };
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const metrics = configure({}, env, 'metrics');
+      const traces = configure({}, env, 'traces');
+      const logs = configure({}, env, 'logs');
+      expect([metrics.format, traces.format, logs.format]).toEqual([
+        'otlp-proto',
+        'parquet',
+        'otlp-proto',
+      ]);
+      expect(logs.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' })).toBe(
+        'logs-here/year=1970/month=01/day=01/hour=00/minute=00/logs_x',
+      );
+      expect(
+        traces.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' }),
+      ).toBe('year=1970/month=01/day=01/hour=00/traces_x');
+      // Each signal's spool under the one directory: metrics where it always was.
+      expect([metrics.spoolDir, traces.spoolDir, logs.spoolDir]).toEqual([
+        '/var/spool/otel-s3',
+        '/var/spool/otel-s3/traces',
+        '/var/spool/otel-s3/logs',
+      ]);
+      // A signal's variable is a known name: no warning about it.
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  test('an option of another signal is an unknown option', () => {
+    expect(() => configure({ bucket: 'b', temporalityPreference: 'delta' }, {}, 'traces')).toThrow(
+      /unknown option temporalityPreference/,
+    );
+  });
+});
