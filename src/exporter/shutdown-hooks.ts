@@ -1,6 +1,9 @@
 import { log } from '../base/log.js';
 
-/** What the hooks shut down: a MeterProvider (or NodeSDK-like object). */
+/**
+ * What the hooks shut down: a MeterProvider, TracerProvider or LoggerProvider, or a NodeSDK
+ * (which shuts its own down). Providers that take no deadline get the hooks' own.
+ */
 export interface ShutdownTarget {
   shutdown(options?: { timeoutMillis?: number }): Promise<void>;
 }
@@ -9,7 +12,7 @@ export interface ShutdownHookOptions {
   /** Signals that start a graceful shutdown. Default `['SIGTERM', 'SIGINT']`. */
   signals?: NodeJS.Signals[];
   /**
-   * Deadline for the whole shutdown (beforeShutdown, then the meter provider). Keep it below
+   * Deadline for the whole shutdown (beforeShutdown, then the providers, at once). Keep it below
    * your orchestrator's grace period (Kubernetes: 30 s). Default 25000: room for the meter
    * provider's forceFlush() and shutdown() at the exporter's default flushTimeoutMillis (10 s
    * each) inside Kubernetes' default 30 s.
@@ -33,13 +36,18 @@ const DEFAULT_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 export const DEFAULT_SHUTDOWN_TIMEOUT_MILLIS = 25_000;
 
 /**
- * Flushes metrics on SIGTERM / SIGINT within a deadline, then lets the process exit with a code
- * that says whether it worked. A second signal during the shutdown exits at once with code 1.
+ * Flushes telemetry on SIGTERM / SIGINT within one deadline: the meter, tracer and logger
+ * providers given (or a NodeSDK) are shut down side by side, then the process may exit with a
+ * code that says whether all of them finished in time. A second signal during the shutdown
+ * exits at once with code 1.
  */
 export function installShutdownHooks(
-  target: ShutdownTarget,
+  target: ShutdownTarget | readonly ShutdownTarget[],
   options: ShutdownHookOptions = {},
 ): ShutdownHooks {
+  const targets: readonly ShutdownTarget[] = Array.isArray(target)
+    ? target
+    : [target as ShutdownTarget];
   const signals = options.signals ?? DEFAULT_SIGNALS;
   const timeoutMillis = options.timeoutMillis ?? DEFAULT_SHUTDOWN_TIMEOUT_MILLIS;
   if (!Number.isInteger(timeoutMillis) || timeoutMillis < 1 || timeoutMillis > 2 ** 31 - 1) {
@@ -60,7 +68,8 @@ export function installShutdownHooks(
     const work = (async () => {
       await options.beforeShutdown?.();
       const left = Math.max(1, timeoutMillis - (Date.now() - started));
-      await target.shutdown({ timeoutMillis: left });
+      // Side by side: the deadline is the whole shutdown's, not each provider's.
+      await Promise.all(targets.map((t) => t.shutdown({ timeoutMillis: left })));
       return 'done' as const;
     })();
     let code: number;

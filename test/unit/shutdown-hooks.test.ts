@@ -78,6 +78,24 @@ describe('installShutdownHooks', () => {
     expect(took).toBeLessThan(200 + 500);
   });
 
+  test('several providers are shut down side by side within the one deadline', async () => {
+    const calls: string[] = [];
+    const started = performance.now();
+    const hooks = installShutdownHooks(
+      [target('ok', calls), target('hang', calls), target('ok', calls)],
+      { signals: [], timeoutMillis: 200, exit: false },
+    );
+    expect(await hooks.shutdown()).toBe(1); // one of them hung
+    expect(performance.now() - started).toBeLessThan(200 + 150);
+    // All three were asked at once, each with the deadline.
+    expect(calls).toEqual(['shutdown(timeout)', 'shutdown(timeout)', 'shutdown(timeout)']);
+    const ok = installShutdownHooks([target('ok', []), target('ok', [])], {
+      signals: [],
+      exit: false,
+    });
+    expect(await ok.shutdown()).toBe(0);
+  });
+
   test('a shutdown that fails gives exit code 1', async () => {
     const hooks = installShutdownHooks(target('fail', []), { signals: [], exit: false });
     expect(await hooks.shutdown()).toBe(1);
