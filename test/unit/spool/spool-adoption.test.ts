@@ -4,41 +4,38 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
 import { decodeSpoolFile } from '../../../src/spool/file-format.js';
-import {
-  LOCK_RETRY_MILLIS,
-  LOCK_STALE_MILLIS,
-  SpoolLockedError,
-  type SpoolOwner,
-} from '../../../src/spool/lock.js';
+import { LOCK_TIMING, SpoolLockedError, type SpoolOwner } from '../../../src/spool/lock.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
-import { waitFor } from '../../support/wait.js';
+import { backdateLock, lockDirOf, lockOwnerOf } from '../../support/spool-lock.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { sleep, waitFor } from '../../support/wait.js';
+
+vi.mock('../../../src/spool/lock.js', async (original) =>
+  (await import('../../support/spool-lock.js')).shortLockRetry(original),
+);
 
 const messages = captureDiag();
 
 let dir: string;
 const exporters: S3MetricExporter[] = [];
 const disks: FaultyFileSystem[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-adopt-'));
-});
+beforeEach(() => tempDir('otel-s3-adopt-', (path) => (dir = path)));
 afterEach(async () => {
   for (const fs of disks.splice(0)) fs.release();
   for (const exporter of exporters.splice(0)) await exporter.shutdown();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) => {
@@ -56,13 +53,9 @@ const tagsOf = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i).flatMap(
     (t) => Array(5).fill(t) as number[],
   );
-const lockDir = () => join(dir, 'owner.lock');
-const ownerOf = () => JSON.parse(readFileSync(join(lockDir(), 'owner.json'), 'utf8')) as SpoolOwner;
-const backdate = (millis: number) => {
-  const t = new Date(Date.now() - millis);
-  utimesSync(lockDir(), t, t);
-};
-const sleep = (millis: number) => new Promise((r) => setTimeout(r, millis));
+const lockDir = () => lockDirOf(dir);
+const ownerOf = () => lockOwnerOf(dir);
+const backdate = (millis: number) => backdateLock(dir, millis);
 
 /**
  * The lock a process of another pid namespace on this host holds (the container before a
@@ -127,14 +120,14 @@ describe('a spool whose lock another process holds', () => {
     await waitFor(() => s3.attempts.length >= 2, 5_000, 'tag 5 tried');
 
     // Several tries later the lock is still the other owner's.
-    await sleep(LOCK_RETRY_MILLIS * 2.5);
+    await sleep(LOCK_TIMING.retryMillis * 2.5);
     expect(ownerOf().token).toBe(before.token);
     expect(stateOf(exporter)).toBe('waiting-for-lock');
     // Its owner stops refreshing it (the predecessor is dead): stale, so taken at the next try.
-    backdate(LOCK_STALE_MILLIS + 1_000);
+    backdate(LOCK_TIMING.staleMillis + 1_000);
     const staleAt = performance.now();
-    await waitFor(() => stateOf(exporter) === 'active', LOCK_RETRY_MILLIS + 2_000, 'adopted');
-    expect(performance.now() - staleAt).toBeLessThan(LOCK_RETRY_MILLIS + 2_000);
+    await waitFor(() => stateOf(exporter) === 'active', LOCK_TIMING.retryMillis + 2_000, 'adopted');
+    expect(performance.now() - staleAt).toBeLessThan(LOCK_TIMING.retryMillis + 2_000);
     expect(ownerOf().pid).toBe(process.pid);
     // The pending batch gets its write-ahead copy, beside the three the earlier run left.
     await waitFor(() => exporter.stats().spool?.written === 1, 5_000, 'tag 5 written ahead');
@@ -160,8 +153,8 @@ describe('a spool whose lock another process holds', () => {
     await exporter.shutdown();
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(stateOf(exporter)).toBe('closed');
-    backdate(LOCK_STALE_MILLIS + 1_000);
-    await sleep(LOCK_RETRY_MILLIS * 2);
+    backdate(LOCK_TIMING.staleMillis + 1_000);
+    await sleep(LOCK_TIMING.retryMillis * 2);
     expect(ownerOf().token).toBe(before.token);
   });
 });
@@ -176,14 +169,14 @@ describe('a spool directory that cannot be opened', () => {
     await waitFor(() => stateOf(exporter) === 'unavailable', 5_000, 'unavailable');
     expect((await exportSynthetic(exporter, 5, 1)).code).toBe(ExportResultCode.SUCCESS);
     await waitFor(() => exporter.stats().batchesUploaded === 1, 5_000, 'stored from memory');
-    await sleep(LOCK_RETRY_MILLIS * 1.5);
+    await sleep(LOCK_TIMING.retryMillis * 1.5);
     const reports = messages.filter((m) => /cannot be opened/.test(m.text));
     expect(reports).toHaveLength(1);
     expect(reports[0]?.level).toBe('error');
     expect(reports[0]?.text).toMatch(/ENOTDIR/);
     // Fixed (a volume mounted late, a permission granted): the next try takes it.
     await rm(blocker);
-    await waitFor(() => stateOf(exporter) === 'active', LOCK_RETRY_MILLIS + 2_000, 'adopted');
+    await waitFor(() => stateOf(exporter) === 'active', LOCK_TIMING.retryMillis + 2_000, 'adopted');
     expect((await exportSynthetic(exporter, 5, 2)).code).toBe(ExportResultCode.SUCCESS);
     await waitFor(() => exporter.stats().batchesUploaded === 2, 5_000, 'tag 2 stored');
     expect(exporter.stats().spool?.written).toBe(1);
