@@ -1,8 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { spawnTs } from '../../support/child.js';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { compactIsolated } from '../../../src/compact/isolated.js';
 import {
   type Batch,
   batchAt,
@@ -11,35 +9,40 @@ import {
   sorted,
 } from '../../support/compaction-data.js';
 import { exportToDir } from '../../support/compaction-dir.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const HOUR_MS = 3_600_000;
 const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
 const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
 
+/**
+ * The worker from TypeScript sources: a worker thread does not inherit the test's loader on every
+ * runtime, so this file registers tsx in the thread, then runs src/compact/compact-worker.ts.
+ */
+const WORKER = new URL('../../support/children/compact-worker-tsx.mjs', import.meta.url);
+
 /** The CLI's compaction in a worker thread with a bounded heap (src/compact/isolated.ts). */
 describe('compactIsolated', () => {
   let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'otel-s3-isolated-'));
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-isolated-', (path) => (root = path)));
+  /** Compacts `dir` in the worker: its report or its error, and each event type once. */
   const run = async (dir: string) => {
-    const child = spawnTs('test/support/children/compact-isolated.ts', {
-      DIR: dir,
-      PREFIX: 'p',
-      FROM: new Date(HOUR).toISOString(),
-    });
-    const result = await child.waitForJson<{ report?: unknown; error?: unknown }>(
-      (v) => v.report !== undefined || v.error !== undefined,
-      60_000,
+    const events: string[] = [];
+    const running = compactIsolated(
+      { dir, prefix: 'p', from: new Date(HOUR), settleMillis: 0 },
+      (event) => {
+        if (!events.includes(event.type)) events.push(event.type);
+      },
+      new AbortController().signal,
+      WORKER,
     );
-    await child.exited;
-    return {
-      ...result,
-      events: child.lines.flatMap((l) => (l.includes('"event"') ? [JSON.parse(l).event] : [])),
-    };
+    if (running === undefined) throw new Error('compactIsolated did not start a worker');
+    try {
+      return { report: await running, events };
+    } catch (error) {
+      const e = error as { name?: string; reason?: string; constructor: { name: string } };
+      return { error: { name: e.name, class: e.constructor.name, reason: e.reason }, events };
+    }
   };
 
   test('compacts in the worker, relaying its progress and its report', async () => {
