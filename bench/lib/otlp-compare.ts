@@ -1,6 +1,6 @@
 /**
  * Checks that what our exporter stored decodes to the same data as the official serializers'
- * output on the same input (the comparison of test/unit/otlp-encoding.test.ts).
+ * output on the same input (the comparison of test/unit/signals/otlp-encoding.test.ts).
  */
 import { JsonMetricsSerializer, ProtobufMetricsSerializer } from '@opentelemetry/otlp-transformer';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';

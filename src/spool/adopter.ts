@@ -9,7 +9,7 @@ import { DiskDeadline, DiskDeadlineError } from './disk-deadline.js';
 import type { SpoolFileSystem } from './file-system.js';
 import { type KeeperOptions, SpoolKeeper } from './keeper.js';
 import { KeeperReports } from './keeper-reports.js';
-import { LOCK_RETRY_MILLIS, type SpoolClaim } from './lock.js';
+import { LOCK_TIMING, type LockTiming, type SpoolClaim } from './lock.js';
 import { Spool, type SpoolOpening } from './spool.js';
 
 /** Shutdown waits this long for a try still running (a few ms on a working disk) to end. */
@@ -18,6 +18,8 @@ const CLOSE_GRACE_MILLIS = 1_000;
 export interface AdopterOptions extends KeeperOptions {
   dir: string;
   fs: SpoolFileSystem;
+  /** The lock's intervals; default LOCK_TIMING. */
+  lock?: LockTiming;
 }
 
 /** The exporter's parts the spool works with, and the record it counts in. */
@@ -35,7 +37,7 @@ export interface AdopterParts {
  * in this process (claimSpoolDir, no disk I/O); opening it (its directories and the lock) runs
  * in the background under the disk deadline. Until it is ours (another process holds the lock,
  * the directory cannot be opened, the disk does not answer), batches stay in memory within
- * maxBufferedBytes, reported once, and the directory is tried again every LOCK_RETRY_MILLIS.
+ * maxBufferedBytes, reported once, and the directory is tried again every `lock.retryMillis`.
  * It is adopted as soon as the lock is free or provably stale: then what it holds is replayed,
  * and the batches still pending are written ahead. A live owner's lock is never taken.
  */
@@ -48,6 +50,7 @@ export class SpoolAdopter {
   readonly #reports: KeeperReports;
   readonly #claim: SpoolClaim;
   readonly #disk: DiskDeadline;
+  readonly #lock: LockTiming;
   #keeper: SpoolKeeper | undefined;
   /** The first try, settled or past its deadline: batches sealed until then wait for it. */
   #firstTry: Promise<void> = Promise.resolve();
@@ -65,10 +68,14 @@ export class SpoolAdopter {
     this.dir = options.dir;
     this.#claim = claim;
     this.#options = options;
+    this.#lock = options.lock ?? LOCK_TIMING;
     this.#budget = parts.budget;
     this.#owner = parts.owner;
     this.#uploader = parts.uploader;
-    this.#reports = new KeeperReports(parts.stats, parts.episodes, options);
+    this.#reports = new KeeperReports(parts.stats, parts.episodes, {
+      ...options,
+      lock: this.#lock,
+    });
     this.#disk = new DiskDeadline(options.diskTimeoutMillis);
     this.#reports.state('opening');
   }
@@ -134,7 +141,7 @@ export class SpoolAdopter {
         settled();
       }, millis);
       deadline.unref();
-      this.#inFlight = Spool.open(this.dir, this.#options.fs, this.#disk)
+      this.#inFlight = Spool.open(this.dir, this.#options.fs, this.#disk, this.#lock)
         .then(
           (opening) => this.#opened(opening),
           (error: unknown) => this.#failed(error),
@@ -157,7 +164,7 @@ export class SpoolAdopter {
       if (!this.#releasingLate) this.#claim.release();
       return;
     }
-    this.#timer = setTimeout(() => void this.#try(), LOCK_RETRY_MILLIS);
+    this.#timer = setTimeout(() => void this.#try(), this.#lock.retryMillis);
     this.#timer.unref();
   }
 

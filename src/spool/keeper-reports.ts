@@ -3,13 +3,15 @@ import type { BatchOutcome } from '../pipeline/sealed-batch.js';
 import { increment, type SpoolState, type SpoolStats } from '../pipeline/stats.js';
 import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
-import { LOCK_RETRY_MILLIS, LOCK_STALE_MILLIS, type LockHolder } from './lock.js';
+import { LOCK_TIMING, type LockHolder, type LockTiming } from './lock.js';
 
 export interface KeeperReportOptions {
   dir: string;
   maxSpoolBytes: number;
   diskTimeoutMillis: number;
   retryEveryMillis: number;
+  /** The lock's intervals, as the messages name them; default LOCK_TIMING. */
+  lock?: LockTiming;
 }
 
 /**
@@ -62,7 +64,7 @@ export class KeeperReports {
       `spoolDir ${dir} is locked by ${who}, which cannot be checked from here (another pid namespace ` +
         `or host, e.g. this container before a restart); its lock was refreshed ${(holder.ageMillis / 1000).toFixed(1)} s ago. ` +
         `The spool is adopted, and what it holds replayed, when the lock is free or has not been refreshed ` +
-        `for ${LOCK_STALE_MILLIS / 1000} s; ${meanwhile}`,
+        `for ${(this.#options.lock ?? LOCK_TIMING).staleMillis / 1000} s; ${meanwhile}`,
       'OTEL_S3_SPOOL_WAITING',
     );
   }
@@ -74,7 +76,7 @@ export class KeeperReports {
       'spool-waiting',
       'error',
       `spoolDir ${this.#options.dir} cannot be opened (${describeError(error)}); batches stay in memory ` +
-        `(bounded by maxBufferedBytes, without a crash-safe copy) and it is tried again every ${LOCK_RETRY_MILLIS / 1000} s`,
+        `(bounded by maxBufferedBytes, without a crash-safe copy) and it is tried again every ${(this.#options.lock ?? LOCK_TIMING).retryMillis / 1000} s`,
       'OTEL_S3_SPOOL_WAITING',
     );
   }

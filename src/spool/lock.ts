@@ -18,11 +18,22 @@ export interface SpoolOwner {
   since: string;
 }
 
-/** How often the owner touches its lock, and after how long without a touch it is stale. */
-const LOCK_REFRESH_MILLIS = 2_000;
-export const LOCK_STALE_MILLIS = 10_000;
-/** How often a directory that is not ours yet (held by another, or unusable) is tried again. */
-export const LOCK_RETRY_MILLIS = 1_000;
+/** The lock's intervals; the exporter runs on LOCK_TIMING, tests on shorter ones. */
+export interface LockTiming {
+  /** How often the owner touches its lock. */
+  readonly refreshMillis: number;
+  /** After how long without a touch a lock is stale. */
+  readonly staleMillis: number;
+  /** How often a directory that is not ours yet (held by another, or unusable) is tried again. */
+  readonly retryMillis: number;
+}
+
+export const LOCK_TIMING: LockTiming = Object.freeze({
+  refreshMillis: 2_000,
+  staleMillis: 10_000,
+  retryMillis: 1_000,
+});
+
 /** Shutdown waits this long for the lock directory to be removed (a hung disk must not hang it). */
 const RELEASE_GRACE_MILLIS = 1_000;
 
@@ -106,7 +117,7 @@ function alive(pid: number): boolean {
  * same machine, boot and pid namespace with its pid not running (or ours, from an earlier
  * incarnation). `alive`: that pid runs. `unverifiable`: another host or pid namespace (another
  * container), or a lock without an owner (an earlier version's): only a lock left unrefreshed
- * for LOCK_STALE_MILLIS proves it gone.
+ * for the stale interval (LockTiming) proves it gone.
  */
 export type OwnerVerdict = 'gone' | 'alive' | 'unverifiable';
 
@@ -135,7 +146,11 @@ interface Found {
   stale: boolean;
 }
 
-async function inspect(lockDir: string, me: SpoolOwner): Promise<Found | undefined> {
+async function inspect(
+  lockDir: string,
+  me: SpoolOwner,
+  timing: LockTiming,
+): Promise<Found | undefined> {
   let ageMillis: number;
   try {
     ageMillis = Date.now() - (await stat(lockDir)).mtimeMs;
@@ -150,7 +165,7 @@ async function inspect(lockDir: string, me: SpoolOwner): Promise<Found | undefin
     owner = undefined;
   }
   const verdict = judge(owner, me);
-  return { owner, ageMillis, verdict, stale: ageMillis > LOCK_STALE_MILLIS };
+  return { owner, ageMillis, verdict, stale: ageMillis > timing.staleMillis };
 }
 
 const takeable = (found: Found) => found.stale || found.verdict === 'gone';
@@ -168,13 +183,16 @@ function heldBy(found: Found | undefined): LockAttempt {
  * Tries once to take the spool directory for this process, off the event loop. The lock is a
  * directory that appears atomically (rename) with its owner already inside, so nobody ever
  * reads a lock without its owner. It is taken over only when provably stale: not refreshed for
- * LOCK_STALE_MILLIS, or its owner is certainly gone (see OwnerVerdict). Otherwise it answers who
+ * `timing.staleMillis`, or its owner is certainly gone (see OwnerVerdict). Otherwise it answers who
  * holds it; the caller decides whether to wait. Call only with a claim on `dir` (claimSpoolDir).
  */
-export async function tryLockSpoolDir(dir: string): Promise<LockAttempt> {
+export async function tryLockSpoolDir(
+  dir: string,
+  timing: LockTiming = LOCK_TIMING,
+): Promise<LockAttempt> {
   const lockDir = join(dir, LOCK);
   const me = await identity();
-  let found = await inspect(lockDir, me);
+  let found = await inspect(lockDir, me, timing);
   // While someone holds it, a try costs a stat and a read, and writes nothing.
   if (found !== undefined && !takeable(found)) return heldBy(found);
   const candidate = join(dir, `${LOCK}.${me.token}.tmp`);
@@ -189,9 +207,9 @@ export async function tryLockSpoolDir(dir: string): Promise<LockAttempt> {
       // A lock directory without an owner inside (an earlier version's) was judged above:
       // rename(2) would replace an empty directory.
       if (await tryRename(candidate, lockDir)) {
-        return { kind: 'taken', lock: new HeldLock(dir, lockDir, me) };
+        return { kind: 'taken', lock: new HeldLock(dir, lockDir, me, timing.refreshMillis) };
       }
-      found = await inspect(lockDir, me); // someone else took it at the same moment
+      found = await inspect(lockDir, me, timing); // someone else took it at the same moment
     }
     return heldBy(found);
   } finally {
@@ -244,11 +262,11 @@ class HeldLock implements SpoolLock {
   #refreshing = false;
   #lost = false;
 
-  constructor(dir: string, lockDir: string, owner: SpoolOwner) {
+  constructor(dir: string, lockDir: string, owner: SpoolOwner, refreshMillis: number) {
     this.#owner = owner;
     this.#dir = dir;
     this.#lockDir = lockDir;
-    this.#timer = setInterval(() => void this.#refresh(), LOCK_REFRESH_MILLIS);
+    this.#timer = setInterval(() => void this.#refresh(), refreshMillis);
     this.#timer.unref();
   }
 

@@ -9,7 +9,13 @@ import {
   type SpoolMeta,
 } from './file-format.js';
 import type { SpoolFileSystem } from './file-system.js';
-import { type LockHolder, type SpoolLock, tryLockSpoolDir } from './lock.js';
+import {
+  LOCK_TIMING,
+  type LockHolder,
+  type LockTiming,
+  type SpoolLock,
+  tryLockSpoolDir,
+} from './lock.js';
 
 /** A batch that is durably on disk; its name is the file's inside `batches/` (a UUIDv7). */
 export type SpoolEntry = DurableCopy;
@@ -81,11 +87,16 @@ export class Spool {
   /**
    * Creates the directories and tries once to take the lock (see tryLockSpoolDir), off the
    * event loop. The caller holds a claim on `dir` and runs this under `disk`'s deadline, which
-   * the spool then uses for every operation.
+   * the spool then uses for every operation. `lock`: the lock's intervals.
    */
-  static async open(dir: string, fs: SpoolFileSystem, disk: DiskDeadline): Promise<SpoolOpening> {
+  static async open(
+    dir: string,
+    fs: SpoolFileSystem,
+    disk: DiskDeadline,
+    lock: LockTiming = LOCK_TIMING,
+  ): Promise<SpoolOpening> {
     for (const sub of ['batches', 'tmp', 'quarantine']) await fs.mkdir(join(dir, sub));
-    const attempt = await tryLockSpoolDir(dir);
+    const attempt = await tryLockSpoolDir(dir, lock);
     if (attempt.kind === 'held') return attempt;
     return { kind: 'open', spool: new Spool(dir, fs, disk, attempt.lock) };
   }

@@ -6,7 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
-import { LOCK_RETRY_MILLIS, LOCK_STALE_MILLIS, type SpoolOwner } from '../../src/spool/lock.js';
+import { LOCK_TIMING, type SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import { FaultProxy } from '../support/fault-proxy.js';
@@ -133,8 +133,8 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     // The old lock is taken only once stale, at the next try after that.
     await after.waitForJson<Line>((l) => l.state === 'active', 60_000);
     const staleFor = Date.now() - lastRefresh;
-    expect(staleFor).toBeGreaterThan(LOCK_STALE_MILLIS);
-    expect(staleFor).toBeLessThan(LOCK_STALE_MILLIS + LOCK_RETRY_MILLIS + 5_000);
+    expect(staleFor).toBeGreaterThan(LOCK_TIMING.staleMillis);
+    expect(staleFor).toBeLessThan(LOCK_TIMING.staleMillis + LOCK_TIMING.retryMillis + 5_000);
     const drained = await after.waitForJson<Line>((l) => l.drained === true, 60_000);
     expect(drained.stats.spool).toMatchObject({ replayed: 4, quarantined: 0, files: 0 });
     expect(drained.stats.pointsDropped).toBe(0);
@@ -173,7 +173,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     expect(exported.stats.spool?.state).toBe('waiting-for-lock');
     expect(exported.stats.batchesUploaded).toBe(2);
     // Longer than a lock takes to go stale: the holder keeps refreshing it, so it is never taken.
-    await new Promise((r) => setTimeout(r, LOCK_STALE_MILLIS + 2 * LOCK_RETRY_MILLIS));
+    await new Promise((r) => setTimeout(r, LOCK_TIMING.staleMillis + 2 * LOCK_TIMING.retryMillis));
     expect(ownerOf(dir).token).toBe(token);
     expect(other.lines.some((l) => l.includes('"state":"active"'))).toBe(false);
     expect(readdirSync(join(dir, 'batches')).sort()).toEqual(files);
@@ -184,7 +184,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     expect(done.stats.spool?.leftAtShutdown).toBe(3);
     const releasedAt = performance.now();
     await other.waitForJson<Line>((l) => l.state === 'active', 30_000);
-    expect(performance.now() - releasedAt).toBeLessThan(LOCK_RETRY_MILLIS + 3_000);
+    expect(performance.now() - releasedAt).toBeLessThan(LOCK_TIMING.retryMillis + 3_000);
     const drained = await other.waitForJson<Line>((l) => l.drained === true, 60_000);
     expect(drained.stats.spool).toMatchObject({ replayed: 3, files: 0 });
     expect((await other.exited).code, other.stderr()).toBe(0);

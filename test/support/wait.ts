@@ -17,3 +17,7 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, everyMillis));
   }
 }
+
+/** Resolves after `millis` of real time. */
+export const sleep = (millis: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, millis));

@@ -1,0 +1,42 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+
+/** A new directory under the OS temp directory, named `prefix` and a random suffix. */
+export const makeTempDir = (prefix: string): Promise<string> => mkdtemp(join(tmpdir(), prefix));
+
+/** Removes `path` and all it holds; nothing if it is gone already. */
+export const removeDir = (path: string): Promise<void> =>
+  rm(path, { recursive: true, force: true });
+
+/**
+ * A hook body that makes a temp directory, hands it to `use` and returns what removes it: in
+ * `beforeEach(() => tempDir('p-', (d) => (dir = d)))` each test gets a directory of its own,
+ * removed after it (even when it fails); in `beforeAll` the file's tests share one.
+ */
+export async function tempDir(
+  prefix: string,
+  use: (path: string) => void,
+): Promise<() => Promise<void>> {
+  const path = await makeTempDir(prefix);
+  use(path);
+  return () => removeDir(path);
+}
+
+/**
+ * Makes temp directories during the tests of a file (or of a describe block) and removes them
+ * after the last one: `const newDir = tempDirs();` at the top of the file or block (it registers
+ * the afterAll), then `const dir = await newDir('p-');` in a test.
+ */
+export function tempDirs(): (prefix: string) => Promise<string> {
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const path of made.splice(0)) await removeDir(path);
+  });
+  return async (prefix) => {
+    const path = await makeTempDir(prefix);
+    made.push(path);
+    return path;
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * No thread that has nothing to do: where node:zlib has zstd (Node ≥ 22.15) the OTLP formats
+ * compress on libuv's pool and start no thread of their own; a worker starts only for Parquet
+ * (and zstd-napi), at its first batch, and exits once idle. Threads are counted in
+ * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job).
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createBodyMaker } from '../../../src/body/index.js';
+import { builtInZstd } from '../../../src/compression/zstd-engine.js';
+import { type Format, S3MetricExporter } from '../../../src/index.js';
+import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { exportSynthetic } from '../../support/service.js';
+import { threadNames } from '../../support/threads.js';
+import { waitFor } from '../../support/wait.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+const threads = () => readdirSync('/proc/self/task').length;
+const exporters: S3MetricExporter[] = [];
+afterAll(async () => {
+  for (const e of exporters) await e.shutdown();
+});
+beforeAll(async () => {
+  // libuv's pool: started by its first job, then there for the life of the process.
+  await new Promise((resolve) => gzip('warm up the pool', resolve));
+});
+
+function exporter(format: Format, compression: 'zstd' | 'gzip' | 'none' = 'zstd') {
+  const made = new S3MetricExporter({
+    bucket: 'threads',
+    s3Client: new ScriptedS3().client,
+    format,
+    compression,
+  });
+  exporters.push(made);
+  return made;
+}
+
+describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
+  test.runIf(builtInZstd())(
+    'Node ≥ 22.15: an OTLP exporter adds no thread, constructed or compressing and uploading batches',
+    async () => {
+      const before = threads();
+      for (const [format, compression] of [
+        ['otlp-json', 'zstd'],
+        ['otlp-proto', 'zstd'],
+        ['otlp-json', 'gzip'],
+        ['otlp-proto', 'none'],
+      ] as const) {
+        const e = exporter(format, compression);
+        expect(threads()).toBe(before);
+        await exportSynthetic(e, 50, 1);
+        await e.forceFlush();
+        expect(e.stats().batchesUploaded).toBe(1);
+        expect(threads()).toBe(before);
+      }
+    },
+  );
+
+  test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)(
+    'a fresh process constructing a %s exporter with its own requests starts no thread',
+    async (format) => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
+        { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
+      );
+      const { before, after } = JSON.parse(stdout) as { before: string[]; after: string[] };
+      expect(after).toEqual(before);
+    },
+  );
+
+  test('a Parquet exporter starts no thread at construction; its first batch starts the worker', async () => {
+    const before = threads();
+    const e = exporter('parquet');
+    expect(threads()).toBe(before);
+    await exportSynthetic(e, 50, 1);
+    expect(threads()).toBe(before);
+    await e.forceFlush();
+    expect(e.stats().batchesUploaded).toBe(1);
+    expect(threads()).toBe(before + 1);
+  });
+
+  test('the worker exits after it was idle for a while, and the next batch starts it again', async () => {
+    const maker = createBodyMaker({
+      body: 'parquet',
+      signal: 'metrics',
+      compression: 'zstd',
+      level: 3,
+      workerIdleExitMillis: 300,
+    });
+    const columns = () => {
+      const builders = new MetricColumnBuilders();
+      builders.appendRequest({
+        resourceMetrics: [
+          {
+            scopeMetrics: [
+              {
+                metrics: [
+                  { name: 'g', gauge: { dataPoints: [{ timeUnixNano: '1000', asInt: '1' }] } },
+                ],
+              },
+            ],
+          },
+        ],
+      });
+      return builders.seal();
+    };
+    const before = threads();
+    await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
+    expect(threads()).toBe(before + 1);
+    await waitFor(
+      () => threads() === before,
+      5_000,
+      () => `the idle worker to exit; threads: ${threadNames().join(', ')}`,
+    );
+    await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
+    expect(threads()).toBe(before + 1);
+    await maker.close();
+    // The worker's thread is joined before terminate() resolves; another thread of the process
+    // (a test runner's, under load) may come and go, so this waits and names them if it fails.
+    await waitFor(
+      () => threads() === before,
+      5_000,
+      () => `one thread fewer than ${threadNames().join(', ')}`,
+    );
+  });
+});

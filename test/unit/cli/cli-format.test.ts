@@ -1,0 +1,169 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, test } from 'vitest';
+import { csvField, TableWriter } from '../../../src/cli/format.js';
+import { LineWriter } from '../../../src/cli/output.js';
+import { CSV_COLUMNS, csvRow, type PointRecord, valueText } from '../../../src/cli/point-record.js';
+import { instrumentKind, nanosToIso } from '../../../src/reader.js';
+
+function collector() {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return { out: new LineWriter(stream), text: () => text };
+}
+
+const base: PointRecord = {
+  time: '2026-11-30T04:00:00.000000001Z',
+  start: '',
+  resource: { 'service.name': 'svc' },
+  scope: 's',
+  metric: 'm',
+  type: 'counter',
+  unit: '',
+  temporality: 'cumulative',
+  attributes: {},
+};
+
+describe('nanosToIso', () => {
+  test('keeps every nanosecond, in UTC', () => {
+    expect(nanosToIso('1796013380316000123')).toBe('2026-11-30T04:36:20.316000123Z');
+    expect(nanosToIso('1000000000')).toBe('1970-01-01T00:00:01.000000000Z');
+  });
+  test('an unset timestamp is empty', () => {
+    expect(nanosToIso('0')).toBe('');
+    expect(nanosToIso('')).toBe('');
+  });
+});
+
+describe('instrumentKind', () => {
+  test.each([
+    ['sum', true, 'counter'],
+    ['sum', false, 'up-down-counter'],
+    ['gauge', undefined, 'gauge'],
+    ['histogram', undefined, 'histogram'],
+    ['exponentialHistogram', undefined, 'exponential-histogram'],
+  ] as const)('%s (monotonic %s) is a %s', (type, monotonic, kind) => {
+    expect(instrumentKind({ type, monotonic })).toBe(kind);
+  });
+});
+
+describe('CSV', () => {
+  test('fields with commas, quotes or line breaks are quoted, quotes doubled (RFC 4180)', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+  });
+
+  test('a row has every column; objects are JSON text, absent values empty', () => {
+    const row = csvRow({ ...base, attributes: { route: '/a,b' }, value: 12 });
+    expect(row).toBe(
+      '2026-11-30T04:00:00.000000001Z,,"{""service.name"":""svc""}",s,m,counter,,cumulative,"{""route"":""/a,b""}",12,,,,,',
+    );
+    expect(CSV_COLUMNS).toHaveLength(15);
+  });
+});
+
+describe('valueText', () => {
+  test('a counter or gauge shows its value', () => {
+    expect(valueText({ ...base, value: 42.5 })).toBe('42.5');
+  });
+
+  test('a histogram shows its statistics and its non-empty buckets by upper bound', () => {
+    const text = valueText({
+      ...base,
+      type: 'histogram',
+      count: 4,
+      sum: 1333,
+      min: 3,
+      max: 1000,
+      buckets: { explicitBounds: [5, 50, 500], bucketCounts: [1, 0, 2, 1] },
+    });
+    expect(text).toBe('count=4 sum=1333 min=3 max=1000 | ≤5:1 ≤500:2 >500:1');
+  });
+
+  test('an exponential histogram shows each bucket as (low,high] from its scale and offset', () => {
+    // Scale 0: base 2, bucket i is (2^i, 2^(i+1)].
+    const text = valueText({
+      ...base,
+      type: 'exponential-histogram',
+      count: 4,
+      buckets: {
+        scale: 0,
+        zeroCount: 1,
+        positive: { offset: 1, bucketCounts: [1, 0, 1] },
+        negative: { offset: 0, bucketCounts: [1] },
+      },
+    });
+    expect(text).toBe('count=4 | [-2,-1):1 0:1 (2,4]:1 (8,16]:1');
+  });
+
+  test('bounds get the digits it takes to tell them apart at fine scales', () => {
+    const text = valueText({
+      ...base,
+      type: 'exponential-histogram',
+      count: 1,
+      buckets: {
+        scale: 20,
+        zeroCount: 0,
+        positive: { offset: 8463204, bucketCounts: [1] },
+        negative: { offset: 0, bucketCounts: [] },
+      },
+    });
+    const [, low, high] = /\((.*),(.*)\]:1$/.exec(text) ?? [];
+    expect(Number(low)).toBeLessThan(268.94);
+    expect(Number(high)).toBeGreaterThanOrEqual(268.94);
+    expect(low).not.toBe(high);
+  });
+});
+
+describe('TableWriter', () => {
+  test('aligns columns over the rows of a block; right-aligned columns pad left', async () => {
+    const { out, text } = collector();
+    const table = new TableWriter(out, ['name', 'n'], new Set([1]));
+    await table.row(['a', '1']);
+    await table.row(['longer', '100']);
+    await table.end();
+    await out.flush();
+    expect(text()).toBe('name       n\na          1\nlonger   100\n');
+  });
+
+  test('later blocks keep the widths seen so far and widen for longer cells', async () => {
+    const { out, text } = collector();
+    const table = new TableWriter(out, ['a', 'b'], new Set(), 1);
+    await table.row(['x', '1']);
+    await table.row(['wider', '2']);
+    await table.end();
+    await out.flush();
+    expect(text().split('\n')).toEqual(['a   b', 'x   1', 'wider   2', '']);
+  });
+
+  test('no rows: the header alone', async () => {
+    const { out, text } = collector();
+    await new TableWriter(out, ['time', 'value'], new Set()).end();
+    await out.flush();
+    expect(text()).toBe('time   value\n');
+  });
+});
+
+describe('LineWriter', () => {
+  test('when the reader goes away (EPIPE) it closes once, calls back, and drops further lines', async () => {
+    const stream = new PassThrough();
+    let closed = 0;
+    const out = new LineWriter(stream, () => closed++);
+    stream.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    stream.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await out.line('dropped');
+    await out.flush();
+    expect([out.closed, closed, out.failure]).toEqual([true, 1, undefined]);
+  });
+
+  test('another write error is kept as the failure to report', () => {
+    const stream = new PassThrough();
+    const out = new LineWriter(stream);
+    stream.emit('error', Object.assign(new Error('no space left'), { code: 'ENOSPC' }));
+    expect(out.failure?.message).toBe('no space left');
+  });
+});

@@ -1,0 +1,293 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parseByteSize } from '../../../src/base/byte-size.js';
+import { parseDuration, parseTime } from '../../../src/cli/duration.js';
+import { UsageError } from '../../../src/cli/exit-codes.js';
+import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
+
+const NOW = Date.parse('2026-11-30T12:00:00Z');
+
+describe('parseDuration', () => {
+  test.each([
+    ['30s', 30_000],
+    ['15m', 900_000],
+    ['1h', 3_600_000],
+    ['2d', 172_800_000],
+    ['1w', 604_800_000],
+    ['1h30m', 5_400_000],
+    ['1.5h', 5_400_000],
+    ['500ms', 500],
+  ])('%s is %d ms', (text, millis) => {
+    expect(parseDuration(text)).toBe(millis);
+  });
+
+  test.each(['', '1', 'h', '1x', '-1h', '0m', '1 h', '1h-'])('%j is not a duration', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});
+
+describe('parseByteSize', () => {
+  test.each([
+    ['1048576', 1_048_576],
+    ['512KiB', 524_288],
+    ['128MiB', 134_217_728],
+    ['128 MiB', 134_217_728],
+    ['2GiB', 2_147_483_648],
+    ['1.5gib', 1_610_612_736],
+    ['64m', 67_108_864],
+    ['100k', 102_400],
+    ['10B', 10],
+  ])('%s is %d bytes', (text, bytes) => {
+    expect(parseByteSize(text)).toBe(bytes);
+  });
+
+  test.each(['', 'MiB', '64MB', '1.5', '0', '0MiB', '-1', '1e6', '1 2', '9999999999GiB'])(
+    '%j is not a size (decimal MB is refused rather than guessed at)',
+    (text) => {
+      expect(parseByteSize(text)).toBeUndefined();
+    },
+  );
+});
+
+describe('parseTime', () => {
+  test.each([
+    ['2026-11-30T04:00:00Z', '2026-11-30T04:00:00.000Z'],
+    ['2026-11-30T04:00:00.123456789Z', '2026-11-30T04:00:00.123Z'],
+    ['2026-11-30T04:00Z', '2026-11-30T04:00:00.000Z'],
+    ['2026-11-30T05:00:00+01:00', '2026-11-30T04:00:00.000Z'],
+    // No zone: UTC, like the partitions (Date.parse would take local time).
+    ['2026-11-30T04:00:00', '2026-11-30T04:00:00.000Z'],
+    ['2026-11-30 04:00', '2026-11-30T04:00:00.000Z'],
+    ['2026-11-30', '2026-11-30T00:00:00.000Z'],
+  ])('%s is %s', (text, iso) => {
+    expect(parseTime(text)?.toISOString()).toBe(iso);
+  });
+
+  test.each([
+    'yesterday',
+    '2026-13-01',
+    '2026-02-30',
+    '30/11/2026',
+    '2026-11-30T25:00Z',
+    '1700000000',
+  ])('%j is not a time', (text) => {
+    expect(parseTime(text)).toBeUndefined();
+  });
+});
+
+describe('resolveSettings', () => {
+  let cwd: string;
+  beforeAll(async () => {
+    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-settings-'));
+  });
+  afterAll(() => rm(cwd, { recursive: true, force: true }));
+
+  const resolveIn = (dir: string, flags: GlobalFlags, env: Record<string, string> = {}) =>
+    resolveSettings(flags, env, dir, NOW);
+  const usageError = (fn: () => unknown): string => {
+    try {
+      fn();
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      return (error as Error).message;
+    }
+    throw new Error('no UsageError');
+  };
+
+  test('flags win over environment variables, which win over .otel-s3.json', async () => {
+    const dir = await mkdtemp(join(cwd, 'layers-'));
+    await writeFile(
+      join(dir, '.otel-s3.json'),
+      JSON.stringify({
+        bucket: 'from-file',
+        prefix: 'file/p',
+        region: 'file-region',
+        endpoint: 'http://file:1',
+      }),
+    );
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'from-env', OTEL_EXPORTER_S3_REGION: 'env-region' };
+    const s = resolveIn(dir, { bucket: 'from-flag' }, env);
+    expect(s.source).toEqual({
+      kind: 's3',
+      bucket: 'from-flag',
+      region: 'env-region',
+      endpoint: 'http://file:1',
+    });
+    expect(s.prefix).toBe('file/p');
+    expect(s.origins).toEqual({
+      bucket: 'flag --bucket',
+      region: 'environment variable OTEL_EXPORTER_S3_REGION',
+      endpoint: `"endpoint" in ${join(dir, '.otel-s3.json')}`,
+      prefix: `"prefix" in ${join(dir, '.otel-s3.json')}`,
+    });
+    expect(resolveIn(dir, {}, env).source).toMatchObject({ bucket: 'from-env' });
+    expect(resolveIn(dir, {}).source).toMatchObject({ bucket: 'from-file', region: 'file-region' });
+  });
+
+  test('a dir in .otel-s3.json is relative to the file; --dir to the current directory', async () => {
+    const dir = await mkdtemp(join(cwd, 'dir-'));
+    await writeFile(
+      join(dir, '.otel-s3.json'),
+      JSON.stringify({ dir: 'mirror', prefix: 'demo/run' }),
+    );
+    expect(resolveIn(dir, {})).toMatchObject({
+      source: { kind: 'dir', dir: join(dir, 'mirror') },
+      prefix: 'demo/run',
+      where: `${join(dir, 'mirror')}/demo/run/`,
+    });
+    expect(resolveIn(dir, { config: '.otel-s3.json', dir: 'other' }).source).toEqual({
+      kind: 'dir',
+      dir: join(dir, 'other'),
+    });
+    // A bucket from the environment outranks the file's dir.
+    expect(resolveIn(dir, {}, { OTEL_EXPORTER_S3_BUCKET: 'b' }).source).toMatchObject({
+      kind: 's3',
+    });
+  });
+
+  test('--since is relative to now; --from and --to are times; no range by default', () => {
+    expect(resolveIn(cwd, { bucket: 'b', since: '1h' }).from?.toISOString()).toBe(
+      '2026-11-30T11:00:00.000Z',
+    );
+    const s = resolveIn(cwd, { bucket: 'b', from: '2026-11-30T10:00Z', to: '2026-11-30T11:00Z' });
+    expect([s.from?.toISOString(), s.to?.toISOString()]).toEqual([
+      '2026-11-30T10:00:00.000Z',
+      '2026-11-30T11:00:00.000Z',
+    ]);
+    expect(resolveIn(cwd, { bucket: 'b' })).toMatchObject({
+      from: undefined,
+      to: undefined,
+      concurrency: 8,
+    });
+  });
+
+  test.each<[string, GlobalFlags, Record<string, string>, RegExp]>([
+    [
+      'no source',
+      {},
+      {},
+      /nothing to read: give --bucket <name> \(or set OTEL_EXPORTER_S3_BUCKET\)/,
+    ],
+    ['two sources', { bucket: 'b', dir: 'd' }, {}, /--dir and --bucket name two sources/],
+    [
+      'bad --since',
+      { bucket: 'b', since: '1x' },
+      {},
+      /invalid --since "1x": expected a duration like 30s, 15m/,
+    ],
+    [
+      '--since and --from',
+      { bucket: 'b', since: '1h', from: '2026-01-01' },
+      {},
+      /--since and --from/,
+    ],
+    [
+      'bad --from',
+      { bucket: 'b', from: 'noon' },
+      {},
+      /invalid --from "noon": expected an ISO 8601 time/,
+    ],
+    [
+      '--to before --from',
+      { bucket: 'b', from: '2026-02-01', to: '2026-01-01' },
+      {},
+      /invalid --to "2026-01-01": it is before/,
+    ],
+    [
+      'bad --concurrency',
+      { bucket: 'b', concurrency: '0' },
+      {},
+      /^invalid flag --concurrency \(option concurrency\): 0 \(expected an integer count from 1 to 64\)$/,
+    ],
+    [
+      'bad --endpoint',
+      { bucket: 'b', endpoint: 'localhost:9000' },
+      {},
+      /^invalid flag --endpoint \(option endpoint\): "localhost:9000" \(expected an absolute http/,
+    ],
+    [
+      'bad --prefix',
+      { bucket: 'b', prefix: 'a/../b' },
+      {},
+      /^invalid flag --prefix \(option prefix\): "a\/..\/b" \(expected a key prefix/,
+    ],
+    [
+      'bad bucket from env',
+      {},
+      { OTEL_EXPORTER_S3_BUCKET: 'a b' },
+      /^invalid environment variable OTEL_EXPORTER_S3_BUCKET \(option bucket\): "a b" \(expected a bucket name/,
+    ],
+    [
+      'bad endpoint from env',
+      { bucket: 'b' },
+      { OTEL_EXPORTER_S3_ENDPOINT: 'ftp://x' },
+      /^invalid environment variable OTEL_EXPORTER_S3_ENDPOINT \(option endpoint\): "ftp:\/\/x"/,
+    ],
+    [
+      'bad path style from env',
+      { bucket: 'b' },
+      { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'yes' },
+      /^invalid environment variable OTEL_EXPORTER_S3_FORCE_PATH_STYLE \(option forcePathStyle\): "yes" \(expected true or false\)$/,
+    ],
+    [
+      'bad prefix from env',
+      { bucket: 'b' },
+      { OTEL_EXPORTER_S3_PREFIX: 'a//b' },
+      /^invalid environment variable OTEL_EXPORTER_S3_PREFIX \(option prefix\): "a\/\/b"/,
+    ],
+    [
+      'missing --config',
+      { bucket: 'b', config: 'nope.json' },
+      {},
+      /cannot read config file .*nope\.json/,
+    ],
+  ])('%s is a usage error that names it', (_name, flags, env, message) => {
+    expect(usageError(() => resolveIn(cwd, flags, env))).toMatch(message);
+  });
+
+  test('the environment sets path style as true or false', () => {
+    const on = resolveIn(cwd, { bucket: 'b' }, { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'TRUE' });
+    expect(on.source).toMatchObject({ forcePathStyle: true });
+    const flagWins = resolveIn(
+      cwd,
+      { bucket: 'b', forcePathStyle: false },
+      { OTEL_EXPORTER_S3_FORCE_PATH_STYLE: 'true' },
+    );
+    expect(flagWins.source).toMatchObject({ forcePathStyle: false });
+  });
+
+  test.each<[string, string, RegExp]>([
+    ['not JSON', '{bucket: b}', /not valid JSON/],
+    ['not an object', '["b"]', /expected a JSON object/],
+    [
+      'an unknown key',
+      '{"bucket":"b","buckt":"c"}',
+      /unknown key "buckt"; allowed: bucket, prefix/,
+    ],
+    ['a secret', '{"bucket":"b","secretAccessKey":"x"}', /credentials never go in this file/],
+    [
+      'a wrong type',
+      '{"bucket":"b","forcePathStyle":"yes"}',
+      /^invalid "forcePathStyle" in .*\.otel-s3\.json \(option forcePathStyle\): "yes" \(expected true or false\)$/,
+    ],
+    [
+      'an empty string',
+      '{"bucket":""}',
+      /^invalid "bucket" in .*\.otel-s3\.json \(option bucket\): "" \(expected a bucket name/,
+    ],
+    ['bucket and dir', '{"bucket":"b","dir":"d"}', /give "bucket" or "dir", not both/],
+    [
+      'a bad concurrency',
+      '{"bucket":"b","concurrency":100}',
+      /^invalid "concurrency" in .*\.otel-s3\.json \(option concurrency\): 100 \(expected an integer count from 1 to 64\)$/,
+    ],
+  ])('.otel-s3.json with %s is a usage error naming the file', async (_name, text, message) => {
+    const dir = await mkdtemp(join(cwd, 'bad-'));
+    await writeFile(join(dir, '.otel-s3.json'), text);
+    const error = usageError(() => resolveIn(dir, {}));
+    expect(error).toMatch(message);
+    expect(error).toContain(join(dir, '.otel-s3.json'));
+  });
+});

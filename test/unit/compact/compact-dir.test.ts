@@ -1,0 +1,279 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+
+import { join } from 'node:path';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { compactMetrics } from '../../../src/compact/index.js';
+import { InputReader } from '../../../src/compact/inputs.js';
+import { type FinishedFile, mergeInputs } from '../../../src/compact/merge.js';
+import { decodeReplaces, REPLACES_KEY } from '../../../src/reader/compacted.js';
+import { dirSource } from '../../../src/reader/dir-source.js';
+import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
+import { resolveReadLimits } from '../../../src/reader/read-limits.js';
+import {
+  dataPointRows,
+  InvalidOptionError,
+  listMetricObjects,
+  readMetrics,
+} from '../../../src/reader.js';
+import {
+  type Batch,
+  batchAt,
+  duckdbPointTexts,
+  pointText,
+  sorted,
+} from '../../support/compaction-data.js';
+import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import { zstdDecompress } from '../../support/zstd.js';
+
+const HOUR_MS = 3_600_000;
+const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+const at = (hour: number, minute: number) => HOUR + hour * HOUR_MS + minute * 60_000 + 7;
+const signal = new AbortController().signal;
+const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
+
+/** Compaction on a local directory: the same code as on S3, through the directory store. */
+describe('compactMetrics on a directory', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'otel-s3-compact-dir-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const outputs = async () => (await keysIn(dir)).filter((k) => k.endsWith('.compacted.parquet'));
+  const footer = async (key: string) => parquetMetadata(await readFile(join(dir, key)));
+
+  test('outputs are cut between inputs near the target size: each holds every point of the inputs it lists', async () => {
+    const batches = Array.from({ length: 12 }, (_, i) =>
+      batchAt(`svc-${i % 3}`, at(0, i * 4), 300, i),
+    );
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
+    const inputs = (await keysIn(dir)).filter((k) => k.endsWith('.parquet'));
+    const report = await compactMetrics({
+      dir,
+      prefix: 'p',
+      targetFileBytes: 64 * 1024,
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    const written = await outputs();
+    expect(written.length).toBeGreaterThan(1);
+    expect(report.partitions[0]?.written.map((w) => w.key).sort()).toEqual(written);
+    const listed: string[] = [];
+    let rows = 0;
+    for (const key of written) {
+      const meta = await footer(key);
+      const text = meta.key_value_metadata?.find((kv) => kv.key === REPLACES_KEY)?.value as string;
+      const replaces = decodeReplaces(text);
+      listed.push(...replaces.inputs.map((i) => i.key));
+      // The footer's rows are the points of the inputs it lists, as counted when they were read.
+      expect(Number(meta.num_rows)).toBe(replaces.inputs.reduce((n, i) => n + i.rows, 0));
+      rows += Number(meta.num_rows);
+    }
+    expect(listed.sort()).toEqual(inputs);
+    expect(rows).toBe(pointsOf(batches).length);
+    expect(sorted(await duckdbPointTexts(dir))).toEqual(pointsOf(batches));
+  });
+
+  test('a file is encoded in sorted runs: builders past runBytes become row groups before the footer', async () => {
+    const batches = Array.from({ length: 6 }, (_, i) =>
+      batchAt(`svc-${5 - i}`, at(0, i * 9), 100, i),
+    );
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
+    const listed = [];
+    const layout = resolveKeyLayout('p', {});
+    for await (const { key, size } of dirSource(dir).list('p', undefined, signal)) {
+      const parsed = layout.parse(key);
+      if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
+    }
+    const files: FinishedFile[] = [];
+    const limits = resolveReadLimits({});
+    await mergeInputs(listed, {
+      reader: new InputReader(dirSource(dir), limits, 4, signal),
+      targetBytes: 64 * 1024 * 1024,
+      // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs.
+      runBytes: 96 * 1024,
+      compression: 'zstd',
+      beforeInput: async () => {},
+      onFile: async (file) => {
+        files.push(file);
+      },
+      onSkipped: (_object, error) => {
+        throw error;
+      },
+    });
+    expect(files).toHaveLength(1);
+    const file = files[0] as FinishedFile;
+    const meta = parquetMetadata(file.bytes);
+    expect(meta.row_groups.length).toBeGreaterThan(1);
+    expect(Number(meta.num_rows)).toBe(pointsOf(batches).length);
+    // Each run is sorted by service and metric: within a row group, they never go back (the
+    // inputs come in the reverse order of their services, their metrics unsorted).
+    const rows = await parquetReadObjects({
+      file: new Uint8Array(file.bytes).buffer,
+      columns: ['ServiceName', 'MetricName'],
+      compressors: { ZSTD: (input: Uint8Array) => zstdDecompress(input) },
+    });
+    let first = 0;
+    for (const group of meta.row_groups) {
+      const keys = rows
+        .slice(first, first + Number(group.num_rows))
+        .map((r) => `${String(r.ServiceName)} ${String(r.MetricName)}`);
+      expect(keys).toEqual([...keys].sort());
+      first += Number(group.num_rows);
+    }
+  });
+
+  test('the reader reads an output in place of the objects it replaces, in both default layouts', async () => {
+    const parquet = [batchAt('api', at(0, 5), 5, 1)];
+    const otlp = [batchAt('web', at(0, 25), 5, 2)];
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, parquet);
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, otlp);
+    await compactMetrics({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    const expected = pointsOf([...parquet, ...otlp]).length;
+    for (const format of ['parquet', 'otlp-json'] as const) {
+      const stream = readMetrics({ dir, prefix: 'p', format, partitionTime: 'data' });
+      let points = 0;
+      for await (const object of stream) points += dataPointRows(object.request).length;
+      expect(points).toBe(expected);
+      // otlp-json: the kept OTLP object is skipped, not counted again.
+      expect(stream.stats.objectsReplaced).toBe(format === 'otlp-json' ? 1 : 0);
+    }
+  });
+
+  test('a range that starts inside a compacted hour of minute partitions finds its output', async () => {
+    const otlp = [batchAt('web', at(0, 5), 3, 1), batchAt('web', at(0, 45), 3, 2)];
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, otlp);
+    await compactMetrics({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+      deleteInputs: true,
+    });
+    const listed = [];
+    // From the middle of the hour: the listing starts at minute 27 (the partitionTime 'data'
+    // margin), after the output, which sorts before the hour's minutes.
+    const from = new Date(HOUR + 30 * 60_000);
+    for await (const o of listMetricObjects({ dir, prefix: 'p', from, partitionTime: 'data' })) {
+      listed.push(o.key);
+    }
+    expect(listed).toEqual(await outputs());
+  });
+
+  test('an output whose footer cannot be read replaces nothing: its inputs are still read', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1)];
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
+    await compactMetrics({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    const [only] = await outputs();
+    await writeFile(join(dir, only as string), 'not Parquet');
+    const stream = readMetrics({ dir, prefix: 'p', onError: () => {} });
+    let points = 0;
+    for await (const object of stream) points += dataPointRows(object.request).length;
+    expect(points).toBe(pointsOf(batches).length);
+    expect(stream.stats.objectsUnreadable).toBe(1);
+  });
+
+  test('an output larger than 16 MiB is read one row group at a time, as parts of one object with its footer', async () => {
+    const batch = batchAt('big', at(0, 5), 1, 1);
+    const huge = 'x'.repeat(17 * 1024 * 1024);
+    const rm = batch.rm as unknown as { resource: { attributes: Record<string, unknown> } };
+    rm.resource.attributes.blob = huge;
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, [batch]);
+    await compactMetrics({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+      compression: 'none',
+    });
+    const stream = readMetrics({ dir, prefix: 'p' });
+    const parts = [];
+    for await (const object of stream) {
+      parts.push({
+        part: object.part,
+        points: dataPointRows(object.request).length,
+        // A part's bytes are the file's footer: small, ending in PAR1.
+        footer:
+          object.bytes.length < 64 * 1024 && Buffer.from(object.bytes.subarray(-4)).toString(),
+      });
+    }
+    expect(parts).toEqual([
+      { part: { index: 0, count: 1 }, points: batch.points.length, footer: 'PAR1' },
+    ]);
+    expect(stream.stats).toMatchObject({ objects: 1, objectsRead: 1, objectsUnreadable: 0 });
+  });
+
+  test('--shard i/n: every settled hour is compacted by exactly one of the shards', async () => {
+    const batches = Array.from({ length: 5 }, (_, h) => batchAt('svc', at(h, 10), 2, h));
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
+    const done: string[][] = [];
+    for (const index of [0, 1, 2]) {
+      const report = await compactMetrics({
+        dir,
+        prefix: 'p',
+        settleMillis: 0,
+        from: new Date(HOUR),
+        shard: { index, count: 3 },
+      });
+      done.push(report.partitions.map((p) => p.partition));
+      for (const p of report.partitions) {
+        expect(Math.floor(p.hour.getTime() / HOUR_MS) % 3).toBe(index);
+      }
+    }
+    expect(done.flat().sort()).toHaveLength(5);
+    expect(new Set(done.flat()).size).toBe(5);
+  });
+
+  test('outputs under another prefix: the hour layout there, inputs replaced here', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-proto' }, batches);
+    await compactMetrics({
+      dir,
+      prefix: 'raw',
+      outPrefix: 'lake',
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    const written = await outputs();
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(
+      /^lake\/year=\d{4}\/month=\d\d\/day=\d\d\/hour=\d\d\/metrics_[0-9a-f-]{36}\.compacted\.parquet$/,
+    );
+    expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(batches));
+    // A second run finds the OTLP objects replaced by the output under the other prefix.
+    const again = await compactMetrics({
+      dir,
+      prefix: 'raw',
+      outPrefix: 'lake',
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    expect(again.partitions).toEqual([]);
+  });
+
+  test('hours that have not settled are left alone', async () => {
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('api', Date.now(), 2, 1)]);
+    const report = await compactMetrics({ dir, prefix: 'p' });
+    expect(report.partitionsSelected).toBe(0);
+    expect(await outputs()).toEqual([]);
+  });
+
+  test('bad options name the option and what is allowed', async () => {
+    const bad = [
+      [{ keyTemplate: '{service.name}/%Y/%m/%d/%H/metrics_{uuid}' }, 'keyTemplate'],
+      [{ partitionTimeZone: 'local' }, 'partitionTimeZone'],
+      [{ prefix: 'a', outPrefix: 'a/lake' }, 'outPrefix'],
+      [{ shard: { index: 3, count: 3 } }, 'shard.index'],
+      [{ targetFileBytes: 1000 }, 'targetFileBytes'],
+      [{ compression: 'lz4' }, 'compression'],
+    ] as const;
+    for (const [options, name] of bad) {
+      const attempt = compactMetrics({ dir, ...(options as object) });
+      await expect(attempt).rejects.toThrow(InvalidOptionError);
+      await expect(attempt).rejects.toThrow(name);
+    }
+  });
+});

@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { compactIsolated } from '../../../src/compact/isolated.js';
+import {
+  type Batch,
+  batchAt,
+  duckdbPointTexts,
+  pointText,
+  sorted,
+} from '../../support/compaction-data.js';
+import { exportToDir } from '../../support/compaction-dir.js';
+import { tempDir } from '../../support/temp-dir.js';
+
+const HOUR_MS = 3_600_000;
+const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
+
+/**
+ * The worker from TypeScript sources: a worker thread does not inherit the test's loader on every
+ * runtime, so this file registers tsx in the thread, then runs src/compact/compact-worker.ts.
+ */
+const WORKER = new URL('../../support/children/compact-worker-tsx.mjs', import.meta.url);
+
+/** The CLI's compaction in a worker thread with a bounded heap (src/compact/isolated.ts). */
+describe('compactIsolated', () => {
+  let root: string;
+  beforeEach(() => tempDir('otel-s3-isolated-', (path) => (root = path)));
+  /** Compacts `dir` in the worker: its report or its error, and each event type once. */
+  const run = async (dir: string) => {
+    const events: string[] = [];
+    const running = compactIsolated(
+      { dir, prefix: 'p', from: new Date(HOUR), settleMillis: 0 },
+      (event) => {
+        if (!events.includes(event.type)) events.push(event.type);
+      },
+      new AbortController().signal,
+      WORKER,
+    );
+    if (running === undefined) throw new Error('compactIsolated did not start a worker');
+    try {
+      return { report: await running, events };
+    } catch (error) {
+      const e = error as { name?: string; reason?: string; constructor: { name: string } };
+      return { error: { name: e.name, class: e.constructor.name, reason: e.reason }, events };
+    }
+  };
+
+  test('compacts in the worker, relaying its progress and its report', async () => {
+    const batches = [batchAt('api', HOUR + 60_000, 4, 1), batchAt('web', HOUR + 20 * 60_000, 4, 2)];
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, batches);
+    const { report, events } = await run(join(root, 'm'));
+    expect(events).toEqual(['planned', 'partition-started', 'input-read', 'partition-done']);
+    expect(report).toMatchObject({
+      partitions: [{ status: 'compacted', read: { points: pointsOf(batches).length } }],
+    });
+    expect(sorted(await duckdbPointTexts(join(root, 'm')))).toEqual(pointsOf(batches));
+  });
+
+  test("the worker's access error comes back as a ReadAccessError, with its reason", async () => {
+    const { error } = await run(join(root, 'nowhere'));
+    expect(error).toMatchObject({ class: 'ReadAccessError', reason: 'no-such-directory' });
+  });
+});

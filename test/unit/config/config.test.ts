@@ -1,0 +1,611 @@
+import { describe, expect, test } from 'vitest';
+import { InvalidOptionError } from '../../../src/base/invalid-option.js';
+import { DEFAULTS, type S3MetricExporterOptions } from '../../../src/config/options.js';
+import { resolveConfig } from '../../../src/config/resolve.js';
+import { normalizePrefix } from '../../../src/config/rules.js';
+import { S3MetricExporter } from '../../../src/index.js';
+import { defaultKeyTemplate, FORMAT_ROWS } from '../../../src/layout/formats.js';
+import { KeyTemplate } from '../../../src/layout/key-template.js';
+import { documentedOptions, documentedValue } from '../../support/documented-options.js';
+
+const MAX_TIMER = 2 ** 31 - 1;
+
+/** A key the resolved configuration renders, to see its prefix. */
+const keyOf = (c: ReturnType<typeof resolveConfig>) =>
+  c.keys.render({ time: new Date(0), attributes: {}, extension: '.json' });
+
+/** Runs `fn`, asserts it threw an InvalidOptionError, and returns it. */
+function invalid(fn: () => unknown): InvalidOptionError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    return error as InvalidOptionError;
+  }
+  throw new Error('expected an InvalidOptionError, but nothing was thrown');
+}
+
+/** Options with a valid bucket plus `extra`; typed loosely so bad values can be passed. */
+function opts(extra: Record<string, unknown>): S3MetricExporterOptions {
+  return { bucket: 'metrics', ...extra } as never;
+}
+
+/**
+ * Asserts that resolveConfig rejects `extra` with an InvalidOptionError whose `option` is
+ * `option`, whose value is `value`, and whose message names the option, shows the value and
+ * says what is expected (`expected` is a fragment of that explanation).
+ */
+function expectRejected(
+  extra: Record<string, unknown>,
+  option: string,
+  shown: string,
+  expected: string,
+): InvalidOptionError {
+  const error = invalid(() => resolveConfig(opts(extra)));
+  expect(error.option).toBe(option);
+  expect(error.message).toContain(`invalid option ${option}: ${shown} `);
+  expect(error.message).toContain('(expected ');
+  expect(error.message).toContain(expected);
+  return error;
+}
+
+describe('resolveConfig defaults', () => {
+  test('fills every default in when only bucket is given', () => {
+    const c = resolveConfig({ bucket: 'metrics' });
+    expect(keyOf(c)).toMatch(
+      /^year=1970\/month=01\/day=01\/hour=00\/minute=00\/metrics_[0-9a-f-]{36}\.json$/,
+    );
+    expect(c).toEqual({
+      signal: 'metrics',
+      bucket: 'metrics',
+      region: undefined,
+      endpoint: undefined,
+      forcePathStyle: false,
+      credentials: undefined,
+      s3Client: undefined,
+      format: 'otlp-json',
+      compression: 'zstd',
+      compressionLevel: 3,
+      maxBatchBytes: 8 * 1024 * 1024,
+      maxBatchAgeMillis: 60_000,
+      maxBufferedBytes: 64 * 1024 * 1024,
+      uploadConcurrency: 4,
+      requestTimeoutMillis: 10_000,
+      flushTimeoutMillis: 10_000,
+      temporalityPreference: 'cumulative',
+      conditionalWrites: true,
+      requestChecksumCalculation: 'WHEN_SUPPORTED',
+      retryInitialDelayMillis: 250,
+      retryMaxDelayMillis: 30_000,
+      spoolDir: undefined,
+      maxSpoolBytes: 256 * 1024 * 1024,
+      spoolTimeoutMillis: 5_000,
+      spoolFileSystem: undefined,
+      keys: expect.any(KeyTemplate),
+      partitionTime: 'upload',
+      putObject: {},
+      userAgent: undefined,
+    });
+  });
+
+  test('DEFAULTS holds the default values docs/configuration.md documents', () => {
+    // Read from the docs' option tables. The docs name the flat keys DEFAULTS uses for
+    // compressionLevel and retry.* in their introduction.
+    const fromDocs: Record<string, unknown> = {};
+    const rows = documentedOptions();
+    for (const { name, defaultText } of rows) {
+      if (name === 'compressionLevel') {
+        const [, zstd, gzip] = /^(\d+) \(zstd\), (\d+) \(gzip\)$/.exec(defaultText) ?? [];
+        fromDocs.zstdLevel = Number(zstd);
+        fromDocs.gzipLevel = Number(gzip);
+        continue;
+      }
+      if (name === 'spoolFileSystem') continue; // `node:fs`: a module, not a value
+      const value = documentedValue(defaultText);
+      if (value === undefined) continue; // "(required)", "AWS S3", a default that depends ...
+      const key = name.replace(/^retry\.(.)/, (_, c: string) => `retry${c.toUpperCase()}`);
+      fromDocs[key] = value;
+    }
+    expect(DEFAULTS).toEqual(fromDocs);
+    // The format-specific defaults the same tables give for Parquet.
+    const row = (name: string) => rows.find((r) => r.name === name);
+    const parquetAge = /; (\d+) for `'parquet'`$/.exec(row('maxBatchAgeMillis')?.defaultText ?? '');
+    expect(FORMAT_ROWS.parquet.maxBatchAgeMillis).toBe(Number(parquetAge?.[1]));
+    const parquetTemplate = /Parquet's default is `([^`]+)`/.exec(
+      row('keyTemplate')?.meaning ?? '',
+    );
+    expect(defaultKeyTemplate('parquet', 'metrics')).toBe(parquetTemplate?.[1]);
+  });
+
+  test('keeps valid explicit values', () => {
+    const c = resolveConfig({
+      bucket: 'b',
+      prefix: 'prod/checkout',
+      filePrefix: 'host1_',
+      region: 'eu-west-1',
+      format: 'otlp-proto',
+      compression: 'gzip',
+      compressionLevel: 9,
+      maxBatchBytes: 1,
+      maxBufferedBytes: 1,
+      maxBatchAgeMillis: MAX_TIMER,
+      uploadConcurrency: 64,
+      requestTimeoutMillis: 1,
+      flushTimeoutMillis: 1,
+      temporalityPreference: 'lowmemory',
+      conditionalWrites: false,
+      retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
+    });
+    expect(keyOf(c)).toMatch(/^prod\/checkout\/year=.*\/host1_metrics_/);
+    expect(c).toMatchObject({
+      bucket: 'b',
+      region: 'eu-west-1',
+      format: 'otlp-proto',
+      compression: 'gzip',
+      compressionLevel: 9,
+      maxBatchBytes: 1,
+      maxBufferedBytes: 1,
+      maxBatchAgeMillis: MAX_TIMER,
+      uploadConcurrency: 64,
+      requestTimeoutMillis: 1,
+      flushTimeoutMillis: 1,
+      temporalityPreference: 'lowmemory',
+      conditionalWrites: false,
+      retryInitialDelayMillis: 1,
+      retryMaxDelayMillis: 1,
+    });
+  });
+
+  test("maxBatchAgeMillis defaults to the format's: 60 s for OTLP, 10 min for Parquet", () => {
+    expect(resolveConfig({ bucket: 'b' }).maxBatchAgeMillis).toBe(60_000);
+    expect(resolveConfig({ bucket: 'b', format: 'otlp-proto' }).maxBatchAgeMillis).toBe(60_000);
+    expect(resolveConfig({ bucket: 'b', format: 'parquet' }).maxBatchAgeMillis).toBe(600_000);
+    expect(
+      resolveConfig({ bucket: 'b', format: 'parquet', maxBatchAgeMillis: 5_000 }).maxBatchAgeMillis,
+    ).toBe(5_000);
+  });
+
+  test('compressionLevel defaults to 6 for gzip and 3 for zstd', () => {
+    expect(resolveConfig({ bucket: 'b', compression: 'gzip' }).compressionLevel).toBe(6);
+    expect(resolveConfig({ bucket: 'b', compression: 'zstd' }).compressionLevel).toBe(3);
+  });
+
+  test('forcePathStyle defaults to true when an endpoint is set and false otherwise', () => {
+    expect(resolveConfig({ bucket: 'b', endpoint: 'http://127.0.0.1:9000' }).forcePathStyle).toBe(
+      true,
+    );
+    expect(resolveConfig({ bucket: 'b' }).forcePathStyle).toBe(false);
+  });
+
+  test('an explicit forcePathStyle wins over the endpoint-based default', () => {
+    expect(
+      resolveConfig({ bucket: 'b', endpoint: 'http://127.0.0.1:9000', forcePathStyle: false })
+        .forcePathStyle,
+    ).toBe(false);
+    expect(resolveConfig({ bucket: 'b', forcePathStyle: true }).forcePathStyle).toBe(true);
+  });
+
+  test('requestChecksumCalculation defaults to WHEN_REQUIRED with an endpoint, WHEN_SUPPORTED without', () => {
+    expect(
+      resolveConfig({ bucket: 'b', endpoint: 'https://s3.example.com' }).requestChecksumCalculation,
+    ).toBe('WHEN_REQUIRED');
+    expect(resolveConfig({ bucket: 'b' }).requestChecksumCalculation).toBe('WHEN_SUPPORTED');
+  });
+
+  test('an explicit requestChecksumCalculation wins over the endpoint-based default', () => {
+    expect(
+      resolveConfig({
+        bucket: 'b',
+        endpoint: 'http://127.0.0.1:9000',
+        requestChecksumCalculation: 'WHEN_SUPPORTED',
+      }).requestChecksumCalculation,
+    ).toBe('WHEN_SUPPORTED');
+    expect(
+      resolveConfig({ bucket: 'b', requestChecksumCalculation: 'WHEN_REQUIRED' })
+        .requestChecksumCalculation,
+    ).toBe('WHEN_REQUIRED');
+  });
+
+  test('retry.maxDelayMillis defaults to retry.initialDelayMillis when that exceeds 30000', () => {
+    const c = resolveConfig({ bucket: 'b', retry: { initialDelayMillis: 45_000 } });
+    expect(c.retryInitialDelayMillis).toBe(45_000);
+    expect(c.retryMaxDelayMillis).toBe(45_000);
+  });
+});
+
+describe('InvalidOptionError', () => {
+  test('is a TypeError carrying option and value, with a message naming both', () => {
+    const error = new InvalidOptionError('maxBatchBytes', -1, 'a positive integer');
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error.name).toBe('InvalidOptionError');
+    expect(error.option).toBe('maxBatchBytes');
+    expect(error.value).toBe(-1);
+    expect(error.message).toBe(
+      'otel-s3-exporter: invalid option maxBatchBytes: -1 (expected a positive integer)',
+    );
+  });
+
+  test('quotes string values in the message', () => {
+    expect(new InvalidOptionError('format', 'xml', 'json').message).toContain('format: "xml" (');
+  });
+});
+
+describe('resolveConfig rejects bad options', () => {
+  test('rejects a missing bucket', () => {
+    const error = invalid(() => resolveConfig({} as never));
+    expect(error.option).toBe('bucket');
+    expect(error.message).toContain('invalid option bucket: undefined (expected ');
+    expect(error.message).toContain('non-empty string');
+  });
+
+  test('rejects an empty bucket', () => {
+    expectRejected({ bucket: '' }, 'bucket', '""', 'non-empty string');
+  });
+
+  test('rejects a bucket containing "/"', () => {
+    expectRejected({ bucket: 'a/b' }, 'bucket', '"a/b"', 'without "/" or spaces');
+  });
+
+  test('rejects a bucket containing spaces', () => {
+    expectRejected({ bucket: 'my bucket' }, 'bucket', '"my bucket"', 'without "/" or spaces');
+  });
+
+  test('rejects a non-object options argument', () => {
+    const error = invalid(() => resolveConfig(null as never));
+    expect(error.option).toBe('options');
+  });
+
+  test('rejects an unknown compression and lists the allowed ones', () => {
+    expectRejected({ compression: 'brotli' }, 'compression', '"brotli"', "'zstd', 'gzip', 'none'");
+  });
+
+  test('rejects an unknown format and lists the allowed ones', () => {
+    expectRejected({ format: 'csv' }, 'format', '"csv"', "'otlp-json', 'otlp-proto'");
+  });
+
+  test('rejects an unknown temporalityPreference and lists the allowed ones', () => {
+    expectRejected(
+      { temporalityPreference: 'DELTA' },
+      'temporalityPreference',
+      '"DELTA"',
+      "'cumulative', 'delta', 'lowmemory'",
+    );
+  });
+
+  test('rejects an unknown requestChecksumCalculation', () => {
+    expectRejected(
+      { requestChecksumCalculation: 'ALWAYS' },
+      'requestChecksumCalculation',
+      '"ALWAYS"',
+      "'WHEN_SUPPORTED', 'WHEN_REQUIRED'",
+    );
+  });
+
+  const badMillis: Array<[string, unknown, string]> = [
+    ['negative', -1, '-1'],
+    ['zero', 0, '0'],
+    ['non-integer', 1.5, '1.5'],
+    ['NaN', Number.NaN, 'NaN'],
+    ['Infinity', Number.POSITIVE_INFINITY, 'Infinity'],
+    ['above 2^31-1', 2 ** 31, '2147483648'],
+    ['a numeric string', '1000', '"1000"'],
+  ];
+  for (const option of ['maxBatchAgeMillis', 'requestTimeoutMillis', 'flushTimeoutMillis']) {
+    for (const [label, value, shown] of badMillis) {
+      test(`rejects a ${label} ${option}`, () => {
+        expectRejected(
+          { [option]: value },
+          option,
+          shown,
+          'an integer of milliseconds from 1 to 2147483647',
+        );
+      });
+    }
+    test(`accepts ${option} at the bounds 1 and 2^31-1`, () => {
+      expect(resolveConfig(opts({ [option]: 1 }))[option as 'flushTimeoutMillis']).toBe(1);
+      expect(resolveConfig(opts({ [option]: MAX_TIMER }))[option as 'flushTimeoutMillis']).toBe(
+        MAX_TIMER,
+      );
+    });
+  }
+
+  const badBytes: Array<[string, unknown, string]> = [
+    ['negative', -1, '-1'],
+    ['zero', 0, '0'],
+    ['NaN', Number.NaN, 'NaN'],
+    ['non-integer', 1024.5, '1024.5'],
+  ];
+  for (const option of ['maxBatchBytes', 'maxBufferedBytes']) {
+    for (const [label, value, shown] of badBytes) {
+      test(`rejects a ${label} ${option}`, () => {
+        expectRejected({ [option]: value }, option, shown, 'an integer of bytes from 1 to');
+      });
+    }
+  }
+
+  test('rejects maxBufferedBytes below maxBatchBytes and says it must be at least maxBatchBytes', () => {
+    expectRejected(
+      { maxBatchBytes: 2048, maxBufferedBytes: 1024 },
+      'maxBufferedBytes',
+      '1024',
+      'at least maxBatchBytes (2048)',
+    );
+  });
+
+  test('blames maxBatchBytes when only it is set above the default maxBufferedBytes', () => {
+    expectRejected(
+      { maxBatchBytes: 128 * 1024 * 1024 },
+      'maxBatchBytes',
+      String(128 * 1024 * 1024),
+      'at most maxBufferedBytes (default 67108864); raise maxBufferedBytes as well',
+    );
+  });
+
+  test('accepts maxBufferedBytes equal to maxBatchBytes', () => {
+    const c = resolveConfig({ bucket: 'b', maxBatchBytes: 4096, maxBufferedBytes: 4096 });
+    expect(c.maxBufferedBytes).toBe(4096);
+  });
+
+  test('rejects uploadConcurrency 0', () => {
+    expectRejected({ uploadConcurrency: 0 }, 'uploadConcurrency', '0', 'from 1 to 64');
+  });
+
+  test('rejects uploadConcurrency 65', () => {
+    expectRejected({ uploadConcurrency: 65 }, 'uploadConcurrency', '65', 'from 1 to 64');
+  });
+
+  for (const endpoint of ['not a url', 'ftp://x', 'localhost:9000']) {
+    test(`rejects the malformed endpoint ${JSON.stringify(endpoint)}`, () => {
+      expectRejected(
+        { endpoint },
+        'endpoint',
+        JSON.stringify(endpoint),
+        'an absolute http:// or https:// URL',
+      );
+    });
+  }
+
+  test('accepts http and https endpoints and keeps them as given', () => {
+    expect(resolveConfig({ bucket: 'b', endpoint: 'http://127.0.0.1:9000' }).endpoint).toBe(
+      'http://127.0.0.1:9000',
+    );
+    expect(resolveConfig({ bucket: 'b', endpoint: 'https://s3.example.com' }).endpoint).toBe(
+      'https://s3.example.com',
+    );
+  });
+
+  test('rejects a non-boolean forcePathStyle', () => {
+    expectRejected({ forcePathStyle: 'yes' }, 'forcePathStyle', '"yes"', 'true or false');
+  });
+
+  test('rejects a non-boolean conditionalWrites', () => {
+    expectRejected({ conditionalWrites: 1 }, 'conditionalWrites', '1', 'true or false');
+  });
+
+  test('rejects a blank region', () => {
+    expectRejected({ region: ' ' }, 'region', '" "', 'a non-empty string');
+  });
+
+  test('rejects an s3Client without send()', () => {
+    expectRejected({ s3Client: {} }, 's3Client', '{}', 'an S3Client');
+  });
+
+  test('rejects a filePrefix containing "/"', () => {
+    expectRejected({ filePrefix: 'a/b' }, 'filePrefix', '"a/b"', 'without "/"');
+  });
+});
+
+describe('compressionLevel range depends on compression', () => {
+  test('zstd accepts 1 and 19', () => {
+    expect(resolveConfig({ bucket: 'b', compressionLevel: 1 }).compressionLevel).toBe(1);
+    expect(resolveConfig({ bucket: 'b', compressionLevel: 19 }).compressionLevel).toBe(19);
+  });
+
+  test('zstd rejects 0 and 20', () => {
+    expectRejected({ compressionLevel: 0 }, 'compressionLevel', '0', 'from 1 to 19');
+    expectRejected({ compressionLevel: 20 }, 'compressionLevel', '20', 'from 1 to 19');
+  });
+
+  test('gzip accepts 1 and 9', () => {
+    expect(
+      resolveConfig({ bucket: 'b', compression: 'gzip', compressionLevel: 1 }).compressionLevel,
+    ).toBe(1);
+    expect(
+      resolveConfig({ bucket: 'b', compression: 'gzip', compressionLevel: 9 }).compressionLevel,
+    ).toBe(9);
+  });
+
+  test('gzip rejects 10 (valid for zstd) and 0, naming the gzip range', () => {
+    const error = expectRejected(
+      { compression: 'gzip', compressionLevel: 10 },
+      'compressionLevel',
+      '10',
+      'from 1 to 9',
+    );
+    expect(error.message).toContain('gzip');
+    expectRejected({ compression: 'gzip', compressionLevel: 0 }, 'compressionLevel', '0', '1 to 9');
+  });
+
+  test('rejects a non-integer compressionLevel', () => {
+    expectRejected({ compressionLevel: 2.5 }, 'compressionLevel', '2.5', 'an integer');
+  });
+});
+
+describe('retry options', () => {
+  test('rejects retry.initialDelayMillis 0, negative, NaN and non-integer', () => {
+    for (const [value, shown] of [
+      [0, '0'],
+      [-5, '-5'],
+      [Number.NaN, 'NaN'],
+      [1.5, '1.5'],
+    ] as const) {
+      expectRejected(
+        { retry: { initialDelayMillis: value } },
+        'retry.initialDelayMillis',
+        shown,
+        'from 1 to 2147483647',
+      );
+    }
+  });
+
+  test('rejects retry.initialDelayMillis above 2^31-1', () => {
+    expectRejected(
+      { retry: { initialDelayMillis: 2 ** 31 } },
+      'retry.initialDelayMillis',
+      '2147483648',
+      'from 1 to 2147483647',
+    );
+  });
+
+  test('rejects retry.maxDelayMillis below retry.initialDelayMillis', () => {
+    const error = expectRejected(
+      { retry: { initialDelayMillis: 1000, maxDelayMillis: 999 } },
+      'retry.maxDelayMillis',
+      '999',
+      'from 1000 (retry.initialDelayMillis) to 2147483647',
+    );
+    expect(error.message).toContain('retry.initialDelayMillis');
+  });
+
+  test('rejects retry.maxDelayMillis below the default initial delay', () => {
+    expectRejected(
+      { retry: { maxDelayMillis: 100 } },
+      'retry.maxDelayMillis',
+      '100',
+      'from 250 (retry.initialDelayMillis) to 2147483647',
+    );
+  });
+
+  test('rejects retry.maxDelayMillis above 2^31-1 and NaN', () => {
+    expectRejected(
+      { retry: { maxDelayMillis: 2 ** 31 } },
+      'retry.maxDelayMillis',
+      '2147483648',
+      'to 2147483647',
+    );
+    expectRejected(
+      { retry: { maxDelayMillis: Number.NaN } },
+      'retry.maxDelayMillis',
+      'NaN',
+      'to 2147483647',
+    );
+  });
+
+  test('rejects a retry option that is not an object', () => {
+    expectRejected({ retry: 5 }, 'retry', '5', 'an object');
+  });
+});
+
+describe('prefix', () => {
+  test('strips leading and trailing slashes', () => {
+    expect(normalizePrefix('/prod/checkout/')).toBe('prod/checkout');
+    expect(normalizePrefix('///a///')).toBe('a');
+    expect(keyOf(resolveConfig({ bucket: 'b', prefix: '/x/y/' }))).toMatch(/^x\/y\/year=/);
+  });
+
+  test("allows '' and undefined, both normalized to ''", () => {
+    expect(normalizePrefix('')).toBe('');
+    expect(normalizePrefix(undefined)).toBe('');
+    expect(keyOf(resolveConfig({ bucket: 'b', prefix: '' }))).toMatch(/^year=/);
+  });
+
+  test("normalizes a prefix made only of slashes ('/', '///') to ''", () => {
+    // Stripping leading and trailing slashes leaves '', which is an allowed prefix.
+    expect(normalizePrefix('/')).toBe('');
+    expect(normalizePrefix('///')).toBe('');
+  });
+
+  test('keeps inner dots that are not whole segments', () => {
+    expect(normalizePrefix('a..b/c.d/.e')).toBe('a..b/c.d/.e');
+  });
+
+  const rejected: Array<[string, string]> = [
+    ['a ".." segment', '../escape'],
+    ['an inner ".." segment', 'a/../b'],
+    ['a trailing ".." segment', 'a/..'],
+    ['a "." segment', './a'],
+    ['an inner "." segment', 'a/./b'],
+    ['"//"', 'a//b'],
+    ['a backslash', 'a\\b'],
+    ['a newline', 'a\nb'],
+    ['a NUL', 'a\u0000b'],
+    ['a DEL', 'a\u007fb'],
+    ['a tab', 'a\tb'],
+  ];
+  for (const [label, prefix] of rejected) {
+    test(`rejects a prefix with ${label}`, () => {
+      const error = expectRejected(
+        { prefix },
+        'prefix',
+        JSON.stringify(prefix),
+        'a key prefix without control characters, backslashes, empty, "." or ".." segments',
+      );
+      expect(error.value).toBe(prefix);
+    });
+  }
+
+  test('rejects a prefix longer than 512 bytes and accepts exactly 512', () => {
+    expect(normalizePrefix('x'.repeat(512))).toBe('x'.repeat(512));
+    // 171 three-byte characters = 513 bytes
+    const error = invalid(() => normalizePrefix('€'.repeat(171)));
+    expect(error.message).toContain('at most 512 bytes');
+  });
+
+  test('rejects a non-string prefix', () => {
+    expectRejected({ prefix: 42 }, 'prefix', '42', 'a string');
+  });
+
+  test('uses the given option name in its errors', () => {
+    expect(invalid(() => normalizePrefix('a/../b', 'archivePrefix')).option).toBe('archivePrefix');
+  });
+});
+
+describe('new S3MetricExporter validates options at construction', () => {
+  test('constructs with valid options and shuts down cleanly', async () => {
+    const exporter = new S3MetricExporter({
+      bucket: 'metrics',
+      compression: 'none',
+      endpoint: 'http://127.0.0.1:9',
+    });
+    await exporter.shutdown();
+  });
+
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['a missing bucket', { bucket: undefined }, 'bucket'],
+    ['a bucket with a space', { bucket: 'a b' }, 'bucket'],
+    ['an unknown compression', { compression: 'lz4' }, 'compression'],
+    ['an unknown format', { format: 'csv' }, 'format'],
+    ['an unknown temporalityPreference', { temporalityPreference: 'x' }, 'temporalityPreference'],
+    ['a zero maxBatchAgeMillis', { maxBatchAgeMillis: 0 }, 'maxBatchAgeMillis'],
+    [
+      'an Infinity requestTimeoutMillis',
+      { requestTimeoutMillis: Infinity },
+      'requestTimeoutMillis',
+    ],
+    ['a NaN flushTimeoutMillis', { flushTimeoutMillis: Number.NaN }, 'flushTimeoutMillis'],
+    ['a negative maxBatchBytes', { maxBatchBytes: -1 }, 'maxBatchBytes'],
+    [
+      'maxBufferedBytes < maxBatchBytes',
+      { maxBufferedBytes: 10, maxBatchBytes: 20 },
+      'maxBufferedBytes',
+    ],
+    ['uploadConcurrency 65', { uploadConcurrency: 65 }, 'uploadConcurrency'],
+    ['a malformed endpoint', { endpoint: 'localhost:9000' }, 'endpoint'],
+    ['a ".." prefix', { prefix: 'a/../b' }, 'prefix'],
+    ['a gzip level of 10', { compression: 'gzip', compressionLevel: 10 }, 'compressionLevel'],
+    [
+      'a bad retry.initialDelayMillis',
+      { retry: { initialDelayMillis: 0 } },
+      'retry.initialDelayMillis',
+    ],
+  ];
+  for (const [label, extra, option] of cases) {
+    test(`throws InvalidOptionError for ${label}, like resolveConfig`, () => {
+      const options = { bucket: 'metrics', compression: 'none', ...extra } as never;
+      const fromConstructor = invalid(() => new S3MetricExporter(options));
+      const fromResolve = invalid(() => resolveConfig(options));
+      expect(fromConstructor.option).toBe(option);
+      expect(fromConstructor.message).toBe(fromResolve.message);
+    });
+  }
+});

@@ -1,0 +1,345 @@
+import { describe, expect, test, vi } from 'vitest';
+import {
+  configure,
+  ENVIRONMENT_VARIABLES,
+  optionsFromEnvironment,
+} from '../../../src/config/environment.js';
+import { spawnTs } from '../../support/child.js';
+
+const valid: Record<string, [string, unknown]> = {
+  OTEL_EXPORTER_S3_BUCKET: ['env-bucket', 'env-bucket'],
+  OTEL_EXPORTER_S3_PREFIX: ['/prod/checkout/', '/prod/checkout/'],
+  OTEL_EXPORTER_S3_FILE_PREFIX: ['host1_', 'host1_'],
+  OTEL_EXPORTER_S3_REGION: ['eu-west-1', 'eu-west-1'],
+  OTEL_EXPORTER_S3_ENDPOINT: ['http://127.0.0.1:9000', 'http://127.0.0.1:9000'],
+  OTEL_EXPORTER_S3_FORCE_PATH_STYLE: ['FALSE', false],
+  OTEL_EXPORTER_S3_FORMAT: ['otlp-proto', 'otlp-proto'],
+  OTEL_EXPORTER_S3_COMPRESSION: ['gzip', 'gzip'],
+  OTEL_EXPORTER_S3_COMPRESSION_LEVEL: ['2', 2],
+  OTEL_EXPORTER_S3_MAX_BATCH_BYTES: ['1048576', 1048576],
+  OTEL_EXPORTER_S3_MAX_BATCH_AGE: ['5000', 5000],
+  OTEL_EXPORTER_S3_MAX_BUFFERED_BYTES: ['33554432', 33554432],
+  OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: ['8', 8],
+  OTEL_EXPORTER_S3_TIMEOUT: ['3000', 3000],
+  OTEL_EXPORTER_S3_FLUSH_TIMEOUT: ['4000', 4000],
+  OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: ['DELTA', 'delta'],
+  OTEL_EXPORTER_S3_CONDITIONAL_WRITES: ['false', false],
+  OTEL_EXPORTER_S3_CHECKSUM: ['when_supported', 'WHEN_SUPPORTED'],
+  OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY: ['100', 100],
+  OTEL_EXPORTER_S3_RETRY_MAX_DELAY: ['9000', 9000],
+  OTEL_EXPORTER_S3_SPOOL_DIR: ['/var/spool/otel-s3', '/var/spool/otel-s3'],
+  OTEL_EXPORTER_S3_MAX_SPOOL_BYTES: ['67108864', 67108864],
+  OTEL_EXPORTER_S3_SPOOL_TIMEOUT: ['2500', 2500],
+  OTEL_EXPORTER_S3_KEY_TEMPLATE: [
+    '{service.name}/%Y/%m/%d/metrics_{uuid}',
+    '{service.name}/%Y/%m/%d/metrics_{uuid}',
+  ],
+  OTEL_EXPORTER_S3_PARTITION_TIME: ['data', 'data'],
+  OTEL_EXPORTER_S3_PARTITION_TIME_ZONE: ['local', 'local'],
+  OTEL_EXPORTER_S3_SSE: ['aws:kms', 'aws:kms'],
+  OTEL_EXPORTER_S3_SSE_KMS_KEY_ID: ['alias/metrics', 'alias/metrics'],
+  OTEL_EXPORTER_S3_STORAGE_CLASS: ['standard_ia', 'STANDARD_IA'],
+  OTEL_EXPORTER_S3_TAGS: ['env=prod, team=platform%2Cobs', { env: 'prod', team: 'platform,obs' }],
+  OTEL_EXPORTER_S3_METADATA: ['service=checkout', { service: 'checkout' }],
+  OTEL_EXPORTER_S3_USER_AGENT: ['acme-metrics/1.0', 'acme-metrics/1.0'],
+};
+
+describe('environment variables', () => {
+  test('every variable in the table has a tested value', () => {
+    expect(ENVIRONMENT_VARIABLES.map(([v]) => v).sort()).toEqual(Object.keys(valid).sort());
+  });
+
+  for (const [variable, option] of ENVIRONMENT_VARIABLES) {
+    test(`${variable} sets ${option}`, () => {
+      const [raw, expected] = valid[variable] as [string, unknown];
+      const env = {
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        OTEL_EXPORTER_S3_SSE: 'aws:kms',
+        [variable]: raw,
+      };
+      const parsed = optionsFromEnvironment(env).options as Record<string, unknown>;
+      const [head, tail] = option.split('.') as [string, string | undefined];
+      const value =
+        tail === undefined ? parsed[head] : (parsed[head] as Record<string, unknown>)[tail];
+      expect(value).toEqual(expected);
+      // And the whole configuration resolves with it.
+      expect(() => configure({}, env)).not.toThrow();
+    });
+  }
+
+  test('S3 feature variables reach the PutObject fields and the key template', () => {
+    const config = configure(
+      {},
+      {
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        OTEL_EXPORTER_S3_SSE: 'aws:kms',
+        OTEL_EXPORTER_S3_SSE_KMS_KEY_ID: 'alias/metrics',
+        OTEL_EXPORTER_S3_STORAGE_CLASS: 'INTELLIGENT_TIERING',
+        OTEL_EXPORTER_S3_TAGS: 'env=prod,team=a b',
+        OTEL_EXPORTER_S3_METADATA: 'service=checkout',
+        OTEL_EXPORTER_S3_KEY_TEMPLATE: '{service.name}/%Y/metrics_{uuid}',
+      },
+    );
+    expect(config.putObject).toEqual({
+      ServerSideEncryption: 'aws:kms',
+      SSEKMSKeyId: 'alias/metrics',
+      StorageClass: 'INTELLIGENT_TIERING',
+      Tagging: 'env=prod&team=a%20b',
+      Metadata: { service: 'checkout' },
+    });
+    expect(config.keys.attributeNames).toEqual(['service.name']);
+  });
+
+  test('constructor options win over the environment', () => {
+    const config = configure(
+      { bucket: 'from-options', compression: 'none', retry: { maxDelayMillis: 777 } },
+      {
+        OTEL_EXPORTER_S3_BUCKET: 'from-env',
+        OTEL_EXPORTER_S3_COMPRESSION: 'gzip',
+        OTEL_EXPORTER_S3_RETRY_MAX_DELAY: '9000',
+        OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY: '5',
+      },
+    );
+    expect(config.bucket).toBe('from-options');
+    expect(config.compression).toBe('none');
+    expect(config.retryMaxDelayMillis).toBe(777);
+    expect(config.retryInitialDelayMillis).toBe(5);
+  });
+
+  test('empty values count as unset', () => {
+    expect(
+      optionsFromEnvironment({ OTEL_EXPORTER_S3_BUCKET: '', OTEL_EXPORTER_S3_TIMEOUT: '  ' })
+        .options,
+    ).toEqual({});
+  });
+
+  /** configure() with `env`, returning the configuration and the process warnings it emitted. */
+  function configureCapturing(env: Record<string, string>, options = {}) {
+    const warnings: { message: string; code: string | undefined }[] = [];
+    const spy = vi
+      .spyOn(process, 'emitWarning')
+      .mockImplementation((warning: string | Error, opts?: unknown) => {
+        const code =
+          typeof opts === 'object' && opts !== null ? (opts as { code?: string }).code : undefined;
+        warnings.push({ message: String(warning), code });
+      });
+    try {
+      return { config: configure(options, env), warnings };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  test('a value that does not parse warns, naming the variable, the value and what is allowed, and the default is used', () => {
+    const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
+      [
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_BYTES',
+          '8MB',
+          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
+          (c) => c.maxBatchBytes,
+          8 * 1024 * 1024,
+        ],
+        [
+          'OTEL_EXPORTER_S3_FORCE_PATH_STYLE',
+          'yes',
+          /OTEL_EXPORTER_S3_FORCE_PATH_STYLE .*"yes" \(expected true or false\)/,
+          (c) => c.forcePathStyle,
+          false,
+        ],
+        [
+          'OTEL_EXPORTER_S3_COMPRESSION',
+          'lz4',
+          /OTEL_EXPORTER_S3_COMPRESSION .*"lz4" \(expected one of 'zstd', 'gzip', 'none'\)/,
+          (c) => c.compression,
+          'zstd',
+        ],
+      ];
+    for (const [variable, raw, message, read, fallback] of cases) {
+      const { config, warnings } = configureCapturing({
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        [variable]: raw,
+      });
+      expect(read(config)).toEqual(fallback);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.message).toMatch(message);
+      expect(warnings[0]?.code).toBe('OTEL_S3_INVALID_ENV');
+    }
+  });
+
+  test('a parsed value out of range also warns with the variable, and the default is used', () => {
+    const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
+      [
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_AGE',
+          '0',
+          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_AGE \(option maxBatchAgeMillis\): 0/,
+          (c) => c.maxBatchAgeMillis,
+          60_000,
+        ],
+        [
+          'OTEL_EXPORTER_S3_RETRY_MAX_DELAY',
+          '0',
+          /OTEL_EXPORTER_S3_RETRY_MAX_DELAY \(option retry.maxDelayMillis\)/,
+          (c) => c.retryMaxDelayMillis,
+          30_000,
+        ],
+        [
+          'OTEL_EXPORTER_S3_PREFIX',
+          'a/../b',
+          /OTEL_EXPORTER_S3_PREFIX \(option prefix\)/,
+          (c) =>
+            c.keys.render({ time: new Date(0), attributes: {}, extension: '' }).startsWith('year='),
+          true,
+        ],
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_BYTES',
+          String(512 * 1024 * 1024),
+          /OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): 536870912 \(expected at most maxBufferedBytes \(default 67108864\)/,
+          (c) => c.maxBatchBytes,
+          8 * 1024 * 1024,
+        ],
+      ];
+    for (const [variable, raw, message, read, fallback] of cases) {
+      const { config, warnings } = configureCapturing({
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        [variable]: raw,
+      });
+      expect(read(config)).toEqual(fallback);
+      expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(message)]);
+    }
+  });
+
+  test('a bad environment value never stops the exporter from being built', () => {
+    const { warnings } = configureCapturing({
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: '0',
+      OTEL_EXPORTER_S3_KEY_TEMPLATE: 'no-uuid',
+      OTEL_EXPORTER_S3_TAGS: 'novalue',
+    });
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/OTEL_EXPORTER_S3_TAGS/),
+      expect.stringMatching(/OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY/),
+      expect.stringMatching(/OTEL_EXPORTER_S3_KEY_TEMPLATE/),
+    ]);
+  });
+
+  test('an unknown OTEL_EXPORTER_S3_* name warns with the name it probably means, once per process', () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_ENDPIONT: 'http://127.0.0.1:9000',
+      OTEL_EXPORTER_S3_SPOOLDIR: '/var/spool',
+      OTEL_EXPORTER_S3_SOMETHING_ELSE: 'x',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', // another exporter's: not ours
+    };
+    const first = configureCapturing(env);
+    // The typo is ignored (the default, AWS, stays), but not silently.
+    expect(first.config.endpoint).toBeUndefined();
+    expect(first.warnings).toEqual([
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_ENDPIONT (did you mean OTEL_EXPORTER_S3_ENDPOINT?); it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_SPOOLDIR (did you mean OTEL_EXPORTER_S3_SPOOL_DIR?); it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+      {
+        message:
+          'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_SOMETHING_ELSE; it is ignored',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+    ]);
+    // A second exporter in the same process: said once is enough.
+    expect(configureCapturing(env).warnings).toEqual([]);
+    const another = configureCapturing({ ...env, OTEL_EXPORTER_S3_REGOIN: 'eu-west-1' });
+    expect(another.warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining('OTEL_EXPORTER_S3_REGOIN (did you mean OTEL_EXPORTER_S3_REGION?)'),
+    ]);
+  });
+
+  test('without a logger the misspelled name reaches stderr, once for two exporters', async () => {
+    const child = spawnTs('test/support/children/unknown-env.ts', {
+      OTEL_EXPORTER_S3_BUCKET: 'metrics',
+      OTEL_EXPORTER_S3_ENDPIONT: 'http://127.0.0.1:9000',
+      OTEL_LOG_LEVEL: undefined,
+      NODE_OPTIONS: undefined,
+    });
+    const exit = await child.exited;
+    expect([exit.code, child.lines]).toEqual([0, ['{"built":2}']]);
+    const said = child
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('OTEL_EXPORTER_S3_ENDPIONT'));
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^\(node:\d+\) \[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_ENDPIONT \(did you mean OTEL_EXPORTER_S3_ENDPOINT\?\); it is ignored$/,
+      ),
+    ]);
+  }, 30_000);
+
+  test('an invalid bucket variable still throws: there is no default to fall back to', () => {
+    expect(() => configure({}, { OTEL_EXPORTER_S3_BUCKET: 'a b' })).toThrow(
+      /invalid environment variable OTEL_EXPORTER_S3_BUCKET \(option bucket\): "a b"/,
+    );
+  });
+
+  test('a bad value the caller passed is reported as the option, even when the variable is set too', () => {
+    expect(() =>
+      configure({ bucket: 'b', maxBatchAgeMillis: -1 }, { OTEL_EXPORTER_S3_MAX_BATCH_AGE: '100' }),
+    ).toThrow(/invalid option maxBatchAgeMillis: -1/);
+  });
+
+  test('without a bucket anywhere, the error says where to set it', () => {
+    expect(() => configure({}, {})).toThrow(
+      /invalid option bucket: undefined .*OTEL_EXPORTER_S3_BUCKET/,
+    );
+  });
+});
+
+describe('a variable for one signal', () => {
+  test("OTEL_EXPORTER_S3_<SIGNAL>_* wins over OTEL_EXPORTER_S3_* for that signal's exporter only", () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'telemetry',
+      OTEL_EXPORTER_S3_FORMAT: 'otlp-proto',
+      OTEL_EXPORTER_S3_TRACES_FORMAT: 'parquet',
+      OTEL_EXPORTER_S3_LOGS_PREFIX: 'logs-here',
+      OTEL_EXPORTER_S3_SPOOL_DIR: '/var/spool/otel-s3',
+    };
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const metrics = configure({}, env, 'metrics');
+      const traces = configure({}, env, 'traces');
+      const logs = configure({}, env, 'logs');
+      expect([metrics.format, traces.format, logs.format]).toEqual([
+        'otlp-proto',
+        'parquet',
+        'otlp-proto',
+      ]);
+      expect(logs.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' })).toBe(
+        'logs-here/year=1970/month=01/day=01/hour=00/minute=00/logs_x',
+      );
+      expect(
+        traces.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' }),
+      ).toBe('year=1970/month=01/day=01/hour=00/traces_x');
+      // Each signal's spool under the one directory: metrics where it always was.
+      expect([metrics.spoolDir, traces.spoolDir, logs.spoolDir]).toEqual([
+        '/var/spool/otel-s3',
+        '/var/spool/otel-s3/traces',
+        '/var/spool/otel-s3/logs',
+      ]);
+      // A signal's variable is a known name: no warning about it.
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  test('an option of another signal is an unknown option', () => {
+    expect(() => configure({ bucket: 'b', temporalityPreference: 'delta' }, {}, 'traces')).toThrow(
+      /unknown option temporalityPreference/,
+    );
+  });
+});

@@ -1,0 +1,188 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadata } from 'hyparquet';
+import { describe, expect, test, vi } from 'vitest';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
+import { COMPRESSION_ROWS } from '../../../src/layout/formats.js';
+import { dataPointRows, decodeStoredObjectAsync } from '../../../src/reader.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { instrumentValues, recordedValues } from '../../support/reader-fixtures.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import {
+  collectingProvider,
+  manualProvider,
+  recordEveryInstrument,
+  recordingProvider,
+} from '../../support/service.js';
+import { waitFor } from '../../support/wait.js';
+
+const messages = captureDiag();
+
+async function exportEveryInstrument(options: Partial<S3MetricExporterOptions>) {
+  const s3 = new ScriptedS3();
+  const exporter = new S3MetricExporter({
+    bucket: 'unit',
+    s3Client: s3.client,
+    format: 'parquet',
+    ...options,
+  });
+  const { provider, exported } = recordingProvider(exporter, 'parquet-service');
+  recordEveryInstrument(provider);
+  await provider.shutdown();
+  const [recorded] = exported;
+  if (recorded === undefined || exported.length !== 1) throw new Error('expected one export');
+  return { s3, exporter, recorded };
+}
+
+describe("format: 'parquet'", () => {
+  for (const compression of ['zstd', 'gzip', 'none'] as const) {
+    test(`${compression}: one plain .parquet object per batch, in hour partitions, with every instrument`, async () => {
+      const { s3, exporter, recorded } = await exportEveryInstrument({
+        compression,
+        prefix: 'lake',
+      });
+      const [attempt] = s3.attempts;
+      expect(s3.attempts).toHaveLength(1);
+      expect(attempt?.key).toMatch(
+        /^lake\/year=\d{4}\/month=\d{2}\/day=\d{2}\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.parquet$/,
+      );
+      // No outer compression: the file itself, which engines read in place.
+      expect(attempt?.body.subarray(0, 4).toString()).toBe('PAR1');
+      expect(attempt?.body.subarray(-4).toString()).toBe('PAR1');
+      const decoded = await decodeStoredObjectAsync(
+        attempt?.key ?? '',
+        attempt?.body ?? Buffer.alloc(0),
+      );
+      expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
+      // Every column chunk carries the codec `compression` maps to.
+      const body = attempt?.body ?? Buffer.alloc(0);
+      const metadata = parquetMetadata(
+        body.buffer.slice(body.byteOffset, body.byteOffset + body.length) as ArrayBuffer,
+      );
+      const codecs = new Set(
+        metadata.row_groups.flatMap((g) => g.columns.map((c) => c.meta_data?.codec)),
+      );
+      expect([...codecs]).toEqual([COMPRESSION_ROWS[compression].parquetCodec]);
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(recordedValues('parquet-service', recorded, 'micros'));
+      expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
+    });
+  }
+
+  test('the content type is Parquet, and the environment variable selects it', async () => {
+    vi.stubEnv('OTEL_EXPORTER_S3_FORMAT', 'parquet');
+    try {
+      const s3 = new ScriptedS3();
+      let contentType: string | undefined;
+      const client = s3.client;
+      const send = client.send.bind(client);
+      client.send = ((command: { input: { ContentType?: string } }, opts: unknown) => {
+        contentType = command.input.ContentType;
+        return send(command as never, opts as never);
+      }) as typeof client.send;
+      const exporter = new S3MetricExporter({ bucket: 'unit', s3Client: client });
+      const provider = manualProvider(exporter);
+      recordEveryInstrument(provider);
+      await provider.shutdown();
+      expect(contentType).toBe('application/vnd.apache.parquet');
+      expect([...s3.stored.keys()][0]).toMatch(/\.parquet$/);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  test('a batch the worker cannot turn into Parquet is stored as its OTLP/JSON records, nothing lost', async () => {
+    const body = await import('../../../src/body/body-maker.js');
+    const real = body.createBodyMaker;
+    const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((options) => {
+      const maker = real(options);
+      return {
+        ...maker,
+        make: async (request) => {
+          throw new body.BodyMakerError('Parquet body failed: simulated', request);
+        },
+      };
+    });
+    try {
+      const { s3, exporter, recorded } = await exportEveryInstrument({});
+      const [key] = [...s3.stored.keys()];
+      expect(key).toMatch(/\/hour=\d{2}\/metrics_[0-9a-f-]{36}\.json$/);
+      const decoded = await decodeStoredObjectAsync(
+        key ?? '',
+        s3.stored.get(key ?? '') ?? Buffer.alloc(0),
+      );
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(recordedValues('parquet-service', recorded));
+      expect(exporter.stats().pointsDropped).toBe(0);
+      expect(messages.some((m) => /as its records, uncompressed \(\.json\)/.test(m.text))).toBe(
+        true,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
+  test('a Parquet batch keeps its key and bytes through a retry, the spool and a replay', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-spool-'));
+    try {
+      // A 503, then a server that never answers: the batch is retried, then left in the spool.
+      const s3 = new ScriptedS3().script(
+        [{ kind: 'status', status: 503, name: 'ServiceUnavailable' }],
+        { kind: 'hang' },
+      );
+      const options = {
+        bucket: 'unit',
+        format: 'parquet',
+        spoolDir: dir,
+        flushTimeoutMillis: 300,
+        retry: { initialDelayMillis: 5 },
+      } as const;
+      const first = new S3MetricExporter({ ...options, s3Client: s3.client });
+      const { provider, collect } = collectingProvider('parquet-service');
+      recordEveryInstrument(provider);
+      const recorded = await collect();
+      await provider.shutdown();
+      await new Promise((resolve) => first.export(recorded, resolve));
+      // The flush seals the batch; wait for the 503 and the retry (a cold Parquet worker on a
+      // loaded machine can take longer than flushTimeoutMillis), then shut down while it hangs.
+      await first.forceFlush();
+      await waitFor(() => s3.attempts.length >= 2, 10_000, 'the first attempt and its retry');
+      await first.shutdown();
+      expect(first.stats()).toMatchObject({ batchesSealed: 1, pointsDropped: 0 });
+      expect(first.stats().spool?.leftAtShutdown).toBe(1);
+      expect(await readdir(join(dir, 'batches'))).toHaveLength(1);
+      const tried = s3.attempts.length;
+      expect(tried).toBeGreaterThanOrEqual(2);
+
+      s3.script([], { kind: 'ok' });
+      const second = new S3MetricExporter({ ...options, s3Client: s3.client });
+      await waitFor(() => second.stats().spool?.replayed === 1, 5_000, 'the spool replayed');
+      await second.forceFlush();
+      await second.shutdown();
+      expect(s3.attempts.length).toBe(tried + 1);
+
+      // Every attempt, before and after the restart, sent one key, one body and If-None-Match.
+      const [firstAttempt] = s3.attempts;
+      for (const attempt of s3.attempts) {
+        expect(attempt.key).toBe(firstAttempt?.key);
+        expect(attempt.body.equals(firstAttempt?.body ?? Buffer.alloc(0))).toBe(true);
+        expect(attempt.ifNoneMatch).toBe('*');
+      }
+      expect([...s3.stored.keys()]).toEqual([firstAttempt?.key]);
+      const decoded = await decodeStoredObjectAsync(
+        firstAttempt?.key ?? '',
+        s3.stored.get(firstAttempt?.key ?? '') ?? Buffer.alloc(0),
+      );
+      expect(decoded.encoding).toEqual({ format: 'parquet', compression: 'none' });
+      const values = instrumentValues(dataPointRows(decoded.request));
+      expect(values).toEqual(recordedValues('parquet-service', recorded, 'micros'));
+      await waitFor(
+        async () => (await readdir(join(dir, 'batches'))).length === 0,
+        5_000,
+        'the spool file deleted',
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

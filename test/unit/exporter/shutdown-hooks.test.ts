@@ -1,0 +1,125 @@
+import { describe, expect, test } from 'vitest';
+import { installShutdownHooks, type ShutdownTarget } from '../../../src/index.js';
+import { waitFor } from '../../support/wait.js';
+
+function target(behaviour: 'ok' | 'hang' | 'fail', calls: string[]): ShutdownTarget {
+  return {
+    shutdown: async (options) => {
+      calls.push(`shutdown(${options?.timeoutMillis !== undefined ? 'timeout' : 'none'})`);
+      if (behaviour === 'hang') await new Promise(() => {});
+      if (behaviour === 'fail') throw new Error('boom');
+    },
+  };
+}
+
+describe('installShutdownHooks', () => {
+  test('a signal runs beforeShutdown, then the provider shutdown with the time left; exit code 0', async () => {
+    const calls: string[] = [];
+    const hooks = installShutdownHooks(target('ok', calls), {
+      signals: ['SIGUSR2'],
+      exit: false,
+      beforeShutdown: async () => {
+        calls.push('beforeShutdown');
+      },
+    });
+    try {
+      process.emit('SIGUSR2', 'SIGUSR2');
+      // The signal alone runs the sequence (nothing else is called here).
+      await waitFor(() => calls.length === 2, 2_000, 'the sequence started by the signal');
+      expect(calls).toEqual(['beforeShutdown', 'shutdown(timeout)']);
+      // Asking again joins the same run: exit code 0, nothing runs twice.
+      expect(await hooks.shutdown()).toBe(0);
+      expect(calls).toHaveLength(2);
+    } finally {
+      hooks.uninstall();
+    }
+  });
+
+  test('the provider gets the deadline minus the time beforeShutdown took', async () => {
+    const total = 2_000;
+    const before = 600;
+    let given: number | undefined;
+    let took = 0;
+    const hooks = installShutdownHooks(
+      {
+        shutdown: async (options) => {
+          given = options?.timeoutMillis;
+        },
+      },
+      {
+        signals: [],
+        exit: false,
+        timeoutMillis: total,
+        beforeShutdown: async () => {
+          const started = performance.now();
+          await new Promise((resolve) => setTimeout(resolve, before));
+          took = performance.now() - started;
+        },
+      },
+    );
+    expect(await hooks.shutdown()).toBe(0);
+    expect(took).toBeGreaterThanOrEqual(before - 1);
+    // About the total minus what beforeShutdown took: never more (1 ms of clock rounding), and
+    // less only by the little time around it (slack for a loaded machine).
+    expect(given).toBeLessThanOrEqual(total - before + 1);
+    expect(given).toBeGreaterThanOrEqual(total - took - 200);
+  });
+
+  test('a shutdown that hangs ends at the deadline with exit code 1', async () => {
+    const hooks = installShutdownHooks(target('hang', []), {
+      signals: [],
+      exit: false,
+      timeoutMillis: 200,
+    });
+    const started = performance.now();
+    expect(await hooks.shutdown()).toBe(1);
+    const took = performance.now() - started;
+    expect(took).toBeGreaterThanOrEqual(190);
+    expect(took).toBeLessThan(200 + 500);
+  });
+
+  test('several providers are shut down side by side within the one deadline', async () => {
+    const calls: string[] = [];
+    const started = performance.now();
+    const hooks = installShutdownHooks(
+      [target('ok', calls), target('hang', calls), target('ok', calls)],
+      { signals: [], timeoutMillis: 200, exit: false },
+    );
+    expect(await hooks.shutdown()).toBe(1); // one of them hung
+    expect(performance.now() - started).toBeLessThan(200 + 150);
+    // All three were asked at once, each with the deadline.
+    expect(calls).toEqual(['shutdown(timeout)', 'shutdown(timeout)', 'shutdown(timeout)']);
+    const ok = installShutdownHooks([target('ok', []), target('ok', [])], {
+      signals: [],
+      exit: false,
+    });
+    expect(await ok.shutdown()).toBe(0);
+  });
+
+  test('a shutdown that fails gives exit code 1', async () => {
+    const hooks = installShutdownHooks(target('fail', []), { signals: [], exit: false });
+    expect(await hooks.shutdown()).toBe(1);
+  });
+
+  test('the sequence runs once however often it is asked for', async () => {
+    const calls: string[] = [];
+    const hooks = installShutdownHooks(target('ok', calls), { signals: [], exit: false });
+    const [a, b] = await Promise.all([hooks.shutdown(), hooks.shutdown()]);
+    expect([a, b]).toEqual([0, 0]);
+    expect(calls).toHaveLength(1);
+  });
+
+  test('uninstall removes the signal handlers', () => {
+    const before = process.listenerCount('SIGUSR2');
+    const hooks = installShutdownHooks(target('ok', []), { signals: ['SIGUSR2'], exit: false });
+    expect(process.listenerCount('SIGUSR2')).toBe(before + 1);
+    hooks.uninstall();
+    expect(process.listenerCount('SIGUSR2')).toBe(before);
+  });
+
+  test('a bad timeoutMillis is rejected with the option, the value and what is allowed', () => {
+    expect(() => installShutdownHooks(target('ok', []), { timeoutMillis: -5 })).toThrow(
+      /invalid option timeoutMillis: -5 \(expected an integer of milliseconds from 1 to 2147483647\)/,
+    );
+  });
+});

@@ -1,0 +1,265 @@
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { describe, expect, test } from 'vitest';
+import { InvalidOptionError, objectKey, S3MetricExporter } from '../../../src/index.js';
+import { defaultKeyTemplate } from '../../../src/layout/formats.js';
+import { KeyTemplate, sanitizeKeySegment } from '../../../src/layout/key-template.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { exportSynthetic, syntheticMetrics } from '../../support/service.js';
+
+const at = new Date(Date.UTC(2026, 2, 4, 5, 6, 7));
+
+/** Runs `fn` with the process in time zone `zone` (Node reads TZ again when it changes). */
+function withTimeZone(zone: string, fn: () => void): void {
+  const before = process.env.TZ;
+  process.env.TZ = zone;
+  try {
+    // Precondition: the zone took effect, so 'local' cannot pass by being UTC.
+    expect(at.getTimezoneOffset()).not.toBe(0);
+    fn();
+  } finally {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  }
+}
+const template = (text: string, prefix = 'pre/fix') =>
+  new KeyTemplate(text, { prefix, filePrefix: 'fp_', timeZone: 'UTC' });
+
+describe('KeyTemplate.parse', () => {
+  const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';
+  // The first 48 bits of the UUIDv7, read by hand.
+  const sealedAt = new Date(0x01a22aa0f36e);
+
+  for (const [text, unit] of [
+    [defaultKeyTemplate('otlp-json', 'metrics'), 60_000],
+    ['{service.name}/%Y/%m/%d/%H/{filePrefix}metrics_{uuid}', 3_600_000],
+    ['dt=%Y-%m-%d/{host.name}/{uuid}', 86_400_000],
+    ['%Y/day%j/%H%M%S/100%%/{uuid}', 1_000],
+  ] as const) {
+    test(`reads back what ${text} renders, with its partition`, () => {
+      const t = template(text);
+      const attributes = t.attributeValues({ 'service.name': 'check out', 'host.name': 'web-1' });
+      const key = t.render({ time: at, attributes, extension: '.json.zst', id });
+      const parsed = t.parse(key);
+      expect(parsed).toEqual({
+        id,
+        sealedAt,
+        attributes,
+        extension: '.json.zst',
+        partition: { start: expect.any(Date), end: expect.any(Date) },
+      });
+      const { start, end } = parsed?.partition ?? { start: new Date(0), end: new Date(0) };
+      expect(start.getTime()).toBeLessThanOrEqual(at.getTime());
+      expect(end.getTime()).toBeGreaterThan(at.getTime());
+      expect(end.getTime() - start.getTime()).toBe(unit);
+    });
+  }
+
+  test('local-time layouts place the partition in local time', () => {
+    withTimeZone('Asia/Kolkata', () => {
+      const t = new KeyTemplate('%Y/%m/%d/%H/{uuid}', {
+        prefix: 'p',
+        filePrefix: '',
+        timeZone: 'local',
+      });
+      const parsed = t.parse(t.render({ time: at, attributes: {}, extension: '.binpb', id }));
+      // The 10:00 hour in Kolkata starts at 04:30 UTC.
+      expect(parsed?.partition?.start.toISOString()).toBe('2026-03-04T04:30:00.000Z');
+    });
+  });
+
+  test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
+    const t = template(defaultKeyTemplate('otlp-json', 'metrics'));
+    const key = t.render({ time: at, attributes: {}, extension: '.json', id });
+    expect(t.parse(key)).toBeDefined();
+    expect(t.parse(`other/${key}`)).toBeUndefined();
+    expect(t.parse(key.replace('pre/fix/', ''))).toBeUndefined();
+    expect(t.parse(key.replace('fp_metrics_', 'metrics_'))).toBeUndefined();
+    expect(t.parse(key.replace('minute=', 'min='))).toBeUndefined();
+    expect(t.parse(key.replace(id, 'not-a-uuid'))).toBeUndefined();
+    expect(t.parse(key.replace('.json', '/../../evil.json'))).toBeUndefined();
+    expect(t.parse(`${key}\r\nX-Injected: 1`)).toBeUndefined();
+  });
+});
+
+describe('KeyTemplate', () => {
+  test('the default template is the default layout', () => {
+    const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';
+    expect(
+      template(defaultKeyTemplate('otlp-json', 'metrics')).render({
+        time: at,
+        attributes: {},
+        extension: '.json.zst',
+        id,
+      }),
+    ).toBe(
+      objectKey({ prefix: 'pre/fix', filePrefix: 'fp_', time: at, extension: '.json.zst', id }),
+    );
+    expect(objectKey({ prefix: 'p', filePrefix: '', time: at, extension: '.binpb', id })).toBe(
+      `p/year=2026/month=03/day=04/hour=05/minute=06/metrics_${id}.binpb`,
+    );
+  });
+
+  test('renders time tokens, attributes, filePrefix and uuid', () => {
+    const t = template(
+      '{service.name}/{host.name}/%Y-%m-%d/%H%M%S/day%j/100%%/{filePrefix}m_{uuid}',
+    );
+    expect(t.attributeNames).toEqual(['service.name', 'host.name']);
+    const key = t.render({
+      time: at,
+      attributes: t.attributeValues({ 'service.name': 'checkout', 'host.name': 'web-1' }),
+      extension: '.json',
+      id: 'ID',
+    });
+    expect(key).toBe('pre/fix/checkout/web-1/2026-03-04/050607/day063/100%/fp_m_ID.json');
+  });
+
+  test('local time zone renders local fields', () => {
+    withTimeZone('Asia/Kolkata', () => {
+      const t = new KeyTemplate('%Y%m%d%H%M/{uuid}', {
+        prefix: '',
+        filePrefix: '',
+        timeZone: 'local',
+      });
+      // 2026-03-04T05:06:07Z is 10:36 in Kolkata (UTC+5:30).
+      expect(t.render({ time: at, attributes: {}, extension: '', id: 'X' })).toBe('202603041036/X');
+    });
+  });
+
+  for (const [bad, why] of [
+    ['%Y/%m/metrics', /\{uuid\} in the object name/],
+    ['{uuid}/metrics', /\{uuid\} in the object name/],
+    ['%Y/%q/{uuid}', /known time tokens only/],
+    ['%Y/../{uuid}', /none empty, "\." or "\.\."/],
+    ['/%Y/{uuid}', /none empty/],
+    ['%Y//{uuid}', /none empty/],
+    ['%Y/{uuid}/', /none empty/],
+    ['%Y/a\\b/{uuid}', /backslashes/],
+    ['%Y/a\nb/{uuid}', /control characters/],
+    ['{service name}/{uuid}', /tokens such as/],
+    ['{unclosed/{uuid}', /tokens such as/],
+    ['', /non-empty string/],
+  ] as const) {
+    test(`rejects ${JSON.stringify(bad)}`, () => {
+      expect(() => template(bad)).toThrow(InvalidOptionError);
+      expect(() => template(bad)).toThrow(why);
+    });
+  }
+
+  test('the exporter rejects a bad keyTemplate at construction, naming the option', () => {
+    expect(
+      () => new S3MetricExporter({ bucket: 'b', compression: 'none', keyTemplate: 'x/%Y' }),
+    ).toThrow(/invalid option keyTemplate: "x\/%Y"/);
+  });
+});
+
+describe('hostile resource attribute values never escape the prefix', () => {
+  const hostile = [
+    '../',
+    '..',
+    '.',
+    '...',
+    '/',
+    '//',
+    '/etc/passwd',
+    '../../../../root',
+    'a/../../b',
+    '\\..\\..\\win',
+    '%2e%2e%2f',
+    '\u0000',
+    '\n\r\t',
+    '\u202e\u200b',
+    'é',
+    '日本語',
+    '🚀',
+    '',
+    ' ',
+    'a'.repeat(5_000),
+    undefined,
+    42,
+    true,
+  ];
+
+  test('sanitizeKeySegment keeps only [A-Za-z0-9._-], never "." or "..", never empty', () => {
+    for (const value of hostile) {
+      const out = sanitizeKeySegment(value);
+      expect(out, JSON.stringify(value)).toMatch(/^[A-Za-z0-9._-]{1,100}$/);
+      expect(out).not.toMatch(/^\.+$/);
+    }
+    expect(sanitizeKeySegment('checkout-svc_2.v1')).toBe('checkout-svc_2.v1');
+  });
+
+  test('every rendered key stays under the prefix with clean segments', () => {
+    const t = template(
+      '{service.name}/{service.instance.id}/{host.name}.{service.name}/%Y/metrics_{uuid}',
+      'tenant/a',
+    );
+    for (const a of hostile) {
+      for (const b of hostile.slice(0, 8)) {
+        const key = t.render({
+          time: at,
+          attributes: t.attributeValues({
+            'service.name': a,
+            'service.instance.id': b,
+            'host.name': a,
+          }),
+          extension: '.json.gz',
+        });
+        expect(key.startsWith('tenant/a/')).toBe(true);
+        const segments = key.split('/');
+        expect(segments.slice(0, 2)).toEqual(['tenant', 'a']);
+        for (const segment of segments) {
+          expect(segment === '' || segment === '.' || segment === '..', key).toBe(false);
+        }
+        expect(key).toMatch(/^[\x21-\x7e]+$/);
+        expect(segments).toHaveLength(7);
+      }
+    }
+  });
+});
+
+describe('the exporter with a key template', () => {
+  function withResource(service: string, tag: number): ResourceMetrics {
+    return {
+      ...syntheticMetrics(2, tag),
+      resource: resourceFromAttributes({ 'service.name': service }),
+    };
+  }
+  const exportOne = (exporter: S3MetricExporter, rm: ResourceMetrics) =>
+    new Promise((resolve) => exporter.export(rm, resolve));
+
+  test('exports of different services never share an object; each lands under its own name', async () => {
+    const s3 = new ScriptedS3();
+    const exporter = new S3MetricExporter({
+      bucket: 'b',
+      s3Client: s3.client,
+      compression: 'none',
+      prefix: 'fleet',
+      keyTemplate: '{service.name}/%Y/metrics_{uuid}',
+    });
+    await exportOne(exporter, withResource('checkout', 1));
+    await exportOne(exporter, withResource('checkout', 2));
+    await exportOne(exporter, withResource('../../etc', 3));
+    await exportOne(exporter, withResource('checkout', 4));
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    const keys = [...s3.stored.keys()].map((k) => k.split('/').slice(0, 2).join('/'));
+    expect(keys).toEqual(['fleet/checkout', 'fleet/.._.._etc', 'fleet/checkout']);
+    expect(exporter.stats().batchesSealed).toBe(3);
+  });
+
+  test("partitionTime 'data' places an object by its oldest data point", async () => {
+    const s3 = new ScriptedS3();
+    const exporter = new S3MetricExporter({
+      bucket: 'b',
+      s3Client: s3.client,
+      compression: 'none',
+      partitionTime: 'data',
+    });
+    // syntheticMetrics() points end at 1_796_000_000 s = 2026-11-30T00:53:20Z.
+    await exportSynthetic(exporter, 3, 1);
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    expect([...s3.stored.keys()][0]).toMatch(/^year=2026\/month=11\/day=30\/hour=00\/minute=53\//);
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
+import { Outcomes } from '../../../src/pipeline/outcomes.js';
+import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import { emptyStats } from '../../../src/pipeline/stats.js';
+import { captureDiag } from '../../support/diag-capture.js';
+
+const messages = captureDiag();
+
+function outcomes() {
+  return new Outcomes(emptyStats(), new Episodes(), {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: 100,
+    requestTimeoutMillis: 8_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+}
+
+function batch() {
+  return SealedBatch.seal({
+    contents: { records: [Buffer.alloc(1)] },
+    rawBytes: 1,
+    points: 1,
+    attributes: {},
+    dataTimeMillis: undefined,
+  });
+}
+
+describe('what a failed attempt is said to have been', () => {
+  test("a connection that was never made (the client's connect timeout) is not called the request deadline", () => {
+    const o = outcomes();
+    // What @smithy/node-http-handler throws when no connection is made in time (a DNS lookup
+    // that hangs counts: it is part of connecting), as seen against a resolver that never answers.
+    const connect = Object.assign(
+      new Error(
+        '@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of 5000 ms.',
+      ),
+      { name: 'TimeoutError' },
+    );
+    o.retrying(batch(), { kind: 'retry', reason: 'timeout' }, connect, 0);
+    o.flushUnfinished('timeout', { batches: 1, rawBytes: 1 });
+    const flush = messages.find((m) => m.text.includes('forceFlush() deadline'))?.text;
+    expect(flush).toContain('did not establish a connection with the server within');
+    expect(flush).not.toContain('requestTimeoutMillis');
+  });
+
+  test('an attempt cut by its own deadline names requestTimeoutMillis', () => {
+    const o = outcomes();
+    const deadline = Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+    o.retrying(batch(), { kind: 'retry', reason: 'timeout' }, deadline, 0);
+    o.flushUnfinished('timeout', { batches: 1, rawBytes: 1 });
+    const flush = messages.find((m) => m.text.includes('forceFlush() deadline'))?.text;
+    expect(flush).toContain('no answer within requestTimeoutMillis (8000 ms)');
+  });
+});

@@ -1,0 +1,163 @@
+import { describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
+import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
+import { Outcomes } from '../../../src/pipeline/outcomes.js';
+import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import { emptyStats } from '../../../src/pipeline/stats.js';
+import { Uploader, type UploaderOptions } from '../../../src/pipeline/uploader.js';
+import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { type Behaviour, ScriptedS3 } from '../../support/scripted-s3.js';
+import { waitFor } from '../../support/wait.js';
+
+captureDiag();
+
+function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
+  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: 1 << 20,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+  const budget = new MemoryBudget(1 << 20);
+  budget.addOpen({ bytes: 0 });
+  const owner: BatchOwner = { outcomes, pager: undefined };
+  const uploader = new Uploader(
+    {
+      writer: new SdkObjectWriter(s3.client, 'b', {}),
+      concurrency: 2,
+      requestTimeoutMillis: 1_000,
+      conditionalWrites: true,
+      backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
+      ...options,
+    },
+    budget,
+  );
+  /** A batch ready for upload, submitted. */
+  const submit = (name: string) => {
+    const batch = SealedBatch.seal({
+      contents: { records: [Buffer.from(name)] },
+      rawBytes: name.length,
+      points: 1,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    budget.admit(batch, name.length, owner);
+    batch.startPreparing();
+    batch.bodyMade({
+      key: `${name}.json`,
+      contentType: 'application/json',
+      body: Buffer.from(`{"n":"${name}"}\n`),
+      sha256: undefined,
+      crc32: undefined,
+    });
+    batch.queue();
+    uploader.submit(batch);
+    return batch;
+  };
+  return { outcomes, budget, uploader, submit };
+}
+
+describe('Uploader', () => {
+  test('a stored batch settles as uploaded and is counted', async () => {
+    const s3 = new ScriptedS3();
+    const { submit, outcomes, budget } = setup(s3);
+    const batch = submit('a');
+    expect(await batch.settled).toBe('uploaded');
+    expect(s3.stored.get('a.json')?.toString()).toBe('{"n":"a"}\n');
+    expect(outcomes.stats).toMatchObject({ batchesUploaded: 1, uploadAttempts: 1, retries: 0 });
+    expect(budget.size).toBe(0);
+  });
+
+  test('retries resend the same key and bytes with If-None-Match until stored', async () => {
+    const fail: Behaviour = { kind: 'status', status: 500, name: 'InternalError' };
+    const s3 = new ScriptedS3().script([fail, fail]);
+    const { submit, outcomes } = setup(s3);
+    expect(await submit('a').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => [a.key, a.body.toString(), a.ifNoneMatch])).toEqual(
+      Array(3).fill(['a.json', '{"n":"a"}\n', '*']),
+    );
+    expect(outcomes.stats.retries).toBe(2);
+    expect(outcomes.stats.uploadFailures).toEqual({ server: 2 });
+  });
+
+  test('never more requests in flight than the concurrency', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 30 });
+    let inFlight = 0;
+    let most = 0;
+    s3.onAttempt = () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => inFlight--, 30);
+    };
+    const { submit } = setup(s3, { concurrency: 2 });
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((n) => submit(n).settled));
+    expect(most).toBe(2);
+  });
+
+  test('a request past its deadline is aborted and retried, counted as a timeout', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'hang' }]);
+    const { submit, outcomes } = setup(s3, { requestTimeoutMillis: 50 });
+    expect(await submit('a').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'ok']);
+    expect(outcomes.stats.uploadFailures).toEqual({ timeout: 1 });
+  });
+
+  test('a rejection drops the batch through the budget, counted', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 413, name: 'EntityTooLarge' }]);
+    const { submit, outcomes } = setup(s3);
+    expect(await submit('a').settled).toBe('dropped');
+    expect(outcomes.stats.pointsDroppedByReason).toEqual({ rejected: 1 });
+  });
+
+  test('a configuration fault marks the batch blocked and retries it slowly', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'status', status: 403, name: 'AccessDenied' });
+    const { submit, uploader, budget } = setup(s3, {
+      backoff: { initialDelayMillis: 1, maxDelayMillis: 60_000 },
+    });
+    const batch = submit('a');
+    await waitFor(() => batch.blocked, 2_000, 'blocked');
+    expect(batch.state).toBe('backing-off');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s3.attempts).toHaveLength(1); // slow: not retried within 100 ms
+    s3.script([], { kind: 'ok' });
+    uploader.expedite(); // a flush does not sit out the backoff
+    expect(await batch.settled).toBe('uploaded');
+    expect(budget.size).toBe(0);
+  });
+
+  test('a 400 to a conditional write is tried once without If-None-Match; if that works, later writes are plain', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'InvalidArgument' }]);
+    const { submit } = setup(s3);
+    expect(await submit('a').settled).toBe('uploaded');
+    expect(await submit('b').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => [a.key, a.ifNoneMatch ?? 'none'])).toEqual([
+      ['a.json', '*'],
+      ['a.json', 'none'],
+      ['b.json', 'none'],
+    ]);
+  });
+
+  test('the same 400 without the header too: conditional writes stay on and the batch is rejected', async () => {
+    const bad: Behaviour = { kind: 'status', status: 400, name: 'InvalidArgument' };
+    const s3 = new ScriptedS3().script([bad, bad]);
+    const { submit } = setup(s3);
+    expect(await submit('a').settled).toBe('dropped');
+    expect(await submit('b').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => a.ifNoneMatch ?? 'none')).toEqual(['*', 'none', '*']);
+  });
+
+  test('a batch dropped while its request is in flight is not counted as stored', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'hang' }]);
+    const { submit, budget, outcomes } = setup(s3, { requestTimeoutMillis: 60_000 });
+    const batch = submit('a');
+    await waitFor(() => s3.attempts.length === 1, 2_000, 'in flight');
+    budget.drop(batch, 'shutdown');
+    expect(await batch.settled).toBe('dropped');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(s3.attempts[0]?.outcome).toBe('aborted');
+    expect(outcomes.stats.batchesUploaded).toBe(0);
+    expect(outcomes.stats.uploadFailures).toEqual({});
+  });
+});

@@ -1,0 +1,327 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { formatBytes } from '../../../src/base/byte-size.js';
+import { InvalidOptionError } from '../../../src/index.js';
+import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
+import {
+  anyValue,
+  attributes,
+  dataPointRows,
+  nanosToIso,
+  ObjectDecodeError,
+  type OtlpObject,
+  type PlainValue,
+  readMetrics,
+  type UnreadableObject,
+} from '../../../src/reader.js';
+import { FakeS3 } from '../../support/fake-s3-client.js';
+import {
+  gzipBomb,
+  nestedJsonObject,
+  nestedProtoObject,
+  withGaugeTime,
+  zstdBomb,
+} from '../../support/hostile-objects.js';
+import {
+  collect,
+  encodeObject,
+  keyAt,
+  sampleMetrics,
+  writeAtKey,
+} from '../../support/reader-fixtures.js';
+
+const MiB = 1024 * 1024;
+const T0 = new Date('2026-03-04T05:06:07.000Z');
+const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+
+let rm1: ResourceMetrics;
+let dir: string;
+beforeAll(async () => {
+  rm1 = await sampleMetrics();
+  dir = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** Reads `dir/p` with `options`; the keys read and the problems reported, by key. */
+async function readAll(
+  source: { dir: string } | { bucket: string; s3Client: ReturnType<FakeS3['asClient']> },
+  options: { maxObjectBytes?: number; maxDecompressedBytes?: number } = {},
+) {
+  const problems = new Map<string, UnreadableObject>();
+  const stream = readMetrics({
+    ...source,
+    prefix: 'p',
+    ...options,
+    onError: (p) => problems.set(p.key, p),
+  });
+  const read = await collect(stream);
+  return { keys: read.map((o) => o.key), problems, stats: stream.stats, read };
+}
+
+describe('hostile objects are skipped and counted with the reason; the rest is read', () => {
+  test('a zstd and a gzip bomb stop at maxDecompressedBytes', async () => {
+    const root = join(dir, 'bombs');
+    const good = [keyAt('p', at(0), '.json.zst'), keyAt('p', at(3), '.binpb.gz')];
+    const zstd = keyAt('p', at(1), '.json.zst');
+    const gzip = keyAt('p', at(2), '.json.gz');
+    await writeAtKey(root, good[0] as string, encodeObject(rm1, 'otlp-json', 'zstd'));
+    await writeAtKey(root, good[1] as string, encodeObject(rm1, 'otlp-proto', 'gzip'));
+    await writeAtKey(root, zstd, await zstdBomb(64 * MiB));
+    await writeAtKey(root, gzip, await gzipBomb(64 * MiB));
+
+    const { keys, problems, stats } = await readAll({ dir: root }, { maxDecompressedBytes: MiB });
+
+    expect(keys).toEqual(good);
+    for (const key of [zstd, gzip]) {
+      const problem = problems.get(key);
+      expect(problem?.stage).toBe('decompress');
+      expect(problem?.error.cause).toBeInstanceOf(ObjectTooLargeError);
+      expect(problem?.error.message).toBe(
+        `${key}: decompressed size is over the maxDecompressedBytes limit of 1.0 MiB`,
+      );
+    }
+    expect(stats).toMatchObject({ objects: 4, objectsRead: 2, objectsUnreadable: 2 });
+  });
+
+  test('gzip stops at the limit, before the end: a bad checksum at the end is never reached', async () => {
+    const root = join(dir, 'gzip-early');
+    const key = keyAt('p', at(0), '.json.gz');
+    const gzip = Buffer.from(gzipSync(Buffer.alloc(4 * MiB)));
+    gzip.writeUInt32LE(gzip.readUInt32LE(gzip.length - 8) ^ 1, gzip.length - 8); // the CRC32
+    await writeAtKey(root, key, gzip);
+    const late = await readAll({ dir: root }, { maxDecompressedBytes: 8 * MiB });
+    expect(late.problems.get(key)?.error.message).toMatch(
+      /invalid gzip data: incorrect data check/,
+    );
+    const early = await readAll({ dir: root }, { maxDecompressedBytes: MiB });
+    expect(early.problems.get(key)?.error.cause).toBeInstanceOf(ObjectTooLargeError);
+  });
+
+  test('an uncompressed object larger than maxDecompressedBytes, with its size', async () => {
+    const root = join(dir, 'plain');
+    const key = keyAt('p', at(0), '.json');
+    const json = encodeObject(rm1, 'otlp-json', 'none');
+    await writeAtKey(root, key, json);
+    const { problems } = await readAll(
+      { dir: root },
+      { maxDecompressedBytes: 100, maxObjectBytes: MiB },
+    );
+    expect(problems.get(key)?.error.message).toBe(
+      `${key}: decompressed size ${formatBytes(json.length)} is over the maxDecompressedBytes limit of 100 B`,
+    );
+  });
+
+  test.each([
+    [
+      'OTLP/JSON',
+      200_000,
+      '.json',
+      nestedJsonObject,
+      'values nested deeper than 200 levels (an attribute of arrays or key-value lists nested too deep)',
+    ],
+    [
+      'OTLP/JSON',
+      100,
+      '.json',
+      nestedJsonObject,
+      'values nested deeper than 200 levels (an attribute of arrays or key-value lists nested too deep)',
+    ],
+    [
+      'protobuf',
+      200_000,
+      '.binpb',
+      nestedProtoObject,
+      'invalid OTLP protobuf: messages nested too deep to decode',
+    ],
+    [
+      'protobuf',
+      1_000,
+      '.binpb',
+      nestedProtoObject,
+      'values nested deeper than 200 levels (an attribute of arrays or key-value lists nested too deep)',
+    ],
+  ])('%s with an array attribute nested %i deep', async (_format, depth, ext, make, reason) => {
+    const bytes = make(depth);
+    const root = join(dir, `deep-${ext}-${bytes.length}`);
+    const goodKey = keyAt('p', at(1), '.json.zst');
+    const deepKey = keyAt('p', at(0), ext);
+    await writeAtKey(root, deepKey, bytes);
+    await writeAtKey(root, goodKey, encodeObject(rm1, 'otlp-json', 'zstd'));
+
+    const { keys, problems } = await readAll({ dir: root });
+
+    expect(keys).toEqual([goodKey]);
+    expect(problems.get(deepKey)?.stage).toBe('decode');
+    expect(problems.get(deepKey)?.error.message).toBe(`${deepKey}: ${reason}`);
+  });
+
+  test('an attribute nested as deep as the limit allows is read; one level more is not', async () => {
+    const root = join(dir, 'nested-limit');
+    // A resource attribute's value is at level 7; each array level adds 3: 64 end at 199.
+    const [fits, over] = [keyAt('p', at(0), '.json'), keyAt('p', at(1), '.json')];
+    await writeAtKey(root, fits, nestedJsonObject(64));
+    await writeAtKey(root, over, nestedJsonObject(65));
+    const { read, problems } = await readAll({ dir: root });
+    expect([...problems.keys()]).toEqual([over]);
+    let value = deepAttribute(read[0]?.request);
+    let depth = 0;
+    while (Array.isArray(value)) {
+      value = value[0] ?? null;
+      depth++;
+    }
+    expect([depth, value]).toEqual([64, 'x']);
+  });
+
+  test('a time past the uint64 nanoseconds OTLP allows; the largest uint64 is read', async () => {
+    const root = join(dir, 'times');
+    const json = encodeObject(rm1, 'otlp-json', 'none');
+    const bad = keyAt('p', at(0), '.json');
+    const last = keyAt('p', at(1), '.json');
+    await writeAtKey(root, bad, withGaugeTime(json, '1000000000000000000000000'));
+    await writeAtKey(root, last, withGaugeTime(json, '18446744073709551615'));
+
+    const { keys, problems, read } = await readAll({ dir: root });
+
+    expect(keys).toEqual([last]);
+    expect(problems.get(bad)?.error.message).toBe(
+      `${bad}: timeUnixNano "1000000000000000000000000" is not a time in nanoseconds since 1970 (an unsigned 64-bit integer)`,
+    );
+    const gauge = dataPointRows(read[0]?.request ?? {}).find((r) => r.type === 'gauge');
+    expect(nanosToIso(gauge?.timeUnixNano ?? '')).toBe('2554-07-21T23:34:33.709551615Z');
+  });
+});
+
+describe('stored size: nothing larger than maxObjectBytes is downloaded', () => {
+  const s3With = (bodies: Record<string, Uint8Array>) => {
+    const s3 = new FakeS3();
+    for (const [key, body] of Object.entries(bodies)) s3.put(key, body);
+    return s3;
+  };
+  const big = Buffer.alloc(4 * MiB);
+  const small = () => encodeObject(rm1, 'otlp-json', 'gzip');
+
+  test('listed larger: skipped without a GetObject, with the listed size', async () => {
+    const [a, b] = [keyAt('p', at(0), '.json.gz'), keyAt('p', at(1), '.json.gz')];
+    const s3 = s3With({ [a]: big, [b]: small() });
+    const { keys, problems } = await readAll(
+      { bucket: 'b', s3Client: s3.asClient() },
+      { maxObjectBytes: MiB },
+    );
+    expect(keys).toEqual([b]);
+    expect(s3.getCalls).toEqual([b]);
+    expect(problems.get(a)).toMatchObject({ stage: 'fetch' });
+    expect(problems.get(a)?.error.message).toBe(
+      'stored size 4.0 MiB is over the maxObjectBytes limit of 1.0 MiB',
+    );
+  });
+
+  test('listed small, but GetObject says larger (replaced since): refused before the body is read', async () => {
+    const [a, b] = [keyAt('p', at(0), '.json.gz'), keyAt('p', at(1), '.json.gz')];
+    const s3 = s3With({ [a]: big, [b]: small() });
+    s3.listedSizes.set(a, 100);
+    const { keys, problems } = await readAll(
+      { bucket: 'b', s3Client: s3.asClient() },
+      { maxObjectBytes: MiB },
+    );
+    expect(keys).toEqual([b]);
+    expect(problems.get(a)?.error.message).toBe(
+      'stored size 4.0 MiB is over the maxObjectBytes limit of 1.0 MiB',
+    );
+    expect(s3.bytesServed.get(a) ?? 0).toBe(0);
+  });
+
+  test('no Content-Length and a body longer than the listing said: the download stops at the limit', async () => {
+    const [a, b] = [keyAt('p', at(0), '.json.gz'), keyAt('p', at(1), '.json.gz')];
+    const s3 = s3With({ [a]: big, [b]: small() });
+    s3.listedSizes.set(a, 100);
+    s3.sendContentLength = false;
+    const { keys, problems } = await readAll(
+      { bucket: 'b', s3Client: s3.asClient() },
+      { maxObjectBytes: MiB },
+    );
+    expect(keys).toEqual([b]);
+    expect(problems.get(a)?.error.message).toBe(
+      'stored size is over the maxObjectBytes limit of 1.0 MiB',
+    );
+    // Pulled as 64 KiB chunks: the one that crossed the limit, and at most a stream's read-ahead.
+    expect(s3.bytesServed.get(a)).toBeLessThanOrEqual(MiB + 17 * 64 * 1024);
+  });
+
+  test('from a directory: a file larger than maxObjectBytes is not read', async () => {
+    const root = join(dir, 'large-file');
+    const key = keyAt('p', at(0), '.json');
+    await writeAtKey(root, key, big);
+    const { problems } = await readAll({ dir: root }, { maxObjectBytes: MiB });
+    expect(problems.get(key)).toMatchObject({ stage: 'fetch' });
+    expect(problems.get(key)?.error).toBeInstanceOf(ObjectTooLargeError);
+  });
+
+  test('maxObjectBytes defaults to maxDecompressedBytes, which defaults to 64 MiB', async () => {
+    const key = keyAt('p', at(0), '.json.gz');
+    const s3 = s3With({ [key]: small() });
+    s3.listedSizes.set(key, 2 * MiB);
+    const { problems } = await readAll(
+      { bucket: 'b', s3Client: s3.asClient() },
+      { maxDecompressedBytes: MiB },
+    );
+    expect(problems.get(key)?.error).toMatchObject({ limit: 'maxObjectBytes', max: MiB });
+    s3.listedSizes.set(key, 64 * MiB + 1);
+    const defaults = await readAll({ bucket: 'b', s3Client: s3.asClient() });
+    expect(defaults.problems.get(key)?.error).toMatchObject({ max: 64 * MiB });
+  });
+});
+
+describe('the public functions refuse what they cannot show, with a clear error', () => {
+  test('anyValue past the nesting limit throws a RangeError instead of overflowing the stack', () => {
+    let value: object = { stringValue: 'x' };
+    for (let i = 0; i < 100_000; i++) value = { arrayValue: { values: [value] } };
+    expect(() => anyValue(value as never)).toThrow(
+      new RangeError('attribute value nested deeper than 200 levels'),
+    );
+  });
+
+  test('nanosToIso past the last Date names the value', () => {
+    expect(() => nanosToIso('1000000000000000000000000')).toThrow(
+      new RangeError(
+        'timestamp 1000000000000000000000000 ns is past the last date JavaScript can show',
+      ),
+    );
+  });
+
+  test('decodeObject errors are ObjectDecodeError with the limit as the cause', async () => {
+    const { decodeObject } = await import('../../../src/reader.js');
+    const bomb = await zstdBomb(8 * MiB);
+    const error = (() => {
+      try {
+        decodeObject('k.json.zst', bomb, { maxDecompressedBytes: MiB });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ObjectDecodeError);
+    expect(error).toMatchObject({ stage: 'decompress', cause: { limit: 'maxDecompressedBytes' } });
+  });
+
+  test.each([
+    [{ maxObjectBytes: 0 }, 'maxObjectBytes'],
+    [{ maxObjectBytes: 1.5 }, 'maxObjectBytes'],
+    [{ maxDecompressedBytes: '64MiB' }, 'maxDecompressedBytes'],
+    [{ maxDecompressedBytes: -1 }, 'maxDecompressedBytes'],
+  ])('%j is rejected naming %s', (limits, option) => {
+    const read = () => readMetrics({ bucket: 'b', ...limits } as never);
+    expect(read).toThrow(InvalidOptionError);
+    expect(read).toThrow(
+      new RegExp(`invalid option ${option}: .* \\(expected a whole number of bytes`),
+    );
+  });
+});
+
+/** The `deep` resource attribute of a nestedJsonObject request, as a plain value. */
+function deepAttribute(request: OtlpObject | undefined): PlainValue {
+  const rm = (request?.resourceMetrics as OtlpObject[] | undefined)?.[0];
+  return attributes((rm?.resource as OtlpObject | undefined)?.attributes).deep ?? null;
+}

@@ -1,0 +1,138 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { STORAGE_CLASSES } from '../../../src/config/options.js';
+import { resolveConfig } from '../../../src/config/resolve.js';
+import { createReaderClient } from '../../../src/reader/s3-source.js';
+import { s3ClientConfig } from '../../../src/s3/client-settings.js';
+import { createObjectWriter } from '../../../src/s3/create-writer.js';
+
+const AWS = {};
+const CUSTOM = { endpoint: 'http://127.0.0.1:9000' };
+
+describe('s3ClientConfig: the client defaults, decided once for the exporter and the reader', () => {
+  test.each([
+    [{}, 'us-east-1'],
+    [{ AWS_DEFAULT_REGION: 'eu-west-3' }, 'eu-west-3'],
+    [{ AWS_REGION: 'ap-south-1', AWS_DEFAULT_REGION: 'eu-west-3' }, 'ap-south-1'],
+    [{ AWS_REGION: '', AWS_DEFAULT_REGION: 'eu-west-3' }, 'eu-west-3'],
+  ])('region from %j: %s, unless one is given', (env, region) => {
+    for (const role of [
+      { role: 'reader' },
+      { role: 'exporter', requestTimeoutMillis: 1 },
+    ] as const) {
+      expect(s3ClientConfig({}, role, env).region).toBe(region);
+      expect(s3ClientConfig({ region: 'given' }, role, env).region).toBe('given');
+    }
+  });
+
+  test('a custom endpoint: path style and checksums only when required, unless told otherwise', () => {
+    expect(s3ClientConfig(CUSTOM, { role: 'reader' }, {})).toMatchObject({
+      endpoint: CUSTOM.endpoint,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    expect(s3ClientConfig(AWS, { role: 'reader' }, {})).toMatchObject({
+      forcePathStyle: false,
+      requestChecksumCalculation: 'WHEN_SUPPORTED',
+      responseChecksumValidation: 'WHEN_SUPPORTED',
+    });
+    const told = s3ClientConfig(
+      { ...CUSTOM, forcePathStyle: false, requestChecksumCalculation: 'WHEN_SUPPORTED' },
+      { role: 'reader' },
+      {},
+    );
+    expect(told).toMatchObject({
+      forcePathStyle: false,
+      requestChecksumCalculation: 'WHEN_SUPPORTED',
+    });
+  });
+
+  test('the exporter makes one attempt per send and bounds only the connect phase', () => {
+    const config = s3ClientConfig(
+      { userAgent: 'me/1' },
+      { role: 'exporter', requestTimeoutMillis: 2_000 },
+      {},
+    );
+    expect(config).toMatchObject({
+      maxAttempts: 1,
+      customUserAgent: 'me/1',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: { connectionTimeout: 2_000 },
+    });
+    const slow = s3ClientConfig({}, { role: 'exporter', requestTimeoutMillis: 60_000 }, {});
+    expect(slow.requestHandler).toEqual({ connectionTimeout: 5_000 });
+  });
+
+  test('the reader keeps the SDK retries, with connect and request timeouts', () => {
+    const config = s3ClientConfig({}, { role: 'reader' }, {});
+    expect(config.maxAttempts).toBeUndefined();
+    expect(config.requestHandler).toEqual({ connectionTimeout: 5_000, requestTimeout: 60_000 });
+  });
+
+  test('the reader makes its client with them', async () => {
+    const reader = createReaderClient({ ...CUSTOM, region: 'r1' });
+    try {
+      expect(await reader.client.config.region()).toBe('r1');
+      expect(reader.client.config.forcePathStyle).toBe(true);
+      expect(await reader.client.config.requestChecksumCalculation()).toBe('WHEN_REQUIRED');
+      expect(await reader.client.config.maxAttempts()).toBe(3);
+    } finally {
+      reader.client.destroy();
+    }
+  });
+});
+
+describe('createObjectWriter: which transport stores the objects', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'otel-s3-aws-config-'));
+  const noConfig = { AWS_CONFIG_FILE: join(dir, 'missing') };
+  const transport = async (options: object, env: Record<string, string> = {}) => {
+    const handle = createObjectWriter(resolveConfig({ bucket: 'b-1', ...options }), {
+      ...noConfig,
+      ...env,
+    });
+    const chosen = await handle.transport();
+    handle.writer.destroy();
+    return { transport: chosen, owned: handle.owned };
+  };
+
+  test("its own signed requests for a custom endpoint and for AWS's standard regions", async () => {
+    expect(await transport(CUSTOM)).toEqual({ transport: 'signed', owned: true });
+    expect(await transport({ region: 'eu-west-3' })).toEqual({ transport: 'signed', owned: true });
+  });
+
+  test("an SDK client where the endpoint rules matter, and the caller's client as given", async () => {
+    expect(await transport({}, { AWS_USE_FIPS_ENDPOINT: 'true' })).toEqual({
+      transport: 'sdk',
+      owned: true,
+    });
+    expect((await transport({ bucket: 'logs--use1-az4--x-s3' })).transport).toBe('sdk');
+    const client = createReaderClient({}).client;
+    const given = await transport({ s3Client: client });
+    client.destroy();
+    expect(given).toEqual({ transport: 'sdk', owned: false });
+  });
+
+  test('the shared config file: an endpoint_url or FIPS in it sends uploads through the SDK', async () => {
+    const file = join(dir, 'config');
+    writeFileSync(
+      file,
+      '[default]\nregion = eu-west-1\n\n[profile other]\nendpoint_url = http://x\n',
+    );
+    expect((await transport({}, { AWS_CONFIG_FILE: file })).transport).toBe('sdk');
+    const ignoring = { AWS_CONFIG_FILE: file, AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' };
+    expect((await transport({}, ignoring)).transport).toBe('signed');
+    expect((await transport(CUSTOM, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
+    writeFileSync(file, '[default]\nuse_fips_endpoint = true\n');
+    expect((await transport({}, ignoring)).transport).toBe('sdk');
+    writeFileSync(file, '[default]\nregion = eu-west-1\n');
+    expect((await transport({}, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
+  });
+});
+
+test("storageClass accepts exactly the SDK's StorageClass values (listed so the SDK stays unloaded)", async () => {
+  const { StorageClass } = await import('@aws-sdk/client-s3');
+  expect([...STORAGE_CLASSES].sort()).toEqual(Object.values(StorageClass).sort());
+});

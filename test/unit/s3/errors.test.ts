@@ -1,0 +1,300 @@
+import { describe, expect, test } from 'vitest';
+import { describeError } from '../../../src/s3/errors.js';
+import { classifyUploadError, headerMayBeTheCause } from '../../../src/s3/verdict.js';
+import { s3Error } from '../../support/s3-error.js';
+
+/** A Node.js system error such as http.request emits. */
+function nodeError(code: string, message = `connect ${code} 127.0.0.1:9000`): Error {
+  return Object.assign(new Error(message), { code, errno: -1, syscall: 'connect' });
+}
+
+describe('classifyUploadError: exists', () => {
+  test('412 PreconditionFailed is exists', () => {
+    expect(classifyUploadError(s3Error('PreconditionFailed', 412))).toEqual({ kind: 'exists' });
+  });
+
+  test('a 412 status alone is exists', () => {
+    expect(classifyUploadError(s3Error('UnknownError', 412))).toEqual({ kind: 'exists' });
+  });
+
+  test('the PreconditionFailed name without a status is exists', () => {
+    expect(classifyUploadError({ name: 'PreconditionFailed' })).toEqual({ kind: 'exists' });
+  });
+});
+
+describe('classifyUploadError: retry', () => {
+  test('429 is retried as throttled', () => {
+    expect(classifyUploadError(s3Error('TooManyRequests', 429))).toEqual({
+      kind: 'retry',
+      reason: 'throttled',
+    });
+  });
+
+  test('503 SlowDown is throttled and takes retryAfterMillis from the Retry-After header', () => {
+    const error = {
+      name: 'SlowDown',
+      message: 'Please reduce your request rate.',
+      $metadata: { httpStatusCode: 503 },
+      $response: { statusCode: 503, headers: { 'retry-after': '2' } },
+    };
+    expect(classifyUploadError(error)).toEqual({
+      kind: 'retry',
+      reason: 'throttled',
+      retryAfterMillis: 2_000,
+    });
+  });
+
+  test('503 SlowDown without Retry-After has no retryAfterMillis', () => {
+    const verdict = classifyUploadError(s3Error('SlowDown', 503));
+    expect(verdict).toEqual({ kind: 'retry', reason: 'throttled' });
+    expect('retryAfterMillis' in verdict).toBe(false);
+  });
+
+  test('the SlowDown name without a status is throttled', () => {
+    expect(classifyUploadError({ name: 'SlowDown' })).toEqual({
+      kind: 'retry',
+      reason: 'throttled',
+    });
+  });
+
+  test('500 InternalError is retried as server', () => {
+    expect(classifyUploadError(s3Error('InternalError', 500))).toEqual({
+      kind: 'retry',
+      reason: 'server',
+    });
+  });
+
+  test('502 is retried as server', () => {
+    expect(classifyUploadError(s3Error('BadGateway', 502))).toEqual({
+      kind: 'retry',
+      reason: 'server',
+    });
+  });
+
+  test('504 is retried as server, with Retry-After if the server sent one', () => {
+    expect(classifyUploadError(s3Error('GatewayTimeout', 504))).toEqual({
+      kind: 'retry',
+      reason: 'server',
+    });
+    expect(
+      classifyUploadError(s3Error('GatewayTimeout', 504, 'x', { 'retry-after': '1.5' })),
+    ).toEqual({ kind: 'retry', reason: 'server', retryAfterMillis: 1_500 });
+  });
+
+  test('400 RequestTimeout is retried as server', () => {
+    expect(classifyUploadError(s3Error('RequestTimeout', 400))).toEqual({
+      kind: 'retry',
+      reason: 'server',
+    });
+  });
+
+  test('the status is read from $response when $metadata has none', () => {
+    expect(classifyUploadError({ name: 'X', $response: { statusCode: 502, headers: {} } })).toEqual(
+      { kind: 'retry', reason: 'server' },
+    );
+  });
+
+  for (const code of [
+    'ECONNRESET',
+    'ECONNREFUSED',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EAI_AGAIN',
+    'ENOTFOUND',
+  ]) {
+    test(`a Node ${code} error is retried as network`, () => {
+      expect(classifyUploadError(nodeError(code))).toEqual({ kind: 'retry', reason: 'network' });
+    });
+  }
+
+  test("a 'socket hang up' error without a code is retried as network", () => {
+    expect(classifyUploadError(new Error('socket hang up'))).toEqual({
+      kind: 'retry',
+      reason: 'network',
+    });
+  });
+
+  test('an error whose cause carries the network code is retried as network', () => {
+    const error = new Error('fetch failed', { cause: nodeError('ECONNREFUSED') });
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'network' });
+  });
+
+  test('a network code three causes deep is still found', () => {
+    const error = new Error('a', { cause: new Error('b', { cause: nodeError('EPIPE') }) });
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'network' });
+  });
+
+  test('an ETIMEDOUT error named TimeoutError (as the SDK http handler throws) is network', () => {
+    // @smithy/node-http-handler rejects with Object.assign(new Error(msg),
+    // { name: 'TimeoutError', code: 'ETIMEDOUT' }) on its request timeout.
+    const error = Object.assign(new Error('a request has exceeded the configured requestTimeout'), {
+      name: 'TimeoutError',
+      code: 'ETIMEDOUT',
+    });
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'network' });
+  });
+
+  test('a connection timeout from the SDK http handler (TimeoutError, no status) is not a server failure', () => {
+    // @smithy/node-http-handler setConnectionTimeout rejects with { name: 'TimeoutError' } and no
+    // HTTP status: the server never answered.
+    const error = Object.assign(
+      new Error('the request socket did not establish a connection with the server'),
+      { name: 'TimeoutError' },
+    );
+    const verdict = classifyUploadError(error);
+    expect(verdict.kind).toBe('retry');
+    expect(verdict.kind === 'retry' ? verdict.reason : '').not.toBe('server');
+  });
+
+  test('timedOut=true is retried as timeout whatever the error', () => {
+    const abort = Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+    expect(classifyUploadError(abort, true)).toEqual({ kind: 'retry', reason: 'timeout' });
+    expect(classifyUploadError(s3Error('AccessDenied', 403), true)).toEqual({
+      kind: 'retry',
+      reason: 'timeout',
+    });
+  });
+
+  test('an error with no status and no code is retried as client', () => {
+    expect(classifyUploadError(new Error('something odd'))).toEqual({
+      kind: 'retry',
+      reason: 'client',
+    });
+  });
+
+  test('non-object errors are retried as client', () => {
+    expect(classifyUploadError('boom')).toEqual({ kind: 'retry', reason: 'client' });
+    expect(classifyUploadError(undefined)).toEqual({ kind: 'retry', reason: 'client' });
+    expect(classifyUploadError(null)).toEqual({ kind: 'retry', reason: 'client' });
+  });
+
+  test('409 ConditionalRequestConflict (a concurrent conditional write) is retried', () => {
+    // AWS: "If a concurrent operation occurs during the upload S3 returns a 409
+    // ConditionalRequestConflict response. On a 409 failure you should retry the upload."
+    const verdict = classifyUploadError(s3Error('ConditionalRequestConflict', 409));
+    expect(verdict.kind).toBe('retry');
+  });
+
+  test('403 RequestTimeTooSkewed is retried, not reported as access-denied', () => {
+    // S3 answers a skewed clock with 403; RequestTimeTooSkewed is listed as retryable.
+    const verdict = classifyUploadError(s3Error('RequestTimeTooSkewed', 403));
+    expect(verdict.kind).toBe('retry');
+  });
+});
+
+describe('classifyUploadError: config', () => {
+  const cases: Array<[string, number | undefined, string]> = [
+    ['AccessDenied', 403, 'access-denied'],
+    ['InvalidAccessKeyId', 403, 'bad-credentials'],
+    ['SignatureDoesNotMatch', 403, 'bad-credentials'],
+    ['ExpiredToken', 400, 'bad-credentials'],
+    ['NoSuchBucket', 404, 'no-such-bucket'],
+    ['PermanentRedirect', 301, 'wrong-region'],
+    ['AuthorizationHeaderMalformed', 400, 'wrong-region'],
+    ['InvalidBucketName', 400, 'invalid-bucket'],
+    ['CredentialsProviderError', undefined, 'no-credentials'],
+  ];
+  for (const [name, status, reason] of cases) {
+    test(`${status ?? 'no status'} ${name} is config with reason ${reason} and a hint`, () => {
+      const error =
+        status === undefined
+          ? Object.assign(new Error('Could not load credentials from any providers'), { name })
+          : s3Error(name, status);
+      const verdict = classifyUploadError(error);
+      expect(verdict).toMatchObject({ kind: 'config', reason });
+      expect(verdict.kind === 'config' && typeof verdict.hint === 'string').toBe(true);
+      expect(verdict.kind === 'config' ? verdict.hint.length : 0).toBeGreaterThan(0);
+    });
+  }
+
+  test('a bare 403 is config access-denied with a hint', () => {
+    const verdict = classifyUploadError(s3Error('Forbidden', 403));
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('s3:PutObject');
+  });
+
+  test('a bare 301 is config wrong-region with a hint', () => {
+    const verdict = classifyUploadError(s3Error('MovedPermanently', 301));
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'wrong-region' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('region');
+  });
+
+  test('an error named like an Object.prototype member is not a config fault', () => {
+    const verdict = classifyUploadError(s3Error('constructor', 400));
+    expect(verdict).toEqual({ kind: 'fatal', reason: 'http-400' });
+  });
+});
+
+describe('classifyUploadError: fatal, and whether If-None-Match may be the cause', () => {
+  test('501 NotImplemented is fatal, unless the conditional header caused it (the uploader tries once without)', () => {
+    const error = s3Error('NotImplemented', 501);
+    expect(classifyUploadError(error)).toEqual({ kind: 'fatal', reason: 'not-implemented' });
+    expect(headerMayBeTheCause(error)).toBe(true);
+  });
+
+  test('the NotImplemented name with a 400 status, and a plain 400, may be about the header too', () => {
+    expect(classifyUploadError(s3Error('NotImplemented', 400)).kind).toBe('fatal');
+    expect(headerMayBeTheCause(s3Error('NotImplemented', 400))).toBe(true);
+    expect(headerMayBeTheCause(s3Error('InvalidArgument', 400))).toBe(true);
+  });
+
+  test('413 and 5xx are never about the header', () => {
+    expect(headerMayBeTheCause(s3Error('EntityTooLarge', 413))).toBe(false);
+    expect(headerMayBeTheCause(s3Error('InternalError', 500))).toBe(false);
+  });
+
+  test('400 InvalidArgument is fatal http-400', () => {
+    expect(classifyUploadError(s3Error('InvalidArgument', 400))).toEqual({
+      kind: 'fatal',
+      reason: 'http-400',
+    });
+  });
+
+  test('413 EntityTooLarge is fatal http-413', () => {
+    expect(classifyUploadError(s3Error('EntityTooLarge', 413))).toEqual({
+      kind: 'fatal',
+      reason: 'http-413',
+    });
+  });
+});
+
+describe('describeError', () => {
+  test('includes name, HTTP status and message of an S3 error', () => {
+    expect(describeError(s3Error('SlowDown', 503, 'Please reduce your request rate.'))).toBe(
+      'SlowDown (HTTP 503): Please reduce your request rate.',
+    );
+  });
+
+  test('includes the network code and message, omitting the generic name Error', () => {
+    expect(describeError(nodeError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9000'))).toBe(
+      'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9000',
+    );
+  });
+
+  test('includes name, status, code and message together', () => {
+    const error = Object.assign(new Error('boom'), {
+      name: 'InternalError',
+      code: 'EPIPE',
+      $metadata: { httpStatusCode: 500 },
+    });
+    expect(describeError(error)).toBe('InternalError (HTTP 500) EPIPE: boom');
+  });
+
+  test('takes the network code from the cause', () => {
+    expect(describeError(new Error('fetch failed', { cause: nodeError('ENOTFOUND') }))).toBe(
+      'ENOTFOUND: fetch failed',
+    );
+  });
+
+  test('includes a non-network code as well', () => {
+    expect(describeError(Object.assign(new Error('bad'), { code: 'ERR_INVALID_ARG_TYPE' }))).toBe(
+      'ERR_INVALID_ARG_TYPE: bad',
+    );
+  });
+
+  test('falls back to String() for values with nothing to describe', () => {
+    expect(describeError('plain string')).toBe('plain string');
+    expect(describeError(42)).toBe('42');
+    expect(describeError(undefined)).toBe('undefined');
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The exporter's own PutObject requests, against a local HTTP server that records what arrives
+ * and answers as scripted. Proof that S3 accepts them (signatures, headers, checksums) comes from
+ * the integration tests against a real server; these pin what a server cannot easily be made to
+ * do: a skewed clock, an HTML error page, credentials that expire.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, test } from 'vitest';
+import { objectAddress } from '../../../src/s3/object-address.js';
+import type { PutRequest } from '../../../src/s3/object-writer.js';
+import { SignedObjectWriter, type SignedWriterSettings } from '../../../src/s3/signed-writer.js';
+import { classifyUploadError } from '../../../src/s3/verdict.js';
+
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+let server: Server | undefined;
+afterEach(() => server?.close());
+
+/** A server that answers from the script (then 200), recording each request's headers. */
+async function scripted(answers: Answer[]) {
+  const seen: IncomingHttpHeaders[] = [];
+  server = createServer((request, response) => {
+    seen.push(request.headers);
+    const answer = answers.shift() ?? { status: 200 };
+    request.resume().on('end', () => {
+      response.writeHead(answer.status, answer.headers ?? {});
+      response.end(answer.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { seen, endpoint };
+}
+
+function writer(endpoint: string, settings: Partial<SignedWriterSettings> = {}) {
+  return new SignedObjectWriter({
+    address: objectAddress({ bucket: 'b', region: 'us-east-1', endpoint, forcePathStyle: true }),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+    userAgent: undefined,
+    connectTimeoutMillis: 1_000,
+    fields: {},
+    ...settings,
+  });
+}
+
+const put = (key = 'k.json'): PutRequest => ({
+  key,
+  body: Buffer.from('{}'),
+  contentType: 'application/json',
+  ifNoneMatch: false,
+  crc32: undefined,
+  sha256: undefined,
+  signal: new AbortController().signal,
+});
+
+/** `x-amz-date` (20261201T221500Z) as epoch milliseconds. */
+const amzDate = (headers: IncomingHttpHeaders) =>
+  Date.parse(
+    String(headers['x-amz-date']).replace(
+      /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/,
+      '$1-$2-$3T$4:$5:$6Z',
+    ),
+  );
+
+describe('SignedObjectWriter', () => {
+  test('a clock an hour behind the server: refused once, then signed in server time', async () => {
+    const ahead = new Date(Date.now() + 3_600_000).toUTCString();
+    const { seen, endpoint } = await scripted([
+      {
+        status: 403,
+        headers: { date: ahead, 'content-type': 'application/xml' },
+        body: '<?xml version="1.0"?><Error><Code>RequestTimeTooSkewed</Code><Message>The difference is too large.</Message></Error>',
+      },
+    ]);
+    const w = writer(endpoint);
+    const error = await w.put(put()).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'RequestTimeTooSkewed',
+      message: 'The difference is too large.',
+      $metadata: { httpStatusCode: 403 },
+    });
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'server' });
+    await w.put(put());
+    w.destroy();
+    const [first, second] = seen.map(amzDate) as [number, number];
+    expect(Math.abs(first - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(second - (Date.now() + 3_600_000))).toBeLessThan(60_000);
+  });
+
+  test("a proxy's HTML error page: the status decides, as with the SDK", async () => {
+    const { endpoint } = await scripted([
+      { status: 502, headers: { 'content-type': 'text/html' }, body: '<html><h1>Bad gateway' },
+      { status: 404, body: '' },
+    ]);
+    const w = writer(endpoint);
+    const bad = await w.put(put()).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ name: 'UnknownError', $metadata: { httpStatusCode: 502 } });
+    expect(classifyUploadError(bad)).toEqual({ kind: 'retry', reason: 'server' });
+    const missing = await w.put(put()).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ name: 'NotFound', $metadata: { httpStatusCode: 404 } });
+    w.destroy();
+  });
+
+  test('credentials from a provider are asked for again only when they near expiry', async () => {
+    const { seen, endpoint } = await scripted([]);
+    /** A provider whose credentials (named prefix + call number) expire `lifetime` ms after each call. */
+    const provider = (prefix: string, lifetime: number) => {
+      const counter = { calls: 0 };
+      const credentials = async () => {
+        counter.calls++;
+        return {
+          accessKeyId: `${prefix}${counter.calls}`,
+          secretAccessKey: 's',
+          expiration: new Date(Date.now() + lifetime),
+        };
+      };
+      return { counter, credentials };
+    };
+    /** Three PUTs through a writer signing with `credentials`. */
+    const putThree = async (credentials: SignedWriterSettings['credentials']) => {
+      const w = writer(endpoint, { credentials });
+      for (let i = 0; i < 3; i++) await w.put(put());
+      w.destroy();
+    };
+    const lasting = provider('L', 3_600_000);
+    await putThree(lasting.credentials);
+    expect(lasting.counter.calls).toBe(1);
+    // Within the SDK's five-minute refresh window: fetched again before each use.
+    const expiring = provider('E', 60_000);
+    await putThree(expiring.credentials);
+    const keys = seen.map((h) => /Credential=([^/]+)\//.exec(String(h.authorization))?.[1]);
+    expect(keys.slice(0, 3)).toEqual(['L1', 'L1', 'L1']);
+    // Each request signed with credentials fetched for it (the first use fetches twice, as the
+    // SDK's memoizer does when the first answer is already near expiry).
+    expect(new Set(keys.slice(3)).size).toBe(3);
+    expect(expiring.counter.calls).toBeGreaterThanOrEqual(3);
+  });
+});

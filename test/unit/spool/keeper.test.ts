@@ -1,0 +1,202 @@
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
+import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
+import { Outcomes } from '../../../src/pipeline/outcomes.js';
+import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
+import { Uploader } from '../../../src/pipeline/uploader.js';
+import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
+import { spoolFileBytes } from '../../../src/spool/file-format.js';
+import { SpoolKeeper } from '../../../src/spool/keeper.js';
+import { KeeperReports } from '../../../src/spool/keeper-reports.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { openSpool } from '../../support/spool-exporter.js';
+import { waitFor } from '../../support/wait.js';
+
+captureDiag();
+
+let dir: string;
+const keepers: SpoolKeeper[] = [];
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'otel-s3-keeper-'));
+});
+afterEach(async () => {
+  for (const keeper of keepers.splice(0)) await keeper.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function setup(
+  s3: ScriptedS3,
+  options: {
+    limit?: number;
+    maxSpoolBytes?: number;
+    fs?: FaultyFileSystem;
+    loadConcurrency?: number;
+    retryEveryMillis?: number;
+  } = {},
+) {
+  const stats = emptyStats();
+  stats.spool = emptySpoolStats();
+  const episodes = new Episodes();
+  const limit = options.limit ?? 1 << 20;
+  const outcomes = new Outcomes(stats, episodes, {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: limit,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+  });
+  const budget = new MemoryBudget(limit);
+  budget.addOpen({ bytes: 0 });
+  const owner: BatchOwner = { outcomes, pager: undefined };
+  const uploader = new Uploader(
+    {
+      writer: new SdkObjectWriter(s3.client, 'b', {}),
+      concurrency: 1,
+      requestTimeoutMillis: 60_000,
+      conditionalWrites: true,
+      backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
+    },
+    budget,
+  );
+  const keeperOptions = {
+    maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
+    loadConcurrency: options.loadConcurrency ?? 2,
+    retryEveryMillis: options.retryEveryMillis ?? 20,
+    // No test here is about the deadline (spool-deadlines is): a loaded machine's fsync may be slow.
+    diskTimeoutMillis: 10_000,
+    check: () => undefined,
+  };
+  const reports = new KeeperReports(stats.spool, episodes, { dir, ...keeperOptions });
+  const keeper = new SpoolKeeper(await openSpool(dir, options.fs), keeperOptions, {
+    budget,
+    owner,
+    uploader,
+    reports,
+  });
+  keepers.push(keeper);
+  /** A batch with its body made, admitted, not yet queued. */
+  const prepared = (name: string, size = 100) => {
+    const batch = SealedBatch.seal({
+      contents: { records: [Buffer.from(name)] },
+      rawBytes: size,
+      points: 1,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    budget.admit(batch, size, owner);
+    batch.startPreparing();
+    batch.bodyMade({
+      key: `${name}.json`,
+      contentType: 'application/json',
+      body: Buffer.alloc(size, name),
+      sha256: undefined,
+      crc32: undefined,
+    });
+    return batch;
+  };
+  return { stats, budget, uploader, keeper, prepared, spoolStats: stats.spool };
+}
+
+const files = () => readdirSync(join(dir, 'batches'));
+
+describe('SpoolKeeper', () => {
+  test('persist() makes a batch durable and registers its file', async () => {
+    const { keeper, prepared, spoolStats } = await setup(new ScriptedS3());
+    const batch = prepared('a');
+    await keeper.persist(batch);
+    expect(batch.spool?.name).toMatch(/\.batch$/);
+    expect(files()).toEqual([batch.spool?.name]);
+    expect(spoolStats).toMatchObject({ written: 1, files: 1 });
+  });
+
+  test('the file goes when the batch is stored or dropped, and stays when it is left for the next run', async () => {
+    const { keeper, prepared, budget } = await setup(new ScriptedS3());
+    const [stored, dropped, left] = [prepared('s'), prepared('d'), prepared('l')];
+    for (const b of [stored, dropped, left]) await keeper.persist(b);
+    const leftName = left.spool?.name;
+    budget.settle(stored, 'uploaded');
+    budget.drop(dropped, 'rejected');
+    budget.settle(left, 'left-in-spool');
+    await waitFor(() => files().length === 1, 2_000, 'two files deleted');
+    expect(files()).toEqual([leftName]);
+  });
+
+  test('a failed write leaves the batch in memory and counted; nothing is registered', async () => {
+    const fs = new FaultyFileSystem().failNext('fsync', 'EIO');
+    const { keeper, prepared, spoolStats } = await setup(new ScriptedS3(), { fs });
+    const batch = prepared('a');
+    await keeper.persist(batch);
+    expect(batch.spool).toBeUndefined();
+    expect(batch.body).toBeDefined();
+    expect(spoolStats.writeFailures).toEqual({ EIO: 1 });
+    expect(files()).toEqual([]);
+  });
+
+  test('over maxSpoolBytes the oldest files are evicted; one only on disk is lost and counted', async () => {
+    // Room for three files of these batches exactly.
+    const fileBytes = spoolFileBytes(
+      {
+        key: '1.json',
+        contentType: 'application/json',
+        points: 1,
+        rawBytes: 200,
+        sealedAt: Date.now(),
+      },
+      200,
+    );
+    const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
+      maxSpoolBytes: 3 * fileBytes,
+      // No read-back timer while the test writes: with one every 20 ms, a slow fsync let the
+      // first batch be paged in and uploaded before its file was evicted (seen in CI).
+      retryEveryMillis: 60_000,
+    });
+    const first = prepared('1', 200);
+    await keeper.persist(first);
+    first.queue();
+    expect(budget.makeRoom(1 << 20)).toBe(true); // pages the first one out: on disk only now
+    expect(first.state).toBe('paged-out');
+    const rest = [prepared('2', 200), prepared('3', 200), prepared('4', 200)];
+    for (const b of rest) await keeper.persist(b);
+    expect(spoolStats.evicted).toBe(1);
+    expect(await first.settled).toBe('dropped');
+    expect(stats.pointsDroppedByReason).toEqual({ 'spool-full': 1 });
+    await waitFor(() => files().length === 3, 2_000, 'three files');
+    expect(rest.every((b) => b.spool !== undefined)).toBe(true);
+  });
+
+  test('a paged-out batch is read back and uploaded when memory allows', async () => {
+    const s3 = new ScriptedS3();
+    const { keeper, prepared, budget } = await setup(s3, { limit: 1_000 });
+    const batch = prepared('a', 200);
+    await keeper.persist(batch);
+    batch.queue();
+    expect(budget.makeRoom(900)).toBe(true); // pages it out
+    expect(batch.state).toBe('paged-out');
+    expect(budget.bytes).toBe(0);
+    keeper.pump();
+    expect(await batch.settled).toBe('uploaded');
+    expect(s3.stored.get('a.json')?.length).toBe(200);
+  });
+
+  test('restore() registers what an earlier run left, oldest first, and uploads it', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const first = await setup(s3);
+    const written = [first.prepared('1'), first.prepared('2'), first.prepared('3')];
+    for (const b of written) await first.keeper.persist(b);
+    await first.keeper.close();
+    keepers.length = 0;
+    const later = new ScriptedS3();
+    // One read at a time, so the upload order is the page-in order.
+    const second = await setup(later, { loadConcurrency: 1 });
+    await second.keeper.restore();
+    await waitFor(() => second.spoolStats.replayed === 3, 2_000, 'all replayed');
+    expect(later.attempts.map((a) => a.key)).toEqual(['1.json', '2.json', '3.json']);
+  });
+});
