@@ -10,7 +10,7 @@ import {
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { isInt64 } from '../../../encoding/otlp-schema.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
-import { temporalityJson } from '../otlp-json.js';
+import { otlpTemporality } from '../temporality.js';
 import { type ColumnStore, setInt64 } from './column-store.js';
 import { LIST_STRIDE, LISTS, PRESENT, TYPE } from './sealed.js';
 import { MAP_ENTRY_BYTES, textOf } from './tables.js';
@@ -92,7 +92,7 @@ export class SdkAppender {
       strings.id(d.description),
       strings.id(d.unit),
       type,
-      type === TYPE.GAUGE ? 0 : temporalityJson(metric.aggregationTemporality),
+      type === TYPE.GAUGE ? 0 : otlpTemporality(metric.aggregationTemporality),
       sum && metric.isMonotonic ? 1 : 0,
     ]);
   }
