@@ -7,7 +7,12 @@
 import * as zlib from 'node:zlib';
 import { loadZstdAddon } from './zstd-addon.js';
 
-/** @typedef {'zstd' | 'gzip' | 'none'} Compression */
+/**
+ * The codecs made here. Layout's Compression (src/layout/formats.ts) is the table of them, a
+ * floor above, so it is not imported: tsc checks the two agree where body/ passes one as the
+ * other.
+ * @typedef {'zstd' | 'gzip' | 'none'} Compression
+ */
 /** @typedef {import('./zstd-engine.js').ZstdEngine} ZstdEngine */
 /**
  * Compresses the parts of one object as one stream (a zstd frame, a gzip member), without
