@@ -34,9 +34,9 @@ import { partsCompressor } from '../compression/compressors.js';
  * @typedef {{
  *   body: 'framed' | 'parquet',
  *   signal?: import('../signals/signal.js').SignalName | undefined,
- *   compression: 'zstd' | 'gzip' | 'none',
+ *   compression: import('../layout/formats.js').Compression,
  *   level: number,
- *   zstdEngine: 'node:zlib' | 'zstd-napi' | undefined,
+ *   zstdEngine: import('../compression/zstd-engine.js').ZstdEngine | undefined,
  * }} BodyOptions
  */
 

@@ -7,8 +7,8 @@ import {
 import { ReadAccessError } from '../reader/errors.js';
 import { createReaderClient, type ReaderConnectionOptions, s3Source } from '../reader/s3-source.js';
 import type { ObjectSource } from '../reader/source.js';
-import { accessFault, describeError, errorShape, httpStatus } from '../s3/errors.js';
-import { headerMayBeTheCause } from '../s3/verdict.js';
+import { accessFault, describeError } from '../s3/errors.js';
+import { conditionalRefusal, headerMayBeTheCause } from '../s3/verdict.js';
 
 /** Where the compactor reads and writes: an S3 bucket or a local directory laid out like one. */
 export interface CompactionStore {
@@ -16,7 +16,8 @@ export interface CompactionStore {
   readonly source: ObjectSource;
   /**
    * Stores `body` under `key`. With `ifAbsent`, only if no object has the key (`If-None-Match:
-   * *`): 'exists' when one has. Without it, overwrites.
+   * *`): 'exists' when one has, or another write of it was in flight (409). Without it,
+   * overwrites.
    */
   put(key: string, body: Uint8Array, ifAbsent: boolean, signal: AbortSignal): Promise<PutResult>;
   /** Deletes the keys (a missing one is not an error); the keys that could not be, with why. */
@@ -52,7 +53,9 @@ export function s3Store(bucket: string, connection: ReaderConnectionOptions): Co
         return 'created';
       } catch (error) {
         signal.throwIfAborted();
-        if (ifAbsent && alreadyThere(error)) return 'exists';
+        // A conflict, too, is a key taken: by a write still in flight. A lease then goes to the
+        // rival (read back, it may prove ours); an output's name is fresh, and never taken over.
+        if (ifAbsent && conditionalRefusal(error) !== undefined) return 'exists';
         throw writeError(`cannot write s3://${bucket}/${key}`, error);
       }
     },
@@ -71,17 +74,6 @@ export function s3Store(bucket: string, connection: ReaderConnectionOptions): Co
       if (owned) client.destroy();
     },
   };
-}
-
-/** A conditional write that found the key taken (412), or lost a race for it (409). */
-function alreadyThere(error: unknown): boolean {
-  const status = httpStatus(error);
-  const { name } = errorShape(error);
-  return (
-    status === 412 ||
-    name === 'PreconditionFailed' ||
-    (status === 409 && name === 'ConditionalRequestConflict')
-  );
 }
 
 /** True when a conditional PUT failed because the server may not know the header. */

@@ -4,11 +4,16 @@
 // and native allocations every time, and with zstd-napi it is a leak that only finalizers free
 // (DESIGN.md, decision 6). The engine is chosen by zstd-engine.ts and passed in. Plain
 // JavaScript, so the same file runs in the worker from src/ (tests) and dist/ (the package).
-import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
+import { loadZstdAddon } from './zstd-addon.js';
 
-/** @typedef {'zstd' | 'gzip' | 'none'} Compression */
-/** @typedef {'node:zlib' | 'zstd-napi'} ZstdEngine */
+/**
+ * The codecs made here. Layout's Compression (src/layout/formats.ts) is the table of them, a
+ * floor above, so it is not imported: tsc checks the two agree where body/ passes one as the
+ * other.
+ * @typedef {'zstd' | 'gzip' | 'none'} Compression
+ */
+/** @typedef {import('./zstd-engine.js').ZstdEngine} ZstdEngine */
 /**
  * Compresses the parts of one object as one stream (a zstd frame, a gzip member), without
  * assembling them first; `close()` frees the context.
@@ -98,8 +103,7 @@ function zstdEngineOf(o) {
  * @param {number} level @returns {PartsCompressor}
  */
 export function napiZstd(level) {
-  /** @type {typeof import('zstd-napi/binding.js')} */
-  const binding = createRequire(import.meta.url)('zstd-napi/binding');
+  const binding = loadZstdAddon();
   const cctx = new binding.CCtx();
   cctx.setParameter(binding.CParameter.compressionLevel, level);
   const scratch = Buffer.allocUnsafe(binding.cStreamOutSize());

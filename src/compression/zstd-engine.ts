@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
+import { loadZstdAddon } from './zstd-addon.js';
 
 /**
  * Where zstd runs, for the exporter (compressing), its worker and the reader (decompressing):
@@ -8,19 +8,6 @@ import * as zlib from 'node:zlib';
  * thread). This module is the one place that chooses, and the one error when neither is there.
  */
 export type ZstdEngine = 'node:zlib' | 'zstd-napi';
-
-/**
- * What the reader's decompressor uses of the addon's binding: declared here, because the addon's
- * own types are those of an optional peer dependency that a user's project may not have.
- */
-export interface ZstdBinding {
-  DCtx: new () => {
-    reset(directive: number): void;
-    /** [hint (0: a frame is done), bytes produced, bytes consumed] */
-    decompressStream(output: Uint8Array, input: Uint8Array): [number, number, number];
-  };
-  ResetDirective: { sessionOnly: number };
-}
 
 /** A runtime with no zstd: it says what is missing and how to fix it, without a require stack. */
 export class ZstdUnavailableError extends Error {
@@ -41,8 +28,6 @@ export interface ZstdEngineSources {
   nodeVersion: string;
 }
 
-const require = createRequire(import.meta.url);
-
 /** True when this runtime's node:zlib has zstd. */
 export function builtInZstd(): boolean {
   // Read through a string key: the types (of the newest @types/node) always declare it.
@@ -51,7 +36,7 @@ export function builtInZstd(): boolean {
 
 const runtimeSources = (): ZstdEngineSources => ({
   builtin: builtInZstd(),
-  loadAddon: () => require('zstd-napi/binding'),
+  loadAddon: loadZstdAddon,
   nodeVersion: process.version,
 });
 
@@ -84,11 +69,6 @@ export function requireZstdEngine(): ZstdEngine {
   const engine = zstdEngine();
   if (engine instanceof ZstdUnavailableError) throw engine;
   return engine;
-}
-
-/** The addon's binding (only where zstdEngine() chose it). */
-export function zstdAddon(): ZstdBinding {
-  return require('zstd-napi/binding') as ZstdBinding;
 }
 
 /** The one message, for writing and for reading: what is missing, why, and every fix. */

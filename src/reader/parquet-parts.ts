@@ -1,13 +1,6 @@
-import {
-  type AsyncBuffer,
-  type FileMetaData,
-  type KeyValue,
-  parquetMetadata,
-  parquetReadObjects,
-  type RowGroup,
-} from 'hyparquet';
+import type { AsyncBuffer, FileMetaData, KeyValue, RowGroup } from 'hyparquet';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { ROW_PARSERS } from '../signals/metrics/parquet/read.js';
+import { ownBuffer, readRows, schemaMetadata } from '../parquet/read.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import { decompress } from './decompress.js';
@@ -93,13 +86,7 @@ export async function openParquetParts(
   }
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
-  const metadata = parquetMetadata(footer);
-  const version = metadata.key_value_metadata?.find((kv) => kv.key === SCHEMA_VERSION_KEY)?.value;
-  if (version !== SCHEMA_VERSION) {
-    throw new Error(
-      `not an otel-s3-exporter Parquet file of schema version ${SCHEMA_VERSION} (${SCHEMA_VERSION_KEY}: ${version ?? 'none'})`,
-    );
-  }
+  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, SCHEMA_VERSION);
   let rows = 0;
   const groups = metadata.row_groups.map((group) => {
     const checked = checkedGroup(group, rows, file.byteLength, limits);
@@ -176,26 +163,13 @@ async function readGroup(
       if (start < group.start || end > group.end) {
         throw new Error('a Parquet page outside its row group');
       }
-      return copyOf(bytes.subarray(start - group.start, end - group.start));
+      return ownBuffer(bytes.subarray(start - group.start, end - group.start));
     },
   };
-  let left = limits.maxDecompressedBytes;
-  const within =
-    (compression: 'zstd' | 'gzip') =>
-    (input: Uint8Array, outputLength: number): Uint8Array => {
-      // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
-      const out = decompress(compression, input, Math.max(1, Math.min(outputLength, left)));
-      left -= out.length;
-      return out;
-    };
-  const rows = await parquetReadObjects({
-    file: asyncBuffer,
-    metadata,
-    rowStart: firstRow,
-    rowEnd: firstRow + group.rows,
-    compressors: { ZSTD: within('zstd'), GZIP: within('gzip') },
-    parsers: ROW_PARSERS,
-  });
+  const { rows, rawBytes } = await readRows(
+    { file: asyncBuffer, metadata, rowStart: firstRow, rowEnd: firstRow + group.rows },
+    { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
+  );
   if (rows.length !== group.rows) {
     throw new Error(
       `Parquet row group ${index} held ${rows.length} rows, its footer says ${group.rows}`,
@@ -204,11 +178,6 @@ async function readGroup(
   return {
     request: rowsToRequest(rows),
     rows: rows.length,
-    rawBytes: limits.maxDecompressedBytes - left,
+    rawBytes,
   };
-}
-
-/** A copy that owns its ArrayBuffer (a Buffer's slice() is a view, not a copy). */
-function copyOf(bytes: Uint8Array): ArrayBuffer {
-  return new Uint8Array(bytes).buffer as ArrayBuffer;
 }

@@ -1,11 +1,6 @@
 import zlib from 'node:zlib';
-import {
-  type ZstdBinding,
-  type ZstdEngine,
-  ZstdUnavailableError,
-  zstdAddon,
-  zstdEngine,
-} from '../compression/zstd-engine.js';
+import { loadZstdAddon, type ZstdBinding } from '../compression/zstd-addon.js';
+import { type ZstdEngine, ZstdUnavailableError, zstdEngine } from '../compression/zstd-engine.js';
 import { boundedByZlib, ObjectTooLargeError } from './read-limits.js';
 import { zstdFrameEnd } from './zstd-frames.js';
 
@@ -18,7 +13,7 @@ const decompressors = new Map<ZstdEngine, ZstdDecompress>();
 export function zstdDecompressor(engine: ZstdEngine): ZstdDecompress {
   let found = decompressors.get(engine);
   if (found === undefined) {
-    found = engine === 'node:zlib' ? builtinDecompressor() : addonDecompressor(zstdAddon());
+    found = engine === 'node:zlib' ? builtinDecompressor() : addonDecompressor(loadZstdAddon());
     decompressors.set(engine, found);
   }
   return found;

@@ -2,9 +2,29 @@ import { parseRetryAfter } from './backoff.js';
 import { type AccessFaultReason, accessFault, causes, errorShape, httpStatus } from './errors.js';
 
 /**
+ * What a conditional PutObject (`If-None-Match: *`) refused says about its key, for the exporter
+ * and the compactor alike:
+ * - `exists`: 412 PreconditionFailed: an object has the key.
+ * - `conflict`: 409 ConditionalRequestConflict: another write (or delete) of the key was in
+ *   flight; this one stored nothing, and S3 says to retry. (A bare 409 is no such answer:
+ *   OperationAborted, BucketAlreadyExists, ... share the status.)
+ */
+export type ConditionalRefusal = 'exists' | 'conflict';
+
+/** The refusal a failed conditional PutObject carries, if any (see ConditionalRefusal). */
+export function conditionalRefusal(error: unknown): ConditionalRefusal | undefined {
+  const { name } = errorShape(error);
+  if (httpStatus(error) === 412 || name === 'PreconditionFailed') return 'exists';
+  if (name === 'ConditionalRequestConflict') return 'conflict';
+  return undefined;
+}
+
+/**
  * What to do after a failed PutObject. One place decides retryability:
  * - `exists`: 412 on a conditional write: an earlier attempt stored the object; success.
- * - `retry`: transient (network, timeout, throttling, 5xx); back off and retry the same key.
+ * - `retry`: transient (network, timeout, throttling, 5xx); back off and retry the same key. A
+ *   409 conflict too: the exporter's keys are its own, so the write in flight is an earlier
+ *   attempt of this one, and the retry is answered 412 (stored) or stores it.
  * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region);
  *   keep the data, report once, retry slowly.
  * - `fatal`: the server will never accept these bytes (e.g. 400 InvalidArgument, 413).
@@ -53,9 +73,6 @@ const RETRYABLE_CODES = new Set([
   'InternalError',
   'ServiceUnavailable',
   'RequestTimeTooSkewed',
-  // A concurrent conditional write of the same key (e.g. a timed-out attempt still running on
-  // the server): the next attempt gets 412 (stored) or succeeds.
-  'ConditionalRequestConflict',
   'OperationAborted',
 ]);
 
@@ -102,14 +119,19 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   const s = errorShape(error);
   const name = typeof s.name === 'string' ? s.name : '';
   const status = httpStatus(error);
+  const refusal = conditionalRefusal(error);
 
-  if (status === 412 || name === 'PreconditionFailed') return { kind: 'exists' };
+  if (refusal === 'exists') return { kind: 'exists' };
   if (status === undefined) {
     // No HTTP answer: the connection failed or a client-side deadline passed.
     if (networkError(error) !== undefined) return { kind: 'retry', reason: 'network' };
     if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
   }
-  if (RETRYABLE_CODES.has(name) || (status !== undefined && RETRYABLE_STATUS.has(status))) {
+  if (
+    refusal === 'conflict' ||
+    RETRYABLE_CODES.has(name) ||
+    (status !== undefined && RETRYABLE_STATUS.has(status))
+  ) {
     const reason = status === 429 || status === 503 || name === 'SlowDown' ? 'throttled' : 'server';
     const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
     return retryAfterMillis === undefined

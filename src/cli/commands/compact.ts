@@ -3,6 +3,7 @@ import { compactMetrics } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
 import type { CompactionEvent, CompactionReport, PartitionReport } from '../../compact/report.js';
+import type { Compression } from '../../layout/formats.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -16,7 +17,7 @@ export interface CompactFlags {
   targetFileBytes?: string;
   settle?: string;
   until?: string;
-  compression?: 'zstd' | 'gzip' | 'none';
+  compression?: Compression;
   dryRun?: boolean;
   deleteInputs?: boolean;
   shard?: string;

@@ -1,7 +1,6 @@
 import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
 import type { InstrumentationScope } from '@opentelemetry/core';
 import {
-  AggregationTemporality,
   type DataPoint,
   DataPointType,
   type ExponentialHistogram,
@@ -12,7 +11,8 @@ import {
 import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
-import { isInt64, OTLP_TEMPORALITY } from '../../encoding/otlp-schema.js';
+import { isInt64 } from '../../encoding/otlp-schema.js';
+import { otlpTemporality } from './temporality.js';
 
 /**
  * OTLP/JSON writer: writes the JSON of one ResourceMetrics straight as UTF-8 bytes, without the
@@ -63,10 +63,6 @@ export function resourceMetricsToJson(rm: ResourceMetrics): string {
 const writer = new JsonWriter();
 const COMMA = 0x2c;
 
-export function temporalityJson(t: AggregationTemporality): number {
-  return t === AggregationTemporality.DELTA ? OTLP_TEMPORALITY.delta : OTLP_TEMPORALITY.cumulative;
-}
-
 function scope(w: JsonWriter, s: InstrumentationScope & { attributes?: Attributes }): void {
   w.raw('{"name":');
   w.string(s.name);
@@ -93,7 +89,7 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
     w.raw(',"unit":');
     w.string(d.unit);
   }
-  const temporality = temporalityJson(metric.aggregationTemporality);
+  const temporality = otlpTemporality(metric.aggregationTemporality);
   const order = pointAttributesCache.orderOf(d);
   switch (metric.dataPointType) {
     case DataPointType.SUM:

@@ -11,7 +11,7 @@ import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attr
 import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
-import { temporalityJson as otlpTemporality } from './otlp-json.js';
+import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
 const writer = new ProtoWriter();

@@ -1,4 +1,5 @@
 import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
+import { OTLP_TEMPORALITY } from '../../encoding/otlp-schema.js';
 
 /** OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE's values. */
 export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
@@ -26,4 +27,9 @@ export function temporalitySelector(
           ? AggregationTemporality.DELTA
           : AggregationTemporality.CUMULATIVE;
   }
+}
+
+/** The SDK's temporality as OTLP's enum value: what every encoder of a metric writes. */
+export function otlpTemporality(t: AggregationTemporality): number {
+  return t === AggregationTemporality.DELTA ? OTLP_TEMPORALITY.delta : OTLP_TEMPORALITY.cumulative;
 }

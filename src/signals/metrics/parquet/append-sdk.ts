@@ -10,9 +10,9 @@ import {
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { isInt64 } from '../../../encoding/otlp-schema.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
-import { temporalityJson } from '../otlp-json.js';
-import { type ColumnStore, setInt64 } from './column-store.js';
-import { LIST_STRIDE, LISTS, PRESENT, TYPE } from './sealed.js';
+import { otlpTemporality } from '../temporality.js';
+import type { ColumnStore } from './column-store.js';
+import { LISTS, TYPE } from './sealed.js';
 import { MAP_ENTRY_BYTES, textOf } from './tables.js';
 
 /** An interned attribute set or bound list, valid in the batch of `epoch`. */
@@ -43,15 +43,15 @@ const TYPE_OF: Readonly<Record<DataPointType, number>> = {
 };
 
 /** An HrTime as whole microseconds (exact: seconds below 2^32 make less than 2^53 µs). */
-function setMicros(slots: Int32Array, at: number, t: HrTime): void {
-  setInt64(slots, at, t[0] * 1e6 + Math.floor(t[1] / 1000));
+function micros(t: HrTime): number {
+  return t[0] * 1e6 + Math.floor(t[1] / 1000);
 }
 
 /**
  * Appends the SDK's ResourceMetrics to the columns directly, with the values the OTLP encoders
- * write for them (src/encoding/otlp-json.ts). Attribute sets and bound lists are interned once
- * per batch: a series keeps its attributes object from one collection to the next, so an object
- * seen before (and unchanged, as AttributeCache checks) costs one lookup.
+ * write for them (otlp-json.ts). Attribute sets and bound lists are interned once per batch: a
+ * series keeps its attributes object from one collection to the next, so an object seen before
+ * (and unchanged, as AttributeCache checks) costs one lookup.
  */
 export class SdkAppender {
   readonly #sets = new AttributeCache<InternedSet>();
@@ -59,19 +59,18 @@ export class SdkAppender {
 
   /** Appends every data point of `rm`; returns how many. */
   append(store: ColumnStore, rm: ResourceMetrics): number {
-    const { strings } = store;
     const resource = rm.resource;
     const set = this.#set(store, resource.attributes);
     const service = textOf(set.keys, set.texts, 'service.name') ?? '';
-    const resourceId = store.resources.intern([
-      strings.id(service),
-      strings.id(resource.schemaUrl ?? ''),
+    const resourceId = store.resourceId([
+      store.stringId(service),
+      store.stringId(resource.schemaUrl ?? ''),
       set.id,
     ]);
     let points = 0;
     for (const sm of rm.scopeMetrics) {
       const scope = [sm.scope.name, sm.scope.version ?? '', sm.scope.schemaUrl ?? ''].map((s) =>
-        strings.id(s),
+        store.stringId(s),
       );
       for (const metric of sm.metrics) {
         const metricId = this.#metric(store, scope, metric);
@@ -82,17 +81,16 @@ export class SdkAppender {
   }
 
   #metric(store: ColumnStore, scope: number[], metric: MetricData): number {
-    const { strings } = store;
     const d = metric.descriptor;
     const type = TYPE_OF[metric.dataPointType];
     const sum = metric.dataPointType === DataPointType.SUM;
-    return store.metrics.intern([
+    return store.metricId([
       ...scope,
-      strings.id(d.name),
-      strings.id(d.description),
-      strings.id(d.unit),
+      store.stringId(d.name),
+      store.stringId(d.description),
+      store.stringId(d.unit),
       type,
-      type === TYPE.GAUGE ? 0 : temporalityJson(metric.aggregationTemporality),
+      type === TYPE.GAUGE ? 0 : otlpTemporality(metric.aggregationTemporality),
       sum && metric.isMonotonic ? 1 : 0,
     ]);
   }
@@ -101,44 +99,34 @@ export class SdkAppender {
     const points: DataPoint<unknown>[] = metric.dataPoints;
     const int = metric.descriptor.valueType === ValueType.INT;
     for (const p of points) {
-      const r = store.nextRow();
-      store.resource[r] = resourceId;
-      store.metric[r] = metricId;
-      store.attributes[r] = this.#set(store, p.attributes).id;
-      setMicros(store.time, r, p.endTime);
-      setMicros(store.start, r, p.startTime);
-      store.flags[r] = 0;
-      store.bounds[r] = 0;
-      const lists = LIST_STRIDE * r;
-      store.listLengths[lists + LISTS.BUCKETS] = 0;
-      store.listLengths[lists + LISTS.POSITIVE] = 0;
-      store.listLengths[lists + LISTS.NEGATIVE] = 0;
+      const attributes = this.#set(store, p.attributes).id;
+      const r = store.addRow(
+        resourceId,
+        metricId,
+        attributes,
+        micros(p.endTime),
+        micros(p.startTime),
+        0,
+      );
       switch (metric.dataPointType) {
         case DataPointType.SUM:
         case DataPointType.GAUGE: {
           const v = p.value as number;
-          store.double[r] = v;
           // An INT point beyond int64 (or not finite) is written as the double it is.
-          if (int && isInt64(v)) {
-            setInt64(store.integer, r, v);
-            store.present[r] = PRESENT.VALUE | PRESENT.INTEGER;
-          } else store.present[r] = PRESENT.VALUE;
+          store.setValue(r, v, int && isInt64(v) ? v : undefined);
           break;
         }
         case DataPointType.HISTOGRAM: {
           const h = p.value as Histogram;
-          store.present[r] = distribution(store, r, h);
-          store.bounds[r] = this.#boundsId(store, h.buckets.boundaries);
+          store.setDistribution(r, h.count, h.sum, h.min, h.max);
+          store.setBounds(r, this.#boundsId(store, h.buckets.boundaries));
           appendCounts(store, r, LISTS.BUCKETS, h.buckets.counts);
           break;
         }
         case DataPointType.EXPONENTIAL_HISTOGRAM: {
           const h = p.value as ExponentialHistogram;
-          store.present[r] = distribution(store, r, h);
-          store.scale[r] = h.scale;
-          setInt64(store.zeroCount, r, h.zeroCount);
-          store.positiveOffset[r] = h.positive.offset;
-          store.negativeOffset[r] = h.negative.offset;
+          store.setDistribution(r, h.count, h.sum, h.min, h.max);
+          store.setExponential(r, h.scale, h.zeroCount, h.positive.offset, h.negative.offset);
           appendCounts(store, r, LISTS.POSITIVE, h.positive.bucketCounts);
           appendCounts(store, r, LISTS.NEGATIVE, h.negative.bucketCounts);
           break;
@@ -156,10 +144,10 @@ export class SdkAppender {
       const texts = keys.map((key) => jsValueText(attrs[key]));
       entry = { epoch: 0, id: 0, keys, texts };
       this.#sets.set(attrs, keys, entry);
-      store.extraBytes += CACHE_ENTRY_BYTES + keys.length * MAP_ENTRY_BYTES;
+      store.holdExtraBytes(CACHE_ENTRY_BYTES + keys.length * MAP_ENTRY_BYTES);
     }
     if (entry.epoch !== store.epoch) {
-      entry.id = store.sets.intern(store.strings, entry.keys, entry.texts);
+      entry.id = store.setId(entry.keys, entry.texts);
       entry.epoch = store.epoch;
     }
     return entry;
@@ -171,39 +159,19 @@ export class SdkAppender {
     if (entry === undefined || !sameNumbers(entry.values, bounds)) {
       entry = { epoch: 0, id: 0, values: [...bounds] };
       this.#bounds.set(bounds, entry);
-      store.extraBytes += CACHE_ENTRY_BYTES + 8 * bounds.length;
+      store.holdExtraBytes(CACHE_ENTRY_BYTES + 8 * bounds.length);
     }
     if (entry.epoch !== store.epoch) {
-      entry.id = store.boundLists.intern(bounds);
+      entry.id = store.boundsId(bounds);
       entry.epoch = store.epoch;
     }
     return entry.id;
   }
 }
 
-/** Count, and sum, min and max where the SDK has them; returns the PRESENT bits. */
-function distribution(store: ColumnStore, r: number, h: Histogram | ExponentialHistogram): number {
-  setInt64(store.integer, r, h.count);
-  let present = PRESENT.INTEGER;
-  if (h.sum !== undefined) {
-    store.double[r] = h.sum;
-    present |= PRESENT.SUM;
-  }
-  if (h.min !== undefined) {
-    store.min[r] = h.min;
-    present |= PRESENT.MIN;
-  }
-  if (h.max !== undefined) {
-    store.max[r] = h.max;
-    present |= PRESENT.MAX;
-  }
-  return present;
-}
-
 function appendCounts(store: ColumnStore, r: number, which: number, counts: number[]): void {
-  const at = store.reserveCounts(counts.length);
-  for (let i = 0; i < counts.length; i++) setInt64(store.counts, at + i, counts[i] as number);
-  store.listLengths[LIST_STRIDE * r + which] = counts.length;
+  const at = store.reserveCounts(r, which, counts.length);
+  for (let i = 0; i < counts.length; i++) store.setCount(at + i, counts[i] as number);
 }
 
 function sameNumbers(a: readonly number[], b: readonly number[]): boolean {

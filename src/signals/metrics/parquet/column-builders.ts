@@ -88,13 +88,11 @@ export class MetricColumnBuilders implements ColumnBuilders<ResourceMetrics> {
 
   /** All of an append or none of it: rows of a call that threw are taken back. */
   #atomically(append: () => number): number {
-    const rows = this.#store.rows;
-    const counts = this.#store.countCount;
+    const mark = this.#store.mark();
     try {
       return append();
     } catch (error) {
-      this.#store.rows = rows;
-      this.#store.countCount = counts;
+      this.#store.rollback(mark);
       throw error;
     }
   }

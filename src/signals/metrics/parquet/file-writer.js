@@ -16,7 +16,8 @@ import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './sc
 
 /**
  * @typedef {object} FileWriterOptions
- * @property {'zstd' | 'gzip' | 'none'} compression the codec of the column chunks
+ * @property {import('../../../layout/formats.js').Compression} compression the codec of the
+ *   column chunks
  * @property {(page: Uint8Array) => Uint8Array | Promise<Uint8Array>} [compressPage] compresses
  *   one page for `compression` into a frame of its own (required unless 'none';
  *   src/compression/compressors.js createPageCompressor makes it); calls may overlap: results

@@ -1,0 +1,53 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { describe, expect, test } from 'vitest';
+import { s3Store } from '../../../src/compact/store.js';
+import { classifyUploadError } from '../../../src/s3/verdict.js';
+import { s3Error } from '../../support/s3-error.js';
+
+/** A store whose every request is answered with `error`. */
+function storeAnswering(error: Error) {
+  const client = {
+    send: async () => {
+      throw error;
+    },
+  } as unknown as S3Client;
+  return s3Store('bucket', { s3Client: client });
+}
+
+const signal = new AbortController().signal;
+const body = new TextEncoder().encode('{}');
+
+/**
+ * One verdict on a refused conditional write, two readings: the exporter retries a 409 (its keys
+ * are its own), the compactor takes the key as taken (a lease goes to the rival).
+ */
+describe("the compactor's store on a refused conditional write", () => {
+  test.each([
+    {
+      answer: '412 PreconditionFailed',
+      error: s3Error('PreconditionFailed', 412),
+      exporter: 'exists',
+    },
+    {
+      answer: '409 ConditionalRequestConflict',
+      error: s3Error('ConditionalRequestConflict', 409),
+      exporter: 'retry',
+    },
+  ] as const)(
+    '$answer: the key is taken (the exporter: $exporter)',
+    async ({ error, exporter }) => {
+      expect(classifyUploadError(error).kind).toBe(exporter);
+      expect(await storeAnswering(error).put('k.lease', body, true, signal)).toBe('exists');
+    },
+  );
+
+  test('another 409 (OperationAborted) is a failure, not a taken key', async () => {
+    const put = storeAnswering(s3Error('OperationAborted', 409)).put('k', body, true, signal);
+    await expect(put).rejects.toThrow(/cannot write s3:\/\/bucket\/k: .*OperationAborted/);
+  });
+
+  test('without If-None-Match, a 412 is a failure', async () => {
+    const put = storeAnswering(s3Error('PreconditionFailed', 412)).put('k', body, false, signal);
+    await expect(put).rejects.toThrow(/cannot write s3:\/\/bucket\/k/);
+  });
+});
