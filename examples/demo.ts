@@ -28,13 +28,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { MultiBar } from 'cli-progress';
 import { type ExporterStats, S3MetricExporter } from '../src/index.js';
-import {
-  dataPointRows,
-  encodingOfKey,
-  type MetricType,
-  type OtlpObject,
-  readMetrics,
-} from '../src/reader.js';
+import { dataPointRows, encodingOfKey, type OtlpObject, readMetrics } from '../src/reader.js';
 import { CheckoutService, ORDER_VALUE_METRIC } from './checkout-service.js';
 import { startEmbeddedS3 } from './embedded-s3.js';
 
@@ -353,14 +347,6 @@ async function setUpCli(
   ];
 }
 
-const KIND: Record<MetricType, string> = {
-  sum: 'counter',
-  gauge: 'gauge',
-  histogram: 'histogram',
-  exponentialHistogram: 'exponential histogram',
-  summary: 'summary',
-};
-
 interface MetricSummary {
   kind: string;
   points: number;
@@ -372,7 +358,7 @@ function summarizeMetrics(objects: StoredObject[]): Map<string, MetricSummary> {
   const metrics = new Map<string, MetricSummary>();
   for (const { request } of objects) {
     for (const row of dataPointRows(request)) {
-      const kind = row.type === 'sum' && !row.monotonic ? 'up-down counter' : KIND[row.type];
+      const kind = row.type.replaceAll('-', ' ');
       const summary = metrics.get(row.metric) ?? { kind, points: 0, series: new Set<string>() };
       summary.points += 1;
       summary.series.add(JSON.stringify(row.attributes));

@@ -57,6 +57,8 @@ export {
   anyValue,
   attributes,
   dataPointRows,
+  type ExponentialBuckets,
+  type HistogramBuckets,
   type InstrumentKind,
   instrumentKind,
   type MetricType,

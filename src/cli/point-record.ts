@@ -1,81 +1,14 @@
-import {
-  type InstrumentKind,
-  instrumentKind,
-  nanosToIso,
-  type PlainValue,
-  type PointRow,
+import type {
+  ExponentialBuckets,
+  HistogramBuckets,
+  PlainValue,
+  PointRow,
 } from '../signals/metrics/rows.js';
 import { csvField } from './format.js';
 import { printable } from './terminal-text.js';
 
-export interface HistogramBuckets {
-  /** Upper bounds; bucket i holds values in (explicitBounds[i-1], explicitBounds[i]]. */
-  explicitBounds: number[];
-  bucketCounts: number[];
-}
-
-export interface ExponentialBuckets {
-  scale: number;
-  zeroCount: number;
-  positive: { offset: number; bucketCounts: number[] };
-  negative: { offset: number; bucketCounts: number[] };
-}
-
-/** One data point as `otel-s3 points` prints it (jsonl: this object; csv: these columns). */
-export interface PointRecord {
-  /** End of the point's interval, ISO 8601 UTC with nanoseconds. */
-  time: string;
-  /** Start of the interval (cumulative and delta points), else ''. */
-  start: string;
-  resource: Record<string, PlainValue>;
-  scope: string;
-  metric: string;
-  type: InstrumentKind;
-  unit: string;
-  temporality: 'delta' | 'cumulative' | '';
-  attributes: Record<string, PlainValue>;
-  /** Counters, up-down counters and gauges. */
-  value?: number;
-  /** Histograms and summaries. */
-  count?: number;
-  sum?: number;
-  min?: number;
-  max?: number;
-  buckets?: HistogramBuckets | ExponentialBuckets;
-}
-
-export function pointRecord(row: PointRow): PointRecord {
-  const record: PointRecord = {
-    time: nanosToIso(row.timeUnixNano),
-    start: nanosToIso(row.startTimeUnixNano),
-    resource: row.resource,
-    scope: row.scope,
-    metric: row.metric,
-    type: instrumentKind(row),
-    unit: row.unit,
-    temporality: row.temporality ?? '',
-    attributes: row.attributes,
-  };
-  if (row.value !== undefined) record.value = row.value;
-  for (const key of ['count', 'sum', 'min', 'max'] as const) {
-    const v = row[key];
-    if (v !== undefined) record[key] = v;
-  }
-  if (row.type === 'histogram') {
-    record.buckets = {
-      explicitBounds: row.explicitBounds ?? [],
-      bucketCounts: row.bucketCounts ?? [],
-    };
-  } else if (row.type === 'exponentialHistogram') {
-    record.buckets = {
-      scale: row.scale ?? 0,
-      zeroCount: row.zeroCount ?? 0,
-      positive: row.positive ?? { offset: 0, bucketCounts: [] },
-      negative: row.negative ?? { offset: 0, bucketCounts: [] },
-    };
-  }
-  return record;
-}
+/** One data point as `otel-s3 points` prints it: the reader's row (jsonl: this object). */
+export type PointRecord = PointRow;
 
 export const CSV_COLUMNS = [
   'time',

@@ -14,7 +14,7 @@ import {
   encodeObject,
   instrumentValues,
   keyAt,
-  pointRowOf,
+  rawRowOf,
   recordedValues,
   sampleMetrics,
 } from '../support/reader-fixtures.js';
@@ -103,7 +103,7 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
         `otel-s3: cannot read ${keys.badTime} (decode): timeUnixNano "1000000000000000000000000" is not a time in nanoseconds since 1970 (an unsigned 64-bit integer)`,
         'otel-s3: 3 objects of 5 objects could not be read and were skipped (see above)',
       ]);
-      const rows = lines(run.stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord));
+      const rows = lines(run.stdout).map((l) => rawRowOf(JSON.parse(l) as PointRecord));
       expect(rows).toHaveLength(12);
       for (const half of [rows.slice(0, 6), rows.slice(6)]) {
         const values = instrumentValues(half);

@@ -9,7 +9,7 @@ import { S3MetricExporter } from '../../src/index.js';
 import { dataPointRows, type MetricObject, readMetrics } from '../../src/reader.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
-import { instrumentValues, keyAt, pointRowOf, recordedValues } from '../support/reader-fixtures.js';
+import { instrumentValues, keyAt, rawRowOf, recordedValues } from '../support/reader-fixtures.js';
 import { catLine, recordedRequest } from '../support/recorded-request.js';
 import {
   connection,
@@ -58,7 +58,7 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
   test('points --format jsonl: every instrument type of every format and compression, as recorded', async () => {
     const { code, stdout, stderr } = await otelS3(['points', '--since', '1h', '--format', 'jsonl']);
     expect([code, stderr]).toEqual([0, '']);
-    const rows = lines(stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord));
+    const rows = lines(stdout).map((l) => rawRowOf(JSON.parse(l) as PointRecord));
     expect(rows).toHaveLength(6 * exported.length);
     for (const { service, recorded } of exported) {
       const values = instrumentValues(rows.filter((r) => r.resource['service.name'] === service));

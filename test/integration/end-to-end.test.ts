@@ -3,7 +3,8 @@ import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
-import { dataPointRows, metricKeyParser, type PointRow } from '../../src/reader.js';
+import { dataPointRows, metricKeyParser } from '../../src/reader.js';
+import { type RawPointRow, rawRows } from '../support/reader-fixtures.js';
 import {
   connection,
   decodeStored,
@@ -29,7 +30,7 @@ const EXTENSIONS = {
   none: '',
 };
 
-function byMetric(rows: PointRow[], metric: string): PointRow[] {
+function byMetric(rows: RawPointRow[], metric: string): RawPointRow[] {
   return rows.filter((r) => r.metric === metric);
 }
 
@@ -79,7 +80,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
         const request = decodeStored(object);
         expect(Object.keys(request)).toEqual(['resourceMetrics']);
         expect(request.resourceMetrics).toHaveLength(1);
-        const rows = dataPointRows(request);
+        const rows = rawRows(request);
         expect(rows.every((r) => r.resource['service.name'] === 'test-service')).toBe(true);
         expect(rows.every((r) => r.scope === 'test-meter')).toBe(true);
 

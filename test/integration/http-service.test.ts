@@ -67,12 +67,12 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     // Cumulative counters: the newest collection holds the totals.
     const counts = rows.filter((r) => r.metric === 'http.server.request.count');
     const newest = counts
-      .map((r) => r.timeUnixNano)
+      .map((r) => r.time)
       .sort()
       .at(-1);
     const total = (route: string) =>
       counts
-        .filter((r) => r.timeUnixNano === newest && r.attributes['http.route'] === route)
+        .filter((r) => r.time === newest && r.attributes['http.route'] === route)
         .reduce((n, r) => n + (r.value ?? 0), 0);
     expect(total('/')).toBe(20);
     expect(total('/slow')).toBe(3);

@@ -10,14 +10,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { S3MetricExporter } from '../../src/index.js';
-import type { PointRow } from '../../src/reader.js';
-import { dataPointRows, type MetricObject, readMetrics } from '../../src/reader.js';
+import { type MetricObject, readMetrics } from '../../src/reader.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { pointRowOfTable } from '../support/parquet-rows.js';
 import {
   instrumentValues,
-  pointRowOf,
+  type RawPointRow,
+  rawRowOf,
+  rawRows,
   recordedValues,
   type TimePrecision,
 } from '../support/reader-fixtures.js';
@@ -51,7 +52,7 @@ function expectRecorded(rows: Record<string, unknown>[], precision: TimePrecisio
   expectRecordedPoints(rows.map(pointRowOfTable), precision);
 }
 
-function expectRecordedPoints(rows: PointRow[], precision: TimePrecision = 'micros'): void {
+function expectRecordedPoints(rows: RawPointRow[], precision: TimePrecision = 'micros'): void {
   for (const compression of COMPRESSIONS) {
     const service = serviceOf(compression);
     const points = rows.filter((r) => r.resource['service.name'] === service);
@@ -204,7 +205,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
     test("readMetrics with format 'parquet' finds every object and every recorded value", () => {
       expect(objects.map((o) => o.key)).toEqual(files.map((f) => f.key).sort());
       expect(objects.every((o) => o.encoding.format === 'parquet')).toBe(true);
-      expectRecordedPoints(objects.flatMap((o) => [...dataPointRows(o.request)]));
+      expectRecordedPoints(objects.flatMap((o) => rawRows(o.request)));
     });
 
     test('points, cat, ls and stats read Parquet with OTEL_EXPORTER_S3_FORMAT=parquet', async () => {
@@ -216,9 +217,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
         otelS3(['stats', '--format', 'json'], env),
       ]);
       expect([points.code, points.stderr]).toEqual([0, '']);
-      expectRecordedPoints(
-        lines(points.stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord)),
-      );
+      expectRecordedPoints(lines(points.stdout).map((l) => rawRowOf(JSON.parse(l) as PointRecord)));
       // cat gives OTLP/JSON that a strict decoder reads as the recorded points, up to the
       // documented losses, one line per file.
       expect(cat.code).toBe(0);

@@ -1,5 +1,5 @@
-import type { PlainValue, PointRow } from '../../src/reader.js';
-import { isoNanos } from './reader-fixtures.js';
+import type { PlainValue } from '../../src/reader.js';
+import { isoNanos, type RawPointRow } from './reader-fixtures.js';
 
 /**
  * A TIMESTAMP cell as decimal nanoseconds: DuckDB's JSON text (`2026-11-30 04:00:00.123456+00`),
@@ -14,12 +14,12 @@ function timestampNanos(v: unknown): string {
 }
 
 /**
- * A row of the Parquet table, as an independent engine returns it, back in the PointRow shape of
- * dataPointRows(): so the readers' results compare with what was recorded. MAP columns may come
+ * A row of the Parquet table, as an independent engine returns it, back in the shape of OTLP
+ * (RawPointRow): so the readers' results compare with what was recorded. MAP columns may come
  * as [{ key, value }] (DuckDB, Polars) or as a plain object (hyparquet); 64-bit integers as
  * bigint, number or decimal string; timestamps as timestampNanos() reads them.
  */
-export function pointRowOfTable(row: Record<string, unknown>): PointRow {
+export function pointRowOfTable(row: Record<string, unknown>): RawPointRow {
   const num = (v: unknown) => (v === null || v === undefined ? undefined : Number(v));
   const nums = (v: unknown) => (Array.isArray(v) ? v.map((x) => Number(x)) : []);
   const map = (v: unknown): Record<string, PlainValue> => {
@@ -35,12 +35,12 @@ export function pointRowOfTable(row: Record<string, unknown>): PointRow {
     | 'delta'
     | 'cumulative'
     | undefined;
-  const out: PointRow = {
+  const out: RawPointRow = {
     resource: map(row.ResourceAttributes),
     scope: String(row.ScopeName),
     metric: String(row.MetricName),
     unit: String(row.MetricUnit),
-    type: type === 'exponential_histogram' ? 'exponentialHistogram' : (type as PointRow['type']),
+    type: type === 'exponential_histogram' ? 'exponentialHistogram' : (type as RawPointRow['type']),
     temporality: type === 'gauge' ? undefined : temporality,
     monotonic: type === 'sum' ? row.IsMonotonic === true : undefined,
     startTimeUnixNano: timestampNanos(row.StartTimeUnix),

@@ -4,10 +4,10 @@ import { gzipSync } from 'node:zlib';
 import type { HrTime } from '@opentelemetry/api';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
-import type { PointRecord } from '../../src/cli/point-record.js';
 import type { Compression } from '../../src/index.js';
 import { objectKey } from '../../src/index.js';
-import type { PointRow } from '../../src/reader.js';
+import type { OtlpObject, PlainValue, PointRow } from '../../src/reader.js';
+import { dataPointRows, type MetricType } from '../../src/reader.js';
 import { metricsExport } from '../../src/signals/metrics/export.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 import { zstdCompress } from './zstd.js';
@@ -119,7 +119,7 @@ export function recordedTimes(
 }
 
 /** Rows of `metric`, sorted by their attributes. */
-function byMetric(rows: PointRow[], metric: string): PointRow[] {
+function byMetric(rows: RawPointRow[], metric: string): RawPointRow[] {
   return rows
     .filter((r) => r.metric === metric)
     .sort((a, b) => JSON.stringify(a.attributes).localeCompare(JSON.stringify(b.attributes)));
@@ -132,8 +132,9 @@ const exponentialIndex = (v: number, scale: number) => Math.ceil(Math.log2(v) * 
  * The values of one recordEveryInstrument() collection as read back from `rows`, in a shape
  * that `recordedValues` gives for what was recorded: compare the two with toEqual.
  */
-export function instrumentValues(rows: PointRow[]) {
-  const pick = (r: PointRow | undefined) => ({
+export function instrumentValues(given: readonly (PointRow | RawPointRow)[]) {
+  const rows = given.map((r) => ('time' in r ? rawRowOf(r) : r));
+  const pick = (r: RawPointRow | undefined) => ({
     startTimeUnixNano: r?.startTimeUnixNano,
     timeUnixNano: r?.timeUnixNano,
     type: r?.type,
@@ -281,8 +282,37 @@ export function recordedValues(
   };
 }
 
-/** A row of `otel-s3 points --format jsonl` back in the PointRow shape of dataPointRows(). */
-export function pointRowOf(record: PointRecord): PointRow {
+/**
+ * A data point in the shape of OTLP itself: nanosecond strings, OTLP metric types with the
+ * monotonic flag, buckets unnested. What the recorded values are compared in (recordedValues,
+ * recordedTimes), so a row of dataPointRows() or of `otel-s3 points` is read back into it.
+ */
+export interface RawPointRow {
+  resource: Record<string, PlainValue>;
+  scope: string;
+  metric: string;
+  unit: string;
+  type: MetricType;
+  temporality: 'delta' | 'cumulative' | undefined;
+  monotonic: boolean | undefined;
+  startTimeUnixNano: string;
+  timeUnixNano: string;
+  attributes: Record<string, PlainValue>;
+  value?: number;
+  count?: number;
+  sum?: number;
+  min?: number;
+  max?: number;
+  bucketCounts?: number[];
+  explicitBounds?: number[];
+  scale?: number;
+  zeroCount?: number;
+  positive?: { offset: number; bucketCounts: number[] };
+  negative?: { offset: number; bucketCounts: number[] };
+}
+
+/** A row of dataPointRows() (and of `otel-s3 points --format jsonl`) in the shape of OTLP. */
+export function rawRowOf(row: PointRow): RawPointRow {
   const TYPES = {
     counter: ['sum', true],
     'up-down-counter': ['sum', false],
@@ -291,26 +321,31 @@ export function pointRowOf(record: PointRecord): PointRow {
     'exponential-histogram': ['exponentialHistogram', undefined],
     summary: ['summary', undefined],
   } as const;
-  const [type, monotonic] = TYPES[record.type];
-  const buckets = record.buckets ?? {};
+  const [type, monotonic] = TYPES[row.type];
+  const buckets = row.buckets ?? {};
   return {
-    resource: record.resource,
-    scope: record.scope,
-    metric: record.metric,
-    unit: record.unit,
+    resource: row.resource,
+    scope: row.scope,
+    metric: row.metric,
+    unit: row.unit,
     type,
-    temporality: record.temporality === '' ? undefined : record.temporality,
+    temporality: row.temporality === '' ? undefined : row.temporality,
     monotonic,
-    startTimeUnixNano: isoNanos(record.start),
-    timeUnixNano: isoNanos(record.time),
-    attributes: record.attributes,
-    ...(record.value === undefined ? {} : { value: record.value }),
-    ...(record.count === undefined ? {} : { count: record.count }),
-    ...(record.sum === undefined ? {} : { sum: record.sum }),
-    ...(record.min === undefined ? {} : { min: record.min }),
-    ...(record.max === undefined ? {} : { max: record.max }),
+    startTimeUnixNano: isoNanos(row.start),
+    timeUnixNano: isoNanos(row.time),
+    attributes: row.attributes,
+    ...(row.value === undefined ? {} : { value: row.value }),
+    ...(row.count === undefined ? {} : { count: row.count }),
+    ...(row.sum === undefined ? {} : { sum: row.sum }),
+    ...(row.min === undefined ? {} : { min: row.min }),
+    ...(row.max === undefined ? {} : { max: row.max }),
     ...buckets,
   };
+}
+
+/** The rows of a request in the shape of OTLP (see RawPointRow). */
+export function rawRows(request: OtlpObject): RawPointRow[] {
+  return dataPointRows(request).map(rawRowOf);
 }
 
 /** Every item of a stream, in order (Array.fromAsync arrived after Node 20). */

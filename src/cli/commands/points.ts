@@ -3,7 +3,7 @@ import { dataPointRows } from '../../signals/metrics/rows.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';
-import { CSV_COLUMNS, csvRow, pointRecord, TABLE_HEADER, tableCells } from '../point-record.js';
+import { CSV_COLUMNS, csvRow, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
 import { jsonLine } from '../terminal-text.js';
 
@@ -37,10 +37,9 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
         if (others.size <= METRICS_NAMED) others.add(row.metric);
         continue;
       }
-      const record = pointRecord(row);
       rows++;
-      if (table !== undefined) await table.row(tableCells(record));
-      else await ctx.out.line(format === 'csv' ? csvRow(record) : jsonLine(record));
+      if (table !== undefined) await table.row(tableCells(row));
+      else await ctx.out.line(format === 'csv' ? csvRow(row) : jsonLine(row));
     }
     if (table === undefined) await ctx.out.flush();
   });

@@ -1,7 +1,7 @@
 import { formatBytes } from '../../base/byte-size.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
 import type { MetricObject } from '../../reader/read-metrics.js';
-import { dataPointRows, type InstrumentKind, instrumentKind } from '../../signals/metrics/rows.js';
+import { dataPointRows, type InstrumentKind } from '../../signals/metrics/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
@@ -94,7 +94,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
     for (const row of dataPointRows(object.request)) {
       let tally = metrics.get(row.metric);
       if (tally === undefined) {
-        tally = { type: instrumentKind(row), points: 0, series: new Set() };
+        tally = { type: row.type, points: 0, series: new Set() };
         metrics.set(row.metric, tally);
       }
       tally.points++;

@@ -20,31 +20,52 @@ export type PlainValue =
 
 export type MetricType = (typeof METRIC_FIELDS)[number];
 
-/** One data point, flattened with its resource, scope and metric. */
+/** What a metric is, in the instrument words people use. */
+export type InstrumentKind =
+  | 'counter'
+  | 'up-down-counter'
+  | 'gauge'
+  | 'histogram'
+  | 'exponential-histogram'
+  | 'summary';
+
+export interface HistogramBuckets {
+  /** Upper bounds; bucket i holds values in (explicitBounds[i-1], explicitBounds[i]]. */
+  explicitBounds: number[];
+  bucketCounts: number[];
+}
+
+export interface ExponentialBuckets {
+  scale: number;
+  zeroCount: number;
+  positive: { offset: number; bucketCounts: number[] };
+  negative: { offset: number; bucketCounts: number[] };
+}
+
+/**
+ * One data point, flattened with its resource, scope and metric: the row of dataPointRows() and
+ * of `otel-s3 points` (each `--format jsonl` line is one, CSV has these columns).
+ */
 export interface PointRow {
+  /** End of the point's interval, ISO 8601 UTC with nanoseconds (`2026-12-01T04:52:18.004000000Z`). */
+  time: string;
+  /** Start of the interval (cumulative and delta points), else ''. */
+  start: string;
   resource: Record<string, PlainValue>;
   scope: string;
   metric: string;
+  type: InstrumentKind;
   unit: string;
-  type: MetricType;
-  temporality: 'delta' | 'cumulative' | undefined;
-  monotonic: boolean | undefined;
-  startTimeUnixNano: string;
-  timeUnixNano: string;
+  temporality: 'delta' | 'cumulative' | '';
   attributes: Record<string, PlainValue>;
-  /** Sum and gauge points. */
+  /** Counters, up-down counters and gauges. */
   value?: number;
-  /** Histogram, exponential histogram and summary points. */
+  /** Histograms, exponential histograms and summaries. */
   count?: number;
   sum?: number;
   min?: number;
   max?: number;
-  bucketCounts?: number[];
-  explicitBounds?: number[];
-  scale?: number;
-  zeroCount?: number;
-  positive?: { offset: number; bucketCounts: number[] };
-  negative?: { offset: number; bucketCounts: number[] };
+  buckets?: HistogramBuckets | ExponentialBuckets;
 }
 
 // The OTLP walk's readers (src/encoding/otlp-walk.js), typed for this package's OTLP objects.
@@ -94,12 +115,19 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
 
 const TEMPORALITY: Record<number, 'delta' | 'cumulative'> = { 1: 'delta', 2: 'cumulative' };
 
-/** Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened. */
+/** The metric fields shared by its points. */
+type MetricPart = Pick<PointRow, 'resource' | 'scope' | 'metric' | 'type' | 'unit' | 'temporality'>;
+
+/**
+ * Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened:
+ * the rows `otel-s3 points` prints.
+ */
 export function dataPointRows(request: OtlpObject): PointRow[] {
   const rows: PointRow[] = [];
   let resource: Record<string, PlainValue> = {};
   let scope = '';
-  let base: Omit<PointRow, 'startTimeUnixNano' | 'timeUnixNano' | 'attributes'>;
+  let base: MetricPart;
+  let otlpType: MetricType;
   walkRequest(request, {
     resource(rm) {
       resource = attributes(obj(rm.resource as OtlpValue).attributes);
@@ -108,88 +136,81 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
       scope = str(obj(sm.scope as OtlpValue).name);
     },
     metric(metric, code, data) {
-      const type = METRIC_FIELDS[code] as MetricType;
+      otlpType = METRIC_FIELDS[code] as MetricType;
       base = {
         resource,
         scope,
         metric: str(metric.name as OtlpValue),
+        type: instrumentKind({ type: otlpType, monotonic: data.isMonotonic === true }),
         unit: str(metric.unit as OtlpValue),
-        type,
-        temporality: TEMPORALITY[temporalityOf(data)],
-        monotonic: type === 'sum' ? data.isMonotonic === true : undefined,
+        temporality: TEMPORALITY[temporalityOf(data)] ?? '',
       };
     },
     point(p) {
-      rows.push({ ...base, ...point(base.type, p as OtlpObject) });
+      rows.push(point(base, otlpType, p as OtlpObject));
     },
   });
   return rows;
 }
 
-function point(
-  type: MetricType,
-  p: OtlpObject,
-): Omit<PointRow, 'resource' | 'scope' | 'metric' | 'unit' | 'type' | 'temporality' | 'monotonic'> {
-  const common = {
-    startTimeUnixNano: str(p.startTimeUnixNano),
-    timeUnixNano: str(p.timeUnixNano),
+function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
+  const row: PointRow = {
+    time: nanosToIso(str(p.timeUnixNano)),
+    start: nanosToIso(str(p.startTimeUnixNano)),
+    ...base,
     attributes: attributes(p.attributes),
   };
-  const optional = (name: 'sum' | 'min' | 'max') => (name in p ? { [name]: num(p[name]) } : {});
+  const optional = (name: 'sum' | 'min' | 'max') => {
+    const v = num(p[name]);
+    if (v !== undefined) row[name] = v;
+  };
   // What both kinds of histogram have: a count, and a sum, min and max when they were recorded.
-  const summary = () => ({
-    ...common,
-    count: num(p.count) ?? 0,
-    ...optional('sum'),
-    ...optional('min'),
-    ...optional('max'),
-  });
+  const summary = () => {
+    row.count = num(p.count) ?? 0;
+    optional('sum');
+    optional('min');
+    optional('max');
+  };
   switch (type) {
     case 'sum':
     case 'gauge':
-      return { ...common, value: num(p.asInt) ?? num(p.asDouble) ?? 0 };
+      row.value = num(p.asInt) ?? num(p.asDouble) ?? 0;
+      break;
     case 'histogram':
-      return {
-        ...summary(),
-        bucketCounts: nums(p.bucketCounts),
-        explicitBounds: nums(p.explicitBounds),
-      };
+      summary();
+      row.buckets = { explicitBounds: nums(p.explicitBounds), bucketCounts: nums(p.bucketCounts) };
+      break;
     case 'exponentialHistogram': {
       const buckets = (b: OtlpValue | undefined) => ({
         offset: num(obj(b).offset) ?? 0,
         bucketCounts: nums(obj(b).bucketCounts),
       });
-      return {
-        ...summary(),
+      summary();
+      row.buckets = {
         scale: num(p.scale) ?? 0,
         zeroCount: num(p.zeroCount) ?? 0,
         positive: buckets(p.positive),
         negative: buckets(p.negative),
       };
+      break;
     }
     case 'summary':
-      return { ...common, count: num(p.count) ?? 0, ...optional('sum') };
+      row.count = num(p.count) ?? 0;
+      optional('sum');
+      break;
   }
+  return row;
 }
 
-/** What a metric is, in the instrument words people use. */
-export type InstrumentKind =
-  | 'counter'
-  | 'up-down-counter'
-  | 'gauge'
-  | 'histogram'
-  | 'exponential-histogram'
-  | 'summary';
-
-/** The kind of a row's metric: a monotonic sum is a counter, any other sum an up-down counter. */
-export function instrumentKind(row: Pick<PointRow, 'type' | 'monotonic'>): InstrumentKind {
-  switch (row.type) {
+/** The kind of a metric: a monotonic sum is a counter, any other sum an up-down counter. */
+export function instrumentKind(metric: { type: MetricType; monotonic: boolean }): InstrumentKind {
+  switch (metric.type) {
     case 'sum':
-      return row.monotonic === true ? 'counter' : 'up-down-counter';
+      return metric.monotonic ? 'counter' : 'up-down-counter';
     case 'exponentialHistogram':
       return 'exponential-histogram';
     default:
-      return row.type;
+      return metric.type;
   }
 }
 

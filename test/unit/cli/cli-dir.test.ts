@@ -5,6 +5,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../../src/cli/point-record.js';
+import { dataPointRows, readMetrics } from '../../../src/reader.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import {
   COMPRESSIONS,
@@ -13,7 +14,7 @@ import {
   FORMATS,
   instrumentValues,
   keyAt,
-  pointRowOf,
+  rawRowOf,
   recordedValues,
   sampleMetrics,
   writeAtKey,
@@ -70,9 +71,30 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     );
     // Objects in key order, six rows each: every object's rows hold what the SDK recorded.
     for (let i = 0; i < keys.length; i++) {
-      const points = rows.slice(6 * i, 6 * i + 6).map(pointRowOf);
+      const points = rows.slice(6 * i, 6 * i + 6).map(rawRowOf);
       expect(instrumentValues(points), keys[i]).toEqual(recordedValues('svc', rm1));
     }
+  });
+
+  test("points --format jsonl gives dataPointRows()' rows: the same fields, names and values", async () => {
+    const { code, stdout } = await run([
+      'points',
+      '--dir',
+      'mirror',
+      '--prefix',
+      'prod',
+      '--format',
+      'jsonl',
+    ]);
+    expect(code).toBe(0);
+    const printed = lines(stdout).map((l) => JSON.parse(l) as unknown);
+    // What a script using the reader gets for the same objects, read with the same options.
+    const read: unknown[] = [];
+    for await (const object of readMetrics({ dir: mirror, prefix: 'prod' })) {
+      for (const row of dataPointRows(object.request)) read.push(JSON.parse(JSON.stringify(row)));
+    }
+    expect(read).toHaveLength(6 * keys.length);
+    expect(printed).toEqual(read);
   });
 
   test('points: time and start of every row are the end and start times the SDK recorded', async () => {

@@ -41,9 +41,9 @@ describe('instrumentKind', () => {
   test.each([
     ['sum', true, 'counter'],
     ['sum', false, 'up-down-counter'],
-    ['gauge', undefined, 'gauge'],
-    ['histogram', undefined, 'histogram'],
-    ['exponentialHistogram', undefined, 'exponential-histogram'],
+    ['gauge', false, 'gauge'],
+    ['histogram', false, 'histogram'],
+    ['exponentialHistogram', false, 'exponential-histogram'],
   ] as const)('%s (monotonic %s) is a %s', (type, monotonic, kind) => {
     expect(instrumentKind({ type, monotonic })).toBe(kind);
   });

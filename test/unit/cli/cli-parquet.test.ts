@@ -8,7 +8,7 @@ import { S3MetricExporter } from '../../../src/index.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import {
   instrumentValues,
-  pointRowOf,
+  rawRowOf,
   recordedValues,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
@@ -75,7 +75,7 @@ describe('otel-s3 reading Parquet objects the exporter stored', () => {
   test('points: every value and time as recorded, times to the microsecond', async () => {
     const { code, stdout, stderr } = await run(['points', '--format', 'jsonl']);
     expect([code, stderr]).toEqual([0, '']);
-    const rows = lines(stdout).map((l) => pointRowOf(JSON.parse(l) as PointRecord));
+    const rows = lines(stdout).map((l) => rawRowOf(JSON.parse(l) as PointRecord));
     expect(rows).toHaveLength(6 * COMPRESSIONS.length);
     for (const [service, rm] of recorded) {
       const values = instrumentValues(rows.filter((r) => r.resource['service.name'] === service));
