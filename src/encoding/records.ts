@@ -11,9 +11,33 @@ export interface Framing {
   tail: string;
 }
 
+/**
+ * What the one walk of an export (its encoding, or its append to column builders) also counts:
+ * its items (data points, spans, log records), and with `times` the time of its oldest item
+ * (partitionTime 'data').
+ */
+export interface ExportTally {
+  items: number;
+  /** Whether the walk notes times (only partitionTime 'data' needs them). */
+  readonly times: boolean;
+  /** The oldest item's time in ms since the epoch; undefined until one is noted. */
+  oldestMillis: number | undefined;
+}
+
+export function newTally(times: boolean): ExportTally {
+  return { items: 0, times, oldestMillis: undefined };
+}
+
+/** Notes an item's time, given as the SDK's [seconds, nanoseconds]. */
+export function noteTime(tally: ExportTally, [seconds, nanos]: readonly [number, number]): void {
+  const millis = seconds * 1000 + Math.floor(nanos / 1e6);
+  if (tally.oldestMillis === undefined || millis < tally.oldestMillis) tally.oldestMillis = millis;
+}
+
 /** One export as a record, and how a batch of records becomes the bytes of one object. */
 export interface RecordFormat<Item> {
-  encode(item: Item): Buffer;
+  /** Encodes one export; its items (and times) are counted into `tally` on the way. */
+  encode(item: Item, tally?: ExportTally): Buffer;
   /** Bytes the object adds around `count` records. */
   overhead(count: number): number;
   /** How records join into one object, for the worker that makes object bodies. */
@@ -31,7 +55,7 @@ const COMMA = 0x2c;
  */
 export function jsonRecords<Item>(
   listField: string,
-  encode: (item: Item) => Buffer,
+  encode: (item: Item, tally?: ExportTally) => Buffer,
 ): RecordFormat<Item> {
   const framing: Framing = { head: `{"${listField}":[`, separator: ',', tail: ']}\n' };
   const head = Buffer.from(framing.head);
@@ -55,7 +79,9 @@ export function jsonRecords<Item>(
 }
 
 /** Serialized requests concatenate into one valid request: records are joined as they are. */
-export function protoRecords<Item>(encode: (item: Item) => Buffer): RecordFormat<Item> {
+export function protoRecords<Item>(
+  encode: (item: Item, tally?: ExportTally) => Buffer,
+): RecordFormat<Item> {
   return {
     encode,
     framing: null,

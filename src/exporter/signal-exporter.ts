@@ -122,7 +122,11 @@ export class SignalExporter<Item> {
         uploader,
         spool: this.#spool,
       });
-      const admission = { maxBatchBytes: c.maxBatchBytes, maxBatchAgeMillis: c.maxBatchAgeMillis };
+      const admission = {
+        maxBatchBytes: c.maxBatchBytes,
+        maxBatchAgeMillis: c.maxBatchAgeMillis,
+        times: c.partitionTime === 'data',
+      };
       const parts = {
         budget,
         owner: this.#owner,
@@ -159,7 +163,7 @@ export class SignalExporter<Item> {
     let accepted: Promise<ExportResult>;
     try {
       // An OTLP record is encoded here, outside any lock: the expensive part.
-      accepted = this.#intake.accept(item, this.#signal.count(item), this.#keyInputs(item));
+      accepted = this.#intake.accept(item, this.#keyInputs(item));
     } catch (error) {
       this.#outcomes.encodeFailed(error);
       resultCallback(failed(`could not encode ${this.#signal.name}: ${describeError(error)}`));
@@ -239,8 +243,8 @@ export class SignalExporter<Item> {
     return {
       attributes,
       group: keys.attributeNames.length === 0 ? '' : JSON.stringify(attributes),
-      dataTimeMillis:
-        this.#config.partitionTime === 'data' ? this.#signal.oldestTimeMillis(item) : undefined,
+      // Counted by the one walk of the export, its encoding or its append.
+      dataTimeMillis: undefined,
     };
   }
 

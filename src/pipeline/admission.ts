@@ -2,17 +2,19 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
 import { describeError } from '../s3/errors.js';
 import type { BatchOwner, MemoryBudget } from './budget.js';
-import type { KeyInputs, OpenBatch } from './open-batch.js';
+import type { ColumnOpenBatch, KeyInputs, RecordOpenBatch } from './open-batch.js';
 import { SealedBatch } from './sealed-batch.js';
 
 export interface AdmissionOptions {
   maxBatchBytes: number;
   maxBatchAgeMillis: number;
+  /** Whether an export's oldest time is wanted (partitionTime 'data'). */
+  times: boolean;
 }
 
 export interface AdmissionParts<Item> {
   /** The batch exports are appended to; the budget counts its bytes too. */
-  open: OpenBatch<Item>;
+  open: RecordOpenBatch | ColumnOpenBatch<Item>;
   budget: MemoryBudget;
   /** The exporter the batches belong to; its outcomes count them. */
   owner: BatchOwner;
@@ -22,12 +24,13 @@ export interface AdmissionParts<Item> {
   appendFailed(error: unknown): void;
 }
 
-/** An export, ready to be appended: its record (OTLP), or the SDK's metrics (Parquet columns). */
-export interface PendingExport<Item> {
-  item: Item;
-  points: number;
-  inputs: KeyInputs;
-}
+/**
+ * An export, ready to be appended: its record, encoded outside the mutex, with what its encoding
+ * counted (OTLP); or the export itself, which appending walks and counts (Parquet columns).
+ */
+export type PendingExport<Item> =
+  | { record: Buffer; points: number; inputs: KeyInputs }
+  | { item: Item; inputs: KeyInputs; times: boolean };
 
 const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 export const failed = (message: string): ExportResult => ({
@@ -44,7 +47,7 @@ export const failed = (message: string): ExportResult => ({
 export class Admission<Item> {
   readonly #options: AdmissionOptions;
   readonly #parts: AdmissionParts<Item>;
-  readonly #open: OpenBatch<Item>;
+  readonly #open: RecordOpenBatch | ColumnOpenBatch<Item>;
   /**
    * Appends and seals run as one uninterrupted step. Today that step has no await, so the
    * mutex only queues it behind steps already waiting; it is kept so that a future await
@@ -52,6 +55,8 @@ export class Admission<Item> {
    */
   readonly #mutex = new Mutex();
   #ageTimer: NodeJS.Timeout | undefined;
+  /** Whether the batch was empty before the append under way (its age timer starts then). */
+  #wasEmpty = false;
 
   constructor(options: AdmissionOptions, parts: AdmissionParts<Item>) {
     this.#options = options;
@@ -74,43 +79,103 @@ export class Admission<Item> {
 
   // ---- inside the mutex: no I/O, no await ----
 
-  #accept({ item, points, inputs }: PendingExport<Item>): {
-    result: ExportResult;
-    sealed: SealedBatch[];
-  } {
-    const { maxBatchBytes, maxBatchAgeMillis } = this.#options;
-    const { budget } = this.#parts;
-    const { outcomes } = this.#parts.owner;
+  #accept(pending: PendingExport<Item>): { result: ExportResult; sealed: SealedBatch[] } {
     const open = this.#open;
     const sealed: SealedBatch[] = [];
+    const result =
+      open.kind === 'records'
+        ? 'record' in pending
+          ? this.#appendRecord(open, pending, sealed)
+          : failed('an unencoded export for a batch of records')
+        : 'item' in pending
+          ? this.#appendItem(open, pending, sealed)
+          : failed('a record for a batch of columns');
+    if (result.code === ExportResultCode.SUCCESS) this.#afterAppend(sealed);
+    return { result, sealed };
+  }
+
+  /** A record: its size is known, so room is made before it is appended. */
+  #appendRecord(
+    open: RecordOpenBatch,
+    { record, points, inputs }: { record: Buffer; points: number; inputs: KeyInputs },
+    sealed: SealedBatch[],
+  ): ExportResult {
+    const { budget } = this.#parts;
     const sealFirst =
-      !open.isEmpty && (open.overflows(item, points, maxBatchBytes) || open.keyDiffers(inputs));
-    const growth = open.growth(item, points, sealFirst);
-    if (!budget.makeRoom(growth)) {
-      outcomes.exportRejectedForRoom(points, growth);
-      return { result: failed(`maxBufferedBytes (${budget.limit}) reached`), sealed };
-    }
+      !open.isEmpty &&
+      (open.overflows(record, this.#options.maxBatchBytes) || open.keyDiffers(inputs));
+    const growth = open.growth(record, sealFirst);
+    if (!budget.makeRoom(growth)) return this.#noRoom(points, growth);
     if (sealFirst) this.#pushSealed(sealed);
-    const wasEmpty = open.isEmpty;
+    this.#wasEmpty = open.isEmpty;
     try {
-      open.append(item, points, inputs);
+      open.append(record, points, inputs);
     } catch (error) {
-      // Nothing of it was appended (OpenBatch.append is all or nothing); a batch sealed first
-      // still goes on.
+      // Nothing of it was appended (append is all or nothing); a batch sealed first still goes on.
       this.#parts.appendFailed(error);
-      return { result: failed(`could not append metrics: ${describeError(error)}`), sealed };
+      return failed(`could not append: ${describeError(error)}`);
     }
-    // What the growth could not foresee (a Parquet batch's first-seen strings): room now.
+    return SUCCESS;
+  }
+
+  /**
+   * An export appended as it is: the append is its one walk, which also measures it. One that
+   * takes a batch past maxBatchBytes is taken back and appended to a fresh batch (a second walk,
+   * once per batch sealed by size); one that cannot fit under the memory bound is taken back.
+   */
+  #appendItem(
+    open: ColumnOpenBatch<Item>,
+    { item, inputs, times }: { item: Item; inputs: KeyInputs; times: boolean },
+    sealed: SealedBatch[],
+  ): ExportResult {
+    const { budget } = this.#parts;
+    if (!open.isEmpty && open.keyDiffers(inputs)) this.#pushSealed(sealed);
+    let mark = open.mark();
+    let before = open.bytes;
+    let points: number;
+    this.#wasEmpty = open.isEmpty;
+    try {
+      points = open.append(item, inputs, times);
+      if (!this.#wasEmpty && open.bytes > this.#options.maxBatchBytes) {
+        open.rollback(mark);
+        this.#pushSealed(sealed);
+        mark = open.mark();
+        before = open.bytes;
+        this.#wasEmpty = true;
+        points = open.append(item, inputs, times);
+      }
+    } catch (error) {
+      // Nothing of it was appended (append is all or nothing); a batch sealed first still goes on.
+      this.#parts.appendFailed(error);
+      return failed(`could not append: ${describeError(error)}`);
+    }
+    // Room for what it took (its first-seen strings included), or it goes back out.
+    if (!budget.makeRoom(0)) {
+      const growth = open.bytes - before;
+      open.rollback(mark);
+      return this.#noRoom(points, growth);
+    }
+    return SUCCESS;
+  }
+
+  #noRoom(points: number, bytes: number): ExportResult {
+    this.#parts.owner.outcomes.exportRejectedForRoom(points, bytes);
+    return failed(`maxBufferedBytes (${this.#parts.budget.limit}) reached`);
+  }
+
+  /** Counted, and sealed if full; the age timer starts with a batch's first export. */
+  #afterAppend(sealed: SealedBatch[]): void {
+    const { budget } = this.#parts;
+    // What the growth could not foresee (a record batch's framing): room now.
     budget.makeRoom(0);
-    outcomes.accepted(budget.bytes);
-    if (open.bytes >= maxBatchBytes) {
+    this.#parts.owner.outcomes.accepted(budget.bytes);
+    if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
-    } else if (wasEmpty) {
-      this.#ageTimer = setTimeout(() => void this.sealNow(), maxBatchAgeMillis);
+    } else if (this.#wasEmpty) {
+      this.#ageTimer = setTimeout(() => void this.sealNow(), this.#options.maxBatchAgeMillis);
       // An open batch never keeps the process alive: shutdown() is what flushes it.
       this.#ageTimer.unref();
     }
-    return { result: SUCCESS, sealed };
   }
 
   #pushSealed(list: SealedBatch[]): void {

@@ -1,5 +1,11 @@
+import { newTally } from '../encoding/records.js';
 import type { ColumnBuilders } from '../signals/signal.js';
-import { BatchKey, type KeyInputs, type OpenBatch, type SealedContents } from './open-batch.js';
+import {
+  BatchKey,
+  type ColumnOpenBatch,
+  type KeyInputs,
+  type SealedContents,
+} from './open-batch.js';
 
 /**
  * The open batch of a Parquet format: every item of an export goes into its signal's column
@@ -7,7 +13,8 @@ import { BatchKey, type KeyInputs, type OpenBatch, type SealedContents } from '.
  * the worker gets columns to encode, not records to parse. Its bytes are what the builders really
  * hold, capacity included; sealing hands the arrays over for a transfer to the worker.
  */
-export class ColumnBatch<Item> implements OpenBatch<Item> {
+export class ColumnBatch<Item> implements ColumnOpenBatch<Item> {
+  readonly kind = 'columns';
   readonly #builders: ColumnBuilders<Item>;
   readonly #key = new BatchKey();
 
@@ -27,23 +34,22 @@ export class ColumnBatch<Item> implements OpenBatch<Item> {
     return !this.isEmpty && inputs.group !== this.#key.group;
   }
 
-  overflows(item: Item, _points: number, maxBytes: number): boolean {
-    return !this.isEmpty && this.bytes + this.#builders.growth(item, false) > maxBytes;
-  }
-
-  /**
-   * The arrays' growth, exact; strings and attribute sets new to the batch come on top, and the
-   * budget counts them once appended (Admission makes room for them then).
-   */
-  growth(item: Item, _points: number, alone: boolean): number {
-    return this.#builders.growth(item, alone);
-  }
-
-  /** All of the export or none of it: the builders take back the rows of an append that threw. */
-  append(item: Item, _points: number, inputs: KeyInputs): void {
+  append(item: Item, inputs: KeyInputs, times: boolean): number {
     const first = this.isEmpty;
-    this.#builders.append(item);
-    this.#key.add(inputs, first);
+    const tally = newTally(times);
+    this.#builders.append(item, tally);
+    this.#key.add({ ...inputs, dataTimeMillis: tally.oldestMillis }, first);
+    return tally.items;
+  }
+
+  mark(): unknown {
+    return { builders: this.#builders.mark(), key: this.#key.mark() };
+  }
+
+  rollback(mark: unknown): void {
+    const m = mark as { builders: unknown; key: ReturnType<BatchKey['mark']> };
+    this.#builders.rollback(m.builders);
+    this.#key.rollback(m.key);
   }
 
   take(): SealedContents {

@@ -1,11 +1,11 @@
 import type { ExportResult } from '@opentelemetry/core';
 import type { BodyMaker } from '../body/index.js';
-import type { RecordFormat } from '../encoding/records.js';
+import { newTally, type RecordFormat } from '../encoding/records.js';
 import { describeError } from '../s3/errors.js';
 import type { ColumnBuilders } from '../signals/signal.js';
 import { Admission, type AdmissionOptions, type AdmissionParts, failed } from './admission.js';
 import { ColumnBatch } from './column-batch.js';
-import { type KeyInputs, type OpenBatch, RecordBatch } from './open-batch.js';
+import { type KeyInputs, RecordBatch } from './open-batch.js';
 
 /**
  * How an export enters the open batch, the format's way: OTLP formats encode it into a record
@@ -18,7 +18,7 @@ export interface Intake<Item> {
    * Appends one export. Throws (synchronously) only if an OTLP record cannot be encoded; an
    * export the open batch cannot take answers FAILED, counted through `appendFailed`.
    */
-  accept(item: Item, points: number, inputs: KeyInputs): Promise<ExportResult>;
+  accept(item: Item, inputs: KeyInputs): Promise<ExportResult>;
   /** Seals the open batch now (flush, shutdown). */
   sealNow(): Promise<void>;
   /** The open batch's bytes, for the memory budget. */
@@ -37,11 +37,19 @@ export function recordIntake<Item>(
   parts: IntakeParts & { bodies: Pick<BodyMaker, 'openFrame'> },
 ): Intake<Item> {
   const open = new RecordBatch(format, parts.bodies.openFrame);
-  const admission = new Admission(options, { ...parts, open });
+  const admission = new Admission<Item>(options, { ...parts, open });
   return {
     open,
-    accept: (item, points, inputs) =>
-      admission.accept({ item: format.encode(item), points, inputs }),
+    accept: (item, inputs) => {
+      // The one walk of the export: encoding it counts its items (and its oldest time).
+      const tally = newTally(options.times);
+      const record = format.encode(item, tally);
+      return admission.accept({
+        record,
+        points: tally.items,
+        inputs: { ...inputs, dataTimeMillis: tally.oldestMillis },
+      });
+    },
     sealNow: () => admission.sealNow(),
   };
 }
@@ -55,10 +63,10 @@ export function columnIntake<Item>(
   options: AdmissionOptions,
   parts: IntakeParts,
 ): Intake<Item> {
-  let open: OpenBatch<Item> | undefined;
+  let open: ColumnBatch<Item> | undefined;
   const ready = loadColumns().then((builders) => {
     open = new ColumnBatch(builders());
-    return new Admission(options, { ...parts, open });
+    return new Admission<Item>(options, { ...parts, open });
   });
   return {
     open: {
@@ -66,9 +74,9 @@ export function columnIntake<Item>(
         return open?.bytes ?? 0;
       },
     },
-    accept: (item, points, inputs) =>
+    accept: (item, inputs) =>
       ready
-        .then((admission) => admission.accept({ item, points, inputs }))
+        .then((admission) => admission.accept({ item, inputs, times: options.times }))
         .catch((error: unknown) => {
           parts.appendFailed(error);
           return failed(`could not append to the Parquet columns: ${describeError(error)}`);

@@ -27,22 +27,44 @@ export interface SealedContents {
 
 /**
  * The batch exports are appended to, in the form its format keeps: OTLP records (RecordBatch),
- * or Parquet column builders (ColumnBatch, src/pipeline/column-batch.ts). `Item` is what one
- * export appends: an encoded record, or the SDK's ResourceMetrics.
+ * or Parquet column builders (ColumnBatch, src/pipeline/column-batch.ts).
  */
-export interface OpenBatch<Item> {
+export interface OpenBatch {
   readonly isEmpty: boolean;
   /** Bytes the batch holds now, counted against maxBufferedBytes. */
   readonly bytes: number;
   /** True if an export with these key inputs must go to another object than this batch's. */
   keyDiffers(inputs: KeyInputs): boolean;
-  /** True if appending `item` would take a non-empty batch past `maxBytes`: seal first. */
-  overflows(item: Item, points: number, maxBytes: number): boolean;
-  /** Bytes appending `item` adds: to this batch, or to a fresh one (`alone`). */
-  growth(item: Item, points: number, alone: boolean): number;
-  append(item: Item, points: number, inputs: KeyInputs): void;
   /** Hands the contents over and leaves this batch empty. */
   take(): SealedContents;
+}
+
+/**
+ * A batch whose exports come encoded (records): an export's size is known before it is appended,
+ * so room is made for it first.
+ */
+export interface RecordOpenBatch extends OpenBatch {
+  readonly kind: 'records';
+  /** True if appending `record` would take a non-empty batch past `maxBytes`: seal first. */
+  overflows(record: Buffer, maxBytes: number): boolean;
+  /** Bytes appending `record` adds: to this batch, or to a fresh one (`alone`). */
+  growth(record: Buffer, alone: boolean): number;
+  append(record: Buffer, points: number, inputs: KeyInputs): void;
+}
+
+/**
+ * A batch whose exports are appended as they are (column builders): appending is the one walk
+ * of an export, which measures it, so room is made after, and an export that does not fit is
+ * taken back.
+ */
+export interface ColumnOpenBatch<Item> extends OpenBatch {
+  readonly kind: 'columns';
+  /** Appends all of `item` or none of it; returns its items. */
+  append(item: Item, inputs: KeyInputs, times: boolean): number;
+  /** Where the batch ends now ... */
+  mark(): unknown;
+  /** ... and taking back every export appended since. */
+  rollback(mark: unknown): void;
 }
 
 /**
@@ -65,6 +87,22 @@ export class BatchKey {
       this.dataTimeMillis = t;
   }
 
+  /** What the key holds now, for rollback(). */
+  mark(): {
+    group: string;
+    attributes: Readonly<Record<string, string>>;
+    time: number | undefined;
+  } {
+    return { group: this.group, attributes: this.attributes, time: this.dataTimeMillis };
+  }
+
+  /** Back to what mark() gave. */
+  rollback(mark: ReturnType<BatchKey['mark']>): void {
+    this.group = mark.group;
+    this.attributes = mark.attributes;
+    this.dataTimeMillis = mark.time;
+  }
+
   /** The inputs so far, and a fresh start. */
   take(): { attributes: Readonly<Record<string, string>>; dataTimeMillis: number | undefined } {
     const taken = { attributes: this.attributes, dataTimeMillis: this.dataTimeMillis };
@@ -81,7 +119,8 @@ export class BatchKey {
  * swap, never slice. Bytes are the size of the object the records make, uncompressed, either
  * way: they decide the seal, and the budget counts them (an upper bound of what is held).
  */
-export class RecordBatch implements OpenBatch<Buffer> {
+export class RecordBatch implements RecordOpenBatch {
+  readonly kind = 'records';
   #records: Buffer[] = [];
   #frame: RecordFrame | undefined;
   #count = 0;
@@ -108,11 +147,11 @@ export class RecordBatch implements OpenBatch<Buffer> {
     return !this.isEmpty && inputs.group !== this.#key.group;
   }
 
-  overflows(record: Buffer, _points: number, maxBytes: number): boolean {
+  overflows(record: Buffer, maxBytes: number): boolean {
     return !this.isEmpty && this.#bytesWith(record.length) > maxBytes;
   }
 
-  growth(record: Buffer, _points: number, alone: boolean): number {
+  growth(record: Buffer, alone: boolean): number {
     return alone
       ? record.length + this.#format.overhead(1)
       : this.#bytesWith(record.length) - this.bytes;

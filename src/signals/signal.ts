@@ -1,5 +1,5 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { RecordFormat } from '../encoding/records.js';
+import type { ExportTally, RecordFormat } from '../encoding/records.js';
 import type { Compression, Format, SignalName } from '../layout/formats.js';
 
 /**
@@ -23,16 +23,17 @@ export interface TransferableColumns {
 export interface ColumnBuilders<Item> {
   /** Items (rows) appended since the last seal. */
   readonly rows: number;
-  /** Memory the builders hold now. */
+  /** Memory the builders hold now, capacity included. */
   readonly bytes: number;
   /**
-   * Bytes appending `item` makes the arrays grow by, exactly: to these builders, or to empty
-   * ones (`alone`). What is new to the batch (strings, attribute sets) comes on top, counted in
-   * `bytes` once appended.
+   * Appends all of the export or none of it (an append that throws leaves the builders as they
+   * were), counting its items (and times) into `tally`: the one walk of an export.
    */
-  growth(item: Item, alone: boolean): number;
-  /** Appends all of the export or none of it (an append that throws leaves the builders as they were). */
-  append(item: Item): void;
+  append(item: Item, tally: ExportTally): void;
+  /** Where the rows end now ... */
+  mark(): unknown;
+  /** ... and taking back every row appended since (the capacity the arrays grew to stays). */
+  rollback(mark: unknown): void;
   /** Hands the columns over and starts empty again. */
   seal(): TransferableColumns;
 }
@@ -42,12 +43,8 @@ export interface SignalExport<Item> {
   readonly name: SignalName;
   /** How each format's exports become records (Parquet: its fallback's, OTLP/JSON). */
   readonly records: Readonly<Record<Format, RecordFormat<Item>>>;
-  /** Items in one export: data points, spans or log records, as stats() counts them. */
-  count(item: Item): number;
   /** The resource attributes of an export, for the key template's attribute tokens. */
   resourceAttributes(item: Item): Readonly<Record<string, unknown>>;
-  /** The time of the oldest item of an export in ms (partitionTime 'data'); undefined if it has none. */
-  oldestTimeMillis(item: Item): number | undefined;
   /** The Parquet column builders, loaded on first use (a service that exports OTLP never loads them). */
   loadColumns(): Promise<() => ColumnBuilders<Item>>;
   /**

@@ -15,9 +15,7 @@ export const metricsExport: SignalExport<ResourceMetrics> = {
     'otlp-proto': protoRecords(resourceMetricsToProto),
     parquet: json,
   },
-  count: countDataPoints,
   resourceAttributes: (rm) => rm.resource.attributes,
-  oldestTimeMillis: oldestEndTimeMillis,
   async loadColumns() {
     const { MetricColumnBuilders } = await import('./parquet/column-builders.js');
     return () => new MetricColumnBuilders();
@@ -30,23 +28,9 @@ export const metricsExport: SignalExport<ResourceMetrics> = {
   },
 };
 
-/** Data points in one ResourceMetrics, for accounting of what was uploaded or dropped. */
+/** Data points in one ResourceMetrics (benchmarks and tests count exports with it). */
 export function countDataPoints(rm: ResourceMetrics): number {
   let points = 0;
   for (const sm of rm.scopeMetrics) for (const m of sm.metrics) points += m.dataPoints.length;
   return points;
-}
-
-/** The oldest data point end time of an export in ms, or undefined if it has no points. */
-export function oldestEndTimeMillis(rm: ResourceMetrics): number | undefined {
-  let oldest: number | undefined;
-  for (const sm of rm.scopeMetrics) {
-    for (const m of sm.metrics) {
-      for (const p of m.dataPoints) {
-        const t = p.endTime[0] * 1000 + Math.floor(p.endTime[1] / 1e6);
-        if (oldest === undefined || t < oldest) oldest = t;
-      }
-    }
-  }
-  return oldest;
 }

@@ -12,6 +12,7 @@ import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attr
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
+import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { otlpTemporality } from './temporality.js';
 
 /**
@@ -23,7 +24,8 @@ import { otlpTemporality } from './temporality.js';
  * JsonMetricsSerializer's differs where JSON.stringify loses data (NaN and the infinities as
  * null, -0 as 0, integers beyond 2^53 rounded, lone surrogates kept).
  */
-export function resourceMetricsToJsonBytes(rm: ResourceMetrics): Buffer {
+export function resourceMetricsToJsonBytes(rm: ResourceMetrics, counted?: ExportTally): Buffer {
+  tally = counted;
   const w = writer;
   w.reset(); // what an export that threw half-way left behind
   const resource = rm.resource;
@@ -77,7 +79,11 @@ function scope(w: JsonWriter, s: InstrumentationScope & { attributes?: Attribute
   w.raw('}');
 }
 
+/** The tally of the export being written, if the caller wants one. */
+let tally: ExportTally | undefined;
+
 function writeMetric(w: JsonWriter, metric: MetricData): void {
+  if (tally !== undefined) tally.items += metric.dataPoints.length;
   const d = metric.descriptor;
   w.raw('{"name":');
   w.string(d.name);
@@ -138,6 +144,7 @@ function pointHeader(
   attributes(w, p.attributes, order, index);
   const start = p.startTime;
   const end = p.endTime;
+  if (tally?.times) noteTime(tally, end);
   if (!sameTime(pairStart, start) || !sameTime(pairEnd, end)) {
     pairJson = Buffer.from(
       `"${hrTimeToNanosString(start)}","timeUnixNano":"${hrTimeToNanosString(end)}"`,

@@ -11,6 +11,7 @@ import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attr
 import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
+import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
@@ -20,7 +21,8 @@ const writer = new ProtoWriter();
  * Encodes one ResourceMetrics as a complete ExportMetricsServiceRequest. Requests concatenate
  * into one valid request (resourceMetrics is a repeated field), so a batch is a list of these.
  */
-export function resourceMetricsToProto(rm: ResourceMetrics): Buffer {
+export function resourceMetricsToProto(rm: ResourceMetrics, counted?: ExportTally): Buffer {
+  tally = counted;
   const w = writer;
   w.reset(); // what an export that threw half-way left behind
   w.fork(F.ExportMetricsServiceRequest.resourceMetrics);
@@ -44,7 +46,11 @@ export function resourceMetricsToProto(rm: ResourceMetrics): Buffer {
   return w.finish();
 }
 
+/** The tally of the export being written, if the caller wants one. */
+let tally: ExportTally | undefined;
+
 function writeMetric(w: ProtoWriter, metric: MetricData): void {
+  if (tally !== undefined) tally.items += metric.dataPoints.length;
   const d = metric.descriptor;
   w.fork(F.ScopeMetrics.metrics);
   w.string(F.Metric.name, d.name);
@@ -118,6 +124,7 @@ function numberPoint(
   pointAttributes(w, N.attributes, numberPointAttributes, p.attributes, order, index);
   time(w, N.startTimeUnixNano, p.startTime);
   time(w, N.timeUnixNano, p.endTime);
+  if (tally?.times) noteTime(tally, p.endTime);
   // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
   if (valueType === ValueType.INT && isInt64(p.value)) w.fixed64(N.asInt, p.value);
   else w.double(N.asDouble, p.value);
@@ -136,6 +143,7 @@ function histogramPoint(
   pointAttributes(w, H.attributes, histogramPointAttributes, p.attributes, order, index);
   time(w, H.startTimeUnixNano, p.startTime);
   time(w, H.timeUnixNano, p.endTime);
+  if (tally?.times) noteTime(tally, p.endTime);
   w.fixed64(H.count, h.count);
   if (h.sum !== undefined) w.double(H.sum, h.sum);
   w.packedFixed64(H.bucketCounts, h.buckets.counts);
@@ -157,6 +165,7 @@ function expHistogramPoint(
   pointAttributes(w, E.attributes, expHistogramPointAttributes, p.attributes, order, index);
   time(w, E.startTimeUnixNano, p.startTime);
   time(w, E.timeUnixNano, p.endTime);
+  if (tally?.times) noteTime(tally, p.endTime);
   w.fixed64(E.count, h.count);
   if (h.sum !== undefined) w.double(E.sum, h.sum);
   w.sint32(E.scale, h.scale);

@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ExportResultCode } from '@opentelemetry/core';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
@@ -11,6 +12,7 @@ import { instrumentValues, recordedValues } from '../../support/reader-fixtures.
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import {
   collectingProvider,
+  exportSynthetic,
   manualProvider,
   recordEveryInstrument,
   recordingProvider,
@@ -184,5 +186,59 @@ describe("format: 'parquet'", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('Parquet batches measured by appending (the one walk of an export)', () => {
+  test('an export that takes a batch past maxBatchBytes goes to a fresh batch: every point stored once', async () => {
+    const s3 = new ScriptedS3();
+    const exporter = new S3MetricExporter({
+      bucket: 'unit',
+      s3Client: s3.client,
+      format: 'parquet',
+      maxBatchBytes: 64 * 1024,
+    });
+    let exported = 0;
+    for (let tag = 1; tag <= 40; tag++) {
+      const result = await exportSynthetic(exporter, 200, tag);
+      expect(result.code).toBe(ExportResultCode.SUCCESS);
+      exported += 200;
+    }
+    await exporter.shutdown();
+    expect(s3.stored.size).toBeGreaterThan(1); // sealed by size, more than once
+    let stored = 0;
+    const tags: number[] = [];
+    for (const [key, body] of s3.stored) {
+      const rows = dataPointRows((await decodeStoredObjectAsync(key, body)).request);
+      stored += rows.length;
+      tags.push(...new Set(rows.map((r) => Number(r.attributes.tag))));
+    }
+    expect(stored).toBe(exported);
+    // An export is never split between two objects.
+    expect(tags.sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(exporter.stats().pointsUploaded).toBe(exported);
+  });
+
+  test('an export that cannot fit under maxBufferedBytes is taken back whole, and counted', async () => {
+    const s3 = new ScriptedS3();
+    const exporter = new S3MetricExporter({
+      bucket: 'unit',
+      s3Client: s3.client,
+      format: 'parquet',
+      maxBatchBytes: 64 * 1024,
+      maxBufferedBytes: 64 * 1024,
+    });
+    // Alone, its columns take more than the whole bound: it is appended, measured, taken back.
+    const big = await exportSynthetic(exporter, 5_000, 1);
+    expect(big.code).toBe(ExportResultCode.FAILED);
+    expect(exporter.stats().bufferedBytes).toBeLessThan(64 * 1024); // nothing of it stays
+    expect(exporter.stats().pointsDroppedByReason).toEqual({ 'buffer-full': 5_000 });
+    // The batch takes the next export as if the big one had never come.
+    expect((await exportSynthetic(exporter, 10, 2)).code).toBe(ExportResultCode.SUCCESS);
+    await exporter.shutdown();
+    const [[key, body] = ['', Buffer.alloc(0)]] = [...s3.stored];
+    const rows = dataPointRows((await decodeStoredObjectAsync(key, body)).request);
+    expect(rows.map((r) => r.attributes.tag)).toEqual(Array(10).fill('2')); // Parquet keeps text
+    expect(exporter.stats().pointsUploaded).toBe(10);
   });
 });

@@ -9,6 +9,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { isInt64 } from '../../../encoding/otlp-schema.js';
+import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
 import { otlpTemporality } from '../temporality.js';
 import type { ColumnStore } from './column-store.js';
@@ -57,8 +58,8 @@ export class SdkAppender {
   readonly #sets = new AttributeCache<InternedSet>();
   readonly #bounds = new WeakMap<readonly number[], InternedBounds>();
 
-  /** Appends every data point of `rm`; returns how many. */
-  append(store: ColumnStore, rm: ResourceMetrics): number {
+  /** Appends every data point of `rm`; returns how many (their times go into `tally`). */
+  append(store: ColumnStore, rm: ResourceMetrics, tally?: ExportTally): number {
     const resource = rm.resource;
     const set = this.#set(store, resource.attributes);
     const service = textOf(set.keys, set.texts, 'service.name') ?? '';
@@ -74,7 +75,7 @@ export class SdkAppender {
       );
       for (const metric of sm.metrics) {
         const metricId = this.#metric(store, scope, metric);
-        points += this.#points(store, resourceId, metricId, metric);
+        points += this.#points(store, resourceId, metricId, metric, tally);
       }
     }
     return points;
@@ -95,10 +96,18 @@ export class SdkAppender {
     ]);
   }
 
-  #points(store: ColumnStore, resourceId: number, metricId: number, metric: MetricData): number {
+  #points(
+    store: ColumnStore,
+    resourceId: number,
+    metricId: number,
+    metric: MetricData,
+    tally: ExportTally | undefined,
+  ): number {
     const points: DataPoint<unknown>[] = metric.dataPoints;
     const int = metric.descriptor.valueType === ValueType.INT;
+    const times = tally?.times === true;
     for (const p of points) {
+      if (times) noteTime(tally as ExportTally, p.endTime);
       const attributes = this.#set(store, p.attributes).id;
       const r = store.addRow(
         resourceId,

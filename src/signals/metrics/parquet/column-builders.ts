@@ -1,9 +1,10 @@
-import { DataPointType, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { OtlpObject } from '../../../encoding/otlp-proto-decode.js';
+import type { ExportTally } from '../../../encoding/records.js';
 import type { ColumnBuilders } from '../../signal.js';
 import { appendRequest } from './append-otlp.js';
 import { SdkAppender } from './append-sdk.js';
-import { ColumnStore } from './column-store.js';
+import { ColumnStore, type StoreMark } from './column-store.js';
 import type { SealedColumns } from './sealed.js';
 
 export type { SealedColumns } from './sealed.js';
@@ -18,26 +19,20 @@ export class MetricColumnBuilders implements ColumnBuilders<ResourceMetrics> {
   #store = new ColumnStore();
   readonly #sdk = new SdkAppender();
 
-  /** Appends every data point of the SDK's ResourceMetrics, all or none. */
-  append(rm: ResourceMetrics): void {
-    this.appendResourceMetrics(rm);
+  /** Appends every data point of the SDK's ResourceMetrics, all or none, counting them. */
+  append(rm: ResourceMetrics, tally: ExportTally): void {
+    tally.items += this.#atomically(() => this.#sdk.append(this.#store, rm, tally));
   }
 
-  growth(rm: ResourceMetrics, alone: boolean): number {
-    let points = 0;
-    let counts = 0;
-    for (const sm of rm.scopeMetrics) {
-      for (const m of sm.metrics) {
-        points += m.dataPoints.length;
-        if (m.dataPointType === DataPointType.HISTOGRAM) {
-          for (const p of m.dataPoints) counts += p.value.buckets.counts.length;
-        } else if (m.dataPointType === DataPointType.EXPONENTIAL_HISTOGRAM) {
-          for (const p of m.dataPoints)
-            counts += p.value.positive.bucketCounts.length + p.value.negative.bucketCounts.length;
-        }
-      }
-    }
-    return alone ? MetricColumnBuilders.bytesAlone(points, counts) : this.growthFor(points, counts);
+  mark(): StoreMark {
+    return this.#store.mark();
+  }
+
+  rollback(mark: unknown): void {
+    const m = mark as StoreMark;
+    // Back to empty: a fresh store, so that nothing of what was taken back stays in memory.
+    if (m.rows === 0) this.#store = new ColumnStore();
+    else this.#store.rollback(m);
   }
 
   /** Appends every data point of the SDK's ResourceMetrics; returns how many. */
@@ -62,21 +57,6 @@ export class MetricColumnBuilders implements ColumnBuilders<ResourceMetrics> {
   /** Memory the builders hold now: typed-array capacities, dictionaries, cache entries (estimated). */
   get bytes(): number {
     return this.#store.bytes;
-  }
-
-  /**
-   * Bytes appending `rows` data points with `counts` bucket counts in all makes the arrays grow
-   * by: exact (they double as they fill). Strings and attribute sets seen for the first time in
-   * this batch come on top; `bytes` counts them once appended.
-   */
-  growthFor(rows: number, counts: number): number {
-    return this.#store.growthFor(rows, counts);
-  }
-
-  /** What empty builders take with `rows` data points and `counts` bucket counts appended. */
-  static bytesAlone(rows: number, counts: number): number {
-    const store = new ColumnStore();
-    return store.bytes + store.growthFor(rows, counts);
   }
 
   /** The columns, with the ArrayBuffers to transfer; the builders start empty again. */

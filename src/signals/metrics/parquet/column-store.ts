@@ -48,6 +48,9 @@ let epochs = 0;
 export interface StoreMark {
   readonly rows: number;
   readonly counts: number;
+  /** The arrays' sizes then: a rollback gives back what the taken-back rows grew them by. */
+  readonly capacity: number;
+  readonly countSlots: number;
 }
 
 /**
@@ -228,54 +231,57 @@ export class ColumnStore {
 
   /** Where the rows and counts end now, for rollback(). */
   mark(): StoreMark {
-    return { rows: this.rowCount, counts: this.countCount };
+    return {
+      rows: this.rowCount,
+      counts: this.countCount,
+      capacity: this.capacity,
+      countSlots: this.counts.length,
+    };
   }
 
   /**
-   * Takes back the rows and counts added since `mark` (the tables keep what they interned:
-   * counted in bytes, harmless in the file).
+   * Takes back the rows and counts added since `mark`, and the room the arrays grew by for them
+   * (an export that did not fit must not leave its memory behind). The tables keep what they
+   * interned: counted in bytes, harmless in the file.
    */
   rollback(mark: StoreMark): void {
     this.rowCount = mark.rows;
     this.countCount = mark.counts;
+    if (this.capacity > mark.capacity) this.resize(mark.capacity);
+    if (this.counts.length > mark.countSlots) {
+      this.counts = shrunk(this.counts, mark.countSlots, 2 * mark.counts);
+    }
   }
 
   private grow(): void {
-    const n = this.capacity * 2;
-    const used = this.rowCount;
-    this.resource = grown(this.resource, n, used);
-    this.metric = grown(this.metric, n, used);
-    this.attributes = grown(this.attributes, n, used);
-    this.time = grown(this.time, 2 * n, 2 * used);
-    this.start = grown(this.start, 2 * n, 2 * used);
-    this.flags = grown(this.flags, n, used);
-    this.present = grown(this.present, n, used);
-    this.double = grown(this.double, n, used);
-    this.integer = grown(this.integer, 2 * n, 2 * used);
-    this.min = grown(this.min, n, used);
-    this.max = grown(this.max, n, used);
-    this.scale = grown(this.scale, n, used);
-    this.zeroCount = grown(this.zeroCount, 2 * n, 2 * used);
-    this.positiveOffset = grown(this.positiveOffset, n, used);
-    this.negativeOffset = grown(this.negativeOffset, n, used);
-    this.bounds = grown(this.bounds, n, used);
-    this.listLengths = grown(this.listLengths, LIST_STRIDE * n, LIST_STRIDE * used);
-    this.capacity = n;
+    this.resize(this.capacity * 2);
   }
 
-  /**
-   * Bytes the arrays grow by to hold `rows` more rows and `counts` more bucket counts: exact, as
-   * they double (grown()); the tables' growth (strings, attribute sets first seen) is not in it.
-   */
-  growthFor(rows: number, counts: number): number {
-    let capacity = this.capacity;
-    while (capacity < this.rowCount + rows) capacity *= 2;
-    const perRow = (this.perRowBytes() / this.capacity) * (capacity - this.capacity);
-    const countSlots = this.counts.length;
-    const needSlots = 2 * (this.countCount + counts);
-    const countGrowth =
-      needSlots <= countSlots ? 0 : Math.max(needSlots, 2 * countSlots) - countSlots;
-    return perRow + countGrowth * Int32Array.BYTES_PER_ELEMENT;
+  /** The per-row arrays at `n` rows of capacity, their rows kept (n is at least rowCount). */
+  private resize(n: number): void {
+    const used = this.rowCount;
+    const to = <T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
+      a: T,
+      per: number,
+    ): T => (n * per > a.length ? grown(a, n * per, used * per) : shrunk(a, n * per, used * per));
+    this.resource = to(this.resource, 1);
+    this.metric = to(this.metric, 1);
+    this.attributes = to(this.attributes, 1);
+    this.time = to(this.time, 2);
+    this.start = to(this.start, 2);
+    this.flags = to(this.flags, 1);
+    this.present = to(this.present, 1);
+    this.double = to(this.double, 1);
+    this.integer = to(this.integer, 2);
+    this.min = to(this.min, 1);
+    this.max = to(this.max, 1);
+    this.scale = to(this.scale, 1);
+    this.zeroCount = to(this.zeroCount, 2);
+    this.positiveOffset = to(this.positiveOffset, 1);
+    this.negativeOffset = to(this.negativeOffset, 1);
+    this.bounds = to(this.bounds, 1);
+    this.listLengths = to(this.listLengths, LIST_STRIDE);
+    this.capacity = n;
   }
 
   /** Bytes of the arrays that hold one entry per row. */
@@ -360,4 +366,17 @@ export class ColumnStore {
     }
     return { ...sealed, transfer: [...transfer] };
   }
+}
+
+/** A typed array of the same kind with exactly `size` elements, holding `used` of the old. */
+function shrunk<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
+  array: T,
+  size: number,
+  used: number,
+): T {
+  if (array.length === size) return array;
+  const Kind = array.constructor as new (n: number) => T;
+  const next = new Kind(size);
+  next.set(array.subarray(0, used));
+  return next;
 }
