@@ -62,7 +62,7 @@ const FORMAT = 'otlp-json' satisfies Format;
 
 /**
  * Every default in one place; the README's options table is this object. What depends on the
- * format or the compression is read from their rows (src/formats.ts): here for the defaults,
+ * format or the compression is read from their rows (src/layout/formats.ts): here for the defaults,
  * `FORMAT_ROWS[format]` and `COMPRESSION_ROWS[compression].levels` for the others.
  */
 export const DEFAULTS = {
