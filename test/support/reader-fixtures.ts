@@ -6,7 +6,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import type { Compression } from '../../src/index.js';
-import { objectKey } from '../../src/index.js';
+import { objectKey } from '../../src/layout/keys.js';
 import type { PointRow } from '../../src/reader.js';
 import { metricsExport } from '../../src/signals/metrics/export.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
