@@ -18,14 +18,7 @@ import {
   recordedValues,
   sampleMetrics,
 } from '../support/reader-fixtures.js';
-import {
-  describeS3,
-  freshBucket,
-  s3Environment,
-  s3Server,
-  skipReason,
-  testClient,
-} from '../support/s3.js';
+import { describeS3, s3Environment, s3Server, skipReason, withS3 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`otel-s3 hostile-object tests skipped: ${skipReason}`);
 
@@ -49,9 +42,8 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
   let bombBytes: number;
   let rm1: ResourceMetrics;
 
+  withS3('hostile', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'hostile');
     cwd = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
     rm1 = await sampleMetrics('hostile-svc');
     const bomb = await zstdBomb(10 * GiB);
@@ -75,7 +67,6 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
     };
   }, 120_000);
   afterAll(async () => {
-    client?.destroy();
     if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
   });
 

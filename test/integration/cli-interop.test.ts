@@ -13,11 +13,10 @@ import { recordedRequest } from '../support/recorded-request.js';
 import {
   connection,
   describeS3,
-  freshBucket,
   s3Environment,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`interoperability tests skipped: ${skipReason}`);
@@ -37,9 +36,8 @@ describeS3('stored objects and CLI output work with standard tools', () => {
   let objects: MetricObject[];
   let exported: Exported[];
 
+  withS3('interop', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'interop');
     dir = await mkdtemp(join(tmpdir(), 'otel-s3-interop-'));
     exported = await exportEveryCombination(bucket, 'interop', [
       ['otlp-json', 'zstd'],
@@ -54,7 +52,6 @@ describeS3('stored objects and CLI output work with standard tools', () => {
     }
   });
   afterAll(async () => {
-    client?.destroy();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 

@@ -18,12 +18,11 @@ import { duckdbRows } from '../support/duckdb.js';
 import {
   connection,
   describeS3,
-  freshBucket,
   listAndFetch,
   type StoredObject,
   s3Environment,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
 
@@ -45,9 +44,8 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
       env: { ...s3Environment(), AWS_REGION: s3Server?.region ?? 'us-east-1' },
     });
 
+  withS3('cli-parquet', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'cli-parquet');
     cwd = await mkdtemp(join(tmpdir(), 'otel-s3-cli-parquet-'));
     // The same collections, through four exporters: Parquet with each compression, and OTLP/JSON
     // uncompressed (the size the Parquet files are compared with).
@@ -91,7 +89,6 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
     }
   });
   afterAll(async () => {
-    client?.destroy();
     if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
   });
 

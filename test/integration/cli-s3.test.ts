@@ -14,11 +14,10 @@ import { catLine, recordedRequest } from '../support/recorded-request.js';
 import {
   connection,
   describeS3,
-  freshBucket,
   s3Environment,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { manualProvider, recordEveryInstrument } from '../support/service.js';
 
@@ -36,9 +35,8 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
   const otelS3 = (args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> =>
     runCliChild(args, { cwd, env: { ...env, ...extraEnv } });
 
+  withS3('cli', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'cli');
     cwd = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
     exported = await exportEveryCombination(bucket, 'cli');
     objects = [];
@@ -51,7 +49,6 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
     };
   });
   afterAll(async () => {
-    client?.destroy();
     if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
   });
 

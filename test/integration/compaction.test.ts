@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterAll, beforeEach, expect, test } from 'vitest';
 import {
   type CompactMetricsOptions,
   ConditionalWritesUnsupportedError,
@@ -20,8 +20,8 @@ import {
   sorted,
 } from '../support/compaction-data.js';
 import { duckdbRows } from '../support/duckdb.js';
-import { FaultProxy } from '../support/fault-proxy.js';
-import { connection, describeS3, freshBucket, s3Server, testClient } from '../support/s3.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { connection, describeS3, s3Server, testClient, withS3 } from '../support/s3.js';
 
 const HOUR_MS = 3_600_000;
 /** The hour the tests compact: two days ago, long settled. */
@@ -36,14 +36,8 @@ describeS3('compaction against a real S3 server', () => {
   let prefixSeq = 0;
   let prefix: string;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'compaction');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
+  withS3('compaction', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
   afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
   beforeEach(async () => {

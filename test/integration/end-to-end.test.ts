@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
 import { dataPointRows, metricKeyParser, type PointRow } from '../../src/reader.js';
 import {
@@ -9,11 +9,10 @@ import {
   decodeStored,
   describeS3,
   expectStoredAsRecorded,
-  freshBucket,
   listAndFetch,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { manualProvider, recordEveryInstrument, recordingProvider } from '../support/service.js';
 
@@ -37,11 +36,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
   let client: S3Client;
   let bucket: string;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'e2e');
-  });
-  afterAll(() => client?.destroy());
+  withS3('e2e', (s) => ({ client, bucket } = s));
 
   for (const format of FORMATS) {
     for (const compression of COMPRESSIONS) {

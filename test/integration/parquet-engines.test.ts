@@ -30,11 +30,10 @@ import {
 import {
   connection,
   describeS3,
-  freshBucket,
   listAndFetch,
   s3Environment,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { recordEveryInstrument, recordingProvider } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
@@ -68,9 +67,8 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
   let mirror: string;
   let files: { key: string; path: string }[];
 
+  withS3('parquet', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'parquet');
     for (const compression of COMPRESSIONS) {
       const exporter = new S3MetricExporter({
         bucket,
@@ -98,7 +96,6 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
     }
   });
   afterAll(async () => {
-    client?.destroy();
     if (mirror !== undefined) await rm(mirror, { recursive: true, force: true });
   });
 

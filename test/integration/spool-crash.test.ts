@@ -2,20 +2,13 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { type Fault, FaultProxy } from '../support/fault-proxy.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import type { Fault, FaultProxy } from '../support/fault-proxy.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
 describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDir', () => {
   let client: S3Client;
@@ -23,14 +16,8 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
   let proxy: FaultProxy;
   const dirs: string[] = [];
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'spool-crash');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
+  withS3('spool-crash', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
   afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 

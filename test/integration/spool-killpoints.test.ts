@@ -2,22 +2,15 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
 import { prng } from '../support/prng.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
 const POINTS = ['create', 'write', 'fsync', 'rename', 'directory'] as const;
 const SEED = Number(process.env.KILLPOINT_SEED ?? Date.now() % 1_000_000);
@@ -28,15 +21,8 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
   let proxy: FaultProxy;
   const dirs: string[] = [];
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'killpoints');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-    await proxy.set({ kind: 'blackhole' });
-  });
+  withS3('killpoints', { kind: 'blackhole' }, (s) => ({ client, bucket, proxy } = s));
   afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 

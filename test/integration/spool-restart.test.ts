@@ -3,21 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterAll, afterEach, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { LOCK_TIMING, type SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { FaultProxy } from '../support/fault-proxy.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
 /**
  * A service in a container with a spool on a volume: each run is pid 1 of a pid namespace of its
@@ -31,19 +24,12 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   const dirs: string[] = [];
   const children: Child[] = [];
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'spool-restart');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-    await proxy.set({ kind: 'blackhole' });
-  });
+  withS3('spool-restart', { kind: 'blackhole' }, (s) => ({ client, bucket, proxy } = s));
   afterEach(() => {
     // Our own children, by process: unshare --kill-child takes each namespace's node with it.
     for (const child of children.splice(0)) child.process.kill('SIGKILL');
   });
   afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
