@@ -1,24 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { BOOKKEEPING_DIR } from '../../../src/reader/compacted.js';
 import { INTERNAL_AREA } from '../../../src/reader/key-layout.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const HOUR_MS = 3_600_000;
 const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
 
 describe('otel-s3 compact', () => {
   let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-compact-'));
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-cli-compact-', (path) => (root = path)));
   const run = (args: string[]) =>
     runCliInProcess(['compact', '--dir', join(root, 'm'), '--prefix', 'p', ...args], { cwd: root });
 

@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../../src/cli/point-record.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
@@ -19,6 +18,7 @@ import {
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { catLine, recordedRequest } from '../../support/recorded-request.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 /** Runs the CLI in this process, in the test's directory unless told otherwise. */
 const run = (args: string[], options: CliInProcessOptions = {}) =>
@@ -35,7 +35,7 @@ const keys: string[] = [];
 const sizes: number[] = [];
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
+  root = await makeTempDir('otel-s3-cli-');
   mirror = join(root, 'mirror');
   rm1 = await sampleMetrics('svc');
   for (const format of FORMATS) {
@@ -48,8 +48,8 @@ beforeAll(async () => {
       sizes.push(body.length);
     }
   }
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('otel-s3 reading a directory laid out like the bucket', () => {
   test('points --format jsonl: one row per data point of every object, values as recorded', async () => {

@@ -1,9 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { compactMetrics } from '../../../src/compact/index.js';
 import { InputReader } from '../../../src/compact/inputs.js';
 import { type FinishedFile, mergeInputs } from '../../../src/compact/merge.js';
@@ -25,6 +24,7 @@ import {
   sorted,
 } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
 const HOUR_MS = 3_600_000;
@@ -36,12 +36,7 @@ const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.ma
 /** Compaction on a local directory: the same code as on S3, through the directory store. */
 describe('compactMetrics on a directory', () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-compact-dir-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-compact-dir-', (path) => (dir = path)));
   const outputs = async () => (await keysIn(dir)).filter((k) => k.endsWith('.compacted.parquet'));
   const footer = async (key: string) => parquetMetadata(await readFile(join(dir, key)));
 

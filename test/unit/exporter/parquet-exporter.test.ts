@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
@@ -15,6 +14,7 @@ import {
   recordEveryInstrument,
   recordingProvider,
 } from '../../support/service.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
@@ -123,7 +123,7 @@ describe("format: 'parquet'", () => {
     }
   });
   test('a Parquet batch keeps its key and bytes through a retry, the spool and a replay', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-spool-'));
+    const dir = await makeTempDir('otel-s3-parquet-spool-');
     try {
       // A 503, then a server that never answers: the batch is retried, then left in the spool.
       const s3 = new ScriptedS3().script(
@@ -182,7 +182,7 @@ describe("format: 'parquet'", () => {
         'the spool file deleted',
       );
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });

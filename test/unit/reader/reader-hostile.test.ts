@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/index.js';
 import { formatBytes } from '../../../src/reader/byte-size.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
@@ -33,6 +31,7 @@ import {
   sampleMetrics,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 const MiB = 1024 * 1024;
 const T0 = new Date('2026-03-04T05:06:07.000Z');
@@ -42,9 +41,9 @@ let rm1: ResourceMetrics;
 let dir: string;
 beforeAll(async () => {
   rm1 = await sampleMetrics();
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
+  dir = await makeTempDir('otel-s3-hostile-');
+  return () => removeDir(dir);
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /** Reads `dir/p` with `options`; the keys read and the problems reported, by key. */
 async function readAll(

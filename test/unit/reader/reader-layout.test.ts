@@ -1,13 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { InvalidOptionError } from '../../../src/index.js';
 import { listMetricObjects, metricKeyParser, readMetrics } from '../../../src/reader.js';
 import { FakeS3 } from '../../support/fake-s3-client.js';
 import { inTimeZone, renderKey, type WriteLayout } from '../../support/layout-fixtures.js';
 import { collect, encodeObject, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 const CUSTOM = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
 const from = new Date('2026-03-04T05:10:00.000Z');
@@ -17,10 +16,10 @@ const at = (iso: string) => new Date(iso);
 let dir: string;
 let body: Buffer;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-reader-layout-'));
+  dir = await makeTempDir('otel-s3-reader-layout-');
   body = encodeObject(await sampleMetrics(), 'otlp-json', 'none');
+  return () => removeDir(dir);
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /** Writes objects at `keys` into a fresh directory laid out like the bucket; returns it. */
 async function mirrorOf(name: string, keys: string[]): Promise<string> {

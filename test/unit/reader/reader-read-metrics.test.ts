@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/index.js';
 import { objectName } from '../../../src/layout/formats.js';
 import {
@@ -27,6 +25,7 @@ import {
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { s3Error } from '../../support/s3-error.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 import { zstdCompress } from '../../support/zstd.js';
 
@@ -37,9 +36,9 @@ let rm1: ResourceMetrics;
 let dir: string;
 beforeAll(async () => {
   rm1 = await sampleMetrics();
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-reader-'));
+  dir = await makeTempDir('otel-s3-reader-');
+  return () => removeDir(dir);
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /** A fake bucket holding `n` valid JSON objects one second apart from T0, under prefix `p`. */
 function fakeBucket(n: number): FakeS3 {

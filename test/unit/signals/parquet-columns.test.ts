@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -17,6 +16,7 @@ import { duckdbRows } from '../../support/duckdb.js';
 import { hrTimeNanos } from '../../support/reader-fixtures.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { CollectingReader } from '../../support/service.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 /**
  * Every column docs/parquet.md ("The table") says the Parquet table keeps, read by DuckDB from
@@ -231,11 +231,11 @@ describe("format: 'parquet': every documented column, read by DuckDB, as recorde
     expect(stored).toHaveLength(1);
     const [[storedKey, body]] = stored as [[string, Buffer]];
     key = storedKey;
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-columns-'));
+    dir = await makeTempDir('otel-s3-parquet-columns-');
     await mkdir(dirname(join(dir, key)), { recursive: true });
     await writeFile(join(dir, key), body);
   });
-  afterAll(() => (dir === undefined ? undefined : rm(dir, { recursive: true, force: true })));
+  afterAll(() => (dir === undefined ? undefined : removeDir(dir)));
 
   test('the file has exactly the documented columns', async () => {
     const described = await duckdbRows(

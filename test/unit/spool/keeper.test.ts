@@ -1,6 +1,4 @@
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
@@ -17,18 +15,16 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { openSpool } from '../../support/spool-exporter.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 captureDiag();
 
 let dir: string;
 const keepers: SpoolKeeper[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-keeper-'));
-});
+beforeEach(() => tempDir('otel-s3-keeper-', (path) => (dir = path)));
 afterEach(async () => {
   for (const keeper of keepers.splice(0)) await keeper.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function setup(

@@ -1,6 +1,4 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExportResultCode } from '@opentelemetry/core';
@@ -11,6 +9,7 @@ import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 /**
@@ -26,13 +25,10 @@ const DEADLINE = 200;
 let dir: string;
 const exporters: S3MetricExporter[] = [];
 const disks: FaultyFileSystem[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-deadlines-'));
-});
+beforeEach(() => tempDir('otel-s3-deadlines-', (path) => (dir = path)));
 afterEach(async () => {
   for (const fs of disks.splice(0)) fs.release();
   for (const exporter of exporters.splice(0)) await exporter.shutdown();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const exporterOn = (
