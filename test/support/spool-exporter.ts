@@ -1,7 +1,8 @@
-import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../src/index.js';
 import { DiskDeadline } from '../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
 import { Spool } from '../../src/spool/spool.js';
+import { scriptedExporter } from './scripted-exporter.js';
 import type { ScriptedS3 } from './scripted-s3.js';
 
 /**
@@ -14,9 +15,7 @@ export function spoolExporter(
   dir: string,
   options: Partial<S3MetricExporterOptions> = {},
 ): S3MetricExporter {
-  return new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
+  return scriptedExporter(s3, {
     compression: 'none',
     spoolDir: dir,
     maxBatchAgeMillis: 10,

@@ -11,8 +11,9 @@ import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../../src/body/index.js';
 import { builtInZstd } from '../../../src/compression/zstd-engine.js';
-import { type Format, S3MetricExporter } from '../../../src/index.js';
+import type { Format, S3MetricExporter } from '../../../src/index.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { threadNames } from '../../support/threads.js';
@@ -31,9 +32,8 @@ beforeAll(async () => {
 });
 
 function exporter(format: Format, compression: 'zstd' | 'gzip' | 'none' = 'zstd') {
-  const made = new S3MetricExporter({
+  const made = scriptedExporter(new ScriptedS3(), {
     bucket: 'threads',
-    s3Client: new ScriptedS3().client,
     format,
     compression,
   });

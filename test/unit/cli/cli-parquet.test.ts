@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { PointRecord } from '../../../src/cli/point-record.js';
-import { S3MetricExporter } from '../../../src/index.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import {
   instrumentValues,
@@ -16,6 +15,7 @@ import {
   flatPoints,
   recordedRequest,
 } from '../../support/recorded-request.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { recordEveryInstrument, recordingProvider } from '../../support/service.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -37,9 +37,7 @@ beforeAll(async () => {
   root = await makeTempDir('otel-s3-cli-parquet-');
   for (const compression of COMPRESSIONS) {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       prefix: 'lake',
       format: 'parquet',
       compression,

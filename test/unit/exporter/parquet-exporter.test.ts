@@ -7,6 +7,7 @@ import { COMPRESSION_ROWS } from '../../../src/layout/formats.js';
 import { dataPointRows, decodeStoredObjectAsync } from '../../../src/reader.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../../support/reader-fixtures.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import {
   collectingProvider,
@@ -21,9 +22,7 @@ const messages = captureDiag();
 
 async function exportEveryInstrument(options: Partial<S3MetricExporterOptions>) {
   const s3 = new ScriptedS3();
-  const exporter = new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
+  const exporter = scriptedExporter(s3, {
     format: 'parquet',
     ...options,
   });

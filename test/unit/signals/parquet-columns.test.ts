@@ -11,9 +11,9 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
 import { duckdbRows } from '../../support/duckdb.js';
 import { hrTimeNanos } from '../../support/reader-fixtures.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { CollectingReader } from '../../support/service.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -193,9 +193,7 @@ describe("format: 'parquet': every documented column, read by DuckDB, as recorde
   let key: string;
   beforeAll(async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       prefix: 'lake',
       temporalityPreference: 'delta', // deltas and cumulatives side by side

@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
+import type { S3MetricExporter } from '../../../src/index.js';
 import { LOCK_TIMING, type SpoolOwner } from '../../../src/spool/lock.js';
 import type { Child } from '../../support/child.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { lockDirOf, lockOwnerOf, settledState, spawnHolder } from '../../support/spool-lock.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -33,9 +34,7 @@ afterEach(async () => {
 const holder = () => spawnHolder(dir, children);
 
 const exporterOn = () => {
-  const exporter = new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: new ScriptedS3().client,
+  const exporter = scriptedExporter(new ScriptedS3(), {
     compression: 'none',
     spoolDir: dir,
   });
