@@ -22,10 +22,10 @@ import {
 import { duckdbRows } from '../support/duckdb.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
 import { connection, describeS3, s3Server, testClient, withS3 } from '../support/s3.js';
+import { SETTLED_HOUR } from '../support/time.js';
 
-const HOUR_MS = 3_600_000;
 /** The hour the tests compact: two days ago, long settled. */
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+const HOUR = SETTLED_HOUR;
 const at = (minute: number) => HOUR + minute * 60_000 + 123;
 
 describeS3('compaction against a real S3 server', () => {

@@ -6,9 +6,7 @@ import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
-
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
 describe('otel-s3 compact', () => {
   let root: string;

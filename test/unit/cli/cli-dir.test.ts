@@ -19,12 +19,13 @@ import {
 } from '../../support/reader-fixtures.js';
 import { catLine, recordedRequest } from '../../support/recorded-request.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0 } from '../../support/time.js';
 
 /** Runs the CLI in this process, in the test's directory unless told otherwise. */
 const run = (args: string[], options: CliInProcessOptions = {}) =>
   runCliInProcess(args, { cwd: root, ...options });
 
-const T0 = new Date('2026-11-30T04:00:00.000Z');
+const T0 = CLI_T0;
 
 let root: string;
 let mirror: string;

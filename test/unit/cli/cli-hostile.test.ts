@@ -15,10 +15,10 @@ import {
 } from '../../support/hostile-objects.js';
 import { encodeObject, keyAt, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0, timesAfter } from '../../support/time.js';
 
 const MiB = 1024 * 1024;
-const T0 = new Date('2026-11-30T04:00:00.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(CLI_T0);
 
 let root: string;
 let rm1: ResourceMetrics;

@@ -9,10 +9,10 @@ import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/
 import { renderKey } from '../../support/layout-fixtures.js';
 import { encodeObject, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0, timesAfter } from '../../support/time.js';
 
 const CUSTOM = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
-const T0 = new Date('2026-11-30T04:00:00.000Z');
-const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
+const at = timesAfter(CLI_T0, 60_000);
 
 let root: string;
 const run = (args: string[], options: CliInProcessOptions = {}) =>

@@ -25,10 +25,9 @@ import {
 } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
 const at = (hour: number, minute: number) => HOUR + hour * HOUR_MS + minute * 60_000 + 7;
 const signal = new AbortController().signal;
 const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));

@@ -10,9 +10,8 @@ import {
 } from '../../support/compaction-data.js';
 import { exportToDir } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
 const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
 
 /**

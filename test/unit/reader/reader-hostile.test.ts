@@ -32,10 +32,10 @@ import {
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { READER_T0, timesAfter } from '../../support/time.js';
 
 const MiB = 1024 * 1024;
-const T0 = new Date('2026-03-04T05:06:07.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(READER_T0);
 
 let rm1: ResourceMetrics;
 let dir: string;

@@ -26,11 +26,11 @@ import {
 } from '../../support/reader-fixtures.js';
 import { s3Error } from '../../support/s3-error.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { READER_T0, timesAfter } from '../../support/time.js';
 import { waitFor } from '../../support/wait.js';
 import { zstdCompress } from '../../support/zstd.js';
 
-const T0 = new Date('2026-03-04T05:06:07.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(READER_T0);
 
 let rm1: ResourceMetrics;
 let dir: string;
