@@ -6,6 +6,7 @@ import { UsageError } from '../../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
 import { parseByteSize } from '../../../src/reader/byte-size.js';
 import { tempDir } from '../../support/temp-dir.js';
+import { thrown } from '../../support/thrown.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
@@ -83,15 +84,7 @@ describe('resolveSettings', () => {
 
   const resolveIn = (dir: string, flags: GlobalFlags, env: Record<string, string> = {}) =>
     resolveSettings(flags, env, dir, NOW);
-  const usageError = (fn: () => unknown): string => {
-    try {
-      fn();
-    } catch (error) {
-      expect(error).toBeInstanceOf(UsageError);
-      return (error as Error).message;
-    }
-    throw new Error('no UsageError');
-  };
+  const usageError = (fn: () => unknown): string => thrown(fn, UsageError).message;
 
   test('flags win over environment variables, which win over .otel-s3.json', async () => {
     const dir = await mkdtemp(join(cwd, 'layers-'));
