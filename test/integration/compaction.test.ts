@@ -15,7 +15,7 @@ import {
   exportBatches,
   listing,
   mirrorOf,
-  pointText,
+  pointsOf,
   putRaw,
   sorted,
 } from '../support/compaction-data.js';
@@ -62,7 +62,6 @@ describeS3('compaction against a real S3 server', () => {
     batches: Batch[],
     compression?: 'zstd' | 'gzip' | 'none',
   ) => exportBatches({ bucket, prefix, format, compression }, connection(), batches);
-  const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
   const keys = async () => (await listing(client, bucket, `${prefix}/`)).map((o) => o.key);
   const outputs = async () => (await keys()).filter((k) => k.endsWith('.compacted.parquet'));
   /** The Parquet files of the prefix as DuckDB reads them (a mirror of the bucket). */

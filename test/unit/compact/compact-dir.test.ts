@@ -16,13 +16,7 @@ import {
   listMetricObjects,
   readMetrics,
 } from '../../../src/reader.js';
-import {
-  type Batch,
-  batchAt,
-  duckdbPointTexts,
-  pointText,
-  sorted,
-} from '../../support/compaction-data.js';
+import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
@@ -30,7 +24,6 @@ import { zstdDecompress } from '../../support/zstd.js';
 
 const at = (hour: number, minute: number) => HOUR + hour * HOUR_MS + minute * 60_000 + 7;
 const signal = new AbortController().signal;
-const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
 
 /** Compaction on a local directory: the same code as on S3, through the directory store. */
 describe('compactMetrics on a directory', () => {

@@ -1,18 +1,10 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { compactIsolated } from '../../../src/compact/isolated.js';
-import {
-  type Batch,
-  batchAt,
-  duckdbPointTexts,
-  pointText,
-  sorted,
-} from '../../support/compaction-data.js';
+import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
-
-const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
 
 /**
  * The worker from TypeScript sources: a worker thread does not inherit the test's loader on every
