@@ -52,17 +52,12 @@ beforeAll(async () => {
   return () => removeDir(root);
 });
 
+/** `points` over the mirror of prefix `prod`. */
+const POINTS_OF_MIRROR = ['points', '--dir', 'mirror', '--prefix', 'prod'];
+
 describe('otel-s3 reading a directory laid out like the bucket', () => {
   test('points --format jsonl: one row per data point of every object, values as recorded', async () => {
-    const { code, stdout, stderr } = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
-      '--format',
-      'jsonl',
-    ]);
+    const { code, stdout, stderr } = await run([...POINTS_OF_MIRROR, '--format', 'jsonl']);
     expect([code, stderr]).toEqual([0, '']);
     const rows = lines(stdout).map((l) => JSON.parse(l) as PointRecord);
     expect(rows).toHaveLength(6 * keys.length);
@@ -126,15 +121,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       ),
     ).toHaveLength(6);
 
-    const piped = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
-      '--metric',
-      'cpu.temperature',
-    ]);
+    const piped = await run([...POINTS_OF_MIRROR, '--metric', 'cpu.temperature']);
     expect(lines(piped.stdout).map((l) => (JSON.parse(l) as PointRecord).value)).toEqual(
       Array(6).fill(42.5),
     );
@@ -142,17 +129,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
   test('points --metric matching nothing says so, naming the filter and the metrics there are', async () => {
     const { code, stdout, stderr } = await run(
-      [
-        'points',
-        '--dir',
-        'mirror',
-        '--prefix',
-        'prod',
-        '--metric',
-        'nosuch',
-        '--metric',
-        'http.x*',
-      ],
+      [...POINTS_OF_MIRROR, '--metric', 'nosuch', '--metric', 'http.x*'],
       { stdoutTTY: true },
     );
     expect(code).toBe(0);
@@ -182,11 +159,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
   test('points --format csv: a header and one line per data point', async () => {
     const { code, stdout } = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
+      ...POINTS_OF_MIRROR,
       '--format',
       'csv',
       '--metric',

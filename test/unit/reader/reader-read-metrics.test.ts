@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/index.js';
 import { objectName } from '../../../src/layout/formats.js';
 import {
@@ -21,11 +21,10 @@ import {
   instrumentValues,
   keyAt,
   recordedValues,
-  sampleMetrics,
+  withSampleInDir,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { s3Error } from '../../support/s3-error.js';
-import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0, timesAfter } from '../../support/time.js';
 import { waitFor } from '../../support/wait.js';
 import { zstdCompress } from '../../support/zstd.js';
@@ -34,11 +33,7 @@ const at = timesAfter(READER_T0);
 
 let rm1: ResourceMetrics;
 let dir: string;
-beforeAll(async () => {
-  rm1 = await sampleMetrics();
-  dir = await makeTempDir('otel-s3-reader-');
-  return () => removeDir(dir);
-});
+withSampleInDir('otel-s3-reader-', (made) => ({ rm1, dir } = made));
 
 /** A fake bucket holding `n` valid JSON objects one second apart from T0, under prefix `p`. */
 function fakeBucket(n: number): FakeS3 {

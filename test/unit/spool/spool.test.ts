@@ -2,12 +2,9 @@ import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
-import { beforeEach, describe, expect, test } from 'vitest';
-import {
-  objectKey,
-  type S3MetricExporter,
-  type S3MetricExporterOptions,
-} from '../../../src/index.js';
+import { describe, expect, test } from 'vitest';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { objectKey } from '../../../src/layout/keys.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
@@ -18,14 +15,13 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3, tagsIn } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
-import { openSpool, spoolExporter } from '../../support/spool-exporter.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { openSpool, spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
 
 let dir: string;
-beforeEach(() => tempDir('otel-s3-spool-test-', (path) => (dir = path)));
+spoolTestDirs('otel-s3-spool-test-', (path) => (dir = path));
 
 /** Keys the exporters of this file write (default layout, no prefix), one per name. */
 function keyMaker(): (name: string) => string {
