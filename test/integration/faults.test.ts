@@ -8,7 +8,14 @@ const realRetryDelay = backoff.retryDelay;
 
 import { captureDiag } from '../support/diag-capture.js';
 import type { Fault, FaultProxy } from '../support/fault-proxy.js';
-import { connection, decodeStored, describeS3, listAndFetch, withS3 } from '../support/s3.js';
+import {
+  connection,
+  decodeStored,
+  describeS3,
+  listAndFetch,
+  storedSequence as storedSequenceIn,
+  withS3,
+} from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -42,15 +49,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   }
 
   /** Sequence numbers of every stored collection under `prefix`, sorted. */
-  async function storedSequence(prefix: string): Promise<{ seqs: number[]; keys: string[] }> {
-    const objects = await listAndFetch(client, bucket, `${prefix}/`);
-    const seqs = objects
-      .flatMap((o) => dataPointRows(decodeStored(o)))
-      .filter((r) => r.metric === 'collection.seq')
-      .map((r) => r.value ?? -1)
-      .sort((a, b) => a - b);
-    return { seqs, keys: objects.map((o) => o.key).sort() };
-  }
+  const storedSequence = (prefix: string) => storedSequenceIn(client, bucket, prefix);
 
   const putsUnder = (prefix: string) =>
     proxy.putAttempts().filter((a) => a.key.startsWith(`${prefix}/`));

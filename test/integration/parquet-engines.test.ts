@@ -27,14 +27,7 @@ import {
   flatPoints,
   recordedRequest,
 } from '../support/recorded-request.js';
-import {
-  connection,
-  describeS3,
-  listAndFetch,
-  s3Environment,
-  s3Server,
-  withS3,
-} from '../support/s3.js';
+import { cliEnvironment, connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
 import { recordEveryInstrument, recordingProvider } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
@@ -183,10 +176,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       runCliChild(args, {
         cwd: mirror,
         env: {
-          ...s3Environment(),
-          AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
-          OTEL_EXPORTER_S3_BUCKET: bucket,
-          OTEL_EXPORTER_S3_PREFIX: 'lake',
+          ...cliEnvironment(bucket, 'lake'),
           ...env,
         },
       });

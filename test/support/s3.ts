@@ -9,6 +9,7 @@ import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
 import { decodeOtlpProto, type OtlpObject } from '../../src/encoding/otlp-proto-decode.js';
 import type { S3MetricExporterOptions } from '../../src/index.js';
+import { dataPointRows } from '../../src/signals/metrics/rows.js';
 import { type Fault, FaultProxy } from './fault-proxy.js';
 import { type Canonical, decodeJsonExact, decodeProtobuf } from './otlp-reference.js';
 import { recordedRequest } from './recorded-request.js';
@@ -39,6 +40,19 @@ export function s3Environment(endpoint = server().endpoint): Record<string, stri
     AWS_ACCESS_KEY_ID: s.accessKeyId,
     AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
     OTEL_EXPORTER_S3_ENDPOINT: endpoint,
+  };
+}
+
+/**
+ * What a user of the CLI (or of the exporter's environment variables) sets to reach `prefix` of
+ * `bucket` on this server: s3Environment(), the region and the bucket and prefix variables.
+ */
+export function cliEnvironment(bucket: string, prefix: string): Record<string, string> {
+  return {
+    ...s3Environment(),
+    AWS_REGION: server().region,
+    OTEL_EXPORTER_S3_BUCKET: bucket,
+    OTEL_EXPORTER_S3_PREFIX: prefix,
   };
 }
 
@@ -147,6 +161,24 @@ export async function listAndFetch(
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
   return out;
+}
+
+/**
+ * The sequence numbers (the `collection.seq` gauge of sequencedService) of every collection
+ * stored under `prefix`, sorted, and the keys of the objects that hold them.
+ */
+export async function storedSequence(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<{ seqs: number[]; keys: string[] }> {
+  const objects = await listAndFetch(client, bucket, `${prefix}/`);
+  const seqs = objects
+    .flatMap((o) => dataPointRows(decodeStored(o)))
+    .filter((r) => r.metric === 'collection.seq')
+    .map((r) => r.value ?? -1)
+    .sort((a, b) => a - b);
+  return { seqs, keys: objects.map((o) => o.key).sort() };
 }
 
 /** A stored object's bytes with its compression (`.zst`, `.gz`) removed by standard decoders. */
