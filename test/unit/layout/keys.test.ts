@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { encodingOfExtension } from '../../../src/layout/formats.js';
 import { type KeyParts, objectKey } from '../../../src/layout/keys.js';
-import { metricKeyParser } from '../../../src/reader.js';
+import { metricKeyParser } from '../../../src/reader/key-layout.js';
 
 const TIME = new Date('2026-03-04T05:06:07Z');
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
