@@ -261,6 +261,7 @@ describe('reading back', () => {
       maxSpoolBytes: Math.floor(oneFile * 6.5),
       uploadConcurrency: 1,
       requestTimeoutMillis: 60_000,
+      flushTimeoutMillis: 200, // S3 never answers: shutdown() waits this long, then stops
     });
     await exportEach(second, 5, 6, (tag) => second.stats().spool?.written === tag - 4);
     fs.release(); // the scan goes on and registers the four older files
