@@ -1,31 +1,22 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
 import {
   decodeStored,
   describeS3,
-  freshBucket,
   listAndFetch,
   s3Environment,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 
 describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'node-sdk');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-  });
+  withS3('node-sdk', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
 
   const env = (endpoint: string, prefix: string) => ({
     ...s3Environment(endpoint),

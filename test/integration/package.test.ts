@@ -36,12 +36,11 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dataPointRows } from '../../src/reader.js';
 import { loadedModules, readerOnly } from '../support/loaded-modules.js';
 import {
+  cliEnvironment,
   decodeStored,
   describeS3,
   freshBucket,
   listAndFetch,
-  s3Environment,
-  s3Server,
   testClient,
 } from '../support/s3.js';
 
@@ -123,10 +122,7 @@ const compiles = new Map<string, Promise<Ran>>();
 /** What a user sets to point the exporter (and the CLI) at the test bucket. */
 function userEnv(prefix: string, compression = 'zstd'): Record<string, string> {
   return {
-    ...s3Environment(),
-    AWS_REGION: s3Server?.region ?? 'us-east-1',
-    OTEL_EXPORTER_S3_BUCKET: bucket,
-    OTEL_EXPORTER_S3_PREFIX: prefix,
+    ...cliEnvironment(bucket, prefix),
     OTEL_EXPORTER_S3_COMPRESSION: compression,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };

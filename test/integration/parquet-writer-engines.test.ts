@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
@@ -17,6 +16,7 @@ import {
   pyarrowFiles,
 } from '../support/parquet-engines.js';
 import { expectedRows, type Row } from '../support/parquet-expected.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /**
  * The Parquet writer against four readers we did not write. Random batches (every instrument
@@ -56,12 +56,7 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
   let dir: string;
   const files: { path: string; expected: Row[] }[] = [];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-writer-'));
-  });
-  afterAll(async () => {
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => tempDir('otel-s3-parquet-writer-', (path) => (dir = path)));
 
   test(
     'random batches: every engine returns the rows appended, sorted by service and metric',

@@ -11,11 +11,13 @@ import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../../src/body/index.js';
 import { builtInZstd } from '../../../src/compression/zstd-engine.js';
-import { type Format, S3MetricExporter } from '../../../src/index.js';
+import type { Format, S3MetricExporter } from '../../../src/index.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { threadNames } from '../../support/threads.js';
+import { startedTogether } from '../../support/together.js';
 import { waitFor } from '../../support/wait.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -30,9 +32,8 @@ beforeAll(async () => {
 });
 
 function exporter(format: Format, compression: 'zstd' | 'gzip' | 'none' = 'zstd') {
-  const made = new S3MetricExporter({
+  const made = scriptedExporter(new ScriptedS3(), {
     bucket: 'threads',
-    s3Client: new ScriptedS3().client,
     format,
     compression,
   });
@@ -61,14 +62,18 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
     },
   );
 
+  /** One fresh process per format, the three started together at the first of these tests. */
+  const freshProcess = startedTogether(['otlp-json', 'otlp-proto', 'parquet'] as const, (format) =>
+    promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
+      { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
+    ),
+  );
   test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)(
     'a fresh process constructing a %s exporter with its own requests starts no thread',
     async (format) => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
-        { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
-      );
+      const { stdout } = await freshProcess(format);
       const { before, after } = JSON.parse(stdout) as { before: string[]; after: string[] };
       expect(after).toEqual(before);
     },

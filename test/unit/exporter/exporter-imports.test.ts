@@ -7,14 +7,28 @@
  */
 import { describe, expect, test } from 'vitest';
 import { COLUMN_BUILDERS, loadedModules, readerOnly } from '../../support/loaded-modules.js';
+import { startedTogether } from '../../support/together.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
-const run = (file: string, env?: Record<string, string>) =>
-  loadedModules(['--import', 'tsx'], file, { cwd: ROOT, ...(env === undefined ? {} : { env }) });
+/** The children of this file, by the test's name for them: all start at the first test. */
+const CHILDREN: Record<string, [file: string, env?: Record<string, string>]> = {
+  'reader-and-cli': ['test/support/children/reader-and-cli.ts'],
+  'otlp-json': ['test/support/children/exporter-only.ts', { FORMAT: 'otlp-json' }],
+  'otlp-proto': ['test/support/children/exporter-only.ts', { FORMAT: 'otlp-proto' }],
+  parquet: ['test/support/children/exporter-only.ts', { FORMAT: 'parquet' }],
+  sdk: ['test/support/children/exporter-only.ts', { TRANSPORT: 'sdk' }],
+};
+const run = startedTogether(Object.keys(CHILDREN), (name) => {
+  const [file, env] = CHILDREN[name] ?? [];
+  return loadedModules(['--import', 'tsx'], file ?? name, {
+    cwd: ROOT,
+    ...(env === undefined ? {} : { env }),
+  });
+});
 
 describe('what an exporter-only import loads', () => {
   test('the recorder sees the reader, the CLI and the Parquet modules where they are imported', async () => {
-    const { modules } = await run('test/support/children/reader-and-cli.ts');
+    const { modules } = await run('reader-and-cli');
     for (const expected of [
       /\/src\/reader\.ts$/,
       /\/src\/reader\/read-metrics\.ts$/,
@@ -38,9 +52,7 @@ describe('what an exporter-only import loads', () => {
     ['parquet', '.parquet'],
   ] as const) {
     test(`${format}: constructing and exporting loads none of the reader's, the CLI's or the Parquet writer's modules`, async () => {
-      const { modules, stdout } = await run('test/support/children/exporter-only.ts', {
-        FORMAT: format,
-      });
+      const { modules, stdout } = await run(format);
       expect(JSON.parse(stdout)).toEqual({ extensions: [extension] });
       expect(modules.some((m) => m.endsWith('/src/exporter/metric-exporter.ts'))).toBe(true);
       const builders = modules.filter((m) => COLUMN_BUILDERS.test(m));
@@ -53,7 +65,7 @@ describe('what an exporter-only import loads', () => {
   }
 
   test("with a caller's s3Client, the exporter stores through it", async () => {
-    const { stdout } = await run('test/support/children/exporter-only.ts', { TRANSPORT: 'sdk' });
+    const { stdout } = await run('sdk');
     expect(JSON.parse(stdout)).toEqual({ extensions: ['.json.zst'] });
   });
 });

@@ -1,14 +1,15 @@
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import type { S3MetricExporter } from '../../../src/index.js';
 import { LOCK_TIMING, type SpoolOwner } from '../../../src/spool/lock.js';
 import type { Child } from '../../support/child.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { spoolTestDirs } from '../../support/spool-exporter.js';
 import { lockDirOf, lockOwnerOf, settledState, spawnHolder } from '../../support/spool-lock.js';
-import { tempDir } from '../../support/temp-dir.js';
 import { sleep, waitFor } from '../../support/wait.js';
 
 vi.mock('../../../src/spool/lock.js', async (original) =>
@@ -21,21 +22,17 @@ const messages = captureDiag();
 
 let dir: string;
 const children: Child[] = [];
-const exporters: S3MetricExporter[] = [];
-beforeEach(() => tempDir('otel-s3-lock-test-', (path) => (dir = path)));
-afterEach(async () => {
-  for (const exporter of exporters.splice(0)) await exporter.shutdown();
-  // Our own children, by their process: unshare --kill-child takes a namespace's node with it.
+afterEach(() => {
+  // Our own children, by their process (after the exporters below are shut down).
   for (const child of children.splice(0)) child.process.kill('SIGKILL');
 });
+const { exporters } = spoolTestDirs('otel-s3-lock-test-', (path) => (dir = path));
 
 /** The holder child (an exporter in another process) on `dir`. */
 const holder = () => spawnHolder(dir, children);
 
 const exporterOn = () => {
-  const exporter = new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: new ScriptedS3().client,
+  const exporter = scriptedExporter(new ScriptedS3(), {
     compression: 'none',
     spoolDir: dir,
   });
