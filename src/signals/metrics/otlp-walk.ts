@@ -1,70 +1,67 @@
-// @ts-check
 // The one walk over a decoded ExportMetricsServiceRequest (the OTLP/JSON object shape that
 // decodeJsonRequest, decodeProtoRequest and parquetToRequest return): resource, scope, metric,
-// data point, in order. The reader's points (src/reader/points.ts) and the Parquet columns
-// (src/parquet/append-otlp.js) are both made from it, so they read the same fields the same way.
-// Plain JavaScript with JSDoc types: it also runs in the Parquet worker.
+// data point, in order. The reader's points (rows.ts) and the Parquet columns
+// (parquet/append-otlp.ts) are both made from it, so they read the same fields the same way.
 
-/** @typedef {Record<string, unknown>} Json */
+export type Json = Record<string, unknown>;
 
 /** The metric's data field in OTLP/JSON; its index is the metric's type code. */
-export const METRIC_FIELDS = /** @type {const} */ ([
+export const METRIC_FIELDS = [
   'gauge',
   'sum',
   'histogram',
   'exponentialHistogram',
   'summary',
-]);
+] as const;
 
-/** @param {unknown} v @returns {Json} */
-export const obj = (v) =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? /** @type {Json} */ (v) : {};
-/** @param {unknown} v @returns {unknown[]} */
-export const list = (v) => (Array.isArray(v) ? v : []);
-/** @param {unknown} v */
-export const str = (v) => (typeof v === 'string' ? v : '');
+export const obj = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /**
  * A number field as OTLP/JSON spells it: a number, or a string (int64 and uint64 as decimals,
  * doubles as "NaN", "Infinity", "-Infinity"); undefined when absent. Exact up to 2^53.
- * @param {unknown} v
  */
-export function numberOf(v) {
+export function numberOf(v: unknown): number | undefined {
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && v !== '') return Number(v);
   return undefined;
 }
 
-const TEMPORALITY_NAMES = /** @type {Record<string, number>} */ ({
+const TEMPORALITY_NAMES: Record<string, number> = {
   AGGREGATION_TEMPORALITY_UNSPECIFIED: 0,
   AGGREGATION_TEMPORALITY_DELTA: 1,
   AGGREGATION_TEMPORALITY_CUMULATIVE: 2,
-});
+};
 
-/** A metric's AggregationTemporality: the enum's number (JSON may name it); 0 if unset. @param {Json} data */
-export function temporalityOf(data) {
+/** A metric's AggregationTemporality: the enum's number (JSON may name it); 0 if unset. */
+export function temporalityOf(data: Json): number {
   const t = data.aggregationTemporality;
   if (typeof t === 'number') return t;
   return TEMPORALITY_NAMES[str(t)] ?? 0;
 }
 
-/**
- * @typedef {object} OtlpVisitor
- * @property {(rm: Json) => void} resource a ResourceMetrics, before its scopes
- * @property {(sm: Json) => void} scope a ScopeMetrics, before its metrics
- * @property {(metric: Json, type: number, data: Json) => void} metric a metric of a known type
- *   (its code: the index in METRIC_FIELDS) with its data (the `sum`, `gauge`, ... object)
- * @property {(point: Json) => void} point one of that metric's data points
- */
+export interface OtlpVisitor {
+  /** A ResourceMetrics, before its scopes. */
+  resource: (rm: Json) => void;
+  /** A ScopeMetrics, before its metrics. */
+  scope: (sm: Json) => void;
+  /**
+   * A metric of a known type (its code: the index in METRIC_FIELDS) with its data (the `sum`,
+   * `gauge`, ... object).
+   */
+  metric: (metric: Json, type: number, data: Json) => void;
+  /** One of that metric's data points. */
+  point: (point: Json) => void;
+}
 
 /**
  * Visits every data point of a request in order. Metrics of no known type are skipped (they
  * have no points this package can read); anything that is not an object or list where one is
  * expected counts as empty.
- * @param {unknown} request
- * @param {OtlpVisitor} visitor
  */
-export function walkRequest(request, visitor) {
+export function walkRequest(request: unknown, visitor: OtlpVisitor): void {
   for (const rmValue of list(obj(request).resourceMetrics)) {
     const rm = obj(rmValue);
     visitor.resource(rm);
@@ -75,7 +72,7 @@ export function walkRequest(request, visitor) {
         const metric = obj(metricValue);
         const type = METRIC_FIELDS.findIndex((field) => field in metric);
         if (type < 0) continue;
-        const data = obj(metric[/** @type {string} */ (METRIC_FIELDS[type])]);
+        const data = obj(metric[METRIC_FIELDS[type] as string]);
         visitor.metric(metric, type, data);
         for (const point of list(data.dataPoints)) visitor.point(obj(point));
       }

@@ -1,33 +1,29 @@
-// @ts-check
 // Appends a decoded ExportMetricsServiceRequest (the OTLP/JSON object shape) to the columns,
-// through the one OTLP walk (otlp-walk.js). Integers stay exact: int64 and uint64 fields come as
+// through the one OTLP walk (otlp-walk.ts). Integers stay exact: int64 and uint64 fields come as
 // numbers while they are exact and as decimal strings beyond, and both land as their 64 bits.
 // Used by the compactor, for every input it merges.
 
 import { otlpValueText } from '../../../parquet/attribute-text.js';
-import { list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
+import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
+import type { ColumnStore } from './column-store.js';
 import { LISTS, TYPE } from './sealed.js';
 import { textOf } from './tables.js';
-
-/** @typedef {import('./column-store.js').ColumnStore} ColumnStore */
-/** @typedef {import('../otlp-walk.js').Json} Json */
 
 const INTEGER = /^-?\d+$/;
 
 /**
  * An int64 / uint64 as OTLP/JSON spells it: a number while exact, else a bigint; undefined if it
  * is none.
- * @param {unknown} v @returns {number | bigint | undefined}
  */
-function otlpInt64(v) {
+function otlpInt64(v: unknown): number | bigint | undefined {
   if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
   if (typeof v !== 'string' || !INTEGER.test(v)) return undefined;
   const n = Number(v); // exact iff the result is a safe integer (rounding is monotonic)
   return Number.isSafeInteger(n) ? n : BigInt(v);
 }
 
-/** Nanoseconds (a decimal string, or a number) as whole microseconds; 0 if they are none. @param {unknown} v @returns {number | bigint} */
-function micros(v) {
+/** Nanoseconds (a decimal string, or a number) as whole microseconds; 0 if they are none. */
+function micros(v: unknown): number | bigint {
   if (typeof v === 'string' && INTEGER.test(v) && v[0] !== '-') {
     const digits = v.length > 3 ? v.slice(0, -3) : '0';
     const n = Number(digits);
@@ -39,13 +35,11 @@ function micros(v) {
   return 0;
 }
 
-/** A KeyValue list as keys and value texts. @param {unknown} attributes */
-function keyTexts(attributes) {
+/** A KeyValue list as keys and value texts. */
+function keyTexts(attributes: unknown): { keys: string[]; texts: (string | null)[] } {
   const items = list(attributes);
-  /** @type {string[]} */
-  const keys = new Array(items.length);
-  /** @type {(string | null)[]} */
-  const texts = new Array(items.length);
+  const keys: string[] = new Array(items.length);
+  const texts: (string | null)[] = new Array(items.length);
   items.forEach((kv, i) => {
     keys[i] = str(obj(kv).key);
     texts[i] = otlpValueText(obj(kv).value);
@@ -53,18 +47,13 @@ function keyTexts(attributes) {
   return { keys, texts };
 }
 
-/**
- * Appends every data point of `request`; returns how many.
- * @param {ColumnStore} store
- * @param {unknown} request
- */
-export function appendRequest(store, request) {
+/** Appends every data point of `request`; returns how many. */
+export function appendRequest(store: ColumnStore, request: unknown): number {
   let points = 0;
   let resourceId = 0;
   let metricId = 0;
   let type = 0;
-  /** @type {number[]} */
-  let scope = [];
+  let scope: number[] = [];
   walkRequest(request, {
     resource(rm) {
       const { keys, texts } = keyTexts(obj(rm.resource).attributes);
@@ -107,8 +96,8 @@ export function appendRequest(store, request) {
   return points;
 }
 
-/** asInt (exact) or asDouble; neither leaves the row without a value. @param {ColumnStore} s @param {number} r @param {Json} p */
-function numberValue(s, r, p) {
+/** asInt (exact) or asDouble; neither leaves the row without a value. */
+function numberValue(s: ColumnStore, r: number, p: Json): void {
   const integer = 'asInt' in p ? otlpInt64(p.asInt) : undefined;
   if (integer !== undefined) {
     s.setValue(r, numberOf(p.asInt) ?? 0, integer);
@@ -118,26 +107,24 @@ function numberValue(s, r, p) {
   if (v !== undefined) s.setValue(r, v, undefined);
 }
 
-/** Count, sum, min and max (what every distribution has). @param {ColumnStore} s @param {number} r @param {Json} p */
-function summary(s, r, p) {
+/** Count, sum, min and max (what every distribution has). */
+function summary(s: ColumnStore, r: number, p: Json): void {
   s.setDistribution(r, otlpInt64(p.count) ?? 0, numberOf(p.sum), numberOf(p.min), numberOf(p.max));
 }
 
-/** Appends a list of counts to the row's list `which`. @param {ColumnStore} s @param {number} r @param {number} which @param {unknown} counts */
-function countList(s, r, which, counts) {
+/** Appends a list of counts to the row's list `which`. */
+function countList(s: ColumnStore, r: number, which: number, counts: unknown): void {
   const items = list(counts);
   const at = s.reserveCounts(r, which, items.length);
   for (let i = 0; i < items.length; i++) s.setCount(at + i, otlpInt64(items[i]) ?? 0);
 }
 
-/** @param {ColumnStore} s @param {number} r @param {Json} p */
-function histogram(s, r, p) {
+function histogram(s: ColumnStore, r: number, p: Json): void {
   s.setBounds(r, s.boundsId(list(p.explicitBounds).map((b) => numberOf(b) ?? 0)));
   countList(s, r, LISTS.BUCKETS, p.bucketCounts);
 }
 
-/** @param {ColumnStore} s @param {number} r @param {Json} p */
-function exponential(s, r, p) {
+function exponential(s: ColumnStore, r: number, p: Json): void {
   const positive = obj(p.positive);
   const negative = obj(p.negative);
   s.setExponential(

@@ -1,4 +1,3 @@
-// @ts-check
 // Attribute values as text, as the OpenTelemetry Collector's ClickHouse exporter stores them: its
 // pdata `pcommon.Value.AsString()` (collector pdata/pcommon/value.go). Strings as they are;
 // booleans `true`/`false`; integers in decimal; doubles as Go's float64AsString spells them (the
@@ -10,43 +9,44 @@
 // "-Infinity" (Go's JSON encoder fails there and AsString gives '' for the whole value).
 // One function per input shape: the SDK's JavaScript values and OTLP/JSON AnyValue objects.
 
-/** @typedef {Record<string, unknown>} Json */
+type Json = Record<string, unknown>;
 
 /**
  * Deeper than this an attribute value is hostile (a cycle, or data made to exhaust the stack);
- * the reader refuses requests nested deeper too (MAX_NESTING_DEPTH in src/reader/check-request.ts).
+ * the reader refuses requests nested deeper too (MAX_NESTING_DEPTH in
+ * src/encoding/check-request.ts).
  */
 const MAX_DEPTH = 200;
 
 const TWO_53 = 2 ** 53;
 const TWO_63 = 2 ** 63;
 
-/** Go's strconv.FormatFloat(f, 'f' or 'e', -1, 64) as float64AsString uses it. @param {number} v */
-function goFloat(v) {
+/** Go's strconv.FormatFloat(f, 'f' or 'e', -1, 64) as float64AsString uses it. */
+function goFloat(v: number): string {
   return Object.is(v, -0) ? '-0' : String(v); // NaN, Infinity, -Infinity as Go spells them
 }
 
-/** A double inside JSON: Go's encoder has no NaN or infinities; a string keeps them. @param {number} v */
-function jsonFloat(v) {
+/** A double inside JSON: Go's encoder has no NaN or infinities; a string keeps them. */
+function jsonFloat(v: number): string {
   return Number.isFinite(v) ? goFloat(v) : `"${v}"`;
 }
 
-/** An integer the JS SDK writes as an intValue (any integer an int64 holds), exactly. @param {number} v */
-function jsInt(v) {
+/** An integer the JS SDK writes as an intValue (any integer an int64 holds), exactly. */
+function jsInt(v: number): string {
   return Math.abs(v) < TWO_53 ? String(v) : BigInt(v).toString(); // String(-0) is '0'
 }
 
-/** Whether the JSON writer spells a number as an intValue (src/encoding/otlp-schema.ts isInt64). @param {number} v */
-const isInt64 = (v) => Number.isInteger(v) && v >= -TWO_63 && v < TWO_63;
+/** Whether the JSON writer spells a number as an intValue (src/encoding/otlp-schema.ts isInt64). */
+const isInt64 = (v: number): boolean => Number.isInteger(v) && v >= -TWO_63 && v < TWO_63;
 
 const SEPARATORS = /[\u2028\u2029]/g;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Text without lone surrogates (what its UTF-8 encoding holds: U+FFFD). @param {string} s */
-export const wellFormed = (s) => s.replace(LONE_SURROGATE, '\ufffd');
+/** Text without lone surrogates (what its UTF-8 encoding holds: U+FFFD). */
+export const wellFormed = (s: string): string => s.replace(LONE_SURROGATE, '\ufffd');
 
-/** A JSON string as Go's encoding/json writes it without HTML escaping. @param {string} s */
-function goString(s) {
+/** A JSON string as Go's encoding/json writes it without HTML escaping. */
+function goString(s: string): string {
   // JSON.stringify escapes as Go does (\" \\ \b \f \n \r \t, other controls \u00xx) but for
   // U+2028 and U+2029, which Go escapes.
   return JSON.stringify(wellFormed(s)).replace(SEPARATORS, (c) =>
@@ -55,29 +55,26 @@ function goString(s) {
 }
 
 const utf8 = new TextEncoder();
-/** Go sorts map keys as byte strings: UTF-8 order, not JavaScript's UTF-16 order. @param {string} a @param {string} b */
-const byUtf8 = (a, b) => Buffer.compare(utf8.encode(a), utf8.encode(b));
+/** Go sorts map keys as byte strings: UTF-8 order, not JavaScript's UTF-16 order. */
+const byUtf8 = (a: string, b: string): number => Buffer.compare(utf8.encode(a), utf8.encode(b));
 
-/** A JSON object of keys and already spelled values, as Go writes a map. @param {Map<string, string>} map */
-function goObject(map) {
+/** A JSON object of keys and already spelled values, as Go writes a map. */
+function goObject(map: Map<string, string>): string {
   const keys = [...map.keys()].sort(byUtf8);
   return `{${keys.map((k) => `${goString(k)}:${map.get(k)}`).join(',')}}`;
 }
 
-/** @param {number} depth */
-function checkDepth(depth) {
+function checkDepth(depth: number): void {
   if (depth > MAX_DEPTH) throw new RangeError(`attribute value nested deeper than ${MAX_DEPTH}`);
 }
 
-// ---- the SDK's values (what src/encoding/otlp-json.ts writes for them) -----------------------
+// ---- the SDK's values (what src/signals/metrics/otlp-json.ts writes for them) ----------------
 
 /**
  * The text of an SDK attribute value; null for what OTLP holds as an empty value (null,
  * undefined, bigints, functions, symbols).
- * @param {unknown} value
- * @returns {string | null}
  */
-export function jsValueText(value) {
+export function jsValueText(value: unknown): string | null {
   switch (typeof value) {
     case 'string':
       return value;
@@ -94,12 +91,10 @@ export function jsValueText(value) {
   }
 }
 
-/** @param {Uint8Array} bytes */
-const base64 = (bytes) =>
+const base64 = (bytes: Uint8Array): string =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 
-/** @param {unknown} value @param {number} depth @returns {string} */
-function jsJson(value, depth) {
+function jsJson(value: unknown, depth: number): string {
   checkDepth(depth);
   switch (typeof value) {
     case 'string':
@@ -113,8 +108,8 @@ function jsJson(value, depth) {
       if (value instanceof Uint8Array) return `"${base64(value)}"`;
       if (Array.isArray(value))
         return `[${Array.from(value, (v) => jsJson(v, depth + 1)).join(',')}]`;
-      const map = new Map();
-      const record = /** @type {Json} */ (value);
+      const map = new Map<string, string>();
+      const record = value as Json;
       for (const key of Object.keys(record)) map.set(key, jsJson(record[key], depth + 1));
       return goObject(map);
     }
@@ -125,16 +120,13 @@ function jsJson(value, depth) {
 
 // ---- OTLP/JSON AnyValue objects (decoded requests) --------------------------------------------
 
-/** @param {unknown} v @returns {Json} */
-const obj = (v) =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? /** @type {Json} */ (v) : {};
-/** @param {unknown} v @returns {unknown[]} */
-const list = (v) => (Array.isArray(v) ? v : []);
-/** @param {unknown} v */
-const str = (v) => (typeof v === 'string' ? v : '');
+const obj = (v: unknown): Json =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** An int64 as OTLP/JSON spells it (a decimal string, or a number) in Go's decimal. @param {unknown} v */
-function otlpInt(v) {
+/** An int64 as OTLP/JSON spells it (a decimal string, or a number) in Go's decimal. */
+function otlpInt(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? jsInt(v) : String(v);
   const s = str(v);
   try {
@@ -144,15 +136,11 @@ function otlpInt(v) {
   }
 }
 
-/** A double as OTLP/JSON spells it: a number, or "NaN" / "Infinity" / "-Infinity". @param {unknown} v */
-const otlpDouble = (v) => (typeof v === 'number' ? v : Number(str(v)));
+/** A double as OTLP/JSON spells it: a number, or "NaN" / "Infinity" / "-Infinity". */
+const otlpDouble = (v: unknown): number => (typeof v === 'number' ? v : Number(str(v)));
 
-/**
- * The text of an OTLP/JSON AnyValue; null for an empty one.
- * @param {unknown} value
- * @returns {string | null}
- */
-export function otlpValueText(value) {
+/** The text of an OTLP/JSON AnyValue; null for an empty one. */
+export function otlpValueText(value: unknown): string | null {
   const v = obj(value);
   if ('stringValue' in v) return str(v.stringValue);
   if ('boolValue' in v) return v.boolValue === true ? 'true' : 'false';
@@ -163,8 +151,7 @@ export function otlpValueText(value) {
   return null;
 }
 
-/** @param {Json} v @param {number} depth @returns {string} */
-function otlpJson(v, depth) {
+function otlpJson(v: Json, depth: number): string {
   checkDepth(depth);
   if ('stringValue' in v) return goString(str(v.stringValue));
   if ('boolValue' in v) return v.boolValue === true ? 'true' : 'false';
@@ -175,7 +162,7 @@ function otlpJson(v, depth) {
     return `[${items.map((item) => otlpJson(obj(item), depth + 1)).join(',')}]`;
   }
   if ('kvlistValue' in v) {
-    const map = new Map();
+    const map = new Map<string, string>();
     for (const kv of list(obj(v.kvlistValue).values)) {
       map.set(str(obj(kv).key), otlpJson(obj(obj(kv).value), depth + 1));
     }
