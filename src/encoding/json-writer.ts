@@ -15,6 +15,8 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Up to this many characters, copying in JavaScript is cheaper than calling into native code. */
 const SHORT = 48;
 const SHORT_BYTES = 64;
+/** Times from this many seconds on do not fit a uint64 of nanoseconds (about the year 2554). */
+const MAX_NANOS_SECONDS = 18_446_744_073;
 
 export class JsonWriter {
   #buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
@@ -74,6 +76,41 @@ export class JsonWriter {
       } else this.uint(value);
     } else if (Number.isInteger(value)) this.raw(`"${BigInt(value)}"`);
     else this.double(value);
+  }
+
+  /**
+   * Unix nanoseconds of an HrTime ([seconds, nanoseconds]) as OTLP/JSON spells a time: the exact
+   * decimal in quotes, written digit by digit (no string made) when the time is a plain one.
+   */
+  nanos(time: readonly [number, number]): void {
+    const seconds = time[0];
+    const nanos = time[1];
+    if (
+      !(seconds >= 0 && seconds < MAX_NANOS_SECONDS && nanos >= 0 && nanos < 1e9) ||
+      !Number.isInteger(seconds) ||
+      !Number.isInteger(nanos)
+    ) {
+      // Fractions are cut, and nanoseconds past a second carried, as the official serializer does.
+      const exact = BigInt(Math.trunc(seconds)) * 1_000_000_000n + BigInt(Math.trunc(nanos));
+      this.raw(`"${exact}"`);
+      return;
+    }
+    this.#ensure(24);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    buf[pos++] = 0x22;
+    if (seconds === 0) pos = writeUint(buf, pos, nanos);
+    else {
+      pos = writeUint(buf, pos, seconds);
+      let v = nanos;
+      for (let i = 8; i >= 0; i--) {
+        buf[pos + i] = 0x30 + (v % 10);
+        v = Math.floor(v / 10);
+      }
+      pos += 9;
+    }
+    buf[pos++] = 0x22;
+    this.#pos = pos;
   }
 
   /** Integers separated by commas, e.g. bucket counts (almost always small and non-negative). */

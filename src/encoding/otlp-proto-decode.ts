@@ -20,8 +20,10 @@ export class ProtoDecodeError extends Error {
 }
 
 /**
- * Decodes an ExportMetricsServiceRequest (or any OTLP metrics message) from protobuf into the
- * OTLP/JSON object shape. Unknown fields are skipped, as protobuf requires.
+ * Decodes an ExportMetricsServiceRequest, ExportTraceServiceRequest or ExportLogsServiceRequest
+ * (or any message of the schema) from protobuf into the OTLP/JSON object shape: trace and span
+ * ids in hex, as OTLP/JSON spells them, not base64. Unknown fields are skipped, as protobuf
+ * requires.
  */
 export function decodeOtlpProto(
   bytes: Uint8Array,
@@ -126,6 +128,8 @@ class Reader {
       case 'uint32':
       case 'enum':
         return this.#varint();
+      case 'fixed32':
+        return this.#view.getUint32(this.#take(4), true);
       case 'uint64':
         return this.#varint64(false);
       case 'int64':
@@ -231,6 +235,8 @@ function wireOf(kind: Scalar): number {
     case 'sfixed64':
     case 'nanos':
       return WIRE_I64;
+    case 'fixed32':
+      return WIRE_I32;
     default:
       return WIRE_VARINT;
   }
