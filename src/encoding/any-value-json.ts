@@ -74,6 +74,11 @@ export function jsonAnyValue(w: JsonWriter, value: unknown): void {
         w.raw(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'));
         w.raw('"}');
       } else if (Array.isArray(value)) {
+        // An empty list is left out, as protobuf leaves it out: `{"arrayValue":{}}`.
+        if (value.length === 0) {
+          w.raw('{"arrayValue":{}}');
+          return;
+        }
         w.raw('{"arrayValue":{"values":[');
         for (let i = 0; i < value.length; i++) {
           if (i > 0) w.char(COMMA);
@@ -82,8 +87,13 @@ export function jsonAnyValue(w: JsonWriter, value: unknown): void {
         w.raw(']}}');
       } else {
         const map = value as Record<string, unknown>;
+        const keys = Object.keys(map);
+        if (keys.length === 0) {
+          w.raw('{"kvlistValue":{}}');
+          return;
+        }
         w.raw('{"kvlistValue":{"values":[');
-        jsonKeyValues(w, map, Object.keys(map));
+        jsonKeyValues(w, map, keys);
         w.raw(']}}');
       }
       return;

@@ -8,10 +8,10 @@ import type { ProtoWriter } from './proto-writer.js';
 
 const F = FIELD;
 
-/** A KeyValue message in field `field`. */
+/** A KeyValue message in field `field` (its key written even when empty, as the official serializers do). */
 export function protoKeyValue(w: ProtoWriter, field: number, key: string, value: unknown): void {
   w.fork(field);
-  w.string(F.KeyValue.key, key);
+  w.string(F.KeyValue.key, key, true);
   protoAnyValue(w, F.KeyValue.value, value);
   w.join();
 }

@@ -10,7 +10,8 @@ const WIRE_LEN = 2;
 const WIRE_I32 = 5;
 const TWO_POW_32 = 2 ** 32;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** ignoreBOM keeps a string's leading U+FEFF: it is the string's first character, not a byte-order mark. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export class ProtoDecodeError extends Error {
   constructor(message: string, offset: number) {
