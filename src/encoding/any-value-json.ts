@@ -1,4 +1,4 @@
-import type { JsonWriter } from './json-writer.js';
+import { JsonWriter } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
 
 /**
@@ -11,6 +11,38 @@ import { isInt64 } from './otlp-schema.js';
 
 const COMMA = 0x2c;
 
+/**
+ * `{"key":"<key>","value":` per attribute key: the keys of a service's attributes are few and
+ * repeat in every span and record. At most KEY_SPELLINGS keys are kept (the first ones seen),
+ * so keys made of data cannot grow it without bound.
+ */
+const keySpellings = new Map<string, Buffer>();
+const KEY_SPELLINGS = 4096;
+const KEY_SPELLING_MAX_LENGTH = 256;
+const keyWriter = new JsonWriter();
+
+function keyHead(w: JsonWriter, key: string): void {
+  const cached = keySpellings.get(key);
+  if (cached !== undefined) {
+    w.bytes(cached);
+    return;
+  }
+  if (keySpellings.size >= KEY_SPELLINGS || key.length > KEY_SPELLING_MAX_LENGTH) {
+    w.raw('{"key":');
+    w.string(key);
+    w.raw(',"value":');
+    return;
+  }
+  const kw = keyWriter;
+  kw.reset();
+  kw.raw('{"key":');
+  kw.string(key);
+  kw.raw(',"value":');
+  const spelling = kw.snapshot();
+  keySpellings.set(key, spelling);
+  w.bytes(spelling);
+}
+
 /** `{"key":…,"value":…}` for each of `keys` of `map`, comma-separated. */
 export function jsonKeyValues(
   w: JsonWriter,
@@ -20,9 +52,7 @@ export function jsonKeyValues(
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (i > 0) w.char(COMMA);
-    w.raw('{"key":');
-    w.string(key);
-    w.raw(',"value":');
+    keyHead(w, key);
     jsonAnyValue(w, map[key]);
     w.char(0x7d);
   }

@@ -1,5 +1,4 @@
 import { jsonAnyValue, jsonAttributesField } from '../../encoding/any-value-json.js';
-import { hexId } from '../../encoding/hex-id.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { type JsonGroupFields, writeJsonGroups } from '../grouped-json.js';
@@ -67,14 +66,12 @@ function logRecord(w: JsonWriter, r: LogRecordLike): void {
       w.uint(context.traceFlags >>> 0);
     }
     if (context.traceId) {
-      w.raw(',"traceId":"');
-      w.raw(hexId(context.traceId));
-      w.char(0x22);
+      w.raw(',"traceId":');
+      w.hexId(context.traceId);
     }
     if (context.spanId) {
-      w.raw(',"spanId":"');
-      w.raw(hexId(context.spanId));
-      w.char(0x22);
+      w.raw(',"spanId":');
+      w.hexId(context.spanId);
     }
   }
   if (r.eventName) {

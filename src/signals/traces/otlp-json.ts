@@ -1,5 +1,4 @@
 import { jsonAttributesField } from '../../encoding/any-value-json.js';
-import { hexId } from '../../encoding/hex-id.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { type JsonGroupFields, writeJsonGroups } from '../grouped-json.js';
@@ -45,16 +44,14 @@ function span(w: JsonWriter, s: SpanLike): void {
   countSpan(tally, s);
   const context = s.spanContext();
   const parent = s.parentSpanContext;
-  w.raw('{"traceId":"');
-  w.raw(hexId(context.traceId));
-  w.raw('","spanId":"');
-  w.raw(hexId(context.spanId));
-  w.char(0x22);
+  w.raw('{"traceId":');
+  w.hexId(context.traceId);
+  w.raw(',"spanId":');
+  w.hexId(context.spanId);
   traceState(w, context.traceState);
   if (parent?.spanId) {
-    w.raw(',"parentSpanId":"');
-    w.raw(hexId(parent.spanId));
-    w.char(0x22);
+    w.raw(',"parentSpanId":');
+    w.hexId(parent.spanId);
   }
   w.raw(',"flags":');
   w.uint(spanFlags(context.traceFlags, parent?.isRemote));
@@ -114,11 +111,10 @@ function event(w: JsonWriter, e: EventLike): void {
 
 function link(w: JsonWriter, l: LinkLike): void {
   const context = l.context;
-  w.raw('{"traceId":"');
-  w.raw(hexId(context.traceId));
-  w.raw('","spanId":"');
-  w.raw(hexId(context.spanId));
-  w.char(0x22);
+  w.raw('{"traceId":');
+  w.hexId(context.traceId);
+  w.raw(',"spanId":');
+  w.hexId(context.spanId);
   traceState(w, context.traceState);
   jsonAttributesField(w, ',"attributes":', l.attributes);
   count(w, ',"droppedAttributesCount":', l.droppedAttributesCount);
