@@ -126,7 +126,7 @@ export interface S3MetricExporterOptions {
   bucket?: string;
   /** Key prefix, e.g. `prod/checkout`. No leading or trailing `/` needed; `..` is rejected. */
   prefix?: string;
-  /** Text put before `metrics_` in every object name. */
+  /** Text put before `metrics_` (`traces_`, `logs_`) in every object name. */
   filePrefix?: string;
   /** AWS region. Default: AWS_REGION or AWS_DEFAULT_REGION, else `us-east-1`. */
   region?: string;
@@ -205,3 +205,9 @@ export interface S3MetricExporterOptions {
   /** Added to the user agent of the exporter's requests (`otel-s3-exporter …`). */
   userAgent?: string;
 }
+
+/** The options of S3SpanExporter: S3MetricExporter's, but for the metrics' temporality. */
+export type S3SpanExporterOptions = Omit<S3MetricExporterOptions, 'temporalityPreference'>;
+
+/** The options of S3LogRecordExporter: S3MetricExporter's, but for the metrics' temporality. */
+export type S3LogRecordExporterOptions = Omit<S3MetricExporterOptions, 'temporalityPreference'>;

@@ -3,6 +3,7 @@ import { configure } from '../config/environment.js';
 import type { S3MetricExporterOptions } from '../config/options.js';
 import type { ResolvedConfig } from '../config/resolve.js';
 import type { SignalName } from '../layout/formats.js';
+import { S3LogRecordExporter } from './log-exporter.js';
 import { S3MetricExporter } from './metric-exporter.js';
 import {
   createSharedParts,
@@ -11,6 +12,7 @@ import {
   type SharedSettings,
 } from './shared-parts.js';
 import { configOf, type SignalExporter } from './signal-exporter.js';
+import { S3SpanExporter } from './span-exporter.js';
 
 /**
  * What may differ between the exporters of one S3Exporters: how each signal's objects are made
@@ -57,6 +59,8 @@ const SHARED_SETTINGS = [
  * ```ts
  * const s3 = new S3Exporters({ bucket: 'telemetry', prefix: 'prod/checkout' });
  * new PeriodicExportingMetricReader({ exporter: s3.metricExporter() });
+ * new BatchSpanProcessor({ exporter: s3.spanExporter() });
+ * new BatchLogRecordProcessor({ exporter: s3.logRecordExporter() });
  * ```
  */
 export class S3Exporters {
@@ -79,6 +83,16 @@ export class S3Exporters {
     return this.#make('metrics', options, (o) => new S3MetricExporter(o));
   }
 
+  /** The span exporter of the group, for a BatchSpanProcessor. Once per group. */
+  spanExporter(options: SignalOptions = {}): S3SpanExporter {
+    return this.#make('traces', options, (o) => new S3SpanExporter(o));
+  }
+
+  /** The log record exporter of the group, for a BatchLogRecordProcessor. Once per group. */
+  logRecordExporter(options: SignalOptions = {}): S3LogRecordExporter {
+    return this.#make('logs', options, (o) => new S3LogRecordExporter(o));
+  }
+
   #make<T extends SignalExporter<never>>(
     signal: SignalName,
     options: object,
@@ -91,7 +105,10 @@ export class S3Exporters {
         `one ${signal} exporter per S3Exporters (a second would share its spool and its counts)`,
       );
     }
-    const withParts: S3MetricExporterOptions = { ...this.#options, ...options };
+    const { temporalityPreference, ...forAnySignal } = this.#options;
+    // The metrics' temporality is no option of the other signals' exporters.
+    const group = signal === 'metrics' ? this.#options : forAnySignal;
+    const withParts: S3MetricExporterOptions = { ...group, ...options };
     Object.defineProperty(withParts, SHARED_PARTS, { value: this.#shared });
     const exporter = make(withParts);
     for (const setting of SHARED_SETTINGS) {

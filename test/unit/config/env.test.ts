@@ -304,7 +304,7 @@ describe('a variable for one signal', () => {
     const env = {
       OTEL_EXPORTER_S3_BUCKET: 'telemetry',
       OTEL_EXPORTER_S3_FORMAT: 'otlp-proto',
-      OTEL_EXPORTER_S3_TRACES_FORMAT: 'parquet',
+      OTEL_EXPORTER_S3_TRACES_FORMAT: 'otlp-json',
       OTEL_EXPORTER_S3_LOGS_PREFIX: 'logs-here',
       OTEL_EXPORTER_S3_SPOOL_DIR: '/var/spool/otel-s3',
     };
@@ -315,7 +315,7 @@ describe('a variable for one signal', () => {
       const logs = configure({}, env, 'logs');
       expect([metrics.format, traces.format, logs.format]).toEqual([
         'otlp-proto',
-        'parquet',
+        'otlp-json',
         'otlp-proto',
       ]);
       expect(logs.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' })).toBe(
