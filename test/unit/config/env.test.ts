@@ -323,7 +323,7 @@ describe('a variable for one signal', () => {
       );
       expect(
         traces.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' }),
-      ).toBe('year=1970/month=01/day=01/hour=00/traces_x');
+      ).toBe('year=1970/month=01/day=01/hour=00/minute=00/traces_x');
       // Each signal's spool under the one directory: metrics where it always was.
       expect([metrics.spoolDir, traces.spoolDir, logs.spoolDir]).toEqual([
         '/var/spool/otel-s3',
