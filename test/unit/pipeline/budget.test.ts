@@ -17,6 +17,7 @@ function setup(limit = 100, openBytes = 0) {
     requestTimeoutMillis: 1_000,
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
+    signal: 'metrics',
   });
   const budget = new MemoryBudget(limit);
   budget.addOpen(open);
@@ -160,6 +161,7 @@ describe('one budget, several exporters', () => {
       requestTimeoutMillis: 1_000,
       flushTimeoutMillis: 1_000,
       endpoint: 'http://s3.test',
+      signal: 'metrics',
     });
     const spanOwner: BatchOwner = { outcomes: spans, pager: undefined };
     const spanOpen = { bytes: 10 };
@@ -194,6 +196,7 @@ describe('one budget, several exporters', () => {
         requestTimeoutMillis: 1_000,
         flushTimeoutMillis: 1_000,
         endpoint: 'http://s3.test',
+        signal: 'metrics',
       }),
       pager: undefined,
     };
