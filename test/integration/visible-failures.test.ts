@@ -74,7 +74,7 @@ describeS3('failures are visible without any logger set up', () => {
   });
 });
 
-test('an endpoint on a closed port: each exporter\'s flush and shutdown say why and name the same bytes, on stderr without a logger', async () => {
+test("an endpoint on a closed port: each exporter's flush and shutdown say why and name the same bytes, on stderr without a logger", async () => {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
