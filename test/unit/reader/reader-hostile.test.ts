@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { InvalidOptionError } from '../../../src/index.js';
 import { formatBytes } from '../../../src/reader/byte-size.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import {
   anyValue,
   attributes,
   dataPointRows,
+  InvalidOptionError,
   nanosToIso,
   ObjectDecodeError,
   type OtlpObject,
