@@ -1,13 +1,10 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import type { S3MetricExporter } from '../../src/index.js';
 import { LOCK_TIMING } from '../../src/spool/lock.js';
 import type { Child } from '../support/child.js';
 import { captureDiag } from '../support/diag-capture.js';
-import { scriptedExporter } from '../support/scripted-exporter.js';
-import { ScriptedS3 } from '../support/scripted-s3.js';
-import { spoolTestDirs } from '../support/spool-exporter.js';
+import { spoolStateOf, spoolTestDirs } from '../support/spool-exporter.js';
 import {
   backdateLock,
   type HolderLine,
@@ -37,19 +34,11 @@ afterEach(() => {
   // Our own children, by their process: unshare --kill-child takes a namespace's node with it.
   for (const child of children.splice(0)) child.process.kill('SIGKILL');
 });
-const { exporters } = spoolTestDirs('otel-s3-lock-processes-', (path) => (dir = path));
+const { exporterOn } = spoolTestDirs('otel-s3-lock-processes-', (path) => (dir = path));
 
 /** The holder child (optionally as pid 1 of a pid namespace of its own) on `dir`. */
 const holder = (ownPidNamespace = false) => spawnHolder(dir, children, ownPidNamespace);
-const exporterOn = () => {
-  const exporter = scriptedExporter(new ScriptedS3(), {
-    compression: 'none',
-    spoolDir: dir,
-  });
-  exporters.push(exporter);
-  return exporter;
-};
-const stateOf = (exporter: S3MetricExporter) => exporter.stats().spool?.state;
+const stateOf = spoolStateOf;
 const lockDir = () => lockDirOf(dir);
 const ownerOf = () => lockOwnerOf(dir);
 const backdate = (millis: number) => backdateLock(dir, millis);

@@ -2,12 +2,9 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test, vi } from 'vitest';
-import type { S3MetricExporter } from '../../../src/index.js';
 import type { SpoolOwner } from '../../../src/spool/lock.js';
 import { captureDiag } from '../../support/diag-capture.js';
-import { scriptedExporter } from '../../support/scripted-exporter.js';
-import { ScriptedS3 } from '../../support/scripted-s3.js';
-import { spoolTestDirs } from '../../support/spool-exporter.js';
+import { spoolStateOf, spoolTestDirs } from '../../support/spool-exporter.js';
 import { lockDirOf, lockOwnerOf } from '../../support/spool-lock.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -16,17 +13,9 @@ import { waitFor } from '../../support/wait.js';
 captureDiag();
 
 let dir: string;
-const { exporters } = spoolTestDirs('otel-s3-lock-test-', (path) => (dir = path));
+const { exporterOn } = spoolTestDirs('otel-s3-lock-test-', (path) => (dir = path));
 
-const exporterOn = () => {
-  const exporter = scriptedExporter(new ScriptedS3(), {
-    compression: 'none',
-    spoolDir: dir,
-  });
-  exporters.push(exporter);
-  return exporter;
-};
-const stateOf = (exporter: S3MetricExporter) => exporter.stats().spool?.state;
+const stateOf = spoolStateOf;
 
 const lockDir = () => lockDirOf(dir);
 const ownerOf = () => lockOwnerOf(dir);
