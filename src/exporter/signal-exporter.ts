@@ -3,6 +3,7 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { settleWithin } from '../base/deadline.js';
 import { type BodyMaker, createBodyMaker } from '../body/index.js';
 import type { ResolvedConfig } from '../config/resolve.js';
+import { newTally } from '../encoding/records.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from '../layout/formats.js';
 import type { KeyTemplate } from '../layout/key-template.js';
 import { failed } from '../pipeline/admission.js';
@@ -74,6 +75,8 @@ export class SignalExporter<Item> {
     const claim = c.spoolDir === undefined ? undefined : claimSpoolDir(c.spoolDir);
     let bodies: BodyMaker | undefined;
     let made: SharedParts | undefined;
+    // Set below, once it exists: the spool hands it the batches it replays from the journal.
+    let preparation: Preparation | undefined;
     try {
       const row = FORMAT_ROWS[c.format];
       bodies = createBodyMaker({
@@ -109,16 +112,38 @@ export class SignalExporter<Item> {
             retryEveryMillis: c.retryMaxDelayMillis,
             diskTimeoutMillis: c.spoolTimeoutMillis,
             check: spoolFileCheck(c.keys),
+            journal:
+              c.journalSyncMillis === 0
+                ? undefined
+                : {
+                    signal: signal.name,
+                    // Parquet journals its fallback's records, OTLP/JSON.
+                    format: c.format === 'otlp-proto' ? 'otlp-proto' : 'otlp-json',
+                    syncMillis: c.journalSyncMillis,
+                    maxPendingBytes: c.maxBatchBytes,
+                    overhead: (count) => signal.records[c.format].overhead(count),
+                  },
           },
-          { budget, owner: this.#owner, uploader, stats: stats.spool, episodes },
+          {
+            budget,
+            owner: this.#owner,
+            uploader,
+            stats: stats.spool,
+            episodes,
+            replay: (batch) => {
+              budget.admit(batch, batch.rawBytes, this.#owner);
+              preparation?.add(batch);
+            },
+          },
         );
       }
-      const preparation = new Preparation({
+      preparation = new Preparation({
         records: signal.records[c.format],
         columnsAsRecords: (columns) => signal.columnsAsRecords(columns),
         name: objectName(c.format, c.compression),
         fallback: row.fallback,
         bodies,
+        columns: row.body === 'parquet',
         keys: c.keys,
         sendCrc32: s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
         budget,
@@ -130,17 +155,33 @@ export class SignalExporter<Item> {
         maxBatchAgeMillis: c.maxBatchAgeMillis,
         times: c.partitionTime === 'data',
       };
+      const prepare = preparation;
+      const journal = this.#spool?.journal;
+      const journalRecords = signal.records[c.format];
       const parts = {
         budget,
         owner: this.#owner,
-        onSealed: (batch: SealedBatch) => preparation.add(batch),
+        onSealed: (batch: SealedBatch) => prepare.add(batch),
         appendFailed: (error: unknown) => this.#outcomes.encodeFailed(error),
+        journal,
       };
       this.#intake =
         row.body === 'parquet'
-          ? columnIntake(() => signal.loadColumns(), admission, parts)
+          ? columnIntake(() => signal.loadColumns(), admission, {
+              ...parts,
+              // Columns have no record: the journal keeps the export as OTLP/JSON.
+              journalEncode:
+                journal === undefined
+                  ? undefined
+                  : (item: Item) => {
+                      const tally = newTally(admission.times);
+                      const record = journalRecords.encode(item, tally);
+                      return { record, points: tally.items, dataTimeMillis: tally.oldestMillis };
+                    },
+            })
           : recordIntake(signal.records[c.format], admission, { ...parts, bodies });
       budget.addOpen(this.#intake.open);
+      if (journal !== undefined) budget.addOpen(journal);
       this.#leave = this.#shared.join();
       this.#spool?.start();
     } catch (error) {
@@ -237,6 +278,7 @@ export class SignalExporter<Item> {
         ...s.spool,
         writeFailures: { ...s.spool.writeFailures },
         readFailures: { ...s.spool.readFailures },
+        journalWriteFailures: { ...s.spool.journalWriteFailures },
       },
       bufferedBytes: this.#intake.open.bytes + budget.bytesOf(this.#owner),
       pendingBatches: budget.pending(this.#owner).batches,

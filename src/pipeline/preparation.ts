@@ -25,6 +25,11 @@ export interface PreparationParts {
   /** ... and for the records stored as they are when the worker cannot make it. */
   fallback: { extension: string; contentType: string };
   bodies: BodyMaker;
+  /**
+   * The body is made from columns (Parquet): a batch of records there (replayed from the journal,
+   * which keeps OTLP records) is stored as its records, the fallback.
+   */
+  columns: boolean;
   keys: KeyTemplate;
   /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
   sendCrc32: boolean;
@@ -60,31 +65,33 @@ export class Preparation {
     if (contents === undefined) return; // dropped while it waited
     let made: PreparedBody;
     let byWorker = true;
-    try {
-      made = await p.bodies.make({
-        ...contents,
-        framing: p.records.framing,
-        sha256: true,
-        crc32: p.sendCrc32,
-      });
-      // The body is made (a copy, compressed or joined; records sent to a worker are moved):
-      // the records' memory is freed now, not at a collection.
-      if (contents.records !== undefined) releaseRecords(contents.records);
-    } catch (error) {
-      if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
-      if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
-      // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
-      log.error(
-        `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
-      );
-      const records = error.contents.records ?? (await p.columnsAsRecords(error.contents.columns));
-      const recordBytes = records.reduce((n, r) => n + r.length, 0);
-      made = {
-        body: p.records.assemble(records, recordBytes),
-        sha256: undefined,
-        crc32: undefined,
-      };
+    if (p.columns && contents.records !== undefined) {
+      made = asRecords(p, contents.records);
       byWorker = false;
+    } else {
+      try {
+        made = await p.bodies.make({
+          ...contents,
+          framing: p.records.framing,
+          sha256: true,
+          crc32: p.sendCrc32,
+        });
+        // The body is made (a copy, compressed or joined; records sent to a worker are moved):
+        // the records' memory is freed now, not at a collection.
+        if (contents.records !== undefined) releaseRecords(contents.records);
+      } catch (error) {
+        if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
+        if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
+        // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
+        log.error(
+          `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
+        );
+        made = asRecords(
+          p,
+          error.contents.records ?? (await p.columnsAsRecords(error.contents.columns)),
+        );
+        byWorker = false;
+      }
     }
     const key = p.keys.render({
       // Set only with partitionTime 'data'.
@@ -100,4 +107,10 @@ export class Preparation {
     if (p.spool !== undefined) await p.spool.persist(batch);
     if (batch.queue()) p.uploader.submit(batch);
   }
+}
+
+/** A body of the records as they are, uncompressed (the fallback's). */
+function asRecords(p: PreparationParts, records: Buffer[]): PreparedBody {
+  const recordBytes = records.reduce((n, r) => n + r.length, 0);
+  return { body: p.records.assemble(records, recordBytes), sha256: undefined, crc32: undefined };
 }
