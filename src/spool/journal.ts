@@ -102,15 +102,19 @@ export class OpenBatchJournal implements OpenJournal {
     return bytes;
   }
 
-  /** The spool is ours: the journal writes from now on (until then nothing is journaled). */
+  /**
+   * The spool is ours: the journal writes from now on. Until then entries wait in memory (a
+   * chain is given up past maxPendingBytes), so the first exports of a run are journaled too.
+   */
   attach(disk: JournalDisk): void {
     this.#disk = disk;
+    this.#arm();
   }
 
   // ---- inside the admission mutex: memory only ----
 
   append(record: Uint8Array, points: number, inputs: KeyInputs): void {
-    if (this.#disk === undefined || this.#closed) return;
+    if (this.#closed) return;
     let chain = this.#open;
     if (chain === undefined) {
       chain = this.#newChain(inputs.attributes);
@@ -126,6 +130,11 @@ export class OpenBatchJournal implements OpenJournal {
     const chain = this.#open;
     this.#open = undefined;
     if (chain === undefined) return undefined;
+    // Stored: the chain goes, also for a batch the spool never saw (stored before it was ours).
+    const name = chain.name;
+    void batch.settled.then((outcome) => {
+      if (outcome === 'uploaded') this.retire(name);
+    });
     if (chain.state === 'live') {
       chain.pending.seal({
         id: batch.id,
