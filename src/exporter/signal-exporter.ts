@@ -120,7 +120,8 @@ export class SignalExporter<Item> {
                     // Parquet journals its fallback's records, OTLP/JSON.
                     format: c.format === 'otlp-proto' ? 'otlp-proto' : 'otlp-json',
                     syncMillis: c.journalSyncMillis,
-                    maxPendingBytes: c.maxBatchBytes,
+                    // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
+                    maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
                     overhead: (count) => signal.records[c.format].overhead(count),
                   },
           },

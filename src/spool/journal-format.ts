@@ -99,10 +99,33 @@ export function encodeSegmentHeader(header: SegmentHeader): Buffer {
   return out;
 }
 
-/** Entry headers and payloads, copied into a few large chunks until they are written. */
+/**
+ * Entry headers and payloads, copied into fixed-size chunks until they are written. An entry may
+ * span chunks (the file is their concatenation). Chunks are reused from a process-wide pool:
+ * copying a record into fresh memory costs a page fault per 4 KiB (measured: 300 KB into a new
+ * allocation took 1-6 ms on a busy machine, into a reused one 4 µs). The pool keeps about one
+ * interval's worth: trimPool() after each group commit.
+ */
 export class PendingEntries {
-  static readonly CHUNK_BYTES = 64 * 1024;
-  #chunks: Buffer[] = [];
+  static readonly CHUNK_BYTES = 256 * 1024;
+  /** Idle chunks kept at most, process-wide (64 MiB). */
+  static readonly POOL_CHUNKS = 256;
+  static readonly #pool: ArrayBuffer[] = [];
+
+  /** Releases idle chunks beyond `keep` (what the last interval used). */
+  static trimPool(keep: number): void {
+    const pool = PendingEntries.#pool;
+    while (pool.length > keep) release(pool.pop() as ArrayBuffer);
+  }
+
+  /** Idle chunks in the pool, and their bytes. */
+  static get pooledBytes(): number {
+    return PendingEntries.#pool.length * PendingEntries.CHUNK_BYTES;
+  }
+  static readonly #header = Buffer.alloc(ENTRY_HEADER_BYTES);
+  /** Chunks filled, each a view of exactly its bytes. */
+  #full: Buffer[] = [];
+  #current: Buffer | undefined;
   #used = 0;
   #bytes = 0;
 
@@ -112,7 +135,7 @@ export class PendingEntries {
   }
 
   get isEmpty(): boolean {
-    return this.#chunks.length === 0;
+    return this.#full.length === 0 && this.#used === 0;
   }
 
   record(
@@ -133,30 +156,29 @@ export class PendingEntries {
    * if the write failed, or frees them (free) once it is durable.
    */
   take(): Buffer[] {
-    const last = this.#chunks.length - 1;
-    const taken = this.#chunks.map((c, i) => (i === last ? c.subarray(0, this.#used) : c));
-    this.#chunks = [];
+    const taken = this.#full;
+    if (this.#current !== undefined && this.#used > 0)
+      taken.push(this.#current.subarray(0, this.#used));
+    else if (this.#current !== undefined) this.free([this.#current]);
+    this.#full = [];
+    this.#current = undefined;
     this.#used = 0;
     return taken;
   }
 
   /** Entries taken for a write that failed: they go first, before anything appended since. */
   putBack(taken: Buffer[]): void {
-    if (taken.length === 0) return;
-    if (this.#chunks.length === 0) {
-      // The last chunk taken is full as far as appends go: later entries get a fresh one.
-      this.#chunks = [...taken];
-      this.#used = (taken[taken.length - 1] as Buffer).length;
-    } else {
-      this.#chunks = [...taken, ...this.#chunks];
-    }
+    if (taken.length > 0) this.#full = [...taken, ...this.#full];
   }
 
-  /** Frees entries that are durable (or given up). */
+  /** Frees entries that are durable (or given up): their chunks go back to the pool. */
   free(taken: readonly Buffer[]): void {
+    const pool = PendingEntries.#pool;
     for (const chunk of taken) {
       this.#bytes -= chunk.buffer.byteLength;
-      release(chunk.buffer);
+      if (pool.length < PendingEntries.POOL_CHUNKS && chunk.buffer instanceof ArrayBuffer)
+        pool.push(chunk.buffer);
+      else release(chunk.buffer);
     }
   }
 
@@ -166,30 +188,37 @@ export class PendingEntries {
   }
 
   #entry(kind: number, seq: number, points: number, time: number, payload: Uint8Array): void {
-    const need = ENTRY_HEADER_BYTES + payload.length;
-    let chunk = this.#chunks[this.#chunks.length - 1];
-    if (chunk === undefined || chunk.length - this.#used < need) {
-      if (chunk !== undefined && this.#used < chunk.length) {
-        // The unused tail goes with it (a view), so its memory stays counted until freed.
-        this.#chunks[this.#chunks.length - 1] = chunk.subarray(0, this.#used);
+    const h = PendingEntries.#header;
+    h.writeUInt32LE(payload.length, 0);
+    h.writeUInt8(kind, 8);
+    h.writeUInt8(0, 9);
+    h.writeUInt16LE(0, 10);
+    h.writeUInt32LE(seq, 12);
+    h.writeUInt32LE(points, 16);
+    h.writeDoubleLE(time, 20);
+    h.writeUInt32LE(crc32c(payload, crc32c(h.subarray(8, ENTRY_HEADER_BYTES))), 4);
+    this.#put(h);
+    this.#put(payload);
+  }
+
+  #put(bytes: Uint8Array): void {
+    let at = 0;
+    while (at < bytes.length) {
+      if (this.#current === undefined || this.#used === this.#current.length) {
+        if (this.#current !== undefined) this.#full.push(this.#current);
+        const reused = PendingEntries.#pool.pop();
+        this.#current =
+          reused === undefined
+            ? Buffer.allocUnsafeSlow(PendingEntries.CHUNK_BYTES)
+            : Buffer.from(reused);
+        this.#bytes += this.#current.length;
+        this.#used = 0;
       }
-      chunk = Buffer.allocUnsafeSlow(Math.max(PendingEntries.CHUNK_BYTES, need));
-      this.#bytes += chunk.length;
-      this.#chunks.push(chunk);
-      this.#used = 0;
+      const n = Math.min(bytes.length - at, this.#current.length - this.#used);
+      this.#current.set(bytes.subarray(at, at + n), this.#used);
+      this.#used += n;
+      at += n;
     }
-    const at = this.#used;
-    chunk.writeUInt32LE(payload.length, at);
-    chunk.writeUInt8(kind, at + 8);
-    chunk.writeUInt8(0, at + 9);
-    chunk.writeUInt16LE(0, at + 10);
-    chunk.writeUInt32LE(seq, at + 12);
-    chunk.writeUInt32LE(points, at + 16);
-    chunk.writeDoubleLE(time, at + 20);
-    chunk.set(payload, at + ENTRY_HEADER_BYTES);
-    const crc = crc32c(chunk.subarray(at + 8, at + need));
-    chunk.writeUInt32LE(crc, at + 4);
-    this.#used += need;
   }
 }
 

@@ -229,16 +229,21 @@ export class OpenBatchJournal implements OpenJournal {
   async #commit(): Promise<void> {
     const disk = this.#disk;
     if (disk === undefined) return;
+    let chunks = 0;
     for (const chain of [...this.#chains.values()]) {
-      if (chain.state === 'live' && !chain.pending.isEmpty) await this.#write(disk, chain);
+      if (chain.state === 'live' && !chain.pending.isEmpty)
+        chunks += await this.#write(disk, chain);
     }
+    // The pool keeps what this interval used, for the next one.
+    PendingEntries.trimPool(chunks);
     await this.#deleteRetired();
     for (const chain of this.#chains.values()) {
       if (chain.state === 'live' && !chain.pending.isEmpty) this.#arm();
     }
   }
 
-  async #write(d: JournalDisk, chain: Chain): Promise<void> {
+  /** Writes a chain's pending entries; returns the chunks they took. */
+  async #write(d: JournalDisk, chain: Chain): Promise<number> {
     const taken = chain.pending.take();
     const handle = chain.handle;
     const header =
@@ -268,7 +273,7 @@ export class OpenBatchJournal implements OpenJournal {
       chain.part++;
       if (chain.state !== 'live') {
         chain.pending.free(taken);
-        return;
+        return taken.length;
       }
       chain.pending.putBack(taken);
       const code = diskErrorCode(error);
@@ -280,6 +285,7 @@ export class OpenBatchJournal implements OpenJournal {
           `its entries go to a fresh file in ${this.#options.syncMillis} ms; until then a crash loses them`,
         );
     }
+    return taken.length;
   }
 
   /** Deletes the files of retired chains; what the disk does not delete is tried again later. */
