@@ -77,6 +77,8 @@ export class SignalExporter<Item> {
     let made: SharedParts | undefined;
     // Set below, once it exists: the spool hands it the batches it replays from the journal.
     let preparation: Preparation | undefined;
+    // What the journal keeps of an export: the format's records; Parquet's as OTLP/protobuf.
+    const journalRecords = signal.records[c.format === 'parquet' ? 'otlp-proto' : c.format];
     try {
       const row = FORMAT_ROWS[c.format];
       bodies = createBodyMaker({
@@ -117,12 +119,12 @@ export class SignalExporter<Item> {
                 ? undefined
                 : {
                     signal: signal.name,
-                    // Parquet journals its fallback's records, OTLP/JSON.
-                    format: c.format === 'otlp-proto' ? 'otlp-proto' : 'otlp-json',
+                    // Parquet journals OTLP/protobuf records: 5x cheaper to encode than JSON.
+                    format: c.format === 'otlp-json' ? 'otlp-json' : 'otlp-proto',
                     syncMillis: c.journalSyncMillis,
                     // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
                     maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
-                    overhead: (count) => signal.records[c.format].overhead(count),
+                    overhead: (count) => journalRecords.overhead(count),
                   },
           },
           {
@@ -145,6 +147,7 @@ export class SignalExporter<Item> {
         fallback: row.fallback,
         bodies,
         columns: row.body === 'parquet',
+        replayed: { records: journalRecords, name: objectName('otlp-proto', 'none') },
         keys: c.keys,
         sendCrc32: s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
         budget,
@@ -158,7 +161,6 @@ export class SignalExporter<Item> {
       };
       const prepare = preparation;
       const journal = this.#spool?.journal;
-      const journalRecords = signal.records[c.format];
       const parts = {
         budget,
         owner: this.#owner,
@@ -170,7 +172,7 @@ export class SignalExporter<Item> {
         row.body === 'parquet'
           ? columnIntake(() => signal.loadColumns(), admission, {
               ...parts,
-              // Columns have no record: the journal keeps the export as OTLP/JSON.
+              // Columns have no record: the journal keeps the export as OTLP/protobuf.
               journalEncode:
                 journal === undefined
                   ? undefined

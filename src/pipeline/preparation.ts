@@ -27,9 +27,14 @@ export interface PreparationParts {
   bodies: BodyMaker;
   /**
    * The body is made from columns (Parquet): a batch of records there (replayed from the journal,
-   * which keeps OTLP records) is stored as its records, the fallback.
+   * which keeps OTLP/protobuf records for it) is stored as those records, with this name.
    */
   columns: boolean;
+  /** How a replayed batch of a column format joins its records, and its object's name. */
+  replayed: {
+    records: Pick<RecordFormat<unknown>, 'assemble'>;
+    name: { extension: string; contentType: string };
+  };
   keys: KeyTemplate;
   /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
   sendCrc32: boolean;
@@ -64,10 +69,10 @@ export class Preparation {
     const contents = batch.startPreparing();
     if (contents === undefined) return; // dropped while it waited
     let made: PreparedBody;
-    let byWorker = true;
+    let name = p.name;
     if (p.columns && contents.records !== undefined) {
-      made = asRecords(p, contents.records);
-      byWorker = false;
+      made = asRecords(p.replayed.records, contents.records);
+      name = p.replayed.name;
     } else {
       try {
         made = await p.bodies.make({
@@ -87,20 +92,20 @@ export class Preparation {
           `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
         );
         made = asRecords(
-          p,
+          p.records,
           error.contents.records ?? (await p.columnsAsRecords(error.contents.columns)),
         );
-        byWorker = false;
+        name = p.fallback;
       }
     }
     const key = p.keys.render({
       // Set only with partitionTime 'data'.
       time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
       attributes: batch.attributes,
-      extension: (byWorker ? p.name : p.fallback).extension,
+      extension: name.extension,
       id: batch.id,
     });
-    const contentType = (byWorker ? p.name : p.fallback).contentType;
+    const contentType = name.contentType;
     if (!batch.bodyMade({ key, contentType, ...made })) return;
     p.budget.resize(batch, made.body.length);
     // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
@@ -109,8 +114,11 @@ export class Preparation {
   }
 }
 
-/** A body of the records as they are, uncompressed (the fallback's). */
-function asRecords(p: PreparationParts, records: Buffer[]): PreparedBody {
+/** A body of the records as they are, uncompressed (the fallback's, or a replayed batch's). */
+function asRecords(
+  format: Pick<RecordFormat<unknown>, 'assemble'>,
+  records: Buffer[],
+): PreparedBody {
   const recordBytes = records.reduce((n, r) => n + r.length, 0);
-  return { body: p.records.assemble(records, recordBytes), sha256: undefined, crc32: undefined };
+  return { body: format.assemble(records, recordBytes), sha256: undefined, crc32: undefined };
 }

@@ -81,10 +81,11 @@ describe('journal parts', () => {
     const file = part();
     const damaged = Buffer.from(file);
     // The second record's one byte (after the empty first record's header and its own).
-    damaged[header().length + 28 + 28] ^= 0xff;
+    const at = header().length + 28 + 28;
+    damaged[at] = (damaged[at] as number) ^ 0xff;
     expect(decodePart(damaged).records).toHaveLength(1);
     const badHeader = Buffer.from(file);
-    badHeader[20] ^= 0xff;
+    badHeader[20] = (badHeader[20] as number) ^ 0xff;
     expect(() => decodePart(badHeader)).toThrow(JournalFormatError);
     expect(() => decodePart(file.subarray(0, 10))).toThrow(/torn header/);
   });

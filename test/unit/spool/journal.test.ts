@@ -69,9 +69,9 @@ describe('the journal of the open batch', () => {
       await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
       await after.forceFlush();
       expect(s3.storedTags()).toEqual(times([1, 2, 3, 4, 5]));
-      // Parquet's journal keeps OTLP/JSON records: the replayed batch is stored as those.
+      // Parquet's journal keeps OTLP/protobuf records: the replayed batch is stored as those.
       const [key] = [...s3.stored.keys()];
-      expect(key).toMatch(format === 'otlp-proto' ? /\.binpb$/ : /\.json$/);
+      expect(key).toMatch(format === 'otlp-json' ? /\.json$/ : /\.binpb$/);
       await waitFor(async () => (await journalFiles(crashed)).length === 0, 2_000, 'chain deleted');
       expect(await readdir(join(crashed, 'batches'))).toEqual([]);
     });
