@@ -186,6 +186,7 @@ export class SpoolAdopter {
   /** What a try found; a lock taken after the stop is released (the returned promise). */
   #opened(opening: SpoolOpening): Promise<void> | undefined {
     if (opening.kind === 'held') {
+      this.journal?.suspend();
       if (!this.#stopped) this.#reports.waiting(opening.holder);
       return;
     }
@@ -255,6 +256,7 @@ export class SpoolAdopter {
   }
 
   #failed(error: unknown): void {
+    if (this.#keeper === undefined) this.journal?.suspend();
     if (this.#keeper === undefined && !this.#stopped) this.#reports.unavailable(error);
   }
 

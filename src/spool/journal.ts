@@ -89,6 +89,7 @@ export class OpenBatchJournal implements OpenJournal {
   #timer: NodeJS.Timeout | undefined;
   #deleting = false;
   #closed = false;
+  #suspended = false;
 
   constructor(options: JournalOptions, reports: KeeperReports) {
     this.#options = options;
@@ -108,13 +109,27 @@ export class OpenBatchJournal implements OpenJournal {
    */
   attach(disk: JournalDisk): void {
     this.#disk = disk;
+    this.#suspended = false;
     this.#arm();
+  }
+
+  /**
+   * The spool is not ours for now (another owner's lock, or it cannot be opened): nothing could be
+   * written, so nothing is kept. Open batches until it is adopted are not journaled.
+   */
+  suspend(): void {
+    if (this.#disk !== undefined) return;
+    this.#suspended = true;
+    for (const chain of this.#chains.values()) {
+      chain.state = 'given-up';
+      chain.pending.clear();
+    }
   }
 
   // ---- inside the admission mutex: memory only ----
 
   append(record: Uint8Array, points: number, inputs: KeyInputs): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#suspended) return;
     let chain = this.#open;
     if (chain === undefined) {
       chain = this.#newChain(inputs.attributes);
@@ -135,6 +150,12 @@ export class OpenBatchJournal implements OpenJournal {
     void batch.settled.then((outcome) => {
       if (outcome === 'uploaded') this.retire(name);
     });
+    if (chain.state === 'given-up' && chain.parts.length === 0) {
+      // Nothing of it on disk, nothing to keep.
+      this.#chains.delete(name);
+      chain.resolveGone();
+      return undefined;
+    }
     if (chain.state === 'live') {
       chain.pending.seal({
         id: batch.id,
