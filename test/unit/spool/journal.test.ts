@@ -145,6 +145,30 @@ describe('the journal of the open batch', () => {
     expect(first.stats().spool?.journalReplayed).toBe(1);
   });
 
+  for (const format of ['otlp-json', 'parquet'] as const) {
+    test(`${format}: an orderly shutdown leaves no chain behind, and the next run replays nothing`, async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const s3 = new ScriptedS3();
+      const first = start(s3, dir, { format });
+      await active(first);
+      await exportTags(first, [1, 2, 3]);
+      await waitFor(() => (first.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      await first.shutdown();
+      expect(await journalFiles(dir)).toEqual([]);
+      const keys = [...s3.stored.keys()];
+      expect(keys).toHaveLength(1);
+      if (format === 'parquet') expect(keys[0]).toMatch(/\.parquet$/);
+      else expect(s3.storedTags()).toEqual(times([1, 2, 3]));
+
+      const next = start(s3, dir, { format });
+      await active(next);
+      await new Promise((r) => setTimeout(r, 200));
+      await next.shutdown();
+      expect(next.stats().spool?.journalReplayed).toBe(0);
+      expect(s3.attempts).toHaveLength(1);
+    });
+  }
+
   test('journalSyncMillis 0: no journal', async () => {
     const dir = await newDir('otel-s3-journal-');
     const e = start(new ScriptedS3(), dir, { journalSyncMillis: 0 });
