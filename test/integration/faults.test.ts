@@ -69,7 +69,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   }
 
   const putsUnder = (prefix: string) =>
-    proxy.putAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
+    proxy.uploadAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
 
   const transient: {
     name: string;

@@ -41,7 +41,7 @@ describe('what an exporter-only import loads', () => {
       const { modules, stdout } = await run('test/support/children/exporter-only.ts', {
         FORMAT: format,
       });
-      expect(JSON.parse(stdout)).toEqual({ extensions: [extension] });
+      expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: [extension] });
       expect(modules.some((m) => m.endsWith('/src/exporter/metric-exporter.ts'))).toBe(true);
       const builders = modules.filter((m) => COLUMN_BUILDERS.test(m));
       // Parquet appends to column builders on this thread; OTLP formats never load them.
@@ -54,6 +54,6 @@ describe('what an exporter-only import loads', () => {
 
   test("with a caller's s3Client, the exporter stores through it", async () => {
     const { stdout } = await run('test/support/children/exporter-only.ts', { TRANSPORT: 'sdk' });
-    expect(JSON.parse(stdout)).toEqual({ extensions: ['.json.zst'] });
+    expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: ['.json.zst'] });
   });
 });
