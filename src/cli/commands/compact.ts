@@ -175,7 +175,7 @@ export function partitionLine(p: PartitionReport): string {
         : head;
     default: {
       const written = p.written.reduce((n, w) => n + w.bytes, 0);
-      const read = `${tally(p.read.objects, p.read.bytes)}, ${formatInteger(p.read.points)} points`;
+      const read = `${tally(p.read.objects, p.read.bytes)}, ${plural(p.read.points, 'point')}`;
       const out = `${plural(p.written.length, 'file')}, ${formatBytes(written)}`;
       const skipped = p.skipped.length > 0 ? `; skipped ${p.skipped.length}` : '';
       return `${head}  ${read} -> ${out}; deleted ${formatInteger(p.deleted)}${skipped}`;

@@ -2,6 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { partitionLine } from '../../../src/cli/commands/compact.js';
+import { emptyTally, type PartitionReport } from '../../../src/compact/report.js';
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
@@ -64,5 +66,36 @@ describe('otel-s3 compact', () => {
     const result = await run(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('the compaction lines speak in the right number', () => {
+  const report = (read: { objects: number; points: number }): PartitionReport => ({
+    partition: 'year=2026/month=12/day=01/hour=05',
+    hour: new Date(Date.UTC(2026, 11, 1, 5)),
+    status: 'compacted',
+    toMerge: { inputs: emptyTally(), outputs: emptyTally() },
+    toDelete: 0,
+    outputsKept: 0,
+    replacedKept: 0,
+    read: { ...read, bytes: 2048 },
+    written: [{ key: 'k', bytes: 4096, rows: read.points }],
+    deleted: read.objects,
+    notDeleted: [],
+    skipped: [],
+    skippedEarlier: 0,
+    badOutputs: [],
+  });
+
+  test('one object of one point', () => {
+    expect(partitionLine(report({ objects: 1, points: 1 }))).toBe(
+      'year=2026/month=12/day=01/hour=05  compacted  1 object, 2.0 KiB, 1 point -> 1 file, 4.0 KiB; deleted 1',
+    );
+  });
+
+  test('many', () => {
+    expect(partitionLine(report({ objects: 2, points: 1_200 }))).toBe(
+      'year=2026/month=12/day=01/hour=05  compacted  2 objects, 2.0 KiB, 1,200 points -> 1 file, 4.0 KiB; deleted 2',
+    );
   });
 });
