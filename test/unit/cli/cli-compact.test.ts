@@ -99,3 +99,53 @@ describe('the compaction lines speak in the right number', () => {
     );
   });
 });
+
+describe('hours that have not settled yet', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-unsettled-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('the dry run names them and says when each settles', async () => {
+    const now = Date.now();
+    const thisHour = Math.floor(now / HOUR_MS) * HOUR_MS;
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', now - 1_000, 2, 1),
+    ]);
+    const settle = 20 * 60_000;
+    const { code, stdout, stderr } = await runCliInProcess(
+      ['compact', '--dir', join(root, 'm'), '--prefix', 'p', '--dry-run', '--settle', '20m'],
+      { cwd: root },
+    );
+    expect([code, stdout]).toEqual([0, '']);
+    const hour = new Date(thisHour);
+    const path = `year=${hour.getUTCFullYear()}/month=${String(hour.getUTCMonth() + 1).padStart(2, '0')}/day=${String(hour.getUTCDate()).padStart(2, '0')}/hour=${String(hour.getUTCHours()).padStart(2, '0')}`;
+    const settlesAt = new Date(thisHour + HOUR_MS + settle).toISOString();
+    expect(stderr).toMatch(
+      new RegExp(
+        `^otel-s3: dry run: 0 partitions to compact of 0 settled in .*; nothing was written; 1 hour not settled yet: ${path} \\(1 object, compacted from ${settlesAt}, in \\d+ min\\)\\n$`,
+      ),
+    );
+    const json = await runCliInProcess(
+      [
+        'compact',
+        '--dir',
+        join(root, 'm'),
+        '--prefix',
+        'p',
+        '--dry-run',
+        '--settle',
+        '20m',
+        '--format',
+        'json',
+      ],
+      { cwd: root },
+    );
+    expect(JSON.parse(json.stdout).unsettled).toEqual([
+      { partition: path, hour: hour.toISOString(), objects: 1, settlesAt },
+    ]);
+  });
+});
