@@ -56,6 +56,29 @@ module.exports = {
       to: { path: `^src/[^/]+/`, pathNot: `^src/(?:${known.join('|')})/` },
     },
     ...floorRules,
+    // The worker rule. The body worker is started by URL (new Worker(new URL('./body-worker.js',
+    // import.meta.url))) and must run without a TypeScript loader on every supported runtime: from
+    // dist/ in the package, and from src/ under the tests on Node.js 20, which strips no types.
+    // So what it imports is plain JavaScript (// @ts-check, JSDoc types), and that is the only
+    // reason a file of src/ is: the two rules below keep both halves true. A JSDoc type import
+    // (`@typedef {import('./x.js').T}`) of a .ts file is no import here: it never loads. (The
+    // compaction worker runs only from a build, so it is TypeScript.)
+    {
+      name: 'worker-imports-javascript',
+      severity: 'error',
+      comment:
+        'src/body/body-worker.js runs without a TypeScript loader: every module it imports, directly or not, is a .js file of src/ (// @ts-check, JSDoc types). Move the code the worker needs into .js, or keep the worker from importing it.',
+      from: { path: '^src/body/body-worker[.]js$' },
+      to: { path: '^src/', pathNot: '[.]js$', reachable: true },
+    },
+    {
+      name: 'javascript-only-for-the-worker',
+      severity: 'error',
+      comment:
+        'A .js file of src/ that src/body/body-worker.js does not import, directly or not: make it TypeScript (only the worker needs plain JavaScript).',
+      from: { path: '^src/body/body-worker[.]js$' },
+      to: { path: '^src/.*[.]js$', reachable: false },
+    },
     {
       name: 'knows-no-signal',
       severity: 'error',

@@ -100,7 +100,7 @@ for (const traffic of ['light', 'heavy'] as const) {
 // at levels tens of MiB apart from one process to the next: bench/results/2026-12-02-steady-
 // decomposition.md), so it takes rounds, four processes per round of the two modes compared, and
 // medians (of twelve); side by side they cost the time of one. Ten processes use about 0.6 of a
-// core (bench/results/2026-12-02-footprint-four-copies.md).
+// core (the four-copies run of 2026-12-02 in bench/results/README.md).
 for (let round = 0; round < STEADY_ROUNDS; round++) {
   const started = STEADY_MODES.flatMap((mode) =>
     Array.from({ length: steadyCopies(mode) }, () => mode),

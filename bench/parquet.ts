@@ -127,7 +127,7 @@ const GAP_MILLIS = 1;
 /** About as long as a Parquet flush of the 16 MiB batch under load: the noise floor of such a window. */
 const IDLE_MILLIS = 1_000;
 const MEMORY_ROUNDS = args.quick ? 1 : 3;
-/** As createWorkerBodyMaker() starts the worker (src/compression/worker-body-maker.ts). */
+/** As createWorkerBodyMaker() starts the worker (src/body/worker-body-maker.ts). */
 const WORKER_YOUNG_GENERATION_MB = 2;
 
 /** As in the end-to-end suite. */

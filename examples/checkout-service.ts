@@ -1,10 +1,31 @@
 import {
   type Counter,
+  context,
   type Histogram,
   type Meter,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
   type UpDownCounter,
   ValueType,
 } from '@opentelemetry/api';
+
+/**
+ * What the service logs to: a logger of the OpenTelemetry logs API (in @opentelemetry/api from
+ * OpenTelemetry JS 3.x on, in @opentelemetry/api-logs before), as far as the service uses it.
+ */
+export interface ServiceLogger {
+  emit(record: {
+    severityNumber?: number;
+    severityText?: string;
+    body?: string;
+    attributes?: Record<string, string | number>;
+  }): void;
+}
+
+/** OpenTelemetry's SeverityNumber values the service logs at. */
+const SEVERITY = { INFO: 9, WARN: 13, ERROR: 17 } as const;
 
 /** Recorded with an exponential histogram: the demo's MeterProvider selects it with a View. */
 export const ORDER_VALUE_METRIC = 'checkout.order.value';
@@ -97,9 +118,18 @@ export class CheckoutService {
   readonly #carts = new Map<Region, number>(REGIONS.map((r) => [r, 0]));
   readonly #paymentQueue = new Map<Region, number>(REGIONS.map((r) => [r, 0]));
   #timer: NodeJS.Timeout | undefined;
+  readonly #tracer: Tracer | undefined;
+  readonly #logger: ServiceLogger | undefined;
 
-  constructor(meter: Meter, requestsPerSecond = 120) {
+  /** With a tracer and a logger, each request is a span too, and failures and orders are logged. */
+  constructor(
+    meter: Meter,
+    requestsPerSecond = 120,
+    telemetry: { tracer?: Tracer; logger?: ServiceLogger } = {},
+  ) {
     this.#requestsPerSecond = requestsPerSecond;
+    this.#tracer = telemetry.tracer;
+    this.#logger = telemetry.logger;
     this.#requestCount = meter.createCounter('checkout.requests', {
       description: 'HTTP requests served',
       unit: '{request}',
@@ -173,6 +203,12 @@ export class CheckoutService {
     };
     this.#requestCount.add(1, attributes);
     this.#duration.record(seconds, attributes);
+    this.#trace(route, status, seconds, attributes);
+    if (status >= 500) {
+      this.#log('ERROR', `${route.method} ${route.route} failed with ${status}`, attributes);
+    } else if (status >= 400) {
+      this.#log('WARN', `${route.method} ${route.route} refused with ${status}`, attributes);
+    }
     if (status >= 300) return;
 
     const carts = this.#carts.get(region) ?? 0;
@@ -180,13 +216,48 @@ export class CheckoutService {
       this.#changeCarts(region, carts, +1);
     } else if (route.route === '/checkout') {
       if (carts > 0) this.#changeCarts(region, carts, -1);
-      this.#orderValue.record(Math.round(logNormal(64, 0.8) * 100) / 100, {
-        'cloud.region': region,
-        'payment.method': pick(PAYMENT_METHODS),
-      });
+      const usd = Math.round(logNormal(64, 0.8) * 100) / 100;
+      const order = { 'cloud.region': region, 'payment.method': pick(PAYMENT_METHODS) };
+      this.#orderValue.record(usd, order);
+      this.#log('INFO', 'order placed', { ...order, 'order.value_usd': usd });
     } else if (carts > 0 && Math.random() < 0.01) {
       this.#changeCarts(region, carts, -1); // abandoned
     }
+  }
+
+  /** A server span of the request's simulated duration, ending now; /checkout pays inside it. */
+  #trace(
+    route: Route,
+    status: number,
+    seconds: number,
+    attributes: Record<string, string | number>,
+  ): void {
+    if (this.#tracer === undefined) return;
+    const end = Date.now();
+    const start = end - seconds * 1000;
+    const span = this.#tracer.startSpan(`${route.method} ${route.route}`, {
+      kind: SpanKind.SERVER,
+      startTime: start,
+      attributes,
+    });
+    if (route.route === '/checkout') {
+      const payment = this.#tracer.startSpan(
+        'payment.authorize',
+        { kind: SpanKind.CLIENT, startTime: start + seconds * 200 },
+        trace.setSpan(context.active(), span),
+      );
+      payment.end(start + seconds * 900);
+    }
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+    span.end(end);
+  }
+
+  #log(
+    level: keyof typeof SEVERITY,
+    body: string,
+    attributes: Record<string, string | number>,
+  ): void {
+    this.#logger?.emit({ severityNumber: SEVERITY[level], severityText: level, body, attributes });
   }
 
   #changeCarts(region: Region, carts: number, by: 1 | -1): void {

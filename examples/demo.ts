@@ -1,6 +1,7 @@
 /**
- * `npm start`: a simulated checkout service exports its metrics with S3MetricExporter for a few
- * seconds, shuts down, and then everything stored is read back, decoded and summarized.
+ * `npm start`: a simulated checkout service exports its metrics, spans and log records with the
+ * three exporters of one S3Exporters for a few seconds, shuts down, and then everything stored is
+ * read back, decoded and summarized.
  *
  * By default it writes to an embedded fake S3 server (s3rver) that lives only as long as the
  * demo. Set S3_ENDPOINT (and S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_REGION, S3_BUCKET) to
@@ -16,20 +17,30 @@ import { dirname, join } from 'node:path';
 import {
   type BucketLocationConstraint,
   CreateBucketCommand,
+  GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
 import { type DiagLogFunction, DiagLogLevel, diag } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import {
   AggregationType,
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { MultiBar } from 'cli-progress';
-import { type ExporterStats, S3MetricExporter } from '../src/index.js';
-import { dataPointRows, encodingOfKey, type OtlpObject, readMetrics } from '../src/reader.js';
-import { CheckoutService, ORDER_VALUE_METRIC } from './checkout-service.js';
+import { type ExporterStats, S3Exporters, type S3MetricExporter } from '../src/index.js';
+import {
+  dataPointRows,
+  decodeStoredObject,
+  encodingOfKey,
+  type OtlpObject,
+  readMetrics,
+} from '../src/reader.js';
+import { CheckoutService, ORDER_VALUE_METRIC, type ServiceLogger } from './checkout-service.js';
 import { startEmbeddedS3 } from './embedded-s3.js';
 
 // The AWS SDK warns once per process that its 2027 releases will need Node 22. That is noise in
@@ -278,6 +289,101 @@ async function readBack(target: Target, prefix: string): Promise<StoredObject[]>
   return objects;
 }
 
+/** The objects of spans and of log records under the prefix, decoded. */
+async function readBackOthers(
+  s3: S3Client,
+  target: Target,
+  prefix: string,
+): Promise<{ traces: StoredObject[]; logs: StoredObject[] }> {
+  const out = { traces: [] as StoredObject[], logs: [] as StoredObject[] };
+  let token: string | undefined;
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: target.bucket,
+        Prefix: `${prefix}/`,
+        ContinuationToken: token,
+      }),
+    );
+    for (const entry of page.Contents ?? []) {
+      const key = entry.Key ?? '';
+      const signal = /\/(traces|logs)_[^/]*$/.exec(key)?.[1] as 'traces' | 'logs' | undefined;
+      if (signal === undefined) continue;
+      const body = await s3.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
+      const bytes = await body.Body?.transformToByteArray();
+      if (bytes === undefined) throw new Error(`${key}: no body`);
+      const { request } = decodeStoredObject(key, bytes);
+      out[signal].push({ key, size: bytes.length, bytes, request });
+    }
+    token = page.NextContinuationToken;
+  } while (token !== undefined);
+  return out;
+}
+
+/** Spans by name and log records by severity, as read back; and what did not add up. */
+function reportSpansAndLogs(
+  objects: { traces: StoredObject[]; logs: StoredObject[] },
+  spanStats: ExporterStats,
+  logStats: ExporterStats,
+): string[] {
+  const problems: string[] = [];
+  const count = (
+    list: StoredObject[],
+    field: 'resourceSpans' | 'resourceLogs',
+    inner: 'scopeSpans' | 'scopeLogs',
+    items: 'spans' | 'logRecords',
+    keyOf: (item: OtlpObject) => string,
+  ) => {
+    const counts = new Map<string, number>();
+    for (const { request } of list) {
+      for (const r of (request[field] ?? []) as OtlpObject[]) {
+        for (const s of (r[inner] ?? []) as OtlpObject[]) {
+          for (const item of (s[items] ?? []) as OtlpObject[]) {
+            const k = keyOf(item);
+            counts.set(k, (counts.get(k) ?? 0) + 1);
+          }
+        }
+      }
+    }
+    return counts;
+  };
+  const spans = count(objects.traces, 'resourceSpans', 'scopeSpans', 'spans', (s) =>
+    String(s.name),
+  );
+  const records = count(objects.logs, 'resourceLogs', 'scopeLogs', 'logRecords', (r) =>
+    String(r.severityText ?? ''),
+  );
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  print(
+    `Read back ${plural(objects.traces.length, 'object')} of spans and ${plural(objects.logs.length, 'object')} of log records (traces_…, logs_…)`,
+  );
+  const rows = [['span', 'spans']];
+  for (const [name, n] of [...spans].sort(([a], [b]) => a.localeCompare(b)))
+    rows.push([name, integer(n)]);
+  rows.push(['total', integer(total(spans))]);
+  for (const line of table(rows, new Set([1]))) print(`  ${line}`);
+  print();
+  const logRows = [['severity', 'log records']];
+  for (const [severity, n] of [...records].sort(([a], [b]) => a.localeCompare(b))) {
+    logRows.push([severity, integer(n)]);
+  }
+  logRows.push(['total', integer(total(records))]);
+  for (const line of table(logRows, new Set([1]))) print(`  ${line}`);
+  print();
+  if (total(spans) === 0) problems.push('no spans were stored');
+  if (total(spans) !== spanStats.pointsUploaded) {
+    problems.push(
+      `decoded ${total(spans)} spans, the exporter uploaded ${spanStats.pointsUploaded}`,
+    );
+  }
+  if (total(records) !== logStats.pointsUploaded) {
+    problems.push(
+      `decoded ${total(records)} log records, the exporter uploaded ${logStats.pointsUploaded}`,
+    );
+  }
+  return problems;
+}
+
 // ---- the otel-s3 CLI afterwards ----
 
 const CLI_CONFIG = '.otel-s3.json';
@@ -358,7 +464,8 @@ function summarizeMetrics(objects: StoredObject[]): Map<string, MetricSummary> {
   const metrics = new Map<string, MetricSummary>();
   for (const { request } of objects) {
     for (const row of dataPointRows(request)) {
-      const kind = row.type.replaceAll('-', ' ');
+      const kind =
+        row.type === 'up-down-counter' ? 'up-down counter' : row.type.replaceAll('-', ' ');
       const summary = metrics.get(row.metric) ?? { kind, points: 0, series: new Set<string>() };
       summary.points += 1;
       summary.series.add(JSON.stringify(row.attributes));
@@ -473,7 +580,8 @@ async function main(): Promise<void> {
     );
     print();
 
-    const exporter = new S3MetricExporter({
+    // One connection, one memory bound and one upload queue for the three signals.
+    const exporters = new S3Exporters({
       bucket: target.bucket,
       prefix,
       endpoint: target.endpoint,
@@ -481,13 +589,25 @@ async function main(): Promise<void> {
       ...(target.credentials === undefined ? {} : { credentials: target.credentials }),
       maxBatchAgeMillis: MAX_BATCH_AGE_MILLIS,
     });
+    const exporter = exporters.metricExporter();
+    const spanExporter = exporters.spanExporter();
+    const logExporter = exporters.logRecordExporter();
+    const resource = resourceFromAttributes({
+      'service.name': 'checkout',
+      'service.version': '1.4.2',
+      'service.instance.id': `checkout-${process.pid}`,
+      'deployment.environment.name': 'demo',
+    });
+    const tracerProvider = new TracerProvider({
+      resource,
+      spanProcessors: [new BatchSpanProcessor({ exporter: spanExporter })],
+    });
+    const loggerProvider = new LoggerProvider({
+      resource,
+      processors: [new BatchLogRecordProcessor({ exporter: logExporter })],
+    });
     const meterProvider = new MeterProvider({
-      resource: resourceFromAttributes({
-        'service.name': 'checkout',
-        'service.version': '1.4.2',
-        'service.instance.id': `checkout-${process.pid}`,
-        'deployment.environment.name': 'demo',
-      }),
+      resource,
       views: [
         {
           instrumentName: ORDER_VALUE_METRIC,
@@ -501,22 +621,33 @@ async function main(): Promise<void> {
         }),
       ],
     });
-    const service = new CheckoutService(meterProvider.getMeter('checkout-service', '1.4.2'));
+    const service = new CheckoutService(meterProvider.getMeter('checkout-service', '1.4.2'), 120, {
+      tracer: tracerProvider.getTracer('checkout-service', '1.4.2'),
+      logger: loggerProvider.getLogger('checkout-service', '1.4.2') as ServiceLogger,
+    });
 
     const ran = await simulate(seconds, service, exporter);
     print(`Simulated ${integer(service.requests)} requests in ${ran.toFixed(1)} s.`);
 
-    // Shutdown collects and exports one last time, seals the open batch and uploads it.
+    // Shutdown collects and exports one last time, seals the open batches and uploads them.
     const shutdownStarted = performance.now();
-    await meterProvider.shutdown();
+    await Promise.all([
+      meterProvider.shutdown(),
+      tracerProvider.shutdown(),
+      loggerProvider.shutdown(),
+    ]);
     const shutdownMillis = performance.now() - shutdownStarted;
     print(`Shutdown took ${shutdownMillis.toFixed(0)} ms (last export, last upload, cleanup).`);
     print();
 
     const objects = await readBack(target, prefix);
     const problems = report(objects, exporter.stats(), where);
+    const others = await readBackOthers(s3, target, prefix);
+    problems.push(...reportSpansAndLogs(others, spanExporter.stats(), logExporter.stats()));
     if (problems.length > 0) throw new Error(problems.join('; '));
-    print('OK: every data point the exporter uploaded was read back and decoded.');
+    print(
+      'OK: every data point, span and log record the exporters uploaded was read back and decoded.',
+    );
     print();
     for (const line of await setUpCli(target, prefix, objects)) print(line);
   } finally {

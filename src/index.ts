@@ -10,9 +10,13 @@ export {
   DEFAULTS,
   type Format,
   type RetryOptions,
+  type S3LogRecordExporterOptions,
   type S3MetricExporterOptions,
+  type S3SpanExporterOptions,
   type TemporalityPreference,
 } from './config/options.js';
+export { S3Exporters, type SignalOptions } from './exporter/exporters.js';
+export { S3LogRecordExporter } from './exporter/log-exporter.js';
 export { S3MetricExporter } from './exporter/metric-exporter.js';
 export { SELF_METRICS_SCOPE } from './exporter/self-metrics.js';
 export {
@@ -22,5 +26,6 @@ export {
   type ShutdownHooks,
   type ShutdownTarget,
 } from './exporter/shutdown-hooks.js';
+export { S3SpanExporter } from './exporter/span-exporter.js';
 export { objectKey } from './layout/keys.js';
 export type { ExporterStats, UploadLatency } from './pipeline/stats.js';

@@ -1,8 +1,8 @@
 // @ts-check
 // The bodies that can be made of a batch's records, one per kind of format (the `body` of a
-// format's row in src/formats.ts): framed records compressed as a whole (on the exporter's thread
-// or in the worker), or a Parquet file that compresses its pages itself (in the worker). Plain
-// JavaScript, like body-worker.js.
+// format's row in src/layout/formats.ts): framed records compressed as a whole (on the exporter's
+// thread or in the worker), or a Parquet file that compresses its pages itself (in the worker).
+// Plain JavaScript, like body-worker.js.
 import { partsCompressor } from '../compression/compressors.js';
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */

@@ -2,8 +2,9 @@
 // The compressors of every compression, for the exporter's thread and for the body worker. Each
 // keeps one context for its whole life: a new context per batch (or per page) costs page faults
 // and native allocations every time, and with zstd-napi it is a leak that only finalizers free
-// (DESIGN.md, decision 6). The engine is chosen by zstd-engine.ts and passed in. Plain
-// JavaScript, so the same file runs in the worker from src/ (tests) and dist/ (the package).
+// (docs/performance.md, "Measurements behind the zstd choices"). The engine is chosen by
+// zstd-engine.ts and passed in. Plain JavaScript, so the same file runs in the worker from src/
+// (tests) and dist/ (the package).
 import * as zlib from 'node:zlib';
 import { loadZstdAddon } from './zstd-addon.js';
 

@@ -62,7 +62,7 @@ const FORMAT = 'otlp-json' satisfies Format;
 
 /**
  * Every default in one place; the README's options table is this object. What depends on the
- * format or the compression is read from their rows (src/formats.ts): here for the defaults,
+ * format or the compression is read from their rows (src/layout/formats.ts): here for the defaults,
  * `FORMAT_ROWS[format]` and `COMPRESSION_ROWS[compression].levels` for the others.
  */
 export const DEFAULTS = {
@@ -127,7 +127,7 @@ export interface S3MetricExporterOptions {
   bucket?: string;
   /** Key prefix, e.g. `prod/checkout`. No leading or trailing `/` needed; `..` is rejected. */
   prefix?: string;
-  /** Text put before `metrics_` in every object name. */
+  /** Text put before `metrics_` (`traces_`, `logs_`) in every object name. */
   filePrefix?: string;
   /** AWS region. Default: AWS_REGION or AWS_DEFAULT_REGION, else `us-east-1`. */
   region?: string;
@@ -212,3 +212,9 @@ export interface S3MetricExporterOptions {
   /** Added to the user agent of the exporter's requests (`otel-s3-exporter …`). */
   userAgent?: string;
 }
+
+/** The options of S3SpanExporter: S3MetricExporter's, but for the metrics' temporality. */
+export type S3SpanExporterOptions = Omit<S3MetricExporterOptions, 'temporalityPreference'>;
+
+/** The options of S3LogRecordExporter: S3MetricExporter's, but for the metrics' temporality. */
+export type S3LogRecordExporterOptions = Omit<S3MetricExporterOptions, 'temporalityPreference'>;

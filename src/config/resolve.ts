@@ -111,7 +111,21 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   const prefix = f.get('prefix', check<string>('prefix'), DEFAULTS.prefix);
   const filePrefix = f.get('filePrefix', check<string>('filePrefix'), DEFAULTS.filePrefix);
   const endpoint = f.get('endpoint', check<string>('endpoint'), undefined);
-  const format = f.get('format', check<Format>('format'), DEFAULTS.format);
+  const format = f.get(
+    'format',
+    (o, v) => {
+      const value = check<Format>('format')(o, v);
+      if (value === 'parquet' && signal !== 'metrics') {
+        throw new InvalidOptionError(
+          o,
+          v,
+          `'otlp-json' or 'otlp-proto': the Parquet files of ${signal} are not written yet`,
+        );
+      }
+      return value;
+    },
+    DEFAULTS.format,
+  );
   const compression = f.get('compression', check<Compression>('compression'), DEFAULTS.compression);
   const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);

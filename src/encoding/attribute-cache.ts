@@ -1,4 +1,8 @@
-import type { Attributes } from '@opentelemetry/api';
+/**
+ * An attributes object: the API's Attributes of either line (1.9: flat values; 1.10: any value),
+ * or a resource's or scope's.
+ */
+type Attributes = Readonly<Record<string, unknown>>;
 
 class Entry<V> {
   constructor(

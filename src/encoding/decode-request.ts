@@ -1,4 +1,5 @@
 import { decodeOtlpProto, type OtlpObject } from './otlp-proto-decode.js';
+import type { MessageName } from './otlp-schema.js';
 
 /**
  * Reading one stored request back, per format (the formats table's `decode`). Errors say what is
@@ -9,6 +10,23 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** OTLP/JSON: exactly one line holding one ExportMetricsServiceRequest object. */
 export function decodeJsonRequest(raw: Buffer): OtlpObject {
+  return decodeJson(raw, 'ExportMetricsServiceRequest');
+}
+
+/** OTLP protobuf: the serialized ExportMetricsServiceRequest. */
+export function decodeProtoRequest(raw: Buffer): OtlpObject {
+  return decodeProto(raw, 'ExportMetricsServiceRequest');
+}
+
+/** The decoders of one signal's request (`ExportTraceServiceRequest`, …), in both OTLP formats. */
+export function requestDecoders(request: MessageName): {
+  json: (raw: Buffer) => OtlpObject;
+  proto: (raw: Buffer) => OtlpObject;
+} {
+  return { json: (raw) => decodeJson(raw, request), proto: (raw) => decodeProto(raw, request) };
+}
+
+function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -30,15 +48,14 @@ export function decodeJsonRequest(raw: Buffer): OtlpObject {
     throw new Error(`invalid JSON: ${messageOf(error)}`, { cause: error });
   }
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-    throw new Error('the JSON line is not an ExportMetricsServiceRequest object');
+    throw new Error(`the JSON line is not an ${message} object`);
   }
   return request as OtlpObject;
 }
 
-/** OTLP protobuf: the serialized ExportMetricsServiceRequest. */
-export function decodeProtoRequest(raw: Buffer): OtlpObject {
+function decodeProto(raw: Buffer, request: MessageName): OtlpObject {
   try {
-    return decodeOtlpProto(raw);
+    return decodeOtlpProto(raw, request);
   } catch (error) {
     // The decoder recurses per message: a hostile nesting runs out of stack before the end.
     if (error instanceof RangeError && /call stack/i.test(error.message)) {

@@ -1,4 +1,5 @@
 import { release, takeOutput } from './handed-over.js';
+import { hexId } from './hex-id.js';
 
 /**
  * Writes JSON text as UTF-8 bytes straight into one reused, growing buffer: no intermediate
@@ -15,12 +16,20 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Up to this many characters, copying in JavaScript is cheaper than calling into native code. */
 const SHORT = 48;
 const SHORT_BYTES = 64;
+/** 1 at the character codes of 0-9 and a-f. */
+const LOWER_HEX_DIGIT = new Uint8Array(128);
+for (const c of '0123456789abcdef') LOWER_HEX_DIGIT[c.charCodeAt(0)] = 1;
+/** Times from this many seconds on do not fit a uint64 of nanoseconds (about the year 2554). */
+const MAX_NANOS_SECONDS = 18_446_744_073;
 
 export class JsonWriter {
   #buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
   #pos = 0;
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
+  /** The seconds of the last time written by nanos(), and their digits. */
+  #seconds = -1;
+  #secondsDigits = '';
 
   get length(): number {
     return this.#pos;
@@ -76,6 +85,70 @@ export class JsonWriter {
     else this.double(value);
   }
 
+  /**
+   * Unix nanoseconds of an HrTime ([seconds, nanoseconds]) as OTLP/JSON spells a time: the exact
+   * decimal in quotes, written digit by digit (no string made) when the time is a plain one. The
+   * digits of the seconds are kept from the last time written: the times of one export share
+   * them mostly.
+   */
+  nanos(time: readonly [number, number]): void {
+    const seconds = time[0];
+    const nanos = time[1];
+    if (
+      !(seconds > 0 && seconds < MAX_NANOS_SECONDS && nanos >= 0 && nanos < 1e9) ||
+      !Number.isInteger(seconds) ||
+      !Number.isInteger(nanos)
+    ) {
+      // Fractions are cut, and nanoseconds past a second carried, as the official serializer does.
+      const exact = BigInt(Math.trunc(seconds)) * 1_000_000_000n + BigInt(Math.trunc(nanos));
+      this.raw(`"${exact}"`);
+      return;
+    }
+    if (seconds !== this.#seconds) {
+      this.#seconds = seconds;
+      this.#secondsDigits = String(seconds);
+    }
+    const digits = this.#secondsDigits;
+    this.#ensure(digits.length + 11);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    buf[pos++] = 0x22;
+    for (let i = 0; i < digits.length; i++) buf[pos++] = digits.charCodeAt(i);
+    let v = nanos;
+    for (let i = 8; i >= 0; i--) {
+      const q = (v / 10) | 0;
+      buf[pos + i] = 0x30 + v - q * 10;
+      v = q;
+    }
+    pos += 9;
+    buf[pos++] = 0x22;
+    this.#pos = pos;
+  }
+
+  /**
+   * A trace or span id as OTLP/JSON spells it, in quotes: lower-case hex as it is, anything else
+   * as the hex of the bytes it reads as (see hex-id.ts).
+   */
+  hexId(id: string): void {
+    const n = id.length;
+    this.#ensure(n + 2);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    buf[pos++] = 0x22;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = id.charCodeAt(i);
+      if (LOWER_HEX_DIGIT[c] !== 1) break;
+      buf[pos++] = c;
+    }
+    if (i === n && (n & 1) === 0) {
+      buf[pos++] = 0x22;
+      this.#pos = pos;
+      return;
+    }
+    this.raw(`"${hexId(id)}"`);
+  }
+
   /** Integers separated by commas, e.g. bucket counts (almost always small and non-negative). */
   uints(values: readonly number[]): void {
     const n = values.length;
@@ -120,7 +193,25 @@ export class JsonWriter {
 
   /** A JSON string literal. */
   string(value: string): void {
-    if (PLAIN.test(value)) {
+    const n = value.length;
+    if (n <= SHORT) {
+      // One pass: copy while the characters need no escaping; else start again, escaped.
+      this.#ensure(n + 2);
+      const buf = this.#buf;
+      let pos = this.#pos;
+      buf[pos++] = 0x22;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break;
+        buf[pos++] = c;
+      }
+      if (i === n) {
+        buf[pos++] = 0x22;
+        this.#pos = pos;
+        return;
+      }
+    } else if (PLAIN.test(value)) {
       this.char(0x22);
       this.raw(value);
       this.char(0x22);

@@ -10,7 +10,8 @@ const WIRE_LEN = 2;
 const WIRE_I32 = 5;
 const TWO_POW_32 = 2 ** 32;
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** ignoreBOM keeps a string's leading U+FEFF: it is the string's first character, not a byte-order mark. */
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export class ProtoDecodeError extends Error {
   constructor(message: string, offset: number) {
@@ -20,8 +21,10 @@ export class ProtoDecodeError extends Error {
 }
 
 /**
- * Decodes an ExportMetricsServiceRequest (or any OTLP metrics message) from protobuf into the
- * OTLP/JSON object shape. Unknown fields are skipped, as protobuf requires.
+ * Decodes an ExportMetricsServiceRequest, ExportTraceServiceRequest or ExportLogsServiceRequest
+ * (or any message of the schema) from protobuf into the OTLP/JSON object shape: trace and span
+ * ids in hex, as OTLP/JSON spells them, not base64. Unknown fields are skipped, as protobuf
+ * requires.
  */
 export function decodeOtlpProto(
   bytes: Uint8Array,
@@ -126,6 +129,8 @@ class Reader {
       case 'uint32':
       case 'enum':
         return this.#varint();
+      case 'fixed32':
+        return this.#view.getUint32(this.#take(4), true);
       case 'uint64':
         return this.#varint64(false);
       case 'int64':
@@ -231,6 +236,8 @@ function wireOf(kind: Scalar): number {
     case 'sfixed64':
     case 'nanos':
       return WIRE_I64;
+    case 'fixed32':
+      return WIRE_I32;
     default:
       return WIRE_VARINT;
   }

@@ -1,6 +1,7 @@
 /**
- * The OTLP metrics messages, written from the OpenTelemetry protocol specification
- * (opentelemetry/proto metrics/v1, common/v1, resource/v1, collector/metrics/v1).
+ * The OTLP messages of the three signals, written from the OpenTelemetry protocol specification
+ * (opentelemetry/proto metrics/v1, trace/v1, logs/v1, common/v1, resource/v1 and the requests of
+ * collector/{metrics,trace,logs}/v1).
  * One table drives the protobuf decoder and gives the encoder its field numbers, so a field
  * number is written down exactly once.
  */
@@ -18,6 +19,7 @@ export type Scalar =
   | 'uint64'
   | 'int64'
   | 'sint32'
+  | 'fixed32'
   | 'fixed64'
   | 'sfixed64'
   | 'nanos'
@@ -52,6 +54,17 @@ export type MessageName =
   | 'SummaryDataPoint'
   | 'ValueAtQuantile'
   | 'Exemplar'
+  | 'ExportTraceServiceRequest'
+  | 'ResourceSpans'
+  | 'ScopeSpans'
+  | 'Span'
+  | 'Span.Event'
+  | 'Span.Link'
+  | 'Status'
+  | 'ExportLogsServiceRequest'
+  | 'ResourceLogs'
+  | 'ScopeLogs'
+  | 'LogRecord'
   | 'KeyValue'
   | 'AnyValue'
   | 'ArrayValue'
@@ -176,6 +189,82 @@ export const SCHEMA = {
     4: { name: 'spanId', kind: 'hexBytes' },
     5: { name: 'traceId', kind: 'hexBytes' },
   }),
+  ExportTraceServiceRequest: message({
+    1: { name: 'resourceSpans', kind: 'ResourceSpans', repeated: true },
+  }),
+  ResourceSpans: message({
+    1: { name: 'resource', kind: 'Resource' },
+    2: { name: 'scopeSpans', kind: 'ScopeSpans', repeated: true },
+    3: { name: 'schemaUrl', kind: 'string' },
+  }),
+  ScopeSpans: message({
+    1: { name: 'scope', kind: 'InstrumentationScope' },
+    2: { name: 'spans', kind: 'Span', repeated: true },
+    3: { name: 'schemaUrl', kind: 'string' },
+  }),
+  Span: message({
+    1: { name: 'traceId', kind: 'hexBytes' },
+    2: { name: 'spanId', kind: 'hexBytes' },
+    3: { name: 'traceState', kind: 'string' },
+    4: { name: 'parentSpanId', kind: 'hexBytes' },
+    16: { name: 'flags', kind: 'fixed32' },
+    5: { name: 'name', kind: 'string' },
+    6: { name: 'kind', kind: 'enum' },
+    7: { name: 'startTimeUnixNano', kind: 'nanos' },
+    8: { name: 'endTimeUnixNano', kind: 'nanos' },
+    9: { name: 'attributes', kind: 'KeyValue', repeated: true },
+    10: { name: 'droppedAttributesCount', kind: 'uint32' },
+    11: { name: 'events', kind: 'Span.Event', repeated: true },
+    12: { name: 'droppedEventsCount', kind: 'uint32' },
+    13: { name: 'links', kind: 'Span.Link', repeated: true },
+    14: { name: 'droppedLinksCount', kind: 'uint32' },
+    15: { name: 'status', kind: 'Status' },
+  }),
+  'Span.Event': message({
+    1: { name: 'timeUnixNano', kind: 'nanos' },
+    2: { name: 'name', kind: 'string' },
+    3: { name: 'attributes', kind: 'KeyValue', repeated: true },
+    4: { name: 'droppedAttributesCount', kind: 'uint32' },
+  }),
+  'Span.Link': message({
+    1: { name: 'traceId', kind: 'hexBytes' },
+    2: { name: 'spanId', kind: 'hexBytes' },
+    3: { name: 'traceState', kind: 'string' },
+    4: { name: 'attributes', kind: 'KeyValue', repeated: true },
+    5: { name: 'droppedAttributesCount', kind: 'uint32' },
+    6: { name: 'flags', kind: 'fixed32' },
+  }),
+  Status: message({
+    // Field 1 is reserved (a deprecated code).
+    2: { name: 'message', kind: 'string' },
+    3: { name: 'code', kind: 'enum' },
+  }),
+  ExportLogsServiceRequest: message({
+    1: { name: 'resourceLogs', kind: 'ResourceLogs', repeated: true },
+  }),
+  ResourceLogs: message({
+    1: { name: 'resource', kind: 'Resource' },
+    2: { name: 'scopeLogs', kind: 'ScopeLogs', repeated: true },
+    3: { name: 'schemaUrl', kind: 'string' },
+  }),
+  ScopeLogs: message({
+    1: { name: 'scope', kind: 'InstrumentationScope' },
+    2: { name: 'logRecords', kind: 'LogRecord', repeated: true },
+    3: { name: 'schemaUrl', kind: 'string' },
+  }),
+  LogRecord: message({
+    1: { name: 'timeUnixNano', kind: 'nanos' },
+    11: { name: 'observedTimeUnixNano', kind: 'nanos' },
+    2: { name: 'severityNumber', kind: 'enum' },
+    3: { name: 'severityText', kind: 'string' },
+    5: { name: 'body', kind: 'AnyValue' },
+    6: { name: 'attributes', kind: 'KeyValue', repeated: true },
+    7: { name: 'droppedAttributesCount', kind: 'uint32' },
+    8: { name: 'flags', kind: 'fixed32' },
+    9: { name: 'traceId', kind: 'hexBytes' },
+    10: { name: 'spanId', kind: 'hexBytes' },
+    12: { name: 'eventName', kind: 'string' },
+  }),
   KeyValue: message({
     1: { name: 'key', kind: 'string' },
     2: { name: 'value', kind: 'AnyValue' },
@@ -211,6 +300,13 @@ function invert<M extends Record<number, FieldSpec>>(fields: M): FieldNumbers<M>
 export const FIELD = Object.fromEntries(
   Object.entries(SCHEMA).map(([name, fields]) => [name, invert(fields)]),
 ) as { readonly [K in MessageName]: FieldNumbers<(typeof SCHEMA)[K]> };
+
+/** The request message of each signal, and the name of its one (repeated) field. */
+export const REQUEST = {
+  metrics: { message: 'ExportMetricsServiceRequest', listField: 'resourceMetrics' },
+  traces: { message: 'ExportTraceServiceRequest', listField: 'resourceSpans' },
+  logs: { message: 'ExportLogsServiceRequest', listField: 'resourceLogs' },
+} as const satisfies Record<string, { message: MessageName; listField: string }>;
 
 /** AggregationTemporality in OTLP. */
 export const OTLP_TEMPORALITY = { unspecified: 0, delta: 1, cumulative: 2 } as const;

@@ -5,10 +5,12 @@
  */
 
 import { release, takeOutput } from './handed-over.js';
+import { HEX_VALUE, isLowerHex } from './hex-id.js';
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
 const WIRE_LEN = 2;
+const WIRE_I32 = 5;
 
 const INITIAL_CAPACITY = 64 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
@@ -190,6 +192,38 @@ export class ProtoWriter {
   fixed64(field: number, value: number): void {
     const hi = Math.floor(value / TWO_POW_32);
     this.fixed64Parts(field, value - hi * TWO_POW_32, hi);
+  }
+
+  /** fixed32 of an integer below 2^32 (e.g. span flags); 0 is not written. */
+  fixed32(field: number, value: number): void {
+    if (value === 0) return;
+    this.#tag(field, WIRE_I32);
+    this.#ensure(4);
+    this.#view.setUint32(this.#pos, value >>> 0, true);
+    this.#pos += 4;
+  }
+
+  /**
+   * A trace or span id given in hex, as its bytes (see hex-id.ts): lower-case hex is decoded here
+   * without a copy. No bytes, no field, unless `keepDefault` (the official serializers write a
+   * span's own ids whatever they hold).
+   */
+  hexBytes(field: number, hex: string, keepDefault = false): void {
+    if (!isLowerHex(hex)) {
+      this.bytes(field, Buffer.from(hex, 'hex'), keepDefault);
+      return;
+    }
+    const n = hex.length >>> 1;
+    if (n === 0 && !keepDefault) return;
+    this.#lengthDelimited(field, n);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    for (let i = 0; i < hex.length; i += 2) {
+      buf[pos++] =
+        (HEX_VALUE[hex.charCodeAt(i)] as number) * 16 +
+        (HEX_VALUE[hex.charCodeAt(i + 1)] as number);
+    }
+    this.#pos = pos;
   }
 
   string(field: number, value: string, keepDefault = false): void {

@@ -3,6 +3,7 @@ import { configure } from '../config/environment.js';
 import type { S3MetricExporterOptions } from '../config/options.js';
 import type { ResolvedConfig } from '../config/resolve.js';
 import type { SignalName } from '../layout/formats.js';
+import { S3LogRecordExporter } from './log-exporter.js';
 import { S3MetricExporter } from './metric-exporter.js';
 import {
   createSharedParts,
@@ -11,6 +12,7 @@ import {
   type SharedSettings,
 } from './shared-parts.js';
 import { configOf, type SignalExporter } from './signal-exporter.js';
+import { S3SpanExporter } from './span-exporter.js';
 
 /**
  * What may differ between the exporters of one S3Exporters: how each signal's objects are made
@@ -58,13 +60,15 @@ const SHARED_SETTINGS = [
  * ```ts
  * const s3 = new S3Exporters({ bucket: 'telemetry', prefix: 'prod/checkout' });
  * new PeriodicExportingMetricReader({ exporter: s3.metricExporter() });
+ * new BatchSpanProcessor({ exporter: s3.spanExporter() });
+ * new BatchLogRecordProcessor({ exporter: s3.logRecordExporter() });
  * ```
  */
 export class S3Exporters {
   readonly #options: S3MetricExporterOptions;
   readonly #config: ResolvedConfig;
   readonly #shared: SharedParts;
-  readonly #made = new Set<SignalName>();
+  readonly #made = new Map<SignalName, SignalExporter<never>>();
 
   /** The options of every exporter of the group (each may change its SignalOptions). */
   constructor(options: S3MetricExporterOptions = {}) {
@@ -73,11 +77,31 @@ export class S3Exporters {
     this.#shared = createSharedParts(this.#config);
   }
 
+  /**
+   * Stores what every exporter of the group holds, side by side, each within its
+   * flushTimeoutMillis. A TracerProvider's forceFlush() does not reach its exporter (the SDK's
+   * BatchSpanProcessor only hands it the spans it holds): call this, after the providers' own
+   * forceFlush(), where spans must be stored now (a function about to freeze).
+   */
+  async forceFlush(): Promise<void> {
+    await Promise.all([...this.#made.values()].map((exporter) => exporter.forceFlush()));
+  }
+
   /** The metric exporter of the group, for a PeriodicExportingMetricReader. Once per group. */
   metricExporter(
     options: SignalOptions & Pick<S3MetricExporterOptions, 'temporalityPreference'> = {},
   ): S3MetricExporter {
     return this.#make('metrics', options, (o) => new S3MetricExporter(o));
+  }
+
+  /** The span exporter of the group, for a BatchSpanProcessor. Once per group. */
+  spanExporter(options: SignalOptions = {}): S3SpanExporter {
+    return this.#make('traces', options, (o) => new S3SpanExporter(o));
+  }
+
+  /** The log record exporter of the group, for a BatchLogRecordProcessor. Once per group. */
+  logRecordExporter(options: SignalOptions = {}): S3LogRecordExporter {
+    return this.#make('logs', options, (o) => new S3LogRecordExporter(o));
   }
 
   #make<T extends SignalExporter<never>>(
@@ -92,7 +116,10 @@ export class S3Exporters {
         `one ${signal} exporter per S3Exporters (a second would share its spool and its counts)`,
       );
     }
-    const withParts: S3MetricExporterOptions = { ...this.#options, ...options };
+    const { temporalityPreference, ...forAnySignal } = this.#options;
+    // The metrics' temporality is no option of the other signals' exporters.
+    const group = signal === 'metrics' ? this.#options : forAnySignal;
+    const withParts: S3MetricExporterOptions = { ...group, ...options };
     Object.defineProperty(withParts, SHARED_PARTS, { value: this.#shared });
     const exporter = make(withParts);
     for (const setting of SHARED_SETTINGS) {
@@ -108,7 +135,7 @@ export class S3Exporters {
         );
       }
     }
-    this.#made.add(signal);
+    this.#made.set(signal, exporter);
     return exporter;
   }
 }

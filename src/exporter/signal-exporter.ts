@@ -1,5 +1,5 @@
 import type { MeterProvider } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { settleWithin } from '../base/deadline.js';
 import { type BodyMaker, createBodyMaker } from '../body/index.js';
 import type { ResolvedConfig } from '../config/resolve.js';
@@ -24,6 +24,8 @@ import { registerSelfMetrics } from './self-metrics.js';
 import { createSharedParts, type SharedParts } from './shared-parts.js';
 
 type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
+
+const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 
 /** Each exporter's resolved options, for the group that made it (not part of its API). */
 const CONFIGS = new WeakMap<object, ResolvedConfig>();
@@ -92,6 +94,7 @@ export class SignalExporter<Item> {
         requestTimeoutMillis: c.requestTimeoutMillis,
         flushTimeoutMillis: c.flushTimeoutMillis,
         endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
+        signal: signal.name,
       });
       this.#owner = { outcomes: this.#outcomes, pager: undefined };
       if (claim !== undefined && c.spoolDir !== undefined) {
@@ -160,16 +163,23 @@ export class SignalExporter<Item> {
       resultCallback(failed('export() after shutdown()'));
       return;
     }
-    let accepted: Promise<ExportResult>;
+    const accepted: Promise<ExportResult>[] = [];
     try {
-      // An OTLP record is encoded here, outside any lock: the expensive part.
-      accepted = this.#intake.accept(item, this.#keyInputs(item));
+      // One append per resource: objects keyed by a resource attribute hold that resource's
+      // items only. An OTLP record is encoded here, outside any lock: the expensive part.
+      this.#signal.splitByResource(item, {
+        part: (part) => accepted.push(this.#intake.accept(part, this.#keyInputs(part))),
+      });
     } catch (error) {
       this.#outcomes.encodeFailed(error);
       resultCallback(failed(`could not encode ${this.#signal.name}: ${describeError(error)}`));
       return;
     }
-    accepted.then(resultCallback, (error: unknown) => resultCallback(failed(describeError(error))));
+    Promise.all(accepted).then(
+      (results) =>
+        resultCallback(results.find((r) => r.code !== ExportResultCode.SUCCESS) ?? SUCCESS),
+      (error: unknown) => resultCallback(failed(describeError(error))),
+    );
   }
 
   /**

@@ -5,6 +5,18 @@
 export const SIGNAL_NAMES = ['metrics', 'traces', 'logs'] as const;
 export type SignalName = (typeof SIGNAL_NAMES)[number];
 
+const SIGNAL_IN_NAME =
+  /(metrics|traces|logs)_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}[^/]*$/;
+
+/**
+ * The signal an object holds, from its name: the word before its UUID (`…/traces_0193….json.zst`),
+ * as every default layout names objects; metrics for a name without one (a key template that
+ * leaves the word out).
+ */
+export function signalOfKey(key: string): SignalName {
+  return (SIGNAL_IN_NAME.exec(key)?.[1] as SignalName | undefined) ?? 'metrics';
+}
+
 /**
  * The one table of formats and compressions: how each is named and typed, what body a batch
  * becomes, and each format's defaults. What a format's exports become and how its objects decode

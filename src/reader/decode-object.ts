@@ -1,9 +1,16 @@
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { encodingOfExtension, type ObjectEncoding } from '../layout/formats.js';
+import {
+  encodingOfExtension,
+  type ObjectEncoding,
+  type SignalName,
+  signalOfKey,
+} from '../layout/formats.js';
+import { logsRead } from '../signals/logs/read.js';
 import { metricsRead } from '../signals/metrics/read.js';
-import type { DecodeContext, Decoder } from '../signals/signal.js';
+import type { DecodeContext, Decoder, SignalRead } from '../signals/signal.js';
+import { tracesRead } from '../signals/traces/read.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
 
@@ -21,6 +28,13 @@ export function encodingOfKey(key: string): ObjectEncoding | undefined {
   }
   return undefined;
 }
+
+/** Each signal's decoders; an object's signal is the word in its name. */
+const READERS: Readonly<Record<SignalName, SignalRead>> = {
+  metrics: metricsRead,
+  traces: tracesRead,
+  logs: logsRead,
+};
 
 /** What failed while decoding a stored object: its compression, or the request inside. */
 export class ObjectDecodeError extends Error {
@@ -61,7 +75,7 @@ export async function decodeStoredObjectAsync(
   const { encoding, raw, context } = unwrap(key, bytes, options);
   let request: OtlpObject;
   try {
-    request = await metricsRead.decoders[encoding.format].decode(raw, context);
+    request = await READERS[signalOfKey(key)].decoders[encoding.format].decode(raw, context);
   } catch (error) {
     throw decodeError(key, error);
   }
@@ -78,7 +92,7 @@ export function decodeStoredObject(
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): DecodedObject {
   const { encoding, raw, context } = unwrap(key, bytes, options);
-  const decoder: Decoder = metricsRead.decoders[encoding.format];
+  const decoder: Decoder = READERS[signalOfKey(key)].decoders[encoding.format];
   if (!decoder.synchronous) {
     throw new ObjectDecodeError(
       key,

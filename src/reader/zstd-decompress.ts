@@ -55,7 +55,8 @@ function builtinDecompressor(): ZstdDecompress {
 const ADDON_CHUNK = 128 * 1024;
 
 function addonDecompressor(binding: ZstdBinding): ZstdDecompress {
-  // One context for every object: a context per object grows native memory (DESIGN 6).
+  // One context for every object: a context per object grows native memory, freed only by
+  // finalizers (192 MB to 1075 MB RSS over 1000 of them, measured with zstd-napi).
   let dctx: InstanceType<ZstdBinding['DCtx']> | undefined;
   return (bytes, maxBytes) => {
     dctx ??= new binding.DCtx();

@@ -38,12 +38,33 @@ export interface ColumnBuilders<Item> {
   seal(): TransferableColumns;
 }
 
+/**
+ * Where splitByResource() hands the parts of an export. An object with a method, not a function:
+ * a method's parameter is compared bivariantly, as every other use of a signal's item type here
+ * is, so a SignalExport<ResourceMetrics> still serves where a SignalExport<never> is asked for (a
+ * callback's parameter would make SignalExport covariant in its item).
+ */
+export interface PartSink<Item> {
+  part(part: Item): void;
+}
+
 /** What an exporter needs of its signal, on the service's thread. */
 export interface SignalExport<Item> {
   readonly name: SignalName;
   /** How each format's exports become records (Parquet: its fallback's, OTLP/JSON). */
   readonly records: Readonly<Record<Format, RecordFormat<Item>>>;
-  /** The resource attributes of an export, for the key template's attribute tokens. */
+  /**
+   * Hands `sink` the export in parts of one resource each, in the order of their first item: the
+   * export itself (no copy) when all of it is of one resource, as a metrics export always is;
+   * nothing for an export with nothing to write (no spans, no log records). A part is an export
+   * of its own (records, tally), so that objects keyed by a resource attribute ({service.name})
+   * hold that resource's items only.
+   */
+  splitByResource(item: Item, sink: PartSink<Item>): void;
+  /**
+   * The resource attributes of an export of one resource (a part from splitByResource), for the
+   * key template's attribute tokens.
+   */
   resourceAttributes(item: Item): Readonly<Record<string, unknown>>;
   /** The Parquet column builders, loaded on first use (a service that exports OTLP never loads them). */
   loadColumns(): Promise<() => ColumnBuilders<Item>>;

@@ -1,11 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { lines, runCliChild, splitTimeReport } from '../support/cli-child.js';
@@ -18,14 +15,8 @@ import {
   recordedValues,
   sampleMetrics,
 } from '../support/reader-fixtures.js';
-import {
-  describeS3,
-  freshBucket,
-  s3Environment,
-  s3Server,
-  skipReason,
-  testClient,
-} from '../support/s3.js';
+import { cliEnvironment, describeS3, s3Server, skipReason, withS3 } from '../support/s3.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 if (!s3Server) console.warn(`otel-s3 hostile-object tests skipped: ${skipReason}`);
 
@@ -49,10 +40,9 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
   let bombBytes: number;
   let rm1: ResourceMetrics;
 
+  withS3('hostile', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'hostile');
-    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
+    cwd = await makeTempDir('otel-s3-hostile-');
     rm1 = await sampleMetrics('hostile-svc');
     const bomb = await zstdBomb(10 * GiB);
     bombBytes = bomb.length;
@@ -67,17 +57,9 @@ describeS3('otel-s3 against hostile objects in a real S3 bucket', () => {
       const key = keys[name as keyof typeof keys];
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
     }
-    env = {
-      ...s3Environment(),
-      AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
-      OTEL_EXPORTER_S3_BUCKET: bucket,
-      OTEL_EXPORTER_S3_PREFIX: 'hostile',
-    };
+    env = cliEnvironment(bucket, 'hostile');
+    return () => removeDir(cwd);
   }, 120_000);
-  afterAll(async () => {
-    client?.destroy();
-    if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
-  });
 
   test('the bomb is a 10 GiB zstd stream stored in well under 1 MB', () => {
     expect(bombBytes).toBeLessThan(MB);

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { type MetricObject, readMetrics } from '../../src/reader.js';
 import { runCliChild } from '../support/cli-child.js';
 import { duckdbRows } from '../support/duckdb.js';
@@ -13,12 +12,12 @@ import { recordedRequest } from '../support/recorded-request.js';
 import {
   connection,
   describeS3,
-  freshBucket,
   s3Environment,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 if (!s3Server) console.warn(`interoperability tests skipped: ${skipReason}`);
 
@@ -37,10 +36,9 @@ describeS3('stored objects and CLI output work with standard tools', () => {
   let objects: MetricObject[];
   let exported: Exported[];
 
+  withS3('interop', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'interop');
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-interop-'));
+    dir = await makeTempDir('otel-s3-interop-');
     exported = await exportEveryCombination(bucket, 'interop', [
       ['otlp-json', 'zstd'],
       ['otlp-json', 'gzip'],
@@ -52,10 +50,7 @@ describeS3('stored objects and CLI output work with standard tools', () => {
     for await (const o of readMetrics({ bucket, prefix: 'interop', ...connection() })) {
       objects.push(o);
     }
-  });
-  afterAll(async () => {
-    client?.destroy();
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    return () => removeDir(dir);
   });
 
   const stored = (suffix: string) => {

@@ -4,12 +4,11 @@
  * described truly by `stats` — the codec inside the files, checked against DuckDB's reading of
  * their footers, and their size against the same points stored as OTLP/JSON by the exporter.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { S3MetricExporter } from '../../src/index.js';
@@ -18,14 +17,14 @@ import { duckdbRows } from '../support/duckdb.js';
 import {
   connection,
   describeS3,
-  freshBucket,
   listAndFetch,
   type StoredObject,
   s3Environment,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 /** Routes per collection, and what each collection adds to each route's counter. */
 const ROUTES = 100;
@@ -45,10 +44,9 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
       env: { ...s3Environment(), AWS_REGION: s3Server?.region ?? 'us-east-1' },
     });
 
+  withS3('cli-parquet', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'cli-parquet');
-    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-cli-parquet-'));
+    cwd = await makeTempDir('otel-s3-cli-parquet-');
     // The same collections, through four exporters: Parquet with each compression, and OTLP/JSON
     // uncompressed (the size the Parquet files are compared with).
     const exporters = {
@@ -89,10 +87,7 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
     for (const prefix of Object.keys(exporters)) {
       stored.set(prefix, await listAndFetch(client, bucket, `${prefix}/`));
     }
-  });
-  afterAll(async () => {
-    client?.destroy();
-    if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
+    return () => removeDir(cwd);
   });
 
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);

@@ -1,8 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../src/cli/point-record.js';
 import { S3MetricExporter } from '../../src/index.js';
@@ -12,15 +9,15 @@ import { type Exported, exportEveryCombination } from '../support/exported-objec
 import { instrumentValues, keyAt, rawRowOf, recordedValues } from '../support/reader-fixtures.js';
 import { catLine, recordedRequest } from '../support/recorded-request.js';
 import {
+  cliEnvironment,
   connection,
   describeS3,
-  freshBucket,
-  s3Environment,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { manualProvider, recordEveryInstrument } from '../support/service.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 if (!s3Server) console.warn(`otel-s3 CLI tests skipped: ${skipReason}`);
 
@@ -36,23 +33,14 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
   const otelS3 = (args: string[], extraEnv: Record<string, string> = {}): Promise<CliRun> =>
     runCliChild(args, { cwd, env: { ...env, ...extraEnv } });
 
+  withS3('cli', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'cli');
-    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
+    cwd = await makeTempDir('otel-s3-cli-');
     exported = await exportEveryCombination(bucket, 'cli');
     objects = [];
     for await (const o of readMetrics({ bucket, prefix: 'cli', ...connection() })) objects.push(o);
-    env = {
-      ...s3Environment(),
-      AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
-      OTEL_EXPORTER_S3_BUCKET: bucket,
-      OTEL_EXPORTER_S3_PREFIX: 'cli',
-    };
-  });
-  afterAll(async () => {
-    client?.destroy();
-    if (cwd !== undefined) await rm(cwd, { recursive: true, force: true });
+    env = cliEnvironment(bucket, 'cli');
+    return () => removeDir(cwd);
   });
 
   test('points --format jsonl: every instrument type of every format and compression, as recorded', async () => {

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterAll, beforeEach, expect, test } from 'vitest';
 import {
   type CompactMetricsOptions,
   ConditionalWritesUnsupportedError,
@@ -15,17 +15,17 @@ import {
   exportBatches,
   listing,
   mirrorOf,
-  pointText,
+  pointsOf,
   putRaw,
   sorted,
 } from '../support/compaction-data.js';
 import { duckdbRows } from '../support/duckdb.js';
-import { FaultProxy } from '../support/fault-proxy.js';
-import { connection, describeS3, freshBucket, s3Server, testClient } from '../support/s3.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { connection, describeS3, s3Server, testClient, withS3 } from '../support/s3.js';
+import { SETTLED_HOUR } from '../support/time.js';
 
-const HOUR_MS = 3_600_000;
 /** The hour the tests compact: two days ago, long settled. */
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+const HOUR = SETTLED_HOUR;
 const at = (minute: number) => HOUR + minute * 60_000 + 123;
 
 describeS3('compaction against a real S3 server', () => {
@@ -36,14 +36,8 @@ describeS3('compaction against a real S3 server', () => {
   let prefixSeq = 0;
   let prefix: string;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'compaction');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
+  withS3('compaction', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
   afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
   beforeEach(async () => {
@@ -68,7 +62,6 @@ describeS3('compaction against a real S3 server', () => {
     batches: Batch[],
     compression?: 'zstd' | 'gzip' | 'none',
   ) => exportBatches({ bucket, prefix, format, compression }, connection(), batches);
-  const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
   const keys = async () => (await listing(client, bucket, `${prefix}/`)).map((o) => o.key);
   const outputs = async () => (await keys()).filter((k) => k.endsWith('.compacted.parquet'));
   /** The Parquet files of the prefix as DuckDB reads them (a mirror of the bucket). */

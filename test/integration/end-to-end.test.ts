@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ExportResultCode } from '@opentelemetry/core';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../src/index.js';
+import { expect, test } from 'vitest';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows, metricKeyParser } from '../../src/reader.js';
 import { type RawPointRow, rawRows } from '../support/reader-fixtures.js';
 import {
@@ -10,13 +10,17 @@ import {
   decodeStored,
   describeS3,
   expectStoredAsRecorded,
-  freshBucket,
   listAndFetch,
   s3Server,
   skipReason,
-  testClient,
+  withS3,
 } from '../support/s3.js';
-import { manualProvider, recordEveryInstrument, recordingProvider } from '../support/service.js';
+import {
+  manualProvider,
+  recordEveryInstrument,
+  recordingProvider,
+  sequenceGauge,
+} from '../support/service.js';
 
 if (!s3Server) console.warn(`end-to-end tests skipped: ${skipReason}`);
 
@@ -38,23 +42,16 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
   let client: S3Client;
   let bucket: string;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'e2e');
-  });
-  afterAll(() => client?.destroy());
+  withS3('e2e', (s) => ({ client, bucket } = s));
+  /** An exporter on the test server's bucket, under `prefix`. */
+  const exporterAt = (prefix: string, options: Partial<S3MetricExporterOptions> = {}) =>
+    new S3MetricExporter({ bucket, prefix, ...connection(), ...options });
 
   for (const format of FORMATS) {
     for (const compression of COMPRESSIONS) {
       test(`${format} + ${compression}: one request per object, key in the layout, every instrument's values`, async () => {
         const prefix = `e2e/${format}-${compression}`;
-        const exporter = new S3MetricExporter({
-          bucket,
-          prefix,
-          format,
-          compression,
-          ...connection(),
-        });
+        const exporter = exporterAt(prefix, { format, compression });
         const { provider, exported } = recordingProvider(exporter);
         recordEveryInstrument(provider);
         const before = new Date();
@@ -159,10 +156,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
 
   test('many batches: every exported collection is stored exactly once', async () => {
     const prefix = 'e2e/many-batches';
-    const exporter = new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
+    const exporter = exporterAt(prefix, {
       maxBatchBytes: 8 * 1024,
       uploadConcurrency: 4,
     });
@@ -171,20 +165,16 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
     const provider = new MeterProvider({
       readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 20 })],
     });
-    const meter = provider.getMeter('sequence');
     // Each collection reports its own sequence number: a missing or doubled collection shows.
-    let collections = 0;
-    meter.createObservableGauge('collection.seq').addCallback((result) => {
-      collections++;
-      result.observe(collections);
-    });
-    const requests = meter.createCounter('work.done');
+    const sequence = sequenceGauge(provider);
+    const requests = provider.getMeter('sequence').createCounter('work.done');
     const until = Date.now() + 2_500;
     while (Date.now() < until) {
       for (let route = 0; route < 20; route++) requests.add(1, { route: `/r${route}` });
       await new Promise((r) => setTimeout(r, 5));
     }
     await provider.shutdown();
+    const collections = sequence();
 
     const objects = await listAndFetch(client, bucket, `${prefix}/`);
     const stats = exporter.stats();
@@ -206,12 +196,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
 
   test('forceFlush() makes everything exported so far visible; nothing is uploaded before', async () => {
     const prefix = 'e2e/force-flush';
-    const exporter = new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
-      maxBatchAgeMillis: 3_600_000,
-    });
+    const exporter = exporterAt(prefix, { maxBatchAgeMillis: 3_600_000 });
     const provider = manualProvider(exporter);
     recordEveryInstrument(provider);
     // Collect and export without flushing the exporter: the batch stays open in memory.
@@ -237,12 +222,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
 
   test('shutdown() uploads what is pending; then export() answers FAILED, shutdown() and forceFlush() are no-ops', async () => {
     const prefix = 'e2e/shutdown';
-    const exporter = new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
-      maxBatchAgeMillis: 3_600_000,
-    });
+    const exporter = exporterAt(prefix, { maxBatchAgeMillis: 3_600_000 });
     const provider = manualProvider(exporter);
     recordEveryInstrument(provider);
     await provider.shutdown();
@@ -277,12 +257,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
 
   test('a batch is sealed and uploaded by age without any flush', async () => {
     const prefix = 'e2e/by-age';
-    const exporter = new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
-      maxBatchAgeMillis: 300,
-    });
+    const exporter = exporterAt(prefix, { maxBatchAgeMillis: 300 });
     const provider = manualProvider(exporter);
     recordEveryInstrument(provider);
     // biome-ignore lint/suspicious/noExplicitAny: reaching the reader's collect() for the test

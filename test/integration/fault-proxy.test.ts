@@ -6,16 +6,9 @@ import {
   type PutObjectCommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { FaultProxy, type ProxyAttempt } from '../support/fault-proxy.js';
-import {
-  connection,
-  describeS3,
-  freshBucket,
-  s3Server,
-  skipReason,
-  testClient,
-} from '../support/s3.js';
+import { connection, describeS3, s3Server, skipReason, withS3 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`fault-proxy tests skipped: ${skipReason}`);
 
@@ -97,11 +90,7 @@ describeS3('FaultProxy in front of a real S3 server', () => {
     }
   }
 
-  beforeAll(async () => {
-    direct = testClient();
-    bucket = await freshBucket(direct, 'fault-proxy');
-  });
-  afterAll(() => direct?.destroy());
+  withS3('fault-proxy', (s) => ({ client: direct, bucket } = s));
 
   beforeEach(async () => {
     if (s3Server === undefined) throw new Error('unreachable');

@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
+import { beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import * as backoff from '../../src/s3/backoff.js';
@@ -7,15 +7,14 @@ import * as backoff from '../../src/s3/backoff.js';
 const realRetryDelay = backoff.retryDelay;
 
 import { captureDiag } from '../support/diag-capture.js';
-import { type Fault, FaultProxy } from '../support/fault-proxy.js';
+import type { Fault, FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,
   decodeStored,
   describeS3,
-  freshBucket,
   listAndFetch,
-  s3Server,
-  testClient,
+  storedSequence as storedSequenceIn,
+  withS3,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -27,15 +26,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   let bucket: string;
   let proxy: FaultProxy;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'faults');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-  });
+  withS3('faults', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
   beforeEach(async () => {
     await proxy.set({ kind: 'pass' });
   });
@@ -58,15 +49,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   }
 
   /** Sequence numbers of every stored collection under `prefix`, sorted. */
-  async function storedSequence(prefix: string): Promise<{ seqs: number[]; keys: string[] }> {
-    const objects = await listAndFetch(client, bucket, `${prefix}/`);
-    const seqs = objects
-      .flatMap((o) => dataPointRows(decodeStored(o)))
-      .filter((r) => r.metric === 'collection.seq')
-      .map((r) => r.value ?? -1)
-      .sort((a, b) => a - b);
-    return { seqs, keys: objects.map((o) => o.key).sort() };
-  }
+  const storedSequence = (prefix: string) => storedSequenceIn(client, bucket, prefix);
 
   const putsUnder = (prefix: string) =>
     proxy.uploadAttempts().filter((a) => a.key.startsWith(`${prefix}/`));

@@ -1,16 +1,9 @@
 import { request } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dataPointRows, type PointRow } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
 function get(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -26,11 +19,7 @@ function get(port: number, path: string): Promise<number> {
 describeS3('examples/http-service.ts with installShutdownHooks', () => {
   let client: S3Client;
   let bucket: string;
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'http-service');
-  });
-  afterAll(() => client?.destroy());
+  withS3('http-service', (s) => ({ client, bucket } = s));
 
   test('SIGTERM flushes every request metric to S3 and the process exits 0 on its own', async () => {
     const server = s3Server;

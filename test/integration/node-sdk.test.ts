@@ -1,31 +1,22 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
 import {
   decodeStored,
   describeS3,
-  freshBucket,
   listAndFetch,
   s3Environment,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 
 describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'node-sdk');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-  });
+  withS3('node-sdk', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
 
   const env = (endpoint: string, prefix: string) => ({
     ...s3Environment(endpoint),
@@ -39,17 +30,22 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
     AWS_REGION: s3Server?.region,
   });
 
-  test('with S3 healthy, SIGTERM stores the metrics, configured from the environment alone', async () => {
+  test('with S3 healthy, SIGTERM stores the metrics, spans and log records, configured from the environment alone', async () => {
     const child = spawnTs('examples/node-sdk.ts', env(s3Server?.endpoint ?? '', 'sdk-healthy'));
     await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
     await new Promise((r) => setTimeout(r, 700));
     child.process.kill('SIGTERM');
     expect((await child.exited).code, child.stderr()).toBe(0);
-    const rows = (await listAndFetch(client, bucket, 'sdk-healthy/')).flatMap((o) =>
-      dataPointRows(decodeStored(o)),
-    );
+    const objects = await listAndFetch(client, bucket, 'sdk-healthy/');
+    const of = (word: string) => objects.filter((o) => o.key.includes(`/${word}_`));
+    const rows = of('metrics').flatMap((o) => dataPointRows(decodeStored(o)));
     expect(rows.some((r) => r.metric === 'orders.placed' && (r.value ?? 0) > 0)).toBe(true);
     expect(rows.every((r) => r.resource['service.name'] === 'orders')).toBe(true);
+    // The spans and the log records, each in objects of their own beside the metrics.
+    const text = (word: string) => of(word).map((o) => JSON.stringify(decodeStored(o)));
+    expect(text('traces').some((t) => t.includes('"name":"place order"'))).toBe(true);
+    expect(text('logs').some((t) => t.includes('"stringValue":"order placed"'))).toBe(true);
+    for (const t of [...text('traces'), ...text('logs')]) expect(t).toContain('"orders"');
   });
 
   test('with S3 black-holed, sdk.shutdown() (no timeout of its own) settles within 2 x flushTimeoutMillis + 1 s', async () => {

@@ -28,15 +28,7 @@ import {
   flatPoints,
   recordedRequest,
 } from '../support/recorded-request.js';
-import {
-  connection,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Environment,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import { cliEnvironment, connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
 import { recordEveryInstrument, recordingProvider } from '../support/service.js';
 import { zstdDecompress } from '../support/zstd.js';
 
@@ -69,9 +61,8 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
   let mirror: string;
   let files: { key: string; path: string }[];
 
+  withS3('parquet', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'parquet');
     for (const compression of COMPRESSIONS) {
       const exporter = new S3MetricExporter({
         bucket,
@@ -99,7 +90,6 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
     }
   });
   afterAll(async () => {
-    client?.destroy();
     if (mirror !== undefined) await rm(mirror, { recursive: true, force: true });
   });
 
@@ -187,10 +177,7 @@ describeS3("format: 'parquet' read by engines we did not write (DuckDB, Polars, 
       runCliChild(args, {
         cwd: mirror,
         env: {
-          ...s3Environment(),
-          AWS_REGION: (s3Server as NonNullable<typeof s3Server>).region,
-          OTEL_EXPORTER_S3_BUCKET: bucket,
-          OTEL_EXPORTER_S3_PREFIX: 'lake',
+          ...cliEnvironment(bucket, 'lake'),
           ...env,
         },
       });

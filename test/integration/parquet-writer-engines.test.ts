@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../src/compression/compressors.js';
 import { builtInZstd } from '../../src/compression/zstd-engine.js';
 import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
@@ -15,8 +14,10 @@ import {
   hyparquetRows,
   polarsRows,
   pyarrowFiles,
+  testPyarrow,
 } from '../support/parquet-engines.js';
 import { expectedRows, type Row } from '../support/parquet-expected.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /**
  * The Parquet writer against four readers we did not write. Random batches (every instrument
@@ -56,12 +57,7 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
   let dir: string;
   const files: { path: string; expected: Row[] }[] = [];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-writer-'));
-  });
-  afterAll(async () => {
-    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  });
+  beforeAll(() => tempDir('otel-s3-parquet-writer-', (path) => (dir = path)));
 
   test(
     'random batches: every engine returns the rows appended, sorted by service and metric',
@@ -103,32 +99,38 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
     60_000 + RUNS * 1_000,
   );
 
-  test('pyarrow returns the same rows, and each row group has exact min/max statistics', async () => {
-    expect(files.length).toBeGreaterThanOrEqual(RUNS);
-    const read = await pyarrowFiles(files.map((f) => f.path));
-    for (const { path, expected } of files) {
-      const file = read.get(path);
-      expect(sorted(file?.rows ?? []), `pyarrow: ${path}`).toEqual(sorted(expected));
-      // Statistics: each row group's smallest and largest value, strings by their UTF-8 bytes.
-      let at = 0;
-      for (const group of file?.groups ?? []) {
-        const rows = (file?.rows ?? []).slice(at, at + group.rows);
-        at += group.rows;
-        for (const column of ['TimeUnix', 'StartTimeUnix'] as const) {
-          const values = rows
-            .map((r) => BigInt(r[column]))
-            .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-          expect(group.statistics[column], `${path} ${column}`).toEqual([
-            String(values[0]),
-            String(values.at(-1)),
-          ]);
+  testPyarrow(
+    'pyarrow returns the same rows, and each row group has exact min/max statistics',
+    async () => {
+      expect(files.length).toBeGreaterThanOrEqual(RUNS);
+      const read = await pyarrowFiles(files.map((f) => f.path));
+      for (const { path, expected } of files) {
+        const file = read.get(path);
+        expect(sorted(file?.rows ?? []), `pyarrow: ${path}`).toEqual(sorted(expected));
+        // Statistics: each row group's smallest and largest value, strings by their UTF-8 bytes.
+        let at = 0;
+        for (const group of file?.groups ?? []) {
+          const rows = (file?.rows ?? []).slice(at, at + group.rows);
+          at += group.rows;
+          for (const column of ['TimeUnix', 'StartTimeUnix'] as const) {
+            const values = rows
+              .map((r) => BigInt(r[column]))
+              .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+            expect(group.statistics[column], `${path} ${column}`).toEqual([
+              String(values[0]),
+              String(values.at(-1)),
+            ]);
+          }
+          for (const column of ['ServiceName', 'MetricName'] as const) {
+            const values = rows.map((r) => r[column]).sort(utf8Order);
+            expect(group.statistics[column], `${path} ${column}`).toEqual([
+              values[0],
+              values.at(-1),
+            ]);
+          }
         }
-        for (const column of ['ServiceName', 'MetricName'] as const) {
-          const values = rows.map((r) => r[column]).sort(utf8Order);
-          expect(group.statistics[column], `${path} ${column}`).toEqual([values[0], values.at(-1)]);
-        }
+        expect(at).toBe(expected.length);
       }
-      expect(at).toBe(expected.length);
-    }
-  });
+    },
+  );
 });

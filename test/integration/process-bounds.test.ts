@@ -1,9 +1,9 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { FaultProxy } from '../support/fault-proxy.js';
-import { describeS3, freshBucket, s3Server, testClient } from '../support/s3.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { describeS3, s3Server, withS3 } from '../support/s3.js';
 
 interface Checkpoint {
   checkpoint: string;
@@ -29,16 +29,7 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
   let bucket: string;
   let proxy: FaultProxy;
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'process-bounds');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-    await proxy.set({ kind: 'blackhole' });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-  });
+  withS3('process-bounds', { kind: 'blackhole' }, (s) => ({ client, bucket, proxy } = s));
 
   const childEnv = () => childConnectionEnv(proxy.endpoint, bucket, s3Server);
 

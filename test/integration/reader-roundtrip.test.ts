@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { beforeAll, expect, test } from 'vitest';
 import { objectName } from '../../src/layout/formats.js';
 import {
   dataPointRows,
@@ -13,14 +13,7 @@ import {
 import { type Exported, exportEveryCombination } from '../support/exported-objects.js';
 import { renderKey } from '../support/layout-fixtures.js';
 import { collect, instrumentValues, keyAt, recordedValues } from '../support/reader-fixtures.js';
-import {
-  connection,
-  describeS3,
-  freshBucket,
-  s3Server,
-  skipReason,
-  testClient,
-} from '../support/s3.js';
+import { connection, describeS3, s3Server, skipReason, testClient, withS3 } from '../support/s3.js';
 
 if (!s3Server) console.warn(`reader round-trip tests skipped: ${skipReason}`);
 
@@ -46,13 +39,11 @@ describeS3('readMetrics against a real S3 server', () => {
   let exported: Exported[];
   let objects: MetricObject[];
 
+  withS3('reader', (s) => ({ client, bucket } = s));
   beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'reader');
     exported = await exportEveryCombination(bucket, 'rt');
     objects = await collect(readMetrics({ bucket, prefix: 'rt', ...connection() }));
   });
-  afterAll(() => client?.destroy());
 
   test('every instrument type, both formats, all compressions: read back as the exporter recorded them', () => {
     expect(objects).toHaveLength(exported.length);

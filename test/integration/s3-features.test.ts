@@ -5,19 +5,18 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { describeError } from '../../src/s3/errors.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
 import {
   connection,
   decodeStored,
   describeS3,
-  freshBucket,
   listAndFetch,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
 
@@ -25,15 +24,7 @@ describeS3('S3 features against the real server', () => {
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'features');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-  });
+  withS3('features', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
 
   /** Uploads one collection through the proxy with `options`; returns the key and the request seen. */
   async function uploadOne(prefix: string, options: Partial<S3MetricExporterOptions>) {

@@ -1,38 +1,21 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
-import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { type Fault, FaultProxy } from '../support/fault-proxy.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import type { Fault, FaultProxy } from '../support/fault-proxy.js';
+import { describeS3, listAndFetch, s3Server, storedSequence, withS3 } from '../support/s3.js';
+import { tempDirs } from '../support/temp-dir.js';
 
 describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDir', () => {
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  const dirs: string[] = [];
+  const newDir = tempDirs();
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'spool-crash');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  withS3('spool-crash', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
 
   const cases: { name: string; fault: Fault }[] = [
     { name: 'S3 black-holed', fault: { kind: 'blackhole' } },
@@ -42,8 +25,7 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
 
   for (const { name, fault } of cases) {
     test(`${name}: every batch sealed before the kill lands exactly once after the restart`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'otel-s3-spool-crash-'));
-      dirs.push(dir);
+      const dir = await newDir('otel-s3-spool-crash-');
       const prefix = `crash/${fault.kind}-${Date.now()}`;
       await proxy.set(fault);
       const writer = spawnTs('test/support/children/spool-writer.ts', {
@@ -102,12 +84,7 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
         expect(now?.bytes.equals(bytes), `${key} unchanged`).toBe(true);
       }
 
-      const objects = await listAndFetch(client, bucket, `${prefix}/`);
-      const seqs = objects
-        .flatMap((o) => dataPointRows(decodeStored(o)))
-        .filter((r) => r.metric === 'collection.seq')
-        .map((r) => r.value ?? -1)
-        .sort((a, b) => a - b);
+      const { seqs, keys } = await storedSequence(client, bucket, prefix);
       // Collections 1..30 were sealed and durable before the kill: each is stored exactly once.
       const firstThirty = seqs.filter((s) => s <= ready.collections);
       expect(firstThirty).toEqual(Array.from({ length: ready.collections }, (_, i) => i + 1));
@@ -115,7 +92,7 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
       expect(new Set(seqs).size).toBe(seqs.length);
       console.log(
         `[measure] kill -9 (${name}): ${ready.sealed} batches sealed before the ready line, ${leftOnDisk} files on disk at the kill, ` +
-          `${stats.spool?.replayed} replayed, ${objects.length} objects, ${seqs.length} collections stored once each`,
+          `${stats.spool?.replayed} replayed, ${keys.length} objects, ${seqs.length} collections stored once each`,
       );
     });
   }

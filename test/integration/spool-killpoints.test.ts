@@ -1,23 +1,16 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
 import { prng } from '../support/prng.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
+import { tempDirs } from '../support/temp-dir.js';
 
 const POINTS = ['create', 'write', 'fsync', 'rename', 'directory'] as const;
 const SEED = Number(process.env.KILLPOINT_SEED ?? Date.now() % 1_000_000);
@@ -26,19 +19,9 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  const dirs: string[] = [];
+  const newDir = tempDirs();
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'killpoints');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-    await proxy.set({ kind: 'blackhole' });
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
+  withS3('killpoints', { kind: 'blackhole' }, (s) => ({ client, bucket, proxy } = s));
 
   const random = prng(SEED);
   // Every kill point once, each at a random write (2nd to 6th), in a random order.
@@ -50,8 +33,7 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
 
   for (const { point, at } of plan) {
     test(`killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'otel-s3-killpoint-'));
-      dirs.push(dir);
+      const dir = await newDir('otel-s3-killpoint-');
       const prefix = `kill/${point}-${at}-${Date.now()}`;
       const writer = spawnTs('test/support/children/spool-killpoint.ts', {
         ...childConnectionEnv(proxy.endpoint, bucket, s3Server),

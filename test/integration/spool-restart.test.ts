@@ -1,23 +1,15 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { afterEach, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import { LOCK_TIMING, type SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
-import { FaultProxy } from '../support/fault-proxy.js';
-import {
-  decodeStored,
-  describeS3,
-  freshBucket,
-  listAndFetch,
-  s3Server,
-  testClient,
-} from '../support/s3.js';
+import type { FaultProxy } from '../support/fault-proxy.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
+import { tempDirs } from '../support/temp-dir.js';
 
 /**
  * A service in a container with a spool on a volume: each run is pid 1 of a pid namespace of its
@@ -28,23 +20,13 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   let client: S3Client;
   let bucket: string;
   let proxy: FaultProxy;
-  const dirs: string[] = [];
+  const newDir = tempDirs();
   const children: Child[] = [];
 
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'spool-restart');
-    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
-    await proxy.set({ kind: 'blackhole' });
-  });
+  withS3('spool-restart', { kind: 'blackhole' }, (s) => ({ client, bucket, proxy } = s));
   afterEach(() => {
     // Our own children, by process: unshare --kill-child takes each namespace's node with it.
     for (const child of children.splice(0)) child.process.kill('SIGKILL');
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    client?.destroy();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
   interface Line {
@@ -100,8 +82,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   test('SIGKILLed, then started again at once: the new run stores its first exports while the old lock is fresh, adopts the spool once it is stale, and replays it; every point is stored once', {
     timeout: 120_000,
   }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-restart-'));
-    dirs.push(dir);
+    const dir = await newDir('otel-s3-restart-');
     const prefix = `restart/crash-${Date.now()}`;
     const before = run(dir, prefix, proxy.endpoint, {
       FIRST_TAG: '1',
@@ -149,8 +130,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   test('a live holder in another pid namespace keeps its spool: the new run waits past the stale time, and adopts the spool only once the holder has released it', {
     timeout: 120_000,
   }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-restart-'));
-    dirs.push(dir);
+    const dir = await newDir('otel-s3-restart-');
     const prefix = `restart/live-${Date.now()}`;
     const holder = run(dir, prefix, proxy.endpoint, {
       FIRST_TAG: '1',

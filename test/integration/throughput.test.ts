@@ -2,17 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
 import { type Canonical, decodeJsonExact } from '../support/otlp-reference.js';
 import {
   connection,
   decompressed,
   describeS3,
-  freshBucket,
   listAndFetch,
   s3Server,
-  testClient,
+  withS3,
 } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
 
@@ -62,11 +61,7 @@ function storedPointTexts(request: Canonical): string[] {
 describeS3('realistic workload into the real S3 server', () => {
   let client: S3Client;
   let bucket: string;
-  beforeAll(async () => {
-    client = testClient();
-    bucket = await freshBucket(client, 'throughput');
-  });
-  afterAll(() => client?.destroy());
+  withS3('throughput', (s) => ({ client, bucket } = s));
 
   const cases = [
     { compression: 'zstd', spool: false },

@@ -249,3 +249,7 @@ export async function putRaw(
 
 /** Sorted, for multiset comparison. */
 export const sorted = (texts: string[]) => [...texts].sort();
+
+/** Every point of `batches`, as pointText() spells it, sorted: what a compaction must keep. */
+export const pointsOf = (batches: Batch[]) =>
+  sorted(batches.flatMap((b) => b.points.map(pointText)));

@@ -57,10 +57,28 @@ const ODD_CHARACTERS = [
   '\udfff',
 ];
 
+const SURROGATES = 0xe000 - 0xd800;
+
+/**
+ * Any code point but a lone surrogate, drawn and shrunk exactly as fast-check's `unit: 'binary'`
+ * (the same nat over the code points below and above the surrogates, in order: same seed, same
+ * values), but with an unmapper that computes the index instead of fast-check's table of all
+ * 1.1 million code points, which took 4 s to build at the first string() that uses the unit.
+ */
+const binaryUnit = fc.nat({ max: 0x10ffff - SURROGATES }).map(
+  (i) => String.fromCodePoint(i < 0xd800 ? i : i + SURROGATES),
+  (value) => {
+    const cp = typeof value === 'string' ? value.codePointAt(0) : undefined;
+    if (cp === undefined || String.fromCodePoint(cp) !== value || (cp >= 0xd800 && cp < 0xe000))
+      throw new Error('not one code point outside the surrogates');
+    return cp < 0xd800 ? cp : cp - SURROGATES;
+  },
+);
+
 const character = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }) },
   { weight: 3, arbitrary: fc.constantFrom(...ODD_CHARACTERS) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+  { weight: 1, arbitrary: fc.string({ unit: binaryUnit, minLength: 1, maxLength: 1 }) },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) },
 );
 

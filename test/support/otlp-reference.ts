@@ -15,20 +15,25 @@ import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
  * conformance suite, for the binary format and the protobuf JSON mapping alike (strict: unknown
  * fields, an int64 out of range or a string that is not valid Unicode are errors).
  */
-const registry = createFileRegistry(
-  fromBinary(
-    FileDescriptorSetSchema,
-    readFileSync(new URL('./opentelemetry-proto/otlp-metrics.binpb', import.meta.url)),
-  ),
-);
+function registryOf(file: string) {
+  return createFileRegistry(
+    fromBinary(
+      FileDescriptorSetSchema,
+      readFileSync(new URL(`./opentelemetry-proto/${file}`, import.meta.url)),
+    ),
+  );
+}
 
-function message(name: string): DescMessage {
+function message(registry: ReturnType<typeof registryOf>, name: string): DescMessage {
   const desc = registry.getMessage(name);
   if (desc === undefined) throw new Error(`${name} is not in the descriptor set`);
   return desc;
 }
 
-const REQUEST = message('opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest');
+const REQUEST = message(
+  registryOf('otlp-metrics.binpb'),
+  'opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest',
+);
 
 /**
  * A decoded message in one canonical form, for comparison: its protobuf JSON mapping as an
@@ -69,4 +74,56 @@ function quoteLargeIntegers(text: string): string {
       ? token
       : `"${token}"`,
   );
+}
+
+/** The three decoders of one signal's request, as those of metrics above. */
+export interface ReferenceDecoders {
+  decodeProtobuf(bytes: Uint8Array): Canonical;
+  /**
+   * OTLP/JSON read at its written digits. Trace and span ids are lower-case hex in OTLP/JSON and
+   * base64 in protobuf's own JSON mapping: they are converted first (and anything that is not
+   * lower-case hex of even length is an error).
+   */
+  decodeJsonExact(text: string): Canonical;
+  /** The same after JSON.parse (double precision), ids converted as above. */
+  decodeJsonParsed(text: string): Canonical;
+}
+
+function decodersOf(file: string, request: string): ReferenceDecoders {
+  const desc = message(registryOf(file), request);
+  const fromOtlpJson = (json: JsonValue) =>
+    toJson(desc, fromJson(desc, idsToBase64(json) as JsonValue));
+  return {
+    decodeProtobuf: (bytes) => toJson(desc, fromBinary(desc, bytes)),
+    decodeJsonExact: (text) => fromOtlpJson(JSON.parse(quoteLargeIntegers(text)) as JsonValue),
+    decodeJsonParsed: (text) => fromOtlpJson(JSON.parse(text) as JsonValue),
+  };
+}
+
+export const traceReference = decodersOf(
+  'otlp-traces.binpb',
+  'opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest',
+);
+
+export const logsReference = decodersOf(
+  'otlp-logs.binpb',
+  'opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest',
+);
+
+/** The OTLP/JSON fields that hold ids (in Span, Span.Link, LogRecord and Exemplar). */
+const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
+
+function idsToBase64(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(idsToBase64);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (ID_FIELDS.has(key)) {
+      if (typeof v !== 'string' || !/^(?:[0-9a-f]{2})*$/.test(v)) {
+        throw new Error(`${key} ${JSON.stringify(v)} is not lower-case hex`);
+      }
+      out[key] = Buffer.from(v, 'hex').toString('base64');
+    } else out[key] = idsToBase64(v);
+  }
+  return out;
 }

@@ -1,8 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import {
@@ -14,6 +11,7 @@ import {
 } from '@duckdb/node-api';
 import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
+import { inject, test } from 'vitest';
 import { dbl, type Entry, type Row } from './parquet-expected.js';
 import { zstdDecompress } from './zstd.js';
 
@@ -128,15 +126,15 @@ export function polarsRows(path: string): Row[] {
   return (text.toRecords() as Record<string, unknown>[]).map((r) => canonical(r, keyValues));
 }
 
-/** The Python with pyarrow: OTEL_S3_PYARROW_PYTHON, else scripts/python-venv.sh's venv. */
-export function pyarrowPython(): string {
-  const fromEnv = process.env.OTEL_S3_PYARROW_PYTHON;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  const cache =
-    process.env.OTEL_S3_PYTHON_CACHE ??
-    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'otel-s3-exporter', 'python');
-  return join(cache, 'pyarrow-25.0.1', 'bin', 'python');
-}
+/**
+ * The Python with pyarrow that the integration tests' global setup found or made
+ * (test/support/pyarrow-python.ts), or why there is none.
+ */
+const pyarrow = inject('pyarrow');
+
+/** A test that reads with pyarrow: skipped, with the reason the setup printed, only without Python 3 outside CI. */
+export const testPyarrow: typeof test.skip =
+  'unavailable' in pyarrow && pyarrow.skip ? test.skip : test;
 
 export interface PyarrowFile {
   rows: Row[];
@@ -147,16 +145,17 @@ export interface PyarrowFile {
 const fromHex = (v: unknown) =>
   typeof v === 'string' ? Buffer.from(v.slice(1), 'hex').readDoubleLE(0) : v;
 
-/** Every file read by pyarrow in one subprocess. Throws, naming what to run, without pyarrow. */
+/** Every file read by pyarrow in one subprocess. Without pyarrow, throws the setup's one line. */
 export async function pyarrowFiles(paths: string[]): Promise<Map<string, PyarrowFile>> {
-  const python = pyarrowPython();
-  if (!existsSync(python)) {
-    throw new Error(
-      `pyarrow is missing: no Python at ${python}. Make it with \`bash scripts/python-venv.sh\` (a venv with pyarrow in the cache directory), or set OTEL_S3_PYARROW_PYTHON to a Python that has pyarrow.`,
-    );
-  }
+  if ('unavailable' in pyarrow) throw new Error(pyarrow.unavailable);
+  const { python } = pyarrow;
   const script = new URL('./pyarrow_rows.py', import.meta.url).pathname;
-  const { stdout } = await promisify(execFile)(python, [script, ...paths], { maxBuffer: 1 << 30 });
+  const { stdout } = await promisify(execFile)(python, [script, ...paths], {
+    maxBuffer: 1 << 30,
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+    throw new Error(`pyarrow test: no Python at ${python} (OTEL_S3_PYARROW_PYTHON)`);
+  });
   const out = new Map<string, PyarrowFile>();
   for (const line of stdout.split('\n').filter((l) => l !== '')) {
     const file = JSON.parse(line) as {

@@ -4,12 +4,14 @@ import { gzipSync } from 'node:zlib';
 import type { HrTime } from '@opentelemetry/api';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { UUID } from 'uuidv7';
+import { beforeAll } from 'vitest';
 import type { Compression } from '../../src/index.js';
-import { objectKey } from '../../src/index.js';
+import { objectKey } from '../../src/layout/keys.js';
 import type { OtlpObject, PlainValue, PointRow } from '../../src/reader.js';
 import { dataPointRows, type MetricType } from '../../src/reader.js';
 import { metricsExport } from '../../src/signals/metrics/export.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
+import { makeTempDir, removeDir } from './temp-dir.js';
 import { zstdCompress } from './zstd.js';
 
 export { COMPRESSIONS } from '../../src/config/options.js';
@@ -23,6 +25,22 @@ export const EXTENSION = {
   gzip: '.gz',
   none: '',
 } as const;
+
+/**
+ * For a file of reader tests: sampleMetrics() and a temp directory, made before its tests (the
+ * directory removed after them) and handed to `use`.
+ */
+export function withSampleInDir(
+  prefix: string,
+  use: (made: { rm1: ResourceMetrics; dir: string }) => void,
+): void {
+  beforeAll(async () => {
+    const rm1 = await sampleMetrics();
+    const dir = await makeTempDir(prefix);
+    use({ rm1, dir });
+    return () => removeDir(dir);
+  });
+}
 
 /**
  * One collection of every instrument type (values in `recordedValues`). It is collected a few
@@ -202,29 +220,20 @@ export function recordedValues(
   )?.scale;
   if (exponentialScale === undefined) throw new Error('payload.size was not recorded');
   const common = { temporality: 'cumulative' };
+  /** The http.requests counter of `route`. */
+  const requests = (route: string, value: number) => ({
+    ...at('http.requests', { route }),
+    ...common,
+    type: 'sum',
+    monotonic: true,
+    unit: '{request}',
+    attributes: { route },
+    value,
+  });
   return {
     points: 6,
     services: [service],
-    counter: [
-      {
-        ...at('http.requests', { route: '/a' }),
-        ...common,
-        type: 'sum',
-        monotonic: true,
-        unit: '{request}',
-        attributes: { route: '/a' },
-        value: 12,
-      },
-      {
-        ...at('http.requests', { route: '/b' }),
-        ...common,
-        type: 'sum',
-        monotonic: true,
-        unit: '{request}',
-        attributes: { route: '/b' },
-        value: 1,
-      },
-    ],
+    counter: [requests('/a', 12), requests('/b', 1)],
     upDownCounter: [
       {
         ...at('http.active'),

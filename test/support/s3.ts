@@ -6,9 +6,11 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { describe, expect, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
+import { decodeOtlpProto, type OtlpObject } from '../../src/encoding/otlp-proto-decode.js';
 import type { S3MetricExporterOptions } from '../../src/index.js';
-import { decodeOtlpProto, type OtlpObject } from '../../src/reader.js';
+import { dataPointRows } from '../../src/signals/metrics/rows.js';
+import { type Fault, FaultProxy } from './fault-proxy.js';
 import { type Canonical, decodeJsonExact, decodeProtobuf } from './otlp-reference.js';
 import { recordedRequest } from './recorded-request.js';
 import type { S3ServerInfo } from './s3-server.js';
@@ -38,6 +40,19 @@ export function s3Environment(endpoint = server().endpoint): Record<string, stri
     AWS_ACCESS_KEY_ID: s.accessKeyId,
     AWS_SECRET_ACCESS_KEY: s.secretAccessKey,
     OTEL_EXPORTER_S3_ENDPOINT: endpoint,
+  };
+}
+
+/**
+ * What a user of the CLI (or of the exporter's environment variables) sets to reach `prefix` of
+ * `bucket` on this server: s3Environment(), the region and the bucket and prefix variables.
+ */
+export function cliEnvironment(bucket: string, prefix: string): Record<string, string> {
+  return {
+    ...s3Environment(),
+    AWS_REGION: server().region,
+    OTEL_EXPORTER_S3_BUCKET: bucket,
+    OTEL_EXPORTER_S3_PREFIX: prefix,
   };
 }
 
@@ -79,6 +94,44 @@ export async function freshBucket(client: S3Client, label: string): Promise<stri
   return name;
 }
 
+/** A describeS3 block's S3: a test client, a bucket of its own and, if asked for, a fault proxy. */
+export interface S3Fixture {
+  client: S3Client;
+  bucket: string;
+}
+
+/**
+ * Makes a describeS3 block's S3 before its tests (a test client and a fresh bucket named after
+ * `label`; with `fault`, a fault proxy in front of the server, set to it) and closes it after
+ * them; `use` gets them once made: `withS3('faults', (s) => ({ client, bucket } = s))`. Call it
+ * before the block's own beforeAll, which can then use them (its afterAll runs before this one's).
+ */
+export function withS3(label: string, use: (s3: S3Fixture) => void): void;
+export function withS3(
+  label: string,
+  fault: Fault,
+  use: (s3: S3Fixture & { proxy: FaultProxy }) => void,
+): void;
+export function withS3(
+  label: string,
+  ...args: [(s3: S3Fixture) => void] | [Fault, (s3: S3Fixture & { proxy: FaultProxy }) => void]
+): void {
+  let client: S3Client | undefined;
+  let proxy: FaultProxy | undefined;
+  beforeAll(async () => {
+    client = testClient();
+    const bucket = await freshBucket(client, label);
+    if (args.length === 1) return args[0]({ client, bucket });
+    proxy = await FaultProxy.start(server().endpoint);
+    await proxy.set(args[0]);
+    args[1]({ client, bucket, proxy });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+  });
+}
+
 export interface StoredObject {
   key: string;
   size: number;
@@ -110,6 +163,24 @@ export async function listAndFetch(
   return out;
 }
 
+/**
+ * The sequence numbers (the `collection.seq` gauge of sequencedService) of every collection
+ * stored under `prefix`, sorted, and the keys of the objects that hold them.
+ */
+export async function storedSequence(
+  client: S3Client,
+  bucket: string,
+  prefix: string,
+): Promise<{ seqs: number[]; keys: string[] }> {
+  const objects = await listAndFetch(client, bucket, `${prefix}/`);
+  const seqs = objects
+    .flatMap((o) => dataPointRows(decodeStored(o)))
+    .filter((r) => r.metric === 'collection.seq')
+    .map((r) => r.value ?? -1)
+    .sort((a, b) => a - b);
+  return { seqs, keys: objects.map((o) => o.key).sort() };
+}
+
 /** A stored object's bytes with its compression (`.zst`, `.gz`) removed by standard decoders. */
 export function decompressed(object: StoredObject): Buffer {
   if (object.key.endsWith('.zst')) return zstdDecompress(object.bytes);
@@ -124,12 +195,19 @@ export function decompressed(object: StoredObject): Buffer {
  */
 export function decodeStored(object: StoredObject): OtlpObject {
   const raw = decompressed(object);
-  if (/\.binpb(\.|$)/.test(object.key)) return decodeOtlpProto(raw);
+  if (isProtobuf(object)) return decodeOtlpProto(raw);
+  return JSON.parse(oneJsonLine(object, raw)) as OtlpObject;
+}
+
+const isProtobuf = (object: StoredObject) => /\.binpb(\.|$)/.test(object.key);
+
+/** A JSON object's text, which must be exactly one line ending in a newline. */
+function oneJsonLine(object: StoredObject, raw: Buffer): string {
   const text = raw.toString('utf8');
   if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
     throw new Error(`${object.key}: expected exactly one JSON line terminated by a newline`);
   }
-  return JSON.parse(text) as OtlpObject;
+  return text;
 }
 
 /**
@@ -138,12 +216,8 @@ export function decodeStored(object: StoredObject): OtlpObject {
  */
 export function decodeStoredReference(object: StoredObject): Canonical {
   const raw = decompressed(object);
-  if (/\.binpb(\.|$)/.test(object.key)) return decodeProtobuf(raw);
-  const text = raw.toString('utf8');
-  if (!text.endsWith('\n') || text.indexOf('\n') !== text.length - 1) {
-    throw new Error(`${object.key}: expected exactly one JSON line terminated by a newline`);
-  }
-  return decodeJsonExact(text);
+  if (isProtobuf(object)) return decodeProtobuf(raw);
+  return decodeJsonExact(oneJsonLine(object, raw));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { decodeObject } from '../../src/reader.js';
+import { decodeObject } from '../../src/reader/decode-object.js';
 
 /** What the scripted client does with one PutObject attempt. */
 export type Behaviour =

@@ -145,6 +145,22 @@ export function syntheticMetrics(points: number, tag: number): ResourceMetrics {
 }
 
 /**
+ * The gauge `collection.seq` (meter `sequence`) of `provider`: each collection observes its own
+ * number, 1, 2, 3...; the function returned says how many collections there were.
+ */
+export function sequenceGauge(provider: MeterProvider): () => number {
+  let count = 0;
+  provider
+    .getMeter('sequence')
+    .createObservableGauge('collection.seq')
+    .addCallback((result) => {
+      count++;
+      result.observe(count);
+    });
+  return () => count;
+}
+
+/**
  * A service whose every collection reports its own sequence number (gauge `collection.seq`),
  * exported by hand: reading the objects back shows any collection missing or stored twice.
  */
@@ -156,13 +172,8 @@ export function sequencedService(exporter: PushMetricExporter): {
   shutdown(): Promise<void>;
 } {
   const { provider, collect } = collectingProvider('sequenced');
-  const meter = provider.getMeter('sequence');
-  let count = 0;
-  meter.createObservableGauge('collection.seq').addCallback((result) => {
-    count++;
-    result.observe(count);
-  });
-  const work = meter.createCounter('work.done');
+  const count = sequenceGauge(provider);
+  const work = provider.getMeter('sequence').createCounter('work.done');
   return {
     async exportCollections(n) {
       for (let i = 0; i < n; i++) {
@@ -175,7 +186,7 @@ export function sequencedService(exporter: PushMetricExporter): {
       }
     },
     get count() {
-      return count;
+      return count();
     },
     shutdown: () => provider.shutdown(),
   };

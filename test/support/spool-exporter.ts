@@ -1,8 +1,12 @@
-import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { afterEach, beforeEach } from 'vitest';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../src/index.js';
 import { DiskDeadline } from '../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
 import { Spool } from '../../src/spool/spool.js';
-import type { ScriptedS3 } from './scripted-s3.js';
+import type { FaultyFileSystem } from './faulty-fs.js';
+import { scriptedExporter } from './scripted-exporter.js';
+import { ScriptedS3 } from './scripted-s3.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * An exporter on a scripted S3 with its spool in `dir`, paced for unit tests: batches sealed
@@ -14,9 +18,7 @@ export function spoolExporter(
   dir: string,
   options: Partial<S3MetricExporterOptions> = {},
 ): S3MetricExporter {
-  return new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
+  return scriptedExporter(s3, {
     compression: 'none',
     spoolDir: dir,
     maxBatchAgeMillis: 10,
@@ -40,3 +42,45 @@ export async function openSpool(
   if (opening.kind !== 'open') throw new Error(`spool ${dir} is held by another owner`);
   return opening.spool;
 }
+
+/**
+ * For a file of spool tests: a spool directory for each test (made before it, handed to `use`,
+ * removed after it), and lists a test adds its faulty disks and exporters to: after the test
+ * the disks are released, then the exporters shut down. `exporterOn()` adds an exporter with
+ * its spool in the test's directory, on the exporter's own intervals and a scripted S3.
+ */
+export function spoolTestDirs(
+  prefix: string,
+  use: (dir: string) => void,
+): {
+  exporters: S3MetricExporter[];
+  disks: FaultyFileSystem[];
+  exporterOn: (options?: Partial<S3MetricExporterOptions>) => S3MetricExporter;
+} {
+  const exporters: S3MetricExporter[] = [];
+  const disks: FaultyFileSystem[] = [];
+  let dir = '';
+  beforeEach(() =>
+    tempDir(prefix, (path) => {
+      dir = path;
+      use(path);
+    }),
+  );
+  afterEach(async () => {
+    for (const fs of disks.splice(0)) fs.release();
+    for (const exporter of exporters.splice(0)) await exporter.shutdown();
+  });
+  const exporterOn = (options: Partial<S3MetricExporterOptions> = {}) => {
+    const exporter = scriptedExporter(new ScriptedS3(), {
+      compression: 'none',
+      spoolDir: dir,
+      ...options,
+    });
+    exporters.push(exporter);
+    return exporter;
+  };
+  return { exporters, disks, exporterOn };
+}
+
+/** Where the spool of `exporter` is (stats().spool.state). */
+export const spoolStateOf = (exporter: S3MetricExporter) => exporter.stats().spool?.state;

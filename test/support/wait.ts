@@ -6,7 +6,7 @@ export async function waitFor(
   condition: () => boolean | Promise<boolean>,
   timeoutMillis: number,
   what: string | (() => string),
-  everyMillis = 25,
+  everyMillis = 5,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMillis;
   while (!(await condition())) {

@@ -15,6 +15,7 @@ export const metricsExport: SignalExport<ResourceMetrics> = {
     'otlp-proto': protoRecords(resourceMetricsToProto),
     parquet: json,
   },
+  splitByResource: (rm, sink) => sink.part(rm),
   resourceAttributes: (rm) => rm.resource.attributes,
   async loadColumns() {
     const { MetricColumnBuilders } = await import('./parquet/column-builders.js');

@@ -8,6 +8,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
+import { jsonKeyValues } from '../../encoding/any-value-json.js';
 import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
@@ -307,66 +308,9 @@ function attributes(
   const aw = attributesWriter;
   aw.reset();
   aw.raw(point ? '{"attributes":[' : '[');
-  keyValues(aw, attrs, keys);
+  jsonKeyValues(aw, attrs, keys);
   aw.raw(point ? '],"startTimeUnixNano":' : ']');
   const json = aw.snapshot();
   cache.set(attrs, keys, json, order, index);
   w.bytes(json);
-}
-
-function keyValues(w: JsonWriter, map: Readonly<Record<string, unknown>>, keys: string[]): void {
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (i > 0) w.char(COMMA);
-    w.raw('{"key":');
-    w.string(key);
-    w.raw(',"value":');
-    anyValue(w, map[key]);
-    w.raw('}');
-  }
-}
-
-/** An attribute value, chosen by type in the official serializer's order. */
-function anyValue(w: JsonWriter, value: unknown): void {
-  switch (typeof value) {
-    case 'string':
-      w.raw('{"stringValue":');
-      w.string(value);
-      w.raw('}');
-      return;
-    case 'boolean':
-      w.raw(value ? '{"boolValue":true}' : '{"boolValue":false}');
-      return;
-    case 'number':
-      if (isInt64(value)) {
-        w.raw('{"intValue":');
-        w.int(value);
-      } else {
-        w.raw('{"doubleValue":');
-        w.double(value);
-      }
-      w.raw('}');
-      return;
-    case 'object':
-      if (value === null) break;
-      if (value instanceof Uint8Array) {
-        w.raw('{"bytesValue":"');
-        w.raw(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'));
-        w.raw('"}');
-      } else if (Array.isArray(value)) {
-        w.raw('{"arrayValue":{"values":[');
-        for (let i = 0; i < value.length; i++) {
-          if (i > 0) w.char(COMMA);
-          anyValue(w, value[i]);
-        }
-        w.raw(']}}');
-      } else {
-        const map = value as Record<string, unknown>;
-        w.raw('{"kvlistValue":{"values":[');
-        keyValues(w, map, Object.keys(map));
-        w.raw(']}}');
-      }
-      return;
-  }
-  w.raw('{}'); // null, undefined and what OTLP cannot hold (functions, symbols, bigints)
 }

@@ -7,6 +7,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
+import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
@@ -27,7 +28,7 @@ export function resourceMetricsToProto(rm: ResourceMetrics, counted?: ExportTall
   w.reset(); // what an export that threw half-way left behind
   w.fork(F.ExportMetricsServiceRequest.resourceMetrics);
   w.fork(F.ResourceMetrics.resource);
-  attributes(w, F.Resource.attributes, rm.resource.attributes);
+  protoAttributes(w, F.Resource.attributes, rm.resource.attributes);
   w.join();
   for (const sm of rm.scopeMetrics) {
     w.fork(F.ResourceMetrics.scopeMetrics);
@@ -35,7 +36,7 @@ export function resourceMetricsToProto(rm: ResourceMetrics, counted?: ExportTall
     w.string(F.InstrumentationScope.name, sm.scope.name);
     w.string(F.InstrumentationScope.version, sm.scope.version ?? '');
     const scopeAttributes = (sm.scope as { attributes?: Attributes }).attributes;
-    if (scopeAttributes) attributes(w, F.InstrumentationScope.attributes, scopeAttributes);
+    if (scopeAttributes) protoAttributes(w, F.InstrumentationScope.attributes, scopeAttributes);
     w.join();
     for (const metric of sm.metrics) writeMetric(w, metric);
     w.string(F.ScopeMetrics.schemaUrl, sm.scope.schemaUrl ?? '');
@@ -183,18 +184,6 @@ function expHistogramPoint(
   w.join();
 }
 
-/** Own enumerable keys, as the official serializer takes them; undefined as an empty AnyValue. */
-function attributes(w: ProtoWriter, field: number, attrs: Attributes): void {
-  for (const key of Object.keys(attrs)) keyValue(w, field, key, attrs[key]);
-}
-
-function keyValue(w: ProtoWriter, field: number, key: string, value: unknown): void {
-  w.fork(field);
-  w.string(F.KeyValue.key, key);
-  anyValue(w, F.KeyValue.value, value);
-  w.join();
-}
-
 /** Data points' attributes, cached per series; one cache per point type (each has its own field number). */
 const numberPointAttributes = new AttributeCache();
 const histogramPointAttributes = new AttributeCache();
@@ -217,41 +206,8 @@ function pointAttributes(
   const keys = Object.keys(attrs);
   const aw = attributesWriter;
   aw.reset();
-  for (const key of keys) keyValue(aw, field, key, attrs[key]);
+  for (const key of keys) protoKeyValue(aw, field, key, attrs[key]);
   const bytes = aw.snapshot();
   cache.set(attrs, keys, bytes, order, index);
   w.raw(bytes);
-}
-
-/** An attribute value, chosen by type in the official serializer's order. */
-function anyValue(w: ProtoWriter, field: number, value: unknown): void {
-  // AnyValue is a oneof: its member is written even when it holds the default value.
-  const A = F.AnyValue;
-  w.fork(field);
-  switch (typeof value) {
-    case 'string':
-      w.string(A.stringValue, value, true);
-      break;
-    case 'boolean':
-      w.bool(A.boolValue, value, true);
-      break;
-    case 'number':
-      if (isInt64(value)) w.int64(A.intValue, value, true);
-      else w.double(A.doubleValue, value);
-      break;
-    case 'object':
-      if (value === null) break;
-      if (value instanceof Uint8Array) w.bytes(A.bytesValue, value, true);
-      else if (Array.isArray(value)) {
-        w.fork(A.arrayValue);
-        for (const item of value) anyValue(w, F.ArrayValue.values, item);
-        w.join();
-      } else {
-        const map = value as Record<string, unknown>;
-        w.fork(A.kvlistValue);
-        for (const key of Object.keys(map)) keyValue(w, F.KeyValueList.values, key, map[key]);
-        w.join();
-      }
-  }
-  w.join();
 }

@@ -68,7 +68,7 @@ export interface PointRow {
   buckets?: HistogramBuckets | ExponentialBuckets;
 }
 
-// The OTLP walk's readers (src/encoding/otlp-walk.js), typed for this package's OTLP objects.
+// The OTLP walk's readers (otlp-walk.ts), typed for this package's OTLP objects.
 const obj = objectOf as (v: OtlpValue | undefined) => OtlpObject;
 const list = listOf as (v: OtlpValue | undefined) => OtlpValue[];
 const num = numberOf as (v: OtlpValue | undefined) => number | undefined;

@@ -1,3 +1,5 @@
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
+
 /** What the parent passes for childConnection(): one place for the variable names on both sides. */
 export function childConnectionEnv(
   endpoint: string | undefined,
@@ -32,4 +34,17 @@ export function childConnection(): {
       secretAccessKey: need('S3_SECRET_ACCESS_KEY'),
     },
   };
+}
+
+/**
+ * The exporter of a spool child process: on its parent's S3 (childConnection()), under S3_PREFIX,
+ * with its spool in SPOOL_DIR, and `options`.
+ */
+export function childSpoolExporter(options: Partial<S3MetricExporterOptions>): S3MetricExporter {
+  return new S3MetricExporter({
+    ...childConnection(),
+    prefix: process.env.S3_PREFIX as string,
+    spoolDir: process.env.SPOOL_DIR as string,
+    ...options,
+  });
 }

@@ -4,14 +4,14 @@
  * {"state":...,"pid":...} each time stats().spool.state changes. Stays alive until killed;
  * SIGTERM shuts the exporter down (releasing the lock) and exits 0.
  */
-import { S3MetricExporter } from '../../../src/index.js';
+import type { S3MetricExporter } from '../../../src/index.js';
+import { scriptedExporter } from '../scripted-exporter.js';
 import { ScriptedS3 } from '../scripted-s3.js';
 
 let exporter: S3MetricExporter;
 try {
-  exporter = new S3MetricExporter({
+  exporter = scriptedExporter(new ScriptedS3(), {
     bucket: 'unused',
-    s3Client: new ScriptedS3().client,
     compression: 'none',
     spoolDir: process.env.SPOOL_DIR as string,
   });

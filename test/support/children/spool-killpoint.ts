@@ -5,10 +5,9 @@
  * synced), rename (before it), directory (renamed, directory not synced); KILL_AT is N. There it
  * prints {"killpoint":...} and hangs, for the parent's SIGKILL.
  */
-import { S3MetricExporter } from '../../../src/index.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import { sequencedService } from '../service.js';
-import { childConnection } from './connection.js';
+import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
 const point = env.KILL_POINT as string;
@@ -54,10 +53,7 @@ const fs: SpoolFileSystem = {
   },
 };
 
-const exporter = new S3MetricExporter({
-  ...childConnection(),
-  prefix: env.S3_PREFIX as string,
-  spoolDir: env.SPOOL_DIR as string,
+const exporter = childSpoolExporter({
   spoolFileSystem: fs,
   maxBatchAgeMillis: 20,
   requestTimeoutMillis: 60_000,

@@ -1,12 +1,7 @@
 /** Child process: opens the spool an earlier (killed) process left and uploads it, then reports. */
-import { S3MetricExporter } from '../../../src/index.js';
-import { childConnection } from './connection.js';
+import { childSpoolExporter } from './connection.js';
 
-const env = process.env;
-const exporter = new S3MetricExporter({
-  ...childConnection(),
-  prefix: env.S3_PREFIX as string,
-  spoolDir: env.SPOOL_DIR as string,
+const exporter = childSpoolExporter({
   flushTimeoutMillis: 10_000,
 });
 const deadline = Date.now() + 20_000;

@@ -12,16 +12,12 @@
  *   {"done":true,"stats":...}          after shutdown()
  * Otherwise it stays alive until killed, or until a line arrives on stdin (then it shuts down).
  */
-import { S3MetricExporter } from '../../../src/index.js';
 import { exportSynthetic } from '../service.js';
-import { childConnection } from './connection.js';
+import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
 const started = performance.now();
-const exporter = new S3MetricExporter({
-  ...childConnection(),
-  prefix: env.S3_PREFIX as string,
-  spoolDir: env.SPOOL_DIR as string,
+const exporter = childSpoolExporter({
   maxBatchAgeMillis: 20,
   requestTimeoutMillis: 60_000,
   flushTimeoutMillis: Number(env.FLUSH_TIMEOUT_MILLIS ?? 10_000),

@@ -3,15 +3,11 @@
  * answer, waits until every sealed batch is durable, prints {"ready":...}, then keeps exporting
  * (so the parent's kill -9 lands in the middle of uploads and exports).
  */
-import { S3MetricExporter } from '../../../src/index.js';
 import { sequencedService } from '../service.js';
-import { childConnection } from './connection.js';
+import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
-const exporter = new S3MetricExporter({
-  ...childConnection(),
-  prefix: env.S3_PREFIX as string,
-  spoolDir: env.SPOOL_DIR as string,
+const exporter = childSpoolExporter({
   maxBatchAgeMillis: 30,
   requestTimeoutMillis: 60_000,
   flushTimeoutMillis: 300,

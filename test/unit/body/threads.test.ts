@@ -2,23 +2,22 @@
  * No thread that has nothing to do: where node:zlib has zstd (Node ≥ 22.15) the OTLP formats
  * compress on libuv's pool and start no thread of their own; a worker starts only for Parquet
  * (and zstd-napi), at its first batch, and exits once idle. Threads are counted in
- * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job).
+ * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job). What a
+ * fresh process starts at construction: test/integration/threads-fresh-process.test.ts.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../../src/body/index.js';
 import { builtInZstd } from '../../../src/compression/zstd-engine.js';
-import { type Format, S3MetricExporter } from '../../../src/index.js';
+import type { Format, S3MetricExporter } from '../../../src/index.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { threadNames } from '../../support/threads.js';
 import { waitFor } from '../../support/wait.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 const threads = () => readdirSync('/proc/self/task').length;
 const exporters: S3MetricExporter[] = [];
 afterAll(async () => {
@@ -30,9 +29,8 @@ beforeAll(async () => {
 });
 
 function exporter(format: Format, compression: 'zstd' | 'gzip' | 'none' = 'zstd') {
-  const made = new S3MetricExporter({
+  const made = scriptedExporter(new ScriptedS3(), {
     bucket: 'threads',
-    s3Client: new ScriptedS3().client,
     format,
     compression,
   });
@@ -58,19 +56,6 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
         expect(e.stats().batchesUploaded).toBe(1);
         expect(threads()).toBe(before);
       }
-    },
-  );
-
-  test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)(
-    'a fresh process constructing a %s exporter with its own requests starts no thread',
-    async (format) => {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
-        { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
-      );
-      const { before, after } = JSON.parse(stdout) as { before: string[]; after: string[] };
-      expect(after).toEqual(before);
     },
   );
 

@@ -1,25 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { partitionLine } from '../../../src/cli/commands/compact.js';
 import { emptyTally, type PartitionReport } from '../../../src/compact/report.js';
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
-
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
+import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 
 describe('otel-s3 compact', () => {
   let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-compact-'));
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-cli-compact-', (path) => (root = path)));
   const run = (args: string[]) =>
     runCliInProcess(['compact', '--dir', join(root, 'm'), '--prefix', 'p', ...args], { cwd: root });
 
@@ -102,12 +94,7 @@ describe('the compaction lines speak in the right number', () => {
 
 describe('hours that have not settled yet', () => {
   let root: string;
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-unsettled-'));
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-cli-unsettled-', (path) => (root = path)));
 
   test('the dry run names them and says when each settles', async () => {
     const now = Date.now();

@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../../src/cli/point-record.js';
 import { dataPointRows, readMetrics } from '../../../src/reader.js';
@@ -20,12 +19,14 @@ import {
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { catLine, recordedRequest } from '../../support/recorded-request.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0 } from '../../support/time.js';
 
 /** Runs the CLI in this process, in the test's directory unless told otherwise. */
 const run = (args: string[], options: CliInProcessOptions = {}) =>
   runCliInProcess(args, { cwd: root, ...options });
 
-const T0 = new Date('2026-11-30T04:00:00.000Z');
+const T0 = CLI_T0;
 
 let root: string;
 let mirror: string;
@@ -36,7 +37,7 @@ const keys: string[] = [];
 const sizes: number[] = [];
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-'));
+  root = await makeTempDir('otel-s3-cli-');
   mirror = join(root, 'mirror');
   rm1 = await sampleMetrics('svc');
   for (const format of FORMATS) {
@@ -49,20 +50,15 @@ beforeAll(async () => {
       sizes.push(body.length);
     }
   }
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** `points` over the mirror of prefix `prod`. */
+const POINTS_OF_MIRROR = ['points', '--dir', 'mirror', '--prefix', 'prod'];
 
 describe('otel-s3 reading a directory laid out like the bucket', () => {
   test('points --format jsonl: one row per data point of every object, values as recorded', async () => {
-    const { code, stdout, stderr } = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
-      '--format',
-      'jsonl',
-    ]);
+    const { code, stdout, stderr } = await run([...POINTS_OF_MIRROR, '--format', 'jsonl']);
     expect([code, stderr]).toEqual([0, '']);
     const rows = lines(stdout).map((l) => JSON.parse(l) as PointRecord);
     expect(rows).toHaveLength(6 * keys.length);
@@ -147,15 +143,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       ),
     ).toHaveLength(6);
 
-    const piped = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
-      '--metric',
-      'cpu.temperature',
-    ]);
+    const piped = await run([...POINTS_OF_MIRROR, '--metric', 'cpu.temperature']);
     expect(lines(piped.stdout).map((l) => (JSON.parse(l) as PointRecord).value)).toEqual(
       Array(6).fill(42.5),
     );
@@ -163,17 +151,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
   test('points --metric matching nothing says so, naming the filter and the metrics there are', async () => {
     const { code, stdout, stderr } = await run(
-      [
-        'points',
-        '--dir',
-        'mirror',
-        '--prefix',
-        'prod',
-        '--metric',
-        'nosuch',
-        '--metric',
-        'http.x*',
-      ],
+      [...POINTS_OF_MIRROR, '--metric', 'nosuch', '--metric', 'http.x*'],
       { stdoutTTY: true },
     );
     expect(code).toBe(0);
@@ -203,11 +181,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
   test('points --format csv: a header and one line per data point', async () => {
     const { code, stdout } = await run([
-      'points',
-      '--dir',
-      'mirror',
-      '--prefix',
-      'prod',
+      ...POINTS_OF_MIRROR,
       '--format',
       'csv',
       '--metric',

@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { csvField, TableWriter } from '../../../src/cli/format.js';
 import { LineWriter } from '../../../src/cli/output.js';
 import { CSV_COLUMNS, csvRow, type PointRecord, valueText } from '../../../src/cli/point-record.js';
-import { instrumentKind, nanosToIso } from '../../../src/reader.js';
+import { instrumentKind, nanosToIso } from '../../../src/signals/metrics/rows.js';
 
 function collector() {
   const stream = new PassThrough();

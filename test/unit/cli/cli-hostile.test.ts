@@ -1,8 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../../src/cli/commands/stats.js';
 import type { PointRecord } from '../../../src/cli/point-record.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
@@ -15,10 +14,11 @@ import {
   zstdBomb,
 } from '../../support/hostile-objects.js';
 import { encodeObject, keyAt, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0, timesAfter } from '../../support/time.js';
 
 const MiB = 1024 * 1024;
-const T0 = new Date('2026-11-30T04:00:00.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(CLI_T0);
 
 let root: string;
 let rm1: ResourceMetrics;
@@ -26,10 +26,10 @@ const run = (args: string[], options: CliInProcessOptions = {}) =>
   runCliInProcess(args, { cwd: root, ...options });
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-hostile-'));
+  root = await makeTempDir('otel-s3-cli-hostile-');
   rm1 = await sampleMetrics('svc');
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('hostile objects', () => {
   const keys = {

@@ -1,7 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/base/invalid-option.js';
 import type { PointRecord } from '../../../src/cli/point-record.js';
 import { readEnvironment } from '../../../src/config/environment.js';
@@ -9,10 +8,11 @@ import { resolveConfig, resolveSources } from '../../../src/config/resolve.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import { renderKey } from '../../support/layout-fixtures.js';
 import { encodeObject, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0, timesAfter } from '../../support/time.js';
 
 const CUSTOM = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
-const T0 = new Date('2026-11-30T04:00:00.000Z');
-const at = (minutes: number) => new Date(T0.getTime() + minutes * 60_000);
+const at = timesAfter(CLI_T0, 60_000);
 
 let root: string;
 const run = (args: string[], options: CliInProcessOptions = {}) =>
@@ -24,7 +24,7 @@ const custom: string[] = [];
 const data: string[] = [];
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-layout-'));
+  root = await makeTempDir('otel-s3-cli-layout-');
   for (const [minute, service] of [
     [1, 'api'],
     [2, 'web'],
@@ -42,8 +42,8 @@ beforeAll(async () => {
     await writeAtKey(join(root, 'data'), key, body);
     data.push(key);
   }
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('otel-s3 reads the layout the exporter was given', () => {
   const where = ['--dir', 'custom', '--prefix', 'prod'];

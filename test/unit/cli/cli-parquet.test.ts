@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { PointRecord } from '../../../src/cli/point-record.js';
-import { S3MetricExporter } from '../../../src/index.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import {
   instrumentValues,
@@ -18,8 +15,10 @@ import {
   flatPoints,
   recordedRequest,
 } from '../../support/recorded-request.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { recordEveryInstrument, recordingProvider } from '../../support/service.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
 const serviceOf = (compression: string) => `lake-${compression}`;
@@ -35,12 +34,10 @@ const run = (args: string[], options: CliInProcessOptions = {}) =>
   });
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-cli-parquet-'));
+  root = await makeTempDir('otel-s3-cli-parquet-');
   for (const compression of COMPRESSIONS) {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       prefix: 'lake',
       format: 'parquet',
       compression,
@@ -54,8 +51,8 @@ beforeAll(async () => {
     recorded.set(serviceOf(compression), rm);
     for (const [key, body] of s3.stored) await writeAtKey(join(root, 'mirror'), key, body);
   }
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe('otel-s3 reading Parquet objects the exporter stored', () => {
   test('cat: each file as OTLP/JSON that a strict decoder reads as the recorded points, up to the documented losses', async () => {

@@ -1,11 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { parseByteSize } from '../../../src/base/byte-size.js';
 import { parseDuration, parseTime } from '../../../src/cli/duration.js';
 import { UsageError } from '../../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { thrown } from '../../support/thrown.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 
@@ -79,22 +80,11 @@ describe('parseTime', () => {
 
 describe('resolveSettings', () => {
   let cwd: string;
-  beforeAll(async () => {
-    cwd = await mkdtemp(join(tmpdir(), 'otel-s3-settings-'));
-  });
-  afterAll(() => rm(cwd, { recursive: true, force: true }));
+  beforeAll(() => tempDir('otel-s3-settings-', (path) => (cwd = path)));
 
   const resolveIn = (dir: string, flags: GlobalFlags, env: Record<string, string> = {}) =>
     resolveSettings(flags, env, dir, NOW);
-  const usageError = (fn: () => unknown): string => {
-    try {
-      fn();
-    } catch (error) {
-      expect(error).toBeInstanceOf(UsageError);
-      return (error as Error).message;
-    }
-    throw new Error('no UsageError');
-  };
+  const usageError = (fn: () => unknown): string => thrown(fn, UsageError).message;
 
   test('flags win over environment variables, which win over .otel-s3.json', async () => {
     const dir = await mkdtemp(join(cwd, 'layers-'));

@@ -1,7 +1,6 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import { beforeAll, expect, test, vi } from 'vitest';
 import { readMetrics, type UnreadableObject } from '../../../src/reader.js';
 import { lines, runCliInProcess } from '../../support/cli-child.js';
 import { FakeS3 } from '../../support/fake-s3-client.js';
@@ -12,6 +11,7 @@ import {
   sampleMetrics,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 // Node.js 20 without the addon: no zstd in node:zlib, and requiring the addon fails as it
 // does there, with a require stack. The seam is findZstdEngine's sources; the rest is real.
@@ -44,7 +44,7 @@ let root: string;
 const zst: string[] = [];
 const gz: string[] = [];
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'otel-s3-no-zstd-'));
+  root = await makeTempDir('otel-s3-no-zstd-');
   const rm1 = await sampleMetrics('svc');
   for (let i = 0; i < 6; i++) {
     const zstd = i % 2 === 0;
@@ -56,8 +56,8 @@ beforeAll(async () => {
     (zstd ? zst : gz).push(key);
     await writeAtKey(root, key, encodeObject(rm1, 'otlp-json', zstd ? 'zstd' : 'gzip'));
   }
+  return () => removeDir(root);
 });
-afterAll(() => rm(root, { recursive: true, force: true }));
 
 test('otel-s3 says once that zstd needs Node.js 22.15 or the addon, how to install it, no require stack', async () => {
   const { code, stdout, stderr } = await runCliInProcess(

@@ -1,9 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { compactMetrics } from '../../../src/compact/index.js';
 import { InputReader } from '../../../src/compact/inputs.js';
 import { type FinishedFile, mergeInputs } from '../../../src/compact/merge.js';
@@ -17,31 +16,19 @@ import {
   listMetricObjects,
   readMetrics,
 } from '../../../src/reader.js';
-import {
-  type Batch,
-  batchAt,
-  duckdbPointTexts,
-  pointText,
-  sorted,
-} from '../../support/compaction-data.js';
+import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
 const at = (hour: number, minute: number) => HOUR + hour * HOUR_MS + minute * 60_000 + 7;
 const signal = new AbortController().signal;
-const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
 
 /** Compaction on a local directory: the same code as on S3, through the directory store. */
 describe('compactMetrics on a directory', () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-compact-dir-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  beforeEach(() => tempDir('otel-s3-compact-dir-', (path) => (dir = path)));
   const outputs = async () => (await keysIn(dir)).filter((k) => k.endsWith('.compacted.parquet'));
   const footer = async (key: string) => parquetMetadata(await readFile(join(dir, key)));
 

@@ -1,19 +1,10 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { compactIsolated } from '../../../src/compact/isolated.js';
-import {
-  type Batch,
-  batchAt,
-  duckdbPointTexts,
-  pointText,
-  sorted,
-} from '../../support/compaction-data.js';
+import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
-
-const HOUR_MS = 3_600_000;
-const HOUR = Math.floor((Date.now() - 2 * 86_400_000) / HOUR_MS) * HOUR_MS;
-const pointsOf = (batches: Batch[]) => sorted(batches.flatMap((b) => b.points.map(pointText)));
+import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
 /**
  * The worker from TypeScript sources: a worker thread does not inherit the test's loader on every

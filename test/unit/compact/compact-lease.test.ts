@@ -1,7 +1,6 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { dirStore } from '../../../src/compact/dir-store.js';
 import {
   acquireLease,
@@ -10,6 +9,7 @@ import {
   type LeaseOptions,
 } from '../../../src/compact/lease.js';
 import type { CompactionStore } from '../../../src/compact/store.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 /** Leases on a real file system: its exclusive link() is the If-None-Match of these tests. */
 describe('the partition lease', () => {
@@ -34,12 +34,10 @@ describe('the partition lease', () => {
   };
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'otel-s3-lease-'));
+    root = await makeTempDir('otel-s3-lease-');
     store = dirStore(root, 'p/_otel_s3_compaction/tmp');
     clock = 1_000_000;
-  });
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
+    return () => removeDir(root);
   });
 
   test('the first compactor takes it; a second finds it busy, naming the holder', async () => {

@@ -305,7 +305,7 @@ describe('a variable for one signal', () => {
     const env = {
       OTEL_EXPORTER_S3_BUCKET: 'telemetry',
       OTEL_EXPORTER_S3_FORMAT: 'otlp-proto',
-      OTEL_EXPORTER_S3_TRACES_FORMAT: 'parquet',
+      OTEL_EXPORTER_S3_TRACES_FORMAT: 'otlp-json',
       OTEL_EXPORTER_S3_LOGS_PREFIX: 'logs-here',
       OTEL_EXPORTER_S3_SPOOL_DIR: '/var/spool/otel-s3',
     };
@@ -316,7 +316,7 @@ describe('a variable for one signal', () => {
       const logs = configure({}, env, 'logs');
       expect([metrics.format, traces.format, logs.format]).toEqual([
         'otlp-proto',
-        'parquet',
+        'otlp-json',
         'otlp-proto',
       ]);
       expect(logs.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' })).toBe(
@@ -324,7 +324,7 @@ describe('a variable for one signal', () => {
       );
       expect(
         traces.keys.render({ time: new Date(0), attributes: {}, extension: '', id: 'x' }),
-      ).toBe('year=1970/month=01/day=01/hour=00/traces_x');
+      ).toBe('year=1970/month=01/day=01/hour=00/minute=00/traces_x');
       // Each signal's spool under the one directory: metrics where it always was.
       expect([metrics.spoolDir, traces.spoolDir, logs.spoolDir]).toEqual([
         '/var/spool/otel-s3',

@@ -5,20 +5,13 @@ import { OPTION_NAMES } from '../../../src/config/option-table.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { S3MetricExporter } from '../../../src/index.js';
 import { documentedOptions } from '../../support/documented-options.js';
+import { thrown as thrownBy } from '../../support/thrown.js';
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 const TOKEN = 'IQoJb3JpZ2luX2VjEXAMPLESESSIONTOKEN';
 const KEY_ID = 'AKIAIOSFODNN7EXAMPLE';
 
-function thrown(fn: () => unknown): InvalidOptionError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    return error as InvalidOptionError;
-  }
-  throw new Error('expected an InvalidOptionError');
-}
+const thrown = (fn: () => unknown) => thrownBy(fn, InvalidOptionError);
 
 function expectNoSecret(error: InvalidOptionError): void {
   for (const text of [

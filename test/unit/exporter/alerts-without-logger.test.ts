@@ -4,6 +4,7 @@ import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { waitFor } from '../../support/wait.js';
@@ -169,9 +170,7 @@ describe('failures are loud without a logger', () => {
 
   test('forceFlush() at its deadline alerts once per episode; a flush that stores everything ends it', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       compression: 'none',
       flushTimeoutMillis: 200,
       requestTimeoutMillis: 60_000,
@@ -188,9 +187,7 @@ describe('failures are loud without a logger', () => {
 
     s3.script([], { kind: 'ok' });
     await exporter.shutdown(); // aborts the hung requests; nothing more to flush
-    const again = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const again = scriptedExporter(s3, {
       compression: 'none',
       flushTimeoutMillis: 200,
     });
@@ -205,9 +202,7 @@ describe('failures are loud without a logger', () => {
 
   test('forceFlush() and shutdown() name the same bytes for the same batches: uncompressed, as stats() counts them', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       compression: 'zstd',
       maxBatchBytes: 1, // a batch per export
       uploadConcurrency: 4,

@@ -1,11 +1,12 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import { describe, expect, test, vi } from 'vitest';
 import {
-  S3MetricExporter,
+  type S3MetricExporter,
   type S3MetricExporterOptions,
   SELF_METRICS_SCOPE,
 } from '../../../src/index.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3, tagsIn } from '../../support/scripted-s3.js';
 import { collectingProvider, exportSynthetic } from '../../support/service.js';
 import { waitFor } from '../../support/wait.js';
@@ -17,9 +18,7 @@ function exporterWith(
   s3: ScriptedS3,
   options: Partial<S3MetricExporterOptions> = {},
 ): S3MetricExporter {
-  return new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
+  return scriptedExporter(s3, {
     compression: 'none',
     retry: { initialDelayMillis: 1, maxDelayMillis: 20 },
     ...options,

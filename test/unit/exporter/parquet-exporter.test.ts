@@ -1,14 +1,15 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { COMPRESSION_ROWS } from '../../../src/layout/formats.js';
-import { dataPointRows, decodeStoredObjectAsync } from '../../../src/reader.js';
+import { decodeStoredObjectAsync } from '../../../src/reader/decode-object.js';
+import { dataPointRows } from '../../../src/signals/metrics/rows.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { instrumentValues, recordedValues } from '../../support/reader-fixtures.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import {
   collectingProvider,
@@ -17,15 +18,14 @@ import {
   recordEveryInstrument,
   recordingProvider,
 } from '../../support/service.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
 
 async function exportEveryInstrument(options: Partial<S3MetricExporterOptions>) {
   const s3 = new ScriptedS3();
-  const exporter = new S3MetricExporter({
-    bucket: 'unit',
-    s3Client: s3.client,
+  const exporter = scriptedExporter(s3, {
     format: 'parquet',
     ...options,
   });
@@ -125,7 +125,7 @@ describe("format: 'parquet'", () => {
     }
   });
   test('a Parquet batch keeps its key and bytes through a retry, the spool and a replay', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-spool-'));
+    const dir = await makeTempDir('otel-s3-parquet-spool-');
     try {
       // A 503, then a server that never answers: the batch is retried, then left in the spool.
       const s3 = new ScriptedS3().script(
@@ -184,7 +184,7 @@ describe("format: 'parquet'", () => {
         'the spool file deleted',
       );
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await removeDir(dir);
     }
   });
 });
@@ -192,9 +192,7 @@ describe("format: 'parquet'", () => {
 describe('Parquet batches measured by appending (the one walk of an export)', () => {
   test('an export that takes a batch past maxBatchBytes goes to a fresh batch: every point stored once', async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       maxBatchBytes: 64 * 1024,
     });
@@ -221,9 +219,7 @@ describe('Parquet batches measured by appending (the one walk of an export)', ()
 
   test('an export that cannot fit under maxBufferedBytes is taken back whole, and counted', async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       maxBatchBytes: 64 * 1024,
       maxBufferedBytes: 64 * 1024,

@@ -5,8 +5,8 @@ import {
 } from '@opentelemetry/exporter-metrics-otlp-http';
 import { AggregationTemporality, InstrumentType, MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
 import { decodeProtobuf } from '../../support/otlp-reference.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { CollectingReader } from '../../support/service.js';
 
@@ -54,9 +54,7 @@ describe('temporalityPreference selects what the official OTLP exporter selects'
   });
 
   test.each(PREFERENCES)('%s: every instrument kind', (ours, official) => {
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: new ScriptedS3().client,
+    const exporter = scriptedExporter(new ScriptedS3(), {
       temporalityPreference: ours,
     });
     const selected = Object.fromEntries(
@@ -76,9 +74,7 @@ describe('temporalityPreference selects what the official OTLP exporter selects'
     '%s: the stored object carries the temporality the official exporter selects',
     async (ours, official) => {
       const s3 = new ScriptedS3();
-      const exporter = new S3MetricExporter({
-        bucket: 'unit',
-        s3Client: s3.client,
+      const exporter = scriptedExporter(s3, {
         format: 'otlp-proto',
         compression: 'none',
         temporalityPreference: ours,

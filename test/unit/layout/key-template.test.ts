@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { InvalidOptionError, objectKey, S3MetricExporter } from '../../../src/index.js';
 import { defaultKeyTemplate } from '../../../src/layout/formats.js';
 import { KeyTemplate, sanitizeKeySegment } from '../../../src/layout/key-template.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic, syntheticMetrics } from '../../support/service.js';
 
@@ -230,9 +231,8 @@ describe('the exporter with a key template', () => {
 
   test('exports of different services never share an object; each lands under its own name', async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
+    const exporter = scriptedExporter(s3, {
       bucket: 'b',
-      s3Client: s3.client,
       compression: 'none',
       prefix: 'fleet',
       keyTemplate: '{service.name}/%Y/metrics_{uuid}',
@@ -250,9 +250,8 @@ describe('the exporter with a key template', () => {
 
   test("partitionTime 'data' places an object by its oldest data point", async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
+    const exporter = scriptedExporter(s3, {
       bucket: 'b',
-      s3Client: s3.client,
       compression: 'none',
       partitionTime: 'data',
     });

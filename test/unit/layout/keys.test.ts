@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { encodingOfExtension } from '../../../src/layout/formats.js';
-import { objectKey } from '../../../src/layout/keys.js';
-import { metricKeyParser } from '../../../src/reader.js';
+import { type KeyParts, objectKey } from '../../../src/layout/keys.js';
+import { metricKeyParser } from '../../../src/reader/key-layout.js';
 
 const TIME = new Date('2026-03-04T05:06:07Z');
 const UUIDV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -37,49 +37,36 @@ function withTimeZone<T>(tz: string, fn: () => T): T {
 }
 
 describe('objectKey', () => {
-  test('renders the exact documented layout in UTC', () => {
-    const key = objectKey({
-      prefix: 'prod/checkout',
-      filePrefix: 'host1_',
+  /** The key of FIXED_ID at TIME under prefix `p`, `.json`, unless `parts` say otherwise. */
+  const keyWith = (parts: Partial<KeyParts>) =>
+    objectKey({
+      prefix: 'p',
+      filePrefix: '',
       time: TIME,
-      extension: '.json.zst',
+      extension: '.json',
       id: FIXED_ID,
+      ...parts,
     });
+
+  test('renders the exact documented layout in UTC', () => {
+    const key = keyWith({ prefix: 'prod/checkout', filePrefix: 'host1_', extension: '.json.zst' });
     expect(key).toBe(
       `prod/checkout/year=2026/month=03/day=04/hour=05/minute=06/host1_metrics_${FIXED_ID}.json.zst`,
     );
   });
 
   test('has no leading slash with an empty prefix', () => {
-    const key = objectKey({
-      prefix: '',
-      filePrefix: '',
-      time: TIME,
-      extension: '.binpb',
-      id: FIXED_ID,
-    });
+    const key = keyWith({ prefix: '', extension: '.binpb' });
     expect(key).toBe(`year=2026/month=03/day=04/hour=05/minute=06/metrics_${FIXED_ID}.binpb`);
   });
 
   test('zero-pads month, day, hour and minute', () => {
-    const key = objectKey({
-      prefix: 'p',
-      filePrefix: '',
-      time: new Date('2027-01-02T03:04:59.999Z'),
-      extension: '.json',
-      id: FIXED_ID,
-    });
+    const key = keyWith({ time: new Date('2027-01-02T03:04:59.999Z') });
     expect(key).toBe(`p/year=2027/month=01/day=02/hour=03/minute=04/metrics_${FIXED_ID}.json`);
   });
 
   test('does not pad two-digit fields and ignores seconds', () => {
-    const key = objectKey({
-      prefix: 'p',
-      filePrefix: '',
-      time: new Date('2026-12-31T23:59:59.999Z'),
-      extension: '.json',
-      id: FIXED_ID,
-    });
+    const key = keyWith({ time: new Date('2026-12-31T23:59:59.999Z') });
     expect(key).toBe(`p/year=2026/month=12/day=31/hour=23/minute=59/metrics_${FIXED_ID}.json`);
   });
 

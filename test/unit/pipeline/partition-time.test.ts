@@ -7,7 +7,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { FORMATS } from '../../../src/config/options.js';
-import { S3MetricExporter } from '../../../src/index.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 
 /** An end time the test chooses: `iso` plus `nanos` below the millisecond. */
@@ -83,9 +83,8 @@ describe("partitionTime 'data': an object is filed under the end time of its old
   for (const format of FORMATS) {
     test(`${format}: the oldest of points with different end times, in one export and across exports`, async () => {
       const s3 = new ScriptedS3();
-      const exporter = new S3MetricExporter({
+      const exporter = scriptedExporter(s3, {
         bucket: 'b',
-        s3Client: s3.client,
         format,
         compression: 'none',
         partitionTime: 'data',

@@ -1,39 +1,15 @@
 import { describe, expect, test } from 'vitest';
-import { Episodes } from '../../../src/base/log.js';
-import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
-import { Outcomes } from '../../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
-import { emptyStats } from '../../../src/pipeline/stats.js';
-import { Uploader, type UploaderOptions } from '../../../src/pipeline/uploader.js';
-import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
+import type { UploaderOptions } from '../../../src/pipeline/uploader.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { pipelineParts } from '../../support/pipeline-parts.js';
 import { type Behaviour, ScriptedS3 } from '../../support/scripted-s3.js';
 import { waitFor } from '../../support/wait.js';
 
 captureDiag();
 
 function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
-  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
-    slowRetryMillis: 1_000,
-    maxBufferedBytes: 1 << 20,
-    requestTimeoutMillis: 1_000,
-    flushTimeoutMillis: 1_000,
-    endpoint: 'http://s3.test',
-  });
-  const budget = new MemoryBudget(1 << 20);
-  budget.addOpen({ bytes: 0 });
-  const owner: BatchOwner = { outcomes, pager: undefined };
-  const uploader = new Uploader(
-    {
-      writer: new SdkObjectWriter(s3.client, 'b', {}),
-      concurrency: 2,
-      requestTimeoutMillis: 1_000,
-      conditionalWrites: true,
-      backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
-      ...options,
-    },
-    budget,
-  );
+  const { outcomes, budget, uploader, owner } = pipelineParts(s3, { uploader: options });
   /** A batch ready for upload, submitted. */
   const submit = (name: string) => {
     const batch = SealedBatch.seal({

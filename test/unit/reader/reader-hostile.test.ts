@@ -1,16 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { formatBytes } from '../../../src/base/byte-size.js';
-import { InvalidOptionError } from '../../../src/index.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import {
   anyValue,
   attributes,
   dataPointRows,
+  InvalidOptionError,
   nanosToIso,
   ObjectDecodeError,
   type OtlpObject,
@@ -30,23 +28,22 @@ import {
   collect,
   encodeObject,
   keyAt,
-  sampleMetrics,
+  withSampleInDir,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
+import { READER_T0, timesAfter } from '../../support/time.js';
 
 const MiB = 1024 * 1024;
-const T0 = new Date('2026-03-04T05:06:07.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(READER_T0);
 
 let rm1: ResourceMetrics;
 let dir: string;
-beforeAll(async () => {
-  rm1 = await sampleMetrics();
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-hostile-'));
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+withSampleInDir('otel-s3-hostile-', (made) => ({ rm1, dir } = made));
 
 /** Reads `dir/p` with `options`; the keys read and the problems reported, by key. */
+/** The reader's source for the fake bucket `s3` (bucket `b`). */
+const inBucket = (s3: FakeS3) => ({ bucket: 'b', s3Client: s3.asClient() });
+
 async function readAll(
   source: { dir: string } | { bucket: string; s3Client: ReturnType<FakeS3['asClient']> },
   options: { maxObjectBytes?: number; maxDecompressedBytes?: number } = {},
@@ -207,10 +204,7 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
   test('listed larger: skipped without a GetObject, with the listed size', async () => {
     const [a, b] = [keyAt('p', at(0), '.json.gz'), keyAt('p', at(1), '.json.gz')];
     const s3 = s3With({ [a]: big, [b]: small() });
-    const { keys, problems } = await readAll(
-      { bucket: 'b', s3Client: s3.asClient() },
-      { maxObjectBytes: MiB },
-    );
+    const { keys, problems } = await readAll(inBucket(s3), { maxObjectBytes: MiB });
     expect(keys).toEqual([b]);
     expect(s3.getCalls).toEqual([b]);
     expect(problems.get(a)).toMatchObject({ stage: 'fetch' });
@@ -223,10 +217,7 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
     const [a, b] = [keyAt('p', at(0), '.json.gz'), keyAt('p', at(1), '.json.gz')];
     const s3 = s3With({ [a]: big, [b]: small() });
     s3.listedSizes.set(a, 100);
-    const { keys, problems } = await readAll(
-      { bucket: 'b', s3Client: s3.asClient() },
-      { maxObjectBytes: MiB },
-    );
+    const { keys, problems } = await readAll(inBucket(s3), { maxObjectBytes: MiB });
     expect(keys).toEqual([b]);
     expect(problems.get(a)?.error.message).toBe(
       'stored size 4.0 MiB is over the maxObjectBytes limit of 1.0 MiB',
@@ -239,10 +230,7 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
     const s3 = s3With({ [a]: big, [b]: small() });
     s3.listedSizes.set(a, 100);
     s3.sendContentLength = false;
-    const { keys, problems } = await readAll(
-      { bucket: 'b', s3Client: s3.asClient() },
-      { maxObjectBytes: MiB },
-    );
+    const { keys, problems } = await readAll(inBucket(s3), { maxObjectBytes: MiB });
     expect(keys).toEqual([b]);
     expect(problems.get(a)?.error.message).toBe(
       'stored size is over the maxObjectBytes limit of 1.0 MiB',
@@ -264,13 +252,10 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
     const key = keyAt('p', at(0), '.json.gz');
     const s3 = s3With({ [key]: small() });
     s3.listedSizes.set(key, 2 * MiB);
-    const { problems } = await readAll(
-      { bucket: 'b', s3Client: s3.asClient() },
-      { maxDecompressedBytes: MiB },
-    );
+    const { problems } = await readAll(inBucket(s3), { maxDecompressedBytes: MiB });
     expect(problems.get(key)?.error).toMatchObject({ limit: 'maxObjectBytes', max: MiB });
     s3.listedSizes.set(key, 64 * MiB + 1);
-    const defaults = await readAll({ bucket: 'b', s3Client: s3.asClient() });
+    const defaults = await readAll(inBucket(s3));
     expect(defaults.problems.get(key)?.error).toMatchObject({ max: 64 * MiB });
   });
 });

@@ -1,13 +1,17 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { resolveConfig } from '../../../src/config/resolve.js';
-import { InvalidOptionError } from '../../../src/index.js';
-import { listMetricObjects, metricKeyParser, readMetrics } from '../../../src/reader.js';
+import {
+  InvalidOptionError,
+  listMetricObjects,
+  metricKeyParser,
+  readMetrics,
+} from '../../../src/reader.js';
 import { FakeS3 } from '../../support/fake-s3-client.js';
 import { inTimeZone, renderKey, type WriteLayout } from '../../support/layout-fixtures.js';
 import { collect, encodeObject, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { thrown } from '../../support/thrown.js';
 
 const CUSTOM = '{service.name}/%Y/%m/%d/%H/metrics_{uuid}';
 const from = new Date('2026-03-04T05:10:00.000Z');
@@ -17,10 +21,10 @@ const at = (iso: string) => new Date(iso);
 let dir: string;
 let body: Buffer;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-reader-layout-'));
+  dir = await makeTempDir('otel-s3-reader-layout-');
   body = encodeObject(await sampleMetrics(), 'otlp-json', 'none');
+  return () => removeDir(dir);
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 /** Writes objects at `keys` into a fresh directory laid out like the bucket; returns it. */
 async function mirrorOf(name: string, keys: string[]): Promise<string> {
@@ -35,6 +39,18 @@ function bucketOf(keys: string[]): FakeS3 {
   for (const key of keys) s3.put(key, body);
   return s3;
 }
+
+/** The reader's options for the fake bucket `s3` (bucket `b`). */
+const source = (s3: FakeS3) => ({ bucket: 'b', s3Client: s3.asClient() });
+
+/** The OTLP/JSON objects of prefix `p` of the fake bucket `s3`, from `from` to `to`. */
+const jsonFromTo = (s3: FakeS3) => ({
+  ...source(s3),
+  prefix: 'p',
+  format: 'otlp-json' as const,
+  from,
+  to,
+});
 
 const keysOf = async (stream: AsyncIterable<{ key: string }>) =>
   (await collect(stream)).map((o) => o.key).sort();
@@ -77,12 +93,7 @@ describe("partitionTime 'data': keys filed under their oldest data point", () =>
   test('the listing starts maxBatchAgeMillis + the export interval + 1 min before from (S3)', async () => {
     const s3 = bucketOf(Object.values(keys));
     const read = listMetricObjects({
-      bucket: 'b',
-      s3Client: s3.asClient(),
-      prefix: 'p',
-      format: 'otlp-json',
-      from,
-      to,
+      ...jsonFromTo(s3),
       partitionTime: 'data',
       maxBatchAgeMillis: 90_000,
       exportIntervalMillis: 30_000,
@@ -112,15 +123,7 @@ describe("partitionTimeZone 'local': keys in the process's zone", () => {
       ];
       expect(inside[0]).toContain('/hour=10/minute=40/'); // 05:10 UTC is 10:40 in Kolkata
       const s3 = bucketOf([...inside, ...outside]);
-      const read = listMetricObjects({
-        bucket: 'b',
-        s3Client: s3.asClient(),
-        prefix: 'p',
-        format: 'otlp-json',
-        from,
-        to,
-        partitionTimeZone: 'local',
-      });
+      const read = listMetricObjects({ ...jsonFromTo(s3), partitionTimeZone: 'local' });
       expect(await keysOf(read)).toEqual(inside.sort());
       expect(read.stats.keysSkipped).toBe(0);
       // From the local partition of from − 1 min − 1 h (DST can repeat an hour): 09:39 IST.
@@ -159,8 +162,7 @@ describe('a custom key template', () => {
   test('starting with an attribute, it cannot be bounded: everything under the prefix is listed', async () => {
     const s3 = bucketOf(Object.values(keys));
     const read = listMetricObjects({
-      bucket: 'b',
-      s3Client: s3.asClient(),
+      ...source(s3),
       prefix: 'p',
       keyTemplate: CUSTOM,
       from,
@@ -178,7 +180,7 @@ describe('a custom key template', () => {
       inside,
       renderKey(leading, at('2026-03-05T00:00:00Z'), '.json'),
     ]);
-    const read = listMetricObjects({ bucket: 'b', s3Client: s3.asClient(), ...leading, from, to });
+    const read = listMetricObjects({ ...source(s3), ...leading, from, to });
     expect(await keysOf(read)).toEqual([inside]);
     expect(s3.listCalls[0]?.StartAfter).toBe('p/2026/03/04');
   });
@@ -200,15 +202,7 @@ describe('a custom key template', () => {
 });
 
 describe("layout options are checked with the exporter's rules and messages", () => {
-  function message(fn: () => unknown): string {
-    try {
-      fn();
-    } catch (error) {
-      expect(error).toBeInstanceOf(InvalidOptionError);
-      return (error as Error).message;
-    }
-    throw new Error('expected an InvalidOptionError');
-  }
+  const message = (fn: () => unknown): string => thrown(fn, InvalidOptionError).message;
 
   test.each<[string, unknown]>([
     ['keyTemplate', 'year=%Y/metrics'],

@@ -1,13 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { InvalidOptionError } from '../../../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { objectName } from '../../../src/layout/formats.js';
 import {
   dataPointRows,
+  InvalidOptionError,
   listMetricObjects,
   type MetricObject,
   ReadAccessError,
@@ -23,23 +21,19 @@ import {
   instrumentValues,
   keyAt,
   recordedValues,
-  sampleMetrics,
+  withSampleInDir,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { s3Error } from '../../support/s3-error.js';
+import { READER_T0, timesAfter } from '../../support/time.js';
 import { waitFor } from '../../support/wait.js';
 import { zstdCompress } from '../../support/zstd.js';
 
-const T0 = new Date('2026-03-04T05:06:07.000Z');
-const at = (offsetMillis: number) => new Date(T0.getTime() + offsetMillis);
+const at = timesAfter(READER_T0);
 
 let rm1: ResourceMetrics;
 let dir: string;
-beforeAll(async () => {
-  rm1 = await sampleMetrics();
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-reader-'));
-});
-afterAll(() => rm(dir, { recursive: true, force: true }));
+withSampleInDir('otel-s3-reader-', (made) => ({ rm1, dir } = made));
 
 /** A fake bucket holding `n` valid JSON objects one second apart from T0, under prefix `p`. */
 function fakeBucket(n: number): FakeS3 {

@@ -1,12 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { STORAGE_CLASSES } from '../../../src/config/options.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { createReaderClient } from '../../../src/reader/s3-source.js';
 import { s3ClientConfig } from '../../../src/s3/client-settings.js';
 import { createObjectWriter } from '../../../src/s3/create-writer.js';
+import { removeDir } from '../../support/temp-dir.js';
 
 const AWS = {};
 const CUSTOM = { endpoint: 'http://127.0.0.1:9000' };
@@ -87,6 +88,7 @@ describe('s3ClientConfig: the client defaults, decided once for the exporter and
 
 describe('createObjectWriter: which transport stores the objects', () => {
   const dir = mkdtempSync(join(tmpdir(), 'otel-s3-aws-config-'));
+  afterAll(() => removeDir(dir));
   const noConfig = { AWS_CONFIG_FILE: join(dir, 'missing') };
   const transport = async (options: object, env: Record<string, string> = {}) => {
     const handle = createObjectWriter(resolveConfig({ bucket: 'b-1', ...options }), {

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -12,11 +11,12 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
 import { duckdbRows } from '../../support/duckdb.js';
 import { hrTimeNanos } from '../../support/reader-fixtures.js';
+import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { CollectingReader } from '../../support/service.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 
 /**
  * Every column docs/parquet.md ("The table") says the Parquet table keeps, read by DuckDB from
@@ -193,9 +193,7 @@ describe("format: 'parquet': every documented column, read by DuckDB, as recorde
   let key: string;
   beforeAll(async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       prefix: 'lake',
       temporalityPreference: 'delta', // deltas and cumulatives side by side
@@ -231,11 +229,11 @@ describe("format: 'parquet': every documented column, read by DuckDB, as recorde
     expect(stored).toHaveLength(1);
     const [[storedKey, body]] = stored as [[string, Buffer]];
     key = storedKey;
-    dir = await mkdtemp(join(tmpdir(), 'otel-s3-parquet-columns-'));
+    dir = await makeTempDir('otel-s3-parquet-columns-');
     await mkdir(dirname(join(dir, key)), { recursive: true });
     await writeFile(join(dir, key), body);
   });
-  afterAll(() => (dir === undefined ? undefined : rm(dir, { recursive: true, force: true })));
+  afterAll(() => (dir === undefined ? undefined : removeDir(dir)));
 
   test('the file has exactly the documented columns', async () => {
     const described = await duckdbRows(

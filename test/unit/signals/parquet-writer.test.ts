@@ -6,7 +6,6 @@ import { createPageCompressor } from '../../../src/compression/compressors.js';
 import { builtInZstd } from '../../../src/compression/zstd-engine.js';
 import { decodeJsonRequest } from '../../../src/encoding/decode-request.js';
 import { STORE_BELOW, storedPage } from '../../../src/parquet/stored-pages.js';
-import { dataPointRows } from '../../../src/reader.js';
 import { resourceMetricsToJsonBytes } from '../../../src/signals/metrics/otlp-json.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { CREATED_BY, encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
@@ -14,6 +13,7 @@ import { ParquetFileWriter } from '../../../src/signals/metrics/parquet/file-wri
 import { parquetToRequest } from '../../../src/signals/metrics/parquet/read.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../../src/signals/metrics/parquet/schema.js';
 import { sealedColumnsToRequest } from '../../../src/signals/metrics/parquet/to-request.js';
+import { dataPointRows } from '../../../src/signals/metrics/rows.js';
 import { collectingProvider, recordEveryInstrument } from '../../support/service.js';
 import { zstdDecompress } from '../../support/zstd.js';
 

@@ -2,17 +2,16 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { createPageCompressor } from '../../../src/compression/compressors.js';
 import {
-  dataPointRows,
   decodeObject,
   decodeStoredObjectAsync,
   ObjectDecodeError,
-  type PointRow,
-} from '../../../src/reader.js';
+} from '../../../src/reader/decode-object.js';
 import { metricsExport } from '../../../src/signals/metrics/export.js';
 import { resourceMetricsToJsonBytes } from '../../../src/signals/metrics/otlp-json.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
 import { parquetToRequest } from '../../../src/signals/metrics/parquet/read.js';
+import { dataPointRows, type PointRow } from '../../../src/signals/metrics/rows.js';
 import { collectingProvider, recordEveryInstrument } from '../../support/service.js';
 import { zstdCompress, zstdDecompress } from '../../support/zstd.js';
 

@@ -1,34 +1,27 @@
 import { readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
-import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
-import { Outcomes } from '../../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
-import { Uploader } from '../../../src/pipeline/uploader.js';
-import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
 import { spoolFileBytes } from '../../../src/spool/file-format.js';
 import { SpoolKeeper } from '../../../src/spool/keeper.js';
 import { KeeperReports } from '../../../src/spool/keeper-reports.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { pipelineParts } from '../../support/pipeline-parts.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { openSpool } from '../../support/spool-exporter.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 captureDiag();
 
 let dir: string;
 const keepers: SpoolKeeper[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-keeper-'));
-});
+beforeEach(() => tempDir('otel-s3-keeper-', (path) => (dir = path)));
 afterEach(async () => {
   for (const keeper of keepers.splice(0)) await keeper.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 async function setup(
@@ -45,26 +38,12 @@ async function setup(
   stats.spool = emptySpoolStats();
   const episodes = new Episodes();
   const limit = options.limit ?? 1 << 20;
-  const outcomes = new Outcomes(stats, episodes, {
-    slowRetryMillis: 1_000,
+  const { budget, uploader, owner } = pipelineParts(s3, {
+    stats,
+    episodes,
     maxBufferedBytes: limit,
-    requestTimeoutMillis: 1_000,
-    flushTimeoutMillis: 1_000,
-    endpoint: 'http://s3.test',
+    uploader: { concurrency: 1, requestTimeoutMillis: 60_000 },
   });
-  const budget = new MemoryBudget(limit);
-  budget.addOpen({ bytes: 0 });
-  const owner: BatchOwner = { outcomes, pager: undefined };
-  const uploader = new Uploader(
-    {
-      writer: new SdkObjectWriter(s3.client, 'b', {}),
-      concurrency: 1,
-      requestTimeoutMillis: 60_000,
-      conditionalWrites: true,
-      backoff: { initialDelayMillis: 1, maxDelayMillis: 5 },
-    },
-    budget,
-  );
   const keeperOptions = {
     maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
     loadConcurrency: options.loadConcurrency ?? 2,

@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
 import { decodeSpoolFile } from '../../../src/spool/file-format.js';
 import { LOCK_TIMING, SpoolLockedError, type SpoolOwner } from '../../../src/spool/lock.js';
@@ -18,9 +18,8 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
-import { spoolExporter } from '../../support/spool-exporter.js';
+import { spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
 import { backdateLock, lockDirOf, lockOwnerOf } from '../../support/spool-lock.js';
-import { tempDir } from '../../support/temp-dir.js';
 import { sleep, waitFor } from '../../support/wait.js';
 
 vi.mock('../../../src/spool/lock.js', async (original) =>
@@ -30,13 +29,7 @@ vi.mock('../../../src/spool/lock.js', async (original) =>
 const messages = captureDiag();
 
 let dir: string;
-const exporters: S3MetricExporter[] = [];
-const disks: FaultyFileSystem[] = [];
-beforeEach(() => tempDir('otel-s3-adopt-', (path) => (dir = path)));
-afterEach(async () => {
-  for (const fs of disks.splice(0)) fs.release();
-  for (const exporter of exporters.splice(0)) await exporter.shutdown();
-});
+const { exporters, disks } = spoolTestDirs('otel-s3-adopt-', (path) => (dir = path));
 
 const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) => {
   const exporter = spoolExporter(s3, dir, { flushTimeoutMillis: 2_000, ...options });

@@ -1,16 +1,14 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExportResultCode } from '@opentelemetry/core';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
-import { spoolExporter } from '../../support/spool-exporter.js';
+import { spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
 import { waitFor } from '../../support/wait.js';
 
 /**
@@ -24,16 +22,7 @@ const messages = captureDiag();
 const DEADLINE = 200;
 
 let dir: string;
-const exporters: S3MetricExporter[] = [];
-const disks: FaultyFileSystem[] = [];
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-deadlines-'));
-});
-afterEach(async () => {
-  for (const fs of disks.splice(0)) fs.release();
-  for (const exporter of exporters.splice(0)) await exporter.shutdown();
-  await rm(dir, { recursive: true, force: true });
-});
+const { exporters, disks } = spoolTestDirs('otel-s3-deadlines-', (path) => (dir = path));
 
 const exporterOn = (
   fs: FaultyFileSystem,

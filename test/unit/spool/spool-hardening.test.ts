@@ -1,11 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import {
   objectKey,
   type S3MetricExporter,
@@ -21,17 +20,13 @@ import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { openSpool, spoolExporter } from '../../support/spool-exporter.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
 
 let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-spool-hard-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+beforeEach(() => tempDir('otel-s3-spool-hard-', (path) => (dir = path)));
 
 /** The exporter of these tests, on the spool directory of the running test. */
 const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) =>
@@ -266,6 +261,7 @@ describe('reading back', () => {
       maxSpoolBytes: Math.floor(oneFile * 6.5),
       uploadConcurrency: 1,
       requestTimeoutMillis: 60_000,
+      flushTimeoutMillis: 200, // S3 never answers: shutdown() waits this long, then stops
     });
     await exportEach(second, 5, 6, (tag) => second.stats().spool?.written === tag - 4);
     fs.release(); // the scan goes on and registers the four older files

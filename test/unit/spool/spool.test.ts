@@ -1,14 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import {
-  objectKey,
-  type S3MetricExporter,
-  type S3MetricExporterOptions,
-} from '../../../src/index.js';
+import { describe, expect, test } from 'vitest';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { objectKey } from '../../../src/layout/keys.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
@@ -19,18 +15,13 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3, tagsIn } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
-import { openSpool, spoolExporter } from '../../support/spool-exporter.js';
+import { openSpool, spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
 
 let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'otel-s3-spool-test-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+spoolTestDirs('otel-s3-spool-test-', (path) => (dir = path));
 
 /** Keys the exporters of this file write (default layout, no prefix), one per name. */
 function keyMaker(): (name: string) => string {
@@ -224,6 +215,9 @@ describe('S3MetricExporter with a spool', () => {
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3);
     await waitFor(() => exporter.stats().spool?.quarantined === 3, 5_000, 'the scan');
+    // Files of an earlier run are uploaded in the background as the scan adopts them (forceFlush
+    // waits for this run's batches only): wait for both, then nothing else may have come.
+    await waitFor(() => s3.stored.size >= 2, 5_000, 'the two good files uploaded');
     await exporter.forceFlush();
     expect([...s3.stored.keys()].sort()).toEqual([key('adopted'), key('good')].sort());
     expect(exporter.stats().spool?.quarantined).toBe(3);

@@ -56,7 +56,7 @@ export interface StoreMark {
 /**
  * One batch's columns: one typed array per column (64-bit integers as two Int32 slots, see
  * sealed.js), ids into the batch's tables, and the lists of bucket counts. Changed only through
- * its methods: the appenders (append-sdk.ts, append-otlp.js) intern the batch's strings and ids,
+ * its methods: the appenders (append-sdk.ts, append-otlp.ts) intern the batch's strings and ids,
  * add a row and set its values; the builders mark and roll back a failed append, and seal the
  * store once. Its fields are TypeScript-private, not #private: the appends are the hot path of
  * Parquet export, and with #private fields they took a third more CPU a point (Node 24).

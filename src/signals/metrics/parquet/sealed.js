@@ -1,7 +1,7 @@
 // @ts-check
 // The columns of one sealed batch, as the main thread hands them to the Parquet writer: typed
-// arrays and numbers only, so they cross to a worker by transfer. Written by builders.js, read by
-// encode.js and to-request.js.
+// arrays and numbers only, so they cross to a worker by transfer. Written by column-store.ts,
+// read by encode.js and to-request.ts.
 
 /**
  * A 64-bit integer column holds two Int32 slots per entry, low word then high word (the bytes of

@@ -1,0 +1,22 @@
+/**
+ * Trace and span ids. The SDK spells them in lower-case hex, and so does OTLP/JSON (not base64,
+ * as protobuf's own JSON mapping would); protobuf carries their bytes. An id that is not
+ * lower-case hex of even length is read as Buffer.from(id, 'hex') reads it (case-insensitive, up
+ * to the first character that is not hex), so both formats carry the same bytes.
+ */
+
+const LOWER_HEX = /^(?:[0-9a-f]{2})*$/;
+
+/** The value of each lower-case hex digit by its character code. */
+export const HEX_VALUE = new Uint8Array(128);
+for (let i = 0; i < 16; i++) HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
+
+/** Lower-case hex of even length. */
+export function isLowerHex(text: string): boolean {
+  return LOWER_HEX.test(text);
+}
+
+/** An id as OTLP/JSON spells it: lower-case hex of its bytes ('' for none). */
+export function hexId(id: string): string {
+  return isLowerHex(id) ? id : Buffer.from(id, 'hex').toString('hex');
+}

@@ -1,0 +1,139 @@
+// Appends a decoded ExportMetricsServiceRequest (the OTLP/JSON object shape) to the columns,
+// through the one OTLP walk (otlp-walk.ts). Integers stay exact: int64 and uint64 fields come as
+// numbers while they are exact and as decimal strings beyond, and both land as their 64 bits.
+// Used by the compactor, for every input it merges.
+
+import { otlpValueText } from '../../../parquet/attribute-text.js';
+import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
+import type { ColumnStore } from './column-store.js';
+import { LISTS, TYPE } from './sealed.js';
+import { textOf } from './tables.js';
+
+const INTEGER = /^-?\d+$/;
+
+/**
+ * An int64 / uint64 as OTLP/JSON spells it: a number while exact, else a bigint; undefined if it
+ * is none.
+ */
+function otlpInt64(v: unknown): number | bigint | undefined {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
+  if (typeof v !== 'string' || !INTEGER.test(v)) return undefined;
+  const n = Number(v); // exact iff the result is a safe integer (rounding is monotonic)
+  return Number.isSafeInteger(n) ? n : BigInt(v);
+}
+
+/** Nanoseconds (a decimal string, or a number) as whole microseconds; 0 if they are none. */
+function micros(v: unknown): number | bigint {
+  if (typeof v === 'string' && INTEGER.test(v) && v[0] !== '-') {
+    const digits = v.length > 3 ? v.slice(0, -3) : '0';
+    const n = Number(digits);
+    return n <= Number.MAX_SAFE_INTEGER ? n : BigInt(digits);
+  }
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) {
+    return v <= Number.MAX_SAFE_INTEGER ? Math.floor(v / 1000) : BigInt(v) / 1000n;
+  }
+  return 0;
+}
+
+/** A KeyValue list as keys and value texts. */
+function keyTexts(attributes: unknown): { keys: string[]; texts: (string | null)[] } {
+  const items = list(attributes);
+  const keys: string[] = new Array(items.length);
+  const texts: (string | null)[] = new Array(items.length);
+  items.forEach((kv, i) => {
+    keys[i] = str(obj(kv).key);
+    texts[i] = otlpValueText(obj(kv).value);
+  });
+  return { keys, texts };
+}
+
+/** Appends every data point of `request`; returns how many. */
+export function appendRequest(store: ColumnStore, request: unknown): number {
+  let points = 0;
+  let resourceId = 0;
+  let metricId = 0;
+  let type = 0;
+  let scope: number[] = [];
+  walkRequest(request, {
+    resource(rm) {
+      const { keys, texts } = keyTexts(obj(rm.resource).attributes);
+      const set = store.setId(keys, texts);
+      const service = store.stringId(textOf(keys, texts, 'service.name') ?? '');
+      resourceId = store.resourceId([service, store.stringId(str(rm.schemaUrl)), set]);
+    },
+    scope(sm) {
+      const s = obj(sm.scope);
+      scope = [str(s.name), str(s.version), str(sm.schemaUrl)].map((t) => store.stringId(t));
+    },
+    metric(metric, t, data) {
+      type = t;
+      const texts = [metric.name, metric.description, metric.unit];
+      metricId = store.metricId([
+        ...scope,
+        ...texts.map((text) => store.stringId(str(text))),
+        t,
+        temporalityOf(data),
+        data.isMonotonic === true ? 1 : 0,
+      ]);
+    },
+    point(p) {
+      const { keys, texts } = keyTexts(p.attributes);
+      const r = store.addRow(
+        resourceId,
+        metricId,
+        store.setId(keys, texts),
+        micros(p.timeUnixNano),
+        micros(p.startTimeUnixNano),
+        numberOf(p.flags) ?? 0,
+      );
+      if (type === TYPE.GAUGE || type === TYPE.SUM) numberValue(store, r, p);
+      else summary(store, r, p);
+      if (type === TYPE.HISTOGRAM) histogram(store, r, p);
+      else if (type === TYPE.EXPONENTIAL_HISTOGRAM) exponential(store, r, p);
+      points++;
+    },
+  });
+  return points;
+}
+
+/** asInt (exact) or asDouble; neither leaves the row without a value. */
+function numberValue(s: ColumnStore, r: number, p: Json): void {
+  const integer = 'asInt' in p ? otlpInt64(p.asInt) : undefined;
+  if (integer !== undefined) {
+    s.setValue(r, numberOf(p.asInt) ?? 0, integer);
+    return;
+  }
+  const v = numberOf(p.asDouble);
+  if (v !== undefined) s.setValue(r, v, undefined);
+}
+
+/** Count, sum, min and max (what every distribution has). */
+function summary(s: ColumnStore, r: number, p: Json): void {
+  s.setDistribution(r, otlpInt64(p.count) ?? 0, numberOf(p.sum), numberOf(p.min), numberOf(p.max));
+}
+
+/** Appends a list of counts to the row's list `which`. */
+function countList(s: ColumnStore, r: number, which: number, counts: unknown): void {
+  const items = list(counts);
+  const at = s.reserveCounts(r, which, items.length);
+  for (let i = 0; i < items.length; i++) s.setCount(at + i, otlpInt64(items[i]) ?? 0);
+}
+
+function histogram(s: ColumnStore, r: number, p: Json): void {
+  s.setBounds(r, s.boundsId(list(p.explicitBounds).map((b) => numberOf(b) ?? 0)));
+  countList(s, r, LISTS.BUCKETS, p.bucketCounts);
+}
+
+function exponential(s: ColumnStore, r: number, p: Json): void {
+  const positive = obj(p.positive);
+  const negative = obj(p.negative);
+  s.setExponential(
+    r,
+    numberOf(p.scale) ?? 0,
+    otlpInt64(p.zeroCount) ?? 0,
+    numberOf(positive.offset) ?? 0,
+    numberOf(negative.offset) ?? 0,
+  );
+  countList(s, r, LISTS.POSITIVE, positive.bucketCounts);
+  countList(s, r, LISTS.NEGATIVE, negative.bucketCounts);
+}

@@ -1,0 +1,177 @@
+// The per-batch tables the columns refer to by id: strings, attribute sets and bound lists. Each
+// interns a value once per batch (a Map from a canonical key to its id) and reports the memory it
+// holds, so the batch's buffered bytes are what is really held. Their fields are
+// TypeScript-private or public, never #private: interning is on the hot path of Parquet export
+// (see ColumnStore).
+
+import { wellFormed } from '../../../parquet/attribute-text.js';
+import { grown } from '../../../parquet/grown.js';
+
+/**
+ * Estimated bytes of one Map entry with its key: V8's hash table slot (key, value, chain) and
+ * the key string's header. The key's characters are counted apart (2 bytes each, an upper bound).
+ */
+export const MAP_ENTRY_BYTES = 48;
+
+/** Strings of a batch: one id each, in first-seen order. */
+export class Strings {
+  private readonly ids = new Map<string, number>();
+  readonly list: string[] = [];
+  bytes = 0;
+
+  /**
+   * The id of `s`. Strings that differ only in lone surrogates are one string in UTF-8 (U+FFFD
+   * there): they get one id, so a dictionary never holds the same bytes twice.
+   */
+  id(s: string): number {
+    let id = this.ids.get(s);
+    if (id === undefined) {
+      const text = wellFormed(s);
+      id = this.ids.get(text);
+      if (id === undefined) {
+        id = this.list.length;
+        this.ids.set(text, id);
+        this.list.push(text);
+        this.bytes += MAP_ENTRY_BYTES + 8 + 2 * text.length;
+      }
+      if (text !== s) {
+        this.ids.set(s, id);
+        this.bytes += MAP_ENTRY_BYTES + 2 * s.length;
+      }
+    }
+    return id;
+  }
+
+  /** Every string as UTF-8 (lone surrogates as U+FFFD), one after another, and where each starts. */
+  encode(): { bytes: Uint8Array; offsets: Uint32Array } {
+    const offsets = new Uint32Array(this.list.length + 1);
+    let total = 0;
+    for (let i = 0; i < this.list.length; i++) {
+      total += Buffer.byteLength(this.list[i] as string);
+      offsets[i + 1] = total;
+    }
+    // Its own ArrayBuffer (Buffer.alloc* may hand out a slice of a shared pool): transferable.
+    const bytes = new Uint8Array(total);
+    const view = Buffer.from(bytes.buffer);
+    for (let i = 0; i < this.list.length; i++) {
+      view.write(this.list[i] as string, offsets[i] as number);
+    }
+    return { bytes, offsets };
+  }
+}
+
+/**
+ * Attribute sets of a batch: lists of (key, value text) as string ids, value -1 for an empty
+ * value. Set 0 is the empty set. A key given twice keeps its first place and its last value (as
+ * a Go map does in the Collector).
+ */
+export class AttributeSets {
+  private readonly ids = new Map<string, number>([['', 0]]);
+  count = 1;
+  offsets = new Uint32Array(64);
+  entries = new Int32Array(256);
+  entryCount = 0;
+  bytes = MAP_ENTRY_BYTES;
+
+  /** The id of the set of `keys` with value texts `texts` (null: an empty value). */
+  intern(strings: Strings, keys: string[], texts: (string | null)[]): number {
+    let key = '';
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      const t = texts[i];
+      key += `${k.length}:${k}${t === null || t === undefined ? '!' : `${t.length}:${t}`}`;
+    }
+    let id = this.ids.get(key);
+    if (id !== undefined) return id;
+    id = this.count++;
+    this.ids.set(key, id);
+    // Its keys as UTF-8 has them, each once.
+    if (keys.some((k) => wellFormed(k) !== k)) keys = keys.map(wellFormed);
+    if (new Set(keys).size !== keys.length) ({ keys, texts } = lastValues(keys, texts));
+    this.offsets = grown(this.offsets, id + 2, id + 1);
+    this.entries = grown(this.entries, 2 * (this.entryCount + keys.length), 2 * this.entryCount);
+    for (let i = 0; i < keys.length; i++) {
+      const t = texts[i];
+      this.entries[2 * this.entryCount] = strings.id(keys[i] as string);
+      this.entries[2 * this.entryCount + 1] = t === null || t === undefined ? -1 : strings.id(t);
+      this.entryCount++;
+    }
+    this.offsets[id + 1] = this.entryCount;
+    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
+    return id;
+  }
+}
+
+function lastValues(
+  keys: string[],
+  texts: (string | null)[],
+): { keys: string[]; texts: (string | null)[] } {
+  const map = new Map<string, string | null>();
+  keys.forEach((k, i) => {
+    map.set(k, texts[i] ?? null);
+  });
+  return { keys: [...map.keys()], texts: [...map.values()] };
+}
+
+/** The text of a key's value in a set (the last, as intern keeps it); undefined if absent. */
+export function textOf(
+  keys: string[],
+  texts: (string | null)[],
+  key: string,
+): string | null | undefined {
+  const i = keys.lastIndexOf(key);
+  return i < 0 ? undefined : texts[i];
+}
+
+/** Lists of explicit bucket bounds: id 0 is the empty list. */
+export class BoundLists {
+  private readonly ids = new Map<string, number>([['', 0]]);
+  count = 1;
+  offsets = new Uint32Array(16);
+  values = new Float64Array(64);
+  valueCount = 0;
+  bytes = MAP_ENTRY_BYTES;
+
+  intern(bounds: ArrayLike<number>): number {
+    let key = '';
+    for (let i = 0; i < bounds.length; i++) {
+      const b = bounds[i] as number;
+      key += `${Object.is(b, -0) ? '-0' : b},`;
+    }
+    let id = this.ids.get(key);
+    if (id !== undefined) return id;
+    id = this.count++;
+    this.ids.set(key, id);
+    this.offsets = grown(this.offsets, id + 2, id + 1);
+    this.values = grown(this.values, this.valueCount + bounds.length, this.valueCount);
+    for (let i = 0; i < bounds.length; i++) this.values[this.valueCount++] = bounds[i] ?? 0;
+    this.offsets[id + 1] = this.valueCount;
+    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
+    return id;
+  }
+}
+
+/** Rows of a small table of ids (resources, metrics), interned by the ids' key. */
+export class IdTable {
+  private readonly ids = new Map<string, number>();
+  count = 0;
+  slots: Uint32Array;
+  bytes = 0;
+
+  constructor(readonly stride: number) {
+    this.slots = new Uint32Array(16 * stride);
+  }
+
+  /** `row`: `stride` ids. */
+  intern(row: number[]): number {
+    const key = row.join(',');
+    let id = this.ids.get(key);
+    if (id !== undefined) return id;
+    id = this.count++;
+    this.ids.set(key, id);
+    this.slots = grown(this.slots, (id + 1) * this.stride, id * this.stride);
+    this.slots.set(row, id * this.stride);
+    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
+    return id;
+  }
+}

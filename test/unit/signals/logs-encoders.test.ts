@@ -1,0 +1,180 @@
+import { context, TraceFlags, trace } from '@opentelemetry/api';
+import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  InMemoryLogRecordExporter,
+  LoggerProvider,
+  type ReadableLogRecord,
+  SimpleLogRecordProcessor,
+} from '@opentelemetry/sdk-logs';
+import { describe, expect, test } from 'vitest';
+import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
+import { logRecordsToJson } from '../../../src/signals/logs/otlp-json.js';
+import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
+import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from '../../support/message-check.js';
+import { logsReference as reference } from '../../support/otlp-reference.js';
+import { logRecords as randomLogRecords } from '../../support/signal-arbitraries.js';
+
+const TEST_FILE = 'test/unit/signals/logs-encoders.test.ts';
+
+function official(records: ReadableLogRecord[]): Uint8Array {
+  const bytes = ProtobufLogsSerializer.serializeRequest(records);
+  if (bytes === undefined) throw new Error('the official serializer wrote nothing');
+  return bytes;
+}
+
+/** Our JSON of one export is a record; a request holds a list of them. */
+const ourJsonRequest = (records: ReadableLogRecord[]) =>
+  `{"resourceLogs":[${logRecordsToJson(records)}]}`;
+
+/**
+ * Our protobuf and our JSON of `records` decode (by Google's protobuf runtime, against the
+ * official .proto files) to the message of the official ProtobufLogsSerializer; our own decoder
+ * reads our protobuf as JSON.parse reads our JSON; encoding again gives the same bytes.
+ */
+function encodesAsTheOfficialOne(records: ReadableLogRecord[]): void {
+  const expectSame = sameMessageAs(reference.decodeProtobuf(official(records)));
+  const proto = logRecordsToProto(records);
+  expectSame('our protobuf', reference.decodeProtobuf(proto));
+  const json = ourJsonRequest(records);
+  expectSame('our JSON, read at its written digits', reference.decodeJsonExact(json));
+  expectSame('our JSON, read after JSON.parse', reference.decodeJsonParsed(json));
+  if (records.length === 0) {
+    expect(proto.length).toBe(0);
+    expect(logRecordsToJson(records)).toBe('');
+    return;
+  }
+  sameMessageAs(sortedKeys(JSON.parse(json)), 'JSON.parse of our JSON')(
+    'decodeOtlpProto of our protobuf',
+    sortedKeys(decodeOtlpProto(proto, 'ExportLogsServiceRequest')),
+  );
+  expect(Buffer.from(logRecordsToProto(records)).equals(proto), 'protobuf encoded again').toBe(
+    true,
+  );
+  expect(ourJsonRequest(records), 'JSON encoded again').toBe(json);
+}
+
+describe('log record encoders on random records, decoded by an independent protobuf runtime', () => {
+  const runs = fuzzRuns(1000);
+  test(
+    `our protobuf and JSON decode to the official ProtobufLogsSerializer's message (${runs} cases)`,
+    () => checkProperty(randomLogRecords, encodesAsTheOfficialOne, 1000, TEST_FILE),
+    Math.max(120_000, runs * 40),
+  );
+});
+
+/** OTLP's (and both API lines') severity numbers; the enum lives in @opentelemetry/api only from 1.10. */
+const INFO = 9;
+const WARN = 13;
+const ERROR = 17;
+
+const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+const SPAN_ID = 'b7ad6b7169203331';
+
+describe('log records from a real LoggerProvider', () => {
+  test('two providers, scopes with attributes, every body type, trace context: the official message', async () => {
+    const exporter = new InMemoryLogRecordExporter();
+    const provider = (service: string) =>
+      new LoggerProvider({
+        resource: resourceFromAttributes({ 'service.name': service, 'host.name': 'node-1' }),
+        processors: [new SimpleLogRecordProcessor({ exporter })],
+      });
+    const api = provider('api');
+    const worker = provider('worker');
+    const loggers = [
+      api.getLogger('app', '1.0.0', {
+        schemaUrl: 'https://opentelemetry.io/schemas/1.28.0',
+        attributes: { 'scope.tier': 'gold', 'scope.shard': 3 },
+      }),
+      worker.getLogger('jobs'),
+      api.getLogger('audit', undefined, { attributes: { nested: { a: [1, 2] } } }),
+    ];
+    const inSpan = trace.setSpanContext(context.active(), {
+      traceId: TRACE_ID,
+      spanId: SPAN_ID,
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    const bodies: unknown[] = [
+      'a plain message',
+      'quotes " and \\ and \n and 😀 and \u2028',
+      42,
+      2 ** 60,
+      -1.5,
+      Number.NaN,
+      true,
+      new Uint8Array([0, 1, 2, 255]),
+      ['a', 1, { b: null }],
+      { message: 'structured', code: 7, tags: ['x'], raw: new Uint8Array([9]) },
+      null,
+      undefined,
+    ];
+    bodies.forEach((body, i) => {
+      const logger = loggers[i % loggers.length] as (typeof loggers)[number];
+      logger.emit({
+        ...(body === undefined ? {} : { body: body as string }),
+        severityNumber: [INFO, ERROR, undefined][i % 3],
+        ...(i % 2 === 0 ? { severityText: i % 4 === 0 ? 'INFO' : 'ERROR' } : {}),
+        ...(i % 3 === 0 ? { eventName: `event.${i}` } : {}),
+        attributes: { 'log.index': i, 'http.route': '/orders/{id}', ok: i % 2 === 0 },
+        ...(i % 2 === 0 ? { context: inSpan } : {}),
+        ...(i % 4 === 1
+          ? { timestamp: 1_700_000_000_123, observedTimestamp: [1_700_000_001, 5] }
+          : {}),
+      });
+    });
+    const records = exporter.getFinishedLogRecords();
+    expect(records).toHaveLength(bodies.length);
+    expect(new Set(records.map((r) => r.resource)).size).toBe(2);
+    encodesAsTheOfficialOne(records);
+    await Promise.all([api.shutdown(), worker.shutdown()]);
+  });
+});
+
+describe('the OTLP/JSON spelling of log records', () => {
+  function record(extra: Partial<Record<keyof ReadableLogRecord, unknown>>): ReadableLogRecord {
+    return {
+      hrTime: [1_700_000_002, 5],
+      hrTimeObserved: [1_700_000_003, 0],
+      attributes: {},
+      droppedAttributesCount: 0,
+      resource: { attributes: { 'service.name': 'x' } },
+      instrumentationScope: { name: 's' },
+      ...extra,
+    } as unknown as ReadableLogRecord;
+  }
+
+  test('times as decimal strings, severity as an integer, ids in hex, flags from the context', () => {
+    const json = logRecordsToJson([
+      record({
+        severityNumber: WARN,
+        severityText: 'WARN',
+        eventName: 'my.event',
+        spanContext: { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.SAMPLED },
+      }),
+    ]);
+    expect(json).toContain(
+      '"timeUnixNano":"1700000002000000005","observedTimeUnixNano":"1700000003000000000"',
+    );
+    expect(json).toContain('"severityNumber":13,"severityText":"WARN"');
+    expect(json).toContain(`"flags":1,"traceId":"${TRACE_ID}","spanId":"${SPAN_ID}"`);
+    expect(json).toContain('"eventName":"my.event"');
+  });
+
+  test('a body of every kind; none when the record has none, the empty value for null', () => {
+    const body = (value: unknown) => logRecordsToJson([record({ body: value })]);
+    expect(body('text')).toContain('"body":{"stringValue":"text"}');
+    expect(body(new Uint8Array([1, 2, 255]))).toContain('"body":{"bytesValue":"AQL/"}');
+    expect(body(2 ** 60)).toContain('"body":{"intValue":"1152921504606846976"}');
+    expect(body(Number.POSITIVE_INFINITY)).toContain('"body":{"doubleValue":"Infinity"}');
+    expect(body({ a: [true] })).toContain(
+      '"body":{"kvlistValue":{"values":[{"key":"a","value":{"arrayValue":{"values":[{"boolValue":true}]}}}]}}',
+    );
+    expect(body(null)).toContain('"body":{}');
+    expect(body(undefined)).not.toContain('"body"');
+    const decoded = decodeOtlpProto(
+      logRecordsToProto([record({ body: undefined })]),
+      'ExportLogsServiceRequest',
+    );
+    expect(JSON.stringify(decoded)).not.toContain('"body"');
+  });
+});
