@@ -39,11 +39,11 @@ export interface OutcomeOptions {
   signal: SignalName;
 }
 
-/** What one item of a signal is called in messages. */
-const ITEMS: Readonly<Record<SignalName, string>> = {
-  metrics: 'data points',
-  traces: 'spans',
-  logs: 'log records',
+/** What one item of a signal is called in messages, and more than one. */
+const ITEMS: Readonly<Record<SignalName, [one: string, many: string]>> = {
+  metrics: ['data point', 'data points'],
+  traces: ['span', 'spans'],
+  logs: ['log record', 'log records'],
 };
 
 /**
@@ -141,7 +141,7 @@ export class Outcomes {
     this.#episodes.report(
       `rejected:${this.#options.signal}`,
       'error',
-      `${this.#who}S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${batch.points} ${ITEMS[this.#options.signal]} (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
+      `${this.#who}S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${plural(batch.points, ...ITEMS[this.#options.signal])} (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
       'OTEL_S3_DATA_DROPPED',
     );
   }
@@ -251,7 +251,9 @@ export class Outcomes {
         : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
     const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
     const kept =
-      left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
+      left > 0
+        ? `; ${plural(left, 'batch', 'batches')} ${left === 1 ? 'stays' : 'stay'} in the spool for the next run`
+        : '';
     const message = `${this.#who}${reason}${lost}${kept}${this.#lastFailureText()}`;
     if (dropped.batches > 0) alert('error', 'OTEL_S3_DATA_DROPPED', message);
     else log.warn(message);
