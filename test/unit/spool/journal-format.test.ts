@@ -34,7 +34,8 @@ const records = [
 
 function part(): Buffer {
   const p = new PendingEntries();
-  records.forEach((r, i) => p.record(i, i * 10, i === 2 ? 1_700_000_000_123 : undefined, r));
+  for (const [i, r] of records.entries())
+    p.record(i, i * 10, i === 2 ? 1_700_000_000_123 : undefined, r);
   p.seal({
     id: '01a23e5c-0000-7000-8000-0000000000ff',
     sealedAt: 5,
