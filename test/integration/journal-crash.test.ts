@@ -41,13 +41,17 @@ describeS3(
     withS3('journal-crash', (s) => ({ client, bucket } = s));
 
     const cases = [
-      { signal: 'metrics', format: 'otlp-json', sub: '' },
-      { signal: 'metrics', format: 'parquet', sub: '' },
-      { signal: 'traces', format: 'otlp-json', sub: 'traces' },
-      { signal: 'logs', format: 'otlp-json', sub: 'logs' },
+      { signal: 'metrics', format: 'otlp-json', sub: '', runMillis: 1_500 },
+      { signal: 'metrics', format: 'parquet', sub: '', runMillis: 1_500 },
+      // Parquet's defaults, killed 20 s into the run.
+      { signal: 'metrics', format: 'parquet', sub: '', runMillis: 20_000 },
+      { signal: 'traces', format: 'otlp-json', sub: 'traces', runMillis: 1_500 },
+      { signal: 'logs', format: 'otlp-json', sub: 'logs', runMillis: 1_500 },
     ];
-    for (const { signal, format, sub } of cases) {
-      test(`${signal}, ${format}: every export answered more than the sync interval before the kill is stored exactly once`, async () => {
+    for (const { signal, format, sub, runMillis } of cases) {
+      test(`${signal}, ${format}, killed ${runMillis / 1000} s in: every export answered more than the sync interval before the kill is stored exactly once`, {
+        timeout: 120_000,
+      }, async () => {
         const dir = await newDir('otel-s3-journal-crash-');
         const prefix = `journal/${signal}-${format}-${Date.now()}`;
         const env = {
@@ -62,8 +66,8 @@ describeS3(
           (v) => v.acked !== undefined,
           30_000,
         );
-        // 1.5 s of exports after the first answer, into a batch that would seal after 10 minutes.
-        await new Promise((r) => setTimeout(r, first.at + 1_500 - Date.now()));
+        // Exports after the first answer, into a batch that would seal after 10 minutes.
+        await new Promise((r) => setTimeout(r, first.at + runMillis - Date.now()));
         const killedAt = Date.now();
         writer.process.kill('SIGKILL');
         expect((await writer.exited).signal).toBe('SIGKILL');
@@ -100,7 +104,7 @@ describeS3(
         const lost = acked.filter((a) => !storedSet.has(a.acked));
         const window = lost.length === 0 ? 0 : killedAt - Math.min(...lost.map((a) => a.at));
         console.log(
-          `[measure] journal kill -9 (${signal}, ${format}): ${acked.length} exports answered in ` +
+          `[measure] journal kill -9 (${signal}, ${format}, ${runMillis / 1000} s): ${acked.length} exports answered in ` +
             `${killedAt - first.at} ms, ${seqs.length} stored once in ${keys.length} object(s) ` +
             `(${keys.map((k) => k.slice(k.lastIndexOf('.'))).join(' ')}), ${lost.length} lost: ` +
             `the oldest lost was answered ${window} ms before the kill`,
