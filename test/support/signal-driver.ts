@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { HrTime } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -121,4 +122,12 @@ export function exportTagged(
 ): Promise<ExportResult> {
   const item = driver.items(count, tag) as never;
   return new Promise((resolve) => exporter.export(item, resolve));
+}
+
+/**
+ * Where `driver`'s exporter keeps its spool when given `spoolDir`: the directory itself for
+ * metrics, a directory named after the signal in it for the others (docs/durability.md).
+ */
+export function signalSpoolDir(spoolDir: string, driver: SignalDriver): string {
+  return driver.signal === 'metrics' ? spoolDir : join(spoolDir, driver.signal);
 }
