@@ -131,3 +131,37 @@ export function exportTagged(
 export function signalSpoolDir(spoolDir: string, driver: SignalDriver): string {
   return driver.signal === 'metrics' ? spoolDir : join(spoolDir, driver.signal);
 }
+
+/**
+ * Every item (data point, span, log record) of a decoded request (OTLP/JSON shape) that carries
+ * the attributes of driver.items(), as `tag/series`, in the order they are stored.
+ */
+export function taggedItems(request: unknown): string[] {
+  const found: string[] = [];
+  const intOf = (attribute: { value?: { intValue?: unknown } } | undefined) =>
+    Number(attribute?.value?.intValue);
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const v of value) walk(v);
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    const attributes = (value as { attributes?: unknown }).attributes;
+    if (Array.isArray(attributes)) {
+      const byKey = new Map(
+        attributes.map((a: { key: string; value?: { intValue?: unknown } }) => [a.key, a]),
+      );
+      if (byKey.has('tag')) {
+        found.push(`${intOf(byKey.get('tag'))}/${intOf(byKey.get('series'))}`);
+      }
+    }
+    for (const v of Object.values(value)) walk(v);
+  };
+  walk(request);
+  return found;
+}
+
+/** The `tag/series` of every item driver.items(count, tag) makes, for each tag of `tags`. */
+export function expectedItems(tags: Iterable<number>, count: number): string[] {
+  return [...tags].flatMap((tag) => Array.from({ length: count }, (_, i) => `${tag}/${i}`));
+}
