@@ -17,6 +17,7 @@ import {
   withS3,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
+import { exportTagged, SIGNALS } from '../support/signal-driver.js';
 import { waitFor } from '../support/wait.js';
 
 const logged = captureDiag();
@@ -31,21 +32,23 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     await proxy.set({ kind: 'pass' });
   });
 
+  /** The options of these tests' exporters: through the proxy, under `prefix`. */
+  const viaProxy = (prefix: string): S3MetricExporterOptions => ({
+    bucket,
+    prefix,
+    ...connection(),
+    endpoint: proxy.endpoint,
+    maxBatchAgeMillis: 50,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 15_000,
+    retry: { initialDelayMillis: 50, maxDelayMillis: 500 },
+  });
+
   function exporterVia(
     prefix: string,
     options: Partial<S3MetricExporterOptions> = {},
   ): S3MetricExporter {
-    return new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
-      endpoint: proxy.endpoint,
-      maxBatchAgeMillis: 50,
-      requestTimeoutMillis: 1_000,
-      flushTimeoutMillis: 15_000,
-      retry: { initialDelayMillis: 50, maxDelayMillis: 500 },
-      ...options,
-    });
+    return new S3MetricExporter({ ...viaProxy(prefix), ...options });
   }
 
   /** Sequence numbers of every stored collection under `prefix`, sorted. */
@@ -272,29 +275,37 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(seqs.map((r) => r.value).sort()).toEqual([1, 2]);
   });
 
-  test('black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms', async () => {
-    const prefix = `faults/bounded-${Date.now()}`;
-    const flushTimeoutMillis = 1_500;
-    const exporter = exporterVia(prefix, { flushTimeoutMillis, requestTimeoutMillis: 60_000 });
-    const service = sequencedService(exporter);
-    await proxy.set({ kind: 'blackhole' });
-    await service.exportCollections(3);
-    let started = performance.now();
-    await exporter.forceFlush();
-    const flushMillis = performance.now() - started;
-    started = performance.now();
-    await exporter.shutdown();
-    const shutdownMillis = performance.now() - started;
-    console.log(
-      `[measure] black hole, flushTimeoutMillis ${flushTimeoutMillis}: forceFlush ${flushMillis.toFixed(0)} ms, shutdown ${shutdownMillis.toFixed(0)} ms`,
-    );
-    expect(flushMillis).toBeLessThan(flushTimeoutMillis + 500);
-    expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 500);
-    const stats = exporter.stats();
-    expect(stats.pointsDroppedByReason.shutdown).toBeGreaterThan(0);
-    expect(stats.pointsDropped).toBe(stats.pointsDroppedByReason.shutdown);
-    await service.shutdown();
-  });
+  for (const driver of SIGNALS) {
+    test(`${driver.signal}, black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms`, async () => {
+      const prefix = `faults/bounded-${driver.signal}-${Date.now()}`;
+      const flushTimeoutMillis = 1_500;
+      const exporter = driver.exporter({
+        ...viaProxy(prefix),
+        flushTimeoutMillis,
+        requestTimeoutMillis: 60_000,
+      });
+      await proxy.set({ kind: 'blackhole' });
+      for (let tag = 1; tag <= 3; tag++) {
+        expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
+        await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
+      }
+      let started = performance.now();
+      await exporter.forceFlush();
+      const flushMillis = performance.now() - started;
+      started = performance.now();
+      await exporter.shutdown();
+      const shutdownMillis = performance.now() - started;
+      console.log(
+        `[measure] black hole, ${driver.signal}, flushTimeoutMillis ${flushTimeoutMillis}: forceFlush ${flushMillis.toFixed(0)} ms, shutdown ${shutdownMillis.toFixed(0)} ms`,
+      );
+      expect(proxy.putAttempts().some((a) => a.key.startsWith(`${prefix}/`))).toBe(true);
+      expect(flushMillis).toBeLessThan(flushTimeoutMillis + 500);
+      expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 500);
+      const stats = exporter.stats();
+      expect(stats.pointsDroppedByReason.shutdown).toBe(30);
+      expect(stats.pointsDropped).toBe(30);
+    });
+  }
 
   test('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async () => {
     const prefix = `faults/concurrent-${Date.now()}`;
