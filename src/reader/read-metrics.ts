@@ -1,7 +1,7 @@
 import { zstdEngine } from '../compression/zstd-engine.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
-import { inRange } from './in-range.js';
+import { inRange, type LayoutSample, sampleLayout } from './in-range.js';
 import type {
   MetricObject,
   MetricStream,
@@ -66,6 +66,26 @@ export function listMetricObjects(options: ListMetricObjectsOptions): MetricStre
       source.close();
     }
   });
+}
+
+/**
+ * The first keys under the prefix, whatever the options' time range (up to `maxKeys`, or the first
+ * key in the layout): for a range that listed nothing, whether the prefix holds objects of this
+ * layout at all, and where its other keys would be read.
+ */
+export async function sampleKeyLayout(
+  options: ListMetricObjectsOptions,
+  maxKeys = 1000,
+): Promise<LayoutSample> {
+  const { layout } = resolveRange({ ...options, from: undefined, to: undefined });
+  const source = openSource(options);
+  const controller = new AbortController();
+  try {
+    return await sampleLayout(source, layout, linked(options.signal, controller.signal), maxKeys);
+  } finally {
+    controller.abort();
+    source.close();
+  }
 }
 
 /**
