@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
@@ -17,10 +18,19 @@ import {
   withS3,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
-import { exportTagged, SIGNALS } from '../support/signal-driver.js';
+import {
+  expectedItems,
+  exportTagged,
+  LOGS,
+  SIGNALS,
+  TRACES,
+  taggedItems,
+} from '../support/signal-driver.js';
 import { waitFor } from '../support/wait.js';
 
 const logged = captureDiag();
+
+const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () => {
   let client: S3Client;
@@ -123,6 +133,54 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
         expect(attempted.some((a) => a.outcome === 'upstream 412')).toBe(true);
       }
     });
+  }
+
+  // The same for spans and log records, on the faults whose retries S3 sees: a reset, a 500, and
+  // a write that landed with its answer lost (the conditional retry is answered 412).
+  const retried = ['reset', 'status', 'lose-response'];
+  for (const driver of [TRACES, LOGS]) {
+    for (const { name, fault, reason } of transient.filter((t) => retried.includes(t.fault.kind))) {
+      test(`${driver.signal}, ${name}: after recovery every export is stored exactly once, retries reuse their key and bytes`, async () => {
+        const prefix = `faults/${driver.signal}-${fault.kind}-${Date.now()}`;
+        const exporter = driver.exporter(viaProxy(prefix));
+        await proxy.set(fault);
+        for (let tag = 1; tag <= 6; tag++) {
+          expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
+          await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
+        }
+        await waitFor(
+          () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
+          10_000,
+          `3 ${reason} failures`,
+        );
+        await proxy.set({ kind: 'pass' });
+        await exporter.forceFlush();
+        const stats = exporter.stats();
+        await exporter.shutdown();
+
+        const objects = await listAndFetch(client, bucket, `${prefix}/`);
+        const items = objects.flatMap((o) => taggedItems(decodeStored(o))).sort();
+        expect(items).toEqual(expectedItems([1, 2, 3, 4, 5, 6], 10).sort());
+        expect(stats.pointsDropped).toBe(0);
+        expect(stats.retries).toBeGreaterThan(0);
+        expect(stats.batchesUploaded).toBe(objects.length);
+        // Every attempt of a key carried If-None-Match and the bytes stored under it (the signed
+        // payload hash of each attempt is the stored object's SHA-256).
+        const stored = new Map(objects.map((o) => [o.key, sha256Hex(o.bytes)]));
+        const attempted = putsUnder(prefix);
+        expect(new Set(attempted.map((a) => a.key))).toEqual(new Set(stored.keys()));
+        expect(attempted.length).toBeGreaterThan(objects.length);
+        for (const attempt of attempted) {
+          expect(attempt.ifNoneMatch, attempt.key).toBe('*');
+          expect(attempt.headers['x-amz-content-sha256'], attempt.key).toBe(
+            stored.get(attempt.key),
+          );
+        }
+        if (fault.kind === 'lose-response') {
+          expect(attempted.some((a) => a.outcome === 'upstream 412')).toBe(true);
+        }
+      });
+    }
   }
 
   test('backoff: each wait is drawn under the exponential full-jitter bound, grows, and is what S3 sees', async () => {
