@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
@@ -17,9 +18,19 @@ import {
   withS3,
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
+import {
+  expectedItems,
+  exportTagged,
+  LOGS,
+  SIGNALS,
+  TRACES,
+  taggedItems,
+} from '../support/signal-driver.js';
 import { waitFor } from '../support/wait.js';
 
 const logged = captureDiag();
+
+const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () => {
   let client: S3Client;
@@ -31,21 +42,23 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     await proxy.set({ kind: 'pass' });
   });
 
+  /** The options of these tests' exporters: through the proxy, under `prefix`. */
+  const viaProxy = (prefix: string): S3MetricExporterOptions => ({
+    bucket,
+    prefix,
+    ...connection(),
+    endpoint: proxy.endpoint,
+    maxBatchAgeMillis: 50,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 15_000,
+    retry: { initialDelayMillis: 50, maxDelayMillis: 500 },
+  });
+
   function exporterVia(
     prefix: string,
     options: Partial<S3MetricExporterOptions> = {},
   ): S3MetricExporter {
-    return new S3MetricExporter({
-      bucket,
-      prefix,
-      ...connection(),
-      endpoint: proxy.endpoint,
-      maxBatchAgeMillis: 50,
-      requestTimeoutMillis: 1_000,
-      flushTimeoutMillis: 15_000,
-      retry: { initialDelayMillis: 50, maxDelayMillis: 500 },
-      ...options,
-    });
+    return new S3MetricExporter({ ...viaProxy(prefix), ...options });
   }
 
   /** Sequence numbers of every stored collection under `prefix`, sorted. */
@@ -120,6 +133,54 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
         expect(attempted.some((a) => a.outcome === 'upstream 412')).toBe(true);
       }
     });
+  }
+
+  // The same for spans and log records, on the faults whose retries S3 sees: a reset, a 500, and
+  // a write that landed with its answer lost (the conditional retry is answered 412).
+  const retried = ['reset', 'status', 'lose-response'];
+  for (const driver of [TRACES, LOGS]) {
+    for (const { name, fault, reason } of transient.filter((t) => retried.includes(t.fault.kind))) {
+      test(`${driver.signal}, ${name}: after recovery every export is stored exactly once, retries reuse their key and bytes`, async () => {
+        const prefix = `faults/${driver.signal}-${fault.kind}-${Date.now()}`;
+        const exporter = driver.exporter(viaProxy(prefix));
+        await proxy.set(fault);
+        for (let tag = 1; tag <= 6; tag++) {
+          expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
+          await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
+        }
+        await waitFor(
+          () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
+          10_000,
+          `3 ${reason} failures`,
+        );
+        await proxy.set({ kind: 'pass' });
+        await exporter.forceFlush();
+        const stats = exporter.stats();
+        await exporter.shutdown();
+
+        const objects = await listAndFetch(client, bucket, `${prefix}/`);
+        const items = objects.flatMap((o) => taggedItems(decodeStored(o))).sort();
+        expect(items).toEqual(expectedItems([1, 2, 3, 4, 5, 6], 10).sort());
+        expect(stats.pointsDropped).toBe(0);
+        expect(stats.retries).toBeGreaterThan(0);
+        expect(stats.batchesUploaded).toBe(objects.length);
+        // Every attempt of a key carried If-None-Match and the bytes stored under it (the signed
+        // payload hash of each attempt is the stored object's SHA-256).
+        const stored = new Map(objects.map((o) => [o.key, sha256Hex(o.bytes)]));
+        const attempted = putsUnder(prefix);
+        expect(new Set(attempted.map((a) => a.key))).toEqual(new Set(stored.keys()));
+        expect(attempted.length).toBeGreaterThan(objects.length);
+        for (const attempt of attempted) {
+          expect(attempt.ifNoneMatch, attempt.key).toBe('*');
+          expect(attempt.headers['x-amz-content-sha256'], attempt.key).toBe(
+            stored.get(attempt.key),
+          );
+        }
+        if (fault.kind === 'lose-response') {
+          expect(attempted.some((a) => a.outcome === 'upstream 412')).toBe(true);
+        }
+      });
+    }
   }
 
   test('backoff: each wait is drawn under the exponential full-jitter bound, grows, and is what S3 sees', async () => {
@@ -272,29 +333,37 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(seqs.map((r) => r.value).sort()).toEqual([1, 2]);
   });
 
-  test('black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms', async () => {
-    const prefix = `faults/bounded-${Date.now()}`;
-    const flushTimeoutMillis = 1_500;
-    const exporter = exporterVia(prefix, { flushTimeoutMillis, requestTimeoutMillis: 60_000 });
-    const service = sequencedService(exporter);
-    await proxy.set({ kind: 'blackhole' });
-    await service.exportCollections(3);
-    let started = performance.now();
-    await exporter.forceFlush();
-    const flushMillis = performance.now() - started;
-    started = performance.now();
-    await exporter.shutdown();
-    const shutdownMillis = performance.now() - started;
-    console.log(
-      `[measure] black hole, flushTimeoutMillis ${flushTimeoutMillis}: forceFlush ${flushMillis.toFixed(0)} ms, shutdown ${shutdownMillis.toFixed(0)} ms`,
-    );
-    expect(flushMillis).toBeLessThan(flushTimeoutMillis + 500);
-    expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 500);
-    const stats = exporter.stats();
-    expect(stats.pointsDroppedByReason.shutdown).toBeGreaterThan(0);
-    expect(stats.pointsDropped).toBe(stats.pointsDroppedByReason.shutdown);
-    await service.shutdown();
-  });
+  for (const driver of SIGNALS) {
+    test(`${driver.signal}, black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms`, async () => {
+      const prefix = `faults/bounded-${driver.signal}-${Date.now()}`;
+      const flushTimeoutMillis = 1_500;
+      const exporter = driver.exporter({
+        ...viaProxy(prefix),
+        flushTimeoutMillis,
+        requestTimeoutMillis: 60_000,
+      });
+      await proxy.set({ kind: 'blackhole' });
+      for (let tag = 1; tag <= 3; tag++) {
+        expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
+        await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
+      }
+      let started = performance.now();
+      await exporter.forceFlush();
+      const flushMillis = performance.now() - started;
+      started = performance.now();
+      await exporter.shutdown();
+      const shutdownMillis = performance.now() - started;
+      console.log(
+        `[measure] black hole, ${driver.signal}, flushTimeoutMillis ${flushTimeoutMillis}: forceFlush ${flushMillis.toFixed(0)} ms, shutdown ${shutdownMillis.toFixed(0)} ms`,
+      );
+      expect(proxy.putAttempts().some((a) => a.key.startsWith(`${prefix}/`))).toBe(true);
+      expect(flushMillis).toBeLessThan(flushTimeoutMillis + 500);
+      expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 500);
+      const stats = exporter.stats();
+      expect(stats.pointsDroppedByReason.shutdown).toBe(30);
+      expect(stats.pointsDropped).toBe(30);
+    });
+  }
 
   test('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async () => {
     const prefix = `faults/concurrent-${Date.now()}`;

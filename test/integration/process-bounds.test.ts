@@ -4,6 +4,7 @@ import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
 import { describeS3, s3Server, withS3 } from '../support/s3.js';
+import { SIGNALS } from '../support/signal-driver.js';
 
 interface Checkpoint {
   checkpoint: string;
@@ -33,34 +34,39 @@ describeS3('process-level bounds with S3 black-holed (child processes)', () => {
 
   const childEnv = () => childConnectionEnv(proxy.endpoint, bucket, s3Server);
 
-  test('meterProvider.shutdown() with no timeout settles within 2 x flushTimeoutMillis + 1 s, then the process exits on its own', async () => {
-    const flushTimeoutMillis = 1_500;
-    const child = spawnTs('test/support/children/blackhole-shutdown.ts', {
-      ...childEnv(),
-      FLUSH_TIMEOUT_MILLIS: String(flushTimeoutMillis),
+  for (const driver of SIGNALS) {
+    test(`${driver.signal}: the SDK provider's shutdown() with no timeout settles within 2 x flushTimeoutMillis + 1 s, then the process exits on its own`, async () => {
+      const flushTimeoutMillis = 1_500;
+      const child = spawnTs('test/support/children/blackhole-shutdown.ts', {
+        ...childEnv(),
+        SIGNAL: driver.signal,
+        FLUSH_TIMEOUT_MILLIS: String(flushTimeoutMillis),
+      });
+      const report = await child.waitForJson<{
+        shutdownMillis?: number;
+        stats?: { pointsDroppedByReason: Record<string, number> };
+      }>((v) => typeof v.shutdownMillis === 'number');
+      const reportedAt = performance.now();
+      const exit = await Promise.race([
+        child.exited,
+        new Promise<'still running'>((resolve) =>
+          setTimeout(() => resolve('still running'), 3_000),
+        ),
+      ]);
+      if (exit === 'still running') child.process.kill('SIGKILL');
+      console.log(
+        `[measure] black hole, flushTimeoutMillis ${flushTimeoutMillis}: ${driver.signal} provider.shutdown() ${report.shutdownMillis?.toFixed(0)} ms; ` +
+          `process exit ${exit === 'still running' ? 'never' : `${(exit.at - reportedAt).toFixed(0)} ms`} after it`,
+      );
+      expect(report.shutdownMillis).toBeLessThan(2 * flushTimeoutMillis + 1_000);
+      expect(exit).not.toBe('still running');
+      if (exit !== 'still running') {
+        expect(exit.code, child.stderr()).toBe(0);
+        expect(exit.at - reportedAt).toBeLessThan(1_000);
+      }
+      expect(report.stats?.pointsDroppedByReason.shutdown).toBeGreaterThan(0);
     });
-    const report = await child.waitForJson<{
-      shutdownMillis?: number;
-      stats?: { pointsDroppedByReason: Record<string, number> };
-    }>((v) => typeof v.shutdownMillis === 'number');
-    const reportedAt = performance.now();
-    const exit = await Promise.race([
-      child.exited,
-      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 3_000)),
-    ]);
-    if (exit === 'still running') child.process.kill('SIGKILL');
-    console.log(
-      `[measure] black hole, flushTimeoutMillis ${flushTimeoutMillis}: meterProvider.shutdown() ${report.shutdownMillis?.toFixed(0)} ms; ` +
-        `process exit ${exit === 'still running' ? 'never' : `${(exit.at - reportedAt).toFixed(0)} ms`} after it`,
-    );
-    expect(report.shutdownMillis).toBeLessThan(2 * flushTimeoutMillis + 1_000);
-    expect(exit).not.toBe('still running');
-    if (exit !== 'still running') {
-      expect(exit.code, child.stderr()).toBe(0);
-      expect(exit.at - reportedAt).toBeLessThan(1_000);
-    }
-    expect(report.stats?.pointsDroppedByReason.shutdown).toBeGreaterThan(0);
-  });
+  }
 
   test('a busy service through a long outage (24 s): bytes held never exceed maxBufferedBytes, drops are counted, no memory leaks, RSS plateaus', async () => {
     const maxBufferedBytes = 2 * 1024 * 1024;

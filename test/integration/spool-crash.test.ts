@@ -6,7 +6,8 @@ import type { ExporterStats } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { Fault, FaultProxy } from '../support/fault-proxy.js';
-import { describeS3, listAndFetch, s3Server, storedSequence, withS3 } from '../support/s3.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
+import { expectedItems, SIGNALS, signalSpoolDir, taggedItems } from '../support/signal-driver.js';
 import { tempDirs } from '../support/temp-dir.js';
 
 describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDir', () => {
@@ -23,77 +24,88 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
     { name: 'S3 slow to answer (writes landed)', fault: { kind: 'delay', millis: 30_000 } },
   ];
 
-  for (const { name, fault } of cases) {
-    test(`${name}: every batch sealed before the kill lands exactly once after the restart`, async () => {
-      const dir = await newDir('otel-s3-spool-crash-');
-      const prefix = `crash/${fault.kind}-${Date.now()}`;
-      await proxy.set(fault);
-      const writer = spawnTs('test/support/children/spool-writer.ts', {
-        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
-        S3_PREFIX: prefix,
-        SPOOL_DIR: dir,
-        COLLECTIONS: '30',
+  for (const driver of SIGNALS)
+    for (const { name, fault } of cases) {
+      test(`${driver.signal}, ${name}: every batch sealed before the kill lands exactly once after the restart`, async () => {
+        const dir = await newDir('otel-s3-spool-crash-');
+        const prefix = `crash/${driver.signal}-${fault.kind}-${Date.now()}`;
+        const signalEnv = { SIGNAL: driver.signal };
+        await proxy.set(fault);
+        const writer = spawnTs('test/support/children/spool-writer.ts', {
+          ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
+          ...signalEnv,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: dir,
+          COLLECTIONS: '30',
+        });
+        const ready = await writer.waitForJson<{
+          ready?: boolean;
+          collections: number;
+          sealed: number;
+          attempts: number;
+        }>((v) => v.ready === true);
+        expect(ready.sealed).toBeGreaterThan(3);
+        expect(ready.attempts).toBeGreaterThan(0);
+        writer.process.kill('SIGKILL');
+        const killed = await writer.exited;
+        expect(killed.signal).toBe('SIGKILL');
+        const batches = join(signalSpoolDir(dir, driver), 'batches');
+        const leftOnDisk = (await readdir(batches)).length;
+        expect(leftOnDisk).toBeGreaterThanOrEqual(ready.sealed);
+
+        // What had landed before the kill (the 'delay' fault forwards writes and holds the answers).
+        const landed = new Map(
+          (await listAndFetch(client, bucket, `${prefix}/`)).map((o) => [o.key, o.bytes]),
+        );
+        if (fault.kind === 'delay') expect(landed.size).toBeGreaterThan(0);
+        else expect(landed.size).toBe(0);
+
+        await proxy.set({ kind: 'pass' });
+        const replayFrom = proxy.attempts.length;
+        // Through the proxy: it shows what the server answered to each replayed PUT.
+        const replay = spawnTs('test/support/children/spool-replay.ts', {
+          ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
+          ...signalEnv,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: dir,
+        });
+        const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
+          (v) => v.done === true,
+        );
+        expect((await replay.exited).code, replay.stderr()).toBe(0);
+        expect(stats.spool?.replayed).toBe(leftOnDisk);
+        expect(stats.spool?.files).toBe(0);
+        expect(stats.spool?.quarantined).toBe(0);
+        expect(await readdir(batches)).toEqual([]);
+        // Every object that had landed was replayed with If-None-Match and refused with 412,
+        // never written again.
+        const replayed = proxy.attempts.slice(replayFrom).filter((p) => p.method === 'PUT');
+        for (const [key, bytes] of landed) {
+          const puts = replayed.filter((p) => p.key === key);
+          expect(
+            puts.map((p) => [p.ifNoneMatch, p.outcome]),
+            key,
+          ).toEqual([['*', 'upstream 412']]);
+          const [now] = await listAndFetch(client, bucket, key);
+          expect(now?.bytes.equals(bytes), `${key} unchanged`).toBe(true);
+        }
+
+        const objects = await listAndFetch(client, bucket, `${prefix}/`);
+        const items = objects.flatMap((o) => taggedItems(decodeStored(o)));
+        // Exports 1..30 were sealed and durable before the kill: each is stored exactly once.
+        const firstThirty = items.filter((i) => Number(i.split('/')[0]) <= ready.collections);
+        expect(firstThirty.sort()).toEqual(
+          expectedItems(
+            Array.from({ length: ready.collections }, (_, i) => i + 1),
+            10,
+          ).sort(),
+        );
+        // Later exports may or may not have been durable at the kill, but none is stored twice.
+        expect(new Set(items).size).toBe(items.length);
+        console.log(
+          `[measure] kill -9 (${driver.signal}, ${name}): ${ready.sealed} batches sealed before the ready line, ${leftOnDisk} files on disk at the kill, ` +
+            `${stats.spool?.replayed} replayed, ${objects.length} objects, ${items.length} items stored once each`,
+        );
       });
-      const ready = await writer.waitForJson<{
-        ready?: boolean;
-        collections: number;
-        sealed: number;
-        attempts: number;
-      }>((v) => v.ready === true);
-      expect(ready.sealed).toBeGreaterThan(3);
-      expect(ready.attempts).toBeGreaterThan(0);
-      writer.process.kill('SIGKILL');
-      const killed = await writer.exited;
-      expect(killed.signal).toBe('SIGKILL');
-      const leftOnDisk = (await readdir(join(dir, 'batches'))).length;
-      expect(leftOnDisk).toBeGreaterThanOrEqual(ready.sealed);
-
-      // What had landed before the kill (the 'delay' fault forwards writes and holds the answers).
-      const landed = new Map(
-        (await listAndFetch(client, bucket, `${prefix}/`)).map((o) => [o.key, o.bytes]),
-      );
-      if (fault.kind === 'delay') expect(landed.size).toBeGreaterThan(0);
-      else expect(landed.size).toBe(0);
-
-      await proxy.set({ kind: 'pass' });
-      const replayFrom = proxy.attempts.length;
-      // Through the proxy: it shows what the server answered to each replayed PUT.
-      const replay = spawnTs('test/support/children/spool-replay.ts', {
-        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
-        S3_PREFIX: prefix,
-        SPOOL_DIR: dir,
-      });
-      const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
-        (v) => v.done === true,
-      );
-      expect((await replay.exited).code, replay.stderr()).toBe(0);
-      expect(stats.spool?.replayed).toBe(leftOnDisk);
-      expect(stats.spool?.files).toBe(0);
-      expect(stats.spool?.quarantined).toBe(0);
-      expect(await readdir(join(dir, 'batches'))).toEqual([]);
-      // Every object that had landed was replayed with If-None-Match and refused with 412,
-      // never written again.
-      const replayed = proxy.attempts.slice(replayFrom).filter((p) => p.method === 'PUT');
-      for (const [key, bytes] of landed) {
-        const puts = replayed.filter((p) => p.key === key);
-        expect(
-          puts.map((p) => [p.ifNoneMatch, p.outcome]),
-          key,
-        ).toEqual([['*', 'upstream 412']]);
-        const [now] = await listAndFetch(client, bucket, key);
-        expect(now?.bytes.equals(bytes), `${key} unchanged`).toBe(true);
-      }
-
-      const { seqs, keys } = await storedSequence(client, bucket, prefix);
-      // Collections 1..30 were sealed and durable before the kill: each is stored exactly once.
-      const firstThirty = seqs.filter((s) => s <= ready.collections);
-      expect(firstThirty).toEqual(Array.from({ length: ready.collections }, (_, i) => i + 1));
-      // Later collections may or may not have been durable at the kill, but none is stored twice.
-      expect(new Set(seqs).size).toBe(seqs.length);
-      console.log(
-        `[measure] kill -9 (${name}): ${ready.sealed} batches sealed before the ready line, ${leftOnDisk} files on disk at the kill, ` +
-          `${stats.spool?.replayed} replayed, ${keys.length} objects, ${seqs.length} collections stored once each`,
-      );
-    });
-  }
+    }
 });

@@ -3,12 +3,19 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
-import { dataPointRows } from '../../src/reader.js';
 import { LOCK_TIMING, type SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
 import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
+import {
+  expectedItems,
+  METRICS,
+  SIGNALS,
+  type SignalDriver,
+  signalSpoolDir,
+  taggedItems,
+} from '../support/signal-driver.js';
 import { tempDirs } from '../support/temp-dir.js';
 
 /**
@@ -39,17 +46,22 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     stats: ExporterStats;
   }
 
-  /** One run of the service (test/support/children/spool-restart.ts) in a new pid namespace. */
+  /**
+   * One run of the service (test/support/children/spool-restart.ts) in a new pid namespace, of
+   * metrics or of `driver`'s signal.
+   */
   function run(
     dir: string,
     prefix: string,
     endpoint: string | undefined,
     env: Record<string, string>,
+    driver: SignalDriver = METRICS,
   ): Child {
     const child = spawnTs(
       'test/support/children/spool-restart.ts',
       {
         ...childConnectionEnv(endpoint, bucket, s3Server),
+        SIGNAL: driver.signal,
         S3_PREFIX: prefix,
         SPOOL_DIR: dir,
         ...env,
@@ -66,66 +78,79 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   const waitingAlerts = (child: Child) =>
     child.stderr().match(/\[OTEL_S3_SPOOL_WAITING\]/g)?.length ?? 0;
 
-  /** Every data point stored under `prefix`, as tag/series, sorted: each must appear once. */
+  /** Every item stored under `prefix`, as tag/series, sorted: each must appear once. */
   async function storedPoints(prefix: string): Promise<string[]> {
     const objects = await listAndFetch(client, bucket, `${prefix}/`);
-    return objects
-      .flatMap((o) => dataPointRows(decodeStored(o)))
-      .map((r) => `${r.attributes.tag}/${r.attributes.series}`)
-      .sort();
+    return objects.flatMap((o) => taggedItems(decodeStored(o))).sort();
   }
   const expectedPoints = (lastTag: number) =>
-    Array.from({ length: lastTag }, (_, t) => Array.from({ length: 5 }, (_, s) => `${t + 1}/${s}`))
-      .flat()
-      .sort();
+    expectedItems(
+      Array.from({ length: lastTag }, (_, t) => t + 1),
+      5,
+    ).sort();
 
-  test('SIGKILLed, then started again at once: the new run stores its first exports while the old lock is fresh, adopts the spool once it is stale, and replays it; every point is stored once', {
-    timeout: 120_000,
-  }, async () => {
-    const dir = await newDir('otel-s3-restart-');
-    const prefix = `restart/crash-${Date.now()}`;
-    const before = run(dir, prefix, proxy.endpoint, {
-      FIRST_TAG: '1',
-      LAST_TAG: '4',
-      WAIT: 'durable',
+  for (const driver of SIGNALS) {
+    test(`${driver.signal}: SIGKILLed, then started again at once: the new run stores its first exports while the old lock is fresh, adopts the spool once it is stale, and replays it; every item is stored once`, {
+      timeout: 120_000,
+    }, async () => {
+      const dir = await newDir('otel-s3-restart-');
+      const prefix = `restart/crash-${driver.signal}-${Date.now()}`;
+      const spoolDir = signalSpoolDir(dir, driver);
+      const before = run(
+        dir,
+        prefix,
+        proxy.endpoint,
+        {
+          FIRST_TAG: '1',
+          LAST_TAG: '4',
+          WAIT: 'durable',
+        },
+        driver,
+      );
+      const durable = await before.waitForJson<Line>((l) => l.durable === true, 60_000);
+      expect(durable.stats.spool).toMatchObject({ state: 'active', written: 4 });
+      expect(durable.stats.batchesUploaded).toBe(0);
+      expect(ownerOf(spoolDir).pid).toBe(1);
+
+      // The container crashes; its restart policy starts it again at once, in a new pid namespace.
+      before.process.kill('SIGKILL');
+      expect((await before.exited).signal).toBe('SIGKILL');
+      const after = run(
+        dir,
+        prefix,
+        s3Server?.endpoint,
+        {
+          FIRST_TAG: '5',
+          LAST_TAG: '7',
+          WAIT: 'stored,drained',
+          REPLAYED: '4',
+        },
+        driver,
+      );
+      // No SpoolLockedError: the constructor returns, and exports are stored from memory.
+      await after.waitForJson<Line>((l) => l.constructed === true, 60_000);
+      const exported = await after.waitForJson<Line>((l) => l.exported === true, 60_000);
+      expect(exported.stats.spool).toMatchObject({ state: 'waiting-for-lock', written: 0 });
+      expect(exported.stats.batchesUploaded).toBe(3);
+      expect(ownerOf(spoolDir).pid).toBe(1);
+      const lastRefresh = statSync(join(spoolDir, 'owner.lock')).mtimeMs;
+
+      // The old lock is taken only once stale, at the next try after that.
+      await after.waitForJson<Line>((l) => l.state === 'active', 60_000);
+      const staleFor = Date.now() - lastRefresh;
+      expect(staleFor).toBeGreaterThan(LOCK_TIMING.staleMillis);
+      expect(staleFor).toBeLessThan(LOCK_TIMING.staleMillis + LOCK_TIMING.retryMillis + 5_000);
+      const drained = await after.waitForJson<Line>((l) => l.drained === true, 60_000);
+      expect(drained.stats.spool).toMatchObject({ replayed: 4, quarantined: 0, files: 0 });
+      expect(drained.stats.pointsDropped).toBe(0);
+      expect((await after.exited).code, after.stderr()).toBe(0);
+      expect(waitingAlerts(after)).toBe(1);
+      expect(after.stderr()).toMatch(/is locked by pid 1 on .*, which cannot be checked from here/);
+
+      expect(readdirSync(join(spoolDir, 'batches'))).toEqual([]);
+      expect(await storedPoints(prefix)).toEqual(expectedPoints(7));
     });
-    const durable = await before.waitForJson<Line>((l) => l.durable === true, 60_000);
-    expect(durable.stats.spool).toMatchObject({ state: 'active', written: 4 });
-    expect(durable.stats.batchesUploaded).toBe(0);
-    expect(ownerOf(dir).pid).toBe(1);
-
-    // The container crashes; its restart policy starts it again at once, in a new pid namespace.
-    before.process.kill('SIGKILL');
-    expect((await before.exited).signal).toBe('SIGKILL');
-    const after = run(dir, prefix, s3Server?.endpoint, {
-      FIRST_TAG: '5',
-      LAST_TAG: '7',
-      WAIT: 'stored,drained',
-      REPLAYED: '4',
-    });
-    // No SpoolLockedError: the constructor returns, and exports are stored from memory.
-    await after.waitForJson<Line>((l) => l.constructed === true, 60_000);
-    const exported = await after.waitForJson<Line>((l) => l.exported === true, 60_000);
-    expect(exported.stats.spool).toMatchObject({ state: 'waiting-for-lock', written: 0 });
-    expect(exported.stats.batchesUploaded).toBe(3);
-    expect(ownerOf(dir).pid).toBe(1);
-    const lastRefresh = statSync(join(dir, 'owner.lock')).mtimeMs;
-
-    // The old lock is taken only once stale, at the next try after that.
-    await after.waitForJson<Line>((l) => l.state === 'active', 60_000);
-    const staleFor = Date.now() - lastRefresh;
-    expect(staleFor).toBeGreaterThan(LOCK_TIMING.staleMillis);
-    expect(staleFor).toBeLessThan(LOCK_TIMING.staleMillis + LOCK_TIMING.retryMillis + 5_000);
-    const drained = await after.waitForJson<Line>((l) => l.drained === true, 60_000);
-    expect(drained.stats.spool).toMatchObject({ replayed: 4, quarantined: 0, files: 0 });
-    expect(drained.stats.pointsDropped).toBe(0);
-    expect((await after.exited).code, after.stderr()).toBe(0);
-    expect(waitingAlerts(after)).toBe(1);
-    expect(after.stderr()).toMatch(/is locked by pid 1 on .*, which cannot be checked from here/);
-
-    expect(readdirSync(join(dir, 'batches'))).toEqual([]);
-    expect(await storedPoints(prefix)).toEqual(expectedPoints(7));
-  });
+  }
 
   test('a live holder in another pid namespace keeps its spool: the new run waits past the stale time, and adopts the spool only once the holder has released it', {
     timeout: 120_000,

@@ -6,27 +6,44 @@ import { Spool } from '../../src/spool/spool.js';
 import type { FaultyFileSystem } from './faulty-fs.js';
 import { scriptedExporter } from './scripted-exporter.js';
 import { ScriptedS3 } from './scripted-s3.js';
+import { type AnyExporter, METRICS, type SignalDriver } from './signal-driver.js';
 import { tempDir } from './temp-dir.js';
 
 /**
  * An exporter on a scripted S3 with its spool in `dir`, paced for unit tests: batches sealed
  * after 10 ms, retries within 50 ms, requests abandoned after 100 ms, no compression (bodies stay
- * readable on disk).
+ * readable on disk). Of metrics, or of `driver`'s signal.
  */
 export function spoolExporter(
   s3: ScriptedS3,
   dir: string,
+  options?: Partial<S3MetricExporterOptions>,
+): S3MetricExporter;
+export function spoolExporter<E extends AnyExporter>(
+  s3: ScriptedS3,
+  dir: string,
+  options: Partial<S3MetricExporterOptions>,
+  driver: SignalDriver<E>,
+): E;
+export function spoolExporter(
+  s3: ScriptedS3,
+  dir: string,
   options: Partial<S3MetricExporterOptions> = {},
-): S3MetricExporter {
-  return scriptedExporter(s3, {
-    compression: 'none',
-    spoolDir: dir,
-    maxBatchAgeMillis: 10,
-    retry: { initialDelayMillis: 1, maxDelayMillis: 50 },
-    requestTimeoutMillis: 100,
-    flushTimeoutMillis: 1_000,
-    ...options,
-  });
+  driver: SignalDriver = METRICS,
+): AnyExporter {
+  return scriptedExporter(
+    s3,
+    {
+      compression: 'none',
+      spoolDir: dir,
+      maxBatchAgeMillis: 10,
+      retry: { initialDelayMillis: 1, maxDelayMillis: 50 },
+      requestTimeoutMillis: 100,
+      flushTimeoutMillis: 1_000,
+      ...options,
+    },
+    driver,
+  );
 }
 
 /**

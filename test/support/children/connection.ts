@@ -1,4 +1,5 @@
-import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { type AnyExporter, METRICS, type SignalDriver } from '../signal-driver.js';
 
 /** What the parent passes for childConnection(): one place for the variable names on both sides. */
 export function childConnectionEnv(
@@ -38,10 +39,18 @@ export function childConnection(): {
 
 /**
  * The exporter of a spool child process: on its parent's S3 (childConnection()), under S3_PREFIX,
- * with its spool in SPOOL_DIR, and `options`.
+ * with its spool in SPOOL_DIR, and `options`; of metrics, or of `driver`'s signal.
  */
-export function childSpoolExporter(options: Partial<S3MetricExporterOptions>): S3MetricExporter {
-  return new S3MetricExporter({
+export function childSpoolExporter(options: Partial<S3MetricExporterOptions>): S3MetricExporter;
+export function childSpoolExporter<E extends AnyExporter>(
+  options: Partial<S3MetricExporterOptions>,
+  driver: SignalDriver<E>,
+): E;
+export function childSpoolExporter(
+  options: Partial<S3MetricExporterOptions>,
+  driver: SignalDriver = METRICS,
+): AnyExporter {
+  return driver.exporter({
     ...childConnection(),
     prefix: process.env.S3_PREFIX as string,
     spoolDir: process.env.SPOOL_DIR as string,

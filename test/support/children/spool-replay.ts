@@ -1,9 +1,11 @@
-/** Child process: opens the spool an earlier (killed) process left and uploads it, then reports. */
+/**
+ * Child process: opens the spool an earlier (killed) process of SIGNAL (metrics unless set) left
+ * and uploads it, then reports.
+ */
+import { driverOf } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
 
-const exporter = childSpoolExporter({
-  flushTimeoutMillis: 10_000,
-});
+const exporter = childSpoolExporter({ flushTimeoutMillis: 10_000 }, driverOf(process.env.SIGNAL));
 const deadline = Date.now() + 20_000;
 // Opening and restoring are asynchronous: wait until the spool is ours, read, and empty again.
 while (exporter.stats().spool?.state !== 'active' && Date.now() < deadline) {

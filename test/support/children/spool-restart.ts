@@ -1,7 +1,7 @@
 /**
  * Child process, one run of a service with a spool (the restart test runs it as pid 1 of a pid
- * namespace of its own, like a container). Exports batches tagged FIRST_TAG..LAST_TAG (5 points
- * each, one batch each), then waits for what WAIT lists (comma-separated), printing JSON lines:
+ * namespace of its own, like a container). Exports batches of SIGNAL (metrics unless set) tagged
+ * FIRST_TAG..LAST_TAG (5 items each, one batch each), then waits for what WAIT lists (comma-separated), printing JSON lines:
  *   {"constructed":true,"state":...}   the constructor returned
  *   {"state":...,"at":ms}              each change of stats().spool.state
  *   {"exported":true,"stats":...}      every batch exported (WAIT has `stored`: and stored in S3)
@@ -12,16 +12,20 @@
  *   {"done":true,"stats":...}          after shutdown()
  * Otherwise it stays alive until killed, or until a line arrives on stdin (then it shuts down).
  */
-import { exportSynthetic } from '../service.js';
+import { driverOf, exportTagged } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
 const started = performance.now();
-const exporter = childSpoolExporter({
-  maxBatchAgeMillis: 20,
-  requestTimeoutMillis: 60_000,
-  flushTimeoutMillis: Number(env.FLUSH_TIMEOUT_MILLIS ?? 10_000),
-});
+const driver = driverOf(env.SIGNAL);
+const exporter = childSpoolExporter(
+  {
+    maxBatchAgeMillis: 20,
+    requestTimeoutMillis: 60_000,
+    flushTimeoutMillis: Number(env.FLUSH_TIMEOUT_MILLIS ?? 10_000),
+  },
+  driver,
+);
 const line = (value: object) => console.log(JSON.stringify(value));
 const stats = () => exporter.stats();
 line({ constructed: true, state: stats().spool?.state });
@@ -48,7 +52,7 @@ const first = Number(env.FIRST_TAG);
 const last = Number(env.LAST_TAG);
 for (let tag = first; tag <= last; tag++) {
   const sealed = stats().batchesSealed;
-  const result = await exportSynthetic(exporter, 5, tag);
+  const result = await exportTagged(driver, exporter, 5, tag);
   if (result.code !== 0) throw result.error ?? new Error(`export of tag ${tag} failed`);
   await until(() => stats().batchesSealed > sealed); // one batch per tag
 }

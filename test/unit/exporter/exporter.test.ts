@@ -1,58 +1,47 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import { describe, expect, test, vi } from 'vitest';
-import {
-  type S3MetricExporter,
-  type S3MetricExporterOptions,
-  SELF_METRICS_SCOPE,
-} from '../../../src/index.js';
+import { type S3MetricExporterOptions, SELF_METRICS_SCOPE } from '../../../src/index.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { holdLibuvPool, turns } from '../../support/held-pool.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3, tagsIn } from '../../support/scripted-s3.js';
-import { collectingProvider, exportSynthetic } from '../../support/service.js';
+import { collectingProvider } from '../../support/service.js';
+import {
+  type AnyExporter,
+  exportTagged,
+  METRICS,
+  SIGNALS,
+  type SignalDriver,
+} from '../../support/signal-driver.js';
 import { waitFor } from '../../support/wait.js';
 import { builtInZstd } from '../../support/zstd.js';
 
 const messages = captureDiag();
 
-function exporterWith(
+/** An exporter of `driver`'s signal on the scripted S3 `s3`, uncompressed, retrying within 20 ms. */
+const exporterWith = (
+  driver: SignalDriver,
   s3: ScriptedS3,
   options: Partial<S3MetricExporterOptions> = {},
-): S3MetricExporter {
-  return scriptedExporter(s3, {
-    compression: 'none',
-    retry: { initialDelayMillis: 1, maxDelayMillis: 20 },
-    ...options,
-  });
-}
+): AnyExporter =>
+  scriptedExporter(
+    s3,
+    { compression: 'none', retry: { initialDelayMillis: 1, maxDelayMillis: 20 }, ...options },
+    driver,
+  );
 
 describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () => {
-  test('export() acknowledges from the buffer without waiting for S3', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 200, maxBatchBytes: 1 });
-    // Each export fills a batch (maxBatchBytes 1): the first one's upload hangs in flight ...
-    expect((await exportSynthetic(exporter, 10, 1)).code).toBe(ExportResultCode.SUCCESS);
-    await waitFor(() => s3.attempts.length === 1, 5_000, 'an upload in flight');
-    // ... and the next exports are acknowledged while it hangs, and while theirs do.
-    const started = performance.now();
-    for (let tag = 2; tag <= 5; tag++) {
-      expect((await exportSynthetic(exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
-    }
-    expect(performance.now() - started).toBeLessThan(100);
-    expect(s3.attempts.every((a) => a.outcome === 'error')).toBe(true); // none answered yet
-    expect(exporter.stats().exportsAccepted).toBe(5);
-    await exporter.shutdown();
-  });
-
+  const driver = METRICS;
   test('forceFlush() retries a batch that is backing off at once, not after its backoff', async () => {
     // Full jitter draws the wait from [0, 60 s]: pinned near the top, so it cannot fire by chance.
     const random = vi.spyOn(Math, 'random').mockReturnValue(0.99);
     try {
       const s3 = new ScriptedS3().script([{ kind: 'status', status: 503, name: 'SlowDown' }]);
-      const exporter = exporterWith(s3, {
+      const exporter = exporterWith(driver, s3, {
         flushTimeoutMillis: 1_000,
         retry: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
       });
-      await exportSynthetic(exporter, 4, 1);
+      await exportTagged(driver, exporter, 4, 1);
       await exporter.forceFlush(); // seals; the attempt fails and backs off ~59 s: flush times out
       expect(s3.attempts).toHaveLength(1);
       const started = performance.now();
@@ -81,8 +70,8 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     try {
       const s3 = new ScriptedS3();
       // gzip keeps a batch's records until its body is made (zstd compresses them as they come).
-      const exporter = exporterWith(s3, { compression: 'gzip' });
-      await exportSynthetic(exporter, 6, 1);
+      const exporter = exporterWith(driver, s3, { compression: 'gzip' });
+      await exportTagged(driver, exporter, 6, 1);
       await exporter.forceFlush();
       await exporter.shutdown();
       expect(s3.attempts).toHaveLength(1);
@@ -127,13 +116,13 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       });
       try {
         const s3 = new ScriptedS3();
-        const exporter = exporterWith(s3, { compression: 'zstd' });
-        await exportSynthetic(exporter, 6, 1);
+        const exporter = exporterWith(driver, s3, { compression: 'zstd' });
+        await exportTagged(driver, exporter, 6, 1);
         await exporter.forceFlush();
         expect(s3.attempts).toHaveLength(0);
         expect(exporter.stats().pointsDroppedByReason['internal-error']).toBe(6);
         expect(messages.some((m) => /batch \d+: .*simulated zstd failure/.test(m.text))).toBe(true);
-        await exportSynthetic(exporter, 4, 2);
+        await exportTagged(driver, exporter, 4, 2);
         await exporter.shutdown();
         expect([...s3.stored.keys()][0]).toMatch(/\.json\.zst$/);
         expect(s3.storedTags()).toEqual(Array(4).fill(2));
@@ -144,96 +133,10 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     },
   );
 
-  test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
-    await exportSynthetic(exporter, 10, 1);
-    const started = performance.now();
-    await expect(exporter.forceFlush()).resolves.toBeUndefined();
-    const took = performance.now() - started;
-    expect(took).toBeGreaterThanOrEqual(290);
-    expect(took).toBeLessThan(300 + 500);
-    expect(messages.some((m) => m.level === 'warn' && /forceFlush\(\) deadline/.test(m.text))).toBe(
-      true,
-    );
-    await exporter.shutdown();
-  });
-
-  test('shutdown() settles by its deadline while S3 never answers, aborts the request and counts the loss', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 300, requestTimeoutMillis: 60_000 });
-    await exportSynthetic(exporter, 10, 1);
-    await exporter.forceFlush(); // sealed and sent: the request hangs
-    await waitFor(() => s3.attempts.length === 1, 5_000, 'the request in flight');
-    const started = performance.now();
-    await exporter.shutdown();
-    expect(performance.now() - started).toBeLessThan(300 + 500);
-    expect(s3.attempts.at(-1)?.outcome).toBe('aborted');
-    const stats = exporter.stats();
-    expect(stats.batchesDropped).toBe(1);
-    expect(stats.pointsDropped).toBe(10);
-    expect(stats.pointsDroppedByReason).toEqual({ shutdown: 10 });
-    expect(stats.bufferedBytes).toBe(0);
-    expect(messages.some((m) => m.level === 'error' && /shutdown\(\) deadline/.test(m.text))).toBe(
-      true,
-    );
-  });
-
-  test('after shutdown: export() answers FAILED without throwing, shutdown() and forceFlush() resolve', async () => {
-    const s3 = new ScriptedS3();
-    const exporter = exporterWith(s3);
-    await exporter.shutdown();
-    const result = await exportSynthetic(exporter, 1, 1);
-    expect(result.code).toBe(ExportResultCode.FAILED);
-    expect(result.error?.message).toMatch(/after shutdown/);
-    await expect(exporter.shutdown()).resolves.toBeUndefined();
-    await expect(exporter.forceFlush()).resolves.toBeUndefined();
-    expect(exporter.stats().exportsRejected).toBe(1);
-  });
-
-  test('a retry reuses the key and the bytes, with If-None-Match, and is counted', async () => {
-    const s3 = new ScriptedS3().script([
-      { kind: 'status', status: 503, name: 'SlowDown' },
-      { kind: 'status', status: 500, name: 'InternalError' },
-    ]);
-    const exporter = exporterWith(s3);
-    await exportSynthetic(exporter, 5, 1);
-    await exporter.forceFlush();
-    expect(s3.attempts).toHaveLength(3);
-    const [first, ...rest] = s3.attempts;
-    for (const attempt of rest) {
-      expect(attempt.key).toBe(first?.key);
-      expect(attempt.body.equals(first?.body ?? Buffer.alloc(0))).toBe(true);
-    }
-    expect(s3.attempts.every((a) => a.ifNoneMatch === '*')).toBe(true);
-    const stats = exporter.stats();
-    expect(stats.retries).toBe(2);
-    expect(stats.uploadAttempts).toBe(3);
-    expect(stats.uploadFailures).toEqual({ throttled: 1, server: 1 });
-    expect(stats.batchesUploaded).toBe(1);
-    await exporter.shutdown();
-  });
-
-  test('a 412 from the conditional write counts as stored (an earlier attempt landed)', async () => {
-    // The first attempt lands but its answer never comes back; the retry is answered 412.
-    const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
-    const exporter = exporterWith(s3, { requestTimeoutMillis: 100 });
-    await exportSynthetic(exporter, 3, 7);
-    await exporter.forceFlush();
-    expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'exists']);
-    expect(s3.attempts[0]?.key).toBe(s3.attempts[1]?.key);
-    expect(s3.stored.size).toBe(1);
-    const stats = exporter.stats();
-    expect(stats.batchesUploaded).toBe(1);
-    expect(stats.uploadFailures).toEqual({ timeout: 1 });
-    expect(stats.pointsDropped).toBe(0);
-    await exporter.shutdown();
-  });
-
   test('forceFlush() and shutdown() return at once when every pending batch is blocked on a fault waiting cannot fix', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'status', status: 404, name: 'NoSuchBucket' });
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 5_000 });
-    await exportSynthetic(exporter, 4, 1);
+    const exporter = exporterWith(driver, s3, { flushTimeoutMillis: 5_000 });
+    await exportTagged(driver, exporter, 4, 1);
     let started = performance.now();
     await exporter.forceFlush();
     expect(performance.now() - started).toBeLessThan(1_000);
@@ -256,180 +159,22 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
       ],
       { kind: 'ok' },
     );
-    const exporter = exporterWith(s3, { flushTimeoutMillis: 5_000 });
-    await exportSynthetic(exporter, 4, 1);
+    const exporter = exporterWith(driver, s3, { flushTimeoutMillis: 5_000 });
+    await exportTagged(driver, exporter, 4, 1);
     await exporter.forceFlush(); // blocked after the first answer
     await exporter.forceFlush(); // the retry meets 503, then succeeds: waited for
     expect(exporter.stats().batchesUploaded).toBe(1);
     await exporter.shutdown();
   });
 
-  test('a non-retryable rejection drops the batch, counted and logged', async () => {
-    // 413: never about the If-None-Match header (a 400 or 501 is first tried without it).
-    const s3 = new ScriptedS3().script([{ kind: 'status', status: 413, name: 'EntityTooLarge' }]);
-    const exporter = exporterWith(s3);
-    await exportSynthetic(exporter, 4, 1);
-    await exporter.forceFlush();
-    const stats = exporter.stats();
-    expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
-    expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
-    expect(messages.some((m) => m.level === 'error' && /rejected/.test(m.text))).toBe(true);
-    await exporter.shutdown();
-  });
-
-  test('bytes held never exceed maxBufferedBytes; the oldest batches are dropped first and counted', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const maxBufferedBytes = 64 * 1024;
-    const exporter = exporterWith(s3, {
-      maxBatchBytes: 8 * 1024,
-      maxBufferedBytes,
-      uploadConcurrency: 1,
-      flushTimeoutMillis: 5_000,
-      requestTimeoutMillis: 1_000,
-      retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
-    });
-    let peak = 0;
-    for (let tag = 1; tag <= 200; tag++) {
-      const result = await exportSynthetic(exporter, 20, tag);
-      expect(result.code).toBe(ExportResultCode.SUCCESS);
-      peak = Math.max(peak, exporter.stats().bufferedBytes);
-    }
-    expect(peak).toBeLessThanOrEqual(maxBufferedBytes);
-    expect(peak).toBeGreaterThan(maxBufferedBytes / 2);
-    const stats = exporter.stats();
-    expect(stats.batchesDropped).toBeGreaterThan(10);
-    expect(stats.pointsDroppedByReason['buffer-full']).toBe(stats.pointsDropped);
-    expect(messages.filter((m) => /maxBufferedBytes/.test(m.text))).toHaveLength(1);
-    // The oldest go first. The first batch was taken for upload (busy, not droppable) before
-    // memory ran out; with S3 back, what is still pending is stored. So what is stored must be
-    // that first batch (tags from 1) and then the newest exports, every one, up to 200: the
-    // dropped ones are exactly the run between them.
-    s3.script([], { kind: 'ok' });
-    await exporter.forceFlush(); // the hung request is aborted at its deadline and retried
-    await exporter.shutdown();
-    const final = exporter.stats();
-    expect(final.pointsDroppedByReason).toEqual({ 'buffer-full': stats.pointsDropped });
-    const stored = [...new Set(s3.storedTags())];
-    const gap = stored.findIndex((t, i) => i > 0 && t !== (stored[i - 1] as number) + 1);
-    const [head, tail] = [stored.slice(0, gap), stored.slice(gap)];
-    const first = s3.attempts[0];
-    expect(head).toEqual([...new Set(tagsIn(first?.key ?? '', first?.body ?? Buffer.alloc(0)))]);
-    expect(head[0]).toBe(1);
-    expect(tail.at(-1)).toBe(200);
-    expect(tail).toEqual(Array.from({ length: tail.length }, (_, i) => (tail[0] as number) + i));
-    const droppedTags = (tail[0] as number) - (head.at(-1) as number) - 1;
-    expect(final.pointsDropped).toBe(droppedTags * 20);
-    expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
-  });
-
-  test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, {
-      maxBatchBytes: 2 * 1024,
-      maxBufferedBytes: 8 * 1024,
-      uploadConcurrency: 1,
-      requestTimeoutMillis: 60_000,
-      flushTimeoutMillis: 200,
-    });
-    for (let tag = 1; tag <= 60; tag++) {
-      expect((await exportSynthetic(exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
-    }
-    const dropped = exporter.stats().pointsDroppedByReason['buffer-full'] ?? 0;
-    expect(dropped).toBeGreaterThan(0); // old batches dropped: the first condition
-    for (const tag of [100, 101]) {
-      // Larger than the whole bound: even with every idle batch dropped it cannot fit.
-      expect((await exportSynthetic(exporter, 2_000, tag)).code).toBe(ExportResultCode.FAILED);
-    }
-    // Both exports' points are lost, and the idle batches dropped while trying to fit them.
-    expect(exporter.stats().exportsRejected).toBe(2);
-    expect(exporter.stats().pointsDroppedByReason['buffer-full']).toBeGreaterThanOrEqual(
-      dropped + 2 * 2_000,
-    );
-    const dropping = messages.filter((m) => /dropping the oldest batches/.test(m.text));
-    const rejecting = messages.filter((m) =>
-      /nothing left to drop: rejecting exports/.test(m.text),
-    );
-    expect(dropping).toHaveLength(1);
-    expect(rejecting).toHaveLength(1);
-    await exporter.shutdown();
-  });
-
-  test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {
-    const s3 = new ScriptedS3();
-    const exporter = exporterWith(s3, { maxBatchBytes: 1024, maxBufferedBytes: 2048 });
-    const result = await exportSynthetic(exporter, 200, 1);
-    expect(result.code).toBe(ExportResultCode.FAILED);
-    expect(result.error?.message).toMatch(/maxBufferedBytes/);
-    expect(exporter.stats().pointsDroppedByReason).toEqual({ 'buffer-full': 200 });
-    await exporter.shutdown();
-  });
-
-  test('exports that arrive while batches are sealed, compressed and uploaded are all stored once', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 20 });
-    const exporter = exporterWith(s3, {
-      compression: 'zstd',
-      maxBatchBytes: 4 * 1024,
-      uploadConcurrency: 2,
-    });
-    const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => exportSynthetic(exporter, 5, i + 1)),
-    );
-    expect(results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true);
-    // More exports while the first batches are in flight.
-    const more = Array.from({ length: 50 }, (_, i) => exportSynthetic(exporter, 5, i + 101));
-    await exporter.forceFlush();
-    await Promise.all(more);
-    await exporter.shutdown();
-    const expected = Array.from({ length: 150 }, (_, i) => i + 1).flatMap((t) => Array(5).fill(t));
-    expect(s3.storedTags()).toEqual(expected); // sorted
-    expect(exporter.stats().batchesSealed).toBeGreaterThan(5);
-    expect(new Set(s3.attempts.map((a) => a.key)).size).toBe(s3.stored.size);
-  });
-
-  test('recordSelfMetrics() reports stats() as OpenTelemetry metrics', async () => {
-    const s3 = new ScriptedS3().script([{ kind: 'status', status: 503, name: 'SlowDown' }]);
-    const exporter = exporterWith(s3);
-    const { provider, collect } = collectingProvider();
-    const stop = exporter.recordSelfMetrics(provider);
-    await exportSynthetic(exporter, 6, 1);
-    await exporter.forceFlush();
-    const rm = await collect();
-    const self = rm.scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
-    const value = (name: string, attributes: Record<string, string> = {}) =>
-      self?.metrics
-        .find((m) => m.descriptor.name === name)
-        ?.dataPoints.find((p) =>
-          Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
-        )?.value;
-    expect(value('s3_exporter.batches', { outcome: 'uploaded' })).toBe(1);
-    expect(value('s3_exporter.data_points', { outcome: 'uploaded' })).toBe(6);
-    expect(value('s3_exporter.upload.attempts')).toBe(2);
-    expect(value('s3_exporter.upload.failures', { reason: 'throttled' })).toBe(1);
-    expect(value('s3_exporter.exports', { result: 'accepted' })).toBe(1);
-    expect(value('s3_exporter.buffered.bytes')).toBe(0);
-    expect(value('s3_exporter.upload.duration')).toMatchObject({ count: 1 });
-    // After stop() the callback no longer runs: a later upload does not show.
-    stop();
-    await exportSynthetic(exporter, 6, 2);
-    await exporter.forceFlush();
-    expect(exporter.stats().batchesUploaded).toBe(2);
-    const after = (await collect()).scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
-    const batches = after?.metrics.find((m) => m.descriptor.name === 's3_exporter.batches');
-    expect(batches?.dataPoints.find((p) => p.attributes.outcome === 'uploaded')?.value ?? 1).toBe(
-      1,
-    );
-    await exporter.shutdown();
-    await provider.shutdown();
-  });
-
   test('the upload-duration histogram is in seconds: its sum is stats().uploadLatency.totalMillis / 1000', async () => {
     // Every upload answers after at least 40 ms: three uploads take at least 0.12 s in all.
     const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 40 });
-    const exporter = exporterWith(s3);
+    const exporter = exporterWith(driver, s3);
     const { provider, collect } = collectingProvider();
     exporter.recordSelfMetrics(provider);
     for (let tag = 1; tag <= 3; tag++) {
-      await exportSynthetic(exporter, 2, tag);
+      await exportTagged(driver, exporter, 2, tag);
       await exporter.forceFlush();
     }
     const latency = exporter.stats().uploadLatency;
@@ -452,3 +197,327 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     await provider.shutdown();
   });
 });
+
+for (const driver of SIGNALS) {
+  describe(`${driver.signal}: the guarantees of every signal (scripted S3 client)`, () => {
+    test('export() acknowledges from the buffer without waiting for S3', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(driver, s3, { flushTimeoutMillis: 200, maxBatchBytes: 1 });
+      // Each export fills a batch (maxBatchBytes 1): the first one's upload hangs in flight ...
+      expect((await exportTagged(driver, exporter, 10, 1)).code).toBe(ExportResultCode.SUCCESS);
+      await waitFor(() => s3.attempts.length === 1, 5_000, 'an upload in flight');
+      // ... and the next exports are acknowledged while it hangs, and while theirs do.
+      const started = performance.now();
+      for (let tag = 2; tag <= 5; tag++) {
+        expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
+      }
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(s3.attempts.every((a) => a.outcome === 'error')).toBe(true); // none answered yet
+      expect(exporter.stats().exportsAccepted).toBe(5);
+      await exporter.shutdown();
+    });
+
+    test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 300,
+        requestTimeoutMillis: 60_000,
+      });
+      await exportTagged(driver, exporter, 10, 1);
+      const started = performance.now();
+      await expect(exporter.forceFlush()).resolves.toBeUndefined();
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(290);
+      expect(took).toBeLessThan(300 + 500);
+      expect(
+        messages.some((m) => m.level === 'warn' && /forceFlush\(\) deadline/.test(m.text)),
+      ).toBe(true);
+      await exporter.shutdown();
+    });
+
+    test('shutdown() settles by its deadline while S3 never answers, aborts the request and counts the loss', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 300,
+        requestTimeoutMillis: 60_000,
+      });
+      await exportTagged(driver, exporter, 10, 1);
+      await exporter.forceFlush(); // sealed and sent: the request hangs
+      await waitFor(() => s3.attempts.length === 1, 5_000, 'the request in flight');
+      const started = performance.now();
+      await exporter.shutdown();
+      expect(performance.now() - started).toBeLessThan(300 + 500);
+      expect(s3.attempts.at(-1)?.outcome).toBe('aborted');
+      const stats = exporter.stats();
+      expect(stats.batchesDropped).toBe(1);
+      expect(stats.pointsDropped).toBe(10);
+      expect(stats.pointsDroppedByReason).toEqual({ shutdown: 10 });
+      expect(stats.bufferedBytes).toBe(0);
+      expect(
+        messages.some((m) => m.level === 'error' && /shutdown\(\) deadline/.test(m.text)),
+      ).toBe(true);
+    });
+
+    test('after shutdown: export() answers FAILED without throwing, shutdown() and forceFlush() resolve', async () => {
+      const s3 = new ScriptedS3();
+      const exporter = exporterWith(driver, s3);
+      await exporter.shutdown();
+      const result = await exportTagged(driver, exporter, 1, 1);
+      expect(result.code).toBe(ExportResultCode.FAILED);
+      expect(result.error?.message).toMatch(/after shutdown/);
+      await expect(exporter.shutdown()).resolves.toBeUndefined();
+      await expect(exporter.forceFlush()).resolves.toBeUndefined();
+      expect(exporter.stats().exportsRejected).toBe(1);
+    });
+
+    test('a retry reuses the key and the bytes, with If-None-Match, and is counted', async () => {
+      const s3 = new ScriptedS3().script([
+        { kind: 'status', status: 503, name: 'SlowDown' },
+        { kind: 'status', status: 500, name: 'InternalError' },
+      ]);
+      const exporter = exporterWith(driver, s3);
+      await exportTagged(driver, exporter, 5, 1);
+      await exporter.forceFlush();
+      expect(s3.attempts).toHaveLength(3);
+      const [first, ...rest] = s3.attempts;
+      for (const attempt of rest) {
+        expect(attempt.key).toBe(first?.key);
+        expect(attempt.body.equals(first?.body ?? Buffer.alloc(0))).toBe(true);
+      }
+      expect(s3.attempts.every((a) => a.ifNoneMatch === '*')).toBe(true);
+      const stats = exporter.stats();
+      expect(stats.retries).toBe(2);
+      expect(stats.uploadAttempts).toBe(3);
+      expect(stats.uploadFailures).toEqual({ throttled: 1, server: 1 });
+      expect(stats.batchesUploaded).toBe(1);
+      await exporter.shutdown();
+    });
+
+    test('a 412 from the conditional write counts as stored (an earlier attempt landed)', async () => {
+      // The first attempt lands but its answer never comes back; the retry is answered 412.
+      const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
+      const exporter = exporterWith(driver, s3, { requestTimeoutMillis: 100 });
+      await exportTagged(driver, exporter, 3, 7);
+      await exporter.forceFlush();
+      expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'exists']);
+      expect(s3.attempts[0]?.key).toBe(s3.attempts[1]?.key);
+      expect(s3.stored.size).toBe(1);
+      const stats = exporter.stats();
+      expect(stats.batchesUploaded).toBe(1);
+      expect(stats.uploadFailures).toEqual({ timeout: 1 });
+      expect(stats.pointsDropped).toBe(0);
+      await exporter.shutdown();
+    });
+
+    test('a non-retryable rejection drops the batch, counted and logged', async () => {
+      // 413: never about the If-None-Match header (a 400 or 501 is first tried without it).
+      const s3 = new ScriptedS3().script([{ kind: 'status', status: 413, name: 'EntityTooLarge' }]);
+      const exporter = exporterWith(driver, s3);
+      await exportTagged(driver, exporter, 4, 1);
+      await exporter.forceFlush();
+      const stats = exporter.stats();
+      expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
+      expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
+      expect(messages.some((m) => m.level === 'error' && /rejected/.test(m.text))).toBe(true);
+      await exporter.shutdown();
+    });
+
+    test('bytes held never exceed maxBufferedBytes; the oldest batches are dropped first and counted', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const maxBufferedBytes = 64 * 1024;
+      const exporter = exporterWith(driver, s3, {
+        maxBatchBytes: 8 * 1024,
+        maxBufferedBytes,
+        uploadConcurrency: 1,
+        flushTimeoutMillis: 5_000,
+        requestTimeoutMillis: 1_000,
+        retry: { initialDelayMillis: 1, maxDelayMillis: 1 },
+      });
+      let peak = 0;
+      for (let tag = 1; tag <= 200; tag++) {
+        const result = await exportTagged(driver, exporter, 20, tag);
+        expect(result.code).toBe(ExportResultCode.SUCCESS);
+        peak = Math.max(peak, exporter.stats().bufferedBytes);
+      }
+      expect(peak).toBeLessThanOrEqual(maxBufferedBytes);
+      expect(peak).toBeGreaterThan(maxBufferedBytes / 2);
+      const stats = exporter.stats();
+      expect(stats.batchesDropped).toBeGreaterThan(10);
+      expect(stats.pointsDroppedByReason['buffer-full']).toBe(stats.pointsDropped);
+      expect(messages.filter((m) => /maxBufferedBytes/.test(m.text))).toHaveLength(1);
+      // The oldest go first. The first batch was taken for upload (busy, not droppable) before
+      // memory ran out; with S3 back, what is still pending is stored. So what is stored must be
+      // that first batch (tags from 1) and then the newest exports, every one, up to 200: the
+      // dropped ones are exactly the run between them.
+      s3.script([], { kind: 'ok' });
+      await exporter.forceFlush(); // the hung request is aborted at its deadline and retried
+      await exporter.shutdown();
+      const final = exporter.stats();
+      expect(final.pointsDroppedByReason).toEqual({ 'buffer-full': stats.pointsDropped });
+      const stored = [...new Set(s3.storedTags())];
+      const gap = stored.findIndex((t, i) => i > 0 && t !== (stored[i - 1] as number) + 1);
+      const [head, tail] = [stored.slice(0, gap), stored.slice(gap)];
+      const first = s3.attempts[0];
+      expect(head).toEqual([...new Set(tagsIn(first?.key ?? '', first?.body ?? Buffer.alloc(0)))]);
+      expect(head[0]).toBe(1);
+      expect(tail.at(-1)).toBe(200);
+      expect(tail).toEqual(Array.from({ length: tail.length }, (_, i) => (tail[0] as number) + i));
+      const droppedTags = (tail[0] as number) - (head.at(-1) as number) - 1;
+      expect(final.pointsDropped).toBe(droppedTags * 20);
+      expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
+    });
+
+    test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(driver, s3, {
+        maxBatchBytes: 2 * 1024,
+        maxBufferedBytes: 8 * 1024,
+        uploadConcurrency: 1,
+        requestTimeoutMillis: 60_000,
+        flushTimeoutMillis: 200,
+      });
+      for (let tag = 1; tag <= 60; tag++) {
+        expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(ExportResultCode.SUCCESS);
+      }
+      const dropped = exporter.stats().pointsDroppedByReason['buffer-full'] ?? 0;
+      expect(dropped).toBeGreaterThan(0); // old batches dropped: the first condition
+      for (const tag of [100, 101]) {
+        // Larger than the whole bound: even with every idle batch dropped it cannot fit.
+        expect((await exportTagged(driver, exporter, 2_000, tag)).code).toBe(
+          ExportResultCode.FAILED,
+        );
+      }
+      // Both exports' points are lost, and the idle batches dropped while trying to fit them.
+      expect(exporter.stats().exportsRejected).toBe(2);
+      expect(exporter.stats().pointsDroppedByReason['buffer-full']).toBeGreaterThanOrEqual(
+        dropped + 2 * 2_000,
+      );
+      const dropping = messages.filter((m) => /dropping the oldest batches/.test(m.text));
+      const rejecting = messages.filter((m) =>
+        /nothing left to drop: rejecting exports/.test(m.text),
+      );
+      expect(dropping).toHaveLength(1);
+      expect(rejecting).toHaveLength(1);
+      await exporter.shutdown();
+    });
+
+    test('an export larger than maxBufferedBytes is answered FAILED and counted', async () => {
+      const s3 = new ScriptedS3();
+      const exporter = exporterWith(driver, s3, { maxBatchBytes: 1024, maxBufferedBytes: 2048 });
+      const result = await exportTagged(driver, exporter, 200, 1);
+      expect(result.code).toBe(ExportResultCode.FAILED);
+      expect(result.error?.message).toMatch(/maxBufferedBytes/);
+      expect(exporter.stats().pointsDroppedByReason).toEqual({ 'buffer-full': 200 });
+      await exporter.shutdown();
+    });
+
+    // gzip keeps a batch's records until its body is made (a sealed batch sharing the open one's
+    // array would take in later exports); zstd compresses them as they come.
+    test.each(['gzip', 'zstd'] as const)(
+      'exports that arrive while batches are sealed, compressed (%s) and uploaded are all stored once',
+      async (compression) => {
+        const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 20 });
+        const exporter = exporterWith(driver, s3, {
+          compression,
+          maxBatchBytes: 4 * 1024,
+          uploadConcurrency: 2,
+        });
+        const results = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => exportTagged(driver, exporter, 5, i + 1)),
+        );
+        expect(results.every((r) => r.code === ExportResultCode.SUCCESS)).toBe(true);
+        // More exports while the first batches are in flight.
+        const more = Array.from({ length: 50 }, (_, i) =>
+          exportTagged(driver, exporter, 5, i + 101),
+        );
+        await exporter.forceFlush();
+        await Promise.all(more);
+        await exporter.shutdown();
+        const expected = Array.from({ length: 150 }, (_, i) => i + 1).flatMap((t) =>
+          Array(5).fill(t),
+        );
+        expect(s3.storedTags()).toEqual(expected); // sorted
+        expect(exporter.stats().batchesSealed).toBeGreaterThan(5);
+        expect(new Set(s3.attempts.map((a) => a.key)).size).toBe(s3.stored.size);
+      },
+    );
+
+    // gzip keeps a batch's records until it is sealed, then compresses them on the pool; zstd
+    // (node:zlib) compresses them on the pool as they come, and ends the frame when sealed.
+    test.runIf(process.platform === 'linux').each(builtInZstd ? ['gzip', 'zstd'] : ['gzip'])(
+      "a batch's body is made off the event loop (%s): while libuv's pool is held, it waits and exports are answered",
+      async (compression) => {
+        const s3 = new ScriptedS3();
+        const exporter = exporterWith(driver, s3, {
+          compression: compression as 'gzip' | 'zstd',
+        });
+        await exportTagged(driver, exporter, 50, 1);
+        // A body's SHA-256 (for the request's signature) is taken once the body is made.
+        const digest = vi.spyOn(globalThis.crypto.subtle, 'digest');
+        const pool = await holdLibuvPool();
+        try {
+          const flushed = exporter.forceFlush();
+          for (let tag = 2; tag <= 5; tag++) {
+            expect((await exportTagged(driver, exporter, 5, tag)).code).toBe(
+              ExportResultCode.SUCCESS,
+            );
+          }
+          // Made on the event loop, the body would be made within these turns.
+          await turns(200);
+          expect(digest).not.toHaveBeenCalled();
+          await pool.release();
+          await flushed;
+          expect(digest).toHaveBeenCalledTimes(1);
+        } finally {
+          await pool.release();
+          digest.mockRestore();
+        }
+        expect(s3.storedTags()).toEqual(Array(50).fill(1));
+        await exporter.shutdown();
+        expect(s3.storedTags()).toHaveLength(50 + 4 * 5);
+      },
+    );
+
+    test('recordSelfMetrics() reports stats() as OpenTelemetry metrics, each point with its signal', async () => {
+      const s3 = new ScriptedS3().script([{ kind: 'status', status: 503, name: 'SlowDown' }]);
+      const exporter = exporterWith(driver, s3);
+      const { provider, collect } = collectingProvider();
+      const stop = exporter.recordSelfMetrics(provider);
+      await exportTagged(driver, exporter, 6, 1);
+      await exporter.forceFlush();
+      const rm = await collect();
+      const self = rm.scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
+      // Each point names the exporter's signal.
+      const points = self?.metrics.flatMap((m) => m.dataPoints.map((p) => p.attributes)) ?? [];
+      expect(points.length).toBeGreaterThan(10);
+      expect(new Set(points.map((a) => a.signal))).toEqual(new Set([driver.signal]));
+      const value = (name: string, attributes: Record<string, string> = {}) =>
+        self?.metrics
+          .find((m) => m.descriptor.name === name)
+          ?.dataPoints.find((p) =>
+            Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
+          )?.value;
+      expect(value('s3_exporter.batches', { outcome: 'uploaded' })).toBe(1);
+      expect(value('s3_exporter.data_points', { outcome: 'uploaded' })).toBe(6);
+      expect(value('s3_exporter.upload.attempts')).toBe(2);
+      expect(value('s3_exporter.upload.failures', { reason: 'throttled' })).toBe(1);
+      expect(value('s3_exporter.exports', { result: 'accepted' })).toBe(1);
+      expect(value('s3_exporter.buffered.bytes')).toBe(0);
+      expect(value('s3_exporter.upload.duration')).toMatchObject({ count: 1 });
+      // After stop() the callback no longer runs: a later upload does not show.
+      stop();
+      await exportTagged(driver, exporter, 6, 2);
+      await exporter.forceFlush();
+      expect(exporter.stats().batchesUploaded).toBe(2);
+      const after = (await collect()).scopeMetrics.find(
+        (sm) => sm.scope.name === SELF_METRICS_SCOPE,
+      );
+      const batches = after?.metrics.find((m) => m.descriptor.name === 's3_exporter.batches');
+      expect(batches?.dataPoints.find((p) => p.attributes.outcome === 'uploaded')?.value ?? 1).toBe(
+        1,
+      );
+      await exporter.shutdown();
+      await provider.shutdown();
+    });
+  });
+}

@@ -1,7 +1,9 @@
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { InvalidOptionError, S3Exporters } from '../../../src/index.js';
+import { InvalidOptionError, S3Exporters, SELF_METRICS_SCOPE } from '../../../src/index.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { collectingProvider } from '../../support/service.js';
+import { exportTagged, LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
 
 /** The bucket from the environment, as a service sets it, so that per-signal variables count. */
 function group(s3: ScriptedS3): S3Exporters {
@@ -36,6 +38,52 @@ describe('S3Exporters', () => {
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/\/traces_[0-9a-f-]{36}\.json$/);
     expect(exporter.stats().pointsUploaded).toBe(1);
+    await provider.shutdown();
+  });
+
+  test("three exporters of one group: each one's stats() and self-metrics count its own signal only", async () => {
+    const s3 = new ScriptedS3();
+    const s3Exporters = group(s3);
+    const signals = [
+      { driver: METRICS, exporter: s3Exporters.metricExporter(), items: 3 },
+      { driver: TRACES, exporter: s3Exporters.spanExporter(), items: 5 },
+      { driver: LOGS, exporter: s3Exporters.logRecordExporter(), items: 7 },
+    ];
+    const { provider, collect } = collectingProvider();
+    for (const { exporter } of signals) exporter.recordSelfMetrics(provider);
+    for (const { driver, exporter, items } of signals) {
+      for (let tag = 1; tag <= 2; tag++) await exportTagged(driver, exporter, items, tag);
+    }
+    await s3Exporters.forceFlush();
+    const self = (await collect()).scopeMetrics.find((sm) => sm.scope.name === SELF_METRICS_SCOPE);
+    const value = (name: string, attributes: Record<string, string>) =>
+      self?.metrics
+        .find((m) => m.descriptor.name === name)
+        ?.dataPoints.filter((p) =>
+          Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
+        )
+        .map((p) => p.value);
+    for (const { driver, exporter, items } of signals) {
+      const signal = driver.signal;
+      const stats = exporter.stats();
+      expect(stats.exportsAccepted, signal).toBe(2);
+      expect(stats.pointsUploaded, signal).toBe(2 * items);
+      expect(stats.batchesUploaded, signal).toBe(1);
+      expect(value('s3_exporter.data_points', { outcome: 'uploaded', signal }), signal).toEqual([
+        2 * items,
+      ]);
+      expect(value('s3_exporter.exports', { result: 'accepted', signal }), signal).toEqual([2]);
+      expect(value('s3_exporter.batches', { outcome: 'uploaded', signal }), signal).toEqual([1]);
+    }
+    // One object per signal, named for it, holding its own items only.
+    const keys = [...s3.stored.keys()];
+    for (const word of ['metrics', 'traces', 'logs']) {
+      expect(keys.filter((k) => k.includes(`/${word}_`))).toHaveLength(1);
+    }
+    expect(s3.storedTags()).toEqual(
+      [3, 5, 7].flatMap((n) => [...Array(n).fill(1), ...Array(n).fill(2)]).sort((a, b) => a - b),
+    );
+    for (const { exporter } of signals) await exporter.shutdown();
     await provider.shutdown();
   });
 

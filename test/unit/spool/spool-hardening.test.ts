@@ -18,7 +18,14 @@ import {
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
-import { exportSynthetic } from '../../support/service.js';
+import {
+  type AnyExporter,
+  exportTagged,
+  METRICS,
+  SIGNALS,
+  type SignalDriver,
+  signalSpoolDir,
+} from '../../support/signal-driver.js';
 import { openSpool, spoolExporter } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
@@ -29,18 +36,30 @@ let dir: string;
 beforeEach(() => tempDir('otel-s3-spool-hard-', (path) => (dir = path)));
 
 /** The exporter of these tests, on the spool directory of the running test. */
-const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) =>
-  spoolExporter(s3, dir, { flushTimeoutMillis: 2_000, ...options });
+function exporterWith(s3: ScriptedS3, options?: Partial<S3MetricExporterOptions>): S3MetricExporter;
+function exporterWith(
+  s3: ScriptedS3,
+  options: Partial<S3MetricExporterOptions>,
+  driver: SignalDriver,
+): AnyExporter;
+function exporterWith(
+  s3: ScriptedS3,
+  options: Partial<S3MetricExporterOptions> = {},
+  driver: SignalDriver = METRICS,
+): AnyExporter {
+  return spoolExporter(s3, dir, { flushTimeoutMillis: 2_000, ...options }, driver);
+}
 
 /** Exports tags from..to, each sealed into a batch of its own, waiting until `ready()` each time. */
 async function exportEach(
-  exporter: S3MetricExporter,
+  driver: SignalDriver,
+  exporter: AnyExporter,
   from: number,
   to: number,
   ready: (tag: number) => boolean,
 ): Promise<void> {
   for (let tag = from; tag <= to; tag++) {
-    expect((await exportSynthetic(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
+    expect((await exportTagged(driver, exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
     await waitFor(() => ready(tag), 5_000, `batch ${tag}`);
   }
 }
@@ -49,7 +68,8 @@ const tagsOf = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i).flatMap(
     (t) => Array(5).fill(t) as number[],
   );
-const batchFiles = () => readdirSync(join(dir, 'batches')).filter((n) => n.endsWith('.batch'));
+const batchFiles = (driver: SignalDriver = METRICS) =>
+  readdirSync(join(signalSpoolDir(dir, driver), 'batches')).filter((n) => n.endsWith('.batch'));
 const tagOfBody = (body: Buffer) =>
   Number(/"key":"tag","value":\{"intValue":(\d+)\}/.exec(body.toString())?.[1]);
 
@@ -65,7 +85,7 @@ describe('write-ahead', () => {
       seen.push({ key: attempt.key, onDisk, callsSoFar: fs.calls.length });
     };
     const exporter = exporterWith(s3, { spoolFileSystem: fs });
-    await exportEach(exporter, 1, 3, (tag) => exporter.stats().batchesUploaded === tag);
+    await exportEach(METRICS, exporter, 1, 3, (tag) => exporter.stats().batchesUploaded === tag);
     await exporter.shutdown();
     expect(seen).toHaveLength(3);
     for (const attempt of seen) {
@@ -83,62 +103,70 @@ describe('write-ahead', () => {
   });
 });
 
-describe('a hung disk', () => {
-  test('uploads go on from memory, the event loop stays free, shutdown is bounded, and the late file is never trusted', async () => {
-    const fs = new FaultyFileSystem().hangNext('fsync');
-    const s3 = new ScriptedS3();
-    const exporter = exporterWith(s3, { spoolFileSystem: fs, spoolTimeoutMillis: 200 });
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
-    await exportEach(exporter, 1, 6, (tag) => exporter.stats().batchesUploaded === tag);
-    delay.disable();
-    const stats = exporter.stats();
-    expect(s3.storedTags()).toEqual(tagsOf(1, 6));
-    expect(stats.pointsDropped).toBe(0);
-    // One write abandoned at its deadline, the later ones not even tried while it hangs.
-    expect(stats.spool?.writeFailures.timeout).toBe(1);
-    expect(stats.spool?.writeFailures.stalled).toBe(5);
-    expect(fs.hanging).toBe(1);
-    expect(messages.filter((m) => /abandoned \(the disk may be hung\)/.test(m.text))).toHaveLength(
-      1,
-    );
-    console.log(
-      `[measure] hung fsync: event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
-    );
-    expect(delay.max / 1e6).toBeLessThan(200);
-    const started = performance.now();
-    await exporter.shutdown();
-    expect(performance.now() - started).toBeLessThan(2_000 + 1_500);
-    // The hung write finishes after all: its file is removed, never adopted as a batch.
-    fs.release();
-    await waitFor(
-      () => fs.calls.some((c) => c.op === 'unlink' && c.path.includes('/batches/')),
-      5_000,
-      'the late file renamed into place, then removed',
-    );
-    await waitFor(
-      () => batchFiles().length === 0 && readdirSync(join(dir, 'tmp')).length === 0,
-      5_000,
-      'nothing left',
-    );
-  });
-
-  test('with S3 down as well, shutdown still returns within its deadline', async () => {
-    const fs = new FaultyFileSystem().hangNext('write', 10);
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3, {
-      spoolFileSystem: fs,
-      spoolTimeoutMillis: 200,
-      flushTimeoutMillis: 300,
+for (const driver of SIGNALS) {
+  describe(`${driver.signal}: a hung disk`, () => {
+    test('uploads go on from memory, the event loop stays free, shutdown is bounded, and the late file is never trusted', async () => {
+      const fs = new FaultyFileSystem().hangNext('fsync');
+      const s3 = new ScriptedS3();
+      const exporter = exporterWith(s3, { spoolFileSystem: fs, spoolTimeoutMillis: 200 }, driver);
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+      await exportEach(driver, exporter, 1, 6, (tag) => exporter.stats().batchesUploaded === tag);
+      delay.disable();
+      const stats = exporter.stats();
+      expect(s3.storedTags()).toEqual(tagsOf(1, 6));
+      expect(stats.pointsDropped).toBe(0);
+      // One write abandoned at its deadline, the later ones not even tried while it hangs.
+      expect(stats.spool?.writeFailures.timeout).toBe(1);
+      expect(stats.spool?.writeFailures.stalled).toBe(5);
+      expect(fs.hanging).toBe(1);
+      expect(
+        messages.filter((m) => /abandoned \(the disk may be hung\)/.test(m.text)),
+      ).toHaveLength(1);
+      console.log(
+        `[measure] hung fsync: event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
+      );
+      expect(delay.max / 1e6).toBeLessThan(200);
+      const started = performance.now();
+      await exporter.shutdown();
+      expect(performance.now() - started).toBeLessThan(2_000 + 1_500);
+      // The hung write finishes after all: its file is removed, never adopted as a batch.
+      fs.release();
+      await waitFor(
+        () => fs.calls.some((c) => c.op === 'unlink' && c.path.includes('/batches/')),
+        5_000,
+        'the late file renamed into place, then removed',
+      );
+      await waitFor(
+        () =>
+          batchFiles(driver).length === 0 &&
+          readdirSync(join(signalSpoolDir(dir, driver), 'tmp')).length === 0,
+        5_000,
+        'nothing left',
+      );
     });
-    await exportEach(exporter, 1, 2, () => s3.attempts.length > 0);
-    const started = performance.now();
-    await exporter.shutdown();
-    expect(performance.now() - started).toBeLessThan(300 + 1_500);
-    expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
-    fs.release();
+
+    test('with S3 down as well, shutdown still returns within its deadline', async () => {
+      const fs = new FaultyFileSystem().hangNext('write', 10);
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(
+        s3,
+        {
+          spoolFileSystem: fs,
+          spoolTimeoutMillis: 200,
+          flushTimeoutMillis: 300,
+        },
+        driver,
+      );
+      await exportEach(driver, exporter, 1, 2, () => s3.attempts.length > 0);
+      const started = performance.now();
+      await exporter.shutdown();
+      expect(performance.now() - started).toBeLessThan(300 + 1_500);
+      expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
+      fs.release();
+    });
   });
-});
+}
 
 describe('spool files are data, not commands', () => {
   const body = Buffer.from('{"resourceMetrics":[]}\n');
@@ -198,7 +226,7 @@ describe('reading back', () => {
   async function leaveBatches(n: number, options: Partial<S3MetricExporterOptions> = {}) {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const first = exporterWith(s3, { flushTimeoutMillis: 100, ...options });
-    await exportEach(first, 1, n, (tag) => first.stats().spool?.written === tag);
+    await exportEach(METRICS, first, 1, n, (tag) => first.stats().spool?.written === tag);
     await first.shutdown();
     expect(first.stats().spool?.leftAtShutdown).toBe(n);
   }
@@ -263,11 +291,11 @@ describe('reading back', () => {
       requestTimeoutMillis: 60_000,
       flushTimeoutMillis: 200, // S3 never answers: shutdown() waits this long, then stops
     });
-    await exportEach(second, 5, 6, (tag) => second.stats().spool?.written === tag - 4);
+    await exportEach(METRICS, second, 5, 6, (tag) => second.stats().spool?.written === tag - 4);
     fs.release(); // the scan goes on and registers the four older files
     await waitFor(() => second.stats().pendingBatches === 6, 5_000, 'the restore');
     // Two more new batches overflow the bound: the two oldest files go (restored tags 1 and 2).
-    await exportEach(second, 7, 8, (tag) => second.stats().spool?.written === tag - 4);
+    await exportEach(METRICS, second, 7, 8, (tag) => second.stats().spool?.written === tag - 4);
     const onDisk = batchFiles().map((n) =>
       tagOfBody(decodeSpoolFile(readFileSync(join(dir, 'batches', n))).body),
     );

@@ -15,6 +15,14 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3, tagsIn } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
+import {
+  type AnyExporter,
+  exportTagged,
+  METRICS,
+  SIGNALS,
+  type SignalDriver,
+  signalSpoolDir,
+} from '../../support/signal-driver.js';
 import { openSpool, spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -46,25 +54,44 @@ const meta: SpoolMeta = {
   sealedAt: 1,
 };
 
-/** The exporter of these tests, on the spool directory of the running test. */
-const exporterWith = (s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}) =>
-  spoolExporter(s3, dir, options);
+/** The exporter of these tests (of metrics, or of `driver`'s signal), on the test's spool directory. */
+function exporterWith(s3: ScriptedS3, options?: Partial<S3MetricExporterOptions>): S3MetricExporter;
+function exporterWith(
+  s3: ScriptedS3,
+  options: Partial<S3MetricExporterOptions>,
+  driver: SignalDriver,
+): AnyExporter;
+function exporterWith(
+  s3: ScriptedS3,
+  options: Partial<S3MetricExporterOptions> = {},
+  driver: SignalDriver = METRICS,
+): AnyExporter {
+  return spoolExporter(s3, dir, options, driver);
+}
 
-/** Exports collections tagged 1..n, each sealed into its own batch (maxBatchAgeMillis is tiny). */
-async function exportTagged(exporter: S3MetricExporter, n: number, from = 1): Promise<void> {
+/** Exports items tagged from..from+n-1, each sealed into its own batch (maxBatchAgeMillis is tiny). */
+async function exportEach(
+  exporter: AnyExporter,
+  n: number,
+  from = 1,
+  driver: SignalDriver = METRICS,
+): Promise<void> {
   for (let tag = from; tag < from + n; tag++) {
-    expect((await exportSynthetic(exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
+    expect((await exportTagged(driver, exporter, 5, tag)).code).toBe(ExportResultCode.SUCCESS);
     await new Promise((r) => setTimeout(r, 15));
   }
 }
+
+/** Where `driver`'s signal keeps its spool under the test's spoolDir (docs/durability.md). */
+const spoolDirOf = (driver: SignalDriver) => signalSpoolDir(dir, driver);
 
 const tagsOf = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) => from + i).flatMap(
     (t) => Array(5).fill(t) as number[],
   );
 
-const spoolFiles = async () =>
-  (await readdir(join(dir, 'batches'))).filter((n) => n.endsWith('.batch'));
+const spoolFiles = async (driver: SignalDriver = METRICS) =>
+  (await readdir(join(spoolDirOf(driver), 'batches'))).filter((n) => n.endsWith('.batch'));
 
 describe('spool file format', () => {
   test('round-trips metadata and body', () => {
@@ -91,66 +118,75 @@ describe('spool file format', () => {
   });
 });
 
-describe('S3MetricExporter with a spool', () => {
-  test('every sealed batch is on disk before its first upload and deleted once S3 acknowledged it', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const exporter = exporterWith(s3);
-    await exportTagged(exporter, 4);
-    await waitFor(
-      () => exporter.stats().spool?.written === 4 && s3.attempts.length > 0,
-      5_000,
-      'four batches written and an upload attempted',
-    );
-    expect((await spoolFiles()).length).toBe(exporter.stats().batchesSealed);
-    expect(exporter.stats().spool?.written).toBe(exporter.stats().batchesSealed);
-    s3.script([], { kind: 'ok' });
-    await exporter.forceFlush();
-    await waitFor(
-      async () => (await spoolFiles()).length === 0 && exporter.stats().spool?.files === 0,
-      5_000,
-      'the files deleted',
-    );
-    await exporter.shutdown();
-  });
+for (const driver of SIGNALS) {
+  describe(`${driver.signal}: an exporter with a spool`, () => {
+    test('every sealed batch is on disk before its first upload and deleted once S3 acknowledged it', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(s3, {}, driver);
+      await exportEach(exporter, 4, 1, driver);
+      await waitFor(
+        () => exporter.stats().spool?.written === 4 && s3.attempts.length > 0,
+        5_000,
+        'four batches written and an upload attempted',
+      );
+      expect((await spoolFiles(driver)).length).toBe(exporter.stats().batchesSealed);
+      expect(exporter.stats().spool?.written).toBe(exporter.stats().batchesSealed);
+      s3.script([], { kind: 'ok' });
+      await exporter.forceFlush();
+      await waitFor(
+        async () => (await spoolFiles(driver)).length === 0 && exporter.stats().spool?.files === 0,
+        5_000,
+        'the files deleted',
+      );
+      await exporter.shutdown();
+    });
 
-  test('what shutdown leaves on disk is uploaded by the next exporter under the same keys, exactly once', async () => {
-    const s3 = new ScriptedS3().script([], { kind: 'hang' });
-    const first = exporterWith(s3, { flushTimeoutMillis: 200 });
-    await exportTagged(first, 5);
-    await waitFor(
-      () => first.stats().spool?.written === first.stats().batchesSealed,
-      5_000,
-      'every batch on disk',
-    );
-    await first.shutdown();
-    const firstStats = first.stats();
-    expect(firstStats.pointsDropped).toBe(0);
-    expect(firstStats.spool?.leftAtShutdown).toBe(firstStats.batchesSealed);
-    const spooledKeys = new Set(
-      await Promise.all(
-        (await spoolFiles()).map(
-          async (n) => decodeSpoolFile(await readFile(join(dir, 'batches', n))).meta.key,
+    test('what shutdown leaves on disk is uploaded by the next exporter under the same keys, exactly once', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const first = exporterWith(s3, { flushTimeoutMillis: 200 }, driver);
+      await exportEach(first, 5, 1, driver);
+      await waitFor(
+        () => first.stats().spool?.written === first.stats().batchesSealed,
+        5_000,
+        'every batch on disk',
+      );
+      await first.shutdown();
+      const firstStats = first.stats();
+      expect(firstStats.pointsDropped).toBe(0);
+      expect(firstStats.spool?.leftAtShutdown).toBe(firstStats.batchesSealed);
+      const spooledKeys = new Set(
+        await Promise.all(
+          (await spoolFiles(driver)).map(
+            async (n) =>
+              decodeSpoolFile(await readFile(join(spoolDirOf(driver), 'batches', n))).meta.key,
+          ),
         ),
-      ),
-    );
-    expect(spooledKeys.size).toBe(firstStats.batchesSealed);
-    expect(messages.some((m) => /stay in the spool for the next run/.test(m.text))).toBe(true);
+      );
+      expect(spooledKeys.size).toBe(firstStats.batchesSealed);
+      expect(messages.some((m) => /stay in the spool for the next run/.test(m.text))).toBe(true);
 
-    s3.script([], { kind: 'ok' });
-    const second = exporterWith(s3);
-    await waitFor(
-      () => second.stats().spool?.replayed === firstStats.batchesSealed,
-      5_000,
-      'the spool replayed',
-    );
-    await second.forceFlush();
-    expect(s3.storedTags()).toEqual(tagsOf(1, 5));
-    expect(new Set(s3.stored.keys())).toEqual(spooledKeys);
-    expect(second.stats().spool?.replayed).toBe(firstStats.batchesSealed);
-    await waitFor(async () => (await spoolFiles()).length === 0, 5_000, 'the files deleted');
-    await second.shutdown();
+      s3.script([], { kind: 'ok' });
+      const second = exporterWith(s3, {}, driver);
+      await waitFor(
+        () => second.stats().spool?.replayed === firstStats.batchesSealed,
+        5_000,
+        'the spool replayed',
+      );
+      await second.forceFlush();
+      expect(s3.storedTags()).toEqual(tagsOf(1, 5));
+      expect(new Set(s3.stored.keys())).toEqual(spooledKeys);
+      expect(second.stats().spool?.replayed).toBe(firstStats.batchesSealed);
+      await waitFor(
+        async () => (await spoolFiles(driver)).length === 0,
+        5_000,
+        'the files deleted',
+      );
+      await second.shutdown();
+    });
   });
+}
 
+describe('S3MetricExporter with a spool', () => {
   test('stats() is a copy: changing it changes nothing inside the exporter', async () => {
     const exporter = exporterWith(new ScriptedS3());
     const first = exporter.stats();
@@ -242,7 +278,7 @@ describe('S3MetricExporter with a spool', () => {
       const fs = new FaultyFileSystem().failNext(op, code, 2);
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(s3, { spoolFileSystem: fs });
-      await exportTagged(exporter, 4);
+      await exportEach(exporter, 4);
       await waitFor(
         () => (exporter.stats().spool?.written ?? 0) + 2 === exporter.stats().batchesSealed,
         5_000,
