@@ -33,6 +33,7 @@ export async function* inRange(
     stats.bytes += size;
     yield {
       key,
+      signal: parsed.signal,
       time: parsed.sealedAt,
       size,
       encoding: parsed.encoding,
@@ -56,7 +57,11 @@ async function* inLayout(
     if (isPastRange(key, listing)) return;
     const parsed = layout.parse(key);
     if (parsed === undefined) {
-      if (!layout.internal(key)) skipped(layout, key, stats);
+      if (layout.internal(key)) continue;
+      // Another signal's object is in its own layout, not out of this one.
+      const other = layout.otherSignal(key);
+      if (other !== undefined) stats.otherSignals[other] = (stats.otherSignals[other] ?? 0) + 1;
+      else skipped(layout, key, stats);
       continue;
     }
     // Listed early only for the compaction outputs of the range's first hour.
