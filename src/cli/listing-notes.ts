@@ -1,3 +1,4 @@
+import type { SignalName } from '../layout/formats.js';
 import type { LayoutHint } from '../reader/key-layout.js';
 import type { ReadStats } from '../reader/read-metrics.js';
 import { type CommandContext, finalNote } from './context.js';
@@ -14,15 +15,22 @@ import type { Settings } from './settings.js';
 export async function closingNotes(
   ctx: CommandContext,
   stats: Readonly<ReadStats>,
+  signals: readonly SignalName[] = ['metrics'],
 ): Promise<number | undefined> {
   const { settings } = ctx;
   const ranged = settings.from !== undefined || settings.to !== undefined;
+  const others = otherSignalsText(stats);
   if (stats.objects > 0 || (stats.keysSkipped === 0 && ranged)) {
     if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, settings));
     return undefined;
   }
   if (stats.keysSkipped > 0) {
     await finalNote(ctx, `nothing readable: ${skippedKeysNote(stats, settings)}`);
+  } else if (others !== undefined) {
+    await finalNote(
+      ctx,
+      `nothing to read: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
+    );
   } else {
     const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
     await finalNote(
@@ -63,4 +71,23 @@ function hintFlags(hint: LayoutHint, keyTemplate: string | undefined): string {
   }
   const instead = hint.format !== undefined && keyTemplate !== undefined;
   return `${flags.join(' ')}${instead ? ` instead of ${SETTINGS.keyTemplate.flag}` : ''}`;
+}
+
+/** What people call each signal's items. */
+export const SIGNAL_ITEMS: Readonly<Record<SignalName, string>> = {
+  metrics: 'metrics',
+  traces: 'spans',
+  logs: 'log records',
+};
+
+const signalsText = (signals: readonly SignalName[]) =>
+  signals.map((s) => SIGNAL_ITEMS[s]).join(', ');
+
+/** `12 objects of metrics, 3 of log records`, or undefined when there are none. */
+function otherSignalsText(stats: Pick<ReadStats, 'otherSignals'>): string | undefined {
+  const entries = Object.entries(stats.otherSignals) as [SignalName, number][];
+  if (entries.length === 0) return undefined;
+  return entries
+    .map(([signal, n], i) => `${i === 0 ? plural(n, 'object') : n} of ${SIGNAL_ITEMS[signal]}`)
+    .join(', ');
 }

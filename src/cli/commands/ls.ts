@@ -1,5 +1,6 @@
 import { formatBytes } from '../../base/byte-size.js';
-import { listMetricObjects } from '../../reader/read-metrics.js';
+import type { SignalName } from '../../layout/formats.js';
+import { listObjectsOf } from '../../reader/read-metrics.js';
 import { type CommandContext, describeRange, finalNote, readerOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, plural } from '../format.js';
@@ -8,17 +9,19 @@ import { jsonLine, printable } from '../terminal-text.js';
 
 export interface LsOptions {
   format: 'text' | 'jsonl';
+  /** Whose objects to list. */
+  signals: readonly SignalName[];
 }
 
 /** `otel-s3 ls`: the objects in the range with their times and sizes, without downloading them. */
 export async function ls(ctx: CommandContext, options: LsOptions): Promise<number> {
   const { out } = ctx;
-  const stream = listMetricObjects(readerOptions(ctx));
+  const stream = listObjectsOf(options.signals, readerOptions(ctx));
   for await (const object of stream) {
     const time = object.time.toISOString();
     if (options.format === 'jsonl') {
-      const { key, size, encoding } = object;
-      await out.line(jsonLine({ time, size, key, ...encoding }));
+      const { key, size, encoding, signal } = object;
+      await out.line(jsonLine({ time, size, key, signal, ...encoding }));
     } else {
       // Exact bytes, like `aws s3 ls`, so scripts can add them up.
       await out.line(`${time}  ${String(object.size).padStart(12)}  ${printable(object.key)}`);
@@ -33,5 +36,5 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
       `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}`,
     );
   }
-  return (await closingNotes(ctx, stats)) ?? EXIT.ok;
+  return (await closingNotes(ctx, stats, options.signals)) ?? EXIT.ok;
 }
