@@ -174,13 +174,13 @@ interface SizeResult {
   equivalence: string;
 }
 
-async function measure<Item extends unknown[]>(
+async function measure<Item extends readonly unknown[]>(
   c: SignalCase<Item>,
   all: Item,
 ): Promise<SizeResult[]> {
   const out: SizeResult[] = [];
   for (const size of SIZES) {
-    const batch = all.slice(0, size) as Item;
+    const batch = all.slice(0, size) as unknown as Item;
     const ops = opsFor(size);
     progress(
       `encode-signals: ${c.name}, ${fmtNum(size)} a batch: checking against the official serializer`,

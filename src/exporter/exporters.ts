@@ -67,13 +67,23 @@ export class S3Exporters {
   readonly #options: S3MetricExporterOptions;
   readonly #config: ResolvedConfig;
   readonly #shared: SharedParts;
-  readonly #made = new Set<SignalName>();
+  readonly #made = new Map<SignalName, SignalExporter<never>>();
 
   /** The options of every exporter of the group (each may change its SignalOptions). */
   constructor(options: S3MetricExporterOptions = {}) {
     this.#options = options;
     this.#config = configure(options);
     this.#shared = createSharedParts(this.#config);
+  }
+
+  /**
+   * Stores what every exporter of the group holds, side by side, each within its
+   * flushTimeoutMillis. A TracerProvider's forceFlush() does not reach its exporter (the SDK's
+   * BatchSpanProcessor only hands it the spans it holds): call this, after the providers' own
+   * forceFlush(), where spans must be stored now (a function about to freeze).
+   */
+  async forceFlush(): Promise<void> {
+    await Promise.all([...this.#made.values()].map((exporter) => exporter.forceFlush()));
   }
 
   /** The metric exporter of the group, for a PeriodicExportingMetricReader. Once per group. */
@@ -124,7 +134,7 @@ export class S3Exporters {
         );
       }
     }
-    this.#made.add(signal);
+    this.#made.set(signal, exporter);
     return exporter;
   }
 }

@@ -94,6 +94,7 @@ export class SignalExporter<Item> {
         requestTimeoutMillis: c.requestTimeoutMillis,
         flushTimeoutMillis: c.flushTimeoutMillis,
         endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
+        signal: signal.name,
       });
       this.#owner = { outcomes: this.#outcomes, pager: undefined };
       if (claim !== undefined && c.spoolDir !== undefined) {

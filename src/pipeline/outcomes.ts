@@ -1,4 +1,5 @@
 import { type AlertCode, alert, type Episodes, log, plural } from '../base/log.js';
+import type { SignalName } from '../layout/formats.js';
 import { describeError } from '../s3/errors.js';
 import { networkCause, type RetryVerdict } from '../s3/verdict.js';
 import type { SealedBatch } from './sealed-batch.js';
@@ -31,7 +32,19 @@ export interface OutcomeOptions {
   flushTimeoutMillis: number;
   /** Where uploads go, as messages name it: the endpoint URL, or AWS S3 and its region. */
   endpoint: string;
+  /**
+   * The exporter's signal. Messages about its own data name it, and its own conditions are
+   * episodes of their own: the exporters of one S3Exporters share one Episodes.
+   */
+  signal: SignalName;
 }
+
+/** What one item of a signal is called in messages. */
+const ITEMS: Readonly<Record<SignalName, string>> = {
+  metrics: 'data points',
+  traces: 'spans',
+  logs: 'log records',
+};
 
 /**
  * Outcome accounting: what happened to each export, attempt and batch is counted in stats()
@@ -73,7 +86,7 @@ export class Outcomes {
   /** An export that could not be encoded: answered FAILED. */
   encodeFailed(error: unknown): void {
     this.stats.exportsRejected++;
-    log.error(`could not encode metrics: ${describeError(error)}`);
+    log.error(`could not encode ${this.#options.signal}: ${describeError(error)}`);
   }
 
   /** An export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
@@ -81,9 +94,9 @@ export class Outcomes {
     this.stats.exportsRejected++;
     this.#countDrop('buffer-full', 0, points, rawBytes);
     this.#episodes.report(
-      'buffer-full:rejecting',
+      `buffer-full:rejecting:${this.#options.signal}`,
       'warn',
-      `maxBufferedBytes (${this.#options.maxBufferedBytes}) reached with nothing left to drop: rejecting exports until uploads catch up (counted in stats().pointsDroppedByReason)`,
+      `${this.#who}maxBufferedBytes (${this.#options.maxBufferedBytes}) reached with nothing left to drop: rejecting exports until uploads catch up (counted in stats().pointsDroppedByReason)`,
       'OTEL_S3_DATA_DROPPED',
     );
   }
@@ -116,7 +129,7 @@ export class Outcomes {
     e.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
     e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
     e.clearMatching('buffer-full:');
-    e.clear('rejected');
+    e.clear(`rejected:${this.#options.signal}`);
     e.clearMatching('config:', (key) => `uploads work again: the ${key.slice(7)} fault is fixed`);
   }
 
@@ -126,9 +139,9 @@ export class Outcomes {
     this.#lastFailure = describeError(error);
     this.#unreachableSince = undefined;
     this.#episodes.report(
-      'rejected',
+      `rejected:${this.#options.signal}`,
       'error',
-      `S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${batch.points} data points (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
+      `${this.#who}S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${batch.points} ${ITEMS[this.#options.signal]} (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
       'OTEL_S3_DATA_DROPPED',
     );
   }
@@ -215,21 +228,24 @@ export class Outcomes {
     const left = `${describePending(pending)} not yet stored`;
     if (why === 'blocked') {
       log.warn(
-        `forceFlush() returns at once: ${left}, each blocked on a configuration fault that waiting cannot fix (see the error above); they keep retrying in the background`,
+        `${this.#who}forceFlush() returns at once: ${left}, each blocked on a configuration fault that waiting cannot fix (see the error above); they keep retrying in the background`,
       );
       return;
     }
     this.#episodes.report(
-      'flush-timeout',
+      `flush-timeout:${this.#options.signal}`,
       'warn',
-      `forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}${this.#lastFailureText()}; they keep retrying in the background`,
+      `${this.#who}forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}${this.#lastFailureText()}; they keep retrying in the background`,
       'OTEL_S3_FLUSH_TIMEOUT',
     );
   }
 
   /** forceFlush() saw everything stored: the next one that does not is reported again. */
   flushFinished(): void {
-    this.#episodes.clear('flush-timeout', () => 'forceFlush() stored everything again');
+    this.#episodes.clear(
+      `flush-timeout:${this.#options.signal}`,
+      () => `${this.#who}forceFlush() stored everything again`,
+    );
   }
 
   /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
@@ -242,9 +258,14 @@ export class Outcomes {
     const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
     const kept =
       left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
-    const message = `${reason}${lost}${kept}${this.#lastFailureText()}`;
+    const message = `${this.#who}${reason}${lost}${kept}${this.#lastFailureText()}`;
     if (dropped.batches > 0) alert('error', 'OTEL_S3_DATA_DROPPED', message);
     else log.warn(message);
+  }
+
+  /** `traces exporter: `, before what concerns this exporter's own data. */
+  get #who(): string {
+    return `${this.#options.signal} exporter: `;
   }
 
   #lastFailureText(): string {

@@ -75,7 +75,13 @@ async function run(
     });
   } catch (error) {
     const e = error as Error & Partial<Ran>;
-    throw new Error(`${command} ${args.join(' ')} failed: ${e.message}\n${e.stdout}\n${e.stderr}`);
+    // tsc --listFiles prints every file it read: only its diagnostics say what failed
+    const said = (text = ''): string =>
+      text
+        .split('\n')
+        .filter((line) => !/^\/\S+\.[cm]?[jt]sx?$/.test(line.trim()))
+        .join('\n');
+    throw new Error(`${command} ${args.join(' ')} failed:\n${said(e.stdout)}\n${said(e.stderr)}`);
   }
 }
 

@@ -27,6 +27,7 @@ export function pipelineParts(
     requestTimeoutMillis: 1_000,
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
+    signal: 'metrics',
   });
   const budget = new MemoryBudget(maxBufferedBytes);
   budget.addOpen({ bytes: 0 });

@@ -5,7 +5,7 @@ import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-syste
 import { Spool } from '../../src/spool/spool.js';
 import type { FaultyFileSystem } from './faulty-fs.js';
 import { scriptedExporter } from './scripted-exporter.js';
-import type { ScriptedS3 } from './scripted-s3.js';
+import { ScriptedS3 } from './scripted-s3.js';
 import { tempDir } from './temp-dir.js';
 
 /**
@@ -46,18 +46,41 @@ export async function openSpool(
 /**
  * For a file of spool tests: a spool directory for each test (made before it, handed to `use`,
  * removed after it), and lists a test adds its faulty disks and exporters to: after the test
- * the disks are released, then the exporters shut down.
+ * the disks are released, then the exporters shut down. `exporterOn()` adds an exporter with
+ * its spool in the test's directory, on the exporter's own intervals and a scripted S3.
  */
 export function spoolTestDirs(
   prefix: string,
   use: (dir: string) => void,
-): { exporters: S3MetricExporter[]; disks: FaultyFileSystem[] } {
+): {
+  exporters: S3MetricExporter[];
+  disks: FaultyFileSystem[];
+  exporterOn: (options?: Partial<S3MetricExporterOptions>) => S3MetricExporter;
+} {
   const exporters: S3MetricExporter[] = [];
   const disks: FaultyFileSystem[] = [];
-  beforeEach(() => tempDir(prefix, use));
+  let dir = '';
+  beforeEach(() =>
+    tempDir(prefix, (path) => {
+      dir = path;
+      use(path);
+    }),
+  );
   afterEach(async () => {
     for (const fs of disks.splice(0)) fs.release();
     for (const exporter of exporters.splice(0)) await exporter.shutdown();
   });
-  return { exporters, disks };
+  const exporterOn = (options: Partial<S3MetricExporterOptions> = {}) => {
+    const exporter = scriptedExporter(new ScriptedS3(), {
+      compression: 'none',
+      spoolDir: dir,
+      ...options,
+    });
+    exporters.push(exporter);
+    return exporter;
+  };
+  return { exporters, disks, exporterOn };
 }
+
+/** Where the spool of `exporter` is (stats().spool.state). */
+export const spoolStateOf = (exporter: S3MetricExporter) => exporter.stats().spool?.state;

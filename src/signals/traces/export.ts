@@ -1,15 +1,15 @@
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { REQUEST } from '../../encoding/otlp-schema.js';
 import { jsonRecords, protoRecords } from '../../encoding/records.js';
 import { splitByResource } from '../otlp-groups.js';
 import type { SignalExport } from '../signal.js';
 import { spansToJsonBytes } from './otlp-json.js';
 import { spansToProto } from './otlp-proto.js';
+import type { SpanLike } from './span.js';
 
 const json = jsonRecords(REQUEST.traces.listField, spansToJsonBytes);
 
-/** Spans, as an exporter sees them: one export is the SDK's batch of ReadableSpans. */
-export const tracesExport: SignalExport<ReadableSpan[]> = {
+/** Spans, as an exporter sees them: one export is the SDK's batch of ReadableSpans (read as SpanLike). */
+export const tracesExport: SignalExport<readonly SpanLike[]> = {
   name: 'traces',
   records: {
     'otlp-json': json,

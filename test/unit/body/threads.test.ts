@@ -2,11 +2,10 @@
  * No thread that has nothing to do: where node:zlib has zstd (Node ≥ 22.15) the OTLP formats
  * compress on libuv's pool and start no thread of their own; a worker starts only for Parquet
  * (and zstd-napi), at its first batch, and exits once idle. Threads are counted in
- * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job).
+ * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job). What a
+ * fresh process starts at construction: test/integration/threads-fresh-process.test.ts.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createBodyMaker } from '../../../src/body/index.js';
@@ -17,10 +16,8 @@ import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { threadNames } from '../../support/threads.js';
-import { startedTogether } from '../../support/together.js';
 import { waitFor } from '../../support/wait.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
 const threads = () => readdirSync('/proc/self/task').length;
 const exporters: S3MetricExporter[] = [];
 afterAll(async () => {
@@ -59,23 +56,6 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
         expect(e.stats().batchesUploaded).toBe(1);
         expect(threads()).toBe(before);
       }
-    },
-  );
-
-  /** One fresh process per format, the three started together at the first of these tests. */
-  const freshProcess = startedTogether(['otlp-json', 'otlp-proto', 'parquet'] as const, (format) =>
-    promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'test/support/children/threads-at-construction.ts'],
-      { cwd: ROOT, env: { ...process.env, FORMAT: format }, timeout: 60_000 },
-    ),
-  );
-  test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)(
-    'a fresh process constructing a %s exporter with its own requests starts no thread',
-    async (format) => {
-      const { stdout } = await freshProcess(format);
-      const { before, after } = JSON.parse(stdout) as { before: string[]; after: string[] };
-      expect(after).toEqual(before);
     },
   );
 

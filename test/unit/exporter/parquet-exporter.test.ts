@@ -192,9 +192,7 @@ describe("format: 'parquet'", () => {
 describe('Parquet batches measured by appending (the one walk of an export)', () => {
   test('an export that takes a batch past maxBatchBytes goes to a fresh batch: every point stored once', async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       maxBatchBytes: 64 * 1024,
     });
@@ -221,9 +219,7 @@ describe('Parquet batches measured by appending (the one walk of an export)', ()
 
   test('an export that cannot fit under maxBufferedBytes is taken back whole, and counted', async () => {
     const s3 = new ScriptedS3();
-    const exporter = new S3MetricExporter({
-      bucket: 'unit',
-      s3Client: s3.client,
+    const exporter = scriptedExporter(s3, {
       format: 'parquet',
       maxBatchBytes: 64 * 1024,
       maxBufferedBytes: 64 * 1024,

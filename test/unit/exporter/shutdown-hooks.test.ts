@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { installShutdownHooks, type ShutdownTarget } from '../../../src/index.js';
+import { installShutdownHooks, type ShutdownTarget } from '../../../src/exporter/shutdown-hooks.js';
 import { waitFor } from '../../support/wait.js';
 
 function target(behaviour: 'ok' | 'hang' | 'fail', calls: string[]): ShutdownTarget {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
+import type { SignalName } from '../../../src/layout/formats.js';
 import { type BatchOwner, MemoryBudget, type Pager } from '../../../src/pipeline/budget.js';
 import { Outcomes } from '../../../src/pipeline/outcomes.js';
 import { type BatchOutcome, SealedBatch } from '../../../src/pipeline/sealed-batch.js';
@@ -9,15 +10,32 @@ import { captureDiag } from '../../support/diag-capture.js';
 
 const messages = captureDiag();
 
-function setup(limit = 100, openBytes = 0) {
-  const open = { bytes: openBytes };
-  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
+/** The outcomes of one exporter of `signal` under a budget of `limit` bytes. */
+function outcomesOf(limit: number, signal: SignalName = 'metrics'): Outcomes {
+  return new Outcomes(emptyStats(), new Episodes(), {
     slowRetryMillis: 1_000,
     maxBufferedBytes: limit,
     requestTimeoutMillis: 1_000,
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
+    signal,
   });
+}
+
+/** A sealed batch of a second exporter: `points` points of `rawBytes`. */
+function otherBatch(rawBytes: number, points: number): SealedBatch {
+  return SealedBatch.seal({
+    contents: { records: [Buffer.alloc(1)] },
+    rawBytes,
+    points,
+    attributes: {},
+    dataTimeMillis: undefined,
+  });
+}
+
+function setup(limit = 100, openBytes = 0) {
+  const open = { bytes: openBytes };
+  const outcomes = outcomesOf(limit);
   const budget = new MemoryBudget(limit);
   budget.addOpen(open);
   const owner: BatchOwner = { outcomes, pager: undefined };
@@ -154,24 +172,12 @@ describe('MemoryBudget', () => {
 describe('one budget, several exporters', () => {
   test('the oldest idle batch goes whoever owns it, and each drop is counted to its owner', () => {
     const { budget, outcomes: metrics, owner: metricsOwner } = setup(100);
-    const spans = new Outcomes(emptyStats(), new Episodes(), {
-      slowRetryMillis: 1_000,
-      maxBufferedBytes: 100,
-      requestTimeoutMillis: 1_000,
-      flushTimeoutMillis: 1_000,
-      endpoint: 'http://s3.test',
-    });
+    const spans = outcomesOf(100, 'traces');
     const spanOwner: BatchOwner = { outcomes: spans, pager: undefined };
     const spanOpen = { bytes: 10 };
     budget.addOpen(spanOpen);
     const oldMetrics = admitted(budget, 40, 'queued', 4);
-    const span = SealedBatch.seal({
-      contents: { records: [Buffer.alloc(1)] },
-      rawBytes: 30,
-      points: 3,
-      attributes: {},
-      dataTimeMillis: undefined,
-    });
+    const span = otherBatch(30, 3);
     budget.admit(span, 30, spanOwner);
     expect(budget.bytes).toBe(80); // both open batches and both pending ones
     expect([budget.bytesOf(metricsOwner), budget.bytesOf(spanOwner)]).toEqual([40, 30]);
@@ -187,24 +193,9 @@ describe('one budget, several exporters', () => {
 
   test("one exporter's shutdown gives up only its own batches", () => {
     const { budget, owner } = setup(100);
-    const other: BatchOwner = {
-      outcomes: new Outcomes(emptyStats(), new Episodes(), {
-        slowRetryMillis: 1_000,
-        maxBufferedBytes: 100,
-        requestTimeoutMillis: 1_000,
-        flushTimeoutMillis: 1_000,
-        endpoint: 'http://s3.test',
-      }),
-      pager: undefined,
-    };
+    const other: BatchOwner = { outcomes: outcomesOf(100, 'logs'), pager: undefined };
     const mine = admitted(budget, 10, 'queued');
-    const theirs = SealedBatch.seal({
-      contents: { records: [Buffer.alloc(1)] },
-      rawBytes: 10,
-      points: 1,
-      attributes: {},
-      dataTimeMillis: undefined,
-    });
+    const theirs = otherBatch(10, 1);
     budget.admit(theirs, 10, other);
     expect(budget.abandonAll(owner).dropped.batches).toBe(1);
     expect([mine.isSettled, theirs.isSettled]).toEqual([true, false]);

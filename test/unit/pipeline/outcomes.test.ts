@@ -14,6 +14,7 @@ function outcomes() {
     requestTimeoutMillis: 8_000,
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
+    signal: 'metrics',
   });
 }
 

@@ -3,12 +3,12 @@ import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { formatBytes } from '../../../src/base/byte-size.js';
-import { InvalidOptionError } from '../../../src/index.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import {
   anyValue,
   attributes,
   dataPointRows,
+  InvalidOptionError,
   nanosToIso,
   ObjectDecodeError,
   type OtlpObject,

@@ -1,8 +1,12 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { resolveConfig } from '../../../src/config/resolve.js';
-import { InvalidOptionError } from '../../../src/index.js';
-import { listMetricObjects, metricKeyParser, readMetrics } from '../../../src/reader.js';
+import {
+  InvalidOptionError,
+  listMetricObjects,
+  metricKeyParser,
+  readMetrics,
+} from '../../../src/reader.js';
 import { FakeS3 } from '../../support/fake-s3-client.js';
 import { inTimeZone, renderKey, type WriteLayout } from '../../support/layout-fixtures.js';
 import { collect, encodeObject, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { InvalidOptionError } from '../../../src/index.js';
 import { objectName } from '../../../src/layout/formats.js';
 import {
   dataPointRows,
+  InvalidOptionError,
   listMetricObjects,
   type MetricObject,
   ReadAccessError,

@@ -135,7 +135,7 @@ describe('splitByResource: an export in parts of one resource each', () => {
       const decoded = traceReference.decodeProtobuf(
         tracesExport.records['otlp-proto'].encode(part),
       );
-      expect(decoded).toEqual(traceReference.decodeProtobuf(officialSpans(part)));
+      expect(decoded).toEqual(traceReference.decodeProtobuf(officialSpans(part as ReadableSpan[])));
       expect((decoded as { resourceSpans: unknown[] }).resourceSpans).toHaveLength(1);
     }
   });

@@ -215,6 +215,9 @@ describe('S3MetricExporter with a spool', () => {
     const s3 = new ScriptedS3();
     const exporter = exporterWith(s3);
     await waitFor(() => exporter.stats().spool?.quarantined === 3, 5_000, 'the scan');
+    // Files of an earlier run are uploaded in the background as the scan adopts them (forceFlush
+    // waits for this run's batches only): wait for both, then nothing else may have come.
+    await waitFor(() => s3.stored.size >= 2, 5_000, 'the two good files uploaded');
     await exporter.forceFlush();
     expect([...s3.stored.keys()].sort()).toEqual([key('adopted'), key('good')].sort());
     expect(exporter.stats().spool?.quarantined).toBe(3);

@@ -6,10 +6,10 @@
  * test/integration/package.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { COLUMN_BUILDERS, loadedModules, readerOnly } from '../../support/loaded-modules.js';
-import { startedTogether } from '../../support/together.js';
+import { COLUMN_BUILDERS, loadedModules, readerOnly } from '../support/loaded-modules.js';
+import { startedTogether } from '../support/together.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
 /** The children of this file, by the test's name for them: all start at the first test. */
 const CHILDREN: Record<string, [file: string, env?: Record<string, string>]> = {
   'reader-and-cli': ['test/support/children/reader-and-cli.ts'],
