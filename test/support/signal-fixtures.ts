@@ -21,7 +21,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { UUID } from 'uuidv7';
-import type { Compression } from '../../src/index.js';
+import type { Compression } from '../../src/layout/formats.js';
 import { defaultKeyTemplate } from '../../src/layout/formats.js';
 import { KeyTemplate } from '../../src/layout/key-template.js';
 import { logsExport } from '../../src/signals/logs/export.js';

@@ -159,7 +159,8 @@ export function tree(
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
       const under = (children.get(item.span.spanId) ?? []).sort(byTime);
-      const inner = depth === 0 ? '' : lines + (last ? '   ' : '│  ');
+      // Only the last levels are ever shown (cut): longer prefixes are not built.
+      const inner = depth === 0 ? '' : (lines + (last ? '   ' : '│  ')).slice(-DEEP * 3);
       for (let i = under.length - 1; i >= 0; i--) {
         stack.push({
           item: under[i] as Item,
@@ -189,7 +190,7 @@ function push(map: Map<string, Item[]>, key: string, item: Item): void {
 /** Only the last levels of a deep prefix, after `…`. */
 function cut(prefix: string, depth: number): string {
   if (depth <= DEEP) return prefix;
-  return `…${prefix.slice(prefix.length - DEEP * 3)}`;
+  return `…${prefix.slice(-DEEP * 3)}`;
 }
 
 /** The waterfall's lines: a heading, the column header, a line per span (and log record). */

@@ -334,3 +334,52 @@ describe('stats, cat and ls know every signal', () => {
     ]);
   });
 });
+
+describe('otel-s3 trace on hostile spans', () => {
+  const TRACE = 'ab'.repeat(16);
+  const id = (n: number) => n.toString(16).padStart(16, '0');
+  const span = (n: number, parent: number | undefined, name = `s${n}`) => ({
+    traceId: TRACE,
+    spanId: id(n),
+    ...(parent === undefined ? {} : { parentSpanId: id(parent) }),
+    name,
+    startTimeUnixNano: String(1_764_475_200_000_000_000n + BigInt(n) * 1000n),
+    endTimeUnixNano: String(1_764_475_200_000_000_000n + BigInt(n) * 1000n + 500n),
+  });
+
+  test('a cycle of parents, a chain 20000 deep and escape sequences in names: each span once, safely', async () => {
+    const DEPTH = 20_000;
+    const spans = [
+      span(1, 2), // 1 and 2 are each other's parent: no root reaches them
+      span(2, 1),
+      span(3, undefined, '\u001b[31mred\u202e'),
+      ...Array.from({ length: DEPTH }, (_, i) => span(100 + i, i === 0 ? 3 : 99 + i)),
+    ];
+    const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
+    const dir = join(root, 'hostile');
+    await writeAtKey(
+      dir,
+      signalKeyAt('traces', 'otlp-json', 'p', CLI_T0, '.json'),
+      Buffer.from(`${body}\n`),
+    );
+    const { code, stdout, stderr } = await run([
+      'trace',
+      TRACE,
+      '--dir',
+      'hostile',
+      '--prefix',
+      'p',
+    ]);
+    expect([code, stderr]).toEqual([
+      0,
+      'otel-s3: 2 spans of this trace have parents not found in this range: shown at the top level\n',
+    ]);
+    const body2 = lines(stdout).slice(2);
+    expect(body2).toHaveLength(spans.length);
+    expect(body2[0]).toMatch(/^\\x1b\[31mred\\u202e +unset/);
+    // Deep lines keep a bounded width.
+    expect(Math.max(...body2.map((l) => l.length))).toBeLessThan(200);
+    expect(body2.at(-2)).toMatch(/^s1 /);
+    expect(body2.at(-1)).toMatch(/^└─ s2 /);
+  }, 60_000);
+});
