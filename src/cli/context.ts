@@ -13,6 +13,8 @@ export interface CommandContext {
   stderrIsTTY: boolean;
   /** Aborted on Ctrl-C and when the output goes away. */
   signal: AbortSignal;
+  /** The environment the settings came from (`otel-s3 check` reads the exporter's variables). */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** A line on stderr, prefixed like every message of the tool, with control characters escaped. */

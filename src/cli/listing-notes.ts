@@ -1,7 +1,8 @@
 import type { SignalName } from '../layout/formats.js';
+import type { LayoutSample } from '../reader/in-range.js';
 import type { LayoutHint } from '../reader/key-layout.js';
-import type { ReadStats } from '../reader/read-metrics.js';
-import { type CommandContext, finalNote } from './context.js';
+import { type ReadStats, sampleKeyLayout } from '../reader/read-metrics.js';
+import { type CommandContext, finalNote, readerOptions } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';
 import { SETTINGS } from './setting-sources.js';
@@ -9,8 +10,11 @@ import type { Settings } from './settings.js';
 
 /**
  * The closing note about keys the listing could not place, and EXIT.nothingReadable when nothing
- * was there to read: keys out of the layout and none in it, or an empty prefix (with no time
- * range, so not a quiet hour). A range with no objects and nothing skipped is a success.
+ * was there to read: keys out of the layout and none in it, or an empty prefix. A time range
+ * lists only the partitions that can hold it, so when it found nothing, the first keys under
+ * the prefix are looked at (one listing request) to tell a quiet range of a prefix that holds
+ * objects (a success) from a prefix with none in the layout: the latter gets the note and the
+ * exit code it gets without a range.
  */
 export async function closingNotes(
   ctx: CommandContext,
@@ -19,26 +23,53 @@ export async function closingNotes(
 ): Promise<number | undefined> {
   const { settings } = ctx;
   const ranged = settings.from !== undefined || settings.to !== undefined;
-  const others = otherSignalsText(stats);
-  if (stats.objects > 0 || (stats.keysSkipped === 0 && ranged)) {
+  if (stats.objects > 0) {
     if (stats.keysSkipped > 0) await finalNote(ctx, skippedKeysNote(stats, settings));
     return undefined;
   }
   if (stats.keysSkipped > 0) {
     await finalNote(ctx, `nothing readable: ${skippedKeysNote(stats, settings)}`);
-  } else if (others !== undefined) {
+    return EXIT.nothingReadable;
+  }
+  let others = otherSignalsText(stats);
+  if (ranged) {
+    const sample = await sampleKeyLayout(readerOptions(ctx), undefined, signals);
+    if (sample.inLayout) return undefined;
+    if (sample.keysSkipped > 0) {
+      await finalNote(ctx, `nothing readable: ${sampledKeysNote(sample, settings)}`);
+      return EXIT.nothingReadable;
+    }
+    // Other signals' objects filled the sample: this signal's may come after them.
+    if (sample.truncated) return undefined;
+    others = otherSignalsText(sample);
+  }
+  if (others !== undefined) {
     await finalNote(
       ctx,
       `nothing to read: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
     );
-  } else {
-    const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
-    await finalNote(
-      ctx,
-      `nothing to read: no objects under ${settings.where}; check ${what} and --prefix`,
-    );
+    return EXIT.nothingReadable;
   }
+  const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
+  await finalNote(
+    ctx,
+    `nothing to read: no objects under ${settings.where}; check ${what} and --prefix`,
+  );
   return EXIT.nothingReadable;
+}
+
+/**
+ * `no key under s3://metrics/svc/ is in the exporter's layout for this prefix (6 keys looked
+ * at); objects are under --prefix svc/json`: for a range that found nothing, what the first keys
+ * of the prefix say.
+ */
+function sampledKeysNote(
+  sample: LayoutSample,
+  settings: Pick<Settings, 'where' | 'layout'>,
+): string {
+  const looked = `${sample.truncated ? 'the first ' : ''}${plural(sample.keys, 'key')} looked at`;
+  const keys = `no key under ${settings.where} is in the exporter's layout for this prefix (${looked})`;
+  return `${keys}; ${whereTheyAreRead(sample, settings)}`;
 }
 
 /**
@@ -52,14 +83,22 @@ export function skippedKeysNote(
 ): string {
   const n = stats.keysSkipped;
   const keys = `ignored ${plural(n, 'key')} under ${settings.where} that ${n === 1 ? 'is' : 'are'} not in the exporter's layout for this prefix`;
+  return `${keys}; ${whereTheyAreRead(stats, settings)}`;
+}
+
+/** The flag that would read the keys out of the layout, when the reader found one. */
+function whereTheyAreRead(
+  stats: Pick<ReadStats, 'otherPrefixes' | 'otherLayouts'>,
+  settings: Pick<Settings, 'layout'>,
+): string {
   if (stats.otherPrefixes.length > 0) {
-    return `${keys}; objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
+    return `objects are under ${stats.otherPrefixes.map((p) => `--prefix ${p}`).join(', ')}`;
   }
   if (stats.otherLayouts.length > 0) {
     const flags = stats.otherLayouts.map((hint) => hintFlags(hint, settings.layout.keyTemplate));
-    return `${keys}; they are read with ${flags.join(', or ')}`;
+    return `they are read with ${flags.join(', or ')}`;
   }
-  return `${keys}; if the exporter was given a keyTemplate, give it with ${SETTINGS.keyTemplate.flag}`;
+  return `if the exporter was given a keyTemplate, give it with ${SETTINGS.keyTemplate.flag}`;
 }
 
 /** `--object-format parquet --file-prefix app-` */

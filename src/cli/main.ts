@@ -16,6 +16,7 @@ import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3/errors.js';
 import { cat } from './commands/cat.js';
+import { check } from './commands/check.js';
 import { type CompactFlags, compact } from './commands/compact.js';
 import { type LogsOptions, logs, SEVERITIES, type Severity } from './commands/logs.js';
 import { ls } from './commands/ls.js';
@@ -95,6 +96,23 @@ Examples:
   otel-s3 compact --since 1d --dry-run
   otel-s3 compact --since 1d --shard 0/4   # one of four processes
 ${EXIT_CODES_HELP}`;
+
+const CHECK_HELP = `
+Writes one small object, <prefix>/_otel_s3_check/<uuid>.check, with the exporter's own requests
+and the PutObject settings of its environment variables (OTEL_EXPORTER_S3_SSE, _TAGS, ...);
+writes it again with If-None-Match: * (it must be refused); lists it and reads it as the reader
+does; deletes it as the compactor does. Each row says who needs the step and, when it failed,
+what to fix. Credentials come from the AWS SDK's default chain, as the exporter's do.
+
+Exit codes:
+  0    the exporter can work here (put works), whatever the other rows say
+  2    usage error
+  3    the exporter cannot: an access fault (credentials, permission, bucket, region)
+  4    the exporter cannot: any other failure, e.g. the endpoint cannot be reached
+  130  interrupted
+
+Example:
+  otel-s3 check --bucket metrics --prefix prod/checkout`;
 
 /** Runs `otel-s3` with `argv` (the arguments after the program name); resolves to the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
@@ -408,6 +426,19 @@ ${EXIT_CODES_HELP}`,
     );
 
   program
+    .command('check')
+    .description(
+      'test the bucket and prefix for what the exporter, the reader and the compactor need: put, conditional put, list, get, delete (one small object, deleted after)',
+    )
+    .addOption(
+      new Option('--format <format>', 'text (a table) or json')
+        .choices(['text', 'json'])
+        .default('text'),
+    )
+    .addHelpText('after', CHECK_HELP)
+    .action(run<{ format: 'text' | 'json' }>((ctx, o) => check(ctx, { format: o.format })));
+
+  program
     .command('compact')
     .description(
       'merge the closed hours under the prefix into few large sorted Parquet files (docs/parquet.md, Compaction)',
@@ -473,6 +504,7 @@ async function execute(
       stdoutIsTTY: io.stdout.isTTY === true,
       stderrIsTTY: io.stderr.isTTY === true,
       signal,
+      env: io.env,
     });
     await out.flush();
     if (out.failure !== undefined) throw out.failure;

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 
 const FLUSH_BYTES = 64 * 1024;
@@ -51,10 +50,26 @@ export class LineWriter {
     const chunk = this.#buffer.join('');
     this.#buffer = [];
     this.#bytes = 0;
-    if (!this.#stream.write(chunk)) {
-      await Promise.race([once(this.#stream, 'drain'), once(this.#stream, 'close')]).catch(
-        () => {},
-      );
-    }
+    if (!this.#stream.write(chunk)) await drained(this.#stream);
   }
+}
+
+/**
+ * Until the stream drains, closes or fails, with every listener taken off again: racing two
+ * `events.once()` left the loser's listeners (and once()'s 'error' listener) on stdout at every
+ * wait, and after ten waits Node warned "MaxListenersExceededWarning: ... 11 error listeners
+ * added to [Socket]".
+ */
+function drained(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      stream.off('error', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+    stream.on('error', done);
+  });
 }

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
 import { outputNames } from '../layout/outputs.js';
-import { tmpDirectory } from './bookkeeping.js';
+import { hourPath, tmpDirectory } from './bookkeeping.js';
 import { conditionalWritesWork } from './conditional-writes.js';
 import { dirStore } from './dir-store.js';
-import { listHours } from './listing.js';
+import { listedHours, listHours } from './listing.js';
 import {
   type CompactionSettings,
   type CompactMetricsOptions,
@@ -12,7 +12,7 @@ import {
 } from './options.js';
 import { compactPartition, planRules, type RunContext, reportOf } from './partition-job.js';
 import { type PartitionPlan, planPartition } from './plan.js';
-import type { CompactionReport, PartitionReport } from './report.js';
+import type { CompactionReport, PartitionReport, UnsettledHour } from './report.js';
 import { type CompactionStore, s3Store } from './store.js';
 
 const HOUR = 3_600_000;
@@ -47,10 +47,11 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
     const accept = (hour: number) => Math.floor(hour / HOUR) % shard.count === shard.index;
     let partitionsSelected = 0;
     const plans: PartitionPlan[] = [];
+    const range = hourRange(settings);
     for await (const objects of listHours(
       settings,
       store.source,
-      hourRange(settings),
+      range,
       accept,
       counters,
       signal,
@@ -68,11 +69,13 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
       bytes: toRead.reduce((n, o) => n + o.size, 0),
     });
     const idle = plans.filter((p) => !p.work).map((p) => reportOf(p, 'nothing-to-do'));
+    const unsettled = await unsettledHours(settings, store, range, accept, signal);
     const finish = (partitions: PartitionReport[]): CompactionReport => ({
       dryRun: settings.dryRun,
       partitionsSelected,
       partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
       keysIgnored: counters.keysIgnored,
+      unsettled,
     });
     if (settings.dryRun || work.length === 0) {
       return finish(work.map((p) => reportOf(p, 'planned')));
@@ -101,6 +104,39 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
   } finally {
     store.close();
   }
+}
+
+/**
+ * The hours of the range, past the settled ones, that hold objects: named in the report with the
+ * time each settles, so that a run with nothing settled says why (one more listing, from the
+ * first unsettled hour on).
+ */
+async function unsettledHours(
+  settings: CompactionSettings,
+  store: CompactionStore,
+  settled: { from: number; to: number },
+  accept: (hour: number) => boolean,
+  signal: AbortSignal,
+): Promise<UnsettledHour[]> {
+  const end = settings.to?.getTime() ?? Number.POSITIVE_INFINITY;
+  const from = Math.max(settled.from, settled.to);
+  if (from >= end) return [];
+  const hours: UnsettledHour[] = [];
+  for await (const { hour, objects } of listedHours(
+    settings,
+    store.source,
+    { from, to: end },
+    accept,
+    signal,
+  )) {
+    hours.push({
+      partition: hourPath(hour),
+      hour,
+      objects,
+      settlesAt: new Date(hour.getTime() + HOUR + settings.settleMillis),
+    });
+  }
+  return hours;
 }
 
 function openStore(options: CompactMetricsOptions, settings: CompactionSettings): CompactionStore {

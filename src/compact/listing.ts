@@ -72,6 +72,22 @@ interface Group {
 }
 
 /**
+ * The hours whose start is in [from, to) that hold objects of the input layout, with how many:
+ * from the listing alone (no footer is read). For the hours that have not settled yet.
+ */
+export async function* listedHours(
+  settings: CompactionSettings,
+  source: ObjectSource,
+  range: { from: number; to: number },
+  accept: (hour: number) => boolean,
+  signal: AbortSignal,
+): AsyncGenerator<{ hour: Date; objects: number }> {
+  for await (const group of hourGroups(source, settings.layout, range, undefined, signal)) {
+    if (accept(group.hour)) yield { hour: new Date(group.hour), objects: group.objects.length };
+  }
+}
+
+/**
  * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
  * the layout starts with the year, month, day and hour).
  */
@@ -84,7 +100,7 @@ async function* hourGroups(
 ): AsyncGenerator<Group> {
   const listing = layout.range(
     Number.isFinite(range.from) ? new Date(range.from) : undefined,
-    new Date(range.to),
+    Number.isFinite(range.to) ? new Date(range.to) : undefined,
   );
   let group: Group | undefined;
   for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {

@@ -62,6 +62,21 @@ export interface CompactionReport {
   partitions: PartitionReport[];
   /** Keys under the prefix that are not in the layout, ignored. */
   keysIgnored: number;
+  /**
+   * Hours of the range (and the shard) that hold objects but have not settled yet, in time
+   * order: a later run compacts them, from `settlesAt` on.
+   */
+  unsettled: UnsettledHour[];
+}
+
+export interface UnsettledHour {
+  /** `year=2026/month=12/day=01/hour=05`. */
+  partition: string;
+  hour: Date;
+  /** Objects listed in it now. */
+  objects: number;
+  /** The hour's end plus the settle time: from then on it is compacted. */
+  settlesAt: Date;
 }
 
 export type CompactionEvent =

@@ -301,6 +301,15 @@ export const OPTION_TABLE = [
     doc: 'Send If-None-Match: * so a retry can never overwrite an object.',
   },
   {
+    name: 'startupCheck',
+    for: EXPORTER,
+    variable: 'OTEL_EXPORTER_S3_STARTUP_CHECK',
+    text: 'boolean',
+    rule: rule.bool,
+    default: DEFAULTS.startupCheck,
+    doc: 'At start, a PutObject that stores nothing reports a wrong endpoint, secret, bucket or permission in seconds.',
+  },
+  {
     name: 'retry',
     for: EXPORTER,
     text: 'string',

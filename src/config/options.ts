@@ -80,6 +80,7 @@ export const DEFAULTS = {
   flushTimeoutMillis: 10_000,
   temporalityPreference: 'cumulative',
   conditionalWrites: true,
+  startupCheck: true,
   retryInitialDelayMillis: 250,
   retryMaxDelayMillis: 30_000,
   maxSpoolBytes: 256 * MiB,
@@ -160,6 +161,12 @@ export interface S3MetricExporterOptions {
   temporalityPreference?: TemporalityPreference;
   /** Send `If-None-Match: *` so a retried upload can never overwrite or duplicate an object. Default true. */
   conditionalWrites?: boolean;
+  /**
+   * At start, one PutObject that stores nothing (an empty body with a wrong Content-MD5), so a
+   * wrong endpoint, secret, bucket or permission is reported in seconds, not at the first upload.
+   * Default true.
+   */
+  startupCheck?: boolean;
   /** AWS SDK checksum mode. Default `WHEN_REQUIRED` with a custom endpoint (many S3-compatible servers reject the SDK's default CRC32 trailers), else `WHEN_SUPPORTED`. */
   requestChecksumCalculation?: ChecksumMode;
   /** Backoff of retried uploads. */

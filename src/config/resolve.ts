@@ -32,6 +32,8 @@ export interface ResolvedConfig {
   /** The signal whose exporter this configures. */
   signal: SignalName;
   bucket: string;
+  /** Normalized (no leading or trailing slash), may be empty. */
+  prefix: string;
   region: string | undefined;
   endpoint: string | undefined;
   forcePathStyle: boolean;
@@ -48,6 +50,7 @@ export interface ResolvedConfig {
   flushTimeoutMillis: number;
   temporalityPreference: TemporalityPreference;
   conditionalWrites: boolean;
+  startupCheck: boolean;
   requestChecksumCalculation: ChecksumMode;
   retryInitialDelayMillis: number;
   retryMaxDelayMillis: number;
@@ -178,6 +181,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
         'the name of an existing bucket (a non-empty string without "/" or spaces), in the options or OTEL_EXPORTER_S3_BUCKET',
       ),
     ),
+    prefix,
     region: f.get('region', check<string>('region'), undefined),
     endpoint,
     forcePathStyle: f.get(
@@ -226,6 +230,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       check<boolean>('conditionalWrites'),
       DEFAULTS.conditionalWrites,
     ),
+    startupCheck: f.get('startupCheck', check<boolean>('startupCheck'), DEFAULTS.startupCheck),
     requestChecksumCalculation: f.get(
       'requestChecksumCalculation',
       check<ChecksumMode>('requestChecksumCalculation'),

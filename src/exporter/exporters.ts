@@ -46,6 +46,7 @@ const SHARED_SETTINGS = [
   'uploadConcurrency',
   'requestTimeoutMillis',
   'conditionalWrites',
+  'startupCheck',
   'retryInitialDelayMillis',
   'retryMaxDelayMillis',
 ] as const satisfies readonly (keyof SharedSettings)[];

@@ -1,7 +1,10 @@
 import { Episodes } from '../base/log.js';
 import type { ResolvedConfig } from '../config/resolve.js';
+import { accessCheckKey } from '../layout/outputs.js';
 import { MemoryBudget } from '../pipeline/budget.js';
+import { StartupCheck } from '../pipeline/startup-check.js';
 import { Uploader } from '../pipeline/uploader.js';
+import { endpointName } from '../s3/client-settings.js';
 import { createObjectWriter, type WriterHandle } from '../s3/create-writer.js';
 
 /**
@@ -15,6 +18,8 @@ export interface SharedParts {
   readonly budget: MemoryBudget;
   readonly uploader: Uploader;
   readonly episodes: Episodes;
+  /** The startup check of the connection, once for all its exporters (startupCheck: false: none). */
+  readonly startupCheck: StartupCheck | undefined;
   /** An exporter starts using the parts; the returned function is its leaving (at shutdown). */
   join(): () => void;
 }
@@ -34,6 +39,7 @@ export function sharedPartsOf(options: object): SharedParts | undefined {
 export type SharedSettings = Pick<
   ResolvedConfig,
   | 'bucket'
+  | 'prefix'
   | 'region'
   | 'endpoint'
   | 'forcePathStyle'
@@ -46,13 +52,17 @@ export type SharedSettings = Pick<
   | 'uploadConcurrency'
   | 'requestTimeoutMillis'
   | 'conditionalWrites'
+  | 'startupCheck'
   | 'retryInitialDelayMillis'
   | 'retryMaxDelayMillis'
 >;
 
+/** The name of the startup check's object under `{prefix}/_otel_s3_check/`. */
+export const STARTUP_CHECK_NAME = 'startup.check';
+
 /**
- * Makes the shared parts. Nothing is opened here: the writer connects at the first upload. The
- * connection is closed when the last exporter that joined has left.
+ * Makes the shared parts. Nothing is opened here: the startup check starts when the first
+ * exporter joins, and is stopped, and the connection closed, when the last one has left.
  */
 export function createSharedParts(c: SharedSettings): SharedParts {
   const s3 = createObjectWriter(c);
@@ -70,19 +80,35 @@ export function createSharedParts(c: SharedSettings): SharedParts {
     },
     budget,
   );
+  const episodes = new Episodes();
+  const key = accessCheckKey(c.prefix, STARTUP_CHECK_NAME);
+  const startupCheck = c.startupCheck
+    ? new StartupCheck({
+        writer: s3.writer,
+        episodes,
+        key,
+        where: `s3://${c.bucket}/${key}`,
+        endpoint: c.s3Client === undefined ? endpointName(c) : "the s3Client option's endpoint",
+        requestTimeoutMillis: c.requestTimeoutMillis,
+        slowRetryMillis: c.retryMaxDelayMillis,
+      })
+    : undefined;
   let members = 0;
   return {
     s3,
     budget,
     uploader,
-    episodes: new Episodes(),
+    episodes,
+    startupCheck,
     join() {
       members++;
+      startupCheck?.start();
       let left = false;
       return () => {
         if (left) return;
         left = true;
         if (--members === 0) {
+          startupCheck?.stop();
           uploader.clear();
           s3.writer.destroy();
         }

@@ -26,6 +26,18 @@ export const INTERNAL_AREA = '_otel_s3_';
  */
 export const BOOKKEEPING_DIR = '_otel_s3_compaction';
 
+/**
+ * Where access is tested: the exporter's startup check (`startup.check`, a PutObject that stores
+ * nothing) and `otel-s3 check` (`{uuid}.check`, deleted after). Under the prefix, so a permission
+ * granted on `{prefix}/*` covers it, and inside INTERNAL_AREA, so readers pass over it.
+ */
+export const ACCESS_CHECK_DIR = '_otel_s3_check';
+
+/** `{prefix}/_otel_s3_check/{name}`. */
+export function accessCheckKey(prefix: string, name: string): string {
+  return prefix === '' ? `${ACCESS_CHECK_DIR}/${name}` : `${prefix}/${ACCESS_CHECK_DIR}/${name}`;
+}
+
 /** Names of outputs under one prefix: the Parquet hour layout with the output's ending. */
 export interface OutputNames {
   /** The output's partition and UUID, or undefined for a key that is not an output here. */

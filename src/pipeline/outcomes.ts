@@ -39,11 +39,11 @@ export interface OutcomeOptions {
   signal: SignalName;
 }
 
-/** What one item of a signal is called in messages. */
-const ITEMS: Readonly<Record<SignalName, string>> = {
-  metrics: 'data points',
-  traces: 'spans',
-  logs: 'log records',
+/** What one item of a signal is called in messages, and more than one. */
+const ITEMS: Readonly<Record<SignalName, [one: string, many: string]>> = {
+  metrics: ['data point', 'data points'],
+  traces: ['span', 'spans'],
+  logs: ['log record', 'log records'],
 };
 
 /**
@@ -141,7 +141,7 @@ export class Outcomes {
     this.#episodes.report(
       `rejected:${this.#options.signal}`,
       'error',
-      `${this.#who}S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${batch.points} ${ITEMS[this.#options.signal]} (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
+      `${this.#who}S3 rejected ${batch.key} for good (${this.#lastFailure}); dropping the batch of ${plural(batch.points, ...ITEMS[this.#options.signal])} (later rejections are counted in stats().pointsDroppedByReason.rejected)`,
       'OTEL_S3_DATA_DROPPED',
     );
   }
@@ -154,12 +154,7 @@ export class Outcomes {
     const what = `upload of ${batch.key} failed (${describeError(error)})`;
     switch (verdict.kind) {
       case 'config':
-        this.#episodes.report(
-          `config:${verdict.reason}`,
-          'error',
-          `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(this.#options.slowRetryMillis / 1000)} s`,
-          alertCode(verdict.reason),
-        );
+        reportConfigFault(this.#episodes, what, verdict, this.#options.slowRetryMillis);
         break;
       case 'probe':
         log.warn(`${what}; trying the same bytes once without If-None-Match`);
@@ -194,11 +189,10 @@ export class Outcomes {
     this.#unreachableSince ??= now;
     const lasted = now - this.#unreachableSince;
     if (lasted >= UNREACHABLE_ALERT_AFTER_MILLIS) {
-      this.#episodes.report(
-        'unreachable',
-        'warn',
-        `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s: ${cause}. Data is kept within maxBufferedBytes and retried with backoff; check the endpoint and the network`,
-        'OTEL_S3_ENDPOINT_UNREACHABLE',
+      reportUnreachable(
+        this.#episodes,
+        `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
+        cause,
       );
     }
     return cause;
@@ -257,7 +251,9 @@ export class Outcomes {
         : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
     const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
     const kept =
-      left > 0 ? `; ${plural(left, 'batch', 'batches')} stay in the spool for the next run` : '';
+      left > 0
+        ? `; ${plural(left, 'batch', 'batches')} ${left === 1 ? 'stays' : 'stay'} in the spool for the next run`
+        : '';
     const message = `${this.#who}${reason}${lost}${kept}${this.#lastFailureText()}`;
     if (dropped.batches > 0) alert('error', 'OTEL_S3_DATA_DROPPED', message);
     else log.warn(message);
@@ -290,6 +286,38 @@ function errorName(error: unknown): unknown {
   return typeof error === 'object' && error !== null
     ? (error as { name?: unknown }).name
     : undefined;
+}
+
+/**
+ * A configuration fault, as one episode (`config:<reason>`) whoever meets it first: the startup
+ * check or an upload. `what` failed, e.g. `upload of KEY failed (SignatureDoesNotMatch (HTTP
+ * 403))`; the verdict's hint says what is wrong and what to do.
+ */
+export function reportConfigFault(
+  episodes: Episodes,
+  what: string,
+  verdict: { reason: string; hint: string },
+  slowRetryMillis: number,
+): void {
+  episodes.report(
+    `config:${verdict.reason}`,
+    'error',
+    `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(slowRetryMillis / 1000)} s`,
+    alertCode(verdict.reason),
+  );
+}
+
+/**
+ * The endpoint cannot be reached, as one episode (`unreachable`) whoever says it first: the
+ * startup check or uploads that kept failing. `what` happened; `cause` is the network's word.
+ */
+export function reportUnreachable(episodes: Episodes, what: string, cause: string): void {
+  episodes.report(
+    'unreachable',
+    'warn',
+    `${what}: ${cause}. Data is kept within maxBufferedBytes and retried with backoff; check the endpoint and the network`,
+    'OTEL_S3_ENDPOINT_UNREACHABLE',
+  );
 }
 
 /** `no-such-bucket` → OTEL_S3_NO_SUCH_BUCKET: one warning code per configuration fault. */

@@ -70,11 +70,65 @@ async function* inLayout(
   }
 }
 
+/** What the first keys under a prefix say about its layout (see sampleLayout). */
+export interface LayoutSample
+  extends Pick<ReadStats, 'keysSkipped' | 'otherPrefixes' | 'otherLayouts' | 'otherSignals'> {
+  /** Keys looked at (the package's own bookkeeping not counted). */
+  keys: number;
+  /** True when a key in the layout was found (the sample then stops). */
+  inLayout: boolean;
+  /** The sample stopped at its bound with more keys to list. */
+  truncated: boolean;
+}
+
+/**
+ * The first keys under the prefix, whatever the time range, up to `maxKeys` or the first key in
+ * the layout: for a range that found nothing, whether the prefix holds any object of this
+ * layout at all, and if not, where its keys would be read (the same hints as an unbounded
+ * listing). One listing request for up to 1000 keys.
+ */
+export async function sampleLayout(
+  source: ObjectSource,
+  layout: KeyLayout,
+  signal: AbortSignal,
+  maxKeys = 1000,
+): Promise<LayoutSample> {
+  const sample: LayoutSample = {
+    keys: 0,
+    inLayout: false,
+    truncated: false,
+    keysSkipped: 0,
+    otherPrefixes: [],
+    otherLayouts: [],
+    otherSignals: {},
+  };
+  for await (const { key } of source.list(layout.prefix, undefined, signal)) {
+    if (layout.internal(key)) continue;
+    if (sample.keys === maxKeys) {
+      sample.truncated = true;
+      break;
+    }
+    sample.keys++;
+    if (layout.parse(key) !== undefined) {
+      sample.inLayout = true;
+      break;
+    }
+    const other = layout.otherSignal(key);
+    if (other !== undefined) sample.otherSignals[other] = (sample.otherSignals[other] ?? 0) + 1;
+    else skipped(layout, key, sample);
+  }
+  return sample;
+}
+
 /**
  * Counts a key out of the layout, and notes where such keys would be read. Only the first
  * KEYS_EXAMINED of them are looked into: a prefix shared with millions of other keys stays cheap.
  */
-function skipped(layout: KeyLayout, key: string, stats: ReadStats): void {
+function skipped(
+  layout: KeyLayout,
+  key: string,
+  stats: Pick<ReadStats, 'keysSkipped' | 'otherPrefixes' | 'otherLayouts'>,
+): void {
   stats.keysSkipped++;
   if (stats.keysSkipped > KEYS_EXAMINED) return;
   if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {

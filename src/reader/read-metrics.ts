@@ -3,7 +3,7 @@ import { zstdEngine } from '../compression/zstd-engine.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
-import { inRange } from './in-range.js';
+import { inRange, type LayoutSample, sampleLayout } from './in-range.js';
 import type {
   MetricObject,
   MetricStream,
@@ -111,6 +111,27 @@ export function listObjectsOf(
       source.close();
     }
   });
+}
+
+/**
+ * The first keys under the prefix, whatever the options' time range (up to `maxKeys`, or the first
+ * key in the layout): for a range that listed nothing, whether the prefix holds objects of this
+ * layout at all, and where its other keys would be read.
+ */
+export async function sampleKeyLayout(
+  options: ListMetricObjectsOptions,
+  maxKeys = 1000,
+  signals: readonly SignalName[] = ['metrics'],
+): Promise<LayoutSample> {
+  const { layout } = resolveRange({ ...options, from: undefined, to: undefined }, signals);
+  const source = openSource(options);
+  const controller = new AbortController();
+  try {
+    return await sampleLayout(source, layout, linked(options.signal, controller.signal), maxKeys);
+  } finally {
+    controller.abort();
+    source.close();
+  }
 }
 
 /**

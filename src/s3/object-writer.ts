@@ -17,6 +17,18 @@ export interface PutRequest {
   crc32: string | undefined;
   /** Hex SHA-256 of the body, computed off the event loop, for SigV4's payload hash. */
   sha256: string | undefined;
+  /**
+   * Base64 MD5 sent as `Content-MD5`. The startup check sends a wrong one on purpose: the server
+   * checks the signature, the bucket and the permission first, then refuses the body (400
+   * BadDigest) and stores nothing.
+   */
+  contentMd5?: string;
+  /**
+   * The request must not keep the process alive: its connection is its own and unref'd (the
+   * startup check). Honoured by the exporter's own signed requests; an AWS SDK client's
+   * connections are the client's.
+   */
+  background?: boolean;
   signal: AbortSignal;
 }
 

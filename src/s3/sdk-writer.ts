@@ -50,6 +50,7 @@ export class SdkObjectWriter implements ObjectWriter {
       ContentType: request.contentType,
       ...(request.ifNoneMatch ? { IfNoneMatch: '*' } : {}),
       ...(request.crc32 === undefined ? {} : { ChecksumCRC32: request.crc32 }),
+      ...(request.contentMd5 === undefined ? {} : { ContentMD5: request.contentMd5 }),
     });
     if (sha256 !== undefined) {
       // SigV4 signs the payload's SHA-256; a header already holding it spares the SDK hashing

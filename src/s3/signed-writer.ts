@@ -1,3 +1,5 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   doesIdentityRequireRefresh,
@@ -76,9 +78,11 @@ export class SignedObjectWriter implements ObjectWriter {
       signingDate: new Date(Date.now() + this.#clockOffsetMillis),
     });
     await nextTurn(); // signing and opening the request are separate turns of the loop
-    const { response } = await this.#http.handle(signed as HttpRequest, {
-      abortSignal: request.signal,
-    });
+    const response =
+      request.background === true
+        ? await sendInBackground(signed as HttpRequest, request.signal)
+        : (await this.#http.handle(signed as HttpRequest, { abortSignal: request.signal }))
+            .response;
     const headers = response.headers as ResponseHeaders;
     const body = response.body as (AsyncIterable<Uint8Array> & { resume?: () => void }) | undefined;
     if (response.statusCode >= 200 && response.statusCode < 300) {
@@ -104,6 +108,7 @@ export class SignedObjectWriter implements ObjectWriter {
     };
     if (request.sha256 !== undefined) headers['x-amz-content-sha256'] = request.sha256;
     if (request.ifNoneMatch) headers['if-none-match'] = '*';
+    if (request.contentMd5 !== undefined) headers['content-md5'] = request.contentMd5;
     if (request.crc32 !== undefined) headers['x-amz-checksum-crc32'] = request.crc32;
     if (f.ServerSideEncryption !== undefined)
       headers['x-amz-server-side-encryption'] = f.ServerSideEncryption;
@@ -122,6 +127,41 @@ export class SignedObjectWriter implements ObjectWriter {
     if (Math.abs(Date.now() + this.#clockOffsetMillis - server) >= MAX_CLOCK_SKEW_MILLIS)
       this.#clockOffsetMillis = server - Date.now();
   }
+}
+
+/**
+ * A signed request on a connection of its own whose socket is unref'd, without the SDK's handler
+ * (whose timers would hold the process): a service with nothing else to do exits while it is in
+ * flight. Its deadline is the caller's `signal`.
+ */
+function sendInBackground(
+  signed: HttpRequest,
+  signal: AbortSignal,
+): Promise<{ statusCode: number; headers: ResponseHeaders; body: IncomingMessage }> {
+  const send = signed.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      {
+        method: signed.method,
+        protocol: signed.protocol,
+        hostname: signed.hostname,
+        ...(signed.port === undefined ? {} : { port: signed.port }),
+        path: signed.path,
+        headers: signed.headers,
+        agent: false,
+        signal,
+      },
+      (response) =>
+        resolve({
+          statusCode: response.statusCode ?? 0,
+          headers: response.headers as ResponseHeaders,
+          body: response,
+        }),
+    );
+    req.on('socket', (socket) => socket.unref());
+    req.on('error', reject);
+    req.end(signed.body as Buffer | undefined);
+  });
 }
 
 /**

@@ -53,7 +53,7 @@ describe('what an exporter-only import loads', () => {
   ] as const) {
     test(`${format}: constructing and exporting loads none of the reader's, the CLI's or the Parquet writer's modules`, async () => {
       const { modules, stdout } = await run(format);
-      expect(JSON.parse(stdout)).toEqual({ extensions: [extension] });
+      expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: [extension] });
       expect(modules.some((m) => m.endsWith('/src/exporter/metric-exporter.ts'))).toBe(true);
       const builders = modules.filter((m) => COLUMN_BUILDERS.test(m));
       // Parquet appends to column builders on this thread; OTLP formats never load them.
@@ -66,6 +66,6 @@ describe('what an exporter-only import loads', () => {
 
   test("with a caller's s3Client, the exporter stores through it", async () => {
     const { stdout } = await run('sdk');
-    expect(JSON.parse(stdout)).toEqual({ extensions: ['.json.zst'] });
+    expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: ['.json.zst'] });
   });
 });

@@ -52,7 +52,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   const storedSequence = (prefix: string) => storedSequenceIn(client, bucket, prefix);
 
   const putsUnder = (prefix: string) =>
-    proxy.putAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
+    proxy.uploadAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
 
   const transient: {
     name: string;

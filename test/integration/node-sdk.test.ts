@@ -52,11 +52,11 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
     await proxy.set({ kind: 'blackhole' });
     const child = spawnTs('examples/node-sdk.ts', env(proxy.endpoint, 'sdk-blackhole'));
     await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
-    // Let a batch get stuck in the black hole first.
+    // Let a batch get stuck in the black hole first (the startup check's PUT is not one).
     const deadline = performance.now() + 10_000;
-    while (proxy.putAttempts().length === 0 && performance.now() < deadline)
+    while (proxy.uploadAttempts().length === 0 && performance.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    expect(proxy.putAttempts().length).toBeGreaterThan(0);
+    expect(proxy.uploadAttempts().length).toBeGreaterThan(0);
     const signalled = performance.now();
     child.process.kill('SIGTERM');
     const exit = await child.exited;

@@ -150,7 +150,9 @@ describeS3('S3 features against the real server', () => {
         await service.exportCollections(1);
         await exporter.shutdown();
         await service.shutdown();
-        const puts = proxy.putAttempts().filter((p) => p.key.startsWith(`conditional-${status}/`));
+        const puts = proxy
+          .uploadAttempts()
+          .filter((p) => p.key.startsWith(`conditional-${status}/`));
         // The first batch: refused with the header, stored without it; the second: plain at once.
         expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
           ['*', `status ${status}`],
@@ -183,7 +185,7 @@ describeS3('S3 features against the real server', () => {
     await service.exportCollections(1);
     await exporter.shutdown();
     await service.shutdown();
-    const puts = proxy.putAttempts().filter((p) => p.key.startsWith('not-the-header/'));
+    const puts = proxy.uploadAttempts().filter((p) => p.key.startsWith('not-the-header/'));
     expect(puts.map((p) => [p.ifNoneMatch ?? 'none', p.outcome])).toEqual([
       ['*', 'status 501'],
       ['none', 'status 501'],

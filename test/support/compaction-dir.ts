@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -16,7 +17,15 @@ export async function exportToDir(
 ): Promise<void> {
   const client = {
     async send(command: PutObjectCommand) {
-      const { Key, Body } = command.input;
+      const { Key, Body, ContentMD5 } = command.input;
+      // As S3 does: a Content-MD5 that does not match the body stores nothing (the exporter's
+      // startup check sends such a one on purpose).
+      if (ContentMD5 !== undefined && ContentMD5 !== md5(Body as Uint8Array)) {
+        throw Object.assign(new Error('BadDigest'), {
+          name: 'BadDigest',
+          $metadata: { httpStatusCode: 400 },
+        });
+      }
       const path = join(dir, ...(Key as string).split('/'));
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, Body as Uint8Array);
@@ -25,6 +34,8 @@ export async function exportToDir(
   } as unknown as S3Client;
   await exportBatches({ bucket: 'b', ...options }, { s3Client: client }, batches);
 }
+
+const md5 = (body: Uint8Array) => createHash('md5').update(body).digest('base64');
 
 /** Every file under `dir`, as keys, sorted. */
 export async function keysIn(dir: string): Promise<string[]> {

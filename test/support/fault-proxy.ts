@@ -130,6 +130,14 @@ export class FaultProxy {
     return next;
   }
 
+  /**
+   * The PUT attempts of uploads: every PUT but the exporter's startup check (a PutObject under
+   * `_otel_s3_check/` that stores nothing, sent once as an exporter starts).
+   */
+  uploadAttempts(): ProxyAttempt[] {
+    return this.putAttempts().filter((a) => !/(^|\/)_otel_s3_check\//.test(a.key));
+  }
+
   /** PUT attempts, optionally only those for one key. */
   putAttempts(key?: string): ProxyAttempt[] {
     return this.attempts.filter((a) => a.method === 'PUT' && (key === undefined || a.key === key));

@@ -8,7 +8,12 @@ export type Behaviour =
   /** Stores the object, then never answers: the client times out although the write landed. */
   | { kind: 'store-then-hang' }
   | { kind: 'delay'; millis: number }
-  | { kind: 'status'; status: number; name: string; headers?: Record<string, string> };
+  | { kind: 'status'; status: number; name: string; headers?: Record<string, string> }
+  /** Fails as Node's network layer does, e.g. `{ code: 'ECONNREFUSED' }`. */
+  | { kind: 'network'; code: string };
+
+/** What a server answers a PutObject whose Content-MD5 does not match its body. */
+export const BAD_DIGEST: Behaviour = { kind: 'status', status: 400, name: 'BadDigest' };
 
 export interface Attempt {
   key: string;
@@ -24,16 +29,30 @@ export interface Attempt {
  */
 export class ScriptedS3 {
   readonly attempts: Attempt[] = [];
+  /**
+   * PutObjects with a Content-MD5 (the exporter's startup check), kept apart from `attempts`;
+   * answered by the probe script, by default as a real server answers a wrong digest.
+   */
+  readonly probes: Attempt[] = [];
   readonly stored = new Map<string, Buffer>();
   /** Runs as each PutObject arrives, before it is answered (tests observe the world here). */
   onAttempt: ((attempt: Attempt) => void) | undefined;
   #script: Behaviour[] = [];
   #fallback: Behaviour = { kind: 'ok' };
+  #probeScript: Behaviour[] = [];
+  #probeFallback: Behaviour = BAD_DIGEST;
 
   /** Behaviours for the next attempts, in order; then `fallback` for all later ones. */
   script(next: Behaviour[], fallback: Behaviour = { kind: 'ok' }): this {
     this.#script = [...next];
     this.#fallback = fallback;
+    return this;
+  }
+
+  /** Behaviours for the next startup-check probes, in order; then `fallback`. */
+  scriptProbes(next: Behaviour[], fallback: Behaviour = BAD_DIGEST): this {
+    this.#probeScript = [...next];
+    this.#probeFallback = fallback;
     return this;
   }
 
@@ -57,9 +76,16 @@ export class ScriptedS3 {
       ifNoneMatch: input.IfNoneMatch,
       outcome: 'error',
     };
-    this.attempts.push(attempt);
-    this.onAttempt?.(attempt);
-    const behaviour = this.#script.shift() ?? this.#fallback;
+    const probe = input.ContentMD5 !== undefined;
+    let behaviour: Behaviour;
+    if (probe) {
+      this.probes.push(attempt);
+      behaviour = this.#probeScript.shift() ?? this.#probeFallback;
+    } else {
+      this.attempts.push(attempt);
+      this.onAttempt?.(attempt);
+      behaviour = this.#script.shift() ?? this.#fallback;
+    }
     const signal = options?.abortSignal;
     const aborted = () =>
       new Promise<never>((_, reject) => {
@@ -84,6 +110,10 @@ export class ScriptedS3 {
           name: behaviour.name,
           $metadata: { httpStatusCode: behaviour.status },
           $response: { statusCode: behaviour.status, headers: behaviour.headers ?? {} },
+        });
+      case 'network':
+        throw Object.assign(new Error(`connect ${behaviour.code} 127.0.0.1:9`), {
+          code: behaviour.code,
         });
       case 'ok':
         break;

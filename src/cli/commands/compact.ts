@@ -2,7 +2,12 @@ import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size
 import { compactMetrics } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
-import type { CompactionEvent, CompactionReport, PartitionReport } from '../../compact/report.js';
+import type {
+  CompactionEvent,
+  CompactionReport,
+  PartitionReport,
+  UnsettledHour,
+} from '../../compact/report.js';
 import type { Compression } from '../../layout/formats.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
@@ -175,7 +180,7 @@ export function partitionLine(p: PartitionReport): string {
         : head;
     default: {
       const written = p.written.reduce((n, w) => n + w.bytes, 0);
-      const read = `${tally(p.read.objects, p.read.bytes)}, ${formatInteger(p.read.points)} points`;
+      const read = `${tally(p.read.objects, p.read.bytes)}, ${plural(p.read.points, 'point')}`;
       const out = `${plural(p.written.length, 'file')}, ${formatBytes(written)}`;
       const skipped = p.skipped.length > 0 ? `; skipped ${p.skipped.length}` : '';
       return `${head}  ${read} -> ${out}; deleted ${formatInteger(p.deleted)}${skipped}`;
@@ -183,12 +188,12 @@ export function partitionLine(p: PartitionReport): string {
   }
 }
 
-function summary(report: CompactionReport, where: string): string {
+function summary(report: CompactionReport, where: string, now = Date.now()): string {
   const count = (status: PartitionReport['status']) =>
     report.partitions.filter((p) => p.status === status).length;
   const written = report.partitions.flatMap((p) => p.written);
   if (report.dryRun) {
-    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written`;
+    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written${unsettledNote(report.unsettled, now)}`;
   }
   const parts = [
     `${plural(count('compacted') + count('finished'), 'partition')} compacted of ${formatInteger(report.partitionsSelected)} settled in ${where}`,
@@ -198,5 +203,23 @@ function summary(report: CompactionReport, where: string): string {
   if (count('failed') > 0) parts.push(`${count('failed')} failed`);
   if (report.keysIgnored > 0)
     parts.push(`${plural(report.keysIgnored, 'key')} not in the layout ignored`);
-  return parts.join(', ');
+  return parts.join(', ') + unsettledNote(report.unsettled, now);
+}
+
+/** How many unsettled hours are named; the rest are counted. */
+const UNSETTLED_NAMED = 3;
+
+/**
+ * `; 1 hour not settled yet: year=…/hour=18 (40 objects, compacted from 2026-12-01T19:15:10.000Z,
+ * in 25 min)`, or nothing when every hour with objects has settled.
+ */
+function unsettledNote(unsettled: readonly UnsettledHour[], now: number): string {
+  if (unsettled.length === 0) return '';
+  const named = unsettled.slice(0, UNSETTLED_NAMED).map((h) => {
+    const wait = Math.max(0, Math.ceil((h.settlesAt.getTime() - now) / 60_000));
+    return `${h.partition} (${plural(h.objects, 'object')}, compacted from ${h.settlesAt.toISOString()}, in ${formatInteger(wait)} min)`;
+  });
+  const more =
+    unsettled.length > UNSETTLED_NAMED ? `, and ${unsettled.length - UNSETTLED_NAMED} more` : '';
+  return `; ${plural(unsettled.length, 'hour')} not settled yet: ${named.join(', ')}${more}`;
 }

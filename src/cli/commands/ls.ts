@@ -1,5 +1,5 @@
 import { formatBytes } from '../../base/byte-size.js';
-import type { SignalName } from '../../layout/formats.js';
+import { FORMAT_ROWS, type SignalName } from '../../layout/formats.js';
 import { listObjectsOf } from '../../reader/read-metrics.js';
 import { type CommandContext, describeRange, finalNote, readerOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
@@ -20,8 +20,14 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
   for await (const object of stream) {
     const time = object.time.toISOString();
     if (options.format === 'jsonl') {
-      const { key, size, encoding, signal } = object;
-      await out.line(jsonLine({ time, size, key, signal, ...encoding }));
+      const { key, size, signal } = object;
+      const { format, compression } = object.encoding;
+      // A Parquet file compresses inside, with a codec its name does not tell (stats reads it
+      // from the footer): null, not the 'none' of its outside, which would contradict stats.
+      const inside = FORMAT_ROWS[format].compressedInside;
+      await out.line(
+        jsonLine({ time, size, key, signal, format, compression: inside ? null : compression }),
+      );
     } else {
       // Exact bytes, like `aws s3 ls`, so scripts can add them up.
       await out.line(`${time}  ${String(object.size).padStart(12)}  ${printable(object.key)}`);

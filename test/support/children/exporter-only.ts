@@ -17,6 +17,11 @@ if (process.env.TRANSPORT === 'sdk') {
   const accepting = {
     send: async (command: PutObjectCommand) => {
       keys.push(command.input.Key as string);
+      if (command.input.ContentMD5 !== undefined)
+        throw Object.assign(new Error('BadDigest'), {
+          name: 'BadDigest',
+          $metadata: { httpStatusCode: 400 },
+        });
       return {};
     },
   } as unknown as S3Client;
@@ -24,6 +29,8 @@ if (process.env.TRANSPORT === 'sdk') {
 } else {
   const sink = createServer((request, response) => {
     if (request.method === 'PUT') keys.push(decodeURIComponent(request.url ?? ''));
+    // The startup check's PutObject (its Content-MD5 is wrong on purpose): answered as S3 does.
+    if (request.headers['content-md5'] !== undefined) response.statusCode = 400;
     request.resume().on('end', () => response.end());
   });
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
@@ -42,4 +49,11 @@ await exportSynthetic(exporter, 20, 1);
 await exporter.shutdown();
 close();
 // The name says which body was made (a fallback would be named after the records).
-console.log(JSON.stringify({ extensions: keys.map((k) => k.slice(k.indexOf('.'))) }));
+console.log(
+  JSON.stringify({
+    checks: keys.filter((k) => k.includes('_otel_s3_check/')).length,
+    extensions: keys
+      .filter((k) => !k.includes('_otel_s3_check/'))
+      .map((k) => k.slice(k.indexOf('.'))),
+  }),
+);

@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
+import { partitionLine } from '../../../src/cli/commands/compact.js';
+import { emptyTally, type PartitionReport } from '../../../src/compact/report.js';
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
-import { SETTLED_HOUR as HOUR } from '../../support/time.js';
+import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 
 describe('otel-s3 compact', () => {
   let root: string;
@@ -56,5 +58,81 @@ describe('otel-s3 compact', () => {
     const result = await run(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('the compaction lines speak in the right number', () => {
+  const report = (read: { objects: number; points: number }): PartitionReport => ({
+    partition: 'year=2026/month=12/day=01/hour=05',
+    hour: new Date(Date.UTC(2026, 11, 1, 5)),
+    status: 'compacted',
+    toMerge: { inputs: emptyTally(), outputs: emptyTally() },
+    toDelete: 0,
+    outputsKept: 0,
+    replacedKept: 0,
+    read: { ...read, bytes: 2048 },
+    written: [{ key: 'k', bytes: 4096, rows: read.points }],
+    deleted: read.objects,
+    notDeleted: [],
+    skipped: [],
+    skippedEarlier: 0,
+    badOutputs: [],
+  });
+
+  test('one object of one point', () => {
+    expect(partitionLine(report({ objects: 1, points: 1 }))).toBe(
+      'year=2026/month=12/day=01/hour=05  compacted  1 object, 2.0 KiB, 1 point -> 1 file, 4.0 KiB; deleted 1',
+    );
+  });
+
+  test('many', () => {
+    expect(partitionLine(report({ objects: 2, points: 1_200 }))).toBe(
+      'year=2026/month=12/day=01/hour=05  compacted  2 objects, 2.0 KiB, 1,200 points -> 1 file, 4.0 KiB; deleted 2',
+    );
+  });
+});
+
+describe('hours that have not settled yet', () => {
+  let root: string;
+  beforeEach(() => tempDir('otel-s3-cli-unsettled-', (path) => (root = path)));
+
+  test('the dry run names them and says when each settles', async () => {
+    const now = Date.now();
+    const thisHour = Math.floor(now / HOUR_MS) * HOUR_MS;
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', now - 1_000, 2, 1),
+    ]);
+    const settle = 20 * 60_000;
+    const { code, stdout, stderr } = await runCliInProcess(
+      ['compact', '--dir', join(root, 'm'), '--prefix', 'p', '--dry-run', '--settle', '20m'],
+      { cwd: root },
+    );
+    expect([code, stdout]).toEqual([0, '']);
+    const hour = new Date(thisHour);
+    const path = `year=${hour.getUTCFullYear()}/month=${String(hour.getUTCMonth() + 1).padStart(2, '0')}/day=${String(hour.getUTCDate()).padStart(2, '0')}/hour=${String(hour.getUTCHours()).padStart(2, '0')}`;
+    const settlesAt = new Date(thisHour + HOUR_MS + settle).toISOString();
+    expect(stderr).toMatch(
+      new RegExp(
+        `^otel-s3: dry run: 0 partitions to compact of 0 settled in .*; nothing was written; 1 hour not settled yet: ${path} \\(1 object, compacted from ${settlesAt}, in \\d+ min\\)\\n$`,
+      ),
+    );
+    const json = await runCliInProcess(
+      [
+        'compact',
+        '--dir',
+        join(root, 'm'),
+        '--prefix',
+        'p',
+        '--dry-run',
+        '--settle',
+        '20m',
+        '--format',
+        'json',
+      ],
+      { cwd: root },
+    );
+    expect(JSON.parse(json.stdout).unsettled).toEqual([
+      { partition: path, hour: hour.toISOString(), objects: 1, settlesAt },
+    ]);
   });
 });

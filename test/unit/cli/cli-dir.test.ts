@@ -425,3 +425,33 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     ).toBe('');
   });
 });
+
+describe('a time range over a prefix whose objects are all under a deeper one', () => {
+  test('ls --from gives the note and the exit code it gives without a range', async () => {
+    const without = await run(['ls', '--dir', 'mirror']);
+    const ranged = await run(['ls', '--dir', 'mirror', '--from', T0.toISOString()]);
+    expect([without.code, ranged.code]).toEqual([5, 5]);
+    const hint = `objects are under --prefix prod`;
+    expect(without.stderr).toContain(hint);
+    expect(ranged.stdout).toBe('');
+    expect(ranged.stderr).toContain(
+      `otel-s3: nothing readable: no key under ${mirror}/ is in the exporter's layout for this prefix (6 keys looked at); ${hint}`,
+    );
+  });
+
+  test('points --since over an empty prefix: the note and exit code it gives without', async () => {
+    const args = ['points', '--dir', 'mirror', '--prefix', 'nothing-here'];
+    const without = await run(args);
+    const ranged = await run([...args, '--since', '1h']);
+    expect([without.code, ranged.code]).toEqual([5, 5]);
+    expect(ranged.stderr).toBe(without.stderr);
+    expect(ranged.stderr).toMatch(/nothing to read: no objects under .*\/nothing-here\//);
+  });
+
+  test('a quiet range in a prefix that does hold objects is still a success', async () => {
+    const quiet = await run(['ls', '--dir', 'mirror', '--prefix', 'prod', '--from', '2026-12-01']);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toContain('0 objects');
+    expect(quiet.stderr).not.toContain('nothing');
+  });
+});

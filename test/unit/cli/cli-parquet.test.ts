@@ -79,4 +79,20 @@ describe('otel-s3 reading Parquet objects the exporter stored', () => {
       expect(values, service).toEqual(recordedValues(service, rm, 'micros'));
     }
   });
+
+  test('ls and stats agree on the compression of a Parquet file', async () => {
+    // Each file was written with its service's compression: stats reads the codec from the
+    // footer; ls downloads nothing, so it must not claim one it cannot see in the name.
+    const stats = await run(['stats', '--format', 'json']);
+    expect(stats.code).toBe(0);
+    const { encodings } = JSON.parse(stats.stdout) as { encodings: Record<string, number> };
+    expect(encodings).toEqual({ 'parquet+zstd': 1, 'parquet+gzip': 1, 'parquet+none': 1 });
+    const ls = await run(['ls', '--format', 'jsonl']);
+    expect(ls.code).toBe(0);
+    const listed = lines(ls.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(listed).toHaveLength(COMPRESSIONS.length);
+    for (const object of listed) {
+      expect(object).toMatchObject({ format: 'parquet', compression: null });
+    }
+  });
 });

@@ -332,6 +332,14 @@ describe('stats, cat and ls know every signal', () => {
       5,
       `otel-s3: nothing to read: no objects of log records under ${spansOnly}/p/, only 1 object of spans\n`,
     ]);
+    // With a range that holds nothing, the prefix's first keys tell the same.
+    const ranged = await run(['logs', '--dir', 'spans-only', '--prefix', 'p', '--since', '1h']);
+    expect([ranged.code, ranged.stderr]).toEqual([nothing.code, nothing.stderr]);
+    const quiet = await run(['spans', '--dir', 'spans-only', '--prefix', 'p', '--since', '1h']);
+    expect([quiet.code, quiet.stderr]).toEqual([
+      0,
+      `otel-s3: no spans in ${spansOnly}/p/ for this range\n`,
+    ]);
   });
 });
 

@@ -58,6 +58,7 @@ describe('resolveConfig defaults', () => {
     expect(c).toEqual({
       signal: 'metrics',
       bucket: 'metrics',
+      prefix: '',
       region: undefined,
       endpoint: undefined,
       forcePathStyle: false,
@@ -74,6 +75,7 @@ describe('resolveConfig defaults', () => {
       flushTimeoutMillis: 10_000,
       temporalityPreference: 'cumulative',
       conditionalWrites: true,
+      startupCheck: true,
       requestChecksumCalculation: 'WHEN_SUPPORTED',
       retryInitialDelayMillis: 250,
       retryMaxDelayMillis: 30_000,

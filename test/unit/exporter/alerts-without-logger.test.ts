@@ -59,6 +59,8 @@ function exporterAt(endpoint: string, options: Partial<S3MetricExporterOptions> 
     maxBatchBytes: 1,
     flushTimeoutMillis: 300,
     retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
+    // The uploads' own episode is tested here; the startup check's below.
+    startupCheck: false,
     ...options,
   });
 }
@@ -110,6 +112,37 @@ describe('failures are loud without a logger', () => {
       endpoint,
       `connect ECONNREFUSED 127.0.0.1:${port}`,
     );
+  });
+
+  test('the startup check reports a closed port within seconds, once: the uploads that fail later are the same episode', async () => {
+    const port = await closedPort();
+    const endpoint = `http://127.0.0.1:${port}`;
+    const started = performance.now();
+    const exporter = exporterAt(endpoint, { startupCheck: true });
+    await waitFor(
+      () => withCode('OTEL_S3_ENDPOINT_UNREACHABLE').length > 0,
+      10_000,
+      'the startup check alert',
+    );
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(withCode('OTEL_S3_ENDPOINT_UNREACHABLE').map((w) => w.text)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `the startup check \\(a PutObject of s3://metrics/_otel_s3_check/startup\\.check that stores nothing\\) could not reach ${endpoint} \\(\\d attempts\\): connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\. .*check the endpoint and the network$`,
+        ),
+      ),
+    ]);
+    await exportSynthetic(exporter, 5, 1);
+    await waitFor(() => (exporter.stats().uploadFailures.network ?? 0) > 0, 10_000, 'a failure');
+    clockOffset += UNREACHABLE_ALERT_AFTER_MILLIS; // the uploads have failed that long now
+    const seen = exporter.stats().uploadFailures.network ?? 0;
+    await waitFor(
+      () => (exporter.stats().uploadFailures.network ?? 0) >= seen + 3,
+      10_000,
+      'more failures',
+    );
+    expect(withCode('OTEL_S3_ENDPOINT_UNREACHABLE')).toHaveLength(1);
+    await exporter.shutdown();
   });
 
   test('an endpoint whose name does not resolve: alerted once, with ENOTFOUND and the name', async () => {

@@ -72,6 +72,26 @@ describe("format: 'parquet'", () => {
     });
   }
 
+  for (const format of ['parquet', 'otlp-json'] as const) {
+    test(`${format}: nothing held once the batch is stored, and after shutdown: bufferedBytes 0`, async () => {
+      const s3 = new ScriptedS3();
+      const exporter = scriptedExporter(s3, { format });
+      await exportSynthetic(exporter, 50, 1);
+      expect(exporter.stats().bufferedBytes).toBeGreaterThan(0);
+      await exporter.forceFlush();
+      expect(s3.attempts).toHaveLength(1);
+      expect(exporter.stats()).toMatchObject({ bufferedBytes: 0, pendingBatches: 0 });
+      await exportSynthetic(exporter, 50, 1);
+      await exporter.shutdown();
+      expect(s3.attempts).toHaveLength(2);
+      expect(exporter.stats()).toMatchObject({
+        bufferedBytes: 0,
+        pendingBatches: 0,
+        batchesUploaded: 2,
+      });
+    });
+  }
+
   test('the content type is Parquet, and the environment variable selects it', async () => {
     vi.stubEnv('OTEL_EXPORTER_S3_FORMAT', 'parquet');
     try {

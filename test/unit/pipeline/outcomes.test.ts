@@ -55,3 +55,38 @@ describe('what a failed attempt is said to have been', () => {
     expect(flush).toContain('no answer within requestTimeoutMillis (8000 ms)');
   });
 });
+
+describe('messages speak in the right number', () => {
+  test('a batch of one data point rejected for good, one batch left in the spool', () => {
+    const o = outcomes();
+    o.rejected(batch(), 'rejected', new Error('InvalidArgument'));
+    o.gaveUp('timeout', { left: 1, dropped: { batches: 0, rawBytes: 0 } });
+    const texts = messages.map((m) => m.text);
+    expect(texts.find((t) => t.includes('for good'))).toContain(
+      'dropping the batch of 1 data point (later',
+    );
+    expect(texts.find((t) => t.includes('in the spool'))).toContain(
+      '; 1 batch stays in the spool for the next run',
+    );
+  });
+
+  test('two of each', () => {
+    const o = outcomes();
+    const two = SealedBatch.seal({
+      contents: { records: [Buffer.alloc(1)] },
+      rawBytes: 1,
+      points: 2,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    o.rejected(two, 'rejected', new Error('InvalidArgument'));
+    o.gaveUp('timeout', { left: 2, dropped: { batches: 0, rawBytes: 0 } });
+    const texts = messages.map((m) => m.text);
+    expect(texts.find((t) => t.includes('for good'))).toContain(
+      'dropping the batch of 2 data points',
+    );
+    expect(texts.find((t) => t.includes('in the spool'))).toContain(
+      '; 2 batches stay in the spool for the next run',
+    );
+  });
+});

@@ -1,0 +1,354 @@
+import { uuidv7 } from 'uuidv7';
+import type { InvalidOptionError } from '../../base/invalid-option.js';
+import { s3Store } from '../../compact/store.js';
+import { readEnvironment } from '../../config/environment.js';
+import { type ResolvedConfig, resolveSources } from '../../config/resolve.js';
+import { accessCheckKey } from '../../layout/outputs.js';
+import { ReadAccessError } from '../../reader/errors.js';
+import { endpointName } from '../../s3/client-settings.js';
+import { createObjectWriter } from '../../s3/create-writer.js';
+import { type AccessFaultReason, accessFault, describeError, errorShape } from '../../s3/errors.js';
+import { conditionalRefusal, headerMayBeTheCause, networkCause } from '../../s3/verdict.js';
+import { type CommandContext, finalNote, note } from '../context.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { alignRow, columnWidths } from '../format.js';
+import { jsonLine, printable } from '../terminal-text.js';
+
+/**
+ * `otel-s3 check`: does the configured bucket and prefix give the exporter, the reader and the
+ * compactor what each needs? It writes one small object under `{prefix}/_otel_s3_check/` (with
+ * the exporter's own requests and PutObject settings), writes it again with If-None-Match, lists
+ * it, reads it and deletes it (as the reader and the compactor do), and prints a row per step with
+ * the fix for each failure. The exit code says whether the exporter can work: 0 when it can
+ * store objects, 3 for an access fault, 4 when the endpoint cannot be reached.
+ */
+
+export interface CheckOptions {
+  format: 'text' | 'json';
+}
+
+type Step = 'put' | 'conditional put' | 'list' | 'get' | 'delete';
+type Consumer = 'exporter' | 'reader' | 'compactor';
+
+/** What each step tries, who needs it to work, and the permission it needs. */
+const STEPS: readonly { step: Step; neededBy: readonly Consumer[]; permission?: string }[] = [
+  { step: 'put', neededBy: ['exporter', 'compactor'], permission: 's3:PutObject' },
+  { step: 'conditional put', neededBy: ['compactor'] },
+  { step: 'list', neededBy: ['reader', 'compactor'], permission: 's3:ListBucket' },
+  { step: 'get', neededBy: ['reader', 'compactor'], permission: 's3:GetObject' },
+  { step: 'delete', neededBy: ['compactor'], permission: 's3:DeleteObject' },
+];
+
+/** `ok`: works; `warn`: works with a limit the fix names; `failed`; `skipped`: not tried. */
+export type CheckStatus = 'ok' | 'warn' | 'failed' | 'skipped';
+
+export interface CheckRow {
+  check: Step;
+  neededBy: Consumer[];
+  status: CheckStatus;
+  /** What happened, e.g. `AccessDenied (HTTP 403): the credentials lack permission ...`. */
+  result: string;
+  /** What to do about it (failed and warn only). */
+  fix?: string;
+}
+
+/** What `otel-s3 check --format json` prints. */
+export interface CheckReport {
+  where: string;
+  endpoint: string;
+  /** The object written and deleted. */
+  key: string;
+  checks: CheckRow[];
+  /** Whether each can work here: the exporter needs put; the others every step they use. */
+  can: Record<Consumer, boolean>;
+  /** The object was left behind (delete failed). */
+  leftBehind: boolean;
+}
+
+/** Runs the checks; see the module comment. */
+export async function check(ctx: CommandContext, options: CheckOptions): Promise<number> {
+  const { settings } = ctx;
+  if (settings.source.kind !== 's3') {
+    throw new UsageError('otel-s3 check tests S3 access: give --bucket (a directory needs none)');
+  }
+  const source = settings.source;
+  const config = exporterConfig(ctx, source);
+  const key = accessCheckKey(settings.prefix, `${uuidv7()}.check`);
+  const body = Buffer.from(`otel-s3 check ${new Date().toISOString()}\n`);
+  const endpoint = endpointName(config);
+  const where = `s3://${source.bucket}/${key}`;
+  const writer = createObjectWriter(config).writer;
+  const store = s3Store(source.bucket, {
+    ...(source.endpoint === undefined ? {} : { endpoint: source.endpoint }),
+    ...(source.region === undefined ? {} : { region: source.region }),
+    ...(source.forcePathStyle === undefined ? {} : { forcePathStyle: source.forcePathStyle }),
+  });
+  const rows = new Map<Step, CheckRow>();
+  const record = (step: Step, status: CheckStatus, result: string, fix?: string) => {
+    const row = STEPS.find((s) => s.step === step);
+    rows.set(step, {
+      check: step,
+      neededBy: [...(row?.neededBy ?? [])],
+      status,
+      result,
+      ...(fix === undefined ? {} : { fix }),
+    });
+  };
+  const failed = (step: Step, error: unknown) => {
+    const permission = STEPS.find((s) => s.step === step)?.permission ?? 's3:PutObject';
+    const { result, fix } = failure(error, permission, settings.where, endpoint);
+    record(step, 'failed', result, fix);
+  };
+  const deadline = () =>
+    AbortSignal.any([ctx.signal, AbortSignal.timeout(config.requestTimeoutMillis)]);
+  let stored = false;
+  let putError: unknown;
+  try {
+    // put: the exporter's own request, with its PutObject settings (encryption, tags, ...).
+    try {
+      await writer.put(putRequest(key, body, false, deadline()));
+      stored = true;
+      record('put', 'ok', `stored ${body.length} bytes at ${key}`);
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      putError = error;
+      failed('put', error);
+    }
+
+    // conditional put: the same key again with If-None-Match: * must be refused.
+    if (!stored) {
+      record('conditional put', 'skipped', 'not tried: put failed');
+    } else {
+      try {
+        await writer.put(putRequest(key, body, true, deadline()));
+        record(
+          'conditional put',
+          'warn',
+          'the server ignores If-None-Match: it overwrote the object',
+          NO_CONDITIONAL_WRITES,
+        );
+      } catch (error) {
+        ctx.signal.throwIfAborted();
+        if (conditionalRefusal(error) !== undefined) {
+          record('conditional put', 'ok', `refused an overwrite (${describeError(error)})`);
+        } else if (accessFault(error) === undefined && headerMayBeTheCause(error)) {
+          record(
+            'conditional put',
+            'warn',
+            `the server does not take If-None-Match: ${describeError(error)}`,
+            NO_CONDITIONAL_WRITES,
+          );
+        } else {
+          failed('conditional put', error);
+        }
+      }
+    }
+
+    // list: as the reader lists a prefix.
+    try {
+      let found = false;
+      for await (const listed of store.source.list(
+        key.slice(0, key.lastIndexOf('/')),
+        undefined,
+        deadline(),
+      )) {
+        if (listed.key === key) found = true;
+      }
+      if (found || !stored) {
+        record('list', 'ok', found ? 'listed the object' : 'listed (no object to find)');
+      } else {
+        record('list', 'failed', 'the listing does not show the object just stored');
+      }
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      failed('list', causeOf(error));
+    }
+
+    // get: as the reader reads an object.
+    try {
+      const got = await store.source.get(key, deadline(), 1024 * 1024);
+      if (Buffer.from(got).equals(body)) record('get', 'ok', 'read the object back, unchanged');
+      else record('get', 'failed', `read ${got.length} bytes back, not the ${body.length} stored`);
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      const cause = causeOf(error);
+      if (!stored && errorShape(cause).name === 'NoSuchKey') {
+        record('get', 'ok', 'allowed (NoSuchKey: there was no object to read)');
+      } else {
+        failed('get', cause);
+      }
+    }
+
+    // delete: as the compactor deletes what an output replaces.
+    try {
+      const refused = await store.delete([key], deadline());
+      const why = refused.get(key);
+      if (why === undefined) record('delete', 'ok', stored ? 'deleted the object' : 'allowed');
+      else failed('delete', deleteError(why));
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      failed('delete', causeOf(error));
+    }
+  } finally {
+    writer.destroy();
+    store.close();
+  }
+
+  const checks = STEPS.map(({ step }) => rows.get(step) as CheckRow);
+  const works = (step: Step) => {
+    const status = rows.get(step)?.status;
+    return status === 'ok' || status === 'warn';
+  };
+  const can: Record<Consumer, boolean> = {
+    exporter: works('put'),
+    reader: works('list') && works('get'),
+    compactor: STEPS.filter((s) => s.neededBy.includes('compactor')).every((s) => {
+      // Without conditional writes the compactor still runs with --single-writer.
+      return works(s.step);
+    }),
+  };
+  const leftBehind = stored && rows.get('delete')?.status !== 'ok';
+  const report: CheckReport = { where: settings.where, endpoint, key, checks, can, leftBehind };
+  if (options.format === 'json') {
+    await ctx.out.line(jsonLine(report));
+  } else {
+    for (const line of checkTable(checks)) await ctx.out.line(printable(line));
+    await finalNote(ctx, summary(report));
+  }
+  if (leftBehind) note(ctx, `left ${where} behind: delete it by hand`);
+  if (can.exporter) return EXIT.ok;
+  return accessFault(putError) !== undefined ? EXIT.access : EXIT.failure;
+}
+
+const NO_CONDITIONAL_WRITES =
+  'none for the exporter (it falls back to plain PUTs; a retry may overwrite, never duplicate); the compactor needs --single-writer, and only one may run';
+
+/** The exporter's configuration for these settings and the exporter's environment variables. */
+function exporterConfig(
+  ctx: CommandContext,
+  source: { bucket: string; endpoint?: string; region?: string; forcePathStyle?: boolean },
+): ResolvedConfig {
+  const warn = (error: InvalidOptionError) =>
+    note(ctx, `${error.detail}; the exporter would use the default`);
+  return resolveSources({
+    options: {
+      bucket: source.bucket,
+      prefix: ctx.settings.prefix,
+      ...(source.endpoint === undefined ? {} : { endpoint: source.endpoint }),
+      ...(source.region === undefined ? {} : { region: source.region }),
+      ...(source.forcePathStyle === undefined ? {} : { forcePathStyle: source.forcePathStyle }),
+    },
+    environment: readEnvironment(ctx.env, warn),
+    warn,
+  });
+}
+
+function putRequest(key: string, body: Buffer, ifNoneMatch: boolean, signal: AbortSignal) {
+  return {
+    key,
+    body,
+    contentType: 'text/plain; charset=utf-8',
+    ifNoneMatch,
+    crc32: undefined,
+    sha256: undefined,
+    signal,
+  };
+}
+
+/** The S3 error under a reader's or compactor's wrapping (ReadAccessError keeps it as cause). */
+function causeOf(error: unknown): unknown {
+  return error instanceof ReadAccessError || (error instanceof Error && error.cause !== undefined)
+    ? (error as Error).cause
+    : error;
+}
+
+/**
+ * A delete's refusal as the compactor's store words it, back into an error: an S3 code
+ * (`AccessDenied: Access Denied`) as its name, a network code (`ECONNREFUSED: connect ...`) as
+ * Node's `code`.
+ */
+function deleteError(why: string): unknown {
+  const code = /^([A-Za-z]+)\b/.exec(why)?.[1];
+  if (code === undefined) return new Error(why);
+  if (/^E[A-Z]+$/.test(code)) return Object.assign(new Error(why.slice(code.length + 2)), { code });
+  return Object.assign(new Error(why), { name: code });
+}
+
+/** The CLI's user's fix for each access fault; `permission` is the step's. */
+function accessFix(
+  reason: AccessFaultReason,
+  permission: string,
+  where: string,
+  endpoint: string,
+): string {
+  switch (reason) {
+    case 'access-denied':
+      return permission === 's3:ListBucket'
+        ? `grant s3:ListBucket on the bucket (it can be limited to the prefix with the s3:prefix condition), for ${where}`
+        : `grant ${permission} on ${where}*`;
+    case 'bad-credentials':
+      return `check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the endpoint (${endpoint})`;
+    case 'no-credentials':
+      return 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE';
+    case 'no-such-bucket':
+      return `create the bucket, or fix --bucket (and --endpoint ${endpoint}, --region)`;
+    case 'wrong-region':
+      return 'set --region (or AWS_REGION) to the bucket region';
+    case 'invalid-bucket':
+      return 'fix --bucket';
+  }
+}
+
+/** What failed and what to do about it. */
+function failure(
+  error: unknown,
+  permission: string,
+  where: string,
+  endpoint: string,
+): { result: string; fix: string } {
+  const fault = accessFault(error);
+  if (fault !== undefined) {
+    return {
+      result: `${describeError(error)}: ${fault.cause}`,
+      fix: accessFix(fault.reason, permission, where, endpoint),
+    };
+  }
+  const network = networkCause(error);
+  if (network !== undefined) {
+    return { result: network, fix: `check the endpoint (${endpoint}) and the network` };
+  }
+  if (errorShape(error).name === 'TimeoutError') {
+    return {
+      result: describeError(error),
+      fix: `check the endpoint (${endpoint}) and the network`,
+    };
+  }
+  return { result: describeError(error), fix: 'see the error; the server refused the request' };
+}
+
+function checkTable(checks: CheckRow[]): string[] {
+  const rows = [
+    ['check', 'needed by', 'result', 'fix'],
+    ...checks.map((c) => [
+      c.check,
+      c.neededBy.join(', '),
+      c.status === 'ok' ? `ok: ${c.result}` : `${c.status}: ${c.result}`,
+      c.fix ?? '',
+    ]),
+  ];
+  const widths = columnWidths(rows);
+  return rows.map((row) => alignRow(row, widths, new Set()));
+}
+
+/** `the exporter can work; the reader can read; the compactor cannot: list failed`. */
+function summary(report: CheckReport): string {
+  const failedSteps = (who: Consumer) =>
+    report.checks
+      .filter((c) => c.neededBy.includes(who) && (c.status === 'failed' || c.status === 'skipped'))
+      .map((c) => c.check);
+  const say = (who: Consumer, verb: string) =>
+    report.can[who]
+      ? `the ${who} can ${verb}`
+      : `the ${who} cannot ${verb}: ${failedSteps(who).join(', ')} failed`;
+  return `${report.where}: ${say('exporter', 'work')}; ${say('reader', 'read')}; ${say('compactor', 'run')}`;
+}

@@ -1,0 +1,191 @@
+import { type Episodes, log } from '../base/log.js';
+import { describeError, errorShape } from '../s3/errors.js';
+import type { ObjectWriter } from '../s3/object-writer.js';
+import { classifyUploadError, networkCause } from '../s3/verdict.js';
+import { reportConfigFault, reportUnreachable } from './outcomes.js';
+
+/**
+ * The startup check: one PutObject with an empty body and a Content-MD5 that cannot match it,
+ * sent as the exporter starts. A server checks the signature, the bucket and the permission
+ * before it reads the body, so a wrong secret, a missing bucket or permission, a wrong region or
+ * endpoint answers at once (403, 404, 301, no connection), while a configuration that works is
+ * answered 400 BadDigest and nothing is stored. It needs no permission beyond the uploads' own
+ * (s3:PutObject), and a fault it finds is the same episode as the uploads' (see
+ * reportConfigFault): reported once, by whoever meets it first.
+ */
+
+/** MD5 of 16 zero bytes: a well-formed Content-MD5 that no empty body has. */
+const WRONG_MD5 = 'AAAAAAAAAAAAAAAAAAAAAA==';
+
+/** The answers that say the request got past the signature, the bucket and the permission. */
+const BODY_REFUSED = new Set(['BadDigest', 'InvalidDigest', 'XAmzContentSHA256Mismatch']);
+
+/** Deadline of each attempt: a fault should be heard in seconds, not a request deadline. */
+export const STARTUP_CHECK_TIMEOUT_MILLIS = 5_000;
+/**
+ * A connection refused or a name not found is tried again for this long (a server or sidecar
+ * starting with the service) before it is reported.
+ */
+export const STARTUP_CHECK_GRACE_MILLIS = 3_000;
+const RETRY_EVERY_MILLIS = 1_000;
+
+export interface StartupCheckOptions {
+  writer: ObjectWriter;
+  episodes: Episodes;
+  /** The key it writes (nothing is stored there unless the server ignores Content-MD5). */
+  key: string;
+  /** `s3://bucket/key`, for messages. */
+  where: string;
+  /** Where requests go, as messages name it (see endpointName). */
+  endpoint: string;
+  requestTimeoutMillis: number;
+  /** How often uploads retry a configuration fault, for the message. */
+  slowRetryMillis: number;
+}
+
+/** What the check found: 'ok' (access works), a fault it reported, or 'unknown'. */
+export type StartupCheckResult = 'ok' | 'config' | 'unreachable' | 'unknown' | 'stopped';
+
+/**
+ * Runs the startup check once, in the background: start() never waits for it, stop() aborts it
+ * (at shutdown), and neither its timers nor (with the exporter's own requests) its connection
+ * keep the process alive.
+ */
+export class StartupCheck {
+  readonly #o: StartupCheckOptions;
+  readonly #controller = new AbortController();
+  #done: Promise<StartupCheckResult> | undefined;
+
+  constructor(options: StartupCheckOptions) {
+    this.#o = options;
+  }
+
+  /** Starts the check on a later turn (the constructor that calls this does no I/O). */
+  start(): void {
+    this.#done ??= new Promise<void>((resolve) => {
+      setTimeout(resolve, 0).unref();
+    })
+      .then(() => this.#run())
+      .catch((error: unknown) => {
+        // Never a crash of the service: uploads report whatever this could not.
+        log.warn(`the startup check failed: ${describeError(error)}`);
+        return 'unknown' as const;
+      });
+  }
+
+  /** Aborts the check if it is still going. */
+  stop(): void {
+    this.#controller.abort();
+  }
+
+  /** What the check found, once it is done (for tests and diagnostics). */
+  get result(): Promise<StartupCheckResult> | undefined {
+    return this.#done;
+  }
+
+  async #run(): Promise<StartupCheckResult> {
+    const o = this.#o;
+    const began = performance.now();
+    const timeoutMillis = Math.min(o.requestTimeoutMillis, STARTUP_CHECK_TIMEOUT_MILLIS);
+    const what = `the startup check (a PutObject of ${o.where} that stores nothing)`;
+    for (let attempt = 1; ; attempt++) {
+      if (this.#controller.signal.aborted) return 'stopped';
+      const error = await this.#attempt(timeoutMillis);
+      if (this.#controller.signal.aborted) return 'stopped';
+      if (error === undefined) {
+        // A server that does not check Content-MD5 stored the empty object: access works.
+        log.info(
+          `the startup check found that ${o.endpoint} does not check Content-MD5: it stored an empty object at ${o.where} (each start overwrites it; startupCheck: false turns the check off)`,
+        );
+        return 'ok';
+      }
+      if (error === TIMED_OUT) {
+        reportUnreachable(
+          o.episodes,
+          `${what} got no answer from ${o.endpoint}`,
+          `no answer within ${timeoutMillis} ms`,
+        );
+        return 'unreachable';
+      }
+      const { name } = errorShape(error);
+      if (typeof name === 'string' && BODY_REFUSED.has(name)) {
+        log.debug(`the startup check passed: ${o.endpoint} refused only its body (${name})`);
+        return 'ok';
+      }
+      const verdict = classifyUploadError(error);
+      if (verdict.kind === 'config') {
+        reportConfigFault(
+          o.episodes,
+          `${what} failed (${describeError(error)})`,
+          verdict,
+          o.slowRetryMillis,
+        );
+        return 'config';
+      }
+      const retrying = verdict.kind === 'retry';
+      const elapsed = performance.now() - began;
+      if (retrying && elapsed + RETRY_EVERY_MILLIS <= STARTUP_CHECK_GRACE_MILLIS) {
+        await this.#sleep(RETRY_EVERY_MILLIS);
+        continue;
+      }
+      const cause = networkCause(error);
+      if (retrying && (verdict.reason === 'network' || verdict.reason === 'timeout')) {
+        const tried = attempt === 1 ? '' : ` (${attempt} attempts)`;
+        reportUnreachable(
+          o.episodes,
+          `${what} could not reach ${o.endpoint}${tried}`,
+          cause ?? describeError(error),
+        );
+        return 'unreachable';
+      }
+      // A server error, or an answer that says nothing about access: uploads will tell.
+      log.warn(
+        `the startup check could not tell whether uploads will work: ${describeError(error)}`,
+      );
+      return 'unknown';
+    }
+  }
+
+  /** One attempt: undefined when it was stored, else why not (TIMED_OUT at its deadline). */
+  async #attempt(timeoutMillis: number): Promise<unknown> {
+    const attempt = new AbortController();
+    const signal = AbortSignal.any([this.#controller.signal, attempt.signal]);
+    const deadline = setTimeout(() => attempt.abort(TIMED_OUT), timeoutMillis);
+    deadline.unref();
+    try {
+      await this.#o.writer.put({
+        key: this.#o.key,
+        body: Buffer.alloc(0),
+        contentType: 'application/octet-stream',
+        ifNoneMatch: false,
+        crc32: undefined,
+        sha256: undefined,
+        contentMd5: WRONG_MD5,
+        background: true,
+        signal,
+      });
+      return undefined;
+    } catch (error) {
+      return attempt.signal.reason === TIMED_OUT ? TIMED_OUT : error;
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
+  #sleep(millis: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, millis);
+      timer.unref();
+      this.#controller.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
+}
+
+const TIMED_OUT = Symbol('startup check deadline');

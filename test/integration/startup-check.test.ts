@@ -1,0 +1,159 @@
+/**
+ * The startup check against a real S3 server (Ceph RGW checks SigV4, bucket policies and
+ * Content-MD5), seen through a pass-through proxy that counts requests: a fault is heard within
+ * 5 s of the exporter's start with nothing exported but the check itself, and the check stores
+ * nothing when access works.
+ */
+import {
+  DeleteBucketPolicyCommand,
+  PutBucketPolicyCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { diag } from '@opentelemetry/api';
+import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
+import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+import {
+  connection,
+  describeS3,
+  freshBucket,
+  listAndFetch,
+  s3Server,
+  testClient,
+} from '../support/s3.js';
+import { exportSynthetic } from '../support/service.js';
+import { sleep, waitFor } from '../support/wait.js';
+
+const warnings: { code: string | undefined; text: string }[] = [];
+
+describeS3('the startup check on a real S3 server', () => {
+  let client: S3Client;
+  let bucket: string;
+  let proxy: FaultProxy;
+
+  beforeAll(async () => {
+    client = testClient();
+    bucket = await freshBucket(client, 'startup-check');
+    proxy = await FaultProxy.start(s3Server?.endpoint ?? '');
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    client?.destroy();
+  });
+  beforeEach(() => {
+    diag.disable(); // no logger: what an operator sees on stderr
+    warnings.length = 0;
+    proxy.attempts.length = 0;
+    vi.spyOn(process, 'emitWarning').mockImplementation(((
+      warning: string | Error,
+      options?: { code?: string },
+    ) => {
+      warnings.push({ code: options?.code, text: String(warning) });
+    }) as typeof process.emitWarning);
+    return () => vi.restoreAllMocks();
+  });
+
+  const exporterVia = (options: Partial<S3MetricExporterOptions>) =>
+    new S3MetricExporter({
+      bucket,
+      ...connection(),
+      endpoint: proxy.endpoint,
+      flushTimeoutMillis: 2_000,
+      ...options,
+    });
+
+  /** Waits for the first warning; returns it and how long after `started` it came. */
+  async function firstWarning(started: number) {
+    await waitFor(() => warnings.length > 0, 10_000, 'a warning');
+    return { warning: warnings[0], millis: performance.now() - started };
+  }
+
+  test('a wrong secret is heard within 5 s, with the fix, after one request: the check; a failing upload later says nothing more', async () => {
+    const prefix = `wrong-secret-${Date.now()}`;
+    const started = performance.now();
+    const exporter = exporterVia({
+      prefix,
+      credentials: {
+        accessKeyId: s3Server?.accessKeyId ?? '',
+        secretAccessKey: 'Xq9-not-the-secret',
+      },
+    });
+    await exportSynthetic(exporter, 5, 1); // in the open batch: nothing is sealed for a minute
+    const { warning, millis } = await firstWarning(started);
+    console.log(`[measure] wrong secret heard ${millis.toFixed(0)} ms after the start`);
+    expect(millis).toBeLessThan(5_000);
+    expect(warning).toEqual({
+      code: 'OTEL_S3_BAD_CREDENTIALS',
+      text: `otel-s3-exporter: the startup check (a PutObject of s3://${bucket}/${prefix}/_otel_s3_check/startup.check that stores nothing) failed (SignatureDoesNotMatch (HTTP 403)): the secret key does not match the access key id; check the credentials. Data is kept within maxBufferedBytes and retried about every 30 s`,
+    });
+    // The only request so far is the check's; no batch was exported.
+    expect(proxy.attempts.map((a) => [a.method, a.key, a.upstreamStatus])).toEqual([
+      ['PUT', `${prefix}/_otel_s3_check/startup.check`, 403],
+    ]);
+    expect(exporter.stats().uploadAttempts).toBe(0);
+
+    // The first upload meets the same fault: the same episode, not a second warning.
+    await exporter.forceFlush();
+    expect(exporter.stats().uploadFailures['bad-credentials']).toBeGreaterThan(0);
+    await exporter.shutdown();
+    expect(warnings.filter((w) => w.code === 'OTEL_S3_BAD_CREDENTIALS')).toHaveLength(1);
+    expect(JSON.stringify(warnings)).not.toContain('Xq9-not-the-secret');
+  });
+
+  test('access that works: nothing said, nothing stored; Ceph answered the check 400 BadDigest', async () => {
+    const prefix = `works-${Date.now()}`;
+    const exporter = exporterVia({ prefix });
+    await waitFor(() => proxy.putAttempts().length === 1, 10_000, 'the check');
+    await waitFor(() => proxy.putAttempts()[0]?.upstreamStatus !== undefined, 10_000, 'its answer');
+    expect(proxy.putAttempts()[0]?.upstreamStatus).toBe(400);
+    await sleep(100);
+    expect(warnings).toEqual([]);
+    expect(await listAndFetch(client, bucket, `${prefix}/`)).toEqual([]);
+    await exporter.shutdown();
+  });
+
+  test('a missing bucket is heard within 5 s, with the fix', async () => {
+    const started = performance.now();
+    const exporter = exporterVia({ bucket: `no-such-bucket-${Date.now().toString(36)}` });
+    const { warning, millis } = await firstWarning(started);
+    expect(millis).toBeLessThan(5_000);
+    expect(warning?.code).toBe('OTEL_S3_NO_SUCH_BUCKET');
+    expect(warning?.text).toContain(
+      'failed (NoSuchBucket (HTTP 404)): the bucket does not exist; create it or fix the bucket option',
+    );
+    await exporter.shutdown();
+  });
+
+  test('a missing s3:PutObject permission is heard within 5 s, with the permission to grant', async () => {
+    const denied = await freshBucket(client, 'startup-denied');
+    await client.send(
+      new PutBucketPolicyCommand({
+        Bucket: denied,
+        Policy: JSON.stringify({
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Effect: 'Deny',
+              Principal: '*',
+              Action: ['s3:PutObject'],
+              Resource: [`arn:aws:s3:::${denied}/*`],
+            },
+          ],
+        }),
+      }),
+    );
+    try {
+      const started = performance.now();
+      const exporter = exporterVia({ bucket: denied });
+      const { warning, millis } = await firstWarning(started);
+      expect(millis).toBeLessThan(5_000);
+      expect(warning?.code).toBe('OTEL_S3_ACCESS_DENIED');
+      expect(warning?.text).toContain(
+        'failed (AccessDenied (HTTP 403)): the credentials lack permission on this bucket and prefix; grant s3:PutObject on this bucket and prefix',
+      );
+      await exporter.shutdown();
+    } finally {
+      await client.send(new DeleteBucketPolicyCommand({ Bucket: denied }));
+    }
+  });
+});
