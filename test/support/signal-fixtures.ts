@@ -21,7 +21,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import { UUID } from 'uuidv7';
-import type { Compression } from '../../src/layout/formats.js';
+import type { Compression, Format } from '../../src/layout/formats.js';
 import { defaultKeyTemplate } from '../../src/layout/formats.js';
 import { KeyTemplate } from '../../src/layout/key-template.js';
 import { logsExport } from '../../src/signals/logs/export.js';
@@ -179,7 +179,7 @@ let sequence = 0;
 /** A key of the signal's default layout for `format`, with a UUIDv7 made at `time`. */
 export function signalKeyAt(
   signal: 'traces' | 'logs',
-  format: FramedFormat,
+  format: Format,
   prefix: string,
   time: Date,
   extension: string,

@@ -208,6 +208,23 @@ describe('readSpans and readLogRecords', () => {
     ]);
   });
 
+  test('a Parquet file of log records (no schema yet) is reported unreadable, not taken for metrics', async () => {
+    const root = join(dir, 'parquet');
+    const key = signalKeyAt('logs', 'parquet', 'p', at(0), '.parquet');
+    expect(key).toMatch(
+      /^p\/year=\d{4}\/month=\d\d\/day=\d\d\/hour=\d\d\/logs_[0-9a-f-]{36}\.parquet$/,
+    );
+    await writeAtKey(root, key, Buffer.from('PAR1 not really PAR1'));
+    const problems: UnreadableObject[] = [];
+    const stream = readLogRecords({ dir: root, prefix: 'p', onError: (p) => problems.push(p) });
+    expect(await collect(stream)).toEqual([]);
+    expect(problems.map((p) => [p.key, p.stage, p.signal])).toEqual([[key, 'decode', 'logs']]);
+    expect(problems[0]?.error.message).toMatch(/Parquet objects of log records/);
+    const metrics = readMetrics({ dir: root, prefix: 'p' });
+    expect(await collect(metrics)).toEqual([]);
+    expect(metrics.stats).toMatchObject({ objects: 0, keysSkipped: 0, otherSignals: { logs: 1 } });
+  });
+
   test('readStoredObjects checks its signals', () => {
     expect(() => readStoredObjects({ dir, signals: ['spans' as 'traces'] })).toThrow(
       InvalidOptionError,
