@@ -172,6 +172,43 @@ describe('otel-s3 trace', () => {
     for (const row of rows) expect(row).toEqual(byId.get(row.spanId));
   });
 
+  test('a span stored twice is shown once, and said; --width sets the bar', async () => {
+    const twice = join(root, 'twice');
+    for (const seconds of [1, 2]) {
+      await writeAtKey(
+        twice,
+        signalKeyAt(
+          'traces',
+          'otlp-json',
+          'p',
+          new Date(CLI_T0.getTime() + seconds * 1000),
+          '.json',
+        ),
+        encodeSpans(recorded.spans, 'otlp-json', 'none'),
+      );
+    }
+    const { code, stdout, stderr } = await run([
+      'trace',
+      recorded.traceId,
+      '--dir',
+      'twice',
+      '--prefix',
+      'p',
+      '--width',
+      '20',
+    ]);
+    expect([code, stderr]).toEqual([0, 'otel-s3: 6 spans stored twice, shown once\n']);
+    const body = lines(stdout).slice(2).map(parseLine);
+    expect(body.map((l) => l.name)).toEqual(expectedOrder(recorded.spans).map((w) => w.span.name));
+    expect(body.map((l) => l.bar.length)).toEqual(Array(6).fill(20));
+    expect(body[0]?.bar).toBe('█'.repeat(20));
+    const narrow = await run(['trace', recorded.traceId, ...MIRROR, '--width', '5']);
+    expect([narrow.code, narrow.stderr]).toEqual([
+      2,
+      'otel-s3: --width "5": give a whole number of cells, 10-200\n',
+    ]);
+  });
+
   test('a trace id that is not 32 hex digits is a usage error; an unknown one is said', async () => {
     const bad = await run(['trace', 'abc', ...MIRROR]);
     expect([bad.code, bad.stderr]).toEqual([
