@@ -39,6 +39,7 @@ const SUITES: Suite[] = [
   { name: 'end-to-end', file: 'bench/end-to-end-s3.ts', capMillis: 300_000 },
   { name: 'memory', file: 'bench/memory-cycles.ts', capMillis: 300_000 },
   { name: 'outage', file: 'bench/memory-outage.ts', capMillis: 300_000 },
+  { name: 'journal', file: 'bench/journal-cost.ts', capMillis: 600_000 },
   { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
   { name: 'parquet', file: 'bench/parquet.ts', capMillis: 1_200_000 },
   { name: 'footprint', file: 'bench/footprint.ts', capMillis: 2_400_000 },

@@ -365,6 +365,15 @@ export const OPTION_TABLE = [
     doc: 'Deadline of every spool operation.',
   },
   {
+    name: 'journalSyncMillis',
+    for: EXPORTER,
+    variable: 'OTEL_EXPORTER_S3_JOURNAL_SYNC_INTERVAL',
+    text: 'integer',
+    rule: (option: string, value: unknown) => rule.millis(option, value, 0),
+    default: DEFAULTS.journalSyncMillis,
+    doc: "With spoolDir: the open batch's journal is fsynced once per interval, the most a crash loses (0: no journal).",
+  },
+  {
     name: 'spoolFileSystem',
     for: EXPORTER,
     text: 'string',

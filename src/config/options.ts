@@ -85,6 +85,7 @@ export const DEFAULTS = {
   retryMaxDelayMillis: 30_000,
   maxSpoolBytes: 256 * MiB,
   spoolTimeoutMillis: 5_000,
+  journalSyncMillis: 1_000,
   keyTemplate: defaultKeyTemplate(FORMAT, 'metrics'),
   partitionTime: 'upload',
   partitionTimeZone: 'UTC',
@@ -186,6 +187,13 @@ export interface S3MetricExporterOptions {
    * I/O starts until the overdue one returns. Default 5000.
    */
   spoolTimeoutMillis?: number;
+  /**
+   * With spoolDir, every export appended to the open batch is also copied to a journal in the
+   * spool, written and fsynced once per this interval off the event loop (a group commit), and
+   * replayed exactly once after a crash: a kill -9 loses at most about this much, whatever
+   * maxBatchAgeMillis. 0 turns the journal off (a crash then loses the open batch). Default 1000.
+   */
+  journalSyncMillis?: number;
   /** File operations of the spool (tests inject failures here). Default: node:fs. */
   spoolFileSystem?: SpoolFileSystem;
   /**

@@ -58,6 +58,8 @@ export interface ResolvedConfig {
   spoolDir: string | undefined;
   maxSpoolBytes: number;
   spoolTimeoutMillis: number;
+  /** The journal's group-commit interval; 0: no journal. */
+  journalSyncMillis: number;
   spoolFileSystem: SpoolFileSystem | undefined;
   keys: KeyTemplate;
   partitionTime: PartitionTime;
@@ -252,6 +254,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       'spoolTimeoutMillis',
       check<number>('spoolTimeoutMillis'),
       DEFAULTS.spoolTimeoutMillis,
+    ),
+    journalSyncMillis: f.get(
+      'journalSyncMillis',
+      check<number>('journalSyncMillis'),
+      DEFAULTS.journalSyncMillis,
     ),
     spoolFileSystem: f.get('spoolFileSystem', check<SpoolFileSystem>('spoolFileSystem'), undefined),
     keys: f.get(

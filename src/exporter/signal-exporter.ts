@@ -3,6 +3,7 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { settleWithin } from '../base/deadline.js';
 import { type BodyMaker, createBodyMaker } from '../body/index.js';
 import type { ResolvedConfig } from '../config/resolve.js';
+import { newTally } from '../encoding/records.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from '../layout/formats.js';
 import type { KeyTemplate } from '../layout/key-template.js';
 import { failed } from '../pipeline/admission.js';
@@ -74,6 +75,10 @@ export class SignalExporter<Item> {
     const claim = c.spoolDir === undefined ? undefined : claimSpoolDir(c.spoolDir);
     let bodies: BodyMaker | undefined;
     let made: SharedParts | undefined;
+    // Set below, once it exists: the spool hands it the batches it replays from the journal.
+    let preparation: Preparation | undefined;
+    // What the journal keeps of an export: the format's records; Parquet's as OTLP/protobuf.
+    const journalRecords = signal.records[c.format === 'parquet' ? 'otlp-proto' : c.format];
     try {
       const row = FORMAT_ROWS[c.format];
       bodies = createBodyMaker({
@@ -109,16 +114,40 @@ export class SignalExporter<Item> {
             retryEveryMillis: c.retryMaxDelayMillis,
             diskTimeoutMillis: c.spoolTimeoutMillis,
             check: spoolFileCheck(c.keys),
+            journal:
+              c.journalSyncMillis === 0
+                ? undefined
+                : {
+                    signal: signal.name,
+                    // Parquet journals OTLP/protobuf records: 5x cheaper to encode than JSON.
+                    format: c.format === 'otlp-json' ? 'otlp-json' : 'otlp-proto',
+                    syncMillis: c.journalSyncMillis,
+                    // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
+                    maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
+                    overhead: (count) => journalRecords.overhead(count),
+                  },
           },
-          { budget, owner: this.#owner, uploader, stats: stats.spool, episodes },
+          {
+            budget,
+            owner: this.#owner,
+            uploader,
+            stats: stats.spool,
+            episodes,
+            replay: (batch) => {
+              budget.admit(batch, batch.rawBytes, this.#owner);
+              preparation?.add(batch);
+            },
+          },
         );
       }
-      const preparation = new Preparation({
+      preparation = new Preparation({
         records: signal.records[c.format],
         columnsAsRecords: (columns) => signal.columnsAsRecords(columns),
         name: objectName(c.format, c.compression),
         fallback: row.fallback,
         bodies,
+        columns: row.body === 'parquet',
+        replayed: { records: journalRecords, name: objectName('otlp-proto', 'none') },
         keys: c.keys,
         sendCrc32: s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
         budget,
@@ -130,17 +159,32 @@ export class SignalExporter<Item> {
         maxBatchAgeMillis: c.maxBatchAgeMillis,
         times: c.partitionTime === 'data',
       };
+      const prepare = preparation;
+      const journal = this.#spool?.journal;
       const parts = {
         budget,
         owner: this.#owner,
-        onSealed: (batch: SealedBatch) => preparation.add(batch),
+        onSealed: (batch: SealedBatch) => prepare.add(batch),
         appendFailed: (error: unknown) => this.#outcomes.encodeFailed(error),
+        journal,
       };
       this.#intake =
         row.body === 'parquet'
-          ? columnIntake(() => signal.loadColumns(), admission, parts)
+          ? columnIntake(() => signal.loadColumns(), admission, {
+              ...parts,
+              // Columns have no record: the journal keeps the export as OTLP/protobuf.
+              journalEncode:
+                journal === undefined
+                  ? undefined
+                  : (item: Item) => {
+                      const tally = newTally(admission.times);
+                      const record = journalRecords.encode(item, tally);
+                      return { record, points: tally.items, dataTimeMillis: tally.oldestMillis };
+                    },
+            })
           : recordIntake(signal.records[c.format], admission, { ...parts, bodies });
       budget.addOpen(this.#intake.open);
+      if (journal !== undefined) budget.addOpen(journal);
       this.#leave = this.#shared.join();
       this.#spool?.start();
     } catch (error) {
@@ -237,6 +281,7 @@ export class SignalExporter<Item> {
         ...s.spool,
         writeFailures: { ...s.spool.writeFailures },
         readFailures: { ...s.spool.readFailures },
+        journalWriteFailures: { ...s.spool.journalWriteFailures },
       },
       bufferedBytes: this.#intake.open.bytes + budget.bytesOf(this.#owner),
       pendingBatches: budget.pending(this.#owner).batches,

@@ -2,6 +2,7 @@ import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { Mutex } from 'async-mutex';
 import { describeError } from '../s3/errors.js';
 import type { BatchOwner, MemoryBudget } from './budget.js';
+import type { JournalEncode, OpenJournal } from './journal-port.js';
 import type { ColumnOpenBatch, KeyInputs, RecordOpenBatch } from './open-batch.js';
 import { SealedBatch } from './sealed-batch.js';
 
@@ -22,6 +23,10 @@ export interface AdmissionParts<Item> {
   onSealed(batch: SealedBatch): void;
   /** Counts an export the open batch could not take (a Parquet append that threw). */
   appendFailed(error: unknown): void;
+  /** The open batch's journal (with a spool): each export appended is copied to it. */
+  journal?: OpenJournal | undefined;
+  /** How an export appended as it is (columns) becomes the record the journal keeps. */
+  journalEncode?: JournalEncode<Item> | undefined;
 }
 
 /**
@@ -115,6 +120,8 @@ export class Admission<Item> {
       this.#parts.appendFailed(error);
       return failed(`could not append: ${describeError(error)}`);
     }
+    // Copied now (memory only): the frame may free the record once it has compressed it.
+    this.#parts.journal?.append(record, points, inputs);
     return SUCCESS;
   }
 
@@ -155,6 +162,11 @@ export class Admission<Item> {
       open.rollback(mark);
       return this.#noRoom(points, growth);
     }
+    const { journal, journalEncode } = this.#parts;
+    if (journal !== undefined && journalEncode !== undefined) {
+      const j = journalEncode(item);
+      journal.append(j.record, j.points, { ...inputs, dataTimeMillis: j.dataTimeMillis });
+    }
     return SUCCESS;
   }
 
@@ -189,6 +201,8 @@ export class Admission<Item> {
     this.#ageTimer = undefined;
     if (this.#open.isEmpty) return undefined;
     const batch = SealedBatch.seal(this.#open.take());
+    const chain = this.#parts.journal?.sealed(batch);
+    if (chain !== undefined) batch.journaled(chain);
     this.#parts.budget.admit(batch, batch.rawBytes, this.#parts.owner);
     this.#parts.owner.outcomes.sealed();
     return batch;

@@ -6,8 +6,11 @@ import type { DropReason } from './stats.js';
 export interface Pager {
   /** The budget released the bytes of a batch that is on disk; read it back later. */
   pagedOut(batch: SealedBatch): void;
-  /** A batch ended: its file goes unless the batch was left for the next run. */
-  settled(batch: SealedBatch, outcome: BatchOutcome): void;
+  /**
+   * A batch ended: its file goes unless the batch was left for the next run; `reason` says why
+   * a dropped one was (a shutdown's leaves its journal for the next run).
+   */
+  settled(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void;
 }
 
 /**
@@ -115,18 +118,18 @@ export class MemoryBudget implements Iterable<SealedBatch> {
   drop(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     if (batch.isSettled) return;
     this.ownerOf(batch).outcomes.dropped(batch, reason, cause);
-    this.settle(batch, 'dropped');
+    this.settle(batch, 'dropped', reason);
   }
 
   /** Ends a batch: releases its bytes and its file, and resolves batch.settled. */
-  settle(batch: SealedBatch, outcome: BatchOutcome): void {
+  settle(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void {
     if (!batch.settle(outcome)) return;
     const held = this.#held.get(batch);
     if (held !== undefined) {
       this.#held.delete(batch);
       this.#pendingBytes -= held.bytes;
     }
-    this.#owners.get(batch)?.pager?.settled(batch, outcome);
+    this.#owners.get(batch)?.pager?.settled(batch, outcome, reason);
     this.#changed();
   }
 

@@ -25,7 +25,7 @@ export interface Intake<Item> {
   readonly open: { readonly bytes: number };
 }
 
-export type IntakeParts = Omit<AdmissionParts<unknown>, 'open'>;
+export type IntakeParts<Item = unknown> = Omit<AdmissionParts<Item>, 'open'>;
 
 /**
  * OTLP records: encoded on the caller's turn, outside the mutex; compressed as they are
@@ -61,7 +61,7 @@ export function recordIntake<Item>(
 export function columnIntake<Item>(
   loadColumns: () => Promise<() => ColumnBuilders<Item>>,
   options: AdmissionOptions,
-  parts: IntakeParts,
+  parts: IntakeParts<Item>,
 ): Intake<Item> {
   let open: ColumnBatch<Item> | undefined;
   const ready = loadColumns().then((builders) => {

@@ -25,6 +25,16 @@ export interface PreparationParts {
   /** ... and for the records stored as they are when the worker cannot make it. */
   fallback: { extension: string; contentType: string };
   bodies: BodyMaker;
+  /**
+   * The body is made from columns (Parquet): a batch of records there (replayed from the journal,
+   * which keeps OTLP/protobuf records for it) is stored as those records, with this name.
+   */
+  columns: boolean;
+  /** How a replayed batch of a column format joins its records, and its object's name. */
+  replayed: {
+    records: Pick<RecordFormat<unknown>, 'assemble'>;
+    name: { extension: string; contentType: string };
+  };
   keys: KeyTemplate;
   /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
   sendCrc32: boolean;
@@ -59,45 +69,56 @@ export class Preparation {
     const contents = batch.startPreparing();
     if (contents === undefined) return; // dropped while it waited
     let made: PreparedBody;
-    let byWorker = true;
-    try {
-      made = await p.bodies.make({
-        ...contents,
-        framing: p.records.framing,
-        sha256: true,
-        crc32: p.sendCrc32,
-      });
-      // The body is made (a copy, compressed or joined; records sent to a worker are moved):
-      // the records' memory is freed now, not at a collection.
-      if (contents.records !== undefined) releaseRecords(contents.records);
-    } catch (error) {
-      if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
-      if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
-      // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
-      log.error(
-        `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
-      );
-      const records = error.contents.records ?? (await p.columnsAsRecords(error.contents.columns));
-      const recordBytes = records.reduce((n, r) => n + r.length, 0);
-      made = {
-        body: p.records.assemble(records, recordBytes),
-        sha256: undefined,
-        crc32: undefined,
-      };
-      byWorker = false;
+    let name = p.name;
+    if (p.columns && contents.records !== undefined) {
+      made = asRecords(p.replayed.records, contents.records);
+      name = p.replayed.name;
+    } else {
+      try {
+        made = await p.bodies.make({
+          ...contents,
+          framing: p.records.framing,
+          sha256: true,
+          crc32: p.sendCrc32,
+        });
+        // The body is made (a copy, compressed or joined; records sent to a worker are moved):
+        // the records' memory is freed now, not at a collection.
+        if (contents.records !== undefined) releaseRecords(contents.records);
+      } catch (error) {
+        if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
+        if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
+        // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
+        log.error(
+          `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
+        );
+        made = asRecords(
+          p.records,
+          error.contents.records ?? (await p.columnsAsRecords(error.contents.columns)),
+        );
+        name = p.fallback;
+      }
     }
     const key = p.keys.render({
       // Set only with partitionTime 'data'.
       time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
       attributes: batch.attributes,
-      extension: (byWorker ? p.name : p.fallback).extension,
+      extension: name.extension,
       id: batch.id,
     });
-    const contentType = (byWorker ? p.name : p.fallback).contentType;
+    const contentType = name.contentType;
     if (!batch.bodyMade({ key, contentType, ...made })) return;
     p.budget.resize(batch, made.body.length);
     // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
     if (p.spool !== undefined) await p.spool.persist(batch);
     if (batch.queue()) p.uploader.submit(batch);
   }
+}
+
+/** A body of the records as they are, uncompressed (the fallback's, or a replayed batch's). */
+function asRecords(
+  format: Pick<RecordFormat<unknown>, 'assemble'>,
+  records: Buffer[],
+): PreparedBody {
+  const recordBytes = records.reduce((n, r) => n + r.length, 0);
+  return { body: format.assemble(records, recordBytes), sha256: undefined, crc32: undefined };
 }

@@ -50,6 +50,12 @@ export interface BatchRecord {
   rawBytes: number;
   /** Seal time, ms since the epoch. */
   sealedAt: number;
+  /**
+   * The journal chain that held the batch's exports while it was open (src/spool/journal.ts),
+   * as a list: a restart that finds this file deletes them instead of replaying them. Absent in
+   * files of earlier versions and of batches no journal held.
+   */
+  journal?: string[];
 }
 
 /** A batch that is durably on disk. */
@@ -89,6 +95,7 @@ export class SealedBatch {
   #sha256: string | undefined;
   #crc32: string | undefined;
   #spool: DurableCopy | undefined;
+  #journal: string | undefined;
   #attempts = 0;
   #firstAttemptAt = 0;
   #blocked = false;
@@ -138,6 +145,30 @@ export class SealedBatch {
     });
   }
 
+  /**
+   * A batch an earlier run left in its journal, open or sealed (src/spool/journal.ts): its
+   * records, with the seal the journal holds, so its key is the one it had or would have had.
+   */
+  static replayed(init: {
+    id: string;
+    sealedAt: Date;
+    points: number;
+    rawBytes: number;
+    attributes: Readonly<Record<string, string>>;
+    dataTimeMillis: number | undefined;
+    records: Buffer[];
+    chain: string;
+  }): SealedBatch {
+    const batch = new SealedBatch({
+      ...init,
+      contents: { records: init.records },
+      state: 'unprepared',
+      restored: true,
+    });
+    batch.#journal = init.chain;
+    return batch;
+  }
+
   /** A batch an earlier run left in the spool: named, on disk only, its bytes not in memory. */
   static restore(entry: DurableCopy): SealedBatch {
     const m = entry.meta;
@@ -184,6 +215,16 @@ export class SealedBatch {
   /** The durable copy in the spool, if any. */
   get spool(): DurableCopy | undefined {
     return this.#spool;
+  }
+
+  /** The journal chain that holds the batch's exports until it is durable or stored. */
+  get journal(): string | undefined {
+    return this.#journal;
+  }
+
+  /** Sealed from an open batch the journal held in `chain`. */
+  journaled(chain: string): void {
+    this.#journal ??= chain;
   }
 
   /** Upload attempts started so far. */

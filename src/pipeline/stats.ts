@@ -84,6 +84,15 @@ export interface SpoolStats {
   leftAtShutdown: number;
   /** Files evicted to stay under maxSpoolBytes (the batch is lost if it was only on disk). */
   evicted: number;
+  /** Group fsyncs of the open batch's journal (about one per journalSyncMillis while exporting). */
+  journalSyncs: number;
+  /**
+   * Journal writes that did not become durable, by errno code, `timeout`, `stalled` or `memory`
+   * (a chain given up: more than maxBatchBytes waited for a disk that did not take it).
+   */
+  journalWriteFailures: Record<string, number>;
+  /** Batches replayed from the journal an earlier run left (its open or unsaved batches). */
+  journalReplayed: number;
 }
 
 export function emptySpoolStats(): SpoolStats {
@@ -99,6 +108,9 @@ export function emptySpoolStats(): SpoolStats {
     replayed: 0,
     leftAtShutdown: 0,
     evicted: 0,
+    journalSyncs: 0,
+    journalWriteFailures: {},
+    journalReplayed: 0,
   };
 }
 

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { settleWithin } from '../base/deadline.js';
 import { type Episodes, log } from '../base/log.js';
 import type { BatchOwner, MemoryBudget } from '../pipeline/budget.js';
@@ -7,6 +8,7 @@ import type { Uploader } from '../pipeline/uploader.js';
 import { describeError } from '../s3/errors.js';
 import { DiskDeadline, DiskDeadlineError } from './disk-deadline.js';
 import type { SpoolFileSystem } from './file-system.js';
+import { type JournalOptions, OpenBatchJournal } from './journal.js';
 import { type KeeperOptions, SpoolKeeper } from './keeper.js';
 import { KeeperReports } from './keeper-reports.js';
 import { LOCK_TIMING, type LockTiming, type SpoolClaim } from './lock.js';
@@ -20,6 +22,8 @@ export interface AdopterOptions extends KeeperOptions {
   fs: SpoolFileSystem;
   /** The lock's intervals; default LOCK_TIMING. */
   lock?: LockTiming;
+  /** The open batch's journal (journalSyncMillis > 0); none when undefined. */
+  journal?: JournalOptions | undefined;
 }
 
 /** The exporter's parts the spool works with, and the record it counts in. */
@@ -30,6 +34,8 @@ export interface AdopterParts {
   uploader: Uploader;
   stats: SpoolStats;
   episodes: Episodes;
+  /** Takes a batch replayed from the journal: admitted to the budget and prepared. */
+  replay?: ((batch: SealedBatch) => void) | undefined;
 }
 
 /**
@@ -48,6 +54,9 @@ export class SpoolAdopter {
   readonly #owner: BatchOwner;
   readonly #uploader: Uploader;
   readonly #reports: KeeperReports;
+  readonly #replay: ((batch: SealedBatch) => void) | undefined;
+  /** The open batch's journal; it writes once the spool is ours. */
+  readonly journal: OpenBatchJournal | undefined;
   readonly #claim: SpoolClaim;
   readonly #disk: DiskDeadline;
   readonly #lock: LockTiming;
@@ -77,6 +86,11 @@ export class SpoolAdopter {
       lock: this.#lock,
     });
     this.#disk = new DiskDeadline(options.diskTimeoutMillis);
+    this.#replay = parts.replay;
+    this.journal =
+      options.journal === undefined
+        ? undefined
+        : new OpenBatchJournal(options.journal, this.#reports);
     this.#reports.state('opening');
   }
 
@@ -121,6 +135,7 @@ export class SpoolAdopter {
     this.stopWaiting();
     this.#reports.state('closed');
     if (this.#trying) await settleWithin(this.#inFlight, CLOSE_GRACE_MILLIS);
+    await this.journal?.close(CLOSE_GRACE_MILLIS);
     if (this.#keeper !== undefined) await this.#release(this.#keeper.close());
     else if (!this.#trying) this.#claim.release();
   }
@@ -171,6 +186,7 @@ export class SpoolAdopter {
   /** What a try found; a lock taken after the stop is released (the returned promise). */
   #opened(opening: SpoolOpening): Promise<void> | undefined {
     if (opening.kind === 'held') {
+      this.journal?.suspend();
       if (!this.#stopped) this.#reports.waiting(opening.holder);
       return;
     }
@@ -182,11 +198,19 @@ export class SpoolAdopter {
   }
 
   #adopt(spool: Spool): void {
+    const journal = this.journal;
+    journal?.attach({
+      dir: join(this.dir, 'journal'),
+      quarantineDir: join(this.dir, 'quarantine'),
+      fs: this.#options.fs,
+      disk: this.#disk,
+    });
     const keeper = new SpoolKeeper(spool, this.#options, {
       budget: this.#budget,
       owner: this.#owner,
       uploader: this.#uploader,
       reports: this.#reports,
+      journal,
     });
     this.#keeper = keeper;
     this.#reports.adopted(
@@ -195,10 +219,29 @@ export class SpoolAdopter {
     );
     keeper
       .restore()
+      .then(() => this.#replayJournal(keeper))
       .then(() => this.#writeAheadPending(keeper))
       .catch((error: unknown) =>
         log.error(`spool ${this.dir}: could not restore or write ahead: ${describeError(error)}`),
       );
+  }
+
+  /**
+   * Replays the open batches an earlier run left in the journal, once the spool's files are
+   * read: a chain that a file names is on disk already. If some file could not be read, the
+   * replay waits for the next start (it could name a chain: replaying it could store it twice).
+   */
+  async #replayJournal(keeper: SpoolKeeper): Promise<void> {
+    const journal = this.journal;
+    const replay = this.#replay;
+    if (journal === undefined || replay === undefined || this.#stopped) return;
+    if (!keeper.scanned) {
+      log.warn(
+        `spool ${this.dir}: the journal is replayed at the next start, since some spool files could not be read now`,
+      );
+      return;
+    }
+    await journal.replay(keeper.journalChains(), replay);
   }
 
   /**
@@ -213,6 +256,7 @@ export class SpoolAdopter {
   }
 
   #failed(error: unknown): void {
+    if (this.#keeper === undefined) this.journal?.suspend();
     if (this.#keeper === undefined && !this.#stopped) this.#reports.unavailable(error);
   }
 

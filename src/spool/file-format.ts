@@ -4,8 +4,11 @@ import type { BatchRecord } from '../pipeline/sealed-batch.js';
 type Crc32c = (data: Uint8Array, initial?: number) => number;
 let addon: Crc32c | undefined;
 
-/** CRC32C from the @node-rs/crc32 addon, loaded at the first spool file: without spoolDir, never. */
-function crc32c(data: Uint8Array, initial?: number): number {
+/**
+ * CRC32C from the @node-rs/crc32 addon, loaded at the first spool file (or journal entry): without
+ * spoolDir, never.
+ */
+export function crc32c(data: Uint8Array, initial?: number): number {
   addon ??= (createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: Crc32c }).crc32c;
   return addon(data, initial);
 }
@@ -99,4 +102,9 @@ function checkMeta(meta: unknown): asserts meta is SpoolMeta {
     throw new SpoolFormatError('metadata with invalid points or rawBytes');
   if (typeof m.sealedAt !== 'number' || !Number.isFinite(m.sealedAt))
     throw new SpoolFormatError('metadata with an invalid sealedAt');
+  if (
+    m.journal !== undefined &&
+    !(Array.isArray(m.journal) && m.journal.every((c) => typeof c === 'string'))
+  )
+    throw new SpoolFormatError('metadata with an invalid journal list');
 }

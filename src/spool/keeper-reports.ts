@@ -127,6 +127,35 @@ export class KeeperReports {
     );
   }
 
+  /** A group fsync of the journal succeeded. */
+  journalSynced(): void {
+    this.#stats.journalSyncs++;
+    this.#episodes.clear(
+      'journal-write',
+      () => `spool ${this.#options.dir}: journal writes work again`,
+    );
+  }
+
+  /** A journal write or fsync failed: its entries go to a fresh file, or the chain is given up. */
+  journalFailed(code: string, error: unknown, consequence: string): void {
+    increment(this.#stats.journalWriteFailures, code);
+    this.#episodes.report(
+      'journal-write',
+      'error',
+      `spool ${this.#options.dir}: the open batch's journal could not be written (${describeError(error)}); ${consequence}`,
+      'OTEL_S3_SPOOL_WRITE_FAILED',
+    );
+  }
+
+  /** Batches an earlier run left in the journal were replayed. */
+  journalReplayed(batches: number): void {
+    this.#stats.journalReplayed += batches;
+    if (batches > 0)
+      log.info(
+        `spool ${this.#options.dir}: replaying ${plural(batches, 'batch', 'batches')} from the journal an earlier run left`,
+      );
+  }
+
   /** A read that will be tried again: `error` is an errno error or a DiskDeadlineError. */
   readFailed(name: string, error: unknown): void {
     increment(this.#stats.readFailures, diskErrorCode(error));

@@ -2,10 +2,12 @@ import { settleWithin } from '../base/deadline.js';
 import { log, plural } from '../base/log.js';
 import type { BatchOwner, MemoryBudget, Pager } from '../pipeline/budget.js';
 import { type BatchOutcome, SealedBatch } from '../pipeline/sealed-batch.js';
+import type { DropReason } from '../pipeline/stats.js';
 import type { Uploader } from '../pipeline/uploader.js';
 import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
+import type { OpenBatchJournal } from './journal.js';
 import type { KeeperReports } from './keeper-reports.js';
 import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
 
@@ -17,6 +19,8 @@ export interface KeeperParts {
   uploader: Uploader;
   /** Where what the spool does is counted and told (the adopter's, made before the keeper). */
   reports: KeeperReports;
+  /** The open batch's journal: a batch's chain goes once the batch is durable here or stored. */
+  journal?: OpenBatchJournal | undefined;
 }
 
 export interface KeeperOptions {
@@ -157,6 +161,8 @@ export class SpoolKeeper implements Pager {
       points: batch.points,
       rawBytes: batch.rawBytes,
       sealedAt: batch.sealedAt.getTime(),
+      // Names the chain, so a restart that finds this file deletes it instead of replaying it.
+      ...(batch.journal === undefined ? {} : { journal: [batch.journal] }),
     };
     const size = spoolFileBytes(meta, body.length);
     this.#evictFor(size);
@@ -176,6 +182,8 @@ export class SpoolKeeper implements Pager {
       }
       this.#register(entry.name, batch);
       this.#reports.written();
+      // Durable here, under its key: the journal's copy is no longer needed.
+      if (batch.journal !== undefined) this.#parts.journal?.retire(batch.journal);
     } catch (error) {
       this.#reports.writeFailed(diskErrorCode(error), error);
     } finally {
@@ -206,8 +214,13 @@ export class SpoolKeeper implements Pager {
     this.#arm();
   }
 
-  /** A batch ended: its file is no longer needed, unless it was left for the next run. */
-  settled(batch: SealedBatch, outcome: BatchOutcome): void {
+  /**
+   * A batch ended: its file is no longer needed, unless it was left for the next run. Its
+   * journal chain goes too, unless a shutdown gave it up: then the next run replays it.
+   */
+  settled(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void {
+    if (batch.journal !== undefined && !(outcome === 'dropped' && reason === 'shutdown'))
+      this.#parts.journal?.retire(batch.journal);
     const entry = batch.spool;
     if (entry === undefined) return;
     this.#reports.settled(outcome, batch.restored);
@@ -220,7 +233,26 @@ export class SpoolKeeper implements Pager {
   #removeFile(batch: SealedBatch): void {
     const entry = batch.unspool();
     if (entry === undefined) return;
-    this.#discard(entry, 'remove');
+    const journal = this.#parts.journal;
+    if (batch.journal === undefined || journal === undefined) {
+      this.#discard(entry, 'remove');
+      return;
+    }
+    // After the chain it names: a restart must not find the chain without the file.
+    void journal.gone(batch.journal).then(() => this.#discard(entry, 'remove'));
+  }
+
+  /** The journal chains that the spool's files name: their batches are on disk already. */
+  journalChains(): Set<string> {
+    const chains = new Set<string>();
+    for (const batch of this.#byFile.values())
+      for (const chain of batch.spool?.meta.journal ?? []) chains.add(chain);
+    return chains;
+  }
+
+  /** Whether every file of an earlier run was read (so journalChains() is complete). */
+  get scanned(): boolean {
+    return !this.#restorePending && this.#unread.size === 0;
   }
 
   /** Deletes a file, or moves it to quarantine; one the disk did not do is tried again later. */

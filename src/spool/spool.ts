@@ -95,7 +95,7 @@ export class Spool {
     disk: DiskDeadline,
     lock: LockTiming = LOCK_TIMING,
   ): Promise<SpoolOpening> {
-    for (const sub of ['batches', 'tmp', 'quarantine']) await fs.mkdir(join(dir, sub));
+    for (const sub of ['batches', 'tmp', 'quarantine', 'journal']) await fs.mkdir(join(dir, sub));
     const attempt = await tryLockSpoolDir(dir, lock);
     if (attempt.kind === 'held') return attempt;
     return { kind: 'open', spool: new Spool(dir, fs, disk, attempt.lock) };

@@ -82,6 +82,7 @@ describe('resolveConfig defaults', () => {
       spoolDir: undefined,
       maxSpoolBytes: 256 * 1024 * 1024,
       spoolTimeoutMillis: 5_000,
+      journalSyncMillis: 1_000,
       spoolFileSystem: undefined,
       keys: expect.any(KeyTemplate),
       partitionTime: 'upload',

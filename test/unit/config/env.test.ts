@@ -31,6 +31,7 @@ const valid: Record<string, [string, unknown]> = {
   OTEL_EXPORTER_S3_SPOOL_DIR: ['/var/spool/otel-s3', '/var/spool/otel-s3'],
   OTEL_EXPORTER_S3_MAX_SPOOL_BYTES: ['67108864', 67108864],
   OTEL_EXPORTER_S3_SPOOL_TIMEOUT: ['2500', 2500],
+  OTEL_EXPORTER_S3_JOURNAL_SYNC_INTERVAL: ['250', 250],
   OTEL_EXPORTER_S3_KEY_TEMPLATE: [
     '{service.name}/%Y/%m/%d/metrics_{uuid}',
     '{service.name}/%Y/%m/%d/metrics_{uuid}',

@@ -1,0 +1,25 @@
+import type { KeyInputs } from './open-batch.js';
+import type { SealedBatch } from './sealed-batch.js';
+
+/**
+ * The open batch's journal, a port the spool implements (src/spool/journal.ts): a copy of each
+ * export appended, so that a crash loses at most one sync interval of the open batch, whatever its
+ * age. Both calls run inside the admission mutex and touch memory only: the journal writes and
+ * fsyncs behind, on a timer, off the event loop.
+ */
+export interface OpenJournal {
+  /** An export appended to the open batch; `record` is copied before this returns. */
+  append(record: Uint8Array, points: number, inputs: KeyInputs): void;
+  /**
+   * The open batch was sealed as `batch`: its seal is journaled, and the next append starts a
+   * new chain. Returns the name of the chain that held the batch (undefined: none did).
+   */
+  sealed(batch: SealedBatch): string | undefined;
+}
+
+/** What a format journals of an export appended as it is (Parquet columns): its OTLP record. */
+export type JournalEncode<Item> = (item: Item) => {
+  record: Buffer;
+  points: number;
+  dataTimeMillis: number | undefined;
+};

@@ -1,0 +1,589 @@
+import { join } from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import type { OpenJournal } from '../pipeline/journal-port.js';
+import type { KeyInputs } from '../pipeline/open-batch.js';
+import { SealedBatch } from '../pipeline/sealed-batch.js';
+import { type DiskDeadline, diskErrorCode } from './disk-deadline.js';
+import type { SpoolFileHandle, SpoolFileSystem } from './file-system.js';
+import {
+  decodePart,
+  encodeSegmentHeader,
+  JournalFormatError,
+  type JournalRecordFormat,
+  PendingEntries,
+  parsePartName,
+  partName,
+  type RecordEntry,
+  type SealEntry,
+} from './journal-format.js';
+import type { KeeperReports } from './keeper-reports.js';
+
+export interface JournalOptions {
+  /** The signal whose exports are journaled (each signal's spool has a journal of its own). */
+  signal: string;
+  /** The records' format: what a replay makes the batch of. */
+  format: JournalRecordFormat;
+  /** The group commit's interval: pending entries are written and fsynced once per interval. */
+  syncMillis: number;
+  /** A chain whose entries the disk has not taken past this many bytes is given up. */
+  maxPendingBytes: number;
+  /** Bytes an object of `count` records adds around them (the batch's rawBytes). */
+  overhead(count: number): number;
+}
+
+/** Where the journal writes: `spoolDir/journal`, once the spool is ours. */
+export interface JournalDisk {
+  dir: string;
+  quarantineDir: string;
+  fs: SpoolFileSystem;
+  /** The spool's deadline: every journal operation runs under it. */
+  disk: DiskDeadline;
+}
+
+/**
+ * One open batch's exports, from its first append until its batch is durable in the spool or
+ * stored: `live` while it is written, `given-up` when the disk did not take it (what is on disk
+ * stays until the batch is done), `retired` once the batch no longer needs it (its files go).
+ */
+interface Chain {
+  readonly name: string;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly pending: PendingEntries;
+  seq: number;
+  /** The part being written, or the next to make: a part is never written after a failure. */
+  part: number;
+  handle: SpoolFileHandle | undefined;
+  /** Parts that may be on disk. */
+  parts: number[];
+  state: 'live' | 'given-up' | 'retired';
+  gone: Promise<void>;
+  resolveGone: () => void;
+}
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === 'ENOENT';
+
+/**
+ * The open batch's journal (decision 22): every export appended to the open batch is copied
+ * into memory (inside the admission mutex, no I/O), and once per `syncMillis` what is pending is
+ * written and fsynced off the event loop, under the spool's disk deadline: a group commit. So a
+ * crash (kill -9, OOM) loses at most the exports of the last interval plus one write and fsync,
+ * whatever the batch age.
+ *
+ * An open batch is a chain of files, `{chain}.{part}.journal` (src/spool/journal-format.ts). A
+ * sealed batch carries its chain's name; the chain is deleted once the batch's spool file (which
+ * names it) is durable, or once the batch is stored. A restart replays every chain no spool file
+ * names, into a batch keyed by the chain's seal (one is written first if the batch was open), so
+ * a replay that dies and runs again makes the same object, which a conditional write refuses to
+ * store twice. A failed write or fsync is never retried on the same file: the entries go into
+ * the next part. The pending entries count in the memory budget (`bytes`).
+ */
+export class OpenBatchJournal implements OpenJournal {
+  readonly #options: JournalOptions;
+  readonly #reports: KeeperReports;
+  #disk: JournalDisk | undefined;
+  #open: Chain | undefined;
+  /** This process's chains not yet deleted from disk, in creation order. */
+  readonly #chains = new Map<string, Chain>();
+  /** Serial disk work: a group commit or deletions, one at a time. */
+  #work: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | undefined;
+  #deleting = false;
+  #closed = false;
+  #suspended = false;
+
+  constructor(options: JournalOptions, reports: KeeperReports) {
+    this.#options = options;
+    this.#reports = reports;
+  }
+
+  /** Memory held by entries not yet durable, counted against maxBufferedBytes. */
+  get bytes(): number {
+    let bytes = 0;
+    for (const chain of this.#chains.values()) bytes += chain.pending.bytes;
+    return bytes;
+  }
+
+  /**
+   * The spool is ours: the journal writes from now on. Until then entries wait in memory (a
+   * chain is given up past maxPendingBytes), so the first exports of a run are journaled too.
+   */
+  attach(disk: JournalDisk): void {
+    this.#disk = disk;
+    this.#suspended = false;
+    this.#arm();
+  }
+
+  /**
+   * The spool is not ours for now (another owner's lock, or it cannot be opened): nothing could be
+   * written, so nothing is kept. Open batches until it is adopted are not journaled.
+   */
+  suspend(): void {
+    if (this.#disk !== undefined) return;
+    this.#suspended = true;
+    for (const chain of this.#chains.values()) {
+      chain.state = 'given-up';
+      chain.pending.clear();
+    }
+  }
+
+  // ---- inside the admission mutex: memory only ----
+
+  append(record: Uint8Array, points: number, inputs: KeyInputs): void {
+    if (this.#closed || this.#suspended) return;
+    let chain = this.#open;
+    if (chain === undefined) {
+      chain = this.#newChain(inputs.attributes);
+      this.#open = chain;
+    }
+    if (chain.state !== 'live') return;
+    chain.pending.record(chain.seq++, points, inputs.dataTimeMillis, record);
+    if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
+    this.#arm();
+  }
+
+  sealed(batch: SealedBatch): string | undefined {
+    const chain = this.#open;
+    this.#open = undefined;
+    if (chain === undefined) return undefined;
+    // Stored: the chain goes, also for a batch the spool never saw (stored before it was ours).
+    const name = chain.name;
+    void batch.settled.then((outcome) => {
+      if (outcome === 'uploaded') this.retire(name);
+    });
+    if (chain.state === 'given-up' && chain.parts.length === 0) {
+      // Nothing of it on disk, nothing to keep.
+      this.#chains.delete(name);
+      chain.resolveGone();
+      return undefined;
+    }
+    if (chain.state === 'live') {
+      chain.pending.seal({
+        id: batch.id,
+        sealedAt: batch.sealedAt.getTime(),
+        attributes: batch.attributes,
+        dataTimeMillis: batch.dataTimeMillis,
+      });
+      this.#arm();
+    }
+    return chain.name;
+  }
+
+  // ---- the batch's side ----
+
+  /**
+   * The batch of `chain` no longer needs it (durable in the spool, stored, or dropped): its
+   * files are deleted, oldest part first, so the seal (in the last part) goes last.
+   */
+  retire(name: string): void {
+    const chain = this.#chains.get(name);
+    if (chain === undefined || chain.state === 'retired') return;
+    chain.state = 'retired';
+    chain.pending.clear();
+    if (this.#open === chain) this.#open = undefined;
+    this.#scheduleDeletions();
+  }
+
+  /** Resolves once the files of `chain` are deleted (at once for a chain not of this process). */
+  gone(name: string): Promise<void> {
+    return this.#chains.get(name)?.gone ?? Promise.resolve();
+  }
+
+  // ---- the disk's side ----
+
+  #newChain(attributes: Readonly<Record<string, string>>, name = uuidv7(), part = 0): Chain {
+    let resolveGone!: () => void;
+    const gone = new Promise<void>((resolve) => {
+      resolveGone = resolve;
+    });
+    const chain: Chain = {
+      name,
+      attributes,
+      pending: new PendingEntries(),
+      seq: 0,
+      part,
+      handle: undefined,
+      parts: [],
+      state: 'live',
+      gone,
+      resolveGone,
+    };
+    this.#chains.set(name, chain);
+    return chain;
+  }
+
+  #giveUp(chain: Chain): void {
+    chain.state = 'given-up';
+    chain.pending.clear();
+    this.#reports.journalFailed(
+      'memory',
+      new Error(`more than ${this.#options.maxPendingBytes} bytes waited for the disk`),
+      'this open batch is no longer journaled (a crash would lose it); the next one is',
+    );
+  }
+
+  /** The group commit runs once per interval while anything is pending. */
+  #arm(): void {
+    if (this.#timer !== undefined || this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#serial(() => this.#commit());
+    }, this.#options.syncMillis);
+    // A pending group commit never keeps the process alive; shutdown() runs the last one.
+    this.#timer.unref();
+  }
+
+  #scheduleDeletions(): void {
+    if (this.#deleting) return;
+    this.#deleting = true;
+    this.#serial(async () => {
+      this.#deleting = false;
+      await this.#deleteRetired();
+    });
+  }
+
+  #serial(step: () => Promise<void>): Promise<void> {
+    this.#work = this.#work.then(step).catch(() => {});
+    return this.#work;
+  }
+
+  /** Writes and fsyncs what each live chain has pending, then deletes retired chains. */
+  async #commit(): Promise<void> {
+    const disk = this.#disk;
+    if (disk === undefined) return;
+    let chunks = 0;
+    for (const chain of [...this.#chains.values()]) {
+      if (chain.state === 'live' && !chain.pending.isEmpty)
+        chunks += await this.#write(disk, chain);
+    }
+    // The pool keeps what this interval used, for the next one.
+    PendingEntries.trimPool(chunks);
+    await this.#deleteRetired();
+    for (const chain of this.#chains.values()) {
+      if (chain.state === 'live' && !chain.pending.isEmpty) this.#arm();
+    }
+  }
+
+  /** Writes a chain's pending entries; returns the chunks they took. */
+  async #write(d: JournalDisk, chain: Chain): Promise<number> {
+    const taken = chain.pending.take();
+    const handle = chain.handle;
+    const header =
+      handle === undefined
+        ? encodeSegmentHeader({
+            signal: this.#options.signal,
+            format: this.#options.format,
+            chain: chain.name,
+            part: chain.part,
+            attributes: chain.attributes,
+          })
+        : undefined;
+    if (handle === undefined && !chain.parts.includes(chain.part)) chain.parts.push(chain.part);
+    const path = join(d.dir, partName(chain.name, chain.part));
+    try {
+      chain.handle = await d.disk.run(
+        () => writeAndSync(d, path, handle, header, taken),
+        // Done after it was abandoned: never written again.
+        (late) => void late.close().catch(() => {}),
+      );
+      chain.pending.free(taken);
+      this.#reports.journalSynced();
+    } catch (error) {
+      // Never again this part: the page cache may hold anything after a failed fsync.
+      chain.handle = undefined;
+      void handle?.close().catch(() => {});
+      chain.part++;
+      if (chain.state !== 'live') {
+        chain.pending.free(taken);
+        return taken.length;
+      }
+      chain.pending.putBack(taken);
+      const code = diskErrorCode(error);
+      if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
+      else
+        this.#reports.journalFailed(
+          code,
+          error,
+          `its entries go to a fresh file in ${this.#options.syncMillis} ms; until then a crash loses them`,
+        );
+    }
+    return taken.length;
+  }
+
+  /** Deletes the files of retired chains; what the disk does not delete is tried again later. */
+  async #deleteRetired(): Promise<void> {
+    const d = this.#disk;
+    for (const chain of [...this.#chains.values()]) {
+      if (chain.state !== 'retired') continue;
+      const handle = chain.handle;
+      chain.handle = undefined;
+      await handle?.close().catch(() => {});
+      if (d !== undefined) {
+        try {
+          for (const part of [...chain.parts].sort((a, b) => a - b)) {
+            await d.disk
+              .run(() => d.fs.unlink(join(d.dir, partName(chain.name, part))))
+              .catch((error: unknown) => {
+                if (!isMissing(error)) throw error;
+              });
+            chain.parts = chain.parts.filter((p) => p !== part);
+          }
+        } catch {
+          // The disk did not do it now: tried again at the next group commit.
+          this.#arm();
+          continue;
+        }
+      }
+      this.#chains.delete(chain.name);
+      chain.resolveGone();
+    }
+  }
+
+  /**
+   * Replays what an earlier run left: every chain no spool file names (`referenced`: those that
+   * do, whose batch is on disk already) becomes a batch handed to `hand`, keyed by the chain's
+   * seal; one that has none (its batch was open) gets its seal written first, so a replay that
+   * dies and runs again makes the same object. Chains that spool files name are deleted. Returns
+   * the batches handed over.
+   */
+  async replay(
+    referenced: ReadonlySet<string>,
+    hand: (batch: SealedBatch) => void,
+  ): Promise<number> {
+    const d = this.#disk;
+    if (d === undefined) return 0;
+    let names: string[];
+    try {
+      names = await d.disk.run(() => d.fs.readdir(d.dir));
+    } catch (error) {
+      this.#reports.listFailed(error);
+      return 0;
+    }
+    const found = new Map<string, number[]>();
+    for (const name of names) {
+      const parsed = parsePartName(name);
+      if (parsed === undefined || this.#chains.has(parsed.chain)) continue;
+      const parts = found.get(parsed.chain) ?? [];
+      parts.push(parsed.part);
+      found.set(parsed.chain, parts);
+    }
+    let replayed = 0;
+    for (const [name, parts] of [...found].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (this.#closed) break;
+      parts.sort((a, b) => a - b);
+      if (referenced.has(name)) {
+        this.#forget(name, parts);
+        continue;
+      }
+      const batch = await this.#replayChain(d, name, parts);
+      if (batch !== undefined) {
+        hand(batch);
+        replayed++;
+      }
+    }
+    this.#reports.journalReplayed(replayed);
+    return replayed;
+  }
+
+  /** A chain of an earlier run whose files only need to go. */
+  #forget(name: string, parts: number[]): void {
+    const chain = this.#newChain({}, name);
+    chain.parts = parts;
+    chain.state = 'retired';
+    this.#scheduleDeletions();
+  }
+
+  async #replayChain(
+    d: JournalDisk,
+    name: string,
+    parts: number[],
+  ): Promise<SealedBatch | undefined> {
+    const read = await this.#read(d, name, parts);
+    if (read === undefined) return undefined;
+    if ('reason' in read) {
+      await this.#quarantine(d, name, parts, read.reason);
+      return undefined;
+    }
+    const { records, attributes } = read;
+    if (records.length === 0) {
+      this.#forget(name, parts);
+      return undefined;
+    }
+    let seal = read.seal;
+    const nextPart = (parts[parts.length - 1] ?? 0) + 1;
+    if (seal === undefined) {
+      let oldest: number | undefined;
+      for (const r of records)
+        if (r.dataTimeMillis !== undefined && (oldest === undefined || r.dataTimeMillis < oldest))
+          oldest = r.dataTimeMillis;
+      seal = { id: uuidv7(), sealedAt: Date.now(), attributes, dataTimeMillis: oldest };
+      if (!(await this.#writeSeal(d, name, nextPart, attributes, seal))) return undefined;
+      parts.push(nextPart);
+    }
+    const chain = this.#newChain(attributes, name, nextPart + 1);
+    chain.parts = parts;
+    const buffers = records.map((r) => Buffer.from(r.record));
+    const recordBytes = buffers.reduce((n, b) => n + b.length, 0);
+    return SealedBatch.replayed({
+      id: seal.id,
+      sealedAt: new Date(seal.sealedAt),
+      points: records.reduce((n, r) => n + r.points, 0),
+      rawBytes: recordBytes + this.#options.overhead(buffers.length),
+      attributes: seal.attributes,
+      dataTimeMillis: seal.dataTimeMillis,
+      records: buffers,
+      chain: name,
+    });
+  }
+
+  /**
+   * A chain's parts, merged: each record once (by its number), the seal if one was written.
+   * Undefined when a part cannot be read now (left for the next start); a reason when the chain
+   * is not one this exporter can replay (another signal or record format, a damaged header).
+   */
+  async #read(
+    d: JournalDisk,
+    name: string,
+    parts: number[],
+  ): Promise<
+    | {
+        records: RecordEntry[];
+        seal: SealEntry | undefined;
+        attributes: Readonly<Record<string, string>>;
+      }
+    | { reason: string }
+    | undefined
+  > {
+    const bySeq = new Map<number, RecordEntry>();
+    let seal: SealEntry | undefined;
+    let attributes: Readonly<Record<string, string>> | undefined;
+    for (const part of parts) {
+      const file = partName(name, part);
+      let bytes: Buffer;
+      try {
+        bytes = await d.disk.run(() => d.fs.readFile(join(d.dir, file)));
+      } catch (error) {
+        if (isMissing(error)) continue;
+        this.#reports.readFailed(file, error);
+        return undefined;
+      }
+      let decoded: ReturnType<typeof decodePart>;
+      try {
+        decoded = decodePart(bytes);
+      } catch (error) {
+        // A part whose header a crash cut short holds nothing yet.
+        if (error instanceof JournalFormatError && error.message.startsWith('torn header'))
+          continue;
+        if (error instanceof JournalFormatError) return { reason: `${file}: ${error.message}` };
+        throw error;
+      }
+      const h = decoded.header;
+      if (h.signal !== this.#options.signal)
+        return { reason: `${file} holds ${h.signal}, not ${this.#options.signal}` };
+      if (h.format !== this.#options.format)
+        return { reason: `${file} holds ${h.format} records, not ${this.#options.format}` };
+      if (h.chain !== name) return { reason: `${file} names another chain, ${h.chain}` };
+      attributes ??= h.attributes;
+      for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
+      seal ??= decoded.seal;
+    }
+    const records = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    return { records, seal, attributes: attributes ?? {} };
+  }
+
+  /** Writes the seal of a chain an earlier run left open, durably, as a part of its own. */
+  async #writeSeal(
+    d: JournalDisk,
+    name: string,
+    part: number,
+    attributes: Readonly<Record<string, string>>,
+    seal: SealEntry,
+  ): Promise<boolean> {
+    const header = encodeSegmentHeader({
+      signal: this.#options.signal,
+      format: this.#options.format,
+      chain: name,
+      part,
+      attributes,
+    });
+    const entries = new PendingEntries();
+    entries.seal(seal);
+    const taken = entries.take();
+    try {
+      const handle = await d.disk.run(
+        () => writeAndSync(d, join(d.dir, partName(name, part)), undefined, header, taken),
+        (late) => void late.close().catch(() => {}),
+      );
+      await handle.close().catch(() => {});
+      return true;
+    } catch (error) {
+      void d.disk.run(() => d.fs.unlink(join(d.dir, partName(name, part)))).catch(() => {});
+      this.#reports.journalFailed(
+        diskErrorCode(error),
+        error,
+        `the open batch an earlier run left in ${name} is replayed at the next start`,
+      );
+      return false;
+    } finally {
+      entries.free(taken);
+    }
+  }
+
+  async #quarantine(d: JournalDisk, name: string, parts: number[], reason: string): Promise<void> {
+    for (const part of parts) {
+      const file = partName(name, part);
+      await d.disk
+        .run(() => d.fs.rename(join(d.dir, file), join(d.quarantineDir, file)))
+        .catch(() => {});
+    }
+    this.#reports.quarantined(name, `is an unusable journal (${reason}); moved to quarantine`);
+  }
+
+  /**
+   * Shutdown: the last group commit (the seals of batches left unstored go to disk, so the next
+   * run replays them under their keys) and deletions, within `graceMillis`; then files close.
+   */
+  async close(graceMillis: number): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const last = this.#serial(() => this.#commit());
+    this.#closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      last,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMillis);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const chain of this.#chains.values()) {
+      const handle = chain.handle;
+      chain.handle = undefined;
+      void handle?.close().catch(() => {});
+    }
+  }
+}
+
+/** One group commit of one chain: its part made if new (and its directory fsynced), then written and fsynced. */
+async function writeAndSync(
+  d: JournalDisk,
+  path: string,
+  handle: SpoolFileHandle | undefined,
+  header: Buffer | undefined,
+  entries: Buffer[],
+): Promise<SpoolFileHandle> {
+  let h = handle;
+  const made = h === undefined;
+  try {
+    if (h === undefined) {
+      h = await d.fs.create(path);
+      // The new file's name must be durable too.
+      await d.fs.syncDirectory(d.dir);
+    }
+    await h.write(header === undefined ? entries : [header, ...entries]);
+    await h.sync();
+    return h;
+  } catch (error) {
+    if (made) await h?.close().catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,93 @@
+import { describe, expect, test } from 'vitest';
+import {
+  decodePart,
+  encodeSegmentHeader,
+  JournalFormatError,
+  PendingEntries,
+} from '../../../src/spool/journal-format.js';
+
+const CHAIN = '01a23e5c-0000-7000-8000-000000000001';
+const header = () =>
+  encodeSegmentHeader({
+    signal: 'metrics',
+    format: 'otlp-json',
+    chain: CHAIN,
+    part: 0,
+    attributes: { 'service.name': 'a' },
+  });
+
+/**
+ * Records of awkward sizes: empty, tiny, across a chunk boundary, larger than a chunk; bytes
+ * that differ along each record, so a piece copied from the wrong place shows.
+ */
+const records = [
+  0,
+  1,
+  100,
+  PendingEntries.CHUNK_BYTES - 40,
+  3 * PendingEntries.CHUNK_BYTES + 7,
+].map((n, i) => {
+  const r = Buffer.alloc(n);
+  for (let j = 0; j < n; j++) r[j] = (j * 31 + (j >> 8) + i * 7) & 0xff;
+  return r;
+});
+
+function part(): Buffer {
+  const p = new PendingEntries();
+  for (const [i, r] of records.entries())
+    p.record(i, i * 10, i === 2 ? 1_700_000_000_123 : undefined, r);
+  p.seal({
+    id: '01a23e5c-0000-7000-8000-0000000000ff',
+    sealedAt: 5,
+    attributes: {},
+    dataTimeMillis: 1,
+  });
+  const taken = p.take();
+  const file = Buffer.concat([header(), ...taken]);
+  p.free(taken);
+  expect(p.bytes).toBe(0);
+  return file;
+}
+
+describe('journal parts', () => {
+  test('entries written across chunks read back as they were appended', () => {
+    const d = decodePart(part());
+    expect(d.records.map((r, i) => r.record.equals(records[i] as Buffer))).toEqual(
+      records.map(() => true),
+    );
+    expect(d.records.map((r) => [r.seq, r.points])).toEqual(records.map((_, i) => [i, i * 10]));
+    expect(d.records[2]?.dataTimeMillis).toBe(1_700_000_000_123);
+    expect(d.records[0]?.dataTimeMillis).toBeUndefined();
+    expect(d.seal?.id).toBe('01a23e5c-0000-7000-8000-0000000000ff');
+    expect(d.tornBytes).toBe(0);
+  });
+
+  test('a tail a crash cut short: the whole entries before it', () => {
+    const file = part();
+    const lengths = records.map((r) => r.length + 28);
+    const headerBytes = header().length;
+    // Cut inside the fourth record: three records survive, no seal.
+    const cut = headerBytes + (lengths[0] ?? 0) + (lengths[1] ?? 0) + (lengths[2] ?? 0) + 50;
+    const d = decodePart(file.subarray(0, cut));
+    expect(d.records.map((r, i) => r.record.equals(records[i] as Buffer))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(d.seal).toBeUndefined();
+    expect(d.tornBytes).toBe(50);
+  });
+
+  test('a damaged entry ends the part there; a damaged header refuses it', () => {
+    const file = part();
+    const damaged = Buffer.from(file);
+    // The second record's one byte (after the empty first record's header and its own).
+    const at = header().length + 28 + 28;
+    damaged[at] = (damaged[at] as number) ^ 0xff;
+    expect(decodePart(damaged).records).toHaveLength(1);
+    const badHeader = Buffer.from(file);
+    badHeader[20] = (badHeader[20] as number) ^ 0xff;
+    expect(() => decodePart(badHeader)).toThrow(JournalFormatError);
+    expect(() => decodePart(file.subarray(0, 10))).toThrow(/torn header/);
+  });
+});

@@ -1,0 +1,181 @@
+import { cp, readdir } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { exportSynthetic } from '../../support/service.js';
+import { spoolExporter } from '../../support/spool-exporter.js';
+import { tempDirs } from '../../support/temp-dir.js';
+import { waitFor } from '../../support/wait.js';
+
+/**
+ * The open batch's journal, crashed in-process: a copy of the spool directory taken while the
+ * exporter runs (without its lock) is what a kill -9 at that moment would leave on disk. An
+ * exporter started on the copy replays it; what the test exported is the expected content.
+ */
+describe('the journal of the open batch', () => {
+  const newDir = tempDirs();
+  const running: S3MetricExporter[] = [];
+  afterEach(async () => {
+    for (const e of running.splice(0)) await e.shutdown();
+  });
+
+  const POINTS = 3;
+  const slow: Partial<S3MetricExporterOptions> = {
+    // A batch that would stay open for ten minutes: only the journal holds it.
+    maxBatchAgeMillis: 600_000,
+    journalSyncMillis: 50,
+  };
+
+  const start = (s3: ScriptedS3, dir: string, options: Partial<S3MetricExporterOptions> = {}) => {
+    const e = spoolExporter(s3, dir, { ...slow, ...options });
+    running.push(e);
+    return e;
+  };
+
+  /** What a kill -9 now would leave: the spool's files, without the lock of the live process. */
+  async function crashCopy(dir: string): Promise<string> {
+    const copy = await newDir('otel-s3-journal-crash-');
+    await cp(dir, copy, {
+      recursive: true,
+      filter: (src) => basename(src) !== 'owner.lock' && !src.includes('/owner.lock/'),
+    });
+    return copy;
+  }
+
+  const active = (e: S3MetricExporter) =>
+    waitFor(() => e.stats().spool?.state === 'active', 5_000, 'the spool adopted');
+  const journalFiles = async (dir: string) => (await readdir(join(dir, 'journal'))).sort();
+  const exportTags = async (e: S3MetricExporter, tags: number[]) => {
+    for (const tag of tags) expect((await exportSynthetic(e, POINTS, tag)).code).toBe(0);
+  };
+  const times = (tags: number[]) => tags.flatMap((t) => Array<number>(POINTS).fill(t));
+
+  for (const format of ['otlp-json', 'otlp-proto', 'parquet'] as const) {
+    test(`${format}: a crash loses no export older than one sync interval, and a restart stores each once`, async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const before = start(new ScriptedS3(), dir, { format });
+      await active(before);
+      await exportTags(before, [1, 2, 3, 4, 5]);
+      // One group commit later, the five exports are durable.
+      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      await new Promise((r) => setTimeout(r, 120));
+      expect(await journalFiles(dir)).toHaveLength(1);
+      const crashed = await crashCopy(dir);
+
+      const s3 = new ScriptedS3();
+      const after = start(s3, crashed, { format });
+      await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+      await after.forceFlush();
+      expect(s3.storedTags()).toEqual(times([1, 2, 3, 4, 5]));
+      // Parquet's journal keeps OTLP/protobuf records: the replayed batch is stored as those.
+      const [key] = [...s3.stored.keys()];
+      expect(key).toMatch(format === 'otlp-json' ? /\.json$/ : /\.binpb$/);
+      await waitFor(async () => (await journalFiles(crashed)).length === 0, 2_000, 'chain deleted');
+      // The spool file goes after its chain.
+      await waitFor(
+        async () => (await readdir(join(crashed, 'batches'))).length === 0,
+        2_000,
+        'spool file deleted',
+      );
+    });
+  }
+
+  test('a batch sealed and written to the spool before the crash is replayed from its file only', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    // Uploads hang: the sealed batch stays in the spool, its chain must not replay it again.
+    const hanging = new ScriptedS3().script([], { kind: 'hang' });
+    const before = start(hanging, dir, { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 });
+    await active(before);
+    await exportTags(before, [1, 2, 3]);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    const whileOpen = await crashCopy(dir);
+    await before.forceFlush(); // seals; the upload hangs
+    await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
+    await exportTags(before, [4]);
+    await new Promise((r) => setTimeout(r, 150));
+    const crashed = await crashCopy(dir);
+    // The crash came after the spool file was durable and before the chain of its open batch
+    // was deleted: both are on disk.
+    for (const name of await journalFiles(whileOpen))
+      await cp(join(whileOpen, 'journal', name), join(crashed, 'journal', name));
+    expect(await journalFiles(crashed)).toHaveLength(2);
+
+    const s3 = new ScriptedS3();
+    const after = start(s3, crashed);
+    await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+    await after.forceFlush();
+    await waitFor(() => s3.storedTags().length >= 4 * POINTS, 2_000, 'both batches stored');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s3.storedTags()).toEqual(times([1, 2, 3, 4]));
+    // One PUT per batch: the spool file's, and the open batch's from the journal.
+    expect(s3.attempts.map((a) => a.outcome)).toEqual(['ok', 'ok']);
+    await waitFor(async () => (await journalFiles(crashed)).length === 0, 2_000, 'chains deleted');
+  });
+
+  test('a replay that dies before its upload is acknowledged is replayed under the same key', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const before = start(new ScriptedS3(), dir);
+    await active(before);
+    await exportTags(before, [1, 2]);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    const crashed = await crashCopy(dir);
+
+    // The first replay's PUT lands but its answer never comes; it dies then. Its spool file never
+    // becomes durable (rename fails): the journal's chain, with the seal it wrote, is what is left.
+    const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
+    const first = start(s3, crashed, {
+      requestTimeoutMillis: 60_000,
+      spoolFileSystem: new FaultyFileSystem().failNext('rename', 'EIO', 1_000),
+    });
+    await waitFor(() => s3.attempts.length === 1, 5_000, 'the replayed PUT');
+    const crashedAgain = await crashCopy(crashed);
+
+    expect(first.stats().spool?.written).toBe(0);
+    const second = start(s3, crashedAgain);
+    await waitFor(() => second.stats().spool?.journalReplayed === 1, 5_000, 'the second replay');
+    await second.forceFlush();
+    expect(s3.attempts).toHaveLength(2);
+    expect(s3.attempts[1]?.key).toBe(s3.attempts[0]?.key);
+    expect(s3.attempts[1]?.outcome).toBe('exists');
+    expect(s3.storedTags()).toEqual(times([1, 2]));
+    expect(first.stats().spool?.journalReplayed).toBe(1);
+  });
+
+  for (const format of ['otlp-json', 'parquet'] as const) {
+    test(`${format}: an orderly shutdown leaves no chain behind, and the next run replays nothing`, async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const s3 = new ScriptedS3();
+      const first = start(s3, dir, { format });
+      await active(first);
+      await exportTags(first, [1, 2, 3]);
+      await waitFor(() => (first.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      await first.shutdown();
+      expect(await journalFiles(dir)).toEqual([]);
+      const keys = [...s3.stored.keys()];
+      expect(keys).toHaveLength(1);
+      if (format === 'parquet') expect(keys[0]).toMatch(/\.parquet$/);
+      else expect(s3.storedTags()).toEqual(times([1, 2, 3]));
+
+      const next = start(s3, dir, { format });
+      await active(next);
+      await new Promise((r) => setTimeout(r, 200));
+      await next.shutdown();
+      expect(next.stats().spool?.journalReplayed).toBe(0);
+      expect(s3.attempts).toHaveLength(1);
+    });
+  }
+
+  test('journalSyncMillis 0: no journal', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const e = start(new ScriptedS3(), dir, { journalSyncMillis: 0 });
+    await active(e);
+    await exportTags(e, [1]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(await journalFiles(dir)).toEqual([]);
+    expect(e.stats().spool?.journalSyncs).toBe(0);
+  });
+});
