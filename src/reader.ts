@@ -1,5 +1,5 @@
-// `otel-s3-exporter/reader`: finding and reading stored metrics (the otel-s3 CLI is built on it),
-// and compacting them.
+// `otel-s3-exporter/reader`: finding and reading stored metrics, spans and log records (the
+// otel-s3 CLI is built on it), and compacting them.
 
 export { InvalidOptionError } from './base/invalid-option.js';
 export {
@@ -20,8 +20,10 @@ export {
   type OtlpValue,
   ProtoDecodeError,
 } from './encoding/otlp-proto-decode.js';
+export type { SignalName } from './layout/formats.js';
 export {
   type DecodedObject,
+  type DecodeOptions,
   decodeObject,
   decodeStoredObject,
   decodeStoredObjectAsync,
@@ -37,22 +39,34 @@ export {
   metricKeyParser,
 } from './reader/key-layout.js';
 export {
+  listLogRecordObjects,
   listMetricObjects,
+  listSpanObjects,
+  listStoredObjects,
   type MetricObject,
   type MetricStream,
   type ObjectInfo,
+  type ObjectStream,
   type ReadMetricsOptions,
+  type ReadObjectsOptions,
   type ReadStats,
+  readLogRecords,
   readMetrics,
+  readSpans,
+  readStoredObjects,
+  type SignalsOption,
+  type StoredObject,
   type UnreadableObject,
 } from './reader/read-metrics.js';
 export type {
   DirLocation,
   ListMetricObjectsOptions,
+  ListObjectsOptions,
   ReadRangeOptions,
   S3Location,
 } from './reader/read-options.js';
 export { createReaderClient, type ReaderConnectionOptions } from './reader/s3-source.js';
+export { type LogRecordRow, logRecordRows, severityName } from './signals/logs/rows.js';
 export {
   anyValue,
   attributes,
@@ -66,3 +80,11 @@ export {
   type PlainValue,
   type PointRow,
 } from './signals/metrics/rows.js';
+export {
+  type SpanEventRow,
+  type SpanKindName,
+  type SpanLinkRow,
+  type SpanRow,
+  type SpanStatusName,
+  spanRows,
+} from './signals/traces/rows.js';

@@ -1,3 +1,4 @@
+import type { SignalName } from '../layout/formats.js';
 import type { LayoutSample } from '../reader/in-range.js';
 import type { LayoutHint } from '../reader/key-layout.js';
 import { type ReadStats, sampleKeyLayout } from '../reader/read-metrics.js';
@@ -18,6 +19,7 @@ import type { Settings } from './settings.js';
 export async function closingNotes(
   ctx: CommandContext,
   stats: Readonly<ReadStats>,
+  signals: readonly SignalName[] = ['metrics'],
 ): Promise<number | undefined> {
   const { settings } = ctx;
   const ranged = settings.from !== undefined || settings.to !== undefined;
@@ -29,13 +31,24 @@ export async function closingNotes(
     await finalNote(ctx, `nothing readable: ${skippedKeysNote(stats, settings)}`);
     return EXIT.nothingReadable;
   }
+  let others = otherSignalsText(stats);
   if (ranged) {
-    const sample = await sampleKeyLayout(readerOptions(ctx));
+    const sample = await sampleKeyLayout(readerOptions(ctx), undefined, signals);
     if (sample.inLayout) return undefined;
-    if (sample.keys > 0) {
+    if (sample.keysSkipped > 0) {
       await finalNote(ctx, `nothing readable: ${sampledKeysNote(sample, settings)}`);
       return EXIT.nothingReadable;
     }
+    // Other signals' objects filled the sample: this signal's may come after them.
+    if (sample.truncated) return undefined;
+    others = otherSignalsText(sample);
+  }
+  if (others !== undefined) {
+    await finalNote(
+      ctx,
+      `nothing to read: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
+    );
+    return EXIT.nothingReadable;
   }
   const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
   await finalNote(
@@ -97,4 +110,23 @@ function hintFlags(hint: LayoutHint, keyTemplate: string | undefined): string {
   }
   const instead = hint.format !== undefined && keyTemplate !== undefined;
   return `${flags.join(' ')}${instead ? ` instead of ${SETTINGS.keyTemplate.flag}` : ''}`;
+}
+
+/** What people call each signal's items. */
+export const SIGNAL_ITEMS: Readonly<Record<SignalName, string>> = {
+  metrics: 'metrics',
+  traces: 'spans',
+  logs: 'log records',
+};
+
+const signalsText = (signals: readonly SignalName[]) =>
+  signals.map((s) => SIGNAL_ITEMS[s]).join(', ');
+
+/** `12 objects of metrics, 3 of log records`, or undefined when there are none. */
+function otherSignalsText(stats: Pick<ReadStats, 'otherSignals'>): string | undefined {
+  const entries = Object.entries(stats.otherSignals) as [SignalName, number][];
+  if (entries.length === 0) return undefined;
+  return entries
+    .map(([signal, n], i) => `${i === 0 ? plural(n, 'object') : n} of ${SIGNAL_ITEMS[signal]}`)
+    .join(', ');
 }

@@ -1,10 +1,16 @@
 import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { formatBytes } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { DEFAULTS } from '../config/options.js';
-import { defaultKeyTemplate, FORMAT_ROWS, FORMATS } from '../layout/formats.js';
+import {
+  defaultKeyTemplate,
+  FORMAT_ROWS,
+  FORMATS,
+  SIGNAL_NAMES,
+  type SignalName,
+} from '../layout/formats.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
@@ -12,14 +18,19 @@ import { describeError } from '../s3/errors.js';
 import { cat } from './commands/cat.js';
 import { check } from './commands/check.js';
 import { type CompactFlags, compact } from './commands/compact.js';
+import { type LogsOptions, logs, SEVERITIES, type Severity } from './commands/logs.js';
 import { ls } from './commands/ls.js';
 import { POINT_FORMATS, type PointFormat, points } from './commands/points.js';
+import { ROW_FORMATS, type RowFormat } from './commands/row-command.js';
+import { spans } from './commands/spans.js';
 import { stats } from './commands/stats.js';
+import { TRACE_FORMATS, type TraceFormat, traceCommand } from './commands/trace.js';
 import { CONFIG_FILE_NAME } from './config-file.js';
 import { type CommandContext, note } from './context.js';
 import { DURATION_HELP } from './duration.js';
 import { EXIT, EXIT_CODES_HELP, UsageError } from './exit-codes.js';
 import { LineWriter } from './output.js';
+import { spanDurationOption, spanIdOption, traceIdOption } from './row-filters.js';
 import { variableOf } from './setting-sources.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings.js';
 
@@ -64,6 +75,9 @@ ${EXIT_CODES_HELP}
 Examples:
   otel-s3 ls --bucket metrics --prefix prod/checkout --since 1h
   otel-s3 points --since 15m --metric 'http.*' --format csv > points.csv
+  otel-s3 spans --since 1h --service checkout --status error
+  otel-s3 trace 4bf92f3577b34da6a3ce929d0e0e4736 --since 2h --logs
+  otel-s3 logs --since 30m --severity warn --attribute http.route=/orders
   otel-s3 stats --from 2026-11-30T00:00Z --to 2026-12-01T00:00Z
   otel-s3 cat --since 1h | gzip > requests.jsonl.gz`;
 
@@ -125,7 +139,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('otel-s3')
     .description(
-      'Read back the metrics that otel-s3-exporter stored in S3 (or in a local copy of the bucket).',
+      'Read back the metrics, spans and log records that otel-s3-exporter stored in S3 (or in a local copy of the bucket).',
     )
     .version(packageVersion(), '-V, --version')
     .exitOverride()
@@ -206,17 +220,30 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         .choices(['text', 'jsonl'])
         .default('text'),
     )
+    .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(run(ls));
+    .action(
+      run<{ format: 'text' | 'jsonl'; signal?: SignalName[] }>((ctx, o) =>
+        ls(ctx, { format: o.format, signals: signalsOf(o.signal) }),
+      ),
+    );
 
   program
     .command('cat')
     .description(
-      "print each object's ExportMetricsServiceRequest as one line of OTLP/JSON (any stored format)",
+      "print each object's request (Export{Metrics,Trace,Logs}ServiceRequest) as one line of OTLP/JSON (any stored format)",
     )
-    .option('--with-key', 'print {"key","time","request"} per line instead of the bare request')
+    .option(
+      '--with-key',
+      'print {"key","signal","time","request"} per line instead of the bare request',
+    )
+    .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(run<{ withKey?: boolean }>((ctx, o) => cat(ctx, { withKey: o.withKey === true })));
+    .action(
+      run<{ withKey?: boolean; signal?: SignalName[] }>((ctx, o) =>
+        cat(ctx, { withKey: o.withKey === true, signals: signalsOf(o.signal) }),
+      ),
+    );
 
   program
     .command('points')
@@ -247,13 +274,156 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('stats')
     .description(
-      'objects, bytes, compression ratio (Parquet: the codec inside, and the size as OTLP/JSON), and series and data points per metric',
+      'objects, bytes, compression ratio (Parquet: the codec inside, and the size as OTLP/JSON), series and data points per metric, spans and log records per service',
     )
     .addOption(
       new Option('--format <format>', 'text or json').choices(['text', 'json']).default('text'),
     )
+    .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
-    .action(run(stats));
+    .action(
+      run<{ format: 'text' | 'json'; signal?: SignalName[] }>((ctx, o) =>
+        stats(ctx, { format: o.format, signals: signalsOf(o.signal) }),
+      ),
+    );
+
+  const rowFormat = () =>
+    new Option(
+      '--format <format>',
+      'table, csv or jsonl (default: table on a terminal, else jsonl)',
+    ).choices(ROW_FORMATS);
+  const repeatable = (value: string, previous: string[] | undefined) => [
+    ...(previous ?? []),
+    value,
+  ];
+  const attributeHelp =
+    'key=value (* a wildcard) or key: the attribute, of the item or else of its resource (repeatable: all must match)';
+
+  program
+    .command('spans')
+    .description(
+      'print one row per span: time, duration, service, name, kind, status, trace id, attributes',
+    )
+    .addOption(rowFormat())
+    .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
+    .option('--name <name>', 'only spans of this name (repeatable; * a wildcard)', repeatable)
+    .addOption(
+      new Option('--status <status>', 'only spans of this status').choices([
+        'unset',
+        'ok',
+        'error',
+      ]),
+    )
+    .option('--attribute <key=value>', attributeHelp, repeatable)
+    .option('--trace-id <id>', 'only the spans of this trace (32 hex digits)')
+    .option('--min-duration <duration>', 'only spans at least this long: 250ms, 1.5s, 800us')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(
+      run<{
+        format?: RowFormat;
+        service?: string[];
+        name?: string[];
+        status?: 'unset' | 'ok' | 'error';
+        attribute?: string[];
+        traceId?: string;
+        minDuration?: string;
+      }>((ctx, o) =>
+        spans(ctx, {
+          service: o.service ?? [],
+          name: o.name ?? [],
+          attribute: o.attribute ?? [],
+          ...(o.format === undefined ? {} : { format: o.format }),
+          ...(o.status === undefined ? {} : { status: o.status }),
+          ...(o.traceId === undefined ? {} : { traceId: traceIdOption('--trace-id', o.traceId) }),
+          ...(o.minDuration === undefined
+            ? {}
+            : { minDuration: spanDurationOption('--min-duration', o.minDuration) }),
+        }),
+      ),
+    );
+
+  program
+    .command('logs')
+    .description(
+      'print one row per log record: time, severity, service, trace id, body, attributes',
+    )
+    .addOption(rowFormat())
+    .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
+    .addOption(
+      new Option(
+        '--severity <level>',
+        'only records of this severity and above (by number; by text for records without one)',
+      ).choices(SEVERITIES),
+    )
+    .option('--body <text>', 'only records whose body holds this text (maps and lists as JSON)')
+    .option(
+      '--event-name <name>',
+      'only events of this name (repeatable; * a wildcard)',
+      repeatable,
+    )
+    .option('--attribute <key=value>', attributeHelp, repeatable)
+    .option('--trace-id <id>', 'only the records of this trace (32 hex digits)')
+    .option('--span-id <id>', 'only the records of this span (16 hex digits)')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action(
+      run<{
+        format?: RowFormat;
+        service?: string[];
+        severity?: Severity;
+        body?: string;
+        eventName?: string[];
+        attribute?: string[];
+        traceId?: string;
+        spanId?: string;
+      }>((ctx, o) => {
+        const options: LogsOptions = {
+          service: o.service ?? [],
+          eventName: o.eventName ?? [],
+          attribute: o.attribute ?? [],
+        };
+        if (o.format !== undefined) options.format = o.format;
+        if (o.severity !== undefined) options.severity = o.severity;
+        if (o.body !== undefined) options.body = o.body;
+        if (o.traceId !== undefined) options.traceId = traceIdOption('--trace-id', o.traceId);
+        if (o.spanId !== undefined) options.spanId = spanIdOption('--span-id', o.spanId);
+        return logs(ctx, options);
+      }),
+    );
+
+  program
+    .command('trace')
+    .description(
+      'print the spans of one trace as a waterfall: each under its parent, a bar for its start and duration, its status and service',
+    )
+    .argument('<trace-id>', 'the trace id, 32 hex digits')
+    .addOption(
+      new Option('--format <format>', 'waterfall, or jsonl: the spans as rows, in its order')
+        .choices(TRACE_FORMATS)
+        .default('waterfall'),
+    )
+    .option('--logs', "put the trace's log records under their spans")
+    .option('--width <cells>', 'cells of the bar, 10-200 (default 40)')
+    .addHelpText(
+      'after',
+      `
+The whole range is read to find the trace: give --since, or --from and --to, around it.
+${EXIT_CODES_HELP}`,
+    )
+    .action(
+      async (
+        traceId: string,
+        o: { format: TraceFormat; logs?: boolean; width?: string },
+        cmd: Command,
+      ) =>
+        run<undefined>((ctx) =>
+          traceCommand(ctx, {
+            traceId: traceIdOption('trace id', traceId),
+            format: o.format,
+            logs: o.logs === true,
+            ...(o.width === undefined ? {} : { width: widthOption(o.width) }),
+          }),
+        )(undefined, cmd),
+    );
 
   program
     .command('check')
@@ -384,4 +554,30 @@ function packageVersion(): string {
     }
   }
   return '0.0.0';
+}
+
+/** `--signal`, repeatable: whose objects a command reads; every signal's without it. */
+function signalOption(): Option {
+  return new Option(
+    '--signal <signal>',
+    'only the objects of this signal (repeatable; default: all of them)',
+  )
+    .choices(SIGNAL_NAMES)
+    .argParser((value: string, previous: SignalName[] | undefined) => {
+      if (!SIGNAL_NAMES.includes(value as SignalName)) {
+        throw new InvalidArgumentError(`Allowed choices are ${SIGNAL_NAMES.join(', ')}.`);
+      }
+      return [...(previous ?? []), value as SignalName];
+    });
+}
+
+const signalsOf = (given: SignalName[] | undefined): SignalName[] =>
+  given === undefined ? [...SIGNAL_NAMES] : SIGNAL_NAMES.filter((s) => given.includes(s));
+
+function widthOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 10 || n > 200) {
+    throw new UsageError(`--width ${JSON.stringify(value)}: give a whole number of cells, 10-200`);
+  }
+  return n;
 }

@@ -1,11 +1,12 @@
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
+import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from '../reader/decode-object.js';
 import { ObjectTooLargeError } from '../reader/read-limits.js';
 import {
-  listMetricObjects,
-  type MetricObject,
+  listObjectsOf,
   type ReadStats,
-  readMetrics,
+  readObjectsOf,
+  type StoredObject,
   type UnreadableObject,
 } from '../reader/read-metrics.js';
 import { describeError } from '../s3/errors.js';
@@ -22,30 +23,31 @@ import { printable } from './terminal-text.js';
  * reported on stderr as they come and skipped; returns EXIT.unreadable if there were any, and
  * EXIT.nothingReadable when there was nothing to read (see closingNotes).
  * `summaryOnly` says the command prints only at the end, so a bar on the terminal is welcome
- * even when stdout is that terminal too.
+ * even when stdout is that terminal too. `signals`: whose objects to read (metrics' by default).
  */
 export async function readObjects(
   ctx: CommandContext,
   summaryOnly: boolean,
-  each: (object: MetricObject) => Promise<void>,
+  each: (object: StoredObject) => Promise<void>,
+  signals: readonly SignalName[] = ['metrics'],
 ): Promise<{ code: number; stats: Readonly<ReadStats> }> {
   const showBar = ctx.settings.progress && ctx.stderrIsTTY && (summaryOnly || !ctx.stdoutIsTTY);
   const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
   const options = readerOptions(ctx);
-  let stream: ReturnType<typeof readMetrics> | undefined;
+  let stream: ReturnType<typeof readObjectsOf> | undefined;
   let zstdMissingSaid = false;
   try {
     if (showBar) {
       // A listing pass first, so the bar has a total: one request per 1000 objects.
       let objects = 0;
       let bytes = 0;
-      for await (const info of listMetricObjects(options)) {
+      for await (const info of listObjectsOf(signals, options)) {
         objects++;
         bytes += info.size;
       }
       if (objects > 0) progress.start(objects, bytes);
     }
-    stream = readMetrics({
+    stream = readObjectsOf(signals, {
       ...options,
       ...ctx.settings.limits,
       concurrency: ctx.settings.concurrency,
@@ -77,7 +79,7 @@ export async function readObjects(
     progress.stop();
   }
   const stats = stream.stats;
-  const nothing = await closingNotes(ctx, stats);
+  const nothing = await closingNotes(ctx, stats, signals);
   if (nothing !== undefined) return { code: nothing, stats };
   if (stats.objectsUnreadable > 0) {
     await finalNote(

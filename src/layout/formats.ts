@@ -14,7 +14,12 @@ const SIGNAL_IN_NAME =
  * leaves the word out).
  */
 export function signalOfKey(key: string): SignalName {
-  return (SIGNAL_IN_NAME.exec(key)?.[1] as SignalName | undefined) ?? 'metrics';
+  return signalWordOfKey(key) ?? 'metrics';
+}
+
+/** The signal's word before the UUIDv7 in an object's name, if it has one. */
+export function signalWordOfKey(key: string): SignalName | undefined {
+  return SIGNAL_IN_NAME.exec(key)?.[1] as SignalName | undefined;
 }
 
 /**

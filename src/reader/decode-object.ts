@@ -1,9 +1,11 @@
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import {
   encodingOfExtension,
   type ObjectEncoding,
+  SIGNAL_NAMES,
   type SignalName,
   signalOfKey,
 } from '../layout/formats.js';
@@ -51,6 +53,15 @@ export class ObjectDecodeError extends Error {
   }
 }
 
+/** How to decode a stored object: its decompression limit, and the signal it holds. */
+export interface DecodeOptions extends Pick<ReadLimitOptions, 'maxDecompressedBytes'> {
+  /**
+   * The signal whose request the object holds. Default: the word in its name (`metrics_`,
+   * `traces_`, `logs_`), metrics for a name without one.
+   */
+  signal?: SignalName;
+}
+
 /** A decoded object: its request, its encoding and its uncompressed size. */
 export interface DecodedObject {
   request: OtlpObject;
@@ -60,8 +71,9 @@ export interface DecodedObject {
 }
 
 /**
- * Decodes the bytes of one stored object into its ExportMetricsServiceRequest, in the OTLP/JSON
- * object shape whatever the format. Throws ObjectDecodeError: for bad data, for an object that
+ * Decodes the bytes of one stored object into its request (ExportMetricsServiceRequest,
+ * ExportTraceServiceRequest or ExportLogsServiceRequest: see DecodeOptions.signal), in the
+ * OTLP/JSON object shape whatever the format. Throws ObjectDecodeError: for bad data, for an object that
  * decompresses to more than `maxDecompressedBytes` (the cause is an ObjectTooLargeError), when
  * this runtime has no zstd (ZstdUnavailableError), and for a request that recursive code could
  * not walk (nested deeper than MAX_NESTING_DEPTH) or whose times no date can show. Every format;
@@ -70,12 +82,12 @@ export interface DecodedObject {
 export async function decodeStoredObjectAsync(
   key: string,
   bytes: Uint8Array,
-  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+  options: DecodeOptions = {},
 ): Promise<DecodedObject> {
   const { encoding, raw, context } = unwrap(key, bytes, options);
   let request: OtlpObject;
   try {
-    request = await READERS[signalOfKey(key)].decoders[encoding.format].decode(raw, context);
+    request = await readerOf(key, options).decoders[encoding.format].decode(raw, context);
   } catch (error) {
     throw decodeError(key, error);
   }
@@ -89,15 +101,15 @@ export async function decodeStoredObjectAsync(
 export function decodeStoredObject(
   key: string,
   bytes: Uint8Array,
-  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+  options: DecodeOptions = {},
 ): DecodedObject {
   const { encoding, raw, context } = unwrap(key, bytes, options);
-  const decoder: Decoder = READERS[signalOfKey(key)].decoders[encoding.format];
+  const decoder: Decoder = readerOf(key, options).decoders[encoding.format];
   if (!decoder.synchronous) {
     throw new ObjectDecodeError(
       key,
       'decode',
-      `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or readMetrics()`,
+      `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or the reading functions (readMetrics(), readSpans(), ...)`,
     );
   }
   let request: OtlpObject;
@@ -109,13 +121,27 @@ export function decodeStoredObject(
   return checked(key, request, encoding, raw.length);
 }
 
-/** Decodes the bytes of one stored object into its ExportMetricsServiceRequest (see decodeStoredObject). */
+/** Decodes the bytes of one stored object into its request (see decodeStoredObject). */
 export function decodeObject(
   key: string,
   bytes: Uint8Array,
-  options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
+  options: DecodeOptions = {},
 ): OtlpObject {
   return decodeStoredObject(key, bytes, options).request;
+}
+
+/** The decoders of the object's signal: the one given, else the word in its name. */
+function readerOf(key: string, options: DecodeOptions): SignalRead {
+  const signal = options.signal ?? signalOfKey(key);
+  const reader: SignalRead | undefined = READERS[signal];
+  if (reader === undefined) {
+    throw new InvalidOptionError(
+      'signal',
+      signal,
+      `one of ${SIGNAL_NAMES.map((s) => `'${s}'`).join(', ')}`,
+    );
+  }
+  return reader;
 }
 
 /** The object's encoding, its bytes without the outer compression, and what decoding needs. */

@@ -33,6 +33,7 @@ export async function* inRange(
     stats.bytes += size;
     yield {
       key,
+      signal: parsed.signal,
       time: parsed.sealedAt,
       size,
       encoding: parsed.encoding,
@@ -56,7 +57,11 @@ async function* inLayout(
     if (isPastRange(key, listing)) return;
     const parsed = layout.parse(key);
     if (parsed === undefined) {
-      if (!layout.internal(key)) skipped(layout, key, stats);
+      if (layout.internal(key)) continue;
+      // Another signal's object is in its own layout, not out of this one.
+      const other = layout.otherSignal(key);
+      if (other !== undefined) stats.otherSignals[other] = (stats.otherSignals[other] ?? 0) + 1;
+      else skipped(layout, key, stats);
       continue;
     }
     // Listed early only for the compaction outputs of the range's first hour.
@@ -67,7 +72,7 @@ async function* inLayout(
 
 /** What the first keys under a prefix say about its layout (see sampleLayout). */
 export interface LayoutSample
-  extends Pick<ReadStats, 'keysSkipped' | 'otherPrefixes' | 'otherLayouts'> {
+  extends Pick<ReadStats, 'keysSkipped' | 'otherPrefixes' | 'otherLayouts' | 'otherSignals'> {
   /** Keys looked at (the package's own bookkeeping not counted). */
   keys: number;
   /** True when a key in the layout was found (the sample then stops). */
@@ -95,6 +100,7 @@ export async function sampleLayout(
     keysSkipped: 0,
     otherPrefixes: [],
     otherLayouts: [],
+    otherSignals: {},
   };
   for await (const { key } of source.list(layout.prefix, undefined, signal)) {
     if (layout.internal(key)) continue;
@@ -107,7 +113,9 @@ export async function sampleLayout(
       sample.inLayout = true;
       break;
     }
-    skipped(layout, key, sample);
+    const other = layout.otherSignal(key);
+    if (other !== undefined) sample.otherSignals[other] = (sample.otherSignals[other] ?? 0) + 1;
+    else skipped(layout, key, sample);
   }
   return sample;
 }

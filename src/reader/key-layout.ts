@@ -13,6 +13,9 @@ import {
   FORMATS,
   type Format,
   type ObjectEncoding,
+  SIGNAL_NAMES,
+  type SignalName,
+  signalWordOfKey,
 } from '../layout/formats.js';
 import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
 import {
@@ -74,6 +77,11 @@ export const LAYOUT_OPTION_NAMES = Object.keys(LAYOUT_RULES) as (keyof KeyLayout
 
 /** What a key in the layout says about its object. */
 export interface MetricKey extends ParsedKey {
+  /**
+   * The signal the object holds: the word of the default layout that names it (`metrics_`,
+   * `traces_`, `logs_`), or, read under a keyTemplate for several signals, the word in its name.
+   */
+  signal: SignalName;
   /** Format and compression, from the extension. */
   encoding: ObjectEncoding;
   /**
@@ -95,8 +103,19 @@ export interface LayoutHint {
 /** The exporter's key layout under one prefix, as the reader uses it. */
 export interface KeyLayout {
   readonly prefix: string;
-  /** The key's object, or undefined for a key this layout and prefix could not have written. */
+  /** The signals whose objects it reads. */
+  readonly signals: readonly SignalName[];
+  /**
+   * The key's object, or undefined for a key this layout and prefix could not have written for
+   * one of its signals.
+   */
   parse(key: string): MetricKey | undefined;
+  /**
+   * The signal of a key that parse() does not take but that is another signal's object: in
+   * that signal's default layout, or with that signal's word before a UUIDv7 in its name (a
+   * `traces_` object among metrics). Such a key is no key out of the layout.
+   */
+  otherSignal(key: string): SignalName | undefined;
   /** True for a key of the package's own bookkeeping under the prefix (see INTERNAL_AREA). */
   internal(key: string): boolean;
   /** A prefix deeper than this one under which `key` is in the layout, if there is one. */
@@ -112,6 +131,8 @@ export interface KeyLayout {
 /** A key template the reader recognises, with the formats whose default it is. */
 interface Recognised {
   templateText: string;
+  /** The signal of its objects; undefined for a keyTemplate read for several (the name's word says). */
+  signal: SignalName | undefined;
   /** The formats whose default layout this is (none for a keyTemplate given). */
   formats: readonly Format[];
   /** How long a batch of these formats stays open: it widens the listing (partitionTime 'data'). */
@@ -119,32 +140,45 @@ interface Recognised {
 }
 
 /**
- * Every format's default layout, each once (the OTLP formats share the minute partitions, Parquet
- * has hour partitions): what the reader recognises when neither format nor keyTemplate is given,
- * so a bucket written with the defaults needs no flag.
+ * Every format's default layout for each of `signals`, each once (the OTLP formats share the
+ * minute partitions, Parquet has hour partitions): what the reader recognises when neither format
+ * nor keyTemplate is given, so a bucket written with the defaults needs no flag.
  */
-export const DEFAULT_LAYOUTS: readonly Recognised[] = FORMATS.reduce<Recognised[]>(
-  (layouts, format) => {
-    const { maxBatchAgeMillis } = FORMAT_ROWS[format];
-    const keyTemplate = defaultKeyTemplate(format, 'metrics');
-    const i = layouts.findIndex((l) => l.templateText === keyTemplate);
-    const seen = layouts[i];
-    if (seen === undefined)
-      layouts.push({ templateText: keyTemplate, formats: [format], maxBatchAgeMillis });
-    else {
-      layouts[i] = {
-        templateText: keyTemplate,
-        formats: [...seen.formats, format],
-        maxBatchAgeMillis: Math.max(seen.maxBatchAgeMillis, maxBatchAgeMillis),
-      };
-    }
-    return layouts;
-  },
-  [],
-);
+export function defaultLayouts(signals: readonly SignalName[]): Recognised[] {
+  return signals.flatMap((signal) =>
+    FORMATS.reduce<Recognised[]>((layouts, format) => {
+      const { maxBatchAgeMillis } = FORMAT_ROWS[format];
+      const keyTemplate = defaultKeyTemplate(format, signal);
+      const i = layouts.findIndex((l) => l.templateText === keyTemplate);
+      const seen = layouts[i];
+      if (seen === undefined)
+        layouts.push({ templateText: keyTemplate, signal, formats: [format], maxBatchAgeMillis });
+      else {
+        layouts[i] = {
+          ...seen,
+          formats: [...seen.formats, format],
+          maxBatchAgeMillis: Math.max(seen.maxBatchAgeMillis, maxBatchAgeMillis),
+        };
+      }
+      return layouts;
+    }, []),
+  );
+}
 
-/** Validates the layout options (InvalidOptionError naming the option) and fills in defaults. */
-export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): KeyLayout {
+/** The metrics' default layouts (see defaultLayouts). */
+export const DEFAULT_LAYOUTS: readonly Recognised[] = defaultLayouts(['metrics']);
+
+/**
+ * Validates the layout options (InvalidOptionError naming the option) and fills in defaults: the
+ * layout of `signals`' objects (metrics' unless told), each signal with its word in the default
+ * templates; a keyTemplate given is read for all of them.
+ */
+export function resolveKeyLayout(
+  prefix: string,
+  options: KeyLayoutOptions,
+  signals: readonly SignalName[] = ['metrics'],
+): KeyLayout {
+  if (signals.length === 0) throw new RangeError('resolveKeyLayout: no signal to read');
   const get = <K extends keyof Layout>(option: K, fallback: Layout[K]): Layout[K] => {
     const value = options[option];
     return value === undefined ? fallback : LAYOUT_RULES[option](option, value);
@@ -162,18 +196,29 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
     maxBatchAgeMillis: givenAge ?? maxBatchAgeMillis,
     exportIntervalMillis,
   });
-  const ofFormat: Recognised = {
-    templateText: defaultKeyTemplate(format, 'metrics'),
+  const ofFormat = (signal: SignalName): Recognised => ({
+    templateText: defaultKeyTemplate(format, signal),
+    signal,
     formats: [format],
     maxBatchAgeMillis: FORMAT_ROWS[format].maxBatchAgeMillis,
-  };
-  // A keyTemplate, or a format, names one layout; without either, every default is read.
+  });
+  const defaults = defaultLayouts(signals);
+  // A keyTemplate, or a format, names one layout per signal; without either, every default is read.
   const layouts: readonly Recognised[] =
     options.keyTemplate !== undefined
-      ? [{ ...ofFormat, templateText: get('keyTemplate', ''), formats: [] }]
+      ? [
+          {
+            ...ofFormat(signals[0] as SignalName),
+            templateText: get('keyTemplate', ''),
+            signal: signals.length === 1 ? signals[0] : undefined,
+            formats: [],
+          },
+        ]
       : options.format !== undefined
-        ? [ofFormat]
-        : DEFAULT_LAYOUTS;
+        ? signals.map(ofFormat)
+        : defaults;
+  const others = SIGNAL_NAMES.filter((s) => !signals.includes(s));
+  const otherDefaults = defaultLayouts(others);
 
   const templates = new Map<string, KeyTemplate>();
   const templateOf = (text: string, at: string, withFilePrefix: string): KeyTemplate => {
@@ -192,21 +237,36 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
     at = prefix,
     withFilePrefix = filePrefix,
   ): MetricKey | undefined => {
-    for (const { templateText } of among) {
+    for (const { templateText, signal } of among) {
       const parsed = templateOf(templateText, at, withFilePrefix).parse(key);
       const encoding = parsed === undefined ? undefined : encodingOfExtension(parsed.extension);
-      if (parsed !== undefined && encoding !== undefined) return { ...parsed, encoding };
+      if (parsed !== undefined && encoding !== undefined) {
+        return { ...parsed, signal: signal ?? signalWordOfKey(key) ?? 'metrics', encoding };
+      }
     }
     return undefined;
+  };
+  /** The key's object if it is one of this layout's signals. */
+  const parseOwn = (key: string): MetricKey | undefined => {
+    const parsed = parseIn(layouts, key);
+    return parsed !== undefined && signals.includes(parsed.signal) ? parsed : undefined;
   };
   const internalArea = prefix === '' ? INTERNAL_AREA : `${prefix}/${INTERNAL_AREA}`;
 
   // Compaction outputs are read under any layout: they replace objects of this one.
-  const outputs = outputNames(prefix, filePrefix, 'metrics');
-  const asOutput = (parsed: ParsedKey | undefined): MetricKey | undefined =>
-    parsed === undefined
-      ? undefined
-      : { ...parsed, encoding: { format: 'parquet', compression: 'none' }, compacted: true };
+  const outputs = signals.map((signal) => ({
+    signal,
+    names: outputNames(prefix, filePrefix, signal),
+  }));
+  const asOutput = (key: string): MetricKey | undefined => {
+    for (const { signal, names } of outputs) {
+      const parsed = names.parse(key);
+      if (parsed === undefined) continue;
+      const encoding: ObjectEncoding = { format: 'parquet', compression: 'none' };
+      return { ...parsed, signal, encoding, compacted: true };
+    }
+    return undefined;
+  };
   const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) =>
     layouts.map(({ templateText, maxBatchAgeMillis }) => {
       const template = templateOf(templateText, prefix, filePrefix);
@@ -220,19 +280,26 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
 
   return {
     prefix,
-    parse: (key) => parseIn(layouts, key) ?? asOutput(outputs.parse(key)),
+    signals,
+    parse: (key) => parseOwn(key) ?? asOutput(key),
+    otherSignal(key) {
+      const word = signalWordOfKey(key);
+      if (word !== undefined && !signals.includes(word)) return word;
+      return parseIn(otherDefaults, key)?.signal;
+    },
     internal: (key) => key.startsWith(internalArea),
     deeperPrefix(key) {
       // Keys are listed under `prefix/`: a deeper prefix ends at a later "/".
       for (let at = key.indexOf('/', prefix.length + 1); at > 0; at = key.indexOf('/', at + 1)) {
-        if (parseIn(layouts, key.slice(at + 1), '') !== undefined) return key.slice(0, at);
+        const deeper = parseIn(layouts, key.slice(at + 1), '');
+        if (deeper !== undefined && signals.includes(deeper.signal)) return key.slice(0, at);
       }
       return undefined;
     },
     hint(key) {
       // The default templates end in {filePrefix}metrics_{uuid}: the name shows its filePrefix.
       const name = key.slice(key.lastIndexOf('/') + 1);
-      const at = name.lastIndexOf('metrics_');
+      const at = Math.max(...signals.map((signal) => name.lastIndexOf(`${signal}_`)));
       const named = at < 0 ? filePrefix : name.slice(0, at);
       const filePrefixes =
         named === filePrefix || !isFilePrefix(named) ? [filePrefix] : [filePrefix, named];
@@ -240,7 +307,7 @@ export function resolveKeyLayout(prefix: string, options: KeyLayoutOptions): Key
         if (candidate !== filePrefix && parseIn(layouts, key, prefix, candidate) !== undefined) {
           return { filePrefix: candidate };
         }
-        for (const other of DEFAULT_LAYOUTS) {
+        for (const other of defaults) {
           if (parseIn([other], key, prefix, candidate) === undefined) continue;
           const hint: LayoutHint = { format: other.formats[0] as Format };
           if (candidate !== filePrefix) hint.filePrefix = candidate;

@@ -1,10 +1,15 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { ObjectEncoding } from '../layout/formats.js';
+import type { ObjectEncoding, SignalName } from '../layout/formats.js';
 import type { LayoutHint } from './key-layout.js';
 
 /** A stored object in the range, as listed. */
 export interface ObjectInfo {
   key: string;
+  /**
+   * What it holds: `metrics` (an ExportMetricsServiceRequest), `traces` (spans, an
+   * ExportTraceServiceRequest) or `logs` (log records, an ExportLogsServiceRequest).
+   */
+  signal: SignalName;
   /**
    * The object's time: the millisecond timestamp of the UUIDv7 in its name, when its batch was
    * sealed. It is what `from` and `to` select on, whatever partition (partitionTime 'data',
@@ -19,8 +24,11 @@ export interface ObjectInfo {
 }
 
 /** A stored object, fetched and decoded. */
-export interface MetricObject extends ObjectInfo {
-  /** The ExportMetricsServiceRequest, in the OTLP/JSON object shape whatever the format. */
+export interface StoredObject extends ObjectInfo {
+  /**
+   * Its request (ExportMetricsServiceRequest, ExportTraceServiceRequest or
+   * ExportLogsServiceRequest, as `signal` says), in the OTLP/JSON object shape whatever the format.
+   */
   request: OtlpObject;
   /**
    * The bytes as stored; for a part, the file's footer (its last bytes: the object is never held
@@ -31,11 +39,14 @@ export interface MetricObject extends ObjectInfo {
   rawBytes: number;
   /**
    * Set when the object comes in parts: a Parquet object larger than PARQUET_PARTS_BYTES (a
-   * compaction output) is read one row group at a time, each yielded as its own MetricObject
-   * with the object's key, time and size.
+   * compaction output) is read one row group at a time, each yielded as its own object with
+   * the object's key, time and size.
    */
   part?: { index: number; count: number };
 }
+
+/** A stored object of metrics, as readMetrics() yields it. */
+export type MetricObject = StoredObject;
 
 /** An object that could not be read: it is skipped and counted, and reading goes on. */
 export interface UnreadableObject extends ObjectInfo {
@@ -62,11 +73,16 @@ export interface ReadStats {
    * would read them (another format's default layout, another filePrefix).
    */
   otherLayouts: LayoutHint[];
-  /** Objects fetched and decoded (readMetrics only). */
+  /**
+   * Keys under the prefix of objects of the signals not read (`traces_` and `logs_` objects when
+   * reading metrics), by signal: not read, and not counted in keysSkipped.
+   */
+  otherSignals: Partial<Record<SignalName, number>>;
+  /** Objects fetched and decoded (when reading, not when listing). */
   objectsRead: number;
   /** Their bytes after decompression. */
   rawBytesRead: number;
-  /** Objects that could not be fetched or decoded, skipped (readMetrics only). */
+  /** Objects that could not be fetched or decoded, skipped (when reading, not when listing). */
   objectsUnreadable: number;
   /**
    * Objects skipped because a compaction output in the range holds their points (an output and
@@ -75,7 +91,10 @@ export interface ReadStats {
   objectsReplaced: number;
 }
 
-/** What listMetricObjects and readMetrics return: iterate it once; `stats` is live. */
-export interface MetricStream<T> extends AsyncIterable<T> {
+/** What the listing and reading functions return: iterate it once; `stats` is live. */
+export interface ObjectStream<T> extends AsyncIterable<T> {
   readonly stats: Readonly<ReadStats>;
 }
+
+/** What listMetricObjects and readMetrics return (an ObjectStream). */
+export type MetricStream<T> = ObjectStream<T>;

@@ -1,4 +1,6 @@
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { zstdEngine } from '../compression/zstd-engine.js';
+import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
 import { inRange, type LayoutSample, sampleLayout } from './in-range.js';
@@ -6,7 +8,9 @@ import type {
   MetricObject,
   MetricStream,
   ObjectInfo,
+  ObjectStream,
   ReadStats,
+  StoredObject,
   UnreadableObject,
 } from './metric-types.js';
 import { PARQUET_PARTS_BYTES } from './parquet-parts.js';
@@ -18,6 +22,7 @@ import {
 } from './read-limits.js';
 import {
   type ListMetricObjectsOptions,
+  type ListObjectsOptions,
   openSource,
   resolveConcurrency,
   resolveRange,
@@ -29,11 +34,14 @@ export type {
   MetricObject,
   MetricStream,
   ObjectInfo,
+  ObjectStream,
   ReadStats,
+  StoredObject,
   UnreadableObject,
 } from './metric-types.js';
 
-export type ReadMetricsOptions = ListMetricObjectsOptions &
+/** The options of every reading function (readMetrics, readSpans, readLogRecords, ...). */
+export type ReadObjectsOptions = ListObjectsOptions &
   ReadLimitOptions & {
     /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
     concurrency?: number;
@@ -47,13 +55,50 @@ export type ReadMetricsOptions = ListMetricObjectsOptions &
     onError?: (problem: UnreadableObject) => void;
   };
 
+/** The options of readMetrics (a ReadObjectsOptions). */
+export type ReadMetricsOptions = ReadObjectsOptions;
+
+/** Which signals listStoredObjects() and readStoredObjects() read. */
+export interface SignalsOption {
+  /** Default: all three, `['metrics', 'traces', 'logs']`. */
+  signals?: readonly SignalName[];
+}
+
 /**
  * The objects whose time (seal time) is in [from, to), in key order (which is time order within
  * a partition), with their sizes. When the key template starts with time tokens, only the
  * partitions that can hold the range are listed; otherwise everything under the prefix is.
  */
 export function listMetricObjects(options: ListMetricObjectsOptions): MetricStream<ObjectInfo> {
-  const range = resolveRange(options);
+  return listObjectsOf(['metrics'], options);
+}
+
+/** As listMetricObjects, for the objects of spans (`traces_` in their names). */
+export function listSpanObjects(options: ListObjectsOptions): ObjectStream<ObjectInfo> {
+  return listObjectsOf(['traces'], options);
+}
+
+/** As listMetricObjects, for the objects of log records (`logs_` in their names). */
+export function listLogRecordObjects(options: ListObjectsOptions): ObjectStream<ObjectInfo> {
+  return listObjectsOf(['logs'], options);
+}
+
+/**
+ * As listMetricObjects, for the objects of several signals in one listing (in key order); each
+ * says its `signal`.
+ */
+export function listStoredObjects(
+  options: ListObjectsOptions & SignalsOption,
+): ObjectStream<ObjectInfo> {
+  return listObjectsOf(resolveSignals(options.signals), options);
+}
+
+/** The objects of `signals` in the range, as listed. */
+export function listObjectsOf(
+  signals: readonly SignalName[],
+  options: ListObjectsOptions,
+): ObjectStream<ObjectInfo> {
+  const range = resolveRange(options, signals);
   const stats = emptyStats();
   return singleUse(stats, async function* () {
     const source = openSource(options);
@@ -76,8 +121,9 @@ export function listMetricObjects(options: ListMetricObjectsOptions): MetricStre
 export async function sampleKeyLayout(
   options: ListMetricObjectsOptions,
   maxKeys = 1000,
+  signals: readonly SignalName[] = ['metrics'],
 ): Promise<LayoutSample> {
-  const { layout } = resolveRange({ ...options, from: undefined, to: undefined });
+  const { layout } = resolveRange({ ...options, from: undefined, to: undefined }, signals);
   const source = openSource(options);
   const controller = new AbortController();
   try {
@@ -97,7 +143,41 @@ export async function sampleKeyLayout(
  * ReadAccessError; an abort throws the signal's reason.
  */
 export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObject> {
-  const range = resolveRange(options);
+  return readObjectsOf(['metrics'], options);
+}
+
+/**
+ * As readMetrics, for spans: each object's `request` is an ExportTraceServiceRequest (spanRows()
+ * flattens it).
+ */
+export function readSpans(options: ReadObjectsOptions): ObjectStream<StoredObject> {
+  return readObjectsOf(['traces'], options);
+}
+
+/**
+ * As readMetrics, for log records: each object's `request` is an ExportLogsServiceRequest
+ * (logRecordRows() flattens it).
+ */
+export function readLogRecords(options: ReadObjectsOptions): ObjectStream<StoredObject> {
+  return readObjectsOf(['logs'], options);
+}
+
+/**
+ * As readMetrics, for the objects of several signals in one listing (in key order): each says
+ * its `signal`, which tells what its `request` is.
+ */
+export function readStoredObjects(
+  options: ReadObjectsOptions & SignalsOption,
+): ObjectStream<StoredObject> {
+  return readObjectsOf(resolveSignals(options.signals), options);
+}
+
+/** The objects of `signals` in the range, read (see readMetrics). */
+export function readObjectsOf(
+  signals: readonly SignalName[],
+  options: ReadObjectsOptions,
+): ObjectStream<StoredObject> {
+  const range = resolveRange(options, signals);
   const concurrency = resolveConcurrency(options.concurrency);
   const limits = resolveReadLimits(options);
   if (options.onError !== undefined && typeof options.onError !== 'function') {
@@ -169,8 +249,11 @@ export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObj
 type Fetched = { bytes: Uint8Array } | UnreadableObject | typeof IN_PARTS;
 /** In the window for an object read in parts: nothing is fetched ahead for it. */
 const IN_PARTS = { parts: true } as const;
+/** Parts are read in the metrics' Parquet schema: a large file of another signal is read whole. */
 const inParts = (info: ObjectInfo) =>
-  info.encoding.format === 'parquet' && info.size > PARQUET_PARTS_BYTES;
+  info.signal === 'metrics' &&
+  info.encoding.format === 'parquet' &&
+  info.size > PARQUET_PARTS_BYTES;
 
 /** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
 function refuseUnread(info: ObjectInfo, limits: ReadLimits): UnreadableObject | undefined {
@@ -212,9 +295,12 @@ async function decode(
   info: ObjectInfo,
   bytes: Uint8Array,
   limits: ReadLimits,
-): Promise<MetricObject | UnreadableObject> {
+): Promise<StoredObject | UnreadableObject> {
   try {
-    const { request, rawBytes } = await decodeStoredObjectAsync(info.key, bytes, limits);
+    const { request, rawBytes } = await decodeStoredObjectAsync(info.key, bytes, {
+      maxDecompressedBytes: limits.maxDecompressedBytes,
+      signal: info.signal,
+    });
     return { ...info, request, bytes, rawBytes };
   } catch (error) {
     const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';
@@ -222,12 +308,13 @@ async function decode(
   }
 }
 
-function singleUse<T>(stats: ReadStats, run: () => AsyncGenerator<T>): MetricStream<T> {
+function singleUse<T>(stats: ReadStats, run: () => AsyncGenerator<T>): ObjectStream<T> {
   let started = false;
   return {
     stats,
     [Symbol.asyncIterator]() {
-      if (started) throw new Error('otel-s3-exporter: a metric stream can be iterated only once');
+      if (started)
+        throw new Error('otel-s3-exporter: a stream of objects can be iterated only once');
       started = true;
       return run();
     },
@@ -241,6 +328,7 @@ function emptyStats(): ReadStats {
     keysSkipped: 0,
     otherPrefixes: [],
     otherLayouts: [],
+    otherSignals: {},
     objectsRead: 0,
     rawBytesRead: 0,
     objectsUnreadable: 0,
@@ -254,4 +342,20 @@ function linked(outer: AbortSignal | undefined, inner: AbortSignal): AbortSignal
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** The `signals` option checked: a non-empty list of signal names, each once. */
+function resolveSignals(value: unknown): SignalName[] {
+  if (value === undefined) return [...SIGNAL_NAMES];
+  const allowed = `a non-empty list of ${SIGNAL_NAMES.map((s) => `'${s}'`).join(', ')}`;
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new InvalidOptionError('signals', value, allowed);
+  }
+  for (const signal of value) {
+    if (!SIGNAL_NAMES.includes(signal as SignalName)) {
+      throw new InvalidOptionError('signals', value, allowed);
+    }
+  }
+  // In the table's order, each once.
+  return SIGNAL_NAMES.filter((signal) => value.includes(signal));
 }

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { check } from '../config/option-table.js';
 import { READ_DEFAULTS } from '../config/options.js';
+import type { SignalName } from '../layout/formats.js';
 import { dirSource } from './dir-source.js';
 import { type KeyLayout, type KeyLayoutOptions, resolveKeyLayout } from './key-layout.js';
 import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
@@ -33,7 +34,10 @@ export interface DirLocation {
   bucket?: undefined;
 }
 
-export type ListMetricObjectsOptions = ReadRangeOptions & (S3Location | DirLocation);
+/** Where and what to list: the options of every listing and reading function. */
+export type ListObjectsOptions = ReadRangeOptions & (S3Location | DirLocation);
+/** The options of listMetricObjects (a ListObjectsOptions). */
+export type ListMetricObjectsOptions = ListObjectsOptions;
 
 export interface ResolvedRange {
   layout: KeyLayout;
@@ -41,8 +45,14 @@ export interface ResolvedRange {
   to: Date | undefined;
 }
 
-/** Validates the location and range; throws InvalidOptionError naming the option. */
-export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
+/**
+ * Validates the location and range; throws InvalidOptionError naming the option. The layout is
+ * that of `signals`' objects.
+ */
+export function resolveRange(
+  options: ListObjectsOptions,
+  signals: readonly SignalName[] = ['metrics'],
+): ResolvedRange {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidOptionError('options', options, 'an object with { bucket } or { dir }');
   }
@@ -70,7 +80,8 @@ export function resolveRange(options: ListMetricObjectsOptions): ResolvedRange {
       `a time not before from (${from.toISOString()})`,
     );
   }
-  const layout = resolveKeyLayout(check<string>('prefix')('prefix', options.prefix ?? ''), options);
+  const prefix = check<string>('prefix')('prefix', options.prefix ?? '');
+  const layout = resolveKeyLayout(prefix, options, signals);
   return { layout, from, to };
 }
 
@@ -80,7 +91,7 @@ export function resolveConcurrency(value: unknown): number {
 }
 
 /** The source the options name. Call after resolveRange. */
-export function openSource(options: ListMetricObjectsOptions): ObjectSource {
+export function openSource(options: ListObjectsOptions): ObjectSource {
   if (options.dir !== undefined) return dirSource(options.dir);
   return s3Source(options.bucket, {
     region: options.region,

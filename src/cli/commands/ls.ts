@@ -1,6 +1,6 @@
 import { formatBytes } from '../../base/byte-size.js';
-import { FORMAT_ROWS } from '../../layout/formats.js';
-import { listMetricObjects } from '../../reader/read-metrics.js';
+import { FORMAT_ROWS, type SignalName } from '../../layout/formats.js';
+import { listObjectsOf } from '../../reader/read-metrics.js';
 import { type CommandContext, describeRange, finalNote, readerOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, plural } from '../format.js';
@@ -9,22 +9,24 @@ import { jsonLine, printable } from '../terminal-text.js';
 
 export interface LsOptions {
   format: 'text' | 'jsonl';
+  /** Whose objects to list. */
+  signals: readonly SignalName[];
 }
 
 /** `otel-s3 ls`: the objects in the range with their times and sizes, without downloading them. */
 export async function ls(ctx: CommandContext, options: LsOptions): Promise<number> {
   const { out } = ctx;
-  const stream = listMetricObjects(readerOptions(ctx));
+  const stream = listObjectsOf(options.signals, readerOptions(ctx));
   for await (const object of stream) {
     const time = object.time.toISOString();
     if (options.format === 'jsonl') {
-      const { key, size } = object;
+      const { key, size, signal } = object;
       const { format, compression } = object.encoding;
       // A Parquet file compresses inside, with a codec its name does not tell (stats reads it
       // from the footer): null, not the 'none' of its outside, which would contradict stats.
       const inside = FORMAT_ROWS[format].compressedInside;
       await out.line(
-        jsonLine({ time, size, key, format, compression: inside ? null : compression }),
+        jsonLine({ time, size, key, signal, format, compression: inside ? null : compression }),
       );
     } else {
       // Exact bytes, like `aws s3 ls`, so scripts can add them up.
@@ -40,5 +42,5 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
       `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}`,
     );
   }
-  return (await closingNotes(ctx, stats)) ?? EXIT.ok;
+  return (await closingNotes(ctx, stats, options.signals)) ?? EXIT.ok;
 }

@@ -1,10 +1,10 @@
-import { escapeRegExp } from '../../base/text.js';
 import { dataPointRows } from '../../signals/metrics/rows.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
+import { wildcardFilter } from '../row-filters.js';
 import { jsonLine } from '../terminal-text.js';
 
 export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
@@ -23,7 +23,7 @@ const METRICS_NAMED = 10;
 /** `otel-s3 points`: one row per data point, as a table, CSV or JSON lines. */
 export async function points(ctx: CommandContext, options: PointsOptions): Promise<number> {
   const format = options.format ?? (ctx.stdoutIsTTY ? 'table' : 'jsonl');
-  const keep = metricFilter(options.metric);
+  const keep = wildcardFilter(options.metric);
   const table = format === 'table' ? new TableWriter(ctx.out, TABLE_HEADER, new Set()) : undefined;
   if (format === 'csv') await ctx.out.line(CSV_COLUMNS.join(','));
   let rows = 0;
@@ -64,11 +64,4 @@ function noMatchNote(patterns: string[], points: number, metrics: Set<string>): 
       ? 'the 1 data point in this range is'
       : `the ${formatInteger(points)} data points in this range are`;
   return `no metric matched ${filter}; ${what} of ${names.join(', ')}${more}`;
-}
-
-/** Exact names, or patterns with `*`. */
-function metricFilter(patterns: string[]): (metric: string) => boolean {
-  if (patterns.length === 0) return () => true;
-  const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`));
-  return (metric) => regexes.some((r) => r.test(metric));
 }

@@ -1,7 +1,10 @@
 import { formatBytes } from '../../base/byte-size.js';
+import type { SignalName } from '../../layout/formats.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
-import type { MetricObject } from '../../reader/read-metrics.js';
+import type { StoredObject } from '../../reader/read-metrics.js';
+import { logRecordRows, severityName } from '../../signals/logs/rows.js';
 import { dataPointRows, type InstrumentKind } from '../../signals/metrics/rows.js';
+import { spanRows } from '../../signals/traces/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
@@ -24,7 +27,17 @@ function resourceKey(resource: object): string {
 
 export interface StatsOptions {
   format: 'text' | 'json';
+  /** Whose objects to read. */
+  signals: readonly SignalName[];
 }
+
+/** The severity classes of the logs data model, in order (numbers 1-4, 5-8, ... 21-24). */
+export const SEVERITY_CLASSES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
+/** A log record's class: its number's, `UNSET` for 0 or a number out of range. */
+export type SeverityClass = (typeof SEVERITY_CLASSES)[number] | 'UNSET';
+
+const severityClass = (n: number): SeverityClass =>
+  (severityName(n).replace(/\d$/, '') || 'UNSET') as SeverityClass;
 
 interface MetricTally {
   type: InstrumentKind;
@@ -62,6 +75,27 @@ export interface StatsReport {
   lastObject: string | null;
   dataPoints: number;
   metrics: { metric: string; type: InstrumentKind; series: number; dataPoints: number }[];
+  /** Objects read per signal (`metrics`, `traces`, `logs`). */
+  signals: Partial<Record<SignalName, number>>;
+  spans: number;
+  /**
+   * Spans per service (its resource's service.name): all of them, the root spans (no parent:
+   * about one per trace that started there) and those with status error.
+   */
+  spanServices: { service: string; spans: number; rootSpans: number; errorSpans: number }[];
+  logRecords: number;
+  /** Log records per service, and per severity class of their numbers. */
+  logServices: {
+    service: string;
+    logRecords: number;
+    severities: Partial<Record<SeverityClass, number>>;
+  }[];
+}
+
+interface SpanTally {
+  spans: number;
+  rootSpans: number;
+  errorSpans: number;
 }
 
 /** `otel-s3 stats`: objects, bytes, compression ratio and data points per metric. */
@@ -70,38 +104,80 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
   const encodings: Record<string, number> = {};
   const otlp = { bytes: 0, rawBytes: 0 };
   const parquet = { objects: 0, bytes: 0, otlpJsonBytes: 0 };
+  const spanTallies = new Map<string, SpanTally>();
+  const logTallies = new Map<string, Partial<Record<SeverityClass, number>>>();
+  const signals: Partial<Record<SignalName, number>> = {};
   let first: Date | undefined;
   let last: Date | undefined;
-  const { code, stats: read } = await readObjects(ctx, true, async (object) => {
-    // An object read in parts (a large Parquet file) counts once, with its first part, whose
-    // bytes are the file's footer.
-    const whole = object.part === undefined || object.part.index === 0;
-    let encoding = `${object.encoding.format}+${object.encoding.compression}`;
-    if (object.encoding.format === 'parquet') {
+  const { code, stats: read } = await readObjects(
+    ctx,
+    true,
+    async (object) => {
+      // An object read in parts (a large Parquet file) counts once, with its first part, whose
+      // bytes are the file's footer.
+      const whole = object.part === undefined || object.part.index === 0;
+      let encoding = `${object.encoding.format}+${object.encoding.compression}`;
+      if (object.encoding.format === 'parquet') {
+        if (whole) {
+          encoding = `parquet+${parquetCodecs(object.bytes).join('/')}`;
+          parquet.objects++;
+          parquet.bytes += object.size;
+        }
+        parquet.otlpJsonBytes += otlpJsonSize(object);
+      } else {
+        otlp.bytes += object.size;
+        otlp.rawBytes += object.rawBytes;
+      }
       if (whole) {
-        encoding = `parquet+${parquetCodecs(object.bytes).join('/')}`;
-        parquet.objects++;
-        parquet.bytes += object.size;
+        encodings[encoding] = (encodings[encoding] ?? 0) + 1;
+        signals[object.signal] = (signals[object.signal] ?? 0) + 1;
       }
-      parquet.otlpJsonBytes += otlpJsonSize(object);
-    } else {
-      otlp.bytes += object.size;
-      otlp.rawBytes += object.rawBytes;
-    }
-    if (whole) encodings[encoding] = (encodings[encoding] ?? 0) + 1;
-    if (first === undefined || object.time < first) first = object.time;
-    if (last === undefined || object.time > last) last = object.time;
-    for (const row of dataPointRows(object.request)) {
-      let tally = metrics.get(row.metric);
-      if (tally === undefined) {
-        tally = { type: row.type, points: 0, series: new Set() };
-        metrics.set(row.metric, tally);
+      if (first === undefined || object.time < first) first = object.time;
+      if (last === undefined || object.time > last) last = object.time;
+      if (object.signal === 'traces') {
+        for (const row of spanRows(object.request)) {
+          let tally = spanTallies.get(row.service);
+          if (tally === undefined) {
+            tally = { spans: 0, rootSpans: 0, errorSpans: 0 };
+            spanTallies.set(row.service, tally);
+          }
+          tally.spans++;
+          if (row.parentSpanId === '') tally.rootSpans++;
+          if (row.status === 'error') tally.errorSpans++;
+        }
+        return;
       }
-      tally.points++;
-      tally.series.add(`${resourceKey(row.resource)}\u0000${JSON.stringify(row.attributes)}`);
-    }
-  });
-  const sorted = [...metrics].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      if (object.signal === 'logs') {
+        for (const row of logRecordRows(object.request)) {
+          let tally = logTallies.get(row.service);
+          if (tally === undefined) {
+            tally = {};
+            logTallies.set(row.service, tally);
+          }
+          const severity = severityClass(row.severityNumber);
+          tally[severity] = (tally[severity] ?? 0) + 1;
+        }
+        return;
+      }
+      for (const row of dataPointRows(object.request)) {
+        let tally = metrics.get(row.metric);
+        if (tally === undefined) {
+          tally = { type: row.type, points: 0, series: new Set() };
+          metrics.set(row.metric, tally);
+        }
+        tally.points++;
+        tally.series.add(`${resourceKey(row.resource)}\u0000${JSON.stringify(row.attributes)}`);
+      }
+    },
+    options.signals,
+  );
+  const sorted = [...metrics].sort(byName);
+  const spanServices = [...spanTallies].sort(byName).map(([service, t]) => ({ service, ...t }));
+  const logServices = [...logTallies].sort(byName).map(([service, severities]) => ({
+    service,
+    logRecords: Object.values(severities).reduce((sum, n) => sum + n, 0),
+    severities,
+  }));
   const report: StatsReport = {
     where: ctx.settings.where,
     from: ctx.settings.from?.toISOString() ?? null,
@@ -126,17 +202,24 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
       series: m.series.size,
       dataPoints: m.points,
     })),
+    signals,
+    spans: spanServices.reduce((sum, s) => sum + s.spans, 0),
+    spanServices,
+    logRecords: logServices.reduce((sum, s) => sum + s.logRecords, 0),
+    logServices,
   };
   if (options.format === 'json') await ctx.out.line(jsonLine(report));
   else for (const line of statsText(report, describeRange(ctx.settings))) await ctx.out.line(line);
   return code;
 }
 
+const byName = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** A ratio of sizes, rounded for people. */
 const ratio = (of: number, to: number) => Number((of / to).toFixed(2));
 
 /** The size of the object's points as one OTLP/JSON request line, as otlp-json stores them. */
-function otlpJsonSize(object: MetricObject): number {
+function otlpJsonSize(object: StoredObject): number {
   return Buffer.byteLength(JSON.stringify(object.request)) + 1;
 }
 
@@ -170,19 +253,59 @@ function statsText(r: StatsReport, range: string): string[] {
   if (r.firstObject !== null) lines.push(`time          ${r.firstObject} .. ${r.lastObject}`);
   if (r.objectsUnreadable > 0) lines.push(`unreadable    ${formatInteger(r.objectsUnreadable)}`);
   if (r.keysSkipped > 0) lines.push(`other keys    ${formatInteger(r.keysSkipped)} (ignored)`);
-  lines.push('');
-  const rows = [
-    ['metric', 'type', 'series', 'data points'],
+  const table = (rows: string[][], right: number[]) => {
+    lines.push('');
     // Escaped before the widths are taken, so the columns line up.
-    ...r.metrics.map((m) => [
-      printable(m.metric),
-      m.type,
-      formatInteger(m.series),
-      formatInteger(m.dataPoints),
-    ]),
-    ['total', '', '', formatInteger(r.dataPoints)],
-  ];
-  const widths = columnWidths(rows);
-  for (const row of rows) lines.push(alignRow(row, widths, new Set([2, 3])));
+    const widths = columnWidths(rows);
+    for (const row of rows) lines.push(alignRow(row, widths, new Set(right)));
+  };
+  // The metrics' table, unless the range held only other signals.
+  if (r.dataPoints > 0 || (r.spans === 0 && r.logRecords === 0)) {
+    table(
+      [
+        ['metric', 'type', 'series', 'data points'],
+        ...r.metrics.map((m) => [
+          printable(m.metric),
+          m.type,
+          formatInteger(m.series),
+          formatInteger(m.dataPoints),
+        ]),
+        ['total', '', '', formatInteger(r.dataPoints)],
+      ],
+      [2, 3],
+    );
+  }
+  if (r.spans > 0) {
+    table(
+      [
+        ['service', 'spans', 'root spans', 'errors'],
+        ...r.spanServices.map((s) => [
+          printable(s.service),
+          formatInteger(s.spans),
+          formatInteger(s.rootSpans),
+          formatInteger(s.errorSpans),
+        ]),
+        ['total', formatInteger(r.spans), '', ''],
+      ],
+      [1, 2, 3],
+    );
+  }
+  if (r.logRecords > 0) {
+    const classes = (['UNSET', ...SEVERITY_CLASSES] as const).filter((c) =>
+      r.logServices.some((s) => s.severities[c] !== undefined),
+    );
+    table(
+      [
+        ['service', 'log records', ...classes],
+        ...r.logServices.map((s) => [
+          printable(s.service),
+          formatInteger(s.logRecords),
+          ...classes.map((c) => formatInteger(s.severities[c] ?? 0)),
+        ]),
+        ['total', formatInteger(r.logRecords), ...classes.map(() => '')],
+      ],
+      Array.from({ length: classes.length + 1 }, (_, i) => i + 1),
+    );
+  }
   return lines;
 }

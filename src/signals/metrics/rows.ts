@@ -1,22 +1,9 @@
-import { MAX_NESTING_DEPTH } from '../../encoding/check-request.js';
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
-import {
-  list as listOf,
-  METRIC_FIELDS,
-  numberOf,
-  obj as objectOf,
-  str as stringOf,
-  temporalityOf,
-  walkRequest,
-} from './otlp-walk.js';
+import { attributes, list, nanosToIso, num, obj, type PlainValue, str } from '../plain-values.js';
+import { METRIC_FIELDS, temporalityOf, walkRequest } from './otlp-walk.js';
 
-export type PlainValue =
-  | string
-  | number
-  | boolean
-  | null
-  | PlainValue[]
-  | { [key: string]: PlainValue };
+// Shared by every signal's rows; exported here too, where the reader's API has always had them.
+export { anyValue, attributes, nanosToIso, type PlainValue } from '../plain-values.js';
 
 export type MetricType = (typeof METRIC_FIELDS)[number];
 
@@ -68,50 +55,7 @@ export interface PointRow {
   buckets?: HistogramBuckets | ExponentialBuckets;
 }
 
-// The OTLP walk's readers (otlp-walk.ts), typed for this package's OTLP objects.
-const obj = objectOf as (v: OtlpValue | undefined) => OtlpObject;
-const list = listOf as (v: OtlpValue | undefined) => OtlpValue[];
-const num = numberOf as (v: OtlpValue | undefined) => number | undefined;
 const nums = (v: OtlpValue | undefined): number[] => list(v).map((x) => num(x) ?? 0);
-const str = stringOf as (v: OtlpValue | undefined) => string;
-
-/**
- * An OTLP AnyValue as a plain JSON value. Throws a RangeError for arrays or key-value lists
- * nested deeper than MAX_NESTING_DEPTH (readMetrics never yields such a request), rather than
- * overflowing the stack.
- */
-export function anyValue(v: OtlpValue | undefined): PlainValue {
-  return plainValue(v, 0);
-}
-
-/** A KeyValue list as a plain object. */
-export function attributes(v: OtlpValue | undefined): Record<string, PlainValue> {
-  return plainKeyValues(v, 0);
-}
-
-function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
-  if (depth > MAX_NESTING_DEPTH) {
-    throw new RangeError(`attribute value nested deeper than ${MAX_NESTING_DEPTH} levels`);
-  }
-  const o = obj(v);
-  if ('stringValue' in o) return str(o.stringValue);
-  if ('boolValue' in o) return o.boolValue === true;
-  if ('intValue' in o) return num(o.intValue) ?? 0;
-  if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
-  if ('arrayValue' in o) return list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1));
-  if ('kvlistValue' in o) return plainKeyValues(obj(o.kvlistValue).values, depth + 1);
-  if ('bytesValue' in o) return str(o.bytesValue);
-  return null;
-}
-
-function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string, PlainValue> {
-  const out: Record<string, PlainValue> = {};
-  for (const kv of list(v)) {
-    const o = obj(kv);
-    out[str(o.key)] = plainValue(o.value, depth);
-  }
-  return out;
-}
 
 const TEMPORALITY: Record<number, 'delta' | 'cumulative'> = { 1: 'delta', 2: 'cumulative' };
 
@@ -212,24 +156,4 @@ export function instrumentKind(metric: { type: MetricType; monotonic: boolean })
     default:
       return metric.type;
   }
-}
-
-/** The last second a Date can hold: 8.64e15 ms after 1970. */
-const MAX_DATE_SECONDS = 8_640_000_000_000n;
-
-/**
- * An OTLP timestamp (decimal nanoseconds) as an ISO 8601 UTC time with nanoseconds; '' if unset.
- * Every uint64 (up to the year 2554) has one; past the last Date (year 275760) it throws a
- * RangeError naming the value.
- */
-export function nanosToIso(nanos: string): string {
-  if (!/^\d+$/.test(nanos) || /^0+$/.test(nanos)) return '';
-  const ns = BigInt(nanos);
-  const seconds = ns / 1_000_000_000n;
-  if (seconds > MAX_DATE_SECONDS) {
-    throw new RangeError(`timestamp ${nanos} ns is past the last date JavaScript can show`);
-  }
-  const iso = new Date(Number(seconds) * 1000).toISOString();
-  const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0');
-  return `${iso.slice(0, -5)}.${fraction}Z`;
 }

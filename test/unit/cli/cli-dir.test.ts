@@ -212,8 +212,12 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
 
     const wrapped = await run(['cat', '--dir', 'mirror', '--prefix', 'prod', '--with-key']);
     const first = JSON.parse(lines(wrapped.stdout)[0] ?? '{}');
-    expect(Object.keys(first)).toEqual(['key', 'time', 'request']);
-    expect({ key: first.key, time: first.time }).toEqual({ key: keys[0], time: T0.toISOString() });
+    expect(Object.keys(first)).toEqual(['key', 'signal', 'time', 'request']);
+    expect({ key: first.key, signal: first.signal, time: first.time }).toEqual({
+      key: keys[0],
+      signal: 'metrics',
+      time: T0.toISOString(),
+    });
     expect(catLine(JSON.stringify(first.request))).toEqual(recorded);
   });
 
@@ -235,6 +239,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       time: new Date(T0.getTime() + 30_000).toISOString(),
       size: sizes[3],
       key: keys[3],
+      signal: 'metrics',
       format: 'otlp-proto',
       compression: 'zstd',
     });

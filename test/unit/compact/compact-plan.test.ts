@@ -12,6 +12,7 @@ function object(name: string, size = 1000): ListedObject {
     size,
     parsed: {
       id: '',
+      signal: 'metrics',
       sealedAt: HOUR,
       partition: { start: HOUR, end: new Date(HOUR.getTime() + 3_600_000) },
       attributes: {},

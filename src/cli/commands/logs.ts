@@ -1,0 +1,89 @@
+import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
+import { valueText } from '../../signals/plain-values.js';
+import type { CommandContext } from '../context.js';
+import { UsageError } from '../exit-codes.js';
+import { attributeFilter, keyValues, tableTime, wildcardFilter } from '../row-filters.js';
+import { printRows, type RowCommand, type RowFormat } from './row-command.js';
+
+/** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
+export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export interface LogsOptions {
+  /** Default: table when stdout is a terminal, else jsonl. */
+  format?: RowFormat;
+  service: string[];
+  /** This class and above. */
+  severity?: Severity;
+  attribute: string[];
+  /** 32 hex digits, lower case. */
+  traceId?: string;
+  /** 16 hex digits, lower case. */
+  spanId?: string;
+  /** Event name patterns. */
+  eventName: string[];
+  /** Text the body (as text: JSON for a map or list) holds. */
+  body?: string;
+}
+
+/** Every field of a LogRecordRow, in order: the CSV columns. */
+export const LOG_RECORD_COLUMNS = [
+  'time',
+  'observedTime',
+  'severity',
+  'severityNumber',
+  'body',
+  'traceId',
+  'spanId',
+  'eventName',
+  'service',
+  'resource',
+  'scope',
+  'attributes',
+] as const satisfies readonly (keyof LogRecordRow)[];
+
+/**
+ * A record's severity number; for one without a number, that of its severity text when the text
+ * names a class (`WARN`, `Error`, `warning`), else 0.
+ */
+export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
+  if (row.severityNumber > 0) return row.severityNumber;
+  const text = row.severity.toLowerCase().replace(/^warning$/, 'warn');
+  const i = SEVERITIES.indexOf(text as Severity);
+  return i < 0 ? 0 : i * 4 + 1;
+}
+
+/** `otel-s3 logs`: one row per log record, as a table, CSV or JSON lines. */
+export function logs(ctx: CommandContext, options: LogsOptions): Promise<number> {
+  if (options.body === '') throw new UsageError('--body "": give the text the body must hold');
+  const service = wildcardFilter(options.service);
+  const eventName = wildcardFilter(options.eventName);
+  const attributes = attributeFilter(options.attribute);
+  const least = options.severity === undefined ? 0 : SEVERITIES.indexOf(options.severity) * 4 + 1;
+  const body = options.body;
+  const command: RowCommand<LogRecordRow> = {
+    signal: 'logs',
+    noun: 'log record',
+    rows: logRecordRows,
+    keep: (row) =>
+      (options.traceId === undefined || row.traceId.toLowerCase() === options.traceId) &&
+      (options.spanId === undefined || row.spanId.toLowerCase() === options.spanId) &&
+      (least === 0 || severityNumberOf(row) >= least) &&
+      service(row.service) &&
+      eventName(row.eventName) &&
+      (body === undefined || valueText(row.body).includes(body)) &&
+      attributes(row.attributes, row.resource),
+    csvColumns: LOG_RECORD_COLUMNS,
+    tableHeader: ['time', 'severity', 'service', 'trace id', 'body', 'attributes'],
+    tableCells: (row) => [
+      tableTime(row.time),
+      row.severity,
+      row.service,
+      row.traceId,
+      valueText(row.body),
+      keyValues(row.attributes),
+    ],
+    rightAligned: new Set(),
+  };
+  return printRows(ctx, command, options.format);
+}

@@ -1,0 +1,75 @@
+import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
+import type { SignalName } from '../../layout/formats.js';
+import { type CommandContext, finalNote } from '../context.js';
+import { EXIT } from '../exit-codes.js';
+import { csvField, plural, TableWriter } from '../format.js';
+import { readObjects } from '../read-objects.js';
+import { csvLine } from '../row-filters.js';
+import { jsonLine, printable } from '../terminal-text.js';
+
+export const ROW_FORMATS = ['table', 'csv', 'jsonl'] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
+
+/** What one command that prints a signal's rows (`spans`, `logs`) is made of. */
+export interface RowCommand<Row extends object> {
+  signal: SignalName;
+  /** `span`, `log record`: for the notes. */
+  noun: string;
+  rows(request: OtlpObject): Row[];
+  keep(row: Row): boolean;
+  /** Every field of the row, in order: the CSV header (and what jsonl prints, as an object). */
+  csvColumns: readonly (keyof Row & string)[];
+  tableHeader: string[];
+  /** Table cells; escaped for the terminal here. */
+  tableCells(row: Row): string[];
+  /** Columns of the table aligned right. */
+  rightAligned: ReadonlySet<number>;
+}
+
+/**
+ * Reads the signal's objects in the range and prints the rows `keep` takes, as a table (the
+ * default on a terminal), CSV or JSON lines (each line one row, field for field).
+ */
+export async function printRows<Row extends object>(
+  ctx: CommandContext,
+  command: RowCommand<Row>,
+  format: RowFormat | undefined,
+): Promise<number> {
+  const as = format ?? (ctx.stdoutIsTTY ? 'table' : 'jsonl');
+  const table =
+    as === 'table'
+      ? new TableWriter(ctx.out, command.tableHeader, command.rightAligned)
+      : undefined;
+  if (as === 'csv') await ctx.out.line(command.csvColumns.join(','));
+  let printed = 0;
+  let filteredOut = 0;
+  const { code } = await readObjects(
+    ctx,
+    false,
+    async (object) => {
+      for (const row of command.rows(object.request)) {
+        if (!command.keep(row)) {
+          filteredOut++;
+          continue;
+        }
+        printed++;
+        if (table !== undefined) await table.row(command.tableCells(row).map(printable));
+        else if (as === 'csv') await ctx.out.line(csvLine(row, command.csvColumns, csvField));
+        else await ctx.out.line(jsonLine(row));
+      }
+      if (table === undefined) await ctx.out.flush();
+    },
+    [command.signal],
+  );
+  await table?.end();
+  if (printed > 0 || code === EXIT.nothingReadable) return code;
+  if (filteredOut === 0) {
+    await finalNote(ctx, `no ${command.noun}s in ${ctx.settings.where} for this range`);
+  } else {
+    await finalNote(
+      ctx,
+      `no ${command.noun} matched the filters, of ${plural(filteredOut, command.noun)} in this range`,
+    );
+  }
+  return code;
+}

@@ -1,0 +1,89 @@
+import { type SpanRow, type SpanStatusName, spanRows } from '../../signals/traces/rows.js';
+import type { CommandContext } from '../context.js';
+import {
+  attributeFilter,
+  durationText,
+  keyValues,
+  tableTime,
+  wildcardFilter,
+} from '../row-filters.js';
+import { printRows, type RowCommand, type RowFormat } from './row-command.js';
+
+export interface SpansOptions {
+  /** Default: table when stdout is a terminal, else jsonl. */
+  format?: RowFormat;
+  /** service.name patterns (`*` a wildcard); any service when empty. */
+  service: string[];
+  /** Span name patterns. */
+  name: string[];
+  status?: SpanStatusName;
+  /** `key=value` or `key`, all of which must match (span attributes, then resource). */
+  attribute: string[];
+  /** 32 hex digits, lower case. */
+  traceId?: string;
+  /** Only spans at least this long, in milliseconds. */
+  minDuration?: number;
+}
+
+/** Every field of a SpanRow, in order: the CSV columns. */
+export const SPAN_COLUMNS = [
+  'time',
+  'end',
+  'duration',
+  'traceId',
+  'spanId',
+  'parentSpanId',
+  'name',
+  'kind',
+  'status',
+  'statusMessage',
+  'service',
+  'resource',
+  'scope',
+  'attributes',
+  'events',
+  'links',
+  'traceState',
+] as const satisfies readonly (keyof SpanRow)[];
+
+/** `otel-s3 spans`: one row per span, as a table, CSV or JSON lines. */
+export function spans(ctx: CommandContext, options: SpansOptions): Promise<number> {
+  const service = wildcardFilter(options.service);
+  const name = wildcardFilter(options.name);
+  const attributes = attributeFilter(options.attribute);
+  const command: RowCommand<SpanRow> = {
+    signal: 'traces',
+    noun: 'span',
+    rows: spanRows,
+    keep: (row) =>
+      (options.traceId === undefined || row.traceId.toLowerCase() === options.traceId) &&
+      (options.status === undefined || row.status === options.status) &&
+      (options.minDuration === undefined || row.duration >= options.minDuration) &&
+      service(row.service) &&
+      name(row.name) &&
+      attributes(row.attributes, row.resource),
+    csvColumns: SPAN_COLUMNS,
+    tableHeader: [
+      'time',
+      'duration',
+      'service',
+      'name',
+      'kind',
+      'status',
+      'trace id',
+      'attributes',
+    ],
+    tableCells: (row) => [
+      tableTime(row.time),
+      durationText(row.duration),
+      row.service,
+      row.name,
+      row.kind,
+      row.status,
+      row.traceId,
+      keyValues(row.attributes),
+    ],
+    rightAligned: new Set([1]),
+  };
+  return printRows(ctx, command, options.format);
+}

@@ -1,0 +1,259 @@
+import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
+import { valueText } from '../../signals/plain-values.js';
+import { type SpanRow, spanRows } from '../../signals/traces/rows.js';
+import { type CommandContext, finalNote } from '../context.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { alignRow, columnWidths, plural } from '../format.js';
+import { readObjects } from '../read-objects.js';
+import { durationText, tableTime } from '../row-filters.js';
+import { jsonLine, printable } from '../terminal-text.js';
+
+export const TRACE_FORMATS = ['waterfall', 'jsonl'] as const;
+export type TraceFormat = (typeof TRACE_FORMATS)[number];
+
+export interface TraceOptions {
+  /** 32 hex digits, lower case. */
+  traceId: string;
+  /** Default waterfall. */
+  format?: TraceFormat;
+  /** Put the trace's log records under their spans (waterfall only). */
+  logs: boolean;
+  /** Cells of the bar, 10-200. Default 40. */
+  width?: number;
+}
+
+/** Longest name column, prefix included: longer names are cut with `…`. */
+const NAME_WIDTH = 60;
+/** Deeper than this, the tree's prefix is cut to its last levels. */
+const DEEP = 24;
+
+/** A line of the waterfall: a span, or a log record under its span. */
+type Item = { span: SpanRow } | { log: LogRecordRow };
+
+/** A span with its place in the tree. */
+interface Placed {
+  item: Item;
+  /** `│  ├─ `: the tree's lines before it. */
+  prefix: string;
+}
+
+/**
+ * `otel-s3 trace <id>`: the spans of one trace as a waterfall (each under its parent, a bar for
+ * its start and duration, its status and service), with `--logs` its log records under their
+ * spans; `--format jsonl` prints the spans as rows (SpanRow), in the waterfall's order.
+ */
+export async function traceCommand(ctx: CommandContext, options: TraceOptions): Promise<number> {
+  const format = options.format ?? 'waterfall';
+  if (options.logs && format === 'jsonl') {
+    throw new UsageError(
+      `--logs goes with the waterfall; for the trace's log records as rows: otel-s3 logs --trace-id ${options.traceId} --format jsonl`,
+    );
+  }
+  const width = options.width ?? 40;
+  const spans = new Map<string, SpanRow>();
+  const logs: LogRecordRow[] = [];
+  let duplicates = 0;
+  const { code } = await readObjects(
+    ctx,
+    true,
+    async (object) => {
+      if (object.signal === 'logs') {
+        for (const row of logRecordRows(object.request)) {
+          if (row.traceId.toLowerCase() === options.traceId) logs.push(row);
+        }
+        return;
+      }
+      for (const row of spanRows(object.request)) {
+        if (row.traceId.toLowerCase() !== options.traceId) continue;
+        // The same span twice (an object copied under the prefix): shown once.
+        if (spans.has(row.spanId)) duplicates++;
+        else spans.set(row.spanId, row);
+      }
+    },
+    options.logs ? ['traces', 'logs'] : ['traces'],
+  );
+  if (spans.size === 0) {
+    if (code !== EXIT.nothingReadable) {
+      await finalNote(
+        ctx,
+        `no span of trace ${options.traceId} in ${ctx.settings.where}${ctx.settings.from === undefined && ctx.settings.to === undefined ? '' : ' for this range'}`,
+      );
+    }
+    return code;
+  }
+  const { placed, orphans } = tree([...spans.values()], logs);
+  if (format === 'jsonl') {
+    for (const { item } of placed) if ('span' in item) await ctx.out.line(jsonLine(item.span));
+  } else {
+    for (const line of waterfall(options.traceId, placed, width)) await ctx.out.line(line);
+  }
+  if (orphans > 0) {
+    await finalNote(
+      ctx,
+      `${plural(orphans, 'span')} of this trace ${orphans === 1 ? 'has a parent' : 'have parents'} not found in this range: shown at the top level`,
+    );
+  }
+  if (duplicates > 0) {
+    await finalNote(ctx, `${plural(duplicates, 'span')} stored twice, shown once`);
+  }
+  return code;
+}
+
+const startNanos = (iso: string): bigint => {
+  if (iso === '') return 0n;
+  const seconds = BigInt(Date.parse(`${iso.slice(0, 19)}Z`) / 1000);
+  return seconds * 1_000_000_000n + BigInt(iso.slice(20, 29).padEnd(9, '0'));
+};
+const itemTime = (item: Item) => ('span' in item ? item.span.time : item.log.time);
+const byTime = (a: Item, b: Item) => {
+  const x = startNanos(itemTime(a));
+  const y = startNanos(itemTime(b));
+  if (x !== y) return x < y ? -1 : 1;
+  // Spans before log records of the same time, then by name: one order for the same trace.
+  const name = (i: Item) => ('span' in i ? `0${i.span.name}${i.span.spanId}` : `1${i.log.spanId}`);
+  return name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0;
+};
+
+/**
+ * The spans in the waterfall's order: each root (a span without a parent, or whose parent is not
+ * among them) by start time, each span's children and log records by time under it. A log
+ * record of a span not among them goes under the trace's top level. Cycles (a hostile file)
+ * cannot loop: every span is placed once.
+ */
+export function tree(
+  spans: SpanRow[],
+  logs: LogRecordRow[],
+): { placed: Placed[]; orphans: number } {
+  const ids = new Set(spans.map((s) => s.spanId));
+  const children = new Map<string, Item[]>();
+  const top: Item[] = [];
+  let orphans = 0;
+  for (const span of spans) {
+    const parent = span.parentSpanId;
+    if (parent !== '' && ids.has(parent) && parent !== span.spanId) {
+      push(children, parent, { span });
+    } else {
+      if (parent !== '') orphans++;
+      top.push({ span });
+    }
+  }
+  for (const log of logs) {
+    if (ids.has(log.spanId)) push(children, log.spanId, { log });
+    else top.push({ log });
+  }
+  const placed: Placed[] = [];
+  const seen = new Set<string>();
+  // Depth first without recursion: a chain of any depth cannot overflow the stack.
+  const place = (roots: Item[]) => {
+    const stack: { item: Item; lines: string; last: boolean; depth: number }[] = roots
+      .sort(byTime)
+      .map((item) => ({ item, lines: '', last: true, depth: 0 }))
+      .reverse();
+    for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+      const { item, lines, last, depth } = next;
+      if ('span' in item) {
+        if (seen.has(item.span.spanId)) continue;
+        seen.add(item.span.spanId);
+      }
+      const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
+      placed.push({ item, prefix: cut(lines + branch, depth) });
+      if (!('span' in item)) continue;
+      const under = (children.get(item.span.spanId) ?? []).sort(byTime);
+      // Only the last levels are ever shown (cut): longer prefixes are not built.
+      const inner = depth === 0 ? '' : (lines + (last ? '   ' : '│  ')).slice(-DEEP * 3);
+      for (let i = under.length - 1; i >= 0; i--) {
+        stack.push({
+          item: under[i] as Item,
+          lines: inner,
+          last: i === under.length - 1,
+          depth: depth + 1,
+        });
+      }
+    }
+  };
+  place(top);
+  // Spans in a cycle of parents reach no root: each cycle is shown from its earliest span.
+  const left = spans.filter((s) => !seen.has(s.spanId));
+  if (left.length > 0) {
+    orphans += left.length;
+    place(left.map((span) => ({ span })));
+  }
+  return { placed, orphans };
+}
+
+function push(map: Map<string, Item[]>, key: string, item: Item): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [item]);
+  else list.push(item);
+}
+
+/** Only the last levels of a deep prefix, after `…`. */
+function cut(prefix: string, depth: number): string {
+  if (depth <= DEEP) return prefix;
+  return `…${prefix.slice(-DEEP * 3)}`;
+}
+
+/** The waterfall's lines: a heading, the column header, a line per span (and log record). */
+export function waterfall(traceId: string, placed: Placed[], width: number): string[] {
+  const spans = placed.flatMap(({ item }) => ('span' in item ? [item.span] : []));
+  let start: bigint | undefined;
+  let end: bigint | undefined;
+  for (const span of spans) {
+    const s = startNanos(span.time);
+    const e = startNanos(span.end);
+    if (s > 0n && (start === undefined || s < start)) start = s;
+    if (e > 0n && (end === undefined || e > end)) end = e;
+  }
+  const t0 = start ?? 0n;
+  const total = end !== undefined && end > t0 ? end - t0 : 1n;
+  const services = new Set(spans.map((s) => s.service));
+  const errors = spans.filter((s) => s.status === 'error').length;
+  const heading = [
+    `trace ${traceId}: ${plural(spans.length, 'span')}`,
+    plural(services.size, 'service'),
+    `${durationText(Number(total) / 1e6)} from ${tableTime(spans.find((s) => startNanos(s.time) === t0)?.time ?? '')} UTC`,
+    ...(errors > 0 ? [plural(errors, 'error')] : []),
+  ].join(', ');
+
+  const cell = (at: bigint) => Number(((at - t0) * BigInt(width)) / total);
+  const bar = (from: bigint, to: bigint): string => {
+    const a = Math.min(Math.max(cell(from), 0), width - 1);
+    const b = Math.min(Math.max(cell(to), a + 1), width);
+    return `${' '.repeat(a)}${'█'.repeat(b - a)}${' '.repeat(width - b)}`;
+  };
+  const mark = (at: bigint): string => {
+    const a = Math.min(Math.max(cell(at), 0), width - 1);
+    return `${' '.repeat(a)}◆${' '.repeat(width - a - 1)}`;
+  };
+  const name = (prefix: string, text: string) => {
+    const full = prefix + printable(text);
+    return full.length <= NAME_WIDTH ? full : `${full.slice(0, NAME_WIDTH - 1)}…`;
+  };
+  const rows: string[][] = [['span', 'service', 'status', 'duration', `|${' '.repeat(width)}|`]];
+  for (const { item, prefix } of placed) {
+    if ('span' in item) {
+      const s = item.span;
+      rows.push([
+        name(prefix, s.name),
+        printable(s.service),
+        s.status,
+        durationText(s.duration),
+        `|${bar(startNanos(s.time), startNanos(s.end))}|`,
+      ]);
+    } else {
+      const l = item.log;
+      const at = startNanos(l.time);
+      rows.push([
+        name(prefix, `${l.severity || 'LOG'} ${valueText(l.body)}`),
+        printable(l.service),
+        '',
+        `+${durationText(Number(at - t0) / 1e6)}`,
+        `|${mark(at)}|`,
+      ]);
+    }
+  }
+  const header = rows[0] as string[];
+  header[4] = `0${' '.repeat(Math.max(width + 2 - 1 - durationText(Number(total) / 1e6).length, 1))}${durationText(Number(total) / 1e6)}`;
+  const widths = columnWidths(rows);
+  return [printable(heading), ...rows.map((row) => alignRow(row, widths, new Set([3])))];
+}

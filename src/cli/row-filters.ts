@@ -1,0 +1,102 @@
+import { escapeRegExp } from '../base/text.js';
+import { type PlainValue, valueText } from '../signals/plain-values.js';
+import { UsageError } from './exit-codes.js';
+
+/** Exact names, or patterns with `*`; every name when there are none. */
+export function wildcardFilter(patterns: readonly string[]): (name: string) => boolean {
+  if (patterns.length === 0) return () => true;
+  const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`));
+  return (name) => regexes.some((r) => r.test(name));
+}
+
+/**
+ * `--attribute key=value` (`*` a wildcard in the value) or `--attribute key` (has the key), each
+ * matched against the item's attributes, then its resource's; every one must match. A value is
+ * compared as text: numbers as written in JSON, `true`, lists and maps as JSON.
+ */
+export function attributeFilter(
+  specs: readonly string[],
+): (attributes: Record<string, PlainValue>, resource: Record<string, PlainValue>) => boolean {
+  const tests = specs.map((spec) => {
+    const at = spec.indexOf('=');
+    const key = at < 0 ? spec : spec.slice(0, at);
+    if (key === '') {
+      throw new UsageError(
+        `--attribute ${JSON.stringify(spec)}: give key=value (* matches anything) or a key alone`,
+      );
+    }
+    const value = at < 0 ? undefined : wildcardFilter([spec.slice(at + 1)]);
+    return (attributes: Record<string, PlainValue>) => {
+      if (!Object.hasOwn(attributes, key)) return undefined;
+      return value === undefined || value(valueText(attributes[key]));
+    };
+  });
+  return (attributes, resource) =>
+    tests.every((test) => test(attributes) ?? test(resource) ?? false);
+}
+
+/** A trace id as given on the command line: 32 hex digits, in lower case; UsageError otherwise. */
+export function traceIdOption(flag: string, value: string): string {
+  if (!/^[0-9a-fA-F]{32}$/.test(value)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: a trace id is 32 hex digits, e.g. 4bf92f3577b34da6a3ce929d0e0e4736`,
+    );
+  }
+  return value.toLowerCase();
+}
+
+/** A span id: 16 hex digits, in lower case. */
+export function spanIdOption(flag: string, value: string): string {
+  if (!/^[0-9a-fA-F]{16}$/.test(value)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: a span id is 16 hex digits, e.g. 00f067aa0ba902b7`,
+    );
+  }
+  return value.toLowerCase();
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000 };
+
+/** `250ms`, `1.5s`, `800us`, `100ns` or a number of milliseconds, as milliseconds. */
+export function spanDurationOption(flag: string, value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ns|us|ms|s)?$/.exec(value.trim());
+  if (match === null) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: give a duration such as 250ms, 1.5s, 800us or 100ns`,
+    );
+  }
+  return Number(match[1]) * (DURATION_UNITS[match[2] ?? 'ms'] as number);
+}
+
+/** Milliseconds for people: exact below 10 s (`20.5 ms`, `1.000123 ms`), else seconds (`12.35 s`). */
+export function durationText(ms: number): string {
+  if (Math.abs(ms) < 10_000) return `${ms} ms`;
+  return `${Number((ms / 1000).toFixed(2))} s`;
+}
+
+/** The table's time: `2026-11-30 04:00:00.005` (UTC, to the millisecond). */
+export const tableTime = (iso: string): string =>
+  iso === '' ? '' : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+
+/** A CSV line: every field of `row` in `columns`, objects as JSON text. */
+export function csvLine<Row extends object>(
+  row: Row,
+  columns: readonly (keyof Row & string)[],
+  field: (text: string) => string,
+): string {
+  return columns
+    .map((column) => {
+      const v: unknown = row[column];
+      if (v === undefined || v === null) return '';
+      if (typeof v === 'object') return field(JSON.stringify(v));
+      return field(String(v));
+    })
+    .join(',');
+}
+
+/** `k=v k2=v2`, values as text. */
+export function keyValues(values: Record<string, PlainValue>): string {
+  return Object.entries(values)
+    .map(([k, v]) => `${k}=${valueText(v)}`)
+    .join(' ');
+}

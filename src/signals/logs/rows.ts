@@ -1,0 +1,106 @@
+import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
+import {
+  anyValue,
+  attributes,
+  enumOf,
+  list,
+  nanosText,
+  nanosToIso,
+  obj,
+  type PlainValue,
+  serviceOf,
+  str,
+} from '../plain-values.js';
+
+/**
+ * One log record, flattened with its resource and scope: the row of logRecordRows() and of
+ * `otel-s3 logs` (each `--format jsonl` line is one, CSV has these columns).
+ */
+export interface LogRecordRow {
+  /**
+   * When the event happened, ISO 8601 UTC with nanoseconds; a record without a timestamp gets
+   * its observed time, as the Collector's ClickHouse exporter does; '' when it has neither.
+   */
+  time: string;
+  /** When the SDK (or a collector) saw the record; '' if unset. */
+  observedTime: string;
+  /** The record's severity text, or the short name of its number (`INFO`, `WARN2`) when it has none. */
+  severity: string;
+  /** 1-24 (TRACE 1-4, DEBUG 5-8, INFO 9-12, WARN 13-16, ERROR 17-20, FATAL 21-24); 0 if unset. */
+  severityNumber: number;
+  /** The body as a plain value (text, number, bytes as base64, list, map); null when absent. */
+  body: PlainValue;
+  /** The span the record was emitted in: 32 and 16 hex digits, '' outside a span. */
+  traceId: string;
+  spanId: string;
+  /** The event's name, for a record that is an event ('' otherwise). */
+  eventName: string;
+  /** The resource's `service.name` ('' without one). */
+  service: string;
+  resource: Record<string, PlainValue>;
+  /** The instrumentation scope's name (the logger's). */
+  scope: string;
+  attributes: Record<string, PlainValue>;
+}
+
+const SEVERITY_NAMES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
+const SEVERITY_NUMBERS: Readonly<Record<string, number>> = Object.fromEntries(
+  Array.from({ length: 24 }, (_, i) => [`SEVERITY_NUMBER_${severityName(i + 1)}`, i + 1]),
+);
+
+/**
+ * The short name of a SeverityNumber, as the logs data model gives it: TRACE for 1, TRACE2 for 2,
+ * ... FATAL4 for 24; '' for 0 (unspecified) or a number out of range.
+ */
+export function severityName(severityNumber: number): string {
+  if (!Number.isInteger(severityNumber) || severityNumber < 1 || severityNumber > 24) return '';
+  const step = (severityNumber - 1) % 4;
+  const name = SEVERITY_NAMES[Math.floor((severityNumber - 1) / 4)] as string;
+  return step === 0 ? name : `${name}${step + 1}`;
+}
+
+/**
+ * Every log record of an ExportLogsServiceRequest (in the OTLP/JSON object shape, whatever the
+ * stored format), flattened: the rows `otel-s3 logs` prints, in the request's order.
+ */
+export function logRecordRows(request: OtlpObject): LogRecordRow[] {
+  const rows: LogRecordRow[] = [];
+  for (const rlValue of list(request.resourceLogs)) {
+    const rl = obj(rlValue);
+    const resource = attributes(obj(rl.resource).attributes);
+    const service = serviceOf(resource);
+    for (const slValue of list(rl.scopeLogs)) {
+      const sl = obj(slValue);
+      const scope = str(obj(sl.scope).name);
+      for (const record of list(sl.logRecords)) {
+        rows.push(logRecordRow(obj(record), resource, service, scope));
+      }
+    }
+  }
+  return rows;
+}
+
+function logRecordRow(
+  record: OtlpObject,
+  resource: Record<string, PlainValue>,
+  service: string,
+  scope: string,
+): LogRecordRow {
+  const observedTime = nanosToIso(nanosText(record.observedTimeUnixNano));
+  const severityNumber = enumOf(record.severityNumber, SEVERITY_NUMBERS);
+  const severityText = str(record.severityText);
+  return {
+    time: nanosToIso(nanosText(record.timeUnixNano)) || observedTime,
+    observedTime,
+    severity: severityText === '' ? severityName(severityNumber) : severityText,
+    severityNumber,
+    body: anyValue(record.body),
+    traceId: str(record.traceId),
+    spanId: str(record.spanId),
+    eventName: str(record.eventName),
+    service,
+    resource,
+    scope,
+    attributes: attributes(record.attributes),
+  };
+}

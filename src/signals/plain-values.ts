@@ -1,0 +1,125 @@
+import { MAX_NESTING_DEPTH } from '../encoding/check-request.js';
+import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+
+/**
+ * What every signal's reader rows share (src/signals/<signal>/rows.ts): OTLP values as plain
+ * JSON values, times as ISO 8601 text, and the readers of a decoded request's fields.
+ */
+
+export type PlainValue =
+  | string
+  | number
+  | boolean
+  | null
+  | PlainValue[]
+  | { [key: string]: PlainValue };
+
+/** The field as an object; {} for anything else (a request from outside may hold anything). */
+export const obj = (v: OtlpValue | undefined): OtlpObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+/** The field as a list; [] for anything else. */
+export const list = (v: OtlpValue | undefined): OtlpValue[] => (Array.isArray(v) ? v : []);
+/** The field as text; '' for anything else. */
+export const str = (v: OtlpValue | undefined): string => (typeof v === 'string' ? v : '');
+
+/**
+ * A number field as OTLP/JSON spells it: a number, or a string (int64 and uint64 as decimals,
+ * doubles as "NaN", "Infinity", "-Infinity"); undefined when absent. Exact up to 2^53.
+ */
+export function num(v: OtlpValue | undefined): number | undefined {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v !== '') return Number(v);
+  return undefined;
+}
+
+/**
+ * An enum field: its number, or its name as some OTLP/JSON writers spell it
+ * (`SPAN_KIND_SERVER`), looked up in `names`; 0 (unspecified) when absent or unknown.
+ */
+export function enumOf(v: OtlpValue | undefined, names: Readonly<Record<string, number>>): number {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : 0;
+  if (typeof v !== 'string') return 0;
+  if (/^\d+$/.test(v)) return Number(v);
+  return names[v] ?? 0;
+}
+
+/**
+ * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an empty AnyValue as null).
+ * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the
+ * reader never yields such a request), rather than overflowing the stack.
+ */
+export function anyValue(v: OtlpValue | undefined): PlainValue {
+  return plainValue(v, 0);
+}
+
+/** A KeyValue list as a plain object. */
+export function attributes(v: OtlpValue | undefined): Record<string, PlainValue> {
+  return plainKeyValues(v, 0);
+}
+
+function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
+  if (depth > MAX_NESTING_DEPTH) {
+    throw new RangeError(`attribute value nested deeper than ${MAX_NESTING_DEPTH} levels`);
+  }
+  const o = obj(v);
+  if ('stringValue' in o) return str(o.stringValue);
+  if ('boolValue' in o) return o.boolValue === true;
+  if ('intValue' in o) return num(o.intValue) ?? 0;
+  if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
+  if ('arrayValue' in o) return list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1));
+  if ('kvlistValue' in o) return plainKeyValues(obj(o.kvlistValue).values, depth + 1);
+  if ('bytesValue' in o) return str(o.bytesValue);
+  return null;
+}
+
+function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string, PlainValue> {
+  const out: Record<string, PlainValue> = {};
+  for (const kv of list(v)) {
+    const o = obj(kv);
+    out[str(o.key)] = plainValue(o.value, depth);
+  }
+  return out;
+}
+
+/**
+ * A value as one line of text, as the Collector's ClickHouse exporter writes attribute values
+ * (`AsString`): text as it is, anything else as JSON; '' for none.
+ */
+export function valueText(v: PlainValue | undefined): string {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** A resource's `service.name` as text ('' when it has none), as the rows' `service` gives it. */
+export function serviceOf(resource: Record<string, PlainValue>): string {
+  return valueText(resource['service.name']);
+}
+
+/** The last second a Date can hold: 8.64e15 ms after 1970. */
+const MAX_DATE_SECONDS = 8_640_000_000_000n;
+
+/**
+ * An OTLP timestamp (decimal nanoseconds) as an ISO 8601 UTC time with nanoseconds; '' if unset.
+ * Every uint64 (up to the year 2554) has one; past the last Date (year 275760) it throws a
+ * RangeError naming the value.
+ */
+export function nanosToIso(nanos: string): string {
+  if (!/^\d+$/.test(nanos) || /^0+$/.test(nanos)) return '';
+  const ns = BigInt(nanos);
+  const seconds = ns / 1_000_000_000n;
+  if (seconds > MAX_DATE_SECONDS) {
+    throw new RangeError(`timestamp ${nanos} ns is past the last date JavaScript can show`);
+  }
+  const iso = new Date(Number(seconds) * 1000).toISOString();
+  const fraction = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return `${iso.slice(0, -5)}.${fraction}Z`;
+}
+
+/**
+ * A time field (decimal text, or a number as OTLP/JSON also allows) as decimal nanoseconds;
+ * '' when unset. A number past 2^53 has lost its last digits already: it gives what it holds.
+ */
+export function nanosText(v: OtlpValue | undefined): string {
+  if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? BigInt(v).toString() : '';
+  return str(v);
+}

@@ -1,0 +1,169 @@
+import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
+import {
+  attributes,
+  enumOf,
+  list,
+  nanosText,
+  nanosToIso,
+  obj,
+  type PlainValue,
+  serviceOf,
+  str,
+} from '../plain-values.js';
+
+/** What a span is in its trace, in the words of the API's SpanKind ('unspecified' for OTLP's 0). */
+export type SpanKindName =
+  | 'unspecified'
+  | 'internal'
+  | 'server'
+  | 'client'
+  | 'producer'
+  | 'consumer';
+
+/** A span's status code, in the words of the API's SpanStatusCode. */
+export type SpanStatusName = 'unset' | 'ok' | 'error';
+
+/** An event of a span. */
+export interface SpanEventRow {
+  /** ISO 8601 UTC with nanoseconds. */
+  time: string;
+  name: string;
+  attributes: Record<string, PlainValue>;
+}
+
+/** A link from a span to another span (of this trace or another). */
+export interface SpanLinkRow {
+  traceId: string;
+  spanId: string;
+  traceState: string;
+  attributes: Record<string, PlainValue>;
+}
+
+/**
+ * One span, flattened with its resource and scope: the row of spanRows() and of `otel-s3 spans`
+ * (each `--format jsonl` line is one, CSV has these columns).
+ */
+export interface SpanRow {
+  /** The span's start, ISO 8601 UTC with nanoseconds (`2026-12-01T04:52:18.004000000Z`); '' if unset. */
+  time: string;
+  /** The span's end, as `time`. */
+  end: string;
+  /** end - start in milliseconds, to the nanosecond (`12.5`, `0.000321`); 0 when either is unset. */
+  duration: number;
+  /** 32 hex digits, as stored (lower case from this package's exporters). */
+  traceId: string;
+  /** 16 hex digits. */
+  spanId: string;
+  /** The parent's span id; '' for a root span. */
+  parentSpanId: string;
+  name: string;
+  kind: SpanKindName;
+  status: SpanStatusName;
+  statusMessage: string;
+  /** The resource's `service.name` ('' without one). */
+  service: string;
+  resource: Record<string, PlainValue>;
+  /** The instrumentation scope's name (the tracer's). */
+  scope: string;
+  attributes: Record<string, PlainValue>;
+  events: SpanEventRow[];
+  links: SpanLinkRow[];
+  /** The W3C tracestate of the span's context ('' when empty). */
+  traceState: string;
+}
+
+/** OTLP's SpanKind numbers (the API's plus one). */
+export const SPAN_KINDS: readonly SpanKindName[] = [
+  'unspecified',
+  'internal',
+  'server',
+  'client',
+  'producer',
+  'consumer',
+];
+const KIND_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
+  SPAN_KINDS.map((kind, i) => [`SPAN_KIND_${kind.toUpperCase()}`, i]),
+);
+
+/** OTLP's Status.code numbers. */
+export const SPAN_STATUSES: readonly SpanStatusName[] = ['unset', 'ok', 'error'];
+const STATUS_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
+  SPAN_STATUSES.map((status, i) => [`STATUS_CODE_${status.toUpperCase()}`, i]),
+);
+
+/**
+ * Every span of an ExportTraceServiceRequest (in the OTLP/JSON object shape, whatever the stored
+ * format), flattened: the rows `otel-s3 spans` prints, in the request's order.
+ */
+export function spanRows(request: OtlpObject): SpanRow[] {
+  const rows: SpanRow[] = [];
+  for (const rsValue of list(request.resourceSpans)) {
+    const rs = obj(rsValue);
+    const resource = attributes(obj(rs.resource).attributes);
+    const service = serviceOf(resource);
+    for (const ssValue of list(rs.scopeSpans)) {
+      const ss = obj(ssValue);
+      const scope = str(obj(ss.scope).name);
+      for (const span of list(ss.spans)) rows.push(spanRow(obj(span), resource, service, scope));
+    }
+  }
+  return rows;
+}
+
+function spanRow(
+  span: OtlpObject,
+  resource: Record<string, PlainValue>,
+  service: string,
+  scope: string,
+): SpanRow {
+  const start = nanosText(span.startTimeUnixNano);
+  const end = nanosText(span.endTimeUnixNano);
+  const status = obj(span.status);
+  return {
+    time: nanosToIso(start),
+    end: nanosToIso(end),
+    duration: durationMillis(start, end),
+    traceId: str(span.traceId),
+    spanId: str(span.spanId),
+    parentSpanId: str(span.parentSpanId),
+    name: str(span.name),
+    kind: SPAN_KINDS[enumOf(span.kind, KIND_NAMES)] ?? 'unspecified',
+    status: SPAN_STATUSES[enumOf(status.code, STATUS_NAMES)] ?? 'unset',
+    statusMessage: str(status.message),
+    service,
+    resource,
+    scope,
+    attributes: attributes(span.attributes),
+    events: list(span.events).map((value) => {
+      const event = obj(value);
+      return {
+        time: nanosToIso(nanosText(event.timeUnixNano)),
+        name: str(event.name),
+        attributes: attributes(event.attributes),
+      };
+    }),
+    links: list(span.links).map((value) => {
+      const link = obj(value);
+      return {
+        traceId: str(link.traceId),
+        spanId: str(link.spanId),
+        traceState: str(link.traceState),
+        attributes: attributes(link.attributes),
+      };
+    }),
+    traceState: str(span.traceState),
+  };
+}
+
+/**
+ * Milliseconds from `start` to `end` (decimal nanoseconds), to the nanosecond; 0 when either is
+ * unset. Negative when the span ended before it started, as recorded.
+ */
+export function durationMillis(start: string, end: string): number {
+  if (!isNanos(start) || !isNanos(end)) return 0;
+  // Both exact below 2^53 ns (104 days), and IEEE division rounds once: the nearest double to
+  // the exact decimal, which prints as that decimal.
+  return Number(BigInt(end) - BigInt(start)) / 1e6;
+}
+
+const isNanos = (text: string) => /^\d+$/.test(text) && !/^0+$/.test(text);

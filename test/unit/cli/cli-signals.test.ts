@@ -1,0 +1,430 @@
+import { join } from 'node:path';
+import type { HrTime } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { StatsReport } from '../../../src/cli/commands/stats.js';
+import type { LogRecordRow, SpanRow } from '../../../src/reader.js';
+import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
+import {
+  encodeObject,
+  hrTimeNanos,
+  keyAt,
+  sampleMetrics,
+  writeAtKey,
+} from '../../support/reader-fixtures.js';
+import {
+  encodeLogRecords,
+  encodeSpans,
+  type RecordedTrace,
+  recordTrace,
+  signalKeyAt,
+} from '../../support/signal-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0 } from '../../support/time.js';
+
+let root: string;
+let recorded: RecordedTrace;
+const run = (args: string[], options: CliInProcessOptions = {}) =>
+  runCliInProcess(args, { cwd: root, ...options });
+const MIRROR = ['--dir', 'mirror', '--prefix', 'prod'];
+
+beforeAll(async () => {
+  root = await makeTempDir('otel-s3-cli-signals-');
+  const mirror = join(root, 'mirror');
+  recorded = await recordTrace();
+  // The trace's spans in two objects of two formats, in the reverse of the order the SDK ended
+  // them (so no order of the waterfall comes from the storage's), its log records in one, and
+  // metrics.
+  const reversed = recorded.spans.toReversed();
+  const [first, rest] = [reversed.slice(0, 3), reversed.slice(3)];
+  const t = (s: number) => new Date(CLI_T0.getTime() + s * 1000);
+  await writeAtKey(
+    mirror,
+    signalKeyAt('traces', 'otlp-json', 'prod', t(1), '.json.zst'),
+    encodeSpans(first, 'otlp-json', 'zstd'),
+  );
+  await writeAtKey(
+    mirror,
+    signalKeyAt('traces', 'otlp-proto', 'prod', t(2), '.binpb.gz'),
+    encodeSpans(rest, 'otlp-proto', 'gzip'),
+  );
+  await writeAtKey(
+    mirror,
+    signalKeyAt('logs', 'otlp-proto', 'prod', t(3), '.binpb'),
+    encodeLogRecords(recorded.logs, 'otlp-proto', 'none'),
+  );
+  await writeAtKey(
+    mirror,
+    keyAt('prod', t(4), '.json.gz'),
+    encodeObject(await sampleMetrics('svc'), 'otlp-json', 'gzip'),
+  );
+  return () => removeDir(root);
+});
+
+const nanos = (t: HrTime) => BigInt(hrTimeNanos(t));
+
+/** The waterfall the recorded trace must give: depth first, children by start time. */
+function expectedOrder(spans: ReadableSpan[]): { span: ReadableSpan; depth: number }[] {
+  const out: { span: ReadableSpan; depth: number }[] = [];
+  const visit = (parent: string | undefined, depth: number) => {
+    const children = spans
+      .filter((s) => s.parentSpanContext?.spanId === parent)
+      .sort((a, b) => (nanos(a.startTime) < nanos(b.startTime) ? -1 : 1));
+    for (const span of children) {
+      out.push({ span, depth });
+      visit(span.spanContext().spanId, depth + 1);
+    }
+  };
+  visit(undefined, 0);
+  return out;
+}
+
+/** A waterfall line: tree depth (3 columns a level), then the columns three spaces apart. */
+function parseLine(line: string) {
+  const match = /^((?:│ {2}|├─ |└─ | {3})*)([^|]+)\|(.*)\|$/u.exec(line);
+  if (match === null) throw new Error(`not a waterfall line: ${line}`);
+  const columns = (match[2] as string).trim().split(/ {3,}/);
+  // A log record's line has no status.
+  const [name, service, status, duration] =
+    columns.length === 4 ? columns : [columns[0], columns[1], '', columns[2]];
+  return {
+    depth: [...(match[1] as string)].length / 3,
+    name,
+    service,
+    status,
+    duration,
+    bar: match[3] as string,
+  };
+}
+
+describe('otel-s3 trace', () => {
+  test('the waterfall: the recorded tree, order, durations, statuses, services and bars', async () => {
+    const { code, stdout, stderr } = await run(['trace', recorded.traceId, ...MIRROR]);
+    expect([code, stderr]).toEqual([0, '']);
+    const [heading, header, ...body] = lines(stdout);
+    expect(heading).toBe(
+      `trace ${recorded.traceId}: 6 spans, 2 services, 120 ms from 2026-11-30 04:00:00.000 UTC, 1 error`,
+    );
+    expect(header).toMatch(/^span +service +status +duration +0 +120 ms$/);
+    const want = expectedOrder(recorded.spans);
+    const t0 = nanos(want[0]?.span.startTime ?? [0, 0]);
+    const total = Number(nanos(want[0]?.span.endTime ?? [0, 0]) - t0);
+    const got = body.map(parseLine);
+    expect(got.map((l) => [l.depth, l.name])).toEqual(want.map((w) => [w.depth, w.span.name]));
+    const STATUS = ['unset', 'ok', 'error'];
+    want.forEach(({ span }, i) => {
+      const line = got[i] as ReturnType<typeof parseLine>;
+      const ms = Number(nanos(span.endTime) - nanos(span.startTime)) / 1e6;
+      expect([line.duration, line.status, line.service], span.name).toEqual([
+        `${ms} ms`,
+        STATUS[span.status.code],
+        span.resource.attributes['service.name'],
+      ]);
+      // The bar starts at the span's start and is as long as its duration, in 40 cells.
+      expect(line.bar).toHaveLength(40);
+      const from = line.bar.indexOf('█');
+      const cells = line.bar.lastIndexOf('█') + 1 - from;
+      const start = (Number(nanos(span.startTime) - t0) / total) * 40;
+      expect(Math.abs(from - start), span.name).toBeLessThan(1);
+      expect(Math.abs(cells - (ms * 1e6 * 40) / total), span.name).toBeLessThanOrEqual(1);
+    });
+  });
+
+  test("--logs puts each of the trace's log records under its span, at its time", async () => {
+    const { code, stdout } = await run(['trace', recorded.traceId, '--logs', ...MIRROR]);
+    expect(code).toBe(0);
+    const body = lines(stdout).slice(2).map(parseLine);
+    const inTrace = recorded.logs.filter((l) => l.spanContext?.traceId === recorded.traceId);
+    expect(inTrace).toHaveLength(3);
+    const spanNames = new Map(recorded.spans.map((s) => [s.spanContext().spanId, s.name]));
+    for (const log of inTrace) {
+      const text = typeof log.body === 'string' ? log.body : JSON.stringify(log.body);
+      const at = body.findIndex((l) => l.name?.endsWith(` ${text}`));
+      expect(at, text).toBeGreaterThan(0);
+      const line = body[at] as ReturnType<typeof parseLine>;
+      // Its span: the nearest line above one level up.
+      const parent = body.slice(0, at).findLast((l) => l.depth === line.depth - 1);
+      expect(parent?.name, text).toBe(spanNames.get(log.spanContext?.spanId ?? ''));
+      const ms =
+        Number(
+          nanos(log.hrTime) -
+            nanos(recorded.spans.find((s) => !s.parentSpanContext)?.startTime ?? [0, 0]),
+        ) / 1e6;
+      expect(line.duration).toBe(`+${ms} ms`);
+      expect(line.bar.indexOf('◆')).toBe(Math.floor((ms / 120) * 40));
+    }
+    // The record outside the trace is not shown.
+    expect(stdout).not.toContain('cache warmed');
+    expect(body).toHaveLength(6 + 3);
+  });
+
+  test('--format jsonl: the spans as rows (SpanRow, as `spans` prints them), in the waterfall order', async () => {
+    const trace = await run(['trace', recorded.traceId, '--format', 'jsonl', ...MIRROR]);
+    expect(trace.code).toBe(0);
+    const rows = lines(trace.stdout).map((l) => JSON.parse(l) as SpanRow);
+    expect(rows.map((r) => r.spanId)).toEqual(
+      expectedOrder(recorded.spans).map((w) => w.span.spanContext().spanId),
+    );
+    const all = await run(['spans', '--format', 'jsonl', ...MIRROR]);
+    const byId = new Map(
+      lines(all.stdout).map((l) => [(JSON.parse(l) as SpanRow).spanId, JSON.parse(l)]),
+    );
+    for (const row of rows) expect(row).toEqual(byId.get(row.spanId));
+  });
+
+  test('a span stored twice is shown once, and said; --width sets the bar', async () => {
+    const twice = join(root, 'twice');
+    for (const seconds of [1, 2]) {
+      await writeAtKey(
+        twice,
+        signalKeyAt(
+          'traces',
+          'otlp-json',
+          'p',
+          new Date(CLI_T0.getTime() + seconds * 1000),
+          '.json',
+        ),
+        encodeSpans(recorded.spans, 'otlp-json', 'none'),
+      );
+    }
+    const { code, stdout, stderr } = await run([
+      'trace',
+      recorded.traceId,
+      '--dir',
+      'twice',
+      '--prefix',
+      'p',
+      '--width',
+      '20',
+    ]);
+    expect([code, stderr]).toEqual([0, 'otel-s3: 6 spans stored twice, shown once\n']);
+    const body = lines(stdout).slice(2).map(parseLine);
+    expect(body.map((l) => l.name)).toEqual(expectedOrder(recorded.spans).map((w) => w.span.name));
+    expect(body.map((l) => l.bar.length)).toEqual(Array(6).fill(20));
+    expect(body[0]?.bar).toBe('█'.repeat(20));
+    const narrow = await run(['trace', recorded.traceId, ...MIRROR, '--width', '5']);
+    expect([narrow.code, narrow.stderr]).toEqual([
+      2,
+      'otel-s3: --width "5": give a whole number of cells, 10-200\n',
+    ]);
+  });
+
+  test('a trace id that is not 32 hex digits is a usage error; an unknown one is said', async () => {
+    const bad = await run(['trace', 'abc', ...MIRROR]);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'otel-s3: trace id "abc": a trace id is 32 hex digits, e.g. 4bf92f3577b34da6a3ce929d0e0e4736\n',
+    ]);
+    const none = await run(['trace', `${'0'.repeat(31)}1`, ...MIRROR]);
+    expect([none.code, none.stdout, none.stderr]).toEqual([
+      0,
+      '',
+      `otel-s3: no span of trace ${'0'.repeat(31)}1 in ${join(root, 'mirror')}/prod/\n`,
+    ]);
+  });
+});
+
+describe('otel-s3 spans and logs', () => {
+  const spanNames = async (args: string[]) => {
+    const { code, stdout, stderr } = await run(['spans', '--format', 'jsonl', ...MIRROR, ...args]);
+    expect([code, stderr]).toEqual([0, '']);
+    return lines(stdout)
+      .map((l) => (JSON.parse(l) as SpanRow).name)
+      .sort();
+  };
+
+  test('filters: service, name, status, attribute, trace id, duration', async () => {
+    expect(await spanNames([])).toEqual(recorded.spans.map((s) => s.name).sort());
+    expect(await spanNames(['--service', 'cart'])).toEqual(['add item', 'validate']);
+    expect(await spanNames(['--name', 'SELECT*', '--name', 'render'])).toEqual([
+      'SELECT orders',
+      'render',
+    ]);
+    expect(await spanNames(['--status', 'error'])).toEqual(['add item']);
+    expect(await spanNames(['--attribute', 'cart.items=3'])).toEqual(['add item']);
+    expect(await spanNames(['--attribute', 'db.system'])).toEqual(['SELECT orders']);
+    // A resource attribute matches too.
+    expect(await spanNames(['--attribute', 'service.name=car*', '--status', 'unset'])).toEqual([
+      'validate',
+    ]);
+    expect(await spanNames(['--trace-id', recorded.traceId.toUpperCase()])).toHaveLength(6);
+    expect(await spanNames(['--min-duration', '60ms'])).toEqual([
+      'GET /checkout',
+      'POST /cart',
+      'add item',
+    ]);
+    const none = await run(['spans', ...MIRROR, '--service', 'nosuch']);
+    expect([none.code, none.stderr]).toEqual([
+      0,
+      'otel-s3: no span matched the filters, of 6 spans in this range\n',
+    ]);
+  });
+
+  test('csv has the jsonl fields, in order; the table shows the span', async () => {
+    const jsonl = await run(['spans', '--format', 'jsonl', ...MIRROR, '--status', 'error']);
+    const [row] = lines(jsonl.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const csv = await run(['spans', '--format', 'csv', ...MIRROR, '--status', 'error']);
+    const [header, line] = lines(csv.stdout);
+    expect(header?.split(',')).toEqual(Object.keys(row ?? {}));
+    expect(line).toContain(',add item,server,error,out of stock,cart,');
+    const table = await run(['spans', ...MIRROR, '--status', 'error'], { stdoutTTY: true });
+    expect(lines(table.stdout)[1]).toMatch(
+      new RegExp(
+        `^2026-11-30 04:00:00\\.035 +60 ms +cart +add item +server +error +${recorded.traceId} +cart\\.items=3$`,
+      ),
+    );
+  });
+
+  test('logs: severity (by number, or by text), trace id, span id, body, service', async () => {
+    const bodies = async (args: string[]) => {
+      const { code, stdout, stderr } = await run(['logs', '--format', 'jsonl', ...MIRROR, ...args]);
+      expect([code, stdout === '' || stderr === '']).toEqual([0, true]);
+      return lines(stdout).map((l) => {
+        const row = JSON.parse(l) as LogRecordRow;
+        return typeof row.body === 'string' ? row.body : JSON.stringify(row.body);
+      });
+    };
+    expect(await bodies([])).toHaveLength(4);
+    expect(await bodies(['--severity', 'warn'])).toEqual([
+      '{"message":"item out of stock","sku":"A-42"}',
+    ]);
+    expect((await bodies(['--severity', 'info'])).sort()).toEqual(
+      ['checkout done', 'querying orders', '{"message":"item out of stock","sku":"A-42"}'].sort(),
+    );
+    expect(await bodies(['--trace-id', recorded.traceId])).toHaveLength(3);
+    const query = recorded.spans.find((s) => s.name === 'SELECT orders');
+    expect(await bodies(['--span-id', query?.spanContext().spanId ?? ''])).toEqual([
+      'querying orders',
+    ]);
+    expect(await bodies(['--body', 'stock'])).toHaveLength(1);
+    expect(await bodies(['--service', 'checkout', '--attribute', 'sku'])).toEqual([]);
+    const csv = await run(['logs', '--format', 'csv', ...MIRROR, '--severity', 'error']);
+    expect(lines(csv.stdout)[0]).toBe(
+      'time,observedTime,severity,severityNumber,body,traceId,spanId,eventName,service,resource,scope,attributes',
+    );
+    const bad = await run(['logs', ...MIRROR, '--severity', 'loud']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('Allowed choices are trace, debug, info, warn, error, fatal');
+  });
+});
+
+describe('stats, cat and ls know every signal', () => {
+  test('stats --format json: objects per signal, spans and log records per service', async () => {
+    const { code, stdout } = await run(['stats', '--format', 'json', ...MIRROR]);
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as StatsReport;
+    expect(report.signals).toEqual({ traces: 2, logs: 1, metrics: 1 });
+    expect(report.objects).toBe(4);
+    expect(report.spans).toBe(6);
+    expect(report.spanServices).toEqual([
+      { service: 'cart', spans: 2, rootSpans: 0, errorSpans: 1 },
+      { service: 'checkout', spans: 4, rootSpans: 1, errorSpans: 0 },
+    ]);
+    expect(report.logRecords).toBe(4);
+    expect(report.logServices).toEqual([
+      { service: 'cart', logRecords: 1, severities: { ERROR: 1 } },
+      { service: 'checkout', logRecords: 3, severities: { INFO: 2, DEBUG: 1 } },
+    ]);
+    expect(report.dataPoints).toBe(6);
+    const text = await run(['stats', ...MIRROR, '--signal', 'traces']);
+    expect(text.stdout).toMatch(
+      /\nservice +spans +root spans +errors\ncart +2 +0 +1\ncheckout +4 +1 +0\ntotal +6\n$/,
+    );
+  });
+
+  test('cat --signal: the requests of that signal; --with-key names it', async () => {
+    const { code, stdout } = await run(['cat', ...MIRROR, '--signal', 'traces', '--with-key']);
+    expect(code).toBe(0);
+    const wrapped = lines(stdout).map(
+      (l) => JSON.parse(l) as { signal: string; request: Record<string, unknown> },
+    );
+    expect(wrapped.map((w) => [w.signal, Object.keys(w.request)])).toEqual([
+      ['traces', ['resourceSpans']],
+      ['traces', ['resourceSpans']],
+    ]);
+    const all = await run(['cat', ...MIRROR]);
+    expect(
+      lines(all.stdout)
+        .map((l) => Object.keys(JSON.parse(l))[0])
+        .sort(),
+    ).toEqual(['resourceLogs', 'resourceMetrics', 'resourceSpans', 'resourceSpans']);
+  });
+
+  test("points reads the metrics only; other signals' objects are not keys out of the layout", async () => {
+    const { code, stdout, stderr } = await run(['points', '--format', 'jsonl', ...MIRROR]);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(lines(stdout)).toHaveLength(6);
+    const ls = await run(['ls', '--format', 'jsonl', ...MIRROR, '--signal', 'logs']);
+    expect(lines(ls.stdout).map((l) => (JSON.parse(l) as { signal: string }).signal)).toEqual([
+      'logs',
+    ]);
+    const spansOnly = join(root, 'spans-only');
+    await writeAtKey(
+      spansOnly,
+      signalKeyAt('traces', 'otlp-json', 'p', CLI_T0, '.json'),
+      encodeSpans(recorded.spans, 'otlp-json', 'none'),
+    );
+    const nothing = await run(['logs', '--dir', 'spans-only', '--prefix', 'p']);
+    expect([nothing.code, nothing.stderr]).toEqual([
+      5,
+      `otel-s3: nothing to read: no objects of log records under ${spansOnly}/p/, only 1 object of spans\n`,
+    ]);
+    // With a range that holds nothing, the prefix's first keys tell the same.
+    const ranged = await run(['logs', '--dir', 'spans-only', '--prefix', 'p', '--since', '1h']);
+    expect([ranged.code, ranged.stderr]).toEqual([nothing.code, nothing.stderr]);
+    const quiet = await run(['spans', '--dir', 'spans-only', '--prefix', 'p', '--since', '1h']);
+    expect([quiet.code, quiet.stderr]).toEqual([
+      0,
+      `otel-s3: no spans in ${spansOnly}/p/ for this range\n`,
+    ]);
+  });
+});
+
+describe('otel-s3 trace on hostile spans', () => {
+  const TRACE = 'ab'.repeat(16);
+  const id = (n: number) => n.toString(16).padStart(16, '0');
+  const span = (n: number, parent: number | undefined, name = `s${n}`) => ({
+    traceId: TRACE,
+    spanId: id(n),
+    ...(parent === undefined ? {} : { parentSpanId: id(parent) }),
+    name,
+    startTimeUnixNano: String(1_764_475_200_000_000_000n + BigInt(n) * 1000n),
+    endTimeUnixNano: String(1_764_475_200_000_000_000n + BigInt(n) * 1000n + 500n),
+  });
+
+  test('a cycle of parents, a chain 20000 deep and escape sequences in names: each span once, safely', async () => {
+    const DEPTH = 20_000;
+    const spans = [
+      span(1, 2), // 1 and 2 are each other's parent: no root reaches them
+      span(2, 1),
+      span(3, undefined, '\u001b[31mred\u202e'),
+      ...Array.from({ length: DEPTH }, (_, i) => span(100 + i, i === 0 ? 3 : 99 + i)),
+    ];
+    const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
+    const dir = join(root, 'hostile');
+    await writeAtKey(
+      dir,
+      signalKeyAt('traces', 'otlp-json', 'p', CLI_T0, '.json'),
+      Buffer.from(`${body}\n`),
+    );
+    const { code, stdout, stderr } = await run([
+      'trace',
+      TRACE,
+      '--dir',
+      'hostile',
+      '--prefix',
+      'p',
+    ]);
+    expect([code, stderr]).toEqual([
+      0,
+      'otel-s3: 2 spans of this trace have parents not found in this range: shown at the top level\n',
+    ]);
+    const body2 = lines(stdout).slice(2);
+    expect(body2).toHaveLength(spans.length);
+    expect(body2[0]).toMatch(/^\\x1b\[31mred\\u202e +unset/);
+    // Deep lines keep a bounded width.
+    expect(Math.max(...body2.map((l) => l.length))).toBeLessThan(200);
+    expect(body2.at(-2)).toMatch(/^s1 /);
+    expect(body2.at(-1)).toMatch(/^└─ s2 /);
+  }, 60_000);
+});
