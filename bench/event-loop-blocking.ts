@@ -4,8 +4,10 @@
  * node:zlib the records are compressed as they are appended; the flush's probe starts just
  * before forceFlush()),
  * beside compressing the same 16 MiB synchronously with zstd-napi on the main thread, and an
- * idle window as the machine's noise floor. zstd and none; a stub S3 that answers after 5 ms,
- * and the real S3 server when S3_ENDPOINT is set. Long stalls are attributed to the phase they
+ * idle window as the machine's noise floor. Metrics (zstd and none), spans and log records
+ * (zstd; exports of 512, a BatchSpanProcessor's / BatchLogRecordProcessor's batch), each against
+ * the sync compression of its own bytes; a stub S3 that answers after 5 ms, and the real S3
+ * server when S3_ENDPOINT is set. Long stalls are attributed to the phase they
  * fell into (seen from outside: the stub's / SDK middleware's timestamps), and the suspected
  * synchronous steps are timed on their own on the same bytes.
  */
@@ -17,11 +19,19 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { crc32 } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { compress as zstdCompress } from 'zstd-napi';
-import { S3MetricExporter, type S3MetricExporterOptions } from '../src/index.js';
+import type { RecordFormat } from '../src/encoding/records.js';
+import {
+  type ExporterStats,
+  S3LogRecordExporter,
+  S3MetricExporter,
+  type S3MetricExporterOptions,
+  S3SpanExporter,
+} from '../src/index.js';
+import { logsExport } from '../src/signals/logs/export.js';
 import { metricsExport } from '../src/signals/metrics/export.js';
 import { resourceMetricsToJsonBytes } from '../src/signals/metrics/otlp-json.js';
+import { tracesExport } from '../src/signals/traces/export.js';
 import { busyStretches, type Profile, type Stretch } from './lib/busy-stretches.js';
-import { exportOnce } from './lib/export-once.js';
 import { fmtMiB, fmtMs, fmtPct } from './lib/format.js';
 import { startProfiling } from './lib/inspector-profile.js';
 import {
@@ -32,6 +42,7 @@ import {
   startDelayProbe,
 } from './lib/loop-delay.js';
 import { realisticSource } from './lib/realistic-metrics.js';
+import { realisticLogRecords, realisticSpans } from './lib/realistic-signals.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import {
   benchBucket,
@@ -48,6 +59,8 @@ const ROUNDS = args.quick ? 3 : 9;
 const BATCH_BYTES = 16 * 1024 * 1024;
 /** ~1 MiB of OTLP JSON per export (about 630 bytes per data point). */
 const SERIES_PER_EXPORT = 1_700;
+/** Spans / log records per export: the SDK's batch processors' maxExportBatchSize. */
+const RECORDS_PER_EXPORT = 512;
 const STUB_DELAY_MILLIS = 5;
 const IDLE_MILLIS = 300;
 /** Stalls shorter than this are timer jitter, not recorded. */
@@ -55,6 +68,64 @@ const GAP_MILLIS = 1;
 
 type Compression = 'zstd' | 'none';
 type Target_ = 'stub' | 'real';
+type Signal = 'metrics' | 'spans' | 'log records';
+
+/** What the flush runs need of any of the three exporters. */
+interface BenchExporter {
+  export(item: unknown, done: (result: { code: number; error?: Error }) => void): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+  stats(): ExporterStats;
+}
+
+/** One signal's 16 MiB batch: the exports that fill it, as records and as one object. */
+interface SignalBatch {
+  exports: unknown[];
+  records: Buffer[];
+  recordBytes: number;
+  raw: Buffer;
+  make(options: S3MetricExporterOptions): BenchExporter;
+}
+
+/** One export() as a promise: resolves on SUCCESS, rejects with the exporter's error. */
+function exportOnce(exporter: BenchExporter, item: unknown): Promise<void> {
+  return new Promise((resolve, reject) =>
+    exporter.export(item, (result) =>
+      result.code === 0 ? resolve() : reject(result.error ?? new Error('export failed')),
+    ),
+  );
+}
+
+/** Takes exports from `next` until their records fill BATCH_BYTES (one object's worth). */
+async function fill<T>(
+  format: RecordFormat<T>,
+  next: () => T | undefined | Promise<T>,
+  make: SignalBatch['make'],
+): Promise<SignalBatch> {
+  const exports: unknown[] = [];
+  const records: Buffer[] = [];
+  let recordBytes = 0;
+  while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {
+    const item = await next();
+    if (item === undefined) throw new Error('ran out of data before 16 MiB');
+    exports.push(item);
+    const record = format.encode(item);
+    records.push(record);
+    recordBytes += record.length;
+  }
+  return { exports, records, recordBytes, raw: format.assemble(records, recordBytes), make };
+}
+
+/** Realistic records of the SDK, in exports of RECORDS_PER_EXPORT, enough for BATCH_BYTES. */
+function chunks<T>(all: readonly T[]): () => T[] | undefined {
+  let at = 0;
+  return () => {
+    if (at >= all.length) return undefined;
+    const chunk = all.slice(at, at + RECORDS_PER_EXPORT);
+    at += RECORDS_PER_EXPORT;
+    return chunk;
+  };
+}
 
 /** Marks seen from outside the exporter, for attributing stalls to phases. */
 interface Marks {
@@ -81,20 +152,32 @@ interface Run {
   phaseStalls: Record<string, number>;
 }
 
-progress('event loop: building the data (16 MiB of realistic OTLP JSON)');
+progress('event loop: building the data (16 MiB of realistic OTLP JSON per signal)');
 const source = realisticSource(SERIES_PER_EXPORT, 7);
-const collections: ResourceMetrics[] = [];
 const format = metricsExport.records['otlp-json'];
-const records: Buffer[] = [];
-let recordBytes = 0;
-while (format.overhead(records.length) + recordBytes < BATCH_BYTES) {
-  source.record();
-  const rm = await source.collect();
-  collections.push(rm);
-  const record = format.encode(rm);
-  records.push(record);
-  recordBytes += record.length;
-}
+/** About 1,340 bytes of OTLP JSON a span and 575 a log record: 16 MiB and some to spare. */
+const batches: Record<Signal, SignalBatch> = {
+  metrics: await fill(
+    format,
+    () => {
+      source.record();
+      return source.collect();
+    },
+    (o) => new S3MetricExporter(o),
+  ),
+  spans: await fill(
+    tracesExport.records['otlp-json'],
+    chunks(await realisticSpans(14_000)),
+    (o) => new S3SpanExporter(o),
+  ),
+  'log records': await fill(
+    logsExport.records['otlp-json'],
+    chunks(await realisticLogRecords(32_000)),
+    (o) => new S3LogRecordExporter(o),
+  ),
+};
+const { records, recordBytes } = batches.metrics;
+const collections = batches.metrics.exports as ResourceMetrics[];
 
 const s3 = s3Env();
 /** For the bench bucket: created here, deleted at the end. */
@@ -175,7 +258,8 @@ function phaseOf(gap: Gap, m: Marks): string {
  * 5 ms bound as the flush.
  */
 async function exportWatched(
-  exporter: S3MetricExporter,
+  exporter: BenchExporter,
+  exports: readonly unknown[],
 ): Promise<{ stallMillis: number; onCpuMillis: number | undefined }> {
   // Left out: the export() calls (encoding) and garbage collections, which the exports'
   // garbage brings whatever the exporter does (compression none shows as many).
@@ -185,9 +269,9 @@ async function exportWatched(
   });
   gcs.observe({ entryTypes: ['gc'] });
   const probe = startDelayProbe(GAP_MILLIS);
-  for (const rm of collections) {
+  for (const item of exports) {
     const from = performance.now();
-    const accepted = exportOnce(exporter, rm);
+    const accepted = exportOnce(exporter, item);
     excluded.push([from, performance.now()]);
     await accepted;
     await sleep(5);
@@ -217,12 +301,18 @@ function longestStall(
   return { stallMillis, onCpuMillis };
 }
 
-async function flushRun(compression: Compression, target: Target_, profile = false): Promise<Run> {
+async function flushRun(
+  signal: Signal,
+  compression: Compression,
+  target: Target_,
+  profile = false,
+): Promise<Run> {
   const marks: Partial<Marks> = {};
   const stub = new StubS3(STUB_DELAY_MILLIS);
-  const exporter = new S3MetricExporter({
+  const batch = batches[signal];
+  const exporter = batch.make({
     ...(target === 'real' ? realServer() : { bucket: 'bench', s3Client: stub.client }),
-    prefix: `event-loop/${compression}`,
+    prefix: `event-loop/${signal.replace(' ', '-')}/${compression}`,
     compression,
     maxBatchBytes: 4 * BATCH_BYTES,
     maxBufferedBytes: 8 * BATCH_BYTES,
@@ -233,11 +323,11 @@ async function flushRun(compression: Compression, target: Target_, profile = fal
   if (target === 'real') {
     // The exporter's connection is long-lived: its first request (credentials, a new
     // connection) is not what a flush in steady state pays.
-    await exportOnce(exporter, collections[0] as ResourceMetrics);
+    await exportOnce(exporter, batch.exports[0]);
     await exporter.forceFlush();
     unmark = markRequests(marks);
   }
-  const exports = await exportWatched(exporter);
+  const exports = await exportWatched(exporter, batch.exports);
   await collectGarbage();
   await sleep(50); // the zstd worker is up, the GC is done: the probe sees only the flush
   const probe = startDelayProbe(GAP_MILLIS);
@@ -332,37 +422,46 @@ function stepTimings(): Record<string, number> {
   };
 }
 
-const configs: { compression: Compression; target: Target_ }[] = [
-  { compression: 'zstd', target: 'stub' },
-  { compression: 'none', target: 'stub' },
-  ...(s3 === undefined
-    ? []
-    : [
-        { compression: 'zstd' as const, target: 'real' as const },
-        { compression: 'none' as const, target: 'real' as const },
-      ]),
+interface Config {
+  signal: Signal;
+  compression: Compression;
+  target: Target_;
+}
+const SIGNALS: Signal[] = ['metrics', 'spans', 'log records'];
+/**
+ * Metrics with zstd and none; spans and log records with zstd (the default, what the target is
+ * about; compression none costs the loop what it costs the metrics: writing the body).
+ */
+const configsOf = (target: Target_): Config[] => [
+  { signal: 'metrics', compression: 'zstd', target },
+  { signal: 'metrics', compression: 'none', target },
+  { signal: 'spans', compression: 'zstd', target },
+  { signal: 'log records', compression: 'zstd', target },
 ];
-const label = (c: { compression: Compression; target: Target_ }) =>
-  `ours, ${c.compression}, ${c.target === 'stub' ? `stub S3 (${STUB_DELAY_MILLIS} ms)` : 'real S3'}`;
+const configs: Config[] = [...configsOf('stub'), ...(s3 === undefined ? [] : configsOf('real'))];
+const label = (c: Config) =>
+  `ours, ${c.signal}, ${c.compression}, ${c.target === 'stub' ? `stub S3 (${STUB_DELAY_MILLIS} ms)` : 'real S3'}`;
+const signalOf = new Map(configs.map((c) => [label(c), c.signal]));
 
 const runs = new Map<string, Run[]>();
-const baselines: DelayReport[] = [];
+/** Per signal: its 16 MiB compressed synchronously on the main thread, every round. */
+const baselines: Record<Signal, DelayReport[]> = { metrics: [], spans: [], 'log records': [] };
 const idles: DelayReport[] = [];
 const steps: Record<string, number[]> = {};
-const raw = format.assemble(records, recordBytes);
+const raw = batches.metrics.raw;
 /** The same bytes zstd-compressed, for the step that hashes a compressed body. */
 const compressed = zstdCompress(raw);
 
 // Warm-up: JIT, the SDK's first request, the worker's first job.
-for (const c of configs) await flushRun(c.compression, c.target);
-await syncBaseline(raw);
+for (const c of configs) await flushRun(c.signal, c.compression, c.target);
+for (const signal of SIGNALS) await syncBaseline(batches[signal].raw);
 for (let round = 0; round < ROUNDS; round++) {
   progress(`event loop: round ${round + 1}/${ROUNDS}`);
   idles.push(await idle());
-  baselines.push(await syncBaseline(raw));
+  for (const signal of SIGNALS) baselines[signal].push(await syncBaseline(batches[signal].raw));
   for (const c of round % 2 === 0 ? configs : [...configs].reverse()) {
     const list = runs.get(label(c)) ?? [];
-    list.push(await flushRun(c.compression, c.target));
+    list.push(await flushRun(c.signal, c.compression, c.target));
     runs.set(label(c), list);
   }
   for (const [name, millis] of Object.entries(stepTimings())) {
@@ -373,11 +472,12 @@ for (let round = 0; round < ROUNDS; round++) {
 // Profiled flushes, apart from the measured rounds (the profiler slows the main thread).
 const profiled = new Map<string, Stretch[]>();
 for (const c of configs) {
-  const run = await flushRun(c.compression, c.target, true);
+  const run = await flushRun(c.signal, c.compression, c.target, true);
   if (run.profile === undefined) continue;
   profiled.set(label(c), busyStretches(run.profile, 1).slice(0, 3));
   if (args.cpuProfDir !== undefined) {
-    const file = join(args.cpuProfDir, `flush-${c.compression}-${c.target}.cpuprofile`);
+    const name = `flush-${c.signal.replace(' ', '-')}-${c.compression}-${c.target}`;
+    const file = join(args.cpuProfDir, `${name}.cpuprofile`);
     writeFileSync(file, JSON.stringify(run.profile));
   }
 }
@@ -387,11 +487,17 @@ if (setupClient !== undefined && realBucket !== undefined) {
   setupClient.destroy();
 }
 
-const baselineMax = median(baselines.map((d) => d.maxMillis));
+/** Of each signal's baseline: the median max delay, and its stall counted as the rows' are. */
+const baselineMaxOf = (signal: Signal) => median(baselines[signal].map((d) => d.maxMillis));
 /** The baseline's stall, counted the same way: time on a CPU within its longest gap. */
-const baselineOnCpu = median(
-  baselines.map((d) => Math.max(0, ...d.gaps.map((g) => Math.min(g.onCpuMillis ?? 0, g.millis)))),
-);
+const baselineOnCpuOf = (signal: Signal) =>
+  median(
+    baselines[signal].map((d) =>
+      Math.max(0, ...d.gaps.map((g) => Math.min(g.onCpuMillis ?? 0, g.millis))),
+    ),
+  );
+/** The signal a row of `runs` is about (its baseline). */
+const signalOfRow = (name: string): Signal => signalOf.get(name) ?? 'metrics';
 const idleMax = median(idles.map((d) => d.maxMillis));
 /** Longest gap the probe records with nothing running: what any row's stall figure includes. */
 const idleStall = median(idles.map((d) => Math.max(0, ...d.gaps.map((g) => g.millis))));
@@ -403,7 +509,7 @@ const onCpuOf = (list: Run[], of = (r: Run) => r.flushOnCpuMillis) => {
   return values.length === list.length ? median(values) : undefined;
 };
 const stallText = (ms: number) => (ms === 0 ? `< ${GAP_MILLIS} ms` : fmtMs(ms));
-const below = (ms: number) =>
+const below = (ms: number, baselineMax: number) =>
   ms === 0 ? `≥ ${(baselineMax / GAP_MILLIS).toFixed(1)}×` : `${(baselineMax / ms).toFixed(1)}×`;
 const delayRow = (name: string, delays: DelayReport[]) => {
   const max = summarize(delays.map((d) => d.maxMillis));
@@ -445,13 +551,16 @@ const table: Table = {
       '',
       '',
     ],
-    [
-      ...delayRow('baseline: zstd-napi compress() on the main thread', baselines),
+    ...SIGNALS.map((signal) => [
+      ...delayRow(
+        `baseline: zstd-napi compress() of the ${signal} on the main thread`,
+        baselines[signal],
+      ),
       '',
-      fmtMs(baselineOnCpu),
+      fmtMs(baselineOnCpuOf(signal)),
       '1×',
       '',
-    ],
+    ]),
     ...[...runs].map(([name, list]) => {
       const stall = median(list.map(stallOf));
       const onCpu = onCpuOf(list);
@@ -462,7 +571,7 @@ const table: Table = {
         ),
         stallText(stall),
         onCpu === undefined ? 'n/a' : stallText(onCpu),
-        below(stall),
+        below(stall, baselineMaxOf(signalOfRow(name))),
         phaseSummary(list),
       ];
     }),
@@ -509,6 +618,8 @@ const flushTargets: Target[] = [...runs]
   .map(([name, list]) => {
     const stall = median(list.map(stallOf));
     const onCpu = onCpuOf(list);
+    const baselineMax = baselineMaxOf(signalOfRow(name));
+    const baselineOnCpu = baselineOnCpuOf(signalOfRow(name));
     // With schedstat, the figure is the main thread's own CPU time inside its longest stall,
     // against the baseline's counted the same way; the wall-clock stall is shown beside it.
     const figure = onCpu ?? stall;
@@ -518,8 +629,8 @@ const flushTargets: Target[] = [...runs]
       name: `event-loop stall from seal+compress+upload, ${name}`,
       measured:
         onCpu === undefined
-          ? `${stallText(stall)} (${below(stall)} below sync ${fmtMs(baselineMax)}); idle: stall ${stallText(idleStall)}, max delay ${fmtMs(idleMax)}`
-          : `on our thread's CPU ${stallText(onCpu)} (${figure === 0 ? '≥ ' : ''}${ratio.toFixed(1)}× below sync ${fmtMs(baselineOnCpu)}); wall clock ${stallText(stall)} (${below(stall)} below ${fmtMs(baselineMax)}); idle stall ${stallText(idleStall)}`,
+          ? `${stallText(stall)} (${below(stall, baselineMax)} below sync ${fmtMs(baselineMax)}); idle: stall ${stallText(idleStall)}, max delay ${fmtMs(idleMax)}`
+          : `on our thread's CPU ${stallText(onCpu)} (${figure === 0 ? '≥ ' : ''}${ratio.toFixed(1)}× below sync ${fmtMs(baselineOnCpu)}); wall clock ${stallText(stall)} (${below(stall, baselineMax)} below ${fmtMs(baselineMax)}); idle stall ${stallText(idleStall)}`,
       threshold: '≤ 5 ms and ≥ 10× below sync',
       pass: figure <= 5 && ratio >= 10,
     };
@@ -544,17 +655,22 @@ const exportsTargets: Target[] = [...runs]
     };
   });
 const targets = [...flushTargets, ...exportsTargets];
-const sample = [...runs.values()][0]?.[0];
+/** Of a signal's zstd stub run: its batch's raw and stored bytes. */
+const batchText = (signal: Signal) => {
+  const sample = runs.get(label({ signal, compression: 'zstd', target: 'stub' }))?.[0];
+  return `${signal} ${batches[signal].exports.length} exports, ${fmtMiB(sample?.rawBytes ?? 0)} raw, zstd stored ${fmtMiB(sample?.storedBytes ?? 0)}`;
+};
 emitResult({
   suite: 'event-loop',
   title: 'Event-loop blocking while a 16 MiB batch is sealed, compressed and uploaded',
   tables: [table, stallTable, stepTable, profileTable],
   targets,
   notes: [
-    `batch: ${records.length} exports of ~1 MiB, ${fmtMiB(sample?.rawBytes ?? 0)} raw, zstd stored ${fmtMiB(sample?.storedBytes ?? 0)}; ${ROUNDS} rounds after a warm-up, medians; monitorEventLoopDelay (resolution 1 ms) over the flush plus 20 ms before and after; stalls = gaps > ${GAP_MILLIS} ms between the ticks of a 1 ms interval, attributed to the phase they overlap most.`,
+    `batch: ${SIGNALS.map(batchText).join('; ')} (metrics ~1 MiB an export of ${SERIES_PER_EXPORT} series; spans and log records ${RECORDS_PER_EXPORT} an export, the SDK's realistic HTTP server spans and request log records of bench/lib/realistic-signals.ts); each signal's baseline compresses that signal's 16 MiB; ${ROUNDS} rounds after a warm-up, medians; monitorEventLoopDelay (resolution 1 ms) over the flush plus 20 ms before and after; stalls = gaps > ${GAP_MILLIS} ms between the ticks of a 1 ms interval, attributed to the phase they overlap most.`,
     "between the exports: the batch's exports 5 ms apart (as a reader on a timer) under a probe of their own; stalls overlapping an export() call (its encoding) or a garbage collection are left out. With zstd on node:zlib the records are compressed on libuv's pool as they are appended, so the flush only ends the frame; what the main thread does for the compression (handing each record to the stream, taking the output chunks) happens there. Compression none does nothing there and is shown as the control.",
     'profiled flush: a sample taken inside native code (memcpy, page faults) may be charged to the neighbouring JS frame; the step table has direct timings of the same steps.',
     "on our thread's CPU: of the longest stall in the flush, the time the main thread actually ran (Linux schedstat, read at every probe tick); the rest of the stall it was ready to run but waiting for a core, which the S3 server on the same 2 cores and the compression worker were using. The target compares this with the baseline's longest stall counted the same way; the wall-clock stall is reported beside it.",
+    "the step table's steps are timed on the metrics' bytes.",
     'targets: the zstd rows (compressing is what the target is about). The none rows have no compression to move off the thread: the 16 MiB body is written to the socket from the main thread (the kernel copies what a loopback connection takes at once) and the garbage collector works through the batch; they are shown, not held to the target.',
     'phases seen from outside: seal→send = forceFlush() to the S3 send() call (seal, end of the zstd frame or compression of the records, key); SDK build+sign = send() to the request leaving the middleware stack.',
     s3 === undefined

@@ -8,6 +8,10 @@
  *    ROUNDS rounds with the order of the modes rotated;
  *  - a steady state over minutes (2,000 series, `--steady-seconds=N`, 180 by default), in
  *    `--steady-rounds=N` rounds (3) with the modes side by side;
+ *  - the three signals (SIGNALS=all: a tracer and a logger provider beside the meter provider,
+ *    100 requests a second, each a span and a log record, through the SDK's batch processors):
+ *    no exporter, the three OTLP/HTTP exporters, ours (one S3Exporters), light traffic,
+ *    `--three-rounds=N` rounds (5) with the order rotated;
  *  - what each part of the package costs (bench/children/footprint-modules.mjs).
  * RSS is sampled every 100 ms; CPU is the whole process's (every thread) from the first
  * recording to the end of the MeterProvider's shutdown (the last batch compressed and
@@ -41,15 +45,24 @@ const STEADY_SECONDS = flag('steady-seconds', args.quick ? 30 : 180);
 const STEADY_ROUNDS = flag('steady-rounds', args.quick ? 1 : 3);
 /** Processes of ours (default format) and of the OTLP/HTTP exporter in each steady round. */
 const STEADY_COPIES = flag('steady-copies', args.quick ? 1 : 4);
+/** Rounds of the three-signal processes (light traffic, LIGHT_HEAVY_SECONDS each). */
+const THREE_ROUNDS = flag('three-rounds', args.quick ? 1 : 5);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;
 const CPU_RATIO = 1.2;
-const TRAFFIC = { light: 200, heavy: 5_000, steady: 2_000 } as const;
+const TRAFFIC = { light: 200, heavy: 5_000, steady: 2_000, three: 200 } as const;
 type Traffic = keyof typeof TRAFFIC;
 const MODES: ServiceMode[] = ['none', 'otlp-http', 'otlp-json', 'otlp-proto', 'parquet'];
 type Mode = ServiceMode;
 const STEADY_MODES: Mode[] = ['none', 'otlp-http', 'otlp-json', 'parquet'];
+/** With SIGNALS=all: no exporter, the three OTLP/HTTP exporters, ours (default format). */
+const THREE_MODES: Mode[] = ['none', 'otlp-http', 'otlp-json'];
+const THREE_LABEL: Partial<Record<Mode, string>> = {
+  none: 'no exporter (three that discard)',
+  'otlp-http': 'the three OTLP/HTTP exporters into a local sink',
+  'otlp-json': 'ours: one S3Exporters, three exporters (otlp-json + zstd, default)',
+};
 /** The two modes the steady target compares run in more than one process per round. */
 const steadyCopies = (mode: Mode) =>
   mode === 'otlp-http' || mode === 'otlp-json' ? STEADY_COPIES : 1;
@@ -70,7 +83,13 @@ interface ModuleStep {
 }
 
 async function service(mode: Mode, traffic: Traffic, seconds: number): Promise<ServiceRun> {
-  return runService(sink, mode, TRAFFIC[traffic], seconds);
+  return runService(
+    sink,
+    mode,
+    TRAFFIC[traffic],
+    seconds,
+    traffic === 'three' ? { SIGNALS: 'all' } : {},
+  );
 }
 
 progress('footprint: building dist/ (npm run build)');
@@ -81,6 +100,7 @@ const runs: Record<Traffic, Partial<Record<Mode, ServiceRun[]>>> = {
   light: {},
   heavy: {},
   steady: {},
+  three: {},
 };
 for (const traffic of ['light', 'heavy'] as const) {
   for (let round = 0; round < ROUNDS; round++) {
@@ -93,6 +113,19 @@ for (const traffic of ['light', 'heavy'] as const) {
       list.push(await service(mode, traffic, LIGHT_HEAVY_SECONDS));
       runs[traffic][mode] = list;
     }
+  }
+}
+// The three signals: light traffic, one process at a time, the order rotated each round.
+for (let round = 0; round < THREE_ROUNDS; round++) {
+  const shift = round % THREE_MODES.length;
+  for (const mode of [...THREE_MODES.slice(shift), ...THREE_MODES.slice(0, shift)]) {
+    progress(
+      `footprint: three signals (${TRAFFIC.three} series, 100 spans and log records/s), round ${round + 1}/${THREE_ROUNDS}, ${mode}`,
+    );
+    runs.three[mode] = [
+      ...(runs.three[mode] ?? []),
+      await service(mode, 'three', LIGHT_HEAVY_SECONDS),
+    ];
   }
 }
 // The steady state's modes run side by side, started together: one process's plateau moves by
@@ -136,6 +169,8 @@ function added(traffic: Traffic, mode: Mode, figure: (r: ServiceRun) => number):
 const absolute = (traffic: Traffic, mode: Mode, figure: (r: ServiceRun) => number) =>
   median((runs[traffic][mode] ?? []).map(figure));
 const endShare = (traffic: Traffic) => (traffic === 'steady' ? 1 / 3 : 0.3);
+const modesOf = (traffic: Traffic) =>
+  traffic === 'steady' ? STEADY_MODES : traffic === 'three' ? THREE_MODES : MODES;
 const rssOf = (traffic: Traffic) => (r: ServiceRun) => settledRss(r, endShare(traffic));
 const cpuOf = (r: ServiceRun) => r.cpuMillis;
 const signed = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${fmtMiB(Math.abs(bytes))}`;
@@ -143,7 +178,9 @@ const signedMs = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmtMs(Math.abs(ms))}
 
 const serviceTable = (traffic: Traffic): Table => ({
   columns: [
-    `mode (${TRAFFIC[traffic]} series × counter + histogram, every 1 s)`,
+    traffic === 'three'
+      ? `three signals (${TRAFFIC[traffic]} series × counter + histogram; 100 spans and 100 log records a second)`
+      : `mode (${TRAFFIC[traffic]} series × counter + histogram, every 1 s)`,
     traffic === 'steady' ? 'RSS plateau (last third)' : 'RSS at the end',
     'above no exporter',
     'peak RSS',
@@ -153,10 +190,10 @@ const serviceTable = (traffic: Traffic): Table => ({
     'import: RSS, CPU',
     'threads',
   ],
-  rows: (traffic === 'steady' ? STEADY_MODES : MODES).map((mode) => {
+  rows: modesOf(traffic).map((mode) => {
     const first = runs[traffic][mode]?.[0];
     return [
-      LABEL[mode],
+      (traffic === 'three' ? THREE_LABEL[mode] : undefined) ?? LABEL[mode],
       fmtMiB(absolute(traffic, mode, rssOf(traffic))),
       mode === 'none' ? '' : signed(added(traffic, mode, rssOf(traffic))),
       fmtMiB(absolute(traffic, mode, peakRss)),
@@ -237,6 +274,8 @@ const cpuTarget = (traffic: Traffic): Target => {
     pass: mine <= CPU_RATIO * theirs,
   };
 };
+const threeOurs = added('three', ours, rssOf('three'));
+const threeOtlp = added('three', 'otlp-http', rssOf('three'));
 const heavyOurs = absolute('heavy', ours, peakRss);
 const heavyOtlp = absolute('heavy', 'otlp-http', peakRss);
 const steadyOurs = absolute('steady', ours, rssOf('steady'));
@@ -248,6 +287,12 @@ const targets: Target[] = [
     measured: `ours ${signed(lightOurs)}, OTLP/HTTP ${signed(lightOtlp)}`,
     threshold: `≤ OTLP/HTTP's + 10 MB = ${signed(lightOtlp + SLACK)}`,
     pass: lightOurs <= lightOtlp + SLACK,
+  },
+  {
+    name: `RSS, three signals, light traffic (${TRAFFIC.three} series, 100 spans and 100 log records a second): ours (one S3Exporters, three exporters) above no exporter vs the three OTLP/HTTP exporters'`,
+    measured: `ours ${signed(threeOurs)}, OTLP/HTTP ${signed(threeOtlp)} (${signed(threeOurs - threeOtlp)}; medians of ${THREE_ROUNDS} round(s), each paired with its round's process without exporters)`,
+    threshold: `≤ OTLP/HTTP's + 10 MB = ${signed(threeOtlp + SLACK)}`,
+    pass: threeOurs <= threeOtlp + SLACK,
   },
   cpuTarget('light'),
   cpuTarget('heavy'),
@@ -283,13 +328,18 @@ targets.push({
 
 const lost = Object.values(runs)
   .flatMap((byMode) => Object.values(byMode).flat())
-  .filter((r) => r.uploaded !== undefined && (r.uploaded.dropped > 0 || r.uploaded.batches === 0));
+  .filter(
+    (r) =>
+      (r.uploaded !== undefined && (r.uploaded.dropped > 0 || r.uploaded.batches === 0)) ||
+      Object.values(r.signals ?? {}).some((s) => s.dropped > 0 || s.batches === 0),
+  );
 emitResult({
   suite: 'footprint',
   title: 'Footprint: what the exporter costs a service, against the OTLP/HTTP exporter',
   tables: [
     serviceTable('light'),
     serviceTable('heavy'),
+    serviceTable('three'),
     serviceTable('steady'),
     residentTable,
     moduleTable,
@@ -298,6 +348,7 @@ emitResult({
   notes: [
     `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side, started together (${STEADY_COPIES} processes each of ours and of OTLP/HTTP, one of the others). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
     "RSS at the end: median of the samples (every 100 ms) of the last 30 % of the run before shutdown (the last third for the steady state). Peak: the highest sample, shutdown included. CPU: process.cpuUsage() (every thread of the process, libuv's pool and workers included) from the first recording through the end of shutdown; the import is shown apart.",
+    `Three signals: ${THREE_ROUNDS} round(s) of ${LIGHT_HEAVY_SECONDS} s per mode, one process at a time, the order rotated; each process also has a TracerProvider and a LoggerProvider with the SDK's BatchSpanProcessor and BatchLogRecordProcessor (defaults: every 5 s, 512 a batch) and records 100 HTTP server spans (8 attributes, an event) and 100 request log records (5 attributes) a second with the metrics (bench/children/footprint-signals.mjs). No exporter: the SDKs run, their exporters discard. Ours: one S3Exporters, its metric, span and log record exporters with their defaults.`,
     `Our exporter with its defaults (maxBatchBytes ${fmtMiB(maxBatchBytes)}, maxBatchAgeMillis ${DEFAULTS.maxBatchAgeMillis ?? "the format's"}), credentials and endpoint only. The sink received ${fmtMiB(sink.bytes())}.`,
     "Where the memory is (steady state): each run's /proc/self/smaps at its end, before shutdown (Linux), medians over runs. V8's heap pages: anonymous mappings of 256 KiB; malloc, main heap: glibc's [heap], where the main thread's allocations go, ArrayBuffers (records, bodies) included; thread arenas: glibc's per-thread heaps (libuv's pool, workers, V8's helpers).",
     `threads: after the exporter was constructed → at the end of the run (${process.platform === 'linux' ? '/proc/self/task' : 'not measured on this platform'}).`,
@@ -306,7 +357,7 @@ emitResult({
       : `WARNING: ${lost.length} run(s) of ours dropped points or uploaded nothing.`,
     `Module breakdown: ${join('bench', 'children', 'footprint-modules.mjs')}, RSS after a full GC after each step; a step's cost depends on what came before (shared dependencies count once, at the first step that loads them).`,
   ],
-  data: { rounds: ROUNDS, steadySeconds: STEADY_SECONDS, runs, modules },
+  data: { rounds: ROUNDS, threeRounds: THREE_ROUNDS, steadySeconds: STEADY_SECONDS, runs, modules },
 });
 // Exit once the result line is written: a full run's line is over 140 KB, and an exit at once
 // cut it short in the runner's pipe (the runner then could not parse it).

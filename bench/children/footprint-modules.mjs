@@ -75,7 +75,10 @@ await step(
   },
 );
 await step('our encoders (OTLP/JSON, protobuf)', async () => {
-  keep.push(await import(`${DIST}encoding/format.js`));
+  keep.push(
+    await import(`${DIST}signals/metrics/otlp-json.js`),
+    await import(`${DIST}signals/metrics/otlp-proto.js`),
+  );
 });
 await step('the rest of `otel-s3-exporter` (pipeline, upload, config, spool)', async () => {
   ours = await import(`${DIST}index.js`);
@@ -97,9 +100,9 @@ await step('the reader (`otel-s3-exporter/reader`)', async () => {
 });
 await step('the Parquet modules on this thread (builders, writer, reader: hyparquet)', async () => {
   keep.push(
-    await import(`${DIST}parquet/column-builders.js`),
-    await import(`${DIST}parquet/encode.js`),
-    await import(`${DIST}parquet/read.js`),
+    await import(`${DIST}signals/metrics/parquet/column-builders.js`),
+    await import(`${DIST}signals/metrics/parquet/encode.js`),
+    await import(`${DIST}signals/metrics/parquet/read.js`),
   );
 });
 await step('a Parquet exporter that made one file (its worker started)', async () => {

@@ -9,6 +9,8 @@
  *   MODE: none (an exporter that discards) | otlp-http (the OpenTelemetry OTLP/HTTP exporter)
  *         | otlp-json | otlp-proto | parquet (ours, that format, default options)
  *   SINK: the local HTTP server that takes what is sent (OTLP or S3 PUTs) and answers 200.
+ *   SIGNALS=all: spans and log records too, each with its exporter of MODE (ours: one
+ *         S3Exporters for the three signals), bench/children/footprint-signals.mjs.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -100,7 +102,12 @@ async function exporterOf(mode) {
   });
 }
 
-const exporter = await exporterOf(MODE);
+// SIGNALS=all: a tracer and a logger provider beside the meter provider (ours: one S3Exporters).
+const signals =
+  process.env.SIGNALS === 'all'
+    ? await (await import('./footprint-signals.mjs')).startSignals(MODE, SINK, PACKAGE)
+    : undefined;
+const exporter = signals?.metricExporter ?? (await exporterOf(MODE));
 const imported = {
   rss: process.memoryUsage().rss - rssBeforeImport,
   cpuMillis: cpuMillis() - cpuBeforeImport,
@@ -128,6 +135,7 @@ const record = () => {
     counter.add(1 + ((i + tick) % 7), a);
     histogram.record(((i * 7919 + tick * 104729) % 1000) / 1000, a);
   }
+  signals?.record();
 };
 
 const samples = [];
@@ -157,7 +165,7 @@ const memoryAtEnd = {
   resident: residentByKind(),
 };
 const shutdownStarted = performance.now();
-await provider.shutdown();
+await Promise.all([provider.shutdown(), signals?.shutdown()]);
 const shutdownMillis = performance.now() - shutdownStarted;
 clearInterval(sampler);
 samples.push({ t: Math.round(performance.now() - started), rss: process.memoryUsage().rss });
@@ -190,6 +198,7 @@ console.log(
               points: stats.pointsUploaded,
               dropped: stats.pointsDropped,
             },
+      signals: signals?.stats(),
     },
   }),
 );

@@ -42,6 +42,8 @@ export interface ServiceRun {
   /** RSS every 100 ms from the first recording, the last one after shutdown. */
   samples: { t: number; rss: number }[];
   uploaded?: { batches: number; points: number; dropped: number };
+  /** SIGNALS=all, ours: what the span and log record exporters stored and dropped. */
+  signals?: Partial<Record<'spans' | 'logs', { batches: number; items: number; dropped: number }>>;
 }
 
 export interface Sink {

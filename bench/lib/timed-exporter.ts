@@ -1,6 +1,7 @@
 /**
- * Wraps a PushMetricExporter and prints a JSON line when each forceFlush() / shutdown() starts
- * and settles, so a parent sees how far a child got even when it has to kill it at the cap.
+ * Wraps a PushMetricExporter (or a span / log record exporter: TimedSignalExporter) and prints a
+ * JSON line when each forceFlush() / shutdown() starts and settles, so a parent sees how far a
+ * child got even when it has to kill it at the cap.
  */
 import type { ExportResult } from '@opentelemetry/core';
 import type {
@@ -15,6 +16,8 @@ export interface StepLine {
   event: 'start' | 'end';
   /** performance.now() of the child. */
   t: number;
+  /** Whose step, in a child with more than one exporter (metrics, spans, logs). */
+  signal?: string;
 }
 
 export class TimedExporter implements PushMetricExporter {
@@ -45,13 +48,54 @@ export class TimedExporter implements PushMetricExporter {
     return this.#timed('shutdown', () => this.#inner.shutdown());
   }
 
-  async #timed(step: StepLine['step'], run: () => Promise<void>): Promise<void> {
-    print({ step, event: 'start', t: performance.now() });
-    try {
-      await run();
-    } finally {
-      print({ step, event: 'end', t: performance.now() });
-    }
+  #timed(step: StepLine['step'], run: () => Promise<void>): Promise<void> {
+    return timed(step, undefined, run);
+  }
+}
+
+/** What a SpanExporter and a LogRecordExporter have in common. */
+interface ItemExporter<T> {
+  export(items: T[], resultCallback: (result: ExportResult) => void): void;
+  forceFlush?(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** TimedExporter for a span or log record exporter: its lines name `signal`. */
+export class TimedSignalExporter<T> implements ItemExporter<T> {
+  readonly #inner: ItemExporter<T>;
+  readonly #signal: string;
+  exports = 0;
+
+  constructor(signal: string, inner: ItemExporter<T>) {
+    this.#signal = signal;
+    this.#inner = inner;
+  }
+
+  export(items: T[], resultCallback: (result: ExportResult) => void): void {
+    this.exports++;
+    this.#inner.export(items, resultCallback);
+  }
+
+  forceFlush(): Promise<void> {
+    return timed('forceFlush', this.#signal, async () => this.#inner.forceFlush?.());
+  }
+
+  shutdown(): Promise<void> {
+    return timed('shutdown', this.#signal, () => this.#inner.shutdown());
+  }
+}
+
+async function timed(
+  step: StepLine['step'],
+  signal: string | undefined,
+  run: () => Promise<void>,
+): Promise<void> {
+  const who = signal === undefined ? {} : { signal };
+  print({ step, event: 'start', t: performance.now(), ...who });
+  try {
+    await run();
+  } finally {
+    print({ step, event: 'end', t: performance.now(), ...who });
   }
 }
 

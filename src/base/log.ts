@@ -99,7 +99,14 @@ export class Episodes {
   }
 }
 
-/** `1 batch`, `2 batches`, `1,024 bytes`. */
+/**
+ * `1 batch`, `2 batches`, `1,024 bytes`. Integers are grouped by hand: the first
+ * toLocaleString() of a process loads ICU's data (tens to hundreds of milliseconds on the main
+ * thread), and these messages are made when a forceFlush()/shutdown() deadline passes.
+ */
 export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString('en-US')} ${n === 1 ? one : many}`;
+  const digits = Number.isSafeInteger(n)
+    ? String(n).replace(/\B(?=(\d{3})+$)/g, ',')
+    : n.toLocaleString('en-US');
+  return `${digits} ${n === 1 ? one : many}`;
 }
