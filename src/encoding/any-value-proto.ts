@@ -1,3 +1,4 @@
+import { type Attributed, type AttributeMap, ownKeys } from './attribute-cache.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
 import type { ProtoWriter } from './proto-writer.js';
 
@@ -20,10 +21,19 @@ export function protoKeyValue(w: ProtoWriter, field: number, key: string, value:
 export function protoAttributes(
   w: ProtoWriter,
   field: number,
-  attrs: Readonly<Record<string, unknown>> | undefined,
+  attrs: AttributeMap | undefined,
 ): void {
-  if (attrs === undefined || attrs === null) return;
-  for (const key of Object.keys(attrs)) protoKeyValue(w, field, key, attrs[key]);
+  for (const key of ownKeys(attrs)) protoKeyValue(w, field, key, (attrs as AttributeMap)[key]);
+}
+
+/** The attributes and dropped attributes count of `x`, in the fields of its message `M`. */
+export function protoAttributesOf(
+  w: ProtoWriter,
+  M: { readonly attributes: number; readonly droppedAttributesCount: number },
+  x: Attributed,
+): void {
+  protoAttributes(w, M.attributes, x.attributes);
+  if (x.droppedAttributesCount) w.uint(M.droppedAttributesCount, x.droppedAttributesCount);
 }
 
 /** An AnyValue message in field `field`; empty for undefined, null and what OTLP cannot hold. */
