@@ -36,15 +36,17 @@ export {
   type MetricKey,
   metricKeyParser,
 } from './reader/key-layout.js';
+export type {
+  MetricObject,
+  MetricStream,
+  ObjectInfo,
+  ReadStats,
+  UnreadableObject,
+} from './reader/metric-types.js';
 export {
   listMetricObjects,
-  type MetricObject,
-  type MetricStream,
-  type ObjectInfo,
   type ReadMetricsOptions,
-  type ReadStats,
   readMetrics,
-  type UnreadableObject,
 } from './reader/read-metrics.js';
 export type {
   DirLocation,

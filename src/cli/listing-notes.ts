@@ -1,5 +1,5 @@
 import type { LayoutHint } from '../reader/key-layout.js';
-import type { ReadStats } from '../reader/read-metrics.js';
+import type { ReadStats } from '../reader/metric-types.js';
 import { type CommandContext, finalNote } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { plural } from './format.js';

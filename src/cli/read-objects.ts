@@ -1,13 +1,8 @@
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import { ObjectDecodeError } from '../reader/decode-object.js';
+import type { MetricObject, ReadStats, UnreadableObject } from '../reader/metric-types.js';
 import { ObjectTooLargeError } from '../reader/read-limits.js';
-import {
-  listMetricObjects,
-  type MetricObject,
-  type ReadStats,
-  readMetrics,
-  type UnreadableObject,
-} from '../reader/read-metrics.js';
+import { listMetricObjects, readMetrics } from '../reader/read-metrics.js';
 import { describeError } from '../s3/errors.js';
 import { type CommandContext, finalNote, readerOptions } from './context.js';
 import { EXIT } from './exit-codes.js';

@@ -72,14 +72,15 @@ export async function decodeStoredObjectAsync(
   bytes: Uint8Array,
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): Promise<DecodedObject> {
-  const { encoding, raw, context } = unwrap(key, bytes, options);
+  const object = unwrap(key, bytes, options);
+  if (object.decoder.synchronous) return decodeNow(object);
   let request: OtlpObject;
   try {
-    request = await READERS[signalOfKey(key)].decoders[encoding.format].decode(raw, context);
+    request = await object.decoder.decode(object.raw, object.context);
   } catch (error) {
     throw decodeError(key, error);
   }
-  return checked(key, request, encoding, raw.length);
+  return checked(object, request);
 }
 
 /**
@@ -91,22 +92,15 @@ export function decodeStoredObject(
   bytes: Uint8Array,
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'> = {},
 ): DecodedObject {
-  const { encoding, raw, context } = unwrap(key, bytes, options);
-  const decoder: Decoder = READERS[signalOfKey(key)].decoders[encoding.format];
-  if (!decoder.synchronous) {
+  const object = unwrap(key, bytes, options);
+  if (!object.decoder.synchronous) {
     throw new ObjectDecodeError(
       key,
       'decode',
-      `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or readMetrics()`,
+      `${object.encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or readMetrics()`,
     );
   }
-  let request: OtlpObject;
-  try {
-    request = decoder.decode(raw, context) as OtlpObject;
-  } catch (error) {
-    throw decodeError(key, error);
-  }
-  return checked(key, request, encoding, raw.length);
+  return decodeNow(object);
 }
 
 /** Decodes the bytes of one stored object into its ExportMetricsServiceRequest (see decodeStoredObject). */
@@ -118,12 +112,23 @@ export function decodeObject(
   return decodeStoredObject(key, bytes, options).request;
 }
 
+/** A stored object on its way to its request: what unwrap() makes of it. */
+interface Unwrapped {
+  key: string;
+  encoding: ObjectEncoding;
+  /** The bytes without the outer compression. */
+  raw: Buffer;
+  /** Its signal's decoder of its format. */
+  decoder: Decoder;
+  context: DecodeContext;
+}
+
 /** The object's encoding, its bytes without the outer compression, and what decoding needs. */
 function unwrap(
   key: string,
   bytes: Uint8Array,
   options: Pick<ReadLimitOptions, 'maxDecompressedBytes'>,
-): { encoding: ObjectEncoding; raw: Buffer; context: DecodeContext } {
+): Unwrapped {
   const { maxDecompressedBytes } = resolveReadLimits(options);
   const encoding = encodingOfKey(key);
   if (encoding === undefined) {
@@ -149,7 +154,19 @@ function unwrap(
     maxDecompressedBytes:
       encoding.compression === 'none' ? maxDecompressedBytes : maxDecompressedBytes - raw.length,
   };
-  return { encoding, raw, context };
+  const decoder = READERS[signalOfKey(key)].decoders[encoding.format];
+  return { key, encoding, raw, decoder, context };
+}
+
+/** The request of an object whose decoder answers at once. */
+function decodeNow(object: Unwrapped): DecodedObject {
+  let request: OtlpObject;
+  try {
+    request = object.decoder.decode(object.raw, object.context) as OtlpObject;
+  } catch (error) {
+    throw decodeError(object.key, error);
+  }
+  return checked(object, request);
 }
 
 /** A failure inside the format's decoder: a limit or a missing engine is decompression. */
@@ -159,15 +176,11 @@ function decodeError(key: string, error: unknown): ObjectDecodeError {
   return new ObjectDecodeError(key, stage, messageOf(error), error);
 }
 
-function checked(
-  key: string,
-  request: OtlpObject,
-  encoding: ObjectEncoding,
-  rawBytes: number,
-): DecodedObject {
+/** The decoded request, if it passes the checks every request must (ObjectDecodeError if not). */
+function checked(object: Unwrapped, request: OtlpObject): DecodedObject {
   const problem = requestProblem(request);
-  if (problem !== undefined) throw new ObjectDecodeError(key, 'decode', problem);
-  return { request, encoding, rawBytes };
+  if (problem !== undefined) throw new ObjectDecodeError(object.key, 'decode', problem);
+  return { request, encoding: object.encoding, rawBytes: object.raw.length };
 }
 
 function plainProblem(error: unknown): boolean {

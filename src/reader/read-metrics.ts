@@ -25,14 +25,6 @@ import {
 import { PartError, readParts } from './read-parts.js';
 import type { ObjectSource } from './source.js';
 
-export type {
-  MetricObject,
-  MetricStream,
-  ObjectInfo,
-  ReadStats,
-  UnreadableObject,
-} from './metric-types.js';
-
 export type ReadMetricsOptions = ListMetricObjectsOptions &
   ReadLimitOptions & {
     /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
@@ -188,11 +180,10 @@ function fetchObject(
   return fetched;
 }
 
-async function decode(
-  info: ObjectInfo,
-  bytes: Uint8Array,
-  limits: ReadLimits,
-): Promise<MetricObject | UnreadableObject> {
+/** What reading one object came to: its request, or why there is none. */
+type Outcome = MetricObject | UnreadableObject;
+
+async function decode(info: ObjectInfo, bytes: Uint8Array, limits: ReadLimits): Promise<Outcome> {
   try {
     const { request, rawBytes } = await decodeStoredObjectAsync(info.key, bytes, limits);
     return { ...info, request, bytes, rawBytes };

@@ -1,6 +1,6 @@
 import { formatBytes } from '../../base/byte-size.js';
+import type { MetricObject } from '../../reader/metric-types.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
-import type { MetricObject } from '../../reader/read-metrics.js';
 import { dataPointRows, type InstrumentKind } from '../../signals/metrics/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
