@@ -1,11 +1,11 @@
 import { type HrTime, ValueType } from '@opentelemetry/api';
-import {
-  type DataPoint,
-  DataPointType,
-  type ExponentialHistogram,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
+import type {
+  DataPoint,
+  ExponentialHistogram,
+  Histogram,
+  MetricData,
+  ResourceMetrics,
+  SumMetricData as Sum,
 } from '@opentelemetry/sdk-metrics';
 import { jsonKeyValues } from '../../encoding/any-value-json.js';
 import { type SeriesOrder, SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
@@ -14,6 +14,7 @@ import { JsonWriter } from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
+import { METRIC_DATA, type MetricDataSpec } from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 /**
@@ -70,31 +71,33 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
   w.string(d.name);
   w.stringUnlessEmpty(',"description":', d.description);
   w.stringUnlessEmpty(',"unit":', d.unit);
-  const temporality = otlpTemporality(metric.aggregationTemporality);
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      w.raw(',"sum":{"dataPoints":[');
-      eachPoint(w, metric, numberValue(d.valueType));
-      w.raw(`],"aggregationTemporality":${temporality},"isMonotonic":${metric.isMonotonic}}`);
-      break;
-    case DataPointType.GAUGE:
-      w.raw(',"gauge":{"dataPoints":[');
-      eachPoint(w, metric, numberValue(d.valueType));
-      w.raw(']}');
-      break;
-    case DataPointType.HISTOGRAM:
-      w.raw(',"histogram":{"dataPoints":[');
-      eachPoint(w, metric, histogramValue);
-      w.raw(`],"aggregationTemporality":${temporality}}`);
-      break;
-    case DataPointType.EXPONENTIAL_HISTOGRAM:
-      w.raw(',"exponentialHistogram":{"dataPoints":[');
-      eachPoint(w, metric, expHistogramValue);
-      w.raw(`],"aggregationTemporality":${temporality}}`);
-      break;
+  const data = METRIC_DATA[metric.dataPointType];
+  if (data !== undefined) {
+    w.raw(DATA_HEAD[data.field]);
+    eachPoint(w, metric, VALUES[data.point](d.valueType));
+    w.char(0x5d);
+    if (data.temporality !== undefined) {
+      w.raw(`,"aggregationTemporality":${otlpTemporality(metric.aggregationTemporality)}`);
+    }
+    if (data.monotonic !== undefined) w.raw(`,"isMonotonic":${(metric as Sum).isMonotonic}`);
+    w.char(0x7d);
   }
   w.raw('}');
 }
+
+/** `,"sum":{"dataPoints":[` and the like. */
+const DATA_HEAD = Object.fromEntries(
+  Object.values(METRIC_DATA).map(({ field }) => [field, `,"${field}":{"dataPoints":[`]),
+) as Readonly<Record<MetricDataSpec['field'], string>>;
+
+/** Writes a point's value: each writer is for the point message VALUES gives it to. */
+type PointValue = (w: JsonWriter, point: DataPoint<unknown>) => void;
+
+const VALUES: Readonly<Record<MetricDataSpec['point'], (valueType: ValueType) => PointValue>> = {
+  NumberDataPoint: numberValue,
+  HistogramDataPoint: () => histogramValue,
+  ExponentialHistogramDataPoint: () => expHistogramValue,
+};
 
 /**
  * Points of one collection share their end time, and often their start time: the spelling of
@@ -153,24 +156,25 @@ function pointHead(
 }
 
 /** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
-function numberValue(valueType: ValueType): (w: JsonWriter, p: DataPoint<number>) => void {
+function numberValue(valueType: ValueType): PointValue {
   return valueType === ValueType.INT ? intValue : doubleValue;
 }
 
-function intValue(w: JsonWriter, p: DataPoint<number>): void {
-  if (isInt64(p.value)) {
+function intValue(w: JsonWriter, p: DataPoint<unknown>): void {
+  const v = p.value as number;
+  if (isInt64(v)) {
     w.raw(',"asInt":');
-    w.int(p.value);
+    w.int(v);
   } else doubleValue(w, p);
 }
 
-function doubleValue(w: JsonWriter, p: DataPoint<number>): void {
+function doubleValue(w: JsonWriter, p: DataPoint<unknown>): void {
   w.raw(',"asDouble":');
-  w.double(p.value);
+  w.double(p.value as number);
 }
 
-function histogramValue(w: JsonWriter, p: DataPoint<Histogram>): void {
-  const h = p.value;
+function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
+  const h = p.value as Histogram;
   countAndSum(w, h);
   w.raw(',"bucketCounts":[');
   w.uints(h.buckets.counts);
@@ -179,8 +183,8 @@ function histogramValue(w: JsonWriter, p: DataPoint<Histogram>): void {
   minAndMax(w, h);
 }
 
-function expHistogramValue(w: JsonWriter, p: DataPoint<ExponentialHistogram>): void {
-  const h = p.value;
+function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
+  const h = p.value as ExponentialHistogram;
   countAndSum(w, h);
   w.raw(',"scale":');
   w.int(h.scale);

@@ -1,17 +1,18 @@
 import { type Attributes, ValueType } from '@opentelemetry/api';
-import {
-  type DataPoint,
-  DataPointType,
-  type ExponentialHistogram,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
+import type {
+  DataPoint,
+  ExponentialHistogram,
+  Histogram,
+  MetricData,
+  ResourceMetrics,
+  SumMetricData as Sum,
 } from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
+import { METRIC_DATA, type MetricDataSpec } from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
@@ -56,32 +57,15 @@ function writeMetric(w: ProtoWriter, metric: MetricData): void {
   w.string(F.Metric.name, d.name);
   w.string(F.Metric.description, d.description);
   w.string(F.Metric.unit, d.unit);
-  const temporality = otlpTemporality(metric.aggregationTemporality);
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      w.fork(F.Metric.sum);
-      eachPoint(w, F.Sum.dataPoints, NUMBER, metric, numberValue(d.valueType));
-      w.uint(F.Sum.aggregationTemporality, temporality);
-      w.bool(F.Sum.isMonotonic, metric.isMonotonic);
-      w.join();
-      break;
-    case DataPointType.GAUGE:
-      w.fork(F.Metric.gauge);
-      eachPoint(w, F.Gauge.dataPoints, NUMBER, metric, numberValue(d.valueType));
-      w.join();
-      break;
-    case DataPointType.HISTOGRAM:
-      w.fork(F.Metric.histogram);
-      eachPoint(w, F.Histogram.dataPoints, HISTOGRAM, metric, histogramValue);
-      w.uint(F.Histogram.aggregationTemporality, temporality);
-      w.join();
-      break;
-    case DataPointType.EXPONENTIAL_HISTOGRAM:
-      w.fork(F.Metric.exponentialHistogram);
-      eachPoint(w, F.ExponentialHistogram.dataPoints, EXPONENTIAL, metric, expHistogramValue);
-      w.uint(F.ExponentialHistogram.aggregationTemporality, temporality);
-      w.join();
-      break;
+  const data = METRIC_DATA[metric.dataPointType];
+  if (data !== undefined) {
+    w.fork(F.Metric[data.field]);
+    eachPoint(w, data.dataPoints, POINTS[data.point], metric, VALUES[data.point](d.valueType));
+    if (data.temporality !== undefined) {
+      w.uint(data.temporality, otlpTemporality(metric.aggregationTemporality));
+    }
+    if (data.monotonic !== undefined) w.bool(data.monotonic, (metric as Sum).isMonotonic);
+    w.join();
   }
   w.join();
 }
@@ -104,9 +88,21 @@ function pointMessage(fields: PointMessage['fields'] & { attributes: number }): 
   return { fields, attributes };
 }
 
-const NUMBER = pointMessage(F.NumberDataPoint);
-const HISTOGRAM = pointMessage(F.HistogramDataPoint);
-const EXPONENTIAL = pointMessage(F.ExponentialHistogramDataPoint);
+/** Per point message: its fields and the spellings of its attributes. */
+const POINTS: Readonly<Record<MetricDataSpec['point'], PointMessage>> = {
+  NumberDataPoint: pointMessage(F.NumberDataPoint),
+  HistogramDataPoint: pointMessage(F.HistogramDataPoint),
+  ExponentialHistogramDataPoint: pointMessage(F.ExponentialHistogramDataPoint),
+};
+
+/** Writes a point's value: each writer is for the point message VALUES gives it to. */
+type PointValue = (w: ProtoWriter, point: DataPoint<unknown>) => void;
+
+const VALUES: Readonly<Record<MetricDataSpec['point'], (valueType: ValueType) => PointValue>> = {
+  NumberDataPoint: numberValue,
+  HistogramDataPoint: () => histogramValue,
+  ExponentialHistogramDataPoint: () => expHistogramValue,
+};
 
 /**
  * Writes each point of `metric`, a message in field `field`: its attributes (spelled once per
@@ -137,31 +133,32 @@ function eachPoint<P extends DataPoint<unknown>>(
 }
 
 /** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
-function numberValue(valueType: ValueType): (w: ProtoWriter, p: DataPoint<number>) => void {
+function numberValue(valueType: ValueType): PointValue {
   return valueType === ValueType.INT ? intValue : doubleValue;
 }
 
-function intValue(w: ProtoWriter, p: DataPoint<number>): void {
-  if (isInt64(p.value)) w.fixed64(F.NumberDataPoint.asInt, p.value);
+function intValue(w: ProtoWriter, p: DataPoint<unknown>): void {
+  const v = p.value as number;
+  if (isInt64(v)) w.fixed64(F.NumberDataPoint.asInt, v);
   else doubleValue(w, p);
 }
 
-function doubleValue(w: ProtoWriter, p: DataPoint<number>): void {
-  w.double(F.NumberDataPoint.asDouble, p.value);
+function doubleValue(w: ProtoWriter, p: DataPoint<unknown>): void {
+  w.double(F.NumberDataPoint.asDouble, p.value as number);
 }
 
-function histogramValue(w: ProtoWriter, p: DataPoint<Histogram>): void {
+function histogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
   const H = F.HistogramDataPoint;
-  const h = p.value;
+  const h = p.value as Histogram;
   countAndSum(w, H, h);
   w.packedFixed64(H.bucketCounts, h.buckets.counts);
   w.packedDouble(H.explicitBounds, h.buckets.boundaries);
   minAndMax(w, H, h);
 }
 
-function expHistogramValue(w: ProtoWriter, p: DataPoint<ExponentialHistogram>): void {
+function expHistogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
   const E = F.ExponentialHistogramDataPoint;
-  const h = p.value;
+  const h = p.value as ExponentialHistogram;
   countAndSum(w, E, h);
   w.sint32(E.scale, h.scale);
   w.fixed64(E.zeroCount, h.zeroCount);
