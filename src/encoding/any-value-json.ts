@@ -1,4 +1,4 @@
-import { type Attributed, type AttributeMap, ownKeys } from './attribute-cache.js';
+import { type AttributeMap, ownKeys } from './attribute-cache.js';
 import { JsonWriter } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
 
@@ -72,10 +72,14 @@ export function jsonAttributesField(
   w.char(0x5d);
 }
 
-/** `,"attributes":[…]` and `,"droppedAttributesCount":n` of `x`, each left out at its default. */
-export function jsonAttributesOf(w: JsonWriter, x: Attributed): void {
-  jsonAttributesField(w, ',"attributes":', x.attributes);
-  w.intUnlessZero(',"droppedAttributesCount":', x.droppedAttributesCount);
+/** `,"attributes":[…]` and `,"droppedAttributesCount":n`, each left out at its default. */
+export function jsonAttributesOf(
+  w: JsonWriter,
+  attrs: AttributeMap | undefined,
+  dropped: number | undefined,
+): void {
+  jsonAttributesField(w, ',"attributes":', attrs);
+  w.intUnlessZero(',"droppedAttributesCount":', dropped);
 }
 
 /** An AnyValue; an undefined or null value is the empty AnyValue `{}`, as the official serializers write it. */

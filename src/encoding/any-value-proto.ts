@@ -1,4 +1,4 @@
-import { type Attributed, type AttributeMap, ownKeys } from './attribute-cache.js';
+import { type AttributeMap, ownKeys } from './attribute-cache.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
 import type { ProtoWriter } from './proto-writer.js';
 
@@ -26,14 +26,28 @@ export function protoAttributes(
   for (const key of ownKeys(attrs)) protoKeyValue(w, field, key, (attrs as AttributeMap)[key]);
 }
 
-/** The attributes and dropped attributes count of `x`, in the fields of its message `M`. */
+/** The field numbers of a message's attributes and dropped attributes count (one shape for all). */
+export interface AttributeFields {
+  readonly attributes: number;
+  readonly dropped: number;
+}
+
+export function attributeFields(M: {
+  readonly attributes: number;
+  readonly droppedAttributesCount: number;
+}): AttributeFields {
+  return { attributes: M.attributes, dropped: M.droppedAttributesCount };
+}
+
+/** Attributes and their dropped count, in `fields`; the count left out at 0. */
 export function protoAttributesOf(
   w: ProtoWriter,
-  M: { readonly attributes: number; readonly droppedAttributesCount: number },
-  x: Attributed,
+  fields: AttributeFields,
+  attrs: AttributeMap | undefined,
+  dropped: number | undefined,
 ): void {
-  protoAttributes(w, M.attributes, x.attributes);
-  if (x.droppedAttributesCount) w.uint(M.droppedAttributesCount, x.droppedAttributesCount);
+  protoAttributes(w, fields.attributes, attrs);
+  if (dropped) w.uint(fields.dropped, dropped);
 }
 
 /** An AnyValue message in field `field`; empty for undefined, null and what OTLP cannot hold. */

@@ -5,12 +5,6 @@
 export type AttributeMap = Readonly<Record<string, unknown>>;
 type Attributes = AttributeMap;
 
-/** What carries attributes and counts those it dropped: a span, event, link, log record, scope. */
-export interface Attributed {
-  readonly attributes?: AttributeMap | undefined;
-  readonly droppedAttributesCount?: number | undefined;
-}
-
 const NO_KEYS: readonly string[] = Object.freeze([]);
 
 /** The own enumerable keys of `attrs`, as the official serializers take them; none for no object. */

@@ -19,9 +19,6 @@ const SHORT_BYTES = 64;
 /** 1 at the character codes of 0-9 and a-f. */
 const LOWER_HEX_DIGIT = new Uint8Array(128);
 for (const c of '0123456789abcdef') LOWER_HEX_DIGIT[c.charCodeAt(0)] = 1;
-/** 1 at the character codes PLAIN matches. */
-const PLAIN_CHAR = new Uint8Array(128);
-for (let c = 0x20; c <= 0x7e; c++) if (c !== 0x22 && c !== 0x5c) PLAIN_CHAR[c] = 1;
 /** Times from this many seconds on do not fit a uint64 of nanoseconds (about the year 2554). */
 const MAX_NANOS_SECONDS = 18_446_744_073;
 
@@ -133,7 +130,22 @@ export class JsonWriter {
    * as the hex of the bytes it reads as (see hex-id.ts).
    */
   hexId(id: string): void {
-    if ((id.length & 1) === 0 && this.#quoted(id, LOWER_HEX_DIGIT)) return;
+    const n = id.length;
+    this.#ensure(n + 2);
+    const buf = this.#buf;
+    let pos = this.#pos;
+    buf[pos++] = 0x22;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = id.charCodeAt(i);
+      if (LOWER_HEX_DIGIT[c] !== 1) break;
+      buf[pos++] = c;
+    }
+    if (i === n && (n & 1) === 0) {
+      buf[pos++] = 0x22;
+      this.#pos = pos;
+      return;
+    }
     this.raw(`"${hexId(id)}"`);
   }
 
@@ -179,31 +191,26 @@ export class JsonWriter {
     this.#pos = pos;
   }
 
-  /**
-   * `text` in quotes, in one pass, if each of its characters is 1 in `plain` (a table of the
-   * ASCII codes); else false, and nothing written.
-   */
-  #quoted(text: string, plain: Uint8Array): boolean {
-    const n = text.length;
-    this.#ensure(n + 2);
-    const buf = this.#buf;
-    let pos = this.#pos;
-    buf[pos++] = 0x22;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (plain[c] !== 1) return false;
-      buf[pos++] = c;
-    }
-    buf[pos++] = 0x22;
-    this.#pos = pos;
-    return true;
-  }
-
   /** A JSON string literal. */
   string(value: string): void {
     const n = value.length;
     if (n <= SHORT) {
-      if (this.#quoted(value, PLAIN_CHAR)) return;
+      // One pass: copy while the characters need no escaping; else start again, escaped.
+      this.#ensure(n + 2);
+      const buf = this.#buf;
+      let pos = this.#pos;
+      buf[pos++] = 0x22;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break;
+        buf[pos++] = c;
+      }
+      if (i === n) {
+        buf[pos++] = 0x22;
+        this.#pos = pos;
+        return;
+      }
     } else if (PLAIN.test(value)) {
       this.char(0x22);
       this.raw(value);

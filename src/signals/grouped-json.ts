@@ -78,6 +78,6 @@ export function jsonScope(w: JsonWriter, s: ScopeLike): void {
   w.raw('{"name":');
   w.string(s.name ?? '');
   w.stringUnlessEmpty(',"version":', s.version);
-  jsonAttributesOf(w, s);
+  jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   w.char(0x7d);
 }

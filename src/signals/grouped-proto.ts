@@ -1,4 +1,8 @@
-import { protoAttributes, protoAttributesOf } from '../encoding/any-value-proto.js';
+import {
+  attributeFields,
+  protoAttributes,
+  protoAttributesOf,
+} from '../encoding/any-value-proto.js';
 import { SpellingCache } from '../encoding/attribute-cache.js';
 import { ENVELOPE, FIELD } from '../encoding/otlp-schema.js';
 import { ProtoWriter } from '../encoding/proto-writer.js';
@@ -51,6 +55,7 @@ export function groupedProto<T extends Scoped>(
 }
 
 const F = FIELD;
+const SCOPE_ATTRIBUTES = attributeFields(F.InstrumentationScope);
 
 /** A resource's attributes, encoded once per attributes object (see grouped-json.ts). */
 const resourceWriter = new ProtoWriter();
@@ -65,6 +70,6 @@ function protoScope(w: ProtoWriter, field: number, s: ScopeLike): void {
   w.fork(field);
   w.string(S.name, s.name ?? '', true);
   if (s.version) w.string(S.version, s.version);
-  protoAttributesOf(w, S, s);
+  protoAttributesOf(w, SCOPE_ATTRIBUTES, s.attributes, s.droppedAttributesCount);
   w.join();
 }

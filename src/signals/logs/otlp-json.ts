@@ -36,7 +36,7 @@ function logRecord(w: JsonWriter, r: LogRecordLike): void {
     w.raw(',"body":');
     jsonAnyValue(w, body);
   }
-  jsonAttributesOf(w, r);
+  jsonAttributesOf(w, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
     if (context.traceFlags) {

@@ -1,4 +1,8 @@
-import { protoAnyValue, protoAttributesOf } from '../../encoding/any-value-proto.js';
+import {
+  attributeFields,
+  protoAnyValue,
+  protoAttributesOf,
+} from '../../encoding/any-value-proto.js';
 import { FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
@@ -15,6 +19,7 @@ export const logRecordsToProto = groupedProto<LogRecordLike>({
 });
 
 const R = FIELD.LogRecord;
+const RECORD_ATTRIBUTES = attributeFields(R);
 
 function logRecord(w: ProtoWriter, r: LogRecordLike): void {
   w.nanos(R.timeUnixNano, r.hrTime);
@@ -22,7 +27,7 @@ function logRecord(w: ProtoWriter, r: LogRecordLike): void {
   if (severity !== undefined) w.int64(R.severityNumber, severity);
   if (r.severityText) w.string(R.severityText, r.severityText);
   if (r.body !== undefined) protoAnyValue(w, R.body, r.body);
-  protoAttributesOf(w, R, r);
+  protoAttributesOf(w, RECORD_ATTRIBUTES, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
     if (context.traceFlags) w.fixed32(R.flags, context.traceFlags);

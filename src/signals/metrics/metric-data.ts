@@ -1,3 +1,4 @@
+import { ValueType } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { FIELD } from '../../encoding/otlp-schema.js';
 
@@ -41,3 +42,14 @@ export const METRIC_DATA: Readonly<Record<DataPointType, MetricDataSpec>> = {
     'ExponentialHistogramDataPoint',
   ),
 };
+
+/** What a point's value is written as (testing it per point beats a call through a function). */
+export const VALUE = { int: 0, double: 1, histogram: 2, exponentialHistogram: 3 } as const;
+export type ValueKind = (typeof VALUE)[keyof typeof VALUE];
+
+/** The value of the points of a metric: an INT instrument's numbers as ints (while int64 holds them). */
+export function valueKind(point: MetricDataSpec['point'], valueType: ValueType): ValueKind {
+  if (point === 'HistogramDataPoint') return VALUE.histogram;
+  if (point === 'ExponentialHistogramDataPoint') return VALUE.exponentialHistogram;
+  return valueType === ValueType.INT ? VALUE.int : VALUE.double;
+}

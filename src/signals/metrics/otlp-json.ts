@@ -1,4 +1,4 @@
-import { type HrTime, ValueType } from '@opentelemetry/api';
+import type { HrTime } from '@opentelemetry/api';
 import type {
   DataPoint,
   ExponentialHistogram,
@@ -14,7 +14,13 @@ import { JsonWriter } from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
-import { METRIC_DATA, type MetricDataSpec } from './metric-data.js';
+import {
+  METRIC_DATA,
+  type MetricDataSpec,
+  VALUE,
+  type ValueKind,
+  valueKind,
+} from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 /**
@@ -74,7 +80,7 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
   const data = METRIC_DATA[metric.dataPointType];
   if (data !== undefined) {
     w.raw(DATA_HEAD[data.field]);
-    eachPoint(w, metric, VALUES[data.point](d.valueType));
+    eachPoint(w, metric, valueKind(data.point, d.valueType));
     w.char(0x5d);
     if (data.temporality !== undefined) {
       w.raw(`,"aggregationTemporality":${otlpTemporality(metric.aggregationTemporality)}`);
@@ -89,15 +95,6 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
 const DATA_HEAD = Object.fromEntries(
   Object.values(METRIC_DATA).map(({ field }) => [field, `,"${field}":{"dataPoints":[`]),
 ) as Readonly<Record<MetricDataSpec['field'], string>>;
-
-/** Writes a point's value: each writer is for the point message VALUES gives it to. */
-type PointValue = (w: JsonWriter, point: DataPoint<unknown>) => void;
-
-const VALUES: Readonly<Record<MetricDataSpec['point'], (valueType: ValueType) => PointValue>> = {
-  NumberDataPoint: numberValue,
-  HistogramDataPoint: () => histogramValue,
-  ExponentialHistogramDataPoint: () => expHistogramValue,
-};
 
 /**
  * Points of one collection share their end time, and often their start time: the spelling of
@@ -116,18 +113,20 @@ function sameTime(a: HrTime | undefined, b: HrTime): boolean {
  * by the point's place in the metric's order of series: see SeriesOrder), its start and end
  * time, and then `value` writes the rest.
  */
-function eachPoint<P extends DataPoint<unknown>>(
+function eachPoint(
   w: JsonWriter,
-  metric: { descriptor: object; dataPoints: P[] },
-  value: (w: JsonWriter, point: P) => void,
+  metric: { descriptor: object; dataPoints: DataPoint<unknown>[] },
+  value: ValueKind,
 ): void {
   const points = metric.dataPoints;
   const order = pointHeads.orderOf(metric.descriptor);
   for (let i = 0; i < points.length; i++) {
-    const p = points[i] as P;
+    const p = points[i] as DataPoint<unknown>;
     if (i > 0) w.char(COMMA);
     pointHead(w, p, order, i);
-    value(w, p);
+    if (value === VALUE.histogram) histogramValue(w, p);
+    else if (value === VALUE.exponentialHistogram) expHistogramValue(w, p);
+    else numberValue(w, p, value === VALUE.int);
     w.char(0x7d);
   }
   trimOrder(order, points.length);
@@ -156,21 +155,15 @@ function pointHead(
 }
 
 /** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
-function numberValue(valueType: ValueType): PointValue {
-  return valueType === ValueType.INT ? intValue : doubleValue;
-}
-
-function intValue(w: JsonWriter, p: DataPoint<unknown>): void {
+function numberValue(w: JsonWriter, p: DataPoint<unknown>, int: boolean): void {
   const v = p.value as number;
-  if (isInt64(v)) {
+  if (int && isInt64(v)) {
     w.raw(',"asInt":');
     w.int(v);
-  } else doubleValue(w, p);
-}
-
-function doubleValue(w: JsonWriter, p: DataPoint<unknown>): void {
-  w.raw(',"asDouble":');
-  w.double(p.value as number);
+  } else {
+    w.raw(',"asDouble":');
+    w.double(v);
+  }
 }
 
 function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {

@@ -1,4 +1,4 @@
-import { type Attributes, ValueType } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 import type {
   DataPoint,
   ExponentialHistogram,
@@ -12,7 +12,13 @@ import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
-import { METRIC_DATA, type MetricDataSpec } from './metric-data.js';
+import {
+  METRIC_DATA,
+  type MetricDataSpec,
+  VALUE,
+  type ValueKind,
+  valueKind,
+} from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
@@ -60,7 +66,7 @@ function writeMetric(w: ProtoWriter, metric: MetricData): void {
   const data = METRIC_DATA[metric.dataPointType];
   if (data !== undefined) {
     w.fork(F.Metric[data.field]);
-    eachPoint(w, data.dataPoints, POINTS[data.point], metric, VALUES[data.point](d.valueType));
+    eachPoint(w, data.dataPoints, POINTS[data.point], metric, valueKind(data.point, d.valueType));
     if (data.temporality !== undefined) {
       w.uint(data.temporality, otlpTemporality(metric.aggregationTemporality));
     }
@@ -95,56 +101,41 @@ const POINTS: Readonly<Record<MetricDataSpec['point'], PointMessage>> = {
   ExponentialHistogramDataPoint: pointMessage(F.ExponentialHistogramDataPoint),
 };
 
-/** Writes a point's value: each writer is for the point message VALUES gives it to. */
-type PointValue = (w: ProtoWriter, point: DataPoint<unknown>) => void;
-
-const VALUES: Readonly<Record<MetricDataSpec['point'], (valueType: ValueType) => PointValue>> = {
-  NumberDataPoint: numberValue,
-  HistogramDataPoint: () => histogramValue,
-  ExponentialHistogramDataPoint: () => expHistogramValue,
-};
-
 /**
  * Writes each point of `metric`, a message in field `field`: its attributes (spelled once per
  * series, found by the point's place in the metric's order of series: see SeriesOrder), its start
  * and end time, and then `value` writes the rest.
  */
-function eachPoint<P extends DataPoint<unknown>>(
+function eachPoint(
   w: ProtoWriter,
   field: number,
   message: PointMessage,
-  metric: { descriptor: object; dataPoints: P[] },
-  value: (w: ProtoWriter, point: P) => void,
+  metric: { descriptor: object; dataPoints: DataPoint<unknown>[] },
+  value: ValueKind,
 ): void {
   const { fields, attributes } = message;
   const points = metric.dataPoints;
   const order = attributes.orderOf(metric.descriptor);
   for (let i = 0; i < points.length; i++) {
-    const p = points[i] as P;
+    const p = points[i] as DataPoint<unknown>;
     w.fork(field);
     w.raw(attributes.ofPoint(order, i, p.attributes));
     w.nanos(fields.startTimeUnixNano, p.startTime);
     w.nanos(fields.timeUnixNano, p.endTime);
     if (tally?.times) noteTime(tally, p.endTime);
-    value(w, p);
+    if (value === VALUE.histogram) histogramValue(w, p);
+    else if (value === VALUE.exponentialHistogram) expHistogramValue(w, p);
+    else numberValue(w, p, value === VALUE.int);
     w.join();
   }
   trimOrder(order, points.length);
 }
 
 /** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
-function numberValue(valueType: ValueType): PointValue {
-  return valueType === ValueType.INT ? intValue : doubleValue;
-}
-
-function intValue(w: ProtoWriter, p: DataPoint<unknown>): void {
+function numberValue(w: ProtoWriter, p: DataPoint<unknown>, int: boolean): void {
   const v = p.value as number;
-  if (isInt64(v)) w.fixed64(F.NumberDataPoint.asInt, v);
-  else doubleValue(w, p);
-}
-
-function doubleValue(w: ProtoWriter, p: DataPoint<unknown>): void {
-  w.double(F.NumberDataPoint.asDouble, p.value as number);
+  if (int && isInt64(v)) w.fixed64(F.NumberDataPoint.asInt, v);
+  else w.double(F.NumberDataPoint.asDouble, v);
 }
 
 function histogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {

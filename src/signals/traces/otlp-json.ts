@@ -33,7 +33,7 @@ function span(w: JsonWriter, s: SpanLike): void {
   w.nanos(s.startTime);
   w.raw(',"endTimeUnixNano":');
   w.nanos(s.endTime);
-  jsonAttributesOf(w, s);
+  jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   list(w, ',"events":[', s.events, event);
   w.intUnlessZero(',"droppedEventsCount":', s.droppedEventsCount);
   list(w, ',"links":[', s.links, link);
@@ -76,14 +76,14 @@ function event(w: JsonWriter, e: EventLike): void {
   w.nanos(e.time);
   w.raw(',"name":');
   w.string(e.name);
-  jsonAttributesOf(w, e);
+  jsonAttributesOf(w, e.attributes, e.droppedAttributesCount);
   w.char(0x7d);
 }
 
 function link(w: JsonWriter, l: LinkLike): void {
   const context = l.context;
   ids(w, context);
-  jsonAttributesOf(w, l);
+  jsonAttributesOf(w, l.attributes, l.droppedAttributesCount);
   w.raw(',"flags":');
   w.uint(spanFlags(context.traceFlags, context.isRemote));
   w.char(0x7d);

@@ -1,4 +1,4 @@
-import { protoAttributesOf } from '../../encoding/any-value-proto.js';
+import { attributeFields, protoAttributesOf } from '../../encoding/any-value-proto.js';
 import { FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
@@ -16,6 +16,9 @@ const F = FIELD;
 const S = F.Span;
 const E = F['Span.Event'];
 const L = F['Span.Link'];
+const SPAN_ATTRIBUTES = attributeFields(S);
+const EVENT_ATTRIBUTES = attributeFields(E);
+const LINK_ATTRIBUTES = attributeFields(L);
 
 function span(w: ProtoWriter, s: SpanLike): void {
   const context = s.spanContext();
@@ -26,7 +29,7 @@ function span(w: ProtoWriter, s: SpanLike): void {
   w.uint(S.kind, otlpSpanKind(s.kind));
   w.nanos(S.startTimeUnixNano, s.startTime);
   w.nanos(S.endTimeUnixNano, s.endTime);
-  protoAttributesOf(w, S, s);
+  protoAttributesOf(w, SPAN_ATTRIBUTES, s.attributes, s.droppedAttributesCount);
   for (const e of s.events) event(w, e);
   count(w, S.droppedEventsCount, s.droppedEventsCount);
   for (const l of s.links) link(w, l);
@@ -51,7 +54,7 @@ function event(w: ProtoWriter, e: EventLike): void {
   w.fork(S.events);
   w.nanos(E.timeUnixNano, e.time);
   w.string(E.name, e.name, true);
-  protoAttributesOf(w, E, e);
+  protoAttributesOf(w, EVENT_ATTRIBUTES, e.attributes, e.droppedAttributesCount);
   w.join();
 }
 
@@ -59,7 +62,7 @@ function link(w: ProtoWriter, l: LinkLike): void {
   const context = l.context;
   w.fork(S.links);
   ids(w, L, context);
-  protoAttributesOf(w, L, l);
+  protoAttributesOf(w, LINK_ATTRIBUTES, l.attributes, l.droppedAttributesCount);
   w.fixed32(L.flags, spanFlags(context.traceFlags, context.isRemote));
   w.join();
 }
