@@ -46,7 +46,10 @@ export function protoAttributesOf(
   attrs: AttributeMap | undefined,
   dropped: number | undefined,
 ): void {
-  protoAttributes(w, fields.attributes, attrs);
+  if (attrs !== undefined && attrs !== null) {
+    const field = fields.attributes;
+    for (const key of Object.keys(attrs)) protoKeyValue(w, field, key, attrs[key]);
+  }
   if (dropped) w.uint(fields.dropped, dropped);
 }
 
