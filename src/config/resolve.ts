@@ -13,7 +13,7 @@ import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-setting
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { type EnvironmentValue, Fields } from './fields.js';
-import { check, exporterOptionNames, RETRY_OPTION_NAMES } from './option-table.js';
+import { check, exporterOptionNames, type OptionName, RETRY_OPTION_NAMES } from './option-table.js';
 import {
   type ChecksumMode,
   type Compression,
@@ -110,9 +110,9 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     sources.warn ?? (() => {}),
   );
 
-  const prefix = f.get('prefix', check<string>('prefix'), DEFAULTS.prefix);
-  const filePrefix = f.get('filePrefix', check<string>('filePrefix'), DEFAULTS.filePrefix);
-  const endpoint = f.get('endpoint', check<string>('endpoint'), undefined);
+  const prefix = option<string>(f, 'prefix', DEFAULTS.prefix);
+  const filePrefix = option<string>(f, 'filePrefix', DEFAULTS.filePrefix);
+  const endpoint = option<string | undefined>(f, 'endpoint', undefined);
   const format = f.get(
     'format',
     (o, v) => {
@@ -128,30 +128,22 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     },
     DEFAULTS.format,
   );
-  const compression = f.get('compression', check<Compression>('compression'), DEFAULTS.compression);
+  const compression = option<Compression>(f, 'compression', DEFAULTS.compression);
   const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
-  const retryInitialDelayMillis = f.get(
+  const retryInitialDelayMillis = option<number>(
+    f,
     'retry.initialDelayMillis',
-    check<number>('retry.initialDelayMillis'),
     DEFAULTS.retryInitialDelayMillis,
   );
   // Each signal keeps its own spool (its own lock) under one spoolDir: metrics in it, as ever.
-  const givenSpoolDir = f.get('spoolDir', check<string>('spoolDir'), undefined);
+  const givenSpoolDir = option<string | undefined>(f, 'spoolDir', undefined);
   const spoolDir =
     givenSpoolDir === undefined || signal === 'metrics'
       ? givenSpoolDir
       : join(givenSpoolDir, signal);
-  const timeZone = f.get(
-    'partitionTimeZone',
-    check<PartitionTimeZone>('partitionTimeZone'),
-    DEFAULTS.partitionTimeZone,
-  );
-  const sse = f.get(
-    'serverSideEncryption',
-    check<ServerSideEncryptionMode>('serverSideEncryption'),
-    undefined,
-  );
+  const timeZone = option<PartitionTimeZone>(f, 'partitionTimeZone', DEFAULTS.partitionTimeZone);
+  const sse = option<ServerSideEncryptionMode | undefined>(f, 'serverSideEncryption', undefined);
   const kms = sse === 'aws:kms' || sse === 'aws:kms:dsse';
   const putObject: ResolvedConfig['putObject'] = {
     ServerSideEncryption: sse,
@@ -169,8 +161,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       },
       undefined,
     ),
-    StorageClass: f.get('storageClass', check<StorageClass>('storageClass'), undefined),
-    Tagging: f.get('tags', check<string | undefined>('tags'), undefined),
+    StorageClass: option<StorageClass | undefined>(f, 'storageClass', undefined),
+    Tagging: option<string | undefined>(f, 'tags', undefined),
     Metadata: f.get('metadata', check<Record<string, string> | undefined>('metadata'), undefined),
   };
 
@@ -184,15 +176,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       ),
     ),
     prefix,
-    region: f.get('region', check<string>('region'), undefined),
+    region: option<string | undefined>(f, 'region', undefined),
     endpoint,
-    forcePathStyle: f.get(
-      'forcePathStyle',
-      check<boolean>('forcePathStyle'),
-      defaultForcePathStyle(endpoint),
-    ),
-    credentials: f.get('credentials', check<Credentials>('credentials'), undefined),
-    s3Client: f.get('s3Client', check<S3Client>('s3Client'), undefined),
+    forcePathStyle: option<boolean>(f, 'forcePathStyle', defaultForcePathStyle(endpoint)),
+    credentials: option<Credentials | undefined>(f, 'credentials', undefined),
+    s3Client: option<S3Client | undefined>(f, 's3Client', undefined),
     format,
     compression,
     compressionLevel: f.get(
@@ -207,35 +195,19 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       FORMAT_ROWS[format].maxBatchAgeMillis,
     ),
     maxBufferedBytes,
-    uploadConcurrency: f.get(
-      'uploadConcurrency',
-      check<number>('uploadConcurrency'),
-      DEFAULTS.uploadConcurrency,
-    ),
-    requestTimeoutMillis: f.get(
-      'requestTimeoutMillis',
-      check<number>('requestTimeoutMillis'),
-      DEFAULTS.requestTimeoutMillis,
-    ),
-    flushTimeoutMillis: f.get(
-      'flushTimeoutMillis',
-      check<number>('flushTimeoutMillis'),
-      DEFAULTS.flushTimeoutMillis,
-    ),
-    temporalityPreference: f.get(
+    uploadConcurrency: option<number>(f, 'uploadConcurrency', DEFAULTS.uploadConcurrency),
+    requestTimeoutMillis: option<number>(f, 'requestTimeoutMillis', DEFAULTS.requestTimeoutMillis),
+    flushTimeoutMillis: option<number>(f, 'flushTimeoutMillis', DEFAULTS.flushTimeoutMillis),
+    temporalityPreference: option<TemporalityPreference>(
+      f,
       'temporalityPreference',
-      check<TemporalityPreference>('temporalityPreference'),
       DEFAULTS.temporalityPreference,
     ),
-    conditionalWrites: f.get(
-      'conditionalWrites',
-      check<boolean>('conditionalWrites'),
-      DEFAULTS.conditionalWrites,
-    ),
-    startupCheck: f.get('startupCheck', check<boolean>('startupCheck'), DEFAULTS.startupCheck),
-    requestChecksumCalculation: f.get(
+    conditionalWrites: option<boolean>(f, 'conditionalWrites', DEFAULTS.conditionalWrites),
+    startupCheck: option<boolean>(f, 'startupCheck', DEFAULTS.startupCheck),
+    requestChecksumCalculation: option<ChecksumMode>(
+      f,
       'requestChecksumCalculation',
-      check<ChecksumMode>('requestChecksumCalculation'),
       defaultChecksumMode(endpoint),
     ),
     retryInitialDelayMillis,
@@ -250,17 +222,9 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       (o, v) => rule.bytes(o, v, maxBatchBytes),
       DEFAULTS.maxSpoolBytes,
     ),
-    spoolTimeoutMillis: f.get(
-      'spoolTimeoutMillis',
-      check<number>('spoolTimeoutMillis'),
-      DEFAULTS.spoolTimeoutMillis,
-    ),
-    journalSyncMillis: f.get(
-      'journalSyncMillis',
-      check<number>('journalSyncMillis'),
-      DEFAULTS.journalSyncMillis,
-    ),
-    spoolFileSystem: f.get('spoolFileSystem', check<SpoolFileSystem>('spoolFileSystem'), undefined),
+    spoolTimeoutMillis: option<number>(f, 'spoolTimeoutMillis', DEFAULTS.spoolTimeoutMillis),
+    journalSyncMillis: option<number>(f, 'journalSyncMillis', DEFAULTS.journalSyncMillis),
+    spoolFileSystem: option<SpoolFileSystem | undefined>(f, 'spoolFileSystem', undefined),
     keys: f.get(
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.
@@ -268,15 +232,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       // Each format has its default layout (Parquet: hour partitions).
       new KeyTemplate(defaultKeyTemplate(format, signal), { prefix, filePrefix, timeZone }),
     ),
-    partitionTime: f.get(
-      'partitionTime',
-      check<PartitionTime>('partitionTime'),
-      DEFAULTS.partitionTime,
-    ),
+    partitionTime: option<PartitionTime>(f, 'partitionTime', DEFAULTS.partitionTime),
     putObject: Object.fromEntries(
       Object.entries(putObject).filter(([, v]) => v !== undefined),
     ) as ResolvedConfig['putObject'],
-    userAgent: f.get('userAgent', check<string>('userAgent'), undefined),
+    userAgent: option<string | undefined>(f, 'userAgent', undefined),
   };
 }
 
@@ -299,12 +259,8 @@ const ANY_LEVEL: CompressionLevels = (() => {
  * bound), and a value from the environment gives way to one passed in code.
  */
 function batchAndBuffer(f: Fields): [number, number] {
-  let batch = f.get('maxBatchBytes', check<number>('maxBatchBytes'), DEFAULTS.maxBatchBytes);
-  let buffered = f.get(
-    'maxBufferedBytes',
-    check<number>('maxBufferedBytes'),
-    DEFAULTS.maxBufferedBytes,
-  );
+  let batch = option<number>(f, 'maxBatchBytes', DEFAULTS.maxBatchBytes);
+  let buffered = option<number>(f, 'maxBufferedBytes', DEFAULTS.maxBufferedBytes);
   if (buffered >= batch) return [batch, buffered];
   const bufferedFrom = f.origin('maxBufferedBytes');
   if (
@@ -325,6 +281,11 @@ function batchAndBuffer(f: Fields): [number, number] {
     DEFAULTS.maxBatchBytes,
   );
   return [Math.min(batch, buffered), buffered];
+}
+
+/** An option its row's rule checks alone: from code, else the environment, else `fallback`. */
+function option<T>(f: Fields, name: OptionName, fallback: T): T {
+  return f.get(name, check<T>(name), fallback);
 }
 
 function prefixed(o: Record<string, unknown>, prefix: string): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { type AttributeMap, ownKeys } from './attribute-cache.js';
 import { JsonWriter } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
 
@@ -44,11 +45,7 @@ function keyHead(w: JsonWriter, key: string): void {
 }
 
 /** `{"key":…,"value":…}` for each of `keys` of `map`, comma-separated. */
-export function jsonKeyValues(
-  w: JsonWriter,
-  map: Readonly<Record<string, unknown>>,
-  keys: readonly string[],
-): void {
+export function jsonKeyValues(w: JsonWriter, map: AttributeMap, keys: readonly string[]): void {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (i > 0) w.char(COMMA);
@@ -65,15 +62,24 @@ export function jsonKeyValues(
 export function jsonAttributesField(
   w: JsonWriter,
   field: string,
-  attrs: Readonly<Record<string, unknown>> | undefined,
+  attrs: AttributeMap | undefined,
 ): void {
-  if (attrs === undefined || attrs === null) return;
-  const keys = Object.keys(attrs);
+  const keys = ownKeys(attrs);
   if (keys.length === 0) return;
   w.raw(field);
   w.char(0x5b);
-  jsonKeyValues(w, attrs, keys);
+  jsonKeyValues(w, attrs as AttributeMap, keys); // keys only an object has
   w.char(0x5d);
+}
+
+/** `,"attributes":[…]` and `,"droppedAttributesCount":n`, each left out at its default. */
+export function jsonAttributesOf(
+  w: JsonWriter,
+  attrs: AttributeMap | undefined,
+  dropped: number | undefined,
+): void {
+  jsonAttributesField(w, ',"attributes":', attrs);
+  w.intUnlessZero(',"droppedAttributesCount":', dropped);
 }
 
 /** An AnyValue; an undefined or null value is the empty AnyValue `{}`, as the official serializers write it. */

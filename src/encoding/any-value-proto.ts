@@ -1,3 +1,4 @@
+import { type AttributeMap, ownKeys } from './attribute-cache.js';
 import { FIELD, isInt64 } from './otlp-schema.js';
 import type { ProtoWriter } from './proto-writer.js';
 
@@ -20,10 +21,36 @@ export function protoKeyValue(w: ProtoWriter, field: number, key: string, value:
 export function protoAttributes(
   w: ProtoWriter,
   field: number,
-  attrs: Readonly<Record<string, unknown>> | undefined,
+  attrs: AttributeMap | undefined,
 ): void {
-  if (attrs === undefined || attrs === null) return;
-  for (const key of Object.keys(attrs)) protoKeyValue(w, field, key, attrs[key]);
+  for (const key of ownKeys(attrs)) protoKeyValue(w, field, key, (attrs as AttributeMap)[key]);
+}
+
+/** The field numbers of a message's attributes and dropped attributes count (one shape for all). */
+export interface AttributeFields {
+  readonly attributes: number;
+  readonly dropped: number;
+}
+
+export function attributeFields(M: {
+  readonly attributes: number;
+  readonly droppedAttributesCount: number;
+}): AttributeFields {
+  return { attributes: M.attributes, dropped: M.droppedAttributesCount };
+}
+
+/** Attributes and their dropped count, in `fields`; the count left out at 0. */
+export function protoAttributesOf(
+  w: ProtoWriter,
+  fields: AttributeFields,
+  attrs: AttributeMap | undefined,
+  dropped: number | undefined,
+): void {
+  if (attrs !== undefined && attrs !== null) {
+    const field = fields.attributes;
+    for (const key of Object.keys(attrs)) protoKeyValue(w, field, key, attrs[key]);
+  }
+  if (dropped) w.uint(fields.dropped, dropped);
 }
 
 /** An AnyValue message in field `field`; empty for undefined, null and what OTLP cannot hold. */

@@ -2,7 +2,15 @@
  * An attributes object: the API's Attributes of either line (1.9: flat values; 1.10: any value),
  * or a resource's or scope's.
  */
-type Attributes = Readonly<Record<string, unknown>>;
+export type AttributeMap = Readonly<Record<string, unknown>>;
+type Attributes = AttributeMap;
+
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** The own enumerable keys of `attrs`, as the official serializers take them; none for no object. */
+export function ownKeys(attrs: AttributeMap | undefined): readonly string[] {
+  return attrs === undefined || attrs === null ? NO_KEYS : Object.keys(attrs);
+}
 
 class Entry<V> {
   constructor(
@@ -108,4 +116,36 @@ function unchanged(entry: Entry<unknown>, attrs: Attributes): boolean {
     for (let j = 0; j < value.length; j++) if (value[j] !== was[j]) return false;
   }
   return i === keys.length;
+}
+
+/**
+ * An AttributeCache of one spelling, which it makes itself on a miss: `spell` writes the bytes of
+ * `attrs`, whose own keys are `keys`.
+ */
+export class SpellingCache extends AttributeCache<Buffer> {
+  readonly #spell: (attrs: Attributes, keys: readonly string[]) => Buffer;
+
+  constructor(spell: (attrs: Attributes, keys: readonly string[]) => Buffer) {
+    super();
+    this.#spell = spell;
+  }
+
+  /** The spelling of `attrs` (a resource's: one object for every export). */
+  of(attrs: Attributes): Buffer {
+    const cached = this.get(attrs);
+    return cached === undefined ? this.#make(attrs) : cached;
+  }
+
+  /** The spelling of the attributes of the point at `index` of a metric (see at()). */
+  ofPoint(order: SeriesOrder<Buffer>, index: number, attrs: Attributes): Buffer {
+    const cached = this.at(order, index, attrs);
+    return cached === undefined ? this.#make(attrs, order, index) : cached;
+  }
+
+  #make(attrs: Attributes, order?: SeriesOrder<Buffer>, index = 0): Buffer {
+    const keys = Object.keys(attrs);
+    const bytes = this.#spell(attrs, keys);
+    this.set(attrs, keys, bytes, order, index);
+    return bytes;
+  }
 }

@@ -224,6 +224,20 @@ export class JsonWriter {
     this.#pos += this.#buf.utf8Write(quoted, this.#pos);
   }
 
+  /** `field` (e.g. `,"name":`) and the string, unless it is empty (as protobuf leaves it out). */
+  stringUnlessEmpty(field: string, value: string | undefined): void {
+    if (!value) return;
+    this.raw(field);
+    this.string(value);
+  }
+
+  /** `field` (e.g. `,"droppedAttributesCount":`) and the integer, unless it is 0 or absent. */
+  intUnlessZero(field: string, value: number | undefined): void {
+    if (!value) return;
+    this.raw(field);
+    this.int(value);
+  }
+
   /**
    * A double, as exact as protobuf's 8 bytes: -0 keeps its sign (JSON.stringify drops it); NaN
    * and the infinities, which JSON lacks, are strings in the protobuf JSON mapping; a value that

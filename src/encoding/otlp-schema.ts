@@ -72,23 +72,47 @@ export type MessageName =
 
 const message = <const T extends Record<number, FieldSpec>>(fields: T) => fields;
 
+/**
+ * One signal's request and the messages around its items, as its .proto names them and with the
+ * same field numbers for every signal (ENVELOPE): `Export<Service>ServiceRequest` lists
+ * `resource<Group>` of `Resource<Group>`, which hold the resource and list `scope<Group>` of
+ * `Scope<Group>`, which hold the scope and list the items.
+ */
+function envelope<
+  const Service extends string,
+  const Group extends 'Metrics' | 'Spans' | 'Logs',
+  const Items extends string,
+  const Item extends MessageName,
+>(service: Service, group: Group, items: Items, item: Item) {
+  const request = `Export${service}ServiceRequest` as const;
+  const list = `resource${group}` as const;
+  return {
+    row: { message: request, listField: list, scopesField: `scope${group}`, itemsField: items },
+    request: message({ 1: { name: list, kind: `Resource${group}`, repeated: true } }),
+    resource: message({
+      1: { name: 'resource', kind: 'Resource' },
+      2: { name: `scope${group}`, kind: `Scope${group}`, repeated: true },
+      3: { name: 'schemaUrl', kind: 'string' },
+    }),
+    scope: message({
+      1: { name: 'scope', kind: 'InstrumentationScope' },
+      2: { name: items, kind: item, repeated: true },
+      3: { name: 'schemaUrl', kind: 'string' },
+    }),
+  };
+}
+
+const METRICS = envelope('Metrics', 'Metrics', 'metrics', 'Metric');
+const TRACES = envelope('Trace', 'Spans', 'spans', 'Span');
+const LOGS = envelope('Logs', 'Logs', 'logRecords', 'LogRecord');
+
 export const SCHEMA = {
-  ExportMetricsServiceRequest: message({
-    1: { name: 'resourceMetrics', kind: 'ResourceMetrics', repeated: true },
-  }),
-  ResourceMetrics: message({
-    1: { name: 'resource', kind: 'Resource' },
-    2: { name: 'scopeMetrics', kind: 'ScopeMetrics', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
-  }),
+  ExportMetricsServiceRequest: METRICS.request,
+  ResourceMetrics: METRICS.resource,
+  ScopeMetrics: METRICS.scope,
   Resource: message({
     1: { name: 'attributes', kind: 'KeyValue', repeated: true },
     2: { name: 'droppedAttributesCount', kind: 'uint32' },
-  }),
-  ScopeMetrics: message({
-    1: { name: 'scope', kind: 'InstrumentationScope' },
-    2: { name: 'metrics', kind: 'Metric', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
   }),
   InstrumentationScope: message({
     1: { name: 'name', kind: 'string' },
@@ -189,19 +213,9 @@ export const SCHEMA = {
     4: { name: 'spanId', kind: 'hexBytes' },
     5: { name: 'traceId', kind: 'hexBytes' },
   }),
-  ExportTraceServiceRequest: message({
-    1: { name: 'resourceSpans', kind: 'ResourceSpans', repeated: true },
-  }),
-  ResourceSpans: message({
-    1: { name: 'resource', kind: 'Resource' },
-    2: { name: 'scopeSpans', kind: 'ScopeSpans', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
-  }),
-  ScopeSpans: message({
-    1: { name: 'scope', kind: 'InstrumentationScope' },
-    2: { name: 'spans', kind: 'Span', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
-  }),
+  ExportTraceServiceRequest: TRACES.request,
+  ResourceSpans: TRACES.resource,
+  ScopeSpans: TRACES.scope,
   Span: message({
     1: { name: 'traceId', kind: 'hexBytes' },
     2: { name: 'spanId', kind: 'hexBytes' },
@@ -239,19 +253,9 @@ export const SCHEMA = {
     2: { name: 'message', kind: 'string' },
     3: { name: 'code', kind: 'enum' },
   }),
-  ExportLogsServiceRequest: message({
-    1: { name: 'resourceLogs', kind: 'ResourceLogs', repeated: true },
-  }),
-  ResourceLogs: message({
-    1: { name: 'resource', kind: 'Resource' },
-    2: { name: 'scopeLogs', kind: 'ScopeLogs', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
-  }),
-  ScopeLogs: message({
-    1: { name: 'scope', kind: 'InstrumentationScope' },
-    2: { name: 'logRecords', kind: 'LogRecord', repeated: true },
-    3: { name: 'schemaUrl', kind: 'string' },
-  }),
+  ExportLogsServiceRequest: LOGS.request,
+  ResourceLogs: LOGS.resource,
+  ScopeLogs: LOGS.scope,
   LogRecord: message({
     1: { name: 'timeUnixNano', kind: 'nanos' },
     11: { name: 'observedTimeUnixNano', kind: 'nanos' },
@@ -301,12 +305,25 @@ export const FIELD = Object.fromEntries(
   Object.entries(SCHEMA).map(([name, fields]) => [name, invert(fields)]),
 ) as { readonly [K in MessageName]: FieldNumbers<(typeof SCHEMA)[K]> };
 
-/** The request message of each signal, and the name of its one (repeated) field. */
-export const REQUEST = {
-  metrics: { message: 'ExportMetricsServiceRequest', listField: 'resourceMetrics' },
-  traces: { message: 'ExportTraceServiceRequest', listField: 'resourceSpans' },
-  logs: { message: 'ExportLogsServiceRequest', listField: 'resourceLogs' },
-} as const satisfies Record<string, { message: MessageName; listField: string }>;
+/**
+ * The field numbers of the envelope (see envelope()), the same in every signal's messages: for
+ * the encoders that write any signal's.
+ */
+export const ENVELOPE = {
+  list: FIELD.ExportMetricsServiceRequest.resourceMetrics,
+  resource: FIELD.ResourceMetrics.resource,
+  scopes: FIELD.ResourceMetrics.scopeMetrics,
+  resourceSchemaUrl: FIELD.ResourceMetrics.schemaUrl,
+  scope: FIELD.ScopeMetrics.scope,
+  items: FIELD.ScopeMetrics.metrics,
+  scopeSchemaUrl: FIELD.ScopeMetrics.schemaUrl,
+};
+
+/**
+ * The request message of each signal, the name of its one (repeated) field, and the names of the
+ * lists of scopes and of items inside (OTLP/JSON).
+ */
+export const REQUEST = { metrics: METRICS.row, traces: TRACES.row, logs: LOGS.row };
 
 /** AggregationTemporality in OTLP. */
 export const OTLP_TEMPORALITY = { unspecified: 0, delta: 1, cumulative: 2 } as const;

@@ -6,6 +6,7 @@
 
 import { release, takeOutput } from './handed-over.js';
 import { HEX_VALUE, isLowerHex } from './hex-id.js';
+import { hrTimeToNanosParts } from './hrtime.js';
 
 const WIRE_VARINT = 0;
 const WIRE_I64 = 1;
@@ -183,6 +184,12 @@ export class ProtoWriter {
     this.#view.setUint32(this.#pos, lo >>> 0, true);
     this.#view.setUint32(this.#pos + 4, hi >>> 0, true);
     this.#pos += 8;
+  }
+
+  /** A time as OTLP's fixed64 Unix nanoseconds, from an HrTime ([seconds, nanoseconds]). */
+  nanos(field: number, time: readonly [number, number]): void {
+    const { lo, hi } = hrTimeToNanosParts(time);
+    this.fixed64Parts(field, lo, hi);
   }
 
   /**

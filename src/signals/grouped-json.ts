@@ -1,100 +1,83 @@
-import { jsonAttributesField } from '../encoding/any-value-json.js';
-import { AttributeCache } from '../encoding/attribute-cache.js';
+import { jsonAttributesField, jsonAttributesOf } from '../encoding/any-value-json.js';
+import { SpellingCache } from '../encoding/attribute-cache.js';
 import { JsonWriter } from '../encoding/json-writer.js';
+import { REQUEST } from '../encoding/otlp-schema.js';
+import type { ExportTally } from '../encoding/records.js';
 import {
   groupByResourceAndScope,
-  type ResourceLike,
+  type ItemEncoding,
   type Scoped,
   type ScopeLike,
 } from './otlp-groups.js';
 
 /**
- * The OTLP/JSON of an export of spans or log records: its ResourceSpans (ResourceLogs) objects,
- * comma-separated, so that records join as elements of the request's list (jsonRecords()). The
- * signal writes each item; this writes the resources and scopes around them.
+ * The OTLP/JSON encoder of a signal whose exports are lists of items, each with its resource and
+ * scope (spans, log records): its Resource* objects, comma-separated, so that records join as
+ * elements of the request's list (jsonRecords()). Written straight as UTF-8 bytes (no object
+ * tree, no JSON.stringify), in the spellings of the OTLP/JSON rules: ids in lower-case hex, times
+ * as decimal strings, enums as integers, values as in any-value-json.ts; fields at their default
+ * (0, empty) are left out where protobuf leaves them out. The signal writes each item; this writes
+ * the resources and scopes around them. An empty export writes nothing.
  */
+export function groupedJson<T extends Scoped>(
+  signal: keyof typeof REQUEST,
+  items: ItemEncoding<T, JsonWriter>,
+): (list: readonly T[], tally?: ExportTally) => Buffer {
+  const { count, write } = items;
+  const scopesField = `,"${REQUEST[signal].scopesField}":[`;
+  const itemsField = `,"${REQUEST[signal].itemsField}":[`;
+  const w = new JsonWriter();
+  return (list, tally) => {
+    w.reset(); // what an export that threw half-way left behind
+    const groups = groupByResourceAndScope(list);
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g] as (typeof groups)[number];
+      if (g > 0) w.char(COMMA);
+      w.raw('{"resource":');
+      w.bytes(resources.of(group.resource.attributes));
+      w.raw(scopesField);
+      for (let s = 0; s < group.scopes.length; s++) {
+        const { scope, items: scoped } = group.scopes[s] as (typeof group.scopes)[number];
+        if (s > 0) w.char(COMMA);
+        w.raw('{"scope":');
+        jsonScope(w, scope);
+        w.raw(itemsField);
+        for (let i = 0; i < scoped.length; i++) {
+          const item = scoped[i] as T;
+          if (i > 0) w.char(COMMA);
+          if (tally !== undefined) count(tally, item);
+          write(w, item);
+        }
+        w.char(0x5d);
+        w.stringUnlessEmpty(',"schemaUrl":', scope.schemaUrl);
+        w.char(0x7d);
+      }
+      w.char(0x5d);
+      w.stringUnlessEmpty(',"schemaUrl":', group.resource.schemaUrl);
+      w.char(0x7d);
+    }
+    return w.finish();
+  };
+}
 
 const COMMA = 0x2c;
 
-/** The list fields of one signal, as `,"name":[`. */
-export interface JsonGroupFields {
-  /** e.g. `,"scopeSpans":[` */
-  readonly scopes: string;
-  /** e.g. `,"spans":[` */
-  readonly items: string;
-}
-
-export function writeJsonGroups<T extends Scoped>(
-  w: JsonWriter,
-  items: readonly T[],
-  fields: JsonGroupFields,
-  writeItem: (w: JsonWriter, item: T) => void,
-): void {
-  const groups = groupByResourceAndScope(items);
-  for (let g = 0; g < groups.length; g++) {
-    const group = groups[g] as (typeof groups)[number];
-    if (g > 0) w.char(COMMA);
-    w.raw('{"resource":');
-    resource(w, group.resource);
-    w.raw(fields.scopes);
-    for (let s = 0; s < group.scopes.length; s++) {
-      const { scope: sc, items: list } = group.scopes[s] as (typeof group.scopes)[number];
-      if (s > 0) w.char(COMMA);
-      w.raw('{"scope":');
-      scope(w, sc);
-      w.raw(fields.items);
-      for (let i = 0; i < list.length; i++) {
-        if (i > 0) w.char(COMMA);
-        writeItem(w, list[i] as T);
-      }
-      w.char(0x5d);
-      schemaUrl(w, sc.schemaUrl);
-      w.char(0x7d);
-    }
-    w.char(0x5d);
-    schemaUrl(w, group.resource.schemaUrl);
-    w.char(0x7d);
-  }
-}
-
-function schemaUrl(w: JsonWriter, url: string | undefined): void {
-  if (!url) return;
-  w.raw(',"schemaUrl":');
-  w.string(url);
-}
-
 /** A resource's spelling, per attributes object (the SDK's Resource memoizes its attributes). */
-const resourceCache = new AttributeCache();
 const resourceWriter = new JsonWriter();
-
-function resource(w: JsonWriter, r: ResourceLike): void {
-  const attrs = r.attributes;
-  const cached = resourceCache.get(attrs);
-  if (cached !== undefined) {
-    w.bytes(cached);
-    return;
-  }
+const resources = new SpellingCache((attrs) => {
   const rw = resourceWriter;
   rw.reset();
   rw.char(0x7b);
   jsonAttributesField(rw, '"attributes":', attrs);
   rw.char(0x7d);
-  const json = rw.snapshot();
-  resourceCache.set(attrs, Object.keys(attrs), json);
-  w.bytes(json);
-}
+  return rw.snapshot();
+});
 
-function scope(w: JsonWriter, s: ScopeLike): void {
+/** An InstrumentationScope, for every signal. */
+export function jsonScope(w: JsonWriter, s: ScopeLike): void {
   w.raw('{"name":');
   w.string(s.name ?? '');
-  if (s.version) {
-    w.raw(',"version":');
-    w.string(s.version);
-  }
-  jsonAttributesField(w, ',"attributes":', s.attributes);
-  if (s.droppedAttributesCount) {
-    w.raw(',"droppedAttributesCount":');
-    w.int(s.droppedAttributesCount);
-  }
+  w.stringUnlessEmpty(',"version":', s.version);
+  jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   w.char(0x7d);
 }

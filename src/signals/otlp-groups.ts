@@ -1,3 +1,5 @@
+import type { AttributeMap } from '../encoding/attribute-cache.js';
+import type { ExportTally } from '../encoding/records.js';
 import type { PartSink } from './signal.js';
 
 /**
@@ -8,7 +10,7 @@ import type { PartSink } from './signal.js';
  */
 
 /** An attribute map, as both API lines type it (1.9: flat values; 1.10: any value). */
-export type AttributeMap = Readonly<Record<string, unknown>>;
+export type { AttributeMap } from '../encoding/attribute-cache.js';
 
 export interface ResourceLike {
   readonly attributes: AttributeMap;
@@ -22,6 +24,12 @@ export interface ScopeLike {
   readonly schemaUrl?: string | undefined;
   readonly attributes?: AttributeMap | undefined;
   readonly droppedAttributesCount?: number | undefined;
+}
+
+/** How a signal's items are encoded, in one format: counted into the export's tally, and written. */
+export interface ItemEncoding<T, W> {
+  count(tally: ExportTally, item: T): void;
+  write(w: W, item: T): void;
 }
 
 export interface Scoped {

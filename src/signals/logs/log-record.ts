@@ -30,8 +30,7 @@ export type HrTimeLike = readonly [number, number];
  * Counts a log record into the export's tally: one item, at its timestamp, or its observed time
  * when it has none (0), as the Collector's ClickHouse exporter takes a record's time.
  */
-export function countLogRecord(tally: ExportTally | undefined, record: LogRecordLike): void {
-  if (tally === undefined) return;
+export function countLogRecord(tally: ExportTally, record: LogRecordLike): void {
   tally.items++;
   if (!tally.times) return;
   const time = record.hrTime;

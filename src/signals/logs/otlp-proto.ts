@@ -1,65 +1,39 @@
-import { protoAnyValue, protoAttributes } from '../../encoding/any-value-proto.js';
-import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
+import {
+  attributeFields,
+  protoAnyValue,
+  protoAttributesOf,
+} from '../../encoding/any-value-proto.js';
 import { FIELD } from '../../encoding/otlp-schema.js';
-import { ProtoWriter } from '../../encoding/proto-writer.js';
-import type { ExportTally } from '../../encoding/records.js';
-import { type ProtoGroupFields, writeProtoGroups } from '../grouped-proto.js';
-import { countLogRecord, type HrTimeLike, type LogRecordLike } from './log-record.js';
+import type { ProtoWriter } from '../../encoding/proto-writer.js';
+import { groupedProto } from '../grouped-proto.js';
+import { countLogRecord, type LogRecordLike } from './log-record.js';
 
 /**
- * Protobuf of one export of log records: its ResourceLogs, each in field 1 of an
- * ExportLogsServiceRequest, so records concatenate into one valid request. The same message as
- * the official ProtobufLogsSerializer's (a record without a body has no body field). An empty
- * export writes nothing.
+ * Protobuf of one export of log records (see groupedProto()): its ResourceLogs, each in field 1
+ * of an ExportLogsServiceRequest. The same message as the official ProtobufLogsSerializer's (a
+ * record without a body has no body field).
  */
-export function logRecordsToProto(
-  records: readonly LogRecordLike[],
-  counted?: ExportTally,
-): Buffer {
-  const w = writer;
-  w.reset(); // what an export that threw half-way left behind
-  tally = counted;
-  writeProtoGroups(w, records, FIELDS, logRecord);
-  tally = undefined;
-  return w.finish();
-}
+export const logRecordsToProto = groupedProto<LogRecordLike>({
+  count: countLogRecord,
+  write: logRecord,
+});
 
-/** The tally of the export being written, if the caller wants one. */
-let tally: ExportTally | undefined;
-
-const F = FIELD;
-const R = F.LogRecord;
-const writer = new ProtoWriter();
-const FIELDS: ProtoGroupFields = {
-  request: F.ExportLogsServiceRequest.resourceLogs,
-  resource: F.ResourceLogs.resource,
-  scopes: F.ResourceLogs.scopeLogs,
-  resourceSchemaUrl: F.ResourceLogs.schemaUrl,
-  scope: F.ScopeLogs.scope,
-  items: F.ScopeLogs.logRecords,
-  scopeSchemaUrl: F.ScopeLogs.schemaUrl,
-};
-
-function time(w: ProtoWriter, field: number, t: HrTimeLike): void {
-  const { lo, hi } = hrTimeToNanosParts(t);
-  w.fixed64Parts(field, lo, hi);
-}
+const R = FIELD.LogRecord;
+const RECORD_ATTRIBUTES = attributeFields(R);
 
 function logRecord(w: ProtoWriter, r: LogRecordLike): void {
-  countLogRecord(tally, r);
-  time(w, R.timeUnixNano, r.hrTime);
+  w.nanos(R.timeUnixNano, r.hrTime);
   const severity = r.severityNumber;
   if (severity !== undefined) w.int64(R.severityNumber, severity);
   if (r.severityText) w.string(R.severityText, r.severityText);
   if (r.body !== undefined) protoAnyValue(w, R.body, r.body);
-  protoAttributes(w, R.attributes, r.attributes);
-  if (r.droppedAttributesCount) w.uint(R.droppedAttributesCount, r.droppedAttributesCount);
+  protoAttributesOf(w, RECORD_ATTRIBUTES, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
     if (context.traceFlags) w.fixed32(R.flags, context.traceFlags);
     if (context.traceId) w.hexBytes(R.traceId, context.traceId, true);
     if (context.spanId) w.hexBytes(R.spanId, context.spanId, true);
   }
-  time(w, R.observedTimeUnixNano, r.hrTimeObserved);
+  w.nanos(R.observedTimeUnixNano, r.hrTimeObserved);
   if (r.eventName) w.string(R.eventName, r.eventName);
 }

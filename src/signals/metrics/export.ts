@@ -1,20 +1,14 @@
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { jsonRecords, protoRecords } from '../../encoding/records.js';
+import { otlpRecords } from '../otlp-rows.js';
 import type { SignalExport, TransferableColumns } from '../signal.js';
 import { resourceMetricsToJsonBytes } from './otlp-json.js';
 import { resourceMetricsToProto } from './otlp-proto.js';
 import type { SealedColumns } from './parquet/sealed.js';
 
-const json = jsonRecords('resourceMetrics', resourceMetricsToJsonBytes);
-
 /** Metrics, as an exporter sees them: one export is the SDK's ResourceMetrics. */
 export const metricsExport: SignalExport<ResourceMetrics> = {
   name: 'metrics',
-  records: {
-    'otlp-json': json,
-    'otlp-proto': protoRecords(resourceMetricsToProto),
-    parquet: json,
-  },
+  records: otlpRecords('metrics', resourceMetricsToJsonBytes, resourceMetricsToProto),
   splitByResource: (rm, sink) => sink.part(rm),
   resourceAttributes: (rm) => rm.resource.attributes,
   async loadColumns() {

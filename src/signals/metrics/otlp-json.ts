@@ -1,19 +1,26 @@
-import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
-import type { InstrumentationScope } from '@opentelemetry/core';
-import {
-  type DataPoint,
-  DataPointType,
-  type ExponentialHistogram,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
+import type { HrTime } from '@opentelemetry/api';
+import type {
+  DataPoint,
+  ExponentialHistogram,
+  Histogram,
+  MetricData,
+  ResourceMetrics,
+  SumMetricData as Sum,
 } from '@opentelemetry/sdk-metrics';
 import { jsonKeyValues } from '../../encoding/any-value-json.js';
-import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attribute-cache.js';
+import { type SeriesOrder, SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
 import { JsonWriter } from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
+import { jsonScope } from '../grouped-json.js';
+import {
+  METRIC_DATA,
+  type MetricDataSpec,
+  VALUE,
+  type ValueKind,
+  valueKind,
+} from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 /**
@@ -31,29 +38,23 @@ export function resourceMetricsToJsonBytes(rm: ResourceMetrics, counted?: Export
   w.reset(); // what an export that threw half-way left behind
   const resource = rm.resource;
   w.raw('{"resource":{"attributes":');
-  attributes(w, resource.attributes);
+  w.bytes(lists.of(resource.attributes));
   w.raw('},"scopeMetrics":[');
   rm.scopeMetrics.forEach((sm, i) => {
     if (i > 0) w.char(COMMA);
     w.raw('{"scope":');
-    scope(w, sm.scope);
+    jsonScope(w, sm.scope);
     w.raw(',"metrics":[');
     sm.metrics.forEach((metric, j) => {
       if (j > 0) w.char(COMMA);
       writeMetric(w, metric);
     });
     w.raw(']');
-    if (sm.scope.schemaUrl) {
-      w.raw(',"schemaUrl":');
-      w.string(sm.scope.schemaUrl);
-    }
+    w.stringUnlessEmpty(',"schemaUrl":', sm.scope.schemaUrl);
     w.raw('}');
   });
   w.raw(']');
-  if (resource.schemaUrl) {
-    w.raw(',"schemaUrl":');
-    w.string(resource.schemaUrl);
-  }
+  w.stringUnlessEmpty(',"schemaUrl":', resource.schemaUrl);
   w.raw('}');
   return w.finish();
 }
@@ -66,20 +67,6 @@ export function resourceMetricsToJson(rm: ResourceMetrics): string {
 const writer = new JsonWriter();
 const COMMA = 0x2c;
 
-function scope(w: JsonWriter, s: InstrumentationScope & { attributes?: Attributes }): void {
-  w.raw('{"name":');
-  w.string(s.name);
-  if (s.version) {
-    w.raw(',"version":');
-    w.string(s.version);
-  }
-  if (s.attributes && Object.keys(s.attributes).length > 0) {
-    w.raw(',"attributes":');
-    attributes(w, s.attributes);
-  }
-  w.raw('}');
-}
-
 /** The tally of the export being written, if the caller wants one. */
 let tally: ExportTally | undefined;
 
@@ -88,41 +75,26 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
   const d = metric.descriptor;
   w.raw('{"name":');
   w.string(d.name);
-  if (d.description) {
-    w.raw(',"description":');
-    w.string(d.description);
+  w.stringUnlessEmpty(',"description":', d.description);
+  w.stringUnlessEmpty(',"unit":', d.unit);
+  const data = METRIC_DATA[metric.dataPointType];
+  if (data !== undefined) {
+    w.raw(DATA_HEAD[data.field]);
+    eachPoint(w, metric, valueKind(data.point, d.valueType));
+    w.char(0x5d);
+    if (data.temporality !== undefined) {
+      w.raw(`,"aggregationTemporality":${otlpTemporality(metric.aggregationTemporality)}`);
+    }
+    if (data.monotonic !== undefined) w.raw(`,"isMonotonic":${(metric as Sum).isMonotonic}`);
+    w.char(0x7d);
   }
-  if (d.unit) {
-    w.raw(',"unit":');
-    w.string(d.unit);
-  }
-  const temporality = otlpTemporality(metric.aggregationTemporality);
-  const order = pointAttributesCache.orderOf(d);
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      w.raw(',"sum":{"dataPoints":[');
-      numberPoints(w, metric.dataPoints, d.valueType, order);
-      w.raw(`],"aggregationTemporality":${temporality},"isMonotonic":${metric.isMonotonic}}`);
-      break;
-    case DataPointType.GAUGE:
-      w.raw(',"gauge":{"dataPoints":[');
-      numberPoints(w, metric.dataPoints, d.valueType, order);
-      w.raw(']}');
-      break;
-    case DataPointType.HISTOGRAM:
-      w.raw(',"histogram":{"dataPoints":[');
-      histogramPoints(w, metric.dataPoints, order);
-      w.raw(`],"aggregationTemporality":${temporality}}`);
-      break;
-    case DataPointType.EXPONENTIAL_HISTOGRAM:
-      w.raw(',"exponentialHistogram":{"dataPoints":[');
-      expHistogramPoints(w, metric.dataPoints, order);
-      w.raw(`],"aggregationTemporality":${temporality}}`);
-      break;
-  }
-  trimOrder(order, metric.dataPoints.length);
   w.raw('}');
 }
+
+/** `,"sum":{"dataPoints":[` and the like. */
+const DATA_HEAD = Object.fromEntries(
+  Object.values(METRIC_DATA).map(({ field }) => [field, `,"${field}":{"dataPoints":[`]),
+) as Readonly<Record<MetricDataSpec['field'], string>>;
 
 /**
  * Points of one collection share their end time, and often their start time: the spelling of
@@ -136,13 +108,38 @@ function sameTime(a: HrTime | undefined, b: HrTime): boolean {
   return a !== undefined && a[0] === b[0] && a[1] === b[1];
 }
 
-function pointHeader(
+/**
+ * Writes each point of `metric`, comma-separated: its attributes (spelled once per series, found
+ * by the point's place in the metric's order of series: see SeriesOrder), its start and end
+ * time, and then `value` writes the rest.
+ */
+function eachPoint(
+  w: JsonWriter,
+  metric: { descriptor: object; dataPoints: DataPoint<unknown>[] },
+  value: ValueKind,
+): void {
+  const points = metric.dataPoints;
+  const order = pointHeads.orderOf(metric.descriptor);
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i] as DataPoint<unknown>;
+    if (i > 0) w.char(COMMA);
+    pointHead(w, p, order, i);
+    if (value === VALUE.histogram) histogramValue(w, p);
+    else if (value === VALUE.exponentialHistogram) expHistogramValue(w, p);
+    else numberValue(w, p, value === VALUE.int);
+    w.char(0x7d);
+  }
+  trimOrder(order, points.length);
+}
+
+/** `{"attributes":[...],"startTimeUnixNano":"start","timeUnixNano":"end"` */
+function pointHead(
   w: JsonWriter,
   p: DataPoint<unknown>,
   order: SeriesOrder<Buffer>,
   index: number,
 ): void {
-  attributes(w, p.attributes, order, index);
+  w.bytes(pointHeads.ofPoint(order, index, p.attributes));
   const start = p.startTime;
   const end = p.endTime;
   if (tally?.times) noteTime(tally, end);
@@ -157,84 +154,55 @@ function pointHeader(
   w.bytes(pairJson);
 }
 
-function count(w: JsonWriter, field: string, value: number): void {
-  w.raw(field);
-  w.int(value);
+/** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
+function numberValue(w: JsonWriter, p: DataPoint<unknown>, int: boolean): void {
+  const v = p.value as number;
+  if (int && isInt64(v)) {
+    w.raw(',"asInt":');
+    w.int(v);
+  } else {
+    w.raw(',"asDouble":');
+    w.double(v);
+  }
 }
 
-function numberPoints(
-  w: JsonWriter,
-  points: DataPoint<number>[],
-  valueType: ValueType,
-  order: SeriesOrder<Buffer>,
-): void {
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i] as DataPoint<number>;
-    if (i > 0) w.char(COMMA);
-    pointHeader(w, p, order, i);
-    const v = p.value;
-    // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
-    if (valueType === ValueType.INT && isInt64(v)) {
-      w.raw(',"asInt":');
-      w.int(v);
-      w.char(0x7d);
-    } else {
-      w.raw(',"asDouble":');
-      w.double(v);
-      w.raw('}');
-    }
-  }
+function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
+  const h = p.value as Histogram;
+  countAndSum(w, h);
+  w.raw(',"bucketCounts":[');
+  w.uints(h.buckets.counts);
+  w.raw('],"explicitBounds":');
+  bounds(w, h.buckets.boundaries);
+  minAndMax(w, h);
+}
+
+function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
+  const h = p.value as ExponentialHistogram;
+  countAndSum(w, h);
+  w.raw(',"scale":');
+  w.int(h.scale);
+  w.raw(',"zeroCount":');
+  w.int(h.zeroCount);
+  buckets(w, ',"positive":{"offset":', h.positive);
+  buckets(w, ',"negative":{"offset":', h.negative);
+  minAndMax(w, h);
+}
+
+function countAndSum(w: JsonWriter, h: { count: number; sum?: number }): void {
+  w.raw(',"count":');
+  w.int(h.count);
+  optionalDouble(w, ',"sum":', h.sum);
+}
+
+function minAndMax(w: JsonWriter, h: { min?: number; max?: number }): void {
+  optionalDouble(w, ',"min":', h.min);
+  optionalDouble(w, ',"max":', h.max);
 }
 
 function optionalDouble(w: JsonWriter, field: string, v: number | undefined): void {
   if (v === undefined) return;
   w.raw(field);
   w.double(v);
-}
-
-function histogramPoints(
-  w: JsonWriter,
-  points: DataPoint<Histogram>[],
-  order: SeriesOrder<Buffer>,
-): void {
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i] as DataPoint<Histogram>;
-    const h = p.value;
-    if (i > 0) w.char(COMMA);
-    pointHeader(w, p, order, i);
-    count(w, ',"count":', h.count);
-    optionalDouble(w, ',"sum":', h.sum);
-    w.raw(',"bucketCounts":[');
-    w.uints(h.buckets.counts);
-    w.raw('],"explicitBounds":');
-    bounds(w, h.buckets.boundaries);
-    optionalDouble(w, ',"min":', h.min);
-    optionalDouble(w, ',"max":', h.max);
-    w.raw('}');
-  }
-}
-
-function expHistogramPoints(
-  w: JsonWriter,
-  points: DataPoint<ExponentialHistogram>[],
-  order: SeriesOrder<Buffer>,
-): void {
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i] as DataPoint<ExponentialHistogram>;
-    const h = p.value;
-    if (i > 0) w.char(COMMA);
-    pointHeader(w, p, order, i);
-    count(w, ',"count":', h.count);
-    optionalDouble(w, ',"sum":', h.sum);
-    w.raw(',"scale":');
-    w.int(h.scale);
-    count(w, ',"zeroCount":', h.zeroCount);
-    buckets(w, ',"positive":{"offset":', h.positive);
-    buckets(w, ',"negative":{"offset":', h.negative);
-    optionalDouble(w, ',"min":', h.min);
-    optionalDouble(w, ',"max":', h.max);
-    w.raw('}');
-  }
 }
 
 function buckets(
@@ -281,36 +249,19 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 
-const attributesCache = new AttributeCache();
-const pointAttributesCache = new AttributeCache();
+/** The spellings of attribute lists: a resource's and a scope's `[...]`, a point's head. */
 const attributesWriter = new JsonWriter();
 
-/**
- * The key-value list of `attrs`; for a data point (`order`: its metric's, `index`: its place
- * there), with the fields around it: `{"attributes":[...],"startTimeUnixNano":`.
- */
-function attributes(
-  w: JsonWriter,
-  attrs: Attributes,
-  order?: SeriesOrder<Buffer>,
-  index = 0,
-): void {
-  const point = order !== undefined;
-  const cache = point ? pointAttributesCache : attributesCache;
-  const cached = point ? cache.at(order, index, attrs) : cache.get(attrs);
-  if (cached !== undefined) {
-    w.bytes(cached);
-    return;
-  }
-  // Own enumerable keys, as the official serializer takes them; an undefined value is written
-  // as an empty AnyValue, as it does.
-  const keys = Object.keys(attrs);
-  const aw = attributesWriter;
-  aw.reset();
-  aw.raw(point ? '{"attributes":[' : '[');
-  jsonKeyValues(aw, attrs, keys);
-  aw.raw(point ? '],"startTimeUnixNano":' : ']');
-  const json = aw.snapshot();
-  cache.set(attrs, keys, json, order, index);
-  w.bytes(json);
+function spell(head: string, tail: string): SpellingCache {
+  return new SpellingCache((attrs, keys) => {
+    const aw = attributesWriter;
+    aw.reset();
+    aw.raw(head);
+    jsonKeyValues(aw, attrs, keys);
+    aw.raw(tail);
+    return aw.snapshot();
+  });
 }
+
+const lists = spell('[', ']');
+const pointHeads = spell('{"attributes":[', '],"startTimeUnixNano":');

@@ -1,18 +1,24 @@
-import { type Attributes, type HrTime, ValueType } from '@opentelemetry/api';
-import {
-  type DataPoint,
-  DataPointType,
-  type ExponentialHistogram,
-  type Histogram,
-  type MetricData,
-  type ResourceMetrics,
+import type { Attributes } from '@opentelemetry/api';
+import type {
+  DataPoint,
+  ExponentialHistogram,
+  Histogram,
+  MetricData,
+  ResourceMetrics,
+  SumMetricData as Sum,
 } from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
-import { AttributeCache, type SeriesOrder, trimOrder } from '../../encoding/attribute-cache.js';
-import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
+import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
+import {
+  METRIC_DATA,
+  type MetricDataSpec,
+  VALUE,
+  type ValueKind,
+  valueKind,
+} from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
@@ -57,157 +63,120 @@ function writeMetric(w: ProtoWriter, metric: MetricData): void {
   w.string(F.Metric.name, d.name);
   w.string(F.Metric.description, d.description);
   w.string(F.Metric.unit, d.unit);
-  const temporality = otlpTemporality(metric.aggregationTemporality);
-  switch (metric.dataPointType) {
-    case DataPointType.SUM:
-      w.fork(F.Metric.sum);
-      eachPoint(metric.dataPoints, numberPointAttributes, d, (p, order, i) =>
-        numberPoint(w, F.Sum.dataPoints, p, d.valueType, order, i),
-      );
-      w.uint(F.Sum.aggregationTemporality, temporality);
-      w.bool(F.Sum.isMonotonic, metric.isMonotonic);
-      w.join();
-      break;
-    case DataPointType.GAUGE:
-      w.fork(F.Metric.gauge);
-      eachPoint(metric.dataPoints, numberPointAttributes, d, (p, order, i) =>
-        numberPoint(w, F.Gauge.dataPoints, p, d.valueType, order, i),
-      );
-      w.join();
-      break;
-    case DataPointType.HISTOGRAM:
-      w.fork(F.Metric.histogram);
-      eachPoint(metric.dataPoints, histogramPointAttributes, d, (p, order, i) =>
-        histogramPoint(w, p, order, i),
-      );
-      w.uint(F.Histogram.aggregationTemporality, temporality);
-      w.join();
-      break;
-    case DataPointType.EXPONENTIAL_HISTOGRAM:
-      w.fork(F.Metric.exponentialHistogram);
-      eachPoint(metric.dataPoints, expHistogramPointAttributes, d, (p, order, i) =>
-        expHistogramPoint(w, p, order, i),
-      );
-      w.uint(F.ExponentialHistogram.aggregationTemporality, temporality);
-      w.join();
-      break;
+  const data = METRIC_DATA[metric.dataPointType];
+  if (data !== undefined) {
+    w.fork(F.Metric[data.field]);
+    eachPoint(w, data.dataPoints, POINTS[data.point], metric, valueKind(data.point, d.valueType));
+    if (data.temporality !== undefined) {
+      w.uint(data.temporality, otlpTemporality(metric.aggregationTemporality));
+    }
+    if (data.monotonic !== undefined) w.bool(data.monotonic, (metric as Sum).isMonotonic);
+    w.join();
   }
   w.join();
 }
 
-function time(w: ProtoWriter, field: number, t: HrTime): void {
-  const { lo, hi } = hrTimeToNanosParts(t);
-  w.fixed64Parts(field, lo, hi);
+/** A point message's fields, and the spellings of its attributes (one cache each: each has its own field number). */
+interface PointMessage {
+  readonly fields: { readonly startTimeUnixNano: number; readonly timeUnixNano: number };
+  readonly attributes: SpellingCache;
 }
 
-/** Writes each of a metric's points with its place in the metric's order of series (see SeriesOrder). */
-function eachPoint<P>(
-  points: P[],
-  cache: AttributeCache,
-  d: MetricData['descriptor'],
-  write: (p: P, order: SeriesOrder<Buffer>, index: number) => void,
+const attributesWriter = new ProtoWriter();
+
+function pointMessage(fields: PointMessage['fields'] & { attributes: number }): PointMessage {
+  const attributes = new SpellingCache((attrs, keys) => {
+    const aw = attributesWriter;
+    aw.reset();
+    for (const key of keys) protoKeyValue(aw, fields.attributes, key, attrs[key]);
+    return aw.snapshot();
+  });
+  return { fields, attributes };
+}
+
+/** Per point message: its fields and the spellings of its attributes. */
+const POINTS: Readonly<Record<MetricDataSpec['point'], PointMessage>> = {
+  NumberDataPoint: pointMessage(F.NumberDataPoint),
+  HistogramDataPoint: pointMessage(F.HistogramDataPoint),
+  ExponentialHistogramDataPoint: pointMessage(F.ExponentialHistogramDataPoint),
+};
+
+/**
+ * Writes each point of `metric`, a message in field `field`: its attributes (spelled once per
+ * series, found by the point's place in the metric's order of series: see SeriesOrder), its start
+ * and end time, and then `value` writes the rest.
+ */
+function eachPoint(
+  w: ProtoWriter,
+  field: number,
+  message: PointMessage,
+  metric: { descriptor: object; dataPoints: DataPoint<unknown>[] },
+  value: ValueKind,
 ): void {
-  const order = cache.orderOf(d);
-  for (let i = 0; i < points.length; i++) write(points[i] as P, order, i);
+  const { fields, attributes } = message;
+  const points = metric.dataPoints;
+  const order = attributes.orderOf(metric.descriptor);
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i] as DataPoint<unknown>;
+    w.fork(field);
+    w.raw(attributes.ofPoint(order, i, p.attributes));
+    w.nanos(fields.startTimeUnixNano, p.startTime);
+    w.nanos(fields.timeUnixNano, p.endTime);
+    if (tally?.times) noteTime(tally, p.endTime);
+    if (value === VALUE.histogram) histogramValue(w, p);
+    else if (value === VALUE.exponentialHistogram) expHistogramValue(w, p);
+    else numberValue(w, p, value === VALUE.int);
+    w.join();
+  }
   trimOrder(order, points.length);
 }
 
-function numberPoint(
-  w: ProtoWriter,
-  field: number,
-  p: DataPoint<number>,
-  valueType: ValueType,
-  order: SeriesOrder<Buffer>,
-  index: number,
-): void {
-  const N = F.NumberDataPoint;
-  w.fork(field);
-  pointAttributes(w, N.attributes, numberPointAttributes, p.attributes, order, index);
-  time(w, N.startTimeUnixNano, p.startTime);
-  time(w, N.timeUnixNano, p.endTime);
-  if (tally?.times) noteTime(tally, p.endTime);
-  // An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around.
-  if (valueType === ValueType.INT && isInt64(p.value)) w.fixed64(N.asInt, p.value);
-  else w.double(N.asDouble, p.value);
-  w.join();
+/** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
+function numberValue(w: ProtoWriter, p: DataPoint<unknown>, int: boolean): void {
+  const v = p.value as number;
+  if (int && isInt64(v)) w.fixed64(F.NumberDataPoint.asInt, v);
+  else w.double(F.NumberDataPoint.asDouble, v);
 }
 
-function histogramPoint(
-  w: ProtoWriter,
-  p: DataPoint<Histogram>,
-  order: SeriesOrder<Buffer>,
-  index: number,
-): void {
+function histogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
   const H = F.HistogramDataPoint;
-  const h = p.value;
-  w.fork(F.Histogram.dataPoints);
-  pointAttributes(w, H.attributes, histogramPointAttributes, p.attributes, order, index);
-  time(w, H.startTimeUnixNano, p.startTime);
-  time(w, H.timeUnixNano, p.endTime);
-  if (tally?.times) noteTime(tally, p.endTime);
-  w.fixed64(H.count, h.count);
-  if (h.sum !== undefined) w.double(H.sum, h.sum);
+  const h = p.value as Histogram;
+  countAndSum(w, H, h);
   w.packedFixed64(H.bucketCounts, h.buckets.counts);
   w.packedDouble(H.explicitBounds, h.buckets.boundaries);
-  if (h.min !== undefined) w.double(H.min, h.min);
-  if (h.max !== undefined) w.double(H.max, h.max);
-  w.join();
+  minAndMax(w, H, h);
 }
 
-function expHistogramPoint(
-  w: ProtoWriter,
-  p: DataPoint<ExponentialHistogram>,
-  order: SeriesOrder<Buffer>,
-  index: number,
-): void {
+function expHistogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
   const E = F.ExponentialHistogramDataPoint;
-  const h = p.value;
-  w.fork(F.ExponentialHistogram.dataPoints);
-  pointAttributes(w, E.attributes, expHistogramPointAttributes, p.attributes, order, index);
-  time(w, E.startTimeUnixNano, p.startTime);
-  time(w, E.timeUnixNano, p.endTime);
-  if (tally?.times) noteTime(tally, p.endTime);
-  w.fixed64(E.count, h.count);
-  if (h.sum !== undefined) w.double(E.sum, h.sum);
+  const h = p.value as ExponentialHistogram;
+  countAndSum(w, E, h);
   w.sint32(E.scale, h.scale);
   w.fixed64(E.zeroCount, h.zeroCount);
-  w.fork(E.positive);
-  w.sint32(F.Buckets.offset, h.positive.offset);
-  w.packedVarint(F.Buckets.bucketCounts, h.positive.bucketCounts);
-  w.join();
-  w.fork(E.negative);
-  w.sint32(F.Buckets.offset, h.negative.offset);
-  w.packedVarint(F.Buckets.bucketCounts, h.negative.bucketCounts);
-  w.join();
-  if (h.min !== undefined) w.double(E.min, h.min);
-  if (h.max !== undefined) w.double(E.max, h.max);
-  w.join();
+  buckets(w, E.positive, h.positive);
+  buckets(w, E.negative, h.negative);
+  minAndMax(w, E, h);
 }
 
-/** Data points' attributes, cached per series; one cache per point type (each has its own field number). */
-const numberPointAttributes = new AttributeCache();
-const histogramPointAttributes = new AttributeCache();
-const expHistogramPointAttributes = new AttributeCache();
-const attributesWriter = new ProtoWriter();
+type HistogramFields = { count: number; sum: number; min: number; max: number };
 
-function pointAttributes(
+function countAndSum(w: ProtoWriter, M: HistogramFields, h: { count: number; sum?: number }): void {
+  w.fixed64(M.count, h.count);
+  if (h.sum !== undefined) w.double(M.sum, h.sum);
+}
+
+function minAndMax(w: ProtoWriter, M: HistogramFields, h: { min?: number; max?: number }): void {
+  if (h.min !== undefined) w.double(M.min, h.min);
+  if (h.max !== undefined) w.double(M.max, h.max);
+}
+
+function buckets(
   w: ProtoWriter,
   field: number,
-  cache: AttributeCache,
-  attrs: Attributes,
-  order: SeriesOrder<Buffer>,
-  index: number,
+  b: { offset: number; bucketCounts: number[] },
 ): void {
-  const cached = cache.at(order, index, attrs);
-  if (cached !== undefined) {
-    w.raw(cached);
-    return;
-  }
-  const keys = Object.keys(attrs);
-  const aw = attributesWriter;
-  aw.reset();
-  for (const key of keys) protoKeyValue(aw, field, key, attrs[key]);
-  const bytes = aw.snapshot();
-  cache.set(attrs, keys, bytes, order, index);
-  w.raw(bytes);
+  w.fork(field);
+  w.sint32(F.Buckets.offset, b.offset);
+  w.packedVarint(F.Buckets.bucketCounts, b.bucketCounts);
+  w.join();
 }

@@ -1,19 +1,12 @@
-import { decodeJsonRequest, decodeProtoRequest } from '../../encoding/decode-request.js';
+import { otlpRead } from '../otlp-rows.js';
 import type { SignalRead } from '../signal.js';
 
 /** Metrics, as the reader decodes them: each object is one ExportMetricsServiceRequest. */
-export const metricsRead: SignalRead = {
-  name: 'metrics',
-  decoders: {
-    'otlp-json': { decode: decodeJsonRequest, synchronous: true },
-    'otlp-proto': { decode: decodeProtoRequest, synchronous: true },
-    parquet: {
-      // Loaded when a Parquet object is read: the exporter never loads the Parquet reader.
-      decode: async (raw, context) => {
-        const { parquetToRequest } = await import('./parquet/read.js');
-        return (await parquetToRequest(raw, context)).request;
-      },
-      synchronous: false,
-    },
+export const metricsRead: SignalRead = otlpRead('metrics', {
+  // Loaded when a Parquet object is read: the exporter never loads the Parquet reader.
+  decode: async (raw, context) => {
+    const { parquetToRequest } = await import('./parquet/read.js');
+    return (await parquetToRequest(raw, context)).request;
   },
-};
+  synchronous: false,
+});

@@ -1,73 +1,35 @@
-import { protoAttributes } from '../../encoding/any-value-proto.js';
-import { hrTimeToNanosParts } from '../../encoding/hrtime.js';
+import { attributeFields, protoAttributesOf } from '../../encoding/any-value-proto.js';
 import { FIELD } from '../../encoding/otlp-schema.js';
-import { ProtoWriter } from '../../encoding/proto-writer.js';
-import type { ExportTally } from '../../encoding/records.js';
-import { type ProtoGroupFields, writeProtoGroups } from '../grouped-proto.js';
-import {
-  countSpan,
-  type EventLike,
-  type HrTimeLike,
-  type LinkLike,
-  otlpSpanKind,
-  type SpanLike,
-  spanFlags,
-} from './span.js';
+import type { ProtoWriter } from '../../encoding/proto-writer.js';
+import { groupedProto } from '../grouped-proto.js';
+import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
+import { countSpan, otlpSpanKind, spanFlags } from './span.js';
 
 /**
- * Protobuf of one export of spans: its ResourceSpans, each in field 1 of an
- * ExportTraceServiceRequest, so records concatenate into one valid request. The same message as
- * the official ProtobufTraceSerializer's (ids as bytes, flags with HAS_IS_REMOTE and IS_REMOTE,
- * status always present), written in one pass without a sizing pass. An empty export writes
- * nothing.
+ * Protobuf of one export of spans (see groupedProto()): its ResourceSpans, each in field 1 of an
+ * ExportTraceServiceRequest. The same message as the official ProtobufTraceSerializer's (ids as
+ * bytes, flags with HAS_IS_REMOTE and IS_REMOTE, status always present).
  */
-export function spansToProto(spans: readonly SpanLike[], counted?: ExportTally): Buffer {
-  const w = writer;
-  w.reset(); // what an export that threw half-way left behind
-  tally = counted;
-  writeProtoGroups(w, spans, FIELDS, span);
-  tally = undefined;
-  return w.finish();
-}
-
-/** The tally of the export being written, if the caller wants one. */
-let tally: ExportTally | undefined;
+export const spansToProto = groupedProto<SpanLike>({ count: countSpan, write: span });
 
 const F = FIELD;
 const S = F.Span;
 const E = F['Span.Event'];
 const L = F['Span.Link'];
-const writer = new ProtoWriter();
-const FIELDS: ProtoGroupFields = {
-  request: F.ExportTraceServiceRequest.resourceSpans,
-  resource: F.ResourceSpans.resource,
-  scopes: F.ResourceSpans.scopeSpans,
-  resourceSchemaUrl: F.ResourceSpans.schemaUrl,
-  scope: F.ScopeSpans.scope,
-  items: F.ScopeSpans.spans,
-  scopeSchemaUrl: F.ScopeSpans.schemaUrl,
-};
-
-function time(w: ProtoWriter, field: number, t: HrTimeLike): void {
-  const { lo, hi } = hrTimeToNanosParts(t);
-  w.fixed64Parts(field, lo, hi);
-}
+const SPAN_ATTRIBUTES = attributeFields(S);
+const EVENT_ATTRIBUTES = attributeFields(E);
+const LINK_ATTRIBUTES = attributeFields(L);
 
 function span(w: ProtoWriter, s: SpanLike): void {
-  countSpan(tally, s);
   const context = s.spanContext();
   const parent = s.parentSpanContext;
-  w.hexBytes(S.traceId, context.traceId, true);
-  w.hexBytes(S.spanId, context.spanId, true);
-  const state = context.traceState?.serialize();
-  if (state) w.string(S.traceState, state);
+  ids(w, S, context);
   if (parent?.spanId) w.hexBytes(S.parentSpanId, parent.spanId, true);
   w.string(S.name, s.name, true);
   w.uint(S.kind, otlpSpanKind(s.kind));
-  time(w, S.startTimeUnixNano, s.startTime);
-  time(w, S.endTimeUnixNano, s.endTime);
-  protoAttributes(w, S.attributes, s.attributes);
-  count(w, S.droppedAttributesCount, s.droppedAttributesCount);
+  w.nanos(S.startTimeUnixNano, s.startTime);
+  w.nanos(S.endTimeUnixNano, s.endTime);
+  protoAttributesOf(w, SPAN_ATTRIBUTES, s.attributes, s.droppedAttributesCount);
   for (const e of s.events) event(w, e);
   count(w, S.droppedEventsCount, s.droppedEventsCount);
   for (const l of s.links) link(w, l);
@@ -80,24 +42,27 @@ function span(w: ProtoWriter, s: SpanLike): void {
   w.fixed32(S.flags, spanFlags(context.traceFlags, parent?.isRemote));
 }
 
+/** A span's or link's trace id, span id and trace state (fields 1, 2 and 3 of both). */
+function ids(w: ProtoWriter, M: typeof S | typeof L, context: SpanContextLike): void {
+  w.hexBytes(M.traceId, context.traceId, true);
+  w.hexBytes(M.spanId, context.spanId, true);
+  const state = context.traceState?.serialize();
+  if (state) w.string(M.traceState, state);
+}
+
 function event(w: ProtoWriter, e: EventLike): void {
   w.fork(S.events);
-  time(w, E.timeUnixNano, e.time);
+  w.nanos(E.timeUnixNano, e.time);
   w.string(E.name, e.name, true);
-  protoAttributes(w, E.attributes, e.attributes);
-  count(w, E.droppedAttributesCount, e.droppedAttributesCount);
+  protoAttributesOf(w, EVENT_ATTRIBUTES, e.attributes, e.droppedAttributesCount);
   w.join();
 }
 
 function link(w: ProtoWriter, l: LinkLike): void {
   const context = l.context;
   w.fork(S.links);
-  w.hexBytes(L.traceId, context.traceId, true);
-  w.hexBytes(L.spanId, context.spanId, true);
-  const state = context.traceState?.serialize();
-  if (state) w.string(L.traceState, state);
-  protoAttributes(w, L.attributes, l.attributes);
-  count(w, L.droppedAttributesCount, l.droppedAttributesCount);
+  ids(w, L, context);
+  protoAttributesOf(w, LINK_ATTRIBUTES, l.attributes, l.droppedAttributesCount);
   w.fixed32(L.flags, spanFlags(context.traceFlags, context.isRemote));
   w.join();
 }

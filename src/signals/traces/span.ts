@@ -67,8 +67,7 @@ export function otlpSpanKind(kind: number | undefined | null): number {
 }
 
 /** Counts a span into the export's tally: one item, at its end time (a span is exported when it ends). */
-export function countSpan(tally: ExportTally | undefined, span: SpanLike): void {
-  if (tally === undefined) return;
+export function countSpan(tally: ExportTally, span: SpanLike): void {
   tally.items++;
   if (tally.times) noteTime(tally, span.endTime);
 }

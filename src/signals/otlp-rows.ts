@@ -1,0 +1,72 @@
+import { requestDecoders } from '../encoding/decode-request.js';
+import { REQUEST } from '../encoding/otlp-schema.js';
+import {
+  type ExportTally,
+  jsonRecords,
+  protoRecords,
+  type RecordFormat,
+} from '../encoding/records.js';
+import type { Format } from '../layout/formats.js';
+import { type Scoped, splitByResource } from './otlp-groups.js';
+import type { Decoder, SignalExport, SignalName, SignalRead } from './signal.js';
+
+/** The parts of a signal's rows that are the same for every signal: the OTLP formats. */
+
+type Encode<Item> = (item: Item, tally?: ExportTally) => Buffer;
+
+/** A signal's records per format: its OTLP/JSON and protobuf encoders; Parquet's fallback's. */
+export function otlpRecords<Item>(
+  signal: SignalName,
+  json: Encode<Item>,
+  proto: Encode<Item>,
+): Readonly<Record<Format, RecordFormat<Item>>> {
+  const jsonFormat = jsonRecords(REQUEST[signal].listField, json);
+  return { 'otlp-json': jsonFormat, 'otlp-proto': protoRecords(proto), parquet: jsonFormat };
+}
+
+/**
+ * The row of a signal whose exports are lists of items, each with its resource (spans, log
+ * records), as an exporter sees them, and whose Parquet files are not written yet: until then
+ * Parquet's records are its fallback's. `items` names them in messages.
+ */
+export function scopedItemsExport<T extends Scoped>(
+  signal: SignalName,
+  items: string,
+  json: Encode<readonly T[]>,
+  proto: Encode<readonly T[]>,
+): SignalExport<readonly T[]> {
+  const notYet = async (): Promise<never> => {
+    throw new Error(`Parquet for ${items} is not implemented yet`);
+  };
+  return {
+    name: signal,
+    records: otlpRecords(signal, json, proto),
+    splitByResource,
+    resourceAttributes: (list) => list[0]?.resource.attributes ?? {},
+    loadColumns: notYet,
+    columnsAsRecords: notYet,
+  };
+}
+
+/** A signal as the reader decodes it: each object is one request, in either OTLP format, or Parquet. */
+export function otlpRead(signal: SignalName, parquet: Decoder): SignalRead {
+  const otlp = requestDecoders(REQUEST[signal].message);
+  return {
+    name: signal,
+    decoders: {
+      'otlp-json': { decode: otlp.json, synchronous: true },
+      'otlp-proto': { decode: otlp.proto, synchronous: true },
+      parquet,
+    },
+  };
+}
+
+/** The Parquet decoder of a signal whose Parquet objects cannot be read yet (`items`: 'spans'). */
+export function noParquetDecoder(items: string): Decoder {
+  return {
+    decode: async () => {
+      throw new Error(`reading Parquet objects of ${items} is not implemented yet`);
+    },
+    synchronous: false,
+  };
+}
