@@ -4,16 +4,14 @@
  * 5 s of the exporter's start with nothing exported but the check itself, and the check stores
  * nothing when access works.
  */
-import {
-  DeleteBucketPolicyCommand,
-  PutBucketPolicyCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { diag } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { type ProcessWarning, recordProcessWarnings } from '../support/diag-capture.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {
+  bucketDenying,
   connection,
   describeS3,
   freshBucket,
@@ -24,7 +22,7 @@ import {
 import { exportSynthetic } from '../support/service.js';
 import { sleep, waitFor } from '../support/wait.js';
 
-const warnings: { code: string | undefined; text: string }[] = [];
+const warnings: ProcessWarning[] = [];
 
 describeS3('the startup check on a real S3 server', () => {
   let client: S3Client;
@@ -44,12 +42,7 @@ describeS3('the startup check on a real S3 server', () => {
     diag.disable(); // no logger: what an operator sees on stderr
     warnings.length = 0;
     proxy.attempts.length = 0;
-    vi.spyOn(process, 'emitWarning').mockImplementation(((
-      warning: string | Error,
-      options?: { code?: string },
-    ) => {
-      warnings.push({ code: options?.code, text: String(warning) });
-    }) as typeof process.emitWarning);
+    recordProcessWarnings(warnings);
     return () => vi.restoreAllMocks();
   });
 
@@ -125,23 +118,9 @@ describeS3('the startup check on a real S3 server', () => {
   });
 
   test('a missing s3:PutObject permission is heard within 5 s, with the permission to grant', async () => {
-    const denied = await freshBucket(client, 'startup-denied');
-    await client.send(
-      new PutBucketPolicyCommand({
-        Bucket: denied,
-        Policy: JSON.stringify({
-          Version: '2012-10-17',
-          Statement: [
-            {
-              Effect: 'Deny',
-              Principal: '*',
-              Action: ['s3:PutObject'],
-              Resource: [`arn:aws:s3:::${denied}/*`],
-            },
-          ],
-        }),
-      }),
-    );
+    const { bucket: denied, lift } = await bucketDenying(client, 'startup-denied', [
+      's3:PutObject',
+    ]);
     try {
       const started = performance.now();
       const exporter = exporterVia({ bucket: denied });
@@ -153,7 +132,7 @@ describeS3('the startup check on a real S3 server', () => {
       );
       await exporter.shutdown();
     } finally {
-      await client.send(new DeleteBucketPolicyCommand({ Bucket: denied }));
+      await lift();
     }
   });
 });
