@@ -30,6 +30,7 @@ import {
   type ReferenceDecoders,
   traceReference,
 } from '../support/otlp-reference.js';
+import { COMPRESSIONS, EXTENSION, FORMATS } from '../support/reader-fixtures.js';
 import {
   connection,
   decompressed,
@@ -46,16 +47,6 @@ import {
  * decoded by Google's protobuf runtime against the official .proto files (otlp-reference), is
  * exactly the message the official serializer makes of what the SDK handed over.
  */
-
-const FORMATS = ['otlp-json', 'otlp-proto'] as const;
-const COMPRESSIONS = ['none', 'gzip', 'zstd'] as const;
-const EXTENSIONS = {
-  'otlp-json': '.json',
-  'otlp-proto': '.binpb',
-  none: '',
-  gzip: '.gz',
-  zstd: '.zst',
-};
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
@@ -305,7 +296,7 @@ describeS3('spans and log records through the SDK processors into a real S3 serv
           expect(objects.length).toBeGreaterThan(0);
           expect(objects.length).toBe(stats.batchesUploaded);
           for (const object of objects) {
-            const extension = (EXTENSIONS[format] + EXTENSIONS[compression]).replaceAll('.', '\\.');
+            const extension = (EXTENSION[format] + EXTENSION[compression]).replaceAll('.', '\\.');
             expect(object.key).toMatch(
               new RegExp(
                 `^${prefix}/year=\\d{4}/month=\\d\\d/day=\\d\\d/hour=\\d\\d/minute=\\d\\d/${signal.word}_[0-9a-f-]{36}${extension}$`,
