@@ -11,48 +11,21 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { logRecordsToJson } from '../../../src/signals/logs/otlp-json.js';
 import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
-import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from '../../support/message-check.js';
+import { encodesAsTheOfficialOne as encodesAsTheOfficial } from '../../support/encoder-check.js';
+import { checkProperty, fuzzRuns } from '../../support/message-check.js';
 import { logsReference as reference } from '../../support/otlp-reference.js';
 import { logRecords as randomLogRecords } from '../../support/signal-arbitraries.js';
 
 const TEST_FILE = 'test/unit/signals/logs-encoders.test.ts';
 
-function official(records: ReadableLogRecord[]): Uint8Array {
-  const bytes = ProtobufLogsSerializer.serializeRequest(records);
-  if (bytes === undefined) throw new Error('the official serializer wrote nothing');
-  return bytes;
-}
-
-/** Our JSON of one export is a record; a request holds a list of them. */
-const ourJsonRequest = (records: ReadableLogRecord[]) =>
-  `{"resourceLogs":[${logRecordsToJson(records)}]}`;
-
-/**
- * Our protobuf and our JSON of `records` decode (by Google's protobuf runtime, against the
- * official .proto files) to the message of the official ProtobufLogsSerializer; our own decoder
- * reads our protobuf as JSON.parse reads our JSON; encoding again gives the same bytes.
- */
-function encodesAsTheOfficialOne(records: ReadableLogRecord[]): void {
-  const expectSame = sameMessageAs(reference.decodeProtobuf(official(records)));
-  const proto = logRecordsToProto(records);
-  expectSame('our protobuf', reference.decodeProtobuf(proto));
-  const json = ourJsonRequest(records);
-  expectSame('our JSON, read at its written digits', reference.decodeJsonExact(json));
-  expectSame('our JSON, read after JSON.parse', reference.decodeJsonParsed(json));
-  if (records.length === 0) {
-    expect(proto.length).toBe(0);
-    expect(logRecordsToJson(records)).toBe('');
-    return;
-  }
-  sameMessageAs(sortedKeys(JSON.parse(json)), 'JSON.parse of our JSON')(
-    'decodeOtlpProto of our protobuf',
-    sortedKeys(decodeOtlpProto(proto, 'ExportLogsServiceRequest')),
-  );
-  expect(Buffer.from(logRecordsToProto(records)).equals(proto), 'protobuf encoded again').toBe(
-    true,
-  );
-  expect(ourJsonRequest(records), 'JSON encoded again').toBe(json);
-}
+const encodesAsTheOfficialOne = encodesAsTheOfficial<ReadableLogRecord>({
+  official: (records) => ProtobufLogsSerializer.serializeRequest(records),
+  toProto: logRecordsToProto,
+  toJson: logRecordsToJson,
+  list: 'resourceLogs',
+  message: 'ExportLogsServiceRequest',
+  reference,
+});
 
 describe('log record encoders on random records, decoded by an independent protobuf runtime', () => {
   const runs = fuzzRuns(1000);

@@ -20,46 +20,21 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { spansToJson } from '../../../src/signals/traces/otlp-json.js';
 import { spansToProto } from '../../../src/signals/traces/otlp-proto.js';
-import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from '../../support/message-check.js';
+import { encodesAsTheOfficialOne as encodesAsTheOfficial } from '../../support/encoder-check.js';
+import { checkProperty, fuzzRuns } from '../../support/message-check.js';
 import { traceReference as reference } from '../../support/otlp-reference.js';
 import { spans as randomSpans } from '../../support/signal-arbitraries.js';
 
 const TEST_FILE = 'test/unit/signals/traces-encoders.test.ts';
 
-function official(spans: ReadableSpan[]): Uint8Array {
-  const bytes = ProtobufTraceSerializer.serializeRequest(spans);
-  if (bytes === undefined) throw new Error('the official serializer wrote nothing');
-  return bytes;
-}
-
-/** Our JSON of one export is a record; a request holds a list of them. */
-const ourJsonRequest = (spans: ReadableSpan[]) => `{"resourceSpans":[${spansToJson(spans)}]}`;
-
-/**
- * Our protobuf and our JSON of `spans` decode (by Google's protobuf runtime, against the official
- * .proto files) to the message of the official ProtobufTraceSerializer; our own decoder reads our
- * protobuf as JSON.parse reads our JSON; encoding again (caches warm) gives the same bytes.
- */
-function encodesAsTheOfficialOne(spans: ReadableSpan[]): void {
-  const expectSame = sameMessageAs(reference.decodeProtobuf(official(spans)));
-  const proto = spansToProto(spans);
-  expectSame('our protobuf', reference.decodeProtobuf(proto));
-  const json = ourJsonRequest(spans);
-  expectSame('our JSON, read at its written digits', reference.decodeJsonExact(json));
-  expectSame('our JSON, read after JSON.parse', reference.decodeJsonParsed(json));
-  if (spans.length === 0) {
-    // Nothing to write: no record (the exporter makes none of an empty export).
-    expect(proto.length).toBe(0);
-    expect(spansToJson(spans)).toBe('');
-    return;
-  }
-  sameMessageAs(sortedKeys(JSON.parse(json)), 'JSON.parse of our JSON')(
-    'decodeOtlpProto of our protobuf',
-    sortedKeys(decodeOtlpProto(proto, 'ExportTraceServiceRequest')),
-  );
-  expect(Buffer.from(spansToProto(spans)).equals(proto), 'protobuf encoded again').toBe(true);
-  expect(ourJsonRequest(spans), 'JSON encoded again').toBe(json);
-}
+const encodesAsTheOfficialOne = encodesAsTheOfficial<ReadableSpan>({
+  official: (spans) => ProtobufTraceSerializer.serializeRequest(spans),
+  toProto: spansToProto,
+  toJson: spansToJson,
+  list: 'resourceSpans',
+  message: 'ExportTraceServiceRequest',
+  reference,
+});
 
 describe('span encoders on random spans, decoded by an independent protobuf runtime', () => {
   const runs = fuzzRuns(1000);
