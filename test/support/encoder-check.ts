@@ -1,8 +1,17 @@
-import { expect } from 'vitest';
+import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import type fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../src/encoding/otlp-proto-decode.js';
 import type { MessageName } from '../../src/encoding/otlp-schema.js';
-import { sameMessageAs, sortedKeys } from './message-check.js';
-import type { ReferenceDecoders } from './otlp-reference.js';
+import { logRecordsToJson } from '../../src/signals/logs/otlp-json.js';
+import { logRecordsToProto } from '../../src/signals/logs/otlp-proto.js';
+import { spansToJson } from '../../src/signals/traces/otlp-json.js';
+import { spansToProto } from '../../src/signals/traces/otlp-proto.js';
+import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from './message-check.js';
+import { logsReference, type ReferenceDecoders, traceReference } from './otlp-reference.js';
+import { logRecords, spans } from './signal-arbitraries.js';
 
 /** One signal's encoders under test, and the official serializer and decoders to check them by. */
 export interface SignalEncoders<Item> {
@@ -18,7 +27,39 @@ export interface SignalEncoders<Item> {
   message: MessageName;
   /** Google's protobuf runtime against the official .proto files. */
   reference: ReferenceDecoders;
+  /** What the random test says it checks, e.g. "span encoders on random spans". */
+  subject: string;
+  /** The official serializer's name, for the random test's title. */
+  serializer: string;
+  /** Random exports, as the SDK could hand them over. */
+  arbitrary: fc.Arbitrary<Item[]>;
 }
+
+/** The span encoders, checked against ProtobufTraceSerializer. */
+export const SPAN_ENCODERS: SignalEncoders<ReadableSpan> = {
+  official: (spans) => ProtobufTraceSerializer.serializeRequest(spans),
+  toProto: spansToProto,
+  toJson: spansToJson,
+  list: 'resourceSpans',
+  message: 'ExportTraceServiceRequest',
+  reference: traceReference,
+  subject: 'span encoders on random spans',
+  serializer: 'ProtobufTraceSerializer',
+  arbitrary: spans,
+};
+
+/** The log record encoders, checked against ProtobufLogsSerializer. */
+export const LOG_RECORD_ENCODERS: SignalEncoders<ReadableLogRecord> = {
+  official: (records) => ProtobufLogsSerializer.serializeRequest(records),
+  toProto: logRecordsToProto,
+  toJson: logRecordsToJson,
+  list: 'resourceLogs',
+  message: 'ExportLogsServiceRequest',
+  reference: logsReference,
+  subject: 'log record encoders on random records',
+  serializer: 'ProtobufLogsSerializer',
+  arbitrary: logRecords,
+};
 
 /**
  * A check that our protobuf and our JSON of `items` decode (by Google's protobuf runtime, against
@@ -53,4 +94,22 @@ export function encodesAsTheOfficialOne<Item>(
     expect(Buffer.from(encoders.toProto(items)).equals(proto), 'protobuf encoded again').toBe(true);
     expect(ourJsonRequest(items), 'JSON encoded again').toBe(json);
   };
+}
+
+/**
+ * A test of encodesAsTheOfficialOne(encoders) on FUZZ_RUNS (by default 1000) random exports from
+ * `encoders.arbitrary`; a failure names its replay (`testFile` is the calling file).
+ */
+export function describeFuzzedEncoders<Item>(
+  encoders: SignalEncoders<Item>,
+  testFile: string,
+): void {
+  describe(`${encoders.subject}, decoded by an independent protobuf runtime`, () => {
+    const runs = fuzzRuns(1000);
+    test(
+      `our protobuf and JSON decode to the official ${encoders.serializer}'s message (${runs} cases)`,
+      () => checkProperty(encoders.arbitrary, encodesAsTheOfficialOne(encoders), 1000, testFile),
+      Math.max(120_000, runs * 40),
+    );
+  });
 }

@@ -1,5 +1,4 @@
 import { context, TraceFlags, trace } from '@opentelemetry/api';
-import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   InMemoryLogRecordExporter,
@@ -11,30 +10,16 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { logRecordsToJson } from '../../../src/signals/logs/otlp-json.js';
 import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
-import { encodesAsTheOfficialOne as encodesAsTheOfficial } from '../../support/encoder-check.js';
-import { checkProperty, fuzzRuns } from '../../support/message-check.js';
-import { logsReference as reference } from '../../support/otlp-reference.js';
-import { logRecords as randomLogRecords } from '../../support/signal-arbitraries.js';
+import {
+  describeFuzzedEncoders,
+  encodesAsTheOfficialOne as encodesAsTheOfficial,
+  LOG_RECORD_ENCODERS,
+} from '../../support/encoder-check.js';
 
 const TEST_FILE = 'test/unit/signals/logs-encoders.test.ts';
 
-const encodesAsTheOfficialOne = encodesAsTheOfficial<ReadableLogRecord>({
-  official: (records) => ProtobufLogsSerializer.serializeRequest(records),
-  toProto: logRecordsToProto,
-  toJson: logRecordsToJson,
-  list: 'resourceLogs',
-  message: 'ExportLogsServiceRequest',
-  reference,
-});
-
-describe('log record encoders on random records, decoded by an independent protobuf runtime', () => {
-  const runs = fuzzRuns(1000);
-  test(
-    `our protobuf and JSON decode to the official ProtobufLogsSerializer's message (${runs} cases)`,
-    () => checkProperty(randomLogRecords, encodesAsTheOfficialOne, 1000, TEST_FILE),
-    Math.max(120_000, runs * 40),
-  );
-});
+const encodesAsTheOfficialOne = encodesAsTheOfficial(LOG_RECORD_ENCODERS);
+describeFuzzedEncoders(LOG_RECORD_ENCODERS, TEST_FILE);
 
 /** OTLP's (and both API lines') severity numbers; the enum lives in @opentelemetry/api only from 1.10. */
 const INFO = 9;

@@ -8,7 +8,6 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   InMemorySpanExporter,
@@ -20,30 +19,16 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { spansToJson } from '../../../src/signals/traces/otlp-json.js';
 import { spansToProto } from '../../../src/signals/traces/otlp-proto.js';
-import { encodesAsTheOfficialOne as encodesAsTheOfficial } from '../../support/encoder-check.js';
-import { checkProperty, fuzzRuns } from '../../support/message-check.js';
-import { traceReference as reference } from '../../support/otlp-reference.js';
-import { spans as randomSpans } from '../../support/signal-arbitraries.js';
+import {
+  describeFuzzedEncoders,
+  encodesAsTheOfficialOne as encodesAsTheOfficial,
+  SPAN_ENCODERS,
+} from '../../support/encoder-check.js';
 
 const TEST_FILE = 'test/unit/signals/traces-encoders.test.ts';
 
-const encodesAsTheOfficialOne = encodesAsTheOfficial<ReadableSpan>({
-  official: (spans) => ProtobufTraceSerializer.serializeRequest(spans),
-  toProto: spansToProto,
-  toJson: spansToJson,
-  list: 'resourceSpans',
-  message: 'ExportTraceServiceRequest',
-  reference,
-});
-
-describe('span encoders on random spans, decoded by an independent protobuf runtime', () => {
-  const runs = fuzzRuns(1000);
-  test(
-    `our protobuf and JSON decode to the official ProtobufTraceSerializer's message (${runs} cases)`,
-    () => checkProperty(randomSpans, encodesAsTheOfficialOne, 1000, TEST_FILE),
-    Math.max(120_000, runs * 40),
-  );
-});
+const encodesAsTheOfficialOne = encodesAsTheOfficial(SPAN_ENCODERS);
+describeFuzzedEncoders(SPAN_ENCODERS, TEST_FILE);
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
