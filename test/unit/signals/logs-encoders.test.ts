@@ -1,4 +1,4 @@
-import { context, TraceFlags, trace } from '@opentelemetry/api';
+import { TraceFlags } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   InMemoryLogRecordExporter,
@@ -11,23 +11,17 @@ import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { logRecordsToJson } from '../../../src/signals/logs/otlp-json.js';
 import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
 import {
-  describeFuzzedEncoders,
   encodesAsTheOfficialOne as encodesAsTheOfficial,
   LOG_RECORD_ENCODERS,
 } from '../../support/encoder-check.js';
-
-const TEST_FILE = 'test/unit/signals/logs-encoders.test.ts';
+import { inSpanContext, PARENT_ID, TRACE_ID } from '../../support/trace-context.js';
 
 const encodesAsTheOfficialOne = encodesAsTheOfficial(LOG_RECORD_ENCODERS);
-describeFuzzedEncoders(LOG_RECORD_ENCODERS, TEST_FILE);
 
 /** OTLP's (and both API lines') severity numbers; the enum lives in @opentelemetry/api only from 1.10. */
 const INFO = 9;
 const WARN = 13;
 const ERROR = 17;
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const SPAN_ID = 'b7ad6b7169203331';
 
 describe('log records from a real LoggerProvider', () => {
   test('two providers, scopes with attributes, every body type, trace context: the official message', async () => {
@@ -47,11 +41,7 @@ describe('log records from a real LoggerProvider', () => {
       worker.getLogger('jobs'),
       api.getLogger('audit', undefined, { attributes: { nested: { a: [1, 2] } } }),
     ];
-    const inSpan = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: SPAN_ID,
-      traceFlags: TraceFlags.SAMPLED,
-    });
+    const inSpan = inSpanContext();
     const bodies: unknown[] = [
       'a plain message',
       'quotes " and \\ and \n and 😀 and \u2028',
@@ -107,14 +97,14 @@ describe('the OTLP/JSON spelling of log records', () => {
         severityNumber: WARN,
         severityText: 'WARN',
         eventName: 'my.event',
-        spanContext: { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.SAMPLED },
+        spanContext: { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: TraceFlags.SAMPLED },
       }),
     ]);
     expect(json).toContain(
       '"timeUnixNano":"1700000002000000005","observedTimeUnixNano":"1700000003000000000"',
     );
     expect(json).toContain('"severityNumber":13,"severityText":"WARN"');
-    expect(json).toContain(`"flags":1,"traceId":"${TRACE_ID}","spanId":"${SPAN_ID}"`);
+    expect(json).toContain(`"flags":1,"traceId":"${TRACE_ID}","spanId":"${PARENT_ID}"`);
     expect(json).toContain('"eventName":"my.event"');
   });
 

@@ -1,7 +1,6 @@
 import {
   type Attributes,
   context,
-  createTraceState,
   type Link,
   SpanKind,
   SpanStatusCode,
@@ -20,18 +19,17 @@ import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { spansToJson } from '../../../src/signals/traces/otlp-json.js';
 import { spansToProto } from '../../../src/signals/traces/otlp-proto.js';
 import {
-  describeFuzzedEncoders,
   encodesAsTheOfficialOne as encodesAsTheOfficial,
   SPAN_ENCODERS,
 } from '../../support/encoder-check.js';
-
-const TEST_FILE = 'test/unit/signals/traces-encoders.test.ts';
+import {
+  PARENT_ID,
+  remoteParentContext,
+  SPAN_KINDS,
+  TRACE_ID,
+} from '../../support/trace-context.js';
 
 const encodesAsTheOfficialOne = encodesAsTheOfficial(SPAN_ENCODERS);
-describeFuzzedEncoders(SPAN_ENCODERS, TEST_FILE);
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const PARENT_ID = 'b7ad6b7169203331';
 
 describe('spans from a real TracerProvider', () => {
   test('two providers, three tracers, every kind, remote and local parents: the official message', async () => {
@@ -53,13 +51,7 @@ describe('spans from a real TracerProvider', () => {
     });
     const db = checkout.getTracer('db');
     const cartHttp = cart.getTracer('http', '1.2.3');
-    const remoteParent = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-      traceState: createTraceState('vendor=abc,other=1'),
-    });
+    const remoteParent = remoteParentContext();
     const link: Link = {
       context: {
         traceId: 'ffffffffffffffffffffffffffffff00',
@@ -69,13 +61,7 @@ describe('spans from a real TracerProvider', () => {
       },
       attributes: { 'link.reason': 'retry', attempt: 2 },
     };
-    const kinds = [
-      SpanKind.INTERNAL,
-      SpanKind.SERVER,
-      SpanKind.CLIENT,
-      SpanKind.PRODUCER,
-      SpanKind.CONSUMER,
-    ];
+    const kinds = SPAN_KINDS;
     kinds.forEach((kind, i) => {
       // Alternate the providers, so one export mixes resources and scopes.
       const tracer = [http, cartHttp, db][i % 3] as typeof http;
