@@ -1,13 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  type Attributes,
-  context,
-  createTraceState,
-  SpanKind,
-  SpanStatusCode,
-  TraceFlags,
-  trace,
-} from '@opentelemetry/api';
+import { type Attributes, context, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -39,6 +31,7 @@ import {
   type StoredObject,
   withS3,
 } from '../support/s3.js';
+import { inSpanContext, remoteParentContext, SPAN_KINDS } from '../support/trace-context.js';
 
 /**
  * Spans and log records made by the SDK (a TracerProvider with a BatchSpanProcessor, a
@@ -47,9 +40,6 @@ import {
  * decoded by Google's protobuf runtime against the official .proto files (otlp-reference), is
  * exactly the message the official serializer makes of what the SDK handed over.
  */
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const PARENT_ID = 'b7ad6b7169203331';
 
 const RESOURCE = resourceFromAttributes({
   'service.name': 'checkout',
@@ -128,20 +118,8 @@ const SPANS: SignalCase<ReadableSpan> = {
       provider.getTracer('http', '1.2.3', { schemaUrl: 'https://opentelemetry.io/schemas/1.28.0' }),
       provider.getTracer('db'),
     ];
-    const remoteParent = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-      traceState: createTraceState('vendor=abc,other=1'),
-    });
-    const kinds = [
-      SpanKind.INTERNAL,
-      SpanKind.SERVER,
-      SpanKind.CLIENT,
-      SpanKind.PRODUCER,
-      SpanKind.CONSUMER,
-    ];
+    const remoteParent = remoteParentContext();
+    const kinds = SPAN_KINDS;
     for (let i = 0; i < 40; i++) {
       const tracer = tracers[i % 2] as (typeof tracers)[number];
       const span = tracer.startSpan(
@@ -209,11 +187,7 @@ const LOG_RECORDS: SignalCase<ReadableLogRecord> = {
       }),
       provider.getLogger('jobs'),
     ];
-    const inSpan = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-    });
+    const inSpan = inSpanContext();
     const bodies: unknown[] = [
       'a plain message',
       'quotes " and \\ and \n and 😀',

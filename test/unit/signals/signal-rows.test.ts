@@ -14,8 +14,7 @@ import { tracesExport } from '../../../src/signals/traces/export.js';
 import { tracesRead } from '../../../src/signals/traces/read.js';
 import { logsReference, traceReference } from '../../support/otlp-reference.js';
 import { handBuiltSpan } from '../../support/readable-span.js';
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+import { TRACE_ID } from '../../support/trace-context.js';
 
 /** The parts splitByResource hands over, in order. */
 function partsOf<Item>(row: SignalExport<Item>, item: Item): Item[] {
