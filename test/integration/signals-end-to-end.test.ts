@@ -99,20 +99,16 @@ const attributes = (i: number) =>
     numbers: [1, 2.5],
   }) as Attributes;
 
+/** A batch processor's settings that hand everything over in one batch, at forceFlush(). */
+const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
+
 const SPANS: SignalCase<ReadableSpan> = {
   word: 'traces',
   exporter: (options) => new S3SpanExporter(options),
   async produce(exporter) {
     const provider = new TracerProvider({
       resource: RESOURCE,
-      spanProcessors: [
-        new BatchSpanProcessor({
-          exporter,
-          scheduledDelayMillis: 60_000,
-          maxExportBatchSize: 1_000,
-          maxQueueSize: 2_000,
-        }),
-      ],
+      spanProcessors: [new BatchSpanProcessor({ exporter, ...ONE_BATCH })],
     });
     const tracers = [
       provider.getTracer('http', '1.2.3', { schemaUrl: 'https://opentelemetry.io/schemas/1.28.0' }),
@@ -171,14 +167,7 @@ const LOG_RECORDS: SignalCase<ReadableLogRecord> = {
   async produce(exporter) {
     const provider = new LoggerProvider({
       resource: RESOURCE,
-      processors: [
-        new BatchLogRecordProcessor({
-          exporter,
-          scheduledDelayMillis: 60_000,
-          maxExportBatchSize: 1_000,
-          maxQueueSize: 2_000,
-        }),
-      ],
+      processors: [new BatchLogRecordProcessor({ exporter, ...ONE_BATCH })],
     });
     const loggers = [
       provider.getLogger('app', '1.0.0', {
