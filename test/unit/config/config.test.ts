@@ -283,23 +283,22 @@ describe('resolveConfig rejects bad options', () => {
     expect(error.option).toBe('options');
   });
 
-  test('rejects an unknown temporalityPreference and lists the allowed ones', () => {
-    expectRejected(
+  rejectsEach([
+    [
+      'rejects an unknown temporalityPreference and lists the allowed ones',
       { temporalityPreference: 'DELTA' },
       'temporalityPreference',
       '"DELTA"',
       "'cumulative', 'delta', 'lowmemory'",
-    );
-  });
-
-  test('rejects an unknown requestChecksumCalculation', () => {
-    expectRejected(
+    ],
+    [
+      'rejects an unknown requestChecksumCalculation',
       { requestChecksumCalculation: 'ALWAYS' },
       'requestChecksumCalculation',
       '"ALWAYS"',
       "'WHEN_SUPPORTED', 'WHEN_REQUIRED'",
-    );
-  });
+    ],
+  ]);
 
   const badMillis: Array<[string, unknown, string]> = [
     ['negative', -1, '-1'],
@@ -480,14 +479,22 @@ describe('retry options', () => {
     }
   });
 
-  test('rejects retry.initialDelayMillis above 2^31-1', () => {
-    expectRejected(
+  rejectsEach([
+    [
+      'rejects retry.initialDelayMillis above 2^31-1',
       { retry: { initialDelayMillis: 2 ** 31 } },
       'retry.initialDelayMillis',
       '2147483648',
       'from 1 to 2147483647',
-    );
-  });
+    ],
+    [
+      'rejects retry.maxDelayMillis below the default initial delay',
+      { retry: { maxDelayMillis: 100 } },
+      'retry.maxDelayMillis',
+      '100',
+      'from 250 (retry.initialDelayMillis) to 2147483647',
+    ],
+  ]);
 
   test('rejects retry.maxDelayMillis below retry.initialDelayMillis', () => {
     const error = expectRejected(
@@ -497,15 +504,6 @@ describe('retry options', () => {
       'from 1000 (retry.initialDelayMillis) to 2147483647',
     );
     expect(error.message).toContain('retry.initialDelayMillis');
-  });
-
-  test('rejects retry.maxDelayMillis below the default initial delay', () => {
-    expectRejected(
-      { retry: { maxDelayMillis: 100 } },
-      'retry.maxDelayMillis',
-      '100',
-      'from 250 (retry.initialDelayMillis) to 2147483647',
-    );
   });
 
   test('rejects retry.maxDelayMillis above 2^31-1 and NaN', () => {
