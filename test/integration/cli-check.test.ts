@@ -7,16 +7,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  DeleteBucketPolicyCommand,
-  DeleteObjectCommand,
-  PutBucketPolicyCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { CheckReport } from '../../src/cli/commands/check.js';
 import { type CliRun, lines, runCliChild } from '../support/cli-child.js';
 import {
+  bucketDenying,
   describeS3,
   freshBucket,
   listAndFetch,
@@ -99,23 +95,10 @@ describeS3('otel-s3 check on a real S3 server', () => {
   });
 
   test('a policy that denies listing and deleting: the exporter can work (exit 0); the rows say what to grant', async () => {
-    const denied = await freshBucket(client, 'cli-check-deny');
-    await client.send(
-      new PutBucketPolicyCommand({
-        Bucket: denied,
-        Policy: JSON.stringify({
-          Version: '2012-10-17',
-          Statement: [
-            {
-              Effect: 'Deny',
-              Principal: '*',
-              Action: ['s3:ListBucket', 's3:DeleteObject'],
-              Resource: [`arn:aws:s3:::${denied}`, `arn:aws:s3:::${denied}/*`],
-            },
-          ],
-        }),
-      }),
-    );
+    const { bucket: denied, lift } = await bucketDenying(client, 'cli-check-deny', [
+      's3:ListBucket',
+      's3:DeleteObject',
+    ]);
     let report: CheckReport | undefined;
     try {
       const { code, stdout, stderr } = await otelS3([
@@ -150,7 +133,7 @@ describeS3('otel-s3 check on a real S3 server', () => {
         `otel-s3: left s3://${denied}/${report.key} behind: delete it by hand`,
       );
     } finally {
-      await client.send(new DeleteBucketPolicyCommand({ Bucket: denied }));
+      await lift();
       if (report !== undefined) {
         await client.send(new DeleteObjectCommand({ Bucket: denied, Key: report.key }));
       }

@@ -4,7 +4,13 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { expect, test } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows, metricKeyParser } from '../../src/reader.js';
-import { type RawPointRow, rawRows } from '../support/reader-fixtures.js';
+import {
+  COMPRESSIONS,
+  EXTENSION,
+  FORMATS,
+  type RawPointRow,
+  rawRows,
+} from '../support/reader-fixtures.js';
 import {
   connection,
   decodeStored,
@@ -23,16 +29,6 @@ import {
 } from '../support/service.js';
 
 if (!s3Server) console.warn(`end-to-end tests skipped: ${skipReason}`);
-
-const FORMATS = ['otlp-json', 'otlp-proto'] as const;
-const COMPRESSIONS = ['zstd', 'gzip', 'none'] as const;
-const EXTENSIONS = {
-  'otlp-json': '.json',
-  'otlp-proto': '.binpb',
-  zstd: '.zst',
-  gzip: '.gz',
-  none: '',
-};
 
 function byMetric(rows: RawPointRow[], metric: string): RawPointRow[] {
   return rows.filter((r) => r.metric === metric);
@@ -68,7 +64,7 @@ describeS3('S3MetricExporter end to end against a real S3 server', () => {
         const parsed = metricKeyParser({ prefix })(object.key);
         expect(parsed, object.key).toBeDefined();
         expect(object.key.startsWith(`${prefix}/year=`)).toBe(true);
-        expect(parsed?.extension).toBe(EXTENSIONS[format] + EXTENSIONS[compression]);
+        expect(parsed?.extension).toBe(EXTENSION[format] + EXTENSION[compression]);
         const partition = parsed?.partition?.start.getTime() ?? Number.NaN;
         expect(parsed?.partition?.end.getTime()).toBe(partition + 60_000);
         expect(partition).toBeGreaterThanOrEqual(Math.floor(before.getTime() / 60_000) * 60_000);

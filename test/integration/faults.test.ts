@@ -19,6 +19,7 @@ import {
 } from '../support/s3.js';
 import { sequencedService } from '../support/service.js';
 import {
+  type AnyExporter,
   expectedItems,
   exportTagged,
   LOGS,
@@ -67,6 +68,23 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   const putsUnder = (prefix: string) =>
     proxy.uploadAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
 
+  /**
+   * Lets the fault bite (at least 3 failed uploads for `reason`), lifts it, flushes and shuts the
+   * exporter down; returns its stats as they were before the shutdown.
+   */
+  async function recoverAfterFailures(exporter: AnyExporter, reason: string) {
+    await waitFor(
+      () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
+      10_000,
+      `3 ${reason} failures`,
+    );
+    await proxy.set({ kind: 'pass' });
+    await exporter.forceFlush();
+    const stats = exporter.stats();
+    await exporter.shutdown();
+    return stats;
+  }
+
   const transient: {
     name: string;
     fault: Fault;
@@ -106,15 +124,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       await proxy.set(fault);
       await service.exportCollections(6);
       // Let the fault bite: several failed attempts, for fault kinds where the proxy sees them.
-      await waitFor(
-        () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
-        10_000,
-        `3 ${reason} failures`,
-      );
-      await proxy.set({ kind: 'pass' });
-      await exporter.forceFlush();
-      const stats = exporter.stats();
-      await exporter.shutdown();
+      const stats = await recoverAfterFailures(exporter, reason);
       await service.shutdown();
 
       const { seqs, keys } = await storedSequence(prefix);
@@ -148,15 +158,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
           expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
           await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
         }
-        await waitFor(
-          () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
-          10_000,
-          `3 ${reason} failures`,
-        );
-        await proxy.set({ kind: 'pass' });
-        await exporter.forceFlush();
-        const stats = exporter.stats();
-        await exporter.shutdown();
+        const stats = await recoverAfterFailures(exporter, reason);
 
         const objects = await listAndFetch(client, bucket, `${prefix}/`);
         const items = objects.flatMap((o) => taggedItems(decodeStored(o))).sort();

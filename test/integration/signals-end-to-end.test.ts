@@ -1,13 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import {
-  type Attributes,
-  context,
-  createTraceState,
-  SpanKind,
-  SpanStatusCode,
-  TraceFlags,
-  trace,
-} from '@opentelemetry/api';
+import { type Attributes, context, SpanStatusCode, TraceFlags, trace } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -30,6 +22,7 @@ import {
   type ReferenceDecoders,
   traceReference,
 } from '../support/otlp-reference.js';
+import { COMPRESSIONS, EXTENSION, FORMATS } from '../support/reader-fixtures.js';
 import {
   connection,
   decompressed,
@@ -38,6 +31,7 @@ import {
   type StoredObject,
   withS3,
 } from '../support/s3.js';
+import { inSpanContext, remoteParentContext, SPAN_KINDS } from '../support/trace-context.js';
 
 /**
  * Spans and log records made by the SDK (a TracerProvider with a BatchSpanProcessor, a
@@ -46,19 +40,6 @@ import {
  * decoded by Google's protobuf runtime against the official .proto files (otlp-reference), is
  * exactly the message the official serializer makes of what the SDK handed over.
  */
-
-const FORMATS = ['otlp-json', 'otlp-proto'] as const;
-const COMPRESSIONS = ['none', 'gzip', 'zstd'] as const;
-const EXTENSIONS = {
-  'otlp-json': '.json',
-  'otlp-proto': '.binpb',
-  none: '',
-  gzip: '.gz',
-  zstd: '.zst',
-};
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const PARENT_ID = 'b7ad6b7169203331';
 
 const RESOURCE = resourceFromAttributes({
   'service.name': 'checkout',
@@ -118,39 +99,23 @@ const attributes = (i: number) =>
     numbers: [1, 2.5],
   }) as Attributes;
 
+/** A batch processor's settings that hand everything over in one batch, at forceFlush(). */
+const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
+
 const SPANS: SignalCase<ReadableSpan> = {
   word: 'traces',
   exporter: (options) => new S3SpanExporter(options),
   async produce(exporter) {
     const provider = new TracerProvider({
       resource: RESOURCE,
-      spanProcessors: [
-        new BatchSpanProcessor({
-          exporter,
-          scheduledDelayMillis: 60_000,
-          maxExportBatchSize: 1_000,
-          maxQueueSize: 2_000,
-        }),
-      ],
+      spanProcessors: [new BatchSpanProcessor({ exporter, ...ONE_BATCH })],
     });
     const tracers = [
       provider.getTracer('http', '1.2.3', { schemaUrl: 'https://opentelemetry.io/schemas/1.28.0' }),
       provider.getTracer('db'),
     ];
-    const remoteParent = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-      traceState: createTraceState('vendor=abc,other=1'),
-    });
-    const kinds = [
-      SpanKind.INTERNAL,
-      SpanKind.SERVER,
-      SpanKind.CLIENT,
-      SpanKind.PRODUCER,
-      SpanKind.CONSUMER,
-    ];
+    const remoteParent = remoteParentContext();
+    const kinds = SPAN_KINDS;
     for (let i = 0; i < 40; i++) {
       const tracer = tracers[i % 2] as (typeof tracers)[number];
       const span = tracer.startSpan(
@@ -202,14 +167,7 @@ const LOG_RECORDS: SignalCase<ReadableLogRecord> = {
   async produce(exporter) {
     const provider = new LoggerProvider({
       resource: RESOURCE,
-      processors: [
-        new BatchLogRecordProcessor({
-          exporter,
-          scheduledDelayMillis: 60_000,
-          maxExportBatchSize: 1_000,
-          maxQueueSize: 2_000,
-        }),
-      ],
+      processors: [new BatchLogRecordProcessor({ exporter, ...ONE_BATCH })],
     });
     const loggers = [
       provider.getLogger('app', '1.0.0', {
@@ -218,11 +176,7 @@ const LOG_RECORDS: SignalCase<ReadableLogRecord> = {
       }),
       provider.getLogger('jobs'),
     ];
-    const inSpan = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-    });
+    const inSpan = inSpanContext();
     const bodies: unknown[] = [
       'a plain message',
       'quotes " and \\ and \n and 😀',
@@ -305,7 +259,7 @@ describeS3('spans and log records through the SDK processors into a real S3 serv
           expect(objects.length).toBeGreaterThan(0);
           expect(objects.length).toBe(stats.batchesUploaded);
           for (const object of objects) {
-            const extension = (EXTENSIONS[format] + EXTENSIONS[compression]).replaceAll('.', '\\.');
+            const extension = (EXTENSION[format] + EXTENSION[compression]).replaceAll('.', '\\.');
             expect(object.key).toMatch(
               new RegExp(
                 `^${prefix}/year=\\d{4}/month=\\d\\d/day=\\d\\d/hour=\\d\\d/minute=\\d\\d/${signal.word}_[0-9a-f-]{36}${extension}$`,

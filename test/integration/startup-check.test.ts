@@ -4,16 +4,14 @@
  * 5 s of the exporter's start with nothing exported but the check itself, and the check stores
  * nothing when access works.
  */
-import {
-  DeleteBucketPolicyCommand,
-  PutBucketPolicyCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { diag } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
+import { type ProcessWarning, recordProcessWarnings } from '../support/diag-capture.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import {
+  bucketDenying,
   connection,
   describeS3,
   freshBucket,
@@ -24,7 +22,7 @@ import {
 import { exportSynthetic } from '../support/service.js';
 import { sleep, waitFor } from '../support/wait.js';
 
-const warnings: { code: string | undefined; text: string }[] = [];
+const warnings: ProcessWarning[] = [];
 
 describeS3('the startup check on a real S3 server', () => {
   let client: S3Client;
@@ -44,12 +42,7 @@ describeS3('the startup check on a real S3 server', () => {
     diag.disable(); // no logger: what an operator sees on stderr
     warnings.length = 0;
     proxy.attempts.length = 0;
-    vi.spyOn(process, 'emitWarning').mockImplementation(((
-      warning: string | Error,
-      options?: { code?: string },
-    ) => {
-      warnings.push({ code: options?.code, text: String(warning) });
-    }) as typeof process.emitWarning);
+    recordProcessWarnings(warnings);
     return () => vi.restoreAllMocks();
   });
 
@@ -66,6 +59,16 @@ describeS3('the startup check on a real S3 server', () => {
   async function firstWarning(started: number) {
     await waitFor(() => warnings.length > 0, 10_000, 'a warning');
     return { warning: warnings[0], millis: performance.now() - started };
+  }
+
+  /** Starts an exporter with `options`; its first warning must come within 5 s, with `code`. */
+  async function heardWithin5s(options: Partial<S3MetricExporterOptions>, code: string) {
+    const started = performance.now();
+    const exporter = exporterVia(options);
+    const { warning, millis } = await firstWarning(started);
+    expect(millis).toBeLessThan(5_000);
+    expect(warning?.code).toBe(code);
+    return { exporter, text: warning?.text };
   }
 
   test('a wrong secret is heard within 5 s, with the fix, after one request: the check; a failing upload later says nothing more', async () => {
@@ -113,47 +116,28 @@ describeS3('the startup check on a real S3 server', () => {
   });
 
   test('a missing bucket is heard within 5 s, with the fix', async () => {
-    const started = performance.now();
-    const exporter = exporterVia({ bucket: `no-such-bucket-${Date.now().toString(36)}` });
-    const { warning, millis } = await firstWarning(started);
-    expect(millis).toBeLessThan(5_000);
-    expect(warning?.code).toBe('OTEL_S3_NO_SUCH_BUCKET');
-    expect(warning?.text).toContain(
+    const { exporter, text } = await heardWithin5s(
+      { bucket: `no-such-bucket-${Date.now().toString(36)}` },
+      'OTEL_S3_NO_SUCH_BUCKET',
+    );
+    expect(text).toContain(
       'failed (NoSuchBucket (HTTP 404)): the bucket does not exist; create it or fix the bucket option',
     );
     await exporter.shutdown();
   });
 
   test('a missing s3:PutObject permission is heard within 5 s, with the permission to grant', async () => {
-    const denied = await freshBucket(client, 'startup-denied');
-    await client.send(
-      new PutBucketPolicyCommand({
-        Bucket: denied,
-        Policy: JSON.stringify({
-          Version: '2012-10-17',
-          Statement: [
-            {
-              Effect: 'Deny',
-              Principal: '*',
-              Action: ['s3:PutObject'],
-              Resource: [`arn:aws:s3:::${denied}/*`],
-            },
-          ],
-        }),
-      }),
-    );
+    const { bucket: denied, lift } = await bucketDenying(client, 'startup-denied', [
+      's3:PutObject',
+    ]);
     try {
-      const started = performance.now();
-      const exporter = exporterVia({ bucket: denied });
-      const { warning, millis } = await firstWarning(started);
-      expect(millis).toBeLessThan(5_000);
-      expect(warning?.code).toBe('OTEL_S3_ACCESS_DENIED');
-      expect(warning?.text).toContain(
+      const { exporter, text } = await heardWithin5s({ bucket: denied }, 'OTEL_S3_ACCESS_DENIED');
+      expect(text).toContain(
         'failed (AccessDenied (HTTP 403)): the credentials lack permission on this bucket and prefix; grant s3:PutObject on this bucket and prefix',
       );
       await exporter.shutdown();
     } finally {
-      await client.send(new DeleteBucketPolicyCommand({ Bucket: denied }));
+      await lift();
     }
   });
 });

@@ -3,6 +3,26 @@ import { createInterface } from 'node:readline';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
+/**
+ * Collects what a child process writes to stdout and stderr, as text so far; `onStderr` is
+ * handed each stderr chunk as it comes (to relay it, say).
+ */
+export function collectOutput(
+  child: Pick<ChildProcess, 'stdout' | 'stderr'>,
+  onStderr: (chunk: Buffer) => void = () => {},
+): { stdout(): string; stderr(): string } {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    onStderr(chunk);
+  });
+  return { stdout: () => stdout, stderr: () => stderr };
+}
+
 export interface Child {
   process: ChildProcess;
   /** Every stdout line so far. */

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
+import { collectOutput } from './child.js';
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 /** tsx by absolute URL, so the child can run in any directory. */
@@ -40,23 +41,18 @@ export function runCliChild(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
+  const output = collectOutput(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`otel-s3 ${args.join(' ')} did not exit in time; stderr:\n${stderr}`));
+      reject(
+        new Error(`otel-s3 ${args.join(' ')} did not exit in time; stderr:\n${output.stderr()}`),
+      );
     }, options.timeoutMillis ?? 30_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout: output.stdout(), stderr: output.stderr() });
     });
   });
 }

@@ -1,5 +1,5 @@
 import { type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
-import { afterEach, beforeEach } from 'vitest';
+import { afterEach, beforeEach, vi } from 'vitest';
 
 export interface LoggedLine {
   level: 'error' | 'warn' | 'info';
@@ -25,4 +25,23 @@ export function captureDiag(): LoggedLine[] {
   });
   afterEach(() => diag.disable());
   return lines;
+}
+
+/** A process warning: what reaches stderr when nobody registered a diag logger. */
+export interface ProcessWarning {
+  code: string | undefined;
+  text: string;
+}
+
+/**
+ * Makes process.emitWarning push each warning onto `into` instead of printing it, until the
+ * mocks are restored (vi.restoreAllMocks()).
+ */
+export function recordProcessWarnings(into: ProcessWarning[]): void {
+  vi.spyOn(process, 'emitWarning').mockImplementation(((
+    warning: string | Error,
+    options?: { code?: string },
+  ) => {
+    into.push({ code: options?.code, text: String(warning) });
+  }) as typeof process.emitWarning);
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { collectOutput } from './child.js';
 
 const VENV_SCRIPT = new URL('../../scripts/python-venv.sh', import.meta.url).pathname;
 
@@ -23,17 +24,13 @@ export interface VenvRun {
 function runVenvScript(env: NodeJS.ProcessEnv): Promise<VenvRun> {
   return new Promise((resolve) => {
     const child = spawn('bash', [VENV_SCRIPT], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      process.stderr.write(chunk);
-    });
-    child.on('error', (error) => resolve({ code: null, stdout, stderr: error.message }));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    const output = collectOutput(child, (chunk) => process.stderr.write(chunk));
+    child.on('error', (error) =>
+      resolve({ code: null, stdout: output.stdout(), stderr: error.message }),
+    );
+    child.on('close', (code) =>
+      resolve({ code, stdout: output.stdout(), stderr: output.stderr() }),
+    );
   });
 }
 

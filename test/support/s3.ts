@@ -1,8 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import {
   CreateBucketCommand,
+  DeleteBucketPolicyCommand,
   GetObjectCommand,
   ListObjectsV2Command,
+  PutBucketPolicyCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
@@ -92,6 +94,38 @@ export async function freshBucket(client: S3Client, label: string): Promise<stri
     .slice(0, 63);
   await client.send(new CreateBucketCommand({ Bucket: name }));
   return name;
+}
+
+/**
+ * A fresh bucket whose policy denies `actions` to everyone, on the bucket and on its objects;
+ * `lift()` removes the policy (do it in a finally, before cleaning up what was stored).
+ */
+export async function bucketDenying(
+  client: S3Client,
+  label: string,
+  actions: string[],
+): Promise<{ bucket: string; lift: () => Promise<void> }> {
+  const bucket = await freshBucket(client, label);
+  await client.send(
+    new PutBucketPolicyCommand({
+      Bucket: bucket,
+      Policy: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Deny',
+            Principal: '*',
+            Action: actions,
+            Resource: [`arn:aws:s3:::${bucket}`, `arn:aws:s3:::${bucket}/*`],
+          },
+        ],
+      }),
+    }),
+  );
+  const lift = async () => {
+    await client.send(new DeleteBucketPolicyCommand({ Bucket: bucket }));
+  };
+  return { bucket, lift };
 }
 
 /** A describeS3 block's S3: a test client, a bucket of its own and, if asked for, a fault proxy. */

@@ -12,6 +12,7 @@ import {
   S3SpanExporter,
 } from '../../src/index.js';
 import type { SignalName } from '../../src/layout/formats.js';
+import { handBuiltSpan } from './readable-span.js';
 import { syntheticMetrics } from './service.js';
 
 /**
@@ -44,26 +45,15 @@ export function syntheticSpans(count: number, tag: number): ReadableSpan[] {
       spanId: hex(i + 1, 16),
       traceFlags: 1,
     };
-    const span = {
+    return handBuiltSpan({
       name: 'synthetic',
-      kind: 0,
       spanContext: () => context,
-      parentSpanContext: undefined,
       startTime: TIME,
       endTime: TIME,
-      duration: [0, 0],
-      ended: true,
-      status: { code: 0 },
       attributes: { tag, series: i },
-      links: [],
-      events: [],
       resource: RESOURCE,
       instrumentationScope: SCOPE,
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    };
-    return span as unknown as ReadableSpan;
+    });
   });
 }
 

@@ -46,6 +46,28 @@ export function spoolExporter(
   );
 }
 
+/** spoolExporter() on a directory that changes from test to test, with a file's own defaults. */
+export interface SpoolExporterIn {
+  (s3: ScriptedS3, options?: Partial<S3MetricExporterOptions>): S3MetricExporter;
+  <E extends AnyExporter>(
+    s3: ScriptedS3,
+    options: Partial<S3MetricExporterOptions>,
+    driver: SignalDriver<E>,
+  ): E;
+}
+
+/**
+ * The exporter of a file of spool tests: spoolExporter() on `dir()` (the running test's spool
+ * directory), with `defaults` under each call's options. Of metrics, or of `driver`'s signal.
+ */
+export function spoolExporterIn(
+  dir: () => string,
+  defaults: Partial<S3MetricExporterOptions> = {},
+): SpoolExporterIn {
+  return ((s3: ScriptedS3, options: Partial<S3MetricExporterOptions> = {}, driver = METRICS) =>
+    spoolExporter(s3, dir(), { ...defaults, ...options }, driver)) as SpoolExporterIn;
+}
+
 /**
  * Opens `dir` as a spool of its own (directories and lock), as an earlier run would have, to
  * write files by hand. close() it before an exporter takes the directory.

@@ -6,32 +6,24 @@
  * prints its stats.
  */
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  S3LogRecordExporter,
-  S3MetricExporter,
-  type S3MetricExporterOptions,
-  S3SpanExporter,
-} from '../../../src/index.js';
+import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { handBuiltSpan } from '../readable-span.js';
 import { sequencedService } from '../service.js';
-import { childConnection } from './connection.js';
+import { driverOf } from '../signal-driver.js';
+import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
-const signal = env.SIGNAL ?? 'metrics';
-const options = {
-  ...childConnection(),
-  prefix: env.S3_PREFIX as string,
-  spoolDir: env.SPOOL_DIR as string,
-  format: (env.FORMAT ?? 'otlp-json') as S3MetricExporterOptions['format'],
-  // Nothing would be sealed before the kill: only the journal holds the exports.
-  maxBatchAgeMillis: 600_000,
-  flushTimeoutMillis: 10_000,
-};
-const exporter =
-  signal === 'traces'
-    ? new S3SpanExporter(options)
-    : signal === 'logs'
-      ? new S3LogRecordExporter(options)
-      : new S3MetricExporter(options);
+const driver = driverOf(env.SIGNAL);
+const signal = driver.signal;
+const exporter = childSpoolExporter(
+  {
+    format: (env.FORMAT ?? 'otlp-json') as S3MetricExporterOptions['format'],
+    // Nothing would be sealed before the kill: only the journal holds the exports.
+    maxBatchAgeMillis: 600_000,
+    flushTimeoutMillis: 10_000,
+  },
+  driver,
+);
 
 const resource = resourceFromAttributes({ 'service.name': 'journal-crash' });
 const scope = { name: 'journal-crash', version: '1' };
@@ -42,29 +34,19 @@ function item(seq: number): unknown[] {
   const now = time(Date.now());
   if (signal === 'traces') {
     return [
-      {
+      handBuiltSpan({
         name: `seq-${seq}`,
-        kind: 0,
         spanContext: () => ({
           traceId: seq.toString(16).padStart(32, '0'),
           spanId: seq.toString(16).padStart(16, '0'),
           traceFlags: 1,
         }),
-        parentSpanContext: undefined,
         startTime: now,
         endTime: now,
-        duration: [0, 0],
-        ended: true,
-        status: { code: 0 },
         attributes: { seq },
-        links: [],
-        events: [],
         resource,
         instrumentationScope: scope,
-        droppedAttributesCount: 0,
-        droppedEventsCount: 0,
-        droppedLinksCount: 0,
-      },
+      }),
     ];
   }
   return [

@@ -67,6 +67,10 @@ describe('CSV', () => {
 });
 
 describe('valueText', () => {
+  /** valueText of an exponential histogram of `count` values in `buckets`. */
+  const exponentialText = (count: number, buckets: PointRecord['buckets']) =>
+    valueText({ ...base, type: 'exponential-histogram', count, buckets });
+
   test('a counter or gauge shows its value', () => {
     expect(valueText({ ...base, value: 42.5 })).toBe('42.5');
   });
@@ -86,31 +90,21 @@ describe('valueText', () => {
 
   test('an exponential histogram shows each bucket as (low,high] from its scale and offset', () => {
     // Scale 0: base 2, bucket i is (2^i, 2^(i+1)].
-    const text = valueText({
-      ...base,
-      type: 'exponential-histogram',
-      count: 4,
-      buckets: {
-        scale: 0,
-        zeroCount: 1,
-        positive: { offset: 1, bucketCounts: [1, 0, 1] },
-        negative: { offset: 0, bucketCounts: [1] },
-      },
+    const text = exponentialText(4, {
+      scale: 0,
+      zeroCount: 1,
+      positive: { offset: 1, bucketCounts: [1, 0, 1] },
+      negative: { offset: 0, bucketCounts: [1] },
     });
     expect(text).toBe('count=4 | [-2,-1):1 0:1 (2,4]:1 (8,16]:1');
   });
 
   test('bounds get the digits it takes to tell them apart at fine scales', () => {
-    const text = valueText({
-      ...base,
-      type: 'exponential-histogram',
-      count: 1,
-      buckets: {
-        scale: 20,
-        zeroCount: 0,
-        positive: { offset: 8463204, bucketCounts: [1] },
-        negative: { offset: 0, bucketCounts: [] },
-      },
+    const text = exponentialText(1, {
+      scale: 20,
+      zeroCount: 0,
+      positive: { offset: 8463204, bucketCounts: [1] },
+      negative: { offset: 0, bucketCounts: [] },
     });
     const [, low, high] = /\((.*),(.*)\]:1$/.exec(text) ?? [];
     expect(Number(low)).toBeLessThan(268.94);

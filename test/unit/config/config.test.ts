@@ -49,6 +49,23 @@ function expectRejected(
   return error;
 }
 
+/** One test a row: expectRejected(extra, option, shown, expected), titled `title`. */
+function rejectsEach(
+  rows: [
+    title: string,
+    extra: Record<string, unknown>,
+    option: string,
+    shown: string,
+    expected: string,
+  ][],
+): void {
+  for (const [title, extra, option, shown, expected] of rows) {
+    test(title, () => {
+      expectRejected(extra, option, shown, expected);
+    });
+  }
+}
+
 describe('resolveConfig defaults', () => {
   test('fills every default in when only bucket is given', () => {
     const c = resolveConfig({ bucket: 'metrics' });
@@ -229,48 +246,59 @@ describe('resolveConfig rejects bad options', () => {
     expect(error.message).toContain('non-empty string');
   });
 
-  test('rejects an empty bucket', () => {
-    expectRejected({ bucket: '' }, 'bucket', '""', 'non-empty string');
-  });
-
-  test('rejects a bucket containing "/"', () => {
-    expectRejected({ bucket: 'a/b' }, 'bucket', '"a/b"', 'without "/" or spaces');
-  });
-
-  test('rejects a bucket containing spaces', () => {
-    expectRejected({ bucket: 'my bucket' }, 'bucket', '"my bucket"', 'without "/" or spaces');
-  });
+  rejectsEach([
+    ['rejects an empty bucket', { bucket: '' }, 'bucket', '""', 'non-empty string'],
+    [
+      'rejects a bucket containing "/"',
+      { bucket: 'a/b' },
+      'bucket',
+      '"a/b"',
+      'without "/" or spaces',
+    ],
+    [
+      'rejects a bucket containing spaces',
+      { bucket: 'my bucket' },
+      'bucket',
+      '"my bucket"',
+      'without "/" or spaces',
+    ],
+    [
+      'rejects an unknown compression and lists the allowed ones',
+      { compression: 'brotli' },
+      'compression',
+      '"brotli"',
+      "'zstd', 'gzip', 'none'",
+    ],
+    [
+      'rejects an unknown format and lists the allowed ones',
+      { format: 'csv' },
+      'format',
+      '"csv"',
+      "'otlp-json', 'otlp-proto'",
+    ],
+  ]);
 
   test('rejects a non-object options argument', () => {
     const error = invalid(() => resolveConfig(null as never));
     expect(error.option).toBe('options');
   });
 
-  test('rejects an unknown compression and lists the allowed ones', () => {
-    expectRejected({ compression: 'brotli' }, 'compression', '"brotli"', "'zstd', 'gzip', 'none'");
-  });
-
-  test('rejects an unknown format and lists the allowed ones', () => {
-    expectRejected({ format: 'csv' }, 'format', '"csv"', "'otlp-json', 'otlp-proto'");
-  });
-
-  test('rejects an unknown temporalityPreference and lists the allowed ones', () => {
-    expectRejected(
+  rejectsEach([
+    [
+      'rejects an unknown temporalityPreference and lists the allowed ones',
       { temporalityPreference: 'DELTA' },
       'temporalityPreference',
       '"DELTA"',
       "'cumulative', 'delta', 'lowmemory'",
-    );
-  });
-
-  test('rejects an unknown requestChecksumCalculation', () => {
-    expectRejected(
+    ],
+    [
+      'rejects an unknown requestChecksumCalculation',
       { requestChecksumCalculation: 'ALWAYS' },
       'requestChecksumCalculation',
       '"ALWAYS"',
       "'WHEN_SUPPORTED', 'WHEN_REQUIRED'",
-    );
-  });
+    ],
+  ]);
 
   const badMillis: Array<[string, unknown, string]> = [
     ['negative', -1, '-1'],
@@ -337,13 +365,45 @@ describe('resolveConfig rejects bad options', () => {
     expect(c.maxBufferedBytes).toBe(4096);
   });
 
-  test('rejects uploadConcurrency 0', () => {
-    expectRejected({ uploadConcurrency: 0 }, 'uploadConcurrency', '0', 'from 1 to 64');
-  });
-
-  test('rejects uploadConcurrency 65', () => {
-    expectRejected({ uploadConcurrency: 65 }, 'uploadConcurrency', '65', 'from 1 to 64');
-  });
+  rejectsEach([
+    [
+      'rejects uploadConcurrency 0',
+      { uploadConcurrency: 0 },
+      'uploadConcurrency',
+      '0',
+      'from 1 to 64',
+    ],
+    [
+      'rejects uploadConcurrency 65',
+      { uploadConcurrency: 65 },
+      'uploadConcurrency',
+      '65',
+      'from 1 to 64',
+    ],
+    [
+      'rejects a non-boolean forcePathStyle',
+      { forcePathStyle: 'yes' },
+      'forcePathStyle',
+      '"yes"',
+      'true or false',
+    ],
+    [
+      'rejects a non-boolean conditionalWrites',
+      { conditionalWrites: 1 },
+      'conditionalWrites',
+      '1',
+      'true or false',
+    ],
+    ['rejects a blank region', { region: ' ' }, 'region', '" "', 'a non-empty string'],
+    ['rejects an s3Client without send()', { s3Client: {} }, 's3Client', '{}', 'an S3Client'],
+    [
+      'rejects a filePrefix containing "/"',
+      { filePrefix: 'a/b' },
+      'filePrefix',
+      '"a/b"',
+      'without "/"',
+    ],
+  ]);
 
   for (const endpoint of ['not a url', 'ftp://x', 'localhost:9000']) {
     test(`rejects the malformed endpoint ${JSON.stringify(endpoint)}`, () => {
@@ -363,26 +423,6 @@ describe('resolveConfig rejects bad options', () => {
     expect(resolveConfig({ bucket: 'b', endpoint: 'https://s3.example.com' }).endpoint).toBe(
       'https://s3.example.com',
     );
-  });
-
-  test('rejects a non-boolean forcePathStyle', () => {
-    expectRejected({ forcePathStyle: 'yes' }, 'forcePathStyle', '"yes"', 'true or false');
-  });
-
-  test('rejects a non-boolean conditionalWrites', () => {
-    expectRejected({ conditionalWrites: 1 }, 'conditionalWrites', '1', 'true or false');
-  });
-
-  test('rejects a blank region', () => {
-    expectRejected({ region: ' ' }, 'region', '" "', 'a non-empty string');
-  });
-
-  test('rejects an s3Client without send()', () => {
-    expectRejected({ s3Client: {} }, 's3Client', '{}', 'an S3Client');
-  });
-
-  test('rejects a filePrefix containing "/"', () => {
-    expectRejected({ filePrefix: 'a/b' }, 'filePrefix', '"a/b"', 'without "/"');
   });
 });
 
@@ -439,14 +479,22 @@ describe('retry options', () => {
     }
   });
 
-  test('rejects retry.initialDelayMillis above 2^31-1', () => {
-    expectRejected(
+  rejectsEach([
+    [
+      'rejects retry.initialDelayMillis above 2^31-1',
       { retry: { initialDelayMillis: 2 ** 31 } },
       'retry.initialDelayMillis',
       '2147483648',
       'from 1 to 2147483647',
-    );
-  });
+    ],
+    [
+      'rejects retry.maxDelayMillis below the default initial delay',
+      { retry: { maxDelayMillis: 100 } },
+      'retry.maxDelayMillis',
+      '100',
+      'from 250 (retry.initialDelayMillis) to 2147483647',
+    ],
+  ]);
 
   test('rejects retry.maxDelayMillis below retry.initialDelayMillis', () => {
     const error = expectRejected(
@@ -456,15 +504,6 @@ describe('retry options', () => {
       'from 1000 (retry.initialDelayMillis) to 2147483647',
     );
     expect(error.message).toContain('retry.initialDelayMillis');
-  });
-
-  test('rejects retry.maxDelayMillis below the default initial delay', () => {
-    expectRejected(
-      { retry: { maxDelayMillis: 100 } },
-      'retry.maxDelayMillis',
-      '100',
-      'from 250 (retry.initialDelayMillis) to 2147483647',
-    );
   });
 
   test('rejects retry.maxDelayMillis above 2^31-1 and NaN', () => {

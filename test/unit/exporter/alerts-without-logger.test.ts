@@ -4,6 +4,7 @@ import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
+import { type ProcessWarning, recordProcessWarnings } from '../../support/diag-capture.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
@@ -14,11 +15,7 @@ import { zstdDecompress } from '../../support/zstd.js';
  * What reaches stderr when nobody registered a diag logger: process warnings (see alert() in
  * src/log.ts), captured here as they are emitted.
  */
-interface Warning {
-  code: string | undefined;
-  text: string;
-}
-const warnings: Warning[] = [];
+const warnings: ProcessWarning[] = [];
 const withCode = (code: string) => warnings.filter((w) => w.code === code);
 let clockOffset = 0;
 
@@ -26,12 +23,7 @@ beforeEach(() => {
   diag.disable(); // no logger: alerts must be process warnings
   warnings.length = 0;
   clockOffset = 0;
-  vi.spyOn(process, 'emitWarning').mockImplementation(((
-    warning: string | Error,
-    options?: { code?: string },
-  ) => {
-    warnings.push({ code: options?.code, text: String(warning) });
-  }) as typeof process.emitWarning);
+  recordProcessWarnings(warnings);
   // The exporter times episodes with performance.now(); tests move it forward past a threshold.
   const now = performance.now.bind(performance);
   vi.spyOn(performance, 'now').mockImplementation(() => now() + clockOffset);

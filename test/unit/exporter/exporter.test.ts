@@ -200,6 +200,17 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
 
 for (const driver of SIGNALS) {
   describe(`${driver.signal}: the guarantees of every signal (scripted S3 client)`, () => {
+    /** An exporter with 300 ms deadlines on an S3 that never answers, holding one export. */
+    async function holdingOneExport() {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 300,
+        requestTimeoutMillis: 60_000,
+      });
+      await exportTagged(driver, exporter, 10, 1);
+      return { s3, exporter };
+    }
+
     test('export() acknowledges from the buffer without waiting for S3', async () => {
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(driver, s3, { flushTimeoutMillis: 200, maxBatchBytes: 1 });
@@ -218,12 +229,7 @@ for (const driver of SIGNALS) {
     });
 
     test('forceFlush() resolves by its deadline while S3 never answers, and warns', async () => {
-      const s3 = new ScriptedS3().script([], { kind: 'hang' });
-      const exporter = exporterWith(driver, s3, {
-        flushTimeoutMillis: 300,
-        requestTimeoutMillis: 60_000,
-      });
-      await exportTagged(driver, exporter, 10, 1);
+      const { exporter } = await holdingOneExport();
       const started = performance.now();
       await expect(exporter.forceFlush()).resolves.toBeUndefined();
       const took = performance.now() - started;
@@ -236,12 +242,7 @@ for (const driver of SIGNALS) {
     });
 
     test('shutdown() settles by its deadline while S3 never answers, aborts the request and counts the loss', async () => {
-      const s3 = new ScriptedS3().script([], { kind: 'hang' });
-      const exporter = exporterWith(driver, s3, {
-        flushTimeoutMillis: 300,
-        requestTimeoutMillis: 60_000,
-      });
-      await exportTagged(driver, exporter, 10, 1);
+      const { s3, exporter } = await holdingOneExport();
       await exporter.forceFlush(); // sealed and sent: the request hangs
       await waitFor(() => s3.attempts.length === 1, 5_000, 'the request in flight');
       const started = performance.now();

@@ -13,22 +13,18 @@ import { S3Exporters } from '../../../src/exporter/exporters.js';
 import { createSharedParts } from '../../../src/exporter/shared-parts.js';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { spawnTs } from '../../support/child.js';
+import { type ProcessWarning, recordProcessWarnings } from '../../support/diag-capture.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
 import { sleep, waitFor } from '../../support/wait.js';
 
 /** Process warnings (what reaches stderr without a diag logger), as they are emitted. */
-const warnings: { code: string | undefined; text: string }[] = [];
+const warnings: ProcessWarning[] = [];
 
 beforeEach(() => {
   diag.disable();
   warnings.length = 0;
-  vi.spyOn(process, 'emitWarning').mockImplementation(((
-    warning: string | Error,
-    options?: { code?: string },
-  ) => {
-    warnings.push({ code: options?.code, text: String(warning) });
-  }) as typeof process.emitWarning);
+  recordProcessWarnings(warnings);
 });
 afterEach(() => vi.restoreAllMocks());
 

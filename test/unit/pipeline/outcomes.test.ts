@@ -18,11 +18,11 @@ function outcomes() {
   });
 }
 
-function batch() {
+function batch(points = 1) {
   return SealedBatch.seal({
     contents: { records: [Buffer.alloc(1)] },
     rawBytes: 1,
-    points: 1,
+    points,
     attributes: {},
     dataTimeMillis: undefined,
   });
@@ -57,36 +57,28 @@ describe('what a failed attempt is said to have been', () => {
 });
 
 describe('messages speak in the right number', () => {
-  test('a batch of one data point rejected for good, one batch left in the spool', () => {
-    const o = outcomes();
-    o.rejected(batch(), 'rejected', new Error('InvalidArgument'));
-    o.gaveUp('timeout', { left: 1, dropped: { batches: 0, rawBytes: 0 } });
-    const texts = messages.map((m) => m.text);
-    expect(texts.find((t) => t.includes('for good'))).toContain(
-      'dropping the batch of 1 data point (later',
-    );
-    expect(texts.find((t) => t.includes('in the spool'))).toContain(
-      '; 1 batch stays in the spool for the next run',
-    );
-  });
-
-  test('two of each', () => {
-    const o = outcomes();
-    const two = SealedBatch.seal({
-      contents: { records: [Buffer.alloc(1)] },
-      rawBytes: 1,
-      points: 2,
-      attributes: {},
-      dataTimeMillis: undefined,
+  const cases = [
+    {
+      title: 'a batch of one data point rejected for good, one batch left in the spool',
+      n: 1,
+      dropping: 'dropping the batch of 1 data point (later',
+      stays: '; 1 batch stays in the spool for the next run',
+    },
+    {
+      title: 'two of each',
+      n: 2,
+      dropping: 'dropping the batch of 2 data points',
+      stays: '; 2 batches stay in the spool for the next run',
+    },
+  ];
+  for (const { title, n, dropping, stays } of cases) {
+    test(title, () => {
+      const o = outcomes();
+      o.rejected(batch(n), 'rejected', new Error('InvalidArgument'));
+      o.gaveUp('timeout', { left: n, dropped: { batches: 0, rawBytes: 0 } });
+      const texts = messages.map((m) => m.text);
+      expect(texts.find((t) => t.includes('for good'))).toContain(dropping);
+      expect(texts.find((t) => t.includes('in the spool'))).toContain(stays);
     });
-    o.rejected(two, 'rejected', new Error('InvalidArgument'));
-    o.gaveUp('timeout', { left: 2, dropped: { batches: 0, rawBytes: 0 } });
-    const texts = messages.map((m) => m.text);
-    expect(texts.find((t) => t.includes('for good'))).toContain(
-      'dropping the batch of 2 data points',
-    );
-    expect(texts.find((t) => t.includes('in the spool'))).toContain(
-      '; 2 batches stay in the spool for the next run',
-    );
-  });
+  }
 });

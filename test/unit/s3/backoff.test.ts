@@ -111,36 +111,54 @@ describe('slowRetryDelay', () => {
 describe('parseRetryAfter', () => {
   const NOW = Date.parse('2026-03-04T05:06:07Z');
 
-  test('parses delay-seconds', () => {
-    expect(parseRetryAfter('3', NOW)).toBe(3_000);
-    expect(parseRetryAfter('0', NOW)).toBe(0);
-    expect(parseRetryAfter('120', NOW)).toBe(120_000);
-  });
-
-  test('parses fractional seconds', () => {
-    expect(parseRetryAfter('1.5', NOW)).toBe(1_500);
-    expect(parseRetryAfter('0.0004', NOW)).toBe(0);
-  });
-
-  test('trims surrounding whitespace', () => {
-    expect(parseRetryAfter('  7 ', NOW)).toBe(7_000);
-  });
-
-  test('parses an HTTP date relative to the injected now', () => {
-    expect(parseRetryAfter('Wed, 04 Mar 2026 05:06:37 GMT', NOW)).toBe(30_000);
-    expect(parseRetryAfter('Wed, 04 Mar 2026 06:06:07 GMT', NOW)).toBe(3_600_000);
-  });
-
-  test('an HTTP date equal to or before now is 0', () => {
-    expect(parseRetryAfter('Wed, 04 Mar 2026 05:06:07 GMT', NOW)).toBe(0);
-    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT', NOW)).toBe(0);
-  });
-
-  test('is undefined for undefined, empty and blank values', () => {
-    expect(parseRetryAfter(undefined, NOW)).toBeUndefined();
-    expect(parseRetryAfter('', NOW)).toBeUndefined();
-    expect(parseRetryAfter('   ', NOW)).toBeUndefined();
-  });
+  /** Each test: parseRetryAfter(value, NOW) for each value is the millis beside it. */
+  const cases: [title: string, values: [string | undefined, number | undefined][]][] = [
+    [
+      'parses delay-seconds',
+      [
+        ['3', 3_000],
+        ['0', 0],
+        ['120', 120_000],
+      ],
+    ],
+    [
+      'parses fractional seconds',
+      [
+        ['1.5', 1_500],
+        ['0.0004', 0],
+      ],
+    ],
+    ['trims surrounding whitespace', [['  7 ', 7_000]]],
+    [
+      'parses an HTTP date relative to the injected now',
+      [
+        ['Wed, 04 Mar 2026 05:06:37 GMT', 30_000],
+        ['Wed, 04 Mar 2026 06:06:07 GMT', 3_600_000],
+      ],
+    ],
+    [
+      'an HTTP date equal to or before now is 0',
+      [
+        ['Wed, 04 Mar 2026 05:06:07 GMT', 0],
+        ['Wed, 21 Oct 2015 07:28:00 GMT', 0],
+      ],
+    ],
+    [
+      'is undefined for undefined, empty and blank values',
+      [
+        [undefined, undefined],
+        ['', undefined],
+        ['   ', undefined],
+      ],
+    ],
+  ];
+  for (const [title, values] of cases) {
+    test(title, () => {
+      for (const [value, millis] of values) {
+        expect(parseRetryAfter(value, NOW), JSON.stringify(value)).toBe(millis);
+      }
+    });
+  }
 
   test('is undefined for non-numeric garbage', () => {
     for (const value of ['soon', 'abc', '3s', '1e3', '0x10', 'NaN', 'Infinity']) {

@@ -8,6 +8,17 @@ function nodeError(code: string, message = `connect ${code} 127.0.0.1:9000`): Er
   return Object.assign(new Error(message), { code, errno: -1, syscall: 'connect' });
 }
 
+/** One test a row: classifyUploadError of s3Error(name, status) is `verdict`, exactly. */
+function classifiedAs(
+  rows: [title: string, name: string, status: number, verdict: object][],
+): void {
+  for (const [title, name, status, verdict] of rows) {
+    test(title, () => {
+      expect(classifyUploadError(s3Error(name, status))).toEqual(verdict);
+    });
+  }
+}
+
 describe('classifyUploadError: exists', () => {
   test('412 PreconditionFailed is exists', () => {
     expect(classifyUploadError(s3Error('PreconditionFailed', 412))).toEqual({ kind: 'exists' });
@@ -23,12 +34,22 @@ describe('classifyUploadError: exists', () => {
 });
 
 describe('classifyUploadError: retry', () => {
-  test('429 is retried as throttled', () => {
-    expect(classifyUploadError(s3Error('TooManyRequests', 429))).toEqual({
-      kind: 'retry',
-      reason: 'throttled',
-    });
-  });
+  classifiedAs([
+    ['429 is retried as throttled', 'TooManyRequests', 429, { kind: 'retry', reason: 'throttled' }],
+    [
+      '500 InternalError is retried as server',
+      'InternalError',
+      500,
+      { kind: 'retry', reason: 'server' },
+    ],
+    ['502 is retried as server', 'BadGateway', 502, { kind: 'retry', reason: 'server' }],
+    [
+      '400 RequestTimeout is retried as server',
+      'RequestTimeout',
+      400,
+      { kind: 'retry', reason: 'server' },
+    ],
+  ]);
 
   test('503 SlowDown is throttled and takes retryAfterMillis from the Retry-After header', () => {
     const error = {
@@ -57,20 +78,6 @@ describe('classifyUploadError: retry', () => {
     });
   });
 
-  test('500 InternalError is retried as server', () => {
-    expect(classifyUploadError(s3Error('InternalError', 500))).toEqual({
-      kind: 'retry',
-      reason: 'server',
-    });
-  });
-
-  test('502 is retried as server', () => {
-    expect(classifyUploadError(s3Error('BadGateway', 502))).toEqual({
-      kind: 'retry',
-      reason: 'server',
-    });
-  });
-
   test('504 is retried as server, with Retry-After if the server sent one', () => {
     expect(classifyUploadError(s3Error('GatewayTimeout', 504))).toEqual({
       kind: 'retry',
@@ -79,13 +86,6 @@ describe('classifyUploadError: retry', () => {
     expect(
       classifyUploadError(s3Error('GatewayTimeout', 504, 'x', { 'retry-after': '1.5' })),
     ).toEqual({ kind: 'retry', reason: 'server', retryAfterMillis: 1_500 });
-  });
-
-  test('400 RequestTimeout is retried as server', () => {
-    expect(classifyUploadError(s3Error('RequestTimeout', 400))).toEqual({
-      kind: 'retry',
-      reason: 'server',
-    });
   });
 
   test('the status is read from $response when $metadata has none', () => {
@@ -226,6 +226,21 @@ describe('classifyUploadError: config', () => {
 });
 
 describe('classifyUploadError: fatal, and whether If-None-Match may be the cause', () => {
+  classifiedAs([
+    [
+      '400 InvalidArgument is fatal http-400',
+      'InvalidArgument',
+      400,
+      { kind: 'fatal', reason: 'http-400' },
+    ],
+    [
+      '413 EntityTooLarge is fatal http-413',
+      'EntityTooLarge',
+      413,
+      { kind: 'fatal', reason: 'http-413' },
+    ],
+  ]);
+
   test('501 NotImplemented is fatal, unless the conditional header caused it (the uploader tries once without)', () => {
     const error = s3Error('NotImplemented', 501);
     expect(classifyUploadError(error)).toEqual({ kind: 'fatal', reason: 'not-implemented' });
@@ -241,20 +256,6 @@ describe('classifyUploadError: fatal, and whether If-None-Match may be the cause
   test('413 and 5xx are never about the header', () => {
     expect(headerMayBeTheCause(s3Error('EntityTooLarge', 413))).toBe(false);
     expect(headerMayBeTheCause(s3Error('InternalError', 500))).toBe(false);
-  });
-
-  test('400 InvalidArgument is fatal http-400', () => {
-    expect(classifyUploadError(s3Error('InvalidArgument', 400))).toEqual({
-      kind: 'fatal',
-      reason: 'http-400',
-    });
-  });
-
-  test('413 EntityTooLarge is fatal http-413', () => {
-    expect(classifyUploadError(s3Error('EntityTooLarge', 413))).toEqual({
-      kind: 'fatal',
-      reason: 'http-413',
-    });
   });
 });
 

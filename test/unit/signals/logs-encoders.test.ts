@@ -1,5 +1,4 @@
-import { context, TraceFlags, trace } from '@opentelemetry/api';
-import { ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
+import { TraceFlags } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   InMemoryLogRecordExporter,
@@ -11,65 +10,18 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { logRecordsToJson } from '../../../src/signals/logs/otlp-json.js';
 import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
-import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from '../../support/message-check.js';
-import { logsReference as reference } from '../../support/otlp-reference.js';
-import { logRecords as randomLogRecords } from '../../support/signal-arbitraries.js';
+import {
+  encodesAsTheOfficialOne as encodesAsTheOfficial,
+  LOG_RECORD_ENCODERS,
+} from '../../support/encoder-check.js';
+import { inSpanContext, PARENT_ID, TRACE_ID } from '../../support/trace-context.js';
 
-const TEST_FILE = 'test/unit/signals/logs-encoders.test.ts';
-
-function official(records: ReadableLogRecord[]): Uint8Array {
-  const bytes = ProtobufLogsSerializer.serializeRequest(records);
-  if (bytes === undefined) throw new Error('the official serializer wrote nothing');
-  return bytes;
-}
-
-/** Our JSON of one export is a record; a request holds a list of them. */
-const ourJsonRequest = (records: ReadableLogRecord[]) =>
-  `{"resourceLogs":[${logRecordsToJson(records)}]}`;
-
-/**
- * Our protobuf and our JSON of `records` decode (by Google's protobuf runtime, against the
- * official .proto files) to the message of the official ProtobufLogsSerializer; our own decoder
- * reads our protobuf as JSON.parse reads our JSON; encoding again gives the same bytes.
- */
-function encodesAsTheOfficialOne(records: ReadableLogRecord[]): void {
-  const expectSame = sameMessageAs(reference.decodeProtobuf(official(records)));
-  const proto = logRecordsToProto(records);
-  expectSame('our protobuf', reference.decodeProtobuf(proto));
-  const json = ourJsonRequest(records);
-  expectSame('our JSON, read at its written digits', reference.decodeJsonExact(json));
-  expectSame('our JSON, read after JSON.parse', reference.decodeJsonParsed(json));
-  if (records.length === 0) {
-    expect(proto.length).toBe(0);
-    expect(logRecordsToJson(records)).toBe('');
-    return;
-  }
-  sameMessageAs(sortedKeys(JSON.parse(json)), 'JSON.parse of our JSON')(
-    'decodeOtlpProto of our protobuf',
-    sortedKeys(decodeOtlpProto(proto, 'ExportLogsServiceRequest')),
-  );
-  expect(Buffer.from(logRecordsToProto(records)).equals(proto), 'protobuf encoded again').toBe(
-    true,
-  );
-  expect(ourJsonRequest(records), 'JSON encoded again').toBe(json);
-}
-
-describe('log record encoders on random records, decoded by an independent protobuf runtime', () => {
-  const runs = fuzzRuns(1000);
-  test(
-    `our protobuf and JSON decode to the official ProtobufLogsSerializer's message (${runs} cases)`,
-    () => checkProperty(randomLogRecords, encodesAsTheOfficialOne, 1000, TEST_FILE),
-    Math.max(120_000, runs * 40),
-  );
-});
+const encodesAsTheOfficialOne = encodesAsTheOfficial(LOG_RECORD_ENCODERS);
 
 /** OTLP's (and both API lines') severity numbers; the enum lives in @opentelemetry/api only from 1.10. */
 const INFO = 9;
 const WARN = 13;
 const ERROR = 17;
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const SPAN_ID = 'b7ad6b7169203331';
 
 describe('log records from a real LoggerProvider', () => {
   test('two providers, scopes with attributes, every body type, trace context: the official message', async () => {
@@ -89,11 +41,7 @@ describe('log records from a real LoggerProvider', () => {
       worker.getLogger('jobs'),
       api.getLogger('audit', undefined, { attributes: { nested: { a: [1, 2] } } }),
     ];
-    const inSpan = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: SPAN_ID,
-      traceFlags: TraceFlags.SAMPLED,
-    });
+    const inSpan = inSpanContext();
     const bodies: unknown[] = [
       'a plain message',
       'quotes " and \\ and \n and 😀 and \u2028',
@@ -149,14 +97,14 @@ describe('the OTLP/JSON spelling of log records', () => {
         severityNumber: WARN,
         severityText: 'WARN',
         eventName: 'my.event',
-        spanContext: { traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: TraceFlags.SAMPLED },
+        spanContext: { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: TraceFlags.SAMPLED },
       }),
     ]);
     expect(json).toContain(
       '"timeUnixNano":"1700000002000000005","observedTimeUnixNano":"1700000003000000000"',
     );
     expect(json).toContain('"severityNumber":13,"severityText":"WARN"');
-    expect(json).toContain(`"flags":1,"traceId":"${TRACE_ID}","spanId":"${SPAN_ID}"`);
+    expect(json).toContain(`"flags":1,"traceId":"${TRACE_ID}","spanId":"${PARENT_ID}"`);
     expect(json).toContain('"eventName":"my.event"');
   });
 

@@ -13,8 +13,8 @@ import type { DecodeContext, SignalExport } from '../../../src/signals/signal.js
 import { tracesExport } from '../../../src/signals/traces/export.js';
 import { tracesRead } from '../../../src/signals/traces/read.js';
 import { logsReference, traceReference } from '../../support/otlp-reference.js';
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+import { handBuiltSpan } from '../../support/readable-span.js';
+import { TRACE_ID } from '../../support/trace-context.js';
 
 /** The parts splitByResource hands over, in order. */
 function partsOf<Item>(row: SignalExport<Item>, item: Item): Item[] {
@@ -44,24 +44,17 @@ function span(
   end: [number, number],
   start: [number, number] = [0, 0],
 ): ReadableSpan {
-  return {
+  return handBuiltSpan({
     name,
     kind: SpanKind.SERVER,
     spanContext: () => ({ traceId: TRACE_ID, spanId: '5a1a2d7fa7695d88', traceFlags: 1 }),
     startTime: start,
     endTime: end,
-    duration: [0, 0],
-    ended: true,
     status: { code: SpanStatusCode.UNSET },
     attributes: { 'http.route': `/${name}` },
-    links: [],
-    events: [],
     resource,
     instrumentationScope: scope,
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-  } as unknown as ReadableSpan;
+  });
 }
 
 function logRecord(

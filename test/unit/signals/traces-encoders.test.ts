@@ -1,14 +1,12 @@
 import {
   type Attributes,
   context,
-  createTraceState,
   type Link,
   SpanKind,
   SpanStatusCode,
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   InMemorySpanExporter,
@@ -20,58 +18,18 @@ import { describe, expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { spansToJson } from '../../../src/signals/traces/otlp-json.js';
 import { spansToProto } from '../../../src/signals/traces/otlp-proto.js';
-import { checkProperty, fuzzRuns, sameMessageAs, sortedKeys } from '../../support/message-check.js';
-import { traceReference as reference } from '../../support/otlp-reference.js';
-import { spans as randomSpans } from '../../support/signal-arbitraries.js';
+import {
+  encodesAsTheOfficialOne as encodesAsTheOfficial,
+  SPAN_ENCODERS,
+} from '../../support/encoder-check.js';
+import {
+  PARENT_ID,
+  remoteParentContext,
+  SPAN_KINDS,
+  TRACE_ID,
+} from '../../support/trace-context.js';
 
-const TEST_FILE = 'test/unit/signals/traces-encoders.test.ts';
-
-function official(spans: ReadableSpan[]): Uint8Array {
-  const bytes = ProtobufTraceSerializer.serializeRequest(spans);
-  if (bytes === undefined) throw new Error('the official serializer wrote nothing');
-  return bytes;
-}
-
-/** Our JSON of one export is a record; a request holds a list of them. */
-const ourJsonRequest = (spans: ReadableSpan[]) => `{"resourceSpans":[${spansToJson(spans)}]}`;
-
-/**
- * Our protobuf and our JSON of `spans` decode (by Google's protobuf runtime, against the official
- * .proto files) to the message of the official ProtobufTraceSerializer; our own decoder reads our
- * protobuf as JSON.parse reads our JSON; encoding again (caches warm) gives the same bytes.
- */
-function encodesAsTheOfficialOne(spans: ReadableSpan[]): void {
-  const expectSame = sameMessageAs(reference.decodeProtobuf(official(spans)));
-  const proto = spansToProto(spans);
-  expectSame('our protobuf', reference.decodeProtobuf(proto));
-  const json = ourJsonRequest(spans);
-  expectSame('our JSON, read at its written digits', reference.decodeJsonExact(json));
-  expectSame('our JSON, read after JSON.parse', reference.decodeJsonParsed(json));
-  if (spans.length === 0) {
-    // Nothing to write: no record (the exporter makes none of an empty export).
-    expect(proto.length).toBe(0);
-    expect(spansToJson(spans)).toBe('');
-    return;
-  }
-  sameMessageAs(sortedKeys(JSON.parse(json)), 'JSON.parse of our JSON')(
-    'decodeOtlpProto of our protobuf',
-    sortedKeys(decodeOtlpProto(proto, 'ExportTraceServiceRequest')),
-  );
-  expect(Buffer.from(spansToProto(spans)).equals(proto), 'protobuf encoded again').toBe(true);
-  expect(ourJsonRequest(spans), 'JSON encoded again').toBe(json);
-}
-
-describe('span encoders on random spans, decoded by an independent protobuf runtime', () => {
-  const runs = fuzzRuns(1000);
-  test(
-    `our protobuf and JSON decode to the official ProtobufTraceSerializer's message (${runs} cases)`,
-    () => checkProperty(randomSpans, encodesAsTheOfficialOne, 1000, TEST_FILE),
-    Math.max(120_000, runs * 40),
-  );
-});
-
-const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
-const PARENT_ID = 'b7ad6b7169203331';
+const encodesAsTheOfficialOne = encodesAsTheOfficial(SPAN_ENCODERS);
 
 describe('spans from a real TracerProvider', () => {
   test('two providers, three tracers, every kind, remote and local parents: the official message', async () => {
@@ -93,13 +51,7 @@ describe('spans from a real TracerProvider', () => {
     });
     const db = checkout.getTracer('db');
     const cartHttp = cart.getTracer('http', '1.2.3');
-    const remoteParent = trace.setSpanContext(context.active(), {
-      traceId: TRACE_ID,
-      spanId: PARENT_ID,
-      traceFlags: TraceFlags.SAMPLED,
-      isRemote: true,
-      traceState: createTraceState('vendor=abc,other=1'),
-    });
+    const remoteParent = remoteParentContext();
     const link: Link = {
       context: {
         traceId: 'ffffffffffffffffffffffffffffff00',
@@ -109,13 +61,7 @@ describe('spans from a real TracerProvider', () => {
       },
       attributes: { 'link.reason': 'retry', attempt: 2 },
     };
-    const kinds = [
-      SpanKind.INTERNAL,
-      SpanKind.SERVER,
-      SpanKind.CLIENT,
-      SpanKind.PRODUCER,
-      SpanKind.CONSUMER,
-    ];
+    const kinds = SPAN_KINDS;
     kinds.forEach((kind, i) => {
       // Alternate the providers, so one export mixes resources and scopes.
       const tracer = [http, cartHttp, db][i % 3] as typeof http;

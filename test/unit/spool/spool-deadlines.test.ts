@@ -54,6 +54,23 @@ async function leaveBatches(n: number): Promise<void> {
   await first.shutdown();
 }
 
+/**
+ * An earlier run leaves 3 batches; the next starts on a disk whose next `op` hangs, and is
+ * waited on until `abandoned` (its spool stats) holds, within the deadline and 2 s.
+ */
+async function restartOnHungDisk(
+  op: 'readdir' | 'readFile',
+  abandoned: (spool: ReturnType<S3MetricExporter['stats']>['spool']) => boolean,
+  what: string,
+) {
+  await leaveBatches(3);
+  const fs = new FaultyFileSystem().hangNext(op);
+  const s3 = new ScriptedS3();
+  const exporter = exporterOn(fs, s3);
+  await waitFor(() => abandoned(exporter.stats().spool), DEADLINE + 2_000, what);
+  return { fs, s3, exporter };
+}
+
 /** Exports tags, each in a batch of its own, waiting until each is stored. */
 async function exportStored(exporter: S3MetricExporter, ...tags: number[]): Promise<void> {
   for (const tag of tags) {
@@ -65,13 +82,9 @@ async function exportStored(exporter: S3MetricExporter, ...tags: number[]): Prom
 
 describe('at start, reading what an earlier run left', () => {
   test('a listing that hangs is abandoned at the deadline and runs again when the disk answers; uploads go on meanwhile', async () => {
-    await leaveBatches(3);
-    const fs = new FaultyFileSystem().hangNext('readdir');
-    const s3 = new ScriptedS3();
-    const exporter = exporterOn(fs, s3);
-    await waitFor(
-      () => exporter.stats().spool?.readFailures.timeout === 1,
-      DEADLINE + 2_000,
+    const { fs, s3, exporter } = await restartOnHungDisk(
+      'readdir',
+      (spool) => spool?.readFailures.timeout === 1,
       'the listing abandoned',
     );
     expect(messages.filter((m) => /could not be listed/.test(m.text))).toHaveLength(1);
@@ -85,13 +98,9 @@ describe('at start, reading what an earlier run left', () => {
   });
 
   test('a file read that hangs is abandoned, the files after it wait, and all are read again later', async () => {
-    await leaveBatches(3);
-    const fs = new FaultyFileSystem().hangNext('readFile');
-    const s3 = new ScriptedS3();
-    const exporter = exporterOn(fs, s3);
-    await waitFor(
-      () => exporter.stats().spool?.readFailures.stalled === 2,
-      DEADLINE + 2_000,
+    const { fs, s3, exporter } = await restartOnHungDisk(
+      'readFile',
+      (spool) => spool?.readFailures.stalled === 2,
       'the scan past the hung read',
     );
     expect(exporter.stats().spool?.readFailures).toEqual({ timeout: 1, stalled: 2 });

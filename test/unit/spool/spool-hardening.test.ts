@@ -5,11 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
-import {
-  objectKey,
-  type S3MetricExporter,
-  type S3MetricExporterOptions,
-} from '../../../src/index.js';
+import { objectKey, type S3MetricExporterOptions } from '../../../src/index.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
@@ -26,7 +22,7 @@ import {
   type SignalDriver,
   signalSpoolDir,
 } from '../../support/signal-driver.js';
-import { openSpool, spoolExporter } from '../../support/spool-exporter.js';
+import { openSpool, spoolExporterIn } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -35,20 +31,8 @@ const messages = captureDiag();
 let dir: string;
 beforeEach(() => tempDir('otel-s3-spool-hard-', (path) => (dir = path)));
 
-/** The exporter of these tests, on the spool directory of the running test. */
-function exporterWith(s3: ScriptedS3, options?: Partial<S3MetricExporterOptions>): S3MetricExporter;
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions>,
-  driver: SignalDriver,
-): AnyExporter;
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions> = {},
-  driver: SignalDriver = METRICS,
-): AnyExporter {
-  return spoolExporter(s3, dir, { flushTimeoutMillis: 2_000, ...options }, driver);
-}
+/** The exporter of these tests (of metrics, or of `driver`'s signal), on the test's spool directory. */
+const exporterWith = spoolExporterIn(() => dir, { flushTimeoutMillis: 2_000 });
 
 /** Exports tags from..to, each sealed into a batch of its own, waiting until `ready()` each time. */
 async function exportEach(

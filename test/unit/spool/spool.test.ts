@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
 import { describe, expect, test } from 'vitest';
-import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
 import { objectKey } from '../../../src/layout/keys.js';
 import {
   decodeSpoolFile,
@@ -23,7 +22,7 @@ import {
   type SignalDriver,
   signalSpoolDir,
 } from '../../support/signal-driver.js';
-import { openSpool, spoolExporter, spoolTestDirs } from '../../support/spool-exporter.js';
+import { openSpool, spoolExporterIn, spoolTestDirs } from '../../support/spool-exporter.js';
 import { waitFor } from '../../support/wait.js';
 
 const messages = captureDiag();
@@ -55,19 +54,7 @@ const meta: SpoolMeta = {
 };
 
 /** The exporter of these tests (of metrics, or of `driver`'s signal), on the test's spool directory. */
-function exporterWith(s3: ScriptedS3, options?: Partial<S3MetricExporterOptions>): S3MetricExporter;
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions>,
-  driver: SignalDriver,
-): AnyExporter;
-function exporterWith(
-  s3: ScriptedS3,
-  options: Partial<S3MetricExporterOptions> = {},
-  driver: SignalDriver = METRICS,
-): AnyExporter {
-  return spoolExporter(s3, dir, options, driver);
-}
+const exporterWith = spoolExporterIn(() => dir);
 
 /** Exports items tagged from..from+n-1, each sealed into its own batch (maxBatchAgeMillis is tiny). */
 async function exportEach(
