@@ -42,6 +42,7 @@ import { DirectoryS3 } from './lib/directory-s3.js';
 import { exportAllTimed, exportOnce, shutdownLossless } from './lib/export-once.js';
 import {
   buildDist,
+  highWater,
   peakRss,
   runService,
   type ServiceMode,
@@ -1263,7 +1264,7 @@ const signedMiB = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${fmtMiB(Math.a
 const serviceTable: Table = {
   columns: [
     `mode (${fmtInt(SERVICE_SERIES)} series × counter + histogram, every 1 s, ${SERVICE_SECONDS} s)`,
-    'peak RSS (median)',
+    'peak RSS (VmHWM, median)',
     'above no exporter',
     'CPU (run + shutdown)',
     'batches uploaded',
@@ -1272,8 +1273,8 @@ const serviceTable: Table = {
     const list = serviceRuns.get(mode) ?? [];
     return [
       SERVICE_LABEL[mode] ?? mode,
-      fmtMiB(median(list.map(peakRss))),
-      mode === 'none' ? '' : signedMiB(serviceAbove(mode, 'none', peakRss)),
+      fmtMiB(median(list.map(highWater))),
+      mode === 'none' ? '' : signedMiB(serviceAbove(mode, 'none', highWater)),
       fmtMs(median(list.map((r) => r.cpuMillis))),
       mode === 'none' ? '' : String(list[0]?.uploaded?.batches ?? 'n/a'),
     ];
@@ -1384,11 +1385,11 @@ for (const [name, list] of stalls) {
   });
 }
 {
-  const above = serviceAbove('parquet', 'otlp-json', peakRss);
+  const above = serviceAbove('parquet', 'otlp-json', highWater);
   const mb = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${(Math.abs(bytes) / 1e6).toFixed(1)} MB`;
   targets.push({
     name: `peak RSS of a service with ${fmtInt(SERVICE_SERIES)} series: Parquet vs the default format (otlp-json + zstd)`,
-    measured: `${mb(above)} (${fmtMiB(median((serviceRuns.get('parquet') ?? []).map(peakRss)))} vs ${fmtMiB(median((serviceRuns.get('otlp-json') ?? []).map(peakRss)))}; above no exporter ${mb(serviceAbove('parquet', 'none', peakRss))} vs ${mb(serviceAbove('otlp-json', 'none', peakRss))})`,
+    measured: `${mb(above)} (high-water marks ${fmtMiB(median((serviceRuns.get('parquet') ?? []).map(highWater)))} vs ${fmtMiB(median((serviceRuns.get('otlp-json') ?? []).map(highWater)))}; above no exporter ${mb(serviceAbove('parquet', 'none', highWater))} vs ${mb(serviceAbove('otlp-json', 'none', highWater))})`,
     threshold: `≤ +${RSS_SLACK_MB} MB`,
     pass: above <= RSS_SLACK_MB * 1e6,
   });
@@ -1420,7 +1421,7 @@ emitResult({
     s3 === undefined
       ? `Real S3 throughput not measured: ${S3_SKIP_REASON}.`
       : `Real S3: ${S3_EXPORTS} exports of ${fmtNum(S3_SERIES)} series (as the end-to-end suite), exporter defaults (8 MiB batches, zstd level 3, 4 uploads in flight) but maxBufferedBytes ${fmtMiB(S3_BUFFER_BYTES)}, timed from the first export() to forceFlush() resolving, after one batch on the same exporter (its worker's code compiled, as in a service that has exported before); ${S3_ROUNDS} round(s) after a warm-up run, order alternated. CPU per point per kind of thread over the run (Linux schedstat); the S3 server shares the machine's cores.`,
-    `Service: bench/children/footprint-service.mjs (the footprint suite's, through bench/lib/footprint-service.ts), plain \`node\` on dist/ (built first), a MeterProvider with a counter and a histogram of ${fmtInt(SERVICE_SERIES)} series each exported every second for ${SERVICE_SECONDS} s into a local sink, our exporter with its defaults; ${SERVICE_ROUNDS} round(s), modes rotated. Peak RSS: the highest 100 ms sample, shutdown included; the target is the median over rounds of Parquet's peak minus the default format's of the same round.`,
+    `Service: bench/children/footprint-service.mjs (the footprint suite's, through bench/lib/footprint-service.ts), plain \`node\` on dist/ (built first), a MeterProvider with a counter and a histogram of ${fmtInt(SERVICE_SERIES)} series each exported every second for ${SERVICE_SECONDS} s into a local sink, our exporter with its defaults; ${SERVICE_ROUNDS} round(s), modes rotated. Peak RSS: the kernel's high-water mark (VmHWM, read after shutdown), which also sees peaks shorter than a 100 ms sample; the target is the median over rounds of Parquet's peak minus the default format's of the same round.`,
     `Suite time inside the child: ${suiteSeconds.toFixed(0)} s.`,
   ],
   data: {

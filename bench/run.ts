@@ -42,6 +42,7 @@ const SUITES: Suite[] = [
   { name: 'journal', file: 'bench/journal-cost.ts', capMillis: 600_000 },
   { name: 'zstd-engines', file: 'bench/zstd-engines.ts', capMillis: 900_000 },
   { name: 'parquet', file: 'bench/parquet.ts', capMillis: 1_200_000 },
+  { name: 'parquet-peak', file: 'bench/parquet-peak.ts', capMillis: 900_000 },
   { name: 'footprint', file: 'bench/footprint.ts', capMillis: 2_400_000 },
   { name: 'compaction', file: 'bench/compaction.ts', capMillis: 3_600_000 },
 ];

@@ -4,7 +4,7 @@
  * SERIES series of a counter and a histogram and exporting every second for SECONDS, then shut
  * down. Plain JavaScript on plain Node.js, loading the built package (dist/), as a user runs it:
  * no TypeScript loader in the process. Prints one JSON line: RSS every 100 ms, CPU during the
- * run, what the import cost, the threads of the process.
+ * run, what the import cost, the threads of the process, its resident high-water mark.
  *
  *   MODE: none (an exporter that discards) | otlp-http (the OpenTelemetry OTLP/HTTP exporter)
  *         | otlp-json | otlp-proto | parquet (ours, that format, default options)
@@ -21,13 +21,34 @@ const SERIES = Number(process.env.SERIES ?? 200);
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const SINK = process.env.SINK ?? 'http://127.0.0.1:1';
 const PACKAGE = process.env.PACKAGE ?? '../../dist/index.js';
+/** Ours only: maxBatchAgeMillis, when given (a busy service seals by size every few seconds). */
+const MAX_BATCH_AGE_MILLIS =
+  process.env.MAX_BATCH_AGE_MILLIS === undefined
+    ? undefined
+    : Number(process.env.MAX_BATCH_AGE_MILLIS);
 const SAMPLE_MILLIS = 100;
 const EXPORT_MILLIS = 1_000;
+/** How often every series is recorded (each export carries the aggregate of the second). */
+const RECORD_MILLIS = Number(process.env.RECORD_MILLIS ?? EXPORT_MILLIS);
 
 const cpuMillis = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
+/**
+ * The process's resident high-water mark in bytes: the kernel's VmHWM (every page ever resident
+ * at once, however briefly), which a 100 ms sample of RSS can miss; resourceUsage().maxRSS
+ * (getrusage, the same figure) where /proc is not there.
+ */
+function highWaterMark() {
+  try {
+    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS * 1024;
+}
 const threads = () =>
   process.platform === 'linux' ? readdirSync('/proc/self/task').length : undefined;
 
@@ -99,6 +120,7 @@ async function exporterOf(mode) {
     region: 'us-east-1',
     credentials: { accessKeyId: 'FOOTPRINTACCESSKEY00', secretAccessKey: 'footprint-secret' },
     format: mode,
+    ...(MAX_BATCH_AGE_MILLIS === undefined ? {} : { maxBatchAgeMillis: MAX_BATCH_AGE_MILLIS }),
   });
 }
 
@@ -142,7 +164,7 @@ const samples = [];
 const started = performance.now();
 const cpuAtStart = cpuMillis();
 record();
-const recorder = setInterval(record, EXPORT_MILLIS);
+const recorder = setInterval(record, RECORD_MILLIS);
 const sampler = setInterval(() => {
   samples.push({ t: Math.round(performance.now() - started), rss: process.memoryUsage().rss });
 }, SAMPLE_MILLIS);
@@ -189,6 +211,7 @@ console.log(
       memoryAtEnd,
       cpuMillis: cpuMillis() - cpuAtStart,
       shutdownMillis,
+      highWaterMark: highWaterMark(),
       samples,
       uploaded:
         stats === undefined

@@ -1,0 +1,162 @@
+/**
+ * Parquet's true peak: what `format: 'parquet'` costs a service in memory and CPU against the
+ * default format (OTLP/JSON + zstd), read at the kernel's high-water mark (VmHWM) beside the
+ * 100 ms samples, which miss a peak shorter than a sample (the encode of a batch is one).
+ *
+ * One fresh process per mode and round (bench/children/footprint-service.mjs through
+ * bench/lib/footprint-service.ts, plain Node.js on dist/): no exporter, ours in the default format,
+ * ours as Parquet. A counter and a histogram recorded and exported every second for
+ * `--seconds=N` (10), both formats with `maxBatchAgeMillis` BATCH_AGE_MILLIS (3 s: a busy service
+ * seals by size every few seconds, so batches are sealed, encoded and uploaded during the run and
+ * the body worker is alive, as it is in such a service):
+ *  - light traffic, 200 series: RSS at the end (the last 30 % of the samples, before shutdown);
+ *  - heavy traffic, 5,000 series: the high-water mark after shutdown, and the CPU of every thread.
+ * Builds dist/ first.
+ */
+import {
+  buildDist,
+  highWater,
+  peakRss,
+  runService,
+  type ServiceMode,
+  type ServiceRun,
+  settledRss,
+  startSink,
+} from './lib/footprint-service.js';
+import { fmtMiB, fmtMs } from './lib/format.js';
+import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
+import { median } from './lib/stats.js';
+
+const argv = process.argv.slice(2);
+const args = parseArgs(argv);
+const flag = (name: string, fallback: number) => {
+  const given = argv.find((a) => a.startsWith(`--${name}=`));
+  return given === undefined ? fallback : Number(given.slice(name.length + 3));
+};
+const ROUNDS = flag('rounds', args.quick ? 1 : 3);
+const SECONDS = flag('seconds', 10);
+const BATCH_AGE_MILLIS = 3_000;
+/** Decimal megabytes, as the targets are written. */
+const MB = 1e6;
+const HEAVY_SLACK = 24 * MB;
+const LIGHT_SLACK = 10 * MB;
+const CPU_RATIO = 1.2;
+const TRAFFIC = { light: 200, heavy: 5_000 } as const;
+type Traffic = keyof typeof TRAFFIC;
+const MODES: ServiceMode[] = ['none', 'otlp-json', 'parquet'];
+const LABEL: Partial<Record<ServiceMode, string>> = {
+  none: 'no exporter (one that discards)',
+  'otlp-json': 'ours, otlp-json + zstd (the default format)',
+  parquet: 'ours, parquet',
+};
+
+progress('parquet-peak: building dist/ (npm run build)');
+await buildDist();
+const sink = await startSink();
+const runs: Record<Traffic, Partial<Record<ServiceMode, ServiceRun[]>>> = { light: {}, heavy: {} };
+for (const traffic of ['light', 'heavy'] as const) {
+  for (let round = 0; round < ROUNDS; round++) {
+    const shift = round % MODES.length;
+    for (const mode of [...MODES.slice(shift), ...MODES.slice(0, shift)]) {
+      progress(
+        `parquet-peak: ${traffic} (${TRAFFIC[traffic]} series), round ${round + 1}/${ROUNDS}, ${mode}`,
+      );
+      const run = await runService(sink, mode, TRAFFIC[traffic], SECONDS, {
+        MAX_BATCH_AGE_MILLIS: String(BATCH_AGE_MILLIS),
+      });
+      runs[traffic][mode] = [...(runs[traffic][mode] ?? []), run];
+    }
+  }
+}
+sink.server.close();
+
+const endRss = (r: ServiceRun) => settledRss(r, 0.3);
+const cpu = (r: ServiceRun) => r.cpuMillis;
+/** Median over rounds of a mode's figure minus the figure of `base` in the same round. */
+function above(
+  traffic: Traffic,
+  mode: ServiceMode,
+  base: ServiceMode,
+  figure: (r: ServiceRun) => number,
+): number {
+  const baseRuns = runs[traffic][base] ?? [];
+  return median(
+    (runs[traffic][mode] ?? []).map((r, i) => figure(r) - figure(baseRuns[i] as ServiceRun)),
+  );
+}
+const absolute = (traffic: Traffic, mode: ServiceMode, figure: (r: ServiceRun) => number) =>
+  median((runs[traffic][mode] ?? []).map(figure));
+const signed = (bytes: number) =>
+  `${bytes >= 0 ? '+' : '−'}${(Math.abs(bytes) / MB).toFixed(1)} MB`;
+
+const table = (traffic: Traffic): Table => ({
+  columns: [
+    `mode (${TRAFFIC[traffic]} series × counter + histogram, every 1 s, ${SECONDS} s, batches of ${BATCH_AGE_MILLIS / 1000} s)`,
+    'RSS at the end',
+    'above no exporter',
+    'high-water mark (VmHWM)',
+    'above no exporter',
+    'highest 100 ms sample',
+    'above no exporter',
+    'CPU (run + shutdown)',
+    'batches uploaded',
+  ],
+  rows: MODES.map((mode) => {
+    const cell = (figure: (r: ServiceRun) => number) =>
+      mode === 'none' ? '' : signed(above(traffic, mode, 'none', figure));
+    return [
+      LABEL[mode] ?? mode,
+      fmtMiB(absolute(traffic, mode, endRss)),
+      cell(endRss),
+      fmtMiB(absolute(traffic, mode, highWater)),
+      cell(highWater),
+      fmtMiB(absolute(traffic, mode, peakRss)),
+      cell(peakRss),
+      fmtMs(absolute(traffic, mode, cpu)),
+      mode === 'none' ? '' : String(runs[traffic][mode]?.[0]?.uploaded?.batches ?? 'n/a'),
+    ];
+  }),
+});
+
+const heavyPeak = above('heavy', 'parquet', 'otlp-json', highWater);
+const lightEnd = above('light', 'parquet', 'otlp-json', endRss);
+const cpuParquet = absolute('heavy', 'parquet', cpu);
+const cpuJson = absolute('heavy', 'otlp-json', cpu);
+const targets: Target[] = [
+  {
+    name: `high-water mark, heavy traffic (${TRAFFIC.heavy} series): Parquet vs the default format`,
+    measured: `${signed(heavyPeak)} (Parquet ${signed(above('heavy', 'parquet', 'none', highWater))}, default ${signed(above('heavy', 'otlp-json', 'none', highWater))} above no exporter)`,
+    threshold: `≤ ${signed(HEAVY_SLACK)}`,
+    pass: heavyPeak <= HEAVY_SLACK,
+  },
+  {
+    name: `RSS added at the end, light traffic (${TRAFFIC.light} series): Parquet vs the default format`,
+    measured: `${signed(lightEnd)} (Parquet ${signed(above('light', 'parquet', 'none', endRss))}, default ${signed(above('light', 'otlp-json', 'none', endRss))} above no exporter)`,
+    threshold: `≤ ${signed(LIGHT_SLACK)}`,
+    pass: lightEnd <= LIGHT_SLACK,
+  },
+  {
+    name: `process CPU over the heavy run (${TRAFFIC.heavy} series, every thread): Parquet vs the default format`,
+    measured: `${(cpuParquet / cpuJson).toFixed(2)}× (${fmtMs(cpuParquet)} vs ${fmtMs(cpuJson)}; no exporter ${fmtMs(absolute('heavy', 'none', cpu))})`,
+    threshold: `≤ ${CPU_RATIO}×`,
+    pass: cpuParquet <= CPU_RATIO * cpuJson,
+  },
+];
+const lost = Object.values(runs)
+  .flatMap((byMode) => Object.values(byMode).flat())
+  .filter((r) => r.uploaded !== undefined && (r.uploaded.dropped > 0 || r.uploaded.batches === 0));
+emitResult({
+  suite: 'parquet-peak',
+  title: "Parquet's true peak: the high-water mark against the default format",
+  tables: [table('light'), table('heavy')],
+  targets,
+  notes: [
+    `One fresh process per mode and round (plain \`node\` on dist/), ${ROUNDS} round(s) per traffic with the modes rotated, ${SECONDS} s each; both formats with maxBatchAgeMillis ${BATCH_AGE_MILLIS} (the rest their defaults), into a local sink that answers every PUT with 200. Figures: medians over rounds; "above" pairs each run with the same round's run of the other mode.`,
+    "High-water mark: /proc/self/status VmHWM (the most memory resident at once, however briefly, startup included) read after shutdown; the highest 100 ms sample of RSS beside it. RSS at the end: the median of the samples of the last 30 % of the run, before shutdown. CPU: process.cpuUsage() (every thread: the body worker, libuv's pool, V8's helpers) from the first recording through the end of shutdown.",
+    lost.length === 0
+      ? 'Every run of ours uploaded its batches and dropped nothing.'
+      : `WARNING: ${lost.length} run(s) of ours dropped points or uploaded nothing.`,
+  ],
+  data: { rounds: ROUNDS, seconds: SECONDS, batchAgeMillis: BATCH_AGE_MILLIS, runs },
+});
+process.stdout.write('', () => process.exit(0));
