@@ -5,10 +5,10 @@
  *
  * One fresh process per mode and round (bench/children/footprint-service.mjs through
  * bench/lib/footprint-service.ts, plain Node.js on dist/): no exporter, ours in the default format,
- * ours as Parquet. A counter and a histogram recorded and exported every second for
- * `--seconds=N` (10), both formats with `maxBatchAgeMillis` BATCH_AGE_MILLIS (3 s: a busy service
- * seals by size every few seconds, so batches are sealed, encoded and uploaded during the run and
- * the body worker is alive, as it is in such a service):
+ * ours as Parquet. A counter and a histogram recorded every second (`--record-millis=N`) and
+ * exported every second for `--seconds=N` (10), both formats with `maxBatchAgeMillis`
+ * BATCH_AGE_MILLIS (3 s: a busy service seals by size every few seconds, so batches are sealed,
+ * encoded and uploaded during the run and the body worker is alive, as it is in such a service):
  *  - light traffic, 200 series: RSS at the end (the last 30 % of the samples, before shutdown);
  *  - heavy traffic, 5,000 series: the high-water mark after shutdown, and the CPU of every thread.
  * Builds dist/ first.
@@ -36,6 +36,13 @@ const flag = (name: string, fallback: number) => {
 const ROUNDS = flag('rounds', args.quick ? 1 : 3);
 const SECONDS = flag('seconds', 10);
 const BATCH_AGE_MILLIS = 3_000;
+/**
+ * How often every series is recorded (`--record-millis=N`, 1000). 10 reproduces issue 36's
+ * runs: the SDK's recording then takes nearly all of the main thread, and V8 grows the main
+ * heap's young generation by tens of megabytes in some processes and not in others, whatever
+ * the exporter (docs/performance.md, "Where Parquet's memory goes").
+ */
+const RECORD_MILLIS = flag('record-millis', 1_000);
 /** Decimal megabytes, as the targets are written. */
 const MB = 1e6;
 const HEAVY_SLACK = 24 * MB;
@@ -63,6 +70,7 @@ for (const traffic of ['light', 'heavy'] as const) {
       );
       const run = await runService(sink, mode, TRAFFIC[traffic], SECONDS, {
         MAX_BATCH_AGE_MILLIS: String(BATCH_AGE_MILLIS),
+        RECORD_MILLIS: String(RECORD_MILLIS),
       });
       runs[traffic][mode] = [...(runs[traffic][mode] ?? []), run];
     }
@@ -91,7 +99,7 @@ const signed = (bytes: number) =>
 
 const table = (traffic: Traffic): Table => ({
   columns: [
-    `mode (${TRAFFIC[traffic]} series × counter + histogram, every 1 s, ${SECONDS} s, batches of ${BATCH_AGE_MILLIS / 1000} s)`,
+    `mode (${TRAFFIC[traffic]} series × counter + histogram, recorded every ${RECORD_MILLIS} ms, exported every 1 s, ${SECONDS} s, batches of ${BATCH_AGE_MILLIS / 1000} s)`,
     'RSS at the end',
     'above no exporter',
     'high-water mark (VmHWM)',
@@ -157,6 +165,12 @@ emitResult({
       ? 'Every run of ours uploaded its batches and dropped nothing.'
       : `WARNING: ${lost.length} run(s) of ours dropped points or uploaded nothing.`,
   ],
-  data: { rounds: ROUNDS, seconds: SECONDS, batchAgeMillis: BATCH_AGE_MILLIS, runs },
+  data: {
+    rounds: ROUNDS,
+    seconds: SECONDS,
+    batchAgeMillis: BATCH_AGE_MILLIS,
+    recordMillis: RECORD_MILLIS,
+    runs,
+  },
 });
 process.stdout.write('', () => process.exit(0));

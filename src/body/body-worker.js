@@ -62,6 +62,25 @@ function nudgeScavenge() {
   return junk.length;
 }
 
+/**
+ * Frees the memory a job received (its columns or records) once its body is made, as release()
+ * in src/encoding/handed-over.ts does on the main thread: detaching an ArrayBuffer
+ * (`ArrayBuffer.prototype.transfer(0)`, Node.js >= 22) frees its backing store at once; without
+ * it the buffers wait for the collector, as before. They arrived by transfer, so nothing else
+ * holds them. Left to the collector they outlive the job by many batches: the job's own
+ * allocations promote them out of the young generation, and this worker's heap hardly grows, so
+ * the full collection that frees them is rare (the worker's external memory grew by each batch's
+ * columns, issue 36).
+ * @param {Job} job
+ */
+function release(job) {
+  for (const buffer of job.columns?.transfer ?? job.records ?? []) {
+    // Empty: already detached (sent back as the body, say).
+    if (buffer.byteLength === 0) continue;
+    /** @type {{ transfer?: (length: number) => ArrayBuffer }} */ (buffer).transfer?.(0);
+  }
+}
+
 /** Jobs run one after another, so replies keep the order of the jobs. */
 let queue = Promise.resolve();
 
@@ -76,6 +95,7 @@ async function run(/** @type {Job} */ job) {
     const crc32 = job.crc32 ? crc32Base64(body) : undefined;
     const buffer = /** @type {ArrayBuffer} */ (body.buffer);
     port.postMessage({ id: job.id, body: buffer, sha256, crc32 }, [buffer]);
+    release(job);
     nudgeScavenge();
   } catch (error) {
     // Give the batch back so the caller still owns it (and can store it another way).

@@ -110,8 +110,8 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
         level,
         zstdEngine: engine,
       },
-      // A small young generation: the worker nudges a scavenge after each job, which frees the
-      // megabytes of records it received (see body-worker.js).
+      // A small young generation: the worker frees the buffers a job received once its body is
+      // made, and nudges a scavenge after each job for the rest (see body-worker.js).
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     w.unref();
