@@ -2,10 +2,10 @@
 // interns a value once per batch (a Map from a canonical key to its id) and reports the memory it
 // holds, so the batch's buffered bytes are what is really held. Their fields are
 // TypeScript-private or public, never #private: interning is on the hot path of Parquet export
-// (see ColumnStore).
+// (see the metrics' ColumnStore).
 
-import { wellFormed } from '../../../parquet/attribute-text.js';
-import { grown } from '../../../parquet/grown.js';
+import { wellFormed } from './attribute-text.js';
+import { grown } from './grown.js';
 
 /**
  * Estimated bytes of one Map entry with its key: V8's hash table slot (key, value, chain) and
