@@ -260,13 +260,23 @@ describe('spans as the otel_traces table', () => {
     ) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
     const got = message.resourceSpans
       .flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))
-      .map((s) => [s.spanId, s.name, s.startTimeUnixNano, s.endTimeUnixNano, s.kind]);
+      .map((s) => [
+        s.spanId,
+        s.name,
+        s.startTimeUnixNano,
+        s.endTimeUnixNano,
+        s.kind,
+        ((s.events ?? []) as Record<string, unknown>[]).map((e) => `${e.name}@${e.timeUnixNano}`),
+        ((s.links ?? []) as Record<string, unknown>[]).map((l) => l.spanId),
+      ]);
     const want = spans.map((s) => [
       Buffer.from(s.spanContext().spanId, 'hex').toString('base64'),
       s.name,
       String(nanos(s.startTime)),
       String(nanos(s.endTime)),
       `SPAN_KIND_${KINDS[s.kind]?.toUpperCase()}`,
+      s.events.map((e) => `${e.name}@${nanos(e.time)}`),
+      s.links.map((l) => Buffer.from(l.context.spanId, 'hex').toString('base64')),
     ]);
     expect(got.map((g) => JSON.stringify(g)).toSorted()).toEqual(
       want.map((w) => JSON.stringify(w)).toSorted(),
