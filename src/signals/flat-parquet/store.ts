@@ -161,12 +161,24 @@ export class FlatStore {
     setNanos(this.#array(column) as Int32Array, at, t);
   }
 
-  /** An attribute set: `attrs`' keys and their values as text (an empty value: none). */
+  /**
+   * An item's attribute set: `attrs`' keys and their values as text (an empty value: none). Not
+   * interned: a span's or record's attributes are nearly always a set of their own, and the
+   * lookup key would cost more memory than the set.
+   */
   attributes(column: number, at: number, attrs: AttributeMap | undefined): void {
-    this.#array(column)[at] = this.setOf(attrs);
+    const keys = attrs === undefined || attrs === null ? [] : Object.keys(attrs);
+    this.#array(column)[at] =
+      keys.length === 0
+        ? 0
+        : this.sets.add(
+            this.strings,
+            keys,
+            keys.map((key) => jsValueText((attrs as AttributeMap)[key])),
+          );
   }
 
-  /** An attribute set's id in this batch. */
+  /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */
   setOf(attrs: AttributeMap | undefined): number {
     if (attrs === undefined || attrs === null) return 0;
     const keys = Object.keys(attrs);
