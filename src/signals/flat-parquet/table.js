@@ -15,7 +15,7 @@ import {
   repeatedChunk,
   stringChunk,
 } from '../../parquet/chunks.js';
-import { dictionaryOf, StringPool } from '../../parquet/dictionaries.js';
+import { dictionaryOfIds, StringPool } from '../../parquet/dictionaries.js';
 import { TableFileWriter } from '../../parquet/file-writer.js';
 import { grown } from '../../parquet/grown.js';
 import { writeHybrid } from '../../parquet/hybrid.js';
@@ -176,8 +176,16 @@ function plan(spec, s) {
     const n = countOf(c, s);
     if (c.kind === 'string') {
       const used = new Uint8Array(pool.size);
-      for (let k = 0; k < n; k++) used[/** @type {number} */ (values[k])] = 1;
-      dicts[i] = dictionaryOf(pool, used);
+      /** @type {number[]} */
+      const ids = [];
+      for (let k = 0; k < n; k++) {
+        const id = /** @type {number} */ (values[k]);
+        if (used[id] === 0) {
+          used[id] = 1;
+          ids.push(id);
+        }
+      }
+      dicts[i] = dictionaryOfIds(pool, ids);
     } else if (c.kind === 'map') {
       maps[i] = mapPlan(pool, s, values, n);
     }
@@ -197,17 +205,28 @@ function mapPlan(pool, s, sets, n) {
   for (let k = 0; k < n; k++) usedSets[/** @type {number} */ (sets[k])] = 1;
   const usedKeys = new Uint8Array(pool.size);
   const usedValues = new Uint8Array(pool.size);
+  /** @type {number[]} */
+  const keyIds = [];
+  /** @type {number[]} */
+  const valueIds = [];
   for (let set = 0; set < s.setCount; set++) {
     if (usedSets[set] === 0) continue;
     const end = /** @type {number} */ (s.setOffsets[set + 1]);
     for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
-      usedKeys[/** @type {number} */ (s.setEntries[2 * e])] = 1;
+      const k = /** @type {number} */ (s.setEntries[2 * e]);
+      if (usedKeys[k] === 0) {
+        usedKeys[k] = 1;
+        keyIds.push(k);
+      }
       const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
-      if (v >= 0) usedValues[v] = 1;
+      if (v >= 0 && usedValues[v] === 0) {
+        usedValues[v] = 1;
+        valueIds.push(v);
+      }
     }
   }
-  const keys = dictionaryOf(pool, usedKeys);
-  const values = dictionaryOf(pool, usedValues);
+  const keys = dictionaryOfIds(pool, keyIds);
+  const values = dictionaryOfIds(pool, valueIds);
   const entries = /** @type {number} */ (s.setOffsets[s.setCount]);
   const keyRank = new Int32Array(entries);
   const valueRank = new Int32Array(entries);
