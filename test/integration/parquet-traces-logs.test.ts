@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { DuckDBInstance } from '@duckdb/node-api';
 import {
   type Attributes,
   context,
@@ -23,10 +24,11 @@ import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentele
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
+import { documentedQuery } from '../support/documented-query.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { acquirePyarrowPython } from '../support/pyarrow-python.js';
 import { connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
-import { inSpanContext, remoteParentContext } from '../support/trace-context.js';
+import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-context.js';
 
 /**
  * Spans and log records made by the SDK (BatchSpanProcessor, BatchLogRecordProcessor) go through
@@ -288,6 +290,22 @@ const plain = (v: unknown): unknown =>
 const byKey = <T extends Record<string, unknown>>(rows: T[], key: (r: T) => string) =>
   rows.toSorted((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
+const DOCS = new URL('../../docs/parquet.md', import.meta.url);
+
+/** A documented query, run verbatim in DuckDB with the mirror of the bucket's `lake/` as its directory. */
+async function docsQuery(name: string): Promise<Record<string, unknown>[]> {
+  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+  const connection = await db.connect();
+  try {
+    await connection.run(`SET file_search_path = '${join(dir, 'lake')}'`);
+    const sql = await documentedQuery(DOCS, name);
+    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'otel-s3-lake-'));
@@ -316,7 +334,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
   }
 
   test('spans: DuckDB and pyarrow read what the SDK recorded; a TraceId lookup finds its trace', async () => {
-    const prefix = 'lake/spans';
+    const prefix = 'lake/traces';
     const s3 = new S3SpanExporter({ bucket, prefix, ...connection(), format: 'parquet' });
     const recording = new Recording<ReadableSpan, SpanExpected>(s3, spellSpan);
     await produceSpans(recording);
@@ -375,6 +393,31 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     );
     expect(errors).toEqual([{ n: recording.rows.filter((r) => r.StatusCode === 'Error').length }]);
 
+    // The documented queries, verbatim: the trace of the remote parent, the error spans.
+    const ofTrace = recording.rows
+      .filter((r) => r.TraceId === TRACE_ID)
+      .sort((a, b) =>
+        a.Timestamp < b.Timestamp
+          ? -1
+          : a.Timestamp > b.Timestamp
+            ? 1
+            : a.SpanId < b.SpanId
+              ? -1
+              : 1,
+      );
+    expect(ofTrace).toHaveLength(4);
+    const traceRows = await docsQuery('trace-spans');
+    expect(traceRows.map((r) => [r.SpanName, r.SpanId, r.ParentSpanId, r.Duration])).toEqual(
+      ofTrace.map((r) => [r.SpanName, r.SpanId, r.ParentSpanId, String(r.Duration)]),
+    );
+    const errorRows = await docsQuery('error-spans');
+    expect(errorRows.map((r) => [r.TraceId, r.SpanName, r.StatusMessage]).toSorted()).toEqual(
+      recording.rows
+        .filter((r) => r.StatusCode === 'Error')
+        .map((r) => [r.TraceId, r.SpanName, r.StatusMessage])
+        .toSorted(),
+    );
+
     // This package's reader reads the objects back: the same spans, ids and times.
     const rows = [];
     for await (const object of readSpans({ dir, prefix })) rows.push(...spanRows(object.request));
@@ -425,6 +468,16 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${glob}') WHERE "TraceId" = '${traceId}'`,
     );
     expect(inTrace).toEqual([{ n: recording.rows.filter((r) => r.TraceId === traceId).length }]);
+
+    // The documented query of one trace's log records, verbatim.
+    const traceLogs = await docsQuery('trace-logs');
+    expect(traceLogs.map((r) => r.Body).toSorted()).toEqual(
+      recording.rows
+        .filter((r) => r.TraceId === TRACE_ID)
+        .map((r) => r.Body)
+        .toSorted(),
+    );
+    expect(traceLogs).toHaveLength(15);
 
     const rows = [];
     for await (const object of readLogRecords({ dir, prefix })) {
