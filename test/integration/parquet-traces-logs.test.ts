@@ -21,6 +21,7 @@ import {
   type ReadableLogRecord,
 } from '@opentelemetry/sdk-logs';
 import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
+import pl from 'nodejs-polars';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
@@ -32,7 +33,7 @@ import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-c
 
 /**
  * Spans and log records made by the SDK (BatchSpanProcessor, BatchLogRecordProcessor) go through
- * the exporters with format 'parquet' into the real S3 server. DuckDB and pyarrow read the stored
+ * the exporters with format 'parquet' into the real S3 server. DuckDB, pyarrow and Polars read the stored
  * files back as the `otel_traces` and `otel_logs` tables, and every row is what the test spelled
  * from the ReadableSpans and log records the processors handed over (the ClickHouse exporter's
  * spelling: hex ids, kinds and status codes as words, attribute values as text); a lookup by
@@ -284,6 +285,34 @@ for path in sys.argv[1:]:
 print(json.dumps(rows))
 `;
 
+/**
+ * Polars' rows of the files: timestamps (nanoseconds) and INT64 as decimal strings (Polars gives
+ * 64-bit integers as doubles), maps (lists of key/value structs) as [key, value] pairs.
+ */
+function polarsRows(paths: string[], timestamps: string[], integers: string[]) {
+  const pairs = (v: unknown): unknown =>
+    Array.isArray(v) && v.every((e) => typeof e === 'object' && e !== null && 'key' in e)
+      ? v.map((e: { key: string; value: unknown }) => [e.key, e.value])
+      : Array.isArray(v)
+        ? v.map(pairs)
+        : v;
+  return paths.flatMap((path) => {
+    const frame = pl.readParquet(path);
+    const text = frame.select(
+      ...frame.columns.map((c) => {
+        if (timestamps.includes(c)) return pl.col(c).cast(pl.Int64).cast(pl.Utf8);
+        if (c === 'Events.Timestamp')
+          return pl.col(c).cast(pl.List(pl.Int64)).cast(pl.List(pl.Utf8));
+        if (integers.includes(c)) return pl.col(c).cast(pl.Utf8);
+        return pl.col(c);
+      }),
+    );
+    return (text.toRecords() as Record<string, unknown>[]).map((r) =>
+      Object.fromEntries(Object.entries(r).map(([k, v]) => [k, pairs(v)])),
+    );
+  });
+}
+
 /** Values as this test compares them: bigints as decimal strings, pairs as arrays. */
 const plain = (v: unknown): unknown =>
   JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)));
@@ -375,6 +404,11 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     });
     expect(byKey(JSON.parse(stdout), (r) => String(r.SpanId))).toEqual(expected);
 
+    // Polars: every value exact too.
+    expect(byKey(polarsRows(paths, ['Timestamp'], ['Duration']), (r) => String(r.SpanId))).toEqual(
+      expected,
+    );
+
     // A lookup by TraceId returns exactly the spans of that trace.
     const traceId = (recording.rows[5] as SpanExpected).TraceId;
     const found = await duckdbRows(
@@ -461,6 +495,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       maxBuffer: 1 << 26,
     });
     expect(byKey(JSON.parse(stdout), key)).toEqual(expected);
+    expect(byKey(polarsRows(paths, ['Timestamp'], []), key)).toEqual(expected);
 
     // The log records of one trace.
     const traceId = (recording.rows[0] as LogExpected).TraceId;
