@@ -22,12 +22,11 @@ import {
 } from '@opentelemetry/sdk-logs';
 import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
 import pl from 'nodejs-polars';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
 import { documentedQuery } from '../support/documented-query.js';
 import { duckdbRows } from '../support/duckdb.js';
-import { acquirePyarrowPython } from '../support/pyarrow-python.js';
 import { connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
 import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-context.js';
 
@@ -362,7 +361,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     return paths;
   }
 
-  test('spans: DuckDB and pyarrow read what the SDK recorded; a TraceId lookup finds its trace', async () => {
+  test('spans: DuckDB, pyarrow and Polars read what the SDK recorded; a TraceId lookup finds its trace', async () => {
     const prefix = 'lake/traces';
     const s3 = new S3SpanExporter({ bucket, prefix, ...connection(), format: 'parquet' });
     const recording = new Recording<ReadableSpan, SpanExpected>(s3, spellSpan);
@@ -397,7 +396,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     );
 
     // pyarrow: every value exact, nanoseconds included.
-    const pyarrow = await acquirePyarrowPython();
+    const pyarrow = inject('pyarrow'); // the integration setup's (test/support/pyarrow-python.ts)
     if (!('python' in pyarrow)) throw new Error(pyarrow.unavailable);
     const { stdout } = await run(pyarrow.python, ['-c', PYARROW_ROWS, ...paths], {
       maxBuffer: 1 << 26,
@@ -460,7 +459,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     );
   });
 
-  test('log records: DuckDB and pyarrow read what the SDK recorded', async () => {
+  test('log records: DuckDB, pyarrow and Polars read what the SDK recorded', async () => {
     const prefix = 'lake/logs';
     const s3 = new S3LogRecordExporter({ bucket, prefix, ...connection(), format: 'parquet' });
     const recording = new Recording<ReadableLogRecord, LogExpected>(s3, spellLog);
@@ -489,7 +488,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       ),
     );
 
-    const pyarrow = await acquirePyarrowPython();
+    const pyarrow = inject('pyarrow'); // the integration setup's (test/support/pyarrow-python.ts)
     if (!('python' in pyarrow)) throw new Error(pyarrow.unavailable);
     const { stdout } = await run(pyarrow.python, ['-c', PYARROW_ROWS, ...paths], {
       maxBuffer: 1 << 26,
