@@ -7,16 +7,18 @@ import { createPageCompressor } from '../compression/compressors.js';
 /**
  * Each signal's encoder of sealed columns, loaded when its first file is made.
  * @type {Record<import('../signals/signal.js').SignalName,
- *   () => Promise<(columns: any, options: import('../signals/metrics/parquet/encode.js').EncodeOptions) => Promise<Uint8Array>>>}
+ *   () => Promise<(columns: any, options: import('../parquet/file-writer.js').EncodeOptions) => Promise<Uint8Array>>>}
  */
 const ENCODERS = {
   metrics: async () => (await import('../signals/metrics/parquet/encode.js')).encodeParquet,
-  traces: async () => {
-    throw new Error('Parquet files of spans are not implemented yet');
-  },
-  logs: async () => {
-    throw new Error('Parquet files of log records are not implemented yet');
-  },
+  traces: async () =>
+    (await import('../signals/flat-parquet/table.js')).flatEncoder(
+      (await import('../signals/traces/parquet-schema.js')).SPANS,
+    ),
+  logs: async () =>
+    (await import('../signals/flat-parquet/table.js')).flatEncoder(
+      (await import('../signals/logs/parquet-schema.js')).LOG_RECORDS,
+    ),
 };
 
 /** @param {import('./bodies.js').BodyOptions} o @returns {import('./bodies.js').ColumnBodies} */

@@ -113,21 +113,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   const prefix = option<string>(f, 'prefix', DEFAULTS.prefix);
   const filePrefix = option<string>(f, 'filePrefix', DEFAULTS.filePrefix);
   const endpoint = option<string | undefined>(f, 'endpoint', undefined);
-  const format = f.get(
-    'format',
-    (o, v) => {
-      const value = check<Format>('format')(o, v);
-      if (value === 'parquet' && signal !== 'metrics') {
-        throw new InvalidOptionError(
-          o,
-          v,
-          `'otlp-json' or 'otlp-proto': the Parquet files of ${signal} are not written yet`,
-        );
-      }
-      return value;
-    },
-    DEFAULTS.format,
-  );
+  const format = option<Format>(f, 'format', DEFAULTS.format);
   const compression = option<Compression>(f, 'compression', DEFAULTS.compression);
   const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
   const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);

@@ -41,6 +41,8 @@ export class Scratch {
   doubles = new Float64Array(1024);
   arena = new ByteWriter(1 << 16);
   rep = new BitPacker(1);
+  /** Repetition levels of a list of maps (0 to 2). */
+  rep2 = new BitPacker(2);
   def1 = new BitPacker(1);
   def2 = new BitPacker(2);
   indices = new BitPacker(1);
@@ -261,12 +263,14 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
  * @param {(k: number, rep: BitPacker, def: BitPacker) => number} row
  * @param {(arena: ByteWriter) => void} values
  * @param {number} encoding of the values
+ * @param {number} [repWidth] bits of a repetition level: 2 for a list of maps
  * @returns {Chunk}
  */
-export function repeatedChunk(scratch, n, defWidth, row, values, encoding) {
+export function repeatedChunk(scratch, n, defWidth, row, values, encoding, repWidth = 1) {
   /** @type {DataPage[]} */
   const pages = [];
-  const { arena, rep, pageValues } = scratch;
+  const { arena, pageValues } = scratch;
+  const rep = repWidth === 1 ? scratch.rep : scratch.rep2;
   const def = defWidth === 1 ? scratch.def1 : scratch.def2;
   let total = 0;
   let k = 0;

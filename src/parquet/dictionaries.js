@@ -50,34 +50,46 @@ export class StringPool {
 export function dictionaryOf(pool, used) {
   /** @type {number[]} */
   const ids = [];
-  /** @type {Buffer[]} */
-  const views = [];
-  for (let id = 0; id < used.length; id++) {
-    if (used[id] !== 1) continue;
+  for (let id = 0; id < used.length; id++) if (used[id] === 1) ids.push(id);
+  return dictionaryOfIds(pool, ids);
+}
+
+/**
+ * The dictionary of the strings `ids` (pool ids, each once, in increasing order or any other:
+ * equal bytes keep their order).
+ * @param {StringPool} pool
+ * @param {number[]} ids
+ * @returns {Dictionary}
+ */
+export function dictionaryOfIds(pool, ids) {
+  const views = ids.map((id) => {
     const b = pool.bytes(id);
-    ids.push(id);
-    views[id] = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  }
-  ids.sort((a, b) =>
+    return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  });
+  const order = ids.map((_, i) => i);
+  order.sort((a, b) =>
     Buffer.compare(/** @type {Buffer} */ (views[a]), /** @type {Buffer} */ (views[b])),
   );
   const rank = new Int32Array(pool.size).fill(-1);
+  /** @type {number[]} */
+  const sorted = [];
   let size = 0;
-  for (let i = 0; i < ids.length; i++) {
-    const id = /** @type {number} */ (ids[i]);
-    rank[id] = i;
-    size += 4 + /** @type {Buffer} */ (views[id]).length;
+  for (let i = 0; i < order.length; i++) {
+    const k = /** @type {number} */ (order[i]);
+    sorted.push(/** @type {number} */ (ids[k]));
+    rank[/** @type {number} */ (ids[k])] = i;
+    size += 4 + /** @type {Buffer} */ (views[k]).length;
   }
   const page = new Uint8Array(size);
   const view = new DataView(page.buffer);
   let at = 0;
-  for (const id of ids) {
-    const b = /** @type {Buffer} */ (views[id]);
+  for (const k of order) {
+    const b = /** @type {Buffer} */ (views[k]);
     view.setUint32(at, b.length, true);
     page.set(b, at + 4);
     at += 4 + b.length;
   }
-  return { ids, rank, width: bitWidth(Math.max(0, ids.length - 1)), page };
+  return { ids: sorted, rank, width: bitWidth(Math.max(0, sorted.length - 1)), page };
 }
 
 /**

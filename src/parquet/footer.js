@@ -22,20 +22,23 @@ const enumOf = (name, names) => {
   return i;
 };
 
-/** LogicalType, a union: STRING 1, MAP 2, LIST 3, TIMESTAMP 8 (unit: MICROS 2). @param {SchemaElement['logical_type']} t @returns {Field[] | undefined} */
+/** TimeUnit, a union: MICROS 2, NANOS 3. */
+const TIME_UNITS = { MICROS: 2, NANOS: 3 };
+
+/** LogicalType, a union: STRING 1, MAP 2, LIST 3, TIMESTAMP 8 (unit: TIME_UNITS). @param {SchemaElement['logical_type']} t @returns {Field[] | undefined} */
 function logicalType(t) {
   if (t === undefined) return undefined;
   if (t.type === 'STRING') return [[1, 'struct', []]];
   if (t.type === 'MAP') return [[2, 'struct', []]];
   if (t.type === 'LIST') return [[3, 'struct', []]];
-  if (t.type === 'TIMESTAMP' && t.unit === 'MICROS') {
+  if (t.type === 'TIMESTAMP' && (t.unit === 'MICROS' || t.unit === 'NANOS')) {
     return [
       [
         8,
         'struct',
         [
           [1, 'bool', t.isAdjustedToUTC],
-          [2, 'struct', [[2, 'struct', []]]],
+          [2, 'struct', [[TIME_UNITS[t.unit], 'struct', []]]],
         ],
       ],
     ];

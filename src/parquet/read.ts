@@ -30,6 +30,8 @@ const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const ROW_PARSERS = {
   // Microseconds as they are (bigint): a Date would cut them to milliseconds.
   timestampFromMicroseconds: (micros: bigint) => micros,
+  // Nanoseconds (spans, log records) as they are too.
+  timestampFromNanoseconds: (nanos: bigint) => nanos,
   // Strings as they are: hyparquet's default decoder drops a leading U+FEFF.
   stringFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
 };

@@ -26,25 +26,21 @@ export function otlpRecords<Item>(
 
 /**
  * The row of a signal whose exports are lists of items, each with its resource (spans, log
- * records), as an exporter sees them, and whose Parquet files are not written yet: until then
- * Parquet's records are its fallback's. `items` names them in messages.
+ * records), as an exporter sees them; `parquet` has its column builders and its fallback.
  */
 export function scopedItemsExport<T extends Scoped>(
   signal: SignalName,
-  items: string,
   json: Encode<readonly T[]>,
   proto: Encode<readonly T[]>,
+  parquet: Pick<SignalExport<readonly T[]>, 'loadColumns' | 'columnsAsRecords'>,
 ): SignalExport<readonly T[]> {
-  const notYet = async (): Promise<never> => {
-    throw new Error(`Parquet for ${items} is not implemented yet`);
-  };
   return {
     name: signal,
     records: otlpRecords(signal, json, proto),
     splitByResource,
     resourceAttributes: (list) => list[0]?.resource.attributes ?? {},
-    loadColumns: notYet,
-    columnsAsRecords: notYet,
+    loadColumns: parquet.loadColumns,
+    columnsAsRecords: parquet.columnsAsRecords,
   };
 }
 
@@ -58,15 +54,5 @@ export function otlpRead(signal: SignalName, parquet: Decoder): SignalRead {
       'otlp-proto': { decode: otlp.proto, synchronous: true },
       parquet,
     },
-  };
-}
-
-/** The Parquet decoder of a signal whose Parquet objects cannot be read yet (`items`: 'spans'). */
-export function noParquetDecoder(items: string): Decoder {
-  return {
-    decode: async () => {
-      throw new Error(`reading Parquet objects of ${items} is not implemented yet`);
-    },
-    synchronous: false,
   };
 }

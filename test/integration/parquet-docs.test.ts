@@ -9,7 +9,7 @@
  * and per window are known exactly; the exporter files them by data time (`partitionTime:
  * 'data'`), under the partitions of 2026-12-01 04:00 and 05:00 UTC.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -18,18 +18,14 @@ import type { HrTime } from '@opentelemetry/api';
 import type { MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3MetricExporter } from '../../src/index.js';
+import { documentedQuery as documentedQueryOf } from '../support/documented-query.js';
 import { connection, describeS3, freshBucket, listAndFetch, testClient } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
 
 const DOCS = new URL('../../docs/parquet.md', import.meta.url);
 
 /** The SQL block that follows `<!-- query: name -->` in docs/parquet.md, exactly as written. */
-async function documentedQuery(name: string): Promise<string> {
-  const text = await readFile(DOCS, 'utf8');
-  const match = new RegExp(`<!-- query: ${name} -->\\n\`\`\`sql\\n([\\s\\S]*?)\`\`\``).exec(text);
-  if (match === null) throw new Error(`docs/parquet.md has no query ${name}`);
-  return match[1] as string;
-}
+const documentedQuery = (name: string): Promise<string> => documentedQueryOf(DOCS, name);
 
 const at = (time: string): number => Date.parse(`2026-12-01T${time}Z`);
 const hrTime = (ms: number): HrTime => [Math.floor(ms / 1000), (ms % 1000) * 1_000_000];

@@ -277,26 +277,6 @@ describe('records join into one request, and the read rows decode it', () => {
   });
 });
 
-describe('what is not there yet', () => {
-  test('Parquet for spans and log records rejects, naming what is missing', async () => {
-    await expect(tracesExport.loadColumns()).rejects.toThrow(
-      'Parquet for spans is not implemented yet',
-    );
-    await expect(logsExport.loadColumns()).rejects.toThrow(
-      'Parquet for log records is not implemented yet',
-    );
-    await expect(tracesExport.columnsAsRecords({ transfer: [] })).rejects.toThrow(
-      'not implemented yet',
-    );
-    await expect(
-      tracesRead.decoders.parquet.decode(Buffer.alloc(0), noDecompression),
-    ).rejects.toThrow('reading Parquet objects of spans is not implemented yet');
-    await expect(
-      logsRead.decoders.parquet.decode(Buffer.alloc(0), noDecompression),
-    ).rejects.toThrow('reading Parquet objects of log records is not implemented yet');
-  });
-});
-
 describe('decodeOtlpProto on the official serializers’ bytes', () => {
   test('a string that starts with U+FEFF keeps it (no byte-order mark inside protobuf)', () => {
     const bom = span('\ufeffname', cart, [1, 0]);

@@ -4,10 +4,10 @@
 // Used by the compactor, for every input it merges.
 
 import { otlpValueText } from '../../../parquet/attribute-text.js';
+import { textOf } from '../../../parquet/tables.js';
 import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
 import type { ColumnStore } from './column-store.js';
 import { LISTS, TYPE } from './sealed.js';
-import { textOf } from './tables.js';
 
 const INTEGER = /^-?\d+$/;
 

@@ -11,10 +11,10 @@ import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { isInt64 } from '../../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
+import { MAP_ENTRY_BYTES, textOf } from '../../../parquet/tables.js';
 import { otlpTemporality } from '../temporality.js';
 import type { ColumnStore } from './column-store.js';
 import { LISTS, TYPE } from './sealed.js';
-import { MAP_ENTRY_BYTES, textOf } from './tables.js';
 
 /** An interned attribute set or bound list, valid in the batch of `epoch`. */
 interface Interned {

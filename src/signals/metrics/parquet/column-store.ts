@@ -1,4 +1,5 @@
 import { grown } from '../../../parquet/grown.js';
+import { AttributeSets, BoundLists, IdTable, Strings } from '../../../parquet/tables.js';
 import {
   LIST_STRIDE,
   LISTS,
@@ -7,7 +8,6 @@ import {
   RESOURCE_STRIDE,
   type SealedColumns,
 } from './sealed.js';
-import { AttributeSets, BoundLists, IdTable, Strings } from './tables.js';
 
 /** Rows the arrays are first made for; they double as they fill. */
 const INITIAL_ROWS = 256;

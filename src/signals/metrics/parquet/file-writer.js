@@ -1,229 +1,30 @@
 // @ts-check
-// ParquetFileWriter: one Parquet file of the schema in schema.js, written as a sequence of runs.
-// Each run is one SealedColumns: its rows are sorted (row-order.js), cut into row groups of
-// rowGroupRows, and each leaf column's chunk is written as a dictionary page (strings) and data
-// pages (chunks.js), each compressed by the caller's compressPage. The footer comes last. A run's
-// dictionaries are its own (row groups do not share them), so a run can be dropped once written:
-// the compactor bounds its memory this way. encodeParquet (encode.js) is one run. The choices the
-// Parquet spec leaves open are listed in docs/parquet.md ("The writer").
-import { ByteWriter } from '../../../parquet/byte-writer.js';
-import { ENCODING, Scratch } from '../../../parquet/chunks.js';
-import { CODEC, footer, pageHeader } from '../../../parquet/footer.js';
-import { STORE_BELOW, storedPage } from '../../../parquet/stored-pages.js';
+// The metrics' ParquetFileWriter: the shared writer (src/parquet/file-writer.js) bound to the
+// metrics' table (schema.js, leaves.js, plan.js). The compactor writes files of many runs with it.
+import { TableFileWriter } from '../../../parquet/file-writer.js';
 import { LEAVES } from './leaves.js';
 import { plan } from './plan.js';
 import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
-/**
- * @typedef {object} FileWriterOptions
- * @property {import('../../../layout/formats.js').Compression} compression the codec of the
- *   column chunks
- * @property {(page: Uint8Array) => Uint8Array | Promise<Uint8Array>} [compressPage] compresses
- *   one page for `compression` into a frame of its own (required unless 'none';
- *   src/compression/compressors.js createPageCompressor makes it); calls may overlap: results
- *   must come back for the page given
- * @property {number} [rowGroupRows] rows per row group, at most ROW_GROUP_ROWS (the default);
- *   smaller for tests of many row groups
- * @property {number} [pageValues] level entries after which a map's or list's page ends
- *   (PAGE_VALUES by default); smaller for tests of many pages
- * @property {number} [capacity] bytes the file's buffer starts with (the file's expected size
- *   saves copies as it grows; pages of it never written are never touched)
- */
-/** @typedef {{ key: string, value: string }} KeyValue */
+export { CREATED_BY } from '../../../parquet/file-writer.js';
 
-/** Written as the file's created_by. */
-export const CREATED_BY = 'otel-s3-exporter';
+/** @typedef {import('../../../parquet/file-writer.js').FileWriterOptions} FileWriterOptions */
+/** @typedef {import('../../../parquet/file-writer.js').KeyValue} KeyValue */
 
-const CODEC_OF = { zstd: CODEC.ZSTD, gzip: CODEC.GZIP, none: CODEC.UNCOMPRESSED };
-const MAGIC = Buffer.from('PAR1');
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** @type {import('../../../parquet/file-writer.js').ParquetTable<import('./sealed.js').SealedColumns, import('./plan.js').Plan>} */
+export const METRICS_TABLE = {
+  schema: SCHEMA,
+  leaves: LEAVES,
+  plan,
+  rowGroupRows: ROW_GROUP_ROWS,
+  versionKey: SCHEMA_VERSION_KEY,
+  version: SCHEMA_VERSION,
+};
 
-/** Leaf columns of the schema: path, physical type. */
-const SCHEMA_LEAVES = (() => {
-  /** @type {{ path: string[], type: string }[]} */
-  const out = [];
-  let i = 1;
-  /** @param {string[]} prefix */
-  const walk = (prefix) => {
-    const e = /** @type {import('./schema.js').SchemaElement} */ (SCHEMA[i++]);
-    const path = [...prefix, e.name];
-    if (e.type !== undefined) out.push({ path, type: e.type });
-    for (let c = 0; c < (e.num_children ?? 0); c++) walk(path);
-  };
-  while (i < SCHEMA.length) walk([]);
-  if (out.map((l) => l.path.join('.')).join() !== LEAVES.map(([p]) => p).join()) {
-    throw new Error('Parquet: the leaf writers do not match the schema');
-  }
-  return out;
-})();
-
-/** @param {FileWriterOptions} options */
-function check(options) {
-  if (!LITTLE_ENDIAN) throw new Error('the Parquet writer needs a little-endian machine');
-  if (!(options.compression in CODEC_OF)) {
-    throw new TypeError(
-      `encodeParquet: compression must be 'zstd', 'gzip' or 'none', not ${String(options.compression)}`,
-    );
-  }
-  if (options.compression !== 'none' && typeof options.compressPage !== 'function') {
-    throw new TypeError(`encodeParquet: compression '${options.compression}' needs compressPage`);
-  }
-  const rowGroupRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
-  if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1 || rowGroupRows > ROW_GROUP_ROWS) {
-    throw new TypeError(
-      `encodeParquet: rowGroupRows must be an integer from 1 to ${ROW_GROUP_ROWS}`,
-    );
-  }
-  const pageValues = options.pageValues ?? 1;
-  if (!Number.isInteger(pageValues) || pageValues < 1) {
-    throw new TypeError('encodeParquet: pageValues must be a positive integer');
-  }
-}
-
-/** @param {KeyValue[]} keyValueMetadata */
-function checkKeyValues(keyValueMetadata) {
-  for (const kv of keyValueMetadata) {
-    if (kv.key === SCHEMA_VERSION_KEY)
-      throw new TypeError(`encodeParquet: ${SCHEMA_VERSION_KEY} is written by the encoder`);
-  }
-}
-
-export class ParquetFileWriter {
-  #options;
-  #codec;
-  #scratch;
-  #file;
-  /** @type {{ rows: number, chunks: import('../../../parquet/footer.js').ChunkMeta[] }[]} */
-  #groups = [];
-  #rows = 0;
-  #finished = false;
-
+/** @extends {TableFileWriter<import('./sealed.js').SealedColumns, import('./plan.js').Plan>} */
+export class ParquetFileWriter extends TableFileWriter {
   /** @param {FileWriterOptions} options */
   constructor(options) {
-    check(options);
-    this.#options = options;
-    this.#codec = CODEC_OF[options.compression];
-    this.#scratch = new Scratch(options.pageValues);
-    this.#file = new ByteWriter(Math.max(1 << 16, Math.ceil(options.capacity ?? 0)));
-    this.#file.bytes(MAGIC);
-  }
-
-  /** Rows written so far. */
-  get rows() {
-    return this.#rows;
-  }
-
-  /** Bytes of the file so far (without the footer). */
-  get bytes() {
-    return this.#file.length;
-  }
-
-  /**
-   * Sorts the run's rows and appends them as row groups. `sealed` is not changed: the same
-   * columns can be written again.
-   * @param {import('./sealed.js').SealedColumns} sealed
-   */
-  async writeRun(sealed) {
-    if (this.#finished) throw new Error('the Parquet file is finished');
-    if (sealed.rows === 0) return;
-    const p = plan(sealed);
-    const groupRows = this.#options.rowGroupRows ?? ROW_GROUP_ROWS;
-    for (let from = 0; from < sealed.rows; from += groupRows) {
-      const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
-      /** @type {import('../../../parquet/footer.js').ChunkMeta[]} */
-      const chunks = [];
-      for (let leaf = 0; leaf < LEAVES.length; leaf++) {
-        chunks.push(await this.#chunk(p, rows, leaf));
-      }
-      this.#groups.push({ rows: rows.length, chunks });
-      this.#rows += rows.length;
-    }
-  }
-
-  /**
-   * Writes the footer; the file's bytes, a view of the writer's buffer (no copy). The key-value
-   * metadata follows otel_s3.schema_version.
-   * @param {KeyValue[]} [keyValueMetadata]
-   * @returns {Uint8Array}
-   */
-  finish(keyValueMetadata = []) {
-    if (this.#finished) throw new Error('the Parquet file is finished');
-    checkKeyValues(keyValueMetadata);
-    this.#finished = true;
-    const meta = footer({
-      schema: SCHEMA,
-      rows: this.#rows,
-      groups: this.#groups,
-      keyValues: [{ key: SCHEMA_VERSION_KEY, value: SCHEMA_VERSION }, ...keyValueMetadata],
-      createdBy: CREATED_BY,
-      leaves: LEAVES.length,
-    });
-    const file = this.#file;
-    file.bytes(meta);
-    file.uint32(meta.length);
-    file.bytes(MAGIC);
-    return file.result();
-  }
-
-  /**
-   * One leaf's column chunk of a row group: its pages compressed together (calls overlap), then
-   * written in order; a page too small to gain from a call is stored in its codec's frame.
-   * @param {import('./plan.js').Plan} p @param {Uint32Array} rows @param {number} leaf
-   * @returns {Promise<import('../../../parquet/footer.js').ChunkMeta>}
-   */
-  async #chunk(p, rows, leaf) {
-    const file = this.#file;
-    const codec = this.#codec;
-    const [, write] = /** @type {(typeof LEAVES)[number]} */ (LEAVES[leaf]);
-    this.#scratch.arena.length = 0; // the last chunk's pages are in the file
-    const chunk = write(p, this.#scratch, rows);
-    const dictionary = chunk.dictionary;
-    const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
-    if (dictionary !== undefined) {
-      pages.unshift({
-        dictionary: true,
-        bytes: dictionary.page,
-        values: dictionary.ids.length,
-        encoding: 0,
-      });
-    }
-    const compress = codec === CODEC.UNCOMPRESSED ? undefined : this.#options.compressPage;
-    const bodies = await Promise.all(
-      pages.map((page) => {
-        if (compress === undefined) return page.bytes;
-        return page.bytes.length < STORE_BELOW
-          ? storedPage(codec, page.bytes)
-          : compress(page.bytes);
-      }),
-    );
-    const start = file.length;
-    let rawSize = 0;
-    let dataOffset = -1;
-    pages.forEach((page, i) => {
-      const body = /** @type {Uint8Array} */ (bodies[i]);
-      const header = pageHeader({ ...page, rawSize: page.bytes.length, size: body.length });
-      if (!page.dictionary && dataOffset < 0) dataOffset = file.length;
-      file.bytes(header);
-      file.bytes(body);
-      rawSize += header.length + page.bytes.length;
-    });
-    const { path, type } = /** @type {{ path: string[], type: string }} */ (SCHEMA_LEAVES[leaf]);
-    return {
-      type,
-      encodings: [
-        ...(dictionary !== undefined ? [ENCODING.PLAIN] : []),
-        ENCODING.RLE,
-        ...new Set(chunk.pages.map((page) => page.encoding)),
-      ],
-      path,
-      codec,
-      values: chunk.values,
-      rawSize,
-      size: file.length - start,
-      start,
-      dataOffset,
-      dictionaryOffset: dictionary !== undefined ? start : undefined,
-      statistics: chunk.statistics,
-    };
+    super(METRICS_TABLE, options);
   }
 }

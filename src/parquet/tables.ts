@@ -2,10 +2,10 @@
 // interns a value once per batch (a Map from a canonical key to its id) and reports the memory it
 // holds, so the batch's buffered bytes are what is really held. Their fields are
 // TypeScript-private or public, never #private: interning is on the hot path of Parquet export
-// (see ColumnStore).
+// (see the metrics' ColumnStore).
 
-import { wellFormed } from '../../../parquet/attribute-text.js';
-import { grown } from '../../../parquet/grown.js';
+import { wellFormed } from './attribute-text.js';
+import { grown } from './grown.js';
 
 /**
  * Estimated bytes of one Map entry with its key: V8's hash table slot (key, value, chain) and
@@ -81,10 +81,19 @@ export class AttributeSets {
       const t = texts[i];
       key += `${k.length}:${k}${t === null || t === undefined ? '!' : `${t.length}:${t}`}`;
     }
-    let id = this.ids.get(key);
-    if (id !== undefined) return id;
-    id = this.count++;
-    this.ids.set(key, id);
+    const known = this.ids.get(key);
+    if (known !== undefined) return known;
+    this.ids.set(key, this.count);
+    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
+    return this.add(strings, keys, texts);
+  }
+
+  /**
+   * A new set of `keys` with value texts `texts`, not looked up or kept for lookups: for the
+   * attributes of spans and log records, nearly every one of which is a set of its own.
+   */
+  add(strings: Strings, keys: string[], texts: (string | null)[]): number {
+    const id = this.count++;
     // Its keys as UTF-8 has them, each once.
     if (keys.some((k) => wellFormed(k) !== k)) keys = keys.map(wellFormed);
     if (new Set(keys).size !== keys.length) ({ keys, texts } = lastValues(keys, texts));
@@ -97,7 +106,6 @@ export class AttributeSets {
       this.entryCount++;
     }
     this.offsets[id + 1] = this.entryCount;
-    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
     return id;
   }
 }

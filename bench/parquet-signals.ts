@@ -1,0 +1,166 @@
+/**
+ * Spans and log records as Parquet against OTLP/JSON + zstd, the exporter's two bodies of one
+ * batch: bytes per item, and CPU per item from the exports to the body (Parquet: appending each
+ * export to the column builders, sealing, sorting and encoding the file with zstd pages;
+ * OTLP/JSON: encoding each export's record and compressing the batch). Both at zstd level 3 (the
+ * default), on batches of realistic SDK-made spans and log records (bench/lib/realistic-signals)
+ * handed over 512 at a time, as a BatchSpanProcessor does. Interleaved rounds, medians; CPU is
+ * the thread's where the runtime has it (process.threadCpuUsage), else wall clock. Targets: issue
+ * 33's (bytes at most 0.6×, CPU at most 1.5× OTLP/JSON + zstd).
+ */
+import { createPageCompressor, partsCompressor } from '../src/compression/compressors.js';
+import { newTally } from '../src/encoding/records.js';
+import { flatEncoder } from '../src/signals/flat-parquet/table.js';
+import { logsExport } from '../src/signals/logs/export.js';
+import { LOG_RECORDS } from '../src/signals/logs/parquet-schema.js';
+import type { ColumnBuilders, SignalExport } from '../src/signals/signal.js';
+import { tracesExport } from '../src/signals/traces/export.js';
+import { SPANS } from '../src/signals/traces/parquet-schema.js';
+import { fmtNum } from './lib/format.js';
+import { realisticLogRecords, realisticSpans } from './lib/realistic-signals.js';
+import { emitResult, parseArgs, progress, type Target } from './lib/result.js';
+import { collectGarbage, median } from './lib/stats.js';
+
+const args = parseArgs(process.argv.slice(2));
+const BATCH = 10_000;
+const EXPORT = 512;
+const ROUNDS = args.quick ? 3 : 7;
+const ENGINE = 'node:zlib' as const;
+
+const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
+const cpuSeconds = (): number => {
+  if (threadCpu === undefined) return performance.now() / 1000;
+  const u = threadCpu.call(process);
+  return (u.user + u.system) / 1e6;
+};
+
+interface Case {
+  name: 'spans' | 'log records';
+  row: SignalExport<readonly never[]>;
+  spec: typeof SPANS;
+  items: readonly unknown[];
+}
+
+const exportsOf = (items: readonly unknown[]) => {
+  const out: unknown[][] = [];
+  for (let i = 0; i < items.length; i += EXPORT) out.push(items.slice(i, i + EXPORT));
+  return out as never[][];
+};
+
+async function parquetBody(c: Case, exports: never[][]): Promise<number> {
+  const builders = (await c.row.loadColumns())() as ColumnBuilders<readonly never[]>;
+  for (const e of exports) builders.append(e, newTally(true));
+  const pages = createPageCompressor({ compression: 'zstd', level: 3, engine: ENGINE });
+  const encode = flatEncoder(c.spec);
+  const file = await encode(builders.seal() as never, {
+    compression: 'zstd',
+    compressPage: pages.compressPage,
+  });
+  pages.close();
+  return file.length;
+}
+
+async function jsonBody(c: Case, exports: never[][]): Promise<number> {
+  const format = c.row.records['otlp-json'];
+  const records: Buffer[] = [];
+  for (const e of exports) {
+    c.row.splitByResource(e, { part: (part) => records.push(format.encode(part)) });
+  }
+  const zstd = partsCompressor({ compression: 'zstd', level: 3, engine: ENGINE });
+  const body = await zstd.compress([
+    format.assemble(
+      records,
+      records.reduce((n, r) => n + r.length, 0),
+    ),
+  ]);
+  zstd.close();
+  return body.length;
+}
+
+const cases: Case[] = [
+  {
+    name: 'spans',
+    row: tracesExport as unknown as SignalExport<readonly never[]>,
+    spec: SPANS,
+    items: await realisticSpans(BATCH),
+  },
+  {
+    name: 'log records',
+    row: logsExport as unknown as SignalExport<readonly never[]>,
+    spec: LOG_RECORDS,
+    items: await realisticLogRecords(BATCH),
+  },
+];
+
+const rows: string[][] = [];
+const targets: Target[] = [];
+const data: Record<string, unknown> = {};
+for (const c of cases) {
+  const exports = exportsOf(c.items);
+  const cpu = { parquet: [] as number[], json: [] as number[] };
+  const bytes = { parquet: 0, json: 0 };
+  for (let round = 0; round < ROUNDS; round++) {
+    progress(`parquet-signals: ${c.name}, round ${round + 1}/${ROUNDS}`);
+    for (const kind of round % 2 === 0
+      ? (['parquet', 'json'] as const)
+      : (['json', 'parquet'] as const)) {
+      await collectGarbage();
+      const t0 = cpuSeconds();
+      bytes[kind] = kind === 'parquet' ? await parquetBody(c, exports) : await jsonBody(c, exports);
+      cpu[kind].push((cpuSeconds() - t0) / BATCH);
+    }
+  }
+  const perItem = { parquet: bytes.parquet / BATCH, json: bytes.json / BATCH };
+  const cpuRatio = median(cpu.parquet) / median(cpu.json);
+  const bytesRatio = perItem.parquet / perItem.json;
+  rows.push([
+    c.name,
+    fmtNum(perItem.parquet),
+    fmtNum(perItem.json),
+    `${bytesRatio.toFixed(2)}×`,
+    `${fmtNum(median(cpu.parquet) * 1e6)} µs`,
+    `${fmtNum(median(cpu.json) * 1e6)} µs`,
+    `${cpuRatio.toFixed(2)}×`,
+  ]);
+  targets.push(
+    {
+      name: `${c.name}: bytes per item, Parquet ÷ OTLP/JSON + zstd`,
+      measured: `${bytesRatio.toFixed(2)}× (${fmtNum(perItem.parquet)} B against ${fmtNum(perItem.json)} B)`,
+      threshold: '≤ 0.6×',
+      pass: bytesRatio <= 0.6,
+    },
+    {
+      name: `${c.name}: CPU per item to the body, Parquet ÷ OTLP/JSON + zstd`,
+      measured: `${cpuRatio.toFixed(2)}×`,
+      threshold: '≤ 1.5×',
+      pass: cpuRatio <= 1.5,
+    },
+  );
+  data[c.name] = { bytes, cpu };
+}
+
+emitResult({
+  suite: 'parquet-signals',
+  title: `Spans and log records: Parquet against OTLP/JSON + zstd (batches of ${fmtNum(BATCH)}, exports of ${EXPORT}, zstd level 3)`,
+  tables: [
+    {
+      columns: [
+        'items',
+        'Parquet B/item',
+        'OTLP/JSON+zstd B/item',
+        'bytes ratio',
+        'Parquet CPU/item',
+        'JSON+zstd CPU/item',
+        'CPU ratio',
+      ],
+      rows,
+    },
+  ],
+  targets,
+  notes: [
+    threadCpu === undefined
+      ? 'CPU is wall clock (no process.threadCpuUsage here).'
+      : 'CPU is the thread’s (process.threadCpuUsage); Parquet’s encoding runs in the worker in the exporter, here on this thread.',
+  ],
+  data,
+});

@@ -1,0 +1,265 @@
+// @ts-check
+// ParquetFileWriter: one Parquet file of a table's schema, written as a sequence of runs. Each
+// run is one batch's sealed columns: the table's plan sorts its rows, they are cut into row groups
+// of rowGroupRows, and each leaf column's chunk is written as a dictionary page (strings) and data
+// pages (chunks.js), each compressed by the caller's compressPage. The footer comes last. A run's
+// dictionaries are its own (row groups do not share them), so a run can be dropped once written:
+// the compactor bounds its memory this way. A signal's encodeParquet is one run. The choices the
+// Parquet spec leaves open are listed in docs/parquet.md ("The writer"). What is the signal's
+// (schema, leaf writers, plan) comes in a ParquetTable: metrics (signals/metrics/parquet),
+// spans and log records (signals/flat-parquet.js) each have one.
+import { ByteWriter } from './byte-writer.js';
+import { ENCODING, Scratch } from './chunks.js';
+import { CODEC, footer, pageHeader } from './footer.js';
+import { STORE_BELOW, storedPage } from './stored-pages.js';
+
+/** @typedef {import('hyparquet').SchemaElement} SchemaElement */
+
+/**
+ * What a signal's files are: their schema, its leaf columns' writers in schema order, and the
+ * plan each run is written from (its row order is `order`).
+ * @template S, P
+ * @typedef {object} ParquetTable
+ * @property {SchemaElement[]} schema
+ * @property {[string, (p: P, scratch: Scratch, rows: Uint32Array) => import('./chunks.js').Chunk][]} leaves
+ * @property {(sealed: S) => P & { order: Uint32Array }} plan
+ * @property {number} rowGroupRows the most rows of a row group (and its default)
+ * @property {string} versionKey key-value metadata key of the schema version
+ * @property {string} version
+ */
+
+/**
+ * @typedef {object} FileWriterOptions
+ * @property {import('../layout/formats.js').Compression} compression the codec of the
+ *   column chunks
+ * @property {(page: Uint8Array) => Uint8Array | Promise<Uint8Array>} [compressPage] compresses
+ *   one page for `compression` into a frame of its own (required unless 'none';
+ *   src/compression/compressors.js createPageCompressor makes it); calls may overlap: results
+ *   must come back for the page given
+ * @property {number} [rowGroupRows] rows per row group, at most ROW_GROUP_ROWS (the default);
+ *   smaller for tests of many row groups
+ * @property {number} [pageValues] level entries after which a map's or list's page ends
+ *   (PAGE_VALUES by default); smaller for tests of many pages
+ * @property {number} [capacity] bytes the file's buffer starts with (the file's expected size
+ *   saves copies as it grows; pages of it never written are never touched)
+ */
+/** @typedef {{ key: string, value: string }} KeyValue */
+/**
+ * @typedef {FileWriterOptions & { keyValueMetadata?: KeyValue[] }} EncodeOptions what a
+ *   signal's encodeParquet takes: `keyValueMetadata` is written after otel_s3.schema_version
+ */
+
+/** Written as the file's created_by. */
+export const CREATED_BY = 'otel-s3-exporter';
+
+const CODEC_OF = { zstd: CODEC.ZSTD, gzip: CODEC.GZIP, none: CODEC.UNCOMPRESSED };
+const MAGIC = Buffer.from('PAR1');
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** @type {WeakMap<object, { path: string[], type: string }[]>} */
+const schemaLeaves = new WeakMap();
+
+/**
+ * Leaf columns of a table's schema: path, physical type; checked once against its leaf writers.
+ * @param {ParquetTable<any, any>} table
+ */
+function leavesOf(table) {
+  const known = schemaLeaves.get(table);
+  if (known !== undefined) return known;
+  const { schema, leaves } = table;
+  /** @type {{ path: string[], type: string }[]} */
+  const out = [];
+  let i = 1;
+  /** @param {string[]} prefix */
+  const walk = (prefix) => {
+    const e = /** @type {SchemaElement} */ (schema[i++]);
+    const path = [...prefix, e.name];
+    if (e.type !== undefined) out.push({ path, type: e.type });
+    for (let c = 0; c < (e.num_children ?? 0); c++) walk(path);
+  };
+  while (i < schema.length) walk([]);
+  if (out.map((l) => l.path.join('.')).join() !== leaves.map(([p]) => p).join()) {
+    throw new Error('Parquet: the leaf writers do not match the schema');
+  }
+  schemaLeaves.set(table, out);
+  return out;
+}
+
+/** @param {FileWriterOptions} options @param {number} ROW_GROUP_ROWS the table's most */
+function check(options, ROW_GROUP_ROWS) {
+  if (!LITTLE_ENDIAN) throw new Error('the Parquet writer needs a little-endian machine');
+  if (!(options.compression in CODEC_OF)) {
+    throw new TypeError(
+      `encodeParquet: compression must be 'zstd', 'gzip' or 'none', not ${String(options.compression)}`,
+    );
+  }
+  if (options.compression !== 'none' && typeof options.compressPage !== 'function') {
+    throw new TypeError(`encodeParquet: compression '${options.compression}' needs compressPage`);
+  }
+  const rowGroupRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
+  if (!Number.isInteger(rowGroupRows) || rowGroupRows < 1 || rowGroupRows > ROW_GROUP_ROWS) {
+    throw new TypeError(
+      `encodeParquet: rowGroupRows must be an integer from 1 to ${ROW_GROUP_ROWS}`,
+    );
+  }
+  const pageValues = options.pageValues ?? 1;
+  if (!Number.isInteger(pageValues) || pageValues < 1) {
+    throw new TypeError('encodeParquet: pageValues must be a positive integer');
+  }
+}
+
+/** @param {KeyValue[]} keyValueMetadata @param {string} SCHEMA_VERSION_KEY */
+function checkKeyValues(keyValueMetadata, SCHEMA_VERSION_KEY) {
+  for (const kv of keyValueMetadata) {
+    if (kv.key === SCHEMA_VERSION_KEY)
+      throw new TypeError(`encodeParquet: ${SCHEMA_VERSION_KEY} is written by the encoder`);
+  }
+}
+
+/** @template S, P */
+export class TableFileWriter {
+  #table;
+  #leaves;
+  #options;
+  #codec;
+  #scratch;
+  #file;
+  /** @type {{ rows: number, chunks: import('./footer.js').ChunkMeta[] }[]} */
+  #groups = [];
+  #rows = 0;
+  #finished = false;
+
+  /** @param {ParquetTable<S, P>} table @param {FileWriterOptions} options */
+  constructor(table, options) {
+    check(options, table.rowGroupRows);
+    this.#table = table;
+    this.#leaves = leavesOf(table);
+    this.#options = options;
+    this.#codec = CODEC_OF[options.compression];
+    this.#scratch = new Scratch(options.pageValues);
+    this.#file = new ByteWriter(Math.max(1 << 16, Math.ceil(options.capacity ?? 0)));
+    this.#file.bytes(MAGIC);
+  }
+
+  /** Rows written so far. */
+  get rows() {
+    return this.#rows;
+  }
+
+  /** Bytes of the file so far (without the footer). */
+  get bytes() {
+    return this.#file.length;
+  }
+
+  /**
+   * Sorts the run's rows and appends them as row groups. `sealed` is not changed: the same
+   * columns can be written again.
+   * @param {S & { rows: number }} sealed
+   */
+  async writeRun(sealed) {
+    if (this.#finished) throw new Error('the Parquet file is finished');
+    if (sealed.rows === 0) return;
+    const p = this.#table.plan(sealed);
+    const groupRows = this.#options.rowGroupRows ?? this.#table.rowGroupRows;
+    for (let from = 0; from < sealed.rows; from += groupRows) {
+      const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
+      /** @type {import('./footer.js').ChunkMeta[]} */
+      const chunks = [];
+      for (let leaf = 0; leaf < this.#leaves.length; leaf++) {
+        chunks.push(await this.#chunk(p, rows, leaf));
+      }
+      this.#groups.push({ rows: rows.length, chunks });
+      this.#rows += rows.length;
+    }
+  }
+
+  /**
+   * Writes the footer; the file's bytes, a view of the writer's buffer (no copy). The key-value
+   * metadata follows otel_s3.schema_version.
+   * @param {KeyValue[]} [keyValueMetadata]
+   * @returns {Uint8Array}
+   */
+  finish(keyValueMetadata = []) {
+    if (this.#finished) throw new Error('the Parquet file is finished');
+    const table = this.#table;
+    checkKeyValues(keyValueMetadata, table.versionKey);
+    this.#finished = true;
+    const meta = footer({
+      schema: table.schema,
+      rows: this.#rows,
+      groups: this.#groups,
+      keyValues: [{ key: table.versionKey, value: table.version }, ...keyValueMetadata],
+      createdBy: CREATED_BY,
+      leaves: this.#leaves.length,
+    });
+    const file = this.#file;
+    file.bytes(meta);
+    file.uint32(meta.length);
+    file.bytes(MAGIC);
+    return file.result();
+  }
+
+  /**
+   * One leaf's column chunk of a row group: its pages compressed together (calls overlap), then
+   * written in order; a page too small to gain from a call is stored in its codec's frame.
+   * @param {P} p @param {Uint32Array} rows @param {number} leaf
+   * @returns {Promise<import('./footer.js').ChunkMeta>}
+   */
+  async #chunk(p, rows, leaf) {
+    const file = this.#file;
+    const codec = this.#codec;
+    const [, write] = /** @type {ParquetTable<S, P>['leaves'][number]} */ (
+      this.#table.leaves[leaf]
+    );
+    this.#scratch.arena.length = 0; // the last chunk's pages are in the file
+    const chunk = write(p, this.#scratch, rows);
+    const dictionary = chunk.dictionary;
+    const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
+    if (dictionary !== undefined) {
+      pages.unshift({
+        dictionary: true,
+        bytes: dictionary.page,
+        values: dictionary.ids.length,
+        encoding: 0,
+      });
+    }
+    const compress = codec === CODEC.UNCOMPRESSED ? undefined : this.#options.compressPage;
+    const bodies = await Promise.all(
+      pages.map((page) => {
+        if (compress === undefined) return page.bytes;
+        return page.bytes.length < STORE_BELOW
+          ? storedPage(codec, page.bytes)
+          : compress(page.bytes);
+      }),
+    );
+    const start = file.length;
+    let rawSize = 0;
+    let dataOffset = -1;
+    pages.forEach((page, i) => {
+      const body = /** @type {Uint8Array} */ (bodies[i]);
+      const header = pageHeader({ ...page, rawSize: page.bytes.length, size: body.length });
+      if (!page.dictionary && dataOffset < 0) dataOffset = file.length;
+      file.bytes(header);
+      file.bytes(body);
+      rawSize += header.length + page.bytes.length;
+    });
+    const { path, type } = /** @type {{ path: string[], type: string }} */ (this.#leaves[leaf]);
+    return {
+      type,
+      encodings: [
+        ...(dictionary !== undefined ? [ENCODING.PLAIN] : []),
+        ENCODING.RLE,
+        ...new Set(chunk.pages.map((page) => page.encoding)),
+      ],
+      path,
+      codec,
+      values: chunk.values,
+      rawSize,
+      size: file.length - start,
+      start,
+      dataOffset,
+      dictionaryOffset: dictionary !== undefined ? start : undefined,
+      statistics: chunk.statistics,
+    };
+  }
+}

@@ -1,0 +1,90 @@
+import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
+import { ownBuffer, type PageDecompression, readRows, schemaMetadata } from '../../parquet/read.js';
+import { SCHEMA_VERSION_KEY } from './table.js';
+
+/**
+ * Reading a flat table's Parquet object (spans, log records) back into its request: its rows
+ * (as hyparquet reads them: INT64 and timestamps as bigint, maps as objects, lists as arrays),
+ * grouped back into resources and scopes by the signal's rowsToRequest.
+ */
+
+export type Row = Record<string, unknown>;
+
+/** A row of a flat table as the OTLP/JSON object of its item, with its resource's and scope's keys. */
+export interface RowItem {
+  /** Rows of one resource have one key, and `resource` is that resource's OTLP/JSON object. */
+  resourceKey: string;
+  resource: OtlpObject;
+  scopeKey: string;
+  scope: OtlpObject;
+  item: OtlpObject;
+}
+
+/**
+ * A request of the items of `rows`: one resource object per distinct resource key, one scope
+ * object per distinct scope key in it, each in the order of its first row. `lists`/`items` name
+ * the request's fields (`resourceSpans`, `scopeSpans`, `spans`).
+ */
+export function groupedRequest(
+  items: readonly RowItem[],
+  fields: { resources: string; scopes: string; items: string },
+): OtlpObject {
+  const resources = new Map<string, { resource: OtlpObject; scopes: Map<string, OtlpObject> }>();
+  for (const { resourceKey, resource, scopeKey, scope, item } of items) {
+    let r = resources.get(resourceKey);
+    if (r === undefined) {
+      r = { resource, scopes: new Map() };
+      resources.set(resourceKey, r);
+    }
+    let s = r.scopes.get(scopeKey);
+    if (s === undefined) {
+      s = { scope, [fields.items]: [] };
+      r.scopes.set(scopeKey, s);
+    }
+    (s[fields.items] as OtlpValue[]).push(item);
+  }
+  return {
+    [fields.resources]: [...resources.values()].map(({ resource, scopes }) => ({
+      ...resource,
+      [fields.scopes]: [...scopes.values()],
+    })),
+  };
+}
+
+/** A MAP<STRING, STRING> as OTLP attributes: every value is text, a null one an empty value. */
+export function mapAttributes(map: unknown): OtlpObject[] {
+  if (typeof map !== 'object' || map === null) return [];
+  const entries: [string, unknown][] = Array.isArray(map)
+    ? map.map((e: { key: string; value: unknown }) => [e.key, e.value])
+    : Object.entries(map as Record<string, unknown>);
+  return entries.map(
+    ([key, value]): OtlpObject => ({
+      key,
+      value: value === null || value === undefined ? {} : { stringValue: String(value) },
+    }),
+  );
+}
+
+/** A column's text ('' for none). */
+export const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A timestamp or INT64 column as the decimal string OTLP/JSON spells 64-bit integers in. */
+export const int64Text = (v: unknown): string =>
+  typeof v === 'bigint' || typeof v === 'number' ? String(v) : '0';
+
+/** Elements of a list column ([] for none). */
+export const elements = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/**
+ * The rows of a stored Parquet object of a flat table of schema version `version`, its pages
+ * decompressed within `maxDecompressedBytes` in all; throws if it is not a file of that schema.
+ */
+export async function readFlatRows(
+  bytes: Uint8Array,
+  decompression: PageDecompression,
+  version: string,
+): Promise<Row[]> {
+  const file = ownBuffer(bytes);
+  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, version);
+  return (await readRows({ file, metadata }, decompression)).rows;
+}

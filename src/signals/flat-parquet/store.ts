@@ -1,0 +1,301 @@
+import type { ExportTally } from '../../encoding/records.js';
+import { jsValueText } from '../../parquet/attribute-text.js';
+import { grown } from '../../parquet/grown.js';
+import { AttributeSets, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
+import type { ColumnBuilders } from '../signal.js';
+import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
+
+/**
+ * The open Parquet batch of a flat table (spans, log records): one typed array per column, per
+ * row or per item of its list group, strings and attribute sets interned once per batch (the
+ * layout: SealedFlat in table.js). An appender (the signal's) adds rows and items and sets their
+ * values; seal() hands the arrays over for a transfer to the worker, which sorts and encodes them.
+ */
+
+const INITIAL = 256;
+const TWO_32 = 2 ** 32;
+const TWO_16 = 2 ** 16;
+
+/** An attributes object as the SDK's: its keys and their values. */
+export type AttributeMap = Readonly<Record<string, unknown>>;
+
+/** An HrTime: [seconds, nanoseconds]. */
+export type HrTimeLike = readonly [number, number];
+
+/** Where the rows and items of a store end, to take back what was added after. */
+export interface FlatMark {
+  readonly rows: number;
+  readonly items: readonly number[];
+}
+
+/** Stores an integer (a double holding one exactly) as its two's-complement 64 bits. */
+function setInt64(slots: Int32Array, at: number, v: number): void {
+  const hi = Math.floor(v / TWO_32);
+  slots[2 * at] = v - hi * TWO_32; // typed-array stores wrap to 32 bits
+  slots[2 * at + 1] = hi;
+}
+
+/**
+ * Stores an HrTime as int64 nanoseconds, exactly: seconds * 1e9 does not fit a double's 53 bits,
+ * so it is made of two products that do (each below 2^46).
+ */
+function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
+  const seconds = t[0];
+  const high = Math.floor(seconds / TWO_16) * 1e9; // × 2^16
+  const low = (seconds % TWO_16) * 1e9 + t[1];
+  const highWords = Math.floor(high / TWO_16); // (high × 2^16) / 2^32
+  let lo = (high % TWO_16) * TWO_16 + low;
+  const carry = Math.floor(lo / TWO_32);
+  lo -= carry * TWO_32;
+  slots[2 * at] = lo;
+  slots[2 * at + 1] = highWords + carry;
+}
+
+/** A part of a table: the columns of its rows, or of one list group's items. */
+class Part {
+  count = 0;
+  capacity = INITIAL;
+  readonly arrays: (Int32Array | Uint32Array)[];
+
+  constructor(
+    readonly columns: readonly number[],
+    readonly slots: readonly number[],
+    kinds: readonly string[],
+  ) {
+    this.arrays = columns.map((_, i) => {
+      const n = INITIAL * (slots[i] as number);
+      return kinds[i] === 'string' || kinds[i] === 'map' ? new Uint32Array(n) : new Int32Array(n);
+    });
+  }
+
+  /** Room for one more; returns its index. */
+  add(): number {
+    if (this.count === this.capacity) {
+      const next = this.capacity * 2;
+      for (let i = 0; i < this.arrays.length; i++) {
+        const per = this.slots[i] as number;
+        this.arrays[i] = grown(this.arrays[i] as Int32Array, next * per, this.count * per);
+      }
+      this.capacity = next;
+    }
+    return this.count++;
+  }
+
+  get bytes(): number {
+    let b = 0;
+    for (const a of this.arrays) b += a.byteLength;
+    return b;
+  }
+}
+
+export class FlatStore {
+  readonly strings = new Strings();
+  readonly sets = new AttributeSets();
+  /** Per column: the part it is in, and its place there. */
+  readonly #where: { part: Part; at: number }[] = [];
+  readonly #rows: Part;
+  readonly #lists: Part[];
+  /** Per list group: per row, its items. */
+  #lengths: Uint32Array[];
+  /** Estimated bytes an appender holds for this batch beside the arrays. */
+  #extraBytes = 0;
+
+  constructor(readonly spec: FlatSpec) {
+    const partOf = (list: number | undefined) => {
+      const columns = spec.columns.flatMap((c, i) => (c.list === list ? [i] : []));
+      const part = new Part(
+        columns,
+        columns.map((i) => slotsOf((spec.columns[i] as FlatSpec['columns'][number]).kind)),
+        columns.map((i) => (spec.columns[i] as FlatSpec['columns'][number]).kind),
+      );
+      columns.forEach((c, at) => {
+        this.#where[c] = { part, at };
+      });
+      return part;
+    };
+    this.#rows = partOf(undefined);
+    this.#lists = spec.lists.map((_, g) => partOf(g));
+    this.#lengths = spec.lists.map(() => new Uint32Array(INITIAL));
+  }
+
+  get rows(): number {
+    return this.#rows.count;
+  }
+
+  /** Adds a row (its lists empty); returns its index. Every column of it must then be set. */
+  addRow(): number {
+    const r = this.#rows.add();
+    for (let g = 0; g < this.#lengths.length; g++) {
+      const lengths = grown(this.#lengths[g] as Uint32Array, r + 1, r);
+      lengths[r] = 0;
+      this.#lengths[g] = lengths;
+    }
+    return r;
+  }
+
+  /** Adds an item to list group `g` of row `r` (its last row); returns its index. */
+  addItem(g: number, r: number): number {
+    const lengths = this.#lengths[g] as Uint32Array;
+    lengths[r] = (lengths[r] as number) + 1;
+    return (this.#lists[g] as Part).add();
+  }
+
+  #array(column: number): Int32Array | Uint32Array {
+    const w = this.#where[column] as { part: Part; at: number };
+    return w.part.arrays[w.at] as Int32Array | Uint32Array;
+  }
+
+  string(column: number, at: number, text: string): void {
+    this.#array(column)[at] = this.strings.id(text);
+  }
+
+  int32(column: number, at: number, v: number): void {
+    this.#array(column)[at] = v;
+  }
+
+  int64(column: number, at: number, v: number): void {
+    setInt64(this.#array(column) as Int32Array, at, v);
+  }
+
+  nanos(column: number, at: number, t: HrTimeLike): void {
+    setNanos(this.#array(column) as Int32Array, at, t);
+  }
+
+  /**
+   * An item's attribute set: `attrs`' keys and their values as text (an empty value: none). Not
+   * interned: a span's or record's attributes are nearly always a set of their own, and the
+   * lookup key would cost more memory than the set.
+   */
+  attributes(column: number, at: number, attrs: AttributeMap | undefined): void {
+    const keys = attrs === undefined || attrs === null ? [] : Object.keys(attrs);
+    this.#array(column)[at] =
+      keys.length === 0
+        ? 0
+        : this.sets.add(
+            this.strings,
+            keys,
+            keys.map((key) => jsValueText((attrs as AttributeMap)[key])),
+          );
+  }
+
+  /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */
+  setOf(attrs: AttributeMap | undefined): number {
+    if (attrs === undefined || attrs === null) return 0;
+    const keys = Object.keys(attrs);
+    if (keys.length === 0) return 0;
+    const texts = keys.map((key) => jsValueText(attrs[key]));
+    return this.sets.intern(this.strings, keys, texts);
+  }
+
+  /** Sets a column to a set id got from setOf (a resource's, kept by the appender). */
+  set(column: number, at: number, id: number): void {
+    this.#array(column)[at] = id;
+  }
+
+  holdExtraBytes(bytes: number): void {
+    this.#extraBytes += bytes;
+  }
+
+  mark(): FlatMark {
+    return { rows: this.#rows.count, items: this.#lists.map((p) => p.count) };
+  }
+
+  rollback(mark: FlatMark): void {
+    this.#rows.count = mark.rows;
+    this.#lists.forEach((p, g) => {
+      p.count = mark.items[g] as number;
+    });
+  }
+
+  /** Memory held now: every array's capacity and the tables' entries. */
+  get bytes(): number {
+    let b = this.#rows.bytes + this.#extraBytes + this.strings.bytes;
+    for (const p of this.#lists) b += p.bytes;
+    for (const l of this.#lengths) b += l.byteLength;
+    const sets = this.sets;
+    return b + sets.bytes + sets.offsets.byteLength + sets.entries.byteLength;
+  }
+
+  /** The columns, handed over: the store is not used after this. */
+  seal(): SealedFlat {
+    const { bytes: strings, offsets: stringOffsets } = this.strings.encode();
+    const columns = this.spec.columns.map((_, c) => this.#array(c));
+    const sealed: Omit<SealedFlat, 'transfer'> = {
+      rows: this.#rows.count,
+      columns,
+      lengths: this.#lengths,
+      items: this.#lists.map((p) => p.count),
+      stringCount: this.strings.list.length,
+      strings,
+      stringOffsets,
+      setCount: this.sets.count,
+      setOffsets: this.sets.offsets,
+      setEntries: this.sets.entries,
+    };
+    const transfer = new Set<ArrayBuffer>();
+    for (const a of [...columns, ...this.#lengths, strings, stringOffsets]) {
+      transfer.add(a.buffer as ArrayBuffer);
+    }
+    transfer.add(this.sets.offsets.buffer as ArrayBuffer);
+    transfer.add(this.sets.entries.buffer as ArrayBuffer);
+    return { ...sealed, transfer: [...transfer] };
+  }
+}
+
+/** What a signal's appender does: adds an export's items as rows; returns how many. */
+export type FlatAppend<Item> = (store: FlatStore, item: Item, tally: ExportTally) => void;
+
+/**
+ * The builders of a flat table: a FlatStore per batch (none while empty, so an idle exporter
+ * holds no memory), appends all or nothing.
+ */
+export class FlatColumnBuilders<Item> implements ColumnBuilders<Item> {
+  #store: FlatStore | undefined;
+
+  constructor(
+    readonly spec: FlatSpec,
+    readonly appendTo: FlatAppend<Item>,
+  ) {}
+
+  append(item: Item, tally: ExportTally): void {
+    this.#store ??= new FlatStore(this.spec);
+    const mark = this.#store.mark();
+    const items = tally.items;
+    try {
+      this.appendTo(this.#store, item, tally);
+    } catch (error) {
+      tally.items = items;
+      this.rollback(mark);
+      throw error;
+    }
+  }
+
+  mark(): FlatMark {
+    return this.#store?.mark() ?? EMPTY;
+  }
+
+  rollback(mark: unknown): void {
+    const m = mark as FlatMark;
+    if (m.rows === 0) this.#store = undefined;
+    else this.#store?.rollback(m);
+  }
+
+  get rows(): number {
+    return this.#store?.rows ?? 0;
+  }
+
+  get bytes(): number {
+    return this.#store?.bytes ?? 0;
+  }
+
+  seal(): SealedFlat {
+    const sealed = (this.#store ?? new FlatStore(this.spec)).seal();
+    this.#store = undefined;
+    return sealed;
+  }
+}
+
+const EMPTY: FlatMark = { rows: 0, items: [] };
+
+/** Estimated bytes of a cached resource or scope (its set's keys and texts), as metrics count theirs. */
+export const cachedSetBytes = (keys: number): number => 160 + keys * MAP_ENTRY_BYTES;

@@ -1,0 +1,487 @@
+// @ts-check
+// A flat table of rows described by a list of columns (a FlatSpec): the Parquet files of spans
+// and log records. One row per span (log record); scalar columns, string columns (each with its
+// dictionary), MAP<STRING, STRING> columns (attribute sets, each with a dictionary of keys and one
+// of values), and list columns that belong to a list group (a span's events, its links: the
+// parallel arrays of the ClickHouse exporter's Nested columns, `Events.Timestamp`, `Events.Name`,
+// `Events.Attributes`, ...). The batch's columns arrive sealed (SealedFlat: typed arrays, moved
+// by transfer); flatTable() makes the ParquetTable the shared writer (src/parquet/file-writer.js)
+// writes them with. Documented in docs/parquet.md.
+import {
+  ENCODING,
+  elementBytes,
+  int32Chunk,
+  int64Chunk,
+  repeatedChunk,
+  stringChunk,
+} from '../../parquet/chunks.js';
+import { dictionaryOfIds, StringPool } from '../../parquet/dictionaries.js';
+import { TableFileWriter } from '../../parquet/file-writer.js';
+import { grown } from '../../parquet/grown.js';
+import { writeHybrid } from '../../parquet/hybrid.js';
+import { compareInt64 } from '../../parquet/statistics.js';
+
+/** @typedef {import('hyparquet').SchemaElement} SchemaElement */
+/** @typedef {import('../../parquet/chunks.js').Scratch} Scratch */
+/** @typedef {import('../../parquet/chunks.js').Chunk} Chunk */
+/** @typedef {import('../../parquet/dictionaries.js').Dictionary} Dictionary */
+
+/**
+ * timestamp: INT64 nanoseconds since the epoch, UTC (two Int32 slots per value); int64: INT64
+ * (two slots); int32: INT32; string: a string id of the batch; map: an attribute set id.
+ * @typedef {'timestamp' | 'int64' | 'int32' | 'string' | 'map'} ColumnKind
+ */
+
+/**
+ * @typedef {object} FlatColumn
+ * @property {string} name the column's name in the table
+ * @property {ColumnKind} kind
+ * @property {number} [list] the list group it is an element of (an index into FlatSpec.lists); none: one value per row
+ */
+
+/**
+ * @typedef {object} FlatSpec
+ * @property {string} signal 'spans', 'log records': names them in messages
+ * @property {readonly FlatColumn[]} columns in table order
+ * @property {readonly string[]} lists the list groups (their columns are named `<group>.<field>`)
+ * @property {readonly string[]} sort the row columns rows are sorted by (strings by their bytes, then the next)
+ * @property {string} version written as otel_s3.schema_version
+ */
+
+/**
+ * A batch's columns, sealed. Per column of the spec, one typed array: per row, or (a list
+ * column) per item of its list group, items row after row. Strings are ids into `strings`, maps
+ * attribute set ids (set 0 is the empty set), 64-bit integers two Int32 slots (low word, high).
+ * @typedef {object} SealedFlat
+ * @property {number} rows
+ * @property {(Int32Array | Uint32Array)[]} columns
+ * @property {Uint32Array[]} lengths per list group: per row, its items
+ * @property {number[]} items per list group: items in all
+ * @property {number} stringCount
+ * @property {Uint8Array} strings every string, UTF-8, one after another
+ * @property {Uint32Array} stringOffsets string i is strings[offsets[i], offsets[i + 1])
+ * @property {number} setCount
+ * @property {Uint32Array} setOffsets set i is entries [offsets[i], offsets[i + 1])
+ * @property {Int32Array} setEntries per entry 2 slots: key string id, value string id or -1 (no value)
+ * @property {ArrayBuffer[]} transfer every buffer above, for postMessage's transfer list
+ */
+
+/** Written into every file's key-value metadata, as the metrics' files have it. */
+export const SCHEMA_VERSION_KEY = 'otel_s3.schema_version';
+
+/** Rows per row group: a batch is one row group, but for the largest. */
+export const FLAT_ROW_GROUP_ROWS = 65_536;
+
+/** Int32 slots a value of `kind` takes. @param {ColumnKind} kind */
+export const slotsOf = (kind) => (kind === 'timestamp' || kind === 'int64' ? 2 : 1);
+
+/** @param {string} name @param {'REQUIRED' | 'OPTIONAL'} [repetition] @returns {SchemaElement} */
+const stringElement = (name, repetition = 'REQUIRED') => ({
+  name,
+  type: 'BYTE_ARRAY',
+  repetition_type: repetition,
+  converted_type: 'UTF8',
+  logical_type: { type: 'STRING' },
+});
+
+/** @param {string} name @param {'MAP' | 'LIST'} annotation @returns {SchemaElement} */
+const annotatedGroup = (name, annotation) => ({
+  name,
+  repetition_type: 'REQUIRED',
+  num_children: 1,
+  converted_type: annotation,
+  logical_type: { type: annotation },
+});
+
+/** The elements of one value of `kind` named `name`. @param {string} name @param {ColumnKind} kind @returns {SchemaElement[]} */
+function valueElements(name, kind) {
+  switch (kind) {
+    case 'timestamp':
+      return [
+        {
+          name,
+          type: 'INT64',
+          repetition_type: 'REQUIRED',
+          logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'NANOS' },
+        },
+      ];
+    case 'int64':
+      return [{ name, type: 'INT64', repetition_type: 'REQUIRED' }];
+    case 'int32':
+      return [{ name, type: 'INT32', repetition_type: 'REQUIRED' }];
+    case 'string':
+      return [stringElement(name)];
+    case 'map':
+      return [
+        annotatedGroup(name, 'MAP'),
+        { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
+        stringElement('key'),
+        stringElement('value', 'OPTIONAL'),
+      ];
+  }
+}
+
+/** The schema of a spec: its columns in order, list columns as LIST<element>. @param {FlatSpec} spec @returns {SchemaElement[]} */
+export function schemaOf(spec) {
+  /** @type {SchemaElement[]} */
+  const out = [{ name: 'root', num_children: spec.columns.length }];
+  for (const c of spec.columns) {
+    if (c.list === undefined) out.push(...valueElements(c.name, c.kind));
+    else {
+      out.push(annotatedGroup(c.name, 'LIST'), {
+        name: 'list',
+        repetition_type: 'REPEATED',
+        num_children: 1,
+      });
+      out.push(...valueElements('element', c.kind));
+    }
+  }
+  return out;
+}
+
+/** Leaf paths of a column, as the writer joins them. @param {FlatColumn} c */
+function leafPaths(c) {
+  const base = c.list === undefined ? c.name : `${c.name}.list.element`;
+  return c.kind === 'map' ? [`${base}.key_value.key`, `${base}.key_value.value`] : [base];
+}
+
+/**
+ * A map column's entries: per entry of every set, its key's rank in the column's key dictionary
+ * and its value's in the value dictionary (-1: no value).
+ * @typedef {{ keys: Dictionary, values: Dictionary, keyRank: Int32Array, valueRank: Int32Array }} MapPlan
+ */
+
+/**
+ * @typedef {object} FlatPlan
+ * @property {SealedFlat} s
+ * @property {StringPool} pool
+ * @property {(Dictionary | undefined)[]} dicts per string column
+ * @property {(MapPlan | undefined)[]} maps per map column
+ * @property {Uint32Array[]} starts per list group: per row, where its items start (rows + 1)
+ * @property {Uint32Array} order
+ */
+
+/** Values a column has in the batch. @param {FlatColumn} c @param {SealedFlat} s */
+const countOf = (c, s) => (c.list === undefined ? s.rows : /** @type {number} */ (s.items[c.list]));
+
+/** @param {FlatSpec} spec @param {SealedFlat} s @returns {FlatPlan} */
+function plan(spec, s) {
+  const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
+  /** @type {(Dictionary | undefined)[]} */
+  const dicts = [];
+  /** @type {(MapPlan | undefined)[]} */
+  const maps = [];
+  spec.columns.forEach((c, i) => {
+    const values = /** @type {Uint32Array} */ (s.columns[i]);
+    const n = countOf(c, s);
+    if (c.kind === 'string') {
+      const used = new Uint8Array(pool.size);
+      /** @type {number[]} */
+      const ids = [];
+      for (let k = 0; k < n; k++) {
+        const id = /** @type {number} */ (values[k]);
+        if (used[id] === 0) {
+          used[id] = 1;
+          ids.push(id);
+        }
+      }
+      dicts[i] = dictionaryOfIds(pool, ids);
+    } else if (c.kind === 'map') {
+      maps[i] = mapPlan(pool, s, values, n);
+    }
+  });
+  const starts = s.lengths.map((lengths) => {
+    const out = new Uint32Array(s.rows + 1);
+    for (let r = 0; r < s.rows; r++)
+      out[r + 1] = /** @type {number} */ (out[r]) + /** @type {number} */ (lengths[r]);
+    return out;
+  });
+  return { s, pool, dicts, maps, starts, order: rowOrder(spec, s, dicts) };
+}
+
+/** @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set @param {number} n */
+function mapPlan(pool, s, sets, n) {
+  const usedSets = new Uint8Array(s.setCount);
+  for (let k = 0; k < n; k++) usedSets[/** @type {number} */ (sets[k])] = 1;
+  const usedKeys = new Uint8Array(pool.size);
+  const usedValues = new Uint8Array(pool.size);
+  /** @type {number[]} */
+  const keyIds = [];
+  /** @type {number[]} */
+  const valueIds = [];
+  for (let set = 0; set < s.setCount; set++) {
+    if (usedSets[set] === 0) continue;
+    const end = /** @type {number} */ (s.setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
+      const k = /** @type {number} */ (s.setEntries[2 * e]);
+      if (usedKeys[k] === 0) {
+        usedKeys[k] = 1;
+        keyIds.push(k);
+      }
+      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      if (v >= 0 && usedValues[v] === 0) {
+        usedValues[v] = 1;
+        valueIds.push(v);
+      }
+    }
+  }
+  const keys = dictionaryOfIds(pool, keyIds);
+  const values = dictionaryOfIds(pool, valueIds);
+  const entries = /** @type {number} */ (s.setOffsets[s.setCount]);
+  const keyRank = new Int32Array(entries);
+  const valueRank = new Int32Array(entries);
+  for (let e = 0; e < entries; e++) {
+    keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+    const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+    valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+  }
+  return { keys, values, keyRank, valueRank };
+}
+
+/**
+ * The rows in the order of spec.sort: string columns by their dictionary rank (the bytes' order),
+ * timestamps and integers as signed numbers; equal rows keep their order.
+ * @param {FlatSpec} spec @param {SealedFlat} s @param {(Dictionary | undefined)[]} dicts
+ */
+function rowOrder(spec, s, dicts) {
+  /** @type {((a: number, b: number) => number)[]} */
+  const keys = spec.sort.map((name) => {
+    const i = spec.columns.findIndex((c) => c.name === name && c.list === undefined);
+    const c = /** @type {FlatColumn} */ (spec.columns[i]);
+    const values = /** @type {Int32Array} */ (s.columns[i]);
+    const dict = dicts[i];
+    if (dict !== undefined) {
+      const rank = new Int32Array(s.rows);
+      for (let r = 0; r < s.rows; r++) rank[r] = /** @type {number} */ (dict.rank[values[r] ?? 0]);
+      return (a, b) => /** @type {number} */ (rank[a]) - /** @type {number} */ (rank[b]);
+    }
+    if (slotsOf(c.kind) === 2) return (a, b) => compareInt64(values, a, b);
+    return (a, b) => /** @type {number} */ (values[a]) - /** @type {number} */ (values[b]);
+  });
+  const order = new Uint32Array(s.rows);
+  for (let r = 0; r < s.rows; r++) order[r] = r;
+  return order.sort((a, b) => {
+    for (const key of keys) {
+      const d = key(a, b);
+      if (d !== 0) return d;
+    }
+    return a - b;
+  });
+}
+
+/** Dictionary indices (or Int32 slots) of a page, grown as they come. */
+class Collected {
+  values = new Int32Array(1024);
+  length = 0;
+
+  /** @param {number} v */
+  push(v) {
+    if (this.length === this.values.length)
+      this.values = grown(this.values, this.length + 1, this.length);
+    this.values[this.length++] = v;
+  }
+}
+
+/**
+ * The page values of a list or map leaf: dictionary indices (RLE_DICTIONARY) or INT64s (PLAIN).
+ * @param {Collected} got @param {Dictionary | undefined} dict
+ */
+const pageValues =
+  (got, dict) => (/** @type {import('../../parquet/byte-writer.js').ByteWriter} */ arena) => {
+    if (dict !== undefined) {
+      arena.byte(dict.width);
+      writeHybrid(arena, got.values, got.length, dict.width);
+    } else arena.bytes(elementBytes(got.values, got.length));
+    got.length = 0;
+  };
+
+/**
+ * A map leaf (keys or values): per row its set's entries, or (a list of maps) per row its items'
+ * sets. Levels of a row's map: key_value repeated (definition 1 with an entry, 0 for an empty
+ * map), value optional (2 with a value). In a list, one more of each: the list's element
+ * (definition 1) and its repetition (1 a new element, 2 the next entry of one).
+ * @param {FlatColumn} c @param {number} i @param {boolean} isKey
+ * @returns {(p: FlatPlan, scratch: Scratch, rows: Uint32Array) => Chunk}
+ */
+const mapLeaf = (c, i, isKey) => (p, scratch, rows) => {
+  const { setOffsets } = p.s;
+  const m = /** @type {MapPlan} */ (p.maps[i]);
+  const dict = isKey ? m.keys : m.values;
+  const ranks = isKey ? m.keyRank : m.valueRank;
+  const sets = /** @type {Uint32Array} */ (p.s.columns[i]);
+  const inList = c.list !== undefined;
+  const lengths = inList
+    ? /** @type {Uint32Array} */ (p.s.lengths[/** @type {number} */ (c.list)])
+    : null;
+  const starts = inList
+    ? /** @type {Uint32Array} */ (p.starts[/** @type {number} */ (c.list)])
+    : null;
+  const got = new Collected();
+  const base = inList ? 1 : 0;
+  /** @param {number} set @param {number} firstRep @param {import('../../parquet/bit-packer.js').BitPacker} rep @param {import('../../parquet/bit-packer.js').BitPacker} def */
+  const entries = (set, firstRep, rep, def) => {
+    const a = /** @type {number} */ (setOffsets[set]);
+    const n = /** @type {number} */ (setOffsets[set + 1]) - a;
+    rep.value(firstRep);
+    if (n === 0) {
+      def.value(base);
+      return 1;
+    }
+    if (n > 1) rep.repeat(base + 1, n - 1);
+    if (isKey) def.repeat(base + 1, n);
+    for (let e = a; e < a + n; e++) {
+      const rank = /** @type {number} */ (ranks[e]);
+      if (!isKey) def.value(rank < 0 ? base + 1 : base + 2);
+      if (rank >= 0) got.push(rank);
+    }
+    return n;
+  };
+  const chunk = repeatedChunk(
+    scratch,
+    rows.length,
+    inList || !isKey ? 2 : 1,
+    (k, rep, def) => {
+      const row = /** @type {number} */ (rows[k]);
+      if (lengths === null || starts === null)
+        return entries(/** @type {number} */ (sets[row]), 0, rep, def);
+      const n = /** @type {number} */ (lengths[row]);
+      if (n === 0) {
+        rep.value(0);
+        def.value(0);
+        return 1;
+      }
+      const start = /** @type {number} */ (starts[row]);
+      let total = 0;
+      for (let j = 0; j < n; j++)
+        total += entries(/** @type {number} */ (sets[start + j]), j === 0 ? 0 : 1, rep, def);
+      return total;
+    },
+    pageValues(got, dict),
+    ENCODING.RLE_DICTIONARY,
+    inList ? 2 : 1,
+  );
+  return { ...chunk, dictionary: dict };
+};
+
+/**
+ * A list of scalars: per row its items' values (strings as dictionary indices, 64-bit integers
+ * PLAIN). An empty list is one entry at definition level 0.
+ * @param {FlatColumn} c @param {number} i
+ * @returns {(p: FlatPlan, scratch: Scratch, rows: Uint32Array) => Chunk}
+ */
+const listLeaf = (c, i) => (p, scratch, rows) => {
+  const group = /** @type {number} */ (c.list);
+  const lengths = /** @type {Uint32Array} */ (p.s.lengths[group]);
+  const starts = /** @type {Uint32Array} */ (p.starts[group]);
+  const values = /** @type {Int32Array} */ (p.s.columns[i]);
+  const dict = p.dicts[i];
+  const slots = slotsOf(c.kind);
+  const got = new Collected();
+  const chunk = repeatedChunk(
+    scratch,
+    rows.length,
+    1,
+    (k, rep, def) => {
+      const row = /** @type {number} */ (rows[k]);
+      const n = /** @type {number} */ (lengths[row]);
+      rep.value(0);
+      if (n === 0) {
+        def.value(0);
+        return 1;
+      }
+      if (n > 1) rep.repeat(1, n - 1);
+      def.repeat(1, n);
+      const start = /** @type {number} */ (starts[row]);
+      for (let j = start; j < start + n; j++) {
+        if (dict !== undefined)
+          got.push(/** @type {number} */ (dict.rank[/** @type {number} */ (values[j])]));
+        else
+          for (let w = 0; w < slots; w++) got.push(/** @type {number} */ (values[slots * j + w]));
+      }
+      return n;
+    },
+    pageValues(got, dict),
+    dict !== undefined ? ENCODING.RLE_DICTIONARY : ENCODING.PLAIN,
+  );
+  return dict === undefined ? chunk : { ...chunk, dictionary: dict };
+};
+
+/**
+ * The leaf writers of a spec, in schema order.
+ * @param {FlatSpec} spec
+ * @returns {[string, (p: FlatPlan, scratch: Scratch, rows: Uint32Array) => Chunk][]}
+ */
+function leavesOf(spec) {
+  /** @type {[string, (p: FlatPlan, scratch: Scratch, rows: Uint32Array) => Chunk][]} */
+  const out = [];
+  spec.columns.forEach((c, i) => {
+    const paths = leafPaths(c);
+    if (c.kind === 'map') {
+      out.push([/** @type {string} */ (paths[0]), mapLeaf(c, i, true)]);
+      out.push([/** @type {string} */ (paths[1]), mapLeaf(c, i, false)]);
+      return;
+    }
+    const path = /** @type {string} */ (paths[0]);
+    if (c.list !== undefined) {
+      out.push([path, listLeaf(c, i)]);
+      return;
+    }
+    switch (c.kind) {
+      case 'string':
+        out.push([
+          path,
+          (p, scratch, rows) => {
+            const dict = /** @type {Dictionary} */ (p.dicts[i]);
+            const ids = /** @type {Uint32Array} */ (p.s.columns[i]);
+            return stringChunk(scratch, rows, dict, (id) => p.pool.bytes(id), ids, dict.rank);
+          },
+        ]);
+        return;
+      case 'int32':
+        out.push([
+          path,
+          (p, scratch, rows) =>
+            int32Chunk(scratch, rows, null, /** @type {Int32Array} */ (p.s.columns[i])),
+        ]);
+        return;
+      default:
+        out.push([
+          path,
+          (p, scratch, rows) =>
+            int64Chunk(scratch, rows, /** @type {Int32Array} */ (p.s.columns[i])),
+        ]);
+    }
+  });
+  return out;
+}
+
+/**
+ * The ParquetTable of a spec, for the shared writer.
+ * @param {FlatSpec} spec
+ * @returns {import('../../parquet/file-writer.js').ParquetTable<SealedFlat, FlatPlan>}
+ */
+export function flatTable(spec) {
+  return {
+    schema: schemaOf(spec),
+    leaves: leavesOf(spec),
+    plan: (s) => plan(spec, s),
+    rowGroupRows: FLAT_ROW_GROUP_ROWS,
+    versionKey: SCHEMA_VERSION_KEY,
+    version: spec.version,
+  };
+}
+
+/**
+ * The encoder of a spec's sealed columns: one Parquet file, its rows sorted (one run of the
+ * shared writer).
+ * @param {FlatSpec} spec
+ * @returns {(sealed: SealedFlat, options: import('../../parquet/file-writer.js').EncodeOptions) => Promise<Uint8Array>}
+ */
+export function flatEncoder(spec) {
+  const table = flatTable(spec);
+  return async (sealed, options) => {
+    const writer = new TableFileWriter(table, options);
+    await writer.writeRun(sealed);
+    return writer.finish(options.keyValueMetadata).slice();
+  };
+}

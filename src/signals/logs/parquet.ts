@@ -1,0 +1,52 @@
+import type { ExportTally } from '../../encoding/records.js';
+import { jsValueText } from '../../parquet/attribute-text.js';
+import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
+import { groupByResourceAndScope } from '../otlp-groups.js';
+import { countLogRecord, type LogRecordLike } from './log-record.js';
+import { LOG, LOG_RECORDS } from './parquet-schema.js';
+
+/**
+ * Log records into the columns of the `otel_logs` table (parquet-schema.js), with the values the
+ * Collector's ClickHouse exporter writes: the record's time, or its observed time when it has
+ * none; ids in hex ('' without a span context); the body and attribute values as text
+ * (jsValueText; no body: '').
+ */
+export function appendLogRecords(
+  store: FlatStore,
+  records: readonly LogRecordLike[],
+  tally: ExportTally,
+): void {
+  for (const { resource, scopes } of groupByResourceAndScope(records)) {
+    const resourceSet = store.setOf(resource.attributes);
+    const service = jsValueText(resource.attributes['service.name']) ?? '';
+    for (const { scope, items } of scopes) {
+      const scopeSet = store.setOf(scope.attributes);
+      for (const record of items) {
+        countLogRecord(tally, record);
+        const r = store.addRow();
+        const t = record.hrTime;
+        store.nanos(LOG.TIMESTAMP, r, t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t);
+        const context = record.spanContext;
+        store.string(LOG.TRACE_ID, r, context?.traceId ?? '');
+        store.string(LOG.SPAN_ID, r, context?.spanId ?? '');
+        store.int32(LOG.TRACE_FLAGS, r, (context?.traceFlags ?? 0) & 0xff);
+        store.string(LOG.SEVERITY_TEXT, r, record.severityText ?? '');
+        store.int32(LOG.SEVERITY_NUMBER, r, record.severityNumber ?? 0);
+        store.string(LOG.SERVICE_NAME, r, service);
+        store.string(LOG.BODY, r, jsValueText(record.body) ?? '');
+        store.string(LOG.RESOURCE_SCHEMA_URL, r, resource.schemaUrl ?? '');
+        store.set(LOG.RESOURCE_ATTRIBUTES, r, resourceSet);
+        store.string(LOG.SCOPE_SCHEMA_URL, r, scope.schemaUrl ?? '');
+        store.string(LOG.SCOPE_NAME, r, scope.name);
+        store.string(LOG.SCOPE_VERSION, r, scope.version ?? '');
+        store.set(LOG.SCOPE_ATTRIBUTES, r, scopeSet);
+        store.attributes(LOG.LOG_ATTRIBUTES, r, record.attributes);
+        store.string(LOG.EVENT_NAME, r, record.eventName ?? '');
+      }
+    }
+  }
+}
+
+/** The Parquet column builders of log records. */
+export const logColumnBuilders = (): FlatColumnBuilders<readonly LogRecordLike[]> =>
+  new FlatColumnBuilders(LOG_RECORDS, appendLogRecords);

@@ -1,0 +1,85 @@
+import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
+import type { PageDecompression } from '../../parquet/read.js';
+import {
+  elements,
+  groupedRequest,
+  int64Text,
+  mapAttributes,
+  type Row,
+  readFlatRows,
+  text,
+} from '../flat-parquet/read.js';
+import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
+
+/**
+ * Rows of the `otel_traces` table (Parquet objects of spans, or sealed columns that could not be
+ * made one) as an ExportTraceServiceRequest in the OTLP/JSON object shape. What the table does
+ * not keep reads back empty: span flags, dropped counts, scope attributes and schema URLs; every
+ * attribute value is text (docs/parquet.md).
+ */
+export function spanRowsToRequest(rows: readonly Row[]): OtlpObject {
+  return groupedRequest(
+    rows.map((row) => ({
+      resourceKey: JSON.stringify(row.ResourceAttributes ?? null),
+      resource: { resource: { attributes: mapAttributes(row.ResourceAttributes) } },
+      scopeKey: JSON.stringify([row.ScopeName, row.ScopeVersion]),
+      scope: { name: text(row.ScopeName), version: text(row.ScopeVersion) },
+      item: span(row),
+    })),
+    { resources: 'resourceSpans', scopes: 'scopeSpans', items: 'spans' },
+  );
+}
+
+function span(row: Row): OtlpObject {
+  const start = typeof row.Timestamp === 'bigint' ? row.Timestamp : 0n;
+  const duration = typeof row.Duration === 'bigint' ? row.Duration : 0n;
+  const span: OtlpObject = {
+    traceId: text(row.TraceId),
+    spanId: text(row.SpanId),
+    name: text(row.SpanName),
+    kind: Math.max(0, SPAN_KIND_TEXT.indexOf(text(row.SpanKind) as never)),
+    startTimeUnixNano: String(start),
+    endTimeUnixNano: String(start + duration),
+    attributes: mapAttributes(row.SpanAttributes),
+    status: {
+      code: Math.max(0, STATUS_CODE_TEXT.indexOf(text(row.StatusCode) as never)),
+      message: text(row.StatusMessage),
+    },
+  };
+  if (text(row.ParentSpanId) !== '') span.parentSpanId = text(row.ParentSpanId);
+  if (text(row.TraceState) !== '') span.traceState = text(row.TraceState);
+  const times = elements(row['Events.Timestamp']);
+  if (times.length > 0) {
+    const names = elements(row['Events.Name']);
+    const attrs = elements(row['Events.Attributes']);
+    span.events = times.map((t, i) => ({
+      timeUnixNano: int64Text(t),
+      name: text(names[i]),
+      attributes: mapAttributes(attrs[i]),
+    }));
+  }
+  const traceIds = elements(row['Links.TraceId']);
+  if (traceIds.length > 0) {
+    const spanIds = elements(row['Links.SpanId']);
+    const states = elements(row['Links.TraceState']);
+    const attrs = elements(row['Links.Attributes']);
+    span.links = traceIds.map((t, i) => {
+      const link: OtlpObject = {
+        traceId: text(t),
+        spanId: text(spanIds[i]),
+        attributes: mapAttributes(attrs[i]),
+      };
+      if (text(states[i]) !== '') link.traceState = text(states[i]);
+      return link;
+    });
+  }
+  return span;
+}
+
+/** A stored Parquet object of spans back into its request. */
+export async function spansParquetToRequest(
+  bytes: Uint8Array,
+  decompression: PageDecompression,
+): Promise<OtlpObject> {
+  return spanRowsToRequest(await readFlatRows(bytes, decompression, SPANS.version));
+}

@@ -1,0 +1,63 @@
+import type { ExportTally } from '../../encoding/records.js';
+import { jsValueText } from '../../parquet/attribute-text.js';
+import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
+import { groupByResourceAndScope } from '../otlp-groups.js';
+import { EVENTS, LINKS, SPAN, SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
+import { countSpan, otlpSpanKind, type SpanLike } from './span.js';
+
+/**
+ * Spans into the columns of the `otel_traces` table (parquet-schema.js), with the values the
+ * Collector's ClickHouse exporter writes: ids in lower-case hex, the kind and status code as its
+ * words, the duration in nanoseconds, attribute values as text (jsValueText).
+ */
+export function appendSpans(
+  store: FlatStore,
+  spans: readonly SpanLike[],
+  tally: ExportTally,
+): void {
+  for (const { resource, scopes } of groupByResourceAndScope(spans)) {
+    const resourceSet = store.setOf(resource.attributes);
+    const service = jsValueText(resource.attributes['service.name']) ?? '';
+    for (const { scope, items } of scopes) {
+      for (const span of items) {
+        countSpan(tally, span);
+        const r = store.addRow();
+        const context = span.spanContext();
+        store.nanos(SPAN.TIMESTAMP, r, span.startTime);
+        store.string(SPAN.TRACE_ID, r, context.traceId);
+        store.string(SPAN.SPAN_ID, r, context.spanId);
+        store.string(SPAN.PARENT_SPAN_ID, r, span.parentSpanContext?.spanId ?? '');
+        store.string(SPAN.TRACE_STATE, r, context.traceState?.serialize() ?? '');
+        store.string(SPAN.SPAN_NAME, r, span.name);
+        store.string(SPAN.SPAN_KIND, r, SPAN_KIND_TEXT[otlpSpanKind(span.kind)] ?? 'Unspecified');
+        store.string(SPAN.SERVICE_NAME, r, service);
+        store.set(SPAN.RESOURCE_ATTRIBUTES, r, resourceSet);
+        store.string(SPAN.SCOPE_NAME, r, scope.name);
+        store.string(SPAN.SCOPE_VERSION, r, scope.version ?? '');
+        store.attributes(SPAN.SPAN_ATTRIBUTES, r, span.attributes);
+        const [s0, n0] = span.startTime;
+        const [s1, n1] = span.endTime;
+        store.int64(SPAN.DURATION, r, Math.max(0, (s1 - s0) * 1e9 + (n1 - n0)));
+        store.string(SPAN.STATUS_CODE, r, STATUS_CODE_TEXT[span.status.code] ?? 'Unset');
+        store.string(SPAN.STATUS_MESSAGE, r, span.status.message ?? '');
+        for (const event of span.events) {
+          const i = store.addItem(EVENTS, r);
+          store.nanos(SPAN.EVENT_TIMESTAMP, i, event.time);
+          store.string(SPAN.EVENT_NAME, i, event.name);
+          store.attributes(SPAN.EVENT_ATTRIBUTES, i, event.attributes);
+        }
+        for (const link of span.links) {
+          const i = store.addItem(LINKS, r);
+          store.string(SPAN.LINK_TRACE_ID, i, link.context.traceId);
+          store.string(SPAN.LINK_SPAN_ID, i, link.context.spanId);
+          store.string(SPAN.LINK_TRACE_STATE, i, link.context.traceState?.serialize() ?? '');
+          store.attributes(SPAN.LINK_ATTRIBUTES, i, link.attributes);
+        }
+      }
+    }
+  }
+}
+
+/** The Parquet column builders of spans. */
+export const spanColumnBuilders = (): FlatColumnBuilders<readonly SpanLike[]> =>
+  new FlatColumnBuilders(SPANS, appendSpans);

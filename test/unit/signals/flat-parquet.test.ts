@@ -1,0 +1,381 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { newTally } from '../../../src/encoding/records.js';
+import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
+import { logsExport } from '../../../src/signals/logs/export.js';
+import type { LogRecordLike } from '../../../src/signals/logs/log-record.js';
+import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
+import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
+import { logsRead } from '../../../src/signals/logs/read.js';
+import { tracesExport } from '../../../src/signals/traces/export.js';
+import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
+import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { tracesRead } from '../../../src/signals/traces/read.js';
+import { duckdbRows } from '../../support/duckdb.js';
+import { traceReference } from '../../support/otlp-reference.js';
+import { handBuiltSpan } from '../../support/readable-span.js';
+
+/**
+ * The Parquet tables of spans and log records (the ClickHouse exporter's otel_traces and
+ * otel_logs): the column builders and the writer, checked against DuckDB and hyparquet reading
+ * the file, with every expected value spelled here from what the test made.
+ */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'otel-s3-flat-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const noDecompression = {
+  decompress: (): Buffer => {
+    throw new Error('nothing is compressed here');
+  },
+  maxDecompressedBytes: 1 << 30,
+};
+
+const checkout = { attributes: { 'service.name': 'checkout', zone: 'eu 🌍' } };
+const cart = { attributes: { 'service.name': 'cart' } };
+const scope = { name: 'http', version: '1.2.3' };
+const hex = (n: number, digits: number) => n.toString(16).padStart(digits, '0');
+/** Nanoseconds of an HrTime, exactly. */
+const nanos = ([s, n]: readonly [number, number]) => BigInt(s) * 1_000_000_000n + BigInt(n);
+
+/** 40 spans over 2 services and 8 traces, out of order, with events and links in some. */
+function makeSpans() {
+  return Array.from({ length: 40 }, (_, i) => {
+    const trace = hex((i * 5) % 8, 32);
+    const start: [number, number] = [1_700_000_000 + ((i * 7) % 13), 123_456_789 + i];
+    return handBuiltSpan({
+      name: `op ${i % 4}`,
+      kind: i % 5,
+      spanContext: () => ({ traceId: trace, spanId: hex(i + 1, 16), traceFlags: 1 }),
+      ...(i % 3 === 0
+        ? { parentSpanContext: { traceId: trace, spanId: hex(1000 + i, 16), traceFlags: 1 } }
+        : {}),
+      startTime: start,
+      endTime: [start[0] + 1, 999_999_999],
+      resource: i % 2 === 0 ? checkout : cart,
+      instrumentationScope: scope,
+      attributes: i % 4 === 0 ? {} : { i, 'name 𝄞': `v${i}`, empty: null, list: [1, 'a'] },
+      status: { code: i % 3, ...(i % 3 === 2 ? { message: 'failed' } : {}) },
+      events:
+        i % 2 === 0
+          ? [
+              { time: [start[0], 5], name: 'first', attributes: {} },
+              { time: [start[0], 6], name: 'second', attributes: { k: i, n: null } },
+            ]
+          : [],
+      links:
+        i % 5 === 0
+          ? [
+              {
+                context: { traceId: hex(99, 32), spanId: hex(98, 16), traceFlags: 0 },
+                attributes: { reason: 'retry' },
+              },
+            ]
+          : [],
+    });
+  });
+}
+
+const KINDS = ['Internal', 'Server', 'Client', 'Producer', 'Consumer'];
+const STATUS = ['Unset', 'Ok', 'Error'];
+/** Attribute values as the ClickHouse exporter's text, for the values made here. */
+const text = (v: unknown) =>
+  v === null ? null : Array.isArray(v) ? JSON.stringify(v) : String(v as string);
+const entries = (attrs: Record<string, unknown> | undefined) =>
+  Object.entries(attrs ?? {}).map(([k, v]) => [k, text(v)]);
+
+async function spansFile(
+  spans: ReturnType<typeof makeSpans>,
+  options: { rowGroupRows?: number; pageValues?: number } = {},
+) {
+  const builders = spanColumnBuilders();
+  builders.append(spans, newTally(false));
+  const file = await flatEncoder(SPANS)(builders.seal(), { compression: 'none', ...options });
+  const path = join(dir, `spans-${Math.random().toString(36).slice(2)}.parquet`);
+  await writeFile(path, file);
+  return { file, path };
+}
+
+describe('spans as the otel_traces table', () => {
+  test('the columns and types of otel_traces, as DuckDB reads them', async () => {
+    const { path } = await spansFile(makeSpans());
+    const columns = await duckdbRows(`DESCRIBE SELECT * FROM read_parquet('${path}')`);
+    const map = 'MAP(VARCHAR, VARCHAR)';
+    expect(columns.map((c) => [c.column_name, c.column_type])).toEqual([
+      ['Timestamp', 'TIMESTAMP WITH TIME ZONE'],
+      ['TraceId', 'VARCHAR'],
+      ['SpanId', 'VARCHAR'],
+      ['ParentSpanId', 'VARCHAR'],
+      ['TraceState', 'VARCHAR'],
+      ['SpanName', 'VARCHAR'],
+      ['SpanKind', 'VARCHAR'],
+      ['ServiceName', 'VARCHAR'],
+      ['ResourceAttributes', map],
+      ['ScopeName', 'VARCHAR'],
+      ['ScopeVersion', 'VARCHAR'],
+      ['SpanAttributes', map],
+      ['Duration', 'BIGINT'],
+      ['StatusCode', 'VARCHAR'],
+      ['StatusMessage', 'VARCHAR'],
+      ['Events.Timestamp', 'TIMESTAMP WITH TIME ZONE[]'],
+      ['Events.Name', 'VARCHAR[]'],
+      ['Events.Attributes', `${map}[]`],
+      ['Links.TraceId', 'VARCHAR[]'],
+      ['Links.SpanId', 'VARCHAR[]'],
+      ['Links.TraceState', 'VARCHAR[]'],
+      ['Links.Attributes', `${map}[]`],
+    ]);
+  });
+
+  for (const options of [{}, { rowGroupRows: 7, pageValues: 5 }]) {
+    test(`every value, nanoseconds exact (hyparquet), sorted by ServiceName, TraceId, Timestamp ${JSON.stringify(options)}`, async () => {
+      const spans = makeSpans();
+      const { file } = await spansFile(spans, options);
+      const rows = await parquetReadObjects({
+        file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer,
+        parsers: { timestampFromNanoseconds: (n: bigint) => n } as never,
+      });
+      const expected = spans
+        .map((s) => {
+          const c = s.spanContext();
+          return {
+            Timestamp: nanos(s.startTime),
+            TraceId: c.traceId,
+            SpanId: c.spanId,
+            ParentSpanId: s.parentSpanContext?.spanId ?? '',
+            TraceState: '',
+            SpanName: s.name,
+            SpanKind: KINDS[s.kind],
+            ServiceName: String(s.resource.attributes['service.name']),
+            ResourceAttributes: Object.fromEntries(entries(s.resource.attributes)),
+            ScopeName: 'http',
+            ScopeVersion: '1.2.3',
+            SpanAttributes: Object.fromEntries(entries(s.attributes)),
+            Duration: nanos(s.endTime) - nanos(s.startTime),
+            StatusCode: STATUS[s.status.code],
+            StatusMessage: s.status.message ?? '',
+            'Events.Timestamp': s.events.map((e) => nanos(e.time)),
+            'Events.Name': s.events.map((e) => e.name),
+            'Events.Attributes': s.events.map((e) => Object.fromEntries(entries(e.attributes))),
+            'Links.TraceId': s.links.map((l) => l.context.traceId),
+            'Links.SpanId': s.links.map((l) => l.context.spanId),
+            'Links.TraceState': s.links.map(() => ''),
+            'Links.Attributes': s.links.map((l) => Object.fromEntries(entries(l.attributes))),
+          };
+        })
+        .sort(
+          (a, b) =>
+            (a.ServiceName < b.ServiceName ? -1 : a.ServiceName > b.ServiceName ? 1 : 0) ||
+            (a.TraceId < b.TraceId ? -1 : a.TraceId > b.TraceId ? 1 : 0) ||
+            (a.Timestamp < b.Timestamp ? -1 : a.Timestamp > b.Timestamp ? 1 : 0),
+        );
+      expect(rows).toEqual(expected);
+    });
+  }
+
+  test('min/max statistics of the columns lookups filter on, per row group (DuckDB)', async () => {
+    const spans = makeSpans();
+    const { path } = await spansFile(spans, { rowGroupRows: 16 });
+    const stats = await duckdbRows(
+      `SELECT row_group_id, path_in_schema, stats_min_value, stats_max_value
+       FROM parquet_metadata('${path}')
+       WHERE path_in_schema IN ('ServiceName', 'TraceId', 'StatusCode', 'Duration')
+       ORDER BY row_group_id, path_in_schema`,
+    );
+    // The rows in the order the file has them: the statistics are those of each 16.
+    const rows = await duckdbRows(
+      `SELECT "ServiceName", "TraceId", "StatusCode", "Duration"::VARCHAR AS "Duration"
+       FROM read_parquet('${path}', file_row_number = true) ORDER BY file_row_number`,
+    );
+    const expected = [];
+    for (let g = 0; g * 16 < rows.length; g++) {
+      const group = rows.slice(g * 16, g * 16 + 16);
+      for (const column of ['Duration', 'ServiceName', 'StatusCode', 'TraceId']) {
+        const values = group.map((r) => String(r[column]));
+        const sorted =
+          column === 'Duration'
+            ? values.toSorted((a, b) => Number(BigInt(a) - BigInt(b)))
+            : values.toSorted();
+        expected.push({
+          row_group_id: String(g),
+          path_in_schema: column,
+          stats_min_value: sorted[0],
+          stats_max_value: sorted.at(-1),
+        });
+      }
+    }
+    expect(stats).toEqual(expected);
+    // Sorted by TraceId within a service: a trace's spans are one run of rows.
+    const cart = rows.filter((r) => r.ServiceName === 'cart').map((r) => String(r.TraceId));
+    expect(cart).toEqual(cart.toSorted());
+  });
+
+  test('an append is all or nothing; bytes are the memory held; seal starts empty', () => {
+    const builders = spanColumnBuilders();
+    expect(builders.bytes).toBe(0);
+    const spans = makeSpans();
+    const tally = newTally(false);
+    builders.append(spans.slice(0, 10), tally);
+    expect([builders.rows, tally.items]).toEqual([10, 10]);
+    const held = builders.bytes;
+    expect(held).toBeGreaterThan(10 * 22 * 4);
+    const broken = [...spans.slice(10, 15)];
+    broken.push(
+      handBuiltSpan({
+        name: 'broken',
+        spanContext: () => {
+          throw new Error('no context');
+        },
+        startTime: [1, 0],
+        endTime: [2, 0],
+        resource: cart,
+        instrumentationScope: scope,
+      }),
+    );
+    expect(() => builders.append(broken, tally)).toThrow('no context');
+    expect([builders.rows, tally.items]).toEqual([10, 10]);
+    builders.append(spans.slice(10), tally);
+    expect(builders.rows).toBe(40);
+    expect(builders.bytes).toBeGreaterThan(held);
+    const sealed = builders.seal();
+    expect(sealed.rows).toBe(40);
+    expect([builders.rows, builders.bytes]).toEqual([0, 0]);
+  });
+
+  test('the OTLP/JSON fallback is the official message of the same spans, as the table keeps them', async () => {
+    const spans = makeSpans();
+    const builders = spanColumnBuilders();
+    builders.append(spans, newTally(false));
+    const records = await tracesExport.columnsAsRecords(builders.seal());
+    const message = traceReference.decodeJsonExact(
+      `{"resourceSpans":[${records.map((r) => r.toString('utf8')).join(',')}]}`,
+    ) as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] };
+    const got = message.resourceSpans
+      .flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))
+      .map((s) => [
+        s.spanId,
+        s.name,
+        s.startTimeUnixNano,
+        s.endTimeUnixNano,
+        s.kind,
+        ((s.events ?? []) as Record<string, unknown>[]).map((e) => `${e.name}@${e.timeUnixNano}`),
+        ((s.links ?? []) as Record<string, unknown>[]).map((l) => l.spanId),
+      ]);
+    const want = spans.map((s) => [
+      Buffer.from(s.spanContext().spanId, 'hex').toString('base64'),
+      s.name,
+      String(nanos(s.startTime)),
+      String(nanos(s.endTime)),
+      `SPAN_KIND_${KINDS[s.kind]?.toUpperCase()}`,
+      s.events.map((e) => `${e.name}@${nanos(e.time)}`),
+      s.links.map((l) => Buffer.from(l.context.spanId, 'hex').toString('base64')),
+    ]);
+    expect(got.map((g) => JSON.stringify(g)).toSorted()).toEqual(
+      want.map((w) => JSON.stringify(w)).toSorted(),
+    );
+  });
+
+  test("the reader's decoder: a file of spans back to its spans; another table's file is refused", async () => {
+    const spans = makeSpans();
+    const { file } = await spansFile(spans);
+    const request = (await tracesRead.decoders.parquet.decode(
+      Buffer.from(file),
+      noDecompression as never,
+    )) as { resourceSpans: { scopeSpans: { spans: { spanId: string }[] }[] }[] };
+    const ids = request.resourceSpans.flatMap((r) =>
+      r.scopeSpans.flatMap((s) => s.spans.map((x) => x.spanId)),
+    );
+    expect(ids.toSorted()).toEqual(spans.map((s) => s.spanContext().spanId).toSorted());
+    await expect(
+      logsRead.decoders.parquet.decode(Buffer.from(file), noDecompression as never),
+    ).rejects.toThrow('schema version logs-1 (otel_s3.schema_version: traces-1)');
+  });
+});
+
+function makeLogs(): LogRecordLike[] {
+  return Array.from({ length: 12 }, (_, i) => ({
+    resource: i % 2 === 0 ? checkout : cart,
+    instrumentationScope: { name: 'app', version: '1', attributes: { tier: 'gold' } },
+    hrTime: i === 3 ? [0, 0] : [1_700_000_000 + i, 987_654_321],
+    hrTimeObserved: [1_700_000_100, 1],
+    ...(i % 2 === 0
+      ? { spanContext: { traceId: hex(i, 32), spanId: hex(i, 16), traceFlags: 1 } }
+      : {}),
+    severityText: i % 3 === 0 ? 'ERROR' : 'INFO',
+    severityNumber: i % 3 === 0 ? 17 : 9,
+    body: [`message ${i} 😀`, 42, true, { a: 1 }][i % 4],
+    ...(i % 4 === 0 ? { eventName: 'e' } : {}),
+    attributes: { i, s: 'x' },
+    droppedAttributesCount: 0,
+  }));
+}
+
+describe('log records as the otel_logs table', () => {
+  test('every value as DuckDB reads it; a record without a time has its observed time', async () => {
+    const logs = makeLogs();
+    const builders = logColumnBuilders();
+    builders.append(logs, newTally(false));
+    const file = await flatEncoder(LOG_RECORDS)(builders.seal(), { compression: 'none' });
+    const path = join(dir, 'logs.parquet');
+    await writeFile(path, file);
+    const rows = await duckdbRows(
+      `SELECT * REPLACE (epoch_ns("Timestamp")::VARCHAR AS "Timestamp",
+         map_entries("ResourceAttributes") AS "ResourceAttributes",
+         map_entries("ScopeAttributes") AS "ScopeAttributes",
+         map_entries("LogAttributes") AS "LogAttributes")
+       FROM read_parquet('${path}')`,
+    );
+    const kv = (attrs: Record<string, unknown>) =>
+      Object.entries(attrs).map(([key, value]) => ({ key, value: String(value) }));
+    const bodyText = (b: unknown) => (typeof b === 'object' ? JSON.stringify(b) : String(b));
+    const expected = logs.map((r) => {
+      const time = r.hrTime[0] === 0 ? r.hrTimeObserved : r.hrTime;
+      return {
+        // DuckDB reads nanoseconds of UTC as microseconds.
+        Timestamp: String((nanos(time) / 1000n) * 1000n),
+        TraceId: r.spanContext?.traceId ?? '',
+        SpanId: r.spanContext?.spanId ?? '',
+        TraceFlags: r.spanContext?.traceFlags ?? 0,
+        SeverityText: r.severityText,
+        SeverityNumber: r.severityNumber,
+        ServiceName: String(r.resource.attributes['service.name']),
+        Body: bodyText(r.body),
+        ResourceSchemaUrl: '',
+        ResourceAttributes: kv(r.resource.attributes),
+        ScopeSchemaUrl: '',
+        ScopeName: 'app',
+        ScopeVersion: '1',
+        ScopeAttributes: [{ key: 'tier', value: 'gold' }],
+        LogAttributes: kv(r.attributes),
+        EventName: r.eventName ?? '',
+      };
+    });
+    const order = (a: (typeof expected)[number], b: (typeof expected)[number]) =>
+      a.ServiceName.localeCompare(b.ServiceName) ||
+      (a.TraceId < b.TraceId ? -1 : a.TraceId > b.TraceId ? 1 : 0) ||
+      Number(BigInt(a.Timestamp) - BigInt(b.Timestamp));
+    expect(rows).toEqual(expected.sort(order));
+    // The reader's decoder and the fallback give the same request.
+    const read = await logsRead.decoders.parquet.decode(
+      Buffer.from(file),
+      noDecompression as never,
+    );
+    const again = logColumnBuilders();
+    again.append(logs, newTally(false));
+    const records = await logsExport.columnsAsRecords(again.seal());
+    const count = (request: unknown) =>
+      (
+        request as { resourceLogs: { scopeLogs: { logRecords: unknown[] }[] }[] }
+      ).resourceLogs.flatMap((r) => r.scopeLogs.flatMap((s) => s.logRecords)).length;
+    expect(count(read)).toBe(12);
+    expect(count({ resourceLogs: records.map((r) => JSON.parse(r.toString('utf8'))) })).toBe(12);
+  });
+});
