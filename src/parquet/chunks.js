@@ -21,6 +21,7 @@ export const ENCODING = /** @type {const} */ ({
   RLE: 3,
   DELTA_BINARY_PACKED: 5,
   RLE_DICTIONARY: 8,
+  BYTE_STREAM_SPLIT: 9,
 });
 
 /** A map's or list's data page ends after the row where it reaches this many level entries. */
@@ -209,11 +210,23 @@ export function booleanChunk(scratch, rows, group, perGroup) {
 
 /**
  * An optional column: a definition level per row (1 present, 0 null), then the present values:
- * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row).
+ * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row), in
+ * `encoding`: PLAIN; DELTA_BINARY_PACKED (int64: values that move by small steps row to row);
+ * BYTE_STREAM_SPLIT (double: the values' bytes regrouped by position, so that the sign, exponent
+ * and high mantissa bytes that repeat from value to value sit together for the compressor).
  * @param {Scratch} scratch @param {Uint32Array} rows @param {'double' | 'int64' | 'int32'} kind
  * @param {Uint8Array} nonNull @param {number} bit @param {Float64Array | Int32Array} source
+ * @param {number} [encoding] ENCODING.PLAIN (the default), DELTA_BINARY_PACKED for int64, BYTE_STREAM_SPLIT for double
  */
-export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
+export function optionalChunk(
+  scratch,
+  rows,
+  kind,
+  nonNull,
+  bit,
+  source,
+  encoding = ENCODING.PLAIN,
+) {
   const n = rows.length;
   const slots = kind === 'int64' ? 2 : 1;
   const out = kind === 'double' ? scratch.float64(n) : scratch.int32(slots * n);
@@ -237,7 +250,21 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
     }
     def.finish();
   });
-  scratch.arena.bytes(elementBytes(out, slots * j));
+  // No values: PLAIN (nothing), which every reader takes for an all-null page.
+  const used = j === 0 ? ENCODING.PLAIN : encoding;
+  if (used === ENCODING.DELTA_BINARY_PACKED && slots === 2) {
+    const { delta } = scratch;
+    for (let i = 0; i < j; i++) {
+      delta.add(/** @type {number} */ (out[2 * i]), /** @type {number} */ (out[2 * i + 1]));
+    }
+    delta.finish(scratch.arena);
+  } else if (used === ENCODING.BYTE_STREAM_SPLIT && kind === 'double') {
+    byteStreamSplit(scratch.arena, elementBytes(out, j), 8);
+  } else if (used === ENCODING.PLAIN) {
+    scratch.arena.bytes(elementBytes(out, slots * j));
+  } else {
+    throw new Error(`optionalChunk: encoding ${encoding} is not written for ${kind} values`);
+  }
   const nulls = n - j;
   const statistics =
     out instanceof Float64Array
@@ -246,10 +273,26 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
         ? int64Statistics(out, j, nulls)
         : int32Statistics(out, j, nulls);
   return {
-    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: ENCODING.PLAIN }],
+    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: used }],
     values: n,
     statistics,
   };
+}
+
+/**
+ * BYTE_STREAM_SPLIT: byte b of every value, value after value, for b = 0 … width - 1.
+ * @param {ByteWriter} arena @param {Uint8Array} values little-endian, `width` bytes each @param {number} width
+ */
+function byteStreamSplit(arena, values, width) {
+  const count = values.length / width;
+  const at = arena.reserve(values.length);
+  const target = arena.buf;
+  for (let b = 0; b < width; b++) {
+    const base = at + b * count;
+    for (let i = 0; i < count; i++) {
+      target[base + i] = /** @type {number} */ (values[i * width + b]);
+    }
+  }
 }
 
 /**
