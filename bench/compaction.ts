@@ -31,6 +31,7 @@ import {
   medianOf,
   type PeerResult,
   pyarrowPython,
+  sortedness,
 } from './lib/compaction-peers.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
@@ -157,6 +158,7 @@ GROUP BY ALL ORDER BY ALL`;
   }
   progress('compaction: compacting the heavy hour (otel-s3 compact, a process of its own)');
   const heavy = await compactChild(root, 'heavy', HEAVY_TARGET_BYTES);
+  const heavySorted = await sortedness(join(root, 'heavy'));
 
   const sameAnswers =
     JSON.stringify(before.rows) === JSON.stringify(expectedRows(expected)) &&
@@ -254,6 +256,12 @@ GROUP BY ALL ORDER BY ALL`;
       measured: `${fmtMiB(heavy.maxRssBytes)} (${heavy.outputs} outputs)`,
       threshold: `≤ 2 × ${fmtMiB(HEAVY_TARGET_BYTES)} + 100 MB`,
       pass: heavy.maxRssBytes <= bound(HEAVY_TARGET_BYTES),
+    },
+    {
+      name: 'the heavy hour fully sorted',
+      measured: `${heavySorted.sortedHours} of ${heavySorted.hours} hours; ${fmtInt(heavySorted.runs)} runs of ${fmtInt(heavySorted.series)} series`,
+      threshold: 'one run per series',
+      pass: heavySorted.sortedHours === heavySorted.hours,
     },
   ];
   emitResult({

@@ -21,7 +21,6 @@ export const ENCODING = /** @type {const} */ ({
   RLE: 3,
   DELTA_BINARY_PACKED: 5,
   RLE_DICTIONARY: 8,
-  BYTE_STREAM_SPLIT: 9,
 });
 
 /** A map's or list's data page ends after the row where it reaches this many level entries. */
@@ -211,12 +210,11 @@ export function booleanChunk(scratch, rows, group, perGroup) {
 /**
  * An optional column: a definition level per row (1 present, 0 null), then the present values:
  * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row), in
- * `encoding`: PLAIN; DELTA_BINARY_PACKED (int64: values that move by small steps row to row);
- * BYTE_STREAM_SPLIT (double: the values' bytes regrouped by position, so that the sign, exponent
- * and high mantissa bytes that repeat from value to value sit together for the compressor).
+ * `encoding`: PLAIN, or DELTA_BINARY_PACKED for int64 values that move by small steps from row
+ * to row.
  * @param {Scratch} scratch @param {Uint32Array} rows @param {'double' | 'int64' | 'int32'} kind
  * @param {Uint8Array} nonNull @param {number} bit @param {Float64Array | Int32Array} source
- * @param {number} [encoding] ENCODING.PLAIN (the default), DELTA_BINARY_PACKED for int64, BYTE_STREAM_SPLIT for double
+ * @param {number} [encoding] ENCODING.PLAIN (the default) or, for int64, DELTA_BINARY_PACKED
  */
 export function optionalChunk(
   scratch,
@@ -258,8 +256,6 @@ export function optionalChunk(
       delta.add(/** @type {number} */ (out[2 * i]), /** @type {number} */ (out[2 * i + 1]));
     }
     delta.finish(scratch.arena);
-  } else if (used === ENCODING.BYTE_STREAM_SPLIT && kind === 'double') {
-    byteStreamSplit(scratch.arena, elementBytes(out, j), 8);
   } else if (used === ENCODING.PLAIN) {
     scratch.arena.bytes(elementBytes(out, slots * j));
   } else {
@@ -277,22 +273,6 @@ export function optionalChunk(
     values: n,
     statistics,
   };
-}
-
-/**
- * BYTE_STREAM_SPLIT: byte b of every value, value after value, for b = 0 … width - 1.
- * @param {ByteWriter} arena @param {Uint8Array} values little-endian, `width` bytes each @param {number} width
- */
-function byteStreamSplit(arena, values, width) {
-  const count = values.length / width;
-  const at = arena.reserve(values.length);
-  const target = arena.buf;
-  for (let b = 0; b < width; b++) {
-    const base = at + b * count;
-    for (let i = 0; i < count; i++) {
-      target[base + i] = /** @type {number} */ (values[i * width + b]);
-    }
-  }
 }
 
 /**

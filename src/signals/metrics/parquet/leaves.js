@@ -198,9 +198,10 @@ export const LEAVES = [
     (p, scratch, rows) => int32Chunk(scratch, rows, p.s.metric, p.temporality),
   ],
   ['IsMonotonic', (p, scratch, rows) => booleanChunk(scratch, rows, p.s.metric, p.monotonic)],
-  // Value: BYTE_STREAM_SPLIT (a series' values share their high bytes); ValueAsInt: deltas (a
-  // counter grows by small steps from point to point of its series, which the rows follow).
-  ['Value', optional('double', 'double', NON_NULL.VALUE, ENCODING.BYTE_STREAM_SPLIT)],
+  // ValueAsInt as deltas: a counter grows by small steps from point to point of its series,
+  // which the rows follow. Value stays PLAIN: BYTE_STREAM_SPLIT, 0.3 bytes a point smaller, is
+  // not read by fastparquet (docs/parquet.md, "Column encodings").
+  ['Value', optional('double', 'double', NON_NULL.VALUE)],
   ['ValueAsInt', optional('int64', 'integer', NON_NULL.VALUE_AS_INT, ENCODING.DELTA_BINARY_PACKED)],
   ['Count', optional('int64', 'integer', NON_NULL.COUNT)],
   ['Sum', optional('double', 'double', NON_NULL.SUM)],
