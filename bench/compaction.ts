@@ -20,11 +20,19 @@
  */
 
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ROOT } from './lib/child.js';
+import {
+  type Contender,
+  comparePeers,
+  medianOf,
+  type PeerResult,
+  pyarrowPython,
+  sortedness,
+} from './lib/compaction-peers.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { COUNTER, instances, writeBatch } from './lib/simulated-writers.js';
@@ -34,7 +42,6 @@ const args = parseArgs(process.argv.slice(2));
 const MiB = 1024 * 1024;
 /** The UTC day before yesterday: every hour of it has settled. */
 const DAY_START = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000;
-const HOURS = args.quick ? 4 : 24;
 const INSTANCES = 100;
 const SLOTS_PER_HOUR = 6;
 const EXPORTS_PER_FILE = 10;
@@ -44,6 +51,14 @@ const HEAVY_TARGET_BYTES = 128 * MiB;
 const DEFAULT_TARGET_BYTES = 128 * MiB;
 const QUERY_ROUNDS = 3;
 const bound = (target: number) => 2 * target + 100 * 1e6;
+const flag = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+/** Side by side with DuckDB (and pyarrow): the day's first hours, interleaved rounds. */
+const PEER_HOURS = Number(flag('peer-hours') ?? (args.quick ? 1 : 4));
+const PEER_ROUNDS = Number(flag('peer-rounds') ?? (args.quick ? 3 : 5));
+/** Only the side-by-side run (the day's other measurements are skipped). */
+const PEER_ONLY = process.argv.includes('--peer-only');
+const HOURS = PEER_ONLY ? PEER_HOURS : args.quick ? 4 : 24;
 
 const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-compaction-'));
 try {
@@ -73,6 +88,46 @@ try {
     `compaction: ${fmtInt(files)} files, ${fmtInt(points)} points in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
   const dayDir = join(root, 'day');
+  progress('compaction: npm run build (the CLI runs from dist/)');
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+
+  // 0. Side by side with DuckDB and pyarrow, on copies of the day's first hours.
+  const peerInput = join(root, 'peer-input');
+  const hourDirs = [
+    ...new Set(
+      (await readdir(dayDir, { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
+        .map((e) => e.parentPath),
+    ),
+  ].sort();
+  for (const dir of hourDirs.slice(0, PEER_HOURS)) {
+    await cp(dir, join(peerInput, relative(dayDir, dir)), { recursive: true });
+  }
+  const peerPoints = (points * Math.min(PEER_HOURS, HOURS)) / HOURS;
+  const python = await pyarrowPython();
+  const contenders: Contender[] = ['ours', 'duckdb', ...(python ? (['pyarrow'] as const) : [])];
+  const peers = await comparePeers({
+    root,
+    input: 'peer-input',
+    rounds: PEER_ROUNDS,
+    contenders,
+    python,
+    ours: (prefix) => compactChild(root, prefix, undefined),
+  });
+  await rm(peerInput, { recursive: true, force: true });
+  const peer = peerSummary(peers, peerPoints);
+  if (PEER_ONLY) {
+    emitResult({
+      suite: 'compaction',
+      title: `Compaction side by side: ${PEER_HOURS} hours of ${INSTANCES} instances (--peer-only)`,
+      tables: peer.tables,
+      targets: peer.targets,
+      notes: peer.notes,
+      data: { peers, peerPoints },
+    });
+    await rm(root, { recursive: true, force: true });
+    process.exit(0);
+  }
   const bytesBefore = await parquetBytes(dayDir);
 
   // 2. The query before.
@@ -85,8 +140,6 @@ GROUP BY ALL ORDER BY ALL`;
   const before = await timedQueries(sql, 'before');
 
   // 3. Compaction, in its own process: the CLI as users run it, from dist/.
-  progress('compaction: npm run build (the CLI runs from dist/)');
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   progress('compaction: compacting the day (otel-s3 compact, a process of its own)');
   const day = await compactChild(root, 'day', undefined);
   const bytesAfter = await parquetBytes(dayDir);
@@ -105,6 +158,7 @@ GROUP BY ALL ORDER BY ALL`;
   }
   progress('compaction: compacting the heavy hour (otel-s3 compact, a process of its own)');
   const heavy = await compactChild(root, 'heavy', HEAVY_TARGET_BYTES);
+  const heavySorted = await sortedness(join(root, 'heavy'));
 
   const sameAnswers =
     JSON.stringify(before.rows) === JSON.stringify(expectedRows(expected)) &&
@@ -112,6 +166,7 @@ GROUP BY ALL ORDER BY ALL`;
   const speedup = before.millis / after.millis;
   const bytesRatio = bytesAfter / bytesBefore;
   const tables: Table[] = [
+    ...peer.tables,
     {
       columns: [
         '',
@@ -160,6 +215,7 @@ GROUP BY ALL ORDER BY ALL`;
     },
   ];
   const targets: Target[] = [
+    ...peer.targets,
     {
       name: 'the query gives the generated sums, before and after',
       measured: sameAnswers ? 'equal' : 'DIFFERENT',
@@ -201,6 +257,12 @@ GROUP BY ALL ORDER BY ALL`;
       threshold: `≤ 2 × ${fmtMiB(HEAVY_TARGET_BYTES)} + 100 MB`,
       pass: heavy.maxRssBytes <= bound(HEAVY_TARGET_BYTES),
     },
+    {
+      name: 'the heavy hour fully sorted',
+      measured: `${heavySorted.sortedHours} of ${heavySorted.hours} hours; ${fmtInt(heavySorted.runs)} runs of ${fmtInt(heavySorted.series)} series`,
+      threshold: 'one run per series',
+      pass: heavySorted.sortedHours === heavySorted.hours,
+    },
   ];
   emitResult({
     suite: 'compaction',
@@ -208,11 +270,24 @@ GROUP BY ALL ORDER BY ALL`;
     tables,
     targets,
     notes: [
+      ...peer.notes,
       "Stored on a local directory (the compactor's directory store): compaction CPU and memory without a network. Over S3 add a GET per input, range GETs per output and the deletes.",
       `${EXPORTS_PER_FILE} exports of ${SERIES + SERIES / 5 + 2} points per file (${EXPORTS_PER_FILE * (SERIES + SERIES / 5 + 2)} points), simulated writers using the exporter's Parquet body code.`,
       'Throughput: one process, one hour at a time (partitionConcurrency 1), reading every input whole from the directory.',
     ],
-    data: { files, points, bytesBefore, bytesAfter, before, after, day, heavy, heavyPoints },
+    data: {
+      peers,
+      peerPoints,
+      files,
+      points,
+      bytesBefore,
+      bytesAfter,
+      before,
+      after,
+      day,
+      heavy,
+      heavyPoints,
+    },
   });
 } finally {
   await rm(root, { recursive: true, force: true });
@@ -383,4 +458,97 @@ function runNode(
       resolve({ code, stdout: out.split('\n'), stderr: err });
     });
   });
+}
+
+/** The side-by-side tables and targets: ratios against DuckDB at threads=1 from the same rounds. */
+function peerSummary(
+  peers: PeerResult[],
+  peerPoints: number,
+): { tables: Table[]; targets: Target[]; notes: string[] } {
+  const by = (c: Contender) => peers.find((p) => p.contender === c);
+  const ours = by('ours') as PeerResult;
+  const duck = by('duckdb') as PeerResult;
+  const rate = (r: PeerResult) => peerPoints / (medianOf(r, 'millis') / 1000);
+  const perPoint = (r: PeerResult) => medianOf(r, 'outBytes') / peerPoints;
+  const label: Record<Contender, string> = {
+    ours: 'otel-s3 compact --settle 0',
+    duckdb: 'DuckDB, threads=1, COPY … ORDER BY (defaults)',
+    pyarrow: 'pyarrow: dataset → sort_indices → write_table (zstd)',
+  };
+  const rows = peers.map((r) => [
+    label[r.contender],
+    fmtMs(medianOf(r, 'millis')),
+    fmtMs(medianOf(r, 'cpuMillis')),
+    fmtInt(Math.round(rate(r))),
+    fmtNum(rate(r) / rate(duck)),
+    fmtMiB(medianOf(r, 'maxRssBytes')),
+    fmtNum(perPoint(r)),
+    fmtNum(perPoint(r) / perPoint(duck)),
+    `${r.sorted.sortedHours} of ${r.sorted.hours} (${fmtInt(r.sorted.runs)} runs, ${fmtInt(r.sorted.series)} series)`,
+    r.sameRows ? 'yes' : 'NO',
+  ]);
+  const speed = rate(ours) / rate(duck);
+  const bytes = perPoint(ours) / perPoint(duck);
+  const rss = medianOf(ours, 'maxRssBytes');
+  const duckRss = medianOf(duck, 'maxRssBytes');
+  const sorted = ours.sorted.sortedHours === ours.sorted.hours;
+  return {
+    tables: [
+      {
+        columns: [
+          `contender (median of ${ours.rounds.length} interleaved rounds)`,
+          'wall',
+          'CPU',
+          'points/s (wall)',
+          '× DuckDB',
+          'peak RSS',
+          'bytes/point out',
+          '× DuckDB',
+          'hours fully sorted',
+          'every row kept',
+        ],
+        rows,
+      },
+    ],
+    targets: [
+      {
+        name: 'side by side: every contender kept every row',
+        measured:
+          peers
+            .filter((p) => !p.sameRows)
+            .map((p) => p.contender)
+            .join(', ') || 'all',
+        threshold: 'all',
+        pass: peers.every((p) => p.sameRows),
+        required: true,
+      },
+      {
+        name: 'points/s (wall), ours / DuckDB threads=1',
+        measured: `${fmtNum(speed)}×`,
+        threshold: '≥ 1',
+        pass: speed >= 1,
+      },
+      {
+        name: 'peak RSS, ours / DuckDB',
+        measured: `${fmtMiB(rss)} / ${fmtMiB(duckRss)}`,
+        threshold: `< DuckDB's and ≤ 2 × ${fmtMiB(DEFAULT_TARGET_BYTES)} + 100 MB`,
+        pass: rss < duckRss && rss <= bound(DEFAULT_TARGET_BYTES),
+      },
+      {
+        name: 'every output hour fully sorted (ours)',
+        measured: `${ours.sorted.sortedHours} of ${ours.sorted.hours}; ${fmtInt(ours.sorted.runs)} runs of ${fmtInt(ours.sorted.series)} series`,
+        threshold: 'all',
+        pass: sorted,
+      },
+      {
+        name: 'output bytes/point, ours / DuckDB',
+        measured: `${fmtNum(bytes)} (${fmtNum(perPoint(ours))} / ${fmtNum(perPoint(duck))})`,
+        threshold: '≤ 0.85',
+        pass: bytes <= 0.85,
+      },
+    ],
+    notes: [
+      `Side by side: ${PEER_HOURS} hours of the day (${fmtInt(peerPoints)} points), each contender on a fresh copy, the order turning round by round; wall time from the parent, CPU and peak RSS from the process itself. DuckDB's Parquet defaults (snappy); ours and pyarrow zstd.`,
+    ],
+  };
 }

@@ -211,11 +211,22 @@ export function booleanChunk(scratch, rows, group, perGroup) {
 
 /**
  * An optional column: a definition level per row (1 present, 0 null), then the present values:
- * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row).
+ * rows whose `nonNull` has `bit`, their values from `source` (int64: two slots per row), in
+ * `encoding`: PLAIN, or DELTA_BINARY_PACKED for int64 values that move by small steps from row
+ * to row.
  * @param {Scratch} scratch @param {Uint32Array} rows @param {'double' | 'int64' | 'int32'} kind
  * @param {Uint8Array} nonNull @param {number} bit @param {Float64Array | Int32Array} source
+ * @param {number} [encoding] ENCODING.PLAIN (the default) or, for int64, DELTA_BINARY_PACKED
  */
-export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
+export function optionalChunk(
+  scratch,
+  rows,
+  kind,
+  nonNull,
+  bit,
+  source,
+  encoding = ENCODING.PLAIN,
+) {
   const n = rows.length;
   const slots = kind === 'int64' ? 2 : 1;
   const out = kind === 'double' ? scratch.float64(n) : scratch.int32(slots * n);
@@ -239,7 +250,19 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
     }
     def.finish();
   });
-  scratch.arena.bytes(elementBytes(out, slots * j));
+  // No values: PLAIN (nothing), which every reader takes for an all-null page.
+  const used = j === 0 ? ENCODING.PLAIN : encoding;
+  if (used === ENCODING.DELTA_BINARY_PACKED && slots === 2) {
+    const { delta } = scratch;
+    for (let i = 0; i < j; i++) {
+      delta.add(/** @type {number} */ (out[2 * i]), /** @type {number} */ (out[2 * i + 1]));
+    }
+    delta.finish(scratch.arena);
+  } else if (used === ENCODING.PLAIN) {
+    scratch.arena.bytes(elementBytes(out, slots * j));
+  } else {
+    throw new Error(`optionalChunk: encoding ${encoding} is not written for ${kind} values`);
+  }
   const nulls = n - j;
   const statistics =
     out instanceof Float64Array
@@ -248,7 +271,7 @@ export function optionalChunk(scratch, rows, kind, nonNull, bit, source) {
         ? int64Statistics(out, j, nulls)
         : int32Statistics(out, j, nulls);
   return {
-    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: ENCODING.PLAIN }],
+    pages: [{ bytes: pageFrom(scratch.arena, start), values: n, encoding: used }],
     values: n,
     statistics,
   };
