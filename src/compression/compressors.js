@@ -58,6 +58,31 @@ export function join(/** @type {Uint8Array[]} */ parts, total = sumLengths(parts
   return body;
 }
 
+/** Bytes joinInTurns copies per turn of the event loop: a fraction of a millisecond. */
+const JOIN_SLICE_BYTES = 512 * 1024;
+
+/**
+ * join(), for a body on the event loop's thread: one turn copies up to JOIN_SLICE_BYTES of
+ * parts, then the loop runs before the next, so a 2 MiB body is not one long copy (its first
+ * writes to new memory fault its pages in too).
+ * @param {Uint8Array[]} parts @returns {Promise<Uint8Array>}
+ */
+async function joinInTurns(parts) {
+  const body = new Uint8Array(sumLengths(parts));
+  let at = 0;
+  let sinceTurn = 0;
+  for (const part of parts) {
+    if (sinceTurn >= JOIN_SLICE_BYTES) {
+      sinceTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    body.set(part, at);
+    at += part.length;
+    sinceTurn += part.length;
+  }
+  return body;
+}
+
 function sumLengths(/** @type {Uint8Array[]} */ parts) {
   return parts.reduce((n, p) => n + p.length, 0);
 }
@@ -205,7 +230,7 @@ export function zstdFrames(level) {
         if (error !== undefined) {
           frame.error ??= error;
           reject(error);
-        } else resolve(join(frame.chunks));
+        } else joinInTurns(frame.chunks).then(resolve, reject);
         frame.chunks = [];
       },
     };
