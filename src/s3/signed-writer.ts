@@ -31,7 +31,7 @@ export interface SignedWriterSettings {
  * loop (slicedBody). Writing to a connection copies the bytes into the kernel on this thread (on
  * loopback, the receiving side's TCP work too), so one 2 MiB write was one long turn.
  */
-const SOCKET_SLICE_BYTES = 256 * 1024;
+const SOCKET_SLICE_BYTES = 64 * 1024;
 
 /** The SDK's rule: a clock more than 5 minutes off signs requests S3 refuses. */
 const MAX_CLOCK_SKEW_MILLIS = 5 * 60_000;
