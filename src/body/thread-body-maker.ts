@@ -8,9 +8,9 @@ import { uncompressedBody } from './uncompressed-body.js';
 /**
  * Bodies made with no thread of ours: node:zlib compresses on libuv's pool (one reused context,
  * fed the records in turn), and this thread only hands over the records and gathers the output
- * chunks. For
- * framed formats on runtimes whose node:zlib has zstd, and for gzip and none everywhere. With
- * none there is nothing to compress: the records are joined and hashed here, in short turns.
+ * chunks. For framed formats on runtimes whose node:zlib has zstd, and for gzip and none
+ * everywhere. With none there is nothing to compress: the records are joined and hashed here, in
+ * short turns.
  *
  * With zstd, records are compressed as they are appended (openFrame): an open batch holds its
  * compressed bytes (about 1/25 at 2,000 series) instead of its records, which took glibc's main
@@ -23,7 +23,7 @@ import { uncompressedBody } from './uncompressed-body.js';
  * (64 KiB at most) at a time as node:zlib hands it over: the turn that ends the frame hashes
  * only its last chunks. Hashing the whole body there instead (Web Crypto, whose digest copies
  * its input on the calling thread before hashing on the pool) was the longest part of the
- * flush's stall for a 1.8 MiB body (bench/results/2026-12-04-event-loop-hash.md). Other bodies
+ * flush's stall for a 1.8 MiB body (bench/results/2026-12-04-event-loop-slices.md). Other bodies
  * (gzip) are hashed whole, by Web Crypto, once made.
  */
 export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
