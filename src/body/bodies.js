@@ -19,11 +19,11 @@ import { partsCompressor } from '../compression/compressors.js';
 /**
  * Makes bodies, one batch at a time; `close()` frees its compression context. `open`, where
  * the compressor can take an object part by part (zstd on node:zlib), starts an object whose
- * records are compressed as they come.
+ * records are compressed as they come; `observe` sees its compressed bytes as they arrive.
  * @typedef {{
  *   make: (batch: Batch) => Uint8Array | Promise<Uint8Array>,
  *   close: () => void,
- *   open?: ((framing: Framing) => RecordFrame) | undefined,
+ *   open?: ((framing: Framing, observe?: (chunk: Uint8Array) => void) => RecordFrame) | undefined,
  * }} Bodies
  */
 /**
@@ -94,7 +94,7 @@ export function framedMaker(o) {
   return {
     make: (batch) => compressor.compress(parts(batch)),
     close: compressor.close,
-    open: frames && ((framing) => recordFrame(frames.open(), framing)),
+    open: frames && ((framing, observe) => recordFrame(frames.open(observe), framing)),
   };
 }
 

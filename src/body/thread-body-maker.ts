@@ -1,15 +1,16 @@
-import { crc32Base64, sha256Hex } from '../compression/checksums.js';
+import { crc32Base64, runningChecksums, sha256Hex } from '../compression/checksums.js';
+import type { Framing } from '../encoding/records.js';
 import { framedMaker, parts } from './bodies.js';
-import type { BodyMaker, BodyMakerOptions, PreparedBody } from './body-types.js';
+import type { BodyMaker, BodyMakerOptions, PreparedBody, RecordFrame } from './body-types.js';
 import { BodyMakerError } from './body-types.js';
 import { uncompressedBody } from './uncompressed-body.js';
 
 /**
  * Bodies made with no thread of ours: node:zlib compresses on libuv's pool (one reused context,
- * fed the records in turn), Web Crypto hashes there too, and this thread only hands over the
- * records, gathers the output chunks and computes the CRC32 of the compressed body (cheap). For
- * framed formats on runtimes whose node:zlib has zstd, and for gzip and none everywhere. With
- * none there is nothing to compress: the records are joined and hashed here, in short turns.
+ * fed the records in turn), and this thread only hands over the records and gathers the output
+ * chunks. For framed formats on runtimes whose node:zlib has zstd, and for gzip and none
+ * everywhere. With none there is nothing to compress: the records are joined and hashed here, in
+ * short turns.
  *
  * With zstd, records are compressed as they are appended (openFrame): an open batch holds its
  * compressed bytes (about 1/25 at 2,000 series) instead of its records, which took glibc's main
@@ -17,6 +18,13 @@ import { uncompressedBody } from './uncompressed-body.js';
  * its batch (counted as internal-error): its records are gone. zstd on a valid context fails
  * only when memory does. gzip must finish one member before the next starts, so it keeps
  * records until the seal.
+ *
+ * A frame's SHA-256 (which SigV4 signs) and CRC32 are computed on the way, one output chunk
+ * (64 KiB at most) at a time as node:zlib hands it over: the turn that ends the frame hashes
+ * only its last chunks. Hashing the whole body there instead (Web Crypto, whose digest copies
+ * its input on the calling thread before hashing on the pool) was the longest part of the
+ * flush's stall for a 1.8 MiB body (bench/results/2026-12-04-event-loop-slices.md). Other bodies
+ * (gzip) are hashed whole, by Web Crypto, once made.
  */
 export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
   const bodies = framedMaker({
@@ -25,9 +33,26 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     zstdEngine: options.engine,
   });
   let closed = false;
+  /** The checksums of each frame's body, computed as its chunks came (see openFrame). */
+  const sums = new WeakMap<Uint8Array, { sha256: string; crc32: string }>();
+  const open = bodies.open;
+  const openFrame =
+    open &&
+    ((framing: Framing | null): RecordFrame => {
+      const running = runningChecksums();
+      const frame = open(framing, running.update);
+      return {
+        append: (record, consumed) => frame.append(record, consumed),
+        end: () =>
+          frame.end().then((body) => {
+            sums.set(body, running.finish());
+            return body;
+          }),
+      };
+    });
   return {
     runsIn: 'thread-pool',
-    openFrame: bodies.open,
+    openFrame,
     async make(request): Promise<PreparedBody> {
       if (request.columns !== undefined) {
         throw new BodyMakerError('columns need the body worker', request);
@@ -38,6 +63,7 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
       if (closed) throw new BodyMakerError('the exporter is shut down', contents);
       let made: Uint8Array;
       let sha256: string | undefined;
+      let known: { sha256: string; crc32: string } | undefined;
       try {
         if (records !== undefined && options.compression === 'none') {
           return await uncompressedBody(parts({ records, framing: request.framing }), request);
@@ -45,7 +71,8 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
         made = await (request.frame !== undefined
           ? request.frame
           : bodies.make({ records: request.records, framing: request.framing }));
-        sha256 = request.sha256 ? await sha256Hex(made) : undefined;
+        known = sums.get(made);
+        sha256 = request.sha256 ? (known?.sha256 ?? (await sha256Hex(made))) : undefined;
       } catch (error) {
         throw new BodyMakerError(
           `${options.compression} body failed: ${(error as Error).message}`,
@@ -53,7 +80,8 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
         );
       }
       const body = Buffer.from(made.buffer, made.byteOffset, made.byteLength);
-      return { body, sha256, crc32: request.crc32 ? crc32Base64(made) : undefined };
+      const crc32 = request.crc32 ? (known?.crc32 ?? crc32Base64(made)) : undefined;
+      return { body, sha256, crc32 };
     },
     async close() {
       closed = true;

@@ -2,6 +2,7 @@
 // The checksums an S3 request needs of a body: the SHA-256 that SigV4 signs (so the SDK does not
 // hash on the event loop) and the CRC32 that S3 checks when the client sends one. Plain
 // JavaScript: the exporter's thread and the body worker both use it.
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 
@@ -11,6 +12,25 @@ import * as zlib from 'node:zlib';
 export async function sha256Hex(/** @type {Uint8Array} */ body) {
   const digest = await globalThis.crypto.subtle.digest('SHA-256', body);
   return Buffer.from(digest).toString('hex');
+}
+
+/**
+ * The SHA-256 and CRC32 of a body whose bytes come in pieces (a frame's output chunks, as node:zlib
+ * hands them over): each `update()` hashes one piece where it is, with no copy, so the work is
+ * spread over the turns that bring the pieces instead of falling on the turn that ends the body.
+ * `finish()` gives both as the S3 request wants them; nothing may be added after it.
+ * @returns {{ update: (piece: Uint8Array) => void, finish: () => { sha256: string, crc32: string } }}
+ */
+export function runningChecksums() {
+  const hash = createHash('sha256');
+  let crc = 0;
+  return {
+    update(piece) {
+      hash.update(piece);
+      crc = crc32(piece, crc);
+    },
+    finish: () => ({ sha256: hash.digest('hex'), crc32: crc32Text(crc) }),
+  };
 }
 
 /** @type {Crc32 | undefined} */

@@ -26,12 +26,14 @@ import { loadZstdAddon } from './zstd-addon.js';
 /**
  * One object's frame, compressed as its parts are written. `consumed` is called once the
  * compressor is done with a part (its memory may be freed); `end()` gives the whole frame.
+ * `open(observe)` hands each output chunk of the frame, in order, to `observe` as it arrives
+ * (for checksums computed on the way).
  * @typedef {{
  *   write: (part: Uint8Array, consumed?: () => void) => void,
  *   end: () => Promise<Uint8Array>,
  * }} FrameWriter
  */
-/** @typedef {PartsCompressor & { open: () => FrameWriter }} FrameCompressor */
+/** @typedef {PartsCompressor & { open: (observe?: (chunk: Uint8Array) => void) => FrameWriter }} FrameCompressor */
 /**
  * Compresses one Parquet page into a frame of its own (the page's codec); `close()` frees what
  * it holds.
@@ -52,6 +54,31 @@ export function join(/** @type {Uint8Array[]} */ parts, total = sumLengths(parts
   for (const part of parts) {
     body.set(part, at);
     at += part.length;
+  }
+  return body;
+}
+
+/** Bytes joinInTurns copies per turn of the event loop: a fraction of a millisecond. */
+const JOIN_SLICE_BYTES = 512 * 1024;
+
+/**
+ * join(), for a body on the event loop's thread: one turn copies up to JOIN_SLICE_BYTES of
+ * parts, then the loop runs before the next, so a 2 MiB body is not one long copy (its first
+ * writes to new memory fault its pages in too).
+ * @param {Uint8Array[]} parts @returns {Promise<Uint8Array>}
+ */
+async function joinInTurns(parts) {
+  const body = new Uint8Array(sumLengths(parts));
+  let at = 0;
+  let sinceTurn = 0;
+  for (const part of parts) {
+    if (sinceTurn >= JOIN_SLICE_BYTES) {
+      sinceTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    body.set(part, at);
+    at += part.length;
+    sinceTurn += part.length;
   }
   return body;
 }
@@ -154,7 +181,7 @@ export function napiZstd(level) {
  * @param {number} level @returns {FrameCompressor}
  */
 export function zstdFrames(level) {
-  /** @typedef {{ chunks: Buffer[], ended: boolean, error: Error | undefined, settle: (error?: Error) => void }} Frame */
+  /** @typedef {{ chunks: Buffer[], observe: ((chunk: Uint8Array) => void) | undefined, ended: boolean, error: Error | undefined, settle: (error?: Error) => void }} Frame */
   /** @typedef {{ stream: zlib.ZstdCompress, frames: Frame[] }} Lane */
   /** @type {Lane | undefined} */
   let lane;
@@ -165,15 +192,20 @@ export function zstdFrames(level) {
     });
     /** @type {Lane} */
     const l = { stream, frames: [] };
-    stream.on('data', (/** @type {Buffer} */ chunk) => l.frames[0]?.chunks.push(chunk));
+    stream.on('data', (/** @type {Buffer} */ chunk) => {
+      const frame = l.frames[0];
+      if (frame === undefined) return;
+      frame.chunks.push(chunk);
+      frame.observe?.(chunk);
+    });
     stream.on('error', (error) => {
       if (lane === l) lane = undefined; // a failed stream is not reused
       for (const frame of l.frames.splice(0)) frame.settle(error);
     });
     return l;
   };
-  /** @returns {FrameWriter} */
-  const open = () => {
+  /** @param {((chunk: Uint8Array) => void) | undefined} [observe] @returns {FrameWriter} */
+  const open = (observe) => {
     lane ??= openLane();
     const l = lane;
     const last = l.frames[l.frames.length - 1];
@@ -191,13 +223,14 @@ export function zstdFrames(level) {
     /** @type {Frame} */
     const frame = {
       chunks: [],
+      observe,
       ended: false,
       error: undefined,
       settle: (error) => {
         if (error !== undefined) {
           frame.error ??= error;
           reject(error);
-        } else resolve(join(frame.chunks));
+        } else joinInTurns(frame.chunks).then(resolve, reject);
         frame.chunks = [];
       },
     };

@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
-import { dataPointRows } from '../../src/reader.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
 import { prng } from '../support/prng.js';
 import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
+import { expectedItems, SIGNALS, signalSpoolDir, taggedItems } from '../support/signal-driver.js';
 import { tempDirs } from '../support/temp-dir.js';
 
 const POINTS = ['create', 'write', 'fsync', 'rename', 'directory'] as const;
@@ -31,68 +31,78 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
     order: random(),
   })).sort((a, b) => a.order - b.order);
 
-  for (const { point, at } of plan) {
-    test(`killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async () => {
-      const dir = await newDir('otel-s3-killpoint-');
-      const prefix = `kill/${point}-${at}-${Date.now()}`;
-      const writer = spawnTs('test/support/children/spool-killpoint.ts', {
-        ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
-        S3_PREFIX: prefix,
-        SPOOL_DIR: dir,
-        KILL_POINT: point,
-        KILL_AT: String(at),
-      });
-      const stopped = await writer.waitForJson<{ killpoint?: string; write: number }>(
-        (v) => v.killpoint !== undefined,
-      );
-      expect(stopped).toMatchObject({ killpoint: point, write: at });
-      writer.process.kill('SIGKILL');
-      expect((await writer.exited).signal).toBe('SIGKILL');
+  for (const driver of SIGNALS)
+    for (const { point, at } of plan) {
+      test(`${driver.signal}, killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async () => {
+        const root = await newDir('otel-s3-killpoint-');
+        const dir = signalSpoolDir(root, driver);
+        const prefix = `kill/${driver.signal}-${point}-${at}-${Date.now()}`;
+        const writer = spawnTs('test/support/children/spool-killpoint.ts', {
+          ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
+          SIGNAL: driver.signal,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: root,
+          KILL_POINT: point,
+          KILL_AT: String(at),
+        });
+        const stopped = await writer.waitForJson<{ killpoint?: string; write: number }>(
+          (v) => v.killpoint !== undefined,
+        );
+        expect(stopped).toMatchObject({ killpoint: point, write: at });
+        writer.process.kill('SIGKILL');
+        expect((await writer.exited).signal).toBe('SIGKILL');
 
-      // What the kill left: whole files in batches/, and in tmp/ complete or torn ones.
-      const batches = (await readdir(join(dir, 'batches'))).length;
-      let completeTmp = 0;
-      let tornTmp = 0;
-      for (const name of await readdir(join(dir, 'tmp'))) {
-        try {
-          decodeSpoolFile(await readFile(join(dir, 'tmp', name)));
-          completeTmp++;
-        } catch {
-          tornTmp++;
+        // What the kill left: whole files in batches/, and in tmp/ complete or torn ones.
+        const batches = (await readdir(join(dir, 'batches'))).length;
+        let completeTmp = 0;
+        let tornTmp = 0;
+        for (const name of await readdir(join(dir, 'tmp'))) {
+          try {
+            decodeSpoolFile(await readFile(join(dir, 'tmp', name)));
+            completeTmp++;
+          } catch {
+            tornTmp++;
+          }
         }
-      }
-      const expected = {
-        create: { tmp: [0, 0], batches: at - 1 },
-        write: { tmp: [0, 1], batches: at - 1 },
-        fsync: { tmp: [1, 0], batches: at - 1 },
-        rename: { tmp: [1, 0], batches: at - 1 },
-        directory: { tmp: [0, 0], batches: at },
-      }[point];
-      expect([completeTmp, tornTmp]).toEqual(expected.tmp);
-      expect(batches).toBe(expected.batches);
+        const expected = {
+          create: { tmp: [0, 0], batches: at - 1 },
+          write: { tmp: [0, 1], batches: at - 1 },
+          fsync: { tmp: [1, 0], batches: at - 1 },
+          rename: { tmp: [1, 0], batches: at - 1 },
+          directory: { tmp: [0, 0], batches: at },
+        }[point];
+        expect([completeTmp, tornTmp]).toEqual(expected.tmp);
+        expect(batches).toBe(expected.batches);
 
-      const replay = spawnTs('test/support/children/spool-replay.ts', {
-        ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
-        S3_PREFIX: prefix,
-        SPOOL_DIR: dir,
+        const replay = spawnTs('test/support/children/spool-replay.ts', {
+          ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
+          SIGNAL: driver.signal,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: root,
+        });
+        const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
+          (v) => v.done === true,
+        );
+        expect((await replay.exited).code, replay.stderr()).toBe(0);
+        expect(stats.spool?.replayed).toBe(batches + completeTmp);
+        expect(stats.spool?.quarantined).toBe(tornTmp);
+        expect(await readdir(join(dir, 'quarantine'))).toHaveLength(tornTmp);
+        expect(await readdir(join(dir, 'batches'))).toEqual([]);
+        expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+
+        const objects = await listAndFetch(client, bucket, `${prefix}/`);
+        expect(objects).toHaveLength(batches + completeTmp);
+        // Spool files are written one after another, oldest batch first, and nothing reached S3
+        // before the kill: what the replay stored is exports 1..n, each exactly once and whole.
+        const items = objects.flatMap((o) => taggedItems(decodeStored(o)));
+        const tags = new Set(items.map((i) => Number(i.split('/')[0])));
+        expect(tags.size).toBeGreaterThan(0);
+        expect(items.sort()).toEqual(
+          expectedItems(
+            Array.from({ length: tags.size }, (_, i) => i + 1),
+            10,
+          ).sort(),
+        );
       });
-      const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
-        (v) => v.done === true,
-      );
-      expect((await replay.exited).code, replay.stderr()).toBe(0);
-      expect(stats.spool?.replayed).toBe(batches + completeTmp);
-      expect(stats.spool?.quarantined).toBe(tornTmp);
-      expect(await readdir(join(dir, 'quarantine'))).toHaveLength(tornTmp);
-      expect(await readdir(join(dir, 'batches'))).toEqual([]);
-      expect(await readdir(join(dir, 'tmp'))).toEqual([]);
-
-      const objects = await listAndFetch(client, bucket, `${prefix}/`);
-      expect(objects).toHaveLength(batches + completeTmp);
-      const seqs = objects
-        .flatMap((o) => dataPointRows(decodeStored(o)))
-        .filter((r) => r.metric === 'collection.seq')
-        .map((r) => r.value ?? -1);
-      expect(new Set(seqs).size).toBe(seqs.length);
-    });
-  }
+    }
 });

@@ -1,9 +1,18 @@
 /**
- * Child process: a busy service exports for DURATION_MILLIS while S3 is a black hole, and prints
- * one JSON sample of its memory and the exporter's accounting every SAMPLE_MILLIS.
+ * Child process: a busy service exports SIGNAL (metrics unless set: a MeterProvider with a
+ * PeriodicExportingMetricReader; traces: a TracerProvider with a BatchSpanProcessor; logs: a
+ * LoggerProvider with a BatchLogRecordProcessor) for DURATION_MILLIS while S3 is a black hole,
+ * and prints one JSON sample of its memory and the exporter's accounting every SAMPLE_MILLIS.
  */
+import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { S3MetricExporter } from '../../../src/index.js';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  S3LogRecordExporter,
+  S3MetricExporter,
+  type S3MetricExporterOptions,
+  S3SpanExporter,
+} from '../../../src/index.js';
 import { childConnection } from './connection.js';
 
 const env = process.env;
@@ -34,33 +43,86 @@ async function checkpoint(name: string, bufferedBytes: () => number): Promise<vo
 // Before the exporter exists: what the process holds without it.
 await checkpoint('baseline', () => 0);
 
-const exporter = new S3MetricExporter({
+const signal = env.SIGNAL ?? 'metrics';
+const options: S3MetricExporterOptions = {
   ...childConnection(),
-  prefix: 'busy-outage',
+  prefix: `busy-outage/${signal}`,
   maxBufferedBytes,
   maxBatchBytes: Math.floor(maxBufferedBytes / 16),
   requestTimeoutMillis: 2_000,
   flushTimeoutMillis: 500,
   retry: { initialDelayMillis: 100, maxDelayMillis: 1_000 },
-});
-const provider = new MeterProvider({
-  readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 100 })],
-});
-const meter = provider.getMeter('busy');
-const requests = meter.createCounter('http.requests');
-const latency = meter.createHistogram('http.latency', { unit: 's' });
+};
 const SERIES = 1_000;
-const traffic = setInterval(() => {
-  for (let i = 0; i < 200; i++) {
-    const series = Math.floor(Math.random() * SERIES);
-    const attributes = {
-      route: `/api/items/${series}`,
-      method: series % 2 ? 'GET' : 'POST',
-      pod: 'pod-7',
+/** A request's attributes, as a service's instrumentation sets them. */
+function request(): Record<string, string> {
+  const series = Math.floor(Math.random() * SERIES);
+  return { route: `/api/items/${series}`, method: series % 2 ? 'GET' : 'POST', pod: 'pod-7' };
+}
+
+/** The signal's exporter inside its SDK provider, and one request's worth of its telemetry. */
+function service(): {
+  exporter: S3MetricExporter | S3SpanExporter | S3LogRecordExporter;
+  provider: { shutdown(): Promise<void> };
+  handle(): void;
+} {
+  if (signal === 'traces') {
+    const exporter = new S3SpanExporter(options);
+    const provider = new TracerProvider({
+      spanProcessors: [
+        new BatchSpanProcessor({ exporter, scheduledDelayMillis: 100, maxQueueSize: 4096 }),
+      ],
+    });
+    const tracer = provider.getTracer('busy');
+    return {
+      exporter,
+      provider,
+      handle: () => tracer.startSpan('GET /api/items', { attributes: request() }).end(),
     };
-    requests.add(1, attributes);
-    latency.record(Math.random(), attributes);
   }
+  if (signal === 'logs') {
+    const exporter = new S3LogRecordExporter(options);
+    const provider = new LoggerProvider({
+      processors: [
+        new BatchLogRecordProcessor({ exporter, scheduledDelayMillis: 100, maxQueueSize: 4096 }),
+      ],
+    });
+    const logger = provider.getLogger('busy');
+    return {
+      exporter,
+      provider,
+      handle: () => {
+        const attributes = request();
+        logger.emit({
+          severityNumber: 9,
+          severityText: 'INFO',
+          body: `${attributes.method} ${attributes.route} ${Math.random()}`,
+          attributes,
+        });
+      },
+    };
+  }
+  const exporter = new S3MetricExporter(options);
+  const provider = new MeterProvider({
+    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 100 })],
+  });
+  const meter = provider.getMeter('busy');
+  const requests = meter.createCounter('http.requests');
+  const latency = meter.createHistogram('http.latency', { unit: 's' });
+  return {
+    exporter,
+    provider,
+    handle: () => {
+      const attributes = request();
+      requests.add(1, attributes);
+      latency.record(Math.random(), attributes);
+    },
+  };
+}
+
+const { exporter, provider, handle } = service();
+const traffic = setInterval(() => {
+  for (let i = 0; i < 200; i++) handle();
 }, 10);
 
 const started = performance.now();

@@ -1,12 +1,13 @@
 /**
- * Child process: exports collections with a spool while S3 does not answer, through a file
+ * Child process: exports SIGNAL (metrics unless set), 10 items an export tagged 1, 2, ... (the
+ * signal driver's exports), with a spool while S3 does not answer, through a file
  * system that stops at a chosen point of the Nth spool write: KILL_POINT is one of
  * create (before the file exists), write (half the bytes written), fsync (all written, not
  * synced), rename (before it), directory (renamed, directory not synced); KILL_AT is N. There it
  * prints {"killpoint":...} and hangs, for the parent's SIGKILL.
  */
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
-import { sequencedService } from '../service.js';
+import { driverOf, exportTagged } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
 
 const env = process.env;
@@ -53,14 +54,18 @@ const fs: SpoolFileSystem = {
   },
 };
 
-const exporter = childSpoolExporter({
-  spoolFileSystem: fs,
-  maxBatchAgeMillis: 20,
-  requestTimeoutMillis: 60_000,
-  spoolTimeoutMillis: 600_000,
-});
-const service = sequencedService(exporter);
-for (;;) {
-  await service.exportCollections(1);
+const driver = driverOf(env.SIGNAL);
+const exporter = childSpoolExporter(
+  {
+    spoolFileSystem: fs,
+    maxBatchAgeMillis: 20,
+    requestTimeoutMillis: 60_000,
+    spoolTimeoutMillis: 600_000,
+  },
+  driver,
+);
+for (let tag = 1; ; tag++) {
+  const result = await exportTagged(driver, exporter, 10, tag);
+  if (result.code !== 0) throw result.error ?? new Error(`export of tag ${tag} failed`);
   await new Promise((r) => setTimeout(r, 5));
 }

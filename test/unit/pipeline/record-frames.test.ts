@@ -4,6 +4,8 @@
  * one reused context, even when the next object's records arrive while the last one is ending.
  * Expected bodies come from the bytes written, joined here; decoded by the test's own zstd.
  */
+import { createHash } from 'node:crypto';
+import { crc32 as zlibCrc32 } from 'node:zlib';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type BodyMaker, createBodyMaker } from '../../../src/body/index.js';
 import { zstdFrames } from '../../../src/compression/compressors.js';
@@ -122,6 +124,33 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
       `${HEAD}${texts.join(',')}${TAIL}`,
     );
     expect(batch.isEmpty).toBe(true);
+  });
+
+  test("frames ended back to back: each body's SHA-256 and CRC32, taken as its chunks came, are its bytes'", async () => {
+    const maker = createBodyMaker({
+      body: 'framed',
+      compression: 'zstd',
+      level: 3,
+      engine: 'node:zlib',
+    });
+    makers.push(maker);
+    const openFrame = maker.openFrame;
+    if (openFrame === undefined) throw new Error('zstd on node:zlib opens frames');
+    // Records past the 64 KiB output chunk, so each frame's body comes in several chunks, and
+    // the next frame begun before the last has ended.
+    const ended: Promise<Uint8Array>[] = [];
+    for (let i = 0; i < 4; i++) {
+      const frame = openFrame({ head: HEAD, separator: ',', tail: TAIL });
+      for (let j = 0; j <= i; j++) frame.append(Buffer.from(text(200_000, i * 10 + j)));
+      ended.push(frame.end());
+    }
+    for (const frame of ended) {
+      const made = await maker.make({ frame, framing: null, sha256: true, crc32: true });
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(zlibCrc32(made.body));
+      expect(made.sha256).toBe(createHash('sha256').update(made.body).digest('hex'));
+      expect(made.crc32).toBe(crc.toString('base64'));
+    }
   });
 
   test('gzip keeps the records until the seal: it offers no frames', () => {

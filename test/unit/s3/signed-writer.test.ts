@@ -4,6 +4,7 @@
  * the integration tests against a real server; these pin what a server cannot easily be made to
  * do: a skewed clock, an HTML error page, credentials that expire.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -68,7 +69,39 @@ const amzDate = (headers: IncomingHttpHeaders) =>
     ),
   );
 
+/** A server that answers 200 and keeps each request's body and headers. */
+async function recording() {
+  const bodies: { headers: IncomingHttpHeaders; body: Buffer }[] = [];
+  server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      bodies.push({ headers: request.headers, body: Buffer.concat(chunks) });
+      response.writeHead(200);
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  return { bodies, endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
 describe('SignedObjectWriter', () => {
+  test.each([false, true])(
+    'a body of many socket slices arrives whole and in order, with its length and hash (background %s)',
+    async (background) => {
+      const { bodies, endpoint } = await recording();
+      // Not a multiple of the slice, and every byte tells its position.
+      const body = Buffer.alloc(1024 * 1024 + 5);
+      for (let i = 0; i < body.length; i += 4) body.writeUInt32LE(i, Math.min(i, body.length - 4));
+      const sha256 = createHash('sha256').update(body).digest('hex');
+      await writer(endpoint).put({ ...put(), body, sha256, background });
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]?.headers['content-length']).toBe(String(body.length));
+      expect(bodies[0]?.headers['x-amz-content-sha256']).toBe(sha256);
+      expect(bodies[0]?.body.equals(body)).toBe(true);
+    },
+  );
+
   test('a clock an hour behind the server: refused once, then signed in server time', async () => {
     const ahead = new Date(Date.now() + 3_600_000).toUTCString();
     const { seen, endpoint } = await scripted([
