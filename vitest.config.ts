@@ -8,6 +8,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 20_000,
+          // Two files at once on a two-core machine: the unit files wait on timers, child
+          // processes and the disk for much of their time, so a second worker fills those gaps.
+          maxWorkers: 2,
         },
       },
       {

@@ -35,6 +35,32 @@ export function attributeFilter(
     tests.every((test) => test(attributes) ?? test(resource) ?? false);
 }
 
+/** What the row filters shared by `otel-s3 spans` and `otel-s3 logs` read of a row. */
+export interface FilteredRow {
+  traceId: string;
+  service: string;
+  attributes: Record<string, PlainValue>;
+  resource: Record<string, PlainValue>;
+}
+
+/**
+ * The filters every row command shares: `--trace-id` (lower case), `--service` patterns and
+ * `--attribute` specs; a row passes when it matches all of them.
+ */
+export function commonRowFilter(options: {
+  traceId?: string | undefined;
+  service: readonly string[];
+  attribute: readonly string[];
+}): (row: FilteredRow) => boolean {
+  const service = wildcardFilter(options.service);
+  const attributes = attributeFilter(options.attribute);
+  const traceId = options.traceId;
+  return (row) =>
+    (traceId === undefined || row.traceId.toLowerCase() === traceId) &&
+    service(row.service) &&
+    attributes(row.attributes, row.resource);
+}
+
 /** A trace id as given on the command line: 32 hex digits, in lower case; UsageError otherwise. */
 export function traceIdOption(flag: string, value: string): string {
   if (!/^[0-9a-fA-F]{32}$/.test(value)) {

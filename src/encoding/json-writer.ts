@@ -19,6 +19,9 @@ const SHORT_BYTES = 64;
 /** 1 at the character codes of 0-9 and a-f. */
 const LOWER_HEX_DIGIT = new Uint8Array(128);
 for (const c of '0123456789abcdef') LOWER_HEX_DIGIT[c.charCodeAt(0)] = 1;
+/** ASCII that a JSON string holds as it is: printable, not `"` nor `\\`. */
+const PLAIN_ASCII = new Uint8Array(128);
+for (let c = 0x20; c <= 0x7e; c++) PLAIN_ASCII[c] = c === 0x22 || c === 0x5c ? 0 : 1;
 /** Times from this many seconds on do not fit a uint64 of nanoseconds (about the year 2554). */
 const MAX_NANOS_SECONDS = 18_446_744_073;
 
@@ -126,26 +129,31 @@ export class JsonWriter {
   }
 
   /**
-   * A trace or span id as OTLP/JSON spells it, in quotes: lower-case hex as it is, anything else
-   * as the hex of the bytes it reads as (see hex-id.ts).
+   * `text` in quotes when every character of it is marked 1 in `allowed` (ASCII only), copied
+   * in one pass; true when written, false (nothing written) when a character is not allowed.
    */
-  hexId(id: string): void {
-    const n = id.length;
+  #quotedIfAll(text: string, allowed: Uint8Array): boolean {
+    const n = text.length;
     this.#ensure(n + 2);
     const buf = this.#buf;
     let pos = this.#pos;
     buf[pos++] = 0x22;
-    let i = 0;
-    for (; i < n; i++) {
-      const c = id.charCodeAt(i);
-      if (LOWER_HEX_DIGIT[c] !== 1) break;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (allowed[c] !== 1) return false;
       buf[pos++] = c;
     }
-    if (i === n && (n & 1) === 0) {
-      buf[pos++] = 0x22;
-      this.#pos = pos;
-      return;
-    }
+    buf[pos++] = 0x22;
+    this.#pos = pos;
+    return true;
+  }
+
+  /**
+   * A trace or span id as OTLP/JSON spells it, in quotes: lower-case hex as it is, anything else
+   * as the hex of the bytes it reads as (see hex-id.ts).
+   */
+  hexId(id: string): void {
+    if ((id.length & 1) === 0 && this.#quotedIfAll(id, LOWER_HEX_DIGIT)) return;
     this.raw(`"${hexId(id)}"`);
   }
 
@@ -196,21 +204,7 @@ export class JsonWriter {
     const n = value.length;
     if (n <= SHORT) {
       // One pass: copy while the characters need no escaping; else start again, escaped.
-      this.#ensure(n + 2);
-      const buf = this.#buf;
-      let pos = this.#pos;
-      buf[pos++] = 0x22;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = value.charCodeAt(i);
-        if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) break;
-        buf[pos++] = c;
-      }
-      if (i === n) {
-        buf[pos++] = 0x22;
-        this.#pos = pos;
-        return;
-      }
+      if (this.#quotedIfAll(value, PLAIN_ASCII)) return;
     } else if (PLAIN.test(value)) {
       this.char(0x22);
       this.raw(value);

@@ -84,14 +84,7 @@ export async function decodeStoredObjectAsync(
   bytes: Uint8Array,
   options: DecodeOptions = {},
 ): Promise<DecodedObject> {
-  const { encoding, raw, context } = unwrap(key, bytes, options);
-  let request: OtlpObject;
-  try {
-    request = await readerOf(key, options).decoders[encoding.format].decode(raw, context);
-  } catch (error) {
-    throw decodeError(key, error);
-  }
-  return checked(key, request, encoding, raw.length);
+  return decodeNow(key, bytes, options, false);
 }
 
 /**
@@ -103,22 +96,40 @@ export function decodeStoredObject(
   bytes: Uint8Array,
   options: DecodeOptions = {},
 ): DecodedObject {
+  return decodeNow(key, bytes, options, true) as DecodedObject;
+}
+
+/**
+ * The one decode path of both calls: unwraps the object, runs its format's decoder and checks
+ * the request. With `synchronous`, a decoder that is not refuses; otherwise a decoder's promise
+ * is awaited and its failure mapped as a synchronous one is.
+ */
+function decodeNow(
+  key: string,
+  bytes: Uint8Array,
+  options: DecodeOptions,
+  synchronous: boolean,
+): DecodedObject | Promise<DecodedObject> {
   const { encoding, raw, context } = unwrap(key, bytes, options);
   const decoder: Decoder = readerOf(key, options).decoders[encoding.format];
-  if (!decoder.synchronous) {
+  if (synchronous && !decoder.synchronous) {
     throw new ObjectDecodeError(
       key,
       'decode',
       `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or the reading functions (readMetrics(), readSpans(), ...)`,
     );
   }
-  let request: OtlpObject;
+  let request: OtlpObject | Promise<OtlpObject>;
   try {
-    request = decoder.decode(raw, context) as OtlpObject;
+    request = decoder.decode(raw, context);
   } catch (error) {
     throw decodeError(key, error);
   }
-  return checked(key, request, encoding, raw.length);
+  const done = (decoded: OtlpObject) => checked(key, decoded, encoding, raw.length);
+  if (!(request instanceof Promise)) return done(request);
+  return request.then(done, (error: unknown) => {
+    throw decodeError(key, error);
+  });
 }
 
 /** Decodes the bytes of one stored object into its request (see decodeStoredObject). */

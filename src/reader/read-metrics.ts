@@ -30,15 +30,8 @@ import {
 import { PartError, readParts } from './read-parts.js';
 import type { ObjectSource } from './source.js';
 
-export type {
-  MetricObject,
-  MetricStream,
-  ObjectInfo,
-  ObjectStream,
-  ReadStats,
-  StoredObject,
-  UnreadableObject,
-} from './metric-types.js';
+// Every type of the objects read and listed, as this module's own.
+export type * from './metric-types.js';
 
 /** The options of every reading function (readMetrics, readSpans, readLogRecords, ...). */
 export type ReadObjectsOptions = ListObjectsOptions &
@@ -64,24 +57,58 @@ export interface SignalsOption {
   signals?: readonly SignalName[];
 }
 
+/** The listing and the reading function of one signal's objects. */
+function signalFunctions(signal: SignalName) {
+  return {
+    list: (options: ListObjectsOptions): ObjectStream<ObjectInfo> =>
+      listObjectsOf([signal], options),
+    read: (options: ReadObjectsOptions): ObjectStream<StoredObject> =>
+      readObjectsOf([signal], options),
+  };
+}
+const metrics = signalFunctions('metrics');
+const traces = signalFunctions('traces');
+const logs = signalFunctions('logs');
+
 /**
  * The objects whose time (seal time) is in [from, to), in key order (which is time order within
  * a partition), with their sizes. When the key template starts with time tokens, only the
  * partitions that can hold the range are listed; otherwise everything under the prefix is.
  */
-export function listMetricObjects(options: ListMetricObjectsOptions): MetricStream<ObjectInfo> {
-  return listObjectsOf(['metrics'], options);
-}
+export const listMetricObjects: (options: ListMetricObjectsOptions) => MetricStream<ObjectInfo> =
+  metrics.list;
 
 /** As listMetricObjects, for the objects of spans (`traces_` in their names). */
-export function listSpanObjects(options: ListObjectsOptions): ObjectStream<ObjectInfo> {
-  return listObjectsOf(['traces'], options);
-}
+export const listSpanObjects: (options: ListObjectsOptions) => ObjectStream<ObjectInfo> =
+  traces.list;
 
 /** As listMetricObjects, for the objects of log records (`logs_` in their names). */
-export function listLogRecordObjects(options: ListObjectsOptions): ObjectStream<ObjectInfo> {
-  return listObjectsOf(['logs'], options);
-}
+export const listLogRecordObjects: (options: ListObjectsOptions) => ObjectStream<ObjectInfo> =
+  logs.list;
+
+/**
+ * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
+ * Up to `concurrency` objects are fetched at once, and no new fetch starts while the caller
+ * holds a yielded object, so at most `concurrency` objects of at most `maxObjectBytes` are in
+ * memory, and one decompressed (at most `maxDecompressedBytes`) and decoded, however long the
+ * range. Unreadable objects go to `onError` and are skipped; access errors throw a
+ * ReadAccessError; an abort throws the signal's reason.
+ */
+export const readMetrics: (options: ReadMetricsOptions) => MetricStream<MetricObject> =
+  metrics.read;
+
+/**
+ * As readMetrics, for spans: each object's `request` is an ExportTraceServiceRequest (spanRows()
+ * flattens it).
+ */
+export const readSpans: (options: ReadObjectsOptions) => ObjectStream<StoredObject> = traces.read;
+
+/**
+ * As readMetrics, for log records: each object's `request` is an ExportLogsServiceRequest
+ * (logRecordRows() flattens it).
+ */
+export const readLogRecords: (options: ReadObjectsOptions) => ObjectStream<StoredObject> =
+  logs.read;
 
 /**
  * As listMetricObjects, for the objects of several signals in one listing (in key order); each
@@ -93,21 +120,49 @@ export function listStoredObjects(
   return listObjectsOf(resolveSignals(options.signals), options);
 }
 
+/**
+ * As readMetrics, for the objects of several signals in one listing (in key order): each says
+ * its `signal`, which tells what its `request` is.
+ */
+export function readStoredObjects(
+  options: ReadObjectsOptions & SignalsOption,
+): ObjectStream<StoredObject> {
+  return readObjectsOf(resolveSignals(options.signals), options);
+}
+
 /** The objects of `signals` in the range, as listed. */
 export function listObjectsOf(
   signals: readonly SignalName[],
   options: ListObjectsOptions,
 ): ObjectStream<ObjectInfo> {
-  const range = resolveRange(options, signals);
+  return listedStream(options, resolveRange(options, signals), (listing) => listing);
+}
+
+/**
+ * A stream, iterable once, over what `run` makes of the listing of `range`: the source is opened when the iteration starts, and when it ends (done, broken off,
+ * failed) the listing is aborted and returned and the source closed.
+ */
+function listedStream<T>(
+  options: ListObjectsOptions,
+  range: ReturnType<typeof resolveRange>,
+  run: (
+    listing: AsyncGenerator<ObjectInfo>,
+    source: ObjectSource,
+    signal: AbortSignal,
+    stats: ReadStats,
+  ) => AsyncIterable<T>,
+): ObjectStream<T> {
   const stats = emptyStats();
   return singleUse(stats, async function* () {
     const source = openSource(options);
     const controller = new AbortController();
     const signal = linked(options.signal, controller.signal);
+    const listing = inRange(source, range, signal, stats);
     try {
-      yield* inRange(source, range, signal, stats);
+      yield* run(listing, source, signal, stats);
     } finally {
       controller.abort();
+      await listing.return(undefined);
       source.close();
     }
   });
@@ -134,44 +189,6 @@ export async function sampleKeyLayout(
   }
 }
 
-/**
- * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
- * Up to `concurrency` objects are fetched at once, and no new fetch starts while the caller
- * holds a yielded object, so at most `concurrency` objects of at most `maxObjectBytes` are in
- * memory, and one decompressed (at most `maxDecompressedBytes`) and decoded, however long the
- * range. Unreadable objects go to `onError` and are skipped; access errors throw a
- * ReadAccessError; an abort throws the signal's reason.
- */
-export function readMetrics(options: ReadMetricsOptions): MetricStream<MetricObject> {
-  return readObjectsOf(['metrics'], options);
-}
-
-/**
- * As readMetrics, for spans: each object's `request` is an ExportTraceServiceRequest (spanRows()
- * flattens it).
- */
-export function readSpans(options: ReadObjectsOptions): ObjectStream<StoredObject> {
-  return readObjectsOf(['traces'], options);
-}
-
-/**
- * As readMetrics, for log records: each object's `request` is an ExportLogsServiceRequest
- * (logRecordRows() flattens it).
- */
-export function readLogRecords(options: ReadObjectsOptions): ObjectStream<StoredObject> {
-  return readObjectsOf(['logs'], options);
-}
-
-/**
- * As readMetrics, for the objects of several signals in one listing (in key order): each says
- * its `signal`, which tells what its `request` is.
- */
-export function readStoredObjects(
-  options: ReadObjectsOptions & SignalsOption,
-): ObjectStream<StoredObject> {
-  return readObjectsOf(resolveSignals(options.signals), options);
-}
-
 /** The objects of `signals` in the range, read (see readMetrics). */
 export function readObjectsOf(
   signals: readonly SignalName[],
@@ -183,65 +200,53 @@ export function readObjectsOf(
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new TypeError('otel-s3-exporter: onError must be a function');
   }
-  const stats = emptyStats();
-  return singleUse(stats, async function* () {
-    const source = openSource(options);
-    const controller = new AbortController();
-    const signal = linked(options.signal, controller.signal);
-    const listing = inRange(source, range, signal, stats);
+  return listedStream(options, range, async function* (listing, source, signal, stats) {
     const window: { info: ObjectInfo; bytes: Promise<Fetched> }[] = [];
     let listed = false;
-    try {
-      for (;;) {
-        signal.throwIfAborted();
-        while (!listed && window.length < concurrency) {
-          const next = await listing.next();
-          if (next.done === true) listed = true;
-          else {
-            const info = next.value;
-            const refused = inParts(info) ? undefined : refuseUnread(info, limits);
-            const bytes = inParts(info)
-              ? Promise.resolve(IN_PARTS)
-              : refused === undefined
-                ? fetchObject(source, info, signal, limits.maxObjectBytes)
-                : Promise.resolve(refused);
-            window.push({ info, bytes });
-          }
-        }
-        const head = window.shift();
-        if (head === undefined) return;
-        const fetched = await head.bytes;
-        if ('parts' in fetched) {
-          try {
-            for await (const part of readParts(source, head.info, limits, signal)) {
-              const { request, rawBytes, footer, index, count } = part;
-              stats.rawBytesRead += rawBytes;
-              if (index === count - 1) stats.objectsRead++;
-              yield { ...head.info, request, bytes: footer, rawBytes, part: { index, count } };
-            }
-          } catch (error) {
-            if (!(error instanceof PartError)) throw error;
-            stats.objectsUnreadable++;
-            options.onError?.({ ...head.info, stage: error.stage, error: error.cause as Error });
-          }
-          continue;
-        }
-        // Decoded only now, so the window holds compressed bytes, not decoded requests.
-        const outcome =
-          'bytes' in fetched ? await decode(head.info, fetched.bytes, limits) : fetched;
-        if ('request' in outcome) {
-          stats.objectsRead++;
-          stats.rawBytesRead += outcome.rawBytes;
-          yield outcome;
-        } else {
-          stats.objectsUnreadable++;
-          options.onError?.(outcome);
+    for (;;) {
+      signal.throwIfAborted();
+      while (!listed && window.length < concurrency) {
+        const next = await listing.next();
+        if (next.done === true) listed = true;
+        else {
+          const info = next.value;
+          const refused = inParts(info) ? undefined : refuseUnread(info, limits);
+          const bytes = inParts(info)
+            ? Promise.resolve(IN_PARTS)
+            : refused === undefined
+              ? fetchObject(source, info, signal, limits.maxObjectBytes)
+              : Promise.resolve(refused);
+          window.push({ info, bytes });
         }
       }
-    } finally {
-      controller.abort();
-      await listing.return(undefined);
-      source.close();
+      const head = window.shift();
+      if (head === undefined) return;
+      const fetched = await head.bytes;
+      if ('parts' in fetched) {
+        try {
+          for await (const part of readParts(source, head.info, limits, signal)) {
+            const { request, rawBytes, footer, index, count } = part;
+            stats.rawBytesRead += rawBytes;
+            if (index === count - 1) stats.objectsRead++;
+            yield { ...head.info, request, bytes: footer, rawBytes, part: { index, count } };
+          }
+        } catch (error) {
+          if (!(error instanceof PartError)) throw error;
+          stats.objectsUnreadable++;
+          options.onError?.({ ...head.info, stage: error.stage, error: error.cause as Error });
+        }
+        continue;
+      }
+      // Decoded only now, so the window holds compressed bytes, not decoded requests.
+      const outcome = 'bytes' in fetched ? await decode(head.info, fetched.bytes, limits) : fetched;
+      if ('request' in outcome) {
+        stats.objectsRead++;
+        stats.rawBytesRead += outcome.rawBytes;
+        yield outcome;
+      } else {
+        stats.objectsUnreadable++;
+        options.onError?.(outcome);
+      }
     }
   });
 }
@@ -291,21 +296,20 @@ function fetchObject(
   return fetched;
 }
 
-async function decode(
+function decode(
   info: ObjectInfo,
   bytes: Uint8Array,
   limits: ReadLimits,
 ): Promise<StoredObject | UnreadableObject> {
-  try {
-    const { request, rawBytes } = await decodeStoredObjectAsync(info.key, bytes, {
-      maxDecompressedBytes: limits.maxDecompressedBytes,
-      signal: info.signal,
-    });
-    return { ...info, request, bytes, rawBytes };
-  } catch (error) {
-    const stage = error instanceof ObjectDecodeError ? error.stage : 'decode';
-    return { ...info, stage, error: asError(error) };
-  }
+  const options = { maxDecompressedBytes: limits.maxDecompressedBytes, signal: info.signal };
+  return decodeStoredObjectAsync(info.key, bytes, options).then(
+    ({ request, rawBytes }): StoredObject => ({ ...info, request, bytes, rawBytes }),
+    (error: unknown): UnreadableObject => ({
+      ...info,
+      stage: error instanceof ObjectDecodeError ? error.stage : 'decode',
+      error: asError(error),
+    }),
+  );
 }
 
 function singleUse<T>(stats: ReadStats, run: () => AsyncGenerator<T>): ObjectStream<T> {

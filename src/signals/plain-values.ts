@@ -123,3 +123,35 @@ export function nanosText(v: OtlpValue | undefined): string {
   if (typeof v === 'number') return Number.isInteger(v) && v > 0 ? BigInt(v).toString() : '';
   return str(v);
 }
+
+/** Where an item of a request stands: its resource (attributes and service name) and scope name. */
+export interface RowPlace {
+  resource: Record<string, PlainValue>;
+  service: string;
+  scope: string;
+}
+
+/**
+ * The one walk of a request's rows: every item under `resource<Kind>[].scope<Kind>[].<items>`
+ * (`resourceSpans`, `scopeSpans`, `spans`; `resourceLogs`, `scopeLogs`, `logRecords`), made a
+ * row with its place, in the request's order.
+ */
+export function requestRows<T>(
+  resources: OtlpValue | undefined,
+  scopesField: string,
+  itemsField: string,
+  row: (item: OtlpObject, place: RowPlace) => T,
+): T[] {
+  const rows: T[] = [];
+  for (const resourceValue of list(resources)) {
+    const group = obj(resourceValue);
+    const resource = attributes(obj(group.resource).attributes);
+    const service = serviceOf(resource);
+    for (const scopeValue of list(group[scopesField])) {
+      const scopeGroup = obj(scopeValue);
+      const place = { resource, service, scope: str(obj(scopeGroup.scope).name) };
+      for (const item of list(scopeGroup[itemsField])) rows.push(row(obj(item), place));
+    }
+  }
+  return rows;
+}

@@ -11,7 +11,7 @@ import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
 
 /**
  * Decoders independent of src/: the official opentelemetry-proto messages (vendored, see
- * opentelemetry-proto/README.md) read by @bufbuild/protobuf, a runtime that passes the protobuf
+ * third_party/opentelemetry-proto/README.md) read by @bufbuild/protobuf, a runtime that passes the protobuf
  * conformance suite, for the binary format and the protobuf JSON mapping alike (strict: unknown
  * fields, an int64 out of range or a string that is not valid Unicode are errors).
  */
@@ -19,7 +19,7 @@ function registryOf(file: string) {
   return createFileRegistry(
     fromBinary(
       FileDescriptorSetSchema,
-      readFileSync(new URL(`./opentelemetry-proto/${file}`, import.meta.url)),
+      readFileSync(new URL(`./third_party/opentelemetry-proto/${file}`, import.meta.url)),
     ),
   );
 }

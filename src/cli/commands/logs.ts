@@ -2,7 +2,7 @@ import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../exit-codes.js';
-import { attributeFilter, keyValues, tableTime, wildcardFilter } from '../row-filters.js';
+import { commonRowFilter, keyValues, tableTime, wildcardFilter } from '../row-filters.js';
 import { printRows, type RowCommand, type RowFormat } from './row-command.js';
 
 /** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
@@ -56,9 +56,8 @@ export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityN
 /** `otel-s3 logs`: one row per log record, as a table, CSV or JSON lines. */
 export function logs(ctx: CommandContext, options: LogsOptions): Promise<number> {
   if (options.body === '') throw new UsageError('--body "": give the text the body must hold');
-  const service = wildcardFilter(options.service);
+  const common = commonRowFilter(options);
   const eventName = wildcardFilter(options.eventName);
-  const attributes = attributeFilter(options.attribute);
   const least = options.severity === undefined ? 0 : SEVERITIES.indexOf(options.severity) * 4 + 1;
   const body = options.body;
   const command: RowCommand<LogRecordRow> = {
@@ -66,13 +65,11 @@ export function logs(ctx: CommandContext, options: LogsOptions): Promise<number>
     noun: 'log record',
     rows: logRecordRows,
     keep: (row) =>
-      (options.traceId === undefined || row.traceId.toLowerCase() === options.traceId) &&
       (options.spanId === undefined || row.spanId.toLowerCase() === options.spanId) &&
       (least === 0 || severityNumberOf(row) >= least) &&
-      service(row.service) &&
       eventName(row.eventName) &&
       (body === undefined || valueText(row.body).includes(body)) &&
-      attributes(row.attributes, row.resource),
+      common(row),
     csvColumns: LOG_RECORD_COLUMNS,
     tableHeader: ['time', 'severity', 'service', 'trace id', 'body', 'attributes'],
     tableCells: (row) => [

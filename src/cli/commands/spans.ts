@@ -1,7 +1,7 @@
 import { type SpanRow, type SpanStatusName, spanRows } from '../../signals/traces/rows.js';
 import type { CommandContext } from '../context.js';
 import {
-  attributeFilter,
+  commonRowFilter,
   durationText,
   keyValues,
   tableTime,
@@ -48,20 +48,17 @@ export const SPAN_COLUMNS = [
 
 /** `otel-s3 spans`: one row per span, as a table, CSV or JSON lines. */
 export function spans(ctx: CommandContext, options: SpansOptions): Promise<number> {
-  const service = wildcardFilter(options.service);
+  const common = commonRowFilter(options);
   const name = wildcardFilter(options.name);
-  const attributes = attributeFilter(options.attribute);
   const command: RowCommand<SpanRow> = {
     signal: 'traces',
     noun: 'span',
     rows: spanRows,
     keep: (row) =>
-      (options.traceId === undefined || row.traceId.toLowerCase() === options.traceId) &&
       (options.status === undefined || row.status === options.status) &&
       (options.minDuration === undefined || row.duration >= options.minDuration) &&
-      service(row.service) &&
       name(row.name) &&
-      attributes(row.attributes, row.resource),
+      common(row),
     csvColumns: SPAN_COLUMNS,
     tableHeader: [
       'time',

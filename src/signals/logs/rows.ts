@@ -3,12 +3,11 @@ import {
   anyValue,
   attributes,
   enumOf,
-  list,
   nanosText,
   nanosToIso,
-  obj,
   type PlainValue,
-  serviceOf,
+  type RowPlace,
+  requestRows,
   str,
 } from '../plain-values.js';
 
@@ -64,28 +63,10 @@ export function severityName(severityNumber: number): string {
  * stored format), flattened: the rows `otel-s3 logs` prints, in the request's order.
  */
 export function logRecordRows(request: OtlpObject): LogRecordRow[] {
-  const rows: LogRecordRow[] = [];
-  for (const rlValue of list(request.resourceLogs)) {
-    const rl = obj(rlValue);
-    const resource = attributes(obj(rl.resource).attributes);
-    const service = serviceOf(resource);
-    for (const slValue of list(rl.scopeLogs)) {
-      const sl = obj(slValue);
-      const scope = str(obj(sl.scope).name);
-      for (const record of list(sl.logRecords)) {
-        rows.push(logRecordRow(obj(record), resource, service, scope));
-      }
-    }
-  }
-  return rows;
+  return requestRows(request.resourceLogs, 'scopeLogs', 'logRecords', logRecordRow);
 }
 
-function logRecordRow(
-  record: OtlpObject,
-  resource: Record<string, PlainValue>,
-  service: string,
-  scope: string,
-): LogRecordRow {
+function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace): LogRecordRow {
   const observedTime = nanosToIso(nanosText(record.observedTimeUnixNano));
   const severityNumber = enumOf(record.severityNumber, SEVERITY_NUMBERS);
   const severityText = str(record.severityText);

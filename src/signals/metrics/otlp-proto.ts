@@ -1,24 +1,12 @@
 import type { Attributes } from '@opentelemetry/api';
-import type {
-  DataPoint,
-  ExponentialHistogram,
-  Histogram,
-  MetricData,
-  ResourceMetrics,
-  SumMetricData as Sum,
-} from '@opentelemetry/sdk-metrics';
+import type * as sdk from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
-import {
-  METRIC_DATA,
-  type MetricDataSpec,
-  VALUE,
-  type ValueKind,
-  valueKind,
-} from './metric-data.js';
+import type { MetricDataSpec, ValueKind } from './metric-data.js';
+import { METRIC_DATA, VALUE, valueKind } from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
 
 const F = FIELD;
@@ -28,7 +16,7 @@ const writer = new ProtoWriter();
  * Encodes one ResourceMetrics as a complete ExportMetricsServiceRequest. Requests concatenate
  * into one valid request (resourceMetrics is a repeated field), so a batch is a list of these.
  */
-export function resourceMetricsToProto(rm: ResourceMetrics, counted?: ExportTally): Buffer {
+export function resourceMetricsToProto(rm: sdk.ResourceMetrics, counted?: ExportTally): Buffer {
   tally = counted;
   const w = writer;
   w.reset(); // what an export that threw half-way left behind
@@ -56,7 +44,7 @@ export function resourceMetricsToProto(rm: ResourceMetrics, counted?: ExportTall
 /** The tally of the export being written, if the caller wants one. */
 let tally: ExportTally | undefined;
 
-function writeMetric(w: ProtoWriter, metric: MetricData): void {
+function writeMetric(w: ProtoWriter, metric: sdk.MetricData): void {
   if (tally !== undefined) tally.items += metric.dataPoints.length;
   const d = metric.descriptor;
   w.fork(F.ScopeMetrics.metrics);
@@ -70,7 +58,8 @@ function writeMetric(w: ProtoWriter, metric: MetricData): void {
     if (data.temporality !== undefined) {
       w.uint(data.temporality, otlpTemporality(metric.aggregationTemporality));
     }
-    if (data.monotonic !== undefined) w.bool(data.monotonic, (metric as Sum).isMonotonic);
+    if (data.monotonic !== undefined)
+      w.bool(data.monotonic, (metric as sdk.SumMetricData).isMonotonic);
     w.join();
   }
   w.join();
@@ -110,14 +99,14 @@ function eachPoint(
   w: ProtoWriter,
   field: number,
   message: PointMessage,
-  metric: { descriptor: object; dataPoints: DataPoint<unknown>[] },
+  metric: { descriptor: object; dataPoints: sdk.DataPoint<unknown>[] },
   value: ValueKind,
 ): void {
   const { fields, attributes } = message;
   const points = metric.dataPoints;
   const order = attributes.orderOf(metric.descriptor);
   for (let i = 0; i < points.length; i++) {
-    const p = points[i] as DataPoint<unknown>;
+    const p = points[i] as sdk.DataPoint<unknown>;
     w.fork(field);
     w.raw(attributes.ofPoint(order, i, p.attributes));
     w.nanos(fields.startTimeUnixNano, p.startTime);
@@ -132,24 +121,24 @@ function eachPoint(
 }
 
 /** An INT point beyond int64 (or not finite) goes as the double it is, not wrapped around. */
-function numberValue(w: ProtoWriter, p: DataPoint<unknown>, int: boolean): void {
+function numberValue(w: ProtoWriter, p: sdk.DataPoint<unknown>, int: boolean): void {
   const v = p.value as number;
   if (int && isInt64(v)) w.fixed64(F.NumberDataPoint.asInt, v);
   else w.double(F.NumberDataPoint.asDouble, v);
 }
 
-function histogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
+function histogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
   const H = F.HistogramDataPoint;
-  const h = p.value as Histogram;
+  const h = p.value as sdk.Histogram;
   countAndSum(w, H, h);
   w.packedFixed64(H.bucketCounts, h.buckets.counts);
   w.packedDouble(H.explicitBounds, h.buckets.boundaries);
   minAndMax(w, H, h);
 }
 
-function expHistogramValue(w: ProtoWriter, p: DataPoint<unknown>): void {
+function expHistogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
   const E = F.ExponentialHistogramDataPoint;
-  const h = p.value as ExponentialHistogram;
+  const h = p.value as sdk.ExponentialHistogram;
   countAndSum(w, E, h);
   w.sint32(E.scale, h.scale);
   w.fixed64(E.zeroCount, h.zeroCount);

@@ -7,7 +7,8 @@ import {
   nanosToIso,
   obj,
   type PlainValue,
-  serviceOf,
+  type RowPlace,
+  requestRows,
   str,
 } from '../plain-values.js';
 
@@ -96,26 +97,10 @@ const STATUS_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
  * format), flattened: the rows `otel-s3 spans` prints, in the request's order.
  */
 export function spanRows(request: OtlpObject): SpanRow[] {
-  const rows: SpanRow[] = [];
-  for (const rsValue of list(request.resourceSpans)) {
-    const rs = obj(rsValue);
-    const resource = attributes(obj(rs.resource).attributes);
-    const service = serviceOf(resource);
-    for (const ssValue of list(rs.scopeSpans)) {
-      const ss = obj(ssValue);
-      const scope = str(obj(ss.scope).name);
-      for (const span of list(ss.spans)) rows.push(spanRow(obj(span), resource, service, scope));
-    }
-  }
-  return rows;
+  return requestRows(request.resourceSpans, 'scopeSpans', 'spans', spanRow);
 }
 
-function spanRow(
-  span: OtlpObject,
-  resource: Record<string, PlainValue>,
-  service: string,
-  scope: string,
-): SpanRow {
+function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): SpanRow {
   const start = nanosText(span.startTimeUnixNano);
   const end = nanosText(span.endTimeUnixNano);
   const status = obj(span.status);
