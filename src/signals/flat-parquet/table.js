@@ -237,13 +237,18 @@ function mapPlan(pool, s, sets, n) {
   }
   const keys = dictionaryOfIds(pool, keyIds);
   const values = dictionaryOfIds(pool, valueIds);
+  // Ranks of the entries of the sets this column uses only (the other columns' sets are theirs).
   const entries = /** @type {number} */ (s.setOffsets[s.setCount]);
   const keyRank = new Int32Array(entries);
   const valueRank = new Int32Array(entries);
-  for (let e = 0; e < entries; e++) {
-    keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
-    const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
-    valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+  for (let set = 0; set < s.setCount; set++) {
+    if (usedSets[set] === 0) continue;
+    const end = /** @type {number} */ (s.setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
+      keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+    }
   }
   return { keys, values, keyRank, valueRank };
 }
