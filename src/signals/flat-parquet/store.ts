@@ -1,7 +1,7 @@
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
-import { AttributeSets, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
+import { AttributeSets, addObjectSet, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
 import type { ColumnBuilders } from '../signal.js';
 import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 
@@ -212,11 +212,7 @@ export class FlatStore {
     this.#array(column)[at] =
       keys.length === 0
         ? 0
-        : this.sets.add(
-            this.strings,
-            keys,
-            keys.map((key) => jsValueText((attrs as AttributeMap)[key])),
-          );
+        : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys, jsValueText);
   }
 
   /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */

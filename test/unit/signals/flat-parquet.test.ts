@@ -415,7 +415,8 @@ describe('text columns (ids, bodies: PLAIN, no dictionary)', () => {
             traceFlags: 1,
           },
           body: `${bodies[i % bodies.length]}#${i}`,
-          attributes: {},
+          // Two keys that are one in UTF-8 (the last value kept), as the Collector's Go map has it.
+          attributes: i % 5 === 0 ? { 'k\uD800': 1, plain: 'é', 'k\uDC00': i } : { n: i },
           droppedAttributesCount: 0,
         };
       });
@@ -437,7 +438,7 @@ describe('text columns (ids, bodies: PLAIN, no dictionary)', () => {
     });
     const rows = await parquetReadObjects({
       file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer,
-      columns: ['TraceId', 'SpanId', 'Body'],
+      columns: ['TraceId', 'SpanId', 'Body', 'LogAttributes'],
     });
     const utf8 = (s: string) => Buffer.from(s.toWellFormed());
     const expected = logs
@@ -445,9 +446,22 @@ describe('text columns (ids, bodies: PLAIN, no dictionary)', () => {
         TraceId: r.spanContext?.traceId,
         SpanId: r.spanContext?.spanId,
         Body: (r.body as string).toWellFormed(),
+        LogAttributes:
+          Number(r.hrTime[1]) % 5 === 0
+            ? { 'k\uFFFD': String(r.hrTime[1]), plain: 'é' }
+            : { n: String(r.hrTime[1]) },
       }))
       .sort((a, b) => Buffer.compare(utf8(a.TraceId as string), utf8(b.TraceId as string)));
     expect(rows).toEqual(expected);
+    // Each key once, in its first place (DuckDB reads the map's entries as the file has them).
+    const path = join(dir, 'texts.parquet');
+    await writeFile(path, file);
+    const maps = await duckdbRows(
+      `SELECT map_entries("LogAttributes") AS e FROM read_parquet('${path}', file_row_number = true) ORDER BY file_row_number`,
+    );
+    expect(maps.map((m) => m.e)).toEqual(
+      expected.map((r) => Object.entries(r.LogAttributes).map(([key, value]) => ({ key, value }))),
+    );
     // The OTLP/JSON fallback reads the same texts back from the sealed columns.
     const again = logColumnBuilders();
     again.append(logs, newTally(false));
