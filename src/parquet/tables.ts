@@ -110,6 +110,48 @@ export class AttributeSets {
   }
 }
 
+/** A key as UTF-8 has it already (no lone surrogates). */
+const isWellFormed = (s: string): boolean =>
+  (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * A new set of an object's own keys `keys` (Object.keys(attrs), so each once) and their values'
+ * texts `textOf(attrs[key])`, as add() makes it but without arrays made on the way; add() itself
+ * where a key has lone surrogates (two keys may then be one).
+ */
+export function addObjectSet(
+  sets: AttributeSets,
+  strings: Strings,
+  attrs: Readonly<Record<string, unknown>>,
+  keys: string[],
+  textOf: (v: unknown) => string | null,
+): number {
+  for (let i = 0; i < keys.length; i++) {
+    if (!isWellFormed(keys[i] as string)) {
+      return sets.add(
+        strings,
+        keys,
+        keys.map((key) => textOf(attrs[key])),
+      );
+    }
+  }
+  const id = sets.count++;
+  sets.offsets = grown(sets.offsets, id + 2, id + 1);
+  let at = sets.entryCount;
+  const entries = grown(sets.entries, 2 * (at + keys.length), 2 * at);
+  sets.entries = entries;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const t = textOf(attrs[key]);
+    entries[2 * at] = strings.id(key);
+    entries[2 * at + 1] = t === null || t === undefined ? -1 : strings.id(t);
+    at++;
+  }
+  sets.entryCount = at;
+  sets.offsets[id + 1] = at;
+  return id;
+}
+
 function lastValues(
   keys: string[],
   texts: (string | null)[],

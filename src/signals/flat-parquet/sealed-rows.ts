@@ -26,8 +26,16 @@ export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
     kind: FlatSpec['columns'][number]['kind'],
     values: Int32Array | Uint32Array,
     i: number,
+    column: number,
   ) => {
     switch (kind) {
+      case 'text':
+        return utf8.decode(
+          (s.texts[column] as Uint8Array).subarray(
+            i === 0 ? 0 : (values[i - 1] as number),
+            values[i] as number,
+          ),
+        );
       case 'string':
         return strings[values[i] as number];
       case 'map':
@@ -47,13 +55,13 @@ export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
     spec.columns.forEach((c, i) => {
       const values = s.columns[i] as Int32Array | Uint32Array;
       if (c.list === undefined) {
-        row[c.name] = value(c.kind, values, r);
+        row[c.name] = value(c.kind, values, r, i);
         return;
       }
       const start = starts[c.list] as number;
       const n = (s.lengths[c.list] as Uint32Array)[r] as number;
       const list = [];
-      for (let j = start; j < start + n; j++) list.push(value(c.kind, values, j));
+      for (let j = start; j < start + n; j++) list.push(value(c.kind, values, j, i));
       row[c.name] = list;
     });
     s.lengths.forEach((lengths, g) => {

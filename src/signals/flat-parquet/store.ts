@@ -1,7 +1,7 @@
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
-import { AttributeSets, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
+import { AttributeSets, addObjectSet, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
 import type { ColumnBuilders } from '../signal.js';
 import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 
@@ -51,6 +51,38 @@ function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
   slots[2 * at + 1] = highWords + carry;
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * The bytes of a text column (one written PLAIN, without a dictionary: ids, bodies, nearly every
+ * value its own): every value's UTF-8 one after another; the column's array holds where each ends.
+ * Values are set in order (row after row, item after item), so value k starts where k - 1 ends,
+ * and a rolled-back value is overwritten by the next one set at its index.
+ */
+class TextBytes {
+  bytes = new Uint8Array(INITIAL * 32);
+
+  /** Writes `s` as value `at` of `ends`; lone surrogates become U+FFFD, as UTF-8 has them. */
+  set(ends: Uint32Array, at: number, s: string): void {
+    const start = at === 0 ? 0 : (ends[at - 1] as number);
+    const n = s.length;
+    let bytes = this.bytes;
+    if (start + 3 * n > bytes.length) {
+      bytes = grown(bytes, start + 3 * n, start);
+      this.bytes = bytes;
+    }
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      bytes[start + i] = c;
+    }
+    let end = start + i;
+    if (i < n) end += utf8.encodeInto(i === 0 ? s : s.slice(i), bytes.subarray(end)).written;
+    ends[at] = end;
+  }
+}
+
 /** A part of a table: the columns of its rows, or of one list group's items. */
 class Part {
   count = 0;
@@ -64,7 +96,8 @@ class Part {
   ) {
     this.arrays = columns.map((_, i) => {
       const n = INITIAL * (slots[i] as number);
-      return kinds[i] === 'string' || kinds[i] === 'map' ? new Uint32Array(n) : new Int32Array(n);
+      const k = kinds[i];
+      return k === 'string' || k === 'map' || k === 'text' ? new Uint32Array(n) : new Int32Array(n);
     });
   }
 
@@ -93,6 +126,8 @@ export class FlatStore {
   readonly sets = new AttributeSets();
   /** Per column: the part it is in, and its place there. */
   readonly #where: { part: Part; at: number }[] = [];
+  /** Per text column: its bytes. */
+  readonly #texts: (TextBytes | undefined)[];
   readonly #rows: Part;
   readonly #lists: Part[];
   /** Per list group: per row, its items. */
@@ -116,6 +151,7 @@ export class FlatStore {
     this.#rows = partOf(undefined);
     this.#lists = spec.lists.map((_, g) => partOf(g));
     this.#lengths = spec.lists.map(() => new Uint32Array(INITIAL));
+    this.#texts = spec.columns.map((c) => (c.kind === 'text' ? new TextBytes() : undefined));
   }
 
   get rows(): number {
@@ -149,6 +185,11 @@ export class FlatStore {
     this.#array(column)[at] = this.strings.id(text);
   }
 
+  /** A text column's value (written PLAIN: no interning). */
+  text(column: number, at: number, text: string): void {
+    (this.#texts[column] as TextBytes).set(this.#array(column) as Uint32Array, at, text);
+  }
+
   int32(column: number, at: number, v: number): void {
     this.#array(column)[at] = v;
   }
@@ -171,11 +212,7 @@ export class FlatStore {
     this.#array(column)[at] =
       keys.length === 0
         ? 0
-        : this.sets.add(
-            this.strings,
-            keys,
-            keys.map((key) => jsValueText((attrs as AttributeMap)[key])),
-          );
+        : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys, jsValueText);
   }
 
   /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */
@@ -212,6 +249,7 @@ export class FlatStore {
     let b = this.#rows.bytes + this.#extraBytes + this.strings.bytes;
     for (const p of this.#lists) b += p.bytes;
     for (const l of this.#lengths) b += l.byteLength;
+    for (const t of this.#texts) b += t?.bytes.byteLength ?? 0;
     const sets = this.sets;
     return b + sets.bytes + sets.offsets.byteLength + sets.entries.byteLength;
   }
@@ -231,11 +269,13 @@ export class FlatStore {
       setCount: this.sets.count,
       setOffsets: this.sets.offsets,
       setEntries: this.sets.entries,
+      texts: this.#texts.map((t) => t?.bytes),
     };
     const transfer = new Set<ArrayBuffer>();
     for (const a of [...columns, ...this.#lengths, strings, stringOffsets]) {
       transfer.add(a.buffer as ArrayBuffer);
     }
+    for (const t of this.#texts) if (t !== undefined) transfer.add(t.bytes.buffer as ArrayBuffer);
     transfer.add(this.sets.offsets.buffer as ArrayBuffer);
     transfer.add(this.sets.entries.buffer as ArrayBuffer);
     return { ...sealed, transfer: [...transfer] };

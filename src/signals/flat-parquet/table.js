@@ -15,7 +15,12 @@ import {
   repeatedChunk,
   stringChunk,
 } from '../../parquet/chunks.js';
-import { dictionaryOfIds, StringPool } from '../../parquet/dictionaries.js';
+import {
+  compareBytes,
+  dictionaryOfIds,
+  prefixKey,
+  StringPool,
+} from '../../parquet/dictionaries.js';
 import { TableFileWriter } from '../../parquet/file-writer.js';
 import { grown } from '../../parquet/grown.js';
 import { writeHybrid } from '../../parquet/hybrid.js';
@@ -28,8 +33,11 @@ import { compareInt64 } from '../../parquet/statistics.js';
 
 /**
  * timestamp: INT64 nanoseconds since the epoch, UTC (two Int32 slots per value); int64: INT64
- * (two slots); int32: INT32; string: a string id of the batch; map: an attribute set id.
- * @typedef {'timestamp' | 'int64' | 'int32' | 'string' | 'map'} ColumnKind
+ * (two slots); int32: INT32; string: a string id of the batch (dictionary-encoded); text: a
+ * string written PLAIN, for columns where nearly every value is its own (ids, bodies): the
+ * column holds where each value's UTF-8 ends in its bytes (SealedFlat.texts); map: an attribute
+ * set id. A text column is a STRING as a string column is: readers see no difference.
+ * @typedef {'timestamp' | 'int64' | 'int32' | 'string' | 'text' | 'map'} ColumnKind
  */
 
 /**
@@ -63,6 +71,7 @@ import { compareInt64 } from '../../parquet/statistics.js';
  * @property {number} setCount
  * @property {Uint32Array} setOffsets set i is entries [offsets[i], offsets[i + 1])
  * @property {Int32Array} setEntries per entry 2 slots: key string id, value string id or -1 (no value)
+ * @property {(Uint8Array | undefined)[]} texts per text column: its values' UTF-8, one after another (value k ends at columns[c][k], starts where k - 1 ends)
  * @property {ArrayBuffer[]} transfer every buffer above, for postMessage's transfer list
  */
 
@@ -110,6 +119,7 @@ function valueElements(name, kind) {
     case 'int32':
       return [{ name, type: 'INT32', repetition_type: 'REQUIRED' }];
     case 'string':
+    case 'text':
       return [stringElement(name)];
     case 'map':
       return [
@@ -227,13 +237,18 @@ function mapPlan(pool, s, sets, n) {
   }
   const keys = dictionaryOfIds(pool, keyIds);
   const values = dictionaryOfIds(pool, valueIds);
+  // Ranks of the entries of the sets this column uses only (the other columns' sets are theirs).
   const entries = /** @type {number} */ (s.setOffsets[s.setCount]);
   const keyRank = new Int32Array(entries);
   const valueRank = new Int32Array(entries);
-  for (let e = 0; e < entries; e++) {
-    keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
-    const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
-    valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+  for (let set = 0; set < s.setCount; set++) {
+    if (usedSets[set] === 0) continue;
+    const end = /** @type {number} */ (s.setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
+      keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
+      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+    }
   }
   return { keys, values, keyRank, valueRank };
 }
@@ -250,6 +265,23 @@ function rowOrder(spec, s, dicts) {
     const c = /** @type {FlatColumn} */ (spec.columns[i]);
     const values = /** @type {Int32Array} */ (s.columns[i]);
     const dict = dicts[i];
+    if (c.kind === 'text') {
+      const bytes = /** @type {Uint8Array} */ (s.texts[i]);
+      const ends = /** @type {Uint32Array} */ (s.columns[i]);
+      const prefix = new Float64Array(s.rows);
+      for (let r = 0; r < s.rows; r++)
+        prefix[r] = prefixKey(bytes, startOf(ends, r), /** @type {number} */ (ends[r]));
+      return (a, b) =>
+        /** @type {number} */ (prefix[a]) - /** @type {number} */ (prefix[b]) ||
+        compareBytes(
+          bytes,
+          startOf(ends, a),
+          /** @type {number} */ (ends[a]),
+          bytes,
+          startOf(ends, b),
+          /** @type {number} */ (ends[b]),
+        );
+    }
     if (dict !== undefined) {
       const rank = new Int32Array(s.rows);
       for (let r = 0; r < s.rows; r++) rank[r] = /** @type {number} */ (dict.rank[values[r] ?? 0]);
@@ -267,6 +299,71 @@ function rowOrder(spec, s, dicts) {
     }
     return a - b;
   });
+}
+
+/** Where value k of a text column starts. @param {Uint32Array} ends @param {number} k */
+const startOf = (ends, k) => (k === 0 ? 0 : /** @type {number} */ (ends[k - 1]));
+
+/**
+ * Text values `values[0, n)` (indices into a text column), PLAIN: each its 4-byte length, then
+ * its bytes.
+ * @param {import('../../parquet/byte-writer.js').ByteWriter} arena @param {Int32Array | Uint32Array} values @param {number} n
+ * @param {Uint8Array} bytes @param {Uint32Array} ends
+ */
+function writeTexts(arena, values, n, bytes, ends) {
+  for (let k = 0; k < n; k++) {
+    const v = /** @type {number} */ (values[k]);
+    const start = startOf(ends, v);
+    const end = /** @type {number} */ (ends[v]);
+    arena.uint32(end - start);
+    arena.range(bytes, start, end);
+  }
+}
+
+/**
+ * A required text column, PLAIN, with its min and max (by bytes) as statistics.
+ * @param {Scratch} scratch @param {Uint32Array} rows @param {Uint8Array} bytes @param {Uint32Array} ends
+ * @returns {Chunk}
+ */
+function textChunk(scratch, rows, bytes, ends) {
+  const n = rows.length;
+  const start = scratch.arena.length;
+  writeTexts(scratch.arena, rows, n, bytes, ends);
+  /** @type {import('../../parquet/statistics.js').Statistics} */
+  let statistics = { nulls: 0 };
+  if (n > 0) {
+    let lo = /** @type {number} */ (rows[0]);
+    let hi = lo;
+    for (let k = 1; k < n; k++) {
+      const r = /** @type {number} */ (rows[k]);
+      const r0 = startOf(ends, r);
+      const r1 = /** @type {number} */ (ends[r]);
+      if (
+        compareBytes(bytes, r0, r1, bytes, startOf(ends, lo), /** @type {number} */ (ends[lo])) < 0
+      )
+        lo = r;
+      else if (
+        compareBytes(bytes, r0, r1, bytes, startOf(ends, hi), /** @type {number} */ (ends[hi])) > 0
+      )
+        hi = r;
+    }
+    statistics = {
+      nulls: 0,
+      min: bytes.slice(startOf(ends, lo), ends[lo]),
+      max: bytes.slice(startOf(ends, hi), ends[hi]),
+    };
+  }
+  return {
+    pages: [
+      {
+        bytes: scratch.arena.buf.subarray(start, scratch.arena.length),
+        values: n,
+        encoding: ENCODING.PLAIN,
+      },
+    ],
+    values: n,
+    statistics,
+  };
 }
 
 /** Dictionary indices (or Int32 slots) of a page, grown as they come. */
@@ -375,8 +472,15 @@ const listLeaf = (c, i) => (p, scratch, rows) => {
   const starts = /** @type {Uint32Array} */ (p.starts[group]);
   const values = /** @type {Int32Array} */ (p.s.columns[i]);
   const dict = p.dicts[i];
+  const text = c.kind === 'text';
   const slots = slotsOf(c.kind);
   const got = new Collected();
+  const bytes = /** @type {Uint8Array} */ (p.s.texts[i]);
+  /** @param {import('../../parquet/byte-writer.js').ByteWriter} arena */
+  const textValues = (arena) => {
+    writeTexts(arena, got.values, got.length, bytes, /** @type {Uint32Array} */ (p.s.columns[i]));
+    got.length = 0;
+  };
   const chunk = repeatedChunk(
     scratch,
     rows.length,
@@ -393,14 +497,15 @@ const listLeaf = (c, i) => (p, scratch, rows) => {
       def.repeat(1, n);
       const start = /** @type {number} */ (starts[row]);
       for (let j = start; j < start + n; j++) {
-        if (dict !== undefined)
+        if (text) got.push(j);
+        else if (dict !== undefined)
           got.push(/** @type {number} */ (dict.rank[/** @type {number} */ (values[j])]));
         else
           for (let w = 0; w < slots; w++) got.push(/** @type {number} */ (values[slots * j + w]));
       }
       return n;
     },
-    pageValues(got, dict),
+    text ? textValues : pageValues(got, dict),
     dict !== undefined ? ENCODING.RLE_DICTIONARY : ENCODING.PLAIN,
   );
   return dict === undefined ? chunk : { ...chunk, dictionary: dict };
@@ -435,6 +540,18 @@ function leavesOf(spec) {
             const ids = /** @type {Uint32Array} */ (p.s.columns[i]);
             return stringChunk(scratch, rows, dict, (id) => p.pool.bytes(id), ids, dict.rank);
           },
+        ]);
+        return;
+      case 'text':
+        out.push([
+          path,
+          (p, scratch, rows) =>
+            textChunk(
+              scratch,
+              rows,
+              /** @type {Uint8Array} */ (p.s.texts[i]),
+              /** @type {Uint32Array} */ (p.s.columns[i]),
+            ),
         ]);
         return;
       case 'int32':

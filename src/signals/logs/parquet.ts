@@ -27,13 +27,13 @@ export function appendLogRecords(
         const t = record.hrTime;
         store.nanos(LOG.TIMESTAMP, r, t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t);
         const context = record.spanContext;
-        store.string(LOG.TRACE_ID, r, context?.traceId ?? '');
-        store.string(LOG.SPAN_ID, r, context?.spanId ?? '');
+        store.text(LOG.TRACE_ID, r, context?.traceId ?? '');
+        store.text(LOG.SPAN_ID, r, context?.spanId ?? '');
         store.int32(LOG.TRACE_FLAGS, r, (context?.traceFlags ?? 0) & 0xff);
         store.string(LOG.SEVERITY_TEXT, r, record.severityText ?? '');
         store.int32(LOG.SEVERITY_NUMBER, r, record.severityNumber ?? 0);
         store.string(LOG.SERVICE_NAME, r, service);
-        store.string(LOG.BODY, r, jsValueText(record.body) ?? '');
+        store.text(LOG.BODY, r, jsValueText(record.body) ?? '');
         store.string(LOG.RESOURCE_SCHEMA_URL, r, resource.schemaUrl ?? '');
         store.set(LOG.RESOURCE_ATTRIBUTES, r, resourceSet);
         store.string(LOG.SCOPE_SCHEMA_URL, r, scope.schemaUrl ?? '');

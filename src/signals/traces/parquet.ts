@@ -24,9 +24,9 @@ export function appendSpans(
         const r = store.addRow();
         const context = span.spanContext();
         store.nanos(SPAN.TIMESTAMP, r, span.startTime);
-        store.string(SPAN.TRACE_ID, r, context.traceId);
-        store.string(SPAN.SPAN_ID, r, context.spanId);
-        store.string(SPAN.PARENT_SPAN_ID, r, span.parentSpanContext?.spanId ?? '');
+        store.text(SPAN.TRACE_ID, r, context.traceId);
+        store.text(SPAN.SPAN_ID, r, context.spanId);
+        store.text(SPAN.PARENT_SPAN_ID, r, span.parentSpanContext?.spanId ?? '');
         store.string(SPAN.TRACE_STATE, r, context.traceState?.serialize() ?? '');
         store.string(SPAN.SPAN_NAME, r, span.name);
         store.string(SPAN.SPAN_KIND, r, SPAN_KIND_TEXT[otlpSpanKind(span.kind)] ?? 'Unspecified');
@@ -48,8 +48,8 @@ export function appendSpans(
         }
         for (const link of span.links) {
           const i = store.addItem(LINKS, r);
-          store.string(SPAN.LINK_TRACE_ID, i, link.context.traceId);
-          store.string(SPAN.LINK_SPAN_ID, i, link.context.spanId);
+          store.text(SPAN.LINK_TRACE_ID, i, link.context.traceId);
+          store.text(SPAN.LINK_SPAN_ID, i, link.context.spanId);
           store.string(SPAN.LINK_TRACE_STATE, i, link.context.traceState?.serialize() ?? '');
           store.attributes(SPAN.LINK_ATTRIBUTES, i, link.attributes);
         }

@@ -379,3 +379,99 @@ describe('log records as the otel_logs table', () => {
     expect(count({ resourceLogs: records.map((r) => JSON.parse(r.toString('utf8'))) })).toBe(12);
   });
 });
+
+describe('text columns (ids, bodies: PLAIN, no dictionary)', () => {
+  test('any text, as long as it comes, back as its UTF-8; rows sorted by its bytes; a failed append leaves nothing', async () => {
+    const bodies = [
+      '',
+      'plain',
+      'ascii first, then é, 😀 and 𝄞',
+      'lone \uD800 surrogate and \uDFFF',
+      'é at the start',
+      'y'.repeat(20_000),
+      '😀',
+    ];
+    // Ids sharing their first bytes (and more than 6 of them), one a prefix of another.
+    const traceIds = [
+      '',
+      'abcdefab',
+      'abcdefa',
+      'abcdef00',
+      'abcdefabcdef01',
+      'abcdefabcdef0',
+      'ab',
+    ];
+    const records = (from: number, n: number): LogRecordLike[] =>
+      Array.from({ length: n }, (_, k) => {
+        const i = from + k;
+        return {
+          resource: cart,
+          instrumentationScope: { name: 'app' },
+          hrTime: [1_700_000_000, i],
+          hrTimeObserved: [1_700_000_000, i],
+          spanContext: {
+            traceId: traceIds[i % traceIds.length] as string,
+            spanId: hex(i, 16),
+            traceFlags: 1,
+          },
+          body: `${bodies[i % bodies.length]}#${i}`,
+          // Two keys that are one in UTF-8 (the last value kept), as the Collector's Go map has it.
+          attributes: i % 5 === 0 ? { 'k\uD800': 1, plain: 'é', 'k\uDC00': i } : { n: i },
+          droppedAttributesCount: 0,
+        };
+      });
+    const builders = logColumnBuilders();
+    builders.append(records(0, 20), newTally(false));
+    // Its texts are written before its attributes throw: taken back, overwritten by the next.
+    const broken = records(20, 3);
+    Object.defineProperty(broken[2], 'attributes', {
+      get() {
+        throw new Error('no attributes');
+      },
+    });
+    expect(() => builders.append(broken, newTally(false))).toThrow('no attributes');
+    builders.append(records(20, 30), newTally(false));
+    const logs = records(0, 50);
+    const file = await flatEncoder(LOG_RECORDS)(builders.seal(), {
+      compression: 'none',
+      rowGroupRows: 16,
+    });
+    const rows = await parquetReadObjects({
+      file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer,
+      columns: ['TraceId', 'SpanId', 'Body', 'LogAttributes'],
+    });
+    const utf8 = (s: string) => Buffer.from(s.toWellFormed());
+    const expected = logs
+      .map((r) => ({
+        TraceId: r.spanContext?.traceId,
+        SpanId: r.spanContext?.spanId,
+        Body: (r.body as string).toWellFormed(),
+        LogAttributes:
+          Number(r.hrTime[1]) % 5 === 0
+            ? { 'k\uFFFD': String(r.hrTime[1]), plain: 'é' }
+            : { n: String(r.hrTime[1]) },
+      }))
+      .sort((a, b) => Buffer.compare(utf8(a.TraceId as string), utf8(b.TraceId as string)));
+    expect(rows).toEqual(expected);
+    // Each key once, in its first place (DuckDB reads the map's entries as the file has them).
+    const path = join(dir, 'texts.parquet');
+    await writeFile(path, file);
+    const maps = await duckdbRows(
+      `SELECT map_entries("LogAttributes") AS e FROM read_parquet('${path}', file_row_number = true) ORDER BY file_row_number`,
+    );
+    expect(maps.map((m) => m.e)).toEqual(
+      expected.map((r) => Object.entries(r.LogAttributes).map(([key, value]) => ({ key, value }))),
+    );
+    // The OTLP/JSON fallback reads the same texts back from the sealed columns.
+    const again = logColumnBuilders();
+    again.append(logs, newTally(false));
+    const fallback = (await logsExport.columnsAsRecords(again.seal())).flatMap((r) =>
+      (
+        JSON.parse(r.toString('utf8')) as {
+          scopeLogs: { logRecords: { body: { stringValue: string }; traceId: string }[] }[];
+        }
+      ).scopeLogs.flatMap((s) => s.logRecords.map((l) => l.body.stringValue)),
+    );
+    expect(fallback).toEqual(logs.map((r) => (r.body as string).toWellFormed()));
+  });
+});
