@@ -46,6 +46,9 @@ import { tempDir } from '../support/temp-dir.js';
  * are appended to MetricColumnBuilders and encoded; DuckDB, Polars, hyparquet and pyarrow must each
  * return exactly the rows the test worked out from the batch it generated
  * (test/support/parquet-batches.ts). pyarrow also checks the row groups' min/max statistics.
+ * Spans and log records likewise, through their column builders and the flat tables' writer:
+ * random events and links, empty and huge attribute maps, non-BMP text, bodies of every type
+ * (test/support/parquet-signal-batches.ts); DuckDB's timestamps compared at microseconds.
  */
 
 /** Cases per run; PARQUET_RUNS raises it for a longer search. */
