@@ -28,7 +28,7 @@ const hrTime = (ns: bigint): [number, number] => [
   Number(ns / 1_000_000_000n),
   Number(ns % 1_000_000_000n),
 ];
-const sdkAttributes = (kvs: Kv[]): Attributes =>
+export const sdkAttributes = (kvs: Kv[]): Attributes =>
   Object.fromEntries(kvs.map(([k, v]) => [k, sdkValue(v)])) as Attributes;
 const DATA_POINT_TYPE = {
   gauge: DataPointType.GAUGE,

@@ -55,10 +55,10 @@ const TWO_63 = 2n ** 63n;
  * Keys: valid Unicode (two keys with different lone surrogates would be one key in UTF-8), and
  * none a reader cannot give back as an object key (hyparquet returns maps as objects).
  */
-const key = text.filter((k) => k !== '__proto__' && utf8Text(k) === k);
+export const key = text.filter((k) => k !== '__proto__' && utf8Text(k) === k);
 const word = fc.stringMatching(/^[a-z]{0,6}$/);
 const nonBmp = fc.constantFrom('😀', '指', '👩🏽‍💻', '\u{10ffff}', '\ud800');
-const str = fc.oneof({ weight: 4, arbitrary: text }, { weight: 1, arbitrary: nonBmp });
+export const str = fc.oneof({ weight: 4, arbitrary: text }, { weight: 1, arbitrary: nonBmp });
 const special = fc.constantFrom(
   Number.NaN,
   Number.POSITIVE_INFINITY,
@@ -69,7 +69,7 @@ const special = fc.constantFrom(
   1e-7,
   2 ** 63,
 );
-const anyDouble = fc.oneof(
+export const anyDouble = fc.oneof(
   special,
   fc.double(),
   fc.integer({ min: -1000, max: 1000 }).map((i) => i / 8),
@@ -79,7 +79,7 @@ const int64 = fc.oneof(
   fc.bigInt({ min: -1000n, max: 1000n }),
 );
 /** Integers the SDK can hold exactly (its values are JavaScript numbers). */
-const sdkInt = fc.oneof(
+export const sdkInt = fc.oneof(
   fc.integer({ min: -1000, max: 1000 }).map(BigInt),
   fc.constantFrom(2n ** 60n, -(2n ** 63n), 2n ** 53n, 9007199254740991n),
 );
@@ -96,7 +96,7 @@ const value = (sdk: boolean): fc.Arbitrary<Value> =>
     fc.array(word, { maxLength: 3 }).map((v) => ({ k: 'words' as const, v })),
   );
 
-const attributeSet = (sdk: boolean): fc.Arbitrary<Kv[]> =>
+export const attributeSet = (sdk: boolean): fc.Arbitrary<Kv[]> =>
   fc
     .oneof(
       { weight: 6, arbitrary: fc.array(fc.tuple(key, value(sdk)), { maxLength: 4 }) },
@@ -196,19 +196,23 @@ const metric = (sdk: boolean): fc.Arbitrary<Metric> =>
         .map((points) => ({ ...m, monotonic: m.kind === 'sum' && m.monotonic, points })),
     );
 
+/** A resource's attributes: a random set, most often with a `service.name` string. */
+export const resourceAttributes = (sdk: boolean): fc.Arbitrary<Kv[]> =>
+  fc
+    .tuple(attributeSet(sdk), fc.option(str))
+    .map(([kvs, service]) =>
+      service === null
+        ? kvs
+        : [
+            ...kvs.filter(([k]) => !sdk || k !== 'service.name'),
+            ['service.name', { k: 'str', v: service }] as Kv,
+          ],
+    );
+
 const exportOf = (sdk: boolean): fc.Arbitrary<Export> =>
   fc.record({
     sdk: fc.constant(sdk),
-    attributes: fc
-      .tuple(attributeSet(sdk), fc.option(str))
-      .map(([kvs, service]) =>
-        service === null
-          ? kvs
-          : [
-              ...kvs.filter(([k]) => !sdk || k !== 'service.name'),
-              ['service.name', { k: 'str', v: service }] as Kv,
-            ],
-      ),
+    attributes: resourceAttributes(sdk),
     schemaUrl: text,
     scopes: fc.array(
       fc.record({

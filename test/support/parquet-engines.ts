@@ -13,6 +13,7 @@ import { parquetReadObjects } from 'hyparquet';
 import pl from 'nodejs-polars';
 import { inject, test } from 'vitest';
 import { dbl, type Entry, type Row } from './parquet-expected.js';
+import type { FlatRow } from './parquet-signal-batches.js';
 import { zstdDecompress } from './zstd.js';
 
 /**
@@ -46,10 +47,10 @@ const keyValues = (map: unknown): Entry[] =>
 
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** hyparquet gives a map as an object: its entries come back in object-key order. */
-export async function hyparquetRows(path: string): Promise<Row[]> {
+/** A file's rows as hyparquet gives them: timestamps and strings raw, a map as an object. */
+async function hyparquetObjects(path: string): Promise<Record<string, unknown>[]> {
   const file = new Uint8Array(await readFile(path)).buffer;
-  const rows = await parquetReadObjects({
+  return await parquetReadObjects({
     file,
     compressors: {
       ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompress(input)),
@@ -57,11 +58,18 @@ export async function hyparquetRows(path: string): Promise<Row[]> {
     },
     parsers: {
       timestampFromMicroseconds: (micros: bigint) => micros,
+      timestampFromNanoseconds: (nanos: bigint) => nanos,
       // Its default TextDecoder drops a leading U+FEFF from every string.
       stringFromBytes: (bytes: Uint8Array) => bytes && keepBom.decode(bytes),
-    },
+    } as never,
   });
-  return rows.map((r) => canonical(r, (m) => Object.entries(m as Record<string, string | null>)));
+}
+
+const objectEntries = (m: unknown): Entry[] => Object.entries(m as Record<string, string | null>);
+
+/** hyparquet gives a map as an object: its entries come back in object-key order. */
+export async function hyparquetRows(path: string): Promise<Row[]> {
+  return (await hyparquetObjects(path)).map((r) => canonical(r, objectEntries));
 }
 
 const STRINGS = [
@@ -112,6 +120,109 @@ export async function duckdbTableRows(path: string): Promise<Row[]> {
   }
 }
 
+/** DuckDB's value as plain JavaScript: lists as arrays, blobs (strings read as bytes) as text. */
+const plainDuck = (v: unknown): unknown =>
+  v instanceof DuckDBListValue
+    ? v.items.map(plainDuck)
+    : v instanceof DuckDBBlobValue
+      ? keepBom.decode(v.bytes)
+      : v;
+
+/** A column of a flat table (the spans' and log records', src/signals/flat-parquet/table.js). */
+export interface FlatColumn {
+  readonly name: string;
+  readonly kind: string;
+  readonly list?: number;
+}
+/** A flat table's columns: how each engine's values are spelled back. */
+export interface FlatColumns {
+  readonly columns: readonly FlatColumn[];
+}
+
+function flatValue(kind: string, v: unknown, entries: (map: unknown) => Entry[]): unknown {
+  if (v === null || v === undefined) return null;
+  if (kind === 'timestamp' || kind === 'int64') return BigInt(v as bigint).toString();
+  return kind === 'map' ? entries(v) : v;
+}
+
+/**
+ * A flat table's row spelled as parquet-signal-batches.ts spells the expected ones: timestamps
+ * and INT64 as decimal strings, maps as [key, value] pairs (`entries` reads an engine's map).
+ */
+export function flatRow(
+  table: FlatColumns,
+  row: Record<string, unknown>,
+  entries: (map: unknown) => Entry[],
+): FlatRow {
+  const out: FlatRow = {};
+  for (const { name, kind, list } of table.columns) {
+    const v = row[name];
+    out[name] =
+      list === undefined
+        ? flatValue(kind, v, entries)
+        : (v as unknown[]).map((x) => flatValue(kind, x, entries));
+  }
+  return out;
+}
+
+/** A flat table's rows as hyparquet reads them (maps in object-key order), nanoseconds exact. */
+export async function flatHyparquetRows(path: string, table: FlatColumns): Promise<FlatRow[]> {
+  return (await hyparquetObjects(path)).map((r) => flatRow(table, r, objectEntries));
+}
+
+/** What DuckDB selects of a column: strings as bytes, timestamps as microseconds, INT64 as text. */
+function duckColumn({ name, kind, list }: FlatColumn): string {
+  const one = (x: string) =>
+    kind === 'timestamp'
+      ? `epoch_us(${x})::VARCHAR`
+      : kind === 'int64'
+        ? `${x}::VARCHAR`
+        : kind === 'string'
+          ? `encode(${x})`
+          : kind === 'map'
+            ? `list_transform(map_entries(${x}), e -> [encode(e.key), encode(e.value)])`
+            : x;
+  const c = `"${name}"`;
+  return `${list === undefined ? one(c) : `list_transform(${c}, x -> ${one('x')})`} AS ${c}`;
+}
+
+/**
+ * A flat table's rows as DuckDB reads them. It reads a UTC-adjusted TIMESTAMP(NANOS) as a
+ * TIMESTAMP WITH TIME ZONE, which has microseconds: timestamps come as decimal microseconds.
+ */
+export async function flatDuckdbRows(path: string, table: FlatColumns): Promise<FlatRow[]> {
+  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
+  const connection = await db.connect();
+  try {
+    const reader = await connection.runAndReadAll(
+      `SELECT ${table.columns.map(duckColumn).join(', ')} FROM read_parquet('${path}')`,
+    );
+    return reader.getRowObjects().map((row) => {
+      const plain = Object.fromEntries(Object.entries(row).map(([c, v]) => [c, plainDuck(v)]));
+      return flatRow(table, plain, (m) => m as Entry[]);
+    });
+  } finally {
+    connection.closeSync();
+    db.closeSync();
+  }
+}
+
+/** A flat table's rows as Polars reads them, 64-bit integers and nanoseconds exact (as text). */
+export function flatPolarsRows(path: string, table: FlatColumns): FlatRow[] {
+  const frame = pl.readParquet(path);
+  const text = frame.select(
+    ...table.columns.map(({ name, kind, list }) => {
+      const c = pl.col(name);
+      const int = kind === 'timestamp' ? pl.Int64 : kind === 'int64' ? pl.Utf8 : undefined;
+      if (int === undefined) return c;
+      return list === undefined
+        ? c.cast(int).cast(pl.Utf8)
+        : c.cast(pl.List(int)).cast(pl.List(pl.Utf8));
+    }),
+  );
+  return (text.toRecords() as Record<string, unknown>[]).map((r) => flatRow(table, r, keyValues));
+}
+
 /** Polars gives 64-bit integers as doubles: they are cast to text first. */
 export function polarsRows(path: string): Row[] {
   const frame = pl.readParquet(path);
@@ -145,8 +256,14 @@ export interface PyarrowFile {
 const fromHex = (v: unknown) =>
   typeof v === 'string' ? Buffer.from(v.slice(1), 'hex').readDoubleLE(0) : v;
 
+interface PyarrowLine {
+  path: string;
+  rows: Record<string, unknown>[];
+  groups: PyarrowFile['groups'];
+}
+
 /** Every file read by pyarrow in one subprocess. Without pyarrow, throws the setup's one line. */
-export async function pyarrowFiles(paths: string[]): Promise<Map<string, PyarrowFile>> {
+async function pyarrowLines(paths: string[]): Promise<PyarrowLine[]> {
   if ('unavailable' in pyarrow) throw new Error(pyarrow.unavailable);
   const { python } = pyarrow;
   const script = new URL('./pyarrow_rows.py', import.meta.url).pathname;
@@ -156,13 +273,16 @@ export async function pyarrowFiles(paths: string[]): Promise<Map<string, Pyarrow
     if (error.code !== 'ENOENT') throw error;
     throw new Error(`pyarrow test: no Python at ${python} (OTEL_S3_PYARROW_PYTHON)`);
   });
+  return stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as PyarrowLine);
+}
+
+/** The metrics' files, read by pyarrow. */
+export async function pyarrowFiles(paths: string[]): Promise<Map<string, PyarrowFile>> {
   const out = new Map<string, PyarrowFile>();
-  for (const line of stdout.split('\n').filter((l) => l !== '')) {
-    const file = JSON.parse(line) as {
-      path: string;
-      rows: Record<string, unknown>[];
-      groups: PyarrowFile['groups'];
-    };
+  for (const file of await pyarrowLines(paths)) {
     const rows = file.rows.map((r) => {
       const plain: Record<string, unknown> = { ...r };
       for (const c of DOUBLE) plain[c] = fromHex(r[c]);
@@ -172,4 +292,15 @@ export async function pyarrowFiles(paths: string[]): Promise<Map<string, Pyarrow
     out.set(file.path, { rows, groups: file.groups });
   }
   return out;
+}
+
+/** A flat table's files (spans', log records'), read by pyarrow: their rows, every value exact. */
+export async function pyarrowFlatFiles(
+  paths: string[],
+  table: FlatColumns,
+): Promise<Map<string, FlatRow[]>> {
+  const lines = await pyarrowLines(paths);
+  return new Map(
+    lines.map((f) => [f.path, f.rows.map((r) => flatRow(table, r, (m) => m as Entry[]))]),
+  );
 }

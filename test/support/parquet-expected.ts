@@ -73,7 +73,7 @@ function textOf(v: Value, sdk: boolean): string | null {
  * Map entries: a key given twice keeps its first place and its last value. The SDK's attributes
  * are an object, whose keys JavaScript orders (integer-like keys first).
  */
-function entries(kvs: Kv[], sdk: boolean): Entry[] {
+export function attributeEntries(kvs: Kv[], sdk: boolean): Entry[] {
   const map = new Map<string, string | null>();
   for (const [k, v] of kvs) map.set(k, textOf(v, sdk));
   const keys = sdk ? Object.keys(Object.fromEntries(map)) : [...map.keys()];
@@ -87,7 +87,7 @@ const optional = (v: number | undefined) => (v === undefined ? null : dbl(v));
 export function expectedRows(exports: Export[]): Row[] {
   const rows: Row[] = [];
   for (const e of exports) {
-    const resource = entries(e.attributes, e.sdk);
+    const resource = attributeEntries(e.attributes, e.sdk);
     const service = resource.findLast(([k]) => k === 'service.name')?.[1] ?? '';
     for (const s of e.scopes) {
       for (const m of s.metrics) {
@@ -107,7 +107,7 @@ export function expectedRows(exports: Export[]): Row[] {
             MetricDescription: utf8Text(m.description),
             MetricUnit: utf8Text(m.unit),
             MetricType: m.kind,
-            Attributes: entries(p.attributes, e.sdk),
+            Attributes: attributeEntries(p.attributes, e.sdk),
             AggregationTemporality:
               m.kind === 'gauge' || m.kind === 'summary' ? 0 : m.delta ? 1 : 2,
             IsMonotonic: m.monotonic,

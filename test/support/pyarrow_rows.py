@@ -1,7 +1,7 @@
 """Reads Parquet files with pyarrow and prints, per file, one JSON line: its rows with every value
 spelled exactly (64-bit integers and timestamps in microseconds as decimal strings, doubles as the
 hex of their IEEE 754 bits, maps as [key, value] pairs in order) and each row group's row count
-and min/max statistics of the columns the writer promises them for. Used by
+and min/max statistics of the metrics' columns the writer promises them for (those the file has). Used by
 test/integration/parquet-writer-engines.test.ts; arguments: the files."""
 
 import json
@@ -36,6 +36,8 @@ def column(table, name):
     col = table.column(name)
     if pa.types.is_timestamp(col.type):
         col = col.cast(pa.int64())
+    elif pa.types.is_list(col.type) and pa.types.is_timestamp(col.type.value_type):
+        col = col.cast(pa.list_(pa.int64()))
     return col.type, col.to_pylist()
 
 
@@ -52,7 +54,7 @@ for path in sys.argv[1:]:
     for g in range(metadata.num_row_groups):
         group = metadata.row_group(g)
         stats = {}
-        for name in STATISTICS:
+        for name in (n for n in STATISTICS if n in names):
             s = group.column(names.index(name)).statistics
             raw = s.physical_type == "INT64"
             stats[name] = (
