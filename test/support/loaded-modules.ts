@@ -26,7 +26,7 @@ export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.te
  * appended to (the writer, encode.js and what it imports, runs in the worker only).
  */
 export const COLUMN_BUILDERS =
-  /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown))\.(ts|js)$/;
+  /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown|tables))\.(ts|js)$/;
 
 /** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
 export async function loadedModules(
