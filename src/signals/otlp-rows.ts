@@ -7,6 +7,7 @@ import {
   type RecordFormat,
 } from '../encoding/records.js';
 import type { Format } from '../layout/formats.js';
+import type { FlatRowsRequest } from './flat-rows-request.js';
 import { type Scoped, splitByResource } from './otlp-groups.js';
 import type { Decoder, SignalExport, SignalName, SignalRead } from './signal.js';
 
@@ -26,21 +27,22 @@ export function otlpRecords<Item>(
 
 /**
  * The row of a signal whose exports are lists of items, each with its resource (spans, log
- * records), as an exporter sees them; `parquet` has its column builders and its fallback.
+ * records), as an exporter sees them: its OTLP encoders, then its Parquet column builders and the
+ * readers of its flat table (the fallback's), each loaded on first use.
  */
 export function scopedItemsExport<T extends Scoped>(
   signal: SignalName,
-  json: Encode<readonly T[]>,
-  proto: Encode<readonly T[]>,
-  parquet: Pick<SignalExport<readonly T[]>, 'loadColumns' | 'columnsAsRecords'>,
+  { json, proto }: { json: Encode<readonly T[]>; proto: Encode<readonly T[]> },
+  loadColumns: SignalExport<readonly T[]>['loadColumns'],
+  loadRows: () => Promise<FlatRowsRequest>,
 ): SignalExport<readonly T[]> {
   return {
     name: signal,
     records: otlpRecords(signal, json, proto),
     splitByResource,
     resourceAttributes: (list) => list[0]?.resource.attributes ?? {},
-    loadColumns: parquet.loadColumns,
-    columnsAsRecords: parquet.columnsAsRecords,
+    loadColumns,
+    columnsAsRecords: async (columns) => (await loadRows()).sealedAsRecords(columns),
   };
 }
 

@@ -15,18 +15,15 @@ import {
 } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchLogRecordProcessor,
-  LoggerProvider,
-  type ReadableLogRecord,
-} from '@opentelemetry/sdk-logs';
-import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import pl from 'nodejs-polars';
 import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
 import { documentedQuery } from '../support/documented-query.js';
 import { duckdbRows } from '../support/duckdb.js';
+import { oneBatchLoggers, oneBatchTracerProvider } from '../support/one-batch-providers.js';
 import { connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
 import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-context.js';
 
@@ -45,8 +42,6 @@ const RESOURCE = resourceFromAttributes({
   'host.name': 'node-1',
   'process.pid': 4242,
 });
-const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
-
 /** Between a processor and the S3 exporter: keeps what it was handed (the expected rows, spelled at once). */
 class Recording<Item, Row> {
   readonly rows: Row[] = [];
@@ -191,10 +186,7 @@ function spellLog(r: ReadableLogRecord): LogExpected {
 
 /** 24 spans in 6 traces: kinds, statuses, events and links, a remote parent. */
 async function produceSpans(exporter: Recording<ReadableSpan, SpanExpected>): Promise<void> {
-  const provider = new TracerProvider({
-    resource: RESOURCE,
-    spanProcessors: [new BatchSpanProcessor({ exporter, ...ONE_BATCH })],
-  });
+  const provider = oneBatchTracerProvider(RESOURCE, exporter);
   const tracers = [provider.getTracer('http', '1.2.3'), provider.getTracer('db')];
   const kinds = [SpanKind.SERVER, SpanKind.CLIENT, SpanKind.INTERNAL];
   for (let t = 0; t < 6; t++) {
@@ -237,17 +229,7 @@ async function produceSpans(exporter: Recording<ReadableSpan, SpanExpected>): Pr
 
 /** 30 log records: bodies of several types, severities, in and out of a span, event names. */
 async function produceLogs(exporter: Recording<ReadableLogRecord, LogExpected>): Promise<void> {
-  const provider = new LoggerProvider({
-    resource: RESOURCE,
-    processors: [new BatchLogRecordProcessor({ exporter, ...ONE_BATCH })],
-  });
-  const loggers = [
-    provider.getLogger('app', '1.0.0', {
-      schemaUrl: 'https://opentelemetry.io/schemas/1.28.0',
-      attributes: { 'scope.tier': 'gold' },
-    }),
-    provider.getLogger('jobs'),
-  ];
+  const { provider, loggers } = oneBatchLoggers(RESOURCE, exporter);
   const bodies: unknown[] = ['a plain message', 'quotes " and \n 😀', 42, true, ['a', 'b']];
   for (let i = 0; i < 30; i++) {
     const logger = loggers[i % 2] as (typeof loggers)[number];

@@ -3,12 +3,8 @@ import { type Attributes, context, SpanStatusCode, TraceFlags, trace } from '@op
 import type { ExportResult } from '@opentelemetry/core';
 import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchLogRecordProcessor,
-  LoggerProvider,
-  type ReadableLogRecord,
-} from '@opentelemetry/sdk-logs';
-import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { expect, test } from 'vitest';
 import {
   S3LogRecordExporter,
@@ -16,6 +12,7 @@ import {
   S3SpanExporter,
 } from '../../src/index.js';
 import { sameMessageAs } from '../support/message-check.js';
+import { oneBatchLoggers, oneBatchTracerProvider } from '../support/one-batch-providers.js';
 import {
   type Canonical,
   logsReference,
@@ -100,16 +97,11 @@ const attributes = (i: number) =>
   }) as Attributes;
 
 /** A batch processor's settings that hand everything over in one batch, at forceFlush(). */
-const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
-
 const SPANS: SignalCase<ReadableSpan> = {
   word: 'traces',
   exporter: (options) => new S3SpanExporter(options),
   async produce(exporter) {
-    const provider = new TracerProvider({
-      resource: RESOURCE,
-      spanProcessors: [new BatchSpanProcessor({ exporter, ...ONE_BATCH })],
-    });
+    const provider = oneBatchTracerProvider(RESOURCE, exporter);
     const tracers = [
       provider.getTracer('http', '1.2.3', { schemaUrl: 'https://opentelemetry.io/schemas/1.28.0' }),
       provider.getTracer('db'),
@@ -165,17 +157,7 @@ const LOG_RECORDS: SignalCase<ReadableLogRecord> = {
   word: 'logs',
   exporter: (options) => new S3LogRecordExporter(options),
   async produce(exporter) {
-    const provider = new LoggerProvider({
-      resource: RESOURCE,
-      processors: [new BatchLogRecordProcessor({ exporter, ...ONE_BATCH })],
-    });
-    const loggers = [
-      provider.getLogger('app', '1.0.0', {
-        schemaUrl: 'https://opentelemetry.io/schemas/1.28.0',
-        attributes: { 'scope.tier': 'gold' },
-      }),
-      provider.getLogger('jobs'),
-    ];
+    const { provider, loggers } = oneBatchLoggers(RESOURCE, exporter);
     const inSpan = inSpanContext();
     const bodies: unknown[] = [
       'a plain message',

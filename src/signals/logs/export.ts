@@ -1,6 +1,5 @@
-import type { SealedFlat } from '../flat-parquet/table.js';
 import { scopedItemsExport } from '../otlp-rows.js';
-import type { SignalExport, TransferableColumns } from '../signal.js';
+import type { SignalExport } from '../signal.js';
 import type { LogRecordLike } from './log-record.js';
 import { logRecordsToJsonBytes } from './otlp-json.js';
 import { logRecordsToProto } from './otlp-proto.js';
@@ -11,21 +10,8 @@ import { logRecordsToProto } from './otlp-proto.js';
  */
 export const logsExport: SignalExport<readonly LogRecordLike[]> = scopedItemsExport(
   'logs',
-  logRecordsToJsonBytes,
-  logRecordsToProto,
-  {
-    // Loaded on first use: a service that exports OTLP never loads the Parquet code.
-    async loadColumns() {
-      return (await import('./parquet.js')).logColumnBuilders;
-    },
-    async columnsAsRecords(columns: TransferableColumns) {
-      const [{ sealedRows }, { logRowsToRequest }, { LOG_RECORDS }] = await Promise.all([
-        import('../flat-parquet/sealed-rows.js'),
-        import('./parquet-read.js'),
-        import('./parquet-schema.js'),
-      ]);
-      const request = logRowsToRequest(sealedRows(LOG_RECORDS, columns as SealedFlat));
-      return (request.resourceLogs as object[]).map((r) => Buffer.from(JSON.stringify(r)));
-    },
-  },
+  { json: logRecordsToJsonBytes, proto: logRecordsToProto },
+  // Loaded on first use: a service that exports OTLP never loads the Parquet code.
+  async () => (await import('./parquet.js')).logColumnBuilders,
+  async () => (await import('./parquet-read.js')).logRows,
 );

@@ -1,13 +1,6 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
-import type { PageDecompression } from '../../parquet/read.js';
-import {
-  groupedRequest,
-  int64Text,
-  mapAttributes,
-  type Row,
-  readFlatRows,
-  text,
-} from '../flat-parquet/read.js';
+import { int64Text, mapAttributes, type Row, type RowItem, text } from '../flat-parquet/read.js';
+import { flatRowsRequest } from '../flat-rows-request.js';
 import { LOG_RECORDS } from './parquet-schema.js';
 
 /**
@@ -16,31 +9,30 @@ import { LOG_RECORDS } from './parquet-schema.js';
  * not keep reads back empty: the observed time, dropped counts; the body and every attribute
  * value are text (docs/parquet.md).
  */
-export function logRowsToRequest(rows: readonly Row[]): OtlpObject {
-  return groupedRequest(
-    rows.map((row) => ({
-      resourceKey: JSON.stringify([row.ResourceSchemaUrl, row.ResourceAttributes ?? null]),
-      resource: {
-        resource: { attributes: mapAttributes(row.ResourceAttributes) },
-        ...(text(row.ResourceSchemaUrl) === '' ? {} : { schemaUrl: text(row.ResourceSchemaUrl) }),
-      },
-      scopeKey: JSON.stringify([
-        row.ScopeName,
-        row.ScopeVersion,
-        row.ScopeSchemaUrl,
-        row.ScopeAttributes ?? null,
-      ]),
-      scope: {
-        name: text(row.ScopeName),
-        version: text(row.ScopeVersion),
-        attributes: mapAttributes(row.ScopeAttributes),
-        ...(text(row.ScopeSchemaUrl) === '' ? {} : { schemaUrl: text(row.ScopeSchemaUrl) }),
-      },
-      item: logRecord(row),
-    })),
-    { resources: 'resourceLogs', scopes: 'scopeLogs', items: 'logRecords' },
-  );
-}
+export const logRows = flatRowsRequest(
+  LOG_RECORDS,
+  (row): RowItem => ({
+    resourceKey: JSON.stringify([row.ResourceSchemaUrl, row.ResourceAttributes ?? null]),
+    resource: {
+      resource: { attributes: mapAttributes(row.ResourceAttributes) },
+      ...(text(row.ResourceSchemaUrl) === '' ? {} : { schemaUrl: text(row.ResourceSchemaUrl) }),
+    },
+    scopeKey: JSON.stringify([
+      row.ScopeName,
+      row.ScopeVersion,
+      row.ScopeSchemaUrl,
+      row.ScopeAttributes ?? null,
+    ]),
+    scope: {
+      name: text(row.ScopeName),
+      version: text(row.ScopeVersion),
+      attributes: mapAttributes(row.ScopeAttributes),
+      ...(text(row.ScopeSchemaUrl) === '' ? {} : { schemaUrl: text(row.ScopeSchemaUrl) }),
+    },
+    item: logRecord(row),
+  }),
+  { resources: 'resourceLogs', scopes: 'scopeLogs', items: 'logRecords' },
+);
 
 function logRecord(row: Row): OtlpObject {
   const record: OtlpObject = {
@@ -58,9 +50,4 @@ function logRecord(row: Row): OtlpObject {
 }
 
 /** A stored Parquet object of log records back into its request. */
-export async function logsParquetToRequest(
-  bytes: Uint8Array,
-  decompression: PageDecompression,
-): Promise<OtlpObject> {
-  return logRowsToRequest(await readFlatRows(bytes, decompression, LOG_RECORDS.version));
-}
+export const logsParquetToRequest = logRows.parquetToRequest;

@@ -1,7 +1,7 @@
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
+import { appendScopedRows } from '../flat-append.js';
 import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
-import { groupByResourceAndScope } from '../otlp-groups.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
 import { LOG, LOG_RECORDS } from './parquet-schema.js';
 
@@ -16,14 +16,14 @@ export function appendLogRecords(
   records: readonly LogRecordLike[],
   tally: ExportTally,
 ): void {
-  for (const { resource, scopes } of groupByResourceAndScope(records)) {
-    const resourceSet = store.setOf(resource.attributes);
-    const service = jsValueText(resource.attributes['service.name']) ?? '';
-    for (const { scope, items } of scopes) {
+  appendScopedRows(
+    store,
+    records,
+    tally,
+    countLogRecord,
+    ({ resource, scope, resourceSet, service }) => {
       const scopeSet = store.setOf(scope.attributes);
-      for (const record of items) {
-        countLogRecord(tally, record);
-        const r = store.addRow();
+      return (record, r) => {
         const t = record.hrTime;
         store.nanos(LOG.TIMESTAMP, r, t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t);
         const context = record.spanContext;
@@ -42,9 +42,9 @@ export function appendLogRecords(
         store.set(LOG.SCOPE_ATTRIBUTES, r, scopeSet);
         store.attributes(LOG.LOG_ATTRIBUTES, r, record.attributes);
         store.string(LOG.EVENT_NAME, r, record.eventName ?? '');
-      }
-    }
-  }
+      };
+    },
+  );
 }
 
 /** The Parquet column builders of log records. */

@@ -10,12 +10,13 @@ import {
   requestRows,
   str,
 } from '../plain-values.js';
+import type { ScopedItemRow } from '../scoped-item-row.js';
 
 /**
  * One log record, flattened with its resource and scope: the row of logRecordRows() and of
  * `otel-s3 logs` (each `--format jsonl` line is one, CSV has these columns).
  */
-export interface LogRecordRow {
+export interface LogRecordRow extends ScopedItemRow {
   /**
    * When the event happened, ISO 8601 UTC with nanoseconds; a record without a timestamp gets
    * its observed time, as the Collector's ClickHouse exporter does; '' when it has neither.
@@ -34,12 +35,6 @@ export interface LogRecordRow {
   spanId: string;
   /** The event's name, for a record that is an event ('' otherwise). */
   eventName: string;
-  /** The resource's `service.name` ('' without one). */
-  service: string;
-  resource: Record<string, PlainValue>;
-  /** The instrumentation scope's name (the logger's). */
-  scope: string;
-  attributes: Record<string, PlainValue>;
 }
 
 const SEVERITY_NAMES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;

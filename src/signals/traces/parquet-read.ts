@@ -1,14 +1,13 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
-import type { PageDecompression } from '../../parquet/read.js';
 import {
   elements,
-  groupedRequest,
   int64Text,
   mapAttributes,
   type Row,
-  readFlatRows,
+  type RowItem,
   text,
 } from '../flat-parquet/read.js';
+import { flatRowsRequest } from '../flat-rows-request.js';
 import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
 
 /**
@@ -17,18 +16,17 @@ import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
  * not keep reads back empty: span flags, dropped counts, scope attributes and schema URLs; every
  * attribute value is text (docs/parquet.md).
  */
-export function spanRowsToRequest(rows: readonly Row[]): OtlpObject {
-  return groupedRequest(
-    rows.map((row) => ({
-      resourceKey: JSON.stringify(row.ResourceAttributes ?? null),
-      resource: { resource: { attributes: mapAttributes(row.ResourceAttributes) } },
-      scopeKey: JSON.stringify([row.ScopeName, row.ScopeVersion]),
-      scope: { name: text(row.ScopeName), version: text(row.ScopeVersion) },
-      item: span(row),
-    })),
-    { resources: 'resourceSpans', scopes: 'scopeSpans', items: 'spans' },
-  );
-}
+export const spanRows = flatRowsRequest(
+  SPANS,
+  (row): RowItem => ({
+    resourceKey: JSON.stringify(row.ResourceAttributes ?? null),
+    resource: { resource: { attributes: mapAttributes(row.ResourceAttributes) } },
+    scopeKey: JSON.stringify([row.ScopeName, row.ScopeVersion]),
+    scope: { name: text(row.ScopeName), version: text(row.ScopeVersion) },
+    item: span(row),
+  }),
+  { resources: 'resourceSpans', scopes: 'scopeSpans', items: 'spans' },
+);
 
 function span(row: Row): OtlpObject {
   const start = typeof row.Timestamp === 'bigint' ? row.Timestamp : 0n;
@@ -77,9 +75,4 @@ function span(row: Row): OtlpObject {
 }
 
 /** A stored Parquet object of spans back into its request. */
-export async function spansParquetToRequest(
-  bytes: Uint8Array,
-  decompression: PageDecompression,
-): Promise<OtlpObject> {
-  return spanRowsToRequest(await readFlatRows(bytes, decompression, SPANS.version));
-}
+export const spansParquetToRequest = spanRows.parquetToRequest;

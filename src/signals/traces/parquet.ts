@@ -1,7 +1,6 @@
 import type { ExportTally } from '../../encoding/records.js';
-import { jsValueText } from '../../parquet/attribute-text.js';
+import { appendScopedRows } from '../flat-append.js';
 import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
-import { groupByResourceAndScope } from '../otlp-groups.js';
 import { EVENTS, LINKS, SPAN, SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
 import { countSpan, otlpSpanKind, type SpanLike } from './span.js';
 
@@ -15,13 +14,13 @@ export function appendSpans(
   spans: readonly SpanLike[],
   tally: ExportTally,
 ): void {
-  for (const { resource, scopes } of groupByResourceAndScope(spans)) {
-    const resourceSet = store.setOf(resource.attributes);
-    const service = jsValueText(resource.attributes['service.name']) ?? '';
-    for (const { scope, items } of scopes) {
-      for (const span of items) {
-        countSpan(tally, span);
-        const r = store.addRow();
+  appendScopedRows(
+    store,
+    spans,
+    tally,
+    countSpan,
+    ({ scope, resourceSet, service }) =>
+      (span, r) => {
         const context = span.spanContext();
         store.nanos(SPAN.TIMESTAMP, r, span.startTime);
         store.text(SPAN.TRACE_ID, r, context.traceId);
@@ -53,9 +52,8 @@ export function appendSpans(
           store.string(SPAN.LINK_TRACE_STATE, i, link.context.traceState?.serialize() ?? '');
           store.attributes(SPAN.LINK_ATTRIBUTES, i, link.attributes);
         }
-      }
-    }
-  }
+      },
+  );
 }
 
 /** The Parquet column builders of spans. */

@@ -11,6 +11,7 @@ import {
   requestRows,
   str,
 } from '../plain-values.js';
+import type { ScopedItemRow } from '../scoped-item-row.js';
 
 /** What a span is in its trace, in the words of the API's SpanKind ('unspecified' for OTLP's 0). */
 export type SpanKindName =
@@ -44,7 +45,7 @@ export interface SpanLinkRow {
  * One span, flattened with its resource and scope: the row of spanRows() and of `otel-s3 spans`
  * (each `--format jsonl` line is one, CSV has these columns).
  */
-export interface SpanRow {
+export interface SpanRow extends ScopedItemRow {
   /** The span's start, ISO 8601 UTC with nanoseconds (`2026-12-01T04:52:18.004000000Z`); '' if unset. */
   time: string;
   /** The span's end, as `time`. */
@@ -61,12 +62,6 @@ export interface SpanRow {
   kind: SpanKindName;
   status: SpanStatusName;
   statusMessage: string;
-  /** The resource's `service.name` ('' without one). */
-  service: string;
-  resource: Record<string, PlainValue>;
-  /** The instrumentation scope's name (the tracer's). */
-  scope: string;
-  attributes: Record<string, PlainValue>;
   events: SpanEventRow[];
   links: SpanLinkRow[];
   /** The W3C tracestate of the span's context ('' when empty). */

@@ -34,6 +34,16 @@ afterAll(async () => {
   for (const m of makers) await m.close();
 });
 
+/** A body maker closed after the file's tests. */
+function framedMaker(options: Parameters<typeof createBodyMaker>[0]): BodyMaker {
+  const maker = createBodyMaker(options);
+  makers.push(maker);
+  return maker;
+}
+
+const zstdFramedMaker = () =>
+  framedMaker({ body: 'framed', compression: 'zstd', level: 3, engine: 'node:zlib' });
+
 describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node:zlib)', () => {
   test('frames written back to back, the next begun before the last has ended, each decode to their own parts', async () => {
     const frames = zstdFrames(3);
@@ -87,13 +97,7 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
   });
 
   test("a batch's record is freed once compressed, while the batch is still open", async () => {
-    const maker = createBodyMaker({
-      body: 'framed',
-      compression: 'zstd',
-      level: 3,
-      engine: 'node:zlib',
-    });
-    makers.push(maker);
+    const maker = zstdFramedMaker();
     const batch = new RecordBatch(metricsExport.records['otlp-json'], maker.openFrame);
     const writer = new JsonWriter();
     writer.raw(text(300_000, 0));
@@ -127,13 +131,7 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
   });
 
   test("frames ended back to back: each body's SHA-256 and CRC32, taken as its chunks came, are its bytes'", async () => {
-    const maker = createBodyMaker({
-      body: 'framed',
-      compression: 'zstd',
-      level: 3,
-      engine: 'node:zlib',
-    });
-    makers.push(maker);
+    const maker = zstdFramedMaker();
     const openFrame = maker.openFrame;
     if (openFrame === undefined) throw new Error('zstd on node:zlib opens frames');
     // Records past the 64 KiB output chunk, so each frame's body comes in several chunks, and
@@ -154,8 +152,7 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
   });
 
   test('gzip keeps the records until the seal: it offers no frames', () => {
-    const maker = createBodyMaker({ body: 'framed', compression: 'gzip', level: 6 });
-    makers.push(maker);
+    const maker = framedMaker({ body: 'framed', compression: 'gzip', level: 6 });
     expect(maker.openFrame).toBeUndefined();
   });
 });

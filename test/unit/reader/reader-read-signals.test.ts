@@ -92,6 +92,29 @@ function expectedLog(record: ReadableLogRecord): Partial<LogRecordRow> {
 const pick = <T extends object>(row: T, like: Partial<T>): Partial<T> =>
   Object.fromEntries(Object.keys(like).map((k) => [k, row[k as keyof T]])) as Partial<T>;
 
+/**
+ * Each object's rows, in the order of their `key` field (a request groups them by resource and
+ * scope), against `wanted` (the rows as recorded) on the fields those have; each object's rows.
+ */
+function expectEachObject<Q, K extends string, R extends Partial<Record<K, string>>>(
+  objects: readonly { key: string; request: Q }[],
+  rowsOf: (request: Q) => R[],
+  recorded: Partial<R>[],
+  key: K,
+): R[][] {
+  const inOrder = <T extends Partial<Record<K, string>>>(rows: T[]) =>
+    rows.toSorted((a, b) => ((a[key] ?? '') < (b[key] ?? '') ? -1 : 1));
+  const wanted = inOrder(recorded);
+  return objects.map((object) => {
+    const rows = inOrder(rowsOf(object.request));
+    expect(
+      rows.map((row, n) => pick(row, wanted[n] ?? {})),
+      object.key,
+    ).toEqual(wanted);
+    return rows;
+  });
+}
+
 describe('readSpans and readLogRecords', () => {
   test('read every format and compression to what the SDK recorded; each signal only its own', async () => {
     const root = join(dir, 'all');
@@ -116,16 +139,13 @@ describe('readSpans and readLogRecords', () => {
     const spans = readSpans({ dir: root, prefix: 'prod' });
     const spanObjects = await collect(spans);
     expect(spanObjects.map((o) => [o.key, o.signal])).toEqual(spanKeys.map((k) => [k, 'traces']));
-    // A request groups spans by resource and scope: compare them in span id order.
-    const bySpan = <T extends { spanId?: string }>(rows: T[]) =>
-      rows.toSorted((a, b) => ((a.spanId ?? '') < (b.spanId ?? '') ? -1 : 1));
-    const wanted = bySpan(recorded.spans.map(expectedSpan));
-    for (const object of spanObjects) {
-      const rows = bySpan(spanRows(object.request));
-      expect(
-        rows.map((row, n) => pick(row, wanted[n] ?? {})),
-        object.key,
-      ).toEqual(wanted);
+    // Compared in span id order.
+    for (const rows of expectEachObject(
+      spanObjects,
+      spanRows,
+      recorded.spans.map(expectedSpan),
+      'spanId',
+    )) {
       const add = rows.find((r) => r.name === 'add item');
       expect(add?.events.map((e) => [e.name, e.attributes])).toEqual([
         ['exception', { 'exception.message': 'out of stock' }],
@@ -137,15 +157,13 @@ describe('readSpans and readLogRecords', () => {
     const logs = readLogRecords({ dir: root, prefix: 'prod' });
     const logObjects = await collect(logs);
     expect(logObjects.map((o) => o.key)).toEqual(logKeys);
-    const byTime = <T extends { time?: string }>(rows: T[]) =>
-      rows.toSorted((a, b) => ((a.time ?? '') < (b.time ?? '') ? -1 : 1));
-    const wantedLogs = byTime(recorded.logs.map(expectedLog));
-    for (const object of logObjects) {
-      const rows = byTime(logRecordRows(object.request));
-      expect(
-        rows.map((row, n) => pick(row, wantedLogs[n] ?? {})),
-        object.key,
-      ).toEqual(wantedLogs);
+    // Compared in time order.
+    for (const rows of expectEachObject(
+      logObjects,
+      logRecordRows,
+      recorded.logs.map(expectedLog),
+      'time',
+    )) {
       // Without severity text: the short name of its number.
       expect(rows.map((r) => r.severity)).toEqual(['INFO', 'ERROR', 'INFO', 'DEBUG']);
     }
