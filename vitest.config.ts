@@ -11,6 +11,8 @@ export default defineConfig({
           // Two files at once on a two-core machine: the unit files wait on timers, child
           // processes and the disk for much of their time, so a second worker fills those gaps.
           maxWorkers: 2,
+          // Projects with different worker counts run as groups, one after the other.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -20,6 +22,7 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 240_000,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
