@@ -246,23 +246,33 @@ async function produceLogs(exporter: Recording<ReadableLogRecord, LogExpected>):
   await provider.shutdown();
 }
 
-/** pyarrow's rows of the files: timestamps and INT64 as decimal strings, maps as [key, value] pairs. */
+/**
+ * pyarrow's rows of the files: timestamps and INT64 as decimal strings, maps as [key, value] pairs.
+ * Timestamps are cast to their int64 nanoseconds before as_py(): without pandas, pyarrow cannot
+ * make a Python datetime of a nanosecond that is not a whole microsecond.
+ */
 const PYARROW_ROWS = `
 import json, sys
 import pyarrow as pa, pyarrow.parquet as pq
+def ints(t):
+    if pa.types.is_timestamp(t): return pa.int64()
+    if pa.types.is_list(t):
+        f = t.value_field
+        return pa.list_(pa.field(f.name, ints(f.type), f.nullable))
+    return t
 def spell(v, t):
     if v is None: return None
     if pa.types.is_map(t): return [[k, spell(x, t.item_type)] for k, x in v]
     if pa.types.is_list(t): return [spell(x, t.value_type) for x in v]
-    if pa.types.is_timestamp(t): return str(v.value)
-    if pa.types.is_int64(t): return str(v)
+    if pa.types.is_timestamp(t) or pa.types.is_int64(t): return str(v)
     return v
 rows = []
 for path in sys.argv[1:]:
     table = pq.read_table(path)
     types = {f.name: f.type for f in table.schema}
+    columns = {n: table.column(n).cast(ints(types[n])) for n in table.column_names}
     for i in range(table.num_rows):
-        rows.append({n: spell(table.column(n)[i].as_py() if not pa.types.is_timestamp(types[n]) else table.column(n)[i], types[n]) for n in table.column_names})
+        rows.append({n: spell(columns[n][i].as_py(), types[n]) for n in table.column_names})
 print(json.dumps(rows))
 `;
 
