@@ -11,8 +11,9 @@ import type { OutputInfo } from './plan.js';
  * Reads a partition's inputs into output files. A file is cut only between inputs, so every
  * file holds all the points of each input it lists, and replaces them on its own: a run that
  * stops after its first file leaves a state the reader reads right (that file, and the inputs
- * not in it). Within a file, rows are sorted in runs (see output-file.ts); a run is encoded
- * when the builders hold `runBytes`, which bounds their memory.
+ * not in it). A file is one sorted run (see output-file.ts): the builders are sorted and spilled
+ * to local disk whenever they hold `runBytes`, which bounds their memory, and the runs are merged
+ * when the file is finished.
  */
 
 /** One object to read, and its footer when it is an earlier output. */
@@ -62,9 +63,11 @@ export async function mergeInputs(inputs: readonly MergeInput[], o: MergeOptions
     level: COMPRESSION_ROWS[o.compression].levels?.default ?? 0,
     engine: o.compression === 'zstd' ? requireZstdEngine() : undefined,
   });
+  const open = { file: undefined as OutputFile | undefined };
   try {
-    await merge(inputs, o, pages.compressPage);
+    await merge(inputs, o, pages.compressPage, open);
   } finally {
+    open.file?.discard();
     pages.close();
   }
 }
@@ -73,6 +76,7 @@ async function merge(
   inputs: readonly MergeInput[],
   o: MergeOptions,
   compressPage: (page: Uint8Array) => Uint8Array | Promise<Uint8Array>,
+  open: { file: OutputFile | undefined },
 ): Promise<void> {
   const objects = inputs.map((input) => input.object);
   const outputs = new Map(inputs.flatMap((i) => (i.output ? [[i.object.key, i.output]] : [])));
@@ -115,7 +119,9 @@ async function merge(
         compression: o.compression,
         compressPage,
         expectedBytes: o.targetBytes * 1.25,
+        runBytes: o.runBytes,
       });
+      open.file = file;
       members = [];
       fileStart = i;
     }
@@ -137,6 +143,7 @@ async function merge(
       if (added > 0) {
         // Part of it is in the file already: make the file again without it.
         o.reader.clear();
+        file.discard();
         file = undefined;
         i = fileStart - 1;
       }

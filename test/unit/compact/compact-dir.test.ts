@@ -64,9 +64,11 @@ describe('compactMetrics on a directory', () => {
     expect(sorted(await duckdbPointTexts(dir))).toEqual(pointsOf(batches));
   });
 
-  test('a file is encoded in sorted runs: builders past runBytes become row groups before the footer', async () => {
-    const batches = Array.from({ length: 6 }, (_, i) =>
-      batchAt(`svc-${5 - i}`, at(0, i * 9), 100, i),
+  test('a file is one sorted run: runs spilled past runBytes are merged (series whole, in time order)', async () => {
+    // Three services, four times each: inputs come in the reverse order of services and times,
+    // so every run holds rows that sort after rows of later runs.
+    const batches = Array.from({ length: 12 }, (_, i) =>
+      batchAt(`svc-${2 - (i % 3)}`, at(0, 50 - 4 * Math.floor(i / 3)), 100, i),
     );
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
     const listed = [];
@@ -80,7 +82,8 @@ describe('compactMetrics on a directory', () => {
     await mergeInputs(listed, {
       reader: new InputReader(dirSource(dir), limits, 4, signal),
       targetBytes: 64 * 1024 * 1024,
-      // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs.
+      // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs, merged
+      // in chunks of 64 rows (so a run is several chunks).
       runBytes: 96 * 1024,
       compression: 'zstd',
       beforeInput: async () => {},
@@ -93,24 +96,36 @@ describe('compactMetrics on a directory', () => {
     });
     expect(files).toHaveLength(1);
     const file = files[0] as FinishedFile;
-    const meta = parquetMetadata(file.bytes);
-    expect(meta.row_groups.length).toBeGreaterThan(1);
-    expect(Number(meta.num_rows)).toBe(pointsOf(batches).length);
-    // Each run is sorted by service and metric: within a row group, they never go back (the
-    // inputs come in the reverse order of their services, their metrics unsorted).
+    // Every point, as DuckDB reads them.
+    await writeFile(join(dir, 'out.parquet'), file.bytes);
+    expect(sorted(await duckdbPointTexts(dir, 'out.parquet'))).toEqual(pointsOf(batches));
     const rows = await parquetReadObjects({
       file: new Uint8Array(file.bytes).buffer,
-      columns: ['ServiceName', 'MetricName'],
+      columns: ['ServiceName', 'MetricName', 'ResourceAttributes', 'Attributes', 'TimeUnix'],
       compressors: { ZSTD: (input: Uint8Array) => zstdDecompress(input) },
     });
-    let first = 0;
-    for (const group of meta.row_groups) {
-      const keys = rows
-        .slice(first, first + Number(group.num_rows))
-        .map((r) => `${String(r.ServiceName)} ${String(r.MetricName)}`);
-      expect(keys).toEqual([...keys].sort());
-      first += Number(group.num_rows);
+    const text = (map: unknown) =>
+      JSON.stringify(
+        Object.entries(map as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+      );
+    // One sorted run: service and metric never go back, each series is one stretch of rows,
+    // in time order.
+    const seen = new Set<string>();
+    let stretches = 0;
+    let previous: { head: string; series: string; time: bigint } | undefined;
+    for (const r of rows) {
+      const head = `${String(r.ServiceName)}\u0000${String(r.MetricName)}`;
+      const series = `${head} ${text(r.ResourceAttributes)} ${text(r.Attributes)}`;
+      const time = BigInt(r.TimeUnix instanceof Date ? r.TimeUnix.getTime() : String(r.TimeUnix));
+      if (previous !== undefined) expect(head >= previous.head).toBe(true);
+      if (series !== previous?.series) {
+        stretches++;
+        seen.add(series);
+      } else expect(time >= previous.time).toBe(true);
+      previous = { head, series, time };
     }
+    expect(seen.size).toBe(3 * 3 * 100);
+    expect(stretches).toBe(seen.size);
   });
 
   test('the reader reads an output in place of the objects it replaces, in both default layouts', async () => {

@@ -1,0 +1,205 @@
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
+import { decodeSealed, encodeSealed, SealedRows } from './sealed-rows.js';
+import { compactionOrder, compareRows, SortKeys } from './sort-order.js';
+
+/**
+ * An output file's sorted runs on local disk, and their merge: what bounds the compactor's
+ * memory however many points an hour holds, while the file comes out as one sorted run.
+ *
+ * Each run (what the column builders held) is sorted in the compaction order (sort-order.ts) and
+ * written to a file of its own as chunks (chunkRowsFor), each a sealed batch of its own
+ * (sealed-rows.ts: typed arrays as they are, no encoding). The merge holds one chunk of each
+ * run: every row up to the smallest of the chunks' last rows is in order before anything not
+ * read yet, so those rows are moved into the next output batch, and the run whose chunk ended
+ * there reads its next chunk. Output batches are cut between such steps, so each is sorted after
+ * the one before. Memory: one chunk a run and one output batch.
+ */
+
+/**
+ * Rows of a chunk: the merge holds one chunk of each run. A chunk is about 1/64 of a run's
+ * memory (rows of about 100 bytes), so that merging 64 runs holds about one run's worth; at
+ * most 2,048 rows, at least 64.
+ */
+export function chunkRowsFor(runBytes: number): number {
+  return Math.max(64, Math.min(2048, Math.floor(runBytes / 64 / 104)));
+}
+
+const DIRECTORY_PREFIX = 'otel-s3-compact-';
+
+/** One sorted run on disk: its chunks' places in its file. */
+export interface SpilledRun {
+  readonly path: string;
+  readonly rows: number;
+  readonly chunks: readonly { offset: number; length: number }[];
+}
+
+/** The sorted runs of one output file, in a directory of their own under the system's tmpdir. */
+export class Spill {
+  readonly runs: SpilledRun[] = [];
+  #directory: string | undefined;
+  rows = 0;
+
+  constructor(readonly chunkRows: number) {}
+
+  /** Sorts a run in the compaction order and writes it; the batch is not needed after. */
+  add(s: SealedColumns): void {
+    const { chunkRows } = this;
+    if (s.rows === 0) return;
+    this.#directory ??= spillDirectory();
+    const order = compactionOrder(s);
+    const path = join(this.#directory, `run-${this.runs.length}.sealed`);
+    const fd = openSync(path, 'w');
+    const chunks: { offset: number; length: number }[] = [];
+    let offset = 0;
+    try {
+      for (let from = 0; from < s.rows; from += chunkRows) {
+        const chunk = new SealedRows();
+        chunk.add(s, from, Math.min(s.rows, from + chunkRows), order);
+        const bytes = encodeSealed(chunk.seal());
+        writeAll(fd, bytes, offset);
+        chunks.push({ offset, length: bytes.length });
+        offset += bytes.length;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    this.runs.push({ path, rows: s.rows, chunks });
+    this.rows += s.rows;
+  }
+
+  /** Deletes the runs' files. */
+  remove(): void {
+    if (this.#directory !== undefined) rmSync(this.#directory, { recursive: true, force: true });
+    this.#directory = undefined;
+    this.runs.length = 0;
+    this.rows = 0;
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < bytes.length) {
+    done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+  }
+}
+
+function readChunk(fd: number, chunk: { offset: number; length: number }): SealedColumns {
+  const bytes = new Uint8Array(chunk.length);
+  let done = 0;
+  while (done < chunk.length) {
+    const n = readSync(fd, bytes, done, chunk.length - done, chunk.offset + done);
+    if (n === 0) throw new Error('a spilled run of the compaction ended early');
+    done += n;
+  }
+  return decodeSealed(bytes);
+}
+
+/**
+ * A new directory for the runs of one file, after deleting those that processes no longer
+ * running left (a compactor killed while it merged).
+ */
+function spillDirectory(): string {
+  const base = tmpdir();
+  for (const name of readdirSync(base)) {
+    if (!name.startsWith(DIRECTORY_PREFIX)) continue;
+    const pid = Number(name.slice(DIRECTORY_PREFIX.length).split('-')[0]);
+    if (Number.isSafeInteger(pid) && pid > 0 && !running(pid)) {
+      rmSync(join(base, name), { recursive: true, force: true });
+    }
+  }
+  return mkdtempSync(join(base, `${DIRECTORY_PREFIX}${process.pid}-`));
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+interface Cursor {
+  fd: number;
+  run: SpilledRun;
+  next: number;
+  chunk: SealedColumns;
+  keys: SortKeys;
+  at: number;
+}
+
+/**
+ * Merges sorted runs into batches of about `batchBytes` (SealedRows.bytes), each handed to
+ * `emit` in order: every row of a batch sorts before (or equal to) every row of the next.
+ */
+export async function mergeRuns(
+  runs: readonly SpilledRun[],
+  batchBytes: number,
+  emit: (batch: SealedColumns) => Promise<void>,
+): Promise<void> {
+  const cursors: Cursor[] = [];
+  try {
+    const load = (c: Cursor): boolean => {
+      if (c.next >= c.run.chunks.length) return false;
+      c.chunk = readChunk(c.fd, c.run.chunks[c.next++] as { offset: number; length: number });
+      c.keys = new SortKeys(c.chunk);
+      c.at = 0;
+      return true;
+    };
+    for (const run of runs) {
+      const c = { fd: openSync(run.path, 'r'), run, next: 0, at: 0 } as Cursor;
+      cursors.push(c);
+      load(c);
+    }
+    let active = cursors.filter((c) => c.chunk !== undefined && c.chunk.rows > 0);
+    let batch = new SealedRows();
+    while (active.length > 0) {
+      // The chunk whose last row is smallest: everything up to that row can go.
+      let low = active[0] as Cursor;
+      for (const c of active) {
+        if (compareRows(c.keys, c.chunk.rows - 1, low.keys, low.chunk.rows - 1) < 0) low = c;
+      }
+      const last = low.chunk.rows - 1;
+      for (const c of active) {
+        const end = c === low ? c.chunk.rows : upTo(c, low.keys, last);
+        batch.add(c.chunk, c.at, end);
+        c.at = end;
+      }
+      active = active.filter((c) => {
+        if (c.at < c.chunk.rows) return true;
+        batch.forget(c.chunk);
+        return load(c);
+      });
+      if (batch.bytes >= batchBytes) {
+        await emit(batch.seal());
+        batch = new SealedRows();
+      }
+    }
+    if (batch.rows > 0) await emit(batch.seal());
+  } finally {
+    for (const c of cursors) closeSync(c.fd);
+  }
+}
+
+/** Where the rows of c's chunk that sort after row `row` of `keys` start (from c.at). */
+function upTo(c: Cursor, keys: SortKeys, row: number): number {
+  let lo = c.at;
+  let hi = c.chunk.rows;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareRows(c.keys, mid, keys, row) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
