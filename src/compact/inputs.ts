@@ -1,4 +1,5 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import type { ColumnsRead } from '../parquet/read.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from '../reader/decode-object.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { bytesAsRanges, openParquetParts } from '../reader/parquet-parts.js';
@@ -11,14 +12,16 @@ import { countPoints } from './points.js';
  * The inputs of a merge, read one at a time: an OTLP object whole (within the reader's limits),
  * a Parquet file one row group at a time. Small objects are fetched ahead, a few at once, so
  * the merge does not wait on each GET; a large Parquet file is read by range, row group after
- * row group, and never held whole.
+ * row group, and never held whole. A row group comes as its columns (append-columns.ts).
  */
 
-/** Part of an input: a request and its data points (independently counted). */
-export interface InputPart {
-  request: OtlpObject;
-  points: number;
-}
+/**
+ * Part of an input: a request (an OTLP object) or a Parquet row group's columns, and its data
+ * points (independently counted: the request's points, the row group's rows).
+ */
+export type InputPart =
+  | { request: OtlpObject; points: number }
+  | { columns: ColumnsRead; points: number };
 
 /** An input that cannot be read. `stage` as the reader says it. */
 export class InputError extends Error {
@@ -87,10 +90,10 @@ export class InputReader {
       throw asInputError(object.key, error);
     });
     for (let i = 0; i < parts.count; i++) {
-      const part = await parts.read(i).catch((error: unknown) => {
+      const columns = await parts.readColumns(i).catch((error: unknown) => {
         throw asInputError(object.key, error);
       });
-      yield { request: part.request, points: part.rows };
+      yield { columns, points: columns.rows };
     }
   }
 

@@ -129,7 +129,7 @@ async function merge(
     let added = 0;
     try {
       for await (const part of o.reader.read(objects, i)) {
-        const points = file.add(part.request);
+        const points = file.add(part);
         if (points !== part.points) {
           throw new Error(`${object.key}: the builders took ${points} of ${part.points} points`);
         }

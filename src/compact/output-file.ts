@@ -1,10 +1,12 @@
-import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { Compression } from '../layout/formats.js';
 import { TableFileWriter } from '../parquet/file-writer.js';
-import { MetricColumnBuilders } from '../signals/metrics/parquet/column-builders.js';
+import { appendRequest } from '../signals/metrics/parquet/append-otlp.js';
+import { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { METRICS_TABLE } from '../signals/metrics/parquet/file-writer.js';
 import { plan } from '../signals/metrics/parquet/plan.js';
 import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
+import { appendColumns } from './append-columns.js';
+import type { InputPart } from './inputs.js';
 import { compactionOrder } from './sort-order.js';
 import { chunkRowsFor, mergeRuns, Spill } from './spill.js';
 
@@ -18,8 +20,8 @@ import { chunkRowsFor, mergeRuns, Spill } from './spill.js';
  * (pages it never reaches cost no memory), and are uploaded from it without a copy.
  */
 export interface OutputFile {
-  /** Appends a request's data points; returns how many. */
-  add(request: OtlpObject): number;
+  /** Appends a part's data points (all or none); returns how many. */
+  add(part: InputPart): number;
   /** Rows added so far, written or not. */
   readonly rows: number;
   /** Memory the builders hold now (their real size, capacity included). */
@@ -58,23 +60,40 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
     compressPage: options.compressPage,
     capacity: options.expectedBytes,
   });
-  let builders = new MetricColumnBuilders();
+  // The column builders: none while empty, so that a spilled run's memory is given back.
+  let builders: ColumnStore | undefined;
   const spill = new Spill(chunkRowsFor(options.runBytes));
+  const sealed = () => {
+    const s = (builders ?? new ColumnStore()).seal();
+    builders = undefined;
+    return s;
+  };
 
   const flushRun = async (): Promise<void> => {
-    if (builders.rows > 0) spill.add(builders.seal());
+    if (builders !== undefined && builders.rows > 0) spill.add(sealed());
   };
 
   return {
-    add: (request) => builders.appendRequest(request),
+    add(part) {
+      builders ??= new ColumnStore();
+      const mark = builders.mark();
+      try {
+        return 'columns' in part
+          ? appendColumns(builders, part.columns)
+          : appendRequest(builders, part.request);
+      } catch (error) {
+        builders.rollback(mark);
+        throw error;
+      }
+    },
     get rows() {
-      return writer.rows + spill.rows + builders.rows;
+      return writer.rows + spill.rows + (builders?.rows ?? 0);
     },
     get bufferedRows() {
-      return spill.rows + builders.rows;
+      return spill.rows + (builders?.rows ?? 0);
     },
     get bufferedBytes() {
-      return builders.bytes;
+      return builders?.bytes ?? 0;
     },
     get encodedBytes() {
       return writer.bytes;
@@ -83,14 +102,14 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
     async finish(keyValues) {
       try {
         if (spill.runs.length === 0) {
-          if (builders.rows > 0) await writer.writeRun(builders.seal());
+          if (builders !== undefined && builders.rows > 0) await writer.writeRun(sealed());
         } else {
           await flushRun();
           await mergeRuns(spill.runs, options.runBytes, (batch) => writer.writeRun(batch));
         }
       } finally {
         spill.remove();
-        builders = new MetricColumnBuilders();
+        builders = undefined;
       }
       return writer.finish(keyValues);
     },

@@ -3,6 +3,7 @@ import {
   type FileMetaData,
   type ParquetRow,
   parquetMetadata,
+  parquetRead,
   parquetReadObjects,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
@@ -69,6 +70,75 @@ export async function readRows(
   read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
   decompression: PageDecompression,
 ): Promise<RowsRead> {
+  const budget = budgeted(decompression);
+  const rows = await parquetReadObjects({
+    ...read,
+    compressors: budget.compressors,
+    parsers: ROW_PARSERS,
+  });
+  return { rows, rawBytes: budget.used() };
+}
+
+/** A file's (or a row range's) columns: each top-level column's values, one a row. */
+export interface ColumnsRead {
+  columns: Map<string, ArrayLike<unknown>>;
+  rows: number;
+  /** Decompressed bytes of the pages read. */
+  rawBytes: number;
+}
+
+/**
+ * The columns of a file, or of [rowStart, rowEnd), as readRows reads them but one array a
+ * column (nested columns assembled as hyparquet does: a map as an object, a list as an array),
+ * without an object a row.
+ */
+export async function readColumns(
+  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart: number; rowEnd: number },
+  decompression: PageDecompression,
+): Promise<ColumnsRead> {
+  const budget = budgeted(decompression);
+  const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
+  await parquetRead({
+    ...read,
+    compressors: budget.compressors,
+    parsers: ROW_PARSERS,
+    onChunk: ({ columnName, columnData, rowStart }) => {
+      let list = parts.get(columnName);
+      if (list === undefined) {
+        list = [];
+        parts.set(columnName, list);
+      }
+      list.push({ rowStart, data: columnData as ArrayLike<unknown> });
+    },
+  });
+  const rows = read.rowEnd - read.rowStart;
+  const columns = new Map<string, ArrayLike<unknown>>();
+  for (const [name, list] of parts) {
+    list.sort((a, b) => a.rowStart - b.rowStart);
+    let data: ArrayLike<unknown>;
+    const only = list.length === 1 ? list[0] : undefined;
+    if (only !== undefined && only.rowStart === read.rowStart && only.data.length === rows) {
+      data = only.data;
+    } else {
+      const all: unknown[] = [];
+      for (const part of list) {
+        for (let i = 0; i < part.data.length; i++) {
+          const row = part.rowStart + i;
+          if (row >= read.rowStart && row < read.rowEnd) all.push(part.data[i]);
+        }
+      }
+      data = all;
+    }
+    if (data.length !== rows) {
+      throw new Error(`Parquet column ${name} held ${data.length} values for ${rows} rows`);
+    }
+    columns.set(name, data);
+  }
+  return { columns, rows, rawBytes: budget.used() };
+}
+
+/** Page decompressors that share one budget of decompressed bytes. */
+function budgeted(decompression: PageDecompression) {
   const budget = decompression.maxDecompressedBytes;
   let left = budget;
   const within =
@@ -82,12 +152,10 @@ export async function readRows(
       left -= out.length;
       return out;
     };
-  const rows = await parquetReadObjects({
-    ...read,
+  return {
     compressors: { ZSTD: within('zstd'), GZIP: within('gzip') },
-    parsers: ROW_PARSERS,
-  });
-  return { rows, rawBytes: budget - left };
+    used: () => budget - left,
+  };
 }
 
 /**

@@ -1,6 +1,12 @@
 import type { AsyncBuffer, FileMetaData, KeyValue, RowGroup } from 'hyparquet';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import { ownBuffer, readRows, schemaMetadata } from '../parquet/read.js';
+import {
+  type ColumnsRead,
+  ownBuffer,
+  readColumns,
+  readRows,
+  schemaMetadata,
+} from '../parquet/read.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import { decompress } from './decompress.js';
@@ -56,6 +62,8 @@ export interface ParquetParts {
   readonly footer: Uint8Array;
   /** Row group `index`; throws for bad data or a limit, ObjectTooLargeError for the latter. */
   read(index: number): Promise<ParquetPart>;
+  /** Row group `index` as columns (the compactor's), with the same checks and limits. */
+  readColumns(index: number): Promise<ColumnsRead>;
 }
 
 /** Bytes in memory as ranges. */
@@ -102,6 +110,7 @@ export async function openParquetParts(
     keyValues: metadata.key_value_metadata ?? [],
     footer,
     read: (index) => readGroup(file, metadata, groups, index, limits),
+    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits),
   };
 }
 
@@ -145,16 +154,14 @@ function checkedGroup(
   return { firstRow, rows, start, end };
 }
 
-async function readGroup(
+/** A row group's stored bytes (one read), as hyparquet reads them, and its rows' range. */
+async function groupBuffer(
   file: ByteRanges,
-  metadata: FileMetaData,
   groups: Group[],
   index: number,
-  limits: ReadLimits,
-): Promise<ParquetPart> {
+): Promise<{ asyncBuffer: AsyncBuffer; group: Group }> {
   const group = groups[index];
   if (group === undefined) throw new RangeError(`no row group ${index}`);
-  const { firstRow } = group;
   // One read for the whole row group; hyparquet's slices are served from it.
   const bytes = await file.read(group.start, group.end);
   const asyncBuffer: AsyncBuffer = {
@@ -166,6 +173,37 @@ async function readGroup(
       return ownBuffer(bytes.subarray(start - group.start, end - group.start));
     },
   };
+  return { asyncBuffer, group };
+}
+
+async function readGroupColumns(
+  file: ByteRanges,
+  metadata: FileMetaData,
+  groups: Group[],
+  index: number,
+  limits: ReadLimits,
+): Promise<ColumnsRead> {
+  const { asyncBuffer, group } = await groupBuffer(file, groups, index);
+  return readColumns(
+    {
+      file: asyncBuffer,
+      metadata,
+      rowStart: group.firstRow,
+      rowEnd: group.firstRow + group.rows,
+    },
+    { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
+  );
+}
+
+async function readGroup(
+  file: ByteRanges,
+  metadata: FileMetaData,
+  groups: Group[],
+  index: number,
+  limits: ReadLimits,
+): Promise<ParquetPart> {
+  const { asyncBuffer, group } = await groupBuffer(file, groups, index);
+  const { firstRow } = group;
   const { rows, rawBytes } = await readRows(
     { file: asyncBuffer, metadata, rowStart: firstRow, rowEnd: firstRow + group.rows },
     { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
