@@ -117,13 +117,14 @@ try {
   await rm(peerInput, { recursive: true, force: true });
   const peer = peerSummary(peers, peerPoints);
   if (PEER_ONLY) {
+    const million = await millionHour();
     emitResult({
       suite: 'compaction',
       title: `Compaction side by side: ${PEER_HOURS} hours of ${INSTANCES} instances (--peer-only)`,
-      tables: peer.tables,
-      targets: peer.targets,
+      tables: [...peer.tables, million.table],
+      targets: [...peer.targets, ...million.targets],
       notes: peer.notes,
-      data: { peers, peerPoints },
+      data: { peers, peerPoints, million: million.data },
     });
     await rm(root, { recursive: true, force: true });
     process.exit(0);
@@ -291,6 +292,60 @@ GROUP BY ALL ORDER BY ALL`;
   });
 } finally {
   await rm(root, { recursive: true, force: true });
+}
+
+/**
+ * An hour of more than 1,000,000 points (600 files of 1,700), compacted with the default target:
+ * its output must be one sorted run (the merge of spilled runs), every point kept, within the
+ * memory bound.
+ */
+async function millionHour(): Promise<{ table: Table; targets: Target[]; data: unknown }> {
+  const series = 140; // 10 exports × (140 counters + 28 gauges + 2 histograms) a file
+  progress('compaction: writing an hour of 1,020,000 points');
+  let written = 0;
+  for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
+    for (const instance of instances(INSTANCES, 2_000)) {
+      const start = DAY_START + slot * 600_000;
+      written += (await writeBatch(root, 'million', instance, start, EXPORTS_PER_FILE, series))
+        .points;
+    }
+  }
+  progress('compaction: compacting the 1,020,000-point hour (otel-s3 compact)');
+  const result = await compactChild(root, 'million', undefined);
+  const sorted = await sortedness(join(root, 'million'));
+  await rm(join(root, 'million'), { recursive: true, force: true });
+  const one = sorted.hours === 1 && sorted.sortedHours === 1;
+  return {
+    table: {
+      columns: ['one hour', 'points', 'wall', 'points/s', 'peak RSS', 'outputs', 'sorted'],
+      rows: [
+        [
+          `${fmtInt(written)} points, target ${fmtMiB(DEFAULT_TARGET_BYTES)}`,
+          fmtInt(result.points),
+          fmtMs(result.millis),
+          fmtInt(Math.round(result.points / (result.millis / 1000))),
+          fmtMiB(result.maxRssBytes),
+          fmtInt(result.outputs),
+          `${fmtInt(sorted.runs)} runs of ${fmtInt(sorted.series)} series, ${fmtInt(sorted.stepsBack)} steps back`,
+        ],
+      ],
+    },
+    targets: [
+      {
+        name: `an hour of ${fmtInt(written)} points: one sorted run, every point kept`,
+        measured: `${one ? 'one run' : 'NOT one run'}; ${fmtInt(sorted.runs)} runs of ${fmtInt(sorted.series)} series; ${fmtInt(result.points)} of ${fmtInt(written)} points`,
+        threshold: 'one sorted run, all points',
+        pass: one && result.points === written && result.failed.length === 0,
+      },
+      {
+        name: `peak RSS compacting ${fmtInt(written)} points`,
+        measured: fmtMiB(result.maxRssBytes),
+        threshold: `≤ 2 × ${fmtMiB(DEFAULT_TARGET_BYTES)} + 100 MB`,
+        pass: result.maxRssBytes <= bound(DEFAULT_TARGET_BYTES),
+      },
+    ],
+    data: { written, result, sorted },
+  };
 }
 
 interface ChildResult {

@@ -48,7 +48,7 @@ export function compactIsolated(
   return new Promise<CompactionReport>((resolve, reject) => {
     let settled = false;
     worker.on('message', (message: WorkerMessage) => {
-      if (message.type === 'progress') onProgress(message.event);
+      if (message.type === 'progress') for (const event of message.events) onProgress(event);
       else if (message.type === 'done') {
         settled = true;
         resolve(message.report);
@@ -82,7 +82,7 @@ function builtWorkerFile(): URL | undefined {
 }
 
 type WorkerMessage =
-  | { type: 'progress'; event: CompactionEvent }
+  | { type: 'progress'; events: CompactionEvent[] }
   | { type: 'done'; report: CompactionReport }
   | { type: 'error'; error: { name: string; message: string; reason?: unknown; hint?: unknown } };
 

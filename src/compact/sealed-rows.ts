@@ -53,25 +53,25 @@ function countStarts(s: SealedColumns): Uint32Array {
 
 export class SealedRows {
   rows = 0;
-  private capacity = INITIAL_ROWS;
-  private resource = new Uint32Array(INITIAL_ROWS);
-  private metric = new Uint32Array(INITIAL_ROWS);
-  private attributes = new Uint32Array(INITIAL_ROWS);
-  private time = new Int32Array(2 * INITIAL_ROWS);
-  private start = new Int32Array(2 * INITIAL_ROWS);
-  private flags = new Uint32Array(INITIAL_ROWS);
-  private present = new Uint8Array(INITIAL_ROWS);
-  private double = new Float64Array(INITIAL_ROWS);
-  private integer = new Int32Array(2 * INITIAL_ROWS);
-  private min = new Float64Array(INITIAL_ROWS);
-  private max = new Float64Array(INITIAL_ROWS);
-  private scale = new Int32Array(INITIAL_ROWS);
-  private zeroCount = new Int32Array(2 * INITIAL_ROWS);
-  private positiveOffset = new Int32Array(INITIAL_ROWS);
-  private negativeOffset = new Int32Array(INITIAL_ROWS);
-  private bounds = new Uint32Array(INITIAL_ROWS);
-  private listLengths = new Uint32Array(LIST_STRIDE * INITIAL_ROWS);
-  private counts = new Int32Array(2 * INITIAL_ROWS);
+  private capacity: number;
+  private resource: Uint32Array;
+  private metric: Uint32Array;
+  private attributes: Uint32Array;
+  private time: Int32Array;
+  private start: Int32Array;
+  private flags: Uint32Array;
+  private present: Uint8Array;
+  private double: Float64Array;
+  private integer: Int32Array;
+  private min: Float64Array;
+  private max: Float64Array;
+  private scale: Int32Array;
+  private zeroCount: Int32Array;
+  private positiveOffset: Int32Array;
+  private negativeOffset: Int32Array;
+  private bounds: Uint32Array;
+  private listLengths: Uint32Array;
+  private counts: Int32Array;
   private countCount = 0;
   private readonly strings = new Strings();
   private readonly sets = new AttributeSets();
@@ -80,6 +80,30 @@ export class SealedRows {
   private readonly metrics = new IdTable(METRIC_STRIDE);
   /** The maps of the sources rows came from, by source: dropped with this batch. */
   private readonly maps = new Map<SealedColumns, SourceMaps>();
+
+  /** `rows`: room made for them at once (a chunk's rows are known). */
+  constructor(rows = INITIAL_ROWS) {
+    const n = Math.max(1, rows);
+    this.capacity = n;
+    this.resource = new Uint32Array(n);
+    this.metric = new Uint32Array(n);
+    this.attributes = new Uint32Array(n);
+    this.time = new Int32Array(2 * n);
+    this.start = new Int32Array(2 * n);
+    this.flags = new Uint32Array(n);
+    this.present = new Uint8Array(n);
+    this.double = new Float64Array(n);
+    this.integer = new Int32Array(2 * n);
+    this.min = new Float64Array(n);
+    this.max = new Float64Array(n);
+    this.scale = new Int32Array(n);
+    this.zeroCount = new Int32Array(2 * n);
+    this.positiveOffset = new Int32Array(n);
+    this.negativeOffset = new Int32Array(n);
+    this.bounds = new Uint32Array(n);
+    this.listLengths = new Uint32Array(LIST_STRIDE * n);
+    this.counts = new Int32Array(2 * n);
+  }
 
   /** Memory held: the arrays' capacities and the tables' entries. */
   get bytes(): number {
@@ -149,43 +173,47 @@ export class SealedRows {
     this.maps.delete(s);
   }
 
-  /** The rows as a sealed batch (arrays of exactly the rows' length); this is not used after. */
+  /** The rows as a sealed batch (views of exactly the rows' length); this is not used after. */
   seal(): SealedColumns {
     const n = this.rows;
+    const fit = <T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
+      a: T,
+      length: number,
+    ): T => (a.length === length ? a : (a.subarray(0, length) as T));
     const { bytes: strings, offsets: stringOffsets } = this.strings.encode();
     const sealed: Omit<SealedColumns, 'transfer'> = {
       rows: n,
-      resource: this.resource.slice(0, n),
-      metric: this.metric.slice(0, n),
-      attributes: this.attributes.slice(0, n),
-      time: this.time.slice(0, 2 * n),
-      start: this.start.slice(0, 2 * n),
-      flags: this.flags.slice(0, n),
-      present: this.present.slice(0, n),
-      double: this.double.slice(0, n),
-      integer: this.integer.slice(0, 2 * n),
-      min: this.min.slice(0, n),
-      max: this.max.slice(0, n),
-      scale: this.scale.slice(0, n),
-      zeroCount: this.zeroCount.slice(0, 2 * n),
-      positiveOffset: this.positiveOffset.slice(0, n),
-      negativeOffset: this.negativeOffset.slice(0, n),
-      bounds: this.bounds.slice(0, n),
-      listLengths: this.listLengths.slice(0, LIST_STRIDE * n),
-      counts: this.counts.slice(0, 2 * this.countCount),
+      resource: fit(this.resource, n),
+      metric: fit(this.metric, n),
+      attributes: fit(this.attributes, n),
+      time: fit(this.time, 2 * n),
+      start: fit(this.start, 2 * n),
+      flags: fit(this.flags, n),
+      present: fit(this.present, n),
+      double: fit(this.double, n),
+      integer: fit(this.integer, 2 * n),
+      min: fit(this.min, n),
+      max: fit(this.max, n),
+      scale: fit(this.scale, n),
+      zeroCount: fit(this.zeroCount, 2 * n),
+      positiveOffset: fit(this.positiveOffset, n),
+      negativeOffset: fit(this.negativeOffset, n),
+      bounds: fit(this.bounds, n),
+      listLengths: fit(this.listLengths, LIST_STRIDE * n),
+      counts: fit(this.counts, 2 * this.countCount),
       stringCount: this.strings.list.length,
       strings,
       stringOffsets,
       setCount: this.sets.count,
-      setOffsets: this.sets.offsets.slice(0, this.sets.count + 1),
-      setEntries: this.sets.entries.slice(0, 2 * this.sets.entryCount),
+      setOffsets: fit(this.sets.offsets, this.sets.count + 1),
+      setEntries: fit(this.sets.entries, 2 * this.sets.entryCount),
       resourceCount: this.resources.count,
-      resources: this.resources.slots.slice(0, RESOURCE_STRIDE * this.resources.count),
+      resources: fit(this.resources.slots, RESOURCE_STRIDE * this.resources.count),
       metricCount: this.metrics.count,
-      metrics: this.metrics.slots.slice(0, METRIC_STRIDE * this.metrics.count),
+      metrics: fit(this.metrics.slots, METRIC_STRIDE * this.metrics.count),
       boundsCount: this.boundLists.count,
-      boundsOffsets: this.boundLists.offsets.slice(0, this.boundLists.count + 1),
-      boundsValues: this.boundLists.values.slice(0, this.boundLists.valueCount),
+      boundsOffsets: fit(this.boundLists.offsets, this.boundLists.count + 1),
+      boundsValues: fit(this.boundLists.values, this.boundLists.valueCount),
     };
     this.maps.clear();
     return withTransfer(sealed);

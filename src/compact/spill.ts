@@ -64,8 +64,9 @@ export class Spill {
     let offset = 0;
     try {
       for (let from = 0; from < s.rows; from += chunkRows) {
-        const chunk = new SealedRows();
-        chunk.add(s, from, Math.min(s.rows, from + chunkRows), order);
+        const to = Math.min(s.rows, from + chunkRows);
+        const chunk = new SealedRows(to - from);
+        chunk.add(s, from, to, order);
         const bytes = encodeSealed(chunk.seal());
         writeAll(fd, bytes, offset);
         chunks.push({ offset, length: bytes.length });
