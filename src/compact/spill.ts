@@ -5,9 +5,10 @@ import {
   readdirSync,
   readSync,
   rmSync,
+  statSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
 import { decodeSealed, encodeSealed, SealedRows } from './sealed-rows.js';
@@ -106,20 +107,27 @@ function readChunk(fd: number, chunk: { offset: number; length: number }): Seale
   return decodeSealed(bytes);
 }
 
+/** A directory left this long by a process that is not running is deleted. */
+const STALE_MILLIS = 3_600_000;
+
 /**
- * A new directory for the runs of one file, after deleting those that processes no longer
- * running left (a compactor killed while it merged).
+ * A new directory for the runs of one file, named by host and process, after deleting those
+ * that a compactor on this host that is no longer running left (killed while it merged), once
+ * they are an hour old (a process of another container may share the directory and the pid).
  */
 function spillDirectory(): string {
   const base = tmpdir();
+  const host = hostname().replace(/[^A-Za-z0-9.]/g, '_');
+  const mine = `${DIRECTORY_PREFIX}${host}-`;
   for (const name of readdirSync(base)) {
-    if (!name.startsWith(DIRECTORY_PREFIX)) continue;
-    const pid = Number(name.slice(DIRECTORY_PREFIX.length).split('-')[0]);
-    if (Number.isSafeInteger(pid) && pid > 0 && !running(pid)) {
-      rmSync(join(base, name), { recursive: true, force: true });
-    }
+    if (!name.startsWith(mine)) continue;
+    const pid = Number(name.slice(mine.length).split('-')[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || running(pid)) continue;
+    const path = join(base, name);
+    const age = Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (age > STALE_MILLIS) rmSync(path, { recursive: true, force: true });
   }
-  return mkdtempSync(join(base, `${DIRECTORY_PREFIX}${process.pid}-`));
+  return mkdtempSync(join(base, `${mine}${process.pid}-`));
 }
 
 function running(pid: number): boolean {
