@@ -15,8 +15,8 @@ import { chunkRowsFor, mergeRuns, Spill } from './spill.js';
  * column builders; when they hold a run's worth (`flushRun`), the run is sorted in the
  * compaction order (sort-order.ts) and spilled to local disk (spill.ts). At the end the runs
  * are merged into the file's row groups, batch after batch, each batch written by the metrics'
- * Parquet writer with the compaction order; a file that took one run is written from the
- * builders without a spill. The file's bytes grow in one buffer reserved at the expected size
+ * Parquet writer with the compaction order; a file that took one run is written from memory
+ * without a spill (the last run is spilled only when more rows come). The file's bytes grow in one buffer reserved at the expected size
  * (pages it never reaches cost no memory), and are uploaded from it without a copy.
  */
 export interface OutputFile {
@@ -30,7 +30,7 @@ export interface OutputFile {
   readonly bufferedRows: number;
   /** Bytes of the file so far (its header until it is finished). */
   readonly encodedBytes: number;
-  /** Sorts what the builders hold and spills it to disk as a run. */
+  /** Ends a run: what the builders hold is sealed, and spilled to disk (sorted) when more rows come. */
   flushRun(): Promise<void>;
   /** Merges the runs into the file and writes the footer; the file's bytes. */
   finish(keyValues: { key: string; value: string }[]): Promise<Uint8Array>;
@@ -69,12 +69,24 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
     return s;
   };
 
+  // The last run sealed, spilled only when more rows come: a file whose rows were one run when
+  // it is finished (a single large input, say) is written without a spill.
+  let pending: SealedColumns | undefined;
+  const spillPending = () => {
+    if (pending !== undefined) spill.add(pending);
+    pending = undefined;
+  };
+
   const flushRun = async (): Promise<void> => {
-    if (builders !== undefined && builders.rows > 0) spill.add(sealed());
+    if (builders !== undefined && builders.rows > 0) {
+      spillPending();
+      pending = sealed();
+    }
   };
 
   return {
     add(part) {
+      spillPending();
       builders ??= new ColumnStore();
       const mark = builders.mark();
       try {
@@ -87,10 +99,10 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
       }
     },
     get rows() {
-      return writer.rows + spill.rows + (builders?.rows ?? 0);
+      return writer.rows + this.bufferedRows;
     },
     get bufferedRows() {
-      return spill.rows + (builders?.rows ?? 0);
+      return spill.rows + (pending?.rows ?? 0) + (builders?.rows ?? 0);
     },
     get bufferedBytes() {
       return builders?.bytes ?? 0;
@@ -101,14 +113,19 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
     flushRun,
     async finish(keyValues) {
       try {
-        if (spill.runs.length === 0) {
-          if (builders !== undefined && builders.rows > 0) await writer.writeRun(sealed());
+        const held = builders !== undefined && builders.rows > 0;
+        if (spill.runs.length === 0 && !(pending !== undefined && held)) {
+          const only = pending ?? (held ? sealed() : undefined);
+          pending = undefined;
+          if (only !== undefined) await writer.writeRun(only);
         } else {
-          await flushRun();
+          spillPending();
+          if (held) spill.add(sealed());
           await mergeRuns(spill.runs, options.runBytes, (batch) => writer.writeRun(batch));
         }
       } finally {
         spill.remove();
+        pending = undefined;
         builders = undefined;
       }
       return writer.finish(keyValues);
