@@ -59,7 +59,7 @@ function batchOf(series: number, points: number, seed = 3) {
     return out;
   };
   const builders = new MetricColumnBuilders();
-  builders.appendRequest({
+  const request = {
     resourceMetrics: [
       {
         resource: { attributes: [str('service.name', 'sliced'), str('host.name', 'h1')] },
@@ -91,7 +91,8 @@ function batchOf(series: number, points: number, seed = 3) {
         ],
       },
     ],
-  });
+  };
+  builders.appendRequest(request as Parameters<MetricColumnBuilders['appendRequest']>[0]);
   return builders.seal();
 }
 
