@@ -92,7 +92,9 @@ function batchOf(series: number, points: number, seed = 3) {
       },
     ],
   };
-  builders.appendRequest(request as Parameters<MetricColumnBuilders['appendRequest']>[0]);
+  builders.appendRequest(
+    request as unknown as Parameters<MetricColumnBuilders['appendRequest']>[0],
+  );
   return builders.seal();
 }
 
