@@ -1,9 +1,15 @@
 import { requireZstdEngine, type ZstdEngine } from '../compression/zstd-engine.js';
 import type { SignalName } from '../signals/signal.js';
 import type { BodyMaker, BodyMakerOptions } from './body-types.js';
-import { slicedSignal } from './parquet-body.js';
 import { createThreadBodyMaker } from './thread-body-maker.js';
 import { createWorkerBodyMaker } from './worker-body-maker.js';
+
+/**
+ * The signals whose Parquet writer comes in steps (src/parquet/steps.js), so that it can run on
+ * the exporter's thread in slices. Spans' and log records' plans are one piece: theirs stay in
+ * the worker.
+ */
+export const slicedSignal = (signal: SignalName | undefined): boolean => signal === 'metrics';
 
 /**
  * The work that needs a thread of its own: zstd through the zstd-napi addon (it runs on the

@@ -82,14 +82,6 @@ export function parquetMaker(o) {
 export const SLICE_MILLIS = 1;
 
 /**
- * Parquet's signals made on the exporter's thread: those whose plan and leaf writers come in
- * steps (src/parquet/steps.js). Spans' and log records' plans are one piece: theirs stay in the
- * worker.
- * @param {import('../signals/signal.js').SignalName | undefined} signal
- */
-export const slicedSignal = (signal) => signal === 'metrics';
-
-/**
  * The time-keeping of one sliced encode: pause() tells the writer to go on, or gives a promise
  * that resolves once the event loop has run (setImmediate: after the I/O that came meanwhile);
  * restart() marks a turn that began elsewhere (a page's frame back from the pool). Once
@@ -129,8 +121,8 @@ export function turns(millis, stopped) {
  * as parquetMaker's: the writer's steps run until a slice is spent, then the event loop runs;
  * each page is compressed on libuv's pool. No worker thread: its isolate, heap and modules
  * (about 21 MB, docs/performance.md) are not paid. Undefined where pages cannot be compressed on
- * the pool (zstd through zstd-napi) or the signal's writer has no steps: there the worker makes
- * the file.
+ * the pool (zstd through zstd-napi): there the worker makes the file, as it does for the signals
+ * whose writer has no steps (body-maker.ts slicedSignal).
  *
  * The file's buffer starts at the size the last file's bytes per row predict for this batch,
  * so it is seldom copied as it grows, and it is the body as it is (no copy) unless it has more
@@ -144,7 +136,6 @@ export function turns(millis, stopped) {
  * }) | undefined}
  */
 export function slicedParquetMaker(o, stopped, sliceMillis = SLICE_MILLIS) {
-  if (!slicedSignal(o.signal)) return undefined;
   const compression = o.compression;
   const pages = poolPageCompressor({ compression, level: o.level, engine: o.zstdEngine });
   if (pages === undefined) return undefined;

@@ -2,8 +2,11 @@ import { crc32Base64, runningChecksums, sha256Hex } from '../compression/checksu
 import type { Framing } from '../encoding/records.js';
 import { framedMaker, parts } from './bodies.js';
 import type { BodyMaker, BodyMakerOptions, PreparedBody, RecordFrame } from './body-types.js';
+
+type SlicedParquetMaker = NonNullable<
+  ReturnType<typeof import('./parquet-body.js')['slicedParquetMaker']>
+>;
 import { BodyMakerError } from './body-types.js';
-import { slicedParquetMaker } from './parquet-body.js';
 import { uncompressedBody } from './uncompressed-body.js';
 
 /**
@@ -40,19 +43,24 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     zstdEngine: options.engine,
   });
   let closed = false;
-  const parquet =
-    options.body === 'parquet'
-      ? slicedParquetMaker(
-          {
-            body: 'parquet',
-            signal: options.signal,
-            compression: options.compression,
-            level: options.level,
-            zstdEngine: options.engine,
-          },
-          () => closed,
-        )
-      : undefined;
+  /** The Parquet maker, loaded with parquet-body.js at the first export (an OTLP format never loads it). */
+  let parquet: Promise<SlicedParquetMaker | undefined> | undefined;
+  const sliced = () => {
+    if (options.body !== 'parquet') return Promise.resolve(undefined);
+    parquet ??= import('./parquet-body.js').then((m) =>
+      m.slicedParquetMaker(
+        {
+          body: 'parquet',
+          signal: options.signal,
+          compression: options.compression,
+          level: options.level,
+          zstdEngine: options.engine,
+        },
+        () => closed,
+      ),
+    );
+    return parquet;
+  };
   /** The checksums of each frame's body, computed as its chunks came (see openFrame). */
   const sums = new WeakMap<Uint8Array, { sha256: string; crc32: string }>();
   const open = bodies.open;
@@ -72,18 +80,20 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     });
   return {
     runsIn: 'thread-pool',
-    openFrame: parquet === undefined ? openFrame : undefined,
+    openFrame: options.body === 'parquet' ? undefined : openFrame,
     prepare() {
       // A failure to load shows at the first make(), with the batch given back.
-      parquet?.load().catch(() => {});
+      sliced()
+        .then((maker) => maker?.load())
+        .catch(() => {});
     },
     async make(request): Promise<PreparedBody> {
       if (request.columns !== undefined) {
-        if (parquet === undefined)
-          throw new BodyMakerError('columns need the body worker', request);
+        const maker = await sliced().catch(() => undefined);
+        if (maker === undefined) throw new BodyMakerError('columns need the body worker', request);
         if (closed) throw new BodyMakerError('the exporter is shut down', request);
         try {
-          const file = await parquet.make({ columns: request.columns });
+          const file = await maker.make({ columns: request.columns });
           const sha256 = request.sha256 ? await sha256Hex(file) : undefined;
           const crc32 = request.crc32 ? crc32Base64(file) : undefined;
           return {
@@ -129,7 +139,7 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     async close() {
       closed = true;
       bodies.close();
-      parquet?.close();
+      (await parquet)?.close();
     },
   };
 }
