@@ -2,12 +2,13 @@ import { crc32Base64, runningChecksums, sha256Hex } from '../compression/checksu
 import type { Framing } from '../encoding/records.js';
 import { framedMaker, parts } from './bodies.js';
 import type { BodyMaker, BodyMakerOptions, PreparedBody, RecordFrame } from './body-types.js';
+import { BodyMakerError } from './body-types.js';
+import { uncompressedBody } from './uncompressed-body.js';
 
+/** The maker of Parquet files on this thread (parquet-body.js), where there is one. */
 type SlicedParquetMaker = NonNullable<
   ReturnType<typeof import('./parquet-body.js')['slicedParquetMaker']>
 >;
-import { BodyMakerError } from './body-types.js';
-import { uncompressedBody } from './uncompressed-body.js';
 
 /**
  * Bodies made with no thread of ours: node:zlib compresses on libuv's pool (one reused context,
