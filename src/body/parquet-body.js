@@ -79,7 +79,7 @@ export function parquetMaker(o) {
  * a pass over a few thousand rows, a leaf's page of a row group). Section 5 of bench/parquet.ts
  * holds the longest stall of a 16 MiB batch's flush to 5 ms of this thread's CPU.
  */
-export const SLICE_MILLIS = 1;
+export const SLICE_MILLIS = 0.5;
 
 /**
  * The time-keeping of one sliced encode: pause() tells the writer to go on, or gives a promise

@@ -31,7 +31,7 @@ type SlicedParquetMaker = NonNullable<
  * flush's stall for a 1.8 MiB body (bench/results/2026-12-04-event-loop-slices.md). Other bodies
  * (gzip) are hashed whole, by Web Crypto, once made.
  *
- * Parquet (metrics): the file is written on this thread in slices of about 2 ms, the event loop
+ * Parquet (metrics): the file is written on this thread in slices of about 0.5 ms, the event loop
  * running between them, and its pages compressed on libuv's pool (parquet-body.js
  * slicedParquetMaker); its modules load at the first export (prepare()). A shut-down maker
  * abandons a file being written at its next slice; a file that fails gives its columns back

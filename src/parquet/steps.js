@@ -11,10 +11,10 @@
  */
 
 /** Rows a step over rows covers before it yields: well under a millisecond of simple work. */
-export const STEP_ROWS = 4096;
+export const STEP_ROWS = 2048;
 
 /** Level entries a step of a repeated column covers (a row of a list has many): as short. */
-export const STEP_VALUES = 8192;
+export const STEP_VALUES = 4096;
 
 /**
  * The result of `steps`, run to the end with no pause.
