@@ -140,7 +140,7 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     async close() {
       closed = true;
       bodies.close();
-      (await parquet)?.close();
+      (await parquet?.catch(() => undefined))?.close();
     },
   };
 }
