@@ -29,7 +29,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -303,6 +303,22 @@ else:
 
 async function filesUnder(dir: string, ext: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true })).filter((n) => n.endsWith(ext)).sort();
+}
+/** Bytes of the Parquet files' footers (metadata, its length, the magic) under a directory. */
+async function footerBytes(dir: string): Promise<number> {
+  let total = 0;
+  const tail = Buffer.alloc(8);
+  for (const name of await filesUnder(dir, '.parquet')) {
+    const file = await open(join(dir, name));
+    try {
+      const { size } = await file.stat();
+      await file.read(tail, 0, 8, size - 8);
+      total += tail.readUInt32LE(0) + 8;
+    } finally {
+      await file.close();
+    }
+  }
+  return total;
 }
 async function bytesUnder(dir: string, ext: string): Promise<number> {
   let total = 0;
@@ -588,7 +604,19 @@ SELECT count(DISTINCT file_name)::INTEGER AS files, count(*)::INTEGER AS row_gro
        coalesce(sum(bloom_filter_length), 0)::BIGINT AS bloom_bytes
 FROM parquet_metadata('${parquetGlob(variant, signal)}')
 WHERE path_in_schema = 'TraceId'`);
-    return reader.getRowObjectsJson()[0] as Record<string, number | string>;
+    const figures = reader.getRowObjectsJson()[0] as Record<string, number | string>;
+    if (Number(figures.bloom_bytes) > 0) {
+      // The row groups whose bloom filter does not rule the id out (DuckDB's own probe).
+      const probe = await connection.runAndReadAll(`
+SELECT count(*) FILTER (WHERE NOT bloom_filter_excludes)::INTEGER AS passed
+FROM parquet_bloom_probe('${parquetGlob(variant, signal)}', 'TraceId', '${traceId}')`);
+      figures.passed = (probe.getRowObjectsJson()[0] as Record<string, number>).passed as number;
+    }
+    const holding = await connection.runAndReadAll(`
+SELECT count(DISTINCT filename)::INTEGER AS holding
+FROM read_parquet('${parquetGlob(variant, signal)}', filename = true) WHERE "TraceId" = '${traceId}'`);
+    figures.holding = (holding.getRowObjectsJson()[0] as Record<string, number>).holding as number;
+    return figures;
   } finally {
     connection.closeSync();
     db.closeSync();
@@ -604,7 +632,10 @@ for (const signal of ['traces', 'logs'] as const) {
       fmtInt(Number(f.files)),
       fmtInt(Number(f.row_groups)),
       fmtInt(Number(f.in_range)),
+      f.passed === undefined ? '–' : fmtInt(Number(f.passed)),
+      fmtInt(Number(f.holding)),
       fmtMiB(total),
+      fmtMiB(await footerBytes(dirOf(v, signal))),
       fmtMiB(Number(f.id_bytes)),
       Number(f.bloom_bytes) === 0
         ? '–'
@@ -648,11 +679,14 @@ emitResult({
     {
       columns: [
         'table',
+        'written by',
         'files',
-        'objects',
         'row groups',
         "row groups whose TraceId min/max holds the trace's id",
+        'row groups its bloom filter lets through',
+        'files that hold the trace',
         'bytes',
+        'footers',
         'TraceId column chunks',
         'bloom filters',
       ],
