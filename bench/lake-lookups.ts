@@ -121,7 +121,8 @@ const exporters: InstanceExporters[] = day.instances.map(() => ({
   spans: {
     parquet: new S3SpanExporter({
       ...common,
-      prefix: 'traces',
+      // No prefix: Parquet spans and log records are filed under a folder of their own, 'traces/'.
+      prefix: '',
       format: 'parquet',
       s3Client: sinks.parquet.client,
     }),
@@ -135,7 +136,8 @@ const exporters: InstanceExporters[] = day.instances.map(() => ({
   logs: {
     parquet: new S3LogRecordExporter({
       ...common,
-      prefix: 'logs',
+      // No prefix: Parquet spans and log records are filed under a folder of their own, 'logs/'.
+      prefix: '',
       format: 'parquet',
       s3Client: sinks.parquet.client,
     }),
