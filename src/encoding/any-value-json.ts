@@ -1,5 +1,5 @@
 import { type AttributeMap, ownKeys } from './attribute-cache.js';
-import { JsonWriter } from './json-writer.js';
+import { JsonWriter, SMALL_WRITER_CAPACITY } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
 
 /**
@@ -20,7 +20,7 @@ const COMMA = 0x2c;
 const keySpellings = new Map<string, Buffer>();
 const KEY_SPELLINGS = 4096;
 const KEY_SPELLING_MAX_LENGTH = 256;
-const keyWriter = new JsonWriter();
+const keyWriter = new JsonWriter(SMALL_WRITER_CAPACITY);
 
 function keyHead(w: JsonWriter, key: string): void {
   const cached = keySpellings.get(key);

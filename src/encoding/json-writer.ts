@@ -8,6 +8,12 @@ import { hexId } from './hex-id.js';
  */
 
 const INITIAL_CAPACITY = 256 * 1024;
+/**
+ * The initial capacity of a writer of small pieces (an attribute list, a key, a resource, kept
+ * as spellings in caches): it grows when needed, and a process has several of them, from import
+ * on, which need not hold an export's room each.
+ */
+export const SMALL_WRITER_CAPACITY = 4 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
 const NONE = Buffer.alloc(0);
 
@@ -26,13 +32,20 @@ for (let c = 0x20; c <= 0x7e; c++) PLAIN_ASCII[c] = c === 0x22 || c === 0x5c ? 0
 const MAX_NANOS_SECONDS = 18_446_744_073;
 
 export class JsonWriter {
-  #buf = Buffer.allocUnsafeSlow(INITIAL_CAPACITY);
+  readonly #initialCapacity: number;
+  #buf: Buffer;
   #pos = 0;
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
   /** The seconds of the last time written by nanos(), and their digits. */
   #seconds = -1;
   #secondsDigits = '';
+
+  /** `initialCapacity`: an export's room by default; SMALL_WRITER_CAPACITY for small pieces. */
+  constructor(initialCapacity = INITIAL_CAPACITY) {
+    this.#initialCapacity = initialCapacity;
+    this.#buf = NONE; // allocated at the first write: a writer made at import may never write
+  }
 
   get length(): number {
     return this.#pos;
@@ -41,7 +54,7 @@ export class JsonWriter {
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    const capacity = Math.max(need, this.#buf.length * 2, this.#sizeHint, INITIAL_CAPACITY);
+    const capacity = Math.max(need, this.#buf.length * 2, this.#sizeHint, this.#initialCapacity);
     this.#sizeHint = 0;
     const next = Buffer.allocUnsafeSlow(capacity);
     this.#buf.copy(next, 0, 0, this.#pos);
@@ -269,7 +282,7 @@ export class JsonWriter {
    * without a copy; see handed-over.ts); the writer is reset.
    */
   finish(): Buffer {
-    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, INITIAL_CAPACITY);
+    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, this.#initialCapacity);
     this.#pos = 0;
     if (nextCapacity !== undefined) {
       this.#buf = NONE;

@@ -14,6 +14,8 @@ const WIRE_LEN = 2;
 const WIRE_I32 = 5;
 
 const INITIAL_CAPACITY = 64 * 1024;
+/** The initial capacity of a writer of small pieces (see json-writer.ts). */
+export const SMALL_WRITER_CAPACITY = 4 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
 const NONE = new Uint8Array(0);
 const TWO_POW_32 = 2 ** 32;
@@ -21,12 +23,21 @@ const TWO_POW_32 = 2 ** 32;
 const utf8 = new TextEncoder();
 
 export class ProtoWriter {
-  #buf = new Uint8Array(INITIAL_CAPACITY);
-  #view = new DataView(this.#buf.buffer);
+  readonly #initialCapacity: number;
+  #buf: Uint8Array<ArrayBuffer>;
+  #view: DataView;
   #pos = 0;
   #forks: number[] = [];
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
+
+  /** `initialCapacity`: an export's room by default; SMALL_WRITER_CAPACITY for small pieces. */
+  constructor(initialCapacity = INITIAL_CAPACITY) {
+    this.#initialCapacity = initialCapacity;
+    // Allocated at the first write: a writer made at import may never write.
+    this.#buf = NONE;
+    this.#view = new DataView(NONE.buffer);
+  }
 
   /** Bytes already encoded (a cached spelling), appended as they are. */
   raw(bytes: Uint8Array): void {
@@ -53,7 +64,7 @@ export class ProtoWriter {
    * without a copy; see handed-over.ts); the writer is reset.
    */
   finish(): Buffer {
-    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, INITIAL_CAPACITY);
+    const { record, nextCapacity } = takeOutput(this.#buf, this.#pos, this.#initialCapacity);
     this.reset();
     if (nextCapacity !== undefined) {
       this.#use(NONE);
@@ -79,7 +90,7 @@ export class ProtoWriter {
   #ensure(extra: number): void {
     const need = this.#pos + extra;
     if (need <= this.#buf.length) return;
-    this.#resize(Math.max(need, this.#buf.length * 2, this.#sizeHint, INITIAL_CAPACITY));
+    this.#resize(Math.max(need, this.#buf.length * 2, this.#sizeHint, this.#initialCapacity));
     this.#sizeHint = 0;
   }
 

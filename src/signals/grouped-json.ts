@@ -1,6 +1,6 @@
 import { jsonAttributesField, jsonAttributesOf } from '../encoding/any-value-json.js';
 import { SpellingCache } from '../encoding/attribute-cache.js';
-import { JsonWriter } from '../encoding/json-writer.js';
+import { JsonWriter, SMALL_WRITER_CAPACITY } from '../encoding/json-writer.js';
 import { REQUEST } from '../encoding/otlp-schema.js';
 import type { ExportTally } from '../encoding/records.js';
 import {
@@ -63,7 +63,7 @@ export function groupedJson<T extends Scoped>(
 const COMMA = 0x2c;
 
 /** A resource's spelling, per attributes object (the SDK's Resource memoizes its attributes). */
-const resourceWriter = new JsonWriter();
+const resourceWriter = new JsonWriter(SMALL_WRITER_CAPACITY);
 const resources = new SpellingCache((attrs) => {
   const rw = resourceWriter;
   rw.reset();

@@ -5,7 +5,7 @@ import {
 } from '../encoding/any-value-proto.js';
 import { SpellingCache } from '../encoding/attribute-cache.js';
 import { ENVELOPE, FIELD } from '../encoding/otlp-schema.js';
-import { ProtoWriter } from '../encoding/proto-writer.js';
+import { ProtoWriter, SMALL_WRITER_CAPACITY } from '../encoding/proto-writer.js';
 import type { ExportTally } from '../encoding/records.js';
 import {
   groupByResourceAndScope,
@@ -58,7 +58,7 @@ const F = FIELD;
 const SCOPE_ATTRIBUTES = attributeFields(F.InstrumentationScope);
 
 /** A resource's attributes, encoded once per attributes object (see grouped-json.ts). */
-const resourceWriter = new ProtoWriter();
+const resourceWriter = new ProtoWriter(SMALL_WRITER_CAPACITY);
 const resources = new SpellingCache((attrs) => {
   resourceWriter.reset();
   protoAttributes(resourceWriter, F.Resource.attributes, attrs);

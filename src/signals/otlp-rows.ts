@@ -1,4 +1,3 @@
-import { requestDecoders } from '../encoding/decode-request.js';
 import { REQUEST } from '../encoding/otlp-schema.js';
 import {
   type ExportTally,
@@ -9,7 +8,7 @@ import {
 import type { Format } from '../layout/formats.js';
 import type { FlatRowsRequest } from './flat-rows-request.js';
 import { type Scoped, splitByResource } from './otlp-groups.js';
-import type { Decoder, SignalExport, SignalName, SignalRead } from './signal.js';
+import type { SignalExport, SignalName } from './signal.js';
 
 /** The parts of a signal's rows that are the same for every signal: the OTLP formats. */
 
@@ -43,18 +42,5 @@ export function scopedItemsExport<T extends Scoped>(
     resourceAttributes: (list) => list[0]?.resource.attributes ?? {},
     loadColumns,
     columnsAsRecords: async (columns) => (await loadRows()).sealedAsRecords(columns),
-  };
-}
-
-/** A signal as the reader decodes it: each object is one request, in either OTLP format, or Parquet. */
-export function otlpRead(signal: SignalName, parquet: Decoder): SignalRead {
-  const otlp = requestDecoders(REQUEST[signal].message);
-  return {
-    name: signal,
-    decoders: {
-      'otlp-json': { decode: otlp.json, synchronous: true },
-      'otlp-proto': { decode: otlp.proto, synchronous: true },
-      parquet,
-    },
   };
 }

@@ -40,6 +40,7 @@ describe('what an exporter-only import loads', () => {
       /\/src\/reader\/read-metrics\.ts$/,
       /\/src\/cli\/main\.ts$/,
       /\/src\/compact\/compact-metrics\.ts$/,
+      /\/src\/encoding\/decode-request\.ts$/,
       /\/src\/signals\/metrics\/parquet\/encode\.js$/,
       /\/node_modules\/commander\//,
       /\/node_modules\/cli-progress\//,

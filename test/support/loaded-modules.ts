@@ -15,6 +15,8 @@ export const READER_ONLY: readonly RegExp[] = [
   /\/(src|dist|dist\/cjs)\/(reader|cli|compact|parquet)\//,
   /\/(src|dist|dist\/cjs)\/(reader|cli)\.(ts|js)$/,
   /\/(src|dist|dist\/cjs)\/signals\/[a-z]+\/(parquet\/|read\.|rows\.)/,
+  // The OTLP decoders: an exporter encodes, only the reader decodes (signals/otlp-read.ts).
+  /\/(src|dist|dist\/cjs)\/(encoding\/(decode-request|otlp-proto-decode)|signals\/otlp-read)\.(ts|js)$/,
   /\/body\/parquet-body\.js$/,
   /\/node_modules\/(commander|cli-progress|hyparquet|hyparquet-writer)\//,
 ];

@@ -1,4 +1,4 @@
-import { otlpRead } from '../otlp-rows.js';
+import { otlpRead } from '../otlp-read.js';
 import type { SignalRead } from '../signal.js';
 
 /** Log records, as the reader decodes them: each object is one ExportLogsServiceRequest. */

@@ -10,7 +10,7 @@ import type {
 import { jsonKeyValues } from '../../encoding/any-value-json.js';
 import { type SeriesOrder, SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
-import { JsonWriter } from '../../encoding/json-writer.js';
+import { JsonWriter, SMALL_WRITER_CAPACITY } from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
@@ -222,7 +222,7 @@ function buckets(
  * and used only while the array still holds the same numbers.
  */
 const boundsCache = new WeakMap<readonly number[], { values: number[]; json: Buffer }>();
-const boundsWriter = new JsonWriter();
+const boundsWriter = new JsonWriter(SMALL_WRITER_CAPACITY);
 
 function bounds(w: JsonWriter, values: readonly number[]): void {
   const cached = boundsCache.get(values);
@@ -250,7 +250,7 @@ function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /** The spellings of attribute lists: a resource's and a scope's `[...]`, a point's head. */
-const attributesWriter = new JsonWriter();
+const attributesWriter = new JsonWriter(SMALL_WRITER_CAPACITY);
 
 function spell(head: string, tail: string): SpellingCache {
   return new SpellingCache((attrs, keys) => {

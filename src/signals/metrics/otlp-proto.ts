@@ -3,7 +3,7 @@ import type * as sdk from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
-import { ProtoWriter } from '../../encoding/proto-writer.js';
+import { ProtoWriter, SMALL_WRITER_CAPACITY } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import type { MetricDataSpec, ValueKind } from './metric-data.js';
 import { METRIC_DATA, VALUE, valueKind } from './metric-data.js';
@@ -71,7 +71,7 @@ interface PointMessage {
   readonly attributes: SpellingCache;
 }
 
-const attributesWriter = new ProtoWriter();
+const attributesWriter = new ProtoWriter(SMALL_WRITER_CAPACITY);
 
 function pointMessage(fields: PointMessage['fields'] & { attributes: number }): PointMessage {
   const attributes = new SpellingCache((attrs, keys) => {
