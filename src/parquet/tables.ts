@@ -61,6 +61,22 @@ export class Strings {
 }
 
 /**
+ * A batch's strings and attribute sets as its sealed columns hold them: every string's UTF-8 with
+ * where each starts, the sets' offsets and entries (arrays to transfer, the sets' as they are).
+ */
+export function sealedTables(strings: Strings, sets: AttributeSets) {
+  const { bytes, offsets } = strings.encode();
+  return {
+    stringCount: strings.list.length,
+    strings: bytes,
+    stringOffsets: offsets,
+    setCount: sets.count,
+    setOffsets: sets.offsets,
+    setEntries: sets.entries,
+  };
+}
+
+/**
  * Attribute sets of a batch: lists of (key, value text) as string ids, value -1 for an empty
  * value. Set 0 is the empty set. A key given twice keeps its first place and its last value (as
  * a Go map does in the Collector).
