@@ -1,8 +1,11 @@
 /**
  * In-process stand-ins for S3Client.send(), for the parts of the benchmark that measure the
- * exporter and not the network: they accept every PutObject after `delayMillis`.
+ * exporter and not the network: they accept every PutObject after `delayMillis`, except the
+ * exporter's startup check, which they refuse as a real server does (400 BadDigest, nothing
+ * stored) and count apart, so `puts` holds the data objects only.
  */
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ACCESS_CHECK_DIR } from '../../src/layout/outputs.js';
 
 export interface StubPut {
   /** performance.now() when send() was called. */
@@ -13,6 +16,8 @@ export interface StubPut {
 
 export class StubS3 {
   readonly puts: StubPut[] = [];
+  /** Startup checks seen (refused, not in `puts`). */
+  checks = 0;
   readonly #delayMillis: number;
   readonly #keepBodies: boolean;
 
@@ -30,6 +35,16 @@ export class StubS3 {
 
   async #send(command: PutObjectCommand, signal: AbortSignal | undefined): Promise<object> {
     const body = command.input.Body as Uint8Array;
+    if (isStartupCheck(command.input.Key)) {
+      this.checks++;
+      throw Object.assign(
+        new Error('The Content-MD5 you specified did not match what we received.'),
+        {
+          name: 'BadDigest',
+          $metadata: { httpStatusCode: 400 },
+        },
+      );
+    }
     this.puts.push({
       at: performance.now(),
       ...(this.#keepBodies ? { body: Buffer.from(body) } : {}),
@@ -46,3 +61,7 @@ export class StubS3 {
     return { $metadata: { httpStatusCode: 200 } };
   }
 }
+
+const isStartupCheck = (key: string | undefined) =>
+  key !== undefined &&
+  (key.startsWith(`${ACCESS_CHECK_DIR}/`) || key.includes(`/${ACCESS_CHECK_DIR}/`));
