@@ -54,7 +54,10 @@ export class BodyMakerError extends Error {
 
 /** Makes the bytes of an object from a batch's contents, off the event loop. */
 export interface BodyMaker {
-  /** Where the work runs: libuv's pool through node:zlib, or the body worker. */
+  /**
+   * Where the work runs: libuv's pool through node:zlib (a Parquet file's pages; the file itself
+   * on this thread in short slices), or the body worker.
+   */
   readonly runsIn: 'thread-pool' | 'worker';
   /**
    * Starts an object whose records are compressed as they are appended, where the compressor
@@ -64,6 +67,11 @@ export interface BodyMaker {
    */
   readonly openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
   make(request: BodyRequest): Promise<PreparedBody>;
+  /**
+   * Loads what the first body will need (the Parquet writer's modules, on the exporter's
+   * thread), so that the turn that makes it does not: called at the first export.
+   */
+  prepare?(): void;
   /** Frees the compression context and stops the worker; later calls to make() reject. */
   close(): Promise<void>;
 }
@@ -78,4 +86,9 @@ export type BodyMakerOptions = BodyKind & {
   engine?: ZstdEngine;
   /** How long the worker may sit idle before it exits (tests); WORKER_IDLE_EXIT_MILLIS if not set. */
   workerIdleExitMillis?: number;
+  /**
+   * Where a Parquet file is made: 'worker' forces the body worker (tests and the bench compare
+   * it); by default the exporter's thread in slices wherever that is possible (needsWorker).
+   */
+  parquetThread?: 'worker' | 'event-loop';
 };

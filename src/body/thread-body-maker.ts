@@ -5,6 +5,11 @@ import type { BodyMaker, BodyMakerOptions, PreparedBody, RecordFrame } from './b
 import { BodyMakerError } from './body-types.js';
 import { uncompressedBody } from './uncompressed-body.js';
 
+/** The maker of Parquet files on this thread (parquet-body.js), where there is one. */
+type SlicedParquetMaker = NonNullable<
+  ReturnType<typeof import('./parquet-body.js')['slicedParquetMaker']>
+>;
+
 /**
  * Bodies made with no thread of ours: node:zlib compresses on libuv's pool (one reused context,
  * fed the records in turn), and this thread only hands over the records and gathers the output
@@ -25,6 +30,12 @@ import { uncompressedBody } from './uncompressed-body.js';
  * its input on the calling thread before hashing on the pool) was the longest part of the
  * flush's stall for a 1.8 MiB body (bench/results/2026-12-04-event-loop-slices.md). Other bodies
  * (gzip) are hashed whole, by Web Crypto, once made.
+ *
+ * Parquet (metrics): the file is written on this thread in slices of about 0.5 ms, the event loop
+ * running between them, and its pages compressed on libuv's pool (parquet-body.js
+ * slicedParquetMaker); its modules load at the first export (prepare()). A shut-down maker
+ * abandons a file being written at its next slice; a file that fails gives its columns back
+ * (the exporter then stores the batch as OTLP records).
  */
 export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
   const bodies = framedMaker({
@@ -33,6 +44,24 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     zstdEngine: options.engine,
   });
   let closed = false;
+  /** The Parquet maker, loaded with parquet-body.js at the first export (an OTLP format never loads it). */
+  let parquet: Promise<SlicedParquetMaker | undefined> | undefined;
+  const sliced = () => {
+    if (options.body !== 'parquet') return Promise.resolve(undefined);
+    parquet ??= import('./parquet-body.js').then((m) =>
+      m.slicedParquetMaker(
+        {
+          body: 'parquet',
+          signal: options.signal,
+          compression: options.compression,
+          level: options.level,
+          zstdEngine: options.engine,
+        },
+        () => closed,
+      ),
+    );
+    return parquet;
+  };
   /** The checksums of each frame's body, computed as its chunks came (see openFrame). */
   const sums = new WeakMap<Uint8Array, { sha256: string; crc32: string }>();
   const open = bodies.open;
@@ -52,10 +81,35 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     });
   return {
     runsIn: 'thread-pool',
-    openFrame,
+    openFrame: options.body === 'parquet' ? undefined : openFrame,
+    prepare() {
+      // A failure to load shows at the first make(), with the batch given back.
+      sliced()
+        .then((maker) => maker?.load())
+        .catch(() => {});
+    },
     async make(request): Promise<PreparedBody> {
       if (request.columns !== undefined) {
-        throw new BodyMakerError('columns need the body worker', request);
+        const maker = await sliced().catch(() => undefined);
+        if (maker === undefined) throw new BodyMakerError('columns need the body worker', request);
+        if (closed) throw new BodyMakerError('the exporter is shut down', request);
+        try {
+          const file = await maker.make({ columns: request.columns });
+          const sha256 = request.sha256 ? await sha256Hex(file) : undefined;
+          const crc32 = request.crc32 ? crc32Base64(file) : undefined;
+          return {
+            body: Buffer.from(file.buffer, file.byteOffset, file.byteLength),
+            sha256,
+            crc32,
+          };
+        } catch (error) {
+          throw new BodyMakerError(
+            closed
+              ? 'the exporter is shut down'
+              : `Parquet body failed: ${(error as Error).message}`,
+            request,
+          );
+        }
       }
       const { records } = request;
       // A frame's records are gone: there is nothing to give back.
@@ -86,6 +140,7 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     async close() {
       closed = true;
       bodies.close();
+      (await parquet?.catch(() => undefined))?.close();
     },
   };
 }

@@ -118,6 +118,49 @@ export function createPageCompressor(o) {
   return { compressPage: (page) => zlib.zstdCompressSync(page, { params }), close: () => {} };
 }
 
+/**
+ * The page compressor for the Parquet writer on the event loop's thread: each page is
+ * compressed on libuv's pool by node:zlib's asynchronous one-shot calls (the same stream and
+ * parameters as the synchronous ones, so the same bytes), and this thread only hands pages over
+ * and takes the frames back. Undefined where that is not possible: zstd through zstd-napi
+ * (which runs on the calling thread) or a node:zlib without asynchronous zstd.
+ * @param {CompressorOptions} o @returns {PageCompressor | undefined}
+ */
+export function poolPageCompressor(o) {
+  if (o.compression === 'none') return { compressPage: (page) => page, close: () => {} };
+  /** @type {(page: Uint8Array, options: object, done: (error: Error | null, out: Buffer) => void) => void} */
+  let call;
+  /** @type {object} */
+  let options;
+  if (o.compression === 'gzip') {
+    call = zlib.gzip;
+    options = { level: o.level };
+  } else {
+    const zstdCompress = /** @type {{ zstdCompress?: typeof call }} */ (
+      /** @type {unknown} */ (zlib)
+    ).zstdCompress;
+    if (zstdEngineOf(o) !== 'node:zlib' || typeof zstdCompress !== 'function') return undefined;
+    call = zstdCompress;
+    options = { params: { [zlib.constants.ZSTD_c_compressionLevel]: o.level } };
+  }
+  return {
+    compressPage: (page) =>
+      new Promise((resolve, reject) => {
+        // Output slices about the page's size: one pool trip for most pages, no large buffer
+        // for a small one. The page's size pledged, as the synchronous call does: the frame
+        // header says it (zstd), so the bytes are the same as the worker's.
+        const chunkSize = Math.min(POOL_PAGE_CHUNK_BYTES, Math.max(1024, page.length));
+        call(page, { ...options, chunkSize, pledgedSrcSize: page.length }, (error, out) =>
+          error === null ? resolve(out) : reject(error),
+        );
+      }),
+    close: () => {},
+  };
+}
+
+/** The largest output slice of a page's frame on the pool. */
+const POOL_PAGE_CHUNK_BYTES = 256 * 1024;
+
 /** @param {CompressorOptions} o @returns {ZstdEngine} */
 function zstdEngineOf(o) {
   if (o.engine === undefined) throw new Error('zstd needs an engine (see zstd-engine.ts)');

@@ -54,6 +54,8 @@ export class SignalExporter<Item> {
   readonly #shared: SharedParts;
   readonly #leave: () => void;
   readonly #bodies: BodyMaker;
+  /** Whether the body maker was told to load what its first body needs (at the first export). */
+  #prepared = false;
   readonly #owner: BatchOwner;
   readonly #outcomes: Outcomes;
   readonly #intake: Intake<Item>;
@@ -206,6 +208,10 @@ export class SignalExporter<Item> {
       this.#outcomes.exportRefused();
       resultCallback(failed('export() after shutdown()'));
       return;
+    }
+    if (!this.#prepared) {
+      this.#prepared = true;
+      this.#bodies.prepare?.();
     }
     const accepted: Promise<ExportResult>[] = [];
     try {

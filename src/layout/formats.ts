@@ -115,11 +115,15 @@ export const FORMATS = Object.keys(FORMAT_ROWS) as Format[];
 /**
  * The key layout of a format's objects when keyTemplate is not set (after the prefix, without
  * the extension), awss3exporter-compatible: `year=…/hour=…[/minute=…]/{filePrefix}metrics_{uuid}`
- * with the signal's word (`metrics_`, `traces_`, `logs_`).
+ * with the signal's word (`metrics_`, `traces_`, `logs_`). Parquet spans and log records start
+ * with a folder of their own (`traces/`, `logs/`): a table in Athena, Trino or Hive is a location,
+ * and the three signals' tables under one prefix must not share one (metrics keep the top, as
+ * they did before spans and log records had Parquet).
  */
 export function defaultKeyTemplate(format: Format, signal: SignalName): string {
   const minute = FORMAT_ROWS[format].partitions === 'minute' ? '/minute=%M' : '';
-  return `year=%Y/month=%m/day=%d/hour=%H${minute}/{filePrefix}${signal}_{uuid}`;
+  const table = format === 'parquet' && signal !== 'metrics' ? `${signal}/` : '';
+  return `${table}year=%Y/month=%m/day=%d/hour=%H${minute}/{filePrefix}${signal}_{uuid}`;
 }
 
 export const COMPRESSION_ROWS = {

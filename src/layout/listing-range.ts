@@ -76,9 +76,12 @@ export function listingRange(
   templateText: string,
   options: { prefix: string; lag: PartitionLag; from: Date | undefined; to: Date | undefined },
 ): KeyRange {
-  const leading = sortableLeadingChars(templateText);
-  if (leading === undefined) return { startAfter: undefined, lastPartition: undefined };
   const { prefix, lag, from, to } = options;
+  // Without an end, the keys past the template's literal start (`traces/`) are past the range.
+  const literal = /^[^%{]*/.exec(templateText)?.[0] ?? '';
+  const ownKeys = literal === '' ? undefined : `${prefix === '' ? '' : `${prefix}/`}${literal}`;
+  const leading = sortableLeadingChars(templateText);
+  if (leading === undefined) return { startAfter: undefined, lastPartition: ownKeys };
   const keep = (prefix === '' ? 0 : prefix.length + 1) + leading;
   const render = (ms: number): string | undefined => {
     const time = new Date(ms);
@@ -93,7 +96,7 @@ export function listingRange(
   return {
     startAfter:
       from === undefined ? undefined : render(from.getTime() - partitionMarginMillis(lag)),
-    lastPartition: to === undefined ? undefined : render(to.getTime() - 1 + late),
+    lastPartition: to === undefined ? ownKeys : render(to.getTime() - 1 + late),
   };
 }
 
@@ -119,6 +122,42 @@ export function unionOfRanges(ranges: readonly KeyRange[]): KeyRange {
         : commonLeadingPart(lastPartition, range.lastPartition);
   }
   return { startAfter, lastPartition };
+}
+
+/**
+ * Several layouts' ranges as the listings that keep each one narrow, in key order: ranges that
+ * overlap go into one group (listed once, as their union); a range that starts past another's
+ * last partition starts a group of its own. Layouts whose leading parts differ (`year=…` and
+ * `traces/year=…`) would otherwise be one listing from the earliest start to the end of the
+ * prefix. Listed one after the other, the groups give the keys in the order one listing would.
+ */
+export function rangeGroups(ranges: readonly KeyRange[]): KeyRange[][] {
+  const sorted = ranges.toSorted((a, b) =>
+    a.startAfter === undefined
+      ? b.startAfter === undefined
+        ? 0
+        : -1
+      : b.startAfter === undefined
+        ? 1
+        : compareKeys(a.startAfter, b.startAfter),
+  );
+  const groups: KeyRange[][] = [];
+  let union: KeyRange | undefined;
+  for (const range of sorted) {
+    const group = groups[groups.length - 1];
+    if (
+      group === undefined ||
+      union === undefined ||
+      (range.startAfter !== undefined && isPastRange(range.startAfter, union))
+    ) {
+      groups.push([range]);
+      union = range;
+    } else {
+      group.push(range);
+      union = unionOfRanges(group);
+    }
+  }
+  return groups;
 }
 
 function commonLeadingPart(a: string, b: string): string {

@@ -10,6 +10,7 @@ import { DeltaWriter } from './delta.js';
 import { grown } from './grown.js';
 import { LevelWriter, writeHybrid } from './hybrid.js';
 import { doubleStatistics, int32Statistics, int64Statistics } from './statistics.js';
+import { run, STEP_ROWS, STEP_VALUES } from './steps.js';
 
 /** @typedef {import('./statistics.js').Statistics} Statistics */
 /** @typedef {import('./dictionaries.js').Dictionary} Dictionary */
@@ -290,6 +291,18 @@ export function optionalChunk(
  * @returns {Chunk}
  */
 export function repeatedChunk(scratch, n, defWidth, row, values, encoding, repWidth = 1) {
+  return run(repeatedChunkSteps(scratch, n, defWidth, row, values, encoding, repWidth));
+}
+
+/**
+ * repeatedChunk() as steps (steps.js): it yields every STEP_ROWS rows or STEP_VALUES level
+ * entries, within a page too (the
+ * packers keep their state), and after each page's values. The same bytes either way.
+ * @param {Parameters<typeof repeatedChunk>} args
+ * @returns {import('./steps.js').Steps<Chunk>}
+ */
+export function* repeatedChunkSteps(...args) {
+  const [scratch, n, defWidth, row, values, encoding, repWidth = 1] = args;
   /** @type {DataPage[]} */
   const pages = [];
   const { arena, pageValues } = scratch;
@@ -297,15 +310,28 @@ export function repeatedChunk(scratch, n, defWidth, row, values, encoding, repWi
   const def = defWidth === 1 ? scratch.def1 : scratch.def2;
   let total = 0;
   let k = 0;
+  // A step ends after STEP_ROWS rows or STEP_VALUES level entries, whichever comes first.
+  let stepRows = 0;
+  let stepValues = 0;
   while (k < n) {
     let entries = 0;
-    while (k < n && entries < pageValues) entries += row(k++, rep, def);
+    while (k < n && entries < pageValues) {
+      const e = row(k++, rep, def);
+      entries += e;
+      stepValues += e;
+      if (++stepRows === STEP_ROWS || stepValues >= STEP_VALUES) {
+        yield;
+        stepRows = 0;
+        stepValues = 0;
+      }
+    }
     const start = arena.length;
     levels(arena, (w) => rep.finish(w));
     levels(arena, (w) => def.finish(w));
     values(arena);
     pages.push({ bytes: pageFrom(arena, start), values: entries, encoding });
     total += entries;
+    yield;
   }
   return { pages, values: total };
 }

@@ -11,6 +11,7 @@
 import { ByteWriter } from './byte-writer.js';
 import { ENCODING, Scratch } from './chunks.js';
 import { CODEC, footer, pageHeader } from './footer.js';
+import { isSteps, run } from './steps.js';
 import { STORE_BELOW, storedPage } from './stored-pages.js';
 
 /** @typedef {import('hyparquet').SchemaElement} SchemaElement */
@@ -21,8 +22,10 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  * @template S, P
  * @typedef {object} ParquetTable
  * @property {SchemaElement[]} schema
- * @property {[string, (p: P, scratch: Scratch, rows: Uint32Array) => import('./chunks.js').Chunk][]} leaves
- * @property {(sealed: S) => P & { order: Uint32Array }} plan
+ * @property {[string, (p: P, scratch: Scratch, rows: Uint32Array) => import('./chunks.js').Chunk | import('./steps.js').Steps<import('./chunks.js').Chunk>][]} leaves
+ *   a leaf writer may return its chunk as steps (steps.js)
+ * @property {(sealed: S) => (P & { order: Uint32Array }) | import('./steps.js').Steps<P & { order: Uint32Array }>} plan
+ *   the plan, or the steps that make it
  * @property {number} rowGroupRows the most rows of a row group (and its default)
  * @property {string} versionKey key-value metadata key of the schema version
  * @property {string} version
@@ -42,6 +45,9 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  *   (PAGE_VALUES by default); smaller for tests of many pages
  * @property {number} [capacity] bytes the file's buffer starts with (the file's expected size
  *   saves copies as it grows; pages of it never written are never touched)
+ * @property {() => Promise<void> | undefined} [pause] asked between steps of the plan and of
+ *   the leaf writers, and between leaves: a promise to wait for (the event loop runs meanwhile)
+ *   or undefined to go on. Without it the steps run back to back (the body worker).
  */
 /** @typedef {{ key: string, value: string }} KeyValue */
 /**
@@ -159,17 +165,35 @@ export class TableFileWriter {
   async writeRun(sealed) {
     if (this.#finished) throw new Error('the Parquet file is finished');
     if (sealed.rows === 0) return;
-    const p = this.#table.plan(sealed);
+    const planned = this.#table.plan(sealed);
+    const p = isSteps(planned) ? await this.#steps(planned) : planned;
     const groupRows = this.#options.rowGroupRows ?? this.#table.rowGroupRows;
     for (let from = 0; from < sealed.rows; from += groupRows) {
       const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
       /** @type {import('./footer.js').ChunkMeta[]} */
       const chunks = [];
       for (let leaf = 0; leaf < this.#leaves.length; leaf++) {
+        const wait = this.#options.pause?.();
+        if (wait !== undefined) await wait;
         chunks.push(await this.#chunk(p, rows, leaf));
       }
       this.#groups.push({ rows: rows.length, chunks });
       this.#rows += rows.length;
+    }
+  }
+
+  /**
+   * The result of steps: run back to back, or with the pauses FileWriterOptions.pause asks for.
+   * @template T @param {import('./steps.js').Steps<T>} steps @returns {Promise<T>}
+   */
+  async #steps(steps) {
+    const pause = this.#options.pause;
+    if (pause === undefined) return run(steps);
+    for (;;) {
+      const next = steps.next();
+      if (next.done === true) return next.value;
+      const wait = pause();
+      if (wait !== undefined) await wait;
     }
   }
 
@@ -212,7 +236,8 @@ export class TableFileWriter {
       this.#table.leaves[leaf]
     );
     this.#scratch.arena.length = 0; // the last chunk's pages are in the file
-    const chunk = write(p, this.#scratch, rows);
+    const written = write(p, this.#scratch, rows);
+    const chunk = isSteps(written) ? await this.#steps(written) : written;
     const dictionary = chunk.dictionary;
     const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
     if (dictionary !== undefined) {

@@ -1,4 +1,4 @@
-import { compareKeys, isPastRange } from '../layout/listing-range.js';
+import { compareKeys, isPastRange, type KeyRange } from '../layout/listing-range.js';
 import type { KeyLayout, LayoutHint } from './key-layout.js';
 import type { ObjectInfo, ReadStats } from './metric-types.js';
 import type { ResolvedRange } from './read-options.js';
@@ -50,7 +50,19 @@ async function* inLayout(
   stats: ReadStats,
 ): AsyncGenerator<ListedObject> {
   const { layout } = range;
-  const listing = layout.rangeWithOutputs(range.from, range.to);
+  for (const listing of layout.rangeWithOutputs(range.from, range.to)) {
+    yield* listed(source, layout, listing, signal, stats);
+  }
+}
+
+/** The keys of one listing in the layout (see inLayout). */
+async function* listed(
+  source: ObjectSource,
+  layout: KeyLayout,
+  listing: KeyRange,
+  signal: AbortSignal,
+  stats: ReadStats,
+): AsyncGenerator<ListedObject> {
   const early = listing.outputsOnlyUntil;
   for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
     // Keys sort by partition: past the last one that can hold the range, none is in it.

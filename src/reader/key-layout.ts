@@ -24,6 +24,7 @@ import {
   listingRange,
   type PartitionLag,
   partitionMarginMillis,
+  rangeGroups,
   unionOfRanges,
   withHourOutputs,
 } from '../layout/listing-range.js';
@@ -124,8 +125,11 @@ export interface KeyLayout {
   hint(key: string): LayoutHint | undefined;
   /** The keys to list for objects sealed in [from, to). */
   range(from: Date | undefined, to: Date | undefined): KeyRange;
-  /** As range(), from the directory of the first hour, for its compaction outputs. */
-  rangeWithOutputs(from: Date | undefined, to: Date | undefined): KeyRange;
+  /**
+   * As range(), from the directory of the first hour, for its compaction outputs, as listings
+   * that are each narrow (see rangeGroups), in key order.
+   */
+  rangeWithOutputs(from: Date | undefined, to: Date | undefined): KeyRange[];
 }
 
 /** A key template the reader recognises, with the formats whose default it is. */
@@ -317,16 +321,16 @@ export function resolveKeyLayout(
       return undefined;
     },
     range: (from, to) => unionOfRanges(rangeOf(from, to, false)),
-    rangeWithOutputs(from, to) {
-      const ranges = rangeOf(from, to, true);
-      const union = unionOfRanges(ranges);
-      // Keys before a layout's own start are read only if they are outputs, unless another
-      // layout's range reads them anyway.
-      const early = ranges.map((r) => r.outputsOnlyUntil);
-      if (early.some((e) => e === undefined)) return union;
-      const until = (early as string[]).reduce((a, b) => (compareKeys(a, b) < 0 ? a : b));
-      return { ...union, outputsOnlyUntil: until };
-    },
+    rangeWithOutputs: (from, to) =>
+      rangeGroups(rangeOf(from, to, true)).map((ranges) => {
+        const union = unionOfRanges(ranges);
+        // Keys before a layout's own start are read only if they are outputs, unless another
+        // layout's range reads them anyway.
+        const early = ranges.map((r) => r.outputsOnlyUntil);
+        if (early.some((e) => e === undefined)) return union;
+        const until = (early as string[]).reduce((a, b) => (compareKeys(a, b) < 0 ? a : b));
+        return { ...union, outputsOnlyUntil: until };
+      }),
   };
 }
 

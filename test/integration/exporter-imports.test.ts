@@ -1,12 +1,18 @@
 /**
  * A service that only exports pays for the exporter alone: `import { S3MetricExporter }` loads
  * neither the reader, nor the CLI, nor compaction, nor the Parquet modules (unless the format is
- * Parquet: then only in the worker), nor commander, cli-progress or hyparquet, nor (with the
+ * Parquet: then the column builders, and the metrics' writer, which makes files on the exporter's
+ * thread in slices, at the first export), nor commander, cli-progress or hyparquet, nor (with the
  * exporter's own requests) `@aws-sdk/client-s3`. The packed package is held to the same in
  * test/integration/package.test.ts.
  */
 import { describe, expect, test } from 'vitest';
-import { COLUMN_BUILDERS, loadedModules, readerOnly } from '../support/loaded-modules.js';
+import {
+  COLUMN_BUILDERS,
+  loadedModules,
+  METRICS_PARQUET_WRITER,
+  readerOnly,
+} from '../support/loaded-modules.js';
 import { startedTogether } from '../support/together.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -51,14 +57,21 @@ describe('what an exporter-only import loads', () => {
     ['otlp-proto', '.binpb.zst'],
     ['parquet', '.parquet'],
   ] as const) {
-    test(`${format}: constructing and exporting loads none of the reader's, the CLI's or the Parquet writer's modules`, async () => {
+    test(`${format}: constructing and exporting loads none of the reader's or the CLI's modules, the Parquet writer for Parquet only`, async () => {
       const { modules, stdout } = await run(format);
       expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: [extension] });
       expect(modules.some((m) => m.endsWith('/src/exporter/metric-exporter.ts'))).toBe(true);
       const builders = modules.filter((m) => COLUMN_BUILDERS.test(m));
       // Parquet appends to column builders on this thread; OTLP formats never load them.
       expect(builders.length > 0).toBe(format === 'parquet');
-      expect(modules.filter((m) => readerOnly(m) && !COLUMN_BUILDERS.test(m))).toEqual([]);
+      // Parquet of metrics is written on this thread: its writer loads here, the reader does not.
+      const writer = modules.filter((m) => METRICS_PARQUET_WRITER.test(m));
+      expect(writer.length > 0).toBe(format === 'parquet');
+      expect(
+        modules.filter(
+          (m) => readerOnly(m) && !COLUMN_BUILDERS.test(m) && !METRICS_PARQUET_WRITER.test(m),
+        ),
+      ).toEqual([]);
       // Its own signed requests: the AWS SDK's S3 client (~11 MiB resident) stays unloaded.
       expect(modules.filter((m) => m.includes('/node_modules/@aws-sdk/client-s3/'))).toEqual([]);
     });

@@ -344,7 +344,9 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     const objects = await listAndFetch(client, bucket, `${prefix}/`);
     const paths: string[] = [];
     for (const o of objects) {
-      expect(o.key).toMatch(/\.parquet$/);
+      expect(o.key).toMatch(
+        /^lake\/(traces|logs)\/year=\d{4}\/month=\d\d\/day=\d\d\/hour=\d\d\/\1_[^/]+\.parquet$/,
+      );
       const path = join(dir, o.key);
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, o.bytes);
@@ -354,15 +356,17 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
   }
 
   test('spans: DuckDB, pyarrow and Polars read what the SDK recorded; a TraceId lookup finds its trace', async () => {
-    const prefix = 'lake/traces';
+    // One prefix for every signal, as the README's Quick start has it: each signal's Parquet
+    // files are one table in a folder of their own, which Athena, Trino and Hive need.
+    const prefix = 'lake';
     const s3 = new S3SpanExporter({ bucket, prefix, ...connection(), format: 'parquet' });
     const recording = new Recording<ReadableSpan, SpanExpected>(s3, spellSpan);
     await produceSpans(recording);
     expect(recording.rows).toHaveLength(24);
     expect(s3.stats()).toMatchObject({ pointsUploaded: 24, pointsDropped: 0 });
-    const paths = await mirror(prefix);
+    const paths = await mirror(`${prefix}/traces`);
     expect(paths.length).toBeGreaterThan(0);
-    const glob = `${dir}/${prefix}/**/*.parquet`;
+    const glob = `${dir}/${prefix}/traces/**/*.parquet`;
     const expected = byKey(plain(recording.rows) as Record<string, unknown>[], (r) =>
       String(r.SpanId),
     );
@@ -452,14 +456,16 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
   });
 
   test('log records: DuckDB, pyarrow and Polars read what the SDK recorded', async () => {
-    const prefix = 'lake/logs';
+    // One prefix for every signal, as the README's Quick start has it: each signal's Parquet
+    // files are one table in a folder of their own, which Athena, Trino and Hive need.
+    const prefix = 'lake';
     const s3 = new S3LogRecordExporter({ bucket, prefix, ...connection(), format: 'parquet' });
     const recording = new Recording<ReadableLogRecord, LogExpected>(s3, spellLog);
     await produceLogs(recording);
     expect(recording.rows).toHaveLength(30);
     expect(s3.stats()).toMatchObject({ pointsUploaded: 30, pointsDropped: 0 });
-    const paths = await mirror(prefix);
-    const glob = `${dir}/${prefix}/**/*.parquet`;
+    const paths = await mirror(`${prefix}/logs`);
+    const glob = `${dir}/${prefix}/logs/**/*.parquet`;
     // Records have no id: compare in (Timestamp, Body, attributes) order.
     const key = (r: Record<string, unknown>) =>
       `${r.Timestamp}|${JSON.stringify(r.LogAttributes)}|${r.Body}|${r.ScopeName}`;

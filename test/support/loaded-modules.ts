@@ -23,10 +23,18 @@ export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.te
 
 /**
  * What a Parquet exporter loads on its main thread: the column builders its exports are
- * appended to (the writer, encode.js and what it imports, runs in the worker only).
+ * appended to (the writer, for spans and log records, runs in the worker only).
  */
 export const COLUMN_BUILDERS =
   /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown|tables))\.(ts|js)$/;
+
+/**
+ * What a Parquet exporter of metrics also loads on its main thread, at its first export: the
+ * writer (plain JavaScript, src/parquet and src/signals/metrics/parquet) and parquet-body.js,
+ * which make its files there in slices. Never the reader's TypeScript beside them.
+ */
+export const METRICS_PARQUET_WRITER =
+  /\/(src|dist|dist\/cjs)\/(parquet\/[a-z-]+|signals\/metrics\/parquet\/[a-z-]+|body\/parquet-body)\.js$/;
 
 /** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
 export async function loadedModules(

@@ -132,9 +132,13 @@ describe('body maker (worker thread)', () => {
     if (Number(process.versions.node.split('.')[0]) >= 24) expect(engine).toBe('node:zlib');
   });
 
-  test("a worker for Parquet and for zstd-napi only; the rest runs on libuv's pool", () => {
-    expect(needsWorker('parquet', undefined)).toBe(true);
-    expect(needsWorker('parquet', 'node:zlib')).toBe(true);
+  test("a worker for zstd-napi and for spans' and log records' Parquet only; the rest runs on libuv's pool (metrics' Parquet on this thread in slices)", () => {
+    expect(needsWorker('parquet', undefined, 'metrics')).toBe(false);
+    expect(needsWorker('parquet', 'node:zlib', 'metrics')).toBe(false);
+    expect(needsWorker('parquet', 'zstd-napi', 'metrics')).toBe(true);
+    expect(needsWorker('parquet', 'node:zlib', 'metrics', 'worker')).toBe(true);
+    expect(needsWorker('parquet', 'node:zlib', 'traces')).toBe(true);
+    expect(needsWorker('parquet', undefined, 'logs')).toBe(true);
     expect(needsWorker('framed', 'zstd-napi')).toBe(true);
     expect(needsWorker('framed', 'node:zlib')).toBe(false);
     expect(needsWorker('framed', undefined)).toBe(false);
@@ -143,14 +147,20 @@ describe('body maker (worker thread)', () => {
       makers.push(maker);
       expect(maker.runsIn).toBe('thread-pool');
     }
-    const parquet = createBodyMaker({
-      body: 'parquet',
-      signal: 'metrics',
-      compression: 'gzip',
-      level: 1,
-    });
-    makers.push(parquet);
-    expect(parquet.runsIn).toBe('worker');
+    const parquet = (signal: 'metrics' | 'traces', parquetThread?: 'worker') => {
+      const maker = createBodyMaker({
+        body: 'parquet',
+        signal,
+        compression: 'gzip',
+        level: 1,
+        ...(parquetThread === undefined ? {} : { parquetThread }),
+      });
+      makers.push(maker);
+      return maker.runsIn;
+    };
+    expect(parquet('metrics')).toBe('thread-pool');
+    expect(parquet('metrics', 'worker')).toBe('worker');
+    expect(parquet('traces')).toBe('worker');
     for (const engine of ENGINES) {
       const zstd = createBodyMaker({ body: 'framed', compression: 'zstd', level: 3, engine });
       makers.push(zstd);

@@ -1,7 +1,8 @@
 /**
  * No thread that has nothing to do: where node:zlib has zstd (Node ≥ 22.15) the OTLP formats
- * compress on libuv's pool and start no thread of their own; a worker starts only for Parquet
- * (and zstd-napi), at its first batch, and exits once idle. Threads are counted in
+ * compress on libuv's pool and Parquet's metrics files are written on the exporter's thread in
+ * slices, starting no thread of their own; a worker starts only for zstd-napi and spans' and log
+ * records' Parquet, at its first batch, and exits once idle. Threads are counted in
  * /proc/self/task, after libuv's pool is up (it starts all its threads at its first job). What a
  * fresh process starts at construction: test/integration/threads-fresh-process.test.ts.
  */
@@ -38,6 +39,23 @@ function exporter(format: Format, compression: 'zstd' | 'gzip' | 'none' = 'zstd'
   return made;
 }
 
+/** The sealed columns of one gauge point. */
+function oneGauge() {
+  const builders = new MetricColumnBuilders();
+  builders.appendRequest({
+    resourceMetrics: [
+      {
+        scopeMetrics: [
+          {
+            metrics: [{ name: 'g', gauge: { dataPoints: [{ timeUnixNano: '1000', asInt: '1' }] } }],
+          },
+        ],
+      },
+    ],
+  });
+  return builders.seal();
+}
+
 describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
   test.runIf(builtInZstd())(
     'Node ≥ 22.15: an OTLP exporter adds no thread, constructed or compressing and uploading batches',
@@ -59,15 +77,34 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
     },
   );
 
-  test('a Parquet exporter starts no thread at construction; its first batch starts the worker', async () => {
+  test.runIf(builtInZstd())(
+    'Node ≥ 22.15: a Parquet (metrics) exporter adds no thread, constructed or making and uploading files',
+    async () => {
+      const before = threads();
+      for (const compression of ['zstd', 'gzip', 'none'] as const) {
+        const e = exporter('parquet', compression);
+        expect(threads()).toBe(before);
+        await exportSynthetic(e, 50, 1);
+        await e.forceFlush();
+        expect(e.stats().batchesUploaded).toBe(1);
+        expect(threads()).toBe(before);
+      }
+    },
+  );
+
+  test('a Parquet body maker held to the worker starts no thread at construction; its first batch starts it', async () => {
     const before = threads();
-    const e = exporter('parquet');
+    const maker = createBodyMaker({
+      body: 'parquet',
+      signal: 'metrics',
+      compression: 'zstd',
+      level: 3,
+      parquetThread: 'worker',
+    });
     expect(threads()).toBe(before);
-    await exportSynthetic(e, 50, 1);
-    expect(threads()).toBe(before);
-    await e.forceFlush();
-    expect(e.stats().batchesUploaded).toBe(1);
+    await maker.make({ columns: oneGauge(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);
+    await maker.close();
   });
 
   test('the worker exits after it was idle for a while, and the next batch starts it again', async () => {
@@ -76,25 +113,10 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
       signal: 'metrics',
       compression: 'zstd',
       level: 3,
+      parquetThread: 'worker',
       workerIdleExitMillis: 300,
     });
-    const columns = () => {
-      const builders = new MetricColumnBuilders();
-      builders.appendRequest({
-        resourceMetrics: [
-          {
-            scopeMetrics: [
-              {
-                metrics: [
-                  { name: 'g', gauge: { dataPoints: [{ timeUnixNano: '1000', asInt: '1' }] } },
-                ],
-              },
-            ],
-          },
-        ],
-      });
-      return builders.seal();
-    };
+    const columns = oneGauge;
     const before = threads();
     await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);

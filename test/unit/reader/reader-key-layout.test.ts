@@ -122,10 +122,39 @@ describe('KeyLayout.range', () => {
     });
   });
 
-  test('a template that starts with an attribute, and no range at all, list everything', () => {
+  test('a template that starts with an attribute lists everything; no range, its own keys', () => {
     const none = { startAfter: undefined, lastPartition: undefined };
     expect(resolveKeyLayout('p', { keyTemplate: CUSTOM }).range(from, to)).toEqual(none);
-    expect(resolveKeyLayout('p', {}).range(undefined, undefined)).toEqual(none);
+    // Without an end, keys past the templates' literal start are past every layout's range.
+    expect(resolveKeyLayout('p', {}).range(undefined, undefined)).toEqual({
+      startAfter: undefined,
+      lastPartition: 'p/year=',
+    });
+  });
+
+  test('layouts with different starts are listed apart, each narrow, in key order', () => {
+    // Spans: OTLP under `year=…`, Parquet under `traces/year=…`. One listing from the earlier
+    // start would read every `traces/` hour after it and every `year=` hour before the range.
+    const layout = resolveKeyLayout('p', {}, ['traces']);
+    const hour = 'year=2026/month=03/day=04/hour=05';
+    expect(layout.rangeWithOutputs(from, to)).toEqual([
+      { startAfter: `p/traces/${hour}`, lastPartition: `p/traces/${hour}` },
+      // OTLP alone: its minutes, from − 1 min to to − 1 ms, after the hour's outputs.
+      {
+        startAfter: `p/${hour}`,
+        lastPartition: `p/${hour}/minute=08`,
+        outputsOnlyUntil: `p/${hour}/minute=05`,
+      },
+    ]);
+    // Without an end each listing stops at the end of its own keys.
+    expect(
+      layout.rangeWithOutputs(from, undefined).map((r) => [r.startAfter, r.lastPartition]),
+    ).toEqual([
+      [`p/traces/${hour}`, 'p/traces/year='],
+      [`p/${hour}`, 'p/year='],
+    ]);
+    // Metrics' layouts share their start: one listing.
+    expect(resolveKeyLayout('p', {}).rangeWithOutputs(from, to)).toHaveLength(1);
   });
 
   test('times whose year %Y does not render in four digits give no bound', () => {

@@ -230,7 +230,7 @@ describe('readSpans and readLogRecords', () => {
     const root = join(dir, 'parquet');
     const key = signalKeyAt('logs', 'parquet', 'p', at(0), '.parquet');
     expect(key).toMatch(
-      /^p\/year=\d{4}\/month=\d\d\/day=\d\d\/hour=\d\d\/logs_[0-9a-f-]{36}\.parquet$/,
+      /^p\/logs\/year=\d{4}\/month=\d\d\/day=\d\d\/hour=\d\d\/logs_[0-9a-f-]{36}\.parquet$/,
     );
     await writeAtKey(root, key, Buffer.from('PAR1 not really PAR1'));
     const problems: UnreadableObject[] = [];

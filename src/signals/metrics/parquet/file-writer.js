@@ -3,7 +3,7 @@
 // metrics' table (schema.js, leaves.js, plan.js). The compactor writes files of many runs with it.
 import { TableFileWriter } from '../../../parquet/file-writer.js';
 import { LEAVES } from './leaves.js';
-import { plan } from './plan.js';
+import { planSteps } from './plan.js';
 import { ROW_GROUP_ROWS, SCHEMA, SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
 
 export { CREATED_BY } from '../../../parquet/file-writer.js';
@@ -15,7 +15,7 @@ export { CREATED_BY } from '../../../parquet/file-writer.js';
 export const METRICS_TABLE = {
   schema: SCHEMA,
   leaves: LEAVES,
-  plan,
+  plan: planSteps,
   rowGroupRows: ROW_GROUP_ROWS,
   versionKey: SCHEMA_VERSION_KEY,
   version: SCHEMA_VERSION,

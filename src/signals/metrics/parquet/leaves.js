@@ -9,7 +9,7 @@ import {
   int32Chunk,
   int64Chunk,
   optionalChunk,
-  repeatedChunk,
+  repeatedChunkSteps,
   Scratch,
   stringChunk,
 } from '../../../parquet/chunks.js';
@@ -21,7 +21,7 @@ import { LIST_STRIDE, LISTS } from './sealed.js';
 /** @typedef {import('../../../parquet/chunks.js').Chunk} Chunk */
 /** @typedef {import('../../../parquet/dictionaries.js').Dictionary} Dictionary */
 /** @typedef {import('../../../parquet/byte-writer.js').ByteWriter} ByteWriter */
-/** @typedef {(p: Plan, scratch: Scratch, rows: Uint32Array) => Chunk} WriteChunk */
+/** @typedef {(p: Plan, scratch: Scratch, rows: Uint32Array) => Chunk | import('../../../parquet/steps.js').Steps<Chunk>} WriteChunk */
 
 /** @param {keyof Plan['dict'] & keyof Plan['index']} name @param {'resource' | 'metric'} group @returns {WriteChunk} */
 const string = (name, group) => (p, scratch, rows) =>
@@ -45,52 +45,53 @@ const optional =
  * A map's keys or values: per row the entries of its attribute set, packed once per set.
  * @param {'resource' | 'attribute'} which @param {'key' | 'value'} side @returns {WriteChunk}
  */
-const mapLeaf = (which, side) => (p, scratch, rows) => {
-  const { setOffsets } = p.s;
-  const entries = which === 'resource' ? p.resourceEntries : p.attributeEntries;
-  const dict = p.dict[`${which}${side === 'key' ? 'Keys' : 'Values'}`];
-  const isKey = side === 'key';
-  const packed = isKey ? entries.keys : entries.values;
-  const counts = isKey ? setOffsets : entries.valueOffsets;
-  const sets = which === 'resource' ? p.resourceSet : null;
-  const group = which === 'resource' ? p.s.resource : p.s.attributes;
-  const indices = scratch.indices;
-  indices.reset(dict.width);
-  const chunk = repeatedChunk(
-    scratch,
-    rows.length,
-    isKey ? 1 : 2,
-    (k, rep, def) => {
-      const g = /** @type {number} */ (group[/** @type {number} */ (rows[k])]);
-      const set = sets === null ? g : /** @type {number} */ (sets[g]);
-      const a = /** @type {number} */ (setOffsets[set]);
-      const m = /** @type {number} */ (setOffsets[set + 1]) - a;
-      rep.value(0);
-      if (m === 0) {
-        def.value(0);
-        return 1;
-      }
-      if (m > 1) rep.repeat(1, m - 1);
-      if (isKey || entries.hasNull[set] === 0) def.repeat(isKey ? 1 : 2, m);
-      else {
-        for (let e = a; e < a + m; e++) {
-          def.value(/** @type {number} */ (entries.valueIndex[e]) < 0 ? 1 : 2);
+const mapLeaf = (which, side) =>
+  function* mapChunk(p, scratch, rows) {
+    const { setOffsets } = p.s;
+    const entries = which === 'resource' ? p.resourceEntries : p.attributeEntries;
+    const dict = p.dict[`${which}${side === 'key' ? 'Keys' : 'Values'}`];
+    const isKey = side === 'key';
+    const packed = isKey ? entries.keys : entries.values;
+    const counts = isKey ? setOffsets : entries.valueOffsets;
+    const sets = which === 'resource' ? p.resourceSet : null;
+    const group = which === 'resource' ? p.s.resource : p.s.attributes;
+    const indices = scratch.indices;
+    indices.reset(dict.width);
+    const chunk = yield* repeatedChunkSteps(
+      scratch,
+      rows.length,
+      isKey ? 1 : 2,
+      (k, rep, def) => {
+        const g = /** @type {number} */ (group[/** @type {number} */ (rows[k])]);
+        const set = sets === null ? g : /** @type {number} */ (sets[g]);
+        const a = /** @type {number} */ (setOffsets[set]);
+        const m = /** @type {number} */ (setOffsets[set + 1]) - a;
+        rep.value(0);
+        if (m === 0) {
+          def.value(0);
+          return 1;
         }
-      }
-      const c = /** @type {number} */ (counts[set]);
-      const present = /** @type {number} */ (counts[set + 1]) - c;
-      if (present > 0)
-        indices.packed(packed.bytes, /** @type {number} */ (packed.starts[set]), present);
-      return m;
-    },
-    (arena) => {
-      arena.byte(dict.width);
-      indices.finish(arena);
-    },
-    ENCODING.RLE_DICTIONARY,
-  );
-  return { ...chunk, dictionary: dict };
-};
+        if (m > 1) rep.repeat(1, m - 1);
+        if (isKey || entries.hasNull[set] === 0) def.repeat(isKey ? 1 : 2, m);
+        else {
+          for (let e = a; e < a + m; e++) {
+            def.value(/** @type {number} */ (entries.valueIndex[e]) < 0 ? 1 : 2);
+          }
+        }
+        const c = /** @type {number} */ (counts[set]);
+        const present = /** @type {number} */ (counts[set + 1]) - c;
+        if (present > 0)
+          indices.packed(packed.bytes, /** @type {number} */ (packed.starts[set]), present);
+        return m;
+      },
+      (arena) => {
+        arena.byte(dict.width);
+        indices.finish(arena);
+      },
+      ENCODING.RLE_DICTIONARY,
+    );
+    return { ...chunk, dictionary: dict };
+  };
 
 /**
  * A list's elements: per row `range` sets [start, length] of its elements; `add(start, length)`
@@ -99,31 +100,32 @@ const mapLeaf = (which, side) => (p, scratch, rows) => {
  * @param {(p: Plan, scratch: Scratch) => { add: (start: number, length: number) => void, values: (arena: ByteWriter) => void, dictionary?: Dictionary, encoding: number }} elements
  * @returns {WriteChunk}
  */
-const listLeaf = (range, elements) => (p, scratch, rows) => {
-  const span = new Uint32Array(2);
-  const { add, values, dictionary, encoding } = elements(p, scratch);
-  const chunk = repeatedChunk(
-    scratch,
-    rows.length,
-    1,
-    (k, rep, def) => {
-      range(p, /** @type {number} */ (rows[k]), span);
-      const length = /** @type {number} */ (span[1]);
-      rep.value(0);
-      if (length === 0) {
-        def.value(0);
-        return 1;
-      }
-      if (length > 1) rep.repeat(1, length - 1);
-      def.repeat(1, length);
-      add(/** @type {number} */ (span[0]), length);
-      return length;
-    },
-    values,
-    encoding,
-  );
-  return dictionary === undefined ? chunk : { ...chunk, dictionary };
-};
+const listLeaf = (range, elements) =>
+  function* listChunk(p, scratch, rows) {
+    const span = new Uint32Array(2);
+    const { add, values, dictionary, encoding } = elements(p, scratch);
+    const chunk = yield* repeatedChunkSteps(
+      scratch,
+      rows.length,
+      1,
+      (k, rep, def) => {
+        range(p, /** @type {number} */ (rows[k]), span);
+        const length = /** @type {number} */ (span[1]);
+        rep.value(0);
+        if (length === 0) {
+          def.value(0);
+          return 1;
+        }
+        if (length > 1) rep.repeat(1, length - 1);
+        def.repeat(1, length);
+        add(/** @type {number} */ (span[0]), length);
+        return length;
+      },
+      values,
+      encoding,
+    );
+    return dictionary === undefined ? chunk : { ...chunk, dictionary };
+  };
 
 /** Bucket counts (INT64) as DELTA_BINARY_PACKED: long runs of small numbers. @type {Parameters<typeof listLeaf>[1]} */
 const countElements = (p, scratch) => {

@@ -9,7 +9,8 @@ import {
   groupIndex,
   StringPool,
 } from '../../../parquet/dictionaries.js';
-import { rowOrder } from './row-order.js';
+import { run, STEP_ROWS } from '../../../parquet/steps.js';
+import { rowOrderSteps } from './row-order.js';
 import {
   LIST_STRIDE,
   METRIC,
@@ -113,10 +114,15 @@ export const NON_NULL = /** @type {const} */ ({
   EXPONENTIAL: 64,
 });
 
-/** Per row: NON_NULL bits, from its type and PRESENT bits. @param {SealedColumns} s @param {Uint8Array} rowType */
-function nonNullOf(s, rowType) {
+/**
+ * Per row: NON_NULL bits, from its type and PRESENT bits (steps of STEP_ROWS rows).
+ * @param {SealedColumns} s @param {Uint8Array} rowType
+ * @returns {import('../../../parquet/steps.js').Steps<Uint8Array>}
+ */
+function* nonNullOf(s, rowType) {
   const out = new Uint8Array(s.rows);
   for (let row = 0; row < s.rows; row++) {
+    if (row % STEP_ROWS === STEP_ROWS - 1) yield;
     const t = /** @type {number} */ (rowType[row]);
     const b = /** @type {number} */ (s.present[row]);
     if (t === TYPE.GAUGE || t === TYPE.SUM) {
@@ -145,6 +151,15 @@ function metricSlots(s, slot) {
 
 /** @param {SealedColumns} s */
 export function plan(s) {
+  return run(planSteps(s));
+}
+
+/**
+ * plan() as steps (src/parquet/steps.js): each pass over the rows yields every STEP_ROWS rows,
+ * and the other passes (a dictionary, a map's entries, a sort of the row order) one at a time.
+ * @param {SealedColumns} s
+ */
+export function* planSteps(s) {
   const n = s.rows;
   const pool = new StringPool(
     s.strings,
@@ -155,10 +170,14 @@ export function plan(s) {
   const usedResources = new Uint8Array(s.resourceCount);
   const usedMetrics = new Uint8Array(s.metricCount);
   const usedSets = new Uint8Array(s.setCount);
-  for (let row = 0; row < n; row++) {
-    usedResources[/** @type {number} */ (s.resource[row])] = 1;
-    usedMetrics[/** @type {number} */ (s.metric[row])] = 1;
-    usedSets[/** @type {number} */ (s.attributes[row])] = 1;
+  for (let from = 0; from < n; from += STEP_ROWS) {
+    const to = Math.min(n, from + STEP_ROWS);
+    for (let row = from; row < to; row++) {
+      usedResources[/** @type {number} */ (s.resource[row])] = 1;
+      usedMetrics[/** @type {number} */ (s.metric[row])] = 1;
+      usedSets[/** @type {number} */ (s.attributes[row])] = 1;
+    }
+    yield;
   }
   const resources = usedOf(usedResources);
   const metrics = usedOf(usedMetrics);
@@ -166,26 +185,47 @@ export function plan(s) {
     (r) => /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]),
   );
   const pointSets = usedOf(usedSets);
+  yield;
   /** @param {number} slot */
   const resourceDictionary = (slot) =>
     dictionaryOf(pool, slotStrings(pool.size, s.resources, RESOURCE_STRIDE, resources, slot));
   /** @param {number} slot @param {number} [base] */
   const metricDictionary = (slot, base = 0) =>
     dictionaryOf(pool, slotStrings(pool.size, s.metrics, METRIC_STRIDE, metrics, slot, base));
+  const service = resourceDictionary(RESOURCE.SERVICE);
+  const resourceSchemaUrl = resourceDictionary(RESOURCE.SCHEMA_URL);
+  yield;
+  const resourceKeys = dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 0));
+  yield;
+  const resourceValues = dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 1));
+  yield;
+  const scopeName = metricDictionary(METRIC.SCOPE_NAME);
+  const scopeVersion = metricDictionary(METRIC.SCOPE_VERSION);
+  const scopeSchemaUrl = metricDictionary(METRIC.SCOPE_SCHEMA_URL);
+  yield;
+  const name = metricDictionary(METRIC.NAME);
+  const description = metricDictionary(METRIC.DESCRIPTION);
+  const unit = metricDictionary(METRIC.UNIT);
+  const type = metricDictionary(METRIC.TYPE, pool.namesBase);
+  yield;
+  const attributeKeys = dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 0));
+  yield;
+  const attributeValues = dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 1));
+  yield;
   const dict = {
-    service: resourceDictionary(RESOURCE.SERVICE),
-    resourceSchemaUrl: resourceDictionary(RESOURCE.SCHEMA_URL),
-    resourceKeys: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 0)),
-    resourceValues: dictionaryOf(pool, entryStrings(pool.size, s, resourceSets, 1)),
-    scopeName: metricDictionary(METRIC.SCOPE_NAME),
-    scopeVersion: metricDictionary(METRIC.SCOPE_VERSION),
-    scopeSchemaUrl: metricDictionary(METRIC.SCOPE_SCHEMA_URL),
-    name: metricDictionary(METRIC.NAME),
-    description: metricDictionary(METRIC.DESCRIPTION),
-    unit: metricDictionary(METRIC.UNIT),
-    type: metricDictionary(METRIC.TYPE, pool.namesBase),
-    attributeKeys: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 0)),
-    attributeValues: dictionaryOf(pool, entryStrings(pool.size, s, pointSets, 1)),
+    service,
+    resourceSchemaUrl,
+    resourceKeys,
+    resourceValues,
+    scopeName,
+    scopeVersion,
+    scopeSchemaUrl,
+    name,
+    description,
+    unit,
+    type,
+    attributeKeys,
+    attributeValues,
   };
   /** @param {Dictionary} d @param {number} slot */
   const ofResource = (d, slot) =>
@@ -209,33 +249,46 @@ export function plan(s) {
   for (let r = 0; r < s.resourceCount; r++) {
     resourceSet[r] = /** @type {number} */ (s.resources[r * RESOURCE_STRIDE + RESOURCE.ATTRIBUTES]);
   }
+  yield;
   /** Per row: its metric's type code; where its bucket counts start in `counts`. */
   const rowType = new Uint8Array(n);
   const countStart = new Uint32Array(n);
   let at = 0;
-  for (let row = 0; row < n; row++) {
-    rowType[row] = /** @type {number} */ (
-      s.metrics[/** @type {number} */ (s.metric[row]) * METRIC_STRIDE + METRIC.TYPE]
-    );
-    countStart[row] = at;
-    for (let l = 0; l < LIST_STRIDE; l++)
-      at += /** @type {number} */ (s.listLengths[LIST_STRIDE * row + l]);
+  for (let from = 0; from < n; from += STEP_ROWS) {
+    const to = Math.min(n, from + STEP_ROWS);
+    for (let row = from; row < to; row++) {
+      rowType[row] = /** @type {number} */ (
+        s.metrics[/** @type {number} */ (s.metric[row]) * METRIC_STRIDE + METRIC.TYPE]
+      );
+      countStart[row] = at;
+      for (let l = 0; l < LIST_STRIDE; l++)
+        at += /** @type {number} */ (s.listLengths[LIST_STRIDE * row + l]);
+    }
+    yield;
   }
+  const resourceEntries = mapEntries(s, dict.resourceKeys, dict.resourceValues);
+  yield;
+  const attributeEntries = mapEntries(s, dict.attributeKeys, dict.attributeValues);
+  yield;
+  const bounds = boundsDictionary(s);
+  yield;
+  const nonNull = yield* nonNullOf(s, rowType);
   const ranks = Math.max(dict.service.ids.length, dict.name.ids.length);
+  const order = yield* rowOrderSteps(s, index.service, index.name, ranks);
   return {
     s,
     pool,
     dict,
     index,
     resourceSet,
-    resourceEntries: mapEntries(s, dict.resourceKeys, dict.resourceValues),
-    attributeEntries: mapEntries(s, dict.attributeKeys, dict.attributeValues),
-    bounds: boundsDictionary(s),
+    resourceEntries,
+    attributeEntries,
+    bounds,
     rowType,
-    nonNull: nonNullOf(s, rowType),
+    nonNull,
     temporality: metricSlots(s, METRIC.TEMPORALITY),
     monotonic: metricSlots(s, METRIC.MONOTONIC),
     countStart,
-    order: rowOrder(s, index.service, index.name, ranks),
+    order,
   };
 }

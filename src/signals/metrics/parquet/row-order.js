@@ -5,6 +5,7 @@
 // points usually arrive in time order already, and are sorted by time only where they do not.
 
 import { compareInt64 } from '../../../parquet/statistics.js';
+import { run, STEP_ROWS } from '../../../parquet/steps.js';
 
 /**
  * Rows ordered by key[row] (values below `domain`), keeping the order of `rows` among equals.
@@ -45,24 +46,49 @@ function through(group, perGroup, n) {
  * @returns {Uint32Array} the rows in the order to write them
  */
 export function rowOrder(s, serviceRank, nameRank, ranks) {
+  return run(rowOrderSteps(s, serviceRank, nameRank, ranks));
+}
+
+/**
+ * rowOrder() as steps (src/parquet/steps.js): one sort per step.
+ * @param {Parameters<typeof rowOrder>} args
+ * @returns {import('../../../parquet/steps.js').Steps<Uint32Array>}
+ */
+export function* rowOrderSteps(...args) {
+  const [s, serviceRank, nameRank, ranks] = args;
   const n = s.rows;
   let rows = new Uint32Array(n);
   for (let i = 0; i < n; i++) rows[i] = i;
   rows = countingSort(rows, s.attributes, s.setCount);
+  yield;
   rows = countingSort(rows, s.metric, s.metricCount);
+  yield;
   rows = countingSort(rows, s.resource, s.resourceCount);
-  rows = countingSort(rows, through(s.metric, nameRank, n), ranks);
-  rows = countingSort(rows, through(s.resource, serviceRank, n), ranks);
-  sortSeriesByTime(s, rows);
+  yield;
+  const byName = through(s.metric, nameRank, n);
+  yield;
+  rows = countingSort(rows, byName, ranks);
+  yield;
+  const byService = through(s.resource, serviceRank, n);
+  yield;
+  rows = countingSort(rows, byService, ranks);
+  yield;
+  yield* sortSeriesByTime(s, rows);
   return rows;
 }
 
-/** Sorts each run of one series (same resource, metric, attribute set) by time, where needed. @param {import('./sealed.js').SealedColumns} s @param {Uint32Array} rows */
-function sortSeriesByTime(s, rows) {
+/**
+ * Sorts each run of one series (same resource, metric, attribute set) by time, where needed;
+ * yields every STEP_ROWS rows.
+ * @param {import('./sealed.js').SealedColumns} s @param {Uint32Array} rows
+ * @returns {import('../../../parquet/steps.js').Steps<void>}
+ */
+function* sortSeriesByTime(s, rows) {
   const { resource, metric, attributes, time } = s;
   let from = 0;
   let sorted = true;
   for (let i = 1; i <= rows.length; i++) {
+    if (i % STEP_ROWS === 0) yield;
     const a = /** @type {number} */ (rows[i - 1]);
     const b = rows[i];
     if (
