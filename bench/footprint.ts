@@ -34,20 +34,15 @@ import { fmtMiB, fmtMs } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { median } from './lib/stats.js';
 
-const argv = process.argv.slice(2);
-const args = parseArgs(argv);
-const flag = (name: string, fallback: number) => {
-  const given = argv.find((a) => a.startsWith(`--${name}=`));
-  return given === undefined ? fallback : Number(given.slice(name.length + 3));
-};
-const ROUNDS = flag('rounds', args.quick ? 1 : 3);
-const LIGHT_HEAVY_SECONDS = flag('seconds', 10);
-const STEADY_SECONDS = flag('steady-seconds', args.quick ? 30 : 180);
-const STEADY_ROUNDS = flag('steady-rounds', args.quick ? 1 : 3);
+const args = parseArgs(process.argv.slice(2));
+const ROUNDS = args.number('rounds', args.quick ? 1 : 3);
+const LIGHT_HEAVY_SECONDS = args.number('seconds', 10);
+const STEADY_SECONDS = args.number('steady-seconds', args.quick ? 30 : 180);
+const STEADY_ROUNDS = args.number('steady-rounds', args.quick ? 1 : 3);
 /** Processes of ours (default format) and of the OTLP/HTTP exporter in each steady round. */
-const STEADY_COPIES = flag('steady-copies', args.quick ? 1 : 4);
+const STEADY_COPIES = args.number('steady-copies', args.quick ? 1 : 4);
 /** Rounds of the three-signal processes (light traffic, LIGHT_HEAVY_SECONDS each). */
-const THREE_ROUNDS = flag('three-rounds', args.quick ? 1 : 5);
+const THREE_ROUNDS = args.number('three-rounds', args.quick ? 1 : 5);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;

@@ -27,14 +27,9 @@ import { fmtMiB, fmtMs } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { median } from './lib/stats.js';
 
-const argv = process.argv.slice(2);
-const args = parseArgs(argv);
-const flag = (name: string, fallback: number) => {
-  const given = argv.find((a) => a.startsWith(`--${name}=`));
-  return given === undefined ? fallback : Number(given.slice(name.length + 3));
-};
-const ROUNDS = flag('rounds', args.quick ? 1 : 3);
-const SECONDS = flag('seconds', 10);
+const args = parseArgs(process.argv.slice(2));
+const ROUNDS = args.number('rounds', args.quick ? 1 : 3);
+const SECONDS = args.number('seconds', 10);
 const BATCH_AGE_MILLIS = 3_000;
 /**
  * How often every series is recorded (`--record-millis=N`, 1000). 10 reproduces issue 36's
@@ -42,7 +37,7 @@ const BATCH_AGE_MILLIS = 3_000;
  * heap's young generation by tens of megabytes in some processes and not in others, whatever
  * the exporter (docs/performance.md, "Where Parquet's memory goes").
  */
-const RECORD_MILLIS = flag('record-millis', 1_000);
+const RECORD_MILLIS = args.number('record-millis', 1_000);
 /** Decimal megabytes, as the targets are written. */
 const MB = 1e6;
 const HEAVY_SLACK = 24 * MB;

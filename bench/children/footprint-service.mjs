@@ -15,6 +15,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { footprintTraffic, highWaterMark } from './footprint-traffic.mjs';
 
 const MODE = process.env.MODE ?? 'none';
 const SERIES = Number(process.env.SERIES ?? 200);
@@ -35,20 +36,6 @@ const cpuMillis = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-/**
- * The process's resident high-water mark in bytes: the kernel's VmHWM (every page ever resident
- * at once, however briefly), which a 100 ms sample of RSS can miss; resourceUsage().maxRSS
- * (getrusage, the same figure) where /proc is not there.
- */
-function highWaterMark() {
-  try {
-    const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (m) return Number(m[1]) * 1024;
-  } catch {
-    // not Linux
-  }
-  return process.resourceUsage().maxRSS * 1024;
-}
 const threads = () =>
   process.platform === 'linux' ? readdirSync('/proc/self/task').length : undefined;
 
@@ -142,21 +129,9 @@ const threadsAfterConstruction = threads();
 const provider = new MeterProvider({
   readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: EXPORT_MILLIS })],
 });
-const meter = provider.getMeter('footprint');
-const counter = meter.createCounter('http.server.requests');
-const histogram = meter.createHistogram('http.server.request.duration', { unit: 's' });
-const attributes = Array.from({ length: SERIES }, (_, i) => ({
-  'http.route': `/api/v1/resource/${i}`,
-  'http.request.method': i % 3 === 0 ? 'POST' : 'GET',
-  'http.response.status_code': 200 + (i % 5),
-}));
-let tick = 0;
+const recordSeries = footprintTraffic(provider.getMeter('footprint'), SERIES);
 const record = () => {
-  tick++;
-  for (const [i, a] of attributes.entries()) {
-    counter.add(1 + ((i + tick) % 7), a);
-    histogram.record(((i * 7919 + tick * 104729) % 1000) / 1000, a);
-  }
+  recordSeries();
   signals?.record();
 };
 

@@ -24,12 +24,13 @@
  *
  * Prints a table and, with JSON=1, one JSON line.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { footprintTraffic, procStatus } from './footprint-traffic.mjs';
 
 const SERIES = Number(process.env.SERIES ?? 5_000);
 const EXPORTS = Number(process.env.EXPORTS ?? 3);
@@ -69,10 +70,8 @@ const { createPageCompressor } = await import(new URL('compression/compressors.j
 
 /** VmRSS and VmHWM of this process, bytes. */
 function status() {
-  const text = readFileSync('/proc/self/status', 'utf8');
-  /** @param {string} key */
-  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1]) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  const { VmRSS, VmHWM } = /** @type {Record<string, number>} */ (procStatus(['VmRSS', 'VmHWM']));
+  return { rss: /** @type {number} */ (VmRSS), hwm: /** @type {number} */ (VmHWM) };
 }
 const resetPeak = () => writeFileSync('/proc/self/clear_refs', '5');
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
@@ -115,21 +114,9 @@ class Collecting extends MetricReader {
 }
 const reader = new Collecting();
 const provider = new MeterProvider({ readers: [reader] });
-const meter = provider.getMeter('footprint');
-const counter = meter.createCounter('http.server.requests');
-const histogram = meter.createHistogram('http.server.request.duration', { unit: 's' });
-const attributes = Array.from({ length: SERIES }, (_, i) => ({
-  'http.route': `/api/v1/resource/${i}`,
-  'http.request.method': i % 3 === 0 ? 'POST' : 'GET',
-  'http.response.status_code': 200 + (i % 5),
-}));
-let tick = 0;
+const record = footprintTraffic(provider.getMeter('footprint'), SERIES);
 async function nextExport() {
-  tick++;
-  for (const [i, a] of attributes.entries()) {
-    counter.add(1 + ((i + tick) % 7), a);
-    histogram.record(((i * 7919 + tick * 104729) % 1000) / 1000, a);
-  }
+  record();
   return (await reader.collect()).resourceMetrics;
 }
 /** One batch's collections: EXPORTS of them, or those that keep the builders within BATCH_MIB. */

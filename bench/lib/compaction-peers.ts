@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { cp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { duckdbRows } from '../../test/support/duckdb.js';
 import { ROOT } from './child.js';
 import { progress } from './result.js';
 import { median } from './stats.js';
@@ -50,7 +50,7 @@ const SERIES = `ServiceName AS s, MetricName AS m, ResourceAttributes::VARCHAR A
 
 /** Row count and an order-independent hash of every row's identity and values. */
 async function fingerprint(glob: string): Promise<{ rows: number; hash: string }> {
-  const rows = await query(`
+  const rows = await duckdbRows(`
 SELECT count(*) AS n, sum(hash(ServiceName, MetricName, ResourceAttributes::VARCHAR,
   Attributes::VARCHAR, TimeUnix, StartTimeUnix, Value, ValueAsInt, Count, Sum, Min, Max,
   BucketCounts::VARCHAR, ExplicitBounds::VARCHAR, Flags)::HUGEINT)::VARCHAR AS h
@@ -61,7 +61,7 @@ FROM read_parquet('${glob}')`);
 
 /** How sorted each output hour is: its files in name order (the order they were written). */
 export async function sortedness(dir: string): Promise<Sortedness> {
-  const rows = await query(`
+  const rows = await duckdbRows(`
 WITH t AS (
   SELECT regexp_replace(filename, '/[^/]*$', '') AS hour, filename AS f, file_row_number AS n,
     ${SERIES}, TimeUnix AS ti
@@ -90,17 +90,6 @@ FROM h JOIN series USING (hour)`);
     series: Number(r.series),
     stepsBack: Number(r.back),
   };
-}
-
-async function query(sql: string): Promise<Record<string, unknown>[]> {
-  const db = await DuckDBInstance.create(':memory:', { autoinstall_known_extensions: 'false' });
-  const connection = await db.connect();
-  try {
-    return (await connection.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-  } finally {
-    connection.closeSync();
-    db.closeSync();
-  }
 }
 
 export async function parquetBytes(dir: string): Promise<number> {

@@ -66,6 +66,11 @@ export interface BenchArgs {
   quick: boolean;
   /** Directory for --cpu-prof profiles of the suites' child processes, or undefined. */
   cpuProfDir: string | undefined;
+  /**
+   * The number a suite's own `--name=N` gives, `fallback` when there is none; a value that is not
+   * a number is refused, naming the flag.
+   */
+  number(name: string, fallback: number): number;
 }
 
 export function parseArgs(argv: readonly string[]): BenchArgs {
@@ -73,5 +78,15 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
   return {
     quick: argv.includes('--quick'),
     cpuProfDir: prof === undefined ? undefined : prof.slice('--cpu-prof-dir='.length),
+    number(name, fallback) {
+      const given = argv.find((a) => a.startsWith(`--${name}=`));
+      if (given === undefined) return fallback;
+      const text = given.slice(name.length + 3);
+      const value = Number(text);
+      if (text.trim() === '' || !Number.isFinite(value)) {
+        throw new Error(`--${name}=${text}: not a number; give one, e.g. --${name}=${fallback}`);
+      }
+      return value;
+    },
   };
 }

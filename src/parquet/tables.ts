@@ -61,17 +61,61 @@ export class Strings {
 }
 
 /**
+ * A batch's strings and attribute sets as its sealed columns hold them: every string's UTF-8 with
+ * where each starts, the sets' offsets and entries (arrays to transfer, the sets' as they are).
+ */
+export function sealedTables(strings: Strings, sets: AttributeSets) {
+  const { bytes, offsets } = strings.encode();
+  return {
+    stringCount: strings.list.length,
+    strings: bytes,
+    stringOffsets: offsets,
+    setCount: sets.count,
+    setOffsets: sets.offsets,
+    setEntries: sets.entries,
+  };
+}
+
+/**
+ * Lists interned once per batch by a canonical key (attribute sets, bound lists): id 0 is the
+ * empty list, list i's values are [offsets[i], offsets[i + 1]).
+ */
+abstract class InternedLists {
+  private readonly ids = new Map<string, number>([['', 0]]);
+  count = 1;
+  bytes = MAP_ENTRY_BYTES;
+
+  constructor(public offsets: Uint32Array) {}
+
+  /** The id of the list of `key` if it has one; else undefined, and `key` names the next new id. */
+  protected known(key: string): number | undefined {
+    const id = this.ids.get(key);
+    if (id !== undefined) return id;
+    this.ids.set(key, this.count);
+    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
+    return undefined;
+  }
+
+  /** A new list's id, with room in `offsets` for where it ends. */
+  newId(): number {
+    const id = this.count++;
+    this.offsets = grown(this.offsets, id + 2, id + 1);
+    return id;
+  }
+}
+
+/**
  * Attribute sets of a batch: lists of (key, value text) as string ids, value -1 for an empty
  * value. Set 0 is the empty set. A key given twice keeps its first place and its last value (as
  * a Go map does in the Collector).
  */
-export class AttributeSets {
-  private readonly ids = new Map<string, number>([['', 0]]);
-  count = 1;
-  offsets = new Uint32Array(64);
+export class AttributeSets extends InternedLists {
   entries = new Int32Array(256);
   entryCount = 0;
-  bytes = MAP_ENTRY_BYTES;
+
+  constructor() {
+    super(new Uint32Array(64));
+  }
 
   /** The id of the set of `keys` with value texts `texts` (null: an empty value). */
   intern(strings: Strings, keys: string[], texts: (string | null)[]): number {
@@ -81,11 +125,7 @@ export class AttributeSets {
       const t = texts[i];
       key += `${k.length}:${k}${t === null || t === undefined ? '!' : `${t.length}:${t}`}`;
     }
-    const known = this.ids.get(key);
-    if (known !== undefined) return known;
-    this.ids.set(key, this.count);
-    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
-    return this.add(strings, keys, texts);
+    return this.known(key) ?? this.add(strings, keys, texts);
   }
 
   /**
@@ -93,11 +133,10 @@ export class AttributeSets {
    * attributes of spans and log records, nearly every one of which is a set of its own.
    */
   add(strings: Strings, keys: string[], texts: (string | null)[]): number {
-    const id = this.count++;
+    const id = this.newId();
     // Its keys as UTF-8 has them, each once.
     if (keys.some((k) => wellFormed(k) !== k)) keys = keys.map(wellFormed);
     if (new Set(keys).size !== keys.length) ({ keys, texts } = lastValues(keys, texts));
-    this.offsets = grown(this.offsets, id + 2, id + 1);
     this.entries = grown(this.entries, 2 * (this.entryCount + keys.length), 2 * this.entryCount);
     for (let i = 0; i < keys.length; i++) {
       const t = texts[i];
@@ -135,8 +174,7 @@ export function addObjectSet(
       );
     }
   }
-  const id = sets.count++;
-  sets.offsets = grown(sets.offsets, id + 2, id + 1);
+  const id = sets.newId();
   let at = sets.entryCount;
   const entries = grown(sets.entries, 2 * (at + keys.length), 2 * at);
   sets.entries = entries;
@@ -174,13 +212,13 @@ export function textOf(
 }
 
 /** Lists of explicit bucket bounds: id 0 is the empty list. */
-export class BoundLists {
-  private readonly ids = new Map<string, number>([['', 0]]);
-  count = 1;
-  offsets = new Uint32Array(16);
+export class BoundLists extends InternedLists {
   values = new Float64Array(64);
   valueCount = 0;
-  bytes = MAP_ENTRY_BYTES;
+
+  constructor() {
+    super(new Uint32Array(16));
+  }
 
   intern(bounds: ArrayLike<number>): number {
     let key = '';
@@ -188,15 +226,12 @@ export class BoundLists {
       const b = bounds[i] as number;
       key += `${Object.is(b, -0) ? '-0' : b},`;
     }
-    let id = this.ids.get(key);
-    if (id !== undefined) return id;
-    id = this.count++;
-    this.ids.set(key, id);
-    this.offsets = grown(this.offsets, id + 2, id + 1);
+    const known = this.known(key);
+    if (known !== undefined) return known;
+    const id = this.newId();
     this.values = grown(this.values, this.valueCount + bounds.length, this.valueCount);
     for (let i = 0; i < bounds.length; i++) this.values[this.valueCount++] = bounds[i] ?? 0;
     this.offsets[id + 1] = this.valueCount;
-    this.bytes += MAP_ENTRY_BYTES + 2 * key.length;
     return id;
   }
 }

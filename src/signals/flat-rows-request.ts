@@ -1,8 +1,9 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { PageDecompression } from '../parquet/read.js';
-import { groupedRequest, type Row, type RowItem, readFlatRows } from './flat-parquet/read.js';
+import { groupedRequest, type RowItem, readFlatRows } from './flat-parquet/read.js';
 import { sealedRows } from './flat-parquet/sealed-rows.js';
 import type { FlatSpec, SealedFlat } from './flat-parquet/table.js';
+import type { Row } from './parquet-values.js';
 import type { TransferableColumns } from './signal.js';
 
 /** A flat table's rows back into requests, each way they come: rows, a Parquet object, sealed columns. */

@@ -1,5 +1,6 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import { ownBuffer, type PageDecompression, readRows, schemaMetadata } from '../../parquet/read.js';
+import type { Row } from '../parquet-values.js';
 import { SCHEMA_VERSION_KEY } from './table.js';
 
 /**
@@ -7,8 +8,6 @@ import { SCHEMA_VERSION_KEY } from './table.js';
  * (as hyparquet reads them: INT64 and timestamps as bigint, maps as objects, lists as arrays),
  * grouped back into resources and scopes by the signal's rowsToRequest.
  */
-
-export type Row = Record<string, unknown>;
 
 /** A row of a flat table as the OTLP/JSON object of its item, with its resource's and scope's keys. */
 export interface RowItem {
@@ -50,23 +49,6 @@ export function groupedRequest(
     })),
   };
 }
-
-/** A MAP<STRING, STRING> as OTLP attributes: every value is text, a null one an empty value. */
-export function mapAttributes(map: unknown): OtlpObject[] {
-  if (typeof map !== 'object' || map === null) return [];
-  const entries: [string, unknown][] = Array.isArray(map)
-    ? map.map((e: { key: string; value: unknown }) => [e.key, e.value])
-    : Object.entries(map as Record<string, unknown>);
-  return entries.map(
-    ([key, value]): OtlpObject => ({
-      key,
-      value: value === null || value === undefined ? {} : { stringValue: String(value) },
-    }),
-  );
-}
-
-/** A column's text ('' for none). */
-export const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** A timestamp or INT64 column as the decimal string OTLP/JSON spells 64-bit integers in. */
 export const int64Text = (v: unknown): string =>

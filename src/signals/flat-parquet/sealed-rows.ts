@@ -1,4 +1,4 @@
-import type { Row } from './read.js';
+import type { Row } from '../parquet-values.js';
 import type { FlatSpec, SealedFlat } from './table.js';
 
 /**

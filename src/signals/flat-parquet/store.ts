@@ -1,8 +1,14 @@
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
-import { AttributeSets, addObjectSet, MAP_ENTRY_BYTES, Strings } from '../../parquet/tables.js';
-import type { ColumnBuilders } from '../signal.js';
+import {
+  AttributeSets,
+  addObjectSet,
+  MAP_ENTRY_BYTES,
+  Strings,
+  sealedTables,
+} from '../../parquet/tables.js';
+import { StoreBuilders } from '../store-builders.js';
 import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 
 /**
@@ -256,28 +262,29 @@ export class FlatStore {
 
   /** The columns, handed over: the store is not used after this. */
   seal(): SealedFlat {
-    const { bytes: strings, offsets: stringOffsets } = this.strings.encode();
+    const tables = sealedTables(this.strings, this.sets);
     const columns = this.spec.columns.map((_, c) => this.#array(c));
     const sealed: Omit<SealedFlat, 'transfer'> = {
       rows: this.#rows.count,
       columns,
       lengths: this.#lengths,
       items: this.#lists.map((p) => p.count),
-      stringCount: this.strings.list.length,
-      strings,
-      stringOffsets,
-      setCount: this.sets.count,
-      setOffsets: this.sets.offsets,
-      setEntries: this.sets.entries,
+      ...tables,
       texts: this.#texts.map((t) => t?.bytes),
     };
+    const { strings, stringOffsets, setOffsets, setEntries } = tables;
     const transfer = new Set<ArrayBuffer>();
-    for (const a of [...columns, ...this.#lengths, strings, stringOffsets]) {
+    for (const a of [
+      ...columns,
+      ...this.#lengths,
+      strings,
+      stringOffsets,
+      setOffsets,
+      setEntries,
+    ]) {
       transfer.add(a.buffer as ArrayBuffer);
     }
     for (const t of this.#texts) if (t !== undefined) transfer.add(t.bytes.buffer as ArrayBuffer);
-    transfer.add(this.sets.offsets.buffer as ArrayBuffer);
-    transfer.add(this.sets.entries.buffer as ArrayBuffer);
     return { ...sealed, transfer: [...transfer] };
   }
 }
@@ -289,49 +296,22 @@ export type FlatAppend<Item> = (store: FlatStore, item: Item, tally: ExportTally
  * The builders of a flat table: a FlatStore per batch (none while empty, so an idle exporter
  * holds no memory), appends all or nothing.
  */
-export class FlatColumnBuilders<Item> implements ColumnBuilders<Item> {
-  #store: FlatStore | undefined;
-
+export class FlatColumnBuilders<Item> extends StoreBuilders<Item, FlatMark, SealedFlat, FlatStore> {
   constructor(
     readonly spec: FlatSpec,
     readonly appendTo: FlatAppend<Item>,
-  ) {}
+  ) {
+    super(() => new FlatStore(spec), EMPTY);
+  }
 
   append(item: Item, tally: ExportTally): void {
-    this.#store ??= new FlatStore(this.spec);
-    const mark = this.#store.mark();
     const items = tally.items;
-    try {
-      this.appendTo(this.#store, item, tally);
-    } catch (error) {
-      tally.items = items;
-      this.rollback(mark);
-      throw error;
-    }
-  }
-
-  mark(): FlatMark {
-    return this.#store?.mark() ?? EMPTY;
-  }
-
-  rollback(mark: unknown): void {
-    const m = mark as FlatMark;
-    if (m.rows === 0) this.#store = undefined;
-    else this.#store?.rollback(m);
-  }
-
-  get rows(): number {
-    return this.#store?.rows ?? 0;
-  }
-
-  get bytes(): number {
-    return this.#store?.bytes ?? 0;
-  }
-
-  seal(): SealedFlat {
-    const sealed = (this.#store ?? new FlatStore(this.spec)).seal();
-    this.#store = undefined;
-    return sealed;
+    this.atomically(
+      (store) => this.appendTo(store, item, tally),
+      () => {
+        tally.items = items;
+      },
+    );
   }
 }
 

@@ -24,6 +24,12 @@ import {
 import { TableFileWriter } from '../../parquet/file-writer.js';
 import { grown } from '../../parquet/grown.js';
 import { writeHybrid } from '../../parquet/hybrid.js';
+import {
+  listGroup,
+  mapElements,
+  SCHEMA_VERSION_KEY,
+  stringElement,
+} from '../../parquet/schema-elements.js';
 import { compareInt64 } from '../../parquet/statistics.js';
 
 /** @typedef {import('hyparquet').SchemaElement} SchemaElement */
@@ -76,31 +82,13 @@ import { compareInt64 } from '../../parquet/statistics.js';
  */
 
 /** Written into every file's key-value metadata, as the metrics' files have it. */
-export const SCHEMA_VERSION_KEY = 'otel_s3.schema_version';
+export { SCHEMA_VERSION_KEY };
 
 /** Rows per row group: a batch is one row group, but for the largest. */
 export const FLAT_ROW_GROUP_ROWS = 65_536;
 
 /** Int32 slots a value of `kind` takes. @param {ColumnKind} kind */
 export const slotsOf = (kind) => (kind === 'timestamp' || kind === 'int64' ? 2 : 1);
-
-/** @param {string} name @param {'REQUIRED' | 'OPTIONAL'} [repetition] @returns {SchemaElement} */
-const stringElement = (name, repetition = 'REQUIRED') => ({
-  name,
-  type: 'BYTE_ARRAY',
-  repetition_type: repetition,
-  converted_type: 'UTF8',
-  logical_type: { type: 'STRING' },
-});
-
-/** @param {string} name @param {'MAP' | 'LIST'} annotation @returns {SchemaElement} */
-const annotatedGroup = (name, annotation) => ({
-  name,
-  repetition_type: 'REQUIRED',
-  num_children: 1,
-  converted_type: annotation,
-  logical_type: { type: annotation },
-});
 
 /** The elements of one value of `kind` named `name`. @param {string} name @param {ColumnKind} kind @returns {SchemaElement[]} */
 function valueElements(name, kind) {
@@ -122,12 +110,7 @@ function valueElements(name, kind) {
     case 'text':
       return [stringElement(name)];
     case 'map':
-      return [
-        annotatedGroup(name, 'MAP'),
-        { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
-        stringElement('key'),
-        stringElement('value', 'OPTIONAL'),
-      ];
+      return mapElements(name);
   }
 }
 
@@ -138,12 +121,7 @@ export function schemaOf(spec) {
   for (const c of spec.columns) {
     if (c.list === undefined) out.push(...valueElements(c.name, c.kind));
     else {
-      out.push(annotatedGroup(c.name, 'LIST'), {
-        name: 'list',
-        repetition_type: 'REPEATED',
-        num_children: 1,
-      });
-      out.push(...valueElements('element', c.kind));
+      out.push(...listGroup(c.name), ...valueElements('element', c.kind));
     }
   }
   return out;

@@ -1,6 +1,7 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
-import { int64Text, mapAttributes, type Row, type RowItem, text } from '../flat-parquet/read.js';
+import { int64Text, type RowItem } from '../flat-parquet/read.js';
 import { flatRowsRequest } from '../flat-rows-request.js';
+import { mapAttributes, type Row, text } from '../parquet-values.js';
 import { LOG_RECORDS } from './parquet-schema.js';
 
 /**

@@ -1,13 +1,7 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
-import {
-  elements,
-  int64Text,
-  mapAttributes,
-  type Row,
-  type RowItem,
-  text,
-} from '../flat-parquet/read.js';
+import { elements, int64Text, type RowItem } from '../flat-parquet/read.js';
 import { flatRowsRequest } from '../flat-rows-request.js';
+import { mapAttributes, type Row, text } from '../parquet-values.js';
 import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
 
 /**

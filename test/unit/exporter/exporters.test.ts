@@ -20,7 +20,10 @@ describe('S3Exporters', () => {
     process.env.OTEL_EXPORTER_S3_BUCKET = 'unit';
   });
   afterEach(() => {
-    process.env = { ...saved };
+    // In place: a plain object as process.env would no longer be the process's environment (a
+    // later TZ, say, would change no time zone), and the next file in this worker would see it.
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
   });
 
   test("forceFlush() stores the spans a TracerProvider's forceFlush() leaves in the exporter", async () => {

@@ -1,5 +1,11 @@
 import { grown } from '../../../parquet/grown.js';
-import { AttributeSets, BoundLists, IdTable, Strings } from '../../../parquet/tables.js';
+import {
+  AttributeSets,
+  BoundLists,
+  IdTable,
+  Strings,
+  sealedTables,
+} from '../../../parquet/tables.js';
 import {
   LIST_STRIDE,
   LISTS,
@@ -325,7 +331,6 @@ export class ColumnStore {
 
   /** The columns, handed over: the store is not used after this. */
   seal(): SealedColumns {
-    const { bytes: strings, offsets: stringOffsets } = this.strings.encode();
     const sealed: Omit<SealedColumns, 'transfer'> = {
       rows: this.rowCount,
       resource: this.resource,
@@ -346,12 +351,7 @@ export class ColumnStore {
       bounds: this.bounds,
       listLengths: this.listLengths,
       counts: this.counts,
-      stringCount: this.strings.list.length,
-      strings,
-      stringOffsets,
-      setCount: this.sets.count,
-      setOffsets: this.sets.offsets,
-      setEntries: this.sets.entries,
+      ...sealedTables(this.strings, this.sets),
       resourceCount: this.resources.count,
       resources: this.resources.slots,
       metricCount: this.metrics.count,

@@ -1,11 +1,6 @@
 import type { OtlpObject, OtlpValue } from '../../../encoding/otlp-proto-decode.js';
+import { mapAttributes, type Row, text } from '../../parquet-values.js';
 import { METRIC_TYPES } from './sealed.js';
-
-/**
- * A row of the table as a reader returns it: INT64 as bigint, timestamps as bigint microseconds,
- * MAP columns as a plain object (hyparquet) or as [{ key, value }] entries (in order).
- */
-export type Row = Record<string, unknown>;
 
 /** MetricType in the table → the metric's data field in OTLP/JSON. */
 const TYPE_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
@@ -14,29 +9,14 @@ const TYPE_FIELD: Readonly<Record<string, string>> = Object.fromEntries(
 
 /** Microseconds as nanoseconds, in the OTLP/JSON spelling (a decimal string). */
 const nanos = (micros: unknown) => `${typeof micros === 'bigint' ? micros * 1000n : 0n}`;
-const text = (v: unknown) => (typeof v === 'string' ? v : '');
 /** A double in the OTLP/JSON spelling: NaN and the infinities as strings. */
 const double = (v: unknown): OtlpValue =>
   typeof v === 'number' && !Number.isFinite(v) ? String(v) : (v as number);
 
-/** MAP<STRING, STRING> as OTLP attributes: every value is text, a null one an empty value. */
-function attributes(map: unknown): OtlpValue[] {
-  if (typeof map !== 'object' || map === null) return [];
-  const entries: [string, unknown][] = Array.isArray(map)
-    ? map.map((e: { key: string; value: unknown }) => [e.key, e.value])
-    : Object.entries(map as Record<string, unknown>);
-  return entries.map(
-    ([key, value]): OtlpObject => ({
-      key,
-      value: value === null || value === undefined ? {} : { stringValue: String(value) },
-    }),
-  );
-}
-
 /** One data point of a row, in the OTLP/JSON shape of its metric type. */
 function point(row: Row, type: string): OtlpObject {
   const p: OtlpObject = {
-    attributes: attributes(row.Attributes),
+    attributes: mapAttributes(row.Attributes),
     startTimeUnixNano: nanos(row.StartTimeUnix),
     timeUnixNano: nanos(row.TimeUnix),
   };
@@ -104,7 +84,7 @@ export function rowsToRequest(rows: Row[]): OtlpObject {
     resourceMetrics: group(rows, resourceKey).map((resourceRows) => {
       const first = resourceRows[0] as Row;
       const rm: OtlpObject = {
-        resource: { attributes: attributes(first.ResourceAttributes) },
+        resource: { attributes: mapAttributes(first.ResourceAttributes) },
         scopeMetrics: group(resourceRows, scopeKey).map((scopeRows) => {
           const s = scopeRows[0] as Row;
           const sm: OtlpObject = {

@@ -2,10 +2,16 @@
 // The Parquet schema of stored metrics: one flat table, one row per data point, in the column
 // names of the OpenTelemetry Collector's ClickHouse exporter. Documented in docs/parquet.md;
 // changing a column means a new SCHEMA_VERSION.
+import {
+  listGroup,
+  mapElements as map,
+  SCHEMA_VERSION_KEY,
+  stringElement as string,
+} from '../../../parquet/schema-elements.js';
 
 /** Written into every file's key-value metadata as `otel_s3.schema_version`. */
 export const SCHEMA_VERSION = '1';
-export const SCHEMA_VERSION_KEY = 'otel_s3.schema_version';
+export { SCHEMA_VERSION_KEY };
 
 /** @typedef {import('hyparquet').SchemaElement} SchemaElement */
 
@@ -13,15 +19,6 @@ export const SCHEMA_VERSION_KEY = 'otel_s3.schema_version';
 const required = (name, type) => ({ name, type, repetition_type: 'REQUIRED' });
 /** @param {string} name @param {'INT32' | 'INT64' | 'DOUBLE'} type @returns {SchemaElement} */
 const optional = (name, type) => ({ name, type, repetition_type: 'OPTIONAL' });
-
-/** @param {string} name @param {'REQUIRED' | 'OPTIONAL'} [repetition] @returns {SchemaElement} */
-const string = (name, repetition = 'REQUIRED') => ({
-  name,
-  type: 'BYTE_ARRAY',
-  repetition_type: repetition,
-  converted_type: 'UTF8',
-  logical_type: { type: 'STRING' },
-});
 
 /** INT64 microseconds since the epoch, UTC: the timestamp unit every engine reads (Spark and Hive reject NANOS). @param {string} name @returns {SchemaElement} */
 const timestamp = (name) => ({
@@ -32,27 +29,9 @@ const timestamp = (name) => ({
   logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
 });
 
-/** The outer group of a MAP or LIST: required, one repeated child, annotated both ways. @param {string} name @param {'MAP' | 'LIST'} annotation @returns {SchemaElement} */
-const annotatedGroup = (name, annotation) => ({
-  name,
-  repetition_type: 'REQUIRED',
-  num_children: 1,
-  converted_type: annotation,
-  logical_type: { type: annotation },
-});
-
-/** MAP<STRING, STRING> in the spec's three levels: group MAP / repeated key_value / key, value. @param {string} name @returns {SchemaElement[]} */
-const map = (name) => [
-  annotatedGroup(name, 'MAP'),
-  { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
-  string('key'),
-  string('value', 'OPTIONAL'),
-];
-
 /** LIST<T> in three levels: group LIST / repeated list / element. An empty list where it does not apply. @param {string} name @param {'INT64' | 'DOUBLE'} type @returns {SchemaElement[]} */
 const list = (name, type) => [
-  annotatedGroup(name, 'LIST'),
-  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  ...listGroup(name),
   { name: 'element', type, repetition_type: 'REQUIRED' },
 ];
 

@@ -1,5 +1,6 @@
 import type { OtlpObject } from '../../../encoding/otlp-proto-decode.js';
-import { type Row, rowsToRequest } from './rows-to-request.js';
+import type { Row } from '../../parquet-values.js';
+import { rowsToRequest } from './rows-to-request.js';
 import {
   LIST_STRIDE,
   LISTS,
