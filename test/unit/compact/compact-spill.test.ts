@@ -17,7 +17,8 @@ beforeEach(async () => {
   process.env.TMPDIR = dir;
 });
 afterEach(async () => {
-  process.env.TMPDIR = saved;
+  if (saved === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = saved;
   await removeDir();
 });
 
