@@ -11,7 +11,8 @@ vi.resetModules();
 
 const KEY = Symbol.for('otel-s3-exporter.test.environment');
 const holder = globalThis as { [KEY]?: Record<string, string | undefined> };
-const started = (holder[KEY] ??= { ...process.env });
+holder[KEY] ??= { ...process.env };
+const started = holder[KEY];
 // Vitest's own variables (VITEST_WORKER_ID, ...) are set for each file: left as they are.
 const ours = (name: string) => !name.startsWith('VITEST');
 for (const name of Object.keys(process.env)) {

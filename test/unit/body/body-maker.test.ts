@@ -11,6 +11,7 @@ import { createWorkerBodyMaker } from '../../../src/body/worker-body-maker.js';
 import { builtInZstd, type ZstdEngine, zstdEngine } from '../../../src/compression/zstd-engine.js';
 import { ownsItsArrayBuffer } from '../../../src/encoding/handed-over.js';
 import { JsonWriter } from '../../../src/encoding/json-writer.js';
+import { turnsWhile } from '../../support/loop-turns.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
@@ -265,20 +266,14 @@ describe('body maker (worker thread)', () => {
   test('none: a 12 MiB body is joined and hashed a slice per turn, the event loop runs between them', async () => {
     const maker = createBodyMaker({ body: 'framed', compression: 'none', level: 1 });
     makers.push(maker);
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const made = await maker.make({
-      records: records(48, 256 * 1024),
-      framing: FRAMING,
-      sha256: true,
-      crc32: true,
-    });
-    ticking = false;
+    const { value: made, turns } = await turnsWhile(() =>
+      maker.make({
+        records: records(48, 256 * 1024),
+        framing: FRAMING,
+        sha256: true,
+        crc32: true,
+      }),
+    );
     expect(made.body.length).toBeGreaterThan(12 * 1024 * 1024);
     // 12 MiB in slices of 512 KiB: about 24 turns; in one piece, one or two.
     expect(turns).toBeGreaterThanOrEqual(20);

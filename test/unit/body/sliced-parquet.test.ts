@@ -9,6 +9,7 @@ import { type BodyMaker, BodyMakerError, createBodyMaker } from '../../../src/bo
 import { slicedParquetMaker } from '../../../src/body/parquet-body.js';
 import { STEP_ROWS } from '../../../src/parquet/steps.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { turnsWhile } from '../../support/loop-turns.js';
 import { prng } from '../../support/prng.js';
 
 const makers: BodyMaker[] = [];
@@ -96,22 +97,6 @@ function batchOf(series: number, points: number, seed = 3) {
     request as unknown as Parameters<MetricColumnBuilders['appendRequest']>[0],
   );
   return builders.seal();
-}
-
-/** Runs `work`, counting the turns of the event loop (setImmediate ticks) while it runs. */
-async function turnsWhile<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    turns++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    return { value: await work(), turns };
-  } finally {
-    running = false;
-  }
 }
 
 const options = { body: 'parquet', signal: 'metrics', level: 3 } as const;

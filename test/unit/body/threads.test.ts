@@ -94,13 +94,7 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
 
   test('a Parquet body maker held to the worker starts no thread at construction; its first batch starts it', async () => {
     const before = threads();
-    const maker = createBodyMaker({
-      body: 'parquet',
-      signal: 'metrics',
-      compression: 'zstd',
-      level: 3,
-      parquetThread: 'worker',
-    });
+    const maker = workerParquetMaker();
     expect(threads()).toBe(before);
     await maker.make({ columns: oneGauge(), framing: null, sha256: false, crc32: false });
     expect(threads()).toBe(before + 1);
@@ -108,14 +102,7 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
   });
 
   test('the worker exits after it was idle for a while, and the next batch starts it again', async () => {
-    const maker = createBodyMaker({
-      body: 'parquet',
-      signal: 'metrics',
-      compression: 'zstd',
-      level: 3,
-      parquetThread: 'worker',
-      workerIdleExitMillis: 300,
-    });
+    const maker = workerParquetMaker(300);
     const columns = oneGauge;
     const before = threads();
     await maker.make({ columns: columns(), framing: null, sha256: false, crc32: false });
@@ -137,3 +124,15 @@ describe.runIf(process.platform === 'linux')('threads of the exporter', () => {
     );
   });
 });
+
+/** A body maker of metrics' Parquet files (zstd) held to the worker. */
+function workerParquetMaker(workerIdleExitMillis?: number) {
+  return createBodyMaker({
+    body: 'parquet',
+    signal: 'metrics',
+    compression: 'zstd',
+    level: 3,
+    parquetThread: 'worker',
+    ...(workerIdleExitMillis === undefined ? {} : { workerIdleExitMillis }),
+  });
+}
