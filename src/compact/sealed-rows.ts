@@ -1,5 +1,6 @@
 import { grown } from '../parquet/grown.js';
 import { AttributeSets, BoundLists, IdTable, Strings } from '../parquet/tables.js';
+import { resizePerRow } from '../signals/metrics/parquet/column-store.js';
 import {
   LIST_STRIDE,
   METRIC,
@@ -243,18 +244,12 @@ export class SealedRows {
   }
 
   private stringOf(maps: SourceMaps, id: number): number {
-    let out = maps.strings[id] as number;
-    if (out < 0) {
-      out = this.strings.id(maps.texts[id] as string);
-      maps.strings[id] = out;
-    }
-    return out;
+    return mapped(maps.strings, id, () => this.strings.id(maps.texts[id] as string));
   }
 
   private setOf(s: SealedColumns, maps: SourceMaps, id: number): number {
     if (id === 0) return 0;
-    let out = maps.sets[id] as number;
-    if (out < 0) {
+    return mapped(maps.sets, id, () => {
       const keys: string[] = [];
       const texts: (string | null)[] = [];
       for (let e = s.setOffsets[id] as number; e < (s.setOffsets[id + 1] as number); e++) {
@@ -262,81 +257,53 @@ export class SealedRows {
         const v = s.setEntries[2 * e + 1] as number;
         texts.push(v < 0 ? null : (maps.texts[v] as string));
       }
-      out = this.sets.intern(this.strings, keys, texts);
-      maps.sets[id] = out;
-    }
-    return out;
+      return this.sets.intern(this.strings, keys, texts);
+    });
   }
 
   private resourceOf(s: SealedColumns, maps: SourceMaps, id: number): number {
-    let out = maps.resources[id] as number;
-    if (out < 0) {
+    return mapped(maps.resources, id, () => {
       const at = id * RESOURCE_STRIDE;
-      const slots = new Array<number>(RESOURCE_STRIDE);
-      slots[RESOURCE.SERVICE] = this.stringOf(maps, s.resources[at + RESOURCE.SERVICE] as number);
-      slots[RESOURCE.SCHEMA_URL] = this.stringOf(
-        maps,
-        s.resources[at + RESOURCE.SCHEMA_URL] as number,
-      );
-      slots[RESOURCE.ATTRIBUTES] = this.setOf(
-        s,
-        maps,
-        s.resources[at + RESOURCE.ATTRIBUTES] as number,
-      );
-      out = this.resources.intern(slots);
-      maps.resources[id] = out;
-    }
-    return out;
+      const slots = Array.from(s.resources.subarray(at, at + RESOURCE_STRIDE));
+      slots[RESOURCE.SERVICE] = this.stringOf(maps, slots[RESOURCE.SERVICE] as number);
+      slots[RESOURCE.SCHEMA_URL] = this.stringOf(maps, slots[RESOURCE.SCHEMA_URL] as number);
+      slots[RESOURCE.ATTRIBUTES] = this.setOf(s, maps, slots[RESOURCE.ATTRIBUTES] as number);
+      return this.resources.intern(slots);
+    });
   }
 
   private metricOf(s: SealedColumns, maps: SourceMaps, id: number): number {
-    let out = maps.metrics[id] as number;
-    if (out < 0) {
+    return mapped(maps.metrics, id, () => {
       const at = id * METRIC_STRIDE;
       const slots = Array.from(s.metrics.subarray(at, at + METRIC_STRIDE));
       for (const slot of STRING_SLOTS) slots[slot] = this.stringOf(maps, slots[slot] as number);
-      out = this.metrics.intern(slots);
-      maps.metrics[id] = out;
-    }
-    return out;
+      return this.metrics.intern(slots);
+    });
   }
 
   private boundsOf(s: SealedColumns, maps: SourceMaps, id: number): number {
-    let out = maps.bounds[id] as number;
-    if (out < 0) {
-      out = this.boundLists.intern(
+    return mapped(maps.bounds, id, () =>
+      this.boundLists.intern(
         s.boundsValues.subarray(s.boundsOffsets[id] as number, s.boundsOffsets[id + 1] as number),
-      );
-      maps.bounds[id] = out;
-    }
-    return out;
+      ),
+    );
   }
 
   private resize(n: number): void {
     const used = this.rows;
-    const to = <T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
-      a: T,
-      per: number,
-    ): T => grown(a, n * per, used * per);
-    this.resource = to(this.resource, 1);
-    this.metric = to(this.metric, 1);
-    this.attributes = to(this.attributes, 1);
-    this.time = to(this.time, 2);
-    this.start = to(this.start, 2);
-    this.flags = to(this.flags, 1);
-    this.present = to(this.present, 1);
-    this.double = to(this.double, 1);
-    this.integer = to(this.integer, 2);
-    this.min = to(this.min, 1);
-    this.max = to(this.max, 1);
-    this.scale = to(this.scale, 1);
-    this.zeroCount = to(this.zeroCount, 2);
-    this.positiveOffset = to(this.positiveOffset, 1);
-    this.negativeOffset = to(this.negativeOffset, 1);
-    this.bounds = to(this.bounds, 1);
-    this.listLengths = to(this.listLengths, LIST_STRIDE);
+    resizePerRow(this, (a, per) => grown(a, n * per, used * per));
     this.capacity = this.resource.length;
   }
+}
+
+/** A source's id in this batch: `map[id]`, made by `make()` the first time (-1: not yet). */
+function mapped(map: Int32Array, id: number, make: () => number): number {
+  let out = map[id] as number;
+  if (out < 0) {
+    out = make();
+    map[id] = out;
+  }
+  return out;
 }
 
 /** The metric slots that hold string ids (the rest are codes). */

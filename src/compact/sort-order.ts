@@ -163,6 +163,22 @@ function denseRanks(n: number, compare: (x: number, y: number) => number): Int32
   return rank;
 }
 
+/**
+ * Dense ranks of `n` items by their leading text alone (ServiceName, MetricName) and by it then
+ * the rest of their text (the whole resource or metric).
+ */
+function leadAndWholeRanks(
+  n: number,
+  lead: readonly string[],
+  rest: readonly string[],
+): [Int32Array, Int32Array] {
+  const byLead = (x: number, y: number) => compareText(lead[x] as string, lead[y] as string);
+  return [
+    denseRanks(n, byLead),
+    denseRanks(n, (x, y) => byLead(x, y) || compareText(rest[x] as string, rest[y] as string)),
+  ];
+}
+
 /** Rows by key[row] (values below domain), keeping the order of `rows` among equals. */
 function countingSort(
   rows: Uint32Array<ArrayBuffer>,
@@ -189,24 +205,8 @@ function countingSort(
 /** The batch's rows in the compaction order. */
 export function compactionOrder(s: SealedColumns, keys: SortKeys = new SortKeys(s)): Uint32Array {
   const { service, name, resourceRest, metricRest, set } = keys;
-  const serviceRank = denseRanks(s.resourceCount, (x, y) =>
-    compareText(service[x] as string, service[y] as string),
-  );
-  const resourceRank = denseRanks(
-    s.resourceCount,
-    (x, y) =>
-      compareText(service[x] as string, service[y] as string) ||
-      compareText(resourceRest[x] as string, resourceRest[y] as string),
-  );
-  const nameRank = denseRanks(s.metricCount, (x, y) =>
-    compareText(name[x] as string, name[y] as string),
-  );
-  const metricRank = denseRanks(
-    s.metricCount,
-    (x, y) =>
-      compareText(name[x] as string, name[y] as string) ||
-      compareText(metricRest[x] as string, metricRest[y] as string),
-  );
+  const [serviceRank, resourceRank] = leadAndWholeRanks(s.resourceCount, service, resourceRest);
+  const [nameRank, metricRank] = leadAndWholeRanks(s.metricCount, name, metricRest);
   const setRank = denseRanks(s.setCount, (x, y) => compareText(set[x] as string, set[y] as string));
   const { resource, metric, attributes } = s;
   let rows = new Uint32Array(s.rows);

@@ -266,27 +266,9 @@ export class ColumnStore {
   /** The per-row arrays at `n` rows of capacity, their rows kept (n is at least rowCount). */
   private resize(n: number): void {
     const used = this.rowCount;
-    const to = <T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
-      a: T,
-      per: number,
-    ): T => (n * per > a.length ? grown(a, n * per, used * per) : shrunk(a, n * per, used * per));
-    this.resource = to(this.resource, 1);
-    this.metric = to(this.metric, 1);
-    this.attributes = to(this.attributes, 1);
-    this.time = to(this.time, 2);
-    this.start = to(this.start, 2);
-    this.flags = to(this.flags, 1);
-    this.present = to(this.present, 1);
-    this.double = to(this.double, 1);
-    this.integer = to(this.integer, 2);
-    this.min = to(this.min, 1);
-    this.max = to(this.max, 1);
-    this.scale = to(this.scale, 1);
-    this.zeroCount = to(this.zeroCount, 2);
-    this.positiveOffset = to(this.positiveOffset, 1);
-    this.negativeOffset = to(this.negativeOffset, 1);
-    this.bounds = to(this.bounds, 1);
-    this.listLengths = to(this.listLengths, LIST_STRIDE);
+    resizePerRow(this, (a, per) =>
+      n * per > a.length ? grown(a, n * per, used * per) : shrunk(a, n * per, used * per),
+    );
     this.capacity = n;
   }
 
@@ -379,4 +361,40 @@ function shrunk<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(
   const next = new Kind(size);
   next.set(array.subarray(0, used));
   return next;
+}
+
+/** The per-row arrays of a batch's metric rows, with the slots each row takes in them. */
+export const PER_ROW_SLOTS = {
+  resource: 1,
+  metric: 1,
+  attributes: 1,
+  time: 2,
+  start: 2,
+  flags: 1,
+  present: 1,
+  double: 1,
+  integer: 2,
+  min: 1,
+  max: 1,
+  scale: 1,
+  zeroCount: 2,
+  positiveOffset: 1,
+  negativeOffset: 1,
+  bounds: 1,
+  listLengths: LIST_STRIDE,
+} as const;
+
+type RowArray = Int32Array | Uint32Array | Float64Array | Uint8Array;
+
+/**
+ * Replaces each of `owner`'s per-row arrays (fields named as in PER_ROW_SLOTS, private ones
+ * included) with `to(array, slots a row)`: the column store's and the compactor's rows resize
+ * alike.
+ */
+export function resizePerRow(owner: object, to: (a: RowArray, per: number) => RowArray): void {
+  const arrays = owner as Record<keyof typeof PER_ROW_SLOTS, RowArray>;
+  for (const [name, per] of Object.entries(PER_ROW_SLOTS)) {
+    const key = name as keyof typeof PER_ROW_SLOTS;
+    arrays[key] = to(arrays[key], per);
+  }
 }
