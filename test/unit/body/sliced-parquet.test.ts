@@ -154,10 +154,11 @@ describe('Parquet of metrics on the event loop, in slices', () => {
     await maker.make({ columns, framing: null, sha256: true, crc32: true });
     const total = performance.now() - started;
     running = false;
-    // Slices of about 0.5 ms; the bound leaves room for a collection or a busy machine's
-    // preemption inside one turn, and still fails a file made in a few long turns.
-    expect(longest).toBeLessThan(Math.max(25, total / 4));
-    expect(total).toBeGreaterThan(longest * 4);
+    // Slices of about 0.5 ms. Wall clock: a collection, or the other test worker and the S3
+    // server taking the cores, can hold one turn for tens of milliseconds (65 ms of 205 once in
+    // CI), so the bound is half the file: a file made in one or two long turns still fails it.
+    expect(longest).toBeLessThan(Math.max(50, total / 2));
+    expect(total).toBeGreaterThan(longest * 2);
   });
 
   for (const compression of ['zstd', 'gzip', 'none'] as const) {
