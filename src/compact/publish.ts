@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { UUID } from 'uuidv7';
+import type { SignalName } from '../layout/formats.js';
 import type { OutputNames } from '../layout/outputs.js';
 import { REPLACES_KEY } from '../reader/compacted.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
@@ -17,6 +18,8 @@ import type { CompactionStore } from './store.js';
 export interface PublishContext {
   store: CompactionStore;
   names: OutputNames;
+  /** The signal of the outputs: their footer is read back in its schema. */
+  table: SignalName;
   hour: Date;
   limits: ReadLimits;
   /** If-None-Match on the PUT (false only with singleWriter on a server without it). */
@@ -79,6 +82,7 @@ async function checkStored(
     const stored = await openParquetParts(
       objectRanges(c.store.source, key, file.bytes.length, c.signal),
       c.limits,
+      c.table,
     );
     if (stored.rows !== file.rows) {
       return `its footer says ${stored.rows} rows, the inputs held ${file.rows}`;

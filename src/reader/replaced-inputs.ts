@@ -67,10 +67,14 @@ async function replacesOf(
   signal: AbortSignal,
 ): Promise<string[]> {
   try {
-    const parts = await openParquetParts(objectRanges(source, object.key, object.size, signal), {
-      maxObjectBytes: Number.MAX_SAFE_INTEGER,
-      maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
-    });
+    const parts = await openParquetParts(
+      objectRanges(source, object.key, object.size, signal),
+      {
+        maxObjectBytes: Number.MAX_SAFE_INTEGER,
+        maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+      },
+      object.parsed.signal,
+    );
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     return text === undefined ? [] : replacedKeys(decodeReplaces(text));
   } catch (error) {

@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { compactMetrics } from '../../../src/compact/index.js';
 import { InputReader } from '../../../src/compact/inputs.js';
 import { type FinishedFile, mergeInputs } from '../../../src/compact/merge.js';
+import { METRICS_ROWS } from '../../../src/compact/metrics-rows.js';
 import { decodeReplaces, REPLACES_KEY } from '../../../src/reader/compacted.js';
 import { dirSource } from '../../../src/reader/dir-source.js';
 import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
@@ -80,7 +81,8 @@ describe('compactMetrics on a directory', () => {
     const files: FinishedFile[] = [];
     const limits = resolveReadLimits({});
     await mergeInputs(listed, {
-      reader: new InputReader(dirSource(dir), limits, 4, signal),
+      rows: METRICS_ROWS,
+      reader: new InputReader(METRICS_ROWS, dirSource(dir), limits, 4, signal),
       targetBytes: 64 * 1024 * 1024,
       // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs, merged
       // in chunks of 64 rows (so a run is several chunks).
