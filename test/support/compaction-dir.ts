@@ -15,7 +15,12 @@ export async function exportToDir(
   options: { prefix: string; format: Format; compression?: Compression },
   batches: Batch[],
 ): Promise<void> {
-  const client = {
+  await exportBatches({ bucket: 'b', ...options }, { s3Client: dirClient(dir) }, batches);
+}
+
+/** The stand-in S3 client of exportToDir: each PutObject's body stored as `{dir}/{key}`. */
+export function dirClient(dir: string): S3Client {
+  return {
     async send(command: PutObjectCommand) {
       const { Key, Body, ContentMD5 } = command.input;
       // As S3 does: a Content-MD5 that does not match the body stores nothing (the exporter's
@@ -32,7 +37,6 @@ export async function exportToDir(
       return { $metadata: { httpStatusCode: 200 } };
     },
   } as unknown as S3Client;
-  await exportBatches({ bucket: 'b', ...options }, { s3Client: client }, batches);
 }
 
 const md5 = (body: Uint8Array) => createHash('md5').update(body).digest('base64');

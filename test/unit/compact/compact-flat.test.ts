@@ -1,0 +1,160 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
+import { dirStore } from '../../../src/compact/dir-store.js';
+import { LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
+import { compactSpans } from '../../../src/compact/index.js';
+import { InputReader } from '../../../src/compact/inputs.js';
+import { acquireLease } from '../../../src/compact/lease.js';
+import { type FinishedFile, type MergeInput, mergeInputs } from '../../../src/compact/merge.js';
+import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
+import type { SignalName } from '../../../src/layout/formats.js';
+import { dirSource } from '../../../src/reader/dir-source.js';
+import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
+import { resolveReadLimits } from '../../../src/reader/read-limits.js';
+import { dirClient, keysIn } from '../../support/compaction-dir.js';
+import {
+  duckdbLogRows,
+  duckdbSpanRows,
+  exportLogBatches,
+  exportSpanBatches,
+  type FlatBatch,
+} from '../../support/flat-batches.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR } from '../../support/time.js';
+
+const signal = new AbortController().signal;
+const sorted = (rows: readonly string[]) => [...rows].sort();
+
+/**
+ * Batches whose services and times run backwards, so that every run spilled holds rows that
+ * sort after rows of later runs.
+ */
+const backwards = (n: number, items: number): FlatBatch[] =>
+  Array.from({ length: n }, (_, i) => ({
+    service: `svc-${2 - (i % 3)}`,
+    minute: 55 - 6 * i,
+    items,
+    seed: 100 + i,
+  }));
+
+/** Merges every input of `signal` under `dir`/p into files, with runs of `runBytes`. */
+async function merged(
+  dir: string,
+  signalName: SignalName,
+  rows: AnyCompactionRows,
+  runBytes: number,
+): Promise<FinishedFile[]> {
+  const layout = resolveKeyLayout('p', { format: 'parquet' }, [signalName]);
+  const listed: MergeInput[] = [];
+  for await (const { key, size } of dirSource(dir).list('p', undefined, signal)) {
+    const parsed = layout.parse(key);
+    if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
+  }
+  const files: FinishedFile[] = [];
+  await mergeInputs(listed, {
+    rows,
+    reader: new InputReader(rows, dirSource(dir), resolveReadLimits({}), 4, signal),
+    targetBytes: 64 * 1024 * 1024,
+    runBytes,
+    compression: 'zstd',
+    beforeInput: async () => {},
+    onFile: async (file) => {
+      files.push(file);
+    },
+    onSkipped: (_object, error) => {
+      throw error;
+    },
+  });
+  return files;
+}
+
+/** Is `keys` in order (each an array of texts and bigints, compared in turn)? */
+function inOrder(keys: (string | bigint)[][]): boolean {
+  for (let i = 1; i < keys.length; i++) {
+    const a = keys[i - 1] as (string | bigint)[];
+    const b = keys[i] as (string | bigint)[];
+    for (let k = 0; k < a.length; k++) {
+      if ((a[k] as string | bigint) < (b[k] as string | bigint)) break;
+      if ((a[k] as string | bigint) > (b[k] as string | bigint)) return false;
+    }
+  }
+  return true;
+}
+
+describe('compaction of spans and log records on a directory', () => {
+  let dir: string;
+  beforeEach(() => tempDir('otel-s3-compact-flat-', (path) => (dir = path)));
+
+  test('spans spilled in many runs come out as one run sorted by ServiceName, TraceId and Timestamp, every span once', async () => {
+    const recorded = await exportSpanBatches(
+      { bucket: 'b', prefix: 'p' },
+      { s3Client: dirClient(dir) },
+      HOUR,
+      backwards(8, 150),
+    );
+    // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
+    const files = await merged(dir, 'traces', SPAN_ROWS, 160 * 1024);
+    expect(files).toHaveLength(1);
+    const file = files[0] as FinishedFile;
+    expect(file.rows).toBe(recorded.length);
+    await writeFile(join(dir, 'out.parquet'), file.bytes);
+    const rows = await duckdbSpanRows(join(dir, 'out.parquet'));
+    expect(sorted(rows)).toEqual(sorted(recorded));
+    const keys = rows.map((r) => {
+      const row = JSON.parse(r) as string[];
+      return [row[0] as string, row[1] as string, BigInt(row[4] as string)];
+    });
+    expect(inOrder(keys)).toBe(true);
+  });
+
+  test('log records spilled in many runs come out as one sorted run, every record once', async () => {
+    const recorded = await exportLogBatches(
+      { bucket: 'b', prefix: 'p' },
+      { s3Client: dirClient(dir) },
+      HOUR,
+      backwards(8, 200),
+    );
+    const files = await merged(dir, 'logs', LOG_RECORD_ROWS, 160 * 1024);
+    expect(files).toHaveLength(1);
+    await writeFile(join(dir, 'out.parquet'), (files[0] as FinishedFile).bytes);
+    const rows = await duckdbLogRows(join(dir, 'out.parquet'));
+    expect(sorted(rows)).toEqual(sorted(recorded));
+    const keys = rows.map((r) => {
+      const row = JSON.parse(r) as string[];
+      return [row[0] as string, row[1] as string, BigInt(row[3] as string)];
+    });
+    expect(inOrder(keys)).toBe(true);
+  });
+
+  test("a metrics compaction's lease on an hour does not keep that hour's spans waiting", async () => {
+    await exportSpanBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, HOUR, [
+      { service: 'api', minute: 10, items: 6, seed: 1 },
+      { service: 'web', minute: 20, items: 6, seed: 2 },
+    ]);
+    const store = dirStore(dir, tmpDirectory('p'));
+    const held = await acquireLease(
+      {
+        store,
+        directory: leaseDirectory('p', new Date(HOUR)),
+        holder: 'a metrics compactor',
+        durationMillis: 600_000,
+        clockSkewMillis: 0,
+      },
+      signal,
+    );
+    expect('lease' in held).toBe(true);
+    const report = await compactSpans({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    const keys = await keysIn(dir);
+    // The spans' leases are theirs; the metrics' lease is as it was taken.
+    const leases = keys.filter((k) => k.includes('/leases/'));
+    expect(leases.filter((k) => !k.includes('/leases/traces/year='))).toEqual([
+      expect.stringMatching(/^p\/_otel_s3_compaction\/leases\/year=.*\/000000000000\.lease$/),
+    ]);
+    expect(keys.filter((k) => k.startsWith('p/traces/'))).toEqual([
+      expect.stringMatching(/\.compacted\.parquet$/),
+    ]);
+  });
+});
