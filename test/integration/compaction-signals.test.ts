@@ -7,7 +7,7 @@ import {
   compactSpans,
 } from '../../src/compact/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
-import { listing, mirrorOf } from '../support/compaction-data.js';
+import { batchAt, exportBatches, listing, mirrorOf } from '../support/compaction-data.js';
 import { duckdbRows } from '../support/duckdb.js';
 import {
   duckdbLogRows,
@@ -213,5 +213,61 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
     const again = await compactSpans(options());
     expect(again.partitions).toEqual([]);
     expect(await listing(client, bucket, `${prefix}/`)).toEqual(snapshot);
+  });
+
+  test('otel-s3 compact takes every signal: the hour of metrics, of spans and of log records, each into its own output', async () => {
+    const { runCliChild } = await import('../support/cli-child.js');
+    const { mkdtemp } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    await exportBatches({ bucket, prefix, format: 'parquet' }, connection(), [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('web', HOUR + 20 * 60_000, 3, 2),
+    ]);
+    const spans = await exportSpanBatches({ bucket, prefix }, connection(), HOUR, spanBatches);
+    const logs = await exportLogBatches({ bucket, prefix }, connection(), HOUR, [
+      { service: 'web', minute: 7, items: 8, seed: 8 },
+      { service: 'api', minute: 37, items: 8, seed: 9 },
+    ]);
+    const cwd = await mkdtemp(join(tmpdir(), 'otel-s3-compact-signals-'));
+    dirs.push(cwd);
+    const run = await runCliChild(
+      ['compact', '--bucket', bucket, '--prefix', prefix, '--partition-time', 'data'].concat([
+        '--from',
+        new Date(HOUR).toISOString(),
+      ]),
+      {
+        cwd,
+        env: {
+          AWS_ACCESS_KEY_ID: s3Server?.accessKeyId ?? '',
+          AWS_SECRET_ACCESS_KEY: s3Server?.secretAccessKey ?? '',
+          OTEL_EXPORTER_S3_ENDPOINT: s3Server?.endpoint ?? '',
+        },
+      },
+    );
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(
+      lines.map((l) =>
+        l
+          .replace(/year=.*hour=\d\d/, 'HOUR')
+          .split('  ')
+          .slice(0, 2),
+      ),
+    ).toEqual([
+      ['HOUR', 'compacted'],
+      ['traces/HOUR', 'compacted'],
+      ['logs/HOUR', 'compacted'],
+    ]);
+    const all = await keys('');
+    expect(all.filter((k) => k.endsWith('.parquet') && !k.endsWith('.compacted.parquet'))).toEqual(
+      [],
+    );
+    const dir = await mirror();
+    expect(sorted(await duckdbSpanRows(`${dir}/${prefix}/traces/**/*.parquet`))).toEqual(
+      sorted(spans),
+    );
+    expect(sorted(await duckdbLogRows(`${dir}/${prefix}/logs/**/*.parquet`))).toEqual(sorted(logs));
+    expect(await outputs('year=')).toHaveLength(1);
   });
 });
