@@ -1,5 +1,6 @@
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { uuidv7 } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
 import { dirStore } from '../../../src/compact/dir-store.js';
@@ -13,7 +14,8 @@ import type { SignalName } from '../../../src/layout/formats.js';
 import { dirSource } from '../../../src/reader/dir-source.js';
 import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
 import { resolveReadLimits } from '../../../src/reader/read-limits.js';
-import { dirClient, keysIn } from '../../support/compaction-dir.js';
+import { batchAt } from '../../support/compaction-data.js';
+import { dirClient, exportToDir, keysIn } from '../../support/compaction-dir.js';
 import {
   duckdbLogRows,
   duckdbSpanRows,
@@ -92,7 +94,7 @@ describe('compaction of spans and log records on a directory', () => {
       { bucket: 'b', prefix: 'p' },
       { s3Client: dirClient(dir) },
       HOUR,
-      backwards(8, 150),
+      backwards(8, 100),
     );
     // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
     const files = await merged(dir, 'traces', SPAN_ROWS, 160 * 1024);
@@ -114,7 +116,7 @@ describe('compaction of spans and log records on a directory', () => {
       { bucket: 'b', prefix: 'p' },
       { s3Client: dirClient(dir) },
       HOUR,
-      backwards(8, 200),
+      backwards(8, 120),
     );
     const files = await merged(dir, 'logs', LOG_RECORD_ROWS, 160 * 1024);
     expect(files).toHaveLength(1);
@@ -155,6 +157,47 @@ describe('compaction of spans and log records on a directory', () => {
     ]);
     expect(keys.filter((k) => k.startsWith('p/traces/'))).toEqual([
       expect.stringMatching(/\.compacted\.parquet$/),
+    ]);
+  });
+
+  test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
+    const recorded = await exportSpanBatches(
+      { bucket: 'b', prefix: 'p' },
+      { s3Client: dirClient(dir) },
+      HOUR,
+      [
+        { service: 'api', minute: 10, items: 6, seed: 1 },
+        { service: 'web', minute: 20, items: 6, seed: 2 },
+      ],
+    );
+    const [first] = await keysIn(dir);
+    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const notParquet = `${hourDir}/traces_${uuidv7()}.parquet`;
+    await writeFile(join(dir, notParquet), 'PAR1 not really PAR1');
+    // A metrics file under the spans' name: a Parquet file of this package, of the wrong table.
+    const other = join(dir, 'm');
+    await exportToDir(other, { prefix: 'p', format: 'parquet' }, [batchAt('x', HOUR + 60_000, 2)]);
+    const metricsFile = (await keysIn(other))[0] as string;
+    const wrongTable = `${hourDir}/traces_${uuidv7()}.parquet`;
+    await copyFile(join(other, metricsFile), join(dir, wrongTable));
+
+    const options = { dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) };
+    const report = await compactSpans(options);
+    const [partition] = report.partitions;
+    expect(partition?.status).toBe('compacted');
+    expect(partition?.read.points).toBe(recorded.length);
+    expect(partition?.skipped.map((k) => k.key).sort()).toEqual([notParquet, wrongTable].sort());
+    const keys = await keysIn(dir);
+    expect(keys).toContain(notParquet);
+    expect(keys).toContain(wrongTable);
+    expect(keys.filter((k) => k.includes('/skipped/'))).toEqual([
+      expect.stringMatching(/^p\/_otel_s3_compaction\/skipped\/traces\/year=.*\.skips$/),
+    ]);
+    const output = keys.find((k) => k.endsWith('.compacted.parquet')) as string;
+    expect(sorted(await duckdbSpanRows(join(dir, output)))).toEqual(sorted(recorded));
+    const again = await compactSpans(options);
+    expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
+      ['nothing-to-do', 2],
     ]);
   });
 });
