@@ -4,16 +4,23 @@ import { uuidv7 } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
 import { dirStore } from '../../../src/compact/dir-store.js';
-import { LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
+import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
 import { compactSpans } from '../../../src/compact/index.js';
 import { InputReader } from '../../../src/compact/inputs.js';
 import { acquireLease } from '../../../src/compact/lease.js';
 import { type FinishedFile, type MergeInput, mergeInputs } from '../../../src/compact/merge.js';
 import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
 import type { SignalName } from '../../../src/layout/formats.js';
+import { TableFileWriter } from '../../../src/parquet/file-writer.js';
 import { dirSource } from '../../../src/reader/dir-source.js';
 import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
+import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
 import { resolveReadLimits } from '../../../src/reader/read-limits.js';
+import { readParts } from '../../../src/reader/read-parts.js';
+import { spanRows } from '../../../src/reader.js';
+import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
+import { flatTable } from '../../../src/signals/flat-parquet/table.js';
+import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { batchAt } from '../../support/compaction-data.js';
 import { dirClient, exportToDir, keysIn } from '../../support/compaction-dir.js';
 import {
@@ -199,5 +206,42 @@ describe('compaction of spans and log records on a directory', () => {
     expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
       ['nothing-to-do', 2],
     ]);
+  });
+
+  test('a Parquet file of spans in many row groups (a large output) is read by the reader one row group at a time, every span once', async () => {
+    const recorded = await exportSpanBatches(
+      { bucket: 'b', prefix: 'p' },
+      { s3Client: dirClient(dir) },
+      HOUR,
+      [{ service: 'api', minute: 10, items: 30, seed: 3 }],
+    );
+    const [key] = await keysIn(dir);
+    // The same rows again, in row groups of 7 (the reader reads files over 16 MiB so).
+    const source = dirSource(dir);
+    const bytes = await source.get(key as string, signal, Number.MAX_SAFE_INTEGER);
+    const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
+    const store = new FlatStore(SPANS);
+    for (let i = 0; i < parts.count; i++) {
+      appendFlatColumns(store, SPANS, await parts.readColumns(i));
+    }
+    const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', rowGroupRows: 7 });
+    await writer.writeRun(store.seal());
+    const file = writer.finish([]).slice();
+    await writeFile(join(dir, 'many.parquet'), file);
+    const ids: string[] = [];
+    const counts: number[] = [];
+    for await (const part of readParts(
+      source,
+      { key: 'many.parquet', size: file.length, signal: 'traces' },
+      resolveReadLimits({}),
+      signal,
+    )) {
+      counts.push(part.count);
+      ids.push(...spanRows(part.request).map((r) => r.spanId));
+    }
+    expect(counts).toEqual(
+      Array(Math.ceil(recorded.length / 7)).fill(Math.ceil(recorded.length / 7)),
+    );
+    expect(sorted(ids)).toEqual(sorted(recorded.map((r) => JSON.parse(r)[2] as string)));
   });
 });
