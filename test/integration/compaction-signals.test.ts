@@ -67,14 +67,15 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
   /** Spans as this package's reader reads them (each object once, outputs for what they replace). */
   const readerSpans = async () => {
     const ids: string[] = [];
-    for await (const object of readSpans({ bucket, ...connection(), prefix, format: 'parquet' })) {
+    // Every default layout (as `otel-s3 spans` reads them without --object-format).
+    for await (const object of readSpans({ bucket, ...connection(), prefix })) {
       ids.push(...spanRows(object.request).map((r) => r.spanId));
     }
     return ids;
   };
   const readerLogs = async () => {
     let n = 0;
-    const stream = readLogRecords({ bucket, ...connection(), prefix, format: 'parquet' });
+    const stream = readLogRecords({ bucket, ...connection(), prefix });
     for await (const object of stream) n += logRecordRows(object.request).length;
     return n;
   };
