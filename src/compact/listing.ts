@@ -1,3 +1,4 @@
+import { signalWordOfKey } from '../layout/formats.js';
 import { isPastRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
@@ -100,10 +101,11 @@ export async function* listedHours(
 /**
  * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
  * the layout starts with the year, month, day and hour). Another signal's objects are not counted
- * as keys out of the layout; with `parquetOnly`, OTLP objects are passed over too.
+ * as keys out of the layout, and passed over when the template matches them (their name's signal
+ * word says); with `parquetOnly`, OTLP objects are passed over too.
  */
 async function* hourGroups(
-  settings: Pick<CompactionSettings, 'parquetOnly'>,
+  settings: Pick<CompactionSettings, 'parquetOnly' | 'signal'>,
   source: ObjectSource,
   layout: KeyLayout,
   range: { from: number; to: number },
@@ -125,6 +127,11 @@ async function* hourGroups(
       continue;
     }
     if (settings.parquetOnly && parsed.encoding.format !== 'parquet') continue;
+    // A key template of one signal read for another (the CLI's one --key-template for every
+    // signal) matches the first's names: an object whose name has another signal's word is not
+    // this signal's.
+    const word = signalWordOfKey(key);
+    if (word !== undefined && word !== settings.signal) continue;
     const hour = start - (((start % HOUR) + HOUR) % HOUR);
     if (hour < range.from || hour >= range.to) continue;
     if (group !== undefined && group.hour !== hour) {

@@ -244,4 +244,19 @@ describe('compaction of spans and log records on a directory', () => {
     );
     expect(sorted(ids)).toEqual(sorted(recorded.map((r) => JSON.parse(r)[2] as string)));
   });
+
+  test("a key template shared with metrics (the CLI's one --key-template for every signal): the spans' run takes no metrics file", async () => {
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('x', HOUR + 60_000, 2)]);
+    const before = await keysIn(dir);
+    const report = await compactSpans({
+      dir,
+      prefix: 'p',
+      keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
+      format: 'parquet',
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    expect(report.partitions).toEqual([]);
+    expect(await keysIn(dir)).toEqual(before);
+  });
 });
