@@ -255,6 +255,31 @@ describe('the same filters as pyarrow writes', () => {
   });
 });
 
+describe('a filter at its largest', () => {
+  test('more distinct ids than maxBytes holds at the fpp: a bitset of maxBytes, every id still let through (DuckDB)', async () => {
+    const random = prng(5);
+    const present = ids(random, 1_000);
+    const builders = spanColumnBuilders();
+    builders.append(spans(present, random), newTally(false));
+    const path = join(dir, 'capped.parquet');
+    await writeFile(
+      path,
+      await flatEncoder(SPANS)(builders.seal(), {
+        compression: 'none',
+        bloomFilters: { columns: ['TraceId'], maxBytes: 256 },
+      }),
+    );
+    const [meta] = await duckdbRows(
+      `SELECT bloom_filter_offset, bloom_filter_length FROM parquet_metadata('${path}')
+       WHERE path_in_schema = 'TraceId'`,
+    );
+    // 1,000 ids at 1 % would take 2 KiB; the header (numBytes, three one-member unions) is 16 bytes.
+    expect(Number(meta?.bloom_filter_length)).toBe(256 + 16);
+    const got = await probes(path, present);
+    expect([...got.values()].filter(([excluded]) => excluded !== false)).toEqual([]);
+  });
+});
+
 describe('which columns can have one', () => {
   const builders = () => {
     const b = spanColumnBuilders();
