@@ -101,8 +101,8 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
         let frames = 0;
         return {
           ...maker,
-          openFrame: (framing) => {
-            const frame = openFrame(framing);
+          openFrame: (framing, firstRecordBytes) => {
+            const frame = openFrame(framing, firstRecordBytes);
             if (++frames > 1) return frame;
             return {
               append: (record, consumed) => frame.append(record, consumed),
