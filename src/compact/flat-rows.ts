@@ -6,6 +6,7 @@ import {
   flatTable,
   type SealedFlat,
   slotsOf,
+  TRACE_ID_BLOOM_FILTERS,
 } from '../signals/flat-parquet/table.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
@@ -21,11 +22,13 @@ import type { CompactionRows, RowCopier, RunBuilders } from './signal-rows.js';
  */
 
 /**
- * What a compaction run of spans or log records asks of the Parquet writer beyond the codec:
- * the one place for a `TraceId` bloom filter in the outputs (docs/parquet.md, "Bloom filters on
- * `TraceId`"), once the writer takes that option. The exporter's own files pass none.
+ * What a compaction run of spans or log records asks of the Parquet writer beyond the codec: a
+ * `TraceId` bloom filter in each row group of the outputs (docs/parquet.md, "Bloom filters on
+ * `TraceId`"). The exporter's own files have none.
  */
-export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['writerOptions'] = {};
+export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['writerOptions'] = {
+  bloomFilters: TRACE_ID_BLOOM_FILTERS,
+};
 
 type Column = FlatSpec['columns'][number];
 type MapValue = Record<string, unknown> | null | undefined;

@@ -29,6 +29,34 @@ import { SETTLED_HOUR } from '../support/time.js';
 const HOUR = SETTLED_HOUR;
 const sorted = (rows: readonly string[]) => [...rows].sort();
 
+/**
+ * The TraceId bloom filters of a file, as DuckDB reads them: which row groups have one, and for
+ * each id, whether some row group's filter lets it through.
+ */
+async function traceIdFilters(path: string, ids: readonly string[]) {
+  const meta = await duckdbRows(
+    `SELECT row_group_id, bloom_filter_offset FROM parquet_metadata('${path}')
+     WHERE path_in_schema = 'TraceId' ORDER BY row_group_id`,
+  );
+  const probes = await duckdbRows(
+    ids
+      .map(
+        (id, i) =>
+          `SELECT ${i} AS i, bool_and(bloom_filter_excludes) AS excluded FROM parquet_bloom_probe('${path}', 'TraceId', '${id}')`,
+      )
+      .join(' UNION ALL '),
+  );
+  return {
+    withFilter: meta.filter((m) => m.bloom_filter_offset !== null).length,
+    rowGroups: meta.length,
+    passed: probes.filter((p) => p.excluded === false).length,
+  };
+}
+
+/** `n` trace ids no test writes (32 hex digits). */
+const absentIds = (n: number) =>
+  Array.from({ length: n }, (_, i) => `${(0xa5a5a5a5 + i).toString(16)}${'0'.repeat(24)}`);
+
 describeS3('compaction of spans and log records against a real S3 server', () => {
   let client: S3Client;
   let bucket: string;
@@ -130,6 +158,14 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
       sorted(order.filter((r) => r[1] === traceId).map((r) => r[2] as string)),
     );
     expect(sorted(await readerSpans())).toEqual(sorted(spanIds));
+    // Every row group's TraceId has a bloom filter, which lets every written id through and
+    // rules out nearly every other (sized at 1 % false positives).
+    const written0 = `${dir}/${written[0]}`;
+    const traceIds = [...new Set(order.map((r) => r[1] as string))];
+    const present = await traceIdFilters(written0, traceIds);
+    expect(present.withFilter).toBe(present.rowGroups);
+    expect(present.passed).toBe(traceIds.length);
+    expect((await traceIdFilters(written0, absentIds(100))).passed).toBeLessThan(10);
   });
 
   test('log records: an hour of Parquet files becomes one sorted output with exactly the rows the SDK recorded', async () => {
@@ -154,6 +190,9 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
     const key = (r: string[]) => `${r[0]}\u0000${r[1]}\u0000${String(r[3]).padStart(20, '0')}`;
     expect(order.map(key)).toEqual(order.map(key).sort());
     expect(await readerLogs()).toBe(recorded.length);
+    const traceIds = [...new Set(order.map((r) => r[1] as string).filter((id) => id !== ''))];
+    const present = await traceIdFilters(`${dir}/${written[0]}`, traceIds);
+    expect([present.withFilter, present.passed]).toEqual([present.rowGroups, traceIds.length]);
   });
 
   test('a compactor killed after the output PUT, before the deletes: every span read once, a rerun deletes the inputs and writes no second output', async () => {
