@@ -10,7 +10,13 @@ import {
 } from '../signals/flat-parquet/table.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
-import type { CompactionRows, RowCopier, RunBuilders } from './signal-rows.js';
+import { keyTexts, type MapValue, sameMap } from './map-values.js';
+import {
+  type CompactionRows,
+  type RowCopier,
+  type RunBuilders,
+  storeBuilders,
+} from './signal-rows.js';
 
 /**
  * The rows of a flat table (spans, log records: src/signals/flat-parquet/) for compaction: one
@@ -31,7 +37,6 @@ export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['w
 };
 
 type Column = FlatSpec['columns'][number];
-type MapValue = Record<string, unknown> | null | undefined;
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -40,31 +45,6 @@ function int64(v: unknown): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
   return 0n;
-}
-
-/** Keys and value texts of a MAP<STRING, STRING> value (null: an empty value). */
-function keyTexts(map: MapValue): { keys: string[]; texts: (string | null)[] } {
-  if (typeof map !== 'object' || map === null) return { keys: [], texts: [] };
-  const keys = Object.keys(map);
-  const texts = keys.map((k) => {
-    const v = map[k];
-    return v === null || v === undefined ? null : String(v);
-  });
-  return { keys, texts };
-}
-
-/** The same map contents. */
-function sameMap(a: MapValue, b: MapValue): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i] || a[k] !== b[k]) return false;
-  }
-  return true;
 }
 
 /**
@@ -471,19 +451,9 @@ export function flatRows(
     countRequest: refuseRequest,
     builders(): RunBuilders<SealedFlat> {
       const store = new FlatStore(spec);
-      return {
-        get rows() {
-          return store.rows;
-        },
-        get bytes() {
-          return store.bytes;
-        },
-        add: (part) =>
-          'columns' in part ? appendFlatColumns(store, spec, part.columns) : refuseRequest(),
-        mark: () => store.mark(),
-        rollback: (mark) => store.rollback(mark as ReturnType<FlatStore['mark']>),
-        seal: () => store.seal(),
-      };
+      return storeBuilders(store, (part) =>
+        'columns' in part ? appendFlatColumns(store, spec, part.columns) : refuseRequest(),
+      );
     },
     // The exporter's table: its plan orders a batch's rows by `sort`, as compareFlat does.
     table: flatTable(spec) as CompactionRows<SealedFlat, FlatKeys>['table'],

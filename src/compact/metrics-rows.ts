@@ -1,12 +1,12 @@
 import { appendRequest } from '../signals/metrics/parquet/append-otlp.js';
-import { ColumnStore, type StoreMark } from '../signals/metrics/parquet/column-store.js';
+import { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { METRICS_TABLE } from '../signals/metrics/parquet/file-writer.js';
 import { plan } from '../signals/metrics/parquet/plan.js';
 import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
 import { appendColumns } from './append-columns.js';
 import { countPoints } from './points.js';
 import { decodeSealed, encodeSealed, SealedRows } from './sealed-rows.js';
-import type { CompactionRows } from './signal-rows.js';
+import { type CompactionRows, storeBuilders } from './signal-rows.js';
 import { compactionOrder, compareRows, SortKeys } from './sort-order.js';
 
 /**
@@ -26,19 +26,9 @@ export const METRICS_ROWS: CompactionRows<SealedColumns, SortKeys> = {
   countRequest: countPoints,
   builders() {
     const store = new ColumnStore();
-    return {
-      get rows() {
-        return store.rows;
-      },
-      get bytes() {
-        return store.bytes;
-      },
-      add: (part) =>
-        'columns' in part ? appendColumns(store, part.columns) : appendRequest(store, part.request),
-      mark: () => store.mark(),
-      rollback: (mark) => store.rollback(mark as StoreMark),
-      seal: () => store.seal(),
-    };
+    return storeBuilders(store, (part) =>
+      'columns' in part ? appendColumns(store, part.columns) : appendRequest(store, part.request),
+    );
   },
   table: COMPACTION_TABLE as CompactionRows<SealedColumns, SortKeys>['table'],
   writerOptions: {},

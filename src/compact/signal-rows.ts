@@ -33,6 +33,31 @@ export interface RunBuilders<S> {
   seal(): S;
 }
 
+/** Run builders over a column store (its size, marks and seal); `add` appends a part to it. */
+export function storeBuilders<S, M>(
+  store: {
+    readonly rows: number;
+    readonly bytes: number;
+    mark(): M;
+    rollback(mark: M): void;
+    seal(): S;
+  },
+  add: (part: InputPart) => number,
+): RunBuilders<S> {
+  return {
+    get rows() {
+      return store.rows;
+    },
+    get bytes() {
+      return store.bytes;
+    },
+    add,
+    mark: () => store.mark(),
+    rollback: (mark) => store.rollback(mark as M),
+    seal: () => store.seal(),
+  };
+}
+
 /** Rows copied out of sealed batches into a new one (a chunk of a spilled run, a merged batch). */
 export interface RowCopier<S> {
   readonly rows: number;
