@@ -3,8 +3,7 @@ import { isPastRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
-import { openParquetParts } from '../reader/parquet-parts.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';
 import { skipRecordKey } from './bookkeeping.js';
 import type { CompactionSettings } from './options.js';
@@ -183,11 +182,7 @@ async function outputInfo(
   signal: AbortSignal,
 ): Promise<OutputInfo | BadOutput> {
   try {
-    const parts = await openParquetParts(
-      objectRanges(source, object.key, object.size, signal),
-      settings.limits,
-      settings.signal,
-    );
+    const parts = await openStoredParquet(source, object, settings.limits, settings.signal, signal);
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     if (text === undefined) throw new Error(`no ${REPLACES_KEY} in its metadata`);
     return { ...object, rows: parts.rows, replaces: decodeReplaces(text) };

@@ -1,7 +1,6 @@
 import type { OutputNames } from '../layout/outputs.js';
 import { ReadAccessError } from '../reader/errors.js';
-import { openParquetParts } from '../reader/parquet-parts.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import { hourPath, leaseDirectory, skipRecordKey } from './bookkeeping.js';
 import { InputReader } from './inputs.js';
 import { acquireLease, type Lease } from './lease.js';
@@ -134,11 +133,10 @@ async function parquetRowsProblem(
 ): Promise<string | undefined> {
   if (recorded === undefined || object.parsed.encoding.format !== 'parquet') return undefined;
   const { source } = ctx.store;
-  const parts = await openParquetParts(
-    objectRanges(source, object.key, object.size, ctx.signal),
-    ctx.settings.limits,
-    ctx.settings.signal,
-  ).catch(() => undefined);
+  const { limits, signal } = ctx.settings;
+  const parts = await openStoredParquet(source, object, limits, signal, ctx.signal).catch(
+    () => undefined,
+  );
   if (parts === undefined || parts.rows === recorded) return undefined;
   return `it holds ${parts.rows} rows, the output that replaces it read ${recorded}: kept`;
 }
