@@ -1,13 +1,15 @@
 import { rm } from 'node:fs/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeEach, expect, test } from 'vitest';
-import {
-  type CompactMetricsOptions,
-  compactLogRecords,
-  compactSpans,
-} from '../../src/compact/index.js';
+import { compactLogRecords, compactSpans } from '../../src/compact/index.js';
 import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/reader.js';
-import { batchAt, exportBatches, listing, mirrorOf } from '../support/compaction-data.js';
+import {
+  batchAt,
+  compactOptions,
+  exportBatches,
+  listing,
+  mirrorOf,
+} from '../support/compaction-data.js';
 import { duckdbRows } from '../support/duckdb.js';
 import {
   duckdbLogRows,
@@ -16,7 +18,7 @@ import {
   exportSpanBatches,
   type FlatBatch,
 } from '../support/flat-batches.js';
-import { connection, describeS3, s3Server, withS3 } from '../support/s3.js';
+import { connection, describeS3, s3Environment, s3Server, withS3 } from '../support/s3.js';
 import { SETTLED_HOUR } from '../support/time.js';
 
 /**
@@ -72,16 +74,7 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
     prefix = `s${++prefixSeq}-${Date.now().toString(36)}`;
   });
 
-  const options = (extra: Partial<CompactMetricsOptions> = {}): CompactMetricsOptions =>
-    ({
-      bucket,
-      ...connection(),
-      prefix,
-      partitionTime: 'data',
-      from: new Date(HOUR),
-      leaseClockSkewMillis: 0,
-      ...extra,
-    }) as CompactMetricsOptions;
+  const options = () => compactOptions(connection(), { bucket, prefix, fromMillis: HOUR });
   const keys = async (under: string) =>
     (await listing(client, bucket, `${prefix}/${under}`)).map((o) => o.key);
   const outputs = async (under: string) =>
@@ -256,10 +249,7 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
   });
 
   test('otel-s3 compact takes every signal: the hour of metrics, of spans and of log records, each into its own output', async () => {
-    const { runCliChild } = await import('../support/cli-child.js');
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
+    const { compactInChild } = await import('../support/cli-child.js');
     await exportBatches({ bucket, prefix, format: 'parquet' }, connection(), [
       batchAt('api', HOUR + 60_000, 3, 1),
       batchAt('web', HOUR + 20 * 60_000, 3, 2),
@@ -269,22 +259,7 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
       { service: 'web', minute: 7, items: 8, seed: 8 },
       { service: 'api', minute: 37, items: 8, seed: 9 },
     ]);
-    const cwd = await mkdtemp(join(tmpdir(), 'otel-s3-compact-signals-'));
-    dirs.push(cwd);
-    const run = await runCliChild(
-      ['compact', '--bucket', bucket, '--prefix', prefix, '--partition-time', 'data'].concat([
-        '--from',
-        new Date(HOUR).toISOString(),
-      ]),
-      {
-        cwd,
-        env: {
-          AWS_ACCESS_KEY_ID: s3Server?.accessKeyId ?? '',
-          AWS_SECRET_ACCESS_KEY: s3Server?.secretAccessKey ?? '',
-          OTEL_EXPORTER_S3_ENDPOINT: s3Server?.endpoint ?? '',
-        },
-      },
-    );
+    const run = await compactInChild({ bucket, prefix, fromMillis: HOUR }, s3Environment());
     expect(run.code).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(

@@ -7,16 +7,17 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   BatchLogRecordProcessor,
   LoggerProvider,
   type ReadableLogRecord,
 } from '@opentelemetry/sdk-logs';
-import { BatchSpanProcessor, type ReadableSpan, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
 import { duckdbRows } from './duckdb.js';
+import { ONE_BATCH, oneBatchTracerProvider } from './one-batch-providers.js';
+import { logRow, Recording, spanRow } from './otel-rows.js';
 import { prng } from './prng.js';
 
 /**
@@ -36,75 +37,57 @@ export interface FlatBatch {
   seed: number;
 }
 
-/** Holds the batch in the processor until the test's flush: one export a batch. */
-const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
+/** Two small objects of two services, at minutes 10 and 20: 6 spans or log records each. */
+export const TWO_SMALL_BATCHES: readonly FlatBatch[] = [
+  { service: 'api', minute: 10, items: 6, seed: 1 },
+  { service: 'web', minute: 20, items: 6, seed: 2 },
+];
 
-/** Between a processor and the S3 exporter: keeps what it was handed, spelled. */
-class Recording<Item> {
-  constructor(
-    private readonly inner: S3SpanExporter | S3LogRecordExporter,
-    private readonly spell: (item: Item) => string,
-    readonly rows: string[],
-  ) {}
-  export(items: Item[], done: (result: ExportResult) => void): void {
-    this.rows.push(...items.map(this.spell));
-    this.inner.export(items as never, done);
-  }
-  forceFlush(): Promise<void> {
-    return this.inner.forceFlush();
-  }
-  /** The providers of each batch shut down; the S3 exporter lives on. */
-  async shutdown(): Promise<void> {}
-}
+/** Microseconds (as DuckDB reads a timestamp) of nanoseconds, in decimal. */
+const micros = (ns: bigint) => String(ns / 1000n);
 
-const nanos = ([s, n]: readonly [number, number]) => BigInt(s) * 1_000_000_000n + BigInt(n);
-const micros = (t: readonly [number, number]) => String(nanos(t) / 1000n);
-const word = (name: string) => name.charAt(0) + name.slice(1).toLowerCase();
-/** Attribute values as text, for the values these tests record. */
-const valueText = (v: unknown): string =>
-  Array.isArray(v)
-    ? JSON.stringify(v)
-    : typeof v === 'number' && Number.isInteger(v)
-      ? BigInt(v).toString()
-      : String(v);
-const pairs = (attrs: Attributes | undefined): [string, string][] =>
-  Object.entries(attrs ?? {}).map(([k, v]) => [k, valueText(v)]);
-
+/** A span as one text: the columns of its otel_traces row that duckdbSpanRows reads. */
 function spellSpan(s: ReadableSpan): string {
-  const c = s.spanContext();
+  const r = spanRow(s);
   return JSON.stringify([
-    String(s.resource.attributes['service.name']),
-    c.traceId,
-    c.spanId,
-    s.parentSpanContext?.spanId ?? '',
-    micros(s.startTime),
-    String(nanos(s.endTime) - nanos(s.startTime)),
-    s.name,
-    word(SpanKind[s.kind]),
-    word(SpanStatusCode[s.status.code]),
-    s.status.message ?? '',
-    pairs(s.resource.attributes as Attributes),
-    s.instrumentationScope.name,
-    s.instrumentationScope.version ?? '',
-    pairs(s.attributes),
-    s.events.map((e) => [micros(e.time), e.name, pairs(e.attributes)]),
-    s.links.map((l) => [l.context.traceId, l.context.spanId, pairs(l.attributes)]),
+    r.ServiceName,
+    r.TraceId,
+    r.SpanId,
+    r.ParentSpanId,
+    micros(r.Timestamp),
+    String(r.Duration),
+    r.SpanName,
+    r.SpanKind,
+    r.StatusCode,
+    r.StatusMessage,
+    r.ResourceAttributes,
+    r.ScopeName,
+    r.ScopeVersion,
+    r.SpanAttributes,
+    r['Events.Timestamp'].map((t, i) => [
+      micros(t),
+      r['Events.Name'][i],
+      r['Events.Attributes'][i],
+    ]),
+    r['Links.TraceId'].map((id, i) => [id, r['Links.SpanId'][i], r['Links.Attributes'][i]]),
   ]);
 }
 
-function spellLog(r: ReadableLogRecord): string {
+/** A log record as one text: the columns of its otel_logs row that duckdbLogRows reads. */
+function spellLog(record: ReadableLogRecord): string {
+  const r = logRow(record);
   return JSON.stringify([
-    String(r.resource.attributes['service.name']),
-    r.spanContext?.traceId ?? '',
-    r.spanContext?.spanId ?? '',
-    micros(r.hrTime),
-    r.severityText ?? '',
-    r.severityNumber ?? 0,
-    r.body === undefined ? '' : valueText(r.body),
-    pairs(r.resource.attributes as Attributes),
-    r.instrumentationScope.name,
-    pairs(r.attributes as Attributes),
-    r.eventName ?? '',
+    r.ServiceName,
+    r.TraceId,
+    r.SpanId,
+    micros(r.Timestamp),
+    r.SeverityText,
+    r.SeverityNumber,
+    r.Body,
+    r.ResourceAttributes,
+    r.ScopeName,
+    r.LogAttributes,
+    r.EventName,
   ]);
 }
 
@@ -161,33 +144,60 @@ const attributesOf = (random: () => number, i: number): Attributes => ({
 });
 
 type Connection = Record<string, unknown>;
+type Where = { bucket: string; prefix: string };
+/** A provider of one batch: flushed, then shut down (the S3 exporter lives on). */
+type BatchProvider = { forceFlush(): Promise<void>; shutdown(): Promise<void> };
+
+/** The exporters' options here: Parquet, one hour by the data's time, objects cut at the flush. */
+const exporterOptions = (options: Where, connection: Connection) => ({
+  ...connection,
+  bucket: options.bucket,
+  prefix: options.prefix,
+  format: 'parquet' as const,
+  partitionTime: 'data' as const,
+  maxBatchAgeMillis: 3_600_000,
+});
+
+/**
+ * Exports each of `batches` as one object through `s3`: `produce` makes the batch's items in a
+ * provider of its own whose processor hands them to the recording; returns them spelled.
+ */
+async function exportEach<Item>(
+  s3: S3SpanExporter | S3LogRecordExporter,
+  spell: (item: Item) => string,
+  batches: readonly FlatBatch[],
+  produce: (batch: FlatBatch, exporter: Recording<Item, string>) => BatchProvider,
+): Promise<string[]> {
+  const recording = new Recording<Item, string>(s3, spell, true);
+  for (const batch of batches) {
+    const provider = produce(batch, recording);
+    await provider.forceFlush();
+    await s3.forceFlush();
+    await provider.shutdown();
+  }
+  await s3.shutdown();
+  const stats = s3.stats();
+  const rows = recording.rows;
+  if (stats.batchesUploaded !== batches.length || stats.pointsUploaded !== rows.length) {
+    throw new Error(`expected ${batches.length} objects uploaded, got ${JSON.stringify(stats)}`);
+  }
+  return rows;
+}
 
 /**
  * Exports spans of `batches` (traces of a SERVER root and two children, events, links, an error
  * status), one object per batch, through the SDK; returns them spelled (spellSpan).
  */
-export async function exportSpanBatches(
-  options: { bucket: string; prefix: string },
+export function exportSpanBatches(
+  options: Where,
   connection: Connection,
   hour: number,
   batches: readonly FlatBatch[],
 ): Promise<string[]> {
-  const s3 = new S3SpanExporter({
-    ...connection,
-    bucket: options.bucket,
-    prefix: options.prefix,
-    format: 'parquet',
-    partitionTime: 'data',
-    maxBatchAgeMillis: 3_600_000,
-  });
-  const rows: string[] = [];
-  const recording = new Recording<ReadableSpan>(s3, spellSpan, rows);
-  for (const batch of batches) {
+  const s3 = new S3SpanExporter(exporterOptions(options, connection));
+  return exportEach<ReadableSpan>(s3, spellSpan, batches, (batch, recording) => {
     const random = prng(batch.seed);
-    const provider = new TracerProvider({
-      resource: resourceOf(batch.service, batch.seed),
-      spanProcessors: [new BatchSpanProcessor({ exporter: recording, ...ONE_BATCH })],
-    });
+    const provider = oneBatchTracerProvider(resourceOf(batch.service, batch.seed), recording);
     const tracer = provider.getTracer('shop', '1.0.0');
     for (let i = 0; i < batch.items; i += 3) {
       const start = Math.floor(random() * 50_000_000_000);
@@ -228,40 +238,23 @@ export async function exportSpanBatches(
       }
       root.end(at(hour, batch.minute, start + 9_000_777));
     }
-    await provider.forceFlush();
-    await s3.forceFlush();
-    await provider.shutdown();
-  }
-  await s3.shutdown();
-  const stats = s3.stats();
-  if (stats.batchesUploaded !== batches.length || stats.pointsUploaded !== rows.length) {
-    throw new Error(`expected ${batches.length} objects uploaded, got ${JSON.stringify(stats)}`);
-  }
-  return rows;
+    return provider;
+  });
 }
 
 /**
  * Exports log records of `batches` (bodies of several types, severities, half of them in a span
  * of a trace of their own), one object per batch, through the SDK; returns them spelled.
  */
-export async function exportLogBatches(
-  options: { bucket: string; prefix: string },
+export function exportLogBatches(
+  options: Where,
   connection: Connection,
   hour: number,
   batches: readonly FlatBatch[],
 ): Promise<string[]> {
-  const s3 = new S3LogRecordExporter({
-    ...connection,
-    bucket: options.bucket,
-    prefix: options.prefix,
-    format: 'parquet',
-    partitionTime: 'data',
-    maxBatchAgeMillis: 3_600_000,
-  });
-  const rows: string[] = [];
-  const recording = new Recording<ReadableLogRecord>(s3, spellLog, rows);
+  const s3 = new S3LogRecordExporter(exporterOptions(options, connection));
   const bodies: unknown[] = ['a plain message', 'quotes " and \n 😀', 42, true, ['a', 'b']];
-  for (const batch of batches) {
+  return exportEach<ReadableLogRecord>(s3, spellLog, batches, (batch, recording) => {
     const random = prng(batch.seed);
     const hex = (n: number) =>
       Array.from({ length: n }, () => Math.floor(random() * 16).toString(16)).join('');
@@ -289,14 +282,6 @@ export async function exportLogBatches(
         ...(inSpan === undefined ? {} : { context: inSpan }),
       });
     }
-    await provider.forceFlush();
-    await s3.forceFlush();
-    await provider.shutdown();
-  }
-  await s3.shutdown();
-  const stats = s3.stats();
-  if (stats.batchesUploaded !== batches.length || stats.pointsUploaded !== rows.length) {
-    throw new Error(`expected ${batches.length} objects uploaded, got ${JSON.stringify(stats)}`);
-  }
-  return rows;
+    return provider;
+  });
 }

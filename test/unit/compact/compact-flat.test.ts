@@ -6,9 +6,8 @@ import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.j
 import { dirStore } from '../../../src/compact/dir-store.js';
 import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
 import { compactSpans } from '../../../src/compact/index.js';
-import { InputReader } from '../../../src/compact/inputs.js';
 import { acquireLease } from '../../../src/compact/lease.js';
-import { type FinishedFile, type MergeInput, mergeInputs } from '../../../src/compact/merge.js';
+import type { FinishedFile } from '../../../src/compact/merge.js';
 import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
 import type { SignalName } from '../../../src/layout/formats.js';
 import { TableFileWriter } from '../../../src/parquet/file-writer.js';
@@ -22,13 +21,18 @@ import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatTable } from '../../../src/signals/flat-parquet/table.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { batchAt } from '../../support/compaction-data.js';
-import { dirClient, exportToDir, keysIn } from '../../support/compaction-dir.js';
+import {
+  exportLogsToDir,
+  exportSpansToDir,
+  exportToDir,
+  keysIn,
+  mergeAllIn,
+} from '../../support/compaction-dir.js';
 import {
   duckdbLogRows,
   duckdbSpanRows,
-  exportLogBatches,
-  exportSpanBatches,
   type FlatBatch,
+  TWO_SMALL_BATCHES,
 } from '../../support/flat-batches.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
@@ -48,36 +52,14 @@ const backwards = (n: number, items: number): FlatBatch[] =>
     seed: 100 + i,
   }));
 
-/** Merges every input of `signal` under `dir`/p into files, with runs of `runBytes`. */
-async function merged(
+/** Merges every input of `signalName` under `dir`/p into files, with runs of `runBytes`. */
+const merged = (
   dir: string,
   signalName: SignalName,
   rows: AnyCompactionRows,
   runBytes: number,
-): Promise<FinishedFile[]> {
-  const layout = resolveKeyLayout('p', { format: 'parquet' }, [signalName]);
-  const listed: MergeInput[] = [];
-  for await (const { key, size } of dirSource(dir).list('p', undefined, signal)) {
-    const parsed = layout.parse(key);
-    if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
-  }
-  const files: FinishedFile[] = [];
-  await mergeInputs(listed, {
-    rows,
-    reader: new InputReader(rows, dirSource(dir), resolveReadLimits({}), 4, signal),
-    targetBytes: 64 * 1024 * 1024,
-    runBytes,
-    compression: 'zstd',
-    beforeInput: async () => {},
-    onFile: async (file) => {
-      files.push(file);
-    },
-    onSkipped: (_object, error) => {
-      throw error;
-    },
-  });
-  return files;
-}
+): Promise<FinishedFile[]> =>
+  mergeAllIn(dir, resolveKeyLayout('p', { format: 'parquet' }, [signalName]), rows, runBytes);
 
 /** Is `keys` in order (each an array of texts and bigints, compared in turn)? */
 function inOrder(keys: (string | bigint)[][]): boolean {
@@ -96,52 +78,50 @@ describe('compaction of spans and log records on a directory', () => {
   let dir: string;
   beforeEach(() => tempDir('otel-s3-compact-flat-', (path) => (dir = path)));
 
-  test('spans spilled in many runs come out as one run sorted by ServiceName, TraceId and Timestamp, every span once', async () => {
-    const recorded = await exportSpanBatches(
-      { bucket: 'b', prefix: 'p' },
-      { s3Client: dirClient(dir) },
-      HOUR,
-      backwards(8, 100),
-    );
-    // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
-    const files = await merged(dir, 'traces', SPAN_ROWS, 160 * 1024);
-    expect(files).toHaveLength(1);
-    const file = files[0] as FinishedFile;
-    expect(file.rows).toBe(recorded.length);
-    await writeFile(join(dir, 'out.parquet'), file.bytes);
-    const rows = await duckdbSpanRows(join(dir, 'out.parquet'));
-    expect(sorted(rows)).toEqual(sorted(recorded));
-    const keys = rows.map((r) => {
-      const row = JSON.parse(r) as string[];
-      return [row[0] as string, row[1] as string, BigInt(row[4] as string)];
+  /** Each signal's rows merged from spilled runs; its time is the text at `timeAt` of a row. */
+  const spilled = [
+    {
+      title:
+        'spans spilled in many runs come out as one run sorted by ServiceName, TraceId and Timestamp, every span once',
+      exportTo: exportSpansToDir,
+      signalName: 'traces' as const,
+      rows: SPAN_ROWS as AnyCompactionRows,
+      items: 100,
+      readBack: duckdbSpanRows,
+      timeAt: 4,
+    },
+    {
+      title: 'log records spilled in many runs come out as one sorted run, every record once',
+      exportTo: exportLogsToDir,
+      signalName: 'logs' as const,
+      rows: LOG_RECORD_ROWS as AnyCompactionRows,
+      items: 120,
+      readBack: duckdbLogRows,
+      timeAt: 3,
+    },
+  ];
+  for (const c of spilled) {
+    test(c.title, async () => {
+      const recorded = await c.exportTo(dir, HOUR, backwards(8, c.items));
+      // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
+      const files = await merged(dir, c.signalName, c.rows, 160 * 1024);
+      expect(files).toHaveLength(1);
+      const file = files[0] as FinishedFile;
+      expect(file.rows).toBe(recorded.length);
+      await writeFile(join(dir, 'out.parquet'), file.bytes);
+      const rows = await c.readBack(join(dir, 'out.parquet'));
+      expect(sorted(rows)).toEqual(sorted(recorded));
+      // The sort key: ServiceName and TraceId (the first two texts), then the time.
+      const keys = rows.map((r) => {
+        const row = JSON.parse(r) as string[];
+        return [row[0] as string, row[1] as string, BigInt(row[c.timeAt] as string)];
+      });
+      expect(inOrder(keys)).toBe(true);
     });
-    expect(inOrder(keys)).toBe(true);
-  });
-
-  test('log records spilled in many runs come out as one sorted run, every record once', async () => {
-    const recorded = await exportLogBatches(
-      { bucket: 'b', prefix: 'p' },
-      { s3Client: dirClient(dir) },
-      HOUR,
-      backwards(8, 120),
-    );
-    const files = await merged(dir, 'logs', LOG_RECORD_ROWS, 160 * 1024);
-    expect(files).toHaveLength(1);
-    await writeFile(join(dir, 'out.parquet'), (files[0] as FinishedFile).bytes);
-    const rows = await duckdbLogRows(join(dir, 'out.parquet'));
-    expect(sorted(rows)).toEqual(sorted(recorded));
-    const keys = rows.map((r) => {
-      const row = JSON.parse(r) as string[];
-      return [row[0] as string, row[1] as string, BigInt(row[3] as string)];
-    });
-    expect(inOrder(keys)).toBe(true);
-  });
+  }
 
   test("a metrics compaction's lease on an hour does not keep that hour's spans waiting", async () => {
-    await exportSpanBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, HOUR, [
-      { service: 'api', minute: 10, items: 6, seed: 1 },
-      { service: 'web', minute: 20, items: 6, seed: 2 },
-    ]);
+    await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const store = dirStore(dir, tmpDirectory('p'));
     const held = await acquireLease(
       {
@@ -168,15 +148,7 @@ describe('compaction of spans and log records on a directory', () => {
   });
 
   test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
-    const recorded = await exportSpanBatches(
-      { bucket: 'b', prefix: 'p' },
-      { s3Client: dirClient(dir) },
-      HOUR,
-      [
-        { service: 'api', minute: 10, items: 6, seed: 1 },
-        { service: 'web', minute: 20, items: 6, seed: 2 },
-      ],
-    );
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const [first] = await keysIn(dir);
     const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
     const notParquet = `${hourDir}/traces_${uuidv7()}.parquet`;
@@ -209,12 +181,9 @@ describe('compaction of spans and log records on a directory', () => {
   });
 
   test('a Parquet file of spans in many row groups (a large output) is read by the reader one row group at a time, every span once', async () => {
-    const recorded = await exportSpanBatches(
-      { bucket: 'b', prefix: 'p' },
-      { s3Client: dirClient(dir) },
-      HOUR,
-      [{ service: 'api', minute: 10, items: 30, seed: 3 }],
-    );
+    const recorded = await exportSpansToDir(dir, HOUR, [
+      { service: 'api', minute: 10, items: 30, seed: 3 },
+    ]);
     const [key] = await keysIn(dir);
     // The same rows again, in row groups of 7 (the reader reads files over 16 MiB so).
     const source = dirSource(dir);

@@ -3,8 +3,8 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { compactIsolated } from '../../../src/compact/isolated.js';
 import type { SignalName } from '../../../src/layout/formats.js';
 import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
-import { dirClient, exportToDir } from '../../support/compaction-dir.js';
-import { exportSpanBatches } from '../../support/flat-batches.js';
+import { exportSpansToDir, exportToDir } from '../../support/compaction-dir.js';
+import { TWO_SMALL_BATCHES } from '../../support/flat-batches.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
@@ -52,15 +52,7 @@ describe('compactIsolated', () => {
 
   test('compacts the signal it is told: the spans of traces/', async () => {
     const dir = join(root, 's');
-    const recorded = await exportSpanBatches(
-      { bucket: 'b', prefix: 'p' },
-      { s3Client: dirClient(dir) },
-      HOUR,
-      [
-        { service: 'api', minute: 1, items: 6, seed: 1 },
-        { service: 'web', minute: 20, items: 6, seed: 2 },
-      ],
-    );
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const { report } = await run(dir, 'traces');
     expect(
       report?.partitions.map((p) => [p.partition.slice(0, 12), p.status, p.read.points]),
