@@ -46,6 +46,9 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  *   smaller for tests of many row groups
  * @property {number} [pageValues] level entries after which a map's or list's page ends
  *   (PAGE_VALUES by default); smaller for tests of many pages
+ * @property {number} [dictionaryMinUses] uses per distinct value from which a chunk of INT64
+ *   list values gets a dictionary (DICTIONARY_MIN_USES by default); smaller for tests of both
+ *   encodings
  * @property {number} [capacity] bytes the file's buffer starts with (the file's expected size
  *   saves copies as it grows; pages of it never written are never touched)
  * @property {() => Promise<void> | undefined} [pause] asked between steps of the plan and of
@@ -135,6 +138,10 @@ function check(options, ROW_GROUP_ROWS) {
   if (!Number.isInteger(pageValues) || pageValues < 1) {
     throw new TypeError('encodeParquet: pageValues must be a positive integer');
   }
+  const minUses = options.dictionaryMinUses ?? 1;
+  if (!Number.isInteger(minUses) || minUses < 1) {
+    throw new TypeError('encodeParquet: dictionaryMinUses must be a positive integer');
+  }
 }
 
 /**
@@ -206,7 +213,7 @@ export class TableFileWriter {
     this.#bloom = bloomOf(options.bloomFilters, this.#leaves);
     this.#options = options;
     this.#codec = CODEC_OF[options.compression];
-    this.#scratch = new Scratch(options.pageValues);
+    this.#scratch = new Scratch(options.pageValues, options.dictionaryMinUses);
     this.#file = new ByteWriter(Math.max(1 << 16, Math.ceil(options.capacity ?? 0)));
     this.#file.bytes(MAGIC);
   }

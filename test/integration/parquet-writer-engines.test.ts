@@ -68,6 +68,11 @@ const options = fc.record({
   compression: fc.constantFrom('none', 'zstd', 'gzip') as fc.Arbitrary<keyof typeof COMPRESSORS>,
   rowGroupRows: fc.oneof(fc.constant(ROW_GROUP_ROWS), fc.integer({ min: 1, max: 7 })),
   pageValues: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 40 })),
+  /**
+   * Bucket counts: a dictionary where each value is used this often (1: every chunk, 2: some),
+   * else PLAIN; the default (64) makes these small batches' counts PLAIN.
+   */
+  dictionaryMinUses: fc.constantFrom(undefined, 1, 2),
   /** Spans and log records: a TraceId bloom filter, as compaction writes them (no reader may mind). */
   bloomFilters: fc.boolean(),
 });
@@ -105,6 +110,9 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
             compressPage: COMPRESSORS[o.compression],
             rowGroupRows: o.rowGroupRows,
             ...(o.pageValues === undefined ? {} : { pageValues: o.pageValues }),
+            ...(o.dictionaryMinUses === undefined
+              ? {}
+              : { dictionaryMinUses: o.dictionaryMinUses }),
           });
           const path = join(dir, `${files.length}.parquet`);
           await writeFile(path, file);
