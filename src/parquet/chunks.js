@@ -54,7 +54,14 @@ export class Scratch {
   def2 = new BitPacker(2);
   indices = new BitPacker(1);
   delta = new DeltaWriter();
-  int64Dictionary = new Int64Dictionary();
+  /** @type {Int64Dictionary | undefined} */
+  #int64Dictionary;
+
+  /** The dictionary of INT64 list chunks, made at the first (tables without such lists never do). */
+  get int64Dictionary() {
+    this.#int64Dictionary ??= new Int64Dictionary();
+    return this.#int64Dictionary;
+  }
 
   /** An Int32Array of at least n, holding the first `keep` of the last one. @param {number} n @param {number} [keep] */
   int32(n, keep = 0) {

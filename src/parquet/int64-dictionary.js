@@ -11,8 +11,8 @@
 export const DICTIONARY_MIN_USES = 64;
 /** The most entries (16-bit indices); a chunk of more distinct values is PLAIN. */
 const MAX_ENTRIES = 1 << 16;
-/** Values 0 to SMALL - 1 are looked up in an array, the rest in a Map. */
-const SMALL = 1 << 16;
+/** Values 0 to SMALL - 1 are looked up in an array (16 KB), the rest in a Map. */
+const SMALL = 1 << 12;
 /** Exact as a double: |value| < 2^53, i.e. the high word within ±2^21. */
 const HI_LIMIT = 1 << 21;
 
