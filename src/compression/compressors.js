@@ -254,8 +254,9 @@ export function napiZstd(level) {
  * the last one's end is still being compressed, and a part's memory can be freed as soon as it
  * is consumed instead of waiting for the whole object. Frames follow each other in the stream
  * and their output arrives in order: what arrives before a frame's end is that frame's.
- * `compress(parts)` is a frame written at once. A frame of another window log than the last
- * (recordWindowLog) gets a context of its own, which stays for the frames after it.
+ * `compress(parts)` is a frame written at once, on a context of its own while a frame is open.
+ * A frame of another window log than the last (recordWindowLog) gets a context of its own, which
+ * stays for the frames after it.
  * @param {number} level @returns {FrameCompressor}
  */
 export function zstdFrames(level) {
@@ -270,6 +271,11 @@ export function zstdFrames(level) {
   const destroy = (l) => {
     retired.delete(l);
     l.stream.destroy();
+  };
+  /** @param {Lane} l A lane destroyed once its frames have ended. */
+  const retire = (l) => {
+    retired.add(l);
+    return l;
   };
   /** @param {number | undefined} windowLog */
   const openLane = (windowLog) => {
@@ -298,8 +304,7 @@ export function zstdFrames(level) {
    * @returns {FrameWriter}
    */
   const open = (observe, windowLog) => {
-    const last = lane?.frames[lane.frames.length - 1];
-    if (last !== undefined && !last.ended) throw new Error('a zstd frame is still open');
+    if (frameOpen()) throw new Error('a zstd frame is still open');
     if (lane !== undefined && lane.windowLog !== windowLog) {
       // A context's window is set when it is made: another window takes another context, and
       // this one goes once its frames have ended (a batch's frame may still be ending).
@@ -308,7 +313,19 @@ export function zstdFrames(level) {
       lane = undefined;
     }
     lane ??= openLane(windowLog);
-    const l = lane;
+    return frameOn(lane, observe);
+  };
+  /** Whether the last frame opened is still being written. */
+  const frameOpen = () => {
+    const last = lane?.frames[lane.frames.length - 1];
+    return last !== undefined && !last.ended;
+  };
+  /**
+   * A frame on lane `l` (its frames follow each other in its stream).
+   * @param {Lane} l @param {((chunk: Uint8Array) => void) | undefined} [observe]
+   * @returns {FrameWriter}
+   */
+  const frameOn = (l, observe) => {
     /** @type {(value: Uint8Array) => void} */
     let resolve = () => {};
     /** @type {(error: Error) => void} */
@@ -362,7 +379,10 @@ export function zstdFrames(level) {
   return {
     open,
     compress(parts, windowLog) {
-      const frame = open(undefined, windowLog);
+      // While an open batch's frame takes its records as they come (it stays open until the
+      // seal), an object made whole (a batch replayed from the journal) gets a context of its
+      // own, freed once its frame has ended: the open frame is not disturbed.
+      const frame = frameOpen() ? frameOn(retire(openLane(windowLog))) : open(undefined, windowLog);
       for (const part of parts) frame.write(part);
       return frame.end();
     },

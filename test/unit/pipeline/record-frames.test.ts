@@ -212,6 +212,29 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
     expect(Buffer.from(whole.body).equals(Buffer.from(streamed))).toBe(true);
   });
 
+  test("a batch made whole while the open batch's frame takes records (a journal replay) is compressed, and neither frame is disturbed", async () => {
+    const maker = zstdFramedMaker();
+    const openFrame = maker.openFrame;
+    if (openFrame === undefined) throw new Error('zstd on node:zlib opens frames');
+    const framing = { head: HEAD, separator: ',', tail: TAIL };
+    const live = [0, 1, 2].map((i) => Buffer.from(text(150_000, i + 40)));
+    const replayed = [0, 1].map((i) => Buffer.from(text(150_000, i + 50)));
+    // The object the replayed records make when no frame is open: what a replay stores.
+    const alone = await maker.make({ records: replayed, framing, sha256: false, crc32: false });
+    const frame = openFrame(framing, live[0]?.length ?? 0);
+    frame.append(Buffer.from(live[0] as Buffer));
+    // Before: "a zstd frame is still open", and the batch went out uncompressed under another name.
+    const whole = await maker.make({ records: replayed, framing, sha256: true, crc32: false });
+    for (const record of live.slice(1)) frame.append(Buffer.from(record));
+    const streamed = await frame.end();
+    expect(zstdDecompress(whole.body).toString()).toBe(
+      `${HEAD}${replayed.map(String).join(',')}${TAIL}`,
+    );
+    expect(Buffer.from(whole.body).equals(Buffer.from(alone.body))).toBe(true);
+    expect(whole.sha256).toBe(createHash('sha256').update(whole.body).digest('hex'));
+    expect(zstdDecompress(streamed).toString()).toBe(`${HEAD}${live.map(String).join(',')}${TAIL}`);
+  });
+
   test('gzip keeps the records until the seal: it offers no frames', () => {
     const maker = framedMaker({ body: 'framed', compression: 'gzip', level: 6 });
     expect(maker.openFrame).toBeUndefined();

@@ -9,6 +9,7 @@ import { exportSynthetic } from '../../support/service.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
 import { tempDirs } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
+import { builtInZstd } from '../../support/zstd.js';
 
 /**
  * The open batch's journal, crashed in-process: a copy of the spool directory taken while the
@@ -80,6 +81,31 @@ describe('the journal of the open batch', () => {
       );
     });
   }
+
+  test.runIf(builtInZstd)(
+    "zstd on node:zlib: a chain replayed while the new run's open batch takes exports is stored compressed, under the key it would have had",
+    async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const zstd = { format: 'otlp-json', compression: 'zstd' } as const;
+      const before = start(new ScriptedS3(), dir, zstd);
+      await active(before);
+      await exportTags(before, [1, 2]);
+      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      await new Promise((r) => setTimeout(r, 120));
+      const crashed = await crashCopy(dir);
+
+      const s3 = new ScriptedS3();
+      const after = start(s3, crashed, zstd);
+      // Exported before the spool is adopted: the open batch's zstd frame is open at the replay.
+      await exportTags(after, [3]);
+      await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+      await waitFor(() => s3.stored.size === 1, 5_000, 'the replayed batch stored');
+      // Before: "a zstd frame is still open", and the batch went out uncompressed, as `.json`.
+      expect([...s3.stored.keys()]).toEqual([expect.stringMatching(/\.json\.zst$/)]);
+      await after.forceFlush();
+      expect([...s3.storedTags()].sort((a, b) => a - b)).toEqual(times([1, 2, 3]));
+    },
+  );
 
   test('a batch sealed and written to the spool before the crash is replayed from its file only', async () => {
     const dir = await newDir('otel-s3-journal-');
