@@ -223,9 +223,12 @@ export function settleMillisOf(options: CompactMetricsOptions): number {
   return batchAge + interval + DEFAULTS.flushTimeoutMillis + SETTLE_MARGIN_MILLIS;
 }
 
-/** The format whose batch age an hour waits for: Parquet when only Parquet objects are read. */
+/**
+ * The format whose batch age an hour waits for: Parquet when only Parquet objects are read,
+ * whatever `format` says (the CLI passes the reader's, which may name the metrics' OTLP format).
+ */
 function inputFormat(options: CompactMetricsOptions, otlpInputs: boolean): Format {
-  return options.format ?? (otlpInputs ? DEFAULTS.format : 'parquet');
+  return otlpInputs ? (options.format ?? DEFAULTS.format) : 'parquet';
 }
 
 function resolveShard(value: unknown): { index: number; count: number } {

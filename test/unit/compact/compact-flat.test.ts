@@ -120,6 +120,18 @@ describe('compaction of spans and log records on a directory', () => {
     });
   }
 
+  test("an hour of spans settles by Parquet's batch age, whatever format the options name (the reader's --format)", async () => {
+    const now = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    await exportSpansToDir(dir, now, [{ service: 'svc', minute: 0, items: 3, seed: 7 }]);
+    // docs/parquet.md, "Settled hours": the batch age of Parquet (10 minutes), the flush
+    // deadline (10 s) and 5 minutes. Before: an OTLP format's minute (6 min 10 s).
+    const expected = new Date(now + 3_600_000 + 10 * 60_000 + 10_000 + 5 * 60_000);
+    for (const format of [undefined, 'otlp-json', 'otlp-proto'] as const) {
+      const report = await compactSpans({ dir, prefix: 'p', from: new Date(now), format });
+      expect(report.unsettled.map((u) => u.settlesAt)).toEqual([expected]);
+    }
+  });
+
   test("a metrics compaction's lease on an hour does not keep that hour's spans waiting", async () => {
     await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const store = dirStore(dir, tmpDirectory('p'));
