@@ -39,7 +39,7 @@ export const COLUMN_BUILDERS =
  * which make its files there in slices. Never the reader's TypeScript beside them.
  */
 export const METRICS_PARQUET_WRITER =
-  /\/(src|dist|dist\/cjs)\/(parquet\/[a-z-]+|signals\/metrics\/parquet\/[a-z-]+|body\/parquet-body)\.js$/;
+  /\/(src|dist|dist\/cjs)\/(parquet\/[a-z0-9-]+|signals\/metrics\/parquet\/[a-z0-9-]+|body\/parquet-body)\.js$/;
 
 /** Runs `node [nodeArgs] file` in `cwd` with the recorder; returns every module it loaded. */
 export async function loadedModules(
