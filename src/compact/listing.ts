@@ -1,4 +1,4 @@
-import { signalWordOfKey } from '../layout/formats.js';
+import { signalOfKeyName } from '../layout/formats.js';
 import { isPastRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
@@ -127,10 +127,10 @@ async function* hourGroups(
     }
     if (settings.parquetOnly && parsed.encoding.format !== 'parquet') continue;
     // A key template of one signal read for another (the CLI's one --key-template for every
-    // signal) matches the first's names: an object whose name has another signal's word is not
-    // this signal's.
-    const word = signalWordOfKey(key);
-    if (word !== undefined && word !== settings.signal) continue;
+    // signal) matches the first's names: an object is this run's only if its name says so. A
+    // custom template with no signal word gives the metrics' run its objects, and the spans' and
+    // log records' runs none: they cannot tell whose such an object is by its name.
+    if (signalOfKeyName(key) !== settings.signal) continue;
     const hour = start - (((start % HOUR) + HOUR) % HOUR);
     if (hour < range.from || hour >= range.to) continue;
     if (group !== undefined && group.hour !== hour) {

@@ -23,6 +23,15 @@ export function signalWordOfKey(key: string): SignalName | undefined {
 }
 
 /**
+ * Whose object a key names by its name alone: the signal word in it, else metrics. Every
+ * default template names its signal; a name without one comes from a custom key template, which
+ * only metrics had before spans and log records had objects.
+ */
+export function signalOfKeyName(key: string): SignalName {
+  return signalWordOfKey(key) ?? 'metrics';
+}
+
+/**
  * The one table of formats and compressions: how each is named and typed, what body a batch
  * becomes, and each format's defaults. What a format's exports become and how its objects decode
  * is each signal's (src/signals/). Adding a format is a row here plus its own module (see

@@ -15,6 +15,7 @@ import {
   type ObjectEncoding,
   SIGNAL_NAMES,
   type SignalName,
+  signalOfKeyName,
   signalWordOfKey,
 } from '../layout/formats.js';
 import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
@@ -245,7 +246,7 @@ export function resolveKeyLayout(
       const parsed = templateOf(templateText, at, withFilePrefix).parse(key);
       const encoding = parsed === undefined ? undefined : encodingOfExtension(parsed.extension);
       if (parsed !== undefined && encoding !== undefined) {
-        return { ...parsed, signal: signal ?? signalWordOfKey(key) ?? 'metrics', encoding };
+        return { ...parsed, signal: signal ?? signalOfKeyName(key), encoding };
       }
     }
     return undefined;

@@ -169,7 +169,13 @@ export const compactOptions = (
  * filed by partitionTime 'data' under the hour of its points.
  */
 export async function exportBatches(
-  options: { bucket: string; prefix: string; format: Format; compression?: Compression },
+  options: {
+    bucket: string;
+    prefix: string;
+    format: Format;
+    compression?: Compression;
+    keyTemplate?: string;
+  },
   connection: Record<string, unknown>,
   batches: Batch[],
 ): Promise<void> {
@@ -177,6 +183,7 @@ export async function exportBatches(
     ...connection,
     bucket: options.bucket,
     prefix: options.prefix,
+    ...(options.keyTemplate === undefined ? {} : { keyTemplate: options.keyTemplate }),
     format: options.format,
     compression: options.compression ?? 'zstd',
     partitionTime: 'data',

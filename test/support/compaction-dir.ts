@@ -19,7 +19,7 @@ import { exportLogBatches, exportSpanBatches, type FlatBatch } from './flat-batc
  */
 export async function exportToDir(
   dir: string,
-  options: { prefix: string; format: Format; compression?: Compression },
+  options: { prefix: string; format: Format; compression?: Compression; keyTemplate?: string },
   batches: Batch[],
 ): Promise<void> {
   await exportBatches({ bucket: 'b', ...options }, { s3Client: dirClient(dir) }, batches);

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
 import { dirStore } from '../../../src/compact/dir-store.js';
 import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
-import { compactSpans } from '../../../src/compact/index.js';
+import { compactMetrics, compactSpans } from '../../../src/compact/index.js';
 import { acquireLease } from '../../../src/compact/lease.js';
 import type { FinishedFile } from '../../../src/compact/merge.js';
 import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
@@ -239,5 +239,22 @@ describe('compaction of spans and log records on a directory', () => {
     });
     expect(report.partitions).toEqual([]);
     expect(await keysIn(dir)).toEqual(before);
+  });
+
+  test("a custom key template with no signal word: its objects are the metrics' run's, the spans' run takes none and records nothing", async () => {
+    const keyTemplate = 'custom/%Y/%m/%d/%H/{uuid}';
+    const options = { dir, prefix: 'p', keyTemplate, format: 'parquet' as const, settleMillis: 0 };
+    await exportToDir(dir, { prefix: 'p', format: 'parquet', keyTemplate }, [
+      batchAt('x', HOUR + 60_000, 2),
+      batchAt('y', HOUR + 120_000, 2),
+    ]);
+    const before = await keysIn(dir);
+    expect(before.filter((k) => k.includes('p/custom/'))).toHaveLength(2);
+    const spans = await compactSpans({ ...options, from: new Date(HOUR) });
+    expect(spans.partitions).toEqual([]);
+    // No skip record, no lease left behind: the metrics' files are not the spans' business.
+    expect(await keysIn(dir)).toEqual(before);
+    const metrics = await compactMetrics({ ...options, from: new Date(HOUR) });
+    expect(metrics.partitions.map((p) => p.deleted)).toEqual([2]);
   });
 });
