@@ -331,7 +331,12 @@ for (const signal of ['traces', 'logs'] as const) {
     ],
     capMillis: 1_200_000,
   });
-  const usage = run.stderr.split('\n').find((l) => l.startsWith('PEAK_RSS '));
+  // The preload prints at the exit of each thread (the compaction's worker, then the process):
+  // the last line is the process's.
+  const usage = run.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('PEAK_RSS '))
+    .at(-1);
   const line = run.stdout.find((l) => l.startsWith('{'));
   if (run.code !== 0 || line === undefined || usage === undefined) {
     throw new Error(`otel-s3 compact --signal ${signal} failed (${run.code}): ${run.stderr}`);
