@@ -273,8 +273,7 @@ export function* planSteps(s) {
   const bounds = boundsDictionary(s);
   yield;
   const nonNull = yield* nonNullOf(s, rowType);
-  const ranks = Math.max(dict.service.ids.length, dict.name.ids.length);
-  const order = yield* rowOrderSteps(s, index.service, index.name, ranks);
+  const order = yield* rowOrderSteps(s, index.service, index.name);
   return {
     s,
     pool,
