@@ -4,14 +4,15 @@
  * mode (bench/children/footprint-service.mjs, plain Node.js on the built package): an exporter
  * that discards (the baseline), the OTLP/HTTP exporter into a local sink, and ours per format
  * into the same sink (S3 PUTs answered 200). A counter and a histogram, exported every second:
- *  - light traffic (200 series each) and heavy traffic (5,000 series), LIGHT_HEAVY_SECONDS each,
- *    ROUNDS rounds with the order of the modes rotated;
+ *  - light traffic (200 series each), LIGHT_SECONDS (60) each, the modes side by side, ROUNDS
+ *    rounds; heavy traffic (5,000 series), HEAVY_SECONDS (10) each, one process at a time, ROUNDS
+ *    rounds with the order of the modes rotated;
  *  - a steady state over minutes (2,000 series, `--steady-seconds=N`, 180 by default), in
  *    `--steady-rounds=N` rounds (3) with the modes side by side;
  *  - the three signals (SIGNALS=all: a tracer and a logger provider beside the meter provider,
  *    100 requests a second, each a span and a log record, through the SDK's batch processors):
  *    no exporter, the three OTLP/HTTP exporters, ours (one S3Exporters), light traffic,
- *    `--three-rounds=N` rounds (5) with the order rotated;
+ *    LIGHT_SECONDS each, side by side, `--three-rounds=N` rounds (3);
  *  - what each part of the package costs (bench/children/footprint-modules.mjs).
  * RSS is sampled every 100 ms; CPU is the whole process's (every thread) from the first
  * recording to the end of the MeterProvider's shutdown (the last batch compressed and
@@ -36,13 +37,22 @@ import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
 const ROUNDS = args.number('rounds', args.quick ? 1 : 3);
-const LIGHT_HEAVY_SECONDS = args.number('seconds', 10);
+/**
+ * Light traffic runs a minute and is read over its last 30 % (42-60 s): in the first seconds V8
+ * sizes each process's heap by transients that undo themselves. The young generation doubles
+ * during ours' import, between 8 and 20 s in OTLP/HTTP's, and the memory reducer shrinks the
+ * process without an exporter at about 8 s, which grows again at about 25 s (`--trace-gc`;
+ * bench/results/2026-12-04-footprint-minute.md). Ten seconds measured where the three stood in
+ * those steps; a service lives past them.
+ */
+const LIGHT_SECONDS = args.number('light-seconds', args.quick ? 20 : 60);
+const HEAVY_SECONDS = args.number('seconds', 10);
 const STEADY_SECONDS = args.number('steady-seconds', args.quick ? 30 : 180);
 const STEADY_ROUNDS = args.number('steady-rounds', args.quick ? 1 : 3);
 /** Processes of ours (default format) and of the OTLP/HTTP exporter in each steady round. */
 const STEADY_COPIES = args.number('steady-copies', args.quick ? 1 : 4);
-/** Rounds of the three-signal processes (light traffic, LIGHT_HEAVY_SECONDS each). */
-const THREE_ROUNDS = args.number('three-rounds', args.quick ? 1 : 5);
+/** Rounds of the three-signal processes (light traffic, LIGHT_SECONDS each). */
+const THREE_ROUNDS = args.number('three-rounds', args.quick ? 1 : 3);
 /** "10 MB", as the issue says it: decimal megabytes. */
 const MB = 1e6;
 const SLACK = 10 * MB;
@@ -98,30 +108,34 @@ const runs: Record<Traffic, Partial<Record<Mode, ServiceRun[]>>> = {
   steady: {},
   three: {},
 };
-for (const traffic of ['light', 'heavy'] as const) {
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = [...MODES.slice(round % MODES.length), ...MODES.slice(0, round % MODES.length)];
-    for (const mode of order) {
-      progress(
-        `footprint: ${traffic} (${TRAFFIC[traffic]} series), round ${round + 1}/${ROUNDS}, ${mode}`,
-      );
-      const list = runs[traffic][mode] ?? [];
-      list.push(await service(mode, traffic, LIGHT_HEAVY_SECONDS));
-      runs[traffic][mode] = list;
-    }
-  }
+/**
+ * One round of light traffic: every mode at once, started together (together they use a small
+ * part of a core, so none waits for one), which makes a minute's run cost a minute.
+ */
+async function sideBySide(
+  traffic: 'light' | 'three',
+  modes: Mode[],
+  round: number,
+  rounds: number,
+) {
+  progress(
+    `footprint: ${traffic === 'three' ? 'three signals' : 'light traffic'} (${TRAFFIC[traffic]} series${traffic === 'three' ? ', 100 spans and log records/s' : ''}), ${LIGHT_SECONDS} s, round ${round + 1}/${rounds}, ${modes.join(', ')} side by side`,
+  );
+  const done = await Promise.all(modes.map((m) => service(m, traffic, LIGHT_SECONDS)));
+  modes.forEach((mode, i) => {
+    runs[traffic][mode] = [...(runs[traffic][mode] ?? []), done[i] as ServiceRun];
+  });
 }
-// The three signals: light traffic, one process at a time, the order rotated each round.
+for (let round = 0; round < ROUNDS; round++) await sideBySide('light', MODES, round, ROUNDS);
 for (let round = 0; round < THREE_ROUNDS; round++) {
-  const shift = round % THREE_MODES.length;
-  for (const mode of [...THREE_MODES.slice(shift), ...THREE_MODES.slice(0, shift)]) {
-    progress(
-      `footprint: three signals (${TRAFFIC.three} series, 100 spans and log records/s), round ${round + 1}/${THREE_ROUNDS}, ${mode}`,
-    );
-    runs.three[mode] = [
-      ...(runs.three[mode] ?? []),
-      await service(mode, 'three', LIGHT_HEAVY_SECONDS),
-    ];
+  await sideBySide('three', THREE_MODES, round, THREE_ROUNDS);
+}
+// Heavy traffic: one process at a time (its CPU is compared), the order rotated each round.
+for (let round = 0; round < ROUNDS; round++) {
+  const order = [...MODES.slice(round % MODES.length), ...MODES.slice(0, round % MODES.length)];
+  for (const mode of order) {
+    progress(`footprint: heavy (${TRAFFIC.heavy} series), round ${round + 1}/${ROUNDS}, ${mode}`);
+    runs.heavy[mode] = [...(runs.heavy[mode] ?? []), await service(mode, 'heavy', HEAVY_SECONDS)];
   }
 }
 // The steady state's modes run side by side, started together: one process's plateau moves by
@@ -168,6 +182,10 @@ const endShare = (traffic: Traffic) => (traffic === 'steady' ? 1 / 3 : 0.3);
 const modesOf = (traffic: Traffic) =>
   traffic === 'steady' ? STEADY_MODES : traffic === 'three' ? THREE_MODES : MODES;
 const rssOf = (traffic: Traffic) => (r: ServiceRun) => settledRss(r, endShare(traffic));
+/** RSS in a light run's first seconds (7-10 s), for comparison with the minute's end. */
+const earlyRss = (r: ServiceRun) =>
+  median(r.samples.filter((s) => s.t >= 7_000 && s.t <= 10_000).map((s) => s.rss));
+const hasEarly = (traffic: Traffic) => traffic === 'light' || traffic === 'three';
 const cpuOf = (r: ServiceRun) => r.cpuMillis;
 const signed = (bytes: number) => `${bytes >= 0 ? '+' : '−'}${fmtMiB(Math.abs(bytes))}`;
 const signedMs = (ms: number) => `${ms >= 0 ? '+' : '−'}${fmtMs(Math.abs(ms))}`;
@@ -179,6 +197,7 @@ const serviceTable = (traffic: Traffic): Table => ({
       : `mode (${TRAFFIC[traffic]} series × counter + histogram, every 1 s)`,
     traffic === 'steady' ? 'RSS plateau (last third)' : 'RSS at the end',
     'above no exporter',
+    ...(hasEarly(traffic) ? ['above no exporter at 7–10 s'] : []),
     'peak RSS (VmHWM)',
     'peak above no exporter',
     'highest 100 ms sample',
@@ -193,6 +212,7 @@ const serviceTable = (traffic: Traffic): Table => ({
       (traffic === 'three' ? THREE_LABEL[mode] : undefined) ?? LABEL[mode],
       fmtMiB(absolute(traffic, mode, rssOf(traffic))),
       mode === 'none' ? '' : signed(added(traffic, mode, rssOf(traffic))),
+      ...(hasEarly(traffic) ? [mode === 'none' ? '' : signed(added(traffic, mode, earlyRss))] : []),
       fmtMiB(absolute(traffic, mode, highWater)),
       mode === 'none' ? '' : signed(added(traffic, mode, highWater)),
       fmtMiB(absolute(traffic, mode, peakRss)),
@@ -344,9 +364,9 @@ emitResult({
   ],
   targets,
   notes: [
-    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light and heavy traffic (${LIGHT_HEAVY_SECONDS} s each, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side, started together (${STEADY_COPIES} processes each of ours and of OTLP/HTTP, one of the others). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
-    "RSS at the end: median of the samples (every 100 ms) of the last 30 % of the run before shutdown (the last third for the steady state). Peak: the kernel's high-water mark (/proc/self/status VmHWM, read after shutdown: the most memory ever resident at once, however briefly), the highest sample beside it. CPU: process.cpuUsage() (every thread of the process, libuv's pool and workers included) from the first recording through the end of shutdown; the import is shown apart.",
-    `Three signals: ${THREE_ROUNDS} round(s) of ${LIGHT_HEAVY_SECONDS} s per mode, one process at a time, the order rotated; each process also has a TracerProvider and a LoggerProvider with the SDK's BatchSpanProcessor and BatchLogRecordProcessor (defaults: every 5 s, 512 a batch) and records 100 HTTP server spans (8 attributes, an event) and 100 request log records (5 attributes) a second with the metrics (bench/children/footprint-signals.mjs). No exporter: the SDKs run, their exporters discard. Ours: one S3Exporters, its metric, span and log record exporters with their defaults.`,
+    `One fresh process per mode and round (plain \`node\` on dist/, no TypeScript loader), ${ROUNDS} round(s) of light traffic (${LIGHT_SECONDS} s each, the modes side by side, started together) and of heavy traffic (${HEAVY_SECONDS} s each, one process at a time, modes rotated), ${STEADY_ROUNDS} round(s) of the steady state, ${STEADY_SECONDS} s each${STEADY_SECONDS < 180 ? " (shorter than the issue's 3 minutes: --steady-seconds=180 for those)" : ''}, its modes side by side, started together (${STEADY_COPIES} processes each of ours and of OTLP/HTTP, one of the others). Figures: medians over rounds; "above no exporter" pairs each round with that round's baseline.`,
+    "RSS at the end: median of the samples (every 100 ms) of the last 30 % of the run before shutdown (the last third for the steady state). Light traffic runs a minute because V8 sizes each heap by transients in the first seconds (ours' young generation doubles during the import, OTLP/HTTP's between 8 and 20 s, and the memory reducer shrinks the process without an exporter at about 8 s until about 25 s): the 7–10 s column shows where the processes stood then. Peak: the kernel's high-water mark (/proc/self/status VmHWM, read after shutdown: the most memory ever resident at once, however briefly), the highest sample beside it. CPU: process.cpuUsage() (every thread of the process, libuv's pool and workers included) from the first recording through the end of shutdown; the import is shown apart.",
+    `Three signals: ${THREE_ROUNDS} round(s) of ${LIGHT_SECONDS} s, the modes side by side; each process also has a TracerProvider and a LoggerProvider with the SDK's BatchSpanProcessor and BatchLogRecordProcessor (defaults: every 5 s, 512 a batch) and records 100 HTTP server spans (8 attributes, an event) and 100 request log records (5 attributes) a second with the metrics (bench/children/footprint-signals.mjs). No exporter: the SDKs run, their exporters discard. Ours: one S3Exporters, its metric, span and log record exporters with their defaults.`,
     `Our exporter with its defaults (maxBatchBytes ${fmtMiB(maxBatchBytes)}, maxBatchAgeMillis ${DEFAULTS.maxBatchAgeMillis ?? "the format's"}), credentials and endpoint only. The sink received ${fmtMiB(sink.bytes())}.`,
     "Where the memory is (steady state): each run's /proc/self/smaps at its end, before shutdown (Linux), medians over runs. V8's heap pages: anonymous mappings of 256 KiB; malloc, main heap: glibc's [heap], where the main thread's allocations go, ArrayBuffers (records, bodies) included; thread arenas: glibc's per-thread heaps (libuv's pool, workers, V8's helpers).",
     `threads: after the exporter was constructed → at the end of the run (${process.platform === 'linux' ? '/proc/self/task' : 'not measured on this platform'}).`,

@@ -36,6 +36,7 @@ const SUITES: Suite[] = [
   { name: 'encode-signals', file: 'bench/encode-signals.ts', capMillis: 600_000 },
   { name: 'parquet-signals', file: 'bench/parquet-signals.ts', capMillis: 600_000 },
   { name: 'lookups', file: 'bench/lake-lookups.ts', capMillis: 1_800_000 },
+  { name: 'bloom-filters', file: 'bench/bloom-filters.ts', capMillis: 600_000 },
   { name: 'event-loop', file: 'bench/event-loop-blocking.ts', capMillis: 600_000 },
   { name: 'shutdown', file: 'bench/shutdown-blackhole.ts', capMillis: 300_000 },
   { name: 'end-to-end', file: 'bench/end-to-end-s3.ts', capMillis: 300_000 },

@@ -3,7 +3,7 @@
 // format's row in src/layout/formats.ts): framed records compressed as a whole (on the exporter's
 // thread or in the worker), or a Parquet file that compresses its pages itself (in the worker).
 // Plain JavaScript, like body-worker.js.
-import { partsCompressor } from '../compression/compressors.js';
+import { partsCompressor, recordWindowLog } from '../compression/compressors.js';
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /** @typedef {{ records: Uint8Array[], framing: Framing }} Batch */
@@ -19,11 +19,12 @@ import { partsCompressor } from '../compression/compressors.js';
 /**
  * Makes bodies, one batch at a time; `close()` frees its compression context. `open`, where
  * the compressor can take an object part by part (zstd on node:zlib), starts an object whose
- * records are compressed as they come; `observe` sees its compressed bytes as they arrive.
+ * records are compressed as they come, the first of them `firstRecordBytes` long (it sizes
+ * zstd's window: recordWindowLog); `observe` sees its compressed bytes as they arrive.
  * @typedef {{
  *   make: (batch: Batch) => Uint8Array | Promise<Uint8Array>,
  *   close: () => void,
- *   open?: ((framing: Framing, observe?: (chunk: Uint8Array) => void) => RecordFrame) | undefined,
+ *   open?: ((framing: Framing, firstRecordBytes: number, observe?: (chunk: Uint8Array) => void) => RecordFrame) | undefined,
  * }} Bodies
  */
 /**
@@ -82,7 +83,9 @@ export function parts(batch) {
 
 /**
  * One request of framed records, compressed as a whole: `.json.zst`, `.binpb.gz`, ...
- * @param {Pick<BodyOptions, 'compression' | 'level' | 'zstdEngine'>} o @returns {Bodies}
+ * `recordsRepeat`: each export repeats the last one's items (recordWindowLog).
+ * @param {Pick<BodyOptions, 'compression' | 'level' | 'zstdEngine'> & { recordsRepeat?: boolean | undefined }} o
+ * @returns {Bodies}
  */
 export function framedMaker(o) {
   const compressor = partsCompressor({
@@ -91,10 +94,19 @@ export function framedMaker(o) {
     engine: o.zstdEngine,
   });
   const frames = 'open' in compressor ? compressor : undefined;
+  /** The window of a frame whose first record is this long: the same for a batch made whole. */
+  const windowLog = (/** @type {number} */ firstRecordBytes) =>
+    recordWindowLog(firstRecordBytes, o.recordsRepeat === true);
   return {
-    make: (batch) => compressor.compress(parts(batch)),
+    make: (batch) =>
+      frames === undefined
+        ? compressor.compress(parts(batch))
+        : frames.compress(parts(batch), windowLog(batch.records[0]?.length ?? 0)),
     close: compressor.close,
-    open: frames && ((framing, observe) => recordFrame(frames.open(observe), framing)),
+    open:
+      frames &&
+      ((framing, firstRecordBytes, observe) =>
+        recordFrame(frames.open(observe, windowLog(firstRecordBytes)), framing)),
   };
 }
 

@@ -63,9 +63,11 @@ export interface BodyMaker {
    * Starts an object whose records are compressed as they are appended, where the compressor
    * can take an object part by part (zstd on node:zlib): the open batch then holds compressed
    * bytes, and each record is freed as soon as it is compressed. Undefined elsewhere: records
-   * are kept until their batch's body is made.
+   * are kept until their batch's body is made. The first record's length sizes zstd's window.
    */
-  readonly openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
+  readonly openFrame:
+    | ((framing: Framing | null, firstRecordBytes: number) => RecordFrame)
+    | undefined;
   make(request: BodyRequest): Promise<PreparedBody>;
   /**
    * Loads what the first body will need (the Parquet writer's modules, on the exporter's
@@ -91,4 +93,9 @@ export type BodyMakerOptions = BodyKind & {
    * it); by default the exporter's thread in slices wherever that is possible (needsWorker).
    */
   parquetThread?: 'worker' | 'event-loop';
+  /**
+   * Each export repeats the last one's items (the signal's row: metrics): a frame of records
+   * then gets a zstd window that holds the last record (recordWindowLog in compressors.js).
+   */
+  recordsRepeat?: boolean;
 };

@@ -42,6 +42,7 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
     compression: options.compression,
     level: options.level,
     zstdEngine: options.engine,
+    recordsRepeat: options.recordsRepeat,
   });
   let closed = false;
   /** The Parquet maker, loaded with parquet-body.js at the first export (an OTLP format never loads it). */
@@ -67,9 +68,9 @@ export function createThreadBodyMaker(options: BodyMakerOptions): BodyMaker {
   const open = bodies.open;
   const openFrame =
     open &&
-    ((framing: Framing | null): RecordFrame => {
+    ((framing: Framing | null, firstRecordBytes: number): RecordFrame => {
       const running = runningChecksums();
-      const frame = open(framing, running.update);
+      const frame = open(framing, firstRecordBytes, running.update);
       return {
         append: (record, consumed) => frame.append(record, consumed),
         end: () =>

@@ -82,9 +82,11 @@ Examples:
   otel-s3 cat --since 1h | gzip > requests.jsonl.gz`;
 
 const COMPACT_HELP = `
-Inputs: this package's objects in the settled hours of the range (Parquet files, earlier
-outputs, and OTLP objects of every format and compression). Outputs: Parquet files named
-metrics_<uuid>.compacted.parquet in the Parquet hour layout, sorted, near --target-file-bytes;
+Every signal's hours (metrics, spans, log records; --signal for some). Inputs: this package's
+objects in the settled hours of the range (Parquet files, earlier outputs, and for metrics OTLP
+objects of every format and compression). Outputs: Parquet files named
+metrics_<uuid>.compacted.parquet (traces/…traces_, logs/…logs_) in the Parquet hour layout,
+sorted, near --target-file-bytes;
 each lists the objects it replaces, and this package's readers skip those. Each output is
 written with If-None-Match, its footer read back and checked against the inputs, and only then
 are the Parquet inputs it replaces deleted (OTLP ones only with --delete-inputs). A lease per
@@ -477,8 +479,13 @@ ${EXIT_CODES_HELP}`,
         .choices(['text', 'json'])
         .default('text'),
     )
+    .addOption(signalOption())
     .addHelpText('after', COMPACT_HELP)
-    .action(run<CompactFlags>((ctx, o) => compact(ctx, o)));
+    .action(
+      run<Omit<CompactFlags, 'signals'> & { signal?: SignalName[] }>((ctx, o) =>
+        compact(ctx, { ...o, signals: signalsOf(o.signal) }),
+      ),
+    );
 
   return program;
 }

@@ -1,6 +1,7 @@
 import type { ColumnsRead } from '../parquet/read.js';
 import type { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { LISTS, METRIC_TYPES, TYPE } from '../signals/metrics/parquet/sealed.js';
+import { keyTexts, type MapValue, sameMap } from './map-values.js';
 
 /**
  * A row group of a Parquet input (this package's schema), appended to the column builders
@@ -15,8 +16,6 @@ import { LISTS, METRIC_TYPES, TYPE } from '../signals/metrics/parquet/sealed.js'
 const TYPE_CODE: ReadonlyMap<unknown, number> = new Map(
   METRIC_TYPES.map(([, name], code) => [name, code]),
 );
-
-type MapValue = Record<string, unknown> | undefined | null;
 
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 
@@ -35,31 +34,6 @@ function micros(v: unknown): number | bigint {
   if (typeof v !== 'bigint' || v < 0n) return 0;
   const n = Number(v);
   return Number.isSafeInteger(n) ? n : v;
-}
-
-/** Keys and value texts of a MAP<STRING, STRING> column's value (null: an empty value). */
-function keyTexts(map: MapValue): { keys: string[]; texts: (string | null)[] } {
-  if (typeof map !== 'object' || map === null) return { keys: [], texts: [] };
-  const keys = Object.keys(map);
-  const texts = keys.map((k) => {
-    const v = map[k];
-    return v === null || v === undefined ? null : String(v);
-  });
-  return { keys, texts };
-}
-
-/** The same map contents (both from hyparquet: strings from one dictionary compare fast). */
-function sameMap(a: MapValue, b: MapValue): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i] || a[k] !== b[k]) return false;
-  }
-  return true;
 }
 
 const METRIC_COLUMNS = [

@@ -8,6 +8,9 @@ import { BOOKKEEPING_DIR } from '../layout/outputs.js';
  * neither read_parquet nor a read_json of OTLP objects by such a glob must pick them up.
  *   leases/year=…/month=…/day=…/hour=…/{generation}.lease   who compacts an hour, until when
  *   skipped/year=…/month=…/day=…/hour=….skips               inputs of an hour that cannot be read
+ * (the metrics' hours; a signal whose hours are under a directory of their own, `traces/` and
+ * `logs/`, has its leases and skip records under the same: leases/traces/year=…, so that the
+ * signals' compactions of one hour neither wait for each other nor overwrite each other's record)
  *   probe/{uuid}.probe                                       the conditional-write test, deleted
  *   tmp/                                                     a local directory's files being written
  */
@@ -23,11 +26,12 @@ export function hourPath(hour: Date): string {
   return `year=${hour.getUTCFullYear()}/month=${pad(hour.getUTCMonth() + 1)}/day=${pad(hour.getUTCDate())}/hour=${pad(hour.getUTCHours())}`;
 }
 
-export const leaseDirectory = (outPrefix: string, hour: Date) =>
-  bookkeepingKey(outPrefix, `leases/${hourPath(hour)}`);
+/** `root`: where the signal's hour partitions start ('' for metrics, `traces/`, `logs/`). */
+export const leaseDirectory = (outPrefix: string, hour: Date, root = '') =>
+  bookkeepingKey(outPrefix, `leases/${root}${hourPath(hour)}`);
 
-export const skipRecordKey = (outPrefix: string, hour: Date) =>
-  bookkeepingKey(outPrefix, `skipped/${hourPath(hour)}.skips`);
+export const skipRecordKey = (outPrefix: string, hour: Date, root = '') =>
+  bookkeepingKey(outPrefix, `skipped/${root}${hourPath(hour)}.skips`);
 
 export const probeKey = (outPrefix: string) => bookkeepingKey(outPrefix, `probe/${uuidv7()}.probe`);
 

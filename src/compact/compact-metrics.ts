@@ -1,10 +1,13 @@
 import { hostname } from 'node:os';
 import { uuidv7 } from 'uuidv7';
+import type { SignalName } from '../layout/formats.js';
 import { outputNames } from '../layout/outputs.js';
 import { hourPath, tmpDirectory } from './bookkeeping.js';
 import { conditionalWritesWork } from './conditional-writes.js';
 import { dirStore } from './dir-store.js';
+import { LOG_RECORD_ROWS, SPAN_ROWS } from './flat-rows.js';
 import { listedHours, listHours } from './listing.js';
+import { METRICS_ROWS } from './metrics-rows.js';
 import {
   type CompactionSettings,
   type CompactMetricsOptions,
@@ -13,6 +16,7 @@ import {
 import { compactPartition, planRules, type RunContext, reportOf } from './partition-job.js';
 import { type PartitionPlan, planPartition } from './plan.js';
 import type { CompactionReport, PartitionReport, UnsettledHour } from './report.js';
+import type { AnyCompactionRows } from './signal-rows.js';
 import { type CompactionStore, s3Store } from './store.js';
 
 const HOUR = 3_600_000;
@@ -29,15 +33,44 @@ export class ConditionalWritesUnsupportedError extends Error {
 }
 
 /**
- * Merges the closed hour partitions under a prefix into few large, sorted Parquet files (see
- * docs/parquet.md, Compaction). Plans from a listing first (a run with nothing to do writes
- * nothing), then compacts each hour under its lease, `partitionConcurrency` at a time. Throws
- * InvalidOptionError for a bad option, ReadAccessError for an access problem, and
+ * Merges the closed hour partitions of metrics under a prefix into few large, sorted Parquet
+ * files (see docs/parquet.md, Compaction). Plans from a listing first (a run with nothing to do
+ * writes nothing), then compacts each hour under its lease, `partitionConcurrency` at a time.
+ * Throws InvalidOptionError for a bad option, ReadAccessError for an access problem, and
  * ConditionalWritesUnsupportedError when the server cannot keep compactors apart; a partition
  * that fails is reported and the others go on.
  */
 export async function compactMetrics(options: CompactMetricsOptions): Promise<CompactionReport> {
-  const settings = resolveCompaction(options);
+  return compactSignal(options, METRICS_ROWS);
+}
+
+/**
+ * As compactMetrics, for spans: the Parquet files under `{prefix}/traces/` (the Parquet layout
+ * of spans), each hour into few large files sorted by ServiceName, TraceId and Timestamp. OTLP
+ * objects of spans are left as they are.
+ */
+export async function compactSpans(options: CompactMetricsOptions): Promise<CompactionReport> {
+  return compactSignal(options, SPAN_ROWS);
+}
+
+/** As compactSpans, for log records (`{prefix}/logs/`). */
+export async function compactLogRecords(options: CompactMetricsOptions): Promise<CompactionReport> {
+  return compactSignal(options, LOG_RECORD_ROWS);
+}
+
+/** The compaction of one signal. */
+export function compactionOf(
+  signal: SignalName,
+): (options: CompactMetricsOptions) => Promise<CompactionReport> {
+  return { metrics: compactMetrics, traces: compactSpans, logs: compactLogRecords }[signal];
+}
+
+/** Compaction of the signal whose rows are `rows`: the steps above, none of them the signal's. */
+async function compactSignal(
+  options: CompactMetricsOptions,
+  rows: AnyCompactionRows,
+): Promise<CompactionReport> {
+  const settings = resolveCompaction(options, rows.signal, rows.otlpInputs);
   const signal = options.signal ?? new AbortController().signal;
   const emit = options.onProgress ?? (() => {});
   const store = openStore(options, settings);
@@ -68,7 +101,8 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
       objects: toRead.length,
       bytes: toRead.reduce((n, o) => n + o.size, 0),
     });
-    const idle = plans.filter((p) => !p.work).map((p) => reportOf(p, 'nothing-to-do'));
+    const root = settings.partitionRoot;
+    const idle = plans.filter((p) => !p.work).map((p) => reportOf(p, 'nothing-to-do', root));
     const unsettled = await unsettledHours(settings, store, range, accept, signal);
     const finish = (partitions: PartitionReport[]): CompactionReport => ({
       dryRun: settings.dryRun,
@@ -78,7 +112,7 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
       unsettled,
     });
     if (settings.dryRun || work.length === 0) {
-      return finish(work.map((p) => reportOf(p, 'planned')));
+      return finish(work.map((p) => reportOf(p, 'planned', root)));
     }
     if (
       !settings.singleWriter &&
@@ -88,8 +122,9 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
     }
     const ctx: RunContext = {
       settings,
+      rows,
       store,
-      names: outputNames(settings.outPrefix, settings.filePrefix, 'metrics'),
+      names: outputNames(settings.outPrefix, settings.filePrefix, settings.signal),
       holder: `${hostname()}/${process.pid}/${uuidv7().slice(-12)}`,
       conditional: !settings.singleWriter,
       signal,
@@ -130,7 +165,7 @@ async function unsettledHours(
     signal,
   )) {
     hours.push({
-      partition: hourPath(hour),
+      partition: settings.partitionRoot + hourPath(hour),
       hour,
       objects,
       settlesAt: new Date(hour.getTime() + HOUR + settings.settleMillis),

@@ -1,9 +1,10 @@
 /**
- * The compaction worker: runs compactMetrics() in a thread of its own whose heap is bounded
+ * The compaction worker: runs compactMetrics() (or another signal's compaction) in a thread of its own whose heap is bounded
  * (isolated.ts starts it), and reports progress, the report or the error to the parent.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { compactMetrics } from './compact-metrics.js';
+import type { SignalName } from '../layout/formats.js';
+import { compactionOf } from './compact-metrics.js';
 import type { CompactMetricsOptions } from './options.js';
 import type { CompactionEvent } from './report.js';
 
@@ -29,8 +30,9 @@ const flush = (port: MessagePort) => {
 // No top-level await: the CommonJS build of this file has none.
 async function run(port: MessagePort): Promise<void> {
   try {
-    const report = await compactMetrics({
-      ...(workerData as { options: CompactMetricsOptions }).options,
+    const data = workerData as { options: CompactMetricsOptions; which?: SignalName };
+    const report = await compactionOf(data.which ?? 'metrics')({
+      ...data.options,
       signal: controller.signal,
       onProgress: (event) => {
         events.push(event);

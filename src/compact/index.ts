@@ -1,4 +1,9 @@
-export { ConditionalWritesUnsupportedError, compactMetrics } from './compact-metrics.js';
+export {
+  ConditionalWritesUnsupportedError,
+  compactLogRecords,
+  compactMetrics,
+  compactSpans,
+} from './compact-metrics.js';
 export type { CompactionOptions, CompactMetricsOptions } from './options.js';
 export type {
   CompactionEvent,

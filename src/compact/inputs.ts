@@ -1,12 +1,11 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { ColumnsRead } from '../parquet/read.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from '../reader/decode-object.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { bytesAsRanges, openParquetParts } from '../reader/parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimits } from '../reader/read-limits.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';
-import { countPoints } from './points.js';
+import type { AnyCompactionRows, InputPart } from './signal-rows.js';
 
 /**
  * The inputs of a merge, read one at a time: an OTLP object whole (within the reader's limits),
@@ -14,14 +13,6 @@ import { countPoints } from './points.js';
  * the merge does not wait on each GET; a large Parquet file is read by range, row group after
  * row group, and never held whole. A row group comes as its columns (append-columns.ts).
  */
-
-/**
- * Part of an input: a request (an OTLP object) or a Parquet row group's columns, and its data
- * points (independently counted: the request's points, the row group's rows).
- */
-export type InputPart =
-  | { request: OtlpObject; points: number }
-  | { columns: ColumnsRead; points: number };
 
 /** An input that cannot be read. `stage` as the reader says it. */
 export class InputError extends Error {
@@ -53,10 +44,18 @@ export class InputReader {
   readonly #limits: ReadLimits;
   readonly #signal: AbortSignal;
   readonly #concurrency: number;
+  readonly #rows: AnyCompactionRows;
   readonly #ahead = new Map<string, Promise<Uint8Array | InputError>>();
   #aheadBytes = 0;
 
-  constructor(source: ObjectSource, limits: ReadLimits, concurrency: number, signal: AbortSignal) {
+  constructor(
+    rows: AnyCompactionRows,
+    source: ObjectSource,
+    limits: ReadLimits,
+    concurrency: number,
+    signal: AbortSignal,
+  ) {
+    this.#rows = rows;
     this.#source = source;
     this.#limits = limits;
     this.#concurrency = concurrency;
@@ -79,16 +78,18 @@ export class InputReader {
       } catch (error) {
         throw asInputError(object.key, error);
       }
-      yield { request, points: countPoints(request) };
+      yield { request, points: this.#rows.countRequest(request) };
       return;
     }
     const file =
       whole === undefined
         ? objectRanges(this.#source, object.key, object.size, this.#signal)
         : bytesAsRanges(await this.#bytes(object, whole));
-    const parts = await openParquetParts(file, this.#limits).catch((error: unknown) => {
-      throw asInputError(object.key, error);
-    });
+    const parts = await openParquetParts(file, this.#limits, this.#rows.signal).catch(
+      (error: unknown) => {
+        throw asInputError(object.key, error);
+      },
+    );
     for (let i = 0; i < parts.count; i++) {
       const columns = await parts.readColumns(i).catch((error: unknown) => {
         throw asInputError(object.key, error);

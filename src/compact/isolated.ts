@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { SignalName } from '../layout/formats.js';
 import type { AccessProblem } from '../reader/errors.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type CompactMetricsOptions, resolveCompaction } from './options.js';
 import type { CompactionEvent, CompactionReport } from './report.js';
 
 /**
- * compactMetrics() in a worker thread with a bounded heap, for the CLI. Left to itself, V8 sizes
+ * compactMetrics() (or another signal's, `which`) in a worker thread with a bounded heap, for the CLI. Left to itself, V8 sizes
  * the heap by the allocation rate, not by what is live, and a compaction allocates fast
  * (docs/parquet.md, "Memory", has the numbers). In a worker, the young generation is capped at
  * YOUNG_GENERATION_MB and the old one at the larger of OLD_GENERATION_MIN_MB and the target
@@ -24,6 +25,7 @@ export function compactIsolated(
   onProgress: (event: CompactionEvent) => void,
   signal: AbortSignal,
   file: URL | undefined = builtWorkerFile(),
+  which: SignalName = 'metrics',
 ): Promise<CompactionReport> | undefined {
   if (file === undefined) return undefined;
   // A client or credential provider of the caller's cannot cross to a thread.
@@ -31,13 +33,13 @@ export function compactIsolated(
     return undefined;
   }
   // Checked here: a bad option is reported as the caller reports it, not from the worker.
-  const settings = resolveCompaction(options);
+  const settings = resolveCompaction(options, which);
   const plain: CompactMetricsOptions = { ...options };
   delete plain.onProgress;
   delete plain.signal;
   const oldMb = Math.max(OLD_GENERATION_MIN_MB, Math.ceil(settings.targetFileBytes / 2 ** 20));
   const worker = new Worker(file, {
-    workerData: { options: plain },
+    workerData: { options: plain, which },
     resourceLimits: {
       maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
       maxOldGenerationSizeMb: oldMb,

@@ -1,9 +1,9 @@
+import { signalWordOfKey } from '../layout/formats.js';
 import { isPastRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
-import { openParquetParts } from '../reader/parquet-parts.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';
 import { skipRecordKey } from './bookkeeping.js';
 import type { CompactionSettings } from './options.js';
@@ -35,16 +35,19 @@ export async function* listHours(
   counters: ListingCounters,
   signal: AbortSignal,
 ): AsyncGenerator<HourObjects> {
-  const inputs = hourGroups(source, settings.layout, range, counters, signal);
+  const inputs = hourGroups(settings, source, settings.layout, range, counters, signal);
   const outLayout =
     settings.outPrefix === settings.prefix
       ? undefined
-      : resolveKeyLayout(settings.outPrefix, {
-          format: 'parquet',
-          filePrefix: settings.filePrefix,
-        });
+      : resolveKeyLayout(
+          settings.outPrefix,
+          { format: 'parquet', filePrefix: settings.filePrefix },
+          [settings.signal],
+        );
   const outputs =
-    outLayout === undefined ? undefined : hourGroups(source, outLayout, range, undefined, signal);
+    outLayout === undefined
+      ? undefined
+      : hourGroups(settings, source, outLayout, range, undefined, signal);
   let a = await inputs.next();
   let b = outputs === undefined ? undefined : await outputs.next();
   while (a.done !== true || (b !== undefined && b.done !== true)) {
@@ -82,16 +85,26 @@ export async function* listedHours(
   accept: (hour: number) => boolean,
   signal: AbortSignal,
 ): AsyncGenerator<{ hour: Date; objects: number }> {
-  for await (const group of hourGroups(source, settings.layout, range, undefined, signal)) {
+  for await (const group of hourGroups(
+    settings,
+    source,
+    settings.layout,
+    range,
+    undefined,
+    signal,
+  )) {
     if (accept(group.hour)) yield { hour: new Date(group.hour), objects: group.objects.length };
   }
 }
 
 /**
  * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
- * the layout starts with the year, month, day and hour).
+ * the layout starts with the year, month, day and hour). Another signal's objects are not counted
+ * as keys out of the layout, and passed over when the template matches them (their name's signal
+ * word says); with `parquetOnly`, OTLP objects are passed over too.
  */
 async function* hourGroups(
+  settings: Pick<CompactionSettings, 'parquetOnly' | 'signal'>,
   source: ObjectSource,
   layout: KeyLayout,
   range: { from: number; to: number },
@@ -109,9 +122,15 @@ async function* hourGroups(
     const parsed = layout.parse(key);
     const start = parsed?.partition?.start.getTime();
     if (parsed === undefined || start === undefined) {
-      if (counters !== undefined) counters.keysIgnored++;
+      if (counters !== undefined && layout.otherSignal(key) === undefined) counters.keysIgnored++;
       continue;
     }
+    if (settings.parquetOnly && parsed.encoding.format !== 'parquet') continue;
+    // A key template of one signal read for another (the CLI's one --key-template for every
+    // signal) matches the first's names: an object whose name has another signal's word is not
+    // this signal's.
+    const word = signalWordOfKey(key);
+    if (word !== undefined && word !== settings.signal) continue;
     const hour = start - (((start % HOUR) + HOUR) % HOUR);
     if (hour < range.from || hour >= range.to) continue;
     if (group !== undefined && group.hour !== hour) {
@@ -146,7 +165,11 @@ export async function readHour(
   }
   const replaced = new Set(outputs.flatMap((o) => replacedKeys(o.replaces)));
   const skipped = inputs.some((input) => !replaced.has(input.key))
-    ? await readSkipRecord(source, skipRecordKey(settings.outPrefix, hour), signal)
+    ? await readSkipRecord(
+        source,
+        skipRecordKey(settings.outPrefix, hour, settings.partitionRoot),
+        signal,
+      )
     : [];
   return { hour, inputs, outputs, badOutputs, skipped };
 }
@@ -159,10 +182,7 @@ async function outputInfo(
   signal: AbortSignal,
 ): Promise<OutputInfo | BadOutput> {
   try {
-    const parts = await openParquetParts(
-      objectRanges(source, object.key, object.size, signal),
-      settings.limits,
-    );
+    const parts = await openStoredParquet(source, object, settings.limits, settings.signal, signal);
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     if (text === undefined) throw new Error(`no ${REPLACES_KEY} in its metadata`);
     return { ...object, rows: parts.rows, replaces: decodeReplaces(text) };

@@ -6,6 +6,7 @@ import type { ListedObject } from '../reader/replaced-inputs.js';
 import { InputError, type InputReader } from './inputs.js';
 import { createOutputFile, type OutputFile } from './output-file.js';
 import type { OutputInfo } from './plan.js';
+import type { AnyCompactionRows } from './signal-rows.js';
 
 /**
  * Reads a partition's inputs into output files. A file is cut only between inputs, so every
@@ -35,6 +36,8 @@ export interface FinishedFile {
 }
 
 export interface MergeOptions {
+  /** The signal's rows. */
+  rows: AnyCompactionRows;
   reader: InputReader;
   targetBytes: number;
   runBytes: number;
@@ -53,8 +56,6 @@ export interface MergeOptions {
  * times that uncompressed). Only to decide where to cut files.
  */
 const COMPACTED_SHARE = { compressed: 0.45, none: 0.06, parquet: 0.8 } as const;
-/** Bytes a row takes in an output before a run has been encoded to measure it. */
-const FIRST_GUESS_ROW_BYTES = 25;
 
 export async function mergeInputs(inputs: readonly MergeInput[], o: MergeOptions): Promise<void> {
   // One page compressor for all the partition's files (zstd-napi: one context).
@@ -86,7 +87,7 @@ async function merge(
   let fileStart = 0;
   let encodedRows = 0;
   let encodedBytes = 0;
-  const rowBytes = () => (encodedRows > 0 ? encodedBytes / encodedRows : FIRST_GUESS_ROW_BYTES);
+  const rowBytes = () => (encodedRows > 0 ? encodedBytes / encodedRows : o.rows.firstGuessRowBytes);
 
   const finish = async (current: OutputFile) => {
     const superseded = members.flatMap((m) => {
@@ -115,7 +116,7 @@ async function merge(
       }
     }
     if (file === undefined) {
-      file = createOutputFile({
+      file = createOutputFile(o.rows, {
         compression: o.compression,
         compressPage,
         expectedBytes: o.targetBytes * 1.25,

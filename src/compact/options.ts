@@ -3,7 +3,13 @@ import { requireZstdEngine } from '../compression/zstd-engine.js';
 import { check, type OptionName } from '../config/option-table.js';
 import { COMPACTION_DEFAULTS, DEFAULTS } from '../config/options.js';
 import * as rule from '../config/rules.js';
-import { type Compression, defaultKeyTemplate, FORMAT_ROWS } from '../layout/formats.js';
+import {
+  type Compression,
+  defaultKeyTemplate,
+  FORMAT_ROWS,
+  type Format,
+  type SignalName,
+} from '../layout/formats.js';
 import { hourLeadingChars } from '../layout/listing-range.js';
 import {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
@@ -76,6 +82,16 @@ export const MIN_RUN_BYTES = 8 * 1024 * 1024;
 
 /** Everything a run needs, checked. */
 export interface CompactionSettings {
+  /** The signal compacted: its objects are read, its outputs written. */
+  signal: SignalName;
+  /**
+   * Where the signal's hour partitions start under a prefix in the Parquet layout: '' for
+   * metrics, `traces/` and `logs/` for the others (defaultKeyTemplate). Its leases and skip
+   * records are filed under it too.
+   */
+  partitionRoot: string;
+  /** Only Parquet objects are inputs (the signal's OTLP objects are left as they are). */
+  parquetOnly: boolean;
   /**
    * The input layout: the options' keyTemplate, or every format's default layout (OTLP's
    * minute partitions and Parquet's hours), whatever the format says.
@@ -105,14 +121,21 @@ export interface CompactionSettings {
   leaseClockSkewMillis: number;
 }
 
-/** Checks every option (InvalidOptionError naming it) and fills in the defaults. */
-export function resolveCompaction(options: CompactMetricsOptions): CompactionSettings {
+/**
+ * Checks every option (InvalidOptionError naming it) and fills in the defaults, for compacting
+ * `signal`; with `otlpInputs` false only its Parquet objects are read.
+ */
+export function resolveCompaction(
+  options: CompactMetricsOptions,
+  signal: SignalName = 'metrics',
+  otlpInputs = true,
+): CompactionSettings {
   /** The option's value checked by the option table's rule, or `fallback` when it is unset. */
   const given = <T>(name: OptionName & keyof CompactMetricsOptions, fallback: T): T =>
     options[name] === undefined ? fallback : check<T>(name)(name, options[name]);
-  const { layout, from, to } = resolveRange(options);
-  const format = options.format ?? DEFAULTS.format;
-  const template = options.keyTemplate ?? defaultKeyTemplate(format, 'metrics');
+  const { layout, from, to } = resolveRange(options, [signal]);
+  const format = inputFormat(options, otlpInputs);
+  const template = options.keyTemplate ?? defaultKeyTemplate(format, signal);
   if (hourLeadingChars(template) === undefined) {
     throw new InvalidOptionError(
       'keyTemplate',
@@ -146,18 +169,30 @@ export function resolveCompaction(options: CompactMetricsOptions): CompactionSet
   }
   // Without a keyTemplate, every format's default layout, whatever the format says (the reader
   // recognises them all when given neither): a prefix that changed format is compacted whole.
+  // Parquet only: the Parquet layout alone.
   const input =
     options.keyTemplate === undefined
-      ? resolveKeyLayout(prefix, { ...layoutOptions(options), format: undefined })
+      ? resolveKeyLayout(
+          prefix,
+          { ...layoutOptions(options), format: otlpInputs ? undefined : 'parquet' },
+          [signal],
+        )
       : layout;
+  const partitionRoot = defaultKeyTemplate('parquet', signal).slice(
+    0,
+    defaultKeyTemplate('parquet', signal).indexOf('year='),
+  );
   return {
+    signal,
+    partitionRoot,
+    parquetOnly: !otlpInputs,
     layout: input,
     prefix,
     outPrefix,
     filePrefix: options.filePrefix ?? DEFAULTS.filePrefix,
     from,
     to,
-    settleMillis: given('settleMillis', settleMillisOf(options)),
+    settleMillis: given('settleMillis', settleMillisOf({ ...options, format })),
     targetFileBytes,
     runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 4)),
     compression,
@@ -186,6 +221,11 @@ export function settleMillisOf(options: CompactMetricsOptions): number {
       ? (options.exportIntervalMillis ?? DEFAULT_EXPORT_INTERVAL_MILLIS)
       : 0;
   return batchAge + interval + DEFAULTS.flushTimeoutMillis + SETTLE_MARGIN_MILLIS;
+}
+
+/** The format whose batch age an hour waits for: Parquet when only Parquet objects are read. */
+function inputFormat(options: CompactMetricsOptions, otlpInputs: boolean): Format {
+  return options.format ?? (otlpInputs ? DEFAULTS.format : 'parquet');
 }
 
 function resolveShard(value: unknown): { index: number; count: number } {

@@ -1,21 +1,14 @@
 import type { Compression } from '../layout/formats.js';
 import { TableFileWriter } from '../parquet/file-writer.js';
-import { appendRequest } from '../signals/metrics/parquet/append-otlp.js';
-import { ColumnStore } from '../signals/metrics/parquet/column-store.js';
-import { METRICS_TABLE } from '../signals/metrics/parquet/file-writer.js';
-import { plan } from '../signals/metrics/parquet/plan.js';
-import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
-import { appendColumns } from './append-columns.js';
-import type { InputPart } from './inputs.js';
-import { compactionOrder } from './sort-order.js';
+import type { CompactionRows, InputPart, RunBuilders } from './signal-rows.js';
 import { chunkRowsFor, mergeRuns, Spill } from './spill.js';
 
 /**
- * One output file, one sorted run whatever its size: requests go into the Parquet format's
- * column builders; when they hold a run's worth (`flushRun`), the run is sorted in the
- * compaction order (sort-order.ts) and spilled to local disk (spill.ts). At the end the runs
- * are merged into the file's row groups, batch after batch, each batch written by the metrics'
- * Parquet writer with the compaction order; a file that took one run is written from memory
+ * One output file, one sorted run whatever its size: inputs go into the signal's column
+ * builders (signal-rows.ts); when they hold a run's worth (`flushRun`), the run is sorted in the
+ * signal's compaction order and spilled to local disk (spill.ts). At the end the runs are merged
+ * into the file's row groups, batch after batch, each batch written by the shared Parquet writer
+ * with the signal's table in the compaction order; a file that took one run is written from memory
  * without a spill (the last run is spilled only when more rows come). The file's bytes grow in one buffer reserved at the expected size
  * (pages it never reaches cost no memory), and are uploaded from it without a copy.
  */
@@ -48,30 +41,28 @@ export interface OutputFileOptions {
   runBytes: number;
 }
 
-/** The metrics' table, its rows in the compaction order (the exporter's files keep theirs). */
-export const COMPACTION_TABLE = {
-  ...METRICS_TABLE,
-  plan: (s: SealedColumns) => ({ ...plan(s), order: compactionOrder(s) }),
-};
-
-export function createOutputFile(options: OutputFileOptions): OutputFile {
-  const writer = new TableFileWriter(COMPACTION_TABLE, {
+export function createOutputFile<S extends { readonly rows: number }, K>(
+  rows: CompactionRows<S, K>,
+  options: OutputFileOptions,
+): OutputFile {
+  const writer = new TableFileWriter(rows.table, {
+    ...rows.writerOptions,
     compression: options.compression,
     compressPage: options.compressPage,
     capacity: options.expectedBytes,
   });
   // The column builders: none while empty, so that a spilled run's memory is given back.
-  let builders: ColumnStore | undefined;
-  const spill = new Spill(chunkRowsFor(options.runBytes));
+  let builders: RunBuilders<S> | undefined;
+  const spill = new Spill(rows, chunkRowsFor(options.runBytes, rows.copiedRowBytes));
   const sealed = () => {
-    const s = (builders ?? new ColumnStore()).seal();
+    const s = (builders ?? rows.builders()).seal();
     builders = undefined;
     return s;
   };
 
   // The last run sealed, spilled only when more rows come: a file whose rows were one run when
   // it is finished (a single large input, say) is written without a spill.
-  let pending: SealedColumns | undefined;
+  let pending: S | undefined;
   const spillPending = () => {
     if (pending !== undefined) spill.add(pending);
     pending = undefined;
@@ -87,12 +78,10 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
   return {
     add(part) {
       spillPending();
-      builders ??= new ColumnStore();
+      builders ??= rows.builders();
       const mark = builders.mark();
       try {
-        return 'columns' in part
-          ? appendColumns(builders, part.columns)
-          : appendRequest(builders, part.request);
+        return builders.add(part);
       } catch (error) {
         builders.rollback(mark);
         throw error;
@@ -121,7 +110,7 @@ export function createOutputFile(options: OutputFileOptions): OutputFile {
         } else {
           spillPending();
           if (held) spill.add(sealed());
-          await mergeRuns(spill.runs, options.runBytes, (batch) => writer.writeRun(batch));
+          await mergeRuns(rows, spill.runs, options.runBytes, (batch) => writer.writeRun(batch));
         }
       } finally {
         spill.remove();

@@ -1,7 +1,6 @@
 import type { OutputNames } from '../layout/outputs.js';
 import { ReadAccessError } from '../reader/errors.js';
-import { openParquetParts } from '../reader/parquet-parts.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import { hourPath, leaseDirectory, skipRecordKey } from './bookkeeping.js';
 import { InputReader } from './inputs.js';
 import { acquireLease, type Lease } from './lease.js';
@@ -16,6 +15,7 @@ import {
 } from './plan.js';
 import { publish } from './publish.js';
 import { type CompactionEvent, emptyTally, type PartitionReport, type Tally } from './report.js';
+import type { AnyCompactionRows } from './signal-rows.js';
 import type { CompactionStore } from './store.js';
 
 /**
@@ -27,6 +27,8 @@ import type { CompactionStore } from './store.js';
 
 export interface RunContext {
   settings: CompactionSettings;
+  /** The signal's rows. */
+  rows: AnyCompactionRows;
   store: CompactionStore;
   names: OutputNames;
   /** Who this run is, in its leases. */
@@ -52,14 +54,14 @@ export async function compactPartition(
   planned: PartitionPlan,
 ): Promise<PartitionReport> {
   const { settings, store, signal } = ctx;
-  const report = reportOf(planned, 'failed');
+  const report = reportOf(planned, 'failed', settings.partitionRoot);
   ctx.emit({ type: 'partition-started', partition: report.partition });
   let lease: Lease | undefined;
   if (!settings.singleWriter) {
     const attempt = await acquireLease(
       {
         store,
-        directory: leaseDirectory(settings.outPrefix, planned.hour),
+        directory: leaseDirectory(settings.outPrefix, planned.hour, settings.partitionRoot),
         holder: ctx.holder,
         durationMillis: settings.leaseMillis,
         clockSkewMillis: settings.leaseClockSkewMillis,
@@ -80,7 +82,10 @@ export async function compactPartition(
   const beforeStep = async () => lease?.keep(settings.leaseMillis / 2, signal);
   try {
     const plan = planPartition(await listHour(ctx, planned.hour), planRules(settings));
-    Object.assign(report, reportOf(plan, plan.work ? 'finished' : 'nothing-to-do'));
+    Object.assign(
+      report,
+      reportOf(plan, plan.work ? 'finished' : 'nothing-to-do', settings.partitionRoot),
+    );
     await finish(ctx, plan, report, beforeStep);
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
       await merge(ctx, plan, report, beforeStep);
@@ -128,10 +133,10 @@ async function parquetRowsProblem(
 ): Promise<string | undefined> {
   if (recorded === undefined || object.parsed.encoding.format !== 'parquet') return undefined;
   const { source } = ctx.store;
-  const parts = await openParquetParts(
-    objectRanges(source, object.key, object.size, ctx.signal),
-    ctx.settings.limits,
-  ).catch(() => undefined);
+  const { limits, signal } = ctx.settings;
+  const parts = await openStoredParquet(source, object, limits, signal, ctx.signal).catch(
+    () => undefined,
+  );
   if (parts === undefined || parts.rows === recorded) return undefined;
   return `it holds ${parts.rows} rows, the output that replaces it read ${recorded}: kept`;
 }
@@ -143,11 +148,18 @@ async function merge(
   beforeStep: () => Promise<void>,
 ): Promise<void> {
   const { settings, store, signal } = ctx;
-  const reader = new InputReader(store.source, settings.limits, settings.concurrency, signal);
+  const reader = new InputReader(
+    ctx.rows,
+    store.source,
+    settings.limits,
+    settings.concurrency,
+    signal,
+  );
   const newlySkipped: { key: string; size: number; reason: string }[] = [];
   const context = {
     store,
     names: ctx.names,
+    table: settings.signal,
     hour: plan.hour,
     limits: settings.limits,
     conditional: ctx.conditional,
@@ -161,6 +173,7 @@ async function merge(
       ...plan.merge.inputs.map((object) => ({ object })),
     ],
     {
+      rows: ctx.rows,
       reader,
       targetBytes: settings.targetFileBytes,
       runBytes: settings.runBytes,
@@ -194,7 +207,12 @@ async function merge(
     const objects = [...earlier.skipped.filter((s) => present.has(s.key)), ...newlySkipped];
     const body = new TextEncoder().encode(`${JSON.stringify({ objects }, null, 1)}\n`);
     await beforeStep();
-    await store.put(skipRecordKey(settings.outPrefix, plan.hour), body, false, signal);
+    await store.put(
+      skipRecordKey(settings.outPrefix, plan.hour, settings.partitionRoot),
+      body,
+      false,
+      signal,
+    );
   }
 }
 
@@ -222,8 +240,15 @@ function add(tally: Tally, bytes: number, points: number): void {
   tally.points += points;
 }
 
-/** A report of the plan, before anything is done. */
-export function reportOf(plan: PartitionPlan, status: PartitionReport['status']): PartitionReport {
+/**
+ * A report of the plan, before anything is done. `root`: where the signal's partitions start
+ * ('' for metrics, `traces/`, `logs/`), before the hour's path in the report's `partition`.
+ */
+export function reportOf(
+  plan: PartitionPlan,
+  status: PartitionReport['status'],
+  root = '',
+): PartitionReport {
   const tally = (objects: ListedObject[]) => {
     const t = emptyTally();
     for (const o of objects) {
@@ -233,7 +258,7 @@ export function reportOf(plan: PartitionPlan, status: PartitionReport['status'])
     return t;
   };
   return {
-    partition: hourPath(plan.hour),
+    partition: root + hourPath(plan.hour),
     hour: plan.hour,
     status,
     toMerge: { inputs: tally(plan.merge.inputs), outputs: tally(plan.merge.outputs) },

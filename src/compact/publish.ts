@@ -1,10 +1,10 @@
 import { randomInt } from 'node:crypto';
 import { UUID } from 'uuidv7';
+import type { SignalName } from '../layout/formats.js';
 import type { OutputNames } from '../layout/outputs.js';
 import { REPLACES_KEY } from '../reader/compacted.js';
-import { openParquetParts } from '../reader/parquet-parts.js';
 import type { ReadLimits } from '../reader/read-limits.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import type { FinishedFile } from './merge.js';
 import type { CompactionStore } from './store.js';
 
@@ -17,6 +17,8 @@ import type { CompactionStore } from './store.js';
 export interface PublishContext {
   store: CompactionStore;
   names: OutputNames;
+  /** The signal of the outputs: their footer is read back in its schema. */
+  table: SignalName;
   hour: Date;
   limits: ReadLimits;
   /** If-None-Match on the PUT (false only with singleWriter on a server without it). */
@@ -76,10 +78,8 @@ async function checkStored(
   file: FinishedFile,
 ): Promise<string | undefined> {
   try {
-    const stored = await openParquetParts(
-      objectRanges(c.store.source, key, file.bytes.length, c.signal),
-      c.limits,
-    );
+    const object = { key, size: file.bytes.length };
+    const stored = await openStoredParquet(c.store.source, object, c.limits, c.table, c.signal);
     if (stored.rows !== file.rows) {
       return `its footer says ${stored.rows} rows, the inputs held ${file.rows}`;
     }

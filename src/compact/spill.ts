@@ -10,17 +10,15 @@ import {
 } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SealedColumns } from '../signals/metrics/parquet/sealed.js';
-import { decodeSealed, encodeSealed, SealedRows } from './sealed-rows.js';
-import { compactionOrder, compareRows, SortKeys } from './sort-order.js';
+import type { CompactionRows } from './signal-rows.js';
 
 /**
  * An output file's sorted runs on local disk, and their merge: what bounds the compactor's
  * memory however many points an hour holds, while the file comes out as one sorted run.
  *
- * Each run (what the column builders held) is sorted in the compaction order (sort-order.ts) and
- * written to a file of its own as chunks (chunkRowsFor), each a sealed batch of its own
- * (sealed-rows.ts: typed arrays as they are, no encoding). The merge holds one chunk of each
+ * Each run (what the column builders held) is sorted in the signal's compaction order
+ * (signal-rows.ts) and written to a file of its own as chunks (chunkRowsFor), each a sealed batch
+ * of its own (the signal's copier and encode(): typed arrays as they are, no Parquet encoding). The merge holds one chunk of each
  * run: every row up to the smallest of the chunks' last rows is in order before anything not
  * read yet, so those rows are moved into the next output batch, and the run whose chunk ended
  * there reads its next chunk. Output batches are cut between such steps, so each is sorted after
@@ -29,11 +27,11 @@ import { compactionOrder, compareRows, SortKeys } from './sort-order.js';
 
 /**
  * Rows of a chunk: the merge holds one chunk of each run. A chunk is about 1/64 of a run's
- * memory (rows of about 100 bytes), so that merging 64 runs holds about one run's worth; at
- * most 2,048 rows, at least 64.
+ * memory (rows of `rowBytes`, about 100 bytes for metrics), so that merging 64 runs holds about
+ * one run's worth; at most 2,048 rows, at least 64.
  */
-export function chunkRowsFor(runBytes: number): number {
-  return Math.max(64, Math.min(2048, Math.floor(runBytes / 64 / 104)));
+export function chunkRowsFor(runBytes: number, rowBytes = 104): number {
+  return Math.max(64, Math.min(2048, Math.floor(runBytes / 64 / rowBytes)));
 }
 
 const DIRECTORY_PREFIX = 'otel-s3-compact-';
@@ -46,19 +44,22 @@ export interface SpilledRun {
 }
 
 /** The sorted runs of one output file, in a directory of their own under the system's tmpdir. */
-export class Spill {
+export class Spill<S extends { readonly rows: number }, K> {
   readonly runs: SpilledRun[] = [];
   #directory: string | undefined;
   rows = 0;
 
-  constructor(readonly chunkRows: number) {}
+  constructor(
+    readonly kind: CompactionRows<S, K>,
+    readonly chunkRows: number,
+  ) {}
 
   /** Sorts a run in the compaction order and writes it; the batch is not needed after. */
-  add(s: SealedColumns): void {
-    const { chunkRows } = this;
+  add(s: S): void {
+    const { chunkRows, kind } = this;
     if (s.rows === 0) return;
     this.#directory ??= spillDirectory();
-    const order = compactionOrder(s);
+    const order = kind.order(s);
     const path = join(this.#directory, `run-${this.runs.length}.sealed`);
     const fd = openSync(path, 'w');
     const chunks: { offset: number; length: number }[] = [];
@@ -66,9 +67,9 @@ export class Spill {
     try {
       for (let from = 0; from < s.rows; from += chunkRows) {
         const to = Math.min(s.rows, from + chunkRows);
-        const chunk = new SealedRows(to - from);
+        const chunk = kind.copier(to - from);
         chunk.add(s, from, to, order);
-        const bytes = encodeSealed(chunk.seal());
+        const bytes = kind.encode(chunk.seal());
         writeAll(fd, bytes, offset);
         chunks.push({ offset, length: bytes.length });
         offset += bytes.length;
@@ -96,7 +97,11 @@ function writeAll(fd: number, bytes: Uint8Array, position: number): void {
   }
 }
 
-function readChunk(fd: number, chunk: { offset: number; length: number }): SealedColumns {
+function readChunk<S>(
+  kind: CompactionRows<S & { readonly rows: number }, unknown>,
+  fd: number,
+  chunk: { offset: number; length: number },
+): S {
   const bytes = new Uint8Array(chunk.length);
   let done = 0;
   while (done < chunk.length) {
@@ -104,7 +109,7 @@ function readChunk(fd: number, chunk: { offset: number; length: number }): Seale
     if (n === 0) throw new Error('a spilled run of the compaction ended early');
     done += n;
   }
-  return decodeSealed(bytes);
+  return kind.decode(bytes);
 }
 
 /** A directory left this long by a process that is not running is deleted. */
@@ -139,49 +144,50 @@ function running(pid: number): boolean {
   }
 }
 
-interface Cursor {
+interface Cursor<S, K> {
   fd: number;
   run: SpilledRun;
   next: number;
-  chunk: SealedColumns;
-  keys: SortKeys;
+  chunk: S;
+  keys: K;
   at: number;
 }
 
 /**
- * Merges sorted runs into batches of about `batchBytes` (SealedRows.bytes), each handed to
+ * Merges sorted runs into batches of about `batchBytes` (the copier's bytes), each handed to
  * `emit` in order: every row of a batch sorts before (or equal to) every row of the next.
  */
-export async function mergeRuns(
+export async function mergeRuns<S extends { readonly rows: number }, K>(
+  kind: CompactionRows<S, K>,
   runs: readonly SpilledRun[],
   batchBytes: number,
-  emit: (batch: SealedColumns) => Promise<void>,
+  emit: (batch: S) => Promise<void>,
 ): Promise<void> {
-  const cursors: Cursor[] = [];
+  const cursors: Cursor<S, K>[] = [];
   try {
-    const load = (c: Cursor): boolean => {
+    const load = (c: Cursor<S, K>): boolean => {
       if (c.next >= c.run.chunks.length) return false;
-      c.chunk = readChunk(c.fd, c.run.chunks[c.next++] as { offset: number; length: number });
-      c.keys = new SortKeys(c.chunk);
+      c.chunk = readChunk(kind, c.fd, c.run.chunks[c.next++] as { offset: number; length: number });
+      c.keys = kind.keys(c.chunk);
       c.at = 0;
       return true;
     };
     for (const run of runs) {
-      const c = { fd: openSync(run.path, 'r'), run, next: 0, at: 0 } as Cursor;
+      const c = { fd: openSync(run.path, 'r'), run, next: 0, at: 0 } as Cursor<S, K>;
       cursors.push(c);
       load(c);
     }
     let active = cursors.filter((c) => c.chunk !== undefined && c.chunk.rows > 0);
-    let batch = new SealedRows();
+    let batch = kind.copier();
     while (active.length > 0) {
       // The chunk whose last row is smallest: everything up to that row can go.
-      let low = active[0] as Cursor;
+      let low = active[0] as Cursor<S, K>;
       for (const c of active) {
-        if (compareRows(c.keys, c.chunk.rows - 1, low.keys, low.chunk.rows - 1) < 0) low = c;
+        if (kind.compare(c.keys, c.chunk.rows - 1, low.keys, low.chunk.rows - 1) < 0) low = c;
       }
       const last = low.chunk.rows - 1;
       for (const c of active) {
-        const end = c === low ? c.chunk.rows : upTo(c, low.keys, last);
+        const end = c === low ? c.chunk.rows : upTo(kind, c, low.keys, last);
         batch.add(c.chunk, c.at, end);
         c.at = end;
       }
@@ -192,7 +198,7 @@ export async function mergeRuns(
       });
       if (batch.bytes >= batchBytes) {
         await emit(batch.seal());
-        batch = new SealedRows();
+        batch = kind.copier();
       }
     }
     if (batch.rows > 0) await emit(batch.seal());
@@ -202,12 +208,17 @@ export async function mergeRuns(
 }
 
 /** Where the rows of c's chunk that sort after row `row` of `keys` start (from c.at). */
-function upTo(c: Cursor, keys: SortKeys, row: number): number {
+function upTo<S extends { readonly rows: number }, K>(
+  kind: CompactionRows<S, K>,
+  c: Cursor<S, K>,
+  keys: K,
+  row: number,
+): number {
   let lo = c.at;
   let hi = c.chunk.rows;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareRows(c.keys, mid, keys, row) <= 0) lo = mid + 1;
+    if (kind.compare(c.keys, mid, keys, row) <= 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -33,7 +33,16 @@ import { loadZstdAddon } from './zstd-addon.js';
  *   end: () => Promise<Uint8Array>,
  * }} FrameWriter
  */
-/** @typedef {PartsCompressor & { open: (observe?: (chunk: Uint8Array) => void) => FrameWriter }} FrameCompressor */
+/**
+ * A compressor that also takes an object part by part: `open(observe, windowLog)` starts its
+ * frame (zstd's window log for it: see recordWindowLog; the context's own when undefined), and
+ * `compress(parts, windowLog)` is such a frame written at once.
+ * @typedef {{
+ *   open: (observe?: (chunk: Uint8Array) => void, windowLog?: number) => FrameWriter,
+ *   compress: (parts: Uint8Array[], windowLog?: number) => Promise<Uint8Array>,
+ *   close: () => void,
+ * }} FrameCompressor
+ */
 /**
  * Compresses one Parquet page into a frame of its own (the page's codec); `close()` frees what
  * it holds.
@@ -43,6 +52,29 @@ import { loadZstdAddon } from './zstd-addon.js';
  * }} PageCompressor
  */
 /** @typedef {{ compression: Compression, level: number, engine?: ZstdEngine | undefined }} CompressorOptions */
+
+/** The smallest and largest zstd window a frame of records gets (256 KiB, 2 MiB: level 3's). */
+export const MIN_RECORD_WINDOW_LOG = 18;
+export const MAX_RECORD_WINDOW_LOG = 21;
+
+/**
+ * zstd's window log for a frame of records whose first record is `recordBytes` long. A frame's
+ * context holds its window for the whole batch (about 2.1 MiB at level 3's 2 MiB window, one
+ * per exporter), so the window is sized to what it gains. Where each export repeats the last
+ * one's items (`recordsRepeat`: a metrics export carries every series again), a window that
+ * still holds the last record lets each record be written as its differences from the last: the
+ * smallest window of at least two records, up to level 3's own. Spans and log records are new
+ * each export and repeat within a record: the smallest window. Measured on realistic exports
+ * (docs/performance.md, "The window of a frame of records"): smaller windows make spans' and
+ * log records' frames 0.4-4 % smaller, and metrics' records of 1.3 MB 32 % larger once the
+ * window no longer holds the last record.
+ * @param {number} recordBytes @param {boolean} recordsRepeat
+ */
+export function recordWindowLog(recordBytes, recordsRepeat) {
+  if (!recordsRepeat) return MIN_RECORD_WINDOW_LOG;
+  const log = Math.ceil(Math.log2(Math.max(1, 2 * recordBytes)));
+  return Math.min(MAX_RECORD_WINDOW_LOG, Math.max(MIN_RECORD_WINDOW_LOG, log));
+}
 
 /** Output slices of node:zlib's streams: one batch's frame arrives in a few of them. */
 const ZLIB_CHUNK_BYTES = 64 * 1024;
@@ -94,7 +126,9 @@ function sumLengths(/** @type {Uint8Array[]} */ parts) {
  */
 export function partsCompressor(o) {
   if (o.compression === 'gzip') return gzipStream(o.level);
-  if (o.compression === 'none') return { compress: (parts) => join(parts), close: () => {} };
+  if (o.compression === 'none') {
+    return { compress: (/** @type {Uint8Array[]} */ parts) => join(parts), close: () => {} };
+  }
   return zstdEngineOf(o) === 'zstd-napi' ? napiZstd(o.level) : zstdFrames(o.level);
 }
 
@@ -220,21 +254,31 @@ export function napiZstd(level) {
  * the last one's end is still being compressed, and a part's memory can be freed as soon as it
  * is consumed instead of waiting for the whole object. Frames follow each other in the stream
  * and their output arrives in order: what arrives before a frame's end is that frame's.
- * `compress(parts)` is a frame written at once.
+ * `compress(parts)` is a frame written at once. A frame of another window log than the last
+ * (recordWindowLog) gets a context of its own, which stays for the frames after it.
  * @param {number} level @returns {FrameCompressor}
  */
 export function zstdFrames(level) {
   /** @typedef {{ chunks: Buffer[], observe: ((chunk: Uint8Array) => void) | undefined, ended: boolean, error: Error | undefined, settle: (error?: Error) => void }} Frame */
-  /** @typedef {{ stream: zlib.ZstdCompress, frames: Frame[] }} Lane */
+  /** @typedef {{ stream: zlib.ZstdCompress, frames: Frame[], windowLog: number | undefined }} Lane */
   /** @type {Lane | undefined} */
   let lane;
-  const openLane = () => {
-    const stream = zlib.createZstdCompress({
-      params: { [zlib.constants.ZSTD_c_compressionLevel]: level },
-      chunkSize: ZLIB_CHUNK_BYTES,
-    });
+  /** Lanes of another window whose last frames are still being ended: destroyed once they are. */
+  /** @type {Set<Lane>} */
+  const retired = new Set();
+  /** @param {Lane} l */
+  const destroy = (l) => {
+    retired.delete(l);
+    l.stream.destroy();
+  };
+  /** @param {number | undefined} windowLog */
+  const openLane = (windowLog) => {
+    /** @type {Record<number, number>} */
+    const params = { [zlib.constants.ZSTD_c_compressionLevel]: level };
+    if (windowLog !== undefined) params[zlib.constants.ZSTD_c_windowLog] = windowLog;
+    const stream = zlib.createZstdCompress({ params, chunkSize: ZLIB_CHUNK_BYTES });
     /** @type {Lane} */
-    const l = { stream, frames: [] };
+    const l = { stream, frames: [], windowLog };
     stream.on('data', (/** @type {Buffer} */ chunk) => {
       const frame = l.frames[0];
       if (frame === undefined) return;
@@ -243,16 +287,28 @@ export function zstdFrames(level) {
     });
     stream.on('error', (error) => {
       if (lane === l) lane = undefined; // a failed stream is not reused
+      retired.delete(l);
       for (const frame of l.frames.splice(0)) frame.settle(error);
     });
     return l;
   };
-  /** @param {((chunk: Uint8Array) => void) | undefined} [observe] @returns {FrameWriter} */
-  const open = (observe) => {
-    lane ??= openLane();
-    const l = lane;
-    const last = l.frames[l.frames.length - 1];
+  /**
+   * @param {((chunk: Uint8Array) => void) | undefined} [observe]
+   * @param {number} [windowLog]
+   * @returns {FrameWriter}
+   */
+  const open = (observe, windowLog) => {
+    const last = lane?.frames[lane.frames.length - 1];
     if (last !== undefined && !last.ended) throw new Error('a zstd frame is still open');
+    if (lane !== undefined && lane.windowLog !== windowLog) {
+      // A context's window is set when it is made: another window takes another context, and
+      // this one goes once its frames have ended (a batch's frame may still be ending).
+      if (lane.frames.length === 0) destroy(lane);
+      else retired.add(lane);
+      lane = undefined;
+    }
+    lane ??= openLane(windowLog);
+    const l = lane;
     /** @type {(value: Uint8Array) => void} */
     let resolve = () => {};
     /** @type {(error: Error) => void} */
@@ -295,6 +351,7 @@ export function zstdFrames(level) {
               if (l.frames[0] !== frame) return; // settled by an error meanwhile
               l.frames.shift();
               frame.settle();
+              if (retired.has(l) && l.frames.length === 0) destroy(l);
             });
           }
         }
@@ -304,17 +361,19 @@ export function zstdFrames(level) {
   };
   return {
     open,
-    compress(parts) {
-      const frame = open();
+    compress(parts, windowLog) {
+      const frame = open(undefined, windowLog);
       for (const part of parts) frame.write(part);
       return frame.end();
     },
     close() {
       const l = lane;
       lane = undefined;
-      if (l === undefined) return;
-      l.stream.destroy();
-      for (const frame of l.frames.splice(0)) frame.settle(new Error('the compressor is closed'));
+      for (const old of [...retired, ...(l === undefined ? [] : [l])]) {
+        destroy(old);
+        for (const frame of old.frames.splice(0))
+          frame.settle(new Error('the compressor is closed'));
+      }
     },
   };
 }

@@ -89,6 +89,7 @@ export class SignalExporter<Item> {
           : { body: 'framed' as const }),
         compression: c.compression,
         level: c.compressionLevel,
+        recordsRepeat: signal.recordsRepeat,
       });
       this.#bodies = bodies;
       if (shared === undefined) made = createSharedParts(c);

@@ -9,6 +9,7 @@ import { ByteWriter } from './byte-writer.js';
 import { DeltaWriter } from './delta.js';
 import { grown } from './grown.js';
 import { LevelWriter, writeHybrid } from './hybrid.js';
+import { DICTIONARY_MIN_USES, Int64Dictionary } from './int64-dictionary.js';
 import { doubleStatistics, int32Statistics, int64Bytes, int64Statistics } from './statistics.js';
 import { run, STEP_ROWS, STEP_VALUES } from './steps.js';
 
@@ -33,9 +34,14 @@ export const PAGE_VALUES = 1 << 17;
  * the next chunk starts).
  */
 export class Scratch {
-  /** @param {number} [pageValues] where a map's or list's page ends (PAGE_VALUES) */
-  constructor(pageValues = PAGE_VALUES) {
+  /**
+   * @param {number} [pageValues] where a map's or list's page ends (PAGE_VALUES)
+   * @param {number} [dictionaryMinUses] uses per distinct value from which an INT64 list chunk
+   *   gets a dictionary (int64-dictionary.js, DICTIONARY_MIN_USES)
+   */
+  constructor(pageValues = PAGE_VALUES, dictionaryMinUses = DICTIONARY_MIN_USES) {
     this.pageValues = pageValues;
+    this.dictionaryMinUses = dictionaryMinUses;
   }
 
   ints = new Int32Array(1024);
@@ -50,6 +56,14 @@ export class Scratch {
   delta = new DeltaWriter();
   /** Two numbers a pass over rows keeps for its chunk's statistics (its least and greatest). */
   range = new Int32Array(2);
+  /** @type {Int64Dictionary | undefined} */
+  #int64Dictionary;
+
+  /** The dictionary of INT64 list chunks, made at the first (tables without such lists never do). */
+  get int64Dictionary() {
+    this.#int64Dictionary ??= new Int64Dictionary();
+    return this.#int64Dictionary;
+  }
 
   /** An Int32Array of at least n, holding the first `keep` of the last one. @param {number} n @param {number} [keep] */
   int32(n, keep = 0) {

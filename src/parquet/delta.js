@@ -1,8 +1,8 @@
 // @ts-check
 // DELTA_BINARY_PACKED for INT64 values (each as its low and high 32-bit words): blocks of 128
 // deltas in 4 miniblocks of 32, each bit-packed at the width its largest (delta - block minimum)
-// needs. The bucket counts of histograms are long runs of small numbers: this makes their pages
-// a few bits a value instead of 8 bytes, which is what zstd and readers then go through. Values
+// needs. A counter's values (ValueAsInt) and a histogram's counts (Count) grow by small steps
+// along a series: this makes their pages a few bits a value instead of 8 bytes. Values
 // are added one at a time (a page's values are spread over rows); blocks are written as they
 // fill, the header (which starts with the count) when the page ends.
 import { BitPacker, pack } from './bit-packer.js';

@@ -8,6 +8,9 @@
 // Parquet spec leaves open are listed in docs/parquet.md ("The writer"). What is the signal's
 // (schema, leaf writers, plan) comes in a ParquetTable: metrics (signals/metrics/parquet),
 // spans and log records (signals/flat-parquet.js) each have one.
+import { bloomable, chunkBloomFilter } from './bloom-chunks.js';
+import { MAX_BLOOM_BYTES, MIN_BLOOM_BYTES } from './bloom-filter.js';
+import { xxHash64 } from './bloom-hash.js';
 import { ByteWriter } from './byte-writer.js';
 import { ENCODING, Scratch } from './chunks.js';
 import { CODEC, footer, pageHeader } from './footer.js';
@@ -43,17 +46,37 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  *   smaller for tests of many row groups
  * @property {number} [pageValues] level entries after which a map's or list's page ends
  *   (PAGE_VALUES by default); smaller for tests of many pages
+ * @property {number} [dictionaryMinUses] uses per distinct value from which a chunk of INT64
+ *   list values gets a dictionary (DICTIONARY_MIN_USES by default); smaller for tests of both
+ *   encodings
  * @property {number} [capacity] bytes the file's buffer starts with (the file's expected size
  *   saves copies as it grows; pages of it never written are never touched)
  * @property {() => Promise<void> | undefined} [pause] asked between steps of the plan and of
  *   the leaf writers, and between leaves: a promise to wait for (the event loop runs meanwhile)
  *   or undefined to go on. Without it the steps run back to back (the body worker).
+ * @property {BloomFilterOptions} [bloomFilters] columns whose chunks get a bloom filter (none
+ *   by default: then the file's bytes are those of a writer without the option)
+ */
+/**
+ * Split-block bloom filters (bloom-filter.js), one per chunk of each column named, sized for the
+ * chunk's distinct values (a dictionary's values, else its rows' distinct hashes), written after
+ * the last row group, before the footer; the column's metadata has their offset and length.
+ * @typedef {object} BloomFilterOptions
+ * @property {readonly string[]} columns leaf columns by their path joined with '.' (`TraceId`):
+ *   required top-level columns of type BYTE_ARRAY, INT32, INT64, FLOAT or DOUBLE
+ * @property {number} [fpp] the false-positive probability a filter is sized for (0.01 by default)
+ * @property {number} [maxBytes] the largest bitset, a power of two (1 MiB by default): a chunk of
+ *   more distinct values than that holds at `fpp` gets a filter with more false positives
  */
 /** @typedef {{ key: string, value: string }} KeyValue */
 /**
  * @typedef {FileWriterOptions & { keyValueMetadata?: KeyValue[] }} EncodeOptions what a
  *   signal's encodeParquet takes: `keyValueMetadata` is written after otel_s3.schema_version
  */
+
+/** The defaults of BloomFilterOptions. */
+export const BLOOM_FPP = 0.01;
+export const BLOOM_MAX_BYTES = 1 << 20;
 
 /** Written as the file's created_by. */
 export const CREATED_BY = 'otel-s3-exporter';
@@ -62,28 +85,31 @@ const CODEC_OF = { zstd: CODEC.ZSTD, gzip: CODEC.GZIP, none: CODEC.UNCOMPRESSED 
 const MAGIC = Buffer.from('PAR1');
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** @type {WeakMap<object, { path: string[], type: string }[]>} */
+/** A leaf column: its path, physical type, and whether it and its groups are all REQUIRED. @typedef {{ path: string[], type: string, required: boolean }} Leaf */
+
+/** @type {WeakMap<object, Leaf[]>} */
 const schemaLeaves = new WeakMap();
 
 /**
- * Leaf columns of a table's schema: path, physical type; checked once against its leaf writers.
+ * Leaf columns of a table's schema; checked once against its leaf writers.
  * @param {ParquetTable<any, any>} table
  */
 function leavesOf(table) {
   const known = schemaLeaves.get(table);
   if (known !== undefined) return known;
   const { schema, leaves } = table;
-  /** @type {{ path: string[], type: string }[]} */
+  /** @type {Leaf[]} */
   const out = [];
   let i = 1;
-  /** @param {string[]} prefix */
-  const walk = (prefix) => {
+  /** @param {string[]} prefix @param {boolean} requiredAbove */
+  const walk = (prefix, requiredAbove) => {
     const e = /** @type {SchemaElement} */ (schema[i++]);
     const path = [...prefix, e.name];
-    if (e.type !== undefined) out.push({ path, type: e.type });
-    for (let c = 0; c < (e.num_children ?? 0); c++) walk(path);
+    const required = requiredAbove && e.repetition_type === 'REQUIRED';
+    if (e.type !== undefined) out.push({ path, type: e.type, required });
+    for (let c = 0; c < (e.num_children ?? 0); c++) walk(path, required);
   };
-  while (i < schema.length) walk([]);
+  while (i < schema.length) walk([], true);
   if (out.map((l) => l.path.join('.')).join() !== leaves.map(([p]) => p).join()) {
     throw new Error('Parquet: the leaf writers do not match the schema');
   }
@@ -112,6 +138,47 @@ function check(options, ROW_GROUP_ROWS) {
   if (!Number.isInteger(pageValues) || pageValues < 1) {
     throw new TypeError('encodeParquet: pageValues must be a positive integer');
   }
+  const minUses = options.dictionaryMinUses ?? 1;
+  if (!Number.isInteger(minUses) || minUses < 1) {
+    throw new TypeError('encodeParquet: dictionaryMinUses must be a positive integer');
+  }
+}
+
+/**
+ * Per leaf, whether its chunks get a bloom filter (undefined: none does).
+ * @param {BloomFilterOptions | undefined} options @param {Leaf[]} leaves
+ * @returns {{ leaves: boolean[], fpp: number, maxBytes: number } | undefined}
+ */
+function bloomOf(options, leaves) {
+  if (options === undefined || options.columns.length === 0) return undefined;
+  const fpp = options.fpp ?? BLOOM_FPP;
+  if (!(fpp > 0 && fpp < 1)) {
+    throw new TypeError(`encodeParquet: bloomFilters.fpp must be between 0 and 1, not ${fpp}`);
+  }
+  const maxBytes = options.maxBytes ?? BLOOM_MAX_BYTES;
+  if (
+    !Number.isInteger(maxBytes) ||
+    maxBytes < MIN_BLOOM_BYTES ||
+    maxBytes > MAX_BLOOM_BYTES ||
+    (maxBytes & (maxBytes - 1)) !== 0
+  ) {
+    throw new TypeError(
+      `encodeParquet: bloomFilters.maxBytes must be a power of two from ${MIN_BLOOM_BYTES} to ${MAX_BLOOM_BYTES}, not ${maxBytes}`,
+    );
+  }
+  const names = leaves.map((l) => l.path.join('.'));
+  for (const column of options.columns) {
+    const leaf = leaves[names.indexOf(column)];
+    if (leaf === undefined) {
+      throw new TypeError(`encodeParquet: bloomFilters: no leaf column ${column}`);
+    }
+    if (!leaf.required || !bloomable(leaf.type)) {
+      throw new TypeError(
+        `encodeParquet: bloomFilters: ${column} is not a required column of type BYTE_ARRAY, INT32, INT64, FLOAT or DOUBLE`,
+      );
+    }
+  }
+  return { leaves: names.map((n) => options.columns.includes(n)), fpp, maxBytes };
 }
 
 /** @param {KeyValue[]} keyValueMetadata @param {string} SCHEMA_VERSION_KEY */
@@ -130,6 +197,9 @@ export class TableFileWriter {
   #codec;
   #scratch;
   #file;
+  #bloom;
+  /** @type {import('./bloom-hash.js').Hash64 | undefined} */
+  #hash;
   /** @type {{ rows: number, chunks: import('./footer.js').ChunkMeta[] }[]} */
   #groups = [];
   #rows = 0;
@@ -140,9 +210,10 @@ export class TableFileWriter {
     check(options, table.rowGroupRows);
     this.#table = table;
     this.#leaves = leavesOf(table);
+    this.#bloom = bloomOf(options.bloomFilters, this.#leaves);
     this.#options = options;
     this.#codec = CODEC_OF[options.compression];
-    this.#scratch = new Scratch(options.pageValues);
+    this.#scratch = new Scratch(options.pageValues, options.dictionaryMinUses);
     this.#file = new ByteWriter(Math.max(1 << 16, Math.ceil(options.capacity ?? 0)));
     this.#file.bytes(MAGIC);
   }
@@ -165,6 +236,7 @@ export class TableFileWriter {
   async writeRun(sealed) {
     if (this.#finished) throw new Error('the Parquet file is finished');
     if (sealed.rows === 0) return;
+    if (this.#bloom !== undefined) this.#hash ??= await xxHash64();
     const planned = this.#table.plan(sealed);
     const p = isSteps(planned) ? await this.#steps(planned) : planned;
     const groupRows = this.#options.rowGroupRows ?? this.#table.rowGroupRows;
@@ -208,6 +280,16 @@ export class TableFileWriter {
     const table = this.#table;
     checkKeyValues(keyValueMetadata, table.versionKey);
     this.#finished = true;
+    const file = this.#file;
+    // The bloom filters, column after column of each row group, before the footer.
+    for (const group of this.#groups) {
+      for (const chunk of group.chunks) {
+        const filter = chunk.bloomFilter;
+        if (filter === undefined || !('bytes' in filter)) continue;
+        chunk.bloomFilter = { offset: file.length, length: filter.bytes.length };
+        file.bytes(filter.bytes);
+      }
+    }
     const meta = footer({
       schema: table.schema,
       rows: this.#rows,
@@ -216,7 +298,6 @@ export class TableFileWriter {
       createdBy: CREATED_BY,
       leaves: this.#leaves.length,
     });
-    const file = this.#file;
     file.bytes(meta);
     file.uint32(meta.length);
     file.bytes(MAGIC);
@@ -239,6 +320,19 @@ export class TableFileWriter {
     const written = write(p, this.#scratch, rows);
     const chunk = isSteps(written) ? await this.#steps(written) : written;
     const dictionary = chunk.dictionary;
+    const { path, type } = /** @type {Leaf} */ (this.#leaves[leaf]);
+    // Hashed from the pages before they are compressed (the arena holds them until the next chunk).
+    const bloom = this.#bloom;
+    const filter =
+      bloom?.leaves[leaf] === true
+        ? chunkBloomFilter(
+            chunk,
+            type,
+            /** @type {import('./bloom-hash.js').Hash64} */ (this.#hash),
+            bloom.fpp,
+            bloom.maxBytes,
+          )
+        : undefined;
     const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
     if (dictionary !== undefined) {
       pages.unshift({
@@ -279,7 +373,6 @@ export class TableFileWriter {
       file.bytes(body);
       rawSize += header.length + page.bytes.length;
     });
-    const { path, type } = /** @type {{ path: string[], type: string }} */ (this.#leaves[leaf]);
     return {
       type,
       encodings: [
@@ -296,6 +389,7 @@ export class TableFileWriter {
       dataOffset,
       dictionaryOffset: dictionary !== undefined ? start : undefined,
       statistics: chunk.statistics,
+      ...(filter === undefined ? {} : { bloomFilter: { bytes: filter.bytes() } }),
     };
   }
 }

@@ -110,6 +110,8 @@ export function pageHeader(page) {
  * @property {number} dataOffset
  * @property {number | undefined} dictionaryOffset
  * @property {Statistics | undefined} statistics
+ * @property {{ bytes: Uint8Array } | { offset: number, length: number }} [bloomFilter] its bloom
+ *   filter's header and bitset until they are written, then where
  */
 
 /** @param {Statistics | undefined} s @returns {Field[] | undefined} */
@@ -119,6 +121,14 @@ const statistics = (s) =>
     [5, 'binary', s.max],
     [6, 'binary', s.min],
   ];
+
+/** Where a chunk's bloom filter is in the file. @param {ChunkMeta} c */
+function bloomWritten(c) {
+  const filter = c.bloomFilter;
+  if (filter === undefined) return undefined;
+  if (!('offset' in filter)) throw new Error('Parquet: a bloom filter was not written');
+  return filter;
+}
 
 /** @param {ChunkMeta} c @returns {Field[]} */
 const columnChunk = (c) => [
@@ -137,6 +147,8 @@ const columnChunk = (c) => [
       [9, 'i64', c.dataOffset],
       [11, 'i64', c.dictionaryOffset],
       [12, 'struct', statistics(c.statistics)],
+      [14, 'i64', bloomWritten(c)?.offset],
+      [15, 'i32', bloomWritten(c)?.length],
     ],
   ],
 ];

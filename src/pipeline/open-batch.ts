@@ -128,9 +128,14 @@ export class RecordBatch implements RecordOpenBatch {
   #points = 0;
   readonly #key = new BatchKey();
   readonly #format: RecordJoin;
-  readonly #openFrame: ((framing: Framing | null) => RecordFrame) | undefined;
+  readonly #openFrame:
+    | ((framing: Framing | null, firstRecordBytes: number) => RecordFrame)
+    | undefined;
 
-  constructor(format: RecordJoin, openFrame?: (framing: Framing | null) => RecordFrame) {
+  constructor(
+    format: RecordJoin,
+    openFrame?: (framing: Framing | null, firstRecordBytes: number) => RecordFrame,
+  ) {
     this.#format = format;
     this.#openFrame = openFrame;
   }
@@ -161,7 +166,7 @@ export class RecordBatch implements RecordOpenBatch {
     if (this.#openFrame === undefined) this.#records.push(record);
     else {
       // Opening the frame is the one step that can throw: before anything is counted.
-      this.#frame ??= this.#openFrame(this.#format.framing);
+      this.#frame ??= this.#openFrame(this.#format.framing, record.length);
       this.#frame.append(record, () => releaseRecords([record]));
     }
     this.#key.add(inputs, this.isEmpty);

@@ -1,5 +1,6 @@
 import type { AsyncBuffer, FileMetaData, KeyValue, RowGroup } from 'hyparquet';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import type { SignalName } from '../layout/formats.js';
 import {
   type ColumnsRead,
   ownBuffer,
@@ -7,8 +8,13 @@ import {
   readRows,
   schemaMetadata,
 } from '../parquet/read.js';
+import { logRows } from '../signals/logs/parquet-read.js';
+import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
+import type { Row } from '../signals/parquet-values.js';
+import { spanRows } from '../signals/traces/parquet-read.js';
+import { SPANS } from '../signals/traces/parquet-schema.js';
 import { decompress } from './decompress.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 
@@ -24,6 +30,13 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  * never whole (this package's own files are smaller: its batches are at most 8 MiB of OTLP).
  */
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
+
+/** Each signal's Parquet schema version, and its rows as its request. */
+const SCHEMAS: Record<SignalName, { version: string; request(rows: Row[]): OtlpObject }> = {
+  metrics: { version: SCHEMA_VERSION, request: (rows) => rowsToRequest(rows) },
+  traces: { version: SPANS.version, request: (rows) => spanRows.rowsToRequest(rows) },
+  logs: { version: LOG_RECORDS.version, request: (rows) => logRows.rowsToRequest(rows) },
+};
 
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
 export interface ByteRanges {
@@ -44,7 +57,7 @@ export const MAX_FOOTER_BYTES = 16 * 1024 * 1024;
  */
 export const MAX_ROW_GROUP_ROWS = 262_144;
 
-/** One row group as an ExportMetricsServiceRequest. */
+/** One row group as its signal's request (an ExportMetricsServiceRequest, ...). */
 export interface ParquetPart {
   request: OtlpObject;
   rows: number;
@@ -75,13 +88,15 @@ export function bytesAsRanges(bytes: Uint8Array): ByteRanges {
 }
 
 /**
- * Reads the footer and checks it: this package's schema version, row groups within the limits.
- * Throws (with what is wrong) for anything else.
+ * Reads the footer and checks it: this package's schema version of `signal`'s table, row groups
+ * within the limits. Throws (with what is wrong) for anything else.
  */
 export async function openParquetParts(
   file: ByteRanges,
   limits: ReadLimits,
+  signal: SignalName = 'metrics',
 ): Promise<ParquetParts> {
+  const schema = SCHEMAS[signal];
   if (file.byteLength < 12) throw new Error('not a Parquet file: too short');
   const tail = await file.read(file.byteLength - 8, file.byteLength);
   const view = new DataView(tail.buffer, tail.byteOffset, 8);
@@ -94,7 +109,7 @@ export async function openParquetParts(
   }
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
-  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, SCHEMA_VERSION);
+  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, schema.version);
   let rows = 0;
   const groups = metadata.row_groups.map((group) => {
     const checked = checkedGroup(group, rows, file.byteLength, limits);
@@ -109,7 +124,7 @@ export async function openParquetParts(
     count: groups.length,
     keyValues: metadata.key_value_metadata ?? [],
     footer,
-    read: (index) => readGroup(file, metadata, groups, index, limits),
+    read: (index) => readGroup(file, metadata, groups, index, limits, schema.request),
     readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits),
   };
 }
@@ -201,6 +216,7 @@ async function readGroup(
   groups: Group[],
   index: number,
   limits: ReadLimits,
+  toRequest: (rows: Row[]) => OtlpObject,
 ): Promise<ParquetPart> {
   const { asyncBuffer, group } = await groupBuffer(file, groups, index);
   const { firstRow } = group;
@@ -214,7 +230,7 @@ async function readGroup(
     );
   }
   return {
-    request: rowsToRequest(rows),
+    request: toRequest(rows as Row[]),
     rows: rows.length,
     rawBytes,
   };

@@ -254,11 +254,9 @@ export function readObjectsOf(
 type Fetched = { bytes: Uint8Array } | UnreadableObject | typeof IN_PARTS;
 /** In the window for an object read in parts: nothing is fetched ahead for it. */
 const IN_PARTS = { parts: true } as const;
-/** Parts are read in the metrics' Parquet schema: a large file of another signal is read whole. */
+/** A large Parquet file (a compaction output, say) of any signal is read a row group at a time. */
 const inParts = (info: ObjectInfo) =>
-  info.signal === 'metrics' &&
-  info.encoding.format === 'parquet' &&
-  info.size > PARQUET_PARTS_BYTES;
+  info.encoding.format === 'parquet' && info.size > PARQUET_PARTS_BYTES;
 
 /** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
 function refuseUnread(info: ObjectInfo, limits: ReadLimits): UnreadableObject | undefined {

@@ -1,5 +1,6 @@
 import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
+import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError } from './errors.js';
 import { openParquetParts } from './parquet-parts.js';
@@ -34,7 +35,7 @@ export class PartError extends Error {
  */
 export async function* readParts(
   source: ObjectSource,
-  object: { key: string; size: number },
+  object: { key: string; size: number; signal: SignalName },
   limits: ReadLimits,
   signal: AbortSignal,
 ): AsyncGenerator<ObjectPart> {
@@ -47,7 +48,7 @@ export async function* readParts(
     }
   };
   const ranges = objectRanges(source, object.key, object.size, signal);
-  const parts = await checked(() => openParquetParts(ranges, limits));
+  const parts = await checked(() => openParquetParts(ranges, limits, object.signal));
   for (let index = 0; index < parts.count; index++) {
     const part = await checked(async () => {
       const read = await parts.read(index);

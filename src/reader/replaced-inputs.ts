@@ -1,8 +1,9 @@
+import type { SignalName } from '../layout/formats.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from './compacted.js';
 import { ReadAccessError } from './errors.js';
 import type { MetricKey } from './key-layout.js';
-import { type ByteRanges, openParquetParts } from './parquet-parts.js';
-import { DEFAULT_MAX_DECOMPRESSED_BYTES } from './read-limits.js';
+import { type ByteRanges, openParquetParts, type ParquetParts } from './parquet-parts.js';
+import { DEFAULT_MAX_DECOMPRESSED_BYTES, type ReadLimits } from './read-limits.js';
 import type { ObjectSource } from './source.js';
 
 /**
@@ -67,10 +68,16 @@ async function replacesOf(
   signal: AbortSignal,
 ): Promise<string[]> {
   try {
-    const parts = await openParquetParts(objectRanges(source, object.key, object.size, signal), {
-      maxObjectBytes: Number.MAX_SAFE_INTEGER,
-      maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
-    });
+    const parts = await openStoredParquet(
+      source,
+      object,
+      {
+        maxObjectBytes: Number.MAX_SAFE_INTEGER,
+        maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+      },
+      object.parsed.signal,
+      signal,
+    );
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     return text === undefined ? [] : replacedKeys(decodeReplaces(text));
   } catch (error) {
@@ -88,4 +95,15 @@ export function objectRanges(
   signal: AbortSignal,
 ): ByteRanges {
   return { byteLength: size, read: (start, end) => source.getRange(key, start, end, signal) };
+}
+
+/** A stored Parquet object of `table`'s schema, opened by ranges: its footer, then what is asked. */
+export function openStoredParquet(
+  source: ObjectSource,
+  object: { key: string; size: number },
+  limits: ReadLimits,
+  table: SignalName,
+  signal: AbortSignal,
+): Promise<ParquetParts> {
+  return openParquetParts(objectRanges(source, object.key, object.size, signal), limits, table);
 }

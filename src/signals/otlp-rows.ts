@@ -37,6 +37,7 @@ export function scopedItemsExport<T extends Scoped>(
 ): SignalExport<readonly T[]> {
   return {
     name: signal,
+    recordsRepeat: false,
     records: otlpRecords(signal, json, proto),
     splitByResource,
     resourceAttributes: (list) => list[0]?.resource.attributes ?? {},

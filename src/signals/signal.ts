@@ -51,6 +51,12 @@ export interface PartSink<Item> {
 /** What an exporter needs of its signal, on the service's thread. */
 export interface SignalExport<Item> {
   readonly name: SignalName;
+  /**
+   * Each export repeats the last one's items (metrics: every series, each collection), so an
+   * object's compression gains from a window that still holds the last export (zstd's window is
+   * sized to it: recordWindowLog in compressors.js). Spans and log records are new each export.
+   */
+  readonly recordsRepeat: boolean;
   /** How each format's exports become records (Parquet: its fallback's, OTLP/JSON). */
   readonly records: Readonly<Record<Format, RecordFormat<Item>>>;
   /**

@@ -183,6 +183,28 @@ export class OpenBatchJournal implements OpenJournal {
     this.#scheduleDeletions();
   }
 
+  /**
+   * The batch of `name` is about to be uploaded without a spool file (its write failed or
+   * overran): its seal must be on disk before its first attempt. Otherwise a crash after the PUT
+   * landed leaves a chain without a seal, and the restart replays it under a new key: the same
+   * records stored twice. A group commit runs now; if it did not make the seal durable (or the
+   * chain was given up), the chain is deleted instead, and the batch is in memory only, as any
+   * batch whose spool write failed. Only disk calls are waited for, each under the disk deadline
+   * (failing at once while an earlier one hangs). A chain the disk did not delete stays, to be
+   * deleted later, and the upload goes ahead: 'kept'.
+   */
+  async secure(name: string): Promise<'sealed' | 'deleted' | 'kept'> {
+    const chain = this.#chains.get(name);
+    if (chain === undefined) return 'deleted'; // nothing of it on disk
+    if (chain.state === 'live') {
+      await this.#serial(() => this.#commit());
+      if (chain.state === 'live' && chain.pending.isEmpty) return 'sealed';
+    }
+    this.retire(name);
+    await this.#work; // the deletion, queued behind the commit
+    return this.#chains.has(name) ? 'kept' : 'deleted';
+  }
+
   /** Resolves once the files of `chain` are deleted (at once for a chain not of this process). */
   gone(name: string): Promise<void> {
     return this.#chains.get(name)?.gone ?? Promise.resolve();

@@ -11,6 +11,7 @@ import { dataPointRows, readMetrics } from '../../src/reader.js';
 import {
   type Batch,
   batchAt,
+  compactOptions,
   duckdbPointTexts,
   exportBatches,
   listing,
@@ -21,7 +22,14 @@ import {
 } from '../support/compaction-data.js';
 import { duckdbRows } from '../support/duckdb.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
-import { connection, describeS3, s3Server, testClient, withS3 } from '../support/s3.js';
+import {
+  connection,
+  describeS3,
+  s3Environment,
+  s3Server,
+  testClient,
+  withS3,
+} from '../support/s3.js';
 import { SETTLED_HOUR } from '../support/time.js';
 
 /** The hour the tests compact: two days ago, long settled. */
@@ -46,17 +54,12 @@ describeS3('compaction against a real S3 server', () => {
   });
 
   /** The compactor's options for this test's prefix and hour; through the proxy unless told. */
-  const options = (extra: Partial<CompactMetricsOptions> = {}): CompactMetricsOptions =>
-    ({
-      bucket,
-      ...connection(),
-      endpoint: proxy.endpoint,
-      prefix,
-      partitionTime: 'data',
-      from: new Date(HOUR),
-      leaseClockSkewMillis: 0,
-      ...extra,
-    }) as CompactMetricsOptions;
+  const options = (extra: Partial<CompactMetricsOptions> = {}) =>
+    compactOptions(
+      connection(),
+      { bucket, prefix, fromMillis: HOUR },
+      { endpoint: proxy.endpoint, ...extra },
+    );
   const exportAs = (
     format: 'parquet' | 'otlp-json' | 'otlp-proto',
     batches: Batch[],
@@ -255,36 +258,14 @@ describeS3('compaction against a real S3 server', () => {
   });
 
   test('--dry-run prints the plan and writes nothing', async () => {
-    const { runCliChild } = await import('../support/cli-child.js');
-    const { mkdtemp } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
+    const { compactInChild } = await import('../support/cli-child.js');
     await exportAs('parquet', [batchAt('api', at(6), 3, 1), batchAt('api', at(16), 3, 2)]);
     const snapshot = await listing(client, bucket, `${prefix}/`);
-    const cwd = await mkdtemp(join(tmpdir(), 'otel-s3-compact-cli-'));
-    dirs.push(cwd);
     proxy.attempts.length = 0;
-    const run = await runCliChild(
-      [
-        'compact',
-        '--bucket',
-        bucket,
-        '--prefix',
-        prefix,
-        '--partition-time',
-        'data',
-        '--from',
-        new Date(HOUR).toISOString(),
-        '--dry-run',
-      ],
-      {
-        cwd,
-        env: {
-          AWS_ACCESS_KEY_ID: s3Server?.accessKeyId ?? '',
-          AWS_SECRET_ACCESS_KEY: s3Server?.secretAccessKey ?? '',
-          OTEL_EXPORTER_S3_ENDPOINT: proxy.endpoint,
-        },
-      },
+    const run = await compactInChild(
+      { bucket, prefix, fromMillis: HOUR },
+      s3Environment(proxy.endpoint),
+      ['--dry-run'],
     );
     expect(run.stderr).toContain('nothing was written');
     expect(run.code).toBe(0);

@@ -13,7 +13,6 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
@@ -24,6 +23,7 @@ import { logRecordRows, readLogRecords, readSpans, spanRows } from '../../src/re
 import { documentedQuery } from '../support/documented-query.js';
 import { duckdbRows } from '../support/duckdb.js';
 import { oneBatchLoggers, oneBatchTracerProvider } from '../support/one-batch-providers.js';
+import { type LogRow, logRow, Recording, type SpanRow, spanRow } from '../support/otel-rows.js';
 import { connection, describeS3, listAndFetch, withS3 } from '../support/s3.js';
 import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-context.js';
 
@@ -32,8 +32,9 @@ import { inSpanContext, remoteParentContext, TRACE_ID } from '../support/trace-c
  * the exporters with format 'parquet' into the real S3 server. DuckDB, pyarrow and Polars read the stored
  * files back as the `otel_traces` and `otel_logs` tables, and every row is what the test spelled
  * from the ReadableSpans and log records the processors handed over (the ClickHouse exporter's
- * spelling: hex ids, kinds and status codes as words, attribute values as text); a lookup by
- * TraceId returns exactly that trace's spans; this package's reader reads the objects too.
+ * spelling, support/otel-rows.ts: hex ids, kinds and status codes as words, attribute values as
+ * text); a lookup by TraceId returns exactly that trace's spans; this package's reader reads the
+ * objects too.
  */
 
 const run = promisify(execFile);
@@ -42,42 +43,6 @@ const RESOURCE = resourceFromAttributes({
   'host.name': 'node-1',
   'process.pid': 4242,
 });
-/** Between a processor and the S3 exporter: keeps what it was handed (the expected rows, spelled at once). */
-class Recording<Item, Row> {
-  readonly rows: Row[] = [];
-  constructor(
-    private readonly inner: S3SpanExporter | S3LogRecordExporter,
-    private readonly spell: (item: Item) => Row,
-  ) {}
-  export(items: Item[], done: (result: ExportResult) => void): void {
-    this.rows.push(...items.map(this.spell));
-    this.inner.export(items as never, done);
-  }
-  forceFlush(): Promise<void> {
-    return this.inner.forceFlush();
-  }
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
-  }
-}
-
-/** Nanoseconds of an HrTime, exactly. */
-const nanos = ([s, n]: readonly [number, number]) => BigInt(s) * 1_000_000_000n + BigInt(n);
-/** The words of an enum value: SpanKind.SERVER → 'Server'. */
-const word = (name: string) => name.charAt(0) + name.slice(1).toLowerCase();
-/**
- * An attribute value as text, spelled here for the values this test records: strings as they
- * are, numbers in decimal, booleans as words, arrays as JSON.
- */
-const valueText = (v: unknown): string =>
-  Array.isArray(v)
-    ? JSON.stringify(v)
-    : typeof v === 'number' && Number.isInteger(v)
-      ? BigInt(v).toString() // an int64 in decimal, every digit (String(2 ** 60) rounds)
-      : String(v);
-const texts = (attrs: Attributes | undefined): [string, string][] =>
-  Object.entries(attrs ?? {}).map(([k, v]) => [k, valueText(v)]);
-
 const attributes = (i: number): Attributes => ({
   'http.request.method': 'GET',
   'http.response.status_code': 200 + i,
@@ -88,104 +53,8 @@ const attributes = (i: number): Attributes => ({
   list: ['a', 'b'],
 });
 
-interface SpanExpected {
-  Timestamp: bigint;
-  TraceId: string;
-  SpanId: string;
-  ParentSpanId: string;
-  TraceState: string;
-  SpanName: string;
-  SpanKind: string;
-  ServiceName: string;
-  ResourceAttributes: [string, string][];
-  ScopeName: string;
-  ScopeVersion: string;
-  SpanAttributes: [string, string][];
-  Duration: bigint;
-  StatusCode: string;
-  StatusMessage: string;
-  'Events.Timestamp': bigint[];
-  'Events.Name': string[];
-  'Events.Attributes': [string, string][][];
-  'Links.TraceId': string[];
-  'Links.SpanId': string[];
-  'Links.TraceState': string[];
-  'Links.Attributes': [string, string][][];
-}
-
-function spellSpan(s: ReadableSpan): SpanExpected {
-  const c = s.spanContext();
-  return {
-    Timestamp: nanos(s.startTime),
-    TraceId: c.traceId,
-    SpanId: c.spanId,
-    ParentSpanId: s.parentSpanContext?.spanId ?? '',
-    TraceState: c.traceState?.serialize() ?? '',
-    SpanName: s.name,
-    SpanKind: word(SpanKind[s.kind]),
-    ServiceName: 'checkout',
-    ResourceAttributes: texts(s.resource.attributes as Attributes),
-    ScopeName: s.instrumentationScope.name,
-    ScopeVersion: s.instrumentationScope.version ?? '',
-    SpanAttributes: texts(s.attributes),
-    Duration: nanos(s.endTime) - nanos(s.startTime),
-    StatusCode: word(SpanStatusCode[s.status.code]),
-    StatusMessage: s.status.message ?? '',
-    'Events.Timestamp': s.events.map((e) => nanos(e.time)),
-    'Events.Name': s.events.map((e) => e.name),
-    'Events.Attributes': s.events.map((e) => texts(e.attributes)),
-    'Links.TraceId': s.links.map((l) => l.context.traceId),
-    'Links.SpanId': s.links.map((l) => l.context.spanId),
-    'Links.TraceState': s.links.map((l) => l.context.traceState?.serialize() ?? ''),
-    'Links.Attributes': s.links.map((l) => texts(l.attributes)),
-  };
-}
-
-interface LogExpected {
-  Timestamp: bigint;
-  TraceId: string;
-  SpanId: string;
-  TraceFlags: number;
-  SeverityText: string;
-  SeverityNumber: number;
-  ServiceName: string;
-  Body: string;
-  ResourceSchemaUrl: string;
-  ResourceAttributes: [string, string][];
-  ScopeSchemaUrl: string;
-  ScopeName: string;
-  ScopeVersion: string;
-  ScopeAttributes: [string, string][];
-  LogAttributes: [string, string][];
-  EventName: string;
-}
-
-function spellLog(r: ReadableLogRecord): LogExpected {
-  const scope = r.instrumentationScope as typeof r.instrumentationScope & {
-    attributes?: Attributes;
-  };
-  return {
-    Timestamp: nanos(r.hrTime),
-    TraceId: r.spanContext?.traceId ?? '',
-    SpanId: r.spanContext?.spanId ?? '',
-    TraceFlags: r.spanContext?.traceFlags ?? 0,
-    SeverityText: r.severityText ?? '',
-    SeverityNumber: r.severityNumber ?? 0,
-    ServiceName: 'checkout',
-    Body: r.body === undefined ? '' : valueText(r.body),
-    ResourceSchemaUrl: r.resource.schemaUrl ?? '',
-    ResourceAttributes: texts(r.resource.attributes as Attributes),
-    ScopeSchemaUrl: scope.schemaUrl ?? '',
-    ScopeName: scope.name,
-    ScopeVersion: scope.version ?? '',
-    ScopeAttributes: texts(scope.attributes),
-    LogAttributes: texts(r.attributes as Attributes),
-    EventName: r.eventName ?? '',
-  };
-}
-
 /** 24 spans in 6 traces: kinds, statuses, events and links, a remote parent. */
-async function produceSpans(exporter: Recording<ReadableSpan, SpanExpected>): Promise<void> {
+async function produceSpans(exporter: Recording<ReadableSpan, SpanRow>): Promise<void> {
   const provider = oneBatchTracerProvider(RESOURCE, exporter);
   const tracers = [provider.getTracer('http', '1.2.3'), provider.getTracer('db')];
   const kinds = [SpanKind.SERVER, SpanKind.CLIENT, SpanKind.INTERNAL];
@@ -228,7 +97,7 @@ async function produceSpans(exporter: Recording<ReadableSpan, SpanExpected>): Pr
 }
 
 /** 30 log records: bodies of several types, severities, in and out of a span, event names. */
-async function produceLogs(exporter: Recording<ReadableLogRecord, LogExpected>): Promise<void> {
+async function produceLogs(exporter: Recording<ReadableLogRecord, LogRow>): Promise<void> {
   const { provider, loggers } = oneBatchLoggers(RESOURCE, exporter);
   const bodies: unknown[] = ['a plain message', 'quotes " and \n 😀', 42, true, ['a', 'b']];
   for (let i = 0; i < 30; i++) {
@@ -276,6 +145,16 @@ for path in sys.argv[1:]:
 print(json.dumps(rows))
 `;
 
+/** pyarrow's rows of the files at `paths` (PYARROW_ROWS, in the integration setup's Python). */
+async function pyarrowRows(paths: string[]): Promise<Record<string, unknown>[]> {
+  const pyarrow = inject('pyarrow'); // the integration setup's (test/support/pyarrow-python.ts)
+  if (!('python' in pyarrow)) throw new Error(pyarrow.unavailable);
+  const { stdout } = await run(pyarrow.python, ['-c', PYARROW_ROWS, ...paths], {
+    maxBuffer: 1 << 26,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>[];
+}
+
 /**
  * Polars' rows of the files: timestamps (nanoseconds) and INT64 as decimal strings (Polars gives
  * 64-bit integers as doubles), maps (lists of key/value structs) as [key, value] pairs.
@@ -309,6 +188,17 @@ const plain = (v: unknown): unknown =>
   JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)));
 const byKey = <T extends Record<string, unknown>>(rows: T[], key: (r: T) => string) =>
   rows.toSorted((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+
+/** `pick` of the recorded rows of trace `traceId`, sorted. */
+const traceValues = <R extends { TraceId: string }>(
+  rows: R[],
+  traceId: string,
+  pick: (r: R) => string,
+) =>
+  rows
+    .filter((r) => r.TraceId === traceId)
+    .map(pick)
+    .toSorted();
 
 const DOCS = new URL('../../docs/parquet.md', import.meta.url);
 
@@ -360,7 +250,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     // files are one table in a folder of their own, which Athena, Trino and Hive need.
     const prefix = 'lake';
     const s3 = new S3SpanExporter({ bucket, prefix, ...connection(), format: 'parquet' });
-    const recording = new Recording<ReadableSpan, SpanExpected>(s3, spellSpan);
+    const recording = new Recording<ReadableSpan, SpanRow>(s3, (s) => spanRow(s));
     await produceSpans(recording);
     expect(recording.rows).toHaveLength(24);
     expect(s3.stats()).toMatchObject({ pointsUploaded: 24, pointsDropped: 0 });
@@ -392,12 +282,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     );
 
     // pyarrow: every value exact, nanoseconds included.
-    const pyarrow = inject('pyarrow'); // the integration setup's (test/support/pyarrow-python.ts)
-    if (!('python' in pyarrow)) throw new Error(pyarrow.unavailable);
-    const { stdout } = await run(pyarrow.python, ['-c', PYARROW_ROWS, ...paths], {
-      maxBuffer: 1 << 26,
-    });
-    expect(byKey(JSON.parse(stdout), (r) => String(r.SpanId))).toEqual(expected);
+    expect(byKey(await pyarrowRows(paths), (r) => String(r.SpanId))).toEqual(expected);
 
     // Polars: every value exact too.
     expect(byKey(polarsRows(paths, ['Timestamp'], ['Duration']), (r) => String(r.SpanId))).toEqual(
@@ -405,15 +290,12 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     );
 
     // A lookup by TraceId returns exactly the spans of that trace.
-    const traceId = (recording.rows[5] as SpanExpected).TraceId;
+    const traceId = (recording.rows[5] as SpanRow).TraceId;
     const found = await duckdbRows(
       `SELECT "SpanId" FROM read_parquet('${glob}') WHERE "TraceId" = '${traceId}'`,
     );
     expect(found.map((r) => r.SpanId).toSorted()).toEqual(
-      recording.rows
-        .filter((r) => r.TraceId === traceId)
-        .map((r) => r.SpanId)
-        .toSorted(),
+      traceValues(recording.rows, traceId, (r) => r.SpanId),
     );
     expect(found).toHaveLength(4);
     // The error spans of one service.
@@ -460,7 +342,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     // files are one table in a folder of their own, which Athena, Trino and Hive need.
     const prefix = 'lake';
     const s3 = new S3LogRecordExporter({ bucket, prefix, ...connection(), format: 'parquet' });
-    const recording = new Recording<ReadableLogRecord, LogExpected>(s3, spellLog);
+    const recording = new Recording<ReadableLogRecord, LogRow>(s3, logRow);
     await produceLogs(recording);
     expect(recording.rows).toHaveLength(30);
     expect(s3.stats()).toMatchObject({ pointsUploaded: 30, pointsDropped: 0 });
@@ -486,16 +368,11 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       ),
     );
 
-    const pyarrow = inject('pyarrow'); // the integration setup's (test/support/pyarrow-python.ts)
-    if (!('python' in pyarrow)) throw new Error(pyarrow.unavailable);
-    const { stdout } = await run(pyarrow.python, ['-c', PYARROW_ROWS, ...paths], {
-      maxBuffer: 1 << 26,
-    });
-    expect(byKey(JSON.parse(stdout), key)).toEqual(expected);
+    expect(byKey(await pyarrowRows(paths), key)).toEqual(expected);
     expect(byKey(polarsRows(paths, ['Timestamp'], []), key)).toEqual(expected);
 
     // The log records of one trace.
-    const traceId = (recording.rows[0] as LogExpected).TraceId;
+    const traceId = (recording.rows[0] as LogRow).TraceId;
     const inTrace = await duckdbRows(
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${glob}') WHERE "TraceId" = '${traceId}'`,
     );
@@ -504,10 +381,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
     // The documented query of one trace's log records, verbatim.
     const traceLogs = await docsQuery('trace-logs');
     expect(traceLogs.map((r) => r.Body).toSorted()).toEqual(
-      recording.rows
-        .filter((r) => r.TraceId === TRACE_ID)
-        .map((r) => r.Body)
-        .toSorted(),
+      traceValues(recording.rows, TRACE_ID, (r) => r.Body),
     );
     expect(traceLogs).toHaveLength(15);
 

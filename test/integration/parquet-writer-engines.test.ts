@@ -48,7 +48,9 @@ import { tempDir } from '../support/temp-dir.js';
  * (test/support/parquet-batches.ts). pyarrow also checks the row groups' min/max statistics.
  * Spans and log records likewise, through their column builders and the flat tables' writer:
  * random events and links, empty and huge attribute maps, non-BMP text, bodies of every type
- * (test/support/parquet-signal-batches.ts); DuckDB's timestamps compared at microseconds.
+ * (test/support/parquet-signal-batches.ts); DuckDB's timestamps compared at microseconds. Some of
+ * their files have a TraceId bloom filter, as compaction's outputs do (parquet-bloom-filters.test.ts
+ * checks the filters themselves).
  */
 
 /** Cases per run; PARQUET_RUNS raises it for a longer search. */
@@ -66,6 +68,13 @@ const options = fc.record({
   compression: fc.constantFrom('none', 'zstd', 'gzip') as fc.Arbitrary<keyof typeof COMPRESSORS>,
   rowGroupRows: fc.oneof(fc.constant(ROW_GROUP_ROWS), fc.integer({ min: 1, max: 7 })),
   pageValues: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: 40 })),
+  /**
+   * Bucket counts: a dictionary where each value is used this often (1: every chunk, 2: some),
+   * else PLAIN; the default (64) makes these small batches' counts PLAIN.
+   */
+  dictionaryMinUses: fc.constantFrom(undefined, 1, 2),
+  /** Spans and log records: a TraceId bloom filter, as compaction writes them (no reader may mind). */
+  bloomFilters: fc.boolean(),
 });
 
 const utf8Order = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -101,6 +110,9 @@ describe('our Parquet writer, read back exactly by DuckDB, Polars, hyparquet and
             compressPage: COMPRESSORS[o.compression],
             rowGroupRows: o.rowGroupRows,
             ...(o.pageValues === undefined ? {} : { pageValues: o.pageValues }),
+            ...(o.dictionaryMinUses === undefined
+              ? {}
+              : { dictionaryMinUses: o.dictionaryMinUses }),
           });
           const path = join(dir, `${files.length}.parquet`);
           await writeFile(path, file);
@@ -225,6 +237,7 @@ for (const { name, what, table, builders: columnBuilders, cases } of SIGNALS) {
               compressPage: COMPRESSORS[o.compression],
               ...(o.rowGroupRows === ROW_GROUP_ROWS ? {} : { rowGroupRows: o.rowGroupRows }),
               ...(o.pageValues === undefined ? {} : { pageValues: o.pageValues }),
+              ...(o.bloomFilters ? { bloomFilters: { columns: ['TraceId'] } } : {}),
             });
             const path = join(dir, `${files.length}.parquet`);
             await writeFile(path, file);

@@ -1,8 +1,9 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
+import { decodeSpoolFile } from '../../src/spool/file-format.js';
 import { spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { Fault, FaultProxy } from '../support/fault-proxy.js';
@@ -49,9 +50,29 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
         writer.process.kill('SIGKILL');
         const killed = await writer.exited;
         expect(killed.signal).toBe('SIGKILL');
-        const batches = join(signalSpoolDir(dir, driver), 'batches');
+        const spoolDir = signalSpoolDir(dir, driver);
+        const batches = join(spoolDir, 'batches');
         const leftOnDisk = (await readdir(batches)).length;
         expect(leftOnDisk).toBeGreaterThanOrEqual(ready.sealed);
+        // The writer went on exporting until the kill, so the kill may have cut a spool write
+        // short: a file in tmp/ that is whole (killed between its fsync and its rename; the
+        // restart adopts it) or torn (quarantined). Every whole file is a batch to store.
+        const whole: { key: string; body: Buffer }[] = [];
+        let torn = 0;
+        for (const [sub, names] of [
+          ['batches', await readdir(batches)],
+          ['tmp', await readdir(join(spoolDir, 'tmp'))],
+        ] as const) {
+          for (const name of names) {
+            try {
+              const { meta, body } = decodeSpoolFile(await readFile(join(spoolDir, sub, name)));
+              whole.push({ key: meta.key, body });
+            } catch {
+              expect(sub, `${name} is torn`).toBe('tmp');
+              torn++;
+            }
+          }
+        }
 
         // What had landed before the kill (the 'delay' fault forwards writes and holds the answers).
         const landed = new Map(
@@ -73,10 +94,12 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
           (v) => v.done === true,
         );
         expect((await replay.exited).code, replay.stderr()).toBe(0);
-        expect(stats.spool?.replayed).toBe(leftOnDisk);
+        // Replayed: the whole files, and the batches of journal chains that no file names.
+        expect(stats.spool?.replayed).toBe(whole.length + (stats.spool?.journalReplayed ?? 0));
         expect(stats.spool?.files).toBe(0);
-        expect(stats.spool?.quarantined).toBe(0);
+        expect(stats.spool?.quarantined).toBe(torn);
         expect(await readdir(batches)).toEqual([]);
+        expect(await readdir(join(spoolDir, 'tmp'))).toEqual([]);
         // Every object that had landed was replayed with If-None-Match and refused with 412,
         // never written again.
         const replayed = proxy.attempts.slice(replayFrom).filter((p) => p.method === 'PUT');
@@ -91,6 +114,10 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
         }
 
         const objects = await listAndFetch(client, bucket, `${prefix}/`);
+        // Every batch durable on disk at the kill is stored under its own key, as it was written.
+        const stored = new Map(objects.map((o) => [o.key, o.bytes]));
+        for (const { key, body } of whole)
+          expect(stored.get(key)?.equals(body), `${key} stored as spooled`).toBe(true);
         const items = objects.flatMap((o) => taggedItems(decodeStored(o)));
         // Exports 1..30 were sealed and durable before the kill: each is stored exactly once.
         const firstThirty = items.filter((i) => Number(i.split('/')[0]) <= ready.collections);
@@ -104,7 +131,8 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
         expect(new Set(items).size).toBe(items.length);
         console.log(
           `[measure] kill -9 (${driver.signal}, ${name}): ${ready.sealed} batches sealed before the ready line, ${leftOnDisk} files on disk at the kill, ` +
-            `${stats.spool?.replayed} replayed, ${objects.length} objects, ${items.length} items stored once each`,
+            `${whole.length - leftOnDisk} whole and ${torn} torn in tmp/, ${stats.spool?.replayed} replayed (${stats.spool?.journalReplayed} from the journal), ` +
+            `${objects.length} objects, ${items.length} items stored once each`,
         );
       });
     }

@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
 import { collectOutput } from './child.js';
+import { makeTempDir, removeDir } from './temp-dir.js';
 
 const CLI = new URL('../../src/cli.ts', import.meta.url).pathname;
 /** tsx by absolute URL, so the child can run in any directory. */
@@ -55,6 +56,38 @@ export function runCliChild(
       resolve({ code, stdout: output.stdout(), stderr: output.stderr() });
     });
   });
+}
+
+/**
+ * `otel-s3 compact` of `prefix` in `bucket` by the data's time, from the hour `fromMillis`, and
+ * `extraArgs`, in a child process (runCliChild) in a temp directory of its own, removed after;
+ * `env` reaches the server (the integration tests' s3Environment()).
+ */
+export async function compactInChild(
+  where: { bucket: string; prefix: string; fromMillis: number },
+  env: Record<string, string>,
+  extraArgs: string[] = [],
+): Promise<CliRun> {
+  const cwd = await makeTempDir('otel-s3-compact-cli-');
+  try {
+    return await runCliChild(
+      [
+        'compact',
+        '--bucket',
+        where.bucket,
+        '--prefix',
+        where.prefix,
+        '--partition-time',
+        'data',
+        '--from',
+        new Date(where.fromMillis).toISOString(),
+        ...extraArgs,
+      ],
+      { cwd, env },
+    );
+  } finally {
+    await removeDir(cwd);
+  }
 }
 
 export interface CliInProcessOptions {

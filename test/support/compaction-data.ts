@@ -16,6 +16,7 @@ import {
   type MetricData,
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
+import type { CompactMetricsOptions } from '../../src/compact/index.js';
 import { type Compression, type Format, S3MetricExporter } from '../../src/index.js';
 import { duckdbRows } from './duckdb.js';
 import { writeAtKey } from './reader-fixtures.js';
@@ -143,6 +144,25 @@ export function pointText(p: RecordedPoint): string {
     p.bucketCounts ?? null,
   ]);
 }
+
+/**
+ * The compactor's options for the compaction tests against a server: `prefix` of `bucket` by the
+ * data's time, from the hour `fromMillis`, no clock skew allowed for leases; `extra` on top.
+ */
+export const compactOptions = (
+  connection: Record<string, unknown>,
+  where: { bucket: string; prefix: string; fromMillis: number },
+  extra: Partial<CompactMetricsOptions> = {},
+): CompactMetricsOptions =>
+  ({
+    bucket: where.bucket,
+    ...connection,
+    prefix: where.prefix,
+    partitionTime: 'data',
+    from: new Date(where.fromMillis),
+    leaseClockSkewMillis: 0,
+    ...extra,
+  }) as CompactMetricsOptions;
 
 /**
  * Exports each batch as one object (the exporter's own encoding, format and compression),

@@ -2,8 +2,15 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { InputReader } from '../../src/compact/inputs.js';
+import { type FinishedFile, type MergeInput, mergeInputs } from '../../src/compact/merge.js';
+import type { AnyCompactionRows } from '../../src/compact/signal-rows.js';
 import type { Compression, Format } from '../../src/index.js';
+import { dirSource } from '../../src/reader/dir-source.js';
+import type { KeyLayout } from '../../src/reader/key-layout.js';
+import { resolveReadLimits } from '../../src/reader/read-limits.js';
 import { type Batch, exportBatches } from './compaction-data.js';
+import { exportLogBatches, exportSpanBatches, type FlatBatch } from './flat-batches.js';
 
 /**
  * The exporter writing into a local directory laid out like the bucket (`{dir}/{key}`): a
@@ -15,7 +22,20 @@ export async function exportToDir(
   options: { prefix: string; format: Format; compression?: Compression },
   batches: Batch[],
 ): Promise<void> {
-  const client = {
+  await exportBatches({ bucket: 'b', ...options }, { s3Client: dirClient(dir) }, batches);
+}
+
+/** Spans of `batches` in `hour` (exportSpanBatches) into `dir` under prefix `p`; them, spelled. */
+export const exportSpansToDir = (dir: string, hour: number, batches: readonly FlatBatch[]) =>
+  exportSpanBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, hour, batches);
+
+/** Log records of `batches` in `hour` (exportLogBatches) into `dir` under prefix `p`; spelled. */
+export const exportLogsToDir = (dir: string, hour: number, batches: readonly FlatBatch[]) =>
+  exportLogBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, hour, batches);
+
+/** The stand-in S3 client of exportToDir: each PutObject's body stored as `{dir}/{key}`. */
+export function dirClient(dir: string): S3Client {
+  return {
     async send(command: PutObjectCommand) {
       const { Key, Body, ContentMD5 } = command.input;
       // As S3 does: a Content-MD5 that does not match the body stores nothing (the exporter's
@@ -32,7 +52,6 @@ export async function exportToDir(
       return { $metadata: { httpStatusCode: 200 } };
     },
   } as unknown as S3Client;
-  await exportBatches({ bucket: 'b', ...options }, { s3Client: client }, batches);
 }
 
 const md5 = (body: Uint8Array) => createHash('md5').update(body).digest('base64');
@@ -44,4 +63,39 @@ export async function keysIn(dir: string): Promise<string[]> {
     .filter((f) => f.isFile())
     .map((f) => relative(dir, join(f.parentPath, f.name)).split('\\').join('/'))
     .sort();
+}
+
+/**
+ * Merges every object under `dir` that `layout` reads (as `rows`) into files of at most 64 MiB,
+ * spilling a sorted run each `runBytes` of builders: the merge of a compaction run, without its
+ * plan, lease or store. Returns the files; an unreadable input throws.
+ */
+export async function mergeAllIn(
+  dir: string,
+  layout: KeyLayout,
+  rows: AnyCompactionRows,
+  runBytes: number,
+): Promise<FinishedFile[]> {
+  const signal = new AbortController().signal;
+  const listed: MergeInput[] = [];
+  for await (const { key, size } of dirSource(dir).list(layout.prefix, undefined, signal)) {
+    const parsed = layout.parse(key);
+    if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
+  }
+  const files: FinishedFile[] = [];
+  await mergeInputs(listed, {
+    rows,
+    reader: new InputReader(rows, dirSource(dir), resolveReadLimits({}), 4, signal),
+    targetBytes: 64 * 1024 * 1024,
+    runBytes,
+    compression: 'zstd',
+    beforeInput: async () => {},
+    onFile: async (file) => {
+      files.push(file);
+    },
+    onSkipped: (_object, error) => {
+      throw error;
+    },
+  });
+  return files;
 }

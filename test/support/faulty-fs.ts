@@ -34,12 +34,22 @@ export class FaultyFileSystem implements SpoolFileSystem {
   readonly calls: FsCall[] = [];
   readonly failures: { op: FsOperation; code: string; path: string; file?: string }[] = [];
   #plan: Plan[] = [];
+  #where: (path: string) => boolean = () => true;
   #lastRenamedInto = new Map<string, string>();
   #hung: (() => void)[] = [];
 
   /** The next `times` calls of `op` fail with `code`, after `skip` calls that succeed. */
   failNext(op: FsOperation, code: string, times = 1, skip = 0): this {
     this.#plan.push({ op, code, times, skip });
+    return this;
+  }
+
+  /**
+   * The planned failures and hangs hit only the paths `where` accepts: calls elsewhere go
+   * through, and do not count as the calls a plan skips.
+   */
+  only(where: (path: string) => boolean): this {
+    this.#where = where;
     return this;
   }
 
@@ -59,6 +69,7 @@ export class FaultyFileSystem implements SpoolFileSystem {
 
   async #step(op: FsOperation, path: string, to?: string): Promise<void> {
     this.calls.push({ op, path, ...(to === undefined ? {} : { to }), at: performance.now() });
+    if (!this.#where(path)) return;
     const step = this.#plan.find((p) => p.op === op && p.times > 0);
     if (step === undefined) return;
     if (step.skip > 0) {

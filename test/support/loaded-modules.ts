@@ -9,7 +9,8 @@ const RECORDER = new URL('./record-modules.mjs', import.meta.url).pathname;
 
 /**
  * What an exporter-only service must never load: the reader, the CLI, compaction and the Parquet
- * modules of this package (from src/ or either build), and the libraries only they use.
+ * modules of this package (from src/ or either build), and the libraries only they use (xxhash-wasm
+ * too, though the Parquet writer of an exporter's files has the code that would load it).
  */
 export const READER_ONLY: readonly RegExp[] = [
   /\/(src|dist|dist\/cjs)\/(reader|cli|compact|parquet)\//,
@@ -19,6 +20,8 @@ export const READER_ONLY: readonly RegExp[] = [
   /\/(src|dist|dist\/cjs)\/(encoding\/(decode-request|otlp-proto-decode)|signals\/otlp-read)\.(ts|js)$/,
   /\/body\/parquet-body\.js$/,
   /\/node_modules\/(commander|cli-progress|hyparquet|hyparquet-writer)\//,
+  // The hash of bloom filters, which only compaction's files have (src/parquet/bloom-hash.js).
+  /\/node_modules\/xxhash-wasm\//,
 ];
 
 export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.test(module));

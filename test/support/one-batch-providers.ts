@@ -7,7 +7,11 @@ import {
 import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 
 /** Batch processor settings that hold a test's items until its flush: one export of them all. */
-const ONE_BATCH = { scheduledDelayMillis: 60_000, maxExportBatchSize: 1_000, maxQueueSize: 2_000 };
+export const ONE_BATCH = {
+  scheduledDelayMillis: 60_000,
+  maxExportBatchSize: 1_000,
+  maxQueueSize: 2_000,
+};
 
 /** A TracerProvider of `resource` whose BatchSpanProcessor hands `exporter` one batch at the flush. */
 export const oneBatchTracerProvider = (resource: Resource, exporter: SpanExporter) =>

@@ -86,6 +86,23 @@ export const sdkInt = fc.oneof(
 const count = (sdk: boolean) =>
   sdk ? fc.bigInt({ min: 0n, max: 2n ** 53n - 1n }) : fc.bigInt({ min: 0n, max: TWO_63 - 1n });
 
+/** A bucket count as a long list holds them: small and repeating, or at an edge of the writer's. */
+const bucketCount = (sdk: boolean) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.integer({ min: 0, max: 700 }).map(BigInt) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        65_535n,
+        65_536n,
+        2n ** 32n - 1n,
+        2n ** 32n,
+        2n ** 53n - 1n,
+        ...(sdk ? [] : [2n ** 53n, 2n ** 53n + 1n, TWO_63 - 1n]),
+      ),
+    },
+  );
+
 const value = (sdk: boolean): fc.Arbitrary<Value> =>
   fc.oneof(
     { weight: 4, arbitrary: str.map((v) => ({ k: 'str' as const, v })) },
@@ -130,7 +147,12 @@ function pointValue(
   sdk: boolean,
   bounds: number[],
 ): fc.Arbitrary<Point['value']> {
-  const counts = fc.array(count(sdk), { maxLength: 6 });
+  const counts = fc.oneof(
+    fc.array(count(sdk), { maxLength: 6 }),
+    // Long lists of repeating counts: a dictionary of 8- or 16-bit indices, or PLAIN beside
+    // values a double does not hold exactly.
+    fc.array(bucketCount(sdk), { maxLength: 400, size: 'max' }),
+  );
   switch (kind) {
     case 'gauge':
     case 'sum':

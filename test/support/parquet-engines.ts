@@ -247,6 +247,12 @@ const pyarrow = inject('pyarrow');
 export const testPyarrow: typeof test.skip =
   'unavailable' in pyarrow && pyarrow.skip ? test.skip : test;
 
+/** The Python with pyarrow; without one, throws the setup's one line. */
+export function pyarrowPython(): string {
+  if ('unavailable' in pyarrow) throw new Error(pyarrow.unavailable);
+  return pyarrow.python;
+}
+
 export interface PyarrowFile {
   rows: Row[];
   groups: { rows: number; statistics: Record<string, [string, string] | null> }[];
@@ -264,8 +270,7 @@ interface PyarrowLine {
 
 /** Every file read by pyarrow in one subprocess. Without pyarrow, throws the setup's one line. */
 async function pyarrowLines(paths: string[]): Promise<PyarrowLine[]> {
-  if ('unavailable' in pyarrow) throw new Error(pyarrow.unavailable);
-  const { python } = pyarrow;
+  const python = pyarrowPython();
   const script = new URL('./pyarrow_rows.py', import.meta.url).pathname;
   const { stdout } = await promisify(execFile)(python, [script, ...paths], {
     maxBuffer: 1 << 30,

@@ -1,5 +1,5 @@
 import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size.js';
-import { compactMetrics } from '../../compact/compact-metrics.js';
+import { compactionOf } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
 import type {
@@ -8,7 +8,7 @@ import type {
   PartitionReport,
   UnsettledHour,
 } from '../../compact/report.js';
-import type { Compression } from '../../layout/formats.js';
+import type { Compression, SignalName } from '../../layout/formats.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -29,12 +29,14 @@ export interface CompactFlags {
   singleWriter?: boolean;
   partitions?: string;
   format: 'text' | 'json';
+  /** The signals compacted, in this order (all three unless told). */
+  signals: SignalName[];
 }
 
 /**
- * `otel-s3 compact`: merges the closed hours under the prefix into large sorted Parquet files.
- * One line per partition on stdout as it is done (or the report as JSON at the end); a
- * progress bar on a terminal.
+ * `otel-s3 compact`: merges the closed hours under the prefix into large sorted Parquet files,
+ * each signal's in turn (metrics, spans, log records). One line per partition on stdout as it is
+ * done (or the report as JSON at the end); a progress bar on a terminal.
  */
 export async function compact(ctx: CommandContext, flags: CompactFlags): Promise<number> {
   const options = compactOptions(ctx, flags);
@@ -46,7 +48,10 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
   let report: CompactionReport;
   try {
     const onProgress = (event: CompactionEvent) => {
-      if (event.type === 'planned' && event.objects > 0) progress.start(event.objects, event.bytes);
+      if (event.type === 'planned' && event.objects > 0) {
+        progress.stop();
+        progress.start(event.objects, event.bytes);
+      }
       if (event.type === 'input-read') progress.advance(event.bytes);
       if (event.type === 'partition-done' && flags.format === 'text' && !showBar) {
         streamed.add(event.report.partition);
@@ -54,9 +59,15 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
         writing = writing.then(() => ctx.out.line(line));
       }
     };
-    // In a worker with a bounded heap where the package is built (see isolated.ts).
-    report = await (compactIsolated(options, onProgress, ctx.signal) ??
-      compactMetrics({ ...options, onProgress, signal: ctx.signal }));
+    const reports: CompactionReport[] = [];
+    for (const which of flags.signals) {
+      // In a worker with a bounded heap where the package is built (see isolated.ts).
+      reports.push(
+        await (compactIsolated(options, onProgress, ctx.signal, undefined, which) ??
+          compactionOf(which)({ ...options, onProgress, signal: ctx.signal })),
+      );
+    }
+    report = joined(reports);
   } finally {
     progress.stop();
     await writing;
@@ -86,6 +97,17 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
       p.badOutputs.length > 0,
   );
   return trouble ? EXIT.unreadable : EXIT.ok;
+}
+
+/** The reports of the signals' runs as one. */
+function joined(reports: readonly CompactionReport[]): CompactionReport {
+  return {
+    dryRun: reports.some((r) => r.dryRun),
+    partitionsSelected: reports.reduce((n, r) => n + r.partitionsSelected, 0),
+    partitions: reports.flatMap((r) => r.partitions),
+    keysIgnored: reports.reduce((n, r) => n + r.keysIgnored, 0),
+    unsettled: reports.flatMap((r) => r.unsettled),
+  };
 }
 
 /** The API's options from the settings and the flags; a bad flag is a UsageError. */

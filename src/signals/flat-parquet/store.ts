@@ -87,6 +87,15 @@ class TextBytes {
     if (i < n) end += utf8.encodeInto(i === 0 ? s : s.slice(i), bytes.subarray(end)).written;
     ends[at] = end;
   }
+
+  /** Writes `from[start, end)` (UTF-8 as it is) as value `at` of `ends`. */
+  setBytes(ends: Uint32Array, at: number, from: Uint8Array, start: number, end: number): void {
+    const to = at === 0 ? 0 : (ends[at - 1] as number);
+    const n = end - start;
+    if (to + n > this.bytes.length) this.bytes = grown(this.bytes, to + n, to);
+    this.bytes.set(from.subarray(start, end), to);
+    ends[at] = to + n;
+  }
 }
 
 /** A part of a table: the columns of its rows, or of one list group's items. */
@@ -202,6 +211,41 @@ export class FlatStore {
 
   int64(column: number, at: number, v: number): void {
     setInt64(this.#array(column) as Int32Array, at, v);
+  }
+
+  /** An INT64 (or timestamp) value given as a bigint (as a Parquet reader gives it). */
+  int64Big(column: number, at: number, v: bigint): void {
+    const slots = this.#array(column) as Int32Array;
+    slots[2 * at] = Number(BigInt.asIntN(32, v));
+    slots[2 * at + 1] = Number(BigInt.asIntN(32, v >> 32n));
+  }
+
+  /** Copies value `from` of another batch's column of this kind: its Int32 slots as they are. */
+  copySlots(column: number, at: number, source: Int32Array | Uint32Array, from: number): void {
+    const slots = this.#array(column);
+    if (slotsOf((this.spec.columns[column] as FlatSpec['columns'][number]).kind) === 2) {
+      slots[2 * at] = source[2 * from] as number;
+      slots[2 * at + 1] = source[2 * from + 1] as number;
+    } else slots[at] = source[from] as number;
+  }
+
+  /** A text column's value given as UTF-8 bytes, `bytes[start, end)`. */
+  textBytes(column: number, at: number, bytes: Uint8Array, start: number, end: number): void {
+    (this.#texts[column] as TextBytes).setBytes(
+      this.#array(column) as Uint32Array,
+      at,
+      bytes,
+      start,
+      end,
+    );
+  }
+
+  /**
+   * A new attribute set of `keys` and value texts (null: an empty value), not looked up: the id to
+   * set (set()) on each row or item that has it. The empty set is 0.
+   */
+  newSet(keys: string[], texts: (string | null)[]): number {
+    return keys.length === 0 ? 0 : this.sets.add(this.strings, keys, texts);
   }
 
   nanos(column: number, at: number, t: HrTimeLike): void {

@@ -84,6 +84,17 @@ import { compareInt64 } from '../../parquet/statistics.js';
 /** Written into every file's key-value metadata, as the metrics' files have it. */
 export { SCHEMA_VERSION_KEY };
 
+/**
+ * The bloom filters of compaction's files of spans and log records (docs/parquet.md, "Bloom
+ * filters on TraceId"): TraceId, sized for each row group's distinct ids at 1 % false positives.
+ * The exporter's own files have none. For the writer's options (FileWriterOptions.bloomFilters).
+ * @type {import('../../parquet/file-writer.js').BloomFilterOptions}
+ */
+export const TRACE_ID_BLOOM_FILTERS = Object.freeze({
+  columns: Object.freeze(['TraceId']),
+  fpp: 0.01,
+});
+
 /** Rows per row group: a batch is one row group, but for the largest. */
 export const FLAT_ROW_GROUP_ROWS = 65_536;
 

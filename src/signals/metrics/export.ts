@@ -8,6 +8,7 @@ import type { SealedColumns } from './parquet/sealed.js';
 /** Metrics, as an exporter sees them: one export is the SDK's ResourceMetrics. */
 export const metricsExport: SignalExport<ResourceMetrics> = {
   name: 'metrics',
+  recordsRepeat: true,
   records: otlpRecords('metrics', resourceMetricsToJsonBytes, resourceMetricsToProto),
   splitByResource: (rm, sink) => sink.part(rm),
   resourceAttributes: (rm) => rm.resource.attributes,

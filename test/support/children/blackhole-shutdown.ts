@@ -5,16 +5,9 @@
  * (as NodeSDK does), prints how long it took, and returns without process.exit(): the parent test
  * checks that nothing (timer, socket, worker) keeps the process alive afterwards.
  */
-import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import {
-  S3LogRecordExporter,
-  S3MetricExporter,
-  type S3MetricExporterOptions,
-  S3SpanExporter,
-} from '../../../src/index.js';
+import type { S3MetricExporterOptions } from '../../../src/index.js';
 import { childConnection } from './connection.js';
+import { signalService } from './signal-service.js';
 
 const env = process.env;
 const signal = env.SIGNAL ?? 'metrics';
@@ -26,37 +19,19 @@ const options: S3MetricExporterOptions = {
   requestTimeoutMillis: 60_000,
 };
 
-/** The signal's exporter inside its SDK provider, and a way to make traffic. */
-function service(): {
-  exporter: S3MetricExporter | S3SpanExporter | S3LogRecordExporter;
-  provider: { shutdown(): Promise<void> };
-  traffic(): void;
-} {
-  if (signal === 'traces') {
-    const exporter = new S3SpanExporter(options);
-    const provider = new TracerProvider({
-      spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: 50 })],
-    });
-    const tracer = provider.getTracer('child');
-    return { exporter, provider, traffic: () => tracer.startSpan('GET /').end() };
-  }
-  if (signal === 'logs') {
-    const exporter = new S3LogRecordExporter(options);
-    const provider = new LoggerProvider({
-      processors: [new BatchLogRecordProcessor({ exporter, scheduledDelayMillis: 50 })],
-    });
-    const logger = provider.getLogger('child');
-    return { exporter, provider, traffic: () => logger.emit({ body: 'GET /' }) };
-  }
-  const exporter = new S3MetricExporter(options);
-  const provider = new MeterProvider({
-    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 100 })],
-  });
-  const requests = provider.getMeter('child').createCounter('requests');
-  return { exporter, provider, traffic: () => requests.add(1, { route: '/' }) };
-}
-
-const { exporter, provider, traffic } = service();
+const { exporter, provider, traffic } = signalService(
+  signal,
+  options,
+  { name: 'child', scheduledDelayMillis: 50, exportIntervalMillis: 100 },
+  {
+    traces: (tracer) => () => tracer.startSpan('GET /').end(),
+    logs: (logger) => () => logger.emit({ body: 'GET /' }),
+    metrics: (meter) => {
+      const requests = meter.createCounter('requests');
+      return () => requests.add(1, { route: '/' });
+    },
+  },
+);
 const sending = setInterval(traffic, 5);
 
 // Wait until an upload is stuck in the black hole.

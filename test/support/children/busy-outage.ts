@@ -4,16 +4,9 @@
  * LoggerProvider with a BatchLogRecordProcessor) for DURATION_MILLIS while S3 is a black hole,
  * and prints one JSON sample of its memory and the exporter's accounting every SAMPLE_MILLIS.
  */
-import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import {
-  S3LogRecordExporter,
-  S3MetricExporter,
-  type S3MetricExporterOptions,
-  S3SpanExporter,
-} from '../../../src/index.js';
+import type { S3MetricExporterOptions } from '../../../src/index.js';
 import { childConnection } from './connection.js';
+import { signalService } from './signal-service.js';
 
 const env = process.env;
 const maxBufferedBytes = Number(env.MAX_BUFFERED_BYTES);
@@ -61,66 +54,34 @@ function request(): Record<string, string> {
 }
 
 /** The signal's exporter inside its SDK provider, and one request's worth of its telemetry. */
-function service(): {
-  exporter: S3MetricExporter | S3SpanExporter | S3LogRecordExporter;
-  provider: { shutdown(): Promise<void> };
-  handle(): void;
-} {
-  if (signal === 'traces') {
-    const exporter = new S3SpanExporter(options);
-    const provider = new TracerProvider({
-      spanProcessors: [
-        new BatchSpanProcessor({ exporter, scheduledDelayMillis: 100, maxQueueSize: 4096 }),
-      ],
-    });
-    const tracer = provider.getTracer('busy');
-    return {
-      exporter,
-      provider,
-      handle: () => tracer.startSpan('GET /api/items', { attributes: request() }).end(),
-    };
-  }
-  if (signal === 'logs') {
-    const exporter = new S3LogRecordExporter(options);
-    const provider = new LoggerProvider({
-      processors: [
-        new BatchLogRecordProcessor({ exporter, scheduledDelayMillis: 100, maxQueueSize: 4096 }),
-      ],
-    });
-    const logger = provider.getLogger('busy');
-    return {
-      exporter,
-      provider,
-      handle: () => {
-        const attributes = request();
-        logger.emit({
-          severityNumber: 9,
-          severityText: 'INFO',
-          body: `${attributes.method} ${attributes.route} ${Math.random()}`,
-          attributes,
-        });
-      },
-    };
-  }
-  const exporter = new S3MetricExporter(options);
-  const provider = new MeterProvider({
-    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 100 })],
-  });
-  const meter = provider.getMeter('busy');
-  const requests = meter.createCounter('http.requests');
-  const latency = meter.createHistogram('http.latency', { unit: 's' });
-  return {
-    exporter,
-    provider,
-    handle: () => {
+const service = signalService(
+  signal,
+  options,
+  { name: 'busy', scheduledDelayMillis: 100, maxQueueSize: 4096, exportIntervalMillis: 100 },
+  {
+    traces: (tracer) => () => tracer.startSpan('GET /api/items', { attributes: request() }).end(),
+    logs: (logger) => () => {
       const attributes = request();
-      requests.add(1, attributes);
-      latency.record(Math.random(), attributes);
+      logger.emit({
+        severityNumber: 9,
+        severityText: 'INFO',
+        body: `${attributes.method} ${attributes.route} ${Math.random()}`,
+        attributes,
+      });
     },
-  };
-}
-
-const { exporter, provider, handle } = service();
+    metrics: (meter) => {
+      const requests = meter.createCounter('http.requests');
+      const latency = meter.createHistogram('http.latency', { unit: 's' });
+      return () => {
+        const attributes = request();
+        requests.add(1, attributes);
+        latency.record(Math.random(), attributes);
+      };
+    },
+  },
+);
+const { exporter, provider } = service;
+const handle = service.traffic;
 const traffic = setInterval(() => {
   for (let i = 0; i < 200; i++) handle();
 }, 10);

@@ -2,10 +2,12 @@
  * Child process: compacts one hour (S3_PREFIX, COMPACT_FROM) through an S3 client that stops at
  * a named point: KILL_POINT=before-deletes stops at the first DeleteObjects after an output's
  * PUT (the output is stored and verified, its inputs still there). There it prints
- * {"killpoint":...} and hangs, for the parent's SIGKILL.
+ * {"killpoint":...} and hangs, for the parent's SIGKILL. COMPACT_SIGNAL names the signal
+ * (metrics unless set: traces, logs).
  */
 import { DeleteObjectsCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { compactMetrics } from '../../../src/compact/index.js';
+import { compactionOf } from '../../../src/compact/compact-metrics.js';
+import type { SignalName } from '../../../src/layout/formats.js';
 import { childConnection } from './connection.js';
 
 const env = process.env;
@@ -34,7 +36,7 @@ const send = client.send.bind(client) as (command: unknown, options?: unknown) =
   if (key?.endsWith('.compacted.parquet') === true) outputStored = key;
   return result;
 };
-await compactMetrics({
+await compactionOf((env.COMPACT_SIGNAL ?? 'metrics') as SignalName)({
   bucket,
   s3Client: client,
   prefix: env.S3_PREFIX as string,

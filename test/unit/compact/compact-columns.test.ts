@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, test } from 'vitest';
 import { appendColumns } from '../../../src/compact/append-columns.js';
-import { COMPACTION_TABLE } from '../../../src/compact/output-file.js';
+import { COMPACTION_TABLE } from '../../../src/compact/metrics-rows.js';
 import { TableFileWriter } from '../../../src/parquet/file-writer.js';
 import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
 import { resolveReadLimits } from '../../../src/reader/read-limits.js';

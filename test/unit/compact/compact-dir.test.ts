@@ -3,13 +3,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { beforeEach, describe, expect, test } from 'vitest';
-import { compactMetrics } from '../../../src/compact/index.js';
-import { InputReader } from '../../../src/compact/inputs.js';
-import { type FinishedFile, mergeInputs } from '../../../src/compact/merge.js';
+import { type CompactMetricsOptions, compactMetrics } from '../../../src/compact/index.js';
+import type { FinishedFile } from '../../../src/compact/merge.js';
+import { METRICS_ROWS } from '../../../src/compact/metrics-rows.js';
 import { decodeReplaces, REPLACES_KEY } from '../../../src/reader/compacted.js';
-import { dirSource } from '../../../src/reader/dir-source.js';
 import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
-import { resolveReadLimits } from '../../../src/reader/read-limits.js';
 import {
   dataPointRows,
   InvalidOptionError,
@@ -17,18 +15,20 @@ import {
   readMetrics,
 } from '../../../src/reader.js';
 import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
-import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import { exportToDir, keysIn, mergeAllIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
 const at = (hour: number, minute: number) => HOUR + hour * HOUR_MS + minute * 60_000 + 7;
-const signal = new AbortController().signal;
 
 /** Compaction on a local directory: the same code as on S3, through the directory store. */
 describe('compactMetrics on a directory', () => {
   let dir: string;
   beforeEach(() => tempDir('otel-s3-compact-dir-', (path) => (dir = path)));
+  /** Compacts `dir`/p from HOUR on, nothing left to settle; `extra` on top. */
+  const compactHour = (extra: Partial<Extract<CompactMetricsOptions, { dir: string }>> = {}) =>
+    compactMetrics({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR), ...extra });
   const outputs = async () => (await keysIn(dir)).filter((k) => k.endsWith('.compacted.parquet'));
   const footer = async (key: string) => parquetMetadata(await readFile(join(dir, key)));
 
@@ -38,13 +38,7 @@ describe('compactMetrics on a directory', () => {
     );
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
     const inputs = (await keysIn(dir)).filter((k) => k.endsWith('.parquet'));
-    const report = await compactMetrics({
-      dir,
-      prefix: 'p',
-      targetFileBytes: 64 * 1024,
-      settleMillis: 0,
-      from: new Date(HOUR),
-    });
+    const report = await compactHour({ targetFileBytes: 64 * 1024 });
     const written = await outputs();
     expect(written.length).toBeGreaterThan(1);
     expect(report.partitions[0]?.written.map((w) => w.key).sort()).toEqual(written);
@@ -71,29 +65,9 @@ describe('compactMetrics on a directory', () => {
       batchAt(`svc-${2 - (i % 3)}`, at(0, 50 - 4 * Math.floor(i / 3)), 100, i),
     );
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
-    const listed = [];
-    const layout = resolveKeyLayout('p', {});
-    for await (const { key, size } of dirSource(dir).list('p', undefined, signal)) {
-      const parsed = layout.parse(key);
-      if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
-    }
-    const files: FinishedFile[] = [];
-    const limits = resolveReadLimits({});
-    await mergeInputs(listed, {
-      reader: new InputReader(dirSource(dir), limits, 4, signal),
-      targetBytes: 64 * 1024 * 1024,
-      // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs, merged
-      // in chunks of 64 rows (so a run is several chunks).
-      runBytes: 96 * 1024,
-      compression: 'zstd',
-      beforeInput: async () => {},
-      onFile: async (file) => {
-        files.push(file);
-      },
-      onSkipped: (_object, error) => {
-        throw error;
-      },
-    });
+    // Empty builders hold 30 KB, then 100-200 bytes a point: runs of one or two inputs, merged
+    // in chunks of 64 rows (so a run is several chunks).
+    const files = await mergeAllIn(dir, resolveKeyLayout('p', {}), METRICS_ROWS, 96 * 1024);
     expect(files).toHaveLength(1);
     const file = files[0] as FinishedFile;
     // Every point, as DuckDB reads them.
@@ -133,7 +107,7 @@ describe('compactMetrics on a directory', () => {
     const otlp = [batchAt('web', at(0, 25), 5, 2)];
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, parquet);
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, otlp);
-    await compactMetrics({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    await compactHour();
     const expected = pointsOf([...parquet, ...otlp]).length;
     for (const format of ['parquet', 'otlp-json'] as const) {
       const stream = readMetrics({ dir, prefix: 'p', format, partitionTime: 'data' });
@@ -148,13 +122,7 @@ describe('compactMetrics on a directory', () => {
   test('a range that starts inside a compacted hour of minute partitions finds its output', async () => {
     const otlp = [batchAt('web', at(0, 5), 3, 1), batchAt('web', at(0, 45), 3, 2)];
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, otlp);
-    await compactMetrics({
-      dir,
-      prefix: 'p',
-      settleMillis: 0,
-      from: new Date(HOUR),
-      deleteInputs: true,
-    });
+    await compactHour({ deleteInputs: true });
     const listed = [];
     // From the middle of the hour: the listing starts at minute 27 (the partitionTime 'data'
     // margin), after the output, which sorts before the hour's minutes.
@@ -168,7 +136,7 @@ describe('compactMetrics on a directory', () => {
   test('an output whose footer cannot be read replaces nothing: its inputs are still read', async () => {
     const batches = [batchAt('api', at(0, 5), 4, 1)];
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
-    await compactMetrics({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    await compactHour();
     const [only] = await outputs();
     await writeFile(join(dir, only as string), 'not Parquet');
     const stream = readMetrics({ dir, prefix: 'p', onError: () => {} });
@@ -184,13 +152,7 @@ describe('compactMetrics on a directory', () => {
     const rm = batch.rm as unknown as { resource: { attributes: Record<string, unknown> } };
     rm.resource.attributes.blob = huge;
     await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, [batch]);
-    await compactMetrics({
-      dir,
-      prefix: 'p',
-      settleMillis: 0,
-      from: new Date(HOUR),
-      compression: 'none',
-    });
+    await compactHour({ compression: 'none' });
     const stream = readMetrics({ dir, prefix: 'p' });
     const parts = [];
     for await (const object of stream) {
@@ -213,13 +175,7 @@ describe('compactMetrics on a directory', () => {
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
     const done: string[][] = [];
     for (const index of [0, 1, 2]) {
-      const report = await compactMetrics({
-        dir,
-        prefix: 'p',
-        settleMillis: 0,
-        from: new Date(HOUR),
-        shard: { index, count: 3 },
-      });
+      const report = await compactHour({ shard: { index, count: 3 } });
       done.push(report.partitions.map((p) => p.partition));
       for (const p of report.partitions) {
         expect(Math.floor(p.hour.getTime() / HOUR_MS) % 3).toBe(index);
@@ -232,13 +188,7 @@ describe('compactMetrics on a directory', () => {
   test('outputs under another prefix: the hour layout there, inputs replaced here', async () => {
     const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
     await exportToDir(dir, { prefix: 'raw', format: 'otlp-proto' }, batches);
-    await compactMetrics({
-      dir,
-      prefix: 'raw',
-      outPrefix: 'lake',
-      settleMillis: 0,
-      from: new Date(HOUR),
-    });
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
     const written = await outputs();
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(
@@ -246,13 +196,7 @@ describe('compactMetrics on a directory', () => {
     );
     expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(batches));
     // A second run finds the OTLP objects replaced by the output under the other prefix.
-    const again = await compactMetrics({
-      dir,
-      prefix: 'raw',
-      outPrefix: 'lake',
-      settleMillis: 0,
-      from: new Date(HOUR),
-    });
+    const again = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
     expect(again.partitions).toEqual([]);
   });
 

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { compactIsolated } from '../../../src/compact/isolated.js';
+import type { SignalName } from '../../../src/layout/formats.js';
 import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
-import { exportToDir } from '../../support/compaction-dir.js';
+import { exportSpansToDir, exportToDir } from '../../support/compaction-dir.js';
+import { TWO_SMALL_BATCHES } from '../../support/flat-batches.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
@@ -17,7 +19,7 @@ describe('compactIsolated', () => {
   let root: string;
   beforeEach(() => tempDir('otel-s3-isolated-', (path) => (root = path)));
   /** Compacts `dir` in the worker: its report or its error, and each event type once. */
-  const run = async (dir: string) => {
+  const run = async (dir: string, which: SignalName = 'metrics') => {
     const events: string[] = [];
     const running = compactIsolated(
       { dir, prefix: 'p', from: new Date(HOUR), settleMillis: 0 },
@@ -26,6 +28,7 @@ describe('compactIsolated', () => {
       },
       new AbortController().signal,
       WORKER,
+      which,
     );
     if (running === undefined) throw new Error('compactIsolated did not start a worker');
     try {
@@ -45,6 +48,15 @@ describe('compactIsolated', () => {
       partitions: [{ status: 'compacted', read: { points: pointsOf(batches).length } }],
     });
     expect(sorted(await duckdbPointTexts(join(root, 'm')))).toEqual(pointsOf(batches));
+  });
+
+  test('compacts the signal it is told: the spans of traces/', async () => {
+    const dir = join(root, 's');
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const { report } = await run(dir, 'traces');
+    expect(
+      report?.partitions.map((p) => [p.partition.slice(0, 12), p.status, p.read.points]),
+    ).toEqual([['traces/year=', 'compacted', recorded.length]]);
   });
 
   test("the worker's access error comes back as a ReadAccessError, with its reason", async () => {

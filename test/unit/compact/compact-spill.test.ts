@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { METRICS_ROWS } from '../../../src/compact/metrics-rows.js';
 import { Spill } from '../../../src/compact/spill.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { batchAt } from '../../support/compaction-data.js';
@@ -37,7 +38,7 @@ test("a spill deletes an hour-old directory of this host's dead compactor, and n
   make(`otel-s3-compact-other_host-${dead}-old`, true);
   const builders = new MetricColumnBuilders();
   builders.appendResourceMetrics(batchAt('svc', Date.UTC(2026, 0, 1), 3).rm);
-  const spill = new Spill(64);
+  const spill = new Spill(METRICS_ROWS, 64);
   spill.add(builders.seal());
   const left = readdirSync(dir).sort();
   expect(

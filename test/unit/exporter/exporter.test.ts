@@ -101,8 +101,8 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
         let frames = 0;
         return {
           ...maker,
-          openFrame: (framing) => {
-            const frame = openFrame(framing);
+          openFrame: (framing, firstRecordBytes) => {
+            const frame = openFrame(framing, firstRecordBytes);
             if (++frames > 1) return frame;
             return {
               append: (record, consumed) => frame.append(record, consumed),
@@ -199,6 +199,27 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
 });
 
 for (const driver of SIGNALS) {
+  test.runIf(builtInZstd)(
+    `${driver.signal}: an object's zstd window holds two of its exports where exports repeat (metrics), 256 KiB otherwise`,
+    async () => {
+      const s3 = new ScriptedS3();
+      const exporter = exporterWith(driver, s3, { compression: 'zstd' });
+      // About 150-400 KB a record: two of them fit in 512 KiB or 1 MiB, not in 256 KiB.
+      await exportTagged(driver, exporter, 1_500, 1);
+      await exportTagged(driver, exporter, 1_500, 2);
+      await exporter.shutdown();
+      const [body] = [...s3.stored.values()];
+      if (body === undefined) throw new Error('nothing stored');
+      // The window of the frame, as RFC 8878 (3.1.1.1.2) has it in the frame header.
+      expect(body.readUInt32LE(0)).toBe(0xfd2fb528);
+      expect((body[4] ?? 0) & 0x20).toBe(0);
+      const w = body[5] ?? 0;
+      const window = 2 ** (10 + (w >> 3)) * (1 + (w & 7) / 8);
+      if (driver === METRICS) expect(window).toBeGreaterThanOrEqual(512 * 1024);
+      else expect(window).toBe(256 * 1024);
+    },
+  );
+
   describe(`${driver.signal}: the guarantees of every signal (scripted S3 client)`, () => {
     /** An exporter with 300 ms deadlines on an S3 that never answers, holding one export. */
     async function holdingOneExport() {

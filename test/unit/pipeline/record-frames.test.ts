@@ -138,7 +138,7 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
     // the next frame begun before the last has ended.
     const ended: Promise<Uint8Array>[] = [];
     for (let i = 0; i < 4; i++) {
-      const frame = openFrame({ head: HEAD, separator: ',', tail: TAIL });
+      const frame = openFrame({ head: HEAD, separator: ',', tail: TAIL }, 200_000);
       for (let j = 0; j <= i; j++) frame.append(Buffer.from(text(200_000, i * 10 + j)));
       ended.push(frame.end());
     }
@@ -149,6 +149,67 @@ describe.runIf(builtInZstd)('records compressed as they are appended (zstd, node
       expect(made.sha256).toBe(createHash('sha256').update(made.body).digest('hex'));
       expect(made.crc32).toBe(crc.toString('base64'));
     }
+  });
+
+  test("a frame's zstd window is sized to its first record: two records where exports repeat (metrics), the least for spans and log records", async () => {
+    // The window read from each frame's header as RFC 8878 (3.1.1.1.2) defines it.
+    const windowOf = (body: Uint8Array): number => {
+      expect(Buffer.from(body.subarray(0, 4)).readUInt32LE(0)).toBe(0xfd2fb528);
+      const descriptor = body[4] ?? 0;
+      expect(descriptor & 0x20).toBe(0); // no single segment: a window descriptor follows
+      const w = body[5] ?? 0;
+      const base = 2 ** (10 + (w >> 3));
+      return base + (base / 8) * (w & 7);
+    };
+    const frameOf = async (maker: BodyMaker, sizes: number[]) => {
+      const openFrame = maker.openFrame;
+      if (openFrame === undefined) throw new Error('zstd on node:zlib opens frames');
+      const records = sizes.map((n, i) => Buffer.from(text(n, i + 7)));
+      const frame = openFrame({ head: HEAD, separator: ',', tail: TAIL }, sizes[0] ?? 0);
+      for (const record of records) frame.append(record);
+      const body = await frame.end();
+      expect(zstdDecompress(body).toString()).toBe(
+        `${HEAD}${records.map(String).join(',')}${TAIL}`,
+      );
+      return windowOf(body);
+    };
+    const KiB = 1024;
+    const metrics = zstdFramedMaker();
+    const repeat = framedMaker({
+      body: 'framed',
+      compression: 'zstd',
+      level: 3,
+      engine: 'node:zlib',
+      recordsRepeat: true,
+    });
+    // Where exports repeat: the smallest window (256 KiB to level 3's 2 MiB) of two records.
+    expect(await frameOf(repeat, [100_000, 100_000])).toBe(256 * KiB);
+    expect(await frameOf(repeat, [300_000, 300_000])).toBe(1024 * KiB);
+    expect(await frameOf(repeat, [900_000])).toBe(2048 * KiB);
+    expect(await frameOf(repeat, [3_000_000])).toBe(2048 * KiB);
+    // Back to a small window, then spans' and log records': always the least.
+    expect(await frameOf(repeat, [100_000])).toBe(256 * KiB);
+    expect(await frameOf(metrics, [900_000, 900_000])).toBe(256 * KiB);
+  });
+
+  test('a batch made whole (a replay from the spool) gets the window its records got as they came', async () => {
+    const maker = framedMaker({
+      body: 'framed',
+      compression: 'zstd',
+      level: 3,
+      engine: 'node:zlib',
+      recordsRepeat: true,
+    });
+    const records = [0, 1].map((i) => Buffer.from(text(300_000, i + 3)));
+    const openFrame = maker.openFrame;
+    if (openFrame === undefined) throw new Error('zstd on node:zlib opens frames');
+    const framing = { head: HEAD, separator: ',', tail: TAIL };
+    const frame = openFrame(framing, records[0]?.length ?? 0);
+    for (const record of records) frame.append(Buffer.from(record));
+    const streamed = await frame.end();
+    const whole = await maker.make({ records, framing, sha256: false, crc32: false });
+    // The same bytes: the replayed object is the one the first attempt would have stored.
+    expect(Buffer.from(whole.body).equals(Buffer.from(streamed))).toBe(true);
   });
 
   test('gzip keeps the records until the seal: it offers no frames', () => {

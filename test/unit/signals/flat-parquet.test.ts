@@ -15,6 +15,7 @@ import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { tracesRead } from '../../../src/signals/traces/read.js';
 import { duckdbRows } from '../../support/duckdb.js';
+import { nanos, spanRow, texts } from '../../support/otel-rows.js';
 import { traceReference } from '../../support/otlp-reference.js';
 import { handBuiltSpan } from '../../support/readable-span.js';
 
@@ -43,8 +44,6 @@ const checkout = { attributes: { 'service.name': 'checkout', zone: 'eu 🌍' } }
 const cart = { attributes: { 'service.name': 'cart' } };
 const scope = { name: 'http', version: '1.2.3' };
 const hex = (n: number, digits: number) => n.toString(16).padStart(digits, '0');
-/** Nanoseconds of an HrTime, exactly. */
-const nanos = ([s, n]: readonly [number, number]) => BigInt(s) * 1_000_000_000n + BigInt(n);
 
 /** 40 spans over 2 services and 8 traces, out of order, with events and links in some. */
 function makeSpans() {
@@ -85,12 +84,6 @@ function makeSpans() {
 }
 
 const KINDS = ['Internal', 'Server', 'Client', 'Producer', 'Consumer'];
-const STATUS = ['Unset', 'Ok', 'Error'];
-/** Attribute values as the ClickHouse exporter's text, for the values made here. */
-const text = (v: unknown) =>
-  v === null ? null : Array.isArray(v) ? JSON.stringify(v) : String(v as string);
-const entries = (attrs: Record<string, unknown> | undefined) =>
-  Object.entries(attrs ?? {}).map(([k, v]) => [k, text(v)]);
 
 async function spansFile(
   spans: ReturnType<typeof makeSpans>,
@@ -143,34 +136,9 @@ describe('spans as the otel_traces table', () => {
         file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer,
         parsers: { timestampFromNanoseconds: (n: bigint) => n } as never,
       });
+      // The maps as hyparquet reads them: objects.
       const expected = spans
-        .map((s) => {
-          const c = s.spanContext();
-          return {
-            Timestamp: nanos(s.startTime),
-            TraceId: c.traceId,
-            SpanId: c.spanId,
-            ParentSpanId: s.parentSpanContext?.spanId ?? '',
-            TraceState: '',
-            SpanName: s.name,
-            SpanKind: KINDS[s.kind],
-            ServiceName: String(s.resource.attributes['service.name']),
-            ResourceAttributes: Object.fromEntries(entries(s.resource.attributes)),
-            ScopeName: 'http',
-            ScopeVersion: '1.2.3',
-            SpanAttributes: Object.fromEntries(entries(s.attributes)),
-            Duration: nanos(s.endTime) - nanos(s.startTime),
-            StatusCode: STATUS[s.status.code],
-            StatusMessage: s.status.message ?? '',
-            'Events.Timestamp': s.events.map((e) => nanos(e.time)),
-            'Events.Name': s.events.map((e) => e.name),
-            'Events.Attributes': s.events.map((e) => Object.fromEntries(entries(e.attributes))),
-            'Links.TraceId': s.links.map((l) => l.context.traceId),
-            'Links.SpanId': s.links.map((l) => l.context.spanId),
-            'Links.TraceState': s.links.map(() => ''),
-            'Links.Attributes': s.links.map((l) => Object.fromEntries(entries(l.attributes))),
-          };
-        })
+        .map((s) => spanRow(s, (attrs) => Object.fromEntries(texts(attrs))))
         .sort(
           (a, b) =>
             (a.ServiceName < b.ServiceName ? -1 : a.ServiceName > b.ServiceName ? 1 : 0) ||

@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs';
 import { cp, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -37,12 +38,10 @@ describe('the journal of the open batch', () => {
   /** What a kill -9 now would leave: the spool's files, without the lock of the live process. */
   async function crashCopy(dir: string): Promise<string> {
     const copy = await newDir('otel-s3-journal-crash-');
-    await cp(dir, copy, {
-      recursive: true,
-      filter: (src) => basename(src) !== 'owner.lock' && !src.includes('/owner.lock/'),
-    });
+    await cp(dir, copy, { recursive: true, filter: notLock });
     return copy;
   }
+  const notLock = (src: string) => basename(src) !== 'owner.lock' && !src.includes('/owner.lock/');
 
   const active = (e: S3MetricExporter) =>
     waitFor(() => e.stats().spool?.state === 'active', 5_000, 'the spool adopted');
@@ -144,6 +143,63 @@ describe('the journal of the open batch', () => {
     expect(s3.storedTags()).toEqual(times([1, 2]));
     expect(first.stats().spool?.journalReplayed).toBe(1);
   });
+
+  // A batch whose spool file never becomes durable is uploaded from memory. Its chain holds its
+  // records: before its first PUT, the chain must hold its seal too (the restart then replays it
+  // under the same key), or be gone (nothing to replay); never records without a seal, which a
+  // restart would store again under a new key.
+  const unspooled = [
+    {
+      name: 'its seal is made durable first, and a restart replays it under the same key',
+      disk: () => new FaultyFileSystem().failNext('rename', 'EIO', 1_000),
+      replayed: 1,
+    },
+    {
+      name: 'if the journal cannot take its seal, its chain is deleted first',
+      // Journal writes fail after the first group commit and the spool file's write.
+      disk: () =>
+        new FaultyFileSystem()
+          .failNext('rename', 'EIO', 1_000)
+          .failNext('write', 'ENOSPC', 1_000, 2),
+      replayed: 0,
+    },
+  ];
+  for (const { name, disk, replayed } of unspooled)
+    test(`a batch uploaded without a spool file: ${name}`, async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const crashed = await newDir('otel-s3-journal-crash-');
+      // Its PUT lands but no answer comes before the crash.
+      const s3 = new ScriptedS3().script([{ kind: 'store-then-hang' }]);
+      // The crash: what is on disk when the PUT arrives (copied before anything else runs).
+      s3.onAttempt = () => {
+        if (s3.attempts.length === 1) cpSync(dir, crashed, { recursive: true, filter: notLock });
+      };
+      const before = start(s3, dir, {
+        journalSyncMillis: 500,
+        requestTimeoutMillis: 60_000,
+        flushTimeoutMillis: 50,
+        spoolFileSystem: disk(),
+      });
+      await active(before);
+      await exportTags(before, [1, 2]);
+      // The records are durable in the chain; the seal would be at the next group commit.
+      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      void before.forceFlush();
+      await waitFor(() => s3.attempts.length === 1, 2_000, 'the first PUT');
+      expect(before.stats().spool?.written).toBe(0);
+
+      const after = start(s3, crashed);
+      await active(after);
+      await new Promise((r) => setTimeout(r, 100));
+      await after.forceFlush();
+      // Once each: a second PUT goes under the first one's key, and the server refuses it.
+      expect(s3.storedTags()).toEqual(times([1, 2]));
+      expect(after.stats().spool?.journalReplayed).toBe(replayed);
+      expect(s3.attempts.map((a) => a.key)).toEqual(
+        Array<string | undefined>(1 + replayed).fill(s3.attempts[0]?.key),
+      );
+      if (replayed === 1) expect(s3.attempts[1]?.outcome).toBe('exists');
+    });
 
   for (const format of ['otlp-json', 'parquet'] as const) {
     test(`${format}: an orderly shutdown leaves no chain behind, and the next run replays nothing`, async () => {

@@ -1,0 +1,30 @@
+/**
+ * A MAP<STRING, STRING> column's value as a Parquet reader (hyparquet) gives it: an object of
+ * its entries; null or undefined for an empty map.
+ */
+export type MapValue = Record<string, unknown> | null | undefined;
+
+/** Keys and value texts of a map's value (null: an empty value). */
+export function keyTexts(map: MapValue): { keys: string[]; texts: (string | null)[] } {
+  if (typeof map !== 'object' || map === null) return { keys: [], texts: [] };
+  const keys = Object.keys(map);
+  const texts = keys.map((k) => {
+    const v = map[k];
+    return v === null || v === undefined ? null : String(v);
+  });
+  return { keys, texts };
+}
+
+/** The same map contents (strings from one dictionary compare fast). */
+export function sameMap(a: MapValue, b: MapValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as string;
+    if (k !== kb[i] || a[k] !== b[k]) return false;
+  }
+  return true;
+}

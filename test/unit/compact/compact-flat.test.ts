@@ -1,0 +1,231 @@
+import { copyFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { uuidv7 } from 'uuidv7';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
+import { dirStore } from '../../../src/compact/dir-store.js';
+import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
+import { compactSpans } from '../../../src/compact/index.js';
+import { acquireLease } from '../../../src/compact/lease.js';
+import type { FinishedFile } from '../../../src/compact/merge.js';
+import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
+import type { SignalName } from '../../../src/layout/formats.js';
+import { TableFileWriter } from '../../../src/parquet/file-writer.js';
+import { dirSource } from '../../../src/reader/dir-source.js';
+import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
+import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
+import { resolveReadLimits } from '../../../src/reader/read-limits.js';
+import { readParts } from '../../../src/reader/read-parts.js';
+import { spanRows } from '../../../src/reader.js';
+import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
+import { flatTable } from '../../../src/signals/flat-parquet/table.js';
+import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { batchAt } from '../../support/compaction-data.js';
+import {
+  exportLogsToDir,
+  exportSpansToDir,
+  exportToDir,
+  keysIn,
+  mergeAllIn,
+} from '../../support/compaction-dir.js';
+import {
+  duckdbLogRows,
+  duckdbSpanRows,
+  type FlatBatch,
+  TWO_SMALL_BATCHES,
+} from '../../support/flat-batches.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { SETTLED_HOUR as HOUR } from '../../support/time.js';
+
+const signal = new AbortController().signal;
+const sorted = (rows: readonly string[]) => [...rows].sort();
+
+/**
+ * Batches whose services and times run backwards, so that every run spilled holds rows that
+ * sort after rows of later runs.
+ */
+const backwards = (n: number, items: number): FlatBatch[] =>
+  Array.from({ length: n }, (_, i) => ({
+    service: `svc-${2 - (i % 3)}`,
+    minute: 55 - 6 * i,
+    items,
+    seed: 100 + i,
+  }));
+
+/** Merges every input of `signalName` under `dir`/p into files, with runs of `runBytes`. */
+const merged = (
+  dir: string,
+  signalName: SignalName,
+  rows: AnyCompactionRows,
+  runBytes: number,
+): Promise<FinishedFile[]> =>
+  mergeAllIn(dir, resolveKeyLayout('p', { format: 'parquet' }, [signalName]), rows, runBytes);
+
+/** Is `keys` in order (each an array of texts and bigints, compared in turn)? */
+function inOrder(keys: (string | bigint)[][]): boolean {
+  for (let i = 1; i < keys.length; i++) {
+    const a = keys[i - 1] as (string | bigint)[];
+    const b = keys[i] as (string | bigint)[];
+    for (let k = 0; k < a.length; k++) {
+      if ((a[k] as string | bigint) < (b[k] as string | bigint)) break;
+      if ((a[k] as string | bigint) > (b[k] as string | bigint)) return false;
+    }
+  }
+  return true;
+}
+
+describe('compaction of spans and log records on a directory', () => {
+  let dir: string;
+  beforeEach(() => tempDir('otel-s3-compact-flat-', (path) => (dir = path)));
+
+  /** Each signal's rows merged from spilled runs; its time is the text at `timeAt` of a row. */
+  const spilled = [
+    {
+      title:
+        'spans spilled in many runs come out as one run sorted by ServiceName, TraceId and Timestamp, every span once',
+      exportTo: exportSpansToDir,
+      signalName: 'traces' as const,
+      rows: SPAN_ROWS as AnyCompactionRows,
+      items: 100,
+      readBack: duckdbSpanRows,
+      timeAt: 4,
+    },
+    {
+      title: 'log records spilled in many runs come out as one sorted run, every record once',
+      exportTo: exportLogsToDir,
+      signalName: 'logs' as const,
+      rows: LOG_RECORD_ROWS as AnyCompactionRows,
+      items: 120,
+      readBack: duckdbLogRows,
+      timeAt: 3,
+    },
+  ];
+  for (const c of spilled) {
+    test(c.title, async () => {
+      const recorded = await c.exportTo(dir, HOUR, backwards(8, c.items));
+      // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
+      const files = await merged(dir, c.signalName, c.rows, 160 * 1024);
+      expect(files).toHaveLength(1);
+      const file = files[0] as FinishedFile;
+      expect(file.rows).toBe(recorded.length);
+      await writeFile(join(dir, 'out.parquet'), file.bytes);
+      const rows = await c.readBack(join(dir, 'out.parquet'));
+      expect(sorted(rows)).toEqual(sorted(recorded));
+      // The sort key: ServiceName and TraceId (the first two texts), then the time.
+      const keys = rows.map((r) => {
+        const row = JSON.parse(r) as string[];
+        return [row[0] as string, row[1] as string, BigInt(row[c.timeAt] as string)];
+      });
+      expect(inOrder(keys)).toBe(true);
+    });
+  }
+
+  test("a metrics compaction's lease on an hour does not keep that hour's spans waiting", async () => {
+    await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const store = dirStore(dir, tmpDirectory('p'));
+    const held = await acquireLease(
+      {
+        store,
+        directory: leaseDirectory('p', new Date(HOUR)),
+        holder: 'a metrics compactor',
+        durationMillis: 600_000,
+        clockSkewMillis: 0,
+      },
+      signal,
+    );
+    expect('lease' in held).toBe(true);
+    const report = await compactSpans({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    const keys = await keysIn(dir);
+    // The spans' leases are theirs; the metrics' lease is as it was taken.
+    const leases = keys.filter((k) => k.includes('/leases/'));
+    expect(leases.filter((k) => !k.includes('/leases/traces/year='))).toEqual([
+      expect.stringMatching(/^p\/_otel_s3_compaction\/leases\/year=.*\/000000000000\.lease$/),
+    ]);
+    expect(keys.filter((k) => k.startsWith('p/traces/'))).toEqual([
+      expect.stringMatching(/\.compacted\.parquet$/),
+    ]);
+  });
+
+  test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const [first] = await keysIn(dir);
+    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const notParquet = `${hourDir}/traces_${uuidv7()}.parquet`;
+    await writeFile(join(dir, notParquet), 'PAR1 not really PAR1');
+    // A metrics file under the spans' name: a Parquet file of this package, of the wrong table.
+    const other = join(dir, 'm');
+    await exportToDir(other, { prefix: 'p', format: 'parquet' }, [batchAt('x', HOUR + 60_000, 2)]);
+    const metricsFile = (await keysIn(other))[0] as string;
+    const wrongTable = `${hourDir}/traces_${uuidv7()}.parquet`;
+    await copyFile(join(other, metricsFile), join(dir, wrongTable));
+
+    const options = { dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) };
+    const report = await compactSpans(options);
+    const [partition] = report.partitions;
+    expect(partition?.status).toBe('compacted');
+    expect(partition?.read.points).toBe(recorded.length);
+    expect(partition?.skipped.map((k) => k.key).sort()).toEqual([notParquet, wrongTable].sort());
+    const keys = await keysIn(dir);
+    expect(keys).toContain(notParquet);
+    expect(keys).toContain(wrongTable);
+    expect(keys.filter((k) => k.includes('/skipped/'))).toEqual([
+      expect.stringMatching(/^p\/_otel_s3_compaction\/skipped\/traces\/year=.*\.skips$/),
+    ]);
+    const output = keys.find((k) => k.endsWith('.compacted.parquet')) as string;
+    expect(sorted(await duckdbSpanRows(join(dir, output)))).toEqual(sorted(recorded));
+    const again = await compactSpans(options);
+    expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
+      ['nothing-to-do', 2],
+    ]);
+  });
+
+  test('a Parquet file of spans in many row groups (a large output) is read by the reader one row group at a time, every span once', async () => {
+    const recorded = await exportSpansToDir(dir, HOUR, [
+      { service: 'api', minute: 10, items: 30, seed: 3 },
+    ]);
+    const [key] = await keysIn(dir);
+    // The same rows again, in row groups of 7 (the reader reads files over 16 MiB so).
+    const source = dirSource(dir);
+    const bytes = await source.get(key as string, signal, Number.MAX_SAFE_INTEGER);
+    const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
+    const store = new FlatStore(SPANS);
+    for (let i = 0; i < parts.count; i++) {
+      appendFlatColumns(store, SPANS, await parts.readColumns(i));
+    }
+    const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', rowGroupRows: 7 });
+    await writer.writeRun(store.seal());
+    const file = writer.finish([]).slice();
+    await writeFile(join(dir, 'many.parquet'), file);
+    const ids: string[] = [];
+    const counts: number[] = [];
+    for await (const part of readParts(
+      source,
+      { key: 'many.parquet', size: file.length, signal: 'traces' },
+      resolveReadLimits({}),
+      signal,
+    )) {
+      counts.push(part.count);
+      ids.push(...spanRows(part.request).map((r) => r.spanId));
+    }
+    expect(counts).toEqual(
+      Array(Math.ceil(recorded.length / 7)).fill(Math.ceil(recorded.length / 7)),
+    );
+    expect(sorted(ids)).toEqual(sorted(recorded.map((r) => JSON.parse(r)[2] as string)));
+  });
+
+  test("a key template shared with metrics (the CLI's one --key-template for every signal): the spans' run takes no metrics file", async () => {
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('x', HOUR + 60_000, 2)]);
+    const before = await keysIn(dir);
+    const report = await compactSpans({
+      dir,
+      prefix: 'p',
+      keyTemplate: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
+      format: 'parquet',
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    expect(report.partitions).toEqual([]);
+    expect(await keysIn(dir)).toEqual(before);
+  });
+});
