@@ -127,7 +127,7 @@ describe('Parquet of metrics on the event loop, in slices', () => {
     // of the plan's passes over every row (which rows are used, each row's type, its non-null
     // columns, the time order), and a pause per STEP_ROWS rows in each of the 32 leaf columns:
     // every column, not only the lists and maps, writes a large row group in steps. With steps
-    // in the lists and maps only, 123. Each pause is a turn of the loop (the ticker counts more:
+    // in the lists and maps only, 195. Each pause is a turn of the loop (the ticker counts more:
     // it also turns while pages are compressed on the pool).
     const perPass = Math.ceil(rows / STEP_ROWS);
     const pauses = maker.lastPauses();
