@@ -35,8 +35,12 @@ const columns = () => {
   return builders.seal();
 };
 
-/** This thread's CPU time, ms (process.threadCpuUsage: Node ≥ 23.9). */
+/**
+ * This thread's CPU time, ms (process.threadCpuUsage: Node ≥ 23.9), brought up to date first
+ * (process.cpuUsage(): see bench/lib/loop-delay.ts, schedstat).
+ */
 const threadCpu = () => {
+  process.cpuUsage();
   const u = (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
   return (u.user + u.system) / 1000;
 };

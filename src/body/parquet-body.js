@@ -165,6 +165,8 @@ export function slicedParquetMaker(o, stopped, sliceMillis = SLICE_MILLIS) {
         capacity: bytesPerRow > 0 ? Math.ceil(rows * bytesPerRow * 1.125) + 4096 : undefined,
       });
       await writer.writeRun(batch.columns);
+      const wait = slices.pause(); // the footer and the file's copy in a turn of their own
+      if (wait !== undefined) await wait;
       const file = writer.finish();
       lastPauses = slices.pauses;
       if (rows > 0) bytesPerRow = file.length / rows;

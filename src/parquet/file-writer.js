@@ -343,14 +343,25 @@ export class TableFileWriter {
       });
     }
     const compress = codec === CODEC.UNCOMPRESSED ? undefined : this.#options.compressPage;
-    const bodies = await Promise.all(
-      pages.map((page) => {
-        if (compress === undefined) return page.bytes;
-        return page.bytes.length < STORE_BELOW
-          ? storedPage(codec, page.bytes)
-          : compress(page.bytes);
-      }),
-    );
+    // Each page to the compressor in turn, with a pause between (handing over many pages is
+    // itself work for this thread); the calls overlap all the same.
+    /** @type {(Uint8Array | Promise<Uint8Array>)[]} */
+    const made = [];
+    for (const page of pages) {
+      if (compress === undefined) made.push(page.bytes);
+      else if (page.bytes.length < STORE_BELOW) made.push(storedPage(codec, page.bytes));
+      else {
+        const frame = compress(page.bytes);
+        // Handled here too: a pause that throws (the maker closed) leaves it unawaited.
+        if (frame instanceof Promise) frame.catch(() => {});
+        made.push(frame);
+      }
+      if (made.length < pages.length) {
+        const wait = this.#options.pause?.();
+        if (wait !== undefined) await wait;
+      }
+    }
+    const bodies = await Promise.all(made);
     const start = file.length;
     let rawSize = 0;
     let dataOffset = -1;

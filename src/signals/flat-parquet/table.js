@@ -527,7 +527,7 @@ function leavesOf(spec) {
           (p, scratch, rows) => {
             const dict = /** @type {Dictionary} */ (p.dicts[i]);
             const ids = /** @type {Uint32Array} */ (p.s.columns[i]);
-            return stringChunk(scratch, rows, dict, (id) => p.pool.bytes(id), ids, dict.rank);
+            return stringChunk(scratch, rows, dict, p.pool, ids, dict.rank);
           },
         ]);
         return;

@@ -230,6 +230,80 @@ describe('ParquetFileWriter', () => {
     expect(await fileRows(file)).toEqual(alone);
   });
 
+  test('rows in order: ServiceName, MetricName, then resource, metric and attribute set as they came, then time', async () => {
+    // Three resources (two of one service, the services out of name order), two metrics each
+    // (out of name order), two attribute sets, times out of order within a series.
+    const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
+    const resources = [
+      ['zeta', 'pod-a'],
+      ['alpha', 'pod-b'],
+      ['zeta', 'pod-c'],
+    ];
+    const metrics = ['m.b', 'm.a'];
+    const routes = ['/y', '/x'];
+    const times = [3_000, 1_000, 2_000];
+    const points: { service: string; pod: string; name: string; route: string; time: number }[] =
+      [];
+    const request = {
+      resourceMetrics: resources.map(([service = '', pod = '']) => ({
+        resource: { attributes: [str('service.name', service), str('k8s.pod.name', pod)] },
+        scopeMetrics: [
+          {
+            scope: { name: 'order' },
+            metrics: metrics.map((name) => ({
+              name,
+              sum: {
+                aggregationTemporality: 2,
+                isMonotonic: true,
+                dataPoints: times.flatMap((time) =>
+                  routes.map((route) => {
+                    points.push({ service, pod, name, route, time });
+                    return {
+                      startTimeUnixNano: '0',
+                      timeUnixNano: String(time * 1e6),
+                      asInt: '1',
+                      attributes: [str('route', route)],
+                    };
+                  }),
+                ),
+              },
+            })),
+          },
+        ],
+      })),
+    };
+    const b = new MetricColumnBuilders();
+    b.appendRequest(request as unknown as Parameters<MetricColumnBuilders['appendRequest']>[0]);
+    const file = await encodeParquet(b.seal(), { compression: 'none' });
+    const read = await parquetReadObjects({ file: new Uint8Array(file).buffer });
+    const got = read.map((r) => {
+      const pod = (r.ResourceAttributes as Record<string, string>)['k8s.pod.name'];
+      const route = (r.Attributes as Record<string, string>).route;
+      // TimeUnix reads as a Date: milliseconds.
+      return `${r.ServiceName} ${pod} ${r.MetricName} ${route} ${Number(r.TimeUnix)}`;
+    });
+    // The order by hand: ids are given in the order resources, metrics and sets first come.
+    const first =
+      <T>(list: T[]) =>
+      (x: T) =>
+        list.indexOf(x);
+    const resourceRank = first(resources.map(([, pod]) => pod));
+    const metricRank = first(metrics);
+    const routeRank = first(routes);
+    const expected = [...points]
+      .sort(
+        (a, c) =>
+          a.service.localeCompare(c.service) ||
+          a.name.localeCompare(c.name) ||
+          resourceRank(a.pod) - resourceRank(c.pod) ||
+          metricRank(a.name) - metricRank(c.name) ||
+          routeRank(a.route) - routeRank(c.route) ||
+          a.time - c.time,
+      )
+      .map((p) => `${p.service} ${p.pod} ${p.name} ${p.route} ${p.time}`);
+    expect(got).toEqual(expected);
+  });
+
   test('a finished file takes no more runs and no second footer', async () => {
     const writer = new ParquetFileWriter({ compression: 'none' });
     const b = new MetricColumnBuilders();

@@ -4,15 +4,15 @@
 // entry at definition level 0 (the group present, no key_value or element); a map value that is
 // an empty AnyValue is null (definition level 1).
 import {
-  booleanChunk,
+  booleanChunkSteps,
   ENCODING,
   elementBytes,
-  int32Chunk,
-  int64Chunk,
-  optionalChunk,
+  int32ChunkSteps,
+  int64ChunkSteps,
+  optionalChunkSteps,
   repeatedChunkSteps,
   Scratch,
-  stringChunk,
+  stringChunkSteps,
 } from '../../../parquet/chunks.js';
 import { STEP_ROWS, STEP_VALUES } from '../../../parquet/steps.js';
 import { NON_NULL } from './plan.js';
@@ -27,7 +27,7 @@ import { LIST_STRIDE, LISTS } from './sealed.js';
 
 /** @param {keyof Plan['dict'] & keyof Plan['index']} name @param {'resource' | 'metric'} group @returns {WriteChunk} */
 const string = (name, group) => (p, scratch, rows) =>
-  stringChunk(scratch, rows, p.dict[name], (id) => p.pool.bytes(id), p.s[group], p.index[name]);
+  stringChunkSteps(scratch, rows, p.dict[name], p.pool, p.s[group], p.index[name]);
 
 /**
  * An optional column: rows whose Plan.nonNull has `bit` have a value in `source`, written in
@@ -41,7 +41,7 @@ const string = (name, group) => (p, scratch, rows) =>
 const optional =
   (kind, source, bit, encoding = ENCODING.PLAIN) =>
   (p, scratch, rows) =>
-    optionalChunk(scratch, rows, kind, p.nonNull, bit, p.s[source], encoding);
+    optionalChunkSteps(scratch, rows, kind, p.nonNull, bit, p.s[source], encoding);
 
 /**
  * A map's keys or values: per row the entries of its attribute set, packed once per set.
@@ -257,8 +257,8 @@ const boundsOf = (p, row, range) => {
 
 /** Leaf columns by path, in schema order. @type {[string, WriteChunk][]} */
 export const LEAVES = [
-  ['TimeUnix', (p, scratch, rows) => int64Chunk(scratch, rows, p.s.time)],
-  ['StartTimeUnix', (p, scratch, rows) => int64Chunk(scratch, rows, p.s.start)],
+  ['TimeUnix', (p, scratch, rows) => int64ChunkSteps(scratch, rows, p.s.time)],
+  ['StartTimeUnix', (p, scratch, rows) => int64ChunkSteps(scratch, rows, p.s.start)],
   ['ServiceName', string('service', 'resource')],
   ['ResourceSchemaUrl', string('resourceSchemaUrl', 'resource')],
   ['ResourceAttributes.key_value.key', mapLeaf('resource', 'key')],
@@ -274,9 +274,9 @@ export const LEAVES = [
   ['Attributes.key_value.value', mapLeaf('attribute', 'value')],
   [
     'AggregationTemporality',
-    (p, scratch, rows) => int32Chunk(scratch, rows, p.s.metric, p.temporality),
+    (p, scratch, rows) => int32ChunkSteps(scratch, rows, p.s.metric, p.temporality),
   ],
-  ['IsMonotonic', (p, scratch, rows) => booleanChunk(scratch, rows, p.s.metric, p.monotonic)],
+  ['IsMonotonic', (p, scratch, rows) => booleanChunkSteps(scratch, rows, p.s.metric, p.monotonic)],
   // ValueAsInt and Count as deltas: a counter or a histogram's count grows by small steps from
   // point to point of its series, which the rows follow. Value and Sum stay PLAIN:
   // BYTE_STREAM_SPLIT, 0.3 bytes a point smaller each, is not read by fastparquet
@@ -295,5 +295,5 @@ export const LEAVES = [
   ['PositiveBucketCounts.list.element', listLeaf(countsOf(LISTS.POSITIVE), countElements)],
   ['NegativeOffset', optional('int32', 'negativeOffset', NON_NULL.EXPONENTIAL)],
   ['NegativeBucketCounts.list.element', listLeaf(countsOf(LISTS.NEGATIVE), countElements)],
-  ['Flags', (p, scratch, rows) => int32Chunk(scratch, rows, null, p.s.flags)],
+  ['Flags', (p, scratch, rows) => int32ChunkSteps(scratch, rows, null, p.s.flags)],
 ];

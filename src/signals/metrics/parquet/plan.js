@@ -24,7 +24,7 @@ import {
 
 /** @typedef {import('./sealed.js').SealedColumns} SealedColumns */
 /** @typedef {import('../../../parquet/dictionaries.js').Dictionary} Dictionary */
-/** @typedef {ReturnType<typeof mapEntries>} MapEntries */
+/** @typedef {ReturnType<typeof mapEntries> extends Generator<any, infer R, any> ? R : never} MapEntries */
 /** @typedef {ReturnType<typeof plan>} Plan */
 
 /** Groups `ids` marks as used. @param {Uint8Array} used */
@@ -70,9 +70,10 @@ function entryStrings(size, s, sets, side) {
 /**
  * A map column's entries, packed per attribute set for BitPacker.packed: its keys' dictionary
  * indices, and its present values' (an empty AnyValue has none; `valueIndex` keeps -1 for it).
+ * Steps (src/parquet/steps.js): yields every STEP_ROWS attribute sets.
  * @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values
  */
-function mapEntries(s, keys, values) {
+function* mapEntries(s, keys, values) {
   const count = /** @type {number} */ (s.setOffsets[s.setCount]);
   const keyIndex = new Int32Array(count);
   const valueIndex = new Int32Array(count);
@@ -80,7 +81,36 @@ function mapEntries(s, keys, values) {
   const valueOffsets = new Uint32Array(s.setCount + 1);
   const hasNull = new Uint8Array(s.setCount);
   let j = 0;
-  for (let set = 0; set < s.setCount; set++) {
+  for (let from = 0; from < s.setCount; from += STEP_ROWS) {
+    const to = Math.min(s.setCount, from + STEP_ROWS);
+    j = setEntries(s, keys, values, from, to, j, {
+      keyIndex,
+      valueIndex,
+      present,
+      valueOffsets,
+      hasNull,
+    });
+    yield;
+  }
+  return {
+    keys: packLists(keyIndex, s.setOffsets, s.setCount, keys.width),
+    values: packLists(present, valueOffsets, s.setCount, values.width),
+    valueOffsets,
+    valueIndex,
+    hasNull,
+  };
+}
+
+/**
+ * mapEntries() for the attribute sets [from, to): their entries' indices; returns the count of
+ * present values so far.
+ * @param {SealedColumns} s @param {Dictionary} keys @param {Dictionary} values
+ * @param {number} from @param {number} to @param {number} j present values before set `from`
+ * @param {{ keyIndex: Int32Array, valueIndex: Int32Array, present: Int32Array, valueOffsets: Uint32Array, hasNull: Uint8Array }} out
+ */
+function setEntries(s, keys, values, from, to, j, out) {
+  const { keyIndex, valueIndex, present, valueOffsets, hasNull } = out;
+  for (let set = from; set < to; set++) {
     for (
       let e = /** @type {number} */ (s.setOffsets[set]);
       e < /** @type {number} */ (s.setOffsets[set + 1]);
@@ -94,13 +124,7 @@ function mapEntries(s, keys, values) {
     }
     valueOffsets[set + 1] = j;
   }
-  return {
-    keys: packLists(keyIndex, s.setOffsets, s.setCount, keys.width),
-    values: packLists(present, valueOffsets, s.setCount, values.width),
-    valueOffsets,
-    valueIndex,
-    hasNull,
-  };
+  return j;
 }
 
 /** Bits of Plan.nonNull: which optional columns a row has a value in. */
@@ -266,15 +290,12 @@ export function* planSteps(s) {
     }
     yield;
   }
-  const resourceEntries = mapEntries(s, dict.resourceKeys, dict.resourceValues);
-  yield;
-  const attributeEntries = mapEntries(s, dict.attributeKeys, dict.attributeValues);
-  yield;
+  const resourceEntries = yield* mapEntries(s, dict.resourceKeys, dict.resourceValues);
+  const attributeEntries = yield* mapEntries(s, dict.attributeKeys, dict.attributeValues);
   const bounds = boundsDictionary(s);
   yield;
   const nonNull = yield* nonNullOf(s, rowType);
-  const ranks = Math.max(dict.service.ids.length, dict.name.ids.length);
-  const order = yield* rowOrderSteps(s, index.service, index.name, ranks);
+  const order = yield* rowOrderSteps(s, index.service, index.name);
   return {
     s,
     pool,
