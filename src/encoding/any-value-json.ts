@@ -1,6 +1,24 @@
 import { type AttributeMap, ownKeys } from './attribute-cache.js';
-import { JsonWriter, SMALL_WRITER_CAPACITY } from './json-writer.js';
+import { JsonWriter, SMALL_WRITER_CAPACITY, Spelling, spelling } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
+
+const OPEN_KEY = spelling('{"key":');
+const VALUE = spelling(',"value":');
+const DROPPED_ATTRIBUTES_COUNT = spelling(',"droppedAttributesCount":');
+const OPEN_STRING_VALUE = spelling('{"stringValue":');
+const OPEN_INT_VALUE = spelling('{"intValue":');
+const OPEN_DOUBLE_VALUE = spelling('{"doubleValue":');
+const OPEN_BYTES_VALUE = spelling('{"bytesValue":"');
+const CLOSE_BYTES = spelling('"}');
+const OPEN_ARRAY_VALUE = spelling('{"arrayValue":{}}');
+const OPEN_ARRAY_VALUE_VALUES = spelling('{"arrayValue":{"values":[');
+const CLOSE_LIST = spelling(']}}');
+const OPEN_KVLIST_VALUE = spelling('{"kvlistValue":{}}');
+const OPEN_KVLIST_VALUE_VALUES = spelling('{"kvlistValue":{"values":[');
+const EMPTY_VALUE = spelling('{}');
+const TRUE_VALUE = spelling('{"boolValue":true}');
+const FALSE_VALUE = spelling('{"boolValue":false}');
+const ATTRIBUTES = spelling(',"attributes":');
 
 /**
  * Attribute values and log bodies (OTLP AnyValue) in OTLP/JSON, for every signal: chosen by type
@@ -12,36 +30,42 @@ import { isInt64 } from './otlp-schema.js';
 
 const COMMA = 0x2c;
 
+/** A key's spellings: `{"key":"<key>","value":`, and the same with `{"stringValue":` after it. */
+class KeyHeads {
+  constructor(
+    readonly any: Spelling,
+    readonly string: Spelling,
+  ) {}
+}
+
 /**
- * `{"key":"<key>","value":` per attribute key: the keys of a service's attributes are few and
- * repeat in every span and record. At most KEY_SPELLINGS keys are kept (the first ones seen),
- * so keys made of data cannot grow it without bound.
+ * The heads of each attribute key: the keys of a service's attributes are few and repeat in
+ * every span and record. At most KEY_SPELLINGS keys are kept (the first ones seen), so keys
+ * made of data cannot grow it without bound.
  */
-const keySpellings = new Map<string, Buffer>();
+const keySpellings = new Map<string, KeyHeads>();
 const KEY_SPELLINGS = 4096;
 const KEY_SPELLING_MAX_LENGTH = 256;
 const keyWriter = new JsonWriter(SMALL_WRITER_CAPACITY);
+const CLOSE_STRING_ATTRIBUTE = spelling('}}');
 
-function keyHead(w: JsonWriter, key: string): void {
+/** The heads of `key`, made and kept on its first use; undefined if it is not to be kept. */
+function keyHeads(key: string): KeyHeads | undefined {
   const cached = keySpellings.get(key);
-  if (cached !== undefined) {
-    w.bytes(cached);
-    return;
-  }
-  if (keySpellings.size >= KEY_SPELLINGS || key.length > KEY_SPELLING_MAX_LENGTH) {
-    w.raw('{"key":');
-    w.string(key);
-    w.raw(',"value":');
-    return;
-  }
+  if (cached !== undefined) return cached;
+  if (keySpellings.size >= KEY_SPELLINGS || key.length > KEY_SPELLING_MAX_LENGTH) return undefined;
   const kw = keyWriter;
   kw.reset();
-  kw.raw('{"key":');
+  kw.spell(OPEN_KEY);
   kw.string(key);
-  kw.raw(',"value":');
-  const spelling = kw.snapshot();
-  keySpellings.set(key, spelling);
-  w.bytes(spelling);
+  kw.spell(VALUE);
+  const any = kw.snapshot();
+  const heads = new KeyHeads(
+    new Spelling(any),
+    new Spelling(Buffer.concat([any, Buffer.from('{"stringValue":', 'latin1')])),
+  );
+  keySpellings.set(key, heads);
+  return heads;
 }
 
 /** `{"key":…,"value":…}` for each of `keys` of `map`, comma-separated. */
@@ -49,8 +73,20 @@ export function jsonKeyValues(w: JsonWriter, map: AttributeMap, keys: readonly s
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (i > 0) w.char(COMMA);
-    keyHead(w, key);
-    jsonAnyValue(w, map[key]);
+    const value = map[key];
+    const heads = keyHeads(key);
+    if (heads === undefined) {
+      w.spell(OPEN_KEY);
+      w.string(key);
+      w.spell(VALUE);
+    } else if (typeof value === 'string') {
+      // The most common value, its head and tail written with the key's.
+      w.spell(heads.string);
+      w.string(value);
+      w.spell(CLOSE_STRING_ATTRIBUTE);
+      continue;
+    } else w.spell(heads.any);
+    jsonAnyValue(w, value);
     w.char(0x7d);
   }
 }
@@ -61,12 +97,12 @@ export function jsonKeyValues(w: JsonWriter, map: AttributeMap, keys: readonly s
  */
 export function jsonAttributesField(
   w: JsonWriter,
-  field: string,
+  field: Spelling,
   attrs: AttributeMap | undefined,
 ): void {
   const keys = ownKeys(attrs);
   if (keys.length === 0) return;
-  w.raw(field);
+  w.spell(field);
   w.char(0x5b);
   jsonKeyValues(w, attrs as AttributeMap, keys); // keys only an object has
   w.char(0x5d);
@@ -78,27 +114,27 @@ export function jsonAttributesOf(
   attrs: AttributeMap | undefined,
   dropped: number | undefined,
 ): void {
-  jsonAttributesField(w, ',"attributes":', attrs);
-  w.intUnlessZero(',"droppedAttributesCount":', dropped);
+  jsonAttributesField(w, ATTRIBUTES, attrs);
+  w.intUnlessZero(DROPPED_ATTRIBUTES_COUNT, dropped);
 }
 
 /** An AnyValue; an undefined or null value is the empty AnyValue `{}`, as the official serializers write it. */
 export function jsonAnyValue(w: JsonWriter, value: unknown): void {
   switch (typeof value) {
     case 'string':
-      w.raw('{"stringValue":');
+      w.spell(OPEN_STRING_VALUE);
       w.string(value);
       w.char(0x7d);
       return;
     case 'boolean':
-      w.raw(value ? '{"boolValue":true}' : '{"boolValue":false}');
+      w.spell(value ? TRUE_VALUE : FALSE_VALUE);
       return;
     case 'number':
       if (isInt64(value)) {
-        w.raw('{"intValue":');
+        w.spell(OPEN_INT_VALUE);
         w.int(value);
       } else {
-        w.raw('{"doubleValue":');
+        w.spell(OPEN_DOUBLE_VALUE);
         w.double(value);
       }
       w.char(0x7d);
@@ -106,33 +142,33 @@ export function jsonAnyValue(w: JsonWriter, value: unknown): void {
     case 'object':
       if (value === null) break;
       if (value instanceof Uint8Array) {
-        w.raw('{"bytesValue":"');
+        w.spell(OPEN_BYTES_VALUE);
         w.raw(Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64'));
-        w.raw('"}');
+        w.spell(CLOSE_BYTES);
       } else if (Array.isArray(value)) {
         // An empty list is left out, as protobuf leaves it out: `{"arrayValue":{}}`.
         if (value.length === 0) {
-          w.raw('{"arrayValue":{}}');
+          w.spell(OPEN_ARRAY_VALUE);
           return;
         }
-        w.raw('{"arrayValue":{"values":[');
+        w.spell(OPEN_ARRAY_VALUE_VALUES);
         for (let i = 0; i < value.length; i++) {
           if (i > 0) w.char(COMMA);
           jsonAnyValue(w, value[i]);
         }
-        w.raw(']}}');
+        w.spell(CLOSE_LIST);
       } else {
         const map = value as Record<string, unknown>;
         const keys = Object.keys(map);
         if (keys.length === 0) {
-          w.raw('{"kvlistValue":{}}');
+          w.spell(OPEN_KVLIST_VALUE);
           return;
         }
-        w.raw('{"kvlistValue":{"values":[');
+        w.spell(OPEN_KVLIST_VALUE_VALUES);
         jsonKeyValues(w, map, keys);
-        w.raw(']}}');
+        w.spell(CLOSE_LIST);
       }
       return;
   }
-  w.raw('{}'); // null, undefined and what OTLP cannot hold (functions, symbols, bigints)
+  w.spell(EMPTY_VALUE); // null, undefined and what OTLP cannot hold (functions, symbols, bigints)
 }

@@ -31,20 +31,59 @@ for (let c = 0x20; c <= 0x7e; c++) PLAIN_ASCII[c] = c === 0x22 || c === 0x5c ? 0
 /** Times from this many seconds on do not fit a uint64 of nanoseconds (about the year 2554). */
 const MAX_NANOS_SECONDS = 18_446_744_073;
 
+/**
+ * Text fixed at load time (field names, punctuation, a cached key's head), kept as its bytes in
+ * little-endian 32-bit words, zero-padded: written four bytes at a store, which measured 2.5-3.5×
+ * faster than a byte loop over the string's characters for the 8-40 byte pieces of OTLP/JSON.
+ */
+export class Spelling {
+  readonly length: number;
+  readonly words: Uint32Array;
+
+  /** The text (ASCII that needs no escaping), or its bytes. */
+  constructor(text: string | Uint8Array) {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'latin1') : text;
+    this.length = bytes.length;
+    const padded = new Uint8Array(Math.ceil(bytes.length / 4) * 4);
+    padded.set(bytes);
+    const view = new DataView(padded.buffer);
+    this.words = new Uint32Array(padded.length / 4);
+    for (let i = 0; i < this.words.length; i++) this.words[i] = view.getUint32(i * 4, true);
+  }
+}
+
+/** A Spelling of ASCII text that needs no escaping. */
+export const spelling = (text: string): Spelling => new Spelling(text);
+
+/** The ASCII digits of 0000-9999, four bytes in a little-endian word (40 KB). */
+const FOUR_DIGITS = new Uint32Array(10_000);
+for (let i = 0; i < 10_000; i++) {
+  const d = String(i).padStart(4, '0');
+  FOUR_DIGITS[i] =
+    (d.charCodeAt(0) |
+      (d.charCodeAt(1) << 8) |
+      (d.charCodeAt(2) << 16) |
+      (d.charCodeAt(3) << 24)) >>>
+    0;
+}
+
 export class JsonWriter {
   readonly #initialCapacity: number;
   #buf: Buffer;
+  /** A view of #buf for the four-byte stores of spell(). */
+  #view: DataView;
   #pos = 0;
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
-  /** The seconds of the last time written by nanos(), and their digits. */
+  /** The seconds of the last time written by nanos(), and their digits after a quote. */
   #seconds = -1;
-  #secondsDigits = '';
+  #secondsSpelling = new Spelling('"');
 
   /** `initialCapacity`: an export's room by default; SMALL_WRITER_CAPACITY for small pieces. */
   constructor(initialCapacity = INITIAL_CAPACITY) {
     this.#initialCapacity = initialCapacity;
     this.#buf = NONE; // allocated at the first write: a writer made at import may never write
+    this.#view = viewOf(NONE);
   }
 
   get length(): number {
@@ -60,6 +99,25 @@ export class JsonWriter {
     this.#buf.copy(next, 0, 0, this.#pos);
     release(this.#buf.buffer); // outgrown, and only ever ours (handed over only by finish())
     this.#buf = next;
+    this.#view = viewOf(next);
+  }
+
+  /**
+   * Text fixed at load time: its words stored four bytes at a time. The last word may write up to
+   * three bytes past the text, inside the buffer (room for them is ensured), which the next write
+   * overwrites and no output includes.
+   */
+  spell(s: Spelling): void {
+    const n = s.length;
+    this.#ensure(n + 3);
+    const view = this.#view;
+    const words = s.words;
+    let pos = this.#pos;
+    for (let i = 0; i < words.length; i++) {
+      view.setUint32(pos, words[i] as number, true);
+      pos += 4;
+    }
+    this.#pos += n;
   }
 
   /** Text known to be ASCII that needs no escaping: punctuation, field names, numbers. */
@@ -122,23 +180,21 @@ export class JsonWriter {
     }
     if (seconds !== this.#seconds) {
       this.#seconds = seconds;
-      this.#secondsDigits = String(seconds);
+      this.#secondsSpelling = new Spelling(`"${seconds}`);
     }
-    const digits = this.#secondsDigits;
-    this.#ensure(digits.length + 11);
-    const buf = this.#buf;
-    let pos = this.#pos;
-    buf[pos++] = 0x22;
-    for (let i = 0; i < digits.length; i++) buf[pos++] = digits.charCodeAt(i);
-    let v = nanos;
-    for (let i = 8; i >= 0; i--) {
-      const q = (v / 10) | 0;
-      buf[pos + i] = 0x30 + v - q * 10;
-      v = q;
-    }
-    pos += 9;
-    buf[pos++] = 0x22;
-    this.#pos = pos;
+    this.spell(this.#secondsSpelling);
+    this.#ensure(10);
+    // Nine digits: one, then two groups of four, each group one store of its four ASCII digits.
+    const view = this.#view;
+    const pos = this.#pos;
+    const high = (nanos / 1e8) | 0;
+    const low = nanos - high * 1e8;
+    const middle = (low / 1e4) | 0;
+    view.setUint8(pos, 0x30 + high);
+    view.setUint32(pos + 1, FOUR_DIGITS[middle] as number, true);
+    view.setUint32(pos + 5, FOUR_DIGITS[low - middle * 1e4] as number, true);
+    view.setUint8(pos + 9, 0x22);
+    this.#pos = pos + 10;
   }
 
   /**
@@ -148,15 +204,35 @@ export class JsonWriter {
   #quotedIfAll(text: string, allowed: Uint8Array): boolean {
     const n = text.length;
     this.#ensure(n + 2);
-    const buf = this.#buf;
+    const view = this.#view;
     let pos = this.#pos;
-    buf[pos++] = 0x22;
-    for (let i = 0; i < n; i++) {
+    view.setUint8(pos++, 0x22);
+    let i = 0;
+    // Four characters a step, stored in one word: a quarter of the stores of a byte loop.
+    for (; i + 4 <= n; i += 4) {
+      const a = text.charCodeAt(i);
+      const b = text.charCodeAt(i + 1);
+      const c = text.charCodeAt(i + 2);
+      const d = text.charCodeAt(i + 3);
+      // A code past the table reads undefined, which & makes 0: not allowed.
+      if (
+        ((allowed[a] as number) &
+          (allowed[b] as number) &
+          (allowed[c] as number) &
+          (allowed[d] as number)) !==
+        1
+      ) {
+        return false;
+      }
+      view.setUint32(pos, a | (b << 8) | (c << 16) | (d << 24), true);
+      pos += 4;
+    }
+    for (; i < n; i++) {
       const c = text.charCodeAt(i);
       if (allowed[c] !== 1) return false;
-      buf[pos++] = c;
+      view.setUint8(pos++, c);
     }
-    buf[pos++] = 0x22;
+    view.setUint8(pos++, 0x22);
     this.#pos = pos;
     return true;
   }
@@ -232,16 +308,16 @@ export class JsonWriter {
   }
 
   /** `field` (e.g. `,"name":`) and the string, unless it is empty (as protobuf leaves it out). */
-  stringUnlessEmpty(field: string, value: string | undefined): void {
+  stringUnlessEmpty(field: Spelling, value: string | undefined): void {
     if (!value) return;
-    this.raw(field);
+    this.spell(field);
     this.string(value);
   }
 
   /** `field` (e.g. `,"droppedAttributesCount":`) and the integer, unless it is 0 or absent. */
-  intUnlessZero(field: string, value: number | undefined): void {
+  intUnlessZero(field: Spelling, value: number | undefined): void {
     if (!value) return;
-    this.raw(field);
+    this.spell(field);
     this.int(value);
   }
 
@@ -286,10 +362,15 @@ export class JsonWriter {
     this.#pos = 0;
     if (nextCapacity !== undefined) {
       this.#buf = NONE;
+      this.#view = viewOf(NONE);
       this.#sizeHint = nextCapacity;
     }
     return record;
   }
+}
+
+function viewOf(buf: Buffer): DataView {
+  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /** Writes the digits of a non-negative safe integer at `pos` (room checked by the caller); returns the new end. */
@@ -298,12 +379,38 @@ function writeUint(buf: Buffer, pos: number, value: number): number {
     buf[pos] = 0x30 + value;
     return pos + 1;
   }
+  // Up to eight digits from the table of four (no division per digit): most counts, codes, ports.
+  if (value < 1e4) return writeUpToFour(buf, pos, value);
+  if (value < 1e8) {
+    const high = (value / 1e4) | 0;
+    const word = FOUR_DIGITS[value - high * 1e4] as number;
+    const at = writeUpToFour(buf, pos, high);
+    buf[at] = word;
+    buf[at + 1] = word >>> 8;
+    buf[at + 2] = word >>> 16;
+    buf[at + 3] = word >>> 24;
+    return at + 4;
+  }
   let digits = 0;
   for (let v = value; v >= 1; v = Math.floor(v / 10)) digits++;
   const end = pos + digits;
   let at = end;
   for (let v = value; v >= 1; v = Math.floor(v / 10)) buf[--at] = 0x30 + (v % 10);
   return end;
+}
+
+/** The digits of 1-9999, without leading zeros. */
+function writeUpToFour(buf: Buffer, pos: number, value: number): number {
+  const word = FOUR_DIGITS[value] as number;
+  let at = pos;
+  for (
+    let shift = value < 10 ? 24 : value < 100 ? 16 : value < 1000 ? 8 : 0;
+    shift < 32;
+    shift += 8
+  ) {
+    buf[at++] = word >>> shift;
+  }
+  return at;
 }
 
 declare global {

@@ -1,6 +1,6 @@
 import { jsonAttributesField, jsonAttributesOf } from '../encoding/any-value-json.js';
 import { SpellingCache } from '../encoding/attribute-cache.js';
-import { JsonWriter, SMALL_WRITER_CAPACITY } from '../encoding/json-writer.js';
+import { JsonWriter, SMALL_WRITER_CAPACITY, spelling } from '../encoding/json-writer.js';
 import { REQUEST } from '../encoding/otlp-schema.js';
 import type { ExportTally } from '../encoding/records.js';
 import {
@@ -9,6 +9,13 @@ import {
   type Scoped,
   type ScopeLike,
 } from './otlp-groups.js';
+
+const OPEN_RESOURCE = spelling('{"resource":');
+const OPEN_SCOPE = spelling('{"scope":');
+const SCHEMA_URL = spelling(',"schemaUrl":');
+const OPEN_NAME = spelling('{"name":');
+const VERSION = spelling(',"version":');
+const ATTRIBUTES = spelling('"attributes":');
 
 /**
  * The OTLP/JSON encoder of a signal whose exports are lists of items, each with its resource and
@@ -33,13 +40,13 @@ export function groupedJson<T extends Scoped>(
     for (let g = 0; g < groups.length; g++) {
       const group = groups[g] as (typeof groups)[number];
       if (g > 0) w.char(COMMA);
-      w.raw('{"resource":');
+      w.spell(OPEN_RESOURCE);
       w.bytes(resources.of(group.resource.attributes));
       w.raw(scopesField);
       for (let s = 0; s < group.scopes.length; s++) {
         const { scope, items: scoped } = group.scopes[s] as (typeof group.scopes)[number];
         if (s > 0) w.char(COMMA);
-        w.raw('{"scope":');
+        w.spell(OPEN_SCOPE);
         jsonScope(w, scope);
         w.raw(itemsField);
         for (let i = 0; i < scoped.length; i++) {
@@ -49,11 +56,11 @@ export function groupedJson<T extends Scoped>(
           write(w, item);
         }
         w.char(0x5d);
-        w.stringUnlessEmpty(',"schemaUrl":', scope.schemaUrl);
+        w.stringUnlessEmpty(SCHEMA_URL, scope.schemaUrl);
         w.char(0x7d);
       }
       w.char(0x5d);
-      w.stringUnlessEmpty(',"schemaUrl":', group.resource.schemaUrl);
+      w.stringUnlessEmpty(SCHEMA_URL, group.resource.schemaUrl);
       w.char(0x7d);
     }
     return w.finish();
@@ -68,16 +75,16 @@ const resources = new SpellingCache((attrs) => {
   const rw = resourceWriter;
   rw.reset();
   rw.char(0x7b);
-  jsonAttributesField(rw, '"attributes":', attrs);
+  jsonAttributesField(rw, ATTRIBUTES, attrs);
   rw.char(0x7d);
   return rw.snapshot();
 });
 
 /** An InstrumentationScope, for every signal. */
 export function jsonScope(w: JsonWriter, s: ScopeLike): void {
-  w.raw('{"name":');
+  w.spell(OPEN_NAME);
   w.string(s.name ?? '');
-  w.stringUnlessEmpty(',"version":', s.version);
+  w.stringUnlessEmpty(VERSION, s.version);
   jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   w.char(0x7d);
 }

@@ -1,7 +1,17 @@
 import { jsonAnyValue, jsonAttributesOf } from '../../encoding/any-value-json.js';
-import type { JsonWriter } from '../../encoding/json-writer.js';
+import { type JsonWriter, spelling } from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
+
+const OPEN_TIME_UNIX_NANO = spelling('{"timeUnixNano":');
+const OBSERVED_TIME_UNIX_NANO = spelling(',"observedTimeUnixNano":');
+const SEVERITY_NUMBER = spelling(',"severityNumber":');
+const SEVERITY_TEXT = spelling(',"severityText":');
+const BODY = spelling(',"body":');
+const FLAGS = spelling(',"flags":');
+const TRACE_ID = spelling(',"traceId":');
+const SPAN_ID = spelling(',"spanId":');
+const EVENT_NAME = spelling(',"eventName":');
 
 /**
  * OTLP/JSON of one export of log records (see groupedJson()): its ResourceLogs objects, as
@@ -21,37 +31,37 @@ export function logRecordsToJson(records: readonly LogRecordLike[]): string {
 }
 
 function logRecord(w: JsonWriter, r: LogRecordLike): void {
-  w.raw('{"timeUnixNano":');
+  w.spell(OPEN_TIME_UNIX_NANO);
   w.nanos(r.hrTime);
-  w.raw(',"observedTimeUnixNano":');
+  w.spell(OBSERVED_TIME_UNIX_NANO);
   w.nanos(r.hrTimeObserved);
   const severity = r.severityNumber;
   if (severity !== undefined && severity !== 0) {
-    w.raw(',"severityNumber":');
+    w.spell(SEVERITY_NUMBER);
     w.int(severity);
   }
-  w.stringUnlessEmpty(',"severityText":', r.severityText);
+  w.stringUnlessEmpty(SEVERITY_TEXT, r.severityText);
   const body = r.body;
   if (body !== undefined) {
-    w.raw(',"body":');
+    w.spell(BODY);
     jsonAnyValue(w, body);
   }
   jsonAttributesOf(w, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
     if (context.traceFlags) {
-      w.raw(',"flags":');
+      w.spell(FLAGS);
       w.uint(context.traceFlags >>> 0);
     }
     if (context.traceId) {
-      w.raw(',"traceId":');
+      w.spell(TRACE_ID);
       w.hexId(context.traceId);
     }
     if (context.spanId) {
-      w.raw(',"spanId":');
+      w.spell(SPAN_ID);
       w.hexId(context.spanId);
     }
   }
-  w.stringUnlessEmpty(',"eventName":', r.eventName);
+  w.stringUnlessEmpty(EVENT_NAME, r.eventName);
   w.char(0x7d);
 }

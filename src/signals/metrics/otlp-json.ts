@@ -10,7 +10,12 @@ import type {
 import { jsonKeyValues } from '../../encoding/any-value-json.js';
 import { type SeriesOrder, SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
 import { hrTimeToNanosString } from '../../encoding/hrtime.js';
-import { JsonWriter, SMALL_WRITER_CAPACITY } from '../../encoding/json-writer.js';
+import {
+  JsonWriter,
+  SMALL_WRITER_CAPACITY,
+  type Spelling,
+  spelling,
+} from '../../encoding/json-writer.js';
 import { isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
@@ -22,6 +27,28 @@ import {
   valueKind,
 } from './metric-data.js';
 import { otlpTemporality } from './temporality.js';
+
+const OPEN_RESOURCE_ATTRIBUTES = spelling('{"resource":{"attributes":');
+const SCOPE_METRICS = spelling('},"scopeMetrics":[');
+const OPEN_SCOPE = spelling('{"scope":');
+const METRICS = spelling(',"metrics":[');
+const SCHEMA_URL = spelling(',"schemaUrl":');
+const OPEN_NAME = spelling('{"name":');
+const DESCRIPTION = spelling(',"description":');
+const UNIT = spelling(',"unit":');
+const SUM = spelling(',"sum":');
+const MIN = spelling(',"min":');
+const MAX = spelling(',"max":');
+const POSITIVE = spelling(',"positive":{"offset":');
+const NEGATIVE = spelling(',"negative":{"offset":');
+const AS_INT = spelling(',"asInt":');
+const AS_DOUBLE = spelling(',"asDouble":');
+const BUCKET_COUNTS = spelling(',"bucketCounts":[');
+const EXPLICIT_BOUNDS = spelling('],"explicitBounds":');
+const SCALE = spelling(',"scale":');
+const ZERO_COUNT = spelling(',"zeroCount":');
+const COUNT = spelling(',"count":');
+const CLOSE_BUCKETS = spelling(']}');
 
 /**
  * OTLP/JSON writer: writes the JSON of one ResourceMetrics straight as UTF-8 bytes, without the
@@ -37,25 +64,25 @@ export function resourceMetricsToJsonBytes(rm: ResourceMetrics, counted?: Export
   const w = writer;
   w.reset(); // what an export that threw half-way left behind
   const resource = rm.resource;
-  w.raw('{"resource":{"attributes":');
+  w.spell(OPEN_RESOURCE_ATTRIBUTES);
   w.bytes(lists.of(resource.attributes));
-  w.raw('},"scopeMetrics":[');
+  w.spell(SCOPE_METRICS);
   rm.scopeMetrics.forEach((sm, i) => {
     if (i > 0) w.char(COMMA);
-    w.raw('{"scope":');
+    w.spell(OPEN_SCOPE);
     jsonScope(w, sm.scope);
-    w.raw(',"metrics":[');
+    w.spell(METRICS);
     sm.metrics.forEach((metric, j) => {
       if (j > 0) w.char(COMMA);
       writeMetric(w, metric);
     });
-    w.raw(']');
-    w.stringUnlessEmpty(',"schemaUrl":', sm.scope.schemaUrl);
-    w.raw('}');
+    w.char(0x5d);
+    w.stringUnlessEmpty(SCHEMA_URL, sm.scope.schemaUrl);
+    w.char(0x7d);
   });
-  w.raw(']');
-  w.stringUnlessEmpty(',"schemaUrl":', resource.schemaUrl);
-  w.raw('}');
+  w.char(0x5d);
+  w.stringUnlessEmpty(SCHEMA_URL, resource.schemaUrl);
+  w.char(0x7d);
   return w.finish();
 }
 
@@ -73,10 +100,10 @@ let tally: ExportTally | undefined;
 function writeMetric(w: JsonWriter, metric: MetricData): void {
   if (tally !== undefined) tally.items += metric.dataPoints.length;
   const d = metric.descriptor;
-  w.raw('{"name":');
+  w.spell(OPEN_NAME);
   w.string(d.name);
-  w.stringUnlessEmpty(',"description":', d.description);
-  w.stringUnlessEmpty(',"unit":', d.unit);
+  w.stringUnlessEmpty(DESCRIPTION, d.description);
+  w.stringUnlessEmpty(UNIT, d.unit);
   const data = METRIC_DATA[metric.dataPointType];
   if (data !== undefined) {
     w.raw(DATA_HEAD[data.field]);
@@ -88,7 +115,7 @@ function writeMetric(w: JsonWriter, metric: MetricData): void {
     if (data.monotonic !== undefined) w.raw(`,"isMonotonic":${(metric as Sum).isMonotonic}`);
     w.char(0x7d);
   }
-  w.raw('}');
+  w.char(0x7d);
 }
 
 /** `,"sum":{"dataPoints":[` and the like. */
@@ -158,10 +185,10 @@ function pointHead(
 function numberValue(w: JsonWriter, p: DataPoint<unknown>, int: boolean): void {
   const v = p.value as number;
   if (int && isInt64(v)) {
-    w.raw(',"asInt":');
+    w.spell(AS_INT);
     w.int(v);
   } else {
-    w.raw(',"asDouble":');
+    w.spell(AS_DOUBLE);
     w.double(v);
   }
 }
@@ -169,9 +196,9 @@ function numberValue(w: JsonWriter, p: DataPoint<unknown>, int: boolean): void {
 function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
   const h = p.value as Histogram;
   countAndSum(w, h);
-  w.raw(',"bucketCounts":[');
+  w.spell(BUCKET_COUNTS);
   w.uints(h.buckets.counts);
-  w.raw('],"explicitBounds":');
+  w.spell(EXPLICIT_BOUNDS);
   bounds(w, h.buckets.boundaries);
   minAndMax(w, h);
 }
@@ -179,42 +206,42 @@ function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
 function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
   const h = p.value as ExponentialHistogram;
   countAndSum(w, h);
-  w.raw(',"scale":');
+  w.spell(SCALE);
   w.int(h.scale);
-  w.raw(',"zeroCount":');
+  w.spell(ZERO_COUNT);
   w.int(h.zeroCount);
-  buckets(w, ',"positive":{"offset":', h.positive);
-  buckets(w, ',"negative":{"offset":', h.negative);
+  buckets(w, POSITIVE, h.positive);
+  buckets(w, NEGATIVE, h.negative);
   minAndMax(w, h);
 }
 
 function countAndSum(w: JsonWriter, h: { count: number; sum?: number }): void {
-  w.raw(',"count":');
+  w.spell(COUNT);
   w.int(h.count);
-  optionalDouble(w, ',"sum":', h.sum);
+  optionalDouble(w, SUM, h.sum);
 }
 
 function minAndMax(w: JsonWriter, h: { min?: number; max?: number }): void {
-  optionalDouble(w, ',"min":', h.min);
-  optionalDouble(w, ',"max":', h.max);
+  optionalDouble(w, MIN, h.min);
+  optionalDouble(w, MAX, h.max);
 }
 
-function optionalDouble(w: JsonWriter, field: string, v: number | undefined): void {
+function optionalDouble(w: JsonWriter, field: Spelling, v: number | undefined): void {
   if (v === undefined) return;
-  w.raw(field);
+  w.spell(field);
   w.double(v);
 }
 
 function buckets(
   w: JsonWriter,
-  field: string,
+  field: Spelling,
   b: { offset: number; bucketCounts: number[] },
 ): void {
-  w.raw(field);
+  w.spell(field);
   w.int(b.offset);
-  w.raw(',"bucketCounts":[');
+  w.spell(BUCKET_COUNTS);
   w.uints(b.bucketCounts);
-  w.raw(']}');
+  w.spell(CLOSE_BUCKETS);
 }
 
 /**

@@ -1,8 +1,26 @@
 import { jsonAttributesOf } from '../../encoding/any-value-json.js';
-import type { JsonWriter } from '../../encoding/json-writer.js';
+import { type JsonWriter, type Spelling, spelling } from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
 import { countSpan, otlpSpanKind, spanFlags } from './span.js';
+
+const EVENTS = spelling(',"events":[');
+const LINKS = spelling(',"links":[');
+const PARENT_SPAN_ID = spelling(',"parentSpanId":');
+const FLAGS = spelling(',"flags":');
+const NAME = spelling(',"name":');
+const KIND = spelling(',"kind":');
+const START_TIME_UNIX_NANO = spelling(',"startTimeUnixNano":');
+const END_TIME_UNIX_NANO = spelling(',"endTimeUnixNano":');
+const DROPPED_EVENTS_COUNT = spelling(',"droppedEventsCount":');
+const DROPPED_LINKS_COUNT = spelling(',"droppedLinksCount":');
+const STATUS_CODE = spelling(',"status":{"code":');
+const MESSAGE = spelling(',"message":');
+const CLOSE_STATUS = spelling('}}');
+const OPEN_TRACE_ID = spelling('{"traceId":');
+const SPAN_ID = spelling(',"spanId":');
+const TRACE_STATE = spelling(',"traceState":');
+const OPEN_TIME_UNIX_NANO = spelling('{"timeUnixNano":');
 
 /**
  * OTLP/JSON of one export of spans (see groupedJson()): its ResourceSpans objects, as elements of
@@ -21,49 +39,49 @@ function span(w: JsonWriter, s: SpanLike): void {
   const parent = s.parentSpanContext;
   ids(w, context);
   if (parent?.spanId) {
-    w.raw(',"parentSpanId":');
+    w.spell(PARENT_SPAN_ID);
     w.hexId(parent.spanId);
   }
-  w.raw(',"flags":');
+  w.spell(FLAGS);
   w.uint(spanFlags(context.traceFlags, parent?.isRemote));
-  w.raw(',"name":');
+  w.spell(NAME);
   w.string(s.name);
-  w.intUnlessZero(',"kind":', otlpSpanKind(s.kind));
-  w.raw(',"startTimeUnixNano":');
+  w.intUnlessZero(KIND, otlpSpanKind(s.kind));
+  w.spell(START_TIME_UNIX_NANO);
   w.nanos(s.startTime);
-  w.raw(',"endTimeUnixNano":');
+  w.spell(END_TIME_UNIX_NANO);
   w.nanos(s.endTime);
   jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
-  list(w, ',"events":[', s.events, event);
-  w.intUnlessZero(',"droppedEventsCount":', s.droppedEventsCount);
-  list(w, ',"links":[', s.links, link);
-  w.intUnlessZero(',"droppedLinksCount":', s.droppedLinksCount);
+  list(w, EVENTS, s.events, event);
+  w.intUnlessZero(DROPPED_EVENTS_COUNT, s.droppedEventsCount);
+  list(w, LINKS, s.links, link);
+  w.intUnlessZero(DROPPED_LINKS_COUNT, s.droppedLinksCount);
   // Status is always there, its code too (0, unset, included), as the official serializers write it.
   const status = s.status;
-  w.raw(',"status":{"code":');
+  w.spell(STATUS_CODE);
   w.int(status.code);
-  w.stringUnlessEmpty(',"message":', status.message);
-  w.raw('}}');
+  w.stringUnlessEmpty(MESSAGE, status.message);
+  w.spell(CLOSE_STATUS);
 }
 
 /** The opening of a span or link: its trace id, span id and trace state. */
 function ids(w: JsonWriter, context: SpanContextLike): void {
-  w.raw('{"traceId":');
+  w.spell(OPEN_TRACE_ID);
   w.hexId(context.traceId);
-  w.raw(',"spanId":');
+  w.spell(SPAN_ID);
   w.hexId(context.spanId);
-  w.stringUnlessEmpty(',"traceState":', context.traceState?.serialize());
+  w.stringUnlessEmpty(TRACE_STATE, context.traceState?.serialize());
 }
 
 /** `field` (`,"events":[`), the items, comma-separated, and `]`; nothing for none (as protobuf). */
 function list<T>(
   w: JsonWriter,
-  field: string,
+  field: Spelling,
   items: readonly T[],
   write: (w: JsonWriter, item: T) => void,
 ): void {
   if (items.length === 0) return;
-  w.raw(field);
+  w.spell(field);
   for (let i = 0; i < items.length; i++) {
     if (i > 0) w.char(0x2c);
     write(w, items[i] as T);
@@ -72,9 +90,9 @@ function list<T>(
 }
 
 function event(w: JsonWriter, e: EventLike): void {
-  w.raw('{"timeUnixNano":');
+  w.spell(OPEN_TIME_UNIX_NANO);
   w.nanos(e.time);
-  w.raw(',"name":');
+  w.spell(NAME);
   w.string(e.name);
   jsonAttributesOf(w, e.attributes, e.droppedAttributesCount);
   w.char(0x7d);
@@ -84,7 +102,7 @@ function link(w: JsonWriter, l: LinkLike): void {
   const context = l.context;
   ids(w, context);
   jsonAttributesOf(w, l.attributes, l.droppedAttributesCount);
-  w.raw(',"flags":');
+  w.spell(FLAGS);
   w.uint(spanFlags(context.traceFlags, context.isRemote));
   w.char(0x7d);
 }

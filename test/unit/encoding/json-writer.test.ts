@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { JsonWriter } from '../../../src/encoding/json-writer.js';
+import { JsonWriter, Spelling } from '../../../src/encoding/json-writer.js';
 
 /** What the writer produced, as text. */
 const text = (w: JsonWriter) => w.finish().toString('latin1');
@@ -117,6 +117,79 @@ describe('JsonWriter', () => {
       // Only what uints() wrote is read back: decoding the filler each time is most of the cost.
       expect(out.subarray(256 * 1024 - room).toString('latin1'), `room ${room}`).toBe(expected);
       expect(out.length, `room ${room}`).toBe(256 * 1024 - room + expected.length);
+    }
+  });
+
+  test('uint() and int() write every count of digits as String() does', () => {
+    const values: number[] = [];
+    for (let p = 1; p <= 1e15; p *= 10) values.push(p - 1, p, p + 1, 2 * p - 1, 5 * p + 3);
+    for (let i = 0; i < 2000; i++) values.push(Math.floor(Math.random() ** 4 * 2 ** 40));
+    const w = new JsonWriter();
+    for (const v of values) {
+      w.uint(v);
+      w.char(0x20);
+      w.int(-v);
+      w.char(0x20);
+    }
+    expect(text(w)).toBe(values.map((v) => `${v} ${v === 0 ? 0 : -v} `).join(''));
+  });
+
+  test('nanos() writes every time as the exact decimal of its nanoseconds', () => {
+    const times: [number, number][] = [];
+    for (const seconds of [1, 9, 1_733_000_000, 1_733_000_001, 1_733_000_000]) {
+      for (const nanos of [
+        0, 1, 9, 10, 9_999, 10_000, 99_999_999, 100_000_000, 123_456_789, 999_999_999,
+      ]) {
+        times.push([seconds, nanos]);
+      }
+    }
+    const w = new JsonWriter();
+    for (const t of times) {
+      w.nanos(t);
+      w.char(0x20);
+    }
+    const exact = ([s, n]: [number, number]) => `"${BigInt(s) * 1_000_000_000n + BigInt(n)}" `;
+    expect(text(w)).toBe(times.map(exact).join(''));
+  });
+
+  test('spell() writes each spelling whole, back to back, at every offset from the end of the buffer', () => {
+    const words = [
+      '',
+      'a',
+      '{"',
+      ',"x":',
+      '{"key":',
+      ',"flags":',
+      '{"stringValue":',
+      ',"observedTimeUnixNano":',
+    ];
+    const spellings = words.map((t) => new Spelling(t));
+    const filler = 'x'.repeat(256 * 1024);
+    for (let room = 0; room < 64; room++) {
+      const w = new JsonWriter();
+      w.raw(filler.slice(room));
+      for (const s of spellings) w.spell(s);
+      w.char(0x7d);
+      const out = w.finish();
+      expect(out.subarray(256 * 1024 - room).toString('latin1'), `room ${room}`).toBe(
+        `${words.join('')}}`,
+      );
+    }
+  });
+
+  test('string() escapes a character that needs it at any position of a short string', () => {
+    for (let length = 1; length <= 12; length++) {
+      for (let at = 0; at < length; at++) {
+        for (const special of ['"', '\\', '\n', 'é', '\u0001', '😀']) {
+          const s = 'abcdefghijkl'.slice(0, at) + special + 'abcdefghijkl'.slice(at + 1, length);
+          const w = new JsonWriter();
+          w.string(s);
+          w.hexId('0af7651916cd43dd8448eb211c80319c');
+          expect(w.finish().toString('utf8')).toBe(
+            `${JSON.stringify(s)}"0af7651916cd43dd8448eb211c80319c"`,
+          );
+        }
+      }
     }
   });
 
