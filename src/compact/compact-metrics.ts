@@ -70,7 +70,7 @@ async function compactSignal(
   options: CompactMetricsOptions,
   rows: AnyCompactionRows,
 ): Promise<CompactionReport> {
-  const settings = resolveCompaction(options, rows.signal, rows.otlpInputs);
+  const settings = resolveCompaction(options, rows.signal, rows.settleFormat);
   const signal = options.signal ?? new AbortController().signal;
   const emit = options.onProgress ?? (() => {});
   const store = openStore(options, settings);

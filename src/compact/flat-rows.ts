@@ -1,5 +1,7 @@
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { compareBytes } from '../parquet/dictionaries.js';
 import type { ColumnsRead } from '../parquet/read.js';
+import { countOtlpItems } from '../signals/flat-append.js';
 import { FlatStore } from '../signals/flat-parquet/store.js';
 import {
   type FlatSpec,
@@ -8,7 +10,9 @@ import {
   slotsOf,
   TRACE_ID_BLOOM_FILTERS,
 } from '../signals/flat-parquet/table.js';
+import { appendLogRequest } from '../signals/logs/append-otlp.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
+import { appendSpanRequest } from '../signals/traces/append-otlp.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
 import { keyTexts, type MapValue, sameMap } from './map-values.js';
 import {
@@ -23,8 +27,8 @@ import {
  * span or log record a row, appended from the row groups of the exporter's Parquet files and of
  * earlier outputs, copied between sealed batches, spilled and merged in the table's own order
  * (its `sort`: ServiceName, TraceId, Timestamp; texts by their UTF-8 bytes, times as signed
- * integers), which is an order by content, the same in every batch. OTLP objects of these signals
- * are not read (they stay where they are; docs/parquet.md, Compaction).
+ * integers), which is an order by content, the same in every batch; and from the OTLP objects of
+ * the signal (append-otlp.ts of each), whose rows are the ones the exporter's Parquet gives.
  */
 
 /**
@@ -436,23 +440,32 @@ function compareFlat(a: FlatKeys, i: number, b: FlatKeys, j: number): number {
   return 0;
 }
 
+/** How the compaction reads a signal's OTLP objects into a flat table's rows. */
+interface OtlpAppend {
+  readonly resources: 'resourceSpans' | 'resourceLogs';
+  readonly fields: { scopes: string; items: string };
+  append(store: FlatStore, request: OtlpObject): number;
+}
+
 /** The compaction's rows of the flat table `spec`. */
 export function flatRows(
   signal: 'traces' | 'logs',
   spec: FlatSpec,
+  otlp: OtlpAppend,
   rowBytes: { output: number; copied: number },
 ): CompactionRows<SealedFlat, FlatKeys> {
-  const refuseRequest = () => {
-    throw new Error(`OTLP objects of ${spec.signal} are not compacted`);
-  };
   return {
     signal,
-    otlpInputs: false,
-    countRequest: refuseRequest,
+    // An hour waits for Parquet's batch age, the longest, whatever `format` names: its Parquet
+    // files and OTLP objects are read alike (the CLI passes the reader's format, the metrics').
+    settleFormat: 'parquet',
+    countRequest: (request) => countOtlpItems(request[otlp.resources], otlp.fields),
     builders(): RunBuilders<SealedFlat> {
       const store = new FlatStore(spec);
       return storeBuilders(store, (part) =>
-        'columns' in part ? appendFlatColumns(store, spec, part.columns) : refuseRequest(),
+        'columns' in part
+          ? appendFlatColumns(store, spec, part.columns)
+          : otlp.append(store, part.request),
       );
     },
     // The exporter's table: its plan orders a batch's rows by `sort`, as compareFlat does.
@@ -479,7 +492,25 @@ export function flatRows(
  * into large files; about 270 bytes a span in the builders and a copier (capacity included;
  * measured on the tests' spans: 185 bytes a span spilled).
  */
-export const SPAN_ROWS = flatRows('traces', SPANS, { output: 50, copied: 270 });
+export const SPAN_ROWS = flatRows(
+  'traces',
+  SPANS,
+  {
+    resources: 'resourceSpans',
+    fields: { scopes: 'scopeSpans', items: 'spans' },
+    append: appendSpanRequest,
+  },
+  { output: 50, copied: 270 },
+);
 
 /** Log records: 48 bytes a record in the exporter's files; about 240 in the builders (155 spilled). */
-export const LOG_RECORD_ROWS = flatRows('logs', LOG_RECORDS, { output: 40, copied: 240 });
+export const LOG_RECORD_ROWS = flatRows(
+  'logs',
+  LOG_RECORDS,
+  {
+    resources: 'resourceLogs',
+    fields: { scopes: 'scopeLogs', items: 'logRecords' },
+    append: appendLogRequest,
+  },
+  { output: 40, copied: 240 },
+);

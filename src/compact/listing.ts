@@ -101,10 +101,10 @@ export async function* listedHours(
  * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
  * the layout starts with the year, month, day and hour). Another signal's objects are not counted
  * as keys out of the layout, and passed over when the template matches them (their name's signal
- * word says); with `parquetOnly`, OTLP objects are passed over too.
+ * word says).
  */
 async function* hourGroups(
-  settings: Pick<CompactionSettings, 'parquetOnly' | 'signal'>,
+  settings: Pick<CompactionSettings, 'signal'>,
   source: ObjectSource,
   layout: KeyLayout,
   range: { from: number; to: number },
@@ -125,7 +125,6 @@ async function* hourGroups(
       if (counters !== undefined && layout.otherSignal(key) === undefined) counters.keysIgnored++;
       continue;
     }
-    if (settings.parquetOnly && parsed.encoding.format !== 'parquet') continue;
     // A key template of one signal read for another (the CLI's one --key-template for every
     // signal) matches the first's names: an object is this run's only if its name says so. A
     // custom template with no signal word gives the metrics' run its objects, and the spans' and

@@ -22,7 +22,6 @@ export const COMPACTION_TABLE = {
 
 export const METRICS_ROWS: CompactionRows<SealedColumns, SortKeys> = {
   signal: 'metrics',
-  otlpInputs: true,
   countRequest: countPoints,
   builders() {
     const store = new ColumnStore();

@@ -90,8 +90,6 @@ export interface CompactionSettings {
    * records are filed under it too.
    */
   partitionRoot: string;
-  /** Only Parquet objects are inputs (the signal's OTLP objects are left as they are). */
-  parquetOnly: boolean;
   /**
    * The input layout: the options' keyTemplate, or every format's default layout (OTLP's
    * minute partitions and Parquet's hours), whatever the format says.
@@ -123,18 +121,18 @@ export interface CompactionSettings {
 
 /**
  * Checks every option (InvalidOptionError naming it) and fills in the defaults, for compacting
- * `signal`; with `otlpInputs` false only its Parquet objects are read.
+ * `signal`, whose hours wait for the batch age of `settleFormat` (default: the options' format).
  */
 export function resolveCompaction(
   options: CompactMetricsOptions,
   signal: SignalName = 'metrics',
-  otlpInputs = true,
+  settleFormat?: Format,
 ): CompactionSettings {
   /** The option's value checked by the option table's rule, or `fallback` when it is unset. */
   const given = <T>(name: OptionName & keyof CompactMetricsOptions, fallback: T): T =>
     options[name] === undefined ? fallback : check<T>(name)(name, options[name]);
   const { layout, from, to } = resolveRange(options, [signal]);
-  const format = inputFormat(options, otlpInputs);
+  const format = settleFormat ?? options.format ?? DEFAULTS.format;
   const template = options.keyTemplate ?? defaultKeyTemplate(format, signal);
   if (hourLeadingChars(template) === undefined) {
     throw new InvalidOptionError(
@@ -169,14 +167,9 @@ export function resolveCompaction(
   }
   // Without a keyTemplate, every format's default layout, whatever the format says (the reader
   // recognises them all when given neither): a prefix that changed format is compacted whole.
-  // Parquet only: the Parquet layout alone.
   const input =
     options.keyTemplate === undefined
-      ? resolveKeyLayout(
-          prefix,
-          { ...layoutOptions(options), format: otlpInputs ? undefined : 'parquet' },
-          [signal],
-        )
+      ? resolveKeyLayout(prefix, { ...layoutOptions(options), format: undefined }, [signal])
       : layout;
   const partitionRoot = defaultKeyTemplate('parquet', signal).slice(
     0,
@@ -185,7 +178,6 @@ export function resolveCompaction(
   return {
     signal,
     partitionRoot,
-    parquetOnly: !otlpInputs,
     layout: input,
     prefix,
     outPrefix,
@@ -221,14 +213,6 @@ export function settleMillisOf(options: CompactMetricsOptions): number {
       ? (options.exportIntervalMillis ?? DEFAULT_EXPORT_INTERVAL_MILLIS)
       : 0;
   return batchAge + interval + DEFAULTS.flushTimeoutMillis + SETTLE_MARGIN_MILLIS;
-}
-
-/**
- * The format whose batch age an hour waits for: Parquet when only Parquet objects are read,
- * whatever `format` says (the CLI passes the reader's, which may name the metrics' OTLP format).
- */
-function inputFormat(options: CompactMetricsOptions, otlpInputs: boolean): Format {
-  return otlpInputs ? (options.format ?? DEFAULTS.format) : 'parquet';
 }
 
 function resolveShard(value: unknown): { index: number; count: number } {

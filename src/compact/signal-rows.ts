@@ -1,5 +1,5 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
-import type { SignalName } from '../layout/formats.js';
+import type { Format, SignalName } from '../layout/formats.js';
 import type { FileWriterOptions, ParquetTable } from '../parquet/file-writer.js';
 import type { ColumnsRead } from '../parquet/read.js';
 
@@ -74,10 +74,10 @@ export interface RowCopier<S> {
 export interface CompactionRows<S extends { readonly rows: number }, K> {
   readonly signal: SignalName;
   /**
-   * Whether OTLP objects of the signal are read (metrics: yes; spans and log records: not yet,
-   * only their Parquet files are compacted and their OTLP objects are left as they are).
+   * The format whose batch age an hour waits for before it is compacted; undefined: the one the
+   * options name (`format`, as the metrics' exporter was given it).
    */
-  readonly otlpInputs: boolean;
+  readonly settleFormat?: Format;
   /** The rows (items) of an OTLP request, counted apart from the builders. */
   countRequest(request: OtlpObject): number;
   /** Fresh, empty builders. */

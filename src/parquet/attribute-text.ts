@@ -155,6 +155,22 @@ export function otlpValueText(value: unknown): string | null {
   return null;
 }
 
+/**
+ * A KeyValue list of OTLP/JSON as its keys and their values' texts (otlpValueText; null: an
+ * empty value), in the list's order.
+ */
+export function otlpKeyTexts(attributes: unknown): { keys: string[]; texts: (string | null)[] } {
+  const items = list(attributes);
+  const keys: string[] = new Array(items.length);
+  const texts: (string | null)[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const kv = obj(items[i]);
+    keys[i] = str(kv.key);
+    texts[i] = otlpValueText(kv.value);
+  }
+  return { keys, texts };
+}
+
 function otlpJson(v: Json, depth: number): string {
   checkDepth(depth);
   if ('stringValue' in v) return goString(str(v.stringValue));

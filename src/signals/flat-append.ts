@@ -1,5 +1,7 @@
+import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
 import type { ExportTally } from '../encoding/records.js';
-import { jsValueText } from '../parquet/attribute-text.js';
+import { jsValueText, otlpKeyTexts } from '../parquet/attribute-text.js';
+import { textOf } from '../parquet/tables.js';
 import type { FlatStore } from './flat-parquet/store.js';
 import {
   groupByResourceAndScope,
@@ -7,6 +9,7 @@ import {
   type Scoped,
   type ScopeLike,
 } from './otlp-groups.js';
+import { list, nanosText, obj } from './plain-values.js';
 
 /** What the rows of one resource's scope share, for a flat table's appender. */
 export interface FlatScope {
@@ -41,4 +44,77 @@ export function appendScopedRows<T extends Scoped>(
       }
     }
   }
+}
+
+/** What the rows of one scope of a decoded OTLP request share, for a flat table's appender. */
+export interface OtlpFlatScope {
+  /** The Resource* object (`resourceSpans[i]`): its `schemaUrl`. */
+  readonly resource: OtlpObject;
+  /** The Scope* object (`scopeSpans[j]`): its `scope` and `schemaUrl`. */
+  readonly scoped: OtlpObject;
+  readonly scope: OtlpObject;
+  /** The resource's attribute set (FlatStore.newSet), made once a resource. */
+  readonly resourceSet: number;
+  /** The resource's `service.name` as text ('' without one). */
+  readonly service: string;
+}
+
+/**
+ * The items of a decoded OTLP request (`resources`: its `resourceSpans` or `resourceLogs`) as
+ * rows of a flat table's store, for compaction: `scopeRows` is called once a scope, and the
+ * writer it returns once an item, with its row. Anything that is not what the field holds reads
+ * as empty (a request from outside may hold anything). Returns the rows added.
+ */
+export function appendOtlpRows(
+  store: FlatStore,
+  resources: OtlpValue | undefined,
+  fields: { scopes: string; items: string },
+  scopeRows: (group: OtlpFlatScope) => (item: OtlpObject, row: number) => void,
+): number {
+  let rows = 0;
+  for (const r of list(resources)) {
+    const resource = obj(r);
+    const { keys, texts } = otlpKeyTexts(obj(resource.resource).attributes);
+    const resourceSet = store.newSet(keys, texts);
+    const service = textOf(keys, texts, 'service.name') ?? '';
+    for (const s of list(resource[fields.scopes])) {
+      const scoped = obj(s);
+      const write = scopeRows({
+        resource,
+        scoped,
+        scope: obj(scoped.scope),
+        resourceSet,
+        service,
+      });
+      for (const item of list(scoped[fields.items])) {
+        write(obj(item), store.addRow());
+        rows++;
+      }
+    }
+  }
+  return rows;
+}
+
+/** An OTLP time (decimal nanoseconds, or a number) as the bigint a timestamp column holds; 0 if none. */
+export function otlpNanos(v: OtlpValue | undefined): bigint {
+  const text = nanosText(v);
+  return /^\d{1,19}$/.test(text) ? BigInt.asIntN(64, BigInt(text)) : 0n;
+}
+
+/** A KeyValue list as a new attribute set of `store` (FlatStore.newSet). */
+export function otlpSet(store: FlatStore, attributes: OtlpValue | undefined): number {
+  const { keys, texts } = otlpKeyTexts(attributes);
+  return store.newSet(keys, texts);
+}
+
+/** The items of a decoded OTLP request, counted as appendOtlpRows() would walk them. */
+export function countOtlpItems(
+  resources: OtlpValue | undefined,
+  fields: { scopes: string; items: string },
+): number {
+  let items = 0;
+  for (const r of list(resources)) {
+    for (const s of list(obj(r)[fields.scopes])) items += list(obj(s)[fields.items]).length;
+  }
+  return items;
 }

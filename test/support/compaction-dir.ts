@@ -25,13 +25,36 @@ export async function exportToDir(
   await exportBatches({ bucket: 'b', ...options }, { s3Client: dirClient(dir) }, batches);
 }
 
-/** Spans of `batches` in `hour` (exportSpanBatches) into `dir` under prefix `p`; them, spelled. */
-export const exportSpansToDir = (dir: string, hour: number, batches: readonly FlatBatch[]) =>
-  exportSpanBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, hour, batches);
+/**
+ * Spans of `batches` in `hour` (exportSpanBatches) into `dir` under prefix `p`, as Parquet or
+ * `format`; them, spelled.
+ */
+export const exportSpansToDir = (
+  dir: string,
+  hour: number,
+  batches: readonly FlatBatch[],
+  format?: Format,
+) =>
+  exportSpanBatches(
+    { bucket: 'b', prefix: 'p', format },
+    { s3Client: dirClient(dir) },
+    hour,
+    batches,
+  );
 
 /** Log records of `batches` in `hour` (exportLogBatches) into `dir` under prefix `p`; spelled. */
-export const exportLogsToDir = (dir: string, hour: number, batches: readonly FlatBatch[]) =>
-  exportLogBatches({ bucket: 'b', prefix: 'p' }, { s3Client: dirClient(dir) }, hour, batches);
+export const exportLogsToDir = (
+  dir: string,
+  hour: number,
+  batches: readonly FlatBatch[],
+  format?: Format,
+) =>
+  exportLogBatches(
+    { bucket: 'b', prefix: 'p', format },
+    { s3Client: dirClient(dir) },
+    hour,
+    batches,
+  );
 
 /** The stand-in S3 client of exportToDir: each PutObject's body stored as `{dir}/{key}`. */
 export function dirClient(dir: string): S3Client {

@@ -15,6 +15,7 @@ import {
 } from '@opentelemetry/sdk-logs';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { S3LogRecordExporter, S3SpanExporter } from '../../src/index.js';
+import type { Format } from '../../src/layout/formats.js';
 import { duckdbRows } from './duckdb.js';
 import { ONE_BATCH, oneBatchTracerProvider } from './one-batch-providers.js';
 import { logRow, Recording, spanRow } from './otel-rows.js';
@@ -144,16 +145,19 @@ const attributesOf = (random: () => number, i: number): Attributes => ({
 });
 
 type Connection = Record<string, unknown>;
-type Where = { bucket: string; prefix: string };
+type Where = { bucket: string; prefix: string; format?: Format };
 /** A provider of one batch: flushed, then shut down (the S3 exporter lives on). */
 type BatchProvider = { forceFlush(): Promise<void>; shutdown(): Promise<void> };
 
-/** The exporters' options here: Parquet, one hour by the data's time, objects cut at the flush. */
+/**
+ * The exporters' options here: Parquet (or the OTLP format given), one hour by the data's time,
+ * objects cut at the flush.
+ */
 const exporterOptions = (options: Where, connection: Connection) => ({
   ...connection,
   bucket: options.bucket,
   prefix: options.prefix,
-  format: 'parquet' as const,
+  format: options.format ?? ('parquet' as const),
   partitionTime: 'data' as const,
   maxBatchAgeMillis: 3_600_000,
 });

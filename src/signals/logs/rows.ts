@@ -38,7 +38,8 @@ export interface LogRecordRow extends ScopedItemRow {
 }
 
 const SEVERITY_NAMES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
-const SEVERITY_NUMBERS: Readonly<Record<string, number>> = Object.fromEntries(
+/** OTLP/JSON's names of the SeverityNumber values (`SEVERITY_NUMBER_INFO`: 9). */
+export const SEVERITY_NUMBERS: Readonly<Record<string, number>> = Object.fromEntries(
   Array.from({ length: 24 }, (_, i) => [`SEVERITY_NUMBER_${severityName(i + 1)}`, i + 1]),
 );
 

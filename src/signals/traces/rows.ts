@@ -77,13 +77,15 @@ export const SPAN_KINDS: readonly SpanKindName[] = [
   'producer',
   'consumer',
 ];
-const KIND_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
+/** OTLP/JSON's names of the SpanKind numbers (`SPAN_KIND_SERVER`: 2). */
+export const KIND_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
   SPAN_KINDS.map((kind, i) => [`SPAN_KIND_${kind.toUpperCase()}`, i]),
 );
 
 /** OTLP's Status.code numbers. */
 export const SPAN_STATUSES: readonly SpanStatusName[] = ['unset', 'ok', 'error'];
-const STATUS_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
+/** OTLP/JSON's names of the Status.code numbers (`STATUS_CODE_ERROR`: 2). */
+export const STATUS_NAMES: Readonly<Record<string, number>> = Object.fromEntries(
   SPAN_STATUSES.map((status, i) => [`STATUS_CODE_${status.toUpperCase()}`, i]),
 );
 

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
 import { dirStore } from '../../../src/compact/dir-store.js';
 import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
-import { compactMetrics, compactSpans } from '../../../src/compact/index.js';
+import { compactLogRecords, compactMetrics, compactSpans } from '../../../src/compact/index.js';
 import { acquireLease } from '../../../src/compact/lease.js';
 import type { FinishedFile } from '../../../src/compact/merge.js';
 import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
@@ -16,7 +16,13 @@ import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
 import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
 import { resolveReadLimits } from '../../../src/reader/read-limits.js';
 import { readParts } from '../../../src/reader/read-parts.js';
-import { spanRows } from '../../../src/reader.js';
+import {
+  logRecordRows,
+  readLogRecords,
+  readSpans,
+  type StoredObject,
+  spanRows,
+} from '../../../src/reader.js';
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatTable } from '../../../src/signals/flat-parquet/table.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
@@ -34,6 +40,7 @@ import {
   type FlatBatch,
   TWO_SMALL_BATCHES,
 } from '../../support/flat-batches.js';
+import { collect } from '../../support/reader-fixtures.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
@@ -117,6 +124,63 @@ describe('compaction of spans and log records on a directory', () => {
         return [row[0] as string, row[1] as string, BigInt(row[c.timeAt] as string)];
       });
       expect(inOrder(keys)).toBe(true);
+    });
+  }
+
+  /** Each signal compacted from OTLP objects: its exporter, compaction, reader and rows. */
+  const fromOtlp = [
+    {
+      name: 'spans',
+      exportTo: exportSpansToDir,
+      compact: compactSpans,
+      read: (options: { dir: string; prefix: string }) => readSpans(options),
+      count: (o: StoredObject) => spanRows(o.request).length,
+      readBack: duckdbSpanRows,
+    },
+    {
+      name: 'log records',
+      exportTo: exportLogsToDir,
+      compact: compactLogRecords,
+      read: (options: { dir: string; prefix: string }) => readLogRecords(options),
+      count: (o: StoredObject) => logRecordRows(o.request).length,
+      readBack: duckdbLogRows,
+    },
+  ];
+  for (const c of fromOtlp) {
+    test(`${c.name} exported as OTLP/JSON, OTLP protobuf and Parquet in one hour are compacted into Parquet rows equal to what the SDK recorded; the reader counts each once`, async () => {
+      const recorded = [
+        ...(await c.exportTo(
+          dir,
+          HOUR,
+          [{ service: 'api', minute: 5, items: 9, seed: 4 }],
+          'otlp-json',
+        )),
+        ...(await c.exportTo(
+          dir,
+          HOUR,
+          [{ service: 'web', minute: 15, items: 9, seed: 5 }],
+          'otlp-proto',
+        )),
+        ...(await c.exportTo(dir, HOUR, TWO_SMALL_BATCHES)),
+      ];
+      const inputs = await keysIn(dir);
+      expect(inputs.filter((k) => k.endsWith('.json.zst'))).toHaveLength(1);
+      expect(inputs.filter((k) => k.endsWith('.binpb.zst'))).toHaveLength(1);
+      const readBefore = await collect(c.read({ dir, prefix: 'p' }));
+      expect(readBefore.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
+
+      const report = await c.compact({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+      expect(report.partitions.map((p) => [p.status, p.read.points])).toEqual([
+        ['compacted', recorded.length],
+      ]);
+      const outputs = (await keysIn(dir)).filter((k) => k.endsWith('.compacted.parquet'));
+      expect(outputs).toHaveLength(1);
+      const rows = await c.readBack(join(dir, outputs[0] as string));
+      expect(sorted(rows)).toEqual(sorted(recorded));
+      // The inputs are kept (no deleteInputs): the reader reads the output in their place.
+      const readAfter = await collect(c.read({ dir, prefix: 'p' }));
+      expect(readAfter.map((o) => o.key)).toEqual(outputs);
+      expect(readAfter.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
     });
   }
 

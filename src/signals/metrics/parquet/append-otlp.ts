@@ -3,7 +3,7 @@
 // numbers while they are exact and as decimal strings beyond, and both land as their 64 bits.
 // Used by the compactor, for every input it merges.
 
-import { otlpValueText } from '../../../parquet/attribute-text.js';
+import { otlpKeyTexts as keyTexts } from '../../../parquet/attribute-text.js';
 import { textOf } from '../../../parquet/tables.js';
 import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
 import type { ColumnStore } from './column-store.js';
@@ -33,18 +33,6 @@ function micros(v: unknown): number | bigint {
     return v <= Number.MAX_SAFE_INTEGER ? Math.floor(v / 1000) : BigInt(v) / 1000n;
   }
   return 0;
-}
-
-/** A KeyValue list as keys and value texts. */
-function keyTexts(attributes: unknown): { keys: string[]; texts: (string | null)[] } {
-  const items = list(attributes);
-  const keys: string[] = new Array(items.length);
-  const texts: (string | null)[] = new Array(items.length);
-  items.forEach((kv, i) => {
-    keys[i] = str(obj(kv).key);
-    texts[i] = otlpValueText(obj(kv).value);
-  });
-  return { keys, texts };
 }
 
 /** Appends every data point of `request`; returns how many. */
