@@ -18,7 +18,7 @@ const OPEN_KVLIST_VALUE_VALUES = spelling('{"kvlistValue":{"values":[');
 const EMPTY_VALUE = spelling('{}');
 const TRUE_VALUE = spelling('{"boolValue":true}');
 const FALSE_VALUE = spelling('{"boolValue":false}');
-const ATTRIBUTES = spelling(',"attributes":');
+const ATTRIBUTES = spelling(',"attributes":[');
 
 /**
  * Attribute values and log bodies (OTLP AnyValue) in OTLP/JSON, for every signal: chosen by type
@@ -92,8 +92,9 @@ export function jsonKeyValues(w: JsonWriter, map: AttributeMap, keys: readonly s
 }
 
 /**
- * `,"<field>":[…]` with the own enumerable keys of `attrs`, as the official serializers take
- * them; nothing when there are none (the list's default, which protobuf does not write either).
+ * `field` (`,"attributes":[`), the key-values of the own enumerable keys of `attrs` and `]`, as the
+ * official serializers take them; nothing when there are none (the list's default, which protobuf
+ * does not write either).
  */
 export function jsonAttributesField(
   w: JsonWriter,
@@ -103,7 +104,6 @@ export function jsonAttributesField(
   const keys = ownKeys(attrs);
   if (keys.length === 0) return;
   w.spell(field);
-  w.char(0x5b);
   jsonKeyValues(w, attrs as AttributeMap, keys); // keys only an object has
   w.char(0x5d);
 }

@@ -55,6 +55,31 @@ export class Spelling {
 /** A Spelling of ASCII text that needs no escaping. */
 export const spelling = (text: string): Spelling => new Spelling(text);
 
+/**
+ * A time field (`,"endTimeUnixNano":`), with the spelling of its name, the opening quote and the
+ * digits of the seconds of the last time written in it: the times of one export share their
+ * seconds mostly, and then all but the nine digits of the nanoseconds are one stored spelling.
+ */
+export class TimeField {
+  readonly name: Spelling;
+  #seconds = -1;
+  #head: Spelling;
+
+  constructor(readonly field: string) {
+    this.name = new Spelling(field);
+    this.#head = this.name;
+  }
+
+  /** The field's name, a quote and the digits of `seconds`. */
+  head(seconds: number): Spelling {
+    if (seconds !== this.#seconds) {
+      this.#head = new Spelling(`${this.field}"${seconds}`);
+      this.#seconds = seconds;
+    }
+    return this.#head;
+  }
+}
+
 /** The ASCII digits of 0000-9999, four bytes in a little-endian word (40 KB). */
 const FOUR_DIGITS = new Uint32Array(10_000);
 for (let i = 0; i < 10_000; i++) {
@@ -75,9 +100,6 @@ export class JsonWriter {
   #pos = 0;
   /** Capacity to allocate at the next output's first write (see finish()). */
   #sizeHint = 0;
-  /** The seconds of the last time written by nanos(), and their digits after a quote. */
-  #seconds = -1;
-  #secondsSpelling = new Spelling('"');
 
   /** `initialCapacity`: an export's room by default; SMALL_WRITER_CAPACITY for small pieces. */
   constructor(initialCapacity = INITIAL_CAPACITY) {
@@ -160,12 +182,11 @@ export class JsonWriter {
   }
 
   /**
-   * Unix nanoseconds of an HrTime ([seconds, nanoseconds]) as OTLP/JSON spells a time: the exact
-   * decimal in quotes, written digit by digit (no string made) when the time is a plain one. The
-   * digits of the seconds are kept from the last time written: the times of one export share
-   * them mostly.
+   * `field` and the Unix nanoseconds of an HrTime ([seconds, nanoseconds]) as OTLP/JSON spells a
+   * time: the exact decimal in quotes, written without a string made when the time is a plain
+   * one (see TimeField).
    */
-  nanos(time: readonly [number, number]): void {
+  nanos(field: TimeField, time: readonly [number, number]): void {
     const seconds = time[0];
     const nanos = time[1];
     if (
@@ -175,14 +196,11 @@ export class JsonWriter {
     ) {
       // Fractions are cut, and nanoseconds past a second carried, as the official serializer does.
       const exact = BigInt(Math.trunc(seconds)) * 1_000_000_000n + BigInt(Math.trunc(nanos));
+      this.spell(field.name);
       this.raw(`"${exact}"`);
       return;
     }
-    if (seconds !== this.#seconds) {
-      this.#seconds = seconds;
-      this.#secondsSpelling = new Spelling(`"${seconds}`);
-    }
-    this.spell(this.#secondsSpelling);
+    this.spell(field.head(seconds));
     this.#ensure(10);
     // Nine digits: one, then two groups of four, each group one store of its four ASCII digits.
     const view = this.#view;

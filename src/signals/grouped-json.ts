@@ -15,7 +15,7 @@ const OPEN_SCOPE = spelling('{"scope":');
 const SCHEMA_URL = spelling(',"schemaUrl":');
 const OPEN_NAME = spelling('{"name":');
 const VERSION = spelling(',"version":');
-const ATTRIBUTES = spelling('"attributes":');
+const ATTRIBUTES = spelling('"attributes":[');
 
 /**
  * The OTLP/JSON encoder of a signal whose exports are lists of items, each with its resource and

@@ -1,10 +1,10 @@
 import { jsonAnyValue, jsonAttributesOf } from '../../encoding/any-value-json.js';
-import { type JsonWriter, spelling } from '../../encoding/json-writer.js';
+import { type JsonWriter, spelling, TimeField } from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
 
-const OPEN_TIME_UNIX_NANO = spelling('{"timeUnixNano":');
-const OBSERVED_TIME_UNIX_NANO = spelling(',"observedTimeUnixNano":');
+const OPEN_TIME_UNIX_NANO = new TimeField('{"timeUnixNano":');
+const OBSERVED_TIME_UNIX_NANO = new TimeField(',"observedTimeUnixNano":');
 const SEVERITY_NUMBER = spelling(',"severityNumber":');
 const SEVERITY_TEXT = spelling(',"severityText":');
 const BODY = spelling(',"body":');
@@ -31,10 +31,8 @@ export function logRecordsToJson(records: readonly LogRecordLike[]): string {
 }
 
 function logRecord(w: JsonWriter, r: LogRecordLike): void {
-  w.spell(OPEN_TIME_UNIX_NANO);
-  w.nanos(r.hrTime);
-  w.spell(OBSERVED_TIME_UNIX_NANO);
-  w.nanos(r.hrTimeObserved);
+  w.nanos(OPEN_TIME_UNIX_NANO, r.hrTime);
+  w.nanos(OBSERVED_TIME_UNIX_NANO, r.hrTimeObserved);
   const severity = r.severityNumber;
   if (severity !== undefined && severity !== 0) {
     w.spell(SEVERITY_NUMBER);

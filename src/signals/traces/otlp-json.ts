@@ -1,5 +1,5 @@
 import { jsonAttributesOf } from '../../encoding/any-value-json.js';
-import { type JsonWriter, type Spelling, spelling } from '../../encoding/json-writer.js';
+import { type JsonWriter, type Spelling, spelling, TimeField } from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
 import { countSpan, otlpSpanKind, spanFlags } from './span.js';
@@ -10,8 +10,8 @@ const PARENT_SPAN_ID = spelling(',"parentSpanId":');
 const FLAGS = spelling(',"flags":');
 const NAME = spelling(',"name":');
 const KIND = spelling(',"kind":');
-const START_TIME_UNIX_NANO = spelling(',"startTimeUnixNano":');
-const END_TIME_UNIX_NANO = spelling(',"endTimeUnixNano":');
+const START_TIME_UNIX_NANO = new TimeField(',"startTimeUnixNano":');
+const END_TIME_UNIX_NANO = new TimeField(',"endTimeUnixNano":');
 const DROPPED_EVENTS_COUNT = spelling(',"droppedEventsCount":');
 const DROPPED_LINKS_COUNT = spelling(',"droppedLinksCount":');
 const STATUS_CODE = spelling(',"status":{"code":');
@@ -20,7 +20,7 @@ const CLOSE_STATUS = spelling('}}');
 const OPEN_TRACE_ID = spelling('{"traceId":');
 const SPAN_ID = spelling(',"spanId":');
 const TRACE_STATE = spelling(',"traceState":');
-const OPEN_TIME_UNIX_NANO = spelling('{"timeUnixNano":');
+const OPEN_TIME_UNIX_NANO = new TimeField('{"timeUnixNano":');
 
 /**
  * OTLP/JSON of one export of spans (see groupedJson()): its ResourceSpans objects, as elements of
@@ -47,10 +47,8 @@ function span(w: JsonWriter, s: SpanLike): void {
   w.spell(NAME);
   w.string(s.name);
   w.intUnlessZero(KIND, otlpSpanKind(s.kind));
-  w.spell(START_TIME_UNIX_NANO);
-  w.nanos(s.startTime);
-  w.spell(END_TIME_UNIX_NANO);
-  w.nanos(s.endTime);
+  w.nanos(START_TIME_UNIX_NANO, s.startTime);
+  w.nanos(END_TIME_UNIX_NANO, s.endTime);
   jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   list(w, EVENTS, s.events, event);
   w.intUnlessZero(DROPPED_EVENTS_COUNT, s.droppedEventsCount);
@@ -90,8 +88,7 @@ function list<T>(
 }
 
 function event(w: JsonWriter, e: EventLike): void {
-  w.spell(OPEN_TIME_UNIX_NANO);
-  w.nanos(e.time);
+  w.nanos(OPEN_TIME_UNIX_NANO, e.time);
   w.spell(NAME);
   w.string(e.name);
   jsonAttributesOf(w, e.attributes, e.droppedAttributesCount);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { JsonWriter, Spelling } from '../../../src/encoding/json-writer.js';
+import { JsonWriter, Spelling, TimeField } from '../../../src/encoding/json-writer.js';
 
 /** What the writer produced, as text. */
 const text = (w: JsonWriter) => w.finish().toString('latin1');
@@ -134,21 +134,21 @@ describe('JsonWriter', () => {
     expect(text(w)).toBe(values.map((v) => `${v} ${v === 0 ? 0 : -v} `).join(''));
   });
 
-  test('nanos() writes every time as the exact decimal of its nanoseconds', () => {
+  test('nanos() writes the field and every time as the exact decimal of its nanoseconds', () => {
     const times: [number, number][] = [];
-    for (const seconds of [1, 9, 1_733_000_000, 1_733_000_001, 1_733_000_000]) {
+    for (const seconds of [1, 9, 1_733_000_000, 1_733_000_001, 1_733_000_000, 2 ** 40, 1.5, -1]) {
       for (const nanos of [
         0, 1, 9, 10, 9_999, 10_000, 99_999_999, 100_000_000, 123_456_789, 999_999_999,
       ]) {
         times.push([seconds, nanos]);
       }
     }
+    // Two fields written in turn: each keeps the seconds of its own last time.
+    const fields = [new TimeField(',"a":'), new TimeField(',"bb":')];
     const w = new JsonWriter();
-    for (const t of times) {
-      w.nanos(t);
-      w.char(0x20);
-    }
-    const exact = ([s, n]: [number, number]) => `"${BigInt(s) * 1_000_000_000n + BigInt(n)}" `;
+    times.forEach((t, i) => w.nanos(fields[i % 2] as TimeField, t));
+    const exact = ([s, n]: [number, number], i: number) =>
+      `${i % 2 ? ',"bb":' : ',"a":'}"${BigInt(Math.trunc(s)) * 1_000_000_000n + BigInt(n)}"`;
     expect(text(w)).toBe(times.map(exact).join(''));
   });
 
