@@ -67,6 +67,7 @@ export function compareBytes(x, x0, x1, y, y0, y1) {
  * @property {Int32Array} rank per pool id: its index in `ids` (-1: not in this column)
  * @property {number} width bit width of the indices
  * @property {Uint8Array} page the dictionary page's PLAIN values
+ * @property {boolean} sorted whether the values are in the column's order (the page header says so)
  */
 
 /**
@@ -125,7 +126,7 @@ export function dictionaryOfIds(pool, ids) {
     page.set(b, at + 4);
     at += 4 + b.length;
   }
-  return { ids: sorted, rank, width: bitWidth(Math.max(0, sorted.length - 1)), page };
+  return { ids: sorted, rank, width: bitWidth(Math.max(0, sorted.length - 1)), page, sorted: true };
 }
 
 /**
@@ -179,6 +180,7 @@ export function boundsDictionary(s) {
     rank: new Int32Array(0),
     width,
     page: new Uint8Array(Float64Array.from(values).buffer),
+    sorted: false, // first seen first
   };
   return { dictionary, packed: { bytes: packed.bytes, byValue } };
 }

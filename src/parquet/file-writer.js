@@ -333,13 +333,14 @@ export class TableFileWriter {
             bloom.maxBytes,
           )
         : undefined;
-    const pages = chunk.pages.map((page) => ({ dictionary: false, ...page }));
+    const pages = chunk.pages.map((page) => ({ dictionary: false, sorted: false, ...page }));
     if (dictionary !== undefined) {
       pages.unshift({
         dictionary: true,
         bytes: dictionary.page,
         values: dictionary.ids.length,
         encoding: 0,
+        sorted: dictionary.sorted,
       });
     }
     const compress = codec === CODEC.UNCOMPRESSED ? undefined : this.#options.compressPage;

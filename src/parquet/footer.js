@@ -63,8 +63,9 @@ const schemaElement = (e) => [
 ];
 
 /**
- * A data page's header (version 1: levels in the page, RLE) or a dictionary page's (PLAIN, sorted).
- * @param {{ dictionary: boolean, values: number, encoding: number, rawSize: number, size: number }} page
+ * A data page's header (version 1: levels in the page, RLE) or a dictionary page's (PLAIN;
+ * `is_sorted` only when its values are in order).
+ * @param {{ dictionary: boolean, values: number, encoding: number, rawSize: number, size: number, sorted?: boolean }} page
  */
 export function pageHeader(page) {
   return structBytes([
@@ -90,7 +91,7 @@ export function pageHeader(page) {
         ? [
             [1, 'i32', page.values],
             [2, 'i32', PLAIN],
-            [3, 'bool', true],
+            [3, 'bool', page.sorted === true ? true : undefined],
           ]
         : undefined,
     ],

@@ -92,7 +92,13 @@ export class Int64Dictionary {
       view.setUint32(8 * i, v - hi * 2 ** 32, true);
       view.setInt32(8 * i + 4, hi, true);
     }
-    return { ids: Array.from(keys), rank: new Int32Array(0), width: entries > 256 ? 16 : 8, page };
+    return {
+      ids: Array.from(keys),
+      rank: new Int32Array(0),
+      width: entries > 256 ? 16 : 8,
+      page,
+      sorted: true,
+    };
   }
 
   /** The entry of a value of the chunk (after build). @param {number} lo @param {number} hi */

@@ -146,7 +146,9 @@ describe('JsonWriter', () => {
     // Two fields written in turn: each keeps the seconds of its own last time.
     const fields = [new TimeField(',"a":'), new TimeField(',"bb":')];
     const w = new JsonWriter();
-    times.forEach((t, i) => w.nanos(fields[i % 2] as TimeField, t));
+    times.forEach((t, i) => {
+      w.nanos(fields[i % 2] as TimeField, t);
+    });
     const exact = ([s, n]: [number, number], i: number) =>
       `${i % 2 ? ',"bb":' : ',"a":'}"${BigInt(Math.trunc(s)) * 1_000_000_000n + BigInt(n)}"`;
     expect(text(w)).toBe(times.map(exact).join(''));

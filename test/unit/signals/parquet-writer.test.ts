@@ -14,6 +14,7 @@ import { parquetToRequest } from '../../../src/signals/metrics/parquet/read.js';
 import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../../../src/signals/metrics/parquet/schema.js';
 import { sealedColumnsToRequest } from '../../../src/signals/metrics/parquet/to-request.js';
 import { dataPointRows } from '../../../src/signals/metrics/rows.js';
+import { parquetHeader, readPlain } from '../../support/hyparquet-internals.js';
 import { collectingProvider, recordEveryInstrument } from '../../support/service.js';
 import { zstdDecompress } from '../../support/zstd.js';
 
@@ -155,6 +156,44 @@ describe('encodeParquet', () => {
     expect(metadata.created_by).toBe(CREATED_BY);
     const chunks = metadata.row_groups.flatMap((g) => g.columns);
     expect(new Set(chunks.map((c) => c.meta_data?.codec))).toEqual(new Set(['ZSTD']));
+  });
+
+  test('a dictionary page says it is sorted only when its values are in order', async () => {
+    // Bounds seen 10, 20 before 1, 2: the bounds' dictionary keeps them in that order.
+    const { provider, collect } = collectingProvider('sorted-dictionaries');
+    const meter = provider.getMeter('m');
+    meter.createHistogram('a', { advice: { explicitBucketBoundaries: [10, 20] } }).record(15);
+    meter.createHistogram('b', { advice: { explicitBucketBoundaries: [1, 2] } }).record(1.5);
+    const b = new MetricColumnBuilders();
+    b.appendResourceMetrics(await collect());
+    await provider.shutdown();
+    const file = new Uint8Array(await encodeParquet(b.seal(), { compression: 'none' }));
+    const metadata = parquetMetadata(file.buffer);
+    const marked: string[] = [];
+    for (const column of metadata.row_groups.flatMap((g) => g.columns)) {
+      const meta = column.meta_data;
+      if (meta?.dictionary_page_offset === undefined) continue;
+      const reader = {
+        view: new DataView(file.buffer),
+        offset: Number(meta.dictionary_page_offset),
+      };
+      const header = parquetHeader(reader);
+      const dictionary = header.dictionary_page_header;
+      if (dictionary?.is_sorted !== true) continue;
+      marked.push(meta.path_in_schema.join('.'));
+      const values = Array.from(readPlain(reader, meta.type, dictionary.num_values, undefined));
+      const key = (v: unknown) =>
+        v instanceof Uint8Array ? Buffer.from(v).toString('hex') : (v as number | bigint);
+      for (let i = 1; i < values.length; i++) {
+        const [x, y] = [values[i - 1], values[i]];
+        const inOrder =
+          x instanceof Uint8Array
+            ? Buffer.compare(Buffer.from(x), Buffer.from(y as Uint8Array)) <= 0
+            : (key(x) as number) <= (key(y) as number);
+        expect(inOrder, `${meta.path_in_schema.join('.')} entry ${i}`).toBe(true);
+      }
+    }
+    expect(marked.length).toBeGreaterThan(0); // the string dictionaries are sorted
   });
 
   test('an empty batch is a file of no rows', async () => {
