@@ -1,7 +1,6 @@
-import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { compareBytes } from '../parquet/dictionaries.js';
 import type { ColumnsRead } from '../parquet/read.js';
-import { countOtlpItems } from '../signals/flat-append.js';
+import type { OtlpRows } from '../signals/flat-append.js';
 import { FlatStore } from '../signals/flat-parquet/store.js';
 import {
   type FlatSpec,
@@ -10,9 +9,9 @@ import {
   slotsOf,
   TRACE_ID_BLOOM_FILTERS,
 } from '../signals/flat-parquet/table.js';
-import { appendLogRequest } from '../signals/logs/append-otlp.js';
+import { LOG_REQUESTS } from '../signals/logs/append-otlp.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
-import { appendSpanRequest } from '../signals/traces/append-otlp.js';
+import { SPAN_REQUESTS } from '../signals/traces/append-otlp.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
 import { keyTexts, type MapValue, sameMap } from './map-values.js';
 import {
@@ -440,18 +439,11 @@ function compareFlat(a: FlatKeys, i: number, b: FlatKeys, j: number): number {
   return 0;
 }
 
-/** How the compaction reads a signal's OTLP objects into a flat table's rows. */
-interface OtlpAppend {
-  readonly resources: 'resourceSpans' | 'resourceLogs';
-  readonly fields: { scopes: string; items: string };
-  append(store: FlatStore, request: OtlpObject): number;
-}
-
 /** The compaction's rows of the flat table `spec`. */
 export function flatRows(
   signal: 'traces' | 'logs',
   spec: FlatSpec,
-  otlp: OtlpAppend,
+  otlp: OtlpRows,
   rowBytes: { output: number; copied: number },
 ): CompactionRows<SealedFlat, FlatKeys> {
   return {
@@ -459,7 +451,7 @@ export function flatRows(
     // An hour waits for Parquet's batch age, the longest, whatever `format` names: its Parquet
     // files and OTLP objects are read alike (the CLI passes the reader's format, the metrics').
     settleFormat: 'parquet',
-    countRequest: (request) => countOtlpItems(request[otlp.resources], otlp.fields),
+    countRequest: (request) => otlp.count(request),
     builders(): RunBuilders<SealedFlat> {
       const store = new FlatStore(spec);
       return storeBuilders(store, (part) =>
@@ -492,25 +484,10 @@ export function flatRows(
  * into large files; about 270 bytes a span in the builders and a copier (capacity included;
  * measured on the tests' spans: 185 bytes a span spilled).
  */
-export const SPAN_ROWS = flatRows(
-  'traces',
-  SPANS,
-  {
-    resources: 'resourceSpans',
-    fields: { scopes: 'scopeSpans', items: 'spans' },
-    append: appendSpanRequest,
-  },
-  { output: 50, copied: 270 },
-);
+export const SPAN_ROWS = flatRows('traces', SPANS, SPAN_REQUESTS, { output: 50, copied: 270 });
 
 /** Log records: 48 bytes a record in the exporter's files; about 240 in the builders (155 spilled). */
-export const LOG_RECORD_ROWS = flatRows(
-  'logs',
-  LOG_RECORDS,
-  {
-    resources: 'resourceLogs',
-    fields: { scopes: 'scopeLogs', items: 'logRecords' },
-    append: appendLogRequest,
-  },
-  { output: 40, copied: 240 },
-);
+export const LOG_RECORD_ROWS = flatRows('logs', LOG_RECORDS, LOG_REQUESTS, {
+  output: 40,
+  copied: 240,
+});

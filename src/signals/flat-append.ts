@@ -107,6 +107,14 @@ export function otlpSet(store: FlatStore, attributes: OtlpValue | undefined): nu
   return store.newSet(keys, texts);
 }
 
+/** A signal's rows of decoded OTLP requests (its append-otlp.ts, made by otlpRows()), for compaction. */
+export interface OtlpRows {
+  /** The items of a request, counted apart from the store. */
+  count(request: OtlpObject): number;
+  /** Appends every item of a request; returns how many. */
+  append(store: FlatStore, request: OtlpObject): number;
+}
+
 /** The items of a decoded OTLP request, counted as appendOtlpRows() would walk them. */
 export function countOtlpItems(
   resources: OtlpValue | undefined,
@@ -117,4 +125,21 @@ export function countOtlpItems(
     for (const s of list(obj(r)[fields.scopes])) items += list(obj(s)[fields.items]).length;
   }
   return items;
+}
+
+/**
+ * The OtlpRows of a signal whose requests list items under `resources` (`resourceSpans`),
+ * `fields.scopes` (`scopeSpans`) and `fields.items` (`spans`): `scopeRows` as appendOtlpRows()
+ * takes it, given the store too.
+ */
+export function otlpRows(
+  resources: string,
+  fields: { scopes: string; items: string },
+  scopeRows: (store: FlatStore, group: OtlpFlatScope) => (item: OtlpObject, row: number) => void,
+): OtlpRows {
+  return {
+    count: (request) => countOtlpItems(request[resources], fields),
+    append: (store, request) =>
+      appendOtlpRows(store, request[resources], fields, (group) => scopeRows(store, group)),
+  };
 }
