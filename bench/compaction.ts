@@ -12,6 +12,9 @@
  *  4. The compactor's peak RSS against 2 × --target-file-bytes + 100 MB: on the day (the default
  *     128 MiB target), and on one heavy hour (600 files of about 4.8 k points, 1.2 k with --quick)
  *     with the same target: memory must not grow with the hour's points.
+ *  5. Realistic values beside the simulated (4 hours, 1 with --quick): the same fleet with
+ *     counters, histograms and gauges that move as a service's do; bytes a point and a
+ *     Prometheus sample as OTLP/JSON + zstd, as the exporter's Parquet, and compacted.
  * The instances are simulated (bench/lib/simulated-writers.ts): each export has 40 counter
  * series, 8 histograms and 2 gauges (50 points), ten exports a file: 500 points a file, a small
  * service (docs/parquet.md measures 2,000 for a medium one). Fewer points keep the suite's run
@@ -35,7 +38,7 @@ import {
 } from './lib/compaction-peers.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
-import { COUNTER, instances, writeBatch } from './lib/simulated-writers.js';
+import { COUNTER, instances, SAMPLES_PER_HISTOGRAM, writeBatch } from './lib/simulated-writers.js';
 import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
@@ -58,6 +61,8 @@ const PEER_HOURS = Number(flag('peer-hours') ?? (args.quick ? 1 : 4));
 const PEER_ROUNDS = Number(flag('peer-rounds') ?? (args.quick ? 3 : 5));
 /** Only the side-by-side run (the day's other measurements are skipped). */
 const PEER_ONLY = process.argv.includes('--peer-only');
+/** Hours of the realistic fleet (issue 34, item 3). */
+const REALISTIC_HOURS = args.quick ? 1 : 4;
 const HOURS = PEER_ONLY ? PEER_HOURS : args.quick ? 4 : 24;
 
 const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-compaction-'));
@@ -116,15 +121,16 @@ try {
   });
   await rm(peerInput, { recursive: true, force: true });
   const peer = peerSummary(peers, peerPoints);
+  const realistic = await realisticHours();
   if (PEER_ONLY) {
     const million = await millionHour();
     emitResult({
       suite: 'compaction',
       title: `Compaction side by side: ${PEER_HOURS} hours of ${INSTANCES} instances (--peer-only)`,
-      tables: [...peer.tables, million.table],
-      targets: [...peer.targets, ...million.targets],
-      notes: peer.notes,
-      data: { peers, peerPoints, million: million.data },
+      tables: [...peer.tables, million.table, realistic.table],
+      targets: [...peer.targets, ...million.targets, ...realistic.targets],
+      notes: [...peer.notes, ...realistic.notes],
+      data: { peers, peerPoints, million: million.data, realistic: realistic.data },
     });
     await rm(root, { recursive: true, force: true });
     process.exit(0);
@@ -168,6 +174,7 @@ GROUP BY ALL ORDER BY ALL`;
   const bytesRatio = bytesAfter / bytesBefore;
   const tables: Table[] = [
     ...peer.tables,
+    realistic.table,
     {
       columns: [
         '',
@@ -217,6 +224,7 @@ GROUP BY ALL ORDER BY ALL`;
   ];
   const targets: Target[] = [
     ...peer.targets,
+    ...realistic.targets,
     {
       name: 'the query gives the generated sums, before and after',
       measured: sameAnswers ? 'equal' : 'DIFFERENT',
@@ -275,8 +283,10 @@ GROUP BY ALL ORDER BY ALL`;
       "Stored on a local directory (the compactor's directory store): compaction CPU and memory without a network. Over S3 add a GET per input, range GETs per output and the deletes.",
       `${EXPORTS_PER_FILE} exports of ${SERIES + SERIES / 5 + 2} points per file (${EXPORTS_PER_FILE * (SERIES + SERIES / 5 + 2)} points), simulated writers using the exporter's Parquet body code.`,
       'Throughput: one process, one hour at a time (partitionConcurrency 1), reading every input whole from the directory.',
+      ...realistic.notes,
     ],
     data: {
+      realistic: realistic.data,
       peers,
       peerPoints,
       files,
@@ -292,6 +302,90 @@ GROUP BY ALL ORDER BY ALL`;
   });
 } finally {
   await rm(root, { recursive: true, force: true });
+}
+
+/**
+ * Realistic values beside the simulated (issue 34, item 3): the same fleet and files, its
+ * counters growing by small steps, its histograms filling slowly, its gauges drifting
+ * (simulated-writers.ts, 'realistic'); bytes a point as OTLP/JSON + zstd (one object a minute,
+ * the default format), as the exporter's Parquet files, and compacted, beside the Prometheus
+ * TSDB's published figure.
+ */
+async function realisticHours(): Promise<{
+  table: Table;
+  targets: Target[];
+  notes: string[];
+  data: unknown;
+}> {
+  const fleet = instances(INSTANCES, 1_000, 'realistic');
+  let files = 0;
+  let points = 0;
+  let otlpBytes = 0;
+  for (let h = 0; h < REALISTIC_HOURS; h++) {
+    progress(`compaction: writing realistic hour ${h + 1}/${REALISTIC_HOURS}`);
+    for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
+      for (const instance of fleet) {
+        const start = DAY_START + h * 3_600_000 + slot * 600_000;
+        const written = await writeBatch(
+          root,
+          'realistic',
+          instance,
+          start,
+          EXPORTS_PER_FILE,
+          SERIES,
+          true,
+        );
+        files++;
+        points += written.points;
+        otlpBytes += written.otlpBytes;
+      }
+    }
+  }
+  const dir = join(root, 'realistic');
+  const before = await parquetBytes(dir);
+  progress('compaction: compacting the realistic hours');
+  const run = await compactChild(root, 'realistic', undefined);
+  const after = await parquetBytes(dir);
+  // Prometheus counts a histogram point as its buckets, sum and count.
+  const samples =
+    (points / (SERIES + SERIES / 5 + 2)) * (SERIES + (SERIES / 5) * SAMPLES_PER_HISTOGRAM + 2);
+  const row = (label: string, objects: number, bytes: number) => [
+    label,
+    fmtInt(objects),
+    fmtMiB(bytes),
+    fmtNum(bytes / points),
+    fmtNum(bytes / samples),
+  ];
+  return {
+    table: {
+      columns: [
+        `realistic values: ${REALISTIC_HOURS} h of ${INSTANCES} instances, ${fmtInt(points)} points (${fmtInt(samples)} Prometheus samples)`,
+        'objects',
+        'bytes',
+        'bytes per point',
+        'bytes per sample',
+      ],
+      rows: [
+        row('OTLP/JSON + zstd (one object a minute)', files * EXPORTS_PER_FILE, otlpBytes),
+        row("the exporter's Parquet (10-minute files)", files, before),
+        row('compacted', run.outputs, after),
+        ['Prometheus TSDB (its published figure, not measured here)', '', '', '', 'about 1.3'],
+      ],
+    },
+    targets: [
+      {
+        name: 'realistic hours: every point compacted, nothing failed',
+        measured: `${fmtInt(run.points)} of ${fmtInt(points)}; ${run.failed.length} failed`,
+        threshold: 'all',
+        pass: run.points === points && run.failed.length === 0,
+        required: true,
+      },
+    ],
+    notes: [
+      'Realistic values: counters that grow by 0-11 a minute (most by 0-1), histograms whose cumulative buckets take 0-5 requests a minute (most in the fast buckets) with a growing sum, memory gauges drifting by up to 64 KiB a minute. Samples as Prometheus counts them: a counter or gauge point is one, a histogram point its 12 buckets, sum and count.',
+    ],
+    data: { files, points, otlpBytes, before, after, run },
+  };
 }
 
 /**

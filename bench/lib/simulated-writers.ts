@@ -29,27 +29,68 @@ const ROUTES = [
 const METHODS = ['GET', 'POST'];
 const STATUSES = ['200', '404', '500'];
 const BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Samples a histogram point is in Prometheus' TSDB: a bucket each (and +Inf), sum and count. */
+export const SAMPLES_PER_HISTOGRAM = BOUNDS.length + 1 + 2;
 /** The metric the bench's query sums: a cumulative counter. */
 export const COUNTER = 'http.server.requests';
+
+/**
+ * How the values move: 'random' draws them afresh (no encoding can shrink them: the suite's
+ * worst case); 'realistic' moves them as a service's do, as bench/lib/realistic-metrics.ts
+ * records them: cumulative counters that grow by small steps, histograms whose buckets fill
+ * slowly (cumulative, most requests fast), gauges that drift.
+ */
+export type Values = 'random' | 'realistic';
 
 export interface Instance {
   service: string;
   pod: string;
+  values: Values;
   /** The counter's value per series, growing export after export. */
   totals: number[];
+  /**
+   * Realistic values: each histogram series' cumulative bucket counts; its sum and count at
+   * 2i and 2i + 1 of `sums`; the gauges.
+   */
+  buckets: number[][];
+  sums: number[];
+  gauges: number[];
   random: () => number;
 }
 
-export function instances(count: number, seed = 1): Instance[] {
+export function instances(count: number, seed = 1, values: Values = 'random'): Instance[] {
   return Array.from({ length: count }, (_, i) => {
     const service = SERVICES[i % SERVICES.length] as string;
     return {
       service,
       pod: `${service}-7f9c6d5b8-${(i * 7919 + 12345).toString(36)}`,
+      values,
       totals: [],
+      buckets: [],
+      sums: [],
+      gauges: [],
       random: prng(seed + i),
     };
   });
+}
+
+/** Where a request's duration falls among BOUNDS (and the overflow bucket): most are fast. */
+const BUCKET_WEIGHTS = [8, 14, 20, 18, 14, 10, 7, 4, 2, 1, 1, 1];
+
+/** A realistic minute of one histogram series: a few requests added to its cumulative buckets. */
+function realisticBuckets(counts: number[], random: () => number): number[] {
+  const requests = Math.floor(random() * 6);
+  const total = BUCKET_WEIGHTS.reduce((a, b) => a + b, 0);
+  for (let n = 0; n < requests; n++) {
+    let pick = random() * total;
+    let b = 0;
+    while (b < BUCKET_WEIGHTS.length - 1 && pick >= (BUCKET_WEIGHTS[b] as number)) {
+      pick -= BUCKET_WEIGHTS[b] as number;
+      b++;
+    }
+    counts[b] = (counts[b] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /**
@@ -77,9 +118,12 @@ export function exportOf(
       },
     },
   ];
+  const realistic = instance.values === 'realistic';
   let counterSum = 0;
   const counter = Array.from({ length: series }, (_, i) => {
-    instance.totals[i] = (instance.totals[i] ?? 0) + Math.floor(r() * 50);
+    // Realistic: a route's requests a minute, few for most series (small steps).
+    const step = realistic ? Math.floor(r() ** 3 * 12) : Math.floor(r() * 50);
+    instance.totals[i] = (instance.totals[i] ?? 0) + step;
     counterSum += instance.totals[i] as number;
     return {
       attributes: attrs(i),
@@ -89,23 +133,42 @@ export function exportOf(
     };
   });
   const histograms = Array.from({ length: Math.max(1, Math.floor(series / 5)) }, (_, i) => {
-    const counts = BOUNDS.map(() => Math.floor(r() * 20)).concat([Math.floor(r() * 3)]);
+    if (realistic && instance.buckets[i] === undefined)
+      instance.buckets[i] = BOUNDS.map(() => 0).concat([0]);
+    const counts = realistic
+      ? [...realisticBuckets(instance.buckets[i] as number[], r)]
+      : BOUNDS.map(() => Math.floor(r() * 20)).concat([Math.floor(r() * 3)]);
     const count = counts.reduce((a, b) => a + b, 0);
+    let sum = count * 0.07;
+    if (realistic) {
+      // The new requests' durations added to the series' cumulative sum.
+      const added = count - (instance.sums[2 * i + 1] ?? 0);
+      instance.sums[2 * i] = (instance.sums[2 * i] ?? 0) + added * (0.02 + r() * 0.1);
+      instance.sums[2 * i + 1] = count;
+      sum = instance.sums[2 * i] as number;
+    }
     return {
       attributes: attrs(i),
       startTimeUnixNano: start,
       timeUnixNano: nanos,
       count: String(count),
-      sum: count * 0.07,
+      sum,
       bucketCounts: counts.map(String),
       explicitBounds: BOUNDS,
     };
   });
-  const gauges = ['heap', 'rss'].map((kind) => ({
-    attributes: [{ key: 'kind', value: { stringValue: kind } }],
-    timeUnixNano: nanos,
-    asDouble: 1e8 + r() * 1e7,
-  }));
+  const gauges = ['heap', 'rss'].map((kind, g) => {
+    // Realistic: memory in bytes, drifting by up to 64 KiB a minute from where it was.
+    if (realistic) {
+      instance.gauges[g] = (instance.gauges[g] ?? 1e8) + Math.round((r() - 0.5) * 131_072);
+    }
+    const value = realistic ? (instance.gauges[g] as number) : 1e8 + r() * 1e7;
+    return {
+      attributes: [{ key: 'kind', value: { stringValue: kind } }],
+      timeUnixNano: nanos,
+      asDouble: value,
+    };
+  });
   const rm = {
     resource: {
       attributes: [
@@ -149,7 +212,13 @@ const template = (prefix: string) =>
     timeZone: 'UTC',
   });
 
-/** Writes one instance's batch of `exports` one-minute exports from `startMillis` as a file. */
+const zstd3 = (bytes: Uint8Array) =>
+  zlib.zstdCompressSync(bytes, { params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } });
+
+/**
+ * Writes one instance's batch of `exports` one-minute exports from `startMillis` as a file; with
+ * `otlp`, also measures the exports as OTLP/JSON + zstd (`otlpBytes`).
+ */
 export async function writeBatch(
   dir: string,
   prefix: string,
@@ -157,20 +226,23 @@ export async function writeBatch(
   startMillis: number,
   exports: number,
   series: number,
-): Promise<{ bytes: number; points: number; counterSums: number[] }> {
+  otlp = false,
+): Promise<{ bytes: number; points: number; counterSums: number[]; otlpBytes: number }> {
   const builders = new MetricColumnBuilders();
   let points = 0;
+  let otlpBytes = 0;
   const counterSums: number[] = [];
   for (let m = 0; m < exports; m++) {
     const e = exportOf(instance, startMillis + m * 60_000 + 7_000, series);
     builders.appendRequest({ resourceMetrics: [JSON.parse(e.record.toString())] });
     points += e.points;
     counterSums.push(e.counterSum);
+    // With `otlp`: the export's bytes as the default format stores it (one object a minute).
+    if (otlp) otlpBytes += zstd3(e.record).length;
   }
   const body = await encodeParquet(builders.seal(), {
     compression: 'zstd',
-    compressPage: (page) =>
-      zlib.zstdCompressSync(page, { params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } }),
+    compressPage: zstd3,
   });
   const sealedAt = startMillis + exports * 60_000;
   const id = UUID.fromFieldsV7(
@@ -188,5 +260,5 @@ export async function writeBatch(
   const path = join(dir, ...key.split('/'));
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, body);
-  return { bytes: body.length, points, counterSums };
+  return { bytes: body.length, points, counterSums, otlpBytes };
 }
