@@ -179,6 +179,17 @@ describe('JsonWriter', () => {
     }
   });
 
+  test('string() writes every character code up to 0x17f at every position of an 8-character string as JSON.stringify does', () => {
+    for (let code = 0; code <= 0x17f; code++) {
+      for (let at = 0; at < 8; at++) {
+        const s = `${'abcdefgh'.slice(0, at)}${String.fromCharCode(code)}${'abcdefgh'.slice(at + 1)}`;
+        const w = new JsonWriter();
+        w.string(s);
+        expect(w.finish().toString('utf8'), `code ${code} at ${at}`).toBe(JSON.stringify(s));
+      }
+    }
+  });
+
   test('string() escapes a character that needs it at any position of a short string', () => {
     for (let length = 1; length <= 12; length++) {
       for (let at = 0; at < length; at++) {
