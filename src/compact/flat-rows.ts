@@ -39,6 +39,16 @@ export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['w
   bloomFilters: TRACE_ID_BLOOM_FILTERS,
 };
 
+/**
+ * Rows of a row group of a compaction output of spans: a quarter of the exporter's 65,536, so
+ * that a lookup of one service in an hour (its rows are one stretch: outputs are sorted by
+ * ServiceName first) reads little more than that service's rows, DuckDB reading whole column
+ * chunks of each row group its statistics keep (docs/parquet.md, "Order of spans and log
+ * records"). Log records keep the exporter's row groups: their lookup by trace was slower in
+ * smaller ones, and the files larger.
+ */
+export const SPAN_OUTPUT_ROW_GROUP_ROWS = 16_384;
+
 type Column = FlatSpec['columns'][number];
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -439,12 +449,13 @@ function compareFlat(a: FlatKeys, i: number, b: FlatKeys, j: number): number {
   return 0;
 }
 
-/** The compaction's rows of the flat table `spec`. */
+/** The compaction's rows of the flat table `spec`, in row groups of `rowGroupRows` (the table's by default). */
 export function flatRows(
   signal: 'traces' | 'logs',
   spec: FlatSpec,
   otlp: OtlpRows,
   rowBytes: { output: number; copied: number },
+  rowGroupRows?: number,
 ): CompactionRows<SealedFlat, FlatKeys> {
   return {
     signal,
@@ -462,7 +473,10 @@ export function flatRows(
     },
     // The exporter's table: its plan orders a batch's rows by `sort`, as compareFlat does.
     table: flatTable(spec) as CompactionRows<SealedFlat, FlatKeys>['table'],
-    writerOptions: FLAT_OUTPUT_WRITER_OPTIONS,
+    writerOptions:
+      rowGroupRows === undefined
+        ? FLAT_OUTPUT_WRITER_OPTIONS
+        : { ...FLAT_OUTPUT_WRITER_OPTIONS, rowGroupRows },
     order(s) {
       const keys = flatKeys(spec, s);
       const order = new Uint32Array(s.rows);
@@ -484,7 +498,13 @@ export function flatRows(
  * into large files; about 270 bytes a span in the builders and a copier (capacity included;
  * measured on the tests' spans: 185 bytes a span spilled).
  */
-export const SPAN_ROWS = flatRows('traces', SPANS, SPAN_REQUESTS, { output: 50, copied: 270 });
+export const SPAN_ROWS = flatRows(
+  'traces',
+  SPANS,
+  SPAN_REQUESTS,
+  { output: 50, copied: 270 },
+  SPAN_OUTPUT_ROW_GROUP_ROWS,
+);
 
 /** Log records: 48 bytes a record in the exporter's files; about 240 in the builders (155 spilled). */
 export const LOG_RECORD_ROWS = flatRows('logs', LOG_RECORDS, LOG_REQUESTS, {

@@ -84,7 +84,11 @@ export interface CompactionRows<S extends { readonly rows: number }, K> {
   builders(): RunBuilders<S>;
   /** The Parquet table the outputs are written with, its rows in the compaction order. */
   readonly table: ParquetTable<S, unknown>;
-  /** What the outputs ask of the writer beyond the codec (bloom filters, say). */
+  /**
+   * What the outputs ask of the writer beyond the codec (bloom filters, say). With
+   * `rowGroupRows`, a batch of more rows is written a row group at a time, each copied out as a
+   * batch of its own, so that its dictionaries hold only its own values (output-file.ts).
+   */
   readonly writerOptions: Omit<Partial<FileWriterOptions>, 'compression' | 'compressPage'>;
   /** A batch's rows in the compaction order: one order by content, the same in every batch. */
   order(s: S): Uint32Array;

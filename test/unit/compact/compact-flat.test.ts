@@ -1,5 +1,6 @@
-import { copyFile, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parquetHeader } from 'hyparquet/src/column.js';
 import { uuidv7 } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { leaseDirectory, tmpDirectory } from '../../../src/compact/bookkeeping.js';
@@ -34,6 +35,7 @@ import {
   keysIn,
   mergeAllIn,
 } from '../../support/compaction-dir.js';
+import { duckdbRows } from '../../support/duckdb.js';
 import {
   duckdbLogRows,
   duckdbSpanRows,
@@ -107,6 +109,7 @@ describe('compaction of spans and log records on a directory', () => {
       timeAt: 3,
     },
   ];
+  const c0 = spilled[0] as (typeof spilled)[number];
   for (const c of spilled) {
     test(c.title, async () => {
       const recorded = await c.exportTo(dir, HOUR, backwards(8, c.items));
@@ -183,6 +186,55 @@ describe('compaction of spans and log records on a directory', () => {
       expect(readAfter.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
     });
   }
+
+  test('spans in row groups smaller than a batch: each row group holds its own values in its dictionaries, in order, every span once', async () => {
+    const recorded = await c0.exportTo(dir, HOUR, backwards(8, c0.items));
+    const rows = {
+      ...SPAN_ROWS,
+      writerOptions: { ...SPAN_ROWS.writerOptions, rowGroupRows: 150 },
+    } as AnyCompactionRows;
+    // Spilled runs merged in batches of many row groups; and one run held in memory.
+    for (const runBytes of [160 * 1024, 64 * 1024 * 1024]) {
+      const files = await merged(dir, 'traces', rows, runBytes);
+      expect(files).toHaveLength(1);
+      const path = join(dir, `out-${runBytes}.parquet`);
+      await writeFile(path, (files[0] as FinishedFile).bytes);
+      const read = await duckdbSpanRows(path);
+      expect(sorted(read)).toEqual(sorted(recorded));
+      const keys = read.map((r) => {
+        const row = JSON.parse(r) as string[];
+        return [row[0] as string, row[1] as string, BigInt(row[4] as string)];
+      });
+      expect(inOrder(keys)).toBe(true);
+      // Row groups of at most 150 rows, as DuckDB reads the footer.
+      const groups = await duckdbRows(
+        `SELECT row_group_id::INTEGER AS g, row_group_num_rows::INTEGER AS n, path_in_schema AS c,
+           dictionary_page_offset::BIGINT AS d
+         FROM parquet_metadata('${path}') WHERE path_in_schema IN ('ServiceName', 'SpanName')
+         ORDER BY g, c`,
+      );
+      const sizes = groups.filter((g) => g.c === 'ServiceName').map((g) => g.n as number);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(150);
+      expect(sizes.length).toBeGreaterThanOrEqual(Math.ceil(recorded.length / 150));
+      // Each chunk's dictionary page (its header as hyparquet reads it) holds as many values as
+      // the row group has distinct values of the column (DuckDB's count), no more.
+      const distinct = await duckdbRows(
+        `SELECT file_row_number::INTEGER AS r, ServiceName, SpanName
+         FROM read_parquet('${path}', file_row_number = true) ORDER BY r`,
+      );
+      const bytes = await readFile(path);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      let first = 0;
+      for (const g of groups) {
+        const n = g.n as number;
+        const column = g.c as 'ServiceName' | 'SpanName';
+        const values = new Set(distinct.slice(first, first + n).map((r) => r[column]));
+        const header = parquetHeader({ view, offset: Number(g.d) });
+        expect([column, header.dictionary_page_header?.num_values]).toEqual([column, values.size]);
+        if (column === 'SpanName') first += n;
+      }
+    }
+  });
 
   test("an hour of spans settles by Parquet's batch age, whatever format the options name (the reader's --format)", async () => {
     const now = Math.floor(Date.now() / 3_600_000) * 3_600_000;
