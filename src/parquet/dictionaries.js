@@ -61,6 +61,124 @@ export function compareBytes(x, x0, x1, y, y0, y1) {
   return x1 - x0 - (y1 - y0);
 }
 
+/** Index bits of a packed sort key: a run of more values than this is sorted by a comparator. */
+const INDEX_BITS = 20;
+const INDEX_SPAN = 2 ** INDEX_BITS;
+/** Runs this short are sorted by comparing bytes (no keys to make). */
+const SHORT_RUN = 12;
+
+/**
+ * The order of n strings by their bytes (unsigned, a prefix first), equal ones in their order:
+ * string i is bytes[starts[i], ends[i]). An MSD radix sort whose digits are 4 bytes in base 257
+ * (a byte b as b + 1, a byte past the end as 0, so a string sorts before its extensions), each
+ * below 257^4: a run's digits are packed with the strings' places in the run (digit × 2^20 +
+ * place, below 2^53, so exact doubles) and sorted by the typed array's own sort, with no call per
+ * comparison; runs of one digit go on 4 bytes further, and a run whose strings all ended there is
+ * done (they are equal). The order of Buffer.compare, ties by index.
+ * @param {Uint8Array} bytes @param {Uint32Array} starts @param {Uint32Array} ends
+ * @returns {Int32Array} the indices in order
+ */
+export function byteOrder(bytes, starts, ends) {
+  const n = starts.length;
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  /** runs still to sort, three numbers each: from, to, depth */
+  const stack = [0, n, 0];
+  const keys = new Float64Array(Math.min(n, INDEX_SPAN));
+  const moved = new Int32Array(Math.min(n, INDEX_SPAN));
+  while (stack.length > 0) {
+    const depth = /** @type {number} */ (stack.pop());
+    const to = /** @type {number} */ (stack.pop());
+    const from = /** @type {number} */ (stack.pop());
+    const count = to - from;
+    if (count < 2) continue;
+    if (count <= SHORT_RUN || count > INDEX_SPAN) {
+      sortRun(bytes, starts, ends, order, from, to, depth);
+      continue;
+    }
+    let lo = Infinity;
+    let hi = -1;
+    for (let j = 0; j < count; j++) {
+      const i = /** @type {number} */ (order[from + j]);
+      const d = digit(
+        bytes,
+        /** @type {number} */ (starts[i]) + depth,
+        /** @type {number} */ (ends[i]),
+      );
+      keys[j] = d;
+      if (d < lo) lo = d;
+      if (d > hi) hi = d;
+    }
+    if (lo === hi) {
+      // One digit for all: on to the next 4 bytes, unless every string has ended.
+      if (!ended(lo)) stack.push(from, to, depth + 4);
+      continue;
+    }
+    for (let j = 0; j < count; j++) {
+      keys[j] = /** @type {number} */ (keys[j]) * INDEX_SPAN + j;
+      moved[j] = /** @type {number} */ (order[from + j]);
+    }
+    const sorted = keys.subarray(0, count).sort();
+    let runStart = 0;
+    let runDigit = -1;
+    for (let j = 0; j < count; j++) {
+      const packed = /** @type {number} */ (sorted[j]);
+      const d = Math.floor(packed / INDEX_SPAN);
+      order[from + j] = /** @type {number} */ (moved[packed - d * INDEX_SPAN]);
+      if (d !== runDigit) {
+        if (j - runStart > 1 && !ended(runDigit)) stack.push(from + runStart, from + j, depth + 4);
+        runStart = j;
+        runDigit = d;
+      }
+    }
+    if (count - runStart > 1 && !ended(runDigit)) stack.push(from + runStart, to, depth + 4);
+  }
+  return order;
+}
+
+/**
+ * Bytes [at, at + 4) of a string ending at `end` as a number in base 257 (b + 1; 0 past the end).
+ * @param {Uint8Array} bytes @param {number} at @param {number} end
+ */
+function digit(bytes, at, end) {
+  if (at + 4 <= end) {
+    const b0 = /** @type {number} */ (bytes[at]);
+    const b1 = /** @type {number} */ (bytes[at + 1]);
+    const b2 = /** @type {number} */ (bytes[at + 2]);
+    const b3 = /** @type {number} */ (bytes[at + 3]);
+    return (((b0 + 1) * 257 + b1 + 1) * 257 + b2 + 1) * 257 + b3 + 1;
+  }
+  let d = 0;
+  for (let j = at; j < at + 4; j++) {
+    d = d * 257 + (j < end ? /** @type {number} */ (bytes[j]) + 1 : 0);
+  }
+  return d;
+}
+
+/** Whether a digit's string ended within it (its last place is past the end). @param {number} d */
+const ended = (d) => d % 257 === 0;
+
+/**
+ * Sorts order[from, to) by the strings' bytes from `depth` on (equal before it), ties by index.
+ * @param {Uint8Array} bytes @param {Uint32Array} starts @param {Uint32Array} ends
+ * @param {Int32Array} order @param {number} from @param {number} to @param {number} depth
+ */
+function sortRun(bytes, starts, ends, order, from, to, depth) {
+  const run = Array.from(order.subarray(from, to));
+  run.sort(
+    (a, b) =>
+      compareBytes(
+        bytes,
+        /** @type {number} */ (starts[a]) + depth,
+        /** @type {number} */ (ends[a]),
+        bytes,
+        /** @type {number} */ (starts[b]) + depth,
+        /** @type {number} */ (ends[b]),
+      ) || a - b,
+  );
+  order.set(run, from);
+}
+
 /**
  * @typedef {object} Dictionary
  * @property {number[]} ids the column's strings (pool ids), in byte order; for bounds, the values
@@ -91,42 +209,58 @@ export function dictionaryOf(pool, used) {
  * @returns {Dictionary}
  */
 export function dictionaryOfIds(pool, ids) {
-  const views = ids.map((id) => pool.bytes(id));
-  // Sorted by a 6-byte prefix (a double's exact integer), then, where prefixes are equal, by the
-  // bytes: the same order as Buffer.compare's, without a native call per comparison.
-  const keys = new Float64Array(ids.length);
-  for (let i = 0; i < ids.length; i++) {
-    const b = /** @type {Uint8Array} */ (views[i]);
-    keys[i] = prefixKey(b, 0, b.length);
+  const n = ids.length;
+  const starts = new Uint32Array(n);
+  const ends = new Uint32Array(n);
+  /** @type {Uint8Array} */
+  let bytes = pool.strings;
+  if (ids.some((id) => id >= pool.namesBase)) {
+    // A schema's own names among them (metrics' enums: a few): every string copied into one.
+    const views = ids.map((id) => pool.bytes(id));
+    bytes = new Uint8Array(views.reduce((total, v) => total + v.length, 0));
+    let at = 0;
+    views.forEach((v, i) => {
+      bytes.set(v, at);
+      starts[i] = at;
+      at += v.length;
+      ends[i] = at;
+    });
+  } else {
+    const offsets = pool.offsets;
+    for (let i = 0; i < n; i++) {
+      const id = /** @type {number} */ (ids[i]);
+      starts[i] = /** @type {number} */ (offsets[id]);
+      ends[i] = /** @type {number} */ (offsets[id + 1]);
+    }
   }
-  const order = ids.map((_, i) => i);
-  order.sort((a, b) => {
-    const d = /** @type {number} */ (keys[a]) - /** @type {number} */ (keys[b]);
-    if (d !== 0) return d;
-    const x = /** @type {Uint8Array} */ (views[a]);
-    const y = /** @type {Uint8Array} */ (views[b]);
-    return compareBytes(x, 0, x.length, y, 0, y.length);
-  });
+  const order = byteOrder(bytes, starts, ends);
   const rank = new Int32Array(pool.size).fill(-1);
   /** @type {number[]} */
-  const sorted = [];
+  const sorted = new Array(n);
   let size = 0;
-  for (let i = 0; i < order.length; i++) {
+  for (let i = 0; i < n; i++) {
     const k = /** @type {number} */ (order[i]);
-    sorted.push(/** @type {number} */ (ids[k]));
-    rank[/** @type {number} */ (ids[k])] = i;
-    size += 4 + /** @type {Uint8Array} */ (views[k]).length;
+    const id = /** @type {number} */ (ids[k]);
+    sorted[i] = id;
+    rank[id] = i;
+    size += 4 + /** @type {number} */ (ends[k]) - /** @type {number} */ (starts[k]);
   }
   const page = new Uint8Array(size);
-  const view = new DataView(page.buffer);
   let at = 0;
-  for (const k of order) {
-    const b = /** @type {Uint8Array} */ (views[k]);
-    view.setUint32(at, b.length, true);
-    page.set(b, at + 4);
-    at += 4 + b.length;
+  for (let i = 0; i < n; i++) {
+    const k = /** @type {number} */ (order[i]);
+    const start = /** @type {number} */ (starts[k]);
+    const length = /** @type {number} */ (ends[k]) - start;
+    page[at] = length & 0xff;
+    page[at + 1] = (length >>> 8) & 0xff;
+    page[at + 2] = (length >>> 16) & 0xff;
+    page[at + 3] = length >>> 24;
+    at += 4;
+    if (length > 32) page.set(bytes.subarray(start, start + length), at);
+    else for (let j = 0; j < length; j++) page[at + j] = /** @type {number} */ (bytes[start + j]);
+    at += length;
   }
-  return { ids: sorted, rank, width: bitWidth(Math.max(0, sorted.length - 1)), page, sorted: true };
+  return { ids: sorted, rank, width: bitWidth(Math.max(0, n - 1)), page, sorted: true };
 }
 
 /**

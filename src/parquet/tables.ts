@@ -4,7 +4,7 @@
 // TypeScript-private or public, never #private: interning is on the hot path of Parquet export
 // (see the metrics' ColumnStore).
 
-import { wellFormed } from './attribute-text.js';
+import { jsValueText, wellFormed } from './attribute-text.js';
 import { grown } from './grown.js';
 
 /**
@@ -16,6 +16,8 @@ export const MAP_ENTRY_BYTES = 48;
 /** Strings of a batch: one id each, in first-seen order. */
 export class Strings {
   private readonly ids = new Map<string, number>();
+  /** Numbers' text ids (valueId): -0 is 0 here as in its text, NaN one key. */
+  private readonly numbers = new Map<number, number>();
   readonly list: string[] = [];
   bytes = 0;
 
@@ -27,7 +29,7 @@ export class Strings {
     let id = this.ids.get(s);
     if (id === undefined) {
       const text = wellFormed(s);
-      id = this.ids.get(text);
+      if (text !== s) id = this.ids.get(text);
       if (id === undefined) {
         id = this.list.length;
         this.ids.set(text, id);
@@ -40,6 +42,26 @@ export class Strings {
       }
     }
     return id;
+  }
+
+  /**
+   * The id of the text of an SDK attribute value (jsValueText), -1 for an empty value; a
+   * number's text is made and looked up once per batch (a Map from the number to its id, which
+   * hashes no string).
+   */
+  valueId(v: unknown): number {
+    if (typeof v === 'string') return this.id(v);
+    if (typeof v === 'number') {
+      let id = this.numbers.get(v);
+      if (id === undefined) {
+        id = this.id(jsValueText(v) as string);
+        this.numbers.set(v, id);
+        this.bytes += MAP_ENTRY_BYTES;
+      }
+      return id;
+    }
+    const t = jsValueText(v);
+    return t === null ? -1 : this.id(t);
   }
 
   /** Every string as UTF-8 (lone surrogates as U+FFFD), one after another, and where each starts. */
@@ -154,8 +176,8 @@ const isWellFormed = (s: string): boolean =>
   (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
- * A new set of an object's own keys `keys` (Object.keys(attrs), so each once) and their values'
- * texts `textOf(attrs[key])`, as add() makes it but without arrays made on the way; add() itself
+ * A new set of an object's own keys `keys` (Object.keys(attrs), so each once) and their SDK
+ * values' texts (jsValueText), as add() makes it but without arrays made on the way; add() itself
  * where a key has lone surrogates (two keys may then be one).
  */
 export function addObjectSet(
@@ -163,14 +185,13 @@ export function addObjectSet(
   strings: Strings,
   attrs: Readonly<Record<string, unknown>>,
   keys: string[],
-  textOf: (v: unknown) => string | null,
 ): number {
   for (let i = 0; i < keys.length; i++) {
     if (!isWellFormed(keys[i] as string)) {
       return sets.add(
         strings,
         keys,
-        keys.map((key) => textOf(attrs[key])),
+        keys.map((key) => jsValueText(attrs[key])),
       );
     }
   }
@@ -180,9 +201,8 @@ export function addObjectSet(
   sets.entries = entries;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    const t = textOf(attrs[key]);
     entries[2 * at] = strings.id(key);
-    entries[2 * at + 1] = t === null || t === undefined ? -1 : strings.id(t);
+    entries[2 * at + 1] = strings.valueId(attrs[key]);
     at++;
   }
   sets.entryCount = at;

@@ -260,9 +260,7 @@ export class FlatStore {
   attributes(column: number, at: number, attrs: AttributeMap | undefined): void {
     const keys = attrs === undefined || attrs === null ? [] : Object.keys(attrs);
     this.#array(column)[at] =
-      keys.length === 0
-        ? 0
-        : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys, jsValueText);
+      keys.length === 0 ? 0 : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys);
   }
 
   /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */

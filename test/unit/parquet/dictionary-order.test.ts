@@ -1,0 +1,108 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { byteOrder, dictionaryOfIds, StringPool } from '../../../src/parquet/dictionaries.js';
+import { Strings } from '../../../src/parquet/tables.js';
+
+/**
+ * A dictionary's strings are sorted by their UTF-8 bytes (unsigned, a prefix first), which is
+ * Buffer.compare's order: the expected order here is Buffer.compare's, ties by index. The strings
+ * are drawn from a few bytes (0, 1, '/', 'a', 0x80, 0xff) with shared prefixes, so that runs of
+ * one 4-byte digit, strings that end inside a digit or are prefixes of others, and runs long
+ * enough for the radix passes (more than 12) all occur.
+ */
+
+const pack = (views: Uint8Array[]) => {
+  const starts = new Uint32Array(views.length);
+  const ends = new Uint32Array(views.length);
+  let total = 0;
+  views.forEach((v, i) => {
+    starts[i] = total;
+    total += v.length;
+    ends[i] = total;
+  });
+  const bytes = new Uint8Array(total);
+  views.forEach((v, i) => {
+    bytes.set(v, starts[i]);
+  });
+  return { bytes, starts, ends };
+};
+
+const expected = (views: Uint8Array[]) =>
+  views
+    .map((_, i) => i)
+    .sort((a, b) => Buffer.compare(views[a] as Uint8Array, views[b] as Uint8Array) || a - b);
+
+const bytesOf = fc
+  .tuple(
+    fc.constantFrom([], [0x2f, 0x61, 0x70, 0x69, 0x2f], [0x2f, 0x61, 0x70, 0x69]),
+    fc.array(fc.constantFrom(0, 1, 0x2f, 0x61, 0x80, 0xff), { maxLength: 11, size: 'max' }),
+  )
+  .map(([prefix, rest]) => Uint8Array.from([...prefix, ...rest]));
+
+describe('dictionary order', () => {
+  test('byteOrder sorts as Buffer.compare does, equal strings in their order', () => {
+    fc.assert(
+      fc.property(fc.array(bytesOf, { minLength: 13, maxLength: 400, size: 'max' }), (views) => {
+        const { bytes, starts, ends } = pack(views);
+        expect(Array.from(byteOrder(bytes, starts, ends))).toEqual(expected(views));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('a dictionary of pool strings and a schema name: its page in Buffer.compare order', () => {
+    const strings = [
+      '/api/v1/orders/7',
+      '/api/v1/orders',
+      '10.0.3.17',
+      'é',
+      '',
+      '/api/v1/orders/12',
+    ];
+    const views = strings.map((s) => Buffer.from(s));
+    const { bytes, starts } = pack(views);
+    const offsets = new Uint32Array(views.length + 1);
+    offsets.set(starts);
+    offsets[views.length] = bytes.length;
+    const pool = new StringPool(bytes, offsets, views.length, ['Unset']);
+    const ids = [0, 1, 2, 3, 4, 5, 6]; // 6: the name 'Unset'
+    const all = [...views, Buffer.from('Unset')];
+    const want = expected(all).map((i) => ids[i]);
+    const dict = dictionaryOfIds(pool, ids);
+    expect(dict.ids).toEqual(want);
+    want.forEach((id, rank) => {
+      expect(dict.rank[id as number]).toBe(rank);
+    });
+    const page: Buffer[] = [];
+    for (const id of want) {
+      const b = all[id as number] as Buffer;
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(b.length);
+      page.push(length, b);
+    }
+    expect(Buffer.from(dict.page)).toEqual(Buffer.concat(page));
+  });
+});
+
+describe('attribute value ids of a batch', () => {
+  test('a number keeps one id per text (its text made once), as pcommon spells it', () => {
+    const strings = new Strings();
+    const text = (v: unknown) => {
+      const id = strings.valueId(v);
+      return id < 0 ? null : strings.list[id];
+    };
+    // Go: strconv.FormatInt for integers (the SDK writes -0 as intValue 0), float64AsString else.
+    expect([1.5, 1.5, 0, -0, 2 ** 60, Number.NaN, 443, 443].map(text)).toEqual([
+      '1.5',
+      '1.5',
+      '0',
+      '0',
+      '1152921504606846976',
+      'NaN',
+      '443',
+      '443',
+    ]);
+    expect(strings.valueId(443)).toBe(strings.id('443'));
+    expect([true, null, undefined, 'x'].map(text)).toEqual(['true', null, null, 'x']);
+  });
+});
