@@ -178,37 +178,75 @@ const isWellFormed = (s: string): boolean =>
 /**
  * A new set of an object's own keys `keys` (Object.keys(attrs), so each once) and their SDK
  * values' texts (jsValueText), as add() makes it but without arrays made on the way; add() itself
- * where a key has lone surrogates (two keys may then be one).
+ * where a key has lone surrogates (two keys may then be one). `shape` (the column's, kept by its
+ * store for the batch) spares the lookups of keys that are those of the last object, and of
+ * values that are its values (=== the last of the same key: the same text).
  */
 export function addObjectSet(
   sets: AttributeSets,
   strings: Strings,
   attrs: Readonly<Record<string, unknown>>,
   keys: string[],
+  shape: SetShape = new SetShape(),
 ): number {
-  for (let i = 0; i < keys.length; i++) {
-    if (!isWellFormed(keys[i] as string)) {
-      return sets.add(
-        strings,
-        keys,
-        keys.map((key) => jsValueText(attrs[key])),
-      );
+  const n = keys.length;
+  let same = shape.keys.length === n;
+  for (let i = 0; same && i < n; i++) same = shape.keys[i] === keys[i];
+  if (!same) {
+    for (let i = 0; i < n; i++) {
+      if (!isWellFormed(keys[i] as string)) {
+        return sets.add(
+          strings,
+          keys,
+          keys.map((key) => jsValueText(attrs[key])),
+        );
+      }
     }
+    shape.keys = keys;
+    shape.keyIds = Int32Array.from(keys, (key) => strings.id(key));
+    shape.values = new Array(n).fill(NO_VALUE);
+    shape.valueIds = new Int32Array(n);
   }
+  const { keyIds, values, valueIds } = shape;
   const id = sets.newId();
   let at = sets.entryCount;
-  const entries = grown(sets.entries, 2 * (at + keys.length), 2 * at);
+  const entries = grown(sets.entries, 2 * (at + n), 2 * at);
   sets.entries = entries;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    entries[2 * at] = strings.id(key);
-    entries[2 * at + 1] = strings.valueId(attrs[key]);
+  for (let i = 0; i < n; i++) {
+    const v = attrs[keys[i] as string];
+    let valueId: number;
+    if (v === values[i]) valueId = valueIds[i] as number;
+    else {
+      valueId = strings.valueId(v);
+      // Primitives only: an array or object value may change from one item to the next.
+      if (typeof v !== 'object' || v === null) {
+        values[i] = v;
+        valueIds[i] = valueId;
+      }
+    }
+    entries[2 * at] = keyIds[i] as number;
+    entries[2 * at + 1] = valueId;
     at++;
   }
   sets.entryCount = at;
   sets.offsets[id + 1] = at;
   return id;
 }
+
+/**
+ * What addObjectSet remembers of the last object of a column (the SDK gives the attributes of
+ * one kind of span or record the same keys, in the same order, as the same strings): its keys
+ * and their string ids, and per key its last primitive value and that value's text id.
+ */
+export class SetShape {
+  keys: string[] = [];
+  keyIds = new Int32Array(0);
+  values: unknown[] = [];
+  valueIds = new Int32Array(0);
+}
+
+/** No value yet (a value never === to it). */
+const NO_VALUE = Symbol('none');
 
 function lastValues(
   keys: string[],

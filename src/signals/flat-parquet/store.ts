@@ -5,6 +5,7 @@ import {
   AttributeSets,
   addObjectSet,
   MAP_ENTRY_BYTES,
+  SetShape,
   Strings,
   sealedTables,
 } from '../../parquet/tables.js';
@@ -197,7 +198,15 @@ export class FlatStore {
   }
 
   string(column: number, at: number, text: string): void {
-    this.#array(column)[at] = this.strings.id(text);
+    // The last value of the column again (a kind, a status, a service: most rows): its id.
+    let id: number;
+    if (text === this.#lastText[column]) id = this.#lastId[column] as number;
+    else {
+      id = this.strings.id(text);
+      this.#lastText[column] = text;
+      this.#lastId[column] = id;
+    }
+    this.#array(column)[at] = id;
   }
 
   /** A text column's value (written PLAIN: no interning). */
@@ -260,7 +269,24 @@ export class FlatStore {
   attributes(column: number, at: number, attrs: AttributeMap | undefined): void {
     const keys = attrs === undefined || attrs === null ? [] : Object.keys(attrs);
     this.#array(column)[at] =
-      keys.length === 0 ? 0 : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys);
+      keys.length === 0
+        ? 0
+        : addObjectSet(this.sets, this.strings, attrs as AttributeMap, keys, this.#shape(column));
+  }
+
+  /** Per string column: its last value and that value's id. */
+  readonly #lastText: (string | undefined)[] = [];
+  readonly #lastId: number[] = [];
+  /** Per map column: the keys and values of its last attributes object (addObjectSet). */
+  readonly #shapes: (SetShape | undefined)[] = [];
+
+  #shape(column: number): SetShape {
+    let shape = this.#shapes[column];
+    if (shape === undefined) {
+      shape = new SetShape();
+      this.#shapes[column] = shape;
+    }
+    return shape;
   }
 
   /** A shared attribute set's id in this batch (a resource's, a scope's): interned once. */

@@ -147,9 +147,8 @@ function leafPaths(c) {
 }
 
 /**
- * A map column's entries: per entry of every set, its key's rank in the column's key dictionary
- * and its value's in the value dictionary (-1: no value).
- * @typedef {{ keys: Dictionary, values: Dictionary, keyRank: Int32Array, valueRank: Int32Array }} MapPlan
+ * A map column's dictionaries: of its sets' keys and of their values.
+ * @typedef {{ keys: Dictionary, values: Dictionary }} MapPlan
  */
 
 /**
@@ -158,6 +157,7 @@ function leafPaths(c) {
  * @property {StringPool} pool
  * @property {(Dictionary | undefined)[]} dicts per string column
  * @property {(MapPlan | undefined)[]} maps per map column
+ * @property {Uint8Array} full per set: 1 if every entry has a value (fullSets)
  * @property {Uint32Array[]} starts per list group: per row, where its items start (rows + 1)
  * @property {Uint32Array} order
  */
@@ -197,51 +197,63 @@ function plan(spec, s) {
       out[r + 1] = /** @type {number} */ (out[r]) + /** @type {number} */ (lengths[r]);
     return out;
   });
-  return { s, pool, dicts, maps, starts, order: rowOrder(spec, s, dicts) };
+  return { s, pool, dicts, maps, full: fullSets(s), starts, order: rowOrder(spec, s, dicts) };
 }
 
-/** @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set @param {number} n */
+/**
+ * The dictionaries of a map column: of the keys and of the values of the sets it uses (visited
+ * once each, whatever the number of rows that have them).
+ * @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set @param {number} n
+ * @returns {MapPlan}
+ */
 function mapPlan(pool, s, sets, n) {
   const usedSets = new Uint8Array(s.setCount);
-  for (let k = 0; k < n; k++) usedSets[/** @type {number} */ (sets[k])] = 1;
   const usedKeys = new Uint8Array(pool.size);
   const usedValues = new Uint8Array(pool.size);
   /** @type {number[]} */
   const keyIds = [];
   /** @type {number[]} */
   const valueIds = [];
-  for (let set = 0; set < s.setCount; set++) {
-    if (usedSets[set] === 0) continue;
-    const end = /** @type {number} */ (s.setOffsets[set + 1]);
-    for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
-      const k = /** @type {number} */ (s.setEntries[2 * e]);
-      if (usedKeys[k] === 0) {
-        usedKeys[k] = 1;
-        keyIds.push(k);
+  const { setOffsets, setEntries } = s;
+  for (let k = 0; k < n; k++) {
+    const set = /** @type {number} */ (sets[k]);
+    if (usedSets[set] === 1) continue;
+    usedSets[set] = 1;
+    const end = /** @type {number} */ (setOffsets[set + 1]);
+    for (let e = /** @type {number} */ (setOffsets[set]); e < end; e++) {
+      const key = /** @type {number} */ (setEntries[2 * e]);
+      if (usedKeys[key] === 0) {
+        usedKeys[key] = 1;
+        keyIds.push(key);
       }
-      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
+      const v = /** @type {number} */ (setEntries[2 * e + 1]);
       if (v >= 0 && usedValues[v] === 0) {
         usedValues[v] = 1;
         valueIds.push(v);
       }
     }
   }
-  const keys = dictionaryOfIds(pool, keyIds);
-  const values = dictionaryOfIds(pool, valueIds);
-  // Ranks of the entries of the sets this column uses only (the other columns' sets are theirs).
-  const entries = /** @type {number} */ (s.setOffsets[s.setCount]);
-  const keyRank = new Int32Array(entries);
-  const valueRank = new Int32Array(entries);
+  return { keys: dictionaryOfIds(pool, keyIds), values: dictionaryOfIds(pool, valueIds) };
+}
+
+/**
+ * Per set of the batch: 1 if every entry has a value (its value levels are one run).
+ * @param {SealedFlat} s
+ */
+function fullSets(s) {
+  const full = new Uint8Array(s.setCount);
   for (let set = 0; set < s.setCount; set++) {
-    if (usedSets[set] === 0) continue;
+    let all = 1;
     const end = /** @type {number} */ (s.setOffsets[set + 1]);
     for (let e = /** @type {number} */ (s.setOffsets[set]); e < end; e++) {
-      keyRank[e] = /** @type {number} */ (keys.rank[/** @type {number} */ (s.setEntries[2 * e])]);
-      const v = /** @type {number} */ (s.setEntries[2 * e + 1]);
-      valueRank[e] = v < 0 ? -1 : /** @type {number} */ (values.rank[v]);
+      if (/** @type {number} */ (s.setEntries[2 * e + 1]) < 0) {
+        all = 0;
+        break;
+      }
     }
+    full[set] = all;
   }
-  return { keys, values, keyRank, valueRank };
+  return full;
 }
 
 /**
@@ -412,6 +424,13 @@ class Collected {
   values = new Int32Array(1024);
   length = 0;
 
+  /** The values' array with room for `n` more after `length`. @param {number} n */
+  room(n) {
+    if (this.length + n > this.values.length)
+      this.values = grown(this.values, this.length + n, this.length);
+    return this.values;
+  }
+
   /** @param {number} v */
   push(v) {
     if (this.length === this.values.length)
@@ -442,10 +461,11 @@ const pageValues =
  * @returns {(p: FlatPlan, scratch: Scratch, rows: Uint32Array) => Chunk}
  */
 const mapLeaf = (c, i, isKey) => (p, scratch, rows) => {
-  const { setOffsets } = p.s;
+  const { setOffsets, setEntries } = p.s;
   const m = /** @type {MapPlan} */ (p.maps[i]);
   const dict = isKey ? m.keys : m.values;
-  const ranks = isKey ? m.keyRank : m.valueRank;
+  const rank = dict.rank;
+  const full = p.full;
   const sets = /** @type {Uint32Array} */ (p.s.columns[i]);
   const inList = c.list !== undefined;
   const lengths = inList
@@ -466,12 +486,29 @@ const mapLeaf = (c, i, isKey) => (p, scratch, rows) => {
       return 1;
     }
     if (n > 1) rep.repeat(base + 1, n - 1);
-    if (isKey) def.repeat(base + 1, n);
-    for (let e = a; e < a + n; e++) {
-      const rank = /** @type {number} */ (ranks[e]);
-      if (!isKey) def.value(rank < 0 ? base + 1 : base + 2);
-      if (rank >= 0) got.push(rank);
+    const out = got.room(n);
+    let at = got.length;
+    if (isKey) {
+      def.repeat(base + 1, n);
+      for (let e = a; e < a + n; e++) {
+        out[at++] = /** @type {number} */ (rank[/** @type {number} */ (setEntries[2 * e])]);
+      }
+    } else if (full[set] === 1) {
+      def.repeat(base + 2, n);
+      for (let e = a; e < a + n; e++) {
+        out[at++] = /** @type {number} */ (rank[/** @type {number} */ (setEntries[2 * e + 1])]);
+      }
+    } else {
+      for (let e = a; e < a + n; e++) {
+        const v = /** @type {number} */ (setEntries[2 * e + 1]);
+        if (v < 0) def.value(base + 1);
+        else {
+          def.value(base + 2);
+          out[at++] = /** @type {number} */ (rank[v]);
+        }
+      }
     }
+    got.length = at;
     return n;
   };
   const chunk = repeatedChunk(
