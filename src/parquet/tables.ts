@@ -66,17 +66,27 @@ export class Strings {
 
   /** Every string as UTF-8 (lone surrogates as U+FFFD), one after another, and where each starts. */
   encode(): { bytes: Uint8Array; offsets: Uint32Array } {
-    const offsets = new Uint32Array(this.list.length + 1);
-    let total = 0;
-    for (let i = 0; i < this.list.length; i++) {
-      total += Buffer.byteLength(this.list[i] as string);
-      offsets[i + 1] = total;
-    }
+    const list = this.list;
+    const offsets = new Uint32Array(list.length + 1);
+    // All at once: one string of them all, written in one call. Where its UTF-8 is as long as
+    // its UTF-16 (ASCII only, the usual case), every string's bytes are its characters.
+    const all = list.join('');
+    const total = Buffer.byteLength(all);
     // Its own ArrayBuffer (Buffer.alloc* may hand out a slice of a shared pool): transferable.
     const bytes = new Uint8Array(total);
-    const view = Buffer.from(bytes.buffer);
-    for (let i = 0; i < this.list.length; i++) {
-      view.write(this.list[i] as string, offsets[i] as number);
+    Buffer.from(bytes.buffer).write(all, 0);
+    let at = 0;
+    if (total === all.length) {
+      for (let i = 0; i < list.length; i++) {
+        at += (list[i] as string).length;
+        offsets[i + 1] = at;
+      }
+    } else {
+      // Strings are well formed (id() keeps them so): each one's bytes are its UTF-8 length.
+      for (let i = 0; i < list.length; i++) {
+        at += Buffer.byteLength(list[i] as string);
+        offsets[i + 1] = at;
+      }
     }
     return { bytes, offsets };
   }
