@@ -3,8 +3,7 @@
 // the chunk's uncompressed pages, as the spec hashes them: xxHash64 (seed 0) of each value's plain
 // encoding (a BYTE_ARRAY's bytes without their length, an INT32's or INT64's little-endian
 // bytes). The column is a required top-level one (its pages hold no levels); a chunk with a
-// dictionary is hashed from its dictionary page, one without from its PLAIN data pages, or from
-// its values as the chunk hands them over (Chunk.each: a text column's DELTA_BYTE_ARRAY pages).
+// dictionary is hashed from its dictionary page, one without from its PLAIN data pages.
 import { bloomFilterBytes, SplitBlockBloomFilter } from './bloom-filter.js';
 import { ENCODING } from './chunks.js';
 
@@ -61,7 +60,6 @@ export function chunkBloomFilter(chunk, type, hash, fpp, maxBytes) {
     k++;
   };
   if (dictionary !== undefined) plainValues(dictionary.page, count, type, add);
-  else if (chunk.each !== undefined) chunk.each(add);
   else {
     for (const page of chunk.pages) {
       if (page.encoding !== ENCODING.PLAIN) {

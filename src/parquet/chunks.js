@@ -16,18 +16,12 @@ import { run, STEP_ROWS, STEP_VALUES } from './steps.js';
 /** @typedef {import('./statistics.js').Statistics} Statistics */
 /** @typedef {import('./dictionaries.js').Dictionary} Dictionary */
 /** @typedef {{ bytes: Uint8Array, values: number, encoding: number }} DataPage */
-/**
- * A column chunk's pages. `each`, where given, calls its argument with every value's bytes in
- * order (a BYTE_ARRAY chunk whose pages are not PLAIN: a bloom filter is made from it).
- * @typedef {{ pages: DataPage[], values: number, dictionary?: Dictionary, statistics?: Statistics, each?: (value: (bytes: Uint8Array) => void) => void }} Chunk
- */
+/** @typedef {{ pages: DataPage[], values: number, dictionary?: Dictionary, statistics?: Statistics }} Chunk */
 
 export const ENCODING = /** @type {const} */ ({
   PLAIN: 0,
   RLE: 3,
   DELTA_BINARY_PACKED: 5,
-  DELTA_LENGTH_BYTE_ARRAY: 6,
-  DELTA_BYTE_ARRAY: 7,
   RLE_DICTIONARY: 8,
 });
 

@@ -51,8 +51,6 @@ import { compareInt64 } from '../../parquet/statistics.js';
  * @property {string} name the column's name in the table
  * @property {ColumnKind} kind
  * @property {number} [list] the list group it is an element of (an index into FlatSpec.lists); none: one value per row
- * @property {boolean} [delta] a text column of one value per row written DELTA_BYTE_ARRAY (ids:
- *   they share their first bytes with the row before once sorted); else PLAIN
  */
 
 /**
@@ -324,99 +322,49 @@ function writeTexts(arena, values, n, bytes, ends) {
 }
 
 /**
- * A required text column, with its min and max (by bytes) as statistics: PLAIN, or (`delta`, the
- * ids) DELTA_BYTE_ARRAY: each value as the length of the prefix it shares with the value before
- * it and the rest; the prefix lengths, then the rests' lengths, both DELTA_BINARY_PACKED, then
- * the rests' bytes one after another. Ids sorted by TraceId share their first hex digits with
- * the row before, and a value's length (32, 16 or 0 hex digits) costs next to nothing where
- * PLAIN writes 4 bytes. (A log body keeps PLAIN: zstd makes it smaller, measured.)
+ * A required text column, PLAIN, with its min and max (by bytes) as statistics.
  * @param {Scratch} scratch @param {Uint32Array} rows @param {Uint8Array} bytes @param {Uint32Array} ends
- * @param {boolean} delta
  * @returns {Chunk}
  */
-function textChunk(scratch, rows, bytes, ends, delta) {
+function textChunk(scratch, rows, bytes, ends) {
   const n = rows.length;
-  const arena = scratch.arena;
-  const start = arena.length;
-  if (!delta) writeTexts(arena, rows, n, bytes, ends);
-  const deltas = scratch.delta;
-  const prefixes = scratch.int32(n);
-  let lo = /** @type {number} */ (rows[0]);
-  let hi = lo;
-  let prevStart = 0;
-  let prevEnd = 0;
-  for (let k = 0; k < n; k++) {
-    const r = /** @type {number} */ (rows[k]);
-    const r0 = startOf(ends, r);
-    const r1 = /** @type {number} */ (ends[r]);
-    if (delta) {
-      const p = sharedPrefix(bytes, prevStart, prevEnd, r0, r1);
-      prefixes[k] = p;
-      deltas.add(p, 0);
-      prevStart = r0;
-      prevEnd = r1;
-    }
-    if (k === 0) continue;
-    if (compareBytes(bytes, r0, r1, bytes, startOf(ends, lo), /** @type {number} */ (ends[lo])) < 0)
-      lo = r;
-    else if (
-      compareBytes(bytes, r0, r1, bytes, startOf(ends, hi), /** @type {number} */ (ends[hi])) > 0
-    )
-      hi = r;
-  }
-  if (delta) {
-    deltas.finish(arena);
-    for (let k = 0; k < n; k++) {
-      const r = /** @type {number} */ (rows[k]);
-      const length = /** @type {number} */ (ends[r]) - startOf(ends, r);
-      deltas.add(length - /** @type {number} */ (prefixes[k]), 0);
-    }
-    deltas.finish(arena);
-    for (let k = 0; k < n; k++) {
-      const r = /** @type {number} */ (rows[k]);
-      const from = startOf(ends, r) + /** @type {number} */ (prefixes[k]);
-      arena.range(bytes, from, /** @type {number} */ (ends[r]));
-    }
-  }
+  const start = scratch.arena.length;
+  writeTexts(scratch.arena, rows, n, bytes, ends);
   /** @type {import('../../parquet/statistics.js').Statistics} */
-  const statistics =
-    n === 0
-      ? { nulls: 0 }
-      : {
-          nulls: 0,
-          min: bytes.slice(startOf(ends, lo), ends[lo]),
-          max: bytes.slice(startOf(ends, hi), ends[hi]),
-        };
+  let statistics = { nulls: 0 };
+  if (n > 0) {
+    let lo = /** @type {number} */ (rows[0]);
+    let hi = lo;
+    for (let k = 1; k < n; k++) {
+      const r = /** @type {number} */ (rows[k]);
+      const r0 = startOf(ends, r);
+      const r1 = /** @type {number} */ (ends[r]);
+      if (
+        compareBytes(bytes, r0, r1, bytes, startOf(ends, lo), /** @type {number} */ (ends[lo])) < 0
+      )
+        lo = r;
+      else if (
+        compareBytes(bytes, r0, r1, bytes, startOf(ends, hi), /** @type {number} */ (ends[hi])) > 0
+      )
+        hi = r;
+    }
+    statistics = {
+      nulls: 0,
+      min: bytes.slice(startOf(ends, lo), ends[lo]),
+      max: bytes.slice(startOf(ends, hi), ends[hi]),
+    };
+  }
   return {
     pages: [
       {
-        bytes: arena.buf.subarray(start, arena.length),
+        bytes: scratch.arena.buf.subarray(start, scratch.arena.length),
         values: n,
-        encoding: delta ? ENCODING.DELTA_BYTE_ARRAY : ENCODING.PLAIN,
+        encoding: ENCODING.PLAIN,
       },
     ],
     values: n,
     statistics,
-    each: delta
-      ? (value) => {
-          for (let k = 0; k < n; k++) {
-            const r = /** @type {number} */ (rows[k]);
-            value(bytes.subarray(startOf(ends, r), ends[r]));
-          }
-        }
-      : undefined,
   };
-}
-
-/**
- * Bytes bytes[a0, a1) and bytes[b0, b1) share at their start.
- * @param {Uint8Array} bytes @param {number} a0 @param {number} a1 @param {number} b0 @param {number} b1
- */
-function sharedPrefix(bytes, a0, a1, b0, b1) {
-  const n = Math.min(a1 - a0, b1 - b0);
-  let j = 0;
-  while (j < n && bytes[a0 + j] === bytes[b0 + j]) j++;
-  return j;
 }
 
 /** Dictionary indices (or Int32 slots) of a page, grown as they come. */
@@ -629,7 +577,6 @@ function leavesOf(spec) {
               rows,
               /** @type {Uint8Array} */ (p.s.texts[i]),
               /** @type {Uint32Array} */ (p.s.columns[i]),
-              c.delta === true,
             ),
         ]);
         return;

@@ -11,8 +11,8 @@ export const LOG_RECORDS = {
   lists: [],
   columns: [
     { name: 'Timestamp', kind: 'timestamp' },
-    { name: 'TraceId', kind: 'text', delta: true },
-    { name: 'SpanId', kind: 'text', delta: true },
+    { name: 'TraceId', kind: 'text' },
+    { name: 'SpanId', kind: 'text' },
     { name: 'TraceFlags', kind: 'int32' },
     { name: 'SeverityText', kind: 'string' },
     { name: 'SeverityNumber', kind: 'int32' },

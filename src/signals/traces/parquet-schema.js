@@ -11,9 +11,9 @@ export const SPANS = {
   lists: ['Events', 'Links'],
   columns: [
     { name: 'Timestamp', kind: 'timestamp' },
-    { name: 'TraceId', kind: 'text', delta: true },
-    { name: 'SpanId', kind: 'text', delta: true },
-    { name: 'ParentSpanId', kind: 'text', delta: true },
+    { name: 'TraceId', kind: 'text' },
+    { name: 'SpanId', kind: 'text' },
+    { name: 'ParentSpanId', kind: 'text' },
     { name: 'TraceState', kind: 'string' },
     { name: 'SpanName', kind: 'string' },
     { name: 'SpanKind', kind: 'string' },
