@@ -1,12 +1,12 @@
 /**
- * The compaction worker: runs compactMetrics() (or another signal's compaction) in a thread of its own whose heap is bounded
+ * The compaction worker: runs compactMetrics() (or other signals' compactions, in turn) in a thread of its own whose heap is bounded
  * (isolated.ts starts it), and reports progress, the report or the error to the parent.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { SignalName } from '../layout/formats.js';
 import { compactionOf } from './compact-metrics.js';
 import type { CompactMetricsOptions } from './options.js';
-import type { CompactionEvent } from './report.js';
+import { type CompactionEvent, type CompactionReport, joinedReports } from './report.js';
 
 const port = parentPort;
 if (port === null) throw new Error('compact-worker.js runs as a worker thread');
@@ -30,15 +30,26 @@ const flush = (port: MessagePort) => {
 // No top-level await: the CommonJS build of this file has none.
 async function run(port: MessagePort): Promise<void> {
   try {
-    const data = workerData as { options: CompactMetricsOptions; which?: SignalName };
-    const report = await compactionOf(data.which ?? 'metrics')({
-      ...data.options,
-      signal: controller.signal,
-      onProgress: (event) => {
-        events.push(event);
-        timer ??= setTimeout(() => flush(port), PROGRESS_MILLIS);
-      },
-    });
+    const data = workerData as {
+      options: CompactMetricsOptions;
+      which?: SignalName | SignalName[];
+    };
+    const signals = typeof data.which === 'string' ? [data.which] : (data.which ?? ['metrics']);
+    // The signals in turn, as the CLI names them: the first error stops the rest.
+    const reports: CompactionReport[] = [];
+    for (const which of signals) {
+      reports.push(
+        await compactionOf(which)({
+          ...data.options,
+          signal: controller.signal,
+          onProgress: (event) => {
+            events.push(event);
+            timer ??= setTimeout(() => flush(port), PROGRESS_MILLIS);
+          },
+        }),
+      );
+    }
+    const report = joinedReports(reports);
     flush(port);
     port.postMessage({ type: 'done', report });
   } catch (error) {

@@ -9,7 +9,9 @@ import { chunkRowsFor, mergeRuns, Spill } from './spill.js';
  * signal's compaction order and spilled to local disk (spill.ts). At the end the runs are merged
  * into the file's row groups, batch after batch, each batch written by the shared Parquet writer
  * with the signal's table in the compaction order; a file that took one run is written from memory
- * without a spill (the last run is spilled only when more rows come). The file's bytes grow in one buffer reserved at the expected size
+ * without a spill (the last run is spilled only when more rows come), and so is a file of two
+ * runs whose rows together are no more than one merged batch (`runBytes` of copied rows): the
+ * first run stays in memory while the second is small, and both are copied into one batch. The file's bytes grow in one buffer reserved at the expected size
  * (pages it never reaches cost no memory), and are uploaded from it without a copy.
  */
 export interface OutputFile {
@@ -91,7 +93,12 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
 
   return {
     add(part) {
-      spillPending();
+      // The first run stays in memory while it and the rows after it are no more than one
+      // merged batch (see finish): an hour a little over one run is not spilled.
+      const rowsThen = (pending?.rows ?? 0) + (builders?.rows ?? 0) + part.points;
+      if (spill.runs.length > 0 || rowsThen * rows.copiedRowBytes > options.runBytes) {
+        spillPending();
+      }
       builders ??= rows.builders();
       const mark = builders.mark();
       try {
@@ -117,10 +124,26 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
     async finish(keyValues) {
       try {
         const held = builders !== undefined && builders.rows > 0;
+        const heldRows = (pending?.rows ?? 0) + (held ? (builders?.rows ?? 0) : 0);
         if (spill.runs.length === 0 && !(pending !== undefined && held)) {
           const only = pending ?? (held ? sealed() : undefined);
           pending = undefined;
           if (only !== undefined) await writeBatch(only);
+        } else if (
+          spill.runs.length === 0 &&
+          pending !== undefined &&
+          heldRows * rows.copiedRowBytes <= options.runBytes
+        ) {
+          // Two runs, both in memory, whose rows together are no more than one merged batch:
+          // copied into one batch (the writer sorts a batch itself), not spilled and merged.
+          const last = sealed();
+          const both = rows.copier(heldRows);
+          both.add(pending, 0, pending.rows);
+          both.forget(pending);
+          pending = undefined;
+          both.add(last, 0, last.rows);
+          both.forget(last);
+          await writeBatch(both.seal());
         } else {
           spillPending();
           if (held) spill.add(sealed());

@@ -88,3 +88,14 @@ export type CompactionEvent =
 export function emptyTally(): Tally {
   return { objects: 0, bytes: 0, points: 0 };
 }
+
+/** The reports of several runs (one a signal) as one. */
+export function joinedReports(reports: readonly CompactionReport[]): CompactionReport {
+  return {
+    dryRun: reports.some((r) => r.dryRun),
+    partitionsSelected: reports.reduce((n, r) => n + r.partitionsSelected, 0),
+    partitions: reports.flatMap((r) => r.partitions),
+    keysIgnored: reports.reduce((n, r) => n + r.keysIgnored, 0),
+    unsettled: reports.flatMap((r) => r.unsettled),
+  };
+}

@@ -2,11 +2,12 @@ import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size
 import { compactionOf } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
-import type {
-  CompactionEvent,
-  CompactionReport,
-  PartitionReport,
-  UnsettledHour,
+import {
+  type CompactionEvent,
+  type CompactionReport,
+  joinedReports,
+  type PartitionReport,
+  type UnsettledHour,
 } from '../../compact/report.js';
 import type { Compression, SignalName } from '../../layout/formats.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
@@ -59,15 +60,17 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
         writing = writing.then(() => ctx.out.line(line));
       }
     };
-    const reports: CompactionReport[] = [];
-    for (const which of flags.signals) {
-      // In a worker with a bounded heap where the package is built (see isolated.ts).
-      reports.push(
-        await (compactIsolated(options, onProgress, ctx.signal, undefined, which) ??
-          compactionOf(which)({ ...options, onProgress, signal: ctx.signal })),
-      );
+    // In a worker with a bounded heap where the package is built (see isolated.ts), one for
+    // every signal; else here, signal after signal.
+    const isolated = compactIsolated(options, onProgress, ctx.signal, undefined, flags.signals);
+    if (isolated !== undefined) report = await isolated;
+    else {
+      const reports: CompactionReport[] = [];
+      for (const which of flags.signals) {
+        reports.push(await compactionOf(which)({ ...options, onProgress, signal: ctx.signal }));
+      }
+      report = joinedReports(reports);
     }
-    report = joined(reports);
   } finally {
     progress.stop();
     await writing;
@@ -97,17 +100,6 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
       p.badOutputs.length > 0,
   );
   return trouble ? EXIT.unreadable : EXIT.ok;
-}
-
-/** The reports of the signals' runs as one. */
-function joined(reports: readonly CompactionReport[]): CompactionReport {
-  return {
-    dryRun: reports.some((r) => r.dryRun),
-    partitionsSelected: reports.reduce((n, r) => n + r.partitionsSelected, 0),
-    partitions: reports.flatMap((r) => r.partitions),
-    keysIgnored: reports.reduce((n, r) => n + r.keysIgnored, 0),
-    unsettled: reports.flatMap((r) => r.unsettled),
-  };
 }
 
 /** The API's options from the settings and the flags; a bad flag is a UsageError. */

@@ -16,6 +16,7 @@ import {
 } from '../../../src/reader.js';
 import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir, keysIn, mergeAllIn } from '../../support/compaction-dir.js';
+import { duckdbRows } from '../../support/duckdb.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 import { zstdDecompress } from '../../support/zstd.js';
@@ -100,6 +101,36 @@ describe('compactMetrics on a directory', () => {
     }
     expect(seen.size).toBe(3 * 3 * 100);
     expect(stretches).toBe(seen.size);
+  });
+
+  test('two runs whose rows fit one merged batch: written from memory as one sorted run, no spill', async () => {
+    // The later input's service sorts first. The first input (6,000 points) fills a run: its
+    // builders pass 800 KiB; the second (180) is small: 6,180 rows of 104 bytes, under 800 KiB.
+    const batches = [batchAt('svc-1', at(0, 10), 2000, 1), batchAt('svc-0', at(0, 50), 60, 2)];
+    await exportToDir(dir, { prefix: 'p', format: 'otlp-json' }, batches);
+    // A spill would fail: the temporary directory is a file.
+    const notADirectory = join(dir, 'not-a-directory');
+    await writeFile(notADirectory, '');
+    const tmpdir = process.env.TMPDIR;
+    process.env.TMPDIR = notADirectory;
+    const merge = (runBytes: number) =>
+      mergeAllIn(dir, resolveKeyLayout('p', {}), METRICS_ROWS, runBytes);
+    try {
+      const files = await merge(800 * 1024);
+      expect(files).toHaveLength(1);
+      await writeFile(join(dir, 'out.parquet'), (files[0] as FinishedFile).bytes);
+      expect(sorted(await duckdbPointTexts(dir, 'out.parquet'))).toEqual(pointsOf(batches));
+      const services = await duckdbRows(
+        `SELECT ServiceName AS s FROM read_parquet('${join(dir, 'out.parquet')}') ORDER BY file_row_number`,
+      );
+      const order = services.map((r) => String(r.s));
+      expect(order.indexOf('svc-1')).toBe(order.lastIndexOf('svc-0') + 1);
+      // Smaller runs: the same inputs need the spill.
+      await expect(merge(32 * 1024)).rejects.toThrow(/not-a-directory/);
+    } finally {
+      if (tmpdir === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmpdir;
+    }
   });
 
   test('the reader reads an output in place of the objects it replaces, in both default layouts', async () => {

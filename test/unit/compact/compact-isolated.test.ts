@@ -19,7 +19,7 @@ describe('compactIsolated', () => {
   let root: string;
   beforeEach(() => tempDir('otel-s3-isolated-', (path) => (root = path)));
   /** Compacts `dir` in the worker: its report or its error, and each event type once. */
-  const run = async (dir: string, which: SignalName = 'metrics') => {
+  const run = async (dir: string, which: SignalName | SignalName[] = 'metrics') => {
     const events: string[] = [];
     const running = compactIsolated(
       { dir, prefix: 'p', from: new Date(HOUR), settleMillis: 0 },
@@ -57,6 +57,23 @@ describe('compactIsolated', () => {
     expect(
       report?.partitions.map((p) => [p.partition.slice(0, 12), p.status, p.read.points]),
     ).toEqual([['traces/year=', 'compacted', recorded.length]]);
+  });
+
+  test('compacts several signals in turn in one worker, their reports joined', async () => {
+    const dir = join(root, 'both');
+    const batches = [batchAt('api', HOUR + 60_000, 4, 1), batchAt('web', HOUR + 20 * 60_000, 4, 2)];
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const { report } = await run(dir, ['metrics', 'traces', 'logs']);
+    const signalOf = (partition: string) =>
+      partition.startsWith('traces/') ? 'traces' : 'metrics';
+    expect(report?.partitions.map((p) => [signalOf(p.partition), p.status, p.read.points])).toEqual(
+      [
+        ['metrics', 'compacted', pointsOf(batches).length],
+        ['traces', 'compacted', recorded.length],
+      ],
+    );
+    expect(report?.partitionsSelected).toBe(2);
   });
 
   test("the worker's access error comes back as a ReadAccessError, with its reason", async () => {

@@ -1,8 +1,10 @@
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { formatBytes } from '../../../src/base/byte-size.js';
+import { dirSource } from '../../../src/reader/dir-source.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import {
   anyValue,
@@ -246,6 +248,27 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
     const { problems } = await readAll({ dir: root }, { maxObjectBytes: MiB });
     expect(problems.get(key)).toMatchObject({ stage: 'fetch' });
     expect(problems.get(key)?.error).toBeInstanceOf(ObjectTooLargeError);
+  });
+
+  test('from a directory: every byte of a file, past the size stat() gave, within the limit', async () => {
+    const root = join(dir, 'dir-get');
+    await mkdir(root, { recursive: true });
+    const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) % 251));
+    await writeFile(join(root, 'whole'), bytes);
+    await writeFile(join(root, 'empty'), '');
+    const source = dirSource(root);
+    const signal = new AbortController().signal;
+    expect(Buffer.from(await source.get('whole', signal, MiB)).equals(bytes)).toBe(true);
+    expect(await source.get('empty', signal, MiB)).toHaveLength(0);
+    await expect(source.get('whole', signal, bytes.length - 1)).rejects.toThrow(
+      ObjectTooLargeError,
+    );
+    // A file stat() says is empty but is not (Linux's /proc): read to its end.
+    const status = await dirSource('/proc/self').get('status', signal, MiB);
+    expect(Buffer.from(status).toString()).toMatch(/^Name:.*\n[\s\S]*VmRSS:/);
+    await expect(dirSource('/proc/self').get('status', signal, 10)).rejects.toThrow(
+      ObjectTooLargeError,
+    );
   });
 
   test('maxObjectBytes defaults to maxDecompressedBytes, which defaults to 64 MiB', async () => {

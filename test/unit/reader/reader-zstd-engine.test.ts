@@ -7,6 +7,7 @@ import {
 } from '../../../src/compression/zstd-engine.js';
 import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import { type ZstdDecompress, zstdDecompressor } from '../../../src/reader/zstd-decompress.js';
+import { prng } from '../../support/prng.js';
 import { builtInZstd, zstdCompress } from '../../support/zstd.js';
 
 const addon = () => createRequire(import.meta.url)('zstd-napi/binding');
@@ -53,6 +54,33 @@ for (const name of engines) {
       checked.writeUInt32LE(checked.readUInt32LE(checked.length - 4) ^ 1, checked.length - 4);
       expect(() => engine(name).decompress(checked, 8 * MiB)).toThrow(/checksum/i);
       expect(() => engine(name).decompress(checked, MiB)).toThrow(ObjectTooLargeError);
+    });
+
+    test('small frames one after another (Parquet pages): each decoded whole, errors and limits kept', () => {
+      const random = prng(7);
+      const texts = Array.from({ length: 300 }, (_, i) =>
+        Buffer.from(
+          Array.from({ length: 1 + Math.floor(random() * 9000) }, () =>
+            Math.floor(random() * (i % 3 === 0 ? 4 : 256)),
+          ),
+        ),
+      );
+      const decompress = engine(name).decompress;
+      const bad = zstdCompress(Buffer.alloc(3000, 7), 3, { checksum: true });
+      bad.writeUInt32LE((bad.readUInt32LE(bad.length - 4) ^ 1) >>> 0, bad.length - 4);
+      for (const [i, text] of texts.entries()) {
+        const f = frame(text);
+        // At the exact size, with room to spare, and one byte short of it.
+        expect(decompress(f, text.length).equals(text)).toBe(true);
+        expect(decompress(f, text.length + 100).equals(text)).toBe(true);
+        expect(() => decompress(f, text.length - 1 || 1)).toThrow(
+          text.length > 1 ? ObjectTooLargeError : Error,
+        );
+        if (i % 50 === 0) {
+          expect(() => decompress(bad, MiB)).toThrow(/checksum/i);
+          expect(() => decompress(f.subarray(0, f.length - 1), MiB)).toThrow();
+        }
+      }
     });
 
     test('a truncated frame or trailing garbage is an error, and the next object still decodes', () => {
