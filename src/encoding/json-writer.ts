@@ -56,6 +56,36 @@ export class Spelling {
 export const spelling = (text: string): Spelling => new Spelling(text);
 
 /**
+ * An integer field with the fixed text around it (`,"flags":` and `,"name":`), spelled whole
+ * once per small value (0 to 1023: flags, kinds, codes, severities), which then takes one
+ * stored spelling instead of three writes.
+ */
+export class IntField {
+  readonly before: Spelling;
+  readonly after: Spelling;
+  readonly #whole: (Spelling | undefined)[] = [];
+
+  constructor(
+    readonly beforeText: string,
+    readonly afterText = '',
+  ) {
+    this.before = new Spelling(beforeText);
+    this.after = new Spelling(afterText);
+  }
+
+  /** The whole spelling for `value` if it is a small non-negative integer, else undefined. */
+  of(value: number): Spelling | undefined {
+    if (!(value >= 0 && value < 1024 && Math.trunc(value) === value)) return undefined;
+    let whole = this.#whole[value];
+    if (whole === undefined) {
+      whole = new Spelling(`${this.beforeText}${value}${this.afterText}`);
+      this.#whole[value] = whole;
+    }
+    return whole;
+  }
+}
+
+/**
  * A time field (`,"endTimeUnixNano":`), with the spelling of its name, the opening quote and the
  * digits of the seconds of the last time written in it: the times of one export share their
  * seconds mostly, and then all but the nine digits of the nanoseconds are one stored spelling.
@@ -179,6 +209,18 @@ export class JsonWriter {
       } else this.uint(value);
     } else if (Number.isInteger(value)) this.raw(`"${BigInt(value)}"`);
     else this.double(value);
+  }
+
+  /** `field`'s text before, the integer (as int() writes it) and its text after. */
+  intField(field: IntField, value: number): void {
+    const whole = field.of(value);
+    if (whole !== undefined) {
+      this.spell(whole);
+      return;
+    }
+    this.spell(field.before);
+    this.int(value);
+    this.spell(field.after);
   }
 
   /**

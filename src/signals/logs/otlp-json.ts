@@ -1,14 +1,16 @@
 import { jsonAnyValue, jsonAttributesOf } from '../../encoding/any-value-json.js';
-import { type JsonWriter, spelling, TimeField } from '../../encoding/json-writer.js';
+import { IntField, type JsonWriter, spelling, TimeField } from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
 
 const OPEN_TIME_UNIX_NANO = new TimeField('{"timeUnixNano":');
 const OBSERVED_TIME_UNIX_NANO = new TimeField(',"observedTimeUnixNano":');
-const SEVERITY_NUMBER = spelling(',"severityNumber":');
+const SEVERITY_NUMBER = new IntField(',"severityNumber":');
 const SEVERITY_TEXT = spelling(',"severityText":');
 const BODY = spelling(',"body":');
-const FLAGS = spelling(',"flags":');
+const STRING_BODY = spelling(',"body":{"stringValue":');
+const FLAGS = new IntField(',"flags":');
+const FLAGS_THEN_TRACE_ID = new IntField(',"flags":', ',"traceId":');
 const TRACE_ID = spelling(',"traceId":');
 const SPAN_ID = spelling(',"spanId":');
 const EVENT_NAME = spelling(',"eventName":');
@@ -34,26 +36,31 @@ function logRecord(w: JsonWriter, r: LogRecordLike): void {
   w.nanos(OPEN_TIME_UNIX_NANO, r.hrTime);
   w.nanos(OBSERVED_TIME_UNIX_NANO, r.hrTimeObserved);
   const severity = r.severityNumber;
-  if (severity !== undefined && severity !== 0) {
-    w.spell(SEVERITY_NUMBER);
-    w.int(severity);
-  }
+  if (severity !== undefined && severity !== 0) w.intField(SEVERITY_NUMBER, severity);
   w.stringUnlessEmpty(SEVERITY_TEXT, r.severityText);
   const body = r.body;
-  if (body !== undefined) {
+  if (typeof body === 'string') {
+    // The usual body, its head in one spelling.
+    w.spell(STRING_BODY);
+    w.string(body);
+    w.char(0x7d);
+  } else if (body !== undefined) {
     w.spell(BODY);
     jsonAnyValue(w, body);
   }
   jsonAttributesOf(w, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
-    if (context.traceFlags) {
-      w.spell(FLAGS);
-      w.uint(context.traceFlags >>> 0);
-    }
-    if (context.traceId) {
-      w.spell(TRACE_ID);
+    const flags = context.traceFlags ? context.traceFlags >>> 0 : undefined;
+    if (flags !== undefined && context.traceId) {
+      w.intField(FLAGS_THEN_TRACE_ID, flags);
       w.hexId(context.traceId);
+    } else {
+      if (flags !== undefined) w.intField(FLAGS, flags);
+      if (context.traceId) {
+        w.spell(TRACE_ID);
+        w.hexId(context.traceId);
+      }
     }
     if (context.spanId) {
       w.spell(SPAN_ID);

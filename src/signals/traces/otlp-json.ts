@@ -1,5 +1,11 @@
 import { jsonAttributesOf } from '../../encoding/any-value-json.js';
-import { type JsonWriter, type Spelling, spelling, TimeField } from '../../encoding/json-writer.js';
+import {
+  IntField,
+  type JsonWriter,
+  type Spelling,
+  spelling,
+  TimeField,
+} from '../../encoding/json-writer.js';
 import { groupedJson } from '../grouped-json.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
 import { countSpan, otlpSpanKind, spanFlags } from './span.js';
@@ -7,14 +13,15 @@ import { countSpan, otlpSpanKind, spanFlags } from './span.js';
 const EVENTS = spelling(',"events":[');
 const LINKS = spelling(',"links":[');
 const PARENT_SPAN_ID = spelling(',"parentSpanId":');
-const FLAGS = spelling(',"flags":');
+const FLAGS = new IntField(',"flags":');
+const FLAGS_THEN_NAME = new IntField(',"flags":', ',"name":');
 const NAME = spelling(',"name":');
-const KIND = spelling(',"kind":');
+const KIND = new IntField(',"kind":');
 const START_TIME_UNIX_NANO = new TimeField(',"startTimeUnixNano":');
 const END_TIME_UNIX_NANO = new TimeField(',"endTimeUnixNano":');
 const DROPPED_EVENTS_COUNT = spelling(',"droppedEventsCount":');
 const DROPPED_LINKS_COUNT = spelling(',"droppedLinksCount":');
-const STATUS_CODE = spelling(',"status":{"code":');
+const STATUS_CODE = new IntField(',"status":{"code":');
 const MESSAGE = spelling(',"message":');
 const CLOSE_STATUS = spelling('}}');
 const OPEN_TRACE_ID = spelling('{"traceId":');
@@ -42,11 +49,10 @@ function span(w: JsonWriter, s: SpanLike): void {
     w.spell(PARENT_SPAN_ID);
     w.hexId(parent.spanId);
   }
-  w.spell(FLAGS);
-  w.uint(spanFlags(context.traceFlags, parent?.isRemote));
-  w.spell(NAME);
+  w.intField(FLAGS_THEN_NAME, spanFlags(context.traceFlags, parent?.isRemote));
   w.string(s.name);
-  w.intUnlessZero(KIND, otlpSpanKind(s.kind));
+  const kind = otlpSpanKind(s.kind);
+  if (kind) w.intField(KIND, kind);
   w.nanos(START_TIME_UNIX_NANO, s.startTime);
   w.nanos(END_TIME_UNIX_NANO, s.endTime);
   jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
@@ -56,8 +62,7 @@ function span(w: JsonWriter, s: SpanLike): void {
   w.intUnlessZero(DROPPED_LINKS_COUNT, s.droppedLinksCount);
   // Status is always there, its code too (0, unset, included), as the official serializers write it.
   const status = s.status;
-  w.spell(STATUS_CODE);
-  w.int(status.code);
+  w.intField(STATUS_CODE, status.code);
   w.stringUnlessEmpty(MESSAGE, status.message);
   w.spell(CLOSE_STATUS);
 }
@@ -99,7 +104,6 @@ function link(w: JsonWriter, l: LinkLike): void {
   const context = l.context;
   ids(w, context);
   jsonAttributesOf(w, l.attributes, l.droppedAttributesCount);
-  w.spell(FLAGS);
-  w.uint(spanFlags(context.traceFlags, context.isRemote));
+  w.intField(FLAGS, spanFlags(context.traceFlags, context.isRemote));
   w.char(0x7d);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { JsonWriter, Spelling, TimeField } from '../../../src/encoding/json-writer.js';
+import { IntField, JsonWriter, Spelling, TimeField } from '../../../src/encoding/json-writer.js';
 
 /** What the writer produced, as text. */
 const text = (w: JsonWriter) => w.finish().toString('latin1');
@@ -152,6 +152,16 @@ describe('JsonWriter', () => {
     const exact = ([s, n]: [number, number], i: number) =>
       `${i % 2 ? ',"bb":' : ',"a":'}"${BigInt(Math.trunc(s)) * 1_000_000_000n + BigInt(n)}"`;
     expect(text(w)).toBe(times.map(exact).join(''));
+  });
+
+  test('intField() writes the text before, the integer as int() spells it, and the text after', () => {
+    const field = new IntField(',"flags":', ',"name":');
+    const values = [0, 1, 9, 10, 255, 256, 1023, 1024, 5000, -1, -0, 1.5, 2 ** 53 + 2, 7, 1023, 0];
+    const w = new JsonWriter();
+    for (const v of values) w.intField(field, v);
+    const spelled = (v: number) =>
+      Number.isSafeInteger(v) ? String(v) : Number.isInteger(v) ? `"${BigInt(v)}"` : String(v);
+    expect(text(w)).toBe(values.map((v) => `,"flags":${spelled(v)},"name":`).join(''));
   });
 
   test('spell() writes each spelling whole, back to back, at every offset from the end of the buffer', () => {
