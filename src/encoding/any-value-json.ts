@@ -1,4 +1,4 @@
-import { type AttributeMap, ownKeys } from './attribute-cache.js';
+import type { AttributeMap } from './attribute-cache.js';
 import { JsonWriter, SMALL_WRITER_CAPACITY, Spelling, spelling } from './json-writer.js';
 import { isInt64 } from './otlp-schema.js';
 
@@ -73,39 +73,89 @@ export function jsonKeyValues(w: JsonWriter, map: AttributeMap, keys: readonly s
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     if (i > 0) w.char(COMMA);
-    const value = map[key];
-    const heads = keyHeads(key);
-    if (heads === undefined) {
-      w.spell(OPEN_KEY);
-      w.string(key);
-      w.spell(VALUE);
-    } else if (typeof value === 'string') {
-      // The most common value, its head and tail written with the key's.
-      w.spell(heads.string);
-      w.string(value);
-      w.spell(CLOSE_STRING_ATTRIBUTE);
-      continue;
-    } else w.spell(heads.any);
-    jsonAnyValue(w, value);
-    w.char(0x7d);
+    keyValue(w, key, keyHeads(key), map[key]);
   }
 }
 
+/** One `{"key":…,"value":…}`, with the key's heads if it has them. */
+function keyValue(w: JsonWriter, key: string, heads: KeyHeads | undefined, value: unknown): void {
+  if (heads === undefined) {
+    w.spell(OPEN_KEY);
+    w.string(key);
+    w.spell(VALUE);
+  } else if (typeof value === 'string') {
+    // The most common value, its head and tail written with the key's.
+    w.spell(heads.string);
+    w.string(value);
+    w.spell(CLOSE_STRING_ATTRIBUTE);
+    return;
+  } else w.spell(heads.any);
+  jsonAnyValue(w, value);
+  w.char(0x7d);
+}
+
+/**
+ * The keys of attribute objects, and their heads, as last seen per first key: the objects of one
+ * kind (an HTTP server span's, its event's, a request's log record's) list the same keys in the
+ * same order, so their heads come without a lookup each. At most KEY_SEQUENCES first keys, of
+ * objects of up to KEY_SEQUENCE_MAX_KEYS keys.
+ */
+class KeySequence {
+  constructor(
+    readonly keys: string[],
+    readonly heads: (KeyHeads | undefined)[],
+  ) {}
+}
+const keySequences = new Map<string, KeySequence>();
+const KEY_SEQUENCES = 1024;
+const KEY_SEQUENCE_MAX_KEYS = 64;
+/** The keys and heads of the object being written (one at a time: values hold no attributes field). */
+const seenKeys: string[] = [];
+const seenHeads: (KeyHeads | undefined)[] = [];
+const hasOwn = Object.prototype.hasOwnProperty;
+
 /**
  * `field` (`,"attributes":[`), the key-values of the own enumerable keys of `attrs` and `]`, as the
- * official serializers take them; nothing when there are none (the list's default, which protobuf
- * does not write either).
+ * official serializers take them (Object.keys' keys in its order: for-in's, less what is
+ * inherited); nothing when there are none (the list's default, which protobuf does not write
+ * either).
  */
 export function jsonAttributesField(
   w: JsonWriter,
   field: Spelling,
   attrs: AttributeMap | undefined,
 ): void {
-  const keys = ownKeys(attrs);
-  if (keys.length === 0) return;
-  w.spell(field);
-  jsonKeyValues(w, attrs as AttributeMap, keys); // keys only an object has
+  if (attrs === undefined || attrs === null) return;
+  let sequence: KeySequence | undefined;
+  let same = true;
+  let n = 0;
+  for (const key in attrs) {
+    if (!hasOwn.call(attrs, key)) continue;
+    if (n === 0) {
+      w.spell(field);
+      sequence = keySequences.get(key);
+    } else w.char(COMMA);
+    let heads: KeyHeads | undefined;
+    if (same && sequence !== undefined && sequence.keys[n] === key) heads = sequence.heads[n];
+    else {
+      same = false;
+      heads = keyHeads(key);
+    }
+    seenKeys[n] = key;
+    seenHeads[n] = heads;
+    keyValue(w, key, heads, attrs[key]);
+    n++;
+  }
+  if (n === 0) return;
   w.char(0x5d);
+  if (same && sequence !== undefined && sequence.keys.length === n) return;
+  if (n > KEY_SEQUENCE_MAX_KEYS || (sequence === undefined && keySequences.size >= KEY_SEQUENCES)) {
+    return;
+  }
+  keySequences.set(
+    seenKeys[0] as string,
+    new KeySequence(seenKeys.slice(0, n), seenHeads.slice(0, n)),
+  );
 }
 
 /** `,"attributes":[…]` and `,"droppedAttributesCount":n`, each left out at its default. */
