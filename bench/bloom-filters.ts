@@ -23,6 +23,7 @@ import { fmtNum } from './lib/format.js';
 import { diurnal, LakeDay } from './lib/lake-day.js';
 import { emitResult, parseArgs, progress, type Target } from './lib/result.js';
 import { collectGarbage, median } from './lib/stats.js';
+import { CALLING_THREAD_CPU, callingThreadCpuMicros } from './lib/thread-cpu.js';
 
 const args = parseArgs(process.argv.slice(2));
 const ROUNDS = args.quick ? 3 : 7;
@@ -32,11 +33,9 @@ const TRACES_PER_SECOND = args.number('traces-per-second', 1);
 const HOUR = 15;
 const DAY_START = Date.UTC(2026, 10, 30);
 
-const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
 const cpuMillis = (): number => {
-  if (threadCpu === undefined) return performance.now();
-  const u = threadCpu.call(process);
-  return (u.user + u.system) / 1e3;
+  const micros = callingThreadCpuMicros();
+  return micros === undefined ? performance.now() : micros / 1e3;
 };
 
 progress(`making hour ${HOUR} of a ${SERVICES}-service day (${TRACES_PER_SECOND} traces/s mean)`);
@@ -219,7 +218,7 @@ emitResult({
   targets,
   notes: [
     `The hour: ${(diurnal(HOUR) * TRACES_PER_SECOND).toFixed(2)} traces/s, the day's busiest; every instance's items in one file, as compaction merges them.`,
-    threadCpu === undefined
+    !CALLING_THREAD_CPU
       ? 'Write time is wall clock (no process.threadCpuUsage here).'
       : 'Write time is the thread’s CPU (process.threadCpuUsage), sort and encode of the sealed columns with zstd pages; medians of interleaved rounds, each way first in every other round.',
     'The filter alone: hashing every row’s TraceId (xxHash64 of its bytes) and setting its bits, the median of rounds apart from the file (src/parquet/bloom-chunks.js on a PLAIN page of the ids).',

@@ -24,6 +24,7 @@ import { fmtMs, fmtNum, fmtPct, fmtRate } from './lib/format.js';
 import { realisticLogRecords, realisticSpans } from './lib/realistic-signals.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { collectGarbage, type Summary, summarize } from './lib/stats.js';
+import { CALLING_THREAD_CPU, callingThreadCpuMicros } from './lib/thread-cpu.js';
 
 const args = parseArgs(process.argv.slice(2));
 const SIZES = [1_000, 10_000];
@@ -46,12 +47,11 @@ interface SignalCase<Item> {
   reference: typeof traceReference;
 }
 
-const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-const CPU_TIMED = threadCpu !== undefined;
+const CPU_TIMED = CALLING_THREAD_CPU;
+/** The calling thread's CPU in seconds (exact: callingThreadCpuMicros), else the wall clock. */
 const threadCpuSeconds = (): number => {
-  if (threadCpu === undefined) return performance.now() / 1000;
-  const u = threadCpu.call(process);
-  return (u.user + u.system) / 1e6;
+  const micros = callingThreadCpuMicros();
+  return micros === undefined ? performance.now() / 1000 : micros / 1e6;
 };
 
 let sink = 0;

@@ -20,6 +20,7 @@ import { realisticSource } from './lib/realistic-metrics.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
 import { collectGarbage, type Summary, summarize } from './lib/stats.js';
 import { StubS3 } from './lib/stub-s3.js';
+import { CALLING_THREAD_CPU, callingThreadCpuMicros } from './lib/thread-cpu.js';
 
 const args = parseArgs(process.argv.slice(2));
 const SIZES = [10_000, 100_000];
@@ -66,14 +67,12 @@ interface Sample {
   gcMillis: number;
 }
 
-const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
-/** The calling thread's CPU time in seconds, or undefined (Node < 23.9). */
+/** The calling thread's CPU time in seconds (exact: callingThreadCpuMicros), or undefined (Node < 23.9). */
 const threadCpuSeconds = (): number | undefined => {
-  if (threadCpu === undefined) return undefined;
-  const u = threadCpu.call(process);
-  return (u.user + u.system) / 1e6;
+  const micros = callingThreadCpuMicros();
+  return micros === undefined ? undefined : micros / 1e6;
 };
-const CPU_TIMED = threadCpu !== undefined;
+const CPU_TIMED = CALLING_THREAD_CPU;
 
 let sink = 0; // keeps the official serializers' output alive, so nothing is optimized away
 
