@@ -287,14 +287,7 @@ export class JsonWriter {
       view.setUint32(pos, a | (b << 8) | (c << 16) | (d << 24), true);
       pos += 4;
     }
-    for (; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (allowed[c] !== 1) return false;
-      view.setUint8(pos++, c);
-    }
-    view.setUint8(pos++, 0x22);
-    this.#pos = pos;
-    return true;
+    return this.#quotedTail(text, i, pos, allowed);
   }
 
   /**
@@ -328,13 +321,24 @@ export class JsonWriter {
       view.setUint32(pos, w, true);
       pos += 4;
     }
-    for (; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (PLAIN_ASCII[c] !== 1) return false;
-      view.setUint8(pos++, c);
+    return this.#quotedTail(text, i, pos, PLAIN_ASCII);
+  }
+
+  /**
+   * The end of #quotedIfAll and #quotedPlain: the characters of `text` from `i` (fewer than four)
+   * checked in `allowed` and stored from `pos`, then the closing quote; false (nothing written)
+   * when one is not allowed.
+   */
+  #quotedTail(text: string, i: number, pos: number, allowed: Uint8Array): boolean {
+    const view = this.#view;
+    let at = pos;
+    for (let k = i; k < text.length; k++) {
+      const c = text.charCodeAt(k);
+      if (allowed[c] !== 1) return false;
+      view.setUint8(at++, c);
     }
-    view.setUint8(pos++, 0x22);
-    this.#pos = pos;
+    view.setUint8(at++, 0x22);
+    this.#pos = at;
     return true;
   }
 
