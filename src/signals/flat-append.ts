@@ -65,7 +65,7 @@ export interface OtlpFlatScope {
  * writer it returns once an item, with its row. Anything that is not what the field holds reads
  * as empty (a request from outside may hold anything). Returns the rows added.
  */
-export function appendOtlpRows(
+function appendOtlpRows(
   store: FlatStore,
   resources: OtlpValue | undefined,
   fields: { scopes: string; items: string },
@@ -116,7 +116,7 @@ export interface OtlpRows {
 }
 
 /** The items of a decoded OTLP request, counted as appendOtlpRows() would walk them. */
-export function countOtlpItems(
+function countOtlpItems(
   resources: OtlpValue | undefined,
   fields: { scopes: string; items: string },
 ): number {
