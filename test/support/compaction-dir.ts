@@ -26,35 +26,19 @@ export async function exportToDir(
 }
 
 /**
- * Spans of `batches` in `hour` (exportSpanBatches) into `dir` under prefix `p`, as Parquet or
- * `format`; them, spelled.
+ * An exporter of batches in `hour` of flat-batches.ts into `dir` under prefix `p`, as Parquet or
+ * `format`; it returns them, spelled.
  */
-export const exportSpansToDir = (
-  dir: string,
-  hour: number,
-  batches: readonly FlatBatch[],
-  format?: Format,
-) =>
-  exportSpanBatches(
-    { bucket: 'b', prefix: 'p', format },
-    { s3Client: dirClient(dir) },
-    hour,
-    batches,
-  );
+const flatToDir =
+  (exportFlat: typeof exportSpanBatches) =>
+  (dir: string, hour: number, batches: readonly FlatBatch[], format?: Format) =>
+    exportFlat({ bucket: 'b', prefix: 'p', format }, { s3Client: dirClient(dir) }, hour, batches);
 
-/** Log records of `batches` in `hour` (exportLogBatches) into `dir` under prefix `p`; spelled. */
-export const exportLogsToDir = (
-  dir: string,
-  hour: number,
-  batches: readonly FlatBatch[],
-  format?: Format,
-) =>
-  exportLogBatches(
-    { bucket: 'b', prefix: 'p', format },
-    { s3Client: dirClient(dir) },
-    hour,
-    batches,
-  );
+/** Spans of `batches` (exportSpanBatches) into `dir`. */
+export const exportSpansToDir = flatToDir(exportSpanBatches);
+
+/** Log records of `batches` (exportLogBatches) into `dir`. */
+export const exportLogsToDir = flatToDir(exportLogBatches);
 
 /** The stand-in S3 client of exportToDir: each PutObject's body stored as `{dir}/{key}`. */
 export function dirClient(dir: string): S3Client {
