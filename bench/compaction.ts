@@ -38,8 +38,16 @@ import {
 } from './lib/compaction-peers.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum } from './lib/format.js';
 import { emitResult, parseArgs, progress, type Table, type Target } from './lib/result.js';
-import { COUNTER, instances, SAMPLES_PER_HISTOGRAM, writeBatch } from './lib/simulated-writers.js';
+import {
+  COUNTER,
+  type Instance,
+  instances,
+  SAMPLES_PER_HISTOGRAM,
+  writeBatch,
+} from './lib/simulated-writers.js';
 import { median } from './lib/stats.js';
+
+type Written = Awaited<ReturnType<typeof writeBatch>>;
 
 const args = parseArgs(process.argv.slice(2));
 const MiB = 1024 * 1024;
@@ -69,26 +77,21 @@ const root = await mkdtemp(join(tmpdir(), 'otel-s3-bench-compaction-'));
 try {
   // 1. The day.
   const expected = new Map<string, { total: number; points: number }>();
-  let files = 0;
-  let points = 0;
   const fleet = instances(INSTANCES);
   const started = performance.now();
-  for (let h = 0; h < HOURS; h++) {
-    progress(`compaction: writing hour ${h + 1}/${HOURS} (${fmtInt(files)} files so far)`);
-    for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
-      for (const instance of fleet) {
-        const start = DAY_START + h * 3_600_000 + slot * 600_000;
-        const written = await writeBatch(root, 'day', instance, start, EXPORTS_PER_FILE, SERIES);
-        files++;
-        points += written.points;
-        const key = `${instance.service}|${Math.floor(start / 3_600_000)}`;
-        const e = expected.get(key) ?? { total: 0, points: 0 };
-        e.total += written.counterSums.reduce((a, b) => a + b, 0);
-        e.points += EXPORTS_PER_FILE * SERIES;
-        expected.set(key, e);
-      }
-    }
-  }
+  const { files, points } = await writeFleet(
+    'day',
+    fleet,
+    HOURS,
+    false,
+    (instance, start, written) => {
+      const key = `${instance.service}|${Math.floor(start / 3_600_000)}`;
+      const e = expected.get(key) ?? { total: 0, points: 0 };
+      e.total += written.counterSums.reduce((a, b) => a + b, 0);
+      e.points += EXPORTS_PER_FILE * SERIES;
+      expected.set(key, e);
+    },
+  );
   progress(
     `compaction: ${fmtInt(files)} files, ${fmtInt(points)} points in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
@@ -305,6 +308,46 @@ GROUP BY ALL ORDER BY ALL`;
 }
 
 /**
+ * `hours` of the fleet written under `prefix`: every instance's file of each 10-minute slot (with
+ * `otlp`, its exports measured as OTLP/JSON + zstd too); `onFile` sees each file written.
+ */
+async function writeFleet(
+  prefix: string,
+  fleet: Instance[],
+  hours: number,
+  otlp: boolean,
+  onFile?: (instance: Instance, start: number, written: Written) => void,
+): Promise<{ files: number; points: number; otlpBytes: number }> {
+  let files = 0;
+  let points = 0;
+  let otlpBytes = 0;
+  for (let h = 0; h < hours; h++) {
+    progress(
+      `compaction: writing ${prefix} hour ${h + 1}/${hours} (${fmtInt(files)} files so far)`,
+    );
+    for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
+      for (const instance of fleet) {
+        const start = DAY_START + h * 3_600_000 + slot * 600_000;
+        const written = await writeBatch(
+          root,
+          prefix,
+          instance,
+          start,
+          EXPORTS_PER_FILE,
+          SERIES,
+          otlp,
+        );
+        files++;
+        points += written.points;
+        otlpBytes += written.otlpBytes;
+        onFile?.(instance, start, written);
+      }
+    }
+  }
+  return { files, points, otlpBytes };
+}
+
+/**
  * Realistic values beside the simulated (issue 34, item 3): the same fleet and files, its
  * counters growing by small steps, its histograms filling slowly, its gauges drifting
  * (simulated-writers.ts, 'realistic'); bytes a point as OTLP/JSON + zstd (one object a minute,
@@ -318,29 +361,7 @@ async function realisticHours(): Promise<{
   data: unknown;
 }> {
   const fleet = instances(INSTANCES, 1_000, 'realistic');
-  let files = 0;
-  let points = 0;
-  let otlpBytes = 0;
-  for (let h = 0; h < REALISTIC_HOURS; h++) {
-    progress(`compaction: writing realistic hour ${h + 1}/${REALISTIC_HOURS}`);
-    for (let slot = 0; slot < SLOTS_PER_HOUR; slot++) {
-      for (const instance of fleet) {
-        const start = DAY_START + h * 3_600_000 + slot * 600_000;
-        const written = await writeBatch(
-          root,
-          'realistic',
-          instance,
-          start,
-          EXPORTS_PER_FILE,
-          SERIES,
-          true,
-        );
-        files++;
-        points += written.points;
-        otlpBytes += written.otlpBytes;
-      }
-    }
-  }
+  const { files, points, otlpBytes } = await writeFleet('realistic', fleet, REALISTIC_HOURS, true);
   const dir = join(root, 'realistic');
   const before = await parquetBytes(dir);
   progress('compaction: compacting the realistic hours');
