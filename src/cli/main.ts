@@ -15,16 +15,18 @@ import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3/errors.js';
-import { cat } from './commands/cat.js';
-import { check } from './commands/check.js';
-import { type CompactFlags, compact } from './commands/compact.js';
-import { type LogsOptions, logs, SEVERITIES, type Severity } from './commands/logs.js';
-import { ls } from './commands/ls.js';
-import { POINT_FORMATS, type PointFormat, points } from './commands/points.js';
-import { ROW_FORMATS, type RowFormat } from './commands/row-command.js';
-import { spans } from './commands/spans.js';
-import { stats } from './commands/stats.js';
-import { TRACE_FORMATS, type TraceFormat, traceCommand } from './commands/trace.js';
+import {
+  POINT_FORMATS,
+  type PointFormat,
+  ROW_FORMATS,
+  type RowFormat,
+  SEVERITIES,
+  type Severity,
+  TRACE_FORMATS,
+  type TraceFormat,
+} from './choices.js';
+import type { CompactFlags } from './commands/compact.js';
+import type { LogsOptions } from './commands/logs.js';
 import { CONFIG_FILE_NAME } from './config-file.js';
 import { type CommandContext, note } from './context.js';
 import { DURATION_HELP } from './duration.js';
@@ -225,8 +227,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      run<{ format: 'text' | 'jsonl'; signal?: SignalName[] }>((ctx, o) =>
-        ls(ctx, { format: o.format, signals: signalsOf(o.signal) }),
+      run<{ format: 'text' | 'jsonl'; signal?: SignalName[] }>(async (ctx, o) =>
+        (await import('./commands/ls.js')).ls(ctx, {
+          format: o.format,
+          signals: signalsOf(o.signal),
+        }),
       ),
     );
 
@@ -242,8 +247,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      run<{ withKey?: boolean; signal?: SignalName[] }>((ctx, o) =>
-        cat(ctx, { withKey: o.withKey === true, signals: signalsOf(o.signal) }),
+      run<{ withKey?: boolean; signal?: SignalName[] }>(async (ctx, o) =>
+        (await import('./commands/cat.js')).cat(ctx, {
+          withKey: o.withKey === true,
+          signals: signalsOf(o.signal),
+        }),
       ),
     );
 
@@ -265,8 +273,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      run<{ format?: PointFormat; metric?: string[] }>((ctx, o) =>
-        points(ctx, {
+      run<{ format?: PointFormat; metric?: string[] }>(async (ctx, o) =>
+        (await import('./commands/points.js')).points(ctx, {
           metric: o.metric ?? [],
           ...(o.format === undefined ? {} : { format: o.format }),
         }),
@@ -284,8 +292,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      run<{ format: 'text' | 'json'; signal?: SignalName[] }>((ctx, o) =>
-        stats(ctx, { format: o.format, signals: signalsOf(o.signal) }),
+      run<{ format: 'text' | 'json'; signal?: SignalName[] }>(async (ctx, o) =>
+        (await import('./commands/stats.js')).stats(ctx, {
+          format: o.format,
+          signals: signalsOf(o.signal),
+        }),
       ),
     );
 
@@ -329,8 +340,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         attribute?: string[];
         traceId?: string;
         minDuration?: string;
-      }>((ctx, o) =>
-        spans(ctx, {
+      }>(async (ctx, o) =>
+        (await import('./commands/spans.js')).spans(ctx, {
           service: o.service ?? [],
           name: o.name ?? [],
           attribute: o.attribute ?? [],
@@ -377,7 +388,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         attribute?: string[];
         traceId?: string;
         spanId?: string;
-      }>((ctx, o) => {
+      }>(async (ctx, o) => {
         const options: LogsOptions = {
           service: o.service ?? [],
           eventName: o.eventName ?? [],
@@ -388,7 +399,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         if (o.body !== undefined) options.body = o.body;
         if (o.traceId !== undefined) options.traceId = traceIdOption('--trace-id', o.traceId);
         if (o.spanId !== undefined) options.spanId = spanIdOption('--span-id', o.spanId);
-        return logs(ctx, options);
+        return (await import('./commands/logs.js')).logs(ctx, options);
       }),
     );
 
@@ -417,8 +428,8 @@ ${EXIT_CODES_HELP}`,
         o: { format: TraceFormat; logs?: boolean; width?: string },
         cmd: Command,
       ) =>
-        run<undefined>((ctx) =>
-          traceCommand(ctx, {
+        run<undefined>(async (ctx) =>
+          (await import('./commands/trace.js')).traceCommand(ctx, {
             traceId: traceIdOption('trace id', traceId),
             format: o.format,
             logs: o.logs === true,
@@ -438,7 +449,11 @@ ${EXIT_CODES_HELP}`,
         .default('text'),
     )
     .addHelpText('after', CHECK_HELP)
-    .action(run<{ format: 'text' | 'json' }>((ctx, o) => check(ctx, { format: o.format })));
+    .action(
+      run<{ format: 'text' | 'json' }>(async (ctx, o) =>
+        (await import('./commands/check.js')).check(ctx, { format: o.format }),
+      ),
+    );
 
   program
     .command('compact')
@@ -482,8 +497,11 @@ ${EXIT_CODES_HELP}`,
     .addOption(signalOption())
     .addHelpText('after', COMPACT_HELP)
     .action(
-      run<Omit<CompactFlags, 'signals'> & { signal?: SignalName[] }>((ctx, o) =>
-        compact(ctx, { ...o, signals: signalsOf(o.signal) }),
+      run<Omit<CompactFlags, 'signals'> & { signal?: SignalName[] }>(async (ctx, o) =>
+        (await import('./commands/compact.js')).compact(ctx, {
+          ...o,
+          signals: signalsOf(o.signal),
+        }),
       ),
     );
 

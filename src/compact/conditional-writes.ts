@@ -1,5 +1,6 @@
+import { headerMayBeTheCause } from '../s3/verdict.js';
 import { probeKey } from './bookkeeping.js';
-import { type CompactionStore, conditionalHeaderRefused } from './store.js';
+import type { CompactionStore } from './store.js';
 
 /**
  * Whether the server honours `If-None-Match: *`: a probe object is created twice with it; the
@@ -23,4 +24,10 @@ export async function conditionalWritesWork(
   } finally {
     await store.delete([key], signal).catch(() => {});
   }
+}
+
+/** True when a conditional PUT failed because the server may not know the header. */
+function conditionalHeaderRefused(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  return headerMayBeTheCause(cause);
 }

@@ -76,12 +76,6 @@ export function s3Store(bucket: string, connection: ReaderConnectionOptions): Co
   };
 }
 
-/** True when a conditional PUT failed because the server may not know the header. */
-export function conditionalHeaderRefused(error: unknown): boolean {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  return headerMayBeTheCause(cause);
-}
-
 async function deleteBatch(
   client: S3Client,
   bucket: string,

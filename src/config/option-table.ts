@@ -2,7 +2,7 @@ import { constants } from 'node:buffer';
 import { COMPRESSIONS, FORMATS, type SignalName } from '../layout/formats.js';
 import { KeyTemplate, PARTITION_TIMES, TIME_ZONES } from '../layout/key-template.js';
 import { CHECKSUM_MODES } from '../s3/client-settings.js';
-import { TEMPORALITIES } from '../signals/metrics/temporality.js';
+import { TEMPORALITIES } from '../signals/metrics/temporalities.js';
 import {
   COMPACTION_DEFAULTS,
   DEFAULTS,

@@ -8,7 +8,7 @@ import {
 } from '../layout/formats.js';
 import type { PartitionTime, PartitionTimeZone } from '../layout/key-template.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
-import type { TemporalityPreference } from '../signals/metrics/temporality.js';
+import type { TemporalityPreference } from '../signals/metrics/temporalities.js';
 
 export {
   PARTITION_TIMES,
@@ -20,7 +20,7 @@ export { CHECKSUM_MODES, type ChecksumMode } from '../s3/client-settings.js';
 export {
   TEMPORALITIES,
   type TemporalityPreference,
-} from '../signals/metrics/temporality.js';
+} from '../signals/metrics/temporalities.js';
 
 import type { SpoolFileSystem } from '../spool/file-system.js';
 

@@ -13,6 +13,7 @@ import type {
   StoredObject,
   UnreadableObject,
 } from './metric-types.js';
+import { openSource } from './open-source.js';
 import { PARQUET_PARTS_BYTES } from './parquet-parts.js';
 import {
   ObjectTooLargeError,
@@ -23,7 +24,6 @@ import {
 import {
   type ListMetricObjectsOptions,
   type ListObjectsOptions,
-  openSource,
   resolveConcurrency,
   resolveRange,
 } from './read-options.js';

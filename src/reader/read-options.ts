@@ -2,10 +2,8 @@ import { InvalidOptionError } from '../base/invalid-option.js';
 import { check } from '../config/option-table.js';
 import { READ_DEFAULTS } from '../config/options.js';
 import type { SignalName } from '../layout/formats.js';
-import { dirSource } from './dir-source.js';
 import { type KeyLayout, type KeyLayoutOptions, resolveKeyLayout } from './key-layout.js';
-import { type ReaderConnectionOptions, s3Source } from './s3-source.js';
-import type { ObjectSource } from './source.js';
+import type { ReaderConnectionOptions } from './s3-source.js';
 
 /**
  * Which objects to read: the exporter's prefix and key layout, and a time range of the objects'
@@ -88,20 +86,6 @@ export function resolveRange(
 export function resolveConcurrency(value: unknown): number {
   if (value === undefined) return READ_DEFAULTS.concurrency;
   return check<number>('concurrency')('concurrency', value);
-}
-
-/** The source the options name. Call after resolveRange. */
-export function openSource(options: ListObjectsOptions): ObjectSource {
-  if (options.dir !== undefined) return dirSource(options.dir);
-  return s3Source(options.bucket, {
-    region: options.region,
-    endpoint: options.endpoint,
-    forcePathStyle: options.forcePathStyle,
-    credentials: options.credentials,
-    s3Client: options.s3Client,
-    requestChecksumCalculation: options.requestChecksumCalculation,
-    responseChecksumValidation: options.responseChecksumValidation,
-  });
 }
 
 function time(option: string, value: unknown): Date | undefined {

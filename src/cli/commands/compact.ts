@@ -1,5 +1,4 @@
 import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size.js';
-import { compactionOf } from '../../compact/compact-metrics.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
 import {
@@ -66,6 +65,7 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
     if (isolated !== undefined) report = await isolated;
     else {
       const reports: CompactionReport[] = [];
+      const { compactionOf } = await import('../../compact/compact-metrics.js');
       for (const which of flags.signals) {
         reports.push(await compactionOf(which)({ ...options, onProgress, signal: ctx.signal }));
       }

@@ -1,13 +1,13 @@
 import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
+/** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
+import { SEVERITIES, type Severity } from '../choices.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../exit-codes.js';
 import { commonRowFilter, keyValues, tableTime, wildcardFilter } from '../row-filters.js';
 import { printRows, type RowCommand, type RowFormat } from './row-command.js';
 
-/** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
-export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-export type Severity = (typeof SEVERITIES)[number];
+export { SEVERITIES, type Severity };
 
 export interface LogsOptions {
   /** Default: table when stdout is a terminal, else jsonl. */

@@ -1,4 +1,5 @@
 import { dataPointRows } from '../../signals/metrics/rows.js';
+import { POINT_FORMATS, type PointFormat } from '../choices.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';
@@ -7,8 +8,7 @@ import { readObjects } from '../read-objects.js';
 import { wildcardFilter } from '../row-filters.js';
 import { jsonLine } from '../terminal-text.js';
 
-export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
-export type PointFormat = (typeof POINT_FORMATS)[number];
+export { POINT_FORMATS, type PointFormat };
 
 export interface PointsOptions {
   /** Default: table when stdout is a terminal, else jsonl. */

@@ -1,5 +1,6 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../../layout/formats.js';
+import { ROW_FORMATS, type RowFormat } from '../choices.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { csvField, plural, TableWriter } from '../format.js';
@@ -7,8 +8,7 @@ import { readObjects } from '../read-objects.js';
 import { csvLine } from '../row-filters.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
-export const ROW_FORMATS = ['table', 'csv', 'jsonl'] as const;
-export type RowFormat = (typeof ROW_FORMATS)[number];
+export { ROW_FORMATS, type RowFormat };
 
 /** What one command that prints a signal's rows (`spans`, `logs`) is made of. */
 export interface RowCommand<Row extends object> {

@@ -1,6 +1,7 @@
 import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
 import { type SpanRow, spanRows } from '../../signals/traces/rows.js';
+import { TRACE_FORMATS, type TraceFormat } from '../choices.js';
 import { type CommandContext, finalNote } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
@@ -8,8 +9,7 @@ import { readObjects } from '../read-objects.js';
 import { durationText, tableTime } from '../row-filters.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
-export const TRACE_FORMATS = ['waterfall', 'jsonl'] as const;
-export type TraceFormat = (typeof TRACE_FORMATS)[number];
+export { TRACE_FORMATS, type TraceFormat };
 
 export interface TraceOptions {
   /** 32 hex digits, lower case. */

@@ -1,9 +1,6 @@
 import { AggregationTemporality, InstrumentType } from '@opentelemetry/sdk-metrics';
 import { OTLP_TEMPORALITY } from '../../encoding/otlp-schema.js';
-
-/** OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE's values. */
-export const TEMPORALITIES = ['cumulative', 'delta', 'lowmemory'] as const;
-export type TemporalityPreference = (typeof TEMPORALITIES)[number];
+import type { TemporalityPreference } from './temporalities.js';
 
 /**
  * Temporality per instrument kind, with the meaning OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE

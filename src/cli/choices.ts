@@ -1,0 +1,15 @@
+/**
+ * The choices of the commands' flags, apart from the commands themselves: main.ts declares every
+ * flag but loads a command's code only when it runs.
+ */
+export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
+export type PointFormat = (typeof POINT_FORMATS)[number];
+
+export const ROW_FORMATS = ['table', 'csv', 'jsonl'] as const;
+export type RowFormat = (typeof ROW_FORMATS)[number];
+
+export const TRACE_FORMATS = ['waterfall', 'jsonl'] as const;
+export type TraceFormat = (typeof TRACE_FORMATS)[number];
