@@ -70,17 +70,34 @@ function fileForFile(vendored: string[], inject: string): Plugin {
         if (args.kind === 'entry-point' || args.path === inject) return undefined;
         if (args.path.startsWith('.')) return { path: args.path, external: true };
         if (!vendored.includes(packageOf(args.path))) return { path: args.path, external: true };
-        if (packageOf(args.path) !== args.path) {
-          return { errors: [{ text: `${args.path}: vendored packages are imported whole` }] };
-        }
+        // A module of the package by its path (hyparquet/src/column.js) has a copy of its own.
+        const file = args.path.endsWith('.js') ? args.path : `${args.path}.js`;
         const output = join(CJS, relative(SRC, dirname(args.importer)));
-        const copy = relative(output, join(CJS, 'vendor', `${args.path}.js`))
+        const copy = relative(output, join(CJS, 'vendor', file))
           .split(sep)
           .join('/');
         return { path: copy.startsWith('.') ? copy : `./${copy}`, external: true };
       });
     },
   };
+}
+
+/**
+ * What of the vendored packages the sources import: each package, and each module of one that
+ * is imported by its path (`hyparquet/src/column.js`), as esbuild entry points (name → path).
+ */
+function vendoredEntries(vendored: string[]): Record<string, string> {
+  const entries: Record<string, string> = Object.fromEntries(vendored.map((name) => [name, name]));
+  for (const file of sourceFiles()) {
+    for (const [, path] of readFileSync(file, 'utf8').matchAll(
+      /^import\s+(?!type\s)[^;]*?from\s+'([^'.][^']*\/[^']*\.js)'/gm,
+    )) {
+      if (path !== undefined && vendored.includes(packageOf(path))) {
+        entries[path.replace(/\.js$/, '')] = path;
+      }
+    }
+  }
+  return entries;
 }
 
 /** The files of src/ that become files of the package. */
@@ -129,7 +146,7 @@ await build({
 });
 await build({
   absWorkingDir: ROOT,
-  entryPoints: Object.fromEntries(vendored.map((name) => [name, name])),
+  entryPoints: vendoredEntries(vendored),
   outdir: join(CJS, 'vendor'),
   bundle: true,
   platform: 'node',

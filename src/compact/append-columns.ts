@@ -1,7 +1,8 @@
+import type { FlatRepeated } from '../parquet/flat-repeated.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import type { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { LISTS, METRIC_TYPES, TYPE } from '../signals/metrics/parquet/sealed.js';
-import { keyTexts, type MapValue, sameMap } from './map-values.js';
+import { keyTexts } from './map-values.js';
 
 /**
  * A row group of a Parquet input (this package's schema), appended to the column builders
@@ -55,26 +56,31 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
     if (c === undefined) throw new Error(`the Parquet input has no column ${name}`);
     return c;
   };
+  const flat = (name: string): FlatRepeated => {
+    const c = read.flat.get(name);
+    if (c === undefined) throw new Error(`the Parquet input has no column ${name}`);
+    return c;
+  };
   const time = column('TimeUnix');
   const start = column('StartTimeUnix');
   const schemaUrl = column('ResourceSchemaUrl');
-  const resourceAttributes = column('ResourceAttributes') as ArrayLike<MapValue>;
+  const resourceAttributes = flat('ResourceAttributes');
   const metricColumns = METRIC_COLUMNS.map(column);
-  const attributes = column('Attributes') as ArrayLike<MapValue>;
+  const attributes = flat('Attributes');
   const value = column('Value');
   const valueAsInt = column('ValueAsInt');
   const count = column('Count');
   const sum = column('Sum');
   const min = column('Min');
   const max = column('Max');
-  const bucketCounts = column('BucketCounts');
-  const bounds = column('ExplicitBounds');
+  const bucketCounts = flat('BucketCounts');
+  const bounds = flat('ExplicitBounds');
   const scale = column('Scale');
   const zeroCount = column('ZeroCount');
   const positiveOffset = column('PositiveOffset');
-  const positiveCounts = column('PositiveBucketCounts');
+  const positiveCounts = flat('PositiveBucketCounts');
   const negativeOffset = column('NegativeOffset');
-  const negativeCounts = column('NegativeBucketCounts');
+  const negativeCounts = flat('NegativeBucketCounts');
   const flags = column('Flags');
 
   let resource = -1;
@@ -82,15 +88,15 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
   let type: number = TYPE.GAUGE;
   let set = -1;
   let boundsId = -1;
-  let previousBounds: unknown;
+  let boundsRow = -1;
   for (let row = 0; row < read.rows; row++) {
     const prev = row - 1;
     if (
       resource < 0 ||
       schemaUrl[row] !== schemaUrl[prev] ||
-      !sameMap(resourceAttributes[row], resourceAttributes[prev])
+      !sameEntries(resourceAttributes, row, prev)
     ) {
-      const { keys, texts } = keyTexts(resourceAttributes[row]);
+      const { keys, texts } = keyTexts(mapAt(resourceAttributes, row));
       const s = store.setId(keys, texts);
       const service = texts[keys.lastIndexOf('service.name')] ?? '';
       resource = store.resourceId([
@@ -111,8 +117,8 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
         type === TYPE.SUM && metricColumns[8]?.[row] === true ? 1 : 0,
       ]);
     }
-    if (set < 0 || !sameMap(attributes[row], attributes[prev])) {
-      const { keys, texts } = keyTexts(attributes[row]);
+    if (set < 0 || !sameEntries(attributes, row, prev)) {
+      const { keys, texts } = keyTexts(mapAt(attributes, row));
       set = store.setId(keys, texts);
     }
     const f = flags[row];
@@ -136,15 +142,17 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
       store.setDistribution(r, int64(count[row]) ?? 0, num(sum[row]), num(min[row]), num(max[row]));
     }
     if (type === TYPE.HISTOGRAM) {
-      const b = bounds[row];
-      if (boundsId < 0 || !sameList(b, previousBounds)) {
-        boundsId = store.boundsId(
-          Array.isArray(b) ? b.map((x) => (typeof x === 'number' ? x : 0)) : [],
-        );
-        previousBounds = b;
+      if (boundsId < 0 || !sameEntries(bounds, row, boundsRow)) {
+        const list: number[] = [];
+        for (let i = bounds.offsets[row] as number; i < (bounds.offsets[row + 1] as number); i++) {
+          const x = bounds.values[i];
+          list.push(typeof x === 'number' ? x : 0);
+        }
+        boundsId = store.boundsId(list);
+        boundsRow = row;
       }
       store.setBounds(r, boundsId);
-      counts(store, r, LISTS.BUCKETS, bucketCounts[row]);
+      counts(store, r, LISTS.BUCKETS, bucketCounts, row);
     } else if (type === TYPE.EXPONENTIAL_HISTOGRAM) {
       const n = (v: unknown) => (typeof v === 'number' ? v : 0);
       store.setExponential(
@@ -154,22 +162,45 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
         n(positiveOffset[row]),
         n(negativeOffset[row]),
       );
-      counts(store, r, LISTS.POSITIVE, positiveCounts[row]);
-      counts(store, r, LISTS.NEGATIVE, negativeCounts[row]);
+      counts(store, r, LISTS.POSITIVE, positiveCounts, row);
+      counts(store, r, LISTS.NEGATIVE, negativeCounts, row);
     }
   }
   return read.rows;
 }
 
-function sameList(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+/**
+ * Rows `a` and `b` of a list or map hold the same entries (strings from one dictionary compare
+ * fast). Row -1 holds none.
+ */
+function sameEntries(c: FlatRepeated, a: number, b: number): boolean {
+  if (b < 0) return false;
+  const { offsets, values, keys } = c;
+  const start = offsets[a] as number;
+  const other = offsets[b] as number;
+  const n = (offsets[a + 1] as number) - start;
+  if (n !== (offsets[b + 1] as number) - other) return false;
+  for (let i = 0; i < n; i++) {
+    if (!Object.is(values[start + i], values[other + i])) return false;
+    if (keys !== undefined && keys[start + i] !== keys[other + i]) return false;
+  }
   return true;
 }
 
-function counts(store: ColumnStore, r: number, which: number, list: unknown): void {
-  if (!Array.isArray(list) || list.length === 0) return;
-  const at = store.reserveCounts(r, which, list.length);
-  for (let i = 0; i < list.length; i++) store.setCount(at + i, int64(list[i]) ?? 0);
+/** Row `row` of a map as hyparquet assembles one (a later key wins), for what reads maps so. */
+function mapAt(c: FlatRepeated, row: number): Record<string, unknown> {
+  const map: Record<string, unknown> = {};
+  const keys = c.keys ?? [];
+  for (let i = c.offsets[row] as number; i < (c.offsets[row + 1] as number); i++) {
+    map[keys[i] as string] = c.values[i] ?? null;
+  }
+  return map;
+}
+
+function counts(store: ColumnStore, r: number, which: number, c: FlatRepeated, row: number): void {
+  const start = c.offsets[row] as number;
+  const n = (c.offsets[row + 1] as number) - start;
+  if (n === 0) return;
+  const at = store.reserveCounts(r, which, n);
+  for (let i = 0; i < n; i++) store.setCount(at + i, int64(c.values[start + i]) ?? 0);
 }

@@ -8,7 +8,7 @@ import { ReadAccessError } from '../reader/errors.js';
 import { createReaderClient, type ReaderConnectionOptions, s3Source } from '../reader/s3-source.js';
 import type { ObjectSource } from '../reader/source.js';
 import { accessFault, describeError } from '../s3/errors.js';
-import { conditionalRefusal, headerMayBeTheCause } from '../s3/verdict.js';
+import { conditionalRefusal } from '../s3/verdict.js';
 
 /** Where the compactor reads and writes: an S3 bucket or a local directory laid out like one. */
 export interface CompactionStore {

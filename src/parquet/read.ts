@@ -5,8 +5,10 @@ import {
   parquetMetadata,
   parquetRead,
   parquetReadObjects,
+  parquetSchema,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
+import { type FlatRepeated, readFlatRepeated } from './flat-repeated.js';
 
 /**
  * The one way this package reads its Parquet files back, whole (a stored object) or a row group
@@ -82,6 +84,8 @@ export async function readRows(
 /** A file's (or a row range's) columns: each top-level column's values, one a row. */
 export interface ColumnsRead {
   columns: Map<string, ArrayLike<unknown>>;
+  /** The lists and maps asked for flat (not in `columns`). */
+  flat: Map<string, FlatRepeated>;
   rows: number;
   /** Decompressed bytes of the pages read. */
   rawBytes: number;
@@ -93,13 +97,29 @@ export interface ColumnsRead {
  * without an object a row.
  */
 export async function readColumns(
-  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart: number; rowEnd: number },
+  read: {
+    file: AsyncBuffer;
+    metadata: FileMetaData;
+    rowStart: number;
+    rowEnd: number;
+    /** Lists and maps read flat (flat-repeated.ts) from one row group's stored bytes. */
+    flat?: { names: readonly string[]; group: number; bytes: Uint8Array; start: number };
+  },
   decompression: PageDecompression,
 ): Promise<ColumnsRead> {
   const budget = budgeted(decompression);
   const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
+  const { flat, ...range } = read;
+  const flatNames = new Set(flat?.names);
   await parquetRead({
-    ...read,
+    ...range,
+    ...(flat === undefined
+      ? {}
+      : {
+          columns: parquetSchema(read.metadata)
+            .children.map((c) => c.element.name)
+            .filter((name) => !flatNames.has(name)),
+        }),
     compressors: budget.compressors,
     parsers: ROW_PARSERS,
     onChunk: ({ columnName, columnData, rowStart }) => {
@@ -134,7 +154,20 @@ export async function readColumns(
     }
     columns.set(name, data);
   }
-  return { columns, rows, rawBytes: budget.used() };
+  const flatColumns =
+    flat === undefined
+      ? new Map<string, FlatRepeated>()
+      : readFlatRepeated(
+          read.metadata,
+          flat.group,
+          flat.names,
+          flat.bytes,
+          flat.start,
+          rows,
+          budget.compressors,
+          ROW_PARSERS,
+        );
+  return { columns, flat: flatColumns, rows, rawBytes: budget.used() };
 }
 
 /** Page decompressors that share one budget of decompressed bytes. */

@@ -11,7 +11,11 @@ import {
 import { logRows } from '../signals/logs/parquet-read.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
+import {
+  FLAT_METRIC_COLUMNS,
+  SCHEMA_VERSION,
+  SCHEMA_VERSION_KEY,
+} from '../signals/metrics/parquet/schema.js';
 import type { Row } from '../signals/parquet-values.js';
 import { spanRows } from '../signals/traces/parquet-read.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
@@ -31,9 +35,19 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  */
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
-/** Each signal's Parquet schema version, and its rows as its request. */
-const SCHEMAS: Record<SignalName, { version: string; request(rows: Row[]): OtlpObject }> = {
-  metrics: { version: SCHEMA_VERSION, request: (rows) => rowsToRequest(rows) },
+/**
+ * Each signal's Parquet schema version, its rows as its request, and the lists and maps its
+ * compaction reads flat (flat-repeated.ts; the others come as hyparquet assembles them).
+ */
+const SCHEMAS: Record<
+  SignalName,
+  { version: string; request(rows: Row[]): OtlpObject; flat?: readonly string[] }
+> = {
+  metrics: {
+    version: SCHEMA_VERSION,
+    request: (rows) => rowsToRequest(rows),
+    flat: FLAT_METRIC_COLUMNS,
+  },
   traces: { version: SPANS.version, request: (rows) => spanRows.rowsToRequest(rows) },
   logs: { version: LOG_RECORDS.version, request: (rows) => logRows.rowsToRequest(rows) },
 };
@@ -125,7 +139,7 @@ export async function openParquetParts(
     keyValues: metadata.key_value_metadata ?? [],
     footer,
     read: (index) => readGroup(file, metadata, groups, index, limits, schema.request),
-    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits),
+    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits, schema.flat),
   };
 }
 
@@ -174,7 +188,7 @@ async function groupBuffer(
   file: ByteRanges,
   groups: Group[],
   index: number,
-): Promise<{ asyncBuffer: AsyncBuffer; group: Group }> {
+): Promise<{ asyncBuffer: AsyncBuffer; group: Group; bytes: Uint8Array }> {
   const group = groups[index];
   if (group === undefined) throw new RangeError(`no row group ${index}`);
   // One read for the whole row group; hyparquet's slices are served from it.
@@ -188,7 +202,7 @@ async function groupBuffer(
       return ownBuffer(bytes.subarray(start - group.start, end - group.start));
     },
   };
-  return { asyncBuffer, group };
+  return { asyncBuffer, group, bytes };
 }
 
 async function readGroupColumns(
@@ -197,14 +211,18 @@ async function readGroupColumns(
   groups: Group[],
   index: number,
   limits: ReadLimits,
+  flat: readonly string[] | undefined,
 ): Promise<ColumnsRead> {
-  const { asyncBuffer, group } = await groupBuffer(file, groups, index);
+  const { asyncBuffer, group, bytes } = await groupBuffer(file, groups, index);
   return readColumns(
     {
       file: asyncBuffer,
       metadata,
       rowStart: group.firstRow,
       rowEnd: group.firstRow + group.rows,
+      ...(flat === undefined
+        ? {}
+        : { flat: { names: flat, group: index, bytes, start: group.start } }),
     },
     { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
   );

@@ -29,15 +29,24 @@ async function rowsOf(store: ColumnStore): Promise<Record<string, unknown>[]> {
   return parquetReadObjects({ file: new Uint8Array(bytes).buffer });
 }
 
+/**
+ * Writers' options: small row groups (a resource or metric going on across them), and pages that
+ * end every few list or map entries with dictionaries for every list of counts (the flat reading
+ * of lists and maps, flat-repeated.ts, across pages and encodings).
+ */
+const WRITERS = [
+  { compression: 'none', rowGroupRows: 5 },
+  { compression: 'none', rowGroupRows: 40, pageValues: 3, dictionaryMinUses: 1 },
+] as const;
+
 describe('a Parquet input read as columns', () => {
-  test('stores what its rows read as an OTLP request store', async () => {
+  test.each(WRITERS)('stores what its rows read as an OTLP request store (%o)', async (writer) => {
     await fc.assert(
       fc.asyncProperty(fc.array(resourceMetrics, { minLength: 1, maxLength: 3 }), async (rms) => {
         const builders = new MetricColumnBuilders();
         for (const rm of rms) builders.appendResourceMetrics(rm);
         if (builders.rows === 0) return;
-        // Small row groups: several parts, a resource or metric going on across them.
-        const file = await encodeParquet(builders.seal(), { compression: 'none', rowGroupRows: 5 });
+        const file = await encodeParquet(builders.seal(), writer);
         const parts = await openParquetParts(bytesAsRanges(file), limits);
         const viaRequest = new ColumnStore();
         const viaColumns = new ColumnStore();

@@ -67,13 +67,12 @@ function heavyChains(entry: string): string[] {
 }
 
 describe('the compactor starts light', () => {
-  test.each([
-    'compact/compact-worker.ts',
-    'cli/commands/compact.ts',
-    'cli/main.ts',
-  ])('%s loads no S3 client and no OpenTelemetry SDK', (entry) => {
-    expect(heavyChains(entry)).toEqual([]);
-  });
+  test.each(['compact/compact-worker.ts', 'cli/commands/compact.ts', 'cli/main.ts'])(
+    '%s loads no S3 client and no OpenTelemetry SDK',
+    (entry) => {
+      expect(heavyChains(entry)).toEqual([]);
+    },
+  );
 
   test('the walk sees them where they are loaded', () => {
     expect(heavyChains('compact/store.ts').join('\n')).toMatch(/@aws-sdk\/client-s3/);
