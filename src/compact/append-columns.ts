@@ -1,4 +1,4 @@
-import type { FlatRepeated } from '../parquet/flat-repeated.js';
+import type { FlatRepeated } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import type { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { LISTS, METRIC_TYPES, TYPE } from '../signals/metrics/parquet/sealed.js';
@@ -202,5 +202,37 @@ function counts(store: ColumnStore, r: number, which: number, c: FlatRepeated, r
   const n = (c.offsets[row + 1] as number) - start;
   if (n === 0) return;
   const at = store.reserveCounts(r, which, n);
-  for (let i = 0; i < n; i++) store.setCount(at + i, int64(c.values[start + i]) ?? 0);
+  const { values } = c;
+  if (values instanceof BigInt64Array) {
+    // Each count from its two 32-bit halves while it is a safe integer: reading the
+    // BigInt64Array would make a bigint of every one.
+    const words = wordsOf(values);
+    for (let i = 0; i < n; i++) {
+      const w = 2 * (start + i);
+      const hi = words[w + HIGH] as number;
+      store.setCount(
+        at + i,
+        hi > -0x200000 && hi < 0x200000
+          ? hi * 4294967296 + ((words[w + LOW] as number) >>> 0)
+          : (int64(values[start + i]) ?? 0),
+      );
+    }
+    return;
+  }
+  for (let i = 0; i < n; i++) store.setCount(at + i, int64(values[start + i]) ?? 0);
+}
+
+/** Where a 64-bit integer's low and high 32-bit halves are, on this machine. */
+const LOW = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HIGH = 1 - LOW;
+
+/** The 32-bit halves of a chunk's counts (one view a chunk, not one a row). */
+const words = new WeakMap<BigInt64Array, Int32Array>();
+function wordsOf(values: BigInt64Array): Int32Array {
+  let view = words.get(values);
+  if (view === undefined) {
+    view = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
+    words.set(values, view);
+  }
+  return view;
 }

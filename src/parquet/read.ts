@@ -5,10 +5,9 @@ import {
   parquetMetadata,
   parquetRead,
   parquetReadObjects,
-  parquetSchema,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
-import { type FlatRepeated, readFlatRepeated } from './flat-repeated.js';
+import { type FlatRepeated, readFlatColumns } from './flat-columns.js';
 
 /**
  * The one way this package reads its Parquet files back, whole (a stored object) or a row group
@@ -84,7 +83,7 @@ export async function readRows(
 /** A file's (or a row range's) columns: each top-level column's values, one a row. */
 export interface ColumnsRead {
   columns: Map<string, ArrayLike<unknown>>;
-  /** The lists and maps asked for flat (not in `columns`). */
+  /** Lists and maps, when read flat (flat-columns.ts); else in `columns`, as hyparquet assembles them. */
   flat: Map<string, FlatRepeated>;
   rows: number;
   /** Decompressed bytes of the pages read. */
@@ -102,24 +101,32 @@ export async function readColumns(
     metadata: FileMetaData;
     rowStart: number;
     rowEnd: number;
-    /** Lists and maps read flat (flat-repeated.ts) from one row group's stored bytes. */
-    flat?: { names: readonly string[]; group: number; bytes: Uint8Array; start: number };
+    /**
+     * Read flat (flat-columns.ts) from row group `group`'s stored bytes, which start at `start`
+     * in the file; rowStart and rowEnd are then the group's.
+     */
+    flat?: { group: number; bytes: Uint8Array; start: number };
   },
   decompression: PageDecompression,
 ): Promise<ColumnsRead> {
   const budget = budgeted(decompression);
-  const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
+  const rows = read.rowEnd - read.rowStart;
   const { flat, ...range } = read;
-  const flatNames = new Set(flat?.names);
+  if (flat !== undefined) {
+    const { columns, repeated } = readFlatColumns(
+      read.metadata,
+      flat.group,
+      flat.bytes,
+      flat.start,
+      rows,
+      budget.compressors,
+      ROW_PARSERS,
+    );
+    return { columns, flat: repeated, rows, rawBytes: budget.used() };
+  }
+  const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
   await parquetRead({
     ...range,
-    ...(flat === undefined
-      ? {}
-      : {
-          columns: parquetSchema(read.metadata)
-            .children.map((c) => c.element.name)
-            .filter((name) => !flatNames.has(name)),
-        }),
     compressors: budget.compressors,
     parsers: ROW_PARSERS,
     onChunk: ({ columnName, columnData, rowStart }) => {
@@ -131,7 +138,6 @@ export async function readColumns(
       list.push({ rowStart, data: columnData as ArrayLike<unknown> });
     },
   });
-  const rows = read.rowEnd - read.rowStart;
   const columns = new Map<string, ArrayLike<unknown>>();
   for (const [name, list] of parts) {
     list.sort((a, b) => a.rowStart - b.rowStart);
@@ -154,20 +160,7 @@ export async function readColumns(
     }
     columns.set(name, data);
   }
-  const flatColumns =
-    flat === undefined
-      ? new Map<string, FlatRepeated>()
-      : readFlatRepeated(
-          read.metadata,
-          flat.group,
-          flat.names,
-          flat.bytes,
-          flat.start,
-          rows,
-          budget.compressors,
-          ROW_PARSERS,
-        );
-  return { columns, flat: flatColumns, rows, rawBytes: budget.used() };
+  return { columns, flat: new Map(), rows, rawBytes: budget.used() };
 }
 
 /** Page decompressors that share one budget of decompressed bytes. */

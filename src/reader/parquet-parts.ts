@@ -11,11 +11,7 @@ import {
 import { logRows } from '../signals/logs/parquet-read.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
-import {
-  FLAT_METRIC_COLUMNS,
-  SCHEMA_VERSION,
-  SCHEMA_VERSION_KEY,
-} from '../signals/metrics/parquet/schema.js';
+import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import type { Row } from '../signals/parquet-values.js';
 import { spanRows } from '../signals/traces/parquet-read.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
@@ -36,18 +32,15 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
 /**
- * Each signal's Parquet schema version, its rows as its request, and the lists and maps its
- * compaction reads flat (flat-repeated.ts; the others come as hyparquet assembles them).
+ * Each signal's Parquet schema version, its rows as its request, and whether its compaction
+ * reads its columns flat (flat-columns.ts: the metrics' lists and maps as arrays of elements,
+ * not an array or object a row).
  */
 const SCHEMAS: Record<
   SignalName,
-  { version: string; request(rows: Row[]): OtlpObject; flat?: readonly string[] }
+  { version: string; request(rows: Row[]): OtlpObject; flat?: true }
 > = {
-  metrics: {
-    version: SCHEMA_VERSION,
-    request: (rows) => rowsToRequest(rows),
-    flat: FLAT_METRIC_COLUMNS,
-  },
+  metrics: { version: SCHEMA_VERSION, request: (rows) => rowsToRequest(rows), flat: true },
   traces: { version: SPANS.version, request: (rows) => spanRows.rowsToRequest(rows) },
   logs: { version: LOG_RECORDS.version, request: (rows) => logRows.rowsToRequest(rows) },
 };
@@ -211,7 +204,7 @@ async function readGroupColumns(
   groups: Group[],
   index: number,
   limits: ReadLimits,
-  flat: readonly string[] | undefined,
+  flat: true | undefined,
 ): Promise<ColumnsRead> {
   const { asyncBuffer, group, bytes } = await groupBuffer(file, groups, index);
   return readColumns(
@@ -220,9 +213,7 @@ async function readGroupColumns(
       metadata,
       rowStart: group.firstRow,
       rowEnd: group.firstRow + group.rows,
-      ...(flat === undefined
-        ? {}
-        : { flat: { names: flat, group: index, bytes, start: group.start } }),
+      ...(flat === undefined ? {} : { flat: { group: index, bytes, start: group.start } }),
     },
     { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
   );

@@ -13,16 +13,6 @@ import {
 export const SCHEMA_VERSION = '1';
 export { SCHEMA_VERSION_KEY };
 
-/** The lists and maps, each of one repeated level: what a compaction reads flat. */
-export const FLAT_METRIC_COLUMNS = [
-  'ResourceAttributes',
-  'Attributes',
-  'BucketCounts',
-  'ExplicitBounds',
-  'PositiveBucketCounts',
-  'NegativeBucketCounts',
-];
-
 /** @typedef {import('hyparquet').SchemaElement} SchemaElement */
 
 /** @param {string} name @param {'INT32' | 'INT64' | 'DOUBLE' | 'BOOLEAN'} type @returns {SchemaElement} */
