@@ -230,6 +230,15 @@ function readLeaf(
     // column has no repetition levels (each entry a row).
     const defs = page.definitionLevels?.length ? page.definitionLevels : undefined;
     const reps = page.repetitionLevels.length > 0 ? page.repetitionLevels : undefined;
+    // A damaged page can decode to more levels than it says it holds.
+    if (
+      (defs !== undefined && defs.length !== entries) ||
+      (reps !== undefined && reps.length !== entries)
+    ) {
+      throw new Error(
+        `Parquet column ${decoder.pathInSchema.join('.')}: a page's levels disagree with its header`,
+      );
+    }
     let next = 0;
     let nulls = 0;
     const plain = reps === undefined && defs === undefined;

@@ -60,4 +60,51 @@ describe('a Parquet input read as columns', () => {
       { numRuns: 60 },
     );
   });
+
+  test('a row group whose bytes were altered is refused or read whole, never past its rows', async () => {
+    // The compactor reads inputs from a bucket anyone may have written: a flipped byte inside a
+    // column chunk (the footer intact) must give an error or columns of exactly the group's rows
+    // whose lists and maps stay within their elements.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(resourceMetrics, { minLength: 1, maxLength: 2 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        async (rms, flips) => {
+          const builders = new MetricColumnBuilders();
+          for (const rm of rms) builders.appendResourceMetrics(rm);
+          if (builders.rows === 0) return;
+          const file = new Uint8Array(
+            await encodeParquet(builders.seal(), WRITERS[1] as (typeof WRITERS)[number]),
+          );
+          const parts = await openParquetParts(bytesAsRanges(file), limits);
+          const footerStart =
+            file.length - 8 - new DataView(file.buffer).getUint32(file.length - 8, true);
+          for (const [at, xor] of flips) {
+            const i = 4 + (at % (footerStart - 4));
+            file[i] = (file[i] as number) ^ xor;
+          }
+          for (let g = 0; g < parts.count; g++) {
+            const read = await parts.readColumns(g).catch((error: unknown) => error);
+            if (read instanceof Error) continue;
+            expect(read).toHaveProperty('rows');
+            const { rows, columns, flat } = read as Awaited<ReturnType<typeof parts.readColumns>>;
+            for (const [name, values] of columns)
+              expect([name, values.length]).toEqual([name, rows]);
+            for (const c of flat.values()) {
+              expect(c.offsets.length).toBe(rows + 1);
+              expect(c.offsets[rows]).toBe(c.values.length);
+              for (let r = 0; r < rows; r++) {
+                expect(c.offsets[r] as number).toBeLessThanOrEqual(c.offsets[r + 1] as number);
+              }
+              if (c.keys !== undefined) expect(c.keys.length).toBe(c.values.length);
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
