@@ -23,6 +23,7 @@ const CHILDREN: Record<string, [file: string, env?: Record<string, string>]> = {
   'otlp-proto': ['test/support/children/exporter-only.ts', { FORMAT: 'otlp-proto' }],
   parquet: ['test/support/children/exporter-only.ts', { FORMAT: 'parquet' }],
   sdk: ['test/support/children/exporter-only.ts', { TRANSPORT: 'sdk' }],
+  'compact-start': ['test/support/children/compact-start.ts'],
 };
 const run = startedTogether(Object.keys(CHILDREN), (name) => {
   const [file, env] = CHILDREN[name] ?? [];
@@ -81,5 +82,18 @@ describe('what an exporter-only import loads', () => {
   test("with a caller's s3Client, the exporter stores through it", async () => {
     const { stdout } = await run('sdk');
     expect(JSON.parse(stdout)).toEqual({ checks: 1, extensions: ['.json.zst'] });
+  });
+});
+
+describe('what `otel-s3 compact --dir` loads', () => {
+  // Each is about 0.1 s of module loading on both of the compactor's threads, a fifth of a run
+  // with little to do: the S3 client only where a bucket is opened (import()), the SDK never.
+  test('neither the S3 client nor an OpenTelemetry SDK', async () => {
+    const { modules, stdout } = await run('compact-start');
+    expect(JSON.parse(stdout)).toEqual({ partitions: [0, 0, 0] });
+    expect(modules.some((m) => m.endsWith('/src/compact/compact-metrics.ts'))).toBe(true);
+    expect(
+      modules.filter((m) => /\/node_modules\/(@aws-sdk|@smithy|@opentelemetry\/sdk-)/.test(m)),
+    ).toEqual([]);
   });
 });
