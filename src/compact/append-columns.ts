@@ -81,6 +81,9 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
   const positiveCounts = flat('PositiveBucketCounts');
   const negativeOffset = column('NegativeOffset');
   const negativeCounts = flat('NegativeBucketCounts');
+  const bucketHalves = halvesOf(bucketCounts);
+  const positiveHalves = halvesOf(positiveCounts);
+  const negativeHalves = halvesOf(negativeCounts);
   const flags = column('Flags');
 
   let resource = -1;
@@ -152,7 +155,7 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
         boundsRow = row;
       }
       store.setBounds(r, boundsId);
-      counts(store, r, LISTS.BUCKETS, bucketCounts, row);
+      counts(store, r, LISTS.BUCKETS, bucketCounts, bucketHalves, row);
     } else if (type === TYPE.EXPONENTIAL_HISTOGRAM) {
       const n = (v: unknown) => (typeof v === 'number' ? v : 0);
       store.setExponential(
@@ -162,8 +165,8 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
         n(positiveOffset[row]),
         n(negativeOffset[row]),
       );
-      counts(store, r, LISTS.POSITIVE, positiveCounts, row);
-      counts(store, r, LISTS.NEGATIVE, negativeCounts, row);
+      counts(store, r, LISTS.POSITIVE, positiveCounts, positiveHalves, row);
+      counts(store, r, LISTS.NEGATIVE, negativeCounts, negativeHalves, row);
     }
   }
   return read.rows;
@@ -197,42 +200,41 @@ function mapAt(c: FlatRepeated, row: number): Record<string, unknown> {
   return map;
 }
 
-function counts(store: ColumnStore, r: number, which: number, c: FlatRepeated, row: number): void {
+/**
+ * A list of counts' 32-bit halves, when its values are a BigInt64Array: read from them while a
+ * count is a safe integer, as reading the BigInt64Array would make a bigint of every one.
+ */
+function halvesOf(c: FlatRepeated): Int32Array | undefined {
+  const { values } = c;
+  return values instanceof BigInt64Array
+    ? new Int32Array(values.buffer, values.byteOffset, values.length * 2)
+    : undefined;
+}
+
+function counts(
+  store: ColumnStore,
+  r: number,
+  which: number,
+  c: FlatRepeated,
+  halves: Int32Array | undefined,
+  row: number,
+): void {
   const start = c.offsets[row] as number;
   const n = (c.offsets[row + 1] as number) - start;
   if (n === 0) return;
   const at = store.reserveCounts(r, which, n);
   const { values } = c;
-  if (values instanceof BigInt64Array) {
-    // Each count from its two 32-bit halves while it is a safe integer: reading the
-    // BigInt64Array would make a bigint of every one.
-    const words = wordsOf(values);
-    for (let i = 0; i < n; i++) {
-      const w = 2 * (start + i);
-      const hi = words[w + HIGH] as number;
-      store.setCount(
-        at + i,
-        hi > -0x200000 && hi < 0x200000
-          ? hi * 4294967296 + ((words[w + LOW] as number) >>> 0)
-          : (int64(values[start + i]) ?? 0),
-      );
-    }
-    return;
+  for (let i = 0; i < n; i++) {
+    const hi = halves?.[2 * (start + i) + HIGH];
+    store.setCount(
+      at + i,
+      hi !== undefined && hi > -0x200000 && hi < 0x200000
+        ? hi * 4294967296 + ((halves?.[2 * (start + i) + LOW] as number) >>> 0)
+        : (int64(values[start + i]) ?? 0),
+    );
   }
-  for (let i = 0; i < n; i++) store.setCount(at + i, int64(values[start + i]) ?? 0);
 }
 
 /** Where a 64-bit integer's low and high 32-bit halves are, on this machine. */
 const LOW = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HIGH = 1 - LOW;
-
-/** The 32-bit halves of a chunk's counts (one view a chunk, not one a row). */
-const words = new WeakMap<BigInt64Array, Int32Array>();
-function wordsOf(values: BigInt64Array): Int32Array {
-  let view = words.get(values);
-  if (view === undefined) {
-    view = new Int32Array(values.buffer, values.byteOffset, values.length * 2);
-    words.set(values, view);
-  }
-  return view;
-}

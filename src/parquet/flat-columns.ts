@@ -9,6 +9,7 @@ import { parquetHeader } from 'hyparquet/src/column.js';
 import { convert, convertWithDictionary, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
+import { getTreePath } from 'hyparquet/src/schema.js';
 import type { ColumnDecoder, Compressors, DecodedArray } from 'hyparquet/src/types.js';
 
 /**
@@ -123,15 +124,8 @@ function leafOf(
   compressors: Compressors,
   parsers: ParquetParsers,
 ): Leaf {
-  const schemaPath = [schema];
-  let node = schema;
-  for (const part of meta.path_in_schema) {
-    const child = node.children.find((c) => c.element.name === part);
-    if (child === undefined)
-      throw new Error(`Parquet column ${meta.path_in_schema.join('.')}: not in the schema`);
-    schemaPath.push(child);
-    node = child;
-  }
+  const schemaPath = getTreePath(schema, meta.path_in_schema);
+  const node = schemaPath[schemaPath.length - 1] as SchemaTree;
   let level = 0;
   let slotLevel = 0;
   for (const { element } of schemaPath.slice(1)) {
@@ -171,6 +165,15 @@ function readLeaf(
   rows: number,
 ): { values: ArrayLike<unknown>; offsets: Int32Array } {
   const { decoder, slotLevel, maxLevel } = leaf;
+  const fault = (what: string) =>
+    new Error(`Parquet column ${decoder.pathInSchema.join('.')}${what}`);
+  const decompressed = (compressed: Uint8Array, header: { uncompressed_page_size: number }) =>
+    decompressPage(
+      compressed,
+      Number(header.uncompressed_page_size),
+      decoder.codec,
+      decoder.compressors,
+    );
   const reader = {
     view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength),
     offset: 0,
@@ -187,12 +190,7 @@ function readLeaf(
       throw new Error('a Parquet page past its column chunk');
     reader.offset += header.compressed_page_size;
     if (header.type === 'DICTIONARY_PAGE') {
-      const page = decompressPage(
-        compressed,
-        Number(header.uncompressed_page_size),
-        decoder.codec,
-        decoder.compressors,
-      );
+      const page = decompressed(compressed, header);
       const count = header.dictionary_page_header?.num_values ?? 0;
       const view = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
       dictionary = convert(
@@ -209,13 +207,7 @@ function readLeaf(
     let encoding: string;
     let entries: number;
     if (header.type === 'DATA_PAGE' && header.data_page_header !== undefined) {
-      const data = decompressPage(
-        compressed,
-        Number(header.uncompressed_page_size),
-        decoder.codec,
-        decoder.compressors,
-      );
-      page = readDataPage(data, header.data_page_header, decoder);
+      page = readDataPage(decompressed(compressed, header), header.data_page_header, decoder);
       encoding = header.data_page_header.encoding;
       entries = header.data_page_header.num_values;
     } else if (header.type === 'DATA_PAGE_V2' && header.data_page_header_v2 !== undefined) {
@@ -235,30 +227,21 @@ function readLeaf(
       (defs !== undefined && defs.length !== entries) ||
       (reps !== undefined && reps.length !== entries)
     ) {
-      throw new Error(
-        `Parquet column ${decoder.pathInSchema.join('.')}: a page's levels disagree with its header`,
-      );
+      throw fault(": a page's levels disagree with its header");
     }
     let next = 0;
     let nulls = 0;
     const plain = reps === undefined && defs === undefined;
     if (plain) {
       // A plain column's page without nulls: a value a row (its offsets are never read).
-      if (row + entries >= rows) {
-        throw new Error(
-          `Parquet column ${decoder.pathInSchema.join('.')} held more than ${rows} rows`,
-        );
-      }
+      if (row + entries >= rows) throw fault(` held more than ${rows} rows`);
       row += entries;
       next = entries;
       slots += entries;
     }
     for (let i = plain ? entries : 0; i < entries; i++) {
       if (reps === undefined || reps[i] === 0 || row < 0) {
-        if (++row >= rows)
-          throw new Error(
-            `Parquet column ${decoder.pathInSchema.join('.')} held more than ${rows} rows`,
-          );
+        if (++row >= rows) throw fault(` held more than ${rows} rows`);
         offsets[row] = slots;
       }
       const def = defs === undefined ? maxLevel : (defs[i] as number);
@@ -270,17 +253,10 @@ function readLeaf(
         slots++;
       }
     }
-    if (next !== present.length)
-      throw new Error(
-        `Parquet column ${decoder.pathInSchema.join('.')}: levels and values disagree`,
-      );
+    if (next !== present.length) throw fault(': levels and values disagree');
     pages.push({ present, defs: nulls > 0 ? defs : undefined });
   }
-  if (row + 1 !== rows) {
-    throw new Error(
-      `Parquet column ${decoder.pathInSchema.join('.')} held ${row + 1} rows for ${rows}`,
-    );
-  }
+  if (row + 1 !== rows) throw fault(` held ${row + 1} rows for ${rows}`);
   offsets[rows] = slots;
   return { values: slotValues(pages, slots, leaf), offsets };
 }
