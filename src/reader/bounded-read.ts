@@ -14,15 +14,21 @@ export async function readAtMost(
     throw new ObjectTooLargeError('maxObjectBytes', maxBytes, expectedBytes);
   }
   const parts: Uint8Array[] = [];
-  let into = expectedBytes === undefined ? undefined : Buffer.allocUnsafe(expectedBytes);
+  let into: Uint8Array | undefined;
+  let first = true;
   let total = 0;
   for await (const chunk of body) {
     if (total + chunk.length > maxBytes) {
       throw new ObjectTooLargeError('maxObjectBytes', maxBytes);
     }
-    if (into !== undefined && total + chunk.length <= into.length) {
+    if (first && expectedBytes !== undefined) {
+      // The whole body in its first chunk (a local file read at its size) is kept, not copied.
+      into = chunk.length === expectedBytes ? chunk : Buffer.allocUnsafe(expectedBytes);
+    }
+    first = false;
+    if (into !== undefined && into !== chunk && total + chunk.length <= into.length) {
       into.set(chunk, total);
-    } else {
+    } else if (into !== chunk) {
       // More than announced (and still within the limit): collect the rest as it comes.
       if (into !== undefined) parts.push(into.subarray(0, total));
       into = undefined;
