@@ -54,7 +54,9 @@ export class Strings {
     if (typeof v === 'number') {
       let id = this.numbers.get(v);
       if (id === undefined) {
-        id = this.id(jsValueText(v) as string);
+        // A number's text is its own (a string value of the same text gets another id: the
+        // dictionary keeps one of them), so only the number is looked up.
+        id = this.fresh(v);
         this.numbers.set(v, id);
         this.bytes += MAP_ENTRY_BYTES;
       }
@@ -62,6 +64,20 @@ export class Strings {
     }
     const t = jsValueText(v);
     return t === null ? -1 : this.id(t);
+  }
+
+  /**
+   * A new id for the text of an SDK attribute value (-1 for an empty value), not looked up: for
+   * values nearly every one of which is new (a path, an address, a port). A value given twice has
+   * two ids; the dictionary holds its bytes once all the same (dictionaryOfIds).
+   */
+  fresh(v: unknown): number {
+    const t = typeof v === 'string' ? v : jsValueText(v);
+    if (t === null) return -1;
+    const text = wellFormed(t);
+    this.list.push(text);
+    this.bytes += 8 + 2 * text.length;
+    return this.list.length - 1;
   }
 
   /** Every string as UTF-8 (lone surrogates as U+FFFD), one after another, and where each starts. */
@@ -216,8 +232,10 @@ export function addObjectSet(
     shape.keyIds = Int32Array.from(keys, (key) => strings.id(key));
     shape.values = new Array(n).fill(NO_VALUE);
     shape.valueIds = new Int32Array(n);
+    shape.looked = new Int32Array(n);
+    shape.added = new Int32Array(n);
   }
-  const { keyIds, values, valueIds } = shape;
+  const { keyIds, values, valueIds, looked, added } = shape;
   const id = sets.newId();
   let at = sets.entryCount;
   const entries = grown(sets.entries, 2 * (at + n), 2 * at);
@@ -227,7 +245,16 @@ export function addObjectSet(
     let valueId: number;
     if (v === values[i]) valueId = valueIds[i] as number;
     else {
-      valueId = strings.valueId(v);
+      const seen = looked[i] as number;
+      // Numbers are looked up by number (valueId), which is cheap; a new string by its hash.
+      if (seen === UNIQUE && typeof v === 'string') valueId = strings.fresh(v);
+      else {
+        const next = strings.list.length;
+        valueId = strings.valueId(v);
+        const fresh = (added[i] as number) + (valueId === next ? 1 : 0);
+        added[i] = fresh;
+        looked[i] = seen + 1 === LEARN && fresh >= LEARN_UNIQUE ? UNIQUE : seen + 1;
+      }
       // Primitives only: an array or object value may change from one item to the next.
       if (typeof v !== 'object' || v === null) {
         values[i] = v;
@@ -253,7 +280,19 @@ export class SetShape {
   keyIds = new Int32Array(0);
   values: unknown[] = [];
   valueIds = new Int32Array(0);
+  /** Per key: its values looked up so far (UNIQUE: no longer looked up), and how many were new. */
+  looked = new Int32Array(0);
+  added = new Int32Array(0);
 }
+
+/**
+ * A key whose first LEARN values looked up (the batch's, other than the last one again) were
+ * nearly all new (a path, an address, a port) has its values' ids made without a lookup from
+ * then on: a Map insert each, for a value the batch sees once, was a fifth of a span's Parquet.
+ */
+const LEARN = 64;
+const LEARN_UNIQUE = 48;
+const UNIQUE = -1;
 
 /** No value yet (a value never === to it). */
 const NO_VALUE = Symbol('none');

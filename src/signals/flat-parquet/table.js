@@ -16,6 +16,7 @@ import {
   stringChunk,
 } from '../../parquet/chunks.js';
 import {
+  byteAligned,
   compareBytes,
   dictionaryOfIds,
   prefixKey,
@@ -231,7 +232,10 @@ function mapPlan(pool, s, sets, n) {
       }
     }
   }
-  return { keys: dictionaryOfIds(pool, keyIds), values: dictionaryOfIds(pool, valueIds) };
+  return {
+    keys: dictionaryOfIds(pool, keyIds),
+    values: byteAligned(dictionaryOfIds(pool, valueIds)),
+  };
 }
 
 /**

@@ -149,6 +149,51 @@ describe('spans as the otel_traces table', () => {
     });
   }
 
+  test('attribute values new in nearly every span (then repeated): every value back, each stored once', async () => {
+    // 'path' is new in each of the first 150 spans (its values are no longer looked up after the
+    // first 64) and repeats them after; 'port' a number, the same; 'tier' takes turns.
+    const long = 'x'.repeat(40);
+    const spans = makeSpans().flatMap((span, i) =>
+      Array.from({ length: 8 }, (_, j) => {
+        const k = i * 8 + j;
+        return handBuiltSpan({
+          ...span,
+          spanContext: () => ({ ...span.spanContext(), spanId: hex(k + 1, 16) }),
+          attributes: {
+            path: `/api/v1/items/${k % 150}/${long}`,
+            port: 40_000 + (k % 150),
+            tier: k % 2 === 0 ? 'gold' : 'silver',
+            same: `/api/v1/items/7/${long}`,
+          },
+        });
+      }),
+    );
+    const { file, path } = await spansFile(spans);
+    const got = await duckdbRows(
+      `SELECT "SpanId", "SpanAttributes" FROM read_parquet('${path}') ORDER BY "SpanId"`,
+    );
+    const want = spans
+      .map((s) => ({
+        SpanId: s.spanContext().spanId,
+        SpanAttributes: texts(s.attributes).map(([key, value]) => ({ key, value })),
+      }))
+      .toSorted((a, b) => (a.SpanId < b.SpanId ? -1 : 1));
+    expect(got).toEqual(want);
+    // The values' dictionary: every distinct text once (150 paths, 150 ports, 2 tiers), the
+    // dictionary page no larger than those entries and its header.
+    const [chunk] = await duckdbRows(
+      `SELECT dictionary_page_offset::BIGINT AS d, data_page_offset::BIGINT AS p
+       FROM parquet_metadata('${path}') WHERE path_in_schema = 'SpanAttributes, key_value, value'`,
+    );
+    const distinct = new Set(want.flatMap((w) => w.SpanAttributes.map((e) => e.value)));
+    expect(distinct.size).toBe(302);
+    const entries = [...distinct].reduce((n, v) => n + 4 + Buffer.byteLength(v), 0);
+    const dictionaryPage = Number(chunk?.p) - Number(chunk?.d);
+    expect(dictionaryPage).toBeGreaterThanOrEqual(entries);
+    expect(dictionaryPage).toBeLessThan(entries + 32);
+    expect(file.length).toBeGreaterThan(0);
+  });
+
   test('min/max statistics of the columns lookups filter on, per row group (DuckDB)', async () => {
     const spans = makeSpans();
     const { path } = await spansFile(spans, { rowGroupRows: 16 });
