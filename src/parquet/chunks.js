@@ -4,6 +4,8 @@
 // the hybrid encoding) then the values, compressed together by the caller. Values are PLAIN,
 // strings dictionary indices. A map's or list's page ends after the row where it reaches
 // PAGE_VALUES level entries; other columns have one page per chunk (ROW_GROUP_ROWS rows at most).
+
+import { keepShape } from '../base/kept-shapes.js';
 import { BitPacker } from './bit-packer.js';
 import { ByteWriter } from './byte-writer.js';
 import { DeltaWriter } from './delta.js';
@@ -585,4 +587,13 @@ export function* repeatedChunkSteps(...args) {
     gatherInt32(new Int32Array(n), rows, new Uint32Array(1), 0, n, range);
     gatherBits(new Uint8Array(2), rows, rows, new Int32Array(1), 0, n, range);
   }
+}
+
+// A file's work space is gone after it: its shape (and its writers' and packers') is kept
+// (kept-shapes.js), its buffers left empty.
+{
+  const scratch = keepShape(new Scratch());
+  scratch.ints = new Int32Array(0);
+  scratch.doubles = new Float64Array(0);
+  scratch.arena = new ByteWriter(0);
 }

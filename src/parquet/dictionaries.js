@@ -2,6 +2,8 @@
 // The dictionaries of a file's string columns, made from the batch's string table: each holds
 // the strings its column uses, sorted by their UTF-8 bytes (unsigned), so an entry's index is its
 // rank: rows sort by ranks, and a chunk's min/max statistics are its smallest and largest index.
+
+import { keepShape } from '../base/kept-shapes.js';
 import { packLists } from './bit-packer.js';
 import { bitWidth } from './hybrid.js';
 
@@ -360,3 +362,6 @@ export function boundsDictionary(s) {
   };
   return { dictionary, packed: { bytes: packed.bytes, byValue } };
 }
+
+// A batch's pool is gone after its file: its shape is kept (kept-shapes.js).
+keepShape(new StringPool(new Uint8Array(0), new Uint32Array(1), 0));

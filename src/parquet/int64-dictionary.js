@@ -7,6 +7,8 @@
 // and zstd finds that repeat only where it is a repeat of whole bytes (docs/parquet.md, "Column
 // encodings", has the measurements).
 
+import { keepShape } from '../base/kept-shapes.js';
+
 /** Uses per distinct value, on average, from which a chunk is dictionary-encoded. */
 export const DICTIONARY_MIN_USES = 64;
 /** The most entries (16-bit indices); a chunk of more distinct values is PLAIN. */
@@ -106,4 +108,11 @@ export class Int64Dictionary {
     if (hi === 0 && lo >>> 0 < SMALL) return /** @type {number} */ (this.small[lo]) - 1;
     return /** @type {number} */ (this.large.get(keyOf(lo, hi)));
   }
+}
+
+// A file's dictionary is gone after it: its shape is kept (kept-shapes.js), its arrays left empty.
+{
+  const kept = keepShape(new Int64Dictionary());
+  kept.small = new Int32Array(0);
+  kept.smallSeen = new Int32Array(0);
 }

@@ -4,6 +4,7 @@
 // TypeScript-private or public, never #private: interning is on the hot path of Parquet export
 // (see the metrics' ColumnStore).
 
+import { keepShape } from '../base/kept-shapes.js';
 import { jsValueText, wellFormed } from './attribute-text.js';
 import { grown } from './grown.js';
 
@@ -367,3 +368,10 @@ export class IdTable {
     return id;
   }
 }
+
+// A batch's tables are all gone between batches: their shapes are kept (kept-shapes.js).
+keepShape(new Strings());
+keepShape(new AttributeSets());
+keepShape(new SetShape());
+keepShape(new BoundLists());
+keepShape(new IdTable(1));

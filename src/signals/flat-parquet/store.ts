@@ -1,3 +1,4 @@
+import { keepShape } from '../../base/kept-shapes.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
@@ -387,3 +388,8 @@ const EMPTY: FlatMark = { rows: 0, items: [] };
 
 /** Estimated bytes of a cached resource or scope (its set's keys and texts), as metrics count theirs. */
 export const cachedSetBytes = (keys: number): number => 160 + keys * MAP_ENTRY_BYTES;
+
+// A batch's store is gone after its seal: its shapes are kept (kept-shapes.js).
+keepShape(new FlatStore({ signal: '', version: '', lists: [], columns: [], sort: [] }));
+keepShape(new Part([], [], []));
+keepShape(new TextBytes()).bytes = new Uint8Array(0);

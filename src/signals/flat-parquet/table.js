@@ -7,6 +7,8 @@
 // `Events.Attributes`, ...). The batch's columns arrive sealed (SealedFlat: typed arrays, moved
 // by transfer); flatTable() makes the ParquetTable the shared writer (src/parquet/file-writer.js)
 // writes them with. Documented in docs/parquet.md.
+
+import { keepShape } from '../../base/kept-shapes.js';
 import {
   ENCODING,
   elementBytes,
@@ -632,3 +634,6 @@ export function flatEncoder(spec) {
     return writer.finish(options.keyValueMetadata).slice();
   };
 }
+
+// A file's work space is gone after it: its shape is kept (kept-shapes.js).
+keepShape(new Collected()).values = new Int32Array(0);

@@ -1,3 +1,4 @@
+import { keepShape } from '../../../base/kept-shapes.js';
 import { grown } from '../../../parquet/grown.js';
 import {
   AttributeSets,
@@ -398,3 +399,6 @@ export function resizePerRow(owner: object, to: (a: RowArray, per: number) => Ro
     arrays[key] = to(arrays[key], per);
   }
 }
+
+// A batch's store is gone after its seal: its shape is kept (kept-shapes.js).
+keepShape(new ColumnStore());
