@@ -4,7 +4,7 @@
  * export to the column builders, sealing, sorting and encoding the file with zstd pages;
  * OTLP/JSON: encoding each export's record and compressing the batch). Both at zstd level 3 (the
  * default), on batches of realistic SDK-made spans and log records (bench/lib/realistic-signals)
- * handed over 512 at a time, as a BatchSpanProcessor does. Interleaved rounds, medians. CPU is
+ * handed over 512 at a time, as a BatchSpanProcessor does. Interleaved rounds after warm-up rounds, medians. CPU is
  * that of the threads that do the work (bench/lib/thread-groups: this thread, and libuv's pool,
  * where the OTLP body's zstd runs, as in the exporter; Parquet's pages are compressed on this
  * thread, as in the exporter's body worker), with this thread's alone and every thread's
@@ -29,7 +29,14 @@ import { threadCpuBetween, threadSnapshot } from './lib/thread-groups.js';
 const args = parseArgs(process.argv.slice(2));
 const BATCH = 10_000;
 const EXPORT = 512;
-const ROUNDS = args.quick ? 3 : 7;
+const ROUNDS = args.quick ? 3 : 15;
+/**
+ * Rounds of each format first, not counted: V8 compiles a function while it runs, and Parquet's
+ * many small passes take about 8 batches of 10,000 spans to reach their steady cost (21 µs a span
+ * in the first, 8 from the eighth) against 3 for OTLP/JSON. That compiling is paid once a process,
+ * not per item (parquet-peak's process CPU counts it); the first batch's CPU is reported beside.
+ */
+const WARMUP = args.number('warmup', args.quick ? 1 : 8);
 const ENGINE = 'node:zlib' as const;
 
 const threadCpu = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage;
@@ -104,14 +111,20 @@ const cases: Case[] = [
 const rows: string[][] = [];
 const targets: Target[] = [];
 const data: Record<string, unknown> = {};
+const firsts: string[] = [];
 for (const c of cases) {
   const exports = exportsOf(c.items);
   const cpu = { parquet: [] as number[], json: [] as number[] };
   const thread = { parquet: [] as number[], json: [] as number[] };
   const every = { parquet: [] as number[], json: [] as number[] };
   const bytes = { parquet: 0, json: 0 };
-  for (let round = 0; round < ROUNDS; round++) {
-    progress(`parquet-signals: ${c.name}, round ${round + 1}/${ROUNDS}`);
+  const first = { parquet: 0, json: 0 };
+  for (let round = -WARMUP; round < ROUNDS; round++) {
+    progress(
+      round < 0
+        ? `parquet-signals: ${c.name}, warming up ${round + WARMUP + 1}/${WARMUP}`
+        : `parquet-signals: ${c.name}, round ${round + 1}/${ROUNDS}`,
+    );
     for (const kind of round % 2 === 0
       ? (['parquet', 'json'] as const)
       : (['json', 'parquet'] as const)) {
@@ -122,12 +135,14 @@ for (const c of cases) {
       bytes[kind] = kind === 'parquet' ? await parquetBody(c, exports) : await jsonBody(c, exports);
       const groups = threadCpuBetween(s0, threadSnapshot());
       const t1 = threadSeconds();
+      // Without /proc (not Linux): this thread's, which leaves out the OTLP body's zstd.
+      const working =
+        groups === undefined ? (t1 - t0) / BATCH : (groups.main + groups.pool) / 1000 / BATCH;
+      if (round === -WARMUP) first[kind] = working;
+      if (round < 0) continue;
       every[kind].push((processSeconds() - p0) / BATCH);
       thread[kind].push((t1 - t0) / BATCH);
-      // Without /proc (not Linux): this thread's, which leaves out the OTLP body's zstd.
-      cpu[kind].push(
-        groups === undefined ? (t1 - t0) / BATCH : (groups.main + groups.pool) / 1000 / BATCH,
-      );
+      cpu[kind].push(working);
     }
   }
   const perItem = { parquet: bytes.parquet / BATCH, json: bytes.json / BATCH };
@@ -164,7 +179,10 @@ for (const c of cases) {
       pass: cpuRatio <= 1.5,
     },
   );
-  data[c.name] = { bytes, cpu, thread, every };
+  firsts.push(
+    `${c.name}: Parquet ${fmtNum(first.parquet * 1e6)} µs, OTLP/JSON + zstd ${fmtNum(first.json * 1e6)} µs (${(first.parquet / first.json).toFixed(2)}×)`,
+  );
+  data[c.name] = { bytes, cpu, thread, every, first };
 }
 
 emitResult({
@@ -192,6 +210,7 @@ emitResult({
   ],
   targets,
   notes: [
+    `Medians of ${ROUNDS} interleaved rounds each, after ${WARMUP} rounds of each format not counted (V8 compiling Parquet’s passes: a cost per process, not per item). The process’s first batch, CPU/item: ${firsts.join('; ')}.`,
     'CPU/item (the target’s) is this thread’s and libuv’s pool’s (per-thread schedstat): Parquet’s encoding and page compression run on this thread (in the exporter: its body worker); the OTLP body’s zstd runs on the pool, as in the exporter. “Every thread” adds V8’s helper threads (process.cpuUsage), which here mostly finish the forced garbage collections made before each measurement, for both formats.',
     threadCpu === undefined
       ? '“This thread” is wall clock (no process.threadCpuUsage here).'
