@@ -187,7 +187,7 @@ describe('spans as the otel_traces table', () => {
     );
     const distinct = new Set(want.flatMap((w) => w.SpanAttributes.map((e) => e.value)));
     expect(distinct.size).toBe(302);
-    const entries = [...distinct].reduce((n, v) => n + 4 + Buffer.byteLength(v), 0);
+    const entries = [...distinct].reduce((n, v) => n + 4 + Buffer.byteLength(String(v)), 0);
     const dictionaryPage = Number(chunk?.p) - Number(chunk?.d);
     expect(dictionaryPage).toBeGreaterThanOrEqual(entries);
     expect(dictionaryPage).toBeLessThan(entries + 32);
