@@ -298,7 +298,7 @@ function equalBytes(bytes, a0, a1, b0, b1) {
  * `dictionary` with indices a whole number of bytes wide. The values of an attribute map take
  * turns between keys (a path, then a scheme, a host, a port, ...): at 16 bits rather than 15,
  * each key's index keeps its place in the bytes and zstd finds the repeated ones (spans'
- * attribute values 21.2 → 18.1 bytes a span, bench/results/2026-12-05-parquet-signals.md).
+ * attribute values 21.2 → 18.1 bytes a span, bench/results/2026-12-05-parquet-signals-shapes.md).
  * @param {Dictionary} dictionary
  * @returns {Dictionary}
  */

@@ -14,7 +14,10 @@ import { grown } from './grown.js';
  */
 export const MAP_ENTRY_BYTES = 48;
 
-/** Strings of a batch: one id each, in first-seen order. */
+/**
+ * Strings of a batch, in first-seen order: one id each when looked up (id, valueId); a value
+ * given an id without a lookup (fresh) may share its bytes with another id.
+ */
 export class Strings {
   private readonly ids = new Map<string, number>();
   /** Numbers' text ids (valueId): -0 is 0 here as in its text, NaN one key. */
@@ -24,7 +27,7 @@ export class Strings {
 
   /**
    * The id of `s`. Strings that differ only in lone surrogates are one string in UTF-8 (U+FFFD
-   * there): they get one id, so a dictionary never holds the same bytes twice.
+   * there): they get one id.
    */
   id(s: string): number {
     let id = this.ids.get(s);
@@ -47,8 +50,8 @@ export class Strings {
 
   /**
    * The id of the text of an SDK attribute value (jsValueText), -1 for an empty value; a
-   * number's text is made and looked up once per batch (a Map from the number to its id, which
-   * hashes no string).
+   * number's text is made once per batch, the number looked up in a Map of its own (which hashes
+   * no string).
    */
   valueId(v: unknown): number {
     if (typeof v === 'string') return this.id(v);
@@ -233,10 +236,9 @@ export function addObjectSet(
     shape.keyIds = Int32Array.from(keys, (key) => strings.id(key));
     shape.values = new Array(n).fill(NO_VALUE);
     shape.valueIds = new Int32Array(n);
-    shape.looked = new Int32Array(n);
-    shape.added = new Int32Array(n);
+    shape.learned = keys.map((key) => shape.learnedOf(key));
   }
-  const { keyIds, values, valueIds, looked, added } = shape;
+  const { keyIds, values, valueIds, learned } = shape;
   const id = sets.newId();
   let at = sets.entryCount;
   const entries = grown(sets.entries, 2 * (at + n), 2 * at);
@@ -246,15 +248,13 @@ export function addObjectSet(
     let valueId: number;
     if (v === values[i]) valueId = valueIds[i] as number;
     else {
-      const seen = looked[i] as number;
-      // Numbers are looked up by number (valueId), which is cheap; a new string by its hash.
-      if (seen === UNIQUE && typeof v === 'string') valueId = strings.fresh(v);
+      const key = learned[i] as KeyValues;
+      // A string by its hash; a number is looked up by number (valueId), which is cheap.
+      if (key.looked === UNIQUE && typeof v === 'string') valueId = strings.fresh(v);
       else {
         const next = strings.list.length;
         valueId = strings.valueId(v);
-        const fresh = (added[i] as number) + (valueId === next ? 1 : 0);
-        added[i] = fresh;
-        looked[i] = seen + 1 === LEARN && fresh >= LEARN_UNIQUE ? UNIQUE : seen + 1;
+        if (key.looked !== UNIQUE) key.learn(valueId === next);
       }
       // Primitives only: an array or object value may change from one item to the next.
       if (typeof v !== 'object' || v === null) {
@@ -281,18 +281,45 @@ export class SetShape {
   keyIds = new Int32Array(0);
   values: unknown[] = [];
   valueIds = new Int32Array(0);
-  /** Per key: its values looked up so far (UNIQUE: no longer looked up), and how many were new. */
-  looked = new Int32Array(0);
-  added = new Int32Array(0);
+  /** Per key of `keys`: what its values have been in this batch (kept by key, across shapes). */
+  learned: KeyValues[] = [];
+  private readonly byKey = new Map<string, KeyValues>();
+
+  learnedOf(key: string): KeyValues {
+    let learned = this.byKey.get(key);
+    if (learned === undefined) {
+      learned = new KeyValues();
+      this.byKey.set(key, learned);
+    }
+    return learned;
+  }
 }
 
 /**
- * A key whose first LEARN values looked up (the batch's, other than the last one again) were
- * nearly all new (a path, an address, a port) has its values' ids made without a lookup from
- * then on: a Map insert each, for a value the batch sees once, was a fifth of a span's Parquet.
+ * Whether a key's string values are nearly all new in the batch (a path, an address, a user's
+ * id): then they are given ids without a lookup (Strings.fresh; the dictionary keeps one of equal
+ * ones), as a Map insert for each, for a value the batch sees once, was a fifth of a span's
+ * Parquet. Decided on its values looked up (other than the last one again) after the first
+ * WARM, which fill the batch's table: LEARN_NEW of the next LEARN new. A key of a few hundred
+ * values is found to repeat there (200 values: about 46 of 64 new), one of thousands is not.
  */
+export class KeyValues {
+  /** Values looked up so far; UNIQUE once decided. */
+  looked = 0;
+  /** New ones among those after the first WARM. */
+  added = 0;
+
+  learn(isNew: boolean): void {
+    const looked = ++this.looked;
+    if (looked <= WARM) return;
+    if (isNew) this.added++;
+    if (looked === WARM + LEARN && this.added >= LEARN_NEW) this.looked = UNIQUE;
+  }
+}
+
+const WARM = 64;
 const LEARN = 64;
-const LEARN_UNIQUE = 48;
+const LEARN_NEW = 60;
 const UNIQUE = -1;
 
 /** No value yet (a value never === to it). */
@@ -373,5 +400,6 @@ export class IdTable {
 keepShape(new Strings());
 keepShape(new AttributeSets());
 keepShape(new SetShape());
+keepShape(new KeyValues());
 keepShape(new BoundLists());
 keepShape(new IdTable(1));

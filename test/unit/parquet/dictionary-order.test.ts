@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { byteOrder, dictionaryOfIds, StringPool } from '../../../src/parquet/dictionaries.js';
-import { Strings } from '../../../src/parquet/tables.js';
+import { AttributeSets, addObjectSet, SetShape, Strings } from '../../../src/parquet/tables.js';
+import { prng } from '../../support/prng.js';
 
 /**
  * A dictionary's strings are sorted by their UTF-8 bytes (unsigned, a prefix first), which is
@@ -124,7 +125,29 @@ describe('a dictionary of ids that share bytes', () => {
 });
 
 describe('attribute value ids of a batch', () => {
-  test('a number keeps one id per text (its text made once), as pcommon spells it', () => {
+  /** The strings of a batch after objects { k: values(i) } of one column, i from 0 to n - 1. */
+  const afterObjects = (n: number, values: (i: number) => unknown) => {
+    const strings = new Strings();
+    const sets = new AttributeSets();
+    const shape = new SetShape();
+    for (let i = 0; i < n; i++) addObjectSet(sets, strings, { k: values(i) }, ['k'], shape);
+    return strings.list;
+  };
+
+  test('a key of a few hundred values is looked up: each value once in the batch', () => {
+    // 200 values drawn at random: about 45 of the 64 looked up after the first 64 are new.
+    const random = prng(5);
+    expect(afterObjects(4_000, () => `user-${Math.floor(random() * 200)}`)).toHaveLength(1 + 200);
+  });
+
+  test('a key whose values are nearly all new is no longer looked up', () => {
+    // 1,000 values, then again: all new at first, so the repeats get ids of their own.
+    expect(afterObjects(4_000, (i) => `path-${i % 1000}`)).toHaveLength(1 + 4_000);
+    // Numbers are looked up by number whatever the key: each once.
+    expect(afterObjects(4_000, (i) => i % 1000)).toHaveLength(1 + 1000);
+  });
+
+  test('a number keeps one id (its text made once), spelled as pcommon spells it', () => {
     const strings = new Strings();
     const text = (v: unknown) => {
       const id = strings.valueId(v);
