@@ -202,7 +202,7 @@ export class SealedRows {
       bounds: trimmed(this.bounds, n),
       listLengths: trimmed(this.listLengths, LIST_STRIDE * n),
       counts: trimmed(this.counts, 2 * this.countCount),
-      stringCount: this.strings.list.length,
+      stringCount: this.strings.count,
       strings,
       stringOffsets,
       setCount: this.sets.count,

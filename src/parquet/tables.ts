@@ -15,15 +15,27 @@ import { grown } from './grown.js';
 export const MAP_ENTRY_BYTES = 48;
 
 /**
- * Strings of a batch, in first-seen order: one id each when looked up (id, valueId); a value
- * given an id without a lookup (fresh) may share its bytes with another id.
+ * Strings of a batch, in first-seen order, kept as their UTF-8 one after another (each written
+ * when it comes: no string is held for the batch but the Map's keys, nor joined at the end): one
+ * id each when looked up (id, valueId); a value given an id without a lookup (fresh) may share
+ * its bytes with another id.
  */
 export class Strings {
   private readonly ids = new Map<string, number>();
   /** Numbers' text ids (valueId): -0 is 0 here as in its text, NaN one key. */
   private readonly numbers = new Map<number, number>();
-  readonly list: string[] = [];
-  bytes = 0;
+  /** Every string's UTF-8; string i is utf8[ends[i - 1], ends[i]) (ends[-1]: 0). */
+  private utf8 = new Uint8Array(1024);
+  private ends = new Uint32Array(64);
+  /** Strings so far. */
+  count = 0;
+  /** Memory of the lookup tables (their entries and the keys they hold), beside the arrays. */
+  private held = 0;
+
+  /** Memory held. */
+  get bytes(): number {
+    return this.held + this.utf8.byteLength + this.ends.byteLength;
+  }
 
   /**
    * The id of `s`. Strings that differ only in lone surrogates are one string in UTF-8 (U+FFFD
@@ -35,14 +47,13 @@ export class Strings {
       const text = wellFormed(s);
       if (text !== s) id = this.ids.get(text);
       if (id === undefined) {
-        id = this.list.length;
+        id = this.add(text);
         this.ids.set(text, id);
-        this.list.push(text);
-        this.bytes += MAP_ENTRY_BYTES + 8 + 2 * text.length;
+        this.held += MAP_ENTRY_BYTES + 2 * text.length;
       }
       if (text !== s) {
         this.ids.set(s, id);
-        this.bytes += MAP_ENTRY_BYTES + 2 * s.length;
+        this.held += MAP_ENTRY_BYTES + 2 * s.length;
       }
     }
     return id;
@@ -62,7 +73,7 @@ export class Strings {
         // dictionary keeps one of them), so only the number is looked up.
         id = this.fresh(v);
         this.numbers.set(v, id);
-        this.bytes += MAP_ENTRY_BYTES;
+        this.held += MAP_ENTRY_BYTES;
       }
       return id;
     }
@@ -77,40 +88,49 @@ export class Strings {
    */
   fresh(v: unknown): number {
     const t = typeof v === 'string' ? v : jsValueText(v);
-    if (t === null) return -1;
-    const text = wellFormed(t);
-    this.list.push(text);
-    this.bytes += 8 + 2 * text.length;
-    return this.list.length - 1;
+    return t === null ? -1 : this.add(t);
   }
 
-  /** Every string as UTF-8 (lone surrogates as U+FFFD), one after another, and where each starts. */
-  encode(): { bytes: Uint8Array; offsets: Uint32Array } {
-    const list = this.list;
-    const offsets = new Uint32Array(list.length + 1);
-    // All at once: one string of them all, written in one call. Where its UTF-8 is as long as
-    // its UTF-16 (ASCII only, the usual case), every string's bytes are its characters.
-    const all = list.join('');
-    const total = Buffer.byteLength(all);
-    // Its own ArrayBuffer (Buffer.alloc* may hand out a slice of a shared pool): transferable.
-    const bytes = new Uint8Array(total);
-    Buffer.from(bytes.buffer).write(all, 0);
-    let at = 0;
-    if (total === all.length) {
-      for (let i = 0; i < list.length; i++) {
-        at += (list[i] as string).length;
-        offsets[i + 1] = at;
-      }
-    } else {
-      // Strings are well formed (id() keeps them so): each one's bytes are its UTF-8 length.
-      for (let i = 0; i < list.length; i++) {
-        at += Buffer.byteLength(list[i] as string);
-        offsets[i + 1] = at;
-      }
+  /** Writes `text` as the next string (lone surrogates as U+FFFD, as UTF-8 has them). */
+  private add(text: string): number {
+    const id = this.count++;
+    if (id === this.ends.length) this.ends = grown(this.ends, id + 1, id);
+    const start = id === 0 ? 0 : (this.ends[id - 1] as number);
+    const n = text.length;
+    let utf8 = this.utf8;
+    if (start + 3 * n > utf8.length) {
+      utf8 = grown(utf8, start + 3 * n, start);
+      this.utf8 = utf8;
     }
-    return { bytes, offsets };
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) break;
+      utf8[start + i] = c;
+    }
+    let end = start + i;
+    if (i < n) end += encoder.encodeInto(text.slice(i), utf8.subarray(end)).written;
+    this.ends[id] = end;
+    return id;
+  }
+
+  /** The text of string `id`. */
+  text(id: number): string {
+    const start = id === 0 ? 0 : (this.ends[id - 1] as number);
+    return decoder.decode(this.utf8.subarray(start, this.ends[id]));
+  }
+
+  /** Every string as UTF-8, one after another, and where each starts (arrays of their own). */
+  encode(): { bytes: Uint8Array; offsets: Uint32Array } {
+    const n = this.count;
+    const offsets = new Uint32Array(n + 1);
+    offsets.set(this.ends.subarray(0, n), 1);
+    return { bytes: this.utf8.slice(0, offsets[n]), offsets };
   }
 }
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /**
  * A batch's strings and attribute sets as its sealed columns hold them: every string's UTF-8 with
@@ -119,7 +139,7 @@ export class Strings {
 export function sealedTables(strings: Strings, sets: AttributeSets) {
   const { bytes, offsets } = strings.encode();
   return {
-    stringCount: strings.list.length,
+    stringCount: strings.count,
     strings: bytes,
     stringOffsets: offsets,
     setCount: sets.count,
@@ -252,7 +272,7 @@ export function addObjectSet(
       // A string by its hash; a number is looked up by number (valueId), which is cheap.
       if (key.looked === UNIQUE && typeof v === 'string') valueId = strings.fresh(v);
       else {
-        const next = strings.list.length;
+        const next = strings.count;
         valueId = strings.valueId(v);
         if (key.looked !== UNIQUE) key.learn(valueId === next);
       }
