@@ -19,9 +19,9 @@ import {
 } from '../../parquet/chunks.js';
 import {
   byteAligned,
+  byteOrder,
   compareBytes,
   dictionaryOfIds,
-  prefixKey,
   StringPool,
 } from '../../parquet/dictionaries.js';
 import { TableFileWriter } from '../../parquet/file-writer.js';
@@ -262,24 +262,26 @@ function fullSets(s) {
 
 /**
  * The rows in the order of spec.sort: string columns by their dictionary rank (the bytes' order),
- * timestamps and integers as signed numbers; equal rows keep their order.
+ * text by its bytes, timestamps and integers as signed numbers; equal rows keep their order.
+ * Where the sort has a text column (TraceId), the rows are first put in the order of the columns
+ * up to it without comparing rows: the text radix-sorted (byteOrder), the string columns before
+ * it by counting; only rows equal in all of those (a trace's spans) are compared on the rest.
  * @param {FlatSpec} spec @param {SealedFlat} s @param {(Dictionary | undefined)[]} dicts
  */
 function rowOrder(spec, s, dicts) {
+  const n = s.rows;
+  const columns = spec.sort.map((name) =>
+    spec.columns.findIndex((c) => c.name === name && c.list === undefined),
+  );
   /** @type {((a: number, b: number) => number)[]} */
-  const keys = spec.sort.map((name) => {
-    const i = spec.columns.findIndex((c) => c.name === name && c.list === undefined);
+  const keys = columns.map((i) => {
     const c = /** @type {FlatColumn} */ (spec.columns[i]);
     const values = /** @type {Int32Array} */ (s.columns[i]);
     const dict = dicts[i];
     if (c.kind === 'text') {
       const bytes = /** @type {Uint8Array} */ (s.texts[i]);
       const ends = /** @type {Uint32Array} */ (s.columns[i]);
-      const prefix = new Float64Array(s.rows);
-      for (let r = 0; r < s.rows; r++)
-        prefix[r] = prefixKey(bytes, startOf(ends, r), /** @type {number} */ (ends[r]));
       return (a, b) =>
-        /** @type {number} */ (prefix[a]) - /** @type {number} */ (prefix[b]) ||
         compareBytes(
           bytes,
           startOf(ends, a),
@@ -290,22 +292,100 @@ function rowOrder(spec, s, dicts) {
         );
     }
     if (dict !== undefined) {
-      const rank = new Int32Array(s.rows);
-      for (let r = 0; r < s.rows; r++) rank[r] = /** @type {number} */ (dict.rank[values[r] ?? 0]);
+      const rank = ranksOf(dict, values, n);
       return (a, b) => /** @type {number} */ (rank[a]) - /** @type {number} */ (rank[b]);
     }
     if (slotsOf(c.kind) === 2) return (a, b) => compareInt64(values, a, b);
     return (a, b) => /** @type {number} */ (values[a]) - /** @type {number} */ (values[b]);
   });
-  const order = new Uint32Array(s.rows);
-  for (let r = 0; r < s.rows; r++) order[r] = r;
-  return order.sort((a, b) => {
-    for (const key of keys) {
-      const d = key(a, b);
+  /** @param {number} a @param {number} b @param {number} from the first key compared */
+  const compare = (a, b, from) => {
+    for (let k = from; k < keys.length; k++) {
+      const d = /** @type {(a: number, b: number) => number} */ (keys[k])(a, b);
       if (d !== 0) return d;
     }
     return a - b;
-  });
+  };
+  const t = columns.findIndex((i) => spec.columns[i]?.kind === 'text');
+  const leading = columns.slice(0, t);
+  if (t < 0 || leading.some((i) => dicts[i] === undefined)) {
+    const order = new Uint32Array(n);
+    for (let r = 0; r < n; r++) order[r] = r;
+    return order.sort((a, b) => compare(a, b, 0));
+  }
+  // The text column's order (ties by row), then each string column before it, last first, by
+  // counting: stable, so the rows are in the order of the columns up to the text.
+  const ends = /** @type {Uint32Array} */ (s.columns[/** @type {number} */ (columns[t])]).subarray(
+    0,
+    n,
+  );
+  const starts = new Uint32Array(n);
+  for (let r = 1; r < n; r++) starts[r] = /** @type {number} */ (ends[r - 1]);
+  /** @type {Uint32Array} */
+  let order = Uint32Array.from(
+    byteOrder(
+      /** @type {Uint8Array} */ (s.texts[/** @type {number} */ (columns[t])]),
+      starts,
+      ends,
+    ),
+  );
+  for (let k = t - 1; k >= 0; k--) {
+    const i = /** @type {number} */ (columns[k]);
+    const dict = /** @type {Dictionary} */ (dicts[i]);
+    order = countingOrder(
+      order,
+      ranksOf(dict, /** @type {Int32Array} */ (s.columns[i]), n),
+      dict.ids.length,
+    );
+  }
+  // Runs of rows equal up to the text (by its bytes and the ranks before it): by the rest.
+  let runStart = 0;
+  for (let j = 1; j <= n; j++) {
+    if (j < n) {
+      const a = /** @type {number} */ (order[j - 1]);
+      const b = /** @type {number} */ (order[j]);
+      let same = true;
+      for (let k = 0; k <= t && same; k++)
+        same = /** @type {(a: number, b: number) => number} */ (keys[k])(a, b) === 0;
+      if (same) continue;
+    }
+    if (j - runStart > 1) {
+      const run = order.subarray(runStart, j).sort((a, b) => compare(a, b, t + 1));
+      order.set(run, runStart);
+    }
+    runStart = j;
+  }
+  return order;
+}
+
+/** Per row: the dictionary rank of its string. @param {Dictionary} dict @param {Int32Array} values @param {number} n */
+function ranksOf(dict, values, n) {
+  const rank = new Int32Array(n);
+  for (let r = 0; r < n; r++) rank[r] = /** @type {number} */ (dict.rank[values[r] ?? 0]);
+  return rank;
+}
+
+/**
+ * `order` stably sorted by `rank` (per row, below `size`): a counting sort.
+ * @param {Uint32Array} order @param {Int32Array} rank @param {number} size
+ */
+function countingOrder(order, rank, size) {
+  if (size <= 1) return order;
+  const next = new Uint32Array(size + 1);
+  for (let j = 0; j < order.length; j++) {
+    const r = /** @type {number} */ (rank[/** @type {number} */ (order[j])]);
+    next[r + 1] = /** @type {number} */ (next[r + 1]) + 1;
+  }
+  for (let r = 0; r < size; r++)
+    next[r + 1] = /** @type {number} */ (next[r + 1]) + /** @type {number} */ (next[r]);
+  const out = new Uint32Array(order.length);
+  for (let j = 0; j < order.length; j++) {
+    const row = /** @type {number} */ (order[j]);
+    const r = /** @type {number} */ (rank[row]);
+    out[/** @type {number} */ (next[r])] = row;
+    next[r] = /** @type {number} */ (next[r]) + 1;
+  }
+  return out;
 }
 
 /** Where value k of a text column starts. @param {Uint32Array} ends @param {number} k */

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
@@ -394,6 +395,67 @@ describe('log records as the otel_logs table', () => {
 });
 
 describe('text columns (ids, bodies: PLAIN, no dictionary)', () => {
+  test('rows in the order of ServiceName, TraceId (bytes), Timestamp, then as they came: any mix of ties', async () => {
+    const text = fc.constantFrom(
+      '',
+      'a',
+      'ab',
+      'abcdefab',
+      'abcdefab0',
+      'abcdefac',
+      'é',
+      '😀',
+      'z',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            service: fc.constantFrom('cart', 'checkout', 'é-shop', 'a'),
+            traceId: text,
+            nanos: fc.integer({ min: 0, max: 3 }),
+          }),
+          { minLength: 1, maxLength: 120 },
+        ),
+        async (items) => {
+          const records: LogRecordLike[] = items.map((item, i) => ({
+            resource: { attributes: { 'service.name': item.service } },
+            instrumentationScope: { name: 'app' },
+            hrTime: [1_700_000_000, item.nanos],
+            hrTimeObserved: [1_700_000_000, item.nanos],
+            spanContext: { traceId: item.traceId, spanId: hex(i, 16), traceFlags: 1 },
+            body: '',
+            attributes: {},
+            droppedAttributesCount: 0,
+          }));
+          const builders = logColumnBuilders();
+          builders.append(records, newTally(false));
+          const file = await flatEncoder(LOG_RECORDS)(builders.seal(), { compression: 'none' });
+          const rows = await parquetReadObjects({
+            file: file.buffer.slice(
+              file.byteOffset,
+              file.byteOffset + file.byteLength,
+            ) as ArrayBuffer,
+            columns: ['SpanId'],
+          });
+          const utf8 = (t: string) => Buffer.from(t);
+          const expected = items
+            .map((item, i) => ({ ...item, i }))
+            .sort(
+              (a, b) =>
+                Buffer.compare(utf8(a.service), utf8(b.service)) ||
+                Buffer.compare(utf8(a.traceId), utf8(b.traceId)) ||
+                a.nanos - b.nanos ||
+                a.i - b.i,
+            )
+            .map((item) => hex(item.i, 16));
+          expect(rows.map((r) => r.SpanId)).toEqual(expected);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   test('any text, as long as it comes, back as its UTF-8; rows sorted by its bytes; a failed append leaves nothing', async () => {
     const bodies = [
       '',
