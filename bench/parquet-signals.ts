@@ -32,9 +32,10 @@ const EXPORT = 512;
 const ROUNDS = args.quick ? 3 : 15;
 /**
  * Rounds of each format first, not counted: V8 compiles a function while it runs, and Parquet's
- * many small passes take about 8 batches of 10,000 spans to reach their steady cost (21 µs a span
- * in the first, 8 from the eighth) against 3 for OTLP/JSON. That compiling is paid once a process,
- * not per item (parquet-peak's process CPU counts it); the first batch's CPU is reported beside.
+ * many small passes take a few batches of 10,000 spans to reach their steady cost (15 µs a span
+ * in the first, 6–7 from the fourth, at 0fd5467) where OTLP/JSON takes fewer. That compiling is
+ * paid once a process, not per item (parquet-peak's process CPU counts it); the first batch's
+ * CPU is reported beside.
  */
 const WARMUP = args.number('warmup', args.quick ? 1 : 8);
 const ENGINE = 'node:zlib' as const;
