@@ -36,20 +36,6 @@ export class StringPool {
 }
 
 /**
- * The first 6 bytes of bytes[start, end) as a big-endian integer (missing bytes as 0): keys in
- * the order of the bytes, but for equal keys, which compareBytes orders.
- * @param {Uint8Array} bytes @param {number} start @param {number} end
- */
-export function prefixKey(bytes, start, end) {
-  let key = 0;
-  for (let j = 0; j < 6; j++) {
-    const at = start + j;
-    key = key * 256 + (at < end ? /** @type {number} */ (bytes[at]) : 0);
-  }
-  return key;
-}
-
-/**
  * Unsigned byte order of x[x0, x1) and y[y0, y1) (a prefix first): negative, 0 or positive.
  * @param {Uint8Array} x @param {number} x0 @param {number} x1
  * @param {Uint8Array} y @param {number} y0 @param {number} y1

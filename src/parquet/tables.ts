@@ -97,9 +97,11 @@ export class Strings {
     if (id === this.ends.length) this.ends = grown(this.ends, id + 1, id);
     const start = id === 0 ? 0 : (this.ends[id - 1] as number);
     const n = text.length;
+    // Room for its characters as ASCII; for 3 bytes each of the rest (a lone surrogate as
+    // U+FFFD too) only where one is not.
     let utf8 = this.utf8;
-    if (start + 3 * n > utf8.length) {
-      utf8 = grown(utf8, start + 3 * n, start);
+    if (start + n > utf8.length) {
+      utf8 = grown(utf8, start + n, start);
       this.utf8 = utf8;
     }
     let i = 0;
@@ -109,7 +111,13 @@ export class Strings {
       utf8[start + i] = c;
     }
     let end = start + i;
-    if (i < n) end += encoder.encodeInto(text.slice(i), utf8.subarray(end)).written;
+    if (i < n) {
+      if (end + 3 * (n - i) > utf8.length) {
+        utf8 = grown(utf8, end + 3 * (n - i), end);
+        this.utf8 = utf8;
+      }
+      end += encoder.encodeInto(text.slice(i), utf8.subarray(end)).written;
+    }
     this.ends[id] = end;
     return id;
   }
@@ -130,7 +138,8 @@ export class Strings {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// A leading U+FEFF is a character of the string, not a byte order mark to drop.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /**
  * A batch's strings and attribute sets as its sealed columns hold them: every string's UTF-8 with

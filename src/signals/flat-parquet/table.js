@@ -273,11 +273,18 @@ function rowOrder(spec, s, dicts) {
   const columns = spec.sort.map((name) =>
     spec.columns.findIndex((c) => c.name === name && c.list === undefined),
   );
+  /** Per sort key of a string column: each row's rank. @type {(Int32Array | undefined)[]} */
+  const ranks = columns.map((i) => {
+    const dict = dicts[i];
+    return dict === undefined
+      ? undefined
+      : ranksOf(dict, /** @type {Int32Array} */ (s.columns[i]), n);
+  });
   /** @type {((a: number, b: number) => number)[]} */
-  const keys = columns.map((i) => {
+  const keys = columns.map((i, k) => {
     const c = /** @type {FlatColumn} */ (spec.columns[i]);
     const values = /** @type {Int32Array} */ (s.columns[i]);
-    const dict = dicts[i];
+    const rank = ranks[k];
     if (c.kind === 'text') {
       const bytes = /** @type {Uint8Array} */ (s.texts[i]);
       const ends = /** @type {Uint32Array} */ (s.columns[i]);
@@ -291,8 +298,7 @@ function rowOrder(spec, s, dicts) {
           /** @type {number} */ (ends[b]),
         );
     }
-    if (dict !== undefined) {
-      const rank = ranksOf(dict, values, n);
+    if (rank !== undefined) {
       return (a, b) => /** @type {number} */ (rank[a]) - /** @type {number} */ (rank[b]);
     }
     if (slotsOf(c.kind) === 2) return (a, b) => compareInt64(values, a, b);
@@ -321,22 +327,17 @@ function rowOrder(spec, s, dicts) {
   );
   const starts = new Uint32Array(n);
   for (let r = 1; r < n; r++) starts[r] = /** @type {number} */ (ends[r - 1]);
-  /** @type {Uint32Array} */
-  let order = Uint32Array.from(
-    byteOrder(
-      /** @type {Uint8Array} */ (s.texts[/** @type {number} */ (columns[t])]),
-      starts,
-      ends,
-    ),
+  const byText = byteOrder(
+    /** @type {Uint8Array} */ (s.texts[/** @type {number} */ (columns[t])]),
+    starts,
+    ends,
   );
+  /** @type {Uint32Array} */
+  let order = new Uint32Array(byText.buffer, byText.byteOffset, byText.length);
   for (let k = t - 1; k >= 0; k--) {
     const i = /** @type {number} */ (columns[k]);
     const dict = /** @type {Dictionary} */ (dicts[i]);
-    order = countingOrder(
-      order,
-      ranksOf(dict, /** @type {Int32Array} */ (s.columns[i]), n),
-      dict.ids.length,
-    );
+    order = countingOrder(order, /** @type {Int32Array} */ (ranks[k]), dict.ids.length);
   }
   // Runs of rows equal up to the text (by its bytes and the ranks before it): by the rest.
   let runStart = 0;
@@ -350,8 +351,7 @@ function rowOrder(spec, s, dicts) {
       if (same) continue;
     }
     if (j - runStart > 1) {
-      const run = order.subarray(runStart, j).sort((a, b) => compare(a, b, t + 1));
-      order.set(run, runStart);
+      order.subarray(runStart, j).sort((a, b) => compare(a, b, t + 1));
     }
     runStart = j;
   }

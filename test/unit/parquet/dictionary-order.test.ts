@@ -165,6 +165,12 @@ describe('attribute value ids of a batch', () => {
       '443',
     ]);
     expect(strings.valueId(443)).toBe(strings.valueId(443));
+    // Each string's UTF-8 as written, a leading U+FEFF and a lone surrogate (U+FFFD) too.
+    expect(['\uFEFFx', 'é\uD800', '😀'].map((t) => strings.text(strings.id(t)))).toEqual([
+      '\uFEFFx',
+      'é\uFFFD',
+      '😀',
+    ]);
     expect([true, null, undefined, 'x'].map(text)).toEqual(['true', null, null, 'x']);
   });
 });
