@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parquetReadObjects } from 'hyparquet';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { describe, expect, test } from 'vitest';
 import { appendColumns } from '../../../src/compact/append-columns.js';
 import { COMPACTION_TABLE } from '../../../src/compact/metrics-rows.js';
@@ -10,6 +10,7 @@ import { appendRequest } from '../../../src/signals/metrics/parquet/append-otlp.
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { ColumnStore } from '../../../src/signals/metrics/parquet/column-store.js';
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
+import { parquetHeader } from '../../support/hyparquet-internals.js';
 import { resourceMetrics } from '../../support/metrics-arbitraries.js';
 
 /**
@@ -59,6 +60,28 @@ describe('a Parquet input read as columns', () => {
       }),
       { numRuns: 60 },
     );
+  });
+
+  test('a page whose run claims millions of levels is refused, the process kept', async () => {
+    // hyparquet writes every value of an RLE run into a JavaScript array: a run of 2^28 made V8
+    // end the process ("invalid size error") before any catch saw it.
+    const builders = new MetricColumnBuilders();
+    for (const rm of fc.sample(resourceMetrics, { seed: 7, numRuns: 5 }))
+      builders.appendResourceMetrics(rm);
+    const file = new Uint8Array(
+      await encodeParquet(builders.seal(), WRITERS[0] as (typeof WRITERS)[number]),
+    );
+    const meta = parquetMetadata(file.buffer);
+    const chunk = meta.row_groups[0]?.columns.find(
+      (c) => c.meta_data?.path_in_schema.join('.') === 'Attributes.key_value.key',
+    )?.meta_data;
+    const reader = { view: new DataView(file.buffer), offset: Number(chunk?.data_page_offset) };
+    parquetHeader(reader);
+    // The page's first levels (its repetition levels): a 4-byte length, then the runs. The first
+    // run becomes an RLE run of 2^28 (its header 2^29, a varint of 5 bytes).
+    file.set([0x80, 0x80, 0x80, 0x80, 0x02, 0], reader.offset + 4);
+    const parts = await openParquetParts(bytesAsRanges(file), limits);
+    await expect(parts.readColumns(0)).rejects.toThrow(/longer than its page/);
   });
 
   test('a row group whose bytes were altered is refused or read whole, never past its rows', async () => {
