@@ -7,6 +7,7 @@
 import { keepShape } from '../base/kept-shapes.js';
 import { jsValueText, wellFormed } from './attribute-text.js';
 import { grown } from './grown.js';
+import { TextBytes } from './text-bytes.js';
 
 /**
  * Estimated bytes of one Map entry with its key: V8's hash table slot (key, value, chain) and
@@ -24,8 +25,8 @@ export class Strings {
   private readonly ids = new Map<string, number>();
   /** Numbers' text ids (valueId): -0 is 0 here as in its text, NaN one key. */
   private readonly numbers = new Map<number, number>();
-  /** Every string's UTF-8; string i is utf8[ends[i - 1], ends[i]) (ends[-1]: 0). */
-  private utf8 = new Uint8Array(1024);
+  /** Every string's UTF-8; string i is texts.bytes[ends[i - 1], ends[i]) (ends[-1]: 0). */
+  private readonly texts = new TextBytes(1024);
   private ends = new Uint32Array(64);
   /** Strings so far. */
   count = 0;
@@ -34,7 +35,7 @@ export class Strings {
 
   /** Memory held. */
   get bytes(): number {
-    return this.held + this.utf8.byteLength + this.ends.byteLength;
+    return this.held + this.texts.bytes.byteLength + this.ends.byteLength;
   }
 
   /**
@@ -91,41 +92,18 @@ export class Strings {
     return t === null ? -1 : this.add(t);
   }
 
-  /** Writes `text` as the next string (lone surrogates as U+FFFD, as UTF-8 has them). */
+  /** Writes `text` as the next string. */
   private add(text: string): number {
     const id = this.count++;
     if (id === this.ends.length) this.ends = grown(this.ends, id + 1, id);
-    const start = id === 0 ? 0 : (this.ends[id - 1] as number);
-    const n = text.length;
-    // Room for its characters as ASCII; for 3 bytes each of the rest (a lone surrogate as
-    // U+FFFD too) only where one is not.
-    let utf8 = this.utf8;
-    if (start + n > utf8.length) {
-      utf8 = grown(utf8, start + n, start);
-      this.utf8 = utf8;
-    }
-    let i = 0;
-    for (; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c >= 0x80) break;
-      utf8[start + i] = c;
-    }
-    let end = start + i;
-    if (i < n) {
-      if (end + 3 * (n - i) > utf8.length) {
-        utf8 = grown(utf8, end + 3 * (n - i), end);
-        this.utf8 = utf8;
-      }
-      end += encoder.encodeInto(text.slice(i), utf8.subarray(end)).written;
-    }
-    this.ends[id] = end;
+    this.texts.set(this.ends, id, text);
     return id;
   }
 
   /** The text of string `id`. */
   text(id: number): string {
     const start = id === 0 ? 0 : (this.ends[id - 1] as number);
-    return decoder.decode(this.utf8.subarray(start, this.ends[id]));
+    return decoder.decode(this.texts.bytes.subarray(start, this.ends[id]));
   }
 
   /** Every string as UTF-8, one after another, and where each starts (arrays of their own). */
@@ -133,11 +111,10 @@ export class Strings {
     const n = this.count;
     const offsets = new Uint32Array(n + 1);
     offsets.set(this.ends.subarray(0, n), 1);
-    return { bytes: this.utf8.slice(0, offsets[n]), offsets };
+    return { bytes: this.texts.bytes.slice(0, offsets[n]), offsets };
   }
 }
 
-const encoder = new TextEncoder();
 // A leading U+FEFF is a character of the string, not a byte order mark to drop.
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 

@@ -31,7 +31,7 @@ export const readerOnly = (module: string) => READER_ONLY.some((rule) => rule.te
  * appended to (the writer, for spans and log records, runs in the worker only).
  */
 export const COLUMN_BUILDERS =
-  /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown|tables))\.(ts|js)$/;
+  /\/(src|dist|dist\/cjs)\/(signals\/[a-z]+\/parquet\/(column-builders|append-sdk|append-otlp|column-store|sealed|tables)|parquet\/(attribute-text|grown|tables|text-bytes))\.(ts|js)$/;
 
 /**
  * What a Parquet exporter of metrics also loads on its main thread, at its first export: the

@@ -10,6 +10,7 @@ import {
   Strings,
   sealedTables,
 } from '../../parquet/tables.js';
+import { TextBytes } from '../../parquet/text-bytes.js';
 import { StoreBuilders } from '../store-builders.js';
 import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 
@@ -57,47 +58,6 @@ function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
   lo -= carry * TWO_32;
   slots[2 * at] = lo;
   slots[2 * at + 1] = highWords + carry;
-}
-
-const utf8 = new TextEncoder();
-
-/**
- * The bytes of a text column (one written PLAIN, without a dictionary: ids, bodies, nearly every
- * value its own): every value's UTF-8 one after another; the column's array holds where each ends.
- * Values are set in order (row after row, item after item), so value k starts where k - 1 ends,
- * and a rolled-back value is overwritten by the next one set at its index.
- */
-class TextBytes {
-  bytes = new Uint8Array(INITIAL * 32);
-
-  /** Writes `s` as value `at` of `ends`; lone surrogates become U+FFFD, as UTF-8 has them. */
-  set(ends: Uint32Array, at: number, s: string): void {
-    const start = at === 0 ? 0 : (ends[at - 1] as number);
-    const n = s.length;
-    let bytes = this.bytes;
-    if (start + 3 * n > bytes.length) {
-      bytes = grown(bytes, start + 3 * n, start);
-      this.bytes = bytes;
-    }
-    let i = 0;
-    for (; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) break;
-      bytes[start + i] = c;
-    }
-    let end = start + i;
-    if (i < n) end += utf8.encodeInto(i === 0 ? s : s.slice(i), bytes.subarray(end)).written;
-    ends[at] = end;
-  }
-
-  /** Writes `from[start, end)` (UTF-8 as it is) as value `at` of `ends`. */
-  setBytes(ends: Uint32Array, at: number, from: Uint8Array, start: number, end: number): void {
-    const to = at === 0 ? 0 : (ends[at - 1] as number);
-    const n = end - start;
-    if (to + n > this.bytes.length) this.bytes = grown(this.bytes, to + n, to);
-    this.bytes.set(from.subarray(start, end), to);
-    ends[at] = to + n;
-  }
 }
 
 /** A part of a table: the columns of its rows, or of one list group's items. */
@@ -168,7 +128,9 @@ export class FlatStore {
     this.#rows = partOf(undefined);
     this.#lists = spec.lists.map((_, g) => partOf(g));
     this.#lengths = spec.lists.map(() => new Uint32Array(INITIAL));
-    this.#texts = spec.columns.map((c) => (c.kind === 'text' ? new TextBytes() : undefined));
+    this.#texts = spec.columns.map((c) =>
+      c.kind === 'text' ? new TextBytes(INITIAL * 32) : undefined,
+    );
   }
 
   get rows(): number {
@@ -392,4 +354,3 @@ export const cachedSetBytes = (keys: number): number => 160 + keys * MAP_ENTRY_B
 // A batch's store is gone after its seal: its shapes are kept (kept-shapes.js).
 keepShape(new FlatStore({ signal: '', version: '', lists: [], columns: [], sort: [] }));
 keepShape(new Part([], [], []));
-keepShape(new TextBytes()).bytes = new Uint8Array(0);
