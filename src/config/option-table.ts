@@ -515,7 +515,7 @@ export const OPTION_TABLE = [
     file: true,
     rule: rule.sizeLimit,
     default: READ_DEFAULTS.maxDecompressedBytes,
-    doc: 'Objects that decompress to more than this are skipped.',
+    doc: 'Objects that decompress to more than this (or Parquet pages of more values) are skipped.',
   },
 
   // ---- compaction

@@ -9,8 +9,9 @@ import { parquetHeader } from 'hyparquet/src/column.js';
 import { convert, convertWithDictionary, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
-import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
+import { getTreePath } from 'hyparquet/src/schema.js';
 import type { ColumnDecoder, Compressors, DecodedArray } from 'hyparquet/src/types.js';
+import { checkDataPage, pageValues, type ValueBudget } from './page-bounds.js';
 
 /**
  * A row group's columns read flat: a plain column as one value a row, a list or map column as the
@@ -65,6 +66,7 @@ export function readFlatColumns(
   rows: number,
   compressors: Compressors,
   parsers: Partial<ParquetParsers>,
+  values: ValueBudget,
 ): FlatColumns {
   const schema = parquetSchema(metadata);
   const rowGroup = metadata.row_groups[group];
@@ -97,13 +99,13 @@ export function readFlatColumns(
         `Parquet column ${name}: not a plain column or a list or map of one repeated level`,
       );
     }
-    const a = readLeaf(first, chunkBytes(first.meta), rows);
+    const a = readLeaf(first, chunkBytes(first.meta), rows, values);
     if (first.slotLevel === 0) {
       out.columns.set(name, a.values);
     } else if (second === undefined) {
       out.repeated.set(name, { values: a.values, keys: undefined, offsets: a.offsets });
     } else {
-      const b = readLeaf(second, chunkBytes(second.meta), rows);
+      const b = readLeaf(second, chunkBytes(second.meta), rows, values);
       if (a.values.length !== b.values.length || a.offsets.some((o, i) => o !== b.offsets[i])) {
         throw new Error(`Parquet map column ${name}: keys and values differ in shape`);
       }
@@ -163,17 +165,15 @@ function readLeaf(
   leaf: Leaf,
   chunk: Uint8Array,
   rows: number,
+  values: ValueBudget,
 ): { values: ArrayLike<unknown>; offsets: Int32Array } {
   const { decoder, slotLevel, maxLevel } = leaf;
   const fault = (what: string) =>
     new Error(`Parquet column ${decoder.pathInSchema.join('.')}${what}`);
+  const decompressedValues = (compressed: Uint8Array, size: number) =>
+    decompressPage(compressed, size, decoder.codec, decoder.compressors);
   const decompressed = (compressed: Uint8Array, header: { uncompressed_page_size: number }) =>
-    decompressPage(
-      compressed,
-      Number(header.uncompressed_page_size),
-      decoder.codec,
-      decoder.compressors,
-    );
+    decompressedValues(compressed, Number(header.uncompressed_page_size));
   const reader = {
     view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength),
     offset: 0,
@@ -189,6 +189,7 @@ function readLeaf(
     if (compressed.length !== header.compressed_page_size)
       throw new Error('a Parquet page past its column chunk');
     reader.offset += header.compressed_page_size;
+    values.take(pageValues(header));
     if (header.type === 'DICTIONARY_PAGE') {
       const page = decompressed(compressed, header);
       const count = header.dictionary_page_header?.num_values ?? 0;
@@ -208,12 +209,12 @@ function readLeaf(
     let entries: number;
     if (header.type === 'DATA_PAGE' && header.data_page_header !== undefined) {
       const bytes = decompressed(compressed, header);
-      if (!runsFitPage(bytes, header.data_page_header, decoder.schemaPath))
-        throw fault(': a run of values longer than its page');
+      checkDataPage(header, bytes, decoder.schemaPath, decoder.type, decompressedValues);
       page = readDataPage(bytes, header.data_page_header, decoder);
       encoding = header.data_page_header.encoding;
       entries = header.data_page_header.num_values;
     } else if (header.type === 'DATA_PAGE_V2' && header.data_page_header_v2 !== undefined) {
+      checkDataPage(header, compressed, decoder.schemaPath, decoder.type, decompressedValues);
       page = readDataPageV2(compressed, header, decoder);
       encoding = header.data_page_header_v2.encoding;
       entries = header.data_page_header_v2.num_values;
@@ -311,70 +312,4 @@ function slotValues(
     }
   }
   return out;
-}
-
-/**
- * Whether the RLE / bit-packed runs of a version 1 data page (its levels, and its dictionary
- * indices) stay within the page's values, walked as hyparquet reads them. A damaged page can
- * give a run of millions: hyparquet writes every value of a run into a JavaScript array, past
- * its end, and V8 ends the process when that array outgrows what it allows ("invalid size
- * error"), which no catch sees. A run a page cannot hold is refused here instead.
- */
-function runsFitPage(
-  bytes: Uint8Array,
-  daph: { num_values: number; encoding: string },
-  schemaPath: Parameters<typeof getMaxRepetitionLevel>[0],
-): boolean {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const limit = daph.num_values;
-  let at = 0;
-  for (const max of [
-    schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0,
-    getMaxDefinitionLevel(schemaPath),
-  ]) {
-    if (max === 0) continue;
-    if (at + 4 > bytes.length) return true; // hyparquet fails on it
-    const length = view.getUint32(at, true);
-    if (!runsFit(bytes, at + 4, 32 - Math.clz32(max), limit)) return false;
-    at += 4 + length;
-  }
-  if (daph.encoding === 'RLE_DICTIONARY' || daph.encoding === 'PLAIN_DICTIONARY') {
-    if (at >= bytes.length) return true;
-    const width = bytes[at] as number;
-    if (width > 0 && !runsFit(bytes, at + 1, width, limit)) return false;
-  }
-  return true;
-}
-
-/**
- * Whether the hybrid runs from `at` (hyparquet's readRleBitPackedHybrid: runs until `limit`
- * values) write no more than `limit` values plus a bit-packed group's padding. Its varints are
- * read as hyparquet reads them (32-bit).
- */
-function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): boolean {
-  let seen = 0;
-  while (seen < limit) {
-    let header = 0;
-    let shift = 0;
-    for (;;) {
-      if (at >= bytes.length) return true; // hyparquet fails on reading past the page
-      const b = bytes[at++] as number;
-      header |= (b & 0x7f) << shift;
-      if ((b & 0x80) === 0) break;
-      shift += 7;
-    }
-    if (header & 1) {
-      // Bit-packed: hyparquet writes no more than its array holds.
-      const groups = header >> 1;
-      if (groups <= 0) return true;
-      seen += groups * 8;
-      at += groups * width;
-    } else {
-      const count = header >>> 1;
-      if (seen + count > limit + 7) return false;
-      seen += count;
-      at += (width + 7) >> 3;
-    }
-  }
-  return true;
 }

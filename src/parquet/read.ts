@@ -8,6 +8,7 @@ import {
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
 import { type FlatRepeated, readFlatColumns } from './flat-columns.js';
+import { checkPages, ValueBudget } from './page-bounds.js';
 
 /**
  * The one way this package reads its Parquet files back, whole (a stored object) or a row group
@@ -71,6 +72,7 @@ export async function readRows(
   read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
   decompression: PageDecompression,
 ): Promise<RowsRead> {
+  await checkPages(read, budgeted(decompression).compressors, valueBudget(decompression));
   const budget = budgeted(decompression);
   const rows = await parquetReadObjects({
     ...read,
@@ -121,9 +123,12 @@ export async function readColumns(
       rows,
       budget.compressors,
       ROW_PARSERS,
+      valueBudget(decompression),
     );
     return { columns, flat: repeated, rows, rawBytes: budget.used() };
   }
+  // hyparquet's own page loop: its pages checked first (page-bounds.ts), within a budget of their own.
+  await checkPages(range, budgeted(decompression).compressors, valueBudget(decompression));
   const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
   await parquetRead({
     ...range,
@@ -162,6 +167,10 @@ export async function readColumns(
   }
   return { columns, flat: new Map(), rows, rawBytes: budget.used() };
 }
+
+/** A read decodes at most as many values as it may decompress bytes. */
+const valueBudget = (decompression: PageDecompression) =>
+  new ValueBudget(decompression.maxDecompressedBytes);
 
 /** Page decompressors that share one budget of decompressed bytes. */
 function budgeted(decompression: PageDecompression) {

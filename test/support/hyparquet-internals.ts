@@ -12,6 +12,7 @@ export interface DataReader {
 }
 
 export const parquetHeader = header as (reader: DataReader) => {
+  type: string;
   dictionary_page_header?: { num_values: number; is_sorted?: boolean };
 };
 
