@@ -85,10 +85,9 @@ export function checkDataPage(
   } else if (v2 !== undefined) {
     const reps = v2.repetition_levels_byte_length;
     const defs = v2.definition_levels_byte_length;
-    if (maxRep > 0) fits &&= runsFit(bytes.subarray(0, reps), 0, width(maxRep), v2.num_values);
-    if (maxDef > 0) {
-      fits &&= runsFit(bytes.subarray(reps, reps + defs), 0, width(maxDef), v2.num_values);
-    }
+    // hyparquet reads each section's runs on past its length, to the page's end.
+    if (maxRep > 0) fits &&= runsFit(bytes, 0, width(maxRep), v2.num_values);
+    if (maxDef > 0) fits &&= runsFit(bytes, reps, width(maxDef), v2.num_values);
     if (fits && (v2.encoding.endsWith('_DICTIONARY') || v2.encoding === 'RLE')) {
       const stored = bytes.subarray(reps + defs);
       const values =

@@ -123,6 +123,32 @@ describe('a Parquet page that would make hyparquet outgrow memory is refused', (
     });
   }
 
+  test('a version 2 page whose definition levels claim a run of 2^28 is refused', async () => {
+    // hyparquet-writer writes version 2 pages: their levels come first, uncompressed, each
+    // section's length in the page header. The file claims the log records' schema, so the
+    // reader gets as far as its pages.
+    const file = new Uint8Array(
+      parquetWriteBuffer({
+        columnData: [{ name: 'Body', data: ['a', null, 'b', null], type: 'STRING' }],
+        kvMetadata: [{ key: SCHEMA_VERSION_KEY, value: LOG_RECORDS.version }],
+        codec: 'UNCOMPRESSED',
+      }),
+    );
+    const chunk = parquetMetadata(file.buffer as ArrayBuffer).row_groups[0]?.columns[0]?.meta_data;
+    const reader = { view: new DataView(file.buffer), offset: Number(chunk?.data_page_offset) };
+    expect(parquetHeader(reader).type).toBe('DATA_PAGE_V2');
+    file.set([0x80, 0x80, 0x80, 0x80, 0x02, 0], reader.offset);
+    const root = join(dir, 'v2');
+    const logs = SIGNALS[1];
+    const key = logs.key();
+    await writeAtKey(root, key, file);
+    const { objects, problems } = await readAll(logs, root);
+    expect(objects).toEqual([]);
+    expect(problems.map((p) => [p.stage, p.error.message])).toEqual([
+      ['decode', `${key}: Parquet column Body: a run of values longer than its page`],
+    ]);
+  });
+
   test('a read decodes at most maxDecompressedBytes values', async () => {
     // A million nulls: one RLE run of definition levels, a few bytes stored and decompressed,
     // for a million values hyparquet holds in arrays (and a million rows). The file claims to
