@@ -7,11 +7,11 @@ import {
 } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { convert, convertWithDictionary, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
-import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
+import { decompressPage, readDataPage } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getTreePath } from 'hyparquet/src/schema.js';
 import type { ColumnDecoder, Compressors, DecodedArray } from 'hyparquet/src/types.js';
-import { checkDataPage, pageValues, type ValueBudget } from './page-bounds.js';
+import { checkCodec, checkDataPage, checkPageHeader, type ValueBudget } from './page-bounds.js';
 
 /**
  * A row group's columns read flat: a plain column as one value a row, a list or map column as the
@@ -170,10 +170,15 @@ function readLeaf(
   const { decoder, slotLevel, maxLevel } = leaf;
   const fault = (what: string) =>
     new Error(`Parquet column ${decoder.pathInSchema.join('.')}${what}`);
-  const decompressedValues = (compressed: Uint8Array, size: number) =>
-    decompressPage(compressed, size, decoder.codec, decoder.compressors);
+  const path = decoder.pathInSchema;
+  checkCodec(decoder.codec, path);
   const decompressed = (compressed: Uint8Array, header: { uncompressed_page_size: number }) =>
-    decompressedValues(compressed, Number(header.uncompressed_page_size));
+    decompressPage(
+      compressed,
+      Number(header.uncompressed_page_size),
+      decoder.codec,
+      decoder.compressors,
+    );
   const reader = {
     view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength),
     offset: 0,
@@ -185,12 +190,12 @@ function readLeaf(
   let dictionary: DecodedArray | undefined;
   while (reader.offset < chunk.byteLength) {
     const header = parquetHeader(reader);
+    // Only the pages this package writes (page-bounds.ts): dictionary and version 1 data pages.
+    checkPageHeader(header, chunk.byteLength - reader.offset, decoder.type, path, values);
     const compressed = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
-    if (compressed.length !== header.compressed_page_size)
-      throw new Error('a Parquet page past its column chunk');
     reader.offset += header.compressed_page_size;
-    values.take(pageValues(header));
-    if (header.type === 'DICTIONARY_PAGE') {
+    const daph = header.data_page_header;
+    if (header.type === 'DICTIONARY_PAGE' || daph === undefined) {
       const page = decompressed(compressed, header);
       const count = header.dictionary_page_header?.num_values ?? 0;
       const view = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
@@ -200,27 +205,11 @@ function readLeaf(
       );
       continue;
     }
-    let page: {
-      definitionLevels: number[] | undefined;
-      repetitionLevels: number[];
-      dataPage: DecodedArray;
-    };
-    let encoding: string;
-    let entries: number;
-    if (header.type === 'DATA_PAGE' && header.data_page_header !== undefined) {
-      const bytes = decompressed(compressed, header);
-      checkDataPage(header, bytes, decoder.schemaPath, decoder.type, decompressedValues);
-      page = readDataPage(bytes, header.data_page_header, decoder);
-      encoding = header.data_page_header.encoding;
-      entries = header.data_page_header.num_values;
-    } else if (header.type === 'DATA_PAGE_V2' && header.data_page_header_v2 !== undefined) {
-      checkDataPage(header, compressed, decoder.schemaPath, decoder.type, decompressedValues);
-      page = readDataPageV2(compressed, header, decoder);
-      encoding = header.data_page_header_v2.encoding;
-      entries = header.data_page_header_v2.num_values;
-    } else {
-      throw new Error(`Parquet page of type ${header.type} in a data column`);
-    }
+    const bytes = decompressed(compressed, header);
+    checkDataPage(header, bytes, decoder.schemaPath);
+    const page = readDataPage(bytes, daph, decoder);
+    const { encoding } = daph;
+    const entries = daph.num_values;
     const present = convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder);
     // hyparquet drops the definition levels of a page whose every level is the highest; a plain
     // column has no repetition levels (each entry a row).

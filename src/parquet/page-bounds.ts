@@ -5,16 +5,19 @@ import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hypar
 import type { Compressors, SchemaTree } from 'hyparquet/src/types.js';
 
 /**
- * What a Parquet file's pages may make hyparquet do, checked before it decodes them. Every file
+ * What a Parquet file's pages may make hyparquet do, checked before it decodes them: every file
  * read may have been written by anyone with access to the bucket.
  *
- * hyparquet's hybrid decoder (RLE / bit-packed: levels, dictionary indices, booleans) writes
- * every value of an RLE run into a JavaScript array, past the array's end when the run is
- * longer than the page: a damaged or hostile page with a run of millions makes V8 end the
- * process ("invalid size error"), which no catch sees. A page claiming millions of values that
- * are all one run is legal, and costs a JavaScript array of that many values (a run of 10^8:
- * 1.5 GB, 4 s). So: a page whose runs outgrow its values is refused, and a read decodes at most
- * as many values as it may decompress bytes.
+ * hyparquet's hybrid decoder (RLE / bit-packed: levels, dictionary indices) writes every value
+ * of an RLE run into a JavaScript array, past the array's end when the run is longer than the
+ * page: a run of millions makes V8 end the process ("invalid size error"), which no catch sees.
+ * Other corners of its decoders loop forever or allocate by what a header claims. So a read
+ * takes only the pages this package writes (version 1 data pages: levels in the hybrid
+ * encoding, values PLAIN, RLE_DICTIONARY or DELTA_BINARY_PACKED; PLAIN dictionary pages; ZSTD,
+ * GZIP or no compression), walks each page's runs as hyparquet will read them, and refuses the
+ * rest by name. A page claiming millions of values in one legal run costs a JavaScript array
+ * of that many (a run of 10^8: 1.5 GB, 4 s): a read decodes at most as many values as it may
+ * decompress bytes.
  */
 
 /** Thrown for a page these checks refuse. */
@@ -39,86 +42,103 @@ export class ValueBudget {
   }
 }
 
-/** The values a page says it holds (its levels' count for a data page). */
-export function pageValues(header: PageHeader): number {
-  const count =
-    header.data_page_header?.num_values ??
-    header.data_page_header_v2?.num_values ??
-    header.dictionary_page_header?.num_values ??
-    0;
-  return Math.max(0, count);
+const CODECS = new Set(['UNCOMPRESSED', 'ZSTD', 'GZIP']);
+const DATA_ENCODINGS = new Set([
+  'PLAIN',
+  'RLE_DICTIONARY',
+  'PLAIN_DICTIONARY',
+  'DELTA_BINARY_PACKED',
+]);
+
+/** A column chunk's name in errors. */
+const columnOf = (path: readonly string[]) => `Parquet column ${path.join('.')}`;
+
+/** Throws unless a column chunk is compressed with a codec this package writes. */
+export function checkCodec(codec: string, path: readonly string[]): void {
+  if (!CODECS.has(codec)) {
+    throw new PageBoundsError(
+      `${columnOf(path)}: codec ${codec}, which this package does not write`,
+    );
+  }
 }
 
 /**
- * Throws unless the hybrid runs of a data page stay within its values: for a version 1 page,
- * `bytes` is the page decompressed; for version 2 the page as stored, its values section
- * decompressed by `decompress` when they are runs. Walked as hyparquet reads them.
+ * Throws unless `header` is a page this package writes, of `type` values, whose stored bytes fit
+ * in the `room` left in its column chunk; counts its values against `values`.
+ */
+export function checkPageHeader(
+  header: PageHeader,
+  room: number,
+  type: string,
+  path: readonly string[],
+  values: ValueBudget,
+): void {
+  const refuse: (what: string) => never = (what) => {
+    throw new PageBoundsError(`${columnOf(path)}: ${what}, which this package does not write`);
+  };
+  if (!(header.compressed_page_size >= 0 && header.compressed_page_size <= room)) {
+    throw new PageBoundsError(`${columnOf(path)}: a page past its column chunk`);
+  }
+  let count: number;
+  if (header.type === 'DATA_PAGE' && header.data_page_header !== undefined) {
+    const { encoding } = header.data_page_header;
+    count = header.data_page_header.num_values;
+    if (!DATA_ENCODINGS.has(encoding)) refuse(`values encoded ${encoding}`);
+    if (encoding.endsWith('_DICTIONARY') && type === 'BOOLEAN') refuse('a BOOLEAN dictionary');
+    if (encoding === 'DELTA_BINARY_PACKED' && type !== 'INT32' && type !== 'INT64') {
+      refuse(`${type} values encoded ${encoding}`);
+    }
+  } else if (header.type === 'DICTIONARY_PAGE' && header.dictionary_page_header !== undefined) {
+    count = header.dictionary_page_header.num_values;
+  } else {
+    refuse(`a page of type ${header.type}`);
+  }
+  if (!(count >= 0)) throw new PageBoundsError(`${columnOf(path)}: a page of ${count} values`);
+  values.take(count);
+}
+
+/**
+ * Throws unless the hybrid runs of a version 1 data page (`bytes`: the page decompressed, its
+ * header passed by checkPageHeader) write no more values than it holds: its repetition and
+ * definition levels, and its dictionary indices, walked as hyparquet's readDataPage reads them.
  */
 export function checkDataPage(
   header: PageHeader,
   bytes: Uint8Array,
   schemaPath: SchemaTree[],
-  type: string,
-  decompress: (stored: Uint8Array, size: number) => Uint8Array,
 ): void {
-  const maxRep = schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0;
-  const maxDef = getMaxDefinitionLevel(schemaPath);
+  const page = header.data_page_header;
+  if (page === undefined) return; // checkPageHeader refuses it
+  const limit = page.num_values;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const width = (max: number) => 32 - Math.clz32(max);
-  const v1 = header.data_page_header;
-  const v2 = header.data_page_header_v2;
   let fits = true;
-  if (v1 !== undefined) {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let at = 0;
-    for (const max of [maxRep, maxDef]) {
-      if (max === 0) continue;
-      if (at + 4 > bytes.length) return; // hyparquet fails on it
-      fits &&= runsFit(bytes, at + 4, width(max), v1.num_values);
-      at += 4 + view.getUint32(at, true);
-    }
-    fits &&= valuesFit(
-      bytes.subarray(Math.min(at, bytes.length)),
-      v1.encoding,
-      type,
-      v1.num_values,
-    );
-  } else if (v2 !== undefined) {
-    const reps = v2.repetition_levels_byte_length;
-    const defs = v2.definition_levels_byte_length;
-    // hyparquet reads each section's runs on past its length, to the page's end.
-    if (maxRep > 0) fits &&= runsFit(bytes, 0, width(maxRep), v2.num_values);
-    if (maxDef > 0) fits &&= runsFit(bytes, reps, width(maxDef), v2.num_values);
-    if (fits && (v2.encoding.endsWith('_DICTIONARY') || v2.encoding === 'RLE')) {
-      const stored = bytes.subarray(reps + defs);
-      const values =
-        v2.is_compressed === false
-          ? stored
-          : decompress(stored, header.uncompressed_page_size - reps - defs);
-      fits = valuesFit(values, v2.encoding, type, v2.num_values);
-    }
+  let at = 0;
+  for (const max of [
+    schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0,
+    getMaxDefinitionLevel(schemaPath),
+  ]) {
+    if (max === 0) continue;
+    if (at + 4 > bytes.length) return; // hyparquet throws on reading the length
+    fits &&= runsFit(bytes, at + 4, width(max), limit);
+    at += 4 + view.getUint32(at, true);
+  }
+  if (page.encoding.endsWith('_DICTIONARY') && at < bytes.length) {
+    const indexWidth = bytes[at] as number;
+    // Width 0: every index 0, nothing decoded. Wider than 32: no index this package writes.
+    if (indexWidth > 32) fits = false;
+    else if (indexWidth > 0) fits &&= runsFit(bytes, at + 1, indexWidth, limit);
   }
   if (!fits) {
     const column = schemaPath.slice(1).map((node) => node.element.name);
-    throw new PageBoundsError(
-      `Parquet column ${column.join('.')}: a run of values longer than its page`,
-    );
+    throw new PageBoundsError(`${columnOf(column)}: a run of values longer than its page`);
   }
-}
-
-/** Whether the runs of a page's values section (dictionary indices, RLE booleans) fit. */
-function valuesFit(bytes: Uint8Array, encoding: string, type: string, limit: number): boolean {
-  if (encoding === 'RLE' && type === 'BOOLEAN') return runsFit(bytes, 4, 1, limit);
-  if (encoding.endsWith('_DICTIONARY') || encoding === 'RLE') {
-    const width = bytes[0];
-    return width === undefined || width === 0 || runsFit(bytes, 1, width, limit);
-  }
-  return true;
 }
 
 /**
- * Whether the hybrid runs from `at` (hyparquet's readRleBitPackedHybrid: runs until `limit`
- * values) write no more than `limit` values plus a bit-packed group's padding. Its varints are
- * read as hyparquet reads them (32-bit).
+ * Whether the hybrid runs from `at`, read as hyparquet's readRleBitPackedHybrid reads them into
+ * an array of `limit` values, write no more than `limit` (+ 7) of them. Its varints and counts
+ * are 32-bit as there; past the page's end hyparquet throws, which is left to it.
  */
 function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): boolean {
   let seen = 0;
@@ -126,18 +146,19 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
     let header = 0;
     let shift = 0;
     for (;;) {
-      if (at >= bytes.length) return true; // hyparquet fails on reading past the page
+      if (at >= bytes.length) return true;
       const b = bytes[at++] as number;
       header |= (b & 0x7f) << shift;
       if ((b & 0x80) === 0) break;
       shift += 7;
     }
     if (header & 1) {
-      // Bit-packed: hyparquet writes no more than its array holds.
-      const groups = header >> 1;
-      if (groups <= 0) return true;
-      seen += groups * 8;
-      at += groups * width;
+      // Bit-packed: hyparquet writes only within its array, and goes on to the next run. Its
+      // count wraps as here; a negative one reads to the page's end and throws there.
+      const count = (header >> 1) << 3;
+      if (count < 0) return true;
+      at += count === 0 ? 1 : (count >> 3) * width;
+      seen = Math.min(limit, seen + count);
     } else {
       const count = header >>> 1;
       if (seen + count > limit + 7) return false;
@@ -150,9 +171,9 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
 
 /**
  * Checks every page that hyparquet reads for rows [rowStart, rowEnd) of `file` (every column
- * chunk of the row groups they touch), before it reads them: each data page's runs, and the
- * values of all the pages within `values`. Pages are decompressed by `compressors` (which
- * should count against a budget of their own: hyparquet decompresses them again).
+ * chunk of the row groups they touch), before it reads them. Pages are decompressed by
+ * `compressors`, which should count against a budget of their own: hyparquet decompresses them
+ * again.
  */
 export async function checkPages(
   read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
@@ -170,41 +191,34 @@ export async function checkPages(
     for (const chunk of group.columns) {
       const meta = chunk.meta_data;
       if (meta === undefined) continue; // hyparquet refuses it
-      // Where hyparquet starts the chunk.
+      const path = meta.path_in_schema;
+      checkCodec(meta.codec, path);
+      // Where hyparquet starts the chunk, and its page loop (which reads every page, or stops
+      // earlier in a plain column).
       const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
       const stored = new Uint8Array(
         await file.slice(start, start + Number(meta.total_compressed_size)),
       );
-      const schemaPath = getTreePath(schema, meta.path_in_schema);
-      checkChunk(stored, values, (header, page) => {
-        const decompress = (bytes: Uint8Array, size: number) =>
-          decompressPage(bytes, size, meta.codec, compressors);
-        const bytes =
-          header.type === 'DATA_PAGE' ? decompress(page, header.uncompressed_page_size) : page;
-        checkDataPage(header, bytes, schemaPath, meta.type, decompress);
-      });
+      const schemaPath = getTreePath(schema, path);
+      const reader = {
+        view: new DataView(stored.buffer, stored.byteOffset, stored.byteLength),
+        offset: 0,
+      };
+      while (reader.offset < stored.length - 1) {
+        const header = parquetHeader(reader);
+        checkPageHeader(header, stored.length - reader.offset, meta.type, path, values);
+        const page = stored.subarray(reader.offset, reader.offset + header.compressed_page_size);
+        reader.offset += header.compressed_page_size;
+        if (header.type === 'DATA_PAGE') {
+          const bytes = decompressPage(
+            page,
+            header.uncompressed_page_size,
+            meta.codec,
+            compressors,
+          );
+          checkDataPage(header, bytes, schemaPath);
+        }
+      }
     }
-  }
-}
-
-/**
- * Walks every page of a column chunk (hyparquet's page loop reads them all, or stops earlier in
- * a plain column).
- */
-function checkChunk(
-  chunk: Uint8Array,
-  values: ValueBudget,
-  check: (header: PageHeader, page: Uint8Array) => void,
-): void {
-  const reader = {
-    view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength),
-    offset: 0,
-  };
-  while (reader.offset < chunk.length - 1) {
-    const header = parquetHeader(reader);
-    const page = chunk.subarray(reader.offset, reader.offset + header.compressed_page_size);
-    reader.offset += header.compressed_page_size;
-    values.take(pageValues(header));
-    if (header.type === 'DATA_PAGE' || header.type === 'DATA_PAGE_V2') check(header, page);
   }
 }
