@@ -2,6 +2,7 @@ import { type AsyncBuffer, type FileMetaData, type PageHeader, parquetSchema } f
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
+import { readVarInt } from 'hyparquet/src/thrift.js';
 import type { Compressors, SchemaTree } from 'hyparquet/src/types.js';
 
 /**
@@ -11,8 +12,8 @@ import type { Compressors, SchemaTree } from 'hyparquet/src/types.js';
  * hyparquet's hybrid decoder (RLE / bit-packed: levels, dictionary indices) writes every value
  * of an RLE run into a JavaScript array, past the array's end when the run is longer than the
  * page: a run of millions makes V8 end the process ("invalid size error"), which no catch sees.
- * Other corners of its decoders loop forever or allocate by what a header claims. So a read
- * takes only the pages this package writes (version 1 data pages: levels in the hybrid
+ * Other corners of its decoders loop forever or allocate by what a header claims. The schema is
+ * checked first (read.ts, schemaMetadata); then a read takes only the pages this package writes (version 1 data pages: levels in the hybrid
  * encoding, values PLAIN, RLE_DICTIONARY or DELTA_BINARY_PACKED; PLAIN dictionary pages; ZSTD,
  * GZIP or no compression), walks each page's runs as hyparquet will read them, and refuses the
  * rest by name. A page claiming millions of values in one legal run costs a JavaScript array
@@ -98,9 +99,11 @@ export function checkPageHeader(
 }
 
 /**
- * Throws unless the hybrid runs of a version 1 data page (`bytes`: the page decompressed, its
- * header passed by checkPageHeader) write no more values than it holds: its repetition and
- * definition levels, and its dictionary indices, walked as hyparquet's readDataPage reads them.
+ * Throws unless a version 1 data page (`bytes`: the page decompressed, its header passed by
+ * checkPageHeader) is read by hyparquet's readDataPage within its values: the hybrid runs of
+ * its repetition and definition levels and of its dictionary indices write no more values than
+ * the page holds, and a DELTA_BINARY_PACKED header has the shape the format gives it. Walked in
+ * hyparquet's order; the first fault throws.
  */
 export function checkDataPage(
   header: PageHeader,
@@ -109,10 +112,12 @@ export function checkDataPage(
 ): void {
   const page = header.data_page_header;
   if (page === undefined) return; // checkPageHeader refuses it
+  const fault = (what: string) => {
+    const column = schemaPath.slice(1).map((node) => node.element.name);
+    return new PageBoundsError(`${columnOf(column)}: ${what}`);
+  };
   const limit = page.num_values;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const width = (max: number) => 32 - Math.clz32(max);
-  let fits = true;
   let at = 0;
   for (const max of [
     schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0,
@@ -120,25 +125,35 @@ export function checkDataPage(
   ]) {
     if (max === 0) continue;
     if (at + 4 > bytes.length) return; // hyparquet throws on reading the length
-    fits &&= runsFit(bytes, at + 4, width(max), limit);
+    if (!runsFit(bytes, at + 4, 32 - Math.clz32(max), limit)) {
+      throw fault('a run of values longer than its page');
+    }
     at += 4 + view.getUint32(at, true);
   }
-  if (page.encoding.endsWith('_DICTIONARY') && at < bytes.length) {
-    const indexWidth = bytes[at] as number;
-    // Width 0: every index 0, nothing decoded. Wider than 32: no index this package writes.
-    if (indexWidth > 32) fits = false;
-    else if (indexWidth > 0) fits &&= runsFit(bytes, at + 1, indexWidth, limit);
-  }
-  if (!fits) {
-    const column = schemaPath.slice(1).map((node) => node.element.name);
-    throw new PageBoundsError(`${columnOf(column)}: a run of values longer than its page`);
+  if (at >= bytes.length) return; // no values, or hyparquet throws on reading them
+  if (page.encoding.endsWith('_DICTIONARY')) {
+    const width = bytes[at] as number;
+    // Width 0: every index 0, nothing decoded. Wider than 32: no index anyone writes.
+    if (width > 32 || (width > 0 && !runsFit(bytes, at + 1, width, limit))) {
+      throw fault('a run of values longer than its page');
+    }
+  } else if (page.encoding === 'DELTA_BINARY_PACKED') {
+    // hyparquet steps by these two: a block not a positive multiple of 128 values, or not in
+    // miniblocks of a positive multiple of 32, can make it read back over what it read, forever.
+    const reader = { view, offset: at };
+    const block = readVarInt(reader);
+    const miniblocks = readVarInt(reader);
+    const perMiniblock = block / miniblocks;
+    if (!(block > 0 && block % 128 === 0 && miniblocks > 0 && perMiniblock % 32 === 0)) {
+      throw fault(`a DELTA_BINARY_PACKED block of ${block} values in ${miniblocks} miniblocks`);
+    }
   }
 }
 
 /**
  * Whether the hybrid runs from `at`, read as hyparquet's readRleBitPackedHybrid reads them into
- * an array of `limit` values, write no more than `limit` (+ 7) of them. Its varints and counts
- * are 32-bit as there; past the page's end hyparquet throws, which is left to it.
+ * an array of `limit` values, write no more than `limit` of them. Its varints and counts are
+ * 32-bit as there; past the page's end hyparquet throws, which is left to it.
  */
 function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): boolean {
   let seen = 0;
@@ -160,8 +175,9 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
       at += count === 0 ? 1 : (count >> 3) * width;
       seen = Math.min(limit, seen + count);
     } else {
+      // RLE: hyparquet writes all of it, however long; a writer's runs end with the page's.
       const count = header >>> 1;
-      if (seen + count > limit + 7) return false;
+      if (seen + count > limit) return false;
       seen += count;
       at += (width + 7) >> 3;
     }

@@ -5,6 +5,7 @@ import {
   parquetMetadata,
   parquetRead,
   parquetReadObjects,
+  type SchemaElement,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
 import { type FlatRepeated, readFlatColumns } from './flat-columns.js';
@@ -39,23 +40,72 @@ const ROW_PARSERS = {
   stringFromBytes: (bytes: Uint8Array) => bytes && utf8.decode(bytes),
 };
 
+/** The schema a reader expects: its version, and its elements as the writer writes them. */
+export interface ExpectedSchema {
+  version: string;
+  schema: readonly SchemaElement[];
+}
+
 /**
  * The footer's metadata (a whole file, or its last bytes from the footer on); throws unless its
- * key-value metadata says `key` is `version`.
+ * key-value metadata says `key` is `expected.version` and its schema is `expected.schema`,
+ * element for element. The version alone is a claim anyone can write: hyparquet follows the
+ * schema a file gives (nesting, logical types it converts, fixed lengths), and some of those
+ * cost it memory or time out of all proportion to the file (a variant whose offsets repeat, a
+ * hundred nested groups, a decimal of megabytes). Only this package's own are read.
  */
 export function schemaMetadata(
   bytes: ArrayBuffer | Uint8Array,
   key: string,
-  version: string,
+  expected: ExpectedSchema,
 ): FileMetaData {
   const metadata = parquetMetadata(bytes);
   const found = metadata.key_value_metadata?.find((kv) => kv.key === key)?.value;
-  if (found !== version) {
+  if (found !== expected.version) {
     throw new Error(
-      `not an otel-s3-exporter Parquet file of schema version ${version} (${key}: ${found ?? 'none'})`,
+      `not an otel-s3-exporter Parquet file of schema version ${expected.version} (${key}: ${found ?? 'none'})`,
+    );
+  }
+  const differs = schemaDifference(metadata.schema, expected.schema);
+  if (differs !== undefined) {
+    throw new Error(
+      `not an otel-s3-exporter Parquet file of schema version ${expected.version}: ${differs}`,
     );
   }
   return metadata;
+}
+
+/** What an element is, as far as reading it goes. */
+const SCHEMA_FIELDS = [
+  'name',
+  'type',
+  'type_length',
+  'repetition_type',
+  'num_children',
+  'converted_type',
+  'logical_type',
+  'scale',
+  'precision',
+] as const;
+
+/** The first difference between a file's schema and the expected one, if any. */
+function schemaDifference(
+  found: readonly SchemaElement[],
+  expected: readonly SchemaElement[],
+): string | undefined {
+  if (found.length !== expected.length) {
+    return `${found.length} schema elements, not ${expected.length}`;
+  }
+  for (let i = 1; i < expected.length; i++) {
+    const [f, e] = [found[i], expected[i]] as [SchemaElement, SchemaElement];
+    for (const field of SCHEMA_FIELDS) {
+      const [a, b] = [JSON.stringify(f[field]), JSON.stringify(e[field])];
+      if (a !== b)
+        return `schema element ${i} (${e.name}) has ${field} ${a ?? 'none'}, not ${b ?? 'none'}`;
+    }
+  }
+  if (found[0]?.num_children !== expected[0]?.num_children) return 'another number of columns';
+  return undefined;
 }
 
 export interface RowsRead {

@@ -3,15 +3,17 @@ import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../layout/formats.js';
 import {
   type ColumnsRead,
+  type ExpectedSchema,
   ownBuffer,
   readColumns,
   readRows,
   schemaMetadata,
 } from '../parquet/read.js';
+import { expectedSchema } from '../signals/flat-parquet/table.js';
 import { logRows } from '../signals/logs/parquet-read.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { rowsToRequest } from '../signals/metrics/parquet/rows-to-request.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
+import { EXPECTED_SCHEMA, SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import type { Row } from '../signals/parquet-values.js';
 import { spanRows } from '../signals/traces/parquet-read.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
@@ -38,11 +40,11 @@ export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
  */
 const SCHEMAS: Record<
   SignalName,
-  { version: string; request(rows: Row[]): OtlpObject; flat?: true }
+  { expected: ExpectedSchema; request(rows: Row[]): OtlpObject; flat?: true }
 > = {
-  metrics: { version: SCHEMA_VERSION, request: (rows) => rowsToRequest(rows), flat: true },
-  traces: { version: SPANS.version, request: (rows) => spanRows.rowsToRequest(rows) },
-  logs: { version: LOG_RECORDS.version, request: (rows) => logRows.rowsToRequest(rows) },
+  metrics: { expected: EXPECTED_SCHEMA, request: (rows) => rowsToRequest(rows), flat: true },
+  traces: { expected: expectedSchema(SPANS), request: (rows) => spanRows.rowsToRequest(rows) },
+  logs: { expected: expectedSchema(LOG_RECORDS), request: (rows) => logRows.rowsToRequest(rows) },
 };
 
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
@@ -116,7 +118,7 @@ export async function openParquetParts(
   }
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
-  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, schema.version);
+  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, schema.expected);
   let rows = 0;
   const groups = metadata.row_groups.map((group) => {
     const checked = checkedGroup(group, rows, file.byteLength, limits);

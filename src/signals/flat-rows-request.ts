@@ -31,7 +31,7 @@ export function flatRowsRequest(
   return {
     rowsToRequest,
     parquetToRequest: async (bytes, decompression) =>
-      rowsToRequest(await readFlatRows(bytes, decompression, spec.version)),
+      rowsToRequest(await readFlatRows(bytes, decompression, spec)),
     sealedAsRecords: (columns) =>
       (rowsToRequest(sealedRows(spec, columns as SealedFlat))[fields.resources] as object[]).map(
         (r) => Buffer.from(JSON.stringify(r)),

@@ -69,7 +69,7 @@ export const dataPage = (values: number, encoding: number, body: ArrayLike<numbe
  */
 export function hostileFile(o: {
   type: 'INT32' | 'INT64' | 'BOOLEAN' | 'BYTE_ARRAY';
-  repetition: 'OPTIONAL' | 'REQUIRED';
+  repetition: 'OPTIONAL' | 'REQUIRED' | 'REPEATED';
   rows: number;
   pages: Uint8Array[];
   version: string;

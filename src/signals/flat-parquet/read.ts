@@ -1,7 +1,7 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import { ownBuffer, type PageDecompression, readRows, schemaMetadata } from '../../parquet/read.js';
 import type { Row } from '../parquet-values.js';
-import { SCHEMA_VERSION_KEY } from './table.js';
+import { expectedSchema, type FlatSpec, SCHEMA_VERSION_KEY } from './table.js';
 
 /**
  * Reading a flat table's Parquet object (spans, log records) back into its request: its rows
@@ -58,15 +58,15 @@ export const int64Text = (v: unknown): string =>
 export const elements = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /**
- * The rows of a stored Parquet object of a flat table of schema version `version`, its pages
- * decompressed within `maxDecompressedBytes` in all; throws if it is not a file of that schema.
+ * The rows of a stored Parquet object of the flat table `spec`, its pages decompressed within
+ * `maxDecompressedBytes` in all; throws if it is not a file of that table's schema.
  */
 export async function readFlatRows(
   bytes: Uint8Array,
   decompression: PageDecompression,
-  version: string,
+  spec: FlatSpec,
 ): Promise<Row[]> {
   const file = ownBuffer(bytes);
-  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, version);
+  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, expectedSchema(spec));
   return (await readRows({ file, metadata }, decompression)).rows;
 }

@@ -128,6 +128,22 @@ function valueElements(name, kind) {
   }
 }
 
+/** @type {WeakMap<FlatSpec, { version: string, schema: SchemaElement[] }>} */
+const expected = new WeakMap();
+
+/**
+ * What a reader of a spec's files expects (src/parquet/read.ts, schemaMetadata).
+ * @param {FlatSpec} spec
+ */
+export function expectedSchema(spec) {
+  let e = expected.get(spec);
+  if (e === undefined) {
+    e = { version: spec.version, schema: schemaOf(spec) };
+    expected.set(spec, e);
+  }
+  return e;
+}
+
 /** The schema of a spec: its columns in order, list columns as LIST<element>. @param {FlatSpec} spec @returns {SchemaElement[]} */
 export function schemaOf(spec) {
   /** @type {SchemaElement[]} */

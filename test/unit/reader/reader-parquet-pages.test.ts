@@ -3,22 +3,23 @@ import { parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
+import { ownBuffer, readColumns, readRows } from '../../../src/parquet/read.js';
 import { decompress } from '../../../src/reader/decompress.js';
-import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
-import { resolveReadLimits } from '../../../src/reader/read-limits.js';
 import {
   readLogRecords,
   readMetrics,
   readSpans,
   type UnreadableObject,
 } from '../../../src/reader.js';
-import { readFlatRows } from '../../../src/signals/flat-parquet/read.js';
-import { flatEncoder, SCHEMA_VERSION_KEY } from '../../../src/signals/flat-parquet/table.js';
+import {
+  expectedSchema,
+  flatEncoder,
+  SCHEMA_VERSION_KEY,
+} from '../../../src/signals/flat-parquet/table.js';
 import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
 import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
-import { SCHEMA_VERSION as METRICS_SCHEMA_VERSION } from '../../../src/signals/metrics/parquet/schema.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import {
@@ -137,27 +138,46 @@ describe('a Parquet page that would make hyparquet outgrow memory is refused', (
     });
   }
 
-  test('a version 2 page is refused: this package writes version 1', async () => {
-    // hyparquet-writer writes version 2 pages, whose decoding in hyparquet has corners no walk
-    // keeps up with (levels read past their stated length, width-0 runs that never end, a
-    // negative null count): a file of them is refused whole.
-    const file = new Uint8Array(
+  test('a file claiming the schema version with another schema is refused before its pages', async () => {
+    // hyparquet follows the schema a file gives (nesting, fixed lengths, logical types it
+    // converts): a version is a claim anyone can write, the schema is checked element for element.
+    const foreign = new Uint8Array(
       parquetWriteBuffer({
         columnData: [{ name: 'Body', data: ['a', null, 'b', null], type: 'STRING' }],
         kvMetadata: [{ key: SCHEMA_VERSION_KEY, value: LOG_RECORDS.version }],
         codec: 'UNCOMPRESSED',
       }),
     );
-    const root = join(dir, 'v2');
+    // Our own file, one column renamed in its footer (the same length: the footer stays whole).
+    const builders = logColumnBuilders();
+    builders.append(recorded.logs, newTally(false));
+    const ours = new Uint8Array(
+      await flatEncoder(LOG_RECORDS)(builders.seal(), { compression: 'none' }),
+    );
+    const renamed = Buffer.from(ours);
+    const name = Buffer.from('SeverityText');
+    for (let at = renamed.indexOf(name); at >= 0; at = renamed.indexOf(name, at + 1)) {
+      renamed.write('SeverityTexx', at);
+    }
+    const root = join(dir, 'schema');
     const logs = SIGNALS[1];
-    const key = logs.key();
-    await writeAtKey(root, key, file);
+    const keys = [logs.key(), logs.key(), logs.key()];
+    await writeAtKey(root, keys[0] as string, foreign);
+    await writeAtKey(root, keys[1] as string, renamed);
+    await writeAtKey(root, keys[2] as string, ours);
     const { objects, problems } = await readAll(logs, root);
-    expect(objects).toEqual([]);
-    expect(problems.map((p) => [p.stage, p.error.message])).toEqual([
+    expect(objects.map((o) => o.key)).toEqual([keys[2]]);
+    const prefix = 'not an otel-s3-exporter Parquet file of schema version logs-1: ';
+    expect(problems.map((p) => [p.key, p.stage, p.error.message])).toEqual([
       [
+        keys[0],
         'decode',
-        `${key}: Parquet column Body: a page of type DATA_PAGE_V2, which this package does not write`,
+        `${keys[0]}: ${prefix}2 schema elements, not ${expectedSchema(LOG_RECORDS).schema.length}`,
+      ],
+      [
+        keys[1],
+        'decode',
+        `${keys[1]}: ${prefix}schema element 5 (SeverityText) has name "SeverityTexx", not "SeverityText"`,
       ],
     ]);
   });
@@ -165,23 +185,37 @@ describe('a Parquet page that would make hyparquet outgrow memory is refused', (
 
 const decompression = { decompress, maxDecompressedBytes: 64 * 2 ** 20 };
 
-/** Reads `o`'s file through both of the package's ways of reading pages. */
-async function bothWays(
+/**
+ * Reads `o`'s file through both of the package's ways of reading pages, past the schema check
+ * (the page checks stand on their own).
+ */
+function bothWays(
   o: Omit<Parameters<typeof hostileFile>[0], 'version'>,
   maxDecompressedBytes = decompression.maxDecompressedBytes,
 ) {
+  const bytes = hostileFile({ ...o, version: 'any' });
+  const file = ownBuffer(bytes);
+  const metadata = parquetMetadata(file);
+  const limits = { decompress, maxDecompressedBytes };
   // hyparquet's page loop (the reader's objects), checked first by page-bounds.ts.
-  const rows = readFlatRows(
-    hostileFile({ ...o, version: LOG_RECORDS.version }),
-    { decompress, maxDecompressedBytes },
-    LOG_RECORDS.version,
-  );
+  const rows = readRows({ file, metadata }, limits);
   // The package's own page loop (a compaction's metrics inputs, read flat).
-  const file = hostileFile({ ...o, version: METRICS_SCHEMA_VERSION });
-  const columns = openParquetParts(
-    bytesAsRanges(file),
-    resolveReadLimits({ maxDecompressedBytes, maxObjectBytes: 2 ** 30 }),
-  ).then((parts) => parts.readColumns(0));
+  const chunk = metadata.row_groups[0]?.columns[0]?.meta_data;
+  const start = Number(chunk?.data_page_offset);
+  const columns = readColumns(
+    {
+      file,
+      metadata,
+      rowStart: 0,
+      rowEnd: o.rows,
+      flat: {
+        group: 0,
+        bytes: bytes.subarray(start, start + Number(chunk?.total_compressed_size)),
+        start,
+      },
+    },
+    limits,
+  );
   return [rows, columns] as const;
 }
 
@@ -277,6 +311,54 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
       /values encoded DELTA_BYTE_ARRAY, which this package does not write/,
     ],
     [
+      'definition levels that run past the page (hyparquet counts -7 nulls, reads 8 indices)',
+      {
+        ...INT32,
+        pages: [
+          dataPage(
+            1,
+            ENCODING.RLE_DICTIONARY,
+            withLevels([...rleRun(8), 1], [1, ...rleRun(1), 0, ...rleRun(2 ** 28), 0]),
+          ),
+        ],
+      },
+      /a run of values longer than its page/,
+    ],
+    [
+      'repetition levels with a run of 2^28, then a length past the page',
+      {
+        type: 'INT32',
+        repetition: 'REPEATED',
+        rows: 1,
+        pages: [dataPage(1, ENCODING.PLAIN, [0xff, 0xff, 0, 0, ...rleRun(2 ** 28), 0])],
+      },
+      /a run of values longer than its page/,
+    ],
+    [
+      'a DELTA_BINARY_PACKED block of -1 miniblocks (hyparquet reads back over it, forever)',
+      {
+        type: 'INT32',
+        repetition: 'REQUIRED',
+        rows: 2,
+        pages: [
+          dataPage(2, ENCODING.DELTA_BINARY_PACKED, [
+            ...varint(128),
+            0xff,
+            0xff,
+            0xff,
+            0xff,
+            0x0f,
+            2,
+            0,
+            0,
+            0,
+            0,
+          ]),
+        ],
+      },
+      /a DELTA_BINARY_PACKED block of 128 values in -1 miniblocks/,
+    ],
+    [
       'a page whose size steps back onto its own header',
       { ...INT32, pages: [selfLoopPage()] },
       /a page past its column chunk/,
@@ -293,7 +375,7 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
   ];
   for (const [title, file, message] of cases) {
     test(title, async () => {
-      const [rows, columns] = await bothWays(file);
+      const [rows, columns] = bothWays(file);
       await expect(rows).rejects.toThrow(message);
       await expect(columns).rejects.toThrow(message);
     });
@@ -306,13 +388,13 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
       rows: 200_000,
       pages: [dataPage(200_000, ENCODING.PLAIN, withLevels([...rleRun(200_000), 0]))],
     };
-    for (const way of await bothWays(nulls, 100_000)) {
+    for (const way of bothWays(nulls, 100_000)) {
       await expect(way).rejects.toThrow(
         'Parquet pages of more than 100000 values in one read (maxDecompressedBytes)',
       );
     }
-    const [rows, columns] = await bothWays(nulls, 200_000);
-    expect(await rows).toHaveLength(200_000);
+    const [rows, columns] = bothWays(nulls, 200_000);
+    expect((await rows).rows).toHaveLength(200_000);
     expect((await columns).rows).toBe(200_000);
   });
 });

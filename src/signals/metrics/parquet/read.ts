@@ -6,7 +6,7 @@ import {
   schemaMetadata,
 } from '../../../parquet/read.js';
 import { rowsToRequest } from './rows-to-request.js';
-import { SCHEMA_VERSION, SCHEMA_VERSION_KEY } from './schema.js';
+import { EXPECTED_SCHEMA, SCHEMA_VERSION_KEY } from './schema.js';
 
 /**
  * Reads a stored Parquet object back into its request. Column chunks are decompressed within
@@ -18,7 +18,7 @@ export async function parquetToRequest(
   decompression: PageDecompression,
 ): Promise<{ request: OtlpObject; rows: number }> {
   const file = ownBuffer(bytes);
-  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, SCHEMA_VERSION);
+  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, EXPECTED_SCHEMA);
   const { rows } = await readRows({ file, metadata }, decompression);
   return { request: rowsToRequest(rows), rows: rows.length };
 }

@@ -72,6 +72,9 @@ const COLUMNS = [
 /** @type {SchemaElement[]} */
 export const SCHEMA = [{ name: 'root', num_children: COLUMNS.length }, ...COLUMNS.flat()];
 
+/** What a reader of this schema expects (src/parquet/read.ts, schemaMetadata). */
+export const EXPECTED_SCHEMA = { version: SCHEMA_VERSION, schema: SCHEMA };
+
 /**
  * Rows per row group. An 8 MiB batch (the default maxBatchBytes) is about 10-25k data points:
  * one row group; the largest batches a few.
