@@ -187,7 +187,8 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
 
 /**
  * Checks every page that hyparquet reads for rows [rowStart, rowEnd) of `file` (every column
- * chunk of the row groups they touch), before it reads them. Pages are decompressed by
+ * chunk of the row groups they touch), before it reads them, and that each chunk holds a value
+ * (a level entry) for every row of its group. Pages are decompressed by
  * `compressors`, which should count against a budget of their own: hyparquet decompresses them
  * again.
  */
@@ -200,7 +201,8 @@ export async function checkPages(
   const schema = parquetSchema(metadata);
   let groupStart = 0;
   for (const group of metadata.row_groups) {
-    const groupEnd = groupStart + Number(group.num_rows);
+    const rows = Number(group.num_rows);
+    const groupEnd = groupStart + rows;
     const touched = groupEnd > groupStart && groupEnd > rowStart && groupStart < rowEnd;
     groupStart = groupEnd;
     if (!touched) continue;
@@ -220,6 +222,7 @@ export async function checkPages(
         view: new DataView(stored.buffer, stored.byteOffset, stored.byteLength),
         offset: 0,
       };
+      let entries = 0;
       while (reader.offset < stored.length - 1) {
         const header = parquetHeader(reader);
         checkPageHeader(header, stored.length - reader.offset, meta.type, path, values);
@@ -233,7 +236,15 @@ export async function checkPages(
             compressors,
           );
           checkDataPage(header, bytes, schemaPath);
+          entries += header.data_page_header?.num_values ?? 0;
         }
+      }
+      // hyparquet makes an object a row the footer claims, values or not: every row must have
+      // a level entry in every column, so that the value limit bounds the rows too.
+      if (entries < rows) {
+        throw new PageBoundsError(
+          `${columnOf(path)}: ${entries} values for a row group of ${rows} rows`,
+        );
       }
     }
   }

@@ -1,6 +1,7 @@
 // Parquet files as a hostile writer makes them: one column, one row group, pages whose headers
 // hold whatever a test gives (thrift compact fields by number), serialized by hyparquet-writer
 // (an independent writer) so that nothing here trusts this package's own.
+import { type FileMetaData, parquetSchema, type SchemaElement, type SchemaTree } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js';
@@ -112,6 +113,55 @@ export function hostileFile(o: {
       },
     ],
     key_value_metadata: [{ key: SCHEMA_VERSION_KEY, value: o.version }],
+    created_by: 'a hostile writer',
+    metadata_length: 0,
+  });
+  writer.appendBytes(new TextEncoder().encode('PAR1'));
+  return new Uint8Array(writer.getBuffer());
+}
+
+/**
+ * A file of `schema` (claiming schema `version`) with one row group of `rows` rows and no pages:
+ * every column chunk is empty.
+ */
+export function pagelessFile(
+  schema: readonly SchemaElement[],
+  version: string,
+  rows: number,
+): Uint8Array {
+  const leaves: { path: string[]; type: SchemaElement['type'] }[] = [];
+  const walk = (node: SchemaTree, path: string[]) => {
+    if (node.children.length === 0) leaves.push({ path, type: node.element.type });
+    for (const child of node.children) walk(child, [...path, child.element.name]);
+  };
+  walk(parquetSchema({ schema } as FileMetaData), []);
+  const writer = new ByteWriter();
+  writer.appendBytes(new TextEncoder().encode('PAR1'));
+  const start = BigInt(writer.offset);
+  writeMetadata(writer, {
+    version: 2,
+    schema: [...schema],
+    num_rows: BigInt(rows),
+    row_groups: [
+      {
+        columns: leaves.map(({ path, type }) => ({
+          file_offset: start,
+          meta_data: {
+            type: type ?? 'BYTE_ARRAY',
+            encodings: ['PLAIN'],
+            path_in_schema: path,
+            codec: 'UNCOMPRESSED',
+            num_values: BigInt(rows),
+            total_uncompressed_size: 0n,
+            total_compressed_size: 0n,
+            data_page_offset: start,
+          },
+        })),
+        total_byte_size: 0n,
+        num_rows: BigInt(rows),
+      },
+    ],
+    key_value_metadata: [{ key: SCHEMA_VERSION_KEY, value: version }],
     created_by: 'a hostile writer',
     metadata_length: 0,
   });

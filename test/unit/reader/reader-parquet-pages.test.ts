@@ -28,6 +28,7 @@ import {
   hostileFile,
   PAGE,
   page,
+  pagelessFile,
   rleRun,
   varint,
 } from '../../support/hostile-parquet.js';
@@ -181,6 +182,21 @@ describe('a Parquet page that would make hyparquet outgrow memory is refused', (
       ],
     ]);
   });
+});
+
+test('a footer claiming rows its columns hold no values for is refused', async () => {
+  // hyparquet makes an object a row the footer claims: a million rows of no pages, 1.5 KB,
+  // held 826 MiB in a reader, and ten million ended a Node 20 process (heap out of memory).
+  const root = join(dir, 'pageless');
+  const logs = SIGNALS[1];
+  const key = logs.key();
+  const { schema, version } = expectedSchema(LOG_RECORDS);
+  await writeAtKey(root, key, pagelessFile(schema, version, 1_000_000));
+  const { objects, problems } = await readAll(logs, root);
+  expect(objects).toEqual([]);
+  expect(problems.map((p) => [p.stage, p.error.message])).toEqual([
+    ['decode', `${key}: Parquet column Timestamp: 0 values for a row group of 1000000 rows`],
+  ]);
 });
 
 const decompression = { decompress, maxDecompressedBytes: 64 * 2 ** 20 };
