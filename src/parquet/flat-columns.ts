@@ -206,7 +206,7 @@ function readLeaf(
       continue;
     }
     const bytes = decompressed(compressed, header);
-    checkDataPage(header, bytes, decoder.schemaPath);
+    checkDataPage(header, bytes, decoder.schemaPath, path);
     const page = readDataPage(bytes, daph, decoder);
     const { encoding } = daph;
     const entries = daph.num_values;

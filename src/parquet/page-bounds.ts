@@ -13,10 +13,10 @@ import type { Compressors, SchemaTree } from 'hyparquet/src/types.js';
  * of an RLE run into a JavaScript array, past the array's end when the run is longer than the
  * page: a run of millions makes V8 end the process ("invalid size error"), which no catch sees.
  * Other corners of its decoders loop forever or allocate by what a header claims. The schema is
- * checked first (read.ts, schemaMetadata); then a read takes only the pages this package writes (version 1 data pages: levels in the hybrid
- * encoding, values PLAIN, RLE_DICTIONARY or DELTA_BINARY_PACKED; PLAIN dictionary pages; ZSTD,
- * GZIP or no compression), walks each page's runs as hyparquet will read them, and refuses the
- * rest by name. A page claiming millions of values in one legal run costs a JavaScript array
+ * checked first (read.ts, schemaMetadata); then a read takes only the pages this package writes
+ * (version 1 data pages: levels in the hybrid encoding, values PLAIN, RLE_DICTIONARY or
+ * DELTA_BINARY_PACKED; PLAIN dictionary pages; ZSTD, GZIP or no compression), walks each page's
+ * runs as hyparquet will read them, and refuses the rest by name. A page claiming millions of values in one legal run costs a JavaScript array
  * of that many (a run of 10^8: 1.5 GB, 4 s): a read decodes at most as many values as it may
  * decompress bytes.
  */
@@ -109,13 +109,11 @@ export function checkDataPage(
   header: PageHeader,
   bytes: Uint8Array,
   schemaPath: SchemaTree[],
+  path: readonly string[],
 ): void {
   const page = header.data_page_header;
   if (page === undefined) return; // checkPageHeader refuses it
-  const fault = (what: string) => {
-    const column = schemaPath.slice(1).map((node) => node.element.name);
-    return new PageBoundsError(`${columnOf(column)}: ${what}`);
-  };
+  const fault = (what: string) => new PageBoundsError(`${columnOf(path)}: ${what}`);
   const limit = page.num_values;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
@@ -188,9 +186,8 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
 /**
  * Checks every page that hyparquet reads for rows [rowStart, rowEnd) of `file` (every column
  * chunk of the row groups they touch), before it reads them, and that each chunk holds a value
- * (a level entry) for every row of its group. Pages are decompressed by
- * `compressors`, which should count against a budget of their own: hyparquet decompresses them
- * again.
+ * (a level entry) for every row of its group. Pages are decompressed by `compressors`, which
+ * should count against a budget of their own: hyparquet decompresses them again.
  */
 export async function checkPages(
   read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
@@ -235,7 +232,7 @@ export async function checkPages(
             meta.codec,
             compressors,
           );
-          checkDataPage(header, bytes, schemaPath);
+          checkDataPage(header, bytes, schemaPath, path);
           entries += header.data_page_header?.num_values ?? 0;
         }
       }

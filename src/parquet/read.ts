@@ -177,7 +177,8 @@ export async function readColumns(
     );
     return { columns, flat: repeated, rows, rawBytes: budget.used() };
   }
-  // hyparquet's own page loop: its pages checked first (page-bounds.ts), within a budget of their own.
+  // hyparquet's own page loop: its pages checked first (page-bounds.ts), within a budget of
+  // their own.
   await checkPages(range, budgeted(decompression).compressors, valueBudget(decompression));
   const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
   await parquetRead({
