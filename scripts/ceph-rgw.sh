@@ -22,15 +22,34 @@ log() { echo "ceph-rgw: $*" >&2; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# Any TCP socket on the port, in any state: a connection's source port (or one in TIME_WAIT)
+# accepts nothing, yet the monitor's bind fails on it ("Address already in use").
+port_in_table() {
+  awk -v h="$(printf ':%04X' "$1")" 'FNR > 1 && substr($2, length($2) - 4) == h { f = 1 }
+    END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# `auto` ports come from outside the kernel's ephemeral range, so no outgoing connection can take
+# one between the pick and the bind (a CI run lost its monitor so: a port picked in 20000-49999,
+# taken by a connection's source port before ceph-mon bound it).
+auto_range() {
+  local lo=32768 hi=60999
+  read -r lo hi < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  if [ "$lo" -gt 12000 ]; then echo "10000 $((lo - 10000))"
+  elif [ "$hi" -lt 63000 ]; then echo "$((hi + 1)) $((65535 - hi))"
+  else echo "20000 30000"; fi
+}
+
 pick_port() {
-  local want=$1 p
+  local want=$1 p base span
   if [ "$want" != auto ]; then
     port_busy "$want" && { log "port $want is in use (set RGW_PORT / MON_PORT / MON_PORT_V1, or 'auto')"; return 1; }
     echo "$want"; return 0
   fi
+  read -r base span < <(auto_range)
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 30000))
-    port_busy "$p" || { echo "$p"; return 0; }
+    p=$((base + (RANDOM * 32768 + RANDOM) % span))
+    port_busy "$p" || port_in_table "$p" || { echo "$p"; return 0; }
   done
   log "no free port found"; return 1
 }
@@ -79,6 +98,9 @@ do_start() {
   rgw_port=$(pick_port "${RGW_PORT:-7480}")
   mon_port=$(pick_port "${MON_PORT:-3300}")
   mon_port_v1=$(pick_port "${MON_PORT_V1:-6789}")
+  if [ "$mon_port" = "$rgw_port" ] || [ "$mon_port_v1" = "$rgw_port" ] || [ "$mon_port_v1" = "$mon_port" ]; then
+    log "ports $rgw_port, $mon_port and $mon_port_v1 are not three ports"; exit 1
+  fi
   rm -rf "$DIR"
   mkdir -p "$DIR"/{mon.a,osd.0,rgw,log,run}
   local conf=$DIR/ceph.conf fsid osd_uuid
