@@ -232,23 +232,17 @@ class FlatCopier implements RowCopier<SealedFlat> {
     if (id === 0) return 0;
     let out = maps.sets[id] as number;
     if (out < 0) {
-      const keys: string[] = [];
-      const texts: (string | null)[] = [];
-      for (let e = s.setOffsets[id] as number; e < (s.setOffsets[id + 1] as number); e++) {
-        keys.push(this.#text(s, s.setEntries[2 * e] as number));
-        const v = s.setEntries[2 * e + 1] as number;
-        texts.push(v < 0 ? null : this.#text(s, v));
-      }
-      out = this.#store.newSet(keys, texts);
+      // A batch's set is already a set: its entries are copied as this batch's string ids,
+      // each source string decoded and looked up once.
+      out = this.#store.sets.copy(
+        s.setEntries,
+        s.setOffsets[id] as number,
+        s.setOffsets[id + 1] as number,
+        (string) => this.#string(s, maps, string),
+      );
       maps.sets[id] = out;
     }
     return out;
-  }
-
-  #text(s: SealedFlat, id: number): string {
-    return utf8.decode(
-      s.strings.subarray(s.stringOffsets[id] as number, s.stringOffsets[id + 1] as number),
-    );
   }
 
   /** Value `from` of column `c` of `s` as value `at` of the copy. */

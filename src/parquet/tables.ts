@@ -205,6 +205,27 @@ export class AttributeSets extends InternedLists {
     this.offsets[id + 1] = this.entryCount;
     return id;
   }
+
+  /**
+   * A new set copied from another batch's: its entries `pairs[2 * from, 2 * to)` (key string id,
+   * value string id or -1), each id made this batch's by `idOf`. Its keys are distinct and
+   * well-formed already (a set's), so nothing is looked up but the ids.
+   */
+  copy(pairs: Int32Array, from: number, to: number, idOf: (id: number) => number): number {
+    const id = this.newId();
+    let at = this.entryCount;
+    const entries = grown(this.entries, 2 * (at + to - from), 2 * at);
+    this.entries = entries;
+    for (let e = from; e < to; e++) {
+      const value = pairs[2 * e + 1] as number;
+      entries[2 * at] = idOf(pairs[2 * e] as number);
+      entries[2 * at + 1] = value < 0 ? -1 : idOf(value);
+      at++;
+    }
+    this.entryCount = at;
+    this.offsets[id + 1] = at;
+    return id;
+  }
 }
 
 /** A key as UTF-8 has it already (no lone surrogates). */
