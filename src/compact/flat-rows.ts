@@ -1,4 +1,5 @@
 import { compareBytes } from '../parquet/dictionaries.js';
+import type { FlatRepeated } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import type { OtlpRows } from '../signals/flat-append.js';
 import { FlatStore } from '../signals/flat-parquet/store.js';
@@ -13,7 +14,6 @@ import { LOG_REQUESTS } from '../signals/logs/append-otlp.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { SPAN_REQUESTS } from '../signals/traces/append-otlp.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
-import { keyTexts, type MapValue, sameMap } from './map-values.js';
 import {
   type CompactionRows,
   type RowCopier,
@@ -61,78 +61,129 @@ function int64(v: unknown): bigint {
 }
 
 /**
- * Appends every row of a row group of the table `spec` (columns as a Parquet reader gives them:
- * INT64s and timestamps as bigints, maps as objects, lists as arrays) to `store`; returns how
- * many. A map equal to the row before's is one set (a resource's attributes, mostly). Throws for
- * a missing column.
+ * Appends every row of a row group of the table `spec`, read flat (flat-columns.ts: INT64s and
+ * timestamps as bigints, a map or list column as its elements with each row's offsets, a list
+ * of maps with each item's too), to `store`; returns how many. Strings from one dictionary are
+ * one string each, so a map equal to the row before's (a resource's attributes, mostly) is
+ * found by comparing them, and is one set. Throws for a missing column.
  */
 export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: ColumnsRead): number {
-  const columns = spec.columns.map((c) => {
+  const plain = (c: Column): ArrayLike<unknown> => {
     const values = read.columns.get(c.name);
     if (values === undefined) throw new Error(`the Parquet input has no column ${c.name}`);
     return values;
-  });
+  };
+  const repeated = (c: Column): FlatRepeated => {
+    const values = read.flat.get(c.name);
+    if (values === undefined) throw new Error(`the Parquet input has no column ${c.name}`);
+    return values;
+  };
   const rowColumns = spec.columns.flatMap((c, i) => (c.list === undefined ? [i] : []));
+  const plainOf = spec.columns.map((c) =>
+    c.list === undefined && c.kind !== 'map' ? plain(c) : EMPTY,
+  );
+  const repeatedOf = spec.columns.map((c) =>
+    c.list !== undefined || c.kind === 'map' ? repeated(c) : undefined,
+  );
   const groups = spec.lists.map((_, g) =>
     spec.columns.flatMap((c, i) => (c.list === g ? [i] : [])),
   );
-  const set = (i: number, at: number, v: unknown, mapId?: number) => {
-    const c = spec.columns[i] as Column;
-    switch (c.kind) {
-      case 'timestamp':
-      case 'int64':
-        store.int64Big(i, at, int64(v));
-        return;
-      case 'int32':
-        store.int32(i, at, typeof v === 'number' ? v : 0);
-        return;
-      case 'string':
-        store.string(i, at, text(v));
-        return;
-      case 'text':
-        store.text(i, at, text(v));
-        return;
-      case 'map': {
-        if (mapId !== undefined) store.set(i, at, mapId);
-        else {
-          const { keys, texts } = keyTexts(v as MapValue);
-          store.set(i, at, store.newSet(keys, texts));
-        }
-      }
-    }
-  };
+  /** Per map column of the rows: its last row's set and where that row's entries are. */
   const lastSet = new Int32Array(spec.columns.length).fill(-1);
+  const lastStart = new Int32Array(spec.columns.length);
+  const lastEnd = new Int32Array(spec.columns.length);
   for (let row = 0; row < read.rows; row++) {
     const r = store.addRow();
     for (const i of rowColumns) {
-      const values = columns[i] as ArrayLike<unknown>;
-      const v = values[row];
-      if ((spec.columns[i] as Column).kind !== 'map') {
-        set(i, r, v);
+      const kind = (spec.columns[i] as Column).kind;
+      if (kind !== 'map') {
+        setValue(store, kind, i, r, (plainOf[i] as ArrayLike<unknown>)[row]);
         continue;
       }
+      const m = repeatedOf[i] as FlatRepeated;
+      const start = m.offsets[row] as number;
+      const end = m.offsets[row + 1] as number;
       const last = lastSet[i] as number;
-      if (last >= 0 && sameMap(v as MapValue, values[row - 1] as MapValue)) set(i, r, v, last);
-      else {
-        const { keys, texts } = keyTexts(v as MapValue);
-        const id = store.newSet(keys, texts);
+      if (last >= 0 && sameEntries(m, start, end, lastStart[i] as number, lastEnd[i] as number)) {
+        store.set(i, r, last);
+      } else {
+        const id = mapSet(store, m, start, end);
+        store.set(i, r, id);
         lastSet[i] = id;
-        set(i, r, v, id);
+        lastStart[i] = start;
+        lastEnd[i] = end;
       }
     }
-    groups.forEach((group, g) => {
-      const first = (columns[group[0] as number] as ArrayLike<unknown>)[row];
-      const n = Array.isArray(first) ? first.length : 0;
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g] as number[];
+      const first = repeatedOf[group[0] as number] as FlatRepeated;
+      const n = (first.offsets[row + 1] as number) - (first.offsets[row] as number);
       for (let j = 0; j < n; j++) {
         const item = store.addItem(g, r);
         for (const i of group) {
-          const list = (columns[i] as ArrayLike<unknown>)[row];
-          set(i, item, Array.isArray(list) ? list[j] : undefined);
+          const m = repeatedOf[i] as FlatRepeated;
+          // A list shorter than the group's first (not this package's) leaves defaults.
+          const k = (m.offsets[row] as number) + j;
+          const inList = k < (m.offsets[row + 1] as number);
+          const kind = (spec.columns[i] as Column).kind;
+          if (kind !== 'map') setValue(store, kind, i, item, inList ? m.values[k] : undefined);
+          else if (!inList || m.items === undefined) store.set(i, item, 0);
+          else store.set(i, item, mapSet(store, m, m.items[k] as number, m.items[k + 1] as number));
         }
       }
-    });
+    }
   }
   return read.rows;
+}
+
+const EMPTY: ArrayLike<unknown> = [];
+
+/** Value `v` (as a Parquet reader gives it) of a column of `kind` other than a map. */
+function setValue(store: FlatStore, kind: Column['kind'], i: number, at: number, v: unknown): void {
+  switch (kind) {
+    case 'timestamp':
+    case 'int64':
+      store.int64Big(i, at, int64(v));
+      return;
+    case 'int32':
+      store.int32(i, at, typeof v === 'number' ? v : 0);
+      return;
+    case 'string':
+      store.string(i, at, text(v));
+      return;
+    case 'text':
+      store.text(i, at, text(v));
+  }
+}
+
+/**
+ * A new set of a map's entries [start, end) (a null value: an empty one); the empty set 0. A key
+ * given twice keeps its first place and its last value, as a reader's map object does.
+ */
+function mapSet(store: FlatStore, m: FlatRepeated, start: number, end: number): number {
+  if (end <= start) return 0;
+  const keys = new Array<string>(end - start);
+  const texts = new Array<string | null>(end - start);
+  const { values } = m;
+  const keyValues = m.keys ?? EMPTY;
+  for (let k = start; k < end; k++) {
+    const v = values[k];
+    keys[k - start] = String(keyValues[k]);
+    texts[k - start] = v === null || v === undefined ? null : String(v);
+  }
+  return store.newSet(keys, texts);
+}
+
+/** Entries [a, aEnd) and [b, bEnd) of a map column are the same (strings from one dictionary). */
+function sameEntries(m: FlatRepeated, a: number, aEnd: number, b: number, bEnd: number): boolean {
+  const n = aEnd - a;
+  if (n !== bEnd - b) return false;
+  const { values } = m;
+  const keys = m.keys ?? EMPTY;
+  for (let k = 0; k < n; k++) {
+    if (keys[a + k] !== keys[b + k] || values[a + k] !== values[b + k]) return false;
+  }
+  return true;
 }
 
 /** Per list group of a batch: where each row's items start (rows + 1). */

@@ -15,16 +15,3 @@ export function keyTexts(map: MapValue): { keys: string[]; texts: (string | null
   return { keys, texts };
 }
 
-/** The same map contents (strings from one dictionary compare fast). */
-export function sameMap(a: MapValue, b: MapValue): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i] || a[k] !== b[k]) return false;
-  }
-  return true;
-}

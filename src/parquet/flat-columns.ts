@@ -21,18 +21,20 @@ import { checkCodec, checkDataPage, checkPageHeader, type ValueBudget } from './
  * for a metrics hour, about a seventh of its CPU and of its garbage.
  *
  * The pages are hyparquet's own (its page header, decompression, level and value decoders and
- * type conversions); only the assembly is here, for the shapes of this package's metrics
- * schema: plain columns, and lists and maps of primitives with one repeated level. Anything else
- * throws. A list or map that is null reads as an empty one; a null value as null, as hyparquet
- * gives it.
+ * type conversions); only the assembly is here, for the shapes of this package's schemas: plain
+ * columns, lists and maps of primitives with one repeated level, and lists of maps (a span's
+ * events' and links' attributes). Anything else throws. A list or map that is null reads as an
+ * empty one; a null value as null, as hyparquet gives it.
  */
 export interface FlatRepeated {
   /** For a list, its elements; for a map, its values (a typed array where no slot is null). */
   values: ArrayLike<unknown>;
   /** For a map, its keys (beside `values`); undefined for a list. */
   keys: ArrayLike<unknown> | undefined;
-  /** rows + 1 entries. */
+  /** rows + 1 entries: where each row's elements (a list of maps: its items) start. */
   offsets: Int32Array;
+  /** A list of maps: items + 1 entries, where each item's map entries start. */
+  items?: Int32Array;
 }
 
 export interface FlatColumns {
@@ -50,6 +52,8 @@ interface Leaf {
    * group's, or 0 in a plain column (every entry is a row's).
    */
   slotLevel: number;
+  /** In a list of maps, the list's repeated level, from which an entry starts an item; else 0. */
+  itemLevel: number;
   maxLevel: number;
 }
 
@@ -103,10 +107,17 @@ export function readFlatColumns(
     if (first.slotLevel === 0) {
       out.columns.set(name, a.values);
     } else if (second === undefined) {
+      if (first.itemLevel > 0) throw new Error(`Parquet column ${name}: a list of lists`);
       out.repeated.set(name, { values: a.values, keys: undefined, offsets: a.offsets });
     } else {
       const b = readLeaf(second, chunkBytes(second.meta), rows, values);
-      if (a.values.length !== b.values.length || a.offsets.some((o, i) => o !== b.offsets[i])) {
+      const same = (x: Int32Array | undefined, y: Int32Array | undefined) =>
+        x === undefined ? y === undefined : y !== undefined && x.every((o, i) => o === y[i]);
+      if (
+        a.values.length !== b.values.length ||
+        !same(a.offsets, b.offsets) ||
+        !same(a.items, b.items)
+      ) {
         throw new Error(`Parquet map column ${name}: keys and values differ in shape`);
       }
       const keysFirst = first.meta.path_in_schema.at(-1) === 'key';
@@ -114,6 +125,7 @@ export function readFlatColumns(
         keys: keysFirst ? a.values : b.values,
         values: keysFirst ? b.values : a.values,
         offsets: a.offsets,
+        ...(a.items === undefined ? {} : { items: a.items }),
       });
     }
   }
@@ -130,12 +142,14 @@ function leafOf(
   const node = schemaPath[schemaPath.length - 1] as SchemaTree;
   let level = 0;
   let slotLevel = 0;
+  let itemLevel = 0;
   for (const { element } of schemaPath.slice(1)) {
     if (element.repetition_type === 'REQUIRED') continue;
     level++;
     if (element.repetition_type === 'REPEATED') {
-      if (slotLevel > 0)
-        throw new Error(`Parquet column ${meta.path_in_schema.join('.')}: repeated twice`);
+      if (itemLevel > 0)
+        throw new Error(`Parquet column ${meta.path_in_schema.join('.')}: repeated three times`);
+      itemLevel = slotLevel;
       slotLevel = level;
     }
   }
@@ -147,6 +161,7 @@ function leafOf(
   return {
     meta,
     slotLevel,
+    itemLevel,
     maxLevel: level,
     decoder: {
       pathInSchema: meta.path_in_schema,
@@ -166,8 +181,8 @@ function readLeaf(
   chunk: Uint8Array,
   rows: number,
   values: ValueBudget,
-): { values: ArrayLike<unknown>; offsets: Int32Array } {
-  const { decoder, slotLevel, maxLevel } = leaf;
+): { values: ArrayLike<unknown>; offsets: Int32Array; items: Int32Array | undefined } {
+  const { decoder, slotLevel, itemLevel, maxLevel } = leaf;
   const fault = (what: string) =>
     new Error(`Parquet column ${decoder.pathInSchema.join('.')}${what}`);
   const path = decoder.pathInSchema;
@@ -186,6 +201,8 @@ function readLeaf(
   const pages: { present: DecodedArray; defs: number[] | undefined }[] = [];
   let slots = 0;
   const offsets = new Int32Array(rows + 1);
+  // A list of maps: where each item's entries start (an item per entry of the list's level).
+  const itemStarts: number[] | undefined = itemLevel > 0 ? [] : undefined;
   let row = -1;
   let dictionary: DecodedArray | undefined;
   while (reader.offset < chunk.byteLength) {
@@ -233,11 +250,14 @@ function readLeaf(
       slots += entries;
     }
     for (let i = plain ? entries : 0; i < entries; i++) {
-      if (reps === undefined || reps[i] === 0 || row < 0) {
-        if (++row >= rows) throw fault(` held more than ${rows} rows`);
-        offsets[row] = slots;
-      }
+      const rep = reps === undefined || row < 0 ? 0 : (reps[i] as number);
       const def = defs === undefined ? maxLevel : (defs[i] as number);
+      if (rep === 0) {
+        if (++row >= rows) throw fault(` held more than ${rows} rows`);
+        offsets[row] = itemStarts === undefined ? slots : itemStarts.length;
+      }
+      // Repetition 0 (a row) or 1 (an item) starts an item where the item is; 2 goes on in its map.
+      if (itemStarts !== undefined && rep < 2 && def >= itemLevel) itemStarts.push(slots);
       if (def === maxLevel) {
         next++;
         slots++;
@@ -250,8 +270,13 @@ function readLeaf(
     pages.push({ present, defs: nulls > 0 ? defs : undefined });
   }
   if (row + 1 !== rows) throw fault(` held ${row + 1} rows for ${rows}`);
-  offsets[rows] = slots;
-  return { values: slotValues(pages, slots, leaf), offsets };
+  if (itemStarts === undefined) {
+    offsets[rows] = slots;
+    return { values: slotValues(pages, slots, leaf), offsets, items: undefined };
+  }
+  offsets[rows] = itemStarts.length;
+  itemStarts.push(slots);
+  return { values: slotValues(pages, slots, leaf), offsets, items: Int32Array.from(itemStarts) };
 }
 
 /**

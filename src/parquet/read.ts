@@ -3,7 +3,6 @@ import {
   type FileMetaData,
   type ParquetRow,
   parquetMetadata,
-  parquetRead,
   parquetReadObjects,
   type SchemaElement,
 } from 'hyparquet';
@@ -132,10 +131,11 @@ export async function readRows(
   return { rows, rawBytes: budget.used() };
 }
 
-/** A file's (or a row range's) columns: each top-level column's values, one a row. */
+/** A row group's columns, read flat (flat-columns.ts). */
 export interface ColumnsRead {
+  /** Each plain column's values, one a row. */
   columns: Map<string, ArrayLike<unknown>>;
-  /** Lists and maps, when read flat (flat-columns.ts); else in `columns`, as hyparquet assembles them. */
+  /** Each list and map column: its elements, and where each row's start. */
   flat: Map<string, FlatRepeated>;
   rows: number;
   /** Decompressed bytes of the pages read. */
@@ -143,80 +143,26 @@ export interface ColumnsRead {
 }
 
 /**
- * The columns of a file, or of [rowStart, rowEnd), as readRows reads them but one array a
- * column (nested columns assembled as hyparquet does: a map as an object, a list as an array),
- * without an object a row.
+ * The columns of row group `group` of a file, its `rows` rows (as the caller checked them),
+ * read flat (flat-columns.ts) from the group's stored bytes, which start at `start` in the file:
+ * no object or array a row, as a compaction takes them.
  */
-export async function readColumns(
-  read: {
-    file: AsyncBuffer;
-    metadata: FileMetaData;
-    rowStart: number;
-    rowEnd: number;
-    /**
-     * Read flat (flat-columns.ts) from row group `group`'s stored bytes, which start at `start`
-     * in the file; rowStart and rowEnd are then the group's.
-     */
-    flat?: { group: number; bytes: Uint8Array; start: number };
-  },
+export function readColumns(
+  read: { metadata: FileMetaData; group: number; rows: number; bytes: Uint8Array; start: number },
   decompression: PageDecompression,
-): Promise<ColumnsRead> {
+): ColumnsRead {
   const budget = budgeted(decompression);
-  const rows = read.rowEnd - read.rowStart;
-  const { flat, ...range } = read;
-  if (flat !== undefined) {
-    const { columns, repeated } = readFlatColumns(
-      read.metadata,
-      flat.group,
-      flat.bytes,
-      flat.start,
-      rows,
-      budget.compressors,
-      ROW_PARSERS,
-      valueBudget(decompression),
-    );
-    return { columns, flat: repeated, rows, rawBytes: budget.used() };
-  }
-  // hyparquet's own page loop: its pages checked first (page-bounds.ts), within a budget of
-  // their own.
-  await checkPages(range, budgeted(decompression).compressors, valueBudget(decompression));
-  const parts = new Map<string, { rowStart: number; data: ArrayLike<unknown> }[]>();
-  await parquetRead({
-    ...range,
-    compressors: budget.compressors,
-    parsers: ROW_PARSERS,
-    onChunk: ({ columnName, columnData, rowStart }) => {
-      let list = parts.get(columnName);
-      if (list === undefined) {
-        list = [];
-        parts.set(columnName, list);
-      }
-      list.push({ rowStart, data: columnData as ArrayLike<unknown> });
-    },
-  });
-  const columns = new Map<string, ArrayLike<unknown>>();
-  for (const [name, list] of parts) {
-    list.sort((a, b) => a.rowStart - b.rowStart);
-    let data: ArrayLike<unknown>;
-    const only = list.length === 1 ? list[0] : undefined;
-    if (only !== undefined && only.rowStart === read.rowStart && only.data.length === rows) {
-      data = only.data;
-    } else {
-      const all: unknown[] = [];
-      for (const part of list) {
-        for (let i = 0; i < part.data.length; i++) {
-          const row = part.rowStart + i;
-          if (row >= read.rowStart && row < read.rowEnd) all.push(part.data[i]);
-        }
-      }
-      data = all;
-    }
-    if (data.length !== rows) {
-      throw new Error(`Parquet column ${name} held ${data.length} values for ${rows} rows`);
-    }
-    columns.set(name, data);
-  }
-  return { columns, flat: new Map(), rows, rawBytes: budget.used() };
+  const { columns, repeated } = readFlatColumns(
+    read.metadata,
+    read.group,
+    read.bytes,
+    read.start,
+    read.rows,
+    budget.compressors,
+    ROW_PARSERS,
+    valueBudget(decompression),
+  );
+  return { columns, flat: repeated, rows: read.rows, rawBytes: budget.used() };
 }
 
 /** A read decodes at most as many values as it may decompress bytes. */

@@ -33,19 +33,16 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  */
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
-/**
- * Each signal's Parquet schema version, its rows as its request, and whether its compaction
- * reads its columns flat (flat-columns.ts: the metrics' lists and maps as arrays of elements,
- * not an array or object a row).
- */
-const SCHEMAS: Record<
-  SignalName,
-  { expected: ExpectedSchema; request(rows: Row[]): OtlpObject; flat?: true }
-> = {
-  metrics: { expected: EXPECTED_SCHEMA, request: (rows) => rowsToRequest(rows), flat: true },
-  traces: { expected: expectedSchema(SPANS), request: (rows) => spanRows.rowsToRequest(rows) },
-  logs: { expected: expectedSchema(LOG_RECORDS), request: (rows) => logRows.rowsToRequest(rows) },
-};
+/** Each signal's Parquet schema version, and its rows as its request. */
+const SCHEMAS: Record<SignalName, { expected: ExpectedSchema; request(rows: Row[]): OtlpObject }> =
+  {
+    metrics: { expected: EXPECTED_SCHEMA, request: (rows) => rowsToRequest(rows) },
+    traces: { expected: expectedSchema(SPANS), request: (rows) => spanRows.rowsToRequest(rows) },
+    logs: {
+      expected: expectedSchema(LOG_RECORDS),
+      request: (rows) => logRows.rowsToRequest(rows),
+    },
+  };
 
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
 export interface ByteRanges {
@@ -134,7 +131,7 @@ export async function openParquetParts(
     keyValues: metadata.key_value_metadata ?? [],
     footer,
     read: (index) => readGroup(file, metadata, groups, index, limits, schema.request),
-    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits, schema.flat),
+    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits),
   };
 }
 
@@ -206,17 +203,10 @@ async function readGroupColumns(
   groups: Group[],
   index: number,
   limits: ReadLimits,
-  flat: true | undefined,
 ): Promise<ColumnsRead> {
-  const { asyncBuffer, group, bytes } = await groupBuffer(file, groups, index);
+  const { group, bytes } = await groupBuffer(file, groups, index);
   return readColumns(
-    {
-      file: asyncBuffer,
-      metadata,
-      rowStart: group.firstRow,
-      rowEnd: group.firstRow + group.rows,
-      ...(flat === undefined ? {} : { flat: { group: index, bytes, start: group.start } }),
-    },
+    { metadata, group: index, rows: group.rows, bytes, start: group.start },
     { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
   );
 }

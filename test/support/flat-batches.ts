@@ -220,6 +220,14 @@ export function exportSpanBatches(
                   },
                   attributes: { attempt: i },
                 },
+                // A second link, of no attributes.
+                {
+                  context: {
+                    traceId: 'ffffffffffffffffffffffffffffff01',
+                    spanId: '00000000000000fe',
+                    traceFlags: TraceFlags.SAMPLED,
+                  },
+                },
               ]
             : [],
       });
@@ -235,7 +243,18 @@ export function exportSpanBatches(
           inRoot,
         );
         if (c === 1) {
-          child.addEvent('retry', { count: c }, at(hour, batch.minute, start + c * 1_000_200));
+          // Three events: attributes of two keys, none, one.
+          child.addEvent(
+            'retry',
+            { count: c, reason: 'timeout' },
+            at(hour, batch.minute, start + c * 1_000_200),
+          );
+          child.addEvent('gave up', at(hour, batch.minute, start + c * 1_000_300));
+          child.addEvent(
+            'fallback',
+            { to: 'cache' },
+            at(hour, batch.minute, start + c * 1_000_400),
+          );
         }
         if (c === 2) child.setStatus({ code: SpanStatusCode.ERROR, message: 'failed: 💥' });
         child.end(at(hour, batch.minute, start + c * 2_000_321));

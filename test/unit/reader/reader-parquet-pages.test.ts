@@ -215,23 +215,20 @@ function bothWays(
   const limits = { decompress, maxDecompressedBytes };
   // hyparquet's page loop (the reader's objects), checked first by page-bounds.ts.
   const rows = readRows({ file, metadata }, limits);
-  // The package's own page loop (a compaction's metrics inputs, read flat).
+  // The package's own page loop (a compaction's inputs, read flat).
   const chunk = metadata.row_groups[0]?.columns[0]?.meta_data;
   const start = Number(chunk?.data_page_offset);
-  const columns = readColumns(
-    {
-      file,
-      metadata,
-      rowStart: 0,
-      rowEnd: o.rows,
-      flat: {
+  const columns = (async () =>
+    readColumns(
+      {
+        metadata,
         group: 0,
+        rows: o.rows,
         bytes: bytes.subarray(start, start + Number(chunk?.total_compressed_size)),
         start,
       },
-    },
-    limits,
-  );
+      limits,
+    ))();
   return [rows, columns] as const;
 }
 
