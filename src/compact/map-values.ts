@@ -14,4 +14,3 @@ export function keyTexts(map: MapValue): { keys: string[]; texts: (string | null
   });
   return { keys, texts };
 }
-

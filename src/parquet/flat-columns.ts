@@ -35,6 +35,10 @@ export interface FlatRepeated {
   offsets: Int32Array;
   /** A list of maps: items + 1 entries, where each item's map entries start. */
   items?: Int32Array;
+  /** Read coded: the dictionary `values` index (-1: null), when its every page was coded. */
+  valueDictionary?: ArrayLike<unknown>;
+  /** The same for `keys`. */
+  keyDictionary?: ArrayLike<unknown>;
 }
 
 export interface FlatColumns {
@@ -42,6 +46,11 @@ export interface FlatColumns {
   columns: Map<string, ArrayLike<unknown>>;
   /** Each list and map column. */
   repeated: Map<string, FlatRepeated>;
+  /**
+   * Read coded: per plain column whose every page is dictionary-encoded, its dictionary; its
+   * values in `columns` are then indices into it (an Int32Array, -1 for null).
+   */
+  dictionaries: Map<string, ArrayLike<unknown>>;
 }
 
 interface Leaf {
@@ -71,6 +80,11 @@ export function readFlatColumns(
   compressors: Compressors,
   parsers: Partial<ParquetParsers>,
   values: ValueBudget,
+  /**
+   * Strings as indices into their chunk's dictionary where every page of the chunk is
+   * dictionary-encoded (a value a reader looks up once a chunk, not once a row).
+   */
+  coded = false,
 ): FlatColumns {
   const schema = parquetSchema(metadata);
   const rowGroup = metadata.row_groups[group];
@@ -91,7 +105,7 @@ export function readFlatColumns(
     if (!(from >= 0 && to <= bytes.length)) throw new Error('a Parquet page outside its row group');
     return bytes.subarray(from, to);
   };
-  const out: FlatColumns = { columns: new Map(), repeated: new Map() };
+  const out: FlatColumns = { columns: new Map(), repeated: new Map(), dictionaries: new Map() };
   for (const [name, leaves] of leavesOf) {
     const [first, second] = leaves;
     if (
@@ -103,14 +117,20 @@ export function readFlatColumns(
         `Parquet column ${name}: not a plain column or a list or map of one repeated level`,
       );
     }
-    const a = readLeaf(first, chunkBytes(first.meta), rows, values);
+    const a = readLeaf(first, chunkBytes(first.meta), rows, values, coded);
     if (first.slotLevel === 0) {
       out.columns.set(name, a.values);
+      if (a.dictionary !== undefined) out.dictionaries.set(name, a.dictionary);
     } else if (second === undefined) {
       if (first.itemLevel > 0) throw new Error(`Parquet column ${name}: a list of lists`);
-      out.repeated.set(name, { values: a.values, keys: undefined, offsets: a.offsets });
+      out.repeated.set(name, {
+        values: a.values,
+        keys: undefined,
+        offsets: a.offsets,
+        ...(a.dictionary === undefined ? {} : { valueDictionary: a.dictionary }),
+      });
     } else {
-      const b = readLeaf(second, chunkBytes(second.meta), rows, values);
+      const b = readLeaf(second, chunkBytes(second.meta), rows, values, coded);
       const same = (x: Int32Array | undefined, y: Int32Array | undefined) =>
         x === undefined ? y === undefined : y !== undefined && x.every((o, i) => o === y[i]);
       if (
@@ -121,11 +141,14 @@ export function readFlatColumns(
         throw new Error(`Parquet map column ${name}: keys and values differ in shape`);
       }
       const keysFirst = first.meta.path_in_schema.at(-1) === 'key';
+      const [k, v] = keysFirst ? [a, b] : [b, a];
       out.repeated.set(name, {
-        keys: keysFirst ? a.values : b.values,
-        values: keysFirst ? b.values : a.values,
+        keys: k.values,
+        values: v.values,
         offsets: a.offsets,
         ...(a.items === undefined ? {} : { items: a.items }),
+        ...(k.dictionary === undefined ? {} : { keyDictionary: k.dictionary }),
+        ...(v.dictionary === undefined ? {} : { valueDictionary: v.dictionary }),
       });
     }
   }
@@ -181,7 +204,14 @@ function readLeaf(
   chunk: Uint8Array,
   rows: number,
   values: ValueBudget,
-): { values: ArrayLike<unknown>; offsets: Int32Array; items: Int32Array | undefined } {
+  coded: boolean,
+): {
+  values: ArrayLike<unknown>;
+  offsets: Int32Array;
+  items: Int32Array | undefined;
+  /** Set when `values` are indices into it (coded, every page dictionary-encoded). */
+  dictionary: DecodedArray | undefined;
+} {
   const { decoder, slotLevel, itemLevel, maxLevel } = leaf;
   const fault = (what: string) =>
     new Error(`Parquet column ${decoder.pathInSchema.join('.')}${what}`);
@@ -198,7 +228,9 @@ function readLeaf(
     view: new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength),
     offset: 0,
   };
-  const pages: { present: DecodedArray; defs: number[] | undefined }[] = [];
+  const pages: Page[] = [];
+  // Coded while every data page so far was dictionary-encoded (and the column is of strings).
+  let codes = coded && decoder.type === 'BYTE_ARRAY';
   let slots = 0;
   const offsets = new Int32Array(rows + 1);
   // A list of maps: where each item's entries start (an item per entry of the list's level).
@@ -227,7 +259,16 @@ function readLeaf(
     const page = readDataPage(bytes, daph, decoder);
     const { encoding } = daph;
     const entries = daph.num_values;
-    const present = convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder);
+    const indices = dictionary !== undefined && encoding.endsWith('_DICTIONARY');
+    if (codes && !indices) {
+      // A page of values among coded ones: every page as values.
+      codes = false;
+      for (const p of pages)
+        p.present = convertWithDictionary(p.present, dictionary, 'RLE_DICTIONARY', decoder);
+    }
+    const present = codes
+      ? page.dataPage
+      : convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder);
     // hyparquet drops the definition levels of a page whose every level is the highest; a plain
     // column has no repetition levels (each entry a row).
     const defs = page.definitionLevels?.length ? page.definitionLevels : undefined;
@@ -270,13 +311,40 @@ function readLeaf(
     pages.push({ present, defs: nulls > 0 ? defs : undefined });
   }
   if (row + 1 !== rows) throw fault(` held ${row + 1} rows for ${rows}`);
+  const coding = codes && dictionary !== undefined ? dictionary : undefined;
+  const slotted =
+    coding === undefined ? slotValues(pages, slots, leaf) : slotCodes(pages, slots, leaf);
   if (itemStarts === undefined) {
     offsets[rows] = slots;
-    return { values: slotValues(pages, slots, leaf), offsets, items: undefined };
+    return { values: slotted, offsets, items: undefined, dictionary: coding };
   }
   offsets[rows] = itemStarts.length;
   itemStarts.push(slots);
-  return { values: slotValues(pages, slots, leaf), offsets, items: Int32Array.from(itemStarts) };
+  return { values: slotted, offsets, items: Int32Array.from(itemStarts), dictionary: coding };
+}
+
+/** A data page's decoded values (or dictionary indices), with its levels where it has nulls. */
+interface Page {
+  present: DecodedArray;
+  defs: number[] | undefined;
+}
+
+/** The element slots of a coded chunk's pages: each a dictionary index, -1 where it is null. */
+function slotCodes(pages: Page[], slots: number, leaf: Leaf): Int32Array {
+  const out = new Int32Array(slots);
+  let at = 0;
+  for (const { present, defs } of pages) {
+    if (defs === undefined) {
+      for (let i = 0; i < present.length; i++) out[at++] = present[i] as number;
+      continue;
+    }
+    let next = 0;
+    for (const def of defs) {
+      if (def === leaf.maxLevel) out[at++] = present[next++] as number;
+      else if (def >= leaf.slotLevel) out[at++] = -1;
+    }
+  }
+  return out;
 }
 
 /**
@@ -284,11 +352,7 @@ function readLeaf(
  * slot holds one (a typed array stays one, read without a copy when the chunk is one page),
  * else an array with null where an element is.
  */
-function slotValues(
-  pages: { present: DecodedArray; defs: number[] | undefined }[],
-  slots: number,
-  leaf: Leaf,
-): ArrayLike<unknown> {
+function slotValues(pages: Page[], slots: number, leaf: Leaf): ArrayLike<unknown> {
   const [only] = pages;
   if (pages.length === 1 && only !== undefined && only.defs === undefined) return only.present;
   if (pages.every((p) => p.defs === undefined)) {

@@ -137,6 +137,8 @@ export interface ColumnsRead {
   columns: Map<string, ArrayLike<unknown>>;
   /** Each list and map column: its elements, and where each row's start. */
   flat: Map<string, FlatRepeated>;
+  /** Read coded: the plain columns whose values are indices into these dictionaries. */
+  dictionaries: Map<string, ArrayLike<unknown>>;
   rows: number;
   /** Decompressed bytes of the pages read. */
   rawBytes: number;
@@ -145,14 +147,22 @@ export interface ColumnsRead {
 /**
  * The columns of row group `group` of a file, its `rows` rows (as the caller checked them),
  * read flat (flat-columns.ts) from the group's stored bytes, which start at `start` in the file:
- * no object or array a row, as a compaction takes them.
+ * no object or array a row, as a compaction takes them; `coded`: strings as dictionary indices
+ * where a chunk's pages allow (FlatColumns.dictionaries).
  */
 export function readColumns(
-  read: { metadata: FileMetaData; group: number; rows: number; bytes: Uint8Array; start: number },
+  read: {
+    metadata: FileMetaData;
+    group: number;
+    rows: number;
+    bytes: Uint8Array;
+    start: number;
+    coded?: boolean;
+  },
   decompression: PageDecompression,
 ): ColumnsRead {
   const budget = budgeted(decompression);
-  const { columns, repeated } = readFlatColumns(
+  const { columns, repeated, dictionaries } = readFlatColumns(
     read.metadata,
     read.group,
     read.bytes,
@@ -161,8 +171,9 @@ export function readColumns(
     budget.compressors,
     ROW_PARSERS,
     valueBudget(decompression),
+    read.coded,
   );
-  return { columns, flat: repeated, rows: read.rows, rawBytes: budget.used() };
+  return { columns, flat: repeated, dictionaries, rows: read.rows, rawBytes: budget.used() };
 }
 
 /** A read decodes at most as many values as it may decompress bytes. */

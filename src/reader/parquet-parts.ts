@@ -33,16 +33,26 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  */
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
-/** Each signal's Parquet schema version, and its rows as its request. */
-const SCHEMAS: Record<SignalName, { expected: ExpectedSchema; request(rows: Row[]): OtlpObject }> =
-  {
-    metrics: { expected: EXPECTED_SCHEMA, request: (rows) => rowsToRequest(rows) },
-    traces: { expected: expectedSchema(SPANS), request: (rows) => spanRows.rowsToRequest(rows) },
-    logs: {
-      expected: expectedSchema(LOG_RECORDS),
-      request: (rows) => logRows.rowsToRequest(rows),
-    },
-  };
+/**
+ * Each signal's Parquet schema version, its rows as its request, and whether its compaction's
+ * appender takes strings as dictionary indices (`coded`: spans' and log records', flat-rows.ts).
+ */
+const SCHEMAS: Record<
+  SignalName,
+  { expected: ExpectedSchema; request(rows: Row[]): OtlpObject; coded: boolean }
+> = {
+  metrics: { expected: EXPECTED_SCHEMA, request: (rows) => rowsToRequest(rows), coded: false },
+  traces: {
+    expected: expectedSchema(SPANS),
+    request: (rows) => spanRows.rowsToRequest(rows),
+    coded: true,
+  },
+  logs: {
+    expected: expectedSchema(LOG_RECORDS),
+    request: (rows) => logRows.rowsToRequest(rows),
+    coded: true,
+  },
+};
 
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
 export interface ByteRanges {
@@ -131,7 +141,7 @@ export async function openParquetParts(
     keyValues: metadata.key_value_metadata ?? [],
     footer,
     read: (index) => readGroup(file, metadata, groups, index, limits, schema.request),
-    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits),
+    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits, schema.coded),
   };
 }
 
@@ -203,10 +213,11 @@ async function readGroupColumns(
   groups: Group[],
   index: number,
   limits: ReadLimits,
+  coded: boolean,
 ): Promise<ColumnsRead> {
   const { group, bytes } = await groupBuffer(file, groups, index);
   return readColumns(
-    { metadata, group: index, rows: group.rows, bytes, start: group.start },
+    { metadata, group: index, rows: group.rows, bytes, start: group.start, coded },
     { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
   );
 }
