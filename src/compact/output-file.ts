@@ -53,20 +53,9 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
     compressPage: options.compressPage,
     capacity: options.expectedBytes,
   });
-  // With row groups smaller than a batch, each row group is written from a batch of its own
-  // (the rows copied out in the compaction order): a batch's dictionaries are the batch's
-  // values, and each row group would otherwise carry every value of the whole batch.
-  const groupRows = rows.writerOptions.rowGroupRows;
-  const writeBatch = async (s: S): Promise<void> => {
-    if (groupRows === undefined || s.rows <= groupRows) return writer.writeRun(s);
-    const order = rows.order(s);
-    for (let from = 0; from < s.rows; from += groupRows) {
-      const to = Math.min(s.rows, from + groupRows);
-      const group = rows.copier(to - from);
-      group.add(s, from, to, order);
-      await writer.writeRun(group.seal());
-    }
-  };
+  // With row groups smaller than a batch, the table plans each row group's dictionaries of its
+  // own rows (ParquetTable.planGroup): a row group never carries every value of the batch.
+  const writeBatch = (s: S): Promise<void> => writer.writeRun(s);
   // The column builders: none while empty, so that a spilled run's memory is given back.
   let builders: RunBuilders<S> | undefined;
   const spill = new Spill(rows, chunkRowsFor(options.runBytes, rows.copiedRowBytes));

@@ -86,8 +86,8 @@ export interface CompactionRows<S extends { readonly rows: number }, K> {
   readonly table: ParquetTable<S, unknown>;
   /**
    * What the outputs ask of the writer beyond the codec (bloom filters, say). With
-   * `rowGroupRows`, a batch of more rows is written a row group at a time, each copied out as a
-   * batch of its own, so that its dictionaries hold only its own values (output-file.ts).
+   * `rowGroupRows`, a batch of more rows is written a row group at a time; a table that plans
+   * row groups apart (ParquetTable.planGroup) gives each dictionaries of its own values only.
    */
   readonly writerOptions: Omit<Partial<FileWriterOptions>, 'compression' | 'compressPage'>;
   /** A batch's rows in the compaction order: one order by content, the same in every batch. */

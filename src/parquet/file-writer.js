@@ -29,6 +29,9 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  *   a leaf writer may return its chunk as steps (steps.js)
  * @property {(sealed: S) => (P & { order: Uint32Array }) | import('./steps.js').Steps<P & { order: Uint32Array }>} plan
  *   the plan, or the steps that make it
+ * @property {(p: P, rows: Uint32Array) => P} [planGroup] where a run is several row groups:
+ *   the plan of one, `rows` of the run's order (its dictionaries only its rows' values); without
+ *   it, every row group of the run is written with the run's plan
  * @property {number} rowGroupRows the most rows of a row group (and its default)
  * @property {string} versionKey key-value metadata key of the schema version
  * @property {string} version
@@ -242,12 +245,13 @@ export class TableFileWriter {
     const groupRows = this.#options.rowGroupRows ?? this.#table.rowGroupRows;
     for (let from = 0; from < sealed.rows; from += groupRows) {
       const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
+      const group = rows.length < sealed.rows ? (this.#table.planGroup?.(p, rows) ?? p) : p;
       /** @type {import('./footer.js').ChunkMeta[]} */
       const chunks = [];
       for (let leaf = 0; leaf < this.#leaves.length; leaf++) {
         const wait = this.#options.pause?.();
         if (wait !== undefined) await wait;
-        chunks.push(await this.#chunk(p, rows, leaf));
+        chunks.push(await this.#chunk(group, rows, leaf));
       }
       this.#groups.push({ rows: rows.length, chunks });
       this.#rows += rows.length;

@@ -98,7 +98,7 @@ export const TRACE_ID_BLOOM_FILTERS = Object.freeze({
   fpp: 0.01,
 });
 
-/** Rows per row group: a batch is one row group, but for the largest. */
+/** Rows per row group: a batch is one row group, but for the largest (each group planned apart). */
 export const FLAT_ROW_GROUP_ROWS = 65_536;
 
 /** Int32 slots a value of `kind` takes. @param {ColumnKind} kind */
@@ -185,45 +185,92 @@ const countOf = (c, s) => (c.list === undefined ? s.rows : /** @type {number} */
 /** @param {FlatSpec} spec @param {SealedFlat} s @returns {FlatPlan} */
 function plan(spec, s) {
   const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
-  /** @type {(Dictionary | undefined)[]} */
-  const dicts = [];
-  /** @type {(MapPlan | undefined)[]} */
-  const maps = [];
-  spec.columns.forEach((c, i) => {
-    const values = /** @type {Uint32Array} */ (s.columns[i]);
-    const n = countOf(c, s);
-    if (c.kind === 'string') {
-      const used = new Uint8Array(pool.size);
-      /** @type {number[]} */
-      const ids = [];
-      for (let k = 0; k < n; k++) {
-        const id = /** @type {number} */ (values[k]);
-        if (used[id] === 0) {
-          used[id] = 1;
-          ids.push(id);
-        }
-      }
-      dicts[i] = dictionaryOfIds(pool, ids);
-    } else if (c.kind === 'map') {
-      maps[i] = mapPlan(pool, s, values, n);
-    }
-  });
   const starts = s.lengths.map((lengths) => {
     const out = new Uint32Array(s.rows + 1);
     for (let r = 0; r < s.rows; r++)
       out[r + 1] = /** @type {number} */ (out[r]) + /** @type {number} */ (lengths[r]);
     return out;
   });
+  const { dicts, maps } = dictionaries(spec, s, pool, (c) => allValues(countOf(c, s)));
   return { s, pool, dicts, maps, full: fullSets(s), starts, order: rowOrder(spec, s, dicts) };
+}
+
+/**
+ * The plan of one row group of a planned batch, `rows` (in their order): its dictionaries hold
+ * only the values of those rows, as a batch of those rows alone would (a compaction's output
+ * splits its one sorted batch into row groups so).
+ * @param {FlatSpec} spec @param {FlatPlan} p @param {Uint32Array} rows @returns {FlatPlan}
+ */
+function planGroup(spec, p, rows) {
+  const { dicts, maps } = dictionaries(spec, p.s, p.pool, (c) => {
+    if (c.list === undefined) return rows;
+    // A list column's values: the rows' items, in order.
+    const lengths = /** @type {Uint32Array} */ (p.s.lengths[c.list]);
+    const starts = /** @type {Uint32Array} */ (p.starts[c.list]);
+    let n = 0;
+    for (let k = 0; k < rows.length; k++) n += /** @type {number} */ (lengths[rows[k] ?? 0]);
+    const out = new Uint32Array(n);
+    let at = 0;
+    for (let k = 0; k < rows.length; k++) {
+      const r = /** @type {number} */ (rows[k]);
+      const from = /** @type {number} */ (starts[r]);
+      const to = from + /** @type {number} */ (lengths[r]);
+      for (let j = from; j < to; j++) out[at++] = j;
+    }
+    return out;
+  });
+  return { ...p, dicts, maps };
+}
+
+/** The indices 0 to n - 1. @param {number} n */
+function allValues(n) {
+  const out = new Uint32Array(n);
+  for (let k = 0; k < n; k++) out[k] = k;
+  return out;
+}
+
+/**
+ * The dictionaries of the string and map columns, of the values `valuesOf` each column names
+ * (indices into its values: rows, or a list column's items).
+ * @param {FlatSpec} spec @param {SealedFlat} s @param {StringPool} pool
+ * @param {(c: FlatColumn) => Uint32Array} valuesOf
+ */
+function dictionaries(spec, s, pool, valuesOf) {
+  /** @type {(Dictionary | undefined)[]} */
+  const dicts = [];
+  /** @type {(MapPlan | undefined)[]} */
+  const maps = [];
+  spec.columns.forEach((c, i) => {
+    if (c.kind !== 'string' && c.kind !== 'map') return;
+    const values = /** @type {Uint32Array} */ (s.columns[i]);
+    const which = valuesOf(c);
+    if (c.kind === 'map') {
+      maps[i] = mapPlan(pool, s, values, which);
+      return;
+    }
+    const used = new Uint8Array(pool.size);
+    /** @type {number[]} */
+    const ids = [];
+    for (let k = 0; k < which.length; k++) {
+      const id = /** @type {number} */ (values[/** @type {number} */ (which[k])]);
+      if (used[id] === 0) {
+        used[id] = 1;
+        ids.push(id);
+      }
+    }
+    dicts[i] = dictionaryOfIds(pool, ids);
+  });
+  return { dicts, maps };
 }
 
 /**
  * The dictionaries of a map column: of the keys and of the values of the sets it uses (visited
  * once each, whatever the number of rows that have them).
- * @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set @param {number} n
+ * @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set
+ * @param {Uint32Array} which the values (indices into `sets`) to take
  * @returns {MapPlan}
  */
-function mapPlan(pool, s, sets, n) {
+function mapPlan(pool, s, sets, which) {
   const usedSets = new Uint8Array(s.setCount);
   const usedKeys = new Uint8Array(pool.size);
   const usedValues = new Uint8Array(pool.size);
@@ -232,8 +279,8 @@ function mapPlan(pool, s, sets, n) {
   /** @type {number[]} */
   const valueIds = [];
   const { setOffsets, setEntries } = s;
-  for (let k = 0; k < n; k++) {
-    const set = /** @type {number} */ (sets[k]);
+  for (let k = 0; k < which.length; k++) {
+    const set = /** @type {number} */ (sets[/** @type {number} */ (which[k])]);
     if (usedSets[set] === 1) continue;
     usedSets[set] = 1;
     const end = /** @type {number} */ (setOffsets[set + 1]);
@@ -710,6 +757,7 @@ export function flatTable(spec) {
     schema: schemaOf(spec),
     leaves: leavesOf(spec),
     plan: (s) => plan(spec, s),
+    planGroup: (p, rows) => planGroup(spec, p, rows),
     rowGroupRows: FLAT_ROW_GROUP_ROWS,
     versionKey: SCHEMA_VERSION_KEY,
     version: spec.version,
