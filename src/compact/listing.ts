@@ -1,5 +1,5 @@
 import { signalOfKeyName } from '../layout/formats.js';
-import { isPastRange } from '../layout/listing-range.js';
+import { isPastRange, type KeyRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
@@ -98,10 +98,11 @@ export async function* listedHours(
 }
 
 /**
- * Listed keys in the layout, grouped by their partition's hour (keys of an hour are adjacent:
- * the layout starts with the year, month, day and hour). Another signal's objects are not counted
- * as keys out of the layout, and passed over when the template matches them (their name's signal
- * word says).
+ * Listed keys in the layout, grouped by their partition's hour, in time order. Each narrow
+ * listing of the layout (KeyLayout.ranges) gives its hours in order; an hour's objects may be in
+ * several (spans' OTLP objects under `year=…`, their Parquet files under `traces/year=…`), so
+ * the listings' hours are merged. Another signal's objects are not counted as keys out of the
+ * layout, and passed over when the template matches them (their name's signal word says).
  */
 async function* hourGroups(
   settings: Pick<CompactionSettings, 'signal'>,
@@ -111,10 +112,46 @@ async function* hourGroups(
   counters: ListingCounters | undefined,
   signal: AbortSignal,
 ): AsyncGenerator<Group> {
-  const listing = layout.range(
+  const listings = layout.ranges(
     Number.isFinite(range.from) ? new Date(range.from) : undefined,
     Number.isFinite(range.to) ? new Date(range.to) : undefined,
   );
+  const streams = listings.map((listing) =>
+    listedGroups(settings, source, layout, listing, range, counters, signal),
+  );
+  try {
+    const heads: IteratorResult<Group, void>[] = [];
+    for (const stream of streams) heads.push(await stream.next());
+    for (;;) {
+      let hour = Number.POSITIVE_INFINITY;
+      for (const head of heads) if (head.done !== true) hour = Math.min(hour, head.value.hour);
+      if (hour === Number.POSITIVE_INFINITY) return;
+      const objects: ListedObject[] = [];
+      for (let i = 0; i < streams.length; i++) {
+        let head = heads[i] as IteratorResult<Group, void>;
+        while (head.done !== true && head.value.hour === hour) {
+          objects.push(...head.value.objects);
+          head = await (streams[i] as AsyncGenerator<Group, void>).next();
+        }
+        heads[i] = head;
+      }
+      yield { hour, objects };
+    }
+  } finally {
+    for (const stream of streams) await stream.return(undefined);
+  }
+}
+
+/** The keys of one listing in the layout, grouped by hour (keys of an hour are adjacent). */
+async function* listedGroups(
+  settings: Pick<CompactionSettings, 'signal'>,
+  source: ObjectSource,
+  layout: KeyLayout,
+  listing: KeyRange,
+  range: { from: number; to: number },
+  counters: ListingCounters | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<Group> {
   let group: Group | undefined;
   for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
     if (isPastRange(key, listing)) break;

@@ -127,6 +127,12 @@ export interface KeyLayout {
   /** The keys to list for objects sealed in [from, to). */
   range(from: Date | undefined, to: Date | undefined): KeyRange;
   /**
+   * As range(), as listings that are each narrow (see rangeGroups), in key order: the layouts of
+   * spans' OTLP objects (`year=…`) and of their Parquet files (`traces/year=…`) share no leading
+   * part, so their union is a listing to the end of the prefix.
+   */
+  ranges(from: Date | undefined, to: Date | undefined): KeyRange[];
+  /**
    * As range(), from the directory of the first hour, for its compaction outputs, as listings
    * that are each narrow (see rangeGroups), in key order.
    */
@@ -322,6 +328,7 @@ export function resolveKeyLayout(
       return undefined;
     },
     range: (from, to) => unionOfRanges(rangeOf(from, to, false)),
+    ranges: (from, to) => rangeGroups(rangeOf(from, to, false)).map(unionOfRanges),
     rangeWithOutputs: (from, to) =>
       rangeGroups(rangeOf(from, to, true)).map((ranges) => {
         const union = unionOfRanges(ranges);

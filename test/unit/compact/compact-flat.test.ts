@@ -8,7 +8,9 @@ import { dirStore } from '../../../src/compact/dir-store.js';
 import { appendFlatColumns, LOG_RECORD_ROWS, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
 import { compactLogRecords, compactMetrics, compactSpans } from '../../../src/compact/index.js';
 import { acquireLease } from '../../../src/compact/lease.js';
+import { listHours } from '../../../src/compact/listing.js';
 import type { FinishedFile } from '../../../src/compact/merge.js';
+import { resolveCompaction } from '../../../src/compact/options.js';
 import type { AnyCompactionRows } from '../../../src/compact/signal-rows.js';
 import type { SignalName } from '../../../src/layout/formats.js';
 import { TableFileWriter } from '../../../src/parquet/file-writer.js';
@@ -17,6 +19,7 @@ import { resolveKeyLayout } from '../../../src/reader/key-layout.js';
 import { bytesAsRanges, openParquetParts } from '../../../src/reader/parquet-parts.js';
 import { resolveReadLimits } from '../../../src/reader/read-limits.js';
 import { readParts } from '../../../src/reader/read-parts.js';
+import type { ObjectSource } from '../../../src/reader/source.js';
 import {
   logRecordRows,
   readLogRecords,
@@ -273,6 +276,62 @@ describe('compaction of spans and log records on a directory', () => {
     expect(keys.filter((k) => k.startsWith('p/traces/'))).toEqual([
       expect.stringMatching(/\.compacted\.parquet$/),
     ]);
+  });
+
+  test("an hour's listing of spans lists that hour, not the prefix to its end, and holds both layouts' objects (OTLP under year=…, Parquet under traces/year=…)", async () => {
+    const HOURS = 6;
+    for (let h = 0; h < HOURS; h++) {
+      const at = HOUR + h * 3_600_000;
+      await exportSpansToDir(dir, at, [{ service: 'api', minute: 5, items: 3, seed: h }]);
+      await exportSpansToDir(
+        dir,
+        at,
+        [{ service: 'web', minute: 9, items: 3, seed: h }],
+        'otlp-json',
+      );
+    }
+    const stored = await keysIn(dir);
+    const source = dirSource(dir);
+    const listed: string[] = [];
+    const counting: ObjectSource = {
+      ...source,
+      async *list(prefix, startAfter, signal) {
+        for await (const key of source.list(prefix, startAfter, signal)) {
+          listed.push(key.key);
+          yield key;
+        }
+      },
+    };
+    // The compactor's settings at the CLI's defaults: every format's layout of spans.
+    const settings = resolveCompaction({ dir, prefix: 'p', settleMillis: 0 }, 'traces', 'parquet');
+    const hour = HOUR + 2 * 3_600_000;
+    const hours = [];
+    for await (const objects of listHours(
+      settings,
+      counting,
+      { from: hour, to: hour + 3_600_000 },
+      () => true,
+      { keysIgnored: 0 },
+      signal,
+    )) {
+      hours.push(objects);
+    }
+    /** A key's partition hour, as its path says it (UTC). */
+    const hourOf = (key: string) => {
+      const [, y, mo, d, h] = /year=(\d+)\/month=(\d+)\/day=(\d+)\/hour=(\d+)\//.exec(key) ?? [];
+      return Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h));
+    };
+    expect(hours.map((h) => h.hour.getTime())).toEqual([hour]);
+    expect(hours[0]?.inputs.map((o) => o.key).sort()).toEqual(
+      stored.filter((k) => !k.includes('_otel_s3') && hourOf(k) === hour).sort(),
+    );
+    expect(hours[0]?.inputs.some((o) => o.key.startsWith('p/traces/'))).toBe(true);
+    expect(hours[0]?.inputs.some((o) => o.key.startsWith('p/year='))).toBe(true);
+    // Each listing (one a layout here) stops at the first key past the hour: none of the later
+    // hours' keys is listed (the OTLP listing was one to the end of the prefix).
+    const later = listed.filter((k) => hourOf(k) > hour);
+    expect(later.filter((k) => hourOf(k) > hour + 3_600_000)).toEqual([]);
+    expect(later.length).toBeLessThanOrEqual(2);
   });
 
   test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
