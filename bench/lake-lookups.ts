@@ -380,6 +380,43 @@ for (const signal of ['traces', 'logs'] as const) {
   );
 }
 
+// DuckDB compacting the same hours, as a cron job would (bench/children/duckdb-compact.mjs: one
+// COPY … ORDER BY a sorted file per hour, one thread as ours has): the peer of these runs.
+interface PeerCompaction {
+  signal: 'traces' | 'logs';
+  millis: number;
+  cpuMillis: number;
+  maxRssBytes: number;
+  outputBytes: number;
+}
+const peerCompactions: PeerCompaction[] = [];
+for (const signal of ['traces', 'logs'] as const) {
+  const out = join(root, 'duckdb-compacted', signal);
+  const run = await runNode('bench/children/duckdb-compact.mjs', {
+    nodeFlags: ['--import', './bench/children/peak-rss.mjs'],
+    args: [join(root, 'parquet', signal), out, '1', 'ServiceName, TraceId, Timestamp'],
+    capMillis: 1_200_000,
+  });
+  const usage = run.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('PEAK_RSS '))
+    .at(-1);
+  if (run.code !== 0 || usage === undefined) {
+    throw new Error(`DuckDB's compaction of ${signal} failed (${run.code}): ${run.stderr}`);
+  }
+  const { millis, cpuMillis, maxRssBytes } = JSON.parse(usage.slice('PEAK_RSS '.length)) as {
+    millis: number;
+    cpuMillis: number;
+    maxRssBytes: number;
+  };
+  let outputBytes = 0;
+  for (const f of await filesUnder(out, '.parquet')) outputBytes += (await stat(join(out, f))).size;
+  peerCompactions.push({ signal, millis, cpuMillis, maxRssBytes, outputBytes });
+  progress(
+    `lookups: DuckDB's compaction of ${signal}: ${HOURS} hours in ${(millis / 1000).toFixed(1)} s (CPU ${(cpuMillis / 1000).toFixed(1)} s)`,
+  );
+}
+
 // 4 (also before the queries). Rewritten by pyarrow.
 
 const REWRITE = `
@@ -825,6 +862,19 @@ for (const c of compactions) {
     fmtMs(c.cpuMillis),
     fmtInt(Math.round(c.items / (c.cpuMillis / 1000))),
     fmtMiB(c.maxRssBytes),
+    '',
+  ]);
+  const peer = peerCompactions.find((p) => p.signal === c.signal) as PeerCompaction;
+  compactionRows.push([
+    `${items}: DuckDB, one thread, COPY … ORDER BY per hour (its default Parquet: snappy)`,
+    `${fmtInt(c.inputs)} (${fmtMiB(c.inputBytes)})`,
+    `${fmtInt(HOURS)} (${fmtMiB(peer.outputBytes)})`,
+    fmtInt(c.items),
+    fmtMs(peer.millis),
+    fmtMs(peer.cpuMillis),
+    fmtInt(Math.round(c.items / (peer.cpuMillis / 1000))),
+    fmtMiB(peer.maxRssBytes),
+    `ours ${(c.millis / peer.millis).toFixed(2)}× its wall time, ${(c.cpuMillis / peer.cpuMillis).toFixed(2)}× its CPU`,
   ]);
 }
 
@@ -866,6 +916,7 @@ emitResult({
         'CPU',
         'rows per CPU second',
         'peak RSS',
+        'against DuckDB',
       ],
       rows: compactionRows,
     },
@@ -893,7 +944,7 @@ emitResult({
   targets,
   notes: [
     `The day: ${HOURS} h, ${SERVICES} services × ${INSTANCES} instances (${day.instances.length} processes, each one exporter per signal and format); ${fmtInt(totals.traces)} traces (${fmtNum(totals.spans / totals.traces)} spans each on average, 5 to 30), ${fmtInt(totals.spans)} spans (${fmtNum(spansPerSecond)}/s), ${fmtInt(totals.logs)} log records (${fmtNum(logsPerSecond)}/s), ${((totals.errorSpans / totals.spans) * 100).toFixed(2)} % of spans in error; written in ${writeSeconds.toFixed(0)} s.`,
-    `Compaction: \`otel-s3 compact --dir … --signal traces|logs --settle 0 --format json\` from dist/, one process a signal, one hour at a time (the default), on a copy of the exporter's files in a local directory (no network); wall and CPU time (user + system) and peak RSS of the whole process, startup included; the lookups "after compaction" read only what it left.`,
+    `Compaction: \`otel-s3 compact --dir … --signal traces|logs --settle 0 --format json\` from dist/, one process a signal, one hour at a time (the default), on a copy of the exporter's files in a local directory (no network); wall and CPU time (user + system) and peak RSS of the whole process, startup included; the lookups "after compaction" read only what it left. DuckDB's row: the same inputs compacted by DuckDB (bench/children/duckdb-compact.mjs, one process a signal, one thread, each hour one \`COPY (SELECT * … ORDER BY ServiceName, TraceId, Timestamp)\` to a file of its own), measured alike; no bookkeeping (leases, verification, deletes), no bloom filters.`,
     `Each lookup: a fresh in-memory DuckDB; Parquet reads one untimed run, then ${ROUNDS} interleaved rounds (read_json ${Math.min(ROUNDS, JSON_ROUNDS)} of them, the first checked), a Parquet lookup whose first run took under ${FAST_MILLIS} ms run ${REPEATS} times in a row in each round (one preemption of the busy machine is not its median); times are medians of every run; bytes read are the process's read() bytes during the query (/proc/self/io rchar).`,
     bloomSkipped === undefined
       ? `pyarrow rewrote every Parquet file twice (same rows, same order, zstd level 3, ids and Body PLAIN, the rest dictionary-encoded), once with a TraceId bloom filter (ndv = the file's distinct TraceIds, fpp ${BLOOM_FPP}).`
