@@ -124,17 +124,15 @@ export interface KeyLayout {
   deeperPrefix(key: string): string | undefined;
   /** Options under which the reader would have read `key`, if any. */
   hint(key: string): LayoutHint | undefined;
-  /** The keys to list for objects sealed in [from, to). */
-  range(from: Date | undefined, to: Date | undefined): KeyRange;
   /**
-   * As range(), as listings that are each narrow (see rangeGroups), in key order: the layouts of
-   * spans' OTLP objects (`year=…`) and of their Parquet files (`traces/year=…`) share no leading
-   * part, so their union is a listing to the end of the prefix.
+   * The keys to list for objects sealed in [from, to), as listings that are each narrow (see
+   * rangeGroups), in key order: the layouts of spans' OTLP objects (`year=…`) and of their
+   * Parquet files (`traces/year=…`) share no leading part, so one listing of both would run to
+   * the end of the prefix.
    */
   ranges(from: Date | undefined, to: Date | undefined): KeyRange[];
   /**
-   * As range(), from the directory of the first hour, for its compaction outputs, as listings
-   * that are each narrow (see rangeGroups), in key order.
+   * As ranges(), from the directory of the first hour, for its compaction outputs.
    */
   rangeWithOutputs(from: Date | undefined, to: Date | undefined): KeyRange[];
 }
@@ -327,7 +325,6 @@ export function resolveKeyLayout(
       }
       return undefined;
     },
-    range: (from, to) => unionOfRanges(rangeOf(from, to, false)),
     ranges: (from, to) => rangeGroups(rangeOf(from, to, false)).map(unionOfRanges),
     rangeWithOutputs: (from, to) =>
       rangeGroups(rangeOf(from, to, true)).map((ranges) => {

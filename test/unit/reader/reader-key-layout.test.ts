@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import {
   compareKeys,
   isPastRange,
+  type KeyRange,
   partitionMarginMillis,
   sortableLeadingChars,
 } from '../../../src/layout/listing-range.js';
@@ -50,12 +51,17 @@ describe('partitionMarginMillis: how far a partition can precede the seal time',
   });
 });
 
-describe('KeyLayout.range', () => {
+describe('KeyLayout.ranges', () => {
   const from = new Date('2026-03-04T05:06:30Z');
   const to = new Date('2026-03-04T05:09:00Z');
+  /** The one listing of layouts that share their start. */
+  const one = (ranges: KeyRange[]): KeyRange => {
+    expect(ranges).toHaveLength(1);
+    return ranges[0] as KeyRange;
+  };
 
   test('the OTLP layout: from the partition of from − 1 min to that of to − 1 ms', () => {
-    const range = resolveKeyLayout('p', { format: 'otlp-proto' }).range(from, to);
+    const range = one(resolveKeyLayout('p', { format: 'otlp-proto' }).ranges(from, to));
     expect(range).toEqual({
       startAfter: 'p/year=2026/month=03/day=04/hour=05/minute=05',
       lastPartition: 'p/year=2026/month=03/day=04/hour=05/minute=08',
@@ -77,25 +83,27 @@ describe('KeyLayout.range', () => {
       exportIntervalMillis: 30_000,
     });
     // 05:06:30 − 3.5 min = 05:03:00.
-    expect(layout.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=05/minute=03');
+    expect(one(layout.ranges(from, to)).startAfter).toBe(
+      'p/year=2026/month=03/day=04/hour=05/minute=03',
+    );
   });
 
   test("format 'parquet': its hour layout, and its 10 min batch age in the 'data' margin", () => {
     const layout = resolveKeyLayout('p', { format: 'parquet', partitionTime: 'data' });
     // 05:06:30 − (10 min + the 60 s export interval + 1 min) = 04:54:30, in hour 04.
-    expect(layout.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=04');
+    expect(one(layout.ranges(from, to)).startAfter).toBe('p/year=2026/month=03/day=04/hour=04');
     const set = resolveKeyLayout('p', {
       format: 'parquet',
       partitionTime: 'data',
       maxBatchAgeMillis: 60_000,
     });
-    expect(set.range(from, to).startAfter).toBe('p/year=2026/month=03/day=04/hour=05');
+    expect(one(set.ranges(from, to)).startAfter).toBe('p/year=2026/month=03/day=04/hour=05');
   });
 
   test("without format or keyTemplate, the union of every format's default layout", () => {
     // From the hour of from − 1 min (Parquet's partitions) to past the hour of to − 1 ms: a key
     // of either layout in that hour is listed.
-    const range = resolveKeyLayout('p', {}).range(from, to);
+    const range = one(resolveKeyLayout('p', {}).ranges(from, to));
     expect(range).toEqual({
       startAfter: 'p/year=2026/month=03/day=04/hour=05',
       lastPartition: 'p/year=2026/month=03/day=04/hour=05',
@@ -116,7 +124,7 @@ describe('KeyLayout.range', () => {
     const layout = resolveKeyLayout('', {
       keyTemplate: '%Y/%m/%d/{service.name}/%H%M-{uuid}',
     });
-    expect(layout.range(from, to)).toEqual({
+    expect(one(layout.ranges(from, to))).toEqual({
       startAfter: '2026/03/04',
       lastPartition: '2026/03/04',
     });
@@ -124,9 +132,9 @@ describe('KeyLayout.range', () => {
 
   test('a template that starts with an attribute lists everything; no range, its own keys', () => {
     const none = { startAfter: undefined, lastPartition: undefined };
-    expect(resolveKeyLayout('p', { keyTemplate: CUSTOM }).range(from, to)).toEqual(none);
+    expect(one(resolveKeyLayout('p', { keyTemplate: CUSTOM }).ranges(from, to))).toEqual(none);
     // Without an end, keys past the templates' literal start are past every layout's range.
-    expect(resolveKeyLayout('p', {}).range(undefined, undefined)).toEqual({
+    expect(one(resolveKeyLayout('p', {}).ranges(undefined, undefined))).toEqual({
       startAfter: undefined,
       lastPartition: 'p/year=',
     });
@@ -155,10 +163,18 @@ describe('KeyLayout.range', () => {
     ]);
     // Metrics' layouts share their start: one listing.
     expect(resolveKeyLayout('p', {}).rangeWithOutputs(from, to)).toHaveLength(1);
+    // The compactor's listings (no outputs before the range): each layout's own range.
+    expect(layout.ranges(from, to)).toEqual([
+      { startAfter: `p/traces/${hour}`, lastPartition: `p/traces/${hour}` },
+      {
+        startAfter: `p/${hour}/minute=05`,
+        lastPartition: `p/${hour}/minute=08`,
+      },
+    ]);
   });
 
   test('times whose year %Y does not render in four digits give no bound', () => {
-    const range = resolveKeyLayout('p', {}).range(new Date(-62e12), new Date(3e14));
+    const range = one(resolveKeyLayout('p', {}).ranges(new Date(-62e12), new Date(3e14)));
     expect(range).toEqual({ startAfter: undefined, lastPartition: undefined });
   });
 });
