@@ -260,6 +260,10 @@ function readLeaf(
     const { encoding } = daph;
     const entries = daph.num_values;
     const indices = dictionary !== undefined && encoding.endsWith('_DICTIONARY');
+    if (indices && !withinDictionary(page.dataPage, (dictionary as DecodedArray).length)) {
+      // A damaged file: its value would be made up (hyparquet's undefined).
+      throw fault(': a dictionary index past its dictionary');
+    }
     if (codes && !indices) {
       // A page of values among coded ones: every page as values.
       codes = false;
@@ -321,6 +325,12 @@ function readLeaf(
   offsets[rows] = itemStarts.length;
   itemStarts.push(slots);
   return { values: slotted, offsets, items: Int32Array.from(itemStarts), dictionary: coding };
+}
+
+/** Every index of a dictionary-encoded page is below the dictionary's `size`. */
+function withinDictionary(indices: DecodedArray, size: number): boolean {
+  for (let i = 0; i < indices.length; i++) if (!((indices[i] as number) < size)) return false;
+  return true;
 }
 
 /** A data page's decoded values (or dictionary indices), with its levels where it has nulls. */

@@ -94,7 +94,7 @@ describe("the compactor's append of a row group read flat and coded (dictionary 
         ['k1', '😀'],
         ['k2', 'v2'],
       ],
-      // A code past the dictionary (a damaged file) is no value, as hyparquet's undefined was.
+      // A code past the dictionary: no value (flat-columns.ts refuses such a file before this).
       [['😀', null]],
       [],
     ];

@@ -394,6 +394,24 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
     });
   }
 
+  test("a compaction's read refuses a dictionary index past its dictionary (its value would be made up)", async () => {
+    const two = page(
+      { field_1: PAGE.DICTIONARY_PAGE, field_7: { field_1: 2, field_2: 0 } },
+      [1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62],
+    );
+    // Bit width 2, one RLE run of index 1 (b), then of index 3 (past the two).
+    const file = (index: number) => ({
+      type: 'BYTE_ARRAY' as const,
+      repetition: 'REQUIRED' as const,
+      rows: 2,
+      pages: [two, dataPage(2, ENCODING.RLE_DICTIONARY, [2, ...rleRun(1), 1, ...rleRun(1), index])],
+    });
+    const [, good] = bothWays(file(0));
+    expect(Array.from((await good).columns.get('c') ?? [])).toEqual(['b', 'a']);
+    const [, bad] = bothWays(file(3));
+    await expect(bad).rejects.toThrow('Parquet column c: a dictionary index past its dictionary');
+  });
+
   test('a read decodes at most maxDecompressedBytes values', async () => {
     // 200,000 nulls: one run of definition levels, a few bytes stored, 200,000 values decoded.
     const nulls = {
