@@ -112,8 +112,11 @@ async function* hourGroups(
   counters: ListingCounters | undefined,
   signal: AbortSignal,
 ): AsyncGenerator<Group> {
+  // Without a start (the CLI's default), from the epoch: OTLP's times are unsigned, so no
+  // partition precedes it, and a start keeps each layout's listing apart (without one, spans'
+  // `year=…` and `traces/year=…` would be one listing, its hours out of order).
   const listings = layout.ranges(
-    Number.isFinite(range.from) ? new Date(range.from) : undefined,
+    new Date(Number.isFinite(range.from) ? range.from : 0),
     Number.isFinite(range.to) ? new Date(range.to) : undefined,
   );
   const streams = listings.map((listing) =>

@@ -334,6 +334,24 @@ describe('compaction of spans and log records on a directory', () => {
     expect(later.length).toBeLessThanOrEqual(2);
   });
 
+  test("without --from (the CLI's default), each hour of spans in both layouts is one partition of the run", async () => {
+    for (const h of [0, 1]) {
+      const at = HOUR + h * 3_600_000;
+      await exportSpansToDir(dir, at, [{ service: 'api', minute: 5, items: 3, seed: 1 + h }]);
+      await exportSpansToDir(
+        dir,
+        at,
+        [{ service: 'web', minute: 9, items: 3, seed: 3 + h }],
+        'otlp-json',
+      );
+    }
+    const report = await compactSpans({ dir, prefix: 'p', settleMillis: 0 });
+    // One listing of both layouts gave each hour twice: once compacted, once with nothing to do.
+    expect(report.partitionsSelected).toBe(2);
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted', 'compacted']);
+    expect(new Set(report.partitions.map((p) => p.partition)).size).toBe(2);
+  });
+
   test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
     const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const [first] = await keysIn(dir);
