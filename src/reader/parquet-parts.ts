@@ -35,7 +35,8 @@ export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
 /**
  * Each signal's Parquet schema version, its rows as its request, and whether its compaction's
- * appender takes strings as dictionary indices (`coded`: spans' and log records', flat-rows.ts).
+ * appender takes strings as dictionary indices (`coded`: spans' and log records',
+ * src/compact/flat-append-columns.ts).
  */
 const SCHEMAS: Record<
   SignalName,

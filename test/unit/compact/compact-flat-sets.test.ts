@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { appendFlatColumns, SPAN_ROWS } from '../../../src/compact/flat-rows.js';
+import { appendFlatColumns } from '../../../src/compact/flat-append-columns.js';
+import { SPAN_ROWS } from '../../../src/compact/flat-rows.js';
 import type { FlatRepeated } from '../../../src/parquet/flat-columns.js';
 import type { ColumnsRead } from '../../../src/parquet/read.js';
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';

@@ -1,0 +1,236 @@
+import type { ColumnsRead } from '../parquet/read.js';
+import type { FlatStore } from '../signals/flat-parquet/store.js';
+import type { FlatSpec } from '../signals/flat-parquet/table.js';
+
+/**
+ * A row group of a flat table (spans, log records: src/signals/flat-parquet/), read flat and
+ * coded (src/parquet/flat-columns.ts), appended to a compaction's builders (a FlatStore): the
+ * counterpart of the metrics' append-columns.ts.
+ */
+
+type Column = FlatSpec['columns'][number];
+
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** A bigint (or an integer number) as the bigint an INT64 column holds; 0 for anything else. */
+function int64(v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  return 0n;
+}
+
+/**
+ * Appends every row of a row group of the table `spec`, read flat (flat-columns.ts: INT64s and
+ * timestamps as bigints, a map or list column as its elements with each row's offsets, a list
+ * of maps with each item's too; strings coded, as dictionary indices, where the chunk allows),
+ * to `store`; returns how many. A dictionary's strings are looked up in the batch once each. A
+ * map equal to the row before's (a resource's attributes, mostly) is one set. Throws for a
+ * missing column.
+ */
+export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: ColumnsRead): number {
+  const missing = (c: Column) => new Error(`the Parquet input has no column ${c.name}`);
+  const leaves = spec.columns.map((c) => {
+    if (c.list === undefined && c.kind !== 'map') {
+      const values = read.columns.get(c.name);
+      if (values === undefined) throw missing(c);
+      return { values: new Leaf(values, read.dictionaries.get(c.name)), keys: undefined };
+    }
+    const m = read.flat.get(c.name);
+    if (m === undefined) throw missing(c);
+    return {
+      values: new Leaf(m.values, m.valueDictionary),
+      keys: new Leaf(m.keys ?? [], m.keyDictionary),
+      offsets: m.offsets,
+      items: m.items,
+    };
+  });
+  const rowColumns = spec.columns.flatMap((c, i) => (c.list === undefined ? [i] : []));
+  const groups = spec.lists.map((_, g) =>
+    spec.columns.flatMap((c, i) => (c.list === g ? [i] : [])),
+  );
+  const maps = new MapSets(store);
+  /** Per map column of the rows: its last row's set and where that row's entries are. */
+  const lastSet = new Int32Array(spec.columns.length).fill(-1);
+  const lastStart = new Int32Array(spec.columns.length);
+  const lastEnd = new Int32Array(spec.columns.length);
+  for (let row = 0; row < read.rows; row++) {
+    const r = store.addRow();
+    for (const i of rowColumns) {
+      const kind = (spec.columns[i] as Column).kind;
+      const leaf = leaves[i] as (typeof leaves)[number];
+      if (kind !== 'map') {
+        setValue(store, kind, i, r, leaf.values, row);
+        continue;
+      }
+      const offsets = leaf.offsets as Int32Array;
+      const keys = leaf.keys as Leaf;
+      const start = offsets[row] as number;
+      const end = offsets[row + 1] as number;
+      const last = lastSet[i] as number;
+      if (
+        last >= 0 &&
+        end - start === (lastEnd[i] as number) - (lastStart[i] as number) &&
+        keys.same(start, end, lastStart[i] as number) &&
+        leaf.values.same(start, end, lastStart[i] as number)
+      ) {
+        store.set(i, r, last);
+      } else {
+        const id = maps.add(keys, leaf.values, start, end);
+        store.set(i, r, id);
+        lastSet[i] = id;
+        lastStart[i] = start;
+        lastEnd[i] = end;
+      }
+    }
+    for (let g = 0; g < groups.length; g++) {
+      const group = groups[g] as number[];
+      const first = (leaves[group[0] as number] as (typeof leaves)[number]).offsets as Int32Array;
+      const n = (first[row + 1] as number) - (first[row] as number);
+      for (let j = 0; j < n; j++) {
+        const item = store.addItem(g, r);
+        for (const i of group) {
+          const leaf = leaves[i] as (typeof leaves)[number];
+          const offsets = leaf.offsets as Int32Array;
+          // A list shorter than the group's first (not this package's) leaves defaults.
+          const k = (offsets[row] as number) + j;
+          const inList = k < (offsets[row + 1] as number);
+          const kind = (spec.columns[i] as Column).kind;
+          if (kind !== 'map') setValue(store, kind, i, item, inList ? leaf.values : NONE, k);
+          else if (!inList || leaf.items === undefined) store.set(i, item, 0);
+          else {
+            const from = leaf.items[k] as number;
+            store.set(
+              i,
+              item,
+              maps.add(leaf.keys as Leaf, leaf.values, from, leaf.items[k + 1] as number),
+            );
+          }
+        }
+      }
+    }
+  }
+  return read.rows;
+}
+
+/**
+ * A leaf column's values as read: each value as a reader gives it, or (coded) as an index into
+ * its chunk's dictionary, -1 for null. A string's id in the batch is looked up once an entry.
+ */
+class Leaf {
+  #ids: Int32Array | undefined;
+
+  constructor(
+    readonly values: ArrayLike<unknown>,
+    readonly dictionary: ArrayLike<unknown> | undefined,
+  ) {}
+
+  /** Value `k`; undefined past the values. */
+  value(k: number): unknown {
+    const { dictionary } = this;
+    if (dictionary === undefined) return this.values[k];
+    const code = this.values[k] as number | undefined;
+    return code === undefined || code < 0 ? null : dictionary[code];
+  }
+
+  isNull(k: number): boolean {
+    const v = this.dictionary === undefined ? this.values[k] : this.value(k);
+    return v === null || v === undefined;
+  }
+
+  /** The batch's id of value `k`'s text (null's: ''). */
+  stringId(store: FlatStore, k: number): number {
+    const code = this.values[k] as number;
+    const { dictionary } = this;
+    if (dictionary === undefined || !(code >= 0 && code < dictionary.length)) {
+      return store.strings.id(text(this.value(k)));
+    }
+    this.#ids ??= new Int32Array(dictionary.length).fill(-1);
+    let id = this.#ids[code] as number;
+    if (id < 0) {
+      id = store.strings.id(text(dictionary[code]));
+      this.#ids[code] = id;
+    }
+    return id;
+  }
+
+  /** Values [a, end) are values [b, b + end - a) (strings, or codes, of one dictionary). */
+  same(a: number, end: number, b: number): boolean {
+    const { values } = this;
+    for (let k = 0; k < end - a; k++) if (values[a + k] !== values[b + k]) return false;
+    return true;
+  }
+}
+
+/** No values: a list's defaults. */
+const NONE = new Leaf([], undefined);
+
+/** Value `k` of `leaf` (as a Parquet reader gives it) into a column of `kind` other than a map. */
+function setValue(
+  store: FlatStore,
+  kind: Column['kind'],
+  i: number,
+  at: number,
+  leaf: Leaf,
+  k: number,
+): void {
+  switch (kind) {
+    case 'timestamp':
+    case 'int64':
+      store.int64Big(i, at, int64(leaf.value(k)));
+      return;
+    case 'int32': {
+      const v = leaf.value(k);
+      store.int32(i, at, typeof v === 'number' ? v : 0);
+      return;
+    }
+    case 'string':
+      store.int32(i, at, leaf.stringId(store, k));
+      return;
+    case 'text':
+      store.text(i, at, text(leaf.value(k)));
+  }
+}
+
+/** The sets of maps read into a batch, made from their entries' string ids. */
+class MapSets {
+  #pairs = new Int32Array(64);
+
+  constructor(readonly store: FlatStore) {}
+
+  /**
+   * A new set of a map's entries [start, end) (a null value: an empty one); the empty set 0. A
+   * key given twice keeps its first place and its last value, as a reader's map object does.
+   */
+  add(keys: Leaf, values: Leaf, start: number, end: number): number {
+    const n = end - start;
+    if (n <= 0) return 0;
+    const { store } = this;
+    if (this.#pairs.length < 2 * n) this.#pairs = new Int32Array(4 * n);
+    const pairs = this.#pairs;
+    for (let k = 0; k < n; k++) {
+      pairs[2 * k] = keys.stringId(store, start + k);
+      pairs[2 * k + 1] = values.isNull(start + k) ? -1 : values.stringId(store, start + k);
+    }
+    if (!distinctKeys(pairs, n)) {
+      const texts = Array.from({ length: n }, (_, k) =>
+        values.isNull(start + k) ? null : String(values.value(start + k)),
+      );
+      return store.newSet(
+        Array.from({ length: n }, (_, k) => String(keys.value(start + k))),
+        texts,
+      );
+    }
+    return store.sets.copy(pairs, 0, n, same);
+  }
+}
+
+const same = (id: number) => id;
+
+/** The keys of pairs [0, n) (key id, value id) are distinct ids. */
+function distinctKeys(pairs: Int32Array, n: number): boolean {
+  if (n > 32) return new Set(Array.from({ length: n }, (_, k) => pairs[2 * k])).size === n;
+  for (let a = 1; a < n; a++) {
+    for (let b = 0; b < a; b++) if (pairs[2 * a] === pairs[2 * b]) return false;
+  }
+  return true;
+}
