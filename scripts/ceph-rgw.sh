@@ -22,8 +22,8 @@ log() { echo "ceph-rgw: $*" >&2; }
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# Any TCP socket on the port, in any state: a connection's source port (or one in TIME_WAIT)
-# accepts nothing, yet the monitor's bind fails on it ("Address already in use").
+# Any TCP socket on the port, in any state, listening or not: a connection's source port (or one
+# in TIME_WAIT) accepts nothing, yet the monitor's bind fails on it ("Address already in use").
 port_in_table() {
   awk -v h="$(printf ':%04X' "$1")" 'FNR > 1 && substr($2, length($2) - 4) == h { f = 1 }
     END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
@@ -49,7 +49,7 @@ pick_port() {
   read -r base span < <(auto_range)
   for _ in $(seq 1 50); do
     p=$((base + (RANDOM * 32768 + RANDOM) % span))
-    port_busy "$p" || port_in_table "$p" || { echo "$p"; return 0; }
+    port_in_table "$p" || { echo "$p"; return 0; }
   done
   log "no free port found"; return 1
 }

@@ -133,7 +133,7 @@ class Leaf {
   }
 
   isNull(k: number): boolean {
-    const v = this.dictionary === undefined ? this.values[k] : this.value(k);
+    const v = this.value(k);
     return v === null || v === undefined;
   }
 

@@ -5,6 +5,7 @@ import { FlatStore } from '../signals/flat-parquet/store.js';
 import {
   type FlatSpec,
   flatTable,
+  itemStarts,
   type SealedFlat,
   slotsOf,
   TRACE_ID_BLOOM_FILTERS,
@@ -50,15 +51,6 @@ export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['w
 export const SPAN_OUTPUT_ROW_GROUP_ROWS = 16_384;
 
 type Column = FlatSpec['columns'][number];
-
-/** Per list group of a batch: where each row's items start (rows + 1). */
-function itemStarts(s: SealedFlat): Uint32Array[] {
-  return s.lengths.map((lengths) => {
-    const out = new Uint32Array(s.rows + 1);
-    for (let r = 0; r < s.rows; r++) out[r + 1] = (out[r] as number) + (lengths[r] as number);
-    return out;
-  });
-}
 
 /** How a source batch's string and set ids map to the copy's (-1: not mapped yet). */
 interface SourceMaps {

@@ -182,15 +182,23 @@ function leafPaths(c) {
 /** Values a column has in the batch. @param {FlatColumn} c @param {SealedFlat} s */
 const countOf = (c, s) => (c.list === undefined ? s.rows : /** @type {number} */ (s.items[c.list]));
 
-/** @param {FlatSpec} spec @param {SealedFlat} s @returns {FlatPlan} */
-function plan(spec, s) {
-  const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
-  const starts = s.lengths.map((lengths) => {
+/**
+ * Per list group of a batch: where each row's items start (rows + 1 entries).
+ * @param {SealedFlat} s @returns {Uint32Array[]}
+ */
+export function itemStarts(s) {
+  return s.lengths.map((lengths) => {
     const out = new Uint32Array(s.rows + 1);
     for (let r = 0; r < s.rows; r++)
       out[r + 1] = /** @type {number} */ (out[r]) + /** @type {number} */ (lengths[r]);
     return out;
   });
+}
+
+/** @param {FlatSpec} spec @param {SealedFlat} s @returns {FlatPlan} */
+function plan(spec, s) {
+  const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
+  const starts = itemStarts(s);
   const { dicts, maps } = dictionaries(spec, s, pool, (c) => allValues(countOf(c, s)));
   return { s, pool, dicts, maps, full: fullSets(s), starts, order: rowOrder(spec, s, dicts) };
 }
