@@ -11,7 +11,13 @@ import { decompressPage, readDataPage } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getTreePath } from 'hyparquet/src/schema.js';
 import type { ColumnDecoder, Compressors, DecodedArray } from 'hyparquet/src/types.js';
-import { checkCodec, checkDataPage, checkPageHeader, type ValueBudget } from './page-bounds.js';
+import {
+  checkCodec,
+  checkDataPage,
+  checkPageHeader,
+  type ValueBudget,
+  withinDictionary,
+} from './page-bounds.js';
 
 /**
  * A row group's columns read flat: a plain column as one value a row, a list or map column as the
@@ -259,9 +265,9 @@ function readLeaf(
     const page = readDataPage(bytes, daph, decoder);
     const { encoding } = daph;
     const entries = daph.num_values;
-    const indices = dictionary !== undefined && encoding.endsWith('_DICTIONARY');
-    if (indices && !withinDictionary(page.dataPage, (dictionary as DecodedArray).length)) {
-      // A damaged file: its value would be made up (hyparquet's undefined).
+    const indices = encoding.endsWith('_DICTIONARY');
+    if (indices && !withinDictionary(page.dataPage, dictionary?.length ?? 0)) {
+      // A damaged file (or no dictionary page): its value would be made up.
       throw fault(': a dictionary index past its dictionary');
     }
     if (codes && !indices) {
@@ -328,11 +334,6 @@ function readLeaf(
 }
 
 /** Every index of a dictionary-encoded page is below the dictionary's `size`. */
-function withinDictionary(indices: DecodedArray, size: number): boolean {
-  for (let i = 0; i < indices.length; i++) if (!((indices[i] as number) < size)) return false;
-  return true;
-}
-
 /** A data page's decoded values (or dictionary indices), with its levels where it has nulls. */
 interface Page {
   present: DecodedArray;

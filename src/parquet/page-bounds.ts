@@ -1,9 +1,10 @@
 import { type AsyncBuffer, type FileMetaData, type PageHeader, parquetSchema } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
 import { readVarInt } from 'hyparquet/src/thrift.js';
-import type { Compressors, SchemaTree } from 'hyparquet/src/types.js';
+import type { Compressors, DecodedArray, SchemaTree } from 'hyparquet/src/types.js';
 
 /**
  * What a Parquet file's pages may make hyparquet do, checked before it decodes them: every file
@@ -103,13 +104,15 @@ export function checkPageHeader(
  * checkPageHeader) is read by hyparquet's readDataPage within its values: the hybrid runs of
  * its repetition and definition levels and of its dictionary indices write no more values than
  * the page holds, and a DELTA_BINARY_PACKED header has the shape the format gives it. Walked in
- * hyparquet's order; the first fault throws.
+ * hyparquet's order; the first fault throws. Given its chunk's `dictionary` size, also that
+ * every dictionary index is within it (a caller that decodes the page itself checks after).
  */
 export function checkDataPage(
   header: PageHeader,
   bytes: Uint8Array,
   schemaPath: SchemaTree[],
   path: readonly string[],
+  dictionary?: number,
 ): void {
   const page = header.data_page_header;
   if (page === undefined) return; // checkPageHeader refuses it
@@ -117,15 +120,18 @@ export function checkDataPage(
   const limit = page.num_values;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
+  const maxDefinition = getMaxDefinitionLevel(schemaPath);
+  let definitions = -1; // where the definition levels start, if any
   for (const max of [
     schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0,
-    getMaxDefinitionLevel(schemaPath),
+    maxDefinition,
   ]) {
     if (max === 0) continue;
     if (at + 4 > bytes.length) return; // hyparquet throws on reading the length
     if (!runsFit(bytes, at + 4, 32 - Math.clz32(max), limit)) {
       throw fault('a run of values longer than its page');
     }
+    if (max === maxDefinition) definitions = at;
     at += 4 + view.getUint32(at, true);
   }
   if (at >= bytes.length) return; // no values, or hyparquet throws on reading them
@@ -134,6 +140,27 @@ export function checkDataPage(
     // Width 0: every index 0, nothing decoded. Wider than 32: no index anyone writes.
     if (width > 32 || (width > 0 && !runsFit(bytes, at + 1, width, limit))) {
       throw fault('a run of values longer than its page');
+    }
+    if (dictionary !== undefined) {
+      // As hyparquet reads them: one index a value present (at the highest definition level).
+      let present = limit;
+      if (definitions >= 0) {
+        const levels = new Uint8Array(limit);
+        readRleBitPackedHybrid(
+          { view, offset: definitions },
+          32 - Math.clz32(maxDefinition),
+          levels,
+        );
+        present = 0;
+        for (let i = 0; i < limit; i++) if (levels[i] === maxDefinition) present++;
+      }
+      const indices = new Uint32Array(present); // a negative index reads as one past 2^31
+      if (width > 0) {
+        readRleBitPackedHybrid({ view, offset: at + 1 }, width, indices, bytes.length - at - 1);
+      }
+      if (!withinDictionary(indices, dictionary)) {
+        throw fault('a dictionary index past its dictionary');
+      }
     }
   } else if (page.encoding === 'DELTA_BINARY_PACKED') {
     // hyparquet steps by these two: a block not a positive multiple of 128 values, or not in
@@ -220,19 +247,23 @@ export async function checkPages(
         offset: 0,
       };
       let entries = 0;
+      let dictionary = 0;
       while (reader.offset < stored.length - 1) {
         const header = parquetHeader(reader);
         checkPageHeader(header, stored.length - reader.offset, meta.type, path, values);
         const page = stored.subarray(reader.offset, reader.offset + header.compressed_page_size);
         reader.offset += header.compressed_page_size;
-        if (header.type === 'DATA_PAGE') {
+        if (header.type === 'DICTIONARY_PAGE') {
+          dictionary = header.dictionary_page_header?.num_values ?? 0;
+        } else if (header.type === 'DATA_PAGE') {
           const bytes = decompressPage(
             page,
             header.uncompressed_page_size,
             meta.codec,
             compressors,
           );
-          checkDataPage(header, bytes, schemaPath, path);
+          // hyparquet gives an index past its dictionary as undefined: a value made up.
+          checkDataPage(header, bytes, schemaPath, path, dictionary);
           entries += header.data_page_header?.num_values ?? 0;
         }
       }
@@ -245,4 +276,13 @@ export async function checkPages(
       }
     }
   }
+}
+
+/** Whether every one of `indices` is below `size` (a dictionary's entries). */
+export function withinDictionary(indices: DecodedArray, size: number): boolean {
+  for (let i = 0; i < indices.length; i++) {
+    const index = indices[i] as number;
+    if (!(index >= 0 && index < size)) return false;
+  }
+  return true;
 }

@@ -394,7 +394,7 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
     });
   }
 
-  test("a compaction's read refuses a dictionary index past its dictionary (its value would be made up)", async () => {
+  test('a read refuses a dictionary index past its dictionary (its value would be made up)', async () => {
     const two = page(
       { field_1: PAGE.DICTIONARY_PAGE, field_7: { field_1: 2, field_2: 0 } },
       [1, 0, 0, 0, 0x61, 1, 0, 0, 0, 0x62],
@@ -406,10 +406,28 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
       rows: 2,
       pages: [two, dataPage(2, ENCODING.RLE_DICTIONARY, [2, ...rleRun(1), 1, ...rleRun(1), index])],
     });
-    const [, good] = bothWays(file(0));
+    const [goodRows, good] = bothWays(file(0));
+    expect((await goodRows).rows).toEqual([{ c: 'b' }, { c: 'a' }]);
     expect(Array.from((await good).columns.get('c') ?? [])).toEqual(['b', 'a']);
-    const [, bad] = bothWays(file(3));
-    await expect(bad).rejects.toThrow('Parquet column c: a dictionary index past its dictionary');
+    for (const bad of bothWays(file(3))) {
+      await expect(bad).rejects.toThrow('Parquet column c: a dictionary index past its dictionary');
+    }
+    // Bit width 32, one RLE run of 0xfffffffb: hyparquet reads it as -5.
+    const negative = {
+      ...file(0),
+      pages: [
+        two,
+        dataPage(2, ENCODING.RLE_DICTIONARY, [32, ...rleRun(2), 0xfb, 0xff, 0xff, 0xff]),
+      ],
+    };
+    for (const bad of bothWays(negative)) {
+      await expect(bad).rejects.toThrow('Parquet column c: a dictionary index past its dictionary');
+    }
+    // Indices without a dictionary page: nothing to look them up in.
+    const orphan = { ...file(0), pages: file(0).pages.slice(1) };
+    for (const bad of bothWays(orphan)) {
+      await expect(bad).rejects.toThrow('Parquet column c: a dictionary index past its dictionary');
+    }
   });
 
   test('a read decodes at most maxDecompressedBytes values', async () => {
