@@ -333,7 +333,6 @@ function readLeaf(
   return { values: slotted, offsets, items: Int32Array.from(itemStarts), dictionary: coding };
 }
 
-/** Every index of a dictionary-encoded page is below the dictionary's `size`. */
 /** A data page's decoded values (or dictionary indices), with its levels where it has nulls. */
 interface Page {
   present: DecodedArray;
