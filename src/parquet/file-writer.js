@@ -27,8 +27,9 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  * @property {SchemaElement[]} schema
  * @property {[string, (p: P, scratch: Scratch, rows: Uint32Array) => import('./chunks.js').Chunk | import('./steps.js').Steps<import('./chunks.js').Chunk>][]} leaves
  *   a leaf writer may return its chunk as steps (steps.js)
- * @property {(sealed: S) => (P & { order: Uint32Array }) | import('./steps.js').Steps<P & { order: Uint32Array }>} plan
- *   the plan, or the steps that make it
+ * @property {(sealed: S, grouped: boolean) => (P & { order: Uint32Array }) | import('./steps.js').Steps<P & { order: Uint32Array }>} plan
+ *   the plan, or the steps that make it; `grouped`: the run is several row groups, each planned
+ *   by planGroup (what only those need can be left out)
  * @property {(p: P, rows: Uint32Array) => P} [planGroup] where a run is several row groups:
  *   the plan of one, `rows` of the run's order (its dictionaries only its rows' values); without
  *   it, every row group of the run is written with the run's plan
@@ -240,9 +241,10 @@ export class TableFileWriter {
     if (this.#finished) throw new Error('the Parquet file is finished');
     if (sealed.rows === 0) return;
     if (this.#bloom !== undefined) this.#hash ??= await xxHash64();
-    const planned = this.#table.plan(sealed);
-    const p = isSteps(planned) ? await this.#steps(planned) : planned;
     const groupRows = this.#options.rowGroupRows ?? this.#table.rowGroupRows;
+    const grouped = sealed.rows > groupRows && this.#table.planGroup !== undefined;
+    const planned = this.#table.plan(sealed, grouped);
+    const p = isSteps(planned) ? await this.#steps(planned) : planned;
     for (let from = 0; from < sealed.rows; from += groupRows) {
       const rows = p.order.subarray(from, Math.min(sealed.rows, from + groupRows));
       const group = rows.length < sealed.rows ? (this.#table.planGroup?.(p, rows) ?? p) : p;

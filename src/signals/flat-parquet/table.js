@@ -195,11 +195,22 @@ export function itemStarts(s) {
   });
 }
 
-/** @param {FlatSpec} spec @param {SealedFlat} s @returns {FlatPlan} */
-function plan(spec, s) {
+/**
+ * A batch's plan. `grouped`: each row group will have a plan of its own (planGroup), so the
+ * batch's dictionaries are made only for the columns its row order needs.
+ * @param {FlatSpec} spec @param {SealedFlat} s @param {boolean} grouped @returns {FlatPlan}
+ */
+function plan(spec, s, grouped) {
   const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
   const starts = itemStarts(s);
-  const { dicts, maps } = dictionaries(spec, s, pool, (c) => allValues(countOf(c, s)));
+  const sorted = new Set(spec.sort);
+  const { dicts, maps } = dictionaries(
+    spec,
+    s,
+    pool,
+    (c) => allValues(countOf(c, s)),
+    grouped ? (c) => c.list === undefined && sorted.has(c.name) : everyColumn,
+  );
   return { s, pool, dicts, maps, full: fullSets(s), starts, order: rowOrder(spec, s, dicts) };
 }
 
@@ -226,9 +237,12 @@ function planGroup(spec, p, rows) {
       for (let j = from; j < to; j++) out[at++] = j;
     }
     return out;
-  });
+  }, everyColumn);
   return { ...p, dicts, maps };
 }
+
+/** @param {FlatColumn} _c */
+const everyColumn = (_c) => true;
 
 /** The indices 0 to n - 1. @param {number} n */
 function allValues(n) {
@@ -238,18 +252,18 @@ function allValues(n) {
 }
 
 /**
- * The dictionaries of the string and map columns, of the values `valuesOf` each column names
- * (indices into its values: rows, or a list column's items).
+ * The dictionaries of the string and map columns (those `wanted`), of the values `valuesOf` each
+ * column names (indices into its values: rows, or a list column's items).
  * @param {FlatSpec} spec @param {SealedFlat} s @param {StringPool} pool
- * @param {(c: FlatColumn) => Uint32Array} valuesOf
+ * @param {(c: FlatColumn) => Uint32Array} valuesOf @param {(c: FlatColumn) => boolean} wanted
  */
-function dictionaries(spec, s, pool, valuesOf) {
+function dictionaries(spec, s, pool, valuesOf, wanted) {
   /** @type {(Dictionary | undefined)[]} */
   const dicts = [];
   /** @type {(MapPlan | undefined)[]} */
   const maps = [];
   spec.columns.forEach((c, i) => {
-    if (c.kind !== 'string' && c.kind !== 'map') return;
+    if ((c.kind !== 'string' && c.kind !== 'map') || !wanted(c)) return;
     const values = /** @type {Uint32Array} */ (s.columns[i]);
     const which = valuesOf(c);
     if (c.kind === 'map') {
@@ -764,7 +778,7 @@ export function flatTable(spec) {
   return {
     schema: schemaOf(spec),
     leaves: leavesOf(spec),
-    plan: (s) => plan(spec, s),
+    plan: (s, grouped) => plan(spec, s, grouped),
     planGroup: (p, rows) => planGroup(spec, p, rows),
     rowGroupRows: FLAT_ROW_GROUP_ROWS,
     versionKey: SCHEMA_VERSION_KEY,
