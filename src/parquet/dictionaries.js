@@ -194,9 +194,10 @@ export function dictionaryOf(pool, used) {
  * equal bytes keep their order; ids of equal bytes share one value, the first's).
  * @param {StringPool} pool
  * @param {number[]} ids
+ * @param {Int32Array} [rank] the dictionary's rank array (pool.size entries, each -1) to fill
  * @returns {Dictionary}
  */
-export function dictionaryOfIds(pool, ids) {
+export function dictionaryOfIds(pool, ids, rank = new Int32Array(pool.size).fill(-1)) {
   const n = ids.length;
   const starts = new Uint32Array(n);
   const ends = new Uint32Array(n);
@@ -222,7 +223,6 @@ export function dictionaryOfIds(pool, ids) {
     }
   }
   const order = byteOrder(bytes, starts, ends);
-  const rank = new Int32Array(pool.size).fill(-1);
   /** @type {number[]} */
   const sorted = [];
   // Equal strings (ids made without a lookup: Strings.fresh) are next to each other now: the

@@ -32,7 +32,9 @@ import { STORE_BELOW, storedPage } from './stored-pages.js';
  *   by planGroup (what only those need can be left out)
  * @property {(p: P, rows: Uint32Array) => P} [planGroup] where a run is several row groups:
  *   the plan of one, `rows` of the run's order (its dictionaries only its rows' values); without
- *   it, every row group of the run is written with the run's plan
+ *   it, every row group of the run is written with the run's plan. A group's plan is read only
+ *   until the next call, and the run's own plan (but for its order) not after the first: their
+ *   work arrays may be taken again
  * @property {number} rowGroupRows the most rows of a row group (and its default)
  * @property {string} versionKey key-value metadata key of the schema version
  * @property {string} version

@@ -177,6 +177,7 @@ function leafPaths(c) {
  * @property {Uint8Array} full per set: 1 if every entry has a value (fullSets)
  * @property {Uint32Array[]} starts per list group: per row, where its items start (rows + 1)
  * @property {Uint32Array} order
+ * @property {DictionarySpace} space the dictionaries' work arrays, taken again by each planGroup
  */
 
 /** Values a column has in the batch. @param {FlatColumn} c @param {SealedFlat} s */
@@ -204,14 +205,17 @@ function plan(spec, s, grouped) {
   const pool = new StringPool(s.strings, s.stringOffsets, s.stringCount);
   const starts = itemStarts(s);
   const sorted = new Set(spec.sort);
+  const space = new DictionarySpace(pool.size, s.setCount);
   const { dicts, maps } = dictionaries(
     spec,
     s,
     pool,
     (c) => allValues(countOf(c, s)),
     grouped ? (c) => c.list === undefined && sorted.has(c.name) : everyColumn,
+    space,
   );
-  return { s, pool, dicts, maps, full: fullSets(s), starts, order: rowOrder(spec, s, dicts) };
+  const order = rowOrder(spec, s, dicts);
+  return { s, pool, dicts, maps, full: fullSets(s), starts, order, space };
 }
 
 /**
@@ -221,23 +225,32 @@ function plan(spec, s, grouped) {
  * @param {FlatSpec} spec @param {FlatPlan} p @param {Uint32Array} rows @returns {FlatPlan}
  */
 function planGroup(spec, p, rows) {
-  const { dicts, maps } = dictionaries(spec, p.s, p.pool, (c) => {
-    if (c.list === undefined) return rows;
-    // A list column's values: the rows' items, in order.
-    const lengths = /** @type {Uint32Array} */ (p.s.lengths[c.list]);
-    const starts = /** @type {Uint32Array} */ (p.starts[c.list]);
-    let n = 0;
-    for (let k = 0; k < rows.length; k++) n += /** @type {number} */ (lengths[rows[k] ?? 0]);
-    const out = new Uint32Array(n);
-    let at = 0;
-    for (let k = 0; k < rows.length; k++) {
-      const r = /** @type {number} */ (rows[k]);
-      const from = /** @type {number} */ (starts[r]);
-      const to = from + /** @type {number} */ (lengths[r]);
-      for (let j = from; j < to; j++) out[at++] = j;
-    }
-    return out;
-  }, everyColumn);
+  // The batch's arrays, taken again by each row group (ParquetTable.planGroup).
+  const space = p.space.again();
+  const { dicts, maps } = dictionaries(
+    spec,
+    p.s,
+    p.pool,
+    (c) => {
+      if (c.list === undefined) return rows;
+      // A list column's values: the rows' items, in order.
+      const lengths = /** @type {Uint32Array} */ (p.s.lengths[c.list]);
+      const starts = /** @type {Uint32Array} */ (p.starts[c.list]);
+      let n = 0;
+      for (let k = 0; k < rows.length; k++) n += /** @type {number} */ (lengths[rows[k] ?? 0]);
+      const out = new Uint32Array(n);
+      let at = 0;
+      for (let k = 0; k < rows.length; k++) {
+        const r = /** @type {number} */ (rows[k]);
+        const from = /** @type {number} */ (starts[r]);
+        const to = from + /** @type {number} */ (lengths[r]);
+        for (let j = from; j < to; j++) out[at++] = j;
+      }
+      return out;
+    },
+    everyColumn,
+    space,
+  );
   return { ...p, dicts, maps };
 }
 
@@ -256,8 +269,9 @@ function allValues(n) {
  * column names (indices into its values: rows, or a list column's items).
  * @param {FlatSpec} spec @param {SealedFlat} s @param {StringPool} pool
  * @param {(c: FlatColumn) => Uint32Array} valuesOf @param {(c: FlatColumn) => boolean} wanted
+ * @param {DictionarySpace} space
  */
-function dictionaries(spec, s, pool, valuesOf, wanted) {
+function dictionaries(spec, s, pool, valuesOf, wanted, space) {
   /** @type {(Dictionary | undefined)[]} */
   const dicts = [];
   /** @type {(MapPlan | undefined)[]} */
@@ -267,10 +281,10 @@ function dictionaries(spec, s, pool, valuesOf, wanted) {
     const values = /** @type {Uint32Array} */ (s.columns[i]);
     const which = valuesOf(c);
     if (c.kind === 'map') {
-      maps[i] = mapPlan(pool, s, values, which);
+      maps[i] = mapPlan(pool, s, values, which, space);
       return;
     }
-    const used = new Uint8Array(pool.size);
+    const used = space.keys;
     /** @type {number[]} */
     const ids = [];
     for (let k = 0; k < which.length; k++) {
@@ -280,9 +294,55 @@ function dictionaries(spec, s, pool, valuesOf, wanted) {
         ids.push(id);
       }
     }
-    dicts[i] = dictionaryOfIds(pool, ids);
+    unmark(used, ids);
+    dicts[i] = dictionaryOfIds(pool, ids, space.rank());
   });
   return { dicts, maps };
+}
+
+/** Sets used[i] back to 0 for each of `marked`. @param {Uint8Array} used @param {number[]} marked */
+function unmark(used, marked) {
+  for (let k = 0; k < marked.length; k++) used[/** @type {number} */ (marked[k])] = 0;
+}
+
+/**
+ * The work arrays of a batch's dictionaries, sized by its string table and its sets, kept from
+ * one row group's plan to the next (planGroup): a row group's dictionaries are read only until
+ * the next one is planned, so its rank arrays are taken again. Made and dropped a dictionary at a
+ * time, they were most of the memory outside the heap that had V8 collect in full every 80 ms
+ * or so in a compaction.
+ */
+class DictionarySpace {
+  /** @param {number} strings @param {number} sets */
+  constructor(strings, sets) {
+    this.strings = strings;
+    /** Per pool id: 1 while marked (keys, or a string column's values). */
+    this.keys = new Uint8Array(strings);
+    /** Per pool id: 1 while marked (a map's values). */
+    this.values = new Uint8Array(strings);
+    /** Per set: 1 while marked. */
+    this.sets = new Uint8Array(sets);
+    /** @type {Int32Array[]} */
+    this.ranks = [];
+    this.taken = 0;
+  }
+
+  /** A rank array (-1 for every pool id), not taken since again(). */
+  rank() {
+    let rank = this.ranks[this.taken];
+    if (rank === undefined) {
+      rank = new Int32Array(this.strings);
+      this.ranks.push(rank);
+    }
+    this.taken++;
+    return rank.fill(-1);
+  }
+
+  /** Every rank array may be taken again: the dictionaries made with them are dropped. */
+  again() {
+    this.taken = 0;
+    return this;
+  }
 }
 
 /**
@@ -290,21 +350,23 @@ function dictionaries(spec, s, pool, valuesOf, wanted) {
  * once each, whatever the number of rows that have them).
  * @param {StringPool} pool @param {SealedFlat} s @param {Uint32Array} sets per value: its set
  * @param {Uint32Array} which the values (indices into `sets`) to take
+ * @param {DictionarySpace} space
  * @returns {MapPlan}
  */
-function mapPlan(pool, s, sets, which) {
-  const usedSets = new Uint8Array(s.setCount);
-  const usedKeys = new Uint8Array(pool.size);
-  const usedValues = new Uint8Array(pool.size);
+function mapPlan(pool, s, sets, which, space) {
+  const { sets: usedSets, keys: usedKeys, values: usedValues } = space;
   /** @type {number[]} */
   const keyIds = [];
   /** @type {number[]} */
   const valueIds = [];
+  /** @type {number[]} */
+  const setIds = [];
   const { setOffsets, setEntries } = s;
   for (let k = 0; k < which.length; k++) {
     const set = /** @type {number} */ (sets[/** @type {number} */ (which[k])]);
     if (usedSets[set] === 1) continue;
     usedSets[set] = 1;
+    setIds.push(set);
     const end = /** @type {number} */ (setOffsets[set + 1]);
     for (let e = /** @type {number} */ (setOffsets[set]); e < end; e++) {
       const key = /** @type {number} */ (setEntries[2 * e]);
@@ -319,9 +381,12 @@ function mapPlan(pool, s, sets, which) {
       }
     }
   }
+  unmark(usedSets, setIds);
+  unmark(usedKeys, keyIds);
+  unmark(usedValues, valueIds);
   return {
-    keys: dictionaryOfIds(pool, keyIds),
-    values: byteAligned(dictionaryOfIds(pool, valueIds)),
+    keys: dictionaryOfIds(pool, keyIds, space.rank()),
+    values: byteAligned(dictionaryOfIds(pool, valueIds, space.rank())),
   };
 }
 
