@@ -6,11 +6,18 @@ import {
   type SchemaTree,
 } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
-import { convert, convertWithDictionary, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
-import { decompressPage, readDataPage } from 'hyparquet/src/datapage.js';
+import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
+import { decompressPage } from 'hyparquet/src/datapage.js';
+import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { readPlain } from 'hyparquet/src/plain.js';
-import { getTreePath } from 'hyparquet/src/schema.js';
-import type { ColumnDecoder, Compressors, DecodedArray } from 'hyparquet/src/types.js';
+import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
+import type {
+  ColumnDecoder,
+  Compressors,
+  DataPageHeader,
+  DecodedArray,
+} from 'hyparquet/src/types.js';
 import {
   checkCodec,
   checkDataPage,
@@ -262,7 +269,7 @@ function readLeaf(
     }
     const bytes = decompressed(compressed, header);
     checkDataPage(header, bytes, decoder.schemaPath, path);
-    const page = readDataPage(bytes, daph, decoder);
+    const page = readPage(bytes, daph, decoder);
     const { encoding } = daph;
     const entries = daph.num_values;
     const indices = encoding.endsWith('_DICTIONARY');
@@ -273,16 +280,15 @@ function readLeaf(
     if (codes && !indices) {
       // A page of values among coded ones: every page as values.
       codes = false;
-      for (const p of pages)
-        p.present = convertWithDictionary(p.present, dictionary, 'RLE_DICTIONARY', decoder);
+      for (const p of pages) p.present = lookUp(p.present, dictionary as DecodedArray);
     }
     const present = codes
       ? page.dataPage
-      : convertWithDictionary(page.dataPage, dictionary, encoding as never, decoder);
-    // hyparquet drops the definition levels of a page whose every level is the highest; a plain
-    // column has no repetition levels (each entry a row).
-    const defs = page.definitionLevels?.length ? page.definitionLevels : undefined;
-    const reps = page.repetitionLevels.length > 0 ? page.repetitionLevels : undefined;
+      : indices
+        ? lookUp(page.dataPage, dictionary as DecodedArray)
+        : convert(page.dataPage, decoder);
+    const defs = page.definitionLevels;
+    const reps = page.repetitionLevels;
     // A damaged page can decode to more levels than it says it holds.
     if (
       (defs !== undefined && defs.length !== entries) ||
@@ -333,10 +339,76 @@ function readLeaf(
   return { values: slotted, offsets, items: Int32Array.from(itemStarts), dictionary: coding };
 }
 
+/** The values of dictionary `indices` (checked within it): typed as the dictionary is. */
+function lookUp(indices: DecodedArray, dictionary: DecodedArray): DecodedArray {
+  const out = ArrayBuffer.isView(dictionary)
+    ? new (dictionary.constructor as new (n: number) => DecodedArray)(indices.length)
+    : new Array(indices.length);
+  for (let i = 0; i < indices.length; i++) out[i] = dictionary[indices[i] as number];
+  return out;
+}
+
 /** A data page's decoded values (or dictionary indices), with its levels where it has nulls. */
 interface Page {
   present: DecodedArray;
-  defs: number[] | undefined;
+  defs: Uint8Array | undefined;
+}
+
+/**
+ * A version 1 data page (decompressed) as hyparquet's readDataPage reads it, with its decoders,
+ * but its levels and dictionary indices in typed arrays, where it makes a JavaScript array of
+ * each a page: those were a third of the objects a compaction of spans made. The definition
+ * levels are left out (undefined) where every one is the highest, as there; a plain column has
+ * no repetition levels.
+ */
+function readPage(
+  bytes: Uint8Array,
+  daph: DataPageHeader,
+  decoder: ColumnDecoder,
+): { definitionLevels?: Uint8Array; repetitionLevels?: Uint8Array; dataPage: DecodedArray } {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const reader = { view, offset: 0 };
+  const { schemaPath, type, element } = decoder;
+  const entries = daph.num_values;
+  const levels = (max: number): Uint8Array | undefined => {
+    if (max === 0) return undefined;
+    if (max > 255)
+      throw new Error(`Parquet column ${decoder.pathInSchema.join('.')}: nested too deep`);
+    const out = new Uint8Array(entries);
+    readRleBitPackedHybrid(reader, 32 - Math.clz32(max), out);
+    return out;
+  };
+  const repetitionLevels =
+    schemaPath.length > 1 ? levels(getMaxRepetitionLevel(schemaPath)) : undefined;
+  const maxDefinition = getMaxDefinitionLevel(schemaPath);
+  let definitionLevels = levels(maxDefinition);
+  let present = entries;
+  if (definitionLevels !== undefined) {
+    present = 0;
+    for (let i = 0; i < entries; i++) if (definitionLevels[i] === maxDefinition) present++;
+    if (present === entries) definitionLevels = undefined;
+  }
+  let dataPage: DecodedArray;
+  const { encoding } = daph;
+  if (encoding === 'PLAIN') {
+    dataPage = readPlain(reader, type, present, element.type_length);
+  } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
+    const width = view.getUint8(reader.offset++);
+    dataPage = new Int32Array(present);
+    if (width > 0) {
+      readRleBitPackedHybrid(reader, width, dataPage, bytes.length - reader.offset);
+    }
+  } else if (encoding === 'DELTA_BINARY_PACKED') {
+    dataPage = type === 'INT32' ? new Int32Array(present) : new BigInt64Array(present);
+    deltaBinaryUnpack(reader, present, dataPage);
+  } else {
+    throw new Error(`Parquet column ${decoder.pathInSchema.join('.')}: values encoded ${encoding}`);
+  }
+  return {
+    ...(definitionLevels === undefined ? {} : { definitionLevels }),
+    ...(repetitionLevels === undefined ? {} : { repetitionLevels }),
+    dataPage,
+  };
 }
 
 /** The element slots of a coded chunk's pages: each a dictionary index, -1 where it is null. */
