@@ -1,4 +1,4 @@
-import type { FlatRepeated } from '../parquet/flat-columns.js';
+import { type FlatRepeated, Utf8Values } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import type { ColumnStore } from '../signals/metrics/parquet/column-store.js';
 import { LISTS, METRIC_TYPES, TYPE } from '../signals/metrics/parquet/sealed.js';
@@ -49,17 +49,28 @@ const METRIC_COLUMNS = [
   'IsMonotonic',
 ] as const;
 
+/** A list or map column with its values as a reader gives them. */
+type ValuesRepeated = Omit<FlatRepeated, 'values' | 'keys'> & {
+  values: ArrayLike<unknown>;
+  keys: ArrayLike<unknown> | undefined;
+};
+
 /** Appends every row of `read` to `store`; returns how many. Throws for a missing column. */
 export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
+  // Metrics are read as values (not coded): never as bytes.
   const column = (name: string): ArrayLike<unknown> => {
     const c = read.columns.get(name);
     if (c === undefined) throw new Error(`the Parquet input has no column ${name}`);
-    return c;
+    return Utf8Values.strings(c);
   };
-  const flat = (name: string): FlatRepeated => {
+  const flat = (name: string): ValuesRepeated => {
     const c = read.flat.get(name);
     if (c === undefined) throw new Error(`the Parquet input has no column ${name}`);
-    return c;
+    return {
+      ...c,
+      values: Utf8Values.strings(c.values),
+      keys: c.keys === undefined ? undefined : Utf8Values.strings(c.keys),
+    };
   };
   const time = column('TimeUnix');
   const start = column('StartTimeUnix');
@@ -176,7 +187,7 @@ export function appendColumns(store: ColumnStore, read: ColumnsRead): number {
  * Rows `a` and `b` of a list or map hold the same entries (strings from one dictionary compare
  * fast). Row -1 holds none.
  */
-function sameEntries(c: FlatRepeated, a: number, b: number): boolean {
+function sameEntries(c: ValuesRepeated, a: number, b: number): boolean {
   if (b < 0) return false;
   const { offsets, values, keys } = c;
   const start = offsets[a] as number;
@@ -191,7 +202,7 @@ function sameEntries(c: FlatRepeated, a: number, b: number): boolean {
 }
 
 /** Row `row` of a map as hyparquet assembles one (a later key wins), for what reads maps so. */
-function mapAt(c: FlatRepeated, row: number): Record<string, unknown> {
+function mapAt(c: ValuesRepeated, row: number): Record<string, unknown> {
   const map: Record<string, unknown> = {};
   const keys = c.keys ?? [];
   for (let i = c.offsets[row] as number; i < (c.offsets[row + 1] as number); i++) {
@@ -204,7 +215,7 @@ function mapAt(c: FlatRepeated, row: number): Record<string, unknown> {
  * A list of counts' 32-bit halves, when its values are a BigInt64Array: read from them while a
  * count is a safe integer, as reading the BigInt64Array would make a bigint of every one.
  */
-function halvesOf(c: FlatRepeated): Int32Array | undefined {
+function halvesOf(c: ValuesRepeated): Int32Array | undefined {
   const { values } = c;
   return values instanceof BigInt64Array
     ? new Int32Array(values.buffer, values.byteOffset, values.length * 2)
@@ -215,7 +226,7 @@ function counts(
   store: ColumnStore,
   r: number,
   which: number,
-  c: FlatRepeated,
+  c: ValuesRepeated,
   halves: Int32Array | undefined,
   row: number,
 ): void {

@@ -1,3 +1,4 @@
+import { type LeafValues, Utf8Values } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import type { FlatStore } from '../signals/flat-parquet/store.js';
 import type { FlatSpec } from '../signals/flat-parquet/table.js';
@@ -114,19 +115,26 @@ export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: Column
 
 /**
  * A leaf column's values as read: each value as a reader gives it, or (coded) as an index into
- * its chunk's dictionary, -1 for null. A string's id in the batch is looked up once an entry.
+ * its chunk's dictionary, -1 for null, or as UTF-8 bytes. A string's id in the batch is looked up
+ * once an entry.
  */
 class Leaf {
   #ids: Int32Array | undefined;
+  readonly values: ArrayLike<unknown>;
+  readonly utf8: Utf8Values | undefined;
 
   constructor(
-    readonly values: ArrayLike<unknown>,
+    values: LeafValues,
     readonly dictionary: ArrayLike<unknown> | undefined,
-  ) {}
+  ) {
+    this.utf8 = values instanceof Utf8Values ? values : undefined;
+    this.values = values instanceof Utf8Values ? values.starts : values;
+  }
 
   /** Value `k`; undefined past the values. */
   value(k: number): unknown {
-    const { dictionary } = this;
+    const { dictionary, utf8 } = this;
+    if (utf8 !== undefined) return k < utf8.length ? utf8.text(k) : undefined;
     if (dictionary === undefined) return this.values[k];
     const code = this.values[k] as number | undefined;
     return code === undefined || code < 0 ? null : dictionary[code];
@@ -141,7 +149,11 @@ class Leaf {
   stringId(store: FlatStore, k: number): number {
     const code = this.values[k] as number;
     const { dictionary } = this;
-    if (dictionary === undefined || !(code >= 0 && code < dictionary.length)) {
+    if (
+      dictionary === undefined ||
+      this.utf8 !== undefined ||
+      !(code >= 0 && code < dictionary.length)
+    ) {
       return store.strings.id(text(this.value(k)));
     }
     this.#ids ??= new Int32Array(dictionary.length).fill(-1);
@@ -153,9 +165,13 @@ class Leaf {
     return id;
   }
 
-  /** Values [a, end) are values [b, b + end - a) (strings, or codes, of one dictionary). */
+  /** Values [a, end) are values [b, b + end - a) (strings, codes of one dictionary, or bytes). */
   same(a: number, end: number, b: number): boolean {
-    const { values } = this;
+    const { values, utf8 } = this;
+    if (utf8 !== undefined) {
+      for (let k = 0; k < end - a; k++) if (utf8.text(a + k) !== utf8.text(b + k)) return false;
+      return true;
+    }
     for (let k = 0; k < end - a; k++) if (values[a + k] !== values[b + k]) return false;
     return true;
   }
@@ -186,8 +202,12 @@ function setValue(
     case 'string':
       store.int32(i, at, leaf.stringId(store, k));
       return;
-    case 'text':
-      store.text(i, at, text(leaf.value(k)));
+    case 'text': {
+      const { utf8 } = leaf;
+      if (utf8 !== undefined && k < utf8.length) {
+        store.textBytes(i, at, utf8.bytes, utf8.starts[k] as number, utf8.ends[k] as number);
+      } else store.text(i, at, text(leaf.value(k)));
+    }
   }
 }
 

@@ -1,5 +1,4 @@
 import { compareBytes } from '../parquet/dictionaries.js';
-import type { ColumnsRead } from '../parquet/read.js';
 import type { OtlpRows } from '../signals/flat-append.js';
 import { FlatStore } from '../signals/flat-parquet/store.js';
 import {

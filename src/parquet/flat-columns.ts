@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import {
   type ColumnMetaData,
   type FileMetaData,
@@ -41,9 +42,9 @@ import {
  */
 export interface FlatRepeated {
   /** For a list, its elements; for a map, its values (a typed array where no slot is null). */
-  values: ArrayLike<unknown>;
+  values: LeafValues;
   /** For a map, its keys (beside `values`); undefined for a list. */
-  keys: ArrayLike<unknown> | undefined;
+  keys: LeafValues | undefined;
   /** rows + 1 entries: where each row's elements (a list of maps: its items) start. */
   offsets: Int32Array;
   /** A list of maps: items + 1 entries, where each item's map entries start. */
@@ -54,9 +55,42 @@ export interface FlatRepeated {
   keyDictionary?: ArrayLike<unknown>;
 }
 
+/**
+ * Strings of a chunk as their UTF-8 bytes, not decoded: value k is bytes[starts[k], ends[k]). A
+ * coded read gives a string column written PLAIN (ids, bodies) so where every value of it is
+ * present and valid UTF-8: a compaction copies them into its output as they are.
+ */
+export class Utf8Values {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly starts: Int32Array,
+    readonly ends: Int32Array,
+  ) {}
+
+  get length(): number {
+    return this.starts.length;
+  }
+
+  /** Every value as a string. */
+  static strings(values: LeafValues): ArrayLike<unknown> {
+    if (!(values instanceof Utf8Values)) return values;
+    return Array.from({ length: values.length }, (_, k) => values.text(k));
+  }
+
+  /** Value k as a string (as the reader's parser decodes it). */
+  text(k: number): string {
+    return utf8.decode(this.bytes.subarray(this.starts[k], this.ends[k]));
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** A leaf's values: as a reader gives them, or (coded) as UTF-8 bytes. */
+export type LeafValues = ArrayLike<unknown> | Utf8Values;
+
 export interface FlatColumns {
   /** Each plain column's values, one a row. */
-  columns: Map<string, ArrayLike<unknown>>;
+  columns: Map<string, LeafValues>;
   /** Each list and map column. */
   repeated: Map<string, FlatRepeated>;
   /**
@@ -95,7 +129,8 @@ export function readFlatColumns(
   values: ValueBudget,
   /**
    * Strings as indices into their chunk's dictionary where every page of the chunk is
-   * dictionary-encoded (a value a reader looks up once a chunk, not once a row).
+   * dictionary-encoded (a value a reader looks up once a chunk, not once a row), and as their
+   * bytes (Utf8Values) where every page is PLAIN.
    */
   coded = false,
 ): FlatColumns {
@@ -219,7 +254,7 @@ function readLeaf(
   values: ValueBudget,
   coded: boolean,
 ): {
-  values: ArrayLike<unknown>;
+  values: LeafValues;
   offsets: Int32Array;
   items: Int32Array | undefined;
   /** Set when `values` are indices into it (coded, every page dictionary-encoded). */
@@ -242,8 +277,18 @@ function readLeaf(
     offset: 0,
   };
   const pages: Page[] = [];
-  // Coded while every data page so far was dictionary-encoded (and the column is of strings).
+  // Coded while every data page so far was dictionary-encoded (and the column is of strings);
+  // as bytes while every one was PLAIN, without nulls, of valid UTF-8.
   let codes = coded && decoder.type === 'BYTE_ARRAY';
+  let raw = codes;
+  /** Back from bytes to strings, as the reader's parser makes them. */
+  const decodeRaw = () => {
+    raw = false;
+    for (const p of pages) {
+      p.present = Utf8Values.strings(p.utf8 as Utf8Values) as DecodedArray;
+      p.utf8 = undefined;
+    }
+  };
   let slots = 0;
   const offsets = new Int32Array(rows + 1);
   // A list of maps: where each item's entries start (an item per entry of the list's level).
@@ -269,7 +314,7 @@ function readLeaf(
     }
     const bytes = decompressed(compressed, header);
     checkDataPage(header, bytes, decoder.schemaPath, path);
-    const page = readPage(bytes, daph, decoder);
+    const page = readPage(bytes, daph, decoder, raw);
     const { encoding } = daph;
     const entries = daph.num_values;
     const indices = encoding.endsWith('_DICTIONARY');
@@ -277,6 +322,7 @@ function readLeaf(
       // A damaged file (or no dictionary page): its value would be made up.
       throw fault(': a dictionary index past its dictionary');
     }
+    if (raw && page.utf8 === undefined) decodeRaw();
     if (codes && !indices) {
       // A page of values among coded ones: every page as values.
       codes = false;
@@ -286,7 +332,9 @@ function readLeaf(
       ? page.dataPage
       : indices
         ? lookUp(page.dataPage, dictionary as DecodedArray)
-        : convert(page.dataPage, decoder);
+        : page.utf8 !== undefined
+          ? page.dataPage
+          : convert(page.dataPage, decoder);
     const defs = page.definitionLevels;
     const reps = page.repetitionLevels;
     // A damaged page can decode to more levels than it says it holds.
@@ -323,13 +371,18 @@ function readLeaf(
         slots++;
       }
     }
-    if (next !== present.length) throw fault(': levels and values disagree');
-    pages.push({ present, defs: nulls > 0 ? defs : undefined });
+    if (next !== (page.utf8 ?? present).length) throw fault(': levels and values disagree');
+    pages.push({ present, defs: nulls > 0 ? defs : undefined, utf8: page.utf8 });
+    if (raw && nulls > 0) decodeRaw();
   }
   if (row + 1 !== rows) throw fault(` held ${row + 1} rows for ${rows}`);
   const coding = codes && dictionary !== undefined ? dictionary : undefined;
   const slotted =
-    coding === undefined ? slotValues(pages, slots, leaf) : slotCodes(pages, slots, leaf);
+    raw && pages.length > 0
+      ? joinedUtf8(pages.map((p) => p.utf8 as Utf8Values))
+      : coding === undefined
+        ? slotValues(pages, slots, leaf)
+        : slotCodes(pages, slots, leaf);
   if (itemStarts === undefined) {
     offsets[rows] = slots;
     return { values: slotted, offsets, items: undefined, dictionary: coding };
@@ -352,6 +405,70 @@ function lookUp(indices: DecodedArray, dictionary: DecodedArray): DecodedArray {
 interface Page {
   present: DecodedArray;
   defs: Uint8Array | undefined;
+  /** Its values as bytes (then `present` is empty). */
+  utf8: Utf8Values | undefined;
+}
+
+/** The values of pages read as bytes, as one (a copy only where there are several pages). */
+function joinedUtf8(pages: Utf8Values[]): Utf8Values {
+  if (pages.length === 1) return pages[0] as Utf8Values;
+  let bytes = 0;
+  let count = 0;
+  for (const p of pages) {
+    if (p.length === 0) continue;
+    bytes += (p.ends[p.length - 1] as number) - (p.starts[0] as number);
+    count += p.length;
+  }
+  const out = new Uint8Array(bytes);
+  const starts = new Int32Array(count);
+  const ends = new Int32Array(count);
+  let at = 0;
+  let k = 0;
+  for (const p of pages) {
+    if (p.length === 0) continue;
+    const from = p.starts[0] as number;
+    const to = p.ends[p.length - 1] as number;
+    out.set(p.bytes.subarray(from, to), at);
+    for (let j = 0; j < p.length; j++, k++) {
+      starts[k] = (p.starts[j] as number) - from + at;
+      ends[k] = (p.ends[j] as number) - from + at;
+    }
+    at += to - from;
+  }
+  return new Utf8Values(out, starts, ends);
+}
+
+/**
+ * PLAIN BYTE_ARRAY values from `reader` as bytes (readPlain's, without an object a value);
+ * undefined, the reader where it was, if one is not valid UTF-8 (a reader's parser would decode
+ * it to U+FFFD: it is read so instead, and not copied as it is).
+ */
+function plainUtf8(
+  reader: { view: DataView; offset: number },
+  count: number,
+): Utf8Values | undefined {
+  const { view } = reader;
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  const starts = new Int32Array(count);
+  const ends = new Int32Array(count);
+  let at = reader.offset;
+  let ascii = true;
+  for (let k = 0; k < count; k++) {
+    const n = view.getUint32(at, true); // throws past the page, as readPlain does
+    at += 4;
+    if (n > bytes.length - at) throw new RangeError('a PLAIN string past its page');
+    starts[k] = at;
+    for (let j = at; j < at + n; j++) if ((bytes[j] as number) >= 0x80) ascii = false;
+    at += n;
+    ends[k] = at;
+  }
+  if (!ascii) {
+    for (let k = 0; k < count; k++) {
+      if (!isUtf8(bytes.subarray(starts[k], ends[k]))) return undefined;
+    }
+  }
+  reader.offset = at;
+  return new Utf8Values(bytes, starts, ends);
 }
 
 /**
@@ -365,7 +482,14 @@ function readPage(
   bytes: Uint8Array,
   daph: DataPageHeader,
   decoder: ColumnDecoder,
-): { definitionLevels?: Uint8Array; repetitionLevels?: Uint8Array; dataPage: DecodedArray } {
+  /** PLAIN strings as their bytes (`utf8`) where they are valid UTF-8. */
+  raw: boolean,
+): {
+  definitionLevels?: Uint8Array;
+  repetitionLevels?: Uint8Array;
+  dataPage: DecodedArray;
+  utf8?: Utf8Values;
+} {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const reader = { view, offset: 0 };
   const { schemaPath, type, element } = decoder;
@@ -391,6 +515,15 @@ function readPage(
   let dataPage: DecodedArray;
   const { encoding } = daph;
   if (encoding === 'PLAIN') {
+    const utf8 = raw && type === 'BYTE_ARRAY' ? plainUtf8(reader, present) : undefined;
+    if (utf8 !== undefined) {
+      return {
+        ...(definitionLevels === undefined ? {} : { definitionLevels }),
+        ...(repetitionLevels === undefined ? {} : { repetitionLevels }),
+        dataPage: [],
+        utf8,
+      };
+    }
     dataPage = readPlain(reader, type, present, element.type_length);
   } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY') {
     const width = view.getUint8(reader.offset++);

@@ -7,7 +7,7 @@ import {
   type SchemaElement,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
-import { type FlatRepeated, readFlatColumns } from './flat-columns.js';
+import { type FlatRepeated, type LeafValues, readFlatColumns } from './flat-columns.js';
 import { checkPages, ValueBudget } from './page-bounds.js';
 
 /**
@@ -134,7 +134,7 @@ export async function readRows(
 /** A row group's columns, read flat (flat-columns.ts). */
 export interface ColumnsRead {
   /** Each plain column's values, one a row. */
-  columns: Map<string, ArrayLike<unknown>>;
+  columns: Map<string, LeafValues>;
   /** Each list and map column: its elements, and where each row's start. */
   flat: Map<string, FlatRepeated>;
   /** Read coded: the plain columns whose values are indices into these dictionaries. */

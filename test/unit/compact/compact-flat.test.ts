@@ -30,6 +30,7 @@ import {
 } from '../../../src/reader.js';
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatTable } from '../../../src/signals/flat-parquet/table.js';
+import { LOG, LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { batchAt } from '../../support/compaction-data.js';
 import {
@@ -384,6 +385,87 @@ describe('compaction of spans and log records on a directory', () => {
     expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
       ['nothing-to-do', 2],
     ]);
+  });
+
+  test('log bodies are compacted as a reader reads them: text of any script byte for byte, a byte that is not UTF-8 as U+FFFD', async () => {
+    await exportLogsToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const [first] = await keysIn(dir);
+    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const bodies: [string, number[]][] = [
+      ['plain', [...Buffer.from('plain ASCII')]],
+      ['scripts', [...Buffer.from('héllo 😀 wörld, 日本語')]],
+      ['not UTF-8', [0x61, 0xff, 0x62, 0xc3]],
+    ];
+    // One file per page layout: each value its own page (ids and bodies in several pages read
+    // as one), and all in one page.
+    for (const pageValues of [1, 100]) {
+      const store = new FlatStore(LOG_RECORDS);
+      bodies.forEach(([name, bytes], i) => {
+        const r = store.addRow();
+        store.int64Big(LOG.TIMESTAMP, r, BigInt(HOUR + 60_000 * (i + 1)) * 1_000_000n);
+        store.string(LOG.SERVICE_NAME, r, `bytes-${pageValues}`);
+        store.text(LOG.TRACE_ID, r, `${pageValues}${i}`.padStart(32, 'a'));
+        store.text(LOG.SPAN_ID, r, `${i}`.padStart(16, 'b'));
+        store.string(LOG.SEVERITY_TEXT, r, name);
+        store.textBytes(LOG.BODY, r, Uint8Array.from(bytes), 0, bytes.length);
+      });
+      const writer = new TableFileWriter(flatTable(LOG_RECORDS), {
+        compression: 'none',
+        pageValues,
+      });
+      await writer.writeRun(store.seal());
+      await writeFile(join(dir, `${hourDir}/logs_${uuidv7()}.parquet`), writer.finish([]));
+    }
+    const report = await compactLogRecords({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+    });
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    const output = (await keysIn(dir)).find((k) => k.endsWith('.compacted.parquet')) as string;
+    // DuckDB checks a string's UTF-8 as it reads it.
+    const read = await duckdbRows(
+      `SELECT ServiceName AS s, TraceId AS t, SpanId AS span, SeverityText AS name, Body AS body
+       FROM read_parquet('${join(dir, output)}') WHERE ServiceName LIKE 'bytes-%' ORDER BY s, Timestamp`,
+    );
+    const expected = ['plain ASCII', 'héllo 😀 wörld, 日本語', 'a\uFFFDb\uFFFD'];
+    expect(read).toEqual(
+      [1, 100].flatMap((n) =>
+        bodies.map(([name], i) => ({
+          s: `bytes-${n}`,
+          t: `${n}${i}`.padStart(32, 'a'),
+          span: `${i}`.padStart(16, 'b'),
+          name,
+          body: expected[i],
+        })),
+      ),
+    );
+  });
+
+  test("spans whose events' and links' columns are in pages of one value each are compacted to what the SDK recorded", async () => {
+    const recorded = await exportSpansToDir(dir, HOUR, [
+      { service: 'api', minute: 10, items: 30, seed: 3 },
+      { service: 'web', minute: 20, items: 30, seed: 4 },
+    ]);
+    const source = dirSource(dir);
+    for (const key of await keysIn(dir)) {
+      if (!key.endsWith('.parquet')) continue;
+      // The file again, each list's page ending after one level entry.
+      const bytes = await source.get(key, signal, Number.MAX_SAFE_INTEGER);
+      const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
+      const store = new FlatStore(SPANS);
+      for (let i = 0; i < parts.count; i++) {
+        appendFlatColumns(store, SPANS, await parts.readColumns(i));
+      }
+      const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', pageValues: 1 });
+      await writer.writeRun(store.seal());
+      await writeFile(join(dir, key), writer.finish([]));
+    }
+    const report = await compactSpans({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    const output = (await keysIn(dir)).find((k) => k.endsWith('.compacted.parquet')) as string;
+    expect(sorted(await duckdbSpanRows(join(dir, output)))).toEqual(sorted(recorded));
   });
 
   test('a Parquet file of spans in many row groups (a large output) is read by the reader one row group at a time, every span once', async () => {
