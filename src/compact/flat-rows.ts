@@ -14,6 +14,7 @@ import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
 import { SPAN_REQUESTS } from '../signals/traces/append-otlp.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
 import { appendFlatColumns } from './flat-append-columns.js';
+import { joinedFlat } from './flat-join.js';
 import {
   type CompactionRows,
   type RowCopier,
@@ -385,6 +386,7 @@ export function flatRows(
       return order.sort((x, y) => compareFlat(keys, x, keys, y) || x - y);
     },
     copier: () => new FlatCopier(spec),
+    joined: (a, b) => joinedFlat(spec, a, b),
     encode: (s) => encodeFlat(spec, s),
     decode: (bytes) => decodeFlat(spec, bytes),
     keys: (s) => flatKeys(spec, s),

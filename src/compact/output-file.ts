@@ -124,15 +124,19 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
           heldRows * rows.copiedRowBytes <= options.runBytes
         ) {
           // Two runs, both in memory, whose rows together are no more than one merged batch:
-          // copied into one batch (the writer sorts a batch itself), not spilled and merged.
+          // one batch (the writer sorts a batch itself), not spilled and merged.
           const last = sealed();
-          const both = rows.copier(heldRows);
-          both.add(pending, 0, pending.rows);
-          both.forget(pending);
+          const first = pending;
           pending = undefined;
-          both.add(last, 0, last.rows);
-          both.forget(last);
-          await writeBatch(both.seal());
+          if (rows.joined !== undefined) await writeBatch(rows.joined(first, last));
+          else {
+            const both = rows.copier(heldRows);
+            both.add(first, 0, first.rows);
+            both.forget(first);
+            both.add(last, 0, last.rows);
+            both.forget(last);
+            await writeBatch(both.seal());
+          }
         } else {
           spillPending();
           if (held) spill.add(sealed());

@@ -94,6 +94,8 @@ export interface CompactionRows<S extends { readonly rows: number }, K> {
   order(s: S): Uint32Array;
   /** A copier with room for `rows`. */
   copier(rows?: number): RowCopier<S>;
+  /** Two sealed batches as one (a's rows, then b's) without copying row by row, where it can. */
+  joined?(a: S, b: S): S;
   /** A sealed batch (as a copier seals it) as bytes for a spill file, and back (a view). */
   encode(s: S): Uint8Array;
   decode(bytes: Uint8Array): S;

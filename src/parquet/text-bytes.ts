@@ -49,7 +49,10 @@ export class TextBytes {
     const to = at === 0 ? 0 : (ends[at - 1] as number);
     const n = end - start;
     if (to + n > this.bytes.length) this.bytes = grown(this.bytes, to + n, to);
-    this.bytes.set(from.subarray(start, end), to);
+    const bytes = this.bytes;
+    // An id's 16 or 32 bytes: a loop, not a view made to copy them.
+    if (n > 64) bytes.set(from.subarray(start, end), to);
+    else for (let j = 0; j < n; j++) bytes[to + j] = from[start + j] as number;
     ends[at] = to + n;
   }
 }
