@@ -10,7 +10,6 @@ import { parquetHeader } from 'hyparquet/src/column.js';
 import { convert, DEFAULT_PARSERS } from 'hyparquet/src/convert.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
-import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
 import type {
@@ -19,6 +18,7 @@ import type {
   DataPageHeader,
   DecodedArray,
 } from 'hyparquet/src/types.js';
+import { readHybrid } from './hybrid-decode.js';
 import {
   checkCodec,
   checkDataPage,
@@ -499,7 +499,7 @@ function readPage(
     if (max > 255)
       throw new Error(`Parquet column ${decoder.pathInSchema.join('.')}: nested too deep`);
     const out = new Uint8Array(entries);
-    readRleBitPackedHybrid(reader, 32 - Math.clz32(max), out);
+    readHybrid(reader, 32 - Math.clz32(max), out);
     return out;
   };
   const repetitionLevels =
@@ -529,7 +529,7 @@ function readPage(
     const width = view.getUint8(reader.offset++);
     dataPage = new Int32Array(present);
     if (width > 0) {
-      readRleBitPackedHybrid(reader, width, dataPage, bytes.length - reader.offset);
+      readHybrid(reader, width, dataPage, bytes.length - reader.offset);
     }
   } else if (encoding === 'DELTA_BINARY_PACKED') {
     dataPage = type === 'INT32' ? new Int32Array(present) : new BigInt64Array(present);

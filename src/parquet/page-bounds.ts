@@ -1,10 +1,10 @@
 import { type AsyncBuffer, type FileMetaData, type PageHeader, parquetSchema } from 'hyparquet';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { decompressPage } from 'hyparquet/src/datapage.js';
-import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
 import { readVarInt } from 'hyparquet/src/thrift.js';
 import type { Compressors, DecodedArray, SchemaTree } from 'hyparquet/src/types.js';
+import { readHybrid } from './hybrid-decode.js';
 
 /**
  * What a Parquet file's pages may make hyparquet do, checked before it decodes them: every file
@@ -146,17 +146,13 @@ export function checkDataPage(
       let present = limit;
       if (definitions >= 0) {
         const levels = new Uint8Array(limit);
-        readRleBitPackedHybrid(
-          { view, offset: definitions },
-          32 - Math.clz32(maxDefinition),
-          levels,
-        );
+        readHybrid({ view, offset: definitions }, 32 - Math.clz32(maxDefinition), levels);
         present = 0;
         for (let i = 0; i < limit; i++) if (levels[i] === maxDefinition) present++;
       }
       const indices = new Uint32Array(present); // a negative index reads as one past 2^31
       if (width > 0) {
-        readRleBitPackedHybrid({ view, offset: at + 1 }, width, indices, bytes.length - at - 1);
+        readHybrid({ view, offset: at + 1 }, width, indices, bytes.length - at - 1);
       }
       if (!withinDictionary(indices, dictionary)) {
         throw fault('a dictionary index past its dictionary');
