@@ -1,5 +1,6 @@
 import { type LeafValues, Utf8Values } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
+import { KeyValues } from '../parquet/tables.js';
 import type { FlatStore } from '../signals/flat-parquet/store.js';
 import type { FlatSpec } from '../signals/flat-parquet/table.js';
 
@@ -165,6 +166,35 @@ class Leaf {
     return id;
   }
 
+  /** Whether value `k`'s batch id is known already (its dictionary entry was looked up). */
+  known(k: number): boolean {
+    const code = this.values[k] as number;
+    return this.utf8 === undefined && code >= 0 && (this.#ids?.[code] ?? -1) >= 0;
+  }
+
+  /**
+   * A new batch id for value `k`'s text (null's: ''), not looked up (Strings.fresh): once a
+   * dictionary entry, as stringId.
+   */
+  freshId(store: FlatStore, k: number): number {
+    const code = this.values[k] as number;
+    const { dictionary } = this;
+    if (
+      dictionary === undefined ||
+      this.utf8 !== undefined ||
+      !(code >= 0 && code < dictionary.length)
+    ) {
+      return store.strings.fresh(text(this.value(k)));
+    }
+    this.#ids ??= new Int32Array(dictionary.length).fill(-1);
+    let id = this.#ids[code] as number;
+    if (id < 0) {
+      id = store.strings.fresh(text(dictionary[code]));
+      this.#ids[code] = id;
+    }
+    return id;
+  }
+
   /** Values [a, end) are values [b, b + end - a) (strings, codes of one dictionary, or bytes). */
   same(a: number, end: number, b: number): boolean {
     const { values, utf8 } = this;
@@ -211,11 +241,44 @@ function setValue(
   }
 }
 
+/**
+ * Per batch (its store), per key (its string id): what the key's values have been. A key whose
+ * values are nearly all new in the batch (a path, an address) has them given ids without a
+ * lookup, as the exporter does (tables.ts, KeyValues): inserting each into the batch's table of
+ * strings was the largest cost of appending an hour of spans, and its garbage.
+ */
+const learnedKeys = new WeakMap<FlatStore, KeyValues[]>();
+
 /** The sets of maps read into a batch, made from their entries' string ids. */
 class MapSets {
   #pairs = new Int32Array(64);
+  readonly #learned: KeyValues[];
 
-  constructor(readonly store: FlatStore) {}
+  constructor(readonly store: FlatStore) {
+    let learned = learnedKeys.get(store);
+    if (learned === undefined) {
+      learned = [];
+      learnedKeys.set(store, learned);
+    }
+    this.#learned = learned;
+  }
+
+  /** The batch's id of value `k` of `values`, the value of key `key` (a batch string id). */
+  #valueId(values: Leaf, key: number, k: number): number {
+    const { store } = this;
+    let learned = this.#learned[key];
+    if (learned === undefined) {
+      learned = new KeyValues();
+      this.#learned[key] = learned;
+    }
+    if (learned.unique) return values.freshId(store, k);
+    // An entry of the chunk's dictionary seen before is not a lookup of the batch's.
+    if (values.known(k)) return values.stringId(store, k);
+    const next = store.strings.count;
+    const id = values.stringId(store, k);
+    learned.learn(id === next);
+    return id;
+  }
 
   /**
    * A new set of a map's entries [start, end) (a null value: an empty one); the empty set 0. A
@@ -228,8 +291,9 @@ class MapSets {
     if (this.#pairs.length < 2 * n) this.#pairs = new Int32Array(4 * n);
     const pairs = this.#pairs;
     for (let k = 0; k < n; k++) {
-      pairs[2 * k] = keys.stringId(store, start + k);
-      pairs[2 * k + 1] = values.isNull(start + k) ? -1 : values.stringId(store, start + k);
+      const key = keys.stringId(store, start + k);
+      pairs[2 * k] = key;
+      pairs[2 * k + 1] = values.isNull(start + k) ? -1 : this.#valueId(values, key, start + k);
     }
     if (!distinctKeys(pairs, n)) {
       const texts = Array.from({ length: n }, (_, k) =>

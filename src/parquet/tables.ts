@@ -336,6 +336,11 @@ export class KeyValues {
   /** New ones among those after the first WARM. */
   added = 0;
 
+  /** Whether its values are given ids without a lookup (decided: nearly all were new). */
+  get unique(): boolean {
+    return this.looked === UNIQUE;
+  }
+
   learn(isNew: boolean): void {
     const looked = ++this.looked;
     if (looked <= WARM) return;

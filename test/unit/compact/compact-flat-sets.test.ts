@@ -160,4 +160,70 @@ describe("the compactor's append of a row group read flat and coded (dictionary 
       ).toString('utf8');
     expect(text((sealed.columns[LOG.SERVICE_NAME] as Uint32Array)[3] as number)).toBe('😀');
   });
+
+  test('attribute values nearly all new in the batch get ids without a lookup, and each row keeps its own', () => {
+    // 400 rows of two row groups; `user.id` new in every row (but a few repeats), `method` one
+    // of three. Each row group's dictionary holds every text once, as a file's does.
+    const n = 200;
+    const rowsOf = (group: number) =>
+      Array.from({ length: n }, (_, r) => {
+        const i = group * n + r;
+        return [
+          ['method', ['GET', 'PUT', 'POST'][i % 3] as string],
+          ['user.id', i % 50 === 7 ? 'u-7' : `u-${i}`],
+        ] as [string, string][];
+      });
+    const appendGroup = (store: FlatStore, rows: [string, string][][]) => {
+      const dictionary = [...new Set(rows.flat().flat())];
+      const code = (t: string) => dictionary.indexOf(t);
+      const entries = rows.flat();
+      const offsets = Int32Array.from({ length: n + 1 }, (_, r) => 2 * r);
+      const plain = (v: unknown) => Array.from({ length: n }, () => v);
+      const read: ColumnsRead = {
+        columns: new Map<string, ArrayLike<unknown>>(
+          LOG_RECORDS.columns
+            .filter((c) => c.kind !== 'map')
+            .map((c) => [
+              c.name,
+              c.kind === 'timestamp' ? plain(1n) : c.kind === 'int32' ? plain(9) : plain('x'),
+            ]),
+        ),
+        dictionaries: new Map(),
+        flat: new Map<string, FlatRepeated>([
+          ['ResourceAttributes', { keys: [], values: [], offsets: new Int32Array(n + 1) }],
+          ['ScopeAttributes', { keys: [], values: [], offsets: new Int32Array(n + 1) }],
+          [
+            'LogAttributes',
+            {
+              keys: Int32Array.from(entries, ([k]) => code(k)),
+              values: Int32Array.from(entries, ([, v]) => code(v)),
+              offsets,
+              keyDictionary: dictionary,
+              valueDictionary: dictionary,
+            },
+          ],
+        ]),
+        rows: n,
+        rawBytes: 0,
+      };
+      expect(appendFlatColumns(store, LOG_RECORDS, read)).toBe(n);
+    };
+    const store = new FlatStore(LOG_RECORDS);
+    const expected = [...rowsOf(0), ...rowsOf(1)];
+    appendGroup(store, rowsOf(0));
+    appendGroup(store, rowsOf(1));
+    const sealed = store.seal();
+    const sets = sealed.columns[LOG.LOG_ATTRIBUTES] as Uint32Array;
+    expect(Array.from({ length: 2 * n }, (_, r) => entriesOf(sealed, sets[r] as number))).toEqual(
+      expected,
+    );
+    // Without lookups: 'u-7' of the second group is a string of its own (the dictionary of a
+    // file keeps one of equal bytes); looked up, the batch would hold each text once.
+    const texts = Array.from({ length: sealed.stringCount }, (_, i) =>
+      Buffer.from(
+        sealed.strings.subarray(sealed.stringOffsets[i], sealed.stringOffsets[i + 1]),
+      ).toString('utf8'),
+    );
+    expect(texts.filter((t) => t === 'u-7')).toHaveLength(2);
+  });
 });
