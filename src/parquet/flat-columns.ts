@@ -111,6 +111,12 @@ interface Leaf {
   /** In a list of maps, the list's repeated level, from which an entry starts an item; else 0. */
   itemLevel: number;
   maxLevel: number;
+  /**
+   * Values kept as decoded, not converted: timestamps of micro- or nanoseconds, whose integers
+   * (bigints) are what read.ts's parsers make of them anyway. Converted, hyparquet copies each
+   * page into an array of bigints, which the compaction then takes apart again.
+   */
+  asRead: boolean;
 }
 
 /**
@@ -125,6 +131,7 @@ export function readFlatColumns(
   start: number,
   rows: number,
   compressors: Compressors,
+  /** As hyparquet's, but for timestamps of micro- or nanoseconds: their integers (bigints). */
   parsers: Partial<ParquetParsers>,
   values: ValueBudget,
   /**
@@ -229,11 +236,14 @@ function leafOf(
       `Parquet column ${meta.path_in_schema.join('.')}: not a plain column or a list or map of one repeated level`,
     );
   }
+  const { logical_type: logical, converted_type: converted } = node.element;
+  const unit = logical?.type === 'TIMESTAMP' ? logical.unit : undefined;
   return {
     meta,
     slotLevel,
     itemLevel,
     maxLevel: level,
+    asRead: unit === 'MICROS' || unit === 'NANOS' || converted === 'TIMESTAMP_MICROS',
     decoder: {
       pathInSchema: meta.path_in_schema,
       type: meta.type,
@@ -334,7 +344,9 @@ function readLeaf(
         ? lookUp(page.dataPage, dictionary as DecodedArray)
         : page.utf8 !== undefined
           ? page.dataPage
-          : convert(page.dataPage, decoder);
+          : leaf.asRead
+            ? page.dataPage
+            : convert(page.dataPage, decoder);
     const defs = page.definitionLevels;
     const reps = page.repetitionLevels;
     // A damaged page can decode to more levels than it says it holds.
