@@ -178,7 +178,12 @@ class Leaf {
   /** Whether value `k`'s batch id is known already (its dictionary entry was looked up). */
   known(k: number): boolean {
     const code = this.values[k] as number;
-    return this.utf8 === undefined && code >= 0 && (this.#ids?.[code] ?? -1) >= 0;
+    return (
+      this.dictionary !== undefined &&
+      this.utf8 === undefined &&
+      code >= 0 &&
+      (this.#ids?.[code] ?? -1) >= 0
+    );
   }
 
   /**

@@ -80,6 +80,17 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
     }
   };
 
+  /** Two sealed runs as one batch: joined where the signal can, else copied row by row. */
+  const oneBatch = (first: S, last: S, heldRows: number): S => {
+    if (rows.joined !== undefined) return rows.joined(first, last);
+    const both = rows.copier(heldRows);
+    both.add(first, 0, first.rows);
+    both.forget(first);
+    both.add(last, 0, last.rows);
+    both.forget(last);
+    return both.seal();
+  };
+
   return {
     add(part) {
       // The first run stays in memory while it and the rows after it are no more than one
@@ -125,18 +136,10 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
         ) {
           // Two runs, both in memory, whose rows together are no more than one merged batch:
           // one batch (the writer sorts a batch itself), not spilled and merged.
-          const last = sealed();
-          const first = pending;
+          // Nothing holds the two runs while their batch is written.
+          const both = oneBatch(pending, sealed(), heldRows);
           pending = undefined;
-          if (rows.joined !== undefined) await writeBatch(rows.joined(first, last));
-          else {
-            const both = rows.copier(heldRows);
-            both.add(first, 0, first.rows);
-            both.forget(first);
-            both.add(last, 0, last.rows);
-            both.forget(last);
-            await writeBatch(both.seal());
-          }
+          await writeBatch(both);
         } else {
           spillPending();
           if (held) spill.add(sealed());

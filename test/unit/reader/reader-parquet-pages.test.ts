@@ -3,6 +3,7 @@ import { parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
+import { type LeafValues, Utf8Values } from '../../../src/parquet/flat-columns.js';
 import { ownBuffer, readColumns, readRows } from '../../../src/parquet/read.js';
 import { decompress } from '../../../src/reader/decompress.js';
 import {
@@ -208,6 +209,7 @@ const decompression = { decompress, maxDecompressedBytes: 64 * 2 ** 20 };
 function bothWays(
   o: Omit<Parameters<typeof hostileFile>[0], 'version'>,
   maxDecompressedBytes = decompression.maxDecompressedBytes,
+  coded = false,
 ) {
   const bytes = hostileFile({ ...o, version: 'any' });
   const file = ownBuffer(bytes);
@@ -226,6 +228,7 @@ function bothWays(
         rows: o.rows,
         bytes: bytes.subarray(start, start + Number(chunk?.total_compressed_size)),
         start,
+        coded,
       },
       limits,
     ))();
@@ -393,6 +396,64 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
       await expect(columns).rejects.toThrow(message);
     });
   }
+
+  /** A version 1 page of PLAIN strings of an OPTIONAL column (null: a level 0). */
+  const strings = (values: (string | null)[]) => {
+    const present = values.filter((v) => v !== null).map((v) => Buffer.from(v));
+    // The levels as one bit-packed group of 8 (width 1).
+    const bits = values.reduce((b, v, i) => b | ((v === null ? 0 : 1) << i), 0);
+    return dataPage(
+      values.length,
+      ENCODING.PLAIN,
+      withLevels(
+        [3, bits],
+        present.flatMap((v) => [...new Uint8Array(Uint32Array.of(v.length).buffer), ...v]),
+      ),
+    );
+  };
+  /** A page whose one string claims 20 bytes and has 1: the rest would be the next page's. */
+  const tooLong = dataPage(1, ENCODING.PLAIN, withLevels([3, 1], [20, 0, 0, 0, 0x61]));
+
+  test('a PLAIN string past its page is refused both ways, coded or not, whatever pages come before', async () => {
+    const files = [
+      [tooLong, strings(['after'])],
+      [strings(['a', 'b']), tooLong, strings(['after'])],
+      // A page with a null first: a coded read takes the column as strings from there on.
+      [strings([null, 'a']), tooLong, strings(['after'])],
+    ];
+    for (const pages of files) {
+      const rows = pages.length + 1;
+      const file = { type: 'BYTE_ARRAY' as const, repetition: 'OPTIONAL' as const, rows, pages };
+      for (const coded of [false, true]) {
+        for (const read of bothWays(file, undefined, coded)) {
+          await expect(read).rejects.toThrow('Parquet column c: a PLAIN string past its page');
+        }
+      }
+    }
+  });
+
+  test('PLAIN strings read coded are the strings read as values, whichever pages hold nulls', async () => {
+    const orders = [
+      [strings(['a', 'b']), strings(['c', null])],
+      [strings([null, 'b']), strings(['c', 'd'])],
+      [strings(['\ufeffé', 'b']), strings(['😀', null]), strings(['e', 'f'])],
+    ];
+    for (const pages of orders) {
+      const file = {
+        type: 'BYTE_ARRAY' as const,
+        repetition: 'OPTIONAL' as const,
+        rows: 2 * pages.length,
+        pages,
+      };
+      const [rows, plain] = bothWays(file);
+      const [, coded] = bothWays(file, undefined, true);
+      const expected = (await rows).rows.map((r) => r.c ?? null);
+      const values = (read: Awaited<typeof coded>) =>
+        Array.from(Utf8Values.strings(read.columns.get('c') as LeafValues));
+      expect(values(await plain)).toEqual(expected);
+      expect(values(await coded)).toEqual(expected);
+    }
+  });
 
   test('a read refuses a dictionary index past its dictionary (its value would be made up)', async () => {
     const two = page(
