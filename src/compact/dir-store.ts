@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { dirSource } from '../reader/dir-source.js';
 import type { CompactionStore } from './store.js';
 
@@ -13,7 +14,9 @@ import type { CompactionStore } from './store.js';
  */
 export function dirStore(dir: string, tmpKey: string): CompactionStore {
   const pathOf = (key: string) => join(dir, ...key.split('/'));
-  const source = dirSource(dir);
+  // Off the main thread (the CLI's compaction worker, which waits for nothing else), files are
+  // read with blocking calls (dir-source.ts).
+  const source = dirSource(dir, { blocking: !isMainThread });
   return {
     source,
     async put(key, body, ifAbsent, signal) {

@@ -1,4 +1,4 @@
-import type { Dirent } from 'node:fs';
+import { closeSync, type Dirent, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareKeys } from '../layout/listing-range.js';
@@ -11,8 +11,14 @@ import type { ListedKey, ObjectSource } from './source.js';
  * Objects in a local directory laid out like the bucket: the file at `{dir}/{key}` is the object
  * `key` (what `aws s3 sync s3://bucket/prefix dir/prefix` leaves). Listed in S3's key order, so a
  * time range skips whole partition directories.
+ *
+ * `blocking`: files are statted and read with blocking calls, for a thread that does nothing
+ * else meanwhile (the CLI's compaction worker). Each async call is a trip through libuv's pool:
+ * four a file (open, stat, read, close), which for the small files a compaction reads by the
+ * thousand cost more than the reading (in a day of log records' compaction, 2,880 files, 0.7 s
+ * of the worker's CPU and 0.6 s of it waiting, of 7.5 s).
  */
-export function dirSource(dir: string): ObjectSource {
+export function dirSource(dir: string, { blocking = false } = {}): ObjectSource {
   const pathOf = (key: string) => join(dir, ...key.split('/'));
   return {
     description: `directory ${dir}`,
@@ -64,7 +70,8 @@ export function dirSource(dir: string): ObjectSource {
             yield* walk(join(path, child.name), child.key);
           } else {
             if (startAfter !== undefined && compareKeys(child.key, startAfter) <= 0) continue;
-            const info = await stat(join(path, child.name)).catch(() => undefined);
+            const file = join(path, child.name);
+            const info = blocking ? statOrNone(file) : await stat(file).catch(() => undefined);
             if (info?.isFile() === true) yield { key: child.key, size: info.size };
           }
         }
@@ -72,6 +79,7 @@ export function dirSource(dir: string): ObjectSource {
     },
     async get(key, signal, maxBytes) {
       signal.throwIfAborted();
+      if (blocking) return getBlocking(pathOf(key), signal, maxBytes);
       const file = await open(pathOf(key), 'r');
       try {
         const { size } = await file.stat();
@@ -120,6 +128,48 @@ async function* chunksOf(
 }
 
 const EXTRA_READ_BYTES = 4096;
+
+/** A file's stat, undefined if it cannot be had (as the listing's stat().catch()). */
+function statOrNone(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** dirSource's get() with blocking calls: the same reads, in the same sizes. */
+async function getBlocking(
+  path: string,
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size > maxBytes) throw new ObjectTooLargeError('maxObjectBytes', maxBytes, size);
+    return await readAtMost(chunksOfBlocking(fd, size, signal), maxBytes, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** chunksOf with blocking reads. */
+async function* chunksOfBlocking(
+  fd: number,
+  size: number,
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  let length = Math.max(1, size);
+  for (;;) {
+    signal.throwIfAborted();
+    const buffer = Buffer.allocUnsafe(length);
+    const bytesRead = readSync(fd, buffer, 0, length, null);
+    if (bytesRead === 0) return;
+    yield buffer.subarray(0, bytesRead);
+    length = EXTRA_READ_BYTES;
+  }
+}
 
 async function assertDirectory(dir: string): Promise<void> {
   const info = await stat(dir).catch((error: unknown) => {

@@ -250,26 +250,34 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
     expect(problems.get(key)?.error).toBeInstanceOf(ObjectTooLargeError);
   });
 
-  test('from a directory: every byte of a file, past the size stat() gave, within the limit', async () => {
-    const root = join(dir, 'dir-get');
-    await mkdir(root, { recursive: true });
-    const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) % 251));
-    await writeFile(join(root, 'whole'), bytes);
-    await writeFile(join(root, 'empty'), '');
-    const source = dirSource(root);
-    const signal = new AbortController().signal;
-    expect(Buffer.from(await source.get('whole', signal, MiB)).equals(bytes)).toBe(true);
-    expect(await source.get('empty', signal, MiB)).toHaveLength(0);
-    await expect(source.get('whole', signal, bytes.length - 1)).rejects.toThrow(
-      ObjectTooLargeError,
-    );
-    // A file stat() says is empty but is not (Linux's /proc): read to its end.
-    const status = await dirSource('/proc/self').get('status', signal, MiB);
-    expect(Buffer.from(status).toString()).toMatch(/^Name:.*\n[\s\S]*VmRSS:/);
-    await expect(dirSource('/proc/self').get('status', signal, 10)).rejects.toThrow(
-      ObjectTooLargeError,
-    );
-  });
+  for (const blocking of [false, true]) {
+    test(`from a directory${blocking ? ', read with blocking calls' : ''}: every byte of a file, past the size stat() gave, within the limit`, async () => {
+      const root = join(dir, `dir-get-${blocking}`);
+      await mkdir(root, { recursive: true });
+      const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 31) % 251));
+      await writeFile(join(root, 'whole'), bytes);
+      await writeFile(join(root, 'empty'), '');
+      const source = dirSource(root, { blocking });
+      const signal = new AbortController().signal;
+      expect(Buffer.from(await source.get('whole', signal, MiB)).equals(bytes)).toBe(true);
+      expect(await source.get('empty', signal, MiB)).toHaveLength(0);
+      await expect(source.get('whole', signal, bytes.length - 1)).rejects.toThrow(
+        ObjectTooLargeError,
+      );
+      await expect(source.get('missing', signal, MiB)).rejects.toThrow(/ENOENT/);
+      const listed = [];
+      for await (const k of source.list('', undefined, signal)) listed.push(k);
+      expect(listed).toEqual([
+        { key: 'empty', size: 0 },
+        { key: 'whole', size: bytes.length },
+      ]);
+      // A file stat() says is empty but is not (Linux's /proc): read to its end.
+      const proc = dirSource('/proc/self', { blocking });
+      const status = await proc.get('status', signal, MiB);
+      expect(Buffer.from(status).toString()).toMatch(/^Name:.*\n[\s\S]*VmRSS:/);
+      await expect(proc.get('status', signal, 10)).rejects.toThrow(ObjectTooLargeError);
+    });
+  }
 
   test('maxObjectBytes defaults to maxDecompressedBytes, which defaults to 64 MiB', async () => {
     const key = keyAt('p', at(0), '.json.gz');
