@@ -8,7 +8,7 @@ import type { DataReader } from 'hyparquet/src/types.js';
  * throws (its values before the throw may differ). Only its bit-packed loop differs: hyparquet
  * takes a byte and a branch a bit; here a value is cut from the 32-bit word at its first byte,
  * for widths up to 24 (wider ones, and 0, are hyparquet's own). That loop was the largest single
- * cost of reading a compaction's inputs (bench/results/2026-12-05-compaction-spans-logs.md).
+ * cost of reading a compaction's inputs (bench/results/2026-12-05-compaction-parity.md).
  * `length`: the encoded bytes; undefined: a 4-byte length first (a version 1 page's levels).
  */
 export function readHybrid(
