@@ -41,6 +41,11 @@ function encode(runs: Run[], width: number): number[] {
   return out;
 }
 
+/**
+ * Runs as a writer makes them. Not a bit-packed run of 0 groups: hyparquet reads a byte for it
+ * all the same, which puts it out of step with what follows (an RLE run of a count in the
+ * billions, which it writes value by value: seconds); the test below has one at the end.
+ */
 const runs = (width: number) =>
   fc.array(
     fc.oneof(
@@ -51,7 +56,7 @@ const runs = (width: number) =>
       }),
       fc.record({
         rle: fc.constant(false as const),
-        values: fc.integer({ min: 0, max: 6 }).chain((groups) =>
+        values: fc.integer({ min: 1, max: 6 }).chain((groups) =>
           fc.array(fc.integer({ min: 0, max: 2 ** width - 1 }), {
             minLength: 8 * groups,
             maxLength: 8 * groups,
@@ -103,9 +108,9 @@ describe('readHybrid against hyparquet', () => {
           expect(ours).toEqual(theirs);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
-  }, 60_000);
+  });
 
   test('a bit-packed run cut short, and one of 0 groups at the end, throw as in hyparquet', () => {
     for (const width of [1, 3, 8, 13, 16, 24]) {
