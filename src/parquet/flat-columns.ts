@@ -359,14 +359,27 @@ function readLeaf(
     let next = 0;
     let nulls = 0;
     const plain = reps === undefined && defs === undefined;
+    // Every entry a value (no level below the highest): only the repetition levels say where
+    // rows start. A map or list without nulls or empty ones (a resource's attributes, mostly).
+    const full = !plain && defs === undefined && itemStarts === undefined;
     if (plain) {
       // A plain column's page without nulls: a value a row (its offsets are never read).
       if (row + entries >= rows) throw fault(` held more than ${rows} rows`);
       row += entries;
       next = entries;
       slots += entries;
+    } else if (full) {
+      const r = reps as Uint8Array;
+      for (let i = 0; i < entries; i++) {
+        if (r[i] === 0 || row < 0) {
+          if (++row >= rows) throw fault(` held more than ${rows} rows`);
+          offsets[row] = slots + i;
+        }
+      }
+      next = entries;
+      slots += entries;
     }
-    for (let i = plain ? entries : 0; i < entries; i++) {
+    for (let i = plain || full ? entries : 0; i < entries; i++) {
       const rep = reps === undefined || row < 0 ? 0 : (reps[i] as number);
       const def = defs === undefined ? maxLevel : (defs[i] as number);
       if (rep === 0) {
