@@ -5,11 +5,13 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type { SignalName } from '../layout/formats.js';
 import { compactionOf } from './compact-metrics.js';
+import { readFilesBlocking } from './dir-store.js';
 import type { CompactMetricsOptions } from './options.js';
 import { type CompactionEvent, type CompactionReport, joinedReports } from './report.js';
 
 const port = parentPort;
 if (port === null) throw new Error('compact-worker.js runs as a worker thread');
+readFilesBlocking();
 const controller = new AbortController();
 port.on('message', (message: { type?: unknown }) => {
   if (message.type === 'abort') controller.abort();

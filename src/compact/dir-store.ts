@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isMainThread } from 'node:worker_threads';
 import { dirSource } from '../reader/dir-source.js';
 import type { CompactionStore } from './store.js';
 
@@ -12,11 +11,20 @@ import type { CompactionStore } from './store.js';
  * does: the file system's If-None-Match), renamed over it otherwise. Readers never see a partial
  * file.
  */
+let blockingReads = false;
+
+/**
+ * From now on, this thread's directory stores read their files with blocking calls
+ * (dir-source.ts): for the CLI's compaction worker (compact-worker.ts), a thread that waits for
+ * nothing else meanwhile. Elsewhere (the API in a caller's thread) the reads stay async.
+ */
+export function readFilesBlocking(): void {
+  blockingReads = true;
+}
+
 export function dirStore(dir: string, tmpKey: string): CompactionStore {
   const pathOf = (key: string) => join(dir, ...key.split('/'));
-  // Off the main thread (the CLI's compaction worker, which waits for nothing else), files are
-  // read with blocking calls (dir-source.ts).
-  const source = dirSource(dir, { blocking: !isMainThread });
+  const source = dirSource(dir, { blocking: blockingReads });
   return {
     source,
     async put(key, body, ifAbsent, signal) {

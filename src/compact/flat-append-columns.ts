@@ -126,7 +126,10 @@ class Leaf {
   #ids: Int32Array | undefined;
   readonly values: ArrayLike<unknown>;
   readonly utf8: Utf8Values | undefined;
-  /** INT64 values as read (a BigInt64Array): their 32-bit halves, low first, as a store's slots. */
+  /**
+   * INT64 values as read (a BigInt64Array): their 32-bit halves, low first, as a store's slots
+   * (the machine's order: little-endian, which the Parquet writer requires, file-writer.js).
+   */
   readonly words: Int32Array | undefined;
 
   constructor(
