@@ -158,24 +158,9 @@ class Leaf {
     return v === null || v === undefined;
   }
 
-  /** The batch's id of value `k`'s text (null's: ''). */
+  /** The batch's id of value `k`'s text (null's: ''), looked up. */
   stringId(store: FlatStore, k: number): number {
-    const code = this.values[k] as number;
-    const { dictionary } = this;
-    if (
-      dictionary === undefined ||
-      this.utf8 !== undefined ||
-      !(code >= 0 && code < dictionary.length)
-    ) {
-      return store.strings.id(text(this.value(k)));
-    }
-    this.#ids ??= new Int32Array(dictionary.length).fill(-1);
-    let id = this.#ids[code] as number;
-    if (id < 0) {
-      id = store.strings.id(text(dictionary[code]));
-      this.#ids[code] = id;
-    }
-    return id;
+    return this.#batchId(k, (t) => store.strings.id(t));
   }
 
   /** Whether value `k`'s batch id is known already (its dictionary entry was looked up). */
@@ -189,11 +174,13 @@ class Leaf {
     );
   }
 
-  /**
-   * A new batch id for value `k`'s text (null's: ''), not looked up (Strings.fresh): once a
-   * dictionary entry, as stringId.
-   */
+  /** A new batch id for value `k`'s text (null's: ''), not looked up (Strings.fresh). */
   freshId(store: FlatStore, k: number): number {
+    return this.#batchId(k, (t) => store.strings.fresh(t));
+  }
+
+  /** Value `k`'s batch id, made by `make` from its text: once a dictionary entry. */
+  #batchId(k: number, make: (text: string) => number): number {
     const code = this.values[k] as number;
     const { dictionary } = this;
     if (
@@ -201,12 +188,12 @@ class Leaf {
       this.utf8 !== undefined ||
       !(code >= 0 && code < dictionary.length)
     ) {
-      return store.strings.fresh(text(this.value(k)));
+      return make(text(this.value(k)));
     }
     this.#ids ??= new Int32Array(dictionary.length).fill(-1);
     let id = this.#ids[code] as number;
     if (id < 0) {
-      id = store.strings.fresh(text(dictionary[code]));
+      id = make(text(dictionary[code]));
       this.#ids[code] = id;
     }
     return id;

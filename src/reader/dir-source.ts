@@ -1,5 +1,5 @@
 import { closeSync, type Dirent, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareKeys } from '../layout/listing-range.js';
 import { exactly, readAtMost } from './bounded-read.js';
@@ -84,7 +84,9 @@ export function dirSource(dir: string, { blocking = false } = {}): ObjectSource 
       try {
         const { size } = await file.stat();
         if (size > maxBytes) throw new ObjectTooLargeError('maxObjectBytes', maxBytes, size);
-        return await readAtMost(chunksOf(file, size, signal), maxBytes, size);
+        const read = async (buffer: Buffer, length: number) =>
+          (await file.read(buffer, 0, length, null)).bytesRead;
+        return await readAtMost(chunksOf(read, size, signal), maxBytes, size);
       } finally {
         await file.close();
       }
@@ -105,14 +107,15 @@ export function dirSource(dir: string, { blocking = false } = {}): ObjectSource 
 }
 
 /**
- * A file's bytes, from its start to its end: first as much as stat() said (one read for most
+ * A file's bytes (`read` fills a buffer's first `length` bytes from where the last read ended:
+ * async or blocking), from its start to its end: first as much as stat() said (one read for most
  * files), then EXTRA_READ_BYTES at a time (a file that grew since; readAtMost stops past the
  * limit). Not a read stream: that reads into a buffer of its highWaterMark (or more) a call, for
  * files of a few KB (a compaction reads hundreds of them an hour), and every such buffer is
  * memory outside the heap that V8 collects against.
  */
 async function* chunksOf(
-  file: FileHandle,
+  read: (buffer: Buffer, length: number) => number | Promise<number>,
   size: number,
   signal: AbortSignal,
 ): AsyncGenerator<Uint8Array> {
@@ -120,7 +123,7 @@ async function* chunksOf(
   for (;;) {
     signal.throwIfAborted();
     const buffer = Buffer.allocUnsafe(length);
-    const { bytesRead } = await file.read(buffer, 0, length, null);
+    const bytesRead = await read(buffer, length);
     if (bytesRead === 0) return;
     yield buffer.subarray(0, bytesRead);
     length = EXTRA_READ_BYTES;
@@ -148,26 +151,10 @@ async function getBlocking(
   try {
     const { size } = fstatSync(fd);
     if (size > maxBytes) throw new ObjectTooLargeError('maxObjectBytes', maxBytes, size);
-    return await readAtMost(chunksOfBlocking(fd, size, signal), maxBytes, size);
+    const read = (buffer: Buffer, length: number) => readSync(fd, buffer, 0, length, null);
+    return await readAtMost(chunksOf(read, size, signal), maxBytes, size);
   } finally {
     closeSync(fd);
-  }
-}
-
-/** chunksOf with blocking reads. */
-async function* chunksOfBlocking(
-  fd: number,
-  size: number,
-  signal: AbortSignal,
-): AsyncGenerator<Uint8Array> {
-  let length = Math.max(1, size);
-  for (;;) {
-    signal.throwIfAborted();
-    const buffer = Buffer.allocUnsafe(length);
-    const bytesRead = readSync(fd, buffer, 0, length, null);
-    if (bytesRead === 0) return;
-    yield buffer.subarray(0, bytesRead);
-    length = EXTRA_READ_BYTES;
   }
 }
 

@@ -75,6 +75,24 @@ const merged = (
 ): Promise<FinishedFile[]> =>
   mergeAllIn(dir, resolveKeyLayout('p', { format: 'parquet' }, [signalName]), rows, runBytes);
 
+/**
+ * A Parquet file of spans written again, uncompressed, with the writer's `options`: read a row
+ * group at a time as the compactor reads them, appended, sealed.
+ */
+async function spansRewritten(
+  bytes: Uint8Array,
+  options: { pageValues?: number; rowGroupRows?: number },
+): Promise<Uint8Array> {
+  const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
+  const store = new FlatStore(SPANS);
+  for (let i = 0; i < parts.count; i++) {
+    appendFlatColumns(store, SPANS, await parts.readColumns(i));
+  }
+  const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', ...options });
+  await writer.writeRun(store.seal());
+  return writer.finish([]).slice();
+}
+
 /** Is `keys` in order (each an array of texts and bigints, compared in turn)? */
 function inOrder(keys: (string | bigint)[][]): boolean {
   for (let i = 1; i < keys.length; i++) {
@@ -498,14 +516,7 @@ describe('compaction of spans and log records on a directory', () => {
       if (!key.endsWith('.parquet')) continue;
       // The file again, each list's page ending after one level entry.
       const bytes = await source.get(key, signal, Number.MAX_SAFE_INTEGER);
-      const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
-      const store = new FlatStore(SPANS);
-      for (let i = 0; i < parts.count; i++) {
-        appendFlatColumns(store, SPANS, await parts.readColumns(i));
-      }
-      const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', pageValues: 1 });
-      await writer.writeRun(store.seal());
-      await writeFile(join(dir, key), writer.finish([]));
+      await writeFile(join(dir, key), await spansRewritten(bytes, { pageValues: 1 }));
     }
     const report = await compactSpans({ dir, prefix: 'p', settleMillis: 0, from: new Date(HOUR) });
     expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
@@ -521,14 +532,7 @@ describe('compaction of spans and log records on a directory', () => {
     // The same rows again, in row groups of 7 (the reader reads files over 16 MiB so).
     const source = dirSource(dir);
     const bytes = await source.get(key as string, signal, Number.MAX_SAFE_INTEGER);
-    const parts = await openParquetParts(bytesAsRanges(bytes), resolveReadLimits({}), 'traces');
-    const store = new FlatStore(SPANS);
-    for (let i = 0; i < parts.count; i++) {
-      appendFlatColumns(store, SPANS, await parts.readColumns(i));
-    }
-    const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none', rowGroupRows: 7 });
-    await writer.writeRun(store.seal());
-    const file = writer.finish([]).slice();
+    const file = await spansRewritten(bytes, { rowGroupRows: 7 });
     await writeFile(join(dir, 'many.parquet'), file);
     const ids: string[] = [];
     const counts: number[] = [];

@@ -2,20 +2,10 @@ import fc from 'fast-check';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { describe, expect, test } from 'vitest';
 import { readHybrid } from '../../../src/parquet/hybrid-decode.js';
+import { varint } from '../../support/hostile-parquet.js';
 
 /** A run of the hybrid encoding: `count` times `value`, or bit-packed `values` (a multiple of 8). */
 type Run = { rle: true; value: number; count: number } | { rle: false; values: number[] };
-
-const varint = (n: number): number[] => {
-  const out: number[] = [];
-  let v = n;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return out;
-};
 
 /** The runs' bytes, as the format spells them (written here, not by the package's writer). */
 function encode(runs: Run[], width: number): number[] {
