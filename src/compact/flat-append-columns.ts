@@ -160,7 +160,7 @@ class Leaf {
 
   /** The batch's id of value `k`'s text (null's: ''), looked up. */
   stringId(store: FlatStore, k: number): number {
-    return this.#batchId(k, (t) => store.strings.id(t));
+    return this.#batchId(store, k, false);
   }
 
   /** Whether value `k`'s batch id is known already (its dictionary entry was looked up). */
@@ -176,11 +176,14 @@ class Leaf {
 
   /** A new batch id for value `k`'s text (null's: ''), not looked up (Strings.fresh). */
   freshId(store: FlatStore, k: number): number {
-    return this.#batchId(k, (t) => store.strings.fresh(t));
+    return this.#batchId(store, k, true);
   }
 
-  /** Value `k`'s batch id, made by `make` from its text: once a dictionary entry. */
-  #batchId(k: number, make: (text: string) => number): number {
+  /**
+   * Value `k`'s batch id, made from its text (`fresh`: Strings.fresh, else looked up): once a
+   * dictionary entry. A flag, not a function: a closure a value was half an hour's garbage.
+   */
+  #batchId(store: FlatStore, k: number, fresh: boolean): number {
     const code = this.values[k] as number;
     const { dictionary } = this;
     if (
@@ -188,12 +191,12 @@ class Leaf {
       this.utf8 !== undefined ||
       !(code >= 0 && code < dictionary.length)
     ) {
-      return make(text(this.value(k)));
+      return idOf(store, text(this.value(k)), fresh);
     }
     this.#ids ??= new Int32Array(dictionary.length).fill(-1);
     let id = this.#ids[code] as number;
     if (id < 0) {
-      id = make(text(dictionary[code]));
+      id = idOf(store, text(dictionary[code]), fresh);
       this.#ids[code] = id;
     }
     return id;
@@ -210,6 +213,10 @@ class Leaf {
     return true;
   }
 }
+
+/** The batch's id of `t`: new without a lookup (`fresh`, Strings.fresh) or looked up. */
+const idOf = (store: FlatStore, t: string, fresh: boolean): number =>
+  fresh ? store.strings.fresh(t) : store.strings.id(t);
 
 /** No values: a list's defaults. */
 const NONE = new Leaf([], undefined);
