@@ -290,7 +290,8 @@ export class SignalExporter<Item> {
         readFailures: { ...s.spool.readFailures },
         journalWriteFailures: { ...s.spool.journalWriteFailures },
       },
-      bufferedBytes: this.#intake.open.bytes + budget.bytesOf(this.#owner),
+      bufferedBytes:
+        this.#intake.open.bytes + budget.bytesOf(this.#owner) + (this.#spool?.journal?.bytes ?? 0),
       pendingBatches: budget.pending(this.#owner).batches,
     };
   }

@@ -109,7 +109,10 @@ export class Admission<Item> {
     const sealFirst =
       !open.isEmpty &&
       (open.overflows(record, this.#options.maxBatchBytes) || open.keyDiffers(inputs));
-    const growth = open.growth(record, sealFirst);
+    // The journal's copy counts too: room for both, or the export goes back.
+    const growth =
+      open.growth(record, sealFirst) +
+      (this.#parts.journal?.cost(record.length, inputs.attributes, sealFirst) ?? 0);
     if (!budget.makeRoom(growth)) return this.#noRoom(points, growth);
     if (sealFirst) this.#pushSealed(sealed);
     this.#wasEmpty = open.isEmpty;
@@ -156,16 +159,20 @@ export class Admission<Item> {
       this.#parts.appendFailed(error);
       return failed(`could not append: ${describeError(error)}`);
     }
-    // Room for what it took (its first-seen strings included), or it goes back out.
-    if (!budget.makeRoom(0)) {
-      const growth = open.bytes - before;
+    // Room for what it took (its first-seen strings included) and the journal's copy of it, or
+    // it goes back out.
+    const { journal, journalEncode } = this.#parts;
+    const copy =
+      journal !== undefined && journalEncode !== undefined ? journalEncode(item) : undefined;
+    const journalBytes =
+      copy === undefined ? 0 : (journal?.cost(copy.record.length, inputs.attributes, false) ?? 0);
+    if (!budget.makeRoom(journalBytes)) {
+      const growth = open.bytes - before + journalBytes;
       open.rollback(mark);
       return this.#noRoom(points, growth);
     }
-    const { journal, journalEncode } = this.#parts;
-    if (journal !== undefined && journalEncode !== undefined) {
-      const j = journalEncode(item);
-      journal.append(j.record, j.points, { ...inputs, dataTimeMillis: j.dataTimeMillis });
+    if (copy !== undefined) {
+      journal?.append(copy.record, copy.points, { ...inputs, dataTimeMillis: copy.dataTimeMillis });
     }
     return SUCCESS;
   }

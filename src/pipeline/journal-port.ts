@@ -8,6 +8,12 @@ import type { SealedBatch } from './sealed-batch.js';
  * fsyncs behind, on a timer, off the event loop.
  */
 export interface OpenJournal {
+  /**
+   * The bytes (counted in maxBufferedBytes) that appending a record of `recordBytes` would add
+   * now, to a new chain (`fresh`: the open batch is sealed first, or none is open) of exports with
+   * `attributes`, or to the open one: the admission makes room for them with the export's own.
+   */
+  cost(recordBytes: number, attributes: Readonly<Record<string, string>>, fresh: boolean): number;
   /** An export appended to the open batch; `record` is copied before this returns. */
   append(record: Uint8Array, points: number, inputs: KeyInputs): void;
   /**

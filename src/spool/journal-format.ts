@@ -100,6 +100,21 @@ export function encodeSegmentHeader(header: SegmentHeader): Buffer {
 }
 
 /**
+ * The most a seal entry of a batch with `attributes` takes, header included: its id (a UUID's 36
+ * characters) and its numbers at their longest text (24 characters, "-1.7976931348623157e+308").
+ */
+export function sealBytes(attributes: Readonly<Record<string, string>>): number {
+  const longest = -Number.MAX_VALUE;
+  const seal: SealEntry = {
+    id: '0'.repeat(36),
+    sealedAt: longest,
+    attributes,
+    dataTimeMillis: longest,
+  };
+  return ENTRY_HEADER_BYTES + Buffer.byteLength(JSON.stringify(seal));
+}
+
+/**
  * Entry headers and payloads, copied into fixed-size chunks until they are written. An entry may
  * span chunks (the file is their concatenation). Chunks are reused from a process-wide pool:
  * copying a record into fresh memory costs a page fault per 4 KiB (measured: 300 KB into a new
@@ -128,10 +143,36 @@ export class PendingEntries {
   #current: Buffer | undefined;
   #used = 0;
   #bytes = 0;
+  /** Bytes kept for the seal entry (reserveSeal), which its write takes. */
+  #reserved = 0;
 
-  /** Memory held (chunk capacities). */
+  /**
+   * Memory held (chunk capacities) and the seal's room: what counts in maxBufferedBytes. A seal
+   * happens where no room can be made (an age timer, a flush), so its room is counted from the
+   * chain's first entry.
+   */
   get bytes(): number {
-    return this.#bytes;
+    return this.#bytes + this.#reserved;
+  }
+
+  /**
+   * What an entry of `payloadBytes` adds to `bytes` now: the chunks it opens (none while it fits
+   * in the current one).
+   */
+  growth(payloadBytes: number): number {
+    const free = this.#current === undefined ? 0 : this.#current.length - this.#used;
+    return PendingEntries.chunksFor(ENTRY_HEADER_BYTES + payloadBytes - free);
+  }
+
+  /** The bytes of the chunks `bytes` more take (none for 0 or less). */
+  static chunksFor(bytes: number): number {
+    const chunk = PendingEntries.CHUNK_BYTES;
+    return bytes <= 0 ? 0 : Math.ceil(bytes / chunk) * chunk;
+  }
+
+  /** Counts room for the seal of a chain whose batch has `attributes` (sealBytes). */
+  reserveSeal(attributes: Readonly<Record<string, string>>): void {
+    this.#reserved = sealBytes(attributes);
   }
 
   get isEmpty(): boolean {
@@ -147,8 +188,13 @@ export class PendingEntries {
     this.#entry(RECORD, seq, points, dataTimeMillis ?? Number.NaN, record);
   }
 
+  /**
+   * The seal: it goes into the current chunk, or into a buffer of its own size (never a new
+   * chunk), so it adds no more than the room counted for it.
+   */
   seal(seal: SealEntry): void {
-    this.#entry(SEAL, 0, 0, Number.NaN, Buffer.from(JSON.stringify(seal)));
+    this.#reserved = 0;
+    this.#entry(SEAL, 0, 0, Number.NaN, Buffer.from(JSON.stringify(seal)), true);
   }
 
   /**
@@ -176,7 +222,11 @@ export class PendingEntries {
     const pool = PendingEntries.#pool;
     for (const chunk of taken) {
       this.#bytes -= chunk.buffer.byteLength;
-      if (pool.length < PendingEntries.POOL_CHUNKS && chunk.buffer instanceof ArrayBuffer)
+      if (
+        pool.length < PendingEntries.POOL_CHUNKS &&
+        chunk.buffer instanceof ArrayBuffer &&
+        chunk.buffer.byteLength === PendingEntries.CHUNK_BYTES
+      )
         pool.push(chunk.buffer);
       else release(chunk.buffer);
     }
@@ -184,10 +234,18 @@ export class PendingEntries {
 
   /** Frees everything pending (the chain is given up). */
   clear(): void {
+    this.#reserved = 0;
     this.free(this.take());
   }
 
-  #entry(kind: number, seq: number, points: number, time: number, payload: Uint8Array): void {
+  #entry(
+    kind: number,
+    seq: number,
+    points: number,
+    time: number,
+    payload: Uint8Array,
+    exact = false,
+  ): void {
     const h = PendingEntries.#header;
     h.writeUInt32LE(payload.length, 0);
     h.writeUInt8(kind, 8);
@@ -197,20 +255,24 @@ export class PendingEntries {
     h.writeUInt32LE(points, 16);
     h.writeDoubleLE(time, 20);
     h.writeUInt32LE(crc32c(payload, crc32c(h.subarray(8, ENTRY_HEADER_BYTES))), 4);
-    this.#put(h);
-    this.#put(payload);
+    if (exact) this.#put(Buffer.concat([h, payload]), true);
+    else {
+      this.#put(h, false);
+      this.#put(payload, false);
+    }
   }
 
-  #put(bytes: Uint8Array): void {
+  /** Copies `bytes` in; a chunk opened for an `exact` entry is the size of what is left of it. */
+  #put(bytes: Uint8Array, exact: boolean): void {
     let at = 0;
     while (at < bytes.length) {
       if (this.#current === undefined || this.#used === this.#current.length) {
         if (this.#current !== undefined) this.#full.push(this.#current);
-        const reused = PendingEntries.#pool.pop();
+        const reused = exact ? undefined : PendingEntries.#pool.pop();
         this.#current =
-          reused === undefined
-            ? Buffer.allocUnsafeSlow(PendingEntries.CHUNK_BYTES)
-            : Buffer.from(reused);
+          reused !== undefined
+            ? Buffer.from(reused)
+            : Buffer.allocUnsafeSlow(exact ? bytes.length - at : PendingEntries.CHUNK_BYTES);
         this.#bytes += this.#current.length;
         this.#used = 0;
       }

@@ -7,6 +7,7 @@ import { type DiskDeadline, diskErrorCode } from './disk-deadline.js';
 import type { SpoolFileHandle, SpoolFileSystem } from './file-system.js';
 import {
   decodePart,
+  ENTRY_HEADER_BYTES,
   encodeSegmentHeader,
   JournalFormatError,
   type JournalRecordFormat,
@@ -15,6 +16,7 @@ import {
   partName,
   type RecordEntry,
   type SealEntry,
+  sealBytes,
 } from './journal-format.js';
 import type { KeeperReports } from './keeper-reports.js';
 
@@ -128,11 +130,25 @@ export class OpenBatchJournal implements OpenJournal {
 
   // ---- inside the admission mutex: memory only ----
 
+  cost(recordBytes: number, attributes: Readonly<Record<string, string>>, fresh: boolean): number {
+    if (this.#closed || this.#suspended) return 0;
+    const chain = fresh ? undefined : this.#open;
+    if (chain !== undefined && chain.state !== 'live') return 0;
+    const held = chain === undefined ? 0 : chain.pending.bytes;
+    const growth =
+      chain === undefined
+        ? PendingEntries.chunksFor(ENTRY_HEADER_BYTES + recordBytes) + sealBytes(attributes)
+        : chain.pending.growth(recordBytes);
+    // Past maxPendingBytes the chain is given up and its entries freed: nothing more is held.
+    return held + growth > this.#options.maxPendingBytes ? 0 : growth;
+  }
+
   append(record: Uint8Array, points: number, inputs: KeyInputs): void {
     if (this.#closed || this.#suspended) return;
     let chain = this.#open;
     if (chain === undefined) {
       chain = this.#newChain(inputs.attributes);
+      chain.pending.reserveSeal(inputs.attributes);
       this.#open = chain;
     }
     if (chain.state !== 'live') return;

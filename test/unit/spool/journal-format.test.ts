@@ -4,6 +4,7 @@ import {
   encodeSegmentHeader,
   JournalFormatError,
   PendingEntries,
+  sealBytes,
 } from '../../../src/spool/journal-format.js';
 
 const CHAIN = '01a23e5c-0000-7000-8000-000000000001';
@@ -89,5 +90,35 @@ describe('journal parts', () => {
     badHeader[20] = (badHeader[20] as number) ^ 0xff;
     expect(() => decodePart(badHeader)).toThrow(JournalFormatError);
     expect(() => decodePart(file.subarray(0, 10))).toThrow(/torn header/);
+  });
+  test('an entry adds what growth() said; a seal adds no more than the room counted for it', () => {
+    const attributes = { 'service.name': 'svc-é', 'deployment.environment': 'production' };
+    for (const fill of [0, 1, 100, PendingEntries.CHUNK_BYTES - 60, PendingEntries.CHUNK_BYTES]) {
+      const p = new PendingEntries();
+      p.reserveSeal(attributes);
+      const room = p.bytes;
+      expect(room).toBe(sealBytes(attributes));
+      for (const [i, r] of [...records, Buffer.alloc(fill)].entries()) {
+        const before = p.bytes;
+        const growth = p.growth(r.length);
+        p.record(i, 1, undefined, r);
+        expect(p.bytes - before).toBe(growth);
+      }
+      const before = p.bytes;
+      p.seal({
+        id: '01a23e5c-0000-7000-8000-0000000000ff',
+        sealedAt: Date.now(),
+        attributes,
+        dataTimeMillis: Date.now() - 123_456.5,
+      });
+      // The seal took at most its room (into the current chunk, or a buffer of its own size).
+      expect(p.bytes).toBeLessThanOrEqual(before);
+      expect(p.bytes).toBeGreaterThanOrEqual(before - room);
+      const taken = p.take();
+      const d = decodePart(Buffer.concat([header(), ...taken]));
+      expect(d.seal?.attributes).toEqual(attributes);
+      p.free(taken);
+      expect(p.bytes).toBe(0);
+    }
   });
 });

@@ -6,6 +6,7 @@ import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/ind
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportSynthetic } from '../../support/service.js';
+import { type AnyExporter, exportTagged, SIGNALS } from '../../support/signal-driver.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
 import { tempDirs } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
@@ -18,7 +19,7 @@ import { builtInZstd } from '../../support/zstd.js';
  */
 describe('the journal of the open batch', () => {
   const newDir = tempDirs();
-  const running: S3MetricExporter[] = [];
+  const running: AnyExporter[] = [];
   afterEach(async () => {
     for (const e of running.splice(0)) await e.shutdown();
   });
@@ -44,7 +45,7 @@ describe('the journal of the open batch', () => {
   }
   const notLock = (src: string) => basename(src) !== 'owner.lock' && !src.includes('/owner.lock/');
 
-  const active = (e: S3MetricExporter) =>
+  const active = (e: AnyExporter) =>
     waitFor(() => e.stats().spool?.state === 'active', 5_000, 'the spool adopted');
   const journalFiles = async (dir: string) => (await readdir(join(dir, 'journal'))).sort();
   const exportTags = async (e: S3MetricExporter, tags: number[]) => {
@@ -262,4 +263,29 @@ describe('the journal of the open batch', () => {
     expect(await journalFiles(dir)).toEqual([]);
     expect(e.stats().spool?.journalSyncs).toBe(0);
   });
+  for (const driver of SIGNALS) {
+    for (const format of ['otlp-json', 'parquet'] as const) {
+      test(`${driver.signal}, ${format}: the journal's copy is counted by the memory bound, and in bufferedBytes`, async () => {
+        const dir = await newDir('otel-s3-journal-');
+        const limit = 2 * 1024 * 1024;
+        const e = spoolExporter(
+          new ScriptedS3(),
+          dir,
+          { ...slow, format, maxBufferedBytes: limit, maxBatchBytes: limit },
+          driver,
+        );
+        running.push(e);
+        await active(e);
+        // Exports of 3,000 items: a few fill the open batch and its journal up to the bound.
+        for (let tag = 1; tag <= 8; tag++) {
+          await exportTagged(driver, e, 3000, tag);
+          const s = e.stats();
+          // Before: the journal's copy was taken past the bound, and bufferedBytes left it out.
+          expect(s.peakBufferedBytes).toBeLessThanOrEqual(limit);
+          // The first export's bytes, the journal's copy with them, are all that is held.
+          if (tag === 1) expect(s.bufferedBytes).toBe(s.peakBufferedBytes);
+        }
+      });
+    }
+  }
 });
