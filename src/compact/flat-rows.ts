@@ -59,7 +59,7 @@ interface SourceMaps {
   starts: Uint32Array[];
 }
 
-const utf8 = new TextDecoder();
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Rows of sealed batches of a flat table copied into a new batch (a FlatStore). */
 class FlatCopier implements RowCopier<SealedFlat> {

@@ -7,7 +7,7 @@ import type { FlatSpec, SealedFlat } from './table.js';
  * order they were appended: what the OTLP/JSON fallback writes when the file cannot be made.
  */
 export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
-  const utf8 = new TextDecoder();
+  const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
   const strings: string[] = [];
   for (let i = 0; i < s.stringCount; i++) {
     strings.push(

@@ -31,7 +31,7 @@ import {
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatTable } from '../../../src/signals/flat-parquet/table.js';
 import { LOG, LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
-import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { SPAN, SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { batchAt } from '../../support/compaction-data.js';
 import {
   exportLogsToDir,
@@ -448,6 +448,44 @@ describe('compaction of spans and log records on a directory', () => {
     expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
       ['nothing-to-do', 2],
     ]);
+  });
+
+  test('strings that begin with U+FEFF keep it through spilled runs and their merge (names, map keys and values)', async () => {
+    await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
+    const [first] = await keysIn(dir);
+    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const BOM = '\uFEFF';
+    // Three files, each its own run (runs of 1 byte): every row is copied into a spill and merged.
+    for (let f = 0; f < 3; f++) {
+      const store = new FlatStore(SPANS);
+      const r = store.addRow();
+      store.int64Big(SPAN.TIMESTAMP, r, BigInt(HOUR + 60_000 * (f + 1)) * 1_000_000n);
+      store.string(SPAN.SERVICE_NAME, r, `${BOM}bom-${f}`);
+      store.text(SPAN.TRACE_ID, r, `${f}`.padStart(32, 'c'));
+      store.text(SPAN.SPAN_ID, r, `${f}`.padStart(16, 'd'));
+      store.string(SPAN.SPAN_NAME, r, `${BOM}read csv`);
+      store.set(SPAN.SPAN_ATTRIBUTES, r, store.newSet([`${BOM}key`], [`${BOM}id,name`]));
+      const writer = new TableFileWriter(flatTable(SPANS), { compression: 'none' });
+      await writer.writeRun(store.seal());
+      await writeFile(join(dir, `${hourDir}/traces_${uuidv7()}.parquet`), writer.finish([]));
+    }
+    const files = await merged(dir, 'traces', SPAN_ROWS as AnyCompactionRows, 1);
+    await writeFile(join(dir, 'out.parquet'), (files[0] as FinishedFile).bytes);
+    const read = await duckdbRows(
+      `SELECT hex(ServiceName) AS s, hex(SpanName) AS n,
+              hex(map_keys(SpanAttributes)[1]) AS k, hex(map_values(SpanAttributes)[1]) AS v
+       FROM read_parquet('${join(dir, 'out.parquet')}') WHERE ServiceName LIKE '%bom-%' ORDER BY s`,
+    );
+    const hex = (t: string) => Buffer.from(t).toString('hex').toUpperCase();
+    // Before: a default TextDecoder dropped each leading U+FEFF (EF BB BF) in the spill's copy.
+    expect(read).toEqual(
+      [0, 1, 2].map((f) => ({
+        s: hex(`${BOM}bom-${f}`),
+        n: hex(`${BOM}read csv`),
+        k: hex(`${BOM}key`),
+        v: hex(`${BOM}id,name`),
+      })),
+    );
   });
 
   test('log bodies are compacted as a reader reads them: text of any script byte for byte, a byte that is not UTF-8 as U+FFFD', async () => {

@@ -5,6 +5,8 @@ import fc from 'fast-check';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
+import { sealedRows } from '../../../src/signals/flat-parquet/sealed-rows.js';
+import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
 import { logsExport } from '../../../src/signals/logs/export.js';
 import type { LogRecordLike } from '../../../src/signals/logs/log-record.js';
@@ -13,7 +15,7 @@ import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { logsRead } from '../../../src/signals/logs/read.js';
 import { tracesExport } from '../../../src/signals/traces/export.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
-import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { SPAN, SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { tracesRead } from '../../../src/signals/traces/read.js';
 import { duckdbRows } from '../../support/duckdb.js';
 import { nanos, spanRow, texts } from '../../support/otel-rows.js';
@@ -230,6 +232,17 @@ describe('spans as the otel_traces table', () => {
     // Sorted by TraceId within a service: a trace's spans are one run of rows.
     const cart = rows.filter((r) => r.ServiceName === 'cart').map((r) => String(r.TraceId));
     expect(cart).toEqual(cart.toSorted());
+  });
+
+  test("the OTLP fallback's rows keep a string's leading U+FEFF", () => {
+    const store = new FlatStore(SPANS);
+    const r = store.addRow();
+    store.string(SPAN.SPAN_NAME, r, '\uFEFFname');
+    store.set(SPAN.SPAN_ATTRIBUTES, r, store.newSet(['\uFEFFk'], ['\uFEFFv']));
+    const [row] = sealedRows(SPANS, store.seal());
+    // Before: a default TextDecoder gave 'name', { k: 'v' }.
+    expect(row?.SpanName).toBe('\uFEFFname');
+    expect(row?.SpanAttributes).toEqual({ '\uFEFFk': '\uFEFFv' });
   });
 
   test('an append is all or nothing; bytes are the memory held; seal starts empty', () => {

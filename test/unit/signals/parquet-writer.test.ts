@@ -387,4 +387,16 @@ describe('page compression', () => {
       }
     }
   });
+  test('a leading U+FEFF of a name or an attribute is kept when columns become a request again', async () => {
+    const { provider, collect } = collectingProvider('\uFEFFbom-service');
+    provider.getMeter('m').createCounter('\uFEFFrequests').add(1, { '\uFEFFk': '\uFEFFv' });
+    const rm = await collect();
+    await provider.shutdown();
+    const b = new MetricColumnBuilders();
+    b.appendResourceMetrics(rm);
+    // Before: a default TextDecoder took each leading U+FEFF away.
+    const text = JSON.stringify(sealedColumnsToRequest(b.seal()));
+    for (const s of ['\uFEFFbom-service', '\uFEFFrequests', '\uFEFFk', '\uFEFFv'])
+      expect(text).toContain(s);
+  });
 });

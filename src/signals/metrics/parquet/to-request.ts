@@ -14,7 +14,7 @@ import {
   TYPE,
 } from './sealed.js';
 
-const utf8 = new TextDecoder();
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** A 64-bit entry of Int32 pairs as a bigint. */
 const int64 = (pairs: Int32Array, i: number): bigint =>
