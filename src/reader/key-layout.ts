@@ -276,8 +276,8 @@ export function resolveKeyLayout(
     }
     return undefined;
   };
-  const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) =>
-    layouts.map(({ templateText, maxBatchAgeMillis }) => {
+  const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) => {
+    const ranges = layouts.map(({ templateText, maxBatchAgeMillis }) => {
       const template = templateOf(templateText, prefix, filePrefix);
       const partitionLag = lag(maxBatchAgeMillis);
       const range = listingRange(template, templateText, { prefix, lag: partitionLag, from, to });
@@ -286,6 +286,27 @@ export function resolveKeyLayout(
         from === undefined ? undefined : from.getTime() - partitionMarginMillis(partitionLag);
       return withHourOutputs(range, template, templateText, { prefix, timeZone, start });
     });
+    if (!outputsToo) return ranges;
+    // A signal's outputs are in its Parquet hour layout (`traces/year=…`), in UTC, whatever
+    // layout its objects are read in. A UTC layout that starts as that one does, up to the hour,
+    // lists them from its hour's directory (withHourOutputs); otherwise (another signal's
+    // directory, a local zone, a custom template) their range is listed too, for outputs only,
+    // with the widest lag of the layouts whose objects they replace.
+    const widest = lag(Math.max(...layouts.map((l) => l.maxBatchAgeMillis)));
+    for (const signal of signals) {
+      const text = defaultKeyTemplate('parquet', signal);
+      const hour = text.slice(0, text.indexOf('%H') + 2);
+      if (timeZone === 'UTC' && layouts.some((l) => l.templateText.startsWith(hour))) continue;
+      const template = new KeyTemplate(text, { prefix, filePrefix, timeZone: 'UTC' });
+      const utc: PartitionLag = { ...widest, partitionTimeZone: 'UTC' };
+      const range = listingRange(template, text, { prefix, lag: utc, from, to });
+      // Every key of it is read only if it is an output: past its last partition.
+      const end =
+        range.lastPartition === undefined ? undefined : `${range.lastPartition}\u{10FFFF}`;
+      ranges.push(end === undefined ? range : { ...range, outputsOnlyUntil: end });
+    }
+    return ranges;
+  };
 
   return {
     prefix,

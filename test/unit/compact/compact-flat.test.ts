@@ -23,6 +23,7 @@ import { readParts } from '../../../src/reader/read-parts.js';
 import type { ObjectSource } from '../../../src/reader/source.js';
 import {
   logRecordRows,
+  type ReadObjectsOptions,
   readLogRecords,
   readSpans,
   type StoredObject,
@@ -204,7 +205,7 @@ describe('compaction of spans and log records on a directory', () => {
       name: 'spans',
       exportTo: exportSpansToDir,
       compact: compactSpans,
-      read: (options: { dir: string; prefix: string }) => readSpans(options),
+      read: (options: ReadObjectsOptions) => readSpans(options),
       count: (o: StoredObject) => spanRows(o.request).length,
       readBack: duckdbSpanRows,
     },
@@ -212,7 +213,7 @@ describe('compaction of spans and log records on a directory', () => {
       name: 'log records',
       exportTo: exportLogsToDir,
       compact: compactLogRecords,
-      read: (options: { dir: string; prefix: string }) => readLogRecords(options),
+      read: (options: ReadObjectsOptions) => readLogRecords(options),
       count: (o: StoredObject) => logRecordRows(o.request).length,
       readBack: duckdbLogRows,
     },
@@ -252,6 +253,21 @@ describe('compaction of spans and log records on a directory', () => {
       const readAfter = await collect(c.read({ dir, prefix: 'p' }));
       expect(readAfter.map((o) => o.key)).toEqual(outputs);
       expect(readAfter.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
+      // Read in an OTLP format's layout and a range (a service's own settings): the output, in
+      // the signal's Parquet hour layout, is listed too. Before: nothing was found.
+      for (const format of ['otlp-json', 'otlp-proto'] as const) {
+        const ranged = await collect(
+          c.read({
+            dir,
+            prefix: 'p',
+            format,
+            from: new Date(HOUR + 600_000),
+            to: new Date(HOUR + 3_600_000),
+          }),
+        );
+        expect(ranged.map((o) => o.key)).toEqual(outputs);
+        expect(ranged.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
+      }
     });
   }
 
