@@ -192,6 +192,8 @@ export function configure(
   options: S3MetricExporterOptions,
   env: Env = process.env,
   signal: SignalName = 'metrics',
+  /** Whose signal-only variables apply (`OTEL_EXPORTER_S3_TRACES_…`); null: none (a group's). */
+  variablesOf: SignalName | null = signal,
 ): ResolvedConfig {
   for (const unknown of unknownVariables(env)) {
     if (warnedVariables.has(unknown.variable)) continue;
@@ -202,7 +204,7 @@ export function configure(
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
   return resolveSources({
     options,
-    environment: readEnvironment(env, warn, ENVIRONMENT_VARIABLES, signal),
+    environment: readEnvironment(env, warn, ENVIRONMENT_VARIABLES, variablesOf ?? undefined),
     warn,
     signal,
   });

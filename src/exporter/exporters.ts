@@ -1,5 +1,5 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { configure } from '../config/environment.js';
+import { configure, signalVariable, VARIABLE_OF } from '../config/environment.js';
 import type { S3MetricExporterOptions } from '../config/options.js';
 import type { ResolvedConfig } from '../config/resolve.js';
 import type { SignalName } from '../layout/formats.js';
@@ -73,7 +73,8 @@ export class S3Exporters {
   /** The options of every exporter of the group (each may change its SignalOptions). */
   constructor(options: S3MetricExporterOptions = {}) {
     this.#options = options;
-    this.#config = configure(options);
+    // The group's shared parts: the variables for every signal, none of one signal's only.
+    this.#config = configure(options, process.env, 'metrics', null);
     this.#shared = createSharedParts(this.#config);
   }
 
@@ -128,10 +129,13 @@ export class S3Exporters {
       const own = configOf(exporter)[setting];
       if (own !== this.#config[setting]) {
         void exporter.shutdown();
+        const base = VARIABLE_OF[setting];
+        const variable = base === undefined ? undefined : signalVariable(base, signal);
         throw new InvalidOptionError(
           setting,
           own,
           `the same value for every exporter of an S3Exporters (${String(this.#config[setting])}): set it for the group, not for one signal`,
+          variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
         );
       }
     }

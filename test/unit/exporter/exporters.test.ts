@@ -107,4 +107,28 @@ describe('S3Exporters', () => {
       /bucket.*elsewhere.*the same value for every exporter of an S3Exporters \(unit\)/,
     );
   });
+
+  test("metrics' own variables are not the group's: the metric exporter is the one refused, naming the variable", () => {
+    process.env.OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES = '100000000';
+    try {
+      const s3Exporters = group(new ScriptedS3());
+      // Before: the group took the metrics' value, so the span exporter (default) was refused.
+      const spans = s3Exporters.spanExporter();
+      expect(spans.stats().bufferedBytes).toBe(0);
+      let error: unknown;
+      try {
+        s3Exporters.metricExporter();
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidOptionError);
+      expect((error as InvalidOptionError).variable).toBe(
+        'OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES',
+      );
+      expect(String((error as Error).message)).toMatch(/maxBufferedBytes.*100000000/);
+      void spans.shutdown();
+    } finally {
+      delete process.env.OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES;
+    }
+  });
 });
