@@ -206,7 +206,7 @@ export class SignalExporter<Item> {
    */
   export(item: Item, resultCallback: (result: ExportResult) => void): void {
     if (this.#state !== 'running') {
-      this.#outcomes.exportRefused();
+      this.#outcomes.answered(false);
       resultCallback(failed('export() after shutdown()'));
       return;
     }
@@ -223,13 +223,18 @@ export class SignalExporter<Item> {
       });
     } catch (error) {
       this.#outcomes.encodeFailed(error);
+      this.#outcomes.answered(false);
       resultCallback(failed(`could not encode ${this.#signal.name}: ${describeError(error)}`));
       return;
     }
+    // One answer, counted once: FAILED if any part was not taken (the parts taken are stored).
+    const answer = (result: ExportResult) => {
+      this.#outcomes.answered(result.code === ExportResultCode.SUCCESS);
+      resultCallback(result);
+    };
     Promise.all(accepted).then(
-      (results) =>
-        resultCallback(results.find((r) => r.code !== ExportResultCode.SUCCESS) ?? SUCCESS),
-      (error: unknown) => resultCallback(failed(describeError(error))),
+      (results) => answer(results.find((r) => r.code !== ExportResultCode.SUCCESS) ?? SUCCESS),
+      (error: unknown) => answer(failed(describeError(error))),
     );
   }
 

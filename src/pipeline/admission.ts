@@ -187,7 +187,7 @@ export class Admission<Item> {
     const { budget } = this.#parts;
     // What the growth could not foresee (a record batch's framing): room now.
     budget.makeRoom(0);
-    this.#parts.owner.outcomes.accepted(budget.bytes);
+    this.#parts.owner.outcomes.appended(budget.bytes);
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
     } else if (this.#wasEmpty) {

@@ -73,25 +73,24 @@ export class Outcomes {
     return () => this.#latencyListeners.delete(listener);
   }
 
-  accepted(bufferedBytes: number): void {
-    this.stats.exportsAccepted++;
+  /** A part of an export (one resource's) was appended; `bufferedBytes` are held now. */
+  appended(bufferedBytes: number): void {
     this.stats.peakBufferedBytes = Math.max(this.stats.peakBufferedBytes, bufferedBytes);
   }
 
-  /** export() after shutdown(): answered FAILED, nothing was taken. */
-  exportRefused(): void {
-    this.stats.exportsRejected++;
+  /** An export() call was answered: counted once, whatever parts it had. */
+  answered(success: boolean): void {
+    if (success) this.stats.exportsAccepted++;
+    else this.stats.exportsRejected++;
   }
 
-  /** An export that could not be encoded: answered FAILED. */
+  /** An export (or a part of it) that could not be encoded or appended: logged. */
   encodeFailed(error: unknown): void {
-    this.stats.exportsRejected++;
     log.error(`could not encode ${this.#options.signal}: ${describeError(error)}`);
   }
 
-  /** An export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
+  /** A part of an export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
   exportRejectedForRoom(points: number, rawBytes: number): void {
-    this.stats.exportsRejected++;
     this.#countDrop('buffer-full', 0, points, rawBytes);
     this.#episodes.report(
       `buffer-full:rejecting:${this.#options.signal}`,

@@ -1,4 +1,6 @@
-import { ExportResultCode } from '@opentelemetry/core';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, test, vi } from 'vitest';
 import { type S3MetricExporterOptions, SELF_METRICS_SCOPE } from '../../../src/index.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -12,6 +14,8 @@ import {
   METRICS,
   SIGNALS,
   type SignalDriver,
+  syntheticSpans,
+  TRACES,
 } from '../../support/signal-driver.js';
 import { waitFor } from '../../support/wait.js';
 import { builtInZstd } from '../../support/zstd.js';
@@ -196,6 +200,37 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     await exporter.shutdown();
     await provider.shutdown();
   });
+});
+
+test('an export() of several resources is counted once, and a part that does not fit answers FAILED for the call', async () => {
+  const s3 = new ScriptedS3();
+  const exporter = exporterWith(TRACES, s3, { maxBufferedBytes: 1 << 20, maxBatchBytes: 1 << 20 });
+  const of = (spans: ReadableSpan[], service: string) => {
+    const resource = resourceFromAttributes({ 'service.name': service });
+    return spans.map((span) => ({ ...span, resource }));
+  };
+  const one = (spans: ReadableSpan[]) =>
+    new Promise<ExportResult>((resolve) => exporter.export(spans as never, resolve));
+  // Three resources, one call: before, counted as three accepted exports.
+  const three = [
+    ...of(syntheticSpans(2, 1), 'a'),
+    ...of(syntheticSpans(2, 2), 'b'),
+    ...of(syntheticSpans(2, 3), 'c'),
+  ];
+  expect((await one(three)).code).toBe(ExportResultCode.SUCCESS);
+  expect(exporter.stats()).toMatchObject({ exportsAccepted: 1, exportsRejected: 0 });
+  // A part larger than the whole bound: the call is FAILED (counted once), the part that fit is
+  // taken (and stored), the other counted as dropped at the bound.
+  const [huge] = syntheticSpans(1, 5).map((span) => ({
+    ...span,
+    attributes: { tag: 5, x: 'x'.repeat(2 << 20) },
+  }));
+  const partial = [...of(syntheticSpans(1, 4), 'd'), ...of([huge as ReadableSpan], 'e')];
+  expect((await one(partial)).code).toBe(ExportResultCode.FAILED);
+  expect(exporter.stats()).toMatchObject({ exportsAccepted: 1, exportsRejected: 1 });
+  expect(exporter.stats().pointsDroppedByReason['buffer-full']).toBe(1);
+  await exporter.shutdown();
+  expect([...s3.storedTags()].sort()).toEqual([1, 1, 2, 2, 3, 3, 4]);
 });
 
 for (const driver of SIGNALS) {
