@@ -10,7 +10,8 @@ export type AccessFaultReason =
   | 'no-credentials'
   | 'no-such-bucket'
   | 'wrong-region'
-  | 'invalid-bucket';
+  | 'invalid-bucket'
+  | 'kms-key';
 
 export interface AccessFault {
   reason: AccessFaultReason;
@@ -90,6 +91,10 @@ function errorCode(error: unknown): string | undefined {
 export function accessFault(error: unknown): AccessFault | undefined {
   const { name } = errorShape(error);
   if (typeof name === 'string' && Object.hasOwn(BY_NAME, name)) return BY_NAME[name];
+  // S3 passes KMS's own faults of an SSE-KMS key on (KMS.NotFoundException, KMS.DisabledException,
+  // ...; HTTP 400): the key, not the bytes, is wrong. KMS's throttling is retried by its status.
+  if (typeof name === 'string' && name.startsWith('KMS.') && !/throttl/i.test(name))
+    return { reason: 'kms-key', cause: `the SSE-KMS key cannot be used (${name})` };
   const status = httpStatus(error);
   if (status === 403) return BY_NAME.AccessDenied;
   if (status === 301) return BY_NAME.PermanentRedirect;

@@ -84,6 +84,8 @@ const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'no-such-bucket': 'create it or fix the bucket option',
   'wrong-region': 'set the region option to the bucket region',
   'invalid-bucket': 'fix the bucket option',
+  'kms-key':
+    "check the sseKmsKeyId option (the key exists, is enabled, is in the bucket's region) and grant kms:GenerateDataKey on it (uploads resume by themselves)",
 };
 
 /** The network error in an error's chain of causes (or an AggregateError's errors), if any. */
@@ -130,9 +132,13 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (
     refusal === 'conflict' ||
     RETRYABLE_CODES.has(name) ||
+    /throttl/i.test(name) || // KMS.ThrottlingException, as S3 passes it on
     (status !== undefined && RETRYABLE_STATUS.has(status))
   ) {
-    const reason = status === 429 || status === 503 || name === 'SlowDown' ? 'throttled' : 'server';
+    const reason =
+      status === 429 || status === 503 || name === 'SlowDown' || /throttl/i.test(name)
+        ? 'throttled'
+        : 'server';
     const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
     return retryAfterMillis === undefined
       ? { kind: 'retry', reason }

@@ -180,6 +180,13 @@ describe('classifyUploadError: retry', () => {
     const verdict = classifyUploadError(s3Error('RequestTimeTooSkewed', 403));
     expect(verdict.kind).toBe('retry');
   });
+
+  test("400 KMS.ThrottlingException (KMS's throttling, passed on by S3) is retry, throttled", () => {
+    expect(classifyUploadError(s3Error('KMS.ThrottlingException', 400))).toMatchObject({
+      kind: 'retry',
+      reason: 'throttled',
+    });
+  });
 });
 
 describe('classifyUploadError: config', () => {
@@ -193,6 +200,9 @@ describe('classifyUploadError: config', () => {
     ['AuthorizationHeaderMalformed', 400, 'wrong-region'],
     ['InvalidBucketName', 400, 'invalid-bucket'],
     ['CredentialsProviderError', undefined, 'no-credentials'],
+    // An SSE-KMS key that is missing or disabled: kept and retried until the key is fixed.
+    ['KMS.NotFoundException', 400, 'kms-key'],
+    ['KMS.DisabledException', 400, 'kms-key'],
   ];
   for (const [name, status, reason] of cases) {
     test(`${status ?? 'no status'} ${name} is config with reason ${reason} and a hint`, () => {
