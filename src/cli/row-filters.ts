@@ -81,17 +81,33 @@ export function spanIdOption(flag: string, value: string): string {
   return value.toLowerCase();
 }
 
-const DURATION_UNITS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000 };
+/** Decimal digits of a nanosecond count in one of each unit. */
+const DURATION_DIGITS: Readonly<Record<string, number>> = { ns: 0, us: 3, ms: 6, s: 9 };
 
-/** `250ms`, `1.5s`, `800us`, `100ns` or a number of milliseconds, as milliseconds. */
-export function spanDurationOption(flag: string, value: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ns|us|ms|s)?$/.exec(value.trim());
+/**
+ * `250ms`, `1.5s`, `800us`, `100ns` or a number of milliseconds, as whole nanoseconds, from the
+ * decimal text (a double's 9e-3 is not 9 us); a fraction of a nanosecond rounds up ("at least").
+ */
+export function spanDurationOption(flag: string, value: string): bigint {
+  const match = /^(\d+)(?:\.(\d+))?(ns|us|ms|s)?$/.exec(value.trim());
   if (match === null) {
     throw new UsageError(
       `${flag} ${JSON.stringify(value)}: give a duration such as 250ms, 1.5s, 800us or 100ns`,
     );
   }
-  return Number(match[1]) * (DURATION_UNITS[match[2] ?? 'ms'] as number);
+  const digits = DURATION_DIGITS[match[3] ?? 'ms'] as number;
+  const fraction = (match[2] ?? '').padEnd(digits, '0');
+  const nanos = BigInt(`${match[1]}${fraction.slice(0, digits)}`);
+  return /[1-9]/.test(fraction.slice(digits)) ? nanos + 1n : nanos;
+}
+
+/** A row's time (ISO 8601 with up to 9 fraction digits) as nanoseconds since 1970; 0 for ''. */
+export function isoNanos(iso: string): bigint {
+  if (iso === '') return 0n;
+  const dot = iso.lastIndexOf('.');
+  if (dot < 0) return BigInt(Date.parse(iso)) * 1_000_000n;
+  const seconds = BigInt(Date.parse(`${iso.slice(0, dot)}Z`) / 1000);
+  return seconds * 1_000_000_000n + BigInt(iso.slice(dot + 1, -1).padEnd(9, '0'));
 }
 
 /** Milliseconds for people: exact below 10 s (`20.5 ms`, `1.000123 ms`), else seconds (`12.35 s`). */

@@ -3,6 +3,7 @@ import type { CommandContext } from '../context.js';
 import {
   commonRowFilter,
   durationText,
+  isoNanos,
   keyValues,
   tableTime,
   wildcardFilter,
@@ -21,8 +22,8 @@ export interface SpansOptions {
   attribute: string[];
   /** 32 hex digits, lower case. */
   traceId?: string;
-  /** Only spans at least this long, in milliseconds. */
-  minDuration?: number;
+  /** Only spans at least this long, in nanoseconds. */
+  minDuration?: bigint;
 }
 
 /** Every field of a SpanRow, in order: the CSV columns. */
@@ -56,7 +57,7 @@ export function spans(ctx: CommandContext, options: SpansOptions): Promise<numbe
     rows: spanRows,
     keep: (row) =>
       (options.status === undefined || row.status === options.status) &&
-      (options.minDuration === undefined || row.duration >= options.minDuration) &&
+      (options.minDuration === undefined || spanNanos(row) >= options.minDuration) &&
       name(row.name) &&
       common(row),
     csvColumns: SPAN_COLUMNS,
@@ -84,3 +85,7 @@ export function spans(ctx: CommandContext, options: SpansOptions): Promise<numbe
   };
   return printRows(ctx, command, options.format);
 }
+
+/** The span's duration in nanoseconds, exactly (its row's `duration` is rounded); 0 as there. */
+const spanNanos = (row: SpanRow): bigint =>
+  row.time === '' || row.end === '' ? 0n : isoNanos(row.end) - isoNanos(row.time);

@@ -6,7 +6,7 @@ import { type CommandContext, finalNote } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
 import { readObjects } from '../read-objects.js';
-import { durationText, tableTime } from '../row-filters.js';
+import { durationText, isoNanos, tableTime } from '../row-filters.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
 export { TRACE_FORMATS, type TraceFormat };
@@ -99,15 +99,10 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   return code;
 }
 
-const startNanos = (iso: string): bigint => {
-  if (iso === '') return 0n;
-  const seconds = BigInt(Date.parse(`${iso.slice(0, 19)}Z`) / 1000);
-  return seconds * 1_000_000_000n + BigInt(iso.slice(20, 29).padEnd(9, '0'));
-};
 const itemTime = (item: Item) => ('span' in item ? item.span.time : item.log.time);
 const byTime = (a: Item, b: Item) => {
-  const x = startNanos(itemTime(a));
-  const y = startNanos(itemTime(b));
+  const x = isoNanos(itemTime(a));
+  const y = isoNanos(itemTime(b));
   if (x !== y) return x < y ? -1 : 1;
   // Spans before log records of the same time, then by name: one order for the same trace.
   const name = (i: Item) => ('span' in i ? `0${i.span.name}${i.span.spanId}` : `1${i.log.spanId}`);
@@ -199,8 +194,8 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
   let start: bigint | undefined;
   let end: bigint | undefined;
   for (const span of spans) {
-    const s = startNanos(span.time);
-    const e = startNanos(span.end);
+    const s = isoNanos(span.time);
+    const e = isoNanos(span.end);
     if (s > 0n && (start === undefined || s < start)) start = s;
     if (e > 0n && (end === undefined || e > end)) end = e;
   }
@@ -211,7 +206,7 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
   const heading = [
     `trace ${traceId}: ${plural(spans.length, 'span')}`,
     plural(services.size, 'service'),
-    `${durationText(Number(total) / 1e6)} from ${tableTime(spans.find((s) => startNanos(s.time) === t0)?.time ?? '')} UTC`,
+    `${durationText(Number(total) / 1e6)} from ${tableTime(spans.find((s) => isoNanos(s.time) === t0)?.time ?? '')} UTC`,
     ...(errors > 0 ? [plural(errors, 'error')] : []),
   ].join(', ');
 
@@ -238,11 +233,11 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
         printable(s.service),
         s.status,
         durationText(s.duration),
-        `|${bar(startNanos(s.time), startNanos(s.end))}|`,
+        `|${bar(isoNanos(s.time), isoNanos(s.end))}|`,
       ]);
     } else {
       const l = item.log;
-      const at = startNanos(l.time);
+      const at = isoNanos(l.time);
       rows.push([
         name(prefix, `${l.severity || 'LOG'} ${valueText(l.body)}`),
         printable(l.service),

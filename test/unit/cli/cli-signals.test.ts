@@ -428,3 +428,58 @@ describe('otel-s3 trace on hostile spans', () => {
     expect(body2.at(-1)).toMatch(/^└─ s2 /);
   }, 60_000);
 });
+
+describe('hand-made spans and records', () => {
+  const T0 = 1_764_475_200_000_000_000n; // 2025-11-30T04:00:00Z
+  /** OTLP/JSON objects of `spans` and `records` (one resource, service `svc`) under `<name>/p`. */
+  const writeDir = async (name: string, spans: object[], records: object[] = []) => {
+    const dir = join(root, name);
+    const resource = { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] };
+    const json = (body: object) => Buffer.from(`${JSON.stringify(body)}\n`);
+    await writeAtKey(
+      dir,
+      signalKeyAt('traces', 'otlp-json', 'p', CLI_T0, '.json'),
+      json({ resourceSpans: [{ resource, scopeSpans: [{ spans }] }] }),
+    );
+    if (records.length > 0) {
+      await writeAtKey(
+        dir,
+        signalKeyAt('logs', 'otlp-json', 'p', CLI_T0, '.json'),
+        json({ resourceLogs: [{ resource, scopeLogs: [{ logRecords: records }] }] }),
+      );
+    }
+    return (args: string[], options: CliInProcessOptions = {}) =>
+      run([...args, '--dir', name, '--prefix', 'p'], options);
+  };
+  const TRACE = 'c'.repeat(32);
+  const span = (id: string, parent: string, name: string, start: bigint, end: bigint) => ({
+    traceId: TRACE,
+    spanId: id,
+    parentSpanId: parent,
+    name,
+    startTimeUnixNano: String(T0 + start),
+    endTimeUnixNano: String(T0 + end),
+  });
+
+  test('--min-duration keeps a span of exactly that length, in any unit', async () => {
+    const cli = await writeDir('durations', [
+      span('0000000000000001', '', '9 us', 0n, 9_000n),
+      span('0000000000000002', '', '13 us', 0n, 13_000n),
+      span('0000000000000003', '', '1.1 s', 0n, 1_100_000_000n),
+      span('0000000000000004', '', '8999 ns', 0n, 8_999n),
+    ]);
+    const names = async (min: string) => {
+      const { code, stdout } = await cli(['spans', '--format', 'jsonl', '--min-duration', min]);
+      expect(code).toBe(0);
+      return lines(stdout).map((l) => (JSON.parse(l) as SpanRow).name);
+    };
+    for (const min of ['9us', '9000ns', '0.009ms', '0.000009s', '8999.5ns']) {
+      expect(await names(min), min).toEqual(['9 us', '13 us', '1.1 s']);
+    }
+    for (const min of ['13us', '13000ns', '0.013']) {
+      expect(await names(min), min).toEqual(['13 us', '1.1 s']);
+    }
+    expect(await names('1.1s')).toEqual(['1.1 s']);
+    expect(await names('1100.000001ms')).toEqual([]);
+  });
+});
