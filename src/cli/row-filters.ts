@@ -5,7 +5,10 @@ import { UsageError } from './exit-codes.js';
 /** Exact names, or patterns with `*`; every name when there are none. */
 export function wildcardFilter(patterns: readonly string[]): (name: string) => boolean {
   if (patterns.length === 0) return () => true;
-  const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`));
+  // 's': a `*` also matches line breaks, which names and values may hold.
+  const regexes = patterns.map(
+    (p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`, 's'),
+  );
   return (name) => regexes.some((r) => r.test(name));
 }
 

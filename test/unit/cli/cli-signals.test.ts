@@ -482,4 +482,22 @@ describe('hand-made spans and records', () => {
     expect(await names('1.1s')).toEqual(['1.1 s']);
     expect(await names('1100.000001ms')).toEqual([]);
   });
+
+  test('a * wildcard matches across a newline, in names, services and attribute values', async () => {
+    const cli = await writeDir('newlines', [
+      {
+        ...span('0000000000000001', '', 'GET /a\nnext', 0n, 1n),
+        attributes: [{ key: 'note', value: { stringValue: 'one\r\ntwo' } }],
+      },
+      span('0000000000000002', '', 'POST /b', 0n, 1n),
+    ]);
+    const names = async (args: string[]) => {
+      const { code, stdout } = await cli(['spans', '--format', 'jsonl', ...args]);
+      expect(code).toBe(0);
+      return lines(stdout).map((l) => (JSON.parse(l) as SpanRow).name);
+    };
+    expect(await names(['--name', 'GET *'])).toEqual(['GET /a\nnext']);
+    expect(await names(['--name', '*next'])).toEqual(['GET /a\nnext']);
+    expect(await names(['--attribute', 'note=one*two'])).toEqual(['GET /a\nnext']);
+  });
 });
