@@ -66,8 +66,9 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
       for (const row of spanRows(object.request)) {
         if (row.traceId.toLowerCase() !== options.traceId) continue;
         // The same span twice (an object copied under the prefix): shown once.
-        if (spans.has(row.spanId)) duplicates++;
-        else spans.set(row.spanId, row);
+        const id = row.spanId.toLowerCase();
+        if (spans.has(id)) duplicates++;
+        else spans.set(id, row);
       }
     },
     options.logs ? ['traces', 'logs'] : ['traces'],
@@ -119,13 +120,15 @@ export function tree(
   spans: SpanRow[],
   logs: LogRecordRow[],
 ): { placed: Placed[]; orphans: number } {
-  const ids = new Set(spans.map((s) => s.spanId));
+  // Hex ids in either case (as other writers store them) are the same id.
+  const id = (hex: string) => hex.toLowerCase();
+  const ids = new Set(spans.map((s) => id(s.spanId)));
   const children = new Map<string, Item[]>();
   const top: Item[] = [];
   let orphans = 0;
   for (const span of spans) {
-    const parent = span.parentSpanId;
-    if (parent !== '' && ids.has(parent) && parent !== span.spanId) {
+    const parent = id(span.parentSpanId);
+    if (parent !== '' && ids.has(parent) && parent !== id(span.spanId)) {
       push(children, parent, { span });
     } else {
       if (parent !== '') orphans++;
@@ -133,7 +136,7 @@ export function tree(
     }
   }
   for (const log of logs) {
-    if (ids.has(log.spanId)) push(children, log.spanId, { log });
+    if (ids.has(id(log.spanId))) push(children, id(log.spanId), { log });
     else top.push({ log });
   }
   const placed: Placed[] = [];
@@ -147,13 +150,13 @@ export function tree(
     for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
       const { item, lines, last, depth } = next;
       if ('span' in item) {
-        if (seen.has(item.span.spanId)) continue;
-        seen.add(item.span.spanId);
+        if (seen.has(id(item.span.spanId))) continue;
+        seen.add(id(item.span.spanId));
       }
       const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
-      const under = (children.get(item.span.spanId) ?? []).sort(byTime);
+      const under = (children.get(id(item.span.spanId)) ?? []).sort(byTime);
       // Only the last levels are ever shown (cut): longer prefixes are not built.
       const inner = depth === 0 ? '' : (lines + (last ? '   ' : '│  ')).slice(-DEEP * 3);
       for (let i = under.length - 1; i >= 0; i--) {
@@ -168,7 +171,7 @@ export function tree(
   };
   place(top);
   // Spans in a cycle of parents reach no root: each cycle is shown from its earliest span.
-  const left = spans.filter((s) => !seen.has(s.spanId));
+  const left = spans.filter((s) => !seen.has(id(s.spanId)));
   if (left.length > 0) {
     orphans += left.length;
     place(left.map((span) => ({ span })));

@@ -500,4 +500,36 @@ describe('hand-made spans and records', () => {
     expect(await names(['--name', '*next'])).toEqual(['GET /a\nnext']);
     expect(await names(['--attribute', 'note=one*two'])).toEqual(['GET /a\nnext']);
   });
+
+  test('the waterfall matches span ids in either case: of parents, duplicates and log records', async () => {
+    const cli = await writeDir(
+      'id-case',
+      [
+        span('00000000000000AA', '', 'root', 0n, 100_000_000n),
+        span('00000000000000bb', '00000000000000aa', 'child', 10_000_000n, 20_000_000n),
+        span('00000000000000BB', '00000000000000AA', 'child', 10_000_000n, 20_000_000n),
+      ],
+      [
+        {
+          traceId: TRACE.toUpperCase(),
+          spanId: '00000000000000Bb',
+          timeUnixNano: String(T0 + 15_000_000n),
+          severityText: 'INFO',
+          body: { stringValue: 'in child' },
+        },
+      ],
+    );
+    const { code, stdout, stderr } = await cli(['trace', TRACE, '--logs']);
+    expect([code, stderr]).toEqual([0, 'otel-s3: 1 span stored twice, shown once\n']);
+    expect(
+      lines(stdout)
+        .slice(2)
+        .map(parseLine)
+        .map((l) => [l.depth, l.name]),
+    ).toEqual([
+      [0, 'root'],
+      [1, 'child'],
+      [2, 'INFO in child'],
+    ]);
+  });
 });
