@@ -131,7 +131,6 @@ export function tree(
     if (parent !== '' && ids.has(parent) && parent !== id(span.spanId)) {
       push(children, parent, { span });
     } else {
-      if (parent !== '') orphans++;
       top.push({ span });
     }
   }
@@ -153,6 +152,8 @@ export function tree(
         if (seen.has(id(item.span.spanId))) continue;
         seen.add(id(item.span.spanId));
       }
+      // Said of the spans at the top that have a parent (not found, or in a cycle) only.
+      if (depth === 0 && 'span' in item && item.span.parentSpanId !== '') orphans++;
       const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
@@ -172,10 +173,7 @@ export function tree(
   place(top);
   // Spans in a cycle of parents reach no root: each cycle is shown from its earliest span.
   const left = spans.filter((s) => !seen.has(id(s.spanId)));
-  if (left.length > 0) {
-    orphans += left.length;
-    place(left.map((span) => ({ span })));
-  }
+  if (left.length > 0) place(left.map((span) => ({ span })));
   return { placed, orphans };
 }
 
@@ -241,12 +239,15 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
     } else {
       const l = item.log;
       const at = isoNanos(l.time);
+      // A record with no time at all has no place on the bar.
+      const offset =
+        l.time === '' ? '' : `${at < t0 ? '' : '+'}${durationText(Number(at - t0) / 1e6)}`;
       rows.push([
         name(prefix, `${l.severity || 'LOG'} ${valueText(l.body)}`),
         printable(l.service),
         '',
-        `+${durationText(Number(at - t0) / 1e6)}`,
-        `|${mark(at)}|`,
+        offset,
+        `|${l.time === '' ? ' '.repeat(width) : mark(at)}|`,
       ]);
     }
   }

@@ -417,7 +417,8 @@ describe('otel-s3 trace on hostile spans', () => {
     ]);
     expect([code, stderr]).toEqual([
       0,
-      'otel-s3: 2 spans of this trace have parents not found in this range: shown at the top level\n',
+      // The chain's root and one span of the cycle: the other is under it.
+      'otel-s3: 1 span of this trace has a parent not found in this range: shown at the top level\n',
     ]);
     const body2 = lines(stdout).slice(2);
     expect(body2).toHaveLength(spans.length);
@@ -531,5 +532,44 @@ describe('hand-made spans and records', () => {
       [1, 'child'],
       [2, 'INFO in child'],
     ]);
+  });
+
+  test('waterfall notes: spans at the top with a parent counted, records before or without a time', async () => {
+    const ms = 1_000_000n;
+    const cli = await writeDir(
+      'notes',
+      [
+        span('0000000000000001', '', 'root', 0n, 100n * ms),
+        span('0000000000000002', '00000000000000ff', 'lost parent', 10n * ms, 20n * ms),
+        // A cycle, shown from its earliest span, with two spans under it.
+        span('000000000000000c', '000000000000000d', 'cyc c', 30n * ms, 40n * ms),
+        span('000000000000000d', '000000000000000c', 'cyc d', 31n * ms, 41n * ms),
+        span('000000000000000e', '000000000000000c', 'under c', 32n * ms, 33n * ms),
+        span('000000000000000f', '000000000000000e', 'under e', 32n * ms, 33n * ms),
+      ],
+      [
+        {
+          traceId: TRACE,
+          spanId: '0000000000000001',
+          timeUnixNano: String(T0 - 20n * ms),
+          severityText: 'WARN',
+          body: { stringValue: 'early' },
+        },
+        {
+          traceId: TRACE,
+          spanId: '0000000000000001',
+          severityText: 'INFO',
+          body: { stringValue: 'no time' },
+        },
+      ],
+    );
+    const { code, stdout, stderr } = await cli(['trace', TRACE, '--logs', '--width', '10']);
+    expect([code, stderr]).toEqual([
+      0,
+      'otel-s3: 2 spans of this trace have parents not found in this range: shown at the top level\n',
+    ]);
+    const body = lines(stdout).slice(2);
+    expect(body.find((l) => l.includes('early'))).toMatch(/ -20 ms {3}\|◆ {9}\|$/);
+    expect(body.find((l) => l.includes('no time'))).toMatch(/svc {3,}\| {10}\|$/);
   });
 });
