@@ -24,8 +24,11 @@ export interface TraceOptions {
 
 /** Longest name column, prefix included: longer names are cut with `…`. */
 const NAME_WIDTH = 60;
-/** Deeper than this, the tree's prefix is cut to its last levels. */
-const DEEP = 24;
+/**
+ * Deeper than this, the tree's prefix is its depth and last levels (`…[27] │  └─ `): at most 40
+ * of the name column's characters, the rest the name's.
+ */
+const DEEP = 10;
 
 /** A line of the waterfall: a span, or a log record under its span. */
 type Item = { span: SpanRow } | { log: LogRecordRow };
@@ -183,10 +186,10 @@ function push(map: Map<string, Item[]>, key: string, item: Item): void {
   else list.push(item);
 }
 
-/** Only the last levels of a deep prefix, after `…`. */
+/** Only the last levels of a deep prefix, after `…` and the depth. */
 function cut(prefix: string, depth: number): string {
   if (depth <= DEEP) return prefix;
-  return `…${prefix.slice(-DEEP * 3)}`;
+  return `…[${depth}] ${prefix.slice(-DEEP * 3)}`;
 }
 
 /** The waterfall's lines: a heading, the column header, a line per span (and log record). */

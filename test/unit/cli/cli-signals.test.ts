@@ -572,4 +572,25 @@ describe('hand-made spans and records', () => {
     expect(body.find((l) => l.includes('early'))).toMatch(/ -20 ms {3}\|◆ {9}\|$/);
     expect(body.find((l) => l.includes('no time'))).toMatch(/svc {3,}\| {10}\|$/);
   });
+
+  test('a deep span keeps its name: the prefix shows the depth and the last levels', async () => {
+    const id = (n: number) => (n + 1).toString(16).padStart(16, '0');
+    const name = (n: number) => `level ${n} ${'x'.repeat(12)}`;
+    const cli = await writeDir(
+      'deep',
+      Array.from({ length: 40 }, (_, i) =>
+        span(id(i), i === 0 ? '' : id(i - 1), name(i), BigInt(i), 1000n - BigInt(i)),
+      ),
+    );
+    const { code, stdout } = await cli(['trace', TRACE]);
+    expect(code).toBe(0);
+    const body = lines(stdout).slice(2);
+    expect(body).toHaveLength(40);
+    body.forEach((line, depth) => {
+      expect(line, `depth ${depth}`).toContain(`${name(depth)}   `);
+      if (depth > 10) expect(line, `depth ${depth}`).toMatch(new RegExp(`^…\\[${depth}\\] `));
+      else if (depth > 0) expect(line, `depth ${depth}`).toMatch(/^[│├└ ]/);
+    });
+    expect(body[39]).toMatch(/^…\[39\] {28}└─ level 39 /);
+  });
 });
