@@ -226,7 +226,10 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
   };
   const name = (prefix: string, text: string) => {
     const full = prefix + printable(text);
-    return full.length <= NAME_WIDTH ? full : `${full.slice(0, NAME_WIDTH - 1)}…`;
+    if (full.length <= NAME_WIDTH) return full;
+    // Not between the halves of a surrogate pair: one alone prints as U+FFFD.
+    const high = /[\ud800-\udbff]/.test(full.charAt(NAME_WIDTH - 2));
+    return `${full.slice(0, high ? NAME_WIDTH - 2 : NAME_WIDTH - 1)}…`;
   };
   const rows: string[][] = [['span', 'service', 'status', 'duration', `|${' '.repeat(width)}|`]];
   for (const { item, prefix } of placed) {

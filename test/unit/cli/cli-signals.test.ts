@@ -593,4 +593,14 @@ describe('hand-made spans and records', () => {
     });
     expect(body[39]).toMatch(/^…\[39\] {28}└─ level 39 /);
   });
+
+  test('a long name is cut between characters, not inside a surrogate pair', async () => {
+    const cli = await writeDir('astral', [
+      span('0000000000000001', '', `xy${'😀'.repeat(40)}`, 0n, 1n),
+    ]);
+    const { code, stdout } = await cli(['trace', TRACE]);
+    expect(code).toBe(0);
+    // 60 UTF-16 units at most, the last the `…`: 2 + 28 × 2 before it.
+    expect(lines(stdout)[2]).toMatch(new RegExp(`^xy${'😀'.repeat(28)}… +svc `, 'u'));
+  });
 });
