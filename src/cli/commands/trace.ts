@@ -204,7 +204,9 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
     if (e > 0n && (end === undefined || e > end)) end = e;
   }
   const t0 = start ?? 0n;
-  const total = end !== undefined && end > t0 ? end - t0 : 1n;
+  const total = end !== undefined && end > t0 ? end - t0 : 0n;
+  // The bar's scale: a trace of zero-length spans (total 0) still divides by something.
+  const scale = total > 0n ? total : 1n;
   const services = new Set(spans.map((s) => s.service));
   const errors = spans.filter((s) => s.status === 'error').length;
   const heading = [
@@ -214,7 +216,7 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
     ...(errors > 0 ? [plural(errors, 'error')] : []),
   ].join(', ');
 
-  const cell = (at: bigint) => Number(((at - t0) * BigInt(width)) / total);
+  const cell = (at: bigint) => Number(((at - t0) * BigInt(width)) / scale);
   const bar = (from: bigint, to: bigint): string => {
     const a = Math.min(Math.max(cell(from), 0), width - 1);
     const b = Math.min(Math.max(cell(to), a + 1), width);

@@ -603,4 +603,22 @@ describe('hand-made spans and records', () => {
     // 60 UTF-16 units at most, the last the `…`: 2 + 28 × 2 before it.
     expect(lines(stdout)[2]).toMatch(new RegExp(`^xy${'😀'.repeat(28)}… +svc `, 'u'));
   });
+
+  test('a trace of zero-length spans lasts 0 ms', async () => {
+    const cli = await writeDir('instant', [
+      span('0000000000000001', '', 'z root', 5n, 5n),
+      span('0000000000000002', '0000000000000001', 'z child', 5n, 5n),
+    ]);
+    const { code, stdout } = await cli(['trace', TRACE, '--width', '10']);
+    expect(code).toBe(0);
+    const [heading, header, ...body] = lines(stdout);
+    expect(heading).toBe(
+      `trace ${TRACE}: 2 spans, 1 service, 0 ms from 2025-11-30 04:00:00.000 UTC`,
+    );
+    expect(header).toMatch(/ 0 {6,}0 ms$/);
+    expect(body).toEqual([
+      expect.stringMatching(/^z root +svc +unset +0 ms {3}\|█ {9}\|$/),
+      expect.stringMatching(/^└─ z child +svc +unset +0 ms {3}\|█ {9}\|$/),
+    ]);
+  });
 });
