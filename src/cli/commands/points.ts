@@ -6,7 +6,7 @@ import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
 import { wildcardFilter } from '../row-filters.js';
-import { jsonLine } from '../terminal-text.js';
+import { jsonLine, printable } from '../terminal-text.js';
 
 export { POINT_FORMATS, type PointFormat };
 
@@ -26,6 +26,8 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
   const keep = wildcardFilter(options.metric);
   const table = format === 'table' ? new TableWriter(ctx.out, TABLE_HEADER, new Set()) : undefined;
   if (format === 'csv') await ctx.out.line(CSV_COLUMNS.join(','));
+  // CSV is kept verbatim for files and pipes; a terminal shows its fields, never obeys them.
+  const csv = (line: string) => (ctx.stdoutIsTTY ? printable(line) : line);
   let rows = 0;
   let filteredOut = 0;
   /** Names of metrics the filter left out, for the note when it matched none (a few suffice). */
@@ -39,7 +41,7 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
       }
       rows++;
       if (table !== undefined) await table.row(tableCells(row));
-      else await ctx.out.line(format === 'csv' ? csvRow(row) : jsonLine(row));
+      else await ctx.out.line(format === 'csv' ? csv(csvRow(row)) : jsonLine(row));
     }
     if (table === undefined) await ctx.out.flush();
   });

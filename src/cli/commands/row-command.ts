@@ -41,6 +41,8 @@ export async function printRows<Row extends object>(
       ? new TableWriter(ctx.out, command.tableHeader, command.rightAligned)
       : undefined;
   if (as === 'csv') await ctx.out.line(command.csvColumns.join(','));
+  // CSV is kept verbatim for files and pipes; a terminal shows its fields, never obeys them.
+  const csv = (line: string) => (ctx.stdoutIsTTY ? printable(line) : line);
   let printed = 0;
   let filteredOut = 0;
   const { code } = await readObjects(
@@ -54,7 +56,7 @@ export async function printRows<Row extends object>(
         }
         printed++;
         if (table !== undefined) await table.row(command.tableCells(row).map(printable));
-        else if (as === 'csv') await ctx.out.line(csvLine(row, command.csvColumns, csvField));
+        else if (as === 'csv') await ctx.out.line(csv(csvLine(row, command.csvColumns, csvField)));
         else await ctx.out.line(jsonLine(row));
       }
       if (table === undefined) await ctx.out.flush();

@@ -205,4 +205,11 @@ describe('control characters from the bucket never reach a terminal raw', () => 
     expect(row).toContain(`,${EVIL.metric},counter,`);
     expect(row).toContain(`"{""${JSON.stringify(EVIL.key).slice(1, -1)}"":""v\\nnext\u009b31m""}"`);
   });
+
+  test('csv on a terminal: the same fields, their control characters shown escaped', async () => {
+    const { stdout } = await run(['points', ...evil, '--format', 'csv'], { stdoutTTY: true });
+    expect(stdout).not.toMatch(RAW);
+    expect(stdout).toContain(',evil\\x1b[2Jname\\u202e,counter,');
+    expect(stdout).toContain('""v\\nnext\\x9b31m""');
+  });
 });

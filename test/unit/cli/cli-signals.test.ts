@@ -621,4 +621,17 @@ describe('hand-made spans and records', () => {
       expect.stringMatching(/^└─ z child +svc +unset +0 ms {3}\|█ {9}\|$/),
     ]);
   });
+
+  test('--format csv on a terminal shows control characters escaped; to a pipe, verbatim', async () => {
+    const cli = await writeDir('csv-tty', [
+      span('0000000000000001', '', 'red \u001b[31m\u202e', 0n, 1n),
+    ]);
+    const tty = await cli(['spans', '--format', 'csv'], { stdoutTTY: true });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).not.toContain('\u001b');
+    expect(tty.stdout).not.toContain('\u202e');
+    expect(tty.stdout).toContain(',red \\x1b[31m\\u202e,');
+    const pipe = await cli(['spans', '--format', 'csv']);
+    expect(pipe.stdout).toContain(',red \u001b[31m\u202e,');
+  });
 });
