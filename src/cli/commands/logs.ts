@@ -44,13 +44,14 @@ export const LOG_RECORD_COLUMNS = [
 
 /**
  * A record's severity number; for one without a number, that of its severity text when the text
- * names a class (`WARN`, `Error`, `warning`), else 0.
+ * is a short name of the data model, in any case (`WARN`, `Error`, `warning`, `WARN2`: 14), else 0.
  */
 export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
   if (row.severityNumber > 0) return row.severityNumber;
-  const text = row.severity.toLowerCase().replace(/^warning$/, 'warn');
-  const i = SEVERITIES.indexOf(text as Severity);
-  return i < 0 ? 0 : i * 4 + 1;
+  const match = /^(trace|debug|info|warn(?:ing)?|error|fatal)([1-4])?$/i.exec(row.severity);
+  if (match === null) return 0;
+  const i = SEVERITIES.indexOf((match[1] as string).toLowerCase().replace(/ing$/, '') as Severity);
+  return i * 4 + Number(match[2] ?? 1);
 }
 
 /** `otel-s3 logs`: one row per log record, as a table, CSV or JSON lines. */

@@ -634,4 +634,25 @@ describe('hand-made spans and records', () => {
     const pipe = await cli(['spans', '--format', 'csv']);
     expect(pipe.stdout).toContain(',red \u001b[31m\u202e,');
   });
+
+  test('--severity reads a short name with its 1-4 suffix, in any case, when there is no number', async () => {
+    const record = (severityText: string) => ({
+      timeUnixNano: String(T0),
+      severityText,
+      body: { stringValue: severityText },
+    });
+    const cli = await writeDir(
+      'severity-text',
+      [span('0000000000000001', '', 'root', 0n, 1n)],
+      ['INFO4', 'WARN', 'WARN2', 'warning3', 'Error2', 'fatal', 'WARN5', 'loud'].map(record),
+    );
+    const bodies = async (severity: string) => {
+      const { code, stdout } = await cli(['logs', '--format', 'jsonl', '--severity', severity]);
+      expect(code).toBe(0);
+      return lines(stdout).map((l) => (JSON.parse(l) as LogRecordRow).body);
+    };
+    expect(await bodies('warn')).toEqual(['WARN', 'WARN2', 'warning3', 'Error2', 'fatal']);
+    expect(await bodies('info')).toEqual(['INFO4', 'WARN', 'WARN2', 'warning3', 'Error2', 'fatal']);
+    expect(await bodies('error')).toEqual(['Error2', 'fatal']);
+  });
 });
