@@ -37,7 +37,9 @@ export function parseTime(text: string): Date | undefined {
   const iso = clock === undefined ? `${date}T00:00:00Z` : `${date}T${clock}${zone ?? 'Z'}`;
   const ms = Date.parse(iso.replace(/(\.\d{3})\d+/, '$1'));
   if (Number.isNaN(ms)) return undefined;
-  // Reject dates Date.parse rolls over (2026-02-30).
-  if (new Date(ms).toISOString().slice(0, 10) !== date && zone === undefined) return undefined;
+  // Reject dates Date.parse rolls over (2026-02-30), with a zone or without: the calendar date
+  // as written, not the UTC date it falls on.
+  const day = Date.parse(`${date}T00:00:00Z`);
+  if (Number.isNaN(day) || new Date(day).toISOString().slice(0, 10) !== date) return undefined;
   return new Date(ms);
 }

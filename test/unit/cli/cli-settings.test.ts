@@ -62,6 +62,9 @@ describe('parseTime', () => {
     ['2026-11-30T04:00:00', '2026-11-30T04:00:00.000Z'],
     ['2026-11-30 04:00', '2026-11-30T04:00:00.000Z'],
     ['2026-11-30', '2026-11-30T00:00:00.000Z'],
+    // Another UTC date than the one written: still that date.
+    ['2026-11-30T23:30:00-01:00', '2026-12-01T00:30:00.000Z'],
+    ['2026-03-01T00:30+01:00', '2026-02-28T23:30:00.000Z'],
   ])('%s is %s', (text, iso) => {
     expect(parseTime(text)?.toISOString()).toBe(iso);
   });
@@ -70,6 +73,9 @@ describe('parseTime', () => {
     'yesterday',
     '2026-13-01',
     '2026-02-30',
+    '2026-02-30T00:00Z',
+    '2026-02-29T12:00:00+01:00',
+    '2026-04-31 04:00-05:00',
     '30/11/2026',
     '2026-11-30T25:00Z',
     '1700000000',
@@ -178,6 +184,12 @@ describe('resolveSettings', () => {
       { bucket: 'b', from: 'noon' },
       {},
       /invalid --from "noon": expected an ISO 8601 time/,
+    ],
+    [
+      'impossible --to with a zone',
+      { bucket: 'b', to: '2026-02-30T00:00Z' },
+      {},
+      /invalid --to "2026-02-30T00:00Z": expected an ISO 8601 time like 2026-11-30T04:00:00Z/,
     ],
     [
       '--to before --from',
