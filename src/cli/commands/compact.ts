@@ -194,13 +194,17 @@ export function partitionLine(p: PartitionReport): string {
         : head;
     default: {
       const written = p.written.reduce((n, w) => n + w.bytes, 0);
-      const read = `${tally(p.read.objects, p.read.bytes)}, ${plural(p.read.points, 'point')}`;
+      const read = `${tally(p.read.objects, p.read.bytes)}, ${plural(p.read.points, itemWord(p.partition))}`;
       const out = `${plural(p.written.length, 'file')}, ${formatBytes(written)}`;
       const skipped = p.skipped.length > 0 ? `; skipped ${p.skipped.length}` : '';
       return `${head}  ${read} -> ${out}; deleted ${formatInteger(p.deleted)}${skipped}`;
     }
   }
 }
+
+/** What a partition's items are: spans' and log records' partitions are under `traces/`, `logs/`. */
+const itemWord = (partition: string): string =>
+  partition.startsWith('traces/') ? 'span' : partition.startsWith('logs/') ? 'log record' : 'point';
 
 function summary(report: CompactionReport, where: string, now = Date.now()): string {
   const count = (status: PartitionReport['status']) =>

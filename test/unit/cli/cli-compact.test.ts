@@ -90,6 +90,20 @@ describe('the compaction lines speak in the right number', () => {
       'year=2026/month=12/day=01/hour=05  compacted  2 objects, 2.0 KiB, 1,200 points -> 1 file, 4.0 KiB; deleted 2',
     );
   });
+
+  test("spans' and log records' partitions count spans and log records", () => {
+    const read = { objects: 2, points: 1_200 };
+    for (const [root, items] of [
+      ['traces/', '1,200 spans'],
+      ['logs/', '1,200 log records'],
+    ]) {
+      expect(
+        partitionLine({ ...report(read), partition: `${root}year=2026/month=12/day=01/hour=05` }),
+      ).toBe(
+        `${root}year=2026/month=12/day=01/hour=05  compacted  2 objects, 2.0 KiB, ${items} -> 1 file, 4.0 KiB; deleted 2`,
+      );
+    }
+  });
 });
 
 describe('hours that have not settled yet', () => {
