@@ -44,7 +44,8 @@ export function enumOf(v: OtlpValue | undefined, names: Readonly<Record<string, 
 }
 
 /**
- * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an empty AnyValue as null).
+ * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
+ * text, an empty AnyValue as null).
  * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the
  * reader never yields such a request), rather than overflowing the stack.
  */
@@ -64,12 +65,23 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
   const o = obj(v);
   if ('stringValue' in o) return str(o.stringValue);
   if ('boolValue' in o) return o.boolValue === true;
-  if ('intValue' in o) return num(o.intValue) ?? 0;
+  if ('intValue' in o) return int64(o.intValue);
   if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
   if ('arrayValue' in o) return list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1));
   if ('kvlistValue' in o) return plainKeyValues(obj(o.kvlistValue).values, depth + 1);
   if ('bytesValue' in o) return str(o.bytesValue);
   return null;
+}
+
+/**
+ * An int64: a number when one holds it exactly, else its decimal text (`"9007199254740993"`, which
+ * a number would make ...992). One written as a JSON number past 2^53 has lost its digits already.
+ */
+function int64(v: OtlpValue | undefined): PlainValue {
+  const n = num(v) ?? 0;
+  return typeof v === 'string' && /^-?\d+$/.test(v) && !Number.isSafeInteger(n)
+    ? BigInt(v).toString()
+    : n;
 }
 
 function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string, PlainValue> {

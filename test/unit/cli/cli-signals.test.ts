@@ -655,4 +655,38 @@ describe('hand-made spans and records', () => {
     expect(await bodies('info')).toEqual(['INFO4', 'WARN', 'WARN2', 'warning3', 'Error2', 'fatal']);
     expect(await bodies('error')).toEqual(['Error2', 'fatal']);
   });
+
+  test('an int64 attribute past 2^53 is kept exactly, as its decimal text', async () => {
+    const int = (key: string, intValue: string | number) => ({ key, value: { intValue } });
+    const cli = await writeDir('int64', [
+      {
+        ...span('0000000000000001', '', 'root', 0n, 1n),
+        attributes: [
+          int('user.id', '9007199254740993'),
+          int('min', '-9223372036854775808'),
+          int('small', '42'),
+          int('number', 7),
+        ],
+      },
+    ]);
+    const jsonl = await cli(['spans', '--format', 'jsonl']);
+    expect((JSON.parse(jsonl.stdout) as SpanRow).attributes).toEqual({
+      'user.id': '9007199254740993',
+      min: '-9223372036854775808',
+      small: 42,
+      number: 7,
+    });
+    const found = await cli([
+      'spans',
+      '--format',
+      'jsonl',
+      '--attribute',
+      'user.id=9007199254740993',
+    ]);
+    expect(lines(found.stdout)).toHaveLength(1);
+    const table = await cli(['spans'], { stdoutTTY: true });
+    expect(table.stdout).toContain('user.id=9007199254740993 min=-9223372036854775808 small=42');
+    const csv = await cli(['spans', '--format', 'csv']);
+    expect(csv.stdout).toContain('""user.id"":""9007199254740993""');
+  });
 });
