@@ -1,5 +1,14 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
-import { attributes, list, nanosToIso, num, obj, type PlainValue, str } from '../plain-values.js';
+import {
+  attributes,
+  list,
+  nanosText,
+  nanosToIso,
+  num,
+  obj,
+  type PlainValue,
+  str,
+} from '../plain-values.js';
 import { METRIC_FIELDS, temporalityOf, walkRequest } from './otlp-walk.js';
 
 // Shared by every signal's rows; exported here too, where the reader's API has always had them.
@@ -99,8 +108,9 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
 
 function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
   const row: PointRow = {
-    time: nanosToIso(str(p.timeUnixNano)),
-    start: nanosToIso(str(p.startTimeUnixNano)),
+    // Times as text or, as OTLP/JSON also allows, numbers (spans' and log records' rows too).
+    time: nanosToIso(nanosText(p.timeUnixNano)),
+    start: nanosToIso(nanosText(p.startTimeUnixNano)),
     ...base,
     attributes: attributes(p.attributes),
   };

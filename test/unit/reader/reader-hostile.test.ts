@@ -192,6 +192,33 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
     const gauge = dataPointRows(read[0]?.request ?? {}).find((r) => r.type === 'gauge');
     expect(gauge?.time).toBe('2554-07-21T23:34:33.709551615Z');
   });
+
+  test("a point's times written as JSON numbers (OTLP/JSON allows them) are its row's times", () => {
+    const point = (time: unknown) => ({
+      resourceMetrics: [
+        {
+          scopeMetrics: [
+            {
+              metrics: [
+                {
+                  name: 'g',
+                  gauge: {
+                    dataPoints: [{ timeUnixNano: time, startTimeUnixNano: time, asInt: '7' }],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    // 2026-01-05T10:05:00Z, an integer a double holds exactly. Before: '' for both.
+    const [row] = dataPointRows(point(1_767_607_500_000_000_000));
+    expect([row?.time, row?.start]).toEqual([
+      '2026-01-05T10:05:00.000000000Z',
+      '2026-01-05T10:05:00.000000000Z',
+    ]);
+  });
 });
 
 describe('stored size: nothing larger than maxObjectBytes is downloaded', () => {
