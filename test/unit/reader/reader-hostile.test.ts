@@ -213,7 +213,7 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
       ],
     });
     // 2026-01-05T10:05:00Z, an integer a double holds exactly. Before: '' for both.
-    const [row] = dataPointRows(point(1_767_607_500_000_000_000));
+    const [row] = dataPointRows(point(1_767_607_500_000_000_000) as OtlpObject);
     expect([row?.time, row?.start]).toEqual([
       '2026-01-05T10:05:00.000000000Z',
       '2026-01-05T10:05:00.000000000Z',
