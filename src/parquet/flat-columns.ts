@@ -22,6 +22,7 @@ import { readHybrid } from './hybrid-decode.js';
 import {
   checkCodec,
   checkDataPage,
+  checkDictionaryPage,
   checkPageHeader,
   type ValueBudget,
   withinDictionary,
@@ -314,6 +315,7 @@ function readLeaf(
     const daph = header.data_page_header;
     if (header.type === 'DICTIONARY_PAGE' || daph === undefined) {
       const page = decompressed(compressed, header);
+      checkDictionaryPage(header, page, decoder.type, decoder.element.type_length, path);
       const count = header.dictionary_page_header?.num_values ?? 0;
       const view = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
       dictionary = convert(

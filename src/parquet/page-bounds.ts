@@ -160,18 +160,10 @@ export function checkDataPage(
         throw fault('a dictionary index past its dictionary');
       }
     }
-  } else if (page.encoding === 'PLAIN' && schemaPath.at(-1)?.element.type === 'BYTE_ARRAY') {
-    // hyparquet's strings are views of the buffer the page lies in, checked against its end
-    // only: a length past the page would read the bytes after it (the next page's) as text.
-    let offset = at;
-    for (let k = present(); k > 0; k--) {
-      const length = offset + 4 <= bytes.length ? view.getUint32(offset, true) : -1;
-      offset += 4;
-      if (!(length >= 0 && length <= bytes.length - offset)) {
-        throw fault('a PLAIN string past its page');
-      }
-      offset += length;
-    }
+  } else if (page.encoding === 'PLAIN') {
+    const element = schemaPath.at(-1)?.element;
+    const problem = plainPastPage(bytes, at, present(), element?.type, element?.type_length);
+    if (problem !== undefined) throw fault(problem);
   } else if (page.encoding === 'DELTA_BINARY_PACKED') {
     // hyparquet steps by these two: a block not a positive multiple of 128 values, or not in
     // miniblocks of a positive multiple of 32, can make it read back over what it read, forever.
@@ -182,6 +174,69 @@ export function checkDataPage(
     if (!(block > 0 && block % 128 === 0 && miniblocks > 0 && perMiniblock % 32 === 0)) {
       throw fault(`a DELTA_BINARY_PACKED block of ${block} values in ${miniblocks} miniblocks`);
     }
+  }
+}
+
+/** Bytes of a PLAIN value of the fixed-width types. */
+const PLAIN_WIDTH: Readonly<Record<string, number>> = {
+  INT32: 4,
+  INT64: 8,
+  FLOAT: 4,
+  DOUBLE: 8,
+  INT96: 12,
+};
+
+/**
+ * What is wrong when `count` PLAIN values of `type` from `at` do not all lie within `bytes`;
+ * undefined when they do. hyparquet reads them as views of the buffer the page lies in, checked
+ * against that buffer's end only: values past the page would be the next page's bytes (or, for
+ * a page decompressed into a pooled buffer, anything) read as values.
+ */
+function plainPastPage(
+  bytes: Uint8Array,
+  at: number,
+  count: number,
+  type: string | undefined,
+  typeLength: number | undefined,
+): string | undefined {
+  const room = bytes.length - at;
+  if (type === 'BYTE_ARRAY') {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let offset = at;
+    for (let k = count; k > 0; k--) {
+      const length = offset + 4 <= bytes.length ? view.getUint32(offset, true) : -1;
+      offset += 4;
+      if (!(length >= 0 && length <= bytes.length - offset)) return 'a PLAIN string past its page';
+      offset += length;
+    }
+    return undefined;
+  }
+  const need =
+    type === 'BOOLEAN'
+      ? Math.ceil(count / 8)
+      : type === 'FIXED_LEN_BYTE_ARRAY'
+        ? count * (typeLength ?? 0)
+        : count * (PLAIN_WIDTH[type ?? ''] ?? 0);
+  return need <= room ? undefined : `${count} PLAIN ${type} values past their page`;
+}
+
+/**
+ * Throws unless a dictionary page (`bytes`: decompressed) holds the PLAIN values its header
+ * claims: a dictionary of more entries than its page would make the rest up.
+ */
+export function checkDictionaryPage(
+  header: PageHeader,
+  bytes: Uint8Array,
+  type: string,
+  typeLength: number | undefined,
+  path: readonly string[],
+): void {
+  const count = header.dictionary_page_header?.num_values ?? 0;
+  const problem = plainPastPage(bytes, 0, count, type, typeLength);
+  if (problem !== undefined) {
+    throw new PageBoundsError(
+      `${columnOf(path)}: a dictionary page of ${count} entries: ${problem}`,
+    );
   }
 }
 
@@ -265,6 +320,19 @@ export async function checkPages(
         reader.offset += header.compressed_page_size;
         if (header.type === 'DICTIONARY_PAGE') {
           dictionary = header.dictionary_page_header?.num_values ?? 0;
+          const bytes = decompressPage(
+            page,
+            header.uncompressed_page_size,
+            meta.codec,
+            compressors,
+          );
+          checkDictionaryPage(
+            header,
+            bytes,
+            meta.type,
+            schemaPath.at(-1)?.element.type_length,
+            path,
+          );
         } else if (header.type === 'DATA_PAGE') {
           const bytes = decompressPage(
             page,

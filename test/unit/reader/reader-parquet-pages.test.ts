@@ -491,6 +491,56 @@ describe('a hostile page hyparquet would follow too far is refused, both ways', 
     }
   });
 
+  test('a dictionary page or a PLAIN page that claims more values than it holds is refused both ways', async () => {
+    const int32s = (...v: number[]) => [...new Uint8Array(Int32Array.from(v).buffer)];
+    // Two INT32 entries claimed three, then a data page whose next bytes would be the third.
+    const dictionary = (claimed: number) =>
+      page(
+        { field_1: PAGE.DICTIONARY_PAGE, field_7: { field_1: claimed, field_2: 0 } },
+        int32s(5, 6),
+      );
+    const coded = (index: number) =>
+      dataPage(2, ENCODING.RLE_DICTIONARY, [2, ...rleRun(1), index, ...rleRun(1), 0]);
+    const file = (pages: Uint8Array[]) => ({
+      type: 'INT32' as const,
+      repetition: 'REQUIRED' as const,
+      rows: 2,
+      pages,
+    });
+    const [goodRows] = bothWays(file([dictionary(2), coded(1)]));
+    expect((await goodRows).rows).toEqual([{ c: 6 }, { c: 5 }]);
+    // Before: index 2 read the data page's header bytes as a third entry.
+    for (const bad of bothWays(file([dictionary(3), coded(2)]))) {
+      await expect(bad).rejects.toThrow(
+        'Parquet column c: a dictionary page of 3 entries: 3 PLAIN INT32 values past their page',
+      );
+    }
+    // Strings: two claimed, one there.
+    const strings = page(
+      { field_1: PAGE.DICTIONARY_PAGE, field_7: { field_1: 2, field_2: 0 } },
+      [1, 0, 0, 0, 0x61],
+    );
+    const stringFile = {
+      type: 'BYTE_ARRAY' as const,
+      repetition: 'REQUIRED' as const,
+      rows: 2,
+      pages: [strings, dataPage(2, ENCODING.RLE_DICTIONARY, [1, ...rleRun(2), 0])],
+    };
+    for (const bad of bothWays(stringFile)) {
+      await expect(bad).rejects.toThrow(
+        'a dictionary page of 2 entries: a PLAIN string past its page',
+      );
+    }
+    // A PLAIN data page of two INT32 values holding one, before a page whose bytes would follow.
+    const plain = file([
+      dataPage(2, ENCODING.PLAIN, int32s(7)),
+      dataPage(1, ENCODING.PLAIN, int32s(8)),
+    ]);
+    for (const bad of bothWays({ ...plain, rows: 3 })) {
+      await expect(bad).rejects.toThrow('Parquet column c: 2 PLAIN INT32 values past their page');
+    }
+  });
+
   test('a read decodes at most maxDecompressedBytes values', async () => {
     // 200,000 nulls: one run of definition levels, a few bytes stored, 200,000 values decoded.
     const nulls = {
