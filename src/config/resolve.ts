@@ -7,6 +7,7 @@ import {
   defaultKeyTemplate,
   FORMAT_ROWS,
   type SignalName,
+  signalOfKeyName,
 } from '../layout/formats.js';
 import { KeyTemplate } from '../layout/key-template.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
@@ -214,7 +215,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     keys: f.get(
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.
-      (_o, v) => new KeyTemplate(v as string, { prefix, filePrefix, timeZone }),
+      (o, v) =>
+        namesSignal(o, v, new KeyTemplate(v as string, { prefix, filePrefix, timeZone }), signal),
       // Each format has its default layout (Parquet: hour partitions).
       new KeyTemplate(defaultKeyTemplate(format, signal), { prefix, filePrefix, timeZone }),
     ),
@@ -224,6 +226,33 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     ) as ResolvedConfig['putObject'],
     userAgent: option<string | undefined>(f, 'userAgent', undefined),
   };
+}
+
+/**
+ * `template`, once its object names are known to say `signal`: the reader and the compactor tell
+ * an object's signal by the word before its UUID (`traces_…`), and a name without one is metrics'
+ * (as custom templates were before spans and log records). A span exporter writing `metrics_…`
+ * would have its objects read, compacted and deleted as metrics.
+ */
+function namesSignal(
+  option: string,
+  value: unknown,
+  template: KeyTemplate,
+  signal: SignalName,
+): KeyTemplate {
+  const sample = template.render({
+    time: new Date(0),
+    attributes: {},
+    extension: '.json',
+    id: '00000000-0000-7000-8000-000000000000',
+  });
+  const named = signalOfKeyName(sample);
+  if (named === signal) return template;
+  throw new InvalidOptionError(
+    option,
+    value,
+    `an object name that says ${signal} (\`${signal}_{uuid}\`), as the reader and compaction tell signals by it; this template's name says ${named}${signal === 'metrics' ? '' : ' (or nothing, which is metrics)'}: give each signal its own template (OTEL_EXPORTER_S3_${signal.toUpperCase()}_KEY_TEMPLATE)`,
+  );
 }
 
 /**

@@ -125,7 +125,8 @@ function decodeNow(
   } catch (error) {
     throw decodeError(key, error);
   }
-  const done = (decoded: OtlpObject) => checked(key, decoded, encoding, raw.length);
+  const signal = options.signal ?? signalOfKey(key);
+  const done = (decoded: OtlpObject) => checked(key, decoded, encoding, raw.length, signal);
   if (!(request instanceof Promise)) return done(request);
   return request.then(done, (error: unknown) => {
     throw decodeError(key, error);
@@ -196,14 +197,30 @@ function decodeError(key: string, error: unknown): ObjectDecodeError {
   return new ObjectDecodeError(key, stage, messageOf(error), error);
 }
 
+/** A request's top-level field, by signal (OTLP/JSON's names; the protobuf decoder's too). */
+const REQUEST_FIELD: Readonly<Record<SignalName, string>> = {
+  metrics: 'resourceMetrics',
+  traces: 'resourceSpans',
+  logs: 'resourceLogs',
+};
+
 function checked(
   key: string,
   request: OtlpObject,
   encoding: ObjectEncoding,
   rawBytes: number,
+  signal: SignalName,
 ): DecodedObject {
   const problem = requestProblem(request);
   if (problem !== undefined) throw new ObjectDecodeError(key, 'decode', problem);
+  // An OTLP/JSON request of another signal (a key template that named it wrongly) decodes as
+  // none of this signal's items: refused, so that no caller takes it as empty (a compaction
+  // would delete it). Protobuf cannot tell: the requests' fields share their numbers.
+  for (const other of SIGNAL_NAMES) {
+    if (other !== signal && REQUEST_FIELD[other] in request) {
+      throw new ObjectDecodeError(key, 'decode', `a request of ${other}, not of ${signal}`);
+    }
+  }
   return { request, encoding, rawBytes };
 }
 

@@ -1,4 +1,4 @@
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { uuidv7 } from 'uuidv7';
@@ -464,6 +464,33 @@ describe('compaction of spans and log records on a directory', () => {
     expect(again.partitions.map((p) => [p.status, p.skippedEarlier])).toEqual([
       ['nothing-to-do', 2],
     ]);
+  });
+
+  test("an OTLP/JSON object of another signal under a spans' name is skipped and kept, never deleted as empty", async () => {
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-json');
+    // Metrics as OTLP/JSON, stored under a spans' name (a key template that named them wrongly).
+    const other = join(dir, 'm');
+    await exportToDir(other, { prefix: 'p', format: 'otlp-json', compression: 'none' }, [
+      batchAt('x', HOUR + 60_000, 2),
+    ]);
+    const metricsKey = (await keysIn(other))[0] as string;
+    const misnamed = metricsKey.replace('metrics_', 'traces_');
+    await mkdir(join(dir, misnamed, '..'), { recursive: true });
+    await copyFile(join(other, metricsKey), join(dir, misnamed));
+    const report = await compactSpans({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+      deleteInputs: true,
+    });
+    const [partition] = report.partitions;
+    // Before: read as no spans, compacted, and deleted with the inputs.
+    expect(partition?.read.points).toBe(recorded.length);
+    expect(partition?.skipped.map((k) => [k.key, k.reason])).toEqual([
+      [misnamed, expect.stringMatching(/a request of metrics, not of traces/)],
+    ]);
+    expect(await keysIn(dir)).toContain(misnamed);
   });
 
   test('strings that begin with U+FEFF keep it through spilled runs and their merge (names, map keys and values)', async () => {

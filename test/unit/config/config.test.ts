@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/base/invalid-option.js';
 import { DEFAULTS, type S3MetricExporterOptions } from '../../../src/config/options.js';
-import { resolveConfig } from '../../../src/config/resolve.js';
+import { resolveConfig, resolveSources } from '../../../src/config/resolve.js';
 import { normalizePrefix } from '../../../src/config/rules.js';
 import { S3MetricExporter } from '../../../src/index.js';
 import { defaultKeyTemplate, FORMAT_ROWS } from '../../../src/layout/formats.js';
@@ -638,4 +638,50 @@ describe('new S3MetricExporter validates options at construction', () => {
       expect(fromConstructor.message).toBe(fromResolve.message);
     });
   }
+});
+
+describe("keyTemplate names its signal's objects", () => {
+  const resolve = (signal: 'metrics' | 'traces' | 'logs', keyTemplate: string) =>
+    resolveSources({ options: { bucket: 'b', keyTemplate }, signal });
+  test('a template whose object name says another signal, or nothing for spans and log records, is refused', () => {
+    // Before: spans stored as metrics_…, which a metrics compaction read as no points and deleted.
+    expect(() => resolve('traces', '{service.name}/%Y/%m/%d/metrics_{uuid}')).toThrow(
+      /keyTemplate.*an object name that says traces .*this template's name says metrics.*OTEL_EXPORTER_S3_TRACES_KEY_TEMPLATE/,
+    );
+    expect(() => resolve('logs', '%Y/%m/%d/{service.name}/{uuid}')).toThrow(InvalidOptionError);
+    expect(() => resolve('metrics', '%Y/%m/%d/logs_{uuid}')).toThrow(/says logs/);
+    // Its own word (with a filePrefix before it), or none for metrics (as ever), is taken.
+    expect(
+      resolve('traces', '{service.name}/%Y/%m/%d/{filePrefix}traces_{uuid}').keys,
+    ).toBeDefined();
+    expect(resolve('logs', '%Y/%m/%d/logs_{uuid}').keys).toBeDefined();
+    expect(resolve('metrics', '{service.name}/%Y/%m/%d/{uuid}').keys).toBeDefined();
+  });
+
+  test('from the environment for every signal, a metrics template leaves the others their default layout, said once each', () => {
+    const warned: string[] = [];
+    const config = resolveSources({
+      options: { bucket: 'b' },
+      signal: 'traces',
+      environment: new Map([
+        [
+          'keyTemplate',
+          {
+            value: '{service.name}/%Y/%m/%d/metrics_{uuid}',
+            variable: 'OTEL_EXPORTER_S3_KEY_TEMPLATE',
+          },
+        ],
+      ]),
+      warn: (e) => warned.push(e.detail),
+    });
+    expect(warned).toEqual([expect.stringMatching(/OTEL_EXPORTER_S3_KEY_TEMPLATE.*says traces/)]);
+    expect(
+      config.keys.render({
+        time: new Date(0),
+        attributes: {},
+        extension: '.json',
+        id: '00000000-0000-7000-8000-000000000000',
+      }),
+    ).toMatch(/traces_/);
+  });
 });
