@@ -92,6 +92,17 @@ export class Outcomes {
   /** A part of an export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
   exportRejectedForRoom(points: number, rawBytes: number): void {
     this.#countDrop('buffer-full', 0, points, rawBytes);
+    const limit = this.#options.maxBufferedBytes;
+    if (rawBytes > limit) {
+      // Larger than the whole bound: no upload catching up makes room for it.
+      this.#episodes.report(
+        `buffer-full:too-large:${this.#options.signal}`,
+        'warn',
+        `${this.#who}an export of ${rawBytes} bytes (${points} ${ITEMS[this.#options.signal][points === 1 ? 0 : 1]}) is larger than maxBufferedBytes (${limit}) and can never be taken: raise maxBufferedBytes, or export less at a time (counted in stats().pointsDroppedByReason)`,
+        'OTEL_S3_DATA_DROPPED',
+      );
+      return;
+    }
     this.#episodes.report(
       `buffer-full:rejecting:${this.#options.signal}`,
       'warn',

@@ -82,3 +82,20 @@ describe('messages speak in the right number', () => {
     });
   }
 });
+
+describe('an export the memory bound does not take', () => {
+  test('one larger than the whole bound says so and what to change; one that waits for room says that', () => {
+    const o = outcomes(); // maxBufferedBytes 100
+    o.exportRejectedForRoom(3, 40);
+    o.exportRejectedForRoom(2_000, 303_360);
+    // Before: both said "nothing left to drop: rejecting exports until uploads catch up", though
+    // no upload makes room for an export of 303,360 bytes under a bound of 100.
+    expect(messages.map((m) => m.text).filter((t) => t.includes('maxBufferedBytes'))).toEqual([
+      expect.stringMatching(/maxBufferedBytes \(100\) reached with nothing left to drop/),
+      expect.stringMatching(
+        /an export of 303360 bytes \(2000 data points\) is larger than maxBufferedBytes \(100\) and can never be taken: raise maxBufferedBytes/,
+      ),
+    ]);
+    expect(o.stats.pointsDroppedByReason['buffer-full']).toBe(2_003);
+  });
+});
