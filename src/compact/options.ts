@@ -184,7 +184,17 @@ export function resolveCompaction(
     filePrefix: options.filePrefix ?? DEFAULTS.filePrefix,
     from,
     to,
-    settleMillis: given('settleMillis', settleMillisOf({ ...options, format })),
+    settleMillis: given(
+      'settleMillis',
+      // Without a format or template, every format's objects are inputs: the slowest to seal's.
+      settleMillisOf({
+        ...options,
+        format:
+          settleFormat ??
+          options.format ??
+          (options.keyTemplate === undefined ? SLOWEST_FORMAT : DEFAULTS.format),
+      }),
+    ),
     targetFileBytes,
     runBytes: Math.max(MIN_RUN_BYTES, Math.floor(targetFileBytes / 4)),
     compression,
@@ -199,6 +209,11 @@ export function resolveCompaction(
     leaseClockSkewMillis: given('leaseClockSkewMillis', COMPACTION_DEFAULTS.leaseClockSkewMillis),
   };
 }
+
+/** The format whose batches stay open longest (Parquet's 10 minutes). */
+const SLOWEST_FORMAT = (Object.keys(FORMAT_ROWS) as Format[]).reduce((a, b) =>
+  FORMAT_ROWS[b].maxBatchAgeMillis > FORMAT_ROWS[a].maxBatchAgeMillis ? b : a,
+);
 
 /**
  * The default settle time: the last object of an hour is sealed at most the batch age after it

@@ -320,6 +320,16 @@ describe('compaction of spans and log records on a directory', () => {
     }
   });
 
+  test("metrics' hours settle by the batch age of the format named, or without one by Parquet's (every format's objects are inputs)", () => {
+    // docs/parquet.md, "Settled hours": batch age + the flush deadline (10 s) + 5 minutes.
+    const settle = (format?: 'otlp-json' | 'parquet') =>
+      resolveCompaction({ dir, prefix: 'p', format }, 'metrics').settleMillis;
+    expect(settle('otlp-json')).toBe(60_000 + 10_000 + 5 * 60_000);
+    expect(settle('parquet')).toBe(10 * 60_000 + 10_000 + 5 * 60_000);
+    // Before: an OTLP format's minute, so a Parquet batch of the hour could land after it.
+    expect(settle()).toBe(10 * 60_000 + 10_000 + 5 * 60_000);
+  });
+
   test("an hour of spans settles by Parquet's batch age, whatever format the options name (the reader's --format)", async () => {
     const now = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     await exportSpansToDir(dir, now, [{ service: 'svc', minute: 0, items: 3, seed: 7 }]);
