@@ -115,14 +115,58 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   const filePrefix = option<string>(f, 'filePrefix', DEFAULTS.filePrefix);
   const endpoint = option<string | undefined>(f, 'endpoint', undefined);
   const format = option<Format>(f, 'format', DEFAULTS.format);
-  const compression = option<Compression>(f, 'compression', DEFAULTS.compression);
-  const levels = COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
-  const [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
-  const retryInitialDelayMillis = option<number>(
+  // A value from the environment that makes one set in code invalid is the one blamed (warned,
+  // its default used): a service's environment never stops it from starting.
+  let compression = option<Compression>(f, 'compression', DEFAULTS.compression);
+  const codeLevel = code.compressionLevel;
+  if (
+    codeLevel !== undefined &&
+    f.origin('compression') === 'environment' &&
+    !levelFits(compression, codeLevel) &&
+    levelFits(DEFAULTS.compression, codeLevel)
+  ) {
+    compression = f.reject(
+      'compression',
+      `a compression whose levels take compressionLevel ${String(codeLevel)} (set in code)`,
+      DEFAULTS.compression,
+    );
+  }
+  const levels = levelsOf(compression);
+  let [maxBatchBytes, maxBufferedBytes] = batchAndBuffer(f);
+  const codeSpool = code.maxSpoolBytes;
+  if (
+    typeof codeSpool === 'number' &&
+    f.origin('maxBatchBytes') === 'environment' &&
+    codeSpool < maxBatchBytes &&
+    codeSpool >= Math.min(DEFAULTS.maxBatchBytes, maxBufferedBytes)
+  ) {
+    maxBatchBytes = Math.min(
+      f.reject(
+        'maxBatchBytes',
+        `at most maxSpoolBytes (${codeSpool}, set in code)`,
+        DEFAULTS.maxBatchBytes,
+      ),
+      maxBufferedBytes,
+    );
+  }
+  let retryInitialDelayMillis = option<number>(
     f,
     'retry.initialDelayMillis',
     DEFAULTS.retryInitialDelayMillis,
   );
+  const codeMaxDelay = (retry as Record<string, unknown>).maxDelayMillis;
+  if (
+    typeof codeMaxDelay === 'number' &&
+    f.origin('retry.initialDelayMillis') === 'environment' &&
+    codeMaxDelay < retryInitialDelayMillis &&
+    codeMaxDelay >= DEFAULTS.retryInitialDelayMillis
+  ) {
+    retryInitialDelayMillis = f.reject(
+      'retry.initialDelayMillis',
+      `at most retry.maxDelayMillis (${codeMaxDelay}, set in code)`,
+      DEFAULTS.retryInitialDelayMillis,
+    );
+  }
   // Each signal keeps its own spool (its own lock) under one spoolDir: metrics in it, as ever.
   const givenSpoolDir = option<string | undefined>(f, 'spoolDir', undefined);
   const spoolDir =
@@ -253,6 +297,16 @@ function namesSignal(
     value,
     `an object name that says ${signal} (\`${signal}_{uuid}\`), as the reader and compaction tell signals by it; this template's name says ${named}${signal === 'metrics' ? '' : ' (or nothing, which is metrics)'}: give each signal its own template (OTEL_EXPORTER_S3_${signal.toUpperCase()}_KEY_TEMPLATE)`,
   );
+}
+
+/** The levels `compression` takes (none: any, see ANY_LEVEL). */
+const levelsOf = (compression: Compression): CompressionLevels =>
+  COMPRESSION_ROWS[compression].levels ?? ANY_LEVEL;
+
+/** Whether `level` is one of `compression`'s levels. */
+function levelFits(compression: Compression, level: unknown): boolean {
+  const { min, max } = levelsOf(compression);
+  return typeof level === 'number' && Number.isInteger(level) && level >= min && level <= max;
 }
 
 /**

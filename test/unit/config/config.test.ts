@@ -685,3 +685,58 @@ describe("keyTemplate names its signal's objects", () => {
     ).toMatch(/traces_/);
   });
 });
+
+describe('a value from the environment that makes one in code invalid is the one blamed', () => {
+  const resolveWith = (
+    options: S3MetricExporterOptions,
+    env: Record<string, [string, unknown]>,
+  ) => {
+    const warned: string[] = [];
+    const config = resolveSources({
+      options: { bucket: 'b', ...options },
+      environment: new Map(
+        Object.entries(env).map(([option, [variable, value]]) => [option, { variable, value }]),
+      ),
+      warn: (e) => warned.push(e.detail),
+    });
+    return { config, warned };
+  };
+  test('compression, retry.initialDelayMillis and maxBatchBytes from the environment give way', () => {
+    // Before: each threw, though each call was valid alone and its environment valid too.
+    const level = resolveWith(
+      { compressionLevel: 15 },
+      { compression: ['OTEL_EXPORTER_S3_COMPRESSION', 'gzip'] },
+    );
+    expect([level.config.compression, level.config.compressionLevel]).toEqual(['zstd', 15]);
+    expect(level.warned).toEqual([
+      expect.stringMatching(/OTEL_EXPORTER_S3_COMPRESSION.*compressionLevel 15/),
+    ]);
+    const retry = resolveWith(
+      { retry: { maxDelayMillis: 1_000 } },
+      { 'retry.initialDelayMillis': ['OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY', 60_000] },
+    );
+    expect([retry.config.retryInitialDelayMillis, retry.config.retryMaxDelayMillis]).toEqual([
+      250, 1_000,
+    ]);
+    expect(retry.warned).toEqual([expect.stringMatching(/OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY/)]);
+    const spool = resolveWith(
+      { maxSpoolBytes: 10_000_000 },
+      { maxBatchBytes: ['OTEL_EXPORTER_S3_MAX_BATCH_BYTES', 20_000_000] },
+    );
+    expect([spool.config.maxBatchBytes, spool.config.maxSpoolBytes]).toEqual([
+      8 * 1024 * 1024,
+      10_000_000,
+    ]);
+    expect(spool.warned).toEqual([expect.stringMatching(/OTEL_EXPORTER_S3_MAX_BATCH_BYTES/)]);
+  });
+  test('both in code: still refused', () => {
+    expect(() =>
+      resolveSources({ options: { bucket: 'b', compression: 'gzip', compressionLevel: 15 } }),
+    ).toThrow(InvalidOptionError);
+    expect(() =>
+      resolveSources({
+        options: { bucket: 'b', retry: { initialDelayMillis: 60_000, maxDelayMillis: 1_000 } },
+      }),
+    ).toThrow(InvalidOptionError);
+  });
+});
