@@ -138,7 +138,18 @@ export class StartupCheck {
         );
         return 'unreachable';
       }
-      // A server error, or an answer that says nothing about access: uploads will tell.
+      if (verdict.kind === 'fatal') {
+        // Refused for good, with the uploads' own headers: every upload would be refused too
+        // (a storage class or encryption the server does not take; an endpoint that is no S3).
+        o.episodes.report(
+          'config:refused',
+          'error',
+          `${what} was refused by ${o.endpoint} (${describeError(error)}): uploads with these settings would be refused too and their batches dropped; check the endpoint and the options sent with each upload (storageClass, serverSideEncryption, sseKmsKeyId, tags, metadata)`,
+          'OTEL_S3_UPLOADS_REFUSED',
+        );
+        return 'config';
+      }
+      // A server error: uploads will tell.
       log.warn(
         `the startup check could not tell whether uploads will work: ${describeError(error)}`,
       );

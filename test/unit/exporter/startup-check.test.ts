@@ -63,6 +63,23 @@ describe('the startup check', () => {
     await exporter.shutdown();
   });
 
+  test('a refusal for good (a storage class the server does not take) is reported at start, where uploads would drop their batches', async () => {
+    const refused = { kind: 'status', status: 400, name: 'InvalidArgument' } as const;
+    const s3 = new ScriptedS3().scriptProbes([], refused);
+    const exporter = exporterWith(s3, { storageClass: 'GLACIER' });
+    // Before: a diag line only, nothing reached stderr; the first upload then dropped its batch.
+    await waitFor(() => warnings.length > 0, 5_000, 'a warning');
+    expect(warnings).toEqual([
+      {
+        code: 'OTEL_S3_UPLOADS_REFUSED',
+        text: expect.stringMatching(
+          /the startup check .* was refused by .* \(InvalidArgument \(HTTP 400\)\): uploads with these settings would be refused too and their batches dropped; check the endpoint and the options sent with each upload \(storageClass,/,
+        ),
+      },
+    ]);
+    await exporter.shutdown();
+  });
+
   test('the upload that meets the same fault later is the same episode: no second report', async () => {
     const s3 = new ScriptedS3().scriptProbes([], FORBIDDEN).script([], FORBIDDEN);
     const exporter = exporterWith(s3, { flushTimeoutMillis: 200 });
