@@ -33,6 +33,29 @@ export type SignalOptions = Pick<
   | 'partitionTimeZone'
 >;
 
+/** SignalOptions' names, for exporters made from JavaScript (no type checks them there). */
+const SIGNAL_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'format',
+  'compression',
+  'compressionLevel',
+  'maxBatchBytes',
+  'maxBatchAgeMillis',
+  'flushTimeoutMillis',
+  'keyTemplate',
+  'filePrefix',
+  'partitionTime',
+  'partitionTimeZone',
+] satisfies (keyof SignalOptions)[]);
+
+/** The put's settings (each upload's headers) by the option that sets each. */
+const PUT_OPTIONS = {
+  ServerSideEncryption: 'serverSideEncryption',
+  SSEKMSKeyId: 'sseKmsKeyId',
+  StorageClass: 'storageClass',
+  Tagging: 'tags',
+  Metadata: 'metadata',
+} as const;
+
 /** The settings the group's exporters share, checked equal in each (they come from one place). */
 const SHARED_SETTINGS = [
   'bucket',
@@ -117,6 +140,20 @@ export class S3Exporters {
         `one ${signal} exporter per S3Exporters (a second would share its spool and its counts)`,
       );
     }
+    for (const [name, value] of Object.entries(options)) {
+      // The group's settings are its own: given to one exporter they would be ignored (its
+      // uploads are the group's) or make a second of what is shared (a spool directory).
+      if (
+        SIGNAL_OPTION_NAMES.has(name) ||
+        (signal === 'metrics' && name === 'temporalityPreference')
+      )
+        continue;
+      throw new InvalidOptionError(
+        name,
+        value,
+        `an option of the whole group, set in new S3Exporters({ ... }): one signal's exporter may set only ${[...SIGNAL_OPTION_NAMES].join(', ')}${signal === 'metrics' ? ', temporalityPreference' : ''}`,
+      );
+    }
     const { temporalityPreference, ...forAnySignal } = this.#options;
     // The metrics' temporality is no option of the other signals' exporters.
     const group = signal === 'metrics' ? this.#options : forAnySignal;
@@ -138,6 +175,22 @@ export class S3Exporters {
           variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
         );
       }
+    }
+    // Each upload's headers are the group's writer's: one signal's variable for one of them
+    // (OTEL_EXPORTER_S3_METRICS_TAGS) would be ignored.
+    const put = configOf(exporter).putObject as Record<string, unknown>;
+    const groupPut = this.#config.putObject as Record<string, unknown>;
+    for (const [field, option] of Object.entries(PUT_OPTIONS)) {
+      if (JSON.stringify(put[field]) === JSON.stringify(groupPut[field])) continue;
+      void exporter.shutdown();
+      const base = VARIABLE_OF[option];
+      const variable = base === undefined ? undefined : signalVariable(base, signal);
+      throw new InvalidOptionError(
+        option,
+        put[field],
+        `the same value for every exporter of an S3Exporters (${JSON.stringify(groupPut[field]) ?? 'unset'}): set it for the group, not for one signal`,
+        variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
+      );
     }
     this.#made.set(signal, exporter);
     return exporter;

@@ -108,6 +108,40 @@ describe('S3Exporters', () => {
     );
   });
 
+  test("a group's option given to one signal's exporter, or a signal's variable for an upload header, is refused", () => {
+    const s3Exporters = group(new ScriptedS3());
+    // Before: taken and ignored (tags, credentials), or a second spool made (spoolDir).
+    for (const [name, value] of [
+      ['spoolDir', '/tmp/elsewhere'],
+      ['tags', { team: 'metrics' }],
+      ['credentials', { accessKeyId: 'a', secretAccessKey: 'b' }],
+      ['prefix', 'other'],
+    ] as const) {
+      expect(() => s3Exporters.metricExporter({ [name]: value } as never)).toThrow(
+        new RegExp(`${name}.*an option of the whole group, set in new S3Exporters`),
+      );
+    }
+    process.env.OTEL_EXPORTER_S3_TRACES_TAGS = 'team=traces';
+    try {
+      let error: unknown;
+      try {
+        s3Exporters.spanExporter();
+      } catch (e) {
+        error = e;
+      }
+      expect((error as InvalidOptionError).variable).toBe('OTEL_EXPORTER_S3_TRACES_TAGS');
+      expect((error as Error).message).toMatch(/tags.*the same value for every exporter/);
+    } finally {
+      delete process.env.OTEL_EXPORTER_S3_TRACES_TAGS;
+    }
+    // Its own options, and temporality for metrics, are taken.
+    const metrics = s3Exporters.metricExporter({
+      format: 'parquet',
+      temporalityPreference: 'delta',
+    });
+    void metrics.shutdown();
+  });
+
   test("metrics' own variables are not the group's: the metric exporter is the one refused, naming the variable", () => {
     process.env.OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES = '100000000';
     try {
