@@ -212,7 +212,12 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     <O>(command: (ctx: CommandContext, options: O) => Promise<number>) =>
     async (options: O, cmd: Command) => {
       setExitCode(
-        await execute(io, cmd.optsWithGlobals<GlobalFlags>(), (ctx) => command(ctx, options)),
+        await execute(
+          io,
+          cmd.optsWithGlobals<GlobalFlags>(),
+          (ctx) => command(ctx, options),
+          COMMAND_SIGNAL[cmd.name()],
+        ),
       );
     };
 
@@ -508,11 +513,20 @@ ${EXIT_CODES_HELP}`,
   return program;
 }
 
+/** The one signal a command reads: its exporter's own variables apply (OTEL_EXPORTER_S3_TRACES_PREFIX). */
+const COMMAND_SIGNAL: Readonly<Record<string, SignalName>> = {
+  points: 'metrics',
+  spans: 'traces',
+  trace: 'traces',
+  logs: 'logs',
+};
+
 /** Resolves the settings, runs one command, and turns what went wrong into an exit code. */
 async function execute(
   io: CliIo,
   flags: GlobalFlags,
   command: (ctx: CommandContext) => Promise<number>,
+  commandSignal?: SignalName,
 ): Promise<number> {
   const stop = new AbortController();
   const signal = io.signal === undefined ? stop.signal : AbortSignal.any([io.signal, stop.signal]);
@@ -520,7 +534,7 @@ async function execute(
   const out = new LineWriter(io.stdout, () => stop.abort());
   let settings: Settings | undefined;
   try {
-    settings = resolveSettings(flags, io.env, io.cwd);
+    settings = resolveSettings(flags, io.env, io.cwd, Date.now(), commandSignal);
     for (const warning of settings.warnings) note(io, warning);
     const code = await command({
       settings,

@@ -1,6 +1,7 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { parseBooleanText, readEnvironment } from '../config/environment.js';
+import { parseBooleanText, readEnvironment, signalVariable } from '../config/environment.js';
 import { optionRow } from '../config/option-table.js';
+import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { CONFIG_FILE_KEYS, type ConfigFile, type ConfigFileKey } from './config-file.js';
 import { UsageError } from './exit-codes.js';
 
@@ -50,7 +51,16 @@ export class SettingSources {
   readonly #environment: ReadonlyMap<string, { value: unknown; variable: string }>;
   readonly #file: ConfigFile | undefined;
 
-  constructor(flags: Readonly<Record<string, unknown>>, env: Env, file: ConfigFile | undefined) {
+  /**
+   * `signal`: the one signal the command reads (points, spans, logs, trace), whose own variables
+   * (`OTEL_EXPORTER_S3_METRICS_PREFIX`) win as they do for its exporter.
+   */
+  constructor(
+    flags: Readonly<Record<string, unknown>>,
+    env: Env,
+    file: ConfigFile | undefined,
+    signal?: SignalName,
+  ) {
     this.#flags = flags;
     this.#file = file;
     // Only the CLI's own variables (a bad value of another one is none of its business), parsed
@@ -68,8 +78,21 @@ export class SettingSources {
         throw new UsageError(error.detail);
       },
       own,
+      signal,
     );
+    this.ignored =
+      signal !== undefined
+        ? []
+        : own.flatMap(([variable]) =>
+            SIGNAL_NAMES.flatMap((s) => {
+              const name = signalVariable(variable, s);
+              return name !== undefined && env[name]?.trim() ? [name] : [];
+            }),
+          );
   }
+
+  /** One signal's variables that a command of every signal does not read (see the constructor). */
+  readonly ignored: string[];
 
   /** Which layer gives the setting, if any does. */
   layerOf(setting: ConfigFileKey): Layer | undefined {

@@ -4,6 +4,7 @@ import { InvalidOptionError } from '../base/invalid-option.js';
 import { describeUnknownVariable, unknownVariables } from '../config/environment.js';
 import { check, optionRow } from '../config/option-table.js';
 import { READ_DEFAULTS } from '../config/options.js';
+import type { SignalName } from '../layout/formats.js';
 import { type KeyLayoutOptions, LAYOUT_OPTION_NAMES } from '../reader/key-layout.js';
 import type { ReadLimitOptions } from '../reader/read-limits.js';
 import {
@@ -77,12 +78,13 @@ export function resolveSettings(
   env: Env,
   cwd: string,
   now = Date.now(),
+  signal?: SignalName,
 ): Settings {
   const config =
     flags.config !== undefined
       ? loadConfigFile(resolve(cwd, flags.config), true)
       : loadConfigFile(resolve(cwd, CONFIG_FILE_NAME), false);
-  const sources = new SettingSources({ ...flags }, env, config);
+  const sources = new SettingSources({ ...flags }, env, config, signal);
   const source = resolveSource(sources, config, cwd);
   const prefix = sources.get('prefix', check<string>('prefix')) ?? '';
   const layout: KeyLayoutOptions = {};
@@ -111,7 +113,13 @@ export function resolveSettings(
     origins: sources.origins,
     where: prefix === '' ? root : `${root}${prefix}/`,
     // Read or not by the CLI, a misspelled name is a typo in the service's configuration too.
-    warnings: unknownVariables(env).map(describeUnknownVariable),
+    warnings: [
+      ...unknownVariables(env).map(describeUnknownVariable),
+      ...sources.ignored.map(
+        (name) =>
+          `${name} is one signal's: points, spans, logs and trace read it (for their signal); this command reads the variable for every signal, or its flag`,
+      ),
+    ],
   };
 }
 

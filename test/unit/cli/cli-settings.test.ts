@@ -92,6 +92,29 @@ describe('resolveSettings', () => {
     resolveSettings(flags, env, dir, NOW);
   const usageError = (fn: () => unknown): string => thrown(fn, UsageError).message;
 
+  test("one signal's variables: read by that signal's commands, named as not read by the others", async () => {
+    const dir = await mkdtemp(join(cwd, 'signal-vars-'));
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_PREFIX: 'all',
+      OTEL_EXPORTER_S3_METRICS_PREFIX: 'metrics-only',
+    };
+    // Before: every command read the prefix for all (`all`), and said nothing.
+    const points = resolveSettings({}, env, dir, NOW, 'metrics');
+    expect([points.prefix, points.origins.prefix]).toEqual([
+      'metrics-only',
+      'environment variable OTEL_EXPORTER_S3_METRICS_PREFIX',
+    ]);
+    expect(resolveSettings({}, env, dir, NOW, 'traces').prefix).toBe('all');
+    const ls = resolveSettings({}, env, dir, NOW);
+    expect(ls.prefix).toBe('all');
+    expect(ls.warnings).toEqual([
+      expect.stringMatching(
+        /^OTEL_EXPORTER_S3_METRICS_PREFIX is one signal's: points, spans, logs and trace read it/,
+      ),
+    ]);
+  });
+
   test('flags win over environment variables, which win over .otel-s3.json', async () => {
     const dir = await mkdtemp(join(cwd, 'layers-'));
     await writeFile(
