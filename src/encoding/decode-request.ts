@@ -41,9 +41,16 @@ function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
   }
   const lines = text.split('\n').filter((line) => line.trim() !== '');
   if (lines.length !== 1) throw new Error(`expected one JSON line, found ${lines.length}`);
+  const line = lines[0] as string;
+  const containers = containersIn(line);
+  if (containers > containerBudget(line.length, JSON_BYTES_PER_CONTAINER)) {
+    throw new Error(
+      `${containers} JSON objects and arrays in ${line.length} characters: more than an OTLP request of that size holds (a decompression bomb of empty values)`,
+    );
+  }
   let request: unknown;
   try {
-    request = JSON.parse(lines[0] as string);
+    request = JSON.parse(line);
   } catch (error) {
     throw new Error(`invalid JSON: ${messageOf(error)}`, { cause: error });
   }
@@ -53,9 +60,37 @@ function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
   return request as OtlpObject;
 }
 
+/**
+ * Decoded objects cost tens of bytes each however few bytes made them: a 6 KB zstd frame of
+ * `{},{},…` (or of empty protobuf messages) within maxDecompressedBytes became 33 million of them
+ * and ended the process out of memory. A request's text holds one object or array in about 40
+ * characters, its protobuf one message in about 20 bytes (realistic metrics, spans and log
+ * records as this package encodes them: 37-44 and 20-25); five times as many is refused before
+ * it is built, which bounds what the objects take to about eight times the decompressed bytes.
+ */
+const JSON_BYTES_PER_CONTAINER = 8;
+const PROTO_BYTES_PER_MESSAGE = 4;
+const containerBudget = (length: number, bytesPer: number) => 256 + Math.floor(length / bytesPer);
+
+/** JSON objects and arrays in `text` (their opening brackets outside strings). */
+function containersIn(text: string): number {
+  let count = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) count++;
+  }
+  return count;
+}
+
 function decodeProto(raw: Buffer, request: MessageName): OtlpObject {
   try {
-    return decodeOtlpProto(raw, request);
+    return decodeOtlpProto(raw, request, containerBudget(raw.length, PROTO_BYTES_PER_MESSAGE));
   } catch (error) {
     // The decoder recurses per message: a hostile nesting runs out of stack before the end.
     if (error instanceof RangeError && /call stack/i.test(error.message)) {

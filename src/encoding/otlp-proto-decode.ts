@@ -29,21 +29,31 @@ export class ProtoDecodeError extends Error {
 export function decodeOtlpProto(
   bytes: Uint8Array,
   message: MessageName = 'ExportMetricsServiceRequest',
+  maxMessages = Number.POSITIVE_INFINITY,
 ): OtlpObject {
-  return new Reader(bytes).message(message, bytes.length);
+  return new Reader(bytes, maxMessages).message(message, bytes.length);
 }
 
 class Reader {
   readonly #buf: Uint8Array;
   readonly #view: DataView;
   #pos = 0;
+  /** Messages a decode may still make (see decode-request.ts: a bomb of empty messages). */
+  #messagesLeft: number;
 
-  constructor(buf: Uint8Array) {
+  constructor(buf: Uint8Array, maxMessages: number) {
     this.#buf = buf;
     this.#view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.#messagesLeft = maxMessages;
   }
 
   message(name: MessageName, end: number): OtlpObject {
+    if (--this.#messagesLeft < 0) {
+      throw new ProtoDecodeError(
+        `more messages than an OTLP request of ${this.#buf.length} bytes holds (a decompression bomb of empty messages)`,
+        this.#pos,
+      );
+    }
     const fields: Record<number, FieldSpec> = SCHEMA[name];
     const out: OtlpObject = {};
     while (this.#pos < end) {

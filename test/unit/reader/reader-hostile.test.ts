@@ -10,6 +10,7 @@ import {
   anyValue,
   attributes,
   dataPointRows,
+  decodeStoredObject,
   InvalidOptionError,
   nanosToIso,
   ObjectDecodeError,
@@ -141,7 +142,8 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
       1_000,
       '.binpb',
       nestedProtoObject,
-      'values nested deeper than 200 levels (an attribute of arrays or key-value lists nested too deep)',
+      // Its levels are empty messages of about 3 bytes each: refused as a bomb before its depth.
+      'invalid OTLP protobuf at byte 5241: more messages than an OTLP request of 5958 bytes holds (a decompression bomb of empty messages)',
     ],
   ])('%s with an array attribute nested %i deep', async (_format, depth, ext, make, reason) => {
     const bytes = make(depth);
@@ -220,6 +222,51 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
     ]);
   });
 });
+
+describe('a bomb of empty values: refused before it is built, within the size limits', () => {
+  const key = (ext: string) =>
+    `p/year=2026/month=03/day=04/hour=05/minute=06/metrics_01a2463b-2889-70bc-9d34-4132b13f1e00${ext}`;
+  // 300,000 empty points: 600 KB of text, a few KB stored; 33 million of them ended a process.
+  const points = 300_000;
+  test('OTLP/JSON: empty objects far denser than any request is refused, naming why', () => {
+    const json = `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[${Array(points).fill('{}').join(',')}]}}]}]}]}`;
+    // Before: decoded, 300,000 objects (and the CLI's rows of them).
+    expect(() => decodeStoredObject(key('.json'), Buffer.from(json))).toThrow(
+      /JSON objects and arrays in \d+ characters: more than an OTLP request of that size holds/,
+    );
+  });
+  test('OTLP protobuf: empty messages far denser than any request is refused, naming why', () => {
+    // ExportMetricsServiceRequest > ResourceMetrics > ScopeMetrics > Metric > Gauge > points:
+    // each level field 1 (resource_metrics, scope_metrics), 2 (metrics), 5 (gauge), 1 (data_points).
+    const empty = Buffer.from([0x0a, 0x00]); // field 1, length 0: an empty NumberDataPoint
+    const wrap = (field: number, body: Buffer) =>
+      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+    const gauge = Buffer.concat(Array(points).fill(empty));
+    const proto = wrap(1, wrap(2, wrap(2, wrap(5, gauge))));
+    expect(() => decodeStoredObject(key('.binpb'), proto)).toThrow(
+      /more messages than an OTLP request of \d+ bytes holds/,
+    );
+  });
+  test('a realistic request of the same size is read', () => {
+    const dataPoint = `{"attributes":[{"key":"http.route","value":{"stringValue":"/api/v1/items"}}],"startTimeUnixNano":"1","timeUnixNano":"2","asInt":"7"}`;
+    const json = `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","gauge":{"dataPoints":[${Array(5_000).fill(dataPoint).join(',')}]}}]}]}]}`;
+    expect(dataPointRows(decodeStoredObject(key('.json'), Buffer.from(json)).request)).toHaveLength(
+      5_000,
+    );
+  });
+});
+
+/** An unsigned varint. */
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  let v = n;
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+  return Buffer.from(out);
+}
 
 describe('stored size: nothing larger than maxObjectBytes is downloaded', () => {
   const s3With = (bodies: Record<string, Uint8Array>) => {
