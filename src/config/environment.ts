@@ -41,6 +41,20 @@ const KNOWN_VARIABLES: readonly string[] = ENVIRONMENT_VARIABLES.flatMap(([varia
   ...SIGNAL_NAMES.flatMap((signal) => signalVariable(variable, signal) ?? []),
 ]);
 
+/**
+ * Each known name after the words it shares with our prefix: OTEL_EXPORTER_S3_ENDPOINT's is
+ * ENDPOINT, but OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE's is
+ * OTLP_METRICS_TEMPORALITY_PREFERENCE (cutting 17 characters from it would suggest a name no one
+ * reads).
+ */
+const KNOWN_TAILS: readonly string[] = KNOWN_VARIABLES.map((known) => {
+  let shared = 0;
+  for (let i = 0; i < VARIABLE_PREFIX.length && known[i] === VARIABLE_PREFIX[i]; i++) {
+    if (known[i] === '_') shared = i + 1;
+  }
+  return known.slice(shared);
+});
+
 /** A set variable named like ours that is none of ours, and the one it probably means. */
 export interface UnknownVariable {
   variable: string;
@@ -57,13 +71,11 @@ export function unknownVariables(env: Env): UnknownVariable[] {
     if (!variable.startsWith(VARIABLE_PREFIX) || KNOWN_VARIABLES.includes(variable)) continue;
     if (env[variable] === undefined) continue;
     // Compared after the common prefix, so the tolerance is the distinctive part's.
-    const suggestion = closestName(
-      variable.slice(VARIABLE_PREFIX.length),
-      KNOWN_VARIABLES.map((known) => known.slice(VARIABLE_PREFIX.length)),
-    );
+    const suggestion = closestName(variable.slice(VARIABLE_PREFIX.length), KNOWN_TAILS);
     unknown.push({
       variable,
-      suggestion: suggestion === undefined ? undefined : VARIABLE_PREFIX + suggestion,
+      suggestion:
+        suggestion === undefined ? undefined : KNOWN_VARIABLES[KNOWN_TAILS.indexOf(suggestion)],
     });
   }
   return unknown;

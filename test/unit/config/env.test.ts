@@ -262,6 +262,13 @@ describe('environment variables', () => {
     ]);
   });
 
+  test('a near miss of a variable outside our prefix suggests that variable, whole', () => {
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_TEMPORALITY_PREFERENCE: 'delta' };
+    expect(configureCapturing(env).warnings.map((w) => w.message)).toEqual([
+      'otel-s3-exporter: unknown environment variable OTEL_EXPORTER_S3_TEMPORALITY_PREFERENCE (did you mean OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE?); it is ignored',
+    ]);
+  });
+
   test('without a logger the misspelled name reaches stderr, once for two exporters', async () => {
     const child = spawnTs('test/support/children/unknown-env.ts', {
       OTEL_EXPORTER_S3_BUCKET: 'metrics',
