@@ -67,8 +67,9 @@ const oneOf =
   (option: string, value: unknown): string =>
     rule.oneOf(option, value, values);
 const keyTemplate = (_option: string, value: unknown): string => {
-  // KeyTemplate checks the template itself (and throws InvalidOptionError naming keyTemplate).
-  new KeyTemplate(value as string, { prefix: '', filePrefix: '', timeZone: 'UTC' });
+  // KeyTemplate checks the template itself (and throws InvalidOptionError naming keyTemplate);
+  // here its shape only: the filePrefix is not known yet, so a word stands for it.
+  new KeyTemplate(value as string, { prefix: '', filePrefix: 'x', timeZone: 'UTC' });
   return value as string;
 };
 const object = (what: string) => (option: string, value: unknown) =>

@@ -191,6 +191,11 @@ const ENCODING_OF_EXTENSION: ReadonlyMap<string, ObjectEncoding> = (() => {
   return map;
 })();
 
+/** The longest name suffix this exporter writes (`.binpb.zst`), for the key length bound. */
+export const MAX_EXTENSION_LENGTH = Math.max(
+  ...[...ENCODING_OF_EXTENSION.keys()].map((extension) => extension.length),
+);
+
 /** Format and compression of an object from its name's suffix (`.json.zst`, `.parquet`, ...). */
 export function encodingOfExtension(extension: string): ObjectEncoding | undefined {
   const encoding = ENCODING_OF_EXTENSION.get(extension);

@@ -1,6 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { CONTROL_CHARS, escapeRegExp } from '../base/text.js';
+import { MAX_EXTENSION_LENGTH } from './formats.js';
 
 /** Which time places an object: when its batch was sealed for upload, or its oldest item. */
 export const PARTITION_TIMES = ['upload', 'data'] as const;
@@ -11,6 +12,19 @@ export type PartitionTimeZone = (typeof TIME_ZONES)[number];
 
 const TIME_TOKENS = ['%Y', '%m', '%d', '%H', '%M', '%S', '%j', '%%'] as const;
 const MAX_ATTRIBUTE_VALUE_LENGTH = 100;
+/** S3 refuses longer keys (InvalidObjectName): every batch of such a layout would be dropped. */
+const MAX_KEY_BYTES = 1024;
+/** How long each time token renders (%Y: years up to 9999). */
+const TIME_TOKEN_LENGTH: Readonly<Record<(typeof TIME_TOKENS)[number], number>> = {
+  '%Y': 4,
+  '%m': 2,
+  '%d': 2,
+  '%H': 2,
+  '%M': 2,
+  '%S': 2,
+  '%j': 3,
+  '%%': 1,
+};
 
 type Group =
   | { kind: 'uuid' }
@@ -95,7 +109,15 @@ export class KeyTemplate {
 
   constructor(template: string, options: KeyTemplateOptions) {
     this.#options = options;
-    this.#parts = parse(template);
+    this.#parts = parse(template, options.filePrefix);
+    const longest = maxKeyBytes(this.#parts, options);
+    if (longest > MAX_KEY_BYTES) {
+      throw new InvalidOptionError(
+        'keyTemplate',
+        template,
+        `keys of at most ${MAX_KEY_BYTES} bytes, S3's limit: with prefix "${options.prefix}" and filePrefix "${options.filePrefix}" its keys reach ${longest} bytes (a {uuid} is 36, an attribute value up to ${MAX_ATTRIBUTE_VALUE_LENGTH}, the extension up to ${MAX_EXTENSION_LENGTH})`,
+      );
+    }
     this.attributeNames = [
       ...new Set(this.#parts.flatMap((p) => (p.kind === 'attribute' ? [p.name] : []))),
     ];
@@ -250,7 +272,26 @@ function dayOfYear(t: Date, utc: boolean): number {
   return Math.round((today - start) / 86_400_000) + 1;
 }
 
-function parse(template: unknown): Part[] {
+/** The longest key `parts` can render under `options`, in UTF-8 bytes, extension included. */
+function maxKeyBytes(parts: readonly Part[], options: KeyTemplateOptions): number {
+  const bytes = (text: string) => Buffer.byteLength(text);
+  let total = (options.prefix === '' ? 0 : bytes(options.prefix) + 1) + MAX_EXTENSION_LENGTH;
+  for (const p of parts) {
+    total +=
+      p.kind === 'text'
+        ? bytes(p.text)
+        : p.kind === 'time'
+          ? TIME_TOKEN_LENGTH[p.token]
+          : p.kind === 'uuid'
+            ? 36
+            : p.kind === 'filePrefix'
+              ? bytes(options.filePrefix)
+              : MAX_ATTRIBUTE_VALUE_LENGTH;
+  }
+  return total;
+}
+
+function parse(template: unknown, filePrefix: string): Part[] {
   const fail = (why: string): never => {
     throw new InvalidOptionError('keyTemplate', template, why);
   };
@@ -295,25 +336,25 @@ function parse(template: unknown): Part[] {
   }
   if (text !== '') parts.push({ kind: 'text', text });
 
-  // Check the shape with every token replaced by a plain word: the literal text must not be able
-  // to make an empty, "." or ".." segment, start or end with "/", or carry control characters.
-  const shape = parts.map((p) => (p.kind === 'text' ? p.text : 'x')).join('');
+  // Check the shape with every token replaced by a plain word (and {filePrefix} by the filePrefix,
+  // which may be empty): the literal text must not be able to make an empty, "." or ".."
+  // segment, start or end with "/", or carry control characters.
+  const word = (p: Part) =>
+    p.kind === 'text' ? p.text : p.kind === 'filePrefix' ? filePrefix : 'x';
+  const shape = parts.map(word).join('');
   if (CONTROL_CHARS.test(shape) || shape.includes('\\'))
     return fail('no control characters or backslashes');
   const segments = shape.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..')) {
     return fail(
-      'segments separated by single "/", none empty, "." or ".." (the prefix is added before it)',
+      `segments separated by single "/", none empty, "." or ".." (the prefix is added before it; {filePrefix} is "${filePrefix}")`,
     );
   }
-  const lastSlash = parts
-    .map((p) => (p.kind === 'text' ? p.text : 'x'))
-    .join('')
-    .lastIndexOf('/');
+  const lastSlash = shape.lastIndexOf('/');
   let at = 0;
   let uuidInName = false;
   for (const p of parts) {
-    const length = p.kind === 'text' ? p.text.length : 1;
+    const length = word(p).length;
     if (p.kind === 'uuid' && at > lastSlash) uuidInName = true;
     at += length;
   }

@@ -154,6 +154,41 @@ describe('KeyTemplate', () => {
   });
 });
 
+describe('what a key template can render is checked with the real filePrefix and length', () => {
+  test('{filePrefix} alone in a segment with an empty filePrefix is an empty segment', () => {
+    const keyTemplate = '{filePrefix}/metrics_{uuid}';
+    expect(() => new S3MetricExporter({ bucket: 'b', compression: 'none', keyTemplate })).toThrow(
+      /invalid option keyTemplate: "\{filePrefix\}\/metrics_\{uuid\}" \(expected segments separated by single "\/", none empty/,
+    );
+    const t = new KeyTemplate(keyTemplate, { prefix: 'p', filePrefix: 'host1', timeZone: 'UTC' });
+    expect(t.render({ time: at, attributes: {}, extension: '.json', id: 'X' })).toBe(
+      'p/host1/metrics_X.json',
+    );
+  });
+
+  test('a layout whose keys can pass 1024 bytes is refused; one reaching exactly 1024 is not', () => {
+    // "pre/fix/" 8 + literal n + "/" 1 + attribute 100 + "/metrics_" 9 + uuid 36 + ".binpb.zst" 10
+    const text = (n: number) => `${'a'.repeat(n)}/{service.name}/metrics_{uuid}`;
+    expect(() => template(text(861))).toThrow(InvalidOptionError);
+    expect(() => template(text(861))).toThrow(
+      /keyTemplate.*keys of at most 1024 bytes.*reach 1025 bytes/,
+    );
+    const t = template(text(860));
+    const attributes = t.attributeValues({ 'service.name': 'x'.repeat(300) });
+    const id = '01a22aa0-f36e-7fca-b5bb-e82e69c9095c';
+    expect(t.render({ time: at, attributes, extension: '.binpb.zst', id })).toHaveLength(1024);
+  });
+
+  test('the exporter refuses a layout whose keys can pass 1024 bytes, naming keyTemplate', () => {
+    // 500 + "/" + 5 attributes of up to 100 and their 4 "/" + "/metrics_" 9 + 36 + ".json.zst"
+    // 9: 1059 bytes.
+    const keyTemplate = '{a}/{b}/{c}/{d}/{e}/metrics_{uuid}';
+    expect(
+      () => new S3MetricExporter({ bucket: 'b', prefix: 'p'.repeat(500), keyTemplate }),
+    ).toThrow(/invalid option keyTemplate: "\{a\}.*keys of at most 1024 bytes/);
+  });
+});
+
 describe('hostile resource attribute values never escape the prefix', () => {
   const hostile = [
     '../',
