@@ -251,7 +251,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     maxSpoolBytes: f.get(
       'maxSpoolBytes',
       (o, v) => rule.bytes(o, v, maxBatchBytes),
-      DEFAULTS.maxSpoolBytes,
+      // The spool must hold a batch: a larger maxBatchBytes raises the default with it.
+      Math.max(DEFAULTS.maxSpoolBytes, maxBatchBytes),
     ),
     spoolTimeoutMillis: option<number>(f, 'spoolTimeoutMillis', DEFAULTS.spoolTimeoutMillis),
     journalSyncMillis: option<number>(f, 'journalSyncMillis', DEFAULTS.journalSyncMillis),

@@ -219,6 +219,13 @@ describe('resolveConfig defaults', () => {
     expect(c.retryInitialDelayMillis).toBe(45_000);
     expect(c.retryMaxDelayMillis).toBe(45_000);
   });
+
+  test('maxSpoolBytes defaults to maxBatchBytes when that exceeds 256 MiB', () => {
+    const MiB = 1024 * 1024;
+    const options = { bucket: 'b', maxBatchBytes: 512 * MiB, maxBufferedBytes: 1024 * MiB };
+    expect(resolveConfig(options).maxSpoolBytes).toBe(512 * MiB);
+    expect(resolveConfig({ ...options, maxBatchBytes: 8 * MiB }).maxSpoolBytes).toBe(256 * MiB);
+  });
 });
 
 describe('InvalidOptionError', () => {

@@ -262,6 +262,17 @@ describe('environment variables', () => {
     ]);
   });
 
+  test('a maxSpoolBytes variable below maxBatchBytes warns, and the default used holds a batch', () => {
+    const MiB = 1024 * 1024;
+    const options = { maxBatchBytes: 512 * MiB, maxBufferedBytes: 1024 * MiB };
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_SPOOL_BYTES: '1000' };
+    const { config, warnings } = configureCapturing(env, options);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/OTEL_EXPORTER_S3_MAX_SPOOL_BYTES \(option maxSpoolBytes\): 1000/),
+    ]);
+    expect(config.maxSpoolBytes).toBe(512 * MiB);
+  });
+
   test('a near miss of a variable outside our prefix suggests that variable, whole', () => {
     const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_TEMPORALITY_PREFERENCE: 'delta' };
     expect(configureCapturing(env).warnings.map((w) => w.message)).toEqual([
