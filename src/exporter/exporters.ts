@@ -74,6 +74,12 @@ const SHARED_SETTINGS = [
   'retryMaxDelayMillis',
 ] as const satisfies readonly (keyof SharedSettings)[];
 
+/** The option (and so the variable) behind a resolved setting where their names differ. */
+const OPTION_OF: Partial<Record<(typeof SHARED_SETTINGS)[number], string>> = {
+  retryInitialDelayMillis: 'retry.initialDelayMillis',
+  retryMaxDelayMillis: 'retry.maxDelayMillis',
+};
+
 /**
  * The exporters of a service's signals, sharing what one process should have once: one S3
  * connection, one memory bound (`maxBufferedBytes` for all of them together), one upload queue
@@ -166,10 +172,11 @@ export class S3Exporters {
       const own = configOf(exporter)[setting];
       if (own !== this.#config[setting]) {
         void exporter.shutdown();
-        const base = VARIABLE_OF[setting];
+        const option = OPTION_OF[setting] ?? setting;
+        const base = VARIABLE_OF[option];
         const variable = base === undefined ? undefined : signalVariable(base, signal);
         throw new InvalidOptionError(
-          setting,
+          option,
           own,
           `the same value for every exporter of an S3Exporters (${String(this.#config[setting])}): set it for the group, not for one signal`,
           variable !== undefined && process.env[variable]?.trim() ? variable : undefined,

@@ -142,6 +142,22 @@ describe('S3Exporters', () => {
     void metrics.shutdown();
   });
 
+  test('a retry variable for one signal is refused as the retry option, naming the variable', () => {
+    process.env.OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY = '5000';
+    const s3Exporters = group(new ScriptedS3());
+    let error: unknown;
+    try {
+      s3Exporters.metricExporter();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidOptionError);
+    expect((error as InvalidOptionError).variable).toBe('OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY');
+    expect((error as Error).message).toMatch(
+      /invalid environment variable OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY \(option retry\.maxDelayMillis\): 5000/,
+    );
+  });
+
   test("metrics' own variables are not the group's: the metric exporter is the one refused, naming the variable", () => {
     process.env.OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES = '100000000';
     try {
