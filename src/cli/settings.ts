@@ -168,6 +168,8 @@ function byteSize(option: string, value: unknown): number {
   return limit(option, bytes);
 }
 
+const MAX_SINCE_DAYS = 100_000_000;
+
 function timeRange(flags: GlobalFlags, now: number): { from?: Date; to?: Date } {
   if (flags.since !== undefined && flags.from !== undefined) {
     throw new UsageError('--since and --from both set the start of the range: give one of them');
@@ -175,9 +177,10 @@ function timeRange(flags: GlobalFlags, now: number): { from?: Date; to?: Date } 
   let from: Date | undefined;
   if (flags.since !== undefined) {
     const millis = parseDuration(flags.since);
-    if (millis === undefined) {
+    // A Date reaches 100000000 days either side of 1970: a longer look back is no time at all.
+    if (millis === undefined || millis > MAX_SINCE_DAYS * 86_400_000) {
       throw new UsageError(
-        `invalid --since ${JSON.stringify(flags.since)}: expected ${DURATION_HELP}`,
+        `invalid --since ${JSON.stringify(flags.since)}: expected ${DURATION_HELP}, of at most ${MAX_SINCE_DAYS}d`,
       );
     }
     from = new Date(now - millis);

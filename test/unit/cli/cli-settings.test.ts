@@ -5,6 +5,7 @@ import { parseByteSize } from '../../../src/base/byte-size.js';
 import { parseDuration, parseTime } from '../../../src/cli/duration.js';
 import { UsageError } from '../../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
+import { runCliInProcess } from '../../support/cli-child.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { thrown } from '../../support/thrown.js';
 
@@ -197,6 +198,12 @@ describe('resolveSettings', () => {
       /invalid --since "1x": expected a duration like 30s, 15m/,
     ],
     [
+      '--since further back than any date',
+      { bucket: 'b', since: '99999999999w' },
+      {},
+      /^invalid --since "99999999999w": expected a duration like 30s, 15m.*, of at most 100000000d$/,
+    ],
+    [
       '--since and --from',
       { bucket: 'b', since: '1h', from: '2026-01-01' },
       {},
@@ -270,6 +277,12 @@ describe('resolveSettings', () => {
     ],
   ])('%s is a usage error that names it', (_name, flags, env, message) => {
     expect(usageError(() => resolveIn(cwd, flags, env))).toMatch(message);
+  });
+
+  test('otel-s3 with a --since past any date exits 2, naming the flag', async () => {
+    const run = await runCliInProcess(['ls', '--dir', cwd, '--since', '99999999999w'], { cwd });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/invalid --since "99999999999w": expected a duration/);
   });
 
   test('the environment sets path style as true or false', () => {
