@@ -89,6 +89,8 @@ export function describeUnknownVariable({ variable, suggestion }: UnknownVariabl
 
 /** Names already warned about: once per process, however many exporters are made. */
 const warnedVariables = new Set<string>();
+/** Bad values already warned about, by variable and value: an S3Exporters reads each 4 times. */
+const warnedValues = new Set<string>();
 
 /** Parses one variable's text; throws InvalidOptionError naming the variable. */
 function parse(variable: string, option: string, raw: string, kind: TextKind): unknown {
@@ -198,7 +200,8 @@ export function optionsFromEnvironment(
 /**
  * Constructor options over environment variables over defaults, validated. A bad option in
  * code throws; a bad environment value is reported (warning, code OTEL_S3_INVALID_ENV) and its
- * default used; an unknown OTEL_EXPORTER_S3_* name is reported once per process (same code).
+ * default used; each bad value, and each unknown OTEL_EXPORTER_S3_* name, is reported once per
+ * process (same code).
  */
 export function configure(
   options: S3MetricExporterOptions,
@@ -212,8 +215,12 @@ export function configure(
     warnedVariables.add(unknown.variable);
     alert('warn', 'OTEL_S3_INVALID_ENV', describeUnknownVariable(unknown));
   }
-  const warn = (error: InvalidOptionError) =>
+  const warn = (error: InvalidOptionError) => {
+    const key = `${error.variable}=${JSON.stringify(error.value)}`;
+    if (warnedValues.has(key)) return;
+    warnedValues.add(key);
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
+  };
   return resolveSources({
     options,
     environment: readEnvironment(env, warn, ENVIRONMENT_VARIABLES, variablesOf ?? undefined),

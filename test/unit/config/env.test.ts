@@ -273,6 +273,17 @@ describe('environment variables', () => {
     expect(config.maxSpoolBytes).toBe(512 * MiB);
   });
 
+  test('a bad value is warned once per process; another value of the variable is warned again', () => {
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: 'many' };
+    const said = (e: Record<string, string>) =>
+      configureCapturing(e).warnings.map((w) => w.message);
+    expect(said(env)).toEqual([expect.stringMatching(/UPLOAD_CONCURRENCY.*"many"/)]);
+    expect(said(env)).toEqual([]);
+    expect(said({ ...env, OTEL_EXPORTER_S3_UPLOAD_CONCURRENCY: 'lots' })).toEqual([
+      expect.stringMatching(/UPLOAD_CONCURRENCY.*"lots"/),
+    ]);
+  });
+
   test('a near miss of a variable outside our prefix suggests that variable, whole', () => {
     const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_TEMPORALITY_PREFERENCE: 'delta' };
     expect(configureCapturing(env).warnings.map((w) => w.message)).toEqual([

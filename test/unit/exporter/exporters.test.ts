@@ -1,5 +1,5 @@
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { InvalidOptionError, S3Exporters, SELF_METRICS_SCOPE } from '../../../src/index.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { collectingProvider } from '../../support/service.js';
@@ -88,6 +88,28 @@ describe('S3Exporters', () => {
     );
     for (const { exporter } of signals) await exporter.shutdown();
     await provider.shutdown();
+  });
+
+  test('a bad variable value is warned once for a group of three exporters', async () => {
+    process.env.OTEL_EXPORTER_S3_MAX_BATCH_BYTES = '8MB';
+    const warnings: string[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((warning: string | Error) => {
+      warnings.push(String(warning));
+    });
+    try {
+      const s3Exporters = group(new ScriptedS3());
+      const exporters = [
+        s3Exporters.metricExporter(),
+        s3Exporters.spanExporter(),
+        s3Exporters.logRecordExporter(),
+      ];
+      await Promise.all(exporters.map((exporter) => exporter.shutdown()));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(warnings.filter((w) => w.includes('OTEL_EXPORTER_S3_MAX_BATCH_BYTES'))).toEqual([
+      expect.stringMatching(/"8MB" .*; using the default instead$/),
+    ]);
   });
 
   test('one exporter per signal: a second is refused, naming the signal', () => {
