@@ -45,6 +45,16 @@ export interface ExpectedSchema {
   schema: readonly SchemaElement[];
 }
 
+/** A Parquet file whose footer names another schema version (or none): `found`. */
+export class SchemaVersionError extends Error {
+  readonly found: string | undefined;
+  constructor(message: string, found: string | undefined) {
+    super(message);
+    this.name = 'SchemaVersionError';
+    this.found = found;
+  }
+}
+
 /**
  * The footer's metadata (a whole file, or its last bytes from the footer on); throws unless its
  * key-value metadata says `key` is `expected.version` and its schema is `expected.schema`,
@@ -61,8 +71,9 @@ export function schemaMetadata(
   const metadata = parquetMetadata(bytes);
   const found = metadata.key_value_metadata?.find((kv) => kv.key === key)?.value;
   if (found !== expected.version) {
-    throw new Error(
+    throw new SchemaVersionError(
       `not an otel-s3-exporter Parquet file of schema version ${expected.version} (${key}: ${found ?? 'none'})`,
+      found,
     );
   }
   const differs = schemaDifference(metadata.schema, expected.schema);

@@ -9,11 +9,14 @@ import {
   type SignalName,
   signalOfKey,
 } from '../layout/formats.js';
+import { SchemaVersionError } from '../parquet/read.js';
 import { logsRead } from '../signals/logs/read.js';
+import { SCHEMA_VERSION_KEY } from '../signals/metrics/parquet/schema.js';
 import { metricsRead } from '../signals/metrics/read.js';
 import type { DecodeContext, Decoder, SignalRead } from '../signals/signal.js';
 import { tracesRead } from '../signals/traces/read.js';
 import { decompress } from './decompress.js';
+import { signalOfSchemaVersion } from './parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
 
 export type { ObjectEncoding };
@@ -119,17 +122,17 @@ function decodeNow(
       `${encoding.format} objects are read asynchronously: use decodeStoredObjectAsync() or the reading functions (readMetrics(), readSpans(), ...)`,
     );
   }
+  const signal = options.signal ?? signalOfKey(key);
   let request: OtlpObject | Promise<OtlpObject>;
   try {
     request = decoder.decode(raw, context);
   } catch (error) {
-    throw decodeError(key, error);
+    throw decodeError(key, error, signal);
   }
-  const signal = options.signal ?? signalOfKey(key);
   const done = (decoded: OtlpObject) => checked(key, decoded, encoding, raw.length, signal);
   if (!(request instanceof Promise)) return done(request);
   return request.then(done, (error: unknown) => {
-    throw decodeError(key, error);
+    throw decodeError(key, error, signal);
   });
 }
 
@@ -191,8 +194,16 @@ function unwrap(
 }
 
 /** A failure inside the format's decoder: a limit or a missing engine is decompression. */
-function decodeError(key: string, error: unknown): ObjectDecodeError {
+function decodeError(key: string, error: unknown, signal: SignalName): ObjectDecodeError {
   if (error instanceof ObjectDecodeError) return error;
+  // Another signal's Parquet file, read as this one's (a name without its signal's word).
+  if (error instanceof SchemaVersionError) {
+    const other = signalOfSchemaVersion(error.found);
+    if (other !== undefined && other !== signal) {
+      const detail = `a Parquet file of ${other} (${SCHEMA_VERSION_KEY}: ${error.found}), not of ${signal}: pass signal: '${other}' to decode it`;
+      return new ObjectDecodeError(key, 'decode', detail, error);
+    }
+  }
   const stage = plainProblem(error) ? 'decompress' : 'decode';
   return new ObjectDecodeError(key, stage, messageOf(error), error);
 }

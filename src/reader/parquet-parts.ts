@@ -55,6 +55,13 @@ const SCHEMAS: Record<
   },
 };
 
+/** The signal whose Parquet table has schema version `version`, if any. */
+export function signalOfSchemaVersion(version: string | undefined): SignalName | undefined {
+  return (Object.keys(SCHEMAS) as SignalName[]).find(
+    (s) => SCHEMAS[s].expected.version === version,
+  );
+}
+
 /** Bytes of a file, read by range: from memory, from S3 (Range GETs) or from a local file. */
 export interface ByteRanges {
   readonly byteLength: number;

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
+import { decodeStoredObjectAsync } from '../../../src/reader/decode-object.js';
 import { sealedRows } from '../../../src/signals/flat-parquet/sealed-rows.js';
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
@@ -324,6 +325,15 @@ describe('spans as the otel_traces table', () => {
     await expect(
       logsRead.decoders.parquet.decode(Buffer.from(file), noDecompression as never),
     ).rejects.toThrow('schema version logs-1 (otel_s3.schema_version: traces-1)');
+  });
+
+  test('decodeStoredObjectAsync of a spans file under a name without its signal says whose it is', async () => {
+    const { file } = await spansFile(makeSpans());
+    await expect(decodeStoredObjectAsync('foo/bar.parquet', file)).rejects.toThrow(
+      "foo/bar.parquet: a Parquet file of traces (otel_s3.schema_version: traces-1), not of metrics: pass signal: 'traces' to decode it",
+    );
+    const decoded = await decodeStoredObjectAsync('foo/bar.parquet', file, { signal: 'traces' });
+    expect(decoded.encoding.format).toBe('parquet');
   });
 });
 
