@@ -14,7 +14,13 @@ import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-setting
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
 import { type EnvironmentValue, Fields } from './fields.js';
-import { check, exporterOptionNames, type OptionName, RETRY_OPTION_NAMES } from './option-table.js';
+import {
+  check,
+  exporterOptionNames,
+  type OptionName,
+  optionsOf,
+  RETRY_OPTION_NAMES,
+} from './option-table.js';
 import {
   type ChecksumMode,
   type Compression,
@@ -102,6 +108,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   }
   const code = options as Record<string, unknown>;
   const signal = sources.signal ?? 'metrics';
+  rejectOtherSignals(code, signal);
   rejectUnknown(code, exporterOptionNames(signal), '');
   const retry = check<object>('retry')('retry', code.retry ?? {});
   rejectUnknown(retry as Record<string, unknown>, RETRY_OPTION_NAMES, 'retry.');
@@ -322,6 +329,29 @@ const ANY_LEVEL: CompressionLevels = (() => {
     default: 0,
   };
 })();
+
+/** Each signal's exporter, as an option of one signal only names it. */
+const EXPORTER_OF: Readonly<Record<SignalName, string>> = {
+  metrics: 'the metric exporter (S3MetricExporter)',
+  traces: 'the span exporter (S3SpanExporter)',
+  logs: 'the log record exporter (S3LogRecordExporter)',
+};
+
+/** An option of another signal's exporter is no typo: say whose it is, not just "unknown". */
+function rejectOtherSignals(code: Readonly<Record<string, unknown>>, signal: SignalName): void {
+  for (const row of optionsOf('exporter')) {
+    if (row.signals === undefined || row.signals.includes(signal)) continue;
+    if (code[row.name] === undefined) continue;
+    const owners = row.signals.map((s) => EXPORTER_OF[s]).join(' or ');
+    throw new InvalidOptionError(
+      row.name,
+      undefined,
+      `an option of ${owners} only`,
+      undefined,
+      `unknown option ${row.name} for ${EXPORTER_OF[signal]}: it is an option of ${owners} only`,
+    );
+  }
+}
 
 /**
  * maxBatchBytes and maxBufferedBytes, which must agree: the bound holds at least one batch.

@@ -3,7 +3,7 @@ import { InvalidOptionError } from '../../../src/base/invalid-option.js';
 import { configure } from '../../../src/config/environment.js';
 import { OPTION_NAMES } from '../../../src/config/option-table.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
-import { S3MetricExporter } from '../../../src/index.js';
+import { S3LogRecordExporter, S3MetricExporter, S3SpanExporter } from '../../../src/index.js';
 import { documentedOptions } from '../../support/documented-options.js';
 import { thrown as thrownBy } from '../../support/thrown.js';
 
@@ -55,6 +55,20 @@ describe('misspelled options', () => {
     expect(() => new S3MetricExporter({ bucket: 'b', compresion: 'gzip' } as never)).toThrow(
       /unknown option compresion; did you mean compression\?/,
     );
+  });
+
+  test("an option of the metric exporter given to another signal's says whose it is", () => {
+    expect(
+      thrown(() => new S3SpanExporter({ bucket: 'b', temporalityPreference: 'delta' } as never))
+        .message,
+    ).toBe(
+      'otel-s3-exporter: unknown option temporalityPreference for the span exporter (S3SpanExporter): it is an option of the metric exporter (S3MetricExporter) only',
+    );
+    expect(
+      thrown(
+        () => new S3LogRecordExporter({ bucket: 'b', temporalityPreference: 'delta' } as never),
+      ).message,
+    ).toMatch(/log record exporter .*an option of the metric exporter \(S3MetricExporter\) only$/);
   });
 
   test('an option set to undefined is no mistake (spread configuration objects)', () => {
