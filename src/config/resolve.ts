@@ -223,7 +223,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     compression,
     compressionLevel: f.get(
       'compressionLevel',
-      (o, v) => rule.integer(o, v, levels.min, levels.max, `(${compression} level)`),
+      (o, v) => rule.integer(o, v, levels.min, levels.max, levelUnit(compression)),
       levels.default,
     ),
     maxBatchBytes,
@@ -329,6 +329,15 @@ const ANY_LEVEL: CompressionLevels = (() => {
     default: 0,
   };
 })();
+
+/** How a compression's level reads in a message: `(zstd level)`; for 'none', what it takes. */
+function levelUnit(compression: Compression): string {
+  if (COMPRESSION_ROWS[compression].levels !== undefined) return `(${compression} level)`;
+  const leveled = (Object.keys(COMPRESSION_ROWS) as Compression[]).filter(
+    (c) => COMPRESSION_ROWS[c].levels !== undefined,
+  );
+  return `(a level of ${leveled.join(' or ')}, ignored with compression '${compression}')`;
+}
 
 /** Each signal's exporter, as an option of one signal only names it. */
 const EXPORTER_OF: Readonly<Record<SignalName, string>> = {

@@ -464,6 +464,19 @@ describe('compressionLevel range depends on compression', () => {
     expectRejected({ compression: 'gzip', compressionLevel: 0 }, 'compressionLevel', '0', '1 to 9');
   });
 
+  test("'none' takes any compression's level and ignores it, and says so of one out of range", () => {
+    expect(
+      resolveConfig({ bucket: 'b', compression: 'none', compressionLevel: 19 }).compression,
+    ).toBe('none');
+    const error = expectRejected(
+      { compression: 'none', compressionLevel: 20 },
+      'compressionLevel',
+      '20',
+      "an integer (a level of zstd or gzip, ignored with compression 'none') from 1 to 19",
+    );
+    expect(error.message).not.toContain('none level');
+  });
+
   test('rejects a non-integer compressionLevel', () => {
     expectRejected({ compressionLevel: 2.5 }, 'compressionLevel', '2.5', 'an integer');
   });
