@@ -150,6 +150,7 @@ export class S3Exporters {
       // The group's settings are its own: given to one exporter they would be ignored (its
       // uploads are the group's) or make a second of what is shared (a spool directory).
       if (
+        value === undefined ||
         SIGNAL_OPTION_NAMES.has(name) ||
         (signal === 'metrics' && name === 'temporalityPreference')
       )

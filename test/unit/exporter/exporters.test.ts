@@ -156,11 +156,12 @@ describe('S3Exporters', () => {
     } finally {
       delete process.env.OTEL_EXPORTER_S3_TRACES_TAGS;
     }
-    // Its own options, and temporality for metrics, are taken.
+    // Its own options, temporality for metrics, and any option left undefined, are taken.
     const metrics = s3Exporters.metricExporter({
       format: 'parquet',
       temporalityPreference: 'delta',
-    });
+      spoolDir: undefined,
+    } as never);
     void metrics.shutdown();
   });
 
