@@ -89,7 +89,7 @@ export function describeUnknownVariable({ variable, suggestion }: UnknownVariabl
 
 /** Names already warned about: once per process, however many exporters are made. */
 const warnedVariables = new Set<string>();
-/** Bad values already warned about, by variable and value: an S3Exporters reads each 4 times. */
+/** Bad values already warned about, by their message: an S3Exporters reads each 4 times. */
 const warnedValues = new Set<string>();
 
 /** Parses one variable's text; throws InvalidOptionError naming the variable. */
@@ -216,7 +216,8 @@ export function configure(
     alert('warn', 'OTEL_S3_INVALID_ENV', describeUnknownVariable(unknown));
   }
   const warn = (error: InvalidOptionError) => {
-    const key = `${error.variable}=${JSON.stringify(error.value)}`;
+    // By what it says: the same value refused for another reason (another signal's) is said too.
+    const key = error.detail;
     if (warnedValues.has(key)) return;
     warnedValues.add(key);
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);

@@ -284,6 +284,25 @@ describe('environment variables', () => {
     ]);
   });
 
+  test('one value refused by two signals for their own reasons is said for each', () => {
+    const template = '{service.name}/%Y/%m/%d/metrics_{uuid}';
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_KEY_TEMPLATE: template };
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => {
+      warned.push(String(w));
+    });
+    try {
+      for (const signal of ['traces', 'logs', 'traces'] as const) configure({}, env, signal);
+    } finally {
+      spy.mockRestore();
+    }
+    // Each signal's reason once: before, the logs exporter's went unsaid (same variable, value).
+    expect(warned).toEqual([
+      expect.stringMatching(/KEY_TEMPLATE.*says traces/),
+      expect.stringMatching(/KEY_TEMPLATE.*says logs/),
+    ]);
+  });
+
   test('a near miss of a variable outside our prefix suggests that variable, whole', () => {
     const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_TEMPORALITY_PREFERENCE: 'delta' };
     expect(configureCapturing(env).warnings.map((w) => w.message)).toEqual([
