@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import { ValueType } from '@opentelemetry/api';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { describe, expect, test } from 'vitest';
@@ -138,6 +139,24 @@ describe('encodeParquet', () => {
       const key = (r: (typeof expected)[number]) => JSON.stringify(r);
       expect(dataPointRows(request).map(key).sort()).toEqual(expected.map(key).sort());
     }
+  });
+
+  test("an integer point's Value is the integer's: -0 is written +0, as OTLP's asInt (and compaction) have it", async () => {
+    const { provider, collect } = collectingProvider('zero');
+    const meter = provider.getMeter('m');
+    meter.createGauge('int.gauge', { valueType: ValueType.INT }).record(-0);
+    meter.createGauge('double.gauge', { valueType: ValueType.DOUBLE }).record(-0);
+    const rm = await collect();
+    await provider.shutdown();
+    const b = new MetricColumnBuilders();
+    b.appendResourceMetrics(rm);
+    const file = new Uint8Array(await encodeParquet(b.seal(), { compression: 'none' }));
+    const rows = await parquetReadObjects({ file: file.buffer, columns: ['MetricName', 'Value'] });
+    const value = (name: string) => rows.find((r) => r.MetricName === name)?.Value as number;
+    // Before: -0 for the integer gauge, which its compaction (from ValueAsInt) wrote +0.
+    expect(Object.is(value('int.gauge'), 0)).toBe(true);
+    // A double keeps its sign (docs/parquet.md: -0 itself is kept in the values).
+    expect(Object.is(value('double.gauge'), -0)).toBe(true);
   });
 
   test('footer: schema version and extra metadata, created_by; every chunk carries the codec', async () => {

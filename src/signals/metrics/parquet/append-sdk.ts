@@ -156,8 +156,10 @@ export class SdkAppender {
     for (const p of points) {
       const r = this.#row(store, resourceId, metricId, p, tally);
       const v = p.value;
-      // An INT point beyond int64 (or not finite) is written as the double it is.
-      store.setValue(r, v, int && isInt64(v) ? v : undefined);
+      // An INT point beyond int64 (or not finite) is written as the double it is. One that is
+      // an integer has the integer's Value (+0 for -0, as OTLP's asInt and compaction have it).
+      if (int && isInt64(v)) store.setValue(r, v + 0, v);
+      else store.setValue(r, v, undefined);
     }
     return points.length;
   }
