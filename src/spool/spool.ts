@@ -160,6 +160,9 @@ export class Spool {
     try {
       file = await this.#disk.run(() => this.#fs.readFile(path));
     } catch (error) {
+      // A directory is no spool file and never becomes one: unusable, not a read to try again
+      // (an unread file keeps the journal from being replayed).
+      if ((error as NodeJS.ErrnoException)?.code === 'EISDIR') return { reason: 'a directory' };
       return { error };
     }
     try {

@@ -1,5 +1,5 @@
 import { cpSync } from 'node:fs';
-import { cp, readdir } from 'node:fs/promises';
+import { cp, mkdir, readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
@@ -82,6 +82,28 @@ describe('the journal of the open batch', () => {
       );
     });
   }
+
+  test('a directory among the spool files is quarantined, and the journal is replayed all the same', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const before = start(new ScriptedS3(), dir, { format: 'otlp-json' });
+    await active(before);
+    await exportTags(before, [1, 2]);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    const crashed = await crashCopy(dir);
+    await mkdir(join(crashed, 'batches', 'not-a-batch'));
+    const s3 = new ScriptedS3();
+    const after = start(s3, crashed, { format: 'otlp-json' });
+    // Before: read as a file that may become readable (EISDIR), again and again; the spool never
+    // counted as scanned, so the journal was never replayed.
+    await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+    await after.forceFlush();
+    expect(s3.storedTags()).toEqual(times([1, 2]));
+    expect(after.stats().spool?.readFailures).toEqual({});
+    expect(await readdir(join(crashed, 'quarantine'))).toEqual([
+      expect.stringContaining('not-a-batch'),
+    ]);
+  });
 
   test.runIf(builtInZstd)(
     "zstd on node:zlib: a chain replayed while the new run's open batch takes exports is stored compressed, under the key it would have had",
