@@ -18,15 +18,41 @@ export function decodeProtoRequest(raw: Buffer): OtlpObject {
   return decodeProto(raw, 'ExportMetricsServiceRequest');
 }
 
-/** The decoders of one signal's request (`ExportTraceServiceRequest`, …), in both OTLP formats. */
+/**
+ * The decoders of one signal's request (`ExportTraceServiceRequest`, …), in both OTLP formats,
+ * each building at most `maxObjects` objects and arrays (see objectBudget).
+ */
 export function requestDecoders(request: MessageName): {
-  json: (raw: Buffer) => OtlpObject;
-  proto: (raw: Buffer) => OtlpObject;
+  json: (raw: Buffer, maxObjects?: number) => OtlpObject;
+  proto: (raw: Buffer, maxObjects?: number) => OtlpObject;
 } {
-  return { json: (raw) => decodeJson(raw, request), proto: (raw) => decodeProto(raw, request) };
+  return {
+    json: (raw, maxObjects) => decodeJson(raw, request, maxObjects),
+    proto: (raw, maxObjects) => decodeProto(raw, request, maxObjects),
+  };
 }
 
-function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
+/**
+ * Decoded objects cost tens of bytes each however few bytes made them: a 6 KB zstd frame of
+ * `{},{},…` (or of empty protobuf messages) within maxDecompressedBytes became 33 million of them
+ * and ended the process out of memory. Their density cannot tell: an attribute array of nulls is
+ * as dense, legally. So a read builds at most one object or array (a protobuf message) per
+ * OBJECT_BYTES of maxDecompressedBytes, as a Parquet read decodes at most one value per byte of
+ * it: 4 million at the default 64 MiB, a few hundred MB. Realistic requests hold one per 37-44
+ * characters of OTLP/JSON and one per 20-25 bytes of protobuf (this package's encodings of
+ * metrics, spans and log records), so an object of any size the limit lets through is read.
+ */
+const OBJECT_BYTES = 16;
+
+/** The objects a read of objects of at most `maxDecompressedBytes` may build. */
+export const objectBudget = (maxDecompressedBytes: number): number =>
+  Math.max(1024, Math.floor(maxDecompressedBytes / OBJECT_BYTES));
+
+function decodeJson(
+  raw: Buffer,
+  message: MessageName,
+  maxObjects = Number.POSITIVE_INFINITY,
+): OtlpObject {
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -43,9 +69,9 @@ function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
   if (lines.length !== 1) throw new Error(`expected one JSON line, found ${lines.length}`);
   const line = lines[0] as string;
   const containers = containersIn(line);
-  if (containers > containerBudget(line.length, JSON_BYTES_PER_CONTAINER)) {
+  if (containers > maxObjects) {
     throw new Error(
-      `${containers} JSON objects and arrays in ${line.length} characters: more than an OTLP request of that size holds (a decompression bomb of empty values)`,
+      `${containers} JSON objects and arrays, more than the ${maxObjects} a read builds (a decompression bomb of empty values?)`,
     );
   }
   let request: unknown;
@@ -59,18 +85,6 @@ function decodeJson(raw: Buffer, message: MessageName): OtlpObject {
   }
   return request as OtlpObject;
 }
-
-/**
- * Decoded objects cost tens of bytes each however few bytes made them: a 6 KB zstd frame of
- * `{},{},…` (or of empty protobuf messages) within maxDecompressedBytes became 33 million of them
- * and ended the process out of memory. A request's text holds one object or array in about 40
- * characters, its protobuf one message in about 20 bytes (realistic metrics, spans and log
- * records as this package encodes them: 37-44 and 20-25); five times as many is refused before
- * it is built, which bounds what the objects take to about eight times the decompressed bytes.
- */
-const JSON_BYTES_PER_CONTAINER = 8;
-const PROTO_BYTES_PER_MESSAGE = 4;
-const containerBudget = (length: number, bytesPer: number) => 256 + Math.floor(length / bytesPer);
 
 /** JSON objects and arrays in `text` (their opening brackets outside strings). */
 function containersIn(text: string): number {
@@ -88,9 +102,13 @@ function containersIn(text: string): number {
   return count;
 }
 
-function decodeProto(raw: Buffer, request: MessageName): OtlpObject {
+function decodeProto(
+  raw: Buffer,
+  request: MessageName,
+  maxObjects = Number.POSITIVE_INFINITY,
+): OtlpObject {
   try {
-    return decodeOtlpProto(raw, request, containerBudget(raw.length, PROTO_BYTES_PER_MESSAGE));
+    return decodeOtlpProto(raw, request, maxObjects);
   } catch (error) {
     // The decoder recurses per message: a hostile nesting runs out of stack before the end.
     if (error instanceof RangeError && /call stack/i.test(error.message)) {

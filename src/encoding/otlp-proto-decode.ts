@@ -38,19 +38,22 @@ class Reader {
   readonly #buf: Uint8Array;
   readonly #view: DataView;
   #pos = 0;
-  /** Messages a decode may still make (see decode-request.ts: a bomb of empty messages). */
+  /** Messages a decode may still make (decode-request.ts, objectBudget). */
   #messagesLeft: number;
+
+  readonly #maxMessages: number;
 
   constructor(buf: Uint8Array, maxMessages: number) {
     this.#buf = buf;
     this.#view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     this.#messagesLeft = maxMessages;
+    this.#maxMessages = maxMessages;
   }
 
   message(name: MessageName, end: number): OtlpObject {
     if (--this.#messagesLeft < 0) {
       throw new ProtoDecodeError(
-        `more messages than an OTLP request of ${this.#buf.length} bytes holds (a decompression bomb of empty messages)`,
+        `more than ${this.#maxMessages} messages, the most a read builds (a decompression bomb of empty messages?)`,
         this.#pos,
       );
     }

@@ -2,7 +2,7 @@
  * The reader's half of otlp-rows.ts, in a module of its own so that an exporter never loads the
  * OTLP decoders (decode-request.ts, otlp-proto-decode.ts): test/integration/exporter-imports.test.ts.
  */
-import { requestDecoders } from '../encoding/decode-request.js';
+import { objectBudget, requestDecoders } from '../encoding/decode-request.js';
 import { REQUEST } from '../encoding/otlp-schema.js';
 import type { Decoder, SignalName, SignalRead } from './signal.js';
 
@@ -12,8 +12,14 @@ export function otlpRead(signal: SignalName, parquet: Decoder): SignalRead {
   return {
     name: signal,
     decoders: {
-      'otlp-json': { decode: otlp.json, synchronous: true },
-      'otlp-proto': { decode: otlp.proto, synchronous: true },
+      'otlp-json': {
+        decode: (raw, context) => otlp.json(raw, objectBudget(context.maxDecompressedBytes)),
+        synchronous: true,
+      },
+      'otlp-proto': {
+        decode: (raw, context) => otlp.proto(raw, objectBudget(context.maxDecompressedBytes)),
+        synchronous: true,
+      },
       parquet,
     },
   };

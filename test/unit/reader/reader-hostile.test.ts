@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { formatBytes } from '../../../src/base/byte-size.js';
@@ -19,6 +20,8 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../../../src/reader.js';
+import { logRecordsToJsonBytes } from '../../../src/signals/logs/otlp-json.js';
+import { logRecordsToProto } from '../../../src/signals/logs/otlp-proto.js';
 import { FakeS3 } from '../../support/fake-s3-client.js';
 import {
   gzipBomb,
@@ -34,6 +37,7 @@ import {
   withSampleInDir,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
+import { syntheticLogRecords } from '../../support/signal-driver.js';
 import { READER_T0, timesAfter } from '../../support/time.js';
 
 const MiB = 1024 * 1024;
@@ -142,8 +146,7 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
       1_000,
       '.binpb',
       nestedProtoObject,
-      // Its levels are empty messages of about 3 bytes each: refused as a bomb before its depth.
-      'invalid OTLP protobuf at byte 5241: more messages than an OTLP request of 5958 bytes holds (a decompression bomb of empty messages)',
+      'values nested deeper than 200 levels (an attribute of arrays or key-value lists nested too deep)',
     ],
   ])('%s with an array attribute nested %i deep', async (_format, depth, ext, make, reason) => {
     const bytes = make(depth);
@@ -224,18 +227,20 @@ describe('hostile objects are skipped and counted with the reason; the rest is r
 });
 
 describe('a bomb of empty values: refused before it is built, within the size limits', () => {
-  const key = (ext: string) =>
-    `p/year=2026/month=03/day=04/hour=05/minute=06/metrics_01a2463b-2889-70bc-9d34-4132b13f1e00${ext}`;
-  // 300,000 empty points: 600 KB of text, a few KB stored; 33 million of them ended a process.
+  const key = (signal: string, ext: string) =>
+    `p/year=2026/month=03/day=04/hour=05/minute=06/${signal}_01a2463b-2889-70bc-9d34-4132b13f1e00${ext}`;
+  // 300,000 empty points: 600 KB of text, a few KB stored (33 million of them ended a process).
+  // Under a limit of 1 MiB a read builds at most 65,536 objects (one per 16 bytes).
   const points = 300_000;
-  test('OTLP/JSON: empty objects far denser than any request is refused, naming why', () => {
+  const limit = { maxDecompressedBytes: 1024 * 1024 };
+  test('OTLP/JSON: more objects and arrays than a read builds is refused, naming why', () => {
     const json = `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[${Array(points).fill('{}').join(',')}]}}]}]}]}`;
     // Before: decoded, 300,000 objects (and the CLI's rows of them).
-    expect(() => decodeStoredObject(key('.json'), Buffer.from(json))).toThrow(
-      /JSON objects and arrays in \d+ characters: more than an OTLP request of that size holds/,
+    expect(() => decodeStoredObject(key('metrics', '.json'), Buffer.from(json), limit)).toThrow(
+      /300009 JSON objects and arrays, more than the 65536 a read builds/,
     );
   });
-  test('OTLP protobuf: empty messages far denser than any request is refused, naming why', () => {
+  test('OTLP protobuf: more messages than a read builds is refused, naming why', () => {
     // ExportMetricsServiceRequest > ResourceMetrics > ScopeMetrics > Metric > Gauge > points:
     // each level field 1 (resource_metrics, scope_metrics), 2 (metrics), 5 (gauge), 1 (data_points).
     const empty = Buffer.from([0x0a, 0x00]); // field 1, length 0: an empty NumberDataPoint
@@ -243,16 +248,24 @@ describe('a bomb of empty values: refused before it is built, within the size li
       Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
     const gauge = Buffer.concat(Array(points).fill(empty));
     const proto = wrap(1, wrap(2, wrap(2, wrap(5, gauge))));
-    expect(() => decodeStoredObject(key('.binpb'), proto)).toThrow(
-      /more messages than an OTLP request of \d+ bytes holds/,
+    expect(() => decodeStoredObject(key('metrics', '.binpb'), proto, limit)).toThrow(
+      /more than 65536 messages, the most a read builds/,
     );
   });
-  test('a realistic request of the same size is read', () => {
-    const dataPoint = `{"attributes":[{"key":"http.route","value":{"stringValue":"/api/v1/items"}}],"startTimeUnixNano":"1","timeUnixNano":"2","asInt":"7"}`;
-    const json = `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","gauge":{"dataPoints":[${Array(5_000).fill(dataPoint).join(',')}]}}]}]}]}`;
-    expect(dataPointRows(decodeStoredObject(key('.json'), Buffer.from(json)).request)).toHaveLength(
-      5_000,
-    );
+  test('as dense legally (an array of 2,000 nulls, a body of 2,000 empty lists) is read, both formats', () => {
+    const [record] = syntheticLogRecords(1, 1);
+    const nulls = { ...record, attributes: { a: ['x', ...Array(2_000).fill(null)] } };
+    const lists = { ...record, body: Array(2_000).fill([]) };
+    for (const r of [nulls, lists] as ReadableLogRecord[]) {
+      for (const [ext, bytes] of [
+        ['.json', logRecordsToJsonBytes([r])],
+        ['.binpb', logRecordsToProto([r])],
+      ] as const) {
+        // Before (a limit on density): refused as a bomb.
+        const { request } = decodeStoredObject(key('logs', ext), bytes);
+        expect(JSON.stringify(request).length).toBeGreaterThan(2_000 * 2);
+      }
+    }
   });
 });
 
