@@ -52,6 +52,11 @@ export interface KeyRange {
    */
   outputsOnlyUntil?: string;
   /**
+   * A listing of compaction outputs' hours only (KeyLayout.rangeWithOutputs): its other keys are
+   * another listing's to read and count.
+   */
+  outputsOnly?: boolean;
+  /**
    * The last partition that can hold an object of the range, as the leading part of its keys:
    * a key that sorts after it without starting with it is past the range, and so are all later ones.
    */

@@ -68,6 +68,10 @@ async function* listed(
     // Keys sort by partition: past the last one that can hold the range, none is in it.
     if (isPastRange(key, listing)) return;
     const parsed = layout.parse(key);
+    if (listing.outputsOnly === true) {
+      if (parsed?.compacted === true) yield { key, size, parsed };
+      continue;
+    }
     if (parsed === undefined) {
       if (layout.internal(key)) continue;
       // Another signal's object is in its own layout, not out of this one.

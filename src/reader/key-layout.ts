@@ -276,8 +276,8 @@ export function resolveKeyLayout(
     }
     return undefined;
   };
-  const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) => {
-    const ranges = layouts.map(({ templateText, maxBatchAgeMillis }) => {
+  const rangeOf = (from: Date | undefined, to: Date | undefined, outputsToo: boolean) =>
+    layouts.map(({ templateText, maxBatchAgeMillis }) => {
       const template = templateOf(templateText, prefix, filePrefix);
       const partitionLag = lag(maxBatchAgeMillis);
       const range = listingRange(template, templateText, { prefix, lag: partitionLag, from, to });
@@ -286,26 +286,26 @@ export function resolveKeyLayout(
         from === undefined ? undefined : from.getTime() - partitionMarginMillis(partitionLag);
       return withHourOutputs(range, template, templateText, { prefix, timeZone, start });
     });
-    if (!outputsToo) return ranges;
-    // A signal's outputs are in its Parquet hour layout (`traces/year=…`), in UTC, whatever
-    // layout its objects are read in. A UTC layout that starts as that one does, up to the hour,
-    // lists them from its hour's directory (withHourOutputs); otherwise (another signal's
-    // directory, a local zone, a custom template) their range is listed too, for outputs only,
-    // with the widest lag of the layouts whose objects they replace.
+  /**
+   * A signal's outputs are in its Parquet hour layout (`traces/year=…`), in UTC, whatever layout
+   * its objects are read in. A UTC layout that starts as that one does, up to the hour, lists
+   * them from its hour's directory (withHourOutputs); otherwise (another signal's directory, a
+   * local zone, a custom template) their hours are listed on their own, for outputs only, with
+   * the widest lag of the layouts whose objects they replace: first, so that the reader knows
+   * what they replace before it meets those objects (replaced-inputs.ts).
+   */
+  const outputRanges = (from: Date | undefined, to: Date | undefined): KeyRange[] => {
     const widest = lag(Math.max(...layouts.map((l) => l.maxBatchAgeMillis)));
-    for (const signal of signals) {
+    return signals.flatMap((signal) => {
       const text = defaultKeyTemplate('parquet', signal);
       const hour = text.slice(0, text.indexOf('%H') + 2);
-      if (timeZone === 'UTC' && layouts.some((l) => l.templateText.startsWith(hour))) continue;
+      if (timeZone === 'UTC' && layouts.some((l) => l.templateText.startsWith(hour))) return [];
       const template = new KeyTemplate(text, { prefix, filePrefix, timeZone: 'UTC' });
       const utc: PartitionLag = { ...widest, partitionTimeZone: 'UTC' };
-      const range = listingRange(template, text, { prefix, lag: utc, from, to });
-      // Every key of it is read only if it is an output: past its last partition.
-      const end =
-        range.lastPartition === undefined ? undefined : `${range.lastPartition}\u{10FFFF}`;
-      ranges.push(end === undefined ? range : { ...range, outputsOnlyUntil: end });
-    }
-    return ranges;
+      return [
+        { ...listingRange(template, text, { prefix, lag: utc, from, to }), outputsOnly: true },
+      ];
+    });
   };
 
   return {
@@ -347,8 +347,9 @@ export function resolveKeyLayout(
       return undefined;
     },
     ranges: (from, to) => rangeGroups(rangeOf(from, to, false)).map(unionOfRanges),
-    rangeWithOutputs: (from, to) =>
-      rangeGroups(rangeOf(from, to, true)).map((ranges) => {
+    rangeWithOutputs: (from, to) => [
+      ...outputRanges(from, to),
+      ...rangeGroups(rangeOf(from, to, true)).map((ranges) => {
         const union = unionOfRanges(ranges);
         // Keys before a layout's own start are read only if they are outputs, unless another
         // layout's range reads them anyway.
@@ -357,6 +358,7 @@ export function resolveKeyLayout(
         const until = (early as string[]).reduce((a, b) => (compareKeys(a, b) < 0 ? a : b));
         return { ...union, outputsOnlyUntil: until };
       }),
+    ],
   };
 }
 

@@ -9,9 +9,13 @@ import type { ObjectSource } from './source.js';
 /**
  * How the reader never counts a point twice while compaction runs: a compaction output and the
  * objects it replaces can both exist (until the compactor deletes the inputs, and for good for
- * the OTLP objects it keeps). The keys of one hour are listed together, so the reader holds an
- * hour's keys, reads the footer of each output among them, and yields every key that no output
- * replaces: the outputs, and the objects not compacted yet.
+ * the OTLP objects it keeps). The reader holds the keys of one hour as they are listed, reads the
+ * footer of each output among them, and yields every key that no output replaces: the outputs,
+ * and the objects not compacted yet. The keys an output replaces are kept for the whole listing:
+ * an hour's objects are not always listed beside its outputs (spans' and log records' outputs are
+ * under `traces/` and `logs/`, listed before the OTLP objects of every hour; the layout lists the
+ * outputs' own hours first where another template files its objects elsewhere, see
+ * KeyLayout.rangeWithOutputs). An output listed twice (by two of those listings) is yielded once.
  */
 
 /** A listed key in the layout. */
@@ -36,6 +40,9 @@ export async function* withoutReplaced(
 ): AsyncGenerator<ListedObject> {
   let hour: number | undefined;
   let held: ListedObject[] = [];
+  /** Keys replaced by the outputs read so far, and the outputs yielded. */
+  const replaced = new Set<string>();
+  const outputs = new Set<string>();
   for await (const object of listed) {
     const start = object.parsed.partition?.start.getTime();
     const next = start === undefined ? undefined : Math.floor(start / HOUR);
@@ -49,12 +56,13 @@ export async function* withoutReplaced(
   yield* release(held);
 
   async function* release(objects: ListedObject[]): AsyncGenerator<ListedObject> {
-    const replaced = new Set<string>();
-    for (const object of objects) {
+    const fresh = objects.filter((o) => o.parsed.compacted !== true || !outputs.has(o.key));
+    for (const object of fresh) {
       if (object.parsed.compacted !== true) continue;
+      outputs.add(object.key);
       for (const key of await replacesOf(source, object, signal)) replaced.add(key);
     }
-    for (const object of objects) {
+    for (const object of fresh) {
       if (replaced.has(object.key)) onReplaced(object);
       else yield object;
     }

@@ -443,6 +443,37 @@ describe('compaction of spans and log records on a directory', () => {
     expect(new Set(report.partitions.map((p) => p.partition)).size).toBe(2);
   });
 
+  for (const c of fromOtlp) {
+    test(`${c.name} as OTLP in two hours, both compacted, inputs kept: the reader counts each once`, async () => {
+      const recorded = [
+        ...(await c.exportTo(
+          dir,
+          HOUR - 3_600_000,
+          [{ service: 'api', minute: 5, items: 4, seed: 1 }],
+          'otlp-json',
+        )),
+        ...(await c.exportTo(
+          dir,
+          HOUR,
+          [{ service: 'api', minute: 5, items: 5, seed: 2 }],
+          'otlp-json',
+        )),
+      ];
+      const report = await c.compact({
+        dir,
+        prefix: 'p',
+        settleMillis: 0,
+        from: new Date(HOUR - 3_600_000),
+      });
+      expect(report.partitions.map((p) => p.status)).toEqual(['compacted', 'compacted']);
+      // The outputs (traces/… or logs/…, listed before every hour's OTLP objects) replace the
+      // objects of their hours. Before: only the last hour's were skipped, the other counted twice.
+      const read = await collect(c.read({ dir, prefix: 'p' }));
+      expect(read.reduce((n, o) => n + c.count(o), 0)).toBe(recorded.length);
+      expect(read.map((o) => o.key).every((k) => k.endsWith('.compacted.parquet'))).toBe(true);
+    });
+  }
+
   test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
     const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const [first] = await keysIn(dir);
