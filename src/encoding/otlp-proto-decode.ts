@@ -42,12 +42,28 @@ class Reader {
   #messagesLeft: number;
 
   readonly #maxMessages: number;
+  /**
+   * Values of repeated scalar fields a decode may still make: four per message allowed (a
+   * histogram's bucket counts are one byte each packed; a read of 8 MiB of them is 8 million).
+   */
+  #valuesLeft: number;
 
   constructor(buf: Uint8Array, maxMessages: number) {
     this.#buf = buf;
     this.#view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     this.#messagesLeft = maxMessages;
     this.#maxMessages = maxMessages;
+    this.#valuesLeft = 4 * maxMessages;
+  }
+
+  /** Counts one value of a repeated scalar field against the read's allowance. */
+  #value(): void {
+    if (--this.#valuesLeft < 0) {
+      throw new ProtoDecodeError(
+        `more than ${4 * this.#maxMessages} values of repeated fields, the most a read builds (a decompression bomb of packed values?)`,
+        this.#pos,
+      );
+    }
   }
 
   message(name: MessageName, end: number): OtlpObject {
@@ -60,7 +76,12 @@ class Reader {
     const fields: Record<number, FieldSpec> = SCHEMA[name];
     const out: OtlpObject = {};
     while (this.#pos < end) {
+      const at = this.#pos;
       const key = this.#varint();
+      // A tag is a uint32 of field number (1 to 2^29 - 1) and wire type: a larger one would lose
+      // its low bits (the wire type) in a double, and its payload be read as fields.
+      if (!(key >= 8 && key <= 0xffffffff))
+        throw new ProtoDecodeError(`invalid field tag ${key}`, at);
       const num = Math.floor(key / 8);
       const wire = key % 8;
       const spec = fields[num];
@@ -80,14 +101,16 @@ class Reader {
         spec.kind !== 'bytes'
       ) {
         const packedEnd = this.#limit(this.#varint());
-        const values: OtlpValue[] = [];
-        while (this.#pos < packedEnd) values.push(this.#scalar(spec.kind as Scalar));
+        while (this.#pos < packedEnd) {
+          this.#value();
+          this.#put(out, spec, this.#scalar(spec.kind as Scalar));
+        }
         if (this.#pos !== packedEnd) {
           throw new ProtoDecodeError(`packed field ${spec.name} runs past its length`, this.#pos);
         }
-        for (const value of values) this.#put(out, spec, value);
       } else {
         this.#expect(wire, wireOf(spec.kind as Scalar), spec);
+        if (spec.repeated) this.#value();
         this.#put(out, spec, this.#scalar(spec.kind as Scalar));
       }
     }
@@ -139,9 +162,12 @@ class Reader {
         return Buffer.from(this.#bytes()).toString('hex');
       case 'bool':
         return this.#varint() !== 0;
+      // 32-bit fields take a varint's low 32 bits, as protobuf runtimes do (a negative int32 is
+      // written sign-extended to 64 bits); enums are int32.
       case 'uint32':
+        return this.#varint32();
       case 'enum':
-        return this.#varint();
+        return this.#varint32() | 0;
       case 'fixed32':
         return this.#view.getUint32(this.#take(4), true);
       case 'uint64':
@@ -149,8 +175,8 @@ class Reader {
       case 'int64':
         return this.#varint64(true);
       case 'sint32': {
-        const v = this.#varint();
-        return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+        const v = this.#varint32();
+        return (v >>> 1) ^ -(v & 1);
       }
       case 'double': {
         const v = this.#view.getFloat64(this.#take(8), true);
@@ -197,6 +223,18 @@ class Reader {
       result += (byte & 127) * scale;
       if (byte < 128) return result;
       scale *= 128;
+    }
+    throw new ProtoDecodeError('varint longer than 10 bytes', this.#pos);
+  }
+
+  /** A varint's low 32 bits, unsigned (the rest of its bytes read past). */
+  #varint32(): number {
+    let low = 0;
+    for (let i = 0; i < 10; i++) {
+      const byte = this.#buf[this.#pos++];
+      if (byte === undefined) throw new ProtoDecodeError('truncated varint', this.#pos - 1);
+      if (i < 5) low = (low | ((byte & 127) << (7 * i))) >>> 0;
+      if (byte < 128) return low;
     }
     throw new ProtoDecodeError('varint longer than 10 bytes', this.#pos);
   }

@@ -28,9 +28,13 @@ export const str = (v: OtlpValue | undefined): string => (typeof v === 'string' 
  */
 export function num(v: OtlpValue | undefined): number | undefined {
   if (typeof v === 'number') return v;
-  if (typeof v === 'string' && v !== '') return Number(v);
+  // Only what OTLP/JSON writes: Number() would also take "0x10", "0b11" or spaces as numbers.
+  if (typeof v === 'string' && NUMBER_TEXT.test(v)) return Number(v);
   return undefined;
 }
+
+/** A decimal number (integer or double, with an exponent), or a double's NaN or ±Infinity. */
+const NUMBER_TEXT = /^(-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|NaN|-?Infinity)$/;
 
 /**
  * An enum field: its number, or its name as some OTLP/JSON writers spell it
@@ -40,7 +44,8 @@ export function enumOf(v: OtlpValue | undefined, names: Readonly<Record<string, 
   if (typeof v === 'number') return Number.isInteger(v) ? v : 0;
   if (typeof v !== 'string') return 0;
   if (/^\d+$/.test(v)) return Number(v);
-  return names[v] ?? 0;
+  // Own names only: "constructor" or "__proto__" is no enum's name.
+  return Object.hasOwn(names, v) ? (names[v] as number) : 0;
 }
 
 /**
@@ -88,7 +93,13 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
   const out: Record<string, PlainValue> = {};
   for (const kv of list(v)) {
     const o = obj(kv);
-    out[str(o.key)] = plainValue(o.value, depth);
+    // Defined, not assigned: a key "__proto__" is a key like any other, not the prototype.
+    Object.defineProperty(out, str(o.key), {
+      value: plainValue(o.value, depth),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }

@@ -13,6 +13,7 @@ import {
   dataPointRows,
   decodeStoredObject,
   InvalidOptionError,
+  logRecordRows,
   nanosToIso,
   ObjectDecodeError,
   type OtlpObject,
@@ -30,6 +31,7 @@ import {
   withGaugeTime,
   zstdBomb,
 } from '../../support/hostile-objects.js';
+import { logsReference } from '../../support/otlp-reference.js';
 import {
   collect,
   encodeObject,
@@ -266,6 +268,96 @@ describe('a bomb of empty values: refused before it is built, within the size li
         expect(JSON.stringify(request).length).toBeGreaterThan(2_000 * 2);
       }
     }
+  });
+});
+
+describe('fuzzed objects: nothing made up, nothing unbounded', () => {
+  const key = (signal: string, ext: string) =>
+    `p/year=2026/month=03/day=04/hour=05/minute=06/${signal}_01a2463b-2889-70bc-9d34-4132b13f1e00${ext}`;
+  const logsJson = (record: object, resourceAttributes: object[] = []) =>
+    Buffer.from(
+      JSON.stringify({
+        resourceLogs: [
+          { resource: { attributes: resourceAttributes }, scopeLogs: [{ logRecords: [record] }] },
+        ],
+      }),
+    );
+  test('a field tag past 2^53 is refused, not read with a wrong wire type (its payload as fields)', () => {
+    // LogRecord holding an unknown field of tag (2^53 << 3) | 2 and payload 1a 01 41 (severityText "A").
+    const bytes = Buffer.from('0a11120f120d828080808080808001031a0141', 'hex');
+    // Before: { severityText: "A" }, from bytes that were to be skipped.
+    expect(() => decodeStoredObject(key('logs', '.binpb'), bytes)).toThrow(/invalid field tag/);
+  });
+  test("32-bit fields take a varint's low 32 bits, as Google's protobuf runtime does", () => {
+    // A LogRecord whose severity_number (field 2, int32 enum) is -1, written sign-extended.
+    const record = Buffer.from('10ffffffffffffffffff01', 'hex');
+    const wrap = (field: number, body: Buffer) =>
+      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+    const bytes = wrap(1, wrap(2, wrap(2, record)));
+    const ours = decodeStoredObject(key('logs', '.binpb'), bytes).request;
+    const google = logsReference.decodeProtobuf(bytes) as OtlpObject;
+    // Before: 18446744073709552000.
+    const severity = (r: unknown) => JSON.stringify(r).match(/"severityNumber":("?[-\w]+"?)/)?.[1];
+    expect(severity(ours)).toBe('-1');
+    expect(severity(google)).toBe('-1');
+  });
+  test("an enum named like an Object member, and a key '__proto__', are what they are", () => {
+    const [named] = logRecordRows(
+      decodeStoredObject(key('logs', '.json'), logsJson({ severityNumber: 'constructor' })).request,
+    );
+    // Before: the Object function.
+    expect(named?.severityNumber).toBe(0);
+    const proto = logRecordRows(
+      decodeStoredObject(
+        key('logs', '.json'),
+        logsJson(
+          {
+            body: { stringValue: 'x' },
+            attributes: [{ key: '__proto__', value: { stringValue: 'kept' } }],
+          },
+          [
+            {
+              key: '__proto__',
+              value: {
+                kvlistValue: { values: [{ key: 'service.name', value: { stringValue: 'evil' } }] },
+              },
+            },
+          ],
+        ),
+      ).request,
+    )[0];
+    // Before: the attribute gone, and a service read through the replaced prototype.
+    expect(Object.entries(proto?.attributes ?? {})).toEqual([['__proto__', 'kept']]);
+    expect(proto?.service).not.toBe('evil');
+  });
+  test('a number field spelled as no OTLP/JSON writer spells one is no number', () => {
+    const gauge = (asInt: string) =>
+      Buffer.from(
+        JSON.stringify({
+          resourceMetrics: [
+            { scopeMetrics: [{ metrics: [{ name: 'g', gauge: { dataPoints: [{ asInt }] } }] }] },
+          ],
+        }),
+      );
+    const value = (asInt: string) =>
+      dataPointRows(decodeStoredObject(key('metrics', '.json'), gauge(asInt)).request)[0]?.value;
+    // Before: 16, 3 and 7 (Number() reads hex, binary and octal).
+    expect([value('0x10'), value('0b11'), value('0o7')]).toEqual([0, 0, 0]);
+    expect([value('42'), value('-7'), value('1e3')]).toEqual([42, -7, 1000]);
+  });
+  test('packed values past four a message allowed are refused: 1 MiB of zero counts under a 1 MiB limit', () => {
+    // An ExponentialHistogram point (ResourceMetrics > ScopeMetrics > Metric.exponential_histogram
+    // (10) > data_points (1) > positive (8) > bucket_counts (2, packed)): a million zero counts.
+    const wrap = (field: number, body: Buffer) =>
+      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+    const counts = wrap(2, Buffer.alloc(1_000_000));
+    const bytes = wrap(1, wrap(2, wrap(2, wrap(10, wrap(1, wrap(8, counts))))));
+    // Before: a million numbers, twice over, however small the limit (2.9 GB of heap at 64 MiB).
+    expect(() =>
+      decodeStoredObject(key('metrics', '.binpb'), bytes, { maxDecompressedBytes: 1024 * 1024 }),
+    ).toThrow(/more than 262144 values of repeated fields, the most a read builds/);
+    // The same at the default limit is read.
+    expect(decodeStoredObject(key('metrics', '.binpb'), bytes).request).toBeDefined();
   });
 });
 
