@@ -10,6 +10,7 @@ import {
   signalOfKeyName,
 } from '../layout/formats.js';
 import { KeyTemplate } from '../layout/key-template.js';
+import { ANY_ID } from '../layout/listing-range.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
@@ -296,7 +297,7 @@ function namesSignal(
     time: new Date(0),
     attributes: {},
     extension: '.json',
-    id: '00000000-0000-7000-8000-000000000000',
+    id: ANY_ID,
   });
   const named = signalOfKeyName(sample);
   if (named === signal) return template;

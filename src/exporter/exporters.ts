@@ -173,14 +173,11 @@ export class S3Exporters {
       const own = configOf(exporter)[setting];
       if (own !== this.#config[setting]) {
         void exporter.shutdown();
-        const option = OPTION_OF[setting] ?? setting;
-        const base = VARIABLE_OF[option];
-        const variable = base === undefined ? undefined : signalVariable(base, signal);
-        throw new InvalidOptionError(
-          option,
+        throw notTheGroups(
+          OPTION_OF[setting] ?? setting,
           own,
-          `the same value for every exporter of an S3Exporters (${String(this.#config[setting])}): set it for the group, not for one signal`,
-          variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
+          String(this.#config[setting]),
+          signal,
         );
       }
     }
@@ -191,16 +188,29 @@ export class S3Exporters {
     for (const [field, option] of Object.entries(PUT_OPTIONS)) {
       if (JSON.stringify(put[field]) === JSON.stringify(groupPut[field])) continue;
       void exporter.shutdown();
-      const base = VARIABLE_OF[option];
-      const variable = base === undefined ? undefined : signalVariable(base, signal);
-      throw new InvalidOptionError(
-        option,
-        put[field],
-        `the same value for every exporter of an S3Exporters (${JSON.stringify(groupPut[field]) ?? 'unset'}): set it for the group, not for one signal`,
-        variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
-      );
+      throw notTheGroups(option, put[field], JSON.stringify(groupPut[field]) ?? 'unset', signal);
     }
     this.#made.set(signal, exporter);
     return exporter;
   }
+}
+
+/**
+ * One exporter's `option` differs from its group's (`group`, as text): the error names the
+ * signal's own variable where that is what set it.
+ */
+function notTheGroups(
+  option: string,
+  value: unknown,
+  group: string,
+  signal: SignalName,
+): InvalidOptionError {
+  const base = VARIABLE_OF[option];
+  const variable = base === undefined ? undefined : signalVariable(base, signal);
+  return new InvalidOptionError(
+    option,
+    value,
+    `the same value for every exporter of an S3Exporters (${group}): set it for the group, not for one signal`,
+    variable !== undefined && process.env[variable]?.trim() ? variable : undefined,
+  );
 }

@@ -15,7 +15,7 @@ const MAX_ATTRIBUTE_VALUE_LENGTH = 100;
 /** S3 refuses longer keys (InvalidObjectName): every batch of such a layout would be dropped. */
 const MAX_KEY_BYTES = 1024;
 /** How long each time token renders (%Y: years up to 9999). */
-const TIME_TOKEN_LENGTH: Readonly<Record<(typeof TIME_TOKENS)[number], number>> = {
+export const TIME_TOKEN_LENGTH: Readonly<Record<(typeof TIME_TOKENS)[number], number>> = {
   '%Y': 4,
   '%m': 2,
   '%d': 2,

@@ -1,21 +1,18 @@
-import type { KeyTemplate, PartitionTime, PartitionTimeZone } from './key-template.js';
+import {
+  type KeyTemplate,
+  type PartitionTime,
+  type PartitionTimeZone,
+  TIME_TOKEN_LENGTH,
+} from './key-template.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** Time tokens from the most significant down, and how many characters each renders to. */
+/** Time tokens from the most significant down; TIME_TOKEN_LENGTH says what each renders to. */
 const ORDER = ['%Y', '%m', '%d', '%H', '%M', '%S'] as const;
-const WIDTH: Readonly<Record<string, number>> = {
-  '%Y': 4,
-  '%m': 2,
-  '%d': 2,
-  '%H': 2,
-  '%M': 2,
-  '%S': 2,
-  '%%': 1,
-};
+const WIDTH: Readonly<Record<string, number>> = TIME_TOKEN_LENGTH;
 /** Any id: only the leading part of the rendered key is kept. */
-const ANY_ID = '00000000-0000-7000-8000-000000000000';
+export const ANY_ID = '00000000-0000-7000-8000-000000000000';
 
 /** What decides how far a key's partition can precede its seal time. */
 export interface PartitionLag {
