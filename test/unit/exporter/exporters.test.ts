@@ -4,6 +4,7 @@ import { InvalidOptionError, S3Exporters, SELF_METRICS_SCOPE } from '../../../sr
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { collectingProvider } from '../../support/service.js';
 import { exportTagged, LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
+import { thrown } from '../../support/thrown.js';
 
 /** The bucket from the environment, as a service sets it, so that per-signal variables count. */
 function group(s3: ScriptedS3): S3Exporters {
@@ -145,14 +146,9 @@ describe('S3Exporters', () => {
     }
     process.env.OTEL_EXPORTER_S3_TRACES_TAGS = 'team=traces';
     try {
-      let error: unknown;
-      try {
-        s3Exporters.spanExporter();
-      } catch (e) {
-        error = e;
-      }
-      expect((error as InvalidOptionError).variable).toBe('OTEL_EXPORTER_S3_TRACES_TAGS');
-      expect((error as Error).message).toMatch(/tags.*the same value for every exporter/);
+      const error = thrown(() => s3Exporters.spanExporter(), InvalidOptionError);
+      expect(error.variable).toBe('OTEL_EXPORTER_S3_TRACES_TAGS');
+      expect(error.message).toMatch(/tags.*the same value for every exporter/);
     } finally {
       delete process.env.OTEL_EXPORTER_S3_TRACES_TAGS;
     }
@@ -168,15 +164,9 @@ describe('S3Exporters', () => {
   test('a retry variable for one signal is refused as the retry option, naming the variable', () => {
     process.env.OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY = '5000';
     const s3Exporters = group(new ScriptedS3());
-    let error: unknown;
-    try {
-      s3Exporters.metricExporter();
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(InvalidOptionError);
-    expect((error as InvalidOptionError).variable).toBe('OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY');
-    expect((error as Error).message).toMatch(
+    const error = thrown(() => s3Exporters.metricExporter(), InvalidOptionError);
+    expect(error.variable).toBe('OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY');
+    expect(error.message).toMatch(
       /invalid environment variable OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY \(option retry\.maxDelayMillis\): 5000/,
     );
   });
@@ -188,17 +178,9 @@ describe('S3Exporters', () => {
       // Before: the group took the metrics' value, so the span exporter (default) was refused.
       const spans = s3Exporters.spanExporter();
       expect(spans.stats().bufferedBytes).toBe(0);
-      let error: unknown;
-      try {
-        s3Exporters.metricExporter();
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(InvalidOptionError);
-      expect((error as InvalidOptionError).variable).toBe(
-        'OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES',
-      );
-      expect(String((error as Error).message)).toMatch(/maxBufferedBytes.*100000000/);
+      const error = thrown(() => s3Exporters.metricExporter(), InvalidOptionError);
+      expect(error.variable).toBe('OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES');
+      expect(String(error.message)).toMatch(/maxBufferedBytes.*100000000/);
       void spans.shutdown();
     } finally {
       delete process.env.OTEL_EXPORTER_S3_METRICS_MAX_BUFFERED_BYTES;

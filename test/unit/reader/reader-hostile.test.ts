@@ -31,6 +31,7 @@ import {
   withGaugeTime,
   zstdBomb,
 } from '../../support/hostile-objects.js';
+import { varint } from '../../support/hostile-parquet.js';
 import { logsReference } from '../../support/otlp-reference.js';
 import {
   collect,
@@ -247,7 +248,7 @@ describe('a bomb of empty values: refused before it is built, within the size li
     // each level field 1 (resource_metrics, scope_metrics), 2 (metrics), 5 (gauge), 1 (data_points).
     const empty = Buffer.from([0x0a, 0x00]); // field 1, length 0: an empty NumberDataPoint
     const wrap = (field: number, body: Buffer) =>
-      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+      Buffer.concat([Buffer.from([(field << 3) | 2]), Buffer.from(varint(body.length)), body]);
     const gauge = Buffer.concat(Array(points).fill(empty));
     const proto = wrap(1, wrap(2, wrap(2, wrap(5, gauge))));
     expect(() => decodeStoredObject(key('metrics', '.binpb'), proto, limit)).toThrow(
@@ -292,7 +293,7 @@ describe('fuzzed objects: nothing made up, nothing unbounded', () => {
     // A LogRecord whose severity_number (field 2, int32 enum) is -1, written sign-extended.
     const record = Buffer.from('10ffffffffffffffffff01', 'hex');
     const wrap = (field: number, body: Buffer) =>
-      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+      Buffer.concat([Buffer.from([(field << 3) | 2]), Buffer.from(varint(body.length)), body]);
     const bytes = wrap(1, wrap(2, wrap(2, record)));
     const ours = decodeStoredObject(key('logs', '.binpb'), bytes).request;
     const google = logsReference.decodeProtobuf(bytes) as OtlpObject;
@@ -349,7 +350,7 @@ describe('fuzzed objects: nothing made up, nothing unbounded', () => {
     // An ExponentialHistogram point (ResourceMetrics > ScopeMetrics > Metric.exponential_histogram
     // (10) > data_points (1) > positive (8) > bucket_counts (2, packed)): a million zero counts.
     const wrap = (field: number, body: Buffer) =>
-      Buffer.concat([Buffer.from([(field << 3) | 2]), varint(body.length), body]);
+      Buffer.concat([Buffer.from([(field << 3) | 2]), Buffer.from(varint(body.length)), body]);
     const counts = wrap(2, Buffer.alloc(1_000_000));
     const bytes = wrap(1, wrap(2, wrap(2, wrap(10, wrap(1, wrap(8, counts))))));
     // Before: a million numbers, twice over, however small the limit (2.9 GB of heap at 64 MiB).
@@ -360,18 +361,6 @@ describe('fuzzed objects: nothing made up, nothing unbounded', () => {
     expect(decodeStoredObject(key('metrics', '.binpb'), bytes).request).toBeDefined();
   });
 });
-
-/** An unsigned varint. */
-function varint(n: number): Buffer {
-  const out: number[] = [];
-  let v = n;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v = Math.floor(v / 128);
-  }
-  out.push(v);
-  return Buffer.from(out);
-}
 
 describe('stored size: nothing larger than maxObjectBytes is downloaded', () => {
   const s3With = (bodies: Record<string, Uint8Array>) => {
