@@ -362,6 +362,48 @@ describe('ParquetFileWriter', () => {
     expect(got).toEqual(expected);
   });
 
+  test('series out of time order are sorted across the writer steps (more rows than one step)', async () => {
+    // 1,500 series of three points each, times 3, 1, 2: 4,500 rows, so runs of one series
+    // straddle the steps of 2,048 rows the row order is worked out in.
+    const series = 1_500;
+    const times = [3_000, 1_000, 2_000];
+    const dataPoints = [];
+    for (let k = 0; k < series; k++) {
+      for (const time of times) {
+        dataPoints.push({
+          startTimeUnixNano: '0',
+          timeUnixNano: String(time * 1e6),
+          asInt: String(k),
+          attributes: [{ key: 'k', value: { intValue: String(k) } }],
+        });
+      }
+    }
+    const request = {
+      resourceMetrics: [
+        {
+          resource: { attributes: [] },
+          scopeMetrics: [
+            {
+              scope: { name: 'steps' },
+              metrics: [{ name: 'm', sum: { aggregationTemporality: 2, dataPoints } }],
+            },
+          ],
+        },
+      ],
+    };
+    const b = new MetricColumnBuilders();
+    b.appendRequest(request as unknown as Parameters<MetricColumnBuilders['appendRequest']>[0]);
+    const file = await encodeParquet(b.seal(), { compression: 'none' });
+    const read = await parquetReadObjects({ file: new Uint8Array(file).buffer });
+    const got = read.map((r) => `${r.ValueAsInt} ${Number(r.TimeUnix)}`);
+    // Sets come in order of k; within one, time order.
+    const expected = [];
+    for (let k = 0; k < series; k++) {
+      for (const time of [...times].sort((x, y) => x - y)) expected.push(`${k} ${time}`);
+    }
+    expect(got).toEqual(expected);
+  });
+
   test('a finished file takes no more runs and no second footer', async () => {
     const writer = new ParquetFileWriter({ compression: 'none' });
     const b = new MetricColumnBuilders();

@@ -145,10 +145,22 @@ export const NON_NULL = /** @type {const} */ ({
  */
 function* nonNullOf(s, rowType) {
   const out = new Uint8Array(s.rows);
-  for (let row = 0; row < s.rows; row++) {
-    if (row % STEP_ROWS === STEP_ROWS - 1) yield;
+  for (let from = 0; from < s.rows; from += STEP_ROWS) {
+    nonNullRows(rowType, s.present, from, Math.min(s.rows, from + STEP_ROWS), out);
+    yield;
+  }
+  return out;
+}
+
+/**
+ * nonNullOf() for the rows [from, to).
+ * @param {Uint8Array} rowType @param {Uint8Array} present SealedColumns.present
+ * @param {number} from @param {number} to @param {Uint8Array} out
+ */
+function nonNullRows(rowType, present, from, to, out) {
+  for (let row = from; row < to; row++) {
     const t = /** @type {number} */ (rowType[row]);
-    const b = /** @type {number} */ (s.present[row]);
+    const b = /** @type {number} */ (present[row]);
     if (t === TYPE.GAUGE || t === TYPE.SUM) {
       out[row] =
         (b & PRESENT.VALUE ? NON_NULL.VALUE : 0) |
@@ -162,7 +174,35 @@ function* nonNullOf(s, rowType) {
         (t === TYPE.EXPONENTIAL_HISTOGRAM ? NON_NULL.EXPONENTIAL : 0);
     }
   }
-  return out;
+}
+
+/**
+ * Marks the ids of `column` in the rows [from, to) as used.
+ * @param {Uint32Array} column @param {number} from @param {number} to @param {Uint8Array} used
+ */
+function markUsed(column, from, to, used) {
+  for (let row = from; row < to; row++) used[/** @type {number} */ (column[row])] = 1;
+}
+
+/**
+ * For the rows [from, to): each one's metric type and where its bucket counts start, the first
+ * at `at`; returns where the next row's start.
+ * @param {Uint32Array} metric SealedColumns.metric @param {Uint32Array} metrics SealedColumns.metrics
+ * @param {Uint32Array} listLengths SealedColumns.listLengths
+ * @param {number} from @param {number} to @param {number} at
+ * @param {Uint8Array} rowType @param {Uint32Array} countStart
+ */
+function typesAndCountStarts(metric, metrics, listLengths, from, to, at, rowType, countStart) {
+  let next = at;
+  for (let row = from; row < to; row++) {
+    rowType[row] = /** @type {number} */ (
+      metrics[/** @type {number} */ (metric[row]) * METRIC_STRIDE + METRIC.TYPE]
+    );
+    countStart[row] = next;
+    for (let l = 0; l < LIST_STRIDE; l++)
+      next += /** @type {number} */ (listLengths[LIST_STRIDE * row + l]);
+  }
+  return next;
 }
 
 /** A metric slot of every metric. @param {SealedColumns} s @param {number} slot */
@@ -196,11 +236,9 @@ export function* planSteps(s) {
   const usedSets = new Uint8Array(s.setCount);
   for (let from = 0; from < n; from += STEP_ROWS) {
     const to = Math.min(n, from + STEP_ROWS);
-    for (let row = from; row < to; row++) {
-      usedResources[/** @type {number} */ (s.resource[row])] = 1;
-      usedMetrics[/** @type {number} */ (s.metric[row])] = 1;
-      usedSets[/** @type {number} */ (s.attributes[row])] = 1;
-    }
+    markUsed(s.resource, from, to, usedResources);
+    markUsed(s.metric, from, to, usedMetrics);
+    markUsed(s.attributes, from, to, usedSets);
     yield;
   }
   const resources = usedOf(usedResources);
@@ -280,14 +318,7 @@ export function* planSteps(s) {
   let at = 0;
   for (let from = 0; from < n; from += STEP_ROWS) {
     const to = Math.min(n, from + STEP_ROWS);
-    for (let row = from; row < to; row++) {
-      rowType[row] = /** @type {number} */ (
-        s.metrics[/** @type {number} */ (s.metric[row]) * METRIC_STRIDE + METRIC.TYPE]
-      );
-      countStart[row] = at;
-      for (let l = 0; l < LIST_STRIDE; l++)
-        at += /** @type {number} */ (s.listLengths[LIST_STRIDE * row + l]);
-    }
+    at = typesAndCountStarts(s.metric, s.metrics, s.listLengths, from, to, at, rowType, countStart);
     yield;
   }
   const resourceEntries = yield* mapEntries(s, dict.resourceKeys, dict.resourceValues);
@@ -312,4 +343,30 @@ export function* planSteps(s) {
     countStart,
     order,
   };
+}
+
+// The passes above run here on a few rows, a few times (see row-order.js's and chunks.js's).
+{
+  const n = 4;
+  const ids = new Uint32Array(n);
+  for (let i = 0; i < 8; i++) {
+    markUsed(ids, 0, n, new Uint8Array(1));
+    typesAndCountStarts(
+      ids,
+      new Uint32Array(METRIC_STRIDE),
+      new Uint32Array(LIST_STRIDE * n),
+      0,
+      n,
+      0,
+      new Uint8Array(n),
+      new Uint32Array(n),
+    );
+    nonNullRows(
+      new Uint8Array(n).fill(i % 2 ? TYPE.SUM : TYPE.HISTOGRAM),
+      new Uint8Array(n),
+      0,
+      n,
+      new Uint8Array(n),
+    );
+  }
 }

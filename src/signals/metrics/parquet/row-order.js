@@ -19,27 +19,42 @@ function* countingSort(rows, key, domain) {
   const n = rows.length;
   const starts = new Uint32Array(domain + 1);
   for (let from = 0; from < n; from += STEP_ROWS) {
-    const to = Math.min(n, from + STEP_ROWS);
-    for (let i = from; i < to; i++) {
-      const k = /** @type {number} */ (key[/** @type {number} */ (rows[i])]) + 1;
-      starts[k] = /** @type {number} */ (starts[k]) + 1;
-    }
+    countKeys(rows, key, from, Math.min(n, from + STEP_ROWS), starts);
     yield;
   }
   for (let k = 1; k <= domain; k++)
     starts[k] = /** @type {number} */ (starts[k]) + /** @type {number} */ (starts[k - 1]);
   const out = new Uint32Array(n);
   for (let from = 0; from < n; from += STEP_ROWS) {
-    const to = Math.min(n, from + STEP_ROWS);
-    for (let i = from; i < to; i++) {
-      const row = /** @type {number} */ (rows[i]);
-      const k = /** @type {number} */ (key[row]);
-      out[/** @type {number} */ (starts[k])] = row;
-      starts[k] = /** @type {number} */ (starts[k]) + 1;
-    }
+    place(rows, key, from, Math.min(n, from + STEP_ROWS), starts, out);
     yield;
   }
   return out;
+}
+
+/**
+ * Counts the keys of rows[from, to): starts[k + 1] is key k's count.
+ * @param {Uint32Array} rows @param {ArrayLike<number>} key @param {number} from @param {number} to @param {Uint32Array} starts
+ */
+function countKeys(rows, key, from, to, starts) {
+  for (let i = from; i < to; i++) {
+    const k = /** @type {number} */ (key[/** @type {number} */ (rows[i])]) + 1;
+    starts[k] = /** @type {number} */ (starts[k]) + 1;
+  }
+}
+
+/**
+ * Puts rows[from, to) in `out` at their key's next place (`starts[k]`, which moves on).
+ * @param {Uint32Array} rows @param {ArrayLike<number>} key @param {number} from @param {number} to
+ * @param {Uint32Array} starts @param {Uint32Array} out
+ */
+function place(rows, key, from, to, starts, out) {
+  for (let i = from; i < to; i++) {
+    const row = /** @type {number} */ (rows[i]);
+    const k = /** @type {number} */ (key[row]);
+    out[/** @type {number} */ (starts[k])] = row;
+    starts[k] = /** @type {number} */ (starts[k]) + 1;
+  }
 }
 
 /**
@@ -50,6 +65,65 @@ function* countingSort(rows, key, domain) {
  */
 export function rowOrder(s, serviceRank, nameRank) {
   return run(rowOrderSteps(s, serviceRank, nameRank));
+}
+
+/** The rows' (resource, metric) pairs, numbered as they come, and each one's count of rows. */
+class Pairs {
+  /** @type {Map<number, number>} resource × metricCount + metric → pair */
+  #ids = new Map();
+  /** @type {number[]} */
+  pairResource = [];
+  /** @type {number[]} */
+  pairMetric = [];
+  /** @type {number[]} */
+  pairRows = [];
+  #lastKey = -1;
+  #last = 0;
+
+  /** @param {number} rows @param {number} metricCount */
+  constructor(rows, metricCount) {
+    /** Per row: its pair. */
+    this.pairOf = new Uint32Array(rows);
+    this.metricCount = metricCount;
+  }
+
+  /**
+   * Numbers the pairs of the rows [from, to).
+   * @param {ArrayLike<number>} resource @param {ArrayLike<number>} metric @param {number} from @param {number} to
+   */
+  number(resource, metric, from, to) {
+    const { pairOf, pairResource, pairMetric, pairRows } = this;
+    let lastKey = this.#lastKey;
+    let last = this.#last;
+    for (let row = from; row < to; row++) {
+      const r = /** @type {number} */ (resource[row]);
+      const m = /** @type {number} */ (metric[row]);
+      const key = r * this.metricCount + m;
+      if (key !== lastKey) {
+        let pair = this.#ids.get(key);
+        if (pair === undefined) {
+          pair = pairResource.length;
+          this.#ids.set(key, pair);
+          pairResource.push(r);
+          pairMetric.push(m);
+          pairRows.push(0);
+        }
+        lastKey = key;
+        last = pair;
+      }
+      pairOf[row] = last;
+      pairRows[last] = /** @type {number} */ (pairRows[last]) + 1;
+    }
+    this.#lastKey = lastKey;
+    this.#last = last;
+  }
+}
+
+/** 0, 1, …, n - 1. @param {number} n */
+function identity(n) {
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  return out;
 }
 
 /**
@@ -64,40 +138,12 @@ export function* rowOrderSteps(...args) {
   const [s, serviceRank, nameRank] = args;
   const n = s.rows;
   const { resource, metric } = s;
-  const pairOf = new Uint32Array(n);
-  /** @type {Map<number, number>} resource × metricCount + metric → pair */
-  const pairs = new Map();
-  /** @type {number[]} */
-  const pairResource = [];
-  /** @type {number[]} */
-  const pairMetric = [];
-  /** @type {number[]} */
-  const pairRows = [];
-  let lastKey = -1;
-  let last = 0;
+  const pairs = new Pairs(n, s.metricCount);
   for (let from = 0; from < n; from += STEP_ROWS) {
-    const to = Math.min(n, from + STEP_ROWS);
-    for (let row = from; row < to; row++) {
-      const r = /** @type {number} */ (resource[row]);
-      const m = /** @type {number} */ (metric[row]);
-      const key = r * s.metricCount + m;
-      if (key !== lastKey) {
-        let pair = pairs.get(key);
-        if (pair === undefined) {
-          pair = pairResource.length;
-          pairs.set(key, pair);
-          pairResource.push(r);
-          pairMetric.push(m);
-          pairRows.push(0);
-        }
-        lastKey = key;
-        last = pair;
-      }
-      pairOf[row] = last;
-      pairRows[last] = /** @type {number} */ (pairRows[last]) + 1;
-    }
+    pairs.number(resource, metric, from, Math.min(n, from + STEP_ROWS));
     yield;
   }
+  const { pairOf, pairResource, pairMetric, pairRows } = pairs;
   const ranked = pairResource.map((_, i) => i);
   ranked.sort((a, b) => {
     const ra = /** @type {number} */ (pairResource[a]);
@@ -118,18 +164,10 @@ export function* rowOrderSteps(...args) {
     starts[pair] = at;
     at += /** @type {number} */ (pairRows[pair]);
   }
-  let byAttributes = new Uint32Array(n);
-  for (let i = 0; i < n; i++) byAttributes[i] = i;
-  byAttributes = yield* countingSort(byAttributes, s.attributes, s.setCount);
+  const byAttributes = yield* countingSort(identity(n), s.attributes, s.setCount);
   const rows = new Uint32Array(n);
   for (let from = 0; from < n; from += STEP_ROWS) {
-    const to = Math.min(n, from + STEP_ROWS);
-    for (let i = from; i < to; i++) {
-      const row = /** @type {number} */ (byAttributes[i]);
-      const pair = /** @type {number} */ (pairOf[row]);
-      rows[/** @type {number} */ (starts[pair])] = row;
-      starts[pair] = /** @type {number} */ (starts[pair]) + 1;
-    }
+    place(byAttributes, pairOf, from, Math.min(n, from + STEP_ROWS), starts, rows);
     yield;
   }
   yield* sortSeriesByTime(s, rows);
@@ -143,15 +181,37 @@ export function* rowOrderSteps(...args) {
  * @returns {import('../../../parquet/steps.js').Steps<void>}
  */
 function* sortSeriesByTime(s, rows) {
-  const { resource, metric, attributes, time } = s;
-  let from = 0;
-  let sorted = true;
-  for (let i = 1; i <= rows.length; i++) {
-    if (i % STEP_ROWS === 0) yield;
+  const open = { from: 0, sorted: true };
+  for (let i = 1; i <= rows.length; i += STEP_ROWS) {
+    sortSeries(
+      s.resource,
+      s.metric,
+      s.attributes,
+      s.time,
+      rows,
+      i,
+      Math.min(rows.length + 1, i + STEP_ROWS),
+      open,
+    );
+    yield;
+  }
+}
+
+/**
+ * sortSeriesByTime() for the row places [i, to): each ends a run of one series (sorted where
+ * needed) or continues it; `open` is the open run's start and whether it is in time order. The
+ * place past the last row ends the last run.
+ * @param {Uint32Array} resource @param {Uint32Array} metric @param {Uint32Array} attributes @param {Int32Array} time
+ * @param {Uint32Array} rows @param {number} i @param {number} to @param {{ from: number, sorted: boolean }} open
+ */
+function sortSeries(resource, metric, attributes, time, rows, i, to, open) {
+  const n = rows.length;
+  let { from, sorted } = open;
+  for (; i < to; i++) {
     const a = /** @type {number} */ (rows[i - 1]);
-    const b = rows[i];
+    const b = i < n ? /** @type {number} */ (rows[i]) : a;
     if (
-      b !== undefined &&
+      i < n &&
       resource[a] === resource[b] &&
       metric[a] === metric[b] &&
       attributes[a] === attributes[b]
@@ -160,12 +220,30 @@ function* sortSeriesByTime(s, rows) {
       continue;
     }
     if (!sorted) {
-      const run = Array.from(rows.subarray(from, i)).sort(
+      const series = Array.from(rows.subarray(from, i)).sort(
         (x, y) => compareInt64(time, x, y) || x - y,
       );
-      rows.set(run, from);
+      rows.set(series, from);
     }
     from = i;
     sorted = true;
+  }
+  open.from = from;
+  open.sorted = sorted;
+}
+
+// The passes above run here on a few rows, a few times, as chunks.js's do (see there): V8
+// optimizes a long pass while it runs, before the code after its loop has run, and without type
+// feedback there the optimized pass is given up at the loop's end, on every later call.
+{
+  const n = 4;
+  const ids = new Uint32Array(n);
+  const time = new Int32Array(2 * n);
+  for (let i = 0; i < 8; i++) {
+    const starts = new Uint32Array(2);
+    countKeys(ids, ids, 0, n, starts);
+    place(ids, ids, 0, n, starts, new Uint32Array(n));
+    new Pairs(n, 1).number(ids, ids, 0, n);
+    sortSeries(ids, ids, ids, time, identity(n), 1, n + 1, { from: 0, sorted: true });
   }
 }
