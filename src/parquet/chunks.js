@@ -542,32 +542,60 @@ export function* repeatedChunkSteps(...args) {
   const { arena, pageValues } = scratch;
   const rep = repWidth === 1 ? scratch.rep : scratch.rep2;
   const def = defWidth === 1 ? scratch.def1 : scratch.def2;
+  const page = new PageRows(pageValues);
   let total = 0;
-  let k = 0;
-  // A step ends after STEP_ROWS rows or STEP_VALUES level entries, whichever comes first.
-  let stepRows = 0;
-  let stepValues = 0;
-  while (k < n) {
-    let entries = 0;
-    while (k < n && entries < pageValues) {
-      const e = row(k++, rep, def);
-      entries += e;
-      stepValues += e;
-      if (++stepRows === STEP_ROWS || stepValues >= STEP_VALUES) {
-        yield;
-        stepRows = 0;
-        stepValues = 0;
-      }
+  while (page.next < n) {
+    page.entries = 0;
+    while (page.next < n && page.entries < pageValues) {
+      page.step(row, rep, def, n);
+      yield;
     }
     const start = arena.length;
     levels(arena, (w) => rep.finish(w));
     levels(arena, (w) => def.finish(w));
     values(arena);
-    pages.push({ bytes: pageFrom(arena, start), values: entries, encoding });
-    total += entries;
+    pages.push({ bytes: pageFrom(arena, start), values: page.entries, encoding });
+    total += page.entries;
     yield;
   }
   return { pages, values: total };
+}
+
+/**
+ * The rows of a map's or list's pages, a step at a time: the loop over rows is here, in a plain
+ * method, not in the generator, as the other columns' are (see the note above gatherIndices).
+ */
+class PageRows {
+  /** The next row. */
+  next = 0;
+  /** Level entries of the current page so far. */
+  entries = 0;
+
+  /** @param {number} pageValues */
+  constructor(pageValues) {
+    this.pageValues = pageValues;
+  }
+
+  /**
+   * Writes the levels of rows from `next` on, up to STEP_ROWS rows or STEP_VALUES level
+   * entries, the page's end (the row that reaches pageValues entries) or row `n`.
+   * @param {(k: number, rep: BitPacker, def: BitPacker) => number} row
+   * @param {BitPacker} rep @param {BitPacker} def @param {number} n
+   */
+  step(row, rep, def, n) {
+    const end = Math.min(n, this.next + STEP_ROWS);
+    const pageValues = this.pageValues;
+    let k = this.next;
+    let entries = this.entries;
+    let stepValues = 0;
+    while (k < end && entries < pageValues && stepValues < STEP_VALUES) {
+      const e = row(k++, rep, def);
+      entries += e;
+      stepValues += e;
+    }
+    this.next = k;
+    this.entries = entries;
+  }
 }
 
 // Each pass's function above runs here on a few rows, a few times (V8 keeps no type feedback

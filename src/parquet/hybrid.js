@@ -36,6 +36,18 @@ function packedRun(w, values, from, to, width) {
 }
 
 /**
+ * Where the run of values[i]'s value that starts at i ends (at most n). Its own function: a long
+ * run optimized as it ran gave writeHybrid's code up when it ended.
+ * @param {ArrayLike<number>} values @param {number} i @param {number} n
+ */
+function runEnd(values, i, n) {
+  const v = values[i];
+  let j = i + 1;
+  while (j < n && values[j] === v) j++;
+  return j;
+}
+
+/**
  * The hybrid encoding of values[0, n).
  * @param {ByteWriter} w @param {ArrayLike<number>} values @param {number} n @param {number} width
  */
@@ -44,8 +56,7 @@ export function writeHybrid(w, values, n, width) {
   let i = 0;
   while (i < n) {
     const v = values[i];
-    let j = i + 1;
-    while (j < n && values[j] === v) j++;
+    const j = runEnd(values, i, n);
     if (j - i >= MIN_RLE) {
       // Literals end on a group boundary: the run lends them up to 7 of its values.
       const start = i + ((8 - ((i - literal) % 8)) % 8);

@@ -152,22 +152,9 @@ function* countElements(p, scratch, rows, range) {
   const dict = scratch.int64Dictionary;
   dict.reset();
   const span = new Uint32Array(2);
-  // A step ends after STEP_ROWS rows or STEP_VALUES values, as in repeatedChunkSteps.
-  let stepRows = 0;
-  let stepValues = 0;
-  for (let k = 0; k < rows.length; k++) {
-    range(p, /** @type {number} */ (rows[k]), span);
-    const start = /** @type {number} */ (span[0]);
-    const end = start + /** @type {number} */ (span[1]);
-    for (let i = start; i < end; i++) {
-      dict.add(/** @type {number} */ (counts[2 * i]), /** @type {number} */ (counts[2 * i + 1]));
-    }
-    stepValues += end - start;
-    if (++stepRows === STEP_ROWS || stepValues >= STEP_VALUES) {
-      yield;
-      stepRows = 0;
-      stepValues = 0;
-    }
+  for (let k = 0; k < rows.length; ) {
+    k = addCounts(p, rows, k, range, span, dict);
+    yield;
   }
   const dictionary = dict.build(scratch.dictionaryMinUses);
   if (dictionary === undefined) return plainCounts(p, scratch);
@@ -191,6 +178,30 @@ function* countElements(p, scratch, rows, range) {
     dictionary,
     encoding: ENCODING.RLE_DICTIONARY,
   };
+}
+
+/**
+ * countElements() for rows from `k` on: their counts go into `dict`, up to STEP_ROWS rows or
+ * STEP_VALUES counts (as a step of repeatedChunkSteps); returns the next row. A plain function:
+ * the generator holds no loop over rows (see chunks.js).
+ * @param {Plan} p @param {Uint32Array} rows @param {number} k
+ * @param {(p: Plan, row: number, range: Uint32Array) => void} range @param {Uint32Array} span
+ * @param {import('../../../parquet/int64-dictionary.js').Int64Dictionary} dict
+ */
+function addCounts(p, rows, k, range, span, dict) {
+  const counts = p.s.counts;
+  const end = Math.min(rows.length, k + STEP_ROWS);
+  let values = 0;
+  for (; k < end && values < STEP_VALUES; k++) {
+    range(p, /** @type {number} */ (rows[k]), span);
+    const start = /** @type {number} */ (span[0]);
+    const stop = start + /** @type {number} */ (span[1]);
+    for (let i = start; i < stop; i++) {
+      dict.add(/** @type {number} */ (counts[2 * i]), /** @type {number} */ (counts[2 * i + 1]));
+    }
+    values += stop - start;
+  }
+  return k;
 }
 
 /**
