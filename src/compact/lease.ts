@@ -40,8 +40,8 @@ export type LeaseAttempt =
 
 /** The lease was taken over (its holder overran it): the work must stop before its next step. */
 export class LeaseLostError extends Error {
-  constructor(directory: string) {
-    super(`lost the compaction lease ${directory}: another compactor took it over`);
+  constructor(directory: string, why = 'another compactor took it over') {
+    super(`lost the compaction lease ${directory}: ${why}`);
     this.name = 'LeaseLostError';
   }
 }
@@ -96,6 +96,58 @@ export class Lease {
     const expiresAt = now() + this.#options.durationMillis;
     if ((await this.claim(next, expiresAt, signal)) !== true) {
       throw new LeaseLostError(this.#options.directory);
+    }
+  }
+
+  /**
+   * Runs `step` (an output's PUT) under the lease: its signal aborts when the lease runs out by
+   * this clock, and the lease is renewed while the step runs. Another compactor takes the hour
+   * only the clock-skew allowance after that, so an output never lands after it listed the hour
+   * (it would then replace the same inputs, and every point would be there twice). A process
+   * frozen through its renewals finds the step aborted when it wakes. LeaseLostError when the
+   * lease ran out or was taken.
+   */
+  async during<T>(step: (signal: AbortSignal) => Promise<T>, outer: AbortSignal): Promise<T> {
+    const o = this.#options;
+    const now = o.now ?? Date.now;
+    const controller = new AbortController();
+    const stop = () => controller.abort(outer.reason);
+    outer.addEventListener('abort', stop, { once: true });
+    let deadline: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(deadline);
+      deadline = setTimeout(
+        () =>
+          controller.abort(
+            new LeaseLostError(o.directory, 'it ran out while an output was being written'),
+          ),
+        Math.max(0, this.#expiresAt - now()),
+      );
+    };
+    arm();
+    let renewal: Promise<void> | undefined;
+    const renew = setInterval(() => {
+      renewal ??= this.keep(o.durationMillis / 2, controller.signal).then(
+        () => {
+          renewal = undefined;
+          if (!controller.signal.aborted) arm();
+        },
+        (error: unknown) => {
+          renewal = undefined;
+          controller.abort(error);
+        },
+      );
+    }, o.durationMillis / 4);
+    try {
+      return await step(controller.signal);
+    } catch (error) {
+      const reason: unknown = controller.signal.reason;
+      throw reason instanceof LeaseLostError ? reason : error;
+    } finally {
+      clearTimeout(deadline);
+      clearInterval(renew);
+      outer.removeEventListener('abort', stop);
+      await renewal;
     }
   }
 

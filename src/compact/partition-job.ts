@@ -13,7 +13,7 @@ import {
   type PartitionPlan,
   planPartition,
 } from './plan.js';
-import { publish } from './publish.js';
+import { type PublishContext, publish } from './publish.js';
 import { type CompactionEvent, emptyTally, type PartitionReport, type Tally } from './report.js';
 import type { AnyCompactionRows } from './signal-rows.js';
 import type { CompactionStore } from './store.js';
@@ -80,6 +80,8 @@ export async function compactPartition(
   }
   // Each step (a PUT, a batch of deletes) starts with half a lease left at least.
   const beforeStep = async () => lease?.keep(settings.leaseMillis / 2, signal);
+  const underLease = <T>(step: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    lease === undefined ? step(signal) : lease.during(step, signal);
   try {
     const plan = planPartition(await listHour(ctx, planned.hour), planRules(settings));
     Object.assign(
@@ -88,7 +90,7 @@ export async function compactPartition(
     );
     await finish(ctx, plan, report, beforeStep);
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
-      await merge(ctx, plan, report, beforeStep);
+      await merge(ctx, plan, report, beforeStep, underLease);
       // Nothing written when every input was unreadable.
       if (report.written.length > 0) report.status = 'compacted';
       else if (report.deleted === 0) report.status = 'nothing-to-do';
@@ -146,6 +148,7 @@ async function merge(
   plan: PartitionPlan,
   report: PartitionReport,
   beforeStep: () => Promise<void>,
+  underLease: PublishContext['underLease'],
 ): Promise<void> {
   const { settings, store, signal } = ctx;
   const reader = new InputReader(
@@ -165,6 +168,7 @@ async function merge(
     conditional: ctx.conditional,
     deletable: (o: ListedObject) => o.parsed.encoding.format === 'parquet' || settings.deleteInputs,
     beforeStep,
+    underLease,
     signal,
   };
   await mergeInputs(

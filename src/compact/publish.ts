@@ -27,6 +27,8 @@ export interface PublishContext {
   deletable(object: ListedObject): boolean;
   /** Called before the PUT and before the deletes: the lease must last through each. */
   beforeStep(): Promise<void>;
+  /** Runs the output's PUT under the lease (Lease.during), when there is one. */
+  underLease<T>(step: (signal: AbortSignal) => Promise<T>): Promise<T>;
   signal: AbortSignal;
 }
 
@@ -50,7 +52,8 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
   const sealedAt = Math.max(...file.inputs.map((i) => i.object.parsed.sealedAt.getTime()));
   const key = c.names.render(c.hour, uuidAt(sealedAt));
   await c.beforeStep();
-  if ((await c.store.put(key, file.bytes, c.conditional, c.signal)) === 'exists') {
+  const put = await c.underLease((signal) => c.store.put(key, file.bytes, c.conditional, signal));
+  if (put === 'exists') {
     // A fresh random name that is taken: never ours to touch.
     throw new Error(`output ${key} exists already`);
   }

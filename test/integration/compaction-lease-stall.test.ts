@@ -1,0 +1,106 @@
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { expect, test } from 'vitest';
+import { compactMetrics, dataPointRows, readMetrics } from '../../src/reader.js';
+import {
+  batchAt,
+  compactOptions,
+  exportBatches,
+  listing,
+  pointsOf,
+} from '../support/compaction-data.js';
+import { connection, describeS3, withS3 } from '../support/s3.js';
+import { SETTLED_HOUR } from '../support/time.js';
+
+/**
+ * A compactor whose output PUT is slow while another compactor waits for its hour: the lease
+ * is kept through the PUT, and where it cannot be, the PUT is abandoned when the lease runs
+ * out, so that an output never lands beside the other's for the same inputs (every point
+ * twice, for good once a later run merged both).
+ */
+describeS3('compaction: the lease through a slow output PUT', () => {
+  let client: S3Client;
+  let bucket: string;
+  withS3('lease-stall', (s) => ({ client, bucket } = s));
+
+  const at = (minute: number) => SETTLED_HOUR + minute * 60_000 + 123;
+  const lease = { leaseMillis: 2_000, leaseClockSkewMillis: 0 };
+
+  /** A client whose output PUTs wait `millis` before they go (a slow link, a paused process). */
+  function slowClient(millis: number, alsoLeases: boolean): S3Client {
+    const c = connection();
+    const slow = new S3Client({
+      endpoint: c.endpoint,
+      region: c.region ?? 'us-east-1',
+      forcePathStyle: true,
+      ...(c.credentials === undefined ? {} : { credentials: c.credentials }),
+    });
+    const send = slow.send.bind(slow) as (command: unknown, options?: unknown) => Promise<unknown>;
+    Object.assign(slow, {
+      send: async (command: unknown, options?: unknown) => {
+        const key = command instanceof PutObjectCommand ? (command.input.Key ?? '') : '';
+        if (key.endsWith('.compacted.parquet') || (alsoLeases && key.endsWith('.lease'))) {
+          // A lease write is slow only once the output's PUT started: taking it is quick.
+          if (key.endsWith('.compacted.parquet')) slowed = true;
+          if (slowed) await new Promise((r) => setTimeout(r, millis));
+        }
+        return send(command, options);
+      },
+    });
+    let slowed = false;
+    return slow;
+  }
+
+  const readerPoints = async (prefix: string) => {
+    let points = 0;
+    for await (const object of readMetrics({
+      bucket,
+      ...connection(),
+      prefix,
+      partitionTime: 'data',
+      from: new Date(SETTLED_HOUR - 3_600_000),
+    })) {
+      points += dataPointRows(object.request).length;
+    }
+    return points;
+  };
+
+  for (const renewable of [true, false]) {
+    test(renewable
+      ? 'a PUT slower than the lease: the lease is renewed through it, the other compactor finds the hour busy'
+      : 'a PUT slower than the lease that cannot be renewed: the PUT is abandoned when the lease runs out, the other compactor writes the hour once', {
+      timeout: 60_000,
+    }, async () => {
+      const prefix = `stall-${renewable}-${Date.now().toString(36)}`;
+      const batches = Array.from({ length: 6 }, (_, i) =>
+        batchAt(`svc${i % 2}`, at(i * 5), 4, i + 1),
+      );
+      await exportBatches({ bucket, prefix, format: 'parquet' }, connection(), batches);
+      const expected = pointsOf(batches).length;
+      const where = { bucket, prefix, fromMillis: SETTLED_HOUR };
+      const first = compactMetrics(
+        compactOptions({ s3Client: slowClient(6_000, !renewable) }, where, lease),
+      );
+      // The first run's lease would have run out by now without renewal.
+      await new Promise((r) => setTimeout(r, 3_500));
+      const second = await compactMetrics(compactOptions(connection(), where, lease));
+      const firstReport = await first;
+      const outputs = (await listing(client, bucket, `${prefix}/`)).filter((o) =>
+        o.key.endsWith('.compacted.parquet'),
+      );
+      expect(outputs).toHaveLength(1);
+      expect(await readerPoints(prefix)).toBe(expected);
+      const [one] = firstReport.partitions;
+      const [two] = second.partitions;
+      if (renewable) {
+        expect(one?.status).toBe('compacted');
+        expect(two?.status).toBe('busy');
+      } else {
+        expect(one?.status).toBe('failed');
+        expect(one?.error).toMatch(
+          /lost the compaction lease .*ran out while an output was being written/,
+        );
+        expect(two?.status).toBe('compacted');
+      }
+    });
+  }
+});
