@@ -334,7 +334,16 @@ export class SignalExporter<Item> {
    */
   async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
     await this.#spool?.settleWrites();
-    this.#outcomes.gaveUp(why, this.#shared.budget.abandonAll(this.#owner));
+    const budget = this.#shared.budget;
+    // A batch with no spool file (its write failed) may be whole in its journal chain.
+    const chains = budget
+      .batchesOf(this.#owner)
+      .flatMap((b) => (b.spool === undefined && b.journal !== undefined ? [b.journal] : []));
+    const whole = (await this.#spool?.journal?.whole(chains)) ?? new Set<string>();
+    this.#outcomes.gaveUp(
+      why,
+      budget.abandonAll(this.#owner, (b) => b.journal !== undefined && whole.has(b.journal)),
+    );
   }
 
   /**

@@ -184,13 +184,17 @@ export class MemoryBudget implements Iterable<SealedBatch> {
   }
 
   /**
-   * `owner`'s shutdown deadline passed: what is on disk stays for the next run, the rest is lost.
-   * Returns what happened, for the caller's report.
+   * `owner`'s shutdown deadline passed: what is on disk stays for the next run (a spool file, or
+   * a journal chain that `journaled` says holds the whole batch), the rest is lost. Returns what
+   * happened, for the caller's report.
    */
-  abandonAll(owner: BatchOwner): Abandoned {
+  abandonAll(
+    owner: BatchOwner,
+    journaled: (batch: SealedBatch) => boolean = () => false,
+  ): Abandoned {
     const result = { left: 0, dropped: { batches: 0, rawBytes: 0 } };
     for (const batch of this.batchesOf(owner)) {
-      if (batch.spool !== undefined) {
+      if (batch.spool !== undefined || journaled(batch)) {
         result.left++;
         this.settle(batch, 'left-in-spool');
       } else {

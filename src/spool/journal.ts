@@ -221,6 +221,21 @@ export class OpenBatchJournal implements OpenJournal {
     return this.#chains.has(name) ? 'kept' : 'deleted';
   }
 
+  /**
+   * Shutdown gives up batches not stored: a group commit runs now, and the chains of `names`
+   * that it left whole on disk (every entry and the seal written and fsynced) are returned. Their
+   * batches are replayed by the next run, so they are not lost.
+   */
+  async whole(names: string[]): Promise<Set<string>> {
+    if (names.length > 0) await this.#serial(() => this.#commit());
+    return new Set(
+      names.filter((name) => {
+        const chain = this.#chains.get(name);
+        return chain?.state === 'live' && chain.pending.isEmpty && chain.parts.length > 0;
+      }),
+    );
+  }
+
   /** Resolves once the files of `chain` are deleted (at once for a chain not of this process). */
   gone(name: string): Promise<void> {
     return this.#chains.get(name)?.gone ?? Promise.resolve();

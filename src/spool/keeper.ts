@@ -218,11 +218,12 @@ export class SpoolKeeper implements Pager {
 
   /**
    * A batch ended: its file is no longer needed, unless it was left for the next run. Its
-   * journal chain goes too, unless a shutdown gave it up: then the next run replays it.
+   * journal chain goes too, unless the batch was left or a shutdown gave it up: then the next
+   * run replays it.
    */
   settled(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void {
-    if (batch.journal !== undefined && !(outcome === 'dropped' && reason === 'shutdown'))
-      this.#parts.journal?.retire(batch.journal);
+    const kept = outcome === 'left-in-spool' || (outcome === 'dropped' && reason === 'shutdown');
+    if (batch.journal !== undefined && !kept) this.#parts.journal?.retire(batch.journal);
     const entry = batch.spool;
     if (entry === undefined) return;
     this.#reports.settled(outcome, batch.restored);

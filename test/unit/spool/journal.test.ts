@@ -250,6 +250,32 @@ describe('the journal of the open batch', () => {
       if (replayed === 1) expect(s3.attempts[1]?.outcome).toBe('exists');
     });
 
+  test('a shutdown that gives up a batch whole in its chain (its spool file failed) counts it kept, not dropped, and the next run stores it once', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    // S3 down through the first run; the spool file never becomes durable (rename fails).
+    const down = new ScriptedS3().script([], { kind: 'status', status: 503, name: 'SlowDown' });
+    const first = start(down, dir, {
+      flushTimeoutMillis: 300,
+      spoolFileSystem: new FaultyFileSystem().failNext('rename', 'EIO', 1_000),
+    });
+    await active(first);
+    await exportTags(first, [1, 2]);
+    await waitFor(() => (first.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await first.shutdown();
+    const stats = first.stats();
+    expect(stats.spool?.written).toBe(0);
+    // Before: counted dropped ('shutdown') although the next run stores it.
+    expect(stats.pointsDroppedByReason).toEqual({});
+    expect(stats.pointsDropped).toBe(0);
+    expect(await journalFiles(dir)).not.toEqual([]);
+
+    const s3 = new ScriptedS3();
+    const after = start(s3, dir);
+    await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+    await after.forceFlush();
+    expect(s3.storedTags()).toEqual(times([1, 2]));
+  });
+
   for (const format of ['otlp-json', 'parquet'] as const) {
     test(`${format}: an orderly shutdown leaves no chain behind, and the next run replays nothing`, async () => {
       const dir = await newDir('otel-s3-journal-');
