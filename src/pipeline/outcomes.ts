@@ -1,6 +1,6 @@
 import { type AlertCode, alert, type Episodes, log, plural } from '../base/log.js';
 import type { SignalName } from '../layout/formats.js';
-import { describeError } from '../s3/errors.js';
+import { credentialsTimedOut, describeError } from '../s3/errors.js';
 import { networkCause, type RetryVerdict } from '../s3/verdict.js';
 import type { SealedBatch } from './sealed-batch.js';
 import { type DropReason, type ExporterStats, increment } from './stats.js';
@@ -185,9 +185,7 @@ export class Outcomes {
     // made, a hanging DNS lookup included), which its own message names.
     const cause =
       reason === 'timeout'
-        ? errorName(error) === 'TimeoutError'
-          ? describeError(error)
-          : `no answer within requestTimeoutMillis (${this.#options.requestTimeoutMillis} ms)`
+        ? this.#timeoutCause(error)
         : reason === 'network'
           ? (networkCause(error) ?? describeError(error))
           : undefined;
@@ -203,9 +201,17 @@ export class Outcomes {
         this.#episodes,
         `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
         cause,
+        credentialsTimedOut(error) ? CHECK_CREDENTIALS_PROVIDER : undefined,
       );
     }
     return cause;
+  }
+
+  /** What a timed-out attempt waited for: the credentials, the connection, or the answer. */
+  #timeoutCause(error: unknown): string {
+    const within = `within requestTimeoutMillis (${this.#options.requestTimeoutMillis} ms)`;
+    if (credentialsTimedOut(error)) return `the credentials provider did not answer ${within}`;
+    return errorName(error) === 'TimeoutError' ? describeError(error) : `no answer ${within}`;
   }
 
   /** A sealed batch is lost for good; `cause` says why, where the reason alone does not. */
@@ -317,15 +323,25 @@ export function reportConfigFault(
   );
 }
 
+/** What to check when it is the credentials provider that does not answer. */
+export const CHECK_CREDENTIALS_PROVIDER =
+  'the credentials provider (the credentials option, or what the AWS default chain uses: instance metadata, STS, SSO, a credential process) and its network';
+
 /**
  * The endpoint cannot be reached, as one episode (`unreachable`) whoever says it first: the
- * startup check or uploads that kept failing. `what` happened; `cause` is the network's word.
+ * startup check or uploads that kept failing. `what` happened; `cause` is the network's word;
+ * `check` is what to look at (a credentials provider that never answers is this episode too).
  */
-export function reportUnreachable(episodes: Episodes, what: string, cause: string): void {
+export function reportUnreachable(
+  episodes: Episodes,
+  what: string,
+  cause: string,
+  check = 'the endpoint and the network',
+): void {
   episodes.report(
     'unreachable',
     'warn',
-    `${what}: ${cause}. Data is kept within maxBufferedBytes and retried with backoff; check the endpoint and the network`,
+    `${what}: ${cause}. Data is kept within maxBufferedBytes and retried with backoff; check ${check}`,
     'OTEL_S3_ENDPOINT_UNREACHABLE',
   );
 }

@@ -1,8 +1,8 @@
 import { type Episodes, log } from '../base/log.js';
-import { describeError, errorShape } from '../s3/errors.js';
+import { credentialsTimedOut, describeError, errorShape } from '../s3/errors.js';
 import type { ObjectWriter } from '../s3/object-writer.js';
 import { classifyUploadError, networkCause } from '../s3/verdict.js';
-import { reportConfigFault, reportUnreachable } from './outcomes.js';
+import { CHECK_CREDENTIALS_PROVIDER, reportConfigFault, reportUnreachable } from './outcomes.js';
 
 /**
  * The startup check: one PutObject with an empty body and a Content-MD5 that cannot match it,
@@ -107,6 +107,15 @@ export class StartupCheck {
         );
         return 'unreachable';
       }
+      if (credentialsTimedOut(error)) {
+        reportUnreachable(
+          o.episodes,
+          `${what} could not be signed`,
+          `the credentials provider did not answer within ${timeoutMillis} ms`,
+          CHECK_CREDENTIALS_PROVIDER,
+        );
+        return 'unreachable';
+      }
       const { name } = errorShape(error);
       if (typeof name === 'string' && BODY_REFUSED.has(name)) {
         log.debug(`the startup check passed: ${o.endpoint} refused only its body (${name})`);
@@ -157,7 +166,10 @@ export class StartupCheck {
     }
   }
 
-  /** One attempt: undefined when it was stored, else why not (TIMED_OUT at its deadline). */
+  /**
+   * One attempt: undefined when it was stored, else why not (TIMED_OUT when the server had not
+   * answered by its deadline; a credentials timeout as it is).
+   */
   async #attempt(timeoutMillis: number): Promise<unknown> {
     const attempt = new AbortController();
     const signal = AbortSignal.any([this.#controller.signal, attempt.signal]);
@@ -177,6 +189,7 @@ export class StartupCheck {
       });
       return undefined;
     } catch (error) {
+      if (credentialsTimedOut(error)) return error;
       return attempt.signal.reason === TIMED_OUT ? TIMED_OUT : error;
     } finally {
       clearTimeout(deadline);

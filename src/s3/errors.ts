@@ -51,6 +51,12 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   },
 };
 
+/**
+ * The name of the error a request fails with when its credentials did not come before its
+ * deadline (the provider hangs): no request was sent.
+ */
+export const CREDENTIALS_TIMEOUT = 'CredentialsProviderTimeout';
+
 /** The parts of an AWS SDK (or Node.js network) error this project reads. */
 export interface S3ErrorShape {
   name?: unknown;
@@ -99,6 +105,11 @@ export function accessFault(error: unknown): AccessFault | undefined {
   if (status === 403) return BY_NAME.AccessDenied;
   if (status === 301) return BY_NAME.PermanentRedirect;
   return undefined;
+}
+
+/** True when the request's credentials did not come before its deadline (see CREDENTIALS_TIMEOUT). */
+export function credentialsTimedOut(error: unknown): boolean {
+  return errorShape(error).name === CREDENTIALS_TIMEOUT;
 }
 
 /**

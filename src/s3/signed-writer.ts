@@ -2,16 +2,11 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
-import {
-  doesIdentityRequireRefresh,
-  isIdentityExpired,
-  memoizeIdentityProvider,
-} from '@smithy/core';
 import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/transport';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { type Credentials, credentialSource } from './credentials.js';
 import { errorFromResponse, type ResponseHeaders, readStart } from './error-response.js';
 import { nextTurn } from './event-loop-turns.js';
 import { type ObjectAddress, objectPath } from './object-address.js';
@@ -47,7 +42,8 @@ export class SignedObjectWriter implements ObjectWriter {
   readonly #address: ObjectAddress;
   readonly #fields: PutObjectFields;
   readonly #userAgent: string;
-  readonly #signer: SignatureV4;
+  readonly #region: string;
+  readonly #credentials: Credentials;
   readonly #http: NodeHttpHandler;
   /** Server time minus local time, learnt from a refused request, as the SDK does. */
   #clockOffsetMillis = 0;
@@ -59,15 +55,8 @@ export class SignedObjectWriter implements ObjectWriter {
       settings.userAgent === undefined
         ? 'otel-s3-exporter'
         : `otel-s3-exporter ${settings.userAgent}`;
-    this.#signer = new SignatureV4({
-      service: 's3',
-      region: settings.region,
-      credentials: credentialProvider(settings.credentials),
-      sha256: Sha256,
-      // S3 signs the path as sent: no second encoding, no dot-segment removal.
-      uriEscapePath: false,
-      applyChecksum: true,
-    });
+    this.#region = settings.region;
+    this.#credentials = credentialSource(settings.credentials);
     this.#http = new NodeHttpHandler({ connectionTimeout: settings.connectTimeoutMillis });
   }
 
@@ -82,7 +71,19 @@ export class SignedObjectWriter implements ObjectWriter {
       headers: this.#headers(request),
       body: request.body,
     });
-    const signed = await this.#signer.sign(http, {
+    // Within the request's deadline: a provider that hangs fails this attempt, not every one.
+    // A signer per request, for the credentials this request got.
+    const identity = await this.#credentials.get(request.signal);
+    const signer = new SignatureV4({
+      service: 's3',
+      region: this.#region,
+      credentials: identity,
+      sha256: Sha256,
+      // S3 signs the path as sent: no second encoding, no dot-segment removal.
+      uriEscapePath: false,
+      applyChecksum: true,
+    });
+    const signed = await signer.sign(http, {
       signingDate: new Date(Date.now() + this.#clockOffsetMillis),
     });
     await nextTurn(); // signing and opening the request are separate turns of the loop
@@ -196,25 +197,4 @@ function slicedBody(body: Buffer): Readable {
       });
     },
   });
-}
-
-/**
- * Static credentials, the caller's provider (memoized and refreshed before expiry, as the SDK
- * does), or the SDK's default chain, imported when first asked for.
- */
-function credentialProvider(
-  given: S3ClientConfig['credentials'] | undefined,
-): AwsCredentialIdentityProvider {
-  if (given !== undefined && typeof given !== 'function') {
-    const fixed: AwsCredentialIdentity = given;
-    return async () => fixed;
-  }
-  let chain: AwsCredentialIdentityProvider | undefined;
-  const source: AwsCredentialIdentityProvider =
-    given ??
-    (async (options) => {
-      chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider();
-      return chain(options);
-    });
-  return memoizeIdentityProvider(source, isIdentityExpired, doesIdentityRequireRefresh) ?? source;
 }

@@ -1,0 +1,100 @@
+import type { S3ClientConfig } from '@aws-sdk/client-s3';
+import { isIdentityExpired } from '@smithy/core';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import { CREDENTIALS_TIMEOUT } from './errors.js';
+
+/** The credentials the exporter's own requests are signed with. */
+export interface Credentials {
+  /**
+   * Credentials to sign with. Waiting for them is part of the request: once `signal` aborts, this
+   * rejects with a CREDENTIALS_TIMEOUT error, and the next call asks the provider again.
+   */
+  get(signal: AbortSignal): Promise<AwsCredentialIdentity>;
+}
+
+/**
+ * Static credentials, the caller's provider, or the SDK's default chain (imported when first
+ * asked for). A provider's answer is kept until it nears its `expiration`, as the SDK does.
+ */
+export function credentialSource(given: S3ClientConfig['credentials'] | undefined): Credentials {
+  if (given !== undefined && typeof given !== 'function') {
+    const fixed: AwsCredentialIdentity = given;
+    return { get: async () => fixed };
+  }
+  return new AskedCredentials(given ?? defaultChain());
+}
+
+/** The SDK's default chain, imported when first asked. */
+function defaultChain(): AwsCredentialIdentityProvider {
+  let chain: AwsCredentialIdentityProvider | undefined;
+  return async (options) => {
+    chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+    return chain(options);
+  };
+}
+
+/** A provider's answer, kept and shared; one question in flight at a time. */
+class AskedCredentials implements Credentials {
+  readonly #provider: AwsCredentialIdentityProvider;
+  #identity: AwsCredentialIdentity | undefined;
+  #pending: Promise<AwsCredentialIdentity> | undefined;
+
+  constructor(provider: AwsCredentialIdentityProvider) {
+    this.#provider = provider;
+  }
+
+  get(signal: AbortSignal): Promise<AwsCredentialIdentity> {
+    const held = this.#identity;
+    if (held !== undefined && !isIdentityExpired(held)) return Promise.resolve(held);
+    const pending = this.#ask();
+    // A question that outlived a request's deadline is not waited on by the next request.
+    return untilAborted(pending, signal, () => {
+      if (this.#pending === pending) this.#pending = undefined;
+    });
+  }
+
+  #ask(): Promise<AwsCredentialIdentity> {
+    if (this.#pending !== undefined) return this.#pending;
+    const pending: Promise<AwsCredentialIdentity> = this.#provider().then(
+      (identity) => {
+        if (this.#pending === pending) {
+          this.#identity = identity;
+          this.#pending = undefined;
+        }
+        return identity;
+      },
+      (error: unknown) => {
+        if (this.#pending === pending) this.#pending = undefined;
+        throw error;
+      },
+    );
+    this.#pending = pending;
+    return pending;
+  }
+}
+
+/** `pending`, or a CREDENTIALS_TIMEOUT error once `signal` aborts first (`onAbort` runs then). */
+function untilAborted<T>(
+  pending: Promise<T>,
+  signal: AbortSignal,
+  onAbort: () => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => {
+      onAbort();
+      reject(noAnswer(signal.reason));
+    };
+    // Handled here even after an abort: a late rejection is never an unhandled one.
+    void pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
+}
+
+function noAnswer(reason: unknown): Error {
+  const error = new Error('the credentials provider did not answer before the request deadline', {
+    cause: reason,
+  });
+  error.name = CREDENTIALS_TIMEOUT;
+  return error;
+}
