@@ -10,26 +10,36 @@ export interface Credentials {
    * rejects with a CREDENTIALS_TIMEOUT error, and the next call asks the provider again.
    */
   get(signal: AbortSignal): Promise<AwsCredentialIdentity>;
+  /** The server refused `identity` (see credentialsRefused): the next get() asks again. */
+  refused(identity: AwsCredentialIdentity): void;
 }
 
 /**
  * Static credentials, the caller's provider, or the SDK's default chain (imported when first
- * asked for). A provider's answer is kept until it nears its `expiration`, as the SDK does.
+ * asked for). A provider's answer is kept until it nears its `expiration` (as the SDK does) or
+ * the server refuses it: an answer without `expiration` would otherwise be kept for good, and a
+ * secret fixed at its source never read.
  */
 export function credentialSource(given: S3ClientConfig['credentials'] | undefined): Credentials {
   if (given !== undefined && typeof given !== 'function') {
     const fixed: AwsCredentialIdentity = given;
-    return { get: async () => fixed };
+    return { get: async () => fixed, refused: () => {} };
   }
   return new AskedCredentials(given ?? defaultChain());
 }
 
-/** The SDK's default chain, imported when first asked. */
+/**
+ * The SDK's default chain, asked afresh each time AskedCredentials asks: `forceRefresh` past its
+ * own memo, `ignoreCache` past the SDK's cache of the shared files' contents (a rewritten
+ * AWS_SHARED_CREDENTIALS_FILE is read again).
+ */
 function defaultChain(): AwsCredentialIdentityProvider {
   let chain: AwsCredentialIdentityProvider | undefined;
-  return async (options) => {
-    chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider();
-    return chain(options);
+  return async () => {
+    chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider({
+      ignoreCache: true,
+    });
+    return chain({ forceRefresh: true });
   };
 }
 
@@ -51,6 +61,10 @@ class AskedCredentials implements Credentials {
     return untilAborted(pending, signal, () => {
       if (this.#pending === pending) this.#pending = undefined;
     });
+  }
+
+  refused(identity: AwsCredentialIdentity): void {
+    if (this.#identity === identity) this.#identity = undefined;
   }
 
   #ask(): Promise<AwsCredentialIdentity> {

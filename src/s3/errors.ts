@@ -107,6 +107,15 @@ export function accessFault(error: unknown): AccessFault | undefined {
   return undefined;
 }
 
+/**
+ * True when the server refused the credentials themselves (a `bad-credentials` fault: unknown
+ * key, wrong secret, expired or invalid token): they are worth asking their provider for again,
+ * as a secret fixed at its source is only seen that way.
+ */
+export function credentialsRefused(error: unknown): boolean {
+  return accessFault(error)?.reason === 'bad-credentials';
+}
+
 /** True when the request's credentials did not come before its deadline (see CREDENTIALS_TIMEOUT). */
 export function credentialsTimedOut(error: unknown): boolean {
   return errorShape(error).name === CREDENTIALS_TIMEOUT;

@@ -8,6 +8,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type Credentials, credentialSource } from './credentials.js';
 import { errorFromResponse, type ResponseHeaders, readStart } from './error-response.js';
+import { credentialsRefused } from './errors.js';
 import { nextTurn } from './event-loop-turns.js';
 import { type ObjectAddress, objectPath } from './object-address.js';
 import type { ObjectWriter, PutObjectFields, PutRequest } from './object-writer.js';
@@ -101,7 +102,9 @@ export class SignedObjectWriter implements ObjectWriter {
       return;
     }
     this.#learnClock(headers.date);
-    throw errorFromResponse(response.statusCode, headers, await readStart(body));
+    const error = errorFromResponse(response.statusCode, headers, await readStart(body));
+    if (credentialsRefused(error)) this.#credentials.refused(identity);
+    throw error;
   }
 
   destroy(): void {

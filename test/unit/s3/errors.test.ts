@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { describeError } from '../../../src/s3/errors.js';
+import { credentialsRefused, describeError } from '../../../src/s3/errors.js';
 import { classifyUploadError, headerMayBeTheCause } from '../../../src/s3/verdict.js';
 import { s3Error } from '../../support/s3-error.js';
 
@@ -307,5 +307,23 @@ describe('describeError', () => {
     expect(describeError('plain string')).toBe('plain string');
     expect(describeError(42)).toBe('42');
     expect(describeError(undefined)).toBe('undefined');
+  });
+});
+
+describe('credentialsRefused: the refusals after which credentials are asked for again', () => {
+  test.each(['SignatureDoesNotMatch', 'InvalidAccessKeyId', 'ExpiredToken', 'InvalidToken'])(
+    '403 %s: the credentials themselves',
+    (name) => {
+      expect(credentialsRefused(s3Error(name, 403))).toBe(true);
+    },
+  );
+
+  test.each([
+    ['403 AccessDenied', s3Error('AccessDenied', 403)],
+    ['a bare 403', s3Error('UnknownError', 403)],
+    ['404 NoSuchBucket', s3Error('NoSuchBucket', 404)],
+    ['a reset connection', nodeError('ECONNRESET')],
+  ])('%s: not the credentials', (_, error) => {
+    expect(credentialsRefused(error)).toBe(false);
   });
 });
