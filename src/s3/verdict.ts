@@ -22,8 +22,8 @@ export function conditionalRefusal(error: unknown): ConditionalRefusal | undefin
 /**
  * What to do after a failed PutObject. One place decides retryability:
  * - `exists`: 412 on a conditional write: an earlier attempt stored the object; success.
- * - `retry`: transient (network, timeout, throttling, 5xx); back off and retry the same key. A
- *   409 conflict too: the exporter's keys are its own, so the write in flight is an earlier
+ * - `retry`: transient (network, timeout, throttling, 5xx, a body damaged on its way); back off
+ *   and retry the same key, bytes and headers. A 409 conflict too: the exporter's keys are its own, so the write in flight is an earlier
  *   attempt of this one, and the retry is answered 412 (stored) or stores it.
  * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region);
  *   keep the data, report once, retry slowly.
@@ -75,6 +75,26 @@ const RETRYABLE_CODES = new Set([
   'RequestTimeTooSkewed',
   'OperationAborted',
 ]);
+
+/**
+ * Answers that the body arrived damaged (S3's error codes): it did not match its signed SHA-256,
+ * its checksum or its Content-MD5, or it was shorter than its Content-Length. The bytes were
+ * right when sent, so the same request may pass next time, and the answer says nothing about
+ * If-None-Match. InvalidDigest is not one: it says the digest value is malformed, and a retry
+ * would send the same value again.
+ */
+const DAMAGED_BODY_CODES = new Set([
+  'BadDigest',
+  'XAmzContentSHA256Mismatch',
+  'XAmzContentChecksumMismatch', // MinIO's answer to an x-amz-checksum-* that does not match
+  'IncompleteBody',
+]);
+
+/** The server says the body it received is not the one sent (see DAMAGED_BODY_CODES). */
+function bodyArrivedDamaged(error: unknown): boolean {
+  const { name } = errorShape(error);
+  return typeof name === 'string' && DAMAGED_BODY_CODES.has(name);
+}
 
 /** What the exporter's operator does about each access fault. */
 const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
@@ -129,6 +149,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
     if (networkError(error) !== undefined) return { kind: 'retry', reason: 'network' };
     if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
   }
+  if (bodyArrivedDamaged(error)) return { kind: 'retry', reason: 'damaged-body' };
   if (
     refusal === 'conflict' ||
     RETRYABLE_CODES.has(name) ||
@@ -164,9 +185,11 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
 
 /**
  * True for answers a server may give to a header it does not support (501 NotImplemented; 400
- * from servers that reject unknown conditions): only a retry without the header can tell.
+ * from servers that reject unknown conditions): only a retry without the header can tell. A 400
+ * saying the body arrived damaged is about the bytes on the wire, never the header.
  */
 export function headerMayBeTheCause(error: unknown): boolean {
+  if (bodyArrivedDamaged(error)) return false;
   const status = httpStatus(error);
   const { name } = errorShape(error);
   return status === 501 || status === 400 || name === 'NotImplemented';

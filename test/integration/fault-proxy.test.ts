@@ -285,6 +285,22 @@ describeS3('FaultProxy in front of a real S3 server', () => {
     expect(await upstreamObject('delay/aborted')).toEqual(Buffer.from('body of delay/aborted'));
   });
 
+  test('corrupt: the body arrives with a byte flipped and is refused; with once, the next one passes', async () => {
+    await proxy.set({ kind: 'corrupt', once: true });
+    const key = 'corrupt/one';
+    const refused = await failure(put(key));
+    expect(refused.$metadata?.httpStatusCode).toBe(400);
+    expect(refused.name).toMatch(/^(BadDigest|XAmzContentSHA256Mismatch)$/);
+    expect(await upstreamObject(key)).toBeUndefined();
+    expect(proxy.fault).toEqual({ kind: 'pass' });
+    await put(key);
+    expect(await upstreamObject(key)).toEqual(Buffer.from(`body of ${key}`));
+    expect(proxy.putAttempts(key).map((a) => [a.fault, a.outcome])).toEqual([
+      ['corrupt', 'upstream 400'],
+      ['pass', 'upstream 200'],
+    ]);
+  });
+
   test('lose-response: the write lands upstream, the client sees ECONNRESET; a retry gets 412', async () => {
     await proxy.set({ kind: 'lose-response' });
     const key = 'lose/one';

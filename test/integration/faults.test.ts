@@ -248,6 +248,31 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(await listAndFetch(client, bucket, `${prefix}/`)).toEqual([]);
   });
 
+  // One upload's body is damaged on its way (a flipped byte): the server refuses it with a 400
+  // that says so. Retried with the same headers, it says nothing about If-None-Match.
+  for (const conditionalWrites of [true, false]) {
+    test(`a body damaged in transit is retried and stored, conditionalWrites: ${conditionalWrites} stays`, async () => {
+      const prefix = `faults/corrupt-${conditionalWrites}-${Date.now()}`;
+      const exporter = exporterVia(prefix, { conditionalWrites, startupCheck: false });
+      const service = sequencedService(exporter);
+      await proxy.set({ kind: 'corrupt', once: true });
+      await service.exportCollections(3);
+      await exporter.forceFlush();
+      const stats = exporter.stats();
+      await exporter.shutdown();
+      await service.shutdown();
+
+      expect((await storedSequence(prefix)).seqs).toEqual([1, 2, 3]);
+      const attempts = putsUnder(prefix);
+      expect(attempts[0]?.outcome).toBe('upstream 400');
+      const header = conditionalWrites ? '*' : undefined;
+      expect(attempts.map((a) => a.ifNoneMatch)).toEqual(attempts.map(() => header));
+      expect(logged.filter((l) => /without If-None-Match/.test(l.text))).toEqual([]);
+      expect(stats.pointsDropped).toBe(0);
+      expect(stats.uploadFailures).toEqual({ 'damaged-body': 1 });
+    });
+  }
+
   test("backoff honours the server's Retry-After", async () => {
     const prefix = `faults/retry-after-${Date.now()}`;
     const exporter = exporterVia(prefix, {

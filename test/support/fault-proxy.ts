@@ -21,6 +21,12 @@ export type Fault =
   /** Forwards (the write lands), then resets the client connection instead of answering. */
   | { kind: 'lose-response' }
   /**
+   * Forwards with the body's first byte flipped, as damage in transit does: the upstream finds
+   * that it does not match its signed hash and refuses it (400). With `once`, only the next
+   * request with a body is damaged, and the fault is 'pass' from then on.
+   */
+  | { kind: 'corrupt'; once?: boolean }
+  /**
    * Answers requests with If-None-Match with an error (default 501 NotImplemented: a server
    * without conditional writes; some answer 400); forwards the rest.
    */
@@ -185,6 +191,8 @@ export class FaultProxy {
         : ifNoneMatch === undefined
           ? { kind: 'pass' }
           : { kind: 'status', status: set.status ?? 501, code: set.code ?? 'NotImplemented' };
+    if (set.kind === 'corrupt' && set.once === true && Number(req.headers['content-length']) > 0)
+      this.#fault = { kind: 'pass' };
     const attempt: ProxyAttempt = {
       at: Date.now(),
       method: req.method ?? '',
@@ -264,7 +272,7 @@ export class FaultProxy {
         return;
     }
 
-    // pass, throttle, delay, lose-response: forward to the upstream.
+    // pass, throttle, delay, lose-response, corrupt: forward to the upstream.
     const upstream = http.request({
       host: this.#upstream.hostname,
       port: this.#upstream.port || 80,
@@ -310,6 +318,7 @@ export class FaultProxy {
       res.end(body);
     });
     if (fault.kind === 'throttle') req.pipe(pace(fault.bytesPerSecond)).pipe(upstream);
+    else if (fault.kind === 'corrupt') req.pipe(flipFirstByte()).pipe(upstream);
     else req.pipe(upstream);
   }
 }
@@ -345,6 +354,22 @@ function errorXml(code: string, resource: string, attempt: ProxyAttempt): string
     `<Resource>${escapeXml(resource)}</Resource>` +
     `<RequestId>${requestId(attempt)}</RequestId></Error>`
   );
+}
+
+/** Passes bytes through with the first one inverted; its length stays the same. */
+function flipFirstByte(): Transform {
+  let flipped = false;
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      if (!flipped && chunk.length > 0) {
+        flipped = true;
+        const copy = Buffer.from(chunk);
+        copy[0] = (copy[0] as number) ^ 0xff;
+        chunk = copy;
+      }
+      callback(null, chunk);
+    },
+  });
 }
 
 /**

@@ -124,6 +124,28 @@ describe('Uploader', () => {
     expect(s3.attempts.map((a) => a.ifNoneMatch ?? 'none')).toEqual(['*', 'none', '*']);
   });
 
+  test('a body that arrived damaged is retried with If-None-Match, and later writes keep it', async () => {
+    const damaged: Behaviour = { kind: 'status', status: 400, name: 'XAmzContentSHA256Mismatch' };
+    const s3 = new ScriptedS3().script([damaged]);
+    const { submit, outcomes } = setup(s3);
+    expect(await submit('a').settled).toBe('uploaded');
+    expect(await submit('b').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => [a.key, a.ifNoneMatch ?? 'none'])).toEqual([
+      ['a.json', '*'],
+      ['a.json', '*'],
+      ['b.json', '*'],
+    ]);
+    expect(outcomes.stats.uploadFailures).toEqual({ 'damaged-body': 1 });
+  });
+
+  test('without conditional writes, a body that arrived damaged is retried, not rejected', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 400, name: 'BadDigest' }]);
+    const { submit, outcomes } = setup(s3, { conditionalWrites: false });
+    expect(await submit('a').settled).toBe('uploaded');
+    expect(s3.attempts.map((a) => a.ifNoneMatch ?? 'none')).toEqual(['none', 'none']);
+    expect(outcomes.stats.pointsDropped).toBe(0);
+  });
+
   test('a batch dropped while its request is in flight is not counted as stored', async () => {
     const s3 = new ScriptedS3().script([{ kind: 'hang' }]);
     const { submit, budget, outcomes } = setup(s3, { requestTimeoutMillis: 60_000 });

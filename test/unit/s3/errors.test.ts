@@ -51,6 +51,27 @@ describe('classifyUploadError: retry', () => {
     ],
   ]);
 
+  describe('a 400 saying the body arrived damaged is retried, and is never about If-None-Match', () => {
+    for (const name of [
+      'BadDigest',
+      'XAmzContentSHA256Mismatch',
+      'XAmzContentChecksumMismatch',
+      'IncompleteBody',
+    ]) {
+      test(name, () => {
+        const error = s3Error(name, 400);
+        expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'damaged-body' });
+        expect(headerMayBeTheCause(error)).toBe(false);
+      });
+    }
+
+    test('InvalidDigest (a malformed digest, sent again by a retry) is not one', () => {
+      const error = s3Error('InvalidDigest', 400);
+      expect(classifyUploadError(error)).toEqual({ kind: 'fatal', reason: 'http-400' });
+      expect(headerMayBeTheCause(error)).toBe(true);
+    });
+  });
+
   test('503 SlowDown is throttled and takes retryAfterMillis from the Retry-After header', () => {
     const error = {
       name: 'SlowDown',
