@@ -347,15 +347,15 @@ export class SignalExporter<Item> {
   }
 
   /**
-   * Expedites waiting retries, then waits for everything of this exporter pending now to be
-   * stored, at most `millis`; it stops early when what is left is blocked on a configuration
-   * fault.
+   * Expedites this exporter's retries in an ordinary backoff (not the other signals', nor a
+   * server's Retry-After), then waits for everything of this exporter pending now to be stored,
+   * at most `millis`; it stops early when what is left is blocked on a configuration fault.
    */
   async #waitForPending(millis: number): Promise<'settled' | 'blocked' | 'timeout'> {
     const { budget, uploader } = this.#shared;
-    uploader.expedite();
-    this.#spool?.pump();
     const batches = budget.batchesOf(this.#owner);
+    uploader.expedite(batches);
+    this.#spool?.pump();
     if (!(await settleWithin(budget.whenSettledOrBlocked(batches), millis))) return 'timeout';
     return batches.every((b) => b.isSettled) ? 'settled' : 'blocked';
   }

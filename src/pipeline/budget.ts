@@ -37,7 +37,7 @@ interface Held {
  * Several exporters (metrics, spans, log records) may share one budget: each batch is counted to
  * its owner.
  */
-export class MemoryBudget implements Iterable<SealedBatch> {
+export class MemoryBudget {
   readonly limit: number;
   readonly #opens: { readonly bytes: number }[] = [];
   /** Pending batches; Map order is seal order, oldest first. */
@@ -204,10 +204,6 @@ export class MemoryBudget implements Iterable<SealedBatch> {
       }
     }
     return result;
-  }
-
-  [Symbol.iterator](): Iterator<SealedBatch> {
-    return this.#held.keys();
   }
 
   #oldestIdle(also?: (batch: SealedBatch, owner: BatchOwner) => boolean): SealedBatch | undefined {

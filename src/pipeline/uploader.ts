@@ -31,6 +31,8 @@ export class Uploader {
   #conditionalWrites: boolean;
   /** Batches whose next attempt goes without If-None-Match, to see whether it was the cause. */
   readonly #probing = new WeakSet<SealedBatch>();
+  /** Batches backing off for a time a flush may not cut short (see keepsItsTime). */
+  readonly #keepingTime = new WeakSet<SealedBatch>();
 
   /** Uploads the batches of `budget`, for whichever exporter each belongs to. */
   constructor(options: UploaderOptions, budget: MemoryBudget) {
@@ -49,10 +51,14 @@ export class Uploader {
       });
   }
 
-  /** Retries every batch that is backing off now (flush and shutdown do not sit out a backoff). */
-  expedite(): void {
-    for (const batch of this.#budget) {
-      if (batch.state === 'backing-off' && batch.queue()) this.submit(batch);
+  /**
+   * Retries at once those of `batches` in an ordinary backoff: flush and shutdown do not sit it
+   * out. A wait for the server's Retry-After, or at the configuration-fault pace, keeps its time.
+   */
+  expedite(batches: Iterable<SealedBatch>): void {
+    for (const batch of batches) {
+      if (batch.state !== 'backing-off' || this.#keepingTime.has(batch)) continue;
+      if (batch.queue()) this.submit(batch);
     }
   }
 
@@ -150,6 +156,8 @@ export class Uploader {
       if (batch.queue()) this.submit(batch);
     };
     if (!batch.backOff(delayMillis, retry)) return;
+    if (keepsItsTime(verdict)) this.#keepingTime.add(batch);
+    else this.#keepingTime.delete(batch);
     this.#outcomesOf(batch).retrying(batch, verdict, error, delayMillis);
   }
 
@@ -157,4 +165,13 @@ export class Uploader {
   #outcomesOf(batch: SealedBatch): Outcomes {
     return this.#budget.ownerOf(batch).outcomes;
   }
+}
+
+/**
+ * A wait no flush may cut short: the server asked for it (Retry-After), or it is the slow pace
+ * of a fault only an operator can fix, where retrying sooner only adds requests.
+ */
+function keepsItsTime(verdict: RetryVerdict): boolean {
+  if (verdict.kind === 'config') return true;
+  return verdict.kind === 'retry' && verdict.retryAfterMillis !== undefined;
 }

@@ -293,6 +293,84 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect((await storedSequence(prefix)).seqs).toEqual([1]);
   });
 
+  /** Calls forceFlush() every `everyMillis` (after it returns) for `forMillis`. */
+  async function flushOften(exporter: AnyExporter, everyMillis: number, forMillis: number) {
+    const until = performance.now() + forMillis;
+    while (performance.now() < until) {
+      await exporter.forceFlush();
+      await new Promise((r) => setTimeout(r, everyMillis));
+    }
+  }
+
+  /** Milliseconds between consecutive upload attempts under `prefix`, as the server saw them. */
+  const gapsUnder = (prefix: string) => {
+    const times = putsUnder(prefix).map((a) => a.at);
+    return times.slice(1).map((t, i) => t - (times[i] as number));
+  };
+
+  // Flushing often (the README's advice for spans in a function) must not hurry the retries a
+  // server paced with Retry-After, nor those at the configuration-fault pace.
+  const paced: { name: string; fault: Fault; leastGap: number }[] = [
+    {
+      name: "503 SlowDown with Retry-After: 2, retried no sooner than the server's 2 s",
+      fault: { kind: 'status', status: 503, code: 'SlowDown', retryAfter: '2' },
+      leastGap: 2_000,
+    },
+    {
+      name: '403 AccessDenied, retried at about retry.maxDelayMillis (2 s), at least half of it',
+      fault: { kind: 'status', status: 403, code: 'AccessDenied' },
+      leastGap: 1_000,
+    },
+  ];
+  for (const { name, fault, leastGap } of paced) {
+    test(`forceFlush() every 100 ms, ${name}`, async () => {
+      const prefix = `faults/flush-often-${fault.kind}-${Date.now()}`;
+      const exporter = exporterVia(prefix, {
+        flushTimeoutMillis: 200,
+        retry: { initialDelayMillis: 20, maxDelayMillis: 2_000 },
+      });
+      const service = sequencedService(exporter);
+      await proxy.set(fault);
+      await service.exportCollections(1);
+      await flushOften(exporter, 100, 3_000);
+      const attempts = putsUnder(prefix).length;
+      await proxy.set({ kind: 'pass' });
+      await waitFor(() => exporter.stats().pendingBatches === 0, 10_000, 'the batch stored');
+      await exporter.shutdown();
+      await service.shutdown();
+
+      // 3 s of flushes: the first attempt and at most one retry per 2 s (1 s for the 403).
+      expect(
+        attempts,
+        `attempts in 3 s: ${gapsUnder(prefix).join(', ')} ms apart`,
+      ).toBeLessThanOrEqual(Math.ceil(3_000 / leastGap) + 1);
+      for (const gap of gapsUnder(prefix)) expect(gap).toBeGreaterThanOrEqual(leastGap - 50);
+      expect((await storedSequence(prefix)).seqs).toEqual([1]);
+    });
+  }
+
+  test('shutdown() does not retry before a Retry-After past its deadline: it gives up at the deadline, saying why', async () => {
+    const prefix = `faults/shutdown-retry-after-${Date.now()}`;
+    const flushTimeoutMillis = 1_000;
+    const exporter = exporterVia(prefix, { flushTimeoutMillis });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '30' });
+    await service.exportCollections(1);
+    await waitFor(() => exporter.stats().uploadFailures.throttled === 1, 5_000, 'the 503');
+    const started = performance.now();
+    await exporter.shutdown();
+    const shutdownMillis = performance.now() - started;
+    await service.shutdown();
+
+    expect(putsUnder(prefix)).toHaveLength(1);
+    expect(shutdownMillis).toBeGreaterThanOrEqual(flushTimeoutMillis - 50);
+    expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 1_000);
+    expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
+    const gaveUp = logged.filter((l) => /shutdown\(\) deadline/.test(l.text));
+    expect(gaveUp).toHaveLength(1);
+    expect(gaveUp[0]?.text).toMatch(/last upload failure: SlowDown \(HTTP 503\)/);
+  });
+
   test('403 AccessDenied: reported once with the fix, data kept, uploads resume by themselves', async () => {
     const prefix = `faults/access-denied-${Date.now()}`;
     const exporter = exporterVia(prefix, {

@@ -146,6 +146,12 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(exporter.stats().pendingBatches).toBe(1);
     expect(messages.some((m) => /blocked on a configuration fault/.test(m.text))).toBe(true);
+    // Retried at the configuration-fault pace (10-20 ms here), which no flush hurries.
+    await waitFor(
+      () => (exporter.stats().uploadFailures['no-such-bucket'] ?? 0) >= 2,
+      2_000,
+      'a slow retry',
+    );
     started = performance.now();
     await exporter.shutdown();
     expect(performance.now() - started).toBeLessThan(1_000);
@@ -166,7 +172,9 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     const exporter = exporterWith(driver, s3, { flushTimeoutMillis: 5_000 });
     await exportTagged(driver, exporter, 4, 1);
     await exporter.forceFlush(); // blocked after the first answer
-    await exporter.forceFlush(); // the retry meets 503, then succeeds: waited for
+    // The slow retry meets 503: no longer blocked, so this flush waits for the next retry.
+    await waitFor(() => s3.attempts.length >= 2, 2_000, 'the slow retry');
+    await exporter.forceFlush();
     expect(exporter.stats().batchesUploaded).toBe(1);
     await exporter.shutdown();
   });

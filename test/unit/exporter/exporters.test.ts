@@ -1,6 +1,7 @@
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { InvalidOptionError, S3Exporters, SELF_METRICS_SCOPE } from '../../../src/index.js';
+import * as backoff from '../../../src/s3/backoff.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { collectingProvider } from '../../support/service.js';
 import { exportTagged, LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
@@ -43,6 +44,32 @@ describe('S3Exporters', () => {
     expect(keys[0]).toMatch(/\/traces_[0-9a-f-]{36}\.json$/);
     expect(exporter.stats().pointsUploaded).toBe(1);
     await provider.shutdown();
+  });
+
+  test("one signal's forceFlush() leaves another's retries to their backoff", async () => {
+    vi.spyOn(backoff, 'retryDelay').mockReturnValue(60_000);
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {}); // the spans' flush timeout
+    try {
+      const s3 = new ScriptedS3().script([{ kind: 'status', status: 500, name: 'InternalError' }]);
+      const s3Exporters = new S3Exporters({
+        s3Client: s3.client,
+        compression: 'none',
+        maxBatchAgeMillis: 3_600_000,
+        flushTimeoutMillis: 100,
+      });
+      const spans = s3Exporters.spanExporter();
+      const metrics = s3Exporters.metricExporter();
+      await exportTagged(TRACES, spans, 1, 1);
+      await spans.forceFlush(); // its upload fails and waits 60 s to retry
+      await metrics.forceFlush();
+      await new Promise((r) => setTimeout(r, 50)); // time for a retry it would have started
+      expect(s3.attempts).toHaveLength(1);
+      await spans.forceFlush(); // its own flush does not sit the backoff out
+      expect(s3.stored.size).toBe(1);
+      await Promise.all([spans.shutdown(), metrics.shutdown()]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   test("three exporters of one group: each one's stats() and self-metrics count its own signal only", async () => {

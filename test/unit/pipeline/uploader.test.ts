@@ -87,19 +87,53 @@ describe('Uploader', () => {
     expect(outcomes.stats.pointsDroppedByReason).toEqual({ rejected: 1 });
   });
 
+  test('expedite retries a batch in an ordinary backoff at once (flush does not sit it out)', async () => {
+    const s3 = new ScriptedS3().script([{ kind: 'status', status: 500, name: 'InternalError' }]);
+    const { submit, uploader } = setup(s3, {
+      backoff: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+    });
+    const batch = submit('a');
+    await waitFor(() => s3.attempts.length === 1 && batch.state !== 'uploading', 2_000, 'failed');
+    uploader.expedite([batch]);
+    expect(await batch.settled).toBe('uploaded');
+  });
+
+  // A wait the server asked for, or the configuration-fault pace, keeps its time.
+  const kept: [string, Behaviour][] = [
+    [
+      "the server's Retry-After",
+      { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '60' } },
+    ],
+    ['a configuration fault', { kind: 'status', status: 403, name: 'AccessDenied' }],
+  ];
+  for (const [name, behaviour] of kept) {
+    test(`expedite leaves a batch waiting for ${name}`, async () => {
+      const s3 = new ScriptedS3().script([behaviour]);
+      const { submit, uploader, budget } = setup(s3, {
+        backoff: { initialDelayMillis: 1, maxDelayMillis: 60_000 },
+      });
+      const batch = submit('a');
+      await waitFor(() => batch.state === 'backing-off', 2_000, 'backing off');
+      uploader.expedite([batch]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(s3.attempts).toHaveLength(1);
+      expect(batch.state).toBe('backing-off');
+      budget.drop(batch, 'shutdown');
+    });
+  }
+
   test('a configuration fault marks the batch blocked and retries it slowly', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'status', status: 403, name: 'AccessDenied' });
-    const { submit, uploader, budget } = setup(s3, {
-      backoff: { initialDelayMillis: 1, maxDelayMillis: 60_000 },
+    const { submit, budget } = setup(s3, {
+      backoff: { initialDelayMillis: 1, maxDelayMillis: 400 },
     });
     const batch = submit('a');
     await waitFor(() => batch.blocked, 2_000, 'blocked');
     expect(batch.state).toBe('backing-off');
     await new Promise((r) => setTimeout(r, 100));
-    expect(s3.attempts).toHaveLength(1); // slow: not retried within 100 ms
+    expect(s3.attempts).toHaveLength(1); // slow: at least maxDelayMillis / 2
     s3.script([], { kind: 'ok' });
-    uploader.expedite(); // a flush does not sit out the backoff
-    expect(await batch.settled).toBe('uploaded');
+    expect(await batch.settled).toBe('uploaded'); // by itself, about maxDelayMillis later
     expect(budget.size).toBe(0);
   });
 
