@@ -122,6 +122,17 @@ export function credentialsTimedOut(error: unknown): boolean {
 }
 
 /**
+ * True when a read failed because the object is not there (NoSuchKey, a bare 404, a missing
+ * file): deleted since it was listed, say. A missing bucket is an access fault, not this.
+ */
+export function objectMissing(error: unknown): boolean {
+  if (accessFault(error) !== undefined) return false;
+  const { name } = errorShape(error);
+  if (name === 'NoSuchKey' || name === 'NotFound' || httpStatus(error) === 404) return true;
+  return errorCode(error) === 'ENOENT';
+}
+
+/**
  * One line about an error: `NoSuchKey (HTTP 404): The specified key does not exist.`, or a
  * network code and message. Leaves out the SDK's `UnknownError` placeholder message (servers
  * that send no error body, and every HEAD reply).

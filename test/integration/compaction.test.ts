@@ -287,6 +287,30 @@ describeS3('compaction against a real S3 server', () => {
     expect(await listing(client, bucket, `${prefix}/`)).toEqual(snapshot);
   });
 
+  test('the probe PUT answered 412 for a key nothing has: the run refuses; answered 412 by the SDK retry of a probe that landed: the run compacts', async () => {
+    const batches = [batchAt('api', at(9), 3, 1), batchAt('web', at(19), 3, 2)];
+    await exportAs('parquet', batches);
+    const snapshot = await listing(client, bucket, `${prefix}/`);
+    const probePut = (r: { method: string; key: string }) =>
+      r.method === 'PUT' && r.key.endsWith('.probe');
+    proxy.once(probePut, { kind: 'status', status: 412, code: 'PreconditionFailed' });
+    await expect(compactMetrics(options())).rejects.toThrow(ConditionalWritesUnsupportedError);
+    expect(await listing(client, bucket, `${prefix}/`)).toEqual(snapshot);
+
+    proxy.attempts.length = 0;
+    proxy.once(probePut, { kind: 'lose-response' });
+    const report = await compactMetrics(options());
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    // The first PUT landed unanswered; the SDK's retry and the second write were refused.
+    expect(proxy.attempts.filter(probePut).map((a) => [a.outcome, a.upstreamStatus])).toEqual([
+      ['lost-response', 200],
+      ['upstream 412', 412],
+      ['upstream 412', 412],
+    ]);
+    expect((await keys()).filter((k) => k.endsWith('.probe'))).toEqual([]);
+    expect(await duckdbPoints()).toEqual(pointsOf(batches));
+  });
+
   test('a server without conditional writes: the run refuses and writes nothing, unless it is the only writer', async () => {
     const batches = [batchAt('api', at(8), 3, 1), batchAt('api', at(18), 3, 2)];
     await exportAs('parquet', batches);

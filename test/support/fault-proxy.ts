@@ -34,6 +34,9 @@ export type Fault =
 
 export type FaultKind = Fault['kind'];
 
+/** What once() matches a request on. */
+export type ProxyRequest = Pick<ProxyAttempt, 'method' | 'bucket' | 'key'>;
+
 /** One request as the proxy saw it. */
 export interface ProxyAttempt {
   /** Date.now() when the request headers arrived. */
@@ -80,6 +83,8 @@ export class FaultProxy {
   /** Settles each exchange still waiting for an answer as 'dropped'. */
   readonly #unanswered = new Set<() => void>();
   #fault: Fault = { kind: 'pass' };
+  /** Faults for one request each, ahead of the fault in force: see once(). */
+  readonly #once: { match: (request: ProxyRequest) => boolean; fault: Fault }[] = [];
   #port = 0;
   #switching: Promise<void> = Promise.resolve();
   #closed = false;
@@ -137,6 +142,16 @@ export class FaultProxy {
   }
 
   /**
+   * The first request from now on that `match` picks gets `fault` (a per-request one, not
+   * 'refuse'), the fault in force then applies again: e.g. one PUT of one kind of key loses its
+   * answer while the rest pass.
+   */
+  once(match: (request: ProxyRequest) => boolean, fault: Fault): void {
+    if (fault.kind === 'refuse') throw new Error("once() takes a request's fault, not 'refuse'");
+    this.#once.push({ match, fault });
+  }
+
+  /**
    * The PUT attempts of uploads: every PUT but the exporter's startup check (a PutObject under
    * `_otel_s3_check/` that stores nothing, sent once as an exporter starts).
    */
@@ -182,8 +197,16 @@ export class FaultProxy {
     for (const request of this.#upstreamRequests) request.destroy();
   }
 
+  /** The fault for this request: the first once() that picks it (used up), else the one set. */
+  #faultFor(request: ProxyRequest): Fault {
+    const at = this.#once.findIndex((o) => o.match(request));
+    if (at === -1) return this.#fault;
+    return this.#once.splice(at, 1)[0]?.fault ?? this.#fault;
+  }
+
   #handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const set = this.#fault;
+    const target = parseTarget(req.url ?? '/');
+    const set = this.#faultFor({ method: req.method ?? '', ...target });
     const ifNoneMatch = req.headers['if-none-match'];
     const fault: Fault =
       set.kind !== 'reject-conditional'
@@ -196,7 +219,7 @@ export class FaultProxy {
     const attempt: ProxyAttempt = {
       at: Date.now(),
       method: req.method ?? '',
-      ...parseTarget(req.url ?? '/'),
+      ...target,
       fault: set.kind,
       outcome: 'pending',
       bytesIn: 0,
