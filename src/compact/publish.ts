@@ -53,11 +53,14 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
   const key = c.names.render(c.hour, uuidAt(sealedAt));
   await c.beforeStep();
   const put = await c.underLease((signal) => c.store.put(key, file.bytes, c.conditional, signal));
-  if (put === 'exists') {
-    // A fresh random name that is taken: never ours to touch.
+  const stored = await readBack(c, key, file);
+  // A fresh random name that is taken holds our output only when the SDK sent our PUT again
+  // after its answer was lost (the retry is refused for our own object): its footer then lists
+  // the objects this output replaces, a list no other output has. Else never ours to touch.
+  if (put === 'exists' && (typeof stored === 'string' || stored.replaces !== file.replaces)) {
     throw new Error(`output ${key} exists already`);
   }
-  const problem = await checkStored(c, key, file);
+  const problem = storedProblem(stored, file);
   if (problem !== undefined) {
     await c.store.delete([key], c.signal);
     throw new VerificationError(key, problem);
@@ -74,25 +77,38 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
   };
 }
 
-/** What is wrong with the stored output, read back from the store; undefined when nothing. */
-async function checkStored(
+/** What the check reads in an output's footer. */
+interface StoredFooter {
+  rows: number;
+  replaces: string | undefined;
+}
+
+/** The stored output's footer, read back from the store; or why it cannot be read. */
+async function readBack(
   c: PublishContext,
   key: string,
   file: FinishedFile,
-): Promise<string | undefined> {
+): Promise<StoredFooter | string> {
   try {
     const object = { key, size: file.bytes.length };
     const stored = await openStoredParquet(c.store.source, object, c.limits, c.table, c.signal);
-    if (stored.rows !== file.rows) {
-      return `its footer says ${stored.rows} rows, the inputs held ${file.rows}`;
-    }
     const replaces = stored.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
-    if (replaces !== file.replaces) return 'its list of replaced objects is not the one written';
-    return undefined;
+    return { rows: stored.rows, replaces };
   } catch (error) {
     c.signal.throwIfAborted();
     return `its footer cannot be read back: ${error instanceof Error ? error.message : error}`;
   }
+}
+
+/** What is wrong with the output as read back; undefined when nothing. */
+function storedProblem(stored: StoredFooter | string, file: FinishedFile): string | undefined {
+  if (typeof stored === 'string') return stored;
+  if (stored.rows !== file.rows) {
+    return `its footer says ${stored.rows} rows, the inputs held ${file.rows}`;
+  }
+  if (stored.replaces !== file.replaces)
+    return 'its list of replaced objects is not the one written';
+  return undefined;
 }
 
 /** A UUIDv7 with this millisecond time and fresh random bits. */

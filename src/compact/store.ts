@@ -53,8 +53,8 @@ export function s3Store(bucket: string, connection: ReaderConnectionOptions): Co
         return 'created';
       } catch (error) {
         signal.throwIfAborted();
-        // A conflict, too, is a key taken: by a write still in flight. A lease then goes to the
-        // rival (read back, it may prove ours); an output's name is fresh, and never taken over.
+        // A conflict, too, is a key taken: by a write still in flight. Either way the caller
+        // reads the key back: a lease or an output may prove ours (the SDK retried our PUT).
         if (ifAbsent && conditionalRefusal(error) !== undefined) return 'exists';
         throw writeError(`cannot write s3://${bucket}/${key}`, error);
       }

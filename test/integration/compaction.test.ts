@@ -1,5 +1,10 @@
 import { rm } from 'node:fs/promises';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeEach, expect, test } from 'vitest';
 import {
@@ -309,6 +314,47 @@ describeS3('compaction against a real S3 server', () => {
     ]);
     expect((await keys()).filter((k) => k.endsWith('.probe'))).toEqual([]);
     expect(await duckdbPoints()).toEqual(pointsOf(batches));
+  });
+
+  test("an output's name taken by another object stops the hour, that object untouched; taken by our own PUT (its answer lost, the SDK retried) the output is checked and replaces its inputs", async () => {
+    const batches = [batchAt('api', at(4), 4, 1), batchAt('db', at(14), 3, 2)];
+    await exportAs('parquet', batches);
+    const inputs = await keys();
+    const isOutput = (key: string | undefined) => key?.endsWith('.compacted.parquet') === true;
+    // Another object lands at the output's name just before its PUT.
+    const squatter = testClient();
+    const send = squatter.send.bind(squatter) as (c: unknown, o?: unknown) => Promise<unknown>;
+    (squatter as { send: unknown }).send = async (command: unknown, o?: unknown) => {
+      if (command instanceof PutObjectCommand && isOutput(command.input.Key)) {
+        const { Key } = command.input;
+        await send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'not an output' }));
+      }
+      return send(command, o);
+    };
+    const refused = await compactMetrics(options({ s3Client: squatter, endpoint: undefined }));
+    expect(refused.partitions.map((p) => [p.status, p.error])).toEqual([
+      ['failed', expect.stringMatching(/exists already$/)],
+    ]);
+    const [squatted] = await outputs();
+    const body = await client.send(new GetObjectCommand({ Bucket: bucket, Key: squatted }));
+    expect(await body.Body?.transformToString()).toBe('not an output');
+    expect((await keys()).filter((k) => inputs.includes(k))).toEqual(inputs);
+    await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: squatted }));
+
+    proxy.attempts.length = 0;
+    proxy.once((r) => r.method === 'PUT' && isOutput(r.key), { kind: 'lose-response' });
+    const report = await compactMetrics(options());
+    expect(report.partitions.map((p) => [p.status, p.written.length, p.deleted])).toEqual([
+      ['compacted', 1, inputs.length],
+    ]);
+    const outputPuts = proxy.attempts.filter((a) => a.method === 'PUT' && isOutput(a.key));
+    expect(outputPuts.map((a) => [a.outcome, a.upstreamStatus])).toEqual([
+      ['lost-response', 200],
+      ['upstream 412', 412],
+    ]);
+    expect(await outputs()).toEqual([outputPuts[0]?.key]);
+    expect(await duckdbPoints()).toEqual(pointsOf(batches));
+    expect(await readerPoints('parquet')).toBe(pointsOf(batches).length);
   });
 
   test('a server without conditional writes: the run refuses and writes nothing, unless it is the only writer', async () => {
