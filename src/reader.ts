@@ -33,7 +33,7 @@ export {
   ObjectDecodeError,
   type ObjectEncoding,
 } from './reader/decode-object.js';
-export { type AccessProblem, ReadAccessError } from './reader/errors.js';
+export { type AccessProblem, ObjectGoneError, ReadAccessError } from './reader/errors.js';
 export {
   DEFAULT_EXPORT_INTERVAL_MILLIS,
   type KeyLayoutOptions,

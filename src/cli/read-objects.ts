@@ -1,6 +1,7 @@
 import { ZstdUnavailableError } from '../compression/zstd-engine.js';
 import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from '../reader/decode-object.js';
+import { ObjectGoneError } from '../reader/errors.js';
 import { ObjectTooLargeError } from '../reader/read-limits.js';
 import {
   listObjectsOf,
@@ -98,10 +99,12 @@ function describeUnreadable(problem: UnreadableObject): string {
   const detail =
     cause instanceof ObjectTooLargeError
       ? cause.describe(SETTINGS[cause.limit].flag)
-      : problem.stage === 'fetch'
-        ? describeError(error)
-        : error instanceof ObjectDecodeError
-          ? error.detail
-          : error.message;
+      : error instanceof ObjectGoneError
+        ? error.message
+        : problem.stage === 'fetch'
+          ? describeError(error)
+          : error instanceof ObjectDecodeError
+            ? error.detail
+            : error.message;
   return `cannot read ${problem.key} (${problem.stage}): ${detail}`;
 }

@@ -1,4 +1,4 @@
-import { type AccessFaultReason, accessFault, describeError } from '../s3/errors.js';
+import { type AccessFaultReason, accessFault, describeError, objectMissing } from '../s3/errors.js';
 
 /** Why reading cannot go on at all: something only the person running it can fix. */
 export type AccessProblem = AccessFaultReason | 'no-such-directory';
@@ -41,4 +41,26 @@ export function asAccessError(what: string, error: unknown): ReadAccessError | u
   if (fault === undefined) return undefined;
   const hint = `${fault.cause}: ${READER_FIX[fault.reason]}`;
   return new ReadAccessError(what, fault.reason, describeError(error), hint, error);
+}
+
+/**
+ * A listed object that was not there when read (GetObject, or a range of it, found no such
+ * key). A compaction deletes the Parquet objects an output replaces: a read that listed their
+ * hour before the output existed misses them, so its counts are short. Counted with the
+ * unreadable objects, never skipped in silence.
+ */
+export class ObjectGoneError extends Error {
+  constructor(cause: unknown) {
+    super(
+      'deleted after it was listed (a compaction replaced it during this read?): read again for exact counts',
+      { cause },
+    );
+    this.name = 'ObjectGoneError';
+  }
+}
+
+/** A failed read of a listed object as reported: ObjectGoneError when it is not there. */
+export function readFailure(error: unknown): Error {
+  if (objectMissing(error)) return new ObjectGoneError(error);
+  return error instanceof Error ? error : new Error(String(error));
 }

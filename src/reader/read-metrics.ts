@@ -2,7 +2,7 @@ import { InvalidOptionError } from '../base/invalid-option.js';
 import { zstdEngine } from '../compression/zstd-engine.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
-import { ReadAccessError } from './errors.js';
+import { ReadAccessError, readFailure } from './errors.js';
 import { inRange, type LayoutSample, sampleLayout } from './in-range.js';
 import type {
   MetricObject,
@@ -41,7 +41,8 @@ export type ReadObjectsOptions = ListObjectsOptions &
     /**
      * Called for each object that cannot be read (GetObject failed, over a size limit, bad
      * compression, no zstd engine, bad JSON or protobuf, a request nested too deep or with
-     * impossible times); the object is skipped and counted in `stats.objectsUnreadable`.
+     * impossible times; ObjectGoneError: deleted since it was listed, by a compaction running
+     * while this read does); the object is skipped and counted in `stats.objectsUnreadable`.
      * Access errors (credentials, permissions, missing bucket) are not reported here: they end
      * the iteration with a ReadAccessError.
      */
@@ -286,7 +287,7 @@ function fetchObject(
     (error: unknown): UnreadableObject => {
       if (signal.aborted) throw signal.reason;
       if (error instanceof ReadAccessError) throw error;
-      return { ...info, stage: 'fetch', error: asError(error) };
+      return { ...info, stage: 'fetch', error: readFailure(error) };
     },
   );
   // Handled now, awaited later: a rejection before this reaches the head is not "unhandled".

@@ -2,7 +2,7 @@ import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from './decode-object.js';
-import { ReadAccessError } from './errors.js';
+import { ObjectGoneError, ReadAccessError, readFailure } from './errors.js';
 import { openParquetParts } from './parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 import { objectRanges } from './replaced-inputs.js';
@@ -18,13 +18,16 @@ export interface ObjectPart {
   count: number;
 }
 
-/** A part that cannot be read: where it failed, and why. */
+/** A part that cannot be read: where it failed, and why (`cause`, as onError reports it). */
 export class PartError extends Error {
   readonly stage: 'fetch' | 'decode';
   constructor(key: string, cause: Error) {
-    super(cause.message, { cause: new ObjectDecodeError(key, 'decode', cause.message, cause) });
+    const gone = cause instanceof ObjectGoneError;
+    super(cause.message, {
+      cause: gone ? cause : new ObjectDecodeError(key, 'decode', cause.message, cause),
+    });
     this.name = 'PartError';
-    this.stage = cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
+    this.stage = gone || cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
   }
 }
 
@@ -44,7 +47,7 @@ export async function* readParts(
       return await step();
     } catch (error) {
       if (error instanceof ReadAccessError || signal.aborted) throw error;
-      throw new PartError(object.key, error instanceof Error ? error : new Error(String(error)));
+      throw new PartError(object.key, readFailure(error));
     }
   };
   const ranges = objectRanges(source, object.key, object.size, signal);

@@ -20,6 +20,8 @@ export type Fault =
   | { kind: 'delay'; millis: number }
   /** Forwards (the write lands), then resets the client connection instead of answering. */
   | { kind: 'lose-response' }
+  /** Reads the request's headers and forwards it only once `until` settles (a late GET). */
+  | { kind: 'hold'; until: Promise<unknown> }
   /**
    * Forwards with the body's first byte flipped, as damage in transit does: the upstream finds
    * that it does not match its signed hash and refuses it (400). With `once`, only the next
@@ -46,14 +48,15 @@ export interface ProxyAttempt {
   bucket: string;
   /** The rest of the path, each segment URL-decoded, without the query string. */
   key: string;
-  /** The fault in force when the request arrived; it applies to the whole exchange. */
+  /** The fault in force when the request arrived, or its once(): for the whole exchange. */
   fault: FaultKind;
   /**
-   * 'pending' until known, then one of: 'upstream <status>' (answered by the upstream),
-   * 'status <status>' (answered by a 'status' fault), 'blackholed' (request read, held),
-   * 'reset', 'lost-response', 'client-aborted' (the client closed before a complete answer),
-   * 'dropped' (refuse or close() destroyed the connection), 'upstream-error <code>' (the
-   * upstream could not be reached; the proxy answered 502).
+   * 'pending' until known ('held' while a 'hold' fault holds it), then one of:
+   * 'upstream <status>' (answered by the upstream), 'status <status>' (answered by a 'status'
+   * fault), 'blackholed' (request read, held), 'reset', 'lost-response', 'client-aborted'
+   * (the client closed before a complete answer), 'dropped' (refuse or close() destroyed the
+   * connection), 'upstream-error <code>' (the upstream could not be reached; the proxy
+   * answered 502).
    */
   outcome: string;
   /** The upstream's status, when the request was forwarded and the upstream answered. */
@@ -295,54 +298,64 @@ export class FaultProxy {
         return;
     }
 
-    // pass, throttle, delay, lose-response, corrupt: forward to the upstream.
-    const upstream = http.request({
-      host: this.#upstream.hostname,
-      port: this.#upstream.port || 80,
-      method: req.method,
-      path: req.url,
-      headers: req.rawHeaders, // verbatim, including Host: the signature covers it
-      agent: false, // a fresh upstream connection each time: no pooled-socket races in tests
-    });
-    upstreamRequest = upstream;
-    this.#upstreamRequests.add(upstream);
-    upstream.on('close', () => this.#upstreamRequests.delete(upstream));
-    upstream.on('response', (up) => {
-      upstreamResponse = up;
-      attempt.upstreamStatus = up.statusCode;
-      up.on('error', () => res.destroy());
-      if (settled) {
-        up.destroy();
-        return;
-      }
-      if (fault.kind === 'lose-response') {
-        // The upstream has answered, so the write has landed; the client never hears of it.
-        resetClient('lost-response');
-        return;
-      }
-      attempt.outcome = `upstream ${up.statusCode}`;
-      const answer = () => {
-        res.writeHead(up.statusCode ?? 502, up.statusMessage, up.rawHeaders);
-        if (fault.kind === 'throttle') up.pipe(pace(fault.bytesPerSecond)).pipe(res);
-        else up.pipe(res);
-      };
-      if (fault.kind === 'delay') delayTimer = setTimeout(answer, fault.millis);
-      else answer();
-    });
-    upstream.on('error', (error: NodeJS.ErrnoException) => {
-      if (settled) return;
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      attempt.outcome = `upstream-error ${error.code ?? error.message}`;
-      const body = errorXml('BadGateway', req.url ?? '/', attempt);
-      res.writeHead(502, { 'content-type': 'application/xml', connection: 'close' });
-      res.end(body);
-    });
-    if (fault.kind === 'throttle') req.pipe(pace(fault.bytesPerSecond)).pipe(upstream);
-    else if (fault.kind === 'corrupt') req.pipe(flipFirstByte()).pipe(upstream);
-    else req.pipe(upstream);
+    // pass, throttle, delay, lose-response, corrupt, hold (once released): forward to the upstream.
+    const forward = (): void => {
+      const upstream = http.request({
+        host: this.#upstream.hostname,
+        port: this.#upstream.port || 80,
+        method: req.method,
+        path: req.url,
+        headers: req.rawHeaders, // verbatim, including Host: the signature covers it
+        agent: false, // a fresh upstream connection each time: no pooled-socket races in tests
+      });
+      upstreamRequest = upstream;
+      this.#upstreamRequests.add(upstream);
+      upstream.on('close', () => this.#upstreamRequests.delete(upstream));
+      upstream.on('response', (up) => {
+        upstreamResponse = up;
+        attempt.upstreamStatus = up.statusCode;
+        up.on('error', () => res.destroy());
+        if (settled) {
+          up.destroy();
+          return;
+        }
+        if (fault.kind === 'lose-response') {
+          // The upstream has answered, so the write has landed; the client never hears of it.
+          resetClient('lost-response');
+          return;
+        }
+        attempt.outcome = `upstream ${up.statusCode}`;
+        const answer = () => {
+          res.writeHead(up.statusCode ?? 502, up.statusMessage, up.rawHeaders);
+          if (fault.kind === 'throttle') up.pipe(pace(fault.bytesPerSecond)).pipe(res);
+          else up.pipe(res);
+        };
+        if (fault.kind === 'delay') delayTimer = setTimeout(answer, fault.millis);
+        else answer();
+      });
+      upstream.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled) return;
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        attempt.outcome = `upstream-error ${error.code ?? error.message}`;
+        const body = errorXml('BadGateway', req.url ?? '/', attempt);
+        res.writeHead(502, { 'content-type': 'application/xml', connection: 'close' });
+        res.end(body);
+      });
+      if (fault.kind === 'throttle') req.pipe(pace(fault.bytesPerSecond)).pipe(upstream);
+      else if (fault.kind === 'corrupt') req.pipe(flipFirstByte()).pipe(upstream);
+      else req.pipe(upstream);
+    };
+
+    if (fault.kind === 'hold') {
+      req.pause(); // the body waits too; pipe() resumes it
+      attempt.outcome = 'held';
+      void fault.until.then(() => {
+        if (!settled) forward();
+      });
+    } else forward();
   }
 }
 

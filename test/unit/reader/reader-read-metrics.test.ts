@@ -8,6 +8,7 @@ import {
   InvalidOptionError,
   listMetricObjects,
   type MetricObject,
+  ObjectGoneError,
   ReadAccessError,
   readMetrics,
   type UnreadableObject,
@@ -272,23 +273,36 @@ describe('readMetrics listing S3', () => {
     expect(rest.every((s) => s?.aborted)).toBe(true);
   });
 
-  test('a GetObject that fails (NoSuchKey) is reported and skipped; access errors end the read', async () => {
+  test('a listed object gone when read (NoSuchKey, or a bare 404 to a range) is reported as deleted since the listing, skipped and counted; access errors end the read', async () => {
     const s3 = fakeBucket(3);
     const [k0, k1, k2] = [...s3.objects.keys()].sort();
-    s3.put(k1 as string, s3Error('NoSuchKey', 404));
+    s3.put(k1 as string, s3Error('NoSuchKey', 404, 'UnknownError'));
+    // Listed over 16 MiB, a Parquet object is read by range: the first range finds it gone.
+    const large = keyAt('p', at(2500), '.parquet');
+    s3.put(large, s3Error('NotFound', 404, 'UnknownError'));
+    s3.listedSizes.set(large, 17 * 1024 * 1024);
     const problems: UnreadableObject[] = [];
-    const read = await collect(
-      readMetrics({
-        bucket: 'b',
-        prefix: 'p',
-        s3Client: s3.asClient(),
-        onError: (p) => problems.push(p),
-      }),
-    );
+    const stream = readMetrics({
+      bucket: 'b',
+      prefix: 'p',
+      s3Client: s3.asClient(),
+      onError: (p) => problems.push(p),
+    });
+    const read = await collect(stream);
     expect(read.map((o) => o.key)).toEqual([k0, k2]);
-    expect(problems.map((p) => [p.key, p.stage, p.error.name])).toEqual([
-      [k1, 'fetch', 'NoSuchKey'],
+    const gone =
+      'deleted after it was listed (a compaction replaced it during this read?): read again for exact counts';
+    expect(problems.map((p) => [p.key, p.stage, p.error.name, p.error.message])).toEqual([
+      [k1, 'fetch', 'ObjectGoneError', gone],
+      [large, 'fetch', 'ObjectGoneError', gone],
     ]);
+    expect(problems.map((p) => p.error)).toEqual([
+      expect.any(ObjectGoneError),
+      expect.any(ObjectGoneError),
+    ]);
+    expect(problems[0]?.error.cause).toMatchObject({ name: 'NoSuchKey' });
+    // The read is short, and says so: the objects count as unreadable.
+    expect(stream.stats).toMatchObject({ objects: 4, objectsRead: 2, objectsUnreadable: 2 });
 
     s3.put(k1 as string, s3Error('AccessDenied', 403));
     const denied = await collect(
