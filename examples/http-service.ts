@@ -3,7 +3,9 @@
  * stop accepting requests, flush the metrics, exit 0 (or 1 if the flush missed its deadline).
  *
  *   S3_ENDPOINT=http://127.0.0.1:9000 S3_ACCESS_KEY_ID=minioadmin S3_SECRET_ACCESS_KEY=minioadmin \
- *   S3_BUCKET=metrics PORT=8080 npx tsx examples/http-service.ts
+ *   S3_BUCKET=metrics PORT=8080 node --import tsx examples/http-service.ts
+ *
+ * (Not `npx tsx`: npx exits on SIGTERM without passing it on, and the service never hears it.)
  *
  * Without S3_ENDPOINT it writes to AWS S3 with the default credential chain.
  */
@@ -24,8 +26,8 @@ const exporter = new S3MetricExporter({
   ...(env.S3_ENDPOINT ? { endpoint: env.S3_ENDPOINT } : {}),
   ...(env.S3_REGION ? { region: env.S3_REGION } : {}),
   ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
-  // Half of the hooks' deadline: forceFlush and shutdown may each take this long.
-  flushTimeoutMillis: 5_000,
+  // (12 s deadline − 5 s) / 2: forceFlush and shutdown may each take this long (README).
+  flushTimeoutMillis: 3_500,
 });
 
 const meterProvider = new MeterProvider({
@@ -39,8 +41,12 @@ const requests = meter.createCounter('http.server.request.count', { unit: '{requ
 const duration = meter.createHistogram('http.server.request.duration', { unit: 's' });
 const active = meter.createUpDownCounter('http.server.active_requests', { unit: '{request}' });
 
+/** Set once shutdown starts: each response then closes its connection (see beforeShutdown). */
+let closing = false;
+
 const server = createServer((req, res) => {
   const started = performance.now();
+  if (closing) res.setHeader('connection', 'close');
   active.add(1);
   const route = req.url === '/' || req.url === '/slow' ? req.url : 'other';
   const finish = (status: number, body: string) => {
@@ -61,11 +67,16 @@ const server = createServer((req, res) => {
 
 installShutdownHooks(meterProvider, {
   timeoutMillis: 12_000,
-  // Stop taking requests first, so the last ones are counted in the final flush.
+  // Stop taking requests first, so the last ones are counted in the final flush. close() waits
+  // for every connection to end, and a keep-alive client (a load balancer) never lets one go
+  // idle: idle ones are closed now, busy ones after their next response, and any left after
+  // 3 s at once.
   beforeShutdown: () =>
     new Promise<void>((resolve) => {
+      closing = true;
       server.close(() => resolve());
       server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 3_000).unref();
     }),
 });
 

@@ -4,7 +4,9 @@
  *
  *   OTEL_SERVICE_NAME=orders OTEL_EXPORTER_S3_BUCKET=telemetry \
  *   OTEL_EXPORTER_S3_ENDPOINT=http://127.0.0.1:9000 AWS_ACCESS_KEY_ID=minioadmin AWS_SECRET_ACCESS_KEY=minioadmin \
- *   npx tsx examples/node-sdk.ts
+ *   node --import tsx examples/node-sdk.ts
+ *
+ * (Not `npx tsx`: npx exits on SIGTERM without passing it on, and the service never hears it.)
  *
  * The three exporters come from one S3Exporters: one connection, one memory bound, one spool
  * directory. NodeSDK.shutdown() passes no timeout to the providers; the exporters' own

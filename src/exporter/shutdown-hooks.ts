@@ -1,4 +1,4 @@
-import { log } from '../base/log.js';
+import { alert, log } from '../base/log.js';
 
 /**
  * What the hooks shut down: a MeterProvider, TracerProvider or LoggerProvider, or a NodeSDK
@@ -18,7 +18,12 @@ export interface ShutdownHookOptions {
    * each) inside Kubernetes' default 30 s.
    */
   timeoutMillis?: number;
-  /** Runs first, e.g. to stop accepting requests (`server.close()`), so their metrics are flushed too. */
+  /**
+   * Runs first, e.g. to stop accepting requests (`server.close()`), so their metrics are flushed
+   * too. It has half of `timeoutMillis`: one that has not finished by then (a `server.close()`
+   * waiting on keep-alive connections) or that fails is reported, and the providers are shut down
+   * all the same.
+   */
   beforeShutdown?: () => Promise<void> | void;
   /** Exit the process when done (default true): code 0 if everything settled in time, 1 otherwise. */
   exit?: boolean;
@@ -66,19 +71,31 @@ export function installShutdownHooks(
       timer = setTimeout(() => resolve('timeout'), timeoutMillis);
     });
     const work = (async () => {
-      await options.beforeShutdown?.();
+      const hook =
+        options.beforeShutdown === undefined
+          ? 'done'
+          : await before(options.beforeShutdown, Math.floor(timeoutMillis / 2));
       const left = Math.max(1, timeoutMillis - (Date.now() - started));
       // Side by side: the deadline is the whole shutdown's, not each provider's.
       await Promise.all(targets.map((t) => t.shutdown({ timeoutMillis: left })));
-      return 'done' as const;
+      return hook;
     })();
     let code: number;
     try {
       const outcome = await Promise.race([work, deadline]);
       code = outcome === 'done' ? 0 : 1;
-      if (outcome === 'timeout') log.error(`shutdown did not finish within ${timeoutMillis} ms`);
+      if (outcome === 'timeout')
+        alert(
+          'error',
+          'OTEL_S3_SHUTDOWN_TIMEOUT',
+          `shutdown did not finish within ${timeoutMillis} ms`,
+        );
     } catch (error) {
-      log.error(`shutdown failed: ${(error as Error)?.message ?? String(error)}`);
+      alert(
+        'error',
+        'OTEL_S3_SHUTDOWN_TIMEOUT',
+        `shutdown failed: ${(error as Error)?.message ?? String(error)}`,
+      );
       code = 1;
     } finally {
       clearTimeout(timer);
@@ -111,4 +128,40 @@ export function installShutdownHooks(
       for (const signal of signals) process.off(signal, onSignal);
     },
   };
+}
+
+/**
+ * Runs `hook` for at most `millis`: 'done', or 'late' (it failed, or it had not finished; it
+ * goes on unwatched), reported either way. The providers are shut down after it regardless: a
+ * hook that never ends (a server closing under keep-alive traffic) must not keep the telemetry
+ * from being flushed, counted and reported.
+ */
+async function before(hook: () => Promise<void> | void, millis: number): Promise<'done' | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const running = Promise.resolve().then(hook);
+  const outcome = await Promise.race([
+    running.then(
+      () => 'done' as const,
+      (error: unknown) => error,
+    ),
+    new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), millis);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (outcome === 'done') return 'done';
+  if (outcome === 'timeout') {
+    alert(
+      'error',
+      'OTEL_S3_SHUTDOWN_TIMEOUT',
+      `beforeShutdown did not finish within ${millis} ms (half the shutdown deadline): shutting the providers down without waiting for it`,
+    );
+  } else {
+    alert(
+      'error',
+      'OTEL_S3_SHUTDOWN_TIMEOUT',
+      `beforeShutdown failed: ${(outcome as Error)?.message ?? String(outcome)}; shutting the providers down`,
+    );
+  }
+  return 'late';
 }

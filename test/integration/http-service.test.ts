@@ -1,13 +1,13 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import { dataPointRows, type PointRow } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
-function get(port: number, path: string): Promise<number> {
+function get(port: number, path: string, agent: Agent | false = false): Promise<number> {
   return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+    request({ host: '127.0.0.1', port, path, agent }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     })
@@ -68,5 +68,59 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     expect(total('other')).toBe(5);
     // The exporter's own metrics rode along.
     expect(rows.some((r) => r.metric === 's3_exporter.exports')).toBe(true);
+  });
+
+  test('SIGTERM under keep-alive traffic that never pauses: every answered request is in S3, exit 0', async () => {
+    // A load balancer keeps its connections busy: server.close() alone would wait for them for
+    // good (before: exit 1 at the 12 s deadline, nothing stored, nothing said).
+    const server = s3Server;
+    if (server === undefined) throw new Error('unreachable');
+    const child = spawnTs('examples/http-service.ts', {
+      PORT: '0',
+      S3_ENDPOINT: server.endpoint,
+      S3_ACCESS_KEY_ID: server.accessKeyId,
+      S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+      S3_REGION: server.region,
+      S3_BUCKET: bucket,
+      S3_PREFIX: 'keep-alive',
+    });
+    const { listening: port } = await child.waitForJson<{ listening?: number }>(
+      (v) => typeof v.listening === 'number',
+    );
+    if (port === undefined) throw new Error('unreachable');
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    let answered = 0;
+    let stopped = false;
+    // Four clients, each sending its next request as soon as the last is answered, until the
+    // service stops answering; a slow request (50 ms) keeps each connection busy most of the time.
+    const clients = Array.from({ length: 4 }, async (_, i) => {
+      for (let n = i; !stopped; n++) {
+        const status = await get(port, n % 2 === 0 ? '/slow' : '/', agent).catch(() => 0);
+        if (status === 200) answered++;
+        else if (status === 0) await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const signalled = performance.now();
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    stopped = true;
+    await Promise.all(clients);
+    agent.destroy();
+    expect(exit.code, child.stderr()).toBe(0);
+    expect(exit.at - signalled).toBeLessThan(12_000 + 500);
+    expect(answered).toBeGreaterThan(0);
+
+    const objects = await listAndFetch(client, bucket, 'keep-alive/');
+    const rows: PointRow[] = objects.flatMap((o) => dataPointRows(decodeStored(o)));
+    const counts = rows.filter((r) => r.metric === 'http.server.request.count');
+    const newest = counts
+      .map((r) => r.time)
+      .sort()
+      .at(-1);
+    const stored = counts
+      .filter((r) => r.time === newest && r.attributes['http.response.status_code'] === 200)
+      .reduce((n, r) => n + (r.value ?? 0), 0);
+    expect(stored).toBe(answered);
   });
 });

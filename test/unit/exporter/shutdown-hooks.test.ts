@@ -96,6 +96,39 @@ describe('installShutdownHooks', () => {
     expect(await ok.shutdown()).toBe(0);
   });
 
+  for (const hook of ['never ends', 'fails'] as const) {
+    test(`a beforeShutdown that ${hook}: the providers are shut down all the same (within half the deadline), it is said without a logger, exit code 1`, async () => {
+      const calls: string[] = [];
+      const warnings: Error[] = [];
+      const onWarning = (w: Error) => warnings.push(w);
+      process.on('warning', onWarning);
+      const hooks = installShutdownHooks(target('ok', calls), {
+        signals: [],
+        exit: false,
+        timeoutMillis: 400,
+        beforeShutdown: () =>
+          hook === 'fails' ? Promise.reject(new Error('close failed')) : new Promise(() => {}),
+      });
+      try {
+        const started = performance.now();
+        expect(await hooks.shutdown()).toBe(1);
+        // Before: the providers were never asked, and the deadline was the only thing said (diag).
+        expect(calls).toEqual(['shutdown(timeout)']);
+        expect(performance.now() - started).toBeLessThan(hook === 'fails' ? 150 : 200 + 150);
+        const said = () => warnings.find((w) => String(w).includes('beforeShutdown'));
+        await waitFor(() => said() !== undefined, 1_000, 'the warning');
+        expect(String(said())).toMatch(
+          hook === 'fails'
+            ? /beforeShutdown failed: close failed; shutting the providers down/
+            : /beforeShutdown did not finish within 200 ms/,
+        );
+        expect((said() as { code?: string }).code).toBe('OTEL_S3_SHUTDOWN_TIMEOUT');
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+  }
+
   test('a shutdown that fails gives exit code 1', async () => {
     const hooks = installShutdownHooks(target('fail', []), { signals: [], exit: false });
     expect(await hooks.shutdown()).toBe(1);
