@@ -112,7 +112,8 @@ export class Lease {
     const now = o.now ?? Date.now;
     const controller = new AbortController();
     const stop = () => controller.abort(outer.reason);
-    outer.addEventListener('abort', stop, { once: true });
+    if (outer.aborted) stop();
+    else outer.addEventListener('abort', stop, { once: true });
     let deadline: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(deadline);
