@@ -95,7 +95,7 @@ export function filePrefix(option: string, value: unknown): string {
     throw new InvalidOptionError(
       option,
       value,
-      'at most 128 bytes without "/", "\\" or control characters',
+      'at most 128 bytes without "/", "\\" or control characters, and not "." or ".."',
     );
   }
   return value;

@@ -49,6 +49,10 @@ function expectRejected(
   return error;
 }
 
+/** What a refused filePrefix is told: every part of the rule of docs/configuration.md. */
+const FILE_PREFIX_RULE =
+  '(expected at most 128 bytes without "/", "\\" or control characters, and not "." or "..")';
+
 /** One test a row: expectRejected(extra, option, shown, expected), titled `title`. */
 function rejectsEach(
   rows: [
@@ -409,6 +413,21 @@ describe('resolveConfig rejects bad options', () => {
       'filePrefix',
       '"a/b"',
       'without "/"',
+    ],
+    // The whole rule, as docs/configuration.md states it: "." and ".." are refused too.
+    [
+      'rejects the filePrefix ".", naming the whole rule',
+      { filePrefix: '.' },
+      'filePrefix',
+      '"."',
+      FILE_PREFIX_RULE,
+    ],
+    [
+      'rejects the filePrefix "..", naming the whole rule',
+      { filePrefix: '..' },
+      'filePrefix',
+      '".."',
+      FILE_PREFIX_RULE,
     ],
   ]);
 
