@@ -392,9 +392,9 @@ const MIRROR_DIR = '.otel-s3-demo';
 const CONFIG_COMMENT = 'written by the otel-s3-exporter demo (npm start); delete it freely';
 
 /**
- * Points `npx otel-s3` at what this run stored: a mirror of the objects (path = key) when the
- * embedded server is gone with the demo, else the server's endpoint, bucket and prefix.
- * Returns the lines that tell the user what to run.
+ * Points `npx otel-s3` at what this run stored: a mirror of `objects` (every signal's; path =
+ * key) when the embedded server is gone with the demo, else the server's endpoint, bucket and
+ * prefix. Returns the lines that tell the user what to run.
  */
 async function setUpCli(
   target: Target,
@@ -649,7 +649,9 @@ async function main(): Promise<void> {
       'OK: every data point, span and log record the exporters uploaded was read back and decoded.',
     );
     print();
-    for (const line of await setUpCli(target, prefix, objects)) print(line);
+    // Every signal's objects, so that `otel-s3 spans`, `logs` and `stats` read the mirror too.
+    const stored = [...objects, ...others.traces, ...others.logs];
+    for (const line of await setUpCli(target, prefix, stored)) print(line);
   } finally {
     s3.destroy();
     await target.close();
