@@ -2,15 +2,18 @@
  * The DuckDB query of docs/reading.md over `otel-s3 points --format jsonl`, run verbatim, and
  * checked against the amounts this test added to the counter through the SDK: two services with
  * the same routes, one of them restarted (a second run of its counters, from 0, with a new start).
+ * And its `otel-s3 cat | jq` command, run verbatim with jq, on the same prefix, which holds
+ * spans and log records too, as a prefix of S3Exporters does.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { S3MetricExporter } from '../../src/index.js';
-import { runCliChild } from '../support/cli-child.js';
+import { S3LogRecordExporter, S3MetricExporter, S3SpanExporter } from '../../src/index.js';
+import { lines, runCliChild } from '../support/cli-child.js';
 import {
   connection,
   describeS3,
@@ -20,6 +23,7 @@ import {
   testClient,
 } from '../support/s3.js';
 import { collectingProvider } from '../support/service.js';
+import { syntheticLogRecords, syntheticSpans } from '../support/signal-driver.js';
 
 const DOCS = new URL('../../docs/reading.md', import.meta.url);
 
@@ -31,6 +35,19 @@ async function documentedSql(): Promise<string> {
   return (match[1] as string).replaceAll('\\"', '"');
 }
 
+/** The documented `npx otel-s3 cat ... | jq ... '<filter>'` line: the CLI's and jq's arguments. */
+async function documentedCatJq(): Promise<{ cli: string[]; jq: string[] }> {
+  const text = await readFile(DOCS, 'utf8');
+  const match = /^npx otel-s3 (cat[^|\n]*) \| jq ((?:-\w+ )*)'([^'\n]*)'$/m.exec(text);
+  if (match === null) throw new Error("docs/reading.md has no npx otel-s3 cat ... | jq '...' line");
+  const words = (text: string) => text.split(' ').filter((w) => w !== '');
+  return { cli: words(match[1] as string), jq: [...words(match[2] as string), match[3] as string] };
+}
+
+/** jq is a tool the docs use, not a dependency: without it that test is skipped, and says so. */
+const jqMissing = spawnSync('jq', ['--version']).error !== undefined;
+if (jqMissing) console.warn("the docs' jq command is not tested: no jq on PATH");
+
 /** What each service instance adds to checkout.requests, per route, before its one export. */
 const RUNS = [
   { service: 'api', requests: { '/a': 30, '/b': 60 } },
@@ -38,13 +55,19 @@ const RUNS = [
   { service: 'web', requests: { '/a': 690, '/b': 1380 } },
 ];
 
-describeS3('the DuckDB query of docs/reading.md over the JSON-lines output of points', () => {
+describeS3('the DuckDB and jq commands of docs/reading.md', () => {
   let client: S3Client;
   let dir: string;
+  let bucket: string;
+  const otelS3 = (args: string[]) =>
+    runCliChild([...args, '--bucket', bucket, '--prefix', 'prod'], {
+      cwd: dir,
+      env: { ...s3Environment(), OTEL_EXPORTER_S3_REGION: s3Server?.region ?? 'us-east-1' },
+    });
 
   beforeAll(async () => {
     client = testClient();
-    const bucket = await freshBucket(client, 'reading-docs');
+    bucket = await freshBucket(client, 'reading-docs');
     dir = await mkdtemp(join(tmpdir(), 'otel-s3-reading-docs-'));
     const exporter = new S3MetricExporter({ bucket, prefix: 'prod', ...connection() });
     for (const run of RUNS) {
@@ -66,13 +89,13 @@ describeS3('the DuckDB query of docs/reading.md over the JSON-lines output of po
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await exporter.shutdown();
-    const points = await runCliChild(
-      ['points', '--bucket', bucket, '--prefix', 'prod', '--since', '1h', '--format', 'jsonl'],
-      {
-        cwd: dir,
-        env: { ...s3Environment(), OTEL_EXPORTER_S3_REGION: s3Server?.region ?? 'us-east-1' },
-      },
-    );
+    // Spans and log records under the same prefix, as S3Exporters stores them.
+    const spans = new S3SpanExporter({ bucket, prefix: 'prod', ...connection() });
+    const logs = new S3LogRecordExporter({ bucket, prefix: 'prod', ...connection() });
+    await new Promise((resolve) => spans.export(syntheticSpans(2, 1), resolve));
+    await new Promise((resolve) => logs.export(syntheticLogRecords(2, 1), resolve));
+    await Promise.all([spans.shutdown(), logs.shutdown()]);
+    const points = await otelS3(['points', '--since', '1h', '--format', 'jsonl']);
     expect([points.code, points.stderr]).toEqual([0, '']);
     await writeFile(join(dir, 'points.jsonl'), points.stdout);
   });
@@ -100,4 +123,26 @@ describeS3('the DuckDB query of docs/reading.md over the JSON-lines output of po
       db.closeSync();
     }
   });
+
+  test.skipIf(jqMissing)(
+    'cat | jq: the resource of each metrics request, on a prefix of all signals',
+    async () => {
+      // Else the prefix would not be one that a bare `.resourceMetrics[]` trips on.
+      const all = await otelS3(['cat', '--since', '1h']);
+      const kinds = new Set(lines(all.stdout).map((l) => Object.keys(JSON.parse(l)).join()));
+      expect(kinds).toEqual(new Set(['resourceMetrics', 'resourceSpans', 'resourceLogs']));
+
+      const { cli, jq } = await documentedCatJq();
+      const cat = await otelS3(cli);
+      expect([cat.code, cat.stderr]).toEqual([0, '']);
+      const filtered = spawnSync('jq', jq, { input: cat.stdout, encoding: 'utf8' });
+      expect([filtered.status, filtered.stderr]).toEqual([0, '']);
+      type Resource = { attributes: { key: string; value: { stringValue?: string } }[] };
+      const services = lines(filtered.stdout).map((line) => {
+        const resource = JSON.parse(line) as Resource;
+        return resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+      });
+      expect(new Set(services)).toEqual(new Set(RUNS.map((run) => run.service)));
+    },
+  );
 });
