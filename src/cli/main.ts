@@ -289,7 +289,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   program
     .command('stats')
     .description(
-      'objects, bytes, compression ratio (Parquet: the codec inside, and the size as OTLP/JSON), series and data points per metric, spans and log records per service',
+      'objects, bytes, compression ratio (Parquet: the codec inside, and the size as uncompressed OTLP/JSON), series and data points per metric, spans and log records per service',
     )
     .addOption(
       new Option('--format <format>', 'text or json').choices(['text', 'json']).default('text'),

@@ -2,7 +2,8 @@
  * `otel-s3` over a prefix of Parquet files written with the exporter's defaults, on a real S3
  * server: found with no flag (they are in Parquet's hour layout, not the OTLP minute layout), and
  * described truly by `stats` — the codec inside the files, checked against DuckDB's reading of
- * their footers, and their size against the same points stored as OTLP/JSON by the exporter.
+ * their footers, and their size against the same points stored as uncompressed OTLP/JSON by the
+ * exporter.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -152,7 +153,7 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
     }
   });
 
-  test('stats: the files against the same points as OTLP/JSON, not against themselves', async () => {
+  test('stats: the files against the same points as uncompressed OTLP/JSON, and it says so', async () => {
     const { code, stdout } = await otelS3([
       'stats',
       '--bucket',
@@ -182,5 +183,20 @@ describeS3('otel-s3 over a Parquet prefix written with the defaults', () => {
     expect(Math.abs(asJson - jsonBytes) / jsonBytes).toBeLessThan(0.1);
     expect(report.parquet?.ratio).toBeCloseTo(asJson / parquetBytes, 2);
     expect(report.parquet?.ratio).toBeGreaterThan(1);
+
+    // The text names what it compares with: uncompressed OTLP/JSON, not what the default
+    // otlp-json + zstd would store (which can be less than the Parquet files).
+    const text = await otelS3(['stats', '--bucket', bucket, '--prefix', 'lake']);
+    expect([text.code, text.stderr]).toEqual([0, '']);
+    const line =
+      /^as OTLP\/JSON {2}.* \(([\d,]+) bytes\) uncompressed: the Parquet files \(2\) are ([\d.]+)x smaller$/m.exec(
+        text.stdout,
+      );
+    if (line === null)
+      throw new Error(`no "as OTLP/JSON ... uncompressed" line in:\n${text.stdout}`);
+    const printedJson = Number((line[1] as string).replaceAll(',', ''));
+    expect(Math.abs(printedJson - jsonBytes) / jsonBytes).toBeLessThan(0.1);
+    // The ratio is rounded for people, to hundredths and then to tenths.
+    expect(Math.abs(Number(line[2]) - printedJson / parquetBytes)).toBeLessThan(0.06);
   });
 });
