@@ -44,10 +44,6 @@ async function documentedCatJq(): Promise<{ cli: string[]; jq: string[] }> {
   return { cli: words(match[1] as string), jq: [...words(match[2] as string), match[3] as string] };
 }
 
-/** jq is a tool the docs use, not a dependency: without it that test is skipped, and says so. */
-const jqMissing = spawnSync('jq', ['--version']).error !== undefined;
-if (jqMissing) console.warn("the docs' jq command is not tested: no jq on PATH");
-
 /** What each service instance adds to checkout.requests, per route, before its one export. */
 const RUNS = [
   { service: 'api', requests: { '/a': 30, '/b': 60 } },
@@ -124,25 +120,22 @@ describeS3('the DuckDB and jq commands of docs/reading.md', () => {
     }
   });
 
-  test.skipIf(jqMissing)(
-    'cat | jq: the resource of each metrics request, on a prefix of all signals',
-    async () => {
-      // Else the prefix would not be one that a bare `.resourceMetrics[]` trips on.
-      const all = await otelS3(['cat', '--since', '1h']);
-      const kinds = new Set(lines(all.stdout).map((l) => Object.keys(JSON.parse(l)).join()));
-      expect(kinds).toEqual(new Set(['resourceMetrics', 'resourceSpans', 'resourceLogs']));
+  test('cat | jq: the resource of each metrics request, on a prefix of all signals', async () => {
+    // Else the prefix would not be one that a bare `.resourceMetrics[]` trips on.
+    const all = await otelS3(['cat', '--since', '1h']);
+    const kinds = new Set(lines(all.stdout).map((l) => Object.keys(JSON.parse(l)).join()));
+    expect(kinds).toEqual(new Set(['resourceMetrics', 'resourceSpans', 'resourceLogs']));
 
-      const { cli, jq } = await documentedCatJq();
-      const cat = await otelS3(cli);
-      expect([cat.code, cat.stderr]).toEqual([0, '']);
-      const filtered = spawnSync('jq', jq, { input: cat.stdout, encoding: 'utf8' });
-      expect([filtered.status, filtered.stderr]).toEqual([0, '']);
-      type Resource = { attributes: { key: string; value: { stringValue?: string } }[] };
-      const services = lines(filtered.stdout).map((line) => {
-        const resource = JSON.parse(line) as Resource;
-        return resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
-      });
-      expect(new Set(services)).toEqual(new Set(RUNS.map((run) => run.service)));
-    },
-  );
+    const { cli, jq } = await documentedCatJq();
+    const cat = await otelS3(cli);
+    expect([cat.code, cat.stderr]).toEqual([0, '']);
+    const filtered = spawnSync('jq', jq, { input: cat.stdout, encoding: 'utf8' });
+    expect([filtered.status, filtered.stderr]).toEqual([0, '']);
+    type Resource = { attributes: { key: string; value: { stringValue?: string } }[] };
+    const services = lines(filtered.stdout).map((line) => {
+      const resource = JSON.parse(line) as Resource;
+      return resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+    });
+    expect(new Set(services)).toEqual(new Set(RUNS.map((run) => run.service)));
+  });
 });
