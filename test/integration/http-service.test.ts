@@ -21,7 +21,8 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
   let bucket: string;
   withS3('http-service', (s) => ({ client, bucket } = s));
 
-  test('SIGTERM flushes every request metric to S3 and the process exits 0 on its own', async () => {
+  /** The example, started against the test's bucket under `prefix`, and the port it listens on. */
+  async function startService(prefix: string) {
     const server = s3Server;
     if (server === undefined) throw new Error('unreachable');
     const child = spawnTs('examples/http-service.ts', {
@@ -31,12 +32,29 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
       S3_SECRET_ACCESS_KEY: server.secretAccessKey,
       S3_REGION: server.region,
       S3_BUCKET: bucket,
-      S3_PREFIX: 'svc',
+      S3_PREFIX: prefix,
     });
     const { listening: port } = await child.waitForJson<{ listening?: number }>(
       (v) => typeof v.listening === 'number',
     );
     if (port === undefined) throw new Error('unreachable');
+    return { child, port };
+  }
+
+  /** The request counter's rows of the newest collection stored under `prefix` (cumulative: the totals). */
+  async function newestCounts(prefix: string): Promise<{ rows: PointRow[]; counts: PointRow[] }> {
+    const objects = await listAndFetch(client, bucket, `${prefix}/`);
+    const rows = objects.flatMap((o) => dataPointRows(decodeStored(o)));
+    const all = rows.filter((r) => r.metric === 'http.server.request.count');
+    const newest = all
+      .map((r) => r.time)
+      .sort()
+      .at(-1);
+    return { rows, counts: all.filter((r) => r.time === newest) };
+  }
+
+  test('SIGTERM flushes every request metric to S3 and the process exits 0 on its own', async () => {
+    const { child, port } = await startService('svc');
     const statuses = await Promise.all([
       ...Array.from({ length: 20 }, () => get(port, '/')),
       ...Array.from({ length: 3 }, () => get(port, '/slow')),
@@ -50,18 +68,10 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     expect(exit.code, child.stderr()).toBe(0);
     expect(exit.at - signalled).toBeLessThan(12_000 + 500);
 
-    const objects = await listAndFetch(client, bucket, 'svc/');
-    expect(objects.length).toBeGreaterThanOrEqual(1);
-    const rows: PointRow[] = objects.flatMap((o) => dataPointRows(decodeStored(o)));
-    // Cumulative counters: the newest collection holds the totals.
-    const counts = rows.filter((r) => r.metric === 'http.server.request.count');
-    const newest = counts
-      .map((r) => r.time)
-      .sort()
-      .at(-1);
+    const { rows, counts } = await newestCounts('svc');
     const total = (route: string) =>
       counts
-        .filter((r) => r.time === newest && r.attributes['http.route'] === route)
+        .filter((r) => r.attributes['http.route'] === route)
         .reduce((n, r) => n + (r.value ?? 0), 0);
     expect(total('/')).toBe(20);
     expect(total('/slow')).toBe(3);
@@ -73,21 +83,7 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
   test('SIGTERM under keep-alive traffic that never pauses: every answered request is in S3, exit 0', async () => {
     // A load balancer keeps its connections busy: server.close() alone would wait for them for
     // good (before: exit 1 at the 12 s deadline, nothing stored, nothing said).
-    const server = s3Server;
-    if (server === undefined) throw new Error('unreachable');
-    const child = spawnTs('examples/http-service.ts', {
-      PORT: '0',
-      S3_ENDPOINT: server.endpoint,
-      S3_ACCESS_KEY_ID: server.accessKeyId,
-      S3_SECRET_ACCESS_KEY: server.secretAccessKey,
-      S3_REGION: server.region,
-      S3_BUCKET: bucket,
-      S3_PREFIX: 'keep-alive',
-    });
-    const { listening: port } = await child.waitForJson<{ listening?: number }>(
-      (v) => typeof v.listening === 'number',
-    );
-    if (port === undefined) throw new Error('unreachable');
+    const { child, port } = await startService('keep-alive');
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     let answered = 0;
     let stopped = false;
@@ -111,15 +107,9 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     expect(exit.at - signalled).toBeLessThan(12_000 + 500);
     expect(answered).toBeGreaterThan(0);
 
-    const objects = await listAndFetch(client, bucket, 'keep-alive/');
-    const rows: PointRow[] = objects.flatMap((o) => dataPointRows(decodeStored(o)));
-    const counts = rows.filter((r) => r.metric === 'http.server.request.count');
-    const newest = counts
-      .map((r) => r.time)
-      .sort()
-      .at(-1);
+    const { counts } = await newestCounts('keep-alive');
     const stored = counts
-      .filter((r) => r.time === newest && r.attributes['http.response.status_code'] === 200)
+      .filter((r) => r.attributes['http.response.status_code'] === 200)
       .reduce((n, r) => n + (r.value ?? 0), 0);
     expect(stored).toBe(answered);
   });
