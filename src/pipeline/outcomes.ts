@@ -138,7 +138,9 @@ export class Outcomes {
     const e = this.#episodes;
     e.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
     e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
-    e.clearMatching('buffer-full:');
+    // Its own signal's: another's drops go on being its own episode until its uploads catch up.
+    for (const kind of ['dropping', 'rejecting', 'too-large'])
+      e.clear(`buffer-full:${kind}:${this.#options.signal}`);
     e.clear(`rejected:${this.#options.signal}`);
     e.clearMatching('config:', (key) => `uploads work again: the ${key.slice(7)} fault is fixed`);
   }
@@ -218,10 +220,11 @@ export class Outcomes {
   dropped(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     this.#countDrop(reason, 1, batch.points, batch.rawBytes);
     if (reason === 'buffer-full') {
+      // Its own episode and message: in a group, one signal's flood drops the others' batches too.
       this.#episodes.report(
-        'buffer-full:dropping',
+        `buffer-full:dropping:${this.#options.signal}`,
         'warn',
-        `maxBufferedBytes (${this.#options.maxBufferedBytes}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
+        `${this.#who}maxBufferedBytes (${this.#options.maxBufferedBytes}) reached: dropping its oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
         'OTEL_S3_DATA_DROPPED',
       );
     } else if (reason === 'internal-error') {

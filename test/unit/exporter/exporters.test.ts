@@ -118,6 +118,41 @@ describe('S3Exporters', () => {
     await provider.shutdown();
   });
 
+  test("at the group's memory bound, each signal whose batches are dropped is told, by name", async () => {
+    const warnings: string[] = [];
+    vi.spyOn(process, 'emitWarning').mockImplementation((w) => {
+      warnings.push(String(w));
+    });
+    try {
+      // S3 never answers: every batch waits, and the bound drops the oldest idle ones.
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const s3Exporters = new S3Exporters({
+        s3Client: s3.client,
+        compression: 'none',
+        maxBatchAgeMillis: 3_600_000,
+        maxBatchBytes: 4_096,
+        maxBufferedBytes: 64 * 1024,
+        uploadConcurrency: 1,
+        requestTimeoutMillis: 60_000,
+        flushTimeoutMillis: 100,
+      });
+      const metrics = s3Exporters.metricExporter();
+      const logs = s3Exporters.logRecordExporter();
+      // Metrics first, then a flood of log records that drops the metrics' batches, then its own.
+      for (let tag = 1; tag <= 20; tag++) await exportTagged(METRICS, metrics, 20, tag);
+      for (let tag = 1; tag <= 400; tag++) await exportTagged(LOGS, logs, 20, tag);
+      expect(metrics.stats().pointsDroppedByReason['buffer-full'] ?? 0).toBeGreaterThan(0);
+      expect(logs.stats().pointsDroppedByReason['buffer-full'] ?? 0).toBeGreaterThan(0);
+      const dropping = warnings.filter((w) => w.includes('reached: dropping'));
+      // Before: one warning naming no signal, for both.
+      expect(dropping.some((w) => w.includes('metrics exporter: maxBufferedBytes'))).toBe(true);
+      expect(dropping.some((w) => w.includes('logs exporter: maxBufferedBytes'))).toBe(true);
+      await Promise.all([metrics.shutdown(), logs.shutdown()]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   test('a bad variable value is warned once for a group of three exporters', async () => {
     process.env.OTEL_EXPORTER_S3_MAX_BATCH_BYTES = '8MB';
     const warnings: string[] = [];
