@@ -224,7 +224,7 @@ export class Outcomes {
       this.#episodes.report(
         `buffer-full:dropping:${this.#options.signal}`,
         'warn',
-        `${this.#who}maxBufferedBytes (${this.#options.maxBufferedBytes}) reached: dropping its oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
+        `${this.#who}maxBufferedBytes (${this.#options.maxBufferedBytes}) reached: dropping the oldest batches until uploads catch up (counted in stats().pointsDroppedByReason)`,
         'OTEL_S3_DATA_DROPPED',
       );
     } else if (reason === 'internal-error') {
