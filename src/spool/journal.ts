@@ -267,11 +267,7 @@ export class OpenBatchJournal implements OpenJournal {
   #giveUp(chain: Chain): void {
     chain.state = 'given-up';
     chain.pending.clear();
-    this.#reports.journalFailed(
-      'memory',
-      new Error(`more than ${this.#options.maxPendingBytes} bytes waited for the disk`),
-      'this open batch is no longer journaled (a crash would lose it); the next one is',
-    );
+    this.#reports.journalGaveUp(this.#options.maxPendingBytes);
   }
 
   /** The group commit runs once per interval while anything is pending. */

@@ -147,6 +147,22 @@ export class KeeperReports {
     );
   }
 
+  /**
+   * An open batch's exports waiting for the next group commit passed `limit` bytes: the batch is
+   * no longer journaled. A slow disk (whose faults have their own reports), or exports larger
+   * than the limit on a disk that keeps up, which would recur with every such export: said once,
+   * each one counted (journalWriteFailures.memory).
+   */
+  journalGaveUp(limit: number): void {
+    increment(this.#stats.journalWriteFailures, 'memory');
+    this.#episodes.report(
+      'journal-pending',
+      'error',
+      `spool ${this.#options.dir}: more than ${limit} bytes of an open batch's exports waited for the journal's next group commit (a disk slower than the exports, or exports that large); that batch is no longer journaled (a crash before its spool file is written would lose it), nor is any other for which this happens again (said once, counted in stats().spool.journalWriteFailures.memory); the next one is`,
+      'OTEL_S3_SPOOL_WRITE_FAILED',
+    );
+  }
+
   /** Batches an earlier run left in the journal were replayed. */
   journalReplayed(batches: number): void {
     this.#stats.journalReplayed += batches;
