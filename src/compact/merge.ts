@@ -5,7 +5,7 @@ import { encodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.
 import type { ListedObject } from '../reader/replaced-inputs.js';
 import { InputError, type InputReader } from './inputs.js';
 import { createOutputFile, type OutputFile } from './output-file.js';
-import type { OutputInfo } from './plan.js';
+import { FULL_OUTPUT_FRACTION, type OutputInfo } from './plan.js';
 import type { AnyCompactionRows } from './signal-rows.js';
 
 /**
@@ -15,6 +15,12 @@ import type { AnyCompactionRows } from './signal-rows.js';
  * not in it). A file is one sorted run (see output-file.ts): the builders are sorted and spilled
  * to local disk whenever they hold `runBytes`, which bounds their memory, and the runs are merged
  * when the file is finished.
+ *
+ * Files are cut by their projected bytes: rows times the bytes a row took in the files finished
+ * so far. Before the first one there is only the signal's guess (firstGuessRowBytes), which may
+ * be far off: a first file cut on it that comes out below half the target is not kept but made
+ * again from its first input with the bytes a row it measured, so that a run leaves at most one
+ * output below half the target (the one the plan does not merge again, plan.ts).
  */
 
 /** One object to read, and its footer when it is an earlier output. */
@@ -89,7 +95,8 @@ async function merge(
   let encodedBytes = 0;
   const rowBytes = () => (encodedRows > 0 ? encodedBytes / encodedRows : o.rows.firstGuessRowBytes);
 
-  const finish = async (current: OutputFile) => {
+  /** False when the file was cut on the guess and is to be made again (nothing uploaded). */
+  const finish = async (current: OutputFile, cut: boolean): Promise<boolean> => {
     const superseded = members.flatMap((m) => {
       const output = outputs.get(m.object.key);
       return output === undefined ? [] : replacedKeys(output.replaces);
@@ -100,9 +107,12 @@ async function merge(
       superseded,
     });
     const bytes = await current.finish([{ key: REPLACES_KEY, value: replaces }]);
+    const guessed = encodedRows === 0;
     encodedRows += rows;
     encodedBytes += bytes.length;
+    if (cut && guessed && bytes.length < o.targetBytes * FULL_OUTPUT_FRACTION) return false;
     await o.onFile({ bytes, rows, inputs: members, superseded, replaces });
+    return true;
   };
 
   for (let i = 0; i < objects.length; i++) {
@@ -111,8 +121,14 @@ async function merge(
     if (file !== undefined && file.rows > 0) {
       const projected = file.encodedBytes + file.bufferedRows * rowBytes();
       if (projected + compactedBytes(object) > o.targetBytes) {
-        await finish(file);
+        const kept = await finish(file, true);
         file = undefined;
+        if (!kept) {
+          // Cut too early on the guess: the same inputs again, now with a measured row size.
+          o.reader.clear();
+          i = fileStart - 1;
+          continue;
+        }
       }
     }
     if (file === undefined) {
@@ -152,7 +168,7 @@ async function merge(
     }
     members.push({ object, rows: added });
   }
-  if (file !== undefined && members.length > 0) await finish(file);
+  if (file !== undefined && members.length > 0) await finish(file, false);
 }
 
 /** What an input adds to an output file, roughly. */
