@@ -34,9 +34,8 @@ describe('compactMetrics on a directory', () => {
   const footer = async (key: string) => parquetMetadata(await readFile(join(dir, key)));
 
   test('outputs are cut between inputs near the target size: each holds every point of the inputs it lists', async () => {
-    const batches = Array.from({ length: 12 }, (_, i) =>
-      batchAt(`svc-${i % 3}`, at(0, i * 4), 300, i),
-    );
+    // Outputs take about 4–5 bytes a point: more than one 64 KiB file's worth.
+    const batches = Array.from({ length: 36 }, (_, i) => batchAt(`svc-${i % 3}`, at(0, i), 300, i));
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
     const inputs = (await keysIn(dir)).filter((k) => k.endsWith('.parquet'));
     const report = await compactHour({ targetFileBytes: 64 * 1024 });
