@@ -106,7 +106,8 @@ export function checkPageHeader(
  * the page holds, and a DELTA_BINARY_PACKED header has the shape the format gives it. Walked in
  * hyparquet's order; the first fault throws. Every PLAIN string lies within the page. Given
  * its chunk's `dictionary` size, also that every dictionary index is within it (a caller that
- * decodes the page itself checks after).
+ * decodes the page itself checks after). Returns the rows the page starts: its entries at
+ * repetition level 0 (every entry, in a column not repeated).
  */
 export function checkDataPage(
   header: PageHeader,
@@ -114,27 +115,30 @@ export function checkDataPage(
   schemaPath: SchemaTree[],
   path: readonly string[],
   dictionary?: number,
-): void {
+): number {
   const page = header.data_page_header;
-  if (page === undefined) return; // checkPageHeader refuses it
+  if (page === undefined) return 0; // checkPageHeader refuses it
   const fault = (what: string) => new PageBoundsError(`${columnOf(path)}: ${what}`);
   const limit = page.num_values;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const maxDefinition = getMaxDefinitionLevel(schemaPath);
   let definitions = -1; // where the definition levels start, if any
+  let rows = limit;
   const maxLevels = [schemaPath.length > 1 ? getMaxRepetitionLevel(schemaPath) : 0, maxDefinition];
   for (let l = 0; l < 2; l++) {
     const max = maxLevels[l] as number;
     if (max === 0) continue;
-    if (at + 4 > bytes.length) return; // hyparquet throws on reading the length
-    if (!runsFit(bytes, at + 4, 32 - Math.clz32(max), limit)) {
+    if (at + 4 > bytes.length) return rows; // hyparquet throws on reading the length
+    const width = 32 - Math.clz32(max);
+    if (!runsFit(bytes, at + 4, width, limit)) {
       throw fault('a run of values longer than its page');
     }
+    if (l === 0) rows = rowStarts(view, at, width, limit);
     if (l === 1) definitions = at;
     at += 4 + view.getUint32(at, true);
   }
-  if (at >= bytes.length) return; // no values, or hyparquet throws on reading them
+  if (at >= bytes.length) return rows; // no values, or hyparquet throws on reading them
   /** Values present (at the highest definition level): those a page's values hold. */
   const present = (): number => {
     if (definitions < 0) return limit;
@@ -175,6 +179,16 @@ export function checkDataPage(
       throw fault(`a DELTA_BINARY_PACKED block of ${block} values in ${miniblocks} miniblocks`);
     }
   }
+  return rows;
+}
+
+/** How many of `count` repetition levels (their length, then runs, at `offset`) are 0: rows. */
+function rowStarts(view: DataView, offset: number, width: number, count: number): number {
+  const levels = new Uint8Array(count);
+  readHybrid({ view, offset }, width, levels);
+  let rows = 0;
+  for (let i = 0; i < count; i++) if (levels[i] === 0) rows++;
+  return rows;
 }
 
 /** Bytes of a PLAIN value of the fixed-width types. */
@@ -275,10 +289,22 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
   return true;
 }
 
+/** Throws unless the file's row count is its row groups' (hyparquet reads as many as it says). */
+function checkRowCount(metadata: FileMetaData): void {
+  let rows = 0n;
+  for (const group of metadata.row_groups) rows += BigInt(group.num_rows);
+  if (rows !== BigInt(metadata.num_rows)) {
+    throw new PageBoundsError(
+      `Parquet footer says ${metadata.num_rows} rows, its row groups ${rows}`,
+    );
+  }
+}
+
 /**
  * Checks every page that hyparquet reads for rows [rowStart, rowEnd) of `file` (every column
- * chunk of the row groups they touch), before it reads them, and that each chunk holds a value
- * (a level entry) for every row of its group. Pages are decompressed by `compressors`, which
+ * chunk of the row groups they touch), before it reads them, that each chunk holds a value
+ * (a level entry) for every row of its group and no more rows, and that the file's row count is
+ * its groups'. Pages are decompressed by `compressors`, which
  * should count against a budget of their own: hyparquet decompresses them again.
  */
 export async function checkPages(
@@ -287,6 +313,7 @@ export async function checkPages(
   values: ValueBudget,
 ): Promise<void> {
   const { file, metadata, rowStart = 0, rowEnd = Number.POSITIVE_INFINITY } = read;
+  checkRowCount(metadata);
   const schema = parquetSchema(metadata);
   let groupStart = 0;
   for (const group of metadata.row_groups) {
@@ -341,16 +368,19 @@ export async function checkPages(
             compressors,
           );
           // hyparquet gives an index past its dictionary as undefined: a value made up.
-          checkDataPage(header, bytes, schemaPath, path, dictionary);
-          entries += header.data_page_header?.num_values ?? 0;
+          entries += checkDataPage(header, bytes, schemaPath, path, dictionary);
         }
       }
       // hyparquet makes an object a row the footer claims, values or not: every row must have
-      // a level entry in every column, so that the value limit bounds the rows too.
+      // a level entry in every column, so that the value limit bounds the rows too. It reads
+      // no more rows than claimed, and would drop the rest without a word.
       if (entries < rows) {
         throw new PageBoundsError(
           `${columnOf(path)}: ${entries} values for a row group of ${rows} rows`,
         );
+      }
+      if (entries > rows) {
+        throw new PageBoundsError(`${columnOf(path)}: ${entries} rows in a row group of ${rows}`);
       }
     }
   }

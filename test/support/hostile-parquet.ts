@@ -1,7 +1,13 @@
 // Parquet files as a hostile writer makes them: one column, one row group, pages whose headers
 // hold whatever a test gives (thrift compact fields by number), serialized by hyparquet-writer
 // (an independent writer) so that nothing here trusts this package's own.
-import { type FileMetaData, parquetSchema, type SchemaElement, type SchemaTree } from 'hyparquet';
+import {
+  type FileMetaData,
+  parquetMetadata,
+  parquetSchema,
+  type SchemaElement,
+  type SchemaTree,
+} from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js';
@@ -165,6 +171,18 @@ export function pagelessFile(
     created_by: 'a hostile writer',
     metadata_length: 0,
   });
+  writer.appendBytes(new TextEncoder().encode('PAR1'));
+  return new Uint8Array(writer.getBuffer());
+}
+
+/** `file` with its footer as `edit` leaves it, re-serialized by hyparquet-writer. */
+export function withFooter(file: Uint8Array, edit: (metadata: FileMetaData) => void): Uint8Array {
+  const footerBytes = new DataView(file.buffer, file.byteOffset).getUint32(file.length - 8, true);
+  const metadata = parquetMetadata(file.slice().buffer);
+  edit(metadata);
+  const writer = new ByteWriter();
+  writer.appendBytes(file.subarray(0, file.length - 8 - footerBytes));
+  writeMetadata(writer, metadata);
   writer.appendBytes(new TextEncoder().encode('PAR1'));
   return new Uint8Array(writer.getBuffer());
 }

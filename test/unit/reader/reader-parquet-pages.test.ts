@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { parquetMetadata } from 'hyparquet';
+import { type FileMetaData, parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
@@ -32,6 +32,7 @@ import {
   pagelessFile,
   rleRun,
   varint,
+  withFooter,
 } from '../../support/hostile-parquet.js';
 import { parquetHeader } from '../../support/hyparquet-internals.js';
 import { collect, keyAt, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
@@ -198,6 +199,51 @@ test('a footer claiming rows its columns hold no values for is refused', async (
   expect(problems.map((p) => [p.stage, p.error.message])).toEqual([
     ['decode', `${key}: Parquet column Timestamp: 0 values for a row group of 1000000 rows`],
   ]);
+});
+
+describe('a footer that under-states its rows is refused, not read short', () => {
+  // hyparquet reads as many rows as the footer says and drops the rest: a file of 9 spans whose
+  // footer said 6 was read as 6, with no error (a compaction refused it).
+  const LIES = [
+    {
+      name: 'row groups and file',
+      edit: (m: FileMetaData, rows: bigint) => {
+        m.num_rows = rows - 3n;
+        for (const g of m.row_groups) g.num_rows = rows - 3n;
+      },
+      error: (rows: bigint) =>
+        `Parquet column Timestamp: ${rows} rows in a row group of ${rows - 3n}`,
+    },
+    {
+      name: 'the file alone',
+      edit: (m: FileMetaData, rows: bigint) => {
+        m.num_rows = rows + 1000n;
+      },
+      error: (rows: bigint) => `Parquet footer says ${rows + 1000n} rows, its row groups ${rows}`,
+    },
+  ];
+  for (const signal of SIGNALS.slice(0, 2)) {
+    for (const lie of LIES) {
+      test(`${signal.signal}: a footer lying about ${lie.name}`, async () => {
+        const root = join(dir, `lying-${signal.signal}-${lie.name.replaceAll(' ', '-')}`);
+        const key = signal.key();
+        const file = await signal.file();
+        const rows = parquetMetadata(file.slice().buffer).num_rows;
+        expect(parquetMetadata(file.slice().buffer).row_groups).toHaveLength(1);
+        expect(rows).toBeGreaterThan(3n);
+        await writeAtKey(
+          root,
+          key,
+          withFooter(file, (m) => lie.edit(m, rows)),
+        );
+        const { objects, problems } = await readAll(signal, root);
+        expect(objects).toEqual([]);
+        expect(problems.map((p) => [p.stage, p.error.message])).toEqual([
+          ['decode', `${key}: ${lie.error(rows)}`],
+        ]);
+      });
+    }
+  }
 });
 
 const decompression = { decompress, maxDecompressedBytes: 64 * 2 ** 20 };
