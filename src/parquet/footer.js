@@ -115,12 +115,27 @@ export function pageHeader(page) {
  *   filter's header and bitset until they are written, then where
  */
 
+/**
+ * The longest min or max value a chunk's statistics hold. Both are left out (the null count
+ * kept) where either is longer: each is a whole value, and a string of megabytes would make the
+ * footer as large, past what a reader takes (the reader's MAX_FOOTER_BYTES, 16 MiB). So a
+ * string chunk's statistics are at most 2 × 256 bytes, on the order of its other metadata.
+ */
+export const MAX_STATISTICS_VALUE_BYTES = 256;
+
+/** @param {Uint8Array | undefined} value */
+const fits = (value) => value === undefined || value.length <= MAX_STATISTICS_VALUE_BYTES;
+
 /** @param {Statistics | undefined} s @returns {Field[] | undefined} */
 const statistics = (s) =>
   s && [
     [3, 'i64', s.nulls],
-    [5, 'binary', s.max],
-    [6, 'binary', s.min],
+    ...(fits(s.max) && fits(s.min)
+      ? /** @type {Field[]} */ ([
+          [5, 'binary', s.max],
+          [6, 'binary', s.min],
+        ])
+      : []),
   ];
 
 /** Where a chunk's bloom filter is in the file. @param {ChunkMeta} c */
