@@ -29,10 +29,17 @@ export const BYTE_SIZE_HELP = 'a size in bytes like 134217728, 512KiB, 128MiB or
  * Decimal `MB` is refused rather than guessed at.
  */
 export function parseByteSize(text: string): number | undefined {
+  const bytes = byteSizeOf(text);
+  return bytes !== undefined && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+/**
+ * The number `text` spells in parseByteSize's units, whatever it is (`0`, `1.5`, `9999999999GiB`),
+ * for a caller whose range check says what is allowed; undefined when it spells no size.
+ */
+export function byteSizeOf(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.trim());
   if (match === null) return undefined;
   const unit = UNITS[(match[2] ?? '').toLowerCase()];
-  if (unit === undefined) return undefined;
-  const bytes = Number(match[1]) * unit;
-  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+  return unit === undefined ? undefined : Number(match[1]) * unit;
 }

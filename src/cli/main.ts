@@ -33,7 +33,7 @@ import { DURATION_HELP } from './duration.js';
 import { EXIT, EXIT_CODES_HELP, UsageError } from './exit-codes.js';
 import { LineWriter } from './output.js';
 import { spanDurationOption, spanIdOption, traceIdOption } from './row-filters.js';
-import { variableOf } from './setting-sources.js';
+import { commandFlagOrigins, located, type Origins, variableOf } from './setting-sources.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings.js';
 
 /** The process around the CLI; tests pass their own. */
@@ -217,6 +217,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
           cmd.optsWithGlobals<GlobalFlags>(),
           (ctx) => command(ctx, options),
           COMMAND_SIGNAL[cmd.name()],
+          commandFlagOrigins((key) => cmd.getOptionValueSource(key)),
         ),
       );
     };
@@ -527,6 +528,7 @@ async function execute(
   flags: GlobalFlags,
   command: (ctx: CommandContext) => Promise<number>,
   commandSignal?: SignalName,
+  flagOrigins: Origins = {},
 ): Promise<number> {
   const stop = new AbortController();
   const signal = io.signal === undefined ? stop.signal : AbortSignal.any([io.signal, stop.signal]);
@@ -555,8 +557,13 @@ async function execute(
       return EXIT.interrupted;
     }
     if (out.closed && out.failure === undefined) return EXIT.ok;
-    if (error instanceof UsageError || error instanceof InvalidOptionError) {
-      note(io, error instanceof InvalidOptionError ? error.detail : error.message);
+    if (error instanceof UsageError) {
+      note(io, error.message);
+      return EXIT.usage;
+    }
+    if (error instanceof InvalidOptionError) {
+      // Named as the user gave it: by its flag, variable or file key, wherever it was refused.
+      note(io, located(error, { ...flagOrigins, ...settings?.origins }).detail);
       return EXIT.usage;
     }
     if (error instanceof ReadAccessError) {

@@ -1,6 +1,6 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { parseBooleanText, readEnvironment, signalVariable } from '../config/environment.js';
-import { optionRow } from '../config/option-table.js';
+import { OPTION_TABLE, type OptionRow, optionRow } from '../config/option-table.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { CONFIG_FILE_KEYS, type ConfigFile, type ConfigFileKey } from './config-file.js';
 import { UsageError } from './exit-codes.js';
@@ -145,6 +145,34 @@ function fromText(kind: Kind, value: unknown): unknown {
   if (kind === 'integer' && /^\s*\d+\s*$/.test(value)) return Number(value);
   if (kind === 'boolean') return parseBooleanText(value) ?? value;
   return value;
+}
+
+/** Where options' values came from, by option name: `flag --shard`, `environment variable …`. */
+export type Origins = Readonly<Record<string, string>>;
+
+/**
+ * The options that a command's own flags (not the global ones) set on its command line, from the
+ * option table: `{ shard: 'flag --shard', ... }`.
+ */
+export function commandFlagOrigins(
+  /** Commander's source of a flag's value by its key (`cli` when given on the command line). */
+  given: (key: string) => string | undefined,
+): Record<string, string> {
+  const origins: Record<string, string> = {};
+  for (const { name, flag } of OPTION_TABLE as readonly OptionRow[]) {
+    if (flag !== undefined && given(camelCase(flag)) === 'cli') origins[name] = `flag ${flag}`;
+  }
+  return origins;
+}
+
+/**
+ * The error, naming where its option's value came from when `origins` knows it (a part of an
+ * option, `shard.count`, came with the option): "invalid flag --shard (option shard.count): ...".
+ */
+export function located(error: InvalidOptionError, origins: Origins): InvalidOptionError {
+  if (error.origin !== undefined) return error;
+  const origin = origins[error.option] ?? origins[error.option.split('.')[0] ?? ''];
+  return origin === undefined ? error : InvalidOptionError.fromOrigin(error, origin);
 }
 
 const camelCase = (flag: string) =>

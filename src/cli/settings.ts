@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { BYTE_SIZE_HELP, parseByteSize } from '../base/byte-size.js';
+import { BYTE_SIZE_HELP, byteSizeOf } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { describeUnknownVariable, unknownVariables } from '../config/environment.js';
 import { check, optionRow } from '../config/option-table.js';
@@ -159,11 +159,14 @@ function resolveSource(
   return source;
 }
 
-/** A size limit from text (`128MiB`) or a number of bytes, checked as the reader checks it. */
+/**
+ * A size limit from text (`128MiB`) or a number of bytes, checked as the reader checks it: a
+ * size too large is out of its range, not misspelled.
+ */
 function byteSize(option: string, value: unknown): number {
   const limit = check<number>(option as 'maxObjectBytes' | 'maxDecompressedBytes');
   if (typeof value !== 'string') return limit(option, value);
-  const bytes = parseByteSize(value);
+  const bytes = byteSizeOf(value);
   if (bytes === undefined) throw new InvalidOptionError(option, value, BYTE_SIZE_HELP);
   return limit(option, bytes);
 }

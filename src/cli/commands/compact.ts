@@ -1,4 +1,5 @@
-import { BYTE_SIZE_HELP, formatBytes, parseByteSize } from '../../base/byte-size.js';
+import { BYTE_SIZE_HELP, byteSizeOf, formatBytes } from '../../base/byte-size.js';
+import { InvalidOptionError } from '../../base/invalid-option.js';
 import { compactIsolated } from '../../compact/isolated.js';
 import type { CompactMetricsOptions } from '../../compact/options.js';
 import {
@@ -8,6 +9,7 @@ import {
   type PartitionReport,
   type UnsettledHour,
 } from '../../compact/report.js';
+import { check } from '../../config/option-table.js';
 import type { Compression, SignalName } from '../../layout/formats.js';
 import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
@@ -102,7 +104,7 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
   return trouble ? EXIT.unreadable : EXIT.ok;
 }
 
-/** The API's options from the settings and the flags; a bad flag is a UsageError. */
+/** The API's options from the settings and the flags; a bad flag's error names its option. */
 function compactOptions(ctx: CommandContext, flags: CompactFlags): CompactMetricsOptions {
   const options: CompactMetricsOptions = {
     ...readerOptions(ctx),
@@ -114,58 +116,59 @@ function compactOptions(ctx: CommandContext, flags: CompactFlags): CompactMetric
   };
   if (flags.outPrefix !== undefined) options.outPrefix = flags.outPrefix;
   if (flags.compression !== undefined) options.compression = flags.compression;
-  if (flags.targetFileBytes !== undefined) {
-    const bytes = parseByteSize(flags.targetFileBytes);
-    if (bytes === undefined) {
-      throw new UsageError(
-        `invalid --target-file-bytes ${JSON.stringify(flags.targetFileBytes)}: expected ${BYTE_SIZE_HELP}`,
-      );
-    }
-    options.targetFileBytes = bytes;
-  }
-  if (flags.settle !== undefined) {
-    const millis = flags.settle.trim() === '0' ? 0 : parseDuration(flags.settle);
-    if (millis === undefined) {
-      throw new UsageError(
-        `invalid --settle ${JSON.stringify(flags.settle)}: expected 0 or ${DURATION_HELP}`,
-      );
-    }
-    options.settleMillis = Math.round(millis);
-  }
-  if (flags.until !== undefined) {
-    if (ctx.settings.to !== undefined) {
-      throw new UsageError('--until and --to both set the end of the range: give one of them');
-    }
-    const ago = parseDuration(flags.until);
-    const until = ago === undefined ? parseTime(flags.until) : new Date(Date.now() - ago);
-    if (until === undefined) {
-      throw new UsageError(
-        `invalid --until ${JSON.stringify(flags.until)}: expected ${TIME_HELP}, or ${DURATION_HELP} (that long ago)`,
-      );
-    }
-    options.to = until;
-  }
-  if (flags.shard !== undefined) {
-    const match = /^(\d+)\/(\d+)$/.exec(flags.shard.trim());
-    const index = Number(match?.[1]);
-    const count = Number(match?.[2]);
-    if (match === null || !(count >= 1 && index < count)) {
-      throw new UsageError(
-        `invalid --shard ${JSON.stringify(flags.shard)}: expected i/n with 0 <= i < n, e.g. 0/4`,
-      );
-    }
-    options.shard = { index, count };
-  }
-  if (flags.partitions !== undefined) {
-    const n = Number(flags.partitions);
-    if (!/^\d+$/.test(flags.partitions.trim())) {
-      throw new UsageError(
-        `invalid --partitions ${JSON.stringify(flags.partitions)}: expected a count from 1 to 16`,
-      );
-    }
-    options.partitionConcurrency = n;
-  }
+  if (flags.targetFileBytes !== undefined) options.targetFileBytes = size(flags.targetFileBytes);
+  if (flags.settle !== undefined) options.settleMillis = settleMillis(flags.settle);
+  if (flags.until !== undefined) options.to = until(ctx, flags.until);
+  if (flags.shard !== undefined) options.shard = shard(flags.shard);
+  if (flags.partitions !== undefined) options.partitionConcurrency = partitions(flags.partitions);
   return options;
+}
+
+// The flags' texts as the options' values. A text that spells none is an InvalidOptionError of
+// the option; a value out of range is left to resolveCompaction. execute() (main.ts) names the
+// flag in either message, as it does for every option a flag sets.
+
+function size(text: string): number {
+  const bytes = byteSizeOf(text);
+  if (bytes === undefined) throw new InvalidOptionError('targetFileBytes', text, BYTE_SIZE_HELP);
+  return bytes;
+}
+
+function settleMillis(text: string): number {
+  const millis = text.trim() === '0' ? 0 : parseDuration(text);
+  if (millis === undefined) {
+    throw new InvalidOptionError('settleMillis', text, `0 or ${DURATION_HELP}`);
+  }
+  return Math.round(millis);
+}
+
+/** A count, checked here: what is not one is out of the rule's range (1-16), like 0 or 17. */
+function partitions(text: string): number {
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : text;
+  return check<number>('partitionConcurrency')('partitionConcurrency', n);
+}
+
+/** `i/n`; its ranges (n at most 10,000, i below n) are resolveCompaction's to check. */
+function shard(text: string): { index: number; count: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(text.trim());
+  if (match === null) {
+    throw new InvalidOptionError('shard', text, 'i/n with 0 <= i < n, e.g. 0/4');
+  }
+  return { index: Number(match[1]), count: Number(match[2]) };
+}
+
+function until(ctx: CommandContext, text: string): Date {
+  if (ctx.settings.to !== undefined) {
+    throw new UsageError('--until and --to both set the end of the range: give one of them');
+  }
+  const ago = parseDuration(text);
+  const date = ago === undefined ? parseTime(text) : new Date(Date.now() - ago);
+  if (date === undefined) {
+    throw new UsageError(
+      `invalid --until ${JSON.stringify(text)}: expected ${TIME_HELP}, or ${DURATION_HELP} (that long ago)`,
+    );
+  }
+  return date;
 }
 
 /** `year=…/hour=05  compacted  600 objects, 12.3 MiB, 1,200,000 points → 1 file, 20.1 MiB; deleted 600` */

@@ -1,6 +1,9 @@
+import { constants } from 'node:buffer';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
+import { BYTE_SIZE_HELP } from '../../../src/base/byte-size.js';
 import { partitionLine } from '../../../src/cli/commands/compact.js';
+import { DURATION_HELP } from '../../../src/cli/duration.js';
 import { emptyTally, type PartitionReport } from '../../../src/compact/report.js';
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
@@ -44,20 +47,89 @@ describe('otel-s3 compact', () => {
   });
 
   test.each([
-    [['--shard', '4/4'], /invalid --shard "4\/4": expected i\/n with 0 <= i < n/],
-    [['--shard', 'x'], /invalid --shard "x"/],
-    [['--settle', 'soon'], /invalid --settle "soon": expected 0 or a duration/],
-    [['--target-file-bytes', '128MB'], /invalid --target-file-bytes "128MB"/],
-    [['--target-file-bytes', '1k'], /targetFileBytes/],
     [['--until', 'tomorrow'], /invalid --until "tomorrow"/],
     [['--until', '1d', '--to', '2026-01-01'], /--until and --to both set the end/],
-    [['--partitions', 'many'], /invalid --partitions "many"/],
-    [['--out-prefix', 'p/lake'], /outPrefix/],
     [['--compression', 'lz4'], /--compression/],
   ])('%j is a usage error (exit 2) that names the flag', async (args, message) => {
     const result = await run(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+
+  // Before, the flags' options were named alone ("invalid option partitionConcurrency: 0 ..."), a
+  // size too large read as misspelled, and --shard and --partitions had messages of their own.
+  const sizes = `an integer of bytes from 65536 to ${constants.MAX_LENGTH}`;
+  test.each([
+    [
+      ['--concurrency', '0'],
+      '--concurrency (option concurrency): 0 (expected an integer count from 1 to 64)',
+    ],
+    [
+      ['--partitions', '0'],
+      '--partitions (option partitionConcurrency): 0 (expected an integer count from 1 to 16)',
+    ],
+    [
+      ['--partitions', '17'],
+      '--partitions (option partitionConcurrency): 17 (expected an integer count from 1 to 16)',
+    ],
+    [
+      ['--partitions', 'many'],
+      '--partitions (option partitionConcurrency): "many" (expected an integer count from 1 to 16)',
+    ],
+    [
+      ['--target-file-bytes', '1KiB'],
+      `--target-file-bytes (option targetFileBytes): 1024 (expected ${sizes})`,
+    ],
+    [
+      ['--target-file-bytes', '9999999999GiB'],
+      `--target-file-bytes (option targetFileBytes): ${9999999999 * 2 ** 30} (expected ${sizes})`,
+    ],
+    [
+      ['--target-file-bytes', '128MB'],
+      `--target-file-bytes (option targetFileBytes): "128MB" (expected ${BYTE_SIZE_HELP})`,
+    ],
+    [
+      ['--settle', '100000w'],
+      '--settle (option settleMillis): 60480000000000 (expected an integer of milliseconds from 0 to 604800000)',
+    ],
+    [
+      ['--settle', 'soon'],
+      `--settle (option settleMillis): "soon" (expected 0 or ${DURATION_HELP})`,
+    ],
+    [
+      ['--shard', '0/10001'],
+      '--shard (option shard.count): 10001 (expected an integer count from 1 to 10000)',
+    ],
+    [['--shard', '4/4'], '--shard (option shard.index): 4 (expected an integer index from 0 to 3)'],
+    [['--shard', 'x'], '--shard (option shard): "x" (expected i/n with 0 <= i < n, e.g. 0/4)'],
+    [
+      ['--out-prefix', 'p/sub'],
+      '--out-prefix (option outPrefix): "p/sub" (expected the prefix itself ("p") or a prefix outside it, not nested in it or around it)',
+    ],
+    // Global flags the compaction checks against each other, and a size limit too large.
+    [
+      ['--partition-time-zone', 'local'],
+      '--partition-time-zone (option partitionTimeZone): "local" (expected \'UTC\'',
+    ],
+    [
+      ['--max-object-bytes', '9999999999GiB'],
+      `--max-object-bytes (option maxObjectBytes): ${9999999999 * 2 ** 30} (expected a whole number of bytes from 1 to ${constants.MAX_LENGTH}`,
+    ],
+  ])('%j: exit 2, "invalid flag %s"', async (args, message) => {
+    const result = await run(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`otel-s3: invalid flag ${message}`);
+  });
+
+  test('a value the compaction refuses names the variable that gave it', async () => {
+    const result = await runCliInProcess(['compact', '--dir', join(root, 'm')], {
+      cwd: root,
+      env: { OTEL_EXPORTER_S3_PARTITION_TIME_ZONE: 'local' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'invalid environment variable OTEL_EXPORTER_S3_PARTITION_TIME_ZONE (option partitionTimeZone): "local"',
+    );
   });
 });
 
