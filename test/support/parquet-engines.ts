@@ -177,7 +177,7 @@ function duckColumn({ name, kind, list }: FlatColumn): string {
       ? `epoch_us(${x})::VARCHAR`
       : kind === 'int64'
         ? `${x}::VARCHAR`
-        : kind === 'string'
+        : kind === 'string' || kind === 'text'
           ? `encode(${x})`
           : kind === 'map'
             ? `list_transform(map_entries(${x}), e -> [encode(e.key), encode(e.value)])`
