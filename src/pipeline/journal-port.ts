@@ -8,6 +8,8 @@ import type { SealedBatch } from './sealed-batch.js';
  * fsyncs behind, on a timer, off the event loop.
  */
 export interface OpenJournal {
+  /** The bytes it holds in memory now (counted in maxBufferedBytes). */
+  readonly bytes: number;
   /**
    * The bytes (counted in maxBufferedBytes) that appending a record of `recordBytes` would add
    * now, to a new chain (`fresh`: the open batch is sealed first, or none is open) of exports with

@@ -153,6 +153,32 @@ describe('S3Exporters', () => {
     }
   });
 
+  test("each exporter's peakBufferedBytes is its own, as its bufferedBytes is, not the group's", async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const s3Exporters = new S3Exporters({
+        s3Client: s3.client,
+        compression: 'none',
+        maxBatchAgeMillis: 3_600_000,
+        requestTimeoutMillis: 60_000,
+        flushTimeoutMillis: 100,
+      });
+      const logs = s3Exporters.logRecordExporter();
+      const metrics = s3Exporters.metricExporter();
+      for (let tag = 1; tag <= 50; tag++) await exportTagged(LOGS, logs, 20, tag);
+      await exportTagged(METRICS, metrics, 1, 1);
+      const held = metrics.stats().bufferedBytes;
+      expect(held).toBeGreaterThan(0);
+      expect(logs.stats().bufferedBytes).toBeGreaterThan(10 * held);
+      // Before: the group's bytes at its append, the log records' included.
+      expect(metrics.stats().peakBufferedBytes).toBe(held);
+      await Promise.all([metrics.shutdown(), logs.shutdown()]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   test('a bad variable value is warned once for a group of three exporters', async () => {
     process.env.OTEL_EXPORTER_S3_MAX_BATCH_BYTES = '8MB';
     const warnings: string[] = [];
