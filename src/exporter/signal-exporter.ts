@@ -295,8 +295,7 @@ export class SignalExporter<Item> {
         readFailures: { ...s.spool.readFailures },
         journalWriteFailures: { ...s.spool.journalWriteFailures },
       },
-      bufferedBytes:
-        this.#intake.open.bytes + budget.bytesOf(this.#owner) + (this.#spool?.journal?.bytes ?? 0),
+      bufferedBytes: budget.heldBy(this.#owner, this.#intake.open, this.#spool?.journal),
       pendingBatches: budget.pending(this.#owner).batches,
     };
   }

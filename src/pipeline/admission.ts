@@ -187,9 +187,9 @@ export class Admission<Item> {
     const { budget } = this.#parts;
     // What the growth could not foresee (a record batch's framing): room now.
     budget.makeRoom(0);
-    // This exporter's own, as stats().bufferedBytes: in a group the budget holds the others' too.
+    // This exporter's own: in a group the budget holds the others' too.
     const { owner, journal } = this.#parts;
-    owner.outcomes.appended(this.#open.bytes + budget.bytesOf(owner) + (journal?.bytes ?? 0));
+    owner.outcomes.appended(budget.heldBy(owner, this.#open, journal));
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
     } else if (this.#wasEmpty) {

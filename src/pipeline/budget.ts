@@ -46,6 +46,8 @@ export class MemoryBudget {
   readonly #owners = new WeakMap<SealedBatch, BatchOwner>();
   readonly #listeners = new Set<() => void>();
   #pendingBytes = 0;
+  /** Each owner's share of #pendingBytes: read on every append (an exporter's peak), so kept. */
+  readonly #ownerBytes = new Map<BatchOwner, number>();
 
   constructor(limit: number) {
     this.limit = limit;
@@ -77,7 +79,7 @@ export class MemoryBudget {
   admit(batch: SealedBatch, bytes: number, owner: BatchOwner): void {
     this.#held.set(batch, { bytes, owner });
     this.#owners.set(batch, owner);
-    this.#pendingBytes += bytes;
+    this.#count(owner, bytes);
   }
 
   /** The exporter a batch belongs to. */
@@ -91,7 +93,7 @@ export class MemoryBudget {
   resize(batch: SealedBatch, bytes: number): void {
     const held = this.#held.get(batch);
     if (held === undefined) return;
-    this.#pendingBytes += bytes - held.bytes;
+    this.#count(held.owner, bytes - held.bytes);
     held.bytes = bytes;
   }
 
@@ -127,7 +129,7 @@ export class MemoryBudget {
     const held = this.#held.get(batch);
     if (held !== undefined) {
       this.#held.delete(batch);
-      this.#pendingBytes -= held.bytes;
+      this.#count(held.owner, -held.bytes);
     }
     this.#owners.get(batch)?.pager?.settled(batch, outcome, reason);
     this.#changed();
@@ -164,9 +166,23 @@ export class MemoryBudget {
 
   /** Bytes `owner`'s pending batches hold now. */
   bytesOf(owner: BatchOwner): number {
-    let bytes = 0;
-    for (const held of this.#held.values()) if (held.owner === owner) bytes += held.bytes;
+    return this.#ownerBytes.get(owner) ?? 0;
+  }
+
+  /**
+   * Bytes `owner` holds now: its pending batches and what else of it counts against the bound
+   * (its open batch, its journal's entries not yet on disk). stats().bufferedBytes, and the peak
+   * an append notes, are this one measure.
+   */
+  heldBy(owner: BatchOwner, ...also: ({ readonly bytes: number } | undefined)[]): number {
+    let bytes = this.bytesOf(owner);
+    for (const part of also) bytes += part?.bytes ?? 0;
     return bytes;
+  }
+
+  #count(owner: BatchOwner, bytes: number): void {
+    this.#pendingBytes += bytes;
+    this.#ownerBytes.set(owner, (this.#ownerBytes.get(owner) ?? 0) + bytes);
   }
 
   /**
