@@ -1,6 +1,11 @@
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { InvalidOptionError, S3Exporters, SELF_METRICS_SCOPE } from '../../../src/index.js';
+import {
+  InvalidOptionError,
+  S3Exporters,
+  type S3MetricExporterOptions,
+  SELF_METRICS_SCOPE,
+} from '../../../src/index.js';
 import * as backoff from '../../../src/s3/backoff.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { collectingProvider } from '../../support/service.js';
@@ -13,6 +18,18 @@ function group(s3: ScriptedS3): S3Exporters {
     s3Client: s3.client,
     compression: 'none',
     maxBatchAgeMillis: 3_600_000, // nothing is sealed by age while the test runs
+  });
+}
+
+/** A group on an S3 that never answers: what it is given stays held until it is dropped. */
+function groupOnHangingS3(options: S3MetricExporterOptions = {}): S3Exporters {
+  return new S3Exporters({
+    s3Client: new ScriptedS3().script([], { kind: 'hang' }).client,
+    compression: 'none',
+    maxBatchAgeMillis: 3_600_000,
+    requestTimeoutMillis: 60_000,
+    flushTimeoutMillis: 100,
+    ...options,
   });
 }
 
@@ -124,17 +141,11 @@ describe('S3Exporters', () => {
       warnings.push(String(w));
     });
     try {
-      // S3 never answers: every batch waits, and the bound drops the oldest idle ones.
-      const s3 = new ScriptedS3().script([], { kind: 'hang' });
-      const s3Exporters = new S3Exporters({
-        s3Client: s3.client,
-        compression: 'none',
-        maxBatchAgeMillis: 3_600_000,
+      // Every batch waits, and the bound drops the oldest idle ones.
+      const s3Exporters = groupOnHangingS3({
         maxBatchBytes: 4_096,
         maxBufferedBytes: 64 * 1024,
         uploadConcurrency: 1,
-        requestTimeoutMillis: 60_000,
-        flushTimeoutMillis: 100,
       });
       const metrics = s3Exporters.metricExporter();
       const logs = s3Exporters.logRecordExporter();
@@ -156,14 +167,7 @@ describe('S3Exporters', () => {
   test("each exporter's peakBufferedBytes is its own, as its bufferedBytes is, not the group's", async () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {
-      const s3 = new ScriptedS3().script([], { kind: 'hang' });
-      const s3Exporters = new S3Exporters({
-        s3Client: s3.client,
-        compression: 'none',
-        maxBatchAgeMillis: 3_600_000,
-        requestTimeoutMillis: 60_000,
-        flushTimeoutMillis: 100,
-      });
+      const s3Exporters = groupOnHangingS3();
       const logs = s3Exporters.logRecordExporter();
       const metrics = s3Exporters.metricExporter();
       for (let tag = 1; tag <= 50; tag++) await exportTagged(LOGS, logs, 20, tag);
