@@ -513,19 +513,25 @@ export function* optionalChunkSteps(
 export const optionalChunk = (...args) => run(optionalChunkSteps(...args));
 
 /**
- * Pages of a repeated leaf (a map's keys or values, a list's elements), split at PAGE_VALUES.
- * Levels are bit-packed (one run per page). `row(k)` adds row k's levels to `rep` and `def` and
- * keeps its values; returns its level entries. `values(arena)` writes the page's values and
- * starts the next page's.
+ * A repeated leaf's rows (a map's keys or values, a list's elements): `row(k, rep, def)` adds row
+ * k's levels to `rep` and `def` and keeps its values, returning its level entries; `values(arena)`
+ * writes the page's values and starts the next page's. An instance of a class rather than two
+ * closures made for each chunk: V8 compiles a class's methods once, a new closure again in every
+ * file (each file's closures were compiled again by Maglev and TurboFan, and the page loop that
+ * called them deoptimized at each new one).
+ * @typedef {{ row(k: number, rep: BitPacker, def: BitPacker): number, values(arena: ByteWriter): void }} RepeatedRows
+ */
+
+/**
+ * Pages of a repeated leaf, split at PAGE_VALUES. Levels are bit-packed (one run per page).
  * @param {Scratch} scratch @param {number} n rows @param {number} defWidth
- * @param {(k: number, rep: BitPacker, def: BitPacker) => number} row
- * @param {(arena: ByteWriter) => void} values
+ * @param {RepeatedRows} rows
  * @param {number} encoding of the values
  * @param {number} [repWidth] bits of a repetition level: 2 for a list of maps
  * @returns {Chunk}
  */
-export function repeatedChunk(scratch, n, defWidth, row, values, encoding, repWidth = 1) {
-  return run(repeatedChunkSteps(scratch, n, defWidth, row, values, encoding, repWidth));
+export function repeatedChunk(scratch, n, defWidth, rows, encoding, repWidth = 1) {
+  return run(repeatedChunkSteps(scratch, n, defWidth, rows, encoding, repWidth));
 }
 
 /**
@@ -536,7 +542,7 @@ export function repeatedChunk(scratch, n, defWidth, row, values, encoding, repWi
  * @returns {import('./steps.js').Steps<Chunk>}
  */
 export function* repeatedChunkSteps(...args) {
-  const [scratch, n, defWidth, row, values, encoding, repWidth = 1] = args;
+  const [scratch, n, defWidth, rows, encoding, repWidth = 1] = args;
   /** @type {DataPage[]} */
   const pages = [];
   const { arena, pageValues } = scratch;
@@ -547,13 +553,13 @@ export function* repeatedChunkSteps(...args) {
   while (page.next < n) {
     page.entries = 0;
     while (page.next < n && page.entries < pageValues) {
-      page.step(row, rep, def, n);
+      page.step(rows, rep, def, n);
       yield;
     }
     const start = arena.length;
     levels(arena, (w) => rep.finish(w));
     levels(arena, (w) => def.finish(w));
-    values(arena);
+    rows.values(arena);
     pages.push({ bytes: pageFrom(arena, start), values: page.entries, encoding });
     total += page.entries;
     yield;
@@ -579,17 +585,17 @@ class PageRows {
   /**
    * Writes the levels of rows from `next` on, up to STEP_ROWS rows or STEP_VALUES level
    * entries, the page's end (the row that reaches pageValues entries) or row `n`.
-   * @param {(k: number, rep: BitPacker, def: BitPacker) => number} row
+   * @param {RepeatedRows} rows
    * @param {BitPacker} rep @param {BitPacker} def @param {number} n
    */
-  step(row, rep, def, n) {
+  step(rows, rep, def, n) {
     const end = Math.min(n, this.next + STEP_ROWS);
     const pageValues = this.pageValues;
     let k = this.next;
     let entries = this.entries;
     let stepValues = 0;
     while (k < end && entries < pageValues && stepValues < STEP_VALUES) {
-      const e = row(k++, rep, def);
+      const e = rows.row(k++, rep, def);
       entries += e;
       stepValues += e;
     }

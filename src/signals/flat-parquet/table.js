@@ -699,23 +699,25 @@ const mapLeaf = (c, i, isKey) => (p, scratch, rows) => {
     scratch,
     rows.length,
     inList || !isKey ? 2 : 1,
-    (k, rep, def) => {
-      const row = /** @type {number} */ (rows[k]);
-      if (lengths === null || starts === null)
-        return entries(/** @type {number} */ (sets[row]), 0, rep, def);
-      const n = /** @type {number} */ (lengths[row]);
-      if (n === 0) {
-        rep.value(0);
-        def.value(0);
-        return 1;
-      }
-      const start = /** @type {number} */ (starts[row]);
-      let total = 0;
-      for (let j = 0; j < n; j++)
-        total += entries(/** @type {number} */ (sets[start + j]), j === 0 ? 0 : 1, rep, def);
-      return total;
+    {
+      row: (k, rep, def) => {
+        const row = /** @type {number} */ (rows[k]);
+        if (lengths === null || starts === null)
+          return entries(/** @type {number} */ (sets[row]), 0, rep, def);
+        const n = /** @type {number} */ (lengths[row]);
+        if (n === 0) {
+          rep.value(0);
+          def.value(0);
+          return 1;
+        }
+        const start = /** @type {number} */ (starts[row]);
+        let total = 0;
+        for (let j = 0; j < n; j++)
+          total += entries(/** @type {number} */ (sets[start + j]), j === 0 ? 0 : 1, rep, def);
+        return total;
+      },
+      values: pageValues(got, dict),
     },
-    pageValues(got, dict),
     ENCODING.RLE_DICTIONARY,
     inList ? 2 : 1,
   );
@@ -747,27 +749,29 @@ const listLeaf = (c, i) => (p, scratch, rows) => {
     scratch,
     rows.length,
     1,
-    (k, rep, def) => {
-      const row = /** @type {number} */ (rows[k]);
-      const n = /** @type {number} */ (lengths[row]);
-      rep.value(0);
-      if (n === 0) {
-        def.value(0);
-        return 1;
-      }
-      if (n > 1) rep.repeat(1, n - 1);
-      def.repeat(1, n);
-      const start = /** @type {number} */ (starts[row]);
-      for (let j = start; j < start + n; j++) {
-        if (text) got.push(j);
-        else if (dict !== undefined)
-          got.push(/** @type {number} */ (dict.rank[/** @type {number} */ (values[j])]));
-        else
-          for (let w = 0; w < slots; w++) got.push(/** @type {number} */ (values[slots * j + w]));
-      }
-      return n;
+    {
+      row: (k, rep, def) => {
+        const row = /** @type {number} */ (rows[k]);
+        const n = /** @type {number} */ (lengths[row]);
+        rep.value(0);
+        if (n === 0) {
+          def.value(0);
+          return 1;
+        }
+        if (n > 1) rep.repeat(1, n - 1);
+        def.repeat(1, n);
+        const start = /** @type {number} */ (starts[row]);
+        for (let j = start; j < start + n; j++) {
+          if (text) got.push(j);
+          else if (dict !== undefined)
+            got.push(/** @type {number} */ (dict.rank[/** @type {number} */ (values[j])]));
+          else
+            for (let w = 0; w < slots; w++) got.push(/** @type {number} */ (values[slots * j + w]));
+        }
+        return n;
+      },
+      values: text ? textValues : pageValues(got, dict),
     },
-    text ? textValues : pageValues(got, dict),
     dict !== undefined ? ENCODING.RLE_DICTIONARY : ENCODING.PLAIN,
   );
   return dict === undefined ? chunk : { ...chunk, dictionary: dict };

@@ -36,6 +36,8 @@ interface InternedBounds extends Interned {
  */
 const CACHE_ENTRY_BYTES = 160;
 
+const SLICE = 128;
+
 const TYPE_OF: Readonly<Record<DataPointType, number>> = {
   [DataPointType.GAUGE]: TYPE.GAUGE,
   [DataPointType.SUM]: TYPE.SUM,
@@ -156,7 +158,32 @@ export class SdkAppender {
     const points = metric.dataPoints as DataPoint<number>[];
     const n = points.length;
     const int = metric.descriptor.valueType === ValueType.INT;
-    for (const p of points) {
+    for (let from = 0; from < n; from += SLICE)
+      this.#numberSlice(
+        store,
+        resourceId,
+        metricId,
+        points,
+        from,
+        Math.min(n, from + SLICE),
+        int,
+        tally,
+      );
+    return n;
+  }
+
+  #numberSlice(
+    store: ColumnStore,
+    resourceId: number,
+    metricId: number,
+    points: DataPoint<number>[],
+    from: number,
+    to: number,
+    int: boolean,
+    tally: ExportTally | undefined,
+  ): void {
+    for (let i = from; i < to; i++) {
+      const p = points[i] as DataPoint<number>;
       const r = this.#row(store, resourceId, metricId, p, tally);
       const v = p.value;
       // An INT point beyond int64 (or not finite) is written as the double it is. One that is
@@ -164,7 +191,6 @@ export class SdkAppender {
       if (int && isInt64(v)) store.setValue(r, v + 0, v);
       else store.setValue(r, v, undefined);
     }
-    return n;
   }
 
   #histograms(
@@ -176,14 +202,36 @@ export class SdkAppender {
   ): number {
     const points = metric.dataPoints as DataPoint<Histogram>[];
     const n = points.length;
-    for (const p of points) {
+    for (let from = 0; from < n; from += SLICE)
+      this.#histogramSlice(
+        store,
+        resourceId,
+        metricId,
+        points,
+        from,
+        Math.min(n, from + SLICE),
+        tally,
+      );
+    return n;
+  }
+
+  #histogramSlice(
+    store: ColumnStore,
+    resourceId: number,
+    metricId: number,
+    points: DataPoint<Histogram>[],
+    from: number,
+    to: number,
+    tally: ExportTally | undefined,
+  ): void {
+    for (let i = from; i < to; i++) {
+      const p = points[i] as DataPoint<Histogram>;
       const r = this.#row(store, resourceId, metricId, p, tally);
       const h = p.value;
       store.setDistribution(r, h.count, h.sum, h.min, h.max);
       store.setBounds(r, this.#boundsId(store, h.buckets.boundaries));
       appendCounts(store, r, LISTS.BUCKETS, h.buckets.counts);
     }
-    return n;
   }
 
   #exponentials(

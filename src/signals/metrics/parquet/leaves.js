@@ -23,6 +23,7 @@ import { LIST_STRIDE, LISTS } from './sealed.js';
 /** @typedef {import('../../../parquet/chunks.js').Chunk} Chunk */
 /** @typedef {import('../../../parquet/dictionaries.js').Dictionary} Dictionary */
 /** @typedef {import('../../../parquet/byte-writer.js').ByteWriter} ByteWriter */
+/** @typedef {import('../../../parquet/bit-packer.js').BitPacker} BitPacker */
 /** @typedef {(p: Plan, scratch: Scratch, rows: Uint32Array) => Chunk | import('../../../parquet/steps.js').Steps<Chunk>} WriteChunk */
 
 /** @param {keyof Plan['dict'] & keyof Plan['index']} name @param {'resource' | 'metric'} group @returns {WriteChunk} */
@@ -49,92 +50,143 @@ const optional =
  */
 const mapLeaf = (which, side) =>
   function* mapChunk(p, scratch, rows) {
-    const { setOffsets } = p.s;
-    const entries = which === 'resource' ? p.resourceEntries : p.attributeEntries;
     const dict = p.dict[`${which}${side === 'key' ? 'Keys' : 'Values'}`];
     const isKey = side === 'key';
-    const packed = isKey ? entries.keys : entries.values;
-    const counts = isKey ? setOffsets : entries.valueOffsets;
-    const sets = which === 'resource' ? p.resourceSet : null;
-    const group = which === 'resource' ? p.s.resource : p.s.attributes;
-    const indices = scratch.indices;
-    indices.reset(dict.width);
+    scratch.indices.reset(dict.width);
     const chunk = yield* repeatedChunkSteps(
       scratch,
       rows.length,
       isKey ? 1 : 2,
-      (k, rep, def) => {
-        const g = /** @type {number} */ (group[/** @type {number} */ (rows[k])]);
-        const set = sets === null ? g : /** @type {number} */ (sets[g]);
-        const a = /** @type {number} */ (setOffsets[set]);
-        const m = /** @type {number} */ (setOffsets[set + 1]) - a;
-        rep.value(0);
-        if (m === 0) {
-          def.value(0);
-          return 1;
-        }
-        if (m > 1) rep.repeat(1, m - 1);
-        if (isKey || entries.hasNull[set] === 0) def.repeat(isKey ? 1 : 2, m);
-        else {
-          for (let e = a; e < a + m; e++) {
-            def.value(/** @type {number} */ (entries.valueIndex[e]) < 0 ? 1 : 2);
-          }
-        }
-        const c = /** @type {number} */ (counts[set]);
-        const present = /** @type {number} */ (counts[set + 1]) - c;
-        if (present > 0)
-          indices.packed(packed.bytes, /** @type {number} */ (packed.starts[set]), present);
-        return m;
-      },
-      (arena) => {
-        arena.byte(dict.width);
-        indices.finish(arena);
-      },
+      new MapRows(p, scratch, rows, which, isKey, dict),
       ENCODING.RLE_DICTIONARY,
     );
     return { ...chunk, dictionary: dict };
   };
 
 /**
- * @typedef {{ add: (start: number, length: number) => void, values: (arena: ByteWriter) => void, dictionary?: Dictionary, encoding: number }} Elements
+ * The rows of a map leaf (chunks.js RepeatedRows): a row's entries are those of its attribute set,
+ * their dictionary indices packed once per set (Plan's MapEntries).
+ */
+class MapRows {
+  /**
+   * @param {Plan} p @param {Scratch} scratch @param {Uint32Array} rows
+   * @param {'resource' | 'attribute'} which @param {boolean} isKey @param {Dictionary} dict
+   */
+  constructor(p, scratch, rows, which, isKey, dict) {
+    const entries = which === 'resource' ? p.resourceEntries : p.attributeEntries;
+    this.rows = rows;
+    this.setOffsets = p.s.setOffsets;
+    this.entries = entries;
+    this.isKey = isKey;
+    this.packed = isKey ? entries.keys : entries.values;
+    this.counts = isKey ? p.s.setOffsets : entries.valueOffsets;
+    this.sets = which === 'resource' ? p.resourceSet : null;
+    this.group = which === 'resource' ? p.s.resource : p.s.attributes;
+    this.indices = scratch.indices;
+    this.dict = dict;
+  }
+
+  /** @param {number} k @param {BitPacker} rep @param {BitPacker} def */
+  row(k, rep, def) {
+    const { setOffsets, entries, counts, sets } = this;
+    const g = /** @type {number} */ (this.group[/** @type {number} */ (this.rows[k])]);
+    const set = sets === null ? g : /** @type {number} */ (sets[g]);
+    const a = /** @type {number} */ (setOffsets[set]);
+    const m = /** @type {number} */ (setOffsets[set + 1]) - a;
+    rep.value(0);
+    if (m === 0) {
+      def.value(0);
+      return 1;
+    }
+    if (m > 1) rep.repeat(1, m - 1);
+    if (this.isKey || entries.hasNull[set] === 0) def.repeat(this.isKey ? 1 : 2, m);
+    else {
+      for (let e = a; e < a + m; e++) {
+        def.value(/** @type {number} */ (entries.valueIndex[e]) < 0 ? 1 : 2);
+      }
+    }
+    const c = /** @type {number} */ (counts[set]);
+    const present = /** @type {number} */ (counts[set + 1]) - c;
+    if (present > 0)
+      this.indices.packed(
+        this.packed.bytes,
+        /** @type {number} */ (this.packed.starts[set]),
+        present,
+      );
+    return m;
+  }
+
+  /** @param {ByteWriter} arena */
+  values(arena) {
+    arena.byte(this.dict.width);
+    this.indices.finish(arena);
+  }
+}
+
+/**
+ * A list's elements (as the classes below): `add(start, length)` keeps a row's elements for the
+ * page, `values(arena)` writes the page's values. Classes, not closures made for each chunk (see
+ * chunks.js RepeatedRows).
+ * @typedef {{ add(start: number, length: number): void, values(arena: ByteWriter): void, dictionary?: Dictionary, encoding: number }} Elements
  * @typedef {(p: Plan, scratch: Scratch, rows: Uint32Array, range: (p: Plan, row: number, range: Uint32Array) => void) => Elements | import('../../../parquet/steps.js').Steps<Elements>} ElementsOf
  */
 
 /**
  * A list's elements: per row `range` sets [start, length] of its elements; `elements` may first
- * go over the chunk's rows (a dictionary of its values), then `add(start, length)` keeps a row's
- * elements for the page, `values(arena)` writes the page's values.
+ * go over the chunk's rows (a dictionary of its values), then gives the Elements of the pages.
  * @param {(p: Plan, row: number, range: Uint32Array) => void} range
  * @param {ElementsOf} elements
  * @returns {WriteChunk}
  */
 const listLeaf = (range, elements) =>
   function* listChunk(p, scratch, rows) {
-    const span = new Uint32Array(2);
     const made = elements(p, scratch, rows, range);
-    const { add, values, dictionary, encoding } = isElements(made) ? made : yield* made;
+    const list = isElements(made) ? made : yield* made;
     const chunk = yield* repeatedChunkSteps(
       scratch,
       rows.length,
       1,
-      (k, rep, def) => {
-        range(p, /** @type {number} */ (rows[k]), span);
-        const length = /** @type {number} */ (span[1]);
-        rep.value(0);
-        if (length === 0) {
-          def.value(0);
-          return 1;
-        }
-        if (length > 1) rep.repeat(1, length - 1);
-        def.repeat(1, length);
-        add(/** @type {number} */ (span[0]), length);
-        return length;
-      },
-      values,
-      encoding,
+      new ListRows(p, rows, range, list),
+      list.encoding,
     );
-    return dictionary === undefined ? chunk : { ...chunk, dictionary };
+    return list.dictionary === undefined ? chunk : { ...chunk, dictionary: list.dictionary };
   };
+
+/** The rows of a list leaf (chunks.js RepeatedRows). */
+class ListRows {
+  /**
+   * @param {Plan} p @param {Uint32Array} rows
+   * @param {(p: Plan, row: number, range: Uint32Array) => void} range @param {Elements} elements
+   */
+  constructor(p, rows, range, elements) {
+    this.p = p;
+    this.rows = rows;
+    this.range = range;
+    this.elements = elements;
+    this.span = new Uint32Array(2);
+  }
+
+  /** @param {number} k @param {BitPacker} rep @param {BitPacker} def */
+  row(k, rep, def) {
+    const span = this.span;
+    this.range(this.p, /** @type {number} */ (this.rows[k]), span);
+    const length = /** @type {number} */ (span[1]);
+    rep.value(0);
+    if (length === 0) {
+      def.value(0);
+      return 1;
+    }
+    if (length > 1) rep.repeat(1, length - 1);
+    def.repeat(1, length);
+    this.elements.add(/** @type {number} */ (span[0]), length);
+    return length;
+  }
+
+  /** @param {ByteWriter} arena */
+  values(arena) {
+    this.elements.values(arena);
+  }
+}
 
 /** @param {Elements | import('../../../parquet/steps.js').Steps<Elements>} e @returns {e is Elements} */
 const isElements = (e) => 'add' in e;
@@ -148,7 +200,6 @@ const isElements = (e) => 'add' in e;
  * @type {ElementsOf}
  */
 function* countElements(p, scratch, rows, range) {
-  const counts = p.s.counts;
   const dict = scratch.int64Dictionary;
   dict.reset();
   const span = new Uint32Array(2);
@@ -157,27 +208,45 @@ function* countElements(p, scratch, rows, range) {
     yield;
   }
   const dictionary = dict.build(scratch.dictionaryMinUses);
-  if (dictionary === undefined) return plainCounts(p, scratch);
-  const { indices } = scratch;
-  indices.reset(dictionary.width);
-  return {
-    add(start, length) {
-      for (let i = start; i < start + length; i++) {
-        indices.value(
-          dict.index(
-            /** @type {number} */ (counts[2 * i]),
-            /** @type {number} */ (counts[2 * i + 1]),
-          ),
-        );
-      }
-    },
-    values(arena) {
-      arena.byte(dictionary.width);
-      indices.finish(arena);
-    },
-    dictionary,
-    encoding: ENCODING.RLE_DICTIONARY,
-  };
+  if (dictionary === undefined) return new PlainCounts(p, scratch);
+  scratch.indices.reset(dictionary.width);
+  return new CountIndices(p, scratch, dict, dictionary);
+}
+
+/** Bucket counts as indices into the chunk's dictionary of counts. */
+class CountIndices {
+  encoding = ENCODING.RLE_DICTIONARY;
+
+  /**
+   * @param {Plan} p @param {Scratch} scratch
+   * @param {import('../../../parquet/int64-dictionary.js').Int64Dictionary} dict
+   * @param {Dictionary} dictionary
+   */
+  constructor(p, scratch, dict, dictionary) {
+    this.counts = p.s.counts;
+    this.indices = scratch.indices;
+    this.dict = dict;
+    this.dictionary = dictionary;
+  }
+
+  /** @param {number} start @param {number} length */
+  add(start, length) {
+    const { counts, indices, dict } = this;
+    for (let i = start; i < start + length; i++) {
+      indices.value(
+        dict.index(
+          /** @type {number} */ (counts[2 * i]),
+          /** @type {number} */ (counts[2 * i + 1]),
+        ),
+      );
+    }
+  }
+
+  /** @param {ByteWriter} arena */
+  values(arena) {
+    arena.byte(this.dictionary.width);
+    this.indices.finish(arena);
+  }
 }
 
 /**
@@ -207,48 +276,71 @@ function addCounts(p, rows, k, range, span, dict) {
 /**
  * Bucket counts PLAIN: each 8 bytes, little-endian. A page's rows are kept as [start, length]
  * until its values are written.
- * @param {Plan} p @param {Scratch} scratch @returns {Elements}
  */
-function plainCounts(p, scratch) {
-  const counts = p.s.counts;
-  let ranges = scratch.int32(64);
-  let n = 0;
-  return {
-    add(start, length) {
-      if (2 * n + 2 > ranges.length) ranges = scratch.int32(4 * n + 2, 2 * n);
-      ranges[2 * n] = start;
-      ranges[2 * n + 1] = length;
-      n++;
-    },
-    values(arena) {
-      for (let r = 0; r < n; r++) {
-        const start = /** @type {number} */ (ranges[2 * r]);
-        const length = /** @type {number} */ (ranges[2 * r + 1]);
-        arena.bytes(elementBytes(counts.subarray(2 * start, 2 * (start + length)), 2 * length));
-      }
-      n = 0;
-    },
-    encoding: ENCODING.PLAIN,
-  };
+class PlainCounts {
+  encoding = ENCODING.PLAIN;
+  /** @type {Dictionary | undefined} */
+  dictionary = undefined;
+  n = 0;
+
+  /** @param {Plan} p @param {Scratch} scratch */
+  constructor(p, scratch) {
+    this.counts = p.s.counts;
+    this.scratch = scratch;
+    this.ranges = scratch.int32(64);
+  }
+
+  /** @param {number} start @param {number} length */
+  add(start, length) {
+    const n = this.n;
+    if (2 * n + 2 > this.ranges.length) this.ranges = this.scratch.int32(4 * n + 2, 2 * n);
+    const ranges = this.ranges;
+    ranges[2 * n] = start;
+    ranges[2 * n + 1] = length;
+    this.n = n + 1;
+  }
+
+  /** @param {ByteWriter} arena */
+  values(arena) {
+    const { counts, ranges } = this;
+    for (let r = 0; r < this.n; r++) {
+      const start = /** @type {number} */ (ranges[2 * r]);
+      const length = /** @type {number} */ (ranges[2 * r + 1]);
+      arena.bytes(elementBytes(counts.subarray(2 * start, 2 * (start + length)), 2 * length));
+    }
+    this.n = 0;
+  }
 }
 
 /** Explicit bounds: indices into the file's dictionary of bounds, packed once per bound list. @type {ElementsOf} */
-const boundElements = (p, scratch) => {
-  const { indices } = scratch;
-  const { dictionary, packed } = p.bounds;
-  indices.reset(dictionary.width);
-  return {
-    add(start, length) {
-      indices.packed(packed.bytes, /** @type {number} */ (packed.byValue[start]), length);
-    },
-    values(arena) {
-      arena.byte(dictionary.width);
-      indices.finish(arena);
-    },
-    dictionary,
-    encoding: ENCODING.RLE_DICTIONARY,
-  };
-};
+const boundElements = (p, scratch) => new BoundIndices(p, scratch);
+
+class BoundIndices {
+  encoding = ENCODING.RLE_DICTIONARY;
+
+  /** @param {Plan} p @param {Scratch} scratch */
+  constructor(p, scratch) {
+    this.packed = p.bounds.packed;
+    this.dictionary = p.bounds.dictionary;
+    this.indices = scratch.indices;
+    this.indices.reset(this.dictionary.width);
+  }
+
+  /** @param {number} start @param {number} length */
+  add(start, length) {
+    this.indices.packed(
+      this.packed.bytes,
+      /** @type {number} */ (this.packed.byValue[start]),
+      length,
+    );
+  }
+
+  /** @param {ByteWriter} arena */
+  values(arena) {
+    arena.byte(this.dictionary.width);
+    this.indices.finish(arena);
+  }
+}
 
 /** @param {number} which @returns {(p: Plan, row: number, range: Uint32Array) => void} */
 const countsOf = (which) => (p, row, range) => {
