@@ -10,7 +10,7 @@ import { failed } from '../pipeline/admission.js';
 import type { BatchOwner } from '../pipeline/budget.js';
 import { columnIntake, type Intake, recordIntake } from '../pipeline/intake.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
-import { Outcomes } from '../pipeline/outcomes.js';
+import { Outcomes, type UnfinishedWhy } from '../pipeline/outcomes.js';
 import { Preparation } from '../pipeline/preparation.js';
 import type { SealedBatch } from '../pipeline/sealed-batch.js';
 import { type ExporterStats, emptySpoolStats, emptyStats } from '../pipeline/stats.js';
@@ -331,7 +331,7 @@ export class SignalExporter<Item> {
    * Shutdown cannot store what is pending (deadline, or a fault waiting cannot fix): what is on
    * disk stays for the next run, the rest is lost.
    */
-  async #giveUp(why: 'timeout' | 'blocked'): Promise<void> {
+  async #giveUp(why: UnfinishedWhy): Promise<void> {
     await this.#spool?.settleWrites();
     const budget = this.#shared.budget;
     // A batch with no spool file (its write failed) may be whole in its journal chain.
@@ -348,15 +348,22 @@ export class SignalExporter<Item> {
   /**
    * Expedites this exporter's retries in an ordinary backoff (not the other signals', nor a
    * server's Retry-After), then waits for everything of this exporter pending now to be stored,
-   * at most `millis`; it stops early when what is left is blocked on a configuration fault.
+   * at most `millis`. It stops early when what is left is blocked on a configuration fault, or
+   * waits for the server's Retry-After (or the configuration-fault pace) past the deadline:
+   * no attempt can come before it, so sitting out the deadline stores nothing.
    */
-  async #waitForPending(millis: number): Promise<'settled' | 'blocked' | 'timeout'> {
+  async #waitForPending(millis: number): Promise<UnfinishedWhy | 'settled'> {
     const { budget, uploader } = this.#shared;
     const batches = budget.batchesOf(this.#owner);
+    const deadline = performance.now() + millis;
     uploader.expedite(batches);
     this.#spool?.pump();
-    if (!(await settleWithin(budget.whenSettledOrBlocked(batches), millis))) return 'timeout';
-    return batches.every((b) => b.isSettled) ? 'settled' : 'blocked';
+    const futile = (b: SealedBatch) => uploader.waitsPast(b, deadline);
+    if (!(await settleWithin(budget.whenSettledOrBlocked(batches, futile), millis)))
+      return 'timeout';
+    const left = batches.filter((b) => !b.isSettled);
+    if (left.length === 0) return 'settled';
+    return left.every((b) => b.blocked) ? 'blocked' : 'waiting';
   }
 }
 

@@ -140,12 +140,21 @@ export class MemoryBudget {
     if (batch.markBlocked()) this.#changed();
   }
 
+  /** A batch's state changed in a way a waiter of whenSettledOrBlocked may care about. */
+  changed(): void {
+    this.#changed();
+  }
+
   /**
-   * Resolves once every batch in `batches` is settled or blocked on a fault that waiting
-   * cannot fix (no such bucket, access denied, bad credentials).
+   * Resolves once every batch in `batches` is settled, blocked on a fault that waiting cannot
+   * fix (no such bucket, access denied, bad credentials), or `futile` for the waiter (it waits
+   * for a Retry-After past the waiter's deadline).
    */
-  whenSettledOrBlocked(batches: readonly SealedBatch[]): Promise<void> {
-    const done = () => batches.every((b) => b.isSettled || b.blocked);
+  whenSettledOrBlocked(
+    batches: readonly SealedBatch[],
+    futile: (batch: SealedBatch) => boolean = () => false,
+  ): Promise<void> {
+    const done = () => batches.every((b) => b.isSettled || b.blocked || futile(b));
     if (done()) return Promise.resolve();
     return new Promise((resolve) => {
       const check = () => {

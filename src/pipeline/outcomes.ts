@@ -237,7 +237,7 @@ export class Outcomes {
    * an alert, once until a flush finishes; when what is left is blocked on a configuration
    * fault, that fault's own alert has said why.
    */
-  flushUnfinished(why: 'timeout' | 'blocked', pending: PendingBatches): void {
+  flushUnfinished(why: UnfinishedWhy, pending: PendingBatches): void {
     const left = `${describePending(pending)} not yet stored`;
     if (why === 'blocked') {
       log.warn(
@@ -245,10 +245,15 @@ export class Outcomes {
       );
       return;
     }
+    // Waiting past the deadline is the deadline passing, only known sooner.
+    const what =
+      why === 'timeout'
+        ? `forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}`
+        : `forceFlush() returns at once with ${left}: ${WAITS_PAST} of ${this.#options.flushTimeoutMillis} ms`;
     this.#episodes.report(
       `flush-timeout:${this.#options.signal}`,
       'warn',
-      `${this.#who}forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}${this.#lastFailureText()}; they keep retrying in the background`,
+      `${this.#who}${what}${this.#lastFailureText()}; they keep retrying in the background`,
       'OTEL_S3_FLUSH_TIMEOUT',
     );
   }
@@ -262,12 +267,14 @@ export class Outcomes {
   }
 
   /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
-  gaveUp(why: 'timeout' | 'blocked', abandoned: Abandoned): void {
+  gaveUp(why: UnfinishedWhy, abandoned: Abandoned): void {
     const { left, dropped } = abandoned;
     const reason =
       why === 'timeout'
         ? `shutdown() deadline of ${this.#options.flushTimeoutMillis} ms passed`
-        : 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix';
+        : why === 'blocked'
+          ? 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix'
+          : `shutdown() returns at once: ${WAITS_PAST} of ${this.#options.flushTimeoutMillis} ms`;
     const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
     const kept =
       left > 0
@@ -295,6 +302,16 @@ export class Outcomes {
     increment(s.pointsDroppedByReason, reason, points);
   }
 }
+
+/**
+ * Why a flush or shutdown returned with batches not stored: its deadline passed; each is blocked
+ * on a configuration fault; or they wait (the server's Retry-After, the configuration-fault pace)
+ * until after its deadline, so no attempt could come before it.
+ */
+export type UnfinishedWhy = 'timeout' | 'blocked' | 'waiting';
+
+const WAITS_PAST =
+  "the server asked to wait (Retry-After) until after this call's deadline, and no attempt may come sooner";
 
 /** `2 batches (1,674 bytes uncompressed)`: the measure of stats().rawBytesDropped. */
 function describePending({ batches, rawBytes }: PendingBatches): string {

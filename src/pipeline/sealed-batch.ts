@@ -102,6 +102,8 @@ export class SealedBatch {
   #contents: BatchContents | undefined;
   #body: Buffer | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
+  /** When the retry of a batch backing off is due (performance.now() time). */
+  #retryAt = 0;
   #inFlight: AbortController | undefined;
   #resolve!: (outcome: BatchOutcome) => void;
 
@@ -319,6 +321,7 @@ export class SealedBatch {
   /** uploading → backing-off: `retry` runs after `delayMillis` unless the batch moves on first. */
   backOff(delayMillis: number, retry: () => void): boolean {
     if (!this.#move('uploading', 'backing-off')) return false;
+    this.#retryAt = performance.now() + delayMillis;
     // Unref'd: a batch waiting to retry never keeps the process alive on its own.
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = undefined;
@@ -326,6 +329,11 @@ export class SealedBatch {
     }, delayMillis);
     this.#retryTimer.unref();
     return true;
+  }
+
+  /** When its next attempt is due (performance.now() time), while it backs off; else undefined. */
+  get retryAt(): number | undefined {
+    return this.#state === 'backing-off' ? this.#retryAt : undefined;
   }
 
   /**

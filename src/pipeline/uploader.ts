@@ -62,6 +62,16 @@ export class Uploader {
     }
   }
 
+  /**
+   * The batch waits, by a wait no flush may cut short (the server's Retry-After, the
+   * configuration-fault pace), until after `at` (performance.now() time): no attempt of it can
+   * come before then.
+   */
+  waitsPast(batch: SealedBatch, at: number): boolean {
+    const retryAt = batch.retryAt;
+    return retryAt !== undefined && retryAt > at && this.#keepingTime.has(batch);
+  }
+
   /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
   clear(): void {
     this.#queue.clear();
@@ -159,6 +169,8 @@ export class Uploader {
     if (keepsItsTime(verdict)) this.#keepingTime.add(batch);
     else this.#keepingTime.delete(batch);
     this.#outcomesOf(batch).retrying(batch, verdict, error, delayMillis);
+    // A flush waiting for this batch may now know that waiting is pointless (waitsPast).
+    this.#budget.changed();
   }
 
   /** Its exporter's outcomes: batches of every signal sharing the budget come through here. */

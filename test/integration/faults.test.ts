@@ -349,9 +349,11 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     });
   }
 
-  test('shutdown() does not retry before a Retry-After past its deadline: it gives up at the deadline, saying why', async () => {
+  // A server's Retry-After that ends past the deadline: no attempt may come before it, so
+  // sitting out the deadline stores nothing; forceFlush() and shutdown() return at once, saying so.
+  test('shutdown() does not retry before a Retry-After past its deadline, nor sits the deadline out', async () => {
     const prefix = `faults/shutdown-retry-after-${Date.now()}`;
-    const flushTimeoutMillis = 1_000;
+    const flushTimeoutMillis = 5_000;
     const exporter = exporterVia(prefix, { flushTimeoutMillis });
     const service = sequencedService(exporter);
     await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '30' });
@@ -363,12 +365,48 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     await service.shutdown();
 
     expect(putsUnder(prefix)).toHaveLength(1);
-    expect(shutdownMillis).toBeGreaterThanOrEqual(flushTimeoutMillis - 50);
-    expect(shutdownMillis).toBeLessThan(flushTimeoutMillis + 1_000);
+    expect(shutdownMillis).toBeLessThan(1_000);
     expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
-    const gaveUp = logged.filter((l) => /shutdown\(\) deadline/.test(l.text));
+    const gaveUp = logged.filter((l) => /shutdown\(\) returns at once/.test(l.text));
     expect(gaveUp).toHaveLength(1);
+    expect(gaveUp[0]?.text).toMatch(/Retry-After/);
     expect(gaveUp[0]?.text).toMatch(/last upload failure: SlowDown \(HTTP 503\)/);
+  });
+
+  test('forceFlush() returns at once behind a Retry-After past its deadline, and waits for one within it', async () => {
+    const prefix = `faults/flush-retry-after-${Date.now()}`;
+    const flushTimeoutMillis = 5_000;
+    const exporter = exporterVia(prefix, { flushTimeoutMillis });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '30' });
+    await service.exportCollections(1);
+    await waitFor(() => exporter.stats().uploadFailures.throttled === 1, 5_000, 'the 503');
+    let started = performance.now();
+    await exporter.forceFlush();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(putsUnder(prefix)).toHaveLength(1);
+    const early = logged.filter((l) => /forceFlush\(\) returns at once with/.test(l.text));
+    expect(early).toHaveLength(1);
+    expect(early[0]?.text).toMatch(/Retry-After/);
+
+    // A Retry-After of 2 s ends within the deadline: the flush waits for it and stores the batch.
+    await proxy.set({ kind: 'pass' });
+    proxy.once((r) => r.method === 'PUT' && r.key.startsWith(prefix), {
+      kind: 'status',
+      status: 503,
+      code: 'SlowDown',
+      retryAfter: '2',
+    });
+    await service.exportCollections(1);
+    await waitFor(() => exporter.stats().uploadFailures.throttled === 2, 5_000, 'the second 503');
+    started = performance.now();
+    await exporter.forceFlush();
+    const flushMillis = performance.now() - started;
+    await exporter.shutdown();
+    await service.shutdown();
+    expect(flushMillis).toBeGreaterThan(1_000);
+    expect(flushMillis).toBeLessThan(flushTimeoutMillis);
+    expect((await storedSequence(prefix)).seqs).toContain(2);
   });
 
   test('403 AccessDenied: reported once with the fix, data kept, uploads resume by themselves', async () => {
