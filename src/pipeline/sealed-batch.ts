@@ -301,6 +301,7 @@ export class SealedBatch {
   /** queued → uploading: `controller` aborts the request if the batch is dropped meanwhile. */
   startUpload(controller: AbortController): boolean {
     if (!this.#move('queued', 'uploading')) return false;
+    this.#retryAt = 0;
     this.#attempts++;
     this.#blocked = false;
     if (this.#firstAttemptAt === 0) this.#firstAttemptAt = performance.now();
@@ -318,9 +319,12 @@ export class SealedBatch {
     if (this.#inFlight === controller) this.#inFlight = undefined;
   }
 
-  /** uploading → backing-off: `retry` runs after `delayMillis` unless the batch moves on first. */
+  /**
+   * uploading → backing-off: `retry` runs after `delayMillis` unless the batch moves on first.
+   * Also paging-in → backing-off: read back before the end of a wait it must keep.
+   */
   backOff(delayMillis: number, retry: () => void): boolean {
-    if (!this.#move('uploading', 'backing-off')) return false;
+    if (!this.#move(['uploading', 'paging-in'], 'backing-off')) return false;
     this.#retryAt = performance.now() + delayMillis;
     // Unref'd: a batch waiting to retry never keeps the process alive on its own.
     this.#retryTimer = setTimeout(() => {
@@ -331,9 +335,14 @@ export class SealedBatch {
     return true;
   }
 
-  /** When its next attempt is due (performance.now() time), while it backs off; else undefined. */
+  /**
+   * When its next attempt is due (performance.now() time) after its last failure, while it waits
+   * for it: backing off, or paged out meanwhile (a page-out stops the timer, not the wait).
+   */
   get retryAt(): number | undefined {
-    return this.#state === 'backing-off' ? this.#retryAt : undefined;
+    const waiting =
+      this.#state === 'backing-off' || this.#state === 'paged-out' || this.#state === 'paging-in';
+    return waiting && this.#retryAt > 0 ? this.#retryAt : undefined;
   }
 
   /**

@@ -72,6 +72,23 @@ export class Uploader {
     return retryAt !== undefined && retryAt > at && this.#keepingTime.has(batch);
   }
 
+  /**
+   * A batch read back from the spool: uploaded now, or, when it was paged out while it waited
+   * for the server's Retry-After (or at the configuration-fault pace), once that wait is over.
+   */
+  resume(batch: SealedBatch): void {
+    const retryAt = batch.retryAt;
+    const wait =
+      retryAt !== undefined && this.#keepingTime.has(batch) ? retryAt - performance.now() : 0;
+    if (wait > 0) {
+      batch.backOff(wait, () => {
+        if (batch.queue()) this.submit(batch);
+      });
+      return;
+    }
+    if (batch.queue()) this.submit(batch);
+  }
+
   /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
   clear(): void {
     this.#queue.clear();

@@ -307,7 +307,7 @@ export class SpoolKeeper implements Pager {
     }
     if (!batch.pagedIn(body)) return;
     this.#parts.budget.resize(batch, body.length);
-    if (batch.queue()) this.#parts.uploader.submit(batch);
+    this.#parts.uploader.resume(batch);
   }
 
   /** A read that may work later (EMFILE, EIO, the disk deadline): the batch waits on disk again. */

@@ -164,6 +164,35 @@ describe('SpoolKeeper', () => {
     expect(s3.stored.get('a.json')?.length).toBe(200);
   });
 
+  // Paged out under memory pressure while it waits out a server's Retry-After: read back, it
+  // must still wait, not be retried at once (a throttled server hammered by every page-in).
+  test("a paged-out batch read back keeps the server's Retry-After", async () => {
+    const s3 = new ScriptedS3().script([
+      { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+    ]);
+    const { keeper, prepared, budget, uploader } = await setup(s3, {
+      limit: 1_000,
+      retryEveryMillis: 60_000,
+    });
+    const batch = prepared('a', 200);
+    await keeper.persist(batch);
+    batch.queue();
+    uploader.submit(batch);
+    await waitFor(() => batch.state === 'backing-off', 2_000, 'the 503');
+    const failedAt = performance.now();
+    expect(budget.makeRoom(900)).toBe(true); // pages it out
+    expect(batch.state).toBe('paged-out');
+    keeper.pump();
+    await waitFor(
+      () => batch.state !== 'paged-out' && batch.state !== 'paging-in',
+      2_000,
+      'read back',
+    );
+    expect(await batch.settled).toBe('uploaded');
+    expect(s3.attempts).toHaveLength(2);
+    expect(performance.now() - failedAt).toBeGreaterThanOrEqual(900);
+  });
+
   test('restore() registers what an earlier run left, oldest first, and uploads it', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const first = await setup(s3);
