@@ -106,12 +106,20 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
 
 /**
  * A value as one line of text, as the Collector's ClickHouse exporter writes attribute values
- * (`AsString`): text as it is, anything else as JSON; '' for none.
+ * (`AsString`): text as it is, anything else as JSON; '' for none. A NaN or an infinity is
+ * `NaN`, `Infinity` or `-Infinity` (inside a list or map the JSON string), as the Parquet
+ * tables store it (src/parquet/attribute-text.ts): JSON would make it `null`, so a filter or a
+ * table would not find or show the same value in OTLP objects as in Parquet files.
  */
 export function valueText(v: PlainValue | undefined): string {
   if (v === undefined || v === null) return '';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  return JSON.stringify(v, nonFiniteAsText);
 }
+
+const nonFiniteAsText = (_key: string, x: unknown): unknown =>
+  typeof x === 'number' && !Number.isFinite(x) ? String(x) : x;
 
 /** A resource's `service.name` as text ('' when it has none), as the rows' `service` gives it. */
 export function serviceOf(resource: Record<string, PlainValue>): string {
