@@ -1,4 +1,5 @@
 import type { LineWriter } from './output.js';
+import { textCells } from './terminal-text.js';
 
 export const formatInteger = (n: number) => n.toLocaleString('en-US');
 
@@ -14,8 +15,9 @@ export function csvField(value: string): string {
 export function alignRow(cells: string[], widths: number[], rightAligned: ReadonlySet<number>) {
   return cells
     .map((cell, i) => {
-      const width = widths[i] ?? 0;
-      return rightAligned.has(i) ? cell.padStart(width) : cell.padEnd(width);
+      // Padded to the cells a terminal shows, not to the length: wide characters take two.
+      const pad = ' '.repeat(Math.max((widths[i] ?? 0) - textCells(cell), 0));
+      return rightAligned.has(i) ? pad + cell : cell + pad;
     })
     .join('   ')
     .trimEnd();
@@ -25,7 +27,7 @@ export function columnWidths(rows: string[][], start: number[] = []): number[] {
   const widths = [...start];
   for (const row of rows) {
     row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+      widths[i] = Math.max(widths[i] ?? 0, textCells(cell));
     });
   }
   return widths;
