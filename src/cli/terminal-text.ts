@@ -1,3 +1,5 @@
+import stringWidth from 'string-width';
+
 /**
  * Characters a terminal obeys instead of showing: C0 controls (ESC starts the sequences that
  * move the cursor, recolour or retitle the window), DEL, C1 controls (U+009B is a one-character
@@ -37,22 +39,12 @@ export function jsonLine(value: object): string {
 }
 
 /**
- * Characters a terminal shows in two cells: the East Asian Wide and Fullwidth blocks (Hangul
- * Jamo, CJK, kana, Hangul syllables, fullwidth forms) and the pictographs and emoji.
- */
-const WIDE =
-  /[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6\u{1f000}-\u{1faff}\u{20000}-\u{3fffd}]/u;
-/** Characters drawn in the cell of the one before them: combining marks, joiners. */
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\u200b-\u200d\u2060\ufeff]/u;
-
-/**
  * The cells `text` takes on a terminal, which its length (UTF-16 units) is not: a CJK character
- * takes two, a combining accent none. What columns are padded by, so they line up.
+ * takes two, a combining accent none. What columns are padded by, so they line up. string-width
+ * (the version cli-progress already brings) knows the wide and zero-width characters.
  */
 export function textCells(text: string): number {
   // ASCII, the usual case, is one cell a character.
   if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  let n = 0;
-  for (const c of text) n += ZERO_WIDTH.test(c) ? 0 : WIDE.test(c) ? 2 : 1;
-  return n;
+  return stringWidth(text);
 }
