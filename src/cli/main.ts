@@ -470,10 +470,13 @@ ${EXIT_CODES_HELP}`,
       '--out-prefix <prefix>',
       'where the outputs go (the Parquet hour layout under it); default: --prefix',
     )
-    .option('--target-file-bytes <size>', 'output files are cut near this size (default 128MiB)')
+    .option(
+      '--target-file-bytes <size>',
+      'output files are cut near this size, 64KiB or more (default 128MiB)',
+    )
     .option(
       '--settle <duration>',
-      "how long after an hour's end it is compacted (default: the batch age + the flush deadline + 5m)",
+      "how long after an hour's end it is compacted, at most 7d (default: the batch age + the flush deadline + 5m)",
     )
     .option('--until <time>', 'only hours before this time, or this long ago (e.g. 2d); like --to')
     .addOption(
@@ -488,7 +491,7 @@ ${EXIT_CODES_HELP}`,
     )
     .option(
       '--shard <i/n>',
-      'only the hours whose number (hours since 1970) modulo n is i, e.g. 0/4',
+      'only the hours whose number (hours since 1970) modulo n is i, e.g. 0/4 (n from 1 to 10000)',
     )
     .option(
       '--single-writer',
