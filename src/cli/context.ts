@@ -42,6 +42,12 @@ export function readerOptions(ctx: CommandContext): ListMetricObjectsOptions {
   };
 }
 
+/** ` since 2026-11-30T04:00:00.000Z before …` after what was read, or nothing without a range. */
+export function rangeSuffix(settings: Settings): string {
+  const range = describeRange(settings);
+  return range === '' ? '' : ` ${range}`;
+}
+
 /** `since 2026-11-30T04:00:00.000Z until 2026-11-30T05:00:00.000Z`, for messages. */
 export function describeRange(settings: Settings): string {
   const parts: string[] = [];

@@ -1,6 +1,6 @@
 import { dataPointRows } from '../../signals/metrics/rows.js';
 import { POINT_FORMATS, type PointFormat } from '../choices.js';
-import { type CommandContext, finalNote } from '../context.js';
+import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, TABLE_HEADER, tableCells } from '../point-record.js';
@@ -49,7 +49,7 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
   // Nothing to read at all has been said already (exit code 5).
   if (rows > 0 || code === EXIT.nothingReadable) return code;
   if (filteredOut === 0) {
-    await finalNote(ctx, `no data points in ${ctx.settings.where} for this range`);
+    await finalNote(ctx, `no data points in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`);
   } else {
     await finalNote(ctx, noMatchNote(options.metric, filteredOut, others));
   }

@@ -1,7 +1,7 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../../layout/formats.js';
 import { ROW_FORMATS, type RowFormat } from '../choices.js';
-import { type CommandContext, finalNote } from '../context.js';
+import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { csvField, plural, TableWriter } from '../format.js';
 import { readObjects } from '../read-objects.js';
@@ -66,7 +66,10 @@ export async function printRows<Row extends object>(
   await table?.end();
   if (printed > 0 || code === EXIT.nothingReadable) return code;
   if (filteredOut === 0) {
-    await finalNote(ctx, `no ${command.noun}s in ${ctx.settings.where} for this range`);
+    await finalNote(
+      ctx,
+      `no ${command.noun}s in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`,
+    );
   } else {
     await finalNote(
       ctx,

@@ -2,7 +2,7 @@ import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
 import { type SpanRow, spanRows } from '../../signals/traces/rows.js';
 import { TRACE_FORMATS, type TraceFormat } from '../choices.js';
-import { type CommandContext, finalNote } from '../context.js';
+import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
 import { readObjects } from '../read-objects.js';
@@ -80,7 +80,7 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
     if (code !== EXIT.nothingReadable) {
       await finalNote(
         ctx,
-        `no span of trace ${options.traceId} in ${ctx.settings.where}${ctx.settings.from === undefined && ctx.settings.to === undefined ? '' : ' for this range'}`,
+        `no span of trace ${options.traceId} in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`,
       );
     }
     return code;
@@ -94,7 +94,7 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   if (orphans > 0) {
     await finalNote(
       ctx,
-      `${plural(orphans, 'span')} of this trace ${orphans === 1 ? 'has a parent' : 'have parents'} not found in this range: shown at the top level`,
+      `${plural(orphans, 'span')} of this trace ${orphans === 1 ? 'has a parent' : 'have parents'} not found${ctx.settings.from === undefined && ctx.settings.to === undefined ? '' : ' in this range'}: shown at the top level`,
     );
   }
   if (duplicates > 0) {
