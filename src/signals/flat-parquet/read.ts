@@ -58,6 +58,26 @@ export const int64Text = (v: unknown): string =>
 export const elements = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /**
+ * The elements of one row's parallel list columns (a span's `Events.Timestamp`, `Events.Name`,
+ * `Events.Attributes`), which this package writes with one element each per item (event). A
+ * file whose columns disagree is damaged or hostile: pairing them up by index would make values
+ * up ('' for a missing name) or drop some without a word, so it is refused.
+ */
+export function parallelElements<const C extends readonly string[]>(
+  row: Row,
+  columns: C,
+): { [K in keyof C]: unknown[] } {
+  const lists = columns.map((column) => elements(row[column]));
+  const lengths = lists.map((list) => list.length);
+  if (lengths.some((length) => length !== lengths[0])) {
+    throw new Error(
+      `Parquet list columns ${columns.join(', ')} hold ${lengths.join(', ')} elements in one row, not as many each`,
+    );
+  }
+  return lists as { [K in keyof C]: unknown[] };
+}
+
+/**
  * The rows of a stored Parquet object of the flat table `spec`, its pages decompressed within
  * `maxDecompressedBytes` in all; throws if it is not a file of that table's schema.
  */

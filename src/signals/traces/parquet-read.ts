@@ -1,5 +1,5 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
-import { elements, int64Text, type RowItem } from '../flat-parquet/read.js';
+import { int64Text, parallelElements, type RowItem } from '../flat-parquet/read.js';
 import { flatRowsRequest } from '../flat-rows-request.js';
 import { mapAttributes, type Row, text } from '../parquet-values.js';
 import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
@@ -22,6 +22,15 @@ export const spanRows = flatRowsRequest(
   { resources: 'resourceSpans', scopes: 'scopeSpans', items: 'spans' },
 );
 
+/** The columns of a span's events, and of its links: one element each per event (link). */
+const EVENT_COLUMNS = ['Events.Timestamp', 'Events.Name', 'Events.Attributes'] as const;
+const LINK_COLUMNS = [
+  'Links.TraceId',
+  'Links.SpanId',
+  'Links.TraceState',
+  'Links.Attributes',
+] as const;
+
 function span(row: Row): OtlpObject {
   const start = typeof row.Timestamp === 'bigint' ? row.Timestamp : 0n;
   const duration = typeof row.Duration === 'bigint' ? row.Duration : 0n;
@@ -40,26 +49,21 @@ function span(row: Row): OtlpObject {
   };
   if (text(row.ParentSpanId) !== '') span.parentSpanId = text(row.ParentSpanId);
   if (text(row.TraceState) !== '') span.traceState = text(row.TraceState);
-  const times = elements(row['Events.Timestamp']);
+  const [times, names, eventAttributes] = parallelElements(row, EVENT_COLUMNS);
   if (times.length > 0) {
-    const names = elements(row['Events.Name']);
-    const attrs = elements(row['Events.Attributes']);
     span.events = times.map((t, i) => ({
       timeUnixNano: int64Text(t),
       name: text(names[i]),
-      attributes: mapAttributes(attrs[i]),
+      attributes: mapAttributes(eventAttributes[i]),
     }));
   }
-  const traceIds = elements(row['Links.TraceId']);
+  const [traceIds, spanIds, states, linkAttributes] = parallelElements(row, LINK_COLUMNS);
   if (traceIds.length > 0) {
-    const spanIds = elements(row['Links.SpanId']);
-    const states = elements(row['Links.TraceState']);
-    const attrs = elements(row['Links.Attributes']);
     span.links = traceIds.map((t, i) => {
       const link: OtlpObject = {
         traceId: text(t),
         spanId: text(spanIds[i]),
-        attributes: mapAttributes(attrs[i]),
+        attributes: mapAttributes(linkAttributes[i]),
       };
       if (text(states[i]) !== '') link.traceState = text(states[i]);
       return link;
