@@ -4,7 +4,9 @@ import {
   type ParquetRow,
   parquetMetadata,
   parquetReadObjects,
+  parquetSchema,
   type SchemaElement,
+  type SchemaTree,
 } from 'hyparquet';
 import type { Compression } from '../layout/formats.js';
 import { type FlatRepeated, type LeafValues, readFlatColumns } from './flat-columns.js';
@@ -76,7 +78,7 @@ export function schemaMetadata(
       found,
     );
   }
-  const differs = schemaDifference(metadata.schema, expected.schema);
+  const differs = schemaDifference(metadata.schema, expected.schema) ?? chunkDifference(metadata);
   if (differs !== undefined) {
     throw new Error(
       `not an otel-s3-exporter Parquet file of schema version ${expected.version}: ${differs}`,
@@ -118,6 +120,42 @@ function schemaDifference(
     }
   }
   if (found[0]?.num_children !== expected[0]?.num_children) return 'another number of columns';
+  return undefined;
+}
+
+/** Each leaf column's path and physical type, in the schema's order (the writer's order of chunks). */
+function leafColumns(metadata: FileMetaData): { path: string; type: string | undefined }[] {
+  const leaves: { path: string; type: string | undefined }[] = [];
+  const walk = (node: SchemaTree, path: readonly string[]): void => {
+    if (node.children.length === 0)
+      leaves.push({ path: JSON.stringify(path), type: node.element.type });
+    for (const child of node.children) walk(child, [...path, child.element.name]);
+  };
+  for (const child of parquetSchema(metadata).children) walk(child, [child.element.name]);
+  return leaves;
+}
+
+/**
+ * The first column chunk of a row group that is not the schema's leaf column at its place, of
+ * its type, if any. hyparquet decodes a chunk by the type its own footer entry claims, and
+ * gives a row nothing for a column no chunk is for: a footer whose chunks are not the schema's
+ * would be read as rows with times, durations or names made up.
+ */
+function chunkDifference(metadata: FileMetaData): string | undefined {
+  const leaves = leafColumns(metadata);
+  for (const [g, group] of metadata.row_groups.entries()) {
+    if (group.columns.length !== leaves.length) {
+      return `row group ${g} has ${group.columns.length} column chunks, not ${leaves.length}`;
+    }
+    for (const [i, chunk] of group.columns.entries()) {
+      const leaf = leaves[i] as { path: string; type: string | undefined };
+      const meta = chunk.meta_data;
+      const path = meta === undefined ? undefined : JSON.stringify(meta.path_in_schema);
+      if (path !== leaf.path || meta?.type !== leaf.type) {
+        return `row group ${g}'s column chunk ${i} is ${path ?? 'without metadata'} of ${meta?.type ?? 'no type'}, not ${leaf.path} of ${leaf.type}`;
+      }
+    }
+  }
   return undefined;
 }
 

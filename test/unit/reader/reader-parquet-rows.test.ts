@@ -1,11 +1,19 @@
 import { join } from 'node:path';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import {
+  type ColumnChunk,
+  type FileMetaData,
+  parquetMetadata,
+  parquetReadObjects,
+} from 'hyparquet';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
-import { readSpans, type UnreadableObject } from '../../../src/reader.js';
+import { readLogRecords, readSpans, type UnreadableObject } from '../../../src/reader.js';
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
+import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
+import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { withFooter } from '../../support/hostile-parquet.js';
 import { collect, writeAtKey } from '../../support/reader-fixtures.js';
 import { type RecordedTrace, recordTrace, signalKeyAt } from '../../support/signal-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -38,14 +46,20 @@ async function spansFile() {
   return { metadata, rows };
 }
 
+/** The recorded log records as the exporter stores them. */
+async function logsFile(): Promise<Uint8Array> {
+  const builders = logColumnBuilders();
+  builders.append(recorded.logs, newTally(false));
+  return new Uint8Array(await flatEncoder(LOG_RECORDS)(builders.seal(), { compression: 'none' }));
+}
+
 /** The spans of a file at its own key, read by readSpans: the spans, and what it refused. */
-async function readSpansFile(name: string, file: Uint8Array) {
+async function readSpansFile(name: string, file: Uint8Array, signal: 'traces' | 'logs' = 'traces') {
   const root = join(dir, name);
-  await writeAtKey(root, signalKeyAt('traces', 'parquet', 'p', READER_T0, '.parquet'), file);
+  await writeAtKey(root, signalKeyAt(signal, 'parquet', 'p', READER_T0, '.parquet'), file);
   const problems: UnreadableObject[] = [];
-  const objects = await collect(
-    readSpans({ dir: root, prefix: 'p', onError: (p) => problems.push(p) }),
-  );
+  const read = signal === 'traces' ? readSpans : readLogRecords;
+  const objects = await collect(read({ dir: root, prefix: 'p', onError: (p) => problems.push(p) }));
   return { objects, problems };
 }
 
@@ -105,3 +119,88 @@ describe("a span's parallel list columns that disagree are refused, not paired u
     });
   }
 });
+
+/** The column chunk of `column` in the footer's first row group. */
+function chunkOf(metadata: FileMetaData, column: string): ColumnChunk {
+  const chunk = metadata.row_groups[0]?.columns.find(
+    (c) => c.meta_data?.path_in_schema.join('.') === column,
+  );
+  if (chunk?.meta_data === undefined) throw new Error(`no column chunk ${column}`);
+  return chunk;
+}
+
+describe("a footer whose column chunks are not the schema's columns is refused", () => {
+  // hyparquet decodes a chunk by the type its footer entry claims, and gives a row no value of a
+  // column no chunk is for: each of these was read as rows with times, durations or names made up.
+  const cases: {
+    name: string;
+    signal: 'traces' | 'logs';
+    edit: (metadata: FileMetaData) => void;
+  }[] = [
+    {
+      name: 'a chunk of Duration claiming INT32 values',
+      signal: 'traces',
+      edit: (m) => {
+        (chunkOf(m, 'Duration').meta_data as { type: string }).type = 'INT32';
+      },
+    },
+    {
+      name: 'a chunk of Timestamp claiming INT32 values',
+      signal: 'traces',
+      edit: (m) => {
+        (chunkOf(m, 'Timestamp').meta_data as { type: string }).type = 'INT32';
+      },
+    },
+    {
+      name: 'no chunk of SpanName',
+      signal: 'traces',
+      edit: (m) => {
+        const group = m.row_groups[0] as { columns: ColumnChunk[] };
+        group.columns = group.columns.filter((c) => c !== chunkOf(m, 'SpanName'));
+      },
+    },
+    {
+      name: "SpanName's chunk claiming to be StatusMessage's",
+      signal: 'traces',
+      edit: (m) => {
+        (chunkOf(m, 'SpanName').meta_data as { path_in_schema: string[] }).path_in_schema = [
+          'StatusMessage',
+        ];
+      },
+    },
+    {
+      name: 'no chunk of Body in a file of log records',
+      signal: 'logs',
+      edit: (m) => {
+        const group = m.row_groups[0] as { columns: ColumnChunk[] };
+        group.columns = group.columns.filter((c) => c !== chunkOf(m, 'Body'));
+      },
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, async () => {
+      const file =
+        c.signal === 'traces'
+          ? new Uint8Array(await flatEncoder(SPANS)(await sealedSpans(), { compression: 'none' }))
+          : await logsFile();
+      // Unchanged, the file reads.
+      expect(
+        (await readSpansFile(`${c.name.replaceAll(/\W/g, '-')}-same`, file, c.signal)).objects,
+      ).toHaveLength(1);
+      const { objects, problems } = await readSpansFile(
+        c.name.replaceAll(/\W/g, '-'),
+        withFooter(file, c.edit),
+        c.signal,
+      );
+      expect(objects).toEqual([]);
+      expect(problems.map((p) => p.stage)).toEqual(['decode']);
+      expect(problems[0]?.error.message).toContain('column chunk');
+    });
+  }
+});
+
+async function sealedSpans() {
+  const builders = spanColumnBuilders();
+  builders.append(recorded.spans, newTally(false));
+  return builders.seal();
+}
