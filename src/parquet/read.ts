@@ -238,12 +238,16 @@ function budgeted(decompression: PageDecompression) {
   let left = budget;
   const within =
     (compression: Exclude<Compression, 'none'>) => (input: Uint8Array, outputLength: number) => {
-      // zlib takes no limit below 1 byte; an empty page still decompresses to nothing.
-      const out = decompression.decompress(
-        compression,
-        input,
-        Math.max(1, Math.min(outputLength, left)),
-      );
+      // Bounded by the read's budget, not by the page's header: a page that decompresses to more
+      // than its header says is damaged, and refusing it as over the limit would name the
+      // header's size as the limit, and a limit to raise that raising does not help. zlib takes
+      // no limit below 1 byte; an empty page still decompresses to nothing.
+      const out = decompression.decompress(compression, input, Math.max(1, left));
+      if (out.length > outputLength) {
+        throw new Error(
+          `a Parquet page that decompresses to more than the ${outputLength} bytes its header says`,
+        );
+      }
       left -= out.length;
       return out;
     };

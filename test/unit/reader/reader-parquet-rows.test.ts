@@ -19,6 +19,7 @@ import { type RecordedTrace, recordTrace, signalKeyAt } from '../../support/sign
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 import { v1File } from '../../support/v1-pages.js';
+import { zstdCompress } from '../../support/zstd.js';
 
 /**
  * Parquet files of this package's schema whose pages are sound but whose rows no exporter
@@ -204,3 +205,49 @@ async function sealedSpans() {
   builders.append(recorded.spans, newTally(false));
   return builders.seal();
 }
+
+/**
+ * `file` with the uncompressed size in the header of the first page of `column` halved, in
+ * place: the thrift compact header starts with its type (0x15, a byte) and that size (0x15, a
+ * zigzag varint), rewritten in as many bytes.
+ */
+function withPageSizeHalved(file: Uint8Array, column: string): { file: Uint8Array; size: number } {
+  const meta = chunkOf(parquetMetadata(file.slice().buffer), column).meta_data;
+  const at = Number(meta?.dictionary_page_offset ?? meta?.data_page_offset) + 3;
+  expect(file[at - 1]).toBe(0x15);
+  const out = file.slice();
+  let zigzag = 0;
+  let end = at;
+  for (let shift = 0; ; shift += 7) {
+    const b = out[end++] as number;
+    zigzag += (b & 0x7f) * 2 ** shift;
+    if ((b & 0x80) === 0) break;
+  }
+  const size = Math.max(Math.floor(zigzag / 4), 2 ** (7 * (end - at - 1) - 1));
+  let v = size * 2;
+  for (let i = at; i < end; i++, v = Math.floor(v / 128)) {
+    out[i] = (v & 0x7f) | (i < end - 1 ? 0x80 : 0);
+  }
+  return { file: out, size };
+}
+
+test('a zstd page that decompresses to more than its header says is refused as such, not as over a limit', async () => {
+  const file = new Uint8Array(
+    await flatEncoder(SPANS)(await sealedSpans(), {
+      compression: 'zstd',
+      compressPage: (page: Uint8Array) => zstdCompress(page),
+    }),
+  );
+  expect((await readSpansFile('zstd-page-same', file)).objects).toHaveLength(1);
+  const lying = withPageSizeHalved(file, 'SpanName');
+  const { objects, problems } = await readSpansFile('zstd-page-lying', lying.file);
+  expect(objects).toEqual([]);
+  // Not "over the maxDecompressedBytes limit of N B": the read's limit is 64 MiB, and raising
+  // it would not make the page read.
+  expect(problems.map((p) => [p.stage, p.error.message.replace(/^.*: /, '')])).toEqual([
+    [
+      'decode',
+      `a Parquet page that decompresses to more than the ${lying.size} bytes its header says`,
+    ],
+  ]);
+});
