@@ -289,10 +289,19 @@ function runsFit(bytes: Uint8Array, at: number, width: number, limit: number): b
   return true;
 }
 
-/** Throws unless the file's row count is its row groups' (hyparquet reads as many as it says). */
+/**
+ * Throws unless the file's row count is its row groups' (hyparquet reads as many as it says),
+ * none of them negative: checkPages skips a row group of no rows (or fewer), and one of -3 rows
+ * would let the file's count pass with 3 rows of another group unread.
+ */
 function checkRowCount(metadata: FileMetaData): void {
   let rows = 0n;
-  for (const group of metadata.row_groups) rows += BigInt(group.num_rows);
+  for (const group of metadata.row_groups) {
+    if (BigInt(group.num_rows) < 0n) {
+      throw new PageBoundsError(`a Parquet row group of ${group.num_rows} rows`);
+    }
+    rows += BigInt(group.num_rows);
+  }
   if (rows !== BigInt(metadata.num_rows)) {
     throw new PageBoundsError(
       `Parquet footer says ${metadata.num_rows} rows, its row groups ${rows}`,

@@ -4,6 +4,7 @@ import {
   type FileMetaData,
   parquetMetadata,
   parquetReadObjects,
+  type RowGroup,
 } from 'hyparquet';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
@@ -250,4 +251,40 @@ test('a zstd page that decompresses to more than its header says is refused as s
       `a Parquet page that decompresses to more than the ${lying.size} bytes its header says`,
     ],
   ]);
+});
+
+describe('a row group of a negative number of rows is refused, not read short or long', () => {
+  // The file's count is its row groups' (6 - 3 = 3), which alone passed: the row group of -3
+  // rows was never checked, and the 6 spans were read as 3 (or 6 of a file of 3).
+  const lies: { name: string; edit: (metadata: FileMetaData) => void }[] = [
+    {
+      name: 'before the real one',
+      edit: (m) => {
+        m.row_groups.unshift({ ...(m.row_groups[0] as RowGroup), num_rows: -3n });
+        m.num_rows = 3n;
+      },
+    },
+    {
+      name: 'after the real one',
+      edit: (m) => {
+        m.row_groups.push({ ...(m.row_groups[0] as RowGroup), num_rows: -3n });
+        m.num_rows = 3n;
+      },
+    },
+  ];
+  for (const lie of lies) {
+    test(lie.name, async () => {
+      const file = new Uint8Array(
+        await flatEncoder(SPANS)(await sealedSpans(), { compression: 'none' }),
+      );
+      const { objects, problems } = await readSpansFile(
+        `negative-rows-${lie.name.replaceAll(' ', '-')}`,
+        withFooter(file, lie.edit),
+      );
+      expect(objects).toEqual([]);
+      expect(problems.map((p) => [p.stage, p.error.message.replace(/^.*: /, '')])).toEqual([
+        ['decode', 'a Parquet row group of -3 rows'],
+      ]);
+    });
+  }
 });
