@@ -14,6 +14,7 @@ import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
 import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import { runCliInProcess } from '../../support/cli-child.js';
 import { withFooter } from '../../support/hostile-parquet.js';
 import { collect, writeAtKey } from '../../support/reader-fixtures.js';
 import { type RecordedTrace, recordTrace, signalKeyAt } from '../../support/signal-fixtures.js';
@@ -286,5 +287,36 @@ describe('a row group of a negative number of rows is refused, not read short or
         ['decode', 'a Parquet row group of -3 rows'],
       ]);
     });
+  }
+});
+
+test('the CLI reports such files of spans unreadable and exits 1: spans, trace', async () => {
+  const { metadata, rows } = await spansFile();
+  const traceId = String(rows[0]?.TraceId);
+  const unequal = rows.map((r) => ({ ...r }));
+  (unequal[0] as Record<string, unknown>)['Events.Name'] = [];
+  const root = join(dir, 'cli');
+  const good = new Uint8Array(
+    await flatEncoder(SPANS)(await sealedSpans(), { compression: 'none' }),
+  );
+  const files = [
+    v1File(metadata.schema, metadata.key_value_metadata ?? [], unequal),
+    withFooter(good, (m) => {
+      (chunkOf(m, 'Duration').meta_data as { type: string }).type = 'INT32';
+    }),
+    good,
+  ];
+  for (const file of files) {
+    await writeAtKey(root, signalKeyAt('traces', 'parquet', 'p', READER_T0, '.parquet'), file);
+  }
+  for (const args of [
+    ['spans', '--format', 'jsonl'],
+    ['trace', traceId],
+  ]) {
+    const run = await runCliInProcess([...args, '--dir', root, '--prefix', 'p'], { cwd: root });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain('Events.Timestamp, Events.Name, Events.Attributes hold 1, 0, 1');
+    expect(run.stderr).toContain('column chunk');
+    expect(run.stdout).toContain('add item');
   }
 });
