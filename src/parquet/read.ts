@@ -143,6 +143,7 @@ function leafColumns(metadata: FileMetaData): { path: string; type: string | und
  */
 function chunkDifference(metadata: FileMetaData): string | undefined {
   const leaves = leafColumns(metadata);
+  const ranges: { start: number; end: number; name: string }[] = [];
   for (const [g, group] of metadata.row_groups.entries()) {
     if (group.columns.length !== leaves.length) {
       return `row group ${g} has ${group.columns.length} column chunks, not ${leaves.length}`;
@@ -151,9 +152,30 @@ function chunkDifference(metadata: FileMetaData): string | undefined {
       const leaf = leaves[i] as { path: string; type: string | undefined };
       const meta = chunk.meta_data;
       const path = meta === undefined ? undefined : JSON.stringify(meta.path_in_schema);
-      if (path !== leaf.path || meta?.type !== leaf.type) {
+      if (meta === undefined || path !== leaf.path || meta.type !== leaf.type) {
         return `row group ${g}'s column chunk ${i} is ${path ?? 'without metadata'} of ${meta?.type ?? 'no type'}, not ${leaf.path} of ${leaf.type}`;
       }
+      // Where hyparquet starts reading the chunk (page-bounds.ts, checkPages, reads it the same).
+      const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
+      const end = start + Number(meta.total_compressed_size);
+      // A chunk of no bytes shares none.
+      if (end > start) ranges.push({ start, end, name: path });
+    }
+  }
+  return overlap(ranges);
+}
+
+/**
+ * Two column chunks whose stored bytes overlap, if any: a writer stores each chunk once, one
+ * after another, and a chunk pointing into another's bytes would be read as that column's
+ * values (a span's name read from its kind's).
+ */
+function overlap(ranges: { start: number; end: number; name: string }[]): string | undefined {
+  ranges.sort((a, b) => a.start - b.start);
+  for (let i = 1; i < ranges.length; i++) {
+    const [before, after] = [ranges[i - 1], ranges[i]] as [(typeof ranges)[0], (typeof ranges)[0]];
+    if (after.start < before.end) {
+      return `column chunks ${before.name} and ${after.name} overlap in the file`;
     }
   }
   return undefined;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import {
   type ColumnChunk,
+  type ColumnMetaData,
   type FileMetaData,
   parquetMetadata,
   parquetReadObjects,
@@ -172,6 +173,17 @@ describe("a footer whose column chunks are not the schema's columns is refused",
       },
     },
     {
+      name: "SpanName's chunk pointing at SpanKind's bytes",
+      signal: 'traces',
+      edit: (m) => {
+        const name = chunkOf(m, 'SpanName').meta_data as ColumnMetaData;
+        const kind = chunkOf(m, 'SpanKind').meta_data as ColumnMetaData;
+        name.data_page_offset = kind.data_page_offset;
+        name.dictionary_page_offset = kind.dictionary_page_offset;
+        name.total_compressed_size = kind.total_compressed_size;
+      },
+    },
+    {
       name: 'no chunk of Body in a file of log records',
       signal: 'logs',
       edit: (m) => {
@@ -256,19 +268,28 @@ test('a zstd page that decompresses to more than its header says is refused as s
 
 describe('a row group of a negative number of rows is refused, not read short or long', () => {
   // The file's count is its row groups' (6 - 3 = 3), which alone passed: the row group of -3
-  // rows was never checked, and the 6 spans were read as 3 (or 6 of a file of 3).
+  // rows (its chunks empty) was never checked, and the 6 spans were read as 3 (or 6 of a
+  // file of 3).
+  const bogus = (m: FileMetaData): RowGroup => {
+    const real = m.row_groups[0] as RowGroup;
+    const columns = real.columns.map((c) => ({
+      ...c,
+      meta_data: { ...(c.meta_data as ColumnMetaData), total_compressed_size: 0n },
+    }));
+    return { ...real, columns, num_rows: -3n };
+  };
   const lies: { name: string; edit: (metadata: FileMetaData) => void }[] = [
     {
       name: 'before the real one',
       edit: (m) => {
-        m.row_groups.unshift({ ...(m.row_groups[0] as RowGroup), num_rows: -3n });
+        m.row_groups.unshift(bogus(m));
         m.num_rows = 3n;
       },
     },
     {
       name: 'after the real one',
       edit: (m) => {
-        m.row_groups.push({ ...(m.row_groups[0] as RowGroup), num_rows: -3n });
+        m.row_groups.push(bogus(m));
         m.num_rows = 3n;
       },
     },
