@@ -120,7 +120,11 @@ async function merge(
     if (bad.has(object.key)) continue;
     if (file !== undefined && file.rows > 0) {
       const projected = file.encodedBytes + file.bufferedRows * rowBytes();
-      if (projected + compactedBytes(object) > o.targetBytes) {
+      // A file projected below half the target is not cut, even before an input that takes it
+      // past the target: cut, it would be a small output beside the one the last file may be,
+      // and the next run would merge them again (at most one small output a run, plan.ts).
+      const full = projected >= o.targetBytes * FULL_OUTPUT_FRACTION;
+      if (full && projected + compactedBytes(object) > o.targetBytes) {
         const kept = await finish(file, true);
         file = undefined;
         if (!kept) {

@@ -58,6 +58,31 @@ describe('compactMetrics on a directory', () => {
     expect(sorted(await duckdbPointTexts(dir))).toEqual(pointsOf(batches));
   });
 
+  test('late data with a file too large to join the small output: still at most one small output', async () => {
+    const target = 64 * 1024;
+    const sizes = async () =>
+      Promise.all((await outputs()).map(async (k) => (await readFile(join(dir, k))).length));
+    const early = [batchAt('svc-0', at(0, 1), 400, 1)];
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, early);
+    await compactHour({ targetFileBytes: target });
+    expect(await sizes()).toHaveLength(1);
+    // Late: an exporter file that the output cannot take without passing the target (12,000
+    // series: about 78 KB), then a small one. The small output used to be cut off alone in
+    // front of the large file (written again as it was), and the small late file after it was
+    // a second small output, merged again by the next run.
+    const late = [batchAt('svc-1', at(0, 11), 12000, 2), batchAt('svc-2', at(0, 12), 400, 3)];
+    for (const batch of late) await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batch]);
+    await compactHour({ targetFileBytes: target });
+    const after = await sizes();
+    expect(
+      after.filter((size) => size < target / 2).length,
+      `outputs ${after}`,
+    ).toBeLessThanOrEqual(1);
+    const again = await compactHour({ targetFileBytes: target });
+    expect(again.partitions.map((p) => [p.written.length, p.deleted])).toEqual([]);
+    expect(sorted(await duckdbPointTexts(dir))).toEqual(pointsOf([...early, ...late]));
+  });
+
   test('a file is one sorted run: runs spilled past runBytes are merged (series whole, in time order)', async () => {
     // Three services, four times each: inputs come in the reverse order of services and times,
     // so every run holds rows that sort after rows of later runs.
