@@ -111,6 +111,9 @@ async function merge(
     encodedRows += rows;
     encodedBytes += bytes.length;
     if (cut && guessed && bytes.length < o.targetBytes * FULL_OUTPUT_FRACTION) return false;
+    // One earlier output alone (the late files beside it could not be read) would be written
+    // again as it is and replace itself: it is left as it is, and the run writes nothing.
+    if (members.length === 1 && outputs.has(members[0]?.object.key ?? '')) return true;
     await o.onFile({ bytes, rows, inputs: members, superseded, replaces });
     return true;
   };

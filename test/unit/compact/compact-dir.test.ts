@@ -83,6 +83,22 @@ describe('compactMetrics on a directory', () => {
     expect(sorted(await duckdbPointTexts(dir))).toEqual(pointsOf([...early, ...late]));
   });
 
+  test('a late file that cannot be read: the small output is left as it is, not written again', async () => {
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('api', at(0, 1), 300, 1)]);
+    await compactHour({ targetFileBytes: 64 * 1024 });
+    const [output] = await outputs();
+    const before = await keysIn(dir);
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('web', at(0, 2), 300, 2)]);
+    const late = (await keysIn(dir)).find((k) => !before.includes(k)) as string;
+    await writeFile(join(dir, late), 'not Parquet');
+    const report = await compactHour({ targetFileBytes: 64 * 1024 });
+    const [partition] = report.partitions;
+    expect(partition?.skipped.map((s) => s.key)).toEqual([late]);
+    // The output alone would be written again as it is, replacing itself: nothing to write.
+    expect(partition?.written).toEqual([]);
+    expect(await outputs()).toEqual([output]);
+  });
+
   test('a file is one sorted run: runs spilled past runBytes are merged (series whole, in time order)', async () => {
     // Three services, four times each: inputs come in the reverse order of services and times,
     // so every run holds rows that sort after rows of later runs.
