@@ -24,14 +24,15 @@ export async function* inRange(
   const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
   const listed = inLayout(source, range, signal, stats);
   const onReplaced = () => stats.objectsReplaced++;
-  for await (const { key, size, parsed } of withoutReplaced(listed, source, signal, onReplaced)) {
+  for await (const object of withoutReplaced(listed, source, signal, onReplaced)) {
+    const { key, size, parsed, footerError } = object;
     const time = parsed.sealedAt.getTime();
     // A compaction output holds objects sealed from its hour's start to its own time.
     const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
     if (time < from || start >= to) continue;
     stats.objects++;
     stats.bytes += size;
-    yield {
+    const info: ObjectInfo = {
       key,
       signal: parsed.signal,
       time: parsed.sealedAt,
@@ -39,7 +40,26 @@ export async function* inRange(
       encoding: parsed.encoding,
       attributes: parsed.attributes,
     };
+    if (footerError !== undefined) footerErrors.set(info, footerError);
+    yield info;
   }
+}
+
+/** Outputs whose footer could not be read while listing (ListedObject.footerError). */
+const footerErrors = new WeakMap<ObjectInfo, Error>();
+
+/**
+ * Why a listed compaction output must not be read: its footer could not be read when its hour
+ * was listed, so the objects it replaces were not skipped. Read now, it would count them twice.
+ */
+export function unreadOutputError(info: ObjectInfo): Error | undefined {
+  const cause = footerErrors.get(info);
+  if (cause === undefined) return undefined;
+  return new Error(
+    `its footer could not be read when it was listed (${cause.message}), so the objects it ` +
+      'replaces were read instead: read again for exact counts',
+    { cause },
+  );
 }
 
 /** The listed keys in the layout, from the hour that holds the range's start. */

@@ -3,7 +3,7 @@ import { zstdEngine } from '../compression/zstd-engine.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError, readFailure } from './errors.js';
-import { inRange, type LayoutSample, sampleLayout } from './in-range.js';
+import { inRange, type LayoutSample, sampleLayout, unreadOutputError } from './in-range.js';
 import type {
   MetricObject,
   MetricStream,
@@ -211,12 +211,20 @@ export function readObjectsOf(
         if (next.done === true) listed = true;
         else {
           const info = next.value;
-          const refused = inParts(info) ? undefined : refuseUnread(info, limits);
-          const bytes = inParts(info)
-            ? Promise.resolve(IN_PARTS)
-            : refused === undefined
-              ? fetchObject(source, info, signal, limits.maxObjectBytes)
-              : Promise.resolve(refused);
+          const unread = unreadOutputError(info);
+          const refused =
+            unread !== undefined
+              ? { ...info, stage: 'fetch' as const, error: unread }
+              : inParts(info)
+                ? undefined
+                : refuseUnread(info, limits);
+          // An output read as well as the inputs its unread footer lists would count twice.
+          const bytes =
+            refused !== undefined
+              ? Promise.resolve(refused)
+              : inParts(info)
+                ? Promise.resolve(IN_PARTS)
+                : fetchObject(source, info, signal, limits.maxObjectBytes);
           window.push({ info, bytes });
         }
       }

@@ -23,14 +23,20 @@ export interface ListedObject {
   key: string;
   size: number;
   parsed: MetricKey;
+  /**
+   * Set on a compaction output whose footer could not be read when its hour was listed: what it
+   * replaces is unknown, so its inputs were yielded, and the output must not be read as well.
+   */
+  footerError?: Error;
 }
 
 const HOUR = 3_600_000;
 
 /**
  * The listed objects without those a compaction output among them replaces, in listing order.
- * An output whose footer cannot be read replaces nothing (reading it reports the problem later);
- * access errors end the listing. `onReplaced` counts what is skipped.
+ * An output whose footer cannot be read replaces nothing, and is marked (footerError): a later
+ * read of it may succeed (a 503 that passed), and would count its points a second time beside
+ * its inputs. Access errors end the listing. `onReplaced` counts what is skipped.
  */
 export async function* withoutReplaced(
   listed: AsyncIterable<ListedObject>,
@@ -60,7 +66,9 @@ export async function* withoutReplaced(
     for (const object of fresh) {
       if (object.parsed.compacted !== true) continue;
       outputs.add(object.key);
-      for (const key of await replacesOf(source, object, signal)) replaced.add(key);
+      const keys = await replacesOf(source, object, signal);
+      if (keys instanceof Error) object.footerError = keys;
+      else for (const key of keys) replaced.add(key);
     }
     for (const object of fresh) {
       if (replaced.has(object.key)) onReplaced(object);
@@ -69,12 +77,12 @@ export async function* withoutReplaced(
   }
 }
 
-/** The keys an output replaces, from its footer; none when the footer cannot be read. */
+/** The keys an output replaces, from its footer; why not when the footer cannot be read. */
 async function replacesOf(
   source: ObjectSource,
   object: ListedObject,
   signal: AbortSignal,
-): Promise<string[]> {
+): Promise<string[] | Error> {
   try {
     const parts = await openStoredParquet(
       source,
@@ -91,7 +99,7 @@ async function replacesOf(
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();
-    return [];
+    return error instanceof Error ? error : new Error(String(error));
   }
 }
 

@@ -118,4 +118,36 @@ describeS3('a read while a compaction replaces the hour it reads', () => {
     ]);
     expect(after).toBe(pointsOf(batches).length);
   });
+  test('readMetrics: an output whose footer read failed (503s) is not read after its kept inputs: every point once, the output named', async () => {
+    const prefix = `f${++prefixSeq}-${Date.now().toString(36)}`;
+    // OTLP inputs, kept by the compaction: the output replaces them for good.
+    await exportBatches({ bucket, prefix, format: 'otlp-json' }, connection(), batches);
+    await compactMetrics(compactOptions(connection(), { bucket, prefix, fromMillis: HOUR }));
+    const [output] = (await listing(client, bucket, `${prefix}/`))
+      .map((o) => o.key)
+      .filter((key) => key.endsWith('.compacted.parquet'));
+    // The footer's GET and the SDK's two retries answered 503; the next GET of it would pass.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      proxy.once((r) => r.method === 'GET' && r.key === output, {
+        kind: 'status',
+        status: 503,
+        code: 'SlowDown',
+      });
+    }
+    const problems: UnreadableObject[] = [];
+    const stream = readMetrics({
+      bucket,
+      ...connection(),
+      endpoint: proxy.endpoint,
+      prefix,
+      partitionTime: 'data',
+      onError: (p) => problems.push(p),
+    });
+    let points = 0;
+    for await (const object of stream) points += dataPointRows(object.request).length;
+    // Was twice the points: the inputs (the footer's list unknown) and then the output.
+    expect(points).toBe(pointsOf(batches).length);
+    expect(problems.map((p) => [p.key, p.stage])).toEqual([[output, 'fetch']]);
+    expect(problems[0]?.error.message).toMatch(/read again for exact counts/);
+  });
 });
