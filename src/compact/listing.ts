@@ -3,7 +3,8 @@ import { isPastRange, type KeyRange } from '../layout/listing-range.js';
 import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.js';
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
-import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
+import { openParquetParts } from '../reader/parquet-parts.js';
+import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';
 import { skipRecordKey } from './bookkeeping.js';
 import type { CompactionSettings } from './options.js';
@@ -220,15 +221,28 @@ async function outputInfo(
   settings: CompactionSettings,
   signal: AbortSignal,
 ): Promise<OutputInfo | BadOutput> {
+  // A footer that was not fetched (a 503, say) is no sign of a bad output: the next GET may
+  // pass, and then it replaces what it lists. Told apart from a footer that was read and is bad.
+  const ranges = objectRanges(source, object.key, object.size, signal);
+  let unfetched = false;
+  const watched = {
+    byteLength: ranges.byteLength,
+    read: (start: number, end: number) =>
+      ranges.read(start, end).catch((error: unknown) => {
+        unfetched = true;
+        throw error;
+      }),
+  };
   try {
-    const parts = await openStoredParquet(source, object, settings.limits, settings.signal, signal);
+    const parts = await openParquetParts(watched, settings.limits, settings.signal);
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     if (text === undefined) throw new Error(`no ${REPLACES_KEY} in its metadata`);
     return { ...object, rows: parts.rows, replaces: decodeReplaces(text) };
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();
-    return { ...object, reason: error instanceof Error ? error.message : String(error) };
+    const reason = error instanceof Error ? error.message : String(error);
+    return unfetched ? { ...object, reason, unfetched } : { ...object, reason };
   }
 }
 

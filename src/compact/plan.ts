@@ -16,6 +16,11 @@ export interface OutputInfo extends ListedObject {
 /** An output whose footer cannot be trusted: it replaces nothing and is never deleted. */
 export interface BadOutput extends ListedObject {
   reason: string;
+  /**
+   * Its footer could not be fetched (not: was read and is bad). What it replaces is unknown, and
+   * may be the hour's other objects: nothing is merged in its hour until it is read.
+   */
+  unfetched?: boolean;
 }
 
 /** An object an earlier run could not read (the hour's skip record). */
@@ -100,7 +105,10 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
     if (skipped.get(input.key)?.size === input.size) knownBad.push(input);
     else raw.push(input);
   }
-  const merging = raw.length > 0 || small.length >= 2;
+  // Merged beside an output whose footer was not fetched, objects it holds would be in two
+  // outputs that neither replaces the other: every point of them twice, for good.
+  const unknown = objects.badOutputs.some((output) => output.unfetched === true);
+  const merging = !unknown && (raw.length > 0 || small.length >= 2);
   return {
     hour: objects.hour,
     merge: merging ? { outputs: small, inputs: raw } : { outputs: [], inputs: [] },

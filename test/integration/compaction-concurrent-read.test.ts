@@ -150,4 +150,33 @@ describeS3('a read while a compaction replaces the hour it reads', () => {
     expect(problems.map((p) => [p.key, p.stage])).toEqual([[output, 'fetch']]);
     expect(problems[0]?.error.message).toMatch(/read again for exact counts/);
   });
+  test('compactMetrics: an output whose footer GETs fail (503s) holds back its hour; its kept inputs are never merged into a second output', async () => {
+    const prefix = `h${++prefixSeq}-${Date.now().toString(36)}`;
+    await exportBatches({ bucket, prefix, format: 'otlp-json' }, connection(), batches);
+    const where = { bucket, prefix, fromMillis: HOUR };
+    await compactMetrics(compactOptions(connection(), where));
+    const outputs = async () =>
+      (await listing(client, bucket, `${prefix}/`))
+        .map((o) => o.key)
+        .filter((key) => key.endsWith('.compacted.parquet'));
+    const [output] = await outputs();
+    // Both listings of the run (the plan's, then the hour's under its lease) find the footer's
+    // GET and the SDK's two retries answered 503.
+    for (let attempt = 0; attempt < 6; attempt++) {
+      proxy.once((r) => r.method === 'GET' && r.key === output, {
+        kind: 'status',
+        status: 503,
+        code: 'SlowDown',
+      });
+    }
+    await compactMetrics(compactOptions({ ...connection(), endpoint: proxy.endpoint }, where));
+    // Was a second output of the kept OTLP objects beside the first: every point twice.
+    expect(await outputs()).toEqual([output]);
+    const again = await compactMetrics(compactOptions(connection(), where));
+    expect(again.partitions.map((p) => p.written.length)).toEqual([]);
+    let points = 0;
+    const options = { bucket, ...connection(), prefix, partitionTime: 'data' } as const;
+    for await (const object of readMetrics(options)) points += dataPointRows(object.request).length;
+    expect(points).toBe(pointsOf(batches).length);
+  });
 });
