@@ -48,3 +48,20 @@ export function textCells(text: string): number {
   if (/^[\x20-\x7e]*$/.test(text)) return text.length;
   return stringWidth(text);
 }
+
+/**
+ * `text` in at most `cells` terminal cells: as it is when it fits, else its longest beginning
+ * (whole characters, never half a surrogate pair) that leaves a cell for the `…` after it.
+ */
+export function cutToCells(text: string, cells: number): string {
+  if (textCells(text) <= cells) return text;
+  let out = '';
+  let used = 0;
+  for (const c of text) {
+    const w = textCells(c);
+    if (used + w > cells - 1) break;
+    out += c;
+    used += w;
+  }
+  return `${out}…`;
+}

@@ -7,7 +7,7 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
 import { readObjects } from '../read-objects.js';
 import { durationText, isoNanos, tableTime } from '../row-filters.js';
-import { jsonLine, printable } from '../terminal-text.js';
+import { cutToCells, jsonLine, printable } from '../terminal-text.js';
 
 export { TRACE_FORMATS, type TraceFormat };
 
@@ -226,13 +226,8 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
     const a = Math.min(Math.max(cell(at), 0), width - 1);
     return `${' '.repeat(a)}◆${' '.repeat(width - a - 1)}`;
   };
-  const name = (prefix: string, text: string) => {
-    const full = prefix + printable(text);
-    if (full.length <= NAME_WIDTH) return full;
-    // Not between the halves of a surrogate pair: one alone prints as U+FFFD.
-    const high = /[\ud800-\udbff]/.test(full.charAt(NAME_WIDTH - 2));
-    return `${full.slice(0, high ? NAME_WIDTH - 2 : NAME_WIDTH - 1)}…`;
-  };
+  // In terminal cells, not characters: a CJK name of 60 characters takes 120 cells.
+  const name = (prefix: string, text: string) => cutToCells(prefix + printable(text), NAME_WIDTH);
   const rows: string[][] = [['span', 'service', 'status', 'duration', `|${' '.repeat(width)}|`]];
   for (const { item, prefix } of placed) {
     if ('span' in item) {

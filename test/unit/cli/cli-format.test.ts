@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { csvField, TableWriter } from '../../../src/cli/format.js';
 import { LineWriter } from '../../../src/cli/output.js';
 import { CSV_COLUMNS, csvRow, type PointRecord, valueText } from '../../../src/cli/point-record.js';
+import { cutToCells } from '../../../src/cli/terminal-text.js';
 import { instrumentKind, nanosToIso } from '../../../src/signals/metrics/rows.js';
 
 function collector() {
@@ -159,5 +160,21 @@ describe('LineWriter', () => {
     const out = new LineWriter(stream);
     stream.emit('error', Object.assign(new Error('no space left'), { code: 'ENOSPC' }));
     expect(out.failure?.message).toBe('no space left');
+  });
+});
+
+// The waterfall's name column: 60 cells at most, `…` included. Wide characters take two cells
+// each, a combining accent none (as a terminal shows them).
+describe('cutToCells', () => {
+  test('cuts by cells, not characters, and never splits a character', () => {
+    expect(cutToCells('a'.repeat(60), 60)).toBe('a'.repeat(60));
+    expect(cutToCells('a'.repeat(61), 60)).toBe(`${'a'.repeat(59)}…`);
+    // 40 CJK characters are 80 cells: 29 of them (58 cells) and the `…` fit in 60.
+    expect(cutToCells('注'.repeat(40), 60)).toBe(`${'注'.repeat(29)}…`);
+    expect(cutToCells('注'.repeat(30), 60)).toBe('注'.repeat(30));
+    // An emoji outside the BMP is one character of two cells, never half a surrogate pair.
+    expect(cutToCells(`${'a'.repeat(58)}😀`, 59)).toBe(`${'a'.repeat(58)}…`);
+    // A combining accent takes no cell.
+    expect(cutToCells(`${'e\u0301'.repeat(60)}`, 60)).toBe('e\u0301'.repeat(60));
   });
 });
