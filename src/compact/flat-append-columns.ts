@@ -1,8 +1,10 @@
 import { type LeafValues, Utf8Values } from '../parquet/flat-columns.js';
 import type { ColumnsRead } from '../parquet/read.js';
 import { KeyValues } from '../parquet/tables.js';
+import { disagreeingLists } from '../signals/flat-parquet/read.js';
 import type { FlatStore } from '../signals/flat-parquet/store.js';
 import type { FlatSpec } from '../signals/flat-parquet/table.js';
+import { DamagedPartError } from './signal-rows.js';
 
 /**
  * A row group of a flat table (spans, log records: src/signals/flat-parquet/), read flat and
@@ -27,7 +29,7 @@ function int64(v: unknown): bigint {
  * of maps with each item's too; strings coded, as dictionary indices, where the chunk allows),
  * to `store`; returns how many. A dictionary's strings are looked up in the batch once each. A
  * map equal to the row before's (a resource's attributes, mostly) is one set. Throws for a
- * missing column.
+ * missing column, DamagedPartError for a row whose parallel lists disagree (nothing appended).
  */
 export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: ColumnsRead): number {
   const missing = (c: Column) => new Error(`the Parquet input has no column ${c.name}`);
@@ -50,6 +52,7 @@ export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: Column
   const groups = spec.lists.map((_, g) =>
     spec.columns.flatMap((c, i) => (c.list === g ? [i] : [])),
   );
+  for (const group of groups) checkParallel(spec, group, leaves, read.rows);
   const maps = new MapSets(store);
   /** Per map column of the rows: its last row's set and where that row's entries are. */
   const lastSet = new Int32Array(spec.columns.length).fill(-1);
@@ -96,12 +99,11 @@ export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: Column
           const i = group[c] as number;
           const leaf = leaves[i] as (typeof leaves)[number];
           const offsets = leaf.offsets as Int32Array;
-          // A list shorter than the group's first (not this package's) leaves defaults.
+          // Every list of the group holds n elements in this row (checkParallel).
           const k = (offsets[row] as number) + j;
-          const inList = k < (offsets[row + 1] as number);
           const kind = (spec.columns[i] as Column).kind;
-          if (kind !== 'map') setValue(store, kind, i, item, inList ? leaf.values : NONE, k);
-          else if (!inList || leaf.items === undefined) store.set(i, item, 0);
+          if (kind !== 'map') setValue(store, kind, i, item, leaf.values, k);
+          else if (leaf.items === undefined) store.set(i, item, 0);
           else {
             const from = leaf.items[k] as number;
             store.set(
@@ -115,6 +117,33 @@ export function appendFlatColumns(store: FlatStore, spec: FlatSpec, read: Column
     }
   }
   return read.rows;
+}
+
+/**
+ * Throws DamagedPartError unless the list columns `group` (a span's Events.*) hold as many
+ * elements each in every row, as this package writes them: pairing unequal lists up by index
+ * would make values up or drop some, and the input would then be deleted as merged. Checked
+ * before any row is appended, and refused as the reader refuses it (parallelElements).
+ */
+function checkParallel(
+  spec: FlatSpec,
+  group: readonly number[],
+  leaves: readonly { offsets?: Int32Array }[],
+  rows: number,
+): void {
+  const offsets = group.map((i) => leaves[i]?.offsets as Int32Array);
+  const first = offsets[0];
+  if (first === undefined) return;
+  for (let row = 0; row < rows; row++) {
+    const n = (first[row + 1] as number) - (first[row] as number);
+    for (let c = 1; c < offsets.length; c++) {
+      const o = offsets[c] as Int32Array;
+      if ((o[row + 1] as number) - (o[row] as number) === n) continue;
+      const names = group.map((i) => (spec.columns[i] as Column).name);
+      const lengths = offsets.map((x) => (x[row + 1] as number) - (x[row] as number));
+      throw new DamagedPartError(disagreeingLists(names, lengths));
+    }
+  }
 }
 
 /**
@@ -217,9 +246,6 @@ class Leaf {
 /** The batch's id of `t`: new without a lookup (`fresh`, Strings.fresh) or looked up. */
 const idOf = (store: FlatStore, t: string, fresh: boolean): number =>
   fresh ? store.strings.fresh(t) : store.strings.id(t);
-
-/** No values: a list's defaults. */
-const NONE = new Leaf([], undefined);
 
 /** Value `k` of `leaf` (as a Parquet reader gives it) into a column of `kind` other than a map. */
 function setValue(

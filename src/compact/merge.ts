@@ -6,7 +6,7 @@ import type { ListedObject } from '../reader/replaced-inputs.js';
 import { InputError, type InputReader } from './inputs.js';
 import { createOutputFile, type OutputFile } from './output-file.js';
 import { FULL_OUTPUT_FRACTION, type OutputInfo } from './plan.js';
-import type { AnyCompactionRows } from './signal-rows.js';
+import { type AnyCompactionRows, DamagedPartError } from './signal-rows.js';
 
 /**
  * Reads a partition's inputs into output files. A file is cut only between inputs, so every
@@ -160,7 +160,8 @@ async function merge(
         added += points;
         if (file.bufferedBytes >= o.runBytes) await file.flushRun();
       }
-    } catch (error) {
+    } catch (thrown) {
+      const error = asSkipped(object, thrown);
       if (!(error instanceof InputError)) throw error;
       o.onSkipped(object, error);
       bad.add(object.key);
@@ -177,6 +178,15 @@ async function merge(
   }
   if (file !== undefined && members.length > 0) await finish(file, false);
 }
+
+/**
+ * A damaged part (its rows read, but not rows this package writes) as its input's InputError,
+ * stage 'decode' as the reader reports such a file: skipped, kept and recorded, not merged.
+ */
+const asSkipped = (object: ListedObject, error: unknown): unknown =>
+  error instanceof DamagedPartError
+    ? new InputError(object.key, 'decode', error.message, error)
+    : error;
 
 /** What an input adds to an output file, roughly. */
 function compactedBytes(object: ListedObject): number {

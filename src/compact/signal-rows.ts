@@ -19,6 +19,17 @@ export type InputPart =
   | { request: OtlpObject; points: number }
   | { columns: ColumnsRead; points: number };
 
+/**
+ * Thrown by builders for a part read right whose rows no exporter writes (a span's parallel
+ * lists that disagree): its input is damaged, and is skipped as one that cannot be decoded.
+ */
+export class DamagedPartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DamagedPartError';
+  }
+}
+
 /** The open column builders of one sorted run. */
 export interface RunBuilders<S> {
   /** Rows appended so far. */

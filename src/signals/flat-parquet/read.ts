@@ -70,12 +70,14 @@ export function parallelElements<const C extends readonly string[]>(
   const lists = columns.map((column) => elements(row[column]));
   const lengths = lists.map((list) => list.length);
   if (lengths.some((length) => length !== lengths[0])) {
-    throw new Error(
-      `Parquet list columns ${columns.join(', ')} hold ${lengths.join(', ')} elements in one row, not as many each`,
-    );
+    throw new Error(disagreeingLists(columns, lengths));
   }
   return lists as { [K in keyof C]: unknown[] };
 }
+
+/** Why a row's parallel list `columns` holding `lengths` elements is refused (here and by compaction). */
+export const disagreeingLists = (columns: readonly string[], lengths: readonly number[]): string =>
+  `Parquet list columns ${columns.join(', ')} hold ${lengths.join(', ')} elements in one row, not as many each`;
 
 /**
  * The rows of a stored Parquet object of the flat table `spec`, its pages decompressed within
