@@ -10,6 +10,7 @@ import type { CompactionSettings } from './options.js';
 import {
   FULL_OUTPUT_FRACTION,
   type HourObjects,
+  type OutputInfo,
   type PartitionPlan,
   planPartition,
 } from './plan.js';
@@ -88,7 +89,18 @@ export async function compactPartition(
       report,
       reportOf(plan, plan.work ? 'finished' : 'nothing-to-do', settings.partitionRoot),
     );
-    await finish(ctx, plan, report, beforeStep);
+    const held = await finish(ctx, plan, report, beforeStep);
+    // An output whose replaced objects are not all gone keeps the only record of their rows:
+    // merged into a new output, they would be listed there without any (superseded), and could
+    // never be checked again. It is left as it is until a later run has deleted them.
+    if (held.size > 0) {
+      let merged = plan.merge.outputs.filter((output) => !held.has(output));
+      // One output left alone would be read for nothing (merge.ts writes it not again).
+      if (plan.merge.inputs.length === 0 && merged.length < 2) merged = [];
+      report.outputsKept += plan.merge.outputs.length - merged.length;
+      plan.merge.outputs = merged;
+      report.toMerge = reportOf(plan, report.status).toMerge;
+    }
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
       await merge(ctx, plan, report, beforeStep, underLease);
       // Nothing written when every input was unreadable.
@@ -105,13 +117,17 @@ export async function compactPartition(
   return report;
 }
 
-/** Deletes what verified outputs replace, after checking the Parquet ones against the footers. */
+/**
+ * Deletes what verified outputs replace, after checking the Parquet ones against the footers.
+ * The outputs some of whose objects are still there (kept, or their delete failed).
+ */
 async function finish(
   ctx: RunContext,
   plan: PartitionPlan,
   report: PartitionReport,
   beforeStep: () => Promise<void>,
-): Promise<void> {
+): Promise<Set<OutputInfo>> {
+  const held = new Set<OutputInfo>();
   for (const { output, deletes } of plan.finish) {
     const rowsOf = new Map(output.replaces.inputs.map((i) => [i.key, i.rows]));
     const sure: string[] = [];
@@ -124,23 +140,38 @@ async function finish(
     const failed = await ctx.store.delete(sure, ctx.signal);
     report.deleted += sure.length - failed.size;
     for (const [key, reason] of failed) report.notDeleted.push({ key, reason });
+    if (sure.length - failed.size < deletes.length) held.add(output);
   }
+  return held;
 }
 
-/** For a Parquet input: its footer's rows against what the output says it read from it. */
+/**
+ * For a Parquet input: its footer's rows against what the output says it read from it. No
+ * check, no delete: a footer that cannot be read now, or rows no present output recorded (the
+ * object is only in a list of superseded objects), keep the object for a later run.
+ */
 async function parquetRowsProblem(
   ctx: RunContext,
   object: ListedObject,
   recorded: number | undefined,
 ): Promise<string | undefined> {
-  if (recorded === undefined || object.parsed.encoding.format !== 'parquet') return undefined;
+  if (object.parsed.encoding.format !== 'parquet') return undefined;
+  if (recorded === undefined) {
+    return 'no output present records the rows it read from it (it is listed as superseded only): kept';
+  }
   const { source } = ctx.store;
   const { limits, signal } = ctx.settings;
-  const parts = await openStoredParquet(source, object, limits, signal, ctx.signal).catch(
-    () => undefined,
-  );
-  if (parts === undefined || parts.rows === recorded) return undefined;
-  return `it holds ${parts.rows} rows, the output that replaces it read ${recorded}: kept`;
+  let rows: number;
+  try {
+    rows = (await openStoredParquet(source, object, limits, signal, ctx.signal)).rows;
+  } catch (error) {
+    if (error instanceof ReadAccessError) throw error;
+    ctx.signal.throwIfAborted();
+    const why = error instanceof Error ? error.message : String(error);
+    return `its footer cannot be read to check its rows (${why}): kept for a later run`;
+  }
+  if (rows === recorded) return undefined;
+  return `it holds ${rows} rows, the output that replaces it read ${recorded}: kept`;
 }
 
 async function merge(

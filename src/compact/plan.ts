@@ -1,4 +1,4 @@
-import { type Replaces, replacedKeys } from '../reader/compacted.js';
+import type { Replaces } from '../reader/compacted.js';
 import type { ListedObject } from '../reader/replaced-inputs.js';
 
 /**
@@ -77,9 +77,14 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
   const present = new Map<string, ListedObject>();
   for (const object of [...inputs, ...outputs]) present.set(object.key, object);
 
+  // An object is finished by an output that records the rows it read from it when there is
+  // one (its delete needs that count), else by one that lists it as superseded.
   const replacedBy = new Map<string, OutputInfo>();
   for (const output of outputs) {
-    for (const key of replacedKeys(output.replaces)) replacedBy.set(key, output);
+    for (const key of output.replaces.superseded) replacedBy.set(key, output);
+  }
+  for (const output of outputs) {
+    for (const input of output.replaces.inputs) replacedBy.set(input.key, output);
   }
   const deletable = (object: ListedObject) =>
     object.parsed.encoding.format === 'parquet' || rules.deleteInputs;

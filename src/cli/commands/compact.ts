@@ -89,6 +89,9 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
     for (const s of p.skipped) {
       await finalNote(ctx, `skipped ${s.key} (${s.stage}): ${s.reason}; it was left where it is`);
     }
+    // Kept because its check could not be done or failed (a later run tries again), or its
+    // delete failed: said here, not only in the exit code.
+    for (const n of p.notDeleted) await finalNote(ctx, `not deleted ${n.key}: ${n.reason}`);
     for (const b of p.badOutputs) {
       await finalNote(ctx, `output ${b.key} cannot be read (${b.reason}); it was left where it is`);
     }

@@ -1,4 +1,5 @@
 import { constants } from 'node:buffer';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { BYTE_SIZE_HELP } from '../../../src/base/byte-size.js';
@@ -44,6 +45,32 @@ describe('otel-s3 compact', () => {
     expect(
       (await keysIn(join(root, 'm'))).filter((k) => !k.includes(`/${BOOKKEEPING_DIR}/`)),
     ).toHaveLength(1);
+  });
+
+  test('an input its check keeps is named on stderr, with why; exit code 1', async () => {
+    const dir = join(root, 'm');
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('api', HOUR + 11 * 60_000, 4, 2),
+    ]);
+    const [first, second] = (await keysIn(dir)) as [string, string];
+    const saved = [await readFile(join(dir, first)), await readFile(join(dir, second))];
+    const from = ['--from', new Date(HOUR).toISOString(), '--settle', '0'];
+    expect((await run(from)).code).toBe(0);
+    // A stopped run's state, but under the first input's key other rows (the second's: 4
+    // series, not 3) than the output read from it.
+    await writeFile(join(dir, first), saved[1] as Buffer);
+    await writeFile(join(dir, second), saved[1] as Buffer);
+    const again = await run(from);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      new RegExp(
+        `^otel-s3: not deleted ${first}: it holds \\d+ rows, the output that replaces it read \\d+: kept$`,
+        'm',
+      ),
+    );
+    expect(await keysIn(dir)).toContain(first);
+    expect(await keysIn(dir)).not.toContain(second);
   });
 
   test.each([

@@ -105,6 +105,27 @@ describe('planPartition', () => {
     expect(plan.merge).toEqual({ outputs: [], inputs: [] });
   });
 
+  test('an object still there is finished by the output that recorded its rows, not by one that lists it as superseded', () => {
+    const old = output('old.compacted.parquet', 5_000, [a]);
+    const oldObject = object('old.compacted.parquet', 5_000);
+    const newer = output('new.compacted.parquet', 6_000, [oldObject], [a.key]);
+    // Whichever order the listing gives them: only `old` holds a's count, which its check needs.
+    for (const outputs of [
+      [old, newer],
+      [newer, old],
+    ]) {
+      const plan = planPartition(hour({ inputs: [a], outputs }), rules);
+      const finish = plan.finish.map((f) => [f.output.key, f.deletes.map((d) => d.key)]);
+      expect(finish).toEqual(
+        expect.arrayContaining([
+          [old.key, [a.key]],
+          [newer.key, [oldObject.key]],
+        ]),
+      );
+      expect(finish.length).toBe(2);
+    }
+  });
+
   test('objects an earlier run could not read are not merged again (same key and size)', () => {
     const plan = planPartition(
       hour({ inputs: [a], skipped: [{ key: a.key, size: a.size, reason: 'bad' }] }),
