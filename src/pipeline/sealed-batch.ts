@@ -325,6 +325,20 @@ export class SealedBatch {
    */
   backOff(delayMillis: number, retry: () => void): boolean {
     if (!this.#move(['uploading', 'paging-in'], 'backing-off')) return false;
+    this.#armRetry(delayMillis, retry);
+    return true;
+  }
+
+  /** Still backing off: `retry` runs after `delayMillis` instead, when that is sooner. */
+  retrySooner(delayMillis: number, retry: () => void): boolean {
+    if (this.#state !== 'backing-off' || performance.now() + delayMillis >= this.#retryAt)
+      return false;
+    this.#clearRetry();
+    this.#armRetry(delayMillis, retry);
+    return true;
+  }
+
+  #armRetry(delayMillis: number, retry: () => void): void {
     this.#retryAt = performance.now() + delayMillis;
     // Unref'd: a batch waiting to retry never keeps the process alive on its own.
     this.#retryTimer = setTimeout(() => {
@@ -332,7 +346,6 @@ export class SealedBatch {
       if (this.#state === 'backing-off') retry();
     }, delayMillis);
     this.#retryTimer.unref();
-    return true;
   }
 
   /**

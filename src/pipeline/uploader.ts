@@ -1,6 +1,11 @@
 import PQueue from 'p-queue';
 import { log } from '../base/log.js';
-import { type BackoffPolicy, retryDelay, slowRetryDelay } from '../s3/backoff.js';
+import {
+  type BackoffPolicy,
+  MAX_RETRY_AFTER_MILLIS,
+  retryDelay,
+  slowRetryDelay,
+} from '../s3/backoff.js';
 import { nextTurn } from '../s3/event-loop-turns.js';
 import type { ObjectWriter } from '../s3/object-writer.js';
 import { classifyUploadError, headerMayBeTheCause, type RetryVerdict } from '../s3/verdict.js';
@@ -31,8 +36,11 @@ export class Uploader {
   #conditionalWrites: boolean;
   /** Batches whose next attempt goes without If-None-Match, to see whether it was the cause. */
   readonly #probing = new WeakSet<SealedBatch>();
-  /** Batches backing off for a time a flush may not cut short (see keepsItsTime). */
-  readonly #keepingTime = new WeakSet<SealedBatch>();
+  /**
+   * Batches backing off for a time a flush may not cut short (see keptMillis): until when
+   * (performance.now() time) no attempt may come. Past it, the rest of the wait is ordinary.
+   */
+  readonly #keepingTime = new WeakMap<SealedBatch, number>();
 
   /** Uploads the batches of `budget`, for whichever exporter each belongs to. */
   constructor(options: UploaderOptions, budget: MemoryBudget) {
@@ -53,12 +61,18 @@ export class Uploader {
 
   /**
    * Retries at once those of `batches` in an ordinary backoff: flush and shutdown do not sit it
-   * out. A wait for the server's Retry-After, or at the configuration-fault pace, keeps its time.
+   * out. A wait for the server's Retry-After, or at the configuration-fault pace, keeps its time,
+   * but no more: a jittered backoff longer than the Retry-After is cut down to it.
    */
   expedite(batches: Iterable<SealedBatch>): void {
     for (const batch of batches) {
-      if (batch.state !== 'backing-off' || this.#keepingTime.has(batch)) continue;
-      if (batch.queue()) this.submit(batch);
+      if (batch.state !== 'backing-off') continue;
+      const wait = (this.#keepingTime.get(batch) ?? 0) - performance.now();
+      const retry = () => {
+        if (batch.queue()) this.submit(batch);
+      };
+      if (wait > 0) batch.retrySooner(wait, retry);
+      else retry();
     }
   }
 
@@ -69,17 +83,22 @@ export class Uploader {
    */
   waitsPast(batch: SealedBatch, at: number): boolean {
     const retryAt = batch.retryAt;
-    return retryAt !== undefined && retryAt > at && this.#keepingTime.has(batch);
+    const keptUntil = this.#keepingTime.get(batch);
+    return retryAt !== undefined && keptUntil !== undefined && Math.min(retryAt, keptUntil) > at;
   }
 
   /**
    * A batch read back from the spool: uploaded now, or, when it was paged out while it waited
-   * for the server's Retry-After (or at the configuration-fault pace), once that wait is over.
+   * for the server's Retry-After (or at the configuration-fault pace), once that wait is over
+   * (not the rest of a longer ordinary backoff, which a page-in ends as before).
    */
   resume(batch: SealedBatch): void {
     const retryAt = batch.retryAt;
+    const keptUntil = this.#keepingTime.get(batch);
     const wait =
-      retryAt !== undefined && this.#keepingTime.has(batch) ? retryAt - performance.now() : 0;
+      retryAt !== undefined && keptUntil !== undefined
+        ? Math.min(retryAt, keptUntil) - performance.now()
+        : 0;
     if (wait > 0) {
       batch.backOff(wait, () => {
         if (batch.queue()) this.submit(batch);
@@ -183,8 +202,9 @@ export class Uploader {
       if (batch.queue()) this.submit(batch);
     };
     if (!batch.backOff(delayMillis, retry)) return;
-    if (keepsItsTime(verdict)) this.#keepingTime.add(batch);
-    else this.#keepingTime.delete(batch);
+    const kept = keptMillis(verdict, delayMillis);
+    if (kept === undefined) this.#keepingTime.delete(batch);
+    else this.#keepingTime.set(batch, performance.now() + kept);
     this.#outcomesOf(batch).retrying(batch, verdict, error, delayMillis);
     // A flush waiting for this batch may now know that waiting is pointless (waitsPast).
     this.#budget.changed();
@@ -197,10 +217,12 @@ export class Uploader {
 }
 
 /**
- * A wait no flush may cut short: the server asked for it (Retry-After), or it is the slow pace
+ * How much of a wait of `delayMillis` no flush may cut short (undefined: none): the time the
+ * server asked for (Retry-After, a floor under the jittered backoff), or all of the slow pace
  * of a fault only an operator can fix, where retrying sooner only adds requests.
  */
-function keepsItsTime(verdict: RetryVerdict): boolean {
-  if (verdict.kind === 'config') return true;
-  return verdict.kind === 'retry' && verdict.retryAfterMillis !== undefined;
+function keptMillis(verdict: RetryVerdict, delayMillis: number): number | undefined {
+  if (verdict.kind === 'config') return delayMillis;
+  if (verdict.kind !== 'retry' || verdict.retryAfterMillis === undefined) return undefined;
+  return Math.min(verdict.retryAfterMillis, MAX_RETRY_AFTER_MILLIS, delayMillis);
 }

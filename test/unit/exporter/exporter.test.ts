@@ -179,6 +179,30 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     await exporter.shutdown();
   });
 
+  // Retry-After is a floor under the jittered backoff: a shutdown waits for the server's 1 s, not
+  // a 30 s backoff, and stores the batch, instead of giving it up at once as a wait past its deadline.
+  test("shutdown() retries at the server's Retry-After a batch whose backoff is longer", async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // backoffs of 30 s
+    try {
+      const s3 = new ScriptedS3().script([
+        { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+      ]);
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 5_000,
+        retry: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+      });
+      await exportTagged(driver, exporter, 4, 1);
+      void exporter.forceFlush();
+      await waitFor(() => s3.attempts.length === 1, 2_000, 'the 503');
+      await new Promise((r) => setTimeout(r, 50));
+      await exporter.shutdown();
+      expect(s3.attempts).toHaveLength(2);
+      expect(exporter.stats()).toMatchObject({ batchesUploaded: 1, pointsDropped: 0 });
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   test('the upload-duration histogram is in seconds: its sum is stats().uploadLatency.totalMillis / 1000', async () => {
     // Every upload answers after at least 40 ms: three uploads take at least 0.12 s in all.
     const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 40 });

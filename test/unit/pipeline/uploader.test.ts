@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import type { UploaderOptions } from '../../../src/pipeline/uploader.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -121,6 +121,30 @@ describe('Uploader', () => {
       budget.drop(batch, 'shutdown');
     });
   }
+
+  // Retry-After is a floor under the jittered backoff: past the server's time, the rest of the
+  // wait is an ordinary backoff, which a flush cuts short, and it is not a wait past a deadline.
+  test("expedite cuts a backoff longer than the server's Retry-After down to it", async () => {
+    const s3 = new ScriptedS3().script([
+      { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+    ]);
+    const { submit, uploader } = setup(s3, {
+      backoff: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+    });
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // a 30 s backoff
+    const batch = submit('a');
+    await waitFor(() => batch.state === 'backing-off', 2_000, 'backing off');
+    random.mockRestore();
+    const failedAt = performance.now();
+    expect(uploader.waitsPast(batch, failedAt + 5_000)).toBe(false); // the server said 1 s
+    expect(uploader.waitsPast(batch, failedAt + 500)).toBe(true);
+    uploader.expedite([batch]);
+    expect(batch.state).toBe('backing-off'); // the server's second is kept
+    expect(await batch.settled).toBe('uploaded');
+    const waited = performance.now() - failedAt;
+    expect(waited).toBeGreaterThanOrEqual(900);
+    expect(waited).toBeLessThan(3_000);
+  });
 
   test('a configuration fault marks the batch blocked and retries it slowly', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'status', status: 403, name: 'AccessDenied' });

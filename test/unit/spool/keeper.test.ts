@@ -1,9 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
+import type { BackoffPolicy } from '../../../src/s3/backoff.js';
 import { spoolFileBytes } from '../../../src/spool/file-format.js';
 import { SpoolKeeper } from '../../../src/spool/keeper.js';
 import { KeeperReports } from '../../../src/spool/keeper-reports.js';
@@ -32,6 +33,7 @@ async function setup(
     fs?: FaultyFileSystem;
     loadConcurrency?: number;
     retryEveryMillis?: number;
+    backoff?: BackoffPolicy;
   } = {},
 ) {
   const stats = emptyStats();
@@ -42,7 +44,11 @@ async function setup(
     stats,
     episodes,
     maxBufferedBytes: limit,
-    uploader: { concurrency: 1, requestTimeoutMillis: 60_000 },
+    uploader: {
+      concurrency: 1,
+      requestTimeoutMillis: 60_000,
+      ...(options.backoff && { backoff: options.backoff }),
+    },
   });
   const keeperOptions = {
     maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
@@ -190,6 +196,32 @@ describe('SpoolKeeper', () => {
     );
     expect(await batch.settled).toBe('uploaded');
     expect(s3.attempts).toHaveLength(2);
+    expect(performance.now() - failedAt).toBeGreaterThanOrEqual(900);
+  });
+
+  // Retry-After is a floor under the jittered backoff: read back, the batch waits out the rest of
+  // the server's time, not the rest of an ordinary backoff that a page-in never kept before.
+  test("a batch read back waits out the server's Retry-After, not a longer backoff", async () => {
+    const s3 = new ScriptedS3().script([
+      { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+    ]);
+    const { keeper, prepared, budget, uploader } = await setup(s3, {
+      limit: 1_000,
+      retryEveryMillis: 60_000,
+      backoff: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+    });
+    const batch = prepared('a', 200);
+    await keeper.persist(batch);
+    batch.queue();
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // a 30 s backoff
+    uploader.submit(batch);
+    await waitFor(() => batch.state === 'backing-off', 2_000, 'the 503');
+    random.mockRestore();
+    const failedAt = performance.now();
+    expect(budget.makeRoom(900)).toBe(true); // pages it out
+    keeper.pump();
+    await waitFor(() => s3.attempts.length === 2, 3_000, 'the retry');
+    expect(await batch.settled).toBe('uploaded');
     expect(performance.now() - failedAt).toBeGreaterThanOrEqual(900);
   });
 
