@@ -82,9 +82,17 @@ export class Uploader {
    * come before then.
    */
   waitsPast(batch: SealedBatch, at: number): boolean {
+    return (this.keptUntil(batch) ?? at) > at;
+  }
+
+  /**
+   * When the wait no flush may cut short of a batch waiting to retry (backing off, or paged out
+   * meanwhile) ends (performance.now() time); undefined if it waits for no such thing.
+   */
+  keptUntil(batch: SealedBatch): number | undefined {
     const retryAt = batch.retryAt;
-    const keptUntil = this.#keepingTime.get(batch);
-    return retryAt !== undefined && keptUntil !== undefined && Math.min(retryAt, keptUntil) > at;
+    const kept = this.#keepingTime.get(batch);
+    return retryAt === undefined || kept === undefined ? undefined : Math.min(retryAt, kept);
   }
 
   /**
@@ -93,12 +101,7 @@ export class Uploader {
    * (not the rest of a longer ordinary backoff, which a page-in ends as before).
    */
   resume(batch: SealedBatch): void {
-    const retryAt = batch.retryAt;
-    const keptUntil = this.#keepingTime.get(batch);
-    const wait =
-      retryAt !== undefined && keptUntil !== undefined
-        ? Math.min(retryAt, keptUntil) - performance.now()
-        : 0;
+    const wait = (this.keptUntil(batch) ?? 0) - performance.now();
     if (wait > 0) {
       batch.backOff(wait, () => {
         if (batch.queue()) this.submit(batch);

@@ -65,6 +65,8 @@ export class SpoolKeeper implements Pager {
   #loading = 0;
   #reserved = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Pumps when the first batch left on disk because it still waits (see pump) may be sent. */
+  #dueTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(spool: Spool, options: KeeperOptions, parts: KeeperParts) {
@@ -270,14 +272,26 @@ export class SpoolKeeper implements Pager {
     this.#syncGauges();
   }
 
-  /** Reads paged-out batches back into memory, oldest first, while memory and load slots allow. */
+  /**
+   * Reads paged-out batches back into memory, oldest first, while memory and load slots allow.
+   * One that still waits out a server's Retry-After (or the configuration-fault pace) stays on
+   * disk until its time: in memory it could not be sent, and it would take the room of those
+   * behind it that can.
+   */
   pump(): void {
     if (this.#closed) return;
     const budget = this.#parts.budget;
+    const now = performance.now();
+    let due: number | undefined;
     for (const [name, batch] of this.#byFile) {
       if (this.#loading >= this.#options.loadConcurrency || this.#spool.stalled) break;
       const entry = batch.spool;
       if (batch.state !== 'paged-out' || entry === undefined) continue;
+      const keptUntil = this.#parts.uploader.keptUntil(batch) ?? now;
+      if (keptUntil > now) {
+        due = Math.min(due ?? keptUntil, keptUntil);
+        continue;
+      }
       const size = entry.fileBytes;
       if (size > budget.limit) {
         this.#reports.oversized(name, size, budget.limit);
@@ -292,7 +306,21 @@ export class SpoolKeeper implements Pager {
         this.pump();
       });
     }
+    if (due !== undefined) this.#pumpAt(due);
     this.#arm();
+  }
+
+  /** Pumps again at `at` (performance.now() time), or sooner if already due to. */
+  #pumpAt(at: number): void {
+    clearTimeout(this.#dueTimer);
+    this.#dueTimer = setTimeout(
+      () => {
+        this.#dueTimer = undefined;
+        this.pump();
+      },
+      Math.max(0, at - performance.now()),
+    );
+    this.#dueTimer.unref();
   }
 
   async #load(batch: SealedBatch, entry: SpoolEntry): Promise<void> {
@@ -369,6 +397,8 @@ export class SpoolKeeper implements Pager {
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    clearTimeout(this.#dueTimer);
+    this.#dueTimer = undefined;
     return this.#spool.close();
   }
 

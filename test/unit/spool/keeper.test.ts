@@ -225,6 +225,36 @@ describe('SpoolKeeper', () => {
     expect(performance.now() - failedAt).toBeGreaterThanOrEqual(900);
   });
 
+  // A batch on disk that still waits out a Retry-After is not read back yet: in memory it could
+  // not be sent anyway, and it would take the room of the batches behind it that can.
+  test('pump() reads back the batches that may be sent before one that still waits', async () => {
+    const s3 = new ScriptedS3().script([
+      { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+    ]);
+    const { keeper, prepared, budget, uploader } = await setup(s3, {
+      limit: 1_000,
+      retryEveryMillis: 60_000,
+    });
+    const [waiting, ready] = [prepared('w', 200), prepared('r', 200)];
+    for (const b of [waiting, ready]) await keeper.persist(b);
+    waiting.queue();
+    uploader.submit(waiting);
+    await waitFor(() => waiting.state === 'backing-off', 2_000, 'the 503');
+    const failedAt = performance.now();
+    ready.queue();
+    expect(budget.makeRoom(1_000)).toBe(true); // pages both out
+    expect([waiting.state, ready.state]).toEqual(['paged-out', 'paged-out']);
+    // Room for one of them only.
+    prepared('f', 1_000 - (ready.spool?.fileBytes ?? 0) - 1);
+    keeper.pump();
+    expect(await ready.settled).toBe('uploaded');
+    expect(performance.now() - failedAt).toBeLessThan(900);
+    expect(waiting.state).toBe('paged-out');
+    // ... and once its time has come, it is read back and sent, without waiting for the timer.
+    await waitFor(() => s3.attempts.length === 3, 3_000, 'the retry');
+    expect(performance.now() - failedAt).toBeGreaterThanOrEqual(900);
+  });
+
   test('restore() registers what an earlier run left, oldest first, and uploads it', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const first = await setup(s3);
