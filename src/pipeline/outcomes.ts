@@ -249,7 +249,7 @@ export class Outcomes {
     const what =
       why === 'timeout'
         ? `forceFlush() deadline of ${this.#options.flushTimeoutMillis} ms passed with ${left}`
-        : `forceFlush() returns at once with ${left}: ${WAITS_PAST} of ${this.#options.flushTimeoutMillis} ms`;
+        : `forceFlush() returns at once with ${left}: ${waitsPast(this.#options.flushTimeoutMillis)}`;
     this.#episodes.report(
       `flush-timeout:${this.#options.signal}`,
       'warn',
@@ -274,7 +274,7 @@ export class Outcomes {
         ? `shutdown() deadline of ${this.#options.flushTimeoutMillis} ms passed`
         : why === 'blocked'
           ? 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix'
-          : `shutdown() returns at once: ${WAITS_PAST} of ${this.#options.flushTimeoutMillis} ms`;
+          : `shutdown() returns at once: ${waitsPast(this.#options.flushTimeoutMillis)}`;
     const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
     const kept =
       left > 0
@@ -310,8 +310,10 @@ export class Outcomes {
  */
 export type UnfinishedWhy = 'timeout' | 'blocked' | 'waiting';
 
-const WAITS_PAST =
-  "the server asked to wait (Retry-After) until after this call's deadline, and no attempt may come sooner";
+/** Why a call returns at once ('waiting'), its deadline being `millis` away. */
+function waitsPast(millis: number): string {
+  return `the server asked to wait (Retry-After) until after this call's deadline of ${millis} ms, and no attempt may come sooner`;
+}
 
 /** `2 batches (1,674 bytes uncompressed)`: the measure of stats().rawBytesDropped. */
 function describePending({ batches, rawBytes }: PendingBatches): string {

@@ -99,3 +99,17 @@ describe('an export the memory bound does not take', () => {
     expect(o.stats.pointsDroppedByReason['buffer-full']).toBe(2_003);
   });
 });
+
+describe('a flush or shutdown that returns at once behind a Retry-After', () => {
+  test('says whose deadline the wait runs past, in a sentence', () => {
+    const o = outcomes();
+    o.flushUnfinished('waiting', { batches: 1, rawBytes: 1 });
+    o.gaveUp('waiting', { left: 0, dropped: { batches: 1, rawBytes: 1 } });
+    const said = messages.filter((m) => m.text.includes('returns at once')).map((m) => m.text);
+    expect(said).toHaveLength(2);
+    for (const text of said) {
+      expect(text).toContain("until after this call's deadline of 1000 ms");
+      expect(text).not.toMatch(/sooner of/);
+    }
+  });
+});
