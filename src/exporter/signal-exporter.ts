@@ -359,8 +359,14 @@ export class SignalExporter<Item> {
     uploader.expedite(batches);
     this.#spool?.pump();
     const futile = (b: SealedBatch) => uploader.waitsPast(b, deadline);
-    if (!(await settleWithin(budget.whenSettledOrBlocked(batches, futile), millis)))
-      return 'timeout';
+    // A batch meeting a Retry-After meanwhile waits the server's time, not a longer backoff.
+    const stop = budget.onChange(() => uploader.keepToServerTime(batches));
+    try {
+      if (!(await settleWithin(budget.whenSettledOrBlocked(batches, futile), millis)))
+        return 'timeout';
+    } finally {
+      stop();
+    }
     const left = batches.filter((b) => !b.isSettled);
     if (left.length === 0) return 'settled';
     return left.every((b) => b.blocked) ? 'blocked' : 'waiting';

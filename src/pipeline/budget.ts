@@ -145,6 +145,13 @@ export class MemoryBudget {
     this.#changed();
   }
 
+  /** Calls `listener` on every change a waiter of whenSettledOrBlocked sees, until it stops. */
+  onChange(listener: () => void): () => void {
+    const call = () => listener();
+    this.#listeners.add(call);
+    return () => this.#listeners.delete(call);
+  }
+
   /**
    * Resolves once every batch in `batches` is settled, blocked on a fault that waiting cannot
    * fix (no such bucket, access denied, bad credentials), or `futile` for the waiter (it waits

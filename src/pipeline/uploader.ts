@@ -65,15 +65,31 @@ export class Uploader {
    * but no more: a jittered backoff longer than the Retry-After is cut down to it.
    */
   expedite(batches: Iterable<SealedBatch>): void {
+    for (const batch of batches)
+      if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
+  }
+
+  /**
+   * Cuts down to the server's time the waits of those of `batches` that back off longer than
+   * their Retry-After; an ordinary backoff is left alone. A flush calls it on every change while
+   * it waits: a batch that meets a Retry-After meanwhile is not expedited, yet must not make the
+   * flush sit out the rest of a backoff with nothing sent.
+   */
+  keepToServerTime(batches: Iterable<SealedBatch>): void {
     for (const batch of batches) {
-      if (batch.state !== 'backing-off') continue;
-      const wait = (this.#keepingTime.get(batch) ?? 0) - performance.now();
-      const retry = () => {
-        if (batch.queue()) this.submit(batch);
-      };
-      if (wait > 0) batch.retrySooner(wait, retry);
-      else retry();
+      const keptUntil = this.#keepingTime.get(batch);
+      if (batch.state === 'backing-off' && keptUntil !== undefined) this.#hasten(batch, keptUntil);
     }
+  }
+
+  /** A batch backing off is retried at `at` (performance.now() time) if sooner, or now if past. */
+  #hasten(batch: SealedBatch, at: number): void {
+    const wait = at - performance.now();
+    const retry = () => {
+      if (batch.queue()) this.submit(batch);
+    };
+    if (wait > 0) batch.retrySooner(wait, retry);
+    else retry();
   }
 
   /**

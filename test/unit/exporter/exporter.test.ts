@@ -203,6 +203,30 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     }
   });
 
+  // The same for a batch that meets the 503 during the flush: the flush does not sit out the
+  // rest of a backoff past its deadline with nothing sent, it retries at the server's time.
+  test("forceFlush() retries at the server's Retry-After a batch that fails during it", async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // backoffs of 30 s
+    try {
+      const s3 = new ScriptedS3().script([
+        { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
+      ]);
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 5_000,
+        retry: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
+      });
+      await exportTagged(driver, exporter, 4, 1);
+      const started = performance.now();
+      await exporter.forceFlush();
+      expect(performance.now() - started).toBeLessThan(3_000);
+      expect(s3.attempts).toHaveLength(2);
+      expect(exporter.stats().batchesUploaded).toBe(1);
+      await exporter.shutdown();
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   test('the upload-duration histogram is in seconds: its sum is stats().uploadLatency.totalMillis / 1000', async () => {
     // Every upload answers after at least 40 ms: three uploads take at least 0.12 s in all.
     const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 40 });
