@@ -85,11 +85,13 @@ export class Uploader {
   /** A batch backing off is retried at `at` (performance.now() time) if sooner, or now if past. */
   #hasten(batch: SealedBatch, at: number): void {
     const wait = at - performance.now();
-    const retry = () => {
-      if (batch.queue()) this.submit(batch);
-    };
-    if (wait > 0) batch.retrySooner(wait, retry);
-    else retry();
+    if (wait > 0) batch.retrySooner(wait, () => this.#resubmit(batch));
+    else this.#resubmit(batch);
+  }
+
+  /** Queues a batch that waited (backing off, or read back from disk) for its next attempt. */
+  #resubmit(batch: SealedBatch): void {
+    if (batch.queue()) this.submit(batch);
   }
 
   /**
@@ -118,13 +120,8 @@ export class Uploader {
    */
   resume(batch: SealedBatch): void {
     const wait = (this.keptUntil(batch) ?? 0) - performance.now();
-    if (wait > 0) {
-      batch.backOff(wait, () => {
-        if (batch.queue()) this.submit(batch);
-      });
-      return;
-    }
-    if (batch.queue()) this.submit(batch);
+    if (wait > 0) batch.backOff(wait, () => this.#resubmit(batch));
+    else this.#resubmit(batch);
   }
 
   /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
@@ -217,10 +214,7 @@ export class Uploader {
   }
 
   #retry(batch: SealedBatch, verdict: RetryVerdict, error: unknown, delayMillis: number): void {
-    const retry = () => {
-      if (batch.queue()) this.submit(batch);
-    };
-    if (!batch.backOff(delayMillis, retry)) return;
+    if (!batch.backOff(delayMillis, () => this.#resubmit(batch))) return;
     const kept = keptMillis(verdict, delayMillis);
     if (kept === undefined) this.#keepingTime.delete(batch);
     else this.#keepingTime.set(batch, performance.now() + kept);

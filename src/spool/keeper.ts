@@ -310,7 +310,7 @@ export class SpoolKeeper implements Pager {
     this.#arm();
   }
 
-  /** Pumps again at `at` (performance.now() time), or sooner if already due to. */
+  /** Pumps again at `at` (performance.now() time): the earliest wait this pump left on disk. */
   #pumpAt(at: number): void {
     clearTimeout(this.#dueTimer);
     this.#dueTimer = setTimeout(

@@ -36,6 +36,10 @@ interface InternedBounds extends Interned {
  */
 const CACHE_ENTRY_BYTES = 160;
 
+/**
+ * Points of a metric appended per call: a loop over all 2,000 points of an export, run once an
+ * export, was compiled on stack again and again; a call per slice is compiled once, as a function.
+ */
 const SLICE = 128;
 
 const TYPE_OF: Readonly<Record<DataPointType, number>> = {
