@@ -361,10 +361,12 @@ export class SignalExporter<Item> {
     const futile = (b: SealedBatch) => uploader.waitsPast(b, deadline);
     // A batch meeting a Retry-After meanwhile waits the server's time, not a longer backoff.
     const stop = budget.onChange(() => uploader.keepToServerTime(batches));
+    const giveUp = new AbortController();
     try {
-      if (!(await settleWithin(budget.whenSettledOrBlocked(batches, futile), millis)))
-        return 'timeout';
+      const waited = budget.whenSettledOrBlocked(batches, futile, giveUp.signal);
+      if (!(await settleWithin(waited, millis))) return 'timeout';
     } finally {
+      giveUp.abort();
       stop();
     }
     const left = batches.filter((b) => !b.isSettled);

@@ -155,21 +155,28 @@ export class MemoryBudget {
   /**
    * Resolves once every batch in `batches` is settled, blocked on a fault that waiting cannot
    * fix (no such bucket, access denied, bad credentials), or `futile` for the waiter (it waits
-   * for a Retry-After past the waiter's deadline).
+   * for a Retry-After past the waiter's deadline), or once `stop` is aborted: a waiter that gave
+   * up (a flush at its deadline) leaves no listener behind, or every flush timed out in an outage
+   * (one an invocation, in a function-as-a-service) would add one checked on every change.
    */
   whenSettledOrBlocked(
     batches: readonly SealedBatch[],
     futile: (batch: SealedBatch) => boolean = () => false,
+    stop?: AbortSignal,
   ): Promise<void> {
     const done = () => batches.every((b) => b.isSettled || b.blocked || futile(b));
-    if (done()) return Promise.resolve();
+    if (done() || stop?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const check = () => {
-        if (!done()) return;
+      const end = () => {
         this.#listeners.delete(check);
+        stop?.removeEventListener('abort', end);
         resolve();
       };
+      const check = () => {
+        if (done()) end();
+      };
       this.#listeners.add(check);
+      stop?.addEventListener('abort', end, { once: true });
     });
   }
 

@@ -3,6 +3,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, test, vi } from 'vitest';
 import { type S3MetricExporterOptions, SELF_METRICS_SCOPE } from '../../../src/index.js';
+import { MemoryBudget } from '../../../src/pipeline/budget.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { holdLibuvPool, turns } from '../../support/held-pool.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
@@ -159,6 +160,33 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(stats.uploadFailures['no-such-bucket']).toBeGreaterThanOrEqual(2);
     expect(stats.pointsDroppedByReason).toEqual({ shutdown: 4 });
     expect(messages.filter((m) => /the bucket does not exist/.test(m.text))).toHaveLength(1);
+  });
+
+  // A function-as-a-service flushes after every invocation: in an outage each flush ends at its
+  // deadline, and none may leave its waiter behind to be checked on every later change.
+  test('forceFlush() calls that end at their deadline leave no waiter behind', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const exporter = exporterWith(driver, s3, {
+      flushTimeoutMillis: 30,
+      requestTimeoutMillis: 60_000,
+    });
+    const stops: AbortSignal[] = [];
+    const original = MemoryBudget.prototype.whenSettledOrBlocked;
+    const wait = vi
+      .spyOn(MemoryBudget.prototype, 'whenSettledOrBlocked')
+      .mockImplementation(function (this: MemoryBudget, batches, futile, stop) {
+        if (stop !== undefined) stops.push(stop);
+        return original.call(this, batches, futile, stop);
+      });
+    try {
+      await exportTagged(driver, exporter, 4, 1);
+      for (let i = 0; i < 3; i++) await exporter.forceFlush();
+      expect(stops).toHaveLength(3);
+      expect(stops.every((s) => s.aborted)).toBe(true);
+    } finally {
+      wait.mockRestore();
+    }
+    await exporter.shutdown();
   });
 
   test('a transient failure is waited out: forceFlush() does not return early for it', async () => {

@@ -158,6 +158,30 @@ describe('MemoryBudget', () => {
     expect(done).toBe(true);
   });
 
+  test('a waiter that gives up is no longer checked: timed-out flushes leave nothing behind', async () => {
+    const { budget } = setup(100);
+    const a = admitted(budget, 10, 'uploading');
+    let checks = 0;
+    const futile = () => {
+      checks++;
+      return false;
+    };
+    const giveUps = Array.from({ length: 3 }, () => new AbortController());
+    let ended = 0;
+    for (const g of giveUps) {
+      void budget.whenSettledOrBlocked([a], futile, g.signal).then(() => ended++);
+    }
+    budget.changed();
+    expect(checks).toBe(6); // each waiter checked at its start and at the change
+    for (const g of giveUps) g.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toBe(3); // given up: they end, though the batch is still uploading
+    checks = 0;
+    budget.changed();
+    budget.settle(a, 'uploaded');
+    expect(checks).toBe(0);
+  });
+
   test('at a shutdown deadline, batches on disk stay for the next run and the rest are dropped', () => {
     const { budget, outcomes, owner } = setup(100);
     const kept = admitted(budget, 10, 'queued');
