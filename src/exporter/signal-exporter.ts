@@ -347,10 +347,11 @@ export class SignalExporter<Item> {
 
   /**
    * Expedites this exporter's retries in an ordinary backoff (not the other signals', nor a
-   * server's Retry-After), then waits for everything of this exporter pending now to be stored,
-   * at most `millis`. It stops early when what is left is blocked on a configuration fault, or
-   * waits for the server's Retry-After (or the configuration-fault pace) past the deadline:
-   * no attempt can come before it, so sitting out the deadline stores nothing.
+   * server's Retry-After) and starts their backoff over, then waits for everything of this
+   * exporter pending now to be stored, at most `millis`. It stops early when what is left is
+   * blocked on a configuration fault, or waits for the server's Retry-After (or the
+   * configuration-fault pace) past the deadline: no attempt can come before it, so sitting out
+   * the deadline stores nothing.
    */
   async #waitForPending(millis: number): Promise<UnfinishedWhy | 'settled'> {
     const { budget, uploader } = this.#shared;
@@ -362,12 +363,14 @@ export class SignalExporter<Item> {
     // A batch meeting a Retry-After meanwhile waits the server's time, not a longer backoff.
     const stop = budget.onChange(() => uploader.keepToServerTime(batches));
     const giveUp = new AbortController();
+    const unhurry = uploader.hurry(batches);
     try {
       const waited = budget.whenSettledOrBlocked(batches, futile, giveUp.signal);
       if (!(await settleWithin(waited, millis))) return 'timeout';
     } finally {
       giveUp.abort();
       stop();
+      unhurry();
     }
     const left = batches.filter((b) => !b.isSettled);
     if (left.length === 0) return 'settled';

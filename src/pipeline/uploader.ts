@@ -41,6 +41,12 @@ export class Uploader {
    * (performance.now() time) no attempt may come. Past it, the rest of the wait is ordinary.
    */
   readonly #keepingTime = new WeakMap<SealedBatch, number>();
+  /**
+   * Batches a flush is waiting for: their attempts when the first such flush began, and how many
+   * flushes wait. Their backoff starts over from there: a batch that fails again during a flush
+   * is retried at the first backoff's pace, not after the long one its earlier failures reached.
+   */
+  readonly #hurried = new WeakMap<SealedBatch, { from: number; flushes: number }>();
 
   /** Uploads the batches of `budget`, for whichever exporter each belongs to. */
   constructor(options: UploaderOptions, budget: MemoryBudget) {
@@ -67,6 +73,24 @@ export class Uploader {
   expedite(batches: Iterable<SealedBatch>): void {
     for (const batch of batches)
       if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
+  }
+
+  /**
+   * While a flush waits for `batches`: their backoff starts over (see #hurried) until the
+   * function returned is called, when the flush ends.
+   */
+  hurry(batches: readonly SealedBatch[]): () => void {
+    for (const batch of batches) {
+      const hurried = this.#hurried.get(batch);
+      if (hurried === undefined) this.#hurried.set(batch, { from: batch.attempts, flushes: 1 });
+      else hurried.flushes++;
+    }
+    return () => {
+      for (const batch of batches) {
+        const hurried = this.#hurried.get(batch);
+        if (hurried !== undefined && --hurried.flushes === 0) this.#hurried.delete(batch);
+      }
+    };
   }
 
   /**
@@ -197,14 +221,16 @@ export class Uploader {
         this.#retry(batch, verdict, error, slowRetryDelay(this.#options.backoff));
         if (!batch.isSettled) this.#budget.markBlocked(batch);
         return;
-      case 'retry':
+      case 'retry': {
+        const attempt = batch.attempts - (this.#hurried.get(batch)?.from ?? 0);
         this.#retry(
           batch,
           verdict,
           error,
-          retryDelay(batch.attempts, this.#options.backoff, verdict.retryAfterMillis),
+          retryDelay(attempt, this.#options.backoff, verdict.retryAfterMillis),
         );
         return;
+      }
     }
   }
 

@@ -162,6 +162,36 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(messages.filter((m) => /the bucket does not exist/.test(m.text))).toHaveLength(1);
   });
 
+  // A blip at shutdown: the batch's earlier failures had grown its backoff, and a failure
+  // during the flush must not make it sit that long backoff out past the deadline.
+  test('a batch failing again during forceFlush() backs off from the first backoff, not its grown one', async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
+    try {
+      const failures = Array.from({ length: 4 }, () => ({
+        kind: 'status' as const,
+        status: 500,
+        name: 'InternalError',
+      }));
+      const s3 = new ScriptedS3().script(failures, { kind: 'ok' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 1_500,
+        maxBatchBytes: 1, // sealed and sent at the export
+        retry: { initialDelayMillis: 400, maxDelayMillis: 60_000 },
+      });
+      await exportTagged(driver, exporter, 4, 1);
+      // Attempts 1 and 2 fail: backoffs of 200 and 400 ms; the next would be 800, then 1,600.
+      await waitFor(() => s3.attempts.length === 2, 2_000, 'two failed attempts');
+      const started = performance.now();
+      await exporter.forceFlush(); // attempt 3 now, 4 after 200 ms, 5 (stored) after 400 more
+      expect(s3.attempts).toHaveLength(5);
+      expect(exporter.stats().batchesUploaded).toBe(1);
+      expect(performance.now() - started).toBeLessThan(1_500);
+      await exporter.shutdown();
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   // A function-as-a-service flushes after every invocation: in an outage each flush ends at its
   // deadline, and none may leave its waiter behind to be checked on every later change.
   test('forceFlush() calls that end at their deadline leave no waiter behind', async () => {
