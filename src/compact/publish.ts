@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { UUID } from 'uuidv7';
 import type { SignalName } from '../layout/formats.js';
 import type { OutputNames } from '../layout/outputs.js';
@@ -49,8 +49,16 @@ export class VerificationError extends Error {
 }
 
 export async function publish(file: FinishedFile, c: PublishContext): Promise<Published> {
-  const sealedAt = Math.max(...file.inputs.map((i) => i.object.parsed.sealedAt.getTime()));
-  const key = c.names.render(c.hour, uuidAt(sealedAt));
+  // Named above every input, not only in its newest input's millisecond: objects of one
+  // millisecond sort by their random bits, and a reader that has paged past one of them while
+  // an input above it was still there must find the output after its cursor (else it would
+  // list neither the output nor the deleted input, and miss its points without a word).
+  const newest =
+    file.inputs
+      .map((i) => i.object.parsed.id)
+      .sort()
+      .at(-1) ?? '';
+  const key = c.names.render(c.hour, uuidAbove(newest));
   await c.beforeStep();
   const put = await c.underLease((signal) => c.store.put(key, file.bytes, c.conditional, signal));
   const stored = await readBack(c, key, file);
@@ -109,6 +117,29 @@ function storedProblem(stored: StoredFooter | string, file: FinishedFile): strin
   if (stored.replaces !== file.replaces)
     return 'its list of replaced objects is not the one written';
   return undefined;
+}
+
+const RANDOM_BITS = 74n;
+
+/**
+ * A UUIDv7 that sorts after `id` (a UUIDv7, lowercase as keys hold them): its millisecond with
+ * fresh random bits above its own, or the next millisecond when they leave too little room.
+ */
+export function uuidAbove(id: string): string {
+  const hex = id.replaceAll('-', '');
+  const millis = Number.parseInt(hex.slice(0, 12), 16);
+  // The 74 random bits: 12 after the version nibble, 62 after the two variant bits.
+  const bits =
+    (BigInt(`0x${hex.slice(13, 16)}`) << 62n) | (BigInt(`0x${hex.slice(16)}`) & (2n ** 62n - 1n));
+  const room = 2n ** RANDOM_BITS - 1n - bits;
+  if (room < 2n ** 32n) return uuidAt(millis + 1);
+  const next = bits + 1n + (randomBytes(8).readBigUInt64BE() % room);
+  return UUID.fromFieldsV7(
+    millis,
+    Number(next >> 62n),
+    Number((next >> 32n) & 0x3fffffffn),
+    Number(next & 0xffffffffn),
+  ).toString();
 }
 
 /** A UUIDv7 with this millisecond time and fresh random bits. */
