@@ -18,7 +18,11 @@ import { type AnyCompactionRows, DamagedPartError } from './signal-rows.js';
  *
  * Files are cut by their projected bytes: rows times the bytes a row took in the files finished
  * so far. Before the first one there is only the signal's guess (firstGuessRowBytes), which may
- * be far off: a first file cut on it that comes out below half the target is not kept but made
+ * be far off (25 bytes a point against 3-5 compacted: cut on it, the first file of a large hour
+ * came out far below half the target, and was made twice). So once the guess puts the first
+ * file at half the target, the next run it spills is also written alone as Parquet, thrown away,
+ * to measure a row (at the default target a run is about 320,000 points, a guessed cut about
+ * 5 million). A first file that still comes out below half the target is not kept but made
  * again from its first input with the bytes a row it measured, so that a run leaves at most one
  * output below half the target (the one the plan does not merge again, plan.ts).
  */
@@ -93,9 +97,13 @@ async function merge(
   let fileStart = 0;
   let encodedRows = 0;
   let encodedBytes = 0;
-  const rowBytes = () => (encodedRows > 0 ? encodedBytes / encodedRows : o.rows.firstGuessRowBytes);
+  /** Bytes a row of one run written alone: the first file's measure until a file is finished. */
+  let runRowBytes: number | undefined;
+  const rowBytes = () =>
+    encodedRows > 0 ? encodedBytes / encodedRows : (runRowBytes ?? o.rows.firstGuessRowBytes);
+  const half = o.targetBytes * FULL_OUTPUT_FRACTION;
 
-  /** False when the file was cut on the guess and is to be made again (nothing uploaded). */
+  /** False when the first file was cut too small and is to be made again (nothing uploaded). */
   const finish = async (current: OutputFile, cut: boolean): Promise<boolean> => {
     const superseded = members.flatMap((m) => {
       const output = outputs.get(m.object.key);
@@ -110,7 +118,7 @@ async function merge(
     const guessed = encodedRows === 0;
     encodedRows += rows;
     encodedBytes += bytes.length;
-    if (cut && guessed && bytes.length < o.targetBytes * FULL_OUTPUT_FRACTION) return false;
+    if (cut && guessed && bytes.length < half) return false;
     // One earlier output alone (the late files beside it could not be read) would be written
     // again as it is and replace itself: it is left as it is, and the run writes nothing.
     if (members.length === 1 && outputs.has(members[0]?.object.key ?? '')) return true;
@@ -126,12 +134,12 @@ async function merge(
       // A file projected below half the target is not cut, even before an input that takes it
       // past the target: cut, it would be a small output beside the one the last file may be,
       // and the next run would merge them again (at most one small output a run, plan.ts).
-      const full = projected >= o.targetBytes * FULL_OUTPUT_FRACTION;
+      const full = projected >= half;
       if (full && projected + compactedBytes(object) > o.targetBytes) {
         const kept = await finish(file, true);
         file = undefined;
         if (!kept) {
-          // Cut too early on the guess: the same inputs again, now with a measured row size.
+          // Cut too early: the same inputs again, now with the row size of a finished file.
           o.reader.clear();
           i = fileStart - 1;
           continue;
@@ -158,7 +166,14 @@ async function merge(
           throw new Error(`${object.key}: the builders took ${points} of ${part.points} points`);
         }
         added += points;
-        if (file.bufferedBytes >= o.runBytes) await file.flushRun();
+        if (file.bufferedBytes >= o.runBytes) {
+          await file.flushRun();
+          // Measured only when the guess could cut soon: smaller hours pay nothing for it.
+          const nearCut = file.bufferedRows * o.rows.firstGuessRowBytes >= half;
+          if (encodedRows === 0 && runRowBytes === undefined && nearCut) {
+            runRowBytes = await file.measureRun();
+          }
+        }
       }
     } catch (thrown) {
       const error = asSkipped(object, thrown);

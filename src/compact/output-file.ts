@@ -27,6 +27,11 @@ export interface OutputFile {
   readonly encodedBytes: number;
   /** Ends a run: what the builders hold is sealed, and spilled to disk (sorted) when more rows come. */
   flushRun(): Promise<void>;
+  /**
+   * Bytes a row of the run just ended takes as a file of its own (written and thrown away);
+   * undefined when there is none.
+   */
+  measureRun(): Promise<number | undefined>;
   /** Merges the runs into the file and writes the footer; the file's bytes. */
   finish(keyValues: { key: string; value: string }[]): Promise<Uint8Array>;
   /** Deletes the spilled runs of a file that will not be finished. */
@@ -121,6 +126,16 @@ export function createOutputFile<S extends { readonly rows: number }, K>(
       return writer.bytes;
     },
     flushRun,
+    async measureRun() {
+      if (pending === undefined || pending.rows === 0) return undefined;
+      const alone = new TableFileWriter(rows.table, {
+        ...rows.writerOptions,
+        compression: options.compression,
+        compressPage: options.compressPage,
+      });
+      await alone.writeRun(pending); // leaves the run as it is
+      return alone.finish().length / pending.rows;
+    },
     async finish(keyValues) {
       try {
         const held = builders !== undefined && builders.rows > 0;

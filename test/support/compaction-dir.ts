@@ -73,15 +73,17 @@ export async function keysIn(dir: string): Promise<string[]> {
 }
 
 /**
- * Merges every object under `dir` that `layout` reads (as `rows`) into files of at most 64 MiB,
- * spilling a sorted run each `runBytes` of builders: the merge of a compaction run, without its
- * plan, lease or store. Returns the files; an unreadable input throws.
+ * Merges every object under `dir` that `layout` reads (as `rows`) into files of at most
+ * `targetBytes` (64 MiB unless given), spilling a sorted run each `runBytes` of builders: the
+ * merge of a compaction run, without its plan, lease or store. Returns the files; an unreadable
+ * input throws. `reads`, when given, gets the key of each input every time it is read.
  */
 export async function mergeAllIn(
   dir: string,
   layout: KeyLayout,
   rows: AnyCompactionRows,
   runBytes: number,
+  more: { targetBytes?: number; reads?: string[] } = {},
 ): Promise<FinishedFile[]> {
   const signal = new AbortController().signal;
   const listed: MergeInput[] = [];
@@ -90,10 +92,16 @@ export async function mergeAllIn(
     if (parsed !== undefined) listed.push({ object: { key, size, parsed } });
   }
   const files: FinishedFile[] = [];
+  const reader = new InputReader(rows, dirSource(dir), resolveReadLimits({}), 4, signal);
+  const read = reader.read.bind(reader);
+  reader.read = (objects, index) => {
+    more.reads?.push(objects[index]?.key ?? '');
+    return read(objects, index);
+  };
   await mergeInputs(listed, {
     rows,
-    reader: new InputReader(rows, dirSource(dir), resolveReadLimits({}), 4, signal),
-    targetBytes: 64 * 1024 * 1024,
+    reader,
+    targetBytes: more.targetBytes ?? 64 * 1024 * 1024,
     runBytes,
     compression: 'zstd',
     beforeInput: async () => {},

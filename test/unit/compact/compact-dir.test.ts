@@ -173,6 +173,28 @@ describe('compactMetrics on a directory', () => {
     }
   });
 
+  test('an hour of several files: every input is read once (the first file is not made twice)', async () => {
+    // 40 inputs of 6,000 points, about 3.2 bytes a point compacted: two files of a 512 KiB
+    // target. Cut on the guess of 25 bytes a point, the first file held 4 inputs (about 80 KB),
+    // was thrown away and made again: 44 reads. Runs of 1 MiB spill about 10,000 points each.
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      batchAt(`svc-${i % 4}`, at(0, i), 2000, i),
+    );
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
+    const reads: string[] = [];
+    const targetBytes = 512 * 1024;
+    const files = await mergeAllIn(dir, resolveKeyLayout('p', {}), METRICS_ROWS, 1024 * 1024, {
+      targetBytes,
+      reads,
+    });
+    expect(reads).toHaveLength(batches.length);
+    expect(new Set(reads).size).toBe(batches.length);
+    expect(files.length).toBeGreaterThan(1);
+    expect(files.filter((f) => f.bytes.length < targetBytes / 2).length).toBeLessThanOrEqual(1);
+    expect(files.reduce((n, f) => n + f.inputs.length, 0)).toBe(batches.length);
+    expect(files.reduce((n, f) => n + f.rows, 0)).toBe(pointsOf(batches).length);
+  });
+
   test('the reader reads an output in place of the objects it replaces, in both default layouts', async () => {
     const parquet = [batchAt('api', at(0, 5), 5, 1)];
     const otlp = [batchAt('web', at(0, 25), 5, 2)];
