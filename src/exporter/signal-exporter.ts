@@ -322,6 +322,7 @@ export class SignalExporter<Item> {
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#state = 'shut-down';
+    this.#outcomes.close();
     await this.#spool?.close();
     await this.#bodies.close();
     this.#leave();

@@ -58,6 +58,15 @@ export class Outcomes {
   readonly #latencyListeners = new Set<(millis: number) => void>();
   /** performance.now() of the first network failure since uploads last worked. */
   #unreachableSince: number | undefined;
+  /**
+   * Raises the alert at UNREACHABLE_ALERT_AFTER_MILLIS into the episode: a retry may back off
+   * up to retry.maxDelayMillis (30 s by default), so the next failure can come nearly that late.
+   */
+  #unreachableTimer: NodeJS.Timeout | undefined;
+  /** What the alert names: the last network failure's cause and what to check. */
+  #unreachableCause: { cause: string; check: string | undefined } | undefined;
+  /** After shutdown(): no timer is armed any more. */
+  #closed = false;
   /** Why the last attempt failed, until an upload works again. */
   #lastFailure: string | undefined;
 
@@ -134,7 +143,7 @@ export class Outcomes {
     latency.lastMillis = latencyMillis;
     for (const listener of this.#latencyListeners) listener(latencyMillis);
     this.#lastFailure = undefined;
-    this.#unreachableSince = undefined;
+    this.#endUnreachable();
     const e = this.#episodes;
     e.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
     e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
@@ -149,7 +158,7 @@ export class Outcomes {
   rejected(batch: SealedBatch, reason: string, error: unknown): void {
     increment(this.stats.uploadFailures, reason);
     this.#lastFailure = describeError(error);
-    this.#unreachableSince = undefined;
+    this.#endUnreachable();
     this.#episodes.report(
       `rejected:${this.#options.signal}`,
       'error',
@@ -192,21 +201,58 @@ export class Outcomes {
           ? (networkCause(error) ?? describeError(error))
           : undefined;
     if (cause === undefined) {
-      this.#unreachableSince = undefined;
+      this.#endUnreachable();
       return undefined;
     }
-    const now = performance.now();
-    this.#unreachableSince ??= now;
-    const lasted = now - this.#unreachableSince;
-    if (lasted >= UNREACHABLE_ALERT_AFTER_MILLIS) {
-      reportUnreachable(
-        this.#episodes,
-        `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
-        cause,
-        credentialsTimedOut(error) ? CHECK_CREDENTIALS_PROVIDER : undefined,
-      );
+    this.#unreachableCause = {
+      cause,
+      check: credentialsTimedOut(error) ? CHECK_CREDENTIALS_PROVIDER : undefined,
+    };
+    if (this.#unreachableSince === undefined) {
+      this.#unreachableSince = performance.now();
+      if (!this.#closed) {
+        this.#unreachableTimer = setTimeout(
+          () => this.#alertUnreachable(true),
+          UNREACHABLE_ALERT_AFTER_MILLIS,
+        );
+        this.#unreachableTimer.unref(); // an alert never keeps the process alive
+      }
     }
+    this.#alertUnreachable();
     return cause;
+  }
+
+  /**
+   * The alert, if the episode has lasted UNREACHABLE_ALERT_AFTER_MILLIS (once: Episodes). The
+   * timer says `due`: it may fire a fraction of a millisecond early by performance.now().
+   */
+  #alertUnreachable(due = false): void {
+    const since = this.#unreachableSince;
+    const last = this.#unreachableCause;
+    if (since === undefined || last === undefined) return;
+    const lasted = performance.now() - since;
+    if (!due && lasted < UNREACHABLE_ALERT_AFTER_MILLIS) return;
+    reportUnreachable(
+      this.#episodes,
+      `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
+      last.cause,
+      last.check,
+    );
+  }
+
+  /** Uploads got an answer, or stored a batch: the episode's clock stops. */
+  #endUnreachable(): void {
+    this.#unreachableSince = undefined;
+    this.#unreachableCause = undefined;
+    clearTimeout(this.#unreachableTimer);
+    this.#unreachableTimer = undefined;
+  }
+
+  /** The exporter shut down: no alert is raised for it any more. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#unreachableTimer);
+    this.#unreachableTimer = undefined;
   }
 
   /** What a timed-out attempt waited for: the credentials, the connection, or the answer. */

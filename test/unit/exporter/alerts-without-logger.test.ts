@@ -160,6 +160,57 @@ describe('failures are loud without a logger', () => {
     );
   });
 
+  test('the unreachable alert comes at its threshold, not at the first failure after it', async () => {
+    // Backoffs pinned (default retry options, jitter at 0.94 of each bound): failures at 0, 0.2,
+    // 0.7, 1.6, 3.5, 7.3, 14.8 and 29.8 s, then a backoff of 28.2 s. Before, the alert waited
+    // for the failure after the threshold: 58 s into the episode.
+    vi.spyOn(Math, 'random').mockReturnValue(0.94);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const s3 = new ScriptedS3().script([], { kind: 'network', code: 'ECONNREFUSED' });
+      const exporter = scriptedExporter(s3, {
+        compression: 'none',
+        maxBatchBytes: 1,
+        startupCheck: false,
+      });
+      // Each attempt fails as it arrives: its time is the failure's. The alert is timed as emitted.
+      const failedAt: number[] = [];
+      s3.onAttempt = () => failedAt.push(performance.now());
+      let alertedAt: number | undefined;
+      vi.mocked(process.emitWarning).mockImplementation(((warning, options) => {
+        const code = typeof options === 'object' ? options.code : undefined;
+        if (code === 'OTEL_S3_ENDPOINT_UNREACHABLE') alertedAt ??= performance.now();
+        warnings.push({ code, text: String(warning) });
+      }) as typeof process.emitWarning);
+      const alerts = () => withCode('OTEL_S3_ENDPOINT_UNREACHABLE');
+      await exportSynthetic(exporter, 5, 1);
+      // Fake time in steps of 100 ms, then real turns of the loop (nextTurn) for what is due.
+      const step = async () => {
+        await vi.advanceTimersByTimeAsync(100);
+        for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+      };
+      for (let t = 0; t < 70_000; t += 100) await step();
+      const [first = Number.NaN] = failedAt;
+      const since = failedAt.map((t) => Math.round(t - first));
+      const alertedAfter = (alertedAt ?? Number.POSITIVE_INFINITY) - first;
+      // The pinned backoffs did what this test is about: no failure in the 20 s after 30 s.
+      expect(since.filter((t) => t >= UNREACHABLE_ALERT_AFTER_MILLIS && t < 50_000)).toEqual([]);
+      expect(alertedAfter).toBeGreaterThanOrEqual(UNREACHABLE_ALERT_AFTER_MILLIS);
+      expect(alertedAfter).toBeLessThanOrEqual(UNREACHABLE_ALERT_AFTER_MILLIS + 1_000);
+      expect(alerts()).toHaveLength(1);
+      expect(alerts()[0]?.text).toMatch(
+        /uploads to .* have failed for 30 s: connect ECONNREFUSED 127\.0\.0\.1:9\. /,
+      );
+      let shut = false;
+      void exporter.shutdown().then(() => {
+        shut = true;
+      });
+      while (!shut) await step();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   test('forceFlush() at its deadline alerts once per episode; a flush that stores everything ends it', async () => {
     const s3 = new ScriptedS3().script([], { kind: 'hang' });
     const exporter = scriptedExporter(s3, {

@@ -1,6 +1,6 @@
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
-import { Outcomes } from '../../../src/pipeline/outcomes.js';
+import { Outcomes, UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../../src/pipeline/stats.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -111,5 +111,56 @@ describe('a flush or shutdown that returns at once behind a Retry-After', () => 
       expect(text).toContain("until after this call's deadline of 1000 ms");
       expect(text).not.toMatch(/sooner of/);
     }
+  });
+});
+
+describe('the unreachable alert keeps its time without a failure to check it', () => {
+  afterEach(() => vi.useRealTimers());
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
+    code: 'ECONNREFUSED',
+  });
+  const network = { kind: 'retry', reason: 'network' } as const;
+  const alerted = () =>
+    messages.filter((m) => m.text.includes('have failed for')).map((m) => m.text);
+
+  test('at the threshold after the first failure, once; a blip that ends sooner stays quiet', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const o = outcomes();
+    const b = batch();
+    o.retrying(b, network, refused, 25_000);
+    vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS - 1_000);
+    o.uploaded(b, 1); // stored before the threshold: a blip
+    vi.advanceTimersByTime(60_000);
+    expect(alerted()).toEqual([]);
+
+    o.retrying(b, network, refused, 25_000);
+    vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS - 1);
+    expect(alerted()).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(alerted()).toEqual([
+      expect.stringMatching(
+        /^otel-s3-exporter: uploads to http:\/\/s3\.test have failed for 30 s: connect ECONNREFUSED 127\.0\.0\.1:9\. /,
+      ),
+    ]);
+    o.retrying(b, network, refused, 25_000); // the failure after it: the same episode
+    vi.advanceTimersByTime(60_000);
+    expect(alerted()).toHaveLength(1);
+  });
+
+  test('an answer from the server or shutdown disarms it', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const o = outcomes();
+    const b = batch();
+    o.retrying(b, network, refused, 1_000);
+    o.retrying(b, { kind: 'retry', reason: 'throttled' }, new Error('SlowDown'), 1_000);
+    expect(vi.getTimerCount()).toBe(0);
+    o.retrying(b, network, refused, 1_000);
+    expect(vi.getTimerCount()).toBe(1);
+    o.close();
+    expect(vi.getTimerCount()).toBe(0);
+    o.retrying(b, network, refused, 1_000); // a late report after shutdown arms nothing
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(60_000);
+    expect(alerted()).toEqual([]);
   });
 });
