@@ -42,9 +42,10 @@ export class Uploader {
    */
   readonly #keepingTime = new WeakMap<SealedBatch, number>();
   /**
-   * Batches a flush is waiting for: their attempts when the first such flush began, and how many
+   * Batches a flush is waiting for: their attempts when the latest such flush began, and how many
    * flushes wait. Their backoff starts over from there: a batch that fails again during a flush
-   * is retried at the first backoff's pace, not after the long one its earlier failures reached.
+   * is retried at the first backoff's pace, not after the long one its earlier failures reached
+   * (those during an earlier flush still waiting too: a shutdown during a forceFlush).
    */
   readonly #hurried = new WeakMap<SealedBatch, { from: number; flushes: number }>();
 
@@ -83,7 +84,10 @@ export class Uploader {
     for (const batch of batches) {
       const hurried = this.#hurried.get(batch);
       if (hurried === undefined) this.#hurried.set(batch, { from: batch.attempts, flushes: 1 });
-      else hurried.flushes++;
+      else {
+        hurried.from = batch.attempts;
+        hurried.flushes++;
+      }
     }
     return () => {
       for (const batch of batches) {

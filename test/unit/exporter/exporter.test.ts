@@ -192,6 +192,39 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     }
   });
 
+  // shutdown() during a forceFlush() that has retried a while: the failures during that flush
+  // are earlier failures too, and must not make a blip at shutdown sit out a grown backoff.
+  test('a shutdown() during a forceFlush() backs off from the first backoff too', async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
+    try {
+      const failures = Array.from({ length: 6 }, () => ({
+        kind: 'status' as const,
+        status: 500,
+        name: 'InternalError',
+      }));
+      const s3 = new ScriptedS3().script(failures, { kind: 'ok' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 4_000,
+        maxBatchBytes: 1, // sealed and sent at the export
+        retry: { initialDelayMillis: 200, maxDelayMillis: 60_000 },
+      });
+      await exportTagged(driver, exporter, 4, 1);
+      await waitFor(() => s3.attempts.length === 1, 2_000, 'one failed attempt');
+      const flushed = exporter.forceFlush(); // attempts 2 to 5 back off 100, 200, 400 ms at most
+      await waitFor(() => s3.attempts.length === 5, 3_000, 'five failed attempts');
+      const started = performance.now();
+      // Attempt 6 now, and it fails: from the first backoff, attempt 7 (stored) in 100 ms;
+      // from the flush's start it would wait 800 ms or more.
+      await exporter.shutdown();
+      expect(s3.attempts).toHaveLength(7);
+      expect(exporter.stats().batchesUploaded).toBe(1);
+      expect(performance.now() - started).toBeLessThan(600);
+      await flushed;
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   // A function-as-a-service flushes after every invocation: in an outage each flush ends at its
   // deadline, and none may leave its waiter behind to be checked on every later change.
   test('forceFlush() calls that end at their deadline leave no waiter behind', async () => {
