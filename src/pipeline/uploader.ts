@@ -44,8 +44,9 @@ export class Uploader {
   /**
    * Batches a flush is waiting for: their attempts when the latest such flush began, and how many
    * flushes wait. Their backoff starts over from there: a batch that fails again during a flush
-   * is retried at the first backoff's pace, not after the long one its earlier failures reached
-   * (those during an earlier flush still waiting too: a shutdown during a forceFlush).
+   * (but for throttling) is retried at the first backoff's pace, not after the long one its
+   * earlier failures reached (those during an earlier flush still waiting too: a shutdown during
+   * a forceFlush).
    */
   readonly #hurried = new WeakMap<SealedBatch, { from: number; flushes: number }>();
 
@@ -226,7 +227,11 @@ export class Uploader {
         if (!batch.isSettled) this.#budget.markBlocked(batch);
         return;
       case 'retry': {
-        const attempt = batch.attempts - (this.#hurried.get(batch)?.from ?? 0);
+        // A server that says to slow down (429, 503, SlowDown) keeps its grown backoff, flush
+        // or not: restarted by every flush (one an invocation, in a function-as-a-service) it
+        // would be asked again at the first backoff's pace all through the throttling.
+        const from = verdict.reason === 'throttled' ? 0 : (this.#hurried.get(batch)?.from ?? 0);
+        const attempt = batch.attempts - from;
         this.#retry(
           batch,
           verdict,

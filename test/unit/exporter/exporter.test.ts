@@ -225,6 +225,34 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     }
   });
 
+  // Throttling is the server asking for less: a flush retries at once, as before, but a batch
+  // throttled again keeps the backoff its failures grew, or a flush per invocation would ask
+  // again at the first backoff's pace all through the throttling.
+  test('a batch throttled again during forceFlush() keeps its grown backoff', async () => {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
+    try {
+      const throttled = Array.from({ length: 4 }, () => ({
+        kind: 'status' as const,
+        status: 503,
+        name: 'SlowDown',
+      }));
+      const s3 = new ScriptedS3().script(throttled, { kind: 'ok' });
+      const exporter = exporterWith(driver, s3, {
+        flushTimeoutMillis: 1_500,
+        maxBatchBytes: 1,
+        retry: { initialDelayMillis: 400, maxDelayMillis: 60_000 },
+      });
+      await exportTagged(driver, exporter, 4, 1);
+      await waitFor(() => s3.attempts.length === 2, 2_000, 'two throttled attempts');
+      await exporter.forceFlush(); // attempt 3 now, 4 after 800 ms, the next 1,600 ms later
+      expect(s3.attempts).toHaveLength(4);
+      expect(exporter.stats().batchesUploaded).toBe(0);
+      await exporter.shutdown();
+    } finally {
+      random.mockRestore();
+    }
+  });
+
   // A function-as-a-service flushes after every invocation: in an outage each flush ends at its
   // deadline, and none may leave its waiter behind to be checked on every later change.
   test('forceFlush() calls that end at their deadline leave no waiter behind', async () => {
