@@ -5,12 +5,14 @@
  *
  * One fresh process per mode and round (bench/children/footprint-service.mjs through
  * bench/lib/footprint-service.ts, plain Node.js on dist/): no exporter, ours in the default format,
- * ours as Parquet. A counter and a histogram recorded every second (`--record-millis=N`) and
- * exported every second for `--seconds=N` (10), both formats with `maxBatchAgeMillis`
- * BATCH_AGE_MILLIS (3 s: a busy service seals by size every few seconds, so batches are sealed,
- * encoded and uploaded during the run and the body worker is alive, as it is in such a service):
+ * ours as Parquet, the three of a round started together and run side by side (see ROUNDS' note).
+ * A counter and a histogram recorded every second (`--record-millis=N`) and exported every
+ * second for `--seconds=N` (10), both formats with `maxBatchAgeMillis` BATCH_AGE_MILLIS (3 s: a
+ * busy service seals by size every few seconds, so batches are sealed, encoded and uploaded
+ * during the run and the body worker is alive, as it is in such a service):
  *  - light traffic, 200 series: RSS at the end (the last 30 % of the samples, before shutdown);
- *  - heavy traffic, 5,000 series: the high-water mark after shutdown, and the CPU of every thread.
+ *  - heavy traffic, 5,000 series: the high-water mark after shutdown, and the CPU of every thread,
+ *    Parquet's held to the default format's as the median over rounds of the per-round ratio.
  * Builds dist/ first.
  */
 import {
@@ -28,7 +30,19 @@ import { emitResult, parseArgs, progress, type Table, type Target } from './lib/
 import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
-const ROUNDS = args.number('rounds', args.quick ? 1 : 3);
+/**
+ * Rounds per traffic (`--rounds=N`, 5). A round starts its three processes together and waits for
+ * all three: on this shared 2-core machine runs one after the other drift by ±20 % in CPU (no
+ * exporter 953 ms, the default format 1,021, Parquet 1,452 in one run; 1.38× and 1.42× in two
+ * runs of the same code), more than the gap the CPU target judges, while processes started side
+ * by side meet the same drift: two of the same build read 0.99–1.02 of each other, Parquet against
+ * the default format 1.29–1.34 (10 s, by hand). All three modes run at once, not only the two the
+ * ratio compares, so that "above no exporter" also pairs processes that ran through the same
+ * load: each takes about 0.14 of a core (0.4 of the 2 cores for the three), so they hardly wait
+ * for one another, and the memory figures are per process. Side by side a round costs the time
+ * of one process, hence five rounds by default where one at a time allowed three.
+ */
+const ROUNDS = args.number('rounds', args.quick ? 1 : 5);
 const SECONDS = args.number('seconds', 10);
 const BATCH_AGE_MILLIS = 3_000;
 /**
@@ -58,35 +72,49 @@ const sink = await startSink();
 const runs: Record<Traffic, Partial<Record<ServiceMode, ServiceRun[]>>> = { light: {}, heavy: {} };
 for (const traffic of ['light', 'heavy'] as const) {
   for (let round = 0; round < ROUNDS; round++) {
+    // Started together, in an order rotated each round (they are spawned a few ms apart).
     const shift = round % MODES.length;
-    for (const mode of [...MODES.slice(shift), ...MODES.slice(0, shift)]) {
-      progress(
-        `parquet-peak: ${traffic} (${TRAFFIC[traffic]} series), round ${round + 1}/${ROUNDS}, ${mode}`,
-      );
-      const run = await runService(sink, mode, TRAFFIC[traffic], SECONDS, {
-        MAX_BATCH_AGE_MILLIS: String(BATCH_AGE_MILLIS),
-        RECORD_MILLIS: String(RECORD_MILLIS),
-      });
-      runs[traffic][mode] = [...(runs[traffic][mode] ?? []), run];
-    }
+    const order = [...MODES.slice(shift), ...MODES.slice(0, shift)];
+    progress(
+      `parquet-peak: ${traffic} (${TRAFFIC[traffic]} series), round ${round + 1}/${ROUNDS}, ${order.join(', ')} side by side`,
+    );
+    const done = await Promise.all(
+      order.map((mode) =>
+        runService(sink, mode, TRAFFIC[traffic], SECONDS, {
+          MAX_BATCH_AGE_MILLIS: String(BATCH_AGE_MILLIS),
+          RECORD_MILLIS: String(RECORD_MILLIS),
+        }),
+      ),
+    );
+    order.forEach((mode, i) => {
+      runs[traffic][mode] = [...(runs[traffic][mode] ?? []), done[i] as ServiceRun];
+    });
   }
 }
 sink.server.close();
 
 const endRss = (r: ServiceRun) => settledRss(r, 0.3);
 const cpu = (r: ServiceRun) => r.cpuMillis;
-/** Median over rounds of a mode's figure minus the figure of `base` in the same round. */
-function above(
+/** Per round, a mode's figure set against the figure of `base` in the same round (run beside it). */
+function perRound(
   traffic: Traffic,
   mode: ServiceMode,
   base: ServiceMode,
   figure: (r: ServiceRun) => number,
-): number {
+  against: (value: number, baseValue: number) => number,
+): number[] {
   const baseRuns = runs[traffic][base] ?? [];
-  return median(
-    (runs[traffic][mode] ?? []).map((r, i) => figure(r) - figure(baseRuns[i] as ServiceRun)),
+  return (runs[traffic][mode] ?? []).map((r, i) =>
+    against(figure(r), figure(baseRuns[i] as ServiceRun)),
   );
 }
+/** Median over rounds of a mode's figure minus the figure of `base` in the same round. */
+const above = (
+  traffic: Traffic,
+  mode: ServiceMode,
+  base: ServiceMode,
+  figure: (r: ServiceRun) => number,
+) => median(perRound(traffic, mode, base, figure, (v, b) => v - b));
 const absolute = (traffic: Traffic, mode: ServiceMode, figure: (r: ServiceRun) => number) =>
   median((runs[traffic][mode] ?? []).map(figure));
 const signed = (bytes: number) =>
@@ -102,6 +130,7 @@ const table = (traffic: Traffic): Table => ({
     'highest 100 ms sample',
     'above no exporter',
     'CPU (run + shutdown)',
+    'CPU ÷ the default format (per round, median)',
     'batches uploaded',
   ],
   rows: MODES.map((mode) => {
@@ -116,6 +145,9 @@ const table = (traffic: Traffic): Table => ({
       fmtMiB(absolute(traffic, mode, peakRss)),
       cell(peakRss),
       fmtMs(absolute(traffic, mode, cpu)),
+      mode === 'otlp-json'
+        ? ''
+        : `${median(perRound(traffic, mode, 'otlp-json', cpu, (v, b) => v / b)).toFixed(2)}×`,
       mode === 'none' ? '' : String(runs[traffic][mode]?.[0]?.uploaded?.batches ?? 'n/a'),
     ];
   }),
@@ -123,8 +155,13 @@ const table = (traffic: Traffic): Table => ({
 
 const heavyPeak = above('heavy', 'parquet', 'otlp-json', highWater);
 const lightEnd = above('light', 'parquet', 'otlp-json', endRss);
-const cpuParquet = absolute('heavy', 'parquet', cpu);
-const cpuJson = absolute('heavy', 'otlp-json', cpu);
+// The CPU target: the median over rounds of each round's ratio (two processes run side by side).
+const cpuRatios = perRound('heavy', 'parquet', 'otlp-json', cpu, (v, b) => v / b);
+const cpuRatio = median(cpuRatios);
+const ratioRange =
+  cpuRatios.length > 1
+    ? `rounds ${Math.min(...cpuRatios).toFixed(2)}–${Math.max(...cpuRatios).toFixed(2)}×; `
+    : '';
 const targets: Target[] = [
   {
     name: `high-water mark, heavy traffic (${TRAFFIC.heavy} series): Parquet vs the default format`,
@@ -139,10 +176,10 @@ const targets: Target[] = [
     pass: lightEnd <= LIGHT_SLACK,
   },
   {
-    name: `process CPU over the heavy run (${TRAFFIC.heavy} series, every thread): Parquet vs the default format`,
-    measured: `${(cpuParquet / cpuJson).toFixed(2)}× (${fmtMs(cpuParquet)} vs ${fmtMs(cpuJson)}; no exporter ${fmtMs(absolute('heavy', 'none', cpu))})`,
+    name: `process CPU over the heavy run (${TRAFFIC.heavy} series, every thread): Parquet vs the default format, median of the per-round ratios`,
+    measured: `${cpuRatio.toFixed(2)}× (${ratioRange}medians ${fmtMs(absolute('heavy', 'parquet', cpu))} vs ${fmtMs(absolute('heavy', 'otlp-json', cpu))}; no exporter ${fmtMs(absolute('heavy', 'none', cpu))})`,
     threshold: `≤ ${CPU_RATIO}×`,
-    pass: cpuParquet <= CPU_RATIO * cpuJson,
+    pass: cpuRatio <= CPU_RATIO,
   },
 ];
 const lost = Object.values(runs)
@@ -154,7 +191,7 @@ emitResult({
   tables: [table('light'), table('heavy')],
   targets,
   notes: [
-    `One fresh process per mode and round (plain \`node\` on dist/), ${ROUNDS} round(s) per traffic with the modes rotated, ${SECONDS} s each; both formats with maxBatchAgeMillis ${BATCH_AGE_MILLIS} (the rest their defaults), into a local sink that answers every PUT with 200. Figures: medians over rounds; "above" pairs each run with the same round's run of the other mode.`,
+    `One fresh process per mode and round (plain \`node\` on dist/), ${ROUNDS} round(s) per traffic, ${SECONDS} s each, the three modes of a round started together and run side by side (about 0.14 of a core each, so they hardly compete, and the machine's drift, ±20 % in CPU between runs one after the other, meets all three alike); both formats with maxBatchAgeMillis ${BATCH_AGE_MILLIS} (the rest their defaults), into one local sink that answers every PUT with 200. Figures: medians over rounds; "above" pairs each run with the run of the other mode beside it in the same round; the CPU target is the median over rounds of each round's ratio Parquet / default format, the CPU column the median of each mode's own runs.`,
     "High-water mark: /proc/self/status VmHWM (the most memory resident at once, however briefly, startup included) read after shutdown; the highest 100 ms sample of RSS beside it. RSS at the end: the median of the samples of the last 30 % of the run, before shutdown. CPU: process.cpuUsage() (every thread: the body worker, libuv's pool, V8's helpers) from the first recording through the end of shutdown.",
     lost.length === 0
       ? 'Every run of ours uploaded its batches and dropped nothing.'
@@ -165,6 +202,8 @@ emitResult({
     seconds: SECONDS,
     batchAgeMillis: BATCH_AGE_MILLIS,
     recordMillis: RECORD_MILLIS,
+    sideBySide: true,
+    cpuRatios,
     runs,
   },
 });
