@@ -114,7 +114,7 @@ export const OPTION_TABLE = [
     text: 'string',
     flag: '--region',
     file: true,
-    rule: rule.nonEmptyString,
+    rule: rule.region,
     default: computed('AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1'),
     doc: 'AWS region.',
   },

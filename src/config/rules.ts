@@ -61,6 +61,23 @@ export function nonEmptyString(option: string, value: unknown): string {
   return value;
 }
 
+/**
+ * A region as the AWS SDK accepts it (a DNS label: letters, digits and "-", neither first nor
+ * last). The SDK refuses any other at every request, and the exporter's own signed requests put
+ * it in their signature scope, where S3 refuses it too: caught here, not at the first upload.
+ */
+export function region(option: string, value: unknown): string {
+  const name = nonEmptyString(option, value);
+  if (!/^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/.test(name)) {
+    throw new InvalidOptionError(
+      option,
+      value,
+      'a region name of letters, digits and "-" (not first or last), e.g. "eu-west-1" or "auto"',
+    );
+  }
+  return name;
+}
+
 /** Normalizes a key prefix; rejects anything that could escape it or produce an odd key. */
 export function normalizePrefix(value: unknown, option = 'prefix'): string {
   if (value === undefined || value === '') return '';

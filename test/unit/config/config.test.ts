@@ -1,3 +1,4 @@
+import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/base/invalid-option.js';
 import { DEFAULTS, type S3MetricExporterOptions } from '../../../src/config/options.js';
@@ -430,6 +431,31 @@ describe('resolveConfig rejects bad options', () => {
       FILE_PREFIX_RULE,
     ],
   ]);
+
+  // A region the AWS SDK refuses ("Region not accepted") failed every upload at runtime, retried
+  // as a client error until shutdown dropped the data; the SDK itself is the judge here.
+  for (const region of ['eu-west-1 ', ' us-east-1', 'eu west 1', 'us_east_1', 'eu-west-1.', '-x']) {
+    test(`rejects the region ${JSON.stringify(region)} that the AWS SDK refuses`, async () => {
+      const sdk = new S3Client({ region });
+      await expect(sdk.config.region()).rejects.toThrow(/Region not accepted/);
+      sdk.destroy();
+      expectRejected(
+        { region },
+        'region',
+        JSON.stringify(region),
+        'a region name of letters, digits and "-"',
+      );
+    });
+  }
+
+  test('accepts the regions of AWS and of S3-compatible servers the AWS SDK accepts', async () => {
+    for (const region of ['us-east-1', 'eu-central-2', 'auto', 'default', 'garage', 'US-EAST-1']) {
+      const sdk = new S3Client({ region });
+      await expect(sdk.config.region()).resolves.toBe(region);
+      sdk.destroy();
+      expect(resolveConfig({ bucket: 'b', region }).region).toBe(region);
+    }
+  });
 
   for (const endpoint of ['not a url', 'ftp://x', 'localhost:9000']) {
     test(`rejects the malformed endpoint ${JSON.stringify(endpoint)}`, () => {
