@@ -153,12 +153,17 @@ function sendInBackground(
   signal: AbortSignal,
 ): Promise<{ statusCode: number; headers: ResponseHeaders; body: IncomingMessage }> {
   const send = signed.protocol === 'https:' ? httpsRequest : httpRequest;
+  // An IPv6 literal is `[::1]` in the URL and the Host header, `::1` to connect to (as the SDK's
+  // handler does); with the brackets, Node.js looks it up as a host name and finds none.
+  const { hostname } = signed;
+  const host =
+    hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   return new Promise((resolve, reject) => {
     const req = send(
       {
         method: signed.method,
         protocol: signed.protocol,
-        hostname: signed.hostname,
+        hostname: host,
         ...(signed.port === undefined ? {} : { port: signed.port }),
         path: signed.path,
         headers: signed.headers,

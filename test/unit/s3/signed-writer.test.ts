@@ -102,6 +102,25 @@ describe('SignedObjectWriter', () => {
     },
   );
 
+  // The startup check's PUT goes on a connection of its own (background): it once looked up
+  // "[::1]" as a host name (getaddrinfo ENOTFOUND) and reported a working endpoint unreachable.
+  test.each([false, true])(
+    'an IPv6 literal endpoint is reached, with its brackets in the Host header (background %s)',
+    async (background) => {
+      const seen: { host: string | undefined; url: string | undefined }[] = [];
+      server = createServer((request, response) => {
+        seen.push({ host: request.headers.host, url: request.url });
+        request.resume().on('end', () => response.end());
+      });
+      await new Promise<void>((resolve) => server?.listen(0, '::1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      const w = writer(`http://[::1]:${port}`);
+      await w.put({ ...put('a b/k.json'), background });
+      w.destroy();
+      expect(seen).toEqual([{ host: `[::1]:${port}`, url: '/b/a%20b/k.json' }]);
+    },
+  );
+
   test('a clock an hour behind the server: refused once, then signed in server time', async () => {
     const ahead = new Date(Date.now() + 3_600_000).toUTCString();
     const { seen, endpoint } = await scripted([
