@@ -95,6 +95,15 @@ function errorCode(error: unknown): string | undefined {
 
 /** The access fault an error is (by S3 error code, else by status 403 / 301), or undefined. */
 export function accessFault(error: unknown): AccessFault | undefined {
+  const fault = accessFaultOf(error);
+  // S3 names the bucket's region in a header (a PermanentRedirect's message does not).
+  const region = errorShape(error).$response?.headers?.['x-amz-bucket-region'];
+  if (fault?.reason === 'wrong-region' && typeof region === 'string' && region !== '')
+    return { reason: fault.reason, cause: `the bucket is in region ${region}` };
+  return fault;
+}
+
+function accessFaultOf(error: unknown): AccessFault | undefined {
   const { name } = errorShape(error);
   if (typeof name === 'string' && Object.hasOwn(BY_NAME, name)) return BY_NAME[name];
   // S3 passes KMS's own faults of an SSE-KMS key on (KMS.NotFoundException, KMS.DisabledException,

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { asAccessError } from '../../../src/reader/errors.js';
 import { credentialsRefused, describeError } from '../../../src/s3/errors.js';
 import { classifyUploadError, headerMayBeTheCause } from '../../../src/s3/verdict.js';
 import { s3Error } from '../../support/s3-error.js';
@@ -248,6 +249,20 @@ describe('classifyUploadError: config', () => {
     const verdict = classifyUploadError(s3Error('MovedPermanently', 301));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'wrong-region' });
     expect(verdict.kind === 'config' ? verdict.hint : '').toContain('region');
+  });
+
+  // S3 names the bucket's region in x-amz-bucket-region on a PermanentRedirect, whose message
+  // only says to use "the specified endpoint": the fix should say which region to set.
+  test("a 301 PermanentRedirect names the bucket's region from x-amz-bucket-region", () => {
+    const message =
+      'The bucket you are attempting to access must be addressed using the specified endpoint. Please send all future requests to this endpoint.';
+    const error = s3Error('PermanentRedirect', 301, message, {
+      'x-amz-bucket-region': 'eu-west-1',
+    });
+    const verdict = classifyUploadError(error);
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'wrong-region' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('eu-west-1');
+    expect(asAccessError('cannot list s3://b/', error)?.message).toContain('eu-west-1');
   });
 
   test('an error named like an Object.prototype member is not a config fault', () => {
