@@ -224,6 +224,16 @@ export class KeyTemplate {
     return { start, end };
   }
 
+  /**
+   * True when `time` renders as the layout parses it: a valid date whose year, in the template's
+   * time zone, has four digits (%Y). A data time outside (a timestamp in the wrong unit, a clock
+   * far off) would file its object under `year=NaN/` or `year=11476/`, where no reader finds it.
+   */
+  fileable(time: Date): boolean {
+    const year = this.#options.timeZone === 'UTC' ? time.getUTCFullYear() : time.getFullYear();
+    return year >= 1000 && year <= 9999;
+  }
+
   render(context: KeyContext): string {
     const t = context.time;
     const utc = this.#options.timeZone === 'UTC';

@@ -98,9 +98,12 @@ export class Preparation {
         name = p.fallback;
       }
     }
+    // Set only with partitionTime 'data'; a data time the layout cannot file falls back to the
+    // seal time (see KeyTemplate.fileable).
+    const dataTime =
+      batch.dataTimeMillis === undefined ? undefined : new Date(batch.dataTimeMillis);
     const key = p.keys.render({
-      // Set only with partitionTime 'data'.
-      time: batch.dataTimeMillis === undefined ? batch.sealedAt : new Date(batch.dataTimeMillis),
+      time: dataTime !== undefined && p.keys.fileable(dataTime) ? dataTime : batch.sealedAt,
       attributes: batch.attributes,
       extension: name.extension,
       id: batch.id,
