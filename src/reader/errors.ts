@@ -32,6 +32,7 @@ const READER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'no-such-bucket': 'check the bucket name, the endpoint and the region',
   'wrong-region': 'set the region to the bucket region',
   'invalid-bucket': 'check the bucket name',
+  'quota-exceeded': 'raise the quota or free space in the bucket',
   'kms-key': "grant kms:Decrypt on the objects' SSE-KMS key, or use other credentials",
 };
 

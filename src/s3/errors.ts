@@ -11,7 +11,8 @@ export type AccessFaultReason =
   | 'no-such-bucket'
   | 'wrong-region'
   | 'invalid-bucket'
-  | 'kms-key';
+  | 'kms-key'
+  | 'quota-exceeded';
 
 export interface AccessFault {
   reason: AccessFaultReason;
@@ -44,6 +45,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   AuthorizationHeaderMalformed: {
     reason: 'wrong-region',
     cause: 'the region is wrong for this bucket',
+  },
+  // Ceph RGW's (403) answer to a write past a bucket or user quota: not a permission.
+  QuotaExceeded: {
+    reason: 'quota-exceeded',
+    cause: 'the bucket or its owner is over its storage quota',
   },
   InvalidBucketName: {
     reason: 'invalid-bucket',

@@ -104,6 +104,7 @@ const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'no-such-bucket': 'create it or fix the bucket option',
   'wrong-region': 'set the region option to the bucket region',
   'invalid-bucket': 'fix the bucket option',
+  'quota-exceeded': 'raise the quota or free space in the bucket (uploads resume by themselves)',
   'kms-key':
     "check the sseKmsKeyId option (the key exists, is enabled, is in the bucket's region) and grant kms:GenerateDataKey on it (uploads resume by themselves)",
 };

@@ -296,6 +296,8 @@ function accessFix(
       return 'set --region (or AWS_REGION) to the bucket region';
     case 'invalid-bucket':
       return 'fix --bucket';
+    case 'quota-exceeded':
+      return 'raise the quota or free space in the bucket';
     case 'kms-key':
       return "check the bucket's SSE-KMS key (it exists and is enabled) and grant kms:GenerateDataKey and kms:Decrypt on it";
   }

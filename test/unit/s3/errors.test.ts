@@ -239,6 +239,17 @@ describe('classifyUploadError: config', () => {
     });
   }
 
+  // Ceph RGW's answer to a PutObject past a bucket quota, as recorded from a real server: 403
+  // QuotaExceeded with an empty message. It was reported as a missing s3:PutObject permission.
+  test('403 QuotaExceeded is config quota-exceeded, with no word of permissions', () => {
+    const error = s3Error('QuotaExceeded', 403, '');
+    const verdict = classifyUploadError(error);
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'quota-exceeded' });
+    const hint = verdict.kind === 'config' ? verdict.hint : '';
+    expect(hint).toContain('quota');
+    expect(hint).not.toMatch(/permission|s3:PutObject/);
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
