@@ -243,7 +243,9 @@ export class SpoolKeeper implements Pager {
       this.#discard(entry, 'remove');
       return;
     }
-    // After the chain it names: a restart must not find the chain without the file.
+    // After the chain it names: a restart must not find the chain without the file. Its bytes
+    // stop counting now, so an eviction under way does not evict more than it needs.
+    this.#spool.uncount(entry.name);
     void journal.gone(batch.journal).then(() => this.#discard(entry, 'remove'));
   }
 

@@ -282,6 +282,17 @@ export class Spool {
     }
   }
 
+  /**
+   * Stops counting an entry in bytes and files at once, for a file whose deletion waits (for its
+   * journal chain): what it held is free for eviction and gauges now. remove() deletes it later.
+   */
+  uncount(name: string): void {
+    const fileBytes = this.#counted.get(name);
+    if (fileBytes === undefined) return;
+    this.#counted.delete(name);
+    this.#bytes -= fileBytes;
+  }
+
   #count(name: string, fileBytes: number): void {
     if (this.#counted.has(name)) return;
     this.#counted.set(name, fileBytes);
@@ -290,10 +301,7 @@ export class Spool {
 
   #forget(name: string): void {
     this.#ours.delete(name);
-    const fileBytes = this.#counted.get(name);
-    if (fileBytes === undefined) return;
-    this.#counted.delete(name);
-    this.#bytes -= fileBytes;
+    this.uncount(name);
   }
 
   /** Releases the directory lock (bounded in time); false if a hung disk still holds it. */

@@ -6,6 +6,7 @@ import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
 import type { BackoffPolicy } from '../../../src/s3/backoff.js';
 import { spoolFileBytes } from '../../../src/spool/file-format.js';
+import { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { SpoolKeeper } from '../../../src/spool/keeper.js';
 import { KeeperReports } from '../../../src/spool/keeper-reports.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -34,6 +35,7 @@ async function setup(
     loadConcurrency?: number;
     retryEveryMillis?: number;
     backoff?: BackoffPolicy;
+    journal?: OpenBatchJournal;
   } = {},
 ) {
   const stats = emptyStats();
@@ -64,6 +66,7 @@ async function setup(
     owner,
     uploader,
     reports,
+    journal: options.journal,
   });
   keepers.push(keeper);
   /** A batch with its body made, admitted, not yet queued. */
@@ -154,6 +157,59 @@ describe('SpoolKeeper', () => {
     expect(stats.pointsDroppedByReason).toEqual({ 'spool-full': 1 });
     await waitFor(() => files().length === 3, 2_000, 'three files');
     expect(rest.every((b) => b.spool !== undefined)).toBe(true);
+  });
+
+  // Batches of the journal delete their file after their chain (removeFile waits for it): the
+  // bytes evicted must still count at once, or one eviction evicts every file it can.
+  test('over maxSpoolBytes only as many files as needed are evicted, for batches a journal held', async () => {
+    const meta = (name: string) => ({
+      key: `${name}.json`,
+      contentType: 'application/json',
+      points: 1,
+      rawBytes: 200,
+      sealedAt: Date.now(),
+      journal: [`0190a0a0-0000-7000-8000-00000000000${name}`],
+    });
+    const fileBytes = spoolFileBytes(meta('1'), 200);
+    const journal = new OpenBatchJournal(
+      {
+        signal: 'metrics',
+        format: 'otlp-json',
+        syncMillis: 60_000,
+        maxPendingBytes: 1 << 20,
+        overhead: () => 0,
+      },
+      new KeeperReports(emptySpoolStats(), new Episodes(), {
+        dir,
+        maxSpoolBytes: 3 * fileBytes,
+        retryEveryMillis: 60_000,
+        diskTimeoutMillis: 10_000,
+      }),
+    );
+    const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
+      maxSpoolBytes: 3 * fileBytes,
+      retryEveryMillis: 60_000,
+      journal,
+    });
+    const held = (name: string) => {
+      const batch = prepared(name, 200);
+      batch.journaled(meta(name).journal[0] as string);
+      return batch;
+    };
+    const old = [held('1'), held('2'), held('3')];
+    for (const b of old) {
+      await keeper.persist(b);
+      b.queue();
+    }
+    expect(budget.makeRoom(1 << 20)).toBe(true); // pages them out: on disk only now
+    expect(old.map((b) => b.state)).toEqual(['paged-out', 'paged-out', 'paged-out']);
+    const fourth = held('4');
+    await keeper.persist(fourth);
+    expect(fourth.spool).toBeDefined();
+    expect(spoolStats.evicted).toBe(1);
+    expect(stats.pointsDroppedByReason).toEqual({ 'spool-full': 1 });
+    expect(old.map((b) => b.state)).toEqual(['settled', 'paged-out', 'paged-out']);
+    await waitFor(() => files().length === 3, 2_000, 'three files');
   });
 
   test('a paged-out batch is read back and uploaded when memory allows', async () => {
