@@ -202,7 +202,7 @@ export async function tryLockSpoolDir(
     for (let round = 0; round < 3; round++) {
       if (found !== undefined) {
         if (!takeable(found)) return heldBy(found);
-        await takeOver(dir, lockDir, me, found);
+        await takeOver(dir, lockDir, me, found, timing);
       }
       // A lock directory without an owner inside (an earlier version's) was judged above:
       // rename(2) would replace an empty directory.
@@ -230,18 +230,43 @@ async function tryRename(from: string, to: string): Promise<boolean> {
   }
 }
 
-async function takeOver(dir: string, lockDir: string, me: SpoolOwner, found: Found): Promise<void> {
-  const owner = found.owner;
-  log.warn(
-    `spoolDir ${dir}: taking over the lock of pid ${owner?.pid ?? '?'} on ${owner?.host ?? '?'}, ` +
-      (found.stale
-        ? `not refreshed for ${(found.ageMillis / 1000).toFixed(1)} s`
-        : 'which is gone'),
-  );
-  // Moved aside first: if two processes take over at once, only one rename finds it.
-  const aside = join(dir, `${LOCK}.${me.token}.stale`);
-  if (await tryRename(lockDir, aside).catch(() => false))
-    await rm(aside, { recursive: true, force: true });
+async function takeOver(
+  dir: string,
+  lockDir: string,
+  me: SpoolOwner,
+  found: Found,
+  timing: LockTiming,
+): Promise<void> {
+  // One takeover at a time: a taker that judged the lock stale may otherwise move aside the
+  // fresh lock another taker has just put in its place (both would then hold the directory).
+  const mutex = join(dir, `${LOCK}.takeover`);
+  try {
+    await mkdir(mutex);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another takeover runs now; one a crash left behind goes once it is stale.
+    const age = await stat(mutex).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
+    if (age > timing.staleMillis) await rm(mutex, { recursive: true, force: true });
+    return;
+  }
+  try {
+    // Judged again under the mutex: still the lock judged before, and still takeable.
+    const now = await inspect(lockDir, me, timing);
+    if (now === undefined || !takeable(now) || now.owner?.token !== found.owner?.token) return;
+    const owner = now.owner;
+    log.warn(
+      `spoolDir ${dir}: taking over the lock of pid ${owner?.pid ?? '?'} on ${owner?.host ?? '?'}, ` +
+        (now.stale ? `not refreshed for ${(now.ageMillis / 1000).toFixed(1)} s` : 'which is gone'),
+    );
+    const aside = join(dir, `${LOCK}.${me.token}.stale`);
+    if (await tryRename(lockDir, aside).catch(() => false))
+      await rm(aside, { recursive: true, force: true });
+  } finally {
+    await rm(mutex, { recursive: true, force: true }).catch(() => {});
+  }
 }
 
 /** A spool directory held by this process. */
