@@ -341,12 +341,16 @@ export class OpenBatchJournal implements OpenJournal {
       chain.handle = undefined;
       void handle?.close().catch(() => {});
       chain.part++;
+      const code = diskErrorCode(error);
       if (chain.state !== 'live') {
         chain.pending.free(taken);
+        // Given up while it was written (its entries past the bound): the disk fault is one of
+        // its own, counted by its code. A retired chain's batch is durable or stored.
+        if (chain.state === 'given-up')
+          this.#reports.journalFailed(code, error, 'that batch is no longer journaled');
         return taken.length;
       }
       chain.pending.putBack(taken);
-      const code = diskErrorCode(error);
       if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
       else
         this.#reports.journalFailed(

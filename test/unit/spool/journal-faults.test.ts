@@ -1,0 +1,68 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
+import { emptySpoolStats } from '../../../src/pipeline/stats.js';
+import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
+import { OpenBatchJournal } from '../../../src/spool/journal.js';
+import { KeeperReports } from '../../../src/spool/keeper-reports.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { waitFor } from '../../support/wait.js';
+
+captureDiag();
+
+let dir: string;
+const journals: OpenBatchJournal[] = [];
+beforeEach(() => tempDir('otel-s3-journal-faults-', (path) => (dir = path)));
+afterEach(async () => {
+  for (const j of journals.splice(0)) await j.close(100);
+});
+
+describe('journal write faults', () => {
+  // The chain passes the pending bound while its write hangs: it is given up (memory), and the
+  // write that then fails at the disk deadline is a disk fault of its own, counted by its code.
+  test('a write that fails after its chain was given up is still counted by its code', async () => {
+    const stats = emptySpoolStats();
+    const reports = new KeeperReports(stats, new Episodes(), {
+      dir,
+      maxSpoolBytes: 1 << 20,
+      diskTimeoutMillis: 300,
+      retryEveryMillis: 60_000,
+    });
+    const journal = new OpenBatchJournal(
+      {
+        signal: 'metrics',
+        format: 'otlp-json',
+        syncMillis: 10,
+        maxPendingBytes: 600 * 1024,
+        overhead: () => 0,
+      },
+      reports,
+    );
+    journals.push(journal);
+    const fs = new FaultyFileSystem().hangNext('fsync');
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(300),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    await waitFor(() => fs.hanging > 0, 2_000, 'the fsync hangs');
+    // While it hangs, the open batch's exports pass the bound: the chain is given up.
+    for (let i = 0; i < 3; i++) journal.append(Buffer.alloc(300 * 1024, 2), 1, inputs);
+    expect(stats.journalWriteFailures).toEqual({ memory: 1 });
+    await waitFor(
+      () => Object.keys(stats.journalWriteFailures).length > 1,
+      2_000,
+      'the write counted at its deadline',
+    ).catch(() => {});
+    fs.release();
+    expect(stats.journalWriteFailures).toEqual({ memory: 1, timeout: 1 });
+  });
+});
