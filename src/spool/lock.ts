@@ -318,10 +318,20 @@ class HeldLock implements SpoolLock {
     }
   }
 
+  /**
+   * Whether the lock still names us. Throws when its owner cannot be read now (EMFILE, EIO, ...):
+   * that says nothing about who owns it, and the next refresh reads it again.
+   */
   async #stillOurs(): Promise<boolean> {
+    let json: string;
     try {
-      const owner = JSON.parse(await readFile(join(this.#lockDir, OWNER), 'utf8')) as SpoolOwner;
-      return owner.token === this.#owner.token;
+      json = await readFile(join(this.#lockDir, OWNER), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    try {
+      return (JSON.parse(json) as SpoolOwner).token === this.#owner.token;
     } catch {
       return false;
     }
