@@ -236,6 +236,32 @@ export class OpenBatchJournal implements OpenJournal {
     );
   }
 
+  /**
+   * The chains a spool file names, before that file is deleted: those of an earlier run that no
+   * replay took (it waits for the next start) are deleted now, so the next start cannot replay a
+   * batch whose file is gone. Resolves once they are; rejects if the journal cannot be listed.
+   */
+  async forget(names: readonly string[]): Promise<void> {
+    const d = this.#disk;
+    const unknown = names.filter((name) => !this.#chains.has(name));
+    if (d !== undefined && unknown.length > 0) {
+      const listed = await d.disk.run(() => d.fs.readdir(d.dir));
+      for (const name of unknown) {
+        if (this.#chains.has(name)) continue;
+        const parts = listed.flatMap((file) => {
+          const parsed = parsePartName(file);
+          return parsed?.chain === name ? [parsed.part] : [];
+        });
+        if (parts.length > 0)
+          this.#forget(
+            name,
+            parts.sort((a, b) => a - b),
+          );
+      }
+    }
+    await Promise.all(names.map((name) => this.gone(name)));
+  }
+
   /** Resolves once the files of `chain` are deleted (at once for a chain not of this process). */
   gone(name: string): Promise<void> {
     return this.#chains.get(name)?.gone ?? Promise.resolve();

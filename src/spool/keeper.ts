@@ -239,14 +239,26 @@ export class SpoolKeeper implements Pager {
     const entry = batch.unspool();
     if (entry === undefined) return;
     const journal = this.#parts.journal;
-    if (batch.journal === undefined || journal === undefined) {
+    // The chains the file names: an earlier run's too, for a batch restored from it.
+    const chains =
+      batch.journal !== undefined
+        ? [batch.journal]
+        : batch.restored
+          ? (entry.meta.journal ?? [])
+          : [];
+    if (chains.length === 0 || journal === undefined) {
       this.#discard(entry, 'remove');
       return;
     }
-    // After the chain it names: a restart must not find the chain without the file. Its bytes
+    // After the chains it names: a restart must not find a chain without the file. Its bytes
     // stop counting now, so an eviction under way does not evict more than it needs.
     this.#spool.uncount(entry.name);
-    void journal.gone(batch.journal).then(() => this.#discard(entry, 'remove'));
+    void journal.forget(chains).then(
+      () => this.#discard(entry, 'remove'),
+      // The journal could not be listed: the file stays, and the next start finds it (stored
+      // already, its conditional write is refused) with its chain.
+      () => {},
+    );
   }
 
   /** The journal chains that the spool's files name: their batches are on disk already. */

@@ -1,5 +1,5 @@
 import { cpSync } from 'node:fs';
-import { cp, mkdir, readdir } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
@@ -129,6 +129,47 @@ describe('the journal of the open batch', () => {
       expect([...s3.storedTags()].sort((a, b) => a - b)).toEqual(times([1, 2, 3]));
     },
   );
+
+  // The crash came after a spool file was durable and before the chain it names was deleted.
+  // At the restart another spool file cannot be read, so the journal waits for the next start;
+  // the file's batch is stored and its file deleted meanwhile: its chain must go first, or the
+  // next start replays it (unsealed: under a new key) and stores the same exports twice.
+  test('a chain a restored file names goes before the file, also when the replay waits for the next start', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const hanging = new ScriptedS3().script([], { kind: 'hang' });
+    const before = start(hanging, dir, { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 });
+    await active(before);
+    await exportTags(before, [1, 2, 3]);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    const whileOpen = await crashCopy(dir);
+    await before.forceFlush(); // seals; the upload hangs
+    await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
+    const crashed = await crashCopy(dir);
+    for (const name of await journalFiles(whileOpen))
+      await cp(join(whileOpen, 'journal', name), join(crashed, 'journal', name));
+    expect(await journalFiles(crashed)).toHaveLength(1);
+    const [file] = await readdir(join(crashed, 'batches'));
+    // A second file, which the first restart cannot read.
+    await cp(join(crashed, 'batches', file as string), join(crashed, 'batches', 'z.batch'));
+
+    const s3 = new ScriptedS3();
+    const unreadable = new FaultyFileSystem()
+      .only((path) => path.endsWith('z.batch'))
+      .failNext('readFile', 'EIO', 1_000);
+    const first = start(s3, crashed, { spoolFileSystem: unreadable });
+    await waitFor(() => s3.storedTags().length >= 3 * POINTS, 5_000, 'the file stored');
+    await first.shutdown();
+    running.splice(running.indexOf(first), 1);
+    expect(await journalFiles(crashed)).toEqual([]);
+    await rm(join(crashed, 'batches', 'z.batch'));
+
+    const second = start(s3, crashed);
+    await active(second);
+    await new Promise((r) => setTimeout(r, 300));
+    await second.forceFlush();
+    expect(s3.storedTags()).toEqual(times([1, 2, 3]));
+  });
 
   test('a batch sealed and written to the spool before the crash is replayed from its file only', async () => {
     const dir = await newDir('otel-s3-journal-');
