@@ -227,7 +227,11 @@ export class SpoolKeeper implements Pager {
     const kept = outcome === 'left-in-spool' || (outcome === 'dropped' && reason === 'shutdown');
     if (batch.journal !== undefined && !kept) this.#parts.journal?.retire(batch.journal);
     const entry = batch.spool;
-    if (entry === undefined) return;
+    if (entry === undefined) {
+      // Left whole in its journal chain (its spool file failed): on disk for the next run too.
+      if (outcome === 'left-in-spool') this.#reports.settled(outcome, batch.restored);
+      return;
+    }
     this.#reports.settled(outcome, batch.restored);
     if (outcome === 'left-in-spool') return;
     this.#byFile.delete(entry.name);

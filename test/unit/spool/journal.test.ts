@@ -308,6 +308,8 @@ describe('the journal of the open batch', () => {
     // Before: counted dropped ('shutdown') although the next run stores it.
     expect(stats.pointsDroppedByReason).toEqual({});
     expect(stats.pointsDropped).toBe(0);
+    // Left on disk (in its chain) for the next run, as a batch with a spool file is.
+    expect(stats.spool?.leftAtShutdown).toBe(1);
     expect(await journalFiles(dir)).not.toEqual([]);
 
     const s3 = new ScriptedS3();
