@@ -25,6 +25,7 @@ export class KeeperReports {
   readonly #options: KeeperReportOptions;
   /** Files too large ever to be read back, already reported. */
   readonly #oversized = new Set<string>();
+  #toldTooLarge = false;
 
   constructor(stats: SpoolStats, episodes: Episodes, options: KeeperReportOptions) {
     this.#stats = stats;
@@ -124,6 +125,21 @@ export class KeeperReports {
       `spool ${this.#options.dir}: ${why}; keeping batches in memory (bounded by maxBufferedBytes) and uploading them from there, ` +
         'never trusting a file whose write or fsync failed',
       'OTEL_S3_SPOOL_WRITE_FAILED',
+    );
+  }
+
+  /**
+   * A batch whose file would be larger than maxSpoolBytes was not written (counted under
+   * writeFailures['larger-than-spool']); said once a process, as it follows from the settings.
+   */
+  tooLarge(size: number): void {
+    increment(this.#stats.writeFailures, 'larger-than-spool');
+    if (this.#toldTooLarge) return;
+    this.#toldTooLarge = true;
+    log.warn(
+      `spool ${this.#options.dir}: a batch's file of ${plural(size, 'byte')} is larger than maxSpoolBytes ` +
+        `(${this.#options.maxSpoolBytes}); such batches are not written to the spool but uploaded from memory ` +
+        '(raise maxSpoolBytes above maxBatchBytes to keep them on disk too)',
     );
   }
 

@@ -167,6 +167,13 @@ export class SpoolKeeper implements Pager {
       ...(batch.journal === undefined ? {} : { journal: [batch.journal] }),
     };
     const size = spoolFileBytes(meta, body.length);
+    if (size > this.#options.maxSpoolBytes) {
+      // Written, it would evict every other file and still pass the bound: it is uploaded from
+      // memory (its journal chain, if any, kept sealed as after a failed write).
+      this.#reports.tooLarge(size);
+      if (batch.journal !== undefined) await this.#parts.journal?.secure(batch.journal);
+      return;
+    }
     this.#evictFor(size);
     // Reserved while writing, so concurrent writes cannot overshoot maxSpoolBytes together.
     this.#reserved += size;

@@ -159,6 +159,42 @@ describe('SpoolKeeper', () => {
     expect(rest.every((b) => b.spool !== undefined)).toBe(true);
   });
 
+  // A file that alone passes the bound would evict every other one and still pass it: such a
+  // batch is uploaded from memory, and the files on disk stay.
+  test('a batch whose file is larger than maxSpoolBytes is not written and evicts nothing', async () => {
+    const fileBytes = (size: number) =>
+      spoolFileBytes(
+        {
+          key: '1.json',
+          contentType: 'application/json',
+          points: 1,
+          rawBytes: size,
+          sealedAt: Date.now(),
+        },
+        size,
+      );
+    const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
+      maxSpoolBytes: 3 * fileBytes(200),
+      retryEveryMillis: 60_000,
+    });
+    const small = [prepared('1', 200), prepared('2', 200)];
+    for (const b of small) {
+      await keeper.persist(b);
+      b.queue();
+    }
+    expect(budget.makeRoom(1 << 20)).toBe(true); // pages them out: on disk only now
+    const big = prepared('3', 5 * 200);
+    expect(fileBytes(5 * 200)).toBeGreaterThan(3 * fileBytes(200));
+    await keeper.persist(big);
+    expect(big.spool).toBeUndefined();
+    expect(big.body).toBeDefined(); // uploaded from memory
+    expect(spoolStats.evicted).toBe(0);
+    expect(stats.pointsDroppedByReason).toEqual({});
+    expect(small.map((b) => b.state)).toEqual(['paged-out', 'paged-out']);
+    expect(spoolStats.writeFailures).toEqual({ 'larger-than-spool': 1 });
+    expect(files()).toHaveLength(2);
+  });
+
   // Batches of the journal delete their file after their chain (removeFile waits for it): the
   // bytes evicted must still count at once, or one eviction evicts every file it can.
   test('over maxSpoolBytes only as many files as needed are evicted, for batches a journal held', async () => {
