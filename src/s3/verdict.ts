@@ -74,6 +74,8 @@ const RETRYABLE_CODES = new Set([
   'ServiceUnavailable',
   'RequestTimeTooSkewed',
   'OperationAborted',
+  // 307: S3 redirects requests to a new bucket while its DNS name spreads (minutes to hours).
+  'TemporaryRedirect',
 ]);
 
 /**

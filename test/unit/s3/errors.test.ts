@@ -44,6 +44,13 @@ describe('classifyUploadError: retry', () => {
       { kind: 'retry', reason: 'server' },
     ],
     ['502 is retried as server', 'BadGateway', 502, { kind: 'retry', reason: 'server' }],
+    // S3's answer while a new bucket's DNS name spreads: temporary, so not a reason to drop data.
+    [
+      '307 TemporaryRedirect is retried as server',
+      'TemporaryRedirect',
+      307,
+      { kind: 'retry', reason: 'server' },
+    ],
     [
       '400 RequestTimeout is retried as server',
       'RequestTimeout',
