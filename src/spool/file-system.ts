@@ -19,6 +19,8 @@ export interface SpoolFileSystem {
   create(path: string): Promise<SpoolFileHandle>;
   /** fsync of a directory, so a rename in it is durable. */
   syncDirectory(path: string): Promise<void>;
+  /** fsync of a file that exists (one an earlier run wrote and may not have fsynced). */
+  syncFile(path: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   readFile(path: string): Promise<Buffer>;
@@ -52,6 +54,14 @@ export const nodeFileSystem: SpoolFileSystem = {
       sync: () => handle.sync(),
       close: () => handle.close(),
     };
+  },
+  async syncFile(path) {
+    const handle = await open(path, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
   },
   async syncDirectory(path) {
     const handle = await open(path, 'r');

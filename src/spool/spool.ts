@@ -129,8 +129,14 @@ export class Spool {
       const read = await this.#readChecked(path, check);
       if ('meta' in read) {
         const adopted = join(this.#batches, name.replace(/\.tmp$/, ''));
+        // Complete, yet perhaps never fsynced (the crash came before its fsync returned): made
+        // durable before it is a spool file, whose journal chain is deleted once it is.
         await this.#disk
-          .run(() => this.#fs.rename(path, adopted))
+          .run(async () => {
+            await this.#fs.syncFile(path);
+            await this.#fs.rename(path, adopted);
+            await this.#fs.syncDirectory(this.#batches);
+          })
           .catch((error: unknown) => report({ kind: 'unreadable', name, error }));
       } else if ('reason' in read) report(await this.#moveToQuarantine(path, name, read.reason));
       else report({ kind: 'unreadable', name, error: read.error });

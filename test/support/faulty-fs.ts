@@ -141,6 +141,11 @@ export class FaultyFileSystem implements SpoolFileSystem {
     this.#lastRenamedInto.set(to.slice(0, to.lastIndexOf('/')), to);
   }
 
+  async syncFile(path: string) {
+    await this.#step('fsync', path);
+    await nodeFileSystem.syncFile(path);
+  }
+
   async syncDirectory(path: string) {
     await this.#step('syncDirectory', path, this.#lastRenamedInto.get(path));
     await nodeFileSystem.syncDirectory(path);

@@ -206,6 +206,36 @@ describe('S3MetricExporter with a spool', () => {
     await again.shutdown();
   });
 
+  // A SIGKILL before a write's fsync returned leaves a complete file in tmp/ that may live only in
+  // the page cache: a power loss after the restart adopted it (and deleted its journal chain)
+  // would lose it, unless the adoption makes it durable first.
+  test('a complete file adopted from tmp/ is fsynced before it is renamed, and the rename made durable', async () => {
+    await (await openSpool(dir)).close();
+    const tmpPath = join(dir, 'tmp', 'a-complete.batch.tmp');
+    const adopted = join(dir, 'batches', 'a-complete.batch');
+    await writeFile(
+      tmpPath,
+      Buffer.concat(encodeSpoolFile(meta, Buffer.from('{"resourceMetrics":[]}\n'))),
+    );
+    const fs = new FaultyFileSystem();
+    const spool = await openSpool(dir, fs);
+    const events: string[] = [];
+    await spool.scan(
+      () => undefined,
+      (e) => events.push(e.kind),
+    );
+    expect(events).toEqual(['entry']);
+    const calls = fs.calls.map((c) => `${c.op} ${c.path}`);
+    const fsynced = calls.indexOf(`fsync ${tmpPath}`);
+    const renamed = calls.indexOf(`rename ${tmpPath}`);
+    const dirSynced = calls.lastIndexOf(`syncDirectory ${join(dir, 'batches')}`);
+    expect(fsynced, calls.join('\n')).toBeGreaterThanOrEqual(0);
+    expect(fsynced).toBeLessThan(renamed);
+    expect(dirSynced).toBeGreaterThan(renamed);
+    expect(fs.calls[renamed]?.to).toBe(adopted);
+    await spool.close();
+  });
+
   test('torn and bit-flipped files are quarantined and counted, never uploaded; complete files left in tmp/ are adopted', async () => {
     const spool = await openSpool(dir);
     const key = keyMaker();
