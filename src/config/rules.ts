@@ -1,7 +1,7 @@
 import { constants } from 'node:buffer';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { CONTROL_CHARS } from '../base/text.js';
+import { CONTROL_CHARS, LONE_SURROGATE, WELL_FORMED } from '../base/text.js';
 
 /**
  * Validators of single values: each returns the value (typed) or throws an InvalidOptionError
@@ -84,6 +84,7 @@ export function normalizePrefix(value: unknown, option = 'prefix'): string {
   if (typeof value !== 'string') throw new InvalidOptionError(option, value, 'a string');
   const trimmed = value.replace(/^\/+|\/+$/g, '');
   if (trimmed === '') return '';
+  if (LONE_SURROGATE.test(trimmed)) throw new InvalidOptionError(option, value, WELL_FORMED);
   const why = 'a key prefix without control characters, backslashes, empty, "." or ".." segments';
   if (CONTROL_CHARS.test(trimmed) || trimmed.includes('\\')) {
     throw new InvalidOptionError(option, value, why);
@@ -101,6 +102,8 @@ export function normalizePrefix(value: unknown, option = 'prefix'): string {
 
 export function filePrefix(option: string, value: unknown): string {
   if (value === '') return '';
+  if (typeof value === 'string' && LONE_SURROGATE.test(value))
+    throw new InvalidOptionError(option, value, WELL_FORMED);
   if (
     typeof value !== 'string' ||
     CONTROL_CHARS.test(value) ||

@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { CONTROL_CHARS, escapeRegExp } from '../base/text.js';
+import { CONTROL_CHARS, escapeRegExp, LONE_SURROGATE, WELL_FORMED } from '../base/text.js';
 import { MAX_EXTENSION_LENGTH } from './formats.js';
 
 /** Which time places an object: when its batch was sealed for upload, or its oldest item. */
@@ -354,6 +354,7 @@ function parse(template: unknown, filePrefix: string): Part[] {
   const shape = parts.map(word).join('');
   if (CONTROL_CHARS.test(shape) || shape.includes('\\'))
     return fail('no control characters or backslashes');
+  if (LONE_SURROGATE.test(shape)) return fail(WELL_FORMED);
   const segments = shape.split('/');
   if (segments.some((s) => s === '' || s === '.' || s === '..')) {
     return fail(

@@ -430,6 +430,21 @@ describe('resolveConfig rejects bad options', () => {
       '".."',
       FILE_PREFIX_RULE,
     ],
+    // A lone surrogate has no UTF-8: accepted, every upload failed (no key can carry it).
+    [
+      'rejects a filePrefix with a lone surrogate',
+      { filePrefix: 'a\uD800' },
+      'filePrefix',
+      '"a\\ud800"',
+      'well-formed Unicode',
+    ],
+    [
+      'rejects a prefix with a lone surrogate',
+      { prefix: 'p/\uDC00x' },
+      'prefix',
+      '"p/\\udc00x"',
+      'well-formed Unicode',
+    ],
   ]);
 
   // A region the AWS SDK refuses ("Region not accepted") failed every upload at runtime, retried

@@ -137,6 +137,7 @@ describe('KeyTemplate', () => {
     ['%Y/{uuid}/', /none empty/],
     ['%Y/a\\b/{uuid}', /backslashes/],
     ['%Y/a\nb/{uuid}', /control characters/],
+    ['%Y/a\uD800b/{uuid}', /well-formed Unicode/],
     ['{service name}/{uuid}', /tokens such as/],
     ['{unclosed/{uuid}', /tokens such as/],
     ['', /non-empty string/],
