@@ -93,6 +93,12 @@ export interface SpoolStats {
   journalWriteFailures: Record<string, number>;
   /** Batches replayed from the journal an earlier run left (its open or unsaved batches). */
   journalReplayed: number;
+  /**
+   * Journal chains (one per batch) found damaged at a replay: corruption before entries that are
+   * intact, a damaged header length, or records missing between others. Not a torn tail (the
+   * last interval a crash cut short). What was readable was replayed, the rest is lost.
+   */
+  journalDamaged: number;
 }
 
 export function emptySpoolStats(): SpoolStats {
@@ -111,6 +117,7 @@ export function emptySpoolStats(): SpoolStats {
     journalSyncs: 0,
     journalWriteFailures: {},
     journalReplayed: 0,
+    journalDamaged: 0,
   };
 }
 

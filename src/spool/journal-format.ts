@@ -24,8 +24,12 @@ import { crc32c } from './file-format.js';
  *   [28,28+P) payload: a record's bytes (the signal's OTLP record of one export), or the seal's
  *             UTF-8 JSON (SealEntry)
  * Only the tail of a part can be torn (what a crash cut short was never fsynced): a reader takes
- * the entries up to the first that is short or fails its checksum. A record may be in two parts
- * (rewritten after a failed fsync whose data still reached the disk): its number tells.
+ * the entries up to the first that is short or fails its checksum, unless intact entries follow
+ * it: that is damage to data already on disk (a bad sector, bit rot), not a torn tail. An entry
+ * whose length still leads to an intact entry is skipped (its own bytes are lost); past a damaged
+ * length nothing of the part can be framed safely, so it ends there. A header whose length
+ * field is damaged is found again by its checksum. A record may be in two parts (rewritten after
+ * a failed fsync whose data still reached the disk): its number tells.
  */
 const MAGIC = 0x4a33534f; // "OS3J" read as a little-endian u32
 const VERSION = 1;
@@ -291,6 +295,51 @@ export interface DecodedPart {
   seal: SealEntry | undefined;
   /** Bytes after the last whole entry (a tail a crash cut short, or damage). */
   tornBytes: number;
+  /**
+   * Damage to bytes already on disk, not a torn tail (undefined when none): what was lost, for
+   * the report. `skipped`: entries that failed their checksum between intact ones; `cut`: bytes
+   * after a damaged entry length, before which intact entries lie that cannot be framed.
+   */
+  damage: { header: boolean; skipped: number; cut: number } | undefined;
+}
+
+/** Headers longer than this are not looked for past a damaged length field. */
+const HEADER_SEARCH_BYTES = 64 * 1024;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * The JSON length of a header whose length field does not fit the file: the one, among the
+ * lengths at which the JSON could end, that the header's checksum confirms; undefined if none
+ * does (a header a crash cut short).
+ */
+function recoverHeaderLength(file: Buffer): number | undefined {
+  const fixed = Buffer.from(file.subarray(0, 12));
+  const want = file.readUInt32LE(12);
+  const limit = Math.min(file.length, HEADER_FIXED + HEADER_SEARCH_BYTES);
+  for (let end = file.indexOf(CLOSE_BRACE, HEADER_FIXED); end >= 0 && end < limit; ) {
+    const length = end + 1 - HEADER_FIXED;
+    fixed.writeUInt32LE(length, 8);
+    if (crc32c(file.subarray(HEADER_FIXED, end + 1), crc32c(fixed)) === want) return length;
+    end = file.indexOf(CLOSE_BRACE, end + 1);
+  }
+  return undefined;
+}
+
+/** Whether a whole entry that passes its checksum starts at `at`. */
+function intactEntryAt(file: Buffer, at: number): boolean {
+  if (at + ENTRY_HEADER_BYTES > file.length) return false;
+  const kind = file[at + 8];
+  if ((kind !== RECORD && kind !== SEAL) || file[at + 9] !== 0) return false;
+  if (file[at + 10] !== 0 || file[at + 11] !== 0) return false;
+  const end = at + ENTRY_HEADER_BYTES + file.readUInt32LE(at);
+  return end <= file.length && crc32c(file.subarray(at + 8, end)) === file.readUInt32LE(at + 4);
+}
+
+/** Whether an intact entry starts anywhere from `from` on. */
+function intactEntryFrom(file: Buffer, from: number): boolean {
+  for (let at = from; at + ENTRY_HEADER_BYTES <= file.length; at++)
+    if (intactEntryAt(file, at)) return true;
+  return false;
 }
 
 /**
@@ -304,21 +353,38 @@ export function decodePart(file: Buffer): DecodedPart {
     throw new JournalFormatError('not a journal file (bad magic)');
   const version = file.readUInt16LE(4);
   if (version !== VERSION) throw new JournalFormatError(`unknown journal version ${version}`);
-  const jsonLength = file.readUInt32LE(8);
-  if (file.length < HEADER_FIXED + jsonLength)
-    throw new JournalFormatError(`torn header (${file.length} bytes)`);
+  let jsonLength = file.readUInt32LE(8);
+  let headerDamaged = false;
+  if (file.length < HEADER_FIXED + jsonLength) {
+    const recovered = recoverHeaderLength(file);
+    if (recovered === undefined) throw new JournalFormatError(`torn header (${file.length} bytes)`);
+    jsonLength = recovered;
+    headerDamaged = true;
+  }
   const json = file.subarray(HEADER_FIXED, HEADER_FIXED + jsonLength);
-  if (crc32c(json, crc32c(file.subarray(0, 12))) !== file.readUInt32LE(12))
+  // A recovered length was checked against the checksum already.
+  if (!headerDamaged && crc32c(json, crc32c(file.subarray(0, 12))) !== file.readUInt32LE(12))
     throw new JournalFormatError('header checksum mismatch (corrupt)');
   const header = parseHeader(json);
   const records: RecordEntry[] = [];
   let seal: SealEntry | undefined;
   let at = HEADER_FIXED + jsonLength;
+  let skipped = 0;
+  let cut = 0;
   while (at + ENTRY_HEADER_BYTES <= file.length) {
     const length = file.readUInt32LE(at);
     const end = at + ENTRY_HEADER_BYTES + length;
-    if (end > file.length) break;
-    if (crc32c(file.subarray(at + 8, end)) !== file.readUInt32LE(at + 4)) break;
+    if (end > file.length || crc32c(file.subarray(at + 8, end)) !== file.readUInt32LE(at + 4)) {
+      // Its length leads to an intact entry: only this one is damaged.
+      if (end < file.length && intactEntryAt(file, end)) {
+        skipped++;
+        at = end;
+        continue;
+      }
+      // Intact entries after it, which cannot be framed: damage, not a torn tail.
+      if (intactEntryFrom(file, at + 1)) cut = file.length - at;
+      break;
+    }
     const kind = file.readUInt8(at + 8);
     const payload = file.subarray(at + ENTRY_HEADER_BYTES, end);
     if (kind === RECORD) {
@@ -336,7 +402,9 @@ export function decodePart(file: Buffer): DecodedPart {
     }
     at = end;
   }
-  return { header, records, seal, tornBytes: file.length - at };
+  const damage =
+    headerDamaged || skipped > 0 || cut > 0 ? { header: headerDamaged, skipped, cut } : undefined;
+  return { header, records, seal, tornBytes: file.length - at, damage };
 }
 
 function parseJson(bytes: Buffer, what: string): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
+import { plural } from '../base/log.js';
 import type { OpenJournal } from '../pipeline/journal-port.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
 import { SealedBatch } from '../pipeline/sealed-batch.js';
@@ -483,6 +484,8 @@ export class OpenBatchJournal implements OpenJournal {
       return undefined;
     }
     const { records, attributes } = read;
+    if (read.damage !== undefined)
+      this.#reports.journalDamaged(name, read.damage.what, read.damage.lost);
     if (records.length === 0) {
       this.#forget(name, parts);
       return undefined;
@@ -528,6 +531,8 @@ export class OpenBatchJournal implements OpenJournal {
         records: RecordEntry[];
         seal: SealEntry | undefined;
         attributes: Readonly<Record<string, string>>;
+        /** Damage to its files, for the report (undefined: none); `lost`: records went with it. */
+        damage: { what: string; lost: boolean } | undefined;
       }
     | { reason: string }
     | undefined
@@ -535,6 +540,8 @@ export class OpenBatchJournal implements OpenJournal {
     const bySeq = new Map<number, RecordEntry>();
     let seal: SealEntry | undefined;
     let attributes: Readonly<Record<string, string>> | undefined;
+    const damaged: string[] = [];
+    let lastPartLost = false;
     for (const part of parts) {
       const file = partName(name, part);
       let bytes: Buffer;
@@ -564,9 +571,36 @@ export class OpenBatchJournal implements OpenJournal {
       attributes ??= h.attributes;
       for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
       seal ??= decoded.seal;
+      const dmg = decoded.damage;
+      if (dmg !== undefined) {
+        const what = [
+          dmg.header ? 'a damaged header length' : '',
+          dmg.skipped > 0
+            ? `${plural(dmg.skipped, 'entry', 'entries')} that failed its checksum`
+            : '',
+          dmg.cut > 0 ? `a damaged entry length, ${dmg.cut} bytes after it unreadable` : '',
+        ];
+        damaged.push(`${file} has ${what.filter((w) => w !== '').join(', ')}`);
+      }
+      // Damage in an earlier part loses records only if no later part has them (a gap tells);
+      // in the last part, what it lost may be its last records, which no gap shows.
+      lastPartLost = dmg !== undefined && (dmg.skipped > 0 || dmg.cut > 0);
     }
     const records = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-    return { records, seal, attributes: attributes ?? {} };
+    // Numbers missing below the highest one read: records the damage lost (a torn tail only
+    // loses the highest). None missing, a damaged part may still have lost its last records.
+    // Without damage, only a gap between records read counts: the first parts of a chain may be
+    // gone because a crash interrupted its deletion (oldest part first) once its batch was safe.
+    const first = damaged.length > 0 ? 0 : (records[0]?.seq ?? 0);
+    const last = records[records.length - 1]?.seq ?? -1;
+    const missing = Math.max(0, last + 1 - first - records.length);
+    const notes = [...damaged];
+    if (missing > 0) notes.push(`${plural(missing, 'record')} of ${last + 1} missing`);
+    const damage =
+      notes.length === 0
+        ? undefined
+        : { what: notes.join('; '), lost: lastPartLost || missing > 0 };
+    return { records, seal, attributes: attributes ?? {}, damage };
   }
 
   /** Writes the seal of a chain an earlier run left open, durably, as a part of its own. */

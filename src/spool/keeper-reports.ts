@@ -247,6 +247,25 @@ export class KeeperReports {
     );
   }
 
+  /**
+   * A chain of the journal is damaged on disk (corruption before intact entries, or a header
+   * length), not cut short by a crash: what is readable is replayed, the rest is lost.
+   */
+  journalDamaged(chain: string, what: string, lost: boolean): void {
+    this.#stats.journalDamaged++;
+    const message = `spool ${this.#options.dir}: the journal of batch ${chain} is damaged on disk (${what}); `;
+    if (lost)
+      alert(
+        'error',
+        'OTEL_S3_DATA_DROPPED',
+        `${message}what is readable is replayed, the rest is lost (counted in stats().spool.journalDamaged)`,
+      );
+    else
+      log.warn(
+        `${message}no record of it is missing, and it is replayed (counted in stats().spool.journalDamaged)`,
+      );
+  }
+
   /** A file that failed its checks was moved to quarantine: its batch is lost. */
   quarantined(name: string, why: string): void {
     this.#stats.quarantined++;

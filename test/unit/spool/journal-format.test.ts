@@ -77,15 +77,60 @@ describe('journal parts', () => {
     ]);
     expect(d.seal).toBeUndefined();
     expect(d.tornBytes).toBe(50);
+    expect(d.damage).toBeUndefined();
   });
 
-  test('a damaged entry ends the part there; a damaged header refuses it', () => {
+  test('a torn tail the disk left as zeros or stale bytes, nothing intact after it: not damage', () => {
+    const file = part();
+    const lengths = records.map((r) => r.length + 28);
+    const fourth = header().length + (lengths[0] ?? 0) + (lengths[1] ?? 0) + (lengths[2] ?? 0);
+    const zeros = Buffer.from(file);
+    zeros.fill(0, fourth + 10);
+    expect(decodePart(zeros).damage).toBeUndefined();
+    expect(decodePart(zeros).records).toHaveLength(3);
+    // Stale bytes: the fourth record's payload repeated over where the rest would be.
+    const stale = Buffer.from(file);
+    const payload = file.subarray(fourth + 28, fourth + (lengths[3] ?? 0));
+    for (let at = fourth + 20; at < stale.length; at += payload.length) payload.copy(stale, at);
+    expect(decodePart(stale).damage).toBeUndefined();
+  });
+
+  test('damage before intact entries is told apart from a torn tail', () => {
+    const file = part();
+    const second = header().length + (records[0]?.length ?? 0) + 28;
+    // In the second record's payload: that entry is skipped, the rest read.
+    const payload = Buffer.from(file);
+    payload[second + 28] = (payload[second + 28] as number) ^ 1;
+    const skipped = decodePart(payload);
+    expect(skipped.records.map((r) => r.seq)).toEqual([0, 2, 3, 4]);
+    expect(skipped.seal).toBeDefined();
+    expect(skipped.damage).toEqual({ header: false, skipped: 1, cut: 0 });
+    // In its length: nothing after it can be framed, but it is known to be there.
+    const length = Buffer.from(file);
+    length[second + 2] = (length[second + 2] as number) ^ 1;
+    const cut = decodePart(length);
+    expect(cut.records.map((r) => r.seq)).toEqual([0]);
+    expect(cut.damage).toEqual({ header: false, skipped: 0, cut: file.length - second });
+  });
+
+  test('a damaged header length is found again by the checksum; a header cut short is still torn', () => {
+    const file = part();
+    const damaged = Buffer.from(file);
+    damaged[11] = 0x7f;
+    const d = decodePart(damaged);
+    expect(d.records).toHaveLength(records.length);
+    expect(d.damage).toEqual({ header: true, skipped: 0, cut: 0 });
+    expect(() => decodePart(file.subarray(0, header().length - 3))).toThrow(/torn header/);
+  });
+
+  test('a damaged entry with intact ones after it is skipped, and said; a damaged header refuses it', () => {
     const file = part();
     const damaged = Buffer.from(file);
     // The second record's one byte (after the empty first record's header and its own).
     const at = header().length + 28 + 28;
     damaged[at] = (damaged[at] as number) ^ 0xff;
-    expect(decodePart(damaged).records).toHaveLength(1);
+    expect(decodePart(damaged).records.map((r) => r.seq)).toEqual([0, 2, 3, 4]);
+    expect(decodePart(damaged).damage).toEqual({ header: false, skipped: 1, cut: 0 });
     const badHeader = Buffer.from(file);
     badHeader[20] = (badHeader[20] as number) ^ 0xff;
     expect(() => decodePart(badHeader)).toThrow(JournalFormatError);

@@ -1,0 +1,208 @@
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
+import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import { emptySpoolStats } from '../../../src/pipeline/stats.js';
+import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
+import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
+import { OpenBatchJournal } from '../../../src/spool/journal.js';
+import { ENTRY_HEADER_BYTES } from '../../../src/spool/journal-format.js';
+import { KeeperReports } from '../../../src/spool/keeper-reports.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { waitFor } from '../../support/wait.js';
+
+const logged = captureDiag();
+
+let dir: string;
+const journals: OpenBatchJournal[] = [];
+beforeEach(() => tempDir('otel-s3-journal-damage-', (path) => (dir = path)));
+afterEach(async () => {
+  for (const j of journals.splice(0)) await j.close(100);
+});
+
+const RECORD_BYTES = 100;
+const SEAL_ID = '01890a5d-ac96-774b-bcce-b302099a8057';
+
+function journalOn(stats = emptySpoolStats(), fs: SpoolFileSystem = nodeFileSystem) {
+  const reports = new KeeperReports(stats, new Episodes(), {
+    dir,
+    maxSpoolBytes: 1 << 20,
+    diskTimeoutMillis: 5_000,
+    retryEveryMillis: 60_000,
+  });
+  const journal = new OpenBatchJournal(
+    {
+      signal: 'metrics',
+      format: 'otlp-json',
+      syncMillis: 10,
+      maxPendingBytes: 1 << 20,
+      overhead: () => 0,
+    },
+    reports,
+  );
+  journals.push(journal);
+  mkdirSync(join(dir, 'journal'), { recursive: true });
+  mkdirSync(join(dir, 'quarantine'), { recursive: true });
+  journal.attach({
+    dir: join(dir, 'journal'),
+    quarantineDir: join(dir, 'quarantine'),
+    fs,
+    disk: new DiskDeadline(5_000),
+  });
+  return { journal, stats };
+}
+
+/**
+ * Five records (record i has 2^i points, so a replayed batch's points tell which it holds), one
+ * group commit, optionally the seal in a second one; returns the part's path and where its entries
+ * start.
+ */
+async function writtenChain(sealed: boolean): Promise<{ path: string; entries: number }> {
+  const { journal, stats } = journalOn();
+  const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+  for (let i = 0; i < 5; i++) journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+  await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+  if (sealed) {
+    const batch = {
+      id: SEAL_ID,
+      sealedAt: new Date(1_700_000_000_000),
+      attributes: {},
+      dataTimeMillis: undefined,
+      settled: new Promise(() => {}),
+    } as unknown as SealedBatch;
+    journal.sealed(batch);
+    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the seal committed');
+  }
+  // What a kill -9 now leaves: the journal is simply no longer used.
+  journals.splice(journals.indexOf(journal), 1);
+  const [file] = readdirSync(join(dir, 'journal'));
+  const path = join(dir, 'journal', file as string);
+  const bytes = readFileSync(path);
+  return { path, entries: 16 + bytes.readUInt32LE(8) };
+}
+
+const entryAt = (entries: number, i: number) => entries + i * (ENTRY_HEADER_BYTES + RECORD_BYTES);
+
+function flip(path: string, at: number): void {
+  const bytes = readFileSync(path);
+  bytes[at] = (bytes[at] as number) ^ 0x40;
+  writeFileSync(path, bytes);
+}
+
+async function restart() {
+  logged.length = 0; // what the first run said
+  const { journal, stats } = journalOn();
+  const batches: SealedBatch[] = [];
+  await journal.replay(new Set(), (b) => batches.push(b));
+  const dropped = logged.filter((l) => l.level !== 'info');
+  return { batches, stats, dropped };
+}
+
+describe('damage inside a journal part', () => {
+  test('a torn tail (the last entry cut short) is the last interval: replayed up to it, quietly', async () => {
+    const { path, entries } = await writtenChain(false);
+    truncateSync(path, entryAt(entries, 4) + 40);
+    const { batches, stats, dropped } = await restart();
+    expect(batches.map((b) => b.points)).toEqual([0b01111]);
+    expect(stats.quarantined).toBe(0);
+    expect(stats.journalDamaged).toBe(0);
+    expect(dropped).toEqual([]);
+  });
+
+  test('a flipped byte in a middle record: that record is lost, counted and reported; the rest and the seal are replayed', async () => {
+    const { path, entries } = await writtenChain(true);
+    flip(path, entryAt(entries, 2) + ENTRY_HEADER_BYTES + 10);
+    const { batches, stats, dropped } = await restart();
+    // Before: only records 0 and 1 replayed (points 0b00011), under a new key, nothing counted.
+    expect(batches.map((b) => b.points)).toEqual([0b11011]);
+    expect(batches[0]?.id).toBe(SEAL_ID);
+    expect(stats.journalDamaged).toBe(1);
+    expect(dropped).toEqual([
+      { level: 'error', text: expect.stringMatching(/damaged.*1 record of 5 missing.*lost/) },
+    ]);
+  });
+
+  test('a flipped byte in a middle entry length: what follows is lost, counted and reported', async () => {
+    const { path, entries } = await writtenChain(true);
+    flip(path, entryAt(entries, 2) + 1);
+    const { batches, stats, dropped } = await restart();
+    // The framing after the damage cannot be trusted: records 0 and 1 only.
+    expect(batches.map((b) => b.points)).toEqual([0b00011]);
+    expect(stats.journalDamaged).toBe(1);
+    expect(dropped).toEqual([{ level: 'error', text: expect.stringMatching(/damaged.*lost/) }]);
+  });
+
+  test('a flipped byte in the header length: the part is not taken for a torn header', async () => {
+    const { path } = await writtenChain(true);
+    flip(path, 10);
+    const { batches, stats, dropped } = await restart();
+    // Before: skipped as a torn header, the chain deleted as empty, nothing counted.
+    expect(batches.map((b) => b.points)).toEqual([0b11111]);
+    expect(batches[0]?.id).toBe(SEAL_ID);
+    expect(stats.journalDamaged).toBe(1);
+    // Nothing of it lost: a warning, not a drop.
+    expect(dropped).toEqual([
+      { level: 'warn', text: expect.stringMatching(/damaged.*no record of it is missing/) },
+    ]);
+  });
+
+  /**
+   * Records 0-2 in part 0 (fsynced), 3 and 4 in a second commit whose fsync fails: they go to
+   * part 1, and part 0 holds them too (the write reached the disk).
+   */
+  async function twoParts(): Promise<{ first: string; entries: number }> {
+    const fs = new FaultyFileSystem().failNext('fsync', 'EIO', 1, 1);
+    const { journal, stats } = journalOn(emptySpoolStats(), fs);
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    for (let i = 0; i < 3; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+    for (let i = 3; i < 5; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
+    journals.splice(journals.indexOf(journal), 1);
+    const files = readdirSync(join(dir, 'journal')).sort();
+    expect(files).toHaveLength(2);
+    const first = join(dir, 'journal', files[0] as string);
+    return { first, entries: 16 + readFileSync(first).readUInt32LE(8) };
+  }
+
+  test('damage in an earlier part whose records a later part holds loses nothing: counted, a warning', async () => {
+    const { first, entries } = await twoParts();
+    flip(first, entryAt(entries, 3) + 1);
+    const { batches, stats, dropped } = await restart();
+    expect(batches.map((b) => b.points)).toEqual([0b11111]);
+    expect(stats.journalDamaged).toBe(1);
+    expect(dropped).toEqual([{ level: 'warn', text: expect.stringMatching(/damaged/) }]);
+  });
+
+  test('damage in an earlier part that lost records: the gap is counted and reported', async () => {
+    const { first, entries } = await twoParts();
+    flip(first, entryAt(entries, 1) + 1);
+    const { batches, stats, dropped } = await restart();
+    expect(batches.map((b) => b.points)).toEqual([0b11001]);
+    expect(stats.journalDamaged).toBe(1);
+    expect(dropped).toEqual([
+      { level: 'error', text: expect.stringMatching(/2 records of 5 missing.*lost/) },
+    ]);
+  });
+
+  test('the first part gone (a deletion a crash interrupted once the batch was safe) is no damage', async () => {
+    const { first } = await twoParts();
+    unlinkSync(first);
+    const { batches, stats, dropped } = await restart();
+    expect(batches.map((b) => b.points)).toEqual([0b11000]);
+    expect(stats.journalDamaged).toBe(0);
+    expect(dropped).toEqual([]);
+  });
+});
