@@ -55,24 +55,20 @@ export const nodeFileSystem: SpoolFileSystem = {
       close: () => handle.close(),
     };
   },
-  async syncFile(path) {
-    const handle = await open(path, 'r+');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
-  async syncDirectory(path) {
-    const handle = await open(path, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  },
+  syncFile: (path) => fsyncAt(path, 'r+'),
+  syncDirectory: (path) => fsyncAt(path, 'r'),
   rename,
   unlink,
   readFile: (path) => readFile(path),
   readdir: (path) => readdir(path),
 };
+
+/** fsync of what is at `path`, opened with `flags` (a directory can only be opened to read). */
+async function fsyncAt(path: string, flags: 'r' | 'r+'): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
