@@ -130,12 +130,11 @@ describe('the journal of the open batch', () => {
     },
   );
 
-  // The crash came after a spool file was durable and before the chain it names was deleted.
-  // At the restart another spool file cannot be read, so the journal waits for the next start;
-  // the file's batch is stored and its file deleted meanwhile: its chain must go first, or the
-  // next start replays it (unsealed: under a new key) and stores the same exports twice.
-  test('a chain a restored file names goes before the file, also when the replay waits for the next start', async () => {
-    const dir = await newDir('otel-s3-journal-');
+  /**
+   * An exporter on `dir` whose uploads hang, with exports 1 to 3 in its journal (a crash copy of
+   * the directory taken then, `whileOpen`), then sealed and written to the spool.
+   */
+  async function journaledThenSpooled(dir: string) {
     const hanging = new ScriptedS3().script([], { kind: 'hang' });
     const before = start(hanging, dir, { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 });
     await active(before);
@@ -145,6 +144,16 @@ describe('the journal of the open batch', () => {
     const whileOpen = await crashCopy(dir);
     await before.forceFlush(); // seals; the upload hangs
     await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
+    return { before, whileOpen };
+  }
+
+  // The crash came after a spool file was durable and before the chain it names was deleted.
+  // At the restart another spool file cannot be read, so the journal waits for the next start;
+  // the file's batch is stored and its file deleted meanwhile: its chain must go first, or the
+  // next start replays it (unsealed: under a new key) and stores the same exports twice.
+  test('a chain a restored file names goes before the file, also when the replay waits for the next start', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const { whileOpen } = await journaledThenSpooled(dir);
     const crashed = await crashCopy(dir);
     for (const name of await journalFiles(whileOpen))
       await cp(join(whileOpen, 'journal', name), join(crashed, 'journal', name));
@@ -174,15 +183,7 @@ describe('the journal of the open batch', () => {
   test('a batch sealed and written to the spool before the crash is replayed from its file only', async () => {
     const dir = await newDir('otel-s3-journal-');
     // Uploads hang: the sealed batch stays in the spool, its chain must not replay it again.
-    const hanging = new ScriptedS3().script([], { kind: 'hang' });
-    const before = start(hanging, dir, { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 });
-    await active(before);
-    await exportTags(before, [1, 2, 3]);
-    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-    await new Promise((r) => setTimeout(r, 120));
-    const whileOpen = await crashCopy(dir);
-    await before.forceFlush(); // seals; the upload hangs
-    await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
+    const { before, whileOpen } = await journaledThenSpooled(dir);
     await exportTags(before, [4]);
     await new Promise((r) => setTimeout(r, 150));
     const crashed = await crashCopy(dir);
