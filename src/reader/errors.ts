@@ -60,6 +60,26 @@ export class ObjectGoneError extends Error {
   }
 }
 
+/**
+ * A ranged GET answered without a Content-Range (HTTP 200, the whole object): the server or a
+ * proxy in front of it does not honour Range, which the reader needs for large Parquet objects.
+ * A fetch failure: it is not the object's fault, and a server that honours Range reads it.
+ */
+export class RangeIgnoredError extends Error {
+  constructor(
+    start: number,
+    end: number,
+    got: { ContentLength?: number; $metadata: { httpStatusCode?: number } },
+  ) {
+    const status = got.$metadata.httpStatusCode ?? 'no status';
+    const length = got.ContentLength === undefined ? '' : ` of ${got.ContentLength} bytes`;
+    super(
+      `asked for bytes ${start}-${end - 1}, the server ignored the Range header: it answered ${status} with no Content-Range and a body${length}; use a server (or proxy) that supports ranged GETs`,
+    );
+    this.name = 'RangeIgnoredError';
+  }
+}
+
 /** A failed read of a listed object as reported: ObjectGoneError when it is not there. */
 export function readFailure(error: unknown): Error {
   if (objectMissing(error)) return new ObjectGoneError(error);

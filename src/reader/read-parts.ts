@@ -2,7 +2,7 @@ import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from './decode-object.js';
-import { ObjectGoneError, ReadAccessError, readFailure } from './errors.js';
+import { ObjectGoneError, RangeIgnoredError, ReadAccessError, readFailure } from './errors.js';
 import { openParquetParts } from './parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 import { objectRanges } from './replaced-inputs.js';
@@ -22,12 +22,12 @@ export interface ObjectPart {
 export class PartError extends Error {
   readonly stage: 'fetch' | 'decode';
   constructor(key: string, cause: Error) {
-    const gone = cause instanceof ObjectGoneError;
+    const fetchFailed = cause instanceof ObjectGoneError || cause instanceof RangeIgnoredError;
     super(cause.message, {
-      cause: gone ? cause : new ObjectDecodeError(key, 'decode', cause.message, cause),
+      cause: fetchFailed ? cause : new ObjectDecodeError(key, 'decode', cause.message, cause),
     });
     this.name = 'PartError';
-    this.stage = gone || cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
+    this.stage = fetchFailed || cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
   }
 }
 

@@ -9,7 +9,7 @@ import type { ChecksumMode } from '../s3/client-settings.js';
 import { s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
-import { asAccessError } from './errors.js';
+import { asAccessError, RangeIgnoredError } from './errors.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
 /** How to reach S3; the same options, with the same defaults, as the exporter's. */
@@ -99,6 +99,11 @@ export function s3Source(
         );
         const body: unknown = got.Body;
         if (!isAsyncIterable(body)) throw new Error('GetObject returned no body stream');
+        if (got.ContentRange === undefined && !(start === 0 && got.ContentLength === end)) {
+          // 200 and the whole object: the server (or a proxy) ignored Range. Not a size limit.
+          (body as { destroy?: () => void }).destroy?.();
+          throw new RangeIgnoredError(start, end, got);
+        }
         return exactly(await readAtMost(body, end - start, got.ContentLength), start, end);
       } catch (error) {
         signal.throwIfAborted();
