@@ -2,9 +2,11 @@ import { BYTE_SIZE_HELP, parseByteSize } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { alert } from '../base/log.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
+import { defaultRegion } from '../s3/client-settings.js';
 import { optionsOf, type TextKind } from './option-table.js';
 import type { S3MetricExporterOptions } from './options.js';
 import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
+import { region } from './rules.js';
 import { closestName } from './unknown-options.js';
 
 /** Every option settable from the environment, OTel style: [variable, option, how its text reads]. Constructor options win. */
@@ -222,12 +224,48 @@ export function configure(
     warnedValues.add(key);
     alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
   };
-  return resolveSources({
+  const config = resolveSources({
     options,
     environment: readEnvironment(env, warn, ENVIRONMENT_VARIABLES, variablesOf ?? undefined),
     warn,
     signal,
   });
+  // With the caller's own client, no region is read at all.
+  if (config.region === undefined && config.s3Client === undefined) {
+    config.region = regionFromAwsVariables(env, warn);
+  }
+  return config;
+}
+
+/** The AWS SDK's region variables, in the order defaultRegion reads them. */
+const AWS_REGION_VARIABLES = ['AWS_REGION', 'AWS_DEFAULT_REGION'] as const;
+
+/**
+ * The region the default would take from AWS_REGION or AWS_DEFAULT_REGION, checked as the
+ * region option is: one the AWS SDK refuses (it would fail every upload) is reported as any bad
+ * environment value and skipped, and the region the default then takes is returned. Undefined
+ * when none is refused: the default reads them at the first upload, as before.
+ */
+function regionFromAwsVariables(
+  env: Env,
+  warn: (error: InvalidOptionError) => void,
+): string | undefined {
+  const accepted: Record<string, string | undefined> = {};
+  let refused = false;
+  for (const variable of AWS_REGION_VARIABLES) {
+    const value = env[variable];
+    // defaultRegion skips an empty value, and stops at the first other one.
+    if (value === undefined || value === '') continue;
+    try {
+      accepted[variable] = region('region', value);
+      break;
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      warn(InvalidOptionError.fromVariable(error, variable));
+      refused = true;
+    }
+  }
+  return refused ? defaultRegion(accepted) : undefined;
 }
 
 /** `true` or `false` in any case, around spaces; anything else is undefined. */

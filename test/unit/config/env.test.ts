@@ -1,3 +1,4 @@
+import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, test, vi } from 'vitest';
 import {
   configure,
@@ -210,6 +211,62 @@ describe('environment variables', () => {
       expect(read(config)).toEqual(fallback);
       expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(message)]);
     }
+  });
+
+  // A region the AWS SDK refuses failed every upload later ("Region not accepted"), with no
+  // word at construction when it came from AWS_REGION or AWS_DEFAULT_REGION.
+  test('a region the AWS SDK refuses, from any variable, warns with the variable and the default is used', () => {
+    const allowed = '(expected a region name of letters, digits and "-" (not first or last)';
+    const cases: [Record<string, string>, string, string | undefined][] = [
+      [
+        { OTEL_EXPORTER_S3_REGION: 'eu west 1' },
+        'OTEL_EXPORTER_S3_REGION (option region): "eu west 1"',
+        undefined,
+      ],
+      [{ AWS_REGION: 'eu-west-1 ' }, 'AWS_REGION (option region): "eu-west-1 "', 'us-east-1'],
+      [
+        { AWS_DEFAULT_REGION: 'us_east_1' },
+        'AWS_DEFAULT_REGION (option region): "us_east_1"',
+        'us-east-1',
+      ],
+      // As the AWS SDK's chain: a bad AWS_REGION is said, and AWS_DEFAULT_REGION is next.
+      [
+        { AWS_REGION: 'eu west 1', AWS_DEFAULT_REGION: 'eu-west-2' },
+        'AWS_REGION (option region): "eu west 1"',
+        'eu-west-2',
+      ],
+    ];
+    for (const [env, named, region] of cases) {
+      const { config, warnings } = configureCapturing({ OTEL_EXPORTER_S3_BUCKET: 'b', ...env });
+      expect(config.region).toBe(region);
+      expect(warnings).toEqual([
+        {
+          message: `otel-s3-exporter: invalid environment variable ${named} ${allowed}, e.g. "eu-west-1" or "auto"); using the default instead`,
+          code: 'OTEL_S3_INVALID_ENV',
+        },
+      ]);
+    }
+    // A good one, or one the options or OTEL_EXPORTER_S3_REGION override, is not said.
+    for (const env of [
+      { AWS_REGION: 'eu-west-1' },
+      { AWS_REGION: 'eu west 1', OTEL_EXPORTER_S3_REGION: 'eu-west-1' },
+    ] as Record<string, string>[]) {
+      const { config, warnings } = configureCapturing({ OTEL_EXPORTER_S3_BUCKET: 'b', ...env });
+      expect(warnings).toEqual([]);
+      expect(config.region).toBe(env.OTEL_EXPORTER_S3_REGION);
+    }
+    expect(
+      configureCapturing({ AWS_REGION: 'eu west 9' }, { bucket: 'b', region: 'auto' }),
+    ).toMatchObject({
+      config: { region: 'auto' },
+      warnings: [],
+    });
+    // Nor with the caller's own client, which reads no region of ours.
+    const client = new S3Client({ region: 'us-east-1' });
+    expect(
+      configureCapturing({ AWS_REGION: 'eu west 8' }, { bucket: 'b', s3Client: client }),
+    ).toMatchObject({ config: { region: undefined }, warnings: [] });
+    client.destroy();
   });
 
   test('a bad environment value never stops the exporter from being built', () => {
