@@ -669,6 +669,9 @@ export class OpenBatchJournal implements OpenJournal {
     ]);
     clearTimeout(timer);
     for (const chain of this.#chains.values()) {
+      // The spool never became ours: nothing will write these entries, and their memory would
+      // count against maxBufferedBytes (the group's, in an S3Exporters) for good.
+      if (this.#disk === undefined) chain.pending.clear();
       const handle = chain.handle;
       chain.handle = undefined;
       void handle?.close().catch(() => {});

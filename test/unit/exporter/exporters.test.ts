@@ -1,3 +1,4 @@
+import { ExportResultCode } from '@opentelemetry/core';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import {
@@ -7,9 +8,11 @@ import {
   SELF_METRICS_SCOPE,
 } from '../../../src/index.js';
 import * as backoff from '../../../src/s3/backoff.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { collectingProvider } from '../../support/service.js';
 import { exportTagged, LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { thrown } from '../../support/thrown.js';
 
 /** The bucket from the environment, as a service sets it, so that per-signal variables count. */
@@ -180,6 +183,37 @@ describe('S3Exporters', () => {
       await Promise.all([metrics.shutdown(), logs.shutdown()]);
     } finally {
       vi.restoreAllMocks();
+    }
+  });
+
+  test("a signal shut down before its spool opened holds none of the group's memory bound", async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const dir = await makeTempDir('otel-s3-group-journal-');
+    const disk = new FaultyFileSystem().hangNext('mkdir', 100); // the spool never opens
+    try {
+      // The journal keeps each signal's entries in memory until the spool opens: a 256 KiB chunk
+      // a signal. 780,000 bytes hold three such chunks less a few kilobytes.
+      const s3Exporters = groupOnHangingS3({
+        spoolDir: dir,
+        spoolFileSystem: disk,
+        maxBatchBytes: 200_000,
+        maxBufferedBytes: 780_000,
+      });
+      const spans = s3Exporters.spanExporter();
+      const metrics = s3Exporters.metricExporter();
+      const logs = s3Exporters.logRecordExporter();
+      expect((await exportTagged(TRACES, spans, 3, 1)).code).toBe(ExportResultCode.SUCCESS);
+      await spans.shutdown();
+      // Before: 262,144, the journal's chunk, held and counted in the group's bound for good.
+      expect(spans.stats().bufferedBytes).toBe(0);
+      expect((await exportTagged(METRICS, metrics, 3, 2)).code).toBe(ExportResultCode.SUCCESS);
+      // Before: FAILED, maxBufferedBytes (780000) reached.
+      expect((await exportTagged(LOGS, logs, 3, 3)).code).toBe(ExportResultCode.SUCCESS);
+      await Promise.all([metrics.shutdown(), logs.shutdown()]);
+    } finally {
+      disk.release();
+      vi.restoreAllMocks();
+      await removeDir(dir);
     }
   });
 
