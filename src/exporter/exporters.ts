@@ -165,7 +165,11 @@ export class S3Exporters {
     // The metrics' temporality is no option of the other signals' exporters.
     const group = signal === 'metrics' ? this.#options : forAnySignal;
     const withParts: S3MetricExporterOptions = { ...group, ...options };
-    Object.defineProperty(withParts, SHARED_PARTS, { value: this.#shared });
+    // The exporter joins the shared parts once it is the group's: a refused one, shut down
+    // below, must not be the last to leave them (that stops the group's startup check for good).
+    let leave: (() => void) | undefined;
+    const parts: SharedParts = { ...this.#shared, join: () => () => leave?.() };
+    Object.defineProperty(withParts, SHARED_PARTS, { value: parts });
     const exporter = make(withParts);
     for (const setting of SHARED_SETTINGS) {
       // A variable for one signal only (OTEL_EXPORTER_S3_TRACES_BUCKET) cannot move one exporter
@@ -190,6 +194,7 @@ export class S3Exporters {
       void exporter.shutdown();
       throw notTheGroups(option, put[field], JSON.stringify(groupPut[field]) ?? 'unset', signal);
     }
+    leave = this.#shared.join();
     this.#made.set(signal, exporter);
     return exporter;
   }

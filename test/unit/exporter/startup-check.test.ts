@@ -192,6 +192,27 @@ describe('the startup check', () => {
     expect(s3.probes).toHaveLength(2);
     await metrics.shutdown();
   });
+
+  test("a group's first exporter refused: the next one still gets the group's check", async () => {
+    const s3 = new ScriptedS3();
+    const saved = { ...process.env };
+    // The bucket from the environment, so that the traces' own variable counts (and is refused).
+    process.env.OTEL_EXPORTER_S3_BUCKET = 'unit';
+    process.env.OTEL_EXPORTER_S3_TRACES_BUCKET = 'elsewhere';
+    try {
+      const group = new S3Exporters({ s3Client: s3.client, compression: 'none' });
+      expect(() => group.spanExporter()).toThrow(/OTEL_EXPORTER_S3_TRACES_BUCKET/);
+      await sleep(50); // the refused exporter's shutdown is over
+      const metrics = group.metricExporter();
+      // Before: none, the refused exporter's leaving had stopped the group's check for good.
+      await waitFor(() => s3.probes.length === 1, 5_000, "the group's check");
+      await metrics.shutdown();
+    } finally {
+      delete process.env.OTEL_EXPORTER_S3_BUCKET;
+      delete process.env.OTEL_EXPORTER_S3_TRACES_BUCKET;
+      Object.assign(process.env, saved);
+    }
+  });
 });
 
 test('a check in flight does not keep an idle process alive', async () => {
