@@ -358,13 +358,12 @@ export class SignalExporter<Item> {
     const { budget, uploader } = this.#shared;
     const batches = budget.batchesOf(this.#owner);
     const deadline = performance.now() + millis;
-    uploader.expedite(batches);
+    const unhurry = uploader.hurry(batches);
     this.#spool?.pump();
     const futile = (b: SealedBatch) => uploader.waitsPast(b, deadline);
     // A batch meeting a Retry-After meanwhile waits the server's time, not a longer backoff.
     const stop = budget.onChange(() => uploader.keepToServerTime(batches));
     const giveUp = new AbortController();
-    const unhurry = uploader.hurry(batches);
     try {
       const waited = budget.whenSettledOrBlocked(batches, futile, giveUp.signal);
       if (!(await settleWithin(waited, millis))) return 'timeout';

@@ -68,20 +68,15 @@ export class Uploader {
   }
 
   /**
-   * Retries at once those of `batches` in an ordinary backoff: flush and shutdown do not sit it
-   * out. A wait for the server's Retry-After, or at the configuration-fault pace, keeps its time,
-   * but no more: a jittered backoff longer than the Retry-After is cut down to it.
-   */
-  expedite(batches: Iterable<SealedBatch>): void {
-    for (const batch of batches)
-      if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
-  }
-
-  /**
-   * While a flush waits for `batches`: their backoff starts over (see #hurried) until the
-   * function returned is called, when the flush ends.
+   * While a flush waits for `batches`: those in an ordinary backoff are retried at once (a flush
+   * does not sit it out), and their backoff starts over (see #hurried) until the function
+   * returned is called, when the flush ends. A wait for the server's Retry-After, or at the
+   * configuration-fault pace, keeps its time, but no more: a jittered backoff longer than the
+   * Retry-After is cut down to it.
    */
   hurry(batches: readonly SealedBatch[]): () => void {
+    for (const batch of batches)
+      if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
     for (const batch of batches) {
       const hurried = this.#hurried.get(batch);
       if (hurried === undefined) this.#hurried.set(batch, { from: batch.attempts, flushes: 1 });
@@ -101,8 +96,8 @@ export class Uploader {
   /**
    * Cuts down to the server's time the waits of those of `batches` that back off longer than
    * their Retry-After; an ordinary backoff is left alone. A flush calls it on every change while
-   * it waits: a batch that meets a Retry-After meanwhile is not expedited, yet must not make the
-   * flush sit out the rest of a backoff with nothing sent.
+   * it waits: a batch that meets a Retry-After meanwhile is past what hurry cut short, yet must
+   * not make the flush sit out the rest of a backoff with nothing sent.
    */
   keepToServerTime(batches: Iterable<SealedBatch>): void {
     for (const batch of batches) {

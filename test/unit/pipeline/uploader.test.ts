@@ -87,14 +87,14 @@ describe('Uploader', () => {
     expect(outcomes.stats.pointsDroppedByReason).toEqual({ rejected: 1 });
   });
 
-  test('expedite retries a batch in an ordinary backoff at once (flush does not sit it out)', async () => {
+  test('hurry retries a batch in an ordinary backoff at once (flush does not sit it out)', async () => {
     const s3 = new ScriptedS3().script([{ kind: 'status', status: 500, name: 'InternalError' }]);
     const { submit, uploader } = setup(s3, {
       backoff: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
     });
     const batch = submit('a');
     await waitFor(() => s3.attempts.length === 1 && batch.state !== 'uploading', 2_000, 'failed');
-    uploader.expedite([batch]);
+    uploader.hurry([batch]);
     expect(await batch.settled).toBe('uploaded');
   });
 
@@ -107,14 +107,14 @@ describe('Uploader', () => {
     ['a configuration fault', { kind: 'status', status: 403, name: 'AccessDenied' }],
   ];
   for (const [name, behaviour] of kept) {
-    test(`expedite leaves a batch waiting for ${name}`, async () => {
+    test(`hurry leaves a batch waiting for ${name}`, async () => {
       const s3 = new ScriptedS3().script([behaviour]);
       const { submit, uploader, budget } = setup(s3, {
         backoff: { initialDelayMillis: 1, maxDelayMillis: 60_000 },
       });
       const batch = submit('a');
       await waitFor(() => batch.state === 'backing-off', 2_000, 'backing off');
-      uploader.expedite([batch]);
+      uploader.hurry([batch]);
       await new Promise((r) => setTimeout(r, 100));
       expect(s3.attempts).toHaveLength(1);
       expect(batch.state).toBe('backing-off');
@@ -124,7 +124,7 @@ describe('Uploader', () => {
 
   // Retry-After is a floor under the jittered backoff: past the server's time, the rest of the
   // wait is an ordinary backoff, which a flush cuts short, and it is not a wait past a deadline.
-  test("expedite cuts a backoff longer than the server's Retry-After down to it", async () => {
+  test("hurry cuts a backoff longer than the server's Retry-After down to it", async () => {
     const s3 = new ScriptedS3().script([
       { kind: 'status', status: 503, name: 'SlowDown', headers: { 'retry-after': '1' } },
     ]);
@@ -138,7 +138,7 @@ describe('Uploader', () => {
     const failedAt = performance.now();
     expect(uploader.waitsPast(batch, failedAt + 5_000)).toBe(false); // the server said 1 s
     expect(uploader.waitsPast(batch, failedAt + 500)).toBe(true);
-    uploader.expedite([batch]);
+    uploader.hurry([batch]);
     expect(batch.state).toBe('backing-off'); // the server's second is kept
     expect(await batch.settled).toBe('uploaded');
     const waited = performance.now() - failedAt;
