@@ -1,7 +1,7 @@
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { type S3MetricExporterOptions, SELF_METRICS_SCOPE } from '../../../src/index.js';
 import { MemoryBudget } from '../../../src/pipeline/budget.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -162,95 +162,84 @@ describe('S3MetricExporter lifecycle and accounting (scripted S3 client)', () =>
     expect(messages.filter((m) => /the bucket does not exist/.test(m.text))).toHaveLength(1);
   });
 
+  /**
+   * The backoff tests' setup: each backoff half its bound (Math.random pinned for the test), an
+   * S3 that answers `count` times `status` (`name`), then stores, and an exporter that seals and
+   * sends its batch at the export, of 4 points it has just been given.
+   */
+  async function failingThen(
+    count: number,
+    status: number,
+    name: string,
+    options: { flushTimeoutMillis: number; initialDelayMillis: number },
+  ) {
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    onTestFinished(() => random.mockRestore());
+    const failures = Array.from({ length: count }, () => ({
+      kind: 'status' as const,
+      status,
+      name,
+    }));
+    const s3 = new ScriptedS3().script(failures, { kind: 'ok' });
+    const exporter = exporterWith(driver, s3, {
+      flushTimeoutMillis: options.flushTimeoutMillis,
+      maxBatchBytes: 1,
+      retry: { initialDelayMillis: options.initialDelayMillis, maxDelayMillis: 60_000 },
+    });
+    await exportTagged(driver, exporter, 4, 1);
+    return { s3, exporter };
+  }
+
   // A blip at shutdown: the batch's earlier failures had grown its backoff, and a failure
   // during the flush must not make it sit that long backoff out past the deadline.
   test('a batch failing again during forceFlush() backs off from the first backoff, not its grown one', async () => {
-    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
-    try {
-      const failures = Array.from({ length: 4 }, () => ({
-        kind: 'status' as const,
-        status: 500,
-        name: 'InternalError',
-      }));
-      const s3 = new ScriptedS3().script(failures, { kind: 'ok' });
-      const exporter = exporterWith(driver, s3, {
-        flushTimeoutMillis: 1_500,
-        maxBatchBytes: 1, // sealed and sent at the export
-        retry: { initialDelayMillis: 400, maxDelayMillis: 60_000 },
-      });
-      await exportTagged(driver, exporter, 4, 1);
-      // Attempts 1 and 2 fail: backoffs of 200 and 400 ms; the next would be 800, then 1,600.
-      await waitFor(() => s3.attempts.length === 2, 2_000, 'two failed attempts');
-      const started = performance.now();
-      await exporter.forceFlush(); // attempt 3 now, 4 after 200 ms, 5 (stored) after 400 more
-      expect(s3.attempts).toHaveLength(5);
-      expect(exporter.stats().batchesUploaded).toBe(1);
-      expect(performance.now() - started).toBeLessThan(1_500);
-      await exporter.shutdown();
-    } finally {
-      random.mockRestore();
-    }
+    const { s3, exporter } = await failingThen(4, 500, 'InternalError', {
+      flushTimeoutMillis: 1_500,
+      initialDelayMillis: 400,
+    });
+    // Attempts 1 and 2 fail: backoffs of 200 and 400 ms; the next would be 800, then 1,600.
+    await waitFor(() => s3.attempts.length === 2, 2_000, 'two failed attempts');
+    const started = performance.now();
+    await exporter.forceFlush(); // attempt 3 now, 4 after 200 ms, 5 (stored) after 400 more
+    expect(s3.attempts).toHaveLength(5);
+    expect(exporter.stats().batchesUploaded).toBe(1);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    await exporter.shutdown();
   });
 
   // shutdown() during a forceFlush() that has retried a while: the failures during that flush
   // are earlier failures too, and must not make a blip at shutdown sit out a grown backoff.
   test('a shutdown() during a forceFlush() backs off from the first backoff too', async () => {
-    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
-    try {
-      const failures = Array.from({ length: 6 }, () => ({
-        kind: 'status' as const,
-        status: 500,
-        name: 'InternalError',
-      }));
-      const s3 = new ScriptedS3().script(failures, { kind: 'ok' });
-      const exporter = exporterWith(driver, s3, {
-        flushTimeoutMillis: 4_000,
-        maxBatchBytes: 1, // sealed and sent at the export
-        retry: { initialDelayMillis: 200, maxDelayMillis: 60_000 },
-      });
-      await exportTagged(driver, exporter, 4, 1);
-      await waitFor(() => s3.attempts.length === 1, 2_000, 'one failed attempt');
-      const flushed = exporter.forceFlush(); // attempts 2 to 5 back off 100, 200, 400 ms at most
-      await waitFor(() => s3.attempts.length === 5, 3_000, 'five failed attempts');
-      const started = performance.now();
-      // Attempt 6 now, and it fails: from the first backoff, attempt 7 (stored) in 100 ms;
-      // from the flush's start it would wait 800 ms or more.
-      await exporter.shutdown();
-      expect(s3.attempts).toHaveLength(7);
-      expect(exporter.stats().batchesUploaded).toBe(1);
-      expect(performance.now() - started).toBeLessThan(700); // 800 ms or more without the restart
-      await flushed;
-    } finally {
-      random.mockRestore();
-    }
+    const { s3, exporter } = await failingThen(6, 500, 'InternalError', {
+      flushTimeoutMillis: 4_000,
+      initialDelayMillis: 200,
+    });
+    await waitFor(() => s3.attempts.length === 1, 2_000, 'one failed attempt');
+    const flushed = exporter.forceFlush(); // attempts 2 to 5 back off 100, 200, 400 ms at most
+    await waitFor(() => s3.attempts.length === 5, 3_000, 'five failed attempts');
+    const started = performance.now();
+    // Attempt 6 now, and it fails: from the first backoff, attempt 7 (stored) in 100 ms;
+    // from the flush's start it would wait 800 ms or more.
+    await exporter.shutdown();
+    expect(s3.attempts).toHaveLength(7);
+    expect(exporter.stats().batchesUploaded).toBe(1);
+    expect(performance.now() - started).toBeLessThan(700); // 800 ms or more without the restart
+    await flushed;
   });
 
   // Throttling is the server asking for less: a flush retries at once, as before, but a batch
   // throttled again keeps the backoff its failures grew, or a flush per invocation would ask
   // again at the first backoff's pace all through the throttling.
   test('a batch throttled again during forceFlush() keeps its grown backoff', async () => {
-    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // half of each bound
-    try {
-      const throttled = Array.from({ length: 4 }, () => ({
-        kind: 'status' as const,
-        status: 503,
-        name: 'SlowDown',
-      }));
-      const s3 = new ScriptedS3().script(throttled, { kind: 'ok' });
-      const exporter = exporterWith(driver, s3, {
-        flushTimeoutMillis: 1_500,
-        maxBatchBytes: 1,
-        retry: { initialDelayMillis: 400, maxDelayMillis: 60_000 },
-      });
-      await exportTagged(driver, exporter, 4, 1);
-      await waitFor(() => s3.attempts.length === 2, 2_000, 'two throttled attempts');
-      await exporter.forceFlush(); // attempt 3 now, 4 after 800 ms, the next 1,600 ms later
-      expect(s3.attempts).toHaveLength(4);
-      expect(exporter.stats().batchesUploaded).toBe(0);
-      await exporter.shutdown();
-    } finally {
-      random.mockRestore();
-    }
+    const { s3, exporter } = await failingThen(4, 503, 'SlowDown', {
+      flushTimeoutMillis: 1_500,
+      initialDelayMillis: 400,
+    });
+    await waitFor(() => s3.attempts.length === 2, 2_000, 'two throttled attempts');
+    await exporter.forceFlush(); // attempt 3 now, 4 after 800 ms, the next 1,600 ms later
+    expect(s3.attempts).toHaveLength(4);
+    expect(exporter.stats().batchesUploaded).toBe(0);
+    await exporter.shutdown();
   });
 
   // A function-as-a-service flushes after every invocation: in an outage each flush ends at its
