@@ -1,7 +1,11 @@
 import { afterEach, beforeEach } from 'vitest';
+import { Episodes } from '../../src/base/log.js';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../src/index.js';
+import { emptySpoolStats, type SpoolStats } from '../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
+import { OpenBatchJournal } from '../../src/spool/journal.js';
+import { KeeperReports } from '../../src/spool/keeper-reports.js';
 import { Spool } from '../../src/spool/spool.js';
 import type { FaultyFileSystem } from './faulty-fs.js';
 import { scriptedExporter } from './scripted-exporter.js';
@@ -80,6 +84,38 @@ export async function openSpool(
   const opening = await Spool.open(dir, fs, new DiskDeadline(timeoutMillis));
   if (opening.kind !== 'open') throw new Error(`spool ${dir} is held by another owner`);
   return opening.spool;
+}
+
+/**
+ * A journal of metrics in OTLP JSON for a spool in `dir`, not attached yet: a group commit every
+ * 10 ms, a chain given up past 1 MiB pending, its faults counted into `stats` and reported for a
+ * spool of at most 1 MiB on a 5 s disk deadline (the deadline itself comes with attach()).
+ */
+export function testJournal(
+  dir: string,
+  options: {
+    stats?: SpoolStats;
+    syncMillis?: number;
+    maxPendingBytes?: number;
+    maxSpoolBytes?: number;
+    diskTimeoutMillis?: number;
+  } = {},
+): OpenBatchJournal {
+  return new OpenBatchJournal(
+    {
+      signal: 'metrics',
+      format: 'otlp-json',
+      syncMillis: options.syncMillis ?? 10,
+      maxPendingBytes: options.maxPendingBytes ?? 1 << 20,
+      overhead: () => 0,
+    },
+    new KeeperReports(options.stats ?? emptySpoolStats(), new Episodes(), {
+      dir,
+      maxSpoolBytes: options.maxSpoolBytes ?? 1 << 20,
+      diskTimeoutMillis: options.diskTimeoutMillis ?? 5_000,
+      retryEveryMillis: 60_000,
+    }),
+  );
 }
 
 /**

@@ -8,16 +8,15 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { Episodes } from '../../../src/base/log.js';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
-import { OpenBatchJournal } from '../../../src/spool/journal.js';
+import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { ENTRY_HEADER_BYTES } from '../../../src/spool/journal-format.js';
-import { KeeperReports } from '../../../src/spool/keeper-reports.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -34,22 +33,7 @@ const RECORD_BYTES = 100;
 const SEAL_ID = '01890a5d-ac96-774b-bcce-b302099a8057';
 
 function journalOn(stats = emptySpoolStats(), fs: SpoolFileSystem = nodeFileSystem) {
-  const reports = new KeeperReports(stats, new Episodes(), {
-    dir,
-    maxSpoolBytes: 1 << 20,
-    diskTimeoutMillis: 5_000,
-    retryEveryMillis: 60_000,
-  });
-  const journal = new OpenBatchJournal(
-    {
-      signal: 'metrics',
-      format: 'otlp-json',
-      syncMillis: 10,
-      maxPendingBytes: 1 << 20,
-      overhead: () => 0,
-    },
-    reports,
-  );
+  const journal = testJournal(dir, { stats });
   journals.push(journal);
   mkdirSync(join(dir, 'journal'), { recursive: true });
   mkdirSync(join(dir, 'quarantine'), { recursive: true });

@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { Episodes } from '../../../src/base/log.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
-import { OpenBatchJournal } from '../../../src/spool/journal.js';
-import { KeeperReports } from '../../../src/spool/keeper-reports.js';
+import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -25,22 +24,11 @@ describe('journal write faults', () => {
   // write that then fails at the disk deadline is a disk fault of its own, counted by its code.
   test('a write that fails after its chain was given up is still counted by its code', async () => {
     const stats = emptySpoolStats();
-    const reports = new KeeperReports(stats, new Episodes(), {
-      dir,
-      maxSpoolBytes: 1 << 20,
+    const journal = testJournal(dir, {
+      stats,
+      maxPendingBytes: 600 * 1024,
       diskTimeoutMillis: 300,
-      retryEveryMillis: 60_000,
     });
-    const journal = new OpenBatchJournal(
-      {
-        signal: 'metrics',
-        format: 'otlp-json',
-        syncMillis: 10,
-        maxPendingBytes: 600 * 1024,
-        overhead: () => 0,
-      },
-      reports,
-    );
     journals.push(journal);
     const fs = new FaultyFileSystem().hangNext('fsync');
     mkdirSync(join(dir, 'journal'));

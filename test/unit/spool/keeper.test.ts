@@ -6,14 +6,14 @@ import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
 import type { BackoffPolicy } from '../../../src/s3/backoff.js';
 import { spoolFileBytes } from '../../../src/spool/file-format.js';
-import { OpenBatchJournal } from '../../../src/spool/journal.js';
+import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { SpoolKeeper } from '../../../src/spool/keeper.js';
 import { KeeperReports } from '../../../src/spool/keeper-reports.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { pipelineParts } from '../../support/pipeline-parts.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
-import { openSpool } from '../../support/spool-exporter.js';
+import { openSpool, testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -207,21 +207,11 @@ describe('SpoolKeeper', () => {
       journal: [`0190a0a0-0000-7000-8000-00000000000${name}`],
     });
     const fileBytes = spoolFileBytes(meta('1'), 200);
-    const journal = new OpenBatchJournal(
-      {
-        signal: 'metrics',
-        format: 'otlp-json',
-        syncMillis: 60_000,
-        maxPendingBytes: 1 << 20,
-        overhead: () => 0,
-      },
-      new KeeperReports(emptySpoolStats(), new Episodes(), {
-        dir,
-        maxSpoolBytes: 3 * fileBytes,
-        retryEveryMillis: 60_000,
-        diskTimeoutMillis: 10_000,
-      }),
-    );
+    const journal = testJournal(dir, {
+      syncMillis: 60_000,
+      maxSpoolBytes: 3 * fileBytes,
+      diskTimeoutMillis: 10_000,
+    });
     const { keeper, prepared, budget, stats, spoolStats } = await setup(new ScriptedS3(), {
       maxSpoolBytes: 3 * fileBytes,
       retryEveryMillis: 60_000,
