@@ -22,7 +22,7 @@ import { crc32c } from './file-format.js';
  *   [16,20) a record's items (u32 LE)
  *   [20,28) a record's oldest item time, ms since the epoch (f64 LE; NaN: not noted)
  *   [28,28+P) payload: a record's bytes (the signal's OTLP record of one export), or the seal's
- *             UTF-8 JSON (SealEntry)
+ *             UTF-8 JSON (SealEntry, which says how many records the chain has)
  * Only the tail of a part can be torn (what a crash cut short was never fsynced): a reader takes
  * the entries up to the first that is short or fails its checksum, unless intact entries follow
  * it: that is damage to data already on disk (a bad sector, bit rot), not a torn tail. An entry
@@ -62,6 +62,11 @@ export interface SealEntry {
   attributes: Readonly<Record<string, string>>;
   /** The batch's oldest data point time (partitionTime 'data'), if noted. */
   dataTimeMillis: number | undefined;
+  /**
+   * The chain's records when it was sealed (numbers 0 to records - 1): what a replay should find,
+   * so the loss of its last ones shows. Undefined in seals written before it was noted.
+   */
+  records: number | undefined;
 }
 
 export interface RecordEntry {
@@ -114,6 +119,7 @@ export function sealBytes(attributes: Readonly<Record<string, string>>): number 
     sealedAt: longest,
     attributes,
     dataTimeMillis: longest,
+    records: longest,
   };
   return ENTRY_HEADER_BYTES + Buffer.byteLength(JSON.stringify(seal));
 }
@@ -460,5 +466,14 @@ function parseSeal(payload: Buffer): SealEntry {
   const t = s.dataTimeMillis;
   if (t !== undefined && (typeof t !== 'number' || !Number.isFinite(t)))
     throw new JournalFormatError('seal with an invalid dataTimeMillis');
-  return { id: s.id, sealedAt: s.sealedAt, attributes: s.attributes, dataTimeMillis: t };
+  const n = s.records;
+  if (n !== undefined && (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0))
+    throw new JournalFormatError('seal with an invalid records');
+  return {
+    id: s.id,
+    sealedAt: s.sealedAt,
+    attributes: s.attributes,
+    dataTimeMillis: t,
+    records: n,
+  };
 }

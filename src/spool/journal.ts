@@ -179,6 +179,7 @@ export class OpenBatchJournal implements OpenJournal {
         sealedAt: batch.sealedAt.getTime(),
         attributes: batch.attributes,
         dataTimeMillis: batch.dataTimeMillis,
+        records: chain.seq,
       });
       this.#arm();
     }
@@ -497,7 +498,15 @@ export class OpenBatchJournal implements OpenJournal {
       for (const r of records)
         if (r.dataTimeMillis !== undefined && (oldest === undefined || r.dataTimeMillis < oldest))
           oldest = r.dataTimeMillis;
-      seal = { id: uuidv7(), sealedAt: Date.now(), attributes, dataTimeMillis: oldest };
+      // What a crash tore was never durable: the chain is what was read (up to its last record).
+      const count = (records[records.length - 1]?.seq ?? -1) + 1;
+      seal = {
+        id: uuidv7(),
+        sealedAt: Date.now(),
+        attributes,
+        dataTimeMillis: oldest,
+        records: count,
+      };
       if (!(await this.#writeSeal(d, name, nextPart, attributes, seal))) return undefined;
       parts.push(nextPart);
     }
@@ -541,6 +550,8 @@ export class OpenBatchJournal implements OpenJournal {
     let seal: SealEntry | undefined;
     let attributes: Readonly<Record<string, string>> | undefined;
     const damaged: string[] = [];
+    /** Parts that end in bytes that are no whole entry: where missing records may have been. */
+    const torn: string[] = [];
     let lastPartLost = false;
     for (const part of parts) {
       const file = partName(name, part);
@@ -571,6 +582,7 @@ export class OpenBatchJournal implements OpenJournal {
       attributes ??= h.attributes;
       for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
       seal ??= decoded.seal;
+      if (decoded.tornBytes > 0) torn.push(file);
       const dmg = decoded.damage;
       if (dmg !== undefined) {
         const what = [
@@ -587,15 +599,23 @@ export class OpenBatchJournal implements OpenJournal {
       lastPartLost = dmg !== undefined && (dmg.skipped > 0 || dmg.cut > 0);
     }
     const records = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
-    // Numbers missing below the highest one read: records the damage lost (a torn tail only
-    // loses the highest). None missing, a damaged part may still have lost its last records.
-    // Without damage, only a gap between records read counts: the first parts of a chain may be
-    // gone because a crash interrupted its deletion (oldest part first) once its batch was safe.
-    const first = damaged.length > 0 ? 0 : (records[0]?.seq ?? 0);
-    const last = records[records.length - 1]?.seq ?? -1;
+    // Numbers missing below the highest one read, or below the count the seal gives: records the
+    // damage lost. Only an unsealed chain's torn tail (the last interval before a crash) loses
+    // its highest quietly; a sealed chain was whole when sealed, so a tear that lost records of
+    // it is damage, in whatever part (an earlier part ends torn also where a write failed: the
+    // next part holds what it lost). Without a seal's count (one of an earlier version), a
+    // damaged part may still have lost its last records. Without damage, only a gap counts from
+    // the first record read: the first parts of a chain may be gone because a crash interrupted
+    // its deletion (oldest part first, the seal last) once its batch was safe.
+    const last = Math.max(records[records.length - 1]?.seq ?? -1, (seal?.records ?? 0) - 1);
+    const first = damaged.length > 0 ? 0 : (records[0]?.seq ?? last + 1);
     const missing = Math.max(0, last + 1 - first - records.length);
     const notes = [...damaged];
-    if (missing > 0) notes.push(`${plural(missing, 'record')} of ${last + 1} missing`);
+    if (missing > 0)
+      notes.push(
+        `${plural(missing, 'record')} of ${last + 1} missing` +
+          (torn.length > 0 ? ` (${torn.join(', ')}: not whole at the end)` : ''),
+      );
     const damage =
       notes.length === 0
         ? undefined

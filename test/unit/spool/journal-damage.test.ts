@@ -46,6 +46,16 @@ function journalOn(stats = emptySpoolStats(), fs: SpoolFileSystem = nodeFileSyst
   return { journal, stats };
 }
 
+/** A batch sealed with SEAL_ID, never settled. */
+const sealedBatch = () =>
+  ({
+    id: SEAL_ID,
+    sealedAt: new Date(1_700_000_000_000),
+    attributes: {},
+    dataTimeMillis: undefined,
+    settled: new Promise(() => {}),
+  }) as unknown as SealedBatch;
+
 /**
  * Five records (record i has 2^i points, so a replayed batch's points tell which it holds), one
  * group commit, optionally the seal in a second one; returns the part's path and where its entries
@@ -57,14 +67,7 @@ async function writtenChain(sealed: boolean): Promise<{ path: string; entries: n
   for (let i = 0; i < 5; i++) journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
   await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
   if (sealed) {
-    const batch = {
-      id: SEAL_ID,
-      sealedAt: new Date(1_700_000_000_000),
-      attributes: {},
-      dataTimeMillis: undefined,
-      settled: new Promise(() => {}),
-    } as unknown as SealedBatch;
-    journal.sealed(batch);
+    journal.sealed(sealedBatch());
     await waitFor(() => stats.journalSyncs > 1, 2_000, 'the seal committed');
   }
   // What a kill -9 now leaves: the journal is simply no longer used.
@@ -179,6 +182,110 @@ describe('damage inside a journal part', () => {
     expect(dropped).toEqual([
       { level: 'error', text: expect.stringMatching(/2 records of 5 missing.*lost/) },
     ]);
+  });
+
+  test('damage to the last entry of an earlier part whose later part holds the records after it: counted and reported', async () => {
+    // Part 0: records 0-2 (fsynced), then half of record 3 (the write that failed); part 1: 3, 4.
+    const fs = new FaultyFileSystem().failNext('write', 'EIO', 1, 1);
+    const { journal, stats } = journalOn(emptySpoolStats(), fs);
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    for (let i = 0; i < 3; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+    for (let i = 3; i < 5; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
+    journals.splice(journals.indexOf(journal), 1);
+    const [first] = readdirSync(join(dir, 'journal')).sort();
+    const path = join(dir, 'journal', first as string);
+    flip(path, entryAt(16 + readFileSync(path).readUInt32LE(8), 2) + ENTRY_HEADER_BYTES + 10);
+    const { batches, stats: after, dropped } = await restart();
+    expect(batches.map((b) => b.points)).toEqual([0b11011]);
+    expect(after.journalDamaged).toBe(1);
+    expect(dropped).toEqual([
+      { level: 'error', text: expect.stringMatching(/1 record of 5 missing.*lost/) },
+    ]);
+  });
+
+  /** Part 0: records 0-4 (fsynced), then half of the seal (the write that failed); part 1: the seal. */
+  async function sealInPart1(): Promise<{ files: string[]; path: string }> {
+    const fs = new FaultyFileSystem().failNext('write', 'EIO', 1, 1);
+    const { journal, stats } = journalOn(emptySpoolStats(), fs);
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    for (let i = 0; i < 5; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+    journal.sealed(sealedBatch());
+    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the seal rewritten in part 1');
+    journals.splice(journals.indexOf(journal), 1);
+    const files = readdirSync(join(dir, 'journal')).sort();
+    expect(files).toHaveLength(2);
+    const path = join(dir, 'journal', files[0] as string);
+    return { files, path };
+  }
+
+  test('damage to the last record of an earlier part whose later part holds only the seal: counted and reported', async () => {
+    const { files, path } = await sealInPart1();
+    flip(path, entryAt(16 + readFileSync(path).readUInt32LE(8), 4) + ENTRY_HEADER_BYTES + 10);
+    const { batches, stats: after, dropped } = await restart();
+    // Before: replayed without record 4, and nothing counted or said (taken for a torn tail).
+    expect(batches.map((b) => b.points)).toEqual([0b01111]);
+    expect(batches[0]?.id).toBe(SEAL_ID);
+    expect(after.journalDamaged).toBe(1);
+    expect(dropped).toEqual([
+      {
+        level: 'error',
+        text: expect.stringMatching(
+          new RegExp(`1 record of 5 missing \\(${files[0]}: not whole at the end\\).*lost`),
+        ),
+      },
+    ]);
+  });
+
+  test('a sealed chain whose record parts a crash left deleted (the seal goes last) is no damage', async () => {
+    const { path } = await sealInPart1();
+    unlinkSync(path);
+    const { batches, stats, dropped } = await restart();
+    expect(batches).toEqual([]);
+    expect(stats.journalDamaged).toBe(0);
+    expect(dropped).toEqual([]);
+  });
+
+  test('an earlier part torn by a write that failed (the next part holds its entries) is no damage to a sealed chain', async () => {
+    // Part 0: records 0-3, then half of record 4; part 1: records 3-5, then the seal.
+    const fs = new FaultyFileSystem().failNext('write', 'EIO', 1, 1);
+    const { journal, stats } = journalOn(emptySpoolStats(), fs);
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    for (let i = 0; i < 3; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+    for (let i = 3; i < 6; i++)
+      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
+    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
+    journal.sealed(sealedBatch());
+    await waitFor(() => stats.journalSyncs > 2, 2_000, 'the seal committed');
+    journals.splice(journals.indexOf(journal), 1);
+    const [first] = readdirSync(join(dir, 'journal')).sort();
+    const part0 = readFileSync(join(dir, 'journal', first as string));
+    expect(part0.length).toBeGreaterThan(entryAt(16 + part0.readUInt32LE(8), 4));
+    expect(part0.length).toBeLessThan(entryAt(16 + part0.readUInt32LE(8), 5));
+    const { batches, stats: after, dropped } = await restart();
+    expect(batches.map((b) => [b.points, b.id])).toEqual([[0b111111, SEAL_ID]]);
+    expect(after.journalDamaged).toBe(0);
+    expect(dropped).toEqual([]);
+  });
+
+  test('a torn tail, then a replay that died after writing the seal: the next replay is quiet too', async () => {
+    const { path, entries } = await writtenChain(false);
+    truncateSync(path, entryAt(entries, 4) + 40);
+    const once = await restart();
+    expect(readdirSync(join(dir, 'journal'))).toHaveLength(2);
+    // That replay dies before its batch is safe: the next start reads the torn part and the seal.
+    journals.splice(0);
+    const { batches, stats, dropped } = await restart();
+    expect(batches.map((b) => [b.points, b.id])).toEqual([[0b01111, once.batches[0]?.id]]);
+    expect(stats.journalDamaged).toBe(0);
+    expect(dropped).toEqual([]);
   });
 
   test('the first part gone (a deletion a crash interrupted once the batch was safe) is no damage', async () => {

@@ -42,6 +42,7 @@ function part(): Buffer {
     sealedAt: 5,
     attributes: {},
     dataTimeMillis: 1,
+    records: records.length,
   });
   const taken = p.take();
   const file = Buffer.concat([header(), ...taken]);
@@ -60,6 +61,7 @@ describe('journal parts', () => {
     expect(d.records[2]?.dataTimeMillis).toBe(1_700_000_000_123);
     expect(d.records[0]?.dataTimeMillis).toBeUndefined();
     expect(d.seal?.id).toBe('01a23e5c-0000-7000-8000-0000000000ff');
+    expect(d.seal?.records).toBe(records.length);
     expect(d.tornBytes).toBe(0);
   });
 
@@ -155,6 +157,7 @@ describe('journal parts', () => {
         sealedAt: Date.now(),
         attributes,
         dataTimeMillis: Date.now() - 123_456.5,
+        records: Number.MAX_SAFE_INTEGER,
       });
       // The seal took at most its room (into the current chunk, or a buffer of its own size).
       expect(p.bytes).toBeLessThanOrEqual(before);
