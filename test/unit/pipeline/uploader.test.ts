@@ -1,4 +1,4 @@
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import type { UploaderOptions } from '../../../src/pipeline/uploader.js';
 import { captureDiag } from '../../support/diag-capture.js';
@@ -92,10 +92,16 @@ describe('Uploader', () => {
     const { submit, uploader } = setup(s3, {
       backoff: { initialDelayMillis: 60_000, maxDelayMillis: 60_000 },
     });
+    // The jittered backoff near its 60 s top: only hurry can store the batch within the test.
+    vi.spyOn(Math, 'random').mockReturnValue(0.99);
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
     const batch = submit('a');
     await waitFor(() => s3.attempts.length === 1 && batch.state !== 'uploading', 2_000, 'failed');
     uploader.hurry([batch]);
-    expect(await batch.settled).toBe('uploaded');
+    const late = new Promise((r) => setTimeout(() => r('still waiting after 2 s'), 2_000).unref());
+    expect(await Promise.race([batch.settled, late])).toBe('uploaded');
   });
 
   // A wait the server asked for, or the configuration-fault pace, keeps its time.
