@@ -22,12 +22,28 @@ export async function readStart(
   return Buffer.concat(chunks);
 }
 
-/** The Code and Message of an S3 XML error body, when it is one. */
+/** A parsed element's value when it is one element with children, not text or a list. */
+function element(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * The Code and Message of an S3 XML error body, when it is one: `<Error>`, or `<Error>` in an
+ * `<ErrorResponse>` as some S3-compatible servers and AWS's query protocol answer (the SDK
+ * reads both). Any other root, or more than one `<Error>`, gives nothing.
+ */
 function errorFields(body: Buffer): { code?: string; message?: string } {
   if (body.length === 0) return {};
   try {
-    const parsed = parseXML(body.toString('utf8')) as { Error?: Record<string, unknown> };
-    const e = parsed.Error ?? {};
+    const parsed = element(parseXML(body.toString('utf8'))) ?? {};
+    const e =
+      (Object.hasOwn(parsed, 'Error')
+        ? element(parsed.Error)
+        : Object.hasOwn(parsed, 'ErrorResponse')
+          ? element(element(parsed.ErrorResponse)?.Error)
+          : undefined) ?? {};
     return {
       ...(typeof e.Code === 'string' ? { code: e.Code } : {}),
       ...(typeof e.Message === 'string' ? { message: e.Message } : {}),

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
+import { errorFromResponse } from '../../../src/s3/error-response.js';
 import { objectAddress } from '../../../src/s3/object-address.js';
 import type { PutRequest } from '../../../src/s3/object-writer.js';
 import { SignedObjectWriter, type SignedWriterSettings } from '../../../src/s3/signed-writer.js';
@@ -143,6 +144,45 @@ describe('SignedObjectWriter', () => {
     const [first, second] = seen.map(amzDate) as [number, number];
     expect(Math.abs(first - Date.now())).toBeLessThan(60_000);
     expect(Math.abs(second - (Date.now() + 3_600_000))).toBeLessThan(60_000);
+  });
+
+  // Some S3-compatible servers wrap the error in <ErrorResponse>, as AWS's query protocol does:
+  // once unread, a 404 NoSuchBucket was dropped as fatal and a 403 quota taken for a permission.
+  test.each([
+    [403, 'AccessDenied', 'access-denied'],
+    [403, 'QuotaExceeded', 'quota-exceeded'],
+    [404, 'NoSuchBucket', 'no-such-bucket'],
+    [400, 'InvalidAccessKeyId', 'bad-credentials'],
+  ])('an <ErrorResponse>-wrapped %i %s is classified by its code', async (status, code, reason) => {
+    const { endpoint } = await scripted([
+      {
+        status,
+        headers: { 'content-type': 'text/xml' },
+        body: `<?xml version="1.0"?>\n<ErrorResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/"><Error><Type>Sender</Type><Code>${code}</Code><Message>No.</Message></Error><RequestId>r1</RequestId></ErrorResponse>`,
+      },
+    ]);
+    const w = writer(endpoint);
+    const error = await w.put(put()).catch((e: unknown) => e);
+    w.destroy();
+    expect(error).toMatchObject({
+      name: code,
+      message: 'No.',
+      $metadata: { httpStatusCode: status },
+    });
+    expect(classifyUploadError(error)).toMatchObject({ kind: 'config', reason });
+  });
+
+  test('error bodies of any other shape give no code: the status decides', () => {
+    for (const body of [
+      '<Other><Error><Code>NoSuchBucket</Code></Error></Other>',
+      '<ErrorResponse><Code>NoSuchBucket</Code></ErrorResponse>',
+      '<ErrorResponse><Error><Code>NoSuchBucket</Code></Error><Error><Code>AccessDenied</Code></Error></ErrorResponse>',
+      '<ErrorResponse><Error><Code><X>NoSuchBucket</X></Code></Error></ErrorResponse>',
+      '<ErrorResponse>NoSuchBucket</ErrorResponse>',
+      '<ErrorResponse><Error><Code>NoSuchBucket</Code></Error>',
+    ]) {
+      expect(errorFromResponse(400, {}, Buffer.from(body)).name, body).toBe('UnknownError');
+    }
   });
 
   test("a proxy's HTML error page: the status decides, as with the SDK", async () => {
