@@ -11,7 +11,7 @@ import {
   type SharedParts,
   type SharedSettings,
 } from './shared-parts.js';
-import { configOf, type SignalExporter } from './signal-exporter.js';
+import type { SignalExporter } from './signal-exporter.js';
 import { S3SpanExporter } from './span-exporter.js';
 
 /**
@@ -165,21 +165,16 @@ export class S3Exporters {
     // The metrics' temporality is no option of the other signals' exporters.
     const group = signal === 'metrics' ? this.#options : forAnySignal;
     const withParts: S3MetricExporterOptions = { ...group, ...options };
-    // The exporter joins the shared parts once it is the group's: a refused one, shut down
-    // below, must not be the last to leave them (that stops the group's startup check for good).
-    let leave: (() => void) | undefined;
-    const parts: SharedParts = { ...this.#shared, join: () => () => leave?.() };
-    Object.defineProperty(withParts, SHARED_PARTS, { value: parts });
-    const exporter = make(withParts);
+    // Checked as the exporter will resolve it, before it is made: a refused exporter never holds
+    // the signal's spool directory (nor starts anything), so the signal can be asked for again.
+    const own = configure(withParts, process.env, signal);
     for (const setting of SHARED_SETTINGS) {
       // A variable for one signal only (OTEL_EXPORTER_S3_TRACES_BUCKET) cannot move one exporter
       // of the group elsewhere: its objects go where the group's connection goes.
-      const own = configOf(exporter)[setting];
-      if (own !== this.#config[setting]) {
-        void exporter.shutdown();
+      if (own[setting] !== this.#config[setting]) {
         throw notTheGroups(
           OPTION_OF[setting] ?? setting,
-          own,
+          own[setting],
           String(this.#config[setting]),
           signal,
         );
@@ -187,14 +182,14 @@ export class S3Exporters {
     }
     // Each upload's headers are the group's writer's: one signal's variable for one of them
     // (OTEL_EXPORTER_S3_METRICS_TAGS) would be ignored.
-    const put = configOf(exporter).putObject as Record<string, unknown>;
+    const put = own.putObject as Record<string, unknown>;
     const groupPut = this.#config.putObject as Record<string, unknown>;
     for (const [field, option] of Object.entries(PUT_OPTIONS)) {
       if (JSON.stringify(put[field]) === JSON.stringify(groupPut[field])) continue;
-      void exporter.shutdown();
       throw notTheGroups(option, put[field], JSON.stringify(groupPut[field]) ?? 'unset', signal);
     }
-    leave = this.#shared.join();
+    Object.defineProperty(withParts, SHARED_PARTS, { value: this.#shared });
+    const exporter = make(withParts);
     this.#made.set(signal, exporter);
     return exporter;
   }

@@ -28,14 +28,6 @@ type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
 
 const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 
-/** Each exporter's resolved options, for the group that made it (not part of its API). */
-const CONFIGS = new WeakMap<object, ResolvedConfig>();
-
-/** The resolved options of an exporter. */
-export function configOf(exporter: SignalExporter<never>): ResolvedConfig {
-  return CONFIGS.get(exporter) as ResolvedConfig;
-}
-
 /**
  * An exporter of one signal to S3-compatible object storage: the lifecycle (running, shutting
  * down, shut down) and the wiring of the parts, whatever the signal. export() only appends to an
@@ -69,7 +61,6 @@ export class SignalExporter<Item> {
    */
   constructor(config: ResolvedConfig, signal: SignalExport<Item>, shared?: SharedParts) {
     this.#config = config;
-    CONFIGS.set(this, config);
     this.#signal = signal;
     const c = config;
     // First, so that a spool directory another exporter of this process has fails before

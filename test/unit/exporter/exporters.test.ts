@@ -14,6 +14,7 @@ import { collectingProvider } from '../../support/service.js';
 import { exportTagged, LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { thrown } from '../../support/thrown.js';
+import { waitFor } from '../../support/wait.js';
 
 /** The bucket from the environment, as a service sets it, so that per-signal variables count. */
 function group(s3: ScriptedS3): S3Exporters {
@@ -255,6 +256,34 @@ describe('S3Exporters', () => {
     expect(() => s3Exporters.spanExporter()).toThrow(
       /bucket.*elsewhere.*the same value for every exporter of an S3Exporters \(unit\)/,
     );
+  });
+
+  test('a refused exporter leaves its spool directory: asked again at once, the signal gets it', async () => {
+    const dir = await makeTempDir('otel-s3-group-refused-');
+    try {
+      const s3 = new ScriptedS3();
+      const s3Exporters = new S3Exporters({
+        s3Client: s3.client,
+        compression: 'none',
+        maxBatchAgeMillis: 3_600_000,
+        spoolDir: dir,
+      });
+      process.env.OTEL_EXPORTER_S3_TRACES_BUCKET = 'elsewhere';
+      expect(() => s3Exporters.spanExporter()).toThrow(/OTEL_EXPORTER_S3_TRACES_BUCKET/);
+      delete process.env.OTEL_EXPORTER_S3_TRACES_BUCKET; // the configuration fixed
+      // Before: SpoolLockedError, spoolDir/traces claimed by the refused one until its shutdown.
+      const spans = s3Exporters.spanExporter();
+      await waitFor(() => spans.stats().spool?.state === 'active', 5_000, 'the spool opened');
+      expect((await exportTagged(TRACES, spans, 3, 1)).code).toBe(ExportResultCode.SUCCESS);
+      await s3Exporters.forceFlush();
+      expect(spans.stats().spool?.written).toBe(1);
+      expect([...s3.stored.keys()]).toEqual([
+        expect.stringMatching(/\/traces_[0-9a-f-]{36}\.json$/),
+      ]);
+      await spans.shutdown();
+    } finally {
+      await removeDir(dir);
+    }
   });
 
   test("a group's option given to one signal's exporter, or a signal's variable for an upload header, is refused", () => {
