@@ -73,6 +73,38 @@ describe('otel-s3 compact', () => {
     expect(await keysIn(dir)).not.toContain(second);
   });
 
+  test('an object listed as superseded only is never deleted unchecked: each run names it, exit code 1', async () => {
+    const dir = join(root, 'm');
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('api', HOUR + 11 * 60_000, 4, 2),
+    ]);
+    const [first] = (await keysIn(dir)) as [string];
+    const saved = await readFile(join(dir, first));
+    const from = ['--from', new Date(HOUR).toISOString(), '--settle', '0'];
+    expect((await run(from)).code).toBe(0);
+    // A late file: the next run merges the output with it, and the new output lists `first`
+    // as superseded only, with no row count of its own.
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 21 * 60_000, 2, 3),
+    ]);
+    expect((await run(from)).code).toBe(0);
+    // `first` there again, as an earlier version could leave it (after a failed check or
+    // delete). No count proves its rows are the output's: it is kept, and said to be, by
+    // every run, never deleted unchecked and never merged again (its rows would count twice).
+    await writeFile(join(dir, first), saved);
+    for (let i = 0; i < 2; i++) {
+      const again = await run(from);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(
+        `not deleted ${first}: no output present records the rows it read from it (it is listed as superseded only): kept`,
+      );
+      expect(again.stdout).toMatch(/ 0 files, 0 B; deleted 0\n$/);
+    }
+    expect((await keysIn(dir)).filter((k) => k.endsWith('.parquet'))).toHaveLength(2);
+    expect(await keysIn(dir)).toContain(first);
+  });
+
   test.each([
     [['--until', 'tomorrow'], /invalid --until "tomorrow"/],
     [['--until', '1d', '--to', '2026-01-01'], /--until and --to both set the end/],
