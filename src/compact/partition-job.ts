@@ -157,7 +157,7 @@ async function parquetRowsProblem(
 ): Promise<string | undefined> {
   if (object.parsed.encoding.format !== 'parquet') return undefined;
   if (recorded === undefined) {
-    return 'no output present records the rows it read from it (it is listed as superseded only): kept';
+    return 'no output present records the rows it read from it (it is listed as superseded only): kept; compare its rows with the output\'s, then delete it by hand (docs/parquet.md, "Never a point lost, never one twice")';
   }
   const { source } = ctx.store;
   const { limits, signal } = ctx.settings;

@@ -97,7 +97,7 @@ describe('otel-s3 compact', () => {
       const again = await run(from);
       expect(again.code).toBe(1);
       expect(again.stderr).toContain(
-        `not deleted ${first}: no output present records the rows it read from it (it is listed as superseded only): kept`,
+        `not deleted ${first}: no output present records the rows it read from it (it is listed as superseded only): kept; compare its rows with the output's, then delete it by hand (docs/parquet.md, "Never a point lost, never one twice")`,
       );
       expect(again.stdout).toMatch(/ 0 files, 0 B; deleted 0\n$/);
     }
