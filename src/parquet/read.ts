@@ -199,10 +199,54 @@ export async function readRows(
   const budget = budgeted(decompression);
   const rows = await parquetReadObjects({
     ...read,
+    metadata: withoutMaps(read.metadata),
     compressors: budget.compressors,
     parsers: ROW_PARSERS,
   });
-  return { rows, rawBytes: budget.used() };
+  return { rows: mapsAsEntries(read.metadata, rows), rawBytes: budget.used() };
+}
+
+const isMap = (e: SchemaElement): boolean =>
+  e.converted_type === 'MAP' || e.logical_type?.type === 'MAP';
+
+/**
+ * The metadata with its MAP groups unannotated, so hyparquet reads each map as a struct of its
+ * entries, `{ key_value: [{ key, value }, ...] }`, not as an object it assigns them to: there a
+ * key "__proto__" sets the prototype and is lost (and of two equal keys only the last is kept).
+ */
+function withoutMaps(metadata: FileMetaData): FileMetaData {
+  const schema = metadata.schema.map((e) =>
+    isMap(e) ? { ...e, converted_type: undefined, logical_type: undefined } : e,
+  );
+  return { ...metadata, schema };
+}
+
+/**
+ * Rows read withoutMaps(), with each MAP column's value (a map, or a list of maps: the shapes of
+ * this package's schemas) as its entries, `[{ key, value }, ...]`, in their stored order, every
+ * key kept (signals/parquet-values.ts, mapAttributes, takes them so).
+ */
+function mapsAsEntries(metadata: FileMetaData, rows: ParquetRow[]): ParquetRow[] {
+  const entries = (node: SchemaTree, value: unknown): unknown => {
+    if (value === null || value === undefined) return value;
+    if (isMap(node.element)) {
+      const name = node.children[0]?.element.name ?? '';
+      return (value as Record<string, unknown>)[name] ?? [];
+    }
+    const element = node.children[0]?.children[0];
+    if (element !== undefined && Array.isArray(value)) return value.map((v) => entries(element, v));
+    return value;
+  };
+  const hasMap = (node: SchemaTree): boolean =>
+    isMap(node.element) || node.children.some((c) => hasMap(c));
+  const columns = parquetSchema(metadata).children.filter(hasMap);
+  for (const row of rows) {
+    for (const column of columns) {
+      const name = column.element.name;
+      row[name] = entries(column, row[name]);
+    }
+  }
+  return rows;
 }
 
 /** A row group's columns, read flat (flat-columns.ts). */

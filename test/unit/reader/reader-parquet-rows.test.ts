@@ -9,7 +9,7 @@ import {
 } from 'hyparquet';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { newTally } from '../../../src/encoding/records.js';
-import { readLogRecords, readSpans, type UnreadableObject } from '../../../src/reader.js';
+import { readLogRecords, readSpans, spanRows, type UnreadableObject } from '../../../src/reader.js';
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
 import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
 import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
@@ -18,7 +18,12 @@ import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { withFooter } from '../../support/hostile-parquet.js';
 import { collect, writeAtKey } from '../../support/reader-fixtures.js';
-import { type RecordedTrace, recordTrace, signalKeyAt } from '../../support/signal-fixtures.js';
+import {
+  encodeSpans,
+  type RecordedTrace,
+  recordTrace,
+  signalKeyAt,
+} from '../../support/signal-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 import { v1File } from '../../support/v1-pages.js';
@@ -340,4 +345,83 @@ test('the CLI reports such files of spans unreadable and exits 1: spans, trace',
     expect(run.stderr).toContain('column chunk');
     expect(run.stdout).toContain('add item');
   }
+});
+
+describe('attribute keys "__proto__" and "constructor" are keys like any other', () => {
+  /** Attributes with keys an object's prototype answers to, as a user's code may set them. */
+  const awkward = (): Record<string, string> =>
+    JSON.parse('{"__proto__":"x","constructor":"y","a":"1"}');
+  /** The first recorded span with those attributes, and its resource's too. */
+  function awkwardSpan() {
+    const span = recorded.spans[0] as (typeof recorded.spans)[number];
+    const resource = Object.create(span.resource, {
+      attributes: { value: { ...span.resource.attributes, ...awkward() } },
+    });
+    return Object.create(span, { attributes: { value: awkward() }, resource: { value: resource } });
+  }
+
+  test('read from Parquet as from OTLP/JSON: the span, its resource, the CLI', async () => {
+    const builders = spanColumnBuilders();
+    builders.append([awkwardSpan()], newTally(false));
+    const parquet = new Uint8Array(
+      await flatEncoder(SPANS)(builders.seal(), { compression: 'none' }),
+    );
+    const json = encodeSpans([awkwardSpan()], 'otlp-json', 'none');
+    for (const [name, file, format] of [
+      ['awkward-parquet', parquet, 'parquet'],
+      ['awkward-json', json, 'otlp-json'],
+    ] as const) {
+      const root = join(dir, name);
+      await writeAtKey(
+        root,
+        signalKeyAt('traces', format, 'p', READER_T0, format === 'parquet' ? '.parquet' : '.json'),
+        file,
+      );
+      const problems: UnreadableObject[] = [];
+      const objects = await collect(
+        readSpans({ dir: root, prefix: 'p', onError: (p) => problems.push(p) }),
+      );
+      expect(problems).toEqual([]);
+      const rows = objects.flatMap((o) => spanRows(o.request));
+      expect(rows, name).toHaveLength(1);
+      const attributes = rows[0]?.attributes;
+      expect(Object.entries(attributes ?? {}), name).toEqual(Object.entries(awkward()));
+      expect(Object.getPrototypeOf(attributes), name).toBe(Object.prototype);
+      const resource = Object.entries(rows[0]?.resource ?? {});
+      expect(resource, name).toEqual(expect.arrayContaining(Object.entries(awkward())));
+
+      const run = await runCliInProcess(
+        ['spans', '--format', 'jsonl', '--dir', root, '--prefix', 'p'],
+        { cwd: root },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout, name).toContain('"__proto__":"x","constructor":"y","a":"1"');
+    }
+  });
+
+  test('a file of another writer repeating a key: the request keeps both, its row the last', async () => {
+    const { metadata, rows } = await spansFile();
+    (rows[0] as Record<string, unknown>).SpanAttributes = [
+      { key: 'a', value: '1' },
+      { key: '__proto__', value: 'x' },
+      { key: 'a', value: '2' },
+    ];
+    const { objects, problems } = await readSpansFile(
+      'repeated-key',
+      v1File(metadata.schema, metadata.key_value_metadata ?? [], rows),
+    );
+    expect(problems).toEqual([]);
+    const [row] = spanRows(objects[0]?.request ?? {}).filter((r) => r.spanId === rows[0]?.SpanId);
+    // As from an OTLP object that repeats a key: its KeyValues as they are, its row the last.
+    const spans = JSON.stringify(objects[0]?.request, (_, v) =>
+      typeof v === 'bigint' ? String(v) : v,
+    );
+    expect(spans).toContain(
+      '"attributes":[{"key":"a","value":{"stringValue":"1"}},{"key":"__proto__","value":{"stringValue":"x"}},{"key":"a","value":{"stringValue":"2"}}]',
+    );
+    expect(Object.entries(row?.attributes ?? {})).toEqual([
+      ['a', '2'],
+      ['__proto__', 'x'],
+    ]);
+  });
 });
