@@ -201,9 +201,12 @@ function sameEntries(c: ValuesRepeated, a: number, b: number): boolean {
   return true;
 }
 
-/** Row `row` of a map as hyparquet assembles one (a later key wins), for what reads maps so. */
+/**
+ * Row `row` of a map as an object of its entries (a later key wins, as JSON.parse has it), for
+ * what reads maps so. Without a prototype: a key "__proto__" is a key like any other.
+ */
 function mapAt(c: ValuesRepeated, row: number): Record<string, unknown> {
-  const map: Record<string, unknown> = {};
+  const map: Record<string, unknown> = Object.create(null);
   const keys = c.keys ?? [];
   for (let i = c.offsets[row] as number; i < (c.offsets[row + 1] as number); i++) {
     map[keys[i] as string] = c.values[i] ?? null;

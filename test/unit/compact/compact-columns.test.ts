@@ -12,6 +12,7 @@ import { ColumnStore } from '../../../src/signals/metrics/parquet/column-store.j
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
 import { parquetHeader } from '../../support/hyparquet-internals.js';
 import { resourceMetrics } from '../../support/metrics-arbitraries.js';
+import { sampleMetrics } from '../../support/reader-fixtures.js';
 
 /**
  * The compactor reads a Parquet input's row groups straight from their columns
@@ -130,4 +131,27 @@ describe('a Parquet input read as columns', () => {
       { numRuns: 300 },
     );
   });
+});
+
+test('attribute keys "__proto__" and "constructor" are compacted as keys like any other', async () => {
+  const rm = await sampleMetrics('svc');
+  const point = rm.scopeMetrics[0]?.metrics[0]?.dataPoints[0] as { attributes: object };
+  point.attributes = JSON.parse('{"__proto__":"x","constructor":"y","a":"1"}');
+  const builders = new MetricColumnBuilders();
+  builders.appendResourceMetrics(rm);
+  const parts = await openParquetParts(
+    bytesAsRanges(await encodeParquet(builders.seal(), WRITERS[0])),
+    limits,
+  );
+  const viaColumns = new ColumnStore();
+  for (let i = 0; i < parts.count; i++) appendColumns(viaColumns, await parts.readColumns(i));
+  const writer = new TableFileWriter(COMPACTION_TABLE, { compression: 'none' });
+  await writer.writeRun(viaColumns.seal());
+  const compacted = await openParquetParts(bytesAsRanges(writer.finish([])), limits);
+  const text = JSON.stringify((await compacted.read(0)).request, (_, v) =>
+    typeof v === 'bigint' ? String(v) : v,
+  );
+  expect(text).toContain(
+    '"attributes":[{"key":"__proto__","value":{"stringValue":"x"}},{"key":"constructor","value":{"stringValue":"y"}},{"key":"a","value":{"stringValue":"1"}}]',
+  );
 });
