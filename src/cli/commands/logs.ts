@@ -1,4 +1,4 @@
-import { type LogRecordRow, logRecordRows } from '../../signals/logs/rows.js';
+import { type LogRecordRow, logRecordRows, severityNumberOf } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
 /** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
 import { SEVERITIES, type Severity } from '../choices.js';
@@ -41,18 +41,6 @@ export const LOG_RECORD_COLUMNS = [
   'scope',
   'attributes',
 ] as const satisfies readonly (keyof LogRecordRow)[];
-
-/**
- * A record's severity number; for one without a number, that of its severity text when the text
- * is a short name of the data model, in any case (`WARN`, `Error`, `warning`, `WARN2`: 14), else 0.
- */
-export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
-  if (row.severityNumber > 0) return row.severityNumber;
-  const match = /^(trace|debug|info|warn(?:ing)?|error|fatal)([1-4])?$/i.exec(row.severity);
-  if (match === null) return 0;
-  const i = SEVERITIES.indexOf((match[1] as string).toLowerCase().replace(/ing$/, '') as Severity);
-  return i * 4 + Number(match[2] ?? 1);
-}
 
 /** `otel-s3 logs`: one row per log record, as a table, CSV or JSON lines. */
 export function logs(ctx: CommandContext, options: LogsOptions): Promise<number> {

@@ -2,7 +2,7 @@ import { formatBytes } from '../../base/byte-size.js';
 import type { SignalName } from '../../layout/formats.js';
 import { parquetCodecs } from '../../reader/parquet-footer.js';
 import type { StoredObject } from '../../reader/read-metrics.js';
-import { logRecordRows, severityName } from '../../signals/logs/rows.js';
+import { logRecordRows, severityName, severityNumberOf } from '../../signals/logs/rows.js';
 import { dataPointRows, type InstrumentKind } from '../../signals/metrics/rows.js';
 import { spanRows } from '../../signals/traces/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
@@ -33,7 +33,7 @@ export interface StatsOptions {
 
 /** The severity classes of the logs data model, in order (numbers 1-4, 5-8, ... 21-24). */
 export const SEVERITY_CLASSES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
-/** A log record's class: its number's, `UNSET` for 0 or a number out of range. */
+/** A log record's class: its number's (or its text's), `UNSET` for neither or one out of range. */
 export type SeverityClass = (typeof SEVERITY_CLASSES)[number] | 'UNSET';
 
 const severityClass = (n: number): SeverityClass =>
@@ -154,7 +154,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
             tally = {};
             logTallies.set(row.service, tally);
           }
-          const severity = severityClass(row.severityNumber);
+          const severity = severityClass(severityNumberOf(row));
           tally[severity] = (tally[severity] ?? 0) + 1;
         }
         return;

@@ -55,6 +55,21 @@ export function severityName(severityNumber: number): string {
 }
 
 /**
+ * A record's severity number; for one without a number, that of its severity text when the text
+ * is a short name of the data model, in any case (`WARN`, `Error`, `warning`, `WARN2`: 14), else 0.
+ * One rule for every reader of severities (`otel-s3 logs --severity`, `otel-s3 stats`).
+ */
+export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
+  if (row.severityNumber > 0) return row.severityNumber;
+  const match = /^(trace|debug|info|warn(?:ing)?|error|fatal)([1-4])?$/i.exec(row.severity);
+  if (match === null) return 0;
+  const name = (match[1] as string).toUpperCase().replace(/ING$/, '');
+  return (
+    SEVERITY_NAMES.indexOf(name as (typeof SEVERITY_NAMES)[number]) * 4 + Number(match[2] ?? 1)
+  );
+}
+
+/**
  * Every log record of an ExportLogsServiceRequest (in the OTLP/JSON object shape, whatever the
  * stored format), flattened: the rows `otel-s3 logs` prints, in the request's order.
  */

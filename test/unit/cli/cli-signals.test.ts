@@ -657,6 +657,16 @@ describe('hand-made spans and records', () => {
     expect(await bodies('warn')).toEqual(['WARN', 'WARN2', 'warning3', 'Error2', 'fatal']);
     expect(await bodies('info')).toEqual(['INFO4', 'WARN', 'WARN2', 'warning3', 'Error2', 'fatal']);
     expect(await bodies('error')).toEqual(['Error2', 'fatal']);
+    // stats classes them by the same rule: only 'WARN5' and 'loud' name no severity.
+    const stats = await cli(['stats', '--format', 'json']);
+    expect(stats.code).toBe(0);
+    expect((JSON.parse(stats.stdout) as StatsReport).logServices[0]?.severities).toEqual({
+      INFO: 1,
+      WARN: 3,
+      ERROR: 1,
+      FATAL: 1,
+      UNSET: 2,
+    });
   });
 
   test('an int64 attribute past 2^53 is kept exactly, as its decimal text', async () => {
