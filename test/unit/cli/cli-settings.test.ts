@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { parseByteSize } from '../../../src/base/byte-size.js';
+import { formatBytes, parseByteSize } from '../../../src/base/byte-size.js';
 import { parseDuration, parseTime } from '../../../src/cli/duration.js';
 import { UsageError } from '../../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
@@ -41,16 +41,28 @@ describe('parseByteSize', () => {
     ['64m', 67_108_864],
     ['100k', 102_400],
     ['10B', 10],
+    ['1TiB', 1_099_511_627_776],
+    ['2t', 2_199_023_255_552],
   ])('%s is %d bytes', (text, bytes) => {
     expect(parseByteSize(text)).toBe(bytes);
   });
 
-  test.each(['', 'MiB', '64MB', '1.5', '0', '0MiB', '-1', '1e6', '1 2', '9999999999GiB'])(
+  test.each(['', 'MiB', '64MB', '1.5', '0', '0MiB', '-1', '1e6', '1 2', '9999999999GiB', '9999TB'])(
     '%j is not a size (decimal MB is refused rather than guessed at)',
     (text) => {
       expect(parseByteSize(text)).toBeUndefined();
     },
   );
+});
+
+test('formatBytes goes up to TiB', () => {
+  expect([1023, 1536, 128 * 2 ** 20, 2 ** 31, 1.5 * 2 ** 40].map(formatBytes)).toEqual([
+    '1023 B',
+    '1.5 KiB',
+    '128.0 MiB',
+    '2.00 GiB',
+    '1.50 TiB',
+  ]);
 });
 
 describe('parseTime', () => {
