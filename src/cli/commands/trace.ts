@@ -174,9 +174,32 @@ export function tree(
     }
   };
   place(top);
-  // Spans in a cycle of parents reach no root: each cycle is shown from its earliest span.
-  const left = spans.filter((s) => !seen.has(id(s.spanId)));
-  if (left.length > 0) place(left.map((span) => ({ span })));
+  // Spans in a cycle of parents reach no root: each cycle is shown from its earliest span, and
+  // the spans under a cycle under it (not from one of them that started before the cycle). The
+  // parent of a span not placed is not placed either: going up from one always meets a cycle.
+  const left = new Map<string, SpanRow>();
+  for (const span of spans) if (!seen.has(id(span.spanId))) left.set(id(span.spanId), span);
+  const inCycles: Item[] = [];
+  const walked = new Set<string>();
+  for (const from of left.keys()) {
+    const path = new Set<string>();
+    let at = from;
+    while (!walked.has(at) && !path.has(at)) {
+      path.add(at);
+      at = id((left.get(at) as SpanRow).parentSpanId);
+    }
+    // A cycle not met before: each of its spans.
+    if (path.has(at)) {
+      let c = at;
+      do {
+        const span = left.get(c) as SpanRow;
+        inCycles.push({ span });
+        c = id(span.parentSpanId);
+      } while (c !== at);
+    }
+    for (const p of path) walked.add(p);
+  }
+  if (inCycles.length > 0) place(inCycles);
   return { placed, orphans };
 }
 

@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { lines, runCliInProcess } from '../../support/cli-child.js';
+import { writeAtKey } from '../../support/reader-fixtures.js';
+import { signalKeyAt } from '../../support/signal-fixtures.js';
+import { makeTempDir, removeDir } from '../../support/temp-dir.js';
+import { CLI_T0 } from '../../support/time.js';
+
+const TRACE = '0af7651916cd43dd8448eb211c80319c';
+const T0 = BigInt(CLI_T0.getTime()) * 1_000_000n;
+
+/** A span of the trace: times in nanoseconds from CLI_T0. */
+interface S {
+  id: string;
+  parent?: string;
+  name?: string;
+  start: bigint;
+  end: bigint;
+  service?: string;
+}
+const sid = (n: number) => n.toString(16).padStart(16, '0');
+
+function spansObject(spans: S[]): Uint8Array {
+  const bySvc = new Map<string, S[]>();
+  for (const s of spans) {
+    const k = s.service ?? 'svc';
+    bySvc.set(k, [...(bySvc.get(k) ?? []), s]);
+  }
+  return new TextEncoder().encode(
+    JSON.stringify({
+      resourceSpans: [...bySvc].map(([service, list]) => ({
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] },
+        scopeSpans: [
+          {
+            scope: { name: 't' },
+            spans: list.map((s) => ({
+              traceId: TRACE,
+              spanId: s.id,
+              parentSpanId: s.parent ?? '',
+              name: s.name ?? s.id,
+              kind: 1,
+              startTimeUnixNano: (T0 + s.start).toString(),
+              endTimeUnixNano: (T0 + s.end).toString(),
+              status: {},
+            })),
+          },
+        ],
+      })),
+    }),
+  );
+}
+
+let root: string;
+let n = 0;
+beforeAll(async () => {
+  root = await makeTempDir('otel-s3-cli-trace-edges-');
+});
+afterAll(() => removeDir(root));
+
+/** Each list of spans in an object of its own, a second apart; the arguments that read them. */
+async function store(objects: S[][], hours: number[] = []): Promise<string[]> {
+  const dir = `d${++n}`;
+  for (const [i, spans] of objects.entries()) {
+    const at = new Date(CLI_T0.getTime() + (hours[i] ?? 0) * 3_600_000 + i * 1000);
+    await writeAtKey(
+      join(root, dir),
+      signalKeyAt('traces', 'otlp-json', 'p', at, '.json'),
+      spansObject(spans),
+    );
+  }
+  return ['--dir', dir, '--prefix', 'p'];
+}
+const run = (args: string[]) => runCliInProcess(['trace', TRACE, ...args], { cwd: root });
+
+describe('otel-s3 trace: hostile and odd traces', () => {
+  test('a span under a cycle of parents stays under it, though it started before the cycle', async () => {
+    // 1 and 2 are each other's parent; 3, a child of 2, started first (clock skew).
+    const args = await store([
+      [
+        { id: sid(1), parent: sid(2), start: 10n, end: 20n },
+        { id: sid(2), parent: sid(1), start: 5n, end: 30n },
+        { id: sid(3), parent: sid(2), start: 1n, end: 2n },
+      ],
+    ]);
+    const { code, stdout, stderr } = await run(args);
+    const names = lines(stdout)
+      .slice(2)
+      .map((l) => l.split('   ')[0]);
+    expect([code, names]).toEqual([0, [sid(2), `├─ ${sid(3)}`, `└─ ${sid(1)}`]]);
+    // Only the span the cycle is shown from is at the top level.
+    expect(stderr).toBe(
+      'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
+    );
+  });
+});
