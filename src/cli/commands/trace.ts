@@ -56,6 +56,7 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   const spans = new Map<string, SpanRow>();
   const logs: LogRecordRow[] = [];
   let duplicates = 0;
+  const differing = new Set<string>();
   const { code } = await readObjects(
     ctx,
     true,
@@ -68,10 +69,13 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
       }
       for (const row of spanRows(object.request)) {
         if (row.traceId.toLowerCase() !== options.traceId) continue;
-        // The same span twice (an object copied under the prefix): shown once.
+        // The same span twice (an object copied under the prefix): shown once. A span id again
+        // with other contents is not the same span: said, the first read kept.
         const id = row.spanId.toLowerCase();
-        if (spans.has(id)) duplicates++;
-        else spans.set(id, row);
+        const first = spans.get(id);
+        if (first === undefined) spans.set(id, row);
+        else if (contents(first) === contents(row)) duplicates++;
+        else differing.add(id);
       }
     },
     options.logs ? ['traces', 'logs'] : ['traces'],
@@ -100,8 +104,24 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   if (duplicates > 0) {
     await finalNote(ctx, `${plural(duplicates, 'span')} stored twice, shown once`);
   }
+  if (differing.size > 0) {
+    const ids = [...differing];
+    await finalNote(
+      ctx,
+      `${plural(ids.length, 'span id')} stored with other contents too (the first read shown): ${printable(ids.slice(0, 3).join(', '))}${ids.length > 3 ? ', …' : ''}`,
+    );
+  }
   return code;
 }
+
+/** A span's row as text to compare, its ids in lower case: hex ids in either case are the same. */
+const contents = (row: SpanRow): string =>
+  JSON.stringify({
+    ...row,
+    traceId: row.traceId.toLowerCase(),
+    spanId: row.spanId.toLowerCase(),
+    parentSpanId: row.parentSpanId.toLowerCase(),
+  });
 
 const itemTime = (item: Item) => ('span' in item ? item.span.time : item.log.time);
 const byTime = (a: Item, b: Item) => {

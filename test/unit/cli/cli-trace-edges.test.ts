@@ -92,4 +92,18 @@ describe('otel-s3 trace: hostile and odd traces', () => {
       'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
     );
   });
+
+  test('a span id stored again with other contents is said, not taken for the same span', async () => {
+    const args = await store([
+      [{ id: sid(1), name: 'first', start: 0n, end: 10n }],
+      [{ id: sid(1), name: 'second', start: 0n, end: 10n }],
+      [{ id: sid(1), name: 'first', start: 0n, end: 10n }],
+    ]);
+    const { code, stdout, stderr } = await run(args);
+    expect([code, lines(stdout)[2]]).toEqual([0, expect.stringMatching(/^first /)]);
+    expect(stderr).toBe(
+      'otel-s3: 1 span stored twice, shown once\n' +
+        'otel-s3: 1 span id stored with other contents too (the first read shown): 0000000000000001\n',
+    );
+  });
 });
