@@ -180,7 +180,11 @@ export function tree(
       const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
-      const under = (children.get(id(item.span.spanId)) ?? []).sort(byTime);
+      // Not a span placed already (the head of a cycle under its last span): the last line
+      // under a span is drawn as its last.
+      const under = (children.get(id(item.span.spanId)) ?? [])
+        .filter((i) => !('span' in i && seen.has(id(i.span.spanId))))
+        .sort(byTime);
       // Only the last levels are ever shown (cut): longer prefixes are not built.
       const inner = depth === 0 ? '' : (lines + (last ? '   ' : '│  ')).slice(-DEEP * 3);
       for (let i = under.length - 1; i >= 0; i--) {

@@ -70,6 +70,8 @@ async function store(objects: S[][], hours: number[] = []): Promise<string[]> {
   }
   return ['--dir', dir, '--prefix', 'p'];
 }
+/** A waterfall line's span column, tree prefix and name: what is before its service. */
+const nameColumn = (line: string) => line.slice(0, line.indexOf('   svc')).trimEnd();
 const run = (args: string[]) => runCliInProcess(['trace', TRACE, ...args], { cwd: root });
 
 describe('otel-s3 trace: hostile and odd traces', () => {
@@ -83,9 +85,7 @@ describe('otel-s3 trace: hostile and odd traces', () => {
       ],
     ]);
     const { code, stdout, stderr } = await run(args);
-    const names = lines(stdout)
-      .slice(2)
-      .map((l) => l.split('   ')[0]);
+    const names = lines(stdout).slice(2).map(nameColumn);
     expect([code, names]).toEqual([0, [sid(2), `├─ ${sid(3)}`, `└─ ${sid(1)}`]]);
     // Only the span the cycle is shown from is at the top level.
     expect(stderr).toBe(
@@ -105,5 +105,20 @@ describe('otel-s3 trace: hostile and odd traces', () => {
       'otel-s3: 1 span stored twice, shown once\n' +
         'otel-s3: 1 span id stored with other contents too (the first read shown): 0000000000000001\n',
     );
+  });
+
+  test('in a cycle, the last span shown under a span is drawn as its last', async () => {
+    // 2 is shown first (the earliest of the cycle), 1 under it; 3, under 1, started before 2,
+    // which is not shown again under 1: 3 is the last line under 1.
+    const args = await store([
+      [
+        { id: sid(1), parent: sid(2), start: 10n, end: 20n },
+        { id: sid(2), parent: sid(1), start: 5n, end: 30n },
+        { id: sid(3), parent: sid(1), start: 1n, end: 2n },
+      ],
+    ]);
+    const { code, stdout } = await run(args);
+    const names = lines(stdout).slice(2).map(nameColumn);
+    expect([code, names]).toEqual([0, [sid(2), `└─ ${sid(1)}`, `   └─ ${sid(3)}`]]);
   });
 });
