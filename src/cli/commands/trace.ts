@@ -57,13 +57,27 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   const logs: LogRecordRow[] = [];
   let duplicates = 0;
   const differing = new Set<string>();
+  const logTexts = new Set<string>();
+  let logDuplicates = 0;
   const { code } = await readObjects(
     ctx,
     true,
     async (object) => {
       if (object.signal === 'logs') {
         for (const row of logRecordRows(object.request)) {
-          if (row.traceId.toLowerCase() === options.traceId) logs.push(row);
+          if (row.traceId.toLowerCase() !== options.traceId) continue;
+          // A record has no id: the same contents twice (an object copied, as spans are) is
+          // the same record, shown once.
+          const text = JSON.stringify({
+            ...row,
+            traceId: row.traceId.toLowerCase(),
+            spanId: row.spanId.toLowerCase(),
+          });
+          if (logTexts.has(text)) logDuplicates++;
+          else {
+            logTexts.add(text);
+            logs.push(row);
+          }
         }
         return;
       }
@@ -103,6 +117,9 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   }
   if (duplicates > 0) {
     await finalNote(ctx, `${plural(duplicates, 'span')} stored twice, shown once`);
+  }
+  if (logDuplicates > 0) {
+    await finalNote(ctx, `${plural(logDuplicates, 'log record')} stored twice, shown once`);
   }
   if (differing.size > 0) {
     const ids = [...differing];

@@ -121,4 +121,44 @@ describe('otel-s3 trace: hostile and odd traces', () => {
     const names = lines(stdout).slice(2).map(nameColumn);
     expect([code, names]).toEqual([0, [sid(2), `└─ ${sid(1)}`, `   └─ ${sid(3)}`]]);
   });
+
+  test("--logs: a log records' object stored twice gives each record once, as its spans", async () => {
+    const args = await store([
+      [{ id: sid(1), start: 0n, end: 100n }],
+      [{ id: sid(1), start: 0n, end: 100n }],
+    ]);
+    const record = (body: string, at: bigint) => ({
+      traceId: TRACE,
+      spanId: sid(1),
+      timeUnixNano: String(T0 + at),
+      severityText: 'INFO',
+      body: { stringValue: body },
+    });
+    const logs = new TextEncoder().encode(
+      JSON.stringify({
+        resourceLogs: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
+            scopeLogs: [{ logRecords: [record('one', 10n), record('two', 20n)] }],
+          },
+        ],
+      }),
+    );
+    for (const second of [5, 6]) {
+      const at = new Date(CLI_T0.getTime() + second * 1000);
+      await writeAtKey(
+        join(root, args[1] as string),
+        signalKeyAt('logs', 'otlp-json', 'p', at, '.json'),
+        logs,
+      );
+    }
+    const { code, stdout, stderr } = await run([...args, '--logs']);
+    expect([code, lines(stdout).slice(2).map(nameColumn)]).toEqual([
+      0,
+      [sid(1), '├─ INFO one', '└─ INFO two'],
+    ]);
+    expect(stderr).toBe(
+      'otel-s3: 1 span stored twice, shown once\notel-s3: 2 log records stored twice, shown once\n',
+    );
+  });
 });
