@@ -37,7 +37,7 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       store.string(SPAN.SCOPE_NAME, r, scopeName);
       store.string(SPAN.SCOPE_VERSION, r, scopeVersion);
       store.set(SPAN.SPAN_ATTRIBUTES, r, otlpSet(store, span.attributes));
-      store.int64Big(SPAN.DURATION, r, end > start ? end - start : 0n);
+      store.int64Big(SPAN.DURATION, r, end - start); // signed, as recorded (parquet.ts)
       store.string(
         SPAN.STATUS_CODE,
         r,

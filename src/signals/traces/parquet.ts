@@ -36,9 +36,11 @@ export function appendSpans(
         store.attributes(SPAN.SPAN_ATTRIBUTES, r, span.attributes);
         const [s0, n0] = span.startTime;
         const [s1, n1] = span.endTime;
+        // Signed, as recorded: the reader's end is start + Duration, so a span without an end
+        // (or one that ended before it started) reads back as it was, not as ending at its start.
         const duration = (s1 - s0) * 1e9 + (n1 - n0); // exact below 2^53 ns (104 days)
-        if (Number.isSafeInteger(duration)) store.int64(SPAN.DURATION, r, Math.max(0, duration));
-        else store.int64Big(SPAN.DURATION, r, bigMax(0n, exactNanos(s1 - s0, n1 - n0)));
+        if (Number.isSafeInteger(duration)) store.int64(SPAN.DURATION, r, duration);
+        else store.int64Big(SPAN.DURATION, r, exactNanos(s1 - s0, n1 - n0));
         store.string(SPAN.STATUS_CODE, r, STATUS_CODE_TEXT[span.status.code] ?? 'Unset');
         store.string(SPAN.STATUS_MESSAGE, r, span.status.message ?? '');
         for (const event of span.events) {
@@ -65,8 +67,6 @@ export function appendSpans(
  */
 const exactNanos = (seconds: number, nanos: number): bigint =>
   BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
-
-const bigMax = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** The Parquet column builders of spans. */
 export const spanColumnBuilders = (): FlatColumnBuilders<readonly SpanLike[]> =>

@@ -219,7 +219,7 @@ async function record(): Promise<Recorded> {
   const logs = logExporter.getFinishedLogRecords();
   await Promise.all([tracer.shutdown(), logger.shutdown()]);
   // Zero timestamps, which the SDK never makes but a hand-made ReadableSpan or record may hold.
-  const [first] = spans as [ReadableSpan];
+  const [first, second] = spans as [ReadableSpan, ReadableSpan];
   const [firstLog, secondLog] = logs as [ReadableLogRecord, ReadableLogRecord];
   return {
     spans: [
@@ -227,6 +227,15 @@ async function record(): Promise<Recorded> {
       withFields(first, {
         startTime: [0, 0],
         spanContext: () => ({ ...first.spanContext(), spanId: 'a000000000000001' }),
+      }),
+      // No end (unset), and an end before the start (the SDK makes neither; other sources can).
+      withFields(second, {
+        endTime: [0, 0],
+        spanContext: () => ({ ...second.spanContext(), spanId: 'a000000000000002' }),
+      }),
+      withFields(second, {
+        endTime: at(0, 5),
+        spanContext: () => ({ ...second.spanContext(), spanId: 'a000000000000003' }),
       }),
     ],
     logs: [
