@@ -99,9 +99,14 @@ export class MemoryBudget {
 
   /**
    * Makes `bytes` more fit: pages out batches that are on disk, oldest first, then drops the
-   * oldest idle batches. False if that is not enough: everything left is busy.
+   * oldest idle batches. False, with nothing paged out or dropped, if even every idle batch gone
+   * would not be enough (what is left is busy, or `bytes` exceed the bound): a batch dropped for
+   * room that never comes is lost for nothing, another signal's included.
    */
   makeRoom(bytes: number): boolean {
+    let idle = 0;
+    for (const [batch, held] of this.#held) if (batch.isIdle) idle += held.bytes;
+    if (!this.fits(bytes - idle)) return false;
     while (!this.fits(bytes)) {
       const onDisk = this.#oldestIdle((b, o) => b.spool !== undefined && o.pager !== undefined);
       if (onDisk?.pageOut()) {

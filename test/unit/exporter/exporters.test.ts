@@ -168,6 +168,35 @@ describe('S3Exporters', () => {
     }
   });
 
+  test("an export refused at the group's bound drops none of another signal's batches", async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const s3Exporters = groupOnHangingS3({
+        maxBatchBytes: 4_096,
+        maxBufferedBytes: 64 * 1024,
+        uploadConcurrency: 1,
+      });
+      const metrics = s3Exporters.metricExporter();
+      const logs = s3Exporters.logRecordExporter();
+      // Two metric batches: the first uploading (S3 never answers), the second queued behind it.
+      for (let tag = 1; tag <= 2; tag++) {
+        await exportTagged(METRICS, metrics, 5, tag);
+        await metrics.forceFlush();
+      }
+      expect(metrics.stats().pendingBatches).toBe(2);
+      // Larger than the whole bound: it can never be taken, whatever is dropped for it.
+      const result = await exportTagged(LOGS, logs, 2_000, 3);
+      expect(result.code).toBe(ExportResultCode.FAILED);
+      expect(logs.stats().pointsDroppedByReason['buffer-full']).toBe(2_000);
+      // Before: the queued metric batch was dropped (buffer-full) to make room that never sufficed.
+      expect(metrics.stats().pointsDropped).toBe(0);
+      expect(metrics.stats().pendingBatches).toBe(2);
+      await Promise.all([metrics.shutdown(), logs.shutdown()]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   test("each exporter's peakBufferedBytes is its own, as its bufferedBytes is, not the group's", async () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {
