@@ -75,9 +75,25 @@ export function alert(level: 'warn' | 'error', code: AlertCode, message: string)
  */
 export class Episodes {
   readonly #open = new Map<string, number>();
+  /** Who still meets an open condition, where several share it (the exporters of one group). */
+  readonly #holders = new Map<string, Set<object>>();
 
-  /** Logs `message` if `key` is not already open; counts repeats either way. */
-  report(key: string, level: 'warn' | 'error', message: string, code?: AlertCode): void {
+  /**
+   * Logs `message` if `key` is not already open; counts repeats either way. A `holder` (one
+   * exporter) meets the condition until its clearMatching: another's cannot end the episode.
+   */
+  report(
+    key: string,
+    level: 'warn' | 'error',
+    message: string,
+    code?: AlertCode,
+    holder?: object,
+  ): void {
+    if (holder !== undefined) {
+      const holders = this.#holders.get(key) ?? new Set<object>();
+      holders.add(holder);
+      this.#holders.set(key, holders);
+    }
     const seen = this.#open.get(key);
     this.#open.set(key, (seen ?? 0) + 1);
     if (seen !== undefined) return;
@@ -90,16 +106,29 @@ export class Episodes {
     const seen = this.#open.get(key);
     if (seen === undefined) return;
     this.#open.delete(key);
+    this.#holders.delete(key);
     if (message !== undefined) log.info(message(seen));
   }
 
-  /** Closes every open episode whose key starts with `prefix`. */
-  clearMatching(prefix: string, message?: (key: string) => string): void {
+  /**
+   * Closes every open episode whose key starts with `prefix`, but one another holder still meets
+   * (`holder` no longer does).
+   */
+  clearMatching(prefix: string, message?: (key: string) => string, holder?: object): void {
     for (const key of [...this.#open.keys()]) {
       if (!key.startsWith(prefix)) continue;
+      const holders = this.#holders.get(key);
+      if (holder !== undefined) holders?.delete(holder);
+      if (holders !== undefined && holders.size > 0) continue;
+      this.#holders.delete(key);
       this.#open.delete(key);
       if (message !== undefined) log.info(message(key));
     }
+  }
+
+  /** `holder` is gone (its exporter shut down): it holds no episode open any more. */
+  release(holder: object): void {
+    for (const holders of this.#holders.values()) holders.delete(holder);
   }
 }
 

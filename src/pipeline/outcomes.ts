@@ -151,7 +151,12 @@ export class Outcomes {
     for (const kind of ['dropping', 'rejecting', 'too-large'])
       e.clear(`buffer-full:${kind}:${this.#options.signal}`);
     e.clear(`rejected:${this.#options.signal}`);
-    e.clearMatching('config:', (key) => `uploads work again: the ${key.slice(7)} fault is fixed`);
+    // Not a fault another signal's uploads still meet (a prefix of its own the policy denies).
+    e.clearMatching(
+      'config:',
+      (key) => `uploads work again: the ${key.slice(7)} fault is fixed`,
+      this,
+    );
   }
 
   /** S3 will never accept the batch; the caller drops it. */
@@ -175,7 +180,7 @@ export class Outcomes {
     const what = `upload of ${batch.key} failed (${describeError(error)})`;
     switch (verdict.kind) {
       case 'config':
-        reportConfigFault(this.#episodes, what, verdict, this.#options.slowRetryMillis);
+        reportConfigFault(this.#episodes, what, verdict, this.#options.slowRetryMillis, this);
         break;
       case 'probe':
         log.warn(`${what}; trying the same bytes once without If-None-Match`);
@@ -251,6 +256,7 @@ export class Outcomes {
   /** The exporter shut down: no alert is raised for it any more. */
   close(): void {
     this.#closed = true;
+    this.#episodes.release(this);
     clearTimeout(this.#unreachableTimer);
     this.#unreachableTimer = undefined;
   }
@@ -375,19 +381,22 @@ function errorName(error: unknown): unknown {
 /**
  * A configuration fault, as one episode (`config:<reason>`) whoever meets it first: the startup
  * check or an upload. `what` failed, e.g. `upload of KEY failed (SignatureDoesNotMatch (HTTP
- * 403))`; the verdict's hint says what is wrong and what to do.
+ * 403))`; the verdict's hint says what is wrong and what to do. `holder`: the exporter whose
+ * upload met it, which holds the episode open until its own uploads work.
  */
 export function reportConfigFault(
   episodes: Episodes,
   what: string,
   verdict: { reason: string; hint: string },
   slowRetryMillis: number,
+  holder?: object,
 ): void {
   episodes.report(
     `config:${verdict.reason}`,
     'error',
     `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(slowRetryMillis / 1000)} s`,
     alertCode(verdict.reason),
+    holder,
   );
 }
 

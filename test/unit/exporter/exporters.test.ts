@@ -93,6 +93,38 @@ describe('S3Exporters', () => {
     }
   });
 
+  test("one signal's uploads working do not end another's configuration fault", async () => {
+    vi.spyOn(backoff, 'slowRetryDelay').mockReturnValue(100);
+    const warnings: string[] = [];
+    vi.spyOn(process, 'emitWarning').mockImplementation((w) => {
+      warnings.push(String(w));
+    });
+    try {
+      const denied = { kind: 'status', status: 403, name: 'AccessDenied' } as const;
+      // The spans' prefix is denied, the metrics' allowed: spans, metrics, the spans' retry.
+      const s3 = new ScriptedS3().script([denied, { kind: 'ok' }, denied, denied]);
+      const s3Exporters = new S3Exporters({
+        s3Client: s3.client,
+        compression: 'none',
+        maxBatchAgeMillis: 3_600_000,
+        flushTimeoutMillis: 100,
+      });
+      const spans = s3Exporters.spanExporter();
+      const metrics = s3Exporters.metricExporter();
+      await exportTagged(TRACES, spans, 1, 1);
+      await spans.forceFlush(); // blocked on the fault: returns at once
+      await exportTagged(METRICS, metrics, 1, 2);
+      await metrics.forceFlush();
+      expect(metrics.stats().batchesUploaded).toBe(1);
+      await waitFor(() => s3.attempts.length >= 4, 5_000, 'two retries of the spans');
+      // Before: one alert each time a span batch failed after a metric batch was stored.
+      expect(warnings.filter((w) => w.includes('AccessDenied'))).toHaveLength(1);
+      await Promise.all([spans.shutdown(), metrics.shutdown()]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   test("three exporters of one group: each one's stats() and self-metrics count its own signal only", async () => {
     const s3 = new ScriptedS3();
     const s3Exporters = group(s3);
