@@ -51,6 +51,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
     reason: 'quota-exceeded',
     cause: 'the bucket or its owner is over its storage quota',
   },
+  // MinIO's (400) answer to a write past a hard bucket quota: not a fault of these bytes.
+  XMinioAdminBucketQuotaExceeded: {
+    reason: 'quota-exceeded',
+    cause: 'the bucket is over its quota',
+  },
   InvalidBucketName: {
     reason: 'invalid-bucket',
     cause: 'the bucket name is invalid for this server',

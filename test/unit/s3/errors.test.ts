@@ -257,6 +257,17 @@ describe('classifyUploadError: config', () => {
     expect(hint).not.toMatch(/permission|s3:PutObject/);
   });
 
+  // MinIO's answer to a PutObject past a hard bucket quota (cmd/api-errors.go,
+  // ErrAdminBucketQuotaExceeded): 400 XMinioAdminBucketQuotaExceeded. It was dropped as a fatal
+  // http-400 (after a probe without If-None-Match): every batch lost until the quota was raised.
+  test('400 XMinioAdminBucketQuotaExceeded (MinIO) is config quota-exceeded, data kept', () => {
+    const verdict = classifyUploadError(
+      s3Error('XMinioAdminBucketQuotaExceeded', 400, 'Bucket quota exceeded'),
+    );
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'quota-exceeded' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('quota');
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
