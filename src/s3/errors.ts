@@ -56,6 +56,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
     reason: 'quota-exceeded',
     cause: 'the bucket is over its quota',
   },
+  // MinIO's (507) answer when its drives are below their minimum free space.
+  XMinioStorageFull: {
+    reason: 'quota-exceeded',
+    cause: "the server's storage is full (its drives are below their minimum free space)",
+  },
   InvalidBucketName: {
     reason: 'invalid-bucket',
     cause: 'the bucket name is invalid for this server',

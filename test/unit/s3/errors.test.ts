@@ -268,6 +268,19 @@ describe('classifyUploadError: config', () => {
     expect(verdict.kind === 'config' ? verdict.hint : '').toContain('quota');
   });
 
+  // MinIO's answer when its drives are below their minimum free space (cmd/api-errors.go,
+  // ErrStorageFull): 507 XMinioStorageFull. It was dropped as a fatal http-507: a full server
+  // lost every batch instead of keeping them until space was freed.
+  test('507 XMinioStorageFull (MinIO) is config quota-exceeded, data kept', () => {
+    const message =
+      'Storage backend has reached its minimum free drive threshold. Please delete a few objects to proceed.';
+    const verdict = classifyUploadError(s3Error('XMinioStorageFull', 507, message));
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'quota-exceeded' });
+    const hint = verdict.kind === 'config' ? verdict.hint : '';
+    expect(hint).toContain('full');
+    expect(hint).not.toMatch(/permission|s3:PutObject/);
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
