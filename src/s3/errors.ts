@@ -39,6 +39,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   },
   ExpiredToken: { reason: 'bad-credentials', cause: 'the session token has expired' },
   InvalidToken: { reason: 'bad-credentials', cause: 'the session token is invalid' },
+  // Cloudflare R2's (401) answer to missing or invalid credentials.
+  Unauthorized: {
+    reason: 'bad-credentials',
+    cause: 'the server did not accept the credentials (missing or invalid)',
+  },
   CredentialsProviderError: { reason: 'no-credentials', cause: 'no credentials were found' },
   NoSuchBucket: { reason: 'no-such-bucket', cause: 'the bucket does not exist' },
   PermanentRedirect: { reason: 'wrong-region', cause: 'the bucket is in another region' },
@@ -109,7 +114,7 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** The access fault an error is (by S3 error code, else by status 403 / 301), or undefined. */
+/** The access fault an error is (by S3 error code, else by status 401, 403, 301), or undefined. */
 export function accessFault(error: unknown): AccessFault | undefined {
   const fault = accessFaultOf(error);
   // S3 names the bucket's region in a header (a PermanentRedirect's message does not).
@@ -127,6 +132,7 @@ function accessFaultOf(error: unknown): AccessFault | undefined {
   if (typeof name === 'string' && name.startsWith('KMS.') && !/throttl/i.test(name))
     return { reason: 'kms-key', cause: `the SSE-KMS key cannot be used (${name})` };
   const status = httpStatus(error);
+  if (status === 401) return BY_NAME.Unauthorized;
   if (status === 403) return BY_NAME.AccessDenied;
   if (status === 301) return BY_NAME.PermanentRedirect;
   return undefined;

@@ -281,6 +281,19 @@ describe('classifyUploadError: config', () => {
     expect(hint).not.toMatch(/permission|s3:PutObject/);
   });
 
+  // Cloudflare R2's answer to missing or invalid credentials (its error codes page: 10002,
+  // S3 code Unauthorized, HTTP 401). It was dropped as a fatal http-401: every batch lost while
+  // a key was wrong or being rotated, and the credentials were never asked for again.
+  test('401 Unauthorized (R2) is config bad-credentials, and the credentials are asked again', () => {
+    const error = s3Error('Unauthorized', 401, 'Unauthorized');
+    expect(classifyUploadError(error)).toMatchObject({ kind: 'config', reason: 'bad-credentials' });
+    expect(credentialsRefused(error)).toBe(true);
+    expect(classifyUploadError(s3Error('UnknownError', 401))).toMatchObject({
+      kind: 'config',
+      reason: 'bad-credentials',
+    });
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
