@@ -39,6 +39,10 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   },
   ExpiredToken: { reason: 'bad-credentials', cause: 'the session token has expired' },
   InvalidToken: { reason: 'bad-credentials', cause: 'the session token is invalid' },
+  TokenRefreshRequired: {
+    reason: 'bad-credentials',
+    cause: 'the session token must be refreshed',
+  },
   // Cloudflare R2's (401) answer to missing or invalid credentials.
   Unauthorized: {
     reason: 'bad-credentials',

@@ -294,6 +294,15 @@ describe('classifyUploadError: config', () => {
     });
   });
 
+  // S3's answer to a session token that must be refreshed (its error codes list:
+  // TokenRefreshRequired, 400). It was dropped as a fatal http-400 (after a probe without
+  // If-None-Match), and the provider was not asked for a fresh token.
+  test('400 TokenRefreshRequired is config bad-credentials, and the credentials are asked again', () => {
+    const error = s3Error('TokenRefreshRequired', 400, 'The provided token must be refreshed.');
+    expect(classifyUploadError(error)).toMatchObject({ kind: 'config', reason: 'bad-credentials' });
+    expect(credentialsRefused(error)).toBe(true);
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
