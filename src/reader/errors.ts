@@ -27,6 +27,7 @@ const CREDENTIALS =
 const READER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'access-denied':
     'grant s3:ListBucket and s3:GetObject on this bucket and prefix, or use other credentials',
+  'account-disabled': 'contact the storage provider or its administrator, or use other credentials',
   'bad-credentials': `${CREDENTIALS}, and the endpoint`,
   'no-credentials': 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE',
   'no-such-bucket': 'check the bucket name, the endpoint and the region',

@@ -6,6 +6,7 @@
 /** The faults of configuration: credentials, permissions, bucket, region. */
 export type AccessFaultReason =
   | 'access-denied'
+  | 'account-disabled'
   | 'bad-credentials'
   | 'no-credentials'
   | 'no-such-bucket'
@@ -25,10 +26,17 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
     reason: 'access-denied',
     cause: 'the credentials lack permission on this bucket and prefix',
   },
+  // The account or bucket is refused as a whole, which no grant of a permission can change.
   AllAccessDisabled: {
-    reason: 'access-denied',
-    cause: 'access to the bucket is disabled by its policy',
+    reason: 'account-disabled',
+    cause: 'all access to the bucket has been disabled by the storage provider',
   },
+  AccountProblem: {
+    reason: 'account-disabled',
+    cause: 'the storage provider reports a problem with the account',
+  },
+  // Ceph RGW's (403) answer for a suspended user.
+  UserSuspended: { reason: 'account-disabled', cause: 'the user is suspended' },
   InvalidAccessKeyId: {
     reason: 'bad-credentials',
     cause: 'the access key id is unknown to the server',

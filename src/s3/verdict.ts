@@ -101,6 +101,8 @@ function bodyArrivedDamaged(error: unknown): boolean {
 /** What the exporter's operator does about each access fault. */
 const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'access-denied': 'grant s3:PutObject on this bucket and prefix (uploads resume by themselves)',
+  'account-disabled':
+    'contact the storage provider or its administrator (uploads resume by themselves)',
   'bad-credentials': 'check the credentials',
   'no-credentials': 'pass the credentials option or configure the AWS default provider chain',
   'no-such-bucket': 'create it or fix the bucket option',

@@ -286,6 +286,8 @@ function accessFix(
       return permission === 's3:ListBucket'
         ? `grant s3:ListBucket on the bucket (it can be limited to the prefix with the s3:prefix condition), for ${where}`
         : `grant ${permission} on ${where}*`;
+    case 'account-disabled':
+      return 'contact the storage provider or its administrator, or use other credentials';
     case 'bad-credentials':
       return `check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the endpoint (${endpoint})`;
     case 'no-credentials':

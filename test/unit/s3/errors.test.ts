@@ -303,6 +303,19 @@ describe('classifyUploadError: config', () => {
     expect(credentialsRefused(error)).toBe(true);
   });
 
+  // Refusals of the whole account or bucket, not of a permission: S3's AccountProblem and
+  // AllAccessDisabled (403, "Contact AWS Support"), Ceph RGW's UserSuspended (403). They were
+  // reported as OTEL_S3_ACCESS_DENIED with "grant s3:PutObject", which cannot help.
+  for (const name of ['AccountProblem', 'AllAccessDisabled', 'UserSuspended']) {
+    test(`403 ${name} is config account-disabled, with no word of granting permissions`, () => {
+      const verdict = classifyUploadError(s3Error(name, 403));
+      expect(verdict).toMatchObject({ kind: 'config', reason: 'account-disabled' });
+      const hint = verdict.kind === 'config' ? verdict.hint : '';
+      expect(hint).not.toMatch(/grant|s3:PutObject/);
+      expect(hint).toContain('provider');
+    });
+  }
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
