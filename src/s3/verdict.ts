@@ -98,6 +98,14 @@ function bodyArrivedDamaged(error: unknown): boolean {
   return typeof name === 'string' && DAMAGED_BODY_CODES.has(name);
 }
 
+/**
+ * The server refuses the body for its size: S3's (and Ceph RGW's) 400 EntityTooLarge, or a 413
+ * from a proxy's body limit. The same bytes will never pass, with or without If-None-Match.
+ */
+function tooLarge(error: unknown): boolean {
+  return errorShape(error).name === 'EntityTooLarge' || httpStatus(error) === 413;
+}
+
 /** What the exporter's operator does about each access fault. */
 const EXPORTER_FIX: Readonly<Record<AccessFaultReason, string>> = {
   'access-denied': 'grant s3:PutObject on this bucket and prefix (uploads resume by themselves)',
@@ -178,6 +186,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
       hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
     };
   }
+  if (tooLarge(error)) return { kind: 'fatal', reason: 'entity-too-large' };
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };
   if (status === undefined) {
@@ -191,10 +200,10 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
 /**
  * True for answers a server may give to a header it does not support (501 NotImplemented; 400
  * from servers that reject unknown conditions): only a retry without the header can tell. A 400
- * saying the body arrived damaged is about the bytes on the wire, never the header.
+ * saying the body arrived damaged, or too large, is about the bytes, never the header.
  */
 export function headerMayBeTheCause(error: unknown): boolean {
-  if (bodyArrivedDamaged(error)) return false;
+  if (bodyArrivedDamaged(error) || tooLarge(error)) return false;
   const status = httpStatus(error);
   const { name } = errorShape(error);
   return status === 501 || status === 400 || name === 'NotImplemented';

@@ -243,7 +243,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(putsUnder(prefix).map((a) => a.outcome)).toEqual(['status 413']);
     expect(stats.pointsDroppedByReason.rejected).toBe(stats.pointsDropped);
     expect(stats.pointsDropped).toBeGreaterThan(0);
-    expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
+    expect(stats.uploadFailures).toEqual({ 'entity-too-large': 1 });
     expect(logged.filter((l) => /S3 rejected .* for good/.test(l.text))).toHaveLength(1);
     expect(await listAndFetch(client, bucket, `${prefix}/`)).toEqual([]);
   });

@@ -538,7 +538,7 @@ for (const driver of SIGNALS) {
       await exporter.forceFlush();
       const stats = exporter.stats();
       expect(stats.pointsDroppedByReason).toEqual({ rejected: 4 });
-      expect(stats.uploadFailures).toEqual({ 'http-413': 1 });
+      expect(stats.uploadFailures).toEqual({ 'entity-too-large': 1 });
       expect(messages.some((m) => m.level === 'error' && /rejected/.test(m.text))).toBe(true);
       await exporter.shutdown();
     });

@@ -357,12 +357,25 @@ describe('classifyUploadError: fatal, and whether If-None-Match may be the cause
       { kind: 'fatal', reason: 'http-400' },
     ],
     [
-      '413 EntityTooLarge is fatal http-413',
-      'EntityTooLarge',
+      '413 (a proxy body limit) is fatal entity-too-large',
+      'UnknownError',
       413,
-      { kind: 'fatal', reason: 'http-413' },
+      { kind: 'fatal', reason: 'entity-too-large' },
     ],
   ]);
+
+  // S3 (and Ceph RGW) answer an object over the size limit with 400 EntityTooLarge (S3's list
+  // of error codes). It went through headerMayBeTheCause as any 400: the same too-large body sent
+  // once more without If-None-Match, then dropped as an anonymous http-400.
+  test('400 EntityTooLarge is fatal entity-too-large, with no retry without the header', () => {
+    const error = s3Error(
+      'EntityTooLarge',
+      400,
+      'Your proposed upload exceeds the maximum allowed size',
+    );
+    expect(classifyUploadError(error)).toEqual({ kind: 'fatal', reason: 'entity-too-large' });
+    expect(headerMayBeTheCause(error)).toBe(false);
+  });
 
   test('501 NotImplemented is fatal, unless the conditional header caused it (the uploader tries once without)', () => {
     const error = s3Error('NotImplemented', 501);
