@@ -63,6 +63,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
     reason: 'wrong-region',
     cause: 'the region is wrong for this bucket',
   },
+  // S3's (400) answer for a bucket in an opt-in region asked at another region's endpoint.
+  IllegalLocationConstraintException: {
+    reason: 'wrong-region',
+    cause: 'the region is wrong for this bucket',
+  },
   // Ceph RGW's (403) answer to a write past a bucket or user quota: not a permission.
   QuotaExceeded: {
     reason: 'quota-exceeded',
@@ -129,8 +134,14 @@ function errorCode(error: unknown): string | undefined {
 /** The access fault an error is (by S3 error code, else by status 401, 403, 301), or undefined. */
 export function accessFault(error: unknown): AccessFault | undefined {
   const fault = accessFaultOf(error);
-  // S3 names the bucket's region in a header (a PermanentRedirect's message does not).
-  const region = errorShape(error).$response?.headers?.['x-amz-bucket-region'];
+  // S3 names the bucket's region in a header (a PermanentRedirect's message does not), or in an
+  // IllegalLocationConstraintException's message: "The ap-east-1 location constraint is ...".
+  const { $response, message } = errorShape(error);
+  const region =
+    $response?.headers?.['x-amz-bucket-region'] ||
+    (typeof message === 'string'
+      ? /^The ([a-z]+(?:-[a-z]+)+-\d+) location constraint/.exec(message)?.[1]
+      : undefined);
   if (fault?.reason === 'wrong-region' && typeof region === 'string' && region !== '')
     return { reason: fault.reason, cause: `the bucket is in region ${region}` };
   return fault;

@@ -342,6 +342,26 @@ describe('classifyUploadError: config', () => {
     expect(asAccessError('cannot list s3://b/', error)?.message).toContain('eu-west-1');
   });
 
+  // S3's answer to a request for a bucket in an opt-in region (ap-east-1, eu-south-1, ...) sent
+  // to another region's endpoint: 400 IllegalLocationConstraintException, which names the bucket's
+  // region in its message (boto/boto3#3055, for a PutObject). It was dropped as a fatal http-400.
+  test('400 IllegalLocationConstraintException is config wrong-region, naming the region', () => {
+    const error = s3Error(
+      'IllegalLocationConstraintException',
+      400,
+      'The ap-east-1 location constraint is incompatible for the region specific endpoint this request was sent to.',
+    );
+    const verdict = classifyUploadError(error);
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'wrong-region' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('ap-east-1');
+    const unnamed = s3Error(
+      'IllegalLocationConstraintException',
+      400,
+      'The unspecified location constraint is incompatible for the region specific endpoint this request was sent to.',
+    );
+    expect(classifyUploadError(unnamed)).toMatchObject({ kind: 'config', reason: 'wrong-region' });
+  });
+
   test('an error named like an Object.prototype member is not a config fault', () => {
     const verdict = classifyUploadError(s3Error('constructor', 400));
     expect(verdict).toEqual({ kind: 'fatal', reason: 'http-400' });
