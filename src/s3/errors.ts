@@ -37,6 +37,11 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   },
   // Ceph RGW's (403) answer for a suspended user.
   UserSuspended: { reason: 'account-disabled', cause: 'the user is suspended' },
+  // Cloudflare R2's (403) answer for an account without an R2 subscription.
+  NotEntitled: {
+    reason: 'account-disabled',
+    cause: 'the account is not entitled to this service (no subscription)',
+  },
   InvalidAccessKeyId: {
     reason: 'bad-credentials',
     cause: 'the access key id is unknown to the server',

@@ -316,6 +316,15 @@ describe('classifyUploadError: config', () => {
     });
   }
 
+  // Cloudflare R2's answer for an account without an R2 subscription (its error codes page:
+  // 10042, NotEntitled, 403). It was reported as a missing s3:PutObject grant.
+  test('403 NotEntitled (R2) is config account-disabled, with no word of granting permissions', () => {
+    const error = s3Error('NotEntitled', 403, 'Account not entitled to this feature.');
+    const verdict = classifyUploadError(error);
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'account-disabled' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').not.toMatch(/grant|s3:PutObject/);
+  });
+
   test('a bare 403 is config access-denied with a hint', () => {
     const verdict = classifyUploadError(s3Error('Forbidden', 403));
     expect(verdict).toMatchObject({ kind: 'config', reason: 'access-denied' });
