@@ -76,6 +76,8 @@ const RETRYABLE_CODES = new Set([
   'OperationAborted',
   // 307: S3 redirects requests to a new bucket while its DNS name spreads (minutes to hours).
   'TemporaryRedirect',
+  // MinIO (400): a backend it relays to (a remote tier, a replication target) is unreachable.
+  'XMinioBackendDown',
 ]);
 
 /**

@@ -57,6 +57,14 @@ describe('classifyUploadError: retry', () => {
       400,
       { kind: 'retry', reason: 'server' },
     ],
+    // MinIO's answer when a backend it relays to (a remote tier, a replication target) cannot be
+    // reached: 400 XMinioBackendDown, "Remote backend is unreachable" (cmd/api-errors.go).
+    [
+      '400 XMinioBackendDown (MinIO) is retried as server',
+      'XMinioBackendDown',
+      400,
+      { kind: 'retry', reason: 'server' },
+    ],
   ]);
 
   describe('a 400 saying the body arrived damaged is retried, and is never about If-None-Match', () => {
