@@ -57,6 +57,26 @@ describe('classifyUploadError: retry', () => {
       400,
       { kind: 'retry', reason: 'server' },
     ],
+    // MinIO's answers when it cannot keep up or is starting (cmd/api-errors.go): throttling, so
+    // the grown backoff is kept as for S3's SlowDown.
+    [
+      '503 SlowDownWrite (MinIO) is throttled',
+      'SlowDownWrite',
+      503,
+      { kind: 'retry', reason: 'throttled' },
+    ],
+    [
+      '503 SlowDownRead (MinIO) is throttled',
+      'SlowDownRead',
+      503,
+      { kind: 'retry', reason: 'throttled' },
+    ],
+    [
+      '503 XMinioServerNotInitialized (MinIO) is throttled',
+      'XMinioServerNotInitialized',
+      503,
+      { kind: 'retry', reason: 'throttled' },
+    ],
     // MinIO's answer when a backend it relays to (a remote tier, a replication target) cannot be
     // reached: 400 XMinioBackendDown, "Remote backend is unreachable" (cmd/api-errors.go).
     [
