@@ -127,9 +127,11 @@ export class SignalExporter<Item> {
             uploader,
             stats: stats.spool,
             episodes,
-            replay: (batch) => {
-              budget.admit(batch, batch.rawBytes, this.#owner);
-              preparation?.add(batch);
+            // One at a time: each on disk before the next is rebuilt, so making room for the
+            // next pages it out instead of dropping it.
+            replay: async (batch) => {
+              if (budget.admitRestored(batch, batch.rawBytes, this.#owner))
+                await preparation?.add(batch);
             },
           },
         );
@@ -158,7 +160,7 @@ export class SignalExporter<Item> {
       const parts = {
         budget,
         owner: this.#owner,
-        onSealed: (batch: SealedBatch) => prepare.add(batch),
+        onSealed: (batch: SealedBatch) => void prepare.add(batch),
         appendFailed: (error: unknown) => this.#outcomes.encodeFailed(error),
         journal,
       };

@@ -82,6 +82,18 @@ export class MemoryBudget {
     this.#count(owner, bytes);
   }
 
+  /**
+   * Admits a batch an earlier run left, rebuilt in memory (replayed from its journal chain): room
+   * is made for it first, as for an export, so a restart that finds more than the bound on disk
+   * does not hold more. False if no room can be made: it is dropped, counted (`buffer-full`).
+   */
+  admitRestored(batch: SealedBatch, bytes: number, owner: BatchOwner): boolean {
+    const room = this.makeRoom(bytes);
+    this.admit(batch, room ? bytes : 0, owner);
+    if (!room) this.drop(batch, 'buffer-full');
+    return room;
+  }
+
   /** The exporter a batch belongs to. */
   ownerOf(batch: SealedBatch): BatchOwner {
     const owner = this.#owners.get(batch);

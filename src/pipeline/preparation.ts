@@ -58,8 +58,9 @@ export class Preparation {
     this.#parts = parts;
   }
 
-  add(batch: SealedBatch): void {
-    this.#queue
+  /** Queues a batch; resolves once it is prepared (on disk, with a spool) or dropped. */
+  add(batch: SealedBatch): Promise<void> {
+    return this.#queue
       .add(() => this.#prepare(batch))
       .catch((error: unknown) => this.#parts.budget.drop(batch, 'internal-error', error));
   }

@@ -34,8 +34,11 @@ export interface AdopterParts {
   uploader: Uploader;
   stats: SpoolStats;
   episodes: Episodes;
-  /** Takes a batch replayed from the journal: admitted to the budget and prepared. */
-  replay?: ((batch: SealedBatch) => void) | undefined;
+  /**
+   * Takes a batch replayed from the journal: admitted to the budget (room made for it) and
+   * prepared; the replay rebuilds the next chain once it resolves.
+   */
+  replay?: ((batch: SealedBatch) => Promise<void>) | undefined;
 }
 
 /**
@@ -54,7 +57,7 @@ export class SpoolAdopter {
   readonly #owner: BatchOwner;
   readonly #uploader: Uploader;
   readonly #reports: KeeperReports;
-  readonly #replay: ((batch: SealedBatch) => void) | undefined;
+  readonly #replay: ((batch: SealedBatch) => Promise<void>) | undefined;
   /** The open batch's journal; it writes once the spool is ours. */
   readonly journal: OpenBatchJournal | undefined;
   readonly #claim: SpoolClaim;

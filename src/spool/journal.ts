@@ -422,13 +422,14 @@ export class OpenBatchJournal implements OpenJournal {
   /**
    * Replays what an earlier run left: every chain no spool file names (`referenced`: those that
    * do, whose batch is on disk already) becomes a batch handed to `hand`, keyed by the chain's
-   * seal; one that has none (its batch was open) gets its seal written first, so a replay that
+   * seal, one at a time (the next chain is read once `hand` resolves, so the budget can make room
+   * for it); one that has none (its batch was open) gets its seal written first, so a replay that
    * dies and runs again makes the same object. Chains that spool files name are deleted. Returns
    * the batches handed over.
    */
   async replay(
     referenced: ReadonlySet<string>,
-    hand: (batch: SealedBatch) => void,
+    hand: (batch: SealedBatch) => unknown,
   ): Promise<number> {
     const d = this.#disk;
     if (d === undefined) return 0;
@@ -457,7 +458,7 @@ export class OpenBatchJournal implements OpenJournal {
       }
       const batch = await this.#replayChain(d, name, parts);
       if (batch !== undefined) {
-        hand(batch);
+        await hand(batch);
         replayed++;
       }
     }
