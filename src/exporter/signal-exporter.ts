@@ -128,10 +128,10 @@ export class SignalExporter<Item> {
             stats: stats.spool,
             episodes,
             // One at a time: each on disk before the next is rebuilt, so making room for the
-            // next pages it out instead of dropping it.
+            // next pages it out, and one without room is paged out once on disk, never dropped.
             replay: async (batch) => {
-              if (budget.admitRestored(batch, batch.rawBytes, this.#owner))
-                await preparation?.add(batch);
+              budget.admitRestored(batch, batch.rawBytes, this.#owner);
+              await preparation?.add(batch);
             },
           },
         );

@@ -48,6 +48,8 @@ export class MemoryBudget {
   #pendingBytes = 0;
   /** Each owner's share of #pendingBytes: read on every append (an exporter's peak), so kept. */
   readonly #ownerBytes = new Map<BatchOwner, number>();
+  /** Restored batches admitted without room: 0 bytes until `place` holds or pages them out. */
+  readonly #unroomed = new Set<SealedBatch>();
 
   constructor(limit: number) {
     this.limit = limit;
@@ -85,13 +87,43 @@ export class MemoryBudget {
   /**
    * Admits a batch an earlier run left, rebuilt in memory (replayed from its journal chain): room
    * is made for it first, as for an export, so a restart that finds more than the bound on disk
-   * does not hold more. False if no room can be made: it is dropped, counted (`buffer-full`).
+   * does not hold more. If none can be made it is never dropped for it (the journal kept it, so
+   * a crash loses nothing): it counts 0 bytes while its spool file is written (one replayed batch
+   * at a time), and `place` then pages it out, to be read back when room comes. False then.
    */
   admitRestored(batch: SealedBatch, bytes: number, owner: BatchOwner): boolean {
+    if (this.makeRoom(bytes)) {
+      this.admit(batch, bytes, owner);
+      return true;
+    }
+    this.admit(batch, 0, owner);
+    this.#unroomed.add(batch);
+    return false;
+  }
+
+  /**
+   * A prepared batch, queued, may be uploaded from memory: true if so. Only one admitted without
+   * room (admitRestored) may not: it is held if it fits now; else, on disk, it is paged out (its
+   * pager reads it back when room comes); if its spool file could not be written, room is made
+   * for it, and if none can be, it is dropped, counted (`buffer-full`).
+   */
+  place(batch: SealedBatch): boolean {
+    if (!this.#unroomed.has(batch)) return true;
+    const bytes = batch.body?.length ?? 0;
+    const pager = this.ownerOf(batch).pager;
+    if (!this.fits(bytes) && batch.spool !== undefined && pager !== undefined && batch.pageOut()) {
+      this.#unroomed.delete(batch);
+      pager.pagedOut(batch);
+      return false;
+    }
     const room = this.makeRoom(bytes);
-    this.admit(batch, room ? bytes : 0, owner);
-    if (!room) this.drop(batch, 'buffer-full');
-    return room;
+    this.#unroomed.delete(batch);
+    if (room) {
+      this.resize(batch, bytes);
+      return true;
+    }
+    this.drop(batch, 'buffer-full');
+    return false;
   }
 
   /** The exporter a batch belongs to. */
@@ -101,10 +133,13 @@ export class MemoryBudget {
     return owner;
   }
 
-  /** What a pending batch holds changed (compressed, paged out, read back). */
+  /**
+   * What a pending batch holds changed (compressed, paged out, read back). One admitted without
+   * room counts 0 until `place` decides.
+   */
   resize(batch: SealedBatch, bytes: number): void {
     const held = this.#held.get(batch);
-    if (held === undefined) return;
+    if (held === undefined || this.#unroomed.has(batch)) return;
     this.#count(held.owner, bytes - held.bytes);
     held.bytes = bytes;
   }
@@ -143,6 +178,7 @@ export class MemoryBudget {
   /** Ends a batch: releases its bytes and its file, and resolves batch.settled. */
   settle(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void {
     if (!batch.settle(outcome)) return;
+    this.#unroomed.delete(batch);
     const held = this.#held.get(batch);
     if (held !== undefined) {
       this.#held.delete(batch);
@@ -262,9 +298,15 @@ export class MemoryBudget {
     return result;
   }
 
+  /** Not one admitted without room: it holds nothing, so dropping it would make none. */
   #oldestIdle(also?: (batch: SealedBatch, owner: BatchOwner) => boolean): SealedBatch | undefined {
     for (const [batch, held] of this.#held)
-      if (batch.isIdle && (also === undefined || also(batch, held.owner))) return batch;
+      if (
+        batch.isIdle &&
+        !this.#unroomed.has(batch) &&
+        (also === undefined || also(batch, held.owner))
+      )
+        return batch;
     return undefined;
   }
 

@@ -114,7 +114,9 @@ export class Preparation {
     p.budget.resize(batch, made.body.length);
     // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
     if (p.spool !== undefined) await p.spool.persist(batch);
-    if (batch.queue()) p.uploader.submit(batch);
+    // A replayed batch admitted without room is paged out instead (or, not on disk, dropped if
+    // room cannot be made): the budget decides.
+    if (batch.queue() && p.budget.place(batch)) p.uploader.submit(batch);
   }
 }
 

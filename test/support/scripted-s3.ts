@@ -41,6 +41,8 @@ export class ScriptedS3 {
   #fallback: Behaviour = { kind: 'ok' };
   #probeScript: Behaviour[] = [];
   #probeFallback: Behaviour = BAD_DIGEST;
+  /** Attempts hanging now ('hang'): `release` lets them go on, answered as 'ok' would be. */
+  #hung: (() => void)[] = [];
 
   /** Behaviours for the next attempts, in order; then `fallback` for all later ones. */
   script(next: Behaviour[], fallback: Behaviour = { kind: 'ok' }): this {
@@ -54,6 +56,11 @@ export class ScriptedS3 {
     this.#probeScript = [...next];
     this.#probeFallback = fallback;
     return this;
+  }
+
+  /** Lets every attempt hanging now go on, stored and answered as 'ok' would be. */
+  release(): void {
+    for (const go of this.#hung.splice(0)) go();
   }
 
   /** The `tag` attribute of every data point in the stored objects (see syntheticMetrics), sorted. */
@@ -98,7 +105,8 @@ export class ScriptedS3 {
       });
     switch (behaviour.kind) {
       case 'hang':
-        return aborted();
+        await Promise.race([new Promise<void>((r) => this.#hung.push(r)), aborted()]);
+        break;
       case 'store-then-hang':
         this.stored.set(attempt.key, attempt.body);
         return aborted();

@@ -128,6 +128,59 @@ describe('MemoryBudget', () => {
     expect(budget.bytes).toBe(50);
   });
 
+  test('a restored batch without room is held at 0 bytes, paged out once on disk, never dropped for room', async () => {
+    const { budget, outcomes, owner } = setup(100);
+    const pagedOut: SealedBatch[] = [];
+    owner.pager = { pagedOut: (b) => pagedOut.push(b), settled: () => {} };
+    admitted(budget, 80, 'uploading'); // busy: no room can be made
+    /** A replayed batch of 50 bytes admitted, its body made, written (or not), queued. */
+    const restored = (written: boolean) => {
+      const batch = otherBatch(50, 5);
+      expect(budget.admitRestored(batch, 50, owner)).toBe(false);
+      expect(budget.bytes).toBe(80);
+      batch.startPreparing();
+      batch.bodyMade({
+        key: 'k',
+        contentType: 'x',
+        body: Buffer.alloc(50),
+        sha256: undefined,
+        crc32: undefined,
+      });
+      budget.resize(batch, 50); // as Preparation does: still 0 until placed
+      if (written) batch.spooled(entry(`f${batch.seq}`));
+      batch.queue();
+      return batch;
+    };
+    const onDisk = restored(true);
+    expect(budget.place(onDisk)).toBe(false);
+    expect(onDisk.state).toBe('paged-out');
+    expect(pagedOut).toEqual([onDisk]);
+    expect(budget.bytes).toBe(80);
+    expect(outcomes.stats.pointsDropped).toBe(0);
+    // Its file could not be written: room is asked for again, and without it, it is dropped.
+    const notWritten = restored(false);
+    expect(budget.place(notWritten)).toBe(false);
+    expect(await notWritten.settled).toBe('dropped');
+    expect(outcomes.stats.pointsDroppedByReason).toEqual({ 'buffer-full': 5 });
+    expect(budget.bytes).toBe(80);
+    // With room, a restored batch is held like any other.
+    const held = otherBatch(10, 1);
+    expect(budget.admitRestored(held, 10, owner)).toBe(true);
+    expect(budget.place(held)).toBe(true);
+    expect(budget.bytes).toBe(90);
+  });
+
+  test('a restored batch held at 0 bytes is no victim: dropping it would make no room', () => {
+    const { budget, owner } = setup(100);
+    admitted(budget, 80, 'uploading');
+    const restored = otherBatch(50, 5);
+    expect(budget.admitRestored(restored, 50, owner)).toBe(false);
+    const idle = admitted(budget, 10, 'queued');
+    expect(budget.makeRoom(15)).toBe(true);
+    expect(idle.isSettled).toBe(true);
+    expect(restored.isSettled).toBe(false);
+  });
+
   test('settling releases the bytes and tells the pager how the batch ended', () => {
     const { budget, owner } = setup(100);
     const seen: [SealedBatch, BatchOutcome][] = [];
