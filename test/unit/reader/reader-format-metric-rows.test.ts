@@ -412,7 +412,7 @@ function metadata(requests: OtlpObject[]): string[] {
       },
       metric(m, type, data) {
         metric = JSON.stringify([
-          m.name,
+          m.name ?? '',
           m.description ?? '',
           m.unit ?? '',
           type,
@@ -434,13 +434,24 @@ function metadata(requests: OtlpObject[]): string[] {
 
 describe('the same metrics read back as the same rows from either format', () => {
   let json: OtlpObject[];
+  let proto: OtlpObject[];
   let parquet: OtlpObject[];
   let zstdParquet: OtlpObject[];
+  let fromRequests: OtlpObject[];
   beforeAll(async () => {
-    // OTLP/JSON: an object per collection; Parquet: one file of them all.
+    // OTLP: an object per collection; Parquet: one file of them all.
     json = await readBack('json', '.json.zst', jsonMetrics(batches));
+    proto = await readBack(
+      'proto',
+      '.binpb.zst',
+      batches.map((rm) => new Uint8Array(encodeObject(rm, 'otlp-proto', 'zstd'))),
+    );
     parquet = await readBack('parquet', '.parquet', [await parquetMetrics(batches, 'none')]);
     zstdParquet = await readBack('zstd', '.parquet', [await parquetMetrics(batches, 'zstd')]);
+    const builders = new MetricColumnBuilders();
+    for (const request of json) builders.appendRequest(request);
+    const file = new Uint8Array(await encodeParquet(builders.seal(), { compression: 'none' }));
+    fromRequests = await readBack('requests', '.parquet', [file]);
   });
 
   test('what the rows do not show: descriptions, versions, schema URLs, flags', () => {
@@ -450,12 +461,16 @@ describe('the same metrics read back as the same rows from either format', () =>
     );
     expect(metadata(json).join('\n')).toContain('["https://opentelemetry.io/schemas/1.30.0"]');
     expect(metadata(parquet)).toEqual(metadata(json));
+    expect(metadata(fromRequests)).toEqual(metadata(json));
+    expect(metadata(proto)).toEqual(metadata(json));
   });
 
   test('data points', () => {
     const jsonRows = json.flatMap(dataPointRows);
     const parquetRows = parquet.flatMap(dataPointRows);
     expect(jsonRows.length).toBeGreaterThan(100);
+    // OTLP/protobuf keeps everything OTLP/JSON does.
+    expect(proto.flatMap(dataPointRows)).toEqual(jsonRows);
     // Every metric made it, the hand-made ones too (lone surrogates as U+FFFD).
     expect(new Set(parquetRows.map((r) => r.metric))).toEqual(
       new Set([
@@ -480,6 +495,8 @@ describe('the same metrics read back as the same rows from either format', () =>
     expect(parquetRows.filter((r) => r.metric === 'small.exp')[0]?.count).toBe(9);
     // Compressed pages read as the same rows.
     expect(zstdParquet.flatMap(dataPointRows)).toEqual(parquetRows);
+    // Appended from the decoded OTLP/JSON requests (what compaction does), not from the SDK's.
+    expect(inOrder(fromRequests.flatMap(dataPointRows))).toEqual(inOrder(parquetRows));
   });
 
   // Each jsonl line is a row as JSON writes it (docs/reading.md: a NaN or an infinity `null`,
@@ -487,7 +504,10 @@ describe('the same metrics read back as the same rows from either format', () =>
   test('otel-s3 points --format jsonl prints those rows, from either format', async () => {
     for (const [name, requests] of [
       ['json', json],
+      ['proto', proto],
       ['parquet', parquet],
+      ['zstd', zstdParquet],
+      ['requests', fromRequests],
     ] as const) {
       const args = ['points', '--dir', join(dir, name), '--prefix', 'p', '--format', 'jsonl'];
       const { code, stdout, stderr } = await runCliInProcess(args, { cwd: dir });
