@@ -308,15 +308,16 @@ function handMade(rm: ResourceMetrics): ResourceMetrics {
 async function parquetMetrics(
   rms: ResourceMetrics[],
   compression: 'none' | 'zstd',
+  rowGroupRows?: number,
 ): Promise<Uint8Array> {
   const builders = new MetricColumnBuilders();
   for (const rm of rms) builders.append(rm, newTally(false));
   const compressPage = (page: Uint8Array) => new Uint8Array(zstdCompress(page));
   return new Uint8Array(
-    await encodeParquet(
-      builders.seal(),
-      compression === 'none' ? { compression } : { compression, compressPage },
-    ),
+    await encodeParquet(builders.seal(), {
+      ...(compression === 'none' ? { compression } : { compression, compressPage }),
+      ...(rowGroupRows === undefined ? {} : { rowGroupRows }),
+    }),
   );
 }
 
@@ -447,7 +448,8 @@ describe('the same metrics read back as the same rows from either format', () =>
       batches.map((rm) => new Uint8Array(encodeObject(rm, 'otlp-proto', 'zstd'))),
     );
     parquet = await readBack('parquet', '.parquet', [await parquetMetrics(batches, 'none')]);
-    zstdParquet = await readBack('zstd', '.parquet', [await parquetMetrics(batches, 'zstd')]);
+    // Row groups of 7 rows: metrics and series split between them.
+    zstdParquet = await readBack('zstd', '.parquet', [await parquetMetrics(batches, 'zstd', 7)]);
     const builders = new MetricColumnBuilders();
     for (const request of json) builders.appendRequest(request);
     const file = new Uint8Array(await encodeParquet(builders.seal(), { compression: 'none' }));
@@ -493,7 +495,7 @@ describe('the same metrics read back as the same rows from either format', () =>
     );
     expect(inOrder(parquetRows)).toEqual(inOrder(normalised));
     expect(parquetRows.filter((r) => r.metric === 'small.exp')[0]?.count).toBe(9);
-    // Compressed pages read as the same rows.
+    // Compressed pages, in many row groups, read as the same rows.
     expect(zstdParquet.flatMap(dataPointRows)).toEqual(parquetRows);
     // Appended from the decoded OTLP/JSON requests (what compaction does), not from the SDK's.
     expect(inOrder(fromRequests.flatMap(dataPointRows))).toEqual(inOrder(parquetRows));
