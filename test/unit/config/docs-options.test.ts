@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { OPTION_TABLE, type OptionRow, optionsOf } from '../../../src/config/option-table.js';
 import { FORMATS } from '../../../src/layout/formats.js';
+import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
 
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
 
@@ -94,5 +95,73 @@ describe('the option table', () => {
     expect(
       rows.filter((row) => row.doc.includes('\n') || row.doc === '').map((r) => r.name),
     ).toEqual([]);
+  });
+});
+
+/** The string literals of `export type name = | 'a' | 'b' ...;` in the source file at `path`. */
+function unionOf(path: string, name: string): string[] {
+  const body = new RegExp(`export type ${name} =([^;]*);`).exec(read(path))?.[1] ?? '';
+  return [...body.matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
+}
+
+/** The lines of the markdown section headed `heading` (up to the next heading of any level). */
+function sectionOf(text: string, heading: string): string {
+  const start = text.indexOf(`${heading}\n`);
+  const end = text.slice(start + heading.length).search(/\n#{1,6} /);
+  return start < 0 ? '' : text.slice(start, end < 0 ? undefined : start + heading.length + end);
+}
+
+// What a user filters, alerts or graphs on: codes, reasons and fields the docs must all name.
+describe('the docs name every alert code, drop reason, failure reason and stats() field', () => {
+  const guarantees = read('docs/guarantees.md');
+  const alertCodes = unionOf('src/base/log.ts', 'AlertCode');
+  const accessFaults = unionOf('src/s3/errors.ts', 'AccessFaultReason');
+
+  test('docs/guarantees.md has a row in "Visible failures" for every AlertCode', () => {
+    expect(alertCodes.length).toBeGreaterThan(10);
+    const cells = firstCells(sectionOf(guarantees, '## Visible failures'));
+    expect(alertCodes.filter((code) => !cells.has(code))).toEqual([]);
+  });
+
+  test('every access fault has its own alert code (OTEL_S3_ + the reason)', () => {
+    const codeOf = (reason: string) => `OTEL_S3_${reason.toUpperCase().replace(/-/g, '_')}`;
+    expect(accessFaults.filter((reason) => !alertCodes.includes(codeOf(reason)))).toEqual([]);
+  });
+
+  test('docs/operations.md says which code the startup check gives each access fault', () => {
+    const section = sectionOf(read('docs/operations.md'), '### Startup check');
+    const codeOf = (reason: string) => `OTEL_S3_${reason.toUpperCase().replace(/-/g, '_')}`;
+    expect(accessFaults.map(codeOf).filter((code) => !section.includes(`\`${code}\``))).toEqual([]);
+  });
+
+  test('docs/guarantees.md has a row in "No silent loss" for every DropReason', () => {
+    const cells = firstCells(sectionOf(guarantees, '### No silent loss'));
+    const reasons = unionOf('src/pipeline/stats.ts', 'DropReason');
+    expect(reasons.length).toBeGreaterThan(3);
+    expect(reasons.filter((reason) => !cells.has(reason))).toEqual([]);
+  });
+
+  test('the uploadFailures row names every reason a failed upload is counted under', () => {
+    const row = sectionOf(guarantees, '## What is counted where')
+      .split('\n')
+      .find((line) => line.startsWith('| `uploadFailures`'));
+    const verdicts = [...read('src/s3/verdict.ts').matchAll(/reason: '([a-z-]+)'/g)].map(
+      (match) => match[1] as string,
+    );
+    const reasons = [...new Set([...accessFaults, ...verdicts, 'throttled', 'server'])];
+    expect(reasons.filter((reason) => !row?.includes(`\`${reason}\``))).toEqual([]);
+  });
+
+  test.each([
+    ['docs/guarantees.md', '## What is counted where', Object.keys(emptyStats())],
+    ['docs/durability.md', '## What is counted', Object.keys(emptySpoolStats())],
+  ])('%s names every field of its stats() table', (path, heading, fields) => {
+    const table = sectionOf(read(path), heading)
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split('|')[1] ?? '');
+    expect(fields.filter((field) => !table.some((cell) => cell.includes(`\`${field}\``)))).toEqual(
+      [],
+    );
   });
 });
