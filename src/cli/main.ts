@@ -160,7 +160,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       '--endpoint <url>',
       `S3-compatible server, e.g. http://127.0.0.1:9000 (${env('endpoint')})`,
     )
-    .option('--region <region>', `region (${env('region')}, else AWS_REGION, else us-east-1)`)
+    .option(
+      '--region <region>',
+      `region (${env('region')}, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1)`,
+    )
     .option(
       '--force-path-style',
       `path-style addressing, the default with --endpoint (${env('forcePathStyle')})`,
