@@ -121,6 +121,30 @@ describe('the startup check', () => {
       'OTEL_S3_WRONG_REGION',
       'the bucket is in another region; set the region option to the bucket region',
     ],
+    [
+      'XMinioStorageFull',
+      507,
+      'OTEL_S3_QUOTA_EXCEEDED',
+      "the server's storage is full (its drives are below their minimum free space); raise the quota or free space in the bucket (uploads resume by themselves)",
+    ],
+    [
+      'XMinioAdminBucketQuotaExceeded',
+      400,
+      'OTEL_S3_QUOTA_EXCEEDED',
+      'the bucket is over its quota; raise the quota or free space in the bucket (uploads resume by themselves)',
+    ],
+    [
+      'AllAccessDisabled',
+      403,
+      'OTEL_S3_ACCOUNT_DISABLED',
+      'all access to the bucket has been disabled by the storage provider; contact the storage provider or its administrator (uploads resume by themselves)',
+    ],
+    [
+      'UnknownError',
+      401,
+      'OTEL_S3_BAD_CREDENTIALS',
+      'the server did not accept the credentials (missing or invalid); check the credentials',
+    ],
   ])('%s is reported with its code and its fix', async (name, status, code, fix) => {
     const s3 = new ScriptedS3().scriptProbes([{ kind: 'status', status, name }]);
     const exporter = exporterWith(s3);
