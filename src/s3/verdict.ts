@@ -202,10 +202,12 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
 /**
  * True for answers a server may give to a header it does not support (501 NotImplemented; 400
  * from servers that reject unknown conditions): only a retry without the header can tell. A 400
- * saying the body arrived damaged, or too large, is about the bytes, never the header.
+ * that is not fatal names its own cause (a damaged body, an access fault such as a quota or a
+ * token to refresh, a backend down), and one saying the body is too large is about the bytes:
+ * never the header.
  */
 export function headerMayBeTheCause(error: unknown): boolean {
-  if (bodyArrivedDamaged(error) || tooLarge(error)) return false;
+  if (classifyUploadError(error).kind !== 'fatal' || tooLarge(error)) return false;
   const status = httpStatus(error);
   const { name } = errorShape(error);
   return status === 501 || status === 400 || name === 'NotImplemented';

@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, test } from 'vitest';
+import { conditionalWritesWork } from '../../../src/compact/conditional-writes.js';
 import { s3Store } from '../../../src/compact/store.js';
 import { classifyUploadError } from '../../../src/s3/verdict.js';
 import { s3Error } from '../../support/s3-error.js';
@@ -49,5 +50,13 @@ describe("the compactor's store on a refused conditional write", () => {
   test('without If-None-Match, a 412 is a failure', async () => {
     const put = storeAnswering(s3Error('PreconditionFailed', 412)).put('k', body, false, signal);
     await expect(put).rejects.toThrow(/cannot write s3:\/\/bucket\/k/);
+  });
+});
+
+describe("the compactor's store on a refused write", () => {
+  // The probe of If-None-Match took a 400 quota fault for a server without conditional writes.
+  test('a quota fault on the If-None-Match probe is reported, not taken for no support', async () => {
+    const store = storeAnswering(s3Error('XMinioAdminBucketQuotaExceeded', 400));
+    await expect(conditionalWritesWork(store, 'out', signal)).rejects.toThrow(/over its quota/);
   });
 });

@@ -446,6 +446,20 @@ describe('classifyUploadError: fatal, and whether If-None-Match may be the cause
     expect(headerMayBeTheCause(s3Error('InvalidArgument', 400))).toBe(true);
   });
 
+  // A 400 that names its cause is about that cause, not If-None-Match: `otel-s3 check` said
+  // "the server does not take If-None-Match" to a 400 XMinioBackendDown, and the compactor took
+  // a 400 quota, token or region fault on its probe for a server without conditional writes.
+  test.each([
+    'XMinioAdminBucketQuotaExceeded',
+    'TokenRefreshRequired',
+    'IllegalLocationConstraintException',
+    'KMS.NotFoundException',
+    'XMinioBackendDown',
+  ])('400 %s (a fault or a retry, not fatal) is never about the header', (name) => {
+    expect(classifyUploadError(s3Error(name, 400)).kind).not.toBe('fatal');
+    expect(headerMayBeTheCause(s3Error(name, 400))).toBe(false);
+  });
+
   test('413 and 5xx are never about the header', () => {
     expect(headerMayBeTheCause(s3Error('EntityTooLarge', 413))).toBe(false);
     expect(headerMayBeTheCause(s3Error('InternalError', 500))).toBe(false);
