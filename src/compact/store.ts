@@ -4,10 +4,10 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { ReadAccessError } from '../reader/errors.js';
+import { asAccessError, ReadAccessError } from '../reader/errors.js';
 import { createReaderClient, type ReaderConnectionOptions, s3Source } from '../reader/s3-source.js';
 import type { ObjectSource } from '../reader/source.js';
-import { accessFault, describeError } from '../s3/errors.js';
+import { type AccessFaultReason, accessFault, describeError } from '../s3/errors.js';
 import { conditionalRefusal } from '../s3/verdict.js';
 
 /** Where the compactor reads and writes: an S3 bucket or a local directory laid out like one. */
@@ -27,9 +27,13 @@ export interface CompactionStore {
 
 export type PutResult = 'created' | 'exists';
 
-/** What the writes need that reading does not. */
-const WRITE_FIX =
-  'grant s3:PutObject and s3:DeleteObject on this prefix (and s3:ListBucket, s3:GetObject)';
+/** What the writes need that reading does not: the fix of the faults a grant fixes. */
+const WRITE_FIX: Readonly<Partial<Record<AccessFaultReason, string>>> = {
+  'access-denied':
+    'grant s3:PutObject and s3:DeleteObject on this prefix (and s3:ListBucket, s3:GetObject)',
+  'kms-key':
+    "grant kms:GenerateDataKey and kms:Decrypt on the bucket's SSE-KMS key, or use other credentials",
+};
 
 /** The compactor's store on S3: one client for every request, the reader's settings. */
 export function s3Store(bucket: string, connection: ReaderConnectionOptions): CompactionStore {
@@ -117,19 +121,25 @@ async function deleteBatch(
   return failed;
 }
 
-/** Access faults stop the run (ReadAccessError, with what to grant); the rest say what failed. */
+/**
+ * Access faults stop the run (ReadAccessError: what to grant, or as the reader says what fixes
+ * the rest, e.g. a disabled account or a full quota); the rest say what failed.
+ */
 function writeError(what: string, error: unknown): Error {
   const fault = accessFault(error);
-  if (fault !== undefined) {
+  const grant = fault === undefined ? undefined : WRITE_FIX[fault.reason];
+  if (fault !== undefined && grant !== undefined) {
     return new ReadAccessError(
       what,
       fault.reason,
       describeError(error),
-      `${fault.cause}: ${WRITE_FIX}`,
+      `${fault.cause}: ${grant}`,
       error,
     );
   }
-  return new Error(`${what}: ${describeError(error)}`, { cause: error });
+  return (
+    asAccessError(what, error) ?? new Error(`${what}: ${describeError(error)}`, { cause: error })
+  );
 }
 
 function contentTypeOf(key: string): string {

@@ -54,6 +54,23 @@ describe("the compactor's store on a refused conditional write", () => {
 });
 
 describe("the compactor's store on a refused write", () => {
+  // The hint granted s3:PutObject and s3:DeleteObject whatever the fault: a disabled account,
+  // a full quota or a wrong secret is fixed by no grant.
+  test.each([
+    ['AllAccessDisabled', 403, /contact the storage provider/],
+    ['XMinioAdminBucketQuotaExceeded', 400, /raise the quota or free space/],
+    ['SignatureDoesNotMatch', 403, /check the credentials/],
+  ] as const)('%s says what fixes it, not a grant', async (name, status, fix) => {
+    const put = storeAnswering(s3Error(name, status)).put('k', body, false, signal);
+    await expect(put).rejects.toThrow(fix);
+    await expect(put).rejects.not.toThrow(/grant s3:PutObject/);
+  });
+
+  test('a missing permission still names the grants the compactor needs', async () => {
+    const put = storeAnswering(s3Error('AccessDenied', 403)).put('k', body, false, signal);
+    await expect(put).rejects.toThrow(/grant s3:PutObject and s3:DeleteObject/);
+  });
+
   // The probe of If-None-Match took a 400 quota fault for a server without conditional writes.
   test('a quota fault on the If-None-Match probe is reported, not taken for no support', async () => {
     const store = storeAnswering(s3Error('XMinioAdminBucketQuotaExceeded', 400));
