@@ -7,8 +7,19 @@ import { accessCheckKey } from '../../layout/outputs.js';
 import { ReadAccessError } from '../../reader/errors.js';
 import { endpointName } from '../../s3/client-settings.js';
 import { createObjectWriter } from '../../s3/create-writer.js';
-import { type AccessFaultReason, accessFault, describeError, errorShape } from '../../s3/errors.js';
-import { conditionalRefusal, headerMayBeTheCause, networkCause } from '../../s3/verdict.js';
+import {
+  type AccessFaultReason,
+  accessFault,
+  describeError,
+  errorShape,
+  httpStatus,
+} from '../../s3/errors.js';
+import {
+  classifyUploadError,
+  conditionalRefusal,
+  headerMayBeTheCause,
+  networkCause,
+} from '../../s3/verdict.js';
 import { type CommandContext, finalNote, note } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths } from '../format.js';
@@ -327,6 +338,13 @@ function failure(
     return {
       result: describeError(error),
       fix: `check the endpoint (${endpoint}) and the network`,
+    };
+  }
+  if (httpStatus(error) !== undefined && classifyUploadError(error).kind === 'retry') {
+    // A 5xx, throttling, MinIO's XMinioBackendDown: no refusal of this configuration.
+    return {
+      result: describeError(error),
+      fix: 'a fault of the server that uploads retry (it may pass): run the check again later',
     };
   }
   return { result: describeError(error), fix: 'see the error; the server refused the request' };

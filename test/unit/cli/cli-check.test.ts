@@ -1,7 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test, vi } from 'vitest';
+import type { CheckReport } from '../../../src/cli/commands/check.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 
 // The checks themselves run against a real server: test/integration/cli-check.test.ts.
@@ -17,4 +20,39 @@ test('otel-s3 check on a directory is a usage error that says why', async () => 
   expect(stderr).toBe(
     'otel-s3: otel-s3 check tests S3 access: give --bucket (a directory needs none)\n',
   );
+});
+
+// A 400 XMinioBackendDown (MinIO: a backend it relays to is unreachable) is retried by uploads;
+// the check said "the server refused the request".
+test('otel-s3 check says a server fault that uploads retry may pass, not that it refused', async () => {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(400, { 'content-type': 'application/xml' });
+      res.end(
+        '<Error><Code>XMinioBackendDown</Code><Message>Remote backend is unreachable</Message></Error>',
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const args = ['check', '--bucket', 'b', '--endpoint', `http://127.0.0.1:${port}`];
+    const { stdout } = await runCliInProcess([...args, '--format', 'json'], { cwd: root, env });
+    const put = (JSON.parse(stdout) as CheckReport).checks.find((c) => c.check === 'put');
+    expect(put).toMatchObject({
+      status: 'failed',
+      result: 'XMinioBackendDown (HTTP 400): Remote backend is unreachable',
+      fix: expect.stringMatching(/^a fault of the server that uploads retry/),
+    });
+  } finally {
+    vi.unstubAllEnvs();
+    server.close();
+  }
 });
