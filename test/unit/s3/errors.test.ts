@@ -524,3 +524,18 @@ describe('credentialsRefused: the refusals after which credentials are asked for
     expect(credentialsRefused(error)).toBe(false);
   });
 });
+
+describe('asAccessError: the reader says the same as the uploads', () => {
+  // The AWS SDK names a 401 without an XML body (a HEAD, a proxy) `Unknown`: the status decides.
+  test.each([
+    ['Unknown', 401, 'bad-credentials', /check the credentials/],
+    ['Unauthorized', 401, 'bad-credentials', /check the credentials/],
+    ['AllAccessDisabled', 403, 'account-disabled', /contact the storage provider/],
+    ['NotEntitled', 403, 'account-disabled', /contact the storage provider/],
+  ])('%s (HTTP %i) on a list or read is %s', (name, status, reason, fix) => {
+    const error = asAccessError('cannot list s3://b/', s3Error(name, status));
+    expect(error?.reason).toBe(reason);
+    expect(error?.hint).toMatch(fix);
+    expect(error?.hint).not.toMatch(/grant/);
+  });
+});
