@@ -23,10 +23,11 @@ import {
 import { walkRequest } from '../../../src/signals/metrics/otlp-walk.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
-import { num, valueText } from '../../../src/signals/plain-values.js';
+import { num } from '../../../src/signals/plain-values.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { collect, encodeObject, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
 import { CollectingReader } from '../../support/service.js';
+import { asText } from '../../support/stored-text.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 import { zstdCompress } from '../../support/zstd.js';
@@ -342,33 +343,6 @@ async function readBack(
   expect(problems).toEqual([]);
   expect(objects).toHaveLength(files.length);
   return objects.map((o) => o.request);
-}
-
-/** Documented (docs/parquet.md, "What the table does not keep"): attribute values as text. */
-function asText(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(values).map(([k, v]) => [k, v === null ? null : attributeText(v)]),
-  );
-}
-
-function attributeText(v: unknown): string {
-  return valueText(sortedKeys(v) as never);
-}
-
-/** As reader-format-rows.test.ts: map keys sorted, integers past 2^53 in lists as numbers. */
-function sortedKeys(v: unknown, nested = false): unknown {
-  if (nested && typeof v === 'string' && /^-?\d{16,}$/.test(v)) {
-    return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(v);
-  }
-  if (Array.isArray(v)) return v.map((x) => sortedKeys(x, true));
-  if (typeof v === 'object' && v !== null) {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
-        .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k], true)]),
-    );
-  }
-  return v;
 }
 
 /**

@@ -3,7 +3,6 @@ import {
   createTraceState,
   type HrTime,
   ROOT_CONTEXT,
-  type SeverityNumber,
   SpanKind,
   SpanStatusCode,
   TraceFlags,
@@ -37,11 +36,11 @@ import {
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
 import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
 import { LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
-import { valueText } from '../../../src/signals/plain-values.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { collect, writeAtKey } from '../../support/reader-fixtures.js';
 import { encodeLogRecords, encodeSpans, signalKeyAt } from '../../support/signal-fixtures.js';
+import { asText, attributeText } from '../../support/stored-text.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 
@@ -232,7 +231,12 @@ async function record(): Promise<Recorded> {
       '': 'empty key',
     },
   });
-  log.emit({ body: null, timestamp: at(407), severityNumber: 30 as SeverityNumber });
+  // A number out of range, typed as the logger's own (its module differs by OTel JS line).
+  log.emit({
+    body: null,
+    timestamp: at(407),
+    severityNumber: 30 as NonNullable<Parameters<typeof log.emit>[0]['severityNumber']>,
+  });
   // Text that is not valid Unicode (a lone surrogate), in a name, a body, attributes.
   log.emit({
     body: 'lone \ud800 surrogate',
@@ -357,43 +361,6 @@ async function readBack<R>(
   const [object] = objects;
   if (object === undefined) throw new Error('no object read');
   return (signal === 'traces' ? spanRows(object.request) : logRecordRows(object.request)) as R[];
-}
-
-/**
- * Documented (docs/parquet.md, "What the table does not keep"): every attribute value is text,
- * spelled as the ClickHouse exporter spells it (`AsString`: JSON for lists and maps, map keys
- * sorted), an empty value null. valueText() is the reader's spelling of that rule.
- */
-function asText(values: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(values).map(([k, v]) => [k, v === null ? null : attributeText(v)]),
-  );
-}
-
-/** A plain value as the Parquet table stores it: text (maps with their keys sorted, as Go's JSON). */
-function attributeText(v: unknown): string {
-  return valueText(sortedKeys(v) as never);
-}
-
-/**
- * A row's value with map keys sorted as Go's JSON sorts them. In a row an integer past 2^53 is
- * its decimal text (docs/reading.md), so inside a list or map it would be spelled as a JSON
- * string; the table spells it as the number it was: this test records no such digits as text,
- * so such a string is written back as a number (JSON.rawJSON).
- */
-function sortedKeys(v: unknown, nested = false): unknown {
-  if (nested && typeof v === 'string' && /^-?\d{16,}$/.test(v)) {
-    return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(v);
-  }
-  if (Array.isArray(v)) return v.map((x) => sortedKeys(x, true));
-  if (typeof v === 'object' && v !== null) {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
-        .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k], true)]),
-    );
-  }
-  return v;
 }
 
 /**
