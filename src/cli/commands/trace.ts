@@ -68,11 +68,7 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
           if (row.traceId.toLowerCase() !== options.traceId) continue;
           // A record has no id: the same contents twice (an object copied, as spans are) is
           // the same record, shown once.
-          const text = JSON.stringify({
-            ...row,
-            traceId: row.traceId.toLowerCase(),
-            spanId: row.spanId.toLowerCase(),
-          });
+          const text = contents(row);
           if (logTexts.has(text)) logDuplicates++;
           else {
             logTexts.add(text);
@@ -131,13 +127,13 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   return code;
 }
 
-/** A span's row as text to compare, its ids in lower case: hex ids in either case are the same. */
-const contents = (row: SpanRow): string =>
+/** A row as text to compare, its ids in lower case: hex ids in either case are the same. */
+const contents = (row: SpanRow | LogRecordRow): string =>
   JSON.stringify({
     ...row,
     traceId: row.traceId.toLowerCase(),
     spanId: row.spanId.toLowerCase(),
-    parentSpanId: row.parentSpanId.toLowerCase(),
+    ...('parentSpanId' in row ? { parentSpanId: row.parentSpanId.toLowerCase() } : {}),
   });
 
 const itemTime = (item: Item) => ('span' in item ? item.span.time : item.log.time);
