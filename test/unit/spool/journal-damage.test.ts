@@ -144,19 +144,28 @@ describe('damage inside a journal part', () => {
   });
 
   /**
-   * Records 0-2 in part 0 (fsynced), 3 and 4 in a second commit whose fsync fails: they go to
-   * part 1, and part 0 holds them too (the write reached the disk).
+   * Records 0-2 in part 0 (fsynced), 3 to `records - 1` in a second commit whose `failing` step
+   * fails: they go to part 1, and part 0 holds them too after a failed fsync (the write reached
+   * the disk), half of the first after a failed write. `sealed`: the seal follows, in part 1.
    */
-  async function twoParts(): Promise<{ first: string; entries: number }> {
-    const fs = new FaultyFileSystem().failNext('fsync', 'EIO', 1, 1);
+  async function twoParts(
+    failing: 'fsync' | 'write' = 'fsync',
+    records = 5,
+    sealed = false,
+  ): Promise<{ first: string; entries: number }> {
+    const fs = new FaultyFileSystem().failNext(failing, 'EIO', 1, 1);
     const { journal, stats } = journalOn(emptySpoolStats(), fs);
     const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
     for (let i = 0; i < 3; i++)
       journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
     await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
-    for (let i = 3; i < 5; i++)
+    for (let i = 3; i < records; i++)
       journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
     await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
+    if (sealed) {
+      journal.sealed(sealedBatch());
+      await waitFor(() => stats.journalSyncs > 2, 2_000, 'the seal committed');
+    }
     journals.splice(journals.indexOf(journal), 1);
     const files = readdirSync(join(dir, 'journal')).sort();
     expect(files).toHaveLength(2);
@@ -186,19 +195,8 @@ describe('damage inside a journal part', () => {
 
   test('damage to the last entry of an earlier part whose later part holds the records after it: counted and reported', async () => {
     // Part 0: records 0-2 (fsynced), then half of record 3 (the write that failed); part 1: 3, 4.
-    const fs = new FaultyFileSystem().failNext('write', 'EIO', 1, 1);
-    const { journal, stats } = journalOn(emptySpoolStats(), fs);
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
-    for (let i = 0; i < 3; i++)
-      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
-    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
-    for (let i = 3; i < 5; i++)
-      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
-    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
-    journals.splice(journals.indexOf(journal), 1);
-    const [first] = readdirSync(join(dir, 'journal')).sort();
-    const path = join(dir, 'journal', first as string);
-    flip(path, entryAt(16 + readFileSync(path).readUInt32LE(8), 2) + ENTRY_HEADER_BYTES + 10);
+    const { first, entries } = await twoParts('write');
+    flip(first, entryAt(entries, 2) + ENTRY_HEADER_BYTES + 10);
     const { batches, stats: after, dropped } = await restart();
     expect(batches.map((b) => b.points)).toEqual([0b11011]);
     expect(after.journalDamaged).toBe(1);
@@ -253,22 +251,10 @@ describe('damage inside a journal part', () => {
 
   test('an earlier part torn by a write that failed (the next part holds its entries) is no damage to a sealed chain', async () => {
     // Part 0: records 0-3, then half of record 4; part 1: records 3-5, then the seal.
-    const fs = new FaultyFileSystem().failNext('write', 'EIO', 1, 1);
-    const { journal, stats } = journalOn(emptySpoolStats(), fs);
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
-    for (let i = 0; i < 3; i++)
-      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
-    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
-    for (let i = 3; i < 6; i++)
-      journal.append(Buffer.alloc(RECORD_BYTES, 0x30 + i), 1 << i, inputs);
-    await waitFor(() => stats.journalSyncs > 1, 2_000, 'the rewrite in part 1');
-    journal.sealed(sealedBatch());
-    await waitFor(() => stats.journalSyncs > 2, 2_000, 'the seal committed');
-    journals.splice(journals.indexOf(journal), 1);
-    const [first] = readdirSync(join(dir, 'journal')).sort();
-    const part0 = readFileSync(join(dir, 'journal', first as string));
-    expect(part0.length).toBeGreaterThan(entryAt(16 + part0.readUInt32LE(8), 4));
-    expect(part0.length).toBeLessThan(entryAt(16 + part0.readUInt32LE(8), 5));
+    const { first, entries } = await twoParts('write', 6, true);
+    const part0 = readFileSync(first);
+    expect(part0.length).toBeGreaterThan(entryAt(entries, 4));
+    expect(part0.length).toBeLessThan(entryAt(entries, 5));
     const { batches, stats: after, dropped } = await restart();
     expect(batches.map((b) => [b.points, b.id])).toEqual([[0b111111, SEAL_ID]]);
     expect(after.journalDamaged).toBe(0);
