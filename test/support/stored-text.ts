@@ -38,3 +38,28 @@ function sortedKeys(v: unknown, nested = false): unknown {
   }
   return v;
 }
+
+/** An attribute value of every type, as far as the SDK takes them: what the format tests record. */
+export const EVERY_ATTRIBUTE_VALUE = {
+  str: 'plain',
+  empty: '',
+  astral: '𝄞 emoji 😀 ü',
+  yes: true,
+  no: false,
+  int: 42,
+  negative: -7,
+  big: 2 ** 60,
+  bigNegative: -(2 ** 60),
+  double: 1.5,
+  tiny: 9e-9,
+  huge: 1e21,
+  nan: Number.NaN,
+  inf: Number.POSITIVE_INFINITY,
+  negInf: Number.NEGATIVE_INFINITY,
+  negZero: -0,
+  strings: ['a', '', '𝄞'],
+  ints: [1, -2, 2 ** 60],
+  doubles: [0.5, Number.NaN],
+  bools: [true, false],
+  emptyList: [],
+};

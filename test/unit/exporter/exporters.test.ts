@@ -17,11 +17,12 @@ import { thrown } from '../../support/thrown.js';
 import { waitFor } from '../../support/wait.js';
 
 /** The bucket from the environment, as a service sets it, so that per-signal variables count. */
-function group(s3: ScriptedS3): S3Exporters {
+function group(s3: ScriptedS3, options: S3MetricExporterOptions = {}): S3Exporters {
   return new S3Exporters({
     s3Client: s3.client,
     compression: 'none',
     maxBatchAgeMillis: 3_600_000, // nothing is sealed by age while the test runs
+    ...options,
   });
 }
 
@@ -72,12 +73,7 @@ describe('S3Exporters', () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {}); // the spans' flush timeout
     try {
       const s3 = new ScriptedS3().script([{ kind: 'status', status: 500, name: 'InternalError' }]);
-      const s3Exporters = new S3Exporters({
-        s3Client: s3.client,
-        compression: 'none',
-        maxBatchAgeMillis: 3_600_000,
-        flushTimeoutMillis: 100,
-      });
+      const s3Exporters = group(s3, { flushTimeoutMillis: 100 });
       const spans = s3Exporters.spanExporter();
       const metrics = s3Exporters.metricExporter();
       await exportTagged(TRACES, spans, 1, 1);
@@ -103,12 +99,7 @@ describe('S3Exporters', () => {
       const denied = { kind: 'status', status: 403, name: 'AccessDenied' } as const;
       // The spans' prefix is denied, the metrics' allowed: spans, metrics, the spans' retry.
       const s3 = new ScriptedS3().script([denied, { kind: 'ok' }, denied, denied]);
-      const s3Exporters = new S3Exporters({
-        s3Client: s3.client,
-        compression: 'none',
-        maxBatchAgeMillis: 3_600_000,
-        flushTimeoutMillis: 100,
-      });
+      const s3Exporters = group(s3, { flushTimeoutMillis: 100 });
       const spans = s3Exporters.spanExporter();
       const metrics = s3Exporters.metricExporter();
       await exportTagged(TRACES, spans, 1, 1);
@@ -323,12 +314,7 @@ describe('S3Exporters', () => {
     const dir = await makeTempDir('otel-s3-group-refused-');
     try {
       const s3 = new ScriptedS3();
-      const s3Exporters = new S3Exporters({
-        s3Client: s3.client,
-        compression: 'none',
-        maxBatchAgeMillis: 3_600_000,
-        spoolDir: dir,
-      });
+      const s3Exporters = group(s3, { spoolDir: dir });
       process.env.OTEL_EXPORTER_S3_TRACES_BUCKET = 'elsewhere';
       expect(() => s3Exporters.spanExporter()).toThrow(/OTEL_EXPORTER_S3_TRACES_BUCKET/);
       delete process.env.OTEL_EXPORTER_S3_TRACES_BUCKET; // the configuration fixed

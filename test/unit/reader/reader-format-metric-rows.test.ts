@@ -27,7 +27,7 @@ import { num } from '../../../src/signals/plain-values.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { collect, encodeObject, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
 import { CollectingReader } from '../../support/service.js';
-import { asText } from '../../support/stored-text.js';
+import { asText, EVERY_ATTRIBUTE_VALUE } from '../../support/stored-text.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 import { zstdCompress } from '../../support/zstd.js';
@@ -40,30 +40,10 @@ import { zstdCompress } from '../../support/zstd.js';
  * cannot keep, which the test normalises (and only that).
  */
 
-/** An attribute value of every type, as far as the SDK takes them, and `__proto__` as a key. */
+/** EVERY_ATTRIBUTE_VALUE, with `__proto__` as a key too. */
 const EVERY_VALUE = {
   ...(JSON.parse('{"__proto__": "own key"}') as Record<string, string>),
-  str: 'plain',
-  empty: '',
-  astral: '𝄞 emoji 😀 ü',
-  yes: true,
-  no: false,
-  int: 42,
-  negative: -7,
-  big: 2 ** 60,
-  bigNegative: -(2 ** 60),
-  double: 1.5,
-  tiny: 9e-9,
-  huge: 1e21,
-  nan: Number.NaN,
-  inf: Number.POSITIVE_INFINITY,
-  negInf: Number.NEGATIVE_INFINITY,
-  negZero: -0,
-  strings: ['a', '', '𝄞'],
-  ints: [1, -2, 2 ** 60],
-  doubles: [0.5, Number.NaN],
-  bools: [true, false],
-  emptyList: [],
+  ...EVERY_ATTRIBUTE_VALUE,
 };
 
 const VIEWS: ViewOptions[] = [

@@ -40,7 +40,7 @@ import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { collect, writeAtKey } from '../../support/reader-fixtures.js';
 import { encodeLogRecords, encodeSpans, signalKeyAt } from '../../support/signal-fixtures.js';
-import { asText, attributeText } from '../../support/stored-text.js';
+import { asText, attributeText, EVERY_ATTRIBUTE_VALUE } from '../../support/stored-text.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { READER_T0 } from '../../support/time.js';
 
@@ -56,31 +56,6 @@ const at = (ms: number, nanos = 0): HrTime => [
   Math.floor((T + ms) / 1000),
   ((T + ms) % 1000) * 1e6 + nanos,
 ];
-
-/** An attribute value of every type, as far as the SDK takes them. */
-const EVERY_VALUE = {
-  str: 'plain',
-  empty: '',
-  astral: '𝄞 emoji 😀 ü',
-  yes: true,
-  no: false,
-  int: 42,
-  negative: -7,
-  big: 2 ** 60,
-  bigNegative: -(2 ** 60),
-  double: 1.5,
-  tiny: 9e-9,
-  huge: 1e21,
-  nan: Number.NaN,
-  inf: Number.POSITIVE_INFINITY,
-  negInf: Number.NEGATIVE_INFINITY,
-  negZero: -0,
-  strings: ['a', '', '𝄞'],
-  ints: [1, -2, 2 ** 60],
-  doubles: [0.5, Number.NaN],
-  bools: [true, false],
-  emptyList: [],
-};
 
 /** Values the SDK's span API refuses but its log API (AnyValue) takes. */
 const ANY_VALUES = {
@@ -138,7 +113,7 @@ async function record(): Promise<Recorded> {
       {
         kind,
         startTime: at(i * 10, 123),
-        attributes: i === 0 ? EVERY_VALUE : { n: i },
+        attributes: i === 0 ? EVERY_ATTRIBUTE_VALUE : { n: i },
         links:
           i === 1
             ? [
@@ -199,7 +174,7 @@ async function record(): Promise<Recorded> {
       observedTimestamp: at(300 + i, i),
       severityNumber: 9,
       severityText: 'INFO',
-      attributes: { i, ...(i === 0 ? { ...EVERY_VALUE, ...ANY_VALUES } : {}) },
+      attributes: { i, ...(i === 0 ? { ...EVERY_ATTRIBUTE_VALUE, ...ANY_VALUES } : {}) },
       context: i % 2 === 0 ? spanCtx : undefined,
     });
   });
@@ -249,7 +224,7 @@ async function record(): Promise<Recorded> {
   lone.end(at(602));
   // A second resource without service.name, whose attributes have every type, and unnamed scopes.
   const other = resourceFromAttributes({
-    ...EVERY_VALUE,
+    ...EVERY_ATTRIBUTE_VALUE,
     'host.name': 'node-2',
     'service.name': 2 ** 60,
   });
