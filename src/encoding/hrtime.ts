@@ -5,10 +5,18 @@ const NS_ODD_FACTOR = 1953125;
 const TWO_POW_23 = 2 ** 23;
 const TWO_POW_32 = 2 ** 32;
 
-/** Unix nanoseconds of an HrTime as a decimal string (OTLP/JSON spelling), exact. */
+/**
+ * Unix nanoseconds of an HrTime as a decimal string (OTLP/JSON spelling), exact, as the official
+ * serializer reads it: each part cut to an integer, then seconds × 1e9 + nanoseconds (the SDK's
+ * rounding can hand over 1e9 nanoseconds; a caller's own HrTime anything).
+ */
 export function hrTimeToNanosString(time: Readonly<HrTime>): string {
   const seconds = Math.trunc(time[0]);
   const nanos = Math.trunc(time[1]);
+  if (!(seconds >= 0 && nanos >= 0 && nanos < 1e9)) {
+    if (Number.isFinite(seconds) && Number.isFinite(nanos))
+      return String(BigInt(seconds) * 1_000_000_000n + BigInt(nanos));
+  }
   if (seconds === 0) return String(nanos);
   return `${seconds}${String(nanos).padStart(9, '0')}`;
 }

@@ -49,9 +49,10 @@ function setInt64(slots: Int32Array, at: number, v: number): void {
  * so it is made of two products that do (each below 2^46).
  */
 function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
-  const seconds = t[0];
+  // Each part cut to an integer first, as the official serializers read an HrTime.
+  const seconds = Math.trunc(t[0]);
   const high = Math.floor(seconds / TWO_16) * 1e9; // × 2^16
-  const low = (seconds % TWO_16) * 1e9 + t[1];
+  const low = (seconds % TWO_16) * 1e9 + Math.trunc(t[1]);
   const highWords = Math.floor(high / TWO_16); // (high × 2^16) / 2^32
   let lo = (high % TWO_16) * TWO_16 + low;
   const carry = Math.floor(lo / TWO_32);

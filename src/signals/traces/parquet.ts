@@ -34,8 +34,11 @@ export function appendSpans(
         store.string(SPAN.SCOPE_NAME, r, scope.name);
         store.string(SPAN.SCOPE_VERSION, r, scope.version ?? '');
         store.attributes(SPAN.SPAN_ATTRIBUTES, r, span.attributes);
-        const [s0, n0] = span.startTime;
-        const [s1, n1] = span.endTime;
+        // Each part cut to an integer, as the Timestamp (and the official serializers) read it.
+        const s0 = Math.trunc(span.startTime[0]);
+        const n0 = Math.trunc(span.startTime[1]);
+        const s1 = Math.trunc(span.endTime[0]);
+        const n1 = Math.trunc(span.endTime[1]);
         // Signed, as recorded: the reader's end is start + Duration, so a span without an end
         // (or one that ended before it started) reads back as it was, not as ending at its start.
         const duration = (s1 - s0) * 1e9 + (n1 - n0); // exact below 2^53 ns (104 days)

@@ -49,9 +49,12 @@ const TYPE_OF: Readonly<Record<DataPointType, number>> = {
   [DataPointType.EXPONENTIAL_HISTOGRAM]: TYPE.EXPONENTIAL_HISTOGRAM,
 };
 
-/** An HrTime as whole microseconds (exact: seconds below 2^32 make less than 2^53 µs). */
+/**
+ * An HrTime as whole microseconds (exact: seconds below 2^32 make less than 2^53 µs), each part
+ * cut to an integer first, as the official serializers read an HrTime.
+ */
 function micros(t: HrTime): number {
-  return t[0] * 1e6 + Math.floor(t[1] / 1000);
+  return Math.trunc(t[0]) * 1e6 + Math.floor(Math.trunc(t[1]) / 1000);
 }
 
 /**
