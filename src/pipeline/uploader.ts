@@ -24,6 +24,13 @@ export interface UploaderOptions {
 const TIMED_OUT = Symbol('request deadline');
 
 /**
+ * The queue priority of an attempt a flush waits for: ahead of the attempts nobody waits for. In
+ * a group the queue is shared, so a signal's shutdown would otherwise wait behind another
+ * signal's backlog, and past its deadline drop what it could have stored.
+ */
+const HURRIED_PRIORITY = 1;
+
+/**
  * Uploads sealed batches: PutObject (through an ObjectWriter) with a Buffer body and a deadline on every request, a
  * bounded number in flight, and retries of the same key and bytes with backoff. A batch
  * backing off holds no queue slot. Success settles the batch through the budget; a rejection
@@ -49,6 +56,9 @@ export class Uploader {
    * a forceFlush).
    */
   readonly #hurried = new WeakMap<SealedBatch, { from: number; flushes: number }>();
+  /** The queue id of each batch waiting in the queue for a slot (so a flush can move it up). */
+  readonly #waiting = new Map<SealedBatch, string>();
+  #lastId = 0;
 
   /** Uploads the batches of `budget`, for whichever exporter each belongs to. */
   constructor(options: UploaderOptions, budget: MemoryBudget) {
@@ -60,8 +70,17 @@ export class Uploader {
 
   /** Queues a batch that is ready (its state is `queued`) for an upload slot. */
   submit(batch: SealedBatch): void {
+    const id = String(++this.#lastId);
+    this.#waiting.set(batch, id);
+    const priority = this.#hurried.has(batch) ? HURRIED_PRIORITY : 0;
     this.#queue
-      .add(() => this.#attempt(batch))
+      .add(
+        () => {
+          if (this.#waiting.get(batch) === id) this.#waiting.delete(batch);
+          return this.#attempt(batch);
+        },
+        { id, priority },
+      )
       .catch(() => {
         // #attempt handles its own errors; p-queue only rejects if the task itself threw.
       });
@@ -72,11 +91,10 @@ export class Uploader {
    * does not sit it out), and their backoff starts over (see #hurried) until the function
    * returned is called, when the flush ends. A wait for the server's Retry-After, or at the
    * configuration-fault pace, keeps its time, but no more: a jittered backoff longer than the
-   * Retry-After is cut down to it.
+   * Retry-After is cut down to it. Their attempts go ahead of those nobody waits for, in the
+   * queue now or later (HURRIED_PRIORITY).
    */
   hurry(batches: readonly SealedBatch[]): () => void {
-    for (const batch of batches)
-      if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
     for (const batch of batches) {
       const hurried = this.#hurried.get(batch);
       if (hurried === undefined) this.#hurried.set(batch, { from: batch.attempts, flushes: 1 });
@@ -84,7 +102,11 @@ export class Uploader {
         hurried.from = batch.attempts;
         hurried.flushes++;
       }
+      const id = this.#waiting.get(batch);
+      if (id !== undefined) this.#queue.setPriority(id, HURRIED_PRIORITY);
     }
+    for (const batch of batches)
+      if (batch.state === 'backing-off') this.#hasten(batch, this.#keepingTime.get(batch) ?? 0);
     return () => {
       for (const batch of batches) {
         const hurried = this.#hurried.get(batch);
@@ -151,6 +173,7 @@ export class Uploader {
   /** Forgets queued work at shutdown; the batches themselves are settled by the budget. */
   clear(): void {
     this.#queue.clear();
+    this.#waiting.clear();
   }
 
   async #attempt(batch: SealedBatch): Promise<void> {

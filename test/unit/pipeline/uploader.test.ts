@@ -10,8 +10,8 @@ captureDiag();
 
 function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
   const { outcomes, budget, uploader, owner } = pipelineParts(s3, { uploader: options });
-  /** A batch ready for upload, submitted. */
-  const submit = (name: string) => {
+  /** A batch ready for upload (queued), not yet submitted. */
+  const make = (name: string) => {
     const batch = SealedBatch.seal({
       contents: { records: [Buffer.from(name)] },
       rawBytes: name.length,
@@ -29,10 +29,15 @@ function setup(s3: ScriptedS3, options: Partial<UploaderOptions> = {}) {
       crc32: undefined,
     });
     batch.queue();
+    return batch;
+  };
+  /** A batch ready for upload, submitted. */
+  const submit = (name: string) => {
+    const batch = make(name);
     uploader.submit(batch);
     return batch;
   };
-  return { outcomes, budget, uploader, submit };
+  return { outcomes, budget, uploader, make, submit };
 }
 
 describe('Uploader', () => {
@@ -102,6 +107,35 @@ describe('Uploader', () => {
     uploader.hurry([batch]);
     const late = new Promise((r) => setTimeout(() => r('still waiting after 2 s'), 2_000).unref());
     expect(await Promise.race([batch.settled, late])).toBe('uploaded');
+  });
+
+  // In a group the queue is shared: one signal's flush must not wait behind another's backlog.
+  test('a batch a flush waits for goes ahead of the queued ones nobody waits for', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 20 });
+    const { submit, uploader } = setup(s3, { concurrency: 1 });
+    const backlog = ['a', 'b', 'c', 'd'].map((n) => submit(n));
+    const queued = submit('queued-then-hurried');
+    uploader.hurry([queued]);
+    await Promise.all([...backlog, queued].map((b) => b.settled));
+    // 'a' took the one slot before the hurry; the hurried batch comes next.
+    expect(s3.attempts.map((a) => a.key).slice(0, 2)).toEqual([
+      'a.json',
+      'queued-then-hurried.json',
+    ]);
+  });
+
+  test('a batch hurried before it is queued goes ahead of the backlog when it is', async () => {
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 20 });
+    const { make, submit, uploader } = setup(s3, { concurrency: 1 });
+    const backlog = ['a', 'b', 'c', 'd'].map((n) => submit(n));
+    const later = make('hurried-then-queued');
+    uploader.hurry([later]);
+    uploader.submit(later);
+    await Promise.all([...backlog, later].map((b) => b.settled));
+    expect(s3.attempts.map((a) => a.key).slice(0, 2)).toEqual([
+      'a.json',
+      'hurried-then-queued.json',
+    ]);
   });
 
   // A wait the server asked for, or the configuration-fault pace, keeps its time.
