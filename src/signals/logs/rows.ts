@@ -57,10 +57,12 @@ export function severityName(severityNumber: number): string {
 /**
  * A record's severity number; for one without a number, that of its severity text when the text
  * is a short name of the data model, in any case (`WARN`, `Error`, `warning`, `WARN2`: 14), else 0.
+ * A number out of 1-24 counts as none.
  * One rule for every reader of severities (`otel-s3 logs --severity`, `otel-s3 stats`).
  */
 export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
-  if (row.severityNumber > 0) return row.severityNumber;
+  // A number out of 1-24 is none of the data model's: the text decides, as for 0.
+  if (severityName(row.severityNumber) !== '') return row.severityNumber;
   const match = /^(trace|debug|info|warn(?:ing)?|error|fatal)([1-4])?$/i.exec(row.severity);
   if (match === null) return 0;
   const name = (match[1] as string).toUpperCase().replace(/ING$/, '');

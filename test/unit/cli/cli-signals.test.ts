@@ -669,6 +669,39 @@ describe('hand-made spans and records', () => {
     });
   });
 
+  test('a severity number out of 1-24 is no severity: the text decides, for --severity and stats', async () => {
+    const record = (severityNumber: number, severityText: string, body: string) => ({
+      timeUnixNano: String(T0),
+      severityNumber,
+      severityText,
+      body: { stringValue: body },
+    });
+    const cli = await writeDir(
+      'severity-out-of-range',
+      [span('0000000000000001', '', 'root', 0n, 1n)],
+      [
+        record(30, 'DEBUG', 'debug text'),
+        record(99, '', 'no text'),
+        record(-3, 'WARN', 'warn text'),
+      ],
+    );
+    const bodies = async (severity: string) => {
+      const { code, stdout } = await cli(['logs', '--format', 'jsonl', '--severity', severity]);
+      expect(code).toBe(0);
+      return lines(stdout).map((l) => (JSON.parse(l) as LogRecordRow).body);
+    };
+    // Before: 30 and 99 were taken as above FATAL, so --severity fatal kept both.
+    expect(await bodies('fatal')).toEqual([]);
+    expect(await bodies('warn')).toEqual(['warn text']);
+    expect(await bodies('debug')).toEqual(['debug text', 'warn text']);
+    const stats = await cli(['stats', '--format', 'json']);
+    expect((JSON.parse(stats.stdout) as StatsReport).logServices[0]?.severities).toEqual({
+      DEBUG: 1,
+      WARN: 1,
+      UNSET: 1,
+    });
+  });
+
   test('an int64 attribute past 2^53 is kept exactly, as its decimal text', async () => {
     const int = (key: string, intValue: string | number) => ({ key, value: { intValue } });
     const cli = await writeDir('int64', [
