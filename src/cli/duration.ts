@@ -25,6 +25,7 @@ export function parseDuration(text: string): number | undefined {
 /**
  * An ISO 8601 date or date-time; undefined when it is not one. Without a zone it is UTC (the
  * partitions are UTC), unlike `Date.parse`, which takes a zoneless date-time as local time.
+ * A fraction past the millisecond rounds up to the next millisecond.
  */
 export function parseTime(text: string): Date | undefined {
   const trimmed = text.trim();
@@ -35,8 +36,12 @@ export function parseTime(text: string): Date | undefined {
   if (match === null) return undefined;
   const [, date, clock, zone] = match;
   const iso = clock === undefined ? `${date}T00:00:00Z` : `${date}T${clock}${zone ?? 'Z'}`;
-  const ms = Date.parse(iso.replace(/(\.\d{3})\d+/, '$1'));
-  if (Number.isNaN(ms)) return undefined;
+  const parsed = Date.parse(iso.replace(/(\.\d{3})\d+/, '$1'));
+  if (Number.isNaN(parsed)) return undefined;
+  // A Date holds milliseconds, as do the objects' seal times: a time past the millisecond is
+  // the next one, which keeps `>= from` and `< to` true of the same objects (truncated, an
+  // object of that millisecond would fall on the wrong side of either bound).
+  const ms = /\.\d{3}\d*[1-9]/.test(clock ?? '') ? parsed + 1 : parsed;
   // Reject dates Date.parse rolls over (2026-02-30), with a zone or without: the calendar date
   // as written, not the UTC date it falls on.
   const day = Date.parse(`${date}T00:00:00Z`);

@@ -68,7 +68,10 @@ test('formatBytes goes up to TiB', () => {
 describe('parseTime', () => {
   test.each([
     ['2026-11-30T04:00:00Z', '2026-11-30T04:00:00.000Z'],
-    ['2026-11-30T04:00:00.123456789Z', '2026-11-30T04:00:00.123Z'],
+    // Past the millisecond: the next one (objects' seal times are whole milliseconds).
+    ['2026-11-30T04:00:00.123456789Z', '2026-11-30T04:00:00.124Z'],
+    ['2026-11-30T04:00:00.123000000Z', '2026-11-30T04:00:00.123Z'],
+    ['2026-11-30T23:59:59.9999Z', '2026-12-01T00:00:00.000Z'],
     ['2026-11-30T04:00Z', '2026-11-30T04:00:00.000Z'],
     ['2026-11-30T05:00:00+01:00', '2026-11-30T04:00:00.000Z'],
     // No zone: UTC, like the partitions (Date.parse would take local time).

@@ -702,6 +702,27 @@ describe('hand-made spans and records', () => {
     });
   });
 
+  test('--from and --to past the millisecond: objects of that millisecond are on the right side', async () => {
+    // The objects are sealed at 04:00:00.000 exactly (a UUIDv7 holds milliseconds).
+    const cli = await writeDir(
+      'sub-millisecond-range',
+      [span('0000000000000001', '', 'root', 0n, 1n)],
+      [{ timeUnixNano: String(T0), body: { stringValue: 'the record' } }],
+    );
+    const bodies = async (...range: string[]) => {
+      const { code, stdout } = await cli(['logs', '--format', 'jsonl', ...range]);
+      expect(code).toBe(0);
+      return lines(stdout).map((l) => (JSON.parse(l) as LogRecordRow).body);
+    };
+    // At the edges: --from is inclusive, --to exclusive.
+    expect(await bodies('--from', '2026-11-30T04:00:00Z')).toEqual(['the record']);
+    expect(await bodies('--to', '2026-11-30T04:00:00Z')).toEqual([]);
+    // 100 ns later: the object was sealed before the start, and is before the end.
+    expect(await bodies('--from', '2026-11-30T04:00:00.0000001Z')).toEqual([]);
+    expect(await bodies('--to', '2026-11-30T04:00:00.0000001Z')).toEqual(['the record']);
+    expect(await bodies('--to', '2026-11-30T04:00:00.000999999Z')).toEqual(['the record']);
+  });
+
   test('an int64 attribute past 2^53 is kept exactly, as its decimal text', async () => {
     const int = (key: string, intValue: string | number) => ({ key, value: { intValue } });
     const cli = await writeDir('int64', [
