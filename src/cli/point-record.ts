@@ -4,6 +4,7 @@ import type {
   PlainValue,
   PointRow,
 } from '../signals/metrics/rows.js';
+import { valueText as plainText } from '../signals/plain-values.js';
 import { csvField } from './format.js';
 import { printable } from './terminal-text.js';
 
@@ -55,9 +56,10 @@ export function tableCells(record: PointRecord): string[] {
   return cells.map(printable);
 }
 
+/** `k=v k2=v2`, values as the Parquet tables store them: alike from every format. */
 function keyValues(values: Record<string, PlainValue>): string {
   return Object.entries(values)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${k}=${plainText(v)}`)
     .join(' ');
 }
 

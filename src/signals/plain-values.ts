@@ -1,5 +1,6 @@
 import { MAX_NESTING_DEPTH } from '../encoding/check-request.js';
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+import { jsValueText, otlpValueText } from '../parquet/attribute-text.js';
 
 /**
  * What every signal's reader rows share (src/signals/<signal>/rows.ts): OTLP values as plain
@@ -72,8 +73,13 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
   if ('boolValue' in o) return o.boolValue === true;
   if ('intValue' in o) return int64(o.intValue);
   if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
-  if ('arrayValue' in o) return list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1));
-  if ('kvlistValue' in o) return plainKeyValues(obj(o.kvlistValue).values, depth + 1);
+  if ('arrayValue' in o) {
+    return madeFrom(
+      o,
+      list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1)),
+    );
+  }
+  if ('kvlistValue' in o) return madeFrom(o, plainKeyValues(obj(o.kvlistValue).values, depth + 1));
   if ('bytesValue' in o) return str(o.bytesValue);
   return null;
 }
@@ -83,7 +89,8 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
  * a number would make ...992). One written as a JSON number past 2^53 has lost its digits already.
  */
 function int64(v: OtlpValue | undefined): PlainValue {
-  const n = num(v) ?? 0;
+  // An int64 has no -0 (an intValue "-0" is 0): a -0 in a row is a double's, and spelled so.
+  const n = (num(v) ?? 0) || 0;
   return typeof v === 'string' && /^-?\d+$/.test(v) && !Number.isSafeInteger(n)
     ? BigInt(v).toString()
     : n;
@@ -105,21 +112,36 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
 }
 
 /**
- * A value as one line of text, as the Collector's ClickHouse exporter writes attribute values
- * (`AsString`): text as it is, anything else as JSON; '' for none. A NaN or an infinity is
- * `NaN`, `Infinity` or `-Infinity` (inside a list or map the JSON string), as the Parquet
- * tables store it (src/parquet/attribute-text.ts): JSON would make it `null`, so a filter or a
- * table would not find or show the same value in OTLP objects as in Parquet files.
+ * The OTLP AnyValue each list and map of a row was made from. A row cannot tell an integer past
+ * 2^53 in a list from a string of its digits (both are the text), nor keep the int/double
+ * distinction; valueText spells a list or map from its AnyValue, exactly as the Parquet tables
+ * store it. Weak: it lives as long as the row's value does.
+ */
+const SOURCES = new WeakMap<object, OtlpObject>();
+
+function madeFrom<T extends object>(source: OtlpObject, value: T): T {
+  SOURCES.set(value, source);
+  return value;
+}
+
+/**
+ * A value as one line of text, as the Parquet tables store attribute values and bodies
+ * (docs/parquet.md), the Collector's ClickHouse exporter's spelling (`AsString`): text as it is,
+ * numbers in their shortest digits (`1e+21`, a double's `-0`, `NaN`, `Infinity`), lists and maps
+ * as Go writes JSON (map keys sorted by their UTF-8 bytes, an integer past 2^53 a bare number,
+ * NaN and infinities the JSON strings `"NaN"`...); '' for none. So a filter or a table finds and
+ * shows a value alike in OTLP objects and in Parquet files, whose rows hold that text. A list or
+ * map of a reader's row is spelled from the AnyValue it was made from; one made elsewhere as an
+ * SDK attribute value would be (a string of digits in it stays a string).
  */
 export function valueText(v: PlainValue | undefined): string {
   if (v === undefined || v === null) return '';
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  return JSON.stringify(v, nonFiniteAsText);
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  const source = SOURCES.get(v);
+  return (source === undefined ? jsValueText(v) : otlpValueText(source)) ?? '';
 }
-
-const nonFiniteAsText = (_key: string, x: unknown): unknown =>
-  typeof x === 'number' && !Number.isFinite(x) ? String(x) : x;
 
 /** A resource's `service.name` as text ('' when it has none), as the rows' `service` gives it. */
 export function serviceOf(resource: Record<string, PlainValue>): string {

@@ -1,5 +1,3 @@
-import { valueText } from '../../src/signals/plain-values.js';
-
 /**
  * Attribute values as the Parquet tables store them (docs/parquet.md, "What the table does not
  * keep"): text, spelled as the ClickHouse exporter spells it (`AsString`: JSON for lists and
@@ -12,32 +10,40 @@ export function asText(values: Record<string, unknown>): Record<string, unknown>
   );
 }
 
-/** Stands for a whole number inside a list or map until the text is made (see attributeText). */
-const BIG = '\u{10FFFE}big:';
-
 /**
- * A plain value as the tables store it. In a row an integer past 2^53 is its decimal text
- * (docs/reading.md), so inside a list or map it would be spelled as a JSON string; the table
+ * A plain value as the tables store it, spelled here independently of the code under test: Go's
+ * JSON for lists and maps (keys sorted by their UTF-8 bytes, U+2028 and U+2029 escaped, a NaN or
+ * an infinity as a JSON string), a double's -0 as `-0`. In a row an integer past 2^53 is its
+ * decimal text (docs/reading.md), so inside a list or map it would be a JSON string; the table
  * spells it as the number it was. The tests record no such digits as text, so such a string is
- * written back as a number (by a marker replaced in the text: Node 20 has no JSON.rawJSON).
+ * written as a number.
  */
 export function attributeText(v: unknown): string {
-  const text = valueText(sortedKeys(v) as never);
-  return text.replaceAll(new RegExp(`"${BIG}(-?\\d+)"`, 'gu'), '$1');
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
+  return goJson(v);
 }
 
-function sortedKeys(v: unknown, nested = false): unknown {
-  if (nested && typeof v === 'string' && /^-?\d{16,}$/.test(v)) return `${BIG}${v}`;
-  if (Array.isArray(v)) return v.map((x) => sortedKeys(x, true));
-  if (typeof v === 'object' && v !== null) {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
-        .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k], true)]),
-    );
+function goJson(v: unknown): string {
+  if (typeof v === 'string') return /^-?\d{16,}$/.test(v) ? v : goString(v);
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return `"${v}"`;
+    return Object.is(v, -0) ? '-0' : String(v);
   }
-  return v;
+  if (typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    // Entries, not an object: an object would put keys like "9" before "10" whatever the sort.
+    const entries = Object.entries(v).sort(([a], [b]) =>
+      Buffer.compare(Buffer.from(a), Buffer.from(b)),
+    );
+    return `{${entries.map(([k, x]) => `${goString(k)}:${goJson(x)}`).join(',')}}`;
+  }
+  return 'null';
 }
+
+const goString = (s: string): string =>
+  JSON.stringify(s).replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029');
 
 /** An attribute value of every type, as far as the SDK takes them: what the format tests record. */
 export const EVERY_ATTRIBUTE_VALUE = {

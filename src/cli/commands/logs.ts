@@ -60,6 +60,8 @@ export function logs(ctx: CommandContext, options: LogsOptions): Promise<number>
       (body === undefined || valueText(row.body).includes(body)) &&
       common(row),
     csvColumns: LOG_RECORD_COLUMNS,
+    // The body as the table and --body have it: the same text whatever the object's format.
+    csvRow: (row) => ({ ...row, body: valueText(row.body) }),
     tableHeader: ['time', 'severity', 'service', 'trace id', 'body', 'attributes'],
     tableCells: (row) => [
       tableTime(row.time),

@@ -19,6 +19,8 @@ export interface RowCommand<Row extends object> {
   keep(row: Row): boolean;
   /** Every field of the row, in order: the CSV header (and what jsonl prints, as an object). */
   csvColumns: readonly (keyof Row & string)[];
+  /** The row as CSV prints it, when some field is printed otherwise than as the row holds it. */
+  csvRow?(row: Row): Row;
   tableHeader: string[];
   /** Table cells; escaped for the terminal here. */
   tableCells(row: Row): string[];
@@ -56,8 +58,10 @@ export async function printRows<Row extends object>(
         }
         printed++;
         if (table !== undefined) await table.row(command.tableCells(row).map(printable));
-        else if (as === 'csv') await ctx.out.line(csv(csvLine(row, command.csvColumns, csvField)));
-        else await ctx.out.line(jsonLine(row));
+        else if (as === 'csv') {
+          const fields = command.csvRow?.(row) ?? row;
+          await ctx.out.line(csv(csvLine(fields, command.csvColumns, csvField)));
+        } else await ctx.out.line(jsonLine(row));
       }
       if (table === undefined) await ctx.out.flush();
     },

@@ -2,9 +2,15 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { csvField, TableWriter } from '../../../src/cli/format.js';
 import { LineWriter } from '../../../src/cli/output.js';
-import { CSV_COLUMNS, csvRow, type PointRecord, valueText } from '../../../src/cli/point-record.js';
+import {
+  CSV_COLUMNS,
+  csvRow,
+  type PointRecord,
+  tableCells,
+  valueText,
+} from '../../../src/cli/point-record.js';
 import { cutToCells } from '../../../src/cli/terminal-text.js';
-import { instrumentKind, nanosToIso } from '../../../src/signals/metrics/rows.js';
+import { attributes, instrumentKind, nanosToIso } from '../../../src/signals/metrics/rows.js';
 
 function collector() {
   const stream = new PassThrough();
@@ -176,5 +182,34 @@ describe('cutToCells', () => {
     expect(cutToCells(`${'a'.repeat(58)}😀`, 59)).toBe(`${'a'.repeat(58)}…`);
     // A combining accent takes no cell.
     expect(cutToCells(`${'e\u0301'.repeat(60)}`, 60)).toBe('e\u0301'.repeat(60));
+  });
+});
+
+describe('tableCells', () => {
+  test('attribute values read as the Parquet tables store them (docs/parquet.md)', () => {
+    const record: PointRecord = {
+      ...base,
+      attributes: attributes([
+        {
+          key: 'ids',
+          value: {
+            arrayValue: { values: [{ intValue: '1152921504606846976' }, { doubleValue: 'NaN' }] },
+          },
+        },
+        {
+          key: 'm',
+          value: {
+            kvlistValue: {
+              values: [
+                { key: 'b', value: { intValue: '1' } },
+                { key: 'a', value: { doubleValue: -0 } },
+              ],
+            },
+          },
+        },
+        { key: 'd', value: { doubleValue: -0 } },
+      ]),
+    };
+    expect(tableCells(record)[4]).toBe('ids=[1152921504606846976,"NaN"] m={"a":-0,"b":1} d=-0');
   });
 });
