@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { configure, signalVariable, VARIABLE_OF } from '../config/environment.js';
+import { optionsOf } from '../config/option-table.js';
 import type { S3MetricExporterOptions } from '../config/options.js';
 import type { ResolvedConfig } from '../config/resolve.js';
 import type { SignalName } from '../layout/formats.js';
@@ -46,6 +47,10 @@ const SIGNAL_OPTION_NAMES: ReadonlySet<string> = new Set([
   'partitionTime',
   'partitionTimeZone',
 ] satisfies (keyof SignalOptions)[]);
+
+/** Whether one signal's exporter of a group may set `option` for itself. */
+const signalMay = (signal: SignalName, option: string): boolean =>
+  SIGNAL_OPTION_NAMES.has(option) || (signal === 'metrics' && option === 'temporalityPreference');
 
 /** The put's settings (each upload's headers) by the option that sets each. */
 const PUT_OPTIONS = {
@@ -149,12 +154,7 @@ export class S3Exporters {
     for (const [name, value] of Object.entries(options)) {
       // The group's settings are its own: given to one exporter they would be ignored (its
       // uploads are the group's) or make a second of what is shared (a spool directory).
-      if (
-        value === undefined ||
-        SIGNAL_OPTION_NAMES.has(name) ||
-        (signal === 'metrics' && name === 'temporalityPreference')
-      )
-        continue;
+      if (value === undefined || signalMay(signal, name)) continue;
       throw new InvalidOptionError(
         name,
         value,
@@ -187,6 +187,20 @@ export class S3Exporters {
     for (const [field, option] of Object.entries(PUT_OPTIONS)) {
       if (JSON.stringify(put[field]) === JSON.stringify(groupPut[field])) continue;
       throw notTheGroups(option, put[field], JSON.stringify(groupPut[field]) ?? 'unset', signal);
+    }
+    // Any other of the group's options (the prefix, the spool's settings) that one signal's
+    // variable sets: refused as the option is in code, not applied to that signal alone.
+    for (const row of optionsOf('exporter', signal)) {
+      if (row.variable === undefined || signalMay(signal, row.name)) continue;
+      const variable = signalVariable(row.variable, signal);
+      const raw = variable === undefined ? undefined : process.env[variable];
+      if (variable === undefined || raw === undefined || raw.trim() === '') continue;
+      throw new InvalidOptionError(
+        row.name,
+        raw,
+        `an option of the whole group (${row.variable}): set it for the group, not for one signal`,
+        variable,
+      );
     }
     Object.defineProperty(withParts, SHARED_PARTS, { value: this.#shared });
     const exporter = make(withParts);

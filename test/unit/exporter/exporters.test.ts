@@ -363,6 +363,33 @@ describe('S3Exporters', () => {
     void metrics.shutdown();
   });
 
+  test("a signal's variable for a group option that code may not set per signal is refused, not applied", async () => {
+    // Before: spanExporter({ prefix }) was refused, but OTEL_EXPORTER_S3_TRACES_PREFIX moved the
+    // spans under another prefix than the group's startup check writes to (and the spool
+    // settings likewise), without a word.
+    for (const [variable, value] of [
+      ['OTEL_EXPORTER_S3_TRACES_PREFIX', 'spans-only'],
+      ['OTEL_EXPORTER_S3_TRACES_SPOOL_DIR', '/tmp/otel-s3-unused'],
+      ['OTEL_EXPORTER_S3_TRACES_MAX_SPOOL_BYTES', '99999999'],
+      ['OTEL_EXPORTER_S3_TRACES_SPOOL_TIMEOUT', '777'],
+      ['OTEL_EXPORTER_S3_TRACES_JOURNAL_SYNC_INTERVAL', '0'],
+    ] as const) {
+      process.env[variable] = value;
+      try {
+        const s3Exporters = group(new ScriptedS3());
+        const error = thrown(() => s3Exporters.spanExporter(), InvalidOptionError);
+        expect(error.variable).toBe(variable);
+        expect(error.message).toContain(`invalid environment variable ${variable}`);
+        expect(error.message).toContain(value);
+        expect(error.message).toMatch(/set it for the group, not for one signal/);
+        // The other signals, whose variables are not set, are made as ever.
+        await s3Exporters.logRecordExporter().shutdown();
+      } finally {
+        delete process.env[variable];
+      }
+    }
+  });
+
   test('a retry variable for one signal is refused as the retry option, naming the variable', () => {
     process.env.OTEL_EXPORTER_S3_METRICS_RETRY_MAX_DELAY = '5000';
     const s3Exporters = group(new ScriptedS3());
