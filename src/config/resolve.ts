@@ -175,6 +175,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       DEFAULTS.retryInitialDelayMillis,
     );
   }
+  const s3Client = option<S3Client | undefined>(f, 's3Client', undefined);
   // Each signal keeps its own spool (its own lock) under one spoolDir: metrics in it, as ever.
   const givenSpoolDir = option<string | undefined>(f, 'spoolDir', undefined);
   const spoolDir =
@@ -219,7 +220,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     endpoint,
     forcePathStyle: option<boolean>(f, 'forcePathStyle', defaultForcePathStyle(endpoint)),
     credentials: option<Credentials | undefined>(f, 'credentials', undefined),
-    s3Client: option<S3Client | undefined>(f, 's3Client', undefined),
+    s3Client,
     format,
     compression,
     compressionLevel: f.get(
@@ -277,7 +278,21 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     putObject: Object.fromEntries(
       Object.entries(putObject).filter(([, v]) => v !== undefined),
     ) as ResolvedConfig['putObject'],
-    userAgent: option<string | undefined>(f, 'userAgent', undefined),
+    userAgent: f.get(
+      'userAgent',
+      (o, v) => {
+        const agent = check<string>('userAgent')(o, v);
+        // The caller's client sends its own user agent: the word would reach no request.
+        if (s3Client !== undefined)
+          throw new InvalidOptionError(
+            o,
+            v,
+            "no s3Client: your own S3Client sends its own user agent (set the client's customUserAgent)",
+          );
+        return agent;
+      },
+      undefined,
+    ),
   };
 }
 

@@ -820,3 +820,32 @@ describe('a value from the environment that makes one in code invalid is the one
     ).toThrow(InvalidOptionError);
   });
 });
+
+describe('userAgent with s3Client', () => {
+  // Before: taken and ignored: the caller's client sends its own user agent, so the word the
+  // option adds never reached a request.
+  const client = new S3Client({ region: 'us-east-1' });
+  test('in code, both: refused, naming userAgent, its value and how to set it instead', () => {
+    const error = invalid(() => resolveConfig(opts({ s3Client: client, userAgent: 'acme/1' })));
+    expect(error.option).toBe('userAgent');
+    expect(error.value).toBe('acme/1');
+    expect(error.message).toMatch(/userAgent: "acme\/1" \(expected no s3Client.*customUserAgent/);
+  });
+  test('from the environment with s3Client in code: warned, naming the variable, and not taken', () => {
+    const warned: string[] = [];
+    const config = resolveSources({
+      options: { bucket: 'b', s3Client: client },
+      environment: new Map([
+        ['userAgent', { variable: 'OTEL_EXPORTER_S3_USER_AGENT', value: 'acme/1' }],
+      ]),
+      warn: (e) => warned.push(e.detail),
+    });
+    expect(config.userAgent).toBeUndefined();
+    expect(warned).toEqual([
+      expect.stringMatching(/OTEL_EXPORTER_S3_USER_AGENT \(option userAgent\): "acme\/1"/),
+    ]);
+  });
+  test('without s3Client: taken', () => {
+    expect(resolveConfig(opts({ userAgent: 'acme/1' })).userAgent).toBe('acme/1');
+  });
+});
