@@ -163,7 +163,7 @@ export function tree(
   const top: Item[] = [];
   let orphans = 0;
   for (const span of spans) {
-    const parent = id(span.parentSpanId);
+    const parent = parentOf(span);
     if (parent !== '' && ids.has(parent) && parent !== id(span.spanId)) {
       push(children, parent, { span });
     } else {
@@ -189,7 +189,7 @@ export function tree(
         seen.add(id(item.span.spanId));
       }
       // Said of the spans at the top that have a parent (not found, or in a cycle) only.
-      if (depth === 0 && 'span' in item && item.span.parentSpanId !== '') orphans++;
+      if (depth === 0 && 'span' in item && parentOf(item.span) !== '') orphans++;
       const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
@@ -223,7 +223,7 @@ export function tree(
     let at = from;
     while (!walked.has(at) && !path.has(at)) {
       path.add(at);
-      at = id((left.get(at) as SpanRow).parentSpanId);
+      at = parentOf(left.get(at) as SpanRow);
     }
     // A cycle not met before: each of its spans.
     if (path.has(at)) {
@@ -231,13 +231,22 @@ export function tree(
       do {
         const span = left.get(c) as SpanRow;
         inCycles.push({ span });
-        c = id(span.parentSpanId);
+        c = parentOf(span);
       } while (c !== at);
     }
     for (const p of path) walked.add(p);
   }
   if (inCycles.length > 0) place(inCycles);
   return { placed, orphans };
+}
+
+/**
+ * A span's parent id in lower case; '' for a root. All zeros (the invalid span id, which some
+ * writers store for a root instead of nothing; OTLP and Parquet alike) is no parent either.
+ */
+function parentOf(span: SpanRow): string {
+  const parent = span.parentSpanId.toLowerCase();
+  return /^0+$/.test(parent) ? '' : parent;
 }
 
 function push(map: Map<string, Item[]>, key: string, item: Item): void {

@@ -1,6 +1,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { lines, runCliInProcess } from '../../support/cli-child.js';
+import { newTally } from '../../../src/encoding/records.js';
+import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
+import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
+import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
+import type { SpanLike } from '../../../src/signals/traces/span.js';
+import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
 import { writeAtKey } from '../../support/reader-fixtures.js';
 import { signalKeyAt } from '../../support/signal-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -72,7 +77,46 @@ async function store(objects: S[][], hours: number[] = []): Promise<string[]> {
 }
 /** A waterfall line's span column, tree prefix and name: what is before its service. */
 const nameColumn = (line: string) => line.slice(0, line.indexOf('   svc')).trimEnd();
-const run = (args: string[]) => runCliInProcess(['trace', TRACE, ...args], { cwd: root });
+const run = (args: string[], options: CliInProcessOptions = {}) =>
+  runCliInProcess(['trace', TRACE, ...args], { ...options, cwd: root });
+
+/** The spans as the exporter's Parquet stores them, in an object; the arguments that read it. */
+async function storeParquet(spans: S[]): Promise<string[]> {
+  const dir = `d${++n}`;
+  const hr = (ns: bigint) => {
+    const at = T0 + ns;
+    return [Number(at / 1_000_000_000n), Number(at % 1_000_000_000n)] as const;
+  };
+  const context = (spanId: string) => ({ traceId: TRACE, spanId, traceFlags: 1 });
+  const like = spans.map(
+    (s): SpanLike => ({
+      resource: { attributes: { 'service.name': s.service ?? 'svc' } },
+      instrumentationScope: { name: 't' },
+      name: s.name ?? s.id,
+      kind: 0,
+      spanContext: () => context(s.id),
+      ...(s.parent === undefined ? {} : { parentSpanContext: context(s.parent) }),
+      startTime: hr(s.start),
+      endTime: hr(s.end),
+      status: { code: 0 },
+      attributes: {},
+      links: [],
+      events: [],
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    }),
+  );
+  const builders = spanColumnBuilders();
+  builders.append(like, newTally(false));
+  const file = new Uint8Array(await flatEncoder(SPANS)(builders.seal(), { compression: 'none' }));
+  await writeAtKey(
+    join(root, dir),
+    signalKeyAt('traces', 'parquet', 'p', CLI_T0, '.parquet'),
+    file,
+  );
+  return ['--dir', dir, '--prefix', 'p'];
+}
 
 describe('otel-s3 trace: hostile and odd traces', () => {
   test('a span under a cycle of parents stays under it, though it started before the cycle', async () => {
@@ -160,5 +204,20 @@ describe('otel-s3 trace: hostile and odd traces', () => {
     expect(stderr).toBe(
       'otel-s3: 1 span stored twice, shown once\notel-s3: 2 log records stored twice, shown once\n',
     );
+  });
+
+  test('a parent span id of all zeros (as some writers store a root) is no parent', async () => {
+    const spans = [
+      { id: sid(1), parent: '0000000000000000', start: 0n, end: 100n },
+      { id: sid(2), parent: sid(1), start: 10n, end: 20n },
+    ];
+    for (const args of [await store([spans]), await storeParquet(spans)]) {
+      const { code, stdout, stderr } = await run(args);
+      expect([code, lines(stdout).slice(2).map(nameColumn), stderr]).toEqual([
+        0,
+        [sid(1), `└─ ${sid(2)}`],
+        '',
+      ]);
+    }
   });
 });
