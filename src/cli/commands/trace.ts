@@ -99,11 +99,23 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
     }
     return code;
   }
-  const { placed, orphans } = tree([...spans.values()], logs);
+  const { placed, orphans, ownParents, cycles } = tree([...spans.values()], logs);
   if (format === 'jsonl') {
     for (const { item } of placed) if ('span' in item) await ctx.out.line(jsonLine(item.span));
   } else {
     for (const line of waterfall(options.traceId, placed, width)) await ctx.out.line(line);
+  }
+  if (ownParents > 0) {
+    await finalNote(
+      ctx,
+      `${plural(ownParents, 'span')} of this trace ${ownParents === 1 ? 'names itself as its parent' : 'name themselves as their parents'}: shown at the top level`,
+    );
+  }
+  if (cycles > 0) {
+    await finalNote(
+      ctx,
+      `${plural(cycles, 'cycle')} of parents in this trace: each shown from its earliest span, at the top level`,
+    );
   }
   if (orphans > 0) {
     await finalNote(
@@ -155,13 +167,15 @@ const byTime = (a: Item, b: Item) => {
 export function tree(
   spans: SpanRow[],
   logs: LogRecordRow[],
-): { placed: Placed[]; orphans: number } {
+): { placed: Placed[]; orphans: number; ownParents: number; cycles: number } {
   // Hex ids in either case (as other writers store them) are the same id.
   const id = (hex: string) => hex.toLowerCase();
   const ids = new Set(spans.map((s) => id(s.spanId)));
   const children = new Map<string, Item[]>();
   const top: Item[] = [];
   let orphans = 0;
+  let ownParents = 0;
+  let cycles = 0;
   for (const span of spans) {
     const parent = parentOf(span);
     if (parent !== '' && ids.has(parent) && parent !== id(span.spanId)) {
@@ -177,7 +191,7 @@ export function tree(
   const placed: Placed[] = [];
   const seen = new Set<string>();
   // Depth first without recursion: a chain of any depth cannot overflow the stack.
-  const place = (roots: Item[]) => {
+  const place = (roots: Item[], inCycle = false) => {
     const stack: { item: Item; lines: string; last: boolean; depth: number }[] = roots
       .sort(byTime)
       .map((item) => ({ item, lines: '', last: true, depth: 0 }))
@@ -188,8 +202,14 @@ export function tree(
         if (seen.has(id(item.span.spanId))) continue;
         seen.add(id(item.span.spanId));
       }
-      // Said of the spans at the top that have a parent (not found, or in a cycle) only.
-      if (depth === 0 && 'span' in item && parentOf(item.span) !== '') orphans++;
+      // Said of the spans at the top that have a parent: not found, the span itself, or the
+      // span a cycle is shown from.
+      if (depth === 0 && 'span' in item) {
+        const parent = parentOf(item.span);
+        if (inCycle) cycles++;
+        else if (parent === id(item.span.spanId)) ownParents++;
+        else if (parent !== '') orphans++;
+      }
       const branch = depth === 0 ? '' : last ? '└─ ' : '├─ ';
       placed.push({ item, prefix: cut(lines + branch, depth) });
       if (!('span' in item)) continue;
@@ -236,8 +256,8 @@ export function tree(
     }
     for (const p of path) walked.add(p);
   }
-  if (inCycles.length > 0) place(inCycles);
-  return { placed, orphans };
+  if (inCycles.length > 0) place(inCycles, true);
+  return { placed, orphans, ownParents, cycles };
 }
 
 /**

@@ -420,8 +420,8 @@ describe('otel-s3 trace on hostile spans', () => {
     ]);
     expect([code, stderr]).toEqual([
       0,
-      // The chain's root and one span of the cycle: the other is under it.
-      'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
+      // One span of the cycle at the top level, the other under it.
+      'otel-s3: 1 cycle of parents in this trace: each shown from its earliest span, at the top level\n',
     ]);
     const body2 = lines(stdout).slice(2);
     expect(body2).toHaveLength(spans.length);
@@ -537,7 +537,7 @@ describe('hand-made spans and records', () => {
     ]);
   });
 
-  test('waterfall notes: spans at the top with a parent counted, records before or without a time', async () => {
+  test('waterfall notes: spans at the top with a parent said (not found, a cycle), records before or without a time', async () => {
     const ms = 1_000_000n;
     const cli = await writeDir(
       'notes',
@@ -569,7 +569,8 @@ describe('hand-made spans and records', () => {
     const { code, stdout, stderr } = await cli(['trace', TRACE, '--logs', '--width', '10']);
     expect([code, stderr]).toEqual([
       0,
-      'otel-s3: 2 spans of this trace have parents not found: shown at the top level\n',
+      'otel-s3: 1 cycle of parents in this trace: each shown from its earliest span, at the top level\n' +
+        'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
     ]);
     const body = lines(stdout).slice(2);
     expect(body.find((l) => l.includes('early'))).toMatch(/ -20 ms {3}\|◆ {9}\|$/);

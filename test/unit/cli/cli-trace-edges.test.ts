@@ -131,9 +131,10 @@ describe('otel-s3 trace: hostile and odd traces', () => {
     const { code, stdout, stderr } = await run(args);
     const names = lines(stdout).slice(2).map(nameColumn);
     expect([code, names]).toEqual([0, [sid(2), `├─ ${sid(3)}`, `└─ ${sid(1)}`]]);
-    // Only the span the cycle is shown from is at the top level.
+    // Only the span the cycle is shown from is at the top level: said as a cycle, as its
+    // parent is found.
     expect(stderr).toBe(
-      'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
+      'otel-s3: 1 cycle of parents in this trace: each shown from its earliest span, at the top level\n',
     );
   });
 
@@ -219,5 +220,24 @@ describe('otel-s3 trace: hostile and odd traces', () => {
         '',
       ]);
     }
+  });
+
+  test('a span naming itself as its parent is a root, said apart from parents not found', async () => {
+    const args = await store([
+      [
+        { id: sid(1), parent: sid(1), start: 0n, end: 100n },
+        { id: sid(2), parent: sid(1), start: 10n, end: 20n },
+        { id: sid(3), parent: sid(9), start: 30n, end: 40n },
+      ],
+    ]);
+    const { code, stdout, stderr } = await run(args);
+    expect([code, lines(stdout).slice(2).map(nameColumn)]).toEqual([
+      0,
+      [sid(1), `└─ ${sid(2)}`, sid(3)],
+    ]);
+    expect(stderr).toBe(
+      'otel-s3: 1 span of this trace names itself as its parent: shown at the top level\n' +
+        'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
+    );
   });
 });
