@@ -10,6 +10,8 @@ export interface CommandContext {
   out: LineWriter;
   stderr: Writable;
   stdoutIsTTY: boolean;
+  /** The terminal's width in cells when stdout is a terminal that reports it (terminalColumns). */
+  stdoutColumns?: number | undefined;
   stderrIsTTY: boolean;
   /** Aborted on Ctrl-C and when the output goes away. */
   signal: AbortSignal;

@@ -35,10 +35,11 @@ import { LineWriter } from './output.js';
 import { spanDurationOption, spanIdOption, traceIdOption } from './row-filters.js';
 import { commandFlagOrigins, located, type Origins, variableOf } from './setting-sources.js';
 import { type GlobalFlags, resolveSettings, type Settings } from './settings.js';
+import { terminalColumns } from './terminal-text.js';
 
 /** The process around the CLI; tests pass their own. */
 export interface CliIo {
-  stdout: Writable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean; columns?: number };
   stderr: Writable & { isTTY?: boolean };
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
@@ -424,7 +425,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         .default('waterfall'),
     )
     .option('--logs', "put the trace's log records under their spans")
-    .option('--width <cells>', 'cells of the bar, 10-200 (default 40)')
+    .option(
+      '--width <cells>',
+      'cells of the bar, 10-200 (default 40, less to fit a narrower terminal)',
+    )
     .addHelpText(
       'after',
       `
@@ -549,6 +553,7 @@ async function execute(
       out,
       stderr: io.stderr,
       stdoutIsTTY: io.stdout.isTTY === true,
+      stdoutColumns: terminalColumns(io.stdout),
       stderrIsTTY: io.stderr.isTTY === true,
       signal,
       env: io.env,

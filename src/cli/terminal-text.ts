@@ -50,6 +50,17 @@ export function textCells(text: string): number {
 }
 
 /**
+ * The columns of the terminal `stream` writes to: its `columns` when it is a TTY that reports a
+ * width (Node's tty.WriteStream does), else undefined (a pipe, a file: no width to fit).
+ */
+export function terminalColumns(stream: { isTTY?: boolean; columns?: number }): number | undefined {
+  const { columns } = stream;
+  return stream.isTTY === true && Number.isInteger(columns) && (columns as number) > 0
+    ? columns
+    : undefined;
+}
+
+/**
  * `text` in at most `cells` terminal cells: as it is when it fits, else its longest beginning
  * (whole characters, never half a surrogate pair) that leaves a cell for the `…` after it.
  */

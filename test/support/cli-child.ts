@@ -95,6 +95,8 @@ export interface CliInProcessOptions {
   cwd?: string;
   env?: Record<string, string>;
   stdoutTTY?: boolean;
+  /** The terminal's width that stdout reports (a TTY's `columns`); none without it. */
+  stdoutColumns?: number;
   stderrTTY?: boolean;
   signal?: AbortSignal;
   /** Stdout stops being read (EPIPE) after this many bytes. */
@@ -106,7 +108,10 @@ export async function runCliInProcess(
   args: string[],
   options: CliInProcessOptions & { cwd: string },
 ): Promise<CliRun & { code: number }> {
-  const stdout = Object.assign(new PassThrough(), { isTTY: options.stdoutTTY === true });
+  const stdout = Object.assign(new PassThrough(), {
+    isTTY: options.stdoutTTY === true,
+    ...(options.stdoutColumns === undefined ? {} : { columns: options.stdoutColumns }),
+  });
   const stderr = Object.assign(new PassThrough(), {
     isTTY: options.stderrTTY === true,
     columns: 100,

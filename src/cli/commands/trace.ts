@@ -7,7 +7,7 @@ import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
 import { readObjects } from '../read-objects.js';
 import { durationText, isoNanos, tableTime } from '../row-filters.js';
-import { cutToCells, jsonLine, printable } from '../terminal-text.js';
+import { cutToCells, jsonLine, printable, textCells } from '../terminal-text.js';
 
 export { TRACE_FORMATS, type TraceFormat };
 
@@ -18,12 +18,23 @@ export interface TraceOptions {
   format?: TraceFormat;
   /** Put the trace's log records under their spans (waterfall only). */
   logs: boolean;
-  /** Cells of the bar, 10-200. Default 40. */
+  /**
+   * Cells of the bar, 10-200. Default 40, and on a terminal that reports its width, what fits
+   * it (the name column cut too).
+   */
   width?: number;
 }
 
 /** Longest name column, prefix included: longer names are cut with `…`. */
 const NAME_WIDTH = 60;
+/** The bar's cells by default. */
+const WIDTH = 40;
+/**
+ * Fitting a terminal, the name column and the bar are narrowed to these first, then the bar to
+ * its least (10, or the trace's duration text), then the names to what is left.
+ */
+const FIT_NAME = 20;
+const FIT_BAR = 20;
 /**
  * Deeper than this, the tree's prefix is its depth and last levels (`…[27] │  └─ `): at most 40
  * of the name column's characters, the rest the name's.
@@ -52,7 +63,6 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
       `--logs goes with the waterfall; for the trace's log records as rows: otel-s3 logs --trace-id ${options.traceId} --format jsonl`,
     );
   }
-  const width = options.width ?? 40;
   const spans = new Map<string, SpanRow>();
   const logs: LogRecordRow[] = [];
   let duplicates = 0;
@@ -103,7 +113,14 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
   if (format === 'jsonl') {
     for (const { item } of placed) if ('span' in item) await ctx.out.line(jsonLine(item.span));
   } else {
-    for (const line of waterfall(options.traceId, placed, width)) await ctx.out.line(line);
+    const layout =
+      options.width !== undefined
+        ? { width: options.width }
+        : {
+            width: WIDTH,
+            ...(ctx.stdoutColumns === undefined ? {} : { columns: ctx.stdoutColumns }),
+          };
+    for (const line of waterfall(options.traceId, placed, layout)) await ctx.out.line(line);
   }
   if (ownParents > 0) {
     await finalNote(
@@ -282,7 +299,11 @@ function cut(prefix: string, depth: number): string {
 }
 
 /** The waterfall's lines: a heading, the column header, a line per span (and log record). */
-export function waterfall(traceId: string, placed: Placed[], width: number): string[] {
+export function waterfall(
+  traceId: string,
+  placed: Placed[],
+  layout: { width: number; columns?: number },
+): string[] {
   const spans = placed.flatMap(({ item }) => ('span' in item ? [item.span] : []));
   let start: bigint | undefined;
   let end: bigint | undefined;
@@ -298,12 +319,38 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
   const scale = total > 0n ? total : 1n;
   const services = new Set(spans.map((s) => s.service));
   const errors = spans.filter((s) => s.status === 'error').length;
+  const totalText = durationText(Number(total) / 1e6);
   const heading = [
     `trace ${traceId}: ${plural(spans.length, 'span')}`,
     plural(services.size, 'service'),
-    `${durationText(Number(total) / 1e6)} from ${tableTime(spans.find((s) => isoNanos(s.time) === t0)?.time ?? '')} UTC`,
+    `${totalText} from ${tableTime(spans.find((s) => isoNanos(s.time) === t0)?.time ?? '')} UTC`,
     ...(errors > 0 ? [plural(errors, 'error')] : []),
-  ].join(', ');
+  ].map(printable);
+
+  // Each line's columns but the bar: the name (tree prefix and name, or the record's severity
+  // and body) not cut yet, the service, status, and duration (a record's offset from the start).
+  const columns = placed.map(({ item, prefix }): [string, string, string, string] => {
+    if ('span' in item) {
+      const s = item.span;
+      return [prefix + printable(s.name), printable(s.service), s.status, durationText(s.duration)];
+    }
+    const l = item.log;
+    const at = isoNanos(l.time);
+    // A record with no time at all has no place on the bar.
+    const offset =
+      l.time === '' ? '' : `${at < t0 ? '' : '+'}${durationText(Number(at - t0) / 1e6)}`;
+    return [
+      prefix + printable(`${l.severity || 'LOG'} ${valueText(l.body)}`),
+      printable(l.service),
+      '',
+      offset,
+    ];
+  });
+  const header = ['span', 'service', 'status', 'duration'];
+  const { width, nameWidth } =
+    layout.columns === undefined
+      ? { width: layout.width, nameWidth: NAME_WIDTH }
+      : fitTerminal(layout.columns, [header, ...columns], totalText);
 
   const cell = (at: bigint) => Number(((at - t0) * BigInt(width)) / scale);
   const bar = (from: bigint, to: bigint): string => {
@@ -315,36 +362,64 @@ export function waterfall(traceId: string, placed: Placed[], width: number): str
     const a = Math.min(Math.max(cell(at), 0), width - 1);
     return `${' '.repeat(a)}◆${' '.repeat(width - a - 1)}`;
   };
-  // In terminal cells, not characters: a CJK name of 60 characters takes 120 cells.
-  const name = (prefix: string, text: string) => cutToCells(prefix + printable(text), NAME_WIDTH);
-  const rows: string[][] = [['span', 'service', 'status', 'duration', `|${' '.repeat(width)}|`]];
-  for (const { item, prefix } of placed) {
-    if ('span' in item) {
-      const s = item.span;
-      rows.push([
-        name(prefix, s.name),
-        printable(s.service),
-        s.status,
-        durationText(s.duration),
-        `|${bar(isoNanos(s.time), isoNanos(s.end))}|`,
-      ]);
-    } else {
-      const l = item.log;
-      const at = isoNanos(l.time);
-      // A record with no time at all has no place on the bar.
-      const offset =
-        l.time === '' ? '' : `${at < t0 ? '' : '+'}${durationText(Number(at - t0) / 1e6)}`;
-      rows.push([
-        name(prefix, `${l.severity || 'LOG'} ${valueText(l.body)}`),
-        printable(l.service),
-        '',
-        offset,
-        `|${l.time === '' ? ' '.repeat(width) : mark(at)}|`,
-      ]);
-    }
+  const rows: string[][] = [
+    [...header, `0${' '.repeat(Math.max(width + 2 - 1 - totalText.length, 1))}${totalText}`],
+  ];
+  for (const [i, { item }] of placed.entries()) {
+    const [name, service, status, duration] = columns[i] as [string, string, string, string];
+    const line =
+      'span' in item
+        ? bar(isoNanos(item.span.time), isoNanos(item.span.end))
+        : item.log.time === ''
+          ? ' '.repeat(width)
+          : mark(isoNanos(item.log.time));
+    // In terminal cells, not characters: a CJK name of 60 characters takes 120 cells.
+    rows.push([cutToCells(name, nameWidth), service, status, duration, `|${line}|`]);
   }
-  const header = rows[0] as string[];
-  header[4] = `0${' '.repeat(Math.max(width + 2 - 1 - durationText(Number(total) / 1e6).length, 1))}${durationText(Number(total) / 1e6)}`;
   const widths = columnWidths(rows);
-  return [printable(heading), ...rows.map((row) => alignRow(row, widths, new Set([3])))];
+  return [
+    ...(layout.columns === undefined ? [heading.join(', ')] : wrap(heading, layout.columns)),
+    ...rows.map((row) => alignRow(row, widths, new Set([3]))),
+  ];
+}
+
+/**
+ * The bar's cells and the name column's that fit a terminal of `columns`: the default (40 and
+ * 60) when it is wide enough, else both narrowed (FIT_NAME, FIT_BAR), then the bar to its least,
+ * then the names to what is left. The service, status and duration columns are kept whole.
+ */
+function fitTerminal(
+  columns: number,
+  rows: string[][],
+  totalText: string,
+): { width: number; nameWidth: number } {
+  // A loop, not Math.max(...): a trace of many spans is more arguments than a call takes.
+  const cells = (i: number) =>
+    rows.reduce((most, row) => Math.max(most, textCells(row[i] ?? '')), 0);
+  const [service, status, duration] = [cells(1), cells(2), cells(3)];
+  // Four gaps of three, and the bar's two `|`.
+  const left = columns - service - status - duration - 4 * 3 - 2;
+  const natural = Math.min(cells(0), NAME_WIDTH);
+  const least = Math.max(10, totalText.length);
+  let width = Math.min(Math.max(left - natural, FIT_BAR), WIDTH);
+  let nameWidth = Math.min(natural, left - width);
+  if (nameWidth < FIT_NAME) {
+    nameWidth = Math.min(natural, FIT_NAME);
+    width = Math.min(Math.max(left - nameWidth, least), WIDTH);
+    // A terminal too narrow for even that: the names get what is left (a few cells at least).
+    nameWidth = Math.min(nameWidth, Math.max(left - width, 4));
+  }
+  return { width, nameWidth };
+}
+
+/** `parts` joined by `, `, a new line (indented) each time the next would not fit in `columns`. */
+function wrap(parts: string[], columns: number): string[] {
+  const lines: string[] = [];
+  for (const part of parts) {
+    const last = lines.at(-1);
+    if (last === undefined) lines.push(part);
+    else if (textCells(`${last}, ${part}`) <= columns) lines[lines.length - 1] = `${last}, ${part}`;
+    else lines.push(`  ${part}`);
+  }
+  return lines;
 }

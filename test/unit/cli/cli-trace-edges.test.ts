@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { textCells } from '../../../src/cli/terminal-text.js';
 import { newTally } from '../../../src/encoding/records.js';
 import { flatEncoder } from '../../../src/signals/flat-parquet/table.js';
 import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
@@ -77,6 +78,8 @@ async function store(objects: S[][], hours: number[] = []): Promise<string[]> {
 }
 /** A waterfall line's span column, tree prefix and name: what is before its service. */
 const nameColumn = (line: string) => line.slice(0, line.indexOf('   svc')).trimEnd();
+/** The cells between a waterfall line's two `|`: its bar. */
+const barCells = (line: string) => line.slice(line.indexOf('|') + 1, line.lastIndexOf('|')).length;
 const run = (args: string[], options: CliInProcessOptions = {}) =>
   runCliInProcess(['trace', TRACE, ...args], { ...options, cwd: root });
 
@@ -239,5 +242,54 @@ describe('otel-s3 trace: hostile and odd traces', () => {
       'otel-s3: 1 span of this trace names itself as its parent: shown at the top level\n' +
         'otel-s3: 1 span of this trace has a parent not found: shown at the top level\n',
     );
+  });
+});
+
+describe('otel-s3 trace: the width of the waterfall', () => {
+  const long = 'n'.repeat(70);
+  const spans = async () =>
+    store([
+      [
+        { id: sid(1), name: 'root', start: 0n, end: 100_000_000n },
+        { id: sid(2), parent: sid(1), name: long, start: 10_000_000n, end: 20_000_000n },
+      ],
+    ]);
+
+  test('on a terminal, the default waterfall fits its columns', async () => {
+    const args = await spans();
+    for (const columns of [60, 80, 100]) {
+      const { code, stdout } = await run(args, { stdoutTTY: true, stdoutColumns: columns });
+      const out = lines(stdout);
+      expect([code, out.filter((l) => textCells(l) > columns)]).toEqual([0, []]);
+      for (const bar of out.slice(-2).map(barCells)) expect(bar).toBeGreaterThanOrEqual(10);
+    }
+    // At 80 columns, the bar and the names narrowed alike; the heading on two lines.
+    const at80 = lines((await run(args, { stdoutTTY: true, stdoutColumns: 80 })).stdout);
+    expect([at80.length, at80.slice(-2).map(barCells), nameColumn(at80.at(-1) as string)]).toEqual([
+      5,
+      [20, 20],
+      `└─ ${'n'.repeat(21)}…`,
+    ]);
+    // A terminal wide enough for the default layout gets it.
+    const { stdout } = await run(args, { stdoutTTY: true, stdoutColumns: 200 });
+    const out = lines(stdout);
+    expect([out.slice(-2).map(barCells), nameColumn(out.at(-1) as string)]).toEqual([
+      [40, 40],
+      `└─ ${'n'.repeat(56)}…`,
+    ]);
+  });
+
+  test('--width wins on a terminal; elsewhere the layout is as it was', async () => {
+    const args = await spans();
+    const tty = await run([...args, '--width', '50'], { stdoutTTY: true, stdoutColumns: 80 });
+    expect(lines(tty.stdout).slice(-2).map(barCells)).toEqual([50, 50]);
+    for (const options of [{}, { stdoutTTY: true }, { stdoutColumns: 80 }]) {
+      const { stdout } = await run(args, options);
+      const out = lines(stdout);
+      expect([out.slice(-2).map(barCells), nameColumn(out.at(-1) as string)]).toEqual([
+        [40, 40],
+        `└─ ${'n'.repeat(56)}…`,
+      ]);
+    }
   });
 });
