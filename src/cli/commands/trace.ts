@@ -314,7 +314,8 @@ export function waterfall(
     if (e > 0n && (end === undefined || e > end)) end = e;
   }
   const t0 = start ?? 0n;
-  const total = end !== undefined && end > t0 ? end - t0 : 0n;
+  // Without a start there is nothing to measure from: an end alone is not a duration since 1970.
+  const total = start !== undefined && end !== undefined && end > t0 ? end - t0 : 0n;
   // The bar's scale: a trace of zero-length spans (total 0) still divides by something.
   const scale = total > 0n ? total : 1n;
   const services = new Set(spans.map((s) => s.service));
@@ -323,7 +324,9 @@ export function waterfall(
   const heading = [
     `trace ${traceId}: ${plural(spans.length, 'span')}`,
     plural(services.size, 'service'),
-    `${totalText} from ${tableTime(spans.find((s) => isoNanos(s.time) === t0)?.time ?? '')} UTC`,
+    start === undefined
+      ? 'no start times'
+      : `${totalText} from ${tableTime(spans.find((s) => isoNanos(s.time) === t0)?.time ?? '')} UTC`,
     ...(errors > 0 ? [plural(errors, 'error')] : []),
   ].map(printable);
 
@@ -336,9 +339,11 @@ export function waterfall(
     }
     const l = item.log;
     const at = isoNanos(l.time);
-    // A record with no time at all has no place on the bar.
+    // A record with no time at all has no place on the bar, nor any in a trace without a start.
     const offset =
-      l.time === '' ? '' : `${at < t0 ? '' : '+'}${durationText(Number(at - t0) / 1e6)}`;
+      l.time === '' || start === undefined
+        ? ''
+        : `${at < t0 ? '' : '+'}${durationText(Number(at - t0) / 1e6)}`;
     return [
       prefix + printable(`${l.severity || 'LOG'} ${valueText(l.body)}`),
       printable(l.service),
@@ -367,11 +372,14 @@ export function waterfall(
   ];
   for (const [i, { item }] of placed.entries()) {
     const [name, service, status, duration] = columns[i] as [string, string, string, string];
+    // A span without a start (or a record without a time) has no place on the bar: its end
+    // alone says nothing of where it was.
+    const time = 'span' in item ? item.span.time : item.log.time;
     const line =
-      'span' in item
-        ? bar(isoNanos(item.span.time), isoNanos(item.span.end))
-        : item.log.time === ''
-          ? ' '.repeat(width)
+      time === '' || start === undefined
+        ? ' '.repeat(width)
+        : 'span' in item
+          ? bar(isoNanos(item.span.time), isoNanos(item.span.end))
           : mark(isoNanos(item.log.time));
     // In terminal cells, not characters: a CJK name of 60 characters takes 120 cells.
     rows.push([cutToCells(name, nameWidth), service, status, duration, `|${line}|`]);

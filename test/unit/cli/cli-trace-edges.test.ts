@@ -245,6 +245,59 @@ describe('otel-s3 trace: hostile and odd traces', () => {
   });
 });
 
+describe('otel-s3 trace: spans without times', () => {
+  /** The trace's spans as stored, some fields left out; the arguments that read them. */
+  async function storeRaw(spans: Record<string, unknown>[]): Promise<string[]> {
+    const dir = `d${++n}`;
+    const body = {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
+          scopeSpans: [{ spans: spans.map((s) => ({ traceId: TRACE, kind: 1, ...s })) }],
+        },
+      ],
+    };
+    await writeAtKey(
+      join(root, dir),
+      signalKeyAt('traces', 'otlp-json', 'p', CLI_T0, '.json'),
+      new TextEncoder().encode(JSON.stringify(body)),
+    );
+    return ['--dir', dir, '--prefix', 'p', '--width', '10'];
+  }
+  const bars = (stdout: string) =>
+    lines(stdout)
+      .slice(2)
+      .map((l) => l.slice(l.indexOf('|')));
+
+  test('a span without a start has no place on the bar, not one from the trace start', async () => {
+    const args = await storeRaw([
+      {
+        spanId: sid(1),
+        name: 'a',
+        startTimeUnixNano: String(T0),
+        endTimeUnixNano: String(T0 + 1_000_000n),
+      },
+      // No start: its end is no reason to draw it from the trace's start.
+      { spanId: sid(2), parentSpanId: sid(1), name: 'b', endTimeUnixNano: String(T0 + 500_000n) },
+    ]);
+    const { code, stdout } = await run(args);
+    expect([code, bars(stdout)]).toEqual([0, ['|██████████|', `|${' '.repeat(10)}|`]]);
+  });
+
+  test('a trace of spans without times: no start in its heading, no bars', async () => {
+    const args = await storeRaw([
+      { spanId: sid(1), name: 'a' },
+      { spanId: sid(2), parentSpanId: sid(1), name: 'b', endTimeUnixNano: String(T0) },
+    ]);
+    const { code, stdout } = await run(args);
+    expect([code, lines(stdout)[0], bars(stdout)]).toEqual([
+      0,
+      `trace ${TRACE}: 2 spans, 1 service, no start times`,
+      [`|${' '.repeat(10)}|`, `|${' '.repeat(10)}|`],
+    ]);
+  });
+});
+
 describe('otel-s3 trace: the width of the waterfall', () => {
   const long = 'n'.repeat(70);
   const spans = async () =>
