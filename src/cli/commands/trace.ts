@@ -172,7 +172,14 @@ const byTime = (a: Item, b: Item) => {
   if (x !== y) return x < y ? -1 : 1;
   // Spans before log records of the same time, then by name: one order for the same trace.
   const name = (i: Item) => ('span' in i ? `0${i.span.name}${i.span.spanId}` : `1${i.log.spanId}`);
-  return name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0;
+  if (name(a) !== name(b)) return name(a) < name(b) ? -1 : 1;
+  // Records of one span at one time by their contents, not in the order they were read (which
+  // is where they were stored).
+  if ('log' in a && 'log' in b) {
+    const [x1, y1] = [contents(a.log), contents(b.log)];
+    return x1 < y1 ? -1 : x1 > y1 ? 1 : 0;
+  }
+  return 0;
 };
 
 /**

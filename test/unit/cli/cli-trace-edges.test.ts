@@ -245,6 +245,52 @@ describe('otel-s3 trace: hostile and odd traces', () => {
   });
 });
 
+describe('otel-s3 trace: order', () => {
+  test('log records of one span at the same time: one order, however they were stored', async () => {
+    const record = (body: string) => ({
+      traceId: TRACE,
+      spanId: sid(1),
+      timeUnixNano: String(T0 + 10n),
+      severityText: 'INFO',
+      body: { stringValue: body },
+    });
+    const shown: string[][] = [];
+    for (const bodies of [
+      ['zeta', 'alpha'],
+      ['alpha', 'zeta'],
+    ]) {
+      const args = await store([[{ id: sid(1), start: 0n, end: 100n }]]);
+      // Each record in an object of its own, read in key order.
+      for (const [i, body] of bodies.entries()) {
+        const logs = {
+          resourceLogs: [
+            {
+              resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] },
+              scopeLogs: [{ logRecords: [record(body)] }],
+            },
+          ],
+        };
+        await writeAtKey(
+          join(root, args[1] as string),
+          signalKeyAt(
+            'logs',
+            'otlp-json',
+            'p',
+            new Date(CLI_T0.getTime() + (5 + i) * 1000),
+            '.json',
+          ),
+          new TextEncoder().encode(JSON.stringify(logs)),
+        );
+      }
+      const { code, stdout } = await run([...args, '--logs']);
+      expect(code).toBe(0);
+      shown.push(lines(stdout).slice(2).map(nameColumn));
+    }
+    expect(shown[1]).toEqual(shown[0]);
+    expect(shown[0]).toEqual([sid(1), '├─ INFO alpha', '└─ INFO zeta']);
+  });
+});
+
 describe('otel-s3 trace: spans without times', () => {
   /** The trace's spans as stored, some fields left out; the arguments that read them. */
   async function storeRaw(spans: Record<string, unknown>[]): Promise<string[]> {
