@@ -104,7 +104,13 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
     if (code !== EXIT.nothingReadable) {
       await finalNote(
         ctx,
-        `no span of trace ${options.traceId} in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`,
+        `no span of trace ${options.traceId} in ${ctx.settings.where}${rangeSuffix(ctx.settings)}${
+          // --logs read its records: a waterfall without spans has no place for them, but they
+          // are there, and not to be passed over in silence.
+          logs.length === 0
+            ? ''
+            : `; ${plural(logs.length, 'log record')} of it: otel-s3 logs --trace-id ${options.traceId}`
+        }`,
       );
     }
     return code;

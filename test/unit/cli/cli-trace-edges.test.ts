@@ -291,6 +291,43 @@ describe('otel-s3 trace: order', () => {
   });
 });
 
+describe('otel-s3 trace: no span', () => {
+  test('--logs, the trace has log records but no span in the range: they are said', async () => {
+    const args = await store([[{ id: sid(1), start: 0n, end: 100n }]]);
+    const other = '1'.repeat(32);
+    const logs = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            {
+              logRecords: ['one', 'two'].map((body) => ({
+                traceId: other,
+                spanId: sid(7),
+                timeUnixNano: String(T0),
+                body: { stringValue: body },
+              })),
+            },
+          ],
+        },
+      ],
+    };
+    await writeAtKey(
+      join(root, args[1] as string),
+      signalKeyAt('logs', 'otlp-json', 'p', CLI_T0, '.json'),
+      new TextEncoder().encode(JSON.stringify(logs)),
+    );
+    const { code, stdout, stderr } = await runCliInProcess(['trace', other, ...args, '--logs'], {
+      cwd: root,
+    });
+    expect([code, stdout, stderr]).toEqual([
+      0,
+      '',
+      `otel-s3: no span of trace ${other} in ${join(root, args[1] as string)}/p/; ` +
+        `2 log records of it: otel-s3 logs --trace-id ${other}\n`,
+    ]);
+  });
+});
+
 describe('otel-s3 trace: spans without times', () => {
   /** The trace's spans as stored, some fields left out; the arguments that read them. */
   async function storeRaw(spans: Record<string, unknown>[]): Promise<string[]> {
