@@ -1,5 +1,6 @@
 import { escapeRegExp } from '../base/text.js';
 import { type PlainValue, valueText } from '../signals/plain-values.js';
+import type { SpanRow } from '../signals/traces/rows.js';
 import { UsageError } from './exit-codes.js';
 
 /** Exact names, or patterns with `*`; every name when there are none. */
@@ -111,6 +112,15 @@ export function isoNanos(iso: string): bigint {
   if (dot < 0) return BigInt(Date.parse(iso)) * 1_000_000n;
   const seconds = BigInt(Date.parse(`${iso.slice(0, dot)}Z`) / 1000);
   return seconds * 1_000_000_000n + BigInt(iso.slice(dot + 1, -1).padEnd(9, '0'));
+}
+
+/**
+ * A span's parent id in lower case; '' for a root. All zeros (the invalid span id, which some
+ * writers store for a root instead of nothing; OTLP and Parquet alike) is no parent either.
+ */
+export function parentOf(span: Pick<SpanRow, 'parentSpanId'>): string {
+  const parent = span.parentSpanId.toLowerCase();
+  return /^0+$/.test(parent) ? '' : parent;
 }
 
 /** Milliseconds for people: exact below 10 s (`20.5 ms`, `1.000123 ms`), else seconds (`12.35 s`). */

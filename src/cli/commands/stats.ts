@@ -8,6 +8,7 @@ import { spanRows } from '../../signals/traces/rows.js';
 import { type CommandContext, describeRange } from '../context.js';
 import { alignRow, columnWidths, formatInteger } from '../format.js';
 import { readObjects } from '../read-objects.js';
+import { parentOf } from '../row-filters.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
 /**
@@ -142,7 +143,8 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
             spanTallies.set(row.service, tally);
           }
           tally.spans++;
-          if (row.parentSpanId === '') tally.rootSpans++;
+          // A parent id of all zeros (as some writers store a root) is no parent.
+          if (parentOf(row) === '') tally.rootSpans++;
           if (row.status === 'error') tally.errorSpans++;
         }
         return;

@@ -6,7 +6,7 @@ import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths, plural } from '../format.js';
 import { readObjects } from '../read-objects.js';
-import { durationText, isoNanos, tableTime } from '../row-filters.js';
+import { durationText, isoNanos, parentOf, tableTime } from '../row-filters.js';
 import { cutToCells, jsonLine, printable, textCells } from '../terminal-text.js';
 
 export { TRACE_FORMATS, type TraceFormat };
@@ -288,15 +288,6 @@ export function tree(
   }
   if (inCycles.length > 0) place(inCycles, true);
   return { placed, orphans, ownParents, cycles };
-}
-
-/**
- * A span's parent id in lower case; '' for a root. All zeros (the invalid span id, which some
- * writers store for a root instead of nothing; OTLP and Parquet alike) is no parent either.
- */
-function parentOf(span: SpanRow): string {
-  const parent = span.parentSpanId.toLowerCase();
-  return /^0+$/.test(parent) ? '' : parent;
 }
 
 function push(map: Map<string, Item[]>, key: string, item: Item): void {

@@ -245,6 +245,25 @@ describe('otel-s3 trace: hostile and odd traces', () => {
   });
 });
 
+describe('otel-s3 stats: root spans', () => {
+  test('a span whose parent span id is all zeros is counted as a root', async () => {
+    const args = await store([
+      [
+        { id: sid(1), parent: '0000000000000000', start: 0n, end: 100n },
+        { id: sid(2), parent: sid(1), start: 10n, end: 20n },
+        { id: sid(3), start: 30n, end: 40n },
+      ],
+    ]);
+    const { code, stdout } = await runCliInProcess(['stats', ...args, '--format', 'json'], {
+      cwd: root,
+    });
+    expect([code, JSON.parse(stdout).spanServices]).toEqual([
+      0,
+      [{ service: 'svc', spans: 3, rootSpans: 2, errorSpans: 0 }],
+    ]);
+  });
+});
+
 describe('otel-s3 trace: order', () => {
   test('log records of one span at the same time: one order, however they were stored', async () => {
     const record = (body: string) => ({
