@@ -97,6 +97,9 @@ export function spanRows(request: OtlpObject): SpanRow[] {
   return requestRows(request.resourceSpans, 'scopeSpans', 'spans', spanRow);
 }
 
+/** A parent span id; '' for none, and for all zeros: an invalid id, which some writers store for a root. */
+const parentSpanId = (id: string): string => (/^0+$/.test(id) ? '' : id);
+
 function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): SpanRow {
   const start = nanosText(span.startTimeUnixNano);
   const end = nanosText(span.endTimeUnixNano);
@@ -107,7 +110,7 @@ function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): Span
     duration: durationMillis(start, end),
     traceId: str(span.traceId),
     spanId: str(span.spanId),
-    parentSpanId: str(span.parentSpanId),
+    parentSpanId: parentSpanId(str(span.parentSpanId)),
     name: str(span.name),
     kind: SPAN_KINDS[enumOf(span.kind, KIND_NAMES)] ?? 'unspecified',
     status: SPAN_STATUSES[enumOf(status.code, STATUS_NAMES)] ?? 'unset',

@@ -12,6 +12,7 @@ import { metricsExport } from '../../../src/signals/metrics/export.js';
 import type { DecodeContext, SignalExport } from '../../../src/signals/signal.js';
 import { tracesExport } from '../../../src/signals/traces/export.js';
 import { tracesRead } from '../../../src/signals/traces/read.js';
+import { spanRows } from '../../../src/signals/traces/rows.js';
 import { logsReference, traceReference } from '../../support/otlp-reference.js';
 import { handBuiltSpan } from '../../support/readable-span.js';
 import { TRACE_ID } from '../../support/trace-context.js';
@@ -266,6 +267,24 @@ describe('records join into one request, and the read rows decode it', () => {
     expect(await logsRead.decoders['otlp-proto'].decode(protoObject, noDecompression)).toEqual(
       JSON.parse(jsonObject.toString('utf8')),
     );
+  });
+
+  test('a parent span id of all zeros (an invalid id some writers store for a root) reads as none', () => {
+    const request = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                { traceId: TRACE_ID, spanId: 'a'.repeat(16), parentSpanId: '0'.repeat(16) },
+                { traceId: TRACE_ID, spanId: 'b'.repeat(16), parentSpanId: 'a'.repeat(16) },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    expect(spanRows(request).map((r) => r.parentSpanId)).toEqual(['', 'a'.repeat(16)]);
   });
 
   test('a JSON object of another signal is no request of this one', async () => {
