@@ -196,6 +196,19 @@ export const MAX_EXTENSION_LENGTH = Math.max(
   ...[...ENCODING_OF_EXTENSION.keys()].map((extension) => extension.length),
 );
 
+/** The name ending of a compaction output (see outputs.ts). */
+export const OUTPUT_EXTENSION = '.compacted.parquet';
+
+/**
+ * Every name ending a key of this package's layouts has: the objects' and the compaction
+ * outputs'. A key template's last token can be a resource attribute, whose value may hold dots:
+ * the ending is told from it by being one of these.
+ */
+export const KEY_EXTENSIONS: readonly string[] = [
+  ...ENCODING_OF_EXTENSION.keys(),
+  OUTPUT_EXTENSION,
+];
+
 /** Format and compression of an object from its name's suffix (`.json.zst`, `.parquet`, ...). */
 export function encodingOfExtension(extension: string): ObjectEncoding | undefined {
   const encoding = ENCODING_OF_EXTENSION.get(extension);

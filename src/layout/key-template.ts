@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { CONTROL_CHARS, escapeRegExp, LONE_SURROGATE, WELL_FORMED } from '../base/text.js';
-import { MAX_EXTENSION_LENGTH } from './formats.js';
+import { KEY_EXTENSIONS, MAX_EXTENSION_LENGTH } from './formats.js';
 
 /** Which time places an object: when its batch was sealed for upload, or its oldest item. */
 export const PARTITION_TIMES = ['upload', 'data'] as const;
@@ -59,7 +59,10 @@ export interface ParsedKey {
   partition: { start: Date; end: Date } | undefined;
   /** Values of the resource-attribute tokens. */
   attributes: Record<string, string>;
-  /** Everything after the rendered template: `.json.zst`, `.binpb`, `.parquet`, ... */
+  /**
+   * What follows the rendered template: one of the endings this package writes (`.json.zst`,
+   * `.binpb`, `.parquet`, `.compacted.parquet`, ...; see KEY_EXTENSIONS).
+   */
   extension: string;
 }
 
@@ -131,9 +134,9 @@ export class KeyTemplate {
   }
 
   /**
-   * Reads a key this template could have rendered (with this prefix and filePrefix); undefined
-   * for any other key. The inverse of render(), so that readers and the spool can check and
-   * place keys of any configured layout.
+   * Reads a key this template could have rendered (with this prefix and filePrefix, ending in
+   * one of KEY_EXTENSIONS); undefined for any other key. The inverse of render(), so that
+   * readers and the spool can check and place keys of any configured layout.
    */
   parse(key: string): ParsedKey | undefined {
     this.#pattern ??= this.#compile();
@@ -188,7 +191,13 @@ export class KeyTemplate {
           break;
       }
     }
-    return { regex: new RegExp(`${source}((?:\\.[A-Za-z0-9]+)*)$`), groups };
+    // One of the known endings, not any `.word`s: an attribute value right before it may end in
+    // `.word`s of its own (`{uuid}_{host.name}` with `ip-10-0-0-1.ec2.internal`), and a match
+    // that gave the ending to the value would name no format.
+    return {
+      regex: new RegExp(`${source}(${KEY_EXTENSIONS.map(escapeRegExp).join('|')})$`),
+      groups,
+    };
   }
 
   /** The partition that time fields name, or undefined without a year. */

@@ -1,4 +1,4 @@
-import { defaultKeyTemplate, type SignalName } from './formats.js';
+import { defaultKeyTemplate, OUTPUT_EXTENSION, type SignalName } from './formats.js';
 import { KeyTemplate, type ParsedKey } from './key-template.js';
 
 /**
@@ -10,7 +10,7 @@ import { KeyTemplate, type ParsedKey } from './key-template.js';
  */
 
 /** The name's ending: engines glob `*.parquet` and read it; this package recognises it by name. */
-export const OUTPUT_EXTENSION = '.compacted.parquet';
+export { OUTPUT_EXTENSION };
 
 /**
  * Keys under `{prefix}/_otel_s3_…/` are this package's own bookkeeping, never telemetry objects:

@@ -7,9 +7,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
-import { dataPointRows } from '../../src/reader.js';
+import { dataPointRows, readMetrics } from '../../src/reader.js';
 import { describeError } from '../../src/s3/errors.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
+import { collect } from '../support/reader-fixtures.js';
 import {
   connection,
   decodeStored,
@@ -192,6 +193,34 @@ describeS3('S3 features against the real server', () => {
       ['*', 'upstream 200'],
     ]);
     expect(exporter.stats().pointsDroppedByReason.rejected).toBeGreaterThan(0);
+  });
+
+  test('a key template with an attribute last in the name: the reader reads the objects back', async () => {
+    const keyTemplate = 'year=%Y/month=%m/metrics_{uuid}_{service.name}';
+    const exporter = new S3MetricExporter({
+      bucket,
+      prefix: 'attribute-last',
+      ...connection(),
+      keyTemplate,
+    });
+    const service = sequencedService(exporter);
+    await service.exportCollections(1);
+    await exporter.shutdown();
+    await service.shutdown();
+    const stored = await listAndFetch(client, bucket, 'attribute-last/');
+    expect(stored.map((o) => o.key)).toEqual([
+      expect.stringMatching(
+        /^attribute-last\/year=\d{4}\/month=\d\d\/metrics_[0-9a-f-]{36}_sequenced\.json\.zst$/,
+      ),
+    ]);
+    const read = await collect(
+      readMetrics({ bucket, prefix: 'attribute-last', ...connection(), keyTemplate }),
+    );
+    expect(read.map((o) => o.key)).toEqual(stored.map((o) => o.key));
+    expect(read[0]?.encoding).toEqual({ format: 'otlp-json', compression: 'zstd' });
+    expect(dataPointRows(read[0]?.request ?? {}).some((r) => r.metric === 'collection.seq')).toBe(
+      true,
+    );
   });
 
   test('a key template with resource attributes stores each service under its own, sanitized path', async () => {

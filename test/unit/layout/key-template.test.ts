@@ -69,6 +69,20 @@ describe('KeyTemplate.parse', () => {
     });
   });
 
+  test('an attribute right before the extension: the value and the extension are told apart', () => {
+    const t = template('%Y/metrics_{uuid}_{host.name}');
+    for (const host of ['web', 'ip-10-0-0-1.ec2.internal', 'a.json', 'v1.binpb.gz', '.']) {
+      for (const extension of ['.json.zst', '.json', '.binpb.gz', '.parquet']) {
+        const attributes = t.attributeValues({ 'host.name': host });
+        const parsed = t.parse(t.render({ time: at, attributes, extension, id }));
+        expect(parsed?.attributes, `${host} ${extension}`).toEqual(attributes);
+        expect(parsed?.extension, `${host} ${extension}`).toBe(extension);
+      }
+    }
+    // A name ending in no extension this package writes is no key of the template.
+    expect(t.parse(`pre/fix/2026/metrics_${id}_web.txt`)).toBeUndefined();
+  });
+
   test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
     const t = template(defaultKeyTemplate('otlp-json', 'metrics'));
     const key = t.render({ time: at, attributes: {}, extension: '.json', id });
