@@ -3,7 +3,7 @@ import { log } from '../base/log.js';
 import { type BodyMaker, BodyMakerError, type PreparedBody } from '../body/index.js';
 import { releaseRecords } from '../encoding/handed-over.js';
 import type { RecordFormat } from '../encoding/records.js';
-import type { KeyTemplate } from '../layout/key-template.js';
+import { type KeyTemplate, uuidv7Millis } from '../layout/key-template.js';
 import { describeError } from '../s3/errors.js';
 import type { TransferableColumns } from '../signals/signal.js';
 import type { MemoryBudget } from './budget.js';
@@ -99,12 +99,23 @@ export class Preparation {
         name = p.fallback;
       }
     }
-    // Set only with partitionTime 'data'; a data time the layout cannot file falls back to the
-    // seal time (see KeyTemplate.fileable).
+    // The object's time is its UUIDv7's (a replayed seal may stamp sealedAt a millisecond
+    // after it). A reader selects by it and stops listing past the partition of a range's end:
+    // a partition later than it would hide the object from every range that holds it.
+    const idMillis = uuidv7Millis(batch.id);
+    const sealed = Number.isFinite(idMillis)
+      ? new Date(Math.min(idMillis, batch.sealedAt.getTime()))
+      : batch.sealedAt;
+    // Set only with partitionTime 'data'; a data time the layout cannot file (see
+    // KeyTemplate.fileable), or one after the seal (a producer's clock ahead), falls back to
+    // the seal time.
     const dataTime =
       batch.dataTimeMillis === undefined ? undefined : new Date(batch.dataTimeMillis);
     const key = p.keys.render({
-      time: dataTime !== undefined && p.keys.fileable(dataTime) ? dataTime : batch.sealedAt,
+      time:
+        dataTime !== undefined && p.keys.fileable(dataTime) && dataTime <= sealed
+          ? dataTime
+          : sealed,
       attributes: batch.attributes,
       extension: name.extension,
       id: batch.id,

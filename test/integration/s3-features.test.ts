@@ -19,7 +19,7 @@ import {
   s3Server,
   withS3,
 } from '../support/s3.js';
-import { sequencedService } from '../support/service.js';
+import { sequencedService, syntheticMetrics } from '../support/service.js';
 
 describeS3('S3 features against the real server', () => {
   let client: S3Client;
@@ -221,6 +221,44 @@ describeS3('S3 features against the real server', () => {
     expect(dataPointRows(read[0]?.request ?? {}).some((r) => r.metric === 'collection.seq')).toBe(
       true,
     );
+  });
+
+  test("partitionTime 'data' with data times ahead of the clock: a range holding the seal time reads the object", async () => {
+    // A producer whose clock runs two hours ahead: its points end after the batch is sealed.
+    const ahead = Date.now() + 2 * 3_600_000;
+    const metrics = syntheticMetrics(3, 1);
+    const time: [number, number] = [Math.floor(ahead / 1000), (ahead % 1000) * 1_000_000];
+    for (const point of metrics.scopeMetrics[0]?.metrics[0]?.dataPoints ?? []) {
+      Object.assign(point, { startTime: time, endTime: time });
+    }
+    const from = new Date();
+    const exporter = new S3MetricExporter({
+      bucket,
+      prefix: 'data-ahead',
+      ...connection(),
+      partitionTime: 'data',
+    });
+    const result = await new Promise<{ code: number }>((resolve) =>
+      exporter.export(metrics, resolve),
+    );
+    await exporter.shutdown();
+    const to = new Date(Date.now() + 1);
+    expect(result.code).toBe(0);
+    const stored = await listAndFetch(client, bucket, 'data-ahead/');
+    expect(stored).toHaveLength(1);
+    const read = await collect(
+      readMetrics({
+        bucket,
+        prefix: 'data-ahead',
+        ...connection(),
+        partitionTime: 'data',
+        from,
+        to,
+      }),
+    );
+    // Its seal time (the UUIDv7) is in [from, to): the object is the range's.
+    expect(read.map((o) => o.key)).toEqual(stored.map((o) => o.key));
+    expect(read[0]?.time.getTime()).toBeGreaterThanOrEqual(from.getTime());
   });
 
   test('a key template with resource attributes stores each service under its own, sanitized path', async () => {
