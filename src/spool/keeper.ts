@@ -402,7 +402,10 @@ export class SpoolKeeper implements Pager {
     if (this.#restorePending && !this.#spool.stalled) await this.restore();
     for (const name of [...this.#unread]) {
       if (this.#closed || this.#spool.stalled) break;
-      this.#take(await this.#spool.scanOne(name, this.#options.check));
+      const event = await this.#spool.scanOne(name, this.#options.check);
+      // A file of tmp/ is adopted under another name (see Spool.scanOne).
+      this.#unread.delete(name);
+      this.#take(event);
     }
     if (!this.#closed) await this.#spool.retryUndone();
     if (this.#spool.undone === 0) this.#reports.discarded();

@@ -46,6 +46,12 @@ export type MetaCheck = (meta: SpoolMeta) => string | undefined;
 /** What opening a spool directory came to: ours now, or someone else's for the moment. */
 export type SpoolOpening = { kind: 'open'; spool: Spool } | { kind: 'held'; holder: LockHolder };
 
+/** How scanOne() names a file of `tmp/` (no name in a directory has a slash). */
+const TMP = 'tmp/';
+
+/** The name in `batches/` of a file adopted from `tmp/`. */
+const adoptedName = (tmpName: string) => tmpName.replace(/\.tmp$/, '');
+
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code === 'ENOENT';
 
 /**
@@ -124,22 +130,9 @@ export class Spool {
    */
   async scan(check: MetaCheck, report: (event: ScanEvent) => void): Promise<void> {
     for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#tmp))).sort()) {
-      const path = join(this.#tmp, name);
-      if (this.#ours.has(name.replace(/\.tmp$/, '')) || this.#undone.has(path)) continue;
-      const read = await this.#readChecked(path, check);
-      if ('meta' in read) {
-        const adopted = join(this.#batches, name.replace(/\.tmp$/, ''));
-        // Complete, yet perhaps never fsynced (the crash came before its fsync returned): made
-        // durable before it is a spool file, whose journal chain is deleted once it is.
-        await this.#disk
-          .run(async () => {
-            await this.#fs.syncFile(path);
-            await this.#fs.rename(path, adopted);
-            await this.#fs.syncDirectory(this.#batches);
-          })
-          .catch((error: unknown) => report({ kind: 'unreadable', name, error }));
-      } else if ('reason' in read) report(await this.#moveToQuarantine(path, name, read.reason));
-      else report({ kind: 'unreadable', name, error: read.error });
+      if (this.#ours.has(adoptedName(name)) || this.#undone.has(join(this.#tmp, name))) continue;
+      const event = await this.#adopt(name, check);
+      if (event !== undefined) report(event);
     }
     for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#batches))).sort()) {
       // Not ours, and not set aside already by a scan run before (see #moveToQuarantine).
@@ -148,8 +141,44 @@ export class Spool {
     }
   }
 
-  /** Reads and checks one file of `batches/` (see scan()). */
+  /**
+   * Adopts a complete file of `tmp/` into `batches/`; undefined once adopted (the listing of
+   * `batches/` then finds it). One that cannot be read or moved now is reported under
+   * `tmp/{name}`, the name scanOne() adopts it by when it is tried again.
+   */
+  async #adopt(name: string, check: MetaCheck): Promise<ScanEvent | undefined> {
+    const path = join(this.#tmp, name);
+    const read = await this.#readChecked(path, check);
+    if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);
+    if ('error' in read) return { kind: 'unreadable', name: `${TMP}${name}`, error: read.error };
+    const adopted = join(this.#batches, adoptedName(name));
+    try {
+      // Complete, yet perhaps never fsynced (the crash came before its fsync returned): made
+      // durable before it is a spool file, whose journal chain is deleted once it is.
+      await this.#disk.run(async () => {
+        await this.#fs.syncFile(path);
+        await this.#fs.rename(path, adopted);
+        await this.#fs.syncDirectory(this.#batches);
+      });
+    } catch (error) {
+      return { kind: 'unreadable', name: `${TMP}${name}`, error };
+    }
+    return undefined;
+  }
+
+  /**
+   * Reads and checks one file of `batches/` (see scan()); `tmp/{name}`, a file of `tmp/` that
+   * scan() could not adopt, is adopted first.
+   */
   async scanOne(name: string, check: MetaCheck): Promise<ScanEvent> {
+    if (name.startsWith(TMP)) {
+      const tmpName = name.slice(TMP.length);
+      const event = await this.#adopt(tmpName, check);
+      // Gone from tmp/: adopted by a move that completed after its deadline, or by a scan.
+      const gone = event?.kind === 'unreadable' && isMissing(event.error);
+      if (event !== undefined && !gone) return event;
+      return this.scanOne(adoptedName(tmpName), check);
+    }
     const path = join(this.#batches, name);
     const read = await this.#readChecked(path, check);
     if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
@@ -351,4 +351,31 @@ describe('SpoolKeeper', () => {
     await waitFor(() => second.spoolStats.replayed === 3, 2_000, 'all replayed');
     expect(later.attempts.map((a) => a.key)).toEqual(['1.json', '2.json', '3.json']);
   });
+});
+
+describe('SpoolKeeper: a complete file left in tmp/ that cannot be read at first', () => {
+  // A crash between a write's fsync and its rename leaves a whole file in tmp/. If the first
+  // read of it fails (EIO, EMFILE, the deadline), it is counted as a read to try again, and it
+  // must be tried again where it is: in tmp/, not looked for in batches/.
+  for (const op of ['readFile', 'rename'] as const) {
+    test(`a ${op} that fails once is tried again, and the batch is uploaded in this run`, async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const first = await setup(s3);
+      const batch = first.prepared('t');
+      await first.keeper.persist(batch);
+      await first.keeper.close();
+      keepers.length = 0;
+      const name = batch.spool?.name as string;
+      renameSync(join(dir, 'batches', name), join(dir, 'tmp', `${name}.tmp`));
+      const fs = new FaultyFileSystem().only((path) => path.includes('/tmp/')).failNext(op, 'EIO');
+      const later = new ScriptedS3();
+      const second = await setup(later, { fs });
+      await second.keeper.restore();
+      expect(second.spoolStats.readFailures).toEqual({ EIO: 1 });
+      await waitFor(() => second.spoolStats.replayed === 1, 2_000, 'the adopted file uploaded');
+      expect(later.attempts.map((a) => a.key)).toEqual(['t.json']);
+      await waitFor(() => files().length === 0, 2_000, 'its file deleted once stored');
+      expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+    });
+  }
 });
