@@ -68,6 +68,9 @@ export class SpoolKeeper implements Pager {
   /** Pumps when the first batch left on disk because it still waits (see pump) may be sent. */
   #dueTimer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** A pump is queued for when the budget's change has run its course (see #pumpSoon). */
+  #pumpQueued = false;
+  readonly #stopListening: () => void;
 
   constructor(spool: Spool, options: KeeperOptions, parts: KeeperParts) {
     this.#spool = spool;
@@ -75,7 +78,23 @@ export class SpoolKeeper implements Pager {
     this.#parts = parts;
     this.#reports = parts.reports;
     parts.owner.pager = this;
+    // A batch of any exporter sharing the budget (another signal's too) that ends frees room
+    // for the batches waiting on disk here: they must not wait for a batch of ours to end.
+    this.#stopListening = parts.budget.onChange(() => this.#pumpSoon());
     this.#syncGauges();
+  }
+
+  /**
+   * Pumps once what changed the budget has run to its end: a batch dropped to make room for
+   * another must not have that room taken by a page-in (making room would drop one more).
+   */
+  #pumpSoon(): void {
+    if (this.#pumpQueued || this.#closed) return;
+    this.#pumpQueued = true;
+    queueMicrotask(() => {
+      this.#pumpQueued = false;
+      this.pump();
+    });
   }
 
   /**
@@ -423,6 +442,7 @@ export class SpoolKeeper implements Pager {
    */
   close(): Promise<boolean> {
     this.#closed = true;
+    this.#stopListening();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     clearTimeout(this.#dueTimer);

@@ -228,6 +228,7 @@ describe('SpoolKeeper', () => {
       b.queue();
     }
     expect(budget.makeRoom(1 << 20)).toBe(true); // pages them out: on disk only now
+    budget.addOpen({ bytes: 1 << 20 }); // and the room is taken, so none is read back
     expect(old.map((b) => b.state)).toEqual(['paged-out', 'paged-out', 'paged-out']);
     const fourth = held('4');
     await keeper.persist(fourth);
@@ -250,6 +251,38 @@ describe('SpoolKeeper', () => {
     keeper.pump();
     expect(await batch.settled).toBe('uploaded');
     expect(s3.stored.get('a.json')?.length).toBe(200);
+  });
+
+  // Exporters of several signals (one S3Exporters) share the memory bound: a batch of one paged
+  // out to make room for another's is read back once that one's bytes are gone, not only when a
+  // batch of its own is stored or at the next retry round (retry.maxDelayMillis, 30 s by
+  // default: longer than a shutdown waits, which then leaves it on disk with S3 healthy).
+  test("a paged-out batch is read back when another signal's batch frees the memory", async () => {
+    const s3 = new ScriptedS3();
+    const { keeper, prepared, budget } = await setup(s3, {
+      limit: 1_000,
+      retryEveryMillis: 60_000,
+    });
+    const batch = prepared('a', 200);
+    await keeper.persist(batch);
+    batch.queue();
+    keeper.pump(); // nothing to read back yet
+    const other = { outcomes: budget.ownerOf(batch).outcomes, pager: undefined };
+    const theirs = SealedBatch.seal({
+      contents: { records: [Buffer.from('t')] },
+      rawBytes: 900,
+      points: 1,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    expect(budget.makeRoom(900)).toBe(true); // pages ours out
+    budget.admit(theirs, 900, other);
+    expect(batch.state).toBe('paged-out');
+    keeper.pump(); // no room: it stays on disk
+    expect(batch.state).toBe('paged-out');
+    budget.settle(theirs, 'uploaded'); // the other signal's upload is done
+    await waitFor(() => batch.isSettled, 2_000, 'ours read back and stored');
+    expect(await batch.settled).toBe('uploaded');
   });
 
   // Paged out under memory pressure while it waits out a server's Retry-After: read back, it
