@@ -45,8 +45,9 @@ const hasBuiltIn = builtInZstd();
 const available = (Object.keys(CONTENDERS) as Contender[]).filter((c) =>
   c.startsWith('zlib') ? hasBuiltIn : napiLoads,
 );
-const mbps = (batchBytes: number, millis: number) =>
-  `${fmtNum(batchBytes / MiB / (millis / 1000))} MB/s`;
+/** Throughput in binary units, as the batch sizes: MiB of input per second. */
+const mibps = (batchBytes: number, millis: number) =>
+  `${fmtNum(batchBytes / MiB / (millis / 1000))} MiB/s`;
 
 // 1. Side by side.
 progress(`zstd engines: side by side, ${ROUNDS} rounds × ${BATCHES_PER_ROUND} batches`);
@@ -88,7 +89,7 @@ const compareTable: Table = {
       CONTENDERS[c],
       fmtMs(wall),
       fmtMs(cpu),
-      mbps(comparison.batchBytes, cpu),
+      mibps(comparison.batchBytes, cpu),
       ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
     ];
   }),
