@@ -24,6 +24,8 @@ import { jsonLine, runNode } from './lib/child.js';
 import {
   buildDist,
   highWater,
+  lossOf,
+  noLossTarget,
   peakRss,
   runService,
   type ServiceMode,
@@ -344,13 +346,9 @@ targets.push({
     : threadsAdded.every((t) => t.added === 0),
 });
 
-const lost = Object.values(runs)
-  .flatMap((byMode) => Object.values(byMode).flat())
-  .filter(
-    (r) =>
-      (r.uploaded !== undefined && (r.uploaded.dropped > 0 || r.uploaded.batches === 0)) ||
-      Object.values(r.signals ?? {}).some((s) => s.dropped > 0 || s.batches === 0),
-  );
+const allRuns = Object.values(runs).flatMap((byMode) => Object.values(byMode).flat());
+const lost = allRuns.filter((r) => lossOf(r) !== undefined);
+targets.push(noLossTarget(allRuns));
 emitResult({
   suite: 'footprint',
   title: 'Footprint: what the exporter costs a service, against the OTLP/HTTP exporter',

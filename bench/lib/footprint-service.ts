@@ -7,6 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jsonLine, runNode, runTs } from './child.js';
+import type { Target } from './result.js';
 import { median } from './stats.js';
 
 /** none: an exporter that discards; otlp-http: the OpenTelemetry exporter; the rest: ours. */
@@ -111,4 +112,54 @@ export function settledRss(run: ServiceRun, share: number): number {
   const from = run.seconds * 1000 * (1 - share);
   const last = run.samples.filter((s) => s.t >= from && s.t <= run.seconds * 1000);
   return median(last.map((s) => s.rss));
+}
+
+/** The modes that run this package's exporter (the others are baselines). */
+export const isOurs = (mode: ServiceMode): boolean =>
+  mode === 'otlp-json' || mode === 'otlp-proto' || mode === 'parquet';
+
+/**
+ * Why a run of ours is not a run of the whole work, or undefined: it dropped data, uploaded no
+ * batch, or did not report what it uploaded (for SIGNALS=all, its span and log record exporters
+ * too). Such a run did less than the baseline beside it, so its memory and CPU figures flatter it.
+ */
+export function lossOf(run: ServiceRun): string | undefined {
+  if (!isOurs(run.mode)) return undefined;
+  const u = run.uploaded;
+  if (u === undefined) return 'metrics: no report';
+  if (u.dropped > 0) return `metrics: ${u.dropped} points dropped`;
+  if (u.batches === 0) return 'metrics: no batch uploaded';
+  if (run.signals === undefined) return undefined;
+  for (const signal of ['spans', 'logs'] as const) {
+    const s = run.signals[signal];
+    if (s === undefined) return `${signal}: no report`;
+    if (s.dropped > 0) return `${signal}: ${s.dropped} dropped`;
+    if (s.batches === 0) return `${signal}: no batch uploaded`;
+  }
+  return undefined;
+}
+
+/**
+ * A required target: every run of ours uploaded its data and dropped nothing. The memory and CPU
+ * targets compare runs of ours with baselines that did all their work; a run that lost data must
+ * fail the suite, not leave a warning beside a PASS.
+ */
+export function noLossTarget(runs: readonly ServiceRun[]): Target {
+  const ours = runs.filter((r) => isOurs(r.mode));
+  const lossy = ours.flatMap((r) => {
+    const why = lossOf(r);
+    return why === undefined ? [] : [`${r.mode} (${r.series} series): ${why}`];
+  });
+  return {
+    name: 'every run of ours uploaded its batches and dropped nothing (the figures are of all the work)',
+    measured:
+      ours.length === 0
+        ? 'no run of ours'
+        : lossy.length === 0
+          ? `all ${ours.length} runs`
+          : `${lossy.length} of ${ours.length} runs: ${lossy.join('; ')}`,
+    threshold: 'every run',
+    pass: ours.length > 0 && lossy.length === 0,
+    required: true,
+  };
 }
