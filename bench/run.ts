@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { ROOT, runTs } from './lib/child.js';
 import { type LoadReport, measureLoad } from './lib/machine-load.js';
 import {
+  crashOf,
+  exitCode,
   markdownTable,
   RESULT_MARK,
   type SuiteResult,
@@ -95,13 +97,15 @@ for (const suite of SUITES.filter((s) => only === undefined || only.includes(s.n
     echoStderr: true,
   });
   const line = run.stdout.find((l) => l.startsWith(RESULT_MARK));
+  const crash = crashOf(run, line !== undefined);
+  if (crash !== undefined) crashed = true;
+  const lastWords = run.stderr.trim().split('\n').slice(-5).join(' / ');
   let result: SuiteResult;
   if (line === undefined) {
-    crashed = true;
     result = {
       suite: suite.name,
       title: suite.file,
-      skipped: `CRASHED (${run.capped ? 'cap hit' : `exit ${run.code ?? run.signal}`}): ${run.stderr.trim().split('\n').slice(-5).join(' / ')}`,
+      skipped: `CRASHED (${crash}): ${lastWords}`,
       tables: [],
       targets: [],
       notes: [],
@@ -109,6 +113,8 @@ for (const suite of SUITES.filter((s) => only === undefined || only.includes(s.n
     };
   } else {
     result = JSON.parse(line.slice(RESULT_MARK.length)) as SuiteResult;
+    // Its result stands as printed; the crash after it fails the run all the same.
+    if (crash !== undefined) result.notes.push(`CRASHED (${crash}): ${lastWords}`);
   }
   records.push({ ...result, load: load(), seconds: run.millis / 1000 });
 }
@@ -190,4 +196,4 @@ if (gating.length > 0) {
       (reportOnly ? '' : ' (--report-only reports performance targets without failing)'),
   );
 }
-process.exit(crashed || gating.length > 0 ? 1 : 0);
+process.exit(exitCode(targets, crashed, reportOnly));

@@ -61,6 +61,44 @@ export function verdict(pass: boolean | null): string {
   return pass === null ? 'SKIP' : pass ? 'PASS' : 'FAIL';
 }
 
+/** How a suite's process ended (bench/lib/child.ts's ChildRun). */
+export interface SuiteExit {
+  code: number | null;
+  signal: string | null;
+  /** The runner's cap was hit and the process killed. */
+  capped: boolean;
+}
+
+/**
+ * Why a suite counts as crashed, or undefined: no result line, or a process that did not exit
+ * with 0 (an error after its result line, a signal, the cap), whose result is reported but whose
+ * crash fails the run as a crash before its result would.
+ */
+export function crashOf(exit: SuiteExit, hasResult: boolean): string | undefined {
+  const how = exit.capped
+    ? 'cap hit'
+    : exit.code === 0
+      ? undefined
+      : `exit ${exit.code ?? exit.signal}`;
+  if (!hasResult) return how ?? 'exit 0 without a result line';
+  return how === undefined ? undefined : `${how} after its result line`;
+}
+
+/**
+ * The runner's exit code: 1 if a suite crashed or a target failed; with `reportOnly`, failed
+ * performance targets are reported without failing, required ones still fail. A skipped target
+ * (pass null) never passes nor fails the run.
+ */
+export function exitCode(
+  targets: readonly Pick<Target, 'pass' | 'required'>[],
+  crashed: boolean,
+  reportOnly: boolean,
+): 0 | 1 {
+  const failed = targets.filter((t) => t.pass === false);
+  const gating = reportOnly ? failed.filter((t) => t.required === true) : failed;
+  return crashed || gating.length > 0 ? 1 : 0;
+}
+
 /** Command-line flags shared by run.ts and every suite. */
 export interface BenchArgs {
   quick: boolean;
