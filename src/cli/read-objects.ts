@@ -80,6 +80,11 @@ export async function readObjects(
     progress.stop();
   }
   const stats = stream.stats;
+  if (ctx.out.closed) {
+    // The output went away (`| head`): what was listed so far is no count of the range, so no
+    // closing note; each unreadable object was named as it came.
+    return { code: stats.objectsUnreadable > 0 ? EXIT.unreadable : EXIT.ok, stats };
+  }
   const nothing = await closingNotes(ctx, stats, signals);
   if (nothing !== undefined) return { code: nothing, stats };
   if (stats.objectsUnreadable > 0) {

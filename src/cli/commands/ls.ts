@@ -34,6 +34,9 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
     }
     if (out.closed) break;
   }
+  // The output went away (`| head`, a full disk): what was listed so far is no total of the
+  // prefix, and no note of it is said; the caller exits 0, or fails with the write's error.
+  if (out.closed) return EXIT.ok;
   const { stats } = stream;
   if (options.format === 'text') {
     const range = describeRange(ctx.settings);
