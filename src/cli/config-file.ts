@@ -37,7 +37,8 @@ export function loadConfigFile(path: string, required: boolean): ConfigFile | un
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // A byte order mark, which some Windows editors save UTF-8 with, is not JSON's: not text.
+    value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch (error) {
     throw new UsageError(`${path}: not valid JSON (${(error as Error).message})`);
   }

@@ -182,6 +182,21 @@ describe('resolveSettings', () => {
     });
   });
 
+  test('a .otel-s3.json saved with a byte order mark (Windows editors) is read as without one', async () => {
+    const dir = await mkdtemp(join(cwd, 'bom-'));
+    await writeFile(
+      join(dir, '.otel-s3.json'),
+      Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('{"bucket": "metrics", "prefix": "prod"}'),
+      ]),
+    );
+    expect(resolveIn(dir, {})).toMatchObject({
+      source: { kind: 's3', bucket: 'metrics' },
+      prefix: 'prod',
+    });
+  });
+
   test('--since is relative to now; --from and --to are times; no range by default', () => {
     expect(resolveIn(cwd, { bucket: 'b', since: '1h' }).from?.toISOString()).toBe(
       '2026-11-30T11:00:00.000Z',
