@@ -56,17 +56,8 @@ export class Outcomes {
   readonly #episodes: Episodes;
   readonly #options: OutcomeOptions;
   readonly #latencyListeners = new Set<(millis: number) => void>();
-  /** performance.now() of the first network failure since uploads last worked. */
-  #unreachableSince: number | undefined;
-  /**
-   * Raises the alert at UNREACHABLE_ALERT_AFTER_MILLIS into the episode: a retry may back off
-   * up to retry.maxDelayMillis (30 s by default), so the next failure can come nearly that late.
-   */
-  #unreachableTimer: NodeJS.Timeout | undefined;
-  /** What the alert names: the last network failure's cause and what to check. */
-  #unreachableCause: { cause: string; check: string | undefined } | undefined;
-  /** After shutdown(): no timer is armed any more. */
-  #closed = false;
+  /** The unreachable episode's clock: its Episodes', shared by the exporters of a group. */
+  readonly #clock: UnreachableClock;
   /** Why the last attempt failed, until an upload works again. */
   #lastFailure: string | undefined;
 
@@ -74,6 +65,8 @@ export class Outcomes {
     this.stats = stats;
     this.#episodes = episodes;
     this.#options = options;
+    this.#clock = unreachableClockOf(episodes);
+    this.#clock.join(this);
   }
 
   /** Calls `listener` with the latency of every upload from now on; returns the unsubscribe. */
@@ -209,56 +202,22 @@ export class Outcomes {
       this.#endUnreachable();
       return undefined;
     }
-    this.#unreachableCause = {
+    this.#clock.failed(this, this.#options.endpoint, {
       cause,
       check: credentialsTimedOut(error) ? CHECK_CREDENTIALS_PROVIDER : undefined,
-    };
-    if (this.#unreachableSince === undefined) {
-      this.#unreachableSince = performance.now();
-      if (!this.#closed) {
-        this.#unreachableTimer = setTimeout(
-          () => this.#alertUnreachable(true),
-          UNREACHABLE_ALERT_AFTER_MILLIS,
-        );
-        this.#unreachableTimer.unref(); // an alert never keeps the process alive
-      }
-    }
-    this.#alertUnreachable();
+    });
     return cause;
   }
 
-  /**
-   * The alert, if the episode has lasted UNREACHABLE_ALERT_AFTER_MILLIS (once: Episodes). The
-   * timer says `due`: it may fire a fraction of a millisecond early by performance.now().
-   */
-  #alertUnreachable(due = false): void {
-    const since = this.#unreachableSince;
-    const last = this.#unreachableCause;
-    if (since === undefined || last === undefined) return;
-    const lasted = performance.now() - since;
-    if (!due && lasted < UNREACHABLE_ALERT_AFTER_MILLIS) return;
-    reportUnreachable(
-      this.#episodes,
-      `uploads to ${this.#options.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
-      last.cause,
-      last.check,
-    );
-  }
-
-  /** Uploads got an answer, or stored a batch: the episode's clock stops. */
+  /** Uploads got an answer, or stored a batch: the episode's clock stops, for the group. */
   #endUnreachable(): void {
-    this.#unreachableSince = undefined;
-    this.#unreachableCause = undefined;
-    clearTimeout(this.#unreachableTimer);
-    this.#unreachableTimer = undefined;
+    this.#clock.end();
   }
 
   /** The exporter shut down: no alert is raised for it any more. */
   close(): void {
-    this.#closed = true;
     this.#episodes.release(this);
-    clearTimeout(this.#unreachableTimer);
-    this.#unreachableTimer = undefined;
+    this.#clock.leave(this);
   }
 
   /** What a timed-out attempt waited for: the credentials, the connection, or the answer. */
@@ -353,6 +312,96 @@ export class Outcomes {
     s.rawBytesDropped += rawBytes;
     increment(s.pointsDroppedByReason, reason, points);
   }
+}
+
+/**
+ * The clock of the unreachable episode: since the first network failure of any exporter sharing
+ * the Episodes (one S3Exporters: one endpoint, one alert), until any of them gets an answer.
+ * One clock per exporter would let one signal's success close the alert while another's clock
+ * kept its own first failure, and raise the alert again at its next failure, however short.
+ */
+class UnreachableClock {
+  readonly #episodes: Episodes;
+  /** The exporters not shut down: only their failures start the clock or raise the alert. */
+  readonly #members = new Set<object>();
+  /** performance.now() of the first network failure since uploads last got an answer. */
+  #since: number | undefined;
+  /** What the alert names: the last network failure's endpoint, cause and what to check. */
+  #last: { endpoint: string; cause: string; check: string | undefined } | undefined;
+  /**
+   * Raises the alert at UNREACHABLE_ALERT_AFTER_MILLIS into the episode: a retry may back off
+   * up to retry.maxDelayMillis (30 s by default), so the next failure can come nearly that late.
+   */
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(episodes: Episodes) {
+    this.#episodes = episodes;
+  }
+
+  join(member: object): void {
+    this.#members.add(member);
+  }
+
+  /** `member` shut down; with the last one gone, no timer stays armed. */
+  leave(member: object): void {
+    this.#members.delete(member);
+    if (this.#members.size === 0) this.end();
+  }
+
+  /** A network failure of `member`'s upload: the alert once the episode lasts long enough. */
+  failed(
+    member: object,
+    endpoint: string,
+    last: { cause: string; check: string | undefined },
+  ): void {
+    // A late report (an attempt in flight at shutdown) raises nothing: the process may be exiting.
+    if (!this.#members.has(member)) return;
+    this.#last = { endpoint, ...last };
+    if (this.#since === undefined) {
+      this.#since = performance.now();
+      this.#timer = setTimeout(() => this.#alert(true), UNREACHABLE_ALERT_AFTER_MILLIS);
+      this.#timer.unref(); // an alert never keeps the process alive
+    }
+    this.#alert();
+  }
+
+  /** Some upload got an answer, or stored a batch: the episode's clock stops. */
+  end(): void {
+    this.#since = undefined;
+    this.#last = undefined;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /**
+   * The alert, if the episode has lasted UNREACHABLE_ALERT_AFTER_MILLIS (once: Episodes). The
+   * timer says `due`: it may fire a fraction of a millisecond early by performance.now().
+   */
+  #alert(due = false): void {
+    const since = this.#since;
+    const last = this.#last;
+    if (since === undefined || last === undefined) return;
+    const lasted = performance.now() - since;
+    if (!due && lasted < UNREACHABLE_ALERT_AFTER_MILLIS) return;
+    reportUnreachable(
+      this.#episodes,
+      `uploads to ${last.endpoint} have failed for ${Math.round(lasted / 1000)} s`,
+      last.cause,
+      last.check,
+    );
+  }
+}
+
+const unreachableClocks = new WeakMap<Episodes, UnreachableClock>();
+
+/** The unreachable clock of the exporters sharing `episodes`. */
+function unreachableClockOf(episodes: Episodes): UnreachableClock {
+  let clock = unreachableClocks.get(episodes);
+  if (clock === undefined) {
+    clock = new UnreachableClock(episodes);
+    unreachableClocks.set(episodes, clock);
+  }
+  return clock;
 }
 
 /**

@@ -164,3 +164,68 @@ describe('the unreachable alert keeps its time without a failure to check it', (
     expect(alerted()).toEqual([]);
   });
 });
+
+describe('the unreachable clock of a group is one, as its alert is', () => {
+  afterEach(() => vi.useRealTimers());
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
+    code: 'ECONNREFUSED',
+  });
+  const network = { kind: 'retry', reason: 'network' } as const;
+  const alerted = () =>
+    messages.filter((m) => m.text.includes('have failed for')).map((m) => m.text);
+  function group() {
+    const episodes = new Episodes();
+    const of = (signal: 'metrics' | 'traces') =>
+      new Outcomes(emptyStats(), episodes, {
+        slowRetryMillis: 1_000,
+        maxBufferedBytes: 100,
+        requestTimeoutMillis: 8_000,
+        flushTimeoutMillis: 1_000,
+        endpoint: 'http://s3.test',
+        signal,
+      });
+    return [of('traces'), of('metrics')] as const;
+  }
+
+  test("one signal's upload ends the outage for all: a later short one is no alert", () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const [traces, metrics] = group();
+    const t = batch();
+    const m = batch();
+    traces.retrying(t, network, refused, 25_000);
+    metrics.retrying(m, network, refused, 25_000);
+    vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS);
+    expect(alerted()).toHaveLength(1);
+    traces.uploaded(t, 1); // the endpoint answers again: the episode ends
+    vi.advanceTimersByTime(5_000);
+    metrics.retrying(m, network, refused, 25_000); // a blip of its own, just begun
+    vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS - 1_000);
+    metrics.uploaded(m, 1); // over before the threshold
+    vi.advanceTimersByTime(60_000);
+    expect(alerted()).toHaveLength(1);
+  });
+
+  test("an outage another signal's upload ended sooner raises nothing at the threshold", () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const [traces, metrics] = group();
+    const t = batch();
+    const m = batch();
+    traces.retrying(t, network, refused, 1_000);
+    metrics.retrying(m, network, refused, 30_000); // its next attempt comes late
+    vi.advanceTimersByTime(10_000);
+    traces.uploaded(t, 1); // 10 s in, the endpoint answers
+    vi.advanceTimersByTime(60_000);
+    expect(alerted()).toEqual([]);
+  });
+
+  test('no alert after shutdown, from a failure reported late', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const traces = outcomes(); // alone: nothing else of its group is left running
+    const t = batch();
+    traces.retrying(t, network, refused, 1_000);
+    traces.close();
+    vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS + 1_000);
+    traces.retrying(t, network, refused, 1_000); // an attempt in flight at shutdown
+    expect(alerted()).toEqual([]);
+  });
+});
