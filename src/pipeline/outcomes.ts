@@ -144,6 +144,7 @@ export class Outcomes {
     for (const kind of ['dropping', 'rejecting', 'too-large'])
       e.clear(`buffer-full:${kind}:${this.#options.signal}`);
     e.clear(`rejected:${this.#options.signal}`);
+    e.clear(`internal-error:${this.#options.signal}`);
     // Not a fault another signal's uploads still meet (a prefix of its own the policy denies).
     e.clearMatching(
       'config:',
@@ -239,7 +240,13 @@ export class Outcomes {
         'OTEL_S3_DATA_DROPPED',
       );
     } else if (reason === 'internal-error') {
-      log.error(`internal error preparing batch ${batch.seq}: ${describeError(cause)}`);
+      // Data lost: an alert (heard without a logger), once until its signal stores a batch.
+      this.#episodes.report(
+        `internal-error:${this.#options.signal}`,
+        'error',
+        `${this.#who}internal error preparing batch ${batch.seq}: ${describeError(cause)}; dropping the batch of ${plural(batch.points, ...ITEMS[this.#options.signal])} (later ones are counted in stats().pointsDroppedByReason['internal-error'])`,
+        'OTEL_S3_DATA_DROPPED',
+      );
     }
   }
 

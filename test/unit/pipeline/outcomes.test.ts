@@ -1,9 +1,14 @@
+import { diag } from '@opentelemetry/api';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
 import { Outcomes, UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../../src/pipeline/stats.js';
-import { captureDiag } from '../../support/diag-capture.js';
+import {
+  captureDiag,
+  type ProcessWarning,
+  recordProcessWarnings,
+} from '../../support/diag-capture.js';
 
 const messages = captureDiag();
 
@@ -227,5 +232,29 @@ describe('the unreachable clock of a group is one, as its alert is', () => {
     vi.advanceTimersByTime(UNREACHABLE_ALERT_AFTER_MILLIS + 1_000);
     traces.retrying(t, network, refused, 1_000); // an attempt in flight at shutdown
     expect(alerted()).toEqual([]);
+  });
+});
+
+describe('a batch lost to an internal error', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  test('is an alert without a logger, once until its signal stores a batch again', () => {
+    diag.disable(); // nobody set up logging: a drop must still be heard
+    const warnings: ProcessWarning[] = [];
+    recordProcessWarnings(warnings);
+    const o = outcomes();
+    o.dropped(batch(3), 'internal-error', new Error('zstd: out of memory'));
+    o.dropped(batch(2), 'internal-error', new Error('zstd: out of memory'));
+    expect(warnings).toEqual([
+      {
+        code: 'OTEL_S3_DATA_DROPPED',
+        text: expect.stringContaining('zstd: out of memory'),
+      },
+    ]);
+    expect(warnings[0]?.text).toContain('3 data points');
+    expect(o.stats.pointsDroppedByReason['internal-error']).toBe(5);
+    o.uploaded(batch(), 1);
+    o.dropped(batch(1), 'internal-error', new Error('zstd: out of memory'));
+    expect(warnings).toHaveLength(2);
   });
 });
