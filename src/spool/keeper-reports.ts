@@ -17,7 +17,9 @@ export interface KeeperReportOptions {
 /**
  * What the spool counts and tells, the only writer of stats().spool: where the spool is (its
  * state, and why it is not ours yet), and each disk fault, counted and reported once per episode
- * (or once per file) with what the exporter does about it.
+ * (or once per file) with what the exporter does about it. Episodes are keyed by the directory:
+ * the exporters of one S3Exporters share an Episodes, each with a spool directory of its own, so
+ * one's fault or recovery is not another's.
  */
 export class KeeperReports {
   readonly #stats: SpoolStats;
@@ -51,7 +53,7 @@ export class KeeperReports {
       'batches stay in memory (bounded by maxBufferedBytes, without a crash-safe copy) until then';
     if (holder.verdict === 'alive') {
       this.#episodes.report(
-        'spool-waiting',
+        `spool-waiting:${this.#options.dir}`,
         'error',
         `spoolDir ${dir} is in use by ${who}, a running process: each exporter needs a spool ` +
           `directory of its own. This exporter takes the spool over if that process exits; ${meanwhile}`,
@@ -60,7 +62,7 @@ export class KeeperReports {
       return;
     }
     this.#episodes.report(
-      'spool-waiting',
+      `spool-waiting:${this.#options.dir}`,
       'warn',
       `spoolDir ${dir} is locked by ${who}, which cannot be checked from here (another pid namespace ` +
         `or host, e.g. this container before a restart); its lock was refreshed ${(holder.ageMillis / 1000).toFixed(1)} s ago. ` +
@@ -74,7 +76,7 @@ export class KeeperReports {
   unavailable(error: unknown): void {
     this.#stats.state = 'unavailable';
     this.#episodes.report(
-      'spool-waiting',
+      `spool-waiting:${this.#options.dir}`,
       'error',
       `spoolDir ${this.#options.dir} cannot be opened (${describeError(error)}); batches stay in memory ` +
         `(bounded by maxBufferedBytes, without a crash-safe copy) and it is tried again every ${(this.#options.lock ?? LOCK_TIMING).retryMillis / 1000} s`,
@@ -86,7 +88,7 @@ export class KeeperReports {
   adopted(afterMillis: number, pending: number): void {
     this.#stats.state = 'active';
     this.#episodes.clear(
-      'spool-waiting',
+      `spool-waiting:${this.#options.dir}`,
       () =>
         `spool ${this.#options.dir} is ours after ${(afterMillis / 1000).toFixed(1)} s: replaying what it holds, ` +
         `and writing ahead ${plural(pending, 'batch', 'batches')} sealed meanwhile and every new one`,
@@ -107,7 +109,10 @@ export class KeeperReports {
 
   written(): void {
     this.#stats.written++;
-    this.#episodes.clear('spool-write', () => `spool ${this.#options.dir}: writes work again`);
+    this.#episodes.clear(
+      `spool-write:${this.#options.dir}`,
+      () => `spool ${this.#options.dir}: writes work again`,
+    );
   }
 
   /** A write that did not become durable: `code` is an errno code, `timeout` or `stalled`. */
@@ -120,7 +125,7 @@ export class KeeperReports {
           ? 'an earlier write has still not returned (the disk may be hung)'
           : describeError(error);
     this.#episodes.report(
-      'spool-write',
+      `spool-write:${this.#options.dir}`,
       'error',
       `spool ${this.#options.dir}: ${why}; keeping batches in memory (bounded by maxBufferedBytes) and uploading them from there, ` +
         'never trusting a file whose write or fsync failed',
@@ -192,7 +197,7 @@ export class KeeperReports {
   readFailed(name: string, error: unknown): void {
     increment(this.#stats.readFailures, diskErrorCode(error));
     this.#episodes.report(
-      'spool-read',
+      `spool-read:${this.#options.dir}`,
       'warn',
       `spool file ${name} could not be read (${describeError(error)}); ` +
         `it stays on disk and is read again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
@@ -203,7 +208,7 @@ export class KeeperReports {
   listFailed(error: unknown): void {
     increment(this.#stats.readFailures, diskErrorCode(error));
     this.#episodes.report(
-      'spool-read',
+      `spool-read:${this.#options.dir}`,
       'warn',
       `spool ${this.#options.dir} could not be listed (${describeError(error)}); ` +
         `what an earlier run left is looked for again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
@@ -212,13 +217,13 @@ export class KeeperReports {
 
   /** A file was deleted or moved to quarantine: such failures, if any, are over. */
   discarded(): void {
-    this.#episodes.clear('spool-discard');
+    this.#episodes.clear(`spool-discard:${this.#options.dir}`);
   }
 
   /** A file could not be deleted or moved to quarantine now; it is tried again. */
   discardFailed(name: string, action: 'remove' | 'quarantine', error: unknown): void {
     this.#episodes.report(
-      'spool-discard',
+      `spool-discard:${this.#options.dir}`,
       'warn',
       `spool file ${name} could not be ${action === 'remove' ? 'deleted' : 'moved to quarantine'} (${describeError(error)}); ` +
         `tried again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
@@ -229,7 +234,7 @@ export class KeeperReports {
   evicted(): void {
     this.#stats.evicted++;
     this.#episodes.report(
-      'spool-full',
+      `spool-full:${this.#options.dir}`,
       'warn',
       `spool ${this.#options.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}): evicting the oldest batches`,
       'OTEL_S3_SPOOL_FULL',
