@@ -21,12 +21,17 @@ export interface KeeperReportOptions {
  * the exporters of one S3Exporters share an Episodes, each with a spool directory of its own, so
  * one's fault or recovery is not another's.
  */
+/** What read() and listFailed() call a failed listing of the spool's directories. */
+export const LISTING = '(listing)';
+
 export class KeeperReports {
   readonly #stats: SpoolStats;
   readonly #episodes: Episodes;
   readonly #options: KeeperReportOptions;
   /** Files too large ever to be read back, already reported. */
   readonly #oversized = new Set<string>();
+  /** Files (and LISTING) whose last read failed: the spool-read episode lasts while any is. */
+  readonly #unreadable = new Set<string>();
   #toldTooLarge = false;
 
   constructor(stats: SpoolStats, episodes: Episodes, options: KeeperReportOptions) {
@@ -196,6 +201,7 @@ export class KeeperReports {
   /** A read that will be tried again: `error` is an errno error or a DiskDeadlineError. */
   readFailed(name: string, error: unknown): void {
     increment(this.#stats.readFailures, diskErrorCode(error));
+    this.#unreadable.add(name);
     this.#episodes.report(
       `spool-read:${this.#options.dir}`,
       'warn',
@@ -207,6 +213,7 @@ export class KeeperReports {
   /** A directory of the spool could not be listed: what an earlier run left is looked for again. */
   listFailed(error: unknown): void {
     increment(this.#stats.readFailures, diskErrorCode(error));
+    this.#unreadable.add(LISTING);
     this.#episodes.report(
       `spool-read:${this.#options.dir}`,
       'warn',
@@ -227,6 +234,27 @@ export class KeeperReports {
       'warn',
       `spool file ${name} could not be ${action === 'remove' ? 'deleted' : 'moved to quarantine'} (${describeError(error)}); ` +
         `tried again in ${Math.round(this.#options.retryEveryMillis / 1000)} s`,
+    );
+  }
+
+  /** A file was written with no eviction: the spool is under maxSpoolBytes, its episode over. */
+  fitted(): void {
+    this.#episodes.clear(
+      `spool-full:${this.#options.dir}`,
+      () => `spool ${this.#options.dir}: under maxSpoolBytes again, nothing evicted`,
+    );
+  }
+
+  /**
+   * A file was read (back, or restored), or the spool listed (`LISTING`): once every file (and
+   * listing) whose read failed has been read, the episode is over. Cleared at the first success
+   * instead, one file that stays unreadable beside others that are read would warn at each retry.
+   */
+  read(name: string): void {
+    if (!this.#unreadable.delete(name) || this.#unreadable.size > 0) return;
+    this.#episodes.clear(
+      `spool-read:${this.#options.dir}`,
+      () => `spool ${this.#options.dir}: reads work again`,
     );
   }
 

@@ -8,7 +8,7 @@ import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
 import { SpoolFormatError, spoolFileBytes } from './file-format.js';
 import type { OpenBatchJournal } from './journal.js';
-import type { KeeperReports } from './keeper-reports.js';
+import { type KeeperReports, LISTING } from './keeper-reports.js';
 import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
 
 /** What the keeper works with besides the disk: the exporter's parts it hands batches to. */
@@ -108,6 +108,7 @@ export class SpoolKeeper implements Pager {
         if (this.#take(event)) restored++;
       });
       this.#restorePending = false;
+      this.#reports.read(LISTING);
     } catch (error) {
       this.#restorePending = true;
       this.#reports.listFailed(error);
@@ -126,6 +127,7 @@ export class SpoolKeeper implements Pager {
     switch (event.kind) {
       case 'entry': {
         this.#unread.delete(event.entry.name);
+        this.#reports.read(event.entry.name);
         if (this.#byFile.has(event.entry.name)) return false; // a scan run again
         const batch = SealedBatch.restore(event.entry);
         this.#register(event.entry.name, batch);
@@ -134,6 +136,7 @@ export class SpoolKeeper implements Pager {
       }
       case 'quarantined':
         this.#unread.delete(event.name);
+        this.#reports.read(event.name); // read, and unusable: no read to wait for
         this.#reports.quarantined(
           event.name,
           `is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
@@ -142,6 +145,7 @@ export class SpoolKeeper implements Pager {
       case 'unreadable':
         if ((event.error as NodeJS.ErrnoException)?.code === 'ENOENT') {
           this.#unread.delete(event.name); // deleted meanwhile: nothing to restore
+          this.#reports.read(event.name);
           return false;
         }
         this.#unread.add(event.name);
@@ -224,6 +228,8 @@ export class SpoolKeeper implements Pager {
 
   /** Evicts the oldest files until `bytes` more fit under maxSpoolBytes. */
   #evictFor(bytes: number): void {
+    if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes)
+      this.#reports.fitted();
     for (const [name, batch] of this.#byFile) {
       if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes) break;
       if (batch.state === 'paging-in' || batch.state === 'uploading') continue;
@@ -377,6 +383,7 @@ export class SpoolKeeper implements Pager {
       else this.#backOnDisk(batch, entry.name, error);
       return;
     }
+    this.#reports.read(entry.name);
     if (!batch.pagedIn(body)) return;
     this.#parts.budget.resize(batch, body.length);
     this.#parts.uploader.resume(batch);
@@ -424,6 +431,7 @@ export class SpoolKeeper implements Pager {
       const event = await this.#spool.scanOne(name, this.#options.check);
       // A file of tmp/ is adopted under another name (see Spool.scanOne).
       this.#unread.delete(name);
+      if (event.kind !== 'unreadable') this.#reports.read(name); // read, or set aside
       this.#take(event);
     }
     if (!this.#closed) await this.#spool.retryUndone();

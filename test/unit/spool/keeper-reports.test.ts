@@ -2,7 +2,7 @@ import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
-import { KeeperReports } from '../../../src/spool/keeper-reports.js';
+import { KeeperReports, LISTING } from '../../../src/spool/keeper-reports.js';
 import {
   captureDiag,
   type ProcessWarning,
@@ -62,5 +62,49 @@ describe('the spools of a group have episodes of their own', () => {
     metrics.writeFailed('EIO', new Error('EIO'));
     traces.written();
     expect(messages.filter((m) => m.text.includes('writes work again'))).toEqual([]);
+  });
+});
+
+describe('spool episodes end, so the next one is heard', () => {
+  const warnings: ProcessWarning[] = [];
+  beforeEach(() => {
+    warnings.length = 0;
+    recordProcessWarnings(warnings);
+  });
+  afterEach(() => vi.restoreAllMocks());
+  /** The warnings logged (diag) or raised (a process warning: an alert). */
+  const heard = (part: string) =>
+    [...messages.map((m) => m.text), ...warnings.map((w) => w.text)].filter((t) =>
+      t.includes(part),
+    );
+  const eio = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+
+  test('a full spool: a write that fits without evicting ends it; full again warns again', () => {
+    const [metrics] = group();
+    metrics.evicted();
+    metrics.evicted(); // the same episode
+    metrics.fitted();
+    metrics.evicted();
+    expect(heard('reached maxSpoolBytes')).toHaveLength(2);
+  });
+
+  test('unreadable files: over once every file that failed has been read, not at the first read', () => {
+    const [metrics] = group();
+    metrics.readFailed('a', eio);
+    metrics.readFailed('b', eio);
+    metrics.read('a'); // b still fails: the same episode
+    metrics.readFailed('b', eio);
+    expect(heard('could not be read')).toHaveLength(1);
+    metrics.read('b');
+    metrics.readFailed('c', eio); // a new episode
+    expect(heard('could not be read')).toHaveLength(2);
+  });
+
+  test('a listing that failed, then worked: the next failure is heard', () => {
+    const [metrics] = group();
+    metrics.listFailed(eio);
+    metrics.read(LISTING);
+    metrics.listFailed(eio);
+    expect(heard('could not be listed')).toHaveLength(2);
   });
 });

@@ -17,7 +17,7 @@ import { openSpool, testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
-captureDiag();
+const logged = captureDiag();
 
 let dir: string;
 const keepers: SpoolKeeper[] = [];
@@ -157,6 +157,28 @@ describe('SpoolKeeper', () => {
     expect(stats.pointsDroppedByReason).toEqual({ 'spool-full': 1 });
     await waitFor(() => files().length === 3, 2_000, 'three files');
     expect(rest.every((b) => b.spool !== undefined)).toBe(true);
+  });
+
+  test('a spool full again after a write fitted is a new episode: heard again', async () => {
+    const meta = { key: '1.json', contentType: 'application/json', points: 1, rawBytes: 200 };
+    const fileBytes = spoolFileBytes({ ...meta, sealedAt: Date.now() }, 200);
+    const { keeper, prepared, budget, spoolStats } = await setup(new ScriptedS3(), {
+      maxSpoolBytes: 2 * fileBytes,
+      retryEveryMillis: 60_000,
+    });
+    const full = () => logged.filter((l) => l.text.includes('reached maxSpoolBytes')).length;
+    const round = async (names: string[]) => {
+      const batches = names.map((n) => prepared(n, 200));
+      for (const b of batches) await keeper.persist(b);
+      for (const b of batches) if (!b.isSettled) budget.settle(b, 'uploaded');
+      await waitFor(() => files().length === 0, 2_000, 'files deleted');
+    };
+    await round(['1', '2', '3', '4']); // the third and fourth evict: one episode
+    expect(full()).toBe(1);
+    await round(['5']); // fits: the episode is over
+    await round(['6', '7', '8']);
+    expect(full()).toBe(2);
+    expect(spoolStats.evicted).toBe(3);
   });
 
   // A file that alone passes the bound would evict every other one and still pass it: such a
