@@ -258,6 +258,20 @@ export class KeeperReports {
     );
   }
 
+  /**
+   * A batch not written: evicting every file that may go would not make room for it (the rest
+   * are being uploaded or read back). It is uploaded from memory.
+   */
+  noRoom(size: number): void {
+    increment(this.#stats.writeFailures, 'no-room');
+    this.#episodes.report(
+      `spool-full:${this.#options.dir}`,
+      'warn',
+      `spool ${this.#options.dir} reached maxSpoolBytes (${this.#options.maxSpoolBytes}) with its other files being uploaded or read back: a batch's file of ${plural(size, 'byte')} is not written, the batch is uploaded from memory`,
+      'OTEL_S3_SPOOL_FULL',
+    );
+  }
+
   /** A file is evicted to keep the spool under maxSpoolBytes. */
   evicted(): void {
     this.#stats.evicted++;

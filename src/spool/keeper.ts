@@ -38,6 +38,10 @@ export interface KeeperOptions {
 /** A spool write still running at the shutdown deadline gets this long to finish. */
 const SHUTDOWN_WRITE_GRACE_MILLIS = 250;
 
+/** A batch whose file cannot go now: its upload or its read back is under way. */
+const busy = (batch: SealedBatch): boolean =>
+  batch.state === 'paging-in' || batch.state === 'uploading';
+
 /**
  * The exporter's side of the spool: makes every sealed batch durable before its first upload
  * (write-ahead), deletes the file once S3 acknowledged it, lets memory pressure page batches
@@ -197,7 +201,13 @@ export class SpoolKeeper implements Pager {
       if (batch.journal !== undefined) await this.#parts.journal?.secure(batch.journal);
       return;
     }
-    this.#evictFor(size);
+    if (!this.#evictFor(size)) {
+      // Every file that could go would not make room (the rest are being uploaded or read
+      // back): written, it would pass the bound. Uploaded from memory, as one too large.
+      this.#reports.noRoom(size);
+      if (batch.journal !== undefined) await this.#parts.journal?.secure(batch.journal);
+      return;
+    }
     // Reserved while writing, so concurrent writes cannot overshoot maxSpoolBytes together.
     this.#reserved += size;
     try {
@@ -226,13 +236,23 @@ export class SpoolKeeper implements Pager {
     this.#syncGauges();
   }
 
-  /** Evicts the oldest files until `bytes` more fit under maxSpoolBytes. */
-  #evictFor(bytes: number): void {
-    if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes)
+  /**
+   * Evicts the oldest files until `bytes` more fit under maxSpoolBytes; false, evicting
+   * nothing, when even every file that may go (not being uploaded or read back) would not do.
+   */
+  #evictFor(bytes: number): boolean {
+    const over = this.#spool.bytes + this.#reserved + bytes - this.#options.maxSpoolBytes;
+    if (over <= 0) {
       this.#reports.fitted();
+      return true;
+    }
+    let evictable = 0;
+    for (const batch of this.#byFile.values())
+      if (!busy(batch)) evictable += batch.spool?.fileBytes ?? 0;
+    if (evictable < over) return false;
     for (const [name, batch] of this.#byFile) {
       if (this.#spool.bytes + this.#reserved + bytes <= this.#options.maxSpoolBytes) break;
-      if (batch.state === 'paging-in' || batch.state === 'uploading') continue;
+      if (busy(batch)) continue;
       this.#reports.evicted();
       if (batch.body === undefined) {
         // Only on disk: evicting it loses it (settling it deletes the file).
@@ -243,6 +263,7 @@ export class SpoolKeeper implements Pager {
       }
     }
     this.#syncGauges();
+    return true;
   }
 
   /** The budget released a batch's bytes: it waits on disk until memory and S3 allow. */

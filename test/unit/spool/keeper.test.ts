@@ -181,6 +181,30 @@ describe('SpoolKeeper', () => {
     expect(spoolStats.evicted).toBe(3);
   });
 
+  // maxSpoolBytes is a bound: a file that could only be written past it is not written.
+  test('with every other file busy (being uploaded), a batch that would pass the bound is not written', async () => {
+    const meta = { key: '1.json', contentType: 'application/json', points: 1, rawBytes: 200 };
+    const fileBytes = spoolFileBytes({ ...meta, sealedAt: Date.now() }, 200);
+    const { keeper, prepared, uploader, spoolStats, budget } = await setup(
+      new ScriptedS3().script([{ kind: 'hang' }]),
+      { maxSpoolBytes: Math.floor(1.5 * fileBytes), retryEveryMillis: 60_000 },
+    );
+    const uploading = prepared('1', 200);
+    await keeper.persist(uploading);
+    uploading.queue();
+    uploader.submit(uploading);
+    await waitFor(() => uploading.state === 'uploading', 2_000, 'uploading');
+    const next = prepared('2', 200);
+    await keeper.persist(next);
+    expect(next.spool).toBeUndefined(); // not written: uploaded from memory
+    expect(next.body).toBeDefined();
+    expect(files()).toEqual([uploading.spool?.name]);
+    expect(spoolStats).toMatchObject({ evicted: 0, writeFailures: { 'no-room': 1 } });
+    expect(logged.filter((l) => l.text.includes('is not written'))).toHaveLength(1);
+    budget.drop(uploading, 'shutdown');
+    budget.drop(next, 'shutdown');
+  });
+
   // A file that alone passes the bound would evict every other one and still pass it: such a
   // batch is uploaded from memory, and the files on disk stay.
   test('a batch whose file is larger than maxSpoolBytes is not written and evicts nothing', async () => {
