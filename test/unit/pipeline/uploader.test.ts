@@ -1,6 +1,8 @@
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import type { UploaderOptions } from '../../../src/pipeline/uploader.js';
+import type { ObjectWriter } from '../../../src/s3/object-writer.js';
+import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { pipelineParts } from '../../support/pipeline-parts.js';
 import { type Behaviour, ScriptedS3 } from '../../support/scripted-s3.js';
@@ -82,6 +84,25 @@ describe('Uploader', () => {
     const { submit, outcomes } = setup(s3, { requestTimeoutMillis: 50 });
     expect(await submit('a').settled).toBe('uploaded');
     expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'ok']);
+    expect(outcomes.stats.uploadFailures).toEqual({ timeout: 1 });
+  });
+
+  test('a writer that ignores the abort (an S3Client waiting on its credentials) still fails at the deadline, and frees its slot', async () => {
+    // The AWS SDK does not watch abortSignal while it resolves credentials: a provider that
+    // never answers would hold the attempt, and its upload slot, for good.
+    const s3 = new ScriptedS3();
+    const real = new SdkObjectWriter(s3.client, 'b', {});
+    let calls = 0;
+    const writer: ObjectWriter = {
+      put: (request) => (++calls === 1 ? new Promise<void>(() => {}) : real.put(request)),
+      destroy: () => {},
+    };
+    const { submit, outcomes } = setup(s3, { writer, concurrency: 1, requestTimeoutMillis: 50 });
+    const started = performance.now();
+    const late = new Promise((r) => setTimeout(() => r('still waiting after 2 s'), 2_000).unref());
+    expect(await Promise.race([submit('a').settled, late])).toBe('uploaded');
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(calls).toBe(2);
     expect(outcomes.stats.uploadFailures).toEqual({ timeout: 1 });
   });
 
