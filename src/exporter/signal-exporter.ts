@@ -29,6 +29,21 @@ type Lifecycle = 'running' | 'shutting-down' | 'shut-down';
 const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 
 /**
+ * How long a shutdown past its deadline waits for the journal's last group commit (the time the
+ * spool's writes in flight get too): a disk that stops answering as shutdown begins must not hold
+ * it for spoolTimeoutMillis. A chain not committed by then counts as dropped; the next run stores
+ * what the disk took of it.
+ */
+const SHUTDOWN_COMMIT_GRACE_MILLIS = 250;
+
+/**
+ * All a shutdown waits for the spool's disk once its uploads are done or given up: the writes in
+ * flight, the last group commit, the journal's close and the lock's release together. What a hung
+ * disk still holds then goes on unwatched (the directory's claim is released when it ends).
+ */
+const SHUTDOWN_DISK_GRACE_MILLIS = 1_000;
+
+/**
  * An exporter of one signal to S3-compatible object storage: the lifecycle (running, shutting
  * down, shut down) and the wiring of the parts, whatever the signal. export() only appends to an
  * in-memory batch under a short mutex; sealed batches are compressed off the event loop and
@@ -313,10 +328,11 @@ export class SignalExporter<Item> {
     this.#spool?.stopWaiting();
     await this.#intake.sealNow();
     const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    const diskBy = performance.now() + SHUTDOWN_DISK_GRACE_MILLIS;
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#state = 'shut-down';
     this.#outcomes.close();
-    await this.#spool?.close();
+    await this.#spool?.close(Math.max(0, diskBy - performance.now()));
     await this.#bodies.close();
     this.#leave();
   }
@@ -332,7 +348,9 @@ export class SignalExporter<Item> {
     const chains = budget
       .batchesOf(this.#owner)
       .flatMap((b) => (b.spool === undefined && b.journal !== undefined ? [b.journal] : []));
-    const whole = (await this.#spool?.journal?.whole(chains)) ?? new Set<string>();
+    const whole =
+      (await this.#spool?.journal?.whole(chains, SHUTDOWN_COMMIT_GRACE_MILLIS)) ??
+      new Set<string>();
     this.#outcomes.gaveUp(
       why,
       budget.abandonAll(this.#owner, (b) => b.journal !== undefined && whole.has(b.journal)),

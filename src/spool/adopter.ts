@@ -131,15 +131,18 @@ export class SpoolAdopter {
 
   /**
    * Releases the directory (its lock, then its claim in this process); files stay. A try still
-   * running is waited for briefly, so that after shutdown the directory is free again; one that
-   * a hung disk holds releases what it takes, then the claim, when it ends (see #tried).
+   * running, the journal's last commit and the lock's removal are waited for at most
+   * `graceMillis` in all, so that after shutdown the directory is free again; what a hung disk
+   * holds releases what it takes, then the claim, when it ends (see #tried, #release).
    */
-  async close(): Promise<void> {
+  async close(graceMillis = CLOSE_GRACE_MILLIS): Promise<void> {
+    const by = performance.now() + graceMillis;
+    const left = () => Math.max(0, by - performance.now());
     this.stopWaiting();
     this.#reports.state('closed');
-    if (this.#trying) await settleWithin(this.#inFlight, CLOSE_GRACE_MILLIS);
-    await this.journal?.close(CLOSE_GRACE_MILLIS);
-    if (this.#keeper !== undefined) await this.#release(this.#keeper.close());
+    if (this.#trying) await settleWithin(this.#inFlight, left());
+    await this.journal?.close(left());
+    if (this.#keeper !== undefined) await settleWithin(this.#release(this.#keeper.close()), left());
     else if (!this.#trying) this.#claim.release();
   }
 

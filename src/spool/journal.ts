@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
+import { settleWithin } from '../base/deadline.js';
 import { plural } from '../base/log.js';
 import type { OpenJournal } from '../pipeline/journal-port.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
@@ -226,10 +227,18 @@ export class OpenBatchJournal implements OpenJournal {
   /**
    * Shutdown gives up batches not stored: a group commit runs now, and the chains of `names`
    * that it left whole on disk (every entry and the seal written and fsynced) are returned. Their
-   * batches are replayed by the next run, so they are not lost.
+   * batches are replayed by the next run, so they are not lost. It waits for the commit at most
+   * `graceMillis` (a disk that stops answering now would hold shutdown for spoolTimeoutMillis):
+   * a chain whose commit has not ended by then does not count as whole.
    */
-  async whole(names: string[]): Promise<Set<string>> {
-    if (names.length > 0) await this.#serial(() => this.#commit());
+  async whole(names: string[], graceMillis: number): Promise<Set<string>> {
+    const committed =
+      names.length === 0 ||
+      settleWithin(
+        this.#serial(() => this.#commit()),
+        graceMillis,
+      );
+    if (!(await committed)) return new Set();
     return new Set(
       names.filter((name) => {
         const chain = this.#chains.get(name);

@@ -149,6 +149,26 @@ for (const driver of SIGNALS) {
       expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
       fs.release();
     });
+
+    test('a disk that hangs as shutdown begins, at the default spoolTimeoutMillis: shutdown keeps its deadline', async () => {
+      const fs = new FaultyFileSystem();
+      const s3 = new ScriptedS3().script([], { kind: 'hang' });
+      const flushTimeoutMillis = 300;
+      const exporter = exporterWith(
+        s3,
+        { spoolFileSystem: fs, flushTimeoutMillis, maxBatchAgeMillis: 60_000 },
+        driver,
+      );
+      await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool active');
+      // In the open batch and its journal's memory only, when the disk stops answering.
+      expect((await exportTagged(driver, exporter, 5, 1)).code).toBe(ExportResultCode.SUCCESS);
+      fs.hangNext('create', 100).hangNext('write', 100).hangNext('fsync', 100);
+      const started = performance.now();
+      await exporter.shutdown();
+      const millis = performance.now() - started;
+      fs.release();
+      expect(millis).toBeLessThan(flushTimeoutMillis + 1_500);
+    });
   });
 }
 
