@@ -17,3 +17,23 @@ export function settleWithin(work: Promise<unknown>, millis: number): Promise<bo
     );
   });
 }
+
+/**
+ * `work`, or a failure once `signal` aborts and `work` has not ended by the next turn of the
+ * event loop (work that stops at the abort fails with its own error, which says more: a
+ * credentials provider that did not answer). Work need not watch its signal all the way: an AWS
+ * SDK S3Client does not while it resolves credentials, so a provider that never answers would
+ * hold a request, and what waits for it, for good. A late answer is ignored.
+ */
+export function endsAtAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () =>
+      setImmediate(() =>
+        reject(new Error('the request did not stop at its abort', { cause: signal.reason })),
+      );
+    // Handled here even after the abort: a late rejection is never an unhandled one.
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  });
+}

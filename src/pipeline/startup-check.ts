@@ -1,3 +1,4 @@
+import { endsAtAbort } from '../base/deadline.js';
 import { type Episodes, log } from '../base/log.js';
 import { credentialsTimedOut, describeError, errorShape } from '../s3/errors.js';
 import type { ObjectWriter } from '../s3/object-writer.js';
@@ -176,17 +177,20 @@ export class StartupCheck {
     const deadline = setTimeout(() => attempt.abort(TIMED_OUT), timeoutMillis);
     deadline.unref();
     try {
-      await this.#o.writer.put({
-        key: this.#o.key,
-        body: Buffer.alloc(0),
-        contentType: 'application/octet-stream',
-        ifNoneMatch: false,
-        crc32: undefined,
-        sha256: undefined,
-        contentMd5: WRONG_MD5,
-        background: true,
+      await endsAtAbort(
+        this.#o.writer.put({
+          key: this.#o.key,
+          body: Buffer.alloc(0),
+          contentType: 'application/octet-stream',
+          ifNoneMatch: false,
+          crc32: undefined,
+          sha256: undefined,
+          contentMd5: WRONG_MD5,
+          background: true,
+          signal,
+        }),
         signal,
-      });
+      );
       return undefined;
     } catch (error) {
       if (credentialsTimedOut(error)) return error;

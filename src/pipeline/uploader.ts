@@ -1,4 +1,5 @@
 import PQueue from 'p-queue';
+import { endsAtAbort } from '../base/deadline.js';
 import { log } from '../base/log.js';
 import {
   type BackoffPolicy,
@@ -190,7 +191,7 @@ export class Uploader {
       const body = batch.body;
       // Dropped during that turn: whoever did it has settled the batch.
       if (batch.state !== 'uploading' || body === undefined) return;
-      await untilAborted(
+      await endsAtAbort(
         o.writer.put({
           key: batch.key,
           body,
@@ -294,25 +295,4 @@ function keptMillis(verdict: RetryVerdict, delayMillis: number): number | undefi
   if (verdict.kind === 'config') return delayMillis;
   if (verdict.kind !== 'retry' || verdict.retryAfterMillis === undefined) return undefined;
   return Math.min(verdict.retryAfterMillis, MAX_RETRY_AFTER_MILLIS, delayMillis);
-}
-
-/**
- * `put`, or a failure once its signal aborts and `put` has not ended by the next turn of the
- * event loop (a writer that stops at the abort fails with its own error, which says more: a
- * credentials provider that did not answer). A writer need not watch the signal all the way: an
- * AWS SDK S3Client does not while it resolves credentials, so a provider that never answers
- * would hold the attempt, and its upload slot, for good. A late answer is ignored: the retry
- * sends the same key and bytes (with If-None-Match, a write that landed says so).
- */
-function untilAborted(put: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const abort = () =>
-      setImmediate(() =>
-        reject(new Error('the request did not stop at its abort', { cause: signal.reason })),
-      );
-    // Handled here even after the abort: a late rejection is never an unhandled one.
-    void put.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
-  });
 }

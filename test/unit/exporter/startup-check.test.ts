@@ -5,6 +5,7 @@
  * nothing. Against a real server (Ceph RGW, which checks signatures): test/integration/startup-check.test.ts.
  */
 import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
 import { diag } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
@@ -185,6 +186,34 @@ describe('the startup check', () => {
     expect(s3.attempts.map((a) => a.outcome)).toEqual(['ok']); // the batch was stored
     await waitFor(() => s3.probes[0]?.outcome === 'aborted', 1_000, 'the check aborted');
     expect(warnings).toEqual([]);
+  });
+
+  test('an s3Client whose credentials provider never answers: the check says so within its deadline', async () => {
+    // The AWS SDK does not watch abortSignal while it resolves credentials.
+    const client = new S3Client({
+      region: 'us-east-1',
+      endpoint: 'http://127.0.0.1:9',
+      forcePathStyle: true,
+      credentials: () => new Promise(() => {}),
+    });
+    const exporter = new S3MetricExporter({
+      bucket: 'unit',
+      s3Client: client,
+      requestTimeoutMillis: 200,
+    });
+    try {
+      await waitFor(
+        () => warnings.some((w) => w.code === 'OTEL_S3_ENDPOINT_UNREACHABLE'),
+        2_000,
+        'the check reported',
+      );
+      expect(warnings.find((w) => w.code === 'OTEL_S3_ENDPOINT_UNREACHABLE')?.text).toMatch(
+        /no answer within 200 ms/,
+      );
+    } finally {
+      await exporter.shutdown();
+      client.destroy();
+    }
   });
 
   test('startupCheck: false (or OTEL_EXPORTER_S3_STARTUP_CHECK=false) sends nothing', async () => {
