@@ -62,6 +62,8 @@ export function installShutdownHooks(
   }
   const exit = options.exit ?? true;
   let running: Promise<number> | undefined;
+  /** The exit code of the shutdown, once it has finished. */
+  let finished: number | undefined;
 
   const run = async (reason: string): Promise<number> => {
     log.info(`${reason}: shutting down (deadline ${timeoutMillis} ms)`);
@@ -101,10 +103,17 @@ export function installShutdownHooks(
       clearTimeout(timer);
     }
     log.info(`shutdown finished in ${Date.now() - started} ms with exit code ${code}`);
+    finished = code;
     return code;
   };
 
   const onSignal = (signal: NodeJS.Signals) => {
+    if (finished !== undefined) {
+      // Shut down already (asked for in code): nothing is cut short, its exit code stands.
+      log.info(`${signal} after shutdown finished: exiting with code ${finished}`);
+      if (exit) process.exit(finished);
+      return;
+    }
     if (running !== undefined) {
       log.warn(`${signal} again during shutdown: exiting now`);
       if (exit) process.exit(1);

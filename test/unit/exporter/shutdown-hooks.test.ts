@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { installShutdownHooks, type ShutdownTarget } from '../../../src/exporter/shutdown-hooks.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -30,6 +30,26 @@ describe('installShutdownHooks', () => {
       // Asking again joins the same run: exit code 0, nothing runs twice.
       expect(await hooks.shutdown()).toBe(0);
       expect(calls).toHaveLength(2);
+    } finally {
+      hooks.uninstall();
+    }
+  });
+
+  test('a signal after a shutdown asked for in code has finished exits with its code, not 1', async () => {
+    const exits: (number | string | null | undefined)[] = [];
+    vi.spyOn(process, 'exit').mockImplementation((code) => {
+      exits.push(code);
+      return undefined as never;
+    });
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    const hooks = installShutdownHooks(target('ok', []), { signals: ['SIGUSR2'] });
+    try {
+      expect(await hooks.shutdown()).toBe(0);
+      process.emit('SIGUSR2', 'SIGUSR2');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(exits).toEqual([0]);
     } finally {
       hooks.uninstall();
     }
