@@ -238,6 +238,18 @@ export function metadata(option: string, value: unknown): Record<string, string>
       'keys of letters, digits, "-" and "_", printable ASCII values, at most 2 KB in all',
     );
   }
+  // S3 keeps metadata keys in lower case: two that differ only in case would be one header.
+  const seen = new Map<string, string>();
+  for (const [k] of entries) {
+    const other = seen.get(k.toLowerCase());
+    if (other !== undefined)
+      throw new InvalidOptionError(
+        option,
+        value,
+        `keys that differ in more than case (S3 keeps them in lower case: "${other}" and "${k}" would be one)`,
+      );
+    seen.set(k.toLowerCase(), k);
+  }
   return record;
 }
 

@@ -379,6 +379,13 @@ describe('resolveConfig rejects bad options', () => {
 
   rejectsEach([
     [
+      'rejects metadata keys that differ only in case (S3 keeps them in lower case)',
+      { metadata: { Service: 'a', service: 'b' } },
+      'metadata',
+      '{"Service":"a","service":"b"}',
+      '"Service" and "service" would be one',
+    ],
+    [
       'rejects uploadConcurrency 0',
       { uploadConcurrency: 0 },
       'uploadConcurrency',
