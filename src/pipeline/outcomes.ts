@@ -138,7 +138,11 @@ export class Outcomes {
     this.#lastFailure = undefined;
     this.#endUnreachable();
     const e = this.#episodes;
-    e.clear('upload-failing', (n) => `uploads recovered after ${n} failed attempts`);
+    // Its own signal's: another's uploads may still fail (a prefix of its own, say).
+    e.clear(
+      `upload-failing:${this.#options.signal}`,
+      (n) => `${this.#who}uploads recovered after ${n} failed attempts`,
+    );
     e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
     // Its own signal's: another's drops go on being its own episode until its uploads catch up.
     for (const kind of ['dropping', 'rejecting', 'too-large'])
@@ -180,7 +184,11 @@ export class Outcomes {
         log.warn(`${what}; trying the same bytes once without If-None-Match`);
         break;
       case 'retry':
-        this.#episodes.report('upload-failing', 'warn', `${what}; retrying with backoff`);
+        this.#episodes.report(
+          `upload-failing:${this.#options.signal}`,
+          'warn',
+          `${what}; retrying with backoff`,
+        );
         log.debug(`${what}; attempt ${batch.attempts}, retrying in ${delayMillis} ms`);
         break;
     }

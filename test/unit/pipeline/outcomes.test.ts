@@ -192,6 +192,21 @@ describe('the unreachable clock of a group is one, as its alert is', () => {
     return [of('traces'), of('metrics')] as const;
   }
 
+  test("one signal's failing uploads are its own episode: another's stored batch does not end it", () => {
+    const [traces, metrics] = group();
+    const failing = () => messages.filter((m) => m.text.includes('retrying with backoff')).length;
+    const server = { kind: 'retry', reason: 'server' } as const;
+    const m = batch();
+    const error = Object.assign(new Error('InternalError'), { name: 'InternalError' });
+    metrics.retrying(m, server, error, 1_000);
+    traces.uploaded(batch(), 1); // the traces' prefix works
+    metrics.retrying(m, server, error, 1_000); // the same episode, still
+    expect(failing()).toBe(1);
+    metrics.uploaded(m, 1);
+    metrics.retrying(batch(), server, error, 1_000); // a new one
+    expect(failing()).toBe(2);
+  });
+
   test("one signal's upload ends the outage for all: a later short one is no alert", () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const [traces, metrics] = group();
