@@ -18,7 +18,8 @@ export interface Credentials {
  * Static credentials, the caller's provider, or the SDK's default chain (imported when first
  * asked for). A provider's answer is kept until it nears its `expiration` (as the SDK does) or
  * the server refuses it: an answer without `expiration` would otherwise be kept for good, and a
- * secret fixed at its source never read.
+ * secret fixed at its source never read. A refresh that fails while the answer still lives
+ * leaves it in use (see AskedCredentials.get).
  */
 export function credentialSource(given: S3ClientConfig['credentials'] | undefined): Credentials {
   if (given !== undefined && typeof given !== 'function') {
@@ -56,7 +57,16 @@ class AskedCredentials implements Credentials {
   get(signal: AbortSignal): Promise<AwsCredentialIdentity> {
     const held = this.#identity;
     if (held !== undefined && !isIdentityExpired(held)) return Promise.resolve(held);
-    const pending = this.#ask();
+    const asked = this.#ask();
+    // Near their expiry, held credentials are asked for again; if that fails while they still
+    // live (a metadata service down for a minute), they sign this request: the server takes them.
+    const pending =
+      held === undefined
+        ? asked
+        : asked.catch((error: unknown) => {
+            if (this.#identity === held && stillValid(held)) return held;
+            throw error;
+          });
     // A question that outlived a request's deadline is not waited on by the next request.
     return untilAborted(pending, signal, () => {
       if (this.#pending === pending) this.#pending = undefined;
@@ -85,6 +95,17 @@ class AskedCredentials implements Credentials {
     this.#pending = pending;
     return pending;
   }
+}
+
+/**
+ * Credentials a failed refresh may fall back on: not refused, and at least this long before
+ * their `expiration`, so a request signed with them reaches the server before they expire.
+ */
+const FALLBACK_MIN_LIFE_MILLIS = 30_000;
+
+function stillValid(identity: AwsCredentialIdentity): boolean {
+  const expiration = identity.expiration?.getTime();
+  return expiration === undefined || expiration - Date.now() > FALLBACK_MIN_LIFE_MILLIS;
 }
 
 /** `pending`, or a CREDENTIALS_TIMEOUT error once `signal` aborts first (`onAbort` runs then). */

@@ -234,3 +234,83 @@ describe('SignedObjectWriter', () => {
     expect(expiring.counter.calls).toBeGreaterThanOrEqual(3);
   });
 });
+
+describe('credentials whose refresh fails', () => {
+  /** A provider whose n-th call (from 1) answers `script[n-1]`: a lifetime in ms, or an error. */
+  const scriptedProvider = (script: (number | Error)[]) => {
+    const counter = { calls: 0 };
+    const credentials = async () => {
+      const step = script[counter.calls++];
+      await new Promise((resolve) => setTimeout(resolve, 20)); // concurrent asks overlap
+      if (step === undefined || step instanceof Error) throw step ?? new Error('no more');
+      return {
+        accessKeyId: `K${counter.calls}`,
+        secretAccessKey: 's',
+        sessionToken: `T${counter.calls}`,
+        expiration: new Date(Date.now() + step),
+      };
+    };
+    return { counter, credentials };
+  };
+  const signedWith = (h: IncomingHttpHeaders) => ({
+    key: /Credential=([^/]+)\//.exec(String(h.authorization))?.[1],
+    token: h['x-amz-security-token'],
+    tokenSigned: /SignedHeaders=[^,]*x-amz-security-token/.test(String(h.authorization)),
+  });
+
+  // A refresh that fails while the held credentials still have minutes to live (the SDK's
+  // refresh window is the last 5) failed every upload: the server would have taken them.
+  test('within the refresh window, a failed refresh signs with the held credentials, once asked per wave', async () => {
+    const { seen, endpoint } = await scripted([]);
+    const { counter, credentials } = scriptedProvider([
+      60_000,
+      new Error('IMDS is down'),
+      new Error('IMDS is down'),
+      3_600_000,
+    ]);
+    const w = writer(endpoint, { credentials });
+    await w.put(put()); // call 1: K1, in its refresh window from the start
+    // Twenty uploads at once: one question to the provider (call 2, fails), all signed with K1.
+    await Promise.all(Array.from({ length: 20 }, () => w.put(put())));
+    expect(counter.calls).toBe(2);
+    await w.put(put()); // call 3 fails too: K1 still
+    await w.put(put()); // call 4: K4, kept for an hour
+    await w.put(put());
+    w.destroy();
+    expect(counter.calls).toBe(4);
+    const signed = seen.map(signedWith);
+    expect(signed.slice(0, 22)).toEqual(
+      Array.from({ length: 22 }, () => ({ key: 'K1', token: 'T1', tokenSigned: true })),
+    );
+    expect(signed.slice(22)).toEqual([
+      { key: 'K4', token: 'T4', tokenSigned: true },
+      { key: 'K4', token: 'T4', tokenSigned: true },
+    ]);
+  });
+
+  test('past their expiration, a failed refresh fails the upload with its error', async () => {
+    const { seen, endpoint } = await scripted([]);
+    const { credentials } = scriptedProvider([50, new Error('IMDS is down')]);
+    const w = writer(endpoint, { credentials });
+    await w.put(put());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(w.put(put())).rejects.toThrow('IMDS is down');
+    w.destroy();
+    expect(seen).toHaveLength(1);
+  });
+
+  test('credentials the server refused are not fallen back on when their refresh fails', async () => {
+    const refused = {
+      status: 403,
+      headers: { 'content-type': 'application/xml' },
+      body: '<Error><Code>ExpiredToken</Code><Message>The provided token has expired.</Message></Error>',
+    };
+    const { seen, endpoint } = await scripted([refused]);
+    const { credentials } = scriptedProvider([60_000, new Error('IMDS is down')]);
+    const w = writer(endpoint, { credentials });
+    await expect(w.put(put())).rejects.toMatchObject({ name: 'ExpiredToken' });
+    await expect(w.put(put())).rejects.toThrow('IMDS is down');
+    w.destroy();
+    expect(seen).toHaveLength(1);
+  });
+});
