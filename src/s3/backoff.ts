@@ -43,8 +43,14 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   if (value === undefined) return undefined;
   const trimmed = value.trim();
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  if (!HTTP_DATE.test(trimmed)) return undefined;
+  const date = parseHttpDate(trimmed);
+  return date === undefined ? undefined : Math.max(0, date - now);
+}
+
+/** An IMF-fixdate (a Retry-After, a response's Date) as epoch milliseconds, else undefined. */
+export function parseHttpDate(value: string | undefined): number | undefined {
+  const trimmed = value?.trim();
+  if (trimmed === undefined || !HTTP_DATE.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now);
+  return Number.isNaN(date) ? undefined : date;
 }

@@ -1,4 +1,4 @@
-import { parseRetryAfter } from './backoff.js';
+import { parseHttpDate, parseRetryAfter } from './backoff.js';
 import { type AccessFaultReason, accessFault, causes, errorShape, httpStatus } from './errors.js';
 
 /**
@@ -175,7 +175,11 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
       status === 429 || status === 503 || name === 'SlowDown' || /throttl/i.test(name)
         ? 'throttled'
         : 'server';
-    const retryAfterMillis = parseRetryAfter(s.$response?.headers?.['retry-after']);
+    // An HTTP-date Retry-After is on the server's clock: read it against the answer's Date, not
+    // a local clock that may be minutes off (the skew S3 refuses with RequestTimeTooSkewed).
+    const headers = s.$response?.headers;
+    const serverNow = parseHttpDate(headers?.date);
+    const retryAfterMillis = parseRetryAfter(headers?.['retry-after'], serverNow ?? Date.now());
     return retryAfterMillis === undefined
       ? { kind: 'retry', reason }
       : { kind: 'retry', reason, retryAfterMillis };

@@ -145,6 +145,38 @@ describe('classifyUploadError: retry', () => {
     ).toEqual({ kind: 'retry', reason: 'server', retryAfterMillis: 1_500 });
   });
 
+  // An HTTP-date Retry-After is a time on the server's clock: read against the answer's own Date.
+  // Against the local clock, a host an hour behind waited 10 minutes (the cap) for a 30 s
+  // Retry-After, and one an hour ahead did not wait at all.
+  test.each([
+    ['an hour behind', 3_600_000],
+    ['an hour ahead', -3_600_000],
+    ['right', 0],
+  ])('an HTTP-date Retry-After with the local clock %s: the delay the server meant', (_, off) => {
+    const serverNow = Math.floor((Date.now() + off) / 1000) * 1000;
+    const headers = {
+      date: new Date(serverNow).toUTCString(),
+      'retry-after': new Date(serverNow + 30_000).toUTCString(),
+    };
+    expect(classifyUploadError(s3Error('SlowDown', 503, 'x', headers))).toEqual({
+      kind: 'retry',
+      reason: 'throttled',
+      retryAfterMillis: 30_000,
+    });
+  });
+
+  test('an HTTP-date Retry-After without a readable Date is read against the local clock', () => {
+    const at = new Date(Date.now() + 60_000).toUTCString();
+    for (const date of [undefined, 'yesterday']) {
+      const headers = { 'retry-after': at, ...(date === undefined ? {} : { date }) };
+      const verdict = classifyUploadError(s3Error('SlowDown', 503, 'x', headers));
+      expect(verdict).toMatchObject({ kind: 'retry', reason: 'throttled' });
+      const millis = (verdict as { retryAfterMillis: number }).retryAfterMillis;
+      expect(millis).toBeGreaterThan(55_000);
+      expect(millis).toBeLessThanOrEqual(60_000);
+    }
+  });
+
   test('the status is read from $response when $metadata has none', () => {
     expect(classifyUploadError({ name: 'X', $response: { statusCode: 502, headers: {} } })).toEqual(
       { kind: 'retry', reason: 'server' },
