@@ -87,6 +87,7 @@ export class Admission<Item> {
   #accept(pending: PendingExport<Item>): { result: ExportResult; sealed: SealedBatch[] } {
     const open = this.#open;
     const sealed: SealedBatch[] = [];
+    this.#wasEmpty = false;
     const result =
       open.kind === 'records'
         ? 'record' in pending
@@ -105,6 +106,8 @@ export class Admission<Item> {
     { record, points, inputs }: { record: Buffer; points: number; inputs: KeyInputs },
     sealed: SealedBatch[],
   ): ExportResult {
+    // Nothing to store (a resource without items): no object is made of it, no clock started.
+    if (points === 0) return SUCCESS;
     const { budget } = this.#parts;
     const sealFirst =
       !open.isEmpty &&
@@ -182,7 +185,10 @@ export class Admission<Item> {
     return failed(`maxBufferedBytes (${this.#parts.budget.limit}) reached`);
   }
 
-  /** Counted, and sealed if full; the age timer starts with a batch's first export. */
+  /**
+   * Counted, and sealed if full; the age timer starts with a batch's first export that holds
+   * items (a Parquet export of none leaves the batch empty: no clock for the batch to come).
+   */
   #afterAppend(sealed: SealedBatch[]): void {
     const { budget } = this.#parts;
     // What the growth could not foresee (a record batch's framing): room now.
@@ -192,7 +198,7 @@ export class Admission<Item> {
     owner.outcomes.appended(budget.heldBy(owner, this.#open, journal));
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
-    } else if (this.#wasEmpty) {
+    } else if (this.#wasEmpty && !this.#open.isEmpty) {
       this.#ageTimer = setTimeout(() => void this.sealNow(), this.#options.maxBatchAgeMillis);
       // An open batch never keeps the process alive: shutdown() is what flushes it.
       this.#ageTimer.unref();
