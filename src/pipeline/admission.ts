@@ -71,9 +71,14 @@ export class Admission<Item> {
 
   /** Appends one export; answers FAILED only when it cannot fit under the memory bound. */
   async accept(pending: PendingExport<Item>): Promise<ExportResult> {
-    const { result, sealed } = await this.#mutex.runExclusive(() => this.#accept(pending));
-    for (const batch of sealed) this.#parts.onSealed(batch);
-    return result;
+    // Filled as batches are sealed: one sealed before a later step threw (the journal's copy,
+    // say) is admitted to the budget already, and must go on to be stored all the same.
+    const sealed: SealedBatch[] = [];
+    try {
+      return await this.#mutex.runExclusive(() => this.#accept(pending, sealed));
+    } finally {
+      for (const batch of sealed) this.#parts.onSealed(batch);
+    }
   }
 
   /** Seals the open batch now (flush, shutdown, or its age). */
@@ -84,9 +89,8 @@ export class Admission<Item> {
 
   // ---- inside the mutex: no I/O, no await ----
 
-  #accept(pending: PendingExport<Item>): { result: ExportResult; sealed: SealedBatch[] } {
+  #accept(pending: PendingExport<Item>, sealed: SealedBatch[]): ExportResult {
     const open = this.#open;
-    const sealed: SealedBatch[] = [];
     this.#wasEmpty = false;
     const result =
       open.kind === 'records'
@@ -97,7 +101,7 @@ export class Admission<Item> {
           ? this.#appendItem(open, pending, sealed)
           : failed('a record for a batch of columns');
     if (result.code === ExportResultCode.SUCCESS) this.#afterAppend(sealed);
-    return { result, sealed };
+    return result;
   }
 
   /** A record: its size is known, so room is made before it is appended. */
