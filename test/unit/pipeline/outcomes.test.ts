@@ -12,15 +12,31 @@ import {
 
 const messages = captureDiag();
 
+/**
+ * Every Outcomes a test made, closed after it: a network failure arms the unreachable clock (a
+ * real 30 s timer), whose alert would otherwise land in whatever test file this worker runs
+ * 30 s later (seen in CI: a CLI test that records process warnings got two).
+ */
+const made: Outcomes[] = [];
+afterEach(() => {
+  for (const o of made.splice(0)) o.close();
+});
+
 function outcomes() {
-  return new Outcomes(emptyStats(), new Episodes(), {
+  return track(new Episodes(), 'metrics');
+}
+
+function track(episodes: Episodes, signal: 'metrics' | 'traces'): Outcomes {
+  const o = new Outcomes(emptyStats(), episodes, {
     slowRetryMillis: 1_000,
     maxBufferedBytes: 100,
     requestTimeoutMillis: 8_000,
     flushTimeoutMillis: 1_000,
     endpoint: 'http://s3.test',
-    signal: 'metrics',
+    signal,
   });
+  made.push(o);
+  return o;
 }
 
 function batch(points = 1) {
@@ -180,16 +196,7 @@ describe('the unreachable clock of a group is one, as its alert is', () => {
     messages.filter((m) => m.text.includes('have failed for')).map((m) => m.text);
   function group() {
     const episodes = new Episodes();
-    const of = (signal: 'metrics' | 'traces') =>
-      new Outcomes(emptyStats(), episodes, {
-        slowRetryMillis: 1_000,
-        maxBufferedBytes: 100,
-        requestTimeoutMillis: 8_000,
-        flushTimeoutMillis: 1_000,
-        endpoint: 'http://s3.test',
-        signal,
-      });
-    return [of('traces'), of('metrics')] as const;
+    return [track(episodes, 'traces'), track(episodes, 'metrics')] as const;
   }
 
   test("one signal's failing uploads are its own episode: another's stored batch does not end it", () => {
