@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { HrTime } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { textCells } from '../../../src/cli/terminal-text.js';
 import { newTally } from '../../../src/encoding/records.js';
@@ -7,6 +8,7 @@ import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import type { SpanLike } from '../../../src/signals/traces/span.js';
 import { type CliInProcessOptions, lines, runCliInProcess } from '../../support/cli-child.js';
+import { handBuiltSpan } from '../../support/readable-span.js';
 import { writeAtKey } from '../../support/reader-fixtures.js';
 import { signalKeyAt } from '../../support/signal-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -86,29 +88,22 @@ const run = (args: string[], options: CliInProcessOptions = {}) =>
 /** The spans as the exporter's Parquet stores them, in an object; the arguments that read it. */
 async function storeParquet(spans: S[]): Promise<string[]> {
   const dir = `d${++n}`;
-  const hr = (ns: bigint) => {
+  const hr = (ns: bigint): HrTime => {
     const at = T0 + ns;
-    return [Number(at / 1_000_000_000n), Number(at % 1_000_000_000n)] as const;
+    return [Number(at / 1_000_000_000n), Number(at % 1_000_000_000n)];
   };
   const context = (spanId: string) => ({ traceId: TRACE, spanId, traceFlags: 1 });
   const like = spans.map(
-    (s): SpanLike => ({
-      resource: { attributes: { 'service.name': s.service ?? 'svc' } },
-      instrumentationScope: { name: 't' },
-      name: s.name ?? s.id,
-      kind: 0,
-      spanContext: () => context(s.id),
-      ...(s.parent === undefined ? {} : { parentSpanContext: context(s.parent) }),
-      startTime: hr(s.start),
-      endTime: hr(s.end),
-      status: { code: 0 },
-      attributes: {},
-      links: [],
-      events: [],
-      droppedAttributesCount: 0,
-      droppedEventsCount: 0,
-      droppedLinksCount: 0,
-    }),
+    (s): SpanLike =>
+      handBuiltSpan({
+        resource: { attributes: { 'service.name': s.service ?? 'svc' } },
+        instrumentationScope: { name: 't' },
+        name: s.name ?? s.id,
+        spanContext: () => context(s.id),
+        ...(s.parent === undefined ? {} : { parentSpanContext: context(s.parent) }),
+        startTime: hr(s.start),
+        endTime: hr(s.end),
+      }),
   );
   const builders = spanColumnBuilders();
   builders.append(like, newTally(false));
