@@ -254,8 +254,7 @@ export class SignalExporter<Item> {
    */
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
-    await this.#intake.sealNow();
-    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    const waited = await this.#sealAndWait('forceFlush()');
     if (waited === 'settled') this.#outcomes.flushFinished();
     else this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
   }
@@ -326,8 +325,7 @@ export class SignalExporter<Item> {
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
     this.#spool?.stopWaiting();
-    await this.#intake.sealNow();
-    const waited = await this.#waitForPending(this.#config.flushTimeoutMillis);
+    const waited = await this.#sealAndWait('shutdown()');
     const diskBy = performance.now() + SHUTDOWN_DISK_GRACE_MILLIS;
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#state = 'shut-down';
@@ -335,6 +333,24 @@ export class SignalExporter<Item> {
     await this.#spool?.close(Math.max(0, diskBy - performance.now()));
     await this.#bodies.close();
     this.#leave();
+  }
+
+  /**
+   * Seals the open batch and waits for everything pending to be stored, both within
+   * flushTimeoutMillis: sealing Parquet's batch waits for its column builders to load (a dynamic
+   * import), which must not hold a flush or a shutdown past its deadline either.
+   */
+  async #sealAndWait(caller: 'forceFlush()' | 'shutdown()'): Promise<UnfinishedWhy | 'settled'> {
+    const millis = this.#config.flushTimeoutMillis;
+    const deadline = performance.now() + millis;
+    const sealing = this.#intake.sealNow().catch((error: unknown) => {
+      this.#outcomes.encodeFailed(error);
+    });
+    if (!(await settleWithin(sealing, millis))) {
+      this.#outcomes.sealUnfinished(caller);
+      return 'timeout';
+    }
+    return this.#waitForPending(Math.max(0, deadline - performance.now()));
   }
 
   /**

@@ -19,7 +19,10 @@ export interface Intake<Item> {
    * export the open batch cannot take answers FAILED, counted through `appendFailed`.
    */
   accept(item: Item, inputs: KeyInputs): Promise<ExportResult>;
-  /** Seals the open batch now (flush, shutdown). */
+  /**
+   * Seals the open batch now (flush, shutdown). Parquet's waits for its column builders to load:
+   * callers bound the wait.
+   */
   sealNow(): Promise<void>;
   /** The open batch's bytes, for the memory budget. */
   readonly open: { readonly bytes: number };
@@ -68,6 +71,9 @@ export function columnIntake<Item>(
     open = new ColumnBatch(builders());
     return new Admission<Item>(options, { ...parts, open });
   });
+  // A failed load is each export's answer (FAILED, counted through appendFailed), not an
+  // unhandled rejection before the first export comes.
+  ready.catch(() => {});
   return {
     open: {
       get bytes() {
@@ -81,6 +87,11 @@ export function columnIntake<Item>(
           parts.appendFailed(error);
           return failed(`could not append to the Parquet columns: ${describeError(error)}`);
         }),
-    sealNow: () => ready.then((admission) => admission.sealNow()),
+    // Builders that failed to load never held an export: nothing to seal.
+    sealNow: () =>
+      ready.then(
+        (admission) => admission.sealNow(),
+        () => undefined,
+      ),
   };
 }

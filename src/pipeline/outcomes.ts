@@ -292,6 +292,16 @@ export class Outcomes {
     );
   }
 
+  /**
+   * forceFlush() or shutdown() could not seal the open batch by its deadline: Parquet's column
+   * builders have not loaded, and the exports waiting for them are neither answered nor stored.
+   */
+  sealUnfinished(caller: 'forceFlush()' | 'shutdown()'): void {
+    log.error(
+      `${this.#who}${caller} could not seal the open batch within flushTimeoutMillis (${this.#options.flushTimeoutMillis} ms): the Parquet column builders have not loaded; the exports waiting for them are not stored`,
+    );
+  }
+
   /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
   gaveUp(why: UnfinishedWhy, abandoned: Abandoned): void {
     const { left, dropped } = abandoned;

@@ -1,0 +1,141 @@
+/**
+ * Parquet's column builders load on first use (a dynamic import). forceFlush() and shutdown()
+ * wait for them only within their deadline: a load that never ends cannot hold either past
+ * flushTimeoutMillis, and a load that fails cannot stop shutdown() half-way.
+ */
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { describe, expect, test } from 'vitest';
+import { configure } from '../../../src/config/environment.js';
+import { createSharedParts, type SharedParts } from '../../../src/exporter/shared-parts.js';
+import { SignalExporter } from '../../../src/exporter/signal-exporter.js';
+import { metricsExport } from '../../../src/signals/metrics/export.js';
+import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import type { SignalExport } from '../../../src/signals/signal.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { syntheticMetrics } from '../../support/service.js';
+
+const logged = captureDiag();
+
+const FLUSH_MILLIS = 300;
+
+/** A Parquet exporter of metrics whose column builders load with `load`; `left()`: its group was left. */
+function exporterLoading(load: SignalExport<ResourceMetrics>['loadColumns']) {
+  const s3 = new ScriptedS3();
+  const config = configure({
+    bucket: 'unit',
+    s3Client: s3.client,
+    format: 'parquet',
+    flushTimeoutMillis: FLUSH_MILLIS,
+  });
+  const shared = createSharedParts(config);
+  let leaves = 0;
+  const join = shared.join.bind(shared);
+  const watched: SharedParts = {
+    ...shared,
+    join: () => {
+      const leave = join();
+      return () => {
+        leaves++;
+        leave();
+      };
+    },
+  };
+  const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: load }, watched);
+  return { exporter, left: () => leaves };
+}
+
+/** How long `work` took, in milliseconds, or 'pending' if it had not ended after `limit`. */
+async function timed(work: Promise<unknown>, limit: number): Promise<number | 'pending'> {
+  const start = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), limit);
+    }),
+  ]);
+  clearTimeout(timer);
+  return ended ? performance.now() - start : 'pending';
+}
+
+describe('column builders that never load', () => {
+  const never = () => new Promise<never>(() => {});
+
+  test('forceFlush() resolves at its deadline and says what is left', async () => {
+    const { exporter } = exporterLoading(never);
+    exporter.export(syntheticMetrics(5, 1), () => {});
+    const took = await timed(exporter.forceFlush(), 5 * FLUSH_MILLIS);
+    expect(took).not.toBe('pending');
+    expect(logged).toContainEqual({
+      level: 'error',
+      text: 'otel-s3-exporter: metrics exporter: forceFlush() could not seal the open batch within flushTimeoutMillis (300 ms): the Parquet column builders have not loaded; the exports waiting for them are not stored',
+    });
+    await exporter.shutdown();
+  });
+
+  test('shutdown() resolves at its deadline, having left its group', async () => {
+    const { exporter, left } = exporterLoading(never);
+    exporter.export(syntheticMetrics(5, 1), () => {});
+    const took = await timed(exporter.shutdown(), 5 * FLUSH_MILLIS);
+    expect(took).not.toBe('pending');
+    expect(left()).toBe(1);
+    expect(logged.map((l) => l.text)).toContain(
+      'otel-s3-exporter: metrics exporter: shutdown() could not seal the open batch within flushTimeoutMillis (300 ms): the Parquet column builders have not loaded; the exports waiting for them are not stored',
+    );
+  });
+});
+
+describe('column builders that fail to load', () => {
+  const failing = () => Promise.reject(new Error('Cannot find module column-builders.js'));
+
+  test('an export answers FAILED, naming the error; shutdown() resolves and leaves its group', async () => {
+    const { exporter, left } = exporterLoading(failing);
+    const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
+      exporter.export(syntheticMetrics(5, 1), resolve),
+    );
+    expect(result.error?.message).toMatch(/Cannot find module column-builders\.js/);
+    await expect(exporter.shutdown()).resolves.toBeUndefined();
+    expect(left()).toBe(1);
+    expect(exporter.stats()).toMatchObject({ exportsRejected: 1, exportsAccepted: 0 });
+  });
+
+  test('with no export at all: no unhandled rejection, and shutdown() resolves', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const { exporter, left } = exporterLoading(failing);
+    let shutdown: Promise<void> | undefined;
+    try {
+      // Node reports an unhandled rejection once the microtasks of a macrotask are done.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+      shutdown = exporter.shutdown();
+      await expect(shutdown).resolves.toBeUndefined();
+      expect(left()).toBe(1);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await (shutdown ?? exporter.shutdown()).catch(() => {});
+    }
+  });
+});
+
+test('columns that fail to seal: shutdown() says so, resolves and leaves its group', async () => {
+  const { exporter, left } = exporterLoading(async () => () => {
+    const builders = new MetricColumnBuilders();
+    builders.seal = () => {
+      throw new Error('the columns could not be sealed');
+    };
+    return builders;
+  });
+  await new Promise((resolve) => exporter.export(syntheticMetrics(5, 1), resolve));
+  await expect(exporter.shutdown()).resolves.toBeUndefined();
+  expect(left()).toBe(1);
+  expect(logged).toContainEqual({
+    level: 'error',
+    text: 'otel-s3-exporter: could not encode metrics: the columns could not be sealed',
+  });
+});
