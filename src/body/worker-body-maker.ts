@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import { settleWithin } from '../base/deadline.js';
+import { log } from '../base/log.js';
 import { ownsItsArrayBuffer } from '../encoding/handed-over.js';
 import type { TransferableColumns } from '../signals/signal.js';
 import {
@@ -18,6 +20,13 @@ import {
  * between batches.
  */
 export const WORKER_IDLE_EXIT_MILLIS = 30_000;
+
+/**
+ * How long close() waits for the worker to stop. terminate() resolves once the worker's thread
+ * has stopped, which a thread inside a native call (a compression library's) does only when the
+ * call returns: a shutdown must not wait for that.
+ */
+const STOP_GRACE_MILLIS = 1_000;
 
 /** A small young generation: the worker nudges a scavenge after each job (see body-worker.js). */
 const YOUNG_GENERATION_MB = 2;
@@ -187,7 +196,11 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
       clearTimeout(idleTimer);
       const w = worker;
       worker = undefined;
-      if (w !== undefined) await w.terminate();
+      if (w !== undefined && !(await settleWithin(w.terminate(), STOP_GRACE_MILLIS))) {
+        log.warn(
+          `the compression worker did not stop within ${STOP_GRACE_MILLIS} ms of shutdown; it is left to end on its own`,
+        );
+      }
       failAll(new BodyMakerError('the exporter is shut down'));
     },
   };
