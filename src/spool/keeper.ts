@@ -64,6 +64,11 @@ export class SpoolKeeper implements Pager {
   readonly #writes = new Map<SealedBatch, Promise<void>>();
   /** Files of `batches/` that could not be read yet; read again on the next tick. */
   readonly #unread = new Set<string>();
+  /**
+   * Files of settled batches still on disk because the chains they name could not be forgotten
+   * (the journal could not be listed): counted in the spool's bytes, tried again.
+   */
+  readonly #unforgotten = new Map<SpoolEntry, { chains: readonly string[]; trying: boolean }>();
   /** The scan of what an earlier run left could not list a directory; it runs again. */
   #restorePending = false;
   #loading = 0;
@@ -307,14 +312,31 @@ export class SpoolKeeper implements Pager {
       this.#discard(entry, 'remove');
       return;
     }
-    // After the chains it names: a restart must not find a chain without the file. Its bytes
-    // stop counting now, so an eviction under way does not evict more than it needs.
+    this.#removeAfter(entry, chains);
+  }
+
+  /**
+   * Deletes a file after the chains it names: a restart must not find a chain without the file.
+   * Its bytes stop counting now, so an eviction under way does not evict more than it needs.
+   */
+  #removeAfter(entry: SpoolEntry, chains: readonly string[]): void {
+    const journal = this.#parts.journal;
+    if (journal === undefined) return;
     this.#spool.uncount(entry.name);
     void journal.forget(chains).then(
-      () => this.#discard(entry, 'remove'),
-      // The journal could not be listed: the file stays, and the next start finds it (stored
-      // already, its conditional write is refused) with its chain.
-      () => {},
+      () => {
+        this.#unforgotten.delete(entry);
+        this.#discard(entry, 'remove');
+      },
+      (error: unknown) => {
+        // The journal could not be listed: the file stays on disk, so it counts again, and
+        // both are tried again (a restart meanwhile finds it, stored already, with its chain).
+        this.#spool.recount(entry);
+        this.#unforgotten.set(entry, { chains, trying: false });
+        this.#reports.discardFailed(entry.name, 'remove', error);
+        this.#syncGauges();
+        this.#arm();
+      },
     );
   }
 
@@ -434,7 +456,11 @@ export class SpoolKeeper implements Pager {
   /** While batches wait on disk, or the disk left something undone, try again now and then. */
   #arm(): void {
     if (this.#closed || this.#timer !== undefined) return;
-    let waiting = this.#restorePending || this.#unread.size > 0 || this.#spool.undone > 0;
+    let waiting =
+      this.#restorePending ||
+      this.#unread.size > 0 ||
+      this.#spool.undone > 0 ||
+      this.#unforgotten.size > 0;
     for (const batch of this.#byFile.values()) if (batch.state === 'paged-out') waiting = true;
     if (!waiting) return;
     this.#timer = setTimeout(() => {
@@ -456,7 +482,13 @@ export class SpoolKeeper implements Pager {
       this.#take(event);
     }
     if (!this.#closed) await this.#spool.retryUndone();
-    if (this.#spool.undone === 0) this.#reports.discarded();
+    for (const [entry, left] of this.#unforgotten) {
+      if (this.#closed || this.#spool.stalled) break;
+      if (left.trying) continue;
+      left.trying = true; // kept until it is done: the episode goes on while it fails
+      this.#removeAfter(entry, left.chains);
+    }
+    if (this.#spool.undone === 0 && this.#unforgotten.size === 0) this.#reports.discarded();
     this.#syncGauges();
   }
 

@@ -328,6 +328,14 @@ export class Spool {
     this.#bytes -= fileBytes;
   }
 
+  /**
+   * Counts an entry again: a file uncount() let go of that stays on disk after all (its deletion
+   * could not be started), so the bound and the gauges see it until remove() deletes it.
+   */
+  recount(entry: SpoolEntry): void {
+    this.#count(entry.name, entry.fileBytes);
+  }
+
   #count(name: string, fileBytes: number): void {
     if (this.#counted.has(name)) return;
     this.#counted.set(name, fileBytes);

@@ -1,10 +1,11 @@
-import { readdirSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats, emptyStats } from '../../../src/pipeline/stats.js';
 import type { BackoffPolicy } from '../../../src/s3/backoff.js';
+import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { spoolFileBytes } from '../../../src/spool/file-format.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { SpoolKeeper } from '../../../src/spool/keeper.js';
@@ -283,6 +284,52 @@ describe('SpoolKeeper', () => {
     expect(stats.pointsDroppedByReason).toEqual({ 'spool-full': 1 });
     expect(old.map((b) => b.state)).toEqual(['settled', 'paged-out', 'paged-out']);
     await waitFor(() => files().length === 3, 2_000, 'three files');
+  });
+
+  // A stored batch's file goes after the chains it names; for a chain no longer in memory the
+  // journal is listed first. A listing that fails must not leave the file on disk uncounted and
+  // never deleted: it is counted while it stays, and both are tried again.
+  test('a file whose chain could not be forgotten stays counted and is deleted later', async () => {
+    const fs = new FaultyFileSystem()
+      .only((path) => path.endsWith(`${sep}journal`))
+      .failNext('readdir', 'EIO');
+    mkdirSync(join(dir, 'journal'), { recursive: true });
+    const journal = testJournal(dir, { syncMillis: 60_000 });
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(10_000),
+    });
+    const { keeper, prepared, budget, spoolStats } = await setup(new ScriptedS3(), {
+      fs,
+      retryEveryMillis: 300,
+      journal,
+    });
+    try {
+      const batch = prepared('a', 200);
+      batch.journaled('0190a0a0-0000-7000-8000-000000000001');
+      await keeper.persist(batch);
+      const fileBytes = batch.spool?.fileBytes;
+      expect(spoolStats).toMatchObject({ files: 1, bytes: fileBytes });
+      budget.settle(batch, 'uploaded');
+      await waitFor(() => fs.failures.length === 1, 2_000, 'the listing of the journal fails');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(files()).toHaveLength(1);
+      // The next write counts what is on disk: that file, and its own.
+      const next = prepared('b', 200);
+      await keeper.persist(next);
+      expect(files()).toHaveLength(2);
+      expect(spoolStats).toMatchObject({
+        files: 2,
+        bytes: (fileBytes ?? 0) + (next.spool?.fileBytes ?? 0),
+      });
+      await waitFor(() => files().length === 1, 2_000, 'the file deleted at a retry');
+      expect(files()).toEqual([next.spool?.name]);
+      expect(spoolStats).toMatchObject({ files: 1, bytes: next.spool?.fileBytes });
+    } finally {
+      await journal.close(100);
+    }
   });
 
   test('a paged-out batch is read back and uploaded when memory allows', async () => {
