@@ -233,6 +233,7 @@ export class SpoolKeeper implements Pager {
       if (batch.journal !== undefined) this.#parts.journal?.retire(batch.journal);
     } catch (error) {
       this.#reports.writeFailed(diskErrorCode(error), error);
+      this.#arm(); // what the write made and could not remove is removed later
       // Uploaded from memory now: a crash must not leave its chain to replay under another key.
       if (batch.journal !== undefined) await this.#parts.journal?.secure(batch.journal);
     } finally {

@@ -258,8 +258,12 @@ export class Spool {
       step = 'directory fsync';
       await this.#fs.syncDirectory(this.#batches);
     } catch (error) {
-      // Not durable: remove what we made so a replay never finds it, and let the caller keep the bytes.
-      await this.#fs.unlink(renamed ? finalPath : tmpPath).catch(() => {});
+      // Not durable: remove what we made so a replay never finds it, and let the caller keep the
+      // bytes. A removal that fails is tried again (retryUndone), and no scan takes the file.
+      const made = renamed ? finalPath : tmpPath;
+      await this.#fs.unlink(made).catch((cleanup: unknown) => {
+        if (!isMissing(cleanup)) this.#undone.set(made, 'remove');
+      });
       this.#ours.delete(name);
       throw new SpoolWriteError(step, error);
     }

@@ -128,6 +128,31 @@ describe('SpoolKeeper', () => {
     expect(files()).toEqual([]);
   });
 
+  // A write that failed removes what it made; if that removal fails too, the file must be
+  // removed later, and never be taken for an earlier run's file meanwhile (a scan run again
+  // would upload the batch a second time, or adopt from tmp/ a file whose fsync failed).
+  test.each([
+    ['syncDirectory', 'batches'],
+    ['fsync', 'tmp'],
+  ] as const)(
+    'a failed write (%s) whose cleanup fails too is cleaned up later, never restored',
+    async (op, where) => {
+      const fs = new FaultyFileSystem().failNext(op, 'EIO').failNext('unlink', 'EIO');
+      const { keeper, prepared, spoolStats } = await setup(new ScriptedS3(), { fs });
+      const batch = prepared('a');
+      await keeper.persist(batch);
+      expect(batch.spool).toBeUndefined();
+      expect(spoolStats.writeFailures).toEqual({ EIO: 1 });
+      expect(fs.failures.map((f) => f.op)).toEqual([op, 'unlink']);
+      expect(readdirSync(join(dir, where))).toHaveLength(1);
+      await keeper.restore(); // a scan run again (as after a listing that failed at start)
+      expect(spoolStats).toMatchObject({ files: 0, replayed: 0 });
+      await waitFor(() => readdirSync(join(dir, where)).length === 0, 2_000, 'the file removed');
+      expect(files()).toEqual([]);
+      expect(spoolStats.files).toBe(0);
+    },
+  );
+
   test('over maxSpoolBytes the oldest files are evicted; one only on disk is lost and counted', async () => {
     // Room for three files of these batches exactly.
     const fileBytes = spoolFileBytes(
