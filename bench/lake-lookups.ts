@@ -9,7 +9,8 @@
  *     (Parquet 10 min, OTLP 1 min: forceFlush() at those marks of the day's clock) and with
  *     partitionTime 'data' (each batch under the hour of its data).
  *  2. Three lookups over that mirror, each in a fresh in-memory DuckDB (no cache carried over),
- *     warmed once, then interleaved rounds, medians and ratios: every span of one trace by
+ *     warmed once (read_json too), then interleaved rounds (the same number for every read), medians
+ *     and ratios: every span of one trace by
  *     TraceId over the day; the error spans of one service in one hour (that hour's path); the
  *     log records of one trace over the day. read_parquet (the queries of docs/parquet.md) against
  *     read_json over the .json.zst objects, unnesting resourceSpans / scopeSpans / spans (or the
@@ -31,8 +32,9 @@
  * Targets: issue 33's: each lookup at least 20× faster than read_json over the exporter's files,
  * and at least 100× over the compacted outputs; every answer equal to what was generated.
  * Flags: --hours=N (24), --traces-per-second=X, --instances=N (per service), --services=N,
- * --rounds=N, --json-rounds=N, --repeats=N (runs a round of a lookup under 250 ms), --keep (leave the
- * mirror and print where), --no-bloom (no pyarrow rewrites).
+ * --rounds=N (read_json's as read_parquet's, each after one untimed run), --repeats=N (runs a round
+ * of a lookup under 250 ms), --keep (leave the mirror and print where), --no-bloom (no pyarrow
+ * rewrites).
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -51,6 +53,7 @@ import { DirectoryS3 } from './lib/directory-s3.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum, MiB } from './lib/format.js';
 import { isError, LakeDay, type Trace } from './lib/lake-day.js';
 import { emitResult, parseArgs, progress, type Target } from './lib/result.js';
+import { interleavedRounds } from './lib/rounds.js';
 import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
@@ -79,11 +82,14 @@ const SERVICES = numberFlag('services', args.quick ? 8 : 20);
 const INSTANCES = numberFlag('instances', 1);
 const TRACES_PER_SECOND = numberFlag('traces-per-second', args.quick ? 0.25 : 1);
 const ROUNDS = numberFlag('rounds', args.quick ? 2 : 3);
-/** read_json over the day takes a minute a run here: fewer rounds, the first one checked. */
-const JSON_ROUNDS = numberFlag('json-rounds', 2);
-/** A lookup whose untimed first run took less than FAST_MILLIS runs REPEATS times a round. */
+/** A lookup (read_json's too) whose untimed first run took less than FAST_MILLIS runs REPEATS times a round. */
 const FAST_MILLIS = 250;
 const REPEATS = numberFlag('repeats', 5);
+if (flag('json-rounds') !== undefined) {
+  throw new Error(
+    `--json-rounds=${flag('json-rounds')} is not allowed: read_json runs the rounds every read runs (--rounds=N)`,
+  );
+}
 const KEEP = process.argv.includes('--keep');
 const BLOOM = !process.argv.includes('--no-bloom');
 /** The day: 2026-12-03 UTC. */
@@ -686,8 +692,8 @@ const runs = lookups.flatMap((l) =>
     sql: l.sql[v] as string,
   })),
 );
-// A first run of each Parquet read (DuckDB's code is loaded, the files come into the page cache),
-// untimed; read_json's first run is its first round (a minute of parsing dwarfs the warm-up).
+// Every read, read_json as read_parquet, runs once untimed first (DuckDB's code loaded, the files
+// in the page cache; the answer checked), then ROUNDS interleaved rounds (bench/lib/rounds.ts).
 const check = (r: (typeof runs)[number], ids: string[]) => {
   const m = measured.get(`${r.lookup.key}|${r.variant}`);
   if (m !== undefined) return;
@@ -698,40 +704,37 @@ const check = (r: (typeof runs)[number], ids: string[]) => {
     correct: JSON.stringify([...ids].sort()) === JSON.stringify(r.lookup.expected),
   });
 };
-/**
- * Runs of a lookup in a round: a lookup of milliseconds is run REPEATS times in a row, so that
- * one preemption on the busy machine (a 10 ms query descheduled for 200 ms) is not its median.
- */
-const repeats = new Map<string, number>();
-for (const r of runs) {
-  if (r.variant === 'json') continue;
-  const { millis, ids } = await runQuery(r.sql);
-  check(r, ids);
-  repeats.set(`${r.lookup.key}|${r.variant}`, millis < FAST_MILLIS ? REPEATS : 1);
-}
-for (let round = 0; round < ROUNDS; round++) {
-  progress(`lookups: round ${round + 1}/${ROUNDS}`);
-  for (const r of round % 2 === 0 ? runs : [...runs].reverse()) {
-    if (r.variant === 'json' && round >= JSON_ROUNDS) continue;
-    const key = `${r.lookup.key}|${r.variant}`;
-    for (let i = repeats.get(key) ?? 1; i > 0; i--) {
-      const { millis, bytes, ids } = await runQuery(r.sql);
-      check(r, ids);
-      const m = measured.get(key) as Measured;
+let roundShown = -1;
+await interleavedRounds(runs, {
+  rounds: ROUNDS,
+  repeats: REPEATS,
+  fastMillis: FAST_MILLIS,
+  run: async (r, round) => {
+    if (round > roundShown) {
+      roundShown = round;
+      progress(`lookups: round ${round + 1}/${ROUNDS}`);
+    }
+    const { millis, bytes, ids } = await runQuery(r.sql);
+    check(r, ids);
+    if (round >= 0) {
+      const m = measured.get(`${r.lookup.key}|${r.variant}`) as Measured;
       m.millis.push(millis);
       m.bytes.push(bytes);
     }
-  }
-  for (const l of lookups)
-    for (const v of FLOOR_VARIANTS) {
-      const glob = l.files[v];
-      if (glob === undefined) continue;
-      const key = `${l.key}|${v}`;
+    return millis;
+  },
+  // DuckDB's floor over each lookup's Parquet files, as many runs as the lookup's.
+  afterRound: async (_round, repeatsOf) => {
+    for (const r of runs) {
+      const glob = r.lookup.files[r.variant];
+      if (glob === undefined || !FLOOR_VARIANTS.includes(r.variant)) continue;
+      const key = `${r.lookup.key}|${r.variant}`;
       if (!floors.has(key)) floors.set(key, []);
-      for (let i = repeats.get(key) ?? 1; i > 0; i--)
+      for (let i = repeatsOf(r); i > 0; i--)
         floors.get(key)?.push((await runQuery(floorSql(glob))).millis);
     }
-}
+  },
+});
 const floorOf = (l: Lookup, v: Variant): number => median(floors.get(`${l.key}|${v}`) ?? [NaN]);
 
 // The report.
@@ -986,7 +989,7 @@ emitResult({
   notes: [
     `The day: ${HOURS} h, ${SERVICES} services × ${INSTANCES} instances (${day.instances.length} processes, each one exporter per signal and format); ${fmtInt(totals.traces)} traces (${fmtNum(totals.spans / totals.traces)} spans each on average, 5 to 30), ${fmtInt(totals.spans)} spans (${fmtNum(spansPerSecond)}/s), ${fmtInt(totals.logs)} log records (${fmtNum(logsPerSecond)}/s), ${((totals.errorSpans / totals.spans) * 100).toFixed(2)} % of spans in error; written in ${writeSeconds.toFixed(0)} s.`,
     `Compaction: \`otel-s3 compact --dir … --signal traces|logs --settle 0 --format json\` from dist/, one process a signal, one hour at a time (the default), on a copy of the exporter's files in a local directory (no network); wall and CPU time (user + system) and peak RSS of the whole process, startup included; the lookups "after compaction" read only what it left. DuckDB's row: the same inputs compacted by DuckDB (bench/children/duckdb-compact.mjs, one process a signal, one thread, each hour one \`COPY (SELECT * … ORDER BY ServiceName, TraceId, Timestamp)\` to a file of its own), measured alike; no bookkeeping (leases, verification, deletes), no bloom filters.`,
-    `Each lookup: a fresh in-memory DuckDB; Parquet reads one untimed run, then ${ROUNDS} interleaved rounds (read_json ${Math.min(ROUNDS, JSON_ROUNDS)} of them, the first checked), a Parquet lookup whose first run took under ${FAST_MILLIS} ms run ${REPEATS} times in a row in each round (one preemption of the busy machine is not its median); times are medians of every run; bytes read are the process's read() bytes during the query (/proc/self/io rchar). DuckDB's floor: \`SELECT count(*) FROM read_parquet(…)\` over the lookup's files, timed alike in each round (as many runs as the lookup): each file opened, its footer read and its schema bound, no column read; no query over those files is faster, so read_json's time over it bounds the ratio any layout of those files can reach.`,
+    `Each lookup: a fresh in-memory DuckDB; every read (read_json as read_parquet) one untimed run (checked), then ${ROUNDS} interleaved rounds, the order reversed every other round; a lookup whose untimed run took under ${FAST_MILLIS} ms (read_json's too) run ${REPEATS} times in a row in each round (one preemption of the busy machine is not its median); times are medians of every run; bytes read are the process's read() bytes during the query (/proc/self/io rchar). DuckDB's floor: \`SELECT count(*) FROM read_parquet(…)\` over the lookup's files, timed alike in each round (as many runs as the lookup): each file opened, its footer read and its schema bound, no column read; no query over those files is faster, so read_json's time over it bounds the ratio any layout of those files can reach.`,
     bloomSkipped === undefined
       ? `pyarrow rewrote every Parquet file twice (same rows, same order, zstd level 3, ids and Body PLAIN, the rest dictionary-encoded), once with a TraceId bloom filter (ndv = the file's distinct TraceIds, fpp ${BLOOM_FPP}).`
       : `Bloom filters not measured: ${bloomSkipped}.`,
