@@ -2,8 +2,10 @@
 // bench/lake-lookups.ts): what a cron job running DuckDB does to compact a bucket's hours. For
 // each hour directory under the input (a directory holding .parquet files), `COPY (SELECT * FROM
 // read_parquet(...) ORDER BY <order>) TO <out>/<hour>.parquet`, at DuckDB's default Parquet
-// settings. Arguments: input directory, output directory, threads, and the ORDER BY (metrics'
-// service, metric, attribute sets and time by default). Preloaded with peak-rss.mjs.
+// settings but the codec: zstd at level 3 (ours: a fair comparison of bytes and time) or snappy
+// (DuckDB's default). Arguments: input directory, output directory, threads, codec, and the
+// ORDER BY (metrics' service, metric, attribute sets and time by default). Preloaded with
+// peak-rss.mjs.
 import { mkdir, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -12,10 +14,27 @@ const [
   input,
   output,
   threads,
+  compression,
   order = 'ServiceName, MetricName, ResourceAttributes, Attributes, TimeUnix',
 ] = process.argv.slice(2);
-if (input === undefined || output === undefined || threads === undefined) {
-  throw new Error('usage: duckdb-compact.mjs <input dir> <output dir> <threads> [order by]');
+if (
+  input === undefined ||
+  output === undefined ||
+  threads === undefined ||
+  compression === undefined
+) {
+  throw new Error(
+    'usage: duckdb-compact.mjs <input dir> <output dir> <threads> <zstd|snappy> [order by]',
+  );
+}
+/** The COPY options of each codec: zstd at our level (3), snappy as DuckDB's default writes it. */
+const CODECS = {
+  zstd: 'COMPRESSION zstd, COMPRESSION_LEVEL 3',
+  snappy: 'COMPRESSION snappy',
+};
+const codec = CODECS[/** @type {keyof typeof CODECS} */ (compression)];
+if (!Object.hasOwn(CODECS, compression) || codec === undefined) {
+  throw new Error(`compression '${compression}' is not allowed: zstd or snappy`);
 }
 const hours = new Set();
 for (const entry of await readdir(input, { recursive: true, withFileTypes: true })) {
@@ -32,7 +51,7 @@ try {
     await mkdir(out, { recursive: true });
     await connection.run(
       `COPY (SELECT * FROM read_parquet('${hour}/*.parquet') ORDER BY ${order}) ` +
-        `TO '${join(out, 'out.parquet')}' (FORMAT parquet)`,
+        `TO '${join(out, 'out.parquet')}' (FORMAT parquet, ${codec})`,
     );
   }
 } finally {

@@ -1,10 +1,11 @@
 /**
  * The compaction suite's side-by-side run (issue 34): the same hours of input compacted by
- * `otel-s3 compact`, by DuckDB (`COPY … ORDER BY`, threads=1) and, where Python has pyarrow, by
- * pyarrow, interleaved round by round (the order turns each round), each on a fresh copy of the
- * input. Measures wall and CPU time, peak RSS and the output's bytes a point, checks that each
- * contender kept every row (an order-independent hash of the rows equal to the input's), and
- * how sorted each output hour is (DuckDB over the outputs: runs of one series against series).
+ * `otel-s3 compact`, by DuckDB (`COPY … ORDER BY`, threads=1, zstd at level 3 as ours) and, where
+ * Python has pyarrow, by pyarrow, interleaved round by round (the order turns each round), each
+ * on a fresh copy of the input. Measures wall and CPU time, peak RSS and the output's bytes a
+ * point, checks that each contender kept every row (an order-independent hash of the rows equal
+ * to the input's), and how sorted each output hour is (DuckDB over the outputs: runs of one
+ * series against series).
  */
 
 import { spawn } from 'node:child_process';
@@ -140,7 +141,7 @@ export async function comparePeers(o: PeerOptions): Promise<PeerResult[]> {
         usage = await measured(
           process.execPath,
           ['--import', './bench/children/peak-rss.mjs', 'bench/children/duckdb-compact.mjs'],
-          [work, out, '1'],
+          [work, out, '1', 'zstd'],
         );
       } else {
         usage = await measured(
