@@ -61,6 +61,16 @@ export function verdict(pass: boolean | null): string {
   return pass === null ? 'SKIP' : pass ? 'PASS' : 'FAIL';
 }
 
+/**
+ * The verdict of a check over every one of `expected` items, given the results of those checked:
+ * PASS only when each was checked and passed. With none expected (nothing to check here): null,
+ * SKIP. Never a PASS over nothing.
+ */
+export function everyChecked(results: readonly boolean[], expected: number): boolean | null {
+  if (expected === 0 && results.length === 0) return null;
+  return results.length >= expected && results.every((ok) => ok);
+}
+
 /** How a suite's process ended (bench/lib/child.ts's ChildRun). */
 export interface SuiteExit {
   code: number | null;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { crashOf, exitCode } from '../../../bench/lib/result.js';
+import { crashOf, everyChecked, exitCode } from '../../../bench/lib/result.js';
 
 /**
  * The bench runner's verdict (bench/run.ts): a suite whose process did not end well counts as
@@ -47,5 +47,21 @@ describe('the exit code', () => {
   test('--report-only: a failed performance target is reported only, a required one fails', () => {
     expect(exitCode([fail, skip], false, true)).toBe(0);
     expect(exitCode([fail, requiredFail], false, true)).toBe(1);
+  });
+});
+
+describe('a check over every item', () => {
+  test('passes when every expected item was checked and passed', () => {
+    expect(everyChecked([true, true], 2)).toBe(true);
+  });
+
+  test('fails when one failed, or fewer were checked than expected', () => {
+    expect(everyChecked([true, false], 2)).toBe(false);
+    expect(everyChecked([true], 2)).toBe(false);
+    expect(everyChecked([], 3)).toBe(false);
+  });
+
+  test('is skipped, not passed, when there was nothing to check', () => {
+    expect(everyChecked([], 0)).toBeNull();
   });
 });
