@@ -1,5 +1,12 @@
 import { parseHttpDate, parseRetryAfter } from './backoff.js';
-import { type AccessFaultReason, accessFault, causes, errorShape, httpStatus } from './errors.js';
+import {
+  type AccessFault,
+  type AccessFaultReason,
+  accessFault,
+  causes,
+  errorShape,
+  httpStatus,
+} from './errors.js';
 
 /**
  * What a conditional PutObject (`If-None-Match: *`) refused says about its key, for the exporter
@@ -73,6 +80,8 @@ const RETRYABLE_CODES = new Set([
   'InternalError',
   'ServiceUnavailable',
   'RequestTimeTooSkewed',
+  // Cloudflare R2 (400): the request's signing time is too old (a skewed clock, a slow request).
+  'ExpiredRequest',
   'OperationAborted',
   // 307: S3 redirects requests to a new bucket while its DNS name spreads (minutes to hours).
   'TemporaryRedirect',
@@ -150,6 +159,14 @@ export function networkCause(error: unknown): string | undefined {
     : `${found.code} ${found.message}`.trim();
 }
 
+function configVerdict(fault: AccessFault): Verdict {
+  return {
+    kind: 'config',
+    reason: fault.reason,
+    hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
+  };
+}
+
 /** Classifies a PutObject failure. `timedOut` says the request hit its own deadline. */
 export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (timedOut) return { kind: 'retry', reason: 'timeout' };
@@ -165,6 +182,10 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
     if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
   }
   if (bodyArrivedDamaged(error)) return { kind: 'retry', reason: 'damaged-body' };
+  const fault = accessFault(error);
+  // Full storage is the same fault whatever the status: older MinIO sent XMinioStorageFull as a
+  // 500, which is otherwise retried at once as a server fault.
+  if (fault?.reason === 'quota-exceeded') return configVerdict(fault);
   if (
     refusal === 'conflict' ||
     RETRYABLE_CODES.has(name) ||
@@ -184,14 +205,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
       ? { kind: 'retry', reason }
       : { kind: 'retry', reason, retryAfterMillis };
   }
-  const fault = accessFault(error);
-  if (fault !== undefined) {
-    return {
-      kind: 'config',
-      reason: fault.reason,
-      hint: `${fault.cause}; ${EXPORTER_FIX[fault.reason]}`,
-    };
-  }
+  if (fault !== undefined) return configVerdict(fault);
   if (tooLarge(error)) return { kind: 'fatal', reason: 'entity-too-large' };
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };

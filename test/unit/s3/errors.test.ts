@@ -270,6 +270,15 @@ describe('classifyUploadError: retry', () => {
     expect(verdict.kind).toBe('retry');
   });
 
+  // Cloudflare R2's answer to a request whose signing time is too old (its error codes page:
+  // 10018, S3 code ExpiredRequest, HTTP 400): a skewed clock or a slow request, as
+  // RequestTimeTooSkewed. It was dropped as a fatal http-400 (after a probe without If-None-Match).
+  test('400 ExpiredRequest (R2) is retried, never fatal nor a cause to drop the header', () => {
+    const error = s3Error('ExpiredRequest', 400, 'Request has expired');
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'server' });
+    expect(headerMayBeTheCause(error)).toBe(false);
+  });
+
   test("400 KMS.ThrottlingException (KMS's throttling, passed on by S3) is retry, throttled", () => {
     expect(classifyUploadError(s3Error('KMS.ThrottlingException', 400))).toMatchObject({
       kind: 'retry',
@@ -339,6 +348,15 @@ describe('classifyUploadError: config', () => {
     const hint = verdict.kind === 'config' ? verdict.hint : '';
     expect(hint).toContain('full');
     expect(hint).not.toMatch(/permission|s3:PutObject/);
+  });
+
+  // MinIO before it answered 507 (cmd/api-errors.go, ErrStorageFull, up to 2020) sent the same
+  // code with HTTP 500: it was retried at once, as a server fault, and never reported.
+  test('500 XMinioStorageFull (older MinIO) is config quota-exceeded, as its 507', () => {
+    const message =
+      'Storage backend has reached its minimum free disk threshold. Please delete a few objects to proceed.';
+    const verdict = classifyUploadError(s3Error('XMinioStorageFull', 500, message));
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'quota-exceeded' });
   });
 
   // Cloudflare R2's answer to missing or invalid credentials (its error codes page: 10002,
