@@ -49,6 +49,8 @@ class AskedCredentials implements Credentials {
   readonly #provider: AwsCredentialIdentityProvider;
   #identity: AwsCredentialIdentity | undefined;
   #pending: Promise<AwsCredentialIdentity> | undefined;
+  /** When the question in flight (#pending) was asked. */
+  #askedAt = 0;
 
   constructor(provider: AwsCredentialIdentityProvider) {
     this.#provider = provider;
@@ -60,16 +62,25 @@ class AskedCredentials implements Credentials {
     const asked = this.#ask();
     // Near their expiry, held credentials are asked for again; if that fails while they still
     // live (a metadata service down for a minute), they sign this request: the server takes them.
+    // So they do if the question is not answered within REFRESH_WAIT_MILLIS of being asked (a
+    // provider that hangs); its late answer is still taken.
+    const usable = () =>
+      held !== undefined && this.#identity === held && stillValid(held) ? held : undefined;
     const pending =
       held === undefined
         ? asked
-        : asked.catch((error: unknown) => {
-            if (this.#identity === held && stillValid(held)) return held;
-            throw error;
-          });
+        : orAfter(
+            asked.catch((error: unknown) => {
+              const fallback = usable();
+              if (fallback !== undefined) return fallback;
+              throw error;
+            }),
+            REFRESH_WAIT_MILLIS - (Date.now() - this.#askedAt),
+            usable,
+          );
     // A question that outlived a request's deadline is not waited on by the next request.
     return untilAborted(pending, signal, () => {
-      if (this.#pending === pending) this.#pending = undefined;
+      if (this.#pending === asked) this.#pending = undefined;
     });
   }
 
@@ -79,6 +90,7 @@ class AskedCredentials implements Credentials {
 
   #ask(): Promise<AwsCredentialIdentity> {
     if (this.#pending !== undefined) return this.#pending;
+    this.#askedAt = Date.now();
     const pending: Promise<AwsCredentialIdentity> = this.#provider().then(
       (identity) => {
         if (this.#pending === pending) {
@@ -106,6 +118,34 @@ const FALLBACK_MIN_LIFE_MILLIS = 30_000;
 function stillValid(identity: AwsCredentialIdentity): boolean {
   const expiration = identity.expiration?.getTime();
   return expiration === undefined || expiration - Date.now() > FALLBACK_MIN_LIFE_MILLIS;
+}
+
+/**
+ * How long a request waits for the answer to a refresh while the held credentials may still sign
+ * it (see AskedCredentials.get). A provider answers in milliseconds; the SDK's instance metadata
+ * provider gives up after 1 s.
+ */
+const REFRESH_WAIT_MILLIS = 1_000;
+
+/**
+ * `pending`, or what `fallback` gives once `waitMillis` have passed (if it gives anything; else
+ * `pending` still).
+ */
+function orAfter<T>(
+  pending: Promise<T>,
+  waitMillis: number,
+  fallback: () => T | undefined,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const late = () => {
+      const value = fallback();
+      if (value !== undefined) resolve(value);
+    };
+    if (waitMillis <= 0) late();
+    const timer = waitMillis > 0 ? setTimeout(late, waitMillis) : undefined;
+    timer?.unref();
+    void pending.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
 }
 
 /** `pending`, or a CREDENTIALS_TIMEOUT error once `signal` aborts first (`onAbort` runs then). */

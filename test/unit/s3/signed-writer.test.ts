@@ -288,6 +288,64 @@ describe('credentials whose refresh fails', () => {
     ]);
   });
 
+  /** A provider whose n-th call answers `script[n-1]`: a lifetime in ms, or `hang` (never). */
+  const hangingProvider = (script: (number | 'hang')[]) => {
+    const counter = { calls: 0 };
+    const credentials = () => {
+      const step = script[counter.calls++];
+      if (step === 'hang') return new Promise<never>(() => {});
+      if (step === undefined) return Promise.reject(new Error('no more'));
+      return Promise.resolve({
+        accessKeyId: `K${counter.calls}`,
+        secretAccessKey: 's',
+        expiration: new Date(Date.now() + step),
+      });
+    };
+    return { counter, credentials };
+  };
+  const within = (millis: number): PutRequest => ({
+    ...put(),
+    signal: AbortSignal.timeout(millis),
+  });
+
+  // A refresh that hangs (a metadata service that takes the connection and never answers) while
+  // the held credentials still have minutes to live failed every upload at its deadline, as
+  // CredentialsProviderTimeout: the server would have taken them.
+  test('within the refresh window, a refresh that hangs signs with the held credentials', async () => {
+    const { seen, endpoint } = await scripted([]);
+    const { counter, credentials } = hangingProvider([4 * 60_000, 'hang']);
+    const w = writer(endpoint, { credentials });
+    await w.put(put()); // call 1: K1, in its refresh window (the last 5 minutes) from the start
+    await Promise.all(Array.from({ length: 5 }, () => w.put(within(4_000))));
+    const started = Date.now();
+    await w.put(within(4_000)); // the question in flight is not waited on again
+    const waited = Date.now() - started;
+    w.destroy();
+    expect(counter.calls).toBe(2);
+    expect(seen.map((h) => /Credential=([^/]+)\//.exec(String(h.authorization))?.[1])).toEqual(
+      Array.from({ length: 7 }, () => 'K1'),
+    );
+    expect(waited).toBeLessThan(500);
+  });
+
+  // Past their expiration, a refresh that hangs fails the request at its deadline; the question
+  // was then kept in flight for good (never asked again), so every later upload failed too.
+  test('past their expiration, a refresh that hangs fails that request, and the next asks again', async () => {
+    const { seen, endpoint } = await scripted([]);
+    const { counter, credentials } = hangingProvider([50, 'hang', 3_600_000]);
+    const w = writer(endpoint, { credentials });
+    await w.put(put());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(w.put(within(300))).rejects.toMatchObject({ name: 'CredentialsProviderTimeout' });
+    await w.put(within(4_000)); // call 3: K3
+    w.destroy();
+    expect(counter.calls).toBe(3);
+    expect(seen.map((h) => /Credential=([^/]+)\//.exec(String(h.authorization))?.[1])).toEqual([
+      'K1',
+      'K3',
+    ]);
+  });
+
   test('past their expiration, a failed refresh fails the upload with its error', async () => {
     const { seen, endpoint } = await scripted([]);
     const { credentials } = scriptedProvider([50, new Error('IMDS is down')]);
