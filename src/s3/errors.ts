@@ -106,7 +106,7 @@ export interface S3ErrorShape {
   code?: unknown;
   message?: unknown;
   cause?: unknown;
-  $metadata?: { httpStatusCode?: unknown };
+  $metadata?: { httpStatusCode?: unknown; clockSkewCorrected?: unknown };
   $response?: { statusCode?: unknown; headers?: Record<string, string | undefined> };
 }
 
@@ -173,6 +173,17 @@ function accessFaultOf(error: unknown): AccessFault | undefined {
  */
 export function credentialsRefused(error: unknown): boolean {
   return accessFault(error)?.reason === 'bad-credentials';
+}
+
+/**
+ * True when the answer's Date showed the request signed with a clock outside the server's
+ * window, and the clock offset was corrected from it: the AWS SDK's `$metadata.clockSkewCorrected`,
+ * which the signed writer sets too. Whatever the refusal says (some servers answer 403
+ * SignatureDoesNotMatch, not RequestTimeTooSkewed), the skew is its likely cause, and a retry
+ * signed in the server's time tells.
+ */
+export function clockSkewCorrected(error: unknown): boolean {
+  return errorShape(error).$metadata?.clockSkewCorrected === true;
 }
 
 /** True when the request's credentials did not come before its deadline (see CREDENTIALS_TIMEOUT). */

@@ -6,6 +6,7 @@ import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/transport';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { parseHttpDate } from './backoff.js';
 import { type Credentials, credentialSource } from './credentials.js';
 import { errorFromResponse, type ResponseHeaders, readStart } from './error-response.js';
 import { credentialsRefused } from './errors.js';
@@ -28,6 +29,9 @@ export interface SignedWriterSettings {
  * loopback, the receiving side's TCP work too), so one 2 MiB write was one long turn.
  */
 const SOCKET_SLICE_BYTES = 64 * 1024;
+
+/** S3 refuses a request signed more than 15 minutes from its own time. */
+const SIGNING_WINDOW_MILLIS = 15 * 60_000;
 
 /** The SDK's rule: a clock more than 5 minutes off signs requests S3 refuses. */
 const MAX_CLOCK_SKEW_MILLIS = 5 * 60_000;
@@ -84,9 +88,8 @@ export class SignedObjectWriter implements ObjectWriter {
       uriEscapePath: false,
       applyChecksum: true,
     });
-    const signed = await signer.sign(http, {
-      signingDate: new Date(Date.now() + this.#clockOffsetMillis),
-    });
+    const signingDate = new Date(Date.now() + this.#clockOffsetMillis);
+    const signed = await signer.sign(http, { signingDate });
     await nextTurn(); // signing and opening the request are separate turns of the loop
     // Signed over the whole body (its SHA-256 is in the headers); sent a slice a turn.
     if (request.body.length > SOCKET_SLICE_BYTES) signed.body = slicedBody(request.body);
@@ -103,7 +106,11 @@ export class SignedObjectWriter implements ObjectWriter {
     }
     this.#learnClock(headers.date);
     const error = errorFromResponse(response.statusCode, headers, await readStart(body));
-    if (credentialsRefused(error)) this.#credentials.refused(identity);
+    const server = parseHttpDate(headers.date);
+    // Signed outside the server's window: the refusal is about the time, whatever its code.
+    if (server !== undefined && Math.abs(server - signingDate.getTime()) > SIGNING_WINDOW_MILLIS)
+      error.$metadata = { ...error.$metadata, clockSkewCorrected: true };
+    else if (credentialsRefused(error)) this.#credentials.refused(identity);
     throw error;
   }
 

@@ -4,6 +4,7 @@ import {
   type AccessFaultReason,
   accessFault,
   causes,
+  clockSkewCorrected,
   errorShape,
   httpStatus,
 } from './errors.js';
@@ -189,6 +190,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (
     refusal === 'conflict' ||
     RETRYABLE_CODES.has(name) ||
+    clockSkewCorrected(error) ||
     /throttl/i.test(name) || // KMS.ThrottlingException, as S3 passes it on
     (status !== undefined && RETRYABLE_STATUS.has(status))
   ) {

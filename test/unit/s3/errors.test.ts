@@ -270,6 +270,16 @@ describe('classifyUploadError: retry', () => {
     expect(verdict.kind).toBe('retry');
   });
 
+  // The AWS SDK marks an error whose answer's Date corrected its clock offset
+  // ($metadata.clockSkewCorrected) and retries it as transient; so does the signed writer.
+  test('403 SignatureDoesNotMatch that corrected the clock is retried, not bad credentials', () => {
+    const error = s3Error('SignatureDoesNotMatch', 403) as Error & {
+      $metadata: Record<string, unknown>;
+    };
+    error.$metadata.clockSkewCorrected = true;
+    expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'server' });
+  });
+
   // Cloudflare R2's answer to a request whose signing time is too old (its error codes page:
   // 10018, S3 code ExpiredRequest, HTTP 400): a skewed clock or a slow request, as
   // RequestTimeTooSkewed. It was dropped as a fatal http-400 (after a probe without If-None-Match).

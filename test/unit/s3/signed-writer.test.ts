@@ -146,6 +146,54 @@ describe('SignedObjectWriter', () => {
     expect(Math.abs(second - (Date.now() + 3_600_000))).toBeLessThan(60_000);
   });
 
+  // Some servers answer a signing time outside S3's 15-minute window with 403
+  // SignatureDoesNotMatch, not RequestTimeTooSkewed. It was taken for a wrong secret (a
+  // configuration fault, retried slowly) and the working credentials were asked for again.
+  test.each([
+    ['an hour ahead', 3_600_000],
+    ['20 minutes behind', -20 * 60_000],
+  ])(
+    "SignatureDoesNotMatch, the server's Date %s: a skew, retried, then signed in server time",
+    async (_, off) => {
+      const refusal = (date: string): Answer => ({
+        status: 403,
+        headers: { date, 'content-type': 'application/xml' },
+        body: '<Error><Code>SignatureDoesNotMatch</Code><Message>No.</Message></Error>',
+      });
+      const { seen, endpoint } = await scripted([
+        refusal(new Date(Date.now() + off).toUTCString()),
+      ]);
+      let calls = 0;
+      const credentials = async () => {
+        calls++;
+        return { accessKeyId: 'AKID', secretAccessKey: 'secret' };
+      };
+      const w = writer(endpoint, { credentials });
+      const error = await w.put(put()).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'SignatureDoesNotMatch' });
+      expect(classifyUploadError(error)).toEqual({ kind: 'retry', reason: 'server' });
+      await w.put(put());
+      w.destroy();
+      expect(calls).toBe(1); // the credentials were not refused
+      const [, second] = seen.map(amzDate) as [number, number];
+      expect(Math.abs(second - (Date.now() + off))).toBeLessThan(60_000);
+    },
+  );
+
+  test('SignatureDoesNotMatch with a Date within 15 minutes of the signing time: bad credentials', async () => {
+    const { endpoint } = await scripted([
+      {
+        status: 403,
+        headers: { date: new Date(Date.now() + 10 * 60_000).toUTCString() },
+        body: '<Error><Code>SignatureDoesNotMatch</Code><Message>No.</Message></Error>',
+      },
+    ]);
+    const w = writer(endpoint);
+    const error = await w.put(put()).catch((e: unknown) => e);
+    w.destroy();
+    expect(classifyUploadError(error)).toMatchObject({ kind: 'config', reason: 'bad-credentials' });
+  });
+
   // Some S3-compatible servers wrap the error in <ErrorResponse>, as AWS's query protocol does:
   // once unread, a 404 NoSuchBucket was dropped as fatal and a 403 quota taken for a permission.
   test.each([
