@@ -1,5 +1,6 @@
+import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { compareBytes } from '../parquet/dictionaries.js';
-import type { OtlpRows } from '../signals/flat-append.js';
+import { type OtlpRows, TimeOutOfRangeError } from '../signals/flat-append.js';
 import { FlatStore } from '../signals/flat-parquet/store.js';
 import {
   type FlatSpec,
@@ -17,6 +18,7 @@ import { appendFlatColumns } from './flat-append-columns.js';
 import { joinedFlat } from './flat-join.js';
 import {
   type CompactionRows,
+  DamagedPartError,
   type RowCopier,
   type RunBuilders,
   storeBuilders,
@@ -352,6 +354,19 @@ function compareFlat(a: FlatKeys, i: number, b: FlatKeys, j: number): number {
   return 0;
 }
 
+/**
+ * A request's items appended to `store`; a time no timestamp column holds makes the request a
+ * damaged part (its input skipped, kept and recorded), never a wrapped time.
+ */
+function appendRequest(otlp: OtlpRows, store: FlatStore, request: OtlpObject): number {
+  try {
+    return otlp.append(store, request);
+  } catch (error) {
+    if (error instanceof TimeOutOfRangeError) throw new DamagedPartError(error.message);
+    throw error;
+  }
+}
+
 /** The compaction's rows of the flat table `spec`, in row groups of `rowGroupRows` (the table's by default). */
 export function flatRows(
   signal: 'traces' | 'logs',
@@ -371,7 +386,7 @@ export function flatRows(
       return storeBuilders(store, (part) =>
         'columns' in part
           ? appendFlatColumns(store, spec, part.columns)
-          : otlp.append(store, part.request),
+          : appendRequest(otlp, store, part.request),
       );
     },
     // The exporter's table: its plan orders a batch's rows by `sort`, as compareFlat does.

@@ -9,7 +9,7 @@ import {
   type Scoped,
   type ScopeLike,
 } from './otlp-groups.js';
-import { list, nanosText, obj } from './plain-values.js';
+import { list, nanosText, nanosToIso, obj } from './plain-values.js';
 
 /** What the rows of one resource's scope share, for a flat table's appender. */
 export interface FlatScope {
@@ -95,10 +95,32 @@ function appendOtlpRows(
   return rows;
 }
 
-/** An OTLP time (decimal nanoseconds, or a number) as the bigint a timestamp column holds; 0 if none. */
-export function otlpNanos(v: OtlpValue | undefined): bigint {
+/** The latest time a Parquet timestamp (a signed INT64 of nanoseconds) holds. */
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Thrown for an OTLP time a Parquet timestamp cannot hold: OTLP's times are uint64, a timestamp
+ * column's INT64 ends at 2^63 - 1 ns (2262-04-11). The request is not one row of a Parquet file.
+ */
+export class TimeOutOfRangeError extends Error {
+  constructor(field: string, text: string) {
+    super(
+      `${field} ${text} is past the latest time a Parquet timestamp holds (${INT64_MAX} ns, ${nanosToIso(`${INT64_MAX}`)})`,
+    );
+    this.name = 'TimeOutOfRangeError';
+  }
+}
+
+/**
+ * An OTLP time (decimal nanoseconds, or a number) as the bigint a timestamp column holds; 0 if
+ * none. Throws TimeOutOfRangeError, naming `field`, for a time past INT64 (never wrapped).
+ */
+export function otlpNanos(v: OtlpValue | undefined, field: string): bigint {
   const text = nanosText(v);
-  return /^\d{1,19}$/.test(text) ? BigInt.asIntN(64, BigInt(text)) : 0n;
+  if (!/^\d+$/.test(text)) return 0n;
+  const nanos = BigInt(text);
+  if (nanos > INT64_MAX) throw new TimeOutOfRangeError(field, text);
+  return nanos;
 }
 
 /** A KeyValue list as a new attribute set of `store` (FlatStore.newSet). */

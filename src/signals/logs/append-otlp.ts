@@ -22,8 +22,12 @@ export const LOG_REQUESTS: OtlpRows = otlpRows(
     const scopeVersion = str(scope.version);
     const scopeSet = otlpSet(store, scope.attributes);
     return (record, r) => {
-      const time = otlpNanos(record.timeUnixNano);
-      store.int64Big(LOG.TIMESTAMP, r, time === 0n ? otlpNanos(record.observedTimeUnixNano) : time);
+      const time = otlpNanos(record.timeUnixNano, 'timeUnixNano');
+      store.int64Big(
+        LOG.TIMESTAMP,
+        r,
+        time === 0n ? otlpNanos(record.observedTimeUnixNano, 'observedTimeUnixNano') : time,
+      );
       store.text(LOG.TRACE_ID, r, str(record.traceId));
       store.text(LOG.SPAN_ID, r, str(record.spanId));
       store.int32(LOG.TRACE_FLAGS, r, (num(record.flags) ?? 0) & 0xff);

@@ -18,8 +18,8 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
     const scopeName = str(scope.name);
     const scopeVersion = str(scope.version);
     return (span, r) => {
-      const start = otlpNanos(span.startTimeUnixNano);
-      const end = otlpNanos(span.endTimeUnixNano);
+      const start = otlpNanos(span.startTimeUnixNano, 'startTimeUnixNano');
+      const end = otlpNanos(span.endTimeUnixNano, 'endTimeUnixNano');
       const status = obj(span.status);
       store.int64Big(SPAN.TIMESTAMP, r, start);
       store.text(SPAN.TRACE_ID, r, str(span.traceId));
@@ -47,7 +47,11 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       for (const e of list(span.events)) {
         const event = obj(e);
         const i = store.addItem(EVENTS, r);
-        store.int64Big(SPAN.EVENT_TIMESTAMP, i, otlpNanos(event.timeUnixNano));
+        store.int64Big(
+          SPAN.EVENT_TIMESTAMP,
+          i,
+          otlpNanos(event.timeUnixNano, "an event's timeUnixNano"),
+        );
         store.string(SPAN.EVENT_NAME, i, str(event.name));
         store.set(SPAN.EVENT_ATTRIBUTES, i, otlpSet(store, event.attributes));
       }

@@ -534,6 +534,44 @@ describe('compaction of spans and log records on a directory', () => {
     expect(await keysIn(dir)).toContain(misnamed);
   });
 
+  test('an OTLP object with a time past what a Parquet timestamp holds (2^63 ns) is skipped and kept, never wrapped', async () => {
+    const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-json');
+    const [first] = await keysIn(dir);
+    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    // 2^63 ns (year 2262): a uint64 OTLP holds, one more than the INT64 of the Timestamp column.
+    const late = `${hourDir}/traces_${uuidv7()}.json`;
+    const span = (start: string, end: string) => ({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      name: 'late',
+      startTimeUnixNano: start,
+      endTimeUnixNano: end,
+    });
+    const request = {
+      resourceSpans: [
+        { scopeSpans: [{ spans: [span(`${BigInt(HOUR) * 1_000_000n}`, '9223372036854775808')] }] },
+      ],
+    };
+    await writeFile(join(dir, late), `${JSON.stringify(request)}\n`);
+    const report = await compactSpans({
+      dir,
+      prefix: 'p',
+      settleMillis: 0,
+      from: new Date(HOUR),
+      deleteInputs: true,
+    });
+    const [partition] = report.partitions;
+    expect(partition?.read.points).toBe(recorded.length);
+    expect(partition?.skipped.map((k) => [k.key, k.stage, k.reason])).toEqual([
+      [
+        late,
+        'decode',
+        'endTimeUnixNano 9223372036854775808 is past the latest time a Parquet timestamp holds (9223372036854775807 ns, 2262-04-11T23:47:16.854775807Z)',
+      ],
+    ]);
+    expect(await keysIn(dir)).toContain(late);
+  });
+
   test('strings that begin with U+FEFF keep it through spilled runs and their merge (names, map keys and values)', async () => {
     await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
     const [first] = await keysIn(dir);
