@@ -5,6 +5,9 @@
 export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 
+export const SPAN_STATUSES = ['unset', 'ok', 'error'] as const;
+export type SpanStatus = (typeof SPAN_STATUSES)[number];
+
 export const POINT_FORMATS = ['table', 'csv', 'jsonl'] as const;
 export type PointFormat = (typeof POINT_FORMATS)[number];
 

@@ -22,6 +22,8 @@ import {
   type RowFormat,
   SEVERITIES,
   type Severity,
+  SPAN_STATUSES,
+  type SpanStatus,
   TRACE_FORMATS,
   type TraceFormat,
 } from './choices.js';
@@ -330,13 +332,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(rowFormat())
     .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
     .option('--name <name>', 'only spans of this name (repeatable; * a wildcard)', repeatable)
-    .addOption(
-      new Option('--status <status>', 'only spans of this status').choices([
-        'unset',
-        'ok',
-        'error',
-      ]),
-    )
+    .addOption(anyCase(new Option('--status <status>', 'only spans of this status'), SPAN_STATUSES))
     .option('--attribute <key=value>', attributeHelp, repeatable)
     .option('--trace-id <id>', 'only the spans of this trace (32 hex digits)')
     .option('--min-duration <duration>', 'only spans at least this long: 250ms, 1.5s, 800us')
@@ -346,7 +342,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         format?: RowFormat;
         service?: string[];
         name?: string[];
-        status?: 'unset' | 'ok' | 'error';
+        status?: SpanStatus;
         attribute?: string[];
         traceId?: string;
         minDuration?: string;
@@ -373,10 +369,13 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(rowFormat())
     .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
     .addOption(
-      new Option(
-        '--severity <level>',
-        'only records of this severity and above (by number; by text for records without one)',
-      ).choices(SEVERITIES),
+      anyCase(
+        new Option(
+          '--severity <level>',
+          'only records of this severity and above (by number; by text for records without one)',
+        ),
+        SEVERITIES,
+      ),
     )
     .option('--body <text>', 'only records whose body holds this text (maps and lists as JSON)')
     .option(
@@ -626,6 +625,20 @@ function signalOption(): Option {
       }
       return [...(previous ?? []), value as SignalName];
     });
+}
+
+/**
+ * `option` taking one of `values` in any case (`--severity ERROR`, `--status Error`), as the
+ * lower-case value; anything else is a usage error that lists them.
+ */
+function anyCase<T extends string>(option: Option, values: readonly T[]): Option {
+  return option.choices(values).argParser((value: string): T => {
+    const lower = value.toLowerCase() as T;
+    if (!values.includes(lower)) {
+      throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')} (any case).`);
+    }
+    return lower;
+  });
 }
 
 const signalsOf = (given: SignalName[] | undefined): SignalName[] =>

@@ -247,6 +247,14 @@ describe('otel-s3 spans and logs', () => {
     expect(await spanNames(['--attribute', 'service.name=car*', '--status', 'unset'])).toEqual([
       'validate',
     ]);
+    // Any case, as the status is written in the table (Error) and in OTLP (STATUS_CODE_ERROR).
+    expect(await spanNames(['--status', 'ERROR'])).toEqual(['add item']);
+    expect(await spanNames(['--status', 'Error'])).toEqual(['add item']);
+    const badStatus = await run(['spans', ...MIRROR, '--status', 'failed']);
+    expect([badStatus.code, badStatus.stderr]).toEqual([
+      2,
+      "otel-s3: option '--status <status>' argument 'failed' is invalid. Allowed choices are unset, ok, error (any case).\n(otel-s3 --help shows the usage)\n",
+    ]);
     expect(await spanNames(['--trace-id', recorded.traceId.toUpperCase()])).toHaveLength(6);
     expect(await spanNames(['--min-duration', '60ms'])).toEqual([
       'GET /checkout',
@@ -302,6 +310,9 @@ describe('otel-s3 spans and logs', () => {
     expect(lines(csv.stdout)[0]).toBe(
       'time,observedTime,severity,severityNumber,body,traceId,spanId,eventName,service,resource,scope,attributes',
     );
+    // Any case: ERROR as the records spell it, Warn as people type it.
+    expect(await bodies(['--severity', 'WARN'])).toEqual(await bodies(['--severity', 'warn']));
+    expect(await bodies(['--severity', 'Warn'])).toHaveLength(1);
     const bad = await run(['logs', ...MIRROR, '--severity', 'loud']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('Allowed choices are trace, debug, info, warn, error, fatal');
