@@ -15,6 +15,7 @@ import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
 import { describeError } from '../s3/errors.js';
+import { profileNote } from './aws-profile.js';
 import {
   POINT_FORMATS,
   type PointFormat,
@@ -578,6 +579,8 @@ async function execute(
     }
     if (error instanceof ReadAccessError) {
       note(io, error.message);
+      const profile = error.reason === 'no-credentials' ? profileNote(io.env) : undefined;
+      if (profile !== undefined) note(io, profile);
       if (settings !== undefined) note(io, `(${settingsOrigin(settings)})`);
       return EXIT.access;
     }

@@ -20,6 +20,7 @@ import {
   headerMayBeTheCause,
   networkCause,
 } from '../../s3/verdict.js';
+import { profileNote } from '../aws-profile.js';
 import { type CommandContext, finalNote, note } from '../context.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { alignRow, columnWidths } from '../format.js';
@@ -108,7 +109,9 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   const failed = (step: Step, error: unknown) => {
     const permission = STEPS.find((s) => s.step === step)?.permission ?? 's3:PutObject';
     const { result, fix } = failure(error, permission, settings.where, endpoint);
-    record(step, 'failed', result, fix);
+    const profile =
+      accessFault(error)?.reason === 'no-credentials' ? profileNote(ctx.env) : undefined;
+    record(step, 'failed', result, profile ?? fix);
   };
   const deadline = () =>
     AbortSignal.any([ctx.signal, AbortSignal.timeout(config.requestTimeoutMillis)]);

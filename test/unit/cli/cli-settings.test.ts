@@ -1,11 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { formatBytes, parseByteSize } from '../../../src/base/byte-size.js';
 import { parseDuration, parseTime } from '../../../src/cli/duration.js';
 import { UsageError } from '../../../src/cli/exit-codes.js';
 import { type GlobalFlags, resolveSettings } from '../../../src/cli/settings.js';
-import { runCliInProcess } from '../../support/cli-child.js';
+import { runCliChild, runCliInProcess } from '../../support/cli-child.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { thrown } from '../../support/thrown.js';
 
@@ -357,5 +357,47 @@ describe('resolveSettings', () => {
     const error = usageError(() => resolveIn(dir, {}));
     expect(error).toMatch(message);
     expect(error).toContain(join(dir, '.otel-s3.json'));
+  });
+});
+
+describe('credentials', () => {
+  let home: string;
+  beforeEach(() => tempDir('otel-s3-profile-', (path) => (home = path)));
+
+  test('an AWS_PROFILE that names no profile is named in the error, with the files looked in', async () => {
+    await mkdir(join(home, '.aws'));
+    await writeFile(join(home, '.aws', 'config'), '[profile other]\nregion = eu-west-1\n');
+    await writeFile(
+      join(home, '.aws', 'credentials'),
+      '[other]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n',
+    );
+    // Nothing listens on port 9: no credentials, so no request is sent.
+    const args = [
+      'ls',
+      '--bucket',
+      'b',
+      '--endpoint',
+      'http://127.0.0.1:9',
+      '--region',
+      'us-east-1',
+    ];
+    const run = await runCliChild(args, { cwd: home, env: { AWS_PROFILE: 'nosuch' } });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(
+      `AWS_PROFILE names the profile "nosuch", which is in neither ${join(home, '.aws', 'config')} nor ${join(home, '.aws', 'credentials')}`,
+    );
+    // `check` says it as the fix of each step that needed credentials.
+    const check = await runCliChild(['check', ...args.slice(1)], {
+      cwd: home,
+      env: { AWS_PROFILE: 'nosuch' },
+    });
+    expect(check.stdout).toContain('AWS_PROFILE names the profile "nosuch", which is in neither');
+    // A profile that is there but gives no credentials is named too, as found.
+    await writeFile(join(home, '.aws', 'credentials'), '[nosuch]\n');
+    const empty = await runCliChild(args, { cwd: home, env: { AWS_PROFILE: 'nosuch' } });
+    expect(empty.code).toBe(3);
+    expect(empty.stderr).toContain(
+      `AWS_PROFILE names the profile "nosuch" (in ${join(home, '.aws', 'credentials')}), which gave no credentials`,
+    );
   });
 });
