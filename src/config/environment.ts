@@ -57,6 +57,10 @@ const KNOWN_TAILS: readonly string[] = KNOWN_VARIABLES.map((known) => {
   return known.slice(shared);
 });
 
+/** OTel's convention: an empty value is the same as none (blank too, as for our own names). */
+const isSet = (value: string | undefined): value is string =>
+  value !== undefined && value.trim() !== '';
+
 /** A set variable named like ours that is none of ours, and the one it probably means. */
 export interface UnknownVariable {
   variable: string;
@@ -71,7 +75,8 @@ export function unknownVariables(env: Env): UnknownVariable[] {
   const unknown: UnknownVariable[] = [];
   for (const variable of Object.keys(env)) {
     if (!variable.startsWith(VARIABLE_PREFIX) || KNOWN_VARIABLES.includes(variable)) continue;
-    if (env[variable] === undefined) continue;
+    // Empty (or blank) is unset, as for the known names: nothing is ignored.
+    if (!isSet(env[variable])) continue;
     // Compared after the common prefix, so the tolerance is the distinctive part's.
     const suggestion = closestName(variable.slice(VARIABLE_PREFIX.length), KNOWN_TAILS);
     unknown.push({
@@ -163,7 +168,7 @@ export function readEnvironment(
 ): Map<string, EnvironmentValue> {
   const values = new Map<string, EnvironmentValue>();
   const set = (name: string | undefined) =>
-    name !== undefined && env[name] !== undefined && env[name].trim() !== '' ? name : undefined;
+    name !== undefined && isSet(env[name]) ? name : undefined;
   for (const [base, option, kind] of variables) {
     // The signal's own variable wins over the one for every signal.
     const variable = set(signal && signalVariable(base, signal)) ?? set(base);

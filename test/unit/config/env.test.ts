@@ -4,6 +4,7 @@ import {
   configure,
   ENVIRONMENT_VARIABLES,
   optionsFromEnvironment,
+  unknownVariables,
 } from '../../../src/config/environment.js';
 import { spawnTs } from '../../support/child.js';
 
@@ -317,6 +318,17 @@ describe('environment variables', () => {
     expect(another.warnings.map((w) => w.message)).toEqual([
       expect.stringContaining('OTEL_EXPORTER_S3_REGOIN (did you mean OTEL_EXPORTER_S3_REGION?)'),
     ]);
+  });
+
+  test('an unknown OTEL_EXPORTER_S3_* name set to empty or blank text is unset: no warning', () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_ENDPIONT_EMPTY: '',
+      OTEL_EXPORTER_S3_ENDPIONT_BLANK: '  ',
+      OTEL_EXPORTER_S3_TIMEOUT: '',
+    };
+    expect(configureCapturing(env).warnings).toEqual([]);
+    expect(unknownVariables(env)).toEqual([]);
   });
 
   test('a maxSpoolBytes variable below maxBatchBytes warns, and the default used holds a batch', () => {
