@@ -132,9 +132,12 @@ function parse(variable: string, option: string, raw: string, kind: TextKind): u
   return match;
 }
 
-/** `key=value,key2=value2`, as OTEL_RESOURCE_ATTRIBUTES: values may be percent-encoded. */
+/**
+ * `key=value,key2=value2`, as OTEL_RESOURCE_ATTRIBUTES: values may be percent-encoded. A key
+ * given twice is refused: keeping either value would drop the other without a word.
+ */
 function parseMap(variable: string, option: string, raw: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = new Map<string, string>();
   for (const pair of raw.split(',')) {
     if (pair.trim() === '') continue;
     const at = pair.indexOf('=');
@@ -142,8 +145,16 @@ function parseMap(variable: string, option: string, raw: string): Record<string,
     if (at < 1 || key === '') {
       throw new InvalidOptionError(option, raw, 'comma-separated key=value pairs', variable);
     }
+    if (out.has(key)) {
+      throw new InvalidOptionError(
+        option,
+        raw,
+        `comma-separated key=value pairs, each key once: "${key}" is given twice`,
+        variable,
+      );
+    }
     try {
-      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+      out.set(key, decodeURIComponent(pair.slice(at + 1).trim()));
     } catch {
       throw new InvalidOptionError(
         option,
@@ -153,7 +164,8 @@ function parseMap(variable: string, option: string, raw: string): Record<string,
       );
     }
   }
-  return out;
+  // Own properties, whatever the key: an assignment of `__proto__` would set no key at all.
+  return Object.fromEntries(out);
 }
 
 /**

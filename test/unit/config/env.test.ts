@@ -331,6 +331,35 @@ describe('environment variables', () => {
     expect(unknownVariables(env)).toEqual([]);
   });
 
+  test('a key given twice in a map variable warns, naming the key, and the default is used', () => {
+    for (const [variable, raw, key] of [
+      ['OTEL_EXPORTER_S3_TAGS', 'env=prod,team=a, env=staging', 'env'],
+      ['OTEL_EXPORTER_S3_METADATA', 'service=checkout,service =cart', 'service'],
+    ] as const) {
+      const { config, warnings } = configureCapturing({
+        OTEL_EXPORTER_S3_BUCKET: 'b',
+        [variable]: raw,
+      });
+      expect(warnings).toEqual([
+        {
+          message: `otel-s3-exporter: invalid environment variable ${variable} (option ${variable.endsWith('TAGS') ? 'tags' : 'metadata'}): ${JSON.stringify(raw)} (expected comma-separated key=value pairs, each key once: "${key}" is given twice); using the default instead`,
+          code: 'OTEL_S3_INVALID_ENV',
+        },
+      ]);
+      expect(config.putObject).toEqual({});
+    }
+  });
+
+  test('a map key named like an Object.prototype property is kept as a key', () => {
+    const { options } = optionsFromEnvironment({
+      OTEL_EXPORTER_S3_TAGS: '__proto__=x,constructor=y',
+    });
+    expect(Object.entries(options.tags ?? {})).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+  });
+
   test('a maxSpoolBytes variable below maxBatchBytes warns, and the default used holds a batch', () => {
     const MiB = 1024 * 1024;
     const options = { maxBatchBytes: 512 * MiB, maxBufferedBytes: 1024 * MiB };
