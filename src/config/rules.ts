@@ -205,18 +205,32 @@ function stringRecord(option: string, value: unknown): Record<string, string> {
   return value as Record<string, string>;
 }
 
-/** Object tags as S3 takes them in `x-amz-tagging`. */
+/** What S3 allows in a tag's key and value (Tag in the S3 API reference). */
+const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+
+/**
+ * Object tags as S3 takes them in `x-amz-tagging`, checked as S3 checks them (lengths in UTF-16
+ * code units, as S3 counts): a tag S3 refuses would fail every upload.
+ */
 export function tagging(option: string, value: unknown): string | undefined {
   const entries = Object.entries(stringRecord(option, value));
   if (entries.length === 0) return undefined;
   if (
     entries.length > 10 ||
-    entries.some(([k, v]) => k === '' || k.length > 128 || v.length > 256)
+    entries.some(
+      ([k, v]) =>
+        k === '' ||
+        k.length > 128 ||
+        v.length > 256 ||
+        !TAG_TEXT.test(k) ||
+        !TAG_TEXT.test(v) ||
+        k.toLowerCase().startsWith('aws:'),
+    )
   ) {
     throw new InvalidOptionError(
       option,
       value,
-      'at most 10 tags, keys of 1 to 128 characters, values of up to 256',
+      'at most 10 tags, keys of 1 to 128 characters, values of up to 256, of letters, digits, spaces and + - = . _ : / @, no key starting with "aws:"',
     );
   }
   return entries.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');

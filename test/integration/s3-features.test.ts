@@ -102,7 +102,7 @@ describeS3('S3 features against the real server', () => {
   test('storage class, tags and metadata are set on the object', async () => {
     const { key, head, put } = await uploadOne('tagged', {
       storageClass: 'STANDARD',
-      tags: { env: 'prod', team: 'platform & obs' },
+      tags: { env: 'prod', team: 'platform + obs/1' },
       metadata: { service: 'checkout', 'exporter-version': '0.1.0' },
     });
     expect(put.headers['x-amz-storage-class']).toBe('STANDARD');
@@ -111,7 +111,7 @@ describeS3('S3 features against the real server', () => {
     const tagging = await client.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }));
     expect(tagging.TagSet?.map((t) => [t.Key, t.Value]).sort()).toEqual([
       ['env', 'prod'],
-      ['team', 'platform & obs'],
+      ['team', 'platform + obs/1'],
     ]);
   });
 

@@ -377,6 +377,82 @@ describe('resolveConfig rejects bad options', () => {
     expect(c.maxBufferedBytes).toBe(4096);
   });
 
+  /** What S3 allows in an object tag (Tag, S3 API reference): ^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$. */
+  const TAG_CHARACTERS = 'letters, digits, spaces and + - = . _ : / @';
+  rejectsEach([
+    ['rejects a tag key with "&"', { tags: { 'a&b': 'x' } }, 'tags', '{"a&b":"x"}', TAG_CHARACTERS],
+    [
+      'rejects a tag value with ","',
+      { tags: { team: 'a,b' } },
+      'tags',
+      '{"team":"a,b"}',
+      TAG_CHARACTERS,
+    ],
+    [
+      'rejects a tag value with "#"',
+      { tags: { team: 'a#1' } },
+      'tags',
+      '{"team":"a#1"}',
+      TAG_CHARACTERS,
+    ],
+    [
+      'rejects a tag value with a control character',
+      { tags: { team: 'a\nb' } },
+      'tags',
+      '{"team":"a\\nb"}',
+      TAG_CHARACTERS,
+    ],
+    [
+      'rejects a tag value with a lone surrogate as an invalid option',
+      { tags: { team: '\uD800' } },
+      'tags',
+      '{"team":"\\ud800"}',
+      TAG_CHARACTERS,
+    ],
+    [
+      'rejects a tag key starting with aws: (reserved by AWS)',
+      { tags: { 'aws:team': 'x' } },
+      'tags',
+      '{"aws:team":"x"}',
+      'no key starting with "aws:"',
+    ],
+    [
+      'rejects 11 tags',
+      { tags: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v'])) },
+      'tags',
+      JSON.stringify(Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i}`, 'v']))),
+      'at most 10 tags',
+    ],
+    [
+      'rejects a tag key of 129 UTF-16 code units',
+      { tags: { ['😀'.repeat(64) + 'a']: 'v' } },
+      'tags',
+      JSON.stringify({ ['😀'.repeat(64) + 'a']: 'v' }),
+      'keys of 1 to 128',
+    ],
+  ]);
+
+  test('accepts tags of every character S3 allows, at their lengths, in x-amz-tagging form', () => {
+    const c = resolveConfig(
+      opts({
+        tags: {
+          'équipe Ü': 'café 1+1=2',
+          'a-b_c.d:e/f@g': '',
+          ['k'.repeat(128)]: 'v'.repeat(256),
+          日本: '٣',
+        },
+      }),
+    );
+    expect(c.putObject.Tagging).toBe(
+      [
+        '%C3%A9quipe%20%C3%9C=caf%C3%A9%201%2B1%3D2',
+        'a-b_c.d%3Ae%2Ff%40g=',
+        `${'k'.repeat(128)}=${'v'.repeat(256)}`,
+        '%E6%97%A5%E6%9C%AC=%D9%A3',
+      ].join('&'),
+    );
+  });
+
   rejectsEach([
     [
       'rejects metadata keys that differ only in case (S3 keeps them in lower case)',

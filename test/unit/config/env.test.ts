@@ -43,7 +43,7 @@ const valid: Record<string, [string, unknown]> = {
   OTEL_EXPORTER_S3_SSE: ['aws:kms', 'aws:kms'],
   OTEL_EXPORTER_S3_SSE_KMS_KEY_ID: ['alias/metrics', 'alias/metrics'],
   OTEL_EXPORTER_S3_STORAGE_CLASS: ['standard_ia', 'STANDARD_IA'],
-  OTEL_EXPORTER_S3_TAGS: ['env=prod, team=platform%2Cobs', { env: 'prod', team: 'platform,obs' }],
+  OTEL_EXPORTER_S3_TAGS: ['env=prod, team=platform%2Bobs', { env: 'prod', team: 'platform+obs' }],
   OTEL_EXPORTER_S3_METADATA: ['service=checkout', { service: 'checkout' }],
   OTEL_EXPORTER_S3_USER_AGENT: ['acme-metrics/1.0', 'acme-metrics/1.0'],
 };
