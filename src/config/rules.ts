@@ -132,9 +132,17 @@ export function isHttpUrl(value: unknown): value is string {
   }
 }
 
+/**
+ * An endpoint, trimmed: a URL parser ignores the whitespace around it, so the trimmed text is
+ * where requests go (and what messages show). Whitespace or a control character inside is
+ * refused: the parser would drop a tab or newline, or encode a space, and the request would go
+ * elsewhere than the text says.
+ */
 export function endpoint(option: string, value: unknown): string {
-  if (isHttpUrl(value)) return value;
-  const expected = 'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"';
+  const url = typeof value === 'string' ? value.trim() : value;
+  if (isHttpUrl(url) && !/[\s\p{Cc}]/u.test(url)) return url;
+  const expected =
+    'an absolute http:// or https:// URL without whitespace or control characters, e.g. "http://127.0.0.1:9000"';
   throw new InvalidOptionError(option, value, expected);
 }
 

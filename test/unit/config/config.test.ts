@@ -425,9 +425,9 @@ describe('resolveConfig rejects bad options', () => {
     ],
     [
       'rejects a tag key of 129 UTF-16 code units',
-      { tags: { ['😀'.repeat(64) + 'a']: 'v' } },
+      { tags: { [`${'😀'.repeat(64)}a`]: 'v' } },
       'tags',
-      JSON.stringify({ ['😀'.repeat(64) + 'a']: 'v' }),
+      JSON.stringify({ [`${'😀'.repeat(64)}a`]: 'v' }),
       'keys of 1 to 128',
     ],
   ]);
@@ -565,6 +565,30 @@ describe('resolveConfig rejects bad options', () => {
       );
     });
   }
+
+  // A URL parser drops tabs and newlines anywhere and encodes a space in the path: the request
+  // would go elsewhere than the text says.
+  for (const endpoint of [
+    'http://127.0.0.1:9000/a b',
+    'http://127.0.0.1:90\n00',
+    'http://127.0.0.1:9000/\tbase',
+  ]) {
+    test(`rejects the endpoint ${JSON.stringify(endpoint)} with whitespace inside`, () => {
+      expectRejected(
+        { endpoint },
+        'endpoint',
+        JSON.stringify(endpoint),
+        'an absolute http:// or https:// URL without whitespace or control characters',
+      );
+    });
+  }
+
+  test('an endpoint has the spaces and newlines around it trimmed, as the request has', () => {
+    const url = ' \thttp://127.0.0.1:9000\n ';
+    // WHATWG URL strips them too: the request goes where the trimmed text says.
+    expect(new URL(url).host).toBe('127.0.0.1:9000');
+    expect(resolveConfig({ bucket: 'b', endpoint: url }).endpoint).toBe('http://127.0.0.1:9000');
+  });
 
   test('accepts http and https endpoints and keeps them as given', () => {
     expect(resolveConfig({ bucket: 'b', endpoint: 'http://127.0.0.1:9000' }).endpoint).toBe(

@@ -360,6 +360,13 @@ describe('environment variables', () => {
     ]);
   });
 
+  test('OTEL_EXPORTER_S3_ENDPOINT with a trailing newline (a file read whole) is trimmed', () => {
+    const env = { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_ENDPOINT: 'http://rgw:7480\n' };
+    const { config, warnings } = configureCapturing(env);
+    expect(warnings).toEqual([]);
+    expect(config.endpoint).toBe('http://rgw:7480');
+  });
+
   test('a maxSpoolBytes variable below maxBatchBytes warns, and the default used holds a batch', () => {
     const MiB = 1024 * 1024;
     const options = { maxBatchBytes: 512 * MiB, maxBufferedBytes: 1024 * MiB };
