@@ -5,7 +5,12 @@ import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { defaultRegion } from '../s3/client-settings.js';
 import { optionsOf, type TextKind } from './option-table.js';
 import type { S3MetricExporterOptions } from './options.js';
-import { type EnvironmentValue, type ResolvedConfig, resolveSources } from './resolve.js';
+import {
+  type EnvironmentValue,
+  type EnvironmentWarn,
+  type ResolvedConfig,
+  resolveSources,
+} from './resolve.js';
 import { region } from './rules.js';
 import { closestName } from './unknown-options.js';
 
@@ -170,28 +175,43 @@ function parseMap(variable: string, option: string, raw: string): Record<string,
 
 /**
  * The OTEL_EXPORTER_S3_* values, parsed, by option name. Empty values count as unset; text
- * that does not parse goes to `warn` and is left out.
+ * that does not parse goes to `warn` and is left out. A signal's variable wins over the one for
+ * every signal, which stays behind it (`fallback`) for when the signal's is refused, as the OTLP
+ * exporters do with OTEL_EXPORTER_OTLP_TRACES_TIMEOUT.
  */
 export function readEnvironment(
   env: Env,
-  warn: (error: InvalidOptionError) => void,
+  warn: EnvironmentWarn,
   variables: readonly (readonly [string, string, TextKind])[] = ENVIRONMENT_VARIABLES,
   signal?: SignalName,
 ): Map<string, EnvironmentValue> {
   const values = new Map<string, EnvironmentValue>();
   const set = (name: string | undefined) =>
     name !== undefined && isSet(env[name]) ? name : undefined;
-  for (const [base, option, kind] of variables) {
-    // The signal's own variable wins over the one for every signal.
-    const variable = set(signal && signalVariable(base, signal)) ?? set(base);
-    if (variable === undefined) continue;
-    const raw = env[variable] as string;
+  const read = (variable: string, option: string, kind: TextKind) => {
     try {
-      values.set(option, { value: parse(variable, option, raw, kind), variable });
+      return { entry: { value: parse(variable, option, env[variable] as string, kind), variable } };
     } catch (error) {
       if (!(error instanceof InvalidOptionError)) throw error;
-      warn(error);
+      return { error };
     }
+  };
+  for (const [base, option, kind] of variables) {
+    const all = set(base);
+    const own = set(signal && signalVariable(base, signal));
+    const general = all === undefined ? undefined : read(all, option, kind);
+    if (own !== undefined) {
+      const mine = read(own, option, kind);
+      if (mine.entry !== undefined) {
+        const fallback = general?.entry;
+        values.set(option, fallback === undefined ? mine.entry : { ...mine.entry, fallback });
+        continue;
+      }
+      warn(mine.error, general?.entry?.variable);
+    }
+    // Said only when it is the one that would be used.
+    if (general?.error !== undefined) warn(general.error);
+    else if (general?.entry !== undefined) values.set(option, general.entry);
   }
   return values;
 }
@@ -234,12 +254,16 @@ export function configure(
     warnedVariables.add(unknown.variable);
     alert('warn', 'OTEL_S3_INVALID_ENV', describeUnknownVariable(unknown));
   }
-  const warn = (error: InvalidOptionError) => {
+  const warn: EnvironmentWarn = (error, instead) => {
     // By what it says: the same value refused for another reason (another signal's) is said too.
     const key = error.detail;
     if (warnedValues.has(key)) return;
     warnedValues.add(key);
-    alert('warn', 'OTEL_S3_INVALID_ENV', `${error.detail}; using the default instead`);
+    alert(
+      'warn',
+      'OTEL_S3_INVALID_ENV',
+      `${error.detail}; using ${instead ?? 'the default'} instead`,
+    );
   };
   const config = resolveSources({
     options,

@@ -4,19 +4,24 @@ import { InvalidOptionError } from '../base/invalid-option.js';
 export interface EnvironmentValue {
   value: unknown;
   variable: string;
+  /** For a signal's variable, the variable for all signals: used if this value is refused. */
+  fallback?: EnvironmentValue;
 }
+
+/** Reports a refused environment value; `instead`: the variable used in its place, if any. */
+export type EnvironmentWarn = (error: InvalidOptionError, instead?: string) => void;
 
 /** Each option's value from code, else the environment, else its default; see resolveSources. */
 export class Fields {
   readonly #code: Readonly<Record<string, unknown>>;
   readonly #environment: ReadonlyMap<string, EnvironmentValue>;
-  readonly #warn: (error: InvalidOptionError) => void;
+  readonly #warn: EnvironmentWarn;
   readonly #origins = new Map<string, 'code' | 'environment'>();
 
   constructor(
     code: Readonly<Record<string, unknown>>,
     environment: ReadonlyMap<string, EnvironmentValue>,
-    warn: (error: InvalidOptionError) => void,
+    warn: EnvironmentWarn,
   ) {
     this.#code = code;
     this.#environment = environment;
@@ -30,17 +35,22 @@ export class Fields {
       return parse(option, fromCode);
     }
     this.#origins.delete(option);
-    const fromEnv = this.#environment.get(option);
-    if (fromEnv === undefined) return fallback;
-    try {
-      const value = parse(option, fromEnv.value);
-      this.#origins.set(option, 'environment');
-      return value;
-    } catch (error) {
-      if (!(error instanceof InvalidOptionError)) throw error;
-      this.#warn(InvalidOptionError.fromVariable(error, fromEnv.variable));
-      return fallback;
+    // A signal's variable, then (if it is refused) the variable for all, then the default.
+    for (let fromEnv = this.#environment.get(option); fromEnv !== undefined; ) {
+      try {
+        const value = parse(option, fromEnv.value);
+        this.#origins.set(option, 'environment');
+        return value;
+      } catch (error) {
+        if (!(error instanceof InvalidOptionError)) throw error;
+        this.#warn(
+          InvalidOptionError.fromVariable(error, fromEnv.variable),
+          fromEnv.fallback?.variable,
+        );
+        fromEnv = fromEnv.fallback;
+      }
     }
+    return fallback;
   }
 
   /** Where the value get() last returned for `option` came from. */

@@ -14,7 +14,7 @@ import { ANY_ID } from '../layout/listing-range.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
-import { type EnvironmentValue, Fields } from './fields.js';
+import { type EnvironmentValue, type EnvironmentWarn, Fields } from './fields.js';
 import {
   check,
   exporterOptionNames,
@@ -76,7 +76,7 @@ export interface ResolvedConfig {
   userAgent: string | undefined;
 }
 
-export type { EnvironmentValue } from './fields.js';
+export type { EnvironmentValue, EnvironmentWarn } from './fields.js';
 
 type Credentials = NonNullable<S3ClientConfig['credentials']>;
 
@@ -85,8 +85,8 @@ export interface ConfigSources {
   options: unknown;
   /** Values from OTEL_EXPORTER_S3_* variables, by option name (`retry.maxDelayMillis` for retry). */
   environment?: ReadonlyMap<string, EnvironmentValue>;
-  /** Called for an environment value that is invalid; the default is used instead. */
-  warn?: (error: InvalidOptionError) => void;
+  /** Called for an environment value that is invalid, with the variable used instead, if any (else the default is). */
+  warn?: EnvironmentWarn;
   /** Whose exporter: it names the objects (`metrics_`) and decides which options exist. */
   signal?: SignalName;
 }

@@ -242,8 +242,8 @@ function exporterConfig(
   ctx: CommandContext,
   source: { bucket: string; endpoint?: string; region?: string; forcePathStyle?: boolean },
 ): ResolvedConfig {
-  const warn = (error: InvalidOptionError) =>
-    note(ctx, `${error.detail}; the exporter would use the default`);
+  const warn = (error: InvalidOptionError, instead?: string) =>
+    note(ctx, `${error.detail}; the exporter would use ${instead ?? 'the default'}`);
   return resolveSources({
     options: {
       bucket: source.bucket,

@@ -492,6 +492,33 @@ describe('a variable for one signal', () => {
     }
   });
 
+  test("a bad signal's variable warns and the variable for all is used, as the OTLP exporters do", () => {
+    const env = {
+      OTEL_EXPORTER_S3_BUCKET: 'telemetry',
+      OTEL_EXPORTER_S3_COMPRESSION: 'gzip',
+      OTEL_EXPORTER_S3_TRACES_COMPRESSION: 'bogus',
+      OTEL_EXPORTER_S3_COMPRESSION_LEVEL: '5',
+      OTEL_EXPORTER_S3_TRACES_COMPRESSION_LEVEL: '99',
+    };
+    const warned: string[] = [];
+    const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => {
+      warned.push(String(w));
+    });
+    try {
+      const traces = configure({}, env, 'traces');
+      // Parsed but refused by its rule (gzip takes 1 to 9) is the same: the variable for all.
+      expect([traces.compression, traces.compressionLevel]).toEqual(['gzip', 5]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(warned).toEqual([
+      "otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_TRACES_COMPRESSION (option compression): \"bogus\" (expected one of 'zstd', 'gzip', 'none'); using OTEL_EXPORTER_S3_COMPRESSION instead",
+      expect.stringMatching(
+        /^otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_TRACES_COMPRESSION_LEVEL \(option compressionLevel\): 99 \(expected .*\); using OTEL_EXPORTER_S3_COMPRESSION_LEVEL instead$/,
+      ),
+    ]);
+  });
+
   test('an option of another signal is an unknown option', () => {
     expect(() => configure({ bucket: 'b', temporalityPreference: 'delta' }, {}, 'traces')).toThrow(
       /unknown option temporalityPreference/,
