@@ -131,7 +131,7 @@ export class Admission<Item> {
       return failed(`could not append: ${describeError(error)}`);
     }
     // Copied now (memory only): the frame may free the record once it has compressed it.
-    this.#parts.journal?.append(record, points, inputs);
+    this.#copy(() => this.#parts.journal?.append(record, points, inputs));
     return SUCCESS;
   }
 
@@ -170,7 +170,9 @@ export class Admission<Item> {
     // it goes back out.
     const { journal, journalEncode } = this.#parts;
     const copy =
-      journal !== undefined && journalEncode !== undefined ? journalEncode(item) : undefined;
+      journal !== undefined && journalEncode !== undefined
+        ? this.#copy(() => journalEncode(item))
+        : undefined;
     const journalBytes =
       copy === undefined ? 0 : (journal?.cost(copy.record.length, inputs.attributes, false) ?? 0);
     if (!budget.makeRoom(journalBytes)) {
@@ -179,9 +181,28 @@ export class Admission<Item> {
       return this.#noRoom(points, growth);
     }
     if (copy !== undefined) {
-      journal?.append(copy.record, copy.points, { ...inputs, dataTimeMillis: copy.dataTimeMillis });
+      this.#copy(() =>
+        journal?.append(copy.record, copy.points, {
+          ...inputs,
+          dataTimeMillis: copy.dataTimeMillis,
+        }),
+      );
     }
     return SUCCESS;
+  }
+
+  /**
+   * A step of the journal's copy, once the export is in the open batch: one that throws does not
+   * take the export back (it is stored all the same, so it answers SUCCESS); the journal is told,
+   * and counts and reports it. Undefined if it threw.
+   */
+  #copy<T>(step: () => T): T | undefined {
+    try {
+      return step();
+    } catch (error) {
+      this.#parts.journal?.copyFailed(error);
+      return undefined;
+    }
   }
 
   #noRoom(points: number, bytes: number): ExportResult {

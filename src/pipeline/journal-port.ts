@@ -23,6 +23,11 @@ export interface OpenJournal {
    * new chain. Returns the name of the chain that held the batch (undefined: none did).
    */
   sealed(batch: SealedBatch): string | undefined;
+  /**
+   * The copy of an export appended to the open batch failed (its encoding or `append` threw):
+   * the export stays in the open batch, whose journal is no longer whole. Counted and reported.
+   */
+  copyFailed(error: unknown): void;
 }
 
 /** What a format journals of an export appended as it is (Parquet columns): its OTLP record. */

@@ -159,6 +159,23 @@ export class OpenBatchJournal implements OpenJournal {
     this.#arm();
   }
 
+  copyFailed(error: unknown): void {
+    if (this.#closed || this.#suspended) return;
+    // A chain that misses an export would replay the batch without it: the batch is no longer
+    // journaled (it is stored from memory, or from its spool file once sealed).
+    const chain = this.#open ?? this.#newChain({});
+    this.#open = chain;
+    if (chain.state === 'live') {
+      chain.state = 'given-up';
+      chain.pending.clear();
+    }
+    this.#reports.journalFailed(
+      'copy',
+      error,
+      'the open batch is no longer journaled (a crash before its spool file is written would lose it); the next one is',
+    );
+  }
+
   sealed(batch: SealedBatch): string | undefined {
     const chain = this.#open;
     this.#open = undefined;

@@ -1,11 +1,13 @@
 import { ExportResultCode } from '@opentelemetry/core';
-import { expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { Admission } from '../../../src/pipeline/admission.js';
 import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
+import { ColumnBatch } from '../../../src/pipeline/column-batch.js';
 import type { OpenJournal } from '../../../src/pipeline/journal-port.js';
 import { RecordBatch } from '../../../src/pipeline/open-batch.js';
 import type { Outcomes } from '../../../src/pipeline/outcomes.js';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import type { ColumnBuilders, TransferableColumns } from '../../../src/signals/signal.js';
 
 const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
 
@@ -24,6 +26,7 @@ test('a batch sealed by an export whose append then throws still goes on to be s
       if (++appends === 2) throw new Error('journal copy failed');
     },
     sealed: () => undefined,
+    copyFailed() {},
   };
   const open = new RecordBatch({ overhead: (n) => 2 + n, framing: null });
   const handedOn: SealedBatch[] = [];
@@ -40,4 +43,109 @@ test('a batch sealed by an export whose append then throws still goes on to be s
   // Handed on to be prepared, not left in the budget where nothing prepares it.
   expect(handedOn).toEqual([sealed]);
   await admission.sealNow();
+});
+
+const quietOwner = (): BatchOwner => ({
+  outcomes: { appended() {}, sealed() {}, exportRejectedForRoom() {} } as unknown as Outcomes,
+  pager: undefined,
+});
+
+/** A journal whose every copy throws, and which records what it was told of the failures. */
+function throwingJournal() {
+  const failures: unknown[] = [];
+  const journal: OpenJournal = {
+    bytes: 0,
+    cost: () => 0,
+    append: () => {
+      throw new Error('journal copy failed');
+    },
+    sealed: () => undefined,
+    copyFailed: (error) => failures.push(error),
+  };
+  return { journal, failures };
+}
+
+/** Column builders of rows only: an item is how many rows it adds, 10 bytes each. */
+function rowBuilders(): ColumnBuilders<number> {
+  let rows = 0;
+  return {
+    get rows() {
+      return rows;
+    },
+    get bytes() {
+      return rows * 10;
+    },
+    append(item, tally) {
+      rows += item;
+      tally.items += item;
+    },
+    mark: () => rows,
+    rollback(mark) {
+      rows = mark as number;
+    },
+    seal() {
+      rows = 0;
+      return {} as TransferableColumns;
+    },
+  };
+}
+
+describe('a journal copy that throws once the export is in the open batch', () => {
+  test('records: answered SUCCESS, the failure handed to the journal, the batch aged', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = quietOwner();
+    const { journal, failures } = throwingJournal();
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
+      {
+        open: new RecordBatch({ overhead: (n) => 2 + n, framing: null }),
+        budget,
+        owner,
+        journal,
+        onSealed: (b) => handedOn.push(b),
+        appendFailed() {},
+      },
+    );
+    const result = await admission
+      .accept({ record: Buffer.alloc(100), points: 3, inputs })
+      .catch((error: unknown) => ({ code: -1, error }));
+    // The export is in the open batch and will be stored: FAILED would count it lost.
+    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    expect(failures).toHaveLength(1);
+    // Its age timer started as for any first export: the batch is sealed by its age.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(handedOn.map((b) => b.points)).toEqual([3]);
+    await admission.sealNow();
+    for (const b of handedOn) budget.settle(b, 'uploaded');
+  });
+
+  test('columns: an encoding of the copy that throws leaves the export in the batch', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = quietOwner();
+    const { journal, failures } = throwingJournal();
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission<number>(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open: new ColumnBatch(rowBuilders()),
+        budget,
+        owner,
+        journal,
+        journalEncode: () => {
+          throw new Error('cannot encode the copy');
+        },
+        onSealed: (b) => handedOn.push(b),
+        appendFailed() {},
+      },
+    );
+    const result = await admission
+      .accept({ item: 4, inputs, times: false })
+      .catch((error: unknown) => ({ code: -1, error }));
+    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    expect(failures).toHaveLength(1);
+    await admission.sealNow();
+    expect(handedOn.map((b) => b.points)).toEqual([4]);
+    for (const b of handedOn) budget.settle(b, 'uploaded');
+  });
 });

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
@@ -52,5 +53,33 @@ describe('journal write faults', () => {
     ).catch(() => {});
     fs.release();
     expect(stats.journalWriteFailures).toEqual({ memory: 1, timeout: 1 });
+  });
+});
+
+describe('a copy that failed', () => {
+  // The export stays in the open batch; a chain without it would replay the batch short of it.
+  test('gives the open batch up (counted as copy), and the next batch is journaled', () => {
+    const stats = emptySpoolStats();
+    const journal = testJournal(dir, { stats });
+    journals.push(journal);
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    expect(journal.bytes).toBeGreaterThan(0);
+    journal.copyFailed(new Error('cannot encode the copy'));
+    expect(stats.journalWriteFailures).toEqual({ copy: 1 });
+    expect(journal.bytes).toBe(0);
+    journal.append(Buffer.alloc(100, 2), 1, inputs);
+    expect(journal.bytes).toBe(0);
+    const batch = {
+      id: '01890a5d-ac96-774b-bcce-b302099a8057',
+      sealedAt: new Date(1_700_000_000_000),
+      attributes: {},
+      dataTimeMillis: undefined,
+      settled: new Promise(() => {}),
+    } as unknown as SealedBatch;
+    // Nothing of it on disk: no chain for the sealed batch to name.
+    expect(journal.sealed(batch)).toBeUndefined();
+    journal.append(Buffer.alloc(100, 3), 1, inputs);
+    expect(journal.bytes).toBeGreaterThan(0);
   });
 });
