@@ -223,6 +223,7 @@ export class SignalExporter<Item> {
       this.#bodies.prepare?.();
     }
     const accepted: Promise<ExportResult>[] = [];
+    let notEncoded: ExportResult | undefined;
     try {
       // One append per resource: objects keyed by a resource attribute hold that resource's
       // items only. An OTLP record is encoded here, outside any lock: the expensive part.
@@ -231,18 +232,19 @@ export class SignalExporter<Item> {
       });
     } catch (error) {
       this.#outcomes.encodeFailed(error);
-      this.#outcomes.answered(false);
-      resultCallback(failed(`could not encode ${this.#signal.name}: ${describeError(error)}`));
-      return;
+      notEncoded = failed(`could not encode ${this.#signal.name}: ${describeError(error)}`);
     }
-    // One answer, counted once: FAILED if any part was not taken (the parts taken are stored).
+    // One answer, counted once, once the parts taken before are in (each one handled, also when
+    // a later part could not be encoded): FAILED if any part was not taken (those taken are
+    // stored).
     const answer = (result: ExportResult) => {
       this.#outcomes.answered(result.code === ExportResultCode.SUCCESS);
       resultCallback(result);
     };
     Promise.all(accepted).then(
-      (results) => answer(results.find((r) => r.code !== ExportResultCode.SUCCESS) ?? SUCCESS),
-      (error: unknown) => answer(failed(describeError(error))),
+      (results) =>
+        answer(notEncoded ?? results.find((r) => r.code !== ExportResultCode.SUCCESS) ?? SUCCESS),
+      (error: unknown) => answer(notEncoded ?? failed(describeError(error))),
     );
   }
 
