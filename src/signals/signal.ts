@@ -62,9 +62,9 @@ export interface SignalExport<Item> {
   /**
    * Hands `sink` the export in parts of one resource each, in the order of their first item: the
    * export itself (no copy) when all of it is of one resource, as a metrics export always is;
-   * nothing for an export with nothing to write (no spans, no log records). A part is an export
-   * of its own (records, tally), so that objects keyed by a resource attribute ({service.name})
-   * hold that resource's items only.
+   * nothing for an export with nothing to write (no spans, no log records, no data points). A
+   * part is an export of its own (records, tally), so that objects keyed by a resource attribute
+   * ({service.name}) hold that resource's items only.
    */
   splitByResource(item: Item, sink: PartSink<Item>): void;
   /**

@@ -10,7 +10,11 @@ export const metricsExport: SignalExport<ResourceMetrics> = {
   name: 'metrics',
   recordsRepeat: true,
   records: otlpRecords('metrics', resourceMetricsToJsonBytes, resourceMetricsToProto),
-  splitByResource: (rm, sink) => sink.part(rm),
+  // One without data points has nothing to write: no part, so it cannot seal the open batch of
+  // another resource (a Parquet append learns its count only once that batch is sealed).
+  splitByResource: (rm, sink) => {
+    if (hasDataPoints(rm)) sink.part(rm);
+  },
   resourceAttributes: (rm) => rm.resource.attributes,
   async loadColumns() {
     const { MetricColumnBuilders } = await import('./parquet/column-builders.js');
@@ -29,4 +33,10 @@ export function countDataPoints(rm: ResourceMetrics): number {
   let points = 0;
   for (const sm of rm.scopeMetrics) for (const m of sm.metrics) points += m.dataPoints.length;
   return points;
+}
+
+function hasDataPoints(rm: ResourceMetrics): boolean {
+  for (const sm of rm.scopeMetrics)
+    for (const m of sm.metrics) if (m.dataPoints.length > 0) return true;
+  return false;
 }

@@ -31,6 +31,24 @@ describe('an export of zero items', () => {
       expect(exporter.stats()).toMatchObject({ exportsAccepted: 1, batchesSealed: 0 });
     });
 
+    test(`${format}: one of another resource does not seal the open batch`, async () => {
+      const s3 = new ScriptedS3();
+      const exporter = scriptedExporter(s3, {
+        format,
+        keyTemplate: '{service.name}/%Y/%m/%d/%H/metrics_{uuid}',
+      });
+      await exportSynthetic(exporter, 10, 1);
+      const result = await new Promise<{ code: number }>((resolve) =>
+        exporter.export(empty(), resolve),
+      );
+      expect(result.code).toBe(ExportResultCode.SUCCESS);
+      // Nothing of 'empty' to store: the batch of 'synthetic' stays open.
+      expect(exporter.stats().batchesSealed).toBe(0);
+      await exporter.shutdown();
+      expect(s3.attempts).toHaveLength(1);
+      expect(exporter.stats()).toMatchObject({ batchesSealed: 1, batchesUploaded: 1 });
+    });
+
     test(`${format}: it does not start the age clock of the batch the next export opens`, async () => {
       const s3 = new ScriptedS3();
       const exporter = scriptedExporter(s3, { format, maxBatchAgeMillis: 400 });

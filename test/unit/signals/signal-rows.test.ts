@@ -118,9 +118,19 @@ describe('splitByResource: an export in parts of one resource each', () => {
     expect(rest).toEqual([]);
     expect(partsOf(tracesExport, [])).toEqual([]);
     expect(partsOf(logsExport, [])).toEqual([]);
-    const rm = { resource: cart, scopeMetrics: [] } as unknown as ResourceMetrics;
+    const rm = {
+      resource: cart,
+      scopeMetrics: [{ scope: { name: 's' }, metrics: [{ dataPoints: [{}] }] }],
+    } as unknown as ResourceMetrics;
     expect(partsOf(metricsExport, rm)).toEqual([rm]);
     expect(partsOf(metricsExport, rm)[0]).toBe(rm);
+    // Nothing to write: no data points, in no metric or in no scope.
+    const none = {
+      resource: cart,
+      scopeMetrics: [{ scope: { name: 's' }, metrics: [{ dataPoints: [] }] }],
+    } as unknown as ResourceMetrics;
+    expect(partsOf(metricsExport, none)).toEqual([]);
+    expect(partsOf(metricsExport, { resource: cart, scopeMetrics: [] } as never)).toEqual([]);
   });
 
   test('each part encodes to one ResourceSpans of its resource', () => {
