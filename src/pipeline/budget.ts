@@ -145,6 +145,19 @@ export class MemoryBudget {
   }
 
   /**
+   * A pending batch's body was made larger than what was counted for it (a Parquet batch stored
+   * as its OTLP/JSON records, say): room is made for the growth first, as for an export. False,
+   * with nothing changed, if none can be made.
+   */
+  grow(batch: SealedBatch, bytes: number): boolean {
+    const held = this.#held.get(batch);
+    if (held === undefined || this.#unroomed.has(batch)) return true;
+    if (bytes > held.bytes && !this.makeRoom(bytes - held.bytes)) return false;
+    this.resize(batch, bytes);
+    return true;
+  }
+
+  /**
    * Makes `bytes` more fit: pages out batches that are on disk, oldest first, then drops the
    * oldest idle batches. False, with nothing paged out or dropped, if even every idle batch gone
    * would not be enough (what is left is busy, or `bytes` exceed the bound): a batch dropped for

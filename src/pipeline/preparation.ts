@@ -122,7 +122,11 @@ export class Preparation {
     });
     const contentType = name.contentType;
     if (!batch.bodyMade({ key, contentType, ...made })) return;
-    p.budget.resize(batch, made.body.length);
+    // A body larger than what was counted (the records of a fallback) is held only with room.
+    if (!p.budget.grow(batch, made.body.length)) {
+      p.budget.drop(batch, 'buffer-full');
+      return;
+    }
     // Write-ahead: durable before the first attempt, so a crash cannot lose a sealed batch.
     if (p.spool !== undefined) await p.spool.persist(batch);
     // A replayed batch admitted without room is paged out instead (or, not on disk, dropped if

@@ -17,6 +17,7 @@ import {
   manualProvider,
   recordEveryInstrument,
   recordingProvider,
+  syntheticMetrics,
 } from '../../support/service.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
@@ -142,6 +143,48 @@ describe("format: 'parquet'", () => {
       );
     } finally {
       spy.mockRestore();
+    }
+  });
+  test('the fallback body of a batch, larger than its columns, stays under maxBufferedBytes', async () => {
+    const body = await import('../../../src/body/body-maker.js');
+    const real = body.createBodyMaker;
+    const spy = vi.spyOn(body, 'createBodyMaker').mockImplementation((options) => {
+      const maker = real(options);
+      return {
+        ...maker,
+        make: async (request) => {
+          throw new body.BodyMakerError('Parquet body failed: simulated', request);
+        },
+      };
+    });
+    // S3 never answers: the batch is held in memory with its body.
+    const s3 = new ScriptedS3().script([], { kind: 'hang' });
+    const limit = 1 << 20;
+    const exporter = scriptedExporter(s3, {
+      format: 'parquet',
+      maxBufferedBytes: limit,
+      maxBatchBytes: limit,
+      flushTimeoutMillis: 200,
+    });
+    try {
+      // Every point carries the same long attribute: the columns hold it once, the OTLP/JSON
+      // records once per point.
+      const rm = syntheticMetrics(500, 1);
+      const attributes = { long: 'x'.repeat(2_000) };
+      for (const point of rm.scopeMetrics[0]?.metrics[0]?.dataPoints ?? [])
+        (point as { attributes: object }).attributes = attributes;
+      await new Promise((resolve) => exporter.export(rm, resolve));
+      const columns = exporter.stats().bufferedBytes;
+      await exporter.forceFlush();
+      const stats = exporter.stats();
+      // The columns fit (about 68 KB); the records (500 × 2 KB and more) cannot: not held past
+      // the bound, and dropped counted rather than silently.
+      expect(columns).toBeLessThan(limit / 4);
+      expect(stats.bufferedBytes).toBeLessThanOrEqual(limit);
+      expect(stats.pointsDroppedByReason).toEqual({ 'buffer-full': 500 });
+    } finally {
+      spy.mockRestore();
+      await exporter.shutdown();
     }
   });
   test('a Parquet batch keeps its key and bytes through a retry, the spool and a replay', async () => {
