@@ -22,12 +22,18 @@ export function hrTimeToNanosString(time: Readonly<HrTime>): string {
 }
 
 /**
- * Unix nanoseconds of an HrTime split in 32-bit halves for a fixed64 field, exact without BigInt:
- * seconds * 1e9 = (seconds * 1953125) * 2^9, and the product splits at bit 23 of the first factor.
+ * Unix nanoseconds of an HrTime split in 32-bit halves for a fixed64 field, exact: seconds * 1e9
+ * = (seconds * 1953125) * 2^9, and the product splits at bit 23 of the first factor. Past 2116
+ * (seconds * 1953125 beyond 2^53, where a double no longer holds it) BigInt does it; past 2^64
+ * ns, the low 64 bits.
  */
 export function hrTimeToNanosParts(time: Readonly<HrTime>): { lo: number; hi: number } {
   const a = Math.trunc(time[0]) * NS_ODD_FACTOR;
   const nanos = Math.trunc(time[1]);
+  if (!Number.isSafeInteger(a) && Number.isFinite(a) && Number.isFinite(nanos)) {
+    const n = BigInt(Math.trunc(time[0])) * 1_000_000_000n + BigInt(nanos);
+    return { lo: Number(BigInt.asUintN(32, n)), hi: Number(BigInt.asUintN(32, n >> 32n)) };
+  }
   let hi = Math.floor(a / TWO_POW_23);
   let lo = (a - hi * TWO_POW_23) * 512 + nanos;
   if (lo >= TWO_POW_32) {

@@ -156,3 +156,25 @@ async function spansAt(starts: HrTime[], end = (i: number) => starts[i] as HrTim
   await provider.shutdown();
   return spans;
 }
+
+/** Times past 2116: seconds × 1e9 is past 2^53, and past 2^63 ns (2262) for the last two. */
+const LATE: HrTime[] = [
+  [4_700_000_001, 7],
+  [9_000_000_001, 999_999_999],
+  [9_300_000_000, 0],
+  [9_300_000_001, 123],
+];
+
+test('protobuf parts of times past 2116 are what the official JSON serializer writes', async () => {
+  const spans = await spansAt(LATE);
+  const official = JSON.parse(
+    Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? []).toString(),
+  ) as OfficialSpans;
+  const expected = official.resourceSpans[0]?.scopeSpans[0]?.spans.map((s) => s.startTimeUnixNano);
+  expect(expected).toHaveLength(LATE.length);
+  const parts = LATE.map((t) => {
+    const { lo, hi } = hrTimeToNanosParts(t);
+    return ((BigInt(hi >>> 0) << 32n) + BigInt(lo >>> 0)).toString();
+  });
+  expect(parts).toEqual(expected);
+});
