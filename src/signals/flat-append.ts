@@ -2,14 +2,14 @@ import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
 import type { ExportTally } from '../encoding/records.js';
 import { jsValueText, otlpKeyTexts } from '../parquet/attribute-text.js';
 import { textOf } from '../parquet/tables.js';
-import type { FlatStore } from './flat-parquet/store.js';
+import { type FlatStore, INT64_MAX, TimeOutOfRangeError } from './flat-parquet/store.js';
 import {
   groupByResourceAndScope,
   type ResourceLike,
   type Scoped,
   type ScopeLike,
 } from './otlp-groups.js';
-import { list, nanosText, nanosToIso, obj } from './plain-values.js';
+import { list, nanosText, obj } from './plain-values.js';
 
 /** What the rows of one resource's scope share, for a flat table's appender. */
 export interface FlatScope {
@@ -95,21 +95,7 @@ function appendOtlpRows(
   return rows;
 }
 
-/** The latest time a Parquet timestamp (a signed INT64 of nanoseconds) holds. */
-const INT64_MAX = 2n ** 63n - 1n;
-
-/**
- * Thrown for an OTLP time a Parquet timestamp cannot hold: OTLP's times are uint64, a timestamp
- * column's INT64 ends at 2^63 - 1 ns (2262-04-11). The request is not one row of a Parquet file.
- */
-export class TimeOutOfRangeError extends Error {
-  constructor(field: string, text: string) {
-    super(
-      `${field} ${text} is past the latest time a Parquet timestamp holds (${INT64_MAX} ns, ${nanosToIso(`${INT64_MAX}`)})`,
-    );
-    this.name = 'TimeOutOfRangeError';
-  }
-}
+export { TimeOutOfRangeError };
 
 /**
  * An OTLP time (decimal nanoseconds, or a number) as the bigint a timestamp column holds; 0 if

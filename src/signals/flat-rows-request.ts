@@ -18,23 +18,30 @@ export interface FlatRowsRequest {
 
 /**
  * The readers of the flat table `spec` (spans, log records): `toItem` reads one row as its item
- * with its resource and scope, `fields` name the request's fields (`resourceSpans`, `scopeSpans`,
+ * with its resource and scope (`late`: a row of a late batch's sealed columns, SealedFlat.late), `fields` name the request's fields (`resourceSpans`, `scopeSpans`,
  * `spans`).
  */
 export function flatRowsRequest(
   spec: FlatSpec,
-  toItem: (row: Row) => RowItem,
+  toItem: (row: Row, late: boolean) => RowItem,
   fields: { resources: string; scopes: string; items: string },
 ): FlatRowsRequest {
-  const rowsToRequest = (rows: readonly Row[]): OtlpObject =>
-    groupedRequest(rows.map(toItem), fields);
+  const request = (rows: readonly Row[], late: boolean): OtlpObject =>
+    groupedRequest(
+      rows.map((row) => toItem(row, late)),
+      fields,
+    );
+  const rowsToRequest = (rows: readonly Row[]): OtlpObject => request(rows, false);
   return {
     rowsToRequest,
     parquetToRequest: async (bytes, decompression) =>
       rowsToRequest(await readFlatRows(bytes, decompression, spec)),
-    sealedAsRecords: (columns) =>
-      (rowsToRequest(sealedRows(spec, columns as SealedFlat))[fields.resources] as object[]).map(
-        (r) => Buffer.from(JSON.stringify(r)),
-      ),
+    sealedAsRecords: (columns) => {
+      const sealed = columns as SealedFlat;
+      const rows = sealedRows(spec, sealed);
+      return (request(rows, sealed.late !== undefined)[fields.resources] as object[]).map((r) =>
+        Buffer.from(JSON.stringify(r)),
+      );
+    },
   };
 }

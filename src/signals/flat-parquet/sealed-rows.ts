@@ -7,6 +7,7 @@ import type { FlatSpec, SealedFlat } from './table.js';
  * order they were appended: what the OTLP/JSON fallback writes when the file cannot be made.
  */
 export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
+  const late = s.late !== undefined;
   const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
   const strings: string[] = [];
   for (let i = 0; i < s.stringCount; i++) {
@@ -42,10 +43,12 @@ export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
         return map(values[i] as number);
       case 'int32':
         return values[i];
+      case 'timestamp':
+        // A late batch keeps a time past INT64 as its uint64 bits (FlatStore.nanos): OTLP's.
+        if (late) return BigInt.asUintN(64, int64(values, i));
+        return int64(values, i);
       default:
-        return (
-          (BigInt(values[2 * i + 1] as number) << 32n) | BigInt((values[2 * i] as number) >>> 0)
-        );
+        return int64(values, i);
     }
   };
   const starts = s.lengths.map(() => 0);
@@ -71,3 +74,7 @@ export function sealedRows(spec: FlatSpec, s: SealedFlat): Row[] {
   }
   return rows;
 }
+
+/** Value i of an INT64 column's slots. */
+const int64 = (values: Int32Array | Uint32Array, i: number): bigint =>
+  (BigInt(values[2 * i + 1] as number) << 32n) | BigInt((values[2 * i] as number) >>> 0);

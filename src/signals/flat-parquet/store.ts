@@ -1,4 +1,5 @@
 import { keepShape } from '../../base/kept-shapes.js';
+import { hrTimeToNanosString } from '../../encoding/hrtime.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
@@ -11,6 +12,7 @@ import {
   sealedTables,
 } from '../../parquet/tables.js';
 import { TextBytes } from '../../parquet/text-bytes.js';
+import { nanosToIso } from '../plain-values.js';
 import { StoreBuilders } from '../store-builders.js';
 import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 
@@ -24,6 +26,7 @@ import { type FlatSpec, type SealedFlat, slotsOf } from './table.js';
 const INITIAL = 256;
 const TWO_32 = 2 ** 32;
 const TWO_16 = 2 ** 16;
+const TWO_31 = 2 ** 31;
 
 /** An attributes object as the SDK's: its keys and their values. */
 export type AttributeMap = Readonly<Record<string, unknown>>;
@@ -35,6 +38,24 @@ export type HrTimeLike = readonly [number, number];
 export interface FlatMark {
   readonly rows: number;
   readonly items: readonly number[];
+  /** The store's late time then (FlatStore.late). */
+  readonly late?: string;
+}
+
+/** The latest time a Parquet timestamp (a signed INT64 of nanoseconds) holds. */
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A time OTLP holds (uint64 nanoseconds) and a Parquet timestamp does not: a timestamp column's
+ * INT64 ends at 2^63 - 1 ns (2262-04-11).
+ */
+export class TimeOutOfRangeError extends Error {
+  constructor(field: string, text: string) {
+    super(
+      `${field} ${text} is past the latest time a Parquet timestamp holds (${INT64_MAX} ns, ${nanosToIso(`${INT64_MAX}`)})`,
+    );
+    this.name = 'TimeOutOfRangeError';
+  }
 }
 
 /** Stores an integer (a double holding one exactly) as its two's-complement 64 bits. */
@@ -48,7 +69,7 @@ function setInt64(slots: Int32Array, at: number, v: number): void {
  * Stores an HrTime as int64 nanoseconds, exactly: seconds * 1e9 does not fit a double's 53 bits,
  * so it is made of two products that do (each below 2^46).
  */
-function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
+function setNanos(slots: Int32Array, at: number, t: HrTimeLike): number {
   // Each part cut to an integer first, as the official serializers read an HrTime.
   const seconds = Math.trunc(t[0]);
   const high = Math.floor(seconds / TWO_16) * 1e9; // × 2^16
@@ -59,7 +80,11 @@ function setNanos(slots: Int32Array, at: number, t: HrTimeLike): void {
   lo -= carry * TWO_32;
   slots[2 * at] = lo;
   slots[2 * at + 1] = highWords + carry;
+  return highWords + carry;
 }
+
+/** For checkNanos(): the words of a time no column stores. */
+const SCRATCH = new Int32Array(2);
 
 /** A part of a table: the columns of its rows, or of one list group's items. */
 class Part {
@@ -112,6 +137,8 @@ export class FlatStore {
   #lengths: Uint32Array[];
   /** Estimated bytes an appender holds for this batch beside the arrays. */
   #extraBytes = 0;
+  /** The batch's first time past INT64, described (late). */
+  #late: string | undefined;
 
   constructor(readonly spec: FlatSpec) {
     const partOf = (list: number | undefined) => {
@@ -221,8 +248,43 @@ export class FlatStore {
     return keys.length === 0 ? 0 : this.sets.add(this.strings, keys, texts);
   }
 
+  /**
+   * A timestamp column's value, int64 nanoseconds. A time past INT64 (OTLP's uint64 holds it) is
+   * kept as its uint64 bits and makes the batch late (late): no Parquet file is made of it.
+   */
   nanos(column: number, at: number, t: HrTimeLike): void {
-    setNanos(this.#array(column) as Int32Array, at, t);
+    const high = setNanos(this.#array(column) as Int32Array, at, t);
+    if (high >= TWO_31 || high < -TWO_31) {
+      this.#past((this.spec.columns[column] as FlatSpec['columns'][number]).name, t, high);
+    }
+  }
+
+  /**
+   * Checks a time no column stores but a reader makes of two (a span's end: Timestamp +
+   * Duration) as nanos() checks a stored one.
+   */
+  checkNanos(field: string, t: HrTimeLike): void {
+    const high = setNanos(SCRATCH, 0, t);
+    if (high >= TWO_31 || high < -TWO_31) this.#past(field, t, high);
+  }
+
+  /**
+   * Why no Parquet file can be made of this batch: its first time past what a timestamp column
+   * holds (TimeOutOfRangeError's message); none while every time fits.
+   */
+  get late(): string | undefined {
+    return this.#late;
+  }
+
+  /** A time past INT64: the batch is late; past what a uint64 holds too, the item is refused. */
+  #past(field: string, t: HrTimeLike, high: number): void {
+    if (!(high < TWO_32 && high >= 0)) {
+      // Past 2^64 ns (2554) or before -2^63: no OTLP time either, so no fallback holds it.
+      throw new RangeError(
+        `${field} HrTime [${t[0]}, ${t[1]}] is outside what OTLP (uint64 nanoseconds) and a Parquet timestamp (int64 nanoseconds) hold`,
+      );
+    }
+    this.#late ??= new TimeOutOfRangeError(field, hrTimeToNanosString(t)).message;
   }
 
   /**
@@ -272,10 +334,11 @@ export class FlatStore {
   }
 
   mark(): FlatMark {
-    return { rows: this.#rows.count, items: this.#lists.map((p) => p.count) };
+    return { rows: this.#rows.count, items: this.#lists.map((p) => p.count), late: this.#late };
   }
 
   rollback(mark: FlatMark): void {
+    this.#late = mark.late;
     this.#rows.count = mark.rows;
     this.#lists.forEach((p, g) => {
       p.count = mark.items[g] as number;
@@ -303,6 +366,7 @@ export class FlatStore {
       items: this.#lists.map((p) => p.count),
       ...tables,
       texts: this.#texts.map((t) => t?.bytes),
+      ...(this.#late === undefined ? {} : { late: this.#late }),
     };
     const { strings, stringOffsets, setOffsets, setEntries } = tables;
     const transfer = new Set<ArrayBuffer>();

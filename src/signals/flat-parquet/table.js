@@ -82,6 +82,8 @@ import { compareInt64 } from '../../parquet/statistics.js';
  * @property {Int32Array} setEntries per entry 2 slots: key string id, value string id or -1 (no value)
  * @property {(Uint8Array | undefined)[]} texts per text column: its values' UTF-8, one after another (value k ends at columns[c][k], starts where k - 1 ends)
  * @property {ArrayBuffer[]} transfer every buffer above, for postMessage's transfer list
+ * @property {string} [late] set when a time of the batch is past what a timestamp column holds
+ *   (2^63 ns and later, kept as its uint64 bits): why no file is made of it
  */
 
 /** Written into every file's key-value metadata, as the metrics' files have it. */
@@ -864,6 +866,8 @@ export function flatTable(spec) {
 export function flatEncoder(spec) {
   const table = flatTable(spec);
   return async (sealed, options) => {
+    // Never a wrapped time: the batch goes to its fallback (OTLP/JSON, which holds it) instead.
+    if (sealed.late !== undefined) throw new Error(sealed.late);
     const writer = new TableFileWriter(table, options);
     await writer.writeRun(sealed);
     return writer.finish(options.keyValueMetadata).slice();

@@ -12,12 +12,12 @@ import { SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
  */
 export const spanRows = flatRowsRequest(
   SPANS,
-  (row): RowItem => ({
+  (row, late): RowItem => ({
     resourceKey: JSON.stringify(row.ResourceAttributes ?? null),
     resource: { resource: { attributes: mapAttributes(row.ResourceAttributes) } },
     scopeKey: JSON.stringify([row.ScopeName, row.ScopeVersion]),
     scope: { name: text(row.ScopeName), version: text(row.ScopeVersion) },
-    item: span(row),
+    item: span(row, late),
   }),
   { resources: 'resourceSpans', scopes: 'scopeSpans', items: 'spans' },
 );
@@ -31,7 +31,15 @@ const LINK_COLUMNS = [
   'Links.Attributes',
 ] as const;
 
-function span(row: Row): OtlpObject {
+/**
+ * A span's end, Timestamp + Duration. In the sealed columns of a late batch (no Parquet file was
+ * made: its OTLP/JSON fallback) a Timestamp past INT64 reads as its uint64 and a Duration past
+ * INT64 is its 64 bits: the end is their sum modulo 2^64.
+ */
+const endOf = (start: bigint, duration: bigint, late: boolean): bigint =>
+  late ? BigInt.asUintN(64, start + duration) : start + duration;
+
+function span(row: Row, late: boolean): OtlpObject {
   const start = typeof row.Timestamp === 'bigint' ? row.Timestamp : 0n;
   const duration = typeof row.Duration === 'bigint' ? row.Duration : 0n;
   const span: OtlpObject = {
@@ -40,7 +48,7 @@ function span(row: Row): OtlpObject {
     name: text(row.SpanName),
     kind: Math.max(0, SPAN_KIND_TEXT.indexOf(text(row.SpanKind) as never)),
     startTimeUnixNano: String(start),
-    endTimeUnixNano: String(start + duration),
+    endTimeUnixNano: String(endOf(start, duration, late)),
     attributes: mapAttributes(row.SpanAttributes),
     status: {
       code: Math.max(0, STATUS_CODE_TEXT.indexOf(text(row.StatusCode) as never)),

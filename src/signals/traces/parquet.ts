@@ -41,6 +41,10 @@ export function appendSpans(
         const n1 = Math.trunc(span.endTime[1]);
         // Signed, as recorded: the reader's end is start + Duration, so a span without an end
         // (or one that ended before it started) reads back as it was, not as ending at its start.
+        // An end past INT64 makes the batch late (no file) as a start does: a reader's end would
+        // overflow. A Duration past INT64 (an end or a start past it) is kept as its 64 bits: the
+        // fallback's end, Timestamp + Duration modulo 2^64, is exact all the same.
+        store.checkNanos('the end (Timestamp + Duration)', span.endTime);
         const duration = (s1 - s0) * 1e9 + (n1 - n0); // exact below 2^53 ns (104 days)
         if (Number.isSafeInteger(duration)) store.int64(SPAN.DURATION, r, duration);
         else store.int64Big(SPAN.DURATION, r, exactNanos(s1 - s0, n1 - n0));
