@@ -54,18 +54,18 @@ test('the official meaning of each edge HrTime, as the official serializer write
 });
 
 /** Points of a counter recorded through the SDK, their times set to the edges afterwards. */
-async function pointsAt(): Promise<ResourceMetrics> {
+async function pointsAt(times: HrTime[] = EDGES): Promise<ResourceMetrics> {
   const { provider, collect } = collectingProvider('hrtime-edges');
   const counter = provider.getMeter('m').createCounter('c');
-  for (let i = 0; i < EDGES.length; i++) counter.add(1, { i });
+  for (let i = 0; i < times.length; i++) counter.add(1, { i });
   const rm = await collect();
   await provider.shutdown();
   const points = rm.scopeMetrics[0]?.metrics[0]?.dataPoints ?? [];
-  expect(points).toHaveLength(EDGES.length);
+  expect(points).toHaveLength(times.length);
   points.forEach((p, i) => {
     const point = p as { startTime: HrTime; endTime: HrTime };
-    point.startTime = EDGES[i] as HrTime;
-    point.endTime = EDGES[(i + 1) % EDGES.length] as HrTime;
+    point.startTime = times[i] as HrTime;
+    point.endTime = times[(i + 1) % times.length] as HrTime;
   });
   return rm;
 }
@@ -85,8 +85,18 @@ test('metrics as OTLP/JSON spell edge HrTimes as the official serializer does', 
   expect(times(`{"resourceMetrics":[${resourceMetricsToJson(rm)}]}`)).toEqual(official);
 });
 
-test('metrics as Parquet keep the official microseconds of edge HrTimes', async () => {
-  const rm = await pointsAt();
+/** Times whose microseconds are past 2^53 (2255) and 2^63 ns (2262): a double rounds them. */
+const LATE_POINTS: HrTime[] = [
+  [9_100_000_001, 1_000],
+  [9_300_000_000, 123_456_789],
+  [20_000_000_003, 7_000],
+];
+
+test.each([
+  ['edge', EDGES],
+  ['late', LATE_POINTS],
+])('metrics as Parquet keep the official microseconds of %s HrTimes', async (_, times) => {
+  const rm = await pointsAt(times);
   const builders = (await metricsExport.loadColumns())();
   builders.append(rm, newTally(false));
   const file = await encodeParquet(builders.seal() as never, { compression: 'none' });

@@ -50,11 +50,15 @@ const TYPE_OF: Readonly<Record<DataPointType, number>> = {
 };
 
 /**
- * An HrTime as whole microseconds (exact: seconds below 2^32 make less than 2^53 µs), each part
- * cut to an integer first, as the official serializers read an HrTime.
+ * An HrTime as whole microseconds, each part cut to an integer first, as the official serializers
+ * read an HrTime: a number while a double holds it exactly (below 2^53 µs, 2255), a bigint past.
  */
-function micros(t: HrTime): number {
-  return Math.trunc(t[0]) * 1e6 + Math.floor(Math.trunc(t[1]) / 1000);
+function micros(t: HrTime): number | bigint {
+  const seconds = Math.trunc(t[0]);
+  const micros = Math.floor(Math.trunc(t[1]) / 1000);
+  const m = seconds * 1e6 + micros;
+  if (Number.isSafeInteger(m) || !Number.isFinite(m)) return m;
+  return BigInt(seconds) * 1_000_000n + BigInt(micros);
 }
 
 /**
