@@ -10,6 +10,7 @@ import {
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
 import { decodeOtlpProto, type OtlpObject } from '../../src/encoding/otlp-proto-decode.js';
+import type { MessageName } from '../../src/encoding/otlp-schema.js';
 import type { S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/signals/metrics/rows.js';
 import { type Fault, FaultProxy } from './fault-proxy.js';
@@ -225,11 +226,14 @@ export function decompressed(object: StoredObject): Buffer {
 /**
  * Decodes a stored object with standard decoders only: libzstd (node:zlib, or zstd-napi on Node
  * 20) or zlib for the bytes, JSON.parse for JSON (which must be exactly one line), the protobuf
- * decoder for protobuf.
+ * decoder for protobuf, as `message` (a metrics request unless told).
  */
-export function decodeStored(object: StoredObject): OtlpObject {
+export function decodeStored(
+  object: StoredObject,
+  message: MessageName = 'ExportMetricsServiceRequest',
+): OtlpObject {
   const raw = decompressed(object);
-  if (isProtobuf(object)) return decodeOtlpProto(raw);
+  if (isProtobuf(object)) return decodeOtlpProto(raw, message);
   return JSON.parse(oneJsonLine(object, raw)) as OtlpObject;
 }
 

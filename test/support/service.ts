@@ -148,8 +148,8 @@ export function syntheticMetrics(points: number, tag: number): ResourceMetrics {
  * The gauge `collection.seq` (meter `sequence`) of `provider`: each collection observes its own
  * number, 1, 2, 3...; the function returned says how many collections there were.
  */
-export function sequenceGauge(provider: MeterProvider): () => number {
-  let count = 0;
+export function sequenceGauge(provider: MeterProvider, start = 0): () => number {
+  let count = start;
   provider
     .getMeter('sequence')
     .createObservableGauge('collection.seq')
@@ -164,15 +164,18 @@ export function sequenceGauge(provider: MeterProvider): () => number {
  * A service whose every collection reports its own sequence number (gauge `collection.seq`),
  * exported by hand: reading the objects back shows any collection missing or stored twice.
  */
-export function sequencedService(exporter: PushMetricExporter): {
+export function sequencedService(
+  exporter: PushMetricExporter,
+  start = 0,
+): {
   /** Collects and exports `n` more collections; resolves when each export was answered. */
   exportCollections(n: number): Promise<void>;
-  /** Collections exported so far. */
+  /** The sequence number of the last collection: `start` plus the collections so far. */
   readonly count: number;
   shutdown(): Promise<void>;
 } {
   const { provider, collect } = collectingProvider('sequenced');
-  const count = sequenceGauge(provider);
+  const count = sequenceGauge(provider, start);
   const work = provider.getMeter('sequence').createCounter('work.done');
   return {
     async exportCollections(n) {

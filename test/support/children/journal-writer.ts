@@ -2,11 +2,21 @@
  * Child process: exports SIGNAL (metrics, traces or logs) in FORMAT with a spool in SPOOL_DIR
  * and ten-minute batches, one export every few milliseconds, each carrying its own sequence
  * number, and prints `{"acked":n,"at":ms}` as each export is answered SUCCESS, until killed.
+ * Sequence numbers start after SEQ_BASE (0 unless set), so the runs of one spool can be told apart.
  * With RESTART=1 it exports nothing: it adopts the spool, lets the replay finish, shuts down and
  * prints its stats.
+ *
+ * KILL_POINT stops the replay of what an earlier run left at a chosen point, for the parent's
+ * SIGKILL, while the exports go on: spool-create (the replayed batch's seal is in its chain, its
+ * spool file not begun), spool-rename (its spool file written and fsynced in tmp/, not renamed),
+ * chain-unlink (its spool file durable, its chain's first part deleted and the next, the seal,
+ * not yet). There it prints {"killpoint":...}, and that disk call never returns (a deletion that
+ * never returns holds the group commits behind it: kill at once). REPLAY_DELAY_MILLIS delays the
+ * replay's listing of the journal, so the run's own exports are journaled before it.
  */
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../../src/index.js';
+import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import { handBuiltSpan } from '../readable-span.js';
 import { sequencedService } from '../service.js';
 import { driverOf } from '../signal-driver.js';
@@ -15,8 +25,55 @@ import { childSpoolExporter } from './connection.js';
 const env = process.env;
 const driver = driverOf(env.SIGNAL);
 const signal = driver.signal;
+const base = Number(env.SEQ_BASE ?? 0);
+const point = env.KILL_POINT;
+if (point !== undefined && !['spool-create', 'spool-rename', 'chain-unlink'].includes(point))
+  throw new Error(`KILL_POINT ${point}: not spool-create, spool-rename or chain-unlink`);
+
+/** Tells the parent where we are, then never returns. */
+function stop(path: string): Promise<never> {
+  console.log(JSON.stringify({ killpoint: point, path, at: Date.now() }));
+  return new Promise<never>(() => {});
+}
+let replayDelay = Number(env.REPLAY_DELAY_MILLIS ?? 0);
+let journalUnlinks = 0;
+let stopped = false;
+const killFs: SpoolFileSystem = {
+  ...nodeFileSystem,
+  async create(path) {
+    if (point === 'spool-create' && !stopped && path.includes('/tmp/')) {
+      stopped = true;
+      await stop(path);
+    }
+    return nodeFileSystem.create(path);
+  },
+  async rename(from, to) {
+    if (point === 'spool-rename' && !stopped && from.includes('/tmp/')) {
+      stopped = true;
+      await stop(from);
+    }
+    await nodeFileSystem.rename(from, to);
+  },
+  async readdir(path) {
+    if (path.endsWith('/journal') && replayDelay > 0) {
+      const delay = replayDelay;
+      replayDelay = 0;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+    return nodeFileSystem.readdir(path);
+  },
+  async unlink(path) {
+    if (point === 'chain-unlink' && path.includes('/journal/') && ++journalUnlinks === 2) {
+      stopped = true;
+      await stop(path);
+    }
+    await nodeFileSystem.unlink(path);
+  },
+};
+
 const exporter = childSpoolExporter(
   {
+    ...(point === undefined ? {} : { spoolFileSystem: killFs, spoolTimeoutMillis: 600_000 }),
     format: (env.FORMAT ?? 'otlp-json') as S3MetricExporterOptions['format'],
     // Nothing would be sealed before the kill: only the journal holds the exports.
     maxBatchAgeMillis: 600_000,
@@ -74,7 +131,7 @@ if (env.RESTART === '1') {
   await exporter.shutdown();
   console.log(JSON.stringify({ done: true, stats: exporter.stats() }));
 } else if (signal === 'metrics') {
-  const service = sequencedService(exporter as S3MetricExporter);
+  const service = sequencedService(exporter as S3MetricExporter, base);
   for (;;) {
     await service.exportCollections(1);
     console.log(JSON.stringify({ acked: service.count, at: Date.now() }));
@@ -84,7 +141,7 @@ if (env.RESTART === '1') {
   const e = exporter as unknown as {
     export(items: unknown[], cb: (r: { code: number }) => void): void;
   };
-  for (let seq = 1; ; seq++) {
+  for (let seq = base + 1; ; seq++) {
     const result = await new Promise<{ code: number }>((resolve) => e.export(item(seq), resolve));
     if (result.code !== 0) throw new Error(`export ${seq} failed`);
     console.log(JSON.stringify({ acked: seq, at: Date.now() }));
