@@ -104,7 +104,8 @@ function scrub(value: unknown, depth: number): unknown {
  * dropped whole (secret keys may hold "/" and "+", so the authority cannot be parsed reliably).
  */
 function stripUrlPassword(text: string): string {
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text);
+  // Whitespace before the scheme too: a URL parser ignores it, as an endpoint's rule does.
+  const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(text);
   if (scheme === null) return text;
   const at = text.lastIndexOf('@');
   if (at < scheme[0].length) return text;

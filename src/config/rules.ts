@@ -136,15 +136,20 @@ export function isHttpUrl(value: unknown): value is string {
  * An endpoint, trimmed: a URL parser ignores the whitespace around it, so the trimmed text is
  * where requests go (and what messages show). Whitespace or a control character inside is
  * refused: the parser would drop a tab or newline, or encode a space, and the request would go
- * elsewhere than the text says.
+ * elsewhere than the text says. So is user info (`user:password@` before the host, even
+ * empty): an S3 endpoint never has it, and a password in it would be shown wherever the
+ * endpoint is (the refusal shows the value with its user info redacted).
  */
 export function endpoint(option: string, value: unknown): string {
   const url = typeof value === 'string' ? value.trim() : value;
-  if (isHttpUrl(url) && !/[\s\p{Cc}]/u.test(url)) return url;
+  if (isHttpUrl(url) && !/[\s\p{Cc}]/u.test(url) && !USER_INFO.test(url)) return url;
   const expected =
-    'an absolute http:// or https:// URL without whitespace or control characters, e.g. "http://127.0.0.1:9000"';
+    'an absolute http:// or https:// URL without user info ("user:password@"), whitespace or control characters, e.g. "http://127.0.0.1:9000"';
   throw new InvalidOptionError(option, value, expected);
 }
+
+/** An "@" in a URL's authority: before the first "/", "?", "#" or "\\" after the scheme. */
+const USER_INFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*@/i;
 
 /** True for a non-empty bucket name without "/" or whitespace. */
 export function isBucketName(value: unknown): value is string {

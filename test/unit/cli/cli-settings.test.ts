@@ -270,6 +270,12 @@ describe('resolveSettings', () => {
       /^invalid flag --endpoint \(option endpoint\): "localhost:9000" \(expected an absolute http/,
     ],
     [
+      'an --endpoint with a password',
+      { bucket: 'b', endpoint: 'http://user:s3cr3t@127.0.0.1:9000' },
+      {},
+      /^invalid flag --endpoint \(option endpoint\): "http:\/\/\[redacted\]@127\.0\.0\.1:9000" \(expected an absolute http:\/\/ or https:\/\/ URL without user info \("user:password@"\)/,
+    ],
+    [
       'bad --prefix',
       { bucket: 'b', prefix: 'a/../b' },
       {},

@@ -578,10 +578,40 @@ describe('resolveConfig rejects bad options', () => {
         { endpoint },
         'endpoint',
         JSON.stringify(endpoint),
-        'an absolute http:// or https:// URL without whitespace or control characters',
+        'an absolute http:// or https:// URL without user info ("user:password@"), whitespace or control characters',
       );
     });
   }
+
+  // S3 endpoints never carry user info; a password in one would be shown wherever the endpoint
+  // is (messages, logs). Refused, the password not shown in the refusal either.
+  for (const [endpoint, shown] of [
+    ['http://user:s3cr3t@127.0.0.1:9000', '"http://[redacted]@127.0.0.1:9000"'],
+    ['https://AKIA:s3cr3t/+x@s3.example.com/', '"https://[redacted]@s3.example.com/"'],
+    ['http://user@127.0.0.1:9000', '"http://[redacted]@127.0.0.1:9000"'],
+    ['http://@127.0.0.1:9000', '"http://[redacted]@127.0.0.1:9000"'],
+    // Trimmed before it is used: around spaces do not hide the password from the redaction.
+    ['  http://user:s3cr3t@127.0.0.1:9000\n', '"  http://[redacted]@127.0.0.1:9000\\n"'],
+  ]) {
+    test(`rejects the endpoint ${JSON.stringify(endpoint)} with user info, not showing it`, () => {
+      const error = expectRejected(
+        { endpoint },
+        'endpoint',
+        shown as string,
+        'an absolute http:// or https:// URL without user info ("user:password@"), whitespace or control characters',
+      );
+      expect([error.message.includes('s3cr3t'), error.message.includes('//user')]).toEqual([
+        false,
+        false,
+      ]);
+    });
+  }
+
+  test('an "@" in the path of an endpoint is not user info', () => {
+    expect(resolveConfig({ bucket: 'b', endpoint: 'http://127.0.0.1:9000/a@b' }).endpoint).toBe(
+      'http://127.0.0.1:9000/a@b',
+    );
+  });
 
   test('an endpoint has the spaces and newlines around it trimmed, as the request has', () => {
     const url = ' \thttp://127.0.0.1:9000\n ';
