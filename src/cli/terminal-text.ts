@@ -44,10 +44,24 @@ export function jsonLine(value: object): string {
  * (the version cli-progress already brings) knows the wide and zero-width characters.
  */
 export function textCells(text: string): number {
-  // ASCII, the usual case, is one cell a character.
-  if (/^[\x20-\x7e]*$/.test(text)) return text.length;
-  return stringWidth(text);
+  // Printable ASCII (the usual case) and the waterfall's own lines and bars are one cell a
+  // character: counted here, as string-width counts them, without its regular expressions.
+  for (let i = 0; i < text.length; i++) {
+    if (!oneCell(text.charCodeAt(i))) return stringWidth(text);
+  }
+  return text.length;
 }
+
+/**
+ * Characters string-width counts as one cell whatever is beside them: printable ASCII, the box
+ * drawing and block characters (`│ ├─ └─`, `█`), `…` and `◆`. None is a control, a combining
+ * mark, wide, part of an emoji or of an ANSI sequence (which would start with ESC or U+009B).
+ */
+const oneCell = (code: number): boolean =>
+  (code >= 0x20 && code <= 0x7e) ||
+  (code >= 0x2500 && code <= 0x259f) ||
+  code === 0x2026 ||
+  code === 0x25c6;
 
 /**
  * The columns of the terminal `stream` writes to: its `columns` when it is a TTY that reports a

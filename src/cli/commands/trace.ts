@@ -171,22 +171,38 @@ const contents = (row: SpanRow | LogRecordRow): string =>
     ...('parentSpanId' in row ? { parentSpanId: row.parentSpanId.toLowerCase() } : {}),
   });
 
-const itemTime = (item: Item) => ('span' in item ? item.span.time : item.log.time);
-const byTime = (a: Item, b: Item) => {
-  const x = isoNanos(itemTime(a));
-  const y = isoNanos(itemTime(b));
-  if (x !== y) return x < y ? -1 : 1;
-  // Spans before log records of the same time, then by name: one order for the same trace.
-  const name = (i: Item) => ('span' in i ? `0${i.span.name}${i.span.spanId}` : `1${i.log.spanId}`);
-  if (name(a) !== name(b)) return name(a) < name(b) ? -1 : 1;
-  // Records of one span at one time by their contents, not in the order they were read (which
-  // is where they were stored).
-  if ('log' in a && 'log' in b) {
-    const [x1, y1] = [contents(a.log), contents(b.log)];
-    return x1 < y1 ? -1 : x1 > y1 ? 1 : 0;
-  }
-  return 0;
-};
+/** What the waterfall's order compares: an item's time, then its name (spans first). */
+interface SortKey {
+  item: Item;
+  time: bigint;
+  name: string;
+}
+
+/**
+ * `items` by time; spans before log records of the same time, then by name: one order for the
+ * same trace. Each key is made once, not at each comparison (a trace of 200,000 spans is
+ * millions of them). The sort is stable: items equal in all are kept in the order given.
+ */
+function sortByTime(items: Item[]): Item[] {
+  const keys = items.map(
+    (item): SortKey =>
+      'span' in item
+        ? { item, time: isoNanos(item.span.time), name: `0${item.span.name}${item.span.spanId}` }
+        : { item, time: isoNanos(item.log.time), name: `1${item.log.spanId}` },
+  );
+  keys.sort((a, b) => {
+    if (a.time !== b.time) return a.time < b.time ? -1 : 1;
+    if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+    // Records of one span at one time by their contents, not in the order they were read
+    // (which is where they were stored).
+    if ('log' in a.item && 'log' in b.item) {
+      const [x, y] = [contents(a.item.log), contents(b.item.log)];
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    return 0;
+  });
+  return keys.map((k) => k.item);
+}
 
 /**
  * The spans in the waterfall's order: each root (a span without a parent, or whose parent is not
@@ -222,8 +238,7 @@ export function tree(
   const seen = new Set<string>();
   // Depth first without recursion: a chain of any depth cannot overflow the stack.
   const place = (roots: Item[], inCycle = false) => {
-    const stack: { item: Item; lines: string; last: boolean; depth: number }[] = roots
-      .sort(byTime)
+    const stack: { item: Item; lines: string; last: boolean; depth: number }[] = sortByTime(roots)
       .map((item) => ({ item, lines: '', last: true, depth: 0 }))
       .reverse();
     for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
@@ -245,9 +260,11 @@ export function tree(
       if (!('span' in item)) continue;
       // Not a span placed already (the head of a cycle under its last span): the last line
       // under a span is drawn as its last.
-      const under = (children.get(id(item.span.spanId)) ?? [])
-        .filter((i) => !('span' in i && seen.has(id(i.span.spanId))))
-        .sort(byTime);
+      const under = sortByTime(
+        (children.get(id(item.span.spanId)) ?? []).filter(
+          (i) => !('span' in i && seen.has(id(i.span.spanId))),
+        ),
+      );
       // Only the last levels are ever shown (cut): longer prefixes are not built.
       const inner = depth === 0 ? '' : (lines + (last ? '   ' : '│  ')).slice(-DEEP * 3);
       for (let i = under.length - 1; i >= 0; i--) {
@@ -309,11 +326,17 @@ export function waterfall(
   layout: { width: number; columns?: number },
 ): string[] {
   const spans = placed.flatMap(({ item }) => ('span' in item ? [item.span] : []));
+  // Each line's times in nanoseconds, parsed once: a span's start and end, a record's time.
+  const times = placed.map(({ item }): [bigint, bigint] =>
+    'span' in item
+      ? [isoNanos(item.span.time), isoNanos(item.span.end)]
+      : [isoNanos(item.log.time), 0n],
+  );
   let start: bigint | undefined;
   let end: bigint | undefined;
-  for (const span of spans) {
-    const s = isoNanos(span.time);
-    const e = isoNanos(span.end);
+  for (const [i, { item }] of placed.entries()) {
+    if (!('span' in item)) continue;
+    const [s, e] = times[i] as [bigint, bigint];
     if (s > 0n && (start === undefined || s < start)) start = s;
     if (e > 0n && (end === undefined || e > end)) end = e;
   }
@@ -336,13 +359,13 @@ export function waterfall(
 
   // Each line's columns but the bar: the name (tree prefix and name, or the record's severity
   // and body) not cut yet, the service, status, and duration (a record's offset from the start).
-  const columns = placed.map(({ item, prefix }): [string, string, string, string] => {
+  const columns = placed.map(({ item, prefix }, i): [string, string, string, string] => {
     if ('span' in item) {
       const s = item.span;
       return [prefix + printable(s.name), printable(s.service), s.status, durationText(s.duration)];
     }
     const l = item.log;
-    const at = isoNanos(l.time);
+    const [at] = times[i] as [bigint, bigint];
     // A record with no time at all has no place on the bar, nor any in a trace without a start.
     const offset =
       l.time === '' || start === undefined
@@ -379,12 +402,13 @@ export function waterfall(
     // A span without a start (or a record without a time) has no place on the bar: its end
     // alone says nothing of where it was.
     const time = 'span' in item ? item.span.time : item.log.time;
+    const [from, to] = times[i] as [bigint, bigint];
     const line =
       time === '' || start === undefined
         ? ' '.repeat(width)
         : 'span' in item
-          ? bar(isoNanos(item.span.time), isoNanos(item.span.end))
-          : mark(isoNanos(item.log.time));
+          ? bar(from, to)
+          : mark(from);
     // In terminal cells, not characters: a CJK name of 60 characters takes 120 cells.
     rows.push([cutToCells(name, nameWidth), service, status, duration, `|${line}|`]);
   }

@@ -9,7 +9,7 @@ import {
   tableCells,
   valueText,
 } from '../../../src/cli/point-record.js';
-import { cutToCells } from '../../../src/cli/terminal-text.js';
+import { cutToCells, textCells } from '../../../src/cli/terminal-text.js';
 import { attributes, instrumentKind, nanosToIso } from '../../../src/signals/metrics/rows.js';
 
 function collector() {
@@ -182,6 +182,21 @@ describe('cutToCells', () => {
     expect(cutToCells(`${'a'.repeat(58)}😀`, 59)).toBe(`${'a'.repeat(58)}…`);
     // A combining accent takes no cell.
     expect(cutToCells(`${'e\u0301'.repeat(60)}`, 60)).toBe('e\u0301'.repeat(60));
+  });
+});
+
+describe('textCells', () => {
+  test("the waterfall's lines and bars are one cell each, beside any other character", () => {
+    expect(textCells('│  ├─ └─ █▏…◆ ab')).toBe(16);
+    // Beside a wide character, an emoji, a combining accent: each counted as it is.
+    expect(textCells('│  ├─ 数据')).toBe(10);
+    expect(textCells('└─ 👍 e\u0301')).toBe(7);
+    // A raw ANSI sequence (which `printable` escapes before anything is shown) takes no cell,
+    // nor a control character.
+    expect(textCells('├─ \u001b[31mx')).toBe(4);
+    expect(textCells('├─ x\u0007')).toBe(4);
+    expect(cutToCells('│  ├─ 数据库查询', 8)).toBe('│  ├─ …');
+    expect(cutToCells('█'.repeat(41), 40)).toBe(`${'█'.repeat(39)}…`);
   });
 });
 

@@ -443,3 +443,50 @@ describe('otel-s3 trace: the width of the waterfall', () => {
     }
   });
 });
+
+describe('otel-s3 trace: names that are not plain ASCII', () => {
+  test('wide, combining, emoji, ANSI-looking and control characters: columns by cells', async () => {
+    // Times in nanoseconds from the start: the trace is 1 ms, its bar 40 cells, 25 µs a cell.
+    const args = await store([
+      [
+        { id: sid(1), name: 'naïve café', start: 0n, end: 1_000_000n },
+        { id: sid(2), parent: sid(1), name: '数据库查询', start: 0n, end: 500_000n },
+        {
+          id: sid(3),
+          parent: sid(1),
+          name: '👍 e\u0301',
+          service: 'サービス',
+          start: 250_000n,
+          end: 750_000n,
+        },
+        {
+          id: sid(4),
+          parent: sid(2),
+          name: '\u001b[31mred\u0007',
+          start: 500_000n,
+          end: 1_000_000n,
+        },
+        { id: sid(5), parent: sid(1), name: '長'.repeat(40), start: 750_000n, end: 1_000_000n },
+      ],
+    ]);
+    const { code, stdout } = await run(args);
+    // Written out by hand: the cells each name takes (a CJK character two, an emoji two, a
+    // combining accent none, an escape as its visible text), padded to the widest column: 60
+    // cells of names (the 40 CJK characters, 80 cells, cut to 3 + 28 × 2 + 1), 8 of services
+    // (サービス), 6 of status, 8 of durations (right-aligned).
+    const sp = (n: number) => ' '.repeat(n);
+    const full = (n: number) => '█'.repeat(n);
+    expect([code, lines(stdout)]).toEqual([
+      0,
+      [
+        `trace ${TRACE}: 5 spans, 2 services, 1 ms from 2026-11-30 04:00:00.000 UTC`,
+        `span${sp(56)}   service${sp(1)}   status   duration   0${sp(37)}1 ms`,
+        `naïve café${sp(50)}   svc${sp(5)}   unset${sp(1)}   ${sp(4)}1 ms   |${full(40)}|`,
+        `├─ 数据库查询${sp(47)}   svc${sp(5)}   unset${sp(1)}   ${sp(2)}0.5 ms   |${full(20)}${sp(20)}|`,
+        `│  └─ \\x1b[31mred\\x07${sp(39)}   svc${sp(5)}   unset${sp(1)}   ${sp(2)}0.5 ms   |${sp(20)}${full(20)}|`,
+        `├─ 👍 e\u0301${sp(53)}   サービス   unset${sp(1)}   ${sp(2)}0.5 ms   |${sp(10)}${full(20)}${sp(10)}|`,
+        `└─ ${'長'.repeat(28)}…   svc${sp(5)}   unset${sp(1)}   ${sp(1)}0.25 ms   |${sp(30)}${full(10)}|`,
+      ],
+    ]);
+  });
+});
