@@ -9,6 +9,7 @@ import type { KeyTemplate } from '../layout/key-template.js';
 import { failed } from '../pipeline/admission.js';
 import type { BatchOwner } from '../pipeline/budget.js';
 import { columnIntake, type Intake, recordIntake } from '../pipeline/intake.js';
+import type { JournalRecordFormat } from '../pipeline/journal-port.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
 import { Outcomes, type UnfinishedWhy } from '../pipeline/outcomes.js';
 import { Preparation } from '../pipeline/preparation.js';
@@ -133,7 +134,7 @@ export class SignalExporter<Item> {
                     syncMillis: c.journalSyncMillis,
                     // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
                     maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
-                    overhead: (count) => journalRecords.overhead(count),
+                    overhead: (count, format) => signal.records[format].overhead(count),
                   },
           },
           {
@@ -151,6 +152,11 @@ export class SignalExporter<Item> {
           },
         );
       }
+      const replayedName = (format: JournalRecordFormat) => ({
+        records: signal.records[format],
+        name: objectName(format, row.body === 'parquet' ? 'none' : c.compression),
+        fallback: FORMAT_ROWS[format].fallback,
+      });
       preparation = new Preparation({
         records: signal.records[c.format],
         columnsAsRecords: (columns) => signal.columnsAsRecords(columns),
@@ -158,7 +164,12 @@ export class SignalExporter<Item> {
         fallback: row.fallback,
         bodies,
         columns: row.body === 'parquet',
-        replayed: { records: journalRecords, name: objectName('otlp-proto', 'none') },
+        // A chain of either kind is replayed, whatever this run's format (it may have changed):
+        // compressed as this run's objects, or as they are where the body is made from columns.
+        replayed: {
+          'otlp-json': replayedName('otlp-json'),
+          'otlp-proto': replayedName('otlp-proto'),
+        },
         keys: c.keys,
         sendCrc32: s3.owned && c.requestChecksumCalculation === 'WHEN_SUPPORTED',
         budget,

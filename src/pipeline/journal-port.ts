@@ -30,6 +30,8 @@ export interface OpenJournal {
   copyFailed(error: unknown): void;
 }
 
+export type { JournalRecordFormat } from './sealed-batch.js';
+
 /** What a format journals of an export appended as it is (Parquet columns): its OTLP record. */
 export type JournalEncode<Item> = (item: Item) => {
   record: Buffer;

@@ -7,6 +7,7 @@ import { type KeyTemplate, uuidv7Millis } from '../layout/key-template.js';
 import { describeError } from '../s3/errors.js';
 import type { TransferableColumns } from '../signals/signal.js';
 import type { MemoryBudget } from './budget.js';
+import type { JournalRecordFormat } from './journal-port.js';
 import type { SealedBatch } from './sealed-batch.js';
 import type { Uploader } from './uploader.js';
 
@@ -26,15 +27,26 @@ export interface PreparationParts {
   fallback: { extension: string; contentType: string };
   bodies: BodyMaker;
   /**
-   * The body is made from columns (Parquet): a batch of records there (replayed from the journal,
-   * which keeps OTLP/protobuf records for it) is stored as those records, with this name.
+   * The body is made from columns (Parquet): a batch of records there (replayed from the journal)
+   * is stored as those records, uncompressed.
    */
   columns: boolean;
-  /** How a replayed batch of a column format joins its records, and its object's name. */
-  replayed: {
-    records: Pick<RecordFormat<unknown>, 'assemble'>;
-    name: { extension: string; contentType: string };
-  };
+  /**
+   * A batch replayed from the journal is stored as the kind of record its chain holds, which may
+   * not be this run's (the format changed between runs): how those records are framed and
+   * joined, the object's name (compressed as this run's, or as they are in a column run), and
+   * the fallback's name.
+   */
+  replayed: Readonly<
+    Record<
+      JournalRecordFormat,
+      {
+        records: Pick<RecordFormat<unknown>, 'framing' | 'assemble'>;
+        name: { extension: string; contentType: string };
+        fallback: { extension: string; contentType: string };
+      }
+    >
+  >;
   keys: KeyTemplate;
   /** Send a CRC32 we computed off the event loop, where our own client would compute one. */
   sendCrc32: boolean;
@@ -70,15 +82,17 @@ export class Preparation {
     const contents = batch.startPreparing();
     if (contents === undefined) return; // dropped while it waited
     let made: PreparedBody;
-    let name = p.name;
+    // A replayed batch's records are its chain's kind, this run's or not.
+    const replayed = batch.recordFormat === undefined ? undefined : p.replayed[batch.recordFormat];
+    const records = replayed?.records ?? p.records;
+    let name = replayed?.name ?? p.name;
     if (p.columns && contents.records !== undefined) {
-      made = asRecords(p.replayed.records, contents.records);
-      name = p.replayed.name;
+      made = asRecords(records, contents.records);
     } else {
       try {
         made = await p.bodies.make({
           ...contents,
-          framing: p.records.framing,
+          framing: records.framing,
           sha256: true,
           crc32: p.sendCrc32,
         });
@@ -89,14 +103,14 @@ export class Preparation {
         if (batch.state !== 'preparing') return; // dropped at shutdown while compressing
         if (!(error instanceof BodyMakerError) || error.contents === undefined) throw error;
         // Never lose a batch to the body maker: store its points as OTLP records, uncompressed.
+        name = replayed?.fallback ?? p.fallback;
         log.error(
-          `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${p.fallback.extension})`,
+          `${describeError(error)}; uploading batch ${batch.seq} as its records, uncompressed (${name.extension})`,
         );
         made = asRecords(
-          p.records,
+          records,
           error.contents.records ?? (await p.columnsAsRecords(error.contents.columns)),
         );
-        name = p.fallback;
       }
     }
     // The object's time is its UUIDv7's (a replayed seal may stamp sealedAt a millisecond

@@ -70,6 +70,12 @@ export interface DurableCopy {
 /** States whose bytes are idle: the batch may be dropped or paged out to make room. */
 const IDLE: ReadonlySet<BatchState> = new Set(['unprepared', 'queued', 'backing-off']);
 
+/**
+ * The kinds of record a journal chain holds: OTLP/JSON (format 'otlp-json') or OTLP/protobuf
+ * ('otlp-proto', and Parquet's). A replayed batch is stored as the kind its chain holds.
+ */
+export type JournalRecordFormat = 'otlp-json' | 'otlp-proto';
+
 /** A sealed batch on its way to S3: one object's worth of records, then its body. */
 export class SealedBatch {
   static #sequence = 0;
@@ -96,6 +102,8 @@ export class SealedBatch {
   #crc32: string | undefined;
   #spool: DurableCopy | undefined;
   #journal: string | undefined;
+  /** A batch replayed from the journal: the kind of record its chain holds (what it is stored as). */
+  #recordFormat: JournalRecordFormat | undefined;
   #attempts = 0;
   #firstAttemptAt = 0;
   #blocked = false;
@@ -159,6 +167,8 @@ export class SealedBatch {
     attributes: Readonly<Record<string, string>>;
     dataTimeMillis: number | undefined;
     records: Buffer[];
+    /** The kind of record the chain holds, which may not be this run's. */
+    recordFormat: JournalRecordFormat;
     chain: string;
   }): SealedBatch {
     const batch = new SealedBatch({
@@ -168,6 +178,7 @@ export class SealedBatch {
       restored: true,
     });
     batch.#journal = init.chain;
+    batch.#recordFormat = init.recordFormat;
     return batch;
   }
 
@@ -220,6 +231,11 @@ export class SealedBatch {
   }
 
   /** The journal chain that holds the batch's exports until it is durable or stored. */
+  /** A batch replayed from the journal: the kind of record its chain holds. */
+  get recordFormat(): JournalRecordFormat | undefined {
+    return this.#recordFormat;
+  }
+
   get journal(): string | undefined {
     return this.#journal;
   }

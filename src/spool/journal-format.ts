@@ -1,4 +1,5 @@
 import { release } from '../encoding/handed-over.js';
+import type { JournalRecordFormat } from '../pipeline/journal-port.js';
 import { crc32c } from './file-format.js';
 
 /**
@@ -38,8 +39,7 @@ export const ENTRY_HEADER_BYTES = 28;
 const RECORD = 1;
 const SEAL = 2;
 
-/** The record format of a journal's payloads: what a replay decodes them as. */
-export type JournalRecordFormat = 'otlp-json' | 'otlp-proto';
+export type { JournalRecordFormat };
 
 /** What a part says about its chain. */
 export interface SegmentHeader {

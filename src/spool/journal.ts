@@ -25,14 +25,14 @@ import type { KeeperReports } from './keeper-reports.js';
 export interface JournalOptions {
   /** The signal whose exports are journaled (each signal's spool has a journal of its own). */
   signal: string;
-  /** The records' format: what a replay makes the batch of. */
+  /** The format of the records this run writes. A replay takes a chain of either format. */
   format: JournalRecordFormat;
   /** The group commit's interval: pending entries are written and fsynced once per interval. */
   syncMillis: number;
   /** A chain whose entries the disk has not taken past this many bytes is given up. */
   maxPendingBytes: number;
-  /** Bytes an object of `count` records adds around them (the batch's rawBytes). */
-  overhead(count: number): number;
+  /** Bytes an object of `count` records of `format` adds around them (the batch's rawBytes). */
+  overhead(count: number, format: JournalRecordFormat): number;
 }
 
 /** Where the journal writes: `spoolDir/journal`, once the spool is ours. */
@@ -511,7 +511,7 @@ export class OpenBatchJournal implements OpenJournal {
       await this.#quarantine(d, name, parts, read.reason);
       return undefined;
     }
-    const { records, attributes } = read;
+    const { records, attributes, format } = read;
     if (read.damage !== undefined)
       this.#reports.journalDamaged(name, read.damage.what, read.damage.lost);
     if (records.length === 0) {
@@ -534,7 +534,7 @@ export class OpenBatchJournal implements OpenJournal {
         dataTimeMillis: oldest,
         records: count,
       };
-      if (!(await this.#writeSeal(d, name, nextPart, attributes, seal))) return undefined;
+      if (!(await this.#writeSeal(d, name, nextPart, format, attributes, seal))) return undefined;
       parts.push(nextPart);
     }
     const chain = this.#newChain(attributes, name, nextPart + 1);
@@ -545,10 +545,11 @@ export class OpenBatchJournal implements OpenJournal {
       id: seal.id,
       sealedAt: new Date(seal.sealedAt),
       points: records.reduce((n, r) => n + r.points, 0),
-      rawBytes: recordBytes + this.#options.overhead(buffers.length),
+      rawBytes: recordBytes + this.#options.overhead(buffers.length, format),
       attributes: seal.attributes,
       dataTimeMillis: seal.dataTimeMillis,
       records: buffers,
+      recordFormat: format,
       chain: name,
     });
   }
@@ -556,7 +557,8 @@ export class OpenBatchJournal implements OpenJournal {
   /**
    * A chain's parts, merged: each record once (by its number), the seal if one was written.
    * Undefined when a part cannot be read now (left for the next start); a reason when the chain
-   * is not one this exporter can replay (another signal or record format, a damaged header).
+   * is not one this exporter can replay (another signal, parts of different record formats, a
+   * damaged header). A chain of the other record format than this run's is replayed as such.
    */
   async #read(
     d: JournalDisk,
@@ -567,6 +569,8 @@ export class OpenBatchJournal implements OpenJournal {
         records: RecordEntry[];
         seal: SealEntry | undefined;
         attributes: Readonly<Record<string, string>>;
+        /** The kind of record the chain holds (its first readable part's). */
+        format: JournalRecordFormat;
         /** Damage to its files, for the report (undefined: none); `lost`: records went with it. */
         damage: { what: string; lost: boolean } | undefined;
       }
@@ -576,6 +580,7 @@ export class OpenBatchJournal implements OpenJournal {
     const bySeq = new Map<number, RecordEntry>();
     let seal: SealEntry | undefined;
     let attributes: Readonly<Record<string, string>> | undefined;
+    let format: JournalRecordFormat | undefined;
     const damaged: string[] = [];
     /** Parts that end in bytes that are no whole entry: where missing records may have been. */
     const torn: string[] = [];
@@ -603,8 +608,10 @@ export class OpenBatchJournal implements OpenJournal {
       const h = decoded.header;
       if (h.signal !== this.#options.signal)
         return { reason: `${file} holds ${h.signal}, not ${this.#options.signal}` };
-      if (h.format !== this.#options.format)
-        return { reason: `${file} holds ${h.format} records, not ${this.#options.format}` };
+      // Every part of a chain holds the records of one run: a mix is not one batch.
+      if (format !== undefined && h.format !== format)
+        return { reason: `${file} holds ${h.format} records, its chain's first part ${format}` };
+      format ??= h.format;
       if (h.chain !== name) return { reason: `${file} names another chain, ${h.chain}` };
       attributes ??= h.attributes;
       for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
@@ -647,7 +654,13 @@ export class OpenBatchJournal implements OpenJournal {
       notes.length === 0
         ? undefined
         : { what: notes.join('; '), lost: lastPartLost || missing > 0 };
-    return { records, seal, attributes: attributes ?? {}, damage };
+    return {
+      records,
+      seal,
+      attributes: attributes ?? {},
+      format: format ?? this.#options.format,
+      damage,
+    };
   }
 
   /** Writes the seal of a chain an earlier run left open, durably, as a part of its own. */
@@ -655,12 +668,14 @@ export class OpenBatchJournal implements OpenJournal {
     d: JournalDisk,
     name: string,
     part: number,
+    format: JournalRecordFormat,
     attributes: Readonly<Record<string, string>>,
     seal: SealEntry,
   ): Promise<boolean> {
     const header = encodeSegmentHeader({
       signal: this.#options.signal,
-      format: this.#options.format,
+      // The chain's, which may not be this run's: its parts must agree.
+      format,
       chain: name,
       part,
       attributes,
@@ -695,7 +710,11 @@ export class OpenBatchJournal implements OpenJournal {
         .run(() => d.fs.rename(join(d.dir, file), join(d.quarantineDir, file)))
         .catch(() => {});
     }
-    this.#reports.quarantined(name, `is an unusable journal (${reason}); moved to quarantine`);
+    this.#reports.quarantined(
+      name,
+      `is unusable (${reason}); moved to ${d.quarantineDir}`,
+      'journal chain',
+    );
   }
 
   /**

@@ -313,9 +313,16 @@ export class KeeperReports {
       );
   }
 
-  /** A file that failed its checks was moved to quarantine: its batch is lost. */
-  quarantined(name: string, why: string): void {
+  /**
+   * A spool file, or a journal chain, that failed its checks was moved to quarantine: its batch
+   * is lost.
+   */
+  quarantined(
+    name: string,
+    why: string,
+    what: 'spool file' | 'journal chain' = 'spool file',
+  ): void {
     this.#stats.quarantined++;
-    alert('error', 'OTEL_S3_DATA_DROPPED', `spool file ${name} ${why}`);
+    alert('error', 'OTEL_S3_DATA_DROPPED', `${what} ${name} ${why}`);
   }
 }

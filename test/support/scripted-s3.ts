@@ -18,6 +18,7 @@ export const BAD_DIGEST: Behaviour = { kind: 'status', status: 400, name: 'BadDi
 export interface Attempt {
   key: string;
   body: Buffer;
+  contentType: string | undefined;
   ifNoneMatch: string | undefined;
   outcome: 'ok' | 'aborted' | 'error' | 'exists';
 }
@@ -80,6 +81,7 @@ export class ScriptedS3 {
     const attempt: Attempt = {
       key: input.Key as string,
       body: Buffer.from(input.Body as Buffer),
+      contentType: input.ContentType,
       ifNoneMatch: input.IfNoneMatch,
       outcome: 'error',
     };

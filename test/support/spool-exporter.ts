@@ -5,6 +5,7 @@ import { emptySpoolStats, type SpoolStats } from '../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../src/spool/file-system.js';
 import { OpenBatchJournal } from '../../src/spool/journal.js';
+import type { JournalRecordFormat } from '../../src/spool/journal-format.js';
 import { KeeperReports } from '../../src/spool/keeper-reports.js';
 import { Spool } from '../../src/spool/spool.js';
 import type { FaultyFileSystem } from './faulty-fs.js';
@@ -99,12 +100,14 @@ export function testJournal(
     maxPendingBytes?: number;
     maxSpoolBytes?: number;
     diskTimeoutMillis?: number;
+    signal?: string;
+    format?: JournalRecordFormat;
   } = {},
 ): OpenBatchJournal {
   return new OpenBatchJournal(
     {
-      signal: 'metrics',
-      format: 'otlp-json',
+      signal: options.signal ?? 'metrics',
+      format: options.format ?? 'otlp-json',
       syncMillis: options.syncMillis ?? 10,
       maxPendingBytes: options.maxPendingBytes ?? 1 << 20,
       overhead: () => 0,

@@ -13,7 +13,11 @@ import { emptySpoolStats } from '../../../src/pipeline/stats.js';
 import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
-import { ENTRY_HEADER_BYTES } from '../../../src/spool/journal-format.js';
+import {
+  ENTRY_HEADER_BYTES,
+  encodeSegmentHeader,
+  type JournalRecordFormat,
+} from '../../../src/spool/journal-format.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { testJournal } from '../../support/spool-exporter.js';
@@ -32,8 +36,12 @@ afterEach(async () => {
 const RECORD_BYTES = 100;
 const SEAL_ID = '01890a5d-ac96-774b-bcce-b302099a8057';
 
-function journalOn(stats = emptySpoolStats(), fs: SpoolFileSystem = nodeFileSystem) {
-  const journal = testJournal(dir, { stats });
+function journalOn(
+  stats = emptySpoolStats(),
+  fs: SpoolFileSystem = nodeFileSystem,
+  run: { signal?: string; format?: JournalRecordFormat } = {},
+) {
+  const journal = testJournal(dir, { stats, ...run });
   journals.push(journal);
   mkdirSync(join(dir, 'journal'), { recursive: true });
   mkdirSync(join(dir, 'quarantine'), { recursive: true });
@@ -86,9 +94,9 @@ function flip(path: string, at: number): void {
   writeFileSync(path, bytes);
 }
 
-async function restart() {
+async function restart(run: { signal?: string; format?: JournalRecordFormat } = {}) {
   logged.length = 0; // what the first run said
-  const { journal, stats } = journalOn();
+  const { journal, stats } = journalOn(emptySpoolStats(), nodeFileSystem, run);
   const batches: SealedBatch[] = [];
   await journal.replay(new Set(), (b) => batches.push(b));
   const dropped = logged.filter((l) => l.level !== 'info');
@@ -281,5 +289,83 @@ describe('damage inside a journal part', () => {
     expect(batches.map((b) => b.points)).toEqual([0b11000]);
     expect(stats.journalDamaged).toBe(0);
     expect(dropped).toEqual([]);
+  });
+});
+
+describe('a chain written in another record format than the run that replays it', () => {
+  test('a sealed otlp-json chain, replayed by an otlp-proto run: its records, as otlp-json, under its seal', async () => {
+    await writtenChain(true);
+    const { batches, stats, dropped } = await restart({ format: 'otlp-proto' });
+    // Before: no batch; the chain moved to quarantine ("holds otlp-json records, not otlp-proto").
+    expect(batches.map((b) => [b.points, b.recordFormat, b.id])).toEqual([
+      [0b11111, 'otlp-json', SEAL_ID],
+    ]);
+    expect(stats.journalReplayed).toBe(1);
+    expect(stats.quarantined).toBe(0);
+    expect(dropped).toEqual([]);
+    expect(readdirSync(join(dir, 'quarantine'))).toEqual([]);
+  });
+
+  test('an open otlp-json chain: the seal the replay writes keeps its format, so a replay that died is replayed again the same', async () => {
+    await writtenChain(false);
+    const first = await restart({ format: 'otlp-proto' });
+    expect(first.batches.map((b) => [b.points, b.recordFormat])).toEqual([[0b11111, 'otlp-json']]);
+    // The replay died before its batch was safe: the chain, with the seal it wrote, is replayed again.
+    const again = await restart({ format: 'otlp-proto' });
+    expect(again.batches.map((b) => [b.points, b.recordFormat, b.id])).toEqual([
+      [0b11111, 'otlp-json', first.batches[0]?.id],
+    ]);
+    expect(again.stats.quarantined).toBe(0);
+    expect(again.dropped).toEqual([]);
+  });
+
+  test('a chain whose parts hold different record formats is no batch: quarantined, reported as a journal chain', async () => {
+    await writtenChain(false);
+    const [file] = readdirSync(join(dir, 'journal'));
+    const chain = (file as string).split('.')[0] as string;
+    // A second part that says it holds otlp-proto records, with no entry.
+    writeFileSync(
+      join(dir, 'journal', `${chain}.1.journal`),
+      encodeSegmentHeader({
+        signal: 'metrics',
+        format: 'otlp-proto',
+        chain,
+        part: 1,
+        attributes: {},
+      }),
+    );
+    const { batches, stats, dropped } = await restart({ format: 'otlp-json' });
+    expect(batches).toEqual([]);
+    expect(stats.quarantined).toBe(1);
+    expect(readdirSync(join(dir, 'quarantine')).sort()).toEqual([
+      `${chain}.0.journal`,
+      `${chain}.1.journal`,
+    ]);
+    // Before: "spool file <chain> is an unusable journal (...)".
+    expect(dropped).toEqual([
+      {
+        level: 'error',
+        text: expect.stringMatching(
+          new RegExp(
+            `journal chain ${chain} is unusable \\(${chain}\\.1\\.journal holds otlp-proto records`,
+          ),
+        ),
+      },
+    ]);
+  });
+
+  test("another signal's chain is quarantined, reported as a journal chain", async () => {
+    await writtenChain(true);
+    const { batches, stats, dropped } = await restart({ signal: 'traces' });
+    expect(batches).toEqual([]);
+    expect(stats.quarantined).toBe(1);
+    expect(dropped).toEqual([
+      {
+        level: 'error',
+        text: expect.stringMatching(
+          /: journal chain \S+ is unusable \(\S+ holds metrics, not traces\)/,
+        ),
+      },
+    ]);
   });
 });

@@ -83,6 +83,40 @@ describe('the journal of the open batch', () => {
     });
   }
 
+  // A deploy that changes the format: the chain keeps the kind of record it was written in, and
+  // is stored as those records (the run's compression where its records are framed and
+  // compressed; Parquet's run stores them as they are), as a spool file of another format is.
+  const switches = [
+    ['otlp-json', 'otlp-proto', /\.json\.gz$/, 'application/gzip'],
+    ['otlp-json', 'parquet', /\.json$/, 'application/json'],
+    ['otlp-proto', 'otlp-json', /\.binpb\.gz$/, 'application/gzip'],
+    ['parquet', 'otlp-json', /\.binpb\.gz$/, 'application/gzip'],
+  ] as const;
+  for (const [was, now, name, contentType] of switches) {
+    test(`${was}, restarted as ${now}: the chain is replayed in the records it holds`, async () => {
+      const dir = await newDir('otel-s3-journal-');
+      const before = start(new ScriptedS3(), dir, { format: was, compression: 'gzip' });
+      await active(before);
+      await exportTags(before, [1, 2, 3]);
+      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+      await new Promise((r) => setTimeout(r, 120));
+      const crashed = await crashCopy(dir);
+
+      const s3 = new ScriptedS3();
+      const after = start(s3, crashed, { format: now, compression: 'gzip' });
+      await waitFor(() => after.stats().spool?.journalReplayed !== undefined, 5_000, 'adopted');
+      await waitFor(() => s3.stored.size === 1, 5_000, 'the replayed batch stored');
+      // Before: moved to quarantine ("holds otlp-json records, not otlp-proto"), nothing stored.
+      expect(after.stats().spool?.quarantined).toBe(0);
+      expect(after.stats().spool?.journalReplayed).toBe(1);
+      expect(
+        s3.attempts.filter((a) => a.outcome === 'ok').map((a) => [a.key, a.contentType]),
+      ).toEqual([[expect.stringMatching(name), contentType]]);
+      expect(s3.storedTags()).toEqual(times([1, 2, 3]));
+      await waitFor(async () => (await journalFiles(crashed)).length === 0, 2_000, 'chain deleted');
+    });
+  }
+
   test('a directory among the spool files is quarantined, and the journal is replayed all the same', async () => {
     const dir = await newDir('otel-s3-journal-');
     const before = start(new ScriptedS3(), dir, { format: 'otlp-json' });
