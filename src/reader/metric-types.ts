@@ -13,7 +13,9 @@ export interface ObjectInfo {
   /**
    * The object's time: the millisecond timestamp of the UUIDv7 in its name, when its batch was
    * sealed. It is what `from` and `to` select on, whatever partition (partitionTime 'data',
-   * partitionTimeZone 'local') the key is filed under.
+   * partitionTimeZone 'local') the key is filed under, as far as the listing reaches: with
+   * partitionTime 'data' it starts maxBatchAgeMillis + exportIntervalMillis + 1 min before
+   * `from`, and an object filed earlier (its data older than that when sealed) is not listed.
    */
   time: Date;
   /** Stored (compressed) bytes. */
