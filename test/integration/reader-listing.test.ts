@@ -1,7 +1,9 @@
 import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { beforeAll, expect, test } from 'vitest';
+import { compactMetrics } from '../../src/compact/index.js';
 import { type Compression, type Format, S3MetricExporter } from '../../src/index.js';
 import { dataPointRows, listMetricObjects, readMetrics } from '../../src/reader.js';
+import { compactOptions } from '../support/compaction-data.js';
 import { exportEveryCombination } from '../support/exported-objects.js';
 import { renderKey } from '../support/layout-fixtures.js';
 import {
@@ -13,6 +15,7 @@ import {
 } from '../support/reader-fixtures.js';
 import { connection, describeS3, s3Server, skipReason, testClient, withS3 } from '../support/s3.js';
 import { recordingProvider } from '../support/service.js';
+import { SETTLED_HOUR } from '../support/time.js';
 
 if (!s3Server) console.warn(`reader listing tests skipped: ${skipReason}`);
 
@@ -220,5 +223,47 @@ describeS3('the reader against a real S3 server: listing and time bounds', () =>
       expect(instrumentValues(rows), service).toEqual(recordedValues(service, recorded));
     }
     expect(read.map((o) => o.encoding.format).sort()).toEqual(combinations.map(([f]) => f).sort());
+  });
+
+  test('a compaction output beside the OTLP objects it replaces, read with a range inside its hour: each point once', async () => {
+    const prefix = 'ranged-compact';
+    const minutes = [5, 15, 25, 35, 45, 55];
+    const keys = minutes.map((m) =>
+      renderKey({ prefix }, new Date(SETTLED_HOUR + m * 60_000 + 7), '.json'),
+    );
+    await putAll(client, bucket, keys, body);
+    const points = async (range: { from?: Date; to?: Date }) => {
+      const stream = readMetrics({ bucket, prefix, ...connection(), ...range });
+      const read = await collect(stream);
+      const rows = read.reduce((n, o) => n + dataPointRows(o.request).length, 0);
+      return { keys: read.map((o) => o.key), rows, stats: stream.stats };
+    };
+    const before = await points({});
+    expect(before.keys).toEqual(keys);
+
+    const report = await compactMetrics(
+      compactOptions(
+        connection(),
+        { bucket, prefix, fromMillis: SETTLED_HOUR },
+        { partitionTime: 'upload' },
+      ),
+    );
+    expect(report.partitions.map((p) => p.status)).toEqual(['compacted']);
+    const stored = await serverKeys(client, bucket, prefix);
+    const outputs = stored.filter((k) => k.endsWith('.compacted.parquet'));
+    expect(outputs).toHaveLength(1);
+    // The OTLP inputs are kept beside the output.
+    expect(stored.filter((k) => keys.includes(k))).toEqual(keys);
+
+    for (const range of [
+      {},
+      { from: new Date(SETTLED_HOUR + 20 * 60_000), to: new Date(SETTLED_HOUR + 40 * 60_000) },
+    ]) {
+      const after = await points(range);
+      // The output holds the whole hour: it is read once, in place of every input.
+      expect(after.keys).toEqual(outputs);
+      expect(after.rows).toBe(before.rows);
+      expect(after.stats.objectsReplaced).toBeGreaterThan(0);
+    }
   });
 });
