@@ -38,7 +38,16 @@ exporter.recordSelfMetrics(meterProvider);
 
 const meter = meterProvider.getMeter('http-service');
 const requests = meter.createCounter('http.server.request.count', { unit: '{request}' });
-const duration = meter.createHistogram('http.server.request.duration', { unit: 's' });
+const duration = meter.createHistogram('http.server.request.duration', {
+  unit: 's',
+  // The boundaries the HTTP semantic conventions advise, in seconds: the SDK's default ones
+  // (0 to 10000) are for milliseconds, and would put every request in the first bucket.
+  advice: {
+    explicitBucketBoundaries: [
+      0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+    ],
+  },
+});
 const active = meter.createUpDownCounter('http.server.active_requests', { unit: '{request}' });
 
 /** Set once shutdown starts: each response then closes its connection (see beforeShutdown). */

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
-import { dataPointRows, type PointRow } from '../../src/reader.js';
+import { dataPointRows, type HistogramBuckets, type PointRow } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 
@@ -78,6 +78,23 @@ describeS3('examples/http-service.ts with installShutdownHooks', () => {
     expect(total('other')).toBe(5);
     // The exporter's own metrics rode along.
     expect(rows.some((r) => r.metric === 's3_exporter.exports')).toBe(true);
+
+    // Durations in seconds, in the buckets the HTTP semantic conventions advise for them (the
+    // SDK's default boundaries, 0 to 10000, are for milliseconds: every request would fall in
+    // the first bucket, 0 to 5 s). /slow waits 50 ms: none of it in a bucket up to 25 ms.
+    const newest = counts[0]?.time;
+    const slow = rows.find(
+      (r) =>
+        r.metric === 'http.server.request.duration' &&
+        r.time === newest &&
+        r.attributes['http.route'] === '/slow',
+    );
+    const buckets = slow?.buckets as HistogramBuckets | undefined;
+    expect(buckets?.explicitBounds).toEqual([
+      0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+    ]);
+    expect(buckets?.bucketCounts.slice(0, 3)).toEqual([0, 0, 0]);
+    expect(slow?.count).toBe(3);
   });
 
   test('SIGTERM under keep-alive traffic that never pauses: every answered request is in S3, exit 0', async () => {
