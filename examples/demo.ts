@@ -206,7 +206,7 @@ async function ensureBucket(s3: S3Client, target: Target): Promise<void> {
 
 // ---- the run ----
 
-/** Runs the service for `seconds` (or until Ctrl-C), showing progress on stderr. */
+/** Runs the service for `seconds` (or until Ctrl-C or SIGTERM), showing progress on stderr. */
 async function simulate(
   seconds: number,
   service: CheckoutService,
@@ -247,15 +247,18 @@ async function simulate(
       clearTimeout(deadline);
       clearInterval(ticker);
       process.off('SIGINT', onInterrupt);
+      process.off('SIGTERM', onInterrupt);
       resolve();
     };
     const deadline = setTimeout(finish, seconds * 1000);
-    // The first Ctrl-C ends the traffic early and still shows the results; a second one kills.
-    const onInterrupt = () => {
-      writeStatus('Interrupted: stopping the traffic early (Ctrl-C again to abort).');
+    // The first Ctrl-C (or SIGTERM: `kill`, `timeout`, `docker stop`) ends the traffic early and
+    // still shows the results; a second one kills.
+    const onInterrupt = (signal: NodeJS.Signals) => {
+      writeStatus(`${signal}: stopping the traffic early (Ctrl-C again to abort).`);
       finish();
     };
     process.once('SIGINT', onInterrupt);
+    process.once('SIGTERM', onInterrupt);
   });
   service.stop();
   if (bars === undefined) writeStatus('');

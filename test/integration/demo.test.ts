@@ -1,23 +1,34 @@
 /**
  * `npm start` (examples/demo.ts) on its embedded fake S3, in a directory of the test's: what it
  * leaves for the `otel-s3` CLI (`.otel-s3.json` and the mirror in `.otel-s3-demo/`) must give
- * back what the demo printed it had read from the server, for each of the three signals.
+ * back what the demo printed it had read from the server, for each of the three signals. And on
+ * the test S3 server (S3_ENDPOINT), stopped early by SIGTERM.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { StatsReport } from '../../src/cli/commands/stats.js';
+import { dataPointRows } from '../../src/reader.js';
 import { collectOutput } from '../support/child.js';
 import { type CliRun, lines, runCliInProcess } from '../support/cli-child.js';
+import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const DEMO = new URL('../../examples/demo.ts', import.meta.url).pathname;
 /** tsx by absolute URL: the demo runs in the test's directory, where it writes its files. */
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
-/** The demo in `cwd` for `seconds`, without S3_ENDPOINT (so on its embedded server). */
-function runDemo(cwd: string, seconds: number): Promise<CliRun> {
+/**
+ * The demo in `cwd` for `seconds`, without S3_ENDPOINT (so on its embedded server) unless `env`
+ * names one; `started` resolves at its first progress line on stderr.
+ */
+function startDemo(
+  cwd: string,
+  seconds: number,
+  env: Record<string, string> = {},
+): { child: ChildProcess; started: Promise<void>; done: Promise<CliRun> } {
   const child = spawn(process.execPath, ['--import', TSX, DEMO], {
     cwd,
     env: {
@@ -26,17 +37,27 @@ function runDemo(cwd: string, seconds: number): Promise<CliRun> {
       TMPDIR: cwd,
       DEMO_SECONDS: String(seconds),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output = collectOutput(child);
-  return new Promise((resolve, reject) => {
+  let progressed = () => {};
+  const started = new Promise<void>((resolve) => {
+    progressed = resolve;
+  });
+  const output = collectOutput(child, (chunk) => {
+    if (/\d+ requests \|/.test(chunk.toString())) progressed();
+  });
+  const done = new Promise<CliRun>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) =>
       resolve({ code, stdout: output.stdout(), stderr: output.stderr() }),
     );
   });
+  return { child, started, done };
 }
+
+const runDemo = (cwd: string, seconds: number): Promise<CliRun> => startDemo(cwd, seconds).done;
 
 /** The `total` of the demo's table whose header line is `header` (e.g. `span  spans`). */
 function printedTotal(stdout: string, header: RegExp): number {
@@ -87,4 +108,52 @@ describe('npm start: the otel-s3 CLI reads what the demo stored from its mirror'
     expect(report).toMatchObject(printed);
     expect(Object.keys(report.signals).sort()).toEqual(['logs', 'metrics', 'traces']);
   });
+});
+
+describeS3('npm start against an S3 server (S3_ENDPOINT), stopped by SIGTERM', () => {
+  let client: S3Client;
+  let bucket: string;
+  withS3('demo', (s) => ({ client, bucket } = s));
+
+  test('SIGTERM ends the traffic early: every request simulated is in S3, exit 0', async () => {
+    const server = s3Server;
+    if (server === undefined) throw new Error('unreachable');
+    const cwd = await makeTempDir('otel-s3-demo-test-');
+    try {
+      const demo = startDemo(cwd, 60, {
+        S3_ENDPOINT: server.endpoint,
+        S3_ACCESS_KEY_ID: server.accessKeyId,
+        S3_SECRET_ACCESS_KEY: server.secretAccessKey,
+        S3_REGION: server.region,
+        S3_BUCKET: bucket,
+      });
+      await demo.started;
+      const signalled = performance.now();
+      demo.child.kill('SIGTERM');
+      const { code, stdout, stderr } = await demo.done;
+      const millis = performance.now() - signalled;
+      expect([code, stdout], stderr).toEqual([0, expect.stringContaining('\nOK: ')]);
+      expect(millis).toBeLessThan(5_000);
+
+      // What the demo says it simulated is the stored request counter's last total.
+      const simulated = Number(
+        /Simulated ([\d,]+) requests/.exec(stdout)?.[1]?.replaceAll(',', ''),
+      );
+      const prefix = /writes {2}s3:\/\/[^/]+\/(\S+)\/$/m.exec(stdout)?.[1];
+      expect(prefix).toMatch(/^demo\//);
+      const rows = (await listAndFetch(client, bucket, `${prefix}/`))
+        .filter((o) => o.key.includes('/metrics_'))
+        .flatMap((o) => dataPointRows(decodeStored(o)))
+        .filter((r) => r.metric === 'checkout.requests');
+      const newest = rows
+        .map((r) => r.time)
+        .sort()
+        .at(-1);
+      const stored = rows.filter((r) => r.time === newest).reduce((n, r) => n + (r.value ?? 0), 0);
+      expect(simulated).toBeGreaterThan(0);
+      expect(stored).toBe(simulated);
+    } finally {
+      await removeDir(cwd);
+    }
+  }, 60_000);
 });
