@@ -46,6 +46,24 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
     expect(text('traces').some((t) => t.includes('"name":"place order"'))).toBe(true);
     expect(text('logs').some((t) => t.includes('"stringValue":"order placed"'))).toBe(true);
     for (const t of [...text('traces'), ...text('logs')]) expect(t).toContain('"orders"');
+
+    // Each order is one span, one log record, one count and one histogram value: after the
+    // shutdown's last collection, all four totals agree (nothing recorded was left behind).
+    const count = (word: string, field: string) =>
+      text(word).reduce((n, t) => n + (t.match(new RegExp(field, 'g'))?.length ?? 0), 0);
+    const spans = count('traces', '"name":"place order"');
+    const logRecords = count('logs', '"stringValue":"order placed"');
+    const last = (metric: string) =>
+      rows
+        .filter((r) => r.metric === metric)
+        .sort((a, b) => a.time.localeCompare(b.time))
+        .at(-1);
+    expect(spans).toBeGreaterThan(0);
+    expect([logRecords, last('orders.placed')?.value, last('orders.value')?.count]).toEqual([
+      spans,
+      spans,
+      spans,
+    ]);
   });
 
   test('with S3 black-holed, sdk.shutdown() (no timeout of its own) settles within 2 x flushTimeoutMillis + 1 s', async () => {
