@@ -32,6 +32,8 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { MultiBar } from 'cli-progress';
+// In your own project: 'otel-s3-exporter' and 'otel-s3-exporter/reader' (the package's two
+// entries; this repository's examples run on its source).
 import { type ExporterStats, S3Exporters, type S3MetricExporter } from '../src/index.js';
 import {
   dataPointRows,

@@ -14,6 +14,7 @@
 import { createServer } from 'node:http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+// In your own project: from 'otel-s3-exporter' (this repository's examples run on its source).
 import { installShutdownHooks, S3MetricExporter } from '../src/index.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
