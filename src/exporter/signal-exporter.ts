@@ -205,7 +205,14 @@ export class SignalExporter<Item> {
                     },
             })
           : recordIntake(signal.records[c.format], admission, { ...parts, bodies });
-      budget.addOpen(this.#intake.open);
+      const intake = this.#intake;
+      budget.addOpen(intake.open, {
+        owner: this.#owner,
+        seal: () => {
+          if (intake.open.bytes === 0) return;
+          void intake.sealNow().catch((error: unknown) => this.#outcomes.encodeFailed(error));
+        },
+      });
       if (journal !== undefined) budget.addOpen(journal);
       this.#leave = this.#shared.join();
       this.#spool?.start();

@@ -207,6 +207,8 @@ export class Admission<Item> {
 
   #noRoom(points: number, bytes: number): ExportResult {
     this.#parts.owner.outcomes.exportRejectedForRoom(points, bytes);
+    // Room held by other signals' open batches comes back once they are sealed and stored.
+    this.#parts.budget.sealOthers(this.#parts.owner, bytes);
     return failed(`maxBufferedBytes (${this.#parts.budget.limit}) reached`);
   }
 

@@ -40,6 +40,8 @@ interface Held {
 export class MemoryBudget {
   readonly limit: number;
   readonly #opens: { readonly bytes: number }[] = [];
+  /** How each owner's open batch is sealed early (in a group, for another signal's export). */
+  readonly #sealers = new Map<BatchOwner, () => void>();
   /** Pending batches; Map order is seal order, oldest first. */
   readonly #held = new Map<SealedBatch, Held>();
   /** Owners of batches, also once they settled (a late report still finds its exporter). */
@@ -55,9 +57,27 @@ export class MemoryBudget {
     this.limit = limit;
   }
 
-  /** An open batch whose bytes count from now on (one per exporter sharing the budget). */
-  addOpen(open: { readonly bytes: number }): void {
+  /**
+   * An open batch whose bytes count from now on (one per exporter sharing the budget); `sealer`:
+   * its owner, and how to seal it before its size or age would (see sealOthers).
+   */
+  addOpen(
+    open: { readonly bytes: number },
+    sealer?: { owner: BatchOwner; seal: () => void },
+  ): void {
     this.#opens.push(open);
+    if (sealer !== undefined) this.#sealers.set(sealer.owner, sealer.seal);
+  }
+
+  /**
+   * An export of `owner` found no room for `bytes`: the open batches of the other owners are
+   * sealed, to be stored. An open batch cannot be dropped for room, so without this the other
+   * signals' open batches could keep `owner`'s exports out until their maxBatchAgeMillis. Not for
+   * more than the whole bound: no room made would take it.
+   */
+  sealOthers(owner: BatchOwner, bytes: number): void {
+    if (bytes > this.limit) return;
+    for (const [other, seal] of this.#sealers) if (other !== owner) seal();
   }
 
   /** Bytes held now: the open batches and every pending batch. */

@@ -207,6 +207,7 @@ describe('S3Exporters', () => {
         await metrics.forceFlush();
       }
       expect(metrics.stats().pendingBatches).toBe(2);
+      await exportTagged(METRICS, metrics, 5, 4); // and an open batch
       // Larger than the whole bound: it can never be taken, whatever is dropped for it.
       const result = await exportTagged(LOGS, logs, 2_000, 3);
       expect(result.code).toBe(ExportResultCode.FAILED);
@@ -214,8 +215,37 @@ describe('S3Exporters', () => {
       // Before: the queued metric batch was dropped (buffer-full) to make room that never sufficed.
       expect(metrics.stats().pointsDropped).toBe(0);
       expect(metrics.stats().pendingBatches).toBe(2);
+      // Nor is the metrics' open batch sealed early for it: no room it could free would do.
+      expect(metrics.stats().batchesSealed).toBe(2);
       await Promise.all([metrics.shutdown(), logs.shutdown()]);
     } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  test("other signals' open batches keep a signal's exports out for one upload, not their age", async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const s3 = new ScriptedS3();
+    const s3Exporters = group(s3, { maxBatchBytes: 64 * 1024, maxBufferedBytes: 96 * 1024 });
+    const spans = s3Exporters.spanExporter();
+    const logs = s3Exporters.logRecordExporter();
+    const metrics = s3Exporters.metricExporter();
+    try {
+      // Spans and log records, each short of its batch size: two open batches, none sealed, that
+      // together leave no room for a metric export.
+      let tag = 1;
+      while (spans.stats().bufferedBytes < 45 * 1024) await exportTagged(TRACES, spans, 20, tag++);
+      while (logs.stats().bufferedBytes < 45 * 1024) await exportTagged(LOGS, logs, 20, tag++);
+      expect(spans.stats().batchesSealed + logs.stats().batchesSealed).toBe(0);
+      const refused = await exportTagged(METRICS, metrics, 5, tag++);
+      expect(refused.code).toBe(ExportResultCode.FAILED);
+      expect(metrics.stats().pointsDroppedByReason['buffer-full']).toBe(5);
+      // Before: never stored (sealed at their age, an hour), the metrics refused all along.
+      await waitFor(() => s3.stored.size === 2, 2_000, "the other signals' batches stored");
+      expect((await exportTagged(METRICS, metrics, 5, tag++)).code).toBe(ExportResultCode.SUCCESS);
+      expect(spans.stats().pointsDropped + logs.stats().pointsDropped).toBe(0);
+    } finally {
+      await Promise.all([spans.shutdown(), logs.shutdown(), metrics.shutdown()]);
       vi.restoreAllMocks();
     }
   });
