@@ -250,6 +250,43 @@ describe('S3Exporters', () => {
     }
   });
 
+  test("one signal's shutdown, giving up an upload that hangs, frees the group's queue for the others", async () => {
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    // The spans' upload hangs (and would for a minute); every later one is answered at once.
+    const s3 = new ScriptedS3().script([{ kind: 'hang' }]);
+    const s3Exporters = group(s3, {
+      uploadConcurrency: 1,
+      requestTimeoutMillis: 60_000,
+      flushTimeoutMillis: 300,
+    });
+    const spans = s3Exporters.spanExporter();
+    const metrics = s3Exporters.metricExporter();
+    const logs = s3Exporters.logRecordExporter();
+    try {
+      await exportTagged(TRACES, spans, 2, 1);
+      await spans.shutdown();
+      expect(spans.stats().pointsDroppedByReason).toEqual({ shutdown: 2 });
+      await exportTagged(METRICS, metrics, 3, 2);
+      await exportTagged(LOGS, logs, 4, 3);
+      // Flushes and shutdowns of the two others, side by side, the group's flush among them.
+      await Promise.all([
+        metrics.forceFlush(),
+        logs.shutdown(),
+        s3Exporters.forceFlush(),
+        metrics.shutdown(),
+        logs.shutdown(),
+      ]);
+      expect(s3.attempts.map((a) => a.outcome)).toEqual(['aborted', 'ok', 'ok']);
+      expect([metrics.stats().pointsUploaded, logs.stats().pointsUploaded]).toEqual([3, 4]);
+      expect(metrics.stats().pointsDropped + logs.stats().pointsDropped).toBe(0);
+      expect(s3.storedTags()).toEqual([2, 2, 2, 3, 3, 3, 3]);
+    } finally {
+      s3.release();
+      await Promise.all([spans.shutdown(), metrics.shutdown(), logs.shutdown()]);
+      vi.restoreAllMocks();
+    }
+  });
+
   test("each exporter's peakBufferedBytes is its own, as its bufferedBytes is, not the group's", async () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {
