@@ -287,6 +287,26 @@ describe('S3Exporters', () => {
     }
   });
 
+  test("one signal's forceFlush() stores its batch ahead of another signal's backlog", async () => {
+    // Each upload takes 40 ms, one at a time: the log records' backlog takes 800 ms.
+    const s3 = new ScriptedS3().script([], { kind: 'delay', millis: 40 });
+    const s3Exporters = group(s3, { uploadConcurrency: 1, maxBatchBytes: 1_024 });
+    const logs = s3Exporters.logRecordExporter();
+    const metrics = s3Exporters.metricExporter();
+    try {
+      for (let tag = 1; tag <= 20; tag++) await exportTagged(LOGS, logs, 5, tag);
+      expect(logs.stats().batchesSealed).toBe(20);
+      await exportTagged(METRICS, metrics, 1, 21);
+      await metrics.forceFlush();
+      expect(metrics.stats().pointsUploaded).toBe(1);
+      // Stored second: after the log records' batch that had the one slot already.
+      expect(s3.attempts.findIndex((a) => a.key.includes('/metrics_'))).toBe(1);
+      expect(logs.stats().pendingBatches).toBeGreaterThan(10);
+    } finally {
+      await Promise.all([logs.shutdown(), metrics.shutdown()]);
+    }
+  });
+
   test("each exporter's peakBufferedBytes is its own, as its bufferedBytes is, not the group's", async () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {
