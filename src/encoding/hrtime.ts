@@ -6,6 +6,19 @@ const TWO_POW_23 = 2 ** 23;
 const TWO_POW_32 = 2 ** 32;
 
 /**
+ * Refuses an HrTime that is no time: a part NaN or infinite (a caller's bug; the official
+ * serializers throw on it too). Every encoder calls it before storing a time, so no format keeps
+ * 0 or a made-up number for it: the export is refused and counted.
+ */
+export function checkFiniteHrTime(time: Readonly<HrTime>): void {
+  if (!(Number.isFinite(time[0]) && Number.isFinite(time[1]))) {
+    throw new RangeError(
+      `HrTime [${time[0]}, ${time[1]}] is not a time: its seconds and nanoseconds must be finite numbers`,
+    );
+  }
+}
+
+/**
  * Unix nanoseconds of an HrTime as a decimal string (OTLP/JSON spelling), exact, as the official
  * serializer reads it: each part cut to an integer, then seconds × 1e9 + nanoseconds (the SDK's
  * rounding can hand over 1e9 nanoseconds; a caller's own HrTime anything).
@@ -13,9 +26,9 @@ const TWO_POW_32 = 2 ** 32;
 export function hrTimeToNanosString(time: Readonly<HrTime>): string {
   const seconds = Math.trunc(time[0]);
   const nanos = Math.trunc(time[1]);
-  if (!(seconds >= 0 && nanos >= 0 && nanos < 1e9)) {
-    if (Number.isFinite(seconds) && Number.isFinite(nanos))
-      return String(BigInt(seconds) * 1_000_000_000n + BigInt(nanos));
+  if (!(seconds >= 0 && seconds <= Number.MAX_SAFE_INTEGER && nanos >= 0 && nanos < 1e9)) {
+    checkFiniteHrTime(time);
+    return String(BigInt(seconds) * 1_000_000_000n + BigInt(nanos));
   }
   if (seconds === 0) return String(nanos);
   return `${seconds}${String(nanos).padStart(9, '0')}`;
@@ -30,7 +43,8 @@ export function hrTimeToNanosString(time: Readonly<HrTime>): string {
 export function hrTimeToNanosParts(time: Readonly<HrTime>): { lo: number; hi: number } {
   const a = Math.trunc(time[0]) * NS_ODD_FACTOR;
   const nanos = Math.trunc(time[1]);
-  if (!Number.isSafeInteger(a) && Number.isFinite(a) && Number.isFinite(nanos)) {
+  if (!(Number.isSafeInteger(a) && Number.isFinite(nanos))) {
+    checkFiniteHrTime(time);
     const n = BigInt(Math.trunc(time[0])) * 1_000_000_000n + BigInt(nanos);
     return { lo: Number(BigInt.asUintN(32, n)), hi: Number(BigInt.asUintN(32, n >> 32n)) };
   }

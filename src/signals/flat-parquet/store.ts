@@ -1,5 +1,5 @@
 import { keepShape } from '../../base/kept-shapes.js';
-import { hrTimeToNanosString } from '../../encoding/hrtime.js';
+import { checkFiniteHrTime, hrTimeToNanosString } from '../../encoding/hrtime.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
@@ -254,7 +254,7 @@ export class FlatStore {
    */
   nanos(column: number, at: number, t: HrTimeLike): void {
     const high = setNanos(this.#array(column) as Int32Array, at, t);
-    if (high >= TWO_31 || high < -TWO_31) {
+    if (!(high < TWO_31 && high >= -TWO_31)) {
       this.#past((this.spec.columns[column] as FlatSpec['columns'][number]).name, t, high);
     }
   }
@@ -265,7 +265,7 @@ export class FlatStore {
    */
   checkNanos(field: string, t: HrTimeLike): void {
     const high = setNanos(SCRATCH, 0, t);
-    if (high >= TWO_31 || high < -TWO_31) this.#past(field, t, high);
+    if (!(high < TWO_31 && high >= -TWO_31)) this.#past(field, t, high);
   }
 
   /**
@@ -276,8 +276,12 @@ export class FlatStore {
     return this.#late;
   }
 
-  /** A time past INT64: the batch is late; past what a uint64 holds too, the item is refused. */
+  /**
+   * A time past INT64: the batch is late; past what a uint64 holds too, or no time (NaN, an
+   * infinity), the item is refused.
+   */
   #past(field: string, t: HrTimeLike, high: number): void {
+    checkFiniteHrTime(t);
     if (!(high < TWO_32 && high >= 0)) {
       // Past 2^64 ns (2554) or before -2^63: no OTLP time either, so no fallback holds it.
       throw new RangeError(

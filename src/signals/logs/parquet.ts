@@ -1,3 +1,4 @@
+import { checkFiniteHrTime } from '../../encoding/hrtime.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -25,7 +26,10 @@ export function appendLogRecords(
       const scopeSet = store.setOf(scope.attributes);
       return (record, r) => {
         const t = record.hrTime;
-        store.nanos(LOG.TIMESTAMP, r, t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t);
+        const stored = t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t;
+        // The observed time no column keeps is refused as the OTLP formats refuse it, if no time.
+        if (stored === t) checkFiniteHrTime(record.hrTimeObserved);
+        store.nanos(LOG.TIMESTAMP, r, stored);
         const context = record.spanContext;
         store.text(LOG.TRACE_ID, r, context?.traceId ?? '');
         store.text(LOG.SPAN_ID, r, context?.spanId ?? '');
