@@ -19,6 +19,7 @@ export const SMALL_WRITER_CAPACITY = 4 * 1024;
 /** Between exports a writer whose output was large holds no buffer, only the size of the next. */
 const NONE = new Uint8Array(0);
 const TWO_POW_32 = 2 ** 32;
+const TWO_POW_64 = 2 ** 64;
 
 const utf8 = new TextEncoder();
 
@@ -107,6 +108,13 @@ export class ProtoWriter {
 
   /** Unsigned varint of a non-negative integer below 2^64 (a double beyond 2^53 is still exact: dividing by 128 only shifts its exponent). */
   #rawVarint(value: number): void {
+    // A caller's number outside (negative, NaN, Infinity, 2^64 on) would be written as bytes no
+    // decoder reads, or, Infinity, never end: refused, with its export.
+    if (!(value >= 0 && value < TWO_POW_64)) {
+      throw new RangeError(
+        `${value} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,
+      );
+    }
     this.#ensure(10);
     let v = value;
     while (v > 127) {

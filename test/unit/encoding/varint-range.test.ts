@@ -1,0 +1,98 @@
+import { ValueType } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type ResourceMetrics,
+} from '@opentelemetry/sdk-metrics';
+import { expect, test } from 'vitest';
+import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
+import { logsExport } from '../../../src/signals/logs/export.js';
+import { metricsExport } from '../../../src/signals/metrics/export.js';
+
+/**
+ * A protobuf varint holds a whole number from 0 to 2^64 - 1. A caller's number outside that
+ * (an exponential histogram's bucket count of -3, 2^64 or Infinity; a severity of Infinity) is
+ * refused with its export, never written as bytes no decoder reads, and never loops: Infinity
+ * divided by 128 stays Infinity, and before the check the encoder spun forever on the service's
+ * thread.
+ */
+
+const resource = resourceFromAttributes({ 'service.name': 'varints' });
+
+function exponential(bucketCount: number): ResourceMetrics {
+  return {
+    resource,
+    scopeMetrics: [
+      {
+        scope: { name: 'n' },
+        metrics: [
+          {
+            descriptor: { name: 'e', description: '', unit: '', valueType: ValueType.DOUBLE },
+            aggregationTemporality: AggregationTemporality.CUMULATIVE,
+            dataPointType: DataPointType.EXPONENTIAL_HISTOGRAM,
+            dataPoints: [
+              {
+                startTime: [1, 0],
+                endTime: [2, 0],
+                attributes: {},
+                value: {
+                  count: 1,
+                  sum: 1,
+                  scale: 0,
+                  zeroCount: 0,
+                  positive: { offset: 0, bucketCounts: [1, bucketCount] },
+                  negative: { offset: 0, bucketCounts: [] },
+                },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  } as unknown as ResourceMetrics;
+}
+
+const encode = (rm: ResourceMetrics) => metricsExport.records['otlp-proto'].encode(rm);
+
+test('the largest bucket count a varint holds is written and read back', () => {
+  // 2^64 - 2048: the largest double below 2^64.
+  const decoded = decodeOtlpProto(encode(exponential(2 ** 64 - 2048))) as never as {
+    resourceMetrics: {
+      scopeMetrics: {
+        metrics: {
+          exponentialHistogram: { dataPoints: { positive: { bucketCounts: unknown[] } }[] };
+        }[];
+      }[];
+    }[];
+  };
+  const point =
+    decoded.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.exponentialHistogram.dataPoints[0];
+  expect(point?.positive.bucketCounts).toEqual([1, '18446744073709549568']);
+});
+
+test.each([-3, 2 ** 64, Number.NaN, Number.POSITIVE_INFINITY])(
+  'an exponential histogram bucket count of %s is refused',
+  (count) => {
+    expect(() => encode(exponential(count))).toThrow(
+      `${count} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,
+    );
+  },
+);
+
+test('a log record with a severity of Infinity is refused', () => {
+  const record = {
+    hrTime: [1, 0],
+    hrTimeObserved: [1, 0],
+    severityNumber: Number.POSITIVE_INFINITY,
+    body: 'b',
+    attributes: {},
+    droppedAttributesCount: 0,
+    resource,
+    instrumentationScope: { name: 'n' },
+  } as unknown as ReadableLogRecord;
+  expect(() => logsExport.records['otlp-proto'].encode([record])).toThrow(
+    'Infinity is outside what a protobuf varint holds',
+  );
+});
