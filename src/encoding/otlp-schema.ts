@@ -338,3 +338,22 @@ const INT64_BOUND = 2 ** 63;
 export function isInt64(value: number): boolean {
   return Number.isInteger(value) && value >= -INT64_BOUND && value < INT64_BOUND;
 }
+
+/**
+ * Refuses a count (a histogram's count, bucket count or zero count: a uint64) a uint64 does not
+ * hold: negative, NaN, infinite, 2^64 or more. No format could store it as it is (the official
+ * protobuf serializer writes 0 for some, its JSON serializer "NaN" or a negative number), so its
+ * export is refused, in every format alike.
+ */
+export function checkCount(what: string, value: number): void {
+  if (!(value >= 0 && value < 2 * INT64_BOUND)) {
+    throw new RangeError(
+      `${what} ${value} is not a count: a uint64 holds a whole number from 0 to 2^64 - 1`,
+    );
+  }
+}
+
+/** checkCount() of each of `values`. */
+export function checkCounts(what: string, values: readonly number[]): void {
+  for (let i = 0; i < values.length; i++) checkCount(what, values[i] as number);
+}

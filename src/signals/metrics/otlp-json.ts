@@ -16,7 +16,7 @@ import {
   type Spelling,
   spelling,
 } from '../../encoding/json-writer.js';
-import { isInt64 } from '../../encoding/otlp-schema.js';
+import { checkCount, checkCounts, isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
 import {
@@ -197,6 +197,7 @@ function histogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
   const h = p.value as Histogram;
   countAndSum(w, h);
   w.spell(BUCKET_COUNTS);
+  checkCounts('a bucket count', h.buckets.counts);
   w.uints(h.buckets.counts);
   w.spell(EXPLICIT_BOUNDS);
   bounds(w, h.buckets.boundaries);
@@ -208,6 +209,7 @@ function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
   countAndSum(w, h);
   w.spell(SCALE);
   w.int(h.scale);
+  checkCount('a zero count', h.zeroCount);
   w.spell(ZERO_COUNT);
   w.int(h.zeroCount);
   buckets(w, POSITIVE, h.positive);
@@ -216,6 +218,7 @@ function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
 }
 
 function countAndSum(w: JsonWriter, h: { count: number; sum?: number }): void {
+  checkCount('a histogram count', h.count);
   w.spell(COUNT);
   w.int(h.count);
   optionalDouble(w, SUM, h.sum);
@@ -240,6 +243,7 @@ function buckets(
   w.spell(field);
   w.int(b.offset);
   w.spell(BUCKET_COUNTS);
+  checkCounts('a bucket count', b.bucketCounts);
   w.uints(b.bucketCounts);
   w.spell(CLOSE_BUCKETS);
 }

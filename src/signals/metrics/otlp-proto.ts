@@ -2,7 +2,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type * as sdk from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
-import { FIELD, isInt64 } from '../../encoding/otlp-schema.js';
+import { checkCount, checkCounts, FIELD, isInt64 } from '../../encoding/otlp-schema.js';
 import { ProtoWriter, SMALL_WRITER_CAPACITY } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import type { MetricDataSpec, ValueKind } from './metric-data.js';
@@ -131,6 +131,7 @@ function histogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
   const H = F.HistogramDataPoint;
   const h = p.value as sdk.Histogram;
   countAndSum(w, H, h);
+  checkCounts('a bucket count', h.buckets.counts);
   w.packedFixed64(H.bucketCounts, h.buckets.counts);
   w.packedDouble(H.explicitBounds, h.buckets.boundaries);
   minAndMax(w, H, h);
@@ -141,6 +142,7 @@ function expHistogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
   const h = p.value as sdk.ExponentialHistogram;
   countAndSum(w, E, h);
   w.sint32(E.scale, h.scale);
+  checkCount('a zero count', h.zeroCount);
   w.fixed64(E.zeroCount, h.zeroCount);
   buckets(w, E.positive, h.positive);
   buckets(w, E.negative, h.negative);
@@ -150,6 +152,7 @@ function expHistogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
 type HistogramFields = { count: number; sum: number; min: number; max: number };
 
 function countAndSum(w: ProtoWriter, M: HistogramFields, h: { count: number; sum?: number }): void {
+  checkCount('a histogram count', h.count);
   w.fixed64(M.count, h.count);
   if (h.sum !== undefined) w.double(M.sum, h.sum);
 }
@@ -166,6 +169,7 @@ function buckets(
 ): void {
   w.fork(field);
   w.sint32(F.Buckets.offset, b.offset);
+  checkCounts('a bucket count', b.bucketCounts);
   w.packedVarint(F.Buckets.bucketCounts, b.bucketCounts);
   w.join();
 }

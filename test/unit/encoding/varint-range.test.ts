@@ -75,24 +75,29 @@ test('the largest bucket count a varint holds is written and read back', () => {
 test.each([-3, 2 ** 64, Number.NaN, Number.POSITIVE_INFINITY])(
   'an exponential histogram bucket count of %s is refused',
   (count) => {
-    expect(() => encode(exponential(count))).toThrow(
-      `${count} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,
-    );
+    // The metrics' encoder refuses it as a count first (histogram-counts.test.ts).
+    expect(() => encode(exponential(count))).toThrow(`a bucket count ${count} is not a count`);
   },
 );
 
-test('a log record with a severity of Infinity is refused', () => {
+test.each([
+  [{ severityNumber: Number.POSITIVE_INFINITY }, 'Infinity'],
+  [{ droppedAttributesCount: Number.POSITIVE_INFINITY }, 'Infinity'],
+  [{ droppedAttributesCount: -3 }, '-3'],
+  [{ droppedAttributesCount: 2 ** 64 }, '18446744073709552000'],
+])('a log record with %o is refused by the varint writer', (odd, value) => {
   const record = {
     hrTime: [1, 0],
     hrTimeObserved: [1, 0],
-    severityNumber: Number.POSITIVE_INFINITY,
+    severityNumber: 9,
     body: 'b',
     attributes: {},
     droppedAttributesCount: 0,
     resource,
     instrumentationScope: { name: 'n' },
+    ...odd,
   } as unknown as ReadableLogRecord;
   expect(() => logsExport.records['otlp-proto'].encode([record])).toThrow(
-    'Infinity is outside what a protobuf varint holds',
+    `${value} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,
   );
 });

@@ -9,7 +9,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { checkFiniteHrTime } from '../../../encoding/hrtime.js';
-import { isInt64 } from '../../../encoding/otlp-schema.js';
+import { checkCount, checkCounts, isInt64 } from '../../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
 import { MAP_ENTRY_BYTES, textOf } from '../../../parquet/tables.js';
@@ -241,6 +241,7 @@ export class SdkAppender {
       const p = points[i] as DataPoint<Histogram>;
       const r = this.#row(store, resourceId, metricId, p, tally);
       const h = p.value;
+      checkCount('a histogram count', h.count);
       store.setDistribution(r, h.count, h.sum, h.min, h.max);
       store.setBounds(r, this.#boundsId(store, h.buckets.boundaries));
       appendCounts(store, r, LISTS.BUCKETS, h.buckets.counts);
@@ -259,7 +260,9 @@ export class SdkAppender {
     for (const p of points) {
       const r = this.#row(store, resourceId, metricId, p, tally);
       const h = p.value;
+      checkCount('a histogram count', h.count);
       store.setDistribution(r, h.count, h.sum, h.min, h.max);
+      checkCount('a zero count', h.zeroCount);
       store.setExponential(r, h.scale, h.zeroCount, h.positive.offset, h.negative.offset);
       appendCounts(store, r, LISTS.POSITIVE, h.positive.bucketCounts);
       appendCounts(store, r, LISTS.NEGATIVE, h.negative.bucketCounts);
@@ -301,6 +304,7 @@ export class SdkAppender {
 }
 
 function appendCounts(store: ColumnStore, r: number, which: number, counts: number[]): void {
+  checkCounts('a bucket count', counts);
   const at = store.reserveCounts(r, which, counts.length);
   for (let i = 0; i < counts.length; i++) store.setCount(at + i, counts[i] as number);
 }
