@@ -377,7 +377,10 @@ describe('credentials', () => {
       join(home, '.aws', 'credentials'),
       '[other]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n',
     );
-    // Nothing listens on port 9: no credentials, so no request is sent.
+    // Nothing listens on port 9: no credentials, so no request is sent. No instance metadata
+    // either: on a cloud runner it would answer with credentials, elsewhere its timeouts add
+    // seconds to each of the three runs.
+    const env = { AWS_PROFILE: 'nosuch', AWS_EC2_METADATA_DISABLED: 'true' };
     const args = [
       'ls',
       '--bucket',
@@ -387,23 +390,20 @@ describe('credentials', () => {
       '--region',
       'us-east-1',
     ];
-    const run = await runCliChild(args, { cwd: home, env: { AWS_PROFILE: 'nosuch' } });
+    const run = await runCliChild(args, { cwd: home, env });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(
       `AWS_PROFILE names the profile "nosuch", which is in neither ${join(home, '.aws', 'config')} nor ${join(home, '.aws', 'credentials')}`,
     );
     // `check` says it as the fix of each step that needed credentials.
-    const check = await runCliChild(['check', ...args.slice(1)], {
-      cwd: home,
-      env: { AWS_PROFILE: 'nosuch' },
-    });
+    const check = await runCliChild(['check', ...args.slice(1)], { cwd: home, env });
     expect(check.stdout).toContain('AWS_PROFILE names the profile "nosuch", which is in neither');
     // A profile that is there but gives no credentials is named too, as found.
     await writeFile(join(home, '.aws', 'credentials'), '[nosuch]\n');
-    const empty = await runCliChild(args, { cwd: home, env: { AWS_PROFILE: 'nosuch' } });
+    const empty = await runCliChild(args, { cwd: home, env });
     expect(empty.code).toBe(3);
     expect(empty.stderr).toContain(
       `AWS_PROFILE names the profile "nosuch" (in ${join(home, '.aws', 'credentials')}), which gave no credentials`,
     );
-  });
+  }, 90_000);
 });
