@@ -18,8 +18,8 @@ export interface FlatRowsRequest {
 
 /**
  * The readers of the flat table `spec` (spans, log records): `toItem` reads one row as its item
- * with its resource and scope (`late`: a row of a late batch's sealed columns, SealedFlat.late), `fields` name the request's fields (`resourceSpans`, `scopeSpans`,
- * `spans`).
+ * with its resource and scope (`late`: a row of a late batch's sealed columns, SealedFlat.late),
+ * `fields` name the request's fields (`resourceSpans`, `scopeSpans`, `spans`).
  */
 export function flatRowsRequest(
   spec: FlatSpec,
