@@ -100,16 +100,12 @@ function scrub(value: unknown, depth: number): unknown {
 }
 
 /**
- * `https://user:pass@host/...` → `https://[redacted]@host/...`: the user information of a URL is
- * dropped whole (secret keys may hold "/" and "+", so the authority cannot be parsed reliably).
+ * `https://user:pass@host/...` → `https://[redacted]@host/...`, for each URL anywhere in the text:
+ * the user information is dropped whole, up to the URL's last "@" (secret keys may hold "/" and
+ * "+", so the authority cannot be parsed reliably). A URL ends at whitespace.
  */
 function stripUrlPassword(text: string): string {
-  // Whitespace before the scheme too: a URL parser ignores it, as an endpoint's rule does.
-  const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(text);
-  if (scheme === null) return text;
-  const at = text.lastIndexOf('@');
-  if (at < scheme[0].length) return text;
-  return `${scheme[0]}${REDACTED}${text.slice(at)}`;
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)\S*@/gi, `$1${REDACTED}@`);
 }
 
 /** What kind of value it is, without any of its contents. */

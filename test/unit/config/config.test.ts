@@ -592,6 +592,12 @@ describe('resolveConfig rejects bad options', () => {
     ['http://@127.0.0.1:9000', '"http://[redacted]@127.0.0.1:9000"'],
     // Trimmed before it is used: around spaces do not hide the password from the redaction.
     ['  http://user:s3cr3t@127.0.0.1:9000\n', '"  http://[redacted]@127.0.0.1:9000\\n"'],
+    // A URL anywhere in the value (refused for its whitespace), each one's user info.
+    ['s3 http://user:s3cr3t@127.0.0.1:9000', '"s3 http://[redacted]@127.0.0.1:9000"'],
+    [
+      'http://h:9000 https://AKIA:s3cr3t/+x@h2 http://user@h3',
+      '"http://h:9000 https://[redacted]@h2 http://[redacted]@h3"',
+    ],
   ]) {
     test(`rejects the endpoint ${JSON.stringify(endpoint)} with user info, not showing it`, () => {
       const error = expectRejected(
