@@ -8,7 +8,8 @@ export const makeTempDir = (prefix: string): Promise<string> => mkdtemp(join(tmp
 
 /** Removes `path` and all it holds; nothing if it is gone already. */
 export const removeDir = (path: string): Promise<void> =>
-  rm(path, { recursive: true, force: true });
+  // Retried: a file a released (hung) write creates meanwhile fails one pass with ENOTEMPTY.
+  rm(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 
 /**
  * A hook body that makes a temp directory, hands it to `use` and returns what removes it: in

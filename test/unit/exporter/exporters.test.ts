@@ -257,7 +257,8 @@ describe('S3Exporters', () => {
     const s3Exporters = group(s3, {
       uploadConcurrency: 1,
       requestTimeoutMillis: 60_000,
-      flushTimeoutMillis: 300,
+      // Room for the two answered uploads on a loaded machine; the hang lasts a minute.
+      flushTimeoutMillis: 1_000,
     });
     const spans = s3Exporters.spanExporter();
     const metrics = s3Exporters.metricExporter();
