@@ -60,6 +60,8 @@ interface Chain {
   /** Parts that may be on disk. */
   parts: number[];
   state: 'live' | 'given-up' | 'retired';
+  /** The group commit's write of it in flight, if any: its deletion waits for it. */
+  writing: Promise<unknown> | undefined;
   gone: Promise<void>;
   resolveGone: () => void;
 }
@@ -88,8 +90,13 @@ export class OpenBatchJournal implements OpenJournal {
   #open: Chain | undefined;
   /** This process's chains not yet deleted from disk, in creation order. */
   readonly #chains = new Map<string, Chain>();
-  /** Serial disk work: a group commit or deletions, one at a time. */
+  /** The group commits, one at a time. */
   #work: Promise<void> = Promise.resolve();
+  /**
+   * Deletions of retired chains, one at a time, beside the commits: a slow deletion must not hold
+   * up the next commit, which bounds what a crash loses.
+   */
+  #deletions: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
   #deleting = false;
   #closed = false;
@@ -237,7 +244,7 @@ export class OpenBatchJournal implements OpenJournal {
       if (chain.state === 'live' && chain.pending.isEmpty) return 'sealed';
     }
     this.retire(name);
-    await this.#work; // the deletion, queued behind the commit
+    await this.#deletions; // the deletion, queued by retire()
     return this.#chains.has(name) ? 'kept' : 'deleted';
   }
 
@@ -311,6 +318,7 @@ export class OpenBatchJournal implements OpenJournal {
       handle: undefined,
       parts: [],
       state: 'live',
+      writing: undefined,
       gone,
       resolveGone,
     };
@@ -335,13 +343,17 @@ export class OpenBatchJournal implements OpenJournal {
     this.#timer.unref();
   }
 
-  #scheduleDeletions(): void {
-    if (this.#deleting) return;
+  /** Queues a deletion of the retired chains (unless one is queued and not yet started). */
+  #scheduleDeletions(): Promise<void> {
+    if (this.#deleting) return this.#deletions;
     this.#deleting = true;
-    this.#serial(async () => {
-      this.#deleting = false;
-      await this.#deleteRetired();
-    });
+    this.#deletions = this.#deletions
+      .then(async () => {
+        this.#deleting = false;
+        await this.#deleteRetired();
+      })
+      .catch(() => {});
+    return this.#deletions;
   }
 
   #serial(step: () => Promise<void>): Promise<void> {
@@ -349,18 +361,30 @@ export class OpenBatchJournal implements OpenJournal {
     return this.#work;
   }
 
-  /** Writes and fsyncs what each live chain has pending, then deletes retired chains. */
+  /**
+   * Writes and fsyncs what each live chain has pending; retired chains the disk did not delete
+   * yet are queued for deletion again (beside the commits, never in their way).
+   */
   async #commit(): Promise<void> {
     const disk = this.#disk;
     if (disk === undefined) return;
     let chunks = 0;
     for (const chain of [...this.#chains.values()]) {
-      if (chain.state === 'live' && !chain.pending.isEmpty)
-        chunks += await this.#write(disk, chain);
+      if (chain.state === 'live' && !chain.pending.isEmpty) {
+        const writing = this.#write(disk, chain);
+        chain.writing = writing;
+        chunks += await writing;
+        chain.writing = undefined;
+      }
     }
     // The pool keeps what this interval used, for the next one.
     PendingEntries.trimPool(chunks);
-    await this.#deleteRetired();
+    for (const chain of this.#chains.values()) {
+      if (chain.state === 'retired') {
+        void this.#scheduleDeletions();
+        break;
+      }
+    }
     for (const chain of this.#chains.values()) {
       if (chain.state === 'live' && !chain.pending.isEmpty) this.#arm();
     }
@@ -416,11 +440,16 @@ export class OpenBatchJournal implements OpenJournal {
     return taken.length;
   }
 
-  /** Deletes the files of retired chains; what the disk does not delete is tried again later. */
+  /**
+   * Deletes the files of retired chains, each once the group commit's write of it (begun before
+   * it was retired) has ended, so no part is made after its deletion; what the disk does not
+   * delete is tried again at the next group commit.
+   */
   async #deleteRetired(): Promise<void> {
     const d = this.#disk;
     for (const chain of [...this.#chains.values()]) {
       if (chain.state !== 'retired') continue;
+      await chain.writing?.catch(() => {});
       const handle = chain.handle;
       chain.handle = undefined;
       await handle?.close().catch(() => {});
@@ -724,7 +753,7 @@ export class OpenBatchJournal implements OpenJournal {
   async close(graceMillis: number): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const last = this.#serial(() => this.#commit());
+    const last = Promise.all([this.#serial(() => this.#commit()), this.#scheduleDeletions()]);
     this.#closed = true;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
@@ -81,5 +81,99 @@ describe('a copy that failed', () => {
     expect(journal.sealed(batch)).toBeUndefined();
     journal.append(Buffer.alloc(100, 3), 1, inputs);
     expect(journal.bytes).toBeGreaterThan(0);
+  });
+});
+
+describe('a slow deletion', () => {
+  const sealedBatch = (id: string) =>
+    ({
+      id,
+      sealedAt: new Date(1_700_000_000_000),
+      attributes: {},
+      dataTimeMillis: undefined,
+      settled: new Promise(() => {}),
+    }) as unknown as SealedBatch;
+
+  // Deleting a chain whose batch is safe takes 3 s (a slow disk, within its deadline): the next
+  // open batch's exports are still committed at the next interval, not after the deletion.
+  test('does not hold up the group commit of the open batch', async () => {
+    const journal = testJournal(dir, { syncMillis: 200, diskTimeoutMillis: 10_000 });
+    journals.push(journal);
+    const fs = new FaultyFileSystem().hangNext('unlink');
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(10_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    const first = journal.sealed(sealedBatch('01890a5d-ac96-774b-bcce-b302099a8057')) ?? '';
+    expect(first).not.toBe('');
+    const firstFsyncs = () =>
+      fs.calls.filter((c) => c.op === 'fsync' && c.path.includes(first)).length;
+    await waitFor(() => firstFsyncs() > 0, 2_000, 'the first chain committed');
+    journal.retire(first);
+    await waitFor(() => fs.hanging > 0, 2_000, 'the deletion hangs');
+    const release = setTimeout(() => fs.release(), 3_000);
+    try {
+      const exported = performance.now();
+      journal.append(Buffer.alloc(100, 2), 1, inputs);
+      const second = fs.calls.length;
+      await waitFor(
+        () => fs.calls.slice(second).some((c) => c.op === 'fsync' && !c.path.includes(first)),
+        5_000,
+        'the open batch committed',
+      );
+      const committed = fs.calls.slice(second).find((c) => c.op === 'fsync')?.at ?? Infinity;
+      expect(committed - exported).toBeLessThan(1_500);
+    } finally {
+      clearTimeout(release);
+      fs.release();
+    }
+    await journal.gone(first);
+  });
+});
+
+describe('a chain retired while its write is in flight', () => {
+  // Its batch is stored while the group commit still makes its part: the deletion waits for
+  // that write, or the part made after it would be left behind, and a restart would replay a
+  // batch already stored.
+  test('is deleted whole, the part the write made included', async () => {
+    const journal = testJournal(dir, { syncMillis: 20 });
+    journals.push(journal);
+    const fs = new FaultyFileSystem().hangNext('create');
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(5_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    const batch = {
+      id: '01890a5d-ac96-774b-bcce-b302099a8057',
+      sealedAt: new Date(1_700_000_000_000),
+      attributes: {},
+      dataTimeMillis: undefined,
+      settled: new Promise(() => {}),
+    } as unknown as SealedBatch;
+    const name = journal.sealed(batch) ?? '';
+    expect(name).not.toBe('');
+    await waitFor(() => fs.hanging > 0, 2_000, 'the part being made');
+    journal.retire(name);
+    await new Promise((r) => setTimeout(r, 50));
+    fs.release();
+    await journal.gone(name);
+    await waitFor(
+      () => fs.calls.some((c) => c.op === 'fsync'),
+      2_000,
+      'the write that was in flight',
+    );
+    expect(readdirSync(join(dir, 'journal'))).toEqual([]);
   });
 });
