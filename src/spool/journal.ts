@@ -362,21 +362,28 @@ export class OpenBatchJournal implements OpenJournal {
   }
 
   /**
-   * Writes and fsyncs what each live chain has pending; retired chains the disk did not delete
+   * Writes and fsyncs what each live chain has pending, the chains side by side (each in its own
+   * files: a slow fsync of one does not hold up another's); retired chains the disk did not delete
    * yet are queued for deletion again (beside the commits, never in their way).
    */
   async #commit(): Promise<void> {
     const disk = this.#disk;
     if (disk === undefined) return;
-    let chunks = 0;
-    for (const chain of [...this.#chains.values()]) {
-      if (chain.state === 'live' && !chain.pending.isEmpty) {
+    const writes = [...this.#chains.values()]
+      .filter((chain) => chain.state === 'live' && !chain.pending.isEmpty)
+      .map(async (chain) => {
         const writing = this.#write(disk, chain);
         chain.writing = writing;
-        chunks += await writing;
-        chain.writing = undefined;
-      }
-    }
+        try {
+          return await writing;
+        } finally {
+          chain.writing = undefined;
+        }
+      });
+    let chunks = 0;
+    // Every write ends before the commit does: the next one must not write a chain still written.
+    for (const done of await Promise.allSettled(writes))
+      if (done.status === 'fulfilled') chunks += done.value;
     // The pool keeps what this interval used, for the next one.
     PendingEntries.trimPool(chunks);
     for (const chain of this.#chains.values()) {

@@ -135,6 +135,46 @@ describe('a slow deletion', () => {
     }
     await journal.gone(first);
   });
+  // The sealed batch's chain takes its seal in the same group commit as the open batch's new
+  // exports; its fsync takes 3 s (within the deadline): the open batch's entries do not wait.
+  test("another chain's slow fsync does not hold up the open batch's commit", async () => {
+    const journal = testJournal(dir, { syncMillis: 200, diskTimeoutMillis: 10_000 });
+    journals.push(journal);
+    const fs = new FaultyFileSystem();
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(10_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    await waitFor(() => fs.calls.some((c) => c.op === 'fsync'), 2_000, 'the first commit');
+    const first = journal.sealed(sealedBatch('01890a5d-ac96-774b-bcce-b302099a8057')) ?? '';
+    expect(first).not.toBe('');
+    fs.only((path) => path.includes(first)).hangNext('fsync');
+    const exported = performance.now();
+    journal.append(Buffer.alloc(100, 2), 1, inputs);
+    const second = fs.calls.length;
+    await waitFor(() => fs.hanging > 0, 2_000, "the sealed chain's fsync hangs");
+    const release = setTimeout(() => fs.release(), 3_000);
+    try {
+      await waitFor(
+        () => fs.calls.slice(second).some((c) => c.op === 'fsync' && !c.path.includes(first)),
+        5_000,
+        'the open batch committed',
+      );
+      const committed =
+        fs.calls.slice(second).find((c) => c.op === 'fsync' && !c.path.includes(first))?.at ??
+        Infinity;
+      expect(committed - exported).toBeLessThan(1_500);
+    } finally {
+      clearTimeout(release);
+      fs.release();
+    }
+  });
 });
 
 describe('a chain retired while its write is in flight', () => {
