@@ -270,10 +270,12 @@ export class SignalExporter<Item> {
    * Seals the open batch and waits until every batch sealed so far is stored, at most
    * flushTimeoutMillis. It resolves at the deadline even if uploads are still failing (they go
    * on in the background, and an alert says how much is pending and why), because the SDK's
-   * shutdown path skips exporter.shutdown() when forceFlush() rejects.
+   * shutdown path skips exporter.shutdown() when forceFlush() rejects. During shutdown() it
+   * waits for the shutdown instead, which alone says what it stored and what it gave up.
    */
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
+    if (this.#shutdown !== undefined) return this.#shutdown;
     const waited = await this.#sealAndWait('forceFlush()');
     if (waited === 'settled') this.#outcomes.flushFinished();
     else this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
