@@ -194,6 +194,16 @@ export class SignalExporter<Item> {
         row.body === 'parquet'
           ? columnIntake(() => signal.loadColumns(), admission, {
               ...parts,
+              // What an append would have counted, for an export shutdown() gave up on.
+              itemsOf: (item: Item) => {
+                const tally = newTally(false);
+                try {
+                  journalRecords.encode(item, tally);
+                } catch {
+                  // What it counted before the item that cannot be encoded.
+                }
+                return tally.items;
+              },
               // Columns have no record: the journal keeps the export as OTLP/protobuf.
               journalEncode:
                 journal === undefined
@@ -369,7 +379,14 @@ export class SignalExporter<Item> {
       this.#outcomes.encodeFailed(error);
     });
     if (!(await settleWithin(sealing, millis))) {
-      this.#outcomes.sealUnfinished(caller);
+      // A flush leaves them waiting (the builders may load yet); a shutdown answers them.
+      const dropped =
+        caller === 'shutdown()'
+          ? this.#intake.abandonWaiting(
+              `shutdown() gave up waiting for the Parquet column builders to load (flushTimeoutMillis ${millis} ms)`,
+            )
+          : undefined;
+      this.#outcomes.sealUnfinished(caller, dropped);
       return 'timeout';
     }
     return this.#waitForPending(Math.max(0, deadline - performance.now()));

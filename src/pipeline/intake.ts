@@ -24,6 +24,12 @@ export interface Intake<Item> {
    * callers bound the wait.
    */
   sealNow(): Promise<void>;
+  /**
+   * Shutdown gave up waiting for Parquet's column builders: the exports waiting for them are
+   * answered FAILED with `message` and never appended; returns how many items they held. OTLP
+   * formats have none.
+   */
+  abandonWaiting(message: string): number;
   /** The open batch's bytes, for the memory budget. */
   readonly open: { readonly bytes: number };
 }
@@ -54,6 +60,7 @@ export function recordIntake<Item>(
       });
     },
     sealNow: () => admission.sealNow(),
+    abandonWaiting: () => 0,
   };
 }
 
@@ -64,9 +71,14 @@ export function recordIntake<Item>(
 export function columnIntake<Item>(
   loadColumns: () => Promise<() => ColumnBuilders<Item>>,
   options: AdmissionOptions,
-  parts: IntakeParts<Item>,
+  parts: IntakeParts<Item> & {
+    /** The items of an export never appended (abandoned), counted without the builders. */
+    itemsOf(item: Item): number;
+  },
 ): Intake<Item> {
   let open: ColumnBatch<Item> | undefined;
+  /** Exports waiting for the builders, until each is appended or abandoned. */
+  const waiting = new Set<{ item: Item; answer: (result: ExportResult) => void }>();
   const ready = loadColumns().then((builders) => {
     open = new ColumnBatch(builders());
     return new Admission<Item>(options, { ...parts, open });
@@ -74,6 +86,10 @@ export function columnIntake<Item>(
   // A failed load is each export's answer (FAILED, counted through appendFailed), not an
   // unhandled rejection before the first export comes.
   ready.catch(() => {});
+  const notAppended = (error: unknown): ExportResult => {
+    parts.appendFailed(error);
+    return failed(`could not append to the Parquet columns: ${describeError(error)}`);
+  };
   return {
     open: {
       get bytes() {
@@ -81,12 +97,31 @@ export function columnIntake<Item>(
       },
     },
     accept: (item, inputs) =>
-      ready
-        .then((admission) => admission.accept({ item, inputs, times: options.times }))
-        .catch((error: unknown) => {
-          parts.appendFailed(error);
-          return failed(`could not append to the Parquet columns: ${describeError(error)}`);
-        }),
+      new Promise<ExportResult>((answer) => {
+        const entry = { item, answer };
+        waiting.add(entry);
+        ready.then(
+          (admission) => {
+            // Abandoned meanwhile: answered already, and never appended.
+            if (!waiting.delete(entry)) return;
+            admission
+              .accept({ item, inputs, times: options.times })
+              .then(answer, (error: unknown) => answer(notAppended(error)));
+          },
+          (error: unknown) => {
+            if (waiting.delete(entry)) answer(notAppended(error));
+          },
+        );
+      }),
+    abandonWaiting: (message) => {
+      let items = 0;
+      for (const entry of waiting) {
+        entry.answer(failed(message));
+        items += parts.itemsOf(entry.item);
+      }
+      waiting.clear();
+      return items;
+    },
     // Builders that failed to load never held an export: nothing to seal.
     sealNow: () =>
       ready.then(

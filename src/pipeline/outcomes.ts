@@ -294,11 +294,20 @@ export class Outcomes {
 
   /**
    * forceFlush() or shutdown() could not seal the open batch by its deadline: Parquet's column
-   * builders have not loaded, and the exports waiting for them are neither answered nor stored.
+   * builders have not loaded. After a flush the exports waiting for them wait on; a shutdown
+   * answered them FAILED, and their `dropped` items are lost.
    */
-  sealUnfinished(caller: 'forceFlush()' | 'shutdown()'): void {
-    log.error(
-      `${this.#who}${caller} could not seal the open batch within flushTimeoutMillis (${this.#options.flushTimeoutMillis} ms): the Parquet column builders have not loaded; the exports waiting for them are not stored`,
+  sealUnfinished(caller: 'forceFlush()' | 'shutdown()', dropped?: number): void {
+    const why = `${this.#who}${caller} could not seal the open batch within flushTimeoutMillis (${this.#options.flushTimeoutMillis} ms): the Parquet column builders have not loaded`;
+    if (dropped === undefined) {
+      log.error(`${why}; the exports waiting for them are not stored`);
+      return;
+    }
+    this.#countDrop('shutdown', 0, dropped, 0);
+    alert(
+      'error',
+      'OTEL_S3_DATA_DROPPED',
+      `${why}; the exports waiting for them are answered FAILED, dropping ${plural(dropped, ...ITEMS[this.#options.signal])} (counted in stats().pointsDroppedByReason.shutdown)`,
     );
   }
 

@@ -3,6 +3,7 @@
  * wait for them only within their deadline: a load that never ends cannot hold either past
  * flushTimeoutMillis, and a load that fails cannot stop shutdown() half-way.
  */
+import { ExportResultCode } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
 import { configure } from '../../../src/config/environment.js';
@@ -83,8 +84,36 @@ describe('column builders that never load', () => {
     const took = await timed(exporter.shutdown(), 5 * FLUSH_MILLIS);
     expect(took).not.toBe('pending');
     expect(left()).toBe(1);
-    expect(logged.map((l) => l.text)).toContain(
-      'otel-s3-exporter: metrics exporter: shutdown() could not seal the open batch within flushTimeoutMillis (300 ms): the Parquet column builders have not loaded; the exports waiting for them are not stored',
+    expect(logged).toContainEqual({
+      level: 'error',
+      text: expect.stringMatching(
+        /^otel-s3-exporter: metrics exporter: shutdown\(\) could not seal the open batch within flushTimeoutMillis \(300 ms\): the Parquet column builders have not loaded; the exports waiting for them are answered FAILED, dropping \d+ data points \(counted in stats\(\)\.pointsDroppedByReason\.shutdown\)$/,
+      ),
+    });
+  });
+
+  test('shutdown() answers the exports waiting for them FAILED and counts their points dropped', async () => {
+    const { exporter } = exporterLoading(never);
+    const metrics = syntheticMetrics(5, 1);
+    // Counted from the export itself: every data point of every metric.
+    const points = metrics.scopeMetrics
+      .flatMap((s) => s.metrics)
+      .reduce((n, m) => n + m.dataPoints.length, 0);
+    const answers: number[] = [];
+    exporter.export(metrics, (r) => answers.push(r.code));
+    exporter.export(metrics, (r) => answers.push(r.code));
+    await exporter.shutdown();
+    // The answers come on the turn the shutdown gives up, before it resolves.
+    expect(answers).toEqual([ExportResultCode.FAILED, ExportResultCode.FAILED]);
+    expect(exporter.stats()).toMatchObject({
+      exportsAccepted: 0,
+      exportsRejected: 2,
+      pointsDropped: 2 * points,
+      pointsDroppedByReason: { shutdown: 2 * points },
+    });
+    expect(points).toBeGreaterThan(0);
+    expect(logged.map((l) => l.text)).toContainEqual(
+      expect.stringContaining(`dropping ${2 * points} data points`),
     );
   });
 });
