@@ -135,6 +135,7 @@ export class SignalExporter<Item> {
                     // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
                     maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
                     overhead: (count, format) => signal.records[format].overhead(count),
+                    lost: (points, rawBytes) => this.#outcomes.chainQuarantined(points, rawBytes),
                   },
           },
           {

@@ -236,6 +236,14 @@ export class Outcomes {
     return errorName(error) === 'TimeoutError' ? describeError(error) : `no answer ${within}`;
   }
 
+  /**
+   * A journal chain of an earlier run could not be replayed (quarantined, and reported there):
+   * its batch is lost, with the items and bytes of the records that could still be read.
+   */
+  chainQuarantined(points: number, rawBytes: number): void {
+    this.#countDrop('spool-corrupt', 1, points, rawBytes);
+  }
+
   /** A sealed batch is lost for good; `cause` says why, where the reason alone does not. */
   dropped(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     this.#countDrop(reason, 1, batch.points, batch.rawBytes);

@@ -32,7 +32,8 @@ export interface ExporterStats {
   rawBytesDropped: number;
   /**
    * pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`,
-   * `spool-full` (evicted from a full spool while only on disk), `spool-corrupt`.
+   * `spool-full` (evicted from a full spool while only on disk), `spool-corrupt` (a spool file
+   * that failed its checksum, a journal chain quarantined: the items of its readable records).
    */
   pointsDroppedByReason: Partial<Record<DropReason, number>>;
   /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */

@@ -33,6 +33,11 @@ export interface JournalOptions {
   maxPendingBytes: number;
   /** Bytes an object of `count` records of `format` adds around them (the batch's rawBytes). */
   overhead(count: number, format: JournalRecordFormat): number;
+  /**
+   * A chain of this signal quarantined at replay, a batch lost: the items and bytes of the
+   * records that could still be read, for the exporter's drop counts.
+   */
+  lost?: ((points: number, rawBytes: number) => void) | undefined;
 }
 
 /** Where the journal writes: `spoolDir/journal`, once the spool is ours. */
@@ -740,17 +745,64 @@ export class OpenBatchJournal implements OpenJournal {
   }
 
   async #quarantine(d: JournalDisk, name: string, parts: number[], reason: string): Promise<void> {
+    const readable = await this.#readable(d, name, parts);
     for (const part of parts) {
       const file = partName(name, part);
       await d.disk
         .run(() => d.fs.rename(join(d.dir, file), join(d.quarantineDir, file)))
         .catch(() => {});
     }
+    let lost = '';
+    if (readable !== undefined) {
+      this.#options.lost?.(readable.points, readable.rawBytes);
+      lost =
+        `; its batch is lost, with ${plural(readable.records, 'readable record')} ` +
+        `(${plural(readable.points, 'item')}, counted in stats().pointsDroppedByReason['spool-corrupt'])`;
+    }
     this.#reports.quarantined(
       name,
-      `is unusable (${reason}); moved to ${d.quarantineDir}`,
+      `is unusable (${reason}); moved to ${d.quarantineDir}${lost}`,
       'journal chain',
     );
+  }
+
+  /**
+   * What a chain that cannot be replayed still holds of this signal, read as far as it can be
+   * (parts that cannot be read or decoded, or of another signal or chain, are passed over): its
+   * records (each once), their items and bytes. Undefined when no part is this signal's.
+   */
+  async #readable(
+    d: JournalDisk,
+    name: string,
+    parts: number[],
+  ): Promise<{ records: number; points: number; rawBytes: number } | undefined> {
+    const bySeq = new Map<number, RecordEntry>();
+    let ours = false;
+    let format: JournalRecordFormat | undefined;
+    for (const part of parts) {
+      let decoded: ReturnType<typeof decodePart>;
+      try {
+        const bytes = await d.disk.run(() => d.fs.readFile(join(d.dir, partName(name, part))));
+        decoded = decodePart(bytes);
+      } catch {
+        continue;
+      }
+      if (decoded.header.signal !== this.#options.signal || decoded.header.chain !== name) continue;
+      ours = true;
+      format ??= decoded.header.format;
+      for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
+    }
+    if (!ours) return undefined;
+    const records = [...bySeq.values()];
+    const bytes = records.reduce((n, r) => n + r.record.length, 0);
+    return {
+      records: records.length,
+      points: records.reduce((n, r) => n + r.points, 0),
+      rawBytes:
+        records.length === 0
+          ? 0
+          : bytes + this.#options.overhead(records.length, format ?? this.#options.format),
+    };
   }
 
   /**

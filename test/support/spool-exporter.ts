@@ -102,6 +102,7 @@ export function testJournal(
     diskTimeoutMillis?: number;
     signal?: string;
     format?: JournalRecordFormat;
+    lost?: (points: number, rawBytes: number) => void;
   } = {},
 ): OpenBatchJournal {
   return new OpenBatchJournal(
@@ -111,6 +112,7 @@ export function testJournal(
       syncMillis: options.syncMillis ?? 10,
       maxPendingBytes: options.maxPendingBytes ?? 1 << 20,
       overhead: () => 0,
+      lost: options.lost,
     },
     new KeeperReports(options.stats ?? emptySpoolStats(), new Episodes(), {
       dir,

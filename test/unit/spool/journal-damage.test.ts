@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
+import { metricsExport } from '../../../src/signals/metrics/export.js';
 import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
@@ -20,7 +21,8 @@ import {
 } from '../../../src/spool/journal-format.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
-import { testJournal } from '../../support/spool-exporter.js';
+import { ScriptedS3 } from '../../support/scripted-s3.js';
+import { spoolExporter, testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -39,7 +41,11 @@ const SEAL_ID = '01890a5d-ac96-774b-bcce-b302099a8057';
 function journalOn(
   stats = emptySpoolStats(),
   fs: SpoolFileSystem = nodeFileSystem,
-  run: { signal?: string; format?: JournalRecordFormat } = {},
+  run: {
+    signal?: string;
+    format?: JournalRecordFormat;
+    lost?: (points: number, rawBytes: number) => void;
+  } = {},
 ) {
   const journal = testJournal(dir, { stats, ...run });
   journals.push(journal);
@@ -96,11 +102,15 @@ function flip(path: string, at: number): void {
 
 async function restart(run: { signal?: string; format?: JournalRecordFormat } = {}) {
   logged.length = 0; // what the first run said
-  const { journal, stats } = journalOn(emptySpoolStats(), nodeFileSystem, run);
+  const lost: [number, number][] = [];
+  const { journal, stats } = journalOn(emptySpoolStats(), nodeFileSystem, {
+    ...run,
+    lost: (points, rawBytes) => lost.push([points, rawBytes]),
+  });
   const batches: SealedBatch[] = [];
   await journal.replay(new Set(), (b) => batches.push(b));
   const dropped = logged.filter((l) => l.level !== 'info');
-  return { batches, stats, dropped };
+  return { batches, stats, dropped, lost };
 }
 
 describe('damage inside a journal part', () => {
@@ -351,6 +361,59 @@ describe('a chain written in another record format than the run that replays it'
           ),
         ),
       },
+    ]);
+  });
+
+  test("a quarantined chain's readable records are counted dropped in the exporter's stats()", async () => {
+    await writtenChain(false);
+    const [file] = readdirSync(join(dir, 'journal'));
+    const chain = (file as string).split('.')[0] as string;
+    writeFileSync(
+      join(dir, 'journal', `${chain}.1.journal`),
+      encodeSegmentHeader({
+        signal: 'metrics',
+        format: 'otlp-proto',
+        chain,
+        part: 1,
+        attributes: {},
+      }),
+    );
+    logged.length = 0;
+    const exporter = spoolExporter(new ScriptedS3(), dir, { format: 'otlp-json' });
+    try {
+      await waitFor(
+        () => exporter.stats().spool?.quarantined === 1,
+        5_000,
+        'the chain quarantined',
+      );
+      // Records 0 to 4 of part 0 hold 2^0 + ... + 2^4 points; the chain was one batch.
+      expect(exporter.stats()).toMatchObject({
+        batchesDropped: 1,
+        pointsDropped: 0b11111,
+        pointsDroppedByReason: { 'spool-corrupt': 0b11111 },
+        // The measure of a replayed batch: its records, and what an object of them adds.
+        rawBytesDropped: 5 * RECORD_BYTES + metricsExport.records['otlp-json'].overhead(5),
+      });
+      expect(logged).toContainEqual({
+        level: 'error',
+        text: expect.stringMatching(
+          new RegExp(
+            `journal chain ${chain} is unusable .*; its batch is lost, with 5 readable records \\(31 items, counted in`,
+          ),
+        ),
+      });
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+
+  test("another signal's chain: quarantined, its items (not this signal's) not counted as this exporter's", async () => {
+    await writtenChain(true);
+    const { stats, dropped, lost } = await restart({ signal: 'traces' });
+    expect(stats.quarantined).toBe(1);
+    expect(lost).toEqual([]);
+    expect(dropped).toEqual([
+      { level: 'error', text: expect.stringMatching(/holds metrics, not traces\); moved to \S+$/) },
     ]);
   });
 
