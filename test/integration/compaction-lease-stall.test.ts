@@ -1,5 +1,5 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { expect, test } from 'vitest';
+import { test } from 'vitest';
 import { compactMetrics, dataPointRows, readMetrics } from '../../src/reader.js';
 import {
   batchAt,
@@ -64,12 +64,14 @@ describeS3('compaction: the lease through a slow output PUT', () => {
     return points;
   };
 
+  // Each test compacts a prefix of its own with clients of its own, and spends most of its time
+  // in the slowed PUT: the two run at once.
   for (const renewable of [true, false]) {
-    test(renewable
+    test.concurrent(renewable
       ? 'a PUT slower than the lease: the lease is renewed through it, the other compactor finds the hour busy'
       : 'a PUT slower than the lease that cannot be renewed: the PUT is abandoned when the lease runs out, the other compactor writes the hour once', {
       timeout: 60_000,
-    }, async () => {
+    }, async ({ expect }) => {
       const prefix = `stall-${renewable}-${Date.now().toString(36)}`;
       const batches = Array.from({ length: 6 }, (_, i) =>
         batchAt(`svc${i % 2}`, at(i * 5), 4, i + 1),
