@@ -103,12 +103,19 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       fault: { kind: 'status', status: 503, code: 'SlowDown', retryAfter: '1' },
       reason: 'throttled',
     },
+    // Three timed-out attempts take three request timeouts: half a second each is enough.
     {
       name: 'a slow link (uploads time out)',
       fault: { kind: 'throttle', bytesPerSecond: 200 },
       reason: 'timeout',
+      options: { requestTimeoutMillis: 500 },
     },
-    { name: 'a black hole that later recovers', fault: { kind: 'blackhole' }, reason: 'timeout' },
+    {
+      name: 'a black hole that later recovers',
+      fault: { kind: 'blackhole' },
+      reason: 'timeout',
+      options: { requestTimeoutMillis: 500 },
+    },
     {
       name: 'lost responses (the write landed)',
       fault: { kind: 'lose-response' },
@@ -147,10 +154,10 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
 
   // The same for spans and log records, under every transient fault.
   for (const driver of [TRACES, LOGS]) {
-    for (const { name, fault, reason } of transient) {
+    for (const { name, fault, reason, options } of transient) {
       test(`${driver.signal}, ${name}: after recovery every export is stored exactly once, retries reuse their key and bytes`, async () => {
         const prefix = `faults/${driver.signal}-${fault.kind}-${Date.now()}`;
-        const exporter = driver.exporter(viaProxy(prefix));
+        const exporter = driver.exporter({ ...viaProxy(prefix), ...options });
         await proxy.set(fault);
         for (let tag = 1; tag <= 6; tag++) {
           expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
