@@ -1,6 +1,6 @@
 import { release, takeOutput } from './handed-over.js';
 import { hexId } from './hex-id.js';
-import { checkFiniteHrTime } from './hrtime.js';
+import { checkOtlpTime } from './hrtime.js';
 
 /**
  * Writes JSON text as UTF-8 bytes straight into one reused, growing buffer: no intermediate
@@ -238,7 +238,7 @@ export class JsonWriter {
       !Number.isInteger(nanos)
     ) {
       // Fractions are cut, and nanoseconds past a second carried, as the official serializer does.
-      checkFiniteHrTime(time);
+      checkOtlpTime(time);
       const exact = BigInt(Math.trunc(seconds)) * 1_000_000_000n + BigInt(Math.trunc(nanos));
       this.spell(field.name);
       this.raw(`"${exact}"`);

@@ -1,5 +1,5 @@
 import { keepShape } from '../../base/kept-shapes.js';
-import { checkFiniteHrTime, hrTimeToNanosString } from '../../encoding/hrtime.js';
+import { checkOtlpTime, hrTimeToNanosString } from '../../encoding/hrtime.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { grown } from '../../parquet/grown.js';
@@ -254,8 +254,8 @@ export class FlatStore {
    */
   nanos(column: number, at: number, t: HrTimeLike): void {
     const high = setNanos(this.#array(column) as Int32Array, at, t);
-    if (!(high < TWO_31 && high >= -TWO_31)) {
-      this.#past((this.spec.columns[column] as FlatSpec['columns'][number]).name, t, high);
+    if (!(high < TWO_31 && high >= 0)) {
+      this.#past((this.spec.columns[column] as FlatSpec['columns'][number]).name, t);
     }
   }
 
@@ -265,7 +265,7 @@ export class FlatStore {
    */
   checkNanos(field: string, t: HrTimeLike): void {
     const high = setNanos(SCRATCH, 0, t);
-    if (!(high < TWO_31 && high >= -TWO_31)) this.#past(field, t, high);
+    if (!(high < TWO_31 && high >= 0)) this.#past(field, t);
   }
 
   /**
@@ -277,17 +277,11 @@ export class FlatStore {
   }
 
   /**
-   * A time past INT64: the batch is late; past what a uint64 holds too, or no time (NaN, an
-   * infinity), the item is refused.
+   * A time past INT64: the batch is late; before 1970, past what a uint64 holds, or no time (NaN,
+   * an infinity), the item is refused, as the OTLP formats refuse it (checkOtlpTime).
    */
-  #past(field: string, t: HrTimeLike, high: number): void {
-    checkFiniteHrTime(t);
-    if (!(high < TWO_32 && high >= 0)) {
-      // Past 2^64 ns (2554) or before -2^63: no OTLP time either, so no fallback holds it.
-      throw new RangeError(
-        `${field} HrTime [${t[0]}, ${t[1]}] is outside what OTLP (uint64 nanoseconds) and a Parquet timestamp (int64 nanoseconds) hold`,
-      );
-    }
+  #past(field: string, t: HrTimeLike): void {
+    checkOtlpTime(t);
     this.#late ??= new TimeOutOfRangeError(field, hrTimeToNanosString(t)).message;
   }
 

@@ -1,4 +1,4 @@
-import { checkFiniteHrTime } from '../../encoding/hrtime.js';
+import { checkOtlpTime } from '../../encoding/hrtime.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -28,7 +28,7 @@ export function appendLogRecords(
         const t = record.hrTime;
         const stored = t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t;
         // The observed time no column keeps is refused as the OTLP formats refuse it, if no time.
-        if (stored === t) checkFiniteHrTime(record.hrTimeObserved);
+        if (stored === t) checkOtlpTime(record.hrTimeObserved);
         store.nanos(LOG.TIMESTAMP, r, stored);
         const context = record.spanContext;
         store.text(LOG.TRACE_ID, r, context?.traceId ?? '');

@@ -32,6 +32,9 @@ const EDGES: HrTime[] = [
   [S, 2.7],
   [S + 0.5, 40],
   [S, 0],
+  // Negative nanoseconds, on a second whose nanoseconds' low 32 bits are all 0 (a multiple of
+  // 2^23 seconds): the protobuf parts borrow from the high word.
+  [1_677_721_600, -5],
 ];
 
 interface OfficialSpans {
@@ -89,7 +92,7 @@ test('metrics as OTLP/JSON spell edge HrTimes as the official serializer does', 
 const LATE_POINTS: HrTime[] = [
   [9_100_000_001, 1_000],
   [9_300_000_000, 123_456_789],
-  [20_000_000_003, 7_000],
+  [18_446_744_073, 709_551_000],
 ];
 
 test.each([
@@ -114,6 +117,8 @@ test.each([
 test('protobuf parts of edge HrTimes are the official nanoseconds', () => {
   for (const t of EDGES) {
     const { lo, hi } = hrTimeToNanosParts(t);
+    // 32-bit halves, as the fixed64 writer stores them (lo >>> 0, hi >>> 0).
+    expect([lo >>> 0, hi >>> 0], `${t}`).toEqual([lo, hi]);
     expect(((BigInt(hi) << 32n) + BigInt(lo)).toString()).toBe(officialNanos(t));
   }
 });

@@ -158,16 +158,3 @@ test.each([
     }
   },
 );
-
-test('a finite time past 2^53 seconds: the metrics OTLP/JSON time is the official one, not 1e+21…', () => {
-  const rm = gauge(GOOD, [1e21, 7]);
-  const times = (bytes: Uint8Array | Buffer | undefined) =>
-    JSON.stringify(
-      Buffer.from(bytes ?? [])
-        .toString()
-        .match(/"timeUnixNano":"[^"]*"/g),
-    );
-  expect(times(metricsExport.records['otlp-json'].encode(rm))).toBe(
-    times(JsonMetricsSerializer.serializeRequest(rm)),
-  );
-});

@@ -8,7 +8,7 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
-import { checkFiniteHrTime } from '../../../encoding/hrtime.js';
+import { checkOtlpTime } from '../../../encoding/hrtime.js';
 import { checkCount, checkCounts, isInt64 } from '../../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
@@ -58,8 +58,8 @@ function micros(t: HrTime): number | bigint {
   const seconds = Math.trunc(t[0]);
   const micros = Math.floor(Math.trunc(t[1]) / 1000);
   const m = seconds * 1e6 + micros;
-  if (Number.isSafeInteger(m)) return m;
-  checkFiniteHrTime(t);
+  if (Number.isSafeInteger(m) && m >= 0) return m;
+  checkOtlpTime(t);
   return BigInt(seconds) * 1_000_000n + BigInt(micros);
 }
 
