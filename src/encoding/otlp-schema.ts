@@ -341,12 +341,13 @@ export function isInt64(value: number): boolean {
 
 /**
  * Refuses a count (a histogram's count, bucket count or zero count: a uint64) a uint64 does not
- * hold: negative, NaN, infinite, 2^64 or more. No format could store it as it is (the official
- * protobuf serializer writes 0 for some, its JSON serializer "NaN" or a negative number), so its
- * export is refused, in every format alike.
+ * hold: negative, NaN, infinite, 2^64 or more, or not a whole number. No format could store it as
+ * it is (the official protobuf serializer writes 0 for some and cuts a fraction, its JSON
+ * serializer "NaN", a negative number or the fraction), so its export is refused, in every
+ * format alike.
  */
 export function checkCount(what: string, value: number): void {
-  if (!(value >= 0 && value < 2 * INT64_BOUND)) {
+  if (!(Number.isInteger(value) && value >= 0 && value < 2 * INT64_BOUND)) {
     throw new RangeError(
       `${what} ${value} is not a count: a uint64 holds a whole number from 0 to 2^64 - 1`,
     );
