@@ -1,6 +1,6 @@
 import type { AttributeMap } from './attribute-cache.js';
 import { JsonWriter, SMALL_WRITER_CAPACITY, Spelling, spelling } from './json-writer.js';
-import { isInt64 } from './otlp-schema.js';
+import { checkDropped, isInt64 } from './otlp-schema.js';
 
 const OPEN_KEY = spelling('{"key":');
 const VALUE = spelling(',"value":');
@@ -165,6 +165,7 @@ export function jsonAttributesOf(
   dropped: number | undefined,
 ): void {
   jsonAttributesField(w, ATTRIBUTES, attrs);
+  checkDropped('a dropped attributes count', dropped);
   w.intUnlessZero(DROPPED_ATTRIBUTES_COUNT, dropped);
 }
 

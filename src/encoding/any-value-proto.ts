@@ -1,5 +1,5 @@
 import { type AttributeMap, ownKeys } from './attribute-cache.js';
-import { FIELD, isInt64 } from './otlp-schema.js';
+import { checkDropped, FIELD, isInt64 } from './otlp-schema.js';
 import type { ProtoWriter } from './proto-writer.js';
 
 /**
@@ -50,6 +50,7 @@ export function protoAttributesOf(
     const field = fields.attributes;
     for (const key of Object.keys(attrs)) protoKeyValue(w, field, key, attrs[key]);
   }
+  checkDropped('a dropped attributes count', dropped);
   if (dropped) w.uint(fields.dropped, dropped);
 }
 

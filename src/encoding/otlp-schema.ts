@@ -354,6 +354,22 @@ export function checkCount(what: string, value: number): void {
   }
 }
 
+/**
+ * Refuses a dropped count (of attributes, events or links: a uint32) a uint32 does not hold:
+ * negative, NaN, infinite, 2^32 or more, or not a whole number. OTLP/protobuf would write a
+ * fraction cut and refuse a negative one, OTLP/JSON both as they are (so do the official
+ * serializers), Parquet keeps none: every format refuses its export alike. 0 and undefined are
+ * none dropped.
+ */
+export function checkDropped(what: string, value: number | undefined): void {
+  if (value === undefined || value === 0) return;
+  if (!(Number.isInteger(value) && value > 0 && value < 2 ** 32)) {
+    throw new RangeError(
+      `${what} ${value} is not a count: a uint32 holds a whole number from 0 to 2^32 - 1`,
+    );
+  }
+}
+
 /** checkCount() of each of `values`. */
 export function checkCounts(what: string, values: readonly number[]): void {
   for (let i = 0; i < values.length; i++) checkCount(what, values[i] as number);

@@ -1,4 +1,5 @@
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
+import { checkDropped } from '../encoding/otlp-schema.js';
 import type { ExportTally } from '../encoding/records.js';
 import { jsValueText, otlpKeyTexts } from '../parquet/attribute-text.js';
 import { textOf } from '../parquet/tables.js';
@@ -37,6 +38,8 @@ export function appendScopedRows<T extends Scoped>(
     const resourceSet = store.setOf(resource.attributes);
     const service = jsValueText(resource.attributes['service.name']) ?? '';
     for (const { scope, items: scoped } of scopes) {
+      // Not kept in the table, but refused as the OTLP formats refuse it.
+      checkDropped('a dropped attributes count', scope.droppedAttributesCount);
       const write = scopeRows({ resource, scope, resourceSet, service });
       for (const item of scoped) {
         count(tally, item);

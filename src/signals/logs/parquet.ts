@@ -1,4 +1,5 @@
 import { checkOtlpTime } from '../../encoding/hrtime.js';
+import { checkDropped } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -29,6 +30,7 @@ export function appendLogRecords(
         const stored = t[0] === 0 && t[1] === 0 ? record.hrTimeObserved : t;
         // The observed time no column keeps is refused as the OTLP formats refuse it, if no time.
         if (stored === t) checkOtlpTime(record.hrTimeObserved);
+        checkDropped('a dropped attributes count', record.droppedAttributesCount);
         store.nanos(LOG.TIMESTAMP, r, stored);
         const context = record.spanContext;
         store.text(LOG.TRACE_ID, r, context?.traceId ?? '');

@@ -2,7 +2,13 @@ import type { Attributes } from '@opentelemetry/api';
 import type * as sdk from '@opentelemetry/sdk-metrics';
 import { protoAttributes, protoKeyValue } from '../../encoding/any-value-proto.js';
 import { SpellingCache, trimOrder } from '../../encoding/attribute-cache.js';
-import { checkCount, checkCounts, FIELD, isInt64 } from '../../encoding/otlp-schema.js';
+import {
+  checkCount,
+  checkCounts,
+  checkDropped,
+  FIELD,
+  isInt64,
+} from '../../encoding/otlp-schema.js';
 import { ProtoWriter, SMALL_WRITER_CAPACITY } from '../../encoding/proto-writer.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import type { MetricDataSpec, ValueKind } from './metric-data.js';
@@ -31,6 +37,10 @@ export function resourceMetricsToProto(rm: sdk.ResourceMetrics, counted?: Export
     w.string(F.InstrumentationScope.version, sm.scope.version ?? '');
     const scopeAttributes = (sm.scope as { attributes?: Attributes }).attributes;
     if (scopeAttributes) protoAttributes(w, F.InstrumentationScope.attributes, scopeAttributes);
+    // As OTLP/JSON writes it (jsonScope()).
+    const dropped = (sm.scope as { droppedAttributesCount?: number }).droppedAttributesCount;
+    checkDropped('a dropped attributes count', dropped);
+    if (dropped) w.uint(F.InstrumentationScope.droppedAttributesCount, dropped);
     w.join();
     for (const metric of sm.metrics) writeMetric(w, metric);
     w.string(F.ScopeMetrics.schemaUrl, sm.scope.schemaUrl ?? '');

@@ -6,6 +6,7 @@ import {
   spelling,
   TimeField,
 } from '../../encoding/json-writer.js';
+import { checkDropped } from '../../encoding/otlp-schema.js';
 import { groupedJson } from '../grouped-json.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
 import { countSpan, otlpSpanKind, spanFlags } from './span.js';
@@ -57,8 +58,10 @@ function span(w: JsonWriter, s: SpanLike): void {
   w.nanos(END_TIME_UNIX_NANO, s.endTime);
   jsonAttributesOf(w, s.attributes, s.droppedAttributesCount);
   list(w, EVENTS, s.events, event);
+  checkDropped('a dropped events count', s.droppedEventsCount);
   w.intUnlessZero(DROPPED_EVENTS_COUNT, s.droppedEventsCount);
   list(w, LINKS, s.links, link);
+  checkDropped('a dropped links count', s.droppedLinksCount);
   w.intUnlessZero(DROPPED_LINKS_COUNT, s.droppedLinksCount);
   // Status is always there, its code too (0, unset, included), as the official serializers write it.
   const status = s.status;

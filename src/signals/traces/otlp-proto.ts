@@ -1,5 +1,5 @@
 import { attributeFields, protoAttributesOf } from '../../encoding/any-value-proto.js';
-import { FIELD } from '../../encoding/otlp-schema.js';
+import { checkDropped, FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
@@ -31,8 +31,10 @@ function span(w: ProtoWriter, s: SpanLike): void {
   w.nanos(S.endTimeUnixNano, s.endTime);
   protoAttributesOf(w, SPAN_ATTRIBUTES, s.attributes, s.droppedAttributesCount);
   for (const e of s.events) event(w, e);
+  checkDropped('a dropped events count', s.droppedEventsCount);
   count(w, S.droppedEventsCount, s.droppedEventsCount);
   for (const l of s.links) link(w, l);
+  checkDropped('a dropped links count', s.droppedLinksCount);
   count(w, S.droppedLinksCount, s.droppedLinksCount);
   const status = s.status;
   w.fork(S.status);

@@ -1,3 +1,4 @@
+import { checkDropped } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { appendScopedRows } from '../flat-append.js';
 import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
@@ -22,6 +23,7 @@ export function appendSpans(
     ({ scope, resourceSet, service }) =>
       (span, r) => {
         const context = span.spanContext();
+        checkSpanDropped(span);
         store.nanos(SPAN.TIMESTAMP, r, span.startTime);
         store.text(SPAN.TRACE_ID, r, context.traceId);
         store.text(SPAN.SPAN_ID, r, context.spanId);
@@ -65,6 +67,18 @@ export function appendSpans(
         }
       },
   );
+}
+
+/**
+ * The dropped counts of a span, its events and links: no column keeps them, but one the OTLP
+ * formats refuse (checkDropped) is refused here too.
+ */
+function checkSpanDropped(span: SpanLike): void {
+  checkDropped('a dropped attributes count', span.droppedAttributesCount);
+  checkDropped('a dropped events count', span.droppedEventsCount);
+  checkDropped('a dropped links count', span.droppedLinksCount);
+  for (const e of span.events) checkDropped('a dropped attributes count', e.droppedAttributesCount);
+  for (const l of span.links) checkDropped('a dropped attributes count', l.droppedAttributesCount);
 }
 
 /**

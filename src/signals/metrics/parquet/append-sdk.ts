@@ -9,7 +9,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { checkOtlpTime } from '../../../encoding/hrtime.js';
-import { checkCount, checkCounts, isInt64 } from '../../../encoding/otlp-schema.js';
+import { checkCount, checkCounts, checkDropped, isInt64 } from '../../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
 import { MAP_ENTRY_BYTES, textOf } from '../../../parquet/tables.js';
@@ -85,6 +85,11 @@ export class SdkAppender {
     ]);
     let points = 0;
     for (const sm of rm.scopeMetrics) {
+      // Not kept in the table, but refused as the OTLP formats refuse it.
+      checkDropped(
+        'a dropped attributes count',
+        (sm.scope as { droppedAttributesCount?: number }).droppedAttributesCount,
+      );
       const scope = [sm.scope.name, sm.scope.version ?? '', sm.scope.schemaUrl ?? ''].map((s) =>
         store.stringId(s),
       );
