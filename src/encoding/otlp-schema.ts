@@ -370,6 +370,18 @@ export function checkDropped(what: string, value: number | undefined): void {
   }
 }
 
+/**
+ * Refuses a value of an int32 field (a log record's severity number, an exponential histogram's
+ * scale and bucket offsets) an int32 does not hold: NaN, infinite, outside -2^31 to 2^31 - 1, or
+ * not a whole number. OTLP/protobuf would write it cut (2.5 as 2) or wrapped, OTLP/JSON as it is,
+ * Parquet's INT32 column cut and wrapped (2^40 as 0): every format refuses its export alike.
+ */
+export function checkInt32(what: string, value: number): void {
+  if (!(Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31)) {
+    throw new RangeError(`${what} ${value} is not an int32: a whole number from -2^31 to 2^31 - 1`);
+  }
+}
+
 /** checkCount() of each of `values`. */
 export function checkCounts(what: string, values: readonly number[]): void {
   for (let i = 0; i < values.length; i++) checkCount(what, values[i] as number);

@@ -1,5 +1,6 @@
 import { jsonAnyValue, jsonAttributesOf } from '../../encoding/any-value-json.js';
 import { IntField, type JsonWriter, spelling, TimeField } from '../../encoding/json-writer.js';
+import { checkInt32 } from '../../encoding/otlp-schema.js';
 import { groupedJson } from '../grouped-json.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
 
@@ -36,6 +37,7 @@ function logRecord(w: JsonWriter, r: LogRecordLike): void {
   w.nanos(OPEN_TIME_UNIX_NANO, r.hrTime);
   w.nanos(OBSERVED_TIME_UNIX_NANO, r.hrTimeObserved);
   const severity = r.severityNumber;
+  if (severity !== undefined) checkInt32('a severity number', severity);
   if (severity !== undefined && severity !== 0) w.intField(SEVERITY_NUMBER, severity);
   w.stringUnlessEmpty(SEVERITY_TEXT, r.severityText);
   const body = r.body;

@@ -3,7 +3,7 @@ import {
   protoAnyValue,
   protoAttributesOf,
 } from '../../encoding/any-value-proto.js';
-import { FIELD } from '../../encoding/otlp-schema.js';
+import { checkInt32, FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
@@ -24,6 +24,7 @@ const RECORD_ATTRIBUTES = attributeFields(R);
 function logRecord(w: ProtoWriter, r: LogRecordLike): void {
   w.nanos(R.timeUnixNano, r.hrTime);
   const severity = r.severityNumber;
+  if (severity !== undefined) checkInt32('a severity number', severity);
   if (severity !== undefined) w.int64(R.severityNumber, severity);
   if (r.severityText) w.string(R.severityText, r.severityText);
   if (r.body !== undefined) protoAnyValue(w, R.body, r.body);

@@ -1,5 +1,5 @@
 import { checkOtlpTime } from '../../encoding/hrtime.js';
-import { checkDropped } from '../../encoding/otlp-schema.js';
+import { checkDropped, checkInt32 } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -37,7 +37,9 @@ export function appendLogRecords(
         store.text(LOG.SPAN_ID, r, context?.spanId ?? '');
         store.int32(LOG.TRACE_FLAGS, r, (context?.traceFlags ?? 0) & 0xff);
         store.string(LOG.SEVERITY_TEXT, r, record.severityText ?? '');
-        store.int32(LOG.SEVERITY_NUMBER, r, record.severityNumber ?? 0);
+        const severity = record.severityNumber ?? 0;
+        checkInt32('a severity number', severity);
+        store.int32(LOG.SEVERITY_NUMBER, r, severity);
         store.string(LOG.SERVICE_NAME, r, service);
         store.text(LOG.BODY, r, jsValueText(record.body) ?? '');
         store.string(LOG.RESOURCE_SCHEMA_URL, r, resource.schemaUrl ?? '');

@@ -16,7 +16,7 @@ import {
   type Spelling,
   spelling,
 } from '../../encoding/json-writer.js';
-import { checkCount, checkCounts, isInt64 } from '../../encoding/otlp-schema.js';
+import { checkCount, checkCounts, checkInt32, isInt64 } from '../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../encoding/records.js';
 import { jsonScope } from '../grouped-json.js';
 import {
@@ -208,6 +208,7 @@ function expHistogramValue(w: JsonWriter, p: DataPoint<unknown>): void {
   const h = p.value as ExponentialHistogram;
   countAndSum(w, h);
   w.spell(SCALE);
+  checkInt32('a scale', h.scale);
   w.int(h.scale);
   checkCount('a zero count', h.zeroCount);
   w.spell(ZERO_COUNT);
@@ -241,6 +242,7 @@ function buckets(
   b: { offset: number; bucketCounts: number[] },
 ): void {
   w.spell(field);
+  checkInt32('a bucket offset', b.offset);
   w.int(b.offset);
   w.spell(BUCKET_COUNTS);
   checkCounts('a bucket count', b.bucketCounts);

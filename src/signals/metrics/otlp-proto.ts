@@ -6,6 +6,7 @@ import {
   checkCount,
   checkCounts,
   checkDropped,
+  checkInt32,
   FIELD,
   isInt64,
 } from '../../encoding/otlp-schema.js';
@@ -151,6 +152,7 @@ function expHistogramValue(w: ProtoWriter, p: sdk.DataPoint<unknown>): void {
   const E = F.ExponentialHistogramDataPoint;
   const h = p.value as sdk.ExponentialHistogram;
   countAndSum(w, E, h);
+  checkInt32('a scale', h.scale);
   w.sint32(E.scale, h.scale);
   checkCount('a zero count', h.zeroCount);
   w.fixed64(E.zeroCount, h.zeroCount);
@@ -178,6 +180,7 @@ function buckets(
   b: { offset: number; bucketCounts: number[] },
 ): void {
   w.fork(field);
+  checkInt32('a bucket offset', b.offset);
   w.sint32(F.Buckets.offset, b.offset);
   checkCounts('a bucket count', b.bucketCounts);
   w.packedVarint(F.Buckets.bucketCounts, b.bucketCounts);

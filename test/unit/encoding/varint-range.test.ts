@@ -1,6 +1,5 @@
 import { ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import {
   AggregationTemporality,
   DataPointType,
@@ -9,12 +8,11 @@ import {
 import { expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { ProtoWriter } from '../../../src/encoding/proto-writer.js';
-import { logsExport } from '../../../src/signals/logs/export.js';
 import { metricsExport } from '../../../src/signals/metrics/export.js';
 
 /**
  * A protobuf varint holds a whole number from 0 to 2^64 - 1. A caller's number outside that
- * (an exponential histogram's bucket count of -3, 2^64 or Infinity; a severity of Infinity) is
+ * (an exponential histogram's bucket count of -3, 2^64 or Infinity; a uint of Infinity) is
  * refused with its export, never written as bytes no decoder reads, and never loops: Infinity
  * divided by 128 stays Infinity, and before the check the encoder spun forever on the service's
  * thread.
@@ -81,31 +79,13 @@ test.each([-3, 2 ** 64, Number.NaN, Number.POSITIVE_INFINITY])(
   },
 );
 
-test.each([
-  [{ severityNumber: Number.POSITIVE_INFINITY }, 'Infinity'],
-  [{ severityNumber: 2 ** 64 }, '18446744073709552000'],
-])('a log record with %o is refused by the varint writer', (odd, value) => {
-  const record = {
-    hrTime: [1, 0],
-    hrTimeObserved: [1, 0],
-    body: 'b',
-    attributes: {},
-    droppedAttributesCount: 0,
-    resource,
-    instrumentationScope: { name: 'n' },
-    ...odd,
-  } as unknown as ReadableLogRecord;
-  expect(() => logsExport.records['otlp-proto'].encode([record])).toThrow(
-    `${value} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,
-  );
-});
-
-// A dropped count is refused as a uint32 first (dropped-counts.test.ts): the writer's own refusal
-// of a uint field's value, for every other caller.
+// A dropped count is refused as a uint32 (dropped-counts.test.ts) and a severity as an int32
+// (int32-fields.test.ts) first: the writer's own refusal, for every other caller.
 test.each([
   [-3, '-3'],
   [2 ** 64, '18446744073709552000'],
   [Number.NaN, 'NaN'],
+  [Number.POSITIVE_INFINITY, 'Infinity'],
 ])('the varint writer refuses a uint of %s', (value, text) => {
   expect(() => new ProtoWriter().uint(1, value)).toThrow(
     `${text} is outside what a protobuf varint holds (a whole number from 0 to 2^64 - 1)`,

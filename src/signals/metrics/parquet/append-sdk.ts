@@ -9,7 +9,13 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { AttributeCache } from '../../../encoding/attribute-cache.js';
 import { checkOtlpTime } from '../../../encoding/hrtime.js';
-import { checkCount, checkCounts, checkDropped, isInt64 } from '../../../encoding/otlp-schema.js';
+import {
+  checkCount,
+  checkCounts,
+  checkDropped,
+  checkInt32,
+  isInt64,
+} from '../../../encoding/otlp-schema.js';
 import { type ExportTally, noteTime } from '../../../encoding/records.js';
 import { jsValueText } from '../../../parquet/attribute-text.js';
 import { MAP_ENTRY_BYTES, textOf } from '../../../parquet/tables.js';
@@ -268,6 +274,9 @@ export class SdkAppender {
       checkCount('a histogram count', h.count);
       store.setDistribution(r, h.count, h.sum, h.min, h.max);
       checkCount('a zero count', h.zeroCount);
+      checkInt32('a scale', h.scale);
+      checkInt32('a bucket offset', h.positive.offset);
+      checkInt32('a bucket offset', h.negative.offset);
       store.setExponential(r, h.scale, h.zeroCount, h.positive.offset, h.negative.offset);
       appendCounts(store, r, LISTS.POSITIVE, h.positive.bucketCounts);
       appendCounts(store, r, LISTS.NEGATIVE, h.negative.bucketCounts);
