@@ -124,6 +124,8 @@ export class SignalExporter<Item> {
             retryEveryMillis: c.retryMaxDelayMillis,
             diskTimeoutMillis: c.spoolTimeoutMillis,
             check: spoolFileCheck(c.keys),
+            lost: (items) =>
+              this.#outcomes.quarantinedBatch(items?.points ?? 0, items?.rawBytes ?? 0),
             journal:
               c.journalSyncMillis === 0
                 ? undefined
@@ -135,7 +137,7 @@ export class SignalExporter<Item> {
                     // A batch (Parquet: its JSON, larger than its columns) and what one interval adds.
                     maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
                     overhead: (count, format) => signal.records[format].overhead(count),
-                    lost: (points, rawBytes) => this.#outcomes.chainQuarantined(points, rawBytes),
+                    lost: (points, rawBytes) => this.#outcomes.quarantinedBatch(points, rawBytes),
                   },
           },
           {

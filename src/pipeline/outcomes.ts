@@ -237,10 +237,10 @@ export class Outcomes {
   }
 
   /**
-   * A journal chain of an earlier run could not be replayed (quarantined, and reported there):
-   * its batch is lost, with the items and bytes of the records that could still be read.
+   * A journal chain or a spool file of an earlier run could not be used (quarantined, and
+   * reported there): its batch is lost, with the items and bytes known of it (none if unknown).
    */
-  chainQuarantined(points: number, rawBytes: number): void {
+  quarantinedBatch(points: number, rawBytes: number): void {
     this.#countDrop('spool-corrupt', 1, points, rawBytes);
   }
 

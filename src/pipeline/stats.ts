@@ -33,7 +33,8 @@ export interface ExporterStats {
   /**
    * pointsDropped by reason: `buffer-full`, `shutdown`, `rejected` (by S3), `internal-error`,
    * `spool-full` (evicted from a full spool while only on disk), `spool-corrupt` (a spool file
-   * that failed its checksum, a journal chain quarantined: the items of its readable records).
+   * that failed its checksum, a spool file or journal chain of an earlier run quarantined: the
+   * items its metadata or readable records give, where they can be trusted).
    */
   pointsDroppedByReason: Partial<Record<DropReason, number>>;
   /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */

@@ -90,6 +90,46 @@ export function decodeSpoolFile(file: Buffer): { meta: SpoolMeta; body: Buffer }
 
 const isCount = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 
+/**
+ * The batch of a spool file that cannot be used, for the drop counts: `items` (its points and
+ * rawBytes) only where its checksum held and they are counts, `chains` the journal chains its
+ * metadata names as far as they can be read (the journal may hold the batch still), `whole`
+ * whether its checksum held.
+ */
+export interface LostBatch {
+  items: { points: number; rawBytes: number } | undefined;
+  chains: readonly string[];
+  whole: boolean;
+}
+
+/**
+ * What a spool file that failed its checks tells of its batch; undefined for a file that is no
+ * spool file (shorter than a header, another magic).
+ */
+export function lostBatch(file: Buffer): LostBatch | undefined {
+  if (file.length < HEADER_BYTES || file.readUInt32LE(0) !== MAGIC) return undefined;
+  const metaEnd = HEADER_BYTES + file.readUInt32LE(8);
+  const whole =
+    file.readUInt16LE(4) === VERSION &&
+    file.length === metaEnd + file.readUInt32LE(12) &&
+    crc32c(file.subarray(HEADER_BYTES), crc32c(file.subarray(0, 16))) === file.readUInt32LE(16);
+  let meta: Partial<Record<keyof SpoolMeta, unknown>> | undefined;
+  try {
+    if (metaEnd <= file.length) meta = JSON.parse(file.subarray(HEADER_BYTES, metaEnd).toString());
+  } catch {
+    meta = undefined;
+  }
+  const m = typeof meta === 'object' && meta !== null ? meta : {};
+  return {
+    items:
+      whole && isCount(m.points) && isCount(m.rawBytes)
+        ? { points: m.points as number, rawBytes: m.rawBytes as number }
+        : undefined,
+    chains: Array.isArray(m.journal) ? m.journal.filter((c) => typeof c === 'string') : [],
+    whole,
+  };
+}
+
 /** Field types: metadata is data, and a replay must not act on anything else. */
 function checkMeta(meta: unknown): asserts meta is SpoolMeta {
   const m = meta as Partial<Record<keyof SpoolMeta, unknown>> | null;

@@ -302,6 +302,23 @@ export class OpenBatchJournal implements OpenJournal {
     await Promise.all(names.map((name) => this.gone(name)));
   }
 
+  /**
+   * Whether the journal holds a part of any of `names` (an unusable spool file's chains: the
+   * replay then takes its batch); undefined when the journal cannot be listed now.
+   */
+  async holdsAny(names: readonly string[]): Promise<boolean | undefined> {
+    const d = this.#disk;
+    if (d === undefined || names.length === 0) return false;
+    let listed: string[];
+    try {
+      listed = await d.disk.run(() => d.fs.readdir(d.dir));
+    } catch {
+      return undefined;
+    }
+    const wanted = new Set(names);
+    return listed.some((file) => wanted.has(parsePartName(file)?.chain ?? ''));
+  }
+
   /** Resolves once the files of `chain` are deleted (at once for a chain not of this process). */
   gone(name: string): Promise<void> {
     return this.#chains.get(name)?.gone ?? Promise.resolve();

@@ -6,7 +6,7 @@ import type { DropReason } from '../pipeline/stats.js';
 import type { Uploader } from '../pipeline/uploader.js';
 import { describeError } from '../s3/errors.js';
 import { diskErrorCode } from './disk-deadline.js';
-import { SpoolFormatError, spoolFileBytes } from './file-format.js';
+import { type LostBatch, SpoolFormatError, spoolFileBytes } from './file-format.js';
 import type { OpenBatchJournal } from './journal.js';
 import { type KeeperReports, LISTING } from './keeper-reports.js';
 import type { MetaCheck, ScanEvent, Spool, SpoolEntry } from './spool.js';
@@ -33,6 +33,11 @@ export interface KeeperOptions {
   diskTimeoutMillis: number;
   /** Whether a file's metadata is one this exporter's configuration could have written. */
   check: MetaCheck;
+  /**
+   * A spool file of an earlier run quarantined at start, its batch lost: its items and bytes
+   * when its metadata can be trusted (else undefined), for the exporter's drop counts.
+   */
+  lost?: ((items: { points: number; rawBytes: number } | undefined) => void) | undefined;
 }
 
 /** A spool write still running at the shutdown deadline gets this long to finish. */
@@ -69,6 +74,8 @@ export class SpoolKeeper implements Pager {
    * (the journal could not be listed): counted in the spool's bytes, tried again.
    */
   readonly #unforgotten = new Map<SpoolEntry, { chains: readonly string[]; trying: boolean }>();
+  /** Files the scan quarantined whose batch may be lost: counted once the journal is asked. */
+  readonly #lost: { name: string; reason: string; lost: LostBatch }[] = [];
   /** The scan of what an earlier run left could not list a directory; it runs again. */
   #restorePending = false;
   #loading = 0;
@@ -122,6 +129,7 @@ export class SpoolKeeper implements Pager {
       this.#restorePending = true;
       this.#reports.listFailed(error);
     }
+    await this.#countLost();
     if (restored > 0) {
       log.info(
         `spool ${this.#spool.dir}: restoring ${plural(restored, 'batch', 'batches')} from an earlier run`,
@@ -146,10 +154,13 @@ export class SpoolKeeper implements Pager {
       case 'quarantined':
         this.#unread.delete(event.name);
         this.#reports.read(event.name); // read, and unusable: no read to wait for
-        this.#reports.quarantined(
-          event.name,
-          `is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
-        );
+        if (event.lost !== undefined)
+          this.#lost.push({ name: event.name, reason: event.reason, lost: event.lost });
+        else
+          this.#reports.quarantined(
+            event.name,
+            `is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
+          );
         return false;
       case 'unreadable':
         if ((event.error as NodeJS.ErrnoException)?.code === 'ENOENT') {
@@ -160,6 +171,35 @@ export class SpoolKeeper implements Pager {
         this.#unread.add(event.name);
         this.#reports.readFailed(event.name, event.error);
         return false;
+    }
+  }
+
+  /**
+   * Reports the batch files the scan quarantined: a batch is lost, and counted dropped, unless
+   * the journal still holds a chain its file names (the replay takes it, or counts it if it
+   * cannot) or cannot be listed now (the chain, if there, waits for a replay).
+   */
+  async #countLost(): Promise<void> {
+    for (const { name, reason, lost } of this.#lost.splice(0)) {
+      const held =
+        lost.chains.length === 0 ? false : await this.#parts.journal?.holdsAny(lost.chains);
+      let fate: string;
+      if (held !== false) {
+        fate =
+          held === true
+            ? '; the journal still holds its batch'
+            : '; the journal, which may hold its batch, could not be listed';
+      } else {
+        this.#options.lost?.(lost.items);
+        fate =
+          lost.items === undefined
+            ? '; its batch is lost, its items unknown (counted in stats().batchesDropped)'
+            : `; its batch is lost (${plural(lost.items.points, 'item')}, counted in stats().pointsDroppedByReason['spool-corrupt'])`;
+      }
+      this.#reports.quarantined(
+        name,
+        `is unusable (${reason}); moved to ${this.#spool.dir}/quarantine${fate}`,
+      );
     }
   }
 
@@ -482,6 +522,7 @@ export class SpoolKeeper implements Pager {
       if (event.kind !== 'unreadable') this.#reports.read(name); // read, or set aside
       this.#take(event);
     }
+    await this.#countLost();
     if (!this.#closed) await this.#spool.retryUndone();
     for (const [entry, left] of this.#unforgotten) {
       if (this.#closed || this.#spool.stalled) break;

@@ -5,6 +5,8 @@ import type { DiskDeadline } from './disk-deadline.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
+  type LostBatch,
+  lostBatch,
   SpoolFormatError,
   type SpoolMeta,
 } from './file-format.js';
@@ -35,8 +37,12 @@ export class SpoolWriteError extends Error {
 /** What a scan did with one file of `batches/` or `tmp/`. */
 export type ScanEvent =
   | { kind: 'entry'; entry: SpoolEntry }
-  /** Torn, corrupt, or not a file this exporter could have written: moved to `quarantine/`. */
-  | { kind: 'quarantined'; name: string; reason: string }
+  /**
+   * Torn, corrupt, or not a file this exporter could have written: moved to `quarantine/`.
+   * `lost`: the batch of a spool file of `batches/` (of `tmp/`: one whose checksum held, as one
+   * a crash cut short was never durable here), for the drop counts.
+   */
+  | { kind: 'quarantined'; name: string; reason: string; lost?: LostBatch | undefined }
   /** Could not be read now (EMFILE, EIO, EACCES, ...): left in place, to be read again later. */
   | { kind: 'unreadable'; name: string; error: unknown };
 
@@ -149,7 +155,10 @@ export class Spool {
   async #adopt(name: string, check: MetaCheck): Promise<ScanEvent | undefined> {
     const path = join(this.#tmp, name);
     const read = await this.#readChecked(path, check);
-    if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);
+    if ('reason' in read) {
+      const lost = read.lost?.whole ? read.lost : undefined;
+      return this.#moveToQuarantine(path, name, read.reason, lost);
+    }
     if ('error' in read) return { kind: 'unreadable', name: `${TMP}${name}`, error: read.error };
     const adopted = join(this.#batches, adoptedName(name));
     try {
@@ -181,7 +190,7 @@ export class Spool {
     }
     const path = join(this.#batches, name);
     const read = await this.#readChecked(path, check);
-    if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason);
+    if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason, read.lost);
     if ('error' in read) return { kind: 'unreadable', name, error: read.error };
     this.#count(name, read.fileBytes);
     return { kind: 'entry', entry: { name, fileBytes: read.fileBytes, meta: read.meta } };
@@ -190,7 +199,11 @@ export class Spool {
   async #readChecked(
     path: string,
     check: MetaCheck,
-  ): Promise<{ meta: SpoolMeta; fileBytes: number } | { reason: string } | { error: unknown }> {
+  ): Promise<
+    | { meta: SpoolMeta; fileBytes: number }
+    | { reason: string; lost?: LostBatch | undefined }
+    | { error: unknown }
+  > {
     let file: Buffer;
     try {
       file = await this.#disk.run(() => this.#fs.readFile(path));
@@ -203,9 +216,12 @@ export class Spool {
     try {
       const { meta } = decodeSpoolFile(file);
       const reason = check(meta);
-      return reason === undefined ? { meta, fileBytes: file.length } : { reason };
+      return reason === undefined
+        ? { meta, fileBytes: file.length }
+        : { reason, lost: lostBatch(file) };
     } catch (error) {
-      if (error instanceof SpoolFormatError) return { reason: error.message };
+      if (error instanceof SpoolFormatError)
+        return { reason: error.message, lost: lostBatch(file) };
       throw error;
     }
   }
@@ -214,9 +230,14 @@ export class Spool {
    * A file that failed its checks is set aside: moved to `quarantine/`, or, if the disk does
    * not do it now, kept for retryUndone(). Either way it is never used, and reported once.
    */
-  async #moveToQuarantine(path: string, name: string, reason: string): Promise<ScanEvent> {
+  async #moveToQuarantine(
+    path: string,
+    name: string,
+    reason: string,
+    lost: LostBatch | undefined,
+  ): Promise<ScanEvent> {
     await this.#discard(path, 'quarantine').catch(() => {});
-    return { kind: 'quarantined', name, reason };
+    return { kind: 'quarantined', name, reason, lost };
   }
 
   /**

@@ -6,11 +6,14 @@ import { ExportResultCode } from '@opentelemetry/core';
 import { uuidv7 } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { objectKey, type S3MetricExporterOptions } from '../../../src/index.js';
+import { emptySpoolStats } from '../../../src/pipeline/stats.js';
+import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import {
   decodeSpoolFile,
   encodeSpoolFile,
   type SpoolMeta,
 } from '../../../src/spool/file-format.js';
+import { nodeFileSystem } from '../../../src/spool/file-system.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
@@ -22,7 +25,7 @@ import {
   type SignalDriver,
   signalSpoolDir,
 } from '../../support/signal-driver.js';
-import { openSpool, spoolExporterIn } from '../../support/spool-exporter.js';
+import { openSpool, spoolExporterIn, testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -222,6 +225,105 @@ describe('spool files are data, not commands', () => {
     expect(exporter.stats().spool?.replayed).toBe(1);
     expect(exporter.stats().pointsUploaded).toBe(1);
     await exporter.shutdown();
+  });
+
+  test('a batch file that fails its checks at start is a batch dropped: its items when its numbers are sane, the batch alone otherwise', async () => {
+    await rm(dir, { recursive: true, force: true });
+    const spool = await openSpool(dir);
+    const batches = join(dir, 'batches');
+    const put = (path: string, bytes: Buffer) => writeFile(path, bytes);
+    // Checked and sane: 7 + 11 items, 100 + 200 bytes, lost with their files.
+    await put(
+      join(batches, `${uuidv7()}.batch`),
+      Buffer.concat(
+        encodeSpoolFile(
+          meta({ key: goodKey().replace(/^p\//, 'q/'), points: 7, rawBytes: 100 }),
+          body,
+        ),
+      ),
+    );
+    await put(
+      join(batches, `${uuidv7()}.batch`),
+      Buffer.concat(
+        encodeSpoolFile(meta({ contentType: 'text/html', points: 11, rawBytes: 200 }), body),
+      ),
+    );
+    // A batch whose numbers are not counts: the batch, no items.
+    await put(
+      join(batches, `${uuidv7()}.batch`),
+      Buffer.concat(encodeSpoolFile(meta({ points: 'many', rawBytes: 300 }), body)),
+    );
+    // A spool file that fails its checksum: the batch, its items unknown.
+    const damaged = Buffer.concat(encodeSpoolFile(meta({ points: 13, rawBytes: 400 }), body));
+    damaged[damaged.length - 2] = (damaged[damaged.length - 2] as number) ^ 0x40;
+    await put(join(batches, `${uuidv7()}.batch`), damaged);
+    // Not a spool file at all, and a write a crash cut short in tmp/: no batch the spool lost.
+    await put(join(batches, `${uuidv7()}.batch`), Buffer.from('not a spool file at all'));
+    const torn = Buffer.concat(encodeSpoolFile(meta({ points: 17, rawBytes: 500 }), body));
+    await put(join(dir, 'tmp', `${uuidv7()}.batch.tmp`), torn.subarray(0, torn.length - 5));
+    await spool.close();
+    messages.length = 0;
+    const exporter = exporterWith(new ScriptedS3(), { prefix: 'p' });
+    try {
+      await waitFor(() => exporter.stats().spool?.quarantined === 6, 5_000, 'the scan');
+      expect(exporter.stats()).toMatchObject({
+        batchesDropped: 4,
+        pointsDropped: 18,
+        pointsDroppedByReason: { 'spool-corrupt': 18 },
+        rawBytesDropped: 300,
+      });
+      const told = messages.map((m) => m.text).join('\n');
+      expect(told).toContain(
+        "its batch is lost (7 items, counted in stats().pointsDroppedByReason['spool-corrupt'])",
+      );
+      expect(told.match(/its batch is lost, its items unknown/g)).toHaveLength(2);
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+
+  test('a batch file that fails its checks while the journal still holds its chain: the replay takes the batch, not a drop', async () => {
+    await rm(dir, { recursive: true, force: true });
+    const spool = await openSpool(dir);
+    const stats = emptySpoolStats();
+    const journal = testJournal(dir, { stats });
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs: nodeFileSystem,
+      disk: new DiskDeadline(5_000),
+    });
+    journal.append(Buffer.from('{"resourceMetrics":[]}'), 3, {
+      attributes: {},
+      group: '',
+      dataTimeMillis: undefined,
+    });
+    await waitFor(() => stats.journalSyncs > 0, 2_000, 'a group commit');
+    await journal.close(100);
+    const [part] = readdirSync(join(dir, 'journal'));
+    const chain = (part as string).split('.')[0] as string;
+    const key = goodKey().replace(/^p\//, 'q/');
+    await writeFile(
+      join(dir, 'batches', `${uuidv7()}.batch`),
+      Buffer.concat(encodeSpoolFile(meta({ key, points: 3, journal: [chain] }), body)),
+    );
+    await spool.close();
+    messages.length = 0;
+    const exporter = exporterWith(new ScriptedS3(), { prefix: 'p', format: 'otlp-json' });
+    try {
+      await waitFor(() => exporter.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+      expect(exporter.stats()).toMatchObject({
+        batchesDropped: 0,
+        pointsDropped: 0,
+        spool: { quarantined: 1 },
+      });
+      expect(messages).toContainEqual({
+        level: 'error',
+        text: expect.stringMatching(/is unusable \(its key .*; the journal still holds its batch$/),
+      });
+    } finally {
+      await exporter.shutdown();
+    }
   });
 });
 
