@@ -24,6 +24,7 @@ import {
   checkDataPage,
   checkDictionaryPage,
   checkPageHeader,
+  checkPageHeaderSize,
   type ValueBudget,
   withinDictionary,
 } from './page-bounds.js';
@@ -307,6 +308,7 @@ function readLeaf(
   let row = -1;
   let dictionary: DecodedArray | undefined;
   while (reader.offset < chunk.byteLength) {
+    checkPageHeaderSize(chunk, reader.offset, path, values);
     const header = parquetHeader(reader);
     // Only the pages this package writes (page-bounds.ts): dictionary and version 1 data pages.
     checkPageHeader(header, chunk.byteLength - reader.offset, decoder.type, path, values);

@@ -4,7 +4,9 @@ import { decompressPage } from 'hyparquet/src/datapage.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getTreePath } from 'hyparquet/src/schema.js';
 import { readVarInt } from 'hyparquet/src/thrift.js';
 import type { Compressors, DecodedArray, SchemaTree } from 'hyparquet/src/types.js';
+import { objectBudget } from '../encoding/decode-request.js';
 import { readHybrid } from './hybrid-decode.js';
+import { checkThriftSize } from './thrift-bounds.js';
 
 /**
  * What a Parquet file's pages may make hyparquet do, checked before it decodes them: every file
@@ -62,6 +64,19 @@ export function checkCodec(codec: string, path: readonly string[]): void {
       `${columnOf(path)}: codec ${codec}, which this package does not write`,
     );
   }
+}
+
+/**
+ * Throws for a page header (at `offset` of its chunk's bytes) of more Thrift structs and lists
+ * than a read builds (thrift-bounds.ts), before hyparquet parses it.
+ */
+export function checkPageHeaderSize(
+  chunk: Uint8Array,
+  offset: number,
+  path: readonly string[],
+  values: ValueBudget,
+): void {
+  checkThriftSize(chunk, offset, objectBudget(values.limit), `${columnOf(path)}: a page header`);
 }
 
 /**
@@ -350,6 +365,7 @@ export async function checkPages(
       let entries = 0;
       let dictionary = 0;
       while (reader.offset < stored.length - 1) {
+        checkPageHeaderSize(stored, reader.offset, path, values);
         const header = parquetHeader(reader);
         checkPageHeader(header, stored.length - reader.offset, meta.type, path, values);
         const page = stored.subarray(reader.offset, reader.offset + header.compressed_page_size);

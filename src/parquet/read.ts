@@ -8,9 +8,11 @@ import {
   type SchemaElement,
   type SchemaTree,
 } from 'hyparquet';
+import { objectBudget } from '../encoding/decode-request.js';
 import type { Compression } from '../layout/formats.js';
 import { type FlatRepeated, type LeafValues, readFlatColumns } from './flat-columns.js';
 import { checkPages, ValueBudget } from './page-bounds.js';
+import { checkThriftSize } from './thrift-bounds.js';
 
 /**
  * The one way this package reads its Parquet files back, whole (a stored object) or a row group
@@ -63,13 +65,20 @@ export class SchemaVersionError extends Error {
  * element for element. The version alone is a claim anyone can write: hyparquet follows the
  * schema a file gives (nesting, logical types it converts, fixed lengths), and some of those
  * cost it memory or time out of all proportion to the file (a variant whose offsets repeat, a
- * hundred nested groups, a decimal of megabytes). Only this package's own are read.
+ * hundred nested groups, a decimal of megabytes). Only this package's own are read. The footer
+ * is parsed only if it holds no more structs and lists than a read of `maxDecompressedBytes`
+ * builds (thrift-bounds.ts).
  */
 export function schemaMetadata(
   bytes: ArrayBuffer | Uint8Array,
   key: string,
   expected: ExpectedSchema,
+  maxDecompressedBytes: number,
 ): FileMetaData {
+  checkFooterSize(
+    bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes),
+    maxDecompressedBytes,
+  );
   const metadata = parquetMetadata(bytes);
   const found = metadata.key_value_metadata?.find((kv) => kv.key === key)?.value;
   if (found !== expected.version) {
@@ -85,6 +94,18 @@ export function schemaMetadata(
     );
   }
   return metadata;
+}
+
+/** Throws for a footer of more structs and lists than a read builds; a malformed end is parquetMetadata's to refuse. */
+function checkFooterSize(file: Uint8Array, maxDecompressedBytes: number): void {
+  if (file.length < 8) return;
+  const length = new DataView(file.buffer, file.byteOffset, file.byteLength).getUint32(
+    file.length - 8,
+    true,
+  );
+  if (length > file.length - 8) return;
+  const footer = file.subarray(file.length - 8 - length, file.length - 8);
+  checkThriftSize(footer, 0, objectBudget(maxDecompressedBytes), 'a Parquet footer');
 }
 
 /** What an element is, as far as reading it goes. */

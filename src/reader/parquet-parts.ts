@@ -133,7 +133,12 @@ export async function openParquetParts(
   }
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
-  const metadata = schemaMetadata(footer, SCHEMA_VERSION_KEY, schema.expected);
+  const metadata = schemaMetadata(
+    footer,
+    SCHEMA_VERSION_KEY,
+    schema.expected,
+    limits.maxDecompressedBytes,
+  );
   let rows = 0;
   const groups = metadata.row_groups.map((group) => {
     const checked = checkedGroup(group, rows, file.byteLength, limits);

@@ -89,6 +89,11 @@ export async function readFlatRows(
   spec: FlatSpec,
 ): Promise<Row[]> {
   const file = ownBuffer(bytes);
-  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, expectedSchema(spec));
+  const metadata = schemaMetadata(
+    file,
+    SCHEMA_VERSION_KEY,
+    expectedSchema(spec),
+    decompression.maxDecompressedBytes,
+  );
   return (await readRows({ file, metadata }, decompression)).rows;
 }

@@ -18,7 +18,12 @@ export async function parquetToRequest(
   decompression: PageDecompression,
 ): Promise<{ request: OtlpObject; rows: number }> {
   const file = ownBuffer(bytes);
-  const metadata = schemaMetadata(file, SCHEMA_VERSION_KEY, EXPECTED_SCHEMA);
+  const metadata = schemaMetadata(
+    file,
+    SCHEMA_VERSION_KEY,
+    EXPECTED_SCHEMA,
+    decompression.maxDecompressedBytes,
+  );
   const { rows } = await readRows({ file, metadata }, decompression);
   return { request: rowsToRequest(rows), rows: rows.length };
 }
