@@ -233,12 +233,16 @@ export function readObjectsOf(
       const fetched = await head.bytes;
       if ('parts' in fetched) {
         try {
+          let parts = 0;
           for await (const part of readParts(source, head.info, limits, signal)) {
             const { request, rawBytes, footer, index, count } = part;
+            parts++;
             stats.rawBytesRead += rawBytes;
             if (index === count - 1) stats.objectsRead++;
             yield { ...head.info, request, bytes: footer, rawBytes, part: { index, count } };
           }
+          // A file of no row groups is read too: it holds nothing (read whole, an empty request).
+          if (parts === 0) stats.objectsRead++;
         } catch (error) {
           if (!(error instanceof PartError)) throw error;
           stats.objectsUnreadable++;
