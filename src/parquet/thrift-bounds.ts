@@ -5,8 +5,13 @@
  * 1 GB of heap. So a read first counts them, building nothing, and refuses a struct that holds
  * more than it may build (objectBudget: one per 16 bytes of maxDecompressedBytes, as for
  * OTLP/JSON and protobuf). A list that claims more elements than bytes are left (each takes at
- * least one) is refused too: hyparquet makes its array at the claimed size first.
+ * least one) is refused too: hyparquet makes its array at the claimed size first. So is one
+ * nested deeper than MAX_THRIFT_DEPTH, which hyparquet's recursive parser would take to the end
+ * of the stack ("Maximum call stack size exceeded", which says nothing of the file).
  */
+
+/** The deepest nesting of structs and lists read; Parquet's own nest about 8 deep. */
+export const MAX_THRIFT_DEPTH = 64;
 
 /** Thrift compact protocol types. */
 const TRUE = 1;
@@ -33,6 +38,11 @@ export function checkThriftSize(
   let at = offset;
   let built = 0;
   const take = (): void => {
+    if (open.length >= MAX_THRIFT_DEPTH) {
+      throw new Error(
+        `${what} of Thrift structs and lists nested more than ${MAX_THRIFT_DEPTH} deep, deeper than Parquet nests them`,
+      );
+    }
     if (++built > max) {
       throw new Error(
         `${what} of more than ${max} Thrift structs and lists, the most a read builds (maxDecompressedBytes)`,

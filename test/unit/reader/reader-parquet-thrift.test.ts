@@ -90,6 +90,19 @@ describe('a Thrift bomb of empty structs is refused before it is built', () => {
     ).rejects.toThrow(/a Parquet footer with a Thrift list of 1000 elements in 9 bytes/);
   });
 
+  test('a footer of structs nested 10,000 deep: refused, naming why', async () => {
+    const depth = 10_000;
+    const footer = Uint8Array.from([...Array(depth).fill(0x1c), ...Array(depth + 1).fill(0)]);
+    const file = new Uint8Array(4 + footer.length + 8);
+    file.set(Buffer.from('PAR1'));
+    file.set(footer, 4);
+    new DataView(file.buffer).setUint32(4 + footer.length, footer.length, true);
+    file.set(Buffer.from('PAR1'), 4 + footer.length + 4);
+    await expect(decodeStoredObjectAsync(key, file)).rejects.toThrow(
+      /a Parquet footer of Thrift structs and lists nested more than 64 deep/,
+    );
+  });
+
   test('a page header of a few structs is read', async () => {
     const file = hostileFile({
       type: 'INT32',
