@@ -153,9 +153,26 @@ export async function openParquetParts(
     count: groups.length,
     keyValues: metadata.key_value_metadata ?? [],
     footer,
-    read: (index) => readGroup(file, metadata, groups, index, limits, schema.request),
-    readColumns: (index) => readGroupColumns(file, metadata, groups, index, limits, schema.coded),
+    read: (index) =>
+      withLimit(readGroup(file, metadata, groups, index, limits, schema.request), limits),
+    readColumns: (index) =>
+      withLimit(readGroupColumns(file, metadata, groups, index, limits, schema.coded), limits),
   };
+}
+
+/**
+ * A row group's read, its pages past the decompression budget refused with the limit the
+ * caller gave: the decompressor names what was left of it when a page went over.
+ */
+async function withLimit<T>(read: Promise<T>, limits: ReadLimits): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ObjectTooLargeError && error.limit === 'maxDecompressedBytes') {
+      throw new ObjectTooLargeError('maxDecompressedBytes', limits.maxDecompressedBytes);
+    }
+    throw error;
+  }
 }
 
 interface Group {

@@ -20,14 +20,22 @@ export interface ObjectPart {
 
 /** A part that cannot be read: where it failed, and why (`cause`, as onError reports it). */
 export class PartError extends Error {
-  readonly stage: 'fetch' | 'decode';
+  readonly stage: 'fetch' | 'decompress' | 'decode';
   constructor(key: string, cause: Error) {
     const fetchFailed = cause instanceof ObjectGoneError || cause instanceof RangeIgnoredError;
+    // A row group's pages past maxDecompressedBytes: decompression, as for an object read whole.
+    const decompressed =
+      cause instanceof ObjectTooLargeError && cause.limit === 'maxDecompressedBytes';
+    const stage = decompressed ? 'decompress' : 'decode';
     super(cause.message, {
-      cause: fetchFailed ? cause : new ObjectDecodeError(key, 'decode', cause.message, cause),
+      cause: fetchFailed ? cause : new ObjectDecodeError(key, stage, cause.message, cause),
     });
     this.name = 'PartError';
-    this.stage = fetchFailed || cause instanceof ObjectTooLargeError ? 'fetch' : 'decode';
+    this.stage = decompressed
+      ? 'decompress'
+      : fetchFailed || cause instanceof ObjectTooLargeError
+        ? 'fetch'
+        : 'decode';
   }
 }
 
