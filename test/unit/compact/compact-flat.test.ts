@@ -369,7 +369,10 @@ describe('compaction of spans and log records on a directory', () => {
     ]);
   });
 
-  test("an hour's listing of spans lists that hour, not the prefix to its end, and holds both layouts' objects (OTLP under year=…, Parquet under traces/year=…)", async () => {
+  // Twelve exports through the writers: seconds, more on a loaded machine (not a bound).
+  test("an hour's listing of spans lists that hour, not the prefix to its end, and holds both layouts' objects (OTLP under year=…, Parquet under traces/year=…)", {
+    timeout: 60_000,
+  }, async () => {
     const HOURS = 6;
     for (let h = 0; h < HOURS; h++) {
       const at = HOUR + h * 3_600_000;
