@@ -643,7 +643,7 @@ function peerSummary(
   const label: Record<Contender, string> = {
     ours: 'otel-s3 compact --settle 0 (zstd level 3)',
     duckdb: 'DuckDB, threads=1, COPY … ORDER BY (zstd level 3)',
-    pyarrow: 'pyarrow: dataset → sort_indices → write_table (zstd)',
+    pyarrow: 'pyarrow: dataset → sort_indices → write_table (zstd level 3)',
   };
   const rows = peers.map((r) => [
     label[r.contender],
@@ -718,7 +718,7 @@ function peerSummary(
       },
     ],
     notes: [
-      `Side by side: ${PEER_HOURS} hours of the day (${fmtInt(peerPoints)} points), each contender on a fresh copy, the order turning round by round; wall time from the parent, CPU and peak RSS from the process itself. DuckDB's Parquet defaults but the codec: zstd at level 3, as ours (COMPRESSION zstd, COMPRESSION_LEVEL 3); pyarrow zstd at its default level.`,
+      `Side by side: ${PEER_HOURS} hours of the day (${fmtInt(peerPoints)} points), each contender on a fresh copy, the order turning round by round; wall time from the parent, CPU and peak RSS from the process itself. DuckDB's Parquet defaults but the codec: zstd at level 3, as ours (COMPRESSION zstd, COMPRESSION_LEVEL 3); pyarrow zstd at level 3 too (compression_level=3; its default is 1).`,
     ],
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The compaction suite's side-by-side run (issue 34): the same hours of input compacted by
  * `otel-s3 compact`, by DuckDB (`COPY … ORDER BY`, threads=1, zstd at level 3 as ours) and, where
- * Python has pyarrow, by pyarrow, interleaved round by round (the order turns each round), each
+ * Python has pyarrow, by pyarrow (zstd at level 3 too), interleaved round by round (the order turns each round), each
  * on a fresh copy of the input. Measures wall and CPU time, peak RSS and the output's bytes a
  * point, checks that each contender kept every row (an order-independent hash of the rows equal
  * to the input's), and how sorted each output hour is (DuckDB over the outputs: runs of one
