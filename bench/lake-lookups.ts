@@ -9,7 +9,7 @@
  *     (Parquet 10 min, OTLP 1 min: forceFlush() at those marks of the day's clock) and with
  *     partitionTime 'data' (each batch under the hour of its data).
  *  2. Three lookups over that mirror, each in a fresh in-memory DuckDB (no cache carried over),
- *     warmed once (read_json too), then interleaved rounds (the same number for every read), medians
+ *     warmed once (read_json and DuckDB's floors too), then interleaved rounds (the same number for every read), medians
  *     and ratios: every span of one trace by
  *     TraceId over the day; the error spans of one service in one hour (that hour's path); the
  *     log records of one trace over the day. read_parquet (the queries of docs/parquet.md) against
@@ -53,7 +53,7 @@ import { DirectoryS3 } from './lib/directory-s3.js';
 import { fmtInt, fmtMiB, fmtMs, fmtNum, MiB } from './lib/format.js';
 import { isError, LakeDay, type Trace } from './lib/lake-day.js';
 import { emitResult, parseArgs, progress, type Target } from './lib/result.js';
-import { interleavedRounds } from './lib/rounds.js';
+import { readsAndFloors } from './lib/rounds.js';
 import { median } from './lib/stats.js';
 
 const args = parseArgs(process.argv.slice(2));
@@ -706,36 +706,40 @@ const check = (r: (typeof runs)[number], ids: string[]) => {
   });
 };
 let roundShown = -1;
-await interleavedRounds(runs, {
-  rounds: ROUNDS,
-  repeats: REPEATS,
-  fastMillis: FAST_MILLIS,
-  run: async (r, round) => {
-    if (round > roundShown) {
-      roundShown = round;
-      progress(`lookups: round ${round + 1}/${ROUNDS}`);
-    }
-    const { millis, bytes, ids } = await runQuery(r.sql);
-    check(r, ids);
-    if (round >= 0) {
-      const m = measured.get(`${r.lookup.key}|${r.variant}`) as Measured;
-      m.millis.push(millis);
-      m.bytes.push(bytes);
-    }
-    return millis;
-  },
-  // DuckDB's floor over each lookup's Parquet files, as many runs as the lookup's.
-  afterRound: async (_round, repeatsOf) => {
-    for (const r of runs) {
-      const glob = r.lookup.files[r.variant];
-      if (glob === undefined || !FLOOR_VARIANTS.includes(r.variant)) continue;
+// DuckDB's floor over each lookup's Parquet files is a step of the same schedule, right after its
+// read: one untimed run first, then every round, by the same repeat rule.
+await readsAndFloors(
+  runs,
+  (r) => r.lookup.files[r.variant] !== undefined && FLOOR_VARIANTS.includes(r.variant),
+  {
+    rounds: ROUNDS,
+    repeats: REPEATS,
+    fastMillis: FAST_MILLIS,
+    run: async ({ read: r, floor }, round) => {
+      if (round > roundShown) {
+        roundShown = round;
+        progress(`lookups: round ${round + 1}/${ROUNDS}`);
+      }
       const key = `${r.lookup.key}|${r.variant}`;
-      if (!floors.has(key)) floors.set(key, []);
-      for (let i = repeatsOf(r); i > 0; i--)
-        floors.get(key)?.push((await runQuery(floorSql(glob))).millis);
-    }
+      if (floor) {
+        const { millis } = await runQuery(floorSql(r.lookup.files[r.variant] as string));
+        if (round >= 0) {
+          if (!floors.has(key)) floors.set(key, []);
+          floors.get(key)?.push(millis);
+        }
+        return millis;
+      }
+      const { millis, bytes, ids } = await runQuery(r.sql);
+      check(r, ids);
+      if (round >= 0) {
+        const m = measured.get(key) as Measured;
+        m.millis.push(millis);
+        m.bytes.push(bytes);
+      }
+      return millis;
+    },
   },
-});
+);
 const floorOf = (l: Lookup, v: Variant): number => median(floors.get(`${l.key}|${v}`) ?? [NaN]);
 
 // The report.
@@ -990,7 +994,7 @@ emitResult({
   notes: [
     `The day: ${HOURS} h, ${SERVICES} services × ${INSTANCES} instances (${day.instances.length} processes, each one exporter per signal and format); ${fmtInt(totals.traces)} traces (${fmtNum(totals.spans / totals.traces)} spans each on average, 5 to 30), ${fmtInt(totals.spans)} spans (${fmtNum(spansPerSecond)}/s), ${fmtInt(totals.logs)} log records (${fmtNum(logsPerSecond)}/s), ${((totals.errorSpans / totals.spans) * 100).toFixed(2)} % of spans in error; written in ${writeSeconds.toFixed(0)} s.`,
     `Compaction: \`otel-s3 compact --dir … --signal traces|logs --settle 0 --format json\` from dist/, one process a signal, one hour at a time (the default), on a copy of the exporter's files in a local directory (no network); wall and CPU time (user + system) and peak RSS of the whole process, startup included; the lookups "after compaction" read only what it left. DuckDB's row: the same inputs compacted by DuckDB (bench/children/duckdb-compact.mjs, one process a signal, one thread, each hour one \`COPY (SELECT * … ORDER BY ServiceName, TraceId, Timestamp)\` to a file of its own, zstd level 3 as ours), measured alike; no bookkeeping (leases, verification, deletes), no bloom filters.`,
-    `Each lookup: a fresh in-memory DuckDB; every read (read_json as read_parquet) one untimed run (checked), then ${ROUNDS} interleaved rounds, the order reversed every other round; a lookup whose untimed run took under ${FAST_MILLIS} ms (read_json's too) run ${REPEATS} times in a row in each round (one preemption of the busy machine is not its median); times are medians of every run; bytes read are the process's read() bytes during the query (/proc/self/io rchar). DuckDB's floor: \`SELECT count(*) FROM read_parquet(…)\` over the lookup's files, timed alike in each round (as many runs as the lookup): each file opened, its footer read and its schema bound, no column read; no query over those files is faster, so read_json's time over it bounds the ratio any layout of those files can reach.`,
+    `Each lookup: a fresh in-memory DuckDB; every read (read_json as read_parquet) one untimed run (checked), then ${ROUNDS} interleaved rounds, the order reversed every other round; a lookup whose untimed run took under ${FAST_MILLIS} ms (read_json's too) run ${REPEATS} times in a row in each round (one preemption of the busy machine is not its median); times are medians of every run; bytes read are the process's read() bytes during the query (/proc/self/io rchar). DuckDB's floor: \`SELECT count(*) FROM read_parquet(…)\` over the lookup's files, scheduled as a read right after its lookup (one untimed run, then every round, the same repeat rule): each file opened, its footer read and its schema bound, no column read; no query over those files is faster, so read_json's time over it bounds the ratio any layout of those files can reach.`,
     bloomSkipped === undefined
       ? `pyarrow rewrote every Parquet file twice (same rows, same order, zstd level 3, ids and Body PLAIN, the rest dictionary-encoded), once with a TraceId bloom filter (ndv = the file's distinct TraceIds, fpp ${BLOOM_FPP}).`
       : `Bloom filters not measured: ${bloomSkipped}.`,

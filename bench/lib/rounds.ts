@@ -1,6 +1,7 @@
 /**
- * The order of a comparison's timed runs (bench/lake-lookups.ts): every item, ours and the
- * baseline alike, once untimed first, then interleaved rounds, each item as often as the others.
+ * The order of a comparison's timed runs (bench/lake-lookups.ts): every item, ours, the baseline
+ * and DuckDB's floors alike, once untimed first, then interleaved rounds, each item as often as
+ * the others.
  */
 
 export interface RoundsOptions<T> {
@@ -39,4 +40,32 @@ export async function interleavedRounds<T>(
     await o.afterRound?.(round, repeatsOf);
   }
   return repeats;
+}
+
+/** One timed step of a lookup comparison: a read, or DuckDB's floor over the read's files. */
+export interface Step<T> {
+  read: T;
+  floor: boolean;
+}
+
+/**
+ * The reads and, for each read that `hasFloor`, DuckDB's floor over its files, on one schedule
+ * (interleavedRounds): each floor is a step as its read is, right after it, so it too runs once
+ * untimed first (its first timed run is not its cold one), in every round in the alternating
+ * order, and by the same repeat rule (its own untimed run under `fastMillis`: `repeats` in a row).
+ */
+export async function readsAndFloors<T>(
+  reads: readonly T[],
+  hasFloor: (read: T) => boolean,
+  o: RoundsOptions<Step<T>>,
+): Promise<Map<Step<T>, number>> {
+  const steps = reads.flatMap((read): Step<T>[] =>
+    hasFloor(read)
+      ? [
+          { read, floor: false },
+          { read, floor: true },
+        ]
+      : [{ read, floor: false }],
+  );
+  return interleavedRounds(steps, o);
 }
