@@ -11,7 +11,7 @@
  *     thread's longest stall and the time per batch.
  */
 import { createBodyMaker } from '../src/body/body-maker.js';
-import { builtInZstd, type ZstdEngine, zstdEngine } from '../src/compression/zstd-engine.js';
+import { builtInZstd, zstdEngine } from '../src/compression/zstd-engine.js';
 import { metricsExport } from '../src/signals/metrics/export.js';
 import {
   CONTENDERS,
@@ -22,17 +22,17 @@ import {
 import { jsonLine, runTs } from './lib/child.js';
 import { fmtMiB, fmtMs, fmtNum, MiB } from './lib/format.js';
 import { sleep, startDelayProbe } from './lib/loop-delay.js';
-import { MEMORY_FIELDS } from './lib/memory.js';
 import { realisticSource } from './lib/realistic-metrics.js';
+import { emitResult, parseArgs, progress, type Table } from './lib/result.js';
+import { median } from './lib/stats.js';
 import {
-  emitResult,
-  everyChecked,
-  parseArgs,
-  progress,
-  type Table,
-  type Target,
-} from './lib/result.js';
-import { median, quantile } from './lib/stats.js';
+  flat,
+  grew,
+  NATIVE_FIELDS,
+  signed,
+  type WorkerRun,
+  zstdEngineTargets,
+} from './lib/zstd-targets.js';
 
 const args = parseArgs(process.argv.slice(2));
 const BATCH_MIB = 8; // the exporter's default maxBatchBytes
@@ -40,8 +40,6 @@ const MEMORY_BATCHES = args.quick ? 200 : 1_000;
 const ROUNDS = args.quick ? 3 : 9;
 const BATCHES_PER_ROUND = 5;
 const WORKER_BATCHES = args.quick ? 20 : 60;
-/** Growth below this is allocator noise, whatever the percentage says. */
-const NOISE_BYTES = MiB;
 const CHILD = 'bench/children/zstd-engine.ts';
 
 const napiLoads = await import('zstd-napi').then(
@@ -121,10 +119,6 @@ for (const c of available) {
   if (result === undefined) throw new Error(`${c} failed: ${run.stderr}`);
   runs.push(result);
 }
-type Field = (typeof MEMORY_FIELDS)[number];
-const grew = (r: EngineRun, f: Field) => r.atEnd[f] - r.at100[f];
-const flat = (r: EngineRun, f: Field) => grew(r, f) <= Math.max(0.1 * r.at100[f], NOISE_BYTES);
-const signed = (bytes: number) => `${bytes >= 0 ? '+' : ''}${fmtMiB(bytes)}`;
 const memoryTable: Table = {
   columns: [
     'contender',
@@ -144,7 +138,7 @@ const memoryTable: Table = {
     `${fmtMiB(r.at100.external)} → ${fmtMiB(r.atEnd.external)}`,
     `${fmtMiB(r.at100.arrayBuffers)} → ${fmtMiB(r.atEnd.arrayBuffers)}`,
     fmtMiB(r.peakRss),
-    MEMORY_FIELDS.filter((f) => f !== 'heapUsed').every((f) => flat(r, f)) ? 'yes' : 'NO',
+    NATIVE_FIELDS.every((f) => flat(r, f)) ? 'yes' : 'NO',
   ]),
 };
 
@@ -160,12 +154,6 @@ while (recordBytes < BATCH_MIB * MiB) {
   recordBytes += record.length;
 }
 await source.shutdown();
-interface WorkerRun {
-  engine: ZstdEngine;
-  millis: number[];
-  stalls: number[];
-  cpuMillis: number;
-}
 const workerRuns: WorkerRun[] = [];
 for (const engine of ['zstd-napi', 'node:zlib'] as const) {
   if (engine === 'zstd-napi' ? !napiLoads : !hasBuiltIn) continue;
@@ -207,53 +195,15 @@ const workerTable: Table = {
   ]),
 };
 
-const runOf = (c: Contender) => runs.find((r) => r.contender === c);
-const shipped = (['napi-reused', 'zlib-stream'] as const).map(runOf).filter((r) => r !== undefined);
-const zlibRatio = cpuRatio('zlib-stream');
-/** What one batch costs the thread that compresses it synchronously: what the worker spares the loop. */
-const syncBaseline = runOf('napi-reused') ?? runOf('zlib-sync');
+const targets = zstdEngineTargets({
+  available: available.length,
+  present: { 'zstd-napi': napiLoads, 'node:zlib': hasBuiltIn },
+  batches: MEMORY_BATCHES,
+  runs,
+  workerRuns,
+  zlibRatio: cpuRatio('zlib-stream'),
+});
 const chosen = zstdEngine();
-const targets: Target[] = [
-  {
-    name: 'every zstd contender round-trips (decodes to its input)',
-    measured:
-      available.length === 0
-        ? 'no engine here (node:zlib zstd absent, zstd-napi does not load): nothing checked'
-        : `${runs.map((r) => `${r.contender} ${r.roundTrip ? 'ok' : 'WRONG'}`).join(', ')} (${runs.length} of ${available.length} contenders ran)`,
-    threshold: 'all ok',
-    pass: everyChecked(
-      runs.map((r) => r.roundTrip),
-      available.length,
-    ),
-    required: true,
-  },
-  ...shipped.map(
-    (r): Target => ({
-      name: `zstd ${r.contender === 'zlib-stream' ? 'node:zlib' : 'zstd-napi'} engine: native memory after ${r.batches} batches vs after 100`,
-      measured: MEMORY_FIELDS.filter((f) => f !== 'heapUsed')
-        .map((f) => `${f} ${signed(grew(r, f))}`)
-        .join(', '),
-      threshold: 'none grows > 10% (or > 1 MiB)',
-      pass: MEMORY_FIELDS.filter((f) => f !== 'heapUsed').every((f) => flat(r, f)),
-    }),
-  ),
-  {
-    // The engine decision: the built-in one is preferred (no native build) unless it costs
-    // more than twice the addon's CPU.
-    name: 'node:zlib zstd (shipped) costs at most 2× the CPU of zstd-napi per batch',
-    measured: zlibRatio === undefined ? 'one engine missing here' : `${zlibRatio.toFixed(2)}×`,
-    threshold: '≤ 2×',
-    pass: zlibRatio === undefined ? null : zlibRatio <= 2,
-  },
-  ...workerRuns.map(
-    (w): Target => ({
-      name: `main thread stall while the worker compresses (${w.engine}), p90 of batches, vs compressing on the thread`,
-      measured: `${fmtMs(quantile(w.stalls, 0.9))} (synchronous: ${syncBaseline === undefined ? 'n/a' : fmtMs(syncBaseline.medianMillis)}, ${syncBaseline?.contender ?? 'none'})`,
-      threshold: '< one synchronous compression (median)',
-      pass: syncBaseline === undefined ? null : quantile(w.stalls, 0.9) < syncBaseline.medianMillis,
-    }),
-  ),
-];
 
 emitResult({
   suite: 'zstd-engines',
