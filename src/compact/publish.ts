@@ -11,7 +11,8 @@ import type { CompactionStore } from './store.js';
 /**
  * Publishing one output: PUT with If-None-Match, read its footer back from the store and check
  * it against what was read from the inputs, and only then delete the inputs it replaces that
- * are to go. A check that fails deletes the output (nothing else) and stops the partition.
+ * are to go. A check that fails deletes the output (nothing else; under the lease) and stops the
+ * partition.
  */
 
 export interface PublishContext {
@@ -70,6 +71,10 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
   }
   const problem = storedProblem(stored, file);
   if (problem !== undefined) {
+    // Under the lease, as every write to the hour: a run that stalled past it may find that
+    // another took the hour over, saw this output and deleted the inputs it replaces (its
+    // footer read back here may only have failed to arrive). Then the output stays.
+    await c.beforeStep();
     await c.store.delete([key], c.signal);
     throw new VerificationError(key, problem);
   }
