@@ -83,6 +83,11 @@ export async function compactPartition(
   const beforeStep = async () => lease?.keep(settings.leaseMillis / 2, signal);
   const underLease = <T>(step: (signal: AbortSignal) => Promise<T>): Promise<T> =>
     lease === undefined ? step(signal) : lease.during(step, signal);
+  // An output PUT that failed or whose answer was unclear may still land. Given back, the lease
+  // would let the next run list the hour at once, before it lands, and merge the same inputs
+  // into an output of its own (both would replace them: every point twice). Left to run out, the
+  // next run waits the clock-skew allowance past its expiry, as after a takeover.
+  let mayLand = false;
   try {
     const plan = planPartition(await listHour(ctx, planned.hour), planRules(settings));
     Object.assign(
@@ -102,7 +107,9 @@ export async function compactPartition(
       report.toMerge = reportOf(plan, report.status).toMerge;
     }
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
-      await merge(ctx, plan, report, beforeStep, underLease);
+      await merge(ctx, plan, report, beforeStep, underLease, () => {
+        mayLand = true;
+      });
       // Nothing written when every input was unreadable.
       if (report.written.length > 0) report.status = 'compacted';
       else if (report.deleted === 0) report.status = 'nothing-to-do';
@@ -112,7 +119,9 @@ export async function compactPartition(
     report.status = 'failed';
     report.error = error instanceof Error ? error.message : String(error);
   } finally {
-    await lease?.release(signal).catch(() => {});
+    if (!mayLand) await lease?.release(signal).catch(() => {});
+    else if (lease !== undefined && report.error !== undefined)
+      report.error += `; its lease is left to run out (${new Date(lease.expiresAt).toISOString()}): the output's write may still land`;
   }
   return report;
 }
@@ -180,6 +189,7 @@ async function merge(
   report: PartitionReport,
   beforeStep: () => Promise<void>,
   underLease: PublishContext['underLease'],
+  mayLand: PublishContext['mayLand'],
 ): Promise<void> {
   const { settings, store, signal } = ctx;
   const reader = new InputReader(
@@ -200,6 +210,7 @@ async function merge(
     deletable: (o: ListedObject) => o.parsed.encoding.format === 'parquet' || settings.deleteInputs,
     beforeStep,
     underLease,
+    mayLand,
     signal,
   };
   await mergeInputs(

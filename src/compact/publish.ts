@@ -6,7 +6,7 @@ import { REPLACES_KEY } from '../reader/compacted.js';
 import type { ReadLimits } from '../reader/read-limits.js';
 import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import type { FinishedFile } from './merge.js';
-import type { CompactionStore } from './store.js';
+import type { CompactionStore, PutResult } from './store.js';
 
 /**
  * Publishing one output: PUT with If-None-Match, read its footer back from the store and check
@@ -30,6 +30,12 @@ export interface PublishContext {
   beforeStep(): Promise<void>;
   /** Runs the output's PUT under the lease (Lease.during), when there is one. */
   underLease<T>(step: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /**
+   * Called when the output's PUT failed or its answer leaves its fate unknown (a 409 for a write
+   * of its key still in flight): the write may land later, so the hour must not be handed over
+   * before the lease has run out (see compactPartition).
+   */
+  mayLand(): void;
   signal: AbortSignal;
 }
 
@@ -61,12 +67,22 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
       .at(-1) ?? '';
   const key = c.names.render(c.hour, uuidAbove(newest));
   await c.beforeStep();
-  const put = await c.underLease((signal) => c.store.put(key, file.bytes, c.conditional, signal));
+  let put: PutResult;
+  try {
+    put = await c.underLease((signal) => c.store.put(key, file.bytes, c.conditional, signal));
+  } catch (error) {
+    c.mayLand();
+    throw error;
+  }
   const stored = await readBack(c, key, file);
   // A fresh random name that is taken holds our output only when the SDK sent our PUT again
   // after its answer was lost (the retry is refused for our own object): its footer then lists
   // the objects this output replaces, a list no other output has. Else never ours to touch.
   if (put === 'exists' && (typeof stored === 'string' || stored.replaces !== file.replaces)) {
+    // Nothing readable there but another object: a write of ours may be in flight (a 409).
+    if (typeof stored === 'string' && !(await takenByAnother(c, key, file.bytes.length))) {
+      c.mayLand();
+    }
     throw new Error(`output ${key} exists already`);
   }
   const problem = storedProblem(stored, file);
@@ -88,6 +104,25 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
     deleted: doomed.length - failed.size,
     notDeleted: [...failed].map(([k, reason]) => ({ key: k, reason })),
   };
+}
+
+/**
+ * True when another object of another size holds `key`: If-None-Match keeps any write of ours
+ * from landing there. False when none is listed, or it cannot be told.
+ */
+async function takenByAnother(c: PublishContext, key: string, size: number): Promise<boolean> {
+  // Listed from its folder, after the keys that sort before it but for its last character.
+  const stem = key.slice(0, -1);
+  try {
+    const folder = key.slice(0, key.lastIndexOf('/'));
+    for await (const listed of c.store.source.list(folder, stem, c.signal)) {
+      if (listed.key === key) return c.conditional && listed.size !== size;
+      if (!listed.key.startsWith(stem)) break;
+    }
+  } catch {
+    c.signal.throwIfAborted();
+  }
+  return false;
 }
 
 /** What the check reads in an output's footer. */

@@ -85,6 +85,7 @@ describe('publishing an output under a lease', () => {
       deletable: () => true,
       beforeStep: () => held.keep(5_000, signal),
       underLease: (step) => held.during(step, signal),
+      mayLand: () => {},
       signal,
     });
     await expect(published).rejects.toThrow(/lost the compaction lease/);
