@@ -4,8 +4,10 @@
  * system that stops at a chosen point of the Nth spool write: KILL_POINT is one of
  * create (before the file exists), write (half the bytes written), fsync (all written, not
  * synced), rename (before it), directory (renamed, directory not synced); KILL_AT is N. There it
- * prints {"killpoint":...} and hangs, for the parent's SIGKILL.
+ * prints {"killpoint":...} and hangs, for the parent's SIGKILL. Only spool files count: the
+ * journal's parts (its group commit, once a second) go through the same file system untouched.
  */
+import { basename, dirname } from 'node:path';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import { driverOf, exportTagged } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
@@ -21,9 +23,13 @@ function stop(path: string): Promise<never> {
   return new Promise<never>(() => {});
 }
 
+/** A spool file being written: in the spool's `tmp/` (the journal's parts are in `journal/`). */
+const isSpoolTmp = (path: string) => basename(dirname(path)) === 'tmp';
+
 const fs: SpoolFileSystem = {
   ...nodeFileSystem,
   async create(path) {
+    if (!isSpoolTmp(path)) return nodeFileSystem.create(path);
     writes++;
     const mine = writes === at;
     if (mine && point === 'create') await stop(path);
@@ -45,11 +51,11 @@ const fs: SpoolFileSystem = {
     };
   },
   async rename(from, to) {
-    if (writes === at && point === 'rename' && from.includes('/tmp/')) await stop(from);
+    if (writes === at && point === 'rename' && isSpoolTmp(from)) await stop(from);
     await nodeFileSystem.rename(from, to);
   },
   async syncDirectory(path) {
-    if (writes === at && point === 'directory') await stop(path);
+    if (writes === at && point === 'directory' && basename(path) === 'batches') await stop(path);
     await nodeFileSystem.syncDirectory(path);
   },
 };
