@@ -4,27 +4,15 @@ import {
   JsonMetricsSerializer,
   JsonTraceSerializer,
 } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import {
-  AggregationTemporality,
-  DataPointType,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
+import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { describe, expect, test } from 'vitest';
-import { newTally } from '../../../src/encoding/records.js';
-import { logsExport } from '../../../src/signals/logs/export.js';
-import { logColumnBuilders } from '../../../src/signals/logs/parquet.js';
-import { metricsExport } from '../../../src/signals/metrics/export.js';
-import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
-import { tracesExport } from '../../../src/signals/traces/export.js';
-import { spanColumnBuilders } from '../../../src/signals/traces/parquet.js';
 import { captureDiag } from '../../support/diag-capture.js';
-import { handBuiltSpan } from '../../support/readable-span.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
+import { columns, encoder, GOOD, S, type TimeSignal, timeItems } from '../../support/time-items.js';
 
 /**
  * An HrTime with a part NaN or infinite is a caller's bug, and no time: the official OTLP/JSON
@@ -33,10 +21,7 @@ import { LOGS, METRICS, TRACES } from '../../support/signal-driver.js';
  */
 
 const logged = captureDiag();
-const S = 1_764_480_000;
-const resource = resourceFromAttributes({ 'service.name': 'not-finite' });
-const scope = { name: 'scope' };
-const GOOD: HrTime = [S, 5];
+const { span, logRecord, gauge, cases } = timeItems('not-finite');
 const BAD: HrTime[] = [
   [Number.NaN, 0],
   [S, Number.NaN],
@@ -45,82 +30,20 @@ const BAD: HrTime[] = [
 ];
 const refusal = (t: HrTime) =>
   `HrTime [${t[0]}, ${t[1]}] is not a time: its seconds and nanoseconds must be finite numbers`;
-
-const span = (start: HrTime, end: HrTime, event: HrTime): ReadableSpan =>
-  handBuiltSpan({
-    name: 'quote',
-    spanContext: () => ({
-      traceId: '1'.padStart(32, '0'),
-      spanId: '2'.padStart(16, '0'),
-      traceFlags: 1,
-    }),
-    startTime: start,
-    endTime: end,
-    events: [{ name: 'e', time: event, attributes: {} }],
-    resource,
-    instrumentationScope: scope,
-  });
-const logRecord = (time: HrTime, observed: HrTime) =>
-  ({
-    hrTime: time,
-    hrTimeObserved: observed,
-    body: 'b',
-    attributes: {},
-    droppedAttributesCount: 0,
-    resource,
-    instrumentationScope: scope,
-  }) as unknown as ReadableLogRecord;
-const gauge = (start: HrTime, end: HrTime) =>
-  ({
-    resource,
-    scopeMetrics: [
-      {
-        scope,
-        metrics: [
-          {
-            descriptor: { name: 'g', description: '', unit: '', valueType: 1, type: 'GAUGE' },
-            dataPointType: DataPointType.GAUGE,
-            aggregationTemporality: AggregationTemporality.CUMULATIVE,
-            dataPoints: [{ startTime: start, endTime: end, attributes: {}, value: 1 }],
-          },
-        ],
-      },
-    ],
-  }) as unknown as ResourceMetrics;
-
-/** Each signal's items with the bad time in each of their time fields. */
-const CASES = BAD.flatMap((bad) => [
-  { signal: 'spans', bad, field: 'start', item: [span(bad, GOOD, GOOD)] },
-  { signal: 'spans', bad, field: 'end', item: [span(GOOD, bad, GOOD)] },
-  { signal: 'spans', bad, field: 'event', item: [span(GOOD, GOOD, bad)] },
-  { signal: 'logs', bad, field: 'time', item: [logRecord(bad, GOOD)] },
-  { signal: 'logs', bad, field: 'observed', item: [logRecord(GOOD, bad)] },
-  { signal: 'metrics', bad, field: 'start', item: gauge(bad, GOOD) },
-  { signal: 'metrics', bad, field: 'end', item: gauge(GOOD, bad) },
-]);
+const CASES = cases(BAD);
 
 const official = {
   spans: (i: unknown) => JsonTraceSerializer.serializeRequest(i as ReadableSpan[]),
   logs: (i: unknown) => JsonLogsSerializer.serializeRequest(i as ReadableLogRecord[]),
   metrics: (i: unknown) => JsonMetricsSerializer.serializeRequest(i as ResourceMetrics),
 };
-const rows = { spans: tracesExport, logs: logsExport, metrics: metricsExport } as const;
-const columns = {
-  spans: (i: unknown) => spanColumnBuilders().append(i as ReadableSpan[], newTally(false)),
-  logs: (i: unknown) => logColumnBuilders().append(i as ReadableLogRecord[], newTally(false)),
-  metrics: (i: unknown) => new MetricColumnBuilders().append(i as ResourceMetrics, newTally(false)),
-};
-
 describe.each(CASES)('$signal, $field time $bad', ({ signal, bad, item }) => {
   test('the official OTLP/JSON serializer throws on it', () => {
     expect(() => official[signal as keyof typeof official](item)).toThrow();
   });
 
   test.each(['otlp-json', 'otlp-proto', 'parquet'] as const)('%s records refuse it', (format) => {
-    const encode = rows[signal as keyof typeof rows].records[format].encode as (
-      i: unknown,
-    ) => Buffer;
-    expect(() => encode(item)).toThrow(refusal(bad));
+    expect(() => encoder(signal as TimeSignal, format)(item)).toThrow(refusal(bad));
   });
 
   test('Parquet columns refuse it', () => {
