@@ -23,16 +23,26 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /**
+ * A time of `parseTime` without a zone, given one for an example (`2026-11-30T13:00+02:00`);
+ * undefined when it names its zone.
+ */
+export function withExampleZone(text: string): string | undefined {
+  const match = TIME_PATTERN.exec(text.trim());
+  if (match === null || match[3] !== undefined) return undefined;
+  return match[2] === undefined ? `${match[1]}T00:00+02:00` : `${text.trim()}+02:00`;
+}
+
+const TIME_PATTERN =
+  /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
  * An ISO 8601 date or date-time; undefined when it is not one. Without a zone it is UTC (the
  * partitions are UTC), unlike `Date.parse`, which takes a zoneless date-time as local time.
  * A fraction past the millisecond rounds up to the next millisecond.
  */
 export function parseTime(text: string): Date | undefined {
   const trimmed = text.trim();
-  const match =
-    /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(
-      trimmed,
-    );
+  const match = TIME_PATTERN.exec(trimmed);
   if (match === null) return undefined;
   const [, date, clock, zone] = match;
   const iso = clock === undefined ? `${date}T00:00:00Z` : `${date}T${clock}${zone ?? 'Z'}`;

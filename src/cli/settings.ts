@@ -13,7 +13,7 @@ import {
   type ConfigFileKey,
   loadConfigFile,
 } from './config-file.js';
-import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from './duration.js';
+import { DURATION_HELP, parseDuration, parseTime, TIME_HELP, withExampleZone } from './duration.js';
 import { UsageError } from './exit-codes.js';
 import { SettingSources } from './setting-sources.js';
 
@@ -114,6 +114,7 @@ export function resolveSettings(
     where: prefix === '' ? root : `${root}${prefix}/`,
     // Read or not by the CLI, a misspelled name is a typo in the service's configuration too.
     warnings: [
+      ...futureStart(flags, from, now),
       ...unknownVariables(env).map(describeUnknownVariable),
       ...sources.ignored.map(
         (name) =>
@@ -169,6 +170,19 @@ function byteSize(option: string, value: unknown): number {
   const bytes = byteSizeOf(value);
   if (bytes === undefined) throw new InvalidOptionError(option, value, BYTE_SIZE_HELP);
   return limit(option, bytes);
+}
+
+/**
+ * A `--from` after now finds only objects of a clock ahead of this one: most often it is a local
+ * time given without its zone, read as UTC, and an empty range would say nothing of it.
+ */
+function futureStart(flags: GlobalFlags, from: Date | undefined, now: number): string[] {
+  if (flags.from === undefined || from === undefined || from.getTime() <= now) return [];
+  const zoned = withExampleZone(flags.from);
+  const zone = zoned === undefined ? '' : `; a time without a zone is UTC: add the zone (${zoned})`;
+  return [
+    `--from ${from.toISOString()} is after now (${new Date(now).toISOString()}): only objects sealed by a clock ahead of this one can be in the range${zone}`,
+  ];
 }
 
 const MAX_SINCE_DAYS = 100_000_000;

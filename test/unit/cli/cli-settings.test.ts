@@ -131,6 +131,23 @@ describe('resolveSettings', () => {
     ]);
   });
 
+  test('a --from after now is said, with the zone a time without one is read in', () => {
+    // Before: the range was read and came back empty ("no spans in ... since 2026-11-30T13:00:00.000Z",
+    // exit 0), with no word that it starts an hour after now: a local time given without its zone.
+    const ahead = resolveIn(cwd, { bucket: 'b', from: '2026-11-30T13:00' });
+    expect(ahead.warnings).toEqual([
+      '--from 2026-11-30T13:00:00.000Z is after now (2026-11-30T12:00:00.000Z): only objects sealed by a clock ahead of this one can be in the range; a time without a zone is UTC: add the zone (2026-11-30T13:00+02:00)',
+    ]);
+    expect(resolveIn(cwd, { bucket: 'b', from: '2026-12-01' }).warnings).toEqual([
+      expect.stringMatching(/is after now .*: add the zone \(2026-12-01T00:00\+02:00\)$/),
+    ]);
+    expect(resolveIn(cwd, { bucket: 'b', from: '2026-11-30T14:00+01:00' }).warnings).toEqual([
+      '--from 2026-11-30T13:00:00.000Z is after now (2026-11-30T12:00:00.000Z): only objects sealed by a clock ahead of this one can be in the range',
+    ]);
+    expect(resolveIn(cwd, { bucket: 'b', from: '2026-11-30T11:00' }).warnings).toEqual([]);
+    expect(resolveIn(cwd, { bucket: 'b', since: '1h' }).warnings).toEqual([]);
+  });
+
   test('flags win over environment variables, which win over .otel-s3.json', async () => {
     const dir = await mkdtemp(join(cwd, 'layers-'));
     await writeFile(
