@@ -11,7 +11,7 @@ import { jsonLine, printable } from '../terminal-text.js';
 export { ROW_FORMATS, type RowFormat };
 
 /** What one command that prints a signal's rows (`spans`, `logs`) is made of. */
-export interface RowCommand<Row extends object> {
+export interface RowCommand<Row extends { service: string }> {
   signal: SignalName;
   /** `span`, `log record`: for the notes. */
   noun: string;
@@ -32,7 +32,7 @@ export interface RowCommand<Row extends object> {
  * Reads the signal's objects in the range and prints the rows `keep` takes, as a table (the
  * default on a terminal), CSV or JSON lines (each line one row, field for field).
  */
-export async function printRows<Row extends object>(
+export async function printRows<Row extends { service: string }>(
   ctx: CommandContext,
   command: RowCommand<Row>,
   format: RowFormat | undefined,
@@ -47,6 +47,8 @@ export async function printRows<Row extends object>(
   const csv = (line: string) => (ctx.stdoutIsTTY ? printable(line) : line);
   let printed = 0;
   let filteredOut = 0;
+  /** The services of the rows left out, for the note when none was kept (a few suffice). */
+  const services = new Set<string>();
   const { code } = await readObjects(
     ctx,
     false,
@@ -54,6 +56,7 @@ export async function printRows<Row extends object>(
       for (const row of command.rows(object.request)) {
         if (!command.keep(row)) {
           filteredOut++;
+          if (services.size <= SERVICES_NAMED) services.add(row.service);
           continue;
         }
         printed++;
@@ -77,8 +80,20 @@ export async function printRows<Row extends object>(
   } else {
     await finalNote(
       ctx,
-      `no ${command.noun} matched the filters, of ${plural(filteredOut, command.noun)} in this range`,
+      `no ${command.noun} matched the filters, of ${plural(filteredOut, command.noun)} in this range, ${servicesText(services)}`,
     );
   }
   return code;
+}
+
+const SERVICES_NAMED = 10;
+
+/** `of the services cart, checkout`: what a misspelled `--service` would have found. */
+function servicesText(services: Set<string>): string {
+  const names = [...services]
+    .sort()
+    .slice(0, SERVICES_NAMED)
+    .map((name) => (name === '' ? '(no service.name)' : name));
+  const more = services.size > SERVICES_NAMED ? ', ...' : '';
+  return `of the service${services.size === 1 ? '' : 's'} ${names.join(', ')}${more}`;
 }

@@ -261,10 +261,17 @@ describe('otel-s3 spans and logs', () => {
       'POST /cart',
       'add item',
     ]);
-    const none = await run(['spans', ...MIRROR, '--service', 'nosuch']);
+    // A misspelled service is told from a filter that matched nothing by the services there are
+    // (before, the note ended at "in this range").
+    const none = await run(['spans', ...MIRROR, '--service', 'chekout']);
     expect([none.code, none.stderr]).toEqual([
       0,
-      'otel-s3: no span matched the filters, of 6 spans in this range\n',
+      'otel-s3: no span matched the filters, of 6 spans in this range, of the services cart, checkout\n',
+    ]);
+    const noLogs = await run(['logs', ...MIRROR, '--service', 'chekout', '--severity', 'fatal']);
+    expect([noLogs.code, noLogs.stderr]).toEqual([
+      0,
+      'otel-s3: no log record matched the filters, of 4 log records in this range, of the services cart, checkout\n',
     ]);
   });
 
