@@ -59,6 +59,40 @@ export async function closingNotes(
 }
 
 /**
+ * For `compact`, which found no hour in the layout to look at: the note and
+ * EXIT.nothingReadable when the prefix holds no object of `signals` in the layout at all (a
+ * misspelled prefix, one above the exporter's, another layout, only other signals), as the
+ * reading commands say it; undefined when it holds some (the range is only quiet).
+ */
+export async function nothingToCompact(
+  ctx: CommandContext,
+  signals: readonly SignalName[],
+): Promise<number | undefined> {
+  const { settings } = ctx;
+  const sample = await sampleKeyLayout(readerOptions(ctx), undefined, signals);
+  if (sample.inLayout) return undefined;
+  if (sample.keysSkipped > 0) {
+    await finalNote(ctx, `nothing to compact: ${sampledKeysNote(sample, settings)}`);
+    return EXIT.nothingReadable;
+  }
+  if (sample.truncated) return undefined;
+  const others = otherSignalsText(sample);
+  if (others !== undefined) {
+    await finalNote(
+      ctx,
+      `nothing to compact: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
+    );
+    return EXIT.nothingReadable;
+  }
+  const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
+  await finalNote(
+    ctx,
+    `nothing to compact: no objects under ${settings.where}; check ${what} and --prefix`,
+  );
+  return EXIT.nothingReadable;
+}
+
+/**
  * `no key under s3://metrics/svc/ is in the exporter's layout for this prefix (6 keys looked
  * at); objects are under --prefix svc/json`: for a range that found nothing, what the first keys
  * of the prefix say.

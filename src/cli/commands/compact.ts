@@ -15,6 +15,7 @@ import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { formatInteger, plural } from '../format.js';
+import { nothingToCompact } from '../listing-notes.js';
 import { noProgress, type Progress, progressBar } from '../progress.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
@@ -97,14 +98,23 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
     }
     if (p.error !== undefined) await finalNote(ctx, `${p.partition} failed: ${p.error}`);
   }
-  const trouble = report.partitions.some(
+  // No hour in the layout, settled or not: a prefix with nothing of these signals is said.
+  if (report.partitionsSelected === 0 && report.unsettled.length === 0 && !trouble(report)) {
+    const nothing = await nothingToCompact(ctx, flags.signals);
+    if (nothing !== undefined) return nothing;
+  }
+  return trouble(report) ? EXIT.unreadable : EXIT.ok;
+}
+
+/** Whether a partition failed or kept, skipped or could not read an object. */
+function trouble(report: CompactionReport): boolean {
+  return report.partitions.some(
     (p) =>
       p.status === 'failed' ||
       p.skipped.length > 0 ||
       p.notDeleted.length > 0 ||
       p.badOutputs.length > 0,
   );
-  return trouble ? EXIT.unreadable : EXIT.ok;
 }
 
 /** The API's options from the settings and the flags; a bad flag's error names its option. */

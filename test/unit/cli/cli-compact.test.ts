@@ -47,6 +47,41 @@ describe('otel-s3 compact', () => {
     ).toHaveLength(1);
   });
 
+  test('a prefix with nothing to compact in the layout is said, exit code 5; an empty range is not', async () => {
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+    ]);
+    const at = (prefix: string, ...args: string[]) =>
+      runCliInProcess(['compact', '--dir', join(root, 'm'), '--prefix', prefix, ...args], {
+        cwd: root,
+      });
+    const settled = ['--from', new Date(HOUR).toISOString(), '--settle', '0'];
+    // Before: "0 partitions compacted of 0 settled in .../pp/" and exit code 0, for a misspelled
+    // prefix as for one above the exporter's: a scheduled run that never compacts anything.
+    const typo = await at('pp', ...settled);
+    expect([typo.code, typo.stderr.split('\n').slice(1)]).toEqual([
+      5,
+      [
+        `otel-s3: nothing to compact: no objects under ${join(root, 'm')}/pp/; check --dir and --prefix`,
+        '',
+      ],
+    ]);
+    const above = await at('', ...settled, '--dry-run');
+    expect(above.code).toBe(5);
+    expect(above.stderr).toMatch(
+      /nothing to compact: no key under .* is in the exporter's layout for this prefix \(1 key looked at\); objects are under --prefix p\n$/,
+    );
+    // A prefix that holds objects, none in the range: nothing to do, and no fault.
+    const quiet = await at(
+      'p',
+      '--from',
+      new Date(HOUR + 2 * HOUR_MS).toISOString(),
+      '--settle',
+      '0',
+    );
+    expect(quiet.code).toBe(0);
+  });
+
   test('an input its check keeps is named on stderr, with why; exit code 1', async () => {
     const dir = join(root, 'm');
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [
