@@ -39,7 +39,7 @@ export function csvRow(record: PointRecord): string {
   }).join(',');
 }
 
-export const TABLE_HEADER = ['time', 'resource', 'metric', 'type', 'attributes', 'value'];
+export const TABLE_HEADER = ['time (UTC)', 'resource', 'metric', 'type', 'attributes', 'value'];
 
 /** Table cells: a short resource (its service.name), `k=v` attributes, value or buckets. */
 export function tableCells(record: PointRecord): string[] {

@@ -62,7 +62,7 @@ export function logs(ctx: CommandContext, options: LogsOptions): Promise<number>
     csvColumns: LOG_RECORD_COLUMNS,
     // The body as the table and --body have it: the same text whatever the object's format.
     csvRow: (row) => ({ ...row, body: valueText(row.body) }),
-    tableHeader: ['time', 'severity', 'service', 'trace id', 'body', 'attributes'],
+    tableHeader: ['time (UTC)', 'severity', 'service', 'trace id', 'body', 'attributes'],
     tableCells: (row) => [
       tableTime(row.time),
       row.severity,

@@ -62,7 +62,7 @@ export function spans(ctx: CommandContext, options: SpansOptions): Promise<numbe
       common(row),
     csvColumns: SPAN_COLUMNS,
     tableHeader: [
-      'time',
+      'time (UTC)',
       'duration',
       'service',
       'name',

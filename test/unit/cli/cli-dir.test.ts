@@ -132,7 +132,7 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
       },
     );
     const [header, ...rows] = lines(table.stdout);
-    expect(header).toMatch(/^time\s+resource\s+metric\s+type\s+attributes\s+value$/);
+    expect(header).toMatch(/^time \(UTC\)\s+resource\s+metric\s+type\s+attributes\s+value$/);
     expect(rows).toHaveLength(6 * 4);
     expect(rows.filter((r) => /http\.requests\s+counter\s+route=\/a\s+12$/.test(r))).toHaveLength(
       6,

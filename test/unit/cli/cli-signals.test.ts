@@ -290,6 +290,15 @@ describe('otel-s3 spans and logs', () => {
     );
   });
 
+  test("the tables' time column says its zone, UTC", async () => {
+    // Before: the column was headed `time`, its times UTC without a mark, read as local time
+    // by whoever is not in UTC (the waterfall's heading says UTC).
+    for (const command of ['spans', 'logs', 'points']) {
+      const table = await run([command, ...MIRROR], { stdoutTTY: true });
+      expect(lines(table.stdout)[0], command).toMatch(/^time \(UTC\) {3}/);
+    }
+  });
+
   test('logs: severity (by number, or by text), trace id, span id, body, service', async () => {
     const bodies = async (args: string[]) => {
       const { code, stdout, stderr } = await run(['logs', '--format', 'jsonl', ...MIRROR, ...args]);
