@@ -24,7 +24,8 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  * A Parquet object of this package's schema read one row group at a time, so a file of any size
  * (a compaction output of 128 MiB, say) costs the memory of one row group: its stored bytes
  * (at most `maxObjectBytes`), their decompressed pages (at most `maxDecompressedBytes`) and its
- * rows (at most MAX_ROW_GROUP_ROWS). The footer is read first, and at most MAX_FOOTER_BYTES of it.
+ * rows (at most MAX_ROW_GROUP_ROWS). The footer is read first, and only when it is within
+ * MAX_FOOTER_BYTES and both limits.
  */
 
 /**
@@ -132,6 +133,7 @@ export async function openParquetParts(
     );
   }
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
+  checkFooterSize(footerBytes, limits);
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
   const metadata = schemaMetadata(
     footer,
@@ -158,6 +160,19 @@ export async function openParquetParts(
     readColumns: (index) =>
       withLimit(readGroupColumns(file, metadata, groups, index, limits, schema.coded), limits),
   };
+}
+
+/**
+ * The footer is held with every row group and yielded with each: refused before it is fetched
+ * when it is over a limit the file read whole would be held to (its stored bytes, and, being
+ * uncompressed, its decompressed bytes).
+ */
+function checkFooterSize(footerBytes: number, limits: ReadLimits): void {
+  for (const limit of ['maxObjectBytes', 'maxDecompressedBytes'] as const) {
+    if (footerBytes > limits[limit]) {
+      throw new ObjectTooLargeError(limit, limits[limit], footerBytes, 'Parquet footer');
+    }
+  }
 }
 
 /**

@@ -46,20 +46,23 @@ export class ObjectTooLargeError extends Error {
   readonly max: number;
   /** The size, when it is known (listed, Content-Length, uncompressed); else only "more than max". */
   readonly size: number | undefined;
+  /** What is over the limit, when it is a piece of the object (`Parquet footer`). */
+  readonly what: string | undefined;
 
-  constructor(limit: SizeLimit, max: number, size?: number) {
+  constructor(limit: SizeLimit, max: number, size?: number, what?: string) {
     super('');
     this.name = 'ObjectTooLargeError';
     this.limit = limit;
     this.max = max;
     this.size = size;
+    this.what = what;
     this.message = this.describe(limit);
   }
 
   /** What is wrong, with the limit named as the reader's user knows it (an option, a CLI flag). */
   describe(limitName: string): string {
     const over = `over the ${limitName} limit of ${formatBytes(this.max)}`;
-    const what = this.limit === 'maxObjectBytes' ? 'stored' : 'decompressed';
+    const what = this.what ?? (this.limit === 'maxObjectBytes' ? 'stored' : 'decompressed');
     return this.size === undefined
       ? `${what} size is ${over}`
       : `${what} size ${formatBytes(this.size)} is ${over}`;

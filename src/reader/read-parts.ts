@@ -22,7 +22,12 @@ export interface ObjectPart {
 export class PartError extends Error {
   readonly stage: 'fetch' | 'decompress' | 'decode';
   constructor(key: string, cause: Error) {
-    const fetchFailed = cause instanceof ObjectGoneError || cause instanceof RangeIgnoredError;
+    // Stored bytes over maxObjectBytes (a row group, the footer): refused before they are
+    // fetched, reported as an object read whole is.
+    const fetchFailed =
+      cause instanceof ObjectGoneError ||
+      cause instanceof RangeIgnoredError ||
+      (cause instanceof ObjectTooLargeError && cause.limit === 'maxObjectBytes');
     // A row group's pages past maxDecompressedBytes: decompression, as for an object read whole.
     const decompressed =
       cause instanceof ObjectTooLargeError && cause.limit === 'maxDecompressedBytes';

@@ -18,7 +18,8 @@ interface PendingGet {
  * `pageSize`) that records every request, for reader tests that need to see or steer the calls.
  * With `manual`, each GetObject waits until the test releases it. Bodies are Node streams, as
  * the SDK's are in Node; `listedSizes` and `sendContentLength` let a test make the listing or
- * the headers disagree with the body, and `bytesServed` counts what readers pulled.
+ * the headers disagree with the body, and `bytesServed` counts what readers pulled. A GetObject
+ * with a Range (`bytes=a-b`) is answered as S3 does: those bytes, with Content-Range.
  */
 export class FakeS3 {
   readonly objects = new Map<string, Uint8Array | Error>();
@@ -49,7 +50,9 @@ export class FakeS3 {
   async send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> {
     const signal = options?.abortSignal;
     if (command instanceof ListObjectsV2Command) return this.#list(command.input);
-    if (command instanceof GetObjectCommand) return this.#get(command.input.Key ?? '', signal);
+    if (command instanceof GetObjectCommand) {
+      return this.#get(command.input.Key ?? '', signal, command.input.Range);
+    }
     throw new Error('FakeS3: unsupported command');
   }
 
@@ -96,7 +99,7 @@ export class FakeS3 {
     return body instanceof Uint8Array ? body.length : 0;
   }
 
-  async #get(key: string, signal: AbortSignal | undefined) {
+  async #get(key: string, signal: AbortSignal | undefined, range?: string) {
     this.getCalls.push(key);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -111,6 +114,19 @@ export class FakeS3 {
       const body = this.objects.get(key);
       if (body === undefined) throw s3Error('NoSuchKey', 404);
       if (body instanceof Error) throw body;
+      const asked = range === undefined ? null : /^bytes=(\d+)-(\d+)$/.exec(range);
+      if (range !== undefined && asked === null)
+        throw new Error(`FakeS3: unsupported Range ${range}`);
+      if (asked !== null) {
+        const start = Number(asked[1]);
+        const end = Math.min(Number(asked[2]) + 1, body.length);
+        if (start >= end) throw s3Error('InvalidRange', 416);
+        return {
+          Body: Readable.from(this.#chunks(key, body.subarray(start, end))),
+          ContentRange: `bytes ${start}-${end - 1}/${body.length}`,
+          ...(this.sendContentLength ? { ContentLength: end - start } : {}),
+        };
+      }
       // A Node stream, as the SDK answers in Node, in 64 KiB chunks like a socket's.
       return {
         Body: Readable.from(this.#chunks(key, body)),

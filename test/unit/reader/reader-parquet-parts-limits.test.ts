@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { formatBytes } from '../../../src/base/byte-size.js';
+import { ObjectTooLargeError } from '../../../src/reader/read-limits.js';
 import { readMetrics, type UnreadableObject } from '../../../src/reader.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
+import { FakeS3 } from '../../support/fake-s3-client.js';
 import { withFooter } from '../../support/hostile-parquet.js';
 import { collect, keyAt, sampleMetrics, writeAtKey } from '../../support/reader-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -69,3 +72,75 @@ for (const [name, padding] of [
     expect(problems[0]?.error.message).toMatch(/over the maxDecompressedBytes limit of 1\.5 KiB$/);
   });
 }
+
+// A file read in parts holds its footer with each row group (and yields it as `bytes`): a footer
+// over a limit is refused from the file's last 8 bytes, before it is fetched, as the object read
+// whole would be (its stored bytes over maxObjectBytes; a Parquet file, uncompressed, over
+// maxDecompressedBytes).
+describe('a Parquet object read in parts with a footer over a limit', () => {
+  const MiB = 1024 * 1024;
+  const footerPadding = 2 * MiB;
+  let file: Uint8Array;
+  let footerBytes: number;
+  beforeAll(async () => {
+    file = withFooter(await padded(17 * MiB), (m) => {
+      m.key_value_metadata = [
+        ...(m.key_value_metadata ?? []),
+        { key: 'padding', value: 'x'.repeat(footerPadding) },
+      ];
+    });
+    footerBytes = new DataView(file.buffer, file.byteOffset).getUint32(file.length - 8, true);
+  });
+  const key = keyAt('p', READER_T0, '.parquet');
+
+  async function readFromBucket(limits: {
+    maxObjectBytes?: number;
+    maxDecompressedBytes?: number;
+  }) {
+    const s3 = new FakeS3();
+    s3.put(key, file);
+    const problems: UnreadableObject[] = [];
+    const stream = readMetrics({
+      bucket: 'b',
+      s3Client: s3.asClient(),
+      prefix: 'p',
+      ...limits,
+      onError: (p) => problems.push(p),
+    });
+    const read = await collect(stream);
+    return { read, problems, stats: stream.stats, served: s3.bytesServed.get(key) ?? 0 };
+  }
+
+  test('within the limits it is read, by ranges', async () => {
+    expect(footerBytes).toBeGreaterThan(footerPadding);
+    const { read, problems, served } = await readFromBucket({});
+    expect(problems).toEqual([]);
+    expect(read.map((o) => [o.key, o.part?.count, o.bytes.length])).toEqual([
+      [key, 1, footerBytes + 8],
+    ]);
+    expect(served).toBeLessThan(file.length - 16 * MiB);
+  });
+
+  for (const [limit, limits, stage] of [
+    ['maxObjectBytes', { maxObjectBytes: MiB }, 'fetch'],
+    ['maxDecompressedBytes', { maxDecompressedBytes: MiB, maxObjectBytes: 64 * MiB }, 'decompress'],
+  ] as const) {
+    test(`over ${limit}: refused before it is fetched, counted, the limit and its size named`, async () => {
+      const { read, problems, stats, served } = await readFromBucket(limits);
+      expect(read.map((o) => o.key)).toEqual([]);
+      expect(stats.objectsUnreadable).toBe(1);
+      expect(problems.map((p) => [p.key, p.stage])).toEqual([[key, stage]]);
+      // As an object read whole: over maxObjectBytes the error itself, over
+      // maxDecompressedBytes an ObjectDecodeError of stage 'decompress' that wraps it.
+      const error = problems[0]?.error;
+      const cause = (stage === 'fetch' ? error : error?.cause) as Error | undefined;
+      expect(cause).toBeInstanceOf(ObjectTooLargeError);
+      expect((error as { stage?: string }).stage).toBe(stage === 'fetch' ? undefined : stage);
+      expect(cause?.message).toBe(
+        `Parquet footer size ${formatBytes(footerBytes)} is over the ${limit} limit of 1.0 MiB`,
+      );
+      // Only the file's last 8 bytes, which say the footer's length.
+      expect(served).toBe(8);
+    });
+  }
+});
