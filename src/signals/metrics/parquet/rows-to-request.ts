@@ -13,6 +13,13 @@ const nanos = (micros: unknown) => `${typeof micros === 'bigint' ? micros * 1000
 const double = (v: unknown): OtlpValue =>
   typeof v === 'number' && !Number.isFinite(v) ? String(v) : (v as number);
 
+/**
+ * A count (a uint64) as decimal text: one of 2^63 or more is kept in INT64 as its 64 bits, which
+ * read as a negative number (docs/parquet.md).
+ */
+const uint64 = (v: unknown): string =>
+  typeof v === 'bigint' ? BigInt.asUintN(64, v).toString() : String(v);
+
 /** One data point of a row, in the OTLP/JSON shape of its metric type. */
 function point(row: Row, type: string): OtlpObject {
   const p: OtlpObject = {
@@ -24,20 +31,20 @@ function point(row: Row, type: string): OtlpObject {
     if (typeof row.ValueAsInt === 'bigint') p.asInt = String(row.ValueAsInt);
     else if (row.Value !== null && row.Value !== undefined) p.asDouble = double(row.Value);
   } else {
-    if (typeof row.Count === 'bigint') p.count = String(row.Count);
+    if (typeof row.Count === 'bigint') p.count = uint64(row.Count);
     for (const field of ['Sum', 'Min', 'Max'] as const) {
       const v = row[field];
       if (typeof v === 'number') p[field.toLowerCase()] = double(v);
     }
   }
-  const counts = (v: unknown) => (Array.isArray(v) ? v.map((c) => String(c)) : []);
+  const counts = (v: unknown) => (Array.isArray(v) ? v.map(uint64) : []);
   if (type === 'histogram') {
     p.bucketCounts = counts(row.BucketCounts);
     p.explicitBounds = Array.isArray(row.ExplicitBounds) ? row.ExplicitBounds.map(double) : [];
   }
   if (type === 'exponential_histogram') {
     p.scale = Number(row.Scale ?? 0);
-    p.zeroCount = String(row.ZeroCount ?? 0n);
+    p.zeroCount = uint64(row.ZeroCount ?? 0n);
     p.positive = {
       offset: Number(row.PositiveOffset ?? 0),
       bucketCounts: counts(row.PositiveBucketCounts),
