@@ -12,6 +12,7 @@ import {
 } from '../signals/flat-parquet/table.js';
 import { LOG_REQUESTS } from '../signals/logs/append-otlp.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
+import { FieldValueError } from '../signals/plain-values.js';
 import { SPAN_REQUESTS } from '../signals/traces/append-otlp.js';
 import { SPANS } from '../signals/traces/parquet-schema.js';
 import { appendFlatColumns } from './flat-append-columns.js';
@@ -355,14 +356,17 @@ function compareFlat(a: FlatKeys, i: number, b: FlatKeys, j: number): number {
 }
 
 /**
- * A request's items appended to `store`; a time no timestamp column holds makes the request a
- * damaged part (its input skipped, kept and recorded), never a wrapped time.
+ * A request's items appended to `store`; a time no timestamp column holds, or a field holding
+ * what it cannot (FieldValueError), makes the request a damaged part (its input skipped, kept
+ * and recorded), never a wrapped or cut value.
  */
 function appendRequest(otlp: OtlpRows, store: FlatStore, request: OtlpObject): number {
   try {
     return otlp.append(store, request);
   } catch (error) {
-    if (error instanceof TimeOutOfRangeError) throw new DamagedPartError(error.message);
+    if (error instanceof TimeOutOfRangeError || error instanceof FieldValueError) {
+      throw new DamagedPartError(error.message);
+    }
     throw error;
   }
 }

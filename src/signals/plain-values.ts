@@ -50,6 +50,82 @@ export function enumOf(v: OtlpValue | undefined, names: Readonly<Record<string, 
 }
 
 /**
+ * Thrown for a field of a decoded request whose value the field does not hold (a severity number
+ * of 2.5 or 2^40, a count of -1 or 2^64): no row holds it as it is, so the request's input is
+ * kept as it is, never compacted to something else (src/compact/).
+ */
+export class FieldValueError extends Error {
+  constructor(field: string, value: unknown, allowed: string) {
+    super(`${field} ${JSON.stringify(value)} is not ${allowed}`);
+    this.name = 'FieldValueError';
+  }
+}
+
+const INT32 = 'an int32: a whole number from -2^31 to 2^31 - 1';
+
+/**
+ * An integer field as OTLP/JSON spells it (a number, or decimal text), 0 when unset (absent or
+ * null), as a bigint; throws FieldValueError, naming `field` and `allowed`, for anything else or
+ * one outside `min` to `max`.
+ */
+function wholeOf(v: unknown, field: string, min: bigint, max: bigint, allowed: string): bigint {
+  if (v === undefined || v === null) return 0n;
+  let n: bigint | undefined;
+  if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
+  else if (typeof v === 'string' && /^-?\d{1,30}$/.test(v)) n = BigInt(v);
+  if (n === undefined || n < min || n > max) throw new FieldValueError(field, v, allowed);
+  return n;
+}
+
+/** An int32 field (a scale, a bucket offset); 0 when unset. Throws FieldValueError. */
+export const int32Field = (v: unknown, field: string): number =>
+  Number(wholeOf(v, field, -(2n ** 31n), 2n ** 31n - 1n, INT32));
+
+/** A uint32 field (flags) of at most `max`; 0 when unset. Throws FieldValueError. */
+export const uint32Field = (
+  v: unknown,
+  field: string,
+  max = 2 ** 32 - 1,
+  allowed = 'a uint32: a whole number from 0 to 2^32 - 1',
+): number => Number(wholeOf(v, field, 0n, BigInt(max), allowed));
+
+/** An int64 or uint64 field: a number while exact, else a bigint. */
+const exact = (n: bigint): number | bigint =>
+  n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+
+/** An int64 field (a value's asInt); 0 when unset. Throws FieldValueError. */
+export const int64Field = (v: unknown, field: string): number | bigint =>
+  exact(
+    wholeOf(
+      v,
+      field,
+      -(2n ** 63n),
+      2n ** 63n - 1n,
+      'an int64: a whole number from -2^63 to 2^63 - 1',
+    ),
+  );
+
+/** A uint64 field (a count); 0 when unset. Throws FieldValueError. */
+export const uint64Field = (v: unknown, field: string): number | bigint =>
+  exact(wholeOf(v, field, 0n, 2n ** 64n - 1n, 'a uint64: a whole number from 0 to 2^64 - 1'));
+
+/**
+ * An enum field (an int32): its number, or its name (`SPAN_KIND_SERVER`) looked up in `names`;
+ * 0 when unset. Throws FieldValueError for a number no int32 holds or a name not in `names`.
+ */
+export function enumField(
+  v: unknown,
+  names: Readonly<Record<string, number>>,
+  field: string,
+): number {
+  if (typeof v === 'string' && !/^-?\d+$/.test(v)) {
+    if (Object.hasOwn(names, v)) return names[v] as number;
+    throw new FieldValueError(field, v, `${INT32}, or the name of one`);
+  }
+  return int32Field(v, field);
+}
+
+/**
  * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
  * text, an empty AnyValue as null).
  * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the

@@ -1,16 +1,20 @@
 import { otlpValueText } from '../../parquet/attribute-text.js';
 import { type OtlpRows, otlpNanos, otlpRows, otlpSet } from '../flat-append.js';
-import { enumOf, num, str } from '../plain-values.js';
+import { enumField, str, uint32Field } from '../plain-values.js';
 import { LOG } from './parquet-schema.js';
 import { SEVERITY_NUMBERS } from './rows.js';
 
 const FIELDS = { scopes: 'scopeLogs', items: 'logRecords' };
 
+/** What a log record's flags may be: its trace flags, bits 8-31 reserved (zero). */
+export const TRACE_FLAGS = 'trace flags: a whole number from 0 to 255 (bits 8-31 are reserved)';
+
 /**
  * The log records of decoded ExportLogsServiceRequests (the OTLP/JSON object shape, either
  * stored format) as rows of the `otel_logs` table, with the values appendLogRecords() writes for
  * the SDK's records: the record's time, or its observed time when it has none; the body and
- * attribute values as text. The compaction reads OTLP objects of log records so.
+ * attribute values as text. The compaction reads OTLP objects of log records so. A field holding
+ * what it cannot (a severity number of 2.5, flags with reserved bits set) throws FieldValueError.
  */
 export const LOG_REQUESTS: OtlpRows = otlpRows(
   'resourceLogs',
@@ -30,9 +34,13 @@ export const LOG_REQUESTS: OtlpRows = otlpRows(
       );
       store.text(LOG.TRACE_ID, r, str(record.traceId));
       store.text(LOG.SPAN_ID, r, str(record.spanId));
-      store.int32(LOG.TRACE_FLAGS, r, (num(record.flags) ?? 0) & 0xff);
+      store.int32(LOG.TRACE_FLAGS, r, uint32Field(record.flags, 'flags', 255, TRACE_FLAGS));
       store.string(LOG.SEVERITY_TEXT, r, str(record.severityText));
-      store.int32(LOG.SEVERITY_NUMBER, r, enumOf(record.severityNumber, SEVERITY_NUMBERS));
+      store.int32(
+        LOG.SEVERITY_NUMBER,
+        r,
+        enumField(record.severityNumber, SEVERITY_NUMBERS, 'severityNumber'),
+      );
       store.string(LOG.SERVICE_NAME, r, service);
       store.text(LOG.BODY, r, otlpValueText(record.body) ?? '');
       store.string(LOG.RESOURCE_SCHEMA_URL, r, resourceSchemaUrl);

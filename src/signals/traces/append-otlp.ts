@@ -1,5 +1,5 @@
 import { type OtlpRows, otlpNanos, otlpRows, otlpSet } from '../flat-append.js';
-import { enumOf, list, obj, str } from '../plain-values.js';
+import { enumField, list, obj, str } from '../plain-values.js';
 import { EVENTS, LINKS, SPAN, SPAN_KIND_TEXT, STATUS_CODE_TEXT } from './parquet-schema.js';
 import { KIND_NAMES, STATUS_NAMES } from './rows.js';
 
@@ -30,7 +30,7 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       store.string(
         SPAN.SPAN_KIND,
         r,
-        SPAN_KIND_TEXT[enumOf(span.kind, KIND_NAMES)] ?? 'Unspecified',
+        SPAN_KIND_TEXT[enumField(span.kind, KIND_NAMES, 'kind')] ?? 'Unspecified',
       );
       store.string(SPAN.SERVICE_NAME, r, service);
       store.set(SPAN.RESOURCE_ATTRIBUTES, r, resourceSet);
@@ -41,7 +41,7 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       store.string(
         SPAN.STATUS_CODE,
         r,
-        STATUS_CODE_TEXT[enumOf(status.code, STATUS_NAMES)] ?? 'Unset',
+        STATUS_CODE_TEXT[enumField(status.code, STATUS_NAMES, "a status's code")] ?? 'Unset',
       );
       store.string(SPAN.STATUS_MESSAGE, r, str(status.message));
       for (const e of list(span.events)) {

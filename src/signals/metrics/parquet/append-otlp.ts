@@ -1,26 +1,17 @@
 // Appends a decoded ExportMetricsServiceRequest (the OTLP/JSON object shape) to the columns,
 // through the one OTLP walk (otlp-walk.ts). Integers stay exact: int64 and uint64 fields come as
 // numbers while they are exact and as decimal strings beyond, and both land as their 64 bits.
-// Used by the compactor, for every input it merges.
+// Used by the compactor, for every input it merges. A field holding what it cannot (a scale of
+// 2.5, a count of -1 or 2^64) throws FieldValueError.
 
 import { otlpKeyTexts as keyTexts } from '../../../parquet/attribute-text.js';
 import { textOf } from '../../../parquet/tables.js';
+import { int32Field, int64Field, uint32Field, uint64Field } from '../../plain-values.js';
 import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
 import type { ColumnStore } from './column-store.js';
 import { LISTS, TYPE } from './sealed.js';
 
 const INTEGER = /^-?\d+$/;
-
-/**
- * An int64 / uint64 as OTLP/JSON spells it: a number while exact, else a bigint; undefined if it
- * is none.
- */
-function otlpInt64(v: unknown): number | bigint | undefined {
-  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
-  if (typeof v !== 'string' || !INTEGER.test(v)) return undefined;
-  const n = Number(v); // exact iff the result is a safe integer (rounding is monotonic)
-  return Number.isSafeInteger(n) ? n : BigInt(v);
-}
 
 /** Nanoseconds (a decimal string, or a number) as whole microseconds; 0 if they are none. */
 function micros(v: unknown): number | bigint {
@@ -72,7 +63,7 @@ export function appendRequest(store: ColumnStore, request: unknown): number {
         store.setId(keys, texts),
         micros(p.timeUnixNano),
         micros(p.startTimeUnixNano),
-        numberOf(p.flags) ?? 0,
+        uint32Field(p.flags, 'flags'),
       );
       if (type === TYPE.GAUGE || type === TYPE.SUM) numberValue(store, r, p);
       else summary(store, r, p);
@@ -86,7 +77,8 @@ export function appendRequest(store: ColumnStore, request: unknown): number {
 
 /** asInt (exact) or asDouble; neither leaves the row without a value. */
 function numberValue(s: ColumnStore, r: number, p: Json): void {
-  const integer = 'asInt' in p ? otlpInt64(p.asInt) : undefined;
+  const integer =
+    p.asInt !== undefined && p.asInt !== null ? int64Field(p.asInt, 'asInt') : undefined;
   if (integer !== undefined) {
     s.setValue(r, numberOf(p.asInt) ?? 0, integer);
     return;
@@ -97,19 +89,25 @@ function numberValue(s: ColumnStore, r: number, p: Json): void {
 
 /** Count, sum, min and max (what every distribution has). */
 function summary(s: ColumnStore, r: number, p: Json): void {
-  s.setDistribution(r, otlpInt64(p.count) ?? 0, numberOf(p.sum), numberOf(p.min), numberOf(p.max));
+  s.setDistribution(
+    r,
+    uint64Field(p.count, 'count'),
+    numberOf(p.sum),
+    numberOf(p.min),
+    numberOf(p.max),
+  );
 }
 
 /** Appends a list of counts to the row's list `which`. */
-function countList(s: ColumnStore, r: number, which: number, counts: unknown): void {
+function countList(s: ColumnStore, r: number, which: number, counts: unknown, field: string): void {
   const items = list(counts);
   const at = s.reserveCounts(r, which, items.length);
-  for (let i = 0; i < items.length; i++) s.setCount(at + i, otlpInt64(items[i]) ?? 0);
+  for (let i = 0; i < items.length; i++) s.setCount(at + i, uint64Field(items[i], field));
 }
 
 function histogram(s: ColumnStore, r: number, p: Json): void {
   s.setBounds(r, s.boundsId(list(p.explicitBounds).map((b) => numberOf(b) ?? 0)));
-  countList(s, r, LISTS.BUCKETS, p.bucketCounts);
+  countList(s, r, LISTS.BUCKETS, p.bucketCounts, 'a bucket count');
 }
 
 function exponential(s: ColumnStore, r: number, p: Json): void {
@@ -117,11 +115,11 @@ function exponential(s: ColumnStore, r: number, p: Json): void {
   const negative = obj(p.negative);
   s.setExponential(
     r,
-    numberOf(p.scale) ?? 0,
-    otlpInt64(p.zeroCount) ?? 0,
-    numberOf(positive.offset) ?? 0,
-    numberOf(negative.offset) ?? 0,
+    int32Field(p.scale, 'scale'),
+    uint64Field(p.zeroCount, 'zeroCount'),
+    int32Field(positive.offset, "the positive buckets' offset"),
+    int32Field(negative.offset, "the negative buckets' offset"),
   );
-  countList(s, r, LISTS.POSITIVE, positive.bucketCounts);
-  countList(s, r, LISTS.NEGATIVE, negative.bucketCounts);
+  countList(s, r, LISTS.POSITIVE, positive.bucketCounts, 'a positive bucket count');
+  countList(s, r, LISTS.NEGATIVE, negative.bucketCounts, 'a negative bucket count');
 }
