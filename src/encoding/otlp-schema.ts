@@ -371,6 +371,21 @@ export function checkDropped(what: string, value: number | undefined): void {
 }
 
 /**
+ * Refuses a span context's trace flags that a log record's flags do not hold: the W3C trace flags
+ * are 8 bits, and OTLP reserves bits 8-31 of a log record's flags (writers set them to 0). OTLP/JSON
+ * and protobuf wrote 256 as 256 (2.5 as 2 and 2.5), Parquet's TraceFlags column (ClickHouse's
+ * UInt8) as 0: every format refuses its export alike. undefined is none.
+ */
+export function checkTraceFlags(value: number | undefined): void {
+  if (value === undefined) return;
+  if (!(Number.isInteger(value) && value >= 0 && value <= 255)) {
+    throw new RangeError(
+      `trace flags ${value} are not trace flags: a whole number from 0 to 255 (bits 8-31 of a log record's flags are reserved)`,
+    );
+  }
+}
+
+/**
  * Refuses a value of an int32 field (a log record's severity number, an exponential histogram's
  * scale and bucket offsets) an int32 does not hold: NaN, infinite, outside -2^31 to 2^31 - 1, or
  * not a whole number. OTLP/protobuf would write it cut (2.5 as 2) or wrapped, OTLP/JSON as it is,

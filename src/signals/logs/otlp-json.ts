@@ -1,6 +1,6 @@
 import { jsonAnyValue, jsonAttributesOf } from '../../encoding/any-value-json.js';
 import { IntField, type JsonWriter, spelling, TimeField } from '../../encoding/json-writer.js';
-import { checkInt32 } from '../../encoding/otlp-schema.js';
+import { checkInt32, checkTraceFlags } from '../../encoding/otlp-schema.js';
 import { groupedJson } from '../grouped-json.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
 
@@ -53,7 +53,8 @@ function logRecord(w: JsonWriter, r: LogRecordLike): void {
   jsonAttributesOf(w, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
-    const flags = context.traceFlags ? context.traceFlags >>> 0 : undefined;
+    checkTraceFlags(context.traceFlags);
+    const flags = context.traceFlags ? context.traceFlags : undefined;
     if (flags !== undefined && context.traceId) {
       w.intField(FLAGS_THEN_TRACE_ID, flags);
       w.hexId(context.traceId);

@@ -3,7 +3,7 @@ import {
   protoAnyValue,
   protoAttributesOf,
 } from '../../encoding/any-value-proto.js';
-import { checkInt32, FIELD } from '../../encoding/otlp-schema.js';
+import { checkInt32, checkTraceFlags, FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
 import { countLogRecord, type LogRecordLike } from './log-record.js';
@@ -31,6 +31,7 @@ function logRecord(w: ProtoWriter, r: LogRecordLike): void {
   protoAttributesOf(w, RECORD_ATTRIBUTES, r.attributes, r.droppedAttributesCount);
   const context = r.spanContext;
   if (context !== undefined) {
+    checkTraceFlags(context.traceFlags);
     if (context.traceFlags) w.fixed32(R.flags, context.traceFlags);
     if (context.traceId) w.hexBytes(R.traceId, context.traceId, true);
     if (context.spanId) w.hexBytes(R.spanId, context.spanId, true);

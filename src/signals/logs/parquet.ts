@@ -1,5 +1,5 @@
 import { checkOtlpTime } from '../../encoding/hrtime.js';
-import { checkDropped, checkInt32 } from '../../encoding/otlp-schema.js';
+import { checkDropped, checkInt32, checkTraceFlags } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { jsValueText } from '../../parquet/attribute-text.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -35,7 +35,8 @@ export function appendLogRecords(
         const context = record.spanContext;
         store.text(LOG.TRACE_ID, r, context?.traceId ?? '');
         store.text(LOG.SPAN_ID, r, context?.spanId ?? '');
-        store.int32(LOG.TRACE_FLAGS, r, (context?.traceFlags ?? 0) & 0xff);
+        checkTraceFlags(context?.traceFlags);
+        store.int32(LOG.TRACE_FLAGS, r, context?.traceFlags ?? 0);
         store.string(LOG.SEVERITY_TEXT, r, record.severityText ?? '');
         const severity = record.severityNumber ?? 0;
         checkInt32('a severity number', severity);
