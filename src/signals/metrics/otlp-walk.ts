@@ -29,7 +29,7 @@ export function numberOf(v: unknown): number | undefined {
   return undefined;
 }
 
-const TEMPORALITY_NAMES: Record<string, number> = {
+export const TEMPORALITY_NAMES: Record<string, number> = {
   AGGREGATION_TEMPORALITY_UNSPECIFIED: 0,
   AGGREGATION_TEMPORALITY_DELTA: 1,
   AGGREGATION_TEMPORALITY_CUMULATIVE: 2,

@@ -1,9 +1,26 @@
 import { type OtlpRows, otlpNanos, otlpRows, otlpSet } from '../flat-append.js';
-import { enumField, list, obj, str } from '../plain-values.js';
+import { enumField, FieldValueError, list, obj, str } from '../plain-values.js';
 import { EVENTS, LINKS, SPAN, SPAN_KIND_TEXT, STATUS_CODE_TEXT } from './parquet-schema.js';
 import { KIND_NAMES, STATUS_NAMES } from './rows.js';
 
 const FIELDS = { scopes: 'scopeSpans', items: 'spans' };
+
+/**
+ * An enum field (a span's kind, a status's code) as the column's text for its number; throws
+ * FieldValueError for one the column has no text for (a kind of 9), which it cannot keep.
+ */
+function named(
+  texts: readonly string[],
+  v: unknown,
+  names: Readonly<Record<string, number>>,
+  field: string,
+): string {
+  const text = texts[enumField(v, names, field)];
+  if (text === undefined) {
+    throw new FieldValueError(field, v, `one of 0 to ${texts.length - 1} (${texts.join(', ')})`);
+  }
+  return text;
+}
 
 /**
  * The spans of decoded ExportTraceServiceRequests (the OTLP/JSON object shape, either stored
@@ -27,11 +44,7 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       store.text(SPAN.PARENT_SPAN_ID, r, str(span.parentSpanId));
       store.string(SPAN.TRACE_STATE, r, str(span.traceState));
       store.string(SPAN.SPAN_NAME, r, str(span.name));
-      store.string(
-        SPAN.SPAN_KIND,
-        r,
-        SPAN_KIND_TEXT[enumField(span.kind, KIND_NAMES, 'kind')] ?? 'Unspecified',
-      );
+      store.string(SPAN.SPAN_KIND, r, named(SPAN_KIND_TEXT, span.kind, KIND_NAMES, 'kind'));
       store.string(SPAN.SERVICE_NAME, r, service);
       store.set(SPAN.RESOURCE_ATTRIBUTES, r, resourceSet);
       store.string(SPAN.SCOPE_NAME, r, scopeName);
@@ -41,7 +54,7 @@ export const SPAN_REQUESTS: OtlpRows = otlpRows(
       store.string(
         SPAN.STATUS_CODE,
         r,
-        STATUS_CODE_TEXT[enumField(status.code, STATUS_NAMES, "a status's code")] ?? 'Unset',
+        named(STATUS_CODE_TEXT, status.code, STATUS_NAMES, "a status's code"),
       );
       store.string(SPAN.STATUS_MESSAGE, r, str(status.message));
       for (const e of list(span.events)) {

@@ -113,6 +113,16 @@ const SPAN_CASES: Case[] = [
     reason: /code 1099511627776/,
   },
   {
+    what: 'a kind of 9 (no SpanKind)',
+    request: spanRequest({ kind: 9 }),
+    reason: /kind 9 is not one of 0 to 5/,
+  },
+  {
+    what: 'a status code of 3 (no StatusCode)',
+    request: spanRequest({ status: { code: 3 } }),
+    reason: /code 3 is not one of 0 to 2/,
+  },
+  {
     what: 'a negative end time as a decimal',
     request: spanRequest({ endTimeUnixNano: '-1' }),
     reason: /-1/,
@@ -120,6 +130,13 @@ const SPAN_CASES: Case[] = [
 ];
 
 const METRIC_CASES: Case[] = [
+  {
+    what: 'a temporality of 2^40',
+    request: metricRequest({
+      sum: { aggregationTemporality: 2 ** 40, dataPoints: [point({ asDouble: 1 })] },
+    }),
+    reason: /aggregationTemporality 1099511627776/,
+  },
   {
     what: 'an asInt past int64',
     request: gauge({ asInt: '9223372036854775808' }),

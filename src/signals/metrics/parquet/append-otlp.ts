@@ -6,8 +6,16 @@
 
 import { otlpKeyTexts as keyTexts } from '../../../parquet/attribute-text.js';
 import { textOf } from '../../../parquet/tables.js';
-import { int32Field, int64Field, uint32Field, uint64Field } from '../../plain-values.js';
-import { type Json, list, numberOf, obj, str, temporalityOf, walkRequest } from '../otlp-walk.js';
+import { enumField, int32Field, int64Field, uint32Field, uint64Field } from '../../plain-values.js';
+import {
+  type Json,
+  list,
+  numberOf,
+  obj,
+  str,
+  TEMPORALITY_NAMES,
+  walkRequest,
+} from '../otlp-walk.js';
 import type { ColumnStore } from './column-store.js';
 import { LISTS, TYPE } from './sealed.js';
 
@@ -51,7 +59,7 @@ export function appendRequest(store: ColumnStore, request: unknown): number {
         ...scope,
         ...texts.map((text) => store.stringId(str(text))),
         t,
-        temporalityOf(data),
+        enumField(data.aggregationTemporality, TEMPORALITY_NAMES, 'aggregationTemporality'),
         data.isMonotonic === true ? 1 : 0,
       ]);
     },
