@@ -110,6 +110,24 @@ export const uint64Field = (v: unknown, field: string): number | bigint =>
   exact(wholeOf(v, field, 0n, 2n ** 64n - 1n, 'a uint64: a whole number from 0 to 2^64 - 1'));
 
 /**
+ * A double field as OTLP/JSON spells it (a number, decimal text, "NaN", "Infinity",
+ * "-Infinity"); undefined when unset (absent or null) unless `required`. Throws FieldValueError
+ * for anything else ("abc", "0x10", true), which no double is.
+ */
+export function doubleField(v: unknown, field: string, required = false): number | undefined {
+  if ((v === undefined || v === null) && !required) return undefined;
+  const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
+  if (n === undefined) {
+    throw new FieldValueError(
+      field,
+      v,
+      'a double: a number, or its decimal text, NaN or ±Infinity',
+    );
+  }
+  return n;
+}
+
+/**
  * An enum field (an int32): its number, or its name (`SPAN_KIND_SERVER`) looked up in `names`;
  * 0 when unset. Throws FieldValueError for a number no int32 holds or a name not in `names`.
  */

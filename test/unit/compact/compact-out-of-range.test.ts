@@ -138,6 +138,22 @@ const METRIC_CASES: Case[] = [
     reason: /aggregationTemporality 1099511627776/,
   },
   {
+    what: 'an asDouble of "abc"',
+    request: gauge({ asDouble: 'abc' }),
+    reason: /asDouble "abc" is not a double/,
+  },
+  {
+    what: 'an asDouble of "0x10"',
+    request: gauge({ asDouble: '0x10' }),
+    reason: /asDouble "0x10"/,
+  },
+  { what: 'a sum of true', request: histogram({ sum: true }), reason: /sum true/ },
+  {
+    what: 'an explicit bound of null',
+    request: histogram({ explicitBounds: [null], bucketCounts: ['1', '0'] }),
+    reason: /explicit bound null/,
+  },
+  {
     what: 'an asInt past int64',
     request: gauge({ asInt: '9223372036854775808' }),
     reason: /asInt "9223372036854775808"/,

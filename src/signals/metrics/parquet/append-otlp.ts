@@ -6,7 +6,14 @@
 
 import { otlpKeyTexts as keyTexts } from '../../../parquet/attribute-text.js';
 import { textOf } from '../../../parquet/tables.js';
-import { enumField, int32Field, int64Field, uint32Field, uint64Field } from '../../plain-values.js';
+import {
+  doubleField,
+  enumField,
+  int32Field,
+  int64Field,
+  uint32Field,
+  uint64Field,
+} from '../../plain-values.js';
 import {
   type Json,
   list,
@@ -91,7 +98,7 @@ function numberValue(s: ColumnStore, r: number, p: Json): void {
     s.setValue(r, numberOf(p.asInt) ?? 0, integer);
     return;
   }
-  const v = numberOf(p.asDouble);
+  const v = doubleField(p.asDouble, 'asDouble');
   if (v !== undefined) s.setValue(r, v, undefined);
 }
 
@@ -100,9 +107,9 @@ function summary(s: ColumnStore, r: number, p: Json): void {
   s.setDistribution(
     r,
     uint64Field(p.count, 'count'),
-    numberOf(p.sum),
-    numberOf(p.min),
-    numberOf(p.max),
+    doubleField(p.sum, 'sum'),
+    doubleField(p.min, 'min'),
+    doubleField(p.max, 'max'),
   );
 }
 
@@ -114,7 +121,12 @@ function countList(s: ColumnStore, r: number, which: number, counts: unknown, fi
 }
 
 function histogram(s: ColumnStore, r: number, p: Json): void {
-  s.setBounds(r, s.boundsId(list(p.explicitBounds).map((b) => numberOf(b) ?? 0)));
+  s.setBounds(
+    r,
+    s.boundsId(
+      list(p.explicitBounds).map((b) => doubleField(b, 'an explicit bound', true) as number),
+    ),
+  );
   countList(s, r, LISTS.BUCKETS, p.bucketCounts, 'a bucket count');
 }
 
