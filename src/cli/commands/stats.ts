@@ -211,7 +211,9 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
     logServices,
   };
   if (options.format === 'json') await ctx.out.line(jsonLine(report));
-  else for (const line of statsText(report, describeRange(ctx.settings))) await ctx.out.line(line);
+  else
+    for (const line of statsText(report, describeRange(ctx.settings), options.signals))
+      await ctx.out.line(line);
   return code;
 }
 
@@ -233,7 +235,7 @@ const sized = (bytes: number) => `${formatBytes(bytes)} (${formatInteger(bytes)}
 const compared = (ratio: number) =>
   ratio >= 1 ? `${ratio.toFixed(1)}x smaller` : `${(1 / ratio).toFixed(1)}x larger`;
 
-function statsText(r: StatsReport, range: string): string[] {
+function statsText(r: StatsReport, range: string, asked: readonly SignalName[]): string[] {
   const encodings = Object.entries(r.encodings)
     .map(([encoding, n]) => `${encoding}: ${formatInteger(n)}`)
     .join(', ');
@@ -265,8 +267,12 @@ function statsText(r: StatsReport, range: string): string[] {
     const widths = columnWidths(rows);
     for (const row of rows) lines.push(alignRow(row, widths, new Set(right)));
   };
-  // The metrics' table, unless the range held only other signals.
-  if (r.dataPoints > 0 || (r.spans === 0 && r.logRecords === 0)) {
+  // Each signal's table where the range held some of it; where it held nothing at all, the
+  // tables of the signals asked for (metrics alone when all were), each empty.
+  const none = r.dataPoints === 0 && r.spans === 0 && r.logRecords === 0;
+  const emptyOf = (signal: SignalName) =>
+    none && asked.includes(signal) && (asked.length < 3 || signal === 'metrics');
+  if (r.dataPoints > 0 || emptyOf('metrics')) {
     table(
       [
         ['metric', 'type', 'series', 'data points'],
@@ -281,7 +287,7 @@ function statsText(r: StatsReport, range: string): string[] {
       [2, 3],
     );
   }
-  if (r.spans > 0) {
+  if (r.spans > 0 || emptyOf('traces')) {
     table(
       [
         ['service', 'spans', 'root spans', 'errors'],
@@ -296,7 +302,7 @@ function statsText(r: StatsReport, range: string): string[] {
       [1, 2, 3],
     );
   }
-  if (r.logRecords > 0) {
+  if (r.logRecords > 0 || emptyOf('logs')) {
     const classes = (['UNSET', ...SEVERITY_CLASSES] as const).filter((c) =>
       r.logServices.some((s) => s.severities[c] !== undefined),
     );

@@ -359,6 +359,17 @@ describe('stats, cat and ls know every signal', () => {
     );
   });
 
+  test("stats of a signal with nothing in range shows that signal's empty table, no other", async () => {
+    for (const [signal, header] of [
+      ['traces', /\nservice +spans +root spans +errors\ntotal +0\n$/],
+      ['logs', /\nservice +log records\ntotal +0\n$/],
+      ['metrics', /\nmetric +type +series +data points\ntotal +0\n$/],
+    ] as const) {
+      const { stdout } = await run(['stats', ...MIRROR, '--signal', signal, '--to', '2001-01-01']);
+      expect(stdout).toMatch(header);
+    }
+  });
+
   test('cat --signal: the requests of that signal; --with-key names it', async () => {
     const { code, stdout } = await run(['cat', ...MIRROR, '--signal', 'traces', '--with-key']);
     expect(code).toBe(0);
