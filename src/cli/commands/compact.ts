@@ -15,7 +15,6 @@ import { type CommandContext, finalNote, readerOptions } from '../context.js';
 import { DURATION_HELP, parseDuration, parseTime, TIME_HELP } from '../duration.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { formatInteger, plural } from '../format.js';
-import { nothingToCompact } from '../listing-notes.js';
 import { noProgress, type Progress, progressBar } from '../progress.js';
 import { jsonLine, printable } from '../terminal-text.js';
 
@@ -100,6 +99,9 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
   }
   // No hour in the layout, settled or not: a prefix with nothing of these signals is said.
   if (report.partitionsSelected === 0 && report.unsettled.length === 0 && !trouble(report)) {
+    // Imported here: the reader's listing loads the S3 client, which a run on --dir otherwise
+    // never does (test/integration/exporter-imports.test.ts).
+    const { nothingToCompact } = await import('../listing-notes.js');
     const nothing = await nothingToCompact(ctx, flags.signals);
     if (nothing !== undefined) return nothing;
   }
