@@ -63,13 +63,32 @@ export class FieldValueError extends Error {
 
 const INT32 = 'an int32: a whole number from -2^31 to 2^31 - 1';
 
+/** A whole number (or its decimal text) a double holds exactly, else undefined. */
+function smallWhole(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : undefined;
+  return typeof v === 'string' && /^-?\d{1,15}$/.test(v) ? Number(v) : undefined;
+}
+
 /**
  * An integer field as OTLP/JSON spells it (a number, or decimal text), 0 when unset (absent or
- * null), as a bigint; throws FieldValueError, naming `field` and `allowed`, for anything else or
- * one outside `min` to `max`.
+ * null): a number while a double holds it exactly (no BigInt for the usual count or severity),
+ * else a bigint; throws FieldValueError, naming `field` and `allowed`, for anything else or one
+ * outside `min` to `max`.
  */
-function wholeOf(v: unknown, field: string, min: bigint, max: bigint, allowed: string): bigint {
-  if (v === undefined || v === null) return 0n;
+function wholeOf(
+  v: unknown,
+  field: string,
+  min: bigint,
+  max: bigint,
+  allowed: string,
+): number | bigint {
+  if (v === undefined || v === null) return 0;
+  const small = smallWhole(v);
+  if (small !== undefined) {
+    // Safe integers against the bounds as doubles: exact at this size.
+    if (small >= Number(min) && small <= Number(max)) return small;
+    throw new FieldValueError(field, v, allowed);
+  }
   let n: bigint | undefined;
   if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
   else if (typeof v === 'string' && /^-?\d{1,30}$/.test(v)) n = BigInt(v);
@@ -90,8 +109,11 @@ export const uint32Field = (
 ): number => Number(wholeOf(v, field, 0n, BigInt(max), allowed));
 
 /** An int64 or uint64 field: a number while exact, else a bigint. */
-const exact = (n: bigint): number | bigint =>
-  n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+const exact = (n: number | bigint): number | bigint =>
+  typeof n === 'number' ||
+  (n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER))
+    ? Number(n)
+    : n;
 
 /** An int64 field (a value's asInt); 0 when unset. Throws FieldValueError. */
 export const int64Field = (v: unknown, field: string): number | bigint =>
