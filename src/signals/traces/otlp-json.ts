@@ -9,7 +9,7 @@ import {
 import { checkDropped } from '../../encoding/otlp-schema.js';
 import { groupedJson } from '../grouped-json.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
-import { countSpan, otlpSpanKind, spanFlags } from './span.js';
+import { countSpan, otlpSpanKind, spanFlags, statusCode } from './span.js';
 
 const EVENTS = spelling(',"events":[');
 const LINKS = spelling(',"links":[');
@@ -65,7 +65,7 @@ function span(w: JsonWriter, s: SpanLike): void {
   w.intUnlessZero(DROPPED_LINKS_COUNT, s.droppedLinksCount);
   // Status is always there, its code too (0, unset, included), as the official serializers write it.
   const status = s.status;
-  w.intField(STATUS_CODE, status.code);
+  w.intField(STATUS_CODE, statusCode(status.code));
   w.stringUnlessEmpty(MESSAGE, status.message);
   w.spell(CLOSE_STATUS);
 }

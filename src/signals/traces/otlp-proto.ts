@@ -3,7 +3,7 @@ import { checkDropped, FIELD } from '../../encoding/otlp-schema.js';
 import type { ProtoWriter } from '../../encoding/proto-writer.js';
 import { groupedProto } from '../grouped-proto.js';
 import type { EventLike, LinkLike, SpanContextLike, SpanLike } from './span.js';
-import { countSpan, otlpSpanKind, spanFlags } from './span.js';
+import { countSpan, otlpSpanKind, spanFlags, statusCode } from './span.js';
 
 /**
  * Protobuf of one export of spans (see groupedProto()): its ResourceSpans, each in field 1 of an
@@ -39,7 +39,7 @@ function span(w: ProtoWriter, s: SpanLike): void {
   const status = s.status;
   w.fork(S.status);
   if (status.message) w.string(F.Status.message, status.message);
-  w.int64(F.Status.code, status.code, true);
+  w.int64(F.Status.code, statusCode(status.code), true);
   w.join();
   w.fixed32(S.flags, spanFlags(context.traceFlags, parent?.isRemote));
 }

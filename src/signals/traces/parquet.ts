@@ -3,7 +3,7 @@ import type { ExportTally } from '../../encoding/records.js';
 import { appendScopedRows } from '../flat-append.js';
 import { FlatColumnBuilders, type FlatStore } from '../flat-parquet/store.js';
 import { EVENTS, LINKS, SPAN, SPAN_KIND_TEXT, SPANS, STATUS_CODE_TEXT } from './parquet-schema.js';
-import { countSpan, otlpSpanKind, type SpanLike } from './span.js';
+import { countSpan, otlpSpanKind, type SpanLike, statusCode } from './span.js';
 
 /**
  * Spans into the columns of the `otel_traces` table (parquet-schema.js), with the values the
@@ -30,7 +30,7 @@ export function appendSpans(
         store.text(SPAN.PARENT_SPAN_ID, r, span.parentSpanContext?.spanId ?? '');
         store.string(SPAN.TRACE_STATE, r, context.traceState?.serialize() ?? '');
         store.string(SPAN.SPAN_NAME, r, span.name);
-        store.string(SPAN.SPAN_KIND, r, SPAN_KIND_TEXT[otlpSpanKind(span.kind)] ?? 'Unspecified');
+        store.string(SPAN.SPAN_KIND, r, SPAN_KIND_TEXT[otlpSpanKind(span.kind)] as string);
         store.string(SPAN.SERVICE_NAME, r, service);
         store.set(SPAN.RESOURCE_ATTRIBUTES, r, resourceSet);
         store.string(SPAN.SCOPE_NAME, r, scope.name);
@@ -50,7 +50,7 @@ export function appendSpans(
         const duration = (s1 - s0) * 1e9 + (n1 - n0); // exact below 2^53 ns (104 days)
         if (Number.isSafeInteger(duration)) store.int64(SPAN.DURATION, r, duration);
         else store.int64Big(SPAN.DURATION, r, exactNanos(s1 - s0, n1 - n0));
-        store.string(SPAN.STATUS_CODE, r, STATUS_CODE_TEXT[span.status.code] ?? 'Unset');
+        store.string(SPAN.STATUS_CODE, r, STATUS_CODE_TEXT[statusCode(span.status.code)] as string);
         store.string(SPAN.STATUS_MESSAGE, r, span.status.message ?? '');
         for (const event of span.events) {
           const i = store.addItem(EVENTS, r);

@@ -63,7 +63,24 @@ export function spanFlags(traceFlags: number, isRemote: boolean | undefined): nu
 
 /** OTLP's SpanKind: the API's plus one (0, unspecified, for none). */
 export function otlpSpanKind(kind: number | undefined | null): number {
-  return kind == null ? 0 : kind + 1;
+  if (kind == null) return 0;
+  // Another number is no kind: OTLP has none for it, and no format may write one of its own.
+  if (!(Number.isInteger(kind) && kind >= 0 && kind <= 4)) {
+    throw new RangeError(
+      `a span kind ${kind} is not one of the API's SpanKind values: a whole number from 0 (INTERNAL) to 4 (CONSUMER)`,
+    );
+  }
+  return kind + 1;
+}
+
+/** A span's status code (the API's SpanStatusCode, OTLP's alike); throws for another number. */
+export function statusCode(code: number): number {
+  if (!(code === 0 || code === 1 || code === 2)) {
+    throw new RangeError(
+      `a status code ${code} is not one of the API's SpanStatusCode values: 0 (UNSET), 1 (OK) or 2 (ERROR)`,
+    );
+  }
+  return code;
 }
 
 /** Counts a span into the export's tally: one item, at its end time (a span is exported when it ends). */

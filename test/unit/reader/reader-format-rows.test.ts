@@ -289,10 +289,11 @@ async function record(): Promise<Recorded> {
         endTime: [0, 0],
         spanContext: () => ({ ...second.spanContext(), spanId: 'a000000000000002' }),
       }),
-      // Values out of the enums' ranges, an event at time 0, an all-zero parent span id.
+      // The last kind and status code, an event at time 0, an all-zero parent span id. (A kind
+      // or code outside the API's enums is refused by every format: span-enums.test.ts.)
       withFields(second, {
-        kind: 9,
-        status: { code: 7, message: 'odd' },
+        kind: 4,
+        status: { code: 2, message: 'odd' },
         events: [{ name: 'at zero', time: [0, 0], attributes: { z: 0 } }],
         parentSpanContext: { ...second.spanContext(), spanId: '0000000000000000' },
         spanContext: () => ({ ...second.spanContext(), spanId: 'a000000000000004' }),
