@@ -535,6 +535,9 @@ export class OpenBatchJournal implements OpenJournal {
     let replayed = 0;
     for (const [name, parts] of [...found].sort(([a], [b]) => (a < b ? -1 : 1))) {
       if (this.#closed) break;
+      // Taken while earlier chains were replayed: forget() of a spool file deleted meanwhile,
+      // whose caller waits for that chain's deletion.
+      if (this.#chains.has(name)) continue;
       parts.sort((a, b) => a - b);
       if (referenced.has(name)) {
         this.#forget(name, parts);

@@ -217,3 +217,96 @@ describe('a chain retired while its write is in flight', () => {
     expect(readdirSync(join(dir, 'journal'))).toEqual([]);
   });
 });
+
+describe('a replay at start racing a spool file deletion', () => {
+  const sealedBatch = (id: string) =>
+    ({
+      id,
+      sealedAt: new Date(1_700_000_000_000),
+      attributes: {},
+      dataTimeMillis: undefined,
+      settled: new Promise(() => {}),
+    }) as unknown as SealedBatch;
+
+  /** Three sealed chains an earlier run left, in name order. */
+  async function earlierChains(): Promise<string[]> {
+    const stats = emptySpoolStats();
+    const earlier = testJournal(dir, { stats });
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    earlier.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs: new FaultyFileSystem(),
+      disk: new DiskDeadline(5_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const names: string[] = [];
+    for (const id of [
+      '01890a5d-ac96-774b-bcce-b302099a8051',
+      '01890a5d-ac96-774b-bcce-b302099a8052',
+      '01890a5d-ac96-774b-bcce-b302099a8053',
+    ]) {
+      earlier.append(Buffer.alloc(100, 1), 1, inputs);
+      names.push(earlier.sealed(sealedBatch(id)) ?? '');
+    }
+    await earlier.close(2_000);
+    expect(readdirSync(join(dir, 'journal')).sort()).toEqual(
+      names.map((name) => `${name}.0.journal`).sort(),
+    );
+    return names.sort();
+  }
+
+  // The restored batch of a spool file that names the last chain is stored while the replay
+  // hands over the middle chain's batch; the keeper then deletes the file once its chains are
+  // gone (forget). The replay, reaching that chain, must not take it over from forget().
+  test('forget() of a chain the replay reaches later resolves once it is deleted', async () => {
+    const [referenced, replayed, last] = await earlierChains();
+    const journal = testJournal(dir, { syncMillis: 50 });
+    journals.push(journal);
+    // The first deletion (the first chain's, which a spool file names) is slow.
+    const fs = new FaultyFileSystem().hangNext('unlink');
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(5_000),
+    });
+    let handed!: () => void;
+    const handing = new Promise<void>((resolve) => {
+      handed = resolve;
+    });
+    const batches: SealedBatch[] = [];
+    const replay = journal.replay(
+      new Set([referenced as string, last as string]),
+      async (batch) => {
+        batches.push(batch);
+        await handing;
+      },
+    );
+    try {
+      await waitFor(() => batches.length > 0, 2_000, 'the middle chain handed over');
+      expect(batches[0]?.journal).toBe(replayed);
+      const readdirs = fs.calls.filter((c) => c.op === 'readdir').length;
+      let forgotten = false;
+      void journal.forget([last as string]).then(() => {
+        forgotten = true;
+      });
+      await waitFor(
+        () => fs.calls.filter((c) => c.op === 'readdir').length > readdirs,
+        2_000,
+        'forget() listed the journal',
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      handed();
+      await replay;
+      fs.release();
+      await waitFor(() => forgotten, 2_000, 'forget() resolved').catch(() => {});
+      expect(forgotten).toBe(true);
+      expect(readdirSync(join(dir, 'journal'))).toEqual([`${replayed}.0.journal`]);
+    } finally {
+      handed();
+      fs.release();
+    }
+  });
+});
