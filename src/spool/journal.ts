@@ -5,6 +5,7 @@ import { plural } from '../base/log.js';
 import type { OpenJournal } from '../pipeline/journal-port.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
 import { SealedBatch } from '../pipeline/sealed-batch.js';
+import { describeError } from '../s3/errors.js';
 import { type DiskDeadline, diskErrorCode } from './disk-deadline.js';
 import type { SpoolFileHandle, SpoolFileSystem } from './file-system.js';
 import {
@@ -766,39 +767,78 @@ export class OpenBatchJournal implements OpenJournal {
 
   async #quarantine(d: JournalDisk, name: string, parts: number[], reason: string): Promise<void> {
     const readable = await this.#readable(d, name, parts);
+    const moved = new Set<number>();
+    let failure: unknown;
     for (const part of parts) {
       const file = partName(name, part);
-      await d.disk
-        .run(() => d.fs.rename(join(d.dir, file), join(d.quarantineDir, file)))
-        .catch(() => {});
+      try {
+        await d.disk.run(() => d.fs.rename(join(d.dir, file), join(d.quarantineDir, file)));
+        moved.add(part);
+      } catch (error) {
+        if (isMissing(error)) moved.add(part);
+        else failure ??= error;
+      }
     }
+    if (moved.size === 0) {
+      // Still in the journal: the next start finds it again, and counts its batch then, once.
+      this.#reports.journalQuarantineFailed(name, reason, failure);
+      return;
+    }
+    // What the parts moved held is lost; a part left behind is read again at the next start.
     let lost = '';
-    if (readable !== undefined) {
-      this.#options.lost?.(readable.points, readable.rawBytes);
+    const held = readable === undefined ? undefined : this.#held(readable, moved);
+    const left = parts.filter((part) => !moved.has(part)).map((part) => partName(name, part));
+    // A part left behind with the records: the next start may still replay them.
+    if (held !== undefined && (held.records > 0 || left.length === 0)) {
+      this.#options.lost?.(held.points, held.rawBytes);
       lost =
-        `; its batch is lost, with ${plural(readable.records, 'readable record')} ` +
-        `(${plural(readable.points, 'item')}, counted in stats().pointsDroppedByReason['spool-corrupt'])`;
+        `; its batch is lost, with ${plural(held.records, 'readable record')} ` +
+        `(${plural(held.points, 'item')}, counted in stats().pointsDroppedByReason['spool-corrupt'])`;
     }
+    const stays =
+      left.length === 0
+        ? ''
+        : ` (but ${left.join(', ')}: ${describeError(failure)}, read again at the next start)`;
     this.#reports.quarantined(
       name,
-      `is unusable (${reason}); moved to ${d.quarantineDir}${lost}`,
+      `is unusable (${reason}); moved to ${d.quarantineDir}${stays}${lost}`,
       'journal chain',
     );
   }
 
+  /** The records (each once) of the parts `moved`, their items and bytes; undefined when none is ours. */
+  #held(
+    readable: Map<number, { format: JournalRecordFormat; records: RecordEntry[] }>,
+    moved: ReadonlySet<number>,
+  ): { records: number; points: number; rawBytes: number } | undefined {
+    const bySeq = new Map<number, RecordEntry>();
+    let format: JournalRecordFormat | undefined;
+    for (const [part, decoded] of readable) {
+      if (!moved.has(part)) continue;
+      format ??= decoded.format;
+      for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
+    }
+    if (format === undefined) return undefined;
+    const records = [...bySeq.values()];
+    const bytes = records.reduce((n, r) => n + r.record.length, 0);
+    return {
+      records: records.length,
+      points: records.reduce((n, r) => n + r.points, 0),
+      rawBytes: records.length === 0 ? 0 : bytes + this.#options.overhead(records.length, format),
+    };
+  }
+
   /**
    * What a chain that cannot be replayed still holds of this signal, read as far as it can be
-   * (parts that cannot be read or decoded, or of another signal or chain, are passed over): its
-   * records (each once), their items and bytes. Undefined when no part is this signal's.
+   * (parts that cannot be read or decoded, or of another signal or chain, are passed over): each
+   * part's records and format. Undefined when no part is this signal's.
    */
   async #readable(
     d: JournalDisk,
     name: string,
     parts: number[],
-  ): Promise<{ records: number; points: number; rawBytes: number } | undefined> {
-    const bySeq = new Map<number, RecordEntry>();
-    let ours = false;
-    let format: JournalRecordFormat | undefined;
+  ): Promise<Map<number, { format: JournalRecordFormat; records: RecordEntry[] }> | undefined> {
+    const read = new Map<number, { format: JournalRecordFormat; records: RecordEntry[] }>();
     for (const part of parts) {
       let decoded: ReturnType<typeof decodePart>;
       try {
@@ -808,21 +848,9 @@ export class OpenBatchJournal implements OpenJournal {
         continue;
       }
       if (decoded.header.signal !== this.#options.signal || decoded.header.chain !== name) continue;
-      ours = true;
-      format ??= decoded.header.format;
-      for (const r of decoded.records) if (!bySeq.has(r.seq)) bySeq.set(r.seq, r);
+      read.set(part, { format: decoded.header.format, records: decoded.records });
     }
-    if (!ours) return undefined;
-    const records = [...bySeq.values()];
-    const bytes = records.reduce((n, r) => n + r.record.length, 0);
-    return {
-      records: records.length,
-      points: records.reduce((n, r) => n + r.points, 0),
-      rawBytes:
-        records.length === 0
-          ? 0
-          : bytes + this.#options.overhead(records.length, format ?? this.#options.format),
-    };
+    return read.size === 0 ? undefined : read;
   }
 
   /**

@@ -314,6 +314,17 @@ export class KeeperReports {
   }
 
   /**
+   * A journal chain that cannot be replayed could not be moved to quarantine (no part of it):
+   * it stays in the journal, and the next start finds it again.
+   */
+  journalQuarantineFailed(chain: string, why: string, error: unknown): void {
+    log.warn(
+      `spool ${this.#options.dir}: journal chain ${chain} is unusable (${why}) and could not be moved to quarantine (${describeError(error)}); ` +
+        'it stays in the journal and is quarantined at the next start',
+    );
+  }
+
+  /**
    * A spool file, or a journal chain, that failed its checks was moved to quarantine: its batch
    * is lost.
    */

@@ -432,3 +432,78 @@ describe('a chain written in another record format than the run that replays it'
     ]);
   });
 });
+
+describe('a quarantine the disk does not do', () => {
+  // The chain cannot be moved now (EIO on every rename): it stays in the journal, and the next
+  // start quarantines it. Its batch is lost once, so it is counted once, when it is moved.
+  test('leaves the chain in the journal, its batch counted dropped by the start that moves it', async () => {
+    await writtenChain(false);
+    const [file] = readdirSync(join(dir, 'journal'));
+    const chain = (file as string).split('.')[0] as string;
+    writeFileSync(
+      join(dir, 'journal', `${chain}.1.journal`),
+      encodeSegmentHeader({
+        signal: 'metrics',
+        format: 'otlp-proto',
+        chain,
+        part: 1,
+        attributes: {},
+      }),
+    );
+    const lost: [number, number][] = [];
+    const fs = new FaultyFileSystem().failNext('rename', 'EIO', 2);
+    const first = journalOn(emptySpoolStats(), fs, {
+      lost: (points, rawBytes) => lost.push([points, rawBytes]),
+    });
+    await first.journal.replay(new Set(), () => {});
+    await first.journal.close(100);
+    journals.splice(journals.indexOf(first.journal), 1);
+    expect(fs.failures.map((f) => f.op)).toEqual(['rename', 'rename']);
+    expect(readdirSync(join(dir, 'journal')).sort()).toEqual([
+      `${chain}.0.journal`,
+      `${chain}.1.journal`,
+    ]);
+    const second = journalOn(emptySpoolStats(), nodeFileSystem, {
+      lost: (points, rawBytes) => lost.push([points, rawBytes]),
+    });
+    await second.journal.replay(new Set(), () => {});
+    expect(readdirSync(join(dir, 'quarantine')).sort()).toEqual([
+      `${chain}.0.journal`,
+      `${chain}.1.journal`,
+    ]);
+    // Records 0 to 4 of part 0: 2^0 + ... + 2^4 items, 5 records of 100 bytes (overhead 0).
+    expect(lost).toEqual([[0b11111, 5 * RECORD_BYTES]]);
+    expect(first.stats.quarantined + second.stats.quarantined).toBe(1);
+  });
+
+  // The part with the records stays (EIO), the other moves: what is left is the batch's records,
+  // which the next start replays; nothing of it was lost by this start.
+  test('a part with the records left behind is not counted dropped: the next start replays it', async () => {
+    await writtenChain(false);
+    const [file] = readdirSync(join(dir, 'journal'));
+    const chain = (file as string).split('.')[0] as string;
+    writeFileSync(
+      join(dir, 'journal', `${chain}.1.journal`),
+      encodeSegmentHeader({
+        signal: 'metrics',
+        format: 'otlp-proto',
+        chain,
+        part: 1,
+        attributes: {},
+      }),
+    );
+    const lost: [number, number][] = [];
+    const fs = new FaultyFileSystem().failNext('rename', 'EIO', 1);
+    const first = journalOn(emptySpoolStats(), fs, {
+      lost: (points, rawBytes) => lost.push([points, rawBytes]),
+    });
+    await first.journal.replay(new Set(), () => {});
+    await first.journal.close(100);
+    journals.splice(journals.indexOf(first.journal), 1);
+    expect(fs.failures.map((f) => f.path.endsWith(`${chain}.0.journal`))).toEqual([true]);
+    expect(readdirSync(join(dir, 'quarantine'))).toEqual([`${chain}.1.journal`]);
+    const { batches } = await restart({ format: 'otlp-json' });
+    expect(batches.map((b) => b.points)).toEqual([0b11111]);
+    expect(lost).toEqual([]);
+  });
+});
