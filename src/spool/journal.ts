@@ -106,6 +106,8 @@ export class OpenBatchJournal implements OpenJournal {
   #timer: NodeJS.Timeout | undefined;
   #deleting = false;
   #closed = false;
+  /** close() has closed the chains' files: a part a write makes after that is closed by it. */
+  #filesClosed = false;
   #suspended = false;
 
   constructor(options: JournalOptions, reports: KeeperReports) {
@@ -444,6 +446,12 @@ export class OpenBatchJournal implements OpenJournal {
       );
       chain.pending.free(taken);
       this.#reports.journalSynced();
+      if (this.#filesClosed) {
+        // A write that ended past close()'s grace: nothing writes this file again.
+        const late = chain.handle;
+        chain.handle = undefined;
+        void late?.close().catch(() => {});
+      }
     } catch (error) {
       // Never again this part: the page cache may hold anything after a failed fsync.
       chain.handle = undefined;
@@ -878,6 +886,7 @@ export class OpenBatchJournal implements OpenJournal {
       chain.handle = undefined;
       void handle?.close().catch(() => {});
     }
+    this.#filesClosed = true;
   }
 }
 

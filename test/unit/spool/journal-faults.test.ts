@@ -310,3 +310,34 @@ describe('a replay at start racing a spool file deletion', () => {
     }
   });
 });
+
+describe('a write that ends after close()', () => {
+  // Shutdown's grace ends while the last group commit still makes the open batch's part (its
+  // fsync slow): close() has closed the files it knew of; the part that write made is closed
+  // by it, not left open for the life of the process.
+  test('closes the part it made', async () => {
+    const journal = testJournal(dir, { syncMillis: 20 });
+    const fs = new FaultyFileSystem().hangNext('fsync');
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(5_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    try {
+      await waitFor(() => fs.hanging > 0, 2_000, 'the fsync hangs');
+      await journal.close(100);
+    } finally {
+      fs.release();
+    }
+    expect(fs.created).toHaveLength(1);
+    await waitFor(() => fs.calls.some((c) => c.op === 'close'), 2_000, 'the part closed').catch(
+      () => {},
+    );
+    expect(fs.calls.filter((c) => c.op === 'close').map((c) => c.path)).toEqual(fs.created);
+  });
+});
