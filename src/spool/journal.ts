@@ -501,11 +501,13 @@ export class OpenBatchJournal implements OpenJournal {
               });
             chain.parts = chain.parts.filter((p) => p !== part);
           }
-        } catch {
+        } catch (error) {
           // The disk did not do it now: tried again at the next group commit.
+          this.#reports.journalDeleteFailed(chain.name, error);
           this.#arm();
           continue;
         }
+        this.#reports.journalDeleted();
       }
       this.#chains.delete(chain.name);
       chain.resolveGone();

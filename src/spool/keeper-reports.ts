@@ -237,6 +237,23 @@ export class KeeperReports {
     );
   }
 
+  /**
+   * A journal chain whose batch is safe could not be deleted now: tried again at the next group
+   * commit (while it stays, a spool file naming it stays too). Reported once per episode.
+   */
+  journalDeleteFailed(chain: string, error: unknown): void {
+    this.#episodes.report(
+      `journal-delete:${this.#options.dir}`,
+      'warn',
+      `spool ${this.#options.dir}: journal chain ${chain}, whose batch is safe, could not be deleted (${describeError(error)}); tried again at each group commit`,
+    );
+  }
+
+  /** A journal chain was deleted: such failures, if any, are over. */
+  journalDeleted(): void {
+    this.#episodes.clear(`journal-delete:${this.#options.dir}`);
+  }
+
   /** A file was written with no eviction: the spool is under maxSpoolBytes, its episode over. */
   fitted(): void {
     this.#episodes.clear(

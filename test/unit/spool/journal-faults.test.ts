@@ -11,7 +11,7 @@ import { testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
-captureDiag();
+const logged = captureDiag();
 
 let dir: string;
 const journals: OpenBatchJournal[] = [];
@@ -339,5 +339,46 @@ describe('a write that ends after close()', () => {
       () => {},
     );
     expect(fs.calls.filter((c) => c.op === 'close').map((c) => c.path)).toEqual(fs.created);
+  });
+});
+
+describe('a deletion the disk refuses', () => {
+  // The chain of a batch that is safe cannot be deleted (EACCES, every time): it is tried again
+  // at each group commit, and the failure is reported, not retried in silence.
+  test('is reported', async () => {
+    const journal = testJournal(dir, { syncMillis: 20 });
+    journals.push(journal);
+    const fs = new FaultyFileSystem().failNext('unlink', 'EACCES', 1_000);
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(5_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    const name =
+      journal.sealed({
+        id: '01890a5d-ac96-774b-bcce-b302099a8057',
+        sealedAt: new Date(1_700_000_000_000),
+        attributes: {},
+        dataTimeMillis: undefined,
+        settled: new Promise(() => {}),
+      } as unknown as SealedBatch) ?? '';
+    await waitFor(() => fs.calls.some((c) => c.op === 'fsync'), 2_000, 'the chain committed');
+    logged.length = 0;
+    journal.retire(name);
+    await waitFor(() => fs.failures.length > 1, 2_000, 'the deletion tried again');
+    expect(readdirSync(join(dir, 'journal'))).toEqual([`${name}.0.journal`]);
+    expect(logged).toEqual([
+      {
+        level: 'warn',
+        text: expect.stringMatching(
+          new RegExp(`journal chain ${name}.*could not be deleted.*EACCES`),
+        ),
+      },
+    ]);
   });
 });
