@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
-import { beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { compactLogRecords, compactMetrics, compactSpans } from '../../../src/compact/index.js';
 import { batchAt } from '../../support/compaction-data.js';
 import {
@@ -11,7 +11,7 @@ import {
   keysIn,
 } from '../../support/compaction-dir.js';
 import { TWO_SMALL_BATCHES } from '../../support/flat-batches.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { makeTempDir, removeDir, tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
 /**
@@ -210,32 +210,46 @@ describe('compaction of OTLP objects holding a value their field does not hold',
       name: 'log records',
       cases: LOG_CASES,
       word: 'logs',
-      fill: () => exportLogsToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-json'),
+      fill: (to: string) => exportLogsToDir(to, HOUR, TWO_SMALL_BATCHES, 'otlp-json'),
       compact: compactLogRecords,
     },
     {
       name: 'spans',
       cases: SPAN_CASES,
       word: 'traces',
-      fill: () => exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-json'),
+      fill: (to: string) => exportSpansToDir(to, HOUR, TWO_SMALL_BATCHES, 'otlp-json'),
       compact: compactSpans,
     },
     {
       name: 'metrics',
       cases: METRIC_CASES,
       word: 'metrics',
-      fill: () =>
-        exportToDir(dir, { prefix: 'p', format: 'otlp-json', compression: 'none' }, [
+      fill: (to: string) =>
+        exportToDir(to, { prefix: 'p', format: 'otlp-json', compression: 'none' }, [
           batchAt('x', HOUR + 60_000, 2),
         ]),
       compact: compactMetrics,
     },
   ];
 
-  for (const { name, cases, word, fill, compact } of signals) {
+  // A signal's good objects, exported once (the same for each of its cases): each test copies
+  // them into its own directory and adds its bad object.
+  const filled = new Map<string, string>();
+  beforeAll(async () => {
+    for (const { name, fill } of signals) {
+      const template = await makeTempDir('otel-s3-compact-range-fill-');
+      filled.set(name, template);
+      await fill(template);
+    }
+  });
+  afterAll(async () => {
+    for (const template of filled.values()) await removeDir(template);
+  });
+
+  for (const { name, cases, word, compact } of signals) {
     for (const { what, request, reason } of cases) {
       test(`${name}: ${what} is skipped and kept, never written changed`, async () => {
-        await fill();
+        await cp(filled.get(name) as string, dir, { recursive: true });
         const bad = `${await hourDir()}/${word}_${uuidv7()}.json`;
         await writeFile(join(dir, bad), `${JSON.stringify(request)}\n`);
         const report = await compact({
