@@ -407,13 +407,16 @@ describe('credentials', () => {
       '--region',
       'us-east-1',
     ];
-    const run = await runCliChild(args, { cwd: home, env });
+    // `ls` and `check` read the same files and write nothing: both at once.
+    const [run, check] = await Promise.all([
+      runCliChild(args, { cwd: home, env }),
+      runCliChild(['check', ...args.slice(1)], { cwd: home, env }),
+    ]);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(
       `AWS_PROFILE names the profile "nosuch", which is in neither ${join(home, '.aws', 'config')} nor ${join(home, '.aws', 'credentials')}`,
     );
     // `check` says it as the fix of each step that needed credentials.
-    const check = await runCliChild(['check', ...args.slice(1)], { cwd: home, env });
     expect(check.stdout).toContain('AWS_PROFILE names the profile "nosuch", which is in neither');
     // A profile that is there but gives no credentials is named too, as found.
     await writeFile(join(home, '.aws', 'credentials'), '[nosuch]\n');
