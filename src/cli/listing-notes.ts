@@ -43,19 +43,7 @@ export async function closingNotes(
     if (sample.truncated) return undefined;
     others = otherSignalsText(sample);
   }
-  if (others !== undefined) {
-    await finalNote(
-      ctx,
-      `nothing to read: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
-    );
-    return EXIT.nothingReadable;
-  }
-  const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
-  await finalNote(
-    ctx,
-    `nothing to read: no objects under ${settings.where}; check ${what} and --prefix`,
-  );
-  return EXIT.nothingReadable;
+  return noObjectsNote(ctx, signals, others, 'nothing to read');
 }
 
 /**
@@ -76,19 +64,29 @@ export async function nothingToCompact(
     return EXIT.nothingReadable;
   }
   if (sample.truncated) return undefined;
-  const others = otherSignalsText(sample);
+  return noObjectsNote(ctx, signals, otherSignalsText(sample), 'nothing to compact');
+}
+
+/**
+ * The note for a prefix without objects of `signals`: only `others` (another signal's objects),
+ * or none at all (a misspelled --bucket, --dir or --prefix); EXIT.nothingReadable.
+ */
+async function noObjectsNote(
+  ctx: CommandContext,
+  signals: readonly SignalName[],
+  others: string | undefined,
+  lead: string,
+): Promise<number> {
+  const { settings } = ctx;
   if (others !== undefined) {
     await finalNote(
       ctx,
-      `nothing to compact: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
+      `${lead}: no objects of ${signalsText(signals)} under ${settings.where}, only ${others}`,
     );
     return EXIT.nothingReadable;
   }
   const what = settings.source.kind === 's3' ? '--bucket' : '--dir';
-  await finalNote(
-    ctx,
-    `nothing to compact: no objects under ${settings.where}; check ${what} and --prefix`,
-  );
+  await finalNote(ctx, `${lead}: no objects under ${settings.where}; check ${what} and --prefix`);
   return EXIT.nothingReadable;
 }
 
