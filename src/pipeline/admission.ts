@@ -21,7 +21,10 @@ export interface AdmissionParts<Item> {
   owner: BatchOwner;
   /** Takes a batch just sealed, outside the critical section. */
   onSealed(batch: SealedBatch): void;
-  /** Counts an export the open batch could not take (a Parquet append that threw). */
+  /**
+   * Reports an export the open batch could not take (a Parquet append that threw), or a seal by
+   * age that threw.
+   */
   appendFailed(error: unknown): void;
   /** The open batch's journal (with a spool): each export appended is copied to it. */
   journal?: OpenJournal | undefined;
@@ -226,7 +229,12 @@ export class Admission<Item> {
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
     } else if (this.#wasEmpty && !this.#open.isEmpty) {
-      this.#ageTimer = setTimeout(() => void this.sealNow(), this.#options.maxBatchAgeMillis);
+      // A seal that throws is reported as flush and shutdown report it, never left unhandled
+      // (Node.js ends the process on an unhandled rejection).
+      this.#ageTimer = setTimeout(
+        () => void this.sealNow().catch((error: unknown) => this.#parts.appendFailed(error)),
+        this.#options.maxBatchAgeMillis,
+      );
       // An open batch never keeps the process alive: shutdown() is what flushes it.
       this.#ageTimer.unref();
     }

@@ -149,3 +149,41 @@ describe('a journal copy that throws once the export is in the open batch', () =
     for (const b of handedOn) budget.settle(b, 'uploaded');
   });
 });
+
+test('a seal by age that throws is handed to appendFailed, not left unhandled', async () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  const budget = new MemoryBudget(1 << 20);
+  const builders = rowBuilders();
+  let seals = 0;
+  const seal = builders.seal.bind(builders);
+  builders.seal = () => {
+    if (++seals === 1) throw new Error('cannot seal the columns');
+    return seal();
+  };
+  const appendFailures: unknown[] = [];
+  const handedOn: SealedBatch[] = [];
+  const admission = new Admission<number>(
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
+    {
+      open: new ColumnBatch(builders),
+      budget,
+      owner: quietOwner(),
+      onSealed: (b) => handedOn.push(b),
+      appendFailed: (error) => appendFailures.push(error),
+    },
+  );
+  try {
+    const result = await admission.accept({ item: 4, inputs, times: false });
+    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(seals).toBe(1);
+    expect(unhandled).toEqual([]);
+    expect(appendFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+    await admission.sealNow().catch(() => {});
+    for (const b of handedOn) budget.settle(b, 'uploaded');
+  }
+});
