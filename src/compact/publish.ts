@@ -47,10 +47,17 @@ export interface Published {
   notDeleted: { key: string; reason: string }[];
 }
 
-/** The output check failed: the output was removed, the inputs are untouched. */
+/**
+ * The output check failed: the inputs are untouched, and the output was removed, or its delete
+ * failed (`notDeleted`: why) and it is still there.
+ */
 export class VerificationError extends Error {
-  constructor(key: string, detail: string) {
-    super(`output ${key} failed its check and was deleted: ${detail}`);
+  constructor(key: string, detail: string, notDeleted?: string) {
+    super(
+      notDeleted === undefined
+        ? `output ${key} failed its check and was deleted: ${detail}`
+        : `output ${key} failed its check (${detail}) and could not be deleted (${notDeleted}): it is left where it is, and a later run reads its footer again`,
+    );
     this.name = 'VerificationError';
   }
 }
@@ -91,8 +98,8 @@ export async function publish(file: FinishedFile, c: PublishContext): Promise<Pu
     // another took the hour over, saw this output and deleted the inputs it replaces (its
     // footer read back here may only have failed to arrive). Then the output stays.
     await c.beforeStep();
-    await c.store.delete([key], c.signal);
-    throw new VerificationError(key, problem);
+    const failed = await c.store.delete([key], c.signal);
+    throw new VerificationError(key, problem, failed.get(key));
   }
   await c.beforeStep();
   const doomed = file.inputs.filter((i) => c.deletable(i.object)).map((i) => i.object.key);
