@@ -6,7 +6,7 @@ import { hourPath, tmpDirectory } from './bookkeeping.js';
 import { conditionalWritesWork } from './conditional-writes.js';
 import { dirStore } from './dir-store.js';
 import { LOG_RECORD_ROWS, SPAN_ROWS } from './flat-rows.js';
-import { listedHours, listHours } from './listing.js';
+import { type ListingCounters, listedHours, listHours } from './listing.js';
 import { METRICS_ROWS } from './metrics-rows.js';
 import {
   type CompactionSettings,
@@ -15,7 +15,12 @@ import {
 } from './options.js';
 import { compactPartition, planRules, type RunContext, reportOf } from './partition-job.js';
 import { type PartitionPlan, planPartition } from './plan.js';
-import type { CompactionReport, PartitionReport, UnsettledHour } from './report.js';
+import {
+  type CompactionReport,
+  type PartitionReport,
+  type UnsettledHour,
+  withOwnKeysIgnored,
+} from './report.js';
 import type { AnyCompactionRows } from './signal-rows.js';
 import type { CompactionStore } from './store.js';
 
@@ -75,7 +80,7 @@ async function compactSignal(
   const emit = options.onProgress ?? (() => {});
   const store = await openStore(options, settings);
   try {
-    const counters = { keysIgnored: 0 };
+    const counters: ListingCounters = { keysIgnored: 0, ownKeysIgnored: 0 };
     const { shard } = settings;
     const accept = (hour: number) => Math.floor(hour / HOUR) % shard.count === shard.index;
     let partitionsSelected = 0;
@@ -104,13 +109,17 @@ async function compactSignal(
     const root = settings.partitionRoot;
     const idle = plans.filter((p) => !p.work).map((p) => reportOf(p, 'nothing-to-do', root));
     const unsettled = await unsettledHours(settings, store, range, accept, signal);
-    const finish = (partitions: PartitionReport[]): CompactionReport => ({
-      dryRun: settings.dryRun,
-      partitionsSelected,
-      partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
-      keysIgnored: counters.keysIgnored,
-      unsettled,
-    });
+    const finish = (partitions: PartitionReport[]): CompactionReport =>
+      withOwnKeysIgnored(
+        {
+          dryRun: settings.dryRun,
+          partitionsSelected,
+          partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
+          keysIgnored: counters.keysIgnored,
+          unsettled,
+        },
+        counters.ownKeysIgnored ?? 0,
+      );
     if (settings.dryRun || work.length === 0) {
       return finish(work.map((p) => reportOf(p, 'planned', root)));
     }

@@ -22,6 +22,11 @@ const MAX_SKIP_RECORD_BYTES = 16 * 1024 * 1024;
 
 export interface ListingCounters {
   keysIgnored: number;
+  /**
+   * Of them, the keys in the signal's own directory (`traces/`, `logs/`), which no other
+   * signal's run lists; the others (`year=…` under the prefix) every signal's run lists.
+   */
+  ownKeysIgnored?: number;
 }
 
 /**
@@ -106,7 +111,7 @@ export async function* listedHours(
  * layout, and passed over when the template matches them (their name's signal word says).
  */
 async function* hourGroups(
-  settings: Pick<CompactionSettings, 'signal'>,
+  settings: Pick<CompactionSettings, 'signal' | 'partitionRoot'>,
   source: ObjectSource,
   layout: KeyLayout,
   range: { from: number; to: number },
@@ -148,7 +153,7 @@ async function* hourGroups(
 
 /** The keys of one listing in the layout, grouped by hour (keys of an hour are adjacent). */
 async function* listedGroups(
-  settings: Pick<CompactionSettings, 'signal'>,
+  settings: Pick<CompactionSettings, 'signal' | 'partitionRoot'>,
   source: ObjectSource,
   layout: KeyLayout,
   listing: KeyRange,
@@ -157,13 +162,19 @@ async function* listedGroups(
   signal: AbortSignal,
 ): AsyncGenerator<Group> {
   let group: Group | undefined;
+  const root = settings.partitionRoot;
+  const own = root === '' ? undefined : layout.prefix === '' ? root : `${layout.prefix}/${root}`;
   for await (const { key, size } of source.list(layout.prefix, listing.startAfter, signal)) {
     if (isPastRange(key, listing)) break;
     if (layout.internal(key)) continue;
     const parsed = layout.parse(key);
     const start = parsed?.partition?.start.getTime();
     if (parsed === undefined || start === undefined) {
-      if (counters !== undefined && layout.otherSignal(key) === undefined) counters.keysIgnored++;
+      if (counters !== undefined && layout.otherSignal(key) === undefined) {
+        counters.keysIgnored++;
+        if (own !== undefined && key.startsWith(own))
+          counters.ownKeysIgnored = (counters.ownKeysIgnored ?? 0) + 1;
+      }
       continue;
     }
     // A key template of one signal read for another (the CLI's one --key-template for every

@@ -89,13 +89,32 @@ export function emptyTally(): Tally {
   return { objects: 0, bytes: 0, points: 0 };
 }
 
-/** The reports of several runs (one a signal) as one. */
+/**
+ * Of a report's keysIgnored, those in its signal's own directory (`traces/`, `logs/`); the rest
+ * are under the prefix's `year=…`, which every signal's run lists (ListingCounters).
+ */
+const ownKeysIgnored = new WeakMap<CompactionReport, number>();
+
+/** Notes how many of the report's keysIgnored are in its signal's own directory. */
+export function withOwnKeysIgnored(report: CompactionReport, own: number): CompactionReport {
+  ownKeysIgnored.set(report, own);
+  return report;
+}
+
+/**
+ * The reports of several runs (one a signal) as one. A key out of the layout under `year=…` is
+ * counted by every signal's run that lists it: once here (the most any run counted there, their
+ * ranges starting alike), with those of each signal's own directory.
+ */
 export function joinedReports(reports: readonly CompactionReport[]): CompactionReport {
+  const own = (r: CompactionReport) => ownKeysIgnored.get(r) ?? r.keysIgnored;
   return {
     dryRun: reports.some((r) => r.dryRun),
     partitionsSelected: reports.reduce((n, r) => n + r.partitionsSelected, 0),
     partitions: reports.flatMap((r) => r.partitions),
-    keysIgnored: reports.reduce((n, r) => n + r.keysIgnored, 0),
+    keysIgnored:
+      reports.reduce((n, r) => n + own(r), 0) +
+      Math.max(0, ...reports.map((r) => r.keysIgnored - own(r))),
     unsettled: reports.flatMap((r) => r.unsettled),
   };
 }

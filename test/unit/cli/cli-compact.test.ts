@@ -1,5 +1,5 @@
 import { constants } from 'node:buffer';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { BYTE_SIZE_HELP } from '../../../src/base/byte-size.js';
@@ -80,6 +80,30 @@ describe('otel-s3 compact', () => {
       '0',
     );
     expect(quiet.code).toBe(0);
+  });
+
+  test('a key out of the layout is counted once, whichever signals list its directory', async () => {
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+    ]);
+    const [key] = (await keysIn(join(root, 'm'))) as [string];
+    // Beside the metrics' file (a directory every signal's run lists: OTLP spans and log
+    // records are filed there too), and in the spans' own directory.
+    const hourDir = key.slice(0, key.lastIndexOf('/'));
+    await writeFile(join(root, 'm', ...hourDir.split('/'), 'notes.txt'), 'x');
+    const spansDir = join(root, 'm', 'p', 'traces', ...hourDir.split('/').slice(1));
+    await mkdir(spansDir, { recursive: true });
+    await writeFile(join(spansDir, 'notes.txt'), 'x');
+    const range = ['--from', new Date(HOUR).toISOString(), '--settle', '0', '--dry-run'];
+    const all = await run([...range, '--format', 'json']);
+    expect(JSON.parse(all.stdout).keysIgnored).toBe(2);
+    // Each signal alone counts the keys its listing passed over.
+    const metrics = await run([...range, '--signal', 'metrics', '--format', 'json']);
+    expect(JSON.parse(metrics.stdout).keysIgnored).toBe(1);
+    const spans = await run([...range, '--signal', 'traces', '--format', 'json']);
+    expect(JSON.parse(spans.stdout).keysIgnored).toBe(2);
+    const text = await run(range.filter((a) => a !== '--dry-run'));
+    expect(text.stderr).toMatch(/, 2 keys not in the layout ignored/);
   });
 
   test('an input its check keeps is named on stderr, with why; exit code 1', async () => {
