@@ -80,9 +80,12 @@ export async function sharedConfigNeedsSdk(
   return `${file} sets ${found.replace(/\s*=.*$/, '')}`;
 }
 
-/** A bucket name that can be a DNS label of its own (no dots: TLS certificates are one level). */
+/**
+ * A bucket name that can be a DNS label of its own (no dots: TLS certificates are one level), as
+ * the SDK's isVirtualHostableS3Bucket decides: "--" is allowed (`logs--prod`).
+ */
 function virtualHostable(bucket: string): boolean {
-  return /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(bucket) && !bucket.includes('--');
+  return /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(bucket);
 }
 
 function isIpAddress(hostname: string): boolean {

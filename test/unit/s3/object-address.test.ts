@@ -118,6 +118,19 @@ const CASES: [string, AddressSettings][] = [
     },
   ],
   [
+    'AWS, a bucket with "--" (a valid DNS label)',
+    { bucket: 'logs--prod', region: 'eu-west-1', endpoint: undefined, forcePathStyle: undefined },
+  ],
+  [
+    'custom endpoint, virtual-hosted, a bucket with "--"',
+    {
+      bucket: 'logs--prod',
+      region: 'auto',
+      endpoint: 'https://oss.example.com',
+      forcePathStyle: false,
+    },
+  ],
+  [
     'IP endpoint, virtual-hosted asked',
     {
       bucket: 'metrics',
