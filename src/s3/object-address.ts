@@ -59,7 +59,7 @@ export function sdkNeeded(
 
 /** Settings of the AWS shared config file that change where the SDK sends requests. */
 const CONFIGURED_ENDPOINT =
-  /^\s*(endpoint_url\s*=|use_fips_endpoint\s*=\s*true|use_dualstack_endpoint\s*=\s*true)/im;
+  /^\s*(endpoint_url\s*=|use_fips_endpoint\s*=\s*true|use_dualstack_endpoint\s*=\s*true)/gim;
 
 /**
  * Why the AWS shared config file (`AWS_CONFIG_FILE`, else `~/.aws/config`) needs the SDK's
@@ -73,10 +73,12 @@ export async function sharedConfigNeedsSdk(
   if (settings.endpoint !== undefined) return undefined;
   const file = env.AWS_CONFIG_FILE || join(homedir(), '.aws', 'config');
   const text = await readFile(file, 'utf8').catch(() => '');
-  const found = CONFIGURED_ENDPOINT.exec(text)?.[1];
-  if (found === undefined) return undefined;
   const ignored = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true';
-  if (ignored && found.startsWith('endpoint_url')) return undefined;
+  // Each setting, in order: an ignored endpoint_url does not hide a FIPS setting after it.
+  const found = [...text.matchAll(CONFIGURED_ENDPOINT)]
+    .map((m) => m[1] as string)
+    .find((setting) => !(ignored && setting.startsWith('endpoint_url')));
+  if (found === undefined) return undefined;
   return `${file} sets ${found.replace(/\s*=.*$/, '')}`;
 }
 

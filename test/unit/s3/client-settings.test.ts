@@ -129,6 +129,9 @@ describe('createObjectWriter: which transport stores the objects', () => {
     expect((await transport(CUSTOM, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
     writeFileSync(file, '[default]\nuse_fips_endpoint = true\n');
     expect((await transport({}, ignoring)).transport).toBe('sdk');
+    // An ignored endpoint_url before it does not hide it.
+    writeFileSync(file, '[default]\nendpoint_url = http://x\nuse_fips_endpoint = true\n');
+    expect((await transport({}, ignoring)).transport).toBe('sdk');
     writeFileSync(file, '[default]\nregion = eu-west-1\n');
     expect((await transport({}, { AWS_CONFIG_FILE: file })).transport).toBe('signed');
   });
