@@ -32,12 +32,37 @@ export function defaultRegion(env: Readonly<Record<string, string | undefined>>)
   return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 }
 
-/** Where requests go, as messages name it: the endpoint URL, or AWS S3 in its region. */
+/** The AWS SDK's endpoint variables, in the order it reads them. */
+const ENDPOINT_URL_VARIABLES = ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const;
+
+/**
+ * Where requests go, as messages name it: the endpoint URL; without one, the URL an AWS SDK
+ * endpoint variable sets (which the SDK then sends to: see sdkNeeded), with the variable's name
+ * and without user info or query; else AWS S3 in its region.
+ */
 export function endpointName(
   settings: ConnectionSettings,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
-  return settings.endpoint ?? `AWS S3 (${settings.region ?? defaultRegion(env)})`;
+  if (settings.endpoint !== undefined) return settings.endpoint;
+  if (env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS !== 'true') {
+    for (const variable of ENDPOINT_URL_VARIABLES) {
+      const value = env[variable]?.trim();
+      if (value === undefined || value === '') continue;
+      return `${shownUrl(value) ?? 'the endpoint'} (${variable})`;
+    }
+  }
+  return `AWS S3 (${settings.region ?? defaultRegion(env)})`;
+}
+
+/** A URL's scheme, host and path, never its user info or query; undefined if it is none. */
+function shownUrl(text: string): string | undefined {
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Path-style addressing unless told otherwise: on for a custom endpoint. */

@@ -1,11 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, test } from 'vitest';
 import { STORAGE_CLASSES } from '../../../src/config/options.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { createReaderClient } from '../../../src/reader/s3-source.js';
-import { s3ClientConfig } from '../../../src/s3/client-settings.js';
+import { endpointName, s3ClientConfig } from '../../../src/s3/client-settings.js';
 import { createObjectWriter } from '../../../src/s3/create-writer.js';
 import { removeDir } from '../../support/temp-dir.js';
 
@@ -140,4 +141,57 @@ describe('createObjectWriter: which transport stores the objects', () => {
 test("storageClass accepts exactly the SDK's StorageClass values (listed so the SDK stays unloaded)", async () => {
   const { StorageClass } = await import('@aws-sdk/client-s3');
   expect([...STORAGE_CLASSES].sort()).toEqual(Object.values(StorageClass).sort());
+});
+
+/** Where the AWS SDK sends a PutObject with `env` as its process environment: its own reading. */
+async function sdkOrigin(env: Record<string, string>): Promise<string> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const client = new S3Client({
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
+    let seen = '';
+    const command = new PutObjectCommand({ Bucket: 'b-1', Key: 'k', Body: 'x' });
+    command.middlewareStack.add(
+      () => async (args) => {
+        const r = args.request as { protocol: string; hostname: string; port?: number };
+        seen = `${r.protocol}//${r.hostname}${r.port === undefined ? '' : `:${r.port}`}`;
+        throw new Error('captured');
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'capture' },
+    );
+    await client.send(command).catch(() => undefined);
+    client.destroy();
+    return seen;
+  } finally {
+    for (const name of Object.keys(env)) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  }
+}
+
+describe('endpointName: where requests go, as messages name it', () => {
+  test('the endpoint an AWS endpoint variable sets, without its user info', async () => {
+    for (const variable of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']) {
+      const env = { [variable]: 'http://user:pa55word@minio.internal:9000' };
+      const origin = await sdkOrigin(env);
+      expect(origin).toBe('http://minio.internal:9000');
+      expect(endpointName({}, env)).toBe(`${origin} (${variable})`);
+    }
+  });
+
+  test('AWS S3 in its region without them, or when they are ignored', () => {
+    expect(endpointName({}, { AWS_REGION: 'eu-west-1' })).toBe('AWS S3 (eu-west-1)');
+    const ignored = {
+      AWS_REGION: 'eu-west-1',
+      AWS_ENDPOINT_URL_S3: 'http://minio.internal:9000',
+      AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true',
+    };
+    expect(endpointName({}, ignored)).toBe('AWS S3 (eu-west-1)');
+    expect(endpointName(CUSTOM, ignored)).toBe(CUSTOM.endpoint);
+  });
 });
