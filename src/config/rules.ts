@@ -138,13 +138,15 @@ export function isHttpUrl(value: unknown): value is string {
  * refused: the parser would drop a tab or newline, or encode a space, and the request would go
  * elsewhere than the text says. So is user info (`user:password@` before the host, even
  * empty): an S3 endpoint never has it, and a password in it would be shown wherever the
- * endpoint is (the refusal shows the value with its user info redacted).
+ * endpoint is (the refusal shows the value with its user info redacted). So is a query or a
+ * fragment: neither the exporter's own requests nor the AWS SDK's send them.
  */
 export function endpoint(option: string, value: unknown): string {
   const url = typeof value === 'string' ? value.trim() : value;
-  if (isHttpUrl(url) && !/[\s\p{Cc}]/u.test(url) && !USER_INFO.test(url)) return url;
+  if (isHttpUrl(url) && !/[\s\p{Cc}]/u.test(url) && !USER_INFO.test(url) && !/[?#]/.test(url))
+    return url;
   const expected =
-    'an absolute http:// or https:// URL without user info ("user:password@"), whitespace or control characters, e.g. "http://127.0.0.1:9000"';
+    'an absolute http:// or https:// URL without user info ("user:password@"), whitespace or control characters, and without a query ("?...") or fragment ("#..."), e.g. "http://127.0.0.1:9000"';
   throw new InvalidOptionError(option, value, expected);
 }
 

@@ -583,6 +583,23 @@ describe('resolveConfig rejects bad options', () => {
     });
   }
 
+  // Neither the exporter's own requests nor the AWS SDK's send an endpoint's query or fragment:
+  // the request would go elsewhere than the text says.
+  for (const endpoint of [
+    'https://s3.example.com/?tenant=a',
+    'http://127.0.0.1:9000/base?x',
+    'http://127.0.0.1:9000#base',
+  ]) {
+    test(`rejects the endpoint ${JSON.stringify(endpoint)} with a query or fragment`, () => {
+      expectRejected(
+        { endpoint },
+        'endpoint',
+        JSON.stringify(endpoint),
+        'and without a query ("?...") or fragment ("#...")',
+      );
+    });
+  }
+
   // S3 endpoints never carry user info; a password in one would be shown wherever the endpoint
   // is (messages, logs). Refused, the password not shown in the refusal either.
   for (const [endpoint, shown] of [
