@@ -78,6 +78,22 @@ export function defaultChecksumMode(endpoint: string | undefined): ChecksumMode 
   return endpoint === undefined ? 'WHEN_SUPPORTED' : 'WHEN_REQUIRED';
 }
 
+/**
+ * The endpoint as the SDK gets it: a base path's trailing slashes dropped. The SDK's
+ * virtual-hosted rule appends "/" and the key to the path as given (`/base/` gives
+ * `/base//key`), where its path-style rule and objectAddress give `/base/key`: the reader would
+ * look for other keys than the exporter wrote.
+ */
+function sdkEndpoint(endpoint: string): string {
+  const trimmed = endpoint.trim();
+  try {
+    if (new URL(trimmed).pathname.length > 1) return trimmed.replace(/\/+$/, '');
+  } catch {
+    // Not a URL: the SDK says so.
+  }
+  return endpoint;
+}
+
 export const CONNECT_TIMEOUT_MILLIS = 5_000;
 const READER_REQUEST_TIMEOUT_MILLIS = 60_000;
 
@@ -91,7 +107,7 @@ export function s3ClientConfig(
   const checksums = defaultChecksumMode(endpoint);
   const common: S3ClientConfig = {
     region: settings.region ?? defaultRegion(env),
-    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(endpoint === undefined ? {} : { endpoint: sdkEndpoint(endpoint) }),
     forcePathStyle: settings.forcePathStyle ?? defaultForcePathStyle(endpoint),
     ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
     ...(settings.userAgent === undefined ? {} : { customUserAgent: settings.userAgent }),

@@ -1,5 +1,6 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, test } from 'vitest';
+import { s3ClientConfig } from '../../../src/s3/client-settings.js';
 import {
   type AddressSettings,
   objectAddress,
@@ -146,6 +147,18 @@ describe('objectAddress: the URL of a PutObject, as the AWS SDK makes it', () =>
     expect(sdkNeeded(settings, {})).toBeUndefined();
     for (const key of KEYS) expect(ourUrl(settings, key)).toBe(await sdkUrl(settings, key));
   });
+});
+
+// The SDK clients (the reader's, the exporter's when it needs one) are made by s3ClientConfig;
+// for a base path with a trailing slash, the SDK's virtual-hosted rule alone gives "/base//key".
+test('an endpoint with a base path and a trailing slash: the SDK and the exporter agree', async () => {
+  const endpoint = 'https://s3.example.com/base/';
+  for (const forcePathStyle of [false, true]) {
+    const settings = { bucket: 'metrics', region: 'us-east-1', endpoint, forcePathStyle };
+    const client = s3ClientConfig(settings, { role: 'reader' });
+    const sdk = { ...settings, endpoint: client.endpoint as string };
+    for (const key of KEYS) expect(ourUrl(settings, key)).toBe(await sdkUrl(sdk, key));
+  }
 });
 
 describe('sdkNeeded: what the exporter leaves to the SDK', () => {
