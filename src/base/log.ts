@@ -33,6 +33,7 @@ export type AlertCode =
   | 'OTEL_S3_SPOOL_WRITE_FAILED'
   | 'OTEL_S3_SPOOL_FULL'
   | 'OTEL_S3_SPOOL_LOCK_LOST'
+  | 'OTEL_S3_SPOOL_FOREIGN_FILE'
   | 'OTEL_S3_SPOOL_WAITING';
 
 /** The warning type of every alert, for filtering (`warning.name`). */

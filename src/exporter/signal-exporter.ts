@@ -118,6 +118,7 @@ export class SignalExporter<Item> {
           claim,
           {
             dir: c.spoolDir,
+            signal: signal.name,
             fs: c.spoolFileSystem ?? nodeFileSystem,
             maxSpoolBytes: c.maxSpoolBytes,
             loadConcurrency: c.uploadConcurrency,

@@ -78,6 +78,8 @@ export interface SpoolStats {
   readFailures: Record<string, number>;
   /** Torn, corrupt or foreign files moved to quarantine/. */
   quarantined: number;
+  /** Files of another signal's exporter found in this spool: left alone, never uploaded. */
+  foreign: number;
   /** Files larger than maxBufferedBytes: left on disk, never read back. */
   oversized: number;
   /** Batches restored from an earlier run and then stored in S3. */
@@ -112,6 +114,7 @@ export function emptySpoolStats(): SpoolStats {
     writeFailures: {},
     readFailures: {},
     quarantined: 0,
+    foreign: 0,
     oversized: 0,
     replayed: 0,
     leftAtShutdown: 0,

@@ -20,6 +20,8 @@ const CLOSE_GRACE_MILLIS = 1_000;
 export interface AdopterOptions extends KeeperOptions {
   dir: string;
   fs: SpoolFileSystem;
+  /** The exporter's signal (`metrics`, `traces`, `logs`): its spool files name it. */
+  signal: string;
   /** The lock's intervals; default LOCK_TIMING. */
   lock?: LockTiming;
   /** The open batch's journal (journalSyncMillis > 0); none when undefined. */
@@ -162,7 +164,13 @@ export class SpoolAdopter {
         settled();
       }, millis);
       deadline.unref();
-      this.#inFlight = Spool.open(this.dir, this.#options.fs, this.#disk, this.#lock)
+      this.#inFlight = Spool.open(
+        this.dir,
+        this.#options.fs,
+        this.#disk,
+        this.#lock,
+        this.#options.signal,
+      )
         .then(
           (opening) => this.#opened(opening),
           (error: unknown) => this.#failed(error),

@@ -29,7 +29,12 @@ const MAGIC = 0x4233534f; // "OS3B" read as a little-endian u32
 const VERSION = 1;
 const HEADER_BYTES = 20;
 
-export type SpoolMeta = BatchRecord;
+/**
+ * A file's metadata: the batch's record and, in files of this version on, the signal of the
+ * exporter that wrote it (`metrics`, `traces`, `logs`); a file without one is read as the
+ * reader's own.
+ */
+export type SpoolMeta = BatchRecord & { signal?: string };
 
 export class SpoolFormatError extends Error {
   constructor(message: string) {
@@ -147,4 +152,6 @@ function checkMeta(meta: unknown): asserts meta is SpoolMeta {
     !(Array.isArray(m.journal) && m.journal.every((c) => typeof c === 'string'))
   )
     throw new SpoolFormatError('metadata with an invalid journal list');
+  if (m.signal !== undefined && (typeof m.signal !== 'string' || m.signal === ''))
+    throw new SpoolFormatError('metadata with an invalid signal');
 }

@@ -10,6 +10,8 @@ export interface KeeperReportOptions {
   maxSpoolBytes: number;
   diskTimeoutMillis: number;
   retryEveryMillis: number;
+  /** The exporter's signal, as the messages name it. */
+  signal?: string | undefined;
   /** The lock's intervals, as the messages name them; default LOCK_TIMING. */
   lock?: LockTiming;
 }
@@ -32,6 +34,8 @@ export class KeeperReports {
   readonly #oversized = new Set<string>();
   /** Files (and LISTING) whose last read failed: the spool-read episode lasts while any is. */
   readonly #unreadable = new Set<string>();
+  /** Files of another signal found in the spool, already reported. */
+  readonly #foreign = new Set<string>();
   #toldTooLarge = false;
 
   constructor(stats: SpoolStats, episodes: Episodes, options: KeeperReportOptions) {
@@ -338,6 +342,21 @@ export class KeeperReports {
     log.warn(
       `spool ${this.#options.dir}: journal chain ${chain} is unusable (${why}) and could not be moved to quarantine (${describeError(error)}); ` +
         'it stays in the journal and is quarantined at the next start',
+    );
+  }
+
+  /**
+   * A spool file of another signal's exporter is in this spool: left alone, told once a file.
+   */
+  foreign(name: string, signal: string): void {
+    if (this.#foreign.has(name)) return;
+    this.#foreign.add(name);
+    this.#stats.foreign++;
+    alert(
+      'warn',
+      'OTEL_S3_SPOOL_FOREIGN_FILE',
+      `spool file ${name} in ${this.#options.dir} holds ${signal}, not ${this.#options.signal ?? "this exporter's"}; ` +
+        'left where it is, neither uploaded nor deleted (is spoolDir shared with the exporter of another signal?)',
     );
   }
 

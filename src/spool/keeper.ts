@@ -162,6 +162,11 @@ export class SpoolKeeper implements Pager {
             `is unusable (${event.reason}); moved to ${this.#spool.dir}/quarantine`,
           );
         return false;
+      case 'foreign':
+        this.#unread.delete(event.name);
+        this.#reports.read(event.name);
+        this.#reports.foreign(event.name, event.signal);
+        return false;
       case 'unreadable':
         if ((event.error as NodeJS.ErrnoException)?.code === 'ENOENT') {
           this.#unread.delete(event.name); // deleted meanwhile: nothing to restore
@@ -237,6 +242,8 @@ export class SpoolKeeper implements Pager {
       sealedAt: batch.sealedAt.getTime(),
       // Names the chain, so a restart that finds this file deletes it instead of replaying it.
       ...(batch.journal === undefined ? {} : { journal: [batch.journal] }),
+      // Whose batch it is: an exporter of another signal on this directory leaves it alone.
+      ...(this.#spool.signal === undefined ? {} : { signal: this.#spool.signal }),
     };
     const size = spoolFileBytes(meta, body.length);
     if (size > this.#options.maxSpoolBytes) {

@@ -43,6 +43,11 @@ export type ScanEvent =
    * a crash cut short was never durable here), for the drop counts.
    */
   | { kind: 'quarantined'; name: string; reason: string; lost?: LostBatch | undefined }
+  /**
+   * A whole file of another signal's exporter (its metadata names that signal): left where it
+   * is, neither used nor counted in bytes and files.
+   */
+  | { kind: 'foreign'; name: string; signal: string }
   /** Could not be read now (EMFILE, EIO, EACCES, ...): left in place, to be read again later. */
   | { kind: 'unreadable'; name: string; error: unknown };
 
@@ -78,6 +83,11 @@ export class Spool {
   readonly #tmp: string;
   readonly #quarantine: string;
   readonly #lock: SpoolLock;
+  /**
+   * The signal of the exporter whose spool this is, for the metadata of its files (see write());
+   * a file naming another is left alone.
+   */
+  readonly signal: string | undefined;
   /** Files of `batches/` counted in bytes and files, with their sizes. */
   readonly #counted = new Map<string, number>();
   #bytes = 0;
@@ -86,8 +96,15 @@ export class Spool {
   /** Files whose deletion or move to quarantine failed or overran, by path: see retryUndone(). */
   readonly #undone = new Map<string, 'remove' | 'quarantine'>();
 
-  private constructor(dir: string, fs: SpoolFileSystem, disk: DiskDeadline, lock: SpoolLock) {
+  private constructor(
+    dir: string,
+    fs: SpoolFileSystem,
+    disk: DiskDeadline,
+    lock: SpoolLock,
+    signal: string | undefined,
+  ) {
     this.dir = dir;
+    this.signal = signal;
     this.#fs = fs;
     this.#disk = disk;
     this.#batches = join(dir, 'batches');
@@ -99,18 +116,20 @@ export class Spool {
   /**
    * Creates the directories and tries once to take the lock (see tryLockSpoolDir), off the
    * event loop. The caller holds a claim on `dir` and runs this under `disk`'s deadline, which
-   * the spool then uses for every operation. `lock`: the lock's intervals.
+   * the spool then uses for every operation. `lock`: the lock's intervals. `signal`: the
+   * exporter's, written into each file (undefined: none, and every file is taken as its own).
    */
   static async open(
     dir: string,
     fs: SpoolFileSystem,
     disk: DiskDeadline,
     lock: LockTiming = LOCK_TIMING,
+    signal?: string,
   ): Promise<SpoolOpening> {
     for (const sub of ['batches', 'tmp', 'quarantine', 'journal']) await fs.mkdir(join(dir, sub));
     const attempt = await tryLockSpoolDir(dir, lock);
     if (attempt.kind === 'held') return attempt;
-    return { kind: 'open', spool: new Spool(dir, fs, disk, attempt.lock) };
+    return { kind: 'open', spool: new Spool(dir, fs, disk, attempt.lock, signal) };
   }
 
   /** Bytes of the files in `batches/`. */
@@ -160,6 +179,7 @@ export class Spool {
       return this.#moveToQuarantine(path, name, read.reason, lost);
     }
     if ('error' in read) return { kind: 'unreadable', name: `${TMP}${name}`, error: read.error };
+    if ('foreign' in read) return { kind: 'foreign', name: `${TMP}${name}`, signal: read.foreign };
     const adopted = join(this.#batches, adoptedName(name));
     try {
       // Complete, yet perhaps never fsynced (the crash came before its fsync returned): made
@@ -192,6 +212,7 @@ export class Spool {
     const read = await this.#readChecked(path, check);
     if ('reason' in read) return this.#moveToQuarantine(path, name, read.reason, read.lost);
     if ('error' in read) return { kind: 'unreadable', name, error: read.error };
+    if ('foreign' in read) return { kind: 'foreign', name, signal: read.foreign };
     this.#count(name, read.fileBytes);
     return { kind: 'entry', entry: { name, fileBytes: read.fileBytes, meta: read.meta } };
   }
@@ -203,6 +224,7 @@ export class Spool {
     | { meta: SpoolMeta; fileBytes: number }
     | { reason: string; lost?: LostBatch | undefined }
     | { error: unknown }
+    | { foreign: string }
   > {
     let file: Buffer;
     try {
@@ -215,6 +237,9 @@ export class Spool {
     }
     try {
       const { meta } = decodeSpoolFile(file);
+      // Another signal's batch: not this exporter's to upload, to drop or to count.
+      if (meta.signal !== undefined && this.signal !== undefined && meta.signal !== this.signal)
+        return { foreign: meta.signal };
       const reason = check(meta);
       return reason === undefined
         ? { meta, fileBytes: file.length }
@@ -242,7 +267,8 @@ export class Spool {
 
   /**
    * Writes a batch durably; throws SpoolWriteError (after cleaning up) if it did not become
-   * durable, or DiskDeadlineError. A write that completes after its deadline is handed to
+   * durable, or DiskDeadlineError. `meta` names the spool's signal (its size is the caller's
+   * room to make). A write that completes after its deadline is handed to
    * `late`: it was never trusted, and the caller removes it.
    */
   async write(
