@@ -865,7 +865,8 @@ export class OpenBatchJournal implements OpenJournal {
 
   /**
    * Shutdown: the last group commit (the seals of batches left unstored go to disk, so the next
-   * run replays them under their keys) and deletions, within `graceMillis`; then files close.
+   * run replays them under their keys) and deletions, within `graceMillis`; then files close
+   * (a file a write still runs on is closed by that write when it ends).
    */
   async close(graceMillis: number): Promise<void> {
     clearTimeout(this.#timer);
@@ -884,6 +885,9 @@ export class OpenBatchJournal implements OpenJournal {
       // The spool never became ours: nothing will write these entries, and their memory would
       // count against maxBufferedBytes (the group's, in an S3Exporters) for good.
       if (this.#disk === undefined) chain.pending.clear();
+      // A write still running on it (a slow write or fsync) closes the file when it ends:
+      // closed under it, its fsync would fail (EBADF) and be reported after shutdown.
+      if (chain.writing !== undefined) continue;
       const handle = chain.handle;
       chain.handle = undefined;
       void handle?.close().catch(() => {});

@@ -1,0 +1,56 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, test } from 'vitest';
+import { emptySpoolStats } from '../../../src/pipeline/stats.js';
+import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
+import { captureDiag } from '../../support/diag-capture.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
+import { testJournal } from '../../support/spool-exporter.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { waitFor } from '../../support/wait.js';
+
+const logged = captureDiag();
+
+let dir: string;
+beforeEach(() => tempDir('otel-s3-journal-close-', (path) => (dir = path)));
+
+describe('close() while a write of a live chain runs', () => {
+  // The open batch's part exists (an earlier group commit made it); shutdown's last commit
+  // writes to it and its fsync is slow, past close()'s grace. The file is not closed under the
+  // write: the write ends, then closes it; no failure is counted or reported after shutdown.
+  test('leaves the file to the write, which closes it when it ends', async () => {
+    const stats = emptySpoolStats();
+    const journal = testJournal(dir, { stats, syncMillis: 20 });
+    const fs = new FaultyFileSystem();
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(5_000),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    try {
+      await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
+      fs.hangNext('fsync');
+      journal.append(Buffer.alloc(100, 2), 1, inputs);
+      await waitFor(() => fs.hanging > 0, 2_000, 'the second fsync hangs');
+      logged.length = 0;
+      await journal.close(100);
+      // The file is still the write's: not closed under it.
+      expect(fs.calls.filter((c) => c.op === 'close')).toEqual([]);
+    } finally {
+      fs.release();
+    }
+    await waitFor(() => stats.journalSyncs === 2, 2_000, 'the slow fsync done').catch(() => {});
+    await waitFor(() => fs.calls.some((c) => c.op === 'close'), 2_000, 'the part closed').catch(
+      () => {},
+    );
+    expect(stats.journalWriteFailures).toEqual({});
+    expect(logged).toEqual([]);
+    expect(stats.journalSyncs).toBe(2);
+    expect(fs.calls.filter((c) => c.op === 'close').map((c) => c.path)).toEqual(fs.created);
+  });
+});
