@@ -54,6 +54,13 @@ export class SpoolLockedError extends Error {
   }
 }
 
+/**
+ * Tokens of the locks this process holds (until their removal ends): a directory reached under
+ * another path (a symbolic link, a bind mount, a case-insensitive file system) escapes the claim
+ * by path, and a lock naming this pid would otherwise be taken for an earlier incarnation's.
+ */
+const heldHere = new Set<string>();
+
 /** Spool directories claimed by exporters of this process, by resolved path. */
 const claimedHere = new Set<string>();
 
@@ -115,7 +122,8 @@ function alive(pid: number): boolean {
 /**
  * What can be known from here of a lock's owner. `gone`: the machine rebooted since, or the
  * same machine, boot and pid namespace with its pid not running (or ours, from an earlier
- * incarnation). `alive`: that pid runs. `unverifiable`: another host or pid namespace (another
+ * incarnation). `alive`: that pid runs (ours: a lock this process holds, under another path).
+ * `unverifiable`: another host or pid namespace (another
  * container), or a lock without an owner (an earlier version's): only a lock left unrefreshed
  * for the stale interval (LockTiming) proves it gone.
  */
@@ -126,7 +134,8 @@ function judge(owner: SpoolOwner | undefined, me: SpoolOwner): OwnerVerdict {
   if (owner.bootId !== undefined && me.bootId !== undefined && owner.bootId !== me.bootId)
     return 'gone';
   if (owner.pidNamespace !== me.pidNamespace) return 'unverifiable';
-  return owner.pid === me.pid || !alive(owner.pid) ? 'gone' : 'alive';
+  if (owner.pid === me.pid) return heldHere.has(owner.token) ? 'alive' : 'gone';
+  return alive(owner.pid) ? 'alive' : 'gone';
 }
 
 /** Someone else's lock on the directory, as found. */
@@ -293,6 +302,7 @@ class HeldLock implements SpoolLock {
     this.#lockDir = lockDir;
     this.#timer = setInterval(() => void this.#refresh(), refreshMillis);
     this.#timer.unref();
+    heldHere.add(owner.token);
   }
 
   /** Touches the lock, off the event loop; one at a time, so a hung disk piles nothing up. */
@@ -302,6 +312,7 @@ class HeldLock implements SpoolLock {
     try {
       if (!(await this.#stillOurs())) {
         this.#lost = true;
+        heldHere.delete(this.#owner.token);
         alert(
           'error',
           'OTEL_S3_SPOOL_LOCK_LOST',
@@ -345,7 +356,9 @@ class HeldLock implements SpoolLock {
       const aside = `${this.#lockDir}.${this.#owner.token}.released`;
       await rename(this.#lockDir, aside);
       await rm(aside, { recursive: true, force: true });
-    })();
+    })().then(() => {
+      heldHere.delete(this.#owner.token);
+    });
     return settleWithin(
       removed.catch((error: unknown) =>
         log.warn(
