@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { Episodes } from '../../src/base/log.js';
 import type { S3MetricExporter, S3MetricExporterOptions } from '../../src/index.js';
@@ -121,6 +123,27 @@ export function testJournal(
       retryEveryMillis: 60_000,
     }),
   );
+}
+
+/**
+ * A testJournal() attached on `fs` to the journal and quarantine folders of the spool in `dir`
+ * (made if missing), its disk deadline `options.diskTimeoutMillis` (5 s). The caller closes it.
+ */
+export function attachedJournal(
+  dir: string,
+  fs: SpoolFileSystem = nodeFileSystem,
+  options: Parameters<typeof testJournal>[1] = {},
+): OpenBatchJournal {
+  const journal = testJournal(dir, options);
+  mkdirSync(join(dir, 'journal'), { recursive: true });
+  mkdirSync(join(dir, 'quarantine'), { recursive: true });
+  journal.attach({
+    dir: join(dir, 'journal'),
+    quarantineDir: join(dir, 'quarantine'),
+    fs,
+    disk: new DiskDeadline(options.diskTimeoutMillis ?? 5_000),
+  });
+  return journal;
 }
 
 /**

@@ -1,13 +1,12 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
-import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
-import { testJournal } from '../../support/spool-exporter.js';
+import { attachedJournal, testJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -20,27 +19,40 @@ afterEach(async () => {
   for (const j of journals.splice(0)) await j.close(100);
 });
 
+/** What each export of these tests hands the journal with its record. */
+const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+
+/** A batch sealed with `id`, never settled. */
+const sealedBatch = (id = '01890a5d-ac96-774b-bcce-b302099a8057') =>
+  ({
+    id,
+    sealedAt: new Date(1_700_000_000_000),
+    attributes: {},
+    dataTimeMillis: undefined,
+    settled: new Promise(() => {}),
+  }) as unknown as SealedBatch;
+
+/** A journal attached on `fs` in the test's spool, closed after the test. */
+function journalOn(
+  fs: FaultyFileSystem,
+  options: Parameters<typeof attachedJournal>[2] = {},
+): OpenBatchJournal {
+  const journal = attachedJournal(dir, fs, options);
+  journals.push(journal);
+  return journal;
+}
+
 describe('journal write faults', () => {
   // The chain passes the pending bound while its write hangs: it is given up (memory), and the
   // write that then fails at the disk deadline is a disk fault of its own, counted by its code.
   test('a write that fails after its chain was given up is still counted by its code', async () => {
     const stats = emptySpoolStats();
-    const journal = testJournal(dir, {
+    const fs = new FaultyFileSystem().hangNext('fsync');
+    const journal = journalOn(fs, {
       stats,
       maxPendingBytes: 600 * 1024,
       diskTimeoutMillis: 300,
     });
-    journals.push(journal);
-    const fs = new FaultyFileSystem().hangNext('fsync');
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(300),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     await waitFor(() => fs.hanging > 0, 2_000, 'the fsync hangs');
     // While it hangs, the open batch's exports pass the bound: the chain is given up.
@@ -62,7 +74,6 @@ describe('a copy that failed', () => {
     const stats = emptySpoolStats();
     const journal = testJournal(dir, { stats });
     journals.push(journal);
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     expect(journal.bytes).toBeGreaterThan(0);
     journal.copyFailed(new Error('cannot encode the copy'));
@@ -70,47 +81,21 @@ describe('a copy that failed', () => {
     expect(journal.bytes).toBe(0);
     journal.append(Buffer.alloc(100, 2), 1, inputs);
     expect(journal.bytes).toBe(0);
-    const batch = {
-      id: '01890a5d-ac96-774b-bcce-b302099a8057',
-      sealedAt: new Date(1_700_000_000_000),
-      attributes: {},
-      dataTimeMillis: undefined,
-      settled: new Promise(() => {}),
-    } as unknown as SealedBatch;
     // Nothing of it on disk: no chain for the sealed batch to name.
-    expect(journal.sealed(batch)).toBeUndefined();
+    expect(journal.sealed(sealedBatch())).toBeUndefined();
     journal.append(Buffer.alloc(100, 3), 1, inputs);
     expect(journal.bytes).toBeGreaterThan(0);
   });
 });
 
 describe('a slow deletion', () => {
-  const sealedBatch = (id: string) =>
-    ({
-      id,
-      sealedAt: new Date(1_700_000_000_000),
-      attributes: {},
-      dataTimeMillis: undefined,
-      settled: new Promise(() => {}),
-    }) as unknown as SealedBatch;
-
   // Deleting a chain whose batch is safe takes 3 s (a slow disk, within its deadline): the next
   // open batch's exports are still committed at the next interval, not after the deletion.
   test('does not hold up the group commit of the open batch', async () => {
-    const journal = testJournal(dir, { syncMillis: 200, diskTimeoutMillis: 10_000 });
-    journals.push(journal);
     const fs = new FaultyFileSystem().hangNext('unlink');
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(10_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const journal = journalOn(fs, { syncMillis: 200, diskTimeoutMillis: 10_000 });
     journal.append(Buffer.alloc(100, 1), 1, inputs);
-    const first = journal.sealed(sealedBatch('01890a5d-ac96-774b-bcce-b302099a8057')) ?? '';
+    const first = journal.sealed(sealedBatch()) ?? '';
     expect(first).not.toBe('');
     const firstFsyncs = () =>
       fs.calls.filter((c) => c.op === 'fsync' && c.path.includes(first)).length;
@@ -138,21 +123,11 @@ describe('a slow deletion', () => {
   // The sealed batch's chain takes its seal in the same group commit as the open batch's new
   // exports; its fsync takes 3 s (within the deadline): the open batch's entries do not wait.
   test("another chain's slow fsync does not hold up the open batch's commit", async () => {
-    const journal = testJournal(dir, { syncMillis: 200, diskTimeoutMillis: 10_000 });
-    journals.push(journal);
     const fs = new FaultyFileSystem();
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(10_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const journal = journalOn(fs, { syncMillis: 200, diskTimeoutMillis: 10_000 });
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     await waitFor(() => fs.calls.some((c) => c.op === 'fsync'), 2_000, 'the first commit');
-    const first = journal.sealed(sealedBatch('01890a5d-ac96-774b-bcce-b302099a8057')) ?? '';
+    const first = journal.sealed(sealedBatch()) ?? '';
     expect(first).not.toBe('');
     fs.only((path) => path.includes(first)).hangNext('fsync');
     const exported = performance.now();
@@ -182,27 +157,10 @@ describe('a chain retired while its write is in flight', () => {
   // that write, or the part made after it would be left behind, and a restart would replay a
   // batch already stored.
   test('is deleted whole, the part the write made included', async () => {
-    const journal = testJournal(dir, { syncMillis: 20 });
-    journals.push(journal);
     const fs = new FaultyFileSystem().hangNext('create');
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(5_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const journal = journalOn(fs, { syncMillis: 20 });
     journal.append(Buffer.alloc(100, 1), 1, inputs);
-    const batch = {
-      id: '01890a5d-ac96-774b-bcce-b302099a8057',
-      sealedAt: new Date(1_700_000_000_000),
-      attributes: {},
-      dataTimeMillis: undefined,
-      settled: new Promise(() => {}),
-    } as unknown as SealedBatch;
-    const name = journal.sealed(batch) ?? '';
+    const name = journal.sealed(sealedBatch()) ?? '';
     expect(name).not.toBe('');
     await waitFor(() => fs.hanging > 0, 2_000, 'the part being made');
     journal.retire(name);
@@ -219,28 +177,9 @@ describe('a chain retired while its write is in flight', () => {
 });
 
 describe('a replay at start racing a spool file deletion', () => {
-  const sealedBatch = (id: string) =>
-    ({
-      id,
-      sealedAt: new Date(1_700_000_000_000),
-      attributes: {},
-      dataTimeMillis: undefined,
-      settled: new Promise(() => {}),
-    }) as unknown as SealedBatch;
-
   /** Three sealed chains an earlier run left, in name order. */
   async function earlierChains(): Promise<string[]> {
-    const stats = emptySpoolStats();
-    const earlier = testJournal(dir, { stats });
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    earlier.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs: new FaultyFileSystem(),
-      disk: new DiskDeadline(5_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const earlier = attachedJournal(dir, new FaultyFileSystem());
     const names: string[] = [];
     for (const id of [
       '01890a5d-ac96-774b-bcce-b302099a8051',
@@ -262,16 +201,9 @@ describe('a replay at start racing a spool file deletion', () => {
   // gone (forget). The replay, reaching that chain, must not take it over from forget().
   test('forget() of a chain the replay reaches later resolves once it is deleted', async () => {
     const [referenced, replayed, last] = await earlierChains();
-    const journal = testJournal(dir, { syncMillis: 50 });
-    journals.push(journal);
     // The first deletion (the first chain's, which a spool file names) is slow.
     const fs = new FaultyFileSystem().hangNext('unlink');
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(5_000),
-    });
+    const journal = journalOn(fs, { syncMillis: 50 });
     let handed!: () => void;
     const handing = new Promise<void>((resolve) => {
       handed = resolve;
@@ -316,17 +248,9 @@ describe('a write that ends after close()', () => {
   // fsync slow): close() has closed the files it knew of; the part that write made is closed
   // by it, not left open for the life of the process.
   test('closes the part it made', async () => {
-    const journal = testJournal(dir, { syncMillis: 20 });
     const fs = new FaultyFileSystem().hangNext('fsync');
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(5_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    // Closed by the test itself, not after it.
+    const journal = attachedJournal(dir, fs, { syncMillis: 20 });
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     try {
       await waitFor(() => fs.hanging > 0, 2_000, 'the fsync hangs');
@@ -346,27 +270,10 @@ describe('a deletion the disk refuses', () => {
   // The chain of a batch that is safe cannot be deleted (EACCES, every time): it is tried again
   // at each group commit, and the failure is reported, not retried in silence.
   test('is reported', async () => {
-    const journal = testJournal(dir, { syncMillis: 20 });
-    journals.push(journal);
     const fs = new FaultyFileSystem().failNext('unlink', 'EACCES', 1_000);
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(5_000),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const journal = journalOn(fs, { syncMillis: 20 });
     journal.append(Buffer.alloc(100, 1), 1, inputs);
-    const name =
-      journal.sealed({
-        id: '01890a5d-ac96-774b-bcce-b302099a8057',
-        sealedAt: new Date(1_700_000_000_000),
-        attributes: {},
-        dataTimeMillis: undefined,
-        settled: new Promise(() => {}),
-      } as unknown as SealedBatch) ?? '';
+    const name = journal.sealed(sealedBatch()) ?? '';
     await waitFor(() => fs.calls.some((c) => c.op === 'fsync'), 2_000, 'the chain committed');
     logged.length = 0;
     journal.retire(name);
