@@ -1,17 +1,9 @@
-import {
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  truncateSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { readdirSync, readFileSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
 import { metricsExport } from '../../../src/signals/metrics/export.js';
-import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { nodeFileSystem, type SpoolFileSystem } from '../../../src/spool/file-system.js';
 import type { OpenBatchJournal } from '../../../src/spool/journal.js';
 import {
@@ -22,7 +14,7 @@ import {
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
-import { spoolExporter, testJournal } from '../../support/spool-exporter.js';
+import { attachedJournal, spoolExporter } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -47,16 +39,8 @@ function journalOn(
     lost?: (points: number, rawBytes: number) => void;
   } = {},
 ) {
-  const journal = testJournal(dir, { stats, ...run });
+  const journal = attachedJournal(dir, fs, { stats, ...run });
   journals.push(journal);
-  mkdirSync(join(dir, 'journal'), { recursive: true });
-  mkdirSync(join(dir, 'quarantine'), { recursive: true });
-  journal.attach({
-    dir: join(dir, 'journal'),
-    quarantineDir: join(dir, 'quarantine'),
-    fs,
-    disk: new DiskDeadline(5_000),
-  });
   return { journal, stats };
 }
 
@@ -434,9 +418,12 @@ describe('a chain written in another record format than the run that replays it'
 });
 
 describe('a quarantine the disk does not do', () => {
-  // The chain cannot be moved now (EIO on every rename): it stays in the journal, and the next
-  // start quarantines it. Its batch is lost once, so it is counted once, when it is moved.
-  test('leaves the chain in the journal, its batch counted dropped by the start that moves it', async () => {
+  /**
+   * An unsealed chain of two parts (part 1 only a header), and a start that tries to quarantine
+   * it, its first `renames` renames failing (EIO), then closes. `lost` holds what that start
+   * counted lost; a later start given the same callback adds to it.
+   */
+  async function quarantineFailing(renames: number) {
     await writtenChain(false);
     const [file] = readdirSync(join(dir, 'journal'));
     const chain = (file as string).split('.')[0] as string;
@@ -451,13 +438,20 @@ describe('a quarantine the disk does not do', () => {
       }),
     );
     const lost: [number, number][] = [];
-    const fs = new FaultyFileSystem().failNext('rename', 'EIO', 2);
+    const fs = new FaultyFileSystem().failNext('rename', 'EIO', renames);
     const first = journalOn(emptySpoolStats(), fs, {
       lost: (points, rawBytes) => lost.push([points, rawBytes]),
     });
     await first.journal.replay(new Set(), () => {});
     await first.journal.close(100);
     journals.splice(journals.indexOf(first.journal), 1);
+    return { chain, lost, fs, stats: first.stats };
+  }
+
+  // The chain cannot be moved now (EIO on every rename): it stays in the journal, and the next
+  // start quarantines it. Its batch is lost once, so it is counted once, when it is moved.
+  test('leaves the chain in the journal, its batch counted dropped by the start that moves it', async () => {
+    const { chain, lost, fs, stats } = await quarantineFailing(2);
     expect(fs.failures.map((f) => f.op)).toEqual(['rename', 'rename']);
     expect(readdirSync(join(dir, 'journal')).sort()).toEqual([
       `${chain}.0.journal`,
@@ -473,33 +467,13 @@ describe('a quarantine the disk does not do', () => {
     ]);
     // Records 0 to 4 of part 0: 2^0 + ... + 2^4 items, 5 records of 100 bytes (overhead 0).
     expect(lost).toEqual([[0b11111, 5 * RECORD_BYTES]]);
-    expect(first.stats.quarantined + second.stats.quarantined).toBe(1);
+    expect(stats.quarantined + second.stats.quarantined).toBe(1);
   });
 
   // The part with the records stays (EIO), the other moves: what is left is the batch's records,
   // which the next start replays; nothing of it was lost by this start.
   test('a part with the records left behind is not counted dropped: the next start replays it', async () => {
-    await writtenChain(false);
-    const [file] = readdirSync(join(dir, 'journal'));
-    const chain = (file as string).split('.')[0] as string;
-    writeFileSync(
-      join(dir, 'journal', `${chain}.1.journal`),
-      encodeSegmentHeader({
-        signal: 'metrics',
-        format: 'otlp-proto',
-        chain,
-        part: 1,
-        attributes: {},
-      }),
-    );
-    const lost: [number, number][] = [];
-    const fs = new FaultyFileSystem().failNext('rename', 'EIO', 1);
-    const first = journalOn(emptySpoolStats(), fs, {
-      lost: (points, rawBytes) => lost.push([points, rawBytes]),
-    });
-    await first.journal.replay(new Set(), () => {});
-    await first.journal.close(100);
-    journals.splice(journals.indexOf(first.journal), 1);
+    const { chain, lost, fs } = await quarantineFailing(1);
     expect(fs.failures.map((f) => f.path.endsWith(`${chain}.0.journal`))).toEqual([true]);
     expect(readdirSync(join(dir, 'quarantine'))).toEqual([`${chain}.1.journal`]);
     const { batches } = await restart({ format: 'otlp-json' });
