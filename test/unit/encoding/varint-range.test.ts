@@ -1,14 +1,8 @@
-import { ValueType } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AggregationTemporality,
-  DataPointType,
-  type ResourceMetrics,
-} from '@opentelemetry/sdk-metrics';
 import { expect, test } from 'vitest';
 import { decodeOtlpProto } from '../../../src/encoding/otlp-proto-decode.js';
 import { ProtoWriter } from '../../../src/encoding/proto-writer.js';
-import { metricsExport } from '../../../src/signals/metrics/export.js';
+import { exponentialExport, METRIC_FORMATS } from '../../support/metric-formats.js';
 
 /**
  * A protobuf varint holds a whole number from 0 to 2^64 - 1. A caller's number outside that
@@ -20,40 +14,20 @@ import { metricsExport } from '../../../src/signals/metrics/export.js';
 
 const resource = resourceFromAttributes({ 'service.name': 'varints' });
 
-function exponential(bucketCount: number): ResourceMetrics {
-  return {
+const exponential = (bucketCount: number) =>
+  exponentialExport(
+    {
+      count: 1,
+      sum: 1,
+      scale: 0,
+      zeroCount: 0,
+      positive: { offset: 0, bucketCounts: [1, bucketCount] },
+      negative: { offset: 0, bucketCounts: [] },
+    },
     resource,
-    scopeMetrics: [
-      {
-        scope: { name: 'n' },
-        metrics: [
-          {
-            descriptor: { name: 'e', description: '', unit: '', valueType: ValueType.DOUBLE },
-            aggregationTemporality: AggregationTemporality.CUMULATIVE,
-            dataPointType: DataPointType.EXPONENTIAL_HISTOGRAM,
-            dataPoints: [
-              {
-                startTime: [1, 0],
-                endTime: [2, 0],
-                attributes: {},
-                value: {
-                  count: 1,
-                  sum: 1,
-                  scale: 0,
-                  zeroCount: 0,
-                  positive: { offset: 0, bucketCounts: [1, bucketCount] },
-                  negative: { offset: 0, bucketCounts: [] },
-                },
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  } as unknown as ResourceMetrics;
-}
+  );
 
-const encode = (rm: ResourceMetrics) => metricsExport.records['otlp-proto'].encode(rm);
+const encode = METRIC_FORMATS['otlp-proto'];
 
 test('the largest bucket count a varint holds is written and read back', () => {
   // 2^64 - 2048: the largest double below 2^64.

@@ -6,9 +6,12 @@ import {
   type ResourceMetrics,
 } from '@opentelemetry/sdk-metrics';
 import { describe, expect, test } from 'vitest';
-import { newTally } from '../../../src/encoding/records.js';
-import { metricsExport } from '../../../src/signals/metrics/export.js';
-import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import {
+  exponentialExport,
+  METRIC_FORMAT_NAMES,
+  METRIC_FORMATS,
+  oneMetric,
+} from '../../support/metric-formats.js';
 
 /**
  * A histogram's count, bucket counts and zero count are uint64s. A caller's count no uint64
@@ -21,57 +24,39 @@ import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/colum
 // JSON 2.5 and 0.5, which no OTLP/JSON reader takes as a uint64); before, so did these formats.
 const BAD = [-3, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 64, 2.5, 0.5];
 
+const resource = resourceFromAttributes({ 'service.name': 'counts' });
+
 function histogram(count: number, bucket: number): ResourceMetrics {
-  return one({
-    descriptor: { name: 'h', description: '', unit: '', valueType: ValueType.DOUBLE },
-    aggregationTemporality: AggregationTemporality.CUMULATIVE,
-    dataPointType: DataPointType.HISTOGRAM,
-    dataPoints: [
-      {
-        startTime: [1, 0],
-        endTime: [2, 0],
-        attributes: {},
-        value: { count, sum: 1, buckets: { boundaries: [0], counts: [1, bucket] } },
-      },
-    ],
-  });
-}
-
-function exponential(count: number, zero: number, bucket: number): ResourceMetrics {
-  return one({
-    descriptor: { name: 'e', description: '', unit: '', valueType: ValueType.DOUBLE },
-    aggregationTemporality: AggregationTemporality.CUMULATIVE,
-    dataPointType: DataPointType.EXPONENTIAL_HISTOGRAM,
-    dataPoints: [
-      {
-        startTime: [1, 0],
-        endTime: [2, 0],
-        attributes: {},
-        value: {
-          count,
-          sum: 1,
-          scale: 0,
-          zeroCount: zero,
-          positive: { offset: 0, bucketCounts: [bucket] },
-          negative: { offset: 0, bucketCounts: [] },
+  return oneMetric(
+    {
+      descriptor: { name: 'h', description: '', unit: '', valueType: ValueType.DOUBLE },
+      aggregationTemporality: AggregationTemporality.CUMULATIVE,
+      dataPointType: DataPointType.HISTOGRAM,
+      dataPoints: [
+        {
+          startTime: [1, 0],
+          endTime: [2, 0],
+          attributes: {},
+          value: { count, sum: 1, buckets: { boundaries: [0], counts: [1, bucket] } },
         },
-      },
-    ],
-  });
+      ],
+    },
+    resource,
+  );
 }
 
-function one(metric: unknown): ResourceMetrics {
-  return {
-    resource: resourceFromAttributes({ 'service.name': 'counts' }),
-    scopeMetrics: [{ scope: { name: 'n' }, metrics: [metric] }],
-  } as unknown as ResourceMetrics;
-}
-
-const FORMATS = {
-  'otlp-json': (rm: ResourceMetrics) => metricsExport.records['otlp-json'].encode(rm),
-  'otlp-proto': (rm: ResourceMetrics) => metricsExport.records['otlp-proto'].encode(rm),
-  parquet: (rm: ResourceMetrics) => new MetricColumnBuilders().append(rm, newTally(false)),
-};
+const exponential = (count: number, zero: number, bucket: number) =>
+  exponentialExport(
+    {
+      count,
+      sum: 1,
+      scale: 0,
+      zeroCount: zero,
+      positive: { offset: 0, bucketCounts: [bucket] },
+      negative: { offset: 0, bucketCounts: [] },
+    },
+    resource,
+  );
 
 describe.each(BAD)('a count of %s', (bad) => {
   const cases: [string, string, ResourceMetrics][] = [
@@ -81,9 +66,9 @@ describe.each(BAD)('a count of %s', (bad) => {
     ['a zero count', 'exponential zero count', exponential(1, bad, 1)],
     ['a bucket count', 'exponential bucket', exponential(1, 1, bad)],
   ];
-  test.each(Object.keys(FORMATS) as (keyof typeof FORMATS)[])('%s refuses it', (format) => {
+  test.each(METRIC_FORMAT_NAMES)('%s refuses it', (format) => {
     for (const [what, where, rm] of cases) {
-      expect(() => FORMATS[format](rm), where).toThrow(
+      expect(() => METRIC_FORMATS[format](rm), where).toThrow(
         `${what} ${bad} is not a count: a uint64 holds a whole number from 0 to 2^64 - 1`,
       );
     }
@@ -93,7 +78,7 @@ describe.each(BAD)('a count of %s', (bad) => {
 test('0 and the largest double below 2^64 are counts every format takes', () => {
   for (const good of [0, 2 ** 64 - 2048]) {
     for (const rm of [histogram(good, good), exponential(good, good, good)]) {
-      for (const encode of Object.values(FORMATS)) expect(() => encode(rm)).not.toThrow();
+      for (const encode of Object.values(METRIC_FORMATS)) expect(() => encode(rm)).not.toThrow();
     }
   }
 });
