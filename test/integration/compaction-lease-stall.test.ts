@@ -1,13 +1,14 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { S3Client } from '@aws-sdk/client-s3';
 import { test } from 'vitest';
-import { compactMetrics, dataPointRows, readMetrics } from '../../src/reader.js';
+import { compactMetrics } from '../../src/reader.js';
+import { compactOptions } from '../support/compaction-data.js';
 import {
-  batchAt,
-  compactOptions,
-  exportBatches,
-  listing,
-  pointsOf,
-} from '../support/compaction-data.js';
+  compactedOutputs,
+  exportedHour,
+  interceptPuts,
+  readerPoints,
+  SHORT_LEASE,
+} from '../support/compaction-hour.js';
 import { connection, describeS3, withS3 } from '../support/s3.js';
 import { SETTLED_HOUR } from '../support/time.js';
 
@@ -22,47 +23,27 @@ describeS3('compaction: the lease through a slow output PUT', () => {
   let bucket: string;
   withS3('lease-stall', (s) => ({ client, bucket } = s));
 
-  const at = (minute: number) => SETTLED_HOUR + minute * 60_000 + 123;
-  const lease = { leaseMillis: 2_000, leaseClockSkewMillis: 0 };
-
   /** A client whose output PUTs wait `millis` before they go (a slow link, a paused process). */
   function slowClient(millis: number, alsoLeases: boolean): S3Client {
     const c = connection();
-    const slow = new S3Client({
-      endpoint: c.endpoint,
-      region: c.region ?? 'us-east-1',
-      forcePathStyle: true,
-      ...(c.credentials === undefined ? {} : { credentials: c.credentials }),
-    });
-    const send = slow.send.bind(slow) as (command: unknown, options?: unknown) => Promise<unknown>;
-    Object.assign(slow, {
-      send: async (command: unknown, options?: unknown) => {
-        const key = command instanceof PutObjectCommand ? (command.input.Key ?? '') : '';
+    let slowed = false;
+    return interceptPuts(
+      new S3Client({
+        endpoint: c.endpoint,
+        region: c.region ?? 'us-east-1',
+        forcePathStyle: true,
+        ...(c.credentials === undefined ? {} : { credentials: c.credentials }),
+      }),
+      async (key, _command, go) => {
         if (key.endsWith('.compacted.parquet') || (alsoLeases && key.endsWith('.lease'))) {
           // A lease write is slow only once the output's PUT started: taking it is quick.
           if (key.endsWith('.compacted.parquet')) slowed = true;
           if (slowed) await new Promise((r) => setTimeout(r, millis));
         }
-        return send(command, options);
+        return go();
       },
-    });
-    let slowed = false;
-    return slow;
+    );
   }
-
-  const readerPoints = async (prefix: string) => {
-    let points = 0;
-    for await (const object of readMetrics({
-      bucket,
-      ...connection(),
-      prefix,
-      partitionTime: 'data',
-      from: new Date(SETTLED_HOUR - 3_600_000),
-    })) {
-      points += dataPointRows(object.request).length;
-    }
-    return points;
-  };
 
   // Each test compacts a prefix of its own with clients of its own, and spends most of its time
   // in the slowed PUT: the two run at once.
@@ -72,25 +53,16 @@ describeS3('compaction: the lease through a slow output PUT', () => {
       : 'a PUT slower than the lease that cannot be renewed: the PUT is abandoned when the lease runs out, the other compactor writes the hour once', {
       timeout: 60_000,
     }, async ({ expect }) => {
-      const prefix = `stall-${renewable}-${Date.now().toString(36)}`;
-      const batches = Array.from({ length: 6 }, (_, i) =>
-        batchAt(`svc${i % 2}`, at(i * 5), 4, i + 1),
-      );
-      await exportBatches({ bucket, prefix, format: 'parquet' }, connection(), batches);
-      const expected = pointsOf(batches).length;
-      const where = { bucket, prefix, fromMillis: SETTLED_HOUR };
+      const { prefix, where, expected } = await exportedHour(bucket, `stall-${renewable}`, 6);
       const first = compactMetrics(
-        compactOptions({ s3Client: slowClient(6_000, !renewable) }, where, lease),
+        compactOptions({ s3Client: slowClient(6_000, !renewable) }, where, SHORT_LEASE),
       );
       // The first run's lease would have run out by now without renewal.
       await new Promise((r) => setTimeout(r, 3_500));
-      const second = await compactMetrics(compactOptions(connection(), where, lease));
+      const second = await compactMetrics(compactOptions(connection(), where, SHORT_LEASE));
       const firstReport = await first;
-      const outputs = (await listing(client, bucket, `${prefix}/`)).filter((o) =>
-        o.key.endsWith('.compacted.parquet'),
-      );
-      expect(outputs).toHaveLength(1);
-      expect(await readerPoints(prefix)).toBe(expected);
+      expect(await compactedOutputs(client, bucket, prefix)).toHaveLength(1);
+      expect(await readerPoints(bucket, prefix, new Date(SETTLED_HOUR - 3_600_000))).toBe(expected);
       const [one] = firstReport.partitions;
       const [two] = second.partitions;
       if (renewable) {
