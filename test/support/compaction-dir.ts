@@ -4,6 +4,8 @@ import { dirname, join, relative } from 'node:path';
 import type { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { InputReader } from '../../src/compact/inputs.js';
 import { type FinishedFile, type MergeInput, mergeInputs } from '../../src/compact/merge.js';
+import type { CompactMetricsOptions } from '../../src/compact/options.js';
+import type { CompactionReport, PartitionReport } from '../../src/compact/report.js';
 import type { AnyCompactionRows } from '../../src/compact/signal-rows.js';
 import type { Compression, Format } from '../../src/index.js';
 import { dirSource } from '../../src/reader/dir-source.js';
@@ -70,6 +72,26 @@ export async function keysIn(dir: string): Promise<string[]> {
     .filter((f) => f.isFile())
     .map((f) => relative(dir, join(f.parentPath, f.name)).split('\\').join('/'))
     .sort();
+}
+
+/** The hour's folder of the objects in `dir`: the first key's, up to its last slash. */
+export async function hourFolderIn(dir: string): Promise<string> {
+  const [first] = await keysIn(dir);
+  return (first as string).slice(0, (first as string).lastIndexOf('/'));
+}
+
+/**
+ * One run of `compact` over `dir` (prefix p) from `from`, every hour settled, inputs deleted once
+ * compacted: the first partition's report, where an input that could not be compacted is named
+ * as skipped.
+ */
+export async function compactedFirstHour(
+  compact: (options: CompactMetricsOptions) => Promise<CompactionReport>,
+  dir: string,
+  from: Date,
+): Promise<PartitionReport | undefined> {
+  const report = await compact({ dir, prefix: 'p', settleMillis: 0, from, deleteInputs: true });
+  return report.partitions[0];
 }
 
 /**

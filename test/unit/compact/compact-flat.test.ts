@@ -35,9 +35,11 @@ import { LOG, LOG_RECORDS } from '../../../src/signals/logs/parquet-schema.js';
 import { SPAN, SPANS } from '../../../src/signals/traces/parquet-schema.js';
 import { batchAt } from '../../support/compaction-data.js';
 import {
+  compactedFirstHour,
   exportLogsToDir,
   exportSpansToDir,
   exportToDir,
+  hourFolderIn,
   keysIn,
   mergeAllIn,
 } from '../../support/compaction-dir.js';
@@ -479,8 +481,7 @@ describe('compaction of spans and log records on a directory', () => {
 
   test('unreadable span files (not Parquet, a file of another table) are skipped, named, kept and recorded; the rest is compacted', async () => {
     const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
-    const [first] = await keysIn(dir);
-    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const hourDir = await hourFolderIn(dir);
     const notParquet = `${hourDir}/traces_${uuidv7()}.parquet`;
     await writeFile(join(dir, notParquet), 'PAR1 not really PAR1');
     // A metrics file under the spans' name: a Parquet file of this package, of the wrong table.
@@ -521,14 +522,7 @@ describe('compaction of spans and log records on a directory', () => {
     const misnamed = metricsKey.replace('metrics_', 'traces_');
     await mkdir(join(dir, misnamed, '..'), { recursive: true });
     await copyFile(join(other, metricsKey), join(dir, misnamed));
-    const report = await compactSpans({
-      dir,
-      prefix: 'p',
-      settleMillis: 0,
-      from: new Date(HOUR),
-      deleteInputs: true,
-    });
-    const [partition] = report.partitions;
+    const partition = await compactedFirstHour(compactSpans, dir, new Date(HOUR));
     // Before: read as no spans, compacted, and deleted with the inputs.
     expect(partition?.read.points).toBe(recorded.length);
     expect(partition?.skipped.map((k) => [k.key, k.reason])).toEqual([
@@ -539,8 +533,7 @@ describe('compaction of spans and log records on a directory', () => {
 
   test('an OTLP object with a time past what a Parquet timestamp holds (2^63 ns) is skipped and kept, never wrapped', async () => {
     const recorded = await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-json');
-    const [first] = await keysIn(dir);
-    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const hourDir = await hourFolderIn(dir);
     // 2^63 ns (year 2262): a uint64 OTLP holds, one more than the INT64 of the Timestamp column.
     const late = `${hourDir}/traces_${uuidv7()}.json`;
     const span = (start: string, end: string) => ({
@@ -556,14 +549,7 @@ describe('compaction of spans and log records on a directory', () => {
       ],
     };
     await writeFile(join(dir, late), `${JSON.stringify(request)}\n`);
-    const report = await compactSpans({
-      dir,
-      prefix: 'p',
-      settleMillis: 0,
-      from: new Date(HOUR),
-      deleteInputs: true,
-    });
-    const [partition] = report.partitions;
+    const partition = await compactedFirstHour(compactSpans, dir, new Date(HOUR));
     expect(partition?.read.points).toBe(recorded.length);
     expect(partition?.skipped.map((k) => [k.key, k.stage, k.reason])).toEqual([
       [
@@ -577,8 +563,7 @@ describe('compaction of spans and log records on a directory', () => {
 
   test('strings that begin with U+FEFF keep it through spilled runs and their merge (names, map keys and values)', async () => {
     await exportSpansToDir(dir, HOUR, TWO_SMALL_BATCHES);
-    const [first] = await keysIn(dir);
-    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const hourDir = await hourFolderIn(dir);
     const BOM = '\uFEFF';
     // Three files, each its own run (runs of 1 byte): every row is copied into a spill and merged.
     for (let f = 0; f < 3; f++) {
@@ -615,8 +600,7 @@ describe('compaction of spans and log records on a directory', () => {
 
   test('log bodies are compacted as a reader reads them: text of any script byte for byte, a byte that is not UTF-8 as U+FFFD', async () => {
     await exportLogsToDir(dir, HOUR, TWO_SMALL_BATCHES);
-    const [first] = await keysIn(dir);
-    const hourDir = (first as string).slice(0, (first as string).lastIndexOf('/'));
+    const hourDir = await hourFolderIn(dir);
     const bodies: [string, number[]][] = [
       ['plain', [...Buffer.from('plain ASCII')]],
       ['scripts', [...Buffer.from('héllo 😀 wörld, 日本語')]],

@@ -5,9 +5,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { compactLogRecords, compactMetrics, compactSpans } from '../../../src/compact/index.js';
 import { batchAt } from '../../support/compaction-data.js';
 import {
+  compactedFirstHour,
   exportLogsToDir,
   exportSpansToDir,
   exportToDir,
+  hourFolderIn,
   keysIn,
 } from '../../support/compaction-dir.js';
 import { TWO_SMALL_BATCHES } from '../../support/flat-batches.js';
@@ -199,12 +201,6 @@ describe('compaction of OTLP objects holding a value their field does not hold',
   let dir: string;
   beforeEach(() => tempDir('otel-s3-compact-range-', (path) => (dir = path)));
 
-  /** The hour's folder of the objects in `dir` (the first one's). */
-  const hourDir = async () => {
-    const [first] = await keysIn(dir);
-    return (first as string).slice(0, (first as string).lastIndexOf('/'));
-  };
-
   const signals = [
     {
       name: 'log records',
@@ -250,16 +246,9 @@ describe('compaction of OTLP objects holding a value their field does not hold',
     for (const { what, request, reason } of cases) {
       test(`${name}: ${what} is skipped and kept, never written changed`, async () => {
         await cp(filled.get(name) as string, dir, { recursive: true });
-        const bad = `${await hourDir()}/${word}_${uuidv7()}.json`;
+        const bad = `${await hourFolderIn(dir)}/${word}_${uuidv7()}.json`;
         await writeFile(join(dir, bad), `${JSON.stringify(request)}\n`);
-        const report = await compact({
-          dir,
-          prefix: 'p',
-          settleMillis: 0,
-          from: new Date(HOUR),
-          deleteInputs: true,
-        } as never);
-        const [partition] = report.partitions;
+        const partition = await compactedFirstHour(compact, dir, new Date(HOUR));
         expect(partition?.skipped.map((s) => [s.key, s.stage])).toEqual([[bad, 'decode']]);
         expect(partition?.skipped[0]?.reason).toMatch(reason);
         expect(partition?.status).toBe('compacted');
@@ -270,7 +259,7 @@ describe('compaction of OTLP objects holding a value their field does not hold',
 
   test('log records: flags of 256 in OTLP/protobuf (a fixed32) are skipped and kept, never cut to 0', async () => {
     await exportLogsToDir(dir, HOUR, TWO_SMALL_BATCHES, 'otlp-proto');
-    const bad = `${await hourDir()}/logs_${uuidv7()}.binpb`;
+    const bad = `${await hourFolderIn(dir)}/logs_${uuidv7()}.binpb`;
     // ExportLogsServiceRequest { resource_logs { scope_logs { log_records {
     //   time_unix_nano (1, fixed64), flags (8, fixed32) = 256 } } } }, written out by hand.
     const time = Buffer.alloc(8);
@@ -279,14 +268,7 @@ describe('compaction of OTLP objects holding a value their field does not hold',
     const field = (tag: number, body: Buffer) =>
       Buffer.concat([Buffer.from([tag, body.length]), body]);
     await writeFile(join(dir, bad), field(0x0a, field(0x12, field(0x12, record))));
-    const report = await compactLogRecords({
-      dir,
-      prefix: 'p',
-      settleMillis: 0,
-      from: new Date(HOUR),
-      deleteInputs: true,
-    });
-    const [partition] = report.partitions;
+    const partition = await compactedFirstHour(compactLogRecords, dir, new Date(HOUR));
     expect(partition?.skipped.map((s) => [s.key, s.stage, s.reason])).toEqual([
       [
         bad,
