@@ -38,15 +38,23 @@ export function num(v: OtlpValue | undefined): number | undefined {
 const NUMBER_TEXT = /^(-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?|NaN|-?Infinity)$/;
 
 /**
- * An enum field: its number, or its name as some OTLP/JSON writers spell it
- * (`SPAN_KIND_SERVER`), looked up in `names`; 0 (unspecified) when absent or unknown.
+ * An enum field of a reader's row, as stored: a number as it is (an unknown 7, another writer's
+ * 2.5 or -3 included), decimal text as its number, or a name as some OTLP/JSON writers spell it
+ * (`SPAN_KIND_SERVER`) looked up in `names`; 0 (unspecified) when absent. Any other value (a
+ * name not in `names`, `true`) is its own text: a row shows what was stored, never a made-up 0.
  */
-export function enumOf(v: OtlpValue | undefined, names: Readonly<Record<string, number>>): number {
-  if (typeof v === 'number') return Number.isInteger(v) ? v : 0;
-  if (typeof v !== 'string') return 0;
-  if (/^\d+$/.test(v)) return Number(v);
-  // Own names only: "constructor" or "__proto__" is no enum's name.
-  return Object.hasOwn(names, v) ? (names[v] as number) : 0;
+export function enumOf(
+  v: OtlpValue | undefined,
+  names: Readonly<Record<string, number>>,
+): number | string {
+  if (v === undefined || v === null) return 0;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') {
+    if (/^-?\d{1,15}$/.test(v)) return Number(v);
+    // Own names only: "constructor" or "__proto__" is no enum's name.
+    return Object.hasOwn(names, v) ? (names[v] as number) : v;
+  }
+  return JSON.stringify(v);
 }
 
 /**

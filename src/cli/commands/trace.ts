@@ -362,7 +362,12 @@ export function waterfall(
   const columns = placed.map(({ item, prefix }, i): [string, string, string, string] => {
     if ('span' in item) {
       const s = item.span;
-      return [prefix + printable(s.name), printable(s.service), s.status, durationText(s.duration)];
+      return [
+        prefix + printable(s.name),
+        printable(s.service),
+        printable(s.status),
+        durationText(s.duration),
+      ];
     }
     const l = item.log;
     const [at] = times[i] as [bigint, bigint];

@@ -26,7 +26,10 @@ export interface LogRecordRow extends ScopedItemRow {
   observedTime: string;
   /** The record's severity text, or the short name of its number (`INFO`, `WARN2`) when it has none. */
   severity: string;
-  /** 1-24 (TRACE 1-4, DEBUG 5-8, INFO 9-12, WARN 13-16, ERROR 17-20, FATAL 21-24); 0 if unset. */
+  /**
+   * 1-24 (TRACE 1-4, DEBUG 5-8, INFO 9-12, WARN 13-16, ERROR 17-20, FATAL 21-24); 0 if unset.
+   * Another writer's number outside them (25, -3, 2.5) as stored.
+   */
   severityNumber: number;
   /** The body as a plain value (text, number, bytes as base64, list, map); null when absent. */
   body: PlainValue;
@@ -81,12 +84,19 @@ export function logRecordRows(request: OtlpObject): LogRecordRow[] {
 
 function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace): LogRecordRow {
   const observedTime = nanosToIso(nanosText(record.observedTimeUnixNano));
-  const severityNumber = enumOf(record.severityNumber, SEVERITY_NUMBERS);
+  const stored = enumOf(record.severityNumber, SEVERITY_NUMBERS);
+  // A name of no severity number has no number to show: 0, and the name as the severity.
+  const severityNumber = typeof stored === 'number' ? stored : 0;
   const severityText = str(record.severityText);
   return {
     time: nanosToIso(nanosText(record.timeUnixNano)) || observedTime,
     observedTime,
-    severity: severityText === '' ? severityName(severityNumber) : severityText,
+    severity:
+      severityText !== ''
+        ? severityText
+        : typeof stored === 'number'
+          ? severityName(stored)
+          : stored,
     severityNumber,
     body: anyValue(record.body),
     traceId: str(record.traceId),

@@ -39,6 +39,17 @@ const LINK_COLUMNS = [
 const endOf = (start: bigint, duration: bigint, late: boolean): bigint =>
   late ? BigInt.asUintN(64, start + duration) : start + duration;
 
+/**
+ * A SpanKind or StatusCode column's text as OTLP's number; '' (another writer's none) as 0. Any
+ * other text (another writer's `'Later'`) stays as stored, for the span's row to show, never
+ * taken for 'Unspecified' or 'Unset'.
+ */
+function enumNumber(texts: readonly string[], value: unknown): number | string {
+  const stored = text(value);
+  const i = texts.indexOf(stored);
+  return i >= 0 ? i : stored === '' ? 0 : stored;
+}
+
 function span(row: Row, late: boolean): OtlpObject {
   const start = typeof row.Timestamp === 'bigint' ? row.Timestamp : 0n;
   const duration = typeof row.Duration === 'bigint' ? row.Duration : 0n;
@@ -46,12 +57,12 @@ function span(row: Row, late: boolean): OtlpObject {
     traceId: text(row.TraceId),
     spanId: text(row.SpanId),
     name: text(row.SpanName),
-    kind: Math.max(0, SPAN_KIND_TEXT.indexOf(text(row.SpanKind) as never)),
+    kind: enumNumber(SPAN_KIND_TEXT, row.SpanKind),
     startTimeUnixNano: String(start),
     endTimeUnixNano: String(endOf(start, duration, late)),
     attributes: mapAttributes(row.SpanAttributes),
     status: {
-      code: Math.max(0, STATUS_CODE_TEXT.indexOf(text(row.StatusCode) as never)),
+      code: enumNumber(STATUS_CODE_TEXT, row.StatusCode),
       message: text(row.StatusMessage),
     },
   };

@@ -59,8 +59,10 @@ export interface SpanRow extends ScopedItemRow {
   /** The parent's span id; '' for a root span. */
   parentSpanId: string;
   name: string;
-  kind: SpanKindName;
-  status: SpanStatusName;
+  /** Another writer's kind outside SpanKind is its value as stored, as text (`'7'`). */
+  kind: SpanKindName | (string & {});
+  /** Another writer's code outside Status's is its value as stored, as text (`'5'`). */
+  status: SpanStatusName | (string & {});
   statusMessage: string;
   events: SpanEventRow[];
   links: SpanLinkRow[];
@@ -97,6 +99,15 @@ export function spanRows(request: OtlpObject): SpanRow[] {
   return requestRows(request.resourceSpans, 'scopeSpans', 'spans', spanRow);
 }
 
+/**
+ * An enum's word for a value of the enum; any other value stored (another writer's kind 7, a
+ * status code 2.5, a name of no value) as its own text (`'7'`), never taken for one of the words.
+ */
+function named<Name extends string>(words: readonly Name[], value: number | string): Name | string {
+  const word = typeof value === 'number' && Number.isInteger(value) ? words[value] : undefined;
+  return word ?? String(value);
+}
+
 /** A parent span id; '' for none, and for all zeros: an invalid id, which some writers store for a root. */
 const parentSpanId = (id: string): string => (/^0+$/.test(id) ? '' : id);
 
@@ -112,8 +123,8 @@ function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): Span
     spanId: str(span.spanId),
     parentSpanId: parentSpanId(str(span.parentSpanId)),
     name: str(span.name),
-    kind: SPAN_KINDS[enumOf(span.kind, KIND_NAMES)] ?? 'unspecified',
-    status: SPAN_STATUSES[enumOf(status.code, STATUS_NAMES)] ?? 'unset',
+    kind: named(SPAN_KINDS, enumOf(span.kind, KIND_NAMES)),
+    status: named(SPAN_STATUSES, enumOf(status.code, STATUS_NAMES)),
     statusMessage: str(status.message),
     service,
     resource,
