@@ -127,11 +127,7 @@ export async function openParquetParts(
   const view = new DataView(tail.buffer, tail.byteOffset, 8);
   if (view.getUint32(4, true) !== 0x31524150) throw new Error('not a Parquet file: no PAR1 footer');
   const footerBytes = view.getUint32(0, true);
-  if (footerBytes > MAX_FOOTER_BYTES) {
-    throw new Error(
-      `Parquet footer of ${footerBytes} bytes is over the limit of ${MAX_FOOTER_BYTES}`,
-    );
-  }
+  // Damage first: a length the file cannot hold says nothing of its size.
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   checkFooterSize(footerBytes, limits);
   const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
@@ -164,10 +160,21 @@ export async function openParquetParts(
 
 /**
  * The footer is held with every row group and yielded with each: refused before it is fetched
- * when it is over a limit the file read whole would be held to (its stored bytes, and, being
- * uncompressed, its decompressed bytes).
+ * when it is over MAX_FOOTER_BYTES, or over a limit the file read whole would be held to (its
+ * stored bytes, and, being uncompressed, its decompressed bytes). Each an ObjectTooLargeError,
+ * as every size limit of the reader is.
  */
 function checkFooterSize(footerBytes: number, limits: ReadLimits): void {
+  // Stored bytes refused before they are fetched, as over maxObjectBytes: stage 'fetch'.
+  if (footerBytes > MAX_FOOTER_BYTES) {
+    throw new ObjectTooLargeError(
+      'maxObjectBytes',
+      MAX_FOOTER_BYTES,
+      footerBytes,
+      'Parquet footer',
+      true,
+    );
+  }
   for (const limit of ['maxObjectBytes', 'maxDecompressedBytes'] as const) {
     if (footerBytes > limits[limit]) {
       throw new ObjectTooLargeError(limit, limits[limit], footerBytes, 'Parquet footer');

@@ -48,20 +48,28 @@ export class ObjectTooLargeError extends Error {
   readonly size: number | undefined;
   /** What is over the limit, when it is a piece of the object (`Parquet footer`). */
   readonly what: string | undefined;
+  /**
+   * The reader's own limit on that piece, which no option raises (MAX_FOOTER_BYTES), when it is
+   * that limit and not `limit`'s; `limit` then says which bytes it bounds, and so the stage.
+   */
+  readonly fixed: boolean;
 
-  constructor(limit: SizeLimit, max: number, size?: number, what?: string) {
+  constructor(limit: SizeLimit, max: number, size?: number, what?: string, fixed = false) {
     super('');
     this.name = 'ObjectTooLargeError';
     this.limit = limit;
     this.max = max;
     this.size = size;
     this.what = what;
+    this.fixed = fixed;
     this.message = this.describe(limit);
   }
 
   /** What is wrong, with the limit named as the reader's user knows it (an option, a CLI flag). */
   describe(limitName: string): string {
-    const over = `over the ${limitName} limit of ${formatBytes(this.max)}`;
+    const over = this.fixed
+      ? `over the reader's fixed limit of ${formatBytes(this.max)} for a ${this.what ?? 'piece'}`
+      : `over the ${limitName} limit of ${formatBytes(this.max)}`;
     const what = this.what ?? (this.limit === 'maxObjectBytes' ? 'stored' : 'decompressed');
     return this.size === undefined
       ? `${what} size is ${over}`

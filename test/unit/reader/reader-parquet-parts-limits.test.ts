@@ -143,4 +143,29 @@ describe('a Parquet object read in parts with a footer over a limit', () => {
       expect(served).toBe(8);
     });
   }
+
+  test("over the reader's fixed 16 MiB: refused before it is fetched, as a size limit", async () => {
+    // The file's last 8 bytes claim a footer of 16 MiB + 1, which the file (17 MiB) can hold.
+    const claimed = 16 * MiB + 1;
+    const big = file.slice();
+    new DataView(big.buffer).setUint32(big.length - 8, claimed, true);
+    const s3 = new FakeS3();
+    s3.put(key, big);
+    const problems: UnreadableObject[] = [];
+    const stream = readMetrics({
+      bucket: 'b',
+      s3Client: s3.asClient(),
+      prefix: 'p',
+      onError: (p) => problems.push(p),
+    });
+    expect(await collect(stream)).toEqual([]);
+    expect(stream.stats.objectsUnreadable).toBe(1);
+    expect(problems.map((p) => [p.key, p.stage])).toEqual([[key, 'fetch']]);
+    const error = problems[0]?.error;
+    expect(error).toBeInstanceOf(ObjectTooLargeError);
+    expect(error?.message).toBe(
+      "Parquet footer size 16.0 MiB is over the reader's fixed limit of 16.0 MiB for a Parquet footer",
+    );
+    expect(s3.bytesServed.get(key)).toBe(8);
+  });
 });
