@@ -1,4 +1,4 @@
-import type { Replaces } from '../reader/compacted.js';
+import { inputRows, type Replaces } from '../reader/compacted.js';
 import type { ListedObject } from '../reader/replaced-inputs.js';
 
 /**
@@ -128,5 +128,5 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
 
 /** An output's footer rows equal the rows its metadata says it read. */
 export function consistent(output: OutputInfo): boolean {
-  return output.replaces.inputs.reduce((sum, input) => sum + input.rows, 0) === output.rows;
+  return inputRows(output.replaces) === output.rows;
 }

@@ -1,3 +1,4 @@
+import { plural } from '../base/log.js';
 /**
  * What a compaction output says it replaces, for the reader that skips those objects and for the
  * compactor that writes it (src/compact/). Its name is the key layout's (src/layout/outputs.ts).
@@ -23,6 +24,23 @@ export interface Replaces {
 /** Every key an output replaces. */
 export function replacedKeys(replaces: Replaces): string[] {
   return [...replaces.inputs.map((input) => input.key), ...replaces.superseded];
+}
+
+/** The rows the inputs an output lists held, together. */
+export const inputRows = (replaces: Replaces): number =>
+  replaces.inputs.reduce((sum, input) => sum + input.rows, 0);
+
+/**
+ * An output whose file holds other than the rows its inputs held (its footer disagrees with
+ * itself): not every item of those inputs is in it, so it replaces none of them.
+ */
+export class InconsistentOutputError extends Error {
+  constructor(fileRows: number, replaces: Replaces) {
+    super(
+      `its footer says it holds ${plural(fileRows, 'row')}, and the ${plural(replaces.inputs.length, 'object')} it replaces held ${inputRows(replaces)}`,
+    );
+    this.name = 'InconsistentOutputError';
+  }
 }
 
 /**

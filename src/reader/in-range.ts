@@ -1,4 +1,5 @@
 import { compareKeys, isPastRange, type KeyRange } from '../layout/listing-range.js';
+import { InconsistentOutputError } from './compacted.js';
 import type { KeyLayout, LayoutHint } from './key-layout.js';
 import type { ObjectInfo, ReadStats } from './metric-types.js';
 import type { ResolvedRange } from './read-options.js';
@@ -55,6 +56,9 @@ const footerErrors = new WeakMap<ObjectInfo, Error>();
 export function unreadOutputError(info: ObjectInfo): Error | undefined {
   const cause = footerErrors.get(info);
   if (cause === undefined) return undefined;
+  if (cause instanceof InconsistentOutputError) {
+    return new Error(`${cause.message}: the objects it replaces were read instead`, { cause });
+  }
   return new Error(
     `its footer could not be read when it was listed (${cause.message}), so the objects it ` +
       'replaces were read instead: read again for exact counts',

@@ -1,5 +1,11 @@
 import type { SignalName } from '../layout/formats.js';
-import { decodeReplaces, REPLACES_KEY, replacedKeys } from './compacted.js';
+import {
+  decodeReplaces,
+  InconsistentOutputError,
+  inputRows,
+  REPLACES_KEY,
+  replacedKeys,
+} from './compacted.js';
 import { ReadAccessError } from './errors.js';
 import type { MetricKey } from './key-layout.js';
 import { type ByteRanges, openParquetParts, type ParquetParts } from './parquet-parts.js';
@@ -36,7 +42,8 @@ const HOUR = 3_600_000;
  * The listed objects without those a compaction output among them replaces, in listing order.
  * An output whose footer cannot be read replaces nothing, and is marked (footerError): a later
  * read of it may succeed (a 503 that passed), and would count its points a second time beside
- * its inputs. Access errors end the listing. `onReplaced` counts what is skipped.
+ * its inputs. So is one whose footer disagrees with itself (InconsistentOutputError): its file
+ * holds other than the rows of the inputs it lists. Access errors end the listing. `onReplaced` counts what is skipped.
  */
 export async function* withoutReplaced(
   listed: AsyncIterable<ListedObject>,
@@ -95,7 +102,12 @@ async function replacesOf(
       signal,
     );
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
-    return text === undefined ? [] : replacedKeys(decodeReplaces(text));
+    if (text === undefined) return [];
+    const replaces = decodeReplaces(text);
+    // As the compactor (src/compact/plan.ts): such an output deletes nothing, and hides nothing.
+    if (inputRows(replaces) !== parts.rows)
+      return new InconsistentOutputError(parts.rows, replaces);
+    return replacedKeys(replaces);
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();
