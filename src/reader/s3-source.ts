@@ -75,11 +75,12 @@ export function s3Source(
       } while (token !== undefined);
     },
     async get(key, signal, maxBytes) {
+      let body: unknown;
       try {
         const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), {
           abortSignal: signal,
         });
-        const body: unknown = got.Body;
+        body = got.Body;
         if (body === undefined) throw new Error('GetObject returned no body');
         if (!isAsyncIterable(body))
           throw new Error('GetObject returned a body that is not a stream');
@@ -87,25 +88,27 @@ export function s3Source(
         // since the listing, or a body longer than announced, stops at the limit.
         return await readAtMost(body, maxBytes, got.ContentLength);
       } catch (error) {
+        release(body);
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
       }
     },
     async getRange(key, start, end, signal) {
+      let body: unknown;
       try {
         const got = await client.send(
           new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
           { abortSignal: signal },
         );
-        const body: unknown = got.Body;
+        body = got.Body;
         if (!isAsyncIterable(body)) throw new Error('GetObject returned no body stream');
         if (got.ContentRange === undefined && !(start === 0 && got.ContentLength === end)) {
           // 200 and the whole object: the server (or a proxy) ignored Range. Not a size limit.
-          (body as { destroy?: () => void }).destroy?.();
           throw new RangeIgnoredError(start, end, got);
         }
         return exactly(await readAtMost(body, end - start, got.ContentLength), start, end);
       } catch (error) {
+        release(body);
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
       }
@@ -114,6 +117,15 @@ export function s3Source(
       if (owned) client.destroy();
     },
   };
+}
+
+/**
+ * A body refused unread or part read (over a limit by its Content-Length, a Range ignored):
+ * destroyed, so its connection goes back to the agent now, not when the stream is collected.
+ */
+function release(body: unknown): void {
+  const stream = body as { destroy?: () => void; destroyed?: boolean } | undefined;
+  if (stream?.destroyed !== true) stream?.destroy?.();
 }
 
 function listFailure(what: string, error: unknown, endpoint: string | undefined): Error {
