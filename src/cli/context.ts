@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { ListMetricObjectsOptions } from '../reader/read-options.js';
+import type { CsvFields } from './format.js';
 import type { LineWriter } from './output.js';
 import type { Settings } from './settings.js';
 import { printable } from './terminal-text.js';
@@ -28,6 +29,12 @@ export function note(ctx: Pick<CommandContext, 'stderr'>, line: string): void {
 export async function finalNote(ctx: CommandContext, line: string): Promise<void> {
   await ctx.out.flush();
   note(ctx, line);
+}
+
+/** The note on the CSV fields written with a leading `'`, unless the output went away. */
+export async function escapedNote(ctx: CommandContext, fields: CsvFields): Promise<void> {
+  const line = fields.note();
+  if (line !== undefined && !ctx.out.closed) await finalNote(ctx, line);
 }
 
 /** The reader API's options for these settings. */

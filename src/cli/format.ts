@@ -11,6 +11,47 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
+/**
+ * The first characters that make a spreadsheet opening a CSV take a field for a formula (OWASP's
+ * CSV injection list: `=`, `+`, `-`, `@`, tab, carriage return; and a line feed).
+ */
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+/** A decimal number (`-5`, `+1.5e3`, `-.25`): a spreadsheet reads it as that number. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * The fields of CSV lines. Unless `verbatim`, a text field a spreadsheet would run as a formula
+ * is written with a leading `'` (which spreadsheets show as text) and counted, for the note.
+ * Numbers, and text that is a decimal number, are written as they are.
+ */
+export class CsvFields {
+  readonly #verbatim: boolean;
+  /** Text fields written with a leading `'`. */
+  escaped = 0;
+
+  constructor(verbatim: boolean) {
+    this.#verbatim = verbatim;
+  }
+
+  /** A field of text that came from the bucket (a name, a body, an attribute value). */
+  text(value: string): string {
+    if (this.#verbatim || !FORMULA_START.test(value) || DECIMAL.test(value)) return csvField(value);
+    this.escaped++;
+    return csvField(`'${value}`);
+  }
+
+  /** A field of the row's own making: a number, a boolean, or objects as JSON text. */
+  plain(value: string): string {
+    return csvField(value);
+  }
+
+  /** The note after the output, when fields were escaped; undefined when none was. */
+  note(): string | undefined {
+    if (this.escaped === 0) return undefined;
+    return `${formatInteger(this.escaped)} CSV field${this.escaped === 1 ? '' : 's'} began with =, +, -, @, a tab or a line break and ${this.escaped === 1 ? 'was' : 'were'} written with a leading ' (so a spreadsheet shows them as text, not as formulas); --csv-verbatim writes them as they are`;
+  }
+}
+
 /** Pads cells into columns three spaces apart; the last column is not padded. */
 export function alignRow(cells: string[], widths: number[], rightAligned: ReadonlySet<number>) {
   return cells

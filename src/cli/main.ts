@@ -144,6 +144,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   return exitCode;
 }
 
+const CSV_VERBATIM_HELP =
+  "with --format csv: every field as stored, also one a spreadsheet would run as a formula (by default one starting with =, +, -, @, a tab or a line break gets a leading ')";
+
+/** `--csv-verbatim`, which only --format csv takes. */
+function csvVerbatimOption(format: string | undefined, verbatim: boolean | undefined): boolean {
+  if (verbatim !== true) return false;
+  if (format === 'csv') return true;
+  throw new UsageError(
+    format === undefined
+      ? '--csv-verbatim applies to --format csv only: give --format csv'
+      : `--csv-verbatim applies to --format csv only, not --format ${format}`,
+  );
+}
+
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('otel-s3')
     .description(
@@ -279,6 +293,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         'table, csv or jsonl (default: table on a terminal, else jsonl)',
       ).choices(POINT_FORMATS),
     )
+    .option('--csv-verbatim', CSV_VERBATIM_HELP)
     .option(
       '--metric <name>',
       'only this metric (repeatable; * is a wildcard, e.g. "http.*")',
@@ -286,9 +301,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
-      run<{ format?: PointFormat; metric?: string[] }>(async (ctx, o) =>
+      run<{ format?: PointFormat; metric?: string[]; csvVerbatim?: boolean }>(async (ctx, o) =>
         (await import('./commands/points.js')).points(ctx, {
           metric: o.metric ?? [],
+          csvVerbatim: csvVerbatimOption(o.format, o.csvVerbatim),
           ...(o.format === undefined ? {} : { format: o.format }),
         }),
       ),
@@ -331,6 +347,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       'print one row per span: time, duration, service, name, kind, status, trace id, attributes',
     )
     .addOption(rowFormat())
+    .option('--csv-verbatim', CSV_VERBATIM_HELP)
     .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
     .option('--name <name>', 'only spans of this name (repeatable; * a wildcard)', repeatable)
     .addOption(anyCase(new Option('--status <status>', 'only spans of this status'), SPAN_STATUSES))
@@ -347,9 +364,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         attribute?: string[];
         traceId?: string;
         minDuration?: string;
+        csvVerbatim?: boolean;
       }>(async (ctx, o) =>
         (await import('./commands/spans.js')).spans(ctx, {
           service: o.service ?? [],
+          csvVerbatim: csvVerbatimOption(o.format, o.csvVerbatim),
           name: o.name ?? [],
           attribute: o.attribute ?? [],
           ...(o.format === undefined ? {} : { format: o.format }),
@@ -368,6 +387,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       'print one row per log record: time, severity, service, trace id, body, attributes',
     )
     .addOption(rowFormat())
+    .option('--csv-verbatim', CSV_VERBATIM_HELP)
     .option('--service <name>', 'only this service.name (repeatable; * a wildcard)', repeatable)
     .addOption(
       anyCase(
@@ -398,9 +418,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         attribute?: string[];
         traceId?: string;
         spanId?: string;
+        csvVerbatim?: boolean;
       }>(async (ctx, o) => {
         const options: LogsOptions = {
           service: o.service ?? [],
+          csvVerbatim: csvVerbatimOption(o.format, o.csvVerbatim),
           eventName: o.eventName ?? [],
           attribute: o.attribute ?? [],
         };

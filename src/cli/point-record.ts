@@ -5,7 +5,7 @@ import type {
   PointRow,
 } from '../signals/metrics/rows.js';
 import { valueText as plainText } from '../signals/plain-values.js';
-import { csvField } from './format.js';
+import type { CsvFields } from './format.js';
 import { printable } from './terminal-text.js';
 
 /** One data point as `otel-s3 points` prints it: the reader's row (jsonl: this object). */
@@ -30,12 +30,13 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /** A CSV line: objects (resource, attributes, buckets) as JSON text, absent values empty. */
-export function csvRow(record: PointRecord): string {
+export function csvRow(record: PointRecord, fields: CsvFields): string {
   return CSV_COLUMNS.map((column) => {
     const v = record[column];
     if (v === undefined) return '';
-    if (typeof v === 'object') return csvField(JSON.stringify(v));
-    return csvField(String(v));
+    if (typeof v === 'string') return fields.text(v);
+    if (typeof v === 'object') return fields.plain(JSON.stringify(v));
+    return fields.plain(String(v));
   }).join(',');
 }
 

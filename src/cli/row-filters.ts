@@ -2,6 +2,7 @@ import { escapeRegExp } from '../base/text.js';
 import { type PlainValue, valueText } from '../signals/plain-values.js';
 import type { SpanRow } from '../signals/traces/rows.js';
 import { UsageError } from './exit-codes.js';
+import type { CsvFields } from './format.js';
 
 /** Exact names, or patterns with `*`; every name when there are none. */
 export function wildcardFilter(patterns: readonly string[]): (name: string) => boolean {
@@ -137,14 +138,15 @@ export const tableTime = (iso: string): string =>
 export function csvLine<Row extends object>(
   row: Row,
   columns: readonly (keyof Row & string)[],
-  field: (text: string) => string,
+  fields: CsvFields,
 ): string {
   return columns
     .map((column) => {
       const v: unknown = row[column];
       if (v === undefined || v === null) return '';
-      if (typeof v === 'object') return field(JSON.stringify(v));
-      return field(String(v));
+      if (typeof v === 'string') return fields.text(v);
+      if (typeof v === 'object') return fields.plain(JSON.stringify(v));
+      return fields.plain(String(v));
     })
     .join(',');
 }

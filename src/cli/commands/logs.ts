@@ -12,6 +12,8 @@ export { SEVERITIES, type Severity };
 export interface LogsOptions {
   /** Default: table when stdout is a terminal, else jsonl. */
   format?: RowFormat;
+  /** With csv: every field as stored, none with a leading `'`. */
+  csvVerbatim?: boolean;
   service: string[];
   /** This class and above. */
   severity?: Severity;
@@ -73,5 +75,5 @@ export function logs(ctx: CommandContext, options: LogsOptions): Promise<number>
     ],
     rightAligned: new Set(),
   };
-  return printRows(ctx, command, options.format);
+  return printRows(ctx, command, options.format, options.csvVerbatim === true);
 }

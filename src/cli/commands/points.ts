@@ -1,8 +1,8 @@
 import { dataPointRows } from '../../signals/metrics/rows.js';
 import { POINT_FORMATS, type PointFormat } from '../choices.js';
-import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
+import { type CommandContext, escapedNote, finalNote, rangeSuffix } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { formatInteger, TableWriter } from '../format.js';
+import { CsvFields, formatInteger, TableWriter } from '../format.js';
 import { CSV_COLUMNS, csvRow, TABLE_HEADER, tableCells } from '../point-record.js';
 import { readObjects } from '../read-objects.js';
 import { wildcardFilter } from '../row-filters.js';
@@ -15,6 +15,8 @@ export interface PointsOptions {
   format?: PointFormat;
   /** Metric names to keep; `*` matches anything. Empty: every metric. */
   metric: string[];
+  /** With csv: every field as stored, none with a leading `'`. */
+  csvVerbatim?: boolean;
 }
 
 /** How many names of the metrics that are there a "no metric matched" note lists. */
@@ -28,6 +30,7 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
   if (format === 'csv') await ctx.out.line(CSV_COLUMNS.join(','));
   // CSV is kept verbatim for files and pipes; a terminal shows its fields, never obeys them.
   const csv = (line: string) => (ctx.stdoutIsTTY ? printable(line) : line);
+  const csvFields = new CsvFields(options.csvVerbatim === true);
   let rows = 0;
   let filteredOut = 0;
   /** Names of metrics the filter left out, for the note when it matched none (a few suffice). */
@@ -41,11 +44,12 @@ export async function points(ctx: CommandContext, options: PointsOptions): Promi
       }
       rows++;
       if (table !== undefined) await table.row(tableCells(row));
-      else await ctx.out.line(format === 'csv' ? csv(csvRow(row)) : jsonLine(row));
+      else await ctx.out.line(format === 'csv' ? csv(csvRow(row, csvFields)) : jsonLine(row));
     }
     if (table === undefined) await ctx.out.flush();
   });
   await table?.end();
+  await escapedNote(ctx, csvFields);
   // Nothing to read at all has been said already (exit code 5).
   if (rows > 0 || code === EXIT.nothingReadable) return code;
   if (filteredOut === 0) {

@@ -1,9 +1,9 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../../layout/formats.js';
 import { ROW_FORMATS, type RowFormat } from '../choices.js';
-import { type CommandContext, finalNote, rangeSuffix } from '../context.js';
+import { type CommandContext, escapedNote, finalNote, rangeSuffix } from '../context.js';
 import { EXIT } from '../exit-codes.js';
-import { csvField, plural, TableWriter } from '../format.js';
+import { CsvFields, plural, TableWriter } from '../format.js';
 import { readObjects } from '../read-objects.js';
 import { csvLine } from '../row-filters.js';
 import { jsonLine, printable } from '../terminal-text.js';
@@ -36,6 +36,7 @@ export async function printRows<Row extends { service: string }>(
   ctx: CommandContext,
   command: RowCommand<Row>,
   format: RowFormat | undefined,
+  csvVerbatim = false,
 ): Promise<number> {
   const as = format ?? (ctx.stdoutIsTTY ? 'table' : 'jsonl');
   const table =
@@ -45,6 +46,7 @@ export async function printRows<Row extends { service: string }>(
   if (as === 'csv') await ctx.out.line(command.csvColumns.join(','));
   // CSV is kept verbatim for files and pipes; a terminal shows its fields, never obeys them.
   const csv = (line: string) => (ctx.stdoutIsTTY ? printable(line) : line);
+  const csvFields = new CsvFields(csvVerbatim);
   let printed = 0;
   let filteredOut = 0;
   /** The services of the rows left out, for the note when none was kept (a few suffice). */
@@ -63,7 +65,7 @@ export async function printRows<Row extends { service: string }>(
         if (table !== undefined) await table.row(command.tableCells(row).map(printable));
         else if (as === 'csv') {
           const fields = command.csvRow?.(row) ?? row;
-          await ctx.out.line(csv(csvLine(fields, command.csvColumns, csvField)));
+          await ctx.out.line(csv(csvLine(fields, command.csvColumns, csvFields)));
         } else await ctx.out.line(jsonLine(row));
       }
       if (table === undefined) await ctx.out.flush();
@@ -71,6 +73,7 @@ export async function printRows<Row extends { service: string }>(
     [command.signal],
   );
   await table?.end();
+  await escapedNote(ctx, csvFields);
   if (printed > 0 || code === EXIT.nothingReadable) return code;
   if (filteredOut === 0) {
     await finalNote(

@@ -13,6 +13,8 @@ import { printRows, type RowCommand, type RowFormat } from './row-command.js';
 export interface SpansOptions {
   /** Default: table when stdout is a terminal, else jsonl. */
   format?: RowFormat;
+  /** With csv: every field as stored, none with a leading `'`. */
+  csvVerbatim?: boolean;
   /** service.name patterns (`*` a wildcard); any service when empty. */
   service: string[];
   /** Span name patterns. */
@@ -83,7 +85,7 @@ export function spans(ctx: CommandContext, options: SpansOptions): Promise<numbe
     ],
     rightAligned: new Set([1]),
   };
-  return printRows(ctx, command, options.format);
+  return printRows(ctx, command, options.format, options.csvVerbatim === true);
 }
 
 /** The span's duration in nanoseconds, exactly (its row's `duration` is rounded); 0 as there. */

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, test } from 'vitest';
-import { csvField, TableWriter } from '../../../src/cli/format.js';
+import { CsvFields, csvField, TableWriter } from '../../../src/cli/format.js';
 import { LineWriter } from '../../../src/cli/output.js';
 import {
   CSV_COLUMNS,
@@ -65,7 +65,7 @@ describe('CSV', () => {
   });
 
   test('a row has every column; objects are JSON text, absent values empty', () => {
-    const row = csvRow({ ...base, attributes: { route: '/a,b' }, value: 12 });
+    const row = csvRow({ ...base, attributes: { route: '/a,b' }, value: 12 }, new CsvFields(false));
     expect(row).toBe(
       '2026-11-30T04:00:00.000000001Z,,"{""service.name"":""svc""}",s,m,counter,,cumulative,"{""route"":""/a,b""}",12,,,,,',
     );
