@@ -269,7 +269,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     )
     .option(
       '--with-key',
-      'print {"key","signal","time","request"} per line instead of the bare request',
+      'print {"key","signal","time","request"} per line instead of the bare request ("part" too for a row group of a Parquet file over 16 MiB)',
     )
     .addOption(signalOption())
     .addHelpText('after', EXIT_CODES_HELP)

@@ -12,8 +12,9 @@ export interface CatOptions {
 /**
  * `otel-s3 cat`: each object's request (ExportMetricsServiceRequest, ExportTraceServiceRequest or
  * ExportLogsServiceRequest) as one line of OTLP/JSON, whatever its stored format; the output is
- * an OTLP JSON-lines file (what the Collector's otlpjsonfilereceiver reads). `--with-key` wraps
- * each line as {"key","signal","time","request"}.
+ * an OTLP JSON-lines file (what the Collector's otlpjsonfilereceiver reads). A Parquet file read
+ * in parts (over 16 MiB) is a line per row group. `--with-key` wraps each line as
+ * {"key","signal","time","request"}, with "part" ({"index","count"}) for a row group.
  */
 export async function cat(ctx: CommandContext, options: CatOptions): Promise<number> {
   const { code } = await readObjects(
@@ -25,6 +26,8 @@ export async function cat(ctx: CommandContext, options: CatOptions): Promise<num
             key: object.key,
             signal: object.signal,
             time: object.time.toISOString(),
+            // A Parquet file over 16 MiB comes a row group at a time: a line each, told apart.
+            ...(object.part === undefined ? {} : { part: object.part }),
             request: object.request,
           })
         : jsonLine(object.request);
