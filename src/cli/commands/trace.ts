@@ -63,6 +63,11 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
       `--logs goes with the waterfall; for the trace's log records as rows: otel-s3 logs --trace-id ${options.traceId} --format jsonl`,
     );
   }
+  if (options.width !== undefined && format === 'jsonl') {
+    throw new UsageError(
+      `--width ${options.width} goes with the waterfall, not --format jsonl (it sets the cells of its bar)`,
+    );
+  }
   const spans = new Map<string, SpanRow>();
   const logs: LogRecordRow[] = [];
   let duplicates = 0;

@@ -442,6 +442,16 @@ describe('otel-s3 trace: the width of the waterfall', () => {
       ]);
     }
   });
+
+  test('--width with --format jsonl, which has no bar, is a usage error naming both', async () => {
+    const args = await store([[{ id: sid(1), start: 0n, end: 1n }]]);
+    const { code, stdout, stderr } = await run([...args, '--format', 'jsonl', '--width', '50']);
+    expect([code, stdout, stderr]).toEqual([
+      2,
+      '',
+      'otel-s3: --width 50 goes with the waterfall, not --format jsonl (it sets the cells of its bar)\n',
+    ]);
+  });
 });
 
 describe('otel-s3 trace: names that are not plain ASCII', () => {
