@@ -41,6 +41,7 @@ const severityClass = (n: number): SeverityClass =>
   (severityName(n).replace(/\d$/, '') || 'UNSET') as SeverityClass;
 
 interface MetricTally {
+  metric: string;
   type: InstrumentKind;
   points: number;
   /** Distinct resource + attribute sets. */
@@ -162,10 +163,13 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
         return;
       }
       for (const row of dataPointRows(object.request)) {
-        let tally = metrics.get(row.metric);
+        // A name of two instrument types (two scopes may define it so): a tally each, not the
+        // other's points counted under the first one's type.
+        const key = `${row.metric}\u0000${row.type}`;
+        let tally = metrics.get(key);
         if (tally === undefined) {
-          tally = { type: row.type, points: 0, series: new Set() };
-          metrics.set(row.metric, tally);
+          tally = { metric: row.metric, type: row.type, points: 0, series: new Set() };
+          metrics.set(key, tally);
         }
         tally.points++;
         tally.series.add(`${resourceKey(row.resource)}\u0000${JSON.stringify(row.attributes)}`);
@@ -198,8 +202,8 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
     firstObject: first?.toISOString() ?? null,
     lastObject: last?.toISOString() ?? null,
     dataPoints: sorted.reduce((sum, [, m]) => sum + m.points, 0),
-    metrics: sorted.map(([metric, m]) => ({
-      metric,
+    metrics: sorted.map(([, m]) => ({
+      metric: m.metric,
       type: m.type,
       series: m.series.size,
       dataPoints: m.points,
