@@ -1,7 +1,11 @@
 import { dirname, resolve } from 'node:path';
 import { BYTE_SIZE_HELP, byteSizeOf } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
-import { describeUnknownVariable, unknownVariables } from '../config/environment.js';
+import {
+  describeUnknownVariable,
+  ignoredAwsSwitches,
+  unknownVariables,
+} from '../config/environment.js';
 import { check, optionRow } from '../config/option-table.js';
 import { READ_DEFAULTS } from '../config/options.js';
 import type { SignalName } from '../layout/formats.js';
@@ -116,6 +120,7 @@ export function resolveSettings(
     warnings: [
       ...futureStart(flags, from, now),
       ...unknownVariables(env).map(describeUnknownVariable),
+      ...(source.kind === 's3' ? ignoredAwsSwitches(env) : []),
       ...sources.ignored.map(
         (name) =>
           `${name} is one signal's: points, spans, logs and trace read it (for their signal); this command reads the variable for every signal, or its flag`,

@@ -275,7 +275,36 @@ export function configure(
   if (config.region === undefined && config.s3Client === undefined) {
     config.region = regionFromAwsVariables(env, warn);
   }
+  if (config.s3Client === undefined) {
+    for (const message of ignoredAwsSwitches(env)) {
+      if (warnedValues.has(message)) continue;
+      warnedValues.add(message);
+      alert('warn', 'OTEL_S3_INVALID_ENV', message);
+    }
+  }
   return config;
+}
+
+/** The AWS SDK's endpoint switches, with the AWS config file's setting it reads after each. */
+const AWS_SWITCH_VARIABLES = [
+  ['AWS_USE_FIPS_ENDPOINT', 'use_fips_endpoint'],
+  ['AWS_USE_DUALSTACK_ENDPOINT', 'use_dualstack_endpoint'],
+] as const;
+
+/**
+ * What is wrong with AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT, one message each. The
+ * AWS SDK reads "true" and "false" only, and passes over any other value ("TRUE", "1") without a
+ * word, to the AWS config file, else false: FIPS asked for, and uploads going to the standard
+ * endpoint. Empty is unset, as for the SDK's other variables.
+ */
+export function ignoredAwsSwitches(env: Env): string[] {
+  return AWS_SWITCH_VARIABLES.flatMap(([variable, setting]) => {
+    const value = env[variable];
+    if (value === undefined || value === '' || value === 'true' || value === 'false') return [];
+    return [
+      `invalid environment variable ${variable}: ${JSON.stringify(value)} (expected "true" or "false", in lower case); the AWS SDK ignores it and takes ${setting} of the AWS config file, else false`,
+    ];
+  });
 }
 
 /** The AWS SDK's region variables, in the order defaultRegion reads them. */

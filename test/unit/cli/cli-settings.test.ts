@@ -131,6 +131,16 @@ describe('resolveSettings', () => {
     ]);
   });
 
+  test('an AWS endpoint switch the AWS SDK ignores is said before reading S3', () => {
+    // Before: no word; the SDK passes over "False" and reads the standard endpoint.
+    const env = { AWS_USE_FIPS_ENDPOINT: 'False' };
+    expect(resolveIn(cwd, { bucket: 'b' }, env).warnings).toEqual([
+      'invalid environment variable AWS_USE_FIPS_ENDPOINT: "False" (expected "true" or "false", in lower case); the AWS SDK ignores it and takes use_fips_endpoint of the AWS config file, else false',
+    ]);
+    // A local copy makes no request.
+    expect(resolveIn(cwd, { dir: cwd }, env).warnings).toEqual([]);
+  });
+
   test('a --from after now is said, with the zone a time without one is read in', () => {
     // Before: the range was read and came back empty ("no spans in ... since 2026-11-30T13:00:00.000Z",
     // exit 0), with no word that it starts an hour after now: a local time given without its zone.

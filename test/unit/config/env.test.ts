@@ -270,6 +270,56 @@ describe('environment variables', () => {
     client.destroy();
   });
 
+  // The AWS SDK reads AWS_USE_FIPS_ENDPOINT and AWS_USE_DUALSTACK_ENDPOINT as "true" or "false"
+  // only: any other value ("TRUE", "1") it passes over without a word, and uploads went to the
+  // standard endpoint when FIPS was asked for.
+  test('an AWS endpoint switch the AWS SDK ignores warns, naming the variable and the value', async () => {
+    const saved = process.env.AWS_USE_FIPS_ENDPOINT;
+    process.env.AWS_USE_FIPS_ENDPOINT = 'TRUE';
+    const client = new S3Client({ region: 'us-east-1' });
+    try {
+      // The SDK's own reading: not FIPS.
+      expect(await client.config.useFipsEndpoint()).toBe(false);
+    } finally {
+      client.destroy();
+      if (saved === undefined) delete process.env.AWS_USE_FIPS_ENDPOINT;
+      else process.env.AWS_USE_FIPS_ENDPOINT = saved;
+    }
+    const ignored = (variable: string, value: string, setting: string) =>
+      `otel-s3-exporter: invalid environment variable ${variable}: ${JSON.stringify(value)} (expected "true" or "false", in lower case); the AWS SDK ignores it and takes ${setting} of the AWS config file, else false`;
+    const fips = configureCapturing({
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      AWS_USE_FIPS_ENDPOINT: 'TRUE',
+    });
+    expect(fips.warnings).toEqual([
+      {
+        message: ignored('AWS_USE_FIPS_ENDPOINT', 'TRUE', 'use_fips_endpoint'),
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+    ]);
+    const dual = configureCapturing({
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      AWS_USE_DUALSTACK_ENDPOINT: '1',
+    });
+    expect(dual.warnings).toEqual([
+      {
+        message: ignored('AWS_USE_DUALSTACK_ENDPOINT', '1', 'use_dualstack_endpoint'),
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+    ]);
+    // The values the SDK reads, and unset ones (empty is unset), are not said.
+    for (const value of ['true', 'false', '']) {
+      const env = { AWS_USE_FIPS_ENDPOINT: value, AWS_USE_DUALSTACK_ENDPOINT: value };
+      expect(configureCapturing({ OTEL_EXPORTER_S3_BUCKET: 'b', ...env }).warnings).toEqual([]);
+    }
+    // Nor with the caller's own client, whose settings are the caller's.
+    const own = new S3Client({ region: 'us-east-1' });
+    expect(
+      configureCapturing({ AWS_USE_FIPS_ENDPOINT: 'yes' }, { bucket: 'b', s3Client: own }).warnings,
+    ).toEqual([]);
+    own.destroy();
+  });
+
   test('a bad environment value never stops the exporter from being built', () => {
     const { warnings } = configureCapturing({
       OTEL_EXPORTER_S3_BUCKET: 'b',
