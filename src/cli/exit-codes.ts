@@ -1,4 +1,4 @@
-/** Exit codes of `otel-s3`, for scripts. Documented in `otel-s3 --help` and the README. */
+/** Exit codes of `otel-s3`, for scripts. Documented in `otel-s3 --help` and docs/reading.md. */
 export const EXIT = {
   /** Everything in the range was read. */
   ok: 0,
@@ -15,6 +15,11 @@ export const EXIT = {
    * the flag that reads them), or there is no object under it at all.
    */
   nothingReadable: 5,
+  /**
+   * `trace <id>`: everything was read and the trace has no span in the range. Were some objects
+   * unreadable (1) or nothing readable (5), that code is kept: the trace may be in them.
+   */
+  notFound: 6,
   /** Interrupted (Ctrl-C). */
   interrupted: 130,
 } as const;
@@ -28,6 +33,7 @@ Exit codes:
   4    other failure, e.g. the endpoint cannot be reached
   5    nothing to read: the keys under the prefix are not in the exporter's layout (the note
        names the flag that reads them), or the prefix holds nothing at all
+  6    trace <id>: everything was read and the trace has no span in the range
   130  interrupted`;
 
 /** A bad flag, environment variable or config file value: exit code 2. */

@@ -118,7 +118,9 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
         }`,
       );
     }
-    return code;
+    // Not found is said in the exit code too, as `kubectl get` does: a script tells it from a
+    // trace printed. An unreadable object may hold the trace: its code (1) is kept.
+    return code === EXIT.ok ? EXIT.notFound : code;
   }
   const { placed, orphans, ownParents, cycles } = tree([...spans.values()], logs);
   if (format === 'jsonl') {

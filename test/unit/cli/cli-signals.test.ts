@@ -209,7 +209,7 @@ describe('otel-s3 trace', () => {
     ]);
   });
 
-  test('a trace id that is not 32 hex digits is a usage error; an unknown one is said', async () => {
+  test('a trace id that is not 32 hex digits is a usage error; an unknown one exits 6', async () => {
     const bad = await run(['trace', 'abc', ...MIRROR]);
     expect([bad.code, bad.stderr]).toEqual([
       2,
@@ -217,7 +217,7 @@ describe('otel-s3 trace', () => {
     ]);
     const none = await run(['trace', `${'0'.repeat(31)}1`, ...MIRROR]);
     expect([none.code, none.stdout, none.stderr]).toEqual([
-      0,
+      6,
       '',
       `otel-s3: no span of trace ${'0'.repeat(31)}1 in ${join(root, 'mirror')}/prod/\n`,
     ]);

@@ -334,11 +334,25 @@ describe('otel-s3 trace: no span', () => {
       cwd: root,
     });
     expect([code, stdout, stderr]).toEqual([
-      0,
+      6,
       '',
       `otel-s3: no span of trace ${other} in ${join(root, args[1] as string)}/p/; ` +
         `2 log records of it: otel-s3 logs --trace-id ${other}\n`,
     ]);
+  });
+
+  test('not found while an object could not be read: exit 1, not 6 (it may hold the trace)', async () => {
+    const args = await store([[{ id: sid(1), start: 0n, end: 100n }]]);
+    await writeAtKey(
+      join(root, args[1] as string),
+      signalKeyAt('traces', 'otlp-json', 'p', new Date(CLI_T0.getTime() + 1000), '.json'),
+      new TextEncoder().encode('{not json'),
+    );
+    const { code, stdout, stderr } = await runCliInProcess(['trace', '1'.repeat(32), ...args], {
+      cwd: root,
+    });
+    expect([code, stdout]).toEqual([1, '']);
+    expect(stderr).toContain(`otel-s3: no span of trace ${'1'.repeat(32)} in`);
   });
 });
 
