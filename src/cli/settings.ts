@@ -200,6 +200,12 @@ function timeRange(flags: GlobalFlags, now: number): { from?: Date; to?: Date } 
   if (flags.since !== undefined) {
     const millis = parseDuration(flags.since);
     // A Date reaches 100000000 days either side of 1970: a longer look back is no time at all.
+    // A time where a duration goes: the start of the range is --from.
+    if (millis === undefined && parseTime(flags.since) !== undefined) {
+      throw new UsageError(
+        `invalid --since ${JSON.stringify(flags.since)}: --since takes ${DURATION_HELP}, back from now; for a range from a time: --from ${flags.since.trim()}`,
+      );
+    }
     if (millis === undefined || millis > MAX_SINCE_DAYS * 86_400_000) {
       throw new UsageError(
         `invalid --since ${JSON.stringify(flags.since)}: expected ${DURATION_HELP}, of at most ${MAX_SINCE_DAYS}d`,
@@ -208,6 +214,11 @@ function timeRange(flags: GlobalFlags, now: number): { from?: Date; to?: Date } 
     from = new Date(now - millis);
   } else if (flags.from !== undefined) {
     from = parseTime(flags.from);
+    if (from === undefined && parseDuration(flags.from) !== undefined) {
+      throw new UsageError(
+        `invalid --from ${JSON.stringify(flags.from)}: --from takes ${TIME_HELP}; for the last ${flags.from.trim()}: --since ${flags.from.trim()}`,
+      );
+    }
     if (from === undefined) {
       throw new UsageError(`invalid --from ${JSON.stringify(flags.from)}: expected ${TIME_HELP}`);
     }

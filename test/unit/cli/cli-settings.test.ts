@@ -261,6 +261,18 @@ describe('resolveSettings', () => {
       /^invalid --since "99999999999w": expected a duration like 30s, 15m.*, of at most 100000000d$/,
     ],
     [
+      '--since given a time',
+      { bucket: 'b', since: '2026-12-01T10:00Z' },
+      {},
+      /^invalid --since "2026-12-01T10:00Z": --since takes a duration like 30s, 15m.*, back from now; for a range from a time: --from 2026-12-01T10:00Z$/,
+    ],
+    [
+      '--from given a duration',
+      { bucket: 'b', from: '2h' },
+      {},
+      /^invalid --from "2h": --from takes an ISO 8601 time.*; for the last 2h: --since 2h$/,
+    ],
+    [
       '--since and --from',
       { bucket: 'b', since: '1h', from: '2026-01-01' },
       {},
