@@ -2,6 +2,7 @@
  * The choices of the commands' flags, apart from the commands themselves: main.ts declares every
  * flag but loads a command's code only when it runs.
  */
+/** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
 export const SEVERITIES = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 

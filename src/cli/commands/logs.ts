@@ -1,6 +1,5 @@
 import { type LogRecordRow, logRecordRows, severityNumberOf } from '../../signals/logs/rows.js';
 import { valueText } from '../../signals/plain-values.js';
-/** The severity classes of the logs data model; each spans four numbers (TRACE 1-4 ... FATAL 21-24). */
 import { SEVERITIES, type Severity } from '../choices.js';
 import type { CommandContext } from '../context.js';
 import { UsageError } from '../exit-codes.js';
