@@ -393,9 +393,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       anyCase(
         new Option(
           '--severity <level>',
-          'only records of this severity and above (by number; by text for records without one)',
+          'only records of this severity and above (by number; by text for records without one; warning is warn)',
         ),
         SEVERITIES,
+        // Python's logging and syslog say WARNING; the filter reads that text as WARN too.
+        { warning: 'warn' },
       ),
     )
     .option('--body <text>', 'only records whose body holds this text (maps and lists as JSON)')
@@ -656,13 +658,22 @@ function signalOption(): Option {
  * `option` taking one of `values` in any case (`--severity ERROR`, `--status Error`), as the
  * lower-case value; anything else is a usage error that lists them.
  */
-function anyCase<T extends string>(option: Option, values: readonly T[]): Option {
+function anyCase<T extends string>(
+  option: Option,
+  values: readonly T[],
+  aliases: Readonly<Partial<Record<string, T>>> = {},
+): Option {
+  const names = values.map((v) => {
+    const also = Object.keys(aliases).filter((a) => aliases[a] === v);
+    return also.length === 0 ? v : `${v} (or ${also.join(', ')})`;
+  });
   return option.choices(values).argParser((value: string): T => {
-    const lower = value.toLowerCase() as T;
-    if (!values.includes(lower)) {
-      throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')} (any case).`);
+    const lower = value.toLowerCase();
+    const given = (aliases[lower] ?? lower) as T;
+    if (!values.includes(given)) {
+      throw new InvalidArgumentError(`Allowed choices are ${names.join(', ')} (any case).`);
     }
-    return lower;
+    return given;
   });
 }
 

@@ -329,9 +329,15 @@ describe('otel-s3 spans and logs', () => {
     // Any case: ERROR as the records spell it, Warn as people type it.
     expect(await bodies(['--severity', 'WARN'])).toEqual(await bodies(['--severity', 'warn']));
     expect(await bodies(['--severity', 'Warn'])).toHaveLength(1);
+    // WARNING, as Python's logging and syslog name it and as the text filter reads it.
+    expect(await bodies(['--severity', 'Warning'])).toEqual([
+      '{"message":"item out of stock","sku":"A-42"}',
+    ]);
     const bad = await run(['logs', ...MIRROR, '--severity', 'loud']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('Allowed choices are trace, debug, info, warn, error, fatal');
+    expect(bad.stderr).toContain(
+      'Allowed choices are trace, debug, info, warn (or warning), error, fatal',
+    );
   });
 });
 
