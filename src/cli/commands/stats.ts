@@ -235,9 +235,21 @@ function otlpJsonSize(object: StoredObject): number {
 }
 
 const sized = (bytes: number) => `${formatBytes(bytes)} (${formatInteger(bytes)} bytes)`;
-/** `3.1x smaller`, or `2.0x larger` for a ratio under 1 (a tiny Parquet file and its footer). */
-const compared = (ratio: number) =>
-  ratio >= 1 ? `${ratio.toFixed(1)}x smaller` : `${(1 / ratio).toFixed(1)}x larger`;
+/**
+ * `3.1x smaller`, or `2.0x larger` for a ratio under 1 (a tiny Parquet file and its footer);
+ * `the same size` (objects stored without compression), `about the same size` when it shows as
+ * 1.0x either way.
+ */
+function compared(ratio: number): string {
+  if (ratio === 1) return 'the same size';
+  const shown = (ratio >= 1 ? ratio : 1 / ratio).toFixed(1);
+  if (shown === '1.0') return 'about the same size';
+  return ratio >= 1 ? `${shown}x smaller` : `${shown}x larger`;
+}
+
+/** A service's cell: `(no service.name)` for none, as the row commands' notes say it. */
+const serviceCell = (service: string) =>
+  service === '' ? '(no service.name)' : printable(service);
 
 function statsText(r: StatsReport, range: string, asked: readonly SignalName[]): string[] {
   const encodings = Object.entries(r.encodings)
@@ -296,12 +308,17 @@ function statsText(r: StatsReport, range: string, asked: readonly SignalName[]):
       [
         ['service', 'spans', 'root spans', 'errors'],
         ...r.spanServices.map((s) => [
-          printable(s.service),
+          serviceCell(s.service),
           formatInteger(s.spans),
           formatInteger(s.rootSpans),
           formatInteger(s.errorSpans),
         ]),
-        ['total', formatInteger(r.spans), '', ''],
+        [
+          'total',
+          formatInteger(r.spans),
+          formatInteger(r.spanServices.reduce((sum, s) => sum + s.rootSpans, 0)),
+          formatInteger(r.spanServices.reduce((sum, s) => sum + s.errorSpans, 0)),
+        ],
       ],
       [1, 2, 3],
     );
@@ -314,11 +331,17 @@ function statsText(r: StatsReport, range: string, asked: readonly SignalName[]):
       [
         ['service', 'log records', ...classes],
         ...r.logServices.map((s) => [
-          printable(s.service),
+          serviceCell(s.service),
           formatInteger(s.logRecords),
           ...classes.map((c) => formatInteger(s.severities[c] ?? 0)),
         ]),
-        ['total', formatInteger(r.logRecords), ...classes.map(() => '')],
+        [
+          'total',
+          formatInteger(r.logRecords),
+          ...classes.map((c) =>
+            formatInteger(r.logServices.reduce((sum, s) => sum + (s.severities[c] ?? 0), 0)),
+          ),
+        ],
       ],
       Array.from({ length: classes.length + 1 }, (_, i) => i + 1),
     );

@@ -361,13 +361,17 @@ describe('stats, cat and ls know every signal', () => {
     expect(report.dataPoints).toBe(6);
     const text = await run(['stats', ...MIRROR, '--signal', 'traces']);
     expect(text.stdout).toMatch(
-      /\nservice +spans +root spans +errors\ncart +2 +0 +1\ncheckout +4 +1 +0\ntotal +6\n$/,
+      /\nservice +spans +root spans +errors\ncart +2 +0 +1\ncheckout +4 +1 +0\ntotal +6 +1 +1\n$/,
+    );
+    const logs = await run(['stats', ...MIRROR, '--signal', 'logs']);
+    expect(logs.stdout).toMatch(
+      /\nservice +log records +DEBUG +INFO +ERROR\ncart +1 +0 +0 +1\ncheckout +3 +1 +2 +0\ntotal +4 +1 +2 +1\n$/,
     );
   });
 
   test("stats of a signal with nothing in range shows that signal's empty table, no other", async () => {
     for (const [signal, header] of [
-      ['traces', /\nservice +spans +root spans +errors\ntotal +0\n$/],
+      ['traces', /\nservice +spans +root spans +errors\ntotal +0 +0 +0\n$/],
       ['logs', /\nservice +log records\ntotal +0\n$/],
       ['metrics', /\nmetric +type +series +data points\ntotal +0\n$/],
     ] as const) {

@@ -259,6 +259,25 @@ describe('otel-s3 stats: root spans', () => {
   });
 });
 
+describe('otel-s3 stats: text', () => {
+  test('totals of every column; a span without service.name; objects stored uncompressed', async () => {
+    const args = await store([
+      [
+        { id: sid(1), start: 0n, end: 100n, service: '' },
+        { id: sid(2), parent: sid(1), start: 10n, end: 20n, service: '' },
+        { id: sid(3), start: 30n, end: 40n },
+      ],
+    ]);
+    const { code, stdout } = await runCliInProcess(['stats', ...args], { cwd: root });
+    expect(code).toBe(0);
+    // The .json objects are stored as they are: nothing is smaller.
+    expect(stdout).toMatch(/\nuncompressed +[^\n]*\), the same size\n/);
+    expect(stdout).toMatch(
+      /\nservice +spans +root spans +errors\n\(no service\.name\) +2 +1 +0\nsvc +1 +1 +0\ntotal +3 +2 +0\n$/,
+    );
+  });
+});
+
 describe('otel-s3 trace: order', () => {
   test('log records of one span at the same time: one order, however they were stored', async () => {
     const record = (body: string) => ({
