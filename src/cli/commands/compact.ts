@@ -228,8 +228,10 @@ function summary(report: CompactionReport, where: string, now = Date.now()): str
   const count = (status: PartitionReport['status']) =>
     report.partitions.filter((p) => p.status === status).length;
   const written = report.partitions.flatMap((p) => p.written);
+  const ignored =
+    report.keysIgnored > 0 ? `${plural(report.keysIgnored, 'key')} not in the layout ignored` : '';
   if (report.dryRun) {
-    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written${unsettledNote(report.unsettled, now)}`;
+    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written${ignored === '' ? '' : `, ${ignored}`}${unsettledNote(report.unsettled, now)}`;
   }
   const parts = [
     `${plural(count('compacted') + count('finished'), 'partition')} compacted of ${formatInteger(report.partitionsSelected)} settled in ${where}`,
@@ -237,8 +239,7 @@ function summary(report: CompactionReport, where: string, now = Date.now()): str
   ];
   if (count('busy') > 0) parts.push(`${count('busy')} busy (another compactor)`);
   if (count('failed') > 0) parts.push(`${count('failed')} failed`);
-  if (report.keysIgnored > 0)
-    parts.push(`${plural(report.keysIgnored, 'key')} not in the layout ignored`);
+  if (ignored !== '') parts.push(ignored);
   return parts.join(', ') + unsettledNote(report.unsettled, now);
 }
 

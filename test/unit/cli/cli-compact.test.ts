@@ -102,6 +102,9 @@ describe('otel-s3 compact', () => {
     expect(JSON.parse(metrics.stdout).keysIgnored).toBe(1);
     const spans = await run([...range, '--signal', 'traces', '--format', 'json']);
     expect(JSON.parse(spans.stdout).keysIgnored).toBe(2);
+    // The dry run's summary says it as the real run's does.
+    const dry = await run(range);
+    expect(dry.stderr).toMatch(/; nothing was written, 2 keys not in the layout ignored\n$/);
     const text = await run(range.filter((a) => a !== '--dry-run'));
     expect(text.stderr).toMatch(/, 2 keys not in the layout ignored/);
   });
