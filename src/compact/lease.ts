@@ -12,6 +12,12 @@ import type { CompactionStore } from './store.js';
  * generation sees the higher one and backs off). Renewing is creating the next generation
  * before expiry; releasing is creating one that has already expired. Lower generations are
  * deleted as they are superseded; the highest is never deleted, so numbers never go back.
+ *
+ * A highest generation that cannot be read (garbled, not a lease) says no expiry. Its object's
+ * age does: a holder renews by creating the next generation, so the highest of a lease still
+ * held is never older than the lease. It is taken as expired once the store's time of its write
+ * is `durationMillis` plus the clock-skew allowance past (this run's lease: compactors of one
+ * prefix must not use a shorter one than any other), and said so either way.
  */
 
 /** What a lease object holds. */
@@ -35,8 +41,16 @@ export interface LeaseOptions {
 }
 
 export type LeaseAttempt =
-  | { lease: Lease }
-  | { busy: { holder: string; expiresAt: number | undefined } };
+  | { lease: Lease; tookOver?: UnreadableLease }
+  | { busy: { holder: string; expiresAt: number | undefined; unreadable?: UnreadableLease } };
+
+/** The highest generation, which cannot be read: what is wrong, and when it counts as expired. */
+export interface UnreadableLease {
+  key: string;
+  reason: string;
+  /** Its write's time plus a lease and the skew allowance; undefined if the store gave none. */
+  expiredAt: number | undefined;
+}
 
 /** The lease was taken over (its holder overran it): the work must stop before its next step. */
 export class LeaseLostError extends Error {
@@ -54,19 +68,33 @@ export async function acquireLease(
   signal: AbortSignal,
 ): Promise<LeaseAttempt> {
   const now = options.now ?? Date.now;
-  const generations = await listGenerations(options, signal);
-  const top = generations.at(-1);
+  const listed = await listGenerationsAt(options, signal);
+  const top = listed.at(-1);
+  let tookOver: UnreadableLease | undefined;
   if (top !== undefined) {
-    const body = await readLease(options, top, signal);
-    if (body === undefined) return { busy: { holder: 'unknown', expiresAt: undefined } };
-    if (body.expiresAt + options.clockSkewMillis > now()) {
+    const body = await readLeaseOrProblem(options, top.generation, signal);
+    if (typeof body === 'string') {
+      const written = top.lastModified;
+      const unreadable: UnreadableLease = {
+        key: keyOf(options.directory, top.generation),
+        reason: body,
+        expiredAt:
+          written === undefined
+            ? undefined
+            : written + options.durationMillis + options.clockSkewMillis,
+      };
+      if (unreadable.expiredAt === undefined || unreadable.expiredAt >= now()) {
+        return { busy: { holder: 'unknown', expiresAt: undefined, unreadable } };
+      }
+      tookOver = unreadable;
+    } else if (body.expiresAt + options.clockSkewMillis > now()) {
       return { busy: { holder: body.holder, expiresAt: body.expiresAt } };
     }
   }
-  const lease = new Lease(options, (top ?? -1) + 1, now() + options.durationMillis);
+  const lease = new Lease(options, (top?.generation ?? -1) + 1, now() + options.durationMillis);
   const won = await lease.claim(lease.generation, lease.expiresAt, signal);
   if (won !== true) return { busy: won };
-  return { lease };
+  return tookOver === undefined ? { lease } : { lease, tookOver };
 }
 
 export class Lease {
@@ -196,12 +224,24 @@ function keyOf(directory: string, generation: number): string {
 }
 
 async function listGenerations(options: LeaseOptions, signal: AbortSignal): Promise<number[]> {
-  const generations: number[] = [];
-  for await (const { key } of options.store.source.list(options.directory, undefined, signal)) {
+  return (await listGenerationsAt(options, signal)).map((g) => g.generation);
+}
+
+/** The generations in order, each with the store's time of its write where it says. */
+async function listGenerationsAt(
+  options: LeaseOptions,
+  signal: AbortSignal,
+): Promise<{ generation: number; lastModified: number | undefined }[]> {
+  const generations: { generation: number; lastModified: number | undefined }[] = [];
+  for await (const { key, lastModified } of options.store.source.list(
+    options.directory,
+    undefined,
+    signal,
+  )) {
     const match = GENERATION.exec(key);
-    if (match !== null) generations.push(Number(match[1]));
+    if (match !== null) generations.push({ generation: Number(match[1]), lastModified });
   }
-  return generations.sort((a, b) => a - b);
+  return generations.sort((a, b) => a.generation - b.generation);
 }
 
 /** A generation's body; undefined when it cannot be read (gone since the listing, garbled). */
@@ -210,18 +250,30 @@ async function readLease(
   generation: number,
   signal: AbortSignal,
 ): Promise<LeaseBody | undefined> {
+  const body = await readLeaseOrProblem(options, generation, signal);
+  return typeof body === 'string' ? undefined : body;
+}
+
+/** A generation's body, or why it cannot be read. */
+async function readLeaseOrProblem(
+  options: LeaseOptions,
+  generation: number,
+  signal: AbortSignal,
+): Promise<LeaseBody | string> {
   try {
     const bytes = await options.store.source.get(
       keyOf(options.directory, generation),
       signal,
       MAX_LEASE_BYTES,
     );
-    const body = JSON.parse(new TextDecoder().decode(bytes)) as Partial<LeaseBody>;
-    if (typeof body.holder !== 'string' || typeof body.expiresAt !== 'number') return undefined;
+    const body = JSON.parse(new TextDecoder().decode(bytes)) as Partial<LeaseBody> | null;
+    if (typeof body?.holder !== 'string' || typeof body.expiresAt !== 'number') {
+      return 'not a lease: no holder or expiresAt';
+    }
     return { holder: body.holder, generation, expiresAt: body.expiresAt };
   } catch (error) {
     signal.throwIfAborted();
     if ((error as { name?: unknown }).name === 'ReadAccessError') throw error;
-    return undefined;
+    return error instanceof Error ? error.message : String(error);
   }
 }

@@ -69,13 +69,19 @@ export async function compactPartition(
       },
       signal,
     );
+    const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
+    const unreadable = 'busy' in attempt ? attempt.busy.unreadable : attempt.tookOver;
+    if (unreadable !== undefined) {
+      report.unreadableLease = {
+        key: unreadable.key,
+        reason: unreadable.reason,
+        expiredAt: date(unreadable.expiredAt),
+        tookOver: 'lease' in attempt,
+      };
+    }
     if ('busy' in attempt) {
       const { holder, expiresAt } = attempt.busy;
-      return {
-        ...report,
-        status: 'busy',
-        busy: { holder, expiresAt: expiresAt === undefined ? undefined : new Date(expiresAt) },
-      };
+      return { ...report, status: 'busy', busy: { holder, expiresAt: date(expiresAt) } };
     }
     lease = attempt.lease;
   }

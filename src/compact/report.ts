@@ -50,6 +50,12 @@ export interface PartitionReport {
   badOutputs: { key: string; reason: string }[];
   /** With status 'busy': who holds the lease, until when. */
   busy?: { holder: string; expiresAt: Date | undefined };
+  /**
+   * The hour's lease object that cannot be read: with status 'busy' it holds the hour until
+   * `expiredAt` (undefined: the store gave no time of its write; delete it by hand); else this
+   * run took it over, past that.
+   */
+  unreadableLease?: { key: string; reason: string; expiredAt: Date | undefined; tookOver: boolean };
   /** With status 'failed'. */
   error?: string;
 }

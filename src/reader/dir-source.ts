@@ -72,7 +72,9 @@ export function dirSource(dir: string, { blocking = false } = {}): ObjectSource 
             if (startAfter !== undefined && compareKeys(child.key, startAfter) <= 0) continue;
             const file = join(path, child.name);
             const info = blocking ? statOrNone(file) : await stat(file).catch(() => undefined);
-            if (info?.isFile() === true) yield { key: child.key, size: info.size };
+            if (info?.isFile() === true) {
+              yield { key: child.key, size: info.size, lastModified: info.mtimeMs };
+            }
           }
         }
       }

@@ -69,7 +69,11 @@ export function s3Source(
           throw listFailure(`cannot list ${where(prefix)}`, error, connection.endpoint);
         }
         for (const entry of page.Contents ?? []) {
-          if (entry.Key !== undefined) yield { key: entry.Key, size: entry.Size ?? 0 };
+          if (entry.Key === undefined) continue;
+          const lastModified = entry.LastModified?.getTime();
+          yield lastModified === undefined || Number.isNaN(lastModified)
+            ? { key: entry.Key, size: entry.Size ?? 0 }
+            : { key: entry.Key, size: entry.Size ?? 0, lastModified };
         }
         token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
       } while (token !== undefined);

@@ -2,6 +2,8 @@
 export interface ListedKey {
   key: string;
   size: number;
+  /** When it was last written, in Unix milliseconds by the store's clock, where the store says. */
+  lastModified?: number;
 }
 
 /**

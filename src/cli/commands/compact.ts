@@ -96,6 +96,7 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
       await finalNote(ctx, `output ${b.key} cannot be read (${b.reason}); it was left where it is`);
     }
     if (p.error !== undefined) await finalNote(ctx, `${p.partition} failed: ${p.error}`);
+    if (p.unreadableLease !== undefined) await finalNote(ctx, unreadableLeaseNote(p));
   }
   // No hour in the layout, settled or not: a prefix with nothing of these signals is said.
   if (report.partitionsSelected === 0 && report.unsettled.length === 0 && !trouble(report)) {
@@ -108,11 +109,28 @@ export async function compact(ctx: CommandContext, flags: CompactFlags): Promise
   return trouble(report) ? EXIT.unreadable : EXIT.ok;
 }
 
-/** Whether a partition failed or kept, skipped or could not read an object. */
+/**
+ * `lease …/000000000004.lease of year=…/hour=05 cannot be read (why): the hour is held until
+ * 2026-12-01T19:15:10.000Z, then taken as expired`, or that this run took it over.
+ */
+function unreadableLeaseNote(p: PartitionReport): string {
+  const u = p.unreadableLease;
+  if (u === undefined) return '';
+  const head = `lease ${u.key} of ${p.partition} cannot be read (${u.reason})`;
+  if (u.tookOver) {
+    return `${head}: taken as expired (its write was a lease and the clock-skew allowance before ${u.expiredAt?.toISOString() ?? 'unknown'}) and replaced`;
+  }
+  return u.expiredAt === undefined
+    ? `${head}: the store gives no time of its write, so it holds the hour until it is deleted; delete it if no compactor runs on this hour`
+    : `${head}: the hour is held until ${u.expiredAt.toISOString()}, then taken as expired`;
+}
+
+/** Whether a partition failed or kept, skipped, could not read an object or its lease. */
 function trouble(report: CompactionReport): boolean {
   return report.partitions.some(
     (p) =>
       p.status === 'failed' ||
+      (p.status === 'busy' && p.unreadableLease !== undefined) ||
       p.skipped.length > 0 ||
       p.notDeleted.length > 0 ||
       p.badOutputs.length > 0,
@@ -203,6 +221,9 @@ export function partitionLine(p: PartitionReport): string {
       return `${head}  ${parts.join(' ')}`;
     }
     case 'busy':
+      if (p.unreadableLease !== undefined) {
+        return `${head}  its lease cannot be read (until ${p.unreadableLease.expiredAt?.toISOString() ?? 'it is deleted'})`;
+      }
       return `${head}  another compactor holds it (${p.busy?.holder ?? 'unknown'}, until ${p.busy?.expiresAt?.toISOString() ?? 'unknown'})`;
     case 'failed':
       return `${head}  ${p.error ?? ''}`;

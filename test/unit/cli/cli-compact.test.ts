@@ -1,10 +1,11 @@
 import { constants } from 'node:buffer';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { BYTE_SIZE_HELP } from '../../../src/base/byte-size.js';
 import { partitionLine } from '../../../src/cli/commands/compact.js';
 import { DURATION_HELP } from '../../../src/cli/duration.js';
+import { hourPath } from '../../../src/compact/bookkeeping.js';
 import { emptyTally, type PartitionReport } from '../../../src/compact/report.js';
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
@@ -107,6 +108,42 @@ describe('otel-s3 compact', () => {
     expect(dry.stderr).toMatch(/; nothing was written, 2 keys not in the layout ignored\n$/);
     const text = await run(range.filter((a) => a !== '--dry-run'));
     expect(text.stderr).toMatch(/, 2 keys not in the layout ignored/);
+  });
+
+  test('a lease that cannot be read holds the hour (exit code 1) until a lease and the skew after its write', async () => {
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('api', HOUR + 11 * 60_000, 3, 2),
+    ]);
+    const dir = join(
+      root,
+      'm',
+      'p',
+      BOOKKEEPING_DIR,
+      'leases',
+      ...hourPath(new Date(HOUR)).split('/'),
+    );
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, '000000000003.lease');
+    await writeFile(file, '{"holder":');
+    const key = `p/${BOOKKEEPING_DIR}/leases/${hourPath(new Date(HOUR))}/000000000003.lease`;
+    const args = ['--from', new Date(HOUR).toISOString(), '--settle', '0'];
+    const held = await run(args);
+    const until = new Date((await stat(file)).mtimeMs + 10 * 60_000 + 60_000).toISOString();
+    expect(held.code).toBe(1);
+    expect(held.stdout).toMatch(/ {2}busy {2}its lease cannot be read \(until /);
+    expect(held.stderr).toContain(
+      `otel-s3: lease ${key} of ${hourPath(new Date(HOUR))} cannot be read (`,
+    );
+    expect(held.stderr).toContain(`: the hour is held until ${until}, then taken as expired\n`);
+    // Written 11 minutes and a second ago: past the default lease (10 min) and skew (60 s).
+    const past = (Date.now() - 11 * 60_000 - 1_000) / 1000;
+    await utimes(file, past, past);
+    const taken = await run(args);
+    expect(taken.code).toBe(0);
+    expect(taken.stdout).toMatch(/ {2}compacted {2}2 objects/);
+    expect(taken.stderr).toMatch(/cannot be read \(.*\): taken as expired .* and replaced\n/);
+    expect(await readdir(dir)).toEqual(['000000000005.lease']);
   });
 
   test('an input its check keeps is named on stderr, with why; exit code 1', async () => {

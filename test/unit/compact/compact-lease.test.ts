@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { dirStore } from '../../../src/compact/dir-store.js';
@@ -103,5 +103,36 @@ describe('the partition lease', () => {
     await take('a');
     await writeFile(join(root, directory, '000000000000.lease'), 'not json');
     expect(await take('b')).toBe('unknown');
+  });
+
+  test('one that cannot be read is taken as expired once older than a lease and the skew', async () => {
+    clock = Date.now();
+    await take('a');
+    const key = `${directory}/000000000000.lease`;
+    await writeFile(join(root, key), 'not json');
+    const written = (await stat(join(root, key))).mtimeMs;
+    // Younger than a lease (10 s) and the skew (1 s): busy, with when it counts as expired.
+    clock = written + 11_000;
+    const young = await acquireLease(as('b'), signal);
+    expect(young).toEqual({
+      busy: {
+        holder: 'unknown',
+        expiresAt: undefined,
+        unreadable: {
+          key,
+          reason: expect.stringMatching(/JSON/),
+          expiredAt: written + 11_000,
+        },
+      },
+    });
+    clock = written + 11_001;
+    const old = await acquireLease(as('b'), signal);
+    expect('lease' in old && old.lease.generation).toBe(1);
+    expect('lease' in old && old.tookOver).toEqual({
+      key,
+      reason: expect.stringMatching(/JSON/),
+      expiredAt: written + 11_000,
+    });
+    expect(await generations()).toEqual(['000000000001.lease']);
   });
 });

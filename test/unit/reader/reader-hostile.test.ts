@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
@@ -435,9 +435,11 @@ describe('stored size: nothing larger than maxObjectBytes is downloaded', () => 
       await expect(source.get('missing', signal, MiB)).rejects.toThrow(/ENOENT/);
       const listed = [];
       for await (const k of source.list('', undefined, signal)) listed.push(k);
+      // Each with its file's mtime: the time of its write, as S3's LastModified.
+      const mtime = async (name: string) => (await stat(join(root, name))).mtimeMs;
       expect(listed).toEqual([
-        { key: 'empty', size: 0 },
-        { key: 'whole', size: bytes.length },
+        { key: 'empty', size: 0, lastModified: await mtime('empty') },
+        { key: 'whole', size: bytes.length, lastModified: await mtime('whole') },
       ]);
       // A file stat() says is empty but is not (Linux's /proc): read to its end.
       const proc = dirSource('/proc/self', { blocking });
