@@ -76,9 +76,9 @@ export interface SpoolStats {
    * deadline, `stalled` while an earlier operation hangs), by code; the file stays on disk.
    */
   readFailures: Record<string, number>;
-  /** Torn, corrupt or foreign files moved to quarantine/. */
+  /** Torn or corrupt files, and journal chains, moved to quarantine/. */
   quarantined: number;
-  /** Files of another signal's exporter found in this spool: left alone, never uploaded. */
+  /** Files and journal chains of another signal's exporter in this spool: left alone, never used. */
   foreign: number;
   /** Files larger than maxBufferedBytes: left on disk, never read back. */
   oversized: number;

@@ -579,6 +579,11 @@ export class OpenBatchJournal implements OpenJournal {
   ): Promise<SealedBatch | undefined> {
     const read = await this.#read(d, name, parts);
     if (read === undefined) return undefined;
+    if ('foreign' in read) {
+      // Another signal's exporter on this directory owns it (and replays it): left alone.
+      this.#reports.foreign(name, read.foreign, 'journal chain', this.#options.signal);
+      return undefined;
+    }
     if ('reason' in read) {
       await this.#quarantine(d, name, parts, read.reason);
       return undefined;
@@ -629,8 +634,8 @@ export class OpenBatchJournal implements OpenJournal {
   /**
    * A chain's parts, merged: each record once (by its number), the seal if one was written.
    * Undefined when a part cannot be read now (left for the next start); a reason when the chain
-   * is not one this exporter can replay (another signal, parts of different record formats, a
-   * damaged header). A chain of the other record format than this run's is replayed as such.
+   * is not one this exporter can replay (parts of different signals or record formats, a damaged
+   * header); the signal of a chain whose first readable part names another (its exporter's). A chain of the other record format than this run's is replayed as such.
    */
   async #read(
     d: JournalDisk,
@@ -647,6 +652,7 @@ export class OpenBatchJournal implements OpenJournal {
         damage: { what: string; lost: boolean } | undefined;
       }
     | { reason: string }
+    | { foreign: string }
     | undefined
   > {
     const bySeq = new Map<number, RecordEntry>();
@@ -678,6 +684,9 @@ export class OpenBatchJournal implements OpenJournal {
         throw error;
       }
       const h = decoded.header;
+      // The first part read names another signal: another exporter's chain, not a damaged one.
+      if (format === undefined && h.signal !== this.#options.signal && h.chain === name)
+        return { foreign: h.signal };
       if (h.signal !== this.#options.signal)
         return { reason: `${file} holds ${h.signal}, not ${this.#options.signal}` };
       // Every part of a chain holds the records of one run: a mix is not one batch.

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { alert, type Episodes, log, plural } from '../base/log.js';
 import type { BatchOutcome } from '../pipeline/sealed-batch.js';
 import { increment, type SpoolState, type SpoolStats } from '../pipeline/stats.js';
@@ -346,17 +347,25 @@ export class KeeperReports {
   }
 
   /**
-   * A spool file of another signal's exporter is in this spool: left alone, told once a file.
+   * A spool file or journal chain of another signal's exporter is in this spool: left alone,
+   * told once a file or chain.
    */
-  foreign(name: string, signal: string): void {
-    if (this.#foreign.has(name)) return;
-    this.#foreign.add(name);
+  foreign(
+    name: string,
+    signal: string,
+    what: 'spool file' | 'journal chain' = 'spool file',
+    mine: string | undefined = this.#options.signal,
+  ): void {
+    const key = `${what} ${name}`;
+    if (this.#foreign.has(key)) return;
+    this.#foreign.add(key);
     this.#stats.foreign++;
+    const where = what === 'spool file' ? this.#options.dir : join(this.#options.dir, 'journal');
     alert(
       'warn',
       'OTEL_S3_SPOOL_FOREIGN_FILE',
-      `spool file ${name} in ${this.#options.dir} holds ${signal}, not ${this.#options.signal ?? "this exporter's"}; ` +
-        'left where it is, neither uploaded nor deleted (is spoolDir shared with the exporter of another signal?)',
+      `${what} ${name} in ${where} holds ${signal}, not ${mine ?? "this exporter's"}; ` +
+        `left where it is, neither ${what === 'spool file' ? 'uploaded' : 'replayed'} nor deleted (is spoolDir shared with the exporter of another signal?)`,
     );
   }
 

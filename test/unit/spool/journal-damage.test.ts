@@ -391,29 +391,34 @@ describe('a chain written in another record format than the run that replays it'
     }
   });
 
-  test("another signal's chain: quarantined, its items (not this signal's) not counted as this exporter's", async () => {
+  test("another signal's chain is left in the journal: not replayed, quarantined or counted lost, reported once as foreign", async () => {
     await writtenChain(true);
-    const { stats, dropped, lost } = await restart({ signal: 'traces' });
-    expect(stats.quarantined).toBe(1);
-    expect(lost).toEqual([]);
-    expect(dropped).toEqual([
-      { level: 'error', text: expect.stringMatching(/holds metrics, not traces\); moved to \S+$/) },
-    ]);
-  });
-
-  test("another signal's chain is quarantined, reported as a journal chain", async () => {
-    await writtenChain(true);
-    const { batches, stats, dropped } = await restart({ signal: 'traces' });
+    const before = readdirSync(join(dir, 'journal')).sort();
+    const { batches, stats, dropped, lost } = await restart({ signal: 'traces' });
     expect(batches).toEqual([]);
-    expect(stats.quarantined).toBe(1);
+    expect(stats.quarantined).toBe(0);
+    expect(stats.foreign).toBe(1);
+    expect(lost).toEqual([]);
+    expect(readdirSync(join(dir, 'journal')).sort()).toEqual(before);
+    expect(readdirSync(join(dir, 'quarantine'))).toEqual([]);
     expect(dropped).toEqual([
       {
-        level: 'error',
+        level: 'warn',
         text: expect.stringMatching(
-          /: journal chain \S+ is unusable \(\S+ holds metrics, not traces\)/,
+          /journal chain \S+ in \S+journal holds metrics, not traces; left where it is, neither replayed nor deleted/,
         ),
       },
     ]);
+  });
+
+  test("another signal's chain left alone is still replayed by its own signal's exporter", async () => {
+    await writtenChain(true);
+    await restart({ signal: 'traces' });
+    const { batches, stats } = await restart({ signal: 'metrics' });
+    expect(batches.map((b) => b.points)).toEqual([0b11111]);
+    expect(batches[0]?.id).toBe(SEAL_ID);
+    expect(stats.quarantined).toBe(0);
+    expect(stats.foreign).toBe(0);
   });
 });
 
