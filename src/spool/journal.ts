@@ -466,6 +466,19 @@ export class OpenBatchJournal implements OpenJournal {
           this.#reports.journalFailed(code, error, 'that batch is no longer journaled');
         return taken.length;
       }
+      if (this.#closed) {
+        // Shutdown's last commit, failed past close(): no commit runs after it, so nothing
+        // writes these entries, and their memory must not stay counted in the budget.
+        chain.pending.free(taken);
+        chain.pending.clear();
+        this.#reports.journalFailed(
+          code,
+          error,
+          'the exporter has shut down, so its entries are not written: a start that replays ' +
+            'that batch from the journal replays it without them',
+        );
+        return taken.length;
+      }
       chain.pending.putBack(taken);
       if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
       else

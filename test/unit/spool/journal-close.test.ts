@@ -54,3 +54,43 @@ describe('close() while a write of a live chain runs', () => {
     expect(fs.calls.filter((c) => c.op === 'close').map((c) => c.path)).toEqual(fs.created);
   });
 });
+
+describe('a write of a live chain that fails after close()', () => {
+  // Shutdown's last commit hangs on a fsync past close()'s grace, then its disk deadline ends
+  // it (a hung disk). No commit runs after close(): the entries are not written to a fresh file,
+  // and the report must not say they are; their memory is not held for a commit that never comes.
+  test('is reported as the end of the journal for that batch, and frees the entries', async () => {
+    const stats = emptySpoolStats();
+    const journal = testJournal(dir, { stats, syncMillis: 20 });
+    const fs = new FaultyFileSystem();
+    mkdirSync(join(dir, 'journal'));
+    mkdirSync(join(dir, 'quarantine'));
+    journal.attach({
+      dir: join(dir, 'journal'),
+      quarantineDir: join(dir, 'quarantine'),
+      fs,
+      disk: new DiskDeadline(300),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 1, inputs);
+    try {
+      await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
+      fs.hangNext('fsync');
+      journal.append(Buffer.alloc(100, 2), 1, inputs);
+      await waitFor(() => fs.hanging > 0, 2_000, 'the second fsync hangs');
+      logged.length = 0;
+      await journal.close(100);
+      await waitFor(
+        () => stats.journalWriteFailures.timeout === 1,
+        2_000,
+        'the fsync past its deadline',
+      );
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.text).not.toContain('fresh file');
+      expect(logged[0]?.text).toContain('shut down');
+      expect(journal.bytes).toBe(0);
+    } finally {
+      fs.release();
+    }
+  });
+});
