@@ -120,9 +120,15 @@ export class SpoolKeeper implements Pager {
   async restore(): Promise<void> {
     let restored = 0;
     try {
-      await this.#spool.scan(this.#options.check, (event) => {
-        if (this.#take(event)) restored++;
-      });
+      // A scan still running at shutdown reads no more, and takes nothing it read: the files
+      // stay for the next run, and the closed exporter's budget holds none of them.
+      await this.#spool.scan(
+        this.#options.check,
+        (event) => {
+          if (this.#take(event)) restored++;
+        },
+        () => this.#closed,
+      );
       this.#restorePending = false;
       this.#reports.read(LISTING);
     } catch (error) {
@@ -130,6 +136,7 @@ export class SpoolKeeper implements Pager {
       this.#reports.listFailed(error);
     }
     await this.#countLost();
+    if (this.#closed) return;
     if (restored > 0) {
       log.info(
         `spool ${this.#spool.dir}: restoring ${plural(restored, 'batch', 'batches')} from an earlier run`,
@@ -143,6 +150,7 @@ export class SpoolKeeper implements Pager {
   #take(event: ScanEvent): boolean {
     switch (event.kind) {
       case 'entry': {
+        if (this.#closed) return false; // shut down while it was read: left for the next run
         this.#unread.delete(event.entry.name);
         this.#reports.read(event.entry.name);
         if (this.#byFile.has(event.entry.name)) return false; // a scan run again

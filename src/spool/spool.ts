@@ -152,14 +152,21 @@ export class Spool {
    * are adopted; torn, corrupt and foreign files go to `quarantine/`; files that cannot be read
    * now (an errno error, the disk deadline) stay where they are. Throws only when a directory
    * cannot be listed: then no file of `batches/` was reported, and the scan can be run again.
+   * Once `stopped()` is true (shutdown), no further file is read.
    */
-  async scan(check: MetaCheck, report: (event: ScanEvent) => void): Promise<void> {
+  async scan(
+    check: MetaCheck,
+    report: (event: ScanEvent) => void,
+    stopped: () => boolean = () => false,
+  ): Promise<void> {
     for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#tmp))).sort()) {
+      if (stopped()) return;
       if (this.#ours.has(adoptedName(name)) || this.#undone.has(join(this.#tmp, name))) continue;
       const event = await this.#adopt(name, check);
       if (event !== undefined) report(event);
     }
     for (const name of (await this.#disk.run(() => this.#fs.readdir(this.#batches))).sort()) {
+      if (stopped()) return;
       // Not ours, and not set aside already by a scan run before (see #moveToQuarantine).
       if (this.#ours.has(name) || this.#undone.has(join(this.#batches, name))) continue;
       report(await this.scanOne(name, check));
