@@ -379,7 +379,7 @@ export class SignalExporter<Item> {
   async #sealAndWait(caller: 'forceFlush()' | 'shutdown()'): Promise<UnfinishedWhy | 'settled'> {
     const millis = this.#config.flushTimeoutMillis;
     const deadline = performance.now() + millis;
-    const sealing = this.#intake.sealNow().catch((error: unknown) => {
+    const sealing = this.#intake.sealNow(caller === 'shutdown()').catch((error: unknown) => {
       this.#outcomes.encodeFailed(error);
     });
     if (!(await settleWithin(sealing, millis))) {

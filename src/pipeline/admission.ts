@@ -3,7 +3,7 @@ import { Mutex } from 'async-mutex';
 import { describeError } from '../s3/errors.js';
 import type { BatchOwner, MemoryBudget } from './budget.js';
 import type { JournalEncode, OpenJournal } from './journal-port.js';
-import type { ColumnOpenBatch, KeyInputs, RecordOpenBatch } from './open-batch.js';
+import type { ColumnOpenBatch, KeyInputs, RecordOpenBatch, SealedContents } from './open-batch.js';
 import { SealedBatch } from './sealed-batch.js';
 
 export interface AdmissionOptions {
@@ -84,9 +84,12 @@ export class Admission<Item> {
     }
   }
 
-  /** Seals the open batch now (flush, shutdown, or its age). */
-  async sealNow(): Promise<void> {
-    const sealed = await this.#mutex.runExclusive(() => this.#seal());
+  /**
+   * Seals the open batch now (flush, shutdown, or its age). A seal that throws leaves the items
+   * in the open batch, whose age timer starts again, unless `final` (shutdown: nothing seals after).
+   */
+  async sealNow(final = false): Promise<void> {
+    const sealed = await this.#mutex.runExclusive(() => this.#seal(final));
     if (sealed !== undefined) this.#parts.onSealed(sealed);
   }
 
@@ -229,15 +232,21 @@ export class Admission<Item> {
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
       this.#pushSealed(sealed);
     } else if (this.#wasEmpty && !this.#open.isEmpty) {
-      // A seal that throws is reported as flush and shutdown report it, never left unhandled
-      // (Node.js ends the process on an unhandled rejection).
-      this.#ageTimer = setTimeout(
-        () => void this.sealNow().catch((error: unknown) => this.#parts.appendFailed(error)),
-        this.#options.maxBatchAgeMillis,
-      );
-      // An open batch never keeps the process alive: shutdown() is what flushes it.
-      this.#ageTimer.unref();
+      this.#startAge();
     }
+  }
+
+  /** The open batch's age timer: it is sealed maxBatchAgeMillis from now. */
+  #startAge(): void {
+    clearTimeout(this.#ageTimer);
+    // A seal that throws is reported as flush and shutdown report it, never left unhandled
+    // (Node.js ends the process on an unhandled rejection).
+    this.#ageTimer = setTimeout(
+      () => void this.sealNow().catch((error: unknown) => this.#parts.appendFailed(error)),
+      this.#options.maxBatchAgeMillis,
+    );
+    // An open batch never keeps the process alive: shutdown() is what flushes it.
+    this.#ageTimer.unref();
   }
 
   #pushSealed(list: SealedBatch[]): void {
@@ -246,11 +255,20 @@ export class Admission<Item> {
   }
 
   /** Swaps the open batch out. The caller hands the result on outside the mutex. */
-  #seal(): SealedBatch | undefined {
+  #seal(final = false): SealedBatch | undefined {
     clearTimeout(this.#ageTimer);
     this.#ageTimer = undefined;
     if (this.#open.isEmpty) return undefined;
-    const batch = SealedBatch.seal(this.#open.take());
+    let contents: SealedContents;
+    try {
+      contents = this.#open.take();
+    } catch (error) {
+      // The column builders' seal threw: the items are still in the open batch. Without its age
+      // timer they would wait for the batch to fill or a flush: it is tried again at its age.
+      if (!final && !this.#open.isEmpty) this.#startAge();
+      throw error;
+    }
+    const batch = SealedBatch.seal(contents);
     const chain = this.#parts.journal?.sealed(batch);
     if (chain !== undefined) batch.journaled(chain);
     this.#parts.budget.admit(batch, batch.rawBytes, this.#parts.owner);

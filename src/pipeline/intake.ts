@@ -21,9 +21,10 @@ export interface Intake<Item> {
   accept(item: Item, inputs: KeyInputs): Promise<ExportResult>;
   /**
    * Seals the open batch now (flush, shutdown). Parquet's waits for its column builders to load:
-   * callers bound the wait.
+   * callers bound the wait. `final` (shutdown): a seal that throws does not start the batch's
+   * age timer again.
    */
-  sealNow(): Promise<void>;
+  sealNow(final?: boolean): Promise<void>;
   /**
    * Shutdown gave up waiting for Parquet's column builders: the exports waiting for them are
    * answered FAILED with `message` and never appended; returns how many items they held. OTLP
@@ -59,7 +60,7 @@ export function recordIntake<Item>(
         inputs: { ...inputs, dataTimeMillis: tally.oldestMillis },
       });
     },
-    sealNow: () => admission.sealNow(),
+    sealNow: (final) => admission.sealNow(final),
     abandonWaiting: () => 0,
   };
 }
@@ -123,9 +124,9 @@ export function columnIntake<Item>(
       return items;
     },
     // Builders that failed to load never held an export: nothing to seal.
-    sealNow: () =>
+    sealNow: (final) =>
       ready.then(
-        (admission) => admission.sealNow(),
+        (admission) => admission.sealNow(final),
         () => undefined,
       ),
   };

@@ -178,7 +178,8 @@ test('a seal by age that throws is handed to appendFailed, not left unhandled', 
     const result = await admission.accept({ item: 4, inputs, times: false });
     expect(result.code).toBe(ExportResultCode.SUCCESS);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(seals).toBe(1);
+    // The first seal threw; the second, at the batch's next age, did not.
+    expect(seals).toBe(2);
     expect(unhandled).toEqual([]);
     expect(appendFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
   } finally {
@@ -186,4 +187,69 @@ test('a seal by age that throws is handed to appendFailed, not left unhandled', 
     await admission.sealNow().catch(() => {});
     for (const b of handedOn) budget.settle(b, 'uploaded');
   }
+});
+
+test('a seal by age that throws leaves the items in the open batch, sealed at its next age', async () => {
+  const budget = new MemoryBudget(1 << 20);
+  const builders = rowBuilders();
+  let seals = 0;
+  const seal = builders.seal.bind(builders);
+  builders.seal = () => {
+    if (++seals === 1) throw new Error('cannot seal the columns');
+    return seal();
+  };
+  const appendFailures: unknown[] = [];
+  const handedOn: SealedBatch[] = [];
+  const admission = new Admission<number>(
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
+    {
+      open: new ColumnBatch(builders),
+      budget,
+      owner: quietOwner(),
+      onSealed: (b) => handedOn.push(b),
+      appendFailed: (error) => appendFailures.push(error),
+    },
+  );
+  try {
+    expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    // A second export into the batch that is not empty starts no clock of its own.
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(seals).toBe(1);
+    expect((await admission.accept({ item: 2, inputs, times: false })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The first seal failed, reported; the second, at the batch's next age, holds both exports.
+    expect(appendFailures).toHaveLength(1);
+    expect(handedOn.map((b) => b.points)).toEqual([6]);
+  } finally {
+    await admission.sealNow(true).catch(() => {});
+    for (const b of handedOn) budget.settle(b, 'uploaded');
+  }
+});
+
+test('a seal that throws at shutdown (final) starts no age timer', async () => {
+  const budget = new MemoryBudget(1 << 20);
+  const builders = rowBuilders();
+  let seals = 0;
+  builders.seal = () => {
+    seals++;
+    throw new Error('cannot seal the columns');
+  };
+  const admission = new Admission<number>(
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
+    {
+      open: new ColumnBatch(builders),
+      budget,
+      owner: quietOwner(),
+      onSealed() {},
+      appendFailed() {},
+    },
+  );
+  await admission.accept({ item: 4, inputs, times: false });
+  await expect(admission.sealNow(true)).rejects.toThrow('cannot seal the columns');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(seals).toBe(1);
 });
