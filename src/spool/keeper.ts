@@ -340,14 +340,11 @@ export class SpoolKeeper implements Pager {
   settled(batch: SealedBatch, outcome: BatchOutcome, reason?: DropReason): void {
     const kept = outcome === 'left-in-spool' || (outcome === 'dropped' && reason === 'shutdown');
     if (batch.journal !== undefined && !kept) this.#parts.journal?.retire(batch.journal);
-    const entry = batch.spool;
-    if (entry === undefined) {
-      // Left whole in its journal chain (its spool file failed): on disk for the next run too.
-      if (outcome === 'left-in-spool') this.#reports.settled(outcome, batch.restored);
-      return;
-    }
+    // Without a file too: one replayed from the journal and stored from memory (its spool file
+    // failed) is a replayed batch; one left whole in its journal chain is on disk for the next run.
     this.#reports.settled(outcome, batch.restored);
-    if (outcome === 'left-in-spool') return;
+    const entry = batch.spool;
+    if (entry === undefined || outcome === 'left-in-spool') return;
     this.#byFile.delete(entry.name);
     this.#removeFile(batch);
     if (outcome === 'uploaded') this.pump();

@@ -164,6 +164,30 @@ describe('the journal of the open batch', () => {
     },
   );
 
+  // A replayed batch whose spool file cannot be written goes to S3 from memory: stored, it is
+  // a batch restored from an earlier run and stored, as one whose spool file was written.
+  test('a replayed batch stored from memory (its spool file not written) is counted in replayed', async () => {
+    const dir = await newDir('otel-s3-journal-');
+    const before = start(new ScriptedS3(), dir);
+    await active(before);
+    await exportTags(before, [1, 2]);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    const crashed = await crashCopy(dir);
+
+    const s3 = new ScriptedS3();
+    const noSpoolFiles = new FaultyFileSystem()
+      .only((path) => path.startsWith(join(crashed, 'tmp')))
+      .failNext('create', 'EIO', 1_000);
+    const after = start(s3, crashed, { spoolFileSystem: noSpoolFiles });
+    await waitFor(() => after.stats().spool?.journalReplayed === 1, 5_000, 'the replay');
+    await waitFor(() => s3.storedTags().length === 2 * POINTS, 5_000, 'the batch stored');
+    await waitFor(() => after.stats().batchesUploaded >= 1, 2_000, 'its upload counted');
+    const spool = after.stats().spool;
+    expect(spool?.written).toBe(0);
+    expect(spool?.replayed).toBe(1);
+  });
+
   /**
    * An exporter on `dir` whose uploads hang, with exports 1 to 3 in its journal (a crash copy of
    * the directory taken then, `whileOpen`), then sealed and written to the spool.
