@@ -1,6 +1,6 @@
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from '../reader/decode-object.js';
-import { RangeIgnoredError, ReadAccessError } from '../reader/errors.js';
+import { RangeIgnoredError, RangeOverrunError, ReadAccessError } from '../reader/errors.js';
 import { bytesAsRanges, openParquetParts } from '../reader/parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimits } from '../reader/read-limits.js';
 import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
@@ -164,7 +164,10 @@ function asInputError(key: string, error: unknown, stage?: InputError['stage']):
   if (error instanceof ObjectDecodeError)
     return new InputError(key, error.stage, error.detail, error);
   const message = error instanceof Error ? error.message : String(error);
-  const fetchFailed = error instanceof ObjectTooLargeError || error instanceof RangeIgnoredError;
+  const fetchFailed =
+    error instanceof ObjectTooLargeError ||
+    error instanceof RangeIgnoredError ||
+    error instanceof RangeOverrunError;
   const at = stage ?? (fetchFailed ? 'fetch' : 'decode');
   return new InputError(key, at, message, error);
 }

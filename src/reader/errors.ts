@@ -81,6 +81,27 @@ export class RangeIgnoredError extends Error {
   }
 }
 
+/**
+ * A ranged GET answered with a body longer than the range (a Content-Length over it, or more
+ * bytes than it as they came): a fault of the server or a proxy, not the object's size, and no
+ * limit of the reader's user. A fetch failure: a server that answers ranges exactly reads it.
+ */
+export class RangeOverrunError extends Error {
+  constructor(
+    start: number,
+    end: number,
+    got: { $metadata: { httpStatusCode?: number } },
+    bodyBytes?: number,
+  ) {
+    const status = got.$metadata.httpStatusCode ?? 'no status';
+    const body = bodyBytes === undefined ? 'more' : `${bodyBytes}`;
+    super(
+      `asked for bytes ${start}-${end - 1} (${end - start} bytes), the server answered ${status} with a body of ${body} bytes; use a server (or proxy) that answers ranged GETs exactly`,
+    );
+    this.name = 'RangeOverrunError';
+  }
+}
+
 /** A failed read of a listed object as reported: ObjectGoneError when it is not there. */
 export function readFailure(error: unknown): Error {
   if (objectMissing(error)) return new ObjectGoneError(error);

@@ -2,7 +2,13 @@ import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../layout/formats.js';
 import { ObjectDecodeError } from './decode-object.js';
-import { ObjectGoneError, RangeIgnoredError, ReadAccessError, readFailure } from './errors.js';
+import {
+  ObjectGoneError,
+  RangeIgnoredError,
+  RangeOverrunError,
+  ReadAccessError,
+  readFailure,
+} from './errors.js';
 import { openParquetParts } from './parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 import { objectRanges } from './replaced-inputs.js';
@@ -27,6 +33,7 @@ export class PartError extends Error {
     const fetchFailed =
       cause instanceof ObjectGoneError ||
       cause instanceof RangeIgnoredError ||
+      cause instanceof RangeOverrunError ||
       (cause instanceof ObjectTooLargeError && cause.limit === 'maxObjectBytes');
     // A row group's pages past maxDecompressedBytes: decompression, as for an object read whole.
     const decompressed =

@@ -9,7 +9,8 @@ import type { ChecksumMode } from '../s3/client-settings.js';
 import { s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
-import { asAccessError, RangeIgnoredError } from './errors.js';
+import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
+import { ObjectTooLargeError } from './read-limits.js';
 import type { ListedKey, ObjectSource } from './source.js';
 
 /** How to reach S3; the same options, with the same defaults, as the exporter's. */
@@ -110,7 +111,17 @@ export function s3Source(
           // 200 and the whole object: the server (or a proxy) ignored Range. Not a size limit.
           throw new RangeIgnoredError(start, end, got);
         }
-        return exactly(await readAtMost(body, end - start, got.ContentLength), start, end);
+        // A body longer than the range is the server's fault: no limit of the user's.
+        if (got.ContentLength !== undefined && got.ContentLength > end - start)
+          throw new RangeOverrunError(start, end, got, got.ContentLength);
+        const bytes = await readAtMost(body, end - start, got.ContentLength).catch(
+          (error: unknown) => {
+            throw error instanceof ObjectTooLargeError
+              ? new RangeOverrunError(start, end, got)
+              : error;
+          },
+        );
+        return exactly(bytes, start, end);
       } catch (error) {
         release(body);
         signal.throwIfAborted();
