@@ -44,6 +44,20 @@ export class InconsistentOutputError extends Error {
 }
 
 /**
+ * An output whose list of replaced objects names what no output replaces: itself, or an object
+ * of another signal or hour (the compactor merges one hour of one signal into outputs of that
+ * hour). A hostile or broken writer's: it replaces none of them.
+ */
+export class OutOfPlaceOutputError extends Error {
+  constructor(named: string) {
+    super(
+      `its list of the objects it replaces names ${named}; an output replaces only other objects of its signal and hour`,
+    );
+    this.name = 'OutOfPlaceOutputError';
+  }
+}
+
+/**
  * Replaces as the metadata value: `{"base":"…/hour=05/","inputs":[["minute=07/metrics_….json.zst",
  * 200],…],"superseded":[…]}`, keys relative to their longest common directory (thousands of OTLP
  * objects an hour: the shared part is written once).

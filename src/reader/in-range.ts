@@ -1,7 +1,8 @@
 import { compareKeys, isPastRange, type KeyRange } from '../layout/listing-range.js';
-import { InconsistentOutputError } from './compacted.js';
+import { InconsistentOutputError, OutOfPlaceOutputError } from './compacted.js';
 import type { KeyLayout, LayoutHint } from './key-layout.js';
 import type { ObjectInfo, ReadStats } from './metric-types.js';
+import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 import type { ResolvedRange } from './read-options.js';
 import { type ListedObject, withoutReplaced } from './replaced-inputs.js';
 import type { ObjectSource } from './source.js';
@@ -13,19 +14,23 @@ const KEYS_EXAMINED = 1000;
 
 /**
  * The objects of the range, as listed: keys in the layout, without those a compaction output
- * replaces, with a time in [from, to).
+ * replaces, with a time in [from, to). Outputs' footers are read within `limits`.
  */
 export async function* inRange(
   source: ObjectSource,
   range: ResolvedRange,
   signal: AbortSignal,
   stats: ReadStats,
+  limits: ReadLimits,
 ): AsyncGenerator<ObjectInfo> {
   const from = range.from?.getTime() ?? Number.NEGATIVE_INFINITY;
   const to = range.to?.getTime() ?? Number.POSITIVE_INFINITY;
   const listed = inLayout(source, range, signal, stats);
   const onReplaced = () => stats.objectsReplaced++;
-  for await (const object of withoutReplaced(listed, source, signal, onReplaced)) {
+  for await (const object of withoutReplaced(listed, source, signal, onReplaced, {
+    parse: (key) => range.layout.parse(key),
+    limits,
+  })) {
     const { key, size, parsed, footerError } = object;
     const time = parsed.sealedAt.getTime();
     // A compaction output holds objects sealed from its hour's start to its own time.
@@ -56,8 +61,12 @@ const footerErrors = new WeakMap<ObjectInfo, Error>();
 export function unreadOutputError(info: ObjectInfo): Error | undefined {
   const cause = footerErrors.get(info);
   if (cause === undefined) return undefined;
-  if (cause instanceof InconsistentOutputError) {
+  if (cause instanceof InconsistentOutputError || cause instanceof OutOfPlaceOutputError) {
     return new Error(`${cause.message}: the objects it replaces were read instead`, { cause });
+  }
+  // Over a limit of this read: read again, it is over it again.
+  if (cause instanceof ObjectTooLargeError) {
+    return new Error(`${cause.message}, so the objects it replaces were read instead`, { cause });
   }
   return new Error(
     `its footer could not be read when it was listed (${cause.message}), so the objects it ` +

@@ -16,6 +16,7 @@ import type {
 import { openSource } from './open-source.js';
 import { PARQUET_PARTS_BYTES } from './parquet-parts.js';
 import {
+  DEFAULT_MAX_DECOMPRESSED_BYTES,
   ObjectTooLargeError,
   type ReadLimitOptions,
   type ReadLimits,
@@ -136,8 +137,22 @@ export function listObjectsOf(
   signals: readonly SignalName[],
   options: ListObjectsOptions,
 ): ObjectStream<ObjectInfo> {
-  return listedStream(options, resolveRange(options, signals), (listing) => listing);
+  return listedStream(
+    options,
+    resolveRange(options, signals),
+    LISTING_LIMITS,
+    (listing) => listing,
+  );
 }
+
+/**
+ * A listing's limits on outputs' footers, where no limits are given: what the reader's defaults
+ * read, and a file of any size (an output is read a row group at a time).
+ */
+const LISTING_LIMITS: ReadLimits = {
+  maxObjectBytes: Number.MAX_SAFE_INTEGER,
+  maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+};
 
 /**
  * A stream, iterable once, over what `run` makes of the listing of `range`: the source is opened when the iteration starts, and when it ends (done, broken off,
@@ -146,6 +161,7 @@ export function listObjectsOf(
 function listedStream<T>(
   options: ListObjectsOptions,
   range: ReturnType<typeof resolveRange>,
+  limits: ReadLimits,
   run: (
     listing: AsyncGenerator<ObjectInfo>,
     source: ObjectSource,
@@ -158,7 +174,7 @@ function listedStream<T>(
     const source = openSource(options);
     const controller = new AbortController();
     const signal = linked(options.signal, controller.signal);
-    const listing = inRange(source, range, signal, stats);
+    const listing = inRange(source, range, signal, stats, limits);
     try {
       yield* run(listing, source, signal, stats);
     } finally {
@@ -201,7 +217,7 @@ export function readObjectsOf(
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new TypeError('otel-s3-exporter: onError must be a function');
   }
-  return listedStream(options, range, async function* (listing, source, signal, stats) {
+  return listedStream(options, range, limits, async function* (listing, source, signal, stats) {
     const window: { info: ObjectInfo; bytes: Promise<Fetched> }[] = [];
     let listed = false;
     for (;;) {

@@ -3,13 +3,14 @@ import {
   decodeReplaces,
   InconsistentOutputError,
   inputRows,
+  OutOfPlaceOutputError,
   REPLACES_KEY,
   replacedKeys,
 } from './compacted.js';
 import { ReadAccessError } from './errors.js';
 import type { MetricKey } from './key-layout.js';
 import { type ByteRanges, openParquetParts, type ParquetParts } from './parquet-parts.js';
-import { DEFAULT_MAX_DECOMPRESSED_BYTES, type ReadLimits } from './read-limits.js';
+import type { ReadLimits } from './read-limits.js';
 import type { ObjectSource } from './source.js';
 
 /**
@@ -38,18 +39,34 @@ export interface ListedObject {
 
 const HOUR = 3_600_000;
 
+/** What withoutReplaced needs to read outputs' lists: the key layout, and the read's limits. */
+export interface OutputsLayout {
+  parse(key: string): MetricKey | undefined;
+  /** The footers are read within them, as the outputs themselves will be. */
+  limits: ReadLimits;
+}
+
+/** The hour a key is filed under (as the listing groups them); undefined for none. */
+const hourOf = (parsed: MetricKey): number | undefined => {
+  const start = parsed.partition?.start.getTime();
+  return start === undefined ? undefined : Math.floor(start / HOUR);
+};
+
 /**
  * The listed objects without those a compaction output among them replaces, in listing order.
  * An output whose footer cannot be read replaces nothing, and is marked (footerError): a later
  * read of it may succeed (a 503 that passed), and would count its points a second time beside
  * its inputs. So is one whose footer disagrees with itself (InconsistentOutputError): its file
- * holds other than the rows of the inputs it lists. Access errors end the listing. `onReplaced` counts what is skipped.
+ * holds other than the rows of the inputs it lists. So is one that lists what no output replaces
+ * (OutOfPlaceOutputError): itself, or an object of another signal or hour, as `parse` reads its
+ * key. Access errors end the listing. `onReplaced` counts what is skipped.
  */
 export async function* withoutReplaced(
   listed: AsyncIterable<ListedObject>,
   source: ObjectSource,
   signal: AbortSignal,
   onReplaced: (object: ListedObject) => void,
+  layout: OutputsLayout,
 ): AsyncGenerator<ListedObject> {
   let hour: number | undefined;
   let held: ListedObject[] = [];
@@ -57,8 +74,7 @@ export async function* withoutReplaced(
   const replaced = new Set<string>();
   const outputs = new Set<string>();
   for await (const object of listed) {
-    const start = object.parsed.partition?.start.getTime();
-    const next = start === undefined ? undefined : Math.floor(start / HOUR);
+    const next = hourOf(object.parsed);
     if (next !== hour || next === undefined) {
       yield* release(held);
       held = [];
@@ -73,7 +89,7 @@ export async function* withoutReplaced(
     for (const object of fresh) {
       if (object.parsed.compacted !== true) continue;
       outputs.add(object.key);
-      const keys = await replacesOf(source, object, signal);
+      const keys = await replacesOf(source, object, signal, layout);
       if (keys instanceof Error) object.footerError = keys;
       else for (const key of keys) replaced.add(key);
     }
@@ -89,15 +105,13 @@ async function replacesOf(
   source: ObjectSource,
   object: ListedObject,
   signal: AbortSignal,
+  layout: OutputsLayout,
 ): Promise<string[] | Error> {
   try {
     const parts = await openStoredParquet(
       source,
       object,
-      {
-        maxObjectBytes: Number.MAX_SAFE_INTEGER,
-        maxDecompressedBytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
-      },
+      layout.limits,
       object.parsed.signal,
       signal,
     );
@@ -107,12 +121,34 @@ async function replacesOf(
     // As the compactor (src/compact/plan.ts): such an output deletes nothing, and hides nothing.
     if (inputRows(replaces) !== parts.rows)
       return new InconsistentOutputError(parts.rows, replaces);
-    return replacedKeys(replaces);
+    const keys = replacedKeys(replaces);
+    for (const key of keys) {
+      const named = outOfPlace(object, key, layout.parse(key));
+      if (named !== undefined) return new OutOfPlaceOutputError(named);
+    }
+    return keys;
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();
     return error instanceof Error ? error : new Error(String(error));
   }
+}
+
+/**
+ * How `key` is named when `output` cannot replace it (src/compact lists the objects of one signal
+ * and hour, and never an output as its own input); undefined when it can. A key out of the layout
+ * is never listed, so it hides nothing.
+ */
+function outOfPlace(
+  output: ListedObject,
+  key: string,
+  parsed: MetricKey | undefined,
+): string | undefined {
+  if (key === output.key) return 'itself';
+  if (parsed === undefined) return undefined;
+  if (parsed.signal !== output.parsed.signal) return `${key}, a ${parsed.signal} object`;
+  if (hourOf(parsed) !== hourOf(output.parsed)) return `${key}, of another hour`;
+  return undefined;
 }
 
 /** An object of the source as byte ranges (Range GETs on S3). */
