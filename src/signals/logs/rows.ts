@@ -28,9 +28,10 @@ export interface LogRecordRow extends ScopedItemRow {
   severity: string;
   /**
    * 1-24 (TRACE 1-4, DEBUG 5-8, INFO 9-12, WARN 13-16, ERROR 17-20, FATAL 21-24); 0 if unset.
-   * Another writer's number outside them (25, -3, 2.5) as stored.
+   * Another writer's number outside them (25, -3, 2.5) as stored; a name of no number
+   * (`SEVERITY_NUMBER_LATER`) as stored, as text.
    */
-  severityNumber: number;
+  severityNumber: number | (string & {});
   /** The body as a plain value (text, number, bytes as base64, list, map); null when absent. */
   body: PlainValue;
   /** The span the record was emitted in: 32 and 16 hex digits, '' outside a span. */
@@ -50,8 +51,14 @@ export const SEVERITY_NUMBERS: Readonly<Record<string, number>> = Object.fromEnt
  * The short name of a SeverityNumber, as the logs data model gives it: TRACE for 1, TRACE2 for 2,
  * ... FATAL4 for 24; '' for 0 (unspecified) or a number out of range.
  */
-export function severityName(severityNumber: number): string {
-  if (!Number.isInteger(severityNumber) || severityNumber < 1 || severityNumber > 24) return '';
+export function severityName(severityNumber: number | (string & {})): string {
+  if (
+    typeof severityNumber !== 'number' ||
+    !Number.isInteger(severityNumber) ||
+    severityNumber < 1 ||
+    severityNumber > 24
+  )
+    return '';
   const step = (severityNumber - 1) % 4;
   const name = SEVERITY_NAMES[Math.floor((severityNumber - 1) / 4)] as string;
   return step === 0 ? name : `${name}${step + 1}`;
@@ -60,12 +67,13 @@ export function severityName(severityNumber: number): string {
 /**
  * A record's severity number; for one without a number, that of its severity text when the text
  * is a short name of the data model, in any case (`WARN`, `Error`, `warning`, `WARN2`: 14), else 0.
- * A number out of 1-24 counts as none.
+ * A number out of 1-24, or a name of none, counts as none.
  * One rule for every reader of severities (`otel-s3 logs --severity`, `otel-s3 stats`).
  */
 export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityNumber'>): number {
   // A number out of 1-24 is none of the data model's: the text decides, as for 0.
-  if (severityName(row.severityNumber) !== '') return row.severityNumber;
+  if (typeof row.severityNumber === 'number' && severityName(row.severityNumber) !== '')
+    return row.severityNumber;
   const match = /^(trace|debug|info|warn(?:ing)?|error|fatal)([1-4])?$/i.exec(row.severity);
   if (match === null) return 0;
   const name = (match[1] as string).toUpperCase().replace(/ING$/, '');
@@ -84,9 +92,8 @@ export function logRecordRows(request: OtlpObject): LogRecordRow[] {
 
 function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace): LogRecordRow {
   const observedTime = nanosToIso(nanosText(record.observedTimeUnixNano));
-  const stored = enumOf(record.severityNumber, SEVERITY_NUMBERS);
-  // A name of no severity number has no number to show: 0, and the name as the severity.
-  const severityNumber = typeof stored === 'number' ? stored : 0;
+  // A name of no severity number is shown as stored, as a span's kind is: never a made-up 0.
+  const severityNumber = enumOf(record.severityNumber, SEVERITY_NUMBERS);
   const severityText = str(record.severityText);
   return {
     time: nanosToIso(nanosText(record.timeUnixNano)) || observedTime,
@@ -94,9 +101,9 @@ function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace
     severity:
       severityText !== ''
         ? severityText
-        : typeof stored === 'number'
-          ? severityName(stored)
-          : stored,
+        : typeof severityNumber === 'number'
+          ? severityName(severityNumber)
+          : severityNumber,
     severityNumber,
     body: anyValue(record.body),
     traceId: str(record.traceId),

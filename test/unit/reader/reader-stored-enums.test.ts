@@ -263,15 +263,39 @@ describe('a severity number is shown as stored', () => {
     expect([row.severityNumber, row.severity]).toEqual([severityNumber, severity]);
   });
 
-  test('OTLP/JSON: a name of no severity number is the severity, when there is no text', async () => {
-    const { objects } = await readOne(
-      'log-json-name',
+  test.each([
+    [undefined, 'SEVERITY_NUMBER_LATER'],
+    ['Later', 'Later'],
+  ])(
+    'OTLP/JSON: a name of no severity number is the number as stored, with text %j',
+    async (text, severity) => {
+      const { objects } = await readOne(
+        `log-json-name-${String(text)}`,
+        'logs',
+        'otlp-json',
+        Buffer.from(logJson('SEVERITY_NUMBER_LATER', text)),
+      );
+      const row = logOf(objects);
+      expect([row.severityNumber, row.severity]).toEqual(['SEVERITY_NUMBER_LATER', severity]);
+    },
+  );
+
+  test('--severity reads a name of no severity number as none, by the text', async () => {
+    const { root } = await readOne(
+      'log-cli-name',
       'logs',
       'otlp-json',
-      Buffer.from(logJson('SEVERITY_NUMBER_LATER')),
+      Buffer.from(logJson('SEVERITY_NUMBER_LATER', 'warn')),
     );
-    const row = logOf(objects);
-    expect([row.severityNumber, row.severity]).toEqual([0, 'SEVERITY_NUMBER_LATER']);
+    const severity = async (least: string) =>
+      (
+        await runCliInProcess(
+          ['logs', '--dir', root, '--prefix', 'p', '--severity', least, '--format', 'jsonl'],
+          { cwd: root },
+        )
+      ).stdout;
+    expect(JSON.parse(await severity('warn')).severityNumber).toBe('SEVERITY_NUMBER_LATER');
+    expect(await severity('error')).toBe('');
   });
 
   test.each([-3, 25])('OTLP protobuf %d', async (n) => {
