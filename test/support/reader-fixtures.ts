@@ -302,7 +302,7 @@ export interface RawPointRow {
   metric: string;
   unit: string;
   type: MetricType;
-  temporality: 'delta' | 'cumulative' | undefined;
+  temporality: PointRow['temporality'] | undefined;
   monotonic: boolean | undefined;
   startTimeUnixNano: string;
   timeUnixNano: string;

@@ -35,13 +35,6 @@ export const TEMPORALITY_NAMES: Record<string, number> = {
   AGGREGATION_TEMPORALITY_CUMULATIVE: 2,
 };
 
-/** A metric's AggregationTemporality: the enum's number (JSON may name it); 0 if unset. */
-export function temporalityOf(data: Json): number {
-  const t = data.aggregationTemporality;
-  if (typeof t === 'number') return t;
-  return TEMPORALITY_NAMES[str(t)] ?? 0;
-}
-
 export interface OtlpVisitor {
   /** A ResourceMetrics, before its scopes. */
   resource: (rm: Json) => void;

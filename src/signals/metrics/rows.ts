@@ -1,6 +1,7 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import {
   attributes,
+  enumOf,
   list,
   nanosText,
   nanosToIso,
@@ -9,7 +10,7 @@ import {
   type PlainValue,
   str,
 } from '../plain-values.js';
-import { METRIC_FIELDS, temporalityOf, walkRequest } from './otlp-walk.js';
+import { METRIC_FIELDS, TEMPORALITY_NAMES, walkRequest } from './otlp-walk.js';
 
 // Shared by every signal's rows; exported here too, where the reader's API has always had them.
 export { anyValue, attributes, nanosToIso, type PlainValue } from '../plain-values.js';
@@ -52,7 +53,8 @@ export interface PointRow {
   metric: string;
   type: InstrumentKind;
   unit: string;
-  temporality: 'delta' | 'cumulative' | '';
+  /** Another writer's temporality outside the enum is its value as stored, as text (`'3'`). */
+  temporality: 'delta' | 'cumulative' | '' | (string & {});
   attributes: Record<string, PlainValue>;
   /** Counters, up-down counters and gauges. */
   value?: number;
@@ -66,7 +68,21 @@ export interface PointRow {
 
 const nums = (v: OtlpValue | undefined): number[] => list(v).map((x) => num(x) ?? 0);
 
-const TEMPORALITY: Record<number, 'delta' | 'cumulative'> = { 1: 'delta', 2: 'cumulative' };
+const TEMPORALITY: Readonly<Record<number, PointRow['temporality']>> = {
+  0: '',
+  1: 'delta',
+  2: 'cumulative',
+};
+
+/** A metric's temporality as a row shows it; another writer's 3, 2.5 or name as stored, as text. */
+function temporality(data: OtlpObject): PointRow['temporality'] {
+  const stored = enumOf(data.aggregationTemporality, TEMPORALITY_NAMES);
+  return (
+    (typeof stored === 'number' && Object.hasOwn(TEMPORALITY, stored)
+      ? TEMPORALITY[stored]
+      : undefined) ?? String(stored)
+  );
+}
 
 /** The metric fields shared by its points. */
 type MetricPart = Pick<PointRow, 'resource' | 'scope' | 'metric' | 'type' | 'unit' | 'temporality'>;
@@ -96,7 +112,7 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
         metric: str(metric.name as OtlpValue),
         type: instrumentKind({ type: otlpType, monotonic: data.isMonotonic === true }),
         unit: str(metric.unit as OtlpValue),
-        temporality: TEMPORALITY[temporalityOf(data)] ?? '',
+        temporality: temporality(data as OtlpObject),
       };
     },
     point(p) {
