@@ -67,8 +67,9 @@ export interface SpoolStats {
   written: number;
   /**
    * Writes that did not become durable, by errno code (EIO, ENOSPC, ...), `timeout` (abandoned
-   * past the disk deadline) or `stalled` (not tried while an earlier write hangs); the batch
-   * stayed in memory and went to S3 from there.
+   * past the disk deadline), `stalled` (not tried while an earlier write hangs), or not tried:
+   * `larger-than-spool` (a file over maxSpoolBytes), `no-room` (nothing could be evicted); the
+   * batch stayed in memory and went to S3 from there.
    */
   writeFailures: Record<string, number>;
   /**
@@ -91,8 +92,9 @@ export interface SpoolStats {
   /** Group fsyncs of the open batch's journal (about one per journalSyncMillis while exporting). */
   journalSyncs: number;
   /**
-   * Journal writes that did not become durable, by errno code, `timeout`, `stalled` or `memory`
-   * (a chain given up: more than maxBatchBytes waited for a disk that did not take it).
+   * Journal writes that did not become durable, by errno code, `timeout`, `stalled`, `memory`
+   * (a chain given up: more than maxBatchBytes waited for a disk that did not take it) or `copy`
+   * (an export's copy for the journal could not be made: the open batch is no longer journaled).
    */
   journalWriteFailures: Record<string, number>;
   /** Batches replayed from the journal an earlier run left (its open or unsaved batches). */

@@ -149,7 +149,8 @@ export class Spool {
   /**
    * Reads what an earlier run left, oldest first, reporting each file as it goes: every file
    * of `batches/` is validated; complete files left in `tmp/` (a crash between fsync and rename)
-   * are adopted; torn, corrupt and foreign files go to `quarantine/`; files that cannot be read
+   * are adopted; torn and corrupt files go to `quarantine/`; another signal's files are left where
+   * they are (`foreign` events); files that cannot be read
    * now (an errno error, the disk deadline) stay where they are. Throws only when a directory
    * cannot be listed: then no file of `batches/` was reported, and the scan can be run again.
    * Once `stopped()` is true (shutdown), no further file is read.
