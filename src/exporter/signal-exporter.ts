@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config/resolve.js';
 import { newTally } from '../encoding/records.js';
 import { CONTENT_TYPES, encodingOfExtension, FORMAT_ROWS, objectName } from '../layout/formats.js';
 import type { KeyTemplate } from '../layout/key-template.js';
-import { failed } from '../pipeline/admission.js';
+import { failed, UnsealedBatchError } from '../pipeline/admission.js';
 import type { BatchOwner } from '../pipeline/budget.js';
 import { columnIntake, type Intake, recordIntake } from '../pipeline/intake.js';
 import type { JournalRecordFormat } from '../pipeline/journal-port.js';
@@ -290,9 +290,11 @@ export class SignalExporter<Item> {
   async forceFlush(): Promise<void> {
     if (this.#state === 'shut-down') return;
     if (this.#shutdown !== undefined) return this.#shutdown;
-    const waited = await this.#sealAndWait('forceFlush()');
-    if (waited === 'settled') this.#outcomes.flushFinished();
-    else this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
+    const { waited, unsealed } = await this.#sealAndWait('forceFlush()');
+    if (waited !== 'settled')
+      this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
+    // When the open batch could not be sealed, sealFailed() has said so: not stored everything.
+    else if (!unsealed) this.#outcomes.flushFinished();
   }
 
   /**
@@ -361,7 +363,7 @@ export class SignalExporter<Item> {
   async #doShutdown(): Promise<void> {
     this.#state = 'shutting-down';
     this.#spool?.stopWaiting();
-    const waited = await this.#sealAndWait('shutdown()');
+    const { waited } = await this.#sealAndWait('shutdown()');
     const diskBy = performance.now() + SHUTDOWN_DISK_GRACE_MILLIS;
     if (waited !== 'settled') await this.#giveUp(waited);
     this.#state = 'shut-down';
@@ -376,11 +378,18 @@ export class SignalExporter<Item> {
    * flushTimeoutMillis: sealing Parquet's batch waits for its column builders to load (a dynamic
    * import), which must not hold a flush or a shutdown past its deadline either.
    */
-  async #sealAndWait(caller: 'forceFlush()' | 'shutdown()'): Promise<UnfinishedWhy | 'settled'> {
+  async #sealAndWait(
+    caller: 'forceFlush()' | 'shutdown()',
+  ): Promise<{ waited: UnfinishedWhy | 'settled'; unsealed: boolean }> {
     const millis = this.#config.flushTimeoutMillis;
     const deadline = performance.now() + millis;
+    // A seal that throws: a flush leaves the items in the open batch; a shutdown empties it.
+    let unsealed = false;
     const sealing = this.#intake.sealNow(caller === 'shutdown()').catch((error: unknown) => {
-      this.#outcomes.encodeFailed(error);
+      unsealed = true;
+      if (error instanceof UnsealedBatchError)
+        this.#outcomes.sealFailed(caller, error.cause, error);
+      else this.#outcomes.sealFailed(caller, error);
     });
     if (!(await settleWithin(sealing, millis))) {
       // A flush leaves them waiting (the builders may load yet); a shutdown answers them.
@@ -391,9 +400,13 @@ export class SignalExporter<Item> {
             )
           : undefined;
       this.#outcomes.sealUnfinished(caller, dropped);
-      return 'timeout';
+      return { waited: 'timeout', unsealed };
     }
-    return this.#waitForPending(Math.max(0, deadline - performance.now()));
+    // What was sealed before is waited for all the same.
+    return {
+      waited: await this.#waitForPending(Math.max(0, deadline - performance.now())),
+      unsealed,
+    };
   }
 
   /**

@@ -40,6 +40,25 @@ export type PendingExport<Item> =
   | { record: Buffer; points: number; inputs: KeyInputs }
   | { item: Item; inputs: KeyInputs; times: boolean };
 
+/**
+ * A seal at shutdown (`final`) that threw: the open batch was emptied, as nothing seals after.
+ * Its message is the seal's; `points` and `rawBytes` are what the batch held; `journaled`: the
+ * open batch's journal chain has its exports (the next run replays a chain without a seal).
+ */
+export class UnsealedBatchError extends Error {
+  readonly points: number;
+  readonly rawBytes: number;
+  readonly journaled: boolean;
+
+  constructor(cause: unknown, held: { points: number; rawBytes: number }, journaled: boolean) {
+    super(describeError(cause), { cause });
+    this.name = 'UnsealedBatchError';
+    this.points = held.points;
+    this.rawBytes = held.rawBytes;
+    this.journaled = journaled;
+  }
+}
+
 const SUCCESS: ExportResult = { code: ExportResultCode.SUCCESS };
 export const failed = (message: string): ExportResult => ({
   code: ExportResultCode.FAILED,
@@ -86,7 +105,9 @@ export class Admission<Item> {
 
   /**
    * Seals the open batch now (flush, shutdown, or its age). A seal that throws leaves the items
-   * in the open batch, whose age timer starts again, unless `final` (shutdown: nothing seals after).
+   * in the open batch, whose age timer starts again; unless `final` (shutdown: nothing seals
+   * after): then the batch is emptied, and the rejection is an UnsealedBatchError saying what it
+   * held, so that its bytes leave the memory bound and its items are counted.
    */
   async sealNow(final = false): Promise<void> {
     const sealed = await this.#mutex.runExclusive(() => this.#seal(final));
@@ -265,8 +286,11 @@ export class Admission<Item> {
     } catch (error) {
       // The column builders' seal threw: the items are still in the open batch. Without its age
       // timer they would wait for the batch to fill or a flush: it is tried again at its age.
-      if (!final && !this.#open.isEmpty) this.#startAge();
-      throw error;
+      if (!final) {
+        if (!this.#open.isEmpty) this.#startAge();
+        throw error;
+      }
+      throw new UnsealedBatchError(error, this.#open.discard(), this.#parts.journal !== undefined);
     }
     const batch = SealedBatch.seal(contents);
     const chain = this.#parts.journal?.sealed(batch);

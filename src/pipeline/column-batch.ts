@@ -17,9 +17,13 @@ export class ColumnBatch<Item> implements ColumnOpenBatch<Item> {
   readonly kind = 'columns';
   readonly #builders: ColumnBuilders<Item>;
   readonly #key = new BatchKey();
+  /** Where the builders end while empty: discard() takes every row back to it. */
+  readonly #empty: unknown;
 
+  /** `builders` must be empty. */
   constructor(builders: ColumnBuilders<Item>) {
     this.#builders = builders;
+    this.#empty = builders.mark();
   }
 
   get isEmpty(): boolean {
@@ -56,5 +60,12 @@ export class ColumnBatch<Item> implements ColumnOpenBatch<Item> {
     const rawBytes = this.bytes;
     const points = this.#builders.rows;
     return { contents: { columns: this.#builders.seal() }, rawBytes, points, ...this.#key.take() };
+  }
+
+  discard(): { points: number; rawBytes: number } {
+    const held = { points: this.#builders.rows, rawBytes: this.bytes };
+    this.#builders.rollback(this.#empty);
+    this.#key.take();
+    return held;
   }
 }

@@ -37,6 +37,11 @@ export interface OpenBatch {
   keyDiffers(inputs: KeyInputs): boolean;
   /** Hands the contents over and leaves this batch empty. */
   take(): SealedContents;
+  /**
+   * Empties the batch without sealing it (its seal threw at shutdown: nothing seals after);
+   * returns the items and bytes it held.
+   */
+  discard(): { points: number; rawBytes: number };
 }
 
 /**
@@ -186,6 +191,24 @@ export class RecordBatch implements RecordOpenBatch {
     this.#recordBytes = 0;
     this.#points = 0;
     return sealed;
+  }
+
+  discard(): { points: number; rawBytes: number } {
+    const held = { points: this.#points, rawBytes: this.bytes };
+    const frame = this.#frame;
+    this.#frame = undefined;
+    this.#records = [];
+    this.#key.take();
+    this.#count = 0;
+    this.#recordBytes = 0;
+    this.#points = 0;
+    // Its body is never made: the compressed part is not awaited, and must not be left unhandled.
+    try {
+      frame?.end().catch(() => {});
+    } catch {
+      // A frame that cannot end holds nothing more than before.
+    }
+    return held;
   }
 
   #takeContents(): BatchContents {

@@ -319,6 +319,40 @@ export class Outcomes {
     );
   }
 
+  /**
+   * forceFlush() or shutdown() could not seal the open batch: its seal threw `error`. After a
+   * flush the items stay in the open batch (sealed again at the next flush or at its age), an
+   * alert once until a flush stores everything; at shutdown the batch was emptied: its items
+   * (`lost`) are dropped, unless its journal chain holds them for the next run.
+   */
+  sealFailed(
+    caller: 'forceFlush()' | 'shutdown()',
+    error: unknown,
+    lost?: { points: number; rawBytes: number; journaled: boolean },
+  ): void {
+    const why = `${this.#who}${caller} could not seal the open batch (${describeError(error)})`;
+    if (lost === undefined) {
+      this.#episodes.report(
+        `flush-timeout:${this.#options.signal}`,
+        'error',
+        `${why}: it is not stored; it is sealed again at the next flush or at its age (maxBatchAgeMillis)`,
+        'OTEL_S3_FLUSH_TIMEOUT',
+      );
+      return;
+    }
+    const items = plural(lost.points, ...ITEMS[this.#options.signal]);
+    if (lost.journaled) {
+      log.warn(`${why}: its ${items} stay in the journal, for the next run to store`);
+      return;
+    }
+    this.#countDrop('internal-error', 0, lost.points, lost.rawBytes);
+    alert(
+      'error',
+      'OTEL_S3_DATA_DROPPED',
+      `${why}: dropping ${items} (counted in stats().pointsDroppedByReason['internal-error'])`,
+    );
+  }
+
   /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
   gaveUp(why: UnfinishedWhy, abandoned: Abandoned): void {
     const { left, dropped } = abandoned;

@@ -3,18 +3,27 @@
  * wait for them only within their deadline: a load that never ends cannot hold either past
  * flushTimeoutMillis, and a load that fails cannot stop shutdown() half-way.
  */
+
+import { diag } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { configure } from '../../../src/config/environment.js';
 import { createSharedParts, type SharedParts } from '../../../src/exporter/shared-parts.js';
 import { SignalExporter } from '../../../src/exporter/signal-exporter.js';
 import { metricsExport } from '../../../src/signals/metrics/export.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import type { SignalExport } from '../../../src/signals/signal.js';
-import { captureDiag } from '../../support/diag-capture.js';
+import {
+  captureDiag,
+  type ProcessWarning,
+  recordProcessWarnings,
+} from '../../support/diag-capture.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { syntheticMetrics } from '../../support/service.js';
+import { spoolExporter } from '../../support/spool-exporter.js';
+import { tempDirs } from '../../support/temp-dir.js';
+import { waitFor } from '../../support/wait.js';
 
 const logged = captureDiag();
 
@@ -152,19 +161,125 @@ describe('column builders that fail to load', () => {
   });
 });
 
-test('columns that fail to seal: shutdown() says so, resolves and leaves its group', async () => {
-  const { exporter, left } = exporterLoading(async () => () => {
+describe('columns that fail to seal', () => {
+  /** Builders whose seal throws: the first `failures` seals (all of them if undefined). */
+  const unsealable = (failures?: number) => async () => () => {
     const builders = new MetricColumnBuilders();
+    const seal = builders.seal.bind(builders);
+    let seals = 0;
     builders.seal = () => {
-      throw new Error('the columns could not be sealed');
+      if (failures === undefined || ++seals <= failures)
+        throw new Error('the columns could not be sealed');
+      return seal();
     };
     return builders;
+  };
+  // Counted from the export itself: every data point of every metric.
+  const pointsOf = (metrics: ReturnType<typeof syntheticMetrics>) =>
+    metrics.scopeMetrics.flatMap((s) => s.metrics).reduce((n, m) => n + m.dataPoints.length, 0);
+
+  test('shutdown() says so, resolves and leaves its group', async () => {
+    const { exporter, left } = exporterLoading(unsealable());
+    await new Promise((resolve) => exporter.export(syntheticMetrics(5, 1), resolve));
+    await expect(exporter.shutdown()).resolves.toBeUndefined();
+    expect(left()).toBe(1);
+    expect(logged).toContainEqual({
+      level: 'error',
+      text: expect.stringMatching(
+        /^otel-s3-exporter: metrics exporter: shutdown\(\) could not seal the open batch \(the columns could not be sealed\): dropping \d+ data points/,
+      ),
+    });
   });
-  await new Promise((resolve) => exporter.export(syntheticMetrics(5, 1), resolve));
-  await expect(exporter.shutdown()).resolves.toBeUndefined();
-  expect(left()).toBe(1);
-  expect(logged).toContainEqual({
-    level: 'error',
-    text: 'otel-s3-exporter: could not encode metrics: the columns could not be sealed',
+
+  test("shutdown() counts the open batch's points dropped and holds none of its bytes", async () => {
+    const { exporter } = exporterLoading(unsealable());
+    const metrics = syntheticMetrics(5, 1);
+    const points = pointsOf(metrics);
+    expect(points).toBeGreaterThan(0);
+    await new Promise((resolve) => exporter.export(metrics, resolve));
+    expect(exporter.stats().bufferedBytes).toBeGreaterThan(0);
+    await exporter.shutdown();
+    expect(exporter.stats()).toMatchObject({
+      exportsAccepted: 1,
+      pointsUploaded: 0,
+      pointsDropped: points,
+      pointsDroppedByReason: { 'internal-error': points },
+      bufferedBytes: 0,
+    });
+    expect(logged.map((l) => l.text)).toContainEqual(
+      expect.stringContaining(`dropping ${points} data points`),
+    );
+  });
+
+  test('forceFlush() says the open batch is not stored; it is kept, and stored later', async () => {
+    const { exporter } = exporterLoading(unsealable(1));
+    const metrics = syntheticMetrics(5, 1);
+    const points = pointsOf(metrics);
+    try {
+      await new Promise((resolve) => exporter.export(metrics, resolve));
+      await expect(exporter.forceFlush()).resolves.toBeUndefined();
+      expect(logged).toContainEqual({
+        level: 'error',
+        text: 'otel-s3-exporter: metrics exporter: forceFlush() could not seal the open batch (the columns could not be sealed): it is not stored; it is sealed again at the next flush or at its age (maxBatchAgeMillis)',
+      });
+      expect(exporter.stats()).toMatchObject({ pointsUploaded: 0, pointsDropped: 0 });
+      await exporter.forceFlush();
+      expect(exporter.stats()).toMatchObject({ pointsUploaded: points, pointsDropped: 0 });
+      expect(logged.map((l) => l.text)).toContainEqual(
+        'otel-s3-exporter: metrics exporter: forceFlush() stored everything again',
+      );
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+
+  test('shutdown() reports the drop without a logger', async () => {
+    diag.disable();
+    const warnings: ProcessWarning[] = [];
+    recordProcessWarnings(warnings);
+    const { exporter } = exporterLoading(unsealable());
+    try {
+      await new Promise((resolve) => exporter.export(syntheticMetrics(5, 1), resolve));
+      await exporter.shutdown();
+      expect(warnings).toContainEqual({
+        code: 'OTEL_S3_DATA_DROPPED',
+        text: expect.stringContaining('shutdown() could not seal the open batch'),
+      });
+    } finally {
+      vi.restoreAllMocks();
+      await exporter.shutdown();
+    }
+  });
+
+  const newDir = tempDirs();
+
+  test('shutdown() with a journal leaves the points to the next run, which stores them', async () => {
+    const dir = await newDir('otel-s3-unsealable-');
+    const config = configure({
+      bucket: 'unit',
+      s3Client: new ScriptedS3().client,
+      format: 'parquet',
+      flushTimeoutMillis: FLUSH_MILLIS,
+      spoolDir: dir,
+      journalSyncMillis: 20,
+    });
+    const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    const metrics = syntheticMetrics(5, 1);
+    const points = pointsOf(metrics);
+    await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
+    await new Promise((resolve) => exporter.export(metrics, resolve));
+    await exporter.shutdown();
+    expect(exporter.stats()).toMatchObject({ pointsDropped: 0 });
+    expect(logged).toContainEqual({
+      level: 'warn',
+      text: `otel-s3-exporter: metrics exporter: shutdown() could not seal the open batch (the columns could not be sealed): its ${points} data points stay in the journal, for the next run to store`,
+    });
+    const s3 = new ScriptedS3();
+    const next = spoolExporter(s3, dir, { format: 'parquet' });
+    try {
+      await waitFor(() => next.stats().pointsUploaded === points, 5_000, 'the replay stored');
+    } finally {
+      await next.shutdown();
+    }
   });
 });

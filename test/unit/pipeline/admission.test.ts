@@ -1,6 +1,6 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import { describe, expect, test } from 'vitest';
-import { Admission } from '../../../src/pipeline/admission.js';
+import { Admission, UnsealedBatchError } from '../../../src/pipeline/admission.js';
 import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
 import { ColumnBatch } from '../../../src/pipeline/column-batch.js';
 import type { OpenJournal } from '../../../src/pipeline/journal-port.js';
@@ -252,4 +252,36 @@ test('a seal that throws at shutdown (final) starts no age timer', async () => {
   await expect(admission.sealNow(true)).rejects.toThrow('cannot seal the columns');
   await new Promise((resolve) => setTimeout(resolve, 100));
   expect(seals).toBe(1);
+});
+
+test('a seal that throws at shutdown (final) empties the batch and says what it held', async () => {
+  const budget = new MemoryBudget(1 << 20);
+  const owner = quietOwner();
+  const builders = rowBuilders();
+  builders.seal = () => {
+    throw new Error('cannot seal the columns');
+  };
+  const open = new ColumnBatch(builders);
+  const admission = new Admission<number>(
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 1_000, times: false },
+    { open, budget, owner, onSealed() {}, appendFailed() {} },
+  );
+  budget.addOpen(open);
+  await admission.accept({ item: 4, inputs, times: false });
+  await admission.accept({ item: 3, inputs, times: false });
+  // rowBuilders: one row per unit of an item, 10 bytes a row.
+  expect(budget.heldBy(owner, open)).toBe(70);
+  const error = await admission.sealNow(true).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UnsealedBatchError);
+  expect(error).toMatchObject({
+    message: 'cannot seal the columns',
+    points: 7,
+    rawBytes: 70,
+    journaled: false,
+  });
+  expect(open.isEmpty).toBe(true);
+  expect(budget.heldBy(owner, open)).toBe(0);
 });
