@@ -8,6 +8,7 @@ import { RecordBatch } from '../../../src/pipeline/open-batch.js';
 import type { Outcomes } from '../../../src/pipeline/outcomes.js';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import type { ColumnBuilders, TransferableColumns } from '../../../src/signals/signal.js';
+import { waitFor } from '../../support/wait.js';
 
 const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
 
@@ -190,6 +191,7 @@ test('a seal by age that throws is handed to appendFailed, not left unhandled', 
 });
 
 test('a seal by age that throws leaves the items in the open batch, sealed at its next age', async () => {
+  const AGE = 500;
   const budget = new MemoryBudget(1 << 20);
   const builders = rowBuilders();
   let seals = 0;
@@ -201,7 +203,7 @@ test('a seal by age that throws leaves the items in the open batch, sealed at it
   const appendFailures: unknown[] = [];
   const handedOn: SealedBatch[] = [];
   const admission = new Admission<number>(
-    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: AGE, times: false },
     {
       open: new ColumnBatch(builders),
       budget,
@@ -214,13 +216,14 @@ test('a seal by age that throws leaves the items in the open batch, sealed at it
     expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
       ExportResultCode.SUCCESS,
     );
-    // A second export into the batch that is not empty starts no clock of its own.
-    await new Promise((resolve) => setTimeout(resolve, 40));
-    expect(seals).toBe(1);
+    await waitFor(() => seals === 1, 5_000, 'the first seal by age');
+    // A second export into the batch that is not empty starts no clock of its own. (The next
+    // seal is an age away: AGE leaves a loaded machine the time to make this export first.)
     expect((await admission.accept({ item: 2, inputs, times: false })).code).toBe(
       ExportResultCode.SUCCESS,
     );
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(seals).toBe(1);
+    await waitFor(() => handedOn.length > 0, 5_000, 'the seal at the next age');
     // The first seal failed, reported; the second, at the batch's next age, holds both exports.
     expect(appendFailures).toHaveLength(1);
     expect(handedOn.map((b) => b.points)).toEqual([6]);
