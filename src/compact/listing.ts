@@ -4,7 +4,12 @@ import { decodeReplaces, REPLACES_KEY, replacedKeys } from '../reader/compacted.
 import { ReadAccessError } from '../reader/errors.js';
 import { type KeyLayout, resolveKeyLayout } from '../reader/key-layout.js';
 import { openParquetParts } from '../reader/parquet-parts.js';
-import { type ListedObject, objectRanges } from '../reader/replaced-inputs.js';
+import {
+  type KeyNames,
+  type ListedObject,
+  objectRanges,
+  outOfPlaceError,
+} from '../reader/replaced-inputs.js';
 import type { ObjectSource } from '../reader/source.js';
 import { skipRecordKey } from './bookkeeping.js';
 import type { CompactionSettings } from './options.js';
@@ -54,6 +59,11 @@ export async function* listHours(
     outLayout === undefined
       ? undefined
       : hourGroups(settings, source, outLayout, range, undefined, signal);
+  // Keys an output lists, as the reader parses them: the input layout's, else the outputs'.
+  const names: KeyNames = {
+    parse: (key) => settings.layout.parse(key) ?? outLayout?.parse(key),
+    otherSignal: (key) => settings.layout.otherSignal(key),
+  };
   let a = await inputs.next();
   let b = outputs === undefined ? undefined : await outputs.next();
   while (a.done !== true || (b !== undefined && b.done !== true)) {
@@ -71,7 +81,7 @@ export async function* listHours(
       b = await (outputs as AsyncGenerator<Group>).next();
     }
     if (!accept(hour)) continue;
-    yield await readHour(settings, source, new Date(hour), listed, signal);
+    yield await readHour(settings, source, new Date(hour), listed, names, signal);
   }
 }
 
@@ -200,6 +210,7 @@ export async function readHour(
   source: ObjectSource,
   hour: Date,
   listed: ListedObject[],
+  names: KeyNames,
   signal: AbortSignal,
 ): Promise<HourObjects> {
   const outputs: OutputInfo[] = [];
@@ -210,7 +221,7 @@ export async function readHour(
       inputs.push(object);
       continue;
     }
-    const info = await outputInfo(source, object, settings, signal);
+    const info = await outputInfo(source, object, settings, names, signal);
     if ('reason' in info) badOutputs.push(info);
     else outputs.push(info);
   }
@@ -225,11 +236,16 @@ export async function readHour(
   return { hour, inputs, outputs, badOutputs, skipped };
 }
 
-/** An output's footer: its rows and what it replaces. */
+/**
+ * An output's footer: its rows and what it replaces. One whose list names what no output
+ * replaces (outOfPlaceError: itself, an object of another hour or signal) is bad, as the reader
+ * refuses it: it deletes nothing, and is never deleted.
+ */
 async function outputInfo(
   source: ObjectSource,
   object: ListedObject,
   settings: CompactionSettings,
+  names: KeyNames,
   signal: AbortSignal,
 ): Promise<OutputInfo | BadOutput> {
   // A footer that was not fetched (a 503, say) is no sign of a bad output: the next GET may
@@ -248,7 +264,10 @@ async function outputInfo(
     const parts = await openParquetParts(watched, settings.limits, settings.signal);
     const text = parts.keyValues.find((kv) => kv.key === REPLACES_KEY)?.value;
     if (text === undefined) throw new Error(`no ${REPLACES_KEY} in its metadata`);
-    return { ...object, rows: parts.rows, replaces: decodeReplaces(text) };
+    const replaces = decodeReplaces(text);
+    const outOfPlace = outOfPlaceError(object, replacedKeys(replaces), names);
+    if (outOfPlace !== undefined) return { ...object, reason: outOfPlace.message };
+    return { ...object, rows: parts.rows, replaces };
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();

@@ -29,6 +29,7 @@ export async function* inRange(
   const onReplaced = () => stats.objectsReplaced++;
   for await (const object of withoutReplaced(listed, source, signal, onReplaced, {
     parse: (key) => range.layout.parse(key),
+    otherSignal: (key) => range.layout.otherSignal(key),
     limits,
   })) {
     const { key, size, parsed, footerError } = object;

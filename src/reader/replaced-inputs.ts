@@ -8,7 +8,7 @@ import {
   replacedKeys,
 } from './compacted.js';
 import { ReadAccessError } from './errors.js';
-import type { MetricKey } from './key-layout.js';
+import type { KeyLayout, MetricKey } from './key-layout.js';
 import { type ByteRanges, openParquetParts, type ParquetParts } from './parquet-parts.js';
 import type { ReadLimits } from './read-limits.js';
 import type { ObjectSource } from './source.js';
@@ -39,9 +39,11 @@ export interface ListedObject {
 
 const HOUR = 3_600_000;
 
+/** What an output's list is checked against: the key layout's names (see outOfPlaceError). */
+export type KeyNames = Pick<KeyLayout, 'parse' | 'otherSignal'>;
+
 /** What withoutReplaced needs to read outputs' lists: the key layout, and the read's limits. */
-export interface OutputsLayout {
-  parse(key: string): MetricKey | undefined;
+export interface OutputsLayout extends KeyNames {
   /** The footers are read within them, as the outputs themselves will be. */
   limits: ReadLimits;
 }
@@ -58,8 +60,8 @@ const hourOf = (parsed: MetricKey): number | undefined => {
  * read of it may succeed (a 503 that passed), and would count its points a second time beside
  * its inputs. So is one whose footer disagrees with itself (InconsistentOutputError): its file
  * holds other than the rows of the inputs it lists. So is one that lists what no output replaces
- * (OutOfPlaceOutputError): itself, or an object of another signal or hour, as `parse` reads its
- * key. Access errors end the listing. `onReplaced` counts what is skipped.
+ * (outOfPlaceError): itself, or an object of another signal or hour. Access errors end the
+ * listing. `onReplaced` counts what is skipped.
  */
 export async function* withoutReplaced(
   listed: AsyncIterable<ListedObject>,
@@ -122,11 +124,7 @@ async function replacesOf(
     if (inputRows(replaces) !== parts.rows)
       return new InconsistentOutputError(parts.rows, replaces);
     const keys = replacedKeys(replaces);
-    for (const key of keys) {
-      const named = outOfPlace(object, key, layout.parse(key));
-      if (named !== undefined) return new OutOfPlaceOutputError(named);
-    }
-    return keys;
+    return outOfPlaceError(object, keys, layout) ?? keys;
   } catch (error) {
     if (error instanceof ReadAccessError) throw error;
     signal.throwIfAborted();
@@ -135,18 +133,34 @@ async function replacesOf(
 }
 
 /**
- * How `key` is named when `output` cannot replace it (src/compact lists the objects of one signal
- * and hour, and never an output as its own input); undefined when it can. A key out of the layout
- * is never listed, so it hides nothing.
+ * Why `output` cannot replace `keys` (src/compact lists the objects of one signal and hour, and
+ * never an output as its own input): it names itself, an object of another signal, or one of
+ * another hour; undefined when it can replace them all. The one rule for the reader (such an
+ * output hides nothing) and the compactor (it deletes nothing). A key that `names` does not
+ * parse is never listed, so it hides nothing; its signal is still told by its name.
  */
+export function outOfPlaceError(
+  output: { key: string; parsed: MetricKey },
+  keys: readonly string[],
+  names: KeyNames,
+): OutOfPlaceOutputError | undefined {
+  for (const key of keys) {
+    const named = outOfPlace(output, key, names);
+    if (named !== undefined) return new OutOfPlaceOutputError(named);
+  }
+  return undefined;
+}
+
 function outOfPlace(
-  output: ListedObject,
+  output: { key: string; parsed: MetricKey },
   key: string,
-  parsed: MetricKey | undefined,
+  names: KeyNames,
 ): string | undefined {
   if (key === output.key) return 'itself';
+  const parsed = names.parse(key);
+  const signal = parsed?.signal ?? names.otherSignal(key);
+  if (signal !== undefined && signal !== output.parsed.signal) return `${key}, a ${signal} object`;
   if (parsed === undefined) return undefined;
-  if (parsed.signal !== output.parsed.signal) return `${key}, a ${parsed.signal} object`;
   if (hourOf(parsed) !== hourOf(output.parsed)) return `${key}, of another hour`;
   return undefined;
 }
