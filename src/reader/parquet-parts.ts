@@ -34,6 +34,10 @@ import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
  */
 export const PARQUET_PARTS_BYTES = 16 * 1024 * 1024;
 
+/** Whether readMetrics reads an object in parts (see PARQUET_PARTS_BYTES), not whole. */
+export const readInParts = (format: string, size: number): boolean =>
+  format === 'parquet' && size > PARQUET_PARTS_BYTES;
+
 /**
  * Each signal's Parquet schema version, its rows as its request, and whether its compaction's
  * appender takes strings as dictionary indices (`coded`: spans' and log records',

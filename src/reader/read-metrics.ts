@@ -14,7 +14,7 @@ import type {
   UnreadableObject,
 } from './metric-types.js';
 import { openSource } from './open-source.js';
-import { PARQUET_PARTS_BYTES } from './parquet-parts.js';
+import { readInParts } from './parquet-parts.js';
 import {
   DEFAULT_MAX_DECOMPRESSED_BYTES,
   ObjectTooLargeError,
@@ -284,8 +284,7 @@ type Fetched = { bytes: Uint8Array } | UnreadableObject | typeof IN_PARTS;
 /** In the window for an object read in parts: nothing is fetched ahead for it. */
 const IN_PARTS = { parts: true } as const;
 /** A large Parquet file (a compaction output, say) of any signal is read a row group at a time. */
-const inParts = (info: ObjectInfo) =>
-  info.encoding.format === 'parquet' && info.size > PARQUET_PARTS_BYTES;
+const inParts = (info: ObjectInfo) => readInParts(info.encoding.format, info.size);
 
 /** Why an object is skipped without downloading it: too large as listed, or no zstd engine. */
 function refuseUnread(info: ObjectInfo, limits: ReadLimits): UnreadableObject | undefined {

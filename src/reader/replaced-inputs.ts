@@ -9,8 +9,13 @@ import {
 } from './compacted.js';
 import { ReadAccessError } from './errors.js';
 import type { KeyLayout, MetricKey } from './key-layout.js';
-import { type ByteRanges, openParquetParts, type ParquetParts } from './parquet-parts.js';
-import type { ReadLimits } from './read-limits.js';
+import {
+  type ByteRanges,
+  openParquetParts,
+  type ParquetParts,
+  readInParts,
+} from './parquet-parts.js';
+import { ObjectTooLargeError, type ReadLimits } from './read-limits.js';
 import type { ObjectSource } from './source.js';
 
 /**
@@ -109,6 +114,12 @@ async function replacesOf(
   signal: AbortSignal,
   layout: OutputsLayout,
 ): Promise<string[] | Error> {
+  // Read whole, an output over maxObjectBytes is refused, in this read and the next: its inputs
+  // are read instead (read in parts, the limits apply to its row groups, checked below).
+  const { maxObjectBytes } = layout.limits;
+  if (object.size > maxObjectBytes && !readInParts(object.parsed.encoding.format, object.size)) {
+    return new ObjectTooLargeError('maxObjectBytes', maxObjectBytes, object.size);
+  }
   try {
     const parts = await openStoredParquet(
       source,

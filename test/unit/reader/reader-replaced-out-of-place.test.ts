@@ -186,3 +186,23 @@ describe('outputs’ footers are read within the read’s limits', () => {
     );
   });
 });
+
+describe('an output the read refuses whole replaces nothing', () => {
+  test('stored over maxObjectBytes (and read whole, under 16 MiB): its inputs are read', async () => {
+    const s = await scene();
+    const file = await outputFile((rows) => ({
+      inputs: [{ key: s.metrics, rows }],
+      superseded: [],
+    }));
+    await writeAtKey(s.root, s.output, file);
+    // Its footer and its row group are each within the limit; the file is not.
+    const maxObjectBytes = file.length - 1;
+    const { keys, problems, stats } = await read(s.root, { maxObjectBytes });
+    expect(keys).toEqual([s.metrics, s.nextHour, s.spans].sort());
+    expect(stats.objectsReplaced).toBe(0);
+    expect(problems.map((p) => [p.key, p.stage])).toEqual([[s.output, 'fetch']]);
+    expect(problems[0]?.error.message).toMatch(
+      /^stored size \d+\.\d KiB is over the maxObjectBytes limit of \d+\.\d KiB, so the objects it replaces were read instead$/,
+    );
+  });
+});
