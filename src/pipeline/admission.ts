@@ -30,6 +30,11 @@ export interface AdmissionParts<Item> {
   journal?: OpenJournal | undefined;
   /** How an export appended as it is (columns) becomes the record the journal keeps. */
   journalEncode?: JournalEncode<Item> | undefined;
+  /**
+   * The items of an export appended as it is, counted without appending it: for one not taken
+   * because the open batch it must follow could not be sealed.
+   */
+  itemsOf?: ((item: Item) => number) | undefined;
 }
 
 /**
@@ -148,7 +153,10 @@ export class Admission<Item> {
       open.growth(record, sealFirst) +
       (this.#parts.journal?.cost(record.length, inputs.attributes, sealFirst) ?? 0);
     if (!budget.makeRoom(growth)) return this.#noRoom(points, growth);
-    if (sealFirst) this.#pushSealed(sealed);
+    if (sealFirst) {
+      const blocked = this.#sealFirst(sealed);
+      if (blocked !== undefined) return this.#notSealed(points, growth, blocked.error);
+    }
     this.#wasEmpty = open.isEmpty;
     try {
       open.append(record, points, inputs);
@@ -173,7 +181,12 @@ export class Admission<Item> {
     sealed: SealedBatch[],
   ): ExportResult {
     const { budget } = this.#parts;
-    if (!open.isEmpty && open.keyDiffers(inputs)) this.#pushSealed(sealed);
+    if (!open.isEmpty && open.keyDiffers(inputs)) {
+      const blocked = this.#sealFirst(sealed);
+      // Its bytes are not known without appending it (the batch holds another key's items).
+      if (blocked !== undefined)
+        return this.#notSealed(this.#parts.itemsOf?.(item) ?? 0, 0, blocked.error);
+    }
     let mark = open.mark();
     let before = open.bytes;
     let points: number;
@@ -181,8 +194,10 @@ export class Admission<Item> {
     try {
       points = open.append(item, inputs, times);
       if (!this.#wasEmpty && open.bytes > this.#options.maxBatchBytes) {
+        const growth = open.bytes - before;
         open.rollback(mark);
-        this.#pushSealed(sealed);
+        const blocked = this.#sealFirst(sealed);
+        if (blocked !== undefined) return this.#notSealed(points, growth, blocked.error);
         mark = open.mark();
         before = open.bytes;
         this.#wasEmpty = true;
@@ -240,6 +255,28 @@ export class Admission<Item> {
   }
 
   /**
+   * Seals the open batch before an export that must go to a fresh one. If the seal throws, the
+   * batch keeps its items (tried again at its age) and the error is returned: the export cannot
+   * be taken.
+   */
+  #sealFirst(sealed: SealedBatch[]): { error: unknown } | undefined {
+    try {
+      this.#pushSealed(sealed);
+      return undefined;
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  /** An export not taken, as the open batch it must follow could not be sealed: counted. */
+  #notSealed(points: number, bytes: number, error: unknown): ExportResult {
+    this.#parts.owner.outcomes.exportNotSealed(points, bytes, error);
+    return failed(
+      `could not seal the open batch before this export (${describeError(error)}): not taken`,
+    );
+  }
+
+  /**
    * Counted, and sealed if full; the age timer starts with a batch's first export that holds
    * items (a Parquet export of none leaves the batch empty: no clock for the batch to come).
    */
@@ -251,7 +288,13 @@ export class Admission<Item> {
     const { owner, journal } = this.#parts;
     owner.outcomes.appended(budget.heldBy(owner, this.#open, journal));
     if (this.#open.bytes >= this.#options.maxBatchBytes) {
-      this.#pushSealed(sealed);
+      try {
+        this.#pushSealed(sealed);
+      } catch (error) {
+        // The export is in the open batch, which keeps it (tried again at its age): its answer
+        // is SUCCESS; the failure is reported as a seal by age that throws is.
+        this.#parts.appendFailed(error);
+      }
     } else if (this.#wasEmpty && !this.#open.isEmpty) {
       this.#startAge();
     }

@@ -91,6 +91,20 @@ export class Outcomes {
     log.error(`could not encode ${this.#options.signal}: ${describeError(error)}`);
   }
 
+  /**
+   * A part of an export answered FAILED and not taken: the open batch it had to follow could not
+   * be sealed (its seal threw `error`; its own items stay in it). `rawBytes`: 0 where not known.
+   */
+  exportNotSealed(points: number, rawBytes: number, error: unknown): void {
+    this.#countDrop('internal-error', 0, points, rawBytes);
+    this.#episodes.report(
+      `internal-error:${this.#options.signal}`,
+      'error',
+      `${this.#who}could not seal the open batch (${describeError(error)}); an export that must go to the next batch is answered FAILED, dropping ${plural(points, ...ITEMS[this.#options.signal])} (later ones are counted in stats().pointsDroppedByReason['internal-error'])`,
+      'OTEL_S3_DATA_DROPPED',
+    );
+  }
+
   /** A part of an export that cannot fit under maxBufferedBytes even with every idle batch dropped. */
   exportRejectedForRoom(points: number, rawBytes: number): void {
     this.#countDrop('buffer-full', 0, points, rawBytes);

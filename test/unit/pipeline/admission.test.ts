@@ -1,13 +1,16 @@
 import { ExportResultCode } from '@opentelemetry/core';
 import { describe, expect, test } from 'vitest';
+import { Episodes } from '../../../src/base/log.js';
 import { Admission, UnsealedBatchError } from '../../../src/pipeline/admission.js';
 import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
 import { ColumnBatch } from '../../../src/pipeline/column-batch.js';
 import type { OpenJournal } from '../../../src/pipeline/journal-port.js';
 import { RecordBatch } from '../../../src/pipeline/open-batch.js';
-import type { Outcomes } from '../../../src/pipeline/outcomes.js';
+import { Outcomes } from '../../../src/pipeline/outcomes.js';
 import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
+import { emptyStats } from '../../../src/pipeline/stats.js';
 import type { ColumnBuilders, TransferableColumns } from '../../../src/signals/signal.js';
+import { captureDiag } from '../../support/diag-capture.js';
 import { waitFor } from '../../support/wait.js';
 
 const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
@@ -287,4 +290,142 @@ test('a seal that throws at shutdown (final) empties the batch and says what it 
   });
   expect(open.isEmpty).toBe(true);
   expect(budget.heldBy(owner, open)).toBe(0);
+});
+
+/** An owner whose outcomes are real ones (stats().pointsDroppedByReason), closed by the test. */
+function countingOwner(): BatchOwner & { outcomes: Outcomes } {
+  const outcomes = new Outcomes(emptyStats(), new Episodes(), {
+    slowRetryMillis: 1_000,
+    maxBufferedBytes: 1 << 20,
+    requestTimeoutMillis: 1_000,
+    flushTimeoutMillis: 1_000,
+    endpoint: 'http://s3.test',
+    signal: 'metrics',
+  });
+  return { outcomes, pager: undefined };
+}
+
+/** Column builders whose seal throws its first `failing` times, then seals. */
+function failingSeals(failing: number) {
+  const builders = rowBuilders();
+  let seals = 0;
+  const seal = builders.seal.bind(builders);
+  builders.seal = () => {
+    if (++seals <= failing) throw new Error('cannot seal the columns');
+    return seal();
+  };
+  return { builders, seals: () => seals };
+}
+
+describe('a seal that throws while an export is admitted', () => {
+  const messages = captureDiag();
+
+  test('by size, after the append: answered SUCCESS, its items stay in the open batch', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const { builders, seals } = failingSeals(1);
+    const open = new ColumnBatch(builders);
+    const handedOn: SealedBatch[] = [];
+    const appendFailures: unknown[] = [];
+    const admission = new Admission<number>(
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open,
+        budget,
+        owner,
+        onSealed: (b) => handedOn.push(b),
+        appendFailed: (error) => appendFailures.push(error),
+      },
+    );
+    try {
+      // 6 rows of 10 bytes: the batch is full after the append, whose seal throws.
+      const result = await admission.accept({ item: 6, inputs, times: false });
+      expect(seals()).toBe(1);
+      expect(result).toEqual({ code: ExportResultCode.SUCCESS });
+      expect(appendFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+      expect(open.isEmpty).toBe(false);
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+      // The next seal stores them.
+      await admission.sealNow();
+      expect(handedOn.map((b) => b.points)).toEqual([6]);
+    } finally {
+      await admission.sealNow(true).catch(() => {});
+      for (const b of handedOn) budget.settle(b, 'uploaded');
+      owner.outcomes.close();
+    }
+  });
+
+  test('first, as the key changed: answered FAILED, its items counted as internal-error', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const { builders } = failingSeals(1);
+    const open = new ColumnBatch(builders);
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission<number>(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open,
+        budget,
+        owner,
+        onSealed: (b) => handedOn.push(b),
+        appendFailed() {},
+        itemsOf: (item) => item,
+      },
+    );
+    try {
+      const first = await admission.accept({
+        item: 4,
+        inputs: { ...inputs, group: 'a' },
+        times: false,
+      });
+      expect(first.code).toBe(ExportResultCode.SUCCESS);
+      const second = await admission.accept({
+        item: 3,
+        inputs: { ...inputs, group: 'b' },
+        times: false,
+      });
+      expect(second.code).toBe(ExportResultCode.FAILED);
+      expect(second.error?.message).toBe(
+        'otel-s3-exporter: could not seal the open batch before this export (cannot seal the columns): not taken',
+      );
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
+      expect(owner.outcomes.stats.pointsDropped).toBe(3);
+      expect(messages.map((m) => m.text).join('\n')).toContain('dropping 3 data points');
+      // The first export's items stay in the open batch: the next seal stores them.
+      await admission.sealNow();
+      expect(handedOn.map((b) => b.points)).toEqual([4]);
+    } finally {
+      await admission.sealNow(true).catch(() => {});
+      for (const b of handedOn) budget.settle(b, 'uploaded');
+      owner.outcomes.close();
+    }
+  });
+
+  test('first, as the export overflows the batch: answered FAILED, its items counted', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const { builders } = failingSeals(1);
+    const open = new ColumnBatch(builders);
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission<number>(
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
+      { open, budget, owner, onSealed: (b) => handedOn.push(b), appendFailed() {} },
+    );
+    try {
+      expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
+        ExportResultCode.SUCCESS,
+      );
+      // 4 + 3 rows: 70 bytes, past maxBatchBytes: the batch is sealed first, which throws.
+      const second = await admission.accept({ item: 3, inputs, times: false });
+      expect(second.code).toBe(ExportResultCode.FAILED);
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
+      expect(open.isEmpty).toBe(false);
+      await admission.sealNow();
+      expect(handedOn.map((b) => b.points)).toEqual([4]);
+    } finally {
+      await admission.sealNow(true).catch(() => {});
+      for (const b of handedOn) budget.settle(b, 'uploaded');
+      owner.outcomes.close();
+    }
+  });
 });
