@@ -48,7 +48,7 @@ export type PendingExport<Item> =
 /**
  * A seal at shutdown (`final`) that threw: the open batch was emptied, as nothing seals after.
  * Its message is the seal's; `points` and `rawBytes` are what the batch held; `journaled`: the
- * open batch's journal chain has its exports (the next run replays a chain without a seal).
+ * open batch's journal chain keeps its exports (the next run replays a chain without a seal).
  */
 export class UnsealedBatchError extends Error {
   readonly points: number;
@@ -333,7 +333,8 @@ export class Admission<Item> {
         if (!this.#open.isEmpty) this.#startAge();
         throw error;
       }
-      throw new UnsealedBatchError(error, this.#open.discard(), this.#parts.journal !== undefined);
+      const held = this.#open.discard();
+      throw new UnsealedBatchError(error, held, this.#parts.journal?.unsealed() ?? false);
     }
     const batch = SealedBatch.seal(contents);
     const chain = this.#parts.journal?.sealed(batch);

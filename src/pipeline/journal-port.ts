@@ -28,6 +28,14 @@ export interface OpenJournal {
    * the export stays in the open batch, whose journal is no longer whole. Counted and reported.
    */
   copyFailed(error: unknown): void;
+  /**
+   * The open batch could not be sealed at shutdown (nothing seals after) and was emptied. Its
+   * chain is kept without a seal, for the next run to replay, if its entries will reach the disk
+   * (the spool is this process's, the chain whole): returns true. Otherwise its entries are freed
+   * and it returns false: the caller counts the items as lost. No seal entry is written either
+   * way: the room kept for it is freed.
+   */
+  unsealed(): boolean;
 }
 
 export type { JournalRecordFormat } from './sealed-batch.js';

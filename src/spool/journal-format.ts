@@ -185,6 +185,11 @@ export class PendingEntries {
     this.#reserved = sealBytes(attributes);
   }
 
+  /** No seal will be written (the batch could not be sealed): its room is freed. */
+  releaseSeal(): void {
+    this.#reserved = 0;
+  }
+
   get isEmpty(): boolean {
     return this.#full.length === 0 && this.#used === 0;
   }

@@ -219,6 +219,19 @@ export class OpenBatchJournal implements OpenJournal {
     return chain.name;
   }
 
+  unsealed(): boolean {
+    const chain = this.#open;
+    this.#open = undefined;
+    if (chain === undefined) return false;
+    chain.pending.releaseSeal();
+    // Ours now and not closed: the last commit (close()) writes what is pending.
+    if (chain.state === 'live' && this.#disk !== undefined && !this.#closed) return true;
+    // Nothing will write it (the spool never became ours: close() would free its entries), or it
+    // misses exports: what of it is on disk goes, so that no run replays part of the batch.
+    this.retire(chain.name);
+    return false;
+  }
+
   // ---- the batch's side ----
 
   /**

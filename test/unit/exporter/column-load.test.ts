@@ -4,6 +4,9 @@
  * flushTimeoutMillis, and a load that fails cannot stop shutdown() half-way.
  */
 
+import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { diag } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
@@ -22,6 +25,7 @@ import {
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { syntheticMetrics } from '../../support/service.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
+import { lockDirOf } from '../../support/spool-lock.js';
 import { tempDirs } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -269,7 +273,8 @@ describe('columns that fail to seal', () => {
     await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
     await new Promise((resolve) => exporter.export(metrics, resolve));
     await exporter.shutdown();
-    expect(exporter.stats()).toMatchObject({ pointsDropped: 0 });
+    // Nothing stays counted: the chain's entries are on disk, and no seal entry is written.
+    expect(exporter.stats()).toMatchObject({ pointsDropped: 0, bufferedBytes: 0 });
     expect(logged).toContainEqual({
       level: 'warn',
       text: `otel-s3-exporter: metrics exporter: shutdown() could not seal the open batch (the columns could not be sealed): its ${points} data points stay in the journal, for the next run to store`,
@@ -281,5 +286,45 @@ describe('columns that fail to seal', () => {
     } finally {
       await next.shutdown();
     }
+  });
+
+  test('shutdown() with a journal on a spool another process holds counts the points dropped', async () => {
+    const dir = await newDir('otel-s3-unsealable-');
+    // The lock of a process of another pid namespace on this host: never stale in this test.
+    mkdirSync(lockDirOf(dir), { recursive: true });
+    writeFileSync(
+      join(lockDirOf(dir), 'owner.json'),
+      JSON.stringify({
+        pid: 1,
+        host: hostname(),
+        bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+        pidNamespace: `${readlinkSync('/proc/self/ns/pid')}-of-another-container`,
+        token: 'another-process',
+        since: new Date().toISOString(),
+      }),
+    );
+    const config = configure({
+      bucket: 'unit',
+      s3Client: new ScriptedS3().client,
+      format: 'parquet',
+      flushTimeoutMillis: FLUSH_MILLIS,
+      spoolDir: dir,
+      journalSyncMillis: 20,
+    });
+    const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    const metrics = syntheticMetrics(5, 1);
+    const points = pointsOf(metrics);
+    await waitFor(
+      () => exporter.stats().spool?.state === 'waiting-for-lock',
+      5_000,
+      'the spool found locked',
+    );
+    await new Promise((resolve) => exporter.export(metrics, resolve));
+    await exporter.shutdown();
+    expect(exporter.stats()).toMatchObject({
+      pointsDropped: points,
+      pointsDroppedByReason: { 'internal-error': points },
+      bufferedBytes: 0,
+    });
   });
 });

@@ -11,6 +11,8 @@ import type { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../../src/pipeline/stats.js';
 import type { ColumnBuilders, TransferableColumns } from '../../../src/signals/signal.js';
 import { captureDiag } from '../../support/diag-capture.js';
+import { attachedJournal, testJournal } from '../../support/spool-exporter.js';
+import { tempDirs } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
 const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
@@ -31,6 +33,7 @@ test('a batch sealed by an export whose append then throws still goes on to be s
     },
     sealed: () => undefined,
     copyFailed() {},
+    unsealed: () => false,
   };
   const open = new RecordBatch({ overhead: (n) => 2 + n, framing: null });
   const handedOn: SealedBatch[] = [];
@@ -65,6 +68,7 @@ function throwingJournal() {
     },
     sealed: () => undefined,
     copyFailed: (error) => failures.push(error),
+    unsealed: () => false,
   };
   return { journal, failures };
 }
@@ -426,6 +430,83 @@ describe('a seal that throws while an export is admitted', () => {
       await admission.sealNow(true).catch(() => {});
       for (const b of handedOn) budget.settle(b, 'uploaded');
       owner.outcomes.close();
+    }
+  });
+});
+
+describe('a seal that throws at shutdown (final), with a journal', () => {
+  captureDiag();
+  const newDir = tempDirs();
+  // rowBuilders' item n: n rows, journaled as a record of n bytes.
+  const journalEncode = (item: number) => ({
+    record: Buffer.alloc(item),
+    points: item,
+    dataTimeMillis: undefined,
+  });
+  const unsealable = (journal: OpenJournal, budget: MemoryBudget, owner: BatchOwner) => {
+    const { builders } = failingSeals(Number.POSITIVE_INFINITY);
+    return new Admission<number>(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open: new ColumnBatch(builders),
+        budget,
+        owner,
+        onSealed() {},
+        appendFailed() {},
+        journal,
+        journalEncode,
+      },
+    );
+  };
+  const rejection = (admission: Admission<number>) =>
+    admission.sealNow(true).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+  test('a spool that is ours: the chain is kept, and holds no room for a seal', async () => {
+    const dir = await newDir('otel-s3-admission-journal-');
+    const journal = attachedJournal(dir, undefined, { syncMillis: 60_000 });
+    const budget = new MemoryBudget(1 << 20);
+    const admission = unsealable(journal, budget, quietOwner());
+    try {
+      await admission.accept({ item: 4, inputs, times: false });
+      expect(journal.bytes).toBeGreaterThan(0);
+      expect(await rejection(admission)).toMatchObject({ points: 4, journaled: true });
+    } finally {
+      await journal.close(5_000);
+    }
+    // The last commit wrote the entries; nothing is left in memory.
+    expect(journal.bytes).toBe(0);
+  });
+
+  test('a spool never ours: the chain is given up, its items not said to be journaled', async () => {
+    const dir = await newDir('otel-s3-admission-journal-');
+    const journal = testJournal(dir);
+    const budget = new MemoryBudget(1 << 20);
+    const admission = unsealable(journal, budget, quietOwner());
+    try {
+      await admission.accept({ item: 4, inputs, times: false });
+      // Entries wait in memory for the spool to be ours.
+      expect(journal.bytes).toBeGreaterThan(0);
+      expect(await rejection(admission)).toMatchObject({ points: 4, journaled: false });
+      expect(journal.bytes).toBe(0);
+    } finally {
+      await journal.close(5_000);
+    }
+  });
+
+  test('a chain given up (a failed copy): its items not said to be journaled', async () => {
+    const dir = await newDir('otel-s3-admission-journal-');
+    const journal = attachedJournal(dir, undefined, { syncMillis: 60_000 });
+    const budget = new MemoryBudget(1 << 20);
+    const admission = unsealable(journal, budget, quietOwner());
+    try {
+      await admission.accept({ item: 4, inputs, times: false });
+      journal.copyFailed(new Error('journal copy failed'));
+      expect(await rejection(admission)).toMatchObject({ points: 4, journaled: false });
+    } finally {
+      await journal.close(5_000);
     }
   });
 });
