@@ -53,8 +53,9 @@ export interface ParsedKey {
   sealedAt: Date;
   /**
    * The partition the key was filed under, from its time tokens in the template's time zone:
-   * its start and its end (exclusive), as precise as the finest token (minute in the default
-   * layout). Undefined for a template without time tokens.
+   * its start and its end (exclusive), as precise as the unbroken run of tokens from %Y down
+   * (minute in the default layout; the year for `%Y/%H`, whose hour is of any day). Undefined
+   * for a template without %Y.
    */
   partition: { start: Date; end: Date } | undefined;
   /** Values of the resource-attribute tokens. */
@@ -135,7 +136,8 @@ export class KeyTemplate {
 
   /**
    * Reads a key this template could have rendered (with this prefix and filePrefix, ending in
-   * one of KEY_EXTENSIONS); undefined for any other key. The inverse of render(), so that
+   * one of KEY_EXTENSIONS); undefined for any other key: time fields out of their range or of no
+   * date (month 13, April 31), a repeated token whose values differ. The inverse of render(), so that
    * readers and the spool can check and place keys of any configured layout.
    */
   parse(key: string): ParsedKey | undefined {
@@ -148,9 +150,10 @@ export class KeyTemplate {
     this.#pattern.groups.forEach((group, i) => {
       const value = m[i + 1] as string;
       if (group.kind === 'uuid') id = value;
-      else if (group.kind === 'attribute') attributes[group.name] ??= value;
-      else fields[group.token] ??= Number(value);
+      else if (group.kind === 'attribute') attributes[group.name] = value;
+      else fields[group.token] = Number(value);
     });
+    if (!renderable(fields)) return undefined;
     const extension = m[this.#pattern.groups.length + 1] ?? '';
     return {
       id,
@@ -163,8 +166,26 @@ export class KeyTemplate {
 
   #compile(): { regex: RegExp; groups: Group[] } {
     const groups: Group[] = [];
+    // A token that repeats must render the same text again: a backreference to its first group.
+    const first = new Map<string, number>();
+    const again = (name: string): string | undefined => {
+      const n = first.get(name);
+      if (n !== undefined) return `(?:\\${n})`;
+      first.set(name, groups.length + 1);
+      return undefined;
+    };
     let source = this.#options.prefix === '' ? '^' : `^${escapeRegExp(this.#options.prefix)}/`;
     for (const part of this.#parts) {
+      const repeat =
+        part.kind === 'attribute'
+          ? again(`{${part.name}}`)
+          : part.kind === 'time' && part.token !== '%%'
+            ? again(part.token)
+            : undefined;
+      if (repeat !== undefined) {
+        source += repeat;
+        continue;
+      }
       switch (part.kind) {
         case 'text':
           source += escapeRegExp(part.text);
@@ -200,7 +221,11 @@ export class KeyTemplate {
     };
   }
 
-  /** The partition that time fields name, or undefined without a year. */
+  /**
+   * The partition that time fields name, or undefined without a year. It is as precise as the
+   * unbroken run of units from the year down: `%Y/%H` names an hour of any day, so its partition
+   * is the year; `%Y/%m/%d/%M` the day.
+   */
   #partition(
     f: Partial<Record<(typeof TIME_TOKENS)[number], number>>,
   ): { start: Date; end: Date } | undefined {
@@ -209,28 +234,36 @@ export class KeyTemplate {
     const utc = this.#options.timeZone === 'UTC';
     const make = (y: number, mo: number, d: number, h: number, mi: number, s: number) =>
       utc ? new Date(Date.UTC(y, mo, d, h, mi, s)) : new Date(y, mo, d, h, mi, s);
-    let month = (f['%m'] ?? 1) - 1;
-    let day = f['%d'] ?? 1;
-    if (f['%j'] !== undefined && f['%m'] === undefined) {
-      month = 0;
-      day = f['%j'];
-    }
-    const [h, mi, s] = [f['%H'] ?? 0, f['%M'] ?? 0, f['%S'] ?? 0];
-    const start = make(year, month, day, h, mi, s);
-    // The finest token sets the partition's length.
-    const end =
-      f['%S'] !== undefined
-        ? make(year, month, day, h, mi, s + 1)
-        : f['%M'] !== undefined
-          ? make(year, month, day, h, mi + 1, 0)
-          : f['%H'] !== undefined
-            ? make(year, month, day, h + 1, 0, 0)
-            : f['%d'] !== undefined || f['%j'] !== undefined
-              ? make(year, month, day + 1, 0, 0, 0)
-              : f['%m'] !== undefined
-                ? make(year, month + 1, 1, 0, 0, 0)
-                : make(year + 1, 0, 1, 0, 0, 0);
-    return { start, end };
+    // Month and day from %m and %d, or from %j (day of the year: month 0, day %j).
+    const byDayOfYear = f['%j'] !== undefined;
+    const hasMonth = byDayOfYear || f['%m'] !== undefined;
+    const hasDay = byDayOfYear || (f['%m'] !== undefined && f['%d'] !== undefined);
+    const month = byDayOfYear ? 0 : (f['%m'] ?? 1) - 1;
+    const day = byDayOfYear ? (f['%j'] as number) : (f['%d'] ?? 1);
+    const depth = !hasMonth
+      ? 0
+      : !hasDay
+        ? 1
+        : f['%H'] === undefined
+          ? 2
+          : f['%M'] === undefined
+            ? 3
+            : f['%S'] === undefined
+              ? 4
+              : 5;
+    const at = (step: 0 | 1) => {
+      const units = [
+        year,
+        depth >= 1 ? month : 0,
+        depth >= 2 ? day : 1,
+        depth >= 3 ? (f['%H'] as number) : 0,
+        depth >= 4 ? (f['%M'] as number) : 0,
+        depth >= 5 ? (f['%S'] as number) : 0,
+      ] as [number, number, number, number, number, number];
+      units[depth] += step;
+      return make(...units);
+    };
+    return { start: at(0), end: at(1) };
   }
 
   /**
@@ -279,6 +312,30 @@ export class KeyTemplate {
     key += context.extension;
     return this.#options.prefix === '' ? key : `${this.#options.prefix}/${key}`;
   }
+}
+
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * True when some time renders these fields: each in its range (a year of four digits, as
+ * fileable() allows), a day its month has, and %j the day that %m and %d name. A year left out of the
+ * template allows February 29 and day 366.
+ */
+function renderable(f: Partial<Record<(typeof TIME_TOKENS)[number], number>>): boolean {
+  const { '%Y': y, '%m': mo, '%d': d, '%H': h, '%M': mi, '%S': s, '%j': j } = f;
+  const within = (v: number | undefined, min: number, max: number) =>
+    v === undefined || (v >= min && v <= max);
+  const leap = y === undefined || isLeap(y);
+  const monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  if (!within(y, 1000, 9999) || !within(mo, 1, 12) || !within(h, 0, 23)) return false;
+  if (!within(mi, 0, 59) || !within(s, 0, 59) || !within(j, 1, leap ? 366 : 365)) return false;
+  if (!within(d, 1, mo === undefined ? 31 : (monthDays[mo - 1] as number))) return false;
+  if (j !== undefined && y !== undefined && (mo !== undefined || d !== undefined)) {
+    const date = new Date(Date.UTC(y, 0, j));
+    if (mo !== undefined && date.getUTCMonth() + 1 !== mo) return false;
+    if (d !== undefined && date.getUTCDate() !== d) return false;
+  }
+  return true;
 }
 
 function dayOfYear(t: Date, utc: boolean): number {

@@ -1,8 +1,13 @@
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { InvalidOptionError, objectKey, S3MetricExporter } from '../../../src/index.js';
-import { defaultKeyTemplate } from '../../../src/layout/formats.js';
+import {
+  defaultKeyTemplate,
+  KEY_EXTENSIONS,
+  OUTPUT_EXTENSION,
+} from '../../../src/layout/formats.js';
 import { KeyTemplate, sanitizeKeySegment } from '../../../src/layout/key-template.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
@@ -81,6 +86,144 @@ describe('KeyTemplate.parse', () => {
     }
     // A name ending in no extension this package writes is no key of the template.
     expect(t.parse(`pre/fix/2026/metrics_${id}_web.txt`)).toBeUndefined();
+  });
+
+  test('the partition holds the time that rendered the key, whatever tokens the template skips', () => {
+    // Times at and around the boundaries of every unit, a leap day and the last day of a year.
+    const times = [
+      '2026-05-10T04:30:15.250Z',
+      '2026-12-31T23:59:59.999Z',
+      '2027-01-01T00:00:00.000Z',
+      '2028-02-29T12:00:00.000Z',
+      '2026-03-01T00:00:00.000Z',
+      '2026-07-31T23:00:00.000Z',
+    ].map((iso) => new Date(iso));
+    for (const text of [
+      '%Y/%H/{uuid}',
+      '%Y/%d/{uuid}',
+      '%Y/%M/{uuid}',
+      '%Y/%m/%H/{uuid}',
+      '%Y/%m/%d/%M/{uuid}',
+      '%Y/%m/%d/%H/%S/{uuid}',
+      '%Y/%j/%M/{uuid}',
+      '%H/%Y/{uuid}',
+    ]) {
+      const t = template(text);
+      for (const time of times) {
+        const parsed = t.parse(t.render({ time, attributes: {}, extension: '.json', id }));
+        const { start, end } = parsed?.partition ?? { start: new Date(0), end: new Date(0) };
+        const where = `${text} at ${time.toISOString()}: ${start.toISOString()}..${end.toISOString()}`;
+        expect(start.getTime(), where).toBeLessThanOrEqual(time.getTime());
+        expect(end.getTime(), where).toBeGreaterThan(time.getTime());
+      }
+    }
+  });
+
+  test('a key whose time fields no clock renders, or whose repeated tokens differ, is not ours', () => {
+    const t = template('%Y/%m/%d/%H/%M/%S/{uuid}');
+    const key = (fields: string) => `pre/fix/${fields}/${id}.json`;
+    expect(t.parse(key('2026/04/30/23/59/59'))).toBeDefined();
+    expect(t.parse(key('2028/02/29/00/00/00'))).toBeDefined();
+    for (const fields of [
+      '2026/13/01/00/00/00',
+      '2026/00/01/00/00/00',
+      '2026/04/31/00/00/00',
+      '2026/02/29/00/00/00',
+      '2026/05/00/00/00/00',
+      '2026/05/01/24/00/00',
+      '2026/05/01/00/60/00',
+      '2026/05/01/00/00/60',
+      '0999/05/01/00/00/00',
+    ]) {
+      expect(t.parse(key(fields)), fields).toBeUndefined();
+    }
+    const days = template('%Y/%j/{uuid}');
+    expect(days.parse(`pre/fix/2028/366/${id}.json`)).toBeDefined();
+    expect(days.parse(`pre/fix/2026/366/${id}.json`)).toBeUndefined();
+    expect(days.parse(`pre/fix/2026/000/${id}.json`)).toBeUndefined();
+    const both = template('%Y/%m/%d/%j/{uuid}');
+    expect(both.parse(`pre/fix/2026/02/01/032/${id}.json`)).toBeDefined();
+    expect(both.parse(`pre/fix/2026/02/01/033/${id}.json`)).toBeUndefined();
+    const monthAndDay = template('%Y/%m/%j/{uuid}');
+    expect(monthAndDay.parse(`pre/fix/2026/02/032/${id}.json`)).toBeDefined();
+    expect(monthAndDay.parse(`pre/fix/2026/03/032/${id}.json`)).toBeUndefined();
+    const twice = template('year=%Y/{service.name}/%Y%m-{service.name}_{uuid}');
+    expect(twice.parse(`pre/fix/year=2026/a/202605-a_${id}.json`)).toBeDefined();
+    expect(twice.parse(`pre/fix/year=2026/a/202505-a_${id}.json`)).toBeUndefined();
+    expect(twice.parse(`pre/fix/year=2026/a/202605-b_${id}.json`)).toBeUndefined();
+  });
+
+  test('random templates, times and values: every key reads back as it was rendered', () => {
+    const timeToken = fc.constantFrom('%Y', '%m', '%d', '%H', '%M', '%S', '%j', '%%');
+    const text = fc.stringMatching(/^[A-Za-z0-9=._-]{1,4}$/);
+    const names = ['service.name', 'host.name', 'k8s.pod.name', 'a'];
+    // One attribute at most per segment: two in one (`{a}-{b}`) can split a value two ways.
+    const segment = fc
+      .tuple(
+        fc.array(fc.oneof(timeToken, text), { maxLength: 4 }),
+        fc.option(fc.constantFrom(...names), { nil: undefined }),
+        fc.nat(4),
+      )
+      .map(([pieces, name, at]) => {
+        const all = [...pieces];
+        if (name !== undefined) all.splice(Math.min(at, all.length), 0, `{${name}}`);
+        return all.join('');
+      });
+    const last = fc
+      .tuple(text, fc.option(fc.constantFrom(...names), { nil: undefined }), fc.boolean())
+      .map(([word, name, after]) =>
+        name === undefined
+          ? `${word}{uuid}`
+          : after
+            ? `${word}{uuid}_{${name}}`
+            : `{${name}}${word}{uuid}`,
+      );
+    const value = fc.oneof(
+      fc.string({ maxLength: 120 }),
+      fc.constantFrom(
+        '',
+        '.',
+        '..',
+        '../..',
+        'ip-10-0-0-1.ec2.internal',
+        'a.json',
+        '日本',
+        'x'.repeat(300),
+      ),
+    );
+    const writtenExtensions = KEY_EXTENSIONS.filter((e) => e !== OUTPUT_EXTENSION);
+    fc.assert(
+      fc.property(
+        fc.array(segment, { maxLength: 5 }),
+        last,
+        fc.date({
+          min: new Date('1970-01-01T00:00:00Z'),
+          max: new Date('2200-12-31T23:59:59Z'),
+          noInvalidDate: true,
+        }),
+        fc.dictionary(fc.constantFrom(...names), value),
+        fc.constantFrom(...writtenExtensions),
+        (segments, name, time, resource, extension) => {
+          const text = [...segments.filter((s) => s !== ''), name].join('/');
+          let t: KeyTemplate;
+          try {
+            t = template(text);
+          } catch {
+            return; // a template the exporter refuses (a "." segment): no keys
+          }
+          const attributes = t.attributeValues(resource);
+          const key = t.render({ time, attributes, extension, id });
+          const parsed = t.parse(key);
+          expect(parsed, key).toMatchObject({ id, sealedAt, attributes, extension });
+          if (parsed?.partition !== undefined) {
+            expect(parsed.partition.start.getTime(), key).toBeLessThanOrEqual(time.getTime());
+            expect(parsed.partition.end.getTime(), key).toBeGreaterThan(time.getTime());
+          }
+          expect(parsed?.partition === undefined, key).toBe(!/%Y/.test(text.replaceAll('%%', '')));
+        },
+      ),
+      { seed: 5656, numRuns: 2000 },
+    );
   });
 
   test('keys of another prefix, layout, filePrefix or a foreign name are not ours', () => {
