@@ -165,7 +165,19 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
       }
       if (closed) return Promise.reject(new BodyMakerError('the exporter is shut down', request));
       clearTimeout(idleTimer);
-      worker ??= start();
+      try {
+        worker ??= start();
+      } catch (error) {
+        // No thread (ERR_WORKER_INIT_FAILED: out of threads or memory): nothing was handed
+        // over, so the caller keeps its batch and stores it another way.
+        const { code, message } = error as NodeJS.ErrnoException;
+        return Promise.reject(
+          new BodyMakerError(
+            `could not start the compression worker: ${code === undefined ? '' : `${code} `}${message}`,
+            request,
+          ),
+        );
+      }
       const w = worker;
       return new Promise<PreparedBody>((resolve, reject) => {
         const id = nextId++;
