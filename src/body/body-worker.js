@@ -11,6 +11,10 @@ import { bodyMaker } from './bodies.js';
 
 // Not a top-level await: the CommonJS build of this file has none.
 const bodies = bodyMaker(/** @type {import('./bodies.js').BodyOptions} */ (workerData));
+// A maker that cannot be set up (a module or an addon that does not load here) fails each job,
+// which gives its batch back (run()); left unhandled, the rejection would kill this worker
+// before the first job, and the batch it had been handed with it.
+bodies.catch(() => {});
 
 /** @typedef {{ head: string, separator: string, tail: string } | null} Framing */
 /**
