@@ -411,8 +411,10 @@ export function gzipStream(level) {
   let stream;
   /** @type {Buffer[]} */
   let chunks = [];
+  /** Where a stream's error goes between members; made here, since a closure made in compress() keeps its member's promise. */
+  const noFailure = () => {};
   /** @type {(error: Error) => void} */
-  let fail = () => {};
+  let fail = noFailure;
   const open = () => {
     const s = zlib.createGzip({ level, chunkSize: ZLIB_CHUNK_BYTES });
     s.on('data', (/** @type {Buffer} */ chunk) => chunks.push(chunk));
@@ -437,11 +439,20 @@ export function gzipStream(level) {
           s.flush(zlib.constants.Z_FINISH, () => {
             // reset() is there on every zlib stream (its type declares it on Zlib only).
             /** @type {zlib.Gzip & { reset(): void }} */ (s).reset();
-            resolve(join(chunks));
+            const body = join(chunks);
+            // Nothing holds the member until the next one: its output chunks are in the body,
+            // and `fail` lets go of this promise (which holds the body) through its reject.
+            chunks = [];
+            fail = noFailure;
+            resolve(body);
           });
         }),
     );
-    queue = job.catch(() => undefined);
+    // The next member waits for this one, not holding its body (job.catch() would).
+    queue = job.then(
+      () => undefined,
+      () => undefined,
+    );
     return /** @type {Promise<Uint8Array>} */ (job);
   };
   const close = () => {
