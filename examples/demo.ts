@@ -254,7 +254,8 @@ async function simulate(
     };
     const deadline = setTimeout(finish, seconds * 1000);
     // The first Ctrl-C (or SIGTERM: `kill`, `timeout`, `docker stop`) ends the traffic early and
-    // still shows the results; a second one kills.
+    // still shows the results; a second one kills. `npm start` does not pass a SIGTERM sent to
+    // npm on: run `node --import tsx examples/demo.ts` to stop the demo with `kill`.
     const onInterrupt = (signal: NodeJS.Signals) => {
       writeStatus(`${signal}: stopping the traffic early (Ctrl-C again to abort).`);
       finish();
