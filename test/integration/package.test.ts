@@ -3,8 +3,10 @@
  * (with the OpenTelemetry peers this repository runs on) into a temporary project holding one
  * ES module, one CommonJS, one TypeScript `module: nodenext` (CommonJS) and one TypeScript
  * `moduleResolution: bundler` project (test/fixtures/package-consumers). Each exports a batch to
- * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too. The ES
- * module and CommonJS services load the exporter alone: no reader, CLI or Parquet module.
+ * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too. The
+ * README's Quick start runs there as written (its bucket and endpoint replaced), and prints what
+ * the README says, as does the `otel-s3 points` it shows. The ES module and CommonJS services
+ * load the exporter alone: no reader, CLI or Parquet module.
  *
  * The install runs as a user's does, with npm's review of install scripts: npm 11 names every
  * dependency with an install script that the project's `allowScripts` does not cover in an
@@ -108,6 +110,22 @@ function listedKeys(ran: Ran): string[] {
     .map((line) => (JSON.parse(line) as { key: string }).key);
 }
 
+/**
+ * The README's Quick start: its quickstart.mjs, the stats it says that prints, and the table it
+ * shows `otel-s3 points` printing (header and row).
+ */
+function readmeQuickStart(): { script: string; printed: string; header: string; row: string } {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const script = /```js\n(\/\/ quickstart\.mjs\n[\s\S]*?)```/.exec(readme)?.[1];
+  const printed =
+    script === undefined ? undefined : /console\.log\(.*\); \/\/ (.*)$/m.exec(script)?.[1];
+  const table = /\n(time \(UTC\) +resource .*)\n(.*)\n```/.exec(readme);
+  if (script === undefined || printed === undefined || table === null) {
+    throw new Error('README.md: no Quick start (quickstart.mjs, its output, the points table)');
+  }
+  return { script, printed, header: table[1] as string, row: table[2] as string };
+}
+
 interface ConsumerResult {
   resolved?: string;
   stats?: { batchesUploaded: number };
@@ -167,6 +185,7 @@ describeS3('the packed package, installed as users install it', () => {
       '@opentelemetry/api',
       '@opentelemetry/core',
       '@opentelemetry/sdk-metrics',
+      '@opentelemetry/resources', // the README's Quick start names the service with it
       '@types/node',
     ].map((name) => `${name}@${installedVersion(name)}`);
     // From npm's cache where it can (this repository's install filled it), the registry if not.
@@ -419,6 +438,43 @@ describeS3('the packed package, installed as users install it', () => {
       await expectExported(name);
     });
   }
+
+  test("the README's Quick start, as written: stores its point, and otel-s3 points shows it as the README does", async () => {
+    const { script, printed, header, row } = readmeQuickStart();
+    const env = userEnv('dev/checkout');
+    const endpoint = env.OTEL_EXPORTER_S3_ENDPOINT as string;
+    // The test's bucket and server in place of the README's `metrics` at 127.0.0.1:9000.
+    const source = script
+      .replace("bucket: 'metrics',", `bucket: '${bucket}',`)
+      .replace("endpoint: 'http://127.0.0.1:9000',", `endpoint: '${endpoint}',`);
+    expect(source).toContain(bucket);
+    expect(source).toContain(endpoint);
+    const esm = join(app, 'esm');
+    writeFileSync(join(esm, 'quickstart.mjs'), source);
+    // As the README runs it: the keys in the environment, nothing else of the exporter's.
+    const keys = {
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID as string,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY as string,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const ran = await node(['quickstart.mjs'], esm, keys);
+    expect(ran.stdout.trim()).toBe(printed);
+    expect(ran.stderr).toBe('');
+
+    const bin = join(app, 'node_modules/.bin/otel-s3');
+    const args = ['points', '--endpoint', endpoint, '--bucket', bucket, '--prefix', 'dev/checkout'];
+    // A table, as on a terminal (the README's output); the time is the run's.
+    const points = await run(bin, [...args, '--format', 'table', '--no-progress'], {
+      cwd: esm,
+      env: keys,
+    });
+    const lines = points.stdout.trimEnd().split('\n');
+    const time = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}/;
+    expect(lines.map((line) => line.trimEnd().replace(time, '<time>'))).toEqual([
+      header.trimEnd(),
+      row.trimEnd().replace(time, '<time>'),
+    ]);
+  });
 
   test('the otel-s3 CLI of each build runs from the installed package and lists the objects', async () => {
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
