@@ -4,9 +4,10 @@
  * ES module, one CommonJS, one TypeScript `module: nodenext` (CommonJS) and one TypeScript
  * `moduleResolution: bundler` project (test/fixtures/package-consumers). Each exports a batch to
  * the test S3 server, read back here; the `otel-s3` CLI of both builds lists it too. The
- * README's Quick start runs there as written (its bucket and endpoint replaced), and prints what
- * the README says, as does the `otel-s3 points` it shows. The ES module and CommonJS services
- * load the exporter alone: no reader, CLI or Parquet module.
+ * README's Quick start and its Traces and logs run there as written (bucket and endpoint
+ * replaced): the Quick start prints what the README says, as does the `otel-s3 points` it shows,
+ * and `otel-s3 spans` and `logs` read the span and the log record. The ES module and CommonJS
+ * services load the exporter alone: no reader, CLI or Parquet module.
  *
  * The install runs as a user's does, with npm's review of install scripts: npm 11 names every
  * dependency with an install script that the project's `allowScripts` does not cover in an
@@ -186,6 +187,8 @@ describeS3('the packed package, installed as users install it', () => {
       '@opentelemetry/core',
       '@opentelemetry/sdk-metrics',
       '@opentelemetry/resources', // the README's Quick start names the service with it
+      '@opentelemetry/sdk-trace', // and its Traces and logs add these two
+      '@opentelemetry/sdk-logs',
       '@types/node',
     ].map((name) => `${name}@${installedVersion(name)}`);
     // From npm's cache where it can (this repository's install filled it), the registry if not.
@@ -474,6 +477,47 @@ describeS3('the packed package, installed as users install it', () => {
       header.trimEnd(),
       row.trimEnd().replace(time, '<time>'),
     ]);
+  });
+
+  test("the README's Traces and logs, as written: otel-s3 spans and logs read the span and the log record", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Traces and logs'));
+    const script = /```js\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const env = userEnv('dev/checkout');
+    const endpoint = env.OTEL_EXPORTER_S3_ENDPOINT as string;
+    const source = script
+      .replace("bucket: 'telemetry',", `bucket: '${bucket}',`)
+      .replace("endpoint: 'http://127.0.0.1:9000'", `endpoint: '${endpoint}'`);
+    expect(source).toContain(bucket);
+    expect(source).toContain(endpoint);
+    const esm = join(app, 'esm');
+    writeFileSync(join(esm, 'traces-and-logs.mjs'), source);
+    const keys = {
+      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID as string,
+      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY as string,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const ran = await node(['traces-and-logs.mjs'], esm, keys);
+    expect([ran.stdout, ran.stderr]).toEqual(['', '']);
+
+    const bin = join(app, 'node_modules/.bin/otel-s3');
+    const where = ['--endpoint', endpoint, '--bucket', bucket, '--prefix', 'dev/checkout'];
+    const rows = async (command: string) =>
+      (
+        await run(bin, [command, ...where, '--format', 'jsonl', '--no-progress'], {
+          cwd: esm,
+          env: keys,
+        })
+      ).stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [span, ...moreSpans] = await rows('spans');
+    expect(moreSpans).toEqual([]);
+    expect([span?.service, span?.name]).toEqual(['checkout', 'POST /orders']);
+    const [log, ...moreLogs] = await rows('logs');
+    expect(moreLogs).toEqual([]);
+    expect([log?.service, log?.severity, log?.body]).toEqual(['checkout', 'INFO', 'order placed']);
   });
 
   test('the otel-s3 CLI of each build runs from the installed package and lists the objects', async () => {
