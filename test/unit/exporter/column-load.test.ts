@@ -34,13 +34,16 @@ const logged = captureDiag();
 const FLUSH_MILLIS = 300;
 
 /** A Parquet exporter of metrics whose column builders load with `load`; `left()`: its group was left. */
-function exporterLoading(load: SignalExport<ResourceMetrics>['loadColumns']) {
+function exporterLoading(
+  load: SignalExport<ResourceMetrics>['loadColumns'],
+  flushTimeoutMillis = FLUSH_MILLIS,
+) {
   const s3 = new ScriptedS3();
   const config = configure({
     bucket: 'unit',
     s3Client: s3.client,
     format: 'parquet',
-    flushTimeoutMillis: FLUSH_MILLIS,
+    flushTimeoutMillis,
   });
   const shared = createSharedParts(config);
   let leaves = 0;
@@ -216,7 +219,9 @@ describe('columns that fail to seal', () => {
   });
 
   test('forceFlush() says the open batch is not stored; it is kept, and stored later', async () => {
-    const { exporter } = exporterLoading(unsealable(1));
+    // The second flush makes a Parquet body (in a worker thread on Node 20, slow to start on a
+    // loaded machine) and uploads it: a deadline no such machine misses.
+    const { exporter } = exporterLoading(unsealable(1), 10_000);
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     try {
@@ -282,7 +287,7 @@ describe('columns that fail to seal', () => {
     const s3 = new ScriptedS3();
     const next = spoolExporter(s3, dir, { format: 'parquet' });
     try {
-      await waitFor(() => next.stats().pointsUploaded === points, 5_000, 'the replay stored');
+      await waitFor(() => next.stats().pointsUploaded === points, 15_000, 'the replay stored');
     } finally {
       await next.shutdown();
     }
