@@ -1,4 +1,5 @@
 import {
+  type Context,
   type Counter,
   context,
   type Histogram,
@@ -21,6 +22,10 @@ export interface ServiceLogger {
     severityText?: string;
     body?: string;
     attributes?: Record<string, string | number>;
+    /** Milliseconds since the epoch. */
+    timestamp?: number;
+    /** The request's: its span's trace and span ids go into the record. */
+    context?: Context;
   }): void;
 }
 
@@ -203,11 +208,25 @@ export class CheckoutService {
     };
     this.#requestCount.add(1, attributes);
     this.#duration.record(seconds, attributes);
-    this.#trace(route, status, seconds, attributes);
+    // The request ends now: its span, and the records it logs.
+    const end = Date.now();
+    const request = this.#trace(route, status, seconds, end, attributes);
     if (status >= 500) {
-      this.#log('ERROR', `${route.method} ${route.route} failed with ${status}`, attributes);
+      this.#log(
+        request,
+        end,
+        'ERROR',
+        `${route.method} ${route.route} failed with ${status}`,
+        attributes,
+      );
     } else if (status >= 400) {
-      this.#log('WARN', `${route.method} ${route.route} refused with ${status}`, attributes);
+      this.#log(
+        request,
+        end,
+        'WARN',
+        `${route.method} ${route.route} refused with ${status}`,
+        attributes,
+      );
     }
     if (status >= 300) return;
 
@@ -219,45 +238,64 @@ export class CheckoutService {
       const usd = Math.round(logNormal(64, 0.8) * 100) / 100;
       const order = { 'cloud.region': region, 'payment.method': pick(PAYMENT_METHODS) };
       this.#orderValue.record(usd, order);
-      this.#log('INFO', 'order placed', { ...order, 'order.value_usd': usd });
+      this.#log(request, end, 'INFO', 'order placed', { ...order, 'order.value_usd': usd });
     } else if (carts > 0 && Math.random() < 0.01) {
       this.#changeCarts(region, carts, -1); // abandoned
     }
   }
 
-  /** A server span of the request's simulated duration, ending now; /checkout pays inside it. */
+  /**
+   * A server span of the request's simulated duration, ending at `end`; /checkout pays inside it.
+   * Returns the request's context, with its span: what the request logs carries its ids.
+   */
   #trace(
     route: Route,
     status: number,
     seconds: number,
+    end: number,
     attributes: Record<string, string | number>,
-  ): void {
-    if (this.#tracer === undefined) return;
-    const end = Date.now();
+  ): Context {
+    if (this.#tracer === undefined) return context.active();
     const start = end - seconds * 1000;
     const span = this.#tracer.startSpan(`${route.method} ${route.route}`, {
       kind: SpanKind.SERVER,
       startTime: start,
       attributes,
     });
+    const request = trace.setSpan(context.active(), span);
     if (route.route === '/checkout') {
       const payment = this.#tracer.startSpan(
         'payment.authorize',
         { kind: SpanKind.CLIENT, startTime: start + seconds * 200 },
-        trace.setSpan(context.active(), span),
+        request,
       );
       payment.end(start + seconds * 900);
     }
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
     span.end(end);
+    return request;
   }
 
+  /**
+   * A log record of the request: in `request`'s context, as an instrumented service's records
+   * are in the active one (given here, since the demo runs no context manager), at the request's
+   * end: the time its span ends (the SDK's own clock drifts from Date.now()).
+   */
   #log(
+    request: Context,
+    end: number,
     level: keyof typeof SEVERITY,
     body: string,
     attributes: Record<string, string | number>,
   ): void {
-    this.#logger?.emit({ severityNumber: SEVERITY[level], severityText: level, body, attributes });
+    this.#logger?.emit({
+      severityNumber: SEVERITY[level],
+      severityText: level,
+      body,
+      attributes,
+      timestamp: end,
+      context: request,
+    });
   }
 
   #changeCarts(region: Region, carts: number, by: 1 | -1): void {

@@ -101,6 +101,35 @@ describe('npm start: the otel-s3 CLI reads what the demo stored from its mirror'
     expect(lines(stdout)).toHaveLength(printed[counted]);
   });
 
+  test('trace --logs: a log record of the demo under the span it was logged in', async () => {
+    const logs = await otelS3(['logs', '--format', 'jsonl']);
+    expect([logs.code, logs.stderr]).toEqual([0, '']);
+    const records = lines(logs.stdout).map(
+      (line) => JSON.parse(line) as { traceId: string; spanId: string; body: unknown },
+    );
+    // The service logs inside its requests' spans, as an instrumented service does.
+    const traced = records.filter((r) => r.traceId !== '');
+    expect(traced).toHaveLength(records.length);
+    const record = traced[0];
+    if (record === undefined) throw new Error('unreachable');
+    const spans = await otelS3(['spans', '--trace-id', record.traceId, '--format', 'jsonl']);
+    expect([spans.code, spans.stderr]).toEqual([0, '']);
+    const span = lines(spans.stdout)
+      .map((line) => JSON.parse(line) as { spanId: string; name: string })
+      .find((s) => s.spanId === record.spanId);
+    expect(span).toBeDefined();
+
+    const { code, stdout, stderr } = await otelS3(['trace', record.traceId, '--logs']);
+    expect([code, stderr]).toEqual([0, '']);
+    const shown = stdout.split('\n');
+    const spanLine = shown.findIndex((line) => line.includes(span?.name ?? '?'));
+    const logLine = shown.findIndex((line) => line.includes(String(record.body)));
+    expect(spanLine).toBeGreaterThan(-1);
+    // Below its span, on a branch of the tree.
+    expect(logLine).toBeGreaterThan(spanLine);
+    expect(shown[logLine]).toMatch(/[├└]─ /);
+  });
+
   test('stats (which the demo suggests): the data points, spans and log records it printed', async () => {
     const { code, stdout, stderr } = await otelS3(['stats', '--format', 'json']);
     expect([code, stderr]).toEqual([0, '']);
