@@ -470,8 +470,8 @@ function summarizeMetrics(objects: StoredObject[]): Map<string, MetricSummary> {
   const metrics = new Map<string, MetricSummary>();
   for (const { request } of objects) {
     for (const row of dataPointRows(request)) {
-      const kind =
-        row.type === 'up-down-counter' ? 'up-down counter' : row.type.replaceAll('-', ' ');
+      // The type as `otel-s3 points` and `stats` name it (e.g. `up-down-counter`).
+      const kind = row.type;
       const summary = metrics.get(row.metric) ?? { kind, points: 0, series: new Set<string>() };
       summary.points += 1;
       summary.series.add(JSON.stringify(row.attributes));
@@ -546,10 +546,10 @@ function report(objects: StoredObject[], stats: ExporterStats, where: string): s
   const kinds = new Set([...metrics.values()].map((m) => m.kind));
   for (const kind of [
     'counter',
-    'up-down counter',
+    'up-down-counter',
     'gauge',
     'histogram',
-    'exponential histogram',
+    'exponential-histogram',
   ]) {
     if (!kinds.has(kind)) problems.push(`no ${kind} was stored`);
   }

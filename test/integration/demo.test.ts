@@ -59,6 +59,20 @@ function startDemo(
 
 const runDemo = (cwd: string, seconds: number): Promise<CliRun> => startDemo(cwd, seconds).done;
 
+/** The rows of the demo's metrics table: each metric's name and type, as printed. */
+function printedMetricTypes(stdout: string): { metric: string; type: string }[] {
+  const rest = stdout.split('\n');
+  const start = rest.findIndex((line) => /^\s+metric\s+type\s+series\s+data points$/.test(line));
+  const rows: { metric: string; type: string }[] = [];
+  for (const line of rest.slice(start + 1)) {
+    if (/^\s+total\s/.test(line) || line.trim() === '') break;
+    const [metric = '', type = ''] = line.trim().split(/\s{3,}/);
+    rows.push({ metric, type });
+  }
+  if (start < 0 || rows.length === 0) throw new Error(`no metrics table in:\n${stdout}`);
+  return rows;
+}
+
 /** The `total` of the demo's table whose header line is `header` (e.g. `span  spans`). */
 function printedTotal(stdout: string, header: RegExp): number {
   const rest = stdout.split('\n');
@@ -74,6 +88,7 @@ function printedTotal(stdout: string, header: RegExp): number {
 describe('npm start: the otel-s3 CLI reads what the demo stored from its mirror', () => {
   let cwd: string;
   let printed: { dataPoints: number; spans: number; logRecords: number };
+  let printedTypes: { metric: string; type: string }[];
   const otelS3 = (args: string[]) => runCliInProcess([...args, '--since', '1h'], { cwd });
 
   beforeAll(async () => {
@@ -85,6 +100,7 @@ describe('npm start: the otel-s3 CLI reads what the demo stored from its mirror'
       spans: printedTotal(demo.stdout, /^\s+span\s+spans$/),
       logRecords: printedTotal(demo.stdout, /^\s+severity\s+log records$/),
     };
+    printedTypes = printedMetricTypes(demo.stdout);
     // Else the counts below would prove nothing about spans and log records.
     expect(printed.spans).toBeGreaterThan(0);
     expect(printed.logRecords).toBeGreaterThan(0);
@@ -136,6 +152,8 @@ describe('npm start: the otel-s3 CLI reads what the demo stored from its mirror'
     const report = JSON.parse(stdout) as StatsReport;
     expect(report).toMatchObject(printed);
     expect(Object.keys(report.signals).sort()).toEqual(['logs', 'metrics', 'traces']);
+    // The demo names each metric's type as the CLI does.
+    expect(printedTypes).toEqual(report.metrics.map(({ metric, type }) => ({ metric, type })));
   });
 });
 
