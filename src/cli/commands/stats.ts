@@ -298,7 +298,13 @@ function statsText(r: StatsReport, range: string, asked: readonly SignalName[]):
           formatInteger(m.series),
           formatInteger(m.dataPoints),
         ]),
-        ['total', '', '', formatInteger(r.dataPoints)],
+        // Each row is a distinct name and type: their series add up.
+        [
+          'total',
+          '',
+          formatInteger(r.metrics.reduce((sum, m) => sum + m.series, 0)),
+          formatInteger(r.dataPoints),
+        ],
       ],
       [2, 3],
     );

@@ -373,7 +373,7 @@ describe('stats, cat and ls know every signal', () => {
     for (const [signal, header] of [
       ['traces', /\nservice +spans +root spans +errors\ntotal +0 +0 +0\n$/],
       ['logs', /\nservice +log records\ntotal +0\n$/],
-      ['metrics', /\nmetric +type +series +data points\ntotal +0\n$/],
+      ['metrics', /\nmetric +type +series +data points\ntotal +0 +0\n$/],
     ] as const) {
       const { stdout } = await run(['stats', ...MIRROR, '--signal', signal, '--to', '2001-01-01']);
       expect(stdout).toMatch(header);

@@ -64,3 +64,14 @@ test('stats: a metric name of two instrument types is a row per type, not one of
     { metric: 'queue.size', type: 'gauge', series: 1, dataPoints: 1 },
   ]);
 });
+
+test("stats' metrics table: the total row sums the series of its rows, as their data points", async () => {
+  const { code, stdout } = await runCliInProcess(['stats', '--dir', 'd', '--prefix', 'p'], {
+    cwd: root,
+  });
+  expect(code).toBe(0);
+  // The fixture's rows: the counter's 2 series (eu, us) of 2 points, the gauge's 1 of 1.
+  expect(stdout).toMatch(
+    /\nmetric +type +series +data points\nqueue\.size +counter +2 +2\nqueue\.size +gauge +1 +1\ntotal +3 +3\n$/,
+  );
+});
