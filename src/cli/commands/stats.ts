@@ -14,7 +14,7 @@ import { jsonLine, printable } from '../terminal-text.js';
 /**
  * A resource's identity for series counting: rows of one resourceMetrics share one resource
  * object, so it is spelled once, not once per data point. (JSON never holds a raw U+0000, so the
- * separator keeps resource and attributes apart.)
+ * separators keep resource, scope and attributes apart.)
  */
 const resourceKeys = new WeakMap<object, string>();
 function resourceKey(resource: object): string {
@@ -44,7 +44,7 @@ interface MetricTally {
   metric: string;
   type: InstrumentKind;
   points: number;
-  /** Distinct resource + attribute sets. */
+  /** Distinct resource + scope + attribute sets. */
   series: Set<string>;
 }
 
@@ -172,7 +172,11 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
           metrics.set(key, tally);
         }
         tally.points++;
-        tally.series.add(`${resourceKey(row.resource)}\u0000${JSON.stringify(row.attributes)}`);
+        // A series is one resource, scope and attribute set (docs/reading.md): one name in two
+        // scopes is two series, even with the same attributes.
+        tally.series.add(
+          `${resourceKey(row.resource)}\u0000${JSON.stringify(row.scope)}\u0000${JSON.stringify(row.attributes)}`,
+        );
       }
     },
     options.signals,

@@ -49,6 +49,24 @@ beforeAll(async () => {
     keyAt('p', CLI_T0, '.json'),
     Buffer.from(`${JSON.stringify(request)}\n`),
   );
+  // One counter name in two scopes, with the same attributes: two series (docs/reading.md: a
+  // series is one resource, scope and attribute set).
+  const counter = (scope: string) => ({
+    scope: { name: scope },
+    metrics: [
+      {
+        name: 'jobs.done',
+        sum: { dataPoints: [point('eu')], aggregationTemporality: 2, isMonotonic: true },
+      },
+    ],
+  });
+  await writeAtKey(
+    join(root, 'scopes'),
+    keyAt('p', CLI_T0, '.json'),
+    Buffer.from(
+      `${JSON.stringify({ resourceMetrics: [{ resource, scopeMetrics: [counter('a'), counter('b')] }] })}\n`,
+    ),
+  );
 });
 afterAll(() => removeDir(root));
 
@@ -74,4 +92,16 @@ test("stats' metrics table: the total row sums the series of its rows, as their 
   expect(stdout).toMatch(
     /\nmetric +type +series +data points\nqueue\.size +counter +2 +2\nqueue\.size +gauge +1 +1\ntotal +3 +3\n$/,
   );
+});
+
+test('stats: a series is one resource, scope and attribute set: two scopes, two series', async () => {
+  const { code, stdout } = await runCliInProcess(
+    ['stats', '--dir', 'scopes', '--prefix', 'p', '--format', 'json'],
+    { cwd: root },
+  );
+  expect(code).toBe(0);
+  const report = JSON.parse(stdout) as StatsReport;
+  expect(report.metrics).toEqual([
+    { metric: 'jobs.done', type: 'counter', series: 2, dataPoints: 2 },
+  ]);
 });
