@@ -107,7 +107,12 @@ export function s3ClientConfig(
   const checksums = defaultChecksumMode(endpoint);
   const common: S3ClientConfig = {
     region: settings.region ?? defaultRegion(env),
-    ...(endpoint === undefined ? {} : { endpoint: sdkEndpoint(endpoint) }),
+    // An explicit endpoint is where requests go, as for the exporter's own requests (and
+    // botocore): the SDK's endpoint rules refuse it with AWS_USE_FIPS_ENDPOINT or
+    // AWS_USE_DUALSTACK_ENDPOINT set ("A custom endpoint cannot be combined with FIPS").
+    ...(endpoint === undefined
+      ? {}
+      : { endpoint: sdkEndpoint(endpoint), useFipsEndpoint: false, useDualstackEndpoint: false }),
     forcePathStyle: settings.forcePathStyle ?? defaultForcePathStyle(endpoint),
     ...(settings.credentials === undefined ? {} : { credentials: settings.credentials }),
     ...(settings.userAgent === undefined ? {} : { customUserAgent: settings.userAgent }),

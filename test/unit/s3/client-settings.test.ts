@@ -1,13 +1,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, test } from 'vitest';
 import { STORAGE_CLASSES } from '../../../src/config/options.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { createReaderClient } from '../../../src/reader/s3-source.js';
 import { endpointName, s3ClientConfig } from '../../../src/s3/client-settings.js';
 import { createObjectWriter } from '../../../src/s3/create-writer.js';
+import { objectAddress } from '../../../src/s3/object-address.js';
 import { removeDir } from '../../support/temp-dir.js';
 
 const AWS = {};
@@ -85,6 +86,84 @@ describe('s3ClientConfig: the client defaults, decided once for the exporter and
       reader.client.destroy();
     }
   });
+});
+
+// AWS_USE_FIPS_ENDPOINT=true and an explicit endpoint: the exporter's own requests go to the
+// endpoint; the SDK's endpoint rules refuse the pair, so the reader (otel-s3 ls) failed where the
+// exporter stored. An explicit endpoint is where requests go, as in botocore (the AWS CLI), which
+// passes FIPS and dual-stack to the endpoint rules only without one.
+describe('an explicit endpoint with AWS_USE_FIPS_ENDPOINT or AWS_USE_DUALSTACK_ENDPOINT', () => {
+  const SWITCHES = ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT'] as const;
+  const credentials = { accessKeyId: 'k', secretAccessKey: 's' };
+  /** The URL the client sends a ListObjectsV2 to, or the error of its endpoint rules. */
+  const listUrl = async (client: S3Client, variable: string): Promise<string> => {
+    const saved = process.env[variable];
+    process.env[variable] = 'true';
+    let url = '';
+    client.middlewareStack.add(
+      () => async (args) => {
+        const request = args.request as {
+          protocol: string;
+          hostname: string;
+          port?: number;
+          path: string;
+        };
+        url = `${request.protocol}//${request.hostname}:${request.port}${request.path}`;
+        throw new Error('not sent');
+      },
+      { step: 'finalizeRequest' },
+    );
+    try {
+      await client.send(new ListObjectsV2Command({ Bucket: 'b-1' }));
+    } catch (error) {
+      if (url === '') return `${(error as Error).name}: ${(error as Error).message}`;
+    } finally {
+      client.destroy();
+      if (saved === undefined) delete process.env[variable];
+      else process.env[variable] = saved;
+    }
+    return url;
+  };
+
+  test.each(SWITCHES)('%s=true: the SDK alone refuses the pair', async (variable) => {
+    const bare = new S3Client({
+      region: 'us-east-1',
+      endpoint: CUSTOM.endpoint,
+      forcePathStyle: true,
+    });
+    expect(await listUrl(bare, variable)).toMatch(/^EndpointError: .*(FIPS|dual-stack)/);
+  });
+
+  test.each(SWITCHES)(
+    '%s=true: the reader sends to the endpoint, as the exporter does',
+    async (variable) => {
+      const reader = createReaderClient({ ...CUSTOM, region: 'us-east-1', credentials });
+      expect(await listUrl(reader.client, variable)).toBe('http://127.0.0.1:9000/b-1/');
+      const config = s3ClientConfig(
+        { ...CUSTOM, credentials },
+        { role: 'exporter', requestTimeoutMillis: 1 },
+        {},
+      );
+      expect(await listUrl(new S3Client(config), variable)).toBe('http://127.0.0.1:9000/b-1/');
+      // The exporter's own requests: the same place.
+      const address = objectAddress({
+        bucket: 'b-1',
+        region: 'us-east-1',
+        endpoint: CUSTOM.endpoint,
+        forcePathStyle: undefined,
+      });
+      expect(`${address.protocol}//${address.hostname}:${address.port}${address.basePath}`).toBe(
+        'http://127.0.0.1:9000/b-1/',
+      );
+      // Without an endpoint the switch is the SDK's to apply.
+      const aws = createReaderClient({ region: 'us-east-1', credentials });
+      expect(await listUrl(aws.client, variable)).toMatch(
+        variable === 'AWS_USE_FIPS_ENDPOINT'
+          ? /^https:\/\/b-1\.s3-fips\./
+          : /^https:\/\/b-1\.s3\.dualstack\./,
+      );
+    },
+  );
 });
 
 describe('createObjectWriter: which transport stores the objects', () => {
