@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { formatBytes } from '../base/byte-size.js';
 import { InvalidOptionError } from '../base/invalid-option.js';
+import { ignoredAwsSwitchesSaid } from '../config/environment.js';
 import { DEFAULTS } from '../config/options.js';
 import {
   defaultKeyTemplate,
@@ -572,6 +573,8 @@ async function execute(
   try {
     settings = resolveSettings(flags, io.env, io.cwd, Date.now(), commandSignal);
     for (const warning of settings.warnings) note(io, warning);
+    // Said above in otel-s3's words: the reader's client does not say them again.
+    ignoredAwsSwitchesSaid(io.env);
     const code = await command({
       settings,
       out,

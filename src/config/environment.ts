@@ -275,14 +275,25 @@ export function configure(
   if (config.region === undefined && config.s3Client === undefined) {
     config.region = regionFromAwsVariables(env, warn);
   }
-  if (config.s3Client === undefined) {
-    for (const message of ignoredAwsSwitches(env)) {
-      if (warnedValues.has(message)) continue;
-      warnedValues.add(message);
-      alert('warn', 'OTEL_S3_INVALID_ENV', message);
-    }
-  }
+  if (config.s3Client === undefined) warnIgnoredAwsSwitches(env);
   return config;
+}
+
+/**
+ * Warns (OTEL_S3_INVALID_ENV) about each ignoredAwsSwitches message not yet said in this
+ * process: the exporter and the reader library, before making an S3 client.
+ */
+export function warnIgnoredAwsSwitches(env: Env): void {
+  for (const message of ignoredAwsSwitches(env)) {
+    if (warnedValues.has(message)) continue;
+    warnedValues.add(message);
+    alert('warn', 'OTEL_S3_INVALID_ENV', message);
+  }
+}
+
+/** Marks the ignoredAwsSwitches messages as said: otel-s3 says them itself, once. */
+export function ignoredAwsSwitchesSaid(env: Env): void {
+  for (const message of ignoredAwsSwitches(env)) warnedValues.add(message);
 }
 
 /** The AWS SDK's endpoint switches, with the AWS config file's setting it reads after each. */

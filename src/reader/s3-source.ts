@@ -5,6 +5,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { warnIgnoredAwsSwitches } from '../config/environment.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
 import { s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
@@ -37,6 +38,8 @@ export function createReaderClient(options: ReaderConnectionOptions): {
   owned: boolean;
 } {
   if (options.s3Client !== undefined) return { client: options.s3Client, owned: false };
+  // The SDK reads these from process.env; a value it ignores is said, as the exporter says it.
+  warnIgnoredAwsSwitches(process.env);
   return { client: new S3Client(s3ClientConfig(options, { role: 'reader' })), owned: true };
 }
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test, vi } from 'vitest';
 import { STORAGE_CLASSES } from '../../../src/config/options.js';
 import { resolveConfig } from '../../../src/config/resolve.js';
 import { createReaderClient } from '../../../src/reader/s3-source.js';
@@ -164,6 +164,43 @@ describe('an explicit endpoint with AWS_USE_FIPS_ENDPOINT or AWS_USE_DUALSTACK_E
       );
     },
   );
+});
+
+// The exporter (configure) and otel-s3 warn about an AWS_USE_FIPS_ENDPOINT value the SDK
+// ignores; the reader library said nothing, and read the standard endpoint.
+test('createReaderClient warns about an AWS endpoint switch the AWS SDK ignores, once', async () => {
+  const saved = process.env.AWS_USE_FIPS_ENDPOINT;
+  process.env.AWS_USE_FIPS_ENDPOINT = 'Yes';
+  const warnings: { message: string; code: string | undefined }[] = [];
+  const spy = vi.spyOn(process, 'emitWarning').mockImplementation((warning, opts?: unknown) => {
+    const code =
+      typeof opts === 'object' && opts !== null ? (opts as { code?: string }).code : undefined;
+    warnings.push({ message: String(warning), code });
+  });
+  const clients: S3Client[] = [];
+  try {
+    const reader = createReaderClient({ region: 'us-east-1' });
+    clients.push(reader.client);
+    // The SDK's own reading: not FIPS.
+    expect(await reader.client.config.useFipsEndpoint()).toBe(false);
+    clients.push(createReaderClient({ region: 'us-east-1' }).client);
+    // The caller's own client: its settings are the caller's.
+    const own = new S3Client({ region: 'us-east-1' });
+    clients.push(own);
+    createReaderClient({ s3Client: own });
+    expect(warnings).toEqual([
+      {
+        message:
+          'otel-s3-exporter: invalid environment variable AWS_USE_FIPS_ENDPOINT: "Yes" (expected "true" or "false", in lower case); the AWS SDK ignores it and takes use_fips_endpoint of the AWS config file, else false',
+        code: 'OTEL_S3_INVALID_ENV',
+      },
+    ]);
+  } finally {
+    spy.mockRestore();
+    for (const client of clients) client.destroy();
+    if (saved === undefined) delete process.env.AWS_USE_FIPS_ENDPOINT;
+    else process.env.AWS_USE_FIPS_ENDPOINT = saved;
+  }
 });
 
 describe('createObjectWriter: which transport stores the objects', () => {
