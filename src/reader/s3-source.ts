@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { warnIgnoredAwsSwitches } from '../config/environment.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
-import { s3ClientConfig } from '../s3/client-settings.js';
+import { defaultRegion, s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
@@ -70,7 +70,7 @@ export function s3Source(
           );
         } catch (error) {
           signal.throwIfAborted();
-          throw listFailure(`cannot list ${where(prefix)}`, error, connection.endpoint);
+          throw listFailure(`cannot list ${where(prefix)}`, error, connection);
         }
         for (const entry of page.Contents ?? []) {
           if (entry.Key === undefined) continue;
@@ -146,16 +146,41 @@ function release(body: unknown): void {
   if (stream?.destroyed !== true) stream?.destroy?.();
 }
 
-function listFailure(what: string, error: unknown, endpoint: string | undefined): Error {
+function listFailure(what: string, error: unknown, connection: ReaderConnectionOptions): Error {
   const access = asAccessError(what, error);
   if (access !== undefined) return access;
   const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-  // No HTTP answer at all: the server could not be reached.
+  // No HTTP answer at all: the server could not be reached, or no request was made.
   const hint =
-    status === undefined
-      ? `; is the endpoint (${endpoint ?? 'AWS S3'}) right and the server reachable?`
-      : '';
+    (error as { name?: unknown }).name === 'EndpointError'
+      ? endpointRulesHint(connection)
+      : status === undefined
+        ? `; is the endpoint (${connection.endpoint ?? 'AWS S3'}) right and the server reachable?`
+        : '';
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
+}
+
+/** The AWS SDK's endpoint switches, which its endpoint rules refuse in some partitions. */
+const ENDPOINT_SWITCHES = ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT'] as const;
+
+/**
+ * The SDK's endpoint rules refused the settings before any request (FIPS in aws-cn, say): what
+ * to change is a switch, not the server.
+ */
+function endpointRulesHint(connection: ReaderConnectionOptions): string {
+  const region =
+    connection.s3Client === undefined
+      ? `region ${connection.region ?? defaultRegion(process.env)}`
+      : "the client's region";
+  const set =
+    connection.s3Client === undefined
+      ? ENDPOINT_SWITCHES.filter((variable) => process.env[variable] === 'true')
+      : [];
+  if (set.length === 0)
+    return `; the AWS SDK has no endpoint for ${region} and this bucket with its FIPS and dual-stack settings (the client's own, AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file)`;
+  const named = set.map((variable) => `${variable}=true`).join(' and ');
+  const them = set.length === 1 ? 'the variable' : 'the variables';
+  return `; the AWS SDK has no endpoint for ${named} with ${region} and this bucket: unset ${them} (or set ${set.length === 1 ? 'it' : 'them'} to false), or give the endpoint`;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {
