@@ -5,7 +5,9 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { warnIgnoredAwsSwitches } from '../config/environment.js';
+import { region as regionRule } from '../config/rules.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
 import { defaultRegion, s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
@@ -38,9 +40,41 @@ export function createReaderClient(options: ReaderConnectionOptions): {
   owned: boolean;
 } {
   if (options.s3Client !== undefined) return { client: options.s3Client, owned: false };
+  checkRegion(options.region, process.env);
   // The SDK reads these from process.env; a value it ignores is said, as the exporter says it.
   warnIgnoredAwsSwitches(process.env);
   return { client: new S3Client(s3ClientConfig(options, { role: 'reader' })), owned: true };
+}
+
+/** The AWS SDK's region variables, in the order defaultRegion reads them. */
+const AWS_REGION_VARIABLES = ['AWS_REGION', 'AWS_DEFAULT_REGION'] as const;
+
+/**
+ * The region option, else the variable the default takes it from, checked as the exporter and
+ * otel-s3 check the option: one the AWS SDK refuses fails every request before sending
+ * ("Region not accepted"), so it is an InvalidOptionError here, naming the option or variable.
+ */
+function checkRegion(
+  region: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  if (region !== undefined) {
+    regionRule('region', region);
+    return;
+  }
+  for (const variable of AWS_REGION_VARIABLES) {
+    const value = env[variable];
+    // defaultRegion skips an empty value, and stops at the first other one.
+    if (value === undefined || value === '') continue;
+    try {
+      regionRule('region', value);
+    } catch (error) {
+      if (error instanceof InvalidOptionError)
+        throw InvalidOptionError.fromVariable(error, variable);
+      throw error;
+    }
+    return;
+  }
 }
 
 /** Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages). */
