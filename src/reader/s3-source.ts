@@ -9,7 +9,7 @@ import { InvalidOptionError } from '../base/invalid-option.js';
 import { warnIgnoredAwsSwitches } from '../config/environment.js';
 import { region as regionRule } from '../config/rules.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
-import { defaultRegion, s3ClientConfig } from '../s3/client-settings.js';
+import { defaultRegion, endpointSwitchesOn, s3ClientConfig } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
@@ -194,9 +194,6 @@ function listFailure(what: string, error: unknown, connection: ReaderConnectionO
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
 }
 
-/** The AWS SDK's endpoint switches, which its endpoint rules refuse in some partitions. */
-const ENDPOINT_SWITCHES = ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT'] as const;
-
 /**
  * The SDK's endpoint rules refused the settings before any request (FIPS in aws-cn, say): what
  * to change is a switch, not the server.
@@ -206,13 +203,10 @@ function endpointRulesHint(connection: ReaderConnectionOptions): string {
     connection.s3Client === undefined
       ? `region ${connection.region ?? defaultRegion(process.env)}`
       : "the client's region";
-  const set =
-    connection.s3Client === undefined
-      ? ENDPOINT_SWITCHES.filter((variable) => process.env[variable] === 'true')
-      : [];
+  const set = connection.s3Client === undefined ? endpointSwitchesOn(process.env) : [];
   if (set.length === 0)
     return `; the AWS SDK has no endpoint for ${region} and this bucket with its FIPS and dual-stack settings (the client's own, AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file)`;
-  const named = set.map((variable) => `${variable}=true`).join(' and ');
+  const named = set.join(' and ');
   const them = set.length === 1 ? 'the variable' : 'the variables';
   return `; the AWS SDK has no endpoint for ${named} with ${region} and this bucket: unset ${them} (or set ${set.length === 1 ? 'it' : 'them'} to false), or give the endpoint`;
 }

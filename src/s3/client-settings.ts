@@ -32,6 +32,16 @@ export function defaultRegion(env: Readonly<Record<string, string | undefined>>)
   return env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 }
 
+/** The AWS SDK's endpoint switches, which its endpoint rules refuse in some partitions. */
+const ENDPOINT_SWITCHES = ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT'] as const;
+
+/** The endpoint switches set to true (the SDK reads "true" only), as `NAME=true`. */
+export function endpointSwitchesOn(env: Readonly<Record<string, string | undefined>>): string[] {
+  return ENDPOINT_SWITCHES.filter((variable) => env[variable] === 'true').map(
+    (variable) => `${variable}=true`,
+  );
+}
+
 /** The AWS SDK's endpoint variables, in the order it reads them. */
 const ENDPOINT_URL_VARIABLES = ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const;
 

@@ -1,4 +1,5 @@
 import { parseHttpDate, parseRetryAfter } from './backoff.js';
+import { endpointSwitchesOn } from './client-settings.js';
 import {
   type AccessFault,
   type AccessFaultReason,
@@ -33,8 +34,8 @@ export function conditionalRefusal(error: unknown): ConditionalRefusal | undefin
  * - `retry`: transient (network, timeout, throttling, 5xx, a body damaged on its way); back off
  *   and retry the same key, bytes and headers. A 409 conflict too: the exporter's keys are its own, so the write in flight is an earlier
  *   attempt of this one, and the retry is answered 412 (stored) or stores it.
- * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region);
- *   keep the data, report once, retry slowly.
+ * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region, an
+ *   endpoint the AWS SDK's rules cannot make); keep the data, report once, retry slowly.
  * - `fatal`: the server will never accept these bytes (e.g. 400 InvalidArgument, 413).
  * A 501 or 400 to a conditional write may be about the `If-None-Match` header itself; the
  * uploader finds out by trying once without it (see headerMayBeTheCause).
@@ -168,8 +169,28 @@ function configVerdict(fault: AccessFault): Verdict {
   };
 }
 
-/** Classifies a PutObject failure. `timedOut` says the request hit its own deadline. */
-export function classifyUploadError(error: unknown, timedOut = false): Verdict {
+/**
+ * The AWS SDK's endpoint rules refused the settings before any request (AWS_USE_FIPS_ENDPOINT
+ * in aws-cn: "Partition does not support FIPS"): what to change is a setting, not the server.
+ */
+function endpointRulesVerdict(env: Readonly<Record<string, string | undefined>>): Verdict {
+  const on = endpointSwitchesOn(env);
+  const hint =
+    on.length === 0
+      ? "the AWS SDK has no endpoint for this region and bucket with its FIPS and dual-stack settings (the s3Client's own, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file); change them or set the endpoint option"
+      : `the AWS SDK has no endpoint for ${on.join(' and ')} with this region and bucket; unset ${on.map((v) => v.slice(0, -5)).join(' and ')} (or set ${on.length === 1 ? 'it' : 'them'} to false), or set the endpoint option`;
+  return { kind: 'config', reason: 'no-endpoint', hint };
+}
+
+/**
+ * Classifies a PutObject failure. `timedOut` says the request hit its own deadline; `env` is
+ * what the AWS SDK read its endpoint switches from.
+ */
+export function classifyUploadError(
+  error: unknown,
+  timedOut = false,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Verdict {
   if (timedOut) return { kind: 'retry', reason: 'timeout' };
   const s = errorShape(error);
   const name = typeof s.name === 'string' ? s.name : '';
@@ -211,6 +232,7 @@ export function classifyUploadError(error: unknown, timedOut = false): Verdict {
   if (tooLarge(error)) return { kind: 'fatal', reason: 'entity-too-large' };
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };
+  if (status === undefined && name === 'EndpointError') return endpointRulesVerdict(env);
   if (status === undefined) {
     // No HTTP answer and not a known network code: an unexpected client-side failure
     // (e.g. a credential provider that failed). Retrying is the safe side.
