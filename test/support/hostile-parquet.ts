@@ -3,6 +3,7 @@
 // (an independent writer) so that nothing here trusts this package's own.
 import {
   type FileMetaData,
+  type KeyValue,
   parquetMetadata,
   parquetSchema,
   type SchemaElement,
@@ -12,6 +13,7 @@ import { ByteWriter } from 'hyparquet-writer';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import { serializeTCompactProtocol } from 'hyparquet-writer/src/thrift.js';
 import { SCHEMA_VERSION_KEY } from '../../src/parquet/schema-elements.js';
+import { encodeReplaces, REPLACES_KEY, type Replaces } from '../../src/reader/compacted.js';
 
 /** PageType and Encoding as Parquet's thrift numbers them. */
 export const PAGE = { DATA_PAGE: 0, INDEX_PAGE: 1, DICTIONARY_PAGE: 2, DATA_PAGE_V2: 3 };
@@ -185,4 +187,22 @@ export function withFooter(file: Uint8Array, edit: (metadata: FileMetaData) => v
   writeMetadata(writer, metadata);
   writer.appendBytes(new TextEncoder().encode('PAR1'));
   return new Uint8Array(writer.getBuffer());
+}
+
+/**
+ * `file` as a compaction output: its footer lists `replaces(rows)` (rows: the file's own) as the
+ * objects it replaces, then `extra` key-value pairs.
+ */
+export function withReplaces(
+  file: Uint8Array,
+  replaces: (rows: number) => Replaces,
+  extra: KeyValue[] = [],
+): Uint8Array {
+  return withFooter(file, (m) => {
+    m.key_value_metadata = [
+      ...(m.key_value_metadata ?? []),
+      { key: REPLACES_KEY, value: encodeReplaces(replaces(Number(m.num_rows))) },
+      ...extra,
+    ];
+  });
 }

@@ -10,6 +10,8 @@ import { objectKey } from '../../src/layout/keys.js';
 import type { OtlpObject, PlainValue, PointRow } from '../../src/reader.js';
 import { dataPointRows, type MetricType } from '../../src/reader.js';
 import { metricsExport } from '../../src/signals/metrics/export.js';
+import { MetricColumnBuilders } from '../../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../../src/signals/metrics/parquet/encode.js';
 import { collectingProvider, recordEveryInstrument } from './service.js';
 import { makeTempDir, removeDir } from './temp-dir.js';
 import { zstdCompress } from './zstd.js';
@@ -67,6 +69,13 @@ export function encodeObject(
   if (compression === 'zstd') return zstdCompress(raw);
   if (compression === 'gzip') return gzipSync(raw);
   return raw;
+}
+
+/** sampleMetrics() as an uncompressed metrics Parquet file, written by the exporter's encoder. */
+export async function sampleParquet(): Promise<Uint8Array> {
+  const builders = new MetricColumnBuilders();
+  builders.appendResourceMetrics(await sampleMetrics());
+  return new Uint8Array(await encodeParquet(builders.seal(), { compression: 'none' }));
 }
 
 let sequence = 0;

@@ -4,11 +4,10 @@ import { UUID } from 'uuidv7';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { compactMetrics } from '../../../src/compact/index.js';
 import { outputNames } from '../../../src/layout/outputs.js';
-import { encodeReplaces, REPLACES_KEY } from '../../../src/reader/compacted.js';
 import { dataPointRows, readMetrics, type UnreadableObject } from '../../../src/reader.js';
 import { batchAt, pointsOf } from '../../support/compaction-data.js';
 import { exportToDir, keysIn } from '../../support/compaction-dir.js';
-import { withFooter } from '../../support/hostile-parquet.js';
+import { withReplaces } from '../../support/hostile-parquet.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 
@@ -39,22 +38,13 @@ describe('compactMetrics and an output that lists what no output replaces', () =
             ? input.replace(/metrics_/, 'traces_').replace(/^p\//, 'p/traces/')
             : outputNames('p', '', 'metrics').render(new Date(HOUR + HOUR_MS), id);
       // The input's own file, listing the input (every row of the file) and `other` (none).
-      const file = withFooter(new Uint8Array(await readFile(join(dir, input))), (m) => {
-        const rows = Number(m.num_rows);
-        m.key_value_metadata = [
-          ...(m.key_value_metadata ?? []),
-          {
-            key: REPLACES_KEY,
-            value: encodeReplaces({
-              inputs: [
-                { key: input, rows },
-                { key: other, rows: 0 },
-              ],
-              superseded: [],
-            }),
-          },
-        ];
-      });
+      const file = withReplaces(new Uint8Array(await readFile(join(dir, input))), (rows) => ({
+        inputs: [
+          { key: input, rows },
+          { key: other, rows: 0 },
+        ],
+        superseded: [],
+      }));
       await mkdir(dirname(join(dir, output)), { recursive: true });
       await writeFile(join(dir, output), file);
 

@@ -1,16 +1,14 @@
 import { UUID } from 'uuidv7';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { outputNames } from '../../../src/layout/outputs.js';
-import { encodeReplaces, REPLACES_KEY } from '../../../src/reader/compacted.js';
 import { readMetrics, type UnreadableObject } from '../../../src/reader.js';
-import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
-import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
-import { withFooter } from '../../support/hostile-parquet.js';
+import { withReplaces } from '../../support/hostile-parquet.js';
 import {
   collect,
   encodeObject,
   keyAt,
   sampleMetrics,
+  sampleParquet,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { makeTempDir, removeDir } from '../../support/temp-dir.js';
@@ -30,22 +28,10 @@ beforeAll(async () => {
 afterAll(() => removeDir(dir));
 
 async function outputFile(inputKey: string, claimedRows: (rows: number) => number) {
-  const builders = new MetricColumnBuilders();
-  builders.appendResourceMetrics(await sampleMetrics());
-  const file = new Uint8Array(await encodeParquet(builders.seal(), { compression: 'none' }));
   let rows = 0;
-  const out = withFooter(file, (m) => {
-    rows = Number(m.num_rows);
-    m.key_value_metadata = [
-      ...(m.key_value_metadata ?? []),
-      {
-        key: REPLACES_KEY,
-        value: encodeReplaces({
-          inputs: [{ key: inputKey, rows: claimedRows(rows) }],
-          superseded: [],
-        }),
-      },
-    ];
+  const out = withReplaces(await sampleParquet(), (fileRows) => {
+    rows = fileRows;
+    return { inputs: [{ key: inputKey, rows: claimedRows(rows) }], superseded: [] };
   });
   return { out, rows };
 }

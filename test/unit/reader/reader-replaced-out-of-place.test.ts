@@ -1,16 +1,15 @@
 import { UUID } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { outputNames } from '../../../src/layout/outputs.js';
-import { encodeReplaces, REPLACES_KEY, type Replaces } from '../../../src/reader/compacted.js';
+import type { Replaces } from '../../../src/reader/compacted.js';
 import { readStoredObjects, type UnreadableObject } from '../../../src/reader.js';
-import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
-import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
-import { withFooter } from '../../support/hostile-parquet.js';
+import { withReplaces } from '../../support/hostile-parquet.js';
 import {
   collect,
   encodeObject,
   keyAt,
   sampleMetrics,
+  sampleParquet,
   writeAtKey,
 } from '../../support/reader-fixtures.js';
 import { signalKeyAt } from '../../support/signal-fixtures.js';
@@ -35,16 +34,11 @@ const hourOf = (t: Date) => new Date(Math.floor(t.getTime() / HOUR) * HOUR);
 
 /** A metrics Parquet file of the sample, listing `replaces(rows)` as what it replaces. */
 async function outputFile(replaces: (rows: number) => Replaces, padding = 0) {
-  const builders = new MetricColumnBuilders();
-  builders.appendResourceMetrics(await sampleMetrics());
-  const file = new Uint8Array(await encodeParquet(builders.seal(), { compression: 'none' }));
-  return withFooter(file, (m) => {
-    m.key_value_metadata = [
-      ...(m.key_value_metadata ?? []),
-      { key: REPLACES_KEY, value: encodeReplaces(replaces(Number(m.num_rows))) },
-      ...(padding > 0 ? [{ key: 'padding', value: 'x'.repeat(padding) }] : []),
-    ];
-  });
+  return withReplaces(
+    await sampleParquet(),
+    replaces,
+    padding > 0 ? [{ key: 'padding', value: 'x'.repeat(padding) }] : [],
+  );
 }
 
 const SPANS = JSON.stringify({
