@@ -1,11 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeEach, describe, expect, test } from 'vitest';
 import { emptySpoolStats } from '../../../src/pipeline/stats.js';
-import { DiskDeadline } from '../../../src/spool/disk-deadline.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { FaultyFileSystem } from '../../support/faulty-fs.js';
-import { testJournal } from '../../support/spool-exporter.js';
+import { attachedJournal } from '../../support/spool-exporter.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -20,16 +17,8 @@ describe('close() while a write of a live chain runs', () => {
   // write: the write ends, then closes it; no failure is counted or reported after shutdown.
   test('leaves the file to the write, which closes it when it ends', async () => {
     const stats = emptySpoolStats();
-    const journal = testJournal(dir, { stats, syncMillis: 20 });
     const fs = new FaultyFileSystem();
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(5_000),
-    });
+    const journal = attachedJournal(dir, fs, { stats, syncMillis: 20 });
     const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     try {
@@ -61,16 +50,8 @@ describe('a write of a live chain that fails after close()', () => {
   // and the report must not say they are; their memory is not held for a commit that never comes.
   test('is reported as the end of the journal for that batch, and frees the entries', async () => {
     const stats = emptySpoolStats();
-    const journal = testJournal(dir, { stats, syncMillis: 20 });
     const fs = new FaultyFileSystem();
-    mkdirSync(join(dir, 'journal'));
-    mkdirSync(join(dir, 'quarantine'));
-    journal.attach({
-      dir: join(dir, 'journal'),
-      quarantineDir: join(dir, 'quarantine'),
-      fs,
-      disk: new DiskDeadline(300),
-    });
+    const journal = attachedJournal(dir, fs, { stats, syncMillis: 20, diskTimeoutMillis: 300 });
     const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
     journal.append(Buffer.alloc(100, 1), 1, inputs);
     try {
