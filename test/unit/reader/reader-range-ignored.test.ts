@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { RangeIgnoredError } from '../../../src/reader/errors.js';
 import { PartError } from '../../../src/reader/read-parts.js';
-import { s3Source } from '../../../src/reader/s3-source.js';
+import { localS3Sources } from '../../support/local-s3-source.js';
 
 /**
  * Ranged GETs against a local HTTP endpoint that stands in for an S3-compatible server (or a
@@ -11,14 +9,10 @@ import { s3Source } from '../../../src/reader/s3-source.js';
  */
 const OBJECT = Buffer.from('0123456789abcdefghijklmnopqrstuvwxyz');
 
-let server: Server | undefined;
-afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server = undefined;
-});
+const serve = localS3Sources();
 
-async function endpoint(honourRange: boolean): Promise<string> {
-  server = createServer((req, res) => {
+function served(honourRange: boolean) {
+  return serve((req, res) => {
     const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     if (honourRange && range !== null) {
       const start = Number(range[1]);
@@ -33,22 +27,11 @@ async function endpoint(honourRange: boolean): Promise<string> {
     res.writeHead(200, { 'content-length': String(OBJECT.length) });
     res.end(OBJECT);
   });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
-
-function source(url: string) {
-  return s3Source('bucket', {
-    endpoint: url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
 }
 
 describe('a ranged GET answered with the whole object', () => {
   test('is refused as a server that ignored Range, not as an object over maxObjectBytes', async () => {
-    const objects = source(await endpoint(false));
+    const objects = await served(false);
     try {
       const read = objects.getRange('key', 30, 36, new AbortController().signal);
       await expect(read).rejects.toThrow(RangeIgnoredError);
@@ -62,7 +45,7 @@ describe('a ranged GET answered with the whole object', () => {
   });
 
   test('a range that is the whole object, answered 200 with exactly it, is taken', async () => {
-    const objects = source(await endpoint(false));
+    const objects = await served(false);
     try {
       const got = await objects.getRange('key', 0, OBJECT.length, new AbortController().signal);
       expect(Buffer.from(got)).toEqual(OBJECT);
@@ -72,7 +55,7 @@ describe('a ranged GET answered with the whole object', () => {
   });
 
   test('a server that honours Range gives the bytes asked for', async () => {
-    const objects = source(await endpoint(true));
+    const objects = await served(true);
     try {
       const got = await objects.getRange('key', 30, 36, new AbortController().signal);
       expect(Buffer.from(got).toString()).toBe('uvwxyz');

@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { RangeOverrunError } from '../../../src/reader/errors.js';
 import { PartError } from '../../../src/reader/read-parts.js';
-import { s3Source } from '../../../src/reader/s3-source.js';
+import { localS3Sources } from '../../support/local-s3-source.js';
 
 /**
  * Ranged GETs against a local HTTP endpoint that stands in for a faulty S3-compatible server (or
@@ -12,15 +10,11 @@ import { s3Source } from '../../../src/reader/s3-source.js';
  */
 const OBJECT = Buffer.from('0123456789abcdefghijklmnopqrstuvwxyz');
 
-let server: Server | undefined;
-afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server = undefined;
-});
+const serve = localS3Sources();
 
 /** Answers a range with 4 bytes more than asked; `announce`: with a Content-Length of them. */
-async function endpoint(announce: boolean): Promise<string> {
-  server = createServer((req, res) => {
+function served(announce: boolean) {
+  return serve((req, res) => {
     const range = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
     const start = Number(range?.[1] ?? 0);
     const end = Number(range?.[2] ?? 0);
@@ -31,17 +25,6 @@ async function endpoint(announce: boolean): Promise<string> {
     });
     res.end(body);
   });
-  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return `http://127.0.0.1:${port}`;
-}
-
-function source(url: string) {
-  return s3Source('bucket', {
-    endpoint: url,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
 }
 
 describe('a ranged GET answered with more bytes than the range', () => {
@@ -49,7 +32,7 @@ describe('a ranged GET answered with more bytes than the range', () => {
     [true, 'asked for bytes 30-35 (6 bytes), the server answered 206 with a body of 10 bytes'],
     [false, 'asked for bytes 30-35 (6 bytes), the server answered 206 with a body of more'],
   ])('Content-Length announced: %s', async (announce, message) => {
-    const objects = source(await endpoint(announce));
+    const objects = await served(announce);
     try {
       const read = objects.getRange('key', 30, 36, new AbortController().signal);
       await expect(read).rejects.toThrow(RangeOverrunError);
