@@ -88,6 +88,10 @@ export type BodyMakerOptions = BodyKind & {
   engine?: ZstdEngine;
   /** How long the worker may sit idle before it exits (tests); WORKER_IDLE_EXIT_MILLIS if not set. */
   workerIdleExitMillis?: number;
+  /** The exporter's maxBatchBytes: it sizes a job's deadline in the worker (workerAnswerMillis). */
+  maxBatchBytes?: number;
+  /** A job's deadline in the worker (tests); workerAnswerMillis(maxBatchBytes) if not set. */
+  workerAnswerMillis?: number;
   /**
    * Where a Parquet file is made: 'worker' forces the body worker (tests and the bench compare
    * it); by default the exporter's thread in slices wherever that is possible (needsWorker).

@@ -28,6 +28,25 @@ export const WORKER_IDLE_EXIT_MILLIS = 30_000;
  */
 const STOP_GRACE_MILLIS = 1_000;
 
+/**
+ * How long the worker may take to answer a job, at least: a worker that answers nothing by then
+ * (stuck in a native call, or waiting for something that never comes) is stopped, so that it does
+ * not hold every later batch. A batch's body takes well under a second at the default 8 MiB.
+ */
+export const WORKER_ANSWER_MIN_MILLIS = 30_000;
+
+/** A slow rate to make a body at: a worker at nice +10 on busy cores, at zstd's top level. */
+const SLOW_BYTES_PER_SECOND = 100 * 1024;
+
+/**
+ * The deadline of a job: WORKER_ANSWER_MIN_MILLIS, or a batch of `maxBatchBytes` made at
+ * SLOW_BYTES_PER_SECOND when that is longer (82 s at the default 8 MiB).
+ */
+export function workerAnswerMillis(maxBatchBytes: number | undefined): number {
+  const slow = Math.ceil(((maxBatchBytes ?? 0) / SLOW_BYTES_PER_SECOND) * 1000);
+  return Math.max(WORKER_ANSWER_MIN_MILLIS, slow);
+}
+
 /** A small young generation: the worker nudges a scavenge after each job (see body-worker.js). */
 const YOUNG_GENERATION_MB = 2;
 
@@ -88,15 +107,53 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
   const { body, compression, level, engine } = options;
   const signal = options.body === 'parquet' ? options.signal : undefined;
   const idleExitMillis = options.workerIdleExitMillis ?? WORKER_IDLE_EXIT_MILLIS;
+  const answerMillis = options.workerAnswerMillis ?? workerAnswerMillis(options.maxBatchBytes);
   const jobs = new Map<number, Job>();
   let worker: Worker | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
+  /** The deadline of the job the worker makes now (the oldest it has not answered). */
+  let answerTimer: NodeJS.Timeout | undefined;
   let nextId = 1;
   let closed = false;
 
   const failAll = (error: Error) => {
     for (const job of jobs.values()) job.reject(error);
     jobs.clear();
+  };
+
+  /**
+   * Stops a worker without waiting for it for long: terminate() resolves only once its thread
+   * has stopped, which a thread inside a native call does only when the call returns.
+   */
+  const stop = async (w: Worker, when: string): Promise<void> => {
+    if (!(await settleWithin(w.terminate(), STOP_GRACE_MILLIS))) {
+      log.warn(
+        `the compression worker did not stop within ${STOP_GRACE_MILLIS} ms of ${when}; it is left to end on its own`,
+      );
+    }
+  };
+
+  /** Gives the worker's oldest job until the deadline to be answered; none when it has no job. */
+  const watch = (w: Worker) => {
+    clearTimeout(answerTimer);
+    answerTimer = undefined;
+    if (jobs.size === 0) return;
+    answerTimer = setTimeout(() => {
+      answerTimer = undefined;
+      if (worker !== w) return;
+      // Its jobs' records or columns were moved to it: they end with it.
+      worker = undefined;
+      failAll(
+        new BodyMakerError(
+          `the compression worker did not answer within ${answerMillis} ms; it is stopped and its batch is lost`,
+        ),
+      );
+      // Not referenced: one that does not stop must not hold the process at its exit either.
+      w.unref();
+      void stop(w, 'its deadline');
+    }, answerMillis);
+    // The worker keeps the process alive while it has a job; the deadline need not.
+    answerTimer.unref();
   };
 
   const stopWhenIdle = (w: Worker) => {
@@ -128,6 +185,8 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
       const job = jobs.get(reply.id);
       if (job === undefined) return;
       jobs.delete(reply.id);
+      // Jobs run one after another: the next one starts now.
+      watch(w);
       if (jobs.size === 0) {
         w.unref();
         stopWhenIdle(w);
@@ -144,12 +203,15 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
       }
     });
     w.on('error', (error) => {
-      if (worker === w) worker = undefined;
+      if (worker !== w) return; // stopped on purpose: its jobs were failed then
+      worker = undefined;
+      clearTimeout(answerTimer);
       failAll(new BodyMakerError(`compression worker failed: ${error.message}`));
     });
     w.on('exit', (code) => {
-      if (worker !== w) return; // stopped on purpose: idle, or closed
+      if (worker !== w) return; // stopped on purpose: idle, closed, or past its deadline
       worker = undefined;
+      clearTimeout(answerTimer);
       failAll(new BodyMakerError(`compression worker exited with code ${code}`));
     });
     return w;
@@ -182,7 +244,10 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
       return new Promise<PreparedBody>((resolve, reject) => {
         const id = nextId++;
         jobs.set(id, { resolve, reject });
-        if (jobs.size === 1) w.ref();
+        if (jobs.size === 1) {
+          w.ref();
+          watch(w);
+        }
         const { message, transfer } = workerMessage(id, request);
         try {
           w.postMessage(message, transfer);
@@ -191,6 +256,7 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
           // keeps its records, and the worker must not stay referenced for this job.
           jobs.delete(id);
           if (jobs.size === 0) {
+            clearTimeout(answerTimer);
             w.unref();
             stopWhenIdle(w);
           }
@@ -206,13 +272,10 @@ export function createWorkerBodyMaker(options: BodyMakerOptions): BodyMaker {
     async close() {
       closed = true;
       clearTimeout(idleTimer);
+      clearTimeout(answerTimer);
       const w = worker;
       worker = undefined;
-      if (w !== undefined && !(await settleWithin(w.terminate(), STOP_GRACE_MILLIS))) {
-        log.warn(
-          `the compression worker did not stop within ${STOP_GRACE_MILLIS} ms of shutdown; it is left to end on its own`,
-        );
-      }
+      if (w !== undefined) await stop(w, 'shutdown');
       failAll(new BodyMakerError('the exporter is shut down'));
     },
   };

@@ -97,6 +97,7 @@ export class SignalExporter<Item> {
         compression: c.compression,
         level: c.compressionLevel,
         recordsRepeat: signal.recordsRepeat,
+        maxBatchBytes: c.maxBatchBytes,
       });
       this.#bodies = bodies;
       if (shared === undefined) made = createSharedParts(c);
