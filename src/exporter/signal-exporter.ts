@@ -225,7 +225,7 @@ export class SignalExporter<Item> {
         owner: this.#owner,
         seal: () => {
           if (intake.open.bytes === 0) return;
-          void intake.sealNow().catch((error: unknown) => this.#outcomes.encodeFailed(error));
+          void intake.sealNow().catch((error: unknown) => this.#outcomes.sealDeferred(error));
         },
       });
       if (journal !== undefined) budget.addOpen(journal);

@@ -22,8 +22,8 @@ export interface AdmissionParts<Item> {
   /** Takes a batch just sealed, outside the critical section. */
   onSealed(batch: SealedBatch): void;
   /**
-   * Reports an export the open batch could not take (a Parquet append that threw), or a seal by
-   * age that threw.
+   * Reports an export the open batch could not take (a Parquet append that threw). A seal by
+   * size or age that throws is reported to the owner's outcomes (sealDeferred).
    */
   appendFailed(error: unknown): void;
   /** The open batch's journal (with a spool): each export appended is copied to it. */
@@ -293,7 +293,7 @@ export class Admission<Item> {
       } catch (error) {
         // The export is in the open batch, which keeps it (tried again at its age): its answer
         // is SUCCESS; the failure is reported as a seal by age that throws is.
-        this.#parts.appendFailed(error);
+        this.#parts.owner.outcomes.sealDeferred(error);
       }
     } else if (this.#wasEmpty && !this.#open.isEmpty) {
       this.#startAge();
@@ -306,7 +306,10 @@ export class Admission<Item> {
     // A seal that throws is reported as flush and shutdown report it, never left unhandled
     // (Node.js ends the process on an unhandled rejection).
     this.#ageTimer = setTimeout(
-      () => void this.sealNow().catch((error: unknown) => this.#parts.appendFailed(error)),
+      () =>
+        void this.sealNow().catch((error: unknown) =>
+          this.#parts.owner.outcomes.sealDeferred(error),
+        ),
       this.#options.maxBatchAgeMillis,
     );
     // An open batch never keeps the process alive: shutdown() is what flushes it.

@@ -127,8 +127,26 @@ export class Outcomes {
     );
   }
 
+  /**
+   * A seal by size, by age or to make room threw: the items stay in the open batch, sealed again
+   * at its age or the next flush. Builders that throw usually throw at every seal: logged once
+   * until a seal works again.
+   */
+  sealDeferred(error: unknown): void {
+    this.#episodes.report(
+      `seal-failed:${this.#options.signal}`,
+      'error',
+      `${this.#who}could not seal the open batch (${describeError(error)}): its items stay in it, sealed again at its age (maxBatchAgeMillis) or the next flush; further failures are not logged until a seal works`,
+    );
+  }
+
   sealed(): void {
     this.stats.batchesSealed++;
+    this.#episodes.clear(
+      `seal-failed:${this.#options.signal}`,
+      (failures) =>
+        `${this.#who}sealed the open batch again, after ${plural(failures, 'failed seal')}`,
+    );
   }
 
   attempt(batch: SealedBatch): void {

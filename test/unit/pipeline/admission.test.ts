@@ -52,8 +52,14 @@ test('a batch sealed by an export whose append then throws still goes on to be s
   await admission.sealNow();
 });
 
-const quietOwner = (): BatchOwner => ({
-  outcomes: { appended() {}, sealed() {}, exportRejectedForRoom() {} } as unknown as Outcomes,
+/** An owner whose outcomes count nothing; seals that throw are pushed onto `sealFailures`. */
+const quietOwner = (sealFailures: unknown[] = []): BatchOwner => ({
+  outcomes: {
+    appended() {},
+    sealed() {},
+    exportRejectedForRoom() {},
+    sealDeferred: (error: unknown) => sealFailures.push(error),
+  } as unknown as Outcomes,
   pager: undefined,
 });
 
@@ -158,7 +164,7 @@ describe('a journal copy that throws once the export is in the open batch', () =
   });
 });
 
-test('a seal by age that throws is handed to appendFailed, not left unhandled', async () => {
+test('a seal by age that throws is reported, not left unhandled', async () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
@@ -171,13 +177,14 @@ test('a seal by age that throws is handed to appendFailed, not left unhandled', 
     return seal();
   };
   const appendFailures: unknown[] = [];
+  const sealFailures: unknown[] = [];
   const handedOn: SealedBatch[] = [];
   const admission = new Admission<number>(
     { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
     {
       open: new ColumnBatch(builders),
       budget,
-      owner: quietOwner(),
+      owner: quietOwner(sealFailures),
       onSealed: (b) => handedOn.push(b),
       appendFailed: (error) => appendFailures.push(error),
     },
@@ -189,7 +196,8 @@ test('a seal by age that throws is handed to appendFailed, not left unhandled', 
     // The first seal threw; the second, at the batch's next age, did not.
     expect(seals).toBe(2);
     expect(unhandled).toEqual([]);
-    expect(appendFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+    expect(sealFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+    expect(appendFailures).toEqual([]);
   } finally {
     process.off('unhandledRejection', onUnhandled);
     await admission.sealNow().catch(() => {});
@@ -208,13 +216,14 @@ test('a seal by age that throws leaves the items in the open batch, sealed at it
     return seal();
   };
   const appendFailures: unknown[] = [];
+  const sealFailures: unknown[] = [];
   const handedOn: SealedBatch[] = [];
   const admission = new Admission<number>(
     { maxBatchBytes: 1 << 20, maxBatchAgeMillis: AGE, times: false },
     {
       open: new ColumnBatch(builders),
       budget,
-      owner: quietOwner(),
+      owner: quietOwner(sealFailures),
       onSealed: (b) => handedOn.push(b),
       appendFailed: (error) => appendFailures.push(error),
     },
@@ -232,7 +241,8 @@ test('a seal by age that throws leaves the items in the open batch, sealed at it
     expect(seals).toBe(1);
     await waitFor(() => handedOn.length > 0, 5_000, 'the seal at the next age');
     // The first seal failed, reported; the second, at the batch's next age, holds both exports.
-    expect(appendFailures).toHaveLength(1);
+    expect(sealFailures).toHaveLength(1);
+    expect(appendFailures).toEqual([]);
     expect(handedOn.map((b) => b.points)).toEqual([6]);
   } finally {
     await admission.sealNow(true).catch(() => {});
@@ -346,7 +356,10 @@ describe('a seal that throws while an export is admitted', () => {
       const result = await admission.accept({ item: 6, inputs, times: false });
       expect(seals()).toBe(1);
       expect(result).toEqual({ code: ExportResultCode.SUCCESS });
-      expect(appendFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+      expect(appendFailures).toEqual([]);
+      expect(messages.map((m) => m.text).join('\n')).toContain(
+        'could not seal the open batch (cannot seal the columns): its items stay in it',
+      );
       expect(open.isEmpty).toBe(false);
       expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
       // The next seal stores them.
@@ -507,6 +520,90 @@ describe('a seal that throws at shutdown (final), with a journal', () => {
       expect(await rejection(admission)).toMatchObject({ points: 4, journaled: false });
     } finally {
       await journal.close(5_000);
+    }
+  });
+});
+
+describe('a seal that keeps throwing', () => {
+  const messages = captureDiag();
+  const errors = () => messages.filter((m) => m.level === 'error').map((m) => m.text);
+
+  test('by size: logged once until a seal works, then again at the next failure', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const builders = rowBuilders();
+    let failing = true;
+    const seal = builders.seal.bind(builders);
+    builders.seal = () => {
+      if (failing) throw new Error('cannot seal the columns');
+      return seal();
+    };
+    const open = new ColumnBatch(builders);
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission<number>(
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open,
+        budget,
+        owner,
+        onSealed: (b) => handedOn.push(b),
+        // As the exporter wires it.
+        appendFailed: (error) => owner.outcomes.encodeFailed(error),
+      },
+    );
+    try {
+      // 5 rows of 10 bytes fill the batch to maxBatchBytes: each export after it (of no rows)
+      // leaves it full, and its seal throws again. All are taken.
+      for (const item of [5, 0, 0, 0, 0]) {
+        const result = await admission.accept({ item, inputs, times: false });
+        expect(result.code).toBe(ExportResultCode.SUCCESS);
+      }
+      expect(errors()).toEqual([
+        'otel-s3-exporter: metrics exporter: could not seal the open batch (cannot seal the columns): its items stay in it, sealed again at its age (maxBatchAgeMillis) or the next flush; further failures are not logged until a seal works',
+      ]);
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+      failing = false;
+      await admission.sealNow();
+      expect(handedOn.map((b) => b.points)).toEqual([5]);
+      expect(messages.at(-1)?.text).toBe(
+        'otel-s3-exporter: metrics exporter: sealed the open batch again, after 5 failed seals',
+      );
+      // A new streak is logged again.
+      failing = true;
+      await admission.accept({ item: 5, inputs, times: false });
+      await admission.accept({ item: 0, inputs, times: false });
+      expect(errors()).toHaveLength(2);
+    } finally {
+      failing = false;
+      await admission.sealNow(true).catch(() => {});
+      for (const b of handedOn) budget.settle(b, 'uploaded');
+      owner.outcomes.close();
+    }
+  });
+
+  test('by age: logged once, however many ages pass', async () => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const { builders, seals } = failingSeals(Number.POSITIVE_INFINITY);
+    const open = new ColumnBatch(builders);
+    const admission = new Admission<number>(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 10, times: false },
+      {
+        open,
+        budget,
+        owner,
+        onSealed() {},
+        appendFailed: (error) => owner.outcomes.encodeFailed(error),
+      },
+    );
+    try {
+      await admission.accept({ item: 4, inputs, times: false });
+      await waitFor(() => seals() >= 4, 5_000, 'four seals by age');
+      expect(errors()).toHaveLength(1);
+      expect(open.isEmpty).toBe(false);
+    } finally {
+      await admission.sealNow(true).catch(() => {});
+      owner.outcomes.close();
     }
   });
 });
