@@ -140,6 +140,8 @@ export class SignalExporter<Item> {
                     maxPendingBytes: Math.max(2 * c.maxBatchBytes, Math.floor(budget.limit / 4)),
                     overhead: (count, format) => signal.records[format].overhead(count),
                     lost: (points, rawBytes) => this.#outcomes.quarantinedBatch(points, rawBytes),
+                    unwritten: (points, rawBytes) =>
+                      this.#outcomes.journalUnwritten(points, rawBytes),
                   },
           },
           {

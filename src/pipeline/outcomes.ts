@@ -385,6 +385,19 @@ export class Outcomes {
     );
   }
 
+  /**
+   * Exports of the open batch shutdown() could not seal, which sealFailed() said stay in the
+   * journal: shutdown's last journal write failed, so they are not written, and are lost.
+   */
+  journalUnwritten(points: number, rawBytes: number): void {
+    this.#countDrop('internal-error', 0, points, rawBytes);
+    alert(
+      'error',
+      'OTEL_S3_DATA_DROPPED',
+      `${this.#who}shutdown()'s last journal write failed: ${plural(points, ...ITEMS[this.#options.signal])} of the open batch that could not be sealed are not in the journal after all, and are dropped (counted in stats().pointsDroppedByReason['internal-error'])`,
+    );
+  }
+
   /** shutdown() could not store what was pending; `abandoned` is what it did with it. */
   gaveUp(why: UnfinishedWhy, abandoned: Abandoned): void {
     const { left, dropped } = abandoned;

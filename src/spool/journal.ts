@@ -39,6 +39,12 @@ export interface JournalOptions {
    * records that could still be read, for the exporter's drop counts.
    */
   lost?: ((points: number, rawBytes: number) => void) | undefined;
+  /**
+   * Exports of the open batch that shutdown could not seal, whose chain unsealed() kept for the
+   * next run: shutdown's last commit did not write them, so they are lost. Their items and record
+   * bytes, for the exporter's drop counts.
+   */
+  unwritten?: ((points: number, rawBytes: number) => void) | undefined;
 }
 
 /** Where the journal writes: `spoolDir/journal`, once the spool is ours. */
@@ -66,6 +72,10 @@ interface Chain {
   /** Parts that may be on disk. */
   parts: number[];
   state: 'live' | 'given-up' | 'retired';
+  /** unsealed() kept it for the next run to replay (the exporter said its exports stay). */
+  kept: boolean;
+  /** The items and record bytes of the exports in `pending` (the seal's entry aside). */
+  pendingItems: { points: number; rawBytes: number };
   /** The group commit's write of it in flight, if any: its deletion waits for it. */
   writing: Promise<unknown> | undefined;
   gone: Promise<void>;
@@ -170,6 +180,8 @@ export class OpenBatchJournal implements OpenJournal {
     }
     if (chain.state !== 'live') return;
     chain.pending.record(chain.seq++, points, inputs.dataTimeMillis, record);
+    chain.pendingItems.points += points;
+    chain.pendingItems.rawBytes += record.length;
     if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
     this.#arm();
   }
@@ -225,7 +237,10 @@ export class OpenBatchJournal implements OpenJournal {
     if (chain === undefined) return false;
     chain.pending.releaseSeal();
     // Ours now and not closed: the last commit (close()) writes what is pending.
-    if (chain.state === 'live' && this.#disk !== undefined && !this.#closed) return true;
+    if (chain.state === 'live' && this.#disk !== undefined && !this.#closed) {
+      chain.kept = true;
+      return true;
+    }
     // Nothing will write it (the spool never became ours: close() would free its entries), or it
     // misses exports: what of it is on disk goes, so that no run replays part of the batch.
     this.retire(chain.name);
@@ -356,6 +371,8 @@ export class OpenBatchJournal implements OpenJournal {
       handle: undefined,
       parts: [],
       state: 'live',
+      kept: false,
+      pendingItems: { points: 0, rawBytes: 0 },
       writing: undefined,
       gone,
       resolveGone,
@@ -438,6 +455,8 @@ export class OpenBatchJournal implements OpenJournal {
   /** Writes a chain's pending entries; returns the chunks they took. */
   async #write(d: JournalDisk, chain: Chain): Promise<number> {
     const taken = chain.pending.take();
+    const items = chain.pendingItems;
+    chain.pendingItems = { points: 0, rawBytes: 0 };
     const handle = chain.handle;
     const header =
       handle === undefined
@@ -484,6 +503,9 @@ export class OpenBatchJournal implements OpenJournal {
         // writes these entries, and their memory must not stay counted in the budget.
         chain.pending.free(taken);
         chain.pending.clear();
+        // A chain kept for the next run: the exporter said its exports stay in the journal, and
+        // these do not.
+        if (chain.kept) this.#options.unwritten?.(items.points, items.rawBytes);
         this.#reports.journalFailed(
           code,
           error,
@@ -493,6 +515,8 @@ export class OpenBatchJournal implements OpenJournal {
         return taken.length;
       }
       chain.pending.putBack(taken);
+      chain.pendingItems.points += items.points;
+      chain.pendingItems.rawBytes += items.rawBytes;
       if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
       else
         this.#reports.journalFailed(

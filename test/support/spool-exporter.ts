@@ -105,6 +105,7 @@ export function testJournal(
     signal?: string;
     format?: JournalRecordFormat;
     lost?: (points: number, rawBytes: number) => void;
+    unwritten?: (points: number, rawBytes: number) => void;
   } = {},
 ): OpenBatchJournal {
   return new OpenBatchJournal(
@@ -115,6 +116,7 @@ export function testJournal(
       maxPendingBytes: options.maxPendingBytes ?? 1 << 20,
       overhead: () => 0,
       lost: options.lost,
+      unwritten: options.unwritten,
     },
     new KeeperReports(options.stats ?? emptySpoolStats(), new Episodes(), {
       dir,

@@ -22,6 +22,7 @@ import {
   type ProcessWarning,
   recordProcessWarnings,
 } from '../../support/diag-capture.js';
+import { FaultyFileSystem } from '../../support/faulty-fs.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { syntheticMetrics } from '../../support/service.js';
 import { spoolExporter } from '../../support/spool-exporter.js';
@@ -291,6 +292,39 @@ describe('columns that fail to seal', () => {
     } finally {
       await next.shutdown();
     }
+  });
+
+  test('shutdown() with a journal whose last write fails counts the points it said stay', async () => {
+    const dir = await newDir('otel-s3-unsealable-');
+    // The journal's part cannot be made: shutdown's last commit, its first, fails.
+    const fs = new FaultyFileSystem()
+      .only((path) => path.endsWith('.journal'))
+      .failNext('create', 'EIO');
+    const config = configure({
+      bucket: 'unit',
+      s3Client: new ScriptedS3().client,
+      format: 'parquet',
+      flushTimeoutMillis: FLUSH_MILLIS,
+      spoolDir: dir,
+      spoolFileSystem: fs,
+      journalSyncMillis: 60_000,
+    });
+    const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    const metrics = syntheticMetrics(5, 1);
+    const points = pointsOf(metrics);
+    await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
+    await new Promise((resolve) => exporter.export(metrics, resolve));
+    await exporter.shutdown();
+    expect(exporter.stats()).toMatchObject({
+      pointsDropped: points,
+      pointsDroppedByReason: { 'internal-error': points },
+      bufferedBytes: 0,
+    });
+    expect(logged.map((l) => l.text)).toContainEqual(
+      expect.stringContaining(
+        `shutdown()'s last journal write failed: ${points} data points of the open batch that could not be sealed are not in the journal after all, and are dropped`,
+      ),
+    );
   });
 
   test('shutdown() with a journal on a spool another process holds counts the points dropped', async () => {

@@ -75,3 +75,70 @@ describe('a write of a live chain that fails after close()', () => {
     }
   });
 });
+
+describe('an unsealed chain kept at shutdown whose last write fails after close()', () => {
+  // shutdown() could not seal the open batch; unsealed() kept its chain for the next run, and
+  // the exporter said its items stay in the journal. Shutdown's last commit then fails: the
+  // entries it held are never written, so those items are lost and must be counted as such.
+  test('counts the items of the entries not written as lost', async () => {
+    const stats = emptySpoolStats();
+    const fs = new FaultyFileSystem();
+    const unwritten: [number, number][] = [];
+    const journal = attachedJournal(dir, fs, {
+      stats,
+      syncMillis: 20,
+      diskTimeoutMillis: 300,
+      unwritten: (points, rawBytes) => unwritten.push([points, rawBytes]),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 3, inputs);
+    try {
+      await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
+      // Two exports after the first group commit, pending when shutdown comes.
+      journal.append(Buffer.alloc(70, 2), 4, inputs);
+      journal.append(Buffer.alloc(50, 3), 5, inputs);
+      fs.hangNext('fsync');
+      expect(journal.unsealed()).toBe(true);
+      await journal.close(100);
+      await waitFor(
+        () => stats.journalWriteFailures.timeout === 1,
+        2_000,
+        'the fsync past its deadline',
+      );
+      // The first export is on disk (the next run replays it); the last two are not.
+      expect(unwritten).toEqual([[9, 120]]);
+      expect(journal.bytes).toBe(0);
+    } finally {
+      fs.release();
+    }
+  });
+
+  test('a chain not kept by unsealed() counts nothing here', async () => {
+    const stats = emptySpoolStats();
+    const fs = new FaultyFileSystem();
+    const unwritten: [number, number][] = [];
+    const journal = attachedJournal(dir, fs, {
+      stats,
+      syncMillis: 20,
+      diskTimeoutMillis: 300,
+      unwritten: (points, rawBytes) => unwritten.push([points, rawBytes]),
+    });
+    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    journal.append(Buffer.alloc(100, 1), 3, inputs);
+    await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
+    journal.append(Buffer.alloc(70, 2), 4, inputs);
+    try {
+      fs.hangNext('fsync');
+      await waitFor(() => fs.hanging > 0, 2_000, 'the second fsync hangs');
+      await journal.close(100);
+      await waitFor(
+        () => stats.journalWriteFailures.timeout === 1,
+        2_000,
+        'the fsync past its deadline',
+      );
+      expect(unwritten).toEqual([]);
+    } finally {
+      fs.release();
+    }
+  });
+});
