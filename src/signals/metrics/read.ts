@@ -1,8 +1,9 @@
+import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import { otlpRead } from '../otlp-read.js';
 import type { SignalRead } from '../signal.js';
+import { checkPointNumbers } from './rows.js';
 
-/** Metrics, as the reader decodes them: each object is one ExportMetricsServiceRequest. */
-export const metricsRead: SignalRead = otlpRead('metrics', {
+const read = otlpRead('metrics', {
   // Loaded when a Parquet object is read: the exporter never loads the Parquet reader.
   decode: async (raw, context) => {
     const { parquetToRequest } = await import('./parquet/read.js');
@@ -10,3 +11,24 @@ export const metricsRead: SignalRead = otlpRead('metrics', {
   },
   synchronous: false,
 });
+const json = read.decoders['otlp-json'];
+
+/**
+ * Metrics, as the reader decodes them: each object is one ExportMetricsServiceRequest. An
+ * OTLP/JSON one whose data point holds no number in a number field ("abc", true) is refused,
+ * naming the metric and the field, never read as a row of 0.
+ */
+export const metricsRead: SignalRead = {
+  ...read,
+  decoders: {
+    ...read.decoders,
+    'otlp-json': {
+      decode: (raw, context) => {
+        const request = json.decode(raw, context) as OtlpObject;
+        checkPointNumbers(request);
+        return request;
+      },
+      synchronous: true,
+    },
+  },
+};

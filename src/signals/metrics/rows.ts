@@ -2,6 +2,7 @@ import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js'
 import {
   attributes,
   enumOf,
+  FieldValueError,
   list,
   nanosText,
   nanosToIso,
@@ -66,7 +67,32 @@ export interface PointRow {
   buckets?: HistogramBuckets | ExponentialBuckets;
 }
 
-const nums = (v: OtlpValue | undefined): number[] => list(v).map((x) => num(x) ?? 0);
+/** What a point's number field may hold, as OTLP/JSON spells numbers (int64s as decimal text). */
+const NUMBER = 'a number, or its decimal text, NaN or ±Infinity';
+/** A double field's words, as the compactor's (plain-values.ts doubleField) are. */
+const DOUBLE = `a double: ${NUMBER}`;
+
+/**
+ * A number field of a data point: undefined when unset (absent or null); throws FieldValueError, naming `field`, for anything else no number is ("abc", true, {}).
+ */
+function numberField(
+  v: OtlpValue | undefined,
+  field: string,
+  allowed = NUMBER,
+): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  const n = num(v);
+  if (n === undefined) throw new FieldValueError(field, v, allowed);
+  return n;
+}
+
+/** A list of numbers; each item must be one (a null in a list is no unset field). */
+const numberList = (v: OtlpValue | undefined, field: string, allowed = NUMBER): number[] =>
+  list(v).map((x) => {
+    const n = num(x);
+    if (n === undefined) throw new FieldValueError(field, x, allowed);
+    return n;
+  });
 
 const TEMPORALITY: Readonly<Record<number, PointRow['temporality']>> = {
   0: '',
@@ -89,7 +115,9 @@ type MetricPart = Pick<PointRow, 'resource' | 'scope' | 'metric' | 'type' | 'uni
 
 /**
  * Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened:
- * the rows `otel-s3 points` prints.
+ * the rows `otel-s3 points` prints. Throws FieldValueError, naming the metric and the field, for a
+ * number field that holds no number ("abc", true, {}): the reader refuses such an object as it
+ * decodes it (checkPointNumbers).
  */
 export function dataPointRows(request: OtlpObject): PointRow[] {
   const rows: PointRow[] = [];
@@ -116,60 +144,105 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
       };
     },
     point(p) {
-      rows.push(point(base, otlpType, p as OtlpObject));
+      try {
+        rows.push(point(base, otlpType, p as OtlpObject));
+      } catch (error) {
+        throw inMetric(base.metric, error);
+      }
     },
   });
   return rows;
 }
 
 function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
-  const row: PointRow = {
+  return {
     // Times as text or, as OTLP/JSON also allows, numbers (spans' and log records' rows too).
     time: nanosToIso(nanosText(p.timeUnixNano)),
     start: nanosToIso(nanosText(p.startTimeUnixNano)),
     ...base,
     attributes: attributes(p.attributes),
+    ...pointNumbers(type, p),
   };
-  const optional = (name: 'sum' | 'min' | 'max') => {
-    const v = num(p[name]);
-    if (v !== undefined) row[name] = v;
-  };
-  // What both kinds of histogram have: a count, and a sum, min and max when they were recorded.
-  const summary = () => {
-    row.count = num(p.count) ?? 0;
-    optional('sum');
-    optional('min');
-    optional('max');
+}
+
+/** The number fields of a point's row. Throws FieldValueError for a field that holds no number. */
+function pointNumbers(type: MetricType, p: OtlpObject): Partial<PointRow> {
+  const row: Partial<PointRow> = {};
+  // What every distribution has: a count, and a sum, min and max when they were recorded.
+  const summary = (fields: readonly ('sum' | 'min' | 'max')[]) => {
+    row.count = numberField(p.count, 'count') ?? 0;
+    for (const name of fields) {
+      const v = numberField(p[name], name, DOUBLE);
+      if (v !== undefined) row[name] = v;
+    }
   };
   switch (type) {
     case 'sum':
     case 'gauge':
-      row.value = num(p.asInt) ?? num(p.asDouble) ?? 0;
+      row.value = numberField(p.asInt, 'asInt') ?? numberField(p.asDouble, 'asDouble', DOUBLE) ?? 0;
       break;
     case 'histogram':
-      summary();
-      row.buckets = { explicitBounds: nums(p.explicitBounds), bucketCounts: nums(p.bucketCounts) };
+      summary(['sum', 'min', 'max']);
+      row.buckets = {
+        explicitBounds: numberList(p.explicitBounds, 'an explicit bound', DOUBLE),
+        bucketCounts: numberList(p.bucketCounts, 'a bucket count'),
+      };
       break;
     case 'exponentialHistogram': {
-      const buckets = (b: OtlpValue | undefined) => ({
-        offset: num(obj(b).offset) ?? 0,
-        bucketCounts: nums(obj(b).bucketCounts),
-      });
-      summary();
+      const buckets = (side: 'positive' | 'negative') => {
+        const b = obj(p[side]);
+        return {
+          offset: numberField(b.offset, `the ${side} buckets' offset`) ?? 0,
+          bucketCounts: numberList(b.bucketCounts, `a ${side} bucket count`),
+        };
+      };
+      summary(['sum', 'min', 'max']);
       row.buckets = {
-        scale: num(p.scale) ?? 0,
-        zeroCount: num(p.zeroCount) ?? 0,
-        positive: buckets(p.positive),
-        negative: buckets(p.negative),
+        scale: numberField(p.scale, 'scale') ?? 0,
+        zeroCount: numberField(p.zeroCount, 'zeroCount') ?? 0,
+        positive: buckets('positive'),
+        negative: buckets('negative'),
       };
       break;
     }
     case 'summary':
-      row.count = num(p.count) ?? 0;
-      optional('sum');
+      summary(['sum']);
       break;
   }
   return row;
+}
+
+/** A FieldValueError of a point, its message naming the point's metric; any other error as it is. */
+function inMetric(name: string, error: unknown): unknown {
+  if (error instanceof FieldValueError) {
+    error.message = `metric ${JSON.stringify(name)}: ${error.message}`;
+  }
+  return error;
+}
+
+/**
+ * Checks the number fields of every data point of a decoded OTLP/JSON request (the protobuf
+ * decoder and Parquet give numbers only): throws FieldValueError, naming the metric and the
+ * field, for one that holds no number, which a row would otherwise show as 0.
+ */
+export function checkPointNumbers(request: OtlpObject): void {
+  let name = '';
+  let otlpType: MetricType;
+  walkRequest(request, {
+    resource() {},
+    scope() {},
+    metric(metric, code) {
+      name = str(metric.name as OtlpValue);
+      otlpType = METRIC_FIELDS[code] as MetricType;
+    },
+    point(p) {
+      try {
+        pointNumbers(otlpType, p as OtlpObject);
+      } catch (error) {
+        throw inMetric(name, error);
+      }
+    },
+  });
 }
 
 /** The kind of a metric: a monotonic sum is a counter, any other sum an up-down counter. */

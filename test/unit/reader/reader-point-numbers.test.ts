@@ -1,0 +1,152 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  dataPointRows,
+  decodeStoredObject,
+  ObjectDecodeError,
+  type OtlpObject,
+  readMetrics,
+  type UnreadableObject,
+} from '../../../src/reader.js';
+import { collect, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
+import { READER_T0, timesAfter } from '../../support/time.js';
+
+// Hand-written OTLP/JSON requests whose data points hold a number field that is no number.
+// Before: each read as a row with 0 in that field.
+
+const at = timesAfter(READER_T0);
+const KEY = 'p/metrics_0190a6c4-8f00-7000-8000-000000000000.json';
+
+/** A request of one metric `m` of `type`, with one data point. */
+function request(type: string, point: Record<string, unknown>, name = 'm'): OtlpObject {
+  return {
+    resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name, [type]: { dataPoints: [point] } }] }] }],
+  } as OtlpObject;
+}
+
+const bytes = (r: OtlpObject) => Buffer.from(JSON.stringify(r));
+
+/** The decode error's message for a request, or 'read' when it decodes. */
+function decodeProblem(r: OtlpObject): string {
+  try {
+    decodeStoredObject(KEY, bytes(r));
+    return 'read';
+  } catch (error) {
+    expect(error).toBeInstanceOf(ObjectDecodeError);
+    return (error as Error).message;
+  }
+}
+
+const NUMBER = 'a number, or its decimal text, NaN or ±Infinity';
+const DOUBLE = `a double: ${NUMBER}`;
+
+const CASES: [string, OtlpObject, string, string?][] = [
+  ['histogram', request('histogram', { count: 'abc' }), `count "abc"`],
+  ['histogram', request('histogram', { count: {} }), 'count {}'],
+  ['histogram', request('histogram', { count: true }), 'count true'],
+  ['histogram', request('histogram', { count: '5', sum: 'x' }), 'sum "x"', DOUBLE],
+  ['histogram', request('histogram', { count: '5', min: [1] }), 'min [1]', DOUBLE],
+  ['histogram', request('histogram', { count: '5', max: false }), 'max false', DOUBLE],
+  [
+    'histogram',
+    request('histogram', { explicitBounds: [1, '2x'], bucketCounts: ['1', '2', '3'] }),
+    'an explicit bound "2x"',
+    DOUBLE,
+  ],
+  [
+    'histogram',
+    request('histogram', { explicitBounds: [1], bucketCounts: ['1', 'lots'] }),
+    'a bucket count "lots"',
+  ],
+  ['exponential', request('exponentialHistogram', { scale: 'two' }), 'scale "two"'],
+  ['exponential', request('exponentialHistogram', { zeroCount: {} }), 'zeroCount {}'],
+  [
+    'exponential',
+    request('exponentialHistogram', { positive: { offset: 'x', bucketCounts: ['1'] } }),
+    `the positive buckets' offset "x"`,
+  ],
+  [
+    'exponential',
+    request('exponentialHistogram', { negative: { offset: 0, bucketCounts: [true] } }),
+    'a negative bucket count true',
+  ],
+  ['summary', request('summary', { count: 'n/a' }), 'count "n/a"'],
+  ['summary', request('summary', { count: '1', sum: {} }), 'sum {}', DOUBLE],
+  ['gauge', request('gauge', { asInt: 'abc' }), 'asInt "abc"'],
+  ['sum', request('sum', { asDouble: true }), 'asDouble true', DOUBLE],
+  ['gauge', request('gauge', { asInt: '0x10' }), 'asInt "0x10"'],
+];
+
+describe('a data point number field that is no number: the object is refused, naming it', () => {
+  test.each(CASES.map(([type, r, field, allowed]) => [type, field, r, allowed ?? NUMBER] as const))(
+    '%s: %s',
+    (_, field, r, allowed) => {
+      expect(decodeProblem(r)).toBe(`${KEY}: metric "m": ${field} is not ${allowed}`);
+    },
+  );
+
+  test('dataPointRows of such a request throws, naming the field, instead of a row of 0', () => {
+    expect(() => dataPointRows(request('histogram', { count: 'abc' }, 'h'))).toThrow(
+      `metric "h": count "abc" is not ${NUMBER}`,
+    );
+  });
+
+  test('integers as decimal text, doubles as text, and unset fields (absent or null) are read', () => {
+    const histogram = request('histogram', {
+      count: '12',
+      sum: '7.5',
+      min: null,
+      max: 'Infinity',
+      explicitBounds: [1, '2.5'],
+      bucketCounts: ['3', 9],
+    });
+    expect(decodeProblem(histogram)).toBe('read');
+    const [row] = dataPointRows(histogram);
+    expect(row).toMatchObject({
+      count: 12,
+      sum: 7.5,
+      max: Number.POSITIVE_INFINITY,
+      buckets: { explicitBounds: [1, 2.5], bucketCounts: [3, 9] },
+    });
+    expect(row && 'min' in row).toBe(false);
+    const exponential = request('exponentialHistogram', {
+      count: '4',
+      scale: '-2',
+      zeroCount: '1',
+      positive: { offset: '-3', bucketCounts: ['2', '1'] },
+    });
+    expect(decodeProblem(exponential)).toBe('read');
+    expect(dataPointRows(exponential)[0]?.buckets).toEqual({
+      scale: -2,
+      zeroCount: 1,
+      positive: { offset: -3, bucketCounts: [2, 1] },
+      negative: { offset: 0, bucketCounts: [] },
+    });
+    expect(dataPointRows(request('gauge', { asInt: '-42' }))[0]?.value).toBe(-42);
+  });
+});
+
+describe('readMetrics skips such an object, reports it to onError and counts it', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'otel-s3-point-numbers-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  test('the bad object is reported with its key and field; the good one is read', async () => {
+    const bad = keyAt('p', at(0), '.json');
+    const good = keyAt('p', at(1), '.json');
+    await writeAtKey(dir, bad, bytes(request('histogram', { count: 'abc' }, 'h')));
+    await writeAtKey(dir, good, bytes(request('histogram', { count: '3' }, 'h')));
+    const problems: UnreadableObject[] = [];
+    const stream = readMetrics({ dir, prefix: 'p', onError: (p) => problems.push(p) });
+    const read = await collect(stream);
+    expect(read.map((o) => o.key)).toEqual([good]);
+    expect(problems.map((p) => [p.key, p.stage, p.error.message])).toEqual([
+      [bad, 'decode', `${bad}: metric "h": count "abc" is not ${NUMBER}`],
+    ]);
+    expect(stream.stats.objectsUnreadable).toBe(1);
+  });
+});
