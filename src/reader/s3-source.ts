@@ -104,7 +104,7 @@ export function s3Source(
           );
         } catch (error) {
           signal.throwIfAborted();
-          throw listFailure(`cannot list ${where(prefix)}`, error, connection);
+          throw await listFailure(`cannot list ${where(prefix)}`, error, connection, client);
         }
         for (const entry of page.Contents ?? []) {
           if (entry.Key === undefined) continue;
@@ -180,29 +180,73 @@ function release(body: unknown): void {
   if (stream?.destroyed !== true) stream?.destroy?.();
 }
 
-function listFailure(what: string, error: unknown, connection: ReaderConnectionOptions): Error {
+async function listFailure(
+  what: string,
+  error: unknown,
+  connection: ReaderConnectionOptions,
+  client: S3Client,
+): Promise<Error> {
   const access = asAccessError(what, error);
   if (access !== undefined) return access;
   const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-  // No HTTP answer at all: the server could not be reached, or no request was made.
-  const hint =
-    (error as { name?: unknown }).name === 'EndpointError'
-      ? endpointRulesHint(connection)
-      : status === undefined
-        ? `; is the endpoint (${connection.endpoint ?? 'AWS S3'}) right and the server reachable?`
-        : '';
+  const own = connection.s3Client !== undefined;
+  // The caller's client was not checked: its region may be what failed, before any request.
+  const region = own ? await regionOf(client) : { region: undefined };
+  let hint = '';
+  if ('refused' in region) {
+    hint = `; the s3Client given has ${region.refused}, which the AWS SDK refuses before sending any request: make the client with a region such as us-east-1`;
+  } else if ((error as { name?: unknown }).name === 'EndpointError') {
+    hint = endpointRulesHint(connection, region.region);
+  } else if (status === undefined) {
+    // No HTTP answer at all: the server could not be reached.
+    const endpoint = own ? await endpointOf(client) : connection.endpoint;
+    const which = own && endpoint !== undefined ? ' of the s3Client given' : '';
+    hint = `; is the endpoint (${endpoint ?? 'AWS S3'})${which} right and the server reachable?`;
+  }
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
 }
 
 /**
- * The SDK's endpoint rules refused the settings before any request (FIPS in aws-cn, say): what
- * to change is a switch, not the server.
+ * The region of the caller's client as the AWS SDK resolves it, or, when the SDK refuses it
+ * ("Region not accepted: region=\"bad region\" ..."), that region as words of a message.
  */
-function endpointRulesHint(connection: ReaderConnectionOptions): string {
+async function regionOf(
+  client: S3Client,
+): Promise<{ region: string | undefined } | { refused: string }> {
+  try {
+    return { region: await client.config.region() };
+  } catch (error) {
+    const named = /region="([^"]*)"/.exec(error instanceof Error ? error.message : '');
+    return {
+      refused:
+        named === null
+          ? `a region it cannot resolve (${describeError(error)})`
+          : `region ${JSON.stringify(named[1])}`,
+    };
+  }
+}
+
+/** The endpoint the caller's client was made with, as a URL; undefined for AWS S3's own. */
+async function endpointOf(client: S3Client): Promise<string | undefined> {
+  const provider = client.config.endpoint;
+  if (provider === undefined) return undefined;
+  try {
+    const { protocol, hostname, port, path } = await provider();
+    return `${protocol}//${hostname}${port === undefined ? '' : `:${port}`}${path === '/' ? '' : path}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The SDK's endpoint rules refused the settings before any request (FIPS in aws-cn, say): what
+ * to change is a switch, not the server. `clientRegion`: the region of the caller's client.
+ */
+function endpointRulesHint(connection: ReaderConnectionOptions, clientRegion?: string): string {
   const region =
     connection.s3Client === undefined
       ? `region ${connection.region ?? defaultRegion(process.env)}`
-      : "the client's region";
+      : `the client's region${clientRegion === undefined ? '' : ` ${clientRegion}`}`;
   const set = connection.s3Client === undefined ? endpointSwitchesOn(process.env) : [];
   if (set.length === 0)
     return `; the AWS SDK has no endpoint for ${region} and this bucket with its FIPS and dual-stack settings (the client's own, AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file)`;

@@ -46,7 +46,7 @@ test("the caller's client that the AWS SDK has no endpoint for: the hint names i
       .list('', undefined, new AbortController().signal)
       [Symbol.asyncIterator]();
     await expect(listing.next()).rejects.toThrow(
-      "cannot list s3://b-1/: EndpointError: Partition does not support FIPS; the AWS SDK has no endpoint for the client's region and this bucket with its FIPS and dual-stack settings (the client's own, AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file)",
+      "cannot list s3://b-1/: EndpointError: Partition does not support FIPS; the AWS SDK has no endpoint for the client's region cn-north-1 and this bucket with its FIPS and dual-stack settings (the client's own, AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file)",
     );
   } finally {
     source.close();
