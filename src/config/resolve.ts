@@ -9,7 +9,7 @@ import {
   type SignalName,
   signalOfKeyName,
 } from '../layout/formats.js';
-import { KeyTemplate } from '../layout/key-template.js';
+import { KeyTemplate, warnAmbiguousTokens } from '../layout/key-template.js';
 import { ANY_ID } from '../layout/listing-range.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
 import type { PutObjectFields } from '../s3/object-writer.js';
@@ -269,8 +269,11 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     keys: f.get(
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.
-      (o, v) =>
-        namesSignal(o, v, new KeyTemplate(v as string, { prefix, filePrefix, timeZone }), signal),
+      (o, v) => {
+        const template = new KeyTemplate(v as string, { prefix, filePrefix, timeZone });
+        warnAmbiguousTokens(template);
+        return namesSignal(o, v, template, signal);
+      },
       // Each format has its default layout (Parquet: hour partitions).
       new KeyTemplate(defaultKeyTemplate(format, signal), { prefix, filePrefix, timeZone }),
     ),

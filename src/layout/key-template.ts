@@ -1,5 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../base/invalid-option.js';
+import { alert } from '../base/log.js';
 import { CONTROL_CHARS, escapeRegExp, LONE_SURROGATE, WELL_FORMED } from '../base/text.js';
 import { KEY_EXTENSIONS, MAX_EXTENSION_LENGTH } from './formats.js';
 
@@ -96,6 +97,57 @@ export function sanitizeKeySegment(value: unknown): string {
   return out === '' ? 'unknown' : out;
 }
 
+/** A character no sanitized attribute value holds: it ends the value before it. */
+const SEPARATOR = /[^A-Za-z0-9._-]/;
+
+/** See KeyTemplate.ambiguousTokens. */
+function ambiguousTokens(
+  parts: readonly Part[],
+  filePrefix: string,
+): readonly [string, string] | undefined {
+  const seen = new Set<string>();
+  // The attribute token whose value nothing has ended yet.
+  let open: string | undefined;
+  for (const part of parts) {
+    const text =
+      part.kind === 'text'
+        ? part.text
+        : part.kind === 'filePrefix'
+          ? filePrefix
+          : part.kind === 'time' && part.token === '%%'
+            ? '%'
+            : '';
+    if (SEPARATOR.test(text)) open = undefined;
+    // A repeated token renders its first value again: its length is known, as a time token's.
+    if (part.kind !== 'attribute' || seen.has(part.name)) continue;
+    seen.add(part.name);
+    if (open !== undefined) return [open, part.name];
+    open = part.name;
+  }
+  return undefined;
+}
+
+const warnedAmbiguous = new Set<string>();
+
+/**
+ * Warns once per process (OTEL_S3_INVALID_ENV) about a template whose attribute values do not
+ * parse back (see KeyTemplate.ambiguousTokens). Its keys stay unique, so it is not refused:
+ * configurations that have it keep working.
+ */
+export function warnAmbiguousTokens(template: KeyTemplate): void {
+  const pair = template.ambiguousTokens;
+  if (pair === undefined) return;
+  const [a, b] = pair;
+  const message =
+    `keyTemplate ${JSON.stringify(template.text)}: nothing but characters a value may hold ` +
+    `(A-Z a-z 0-9 . _ -, time tokens, {uuid}) separates {${a}} from {${b}}, so a reader cannot ` +
+    `tell where one value ends (${a}=x with ${b}=y-z reads back as ${a}=x-y with ${b}=z; with a ` +
+    `time token between them a key may not read back at all); keys stay unique. Put "/" or "=" (or another character outside A-Z a-z 0-9 . _ -) between them`;
+  if (warnedAmbiguous.has(message)) return;
+  warnedAmbiguous.add(message);
+  alert('warn', 'OTEL_S3_INVALID_ENV', message);
+}
+
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /**
@@ -110,8 +162,17 @@ export class KeyTemplate {
   #pattern: { regex: RegExp; groups: Group[] } | undefined;
   /** Resource attributes the template uses; exports that differ in them never share a batch. */
   readonly attributeNames: readonly string[];
+  /** The template as given. */
+  readonly text: string;
+  /**
+   * The first two attribute tokens that nothing but characters of values (`[A-Za-z0-9._-]`, time
+   * tokens, `{uuid}`) separate: where one value ends is not in the key, so parse() may split
+   * them wrongly. Undefined when every pair is separated.
+   */
+  readonly ambiguousTokens: readonly [string, string] | undefined;
 
   constructor(template: string, options: KeyTemplateOptions) {
+    this.text = template;
     this.#options = options;
     this.#parts = parse(template, options.filePrefix);
     const longest = maxKeyBytes(this.#parts, options);
@@ -125,6 +186,7 @@ export class KeyTemplate {
     this.attributeNames = [
       ...new Set(this.#parts.flatMap((p) => (p.kind === 'attribute' ? [p.name] : []))),
     ];
+    this.ambiguousTokens = ambiguousTokens(this.#parts, options.filePrefix);
   }
 
   /** The sanitized values of the template's attribute tokens for a resource. */

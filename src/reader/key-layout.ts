@@ -18,7 +18,7 @@ import {
   signalOfKeyName,
   signalWordOfKey,
 } from '../layout/formats.js';
-import { KeyTemplate, type ParsedKey } from '../layout/key-template.js';
+import { KeyTemplate, type ParsedKey, warnAmbiguousTokens } from '../layout/key-template.js';
 import {
   compareKeys,
   type KeyRange,
@@ -239,6 +239,9 @@ export function resolveKeyLayout(
     }
     return template;
   };
+  // A template whose attribute values do not parse back is said now, once.
+  for (const { templateText } of layouts)
+    warnAmbiguousTokens(templateOf(templateText, prefix, filePrefix));
   /** The key's object under the first of `among` it is in (at prefix `at`), if any. */
   const parseIn = (
     among: readonly Recognised[],
