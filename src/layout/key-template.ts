@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { alert } from '../base/log.js';
 import { CONTROL_CHARS, escapeRegExp, LONE_SURROGATE, WELL_FORMED } from '../base/text.js';
-import { KEY_EXTENSIONS, MAX_EXTENSION_LENGTH } from './formats.js';
+import { KEY_EXTENSIONS, MAX_EXTENSION_LENGTH, OUTPUT_EXTENSION } from './formats.js';
 
 /** Which time places an object: when its batch was sealed for upload, or its oldest item. */
 export const PARTITION_TIMES = ['upload', 'data'] as const;
@@ -338,7 +338,26 @@ export class KeyTemplate {
     return year >= 1000 && year <= 9999;
   }
 
+  /**
+   * The key of an object. A key of another extension never ends as a compaction output's
+   * (`….compacted.parquet`), which the reader takes for one: when the values make it (`{uuid}{a}`
+   * with `.compacted`, `{uuid}.{a}` with `compacted`), the last attribute value's last character
+   * becomes `_`.
+   */
   render(context: KeyContext): string {
+    const id = context.id ?? uuidv7();
+    const key = this.#render({ ...context, id });
+    if (context.extension === OUTPUT_EXTENSION || !key.endsWith(OUTPUT_EXTENSION)) return key;
+    const last = this.#parts.findLast((p) => p.kind === 'attribute');
+    if (last?.kind !== 'attribute') return key;
+    const value = context.attributes[last.name] ?? 'unknown';
+    const attributes = { ...context.attributes, [last.name]: `${value.slice(0, -1)}_` };
+    const changed = this.#render({ ...context, id, attributes });
+    // The template's own text makes the ending: no value can change it.
+    return changed.endsWith(OUTPUT_EXTENSION) ? key : changed;
+  }
+
+  #render(context: KeyContext): string {
     const t = context.time;
     const utc = this.#options.timeZone === 'UTC';
     const fields = {

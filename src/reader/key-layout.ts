@@ -314,7 +314,9 @@ export function resolveKeyLayout(
   return {
     prefix,
     signals,
-    parse: (key) => parseOwn(key) ?? asOutput(key),
+    // An output first: under a template that ends in an attribute (`{uuid}{a}`), an output's name
+    // also reads as an object's, with the value `.compacted`; the exporter writes no such name.
+    parse: (key) => asOutput(key) ?? parseOwn(key),
     otherSignal(key) {
       const word = signalWordOfKey(key);
       if (word !== undefined && !signals.includes(word)) return word;
