@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { beforeEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../src/index.js';
 import { dataPointRows } from '../../src/reader.js';
 import * as backoff from '../../src/s3/backoff.js';
@@ -14,6 +14,7 @@ import {
   decodeStored,
   describeS3,
   listAndFetch,
+  proxyForTest,
   storedSequence as storedSequenceIn,
   withS3,
 } from '../support/s3.js';
@@ -36,15 +37,19 @@ const sha256Hex = (bytes: Buffer) => createHash('sha256').update(bytes).digest('
 describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () => {
   let client: S3Client;
   let bucket: string;
-  let proxy: FaultProxy;
 
-  withS3('faults', { kind: 'pass' }, (s) => ({ client, bucket, proxy } = s));
-  beforeEach(async () => {
-    await proxy.set({ kind: 'pass' });
-  });
+  withS3('faults', (s) => ({ client, bucket } = s));
 
-  /** The options of these tests' exporters: through the proxy, under `prefix`. */
-  const viaProxy = (prefix: string): S3MetricExporterOptions => ({
+  // Each test has a fault proxy of its own (proxyForTest) and a prefix of its own in the shared
+  // bucket, so tests can run at once. The first group does (test.concurrent): those cases bound
+  // durations from below if at all, which a loaded machine cannot break. The second group runs one
+  // test at a time: its cases read the diag log (one logger for the whole process, emptied
+  // before each test), spy on a module, or bound a duration from above.
+  let made = 0;
+  const uniquePrefix = (label: string) => `faults/${label}-${++made}-${Date.now()}`;
+
+  /** The options of these tests' exporters: through `proxy`, under `prefix`. */
+  const viaProxy = (proxy: FaultProxy, prefix: string): S3MetricExporterOptions => ({
     bucket,
     prefix,
     ...connection(),
@@ -56,23 +61,24 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   });
 
   function exporterVia(
+    proxy: FaultProxy,
     prefix: string,
     options: Partial<S3MetricExporterOptions> = {},
   ): S3MetricExporter {
-    return new S3MetricExporter({ ...viaProxy(prefix), ...options });
+    return new S3MetricExporter({ ...viaProxy(proxy, prefix), ...options });
   }
 
   /** Sequence numbers of every stored collection under `prefix`, sorted. */
   const storedSequence = (prefix: string) => storedSequenceIn(client, bucket, prefix);
 
-  const putsUnder = (prefix: string) =>
+  const putsUnder = (proxy: FaultProxy, prefix: string) =>
     proxy.uploadAttempts().filter((a) => a.key.startsWith(`${prefix}/`));
 
   /**
    * Lets the fault bite (at least 3 failed uploads for `reason`), lifts it, flushes and shuts the
    * exporter down; returns its stats as they were before the shutdown.
    */
-  async function recoverAfterFailures(exporter: AnyExporter, reason: string) {
+  async function recoverAfterFailures(proxy: FaultProxy, exporter: AnyExporter, reason: string) {
     await waitFor(
       () => (exporter.stats().uploadFailures[reason] ?? 0) >= 3,
       10_000,
@@ -84,6 +90,104 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     await exporter.shutdown();
     return stats;
   }
+
+  /** Calls forceFlush() every `everyMillis` (after it returns) for `forMillis`. */
+  async function flushOften(exporter: AnyExporter, everyMillis: number, forMillis: number) {
+    const until = performance.now() + forMillis;
+    while (performance.now() < until) {
+      await exporter.forceFlush();
+      await new Promise((r) => setTimeout(r, everyMillis));
+    }
+  }
+
+  /** Milliseconds between consecutive upload attempts under `prefix`, as the server saw them. */
+  const gapsUnder = (proxy: FaultProxy, prefix: string) => {
+    const times = putsUnder(proxy, prefix).map((a) => a.at);
+    return times.slice(1).map((t, i) => t - (times[i] as number));
+  };
+
+  // Flushing often (the README's advice for spans in a function) must not hurry the retries a
+  // server paced with Retry-After, nor those at the configuration-fault pace.
+  const paced: { name: string; fault: Fault; leastGap: number }[] = [
+    {
+      name: "503 SlowDown with Retry-After: 2, retried no sooner than the server's 2 s",
+      fault: { kind: 'status', status: 503, code: 'SlowDown', retryAfter: '2' },
+      leastGap: 2_000,
+    },
+    {
+      name: '403 AccessDenied, retried at about retry.maxDelayMillis (2 s), at least half of it',
+      fault: { kind: 'status', status: 403, code: 'AccessDenied' },
+      leastGap: 1_000,
+    },
+  ];
+  for (const { name, fault, leastGap } of paced) {
+    test.concurrent(`forceFlush() every 100 ms, ${name}`, async ({ onTestFinished }) => {
+      const prefix = uniquePrefix(`flush-often-${fault.kind}`);
+      const proxy = await proxyForTest(onTestFinished);
+      const exporter = exporterVia(proxy, prefix, {
+        flushTimeoutMillis: 200,
+        retry: { initialDelayMillis: 20, maxDelayMillis: 2_000 },
+      });
+      const service = sequencedService(exporter);
+      await proxy.set(fault);
+      await service.exportCollections(1);
+      await flushOften(exporter, 100, 3_000);
+      const attempts = putsUnder(proxy, prefix).length;
+      await proxy.set({ kind: 'pass' });
+      await waitFor(() => exporter.stats().pendingBatches === 0, 10_000, 'the batch stored');
+      await exporter.shutdown();
+      await service.shutdown();
+
+      // 3 s of flushes: the first attempt and at most one retry per 2 s (1 s for the 403).
+      expect(
+        attempts,
+        `attempts in 3 s: ${gapsUnder(proxy, prefix).join(', ')} ms apart`,
+      ).toBeLessThanOrEqual(Math.ceil(3_000 / leastGap) + 1);
+      for (const gap of gapsUnder(proxy, prefix)) expect(gap).toBeGreaterThanOrEqual(leastGap - 50);
+      expect((await storedSequence(prefix)).seqs).toEqual([1]);
+    });
+  }
+
+  test.concurrent("backoff honours the server's Retry-After", async ({ onTestFinished }) => {
+    const prefix = uniquePrefix('retry-after');
+    const proxy = await proxyForTest(onTestFinished);
+    const exporter = exporterVia(proxy, prefix, {
+      retry: { initialDelayMillis: 20, maxDelayMillis: 100 },
+    });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '1' });
+    await service.exportCollections(1);
+    await waitFor(() => putsUnder(proxy, prefix).length >= 3, 10_000, '3 attempts');
+    await proxy.set({ kind: 'pass' });
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    await service.shutdown();
+    const times = putsUnder(proxy, prefix).map((a) => a.at);
+    // Without Retry-After the gaps would be at most ~100 ms; the server asked for 1 s.
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(950);
+    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(950);
+    expect((await storedSequence(prefix)).seqs).toEqual([1]);
+  });
+
+  test.concurrent('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('concurrent');
+    const proxy = await proxyForTest(onTestFinished);
+    const exporter = exporterVia(proxy, prefix, { maxBatchBytes: 4096, uploadConcurrency: 2 });
+    const service = sequencedService(exporter);
+    await proxy.set({ kind: 'delay', millis: 150 });
+    await service.exportCollections(40);
+    await exporter.forceFlush();
+    await exporter.shutdown();
+    await service.shutdown();
+    const stats = exporter.stats();
+    expect(stats.batchesSealed).toBeGreaterThan(3);
+    expect(stats.retries).toBe(0);
+    expect((await storedSequence(prefix)).seqs).toEqual(
+      Array.from({ length: 40 }, (_, i) => i + 1),
+    );
+  });
 
   const transient: {
     name: string;
@@ -124,14 +228,17 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   ];
 
   for (const { name, fault, reason, options } of transient) {
-    test(`${name}: after recovery every collection is stored exactly once, retries reuse their key`, async () => {
-      const prefix = `faults/${fault.kind}-${Date.now()}`;
-      const exporter = exporterVia(prefix, options);
+    test.concurrent(`${name}: after recovery every collection is stored exactly once, retries reuse their key`, async ({
+      onTestFinished,
+    }) => {
+      const prefix = uniquePrefix(fault.kind);
+      const proxy = await proxyForTest(onTestFinished);
+      const exporter = exporterVia(proxy, prefix, options);
       const service = sequencedService(exporter);
       await proxy.set(fault);
       await service.exportCollections(6);
       // Let the fault bite: several failed attempts, for fault kinds where the proxy sees them.
-      const stats = await recoverAfterFailures(exporter, reason);
+      const stats = await recoverAfterFailures(proxy, exporter, reason);
       await service.shutdown();
 
       const { seqs, keys } = await storedSequence(prefix);
@@ -141,7 +248,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       expect(stats.retries).toBeGreaterThan(0);
       expect(stats.batchesUploaded).toBe(keys.length);
       // Every key S3 saw attempted is a stored key: retries never invented a new name.
-      const attempted = putsUnder(prefix);
+      const attempted = putsUnder(proxy, prefix);
       expect(new Set(attempted.map((a) => a.key))).toEqual(new Set(keys));
       // A refused connection never reaches the proxy's HTTP layer, so only it records no attempt.
       if (fault.kind !== 'refuse') expect(attempted.length).toBeGreaterThan(keys.length);
@@ -155,15 +262,18 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   // The same for spans and log records, under every transient fault.
   for (const driver of [TRACES, LOGS]) {
     for (const { name, fault, reason, options } of transient) {
-      test(`${driver.signal}, ${name}: after recovery every export is stored exactly once, retries reuse their key and bytes`, async () => {
-        const prefix = `faults/${driver.signal}-${fault.kind}-${Date.now()}`;
-        const exporter = driver.exporter({ ...viaProxy(prefix), ...options });
+      test.concurrent(`${driver.signal}, ${name}: after recovery every export is stored exactly once, retries reuse their key and bytes`, async ({
+        onTestFinished,
+      }) => {
+        const prefix = uniquePrefix(`${driver.signal}-${fault.kind}`);
+        const proxy = await proxyForTest(onTestFinished);
+        const exporter = driver.exporter({ ...viaProxy(proxy, prefix), ...options });
         await proxy.set(fault);
         for (let tag = 1; tag <= 6; tag++) {
           expect((await exportTagged(driver, exporter, 10, tag)).code).toBe(0);
           await new Promise((r) => setTimeout(r, 60)); // older than maxBatchAgeMillis: sealed
         }
-        const stats = await recoverAfterFailures(exporter, reason);
+        const stats = await recoverAfterFailures(proxy, exporter, reason);
 
         const objects = await listAndFetch(client, bucket, `${prefix}/`);
         const items = objects.flatMap((o) => taggedItems(decodeStored(o))).sort();
@@ -174,7 +284,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
         // Every attempt of a key carried If-None-Match and the bytes stored under it (the signed
         // payload hash of each attempt is the stored object's SHA-256).
         const stored = new Map(objects.map((o) => [o.key, sha256Hex(o.bytes)]));
-        const attempted = putsUnder(prefix);
+        const attempted = putsUnder(proxy, prefix);
         expect(new Set(attempted.map((a) => a.key))).toEqual(new Set(stored.keys()));
         // A refused connection never reaches the proxy's HTTP layer, so only it records no attempt.
         if (fault.kind !== 'refuse') expect(attempted.length).toBeGreaterThan(objects.length);
@@ -191,8 +301,13 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     }
   }
 
-  test('backoff: each wait is drawn under the exponential full-jitter bound, grows, and is what S3 sees', async () => {
-    const prefix = `faults/backoff-${Date.now()}`;
+  // One test at a time from here on (see above).
+
+  test('backoff: each wait is drawn under the exponential full-jitter bound, grows, and is what S3 sees', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('backoff');
+    const proxy = await proxyForTest(onTestFinished);
     const initial = 40;
     const max = 640;
     // The waits the exporter draws, on its own clock (the schedule itself) ...
@@ -203,13 +318,13 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       return delay;
     });
     try {
-      const exporter = exporterVia(prefix, {
+      const exporter = exporterVia(proxy, prefix, {
         retry: { initialDelayMillis: initial, maxDelayMillis: max },
       });
       const service = sequencedService(exporter);
       await proxy.set({ kind: 'status', status: 500, code: 'InternalError' });
       await service.exportCollections(1);
-      await waitFor(() => putsUnder(prefix).length >= 12, 20_000, '12 attempts');
+      await waitFor(() => putsUnder(proxy, prefix).length >= 12, 20_000, '12 attempts');
       await proxy.set({ kind: 'pass' });
       await exporter.shutdown();
       await service.shutdown();
@@ -225,7 +340,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(Math.max(...drawn.slice(5, 11))).toBeGreaterThan(initial * 2);
     // ... and at the server: no retry comes before its wait. The upper side gets a wide slack:
     // the S3 server shares this machine's two cores, and a loaded CI run stalls the client.
-    const times = putsUnder(prefix)
+    const times = putsUnder(proxy, prefix)
       .slice(0, 12)
       .map((a) => a.at);
     const gaps = times.slice(1).map((t, i) => t - (times[i] as number));
@@ -236,9 +351,12 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     });
   });
 
-  test('a 413 from the server is a rejection: the batch is dropped and counted at once, not retried', async () => {
-    const prefix = `faults/413-${Date.now()}`;
-    const exporter = exporterVia(prefix);
+  test('a 413 from the server is a rejection: the batch is dropped and counted at once, not retried', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('413');
+    const proxy = await proxyForTest(onTestFinished);
+    const exporter = exporterVia(proxy, prefix);
     const service = sequencedService(exporter);
     await proxy.set({ kind: 'status', status: 413, code: 'EntityTooLarge' });
     await service.exportCollections(1);
@@ -247,7 +365,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     const stats = exporter.stats();
     await exporter.shutdown();
     await service.shutdown();
-    expect(putsUnder(prefix).map((a) => a.outcome)).toEqual(['status 413']);
+    expect(putsUnder(proxy, prefix).map((a) => a.outcome)).toEqual(['status 413']);
     expect(stats.pointsDroppedByReason.rejected).toBe(stats.pointsDropped);
     expect(stats.pointsDropped).toBeGreaterThan(0);
     expect(stats.uploadFailures).toEqual({ 'entity-too-large': 1 });
@@ -258,9 +376,12 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   // One upload's body is damaged on its way (a flipped byte): the server refuses it with a 400
   // that says so. Retried with the same headers, it says nothing about If-None-Match.
   for (const conditionalWrites of [true, false]) {
-    test(`a body damaged in transit is retried and stored, conditionalWrites: ${conditionalWrites} stays`, async () => {
-      const prefix = `faults/corrupt-${conditionalWrites}-${Date.now()}`;
-      const exporter = exporterVia(prefix, { conditionalWrites, startupCheck: false });
+    test(`a body damaged in transit is retried and stored, conditionalWrites: ${conditionalWrites} stays`, async ({
+      onTestFinished,
+    }) => {
+      const prefix = uniquePrefix(`corrupt-${conditionalWrites}`);
+      const proxy = await proxyForTest(onTestFinished);
+      const exporter = exporterVia(proxy, prefix, { conditionalWrites, startupCheck: false });
       const service = sequencedService(exporter);
       await proxy.set({ kind: 'corrupt', once: true });
       await service.exportCollections(3);
@@ -270,7 +391,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       await service.shutdown();
 
       expect((await storedSequence(prefix)).seqs).toEqual([1, 2, 3]);
-      const attempts = putsUnder(prefix);
+      const attempts = putsUnder(proxy, prefix);
       expect(attempts[0]?.outcome).toBe('upstream 400');
       const header = conditionalWrites ? '*' : undefined;
       expect(attempts.map((a) => a.ifNoneMatch)).toEqual(attempts.map(() => header));
@@ -280,88 +401,15 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     });
   }
 
-  test("backoff honours the server's Retry-After", async () => {
-    const prefix = `faults/retry-after-${Date.now()}`;
-    const exporter = exporterVia(prefix, {
-      retry: { initialDelayMillis: 20, maxDelayMillis: 100 },
-    });
-    const service = sequencedService(exporter);
-    await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '1' });
-    await service.exportCollections(1);
-    await waitFor(() => putsUnder(prefix).length >= 3, 10_000, '3 attempts');
-    await proxy.set({ kind: 'pass' });
-    await exporter.forceFlush();
-    await exporter.shutdown();
-    await service.shutdown();
-    const times = putsUnder(prefix).map((a) => a.at);
-    // Without Retry-After the gaps would be at most ~100 ms; the server asked for 1 s.
-    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(950);
-    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(950);
-    expect((await storedSequence(prefix)).seqs).toEqual([1]);
-  });
-
-  /** Calls forceFlush() every `everyMillis` (after it returns) for `forMillis`. */
-  async function flushOften(exporter: AnyExporter, everyMillis: number, forMillis: number) {
-    const until = performance.now() + forMillis;
-    while (performance.now() < until) {
-      await exporter.forceFlush();
-      await new Promise((r) => setTimeout(r, everyMillis));
-    }
-  }
-
-  /** Milliseconds between consecutive upload attempts under `prefix`, as the server saw them. */
-  const gapsUnder = (prefix: string) => {
-    const times = putsUnder(prefix).map((a) => a.at);
-    return times.slice(1).map((t, i) => t - (times[i] as number));
-  };
-
-  // Flushing often (the README's advice for spans in a function) must not hurry the retries a
-  // server paced with Retry-After, nor those at the configuration-fault pace.
-  const paced: { name: string; fault: Fault; leastGap: number }[] = [
-    {
-      name: "503 SlowDown with Retry-After: 2, retried no sooner than the server's 2 s",
-      fault: { kind: 'status', status: 503, code: 'SlowDown', retryAfter: '2' },
-      leastGap: 2_000,
-    },
-    {
-      name: '403 AccessDenied, retried at about retry.maxDelayMillis (2 s), at least half of it',
-      fault: { kind: 'status', status: 403, code: 'AccessDenied' },
-      leastGap: 1_000,
-    },
-  ];
-  for (const { name, fault, leastGap } of paced) {
-    test(`forceFlush() every 100 ms, ${name}`, async () => {
-      const prefix = `faults/flush-often-${fault.kind}-${Date.now()}`;
-      const exporter = exporterVia(prefix, {
-        flushTimeoutMillis: 200,
-        retry: { initialDelayMillis: 20, maxDelayMillis: 2_000 },
-      });
-      const service = sequencedService(exporter);
-      await proxy.set(fault);
-      await service.exportCollections(1);
-      await flushOften(exporter, 100, 3_000);
-      const attempts = putsUnder(prefix).length;
-      await proxy.set({ kind: 'pass' });
-      await waitFor(() => exporter.stats().pendingBatches === 0, 10_000, 'the batch stored');
-      await exporter.shutdown();
-      await service.shutdown();
-
-      // 3 s of flushes: the first attempt and at most one retry per 2 s (1 s for the 403).
-      expect(
-        attempts,
-        `attempts in 3 s: ${gapsUnder(prefix).join(', ')} ms apart`,
-      ).toBeLessThanOrEqual(Math.ceil(3_000 / leastGap) + 1);
-      for (const gap of gapsUnder(prefix)) expect(gap).toBeGreaterThanOrEqual(leastGap - 50);
-      expect((await storedSequence(prefix)).seqs).toEqual([1]);
-    });
-  }
-
   // A server's Retry-After that ends past the deadline: no attempt may come before it, so
   // sitting out the deadline stores nothing; forceFlush() and shutdown() return at once, saying so.
-  test('shutdown() does not retry before a Retry-After past its deadline, nor sits the deadline out', async () => {
-    const prefix = `faults/shutdown-retry-after-${Date.now()}`;
+  test('shutdown() does not retry before a Retry-After past its deadline, nor sits the deadline out', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('shutdown-retry-after');
+    const proxy = await proxyForTest(onTestFinished);
     const flushTimeoutMillis = 5_000;
-    const exporter = exporterVia(prefix, { flushTimeoutMillis });
+    const exporter = exporterVia(proxy, prefix, { flushTimeoutMillis });
     const service = sequencedService(exporter);
     await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '30' });
     await service.exportCollections(1);
@@ -371,7 +419,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     const shutdownMillis = performance.now() - started;
     await service.shutdown();
 
-    expect(putsUnder(prefix)).toHaveLength(1);
+    expect(putsUnder(proxy, prefix)).toHaveLength(1);
     expect(shutdownMillis).toBeLessThan(1_000);
     expect(exporter.stats().pointsDroppedByReason.shutdown).toBeGreaterThan(0);
     const gaveUp = logged.filter((l) => /shutdown\(\) returns at once/.test(l.text));
@@ -380,10 +428,13 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect(gaveUp[0]?.text).toMatch(/last upload failure: SlowDown \(HTTP 503\)/);
   });
 
-  test('forceFlush() returns at once behind a Retry-After past its deadline, and waits for one within it', async () => {
-    const prefix = `faults/flush-retry-after-${Date.now()}`;
+  test('forceFlush() returns at once behind a Retry-After past its deadline, and waits for one within it', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('flush-retry-after');
+    const proxy = await proxyForTest(onTestFinished);
     const flushTimeoutMillis = 5_000;
-    const exporter = exporterVia(prefix, { flushTimeoutMillis });
+    const exporter = exporterVia(proxy, prefix, { flushTimeoutMillis });
     const service = sequencedService(exporter);
     await proxy.set({ kind: 'status', status: 503, code: 'SlowDown', retryAfter: '30' });
     await service.exportCollections(1);
@@ -391,7 +442,7 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     let started = performance.now();
     await exporter.forceFlush();
     expect(performance.now() - started).toBeLessThan(1_000);
-    expect(putsUnder(prefix)).toHaveLength(1);
+    expect(putsUnder(proxy, prefix)).toHaveLength(1);
     const early = logged.filter((l) => /forceFlush\(\) returns at once with/.test(l.text));
     expect(early).toHaveLength(1);
     expect(early[0]?.text).toMatch(/Retry-After/);
@@ -416,9 +467,12 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect((await storedSequence(prefix)).seqs).toContain(2);
   });
 
-  test('403 AccessDenied: reported once with the fix, data kept, uploads resume by themselves', async () => {
-    const prefix = `faults/access-denied-${Date.now()}`;
-    const exporter = exporterVia(prefix, {
+  test('403 AccessDenied: reported once with the fix, data kept, uploads resume by themselves', async ({
+    onTestFinished,
+  }) => {
+    const prefix = uniquePrefix('access-denied');
+    const proxy = await proxyForTest(onTestFinished);
+    const exporter = exporterVia(proxy, prefix, {
       retry: { initialDelayMillis: 20, maxDelayMillis: 300 },
     });
     const service = sequencedService(exporter);
@@ -483,11 +537,14 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
   });
 
   for (const driver of SIGNALS) {
-    test(`${driver.signal}, black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms`, async () => {
-      const prefix = `faults/bounded-${driver.signal}-${Date.now()}`;
+    test(`${driver.signal}, black hole: forceFlush() and shutdown() each settle within flushTimeoutMillis + 500 ms`, async ({
+      onTestFinished,
+    }) => {
+      const prefix = uniquePrefix(`bounded-${driver.signal}`);
+      const proxy = await proxyForTest(onTestFinished);
       const flushTimeoutMillis = 1_500;
       const exporter = driver.exporter({
-        ...viaProxy(prefix),
+        ...viaProxy(proxy, prefix),
         flushTimeoutMillis,
         requestTimeoutMillis: 60_000,
       });
@@ -513,21 +570,4 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       expect(stats.pointsDropped).toBe(30);
     });
   }
-
-  test('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async () => {
-    const prefix = `faults/concurrent-${Date.now()}`;
-    const exporter = exporterVia(prefix, { maxBatchBytes: 4096, uploadConcurrency: 2 });
-    const service = sequencedService(exporter);
-    await proxy.set({ kind: 'delay', millis: 150 });
-    await service.exportCollections(40);
-    await exporter.forceFlush();
-    await exporter.shutdown();
-    await service.shutdown();
-    const stats = exporter.stats();
-    expect(stats.batchesSealed).toBeGreaterThan(3);
-    expect(stats.retries).toBe(0);
-    expect((await storedSequence(prefix)).seqs).toEqual(
-      Array.from({ length: 40 }, (_, i) => i + 1),
-    );
-  });
 });

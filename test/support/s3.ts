@@ -8,7 +8,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, type TestContext } from 'vitest';
 import { decodeOtlpProto, type OtlpObject } from '../../src/encoding/otlp-proto-decode.js';
 import type { MessageName } from '../../src/encoding/otlp-schema.js';
 import type { S3MetricExporterOptions } from '../../src/index.js';
@@ -165,6 +165,21 @@ export function withS3(
     await proxy?.close();
     client?.destroy();
   });
+}
+
+/**
+ * A fault proxy in front of the server for one test, set to `fault`, closed when the test ends
+ * (pass the test context's `onTestFinished`, as tests that run concurrently must). Tests that
+ * each have their own proxy can run at once: no test sees another's fault or requests.
+ */
+export async function proxyForTest(
+  onTestFinished: TestContext['onTestFinished'],
+  fault: Fault = { kind: 'pass' },
+): Promise<FaultProxy> {
+  const proxy = await FaultProxy.start(server().endpoint);
+  onTestFinished(() => proxy.close());
+  await proxy.set(fault);
+  return proxy;
 }
 
 export interface StoredObject {
