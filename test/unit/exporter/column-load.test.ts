@@ -63,6 +63,19 @@ function exporterLoading(
   return { exporter, left: () => leaves };
 }
 
+/** A Parquet exporter of metrics journaled in `dir` whose column builders load with `load`. */
+function journaledExporterLoading(load: SignalExport<ResourceMetrics>['loadColumns'], dir: string) {
+  const config = configure({
+    bucket: 'unit',
+    s3Client: new ScriptedS3().client,
+    format: 'parquet',
+    flushTimeoutMillis: FLUSH_MILLIS,
+    spoolDir: dir,
+    journalSyncMillis: 20,
+  });
+  return new SignalExporter(config, { ...metricsExport, loadColumns: load });
+}
+
 /** How long `work` took, in milliseconds, or 'pending' if it had not ended after `limit`. */
 async function timed(work: Promise<unknown>, limit: number): Promise<number | 'pending'> {
   const start = performance.now();
@@ -265,15 +278,7 @@ describe('columns that fail to seal', () => {
 
   test('shutdown() with a journal leaves the points to the next run, which stores them', async () => {
     const dir = await newDir('otel-s3-unsealable-');
-    const config = configure({
-      bucket: 'unit',
-      s3Client: new ScriptedS3().client,
-      format: 'parquet',
-      flushTimeoutMillis: FLUSH_MILLIS,
-      spoolDir: dir,
-      journalSyncMillis: 20,
-    });
-    const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    const exporter = journaledExporterLoading(unsealable(), dir);
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
@@ -342,15 +347,7 @@ describe('columns that fail to seal', () => {
         since: new Date().toISOString(),
       }),
     );
-    const config = configure({
-      bucket: 'unit',
-      s3Client: new ScriptedS3().client,
-      format: 'parquet',
-      flushTimeoutMillis: FLUSH_MILLIS,
-      spoolDir: dir,
-      journalSyncMillis: 20,
-    });
-    const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    const exporter = journaledExporterLoading(unsealable(), dir);
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     await waitFor(
