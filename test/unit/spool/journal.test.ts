@@ -53,17 +53,29 @@ describe('the journal of the open batch', () => {
   };
   const times = (tags: number[]) => tags.flatMap((t) => Array<number>(POINTS).fill(t));
 
+  /**
+   * An exporter started on a new directory with `tags` exported into its open batch, made
+   * durable by a group commit, and `crashed`: a crash copy of the directory taken then.
+   */
+  async function journaledThenCrashed(
+    tags: number[],
+    options: Partial<S3MetricExporterOptions> = {},
+    s3 = new ScriptedS3(),
+  ) {
+    const dir = await newDir('otel-s3-journal-');
+    const before = start(s3, dir, options);
+    await active(before);
+    await exportTags(before, tags);
+    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
+    await new Promise((r) => setTimeout(r, 120));
+    return { dir, before, crashed: await crashCopy(dir) };
+  }
+
   for (const format of ['otlp-json', 'otlp-proto', 'parquet'] as const) {
     test(`${format}: a crash loses no export older than one sync interval, and a restart stores each once`, async () => {
-      const dir = await newDir('otel-s3-journal-');
-      const before = start(new ScriptedS3(), dir, { format });
-      await active(before);
-      await exportTags(before, [1, 2, 3, 4, 5]);
       // One group commit later, the five exports are durable.
-      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-      await new Promise((r) => setTimeout(r, 120));
+      const { dir, crashed } = await journaledThenCrashed([1, 2, 3, 4, 5], { format });
       expect(await journalFiles(dir)).toHaveLength(1);
-      const crashed = await crashCopy(dir);
 
       const s3 = new ScriptedS3();
       const after = start(s3, crashed, { format });
@@ -94,13 +106,10 @@ describe('the journal of the open batch', () => {
   ] as const;
   for (const [was, now, name, contentType] of switches) {
     test(`${was}, restarted as ${now}: the chain is replayed in the records it holds`, async () => {
-      const dir = await newDir('otel-s3-journal-');
-      const before = start(new ScriptedS3(), dir, { format: was, compression: 'gzip' });
-      await active(before);
-      await exportTags(before, [1, 2, 3]);
-      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-      await new Promise((r) => setTimeout(r, 120));
-      const crashed = await crashCopy(dir);
+      const { crashed } = await journaledThenCrashed([1, 2, 3], {
+        format: was,
+        compression: 'gzip',
+      });
 
       const s3 = new ScriptedS3();
       const after = start(s3, crashed, { format: now, compression: 'gzip' });
@@ -118,13 +127,7 @@ describe('the journal of the open batch', () => {
   }
 
   test('a directory among the spool files is quarantined, and the journal is replayed all the same', async () => {
-    const dir = await newDir('otel-s3-journal-');
-    const before = start(new ScriptedS3(), dir, { format: 'otlp-json' });
-    await active(before);
-    await exportTags(before, [1, 2]);
-    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-    await new Promise((r) => setTimeout(r, 120));
-    const crashed = await crashCopy(dir);
+    const { crashed } = await journaledThenCrashed([1, 2], { format: 'otlp-json' });
     await mkdir(join(crashed, 'batches', 'not-a-batch'));
     const s3 = new ScriptedS3();
     const after = start(s3, crashed, { format: 'otlp-json' });
@@ -142,14 +145,8 @@ describe('the journal of the open batch', () => {
   test.runIf(builtInZstd)(
     "zstd on node:zlib: a chain replayed while the new run's open batch takes exports is stored compressed, under the key it would have had",
     async () => {
-      const dir = await newDir('otel-s3-journal-');
       const zstd = { format: 'otlp-json', compression: 'zstd' } as const;
-      const before = start(new ScriptedS3(), dir, zstd);
-      await active(before);
-      await exportTags(before, [1, 2]);
-      await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-      await new Promise((r) => setTimeout(r, 120));
-      const crashed = await crashCopy(dir);
+      const { crashed } = await journaledThenCrashed([1, 2], zstd);
 
       const s3 = new ScriptedS3();
       const after = start(s3, crashed, zstd);
@@ -167,13 +164,7 @@ describe('the journal of the open batch', () => {
   // A replayed batch whose spool file cannot be written goes to S3 from memory: stored, it is
   // a batch restored from an earlier run and stored, as one whose spool file was written.
   test('a replayed batch stored from memory (its spool file not written) is counted in replayed', async () => {
-    const dir = await newDir('otel-s3-journal-');
-    const before = start(new ScriptedS3(), dir);
-    await active(before);
-    await exportTags(before, [1, 2]);
-    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-    await new Promise((r) => setTimeout(r, 120));
-    const crashed = await crashCopy(dir);
+    const { crashed } = await journaledThenCrashed([1, 2]);
 
     const s3 = new ScriptedS3();
     const noSpoolFiles = new FaultyFileSystem()
@@ -189,20 +180,19 @@ describe('the journal of the open batch', () => {
   });
 
   /**
-   * An exporter on `dir` whose uploads hang, with exports 1 to 3 in its journal (a crash copy of
-   * the directory taken then, `whileOpen`), then sealed and written to the spool.
+   * An exporter on a new directory whose uploads hang, with exports 1 to 3 in its journal (a
+   * crash copy of the directory taken then, `whileOpen`), then sealed and written to the spool.
    */
-  async function journaledThenSpooled(dir: string) {
+  async function journaledThenSpooled() {
     const hanging = new ScriptedS3().script([], { kind: 'hang' });
-    const before = start(hanging, dir, { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 });
-    await active(before);
-    await exportTags(before, [1, 2, 3]);
-    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-    await new Promise((r) => setTimeout(r, 120));
-    const whileOpen = await crashCopy(dir);
+    const { dir, before, crashed } = await journaledThenCrashed(
+      [1, 2, 3],
+      { requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 },
+      hanging,
+    );
     await before.forceFlush(); // seals; the upload hangs
     await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
-    return { before, whileOpen };
+    return { dir, before, whileOpen: crashed };
   }
 
   // The crash came after a spool file was durable and before the chain it names was deleted.
@@ -210,8 +200,7 @@ describe('the journal of the open batch', () => {
   // the file's batch is stored and its file deleted meanwhile: its chain must go first, or the
   // next start replays it (unsealed: under a new key) and stores the same exports twice.
   test('a chain a restored file names goes before the file, also when the replay waits for the next start', async () => {
-    const dir = await newDir('otel-s3-journal-');
-    const { whileOpen } = await journaledThenSpooled(dir);
+    const { dir, whileOpen } = await journaledThenSpooled();
     const crashed = await crashCopy(dir);
     for (const name of await journalFiles(whileOpen))
       await cp(join(whileOpen, 'journal', name), join(crashed, 'journal', name));
@@ -239,9 +228,8 @@ describe('the journal of the open batch', () => {
   });
 
   test('a batch sealed and written to the spool before the crash is replayed from its file only', async () => {
-    const dir = await newDir('otel-s3-journal-');
     // Uploads hang: the sealed batch stays in the spool, its chain must not replay it again.
-    const { before, whileOpen } = await journaledThenSpooled(dir);
+    const { dir, before, whileOpen } = await journaledThenSpooled();
     await exportTags(before, [4]);
     await new Promise((r) => setTimeout(r, 150));
     const crashed = await crashCopy(dir);
@@ -264,13 +252,7 @@ describe('the journal of the open batch', () => {
   });
 
   test('a replay that dies before its upload is acknowledged is replayed under the same key', async () => {
-    const dir = await newDir('otel-s3-journal-');
-    const before = start(new ScriptedS3(), dir);
-    await active(before);
-    await exportTags(before, [1, 2]);
-    await waitFor(() => (before.stats().spool?.journalSyncs ?? 0) > 0, 2_000, 'a group commit');
-    await new Promise((r) => setTimeout(r, 120));
-    const crashed = await crashCopy(dir);
+    const { crashed } = await journaledThenCrashed([1, 2]);
 
     // The first replay's PUT lands but its answer never comes; it dies then. Its spool file never
     // becomes durable (rename fails): the journal's chain, with the seal it wrote, is what is left.
