@@ -97,6 +97,27 @@ async function restart(run: { signal?: string; format?: JournalRecordFormat } = 
   return { batches, stats, dropped, lost };
 }
 
+/**
+ * An unsealed otlp-json chain of five records (writtenChain) with a second part that says it
+ * holds otlp-proto records, with no entry: no batch. Returns the chain's name.
+ */
+async function mixedFormatChain(): Promise<string> {
+  await writtenChain(false);
+  const [file] = readdirSync(join(dir, 'journal'));
+  const chain = (file as string).split('.')[0] as string;
+  writeFileSync(
+    join(dir, 'journal', `${chain}.1.journal`),
+    encodeSegmentHeader({
+      signal: 'metrics',
+      format: 'otlp-proto',
+      chain,
+      part: 1,
+      attributes: {},
+    }),
+  );
+  return chain;
+}
+
 describe('damage inside a journal part', () => {
   test('a torn tail (the last entry cut short) is the last interval: replayed up to it, quietly', async () => {
     const { path, entries } = await writtenChain(false);
@@ -314,20 +335,7 @@ describe('a chain written in another record format than the run that replays it'
   });
 
   test('a chain whose parts hold different record formats is no batch: quarantined, reported as a journal chain', async () => {
-    await writtenChain(false);
-    const [file] = readdirSync(join(dir, 'journal'));
-    const chain = (file as string).split('.')[0] as string;
-    // A second part that says it holds otlp-proto records, with no entry.
-    writeFileSync(
-      join(dir, 'journal', `${chain}.1.journal`),
-      encodeSegmentHeader({
-        signal: 'metrics',
-        format: 'otlp-proto',
-        chain,
-        part: 1,
-        attributes: {},
-      }),
-    );
+    const chain = await mixedFormatChain();
     const { batches, stats, dropped } = await restart({ format: 'otlp-json' });
     expect(batches).toEqual([]);
     expect(stats.quarantined).toBe(1);
@@ -349,19 +357,7 @@ describe('a chain written in another record format than the run that replays it'
   });
 
   test("a quarantined chain's readable records are counted dropped in the exporter's stats()", async () => {
-    await writtenChain(false);
-    const [file] = readdirSync(join(dir, 'journal'));
-    const chain = (file as string).split('.')[0] as string;
-    writeFileSync(
-      join(dir, 'journal', `${chain}.1.journal`),
-      encodeSegmentHeader({
-        signal: 'metrics',
-        format: 'otlp-proto',
-        chain,
-        part: 1,
-        attributes: {},
-      }),
-    );
+    const chain = await mixedFormatChain();
     logged.length = 0;
     const exporter = spoolExporter(new ScriptedS3(), dir, { format: 'otlp-json' });
     try {
@@ -429,19 +425,7 @@ describe('a quarantine the disk does not do', () => {
    * counted lost; a later start given the same callback adds to it.
    */
   async function quarantineFailing(renames: number) {
-    await writtenChain(false);
-    const [file] = readdirSync(join(dir, 'journal'));
-    const chain = (file as string).split('.')[0] as string;
-    writeFileSync(
-      join(dir, 'journal', `${chain}.1.journal`),
-      encodeSegmentHeader({
-        signal: 'metrics',
-        format: 'otlp-proto',
-        chain,
-        part: 1,
-        attributes: {},
-      }),
-    );
+    const chain = await mixedFormatChain();
     const lost: [number, number][] = [];
     const fs = new FaultyFileSystem().failNext('rename', 'EIO', renames);
     const first = journalOn(emptySpoolStats(), fs, {
