@@ -153,6 +153,30 @@ function userEnv(prefix: string, compression = 'zstd'): Record<string, string> {
   };
 }
 
+/**
+ * A README snippet run as the README runs it, as `file` of the ES module project: the test's
+ * bucket and server in place of the README's `readmeBucket` at 127.0.0.1:9000, the keys in the
+ * environment (`keys`), nothing else of the exporter's. `bin`: the installed otel-s3.
+ */
+async function runReadmeSnippet(script: string, readmeBucket: string, file: string) {
+  const env = userEnv('dev/checkout');
+  const endpoint = env.OTEL_EXPORTER_S3_ENDPOINT as string;
+  const source = script
+    .replace(`bucket: '${readmeBucket}',`, `bucket: '${bucket}',`)
+    .replace("endpoint: 'http://127.0.0.1:9000'", `endpoint: '${endpoint}'`);
+  expect(source).toContain(bucket);
+  expect(source).toContain(endpoint);
+  const esm = join(app, 'esm');
+  writeFileSync(join(esm, file), source);
+  const keys = {
+    AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID as string,
+    AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY as string,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const ran = await node([file], esm, keys);
+  return { ran, endpoint, esm, keys, bin: join(app, 'node_modules/.bin/otel-s3') };
+}
+
 /** The consumer's one object under `package/<name>/`: a .json.zst holding its counter value. */
 async function expectExported(name: string): Promise<void> {
   const objects = await listAndFetch(client, bucket, `package/${name}/`);
@@ -444,27 +468,14 @@ describeS3('the packed package, installed as users install it', () => {
 
   test("the README's Quick start, as written: stores its point, and otel-s3 points shows it as the README does", async () => {
     const { script, printed, header, row } = readmeQuickStart();
-    const env = userEnv('dev/checkout');
-    const endpoint = env.OTEL_EXPORTER_S3_ENDPOINT as string;
-    // The test's bucket and server in place of the README's `metrics` at 127.0.0.1:9000.
-    const source = script
-      .replace("bucket: 'metrics',", `bucket: '${bucket}',`)
-      .replace("endpoint: 'http://127.0.0.1:9000',", `endpoint: '${endpoint}',`);
-    expect(source).toContain(bucket);
-    expect(source).toContain(endpoint);
-    const esm = join(app, 'esm');
-    writeFileSync(join(esm, 'quickstart.mjs'), source);
-    // As the README runs it: the keys in the environment, nothing else of the exporter's.
-    const keys = {
-      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID as string,
-      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY as string,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    };
-    const ran = await node(['quickstart.mjs'], esm, keys);
+    const { ran, endpoint, esm, keys, bin } = await runReadmeSnippet(
+      script,
+      'metrics',
+      'quickstart.mjs',
+    );
     expect(ran.stdout.trim()).toBe(printed);
     expect(ran.stderr).toBe('');
 
-    const bin = join(app, 'node_modules/.bin/otel-s3');
     const args = ['points', '--endpoint', endpoint, '--bucket', bucket, '--prefix', 'dev/checkout'];
     // A table, as on a terminal (the README's output); the time is the run's.
     const points = await run(bin, [...args, '--format', 'table', '--no-progress'], {
@@ -483,24 +494,13 @@ describeS3('the packed package, installed as users install it', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('### Traces and logs'));
     const script = /```js\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const env = userEnv('dev/checkout');
-    const endpoint = env.OTEL_EXPORTER_S3_ENDPOINT as string;
-    const source = script
-      .replace("bucket: 'telemetry',", `bucket: '${bucket}',`)
-      .replace("endpoint: 'http://127.0.0.1:9000'", `endpoint: '${endpoint}'`);
-    expect(source).toContain(bucket);
-    expect(source).toContain(endpoint);
-    const esm = join(app, 'esm');
-    writeFileSync(join(esm, 'traces-and-logs.mjs'), source);
-    const keys = {
-      AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID as string,
-      AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY as string,
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    };
-    const ran = await node(['traces-and-logs.mjs'], esm, keys);
+    const { ran, endpoint, esm, keys, bin } = await runReadmeSnippet(
+      script,
+      'telemetry',
+      'traces-and-logs.mjs',
+    );
     expect([ran.stdout, ran.stderr]).toEqual(['', '']);
 
-    const bin = join(app, 'node_modules/.bin/otel-s3');
     const where = ['--endpoint', endpoint, '--bucket', bucket, '--prefix', 'dev/checkout'];
     const rows = async (command: string) =>
       (
