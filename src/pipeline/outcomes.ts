@@ -39,6 +39,12 @@ export interface OutcomeOptions {
   signal: SignalName;
 }
 
+/**
+ * How many kinds of failure to encode or append (distinct messages) one streak logs: a failure
+ * that names its item (a bad time in each of many spans) is logged a few times, not per export.
+ */
+const APPEND_FAILURE_KINDS = 5;
+
 /** What one item of a signal is called in messages, and more than one. */
 const ITEMS: Readonly<Record<SignalName, [one: string, many: string]>> = {
   metrics: ['data point', 'data points'],
@@ -60,6 +66,8 @@ export class Outcomes {
   readonly #clock: UnreachableClock;
   /** Why the last attempt failed, until an upload works again. */
   #lastFailure: string | undefined;
+  /** Exports not encoded or appended since the last one appended, and the kinds logged. */
+  #appendFailures: { failures: number; kinds: Set<string> } | undefined;
 
   constructor(stats: ExporterStats, episodes: Episodes, options: OutcomeOptions) {
     this.stats = stats;
@@ -78,6 +86,12 @@ export class Outcomes {
   /** A part of an export (one resource's) was appended; `bufferedBytes` are held now. */
   appended(bufferedBytes: number): void {
     this.stats.peakBufferedBytes = Math.max(this.stats.peakBufferedBytes, bufferedBytes);
+    const streak = this.#appendFailures;
+    if (streak === undefined) return;
+    this.#appendFailures = undefined;
+    log.info(
+      `${this.#who}exports are appended again, after ${plural(streak.failures, 'failure')} to encode or append one (each answered FAILED, counted in stats().exportsRejected)`,
+    );
   }
 
   /** An export() call was answered: counted once, whatever parts it had. */
@@ -86,9 +100,23 @@ export class Outcomes {
     else this.stats.exportsRejected++;
   }
 
-  /** An export (or a part of it) that could not be encoded or appended: logged. */
+  /**
+   * An export (or a part of it) that could not be encoded or appended; the caller answers it
+   * FAILED, which stats().exportsRejected counts. The same failure usually repeats at every export
+   * (broken column builders, a cumulative metric that keeps its bad point): each kind (its
+   * message) is logged once per streak, at most APPEND_FAILURE_KINDS kinds, until an export is
+   * appended again.
+   */
   encodeFailed(error: unknown): void {
-    log.error(`could not encode ${this.#options.signal}: ${describeError(error)}`);
+    const description = describeError(error);
+    const streak = this.#appendFailures ?? { failures: 0, kinds: new Set<string>() };
+    this.#appendFailures = streak;
+    streak.failures++;
+    if (streak.kinds.has(description) || streak.kinds.size >= APPEND_FAILURE_KINDS) return;
+    streak.kinds.add(description);
+    log.error(
+      `could not encode ${this.#options.signal}: ${description}; the export is answered FAILED (counted in stats().exportsRejected), and this failure is not logged again until an export is appended`,
+    );
   }
 
   /**

@@ -280,3 +280,26 @@ describe('a batch lost to an internal error', () => {
     expect(warnings).toHaveLength(2);
   });
 });
+
+describe('failures to encode or append', () => {
+  test('each kind is logged once per streak, at most five kinds; an append ends the streak', () => {
+    const o = outcomes();
+    messages.splice(0);
+    for (let i = 0; i < 3; i++) o.encodeFailed(new Error('builders broken'));
+    for (let i = 0; i < 8; i++) o.encodeFailed(new Error(`bad item ${i}`));
+    const errors = messages.filter((m) => m.level === 'error').map((m) => m.text);
+    expect(errors).toEqual(
+      ['builders broken', 'bad item 0', 'bad item 1', 'bad item 2', 'bad item 3'].map(
+        (m) =>
+          `otel-s3-exporter: could not encode metrics: ${m}; the export is answered FAILED (counted in stats().exportsRejected), and this failure is not logged again until an export is appended`,
+      ),
+    );
+    o.appended(0);
+    o.appended(0);
+    expect(messages.filter((m) => m.level === 'info').map((m) => m.text)).toEqual([
+      'otel-s3-exporter: metrics exporter: exports are appended again, after 11 failures to encode or append one (each answered FAILED, counted in stats().exportsRejected)',
+    ]);
+    o.encodeFailed(new Error('builders broken'));
+    expect(messages.filter((m) => m.level === 'error')).toHaveLength(6);
+  });
+});
