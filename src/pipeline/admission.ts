@@ -147,7 +147,7 @@ export class Admission<Item> {
     const { budget } = this.#parts;
     const sealFirst =
       !open.isEmpty &&
-      (open.overflows(record, this.#options.maxBatchBytes) || open.keyDiffers(inputs));
+      (open.growth(record, false) > this.#room(open.bytes) || open.keyDiffers(inputs));
     // The journal's copy counts too: room for both, or the export goes back.
     const growth =
       open.growth(record, sealFirst) +
@@ -193,8 +193,8 @@ export class Admission<Item> {
     this.#wasEmpty = open.isEmpty;
     try {
       points = open.append(item, inputs, times);
-      if (!this.#wasEmpty && open.bytes > this.#options.maxBatchBytes) {
-        const growth = open.bytes - before;
+      const growth = open.bytes - before;
+      if (!this.#wasEmpty && growth > this.#room(before)) {
         open.rollback(mark);
         const blocked = this.#sealFirst(sealed);
         if (blocked !== undefined) return this.#notSealed(points, growth, blocked.error);
@@ -287,7 +287,7 @@ export class Admission<Item> {
     // This exporter's own: in a group the budget holds the others' too.
     const { owner, journal } = this.#parts;
     owner.outcomes.appended(budget.heldBy(owner, this.#open, journal));
-    if (this.#open.bytes >= this.#options.maxBatchBytes) {
+    if (this.#room(this.#open.bytes) === 0) {
       try {
         this.#pushSealed(sealed);
       } catch (error) {
@@ -298,6 +298,16 @@ export class Admission<Item> {
     } else if (this.#wasEmpty && !this.#open.isEmpty) {
       this.#startAge();
     }
+  }
+
+  /**
+   * The bytes an open batch of `bytes` still takes: the one decision of its size. It is full
+   * (sealed) once it holds maxBatchBytes (none left, also when a seal that threw left it there,
+   * or its first export alone was larger); an export that adds more than this goes to a fresh
+   * batch (one that adds nothing, of no items, never does).
+   */
+  #room(bytes: number): number {
+    return Math.max(0, this.#options.maxBatchBytes - bytes);
   }
 
   /** The open batch's age timer: it is sealed maxBatchAgeMillis from now. */

@@ -50,8 +50,6 @@ export interface OpenBatch {
  */
 export interface RecordOpenBatch extends OpenBatch {
   readonly kind: 'records';
-  /** True if appending `record` would take a non-empty batch past `maxBytes`: seal first. */
-  overflows(record: Buffer, maxBytes: number): boolean;
   /** Bytes appending `record` adds: to this batch, or to a fresh one (`alone`). */
   growth(record: Buffer, alone: boolean): number;
   append(record: Buffer, points: number, inputs: KeyInputs): void;
@@ -155,10 +153,6 @@ export class RecordBatch implements RecordOpenBatch {
 
   keyDiffers(inputs: KeyInputs): boolean {
     return !this.isEmpty && inputs.group !== this.#key.group;
-  }
-
-  overflows(record: Buffer, maxBytes: number): boolean {
-    return !this.isEmpty && this.#bytesWith(record.length) > maxBytes;
   }
 
   growth(record: Buffer, alone: boolean): number {

@@ -607,3 +607,39 @@ describe('a seal that keeps throwing', () => {
     }
   });
 });
+
+describe('an export of no rows after a seal by size that threw', () => {
+  // A batch of 5 rows (50 bytes) is at maxBatchBytes, one of 6 rows (60 bytes, its first
+  // export) is over it; either is full, and its seal threw. An export of no rows needs no room:
+  // it is answered SUCCESS, dropping nothing (docs/guarantees.md: a part with no items).
+  test.each([
+    ['at', 5],
+    ['over', 6],
+  ])('a batch %s maxBatchBytes takes it', async (_, rows) => {
+    const budget = new MemoryBudget(1 << 20);
+    const owner = countingOwner();
+    const { builders, seals } = failingSeals(Number.POSITIVE_INFINITY);
+    const open = new ColumnBatch(builders);
+    const admission = new Admission<number>(
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
+      { open, budget, owner, onSealed() {}, appendFailed() {} },
+    );
+    try {
+      expect((await admission.accept({ item: rows, inputs, times: false })).code).toBe(
+        ExportResultCode.SUCCESS,
+      );
+      expect(seals()).toBe(1);
+      const result = await admission.accept({ item: 0, inputs, times: false });
+      expect(result).toEqual({ code: ExportResultCode.SUCCESS });
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+      expect(open.bytes).toBe(rows * 10);
+      // An export of one row has no room in it: it must go to the next batch, not taken.
+      const oneRow = await admission.accept({ item: 1, inputs, times: false });
+      expect(oneRow.code).toBe(ExportResultCode.FAILED);
+      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 1 });
+    } finally {
+      await admission.sealNow(true).catch(() => {});
+      owner.outcomes.close();
+    }
+  });
+});
