@@ -173,19 +173,141 @@ export function enumField(
   return int32Field(v, field);
 }
 
+/** What an AnyValue's intValue may hold, as OTLP/JSON spells an int64 (or a JavaScript writer). */
+const INT64 = 'an int64: a number or its decimal text';
+/** What an AnyValue's doubleValue may hold (as plain-values' doubleField and the points' say). */
+const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
+
 /**
- * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
- * text, an empty AnyValue as null).
- * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the
- * reader never yields such a request), rather than overflowing the stack.
+ * An intValue or doubleValue that holds no number, on its way out of the value it is in: each
+ * level puts its key (`"k"`) or index (`[2]`) in front, and the caller makes it a FieldValueError.
  */
-export function anyValue(v: OtlpValue | undefined): PlainValue {
-  return plainValue(v, 0);
+class BadNumber {
+  readonly path: string[] = [];
+  constructor(
+    readonly field: 'intValue' | 'doubleValue',
+    readonly value: unknown,
+  ) {}
+
+  /**
+   * The FieldValueError, naming `what` and the path to the value: `attribute "k"."inner"[1]` for
+   * a KeyValue list's (`ofList`), `body."k"[1]` for a value's.
+   */
+  error(what: string, ofList: boolean): FieldValueError {
+    const path = this.path
+      .map((p, i) => (p.startsWith('[') || (i === 0 && (ofList || what === '')) ? p : `.${p}`))
+      .join('');
+    const name = ofList && what !== '' ? `${what} ${path}` : `${what}${path}`;
+    return new FieldValueError(
+      name === '' ? this.field : `${name} ${this.field}`,
+      this.value,
+      this.field === 'intValue' ? INT64 : DOUBLE,
+    );
+  }
 }
 
-/** A KeyValue list as a plain object. */
-export function attributes(v: OtlpValue | undefined): Record<string, PlainValue> {
-  return plainKeyValues(v, 0);
+/** An intValue as a number; null (the field's default) is 0. Throws BadNumber for no int64. */
+function intNumber(v: OtlpValue | undefined): number {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
+  // NaN and the infinities are doubles' words: no int64 is one.
+  if (n === undefined || (typeof v === 'string' && !Number.isFinite(n))) {
+    throw new BadNumber('intValue', v);
+  }
+  return n;
+}
+
+/** A doubleValue as a number; null (the field's default) is 0. Throws BadNumber for no double. */
+function doubleNumber(v: OtlpValue | undefined): number {
+  if (v === undefined || v === null) return 0;
+  const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
+  if (n === undefined) throw new BadNumber('doubleValue', v);
+  return n;
+}
+
+/** An error on its way out of a list or map: a BadNumber gets `part` (a key, an index) in front. */
+function at(error: unknown, part: string): unknown {
+  if (error instanceof BadNumber) error.path.unshift(part);
+  return error;
+}
+
+/** `action()`, a BadNumber from it as the FieldValueError naming `what` (see BadNumber.error). */
+function named<T>(what: string, ofList: boolean, action: () => T): T {
+  try {
+    return action();
+  } catch (error) {
+    throw error instanceof BadNumber ? error.error(what, ofList) : error;
+  }
+}
+
+/**
+ * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
+ * text, an empty AnyValue as null). `what` names the value in an error (`body`).
+ * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the
+ * reader never yields such a request), rather than overflowing the stack; throws FieldValueError,
+ * naming `what`, the path in it and the value, for an intValue or doubleValue that holds no
+ * number ("abc", true, {}; an intValue of "NaN"), which the reader refuses as it decodes.
+ */
+export function anyValue(v: OtlpValue | undefined, what = ''): PlainValue {
+  return named(what, false, () => plainValue(v, 0));
+}
+
+/**
+ * A KeyValue list as a plain object. Throws FieldValueError, naming `what` (`attribute`), the
+ * key and the value, for an intValue or doubleValue that holds no number (see anyValue).
+ */
+export function attributes(
+  v: OtlpValue | undefined,
+  what = 'attribute',
+): Record<string, PlainValue> {
+  return named(what, true, () => plainKeyValues(v, 0));
+}
+
+/**
+ * Checks the values of a KeyValue list as attributes() reads them, building nothing: throws
+ * FieldValueError, naming `what`, the key and the value, for an intValue or doubleValue that
+ * holds no number. Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
+ */
+export function checkAttributes(v: OtlpValue | undefined, what = 'attribute'): void {
+  named(what, true, () => checkKeyValues(v, 0));
+}
+
+/** Checks one AnyValue (a log record's body) as checkAttributes does a list. */
+export function checkAnyValue(v: OtlpValue | undefined, what: string): void {
+  named(what, false, () => checkValue(v, 0));
+}
+
+function checkValue(v: OtlpValue | undefined, depth: number): void {
+  if (depth > MAX_NESTING_DEPTH) return;
+  const o = obj(v);
+  if ('stringValue' in o || 'boolValue' in o) return;
+  if ('intValue' in o) {
+    intNumber(o.intValue);
+  } else if ('doubleValue' in o) {
+    doubleNumber(o.doubleValue);
+  } else if ('arrayValue' in o) {
+    const values = list(obj(o.arrayValue).values);
+    for (let i = 0; i < values.length; i++) {
+      try {
+        checkValue(values[i], depth + 1);
+      } catch (error) {
+        throw at(error, `[${i}]`);
+      }
+    }
+  } else if ('kvlistValue' in o) {
+    checkKeyValues(obj(o.kvlistValue).values, depth + 1);
+  }
+}
+
+function checkKeyValues(v: OtlpValue | undefined, depth: number): void {
+  for (const kv of list(v)) {
+    const o = obj(kv);
+    try {
+      checkValue(o.value, depth);
+    } catch (error) {
+      throw at(error, JSON.stringify(str(o.key)));
+    }
+  }
 }
 
 function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
@@ -196,11 +318,17 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
   if ('stringValue' in o) return str(o.stringValue);
   if ('boolValue' in o) return o.boolValue === true;
   if ('intValue' in o) return int64(o.intValue);
-  if ('doubleValue' in o) return num(o.doubleValue) ?? 0;
+  if ('doubleValue' in o) return doubleNumber(o.doubleValue);
   if ('arrayValue' in o) {
     return madeFrom(
       o,
-      list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1)),
+      list(obj(o.arrayValue).values).map((x, i) => {
+        try {
+          return plainValue(x, depth + 1);
+        } catch (error) {
+          throw at(error, `[${i}]`);
+        }
+      }),
     );
   }
   if ('kvlistValue' in o) return madeFrom(o, plainKeyValues(obj(o.kvlistValue).values, depth + 1));
@@ -214,7 +342,7 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
  */
 function int64(v: OtlpValue | undefined): PlainValue {
   // An int64 has no -0 (an intValue "-0" is 0): a -0 in a row is a double's, and spelled so.
-  const n = (num(v) ?? 0) || 0;
+  const n = intNumber(v) || 0;
   return typeof v === 'string' && /^-?\d+$/.test(v) && !Number.isSafeInteger(n)
     ? BigInt(v).toString()
     : n;
@@ -224,9 +352,16 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
   const out: Record<string, PlainValue> = {};
   for (const kv of list(v)) {
     const o = obj(kv);
+    const key = str(o.key);
+    let value: PlainValue;
+    try {
+      value = plainValue(o.value, depth);
+    } catch (error) {
+      throw at(error, JSON.stringify(key));
+    }
     // Defined, not assigned: a key "__proto__" is a key like any other, not the prototype.
-    Object.defineProperty(out, str(o.key), {
-      value: plainValue(o.value, depth),
+    Object.defineProperty(out, key, {
+      value,
       enumerable: true,
       writable: true,
       configurable: true,
@@ -322,7 +457,7 @@ export function requestRows<T>(
   const rows: T[] = [];
   for (const resourceValue of list(resources)) {
     const group = obj(resourceValue);
-    const resource = attributes(obj(group.resource).attributes);
+    const resource = attributes(obj(group.resource).attributes, 'resource attribute');
     const service = serviceOf(resource);
     for (const scopeValue of list(group[scopesField])) {
       const scopeGroup = obj(scopeValue);
@@ -331,4 +466,36 @@ export function requestRows<T>(
     }
   }
   return rows;
+}
+
+/**
+ * A FieldValueError of an item (a data point's, a span's), its message put after `where`
+ * (`metric "m"`, `span "op"`); any other error as it is.
+ */
+export function inItem(where: string, error: unknown): unknown {
+  if (error instanceof FieldValueError) error.message = `${where}: ${error.message}`;
+  return error;
+}
+
+/**
+ * Checks the attribute values of every resource and scope of a decoded OTLP/JSON request, and
+ * hands each item (`resource<Kind>[].scope<Kind>[].<items>`, as requestRows) to `item` to check
+ * its own: throws FieldValueError for an intValue or doubleValue that holds no number, which a
+ * row would otherwise show as 0 (the protobuf decoder and Parquet give numbers only).
+ */
+export function checkRequestValues(
+  resources: OtlpValue | undefined,
+  scopesField: string,
+  itemsField: string,
+  item: (item: OtlpObject) => void,
+): void {
+  for (const resourceValue of list(resources)) {
+    const group = obj(resourceValue);
+    checkAttributes(obj(group.resource).attributes, 'resource attribute');
+    for (const scopeValue of list(group[scopesField])) {
+      const scopeGroup = obj(scopeValue);
+      checkAttributes(obj(scopeGroup.scope).attributes, 'scope attribute');
+      for (const value of list(scopeGroup[itemsField])) item(obj(value));
+    }
+  }
 }

@@ -2,7 +2,11 @@ import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import {
   anyValue,
   attributes,
+  checkAnyValue,
+  checkAttributes,
+  checkRequestValues,
   enumOf,
+  inItem,
   nanosText,
   nanosToIso,
   type PlainValue,
@@ -87,7 +91,29 @@ export function severityNumberOf(row: Pick<LogRecordRow, 'severity' | 'severityN
  * stored format), flattened: the rows `otel-s3 logs` prints, in the request's order.
  */
 export function logRecordRows(request: OtlpObject): LogRecordRow[] {
-  return requestRows(request.resourceLogs, 'scopeLogs', 'logRecords', logRecordRow);
+  return requestRows(request.resourceLogs, 'scopeLogs', 'logRecords', (record, place) => {
+    try {
+      return logRecordRow(record, place);
+    } catch (error) {
+      throw inItem('log record', error);
+    }
+  });
+}
+
+/**
+ * Checks the attribute values and bodies of a decoded OTLP/JSON ExportLogsServiceRequest as
+ * logRecordRows() reads them: throws FieldValueError, naming the attribute (or the body) and the
+ * value, for an intValue or doubleValue that holds no number.
+ */
+export function checkLogRecordValues(request: OtlpObject): void {
+  checkRequestValues(request.resourceLogs, 'scopeLogs', 'logRecords', (record) => {
+    try {
+      checkAnyValue(record.body, 'body');
+      checkAttributes(record.attributes);
+    } catch (error) {
+      throw inItem('log record', error);
+    }
+  });
 }
 
 function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace): LogRecordRow {
@@ -105,7 +131,7 @@ function logRecordRow(record: OtlpObject, { resource, service, scope }: RowPlace
           ? severityName(severityNumber)
           : severityNumber,
     severityNumber,
-    body: anyValue(record.body),
+    body: anyValue(record.body, 'body'),
     traceId: str(record.traceId),
     spanId: str(record.spanId),
     eventName: str(record.eventName),

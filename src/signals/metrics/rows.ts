@@ -1,6 +1,7 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import {
   attributes,
+  checkAttributes,
   enumOf,
   FieldValueError,
   list,
@@ -127,7 +128,7 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
   let otlpType: MetricType;
   walkRequest(request, {
     resource(rm) {
-      resource = attributes(obj(rm.resource as OtlpValue).attributes);
+      resource = attributes(obj(rm.resource as OtlpValue).attributes, 'resource attribute');
     },
     scope(sm) {
       scope = str(obj(sm.scope as OtlpValue).name);
@@ -221,16 +222,21 @@ function inMetric(name: string, error: unknown): unknown {
 }
 
 /**
- * Checks the number fields of every data point of a decoded OTLP/JSON request (the protobuf
- * decoder and Parquet give numbers only): throws FieldValueError, naming the metric and the
- * field, for one that holds no number, which a row would otherwise show as 0.
+ * Checks the number fields of every data point of a decoded OTLP/JSON request, and the int and
+ * double values of its resource, scope and point attributes (the protobuf decoder and Parquet
+ * give numbers only): throws FieldValueError, naming the metric and the field or attribute, for
+ * one that holds no number, which a row would otherwise show as 0.
  */
 export function checkPointNumbers(request: OtlpObject): void {
   let name = '';
   let otlpType: MetricType;
   walkRequest(request, {
-    resource() {},
-    scope() {},
+    resource(rm) {
+      checkAttributes(obj(rm.resource as OtlpValue).attributes, 'resource attribute');
+    },
+    scope(sm) {
+      checkAttributes(obj(sm.scope as OtlpValue).attributes, 'scope attribute');
+    },
     metric(metric, code) {
       name = str(metric.name as OtlpValue);
       otlpType = METRIC_FIELDS[code] as MetricType;
@@ -238,6 +244,7 @@ export function checkPointNumbers(request: OtlpObject): void {
     point(p) {
       try {
         pointNumbers(otlpType, p as OtlpObject);
+        checkAttributes((p as OtlpObject).attributes);
       } catch (error) {
         throw inMetric(name, error);
       }

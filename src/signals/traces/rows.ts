@@ -1,7 +1,10 @@
 import type { OtlpObject } from '../../encoding/otlp-proto-decode.js';
 import {
   attributes,
+  checkAttributes,
+  checkRequestValues,
   enumOf,
+  inItem,
   list,
   nanosText,
   nanosToIso,
@@ -96,7 +99,38 @@ export const STATUS_NAMES: Readonly<Record<string, number>> = Object.fromEntries
  * format), flattened: the rows `otel-s3 spans` prints, in the request's order.
  */
 export function spanRows(request: OtlpObject): SpanRow[] {
-  return requestRows(request.resourceSpans, 'scopeSpans', 'spans', spanRow);
+  return requestRows(request.resourceSpans, 'scopeSpans', 'spans', (span, place) => {
+    try {
+      return spanRow(span, place);
+    } catch (error) {
+      throw inItem(spanName(span), error);
+    }
+  });
+}
+
+/** A span as an error names it. */
+const spanName = (span: OtlpObject): string => `span ${JSON.stringify(str(span.name))}`;
+/** What an error calls an attribute of an event. */
+const eventAttribute = (event: OtlpObject): string =>
+  `event ${JSON.stringify(str(event.name))} attribute`;
+
+/**
+ * Checks the attribute values of a decoded OTLP/JSON ExportTraceServiceRequest (resources,
+ * scopes, spans, events, links) as spanRows() reads them: throws FieldValueError, naming the
+ * span, the attribute and the value, for an intValue or doubleValue that holds no number.
+ */
+export function checkSpanValues(request: OtlpObject): void {
+  checkRequestValues(request.resourceSpans, 'scopeSpans', 'spans', (span) => {
+    try {
+      checkAttributes(span.attributes);
+      for (const event of list(span.events)) {
+        checkAttributes(obj(event).attributes, eventAttribute(obj(event)));
+      }
+      for (const link of list(span.links)) checkAttributes(obj(link).attributes, 'link attribute');
+    } catch (error) {
+      throw inItem(spanName(span), error);
+    }
+  });
 }
 
 /**
@@ -135,7 +169,7 @@ function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): Span
       return {
         time: nanosToIso(nanosText(event.timeUnixNano)),
         name: str(event.name),
-        attributes: attributes(event.attributes),
+        attributes: attributes(event.attributes, eventAttribute(event)),
       };
     }),
     links: list(span.links).map((value) => {
@@ -144,7 +178,7 @@ function spanRow(span: OtlpObject, { resource, service, scope }: RowPlace): Span
         traceId: str(link.traceId),
         spanId: str(link.spanId),
         traceState: str(link.traceState),
-        attributes: attributes(link.attributes),
+        attributes: attributes(link.attributes, 'link attribute'),
       };
     }),
     traceState: str(span.traceState),

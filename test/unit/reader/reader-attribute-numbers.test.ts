@@ -1,0 +1,255 @@
+import { describe, expect, test } from 'vitest';
+import {
+  anyValue,
+  attributes,
+  dataPointRows,
+  decodeStoredObject,
+  logRecordRows,
+  ObjectDecodeError,
+  type OtlpObject,
+  type OtlpValue,
+  spanRows,
+} from '../../../src/reader.js';
+
+// Hand-written OTLP/JSON requests of each signal whose attribute value (or log body) is an
+// intValue or doubleValue that holds no number. Before: each read as 0.
+
+const ID = '0190a6c4-8f00-7000-8000-000000000000';
+const METRICS = `p/metrics_${ID}.json`;
+const TRACES = `p/traces_${ID}.json`;
+const LOGS = `p/logs_${ID}.json`;
+
+const INT = 'an int64: a number or its decimal text';
+const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
+
+type Json = Record<string, unknown>;
+const kv = (key: string, value: Json) => ({ key, value });
+const int = (v: unknown) => ({ intValue: v });
+const double = (v: unknown) => ({ doubleValue: v });
+
+/** A metrics request: `m`, a gauge of one point with `attrs`, under `resource` and `scope`. */
+function metrics(attrs: Json[] = [], resource: Json[] = [], scope: Json[] = []): OtlpObject {
+  return {
+    resourceMetrics: [
+      {
+        resource: { attributes: resource },
+        scopeMetrics: [
+          {
+            scope: { name: 's', attributes: scope },
+            metrics: [{ name: 'm', gauge: { dataPoints: [{ asInt: '1', attributes: attrs }] } }],
+          },
+        ],
+      },
+    ],
+  } as OtlpObject;
+}
+
+/** A traces request: span `op` with `span` fields, under `resource`. */
+function traces(span: Json, resource: Json[] = []): OtlpObject {
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: resource },
+        scopeSpans: [{ scope: { name: 's' }, spans: [{ name: 'op', ...span }] }],
+      },
+    ],
+  } as OtlpObject;
+}
+
+/** A logs request of one log record with `record` fields. */
+function logs(record: Json, scope: Json[] = []): OtlpObject {
+  return {
+    resourceLogs: [
+      { scopeLogs: [{ scope: { name: 's', attributes: scope }, logRecords: [record] }] },
+    ],
+  } as OtlpObject;
+}
+
+/** The decode error's message for a request at `key`, or 'read' when it decodes. */
+function decodeProblem(key: string, r: OtlpObject): string {
+  try {
+    decodeStoredObject(key, Buffer.from(JSON.stringify(r)));
+    return 'read';
+  } catch (error) {
+    expect(error).toBeInstanceOf(ObjectDecodeError);
+    return (error as Error).message;
+  }
+}
+
+const CASES: [string, string, OtlpObject, string][] = [
+  [
+    'metrics: a point attribute',
+    METRICS,
+    metrics([kv('k', int('abc'))]),
+    `metric "m": attribute "k" intValue "abc" is not ${INT}`,
+  ],
+  [
+    'metrics: a point attribute double',
+    METRICS,
+    metrics([kv('ratio', double('abc'))]),
+    `metric "m": attribute "ratio" doubleValue "abc" is not ${DOUBLE}`,
+  ],
+  [
+    'metrics: a resource attribute',
+    METRICS,
+    metrics([], [kv('host.cpus', int(true))]),
+    `resource attribute "host.cpus" intValue true is not ${INT}`,
+  ],
+  [
+    'metrics: a scope attribute',
+    METRICS,
+    metrics([], [], [kv('x', double({}))]),
+    `scope attribute "x" doubleValue {} is not ${DOUBLE}`,
+  ],
+  [
+    'metrics: in a list in a map',
+    METRICS,
+    metrics([
+      kv('outer', {
+        kvlistValue: { values: [kv('inner', { arrayValue: { values: [int('1'), int('x')] } })] },
+      }),
+    ]),
+    `metric "m": attribute "outer"."inner"[1] intValue "x" is not ${INT}`,
+  ],
+  [
+    'traces: a span attribute',
+    TRACES,
+    traces({ attributes: [kv('http.status_code', int('abc'))] }),
+    `span "op": attribute "http.status_code" intValue "abc" is not ${INT}`,
+  ],
+  [
+    'traces: a resource attribute',
+    TRACES,
+    traces({}, [kv('r', double('0x10'))]),
+    `resource attribute "r" doubleValue "0x10" is not ${DOUBLE}`,
+  ],
+  [
+    'traces: an event attribute',
+    TRACES,
+    traces({ events: [{ name: 'e', attributes: [kv('n', int('NaN'))] }] }),
+    `span "op": event "e" attribute "n" intValue "NaN" is not ${INT}`,
+  ],
+  [
+    'traces: a link attribute',
+    TRACES,
+    traces({ links: [{ traceId: '', attributes: [kv('l', double('1,5'))] }] }),
+    `span "op": link attribute "l" doubleValue "1,5" is not ${DOUBLE}`,
+  ],
+  [
+    'logs: an attribute',
+    LOGS,
+    logs({ attributes: [kv('a', { arrayValue: { values: [double('x')] } })] }),
+    `log record: attribute "a"[0] doubleValue "x" is not ${DOUBLE}`,
+  ],
+  [
+    'logs: the body',
+    LOGS,
+    logs({ body: int('abc') }),
+    `log record: body intValue "abc" is not ${INT}`,
+  ],
+  [
+    'logs: in a body map',
+    LOGS,
+    logs({ body: { kvlistValue: { values: [kv('k', double(false))] } } }),
+    `log record: body."k" doubleValue false is not ${DOUBLE}`,
+  ],
+  [
+    'logs: a scope attribute',
+    LOGS,
+    logs({}, [kv('v', int('Infinity'))]),
+    `scope attribute "v" intValue "Infinity" is not ${INT}`,
+  ],
+];
+
+describe('an int or double attribute value that is no number: the object is refused, naming it', () => {
+  test.each(CASES)('%s', (_, key, r, message) => {
+    expect(decodeProblem(key, r)).toBe(`${key}: ${message}`);
+  });
+
+  test('the row functions throw the same, instead of a value of 0', () => {
+    expect(() => dataPointRows(metrics([kv('k', int('abc'))]))).toThrow(
+      `metric "m": attribute "k" intValue "abc" is not ${INT}`,
+    );
+    expect(() => spanRows(traces({ attributes: [kv('k', double('abc'))] }))).toThrow(
+      `attribute "k" doubleValue "abc" is not ${DOUBLE}`,
+    );
+    expect(() => logRecordRows(logs({ body: int('abc') }))).toThrow(
+      `body intValue "abc" is not ${INT}`,
+    );
+    expect(() => attributes([kv('k', int('abc'))] as OtlpValue)).toThrow(
+      `attribute "k" intValue "abc" is not ${INT}`,
+    );
+    expect(() => anyValue(double('abc') as OtlpValue)).toThrow(
+      `doubleValue "abc" is not ${DOUBLE}`,
+    );
+  });
+});
+
+describe('what OTLP/JSON writers write is read as before', () => {
+  // Protobuf's JSON mapping: int64 as decimal text or a number; doubles as numbers or text,
+  // with "NaN", "Infinity", "-Infinity"; null for a field's default. opentelemetry-js writes
+  // JavaScript numbers as they are (an integer past 2^63 as 1e+21, NaN and infinities as null).
+  const values = [
+    kv('big', int('9007199254740993')),
+    kv('n', int(42)),
+    kv('neg', int('-7')),
+    kv('huge', int(1e21)),
+    kv('inull', int(null)),
+    kv('nan', double('NaN')),
+    kv('inf', double('Infinity')),
+    kv('ninf', double('-Infinity')),
+    kv('d', double(1.5)),
+    kv('dtext', double('2.5')),
+    kv('dnull', double(null)),
+    kv('list', { arrayValue: { values: [int('3'), double('-Infinity')] } }),
+  ];
+  const expected = {
+    big: '9007199254740993',
+    n: 42,
+    neg: -7,
+    huge: 1e21,
+    inull: 0,
+    nan: Number.NaN,
+    inf: Number.POSITIVE_INFINITY,
+    ninf: Number.NEGATIVE_INFINITY,
+    d: 1.5,
+    dtext: 2.5,
+    dnull: 0,
+    list: [3, Number.NEGATIVE_INFINITY],
+  };
+
+  test('metrics', () => {
+    const r = metrics(values, values, values);
+    expect(decodeProblem(METRICS, r)).toBe('read');
+    const [row] = dataPointRows(r);
+    expect(row?.attributes).toEqual(expected);
+    expect(row?.resource).toEqual(expected);
+  });
+
+  test('traces', () => {
+    const r = traces(
+      {
+        attributes: values,
+        events: [{ name: 'e', attributes: values }],
+        links: [{ attributes: values }],
+      },
+      values,
+    );
+    expect(decodeProblem(TRACES, r)).toBe('read');
+    const [row] = spanRows(r);
+    expect(row?.attributes).toEqual(expected);
+    expect(row?.events[0]?.attributes).toEqual(expected);
+    expect(row?.links[0]?.attributes).toEqual(expected);
+    expect(row?.resource).toEqual(expected);
+  });
+
+  test('logs', () => {
+    const r = logs({ attributes: values, body: { kvlistValue: { values } } }, values);
+    expect(decodeProblem(LOGS, r)).toBe('read');
+    const [row] = logRecordRows(r);
+    expect(row?.attributes).toEqual(expected);
+    expect(row?.body).toEqual(expected);
+    expect(decodeProblem(LOGS, logs({ body: int('12') }))).toBe('read');
+    expect(logRecordRows(logs({ body: double('NaN') }))[0]?.body).toBe(Number.NaN);
+  });
+});
