@@ -14,6 +14,7 @@ import { ANY_ID } from '../layout/listing-range.js';
 import { defaultChecksumMode, defaultForcePathStyle } from '../s3/client-settings.js';
 import type { PutObjectFields } from '../s3/object-writer.js';
 import type { SpoolFileSystem } from '../spool/file-system.js';
+import { type LockTiming, lockTimingOf } from '../spool/lock.js';
 import { type EnvironmentValue, type EnvironmentWarn, Fields } from './fields.js';
 import {
   check,
@@ -69,6 +70,8 @@ export interface ResolvedConfig {
   /** The journal's group-commit interval; 0: no journal. */
   journalSyncMillis: number;
   spoolFileSystem: SpoolFileSystem | undefined;
+  /** Tests' shorter spool lock intervals (LOCK_TIMING_OPTION); undefined: LOCK_TIMING. */
+  spoolLock?: LockTiming | undefined;
   keys: KeyTemplate;
   partitionTime: PartitionTime;
   /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
@@ -266,6 +269,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     spoolTimeoutMillis: option<number>(f, 'spoolTimeoutMillis', DEFAULTS.spoolTimeoutMillis),
     journalSyncMillis: option<number>(f, 'journalSyncMillis', DEFAULTS.journalSyncMillis),
     spoolFileSystem: option<SpoolFileSystem | undefined>(f, 'spoolFileSystem', undefined),
+    spoolLock: lockTimingOf(code),
     keys: f.get(
       'keyTemplate',
       // KeyTemplate validates the template itself, whatever its type.

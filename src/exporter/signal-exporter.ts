@@ -121,6 +121,7 @@ export class SignalExporter<Item> {
             dir: c.spoolDir,
             signal: signal.name,
             fs: c.spoolFileSystem ?? nodeFileSystem,
+            lock: c.spoolLock,
             maxSpoolBytes: c.maxSpoolBytes,
             loadConcurrency: c.uploadConcurrency,
             retryEveryMillis: c.retryMaxDelayMillis,

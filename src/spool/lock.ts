@@ -34,6 +34,19 @@ export const LOCK_TIMING: LockTiming = Object.freeze({
   retryMillis: 1_000,
 });
 
+/**
+ * Where a test gives an exporter shorter lock intervals: a symbol-keyed property of its options
+ * (`{ ...options, [LOCK_TIMING_OPTION]: timing }`). It is no option: Object.keys does not list
+ * it, so the option checks never see it, and the package does not export the symbol. Without
+ * it, an exporter runs on LOCK_TIMING.
+ */
+export const LOCK_TIMING_OPTION: unique symbol = Symbol('otel-s3-exporter lock timing');
+
+/** The lock intervals an exporter's options carry (LOCK_TIMING_OPTION), if any. */
+export function lockTimingOf(options: object): LockTiming | undefined {
+  return (options as { [LOCK_TIMING_OPTION]?: LockTiming })[LOCK_TIMING_OPTION];
+}
+
 /** Shutdown waits this long for the lock directory to be removed (a hung disk must not hang it). */
 const RELEASE_GRACE_MILLIS = 1_000;
 

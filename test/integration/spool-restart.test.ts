@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { afterEach, expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
-import { LOCK_TIMING, type SpoolOwner } from '../../src/spool/lock.js';
+import type { LockTiming, SpoolOwner } from '../../src/spool/lock.js';
 import { type Child, spawnTs } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
@@ -19,9 +19,18 @@ import {
 import { tempDirs } from '../support/temp-dir.js';
 
 /**
+ * The lock's intervals in these runs (LOCK_TIMING_OPTION), shorter than the real ones
+ * (LOCK_TIMING: 2 s, 10 s, 1 s): a lock goes stale in 3 s instead of 10. That an exporter runs on
+ * the real ones: test/unit/spool/spool-adoption.test.ts.
+ */
+const TIMING: LockTiming = { refreshMillis: 500, staleMillis: 3_000, retryMillis: 250 };
+
+/**
  * A service in a container with a spool on a volume: each run is pid 1 of a pid namespace of its
  * own (unshare, as a container runtime does), so no run can check whether another is alive. The
  * old run's uploads go to a black hole (they stay in its spool); the new run's go to the real S3.
+ * A run that must begin at a given moment is started ahead (loading takes seconds) and begins at
+ * `begin()`.
  */
 describeS3('spool: a container restarted on the same spoolDir gets its spool back', () => {
   let client: S3Client;
@@ -37,6 +46,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
   });
 
   interface Line {
+    loaded?: boolean;
     constructed?: boolean;
     exported?: boolean;
     durable?: boolean;
@@ -48,7 +58,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
 
   /**
    * One run of the service (test/support/children/spool-restart.ts) in a new pid namespace, of
-   * metrics or of `driver`'s signal.
+   * metrics or of `driver`'s signal, on TIMING.
    */
   function run(
     dir: string,
@@ -64,6 +74,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
         SIGNAL: driver.signal,
         S3_PREFIX: prefix,
         SPOOL_DIR: dir,
+        LOCK_TIMING: JSON.stringify(TIMING),
         ...env,
       },
       [],
@@ -71,6 +82,12 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     );
     children.push(child);
     return child;
+  }
+
+  /** A run started ahead (START: stdin): it begins (makes its exporter) once loaded. */
+  async function begin(child: Child): Promise<void> {
+    await child.waitForJson<Line>((l) => l.loaded === true, 60_000);
+    child.process.stdin?.write('start\n');
   }
 
   const ownerOf = (dir: string) =>
@@ -96,6 +113,20 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
       const dir = await newDir('otel-s3-restart-');
       const prefix = `restart/crash-${driver.signal}-${Date.now()}`;
       const spoolDir = signalSpoolDir(dir, driver);
+      // The restart loads while the first run works: from the crash to its start takes no time.
+      const after = run(
+        dir,
+        prefix,
+        s3Server?.endpoint,
+        {
+          FIRST_TAG: '5',
+          LAST_TAG: '7',
+          WAIT: 'stored,drained',
+          REPLAYED: '4',
+          START: 'stdin',
+        },
+        driver,
+      );
       const before = run(
         dir,
         prefix,
@@ -115,18 +146,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
       // The container crashes; its restart policy starts it again at once, in a new pid namespace.
       before.process.kill('SIGKILL');
       expect((await before.exited).signal).toBe('SIGKILL');
-      const after = run(
-        dir,
-        prefix,
-        s3Server?.endpoint,
-        {
-          FIRST_TAG: '5',
-          LAST_TAG: '7',
-          WAIT: 'stored,drained',
-          REPLAYED: '4',
-        },
-        driver,
-      );
+      await begin(after);
       // No SpoolLockedError: the constructor returns, and exports are stored from memory.
       await after.waitForJson<Line>((l) => l.constructed === true, 60_000);
       const exported = await after.waitForJson<Line>((l) => l.exported === true, 60_000);
@@ -138,8 +158,8 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
       // The old lock is taken only once stale, at the next try after that.
       await after.waitForJson<Line>((l) => l.state === 'active', 60_000);
       const staleFor = Date.now() - lastRefresh;
-      expect(staleFor).toBeGreaterThan(LOCK_TIMING.staleMillis);
-      expect(staleFor).toBeLessThan(LOCK_TIMING.staleMillis + LOCK_TIMING.retryMillis + 5_000);
+      expect(staleFor).toBeGreaterThan(TIMING.staleMillis);
+      expect(staleFor).toBeLessThan(TIMING.staleMillis + TIMING.retryMillis + 5_000);
       const drained = await after.waitForJson<Line>((l) => l.drained === true, 60_000);
       expect(drained.stats.spool).toMatchObject({ replayed: 4, quarantined: 0, files: 0 });
       expect(drained.stats.pointsDropped).toBe(0);
@@ -163,22 +183,24 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
       WAIT: 'durable',
       FLUSH_TIMEOUT_MILLIS: '300',
     });
-    await holder.waitForJson<Line>((l) => l.durable === true, 60_000);
-    const { token } = ownerOf(dir);
-    const files = readdirSync(join(dir, 'batches')).sort();
-    expect(files).toHaveLength(3);
-
     const other = run(dir, prefix, s3Server?.endpoint, {
       FIRST_TAG: '4',
       LAST_TAG: '5',
       WAIT: 'stored,drained',
       REPLAYED: '3',
+      START: 'stdin',
     });
+    await holder.waitForJson<Line>((l) => l.durable === true, 60_000);
+    const { token } = ownerOf(dir);
+    const files = readdirSync(join(dir, 'batches')).sort();
+    expect(files).toHaveLength(3);
+
+    await begin(other);
     const exported = await other.waitForJson<Line>((l) => l.exported === true, 60_000);
     expect(exported.stats.spool?.state).toBe('waiting-for-lock');
     expect(exported.stats.batchesUploaded).toBe(2);
     // Longer than a lock takes to go stale: the holder keeps refreshing it, so it is never taken.
-    await new Promise((r) => setTimeout(r, LOCK_TIMING.staleMillis + 2 * LOCK_TIMING.retryMillis));
+    await new Promise((r) => setTimeout(r, TIMING.staleMillis + 2 * TIMING.retryMillis));
     expect(ownerOf(dir).token).toBe(token);
     expect(other.lines.some((l) => l.includes('"state":"active"'))).toBe(false);
     expect(readdirSync(join(dir, 'batches')).sort()).toEqual(files);
@@ -189,7 +211,7 @@ describeS3('spool: a container restarted on the same spoolDir gets its spool bac
     expect(done.stats.spool?.leftAtShutdown).toBe(3);
     const releasedAt = performance.now();
     await other.waitForJson<Line>((l) => l.state === 'active', 30_000);
-    expect(performance.now() - releasedAt).toBeLessThan(LOCK_TIMING.retryMillis + 3_000);
+    expect(performance.now() - releasedAt).toBeLessThan(TIMING.retryMillis + 3_000);
     const drained = await other.waitForJson<Line>((l) => l.drained === true, 60_000);
     expect(drained.stats.spool).toMatchObject({ replayed: 3, files: 0 });
     expect((await other.exited).code, other.stderr()).toBe(0);

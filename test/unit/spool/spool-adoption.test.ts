@@ -143,6 +143,21 @@ describe('a spool whose lock another process holds', () => {
     expect(messages.some((m) => /spool .* is ours after \d+\.\d s/.test(m.text))).toBe(true);
   });
 
+  test('an exporter runs on the real lock intervals: a lock not refreshed for 8.5 s is left to its owner, one not refreshed for 11 s is taken', async () => {
+    // The integration tests give their child processes shorter intervals (LOCK_TIMING_OPTION);
+    // an exporter made from options alone, as in production, waits 10 s (this file: tries every 50 ms).
+    const before = lockOfAnotherPidNamespace();
+    const exporter = exporterWith(new ScriptedS3());
+    await waitFor(() => stateOf(exporter) === 'waiting-for-lock', 5_000, 'waiting');
+    backdate(8_500);
+    await sleep(LOCK_TIMING.retryMillis * 5);
+    expect(ownerOf().token).toBe(before.token);
+    expect(stateOf(exporter)).toBe('waiting-for-lock');
+    backdate(11_000);
+    await waitFor(() => stateOf(exporter) === 'active', 2_000, 'adopted');
+    expect(ownerOf().pid).toBe(process.pid);
+  });
+
   test('shutdown while waiting stops the tries: a lock that goes stale later is not taken', async () => {
     const before = lockOfAnotherPidNamespace();
     const exporter = exporterWith(new ScriptedS3());
