@@ -177,15 +177,36 @@ export function enumField(
 const INT64 = 'an int64: a number or its decimal text';
 /** What an AnyValue's doubleValue may hold (as plain-values' doubleField and the points' say). */
 const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
+/** What an AnyValue's boolValue may hold: proto3's JSON mapping has no "true" text for a bool. */
+const BOOL = 'a bool: true or false';
+const STRING = 'a string';
+/** What an AnyValue's bytesValue may hold: the encodings proto3's JSON mapping accepts. */
+const BYTES = 'bytes: base64 text, standard or URL-safe, padded or not';
+
+/** Base64 text in the alphabet `chars`: whole groups of 4, then 2 or 3 more with or without `=`. */
+const base64In = (chars: string): string => `(?:${chars}{4})*(?:${chars}{2}(?:==)?|${chars}{3}=?)?`;
+/** Base64 text, standard (`+/`) or URL-safe (`-_`, not both), with or without its padding. */
+const BASE64_TEXT = new RegExp(`^(?:${base64In('[A-Za-z0-9+/]')}|${base64In('[A-Za-z0-9_-]')})$`);
+
+type ScalarField = 'intValue' | 'doubleValue' | 'boolValue' | 'stringValue' | 'bytesValue';
+
+const ALLOWED: Record<ScalarField, string> = {
+  intValue: INT64,
+  doubleValue: DOUBLE,
+  boolValue: BOOL,
+  stringValue: STRING,
+  bytesValue: BYTES,
+};
 
 /**
- * An intValue or doubleValue that holds no number, on its way out of the value it is in: each
- * level puts its key (`"k"`) or index (`[2]`) in front, and the caller makes it a FieldValueError.
+ * An AnyValue field that holds no value of its kind (an intValue of "abc", a boolValue of
+ * "true"), on its way out of the value it is in: each level puts its key (`"k"`) or index
+ * (`[2]`) in front, and the caller makes it a FieldValueError.
  */
-class BadNumber {
+class BadValue {
   readonly path: string[] = [];
   constructor(
-    readonly field: 'intValue' | 'doubleValue',
+    readonly field: ScalarField,
     readonly value: unknown,
   ) {}
 
@@ -201,42 +222,66 @@ class BadNumber {
     return new FieldValueError(
       name === '' ? this.field : `${name} ${this.field}`,
       this.value,
-      this.field === 'intValue' ? INT64 : DOUBLE,
+      ALLOWED[this.field],
     );
   }
 }
 
-/** An intValue as a number; null (the field's default) is 0. Throws BadNumber for no int64. */
+/** An intValue as a number; null (the field's default) is 0. Throws BadValue for no int64. */
 function intNumber(v: OtlpValue | undefined): number {
   if (v === undefined || v === null) return 0;
   const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
   // NaN and the infinities are doubles' words: no int64 is one.
   if (n === undefined || (typeof v === 'string' && !Number.isFinite(n))) {
-    throw new BadNumber('intValue', v);
+    throw new BadValue('intValue', v);
   }
   return n;
 }
 
-/** A doubleValue as a number; null (the field's default) is 0. Throws BadNumber for no double. */
+/** A doubleValue as a number; null (the field's default) is 0. Throws BadValue for no double. */
 function doubleNumber(v: OtlpValue | undefined): number {
   if (v === undefined || v === null) return 0;
   const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
-  if (n === undefined) throw new BadNumber('doubleValue', v);
+  if (n === undefined) throw new BadValue('doubleValue', v);
   return n;
 }
 
-/** An error on its way out of a list or map: a BadNumber gets `part` (a key, an index) in front. */
+/** A boolValue; null (the field's default) is false. Throws BadValue for anything but a bool. */
+function boolOf(v: OtlpValue | undefined): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new BadValue('boolValue', v);
+  return v;
+}
+
+/** A stringValue; null (the field's default) is ''. Throws BadValue for anything but text. */
+function stringOf(v: OtlpValue | undefined): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new BadValue('stringValue', v);
+  return v;
+}
+
+/**
+ * A bytesValue as the base64 text stored; null (the field's default) is '' (no bytes). Throws
+ * BadValue for anything but base64 text.
+ */
+function bytesText(v: OtlpValue | undefined): string {
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string' || !BASE64_TEXT.test(v)) throw new BadValue('bytesValue', v);
+  return v;
+}
+
+/** An error on its way out of a list or map: a BadValue gets `part` (a key, an index) in front. */
 function at(error: unknown, part: string): unknown {
-  if (error instanceof BadNumber) error.path.unshift(part);
+  if (error instanceof BadValue) error.path.unshift(part);
   return error;
 }
 
-/** `action()`, a BadNumber from it as the FieldValueError naming `what` (see BadNumber.error). */
+/** `action()`, a BadValue from it as the FieldValueError naming `what` (see BadValue.error). */
 function named<T>(what: string, ofList: boolean, action: () => T): T {
   try {
     return action();
   } catch (error) {
-    throw error instanceof BadNumber ? error.error(what, ofList) : error;
+    throw error instanceof BadValue ? error.error(what, ofList) : error;
   }
 }
 
@@ -245,8 +290,9 @@ function named<T>(what: string, ofList: boolean, action: () => T): T {
  * text, an empty AnyValue as null). `what` names the value in an error (`body`).
  * Throws a RangeError for arrays or key-value lists nested deeper than MAX_NESTING_DEPTH (the
  * reader never yields such a request), rather than overflowing the stack; throws FieldValueError,
- * naming `what`, the path in it and the value, for an intValue or doubleValue that holds no
- * number ("abc", true, {}; an intValue of "NaN"), which the reader refuses as it decodes.
+ * naming `what`, the path in it and the value, for a value of another kind (an intValue or
+ * doubleValue of "abc", true or {}, an intValue of "NaN", a boolValue of "true", a stringValue
+ * of 5, a bytesValue that is no base64 text), which the reader refuses as it decodes.
  */
 export function anyValue(v: OtlpValue | undefined, what = ''): PlainValue {
   return named(what, false, () => plainValue(v, 0));
@@ -254,7 +300,7 @@ export function anyValue(v: OtlpValue | undefined, what = ''): PlainValue {
 
 /**
  * A KeyValue list as a plain object. Throws FieldValueError, naming `what` (`attribute`), the
- * key and the value, for an intValue or doubleValue that holds no number (see anyValue).
+ * key and the value, for a value of another kind (see anyValue).
  */
 export function attributes(
   v: OtlpValue | undefined,
@@ -265,8 +311,8 @@ export function attributes(
 
 /**
  * Checks the values of a KeyValue list as attributes() reads them, building nothing: throws
- * FieldValueError, naming `what`, the key and the value, for an intValue or doubleValue that
- * holds no number. Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
+ * FieldValueError, naming `what`, the key and the value, for a value of another kind (see
+ * anyValue). Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
  */
 export function checkAttributes(v: OtlpValue | undefined, what = 'attribute'): void {
   named(what, true, () => checkKeyValues(v, 0));
@@ -280,8 +326,11 @@ export function checkAnyValue(v: OtlpValue | undefined, what: string): void {
 function checkValue(v: OtlpValue | undefined, depth: number): void {
   if (depth > MAX_NESTING_DEPTH) return;
   const o = obj(v);
-  if ('stringValue' in o || 'boolValue' in o) return;
-  if ('intValue' in o) {
+  if ('stringValue' in o) {
+    stringOf(o.stringValue);
+  } else if ('boolValue' in o) {
+    boolOf(o.boolValue);
+  } else if ('intValue' in o) {
     intNumber(o.intValue);
   } else if ('doubleValue' in o) {
     doubleNumber(o.doubleValue);
@@ -296,6 +345,8 @@ function checkValue(v: OtlpValue | undefined, depth: number): void {
     }
   } else if ('kvlistValue' in o) {
     checkKeyValues(obj(o.kvlistValue).values, depth + 1);
+  } else if ('bytesValue' in o) {
+    bytesText(o.bytesValue);
   }
 }
 
@@ -315,8 +366,8 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
     throw new RangeError(`attribute value nested deeper than ${MAX_NESTING_DEPTH} levels`);
   }
   const o = obj(v);
-  if ('stringValue' in o) return str(o.stringValue);
-  if ('boolValue' in o) return o.boolValue === true;
+  if ('stringValue' in o) return stringOf(o.stringValue);
+  if ('boolValue' in o) return boolOf(o.boolValue);
   if ('intValue' in o) return int64(o.intValue);
   if ('doubleValue' in o) return doubleNumber(o.doubleValue);
   if ('arrayValue' in o) {
@@ -332,7 +383,7 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
     );
   }
   if ('kvlistValue' in o) return madeFrom(o, plainKeyValues(obj(o.kvlistValue).values, depth + 1));
-  if ('bytesValue' in o) return str(o.bytesValue);
+  if ('bytesValue' in o) return bytesText(o.bytesValue);
   return null;
 }
 
@@ -480,8 +531,9 @@ export function inItem(where: string, error: unknown): unknown {
 /**
  * Checks the attribute values of every resource and scope of a decoded OTLP/JSON request, and
  * hands each item (`resource<Kind>[].scope<Kind>[].<items>`, as requestRows) to `item` to check
- * its own: throws FieldValueError for an intValue or doubleValue that holds no number, which a
- * row would otherwise show as 0 (the protobuf decoder and Parquet give numbers only).
+ * its own: throws FieldValueError for an AnyValue field of another kind (see anyValue), which a
+ * row would otherwise show as 0, false or '' (the protobuf decoder and Parquet give values of
+ * their kinds only).
  */
 export function checkRequestValues(
   resources: OtlpValue | undefined,
