@@ -1,7 +1,12 @@
 import { ExportResultCode } from '@opentelemetry/core';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
-import { Admission, UnsealedBatchError } from '../../../src/pipeline/admission.js';
+import {
+  Admission,
+  type AdmissionOptions,
+  type AdmissionParts,
+  UnsealedBatchError,
+} from '../../../src/pipeline/admission.js';
 import { type BatchOwner, MemoryBudget } from '../../../src/pipeline/budget.js';
 import { ColumnBatch } from '../../../src/pipeline/column-batch.js';
 import type { OpenJournal } from '../../../src/pipeline/journal-port.js';
@@ -41,6 +46,7 @@ test('a batch sealed by an export whose append then throws still goes on to be s
     { maxBatchBytes: 150, maxBatchAgeMillis: 60_000, times: false },
     { open, budget, owner, journal, onSealed: (b) => handedOn.push(b), appendFailed() {} },
   );
+  onTestFinished(() => sealAndSettle(admission, budget, handedOn));
   const first = await admission.accept({ record: Buffer.alloc(100), points: 3, inputs });
   expect(first.code).toBe(ExportResultCode.SUCCESS);
   // 100 + 100 > 150: the first batch is sealed before the second record goes in.
@@ -49,8 +55,17 @@ test('a batch sealed by an export whose append then throws still goes on to be s
   expect(sealed?.points).toBe(3);
   // Handed on to be prepared, not left in the budget where nothing prepares it.
   expect(handedOn).toEqual([sealed]);
-  await admission.sealNow();
 });
+
+/** A test's last seal (final: it stops the age timer), then the batches handed on settled. */
+async function sealAndSettle(
+  admission: Pick<Admission<unknown>, 'sealNow'>,
+  budget: MemoryBudget,
+  handedOn: SealedBatch[],
+) {
+  await admission.sealNow(true).catch(() => {});
+  for (const b of handedOn) budget.settle(b, 'uploaded');
+}
 
 /** An owner whose outcomes count nothing; seals that throw are pushed onto `sealFailures`. */
 const quietOwner = (sealFailures: unknown[] = []): BatchOwner => ({
@@ -121,6 +136,7 @@ describe('a journal copy that throws once the export is in the open batch', () =
         appendFailed() {},
       },
     );
+    onTestFinished(() => sealAndSettle(admission, budget, handedOn));
     const result = await admission
       .accept({ record: Buffer.alloc(100), points: 3, inputs })
       .catch((error: unknown) => ({ code: -1, error }));
@@ -130,8 +146,6 @@ describe('a journal copy that throws once the export is in the open batch', () =
     // Its age timer started as for any first export: the batch is sealed by its age.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(handedOn.map((b) => b.points)).toEqual([3]);
-    await admission.sealNow();
-    for (const b of handedOn) budget.settle(b, 'uploaded');
   });
 
   test('columns: an encoding of the copy that throws leaves the export in the batch', async () => {
@@ -153,6 +167,7 @@ describe('a journal copy that throws once the export is in the open batch', () =
         appendFailed() {},
       },
     );
+    onTestFinished(() => sealAndSettle(admission, budget, handedOn));
     const result = await admission
       .accept({ item: 4, inputs, times: false })
       .catch((error: unknown) => ({ code: -1, error }));
@@ -160,7 +175,6 @@ describe('a journal copy that throws once the export is in the open batch', () =
     expect(failures).toHaveLength(1);
     await admission.sealNow();
     expect(handedOn.map((b) => b.points)).toEqual([4]);
-    for (const b of handedOn) budget.settle(b, 'uploaded');
   });
 });
 
@@ -168,123 +182,67 @@ test('a seal by age that throws is reported, not left unhandled', async () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
-  const budget = new MemoryBudget(1 << 20);
-  const builders = rowBuilders();
-  let seals = 0;
-  const seal = builders.seal.bind(builders);
-  builders.seal = () => {
-    if (++seals === 1) throw new Error('cannot seal the columns');
-    return seal();
-  };
-  const appendFailures: unknown[] = [];
-  const sealFailures: unknown[] = [];
-  const handedOn: SealedBatch[] = [];
-  const admission = new Admission<number>(
-    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
-    {
-      open: new ColumnBatch(builders),
-      budget,
-      owner: quietOwner(sealFailures),
-      onSealed: (b) => handedOn.push(b),
-      appendFailed: (error) => appendFailures.push(error),
-    },
-  );
-  try {
-    const result = await admission.accept({ item: 4, inputs, times: false });
-    expect(result.code).toBe(ExportResultCode.SUCCESS);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // The first seal threw; the second, at the batch's next age, did not.
-    expect(seals).toBe(2);
-    expect(unhandled).toEqual([]);
-    expect(sealFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
-    expect(appendFailures).toEqual([]);
-  } finally {
+  onTestFinished(() => {
     process.off('unhandledRejection', onUnhandled);
-    await admission.sealNow().catch(() => {});
-    for (const b of handedOn) budget.settle(b, 'uploaded');
-  }
+  });
+  const sealFailures: unknown[] = [];
+  const { admission, seals, appendFailures } = sealFailingAdmission(
+    1,
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20 },
+    { owner: quietOwner(sealFailures) },
+  );
+  const result = await admission.accept({ item: 4, inputs, times: false });
+  expect(result.code).toBe(ExportResultCode.SUCCESS);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The first seal threw; the second, at the batch's next age, did not.
+  expect(seals()).toBe(2);
+  expect(unhandled).toEqual([]);
+  expect(sealFailures.map((e) => (e as Error).message)).toEqual(['cannot seal the columns']);
+  expect(appendFailures).toEqual([]);
 });
 
 test('a seal by age that throws leaves the items in the open batch, sealed at its next age', async () => {
   const AGE = 500;
-  const budget = new MemoryBudget(1 << 20);
-  const builders = rowBuilders();
-  let seals = 0;
-  const seal = builders.seal.bind(builders);
-  builders.seal = () => {
-    if (++seals === 1) throw new Error('cannot seal the columns');
-    return seal();
-  };
-  const appendFailures: unknown[] = [];
   const sealFailures: unknown[] = [];
-  const handedOn: SealedBatch[] = [];
-  const admission = new Admission<number>(
-    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: AGE, times: false },
-    {
-      open: new ColumnBatch(builders),
-      budget,
-      owner: quietOwner(sealFailures),
-      onSealed: (b) => handedOn.push(b),
-      appendFailed: (error) => appendFailures.push(error),
-    },
+  const { admission, seals, appendFailures, handedOn } = sealFailingAdmission(
+    1,
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: AGE },
+    { owner: quietOwner(sealFailures) },
   );
-  try {
-    expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
-      ExportResultCode.SUCCESS,
-    );
-    await waitFor(() => seals === 1, 5_000, 'the first seal by age');
-    // A second export into the batch that is not empty starts no clock of its own. (The next
-    // seal is an age away: AGE leaves a loaded machine the time to make this export first.)
-    expect((await admission.accept({ item: 2, inputs, times: false })).code).toBe(
-      ExportResultCode.SUCCESS,
-    );
-    expect(seals).toBe(1);
-    await waitFor(() => handedOn.length > 0, 5_000, 'the seal at the next age');
-    // The first seal failed, reported; the second, at the batch's next age, holds both exports.
-    expect(sealFailures).toHaveLength(1);
-    expect(appendFailures).toEqual([]);
-    expect(handedOn.map((b) => b.points)).toEqual([6]);
-  } finally {
-    await admission.sealNow(true).catch(() => {});
-    for (const b of handedOn) budget.settle(b, 'uploaded');
-  }
+  expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
+    ExportResultCode.SUCCESS,
+  );
+  await waitFor(() => seals() === 1, 5_000, 'the first seal by age');
+  // A second export into the batch that is not empty starts no clock of its own. (The next
+  // seal is an age away: AGE leaves a loaded machine the time to make this export first.)
+  expect((await admission.accept({ item: 2, inputs, times: false })).code).toBe(
+    ExportResultCode.SUCCESS,
+  );
+  expect(seals()).toBe(1);
+  await waitFor(() => handedOn.length > 0, 5_000, 'the seal at the next age');
+  // The first seal failed, reported; the second, at the batch's next age, holds both exports.
+  expect(sealFailures).toHaveLength(1);
+  expect(appendFailures).toEqual([]);
+  expect(handedOn.map((b) => b.points)).toEqual([6]);
 });
 
 test('a seal that throws at shutdown (final) starts no age timer', async () => {
-  const budget = new MemoryBudget(1 << 20);
-  const builders = rowBuilders();
-  let seals = 0;
-  builders.seal = () => {
-    seals++;
-    throw new Error('cannot seal the columns');
-  };
-  const admission = new Admission<number>(
-    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20, times: false },
-    {
-      open: new ColumnBatch(builders),
-      budget,
-      owner: quietOwner(),
-      onSealed() {},
-      appendFailed() {},
-    },
+  const { admission, seals } = sealFailingAdmission(
+    Number.POSITIVE_INFINITY,
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 20 },
+    { owner: quietOwner() },
   );
   await admission.accept({ item: 4, inputs, times: false });
   await expect(admission.sealNow(true)).rejects.toThrow('cannot seal the columns');
   await new Promise((resolve) => setTimeout(resolve, 100));
-  expect(seals).toBe(1);
+  expect(seals()).toBe(1);
 });
 
 test('a seal that throws at shutdown (final) empties the batch and says what it held', async () => {
-  const budget = new MemoryBudget(1 << 20);
-  const owner = quietOwner();
-  const builders = rowBuilders();
-  builders.seal = () => {
-    throw new Error('cannot seal the columns');
-  };
-  const open = new ColumnBatch(builders);
-  const admission = new Admission<number>(
-    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 1_000, times: false },
-    { open, budget, owner, onSealed() {}, appendFailed() {} },
+  const { admission, budget, owner, open } = sealFailingAdmission(
+    Number.POSITIVE_INFINITY,
+    { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 1_000 },
+    { owner: quietOwner() },
   );
   budget.addOpen(open);
   await admission.accept({ item: 4, inputs, times: false });
@@ -306,7 +264,10 @@ test('a seal that throws at shutdown (final) empties the batch and says what it 
   expect(budget.heldBy(owner, open)).toBe(0);
 });
 
-/** An owner whose outcomes are real ones (stats().pointsDroppedByReason), closed by the test. */
+/**
+ * An owner whose outcomes are real ones (stats().pointsDroppedByReason); sealFailingAdmission()
+ * closes them when the test finishes.
+ */
 function countingOwner(): BatchOwner & { outcomes: Outcomes } {
   const outcomes = new Outcomes(emptyStats(), new Episodes(), {
     slowRetryMillis: 1_000,
@@ -319,131 +280,121 @@ function countingOwner(): BatchOwner & { outcomes: Outcomes } {
   return { outcomes, pager: undefined };
 }
 
-/** Column builders whose seal throws its first `failing` times, then seals. */
-function failingSeals(failing: number) {
+/**
+ * An Admission of a ColumnBatch of rowBuilders() whose seal throws: its first `failing` times
+ * (a number), or while `failing()` is true. The owner is a countingOwner() unless `parts` gives
+ * one; every appendFailed is pushed onto `appendFailures` unless `parts` gives its own; what is
+ * sealed is pushed onto `handedOn`. When the test finishes, passed or failed: a final seal (which
+ * stops the age timer), the batches handed on settled, and the owner's Outcomes closed if real.
+ */
+function sealFailingAdmission<O extends BatchOwner = BatchOwner & { outcomes: Outcomes }>(
+  failing: number | (() => boolean),
+  config: Pick<AdmissionOptions, 'maxBatchBytes' | 'maxBatchAgeMillis'>,
+  parts: Partial<
+    Pick<AdmissionParts<number>, 'appendFailed' | 'itemsOf' | 'journal' | 'journalEncode'>
+  > & { owner?: O } = {},
+) {
+  const budget = new MemoryBudget(1 << 20);
+  const owner = parts.owner ?? (countingOwner() as BatchOwner as O);
   const builders = rowBuilders();
   let seals = 0;
   const seal = builders.seal.bind(builders);
   builders.seal = () => {
-    if (++seals <= failing) throw new Error('cannot seal the columns');
+    seals++;
+    if (typeof failing === 'number' ? seals <= failing : failing()) {
+      throw new Error('cannot seal the columns');
+    }
     return seal();
   };
-  return { builders, seals: () => seals };
+  const open = new ColumnBatch(builders);
+  const handedOn: SealedBatch[] = [];
+  const appendFailures: unknown[] = [];
+  const admission = new Admission<number>(
+    { ...config, times: false },
+    {
+      appendFailed: (error) => appendFailures.push(error),
+      ...parts,
+      open,
+      budget,
+      owner,
+      onSealed: (b) => handedOn.push(b),
+    },
+  );
+  onTestFinished(async () => {
+    await sealAndSettle(admission, budget, handedOn);
+    if (owner.outcomes instanceof Outcomes) owner.outcomes.close();
+  });
+  return { admission, budget, owner, open, handedOn, appendFailures, seals: () => seals };
 }
 
 describe('a seal that throws while an export is admitted', () => {
   const messages = captureDiag();
 
   test('by size, after the append: answered SUCCESS, its items stay in the open batch', async () => {
-    const budget = new MemoryBudget(1 << 20);
-    const owner = countingOwner();
-    const { builders, seals } = failingSeals(1);
-    const open = new ColumnBatch(builders);
-    const handedOn: SealedBatch[] = [];
-    const appendFailures: unknown[] = [];
-    const admission = new Admission<number>(
-      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
-      {
-        open,
-        budget,
-        owner,
-        onSealed: (b) => handedOn.push(b),
-        appendFailed: (error) => appendFailures.push(error),
-      },
+    const { admission, owner, open, handedOn, appendFailures, seals } = sealFailingAdmission(1, {
+      maxBatchBytes: 50,
+      maxBatchAgeMillis: 60_000,
+    });
+    // 6 rows of 10 bytes: the batch is full after the append, whose seal throws.
+    const result = await admission.accept({ item: 6, inputs, times: false });
+    expect(seals()).toBe(1);
+    expect(result).toEqual({ code: ExportResultCode.SUCCESS });
+    expect(appendFailures).toEqual([]);
+    expect(messages.map((m) => m.text).join('\n')).toContain(
+      'could not seal the open batch (cannot seal the columns): its items stay in it',
     );
-    try {
-      // 6 rows of 10 bytes: the batch is full after the append, whose seal throws.
-      const result = await admission.accept({ item: 6, inputs, times: false });
-      expect(seals()).toBe(1);
-      expect(result).toEqual({ code: ExportResultCode.SUCCESS });
-      expect(appendFailures).toEqual([]);
-      expect(messages.map((m) => m.text).join('\n')).toContain(
-        'could not seal the open batch (cannot seal the columns): its items stay in it',
-      );
-      expect(open.isEmpty).toBe(false);
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
-      // The next seal stores them.
-      await admission.sealNow();
-      expect(handedOn.map((b) => b.points)).toEqual([6]);
-    } finally {
-      await admission.sealNow(true).catch(() => {});
-      for (const b of handedOn) budget.settle(b, 'uploaded');
-      owner.outcomes.close();
-    }
+    expect(open.isEmpty).toBe(false);
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+    // The next seal stores them.
+    await admission.sealNow();
+    expect(handedOn.map((b) => b.points)).toEqual([6]);
   });
 
   test('first, as the key changed: answered FAILED, its items counted as internal-error', async () => {
-    const budget = new MemoryBudget(1 << 20);
-    const owner = countingOwner();
-    const { builders } = failingSeals(1);
-    const open = new ColumnBatch(builders);
-    const handedOn: SealedBatch[] = [];
-    const admission = new Admission<number>(
-      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
-      {
-        open,
-        budget,
-        owner,
-        onSealed: (b) => handedOn.push(b),
-        appendFailed() {},
-        itemsOf: (item) => item,
-      },
+    const { admission, owner, handedOn } = sealFailingAdmission(
+      1,
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000 },
+      { appendFailed() {}, itemsOf: (item) => item },
     );
-    try {
-      const first = await admission.accept({
-        item: 4,
-        inputs: { ...inputs, group: 'a' },
-        times: false,
-      });
-      expect(first.code).toBe(ExportResultCode.SUCCESS);
-      const second = await admission.accept({
-        item: 3,
-        inputs: { ...inputs, group: 'b' },
-        times: false,
-      });
-      expect(second.code).toBe(ExportResultCode.FAILED);
-      expect(second.error?.message).toBe(
-        'otel-s3-exporter: could not seal the open batch before this export (cannot seal the columns): not taken',
-      );
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
-      expect(owner.outcomes.stats.pointsDropped).toBe(3);
-      expect(messages.map((m) => m.text).join('\n')).toContain('dropping 3 data points');
-      // The first export's items stay in the open batch: the next seal stores them.
-      await admission.sealNow();
-      expect(handedOn.map((b) => b.points)).toEqual([4]);
-    } finally {
-      await admission.sealNow(true).catch(() => {});
-      for (const b of handedOn) budget.settle(b, 'uploaded');
-      owner.outcomes.close();
-    }
+    const first = await admission.accept({
+      item: 4,
+      inputs: { ...inputs, group: 'a' },
+      times: false,
+    });
+    expect(first.code).toBe(ExportResultCode.SUCCESS);
+    const second = await admission.accept({
+      item: 3,
+      inputs: { ...inputs, group: 'b' },
+      times: false,
+    });
+    expect(second.code).toBe(ExportResultCode.FAILED);
+    expect(second.error?.message).toBe(
+      'otel-s3-exporter: could not seal the open batch before this export (cannot seal the columns): not taken',
+    );
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
+    expect(owner.outcomes.stats.pointsDropped).toBe(3);
+    expect(messages.map((m) => m.text).join('\n')).toContain('dropping 3 data points');
+    // The first export's items stay in the open batch: the next seal stores them.
+    await admission.sealNow();
+    expect(handedOn.map((b) => b.points)).toEqual([4]);
   });
 
   test('first, as the export overflows the batch: answered FAILED, its items counted', async () => {
-    const budget = new MemoryBudget(1 << 20);
-    const owner = countingOwner();
-    const { builders } = failingSeals(1);
-    const open = new ColumnBatch(builders);
-    const handedOn: SealedBatch[] = [];
-    const admission = new Admission<number>(
-      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
-      { open, budget, owner, onSealed: (b) => handedOn.push(b), appendFailed() {} },
+    const { admission, owner, open, handedOn } = sealFailingAdmission(
+      1,
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000 },
+      { appendFailed() {} },
     );
-    try {
-      expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
-        ExportResultCode.SUCCESS,
-      );
-      // 4 + 3 rows: 70 bytes, past maxBatchBytes: the batch is sealed first, which throws.
-      const second = await admission.accept({ item: 3, inputs, times: false });
-      expect(second.code).toBe(ExportResultCode.FAILED);
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
-      expect(open.isEmpty).toBe(false);
-      await admission.sealNow();
-      expect(handedOn.map((b) => b.points)).toEqual([4]);
-    } finally {
-      await admission.sealNow(true).catch(() => {});
-      for (const b of handedOn) budget.settle(b, 'uploaded');
-      owner.outcomes.close();
-    }
+    expect((await admission.accept({ item: 4, inputs, times: false })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    // 4 + 3 rows: 70 bytes, past maxBatchBytes: the batch is sealed first, which throws.
+    const second = await admission.accept({ item: 3, inputs, times: false });
+    expect(second.code).toBe(ExportResultCode.FAILED);
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 3 });
+    expect(open.isEmpty).toBe(false);
+    await admission.sealNow();
+    expect(handedOn.map((b) => b.points)).toEqual([4]);
   });
 });
 
@@ -456,21 +407,12 @@ describe('a seal that throws at shutdown (final), with a journal', () => {
     points: item,
     dataTimeMillis: undefined,
   });
-  const unsealable = (journal: OpenJournal, budget: MemoryBudget, owner: BatchOwner) => {
-    const { builders } = failingSeals(Number.POSITIVE_INFINITY);
-    return new Admission<number>(
-      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
-      {
-        open: new ColumnBatch(builders),
-        budget,
-        owner,
-        onSealed() {},
-        appendFailed() {},
-        journal,
-        journalEncode,
-      },
-    );
-  };
+  const unsealable = (journal: OpenJournal) =>
+    sealFailingAdmission(
+      Number.POSITIVE_INFINITY,
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000 },
+      { owner: quietOwner(), appendFailed() {}, journal, journalEncode },
+    ).admission;
   const rejection = (admission: Admission<number>) =>
     admission.sealNow(true).then(
       () => undefined,
@@ -480,8 +422,7 @@ describe('a seal that throws at shutdown (final), with a journal', () => {
   test('a spool that is ours: the chain is kept, and holds no room for a seal', async () => {
     const dir = await newDir('otel-s3-admission-journal-');
     const journal = attachedJournal(dir, undefined, { syncMillis: 60_000 });
-    const budget = new MemoryBudget(1 << 20);
-    const admission = unsealable(journal, budget, quietOwner());
+    const admission = unsealable(journal);
     try {
       await admission.accept({ item: 4, inputs, times: false });
       expect(journal.bytes).toBeGreaterThan(0);
@@ -496,8 +437,7 @@ describe('a seal that throws at shutdown (final), with a journal', () => {
   test('a spool never ours: the chain is given up, its items not said to be journaled', async () => {
     const dir = await newDir('otel-s3-admission-journal-');
     const journal = testJournal(dir);
-    const budget = new MemoryBudget(1 << 20);
-    const admission = unsealable(journal, budget, quietOwner());
+    const admission = unsealable(journal);
     try {
       await admission.accept({ item: 4, inputs, times: false });
       // Entries wait in memory for the spool to be ours.
@@ -512,8 +452,7 @@ describe('a seal that throws at shutdown (final), with a journal', () => {
   test('a chain given up (a failed copy): its items not said to be journaled', async () => {
     const dir = await newDir('otel-s3-admission-journal-');
     const journal = attachedJournal(dir, undefined, { syncMillis: 60_000 });
-    const budget = new MemoryBudget(1 << 20);
-    const admission = unsealable(journal, budget, quietOwner());
+    const admission = unsealable(journal);
     try {
       await admission.accept({ item: 4, inputs, times: false });
       journal.copyFailed(new Error('journal copy failed'));
@@ -529,82 +468,52 @@ describe('a seal that keeps throwing', () => {
   const errors = () => messages.filter((m) => m.level === 'error').map((m) => m.text);
 
   test('by size: logged once until a seal works, then again at the next failure', async () => {
-    const budget = new MemoryBudget(1 << 20);
     const owner = countingOwner();
-    const builders = rowBuilders();
     let failing = true;
-    const seal = builders.seal.bind(builders);
-    builders.seal = () => {
-      if (failing) throw new Error('cannot seal the columns');
-      return seal();
-    };
-    const open = new ColumnBatch(builders);
-    const handedOn: SealedBatch[] = [];
-    const admission = new Admission<number>(
-      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
-      {
-        open,
-        budget,
-        owner,
-        onSealed: (b) => handedOn.push(b),
-        // As the exporter wires it.
-        appendFailed: (error) => owner.outcomes.encodeFailed(error),
-      },
+    const { admission, handedOn } = sealFailingAdmission(
+      () => failing,
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000 },
+      // As the exporter wires it.
+      { owner, appendFailed: (error) => owner.outcomes.encodeFailed(error) },
     );
-    try {
-      // 5 rows of 10 bytes fill the batch to maxBatchBytes: each export after it (of no rows)
-      // leaves it full, and its seal throws again. All are taken.
-      for (const item of [5, 0, 0, 0, 0]) {
-        const result = await admission.accept({ item, inputs, times: false });
-        expect(result.code).toBe(ExportResultCode.SUCCESS);
-      }
-      expect(errors()).toEqual([
-        'otel-s3-exporter: metrics exporter: could not seal the open batch (cannot seal the columns): its items stay in it, sealed again at its age (maxBatchAgeMillis) or the next flush; further failures are not logged until a seal works',
-      ]);
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+    // The last seal, when the test finishes, stores what is left.
+    onTestFinished(() => {
       failing = false;
-      await admission.sealNow();
-      expect(handedOn.map((b) => b.points)).toEqual([5]);
-      expect(messages.at(-1)?.text).toBe(
-        'otel-s3-exporter: metrics exporter: sealed the open batch again, after 5 failed seals',
-      );
-      // A new streak is logged again.
-      failing = true;
-      await admission.accept({ item: 5, inputs, times: false });
-      await admission.accept({ item: 0, inputs, times: false });
-      expect(errors()).toHaveLength(2);
-    } finally {
-      failing = false;
-      await admission.sealNow(true).catch(() => {});
-      for (const b of handedOn) budget.settle(b, 'uploaded');
-      owner.outcomes.close();
+    });
+    // 5 rows of 10 bytes fill the batch to maxBatchBytes: each export after it (of no rows)
+    // leaves it full, and its seal throws again. All are taken.
+    for (const item of [5, 0, 0, 0, 0]) {
+      const result = await admission.accept({ item, inputs, times: false });
+      expect(result.code).toBe(ExportResultCode.SUCCESS);
     }
+    expect(errors()).toEqual([
+      'otel-s3-exporter: metrics exporter: could not seal the open batch (cannot seal the columns): its items stay in it, sealed again at its age (maxBatchAgeMillis) or the next flush; further failures are not logged until a seal works',
+    ]);
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+    failing = false;
+    await admission.sealNow();
+    expect(handedOn.map((b) => b.points)).toEqual([5]);
+    expect(messages.at(-1)?.text).toBe(
+      'otel-s3-exporter: metrics exporter: sealed the open batch again, after 5 failed seals',
+    );
+    // A new streak is logged again.
+    failing = true;
+    await admission.accept({ item: 5, inputs, times: false });
+    await admission.accept({ item: 0, inputs, times: false });
+    expect(errors()).toHaveLength(2);
   });
 
   test('by age: logged once, however many ages pass', async () => {
-    const budget = new MemoryBudget(1 << 20);
     const owner = countingOwner();
-    const { builders, seals } = failingSeals(Number.POSITIVE_INFINITY);
-    const open = new ColumnBatch(builders);
-    const admission = new Admission<number>(
-      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 10, times: false },
-      {
-        open,
-        budget,
-        owner,
-        onSealed() {},
-        appendFailed: (error) => owner.outcomes.encodeFailed(error),
-      },
+    const { admission, open, seals } = sealFailingAdmission(
+      Number.POSITIVE_INFINITY,
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 10 },
+      { owner, appendFailed: (error) => owner.outcomes.encodeFailed(error) },
     );
-    try {
-      await admission.accept({ item: 4, inputs, times: false });
-      await waitFor(() => seals() >= 4, 5_000, 'four seals by age');
-      expect(errors()).toHaveLength(1);
-      expect(open.isEmpty).toBe(false);
-    } finally {
-      await admission.sealNow(true).catch(() => {});
-      owner.outcomes.close();
-    }
+    await admission.accept({ item: 4, inputs, times: false });
+    await waitFor(() => seals() >= 4, 5_000, 'four seals by age');
+    expect(errors()).toHaveLength(1);
+    expect(open.isEmpty).toBe(false);
   });
 });
 
@@ -616,30 +525,22 @@ describe('an export of no rows after a seal by size that threw', () => {
     ['at', 5],
     ['over', 6],
   ])('a batch %s maxBatchBytes takes it', async (_, rows) => {
-    const budget = new MemoryBudget(1 << 20);
-    const owner = countingOwner();
-    const { builders, seals } = failingSeals(Number.POSITIVE_INFINITY);
-    const open = new ColumnBatch(builders);
-    const admission = new Admission<number>(
-      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000, times: false },
-      { open, budget, owner, onSealed() {}, appendFailed() {} },
+    const { admission, owner, open, seals } = sealFailingAdmission(
+      Number.POSITIVE_INFINITY,
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000 },
+      { appendFailed() {} },
     );
-    try {
-      expect((await admission.accept({ item: rows, inputs, times: false })).code).toBe(
-        ExportResultCode.SUCCESS,
-      );
-      expect(seals()).toBe(1);
-      const result = await admission.accept({ item: 0, inputs, times: false });
-      expect(result).toEqual({ code: ExportResultCode.SUCCESS });
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
-      expect(open.bytes).toBe(rows * 10);
-      // An export of one row has no room in it: it must go to the next batch, not taken.
-      const oneRow = await admission.accept({ item: 1, inputs, times: false });
-      expect(oneRow.code).toBe(ExportResultCode.FAILED);
-      expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 1 });
-    } finally {
-      await admission.sealNow(true).catch(() => {});
-      owner.outcomes.close();
-    }
+    expect((await admission.accept({ item: rows, inputs, times: false })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    expect(seals()).toBe(1);
+    const result = await admission.accept({ item: 0, inputs, times: false });
+    expect(result).toEqual({ code: ExportResultCode.SUCCESS });
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({});
+    expect(open.bytes).toBe(rows * 10);
+    // An export of one row has no room in it: it must go to the next batch, not taken.
+    const oneRow = await admission.accept({ item: 1, inputs, times: false });
+    expect(oneRow.code).toBe(ExportResultCode.FAILED);
+    expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 1 });
   });
 });
