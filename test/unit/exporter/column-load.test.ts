@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { diag } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { configure } from '../../../src/config/environment.js';
 import { createSharedParts, type SharedParts } from '../../../src/exporter/shared-parts.js';
 import { SignalExporter } from '../../../src/exporter/signal-exporter.js';
@@ -279,6 +279,8 @@ describe('columns that fail to seal', () => {
   test('shutdown() with a journal leaves the points to the next run, which stores them', async () => {
     const dir = await newDir('otel-s3-unsealable-');
     const exporter = journaledExporterLoading(unsealable(), dir);
+    // Shut down however the test ends: its spool's timers must not run into later files.
+    onTestFinished(() => exporter.shutdown());
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
@@ -315,6 +317,8 @@ describe('columns that fail to seal', () => {
       journalSyncMillis: 60_000,
     });
     const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: unsealable() });
+    // Shut down however the test ends: its spool's timers must not run into later files.
+    onTestFinished(() => exporter.shutdown());
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool adopted');
@@ -348,6 +352,8 @@ describe('columns that fail to seal', () => {
       }),
     );
     const exporter = journaledExporterLoading(unsealable(), dir);
+    // Shut down however the test ends: its spool's timers must not run into later files.
+    onTestFinished(() => exporter.shutdown());
     const metrics = syntheticMetrics(5, 1);
     const points = pointsOf(metrics);
     await waitFor(
