@@ -518,6 +518,8 @@ describe('a seal that keeps throwing', () => {
 });
 
 describe('an export of no rows after a seal by size that threw', () => {
+  // What the exports dropped log goes here, not to stderr as process warnings.
+  captureDiag();
   // A batch of 5 rows (50 bytes) is at maxBatchBytes, one of 6 rows (60 bytes, its first
   // export) is over it; either is full, and its seal threw. An export of no rows needs no room:
   // it is answered SUCCESS, dropping nothing (docs/guarantees.md: a part with no items).
