@@ -34,7 +34,10 @@ const logged = captureDiag();
 
 const FLUSH_MILLIS = 300;
 
-/** A Parquet exporter of metrics whose column builders load with `load`; `left()`: its group was left. */
+/**
+ * A Parquet exporter of metrics whose column builders load with `load`, shut down when the test
+ * finishes; `left()`: its group was left.
+ */
 function exporterLoading(
   load: SignalExport<ResourceMetrics>['loadColumns'],
   flushTimeoutMillis = FLUSH_MILLIS,
@@ -60,6 +63,8 @@ function exporterLoading(
     },
   };
   const exporter = new SignalExporter(config, { ...metricsExport, loadColumns: load }, watched);
+  // Shut down however the test ends (again: a no-op): its timers must not run into later files.
+  onTestFinished(() => exporter.shutdown());
   return { exporter, left: () => leaves };
 }
 
