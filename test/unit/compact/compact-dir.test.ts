@@ -173,20 +173,18 @@ describe('compactMetrics on a directory', () => {
     }
   });
 
-  // 240,000 points exported and compacted: 5–10 s, more on a loaded machine (not a bound).
+  // 60,000 points exported and compacted: 2–3 s, 10 s on a loaded machine (not a bound).
   test('an hour of several files: every input is read once (the first file is not made twice)', {
     timeout: 60_000,
   }, async () => {
-    // 40 inputs of 6,000 points, about 3.2 bytes a point compacted: two files of a 512 KiB
-    // target. Cut on the guess of 25 bytes a point, the first file held 4 inputs (about 80 KB),
-    // was thrown away and made again: 44 reads. Runs of 1 MiB spill about 10,000 points each.
-    const batches = Array.from({ length: 40 }, (_, i) =>
-      batchAt(`svc-${i % 4}`, at(0, i), 2000, i),
-    );
+    // 40 inputs of 1,500 points, about 8 bytes a point compacted: four files of a 128 KiB
+    // target. Cut on the guess of 25 bytes a point, the first file held 4 inputs (about 46 KB),
+    // was thrown away and made again: 44 reads. Runs of 256 KiB spill about 2,000 points each.
+    const batches = Array.from({ length: 40 }, (_, i) => batchAt(`svc-${i % 4}`, at(0, i), 500, i));
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
     const reads: string[] = [];
-    const targetBytes = 512 * 1024;
-    const files = await mergeAllIn(dir, resolveKeyLayout('p', {}), METRICS_ROWS, 1024 * 1024, {
+    const targetBytes = 128 * 1024;
+    const files = await mergeAllIn(dir, resolveKeyLayout('p', {}), METRICS_ROWS, 256 * 1024, {
       targetBytes,
       reads,
     });
