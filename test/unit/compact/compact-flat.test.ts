@@ -51,7 +51,7 @@ import {
   TWO_SMALL_BATCHES,
 } from '../../support/flat-batches.js';
 import { collect } from '../../support/reader-fixtures.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { tempDir, tempDirs } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
 const signal = new AbortController().signal;
@@ -136,11 +136,25 @@ describe('compaction of spans and log records on a directory', () => {
     },
   ];
   const c0 = spilled[0] as (typeof spilled)[number];
+  const newDir = tempDirs();
+  let backwardsSpans: Promise<{ inputs: string; recorded: string[] }> | undefined;
+  /**
+   * Spans of backwards(8, c0.items) exported once into a directory of their own, for the tests
+   * that only read them; they write their outputs into their own `dir`.
+   */
+  const sharedBackwardsSpans = () =>
+    (backwardsSpans ??= (async () => {
+      const inputs = await newDir('otel-s3-compact-flat-spans-');
+      return { inputs, recorded: await c0.exportTo(inputs, HOUR, backwards(8, c0.items)) };
+    })());
   for (const c of spilled) {
     test(c.title, async () => {
-      const recorded = await c.exportTo(dir, HOUR, backwards(8, c.items));
+      const { inputs, recorded } =
+        c === c0
+          ? await sharedBackwardsSpans()
+          : { inputs: dir, recorded: await c.exportTo(dir, HOUR, backwards(8, c.items)) };
       // Runs of one or two inputs (the builders hold some 40 KB empty), chunks of 64 rows.
-      const files = await merged(dir, c.signalName, c.rows, 160 * 1024);
+      const files = await merged(inputs, c.signalName, c.rows, 160 * 1024);
       expect(files).toHaveLength(1);
       const file = files[0] as FinishedFile;
       expect(file.rows).toBe(recorded.length);
@@ -274,14 +288,14 @@ describe('compaction of spans and log records on a directory', () => {
   }
 
   test('spans in row groups smaller than a batch: each row group holds its own values in its dictionaries, in order, every span once', async () => {
-    const recorded = await c0.exportTo(dir, HOUR, backwards(8, c0.items));
+    const { inputs, recorded } = await sharedBackwardsSpans();
     const rows = {
       ...SPAN_ROWS,
       writerOptions: { ...SPAN_ROWS.writerOptions, rowGroupRows: 150 },
     } as AnyCompactionRows;
     // Spilled runs merged in batches of many row groups; and one run held in memory.
     for (const runBytes of [160 * 1024, 64 * 1024 * 1024]) {
-      const files = await merged(dir, 'traces', rows, runBytes);
+      const files = await merged(inputs, 'traces', rows, runBytes);
       expect(files).toHaveLength(1);
       const path = join(dir, `out-${runBytes}.parquet`);
       await writeFile(path, (files[0] as FinishedFile).bytes);
