@@ -143,6 +143,26 @@ function otlpInt(v: unknown): string {
 /** A double as OTLP/JSON spells it: a number, or "NaN" / "Infinity" / "-Infinity". */
 const otlpDouble = (v: unknown): number => (typeof v === 'number' ? v : Number(str(v)));
 
+/** Base64 text in the alphabet `chars`: whole groups of 4, then 2 or 3 more with or without `=`. */
+const base64In = (chars: string): string => `(?:${chars}{4})*(?:${chars}{2}(?:==)?|${chars}{3}=?)?`;
+/** Base64 text, standard (`+/`) or URL-safe (`-_`, not both), with or without its padding. */
+const BASE64_TEXT = new RegExp(`^(?:${base64In('[A-Za-z0-9+/]')}|${base64In('[A-Za-z0-9_-]')})$`);
+
+/**
+ * A bytesValue's text as standard padded base64, the one spelling of bytes in rows and tables (as
+ * the protobuf decoder and the SDK's values give them): proto3's JSON mapping also accepts
+ * URL-safe and unpadded text ("aG-_", "aGk" are "aG+/", "aGk="). Undefined for no base64 text.
+ */
+export function standardBase64(text: string): string | undefined {
+  return BASE64_TEXT.test(text) ? Buffer.from(text, 'base64').toString('base64') : undefined;
+}
+
+/** A bytesValue's text (standardBase64); text that is none as it is (the reader refuses it). */
+const otlpBytes = (v: unknown): string => {
+  const s = str(v);
+  return standardBase64(s) ?? s;
+};
+
 /** The text of an OTLP/JSON AnyValue; null for an empty one. */
 export function otlpValueText(value: unknown): string | null {
   const v = obj(value);
@@ -151,7 +171,7 @@ export function otlpValueText(value: unknown): string | null {
   if ('intValue' in v) return otlpInt(v.intValue);
   if ('doubleValue' in v) return goFloat(otlpDouble(v.doubleValue));
   if ('arrayValue' in v || 'kvlistValue' in v) return otlpJson(v, 0);
-  if ('bytesValue' in v) return str(v.bytesValue);
+  if ('bytesValue' in v) return otlpBytes(v.bytesValue);
   return null;
 }
 
@@ -188,6 +208,6 @@ function otlpJson(v: Json, depth: number): string {
     }
     return goObject(map);
   }
-  if ('bytesValue' in v) return goString(str(v.bytesValue));
+  if ('bytesValue' in v) return goString(otlpBytes(v.bytesValue));
   return 'null';
 }

@@ -1,6 +1,6 @@
 import { MAX_NESTING_DEPTH } from '../encoding/check-request.js';
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
-import { jsValueText, otlpValueText } from '../parquet/attribute-text.js';
+import { jsValueText, otlpValueText, standardBase64 } from '../parquet/attribute-text.js';
 
 /**
  * What every signal's reader rows share (src/signals/<signal>/rows.ts): OTLP values as plain
@@ -183,11 +183,6 @@ const STRING = 'a string';
 /** What an AnyValue's bytesValue may hold: the encodings proto3's JSON mapping accepts. */
 const BYTES = 'bytes: base64 text, standard or URL-safe, padded or not';
 
-/** Base64 text in the alphabet `chars`: whole groups of 4, then 2 or 3 more with or without `=`. */
-const base64In = (chars: string): string => `(?:${chars}{4})*(?:${chars}{2}(?:==)?|${chars}{3}=?)?`;
-/** Base64 text, standard (`+/`) or URL-safe (`-_`, not both), with or without its padding. */
-const BASE64_TEXT = new RegExp(`^(?:${base64In('[A-Za-z0-9+/]')}|${base64In('[A-Za-z0-9_-]')})$`);
-
 type ScalarField = 'intValue' | 'doubleValue' | 'boolValue' | 'stringValue' | 'bytesValue';
 
 const ALLOWED: Record<ScalarField, string> = {
@@ -261,13 +256,15 @@ function stringOf(v: OtlpValue | undefined): string {
 }
 
 /**
- * A bytesValue as the base64 text stored; null (the field's default) is '' (no bytes). Throws
- * BadValue for anything but base64 text.
+ * A bytesValue as standard padded base64 (standardBase64: "aG-_" and "aGk" read as "aG+/" and
+ * "aGk=", as from protobuf); null (the field's default) is '' (no bytes). Throws BadValue for
+ * anything but base64 text.
  */
 function bytesText(v: OtlpValue | undefined): string {
   if (v === undefined || v === null) return '';
-  if (typeof v !== 'string' || !BASE64_TEXT.test(v)) throw new BadValue('bytesValue', v);
-  return v;
+  const text = typeof v === 'string' ? standardBase64(v) : undefined;
+  if (text === undefined) throw new BadValue('bytesValue', v);
+  return text;
 }
 
 /** An error on its way out of a list or map: a BadValue gets `part` (a key, an index) in front. */

@@ -208,7 +208,7 @@ describe('what OTLP/JSON writers write is read as before', () => {
   // Protobuf's JSON mapping, as @bufbuild/protobuf's fromJson and Go's protojson read it: a
   // bool as true or false, a string as text, bytes as standard or URL-safe base64 with or without
   // padding ('' is no bytes); null for a field's default (false, '', no bytes). Rows show bytes
-  // as the base64 text stored.
+  // in standard padded base64, as from protobuf ("aGk" is "aGk=", "aG-_" is "aG+/").
   const values = [
     kv('t', bool(true)),
     kv('f', bool(false)),
@@ -231,8 +231,8 @@ describe('what OTLP/JSON writers write is read as before', () => {
     empty: '',
     snull: '',
     b64: 'aGk=',
-    unpadded: 'aGk',
-    urlsafe: 'aG-_',
+    unpadded: 'aGk=',
+    urlsafe: 'aG+/',
     nobytes: '',
     bytesnull: '',
     list: [true, 'y', 'AAEC'],
