@@ -115,3 +115,35 @@ export function spawnTs(
     },
   };
 }
+
+/** A child started ahead of its test, waiting for its go (test/support/children/go.ts). */
+export interface WaitingChild {
+  /** Resolves once its modules are loaded and it waits. */
+  ready: Promise<unknown>;
+  /** Lets it go on; the child from then on. */
+  go(): Child;
+  /** Kills it with SIGKILL unless it has exited (for an afterAll: a test that did not run). */
+  kill(): void;
+}
+
+/** spawnTs() of a child that waits for its go: start children ahead, together, and go one by one. */
+export function spawnWaiting(
+  file: string,
+  env: Record<string, string | undefined> = {},
+  nodeFlags: string[] = [],
+): WaitingChild {
+  const child = spawnTs(file, { ...env, GO_ON_STDIN: '1' }, nodeFlags, { stdin: true });
+  const ready = child.waitForJson<{ ready?: boolean }>((v) => v.ready === true, 120_000);
+  ready.catch(() => {}); // a child killed before it was ready: its test, if any, says why
+  return {
+    ready,
+    go() {
+      child.process.stdin?.end('go\n');
+      return child;
+    },
+    kill() {
+      if (child.process.exitCode === null && child.process.signalCode === null)
+        child.process.kill('SIGKILL');
+    },
+  };
+}
