@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
-import { spawnTs } from '../support/child.js';
+import { spawnWaiting } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import {
   decodeStored,
@@ -51,7 +51,7 @@ describeS3(
     for (const { signal, format, sub, runMillis } of cases) {
       test(`${signal}, ${format}, killed ${runMillis / 1000} s in: every export answered more than the sync interval before the kill is stored exactly once`, {
         timeout: 120_000,
-      }, async () => {
+      }, async ({ onTestFinished }) => {
         const dir = await newDir('otel-s3-journal-crash-');
         const prefix = `journal/${signal}-${format}-${Date.now()}`;
         const env = {
@@ -61,7 +61,19 @@ describeS3(
           SIGNAL: signal,
           FORMAT: format,
         };
-        const writer = spawnTs('test/support/children/journal-writer.ts', env);
+        // The restarting child starts with the writer, and both wait: the writer's run is then
+        // timed with the other waiting, doing nothing, and the restart does not wait for a start.
+        const waitingWriter = spawnWaiting('test/support/children/journal-writer.ts', env);
+        const waitingRestart = spawnWaiting('test/support/children/journal-writer.ts', {
+          ...env,
+          RESTART: '1',
+        });
+        onTestFinished(() => {
+          waitingWriter.kill();
+          waitingRestart.kill();
+        });
+        await Promise.all([waitingWriter.ready, waitingRestart.ready]);
+        const writer = waitingWriter.go();
         const first = await writer.waitForJson<{ acked?: number; at: number }>(
           (v) => v.acked !== undefined,
           30_000,
@@ -78,10 +90,7 @@ describeS3(
         expect((await listAndFetch(client, bucket, `${prefix}/`)).length).toBe(0);
         expect((await readdir(join(dir, sub, 'journal'))).length).toBeGreaterThan(0);
 
-        const restart = spawnTs('test/support/children/journal-writer.ts', {
-          ...env,
-          RESTART: '1',
-        });
+        const restart = waitingRestart.go();
         const { stats } = await restart.waitForJson<{ done?: boolean; stats: ExporterStats }>(
           (v) => v.done === true,
           60_000,

@@ -21,6 +21,7 @@ import { handBuiltSpan } from '../readable-span.js';
 import { sequencedService } from '../service.js';
 import { driverOf } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
+import { waitForGo } from './go.js';
 
 const env = process.env;
 const driver = driverOf(env.SIGNAL);
@@ -71,6 +72,7 @@ const killFs: SpoolFileSystem = {
   },
 };
 
+await waitForGo();
 const exporter = childSpoolExporter(
   {
     ...(point === undefined ? {} : { spoolFileSystem: killFs, spoolTimeoutMillis: 600_000 }),
