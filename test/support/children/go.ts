@@ -1,7 +1,7 @@
 /**
  * Children a parent starts ahead of their test. Starting one costs a second or more of CPU
- * (tsx, the SDK, the exporter's modules), so a test file starts all of its children at once and
- * lets each go when its test runs, while the others wait without a timer or any work.
+ * (tsx, the SDK, the exporter's modules), so a test starts a child before the part it times and
+ * lets it go then; until then it waits without a timer or any work.
  *
  * With GO_ON_STDIN=1, the child prints `{"ready":true}` once its modules are loaded and waits
  * for a line on stdin; then it closes stdin, which keeps nothing alive afterwards. Without it,
