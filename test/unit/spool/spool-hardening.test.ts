@@ -96,6 +96,9 @@ for (const driver of SIGNALS) {
       const fs = new FaultyFileSystem().hangNext('fsync');
       const s3 = new ScriptedS3();
       const exporter = exporterWith(s3, { spoolFileSystem: fs, spoolTimeoutMillis: 200 }, driver);
+      // Opening the spool runs under the same 200 ms deadline: on a busy machine it can overrun
+      // it, and batches sealed before the next try are kept in memory without a write to count.
+      await waitFor(() => exporter.stats().spool?.state === 'active', 5_000, 'the spool active');
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
       await exportEach(driver, exporter, 1, 6, (tag) => exporter.stats().batchesUploaded === tag);
