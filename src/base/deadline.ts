@@ -1,10 +1,20 @@
 /**
- * Waits for `work` at most `millis`. Resolves true if it settled in time, false otherwise.
- * The timer is cleared as soon as either side wins, so nothing outlives the wait.
+ * Calls `expired` once `millis` have passed, one turn of the event loop after its timer: after a
+ * stall of the loop (a long collection, a burst of work) the timer runs before the poll phase
+ * delivers I/O that ended in time, which the deadline would otherwise take for late. Clearing
+ * the timer returned stops it until it has run.
+ */
+export function deadlineTimer(expired: () => void, millis: number): NodeJS.Timeout {
+  return setTimeout(() => setImmediate(expired), millis);
+}
+
+/**
+ * Waits for `work` at most `millis` (deadlineTimer). Resolves true if it settled in time, false
+ * otherwise. The timer is cleared as soon as either side wins, so nothing outlives the wait.
  */
 export function settleWithin(work: Promise<unknown>, millis: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), millis);
+    const timer = deadlineTimer(() => resolve(false), millis);
     work.then(
       () => {
         clearTimeout(timer);

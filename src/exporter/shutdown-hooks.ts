@@ -1,3 +1,4 @@
+import { deadlineTimer } from '../base/deadline.js';
 import { alert, log } from '../base/log.js';
 
 /**
@@ -70,7 +71,7 @@ export function installShutdownHooks(
     const started = Date.now();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMillis);
+      timer = deadlineTimer(() => resolve('timeout'), timeoutMillis);
     });
     const work = (async () => {
       const hook =
@@ -154,7 +155,7 @@ async function before(hook: () => Promise<void> | void, millis: number): Promise
       (error: unknown) => error,
     ),
     new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), millis);
+      timer = deadlineTimer(() => resolve('timeout'), millis);
     }),
   ]);
   clearTimeout(timer);

@@ -1,3 +1,5 @@
+import { deadlineTimer } from '../base/deadline.js';
+
 const TIMEOUT = Symbol('disk deadline');
 
 /**
@@ -47,9 +49,7 @@ export class DiskDeadline {
     let timer: NodeJS.Timeout | undefined;
     const work = operation();
     const deadline = new Promise<typeof TIMEOUT>((resolve) => {
-      // The verdict waits one turn: after a stall of the event loop the timer runs before the
-      // poll phase delivers an operation that ended in time, which would be taken for a timeout.
-      timer = setTimeout(() => setImmediate(() => resolve(TIMEOUT)), this.millis);
+      timer = deadlineTimer(() => resolve(TIMEOUT), this.millis);
     });
     try {
       const first = await Promise.race([work, deadline]);

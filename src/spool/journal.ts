@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { uuidv7 } from 'uuidv7';
-import { settleWithin } from '../base/deadline.js';
+import { deadlineTimer, settleWithin } from '../base/deadline.js';
 import { plural } from '../base/log.js';
 import type { OpenJournal } from '../pipeline/journal-port.js';
 import type { KeyInputs } from '../pipeline/open-batch.js';
@@ -936,7 +936,7 @@ export class OpenBatchJournal implements OpenJournal {
     await Promise.race([
       last,
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMillis);
+        timer = deadlineTimer(resolve, graceMillis);
       }),
     ]);
     clearTimeout(timer);
