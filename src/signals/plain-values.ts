@@ -62,9 +62,13 @@ export function enumOf(
  * of 2.5 or 2^40, a count of -1 or 2^64): no row holds it as it is, so the request's input is
  * kept as it is, never compacted to something else (src/compact/).
  */
+/** A value as a message shows it: as JSON, but NaN and the infinities by name (JSON: null). */
+const spelled = (value: unknown): string =>
+  typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+
 export class FieldValueError extends Error {
   constructor(field: string, value: unknown, allowed: string) {
-    super(`${field} ${JSON.stringify(value)} is not ${allowed}`);
+    super(`${field} ${spelled(value)} is not ${allowed}`);
     this.name = 'FieldValueError';
   }
 }
@@ -226,8 +230,9 @@ class BadValue {
 function intNumber(v: OtlpValue | undefined): number {
   if (v === undefined || v === null) return 0;
   const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
-  // NaN and the infinities are doubles' words: no int64 is one.
-  if (n === undefined || (typeof v === 'string' && !Number.isFinite(n))) {
+  // NaN and the infinities are doubles' values, spelled as words or as a number JSON.parse makes
+  // Infinity (1e999): no int64 is one.
+  if (n === undefined || !Number.isFinite(n)) {
     throw new BadValue('intValue', v);
   }
   return n;

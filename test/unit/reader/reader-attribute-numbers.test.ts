@@ -185,6 +185,24 @@ describe('an int or double attribute value that is no number: the object is refu
   });
 });
 
+describe('an intValue past what a double holds (1e999): JSON.parse makes it Infinity', () => {
+  // No writer spells an int64 so (opentelemetry-js writes a non-integer number as a doubleValue,
+  // and JSON.stringify writes Infinity as null); it is no int64, as "Infinity" is not.
+  const raw = (v: string) =>
+    Buffer.from(
+      JSON.stringify(traces({ attributes: [kv('n', int('HUGE'))] })).replace('"HUGE"', v),
+    );
+
+  test.each([
+    ['1e999', 'Infinity'],
+    ['-1e999', '-Infinity'],
+  ])('%s is refused, the message naming it %s', (v, named) => {
+    expect(() => decodeStoredObject(TRACES, raw(v))).toThrow(
+      `${TRACES}: span "op": attribute "n" intValue ${named} is not ${INT}`,
+    );
+  });
+});
+
 describe('what OTLP/JSON writers write is read as before', () => {
   // Protobuf's JSON mapping: int64 as decimal text or a number; doubles as numbers or text,
   // with "NaN", "Infinity", "-Infinity"; null for a field's default. opentelemetry-js writes
