@@ -68,6 +68,8 @@ export class Outcomes {
   #lastFailure: string | undefined;
   /** Exports not encoded or appended since the last one appended, and the kinds logged. */
   #appendFailures: { failures: number; kinds: Set<string> } | undefined;
+  /** Seals that threw since the last one that worked: deferred, or before an export. */
+  #failedSeals = 0;
 
   constructor(stats: ExporterStats, episodes: Episodes, options: OutcomeOptions) {
     this.stats = stats;
@@ -124,6 +126,7 @@ export class Outcomes {
    * be sealed (its seal threw `error`; its own items stay in it). `rawBytes`: 0 where not known.
    */
   exportNotSealed(points: number, rawBytes: number, error: unknown): void {
+    this.#failedSeals++;
     this.#countDrop('internal-error', 0, points, rawBytes);
     this.#episodes.report(
       `internal-error:${this.#options.signal}`,
@@ -161,6 +164,7 @@ export class Outcomes {
    * until a seal works again.
    */
   sealDeferred(error: unknown): void {
+    this.#failedSeals++;
     this.#episodes.report(
       `seal-failed:${this.#options.signal}`,
       'error',
@@ -170,10 +174,11 @@ export class Outcomes {
 
   sealed(): void {
     this.stats.batchesSealed++;
+    const failures = this.#failedSeals;
+    this.#failedSeals = 0;
     this.#episodes.clear(
       `seal-failed:${this.#options.signal}`,
-      (failures) =>
-        `${this.#who}sealed the open batch again, after ${plural(failures, 'failed seal')}`,
+      () => `${this.#who}sealed the open batch again, after ${plural(failures, 'failed seal')}`,
     );
   }
 

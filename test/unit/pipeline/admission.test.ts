@@ -503,6 +503,33 @@ describe('a seal that keeps throwing', () => {
     expect(errors()).toHaveLength(2);
   });
 
+  test('the count of failed seals includes the seals before an export that threw', async () => {
+    const owner = countingOwner();
+    let failing = true;
+    const { admission, seals } = sealFailingAdmission(
+      () => failing,
+      { maxBatchBytes: 50, maxBatchAgeMillis: 60_000 },
+      { owner, appendFailed: (error) => owner.outcomes.encodeFailed(error) },
+    );
+    onTestFinished(() => {
+      failing = false;
+    });
+    // 5 rows fill the batch; its seal by size throws. Each export of a row after it needs a
+    // fresh batch: the seal before it throws too, and it is answered FAILED.
+    await admission.accept({ item: 5, inputs, times: false });
+    for (const item of [1, 1]) {
+      const result = await admission.accept({ item, inputs, times: false });
+      expect(result.code).toBe(ExportResultCode.FAILED);
+    }
+    const failed = seals();
+    expect(failed).toBe(3);
+    failing = false;
+    await admission.sealNow();
+    expect(messages.at(-1)?.text).toBe(
+      `otel-s3-exporter: metrics exporter: sealed the open batch again, after ${failed} failed seals`,
+    );
+  });
+
   test('by age: logged once, however many ages pass', async () => {
     const owner = countingOwner();
     const { admission, open, seals } = sealFailingAdmission(
