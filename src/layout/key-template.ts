@@ -100,14 +100,18 @@ export function sanitizeKeySegment(value: unknown): string {
 /** A character no sanitized attribute value holds: it ends the value before it. */
 const SEPARATOR = /[^A-Za-z0-9._-]/;
 
-/** See KeyTemplate.ambiguousTokens. */
+/**
+ * See KeyTemplate.ambiguousTokens; `between`: the text between the two tokens when nothing else
+ * (a time token, `{uuid}`, a repeated token) stands there.
+ */
 function ambiguousTokens(
   parts: readonly Part[],
   filePrefix: string,
-): readonly [string, string] | undefined {
+): { pair: readonly [string, string]; between: string | undefined } | undefined {
   const seen = new Set<string>();
-  // The attribute token whose value nothing has ended yet.
+  // The attribute token whose value nothing has ended yet, and what follows it.
   let open: string | undefined;
+  let between: string | undefined = '';
   for (const part of parts) {
     const text =
       part.kind === 'text'
@@ -119,10 +123,16 @@ function ambiguousTokens(
             : '';
     if (SEPARATOR.test(text)) open = undefined;
     // A repeated token renders its first value again: its length is known, as a time token's.
-    if (part.kind !== 'attribute' || seen.has(part.name)) continue;
-    seen.add(part.name);
-    if (open !== undefined) return [open, part.name];
-    open = part.name;
+    if (part.kind === 'attribute' && !seen.has(part.name)) {
+      seen.add(part.name);
+      if (open !== undefined) return { pair: [open, part.name], between };
+      open = part.name;
+      between = '';
+    } else if (part.kind === 'text' || part.kind === 'filePrefix') {
+      if (between !== undefined) between += text;
+    } else {
+      between = undefined;
+    }
   }
   return undefined;
 }
@@ -138,11 +148,16 @@ export function warnAmbiguousTokens(template: KeyTemplate): void {
   const pair = template.ambiguousTokens;
   if (pair === undefined) return;
   const [a, b] = pair;
+  // The first value takes as much as the second leaves it: `t` of the second goes to the first.
+  const t = template.ambiguousBetween;
+  const example =
+    t === undefined
+      ? 'with a time token or {uuid} between them a key may not read back at all'
+      : `${a}=x with ${b}=y${t}z reads back as ${a}=x${t}y with ${b}=z`;
   const message =
     `keyTemplate ${JSON.stringify(template.text)}: nothing but characters a value may hold ` +
     `(A-Z a-z 0-9 . _ -, time tokens, {uuid}) separates {${a}} from {${b}}, so a reader cannot ` +
-    `tell where one value ends (${a}=x with ${b}=y-z reads back as ${a}=x-y with ${b}=z; with a ` +
-    `time token between them a key may not read back at all); keys stay unique. Put "/" or "=" (or another character outside A-Z a-z 0-9 . _ -) between them`;
+    `tell where one value ends (${example}); keys stay unique. Put "/" or "=" (or another character outside A-Z a-z 0-9 . _ -) between them`;
   if (warnedAmbiguous.has(message)) return;
   warnedAmbiguous.add(message);
   alert('warn', 'OTEL_S3_INVALID_ENV', message);
@@ -170,6 +185,8 @@ export class KeyTemplate {
    * them wrongly. Undefined when every pair is separated.
    */
   readonly ambiguousTokens: readonly [string, string] | undefined;
+  /** The text between ambiguousTokens, if only text stands there (for the warning's example). */
+  readonly ambiguousBetween: string | undefined;
 
   constructor(template: string, options: KeyTemplateOptions) {
     this.text = template;
@@ -186,7 +203,9 @@ export class KeyTemplate {
     this.attributeNames = [
       ...new Set(this.#parts.flatMap((p) => (p.kind === 'attribute' ? [p.name] : []))),
     ];
-    this.ambiguousTokens = ambiguousTokens(this.#parts, options.filePrefix);
+    const ambiguous = ambiguousTokens(this.#parts, options.filePrefix);
+    this.ambiguousTokens = ambiguous?.pair;
+    this.ambiguousBetween = ambiguous?.between;
   }
 
   /** The sanitized values of the template's attribute tokens for a resource. */

@@ -102,6 +102,17 @@ describe('warning about such a template', () => {
     expect(message).toContain('Put "/" or "="');
   });
 
+  test("its example is the template's own: the text between the tokens", () => {
+    // Recorded from the parser, as above: with "_" between them, not "-".
+    expect(roundTrip('{a}_{b}/{uuid}', { a: 'x', b: 'y_z' })).toEqual({ a: 'x_y', b: 'z' });
+    expect(roundTrip('{a}_{b}/{uuid}', { a: 'x', b: 'y-z' })).toEqual({ a: 'x', b: 'y-z' });
+    const warnings = warningsOf(() =>
+      configure({ bucket: 'b', keyTemplate: '{a}_{b}/example_{uuid}' }, {}),
+    );
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.message).toContain('a=x with b=y_z reads back as a=x_y with b=z');
+  });
+
   test('the reader says it when the layout is resolved, once', () => {
     const keyTemplate = '{service.name}{host.name}/reader_{uuid}';
     const warnings = warningsOf(() => {
