@@ -108,6 +108,12 @@ export class SealedBatch {
   #firstAttemptAt = 0;
   #blocked = false;
   #contents: BatchContents | undefined;
+  /**
+   * Its records are still in the compressor's stream (a frame not yet ended). They are freed only
+   * once compressed, whatever becomes of the batch: the stream is shared with the batches after
+   * it, so dropping the batch would release its bytes from the count but not from memory.
+   */
+  #compressing = false;
   #body: Buffer | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   /** When the retry of a batch backing off is due (performance.now() time). */
@@ -135,6 +141,14 @@ export class SealedBatch {
     this.restored = init.restored;
     this.#contents = init.contents;
     this.#state = init.state;
+    const frame = init.contents?.frame;
+    if (frame !== undefined) {
+      this.#compressing = true;
+      const ended = () => {
+        this.#compressing = false;
+      };
+      frame.then(ended, ended);
+    }
     this.settled = new Promise((resolve) => {
       this.#resolve = resolve;
     });
@@ -260,8 +274,9 @@ export class SealedBatch {
     return this.#body;
   }
 
+  /** Droppable for room: in an idle state, and holding nothing that dropping it would not free. */
   get isIdle(): boolean {
-    return IDLE.has(this.#state);
+    return IDLE.has(this.#state) && !this.#compressing;
   }
 
   get isSettled(): boolean {

@@ -112,6 +112,36 @@ describe('MemoryBudget', () => {
     expect(messages.filter((m) => /maxBufferedBytes \(100\) reached/.test(m.text))).toHaveLength(1);
   });
 
+  test('a batch whose records are still being compressed is not dropped for room: that frees nothing', async () => {
+    const { budget, outcomes, owner } = setup(100);
+    let end: (body: Uint8Array) => void = () => {};
+    const frame = new Promise<Uint8Array>((resolve) => {
+      end = resolve;
+    });
+    // Its records wait in the compressor's stream (shared with the batches after it): dropping
+    // the batch would release its bytes from the count, not from memory.
+    const compressing = SealedBatch.seal({
+      contents: { frame },
+      rawBytes: 60,
+      points: 2,
+      attributes: {},
+      dataTimeMillis: undefined,
+    });
+    budget.admit(compressing, 60, owner);
+    expect(compressing.isIdle).toBe(false);
+    expect(budget.makeRoom(50)).toBe(false);
+    expect(compressing.isSettled).toBe(false);
+    expect(outcomes.stats.pointsDropped).toBe(0);
+    expect(budget.bytes).toBe(60);
+    end(new Uint8Array(10)); // compressed: now dropping it frees its bytes
+    await frame;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(compressing.isIdle).toBe(true);
+    expect(budget.makeRoom(50)).toBe(true);
+    expect(await compressing.settled).toBe('dropped');
+    expect(outcomes.stats.pointsDroppedByReason).toEqual({ 'buffer-full': 2 });
+  });
+
   test('with a pager, batches on disk leave memory first, and nothing is dropped for them', () => {
     const { budget, outcomes, owner } = setup(100);
     const pagedOut: SealedBatch[] = [];
