@@ -89,6 +89,8 @@ export class Admission<Item> {
   #ageTimer: NodeJS.Timeout | undefined;
   /** Whether the batch was empty before the append under way (its age timer starts then). */
   #wasEmpty = false;
+  /** The items of the export under way that were appended (none until it is). */
+  #appendedItems = 0;
 
   constructor(options: AdmissionOptions, parts: AdmissionParts<Item>) {
     this.#options = options;
@@ -124,6 +126,7 @@ export class Admission<Item> {
   #accept(pending: PendingExport<Item>, sealed: SealedBatch[]): ExportResult {
     const open = this.#open;
     this.#wasEmpty = false;
+    this.#appendedItems = 0;
     const result =
       open.kind === 'records'
         ? 'record' in pending
@@ -165,6 +168,7 @@ export class Admission<Item> {
       this.#parts.appendFailed(error);
       return failed(`could not append: ${describeError(error)}`);
     }
+    this.#appendedItems = points;
     // Copied now (memory only): the frame may free the record once it has compressed it.
     this.#copy(() => this.#parts.journal?.append(record, points, inputs));
     return SUCCESS;
@@ -222,6 +226,7 @@ export class Admission<Item> {
       open.rollback(mark);
       return this.#noRoom(points, growth);
     }
+    this.#appendedItems = points;
     if (copy !== undefined) {
       this.#copy(() =>
         journal?.append(copy.record, copy.points, {
@@ -286,7 +291,7 @@ export class Admission<Item> {
     budget.makeRoom(0);
     // This exporter's own: in a group the budget holds the others' too.
     const { owner, journal } = this.#parts;
-    owner.outcomes.appended(budget.heldBy(owner, this.#open, journal));
+    owner.outcomes.appended(budget.heldBy(owner, this.#open, journal), this.#appendedItems);
     if (this.#room(this.#open.bytes) === 0) {
       try {
         this.#pushSealed(sealed);

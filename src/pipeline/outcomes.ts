@@ -85,11 +85,14 @@ export class Outcomes {
     return () => this.#latencyListeners.delete(listener);
   }
 
-  /** A part of an export (one resource's) was appended; `bufferedBytes` are held now. */
-  appended(bufferedBytes: number): void {
+  /**
+   * A part of an export (one resource's) was taken, holding `items`; `bufferedBytes` are held
+   * now. One of no items appends nothing: it does not end a streak of exports not appended.
+   */
+  appended(bufferedBytes: number, items: number): void {
     this.stats.peakBufferedBytes = Math.max(this.stats.peakBufferedBytes, bufferedBytes);
     const streak = this.#appendFailures;
-    if (streak === undefined) return;
+    if (streak === undefined || items === 0) return;
     this.#appendFailures = undefined;
     log.info(
       `${this.#who}exports are appended again, after ${plural(streak.failures, 'failure')} to encode or append one (each answered FAILED, counted in stats().exportsRejected)`,

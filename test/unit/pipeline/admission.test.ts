@@ -573,3 +573,58 @@ describe('an export of no rows after a seal by size that threw', () => {
     expect(owner.outcomes.stats.pointsDroppedByReason).toEqual({ 'internal-error': 1 });
   });
 });
+
+describe('an export of no items after exports that could not be appended', () => {
+  const messages = captureDiag();
+  const appendedAgain = () =>
+    messages.map((m) => m.text).filter((text) => text.includes('exports are appended again'));
+
+  // Nothing of it is appended: the streak of failures goes on until an export with items is.
+  test('of columns: it does not end the streak', async () => {
+    const owner = countingOwner();
+    const { admission } = sealFailingAdmission(
+      0,
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000 },
+      { owner, appendFailed: (error) => owner.outcomes.encodeFailed(error) },
+    );
+    owner.outcomes.encodeFailed(new Error('cannot encode'));
+    expect((await admission.accept({ item: 0, inputs, times: false })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    expect(appendedAgain()).toEqual([]);
+    await admission.accept({ item: 2, inputs, times: false });
+    expect(appendedAgain()).toEqual([
+      'otel-s3-exporter: metrics exporter: exports are appended again, after 1 failure to encode or append one (each answered FAILED, counted in stats().exportsRejected)',
+    ]);
+  });
+
+  test('of a record: it does not end the streak', async () => {
+    const owner = countingOwner();
+    const budget = new MemoryBudget(1 << 20);
+    const handedOn: SealedBatch[] = [];
+    const admission = new Admission(
+      { maxBatchBytes: 1 << 20, maxBatchAgeMillis: 60_000, times: false },
+      {
+        open: new RecordBatch({ overhead: (n) => 2 + n, framing: null }),
+        budget,
+        owner,
+        onSealed: (b) => handedOn.push(b),
+        appendFailed: (error) => owner.outcomes.encodeFailed(error),
+      },
+    );
+    onTestFinished(async () => {
+      await sealAndSettle(admission, budget, handedOn);
+      owner.outcomes.close();
+    });
+    owner.outcomes.encodeFailed(new Error('cannot encode'));
+    // A resource without items encodes to a record of none.
+    expect((await admission.accept({ record: Buffer.alloc(8), points: 0, inputs })).code).toBe(
+      ExportResultCode.SUCCESS,
+    );
+    expect(appendedAgain()).toEqual([]);
+    await admission.accept({ record: Buffer.alloc(40), points: 3, inputs });
+    expect(appendedAgain()).toEqual([
+      'otel-s3-exporter: metrics exporter: exports are appended again, after 1 failure to encode or append one (each answered FAILED, counted in stats().exportsRejected)',
+    ]);
+  });
+});

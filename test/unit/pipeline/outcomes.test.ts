@@ -294,8 +294,8 @@ describe('failures to encode or append', () => {
           `otel-s3-exporter: could not encode metrics: ${m}; the export is answered FAILED (counted in stats().exportsRejected), and this failure is not logged again until an export is appended`,
       ),
     );
-    o.appended(0);
-    o.appended(0);
+    o.appended(0, 1);
+    o.appended(0, 1);
     expect(messages.filter((m) => m.level === 'info').map((m) => m.text)).toEqual([
       'otel-s3-exporter: metrics exporter: exports are appended again, after 11 failures to encode or append one (each answered FAILED, counted in stats().exportsRejected)',
     ]);
