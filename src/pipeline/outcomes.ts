@@ -68,7 +68,7 @@ export class Outcomes {
   #lastFailure: string | undefined;
   /** Exports not encoded or appended since the last one appended, and the kinds logged. */
   #appendFailures: { failures: number; kinds: Set<string> } | undefined;
-  /** Seals that threw since the last one that worked: deferred, or before an export. */
+  /** Seals that threw since the last that worked: deferred, before an export, or a flush's. */
   #failedSeals = 0;
 
   constructor(stats: ExporterStats, episodes: Episodes, options: OutcomeOptions) {
@@ -398,6 +398,7 @@ export class Outcomes {
     error: unknown,
     lost?: { points: number; rawBytes: number; journaled: boolean },
   ): void {
+    this.#failedSeals++;
     const why = `${this.#who}${caller} could not seal the open batch (${describeError(error)})`;
     if (lost === undefined) {
       this.#episodes.report(

@@ -12,6 +12,7 @@ import { ExportResultCode } from '@opentelemetry/core';
 import type { ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { configure } from '../../../src/config/environment.js';
+import type { S3MetricExporterOptions } from '../../../src/config/options.js';
 import { createSharedParts, type SharedParts } from '../../../src/exporter/shared-parts.js';
 import { SignalExporter } from '../../../src/exporter/signal-exporter.js';
 import { metricsExport } from '../../../src/signals/metrics/export.js';
@@ -35,12 +36,13 @@ const logged = captureDiag();
 const FLUSH_MILLIS = 300;
 
 /**
- * A Parquet exporter of metrics whose column builders load with `load`, shut down when the test
- * finishes; `left()`: its group was left.
+ * A Parquet exporter of metrics whose column builders load with `load` (and `options`), shut
+ * down when the test finishes; `left()`: its group was left.
  */
 function exporterLoading(
   load: SignalExport<ResourceMetrics>['loadColumns'],
   flushTimeoutMillis = FLUSH_MILLIS,
+  options: Partial<S3MetricExporterOptions> = {},
 ) {
   const s3 = new ScriptedS3();
   const config = configure({
@@ -48,6 +50,7 @@ function exporterLoading(
     s3Client: s3.client,
     format: 'parquet',
     flushTimeoutMillis,
+    ...options,
   });
   const shared = createSharedParts(config);
   let leaves = 0;
@@ -255,6 +258,34 @@ describe('columns that fail to seal', () => {
       expect(exporter.stats()).toMatchObject({ pointsUploaded: points, pointsDropped: 0 });
       expect(logged.map((l) => l.text)).toContainEqual(
         'otel-s3-exporter: metrics exporter: forceFlush() stored everything again',
+      );
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+
+  test('a seal that throws at forceFlush() counts in the closing line of the streak', async () => {
+    // A batch is full at its first export (maxBatchBytes 1): its seal by size throws, then the
+    // flush's; the next flush's works.
+    let seals = 0;
+    const load = async () => () => {
+      const builders = new MetricColumnBuilders();
+      const seal = builders.seal.bind(builders);
+      builders.seal = () => {
+        if (++seals <= 2) throw new Error('the columns could not be sealed');
+        return seal();
+      };
+      return builders;
+    };
+    const { exporter } = exporterLoading(load, 10_000, { maxBatchBytes: 1 });
+    try {
+      await new Promise((resolve) => exporter.export(syntheticMetrics(5, 1), resolve));
+      await exporter.forceFlush();
+      const failed = seals;
+      expect(failed).toBe(2);
+      await exporter.forceFlush();
+      expect(logged.map((l) => l.text)).toContainEqual(
+        `otel-s3-exporter: metrics exporter: sealed the open batch again, after ${failed} failed seals`,
       );
     } finally {
       await exporter.shutdown();
