@@ -154,8 +154,11 @@ const BASE64_TEXT = new RegExp(`^(?:${base64In('[A-Za-z0-9+/]')}|${base64In('[A-
  * URL-safe and unpadded text ("aG-_", "aGk" are "aG+/", "aGk="). Undefined for no base64 text.
  */
 export function standardBase64(text: string): string | undefined {
-  return BASE64_TEXT.test(text) ? Buffer.from(text, 'base64').toString('base64') : undefined;
+  return isBase64(text) ? Buffer.from(text, 'base64').toString('base64') : undefined;
 }
+
+/** Whether `text` is base64 text standardBase64 takes. */
+export const isBase64 = (text: string): boolean => BASE64_TEXT.test(text);
 
 /** A bytesValue's text (standardBase64); text that is none as it is (the reader refuses it). */
 const otlpBytes = (v: unknown): string => {

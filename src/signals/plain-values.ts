@@ -1,6 +1,6 @@
 import { MAX_NESTING_DEPTH } from '../encoding/check-request.js';
 import type { OtlpObject, OtlpValue } from '../encoding/otlp-proto-decode.js';
-import { jsValueText, otlpValueText, standardBase64 } from '../parquet/attribute-text.js';
+import { isBase64, jsValueText, otlpValueText, standardBase64 } from '../parquet/attribute-text.js';
 
 /**
  * What every signal's reader rows share (src/signals/<signal>/rows.ts): OTLP values as plain
@@ -226,38 +226,56 @@ class BadValue {
   }
 }
 
-/** An intValue as a number; null (the field's default) is 0. Throws BadValue for no int64. */
-function intNumber(v: OtlpValue | undefined): number {
+/**
+ * What each AnyValue field holds: its value (null, the field's default, is 0, false or ''), or
+ * undefined for a value of another kind. The readers below throw BadValue for undefined;
+ * valueOk() tells whether a whole value reads with them, throwing and building nothing.
+ */
+function intOf(v: OtlpValue | undefined): number | undefined {
   if (v === undefined || v === null) return 0;
-  const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
+  const n = num(v);
   // NaN and the infinities are doubles' values, spelled as words or as a number JSON.parse makes
   // Infinity (1e999): no int64 is one.
-  if (n === undefined || !Number.isFinite(n)) {
-    throw new BadValue('intValue', v);
-  }
+  return n !== undefined && Number.isFinite(n) ? n : undefined;
+}
+
+const doubleOf = (v: OtlpValue | undefined): number | undefined =>
+  v === undefined || v === null ? 0 : num(v);
+
+const boolOk = (v: OtlpValue | undefined): boolean =>
+  v === undefined || v === null || typeof v === 'boolean';
+
+const stringOk = (v: OtlpValue | undefined): boolean =>
+  v === undefined || v === null || typeof v === 'string';
+
+/** Base64 text as standardBase64 takes it: standard or URL-safe, padded or not. */
+const bytesOk = (v: OtlpValue | undefined): boolean =>
+  v === undefined || v === null || (typeof v === 'string' && isBase64(v));
+
+/** An intValue as a number; null (the field's default) is 0. Throws BadValue for no int64. */
+function intNumber(v: OtlpValue | undefined): number {
+  const n = intOf(v);
+  if (n === undefined) throw new BadValue('intValue', v);
   return n;
 }
 
 /** A doubleValue as a number; null (the field's default) is 0. Throws BadValue for no double. */
 function doubleNumber(v: OtlpValue | undefined): number {
-  if (v === undefined || v === null) return 0;
-  const n = typeof v === 'number' || typeof v === 'string' ? num(v) : undefined;
+  const n = doubleOf(v);
   if (n === undefined) throw new BadValue('doubleValue', v);
   return n;
 }
 
 /** A boolValue; null (the field's default) is false. Throws BadValue for anything but a bool. */
 function boolOf(v: OtlpValue | undefined): boolean {
-  if (v === undefined || v === null) return false;
-  if (typeof v !== 'boolean') throw new BadValue('boolValue', v);
-  return v;
+  if (!boolOk(v)) throw new BadValue('boolValue', v);
+  return v === true;
 }
 
 /** A stringValue; null (the field's default) is ''. Throws BadValue for anything but text. */
 function stringOf(v: OtlpValue | undefined): string {
-  if (v === undefined || v === null) return '';
-  if (typeof v !== 'string') throw new BadValue('stringValue', v);
-  return v;
+  if (!stringOk(v)) throw new BadValue('stringValue', v);
+  return typeof v === 'string' ? v : '';
 }
 
 /**
@@ -278,15 +296,6 @@ function at(error: unknown, part: string): unknown {
   return error;
 }
 
-/** `action()`, a BadValue from it as the FieldValueError naming `what` (see BadValue.error). */
-function named<T>(what: string, ofList: boolean, action: () => T): T {
-  try {
-    return action();
-  } catch (error) {
-    throw error instanceof BadValue ? error.error(what, ofList) : error;
-  }
-}
-
 /**
  * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
  * text, an empty AnyValue as null). `what` names the value in an error (`body`).
@@ -297,7 +306,11 @@ function named<T>(what: string, ofList: boolean, action: () => T): T {
  * of 5, a bytesValue that is no base64 text), which the reader refuses as it decodes.
  */
 export function anyValue(v: OtlpValue | undefined, what = ''): PlainValue {
-  return named(what, false, () => plainValue(v, 0));
+  try {
+    return plainValue(v, 0);
+  } catch (error) {
+    throw error instanceof BadValue ? named(what, false, () => checkValue(v, 0), error) : error;
+  }
 }
 
 /**
@@ -308,7 +321,11 @@ export function attributes(
   v: OtlpValue | undefined,
   what = 'attribute',
 ): Record<string, PlainValue> {
-  return named(what, true, () => plainKeyValues(v, 0));
+  try {
+    return plainKeyValues(v, 0);
+  } catch (error) {
+    throw error instanceof BadValue ? named(what, true, () => checkKeyValues(v, 0), error) : error;
+  }
 }
 
 /**
@@ -317,14 +334,61 @@ export function attributes(
  * anyValue). Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
  */
 export function checkAttributes(v: OtlpValue | undefined, what = 'attribute'): void {
-  named(what, true, () => checkKeyValues(v, 0));
+  if (!keyValuesOk(v, 0)) throw named(what, true, () => checkKeyValues(v, 0));
 }
 
 /** Checks one AnyValue (a log record's body) as checkAttributes does a list. */
 export function checkAnyValue(v: OtlpValue | undefined, what: string): void {
-  named(what, false, () => checkValue(v, 0));
+  if (!valueOk(v, 0)) throw named(what, false, () => checkValue(v, 0));
 }
 
+/**
+ * The FieldValueError for a value found bad, naming `what` and the path to the bad value in it
+ * (see BadValue.error), which `walk` (checkValue, checkKeyValues) finds again with its path: the
+ * good path builds no paths. `found` is the BadValue already thrown without one, if any.
+ */
+function named(what: string, ofList: boolean, walk: () => void, found?: BadValue): FieldValueError {
+  try {
+    walk();
+  } catch (error) {
+    if (error instanceof BadValue) return error.error(what, ofList);
+    throw error;
+  }
+  if (found !== undefined) return found.error(what, ofList);
+  throw new Error('valueOk refused a value checkValue takes');
+}
+
+/**
+ * Whether an AnyValue reads (plainValue) without a BadValue: checkValue's answer, throwing and
+ * building nothing. Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
+ */
+function valueOk(v: OtlpValue | undefined, depth: number): boolean {
+  if (depth > MAX_NESTING_DEPTH) return true;
+  const o = obj(v);
+  if ('stringValue' in o) return stringOk(o.stringValue);
+  if ('boolValue' in o) return boolOk(o.boolValue);
+  if ('intValue' in o) return intOf(o.intValue) !== undefined;
+  if ('doubleValue' in o) return doubleOf(o.doubleValue) !== undefined;
+  if ('arrayValue' in o) {
+    const values = list(obj(o.arrayValue).values);
+    for (let i = 0; i < values.length; i++) if (!valueOk(values[i], depth + 1)) return false;
+    return true;
+  }
+  if ('kvlistValue' in o) return keyValuesOk(obj(o.kvlistValue).values, depth + 1);
+  if ('bytesValue' in o) return bytesOk(o.bytesValue);
+  return true;
+}
+
+function keyValuesOk(v: OtlpValue | undefined, depth: number): boolean {
+  const kvs = list(v);
+  for (let i = 0; i < kvs.length; i++) if (!valueOk(obj(kvs[i]).value, depth)) return false;
+  return true;
+}
+
+/** Whether attributes() reads a KeyValue list without a FieldValueError (see checkAttributes). */
+export const attributesOk = (v: OtlpValue | undefined): boolean => keyValuesOk(v, 0);
+
+/** Throws a BadValue, with the path to it in `v`, for a value of another kind (see valueOk). */
 function checkValue(v: OtlpValue | undefined, depth: number): void {
   if (depth > MAX_NESTING_DEPTH) return;
   const o = obj(v);
@@ -363,6 +427,7 @@ function checkKeyValues(v: OtlpValue | undefined, depth: number): void {
   }
 }
 
+/** The value as a row holds it; throws BadValue, without its path, for a value of another kind. */
 function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
   if (depth > MAX_NESTING_DEPTH) {
     throw new RangeError(`attribute value nested deeper than ${MAX_NESTING_DEPTH} levels`);
@@ -375,13 +440,7 @@ function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
   if ('arrayValue' in o) {
     return madeFrom(
       o,
-      list(obj(o.arrayValue).values).map((x, i) => {
-        try {
-          return plainValue(x, depth + 1);
-        } catch (error) {
-          throw at(error, `[${i}]`);
-        }
-      }),
+      list(obj(o.arrayValue).values).map((x) => plainValue(x, depth + 1)),
     );
   }
   if ('kvlistValue' in o) return madeFrom(o, plainKeyValues(obj(o.kvlistValue).values, depth + 1));
@@ -405,16 +464,9 @@ function plainKeyValues(v: OtlpValue | undefined, depth: number): Record<string,
   const out: Record<string, PlainValue> = {};
   for (const kv of list(v)) {
     const o = obj(kv);
-    const key = str(o.key);
-    let value: PlainValue;
-    try {
-      value = plainValue(o.value, depth);
-    } catch (error) {
-      throw at(error, JSON.stringify(key));
-    }
     // Defined, not assigned: a key "__proto__" is a key like any other, not the prototype.
-    Object.defineProperty(out, key, {
-      value,
+    Object.defineProperty(out, str(o.key), {
+      value: plainValue(o.value, depth),
       enumerable: true,
       writable: true,
       configurable: true,

@@ -1,6 +1,7 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import {
   attributes,
+  attributesOk,
   checkAttributes,
   enumOf,
   FieldValueError,
@@ -87,6 +88,17 @@ function numberField(
   return n;
 }
 
+/** Whether numberField() reads `v` without throwing. */
+const numberOk = (v: OtlpValue | undefined): boolean =>
+  v === undefined || v === null || num(v) !== undefined;
+
+/** Whether numberList() reads `v` without throwing. */
+function numbersOk(v: OtlpValue | undefined): boolean {
+  const values = list(v);
+  for (let i = 0; i < values.length; i++) if (num(values[i]) === undefined) return false;
+  return true;
+}
+
 /** A list of numbers; each item must be one (a null in a list is no unset field). */
 const numberList = (v: OtlpValue | undefined, field: string, allowed = NUMBER): number[] =>
   list(v).map((x) => {
@@ -156,19 +168,22 @@ export function dataPointRows(request: OtlpObject): PointRow[] {
 }
 
 function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
-  return {
+  const row: PointRow = {
     // Times as text or, as OTLP/JSON also allows, numbers (spans' and log records' rows too).
     time: nanosToIso(nanosText(p.timeUnixNano)),
     start: nanosToIso(nanosText(p.startTimeUnixNano)),
     ...base,
     attributes: attributes(p.attributes),
-    ...pointNumbers(type, p),
   };
+  pointNumbers(type, p, row);
+  return row;
 }
 
-/** The number fields of a point's row. Throws FieldValueError for a field that holds no number. */
-function pointNumbers(type: MetricType, p: OtlpObject): Partial<PointRow> {
-  const row: Partial<PointRow> = {};
+/**
+ * The number fields of a point, into its row. Throws FieldValueError for a field that holds no
+ * number, the first in the row's order.
+ */
+function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): void {
   // What every distribution has: a count, and a sum, min and max when they were recorded.
   const summary = (fields: readonly ('sum' | 'min' | 'max')[]) => {
     row.count = numberField(p.count, 'count') ?? 0;
@@ -210,7 +225,43 @@ function pointNumbers(type: MetricType, p: OtlpObject): Partial<PointRow> {
       summary(['sum']);
       break;
   }
-  return row;
+}
+
+/** Whether pointNumbers() reads a point without throwing, building nothing. */
+function pointNumbersOk(type: MetricType, p: OtlpObject): boolean {
+  switch (type) {
+    case 'sum':
+    case 'gauge':
+      // asDouble is read only when asInt is unset.
+      return p.asInt === undefined || p.asInt === null ? numberOk(p.asDouble) : numberOk(p.asInt);
+    case 'histogram':
+      return (
+        numberOk(p.count) &&
+        numberOk(p.sum) &&
+        numberOk(p.min) &&
+        numberOk(p.max) &&
+        numbersOk(p.explicitBounds) &&
+        numbersOk(p.bucketCounts)
+      );
+    case 'exponentialHistogram': {
+      const positive = obj(p.positive);
+      const negative = obj(p.negative);
+      return (
+        numberOk(p.count) &&
+        numberOk(p.sum) &&
+        numberOk(p.min) &&
+        numberOk(p.max) &&
+        numberOk(p.scale) &&
+        numberOk(p.zeroCount) &&
+        numberOk(positive.offset) &&
+        numbersOk(positive.bucketCounts) &&
+        numberOk(negative.offset) &&
+        numbersOk(negative.bucketCounts)
+      );
+    }
+    case 'summary':
+      return numberOk(p.count) && numberOk(p.sum);
+  }
 }
 
 /** A FieldValueError of a point, its message naming the point's metric; any other error as it is. */
@@ -241,10 +292,13 @@ export function checkPointNumbers(request: OtlpObject): void {
       name = str(metric.name as OtlpValue);
       otlpType = METRIC_FIELDS[code] as MetricType;
     },
-    point(p) {
+    point(value) {
+      const p = value as OtlpObject;
+      // The good path throws and builds nothing; a bad point is walked again to name its field.
+      if (pointNumbersOk(otlpType, p) && attributesOk(p.attributes)) return;
       try {
-        pointNumbers(otlpType, p as OtlpObject);
-        checkAttributes((p as OtlpObject).attributes);
+        pointNumbers(otlpType, p, {});
+        checkAttributes(p.attributes);
       } catch (error) {
         throw inMetric(name, error);
       }
