@@ -57,15 +57,15 @@ export function enumOf(
   return JSON.stringify(v);
 }
 
+/** A value as a message shows it: as JSON, but NaN and the infinities by name (JSON: null). */
+const spelled = (value: unknown): string =>
+  typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
+
 /**
  * Thrown for a field of a decoded request whose value the field does not hold (a severity number
  * of 2.5 or 2^40, a count of -1 or 2^64): no row holds it as it is, so the request's input is
  * kept as it is, never compacted to something else (src/compact/).
  */
-/** A value as a message shows it: as JSON, but NaN and the infinities by name (JSON: null). */
-const spelled = (value: unknown): string =>
-  typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value);
-
 export class FieldValueError extends Error {
   constructor(field: string, value: unknown, allowed: string) {
     super(`${field} ${spelled(value)} is not ${allowed}`);
