@@ -169,7 +169,9 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
     expect((await storedSequence(prefix)).seqs).toEqual([1]);
   });
 
-  test.concurrent('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async ({
+  // One at a time: no retry is expected, so no upload may overrun requestTimeoutMillis (1 s), which
+  // the other cases' load on the machine could make a 150 ms-delayed upload do.
+  test('exports that arrive while batches are sealed, compressed and uploaded (slowly) are all stored once', async ({
     onTestFinished,
   }) => {
     const prefix = uniquePrefix('concurrent');
