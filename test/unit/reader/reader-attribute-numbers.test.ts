@@ -5,76 +5,30 @@ import {
   dataPointRows,
   decodeStoredObject,
   logRecordRows,
-  ObjectDecodeError,
   type OtlpObject,
   type OtlpValue,
   spanRows,
 } from '../../../src/reader.js';
+import {
+  decodeProblem,
+  kv,
+  LOGS,
+  logs,
+  METRICS,
+  metrics,
+  readAsWritten,
+  TRACES,
+  traces,
+} from '../../support/otlp-json-requests.js';
 
 // Hand-written OTLP/JSON requests of each signal whose attribute value (or log body) is an
 // intValue or doubleValue that holds no number. Before: each read as 0.
 
-const ID = '0190a6c4-8f00-7000-8000-000000000000';
-const METRICS = `p/metrics_${ID}.json`;
-const TRACES = `p/traces_${ID}.json`;
-const LOGS = `p/logs_${ID}.json`;
-
 const INT = 'an int64: a number or its decimal text';
 const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
 
-type Json = Record<string, unknown>;
-const kv = (key: string, value: Json) => ({ key, value });
 const int = (v: unknown) => ({ intValue: v });
 const double = (v: unknown) => ({ doubleValue: v });
-
-/** A metrics request: `m`, a gauge of one point with `attrs`, under `resource` and `scope`. */
-function metrics(attrs: Json[] = [], resource: Json[] = [], scope: Json[] = []): OtlpObject {
-  return {
-    resourceMetrics: [
-      {
-        resource: { attributes: resource },
-        scopeMetrics: [
-          {
-            scope: { name: 's', attributes: scope },
-            metrics: [{ name: 'm', gauge: { dataPoints: [{ asInt: '1', attributes: attrs }] } }],
-          },
-        ],
-      },
-    ],
-  } as OtlpObject;
-}
-
-/** A traces request: span `op` with `span` fields, under `resource`. */
-function traces(span: Json, resource: Json[] = []): OtlpObject {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: resource },
-        scopeSpans: [{ scope: { name: 's' }, spans: [{ name: 'op', ...span }] }],
-      },
-    ],
-  } as OtlpObject;
-}
-
-/** A logs request of one log record with `record` fields. */
-function logs(record: Json, scope: Json[] = []): OtlpObject {
-  return {
-    resourceLogs: [
-      { scopeLogs: [{ scope: { name: 's', attributes: scope }, logRecords: [record] }] },
-    ],
-  } as OtlpObject;
-}
-
-/** The decode error's message for a request at `key`, or 'read' when it decodes. */
-function decodeProblem(key: string, r: OtlpObject): string {
-  try {
-    decodeStoredObject(key, Buffer.from(JSON.stringify(r)));
-    return 'read';
-  } catch (error) {
-    expect(error).toBeInstanceOf(ObjectDecodeError);
-    return (error as Error).message;
-  }
-}
 
 const CASES: [string, string, OtlpObject, string][] = [
   [
@@ -236,37 +190,9 @@ describe('what OTLP/JSON writers write is read as before', () => {
     list: [3, Number.NEGATIVE_INFINITY],
   };
 
-  test('metrics', () => {
-    const r = metrics(values, values, values);
-    expect(decodeProblem(METRICS, r)).toBe('read');
-    const [row] = dataPointRows(r);
-    expect(row?.attributes).toEqual(expected);
-    expect(row?.resource).toEqual(expected);
-  });
+  readAsWritten(values, expected);
 
-  test('traces', () => {
-    const r = traces(
-      {
-        attributes: values,
-        events: [{ name: 'e', attributes: values }],
-        links: [{ attributes: values }],
-      },
-      values,
-    );
-    expect(decodeProblem(TRACES, r)).toBe('read');
-    const [row] = spanRows(r);
-    expect(row?.attributes).toEqual(expected);
-    expect(row?.events[0]?.attributes).toEqual(expected);
-    expect(row?.links[0]?.attributes).toEqual(expected);
-    expect(row?.resource).toEqual(expected);
-  });
-
-  test('logs', () => {
-    const r = logs({ attributes: values, body: { kvlistValue: { values } } }, values);
-    expect(decodeProblem(LOGS, r)).toBe('read');
-    const [row] = logRecordRows(r);
-    expect(row?.attributes).toEqual(expected);
-    expect(row?.body).toEqual(expected);
+  test('a log body of one value', () => {
     expect(decodeProblem(LOGS, logs({ body: int('12') }))).toBe('read');
     expect(logRecordRows(logs({ body: double('NaN') }))[0]?.body).toBe(Number.NaN);
   });
