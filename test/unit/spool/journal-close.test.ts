@@ -80,7 +80,9 @@ describe('an unsealed chain kept at shutdown whose last write fails after close(
   // shutdown() could not seal the open batch; unsealed() kept its chain for the next run, and
   // the exporter said its items stay in the journal. Shutdown's last commit then fails: the
   // entries it held are never written, so those items are lost and must be counted as such.
-  test('counts the items of the entries not written as lost', async () => {
+
+  /** A journal on a disk that can hang, recording what it counts as unwritten. */
+  const unwrittenJournal = () => {
     const stats = emptySpoolStats();
     const fs = new FaultyFileSystem();
     const unwritten: [number, number][] = [];
@@ -91,6 +93,10 @@ describe('an unsealed chain kept at shutdown whose last write fails after close(
       unwritten: (points, rawBytes) => unwritten.push([points, rawBytes]),
     });
     const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    return { stats, fs, unwritten, journal, inputs };
+  };
+  test('counts the items of the entries not written as lost', async () => {
+    const { stats, fs, unwritten, journal, inputs } = unwrittenJournal();
     journal.append(Buffer.alloc(100, 1), 3, inputs);
     try {
       await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
@@ -114,16 +120,7 @@ describe('an unsealed chain kept at shutdown whose last write fails after close(
   });
 
   test('a chain not kept by unsealed() counts nothing here', async () => {
-    const stats = emptySpoolStats();
-    const fs = new FaultyFileSystem();
-    const unwritten: [number, number][] = [];
-    const journal = attachedJournal(dir, fs, {
-      stats,
-      syncMillis: 20,
-      diskTimeoutMillis: 300,
-      unwritten: (points, rawBytes) => unwritten.push([points, rawBytes]),
-    });
-    const inputs = { attributes: {}, group: '', dataTimeMillis: undefined };
+    const { stats, fs, unwritten, journal, inputs } = unwrittenJournal();
     journal.append(Buffer.alloc(100, 1), 3, inputs);
     await waitFor(() => stats.journalSyncs === 1, 2_000, 'the part made and fsynced');
     journal.append(Buffer.alloc(70, 2), 4, inputs);
