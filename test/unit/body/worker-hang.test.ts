@@ -3,34 +3,18 @@
  * failed at its deadline, the worker stopped, and the next job gets a new worker. The hang is a
  * worker that reads its jobs and never answers, started where body-worker.js would be.
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import type { WorkerOptions } from 'node:worker_threads';
 import { afterEach, expect, test } from 'vitest';
 import { settleWithin } from '../../../src/base/deadline.js';
 import { BodyMakerError } from '../../../src/body/body-types.js';
 import { createWorkerBodyMaker, workerAnswerMillis } from '../../../src/body/worker-body-maker.js';
-
-const workerThreads = createRequire(import.meta.url)(
-  'node:worker_threads',
-) as typeof import('node:worker_threads');
-const RealWorker = workerThreads.Worker;
+import { restoreWorkers, swapWorkers } from '../../support/worker-swap.js';
 
 /** Until restored, every new Worker takes its jobs and never answers. */
 function hangingWorkers(): void {
-  workerThreads.Worker = class extends RealWorker {
-    constructor(_url: string | URL, options: WorkerOptions = {}) {
-      super("require('node:worker_threads').parentPort.on('message', () => {});", {
-        ...options,
-        eval: true,
-      });
-    }
-  };
-  syncBuiltinESMExports();
-}
-
-function restoreWorkers(): void {
-  workerThreads.Worker = RealWorker;
-  syncBuiltinESMExports();
+  swapWorkers((_url, options) => [
+    "require('node:worker_threads').parentPort.on('message', () => {});",
+    { ...options, eval: true },
+  ]);
 }
 
 afterEach(restoreWorkers);

@@ -4,8 +4,6 @@
  * the batch is given back (stored as its OTLP records), not lost. The failure is real: the
  * worker is asked for a stack no thread can get.
  */
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import type { WorkerOptions } from 'node:worker_threads';
 import { afterEach, expect, test } from 'vitest';
 import { BodyMakerError } from '../../../src/body/body-types.js';
 import { createWorkerBodyMaker } from '../../../src/body/worker-body-maker.js';
@@ -13,27 +11,19 @@ import { captureDiag } from '../../support/diag-capture.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
 import { exportTagged, TRACES } from '../../support/signal-driver.js';
+import { restoreWorkers, swapWorkers } from '../../support/worker-swap.js';
 
 const logged = captureDiag();
-const workerThreads = createRequire(import.meta.url)(
-  'node:worker_threads',
-) as typeof import('node:worker_threads');
-const RealWorker = workerThreads.Worker;
 
 /** Until restored, every new Worker fails to create its thread, as Node.js reports it. */
 function noThreads(): void {
-  workerThreads.Worker = class extends RealWorker {
-    constructor(url: string | URL, options: WorkerOptions = {}) {
-      super(url, { ...options, resourceLimits: { ...options.resourceLimits, stackSizeMb: 1e7 } });
-    }
-  };
-  syncBuiltinESMExports();
+  swapWorkers((url, options) => [
+    url,
+    { ...options, resourceLimits: { ...options.resourceLimits, stackSizeMb: 1e7 } },
+  ]);
 }
 
-afterEach(() => {
-  workerThreads.Worker = RealWorker;
-  syncBuiltinESMExports();
-});
+afterEach(restoreWorkers);
 
 test('make() answers a worker that cannot start with the batch given back', async () => {
   const maker = createWorkerBodyMaker({ body: 'framed', compression: 'gzip', level: 6 });
