@@ -209,6 +209,12 @@ class BadValue {
     readonly value: unknown,
   ) {}
 
+  /** This, inside `part` (a key, an index) of the value it is in. */
+  in(part: string): BadValue {
+    this.path.unshift(part);
+    return this;
+  }
+
   /**
    * The FieldValueError, naming `what` and the path to the value: `attribute "k"."inner"[1]` for
    * a KeyValue list's (`ofList`), `body."k"[1]` for a value's.
@@ -229,7 +235,7 @@ class BadValue {
 /**
  * What each AnyValue field holds: its value (null, the field's default, is 0, false or ''), or
  * undefined for a value of another kind. The readers below throw BadValue for undefined;
- * valueOk() tells whether a whole value reads with them, throwing and building nothing.
+ * badIn() finds the first such value of a whole value, building nothing for good ones.
  */
 function intOf(v: OtlpValue | undefined): number | undefined {
   if (v === undefined || v === null) return 0;
@@ -290,12 +296,6 @@ function bytesText(v: OtlpValue | undefined): string {
   return text;
 }
 
-/** An error on its way out of a list or map: a BadValue gets `part` (a key, an index) in front. */
-function at(error: unknown, part: string): unknown {
-  if (error instanceof BadValue) error.path.unshift(part);
-  return error;
-}
-
 /**
  * An OTLP AnyValue as a plain JSON value (bytes as base64 text, an int64 past 2^53 as its decimal
  * text, an empty AnyValue as null). `what` names the value in an error (`body`).
@@ -309,7 +309,7 @@ export function anyValue(v: OtlpValue | undefined, what = ''): PlainValue {
   try {
     return plainValue(v, 0);
   } catch (error) {
-    throw error instanceof BadValue ? named(what, false, () => checkValue(v, 0), error) : error;
+    throw error instanceof BadValue ? (badIn(v, 0) ?? error).error(what, false) : error;
   }
 }
 
@@ -324,7 +324,7 @@ export function attributes(
   try {
     return plainKeyValues(v, 0);
   } catch (error) {
-    throw error instanceof BadValue ? named(what, true, () => checkKeyValues(v, 0), error) : error;
+    throw error instanceof BadValue ? (badInKeyValues(v, 0) ?? error).error(what, true) : error;
   }
 }
 
@@ -334,98 +334,62 @@ export function attributes(
  * anyValue). Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
  */
 export function checkAttributes(v: OtlpValue | undefined, what = 'attribute'): void {
-  if (!keyValuesOk(v, 0)) throw named(what, true, () => checkKeyValues(v, 0));
+  const bad = badInKeyValues(v, 0);
+  if (bad !== undefined) throw bad.error(what, true);
 }
 
 /** Checks one AnyValue (a log record's body) as checkAttributes does a list. */
 export function checkAnyValue(v: OtlpValue | undefined, what: string): void {
-  if (!valueOk(v, 0)) throw named(what, false, () => checkValue(v, 0));
+  const bad = badIn(v, 0);
+  if (bad !== undefined) throw bad.error(what, false);
 }
 
 /**
- * The FieldValueError for a value found bad, naming `what` and the path to the bad value in it
- * (see BadValue.error), which `walk` (checkValue, checkKeyValues) finds again with its path: the
- * good path builds no paths. `found` is the BadValue already thrown without one, if any.
+ * The first value of another kind in an AnyValue (one plainValue would throw BadValue for), with
+ * the path to it, or undefined: nothing is built for good values. Values nested deeper than
+ * MAX_NESTING_DEPTH are left to requestProblem.
  */
-function named(what: string, ofList: boolean, walk: () => void, found?: BadValue): FieldValueError {
-  try {
-    walk();
-  } catch (error) {
-    if (error instanceof BadValue) return error.error(what, ofList);
-    throw error;
-  }
-  if (found !== undefined) return found.error(what, ofList);
-  throw new Error('valueOk refused a value checkValue takes');
-}
-
-/**
- * Whether an AnyValue reads (plainValue) without a BadValue: checkValue's answer, throwing and
- * building nothing. Values nested deeper than MAX_NESTING_DEPTH are left to requestProblem.
- */
-function valueOk(v: OtlpValue | undefined, depth: number): boolean {
-  if (depth > MAX_NESTING_DEPTH) return true;
+function badIn(v: OtlpValue | undefined, depth: number): BadValue | undefined {
+  if (depth > MAX_NESTING_DEPTH) return undefined;
   const o = obj(v);
-  if ('stringValue' in o) return stringOk(o.stringValue);
-  if ('boolValue' in o) return boolOk(o.boolValue);
-  if ('intValue' in o) return intOf(o.intValue) !== undefined;
-  if ('doubleValue' in o) return doubleOf(o.doubleValue) !== undefined;
+  if ('stringValue' in o)
+    return stringOk(o.stringValue) ? undefined : new BadValue('stringValue', o.stringValue);
+  if ('boolValue' in o)
+    return boolOk(o.boolValue) ? undefined : new BadValue('boolValue', o.boolValue);
+  if ('intValue' in o)
+    return intOf(o.intValue) !== undefined ? undefined : new BadValue('intValue', o.intValue);
+  if ('doubleValue' in o) {
+    const n = doubleOf(o.doubleValue);
+    return n !== undefined ? undefined : new BadValue('doubleValue', o.doubleValue);
+  }
   if ('arrayValue' in o) {
     const values = list(obj(o.arrayValue).values);
-    for (let i = 0; i < values.length; i++) if (!valueOk(values[i], depth + 1)) return false;
-    return true;
+    for (let i = 0; i < values.length; i++) {
+      const bad = badIn(values[i], depth + 1);
+      if (bad !== undefined) return bad.in(`[${i}]`);
+    }
+    return undefined;
   }
-  if ('kvlistValue' in o) return keyValuesOk(obj(o.kvlistValue).values, depth + 1);
-  if ('bytesValue' in o) return bytesOk(o.bytesValue);
-  return true;
+  if ('kvlistValue' in o) return badInKeyValues(obj(o.kvlistValue).values, depth + 1);
+  if ('bytesValue' in o)
+    return bytesOk(o.bytesValue) ? undefined : new BadValue('bytesValue', o.bytesValue);
+  return undefined;
 }
 
-function keyValuesOk(v: OtlpValue | undefined, depth: number): boolean {
+/** The first value of another kind in a KeyValue list, with its key in front (see badIn). */
+function badInKeyValues(v: OtlpValue | undefined, depth: number): BadValue | undefined {
   const kvs = list(v);
-  for (let i = 0; i < kvs.length; i++) if (!valueOk(obj(kvs[i]).value, depth)) return false;
-  return true;
+  for (let i = 0; i < kvs.length; i++) {
+    const o = obj(kvs[i]);
+    const bad = badIn(o.value, depth);
+    if (bad !== undefined) return bad.in(JSON.stringify(str(o.key)));
+  }
+  return undefined;
 }
 
 /** Whether attributes() reads a KeyValue list without a FieldValueError (see checkAttributes). */
-export const attributesOk = (v: OtlpValue | undefined): boolean => keyValuesOk(v, 0);
-
-/** Throws a BadValue, with the path to it in `v`, for a value of another kind (see valueOk). */
-function checkValue(v: OtlpValue | undefined, depth: number): void {
-  if (depth > MAX_NESTING_DEPTH) return;
-  const o = obj(v);
-  if ('stringValue' in o) {
-    stringOf(o.stringValue);
-  } else if ('boolValue' in o) {
-    boolOf(o.boolValue);
-  } else if ('intValue' in o) {
-    intNumber(o.intValue);
-  } else if ('doubleValue' in o) {
-    doubleNumber(o.doubleValue);
-  } else if ('arrayValue' in o) {
-    const values = list(obj(o.arrayValue).values);
-    for (let i = 0; i < values.length; i++) {
-      try {
-        checkValue(values[i], depth + 1);
-      } catch (error) {
-        throw at(error, `[${i}]`);
-      }
-    }
-  } else if ('kvlistValue' in o) {
-    checkKeyValues(obj(o.kvlistValue).values, depth + 1);
-  } else if ('bytesValue' in o) {
-    bytesText(o.bytesValue);
-  }
-}
-
-function checkKeyValues(v: OtlpValue | undefined, depth: number): void {
-  for (const kv of list(v)) {
-    const o = obj(kv);
-    try {
-      checkValue(o.value, depth);
-    } catch (error) {
-      throw at(error, JSON.stringify(str(o.key)));
-    }
-  }
-}
+export const attributesOk = (v: OtlpValue | undefined): boolean =>
+  badInKeyValues(v, 0) === undefined;
 
 /** The value as a row holds it; throws BadValue, without its path, for a value of another kind. */
 function plainValue(v: OtlpValue | undefined, depth: number): PlainValue {
