@@ -5,6 +5,7 @@ import {
   checkAttributes,
   enumOf,
   FieldValueError,
+  inItem,
   list,
   nanosText,
   nanosToIso,
@@ -265,12 +266,8 @@ function pointNumbersOk(type: MetricType, p: OtlpObject): boolean {
 }
 
 /** A FieldValueError of a point, its message naming the point's metric; any other error as it is. */
-function inMetric(name: string, error: unknown): unknown {
-  if (error instanceof FieldValueError) {
-    error.message = `metric ${JSON.stringify(name)}: ${error.message}`;
-  }
-  return error;
-}
+const inMetric = (name: string, error: unknown): unknown =>
+  inItem(`metric ${JSON.stringify(name)}`, error);
 
 /**
  * Checks the number fields of every data point of a decoded OTLP/JSON request, and the int and
