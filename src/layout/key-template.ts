@@ -85,6 +85,12 @@ export interface KeyContext {
   id?: string;
 }
 
+/** The characters a sanitized attribute value is made of (a regular expression class's body). */
+const VALUE_CHARS = 'A-Za-z0-9._-';
+/** A character no sanitized attribute value holds: it ends the value before it. */
+const SEPARATOR = new RegExp(`[^${VALUE_CHARS}]`);
+const UNSAFE = new RegExp(`[^${VALUE_CHARS}]`, 'g');
+
 /**
  * A value from outside (a resource attribute) made safe as a key segment: only
  * `[A-Za-z0-9._-]` survive (everything else, `/`, `\`, control characters and non-ASCII included,
@@ -92,13 +98,10 @@ export interface KeyContext {
  */
 export function sanitizeKeySegment(value: unknown): string {
   const text = value === undefined || value === null ? '' : String(value);
-  let out = text.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, MAX_ATTRIBUTE_VALUE_LENGTH);
+  let out = text.replace(UNSAFE, '_').slice(0, MAX_ATTRIBUTE_VALUE_LENGTH);
   if (/^\.+$/.test(out)) out = out.replace(/\./g, '_');
   return out === '' ? 'unknown' : out;
 }
-
-/** A character no sanitized attribute value holds: it ends the value before it. */
-const SEPARATOR = /[^A-Za-z0-9._-]/;
 
 /**
  * See KeyTemplate.ambiguousTokens; `between`: the text between the two tokens when nothing else
@@ -279,7 +282,7 @@ export class KeyTemplate {
           groups.push({ kind: 'uuid' });
           break;
         case 'attribute':
-          source += `([A-Za-z0-9._-]{1,${MAX_ATTRIBUTE_VALUE_LENGTH}})`;
+          source += `([${VALUE_CHARS}]{1,${MAX_ATTRIBUTE_VALUE_LENGTH}})`;
           groups.push({ kind: 'attribute', name: part.name });
           break;
         case 'time':
