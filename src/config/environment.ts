@@ -322,10 +322,30 @@ export function ignoredAwsSwitches(env: Env): string[] {
 const AWS_REGION_VARIABLES = ['AWS_REGION', 'AWS_DEFAULT_REGION'] as const;
 
 /**
- * The region the default would take from AWS_REGION or AWS_DEFAULT_REGION, checked as the
- * region option is: one the AWS SDK refuses (it would fail every upload) is reported as any bad
- * environment value and skipped, and the region the default then takes is returned. Undefined
- * when none is refused: the default reads them at the first upload, as before.
+ * The region variables that are set, in the order defaultRegion reads them (it skips an empty
+ * one, and stops at the first other), each checked as the region option is: `error` names the
+ * variable of a region the AWS SDK refuses (it would fail every request before sending).
+ */
+export function* awsRegionVariables(
+  env: Env,
+): Generator<{ variable: string; value: string; error?: InvalidOptionError }> {
+  for (const variable of AWS_REGION_VARIABLES) {
+    const value = env[variable];
+    if (value === undefined || value === '') continue;
+    try {
+      yield { variable, value: region('region', value) };
+    } catch (error) {
+      if (!(error instanceof InvalidOptionError)) throw error;
+      yield { variable, value, error: InvalidOptionError.fromVariable(error, variable) };
+    }
+  }
+}
+
+/**
+ * The region the default would take from AWS_REGION or AWS_DEFAULT_REGION: one the AWS SDK
+ * refuses is reported as any bad environment value and skipped, and the region the default then
+ * takes is returned. Undefined when none is refused: the default reads them at the first upload,
+ * as before.
  */
 function regionFromAwsVariables(
   env: Env,
@@ -333,18 +353,13 @@ function regionFromAwsVariables(
 ): string | undefined {
   const accepted: Record<string, string | undefined> = {};
   let refused = false;
-  for (const variable of AWS_REGION_VARIABLES) {
-    const value = env[variable];
-    // defaultRegion skips an empty value, and stops at the first other one.
-    if (value === undefined || value === '') continue;
-    try {
-      accepted[variable] = region('region', value);
+  for (const { variable, value, error } of awsRegionVariables(env)) {
+    if (error === undefined) {
+      accepted[variable] = value;
       break;
-    } catch (error) {
-      if (!(error instanceof InvalidOptionError)) throw error;
-      warn(InvalidOptionError.fromVariable(error, variable));
-      refused = true;
     }
+    warn(error);
+    refused = true;
   }
   return refused ? defaultRegion(accepted) : undefined;
 }

@@ -5,8 +5,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { InvalidOptionError } from '../base/invalid-option.js';
-import { warnIgnoredAwsSwitches } from '../config/environment.js';
+import { awsRegionVariables, warnIgnoredAwsSwitches } from '../config/environment.js';
 import { region as regionRule } from '../config/rules.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
 import { defaultRegion, endpointSwitchesOn, s3ClientConfig } from '../s3/client-settings.js';
@@ -46,9 +45,6 @@ export function createReaderClient(options: ReaderConnectionOptions): {
   return { client: new S3Client(s3ClientConfig(options, { role: 'reader' })), owned: true };
 }
 
-/** The AWS SDK's region variables, in the order defaultRegion reads them. */
-const AWS_REGION_VARIABLES = ['AWS_REGION', 'AWS_DEFAULT_REGION'] as const;
-
 /**
  * The region option, else the variable the default takes it from, checked as the exporter and
  * otel-s3 check the option: one the AWS SDK refuses fails every request before sending
@@ -62,17 +58,9 @@ function checkRegion(
     regionRule('region', region);
     return;
   }
-  for (const variable of AWS_REGION_VARIABLES) {
-    const value = env[variable];
-    // defaultRegion skips an empty value, and stops at the first other one.
-    if (value === undefined || value === '') continue;
-    try {
-      regionRule('region', value);
-    } catch (error) {
-      if (error instanceof InvalidOptionError)
-        throw InvalidOptionError.fromVariable(error, variable);
-      throw error;
-    }
+  // The first one set is the default's region.
+  for (const { error } of awsRegionVariables(env)) {
+    if (error !== undefined) throw error;
     return;
   }
 }
