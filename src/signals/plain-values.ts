@@ -177,8 +177,8 @@ export function enumField(
   return int32Field(v, field);
 }
 
-/** What an AnyValue's intValue may hold, as OTLP/JSON spells an int64 (or a JavaScript writer). */
-const INT64 = 'an int64: a number or its decimal text';
+/** What an AnyValue's intValue (and a point's asInt) may hold: an int64 as OTLP/JSON spells it. */
+export const INT64 = 'an int64: a whole number from -2^63 to 2^63 - 1, or its decimal text';
 /** What an AnyValue's doubleValue may hold (as plain-values' doubleField and the points' say). */
 const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
 /** What an AnyValue's boolValue may hold: proto3's JSON mapping has no "true" text for a bool. */
@@ -239,10 +239,27 @@ class BadValue {
  */
 function intOf(v: OtlpValue | undefined): number | undefined {
   if (v === undefined || v === null) return 0;
-  const n = num(v);
-  // NaN and the infinities are doubles' values, spelled as words or as a number JSON.parse makes
-  // Infinity (1e999): no int64 is one.
-  return n !== undefined && Number.isFinite(n) ? n : undefined;
+  return int64Number(v);
+}
+
+/** 2^63, the first double past the largest int64 (-2^63, the smallest, is one). */
+const TWO_63 = 2 ** 63;
+
+/**
+ * An int64 as proto3's JSON mapping spells it, as a number (exact up to 2^53), else undefined: a
+ * whole number from -2^63 to 2^63 - 1, as a JSON number (`1e0` is 1) or as decimal digits
+ * (`"-42"`, `"9007199254740993"`). Not 1.5, 1e20 or Infinity (1e999), nor text with a point or
+ * an exponent (`"1.0"`, `"1e3"`), nor NaN: no int64 is one.
+ */
+export function int64Number(v: OtlpValue | undefined): number | undefined {
+  if (typeof v === 'number') {
+    return Number.isInteger(v) && v >= -TWO_63 && v < TWO_63 ? v : undefined;
+  }
+  if (typeof v !== 'string') return undefined;
+  if (/^-?\d{1,15}$/.test(v)) return Number(v);
+  if (!/^-?\d+$/.test(v)) return undefined;
+  const n = BigInt(v);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? Number(v) : undefined;
 }
 
 const doubleOf = (v: OtlpValue | undefined): number | undefined =>

@@ -5,7 +5,9 @@ import {
   checkAttributes,
   enumOf,
   FieldValueError,
+  INT64,
   inItem,
+  int64Number,
   list,
   nanosText,
   nanosToIso,
@@ -86,6 +88,17 @@ function numberField(
   if (v === undefined || v === null) return undefined;
   const n = num(v);
   if (n === undefined) throw new FieldValueError(field, v, allowed);
+  return n;
+}
+
+/**
+ * A point's asInt: an int64 (int64Number: not 1.5, "1e3" or 2^63), as a number; undefined when
+ * unset. Throws FieldValueError for anything else.
+ */
+function asIntField(v: OtlpValue | undefined): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  const n = int64Number(v);
+  if (n === undefined) throw new FieldValueError('asInt', v, INT64);
   return n;
 }
 
@@ -196,7 +209,7 @@ function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): 
   switch (type) {
     case 'sum':
     case 'gauge':
-      row.value = numberField(p.asInt, 'asInt') ?? numberField(p.asDouble, 'asDouble', DOUBLE) ?? 0;
+      row.value = asIntField(p.asInt) ?? numberField(p.asDouble, 'asDouble', DOUBLE) ?? 0;
       break;
     case 'histogram':
       summary(['sum', 'min', 'max']);
@@ -234,7 +247,9 @@ function pointNumbersOk(type: MetricType, p: OtlpObject): boolean {
     case 'sum':
     case 'gauge':
       // asDouble is read only when asInt is unset.
-      return p.asInt === undefined || p.asInt === null ? numberOk(p.asDouble) : numberOk(p.asInt);
+      return p.asInt === undefined || p.asInt === null
+        ? numberOk(p.asDouble)
+        : int64Number(p.asInt) !== undefined;
     case 'histogram':
       return (
         numberOk(p.count) &&

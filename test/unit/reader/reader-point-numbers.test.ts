@@ -10,6 +10,7 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../../../src/reader.js';
+import { decodeJsonExact } from '../../support/otlp-reference.js';
 import { collect, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
 import { READER_T0, timesAfter } from '../../support/time.js';
 
@@ -41,6 +42,7 @@ function decodeProblem(r: OtlpObject): string {
 
 const NUMBER = 'a number, or its decimal text, NaN or ±Infinity';
 const DOUBLE = `a double: ${NUMBER}`;
+const INT64 = 'an int64: a whole number from -2^63 to 2^63 - 1, or its decimal text';
 
 const CASES: [string, OtlpObject, string, string?][] = [
   ['histogram', request('histogram', { count: 'abc' }), `count "abc"`],
@@ -74,9 +76,9 @@ const CASES: [string, OtlpObject, string, string?][] = [
   ],
   ['summary', request('summary', { count: 'n/a' }), 'count "n/a"'],
   ['summary', request('summary', { count: '1', sum: {} }), 'sum {}', DOUBLE],
-  ['gauge', request('gauge', { asInt: 'abc' }), 'asInt "abc"'],
+  ['gauge', request('gauge', { asInt: 'abc' }), 'asInt "abc"', INT64],
   ['sum', request('sum', { asDouble: true }), 'asDouble true', DOUBLE],
-  ['gauge', request('gauge', { asInt: '0x10' }), 'asInt "0x10"'],
+  ['gauge', request('gauge', { asInt: '0x10' }), 'asInt "0x10"', INT64],
 ];
 
 describe('a data point number field that is no number: the object is refused, naming it', () => {
@@ -125,6 +127,50 @@ describe('a data point number field that is no number: the object is refused, na
       negative: { offset: 0, bucketCounts: [] },
     });
     expect(dataPointRows(request('gauge', { asInt: '-42' }))[0]?.value).toBe(-42);
+  });
+});
+
+describe('an asInt that is no int64 (not whole, or outside -2^63 to 2^63 - 1) is refused', () => {
+  // proto3's JSON mapping, as @bufbuild/protobuf's fromJson (decodeJsonExact) reads an sfixed64:
+  // a whole number in range, a JSON number or decimal text; it refuses each of these ("1e3" and
+  // "1.0": text with an exponent or a point). Before: each was a row's value (1.5, 1e20, NaN).
+  test.each([
+    1.5,
+    '1.5',
+    '1.0',
+    '1e3',
+    1e20,
+    '9223372036854775808',
+    '-9223372036854775809',
+    'NaN',
+    'Infinity',
+  ])('%j', (v) => {
+    for (const type of ['gauge', 'sum']) {
+      const r = request(type, { asInt: v });
+      expect(() => decodeJsonExact(JSON.stringify(r))).toThrow('(int64)');
+      expect(decodeProblem(r)).toBe(
+        `${KEY}: metric "m": asInt ${JSON.stringify(v)} is not ${INT64}`,
+      );
+      expect(() => dataPointRows(r)).toThrow(`asInt ${JSON.stringify(v)} is not ${INT64}`);
+    }
+  });
+
+  test.each([
+    ['1e0', '1', 1],
+    ['"-12"', '-12', -12],
+    ['"9223372036854775807"', '9223372036854775807', 2 ** 63],
+    ['-9223372036854775808', '-9223372036854775808', -(2 ** 63)],
+  ])('%s is read, as the reference reads it (%s)', (v, reference, value) => {
+    const text = JSON.stringify(request('gauge', { asInt: 'HERE' })).replace('"HERE"', v);
+    const canonical = decodeJsonExact(text) as {
+      resourceMetrics: { scopeMetrics: { metrics: { gauge: { dataPoints: unknown[] } }[] }[] }[];
+    };
+    expect(canonical.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.gauge.dataPoints).toEqual([
+      { asInt: reference },
+    ]);
+    // A row's value is a double: an int64 past 2^53 is the nearest one (docs/reading.md).
+    const { request: decoded } = decodeStoredObject(KEY, Buffer.from(text));
+    expect(dataPointRows(decoded)[0]?.value).toBe(value);
   });
 });
 
