@@ -190,6 +190,7 @@ function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
     attributes: attributes(p.attributes),
   };
   pointNumbers(type, p, row);
+  checkExemplars(p.exemplars);
   return row;
 }
 
@@ -280,15 +281,34 @@ function pointNumbersOk(type: MetricType, p: OtlpObject): boolean {
   }
 }
 
+/** Whether checkExemplars() passes a point's exemplars, building nothing. */
+function exemplarsOk(v: OtlpValue | undefined): boolean {
+  // Most points have none: no list is made for them.
+  if (!Array.isArray(v)) return true;
+  for (let i = 0; i < v.length; i++) {
+    if (!attributesOk(obj(v[i]).filteredAttributes)) return false;
+  }
+  return true;
+}
+
+/**
+ * Checks the filteredAttributes of a point's exemplars, which no row holds: throws
+ * FieldValueError for a value of another kind, as for the point's own attributes.
+ */
+function checkExemplars(v: OtlpValue | undefined): void {
+  for (const e of list(v)) checkAttributes(obj(e).filteredAttributes, 'exemplar attribute');
+}
+
 /** A FieldValueError of a point, its message naming the point's metric; any other error as it is. */
 const inMetric = (name: string, error: unknown): unknown =>
   inItem(`metric ${JSON.stringify(name)}`, error);
 
 /**
- * Checks the number fields of every data point of a decoded OTLP/JSON request, and the int and
- * double values of its resource, scope and point attributes (the protobuf decoder and Parquet
- * give numbers only): throws FieldValueError, naming the metric and the field or attribute, for
- * one that holds no number, which a row would otherwise show as 0.
+ * Checks the number fields of every data point of a decoded OTLP/JSON request, and the values
+ * of its resource, scope, point and exemplar attributes (the protobuf decoder and Parquet
+ * give values of their kinds only): throws FieldValueError, naming the metric and the field or
+ * attribute, for one that holds no number or a value of another kind, which a row would
+ * otherwise show as 0 (an exemplar's, which no row shows, would pass unchecked).
  */
 export function checkPointNumbers(request: OtlpObject): void {
   let name = '';
@@ -307,10 +327,13 @@ export function checkPointNumbers(request: OtlpObject): void {
     point(value) {
       const p = value as OtlpObject;
       // The good path throws and builds nothing; a bad point is walked again to name its field.
-      if (pointNumbersOk(otlpType, p) && attributesOk(p.attributes)) return;
+      if (pointNumbersOk(otlpType, p) && attributesOk(p.attributes) && exemplarsOk(p.exemplars)) {
+        return;
+      }
       try {
         pointNumbers(otlpType, p, {});
         checkAttributes(p.attributes);
+        checkExemplars(p.exemplars);
       } catch (error) {
         throw inMetric(name, error);
       }

@@ -116,6 +116,42 @@ const CASES: [string, string, OtlpObject, string][] = [
   ],
 ];
 
+/** A metrics request: gauge `m` of one point, with an exemplar of `filtered` attributes. */
+const withExemplar = (filtered: unknown[]): OtlpObject => {
+  const exemplar = { asDouble: 2, filteredAttributes: filtered };
+  const point = { asInt: '1', exemplars: [exemplar] };
+  const metric = { name: 'm', gauge: { dataPoints: [point] } };
+  return { resourceMetrics: [{ scopeMetrics: [{ metrics: [metric] }] }] } as OtlpObject;
+};
+
+describe('an exemplar attribute value that is not of its kind: the object is refused too', () => {
+  // Exemplars are in no row (nor in the Parquet tables), but their filteredAttributes are
+  // KeyValues like any other: the protobuf decoder gives values of their kinds only, so an
+  // OTLP/JSON object holding another is refused alike. Before: read, the value unchecked.
+  test.each([
+    [[kv('k', int('abc'))], `exemplar attribute "k" intValue "abc" is not ${INT}`],
+    [[kv('k', int(1.5))], `exemplar attribute "k" intValue 1.5 is not ${INT}`],
+    [
+      [kv('ok', int('2')), kv('m', { kvlistValue: { values: [kv('d', double('x'))] } })],
+      `exemplar attribute "m"."d" doubleValue "x" is not ${DOUBLE}`,
+    ],
+    [
+      [kv('b', { boolValue: 'true' })],
+      'exemplar attribute "b" boolValue "true" is not a bool: true or false',
+    ],
+  ])('%j', (filtered, message) => {
+    const r = withExemplar(filtered);
+    expect(decodeProblem(METRICS, r)).toBe(`${METRICS}: metric "m": ${message}`);
+    expect(() => dataPointRows(r)).toThrow(`metric "m": ${message}`);
+  });
+
+  test('good exemplar attributes are read', () => {
+    const r = withExemplar([kv('k', int('7')), kv('s', { stringValue: 'x' })]);
+    expect(decodeProblem(METRICS, r)).toBe('read');
+    expect(dataPointRows(r)[0]?.value).toBe(1);
+  });
+});
+
 describe('an int or double attribute value that is no number: the object is refused, naming it', () => {
   test.each(CASES)('%s', (_, key, r, message) => {
     expect(decodeProblem(key, r)).toBe(`${key}: ${message}`);
