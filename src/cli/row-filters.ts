@@ -17,7 +17,9 @@ export function wildcardFilter(patterns: readonly string[]): (name: string) => b
 /**
  * `--attribute key=value` (`*` a wildcard in the value) or `--attribute key` (has the key), each
  * matched against the item's attributes, then its resource's; every one must match. A value is
- * compared as text: numbers as written in JSON, `true`, lists and maps as JSON.
+ * compared as text: numbers as written in JSON, `true`, lists and maps as JSON, bytes as the
+ * standard padded base64 a row holds (a row cannot tell them from a string of that text, so the
+ * value given is never rewritten: a URL-safe or unpadded one finds no bytes).
  */
 export function attributeFilter(
   specs: readonly string[],
