@@ -5,6 +5,7 @@ import {
   fromBinary,
   fromJson,
   type JsonValue,
+  toBinary,
   toJson,
 } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
@@ -45,6 +46,11 @@ export type Canonical = JsonValue;
 /** An ExportMetricsServiceRequest in protobuf. */
 export function decodeProtobuf(bytes: Uint8Array): Canonical {
   return toJson(REQUEST, fromBinary(REQUEST, bytes));
+}
+
+/** An ExportMetricsServiceRequest in protobuf's JSON mapping, encoded as protobuf. */
+export function encodeProtobuf(json: JsonValue): Uint8Array {
+  return toBinary(REQUEST, fromJson(REQUEST, json));
 }
 
 /**

@@ -62,7 +62,10 @@ export interface PointRow {
   /** Another writer's temporality outside the enum is its value as stored, as text (`'3'`). */
   temporality: 'delta' | 'cumulative' | '' | (string & {});
   attributes: Record<string, PlainValue>;
-  /** Counters, up-down counters and gauges. */
+  /**
+   * Counters, up-down counters and gauges; absent for a point with no value (neither asInt nor
+   * asDouble, as one flagged NO_RECORDED_VALUE is; Parquet's null Value).
+   */
   value?: number;
   /** Histograms, exponential histograms and summaries. */
   count?: number;
@@ -209,9 +212,13 @@ function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): 
   };
   switch (type) {
     case 'sum':
-    case 'gauge':
-      row.value = asIntField(p.asInt) ?? numberField(p.asDouble, 'asDouble', DOUBLE) ?? 0;
+    case 'gauge': {
+      // Neither (OTLP's value oneof unset, as for a point flagged NO_RECORDED_VALUE): no value,
+      // as Parquet's null Value; never a made-up 0.
+      const value = asIntField(p.asInt) ?? numberField(p.asDouble, 'asDouble', DOUBLE);
+      if (value !== undefined) row.value = value;
       break;
+    }
     case 'histogram':
       summary(['sum', 'min', 'max']);
       row.buckets = {

@@ -10,7 +10,7 @@ import {
   readMetrics,
   type UnreadableObject,
 } from '../../../src/reader.js';
-import { decodeJsonExact } from '../../support/otlp-reference.js';
+import { decodeJsonExact, encodeProtobuf } from '../../support/otlp-reference.js';
 import { collect, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
 import { READER_T0, timesAfter } from '../../support/time.js';
 
@@ -171,6 +171,50 @@ describe('an asInt that is no int64 (not whole, or outside -2^63 to 2^63 - 1) is
     // A row's value is a double: an int64 past 2^53 is the nearest one (docs/reading.md).
     const { request: decoded } = decodeStoredObject(KEY, Buffer.from(text));
     expect(dataPointRows(decoded)[0]?.value).toBe(value);
+  });
+});
+
+describe('a gauge or sum point with neither asInt nor asDouble has no value, in every format', () => {
+  // OTLP's NumberDataPoint.value is a oneof that may be unset (a point flagged
+  // NO_RECORDED_VALUE, flags 1, has none). Parquet stores it as a null Value (docs/parquet.md);
+  // the rows leave `value` out, as they do an unrecorded min or max. Before: a value of 0, in
+  // OTLP/JSON and protobuf objects alike.
+  const BINPB = KEY.replace('.json', '.binpb');
+
+  test.each([
+    ['gauge', { timeUnixNano: '1000', flags: 1 }],
+    ['sum', { timeUnixNano: '1000' }],
+    ['gauge', { timeUnixNano: '1000', asInt: null, asDouble: null }],
+  ])('%s %j', (type, point) => {
+    const r = request(type, point);
+    const protobuf = encodeProtobuf(JSON.parse(JSON.stringify(r)));
+    // The reference reads no value from either format.
+    const reference = decodeJsonExact(JSON.stringify(r)) as {
+      resourceMetrics: {
+        scopeMetrics: { metrics: Record<string, { dataPoints: unknown[] }>[] }[];
+      }[];
+    };
+    const [p] = reference.resourceMetrics[0]?.scopeMetrics[0]?.metrics[0]?.[type]?.dataPoints ?? [];
+    expect(p).not.toHaveProperty('asInt');
+    expect(p).not.toHaveProperty('asDouble');
+    for (const [key, bytes] of [
+      [KEY, Buffer.from(JSON.stringify(r))],
+      [BINPB, protobuf],
+    ] as const) {
+      const [row] = dataPointRows(decodeStoredObject(key, bytes).request);
+      expect(row?.time).toBe('1970-01-01T00:00:00.000001000Z');
+      expect(row).not.toHaveProperty('value');
+    }
+  });
+
+  test('a point with a value of 0 keeps it', () => {
+    for (const point of [{ asInt: '0' }, { asDouble: 0 }]) {
+      const r = request('gauge', point);
+      expect(dataPointRows(r)[0]?.value).toBe(0);
+      const protobuf = encodeProtobuf(JSON.parse(JSON.stringify(r)));
+      const decoded = decodeStoredObject(KEY.replace('.json', '.binpb'), protobuf).request;
+      expect(dataPointRows(decoded)[0]?.value).toBe(0);
+    }
   });
 });
 
