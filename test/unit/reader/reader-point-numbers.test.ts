@@ -5,11 +5,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   dataPointRows,
   decodeStoredObject,
+  decodeStoredObjectAsync,
   ObjectDecodeError,
   type OtlpObject,
   readMetrics,
   type UnreadableObject,
 } from '../../../src/reader.js';
+import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
+import { encodeParquet } from '../../../src/signals/metrics/parquet/encode.js';
 import { decodeJsonExact, encodeProtobuf } from '../../support/otlp-reference.js';
 import { collect, keyAt, writeAtKey } from '../../support/reader-fixtures.js';
 import { READER_T0, timesAfter } from '../../support/time.js';
@@ -205,6 +208,24 @@ describe('a gauge or sum point with neither asInt nor asDouble has no value, in 
       expect(row?.time).toBe('1970-01-01T00:00:00.000001000Z');
       expect(row).not.toHaveProperty('value');
     }
+  });
+
+  test('the same from a Parquet file, whose Value is null', async () => {
+    const builders = new MetricColumnBuilders();
+    builders.appendRequest(
+      request('gauge', {
+        timeUnixNano: '1000',
+        flags: 1,
+      }) as unknown as Parameters<MetricColumnBuilders['appendRequest']>[0],
+    );
+    const file = await encodeParquet(builders.seal(), { compression: 'none' });
+    const { request: decoded } = await decodeStoredObjectAsync(
+      KEY.replace('.json', '.parquet'),
+      file,
+    );
+    const [row] = dataPointRows(decoded);
+    expect(row?.type).toBe('gauge');
+    expect(row).not.toHaveProperty('value');
   });
 
   test('a point with a value of 0 keeps it', () => {
