@@ -242,19 +242,16 @@ function intOf(v: OtlpValue | undefined): number | undefined {
   return int64Number(v);
 }
 
-/** 2^63, the first double past the largest int64 (-2^63, the smallest, is one). */
-const TWO_63 = 2 ** 63;
-
 /**
  * An int64 as proto3's JSON mapping spells it, as a number (exact up to 2^53), else undefined: a
- * whole number from -2^63 to 2^63 - 1, as a JSON number (`1e0` is 1) or as decimal digits
- * (`"-42"`, `"9007199254740993"`). Not 1.5, 1e20 or Infinity (1e999), nor text with a point or
- * an exponent (`"1.0"`, `"1e3"`), nor NaN: no int64 is one.
+ * whole number from -2^63 to 2^63 - 1 as decimal digits (`"-42"`, `"9007199254740993"`), or a
+ * whole JSON number (`1e0` is 1). Not 1.5 or Infinity (1e999), nor text with a point or an
+ * exponent (`"1.0"`, `"1e3"`), nor NaN: no int64 is one. A whole JSON number past the range
+ * (1e+21) is read as it is: opentelemetry-js writes a JavaScript integer so, and refusing it
+ * would refuse the whole object it is in.
  */
 export function int64Number(v: OtlpValue | undefined): number | undefined {
-  if (typeof v === 'number') {
-    return Number.isInteger(v) && v >= -TWO_63 && v < TWO_63 ? v : undefined;
-  }
+  if (typeof v === 'number') return Number.isInteger(v) ? v : undefined;
   if (typeof v !== 'string') return undefined;
   if (/^-?\d{1,15}$/.test(v)) return Number(v);
   if (!/^-?\d+$/.test(v)) return undefined;
