@@ -1,10 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { expect, test } from 'vitest';
+import { test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
-import { spawnTs } from '../support/child.js';
+import { spawnTs, spawnWaiting } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
 import { prng } from '../support/prng.js';
@@ -31,12 +31,25 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
     order: random(),
   })).sort((a, b) => a.order - b.order);
 
+  // The cases share nothing but the black hole and the bucket (each has a spool directory and a
+  // prefix of its own), time nothing, and spend most of their time starting child processes and
+  // waiting on them: they run at once (vitest's maxConcurrency at a time).
   for (const driver of SIGNALS)
     for (const { point, at } of plan) {
-      test(`${driver.signal}, killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async () => {
+      test.concurrent(`${driver.signal}, killed at ${point} of write ${at} (seed ${SEED}): complete files are replayed once, torn ones quarantined`, async ({
+        expect,
+        onTestFinished,
+      }) => {
         const root = await newDir('otel-s3-killpoint-');
         const dir = signalSpoolDir(root, driver);
         const prefix = `kill/${driver.signal}-${point}-${at}-${Date.now()}`;
+        // The replay starts with the writer and waits, its modules loaded, until the kill.
+        const waitingReplay = spawnWaiting('test/support/children/spool-replay.ts', {
+          ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
+          SIGNAL: driver.signal,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: root,
+        });
         const writer = spawnTs('test/support/children/spool-killpoint.ts', {
           ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
           SIGNAL: driver.signal,
@@ -44,6 +57,11 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
           SPOOL_DIR: root,
           KILL_POINT: point,
           KILL_AT: String(at),
+        });
+        onTestFinished(() => {
+          if (writer.process.exitCode === null && writer.process.signalCode === null)
+            writer.process.kill('SIGKILL');
+          waitingReplay.kill();
         });
         const stopped = await writer.waitForJson<{ killpoint?: string; write: number }>(
           (v) => v.killpoint !== undefined,
@@ -74,12 +92,8 @@ describeS3('spool: SIGKILL at every moment of a write, restart on the same spool
         expect([completeTmp, tornTmp]).toEqual(expected.tmp);
         expect(batches).toBe(expected.batches);
 
-        const replay = spawnTs('test/support/children/spool-replay.ts', {
-          ...childConnectionEnv(s3Server?.endpoint, bucket, s3Server),
-          SIGNAL: driver.signal,
-          S3_PREFIX: prefix,
-          SPOOL_DIR: root,
-        });
+        await waitingReplay.ready;
+        const replay = waitingReplay.go();
         const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
           (v) => v.done === true,
         );

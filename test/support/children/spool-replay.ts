@@ -1,11 +1,15 @@
 /**
  * Child process: opens the spool an earlier (killed) process of SIGNAL (metrics unless set) left
- * and uploads it, then reports.
+ * and uploads it, then reports. With GO_ON_STDIN=1 it loads its modules, then waits for its go
+ * (./go.ts) before it touches the spool.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { driverOf, signalSpoolDir } from '../signal-driver.js';
 import { childSpoolExporter } from './connection.js';
+import { waitForGo } from './go.js';
+
+await waitForGo();
 
 const driver = driverOf(process.env.SIGNAL);
 const exporter = childSpoolExporter({ flushTimeoutMillis: 10_000 }, driver);
