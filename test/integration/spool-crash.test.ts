@@ -4,7 +4,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { expect, test } from 'vitest';
 import type { ExporterStats } from '../../src/index.js';
 import { decodeSpoolFile } from '../../src/spool/file-format.js';
-import { spawnTs } from '../support/child.js';
+import { spawnTs, spawnWaiting } from '../support/child.js';
 import { childConnectionEnv } from '../support/children/connection.js';
 import type { Fault, FaultProxy } from '../support/fault-proxy.js';
 import { decodeStored, describeS3, listAndFetch, s3Server, withS3 } from '../support/s3.js';
@@ -27,17 +27,33 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
 
   for (const driver of SIGNALS)
     for (const { name, fault } of cases) {
-      test(`${driver.signal}, ${name}: every batch sealed before the kill lands exactly once after the restart`, async () => {
+      test(`${driver.signal}, ${name}: every batch sealed before the kill lands exactly once after the restart`, async ({
+        onTestFinished,
+      }) => {
         const dir = await newDir('otel-s3-spool-crash-');
         const prefix = `crash/${driver.signal}-${fault.kind}-${Date.now()}`;
         const signalEnv = { SIGNAL: driver.signal };
         await proxy.set(fault);
+        // The replay starts with the writer and waits, its modules loaded, for its go after the
+        // kill: it makes its exporter only then. Through the proxy: it shows what the server
+        // answered to each replayed PUT.
+        const waitingReplay = spawnWaiting('test/support/children/spool-replay.ts', {
+          ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
+          ...signalEnv,
+          S3_PREFIX: prefix,
+          SPOOL_DIR: dir,
+        });
         const writer = spawnTs('test/support/children/spool-writer.ts', {
           ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
           ...signalEnv,
           S3_PREFIX: prefix,
           SPOOL_DIR: dir,
           COLLECTIONS: '30',
+        });
+        onTestFinished(() => {
+          if (writer.process.exitCode === null && writer.process.signalCode === null)
+            writer.process.kill('SIGKILL');
+          waitingReplay.kill();
         });
         const ready = await writer.waitForJson<{
           ready?: boolean;
@@ -83,13 +99,8 @@ describeS3('spool: kill -9 in the middle of uploads, restart on the same spoolDi
 
         await proxy.set({ kind: 'pass' });
         const replayFrom = proxy.attempts.length;
-        // Through the proxy: it shows what the server answered to each replayed PUT.
-        const replay = spawnTs('test/support/children/spool-replay.ts', {
-          ...childConnectionEnv(proxy.endpoint, bucket, s3Server),
-          ...signalEnv,
-          S3_PREFIX: prefix,
-          SPOOL_DIR: dir,
-        });
+        await waitingReplay.ready;
+        const replay = waitingReplay.go();
         const { stats } = await replay.waitForJson<{ done?: boolean; stats: ExporterStats }>(
           (v) => v.done === true,
         );
