@@ -36,8 +36,8 @@ import {
 
 /**
  * What a compaction run of spans or log records asks of the Parquet writer beyond the codec: a
- * `TraceId` bloom filter in each row group of the outputs (docs/parquet.md, "Bloom filters on
- * `TraceId`"). The exporter's own files have none.
+ * `TraceId` bloom filter in each row group of the outputs, as the exporter's own files have
+ * (docs/parquet.md, "Bloom filters on `TraceId`").
  */
 export const FLAT_OUTPUT_WRITER_OPTIONS: CompactionRows<SealedFlat, FlatKeys>['writerOptions'] = {
   bloomFilters: TRACE_ID_BLOOM_FILTERS,

@@ -224,6 +224,45 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * Every file's TraceId chunks have a bloom filter that DuckDB reads (parquet_bloom_probe): the
+ * file holding `present` lets it through, and of twenty ids no file holds, DuckDB rules most out
+ * in every file (a filter that lets everything through would rule none out).
+ */
+async function traceIdBloomFilters(paths: string[], present: string) {
+  for (const path of paths) {
+    const meta = await duckdbRows(
+      `SELECT path_in_schema FROM parquet_metadata('${path}') WHERE bloom_filter_offset IS NOT NULL`,
+    );
+    const groups = await duckdbRows(
+      `SELECT DISTINCT row_group_id FROM parquet_metadata('${path}')`,
+    );
+    expect(meta.map((m) => m.path_in_schema)).toEqual(groups.map(() => 'TraceId'));
+  }
+  const probe = async (id: string) =>
+    duckdbRows(
+      paths
+        .map(
+          (p) =>
+            `SELECT bloom_filter_excludes AS out FROM parquet_bloom_probe('${p}', 'TraceId', '${id}')`,
+        )
+        .join(' UNION ALL '),
+    );
+  // The lookups above found the id's rows: some file's filter lets it through.
+  const letThrough = (await probe(present)).filter((r) => r.out === false).length;
+  expect(letThrough).toBeGreaterThanOrEqual(1);
+  let excluded = 0;
+  let probes = 0;
+  for (let i = 0; i < 20; i++) {
+    const absent = `${i.toString(16).padStart(2, '0')}${'e'.repeat(30)}`;
+    for (const r of await probe(absent)) {
+      probes++;
+      if (r.out === true) excluded++;
+    }
+  }
+  expect(excluded).toBeGreaterThan(probes / 2);
+}
+
 describeS3('spans and log records as Parquet, through the SDK into a real S3 server', () => {
   let client: S3Client;
   let bucket: string;
@@ -298,6 +337,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       traceValues(recording.rows, traceId, (r) => r.SpanId),
     );
     expect(found).toHaveLength(4);
+    await traceIdBloomFilters(paths, traceId);
     // The error spans of one service.
     const errors = await duckdbRows(
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${glob}') WHERE "ServiceName" = 'checkout' AND "StatusCode" = 'Error'`,
@@ -377,6 +417,7 @@ describeS3('spans and log records as Parquet, through the SDK into a real S3 ser
       `SELECT count(*)::INTEGER AS n FROM read_parquet('${glob}') WHERE "TraceId" = '${traceId}'`,
     );
     expect(inTrace).toEqual([{ n: recording.rows.filter((r) => r.TraceId === traceId).length }]);
+    await traceIdBloomFilters(paths, traceId);
 
     // The documented query of one trace's log records, verbatim.
     const traceLogs = await docsQuery('trace-logs');

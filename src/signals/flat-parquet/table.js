@@ -90,9 +90,9 @@ import { compareInt64 } from '../../parquet/statistics.js';
 export { SCHEMA_VERSION_KEY };
 
 /**
- * The bloom filters of compaction's files of spans and log records (docs/parquet.md, "Bloom
- * filters on TraceId"): TraceId, sized for each row group's distinct ids at 1 % false positives.
- * The exporter's own files have none. For the writer's options (FileWriterOptions.bloomFilters).
+ * The bloom filters of every Parquet file of spans and log records, the exporter's and
+ * compaction's (docs/parquet.md, "Bloom filters on TraceId"): TraceId, sized for each row group's
+ * distinct ids at 1 % false positives. For the writer's options (FileWriterOptions.bloomFilters).
  * @type {import('../../parquet/file-writer.js').BloomFilterOptions}
  */
 export const TRACE_ID_BLOOM_FILTERS = Object.freeze({
@@ -859,7 +859,7 @@ export function flatTable(spec) {
 
 /**
  * The encoder of a spec's sealed columns: one Parquet file, its rows sorted (one run of the
- * shared writer).
+ * shared writer), with TRACE_ID_BLOOM_FILTERS unless `options` names its own.
  * @param {FlatSpec} spec
  * @returns {(sealed: SealedFlat, options: import('../../parquet/file-writer.js').EncodeOptions) => Promise<Uint8Array>}
  */
@@ -868,7 +868,10 @@ export function flatEncoder(spec) {
   return async (sealed, options) => {
     // Never a wrapped time: the batch goes to its fallback (OTLP/JSON, which holds it) instead.
     if (sealed.late !== undefined) throw new Error(sealed.late);
-    const writer = new TableFileWriter(table, options);
+    const writer = new TableFileWriter(table, {
+      ...options,
+      bloomFilters: options.bloomFilters ?? TRACE_ID_BLOOM_FILTERS,
+    });
     await writer.writeRun(sealed);
     return writer.finish(options.keyValueMetadata).slice();
   };
