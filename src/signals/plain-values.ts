@@ -74,6 +74,28 @@ export class FieldValueError extends Error {
 }
 
 const INT32 = 'an int32: a whole number from -2^31 to 2^31 - 1';
+/** What a uint64 field (a count) may hold. */
+export const UINT64 = 'a uint64: a whole number from 0 to 2^64 - 1';
+
+/** The integers a field holds, its bounds also as doubles (for the usual small value). */
+interface Range {
+  min: bigint;
+  max: bigint;
+  minNumber: number;
+  maxNumber: number;
+}
+
+const range = (min: bigint, max: bigint): Range => ({
+  min,
+  max,
+  minNumber: Number(min),
+  maxNumber: Number(max),
+});
+
+const INT32_RANGE = range(-(2n ** 31n), 2n ** 31n - 1n);
+const INT64_RANGE = range(-(2n ** 63n), 2n ** 63n - 1n);
+const UINT32_RANGE = range(0n, 2n ** 32n - 1n);
+const UINT64_RANGE = range(0n, 2n ** 64n - 1n);
 
 /** A whole number (or its decimal text) a double holds exactly, else undefined. */
 function smallWhole(v: unknown): number | undefined {
@@ -82,35 +104,38 @@ function smallWhole(v: unknown): number | undefined {
 }
 
 /**
- * An integer field as OTLP/JSON spells it (a number, or decimal text), 0 when unset (absent or
- * null): a number while a double holds it exactly (no BigInt for the usual count or severity),
- * else a bigint; throws FieldValueError, naming `field` and `allowed`, for anything else or one
- * outside `min` to `max`.
+ * An integer as OTLP/JSON spells it (a number, or decimal text) in `r`: a number while a double
+ * holds it exactly (no BigInt for the usual count or severity), else a bigint; undefined for
+ * anything else or one outside `r`. Unset (absent or null) is the caller's.
  */
-function wholeOf(
-  v: unknown,
-  field: string,
-  min: bigint,
-  max: bigint,
-  allowed: string,
-): number | bigint {
-  if (v === undefined || v === null) return 0;
+function whole(v: unknown, r: Range): number | bigint | undefined {
   const small = smallWhole(v);
-  if (small !== undefined) {
-    // Safe integers against the bounds as doubles: exact at this size.
-    if (small >= Number(min) && small <= Number(max)) return small;
-    throw new FieldValueError(field, v, allowed);
-  }
+  // Safe integers against the bounds as doubles: exact at this size.
+  if (small !== undefined) return small >= r.minNumber && small <= r.maxNumber ? small : undefined;
   let n: bigint | undefined;
   if (typeof v === 'number' && Number.isInteger(v)) n = BigInt(v);
   else if (typeof v === 'string' && /^-?\d{1,30}$/.test(v)) n = BigInt(v);
-  if (n === undefined || n < min || n > max) throw new FieldValueError(field, v, allowed);
+  return n === undefined || n < r.min || n > r.max ? undefined : n;
+}
+
+/**
+ * An integer field (see whole()), 0 when unset (absent or null); throws FieldValueError, naming
+ * `field` and `allowed`, for anything else or one outside `r`.
+ */
+function wholeOf(v: unknown, field: string, r: Range, allowed: string): number | bigint {
+  if (v === undefined || v === null) return 0;
+  const n = whole(v, r);
+  if (n === undefined) throw new FieldValueError(field, v, allowed);
   return n;
 }
 
 /** An int32 field (a scale, a bucket offset); 0 when unset. Throws FieldValueError. */
 export const int32Field = (v: unknown, field: string): number =>
-  Number(wholeOf(v, field, -(2n ** 31n), 2n ** 31n - 1n, INT32));
+  Number(wholeOf(v, field, INT32_RANGE, INT32));
+
+/** Whether int32Field() reads `v` without throwing. */
+export const int32Ok = (v: unknown): boolean =>
+  v === undefined || v === null || whole(v, INT32_RANGE) !== undefined;
 
 /** A uint32 field (flags) of at most `max`; 0 when unset. Throws FieldValueError. */
 export const uint32Field = (
@@ -118,7 +143,8 @@ export const uint32Field = (
   field: string,
   max = 2 ** 32 - 1,
   allowed = 'a uint32: a whole number from 0 to 2^32 - 1',
-): number => Number(wholeOf(v, field, 0n, BigInt(max), allowed));
+): number =>
+  Number(wholeOf(v, field, max === 2 ** 32 - 1 ? UINT32_RANGE : range(0n, BigInt(max)), allowed));
 
 /** An int64 or uint64 field: a number while exact, else a bigint. */
 const exact = (n: number | bigint): number | bigint =>
@@ -129,19 +155,15 @@ const exact = (n: number | bigint): number | bigint =>
 
 /** An int64 field (a value's asInt); 0 when unset. Throws FieldValueError. */
 export const int64Field = (v: unknown, field: string): number | bigint =>
-  exact(
-    wholeOf(
-      v,
-      field,
-      -(2n ** 63n),
-      2n ** 63n - 1n,
-      'an int64: a whole number from -2^63 to 2^63 - 1',
-    ),
-  );
+  exact(wholeOf(v, field, INT64_RANGE, 'an int64: a whole number from -2^63 to 2^63 - 1'));
 
 /** A uint64 field (a count); 0 when unset. Throws FieldValueError. */
 export const uint64Field = (v: unknown, field: string): number | bigint =>
-  exact(wholeOf(v, field, 0n, 2n ** 64n - 1n, 'a uint64: a whole number from 0 to 2^64 - 1'));
+  exact(wholeOf(v, field, UINT64_RANGE, UINT64));
+
+/** Whether uint64Field() reads `v` without throwing. */
+export const uint64Ok = (v: unknown): boolean =>
+  v === undefined || v === null || whole(v, UINT64_RANGE) !== undefined;
 
 /**
  * A double field as OTLP/JSON spells it (a number, decimal text, "NaN", "Infinity",

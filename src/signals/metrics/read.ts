@@ -15,8 +15,9 @@ const json = read.decoders['otlp-json'];
 
 /**
  * Metrics, as the reader decodes them: each object is one ExportMetricsServiceRequest. An
- * OTLP/JSON one whose data point holds no number in a number field ("abc", true) is refused,
- * naming the metric and the field, never read as a row of 0.
+ * OTLP/JSON one whose data point holds no number in a number field ("abc", true), or none of
+ * the field's kind (a count of 1.5 or -1, a scale of 2^31), is refused, naming the metric and
+ * the field, never read as a row of 0 or of a number no OTLP field holds.
  */
 export const metricsRead: SignalRead = {
   ...read,

@@ -7,6 +7,8 @@ import {
   FieldValueError,
   INT64,
   inItem,
+  int32Field,
+  int32Ok,
   int64Number,
   list,
   nanosText,
@@ -15,6 +17,9 @@ import {
   obj,
   type PlainValue,
   str,
+  UINT64,
+  uint64Field,
+  uint64Ok,
 } from '../plain-values.js';
 import { METRIC_FIELDS, TEMPORALITY_NAMES, walkRequest } from './otlp-walk.js';
 
@@ -124,6 +129,30 @@ const numberList = (v: OtlpValue | undefined, field: string, allowed = NUMBER): 
     return n;
   });
 
+/**
+ * A count (a uint64: uint64Field, as the compactor reads it) as a row's number, the nearest
+ * double past 2^53; 0 when unset. Throws FieldValueError for 1.5, -1, "1e3", NaN or 2^64.
+ */
+const countField = (v: OtlpValue | undefined, field: string): number =>
+  Number(uint64Field(v, field));
+
+/** Whether countList() reads `v` without throwing. */
+function countsOk(v: OtlpValue | undefined): boolean {
+  const values = list(v);
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i];
+    if (x === null || !uint64Ok(x)) return false;
+  }
+  return true;
+}
+
+/** A list of counts (bucket counts); a null in it is no count, as no unset field is. */
+const countList = (v: OtlpValue | undefined, field: string): number[] =>
+  list(v).map((x) => {
+    if (x === null) throw new FieldValueError(field, x, UINT64);
+    return countField(x, field);
+  });
+
 const TEMPORALITY: Readonly<Record<number, PointRow['temporality']>> = {
   0: '',
   1: 'delta',
@@ -146,8 +175,9 @@ type MetricPart = Pick<PointRow, 'resource' | 'scope' | 'metric' | 'type' | 'uni
 /**
  * Every data point of an ExportMetricsServiceRequest (in the OTLP/JSON object shape), flattened:
  * the rows `otel-s3 points` prints. Throws FieldValueError, naming the metric and the field, for a
- * number field that holds no number ("abc", true, {}): the reader refuses such an object as it
- * decodes it (checkPointNumbers).
+ * number field that holds no number ("abc", true, {}), or none of its kind (a count of 1.5, -1 or
+ * "1e3", which no uint64 is; a scale of 2^31): the reader refuses such an object as it decodes it
+ * (checkPointNumbers), as the compactor does (parquet/append-otlp.ts reads the same fields).
  */
 export function dataPointRows(request: OtlpObject): PointRow[] {
   const rows: PointRow[] = [];
@@ -198,13 +228,15 @@ function point(base: MetricPart, type: MetricType, p: OtlpObject): PointRow {
 }
 
 /**
- * The number fields of a point, into its row. Throws FieldValueError for a field that holds no
- * number, the first in the row's order.
+ * The number fields of a point, into its row: doubles (sum, min, max, asDouble, bounds) as
+ * numbers, counts as uint64s and a scale and bucket offsets as int32s, read by the compactor's
+ * field readers (uint64Field, int32Field). Throws FieldValueError for a field that holds none of
+ * its kind, the first in the row's order.
  */
 function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): void {
   // What every distribution has: a count, and a sum, min and max when they were recorded.
   const summary = (fields: readonly ('sum' | 'min' | 'max')[]) => {
-    row.count = numberField(p.count, 'count') ?? 0;
+    row.count = countField(p.count, 'count');
     for (const name of fields) {
       const v = numberField(p[name], name, DOUBLE);
       if (v !== undefined) row[name] = v;
@@ -223,21 +255,21 @@ function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): 
       summary(['sum', 'min', 'max']);
       row.buckets = {
         explicitBounds: numberList(p.explicitBounds, 'an explicit bound', DOUBLE),
-        bucketCounts: numberList(p.bucketCounts, 'a bucket count'),
+        bucketCounts: countList(p.bucketCounts, 'a bucket count'),
       };
       break;
     case 'exponentialHistogram': {
       const buckets = (side: 'positive' | 'negative') => {
         const b = obj(p[side]);
         return {
-          offset: numberField(b.offset, `the ${side} buckets' offset`) ?? 0,
-          bucketCounts: numberList(b.bucketCounts, `a ${side} bucket count`),
+          offset: int32Field(b.offset, `the ${side} buckets' offset`),
+          bucketCounts: countList(b.bucketCounts, `a ${side} bucket count`),
         };
       };
       summary(['sum', 'min', 'max']);
       row.buckets = {
-        scale: numberField(p.scale, 'scale') ?? 0,
-        zeroCount: numberField(p.zeroCount, 'zeroCount') ?? 0,
+        scale: int32Field(p.scale, 'scale'),
+        zeroCount: countField(p.zeroCount, 'zeroCount'),
         positive: buckets('positive'),
         negative: buckets('negative'),
       };
@@ -260,31 +292,31 @@ function pointNumbersOk(type: MetricType, p: OtlpObject): boolean {
         : int64Number(p.asInt) !== undefined;
     case 'histogram':
       return (
-        numberOk(p.count) &&
+        uint64Ok(p.count) &&
         numberOk(p.sum) &&
         numberOk(p.min) &&
         numberOk(p.max) &&
         numbersOk(p.explicitBounds) &&
-        numbersOk(p.bucketCounts)
+        countsOk(p.bucketCounts)
       );
     case 'exponentialHistogram': {
       const positive = obj(p.positive);
       const negative = obj(p.negative);
       return (
-        numberOk(p.count) &&
+        uint64Ok(p.count) &&
         numberOk(p.sum) &&
         numberOk(p.min) &&
         numberOk(p.max) &&
-        numberOk(p.scale) &&
-        numberOk(p.zeroCount) &&
-        numberOk(positive.offset) &&
-        numbersOk(positive.bucketCounts) &&
-        numberOk(negative.offset) &&
-        numbersOk(negative.bucketCounts)
+        int32Ok(p.scale) &&
+        uint64Ok(p.zeroCount) &&
+        int32Ok(positive.offset) &&
+        countsOk(positive.bucketCounts) &&
+        int32Ok(negative.offset) &&
+        countsOk(negative.bucketCounts)
       );
     }
     case 'summary':
-      return numberOk(p.count) && numberOk(p.sum);
+      return uint64Ok(p.count) && numberOk(p.sum);
   }
 }
 
@@ -314,8 +346,9 @@ const inMetric = (name: string, error: unknown): unknown =>
  * Checks the number fields of every data point of a decoded OTLP/JSON request, and the values
  * of its resource, scope, point and exemplar attributes (the protobuf decoder and Parquet
  * give values of their kinds only): throws FieldValueError, naming the metric and the field or
- * attribute, for one that holds no number or a value of another kind, which a row would
- * otherwise show as 0 (an exemplar's, which no row shows, would pass unchecked).
+ * attribute, for one that holds no number or a value of another kind (as pointNumbers reads
+ * them: a count of 1.5 is none), which a row would otherwise show as 0 (an exemplar's, which no
+ * row shows, would pass unchecked).
  */
 export function checkPointNumbers(request: OtlpObject): void {
   let name = '';

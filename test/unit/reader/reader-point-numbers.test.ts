@@ -46,11 +46,14 @@ function decodeProblem(r: OtlpObject): string {
 const NUMBER = 'a number, or its decimal text, NaN or ±Infinity';
 const DOUBLE = `a double: ${NUMBER}`;
 const INT64 = 'an int64: a whole number from -2^63 to 2^63 - 1, or its decimal text';
+// Counts are uint64s, a scale and an offset int32s (reader-histogram-integers.test.ts).
+const UINT64 = 'a uint64: a whole number from 0 to 2^64 - 1';
+const INT32 = 'an int32: a whole number from -2^31 to 2^31 - 1';
 
 const CASES: [string, OtlpObject, string, string?][] = [
-  ['histogram', request('histogram', { count: 'abc' }), `count "abc"`],
-  ['histogram', request('histogram', { count: {} }), 'count {}'],
-  ['histogram', request('histogram', { count: true }), 'count true'],
+  ['histogram', request('histogram', { count: 'abc' }), `count "abc"`, UINT64],
+  ['histogram', request('histogram', { count: {} }), 'count {}', UINT64],
+  ['histogram', request('histogram', { count: true }), 'count true', UINT64],
   ['histogram', request('histogram', { count: '5', sum: 'x' }), 'sum "x"', DOUBLE],
   ['histogram', request('histogram', { count: '5', min: [1] }), 'min [1]', DOUBLE],
   ['histogram', request('histogram', { count: '5', max: false }), 'max false', DOUBLE],
@@ -64,20 +67,23 @@ const CASES: [string, OtlpObject, string, string?][] = [
     'histogram',
     request('histogram', { explicitBounds: [1], bucketCounts: ['1', 'lots'] }),
     'a bucket count "lots"',
+    UINT64,
   ],
-  ['exponential', request('exponentialHistogram', { scale: 'two' }), 'scale "two"'],
-  ['exponential', request('exponentialHistogram', { zeroCount: {} }), 'zeroCount {}'],
+  ['exponential', request('exponentialHistogram', { scale: 'two' }), 'scale "two"', INT32],
+  ['exponential', request('exponentialHistogram', { zeroCount: {} }), 'zeroCount {}', UINT64],
   [
     'exponential',
     request('exponentialHistogram', { positive: { offset: 'x', bucketCounts: ['1'] } }),
     `the positive buckets' offset "x"`,
+    INT32,
   ],
   [
     'exponential',
     request('exponentialHistogram', { negative: { offset: 0, bucketCounts: [true] } }),
     'a negative bucket count true',
+    UINT64,
   ],
-  ['summary', request('summary', { count: 'n/a' }), 'count "n/a"'],
+  ['summary', request('summary', { count: 'n/a' }), 'count "n/a"', UINT64],
   ['summary', request('summary', { count: '1', sum: {} }), 'sum {}', DOUBLE],
   ['gauge', request('gauge', { asInt: 'abc' }), 'asInt "abc"', INT64],
   ['sum', request('sum', { asDouble: true }), 'asDouble true', DOUBLE],
@@ -94,7 +100,7 @@ describe('a data point number field that is no number: the object is refused, na
 
   test('dataPointRows of such a request throws, naming the field, instead of a row of 0', () => {
     expect(() => dataPointRows(request('histogram', { count: 'abc' }, 'h'))).toThrow(
-      `metric "h": count "abc" is not ${NUMBER}`,
+      `metric "h": count "abc" is not ${UINT64}`,
     );
   });
 
@@ -263,7 +269,7 @@ describe('readMetrics skips such an object, reports it to onError and counts it'
     const read = await collect(stream);
     expect(read.map((o) => o.key)).toEqual([good]);
     expect(problems.map((p) => [p.key, p.stage, p.error.message])).toEqual([
-      [bad, 'decode', `${bad}: metric "h": count "abc" is not ${NUMBER}`],
+      [bad, 'decode', `${bad}: metric "h": count "abc" is not ${UINT64}`],
     ]);
     expect(stream.stats.objectsUnreadable).toBe(1);
   });
