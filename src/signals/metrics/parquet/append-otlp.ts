@@ -9,8 +9,10 @@ import { textOf } from '../../../parquet/tables.js';
 import {
   doubleField,
   enumField,
+  FieldValueError,
   int32Field,
   int64Field,
+  UINT64,
   uint32Field,
   uint64Field,
 } from '../../plain-values.js';
@@ -113,11 +115,18 @@ function summary(s: ColumnStore, r: number, p: Json): void {
   );
 }
 
-/** Appends a list of counts to the row's list `which`. */
+/**
+ * Appends a list of counts to the row's list `which`. A null in it is no count (a list holds no
+ * unset items), as the reader and proto3's JSON mapping refuse it.
+ */
 function countList(s: ColumnStore, r: number, which: number, counts: unknown, field: string): void {
   const items = list(counts);
   const at = s.reserveCounts(r, which, items.length);
-  for (let i = 0; i < items.length; i++) s.setCount(at + i, uint64Field(items[i], field));
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item === null) throw new FieldValueError(field, item, UINT64);
+    s.setCount(at + i, uint64Field(item, field));
+  }
 }
 
 function histogram(s: ColumnStore, r: number, p: Json): void {
