@@ -23,7 +23,7 @@
  *     users run it: each hour's files merged into one sorted file with TraceId bloom filters, the
  *     inputs deleted. Its wall and CPU time (and peak RSS) are reported; the same three lookups
  *     run over what is left (the outputs only: checked, with every span and record once).
- *  4. Bloom filters on TraceId, as measured before the decision: the day's Parquet files
+ *  4. Bloom filters on TraceId (which the exporter's files have): the day's Parquet files
  *     rewritten by pyarrow (OTEL_S3_PYARROW_PYTHON; the same rows in the same order, the same
  *     encodings and zstd) without and with a TraceId bloom filter (ndv = the file's distinct ids,
  *     fpp 1 %); and, for reference, pyarrow's stand-in for compaction used before it existed
@@ -31,7 +31,7 @@
  *
  * Targets: issue 33's: each lookup at least 20× faster than read_json over the exporter's files,
  * and at least 100× over the compacted outputs; every answer equal to what was generated.
- * Flags: --hours=N (24), --traces-per-second=X, --instances=N (per service), --services=N,
+ * Flags: --hours=N (24), --traces-per-second=X (5), --instances=N (per service), --services=N,
  * --rounds=N (read_json's as read_parquet's, each after one untimed run), --repeats=N (runs a round
  * of a lookup under 250 ms), --keep (leave the mirror and print where), --no-bloom (no pyarrow
  * rewrites).
@@ -80,7 +80,12 @@ const COMPACTED_SPEEDUP = 100;
 const HOURS = numberFlag('hours', args.quick ? 6 : 24);
 const SERVICES = numberFlag('services', args.quick ? 8 : 20);
 const INSTANCES = numberFlag('instances', 1);
-const TRACES_PER_SECOND = numberFlag('traces-per-second', args.quick ? 0.25 : 1);
+/**
+ * 5 traces a second: about 81 spans and 40 log records a second for the shop, 4 spans a second an
+ * instance (docs/parquet.md, "Lookups": at 1 a second a lookup before compaction costs what
+ * opening the day's files costs, whatever their layout).
+ */
+const TRACES_PER_SECOND = numberFlag('traces-per-second', args.quick ? 0.25 : 5);
 const ROUNDS = numberFlag('rounds', args.quick ? 2 : 3);
 /** A lookup (read_json's too) whose untimed first run took less than FAST_MILLIS runs REPEATS times a round. */
 const FAST_MILLIS = 250;
