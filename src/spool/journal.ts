@@ -514,16 +514,16 @@ export class OpenBatchJournal implements OpenJournal {
         );
         return taken.length;
       }
+      // Taken entries stay counted in pending.bytes until freed, and append() gives the chain
+      // up past maxPendingBytes: putting them back cannot pass it.
       chain.pending.putBack(taken);
       chain.pendingItems.points += items.points;
       chain.pendingItems.rawBytes += items.rawBytes;
-      if (chain.pending.bytes > this.#options.maxPendingBytes) this.#giveUp(chain);
-      else
-        this.#reports.journalFailed(
-          code,
-          error,
-          `its entries go to a fresh file in ${this.#options.syncMillis} ms; until then a crash loses them`,
-        );
+      this.#reports.journalFailed(
+        code,
+        error,
+        `its entries go to a fresh file in ${this.#options.syncMillis} ms; until then a crash loses them`,
+      );
     }
     return taken.length;
   }
