@@ -1,7 +1,8 @@
 // @ts-check
 // xxHash64 with seed 0, the hash of Parquet's bloom filters (bloom-filter.js), from the
 // xxhash-wasm package (WebAssembly: no native build, the same on every Node.js). Loaded by the
-// first file that writes a bloom filter, so never by an exporter: its files have none.
+// first file that writes a bloom filter: spans' and log records' (in an exporter, by its body
+// worker), never metrics'.
 
 /** @typedef {(bytes: Uint8Array) => bigint} Hash64 xxHash64 (seed 0) of the bytes, unsigned */
 
