@@ -56,11 +56,68 @@ export const SPAN_OUTPUT_ROW_GROUP_ROWS = 16_384;
 
 type Column = FlatSpec['columns'][number];
 
-/** How a source batch's string and set ids map to the copy's (-1: not mapped yet). */
-interface SourceMaps {
-  strings: Int32Array;
-  sets: Int32Array;
+/**
+ * What a copier needs of a source batch: where each row's items start, and how its string and
+ * set ids map to the copy's, each entry marked with the copier that set it (an entry marked
+ * otherwise is not mapped yet for the copier reading it). Made once a batch and lent to one
+ * copier at a time, until it forgets the batch or is sealed (another copier reading the batch
+ * meanwhile gets arrays of its own). A spilled run is copied into its chunks by a copier each
+ * (spill.ts, 64 or so a run): made for each copier, the starts were computed again over the
+ * whole run for every chunk, and the maps allocated and filled at the size of the run's strings
+ * and sets (in spans about one of each a row), a pass over the run and some 16 bytes a row of it
+ * allocated for every chunk. A sealed batch is not changed after, so neither are its starts.
+ */
+interface SourceWork {
   starts: Uint32Array[];
+  /** Per string id: its id in the copy, then the mark of the copier that set it. */
+  strings: Int32Array;
+  /** Per set id: its id in the copy, then the mark of the copier that set it. */
+  sets: Int32Array;
+  /** Lent to a copier now. */
+  lent: boolean;
+}
+
+/** A source batch's work as a copier reads it: its mark, and the work lent to it (if so). */
+interface SourceMaps extends SourceWork {
+  mark: number;
+  lentFrom: SourceWork | undefined;
+}
+
+let sourceWork = new WeakMap<SealedFlat, SourceWork>();
+/** The last copier's mark (0: none; marks start at 1, a new work's marks are all 0). */
+let lastMark = 0;
+
+function nextMark(): number {
+  if (lastMark === 0x7fffffff) {
+    // Every mark given: new work for every batch, so that no old mark is taken for a new one.
+    lastMark = 0;
+    sourceWork = new WeakMap();
+  }
+  return ++lastMark;
+}
+
+const newWork = (s: SealedFlat, starts: Uint32Array[]): SourceWork => ({
+  starts,
+  strings: new Int32Array(2 * s.stringCount),
+  sets: new Int32Array(2 * s.setCount),
+  lent: false,
+});
+
+/** The batch's work for a copier marked `mark`: the batch's own if not lent, else new arrays. */
+function mapsFor(s: SealedFlat, mark: number): SourceMaps {
+  let work = sourceWork.get(s);
+  if (work === undefined) {
+    work = newWork(s, itemStarts(s));
+    sourceWork.set(s, work);
+  }
+  if (work.lent) return { ...newWork(s, work.starts), mark, lentFrom: undefined };
+  work.lent = true;
+  return { ...work, mark, lentFrom: work };
+}
+
+/** Gives back what mapsFor lent. */
+function giveBack(maps: SourceMaps | undefined): void {
+  if (maps?.lentFrom !== undefined) maps.lentFrom.lent = false;
 }
 
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
@@ -71,6 +128,7 @@ class FlatCopier implements RowCopier<SealedFlat> {
   readonly #maps = new Map<SealedFlat, SourceMaps>();
   readonly #rowColumns: number[];
   readonly #groups: number[][];
+  readonly #mark = nextMark();
 
   constructor(readonly spec: FlatSpec) {
     this.#store = new FlatStore(spec);
@@ -107,10 +165,12 @@ class FlatCopier implements RowCopier<SealedFlat> {
   }
 
   forget(s: SealedFlat): void {
+    giveBack(this.#maps.get(s));
     this.#maps.delete(s);
   }
 
   seal(): SealedFlat {
+    for (const maps of this.#maps.values()) giveBack(maps);
     this.#maps.clear();
     return this.#store.seal();
   }
@@ -118,42 +178,38 @@ class FlatCopier implements RowCopier<SealedFlat> {
   #mapsOf(s: SealedFlat): SourceMaps {
     let maps = this.#maps.get(s);
     if (maps === undefined) {
-      maps = {
-        strings: new Int32Array(s.stringCount).fill(-1),
-        sets: new Int32Array(s.setCount).fill(-1),
-        starts: itemStarts(s),
-      };
+      maps = mapsFor(s, this.#mark);
       this.#maps.set(s, maps);
     }
     return maps;
   }
 
   #string(s: SealedFlat, maps: SourceMaps, id: number): number {
-    let out = maps.strings[id] as number;
-    if (out < 0) {
-      const text = utf8.decode(
-        s.strings.subarray(s.stringOffsets[id] as number, s.stringOffsets[id + 1] as number),
-      );
-      out = this.#store.strings.id(text);
-      maps.strings[id] = out;
-    }
+    const strings = maps.strings;
+    if (strings[2 * id + 1] === maps.mark) return strings[2 * id] as number;
+    const text = utf8.decode(
+      s.strings.subarray(s.stringOffsets[id] as number, s.stringOffsets[id + 1] as number),
+    );
+    const out = this.#store.strings.id(text);
+    strings[2 * id] = out;
+    strings[2 * id + 1] = maps.mark;
     return out;
   }
 
   #set(s: SealedFlat, maps: SourceMaps, id: number): number {
     if (id === 0) return 0;
-    let out = maps.sets[id] as number;
-    if (out < 0) {
-      // A batch's set is already a set: its entries are copied as this batch's string ids,
-      // each source string decoded and looked up once.
-      out = this.#store.sets.copy(
-        s.setEntries,
-        s.setOffsets[id] as number,
-        s.setOffsets[id + 1] as number,
-        (string) => this.#string(s, maps, string),
-      );
-      maps.sets[id] = out;
-    }
+    const sets = maps.sets;
+    if (sets[2 * id + 1] === maps.mark) return sets[2 * id] as number;
+    // A batch's set is already a set: its entries are copied as this batch's string ids,
+    // each source string decoded and looked up once.
+    const out = this.#store.sets.copy(
+      s.setEntries,
+      s.setOffsets[id] as number,
+      s.setOffsets[id + 1] as number,
+      (string) => this.#string(s, maps, string),
+    );
+    sets[2 * id] = out;
+    sets[2 * id + 1] = maps.mark;
     return out;
   }
 
