@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { schedstat as threadSchedstat } from '../../bench/lib/loop-delay.js';
 
 /** One late turn of the probe's timer. */
 export interface Stall {
@@ -23,22 +23,6 @@ export interface StallReport<T> {
   maxHeldMillis: number;
   /** The turns later than 20 ms, in order. */
   stalls: Stall[];
-}
-
-/**
- * [ns on a CPU, ns waiting on a run queue] of the calling thread, or undefined off Linux. The
- * kernel brings a running thread's figure up to date only at its tick and when the thread is
- * switched out; getrusage (process.cpuUsage()) brings it up to date first (as in
- * bench/lib/loop-delay.ts).
- */
-function threadSchedstat(): [number, number] | undefined {
-  try {
-    process.cpuUsage();
-    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
-    return [Number(run), Number(wait)];
-  } catch {
-    return undefined;
-  }
 }
 
 /**
