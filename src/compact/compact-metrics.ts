@@ -51,8 +51,8 @@ export async function compactMetrics(options: CompactMetricsOptions): Promise<Co
 
 /**
  * As compactMetrics, for spans: the Parquet files under `{prefix}/traces/` (the Parquet layout
- * of spans), each hour into few large files sorted by ServiceName, TraceId and Timestamp. OTLP
- * objects of spans are left as they are.
+ * of spans), each hour into few large files sorted by ServiceName, StatusCode, TraceId and
+ * Timestamp. OTLP objects of spans are left as they are.
  */
 export async function compactSpans(options: CompactMetricsOptions): Promise<CompactionReport> {
   return compactSignal(options, SPAN_ROWS);

@@ -29,9 +29,10 @@ import {
  * The rows of a flat table (spans, log records: src/signals/flat-parquet/) for compaction: one
  * span or log record a row, appended from the row groups of the exporter's Parquet files and of
  * earlier outputs, copied between sealed batches, spilled and merged in the table's own order
- * (its `sort`: ServiceName, TraceId, Timestamp; texts by their UTF-8 bytes, times as signed
- * integers), which is an order by content, the same in every batch; and from the OTLP objects of
- * the signal (append-otlp.ts of each), whose rows are the ones the exporter's Parquet gives.
+ * (its `sort`: ServiceName, then spans' StatusCode, TraceId, Timestamp; texts by their UTF-8
+ * bytes, times as signed integers), which is an order by content, the same in every batch; and
+ * from the OTLP objects of the signal (append-otlp.ts of each), whose rows are the ones the
+ * exporter's Parquet gives.
  */
 
 /**

@@ -107,7 +107,7 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
     { service: 'db', minute: 41, items: 9, seed: 4 },
   ];
 
-  test('spans: an hour of Parquet files becomes one output sorted by ServiceName, TraceId and Timestamp, with exactly the rows the SDK recorded', async () => {
+  test('spans: an hour of Parquet files becomes one output sorted by ServiceName, StatusCode, TraceId and Timestamp, with exactly the rows the SDK recorded', async () => {
     const recorded = await exportSpanBatches({ bucket, prefix }, connection(), HOUR, spanBatches);
     const inputs = await keys('traces/');
     expect(inputs).toHaveLength(spanBatches.length);
@@ -130,12 +130,12 @@ describeS3('compaction of spans and log records against a real S3 server', () =>
     const dir = await mirror();
     const rows = await duckdbSpanRows(`${dir}/${written[0]}`);
     expect(sorted(rows)).toEqual(sorted(recorded));
-    // In file order: ServiceName, then TraceId, then Timestamp.
+    // In file order: ServiceName, then StatusCode, then TraceId, then Timestamp.
     const order = rows.map((r) => JSON.parse(r) as string[]);
-    const key = (r: string[]) => [r[0], r[1], BigInt(r[4] as string)] as const;
+    const key = (r: string[]) => [r[0], r[8], r[1], BigInt(r[4] as string)] as const;
     const byKey = (a: string[], b: string[]) => {
       const [x, y] = [key(a), key(b)];
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < 4; i++) {
         if ((x[i] as string | bigint) < (y[i] as string | bigint)) return -1;
         if ((x[i] as string | bigint) > (y[i] as string | bigint)) return 1;
       }

@@ -214,9 +214,13 @@ const inMicros = (table: FlatColumns) => (row: FlatRow) => {
   }
   return out;
 };
-/** The tables' order: ServiceName, TraceId (their UTF-8 bytes), then Timestamp. */
+/**
+ * The tables' order: ServiceName, then (spans) StatusCode, then TraceId (their UTF-8 bytes), then
+ * Timestamp. A log record has no StatusCode: equal there.
+ */
 const flatOrder = (a: FlatRow, b: FlatRow) =>
   utf8Order(a.ServiceName as string, b.ServiceName as string) ||
+  utf8Order((a.StatusCode ?? '') as string, (b.StatusCode ?? '') as string) ||
   utf8Order(a.TraceId as string, b.TraceId as string) ||
   Number(BigInt(a.Timestamp as string) - BigInt(b.Timestamp as string));
 

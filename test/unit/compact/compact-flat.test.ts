@@ -117,12 +117,14 @@ describe('compaction of spans and log records on a directory', () => {
   const spilled = [
     {
       title:
-        'spans spilled in many runs come out as one run sorted by ServiceName, TraceId and Timestamp, every span once',
+        'spans spilled in many runs come out as one run sorted by ServiceName, StatusCode, TraceId and Timestamp, every span once',
       exportTo: exportSpansToDir,
       signalName: 'traces' as const,
       rows: SPAN_ROWS as AnyCompactionRows,
       items: 100,
       readBack: duckdbSpanRows,
+      // ServiceName, StatusCode, TraceId (duckdbSpanRows's places).
+      keysAt: [0, 8, 1],
       timeAt: 4,
     },
     {
@@ -132,6 +134,7 @@ describe('compaction of spans and log records on a directory', () => {
       rows: LOG_RECORD_ROWS as AnyCompactionRows,
       items: 120,
       readBack: duckdbLogRows,
+      keysAt: [0, 1],
       timeAt: 3,
     },
   ];
@@ -161,10 +164,11 @@ describe('compaction of spans and log records on a directory', () => {
       await writeFile(join(dir, 'out.parquet'), file.bytes);
       const rows = await c.readBack(join(dir, 'out.parquet'));
       expect(sorted(rows)).toEqual(sorted(recorded));
-      // The sort key: ServiceName and TraceId (the first two texts), then the time.
+      // The sort key: its texts (spans' ServiceName, StatusCode, TraceId; log records'
+      // ServiceName, TraceId), then the time.
       const keys = rows.map((r) => {
         const row = JSON.parse(r) as string[];
-        return [row[0] as string, row[1] as string, BigInt(row[c.timeAt] as string)];
+        return [...c.keysAt.map((k) => row[k] as string), BigInt(row[c.timeAt] as string)];
       });
       expect(inOrder(keys)).toBe(true);
     });
@@ -303,7 +307,7 @@ describe('compaction of spans and log records on a directory', () => {
       expect(sorted(read)).toEqual(sorted(recorded));
       const keys = read.map((r) => {
         const row = JSON.parse(r) as string[];
-        return [row[0] as string, row[1] as string, BigInt(row[4] as string)];
+        return [row[0] as string, row[8] as string, row[1] as string, BigInt(row[4] as string)];
       });
       expect(inOrder(keys)).toBe(true);
       // Row groups of at most 150 rows, as DuckDB reads the footer.

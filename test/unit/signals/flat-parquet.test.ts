@@ -133,7 +133,7 @@ describe('spans as the otel_traces table', () => {
   });
 
   for (const options of [{}, { rowGroupRows: 7, pageValues: 5 }]) {
-    test(`every value, nanoseconds exact (hyparquet), sorted by ServiceName, TraceId, Timestamp ${JSON.stringify(options)}`, async () => {
+    test(`every value, nanoseconds exact (hyparquet), sorted by ServiceName, StatusCode, TraceId, Timestamp ${JSON.stringify(options)}`, async () => {
       const spans = makeSpans();
       const { file } = await spansFile(spans, options);
       const rows = await parquetReadObjects({
@@ -146,6 +146,7 @@ describe('spans as the otel_traces table', () => {
         .sort(
           (a, b) =>
             (a.ServiceName < b.ServiceName ? -1 : a.ServiceName > b.ServiceName ? 1 : 0) ||
+            (a.StatusCode < b.StatusCode ? -1 : a.StatusCode > b.StatusCode ? 1 : 0) ||
             (a.TraceId < b.TraceId ? -1 : a.TraceId > b.TraceId ? 1 : 0) ||
             (a.Timestamp < b.Timestamp ? -1 : a.Timestamp > b.Timestamp ? 1 : 0),
         );
@@ -230,9 +231,17 @@ describe('spans as the otel_traces table', () => {
       }
     }
     expect(stats).toEqual(expected);
-    // Sorted by TraceId within a service: a trace's spans are one run of rows.
-    const cart = rows.filter((r) => r.ServiceName === 'cart').map((r) => String(r.TraceId));
-    expect(cart).toEqual(cart.toSorted());
+    // Within a service, its error spans first, one run of rows (the error spans of one service
+    // are read from one stretch); within a service and status, a trace's spans are one run.
+    const cart = rows.filter((r) => r.ServiceName === 'cart');
+    const statuses = cart.map((r) => String(r.StatusCode));
+    expect(statuses).toEqual(statuses.toSorted());
+    expect(statuses.filter((s) => s === 'Error').length).toBeGreaterThan(1);
+    expect(statuses[0]).toBe('Error');
+    for (const status of new Set(statuses)) {
+      const ids = cart.filter((r) => r.StatusCode === status).map((r) => String(r.TraceId));
+      expect(ids).toEqual(ids.toSorted());
+    }
   });
 
   test("the OTLP fallback's rows keep a string's leading U+FEFF", () => {
