@@ -121,8 +121,6 @@ function giveBack(maps: SourceMaps | undefined): void {
   if (maps?.lentFrom !== undefined) maps.lentFrom.lent = false;
 }
 
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
-
 /** Rows of sealed batches of a flat table copied into a new batch (a FlatStore). */
 class FlatCopier implements RowCopier<SealedFlat> {
   readonly #store: FlatStore;
@@ -188,10 +186,11 @@ class FlatCopier implements RowCopier<SealedFlat> {
   #string(s: SealedFlat, maps: SourceMaps, id: number): number {
     const strings = maps.strings;
     if (strings[2 * id + 1] === maps.mark) return strings[2 * id] as number;
-    const text = utf8.decode(
-      s.strings.subarray(s.stringOffsets[id] as number, s.stringOffsets[id + 1] as number),
+    const out = this.#store.strings.freshBytes(
+      s.strings,
+      s.stringOffsets[id] as number,
+      s.stringOffsets[id + 1] as number,
     );
-    const out = this.#store.strings.id(text);
     strings[2 * id] = out;
     strings[2 * id + 1] = maps.mark;
     return out;

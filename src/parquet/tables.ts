@@ -92,6 +92,19 @@ export class Strings {
     return t === null ? -1 : this.add(t);
   }
 
+  /**
+   * A new id for a string given as UTF-8 (another batch's: well-formed), neither decoded nor
+   * looked up. A copy of another batch's rows (compaction) takes an id per string of that batch
+   * so: its strings repeated in the copy, from other batches, have an id each, and the dictionary
+   * holds their bytes once all the same (dictionaryOfIds).
+   */
+  freshBytes(from: Uint8Array, start: number, end: number): number {
+    const id = this.count++;
+    if (id === this.ends.length) this.ends = grown(this.ends, id + 1, id);
+    this.texts.setBytes(this.ends, id, from, start, end);
+    return id;
+  }
+
   /** Writes `text` as the next string. */
   private add(text: string): number {
     const id = this.count++;

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { SPAN_ROWS } from '../../../src/compact/flat-rows.js';
-import { Spill } from '../../../src/compact/spill.js';
+import { mergeRuns, Spill } from '../../../src/compact/spill.js';
+import { Strings } from '../../../src/parquet/tables.js';
 import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import type { SealedFlat } from '../../../src/signals/flat-parquet/table.js';
 import * as table from '../../../src/signals/flat-parquet/table.js';
@@ -110,4 +111,50 @@ test('two copiers reading one batch in turn each copy its sets once, with their 
     });
     expect(got).toEqual([...values, ...values].map((v) => `k=${v}`));
   }
+});
+
+test('a spilled and merged run copies its strings as their bytes: none decoded and looked up again, each the same text', async () => {
+  // Names not ASCII, a leading U+FEFF (a character, not a byte order mark) and an astral
+  // character: as a decode and encode would have to keep them.
+  const services = ['\uFEFFcafé', 'svc-😀', 'plain'];
+  const runs = [0, 1].map((run) => {
+    const source = new FlatStore(SPANS);
+    for (let i = 0; i < 300; i++) {
+      const r = source.addRow();
+      source.int32(SPAN.SERVICE_NAME, r, source.strings.id(services[i % 3] as string));
+      source.set(SPAN.SPAN_ATTRIBUTES, r, source.newSet(['ключ'], [`${run}-${i}`]));
+    }
+    return source.seal();
+  });
+  const id = vi.spyOn(Strings.prototype, 'id');
+  const spill = new Spill(SPAN_ROWS, 64);
+  const got: string[] = [];
+  try {
+    for (const run of runs) spill.add(run);
+    await mergeRuns(SPAN_ROWS, spill.runs, 1 << 30, async (batch) => {
+      const b = batch as SealedFlat;
+      const text = (i: number) =>
+        Buffer.from(b.strings.subarray(b.stringOffsets[i], b.stringOffsets[i + 1])).toString(
+          'utf8',
+        );
+      const names = b.columns[SPAN.SERVICE_NAME] as Uint32Array;
+      const attributes = b.columns[SPAN.SPAN_ATTRIBUTES] as Uint32Array;
+      for (let r = 0; r < b.rows; r++) {
+        const entry = b.setOffsets[attributes[r] as number] as number;
+        got.push(
+          `${text(names[r] as number)}|${text(b.setEntries[2 * entry] as number)}=${text(b.setEntries[2 * entry + 1] as number)}`,
+        );
+      }
+    });
+    // Each copy (into a run's chunks, then into the merged batch) looked every string up by its
+    // text, decoded from the source's UTF-8, then encoded again.
+    expect(id).not.toHaveBeenCalled();
+  } finally {
+    id.mockRestore();
+    spill.remove();
+  }
+  const expected = [0, 1].flatMap((run) =>
+    Array.from({ length: 300 }, (_, i) => `${services[i % 3]}|ключ=${run}-${i}`),
+  );
+  expect(got.toSorted()).toEqual(expected.toSorted());
 });
