@@ -80,22 +80,20 @@ export interface PointRow {
   buckets?: HistogramBuckets | ExponentialBuckets;
 }
 
-/** What a point's number field may hold, as OTLP/JSON spells numbers (int64s as decimal text). */
-const NUMBER = 'a number, or its decimal text, NaN or ±Infinity';
-/** A double field's words, as the compactor's (plain-values.ts doubleField) are. */
-const DOUBLE = `a double: ${NUMBER}`;
+/**
+ * What a point's double field may hold, as OTLP/JSON spells numbers, in the words of the
+ * compactor's (plain-values.ts doubleField).
+ */
+const DOUBLE = 'a double: a number, or its decimal text, NaN or ±Infinity';
 
 /**
- * A number field of a data point: undefined when unset (absent or null); throws FieldValueError, naming `field`, for anything else no number is ("abc", true, {}).
+ * A double field of a data point: undefined when unset (absent or null); throws
+ * FieldValueError, naming `field`, for anything else no number is ("abc", true, {}).
  */
-function numberField(
-  v: OtlpValue | undefined,
-  field: string,
-  allowed = NUMBER,
-): number | undefined {
+function numberField(v: OtlpValue | undefined, field: string): number | undefined {
   if (v === undefined || v === null) return undefined;
   const n = num(v);
-  if (n === undefined) throw new FieldValueError(field, v, allowed);
+  if (n === undefined) throw new FieldValueError(field, v, DOUBLE);
   return n;
 }
 
@@ -121,11 +119,11 @@ function numbersOk(v: OtlpValue | undefined): boolean {
   return true;
 }
 
-/** A list of numbers; each item must be one (a null in a list is no unset field). */
-const numberList = (v: OtlpValue | undefined, field: string, allowed = NUMBER): number[] =>
+/** A list of doubles; each item must be one (a null in a list is no unset field). */
+const numberList = (v: OtlpValue | undefined, field: string): number[] =>
   list(v).map((x) => {
     const n = num(x);
-    if (n === undefined) throw new FieldValueError(field, x, allowed);
+    if (n === undefined) throw new FieldValueError(field, x, DOUBLE);
     return n;
   });
 
@@ -238,7 +236,7 @@ function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): 
   const summary = (fields: readonly ('sum' | 'min' | 'max')[]) => {
     row.count = countField(p.count, 'count');
     for (const name of fields) {
-      const v = numberField(p[name], name, DOUBLE);
+      const v = numberField(p[name], name);
       if (v !== undefined) row[name] = v;
     }
   };
@@ -247,14 +245,14 @@ function pointNumbers(type: MetricType, p: OtlpObject, row: Partial<PointRow>): 
     case 'gauge': {
       // Neither (OTLP's value oneof unset, as for a point flagged NO_RECORDED_VALUE): no value,
       // as Parquet's null Value; never a made-up 0.
-      const value = asIntField(p.asInt) ?? numberField(p.asDouble, 'asDouble', DOUBLE);
+      const value = asIntField(p.asInt) ?? numberField(p.asDouble, 'asDouble');
       if (value !== undefined) row.value = value;
       break;
     }
     case 'histogram':
       summary(['sum', 'min', 'max']);
       row.buckets = {
-        explicitBounds: numberList(p.explicitBounds, 'an explicit bound', DOUBLE),
+        explicitBounds: numberList(p.explicitBounds, 'an explicit bound'),
         bucketCounts: countList(p.bucketCounts, 'a bucket count'),
       };
       break;
