@@ -201,7 +201,7 @@ class FlatCopier implements RowCopier<SealedFlat> {
     const sets = maps.sets;
     if (sets[2 * id + 1] === maps.mark) return sets[2 * id] as number;
     // A batch's set is already a set: its entries are copied as this batch's string ids,
-    // each source string decoded and looked up once.
+    // each source string's bytes copied once (#string).
     const out = this.#store.sets.copy(
       s.setEntries,
       s.setOffsets[id] as number,

@@ -365,8 +365,8 @@ async function readBack<R>(
 }
 
 /**
- * Rows in one order whatever the format's (Parquet sorts by service, trace id and time,
- * documented): by their JSON, which for rows equal after normalisation is equal.
+ * Rows in one order whatever the format's (Parquet sorts by service, a span's status, trace id
+ * and time, documented): by their JSON, which for rows equal after normalisation is equal.
  */
 const inOrder = <R>(rows: R[]): R[] =>
   rows
