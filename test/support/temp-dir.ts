@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 /** A new directory under the OS temp directory, named `prefix` and a random suffix. */
 export const makeTempDir = (prefix: string): Promise<string> => mkdtemp(join(tmpdir(), prefix));
@@ -40,4 +40,25 @@ export function tempDirs(): (prefix: string) => Promise<string> {
     made.push(path);
     return path;
   };
+}
+
+/**
+ * Points TMPDIR (where the compactor spills its sorted runs) at a directory of each test's own,
+ * removed after it, TMPDIR then as it was: `const spillDir = tmpdirEachTest('p-');` at the top
+ * of a file registers the hooks; `spillDir()` is the current test's directory.
+ */
+export function tmpdirEachTest(prefix: string): () => string {
+  let dir = '';
+  let remove: () => Promise<void> = async () => {};
+  const saved = process.env.TMPDIR;
+  beforeEach(async () => {
+    remove = await tempDir(prefix, (path) => (dir = path));
+    process.env.TMPDIR = dir;
+  });
+  afterEach(async () => {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+    await remove();
+  });
+  return () => dir;
 }

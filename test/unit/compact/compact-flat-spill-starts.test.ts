@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { SPAN_ROWS } from '../../../src/compact/flat-rows.js';
 import { mergeRuns, Spill } from '../../../src/compact/spill.js';
 import { Strings } from '../../../src/parquet/tables.js';
@@ -7,7 +7,7 @@ import { FlatStore } from '../../../src/signals/flat-parquet/store.js';
 import type { SealedFlat } from '../../../src/signals/flat-parquet/table.js';
 import * as table from '../../../src/signals/flat-parquet/table.js';
 import { SPAN, SPANS } from '../../../src/signals/traces/parquet-schema.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { tmpdirEachTest } from '../../support/temp-dir.js';
 
 // itemStarts counted: a run's copy into its chunks reads where each row's items start.
 vi.mock('../../../src/signals/flat-parquet/table.js', async (original) => {
@@ -16,18 +16,7 @@ vi.mock('../../../src/signals/flat-parquet/table.js', async (original) => {
 });
 
 /** Spilled runs live under TMPDIR. */
-let removeDir: () => Promise<void>;
-const saved = process.env.TMPDIR;
-beforeEach(async () => {
-  removeDir = await tempDir('otel-s3-spill-starts-', (path) => {
-    process.env.TMPDIR = path;
-  });
-});
-afterEach(async () => {
-  if (saved === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = saved;
-  await removeDir();
-});
+tmpdirEachTest('otel-s3-spill-starts-');
 
 test("a spilled run of spans reads its rows' item starts once, not once a chunk, and its chunks keep every span's attributes", () => {
   const rows = 1_000;

@@ -2,26 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { METRICS_ROWS } from '../../../src/compact/metrics-rows.js';
 import { Spill } from '../../../src/compact/spill.js';
 import { MetricColumnBuilders } from '../../../src/signals/metrics/parquet/column-builders.js';
 import { batchAt } from '../../support/compaction-data.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { tmpdirEachTest } from '../../support/temp-dir.js';
 
 /** Spilled runs live under TMPDIR; a compactor killed while it merged leaves its directory. */
-let dir: string;
-let removeDir: () => Promise<void>;
-const saved = process.env.TMPDIR;
-beforeEach(async () => {
-  removeDir = await tempDir('otel-s3-spill-', (path) => (dir = path));
-  process.env.TMPDIR = dir;
-});
-afterEach(async () => {
-  if (saved === undefined) delete process.env.TMPDIR;
-  else process.env.TMPDIR = saved;
-  await removeDir();
-});
+const spillDir = tmpdirEachTest('otel-s3-spill-');
 
 test("a spill deletes an hour-old directory of this host's dead compactor, and nothing else", () => {
   // A process that has exited: its pid is not running.
@@ -29,8 +18,8 @@ test("a spill deletes an hour-old directory of this host's dead compactor, and n
   const host = hostname().replace(/[^A-Za-z0-9.]/g, '_');
   const hourAgo = new Date(Date.now() - 2 * 3_600_000);
   const make = (name: string, old: boolean) => {
-    mkdirSync(join(dir, name));
-    if (old) utimesSync(join(dir, name), hourAgo, hourAgo);
+    mkdirSync(join(spillDir(), name));
+    if (old) utimesSync(join(spillDir(), name), hourAgo, hourAgo);
   };
   make(`otel-s3-compact-${host}-${dead}-old`, true);
   make(`otel-s3-compact-${host}-${dead}-new`, false);
@@ -40,7 +29,7 @@ test("a spill deletes an hour-old directory of this host's dead compactor, and n
   builders.appendResourceMetrics(batchAt('svc', Date.UTC(2026, 0, 1), 3).rm);
   const spill = new Spill(METRICS_ROWS, 64);
   spill.add(builders.seal());
-  const left = readdirSync(dir).sort();
+  const left = readdirSync(spillDir()).sort();
   expect(
     left.filter((n) => !n.endsWith('-new') && !n.endsWith('-alive') && !n.includes('other_host')),
   ).toHaveLength(1); // the spill's own directory
@@ -50,5 +39,5 @@ test("a spill deletes an hour-old directory of this host's dead compactor, and n
   expect(left).toContain(`otel-s3-compact-other_host-${dead}-old`);
   expect(spill.runs[0]?.rows).toBe(9);
   spill.remove();
-  expect(readdirSync(dir)).toHaveLength(3);
+  expect(readdirSync(spillDir())).toHaveLength(3);
 });
