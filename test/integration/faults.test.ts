@@ -126,6 +126,9 @@ describeS3('fault matrix: a real S3 server behind a fault-injecting proxy', () =
       const proxy = await proxyForTest(onTestFinished);
       const exporter = exporterVia(proxy, prefix, {
         flushTimeoutMillis: 200,
+        // An answer the client never reads (a stall of this process past the suite's 1 s
+        // timeout) is a timeout, retried at a flush's pace: the server's time must be heard.
+        requestTimeoutMillis: 10_000,
         retry: { initialDelayMillis: 20, maxDelayMillis: 2_000 },
       });
       const service = sequencedService(exporter);
