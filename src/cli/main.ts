@@ -76,7 +76,7 @@ hold the range are listed; otherwise every key under the prefix is.
 
 Size limits: an object stored larger than --max-object-bytes, or that decompresses to more than
 --max-decompressed-bytes, is skipped unread and counted (exit code 1), so a huge or hostile
-object (a compression bomb) cannot exhaust memory. Sizes: bytes, or KiB, MiB, GiB (k, m, g).
+object (a compression bomb) cannot exhaust memory. Sizes: bytes, or KiB, MiB, GiB, TiB (k, m, g, t).
 ${EXIT_CODES_HELP}
 
 Examples:
