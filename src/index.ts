@@ -29,3 +29,4 @@ export {
 export { S3SpanExporter } from './exporter/span-exporter.js';
 export { objectKey } from './layout/keys.js';
 export type { ExporterStats, UploadLatency } from './pipeline/stats.js';
+export { SpoolLockedError } from './spool/lock.js';

@@ -40,6 +40,7 @@ export {
   type MetricKey,
   metricKeyParser,
 } from './reader/key-layout.js';
+export { ObjectTooLargeError } from './reader/read-limits.js';
 export {
   listLogRecordObjects,
   listMetricObjects,

@@ -443,6 +443,7 @@ describeS3('the packed package, installed as users install it', () => {
         'dataPointRows',
         'decodeObject',
         'ZstdUnavailableError',
+        'ObjectTooLargeError',
         'compactMetrics',
       ]),
     );
