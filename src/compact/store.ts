@@ -38,7 +38,7 @@ const WRITE_FIX: Readonly<Partial<Record<AccessFaultReason, string>>> = {
 /** The compactor's store on S3: one client for every request, the reader's settings. */
 export function s3Store(bucket: string, connection: ReaderConnectionOptions): CompactionStore {
   const { client, owned } = createReaderClient(connection);
-  const source = s3Source(bucket, { ...connection, s3Client: client });
+  const source = s3Source(bucket, connection, undefined, client);
   return {
     source,
     async put(key, body, ifAbsent, signal) {

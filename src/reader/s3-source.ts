@@ -65,13 +65,19 @@ function checkRegion(
   }
 }
 
-/** Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages). */
+/**
+ * Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages).
+ * `shared`: a client made from `connection` by the caller (the compactor's, for its writes too),
+ * used and not destroyed; messages still name the settings of `connection`, not an s3Client given.
+ */
 export function s3Source(
   bucket: string,
   connection: ReaderConnectionOptions,
   pageSize = 1000,
+  shared?: S3Client,
 ): ObjectSource {
-  const { client, owned } = createReaderClient(connection);
+  const { client, owned } =
+    shared === undefined ? createReaderClient(connection) : { client: shared, owned: false };
   const where = (prefix: string) => `s3://${bucket}/${prefix === '' ? '' : `${prefix}/`}`;
   return {
     description: where(''),

@@ -206,6 +206,16 @@ describeS3('the otel-s3 CLI against a real S3 server', () => {
       ],
     ],
     [
+      'compact, an endpoint nobody listens on',
+      4,
+      ['compact', '--dry-run'],
+      { OTEL_EXPORTER_S3_ENDPOINT: 'http://127.0.0.1:9' },
+      // The endpoint came from the environment: no s3Client was given to blame.
+      [
+        /ECONNREFUSED.*; is the endpoint \(http:\/\/127\.0\.0\.1:9\) right and the server reachable\?\n/,
+      ],
+    ],
+    [
       'a bad environment variable',
       2,
       ['ls'],
