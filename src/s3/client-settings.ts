@@ -23,7 +23,8 @@ export interface ConnectionSettings {
  * Who the client is for. The exporter makes a single attempt per send (its own retry loop is the
  * only one, so retries keep their key and their deadline) and bounds only the connect phase (the
  * request deadline is its AbortSignal). The reader's requests are idempotent: the SDK's retries
- * are right there, and an endpoint that never answers should fail in seconds, not hang.
+ * are right there, and a request to an endpoint that never answers fails at the idle timeout
+ * instead of hanging.
  */
 export type ClientRole = { role: 'exporter'; requestTimeoutMillis: number } | { role: 'reader' };
 
@@ -105,7 +106,12 @@ function sdkEndpoint(endpoint: string): string {
 }
 
 export const CONNECT_TIMEOUT_MILLIS = 5_000;
-const READER_REQUEST_TIMEOUT_MILLIS = 60_000;
+/**
+ * How long a reader's request may wait for the server's next byte, headers or body (the AWS CLI's
+ * read timeout). A socket timeout: the SDK's `requestTimeout` only warns unless told to throw,
+ * and would also cut off a long download that is still moving.
+ */
+const READER_IDLE_TIMEOUT_MILLIS = 60_000;
 
 /** The S3ClientConfig for these settings: the one place the client defaults are decided. */
 export function s3ClientConfig(
@@ -143,7 +149,7 @@ export function s3ClientConfig(
     responseChecksumValidation: settings.responseChecksumValidation ?? checksums,
     requestHandler: {
       connectionTimeout: CONNECT_TIMEOUT_MILLIS,
-      requestTimeout: READER_REQUEST_TIMEOUT_MILLIS,
+      socketTimeout: READER_IDLE_TIMEOUT_MILLIS,
     },
   };
 }
