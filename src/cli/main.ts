@@ -612,8 +612,18 @@ async function execute(
       return EXIT.access;
     }
     note(io, error instanceof Error ? error.message : describeError(error));
-    return EXIT.failure;
+    // The AWS SDK has no endpoint for the settings (AWS_USE_FIPS_ENDPOINT=true where there are
+    // none): refused before any request, as a region it refuses is, and fixed by a setting.
+    return causedBy(error, 'EndpointError') ? EXIT.usage : EXIT.failure;
   }
+}
+
+/** Whether `error`, or an error it was caused by, is named `name`. */
+function causedBy(error: unknown, name: string): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (e.name === name) return true;
+  }
+  return false;
 }
 
 /** Where the source came from, so a wrong value from the environment or a file is easy to spot. */

@@ -42,3 +42,31 @@ test('otel-s3 says an AWS endpoint switch the SDK ignores once, in its own words
     server.close();
   }
 });
+
+// AWS_USE_FIPS_ENDPOINT=true in a region whose partition has no FIPS endpoints: the AWS SDK's
+// endpoint rules refuse every request before sending it. A setting of the environment to fix,
+// as a region the SDK refuses is: a usage error (2), not "any other failure" (4).
+test.each(['ls', 'points', 'compact'])(
+  'otel-s3 %s with AWS_USE_FIPS_ENDPOINT=true where there is no FIPS endpoint: exit code 2, naming the variable',
+  async (command) => {
+    const env = {
+      AWS_ACCESS_KEY_ID: 'key',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_REGION: 'cn-north-1',
+      AWS_USE_FIPS_ENDPOINT: 'true',
+    };
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    try {
+      const { code, stdout, stderr } = await runCliInProcess([command, '--bucket', 'b-1'], {
+        cwd: tmpdir(),
+        env,
+      });
+      expect([code, stdout]).toEqual([2, '']);
+      expect(stderr).toContain(
+        'EndpointError: Partition does not support FIPS; the AWS SDK has no endpoint for AWS_USE_FIPS_ENDPOINT=true with region cn-north-1 and this bucket: unset the variable (or set it to false), or give the endpoint\n',
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  },
+);
