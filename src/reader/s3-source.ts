@@ -8,7 +8,12 @@ import {
 import { awsRegionVariables, warnIgnoredAwsSwitches } from '../config/environment.js';
 import { region as regionRule } from '../config/rules.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
-import { defaultRegion, endpointSwitchesOn, s3ClientConfig } from '../s3/client-settings.js';
+import {
+  defaultRegion,
+  endpointName,
+  endpointSwitchesOn,
+  s3ClientConfig,
+} from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
@@ -193,9 +198,16 @@ async function listFailure(
     hint = endpointRulesHint(connection, region.region);
   } else if (status === undefined) {
     // No HTTP answer at all: the server could not be reached.
-    const endpoint = own ? await endpointOf(client) : connection.endpoint;
-    const which = own && endpoint !== undefined ? ' of the s3Client given' : '';
-    hint = `; is the endpoint (${endpoint ?? 'AWS S3'})${which} right and the server reachable?`;
+    if (own || connection.endpoint !== undefined) {
+      const endpoint = own ? await endpointOf(client) : connection.endpoint;
+      const which = own && endpoint !== undefined ? ' of the s3Client given' : '';
+      hint = `; is the endpoint (${endpoint ?? 'AWS S3'})${which} right and the server reachable?`;
+    } else {
+      // Where the AWS SDK sent it: an AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3.
+      const name = endpointName(connection);
+      const endpoint = name.startsWith('the endpoint ') ? name : `the endpoint ${name}`;
+      hint = `; is ${endpoint} right and the server reachable?`;
+    }
   }
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
 }
