@@ -115,7 +115,8 @@ what to fix. Credentials come from the AWS SDK's default chain, as the exporter'
 
 Exit codes:
   0    the exporter can work here (put works), whatever the other rows say
-  2    usage error
+  2    usage error, or the AWS SDK has no endpoint for the settings (AWS_USE_FIPS_ENDPOINT=true
+       where there is none)
   3    the exporter cannot: an access fault (credentials, permission, bucket, region)
   4    the exporter cannot: any other failure, e.g. the endpoint cannot be reached
   130  interrupted

@@ -5,7 +5,7 @@ import { readEnvironment } from '../../config/environment.js';
 import { type ResolvedConfig, resolveSources } from '../../config/resolve.js';
 import { accessCheckKey } from '../../layout/outputs.js';
 import { ReadAccessError } from '../../reader/errors.js';
-import { endpointName } from '../../s3/client-settings.js';
+import { defaultRegion, endpointName, endpointSwitchesOn } from '../../s3/client-settings.js';
 import { createObjectWriter } from '../../s3/create-writer.js';
 import {
   type AccessFaultReason,
@@ -88,6 +88,10 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   const key = accessCheckKey(settings.prefix, `${uuidv7()}.check`);
   const body = Buffer.from(`otel-s3 check ${new Date().toISOString()}\n`);
   const endpoint = endpointName(config);
+  const noEndpoint = noEndpointFix(
+    endpointSwitchesOn(ctx.env),
+    config.region ?? defaultRegion(ctx.env),
+  );
   const where = `s3://${source.bucket}/${key}`;
   const writer = createObjectWriter(config).writer;
   const store = s3Store(source.bucket, {
@@ -108,7 +112,7 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   };
   const failed = (step: Step, error: unknown) => {
     const permission = STEPS.find((s) => s.step === step)?.permission ?? 's3:PutObject';
-    const { result, fix } = failure(error, permission, settings.where, endpoint);
+    const { result, fix } = failure(error, permission, settings.where, endpoint, noEndpoint);
     const profile =
       accessFault(error)?.reason === 'no-credentials' ? profileNote(ctx.env) : undefined;
     record(step, 'failed', result, profile ?? fix);
@@ -231,7 +235,9 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   }
   if (leftBehind) note(ctx, `left ${where} behind: delete it by hand`);
   if (can.exporter) return EXIT.ok;
-  return accessFault(putError) !== undefined ? EXIT.access : EXIT.failure;
+  if (accessFault(putError) !== undefined) return EXIT.access;
+  // A setting to fix, refused before any request, as the reading commands' usage error.
+  return errorShape(putError).name === 'EndpointError' ? EXIT.usage : EXIT.failure;
 }
 
 const NO_CONDITIONAL_WRITES =
@@ -319,13 +325,33 @@ function accessFix(
   }
 }
 
+/**
+ * The fix when the AWS SDK's endpoint rules have no endpoint for the settings (EndpointError,
+ * before any request): the endpoint switches set to true, else the settings of the AWS config
+ * file, or an endpoint.
+ */
+function noEndpointFix(switches: readonly string[], region: string): string {
+  if (switches.length === 0) {
+    return `the AWS SDK has no endpoint for region ${region} with these settings (use_fips_endpoint or use_dualstack_endpoint of the AWS config file?): give --endpoint`;
+  }
+  const them =
+    switches.length === 1
+      ? 'the variable (or set it to false)'
+      : 'the variables (or set them to false)';
+  return `the AWS SDK has no endpoint for ${switches.join(' and ')} with region ${region}: unset ${them}, or give --endpoint`;
+}
+
 /** What failed and what to do about it. */
 function failure(
   error: unknown,
   permission: string,
   where: string,
   endpoint: string,
+  noEndpoint: string,
 ): { result: string; fix: string } {
+  if (errorShape(error).name === 'EndpointError') {
+    return { result: describeError(error), fix: noEndpoint };
+  }
   const fault = accessFault(error);
   if (fault !== undefined) {
     return {

@@ -56,3 +56,29 @@ test('otel-s3 check says a server fault that uploads retry may pass, not that it
     server.close();
   }
 });
+
+// AWS_USE_FIPS_ENDPOINT=true in a region without FIPS endpoints: the AWS SDK's endpoint rules
+// refuse each request before sending it. The check said "the server refused the request" and
+// exited 4, where the reading commands exit 2 and name the variable.
+test('otel-s3 check where the AWS SDK has no endpoint: no server refused, the switch to unset, exit 2', async () => {
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'cn-north-1',
+    AWS_USE_FIPS_ENDPOINT: 'true',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const args = ['check', '--bucket', 'b', '--format', 'json'];
+    const { code, stdout } = await runCliInProcess(args, { cwd: root, env });
+    const put = (JSON.parse(stdout) as CheckReport).checks.find((c) => c.check === 'put');
+    expect(put).toMatchObject({
+      status: 'failed',
+      result: 'EndpointError: Partition does not support FIPS',
+      fix: 'the AWS SDK has no endpoint for AWS_USE_FIPS_ENDPOINT=true with region cn-north-1: unset the variable (or set it to false), or give --endpoint',
+    });
+    expect(code).toBe(2);
+  } finally {
+    vi.unstubAllEnvs();
+  }
+});
