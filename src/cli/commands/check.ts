@@ -112,7 +112,10 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   };
   const failed = (step: Step, error: unknown) => {
     const permission = STEPS.find((s) => s.step === step)?.permission ?? 's3:PutObject';
-    const { result, fix } = failure(error, permission, settings.where, endpoint, noEndpoint);
+    const { result, fix } = failure(error, permission, settings.where, endpoint, {
+      noEndpoint,
+      timedOut: `no answer within OTEL_EXPORTER_S3_TIMEOUT (${config.requestTimeoutMillis} ms)`,
+    });
     const profile =
       accessFault(error)?.reason === 'no-credentials' ? profileNote(ctx.env) : undefined;
     record(step, 'failed', result, profile ?? fix);
@@ -347,10 +350,14 @@ function failure(
   permission: string,
   where: string,
   endpoint: string,
-  noEndpoint: string,
+  said: { noEndpoint: string; timedOut: string },
 ): { result: string; fix: string } {
   if (errorShape(error).name === 'EndpointError') {
-    return { result: describeError(error), fix: noEndpoint };
+    return { result: describeError(error), fix: said.noEndpoint };
+  }
+  if (errorShape(error).name === 'AbortError') {
+    // Not Ctrl-C (that stops the check): the step's deadline, the exporter's request timeout.
+    return { result: said.timedOut, fix: `check the endpoint (${endpoint}) and the network` };
   }
   const fault = accessFault(error);
   if (fault !== undefined) {

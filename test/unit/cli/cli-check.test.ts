@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
@@ -82,3 +82,39 @@ test('otel-s3 check where the AWS SDK has no endpoint: no server refused, the sw
     vi.unstubAllEnvs();
   }
 });
+
+// A server that takes the connection and never answers: the put's deadline
+// (OTEL_EXPORTER_S3_TIMEOUT) ends it. Its row said "AbortError: Request aborted" and "see the
+// error; the server refused the request", though no answer came at all.
+test('otel-s3 check on a server that never answers: the put row says the deadline and the endpoint', async () => {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+    OTEL_EXPORTER_S3_TIMEOUT: '300',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const endpoint = `http://127.0.0.1:${port}`;
+    const args = ['check', '--bucket', 'b', '--endpoint', endpoint, '--format', 'json'];
+    const { code, stdout } = await runCliInProcess(args, { cwd: root, env });
+    const put = (JSON.parse(stdout) as CheckReport).checks.find((c) => c.check === 'put');
+    expect(put).toMatchObject({
+      status: 'failed',
+      result: 'no answer within OTEL_EXPORTER_S3_TIMEOUT (300 ms)',
+      fix: `check the endpoint (${endpoint}) and the network`,
+    });
+    expect(code).toBe(4);
+  } finally {
+    vi.unstubAllEnvs();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}, 20_000);
