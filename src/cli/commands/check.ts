@@ -293,8 +293,10 @@ function causeOf(error: unknown): unknown {
 function deleteError(why: string): unknown {
   const code = /^([A-Za-z]+)\b/.exec(why)?.[1];
   if (code === undefined) return new Error(why);
-  if (/^E[A-Z]+$/.test(code)) return Object.assign(new Error(why.slice(code.length + 2)), { code });
-  return Object.assign(new Error(why), { name: code });
+  // The rest is the message: the row names the error once, as it does for the other steps.
+  const rest = why.startsWith(`${code}: `) ? why.slice(code.length + 2) : why;
+  if (/^E[A-Z]+$/.test(code)) return Object.assign(new Error(rest), { code });
+  return Object.assign(new Error(rest), { name: code });
 }
 
 /** The CLI's user's fix for each access fault; `permission` is the step's. */
