@@ -5,13 +5,15 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { InvalidOptionError } from '../base/invalid-option.js';
 import { awsRegionVariables, warnIgnoredAwsSwitches } from '../config/environment.js';
-import { region as regionRule } from '../config/rules.js';
+import { isHttpUrl, region as regionRule } from '../config/rules.js';
 import type { ChecksumMode } from '../s3/client-settings.js';
 import {
   defaultRegion,
   endpointName,
   endpointSwitchesOn,
+  endpointUrlVariable,
   s3ClientConfig,
 } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
@@ -45,9 +47,26 @@ export function createReaderClient(options: ReaderConnectionOptions): {
 } {
   if (options.s3Client !== undefined) return { client: options.s3Client, owned: false };
   checkRegion(options.region, process.env);
+  if (options.endpoint === undefined) checkEndpointVariable(process.env);
   // The SDK reads these from process.env; a value it ignores is said, as the exporter says it.
   warnIgnoredAwsSwitches(process.env);
   return { client: new S3Client(s3ClientConfig(options, { role: 'reader' })), owned: true };
+}
+
+/**
+ * Without the endpoint option, the AWS SDK's endpoint variable (AWS_ENDPOINT_URL_S3, else
+ * AWS_ENDPOINT_URL) is where requests go: one that is not an http(s) URL fails every request
+ * before sending, so it is an InvalidOptionError here, naming the variable.
+ */
+function checkEndpointVariable(env: Readonly<Record<string, string | undefined>>): void {
+  const variable = endpointUrlVariable(env);
+  if (variable === undefined || isHttpUrl(variable.value)) return;
+  throw new InvalidOptionError(
+    'endpoint',
+    variable.value,
+    'an absolute http:// or https:// URL, e.g. "http://127.0.0.1:9000"',
+    variable.name,
+  );
 }
 
 /**

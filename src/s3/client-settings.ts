@@ -46,6 +46,18 @@ export function endpointSwitchesOn(env: Readonly<Record<string, string | undefin
 /** The AWS SDK's endpoint variables, in the order it reads them. */
 const ENDPOINT_URL_VARIABLES = ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL'] as const;
 
+/** The endpoint variable the AWS SDK sends requests to (see endpointName), if one is set. */
+export function endpointUrlVariable(
+  env: Readonly<Record<string, string | undefined>>,
+): { name: string; value: string } | undefined {
+  if (env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS === 'true') return undefined;
+  for (const name of ENDPOINT_URL_VARIABLES) {
+    const value = env[name]?.trim();
+    if (value !== undefined && value !== '') return { name, value };
+  }
+  return undefined;
+}
+
 /**
  * Where requests go, as messages name it: the endpoint URL; without one, the URL an AWS SDK
  * endpoint variable sets (which the SDK then sends to: see sdkNeeded), with the variable's name
@@ -56,13 +68,9 @@ export function endpointName(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): string {
   if (settings.endpoint !== undefined) return settings.endpoint;
-  if (env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS !== 'true') {
-    for (const variable of ENDPOINT_URL_VARIABLES) {
-      const value = env[variable]?.trim();
-      if (value === undefined || value === '') continue;
-      return `${shownUrl(value) ?? 'the endpoint'} (${variable})`;
-    }
-  }
+  const variable = endpointUrlVariable(env);
+  if (variable !== undefined)
+    return `${shownUrl(variable.value) ?? 'the endpoint'} (${variable.name})`;
   return `AWS S3 (${settings.region ?? defaultRegion(env)})`;
 }
 

@@ -131,7 +131,7 @@ export function* causes(error: unknown): Generator<S3ErrorShape> {
 }
 
 /** The first errno-style `code` on the error or its chain of causes (e.g. ECONNRESET). */
-function errorCode(error: unknown): string | undefined {
+export function errorCode(error: unknown): string | undefined {
   for (const s of causes(error)) if (typeof s.code === 'string') return s.code;
   return undefined;
 }

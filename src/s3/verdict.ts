@@ -1,11 +1,12 @@
 import { parseHttpDate, parseRetryAfter } from './backoff.js';
-import { endpointSwitchesOn } from './client-settings.js';
+import { endpointSwitchesOn, endpointUrlVariable } from './client-settings.js';
 import {
   type AccessFault,
   type AccessFaultReason,
   accessFault,
   causes,
   clockSkewCorrected,
+  errorCode,
   errorShape,
   httpStatus,
 } from './errors.js';
@@ -183,6 +184,23 @@ function endpointRulesVerdict(env: Readonly<Record<string, string | undefined>>)
 }
 
 /**
+ * An AWS SDK endpoint variable that is not a URL (the SDK throws ERR_INVALID_URL before sending):
+ * a setting to fix. Its value is shown unless it may hold user info.
+ */
+function badEndpointVariableVerdict(
+  env: Readonly<Record<string, string | undefined>>,
+): Verdict | undefined {
+  const variable = endpointUrlVariable(env);
+  if (variable === undefined) return undefined;
+  const shown = variable.value.includes('@') ? '' : ` (${variable.value})`;
+  return {
+    kind: 'config',
+    reason: 'no-endpoint',
+    hint: `${variable.name}${shown} is not a URL; fix it (http:// or https://), unset it, or set the endpoint option`,
+  };
+}
+
+/**
  * Classifies a PutObject failure. `timedOut` says the request hit its own deadline; `env` is
  * what the AWS SDK read its endpoint switches from.
  */
@@ -233,6 +251,10 @@ export function classifyUploadError(
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };
   if (status === undefined && name === 'EndpointError') return endpointRulesVerdict(env);
+  if (status === undefined && errorCode(error) === 'ERR_INVALID_URL') {
+    const bad = badEndpointVariableVerdict(env);
+    if (bad !== undefined) return bad;
+  }
   if (status === undefined) {
     // No HTTP answer and not a known network code: an unexpected client-side failure
     // (e.g. a credential provider that failed). Retrying is the safe side.

@@ -70,3 +70,30 @@ test.each(['ls', 'points', 'compact'])(
     }
   },
 );
+
+// AWS_ENDPOINT_URL (or _S3) that is not a URL: the AWS SDK throws ERR_INVALID_URL before
+// sending. A setting to fix, as a region the SDK refuses is: exit 2, naming the variable.
+test.each([
+  ['ls', 'AWS_ENDPOINT_URL'],
+  ['compact', 'AWS_ENDPOINT_URL_S3'],
+])('otel-s3 %s with %s=notaurl: exit code 2, naming the variable', async (command, variable) => {
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+    [variable]: 'notaurl',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const { code, stdout, stderr } = await runCliInProcess([command, '--bucket', 'b-1'], {
+      cwd: tmpdir(),
+      env,
+    });
+    expect([code, stdout]).toEqual([2, '']);
+    expect(stderr).toContain(
+      `invalid environment variable ${variable} (option endpoint): "notaurl"`,
+    );
+  } finally {
+    vi.unstubAllEnvs();
+  }
+});

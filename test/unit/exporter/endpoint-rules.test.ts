@@ -106,3 +106,48 @@ test("the caller's s3Client that the AWS SDK has no endpoint for: the alert name
     s3Client.destroy();
   }
 });
+
+// AWS_ENDPOINT_URL that is not a URL: the AWS SDK throws before sending (a TypeError,
+// ERR_INVALID_URL). Only the operator can fix it: retried as a client fault it raised no alert
+// and every batch was dropped at shutdown with "Invalid URL" alone.
+for (const variable of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3']) {
+  test(`uploads with ${variable}=notaurl: a configuration fault that names the variable`, async () => {
+    vi.stubEnv('AWS_USE_FIPS_ENDPOINT', '');
+    vi.stubEnv(variable, 'notaurl');
+    const bare = new S3Client({ region: 'us-east-1', credentials });
+    try {
+      await expect(
+        bare.send(new PutObjectCommand({ Bucket: 'metrics', Key: 'k', Body: 'x' })),
+      ).rejects.toThrow(expect.objectContaining({ code: 'ERR_INVALID_URL' }));
+    } finally {
+      bare.destroy();
+    }
+    const exporter = new S3MetricExporter({
+      bucket: 'metrics',
+      region: 'us-east-1',
+      credentials,
+      compression: 'none',
+      maxBatchBytes: 1,
+      flushTimeoutMillis: 300,
+      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
+      startupCheck: false,
+    });
+    try {
+      await exportSynthetic(exporter, 5, 1);
+      await waitFor(
+        () => Object.keys(exporter.stats().uploadFailures).length > 0,
+        10_000,
+        'a failed attempt',
+      );
+      expect(exporter.stats().uploadFailures).toEqual({ 'no-endpoint': 1 });
+      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NO_ENDPOINT');
+      expect(alerts.map((w) => w.text)).toEqual([
+        expect.stringContaining(
+          `: ${variable} (notaurl) is not a URL; fix it (http:// or https://), unset it, or set the endpoint option. Data is kept`,
+        ),
+      ]);
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+}
