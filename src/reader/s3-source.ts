@@ -17,6 +17,7 @@ import {
   s3ClientConfig,
 } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
+import { notTls } from '../s3/verdict.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
 import { ObjectTooLargeError } from './read-limits.js';
@@ -215,6 +216,9 @@ async function listFailure(
     hint = `; the s3Client given has ${region.refused}, which the AWS SDK refuses before sending any request: make the client with a region such as us-east-1`;
   } else if ((error as { name?: unknown }).name === 'EndpointError') {
     hint = endpointRulesHint(connection, region.region);
+  } else if (status === undefined && notTls(error)) {
+    hint =
+      '; the server does not answer in TLS: if it serves plain HTTP, give the endpoint as http://';
   } else if (status === undefined) {
     // No HTTP answer at all: the server could not be reached.
     if (own || connection.endpoint !== undefined) {

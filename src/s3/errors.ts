@@ -223,7 +223,17 @@ export function describeError(error: unknown): string {
     message !== 'UnknownError' &&
     message !== name
   ) {
-    parts.push(message);
+    parts.push(withoutOpenSslDetail(message));
   }
   return parts.join(': ') || String(error);
+}
+
+/**
+ * OpenSSL's error line in a TLS failure's message (`write EPROTO 40CD…:error:0A00010B:SSL
+ * routines:tls_validate_record_header:wrong version number:../deps/…/tlsany_meth.c:77:` and a
+ * newline) cut to its reason: `write EPROTO (TLS: wrong version number)`.
+ */
+function withoutOpenSslDetail(message: string): string {
+  const m = /^(.*?)\s*[0-9A-F]+:error:[0-9A-F]+:[^:]*routines:[^:]*:([^:]+):[\s\S]*$/.exec(message);
+  return m === null ? message : `${m[1]} (TLS: ${m[2]})`;
 }

@@ -184,6 +184,23 @@ function endpointRulesVerdict(env: Readonly<Record<string, string | undefined>>)
 }
 
 /**
+ * A TLS handshake answered by a server that does not speak TLS (OpenSSL's "wrong version
+ * number", "packet length too long", "http request"): an https:// endpoint on a plain HTTP port.
+ */
+export function notTls(error: unknown): boolean {
+  for (const s of causes(error)) {
+    if (s.code === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+    if (
+      s.code === 'EPROTO' &&
+      typeof s.message === 'string' &&
+      /wrong version number|packet length too long|http request/i.test(s.message)
+    )
+      return true;
+  }
+  return false;
+}
+
+/**
  * An AWS SDK endpoint variable that is not a URL (the SDK throws ERR_INVALID_URL before sending):
  * a setting to fix. Its value is shown unless it may hold user info.
  */
@@ -218,6 +235,11 @@ export function classifyUploadError(
   if (refusal === 'exists') return { kind: 'exists' };
   if (status === undefined) {
     // No HTTP answer: the connection failed or a client-side deadline passed.
+    if (notTls(error)) {
+      const hint =
+        'the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http://';
+      return { kind: 'config', reason: 'no-tls', hint };
+    }
     if (networkError(error) !== undefined) return { kind: 'retry', reason: 'network' };
     if (name === 'TimeoutError') return { kind: 'retry', reason: 'timeout' };
   }
