@@ -1,5 +1,6 @@
 import { parseHttpDate, parseRetryAfter } from './backoff.js';
 import { endpointSwitchesOn, endpointUrlVariable } from './client-settings.js';
+import { TLS_PORT_ANSWER } from './error-response.js';
 import {
   type AccessFault,
   type AccessFaultReason,
@@ -269,6 +270,15 @@ export function classifyUploadError(
       : { kind: 'retry', reason, retryAfterMillis };
   }
   if (fault !== undefined) return configVerdict(fault);
+  if (
+    status === 400 &&
+    name === 'UnknownError' &&
+    typeof s.message === 'string' &&
+    TLS_PORT_ANSWER.test(s.message)
+  ) {
+    const hint = 'the server answers only in TLS; give the endpoint as https://';
+    return { kind: 'config', reason: 'needs-tls', hint };
+  }
   if (tooLarge(error)) return { kind: 'fatal', reason: 'entity-too-large' };
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { S3MetricExporter } from '../../../src/index.js';
@@ -62,6 +62,54 @@ for (const startupCheck of [false, true]) {
       ]);
     } finally {
       await exporter.shutdown();
+    }
+  });
+}
+
+// The other way round: http:// to a TLS port. Go's TLS servers (MinIO's) answer plain HTTP with
+// a bare 400 and a line of text, nginx with a 400 page: not an S3 error, so the batch was
+// rejected for good and dropped ("UnknownError (HTTP 400)"). Only the operator can fix it.
+const TLS_ANSWERS = {
+  Go: 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n',
+  nginx:
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: 220\r\nConnection: close\r\n\r\n<html>\r\n<head><title>400 The plain HTTP request was sent to HTTPS port</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>The plain HTTP request was sent to HTTPS port</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n',
+};
+for (const [who, answer] of Object.entries(TLS_ANSWERS)) {
+  test(`http:// to a TLS port (${who}'s answer): a configuration fault, the batch kept`, async () => {
+    const tls = createNetServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => socket.end(answer));
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const exporter = new S3MetricExporter({
+      bucket: 'metrics',
+      endpoint: `http://127.0.0.1:${(tls.address() as AddressInfo).port}`,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+      compression: 'none',
+      maxBatchBytes: 1,
+      flushTimeoutMillis: 300,
+      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
+      startupCheck: false,
+    });
+    try {
+      await exportSynthetic(exporter, 5, 1);
+      await waitFor(
+        () => Object.keys(exporter.stats().uploadFailures).length > 0,
+        10_000,
+        'a failed attempt',
+      );
+      expect(exporter.stats().uploadFailures).toEqual({ 'needs-tls': 1 });
+      expect(exporter.stats().pointsDroppedByReason).toEqual({});
+      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NEEDS_TLS');
+      expect(alerts.map((w) => w.text)).toEqual([
+        expect.stringContaining(
+          'the server answers only in TLS; give the endpoint as https://. Data is kept',
+        ),
+      ]);
+    } finally {
+      await exporter.shutdown();
+      tls.close();
     }
   });
 }
