@@ -17,7 +17,7 @@ import {
   s3ClientConfig,
 } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
-import { notTls } from '../s3/verdict.js';
+import { notTls, tlsPortAnswer } from '../s3/verdict.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
 import { ObjectTooLargeError } from './read-limits.js';
@@ -216,6 +216,8 @@ async function listFailure(
     hint = `; the s3Client given has ${region.refused}, which the AWS SDK refuses before sending any request: make the client with a region such as us-east-1`;
   } else if ((error as { name?: unknown }).name === 'EndpointError') {
     hint = endpointRulesHint(connection, region.region);
+  } else if (status === 400 && tlsPortAnswer(error)) {
+    hint = '; the server answers only in TLS: give the endpoint as https://';
   } else if (status === undefined && notTls(error)) {
     hint =
       '; the server does not answer in TLS: if it serves plain HTTP, give the endpoint as http://';

@@ -223,9 +223,24 @@ export function describeError(error: unknown): string {
     message !== 'UnknownError' &&
     message !== name
   ) {
-    parts.push(withoutOpenSslDetail(message));
+    parts.push(notS3Answer(error, message) ?? withoutOpenSslDetail(message));
   }
   return parts.join(': ') || String(error);
+}
+
+/**
+ * An answer the AWS SDK could not parse as S3's (a proxy's page, a TLS port's 400): what it
+ * said, tags dropped and cut to a line, in place of the SDK's "XML parse error ...
+ * Deserialization error: ... inspect the hidden field {error}.$response".
+ */
+function notS3Answer(error: unknown, message: string): string | undefined {
+  const text = (error as { $responseBodyText?: unknown }).$responseBodyText;
+  if (typeof text !== 'string' || !message.includes('Deserialization error')) return undefined;
+  const line = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return `not an S3 answer: "${line.length > 120 ? `${line.slice(0, 119)}…` : line}"`;
 }
 
 /**

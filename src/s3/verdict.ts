@@ -185,6 +185,16 @@ function endpointRulesVerdict(env: Readonly<Record<string, string | undefined>>)
 }
 
 /**
+ * A TLS server's 400 to plain HTTP (TLS_PORT_ANSWER): in the message this package's own requests
+ * keep, or in the body text the AWS SDK keeps when it cannot parse the answer.
+ */
+export function tlsPortAnswer(error: unknown): boolean {
+  const { message } = errorShape(error);
+  const body = (error as { $responseBodyText?: unknown }).$responseBodyText;
+  return [message, body].some((t) => typeof t === 'string' && TLS_PORT_ANSWER.test(t));
+}
+
+/**
  * A TLS handshake answered by a server that does not speak TLS (OpenSSL's "wrong version
  * number", "packet length too long", "http request"): an https:// endpoint on a plain HTTP port.
  */
@@ -270,12 +280,7 @@ export function classifyUploadError(
       : { kind: 'retry', reason, retryAfterMillis };
   }
   if (fault !== undefined) return configVerdict(fault);
-  if (
-    status === 400 &&
-    name === 'UnknownError' &&
-    typeof s.message === 'string' &&
-    TLS_PORT_ANSWER.test(s.message)
-  ) {
+  if (status === 400 && tlsPortAnswer(error)) {
     const hint = 'the server answers only in TLS; give the endpoint as https://';
     return { kind: 'config', reason: 'needs-tls', hint };
   }

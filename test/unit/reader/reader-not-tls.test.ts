@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { expect, test } from 'vitest';
 import { s3Source } from '../../../src/reader/s3-source.js';
 
@@ -21,6 +21,38 @@ test('a listing over TLS from a plain HTTP server says to give the endpoint as h
     const listing = source.list('', undefined, new AbortController().signal);
     await expect(listing[Symbol.asyncIterator]().next()).rejects.toThrow(
       'cannot list s3://b-1/: EPROTO: write EPROTO (TLS: wrong version number); the server does not answer in TLS: if it serves plain HTTP, give the endpoint as http://',
+    );
+  } finally {
+    source.close();
+    server.close();
+  }
+});
+
+// And http:// to a TLS port: the AWS SDK cannot parse the TLS server's 400 and said "@aws-sdk XML
+// parse error: unexpected content.\n  Deserialization error: to see the raw response, inspect
+// the hidden field {error}.$response on this object."
+test('a listing over plain HTTP from a TLS port says what it answered and to give https://', async () => {
+  const server = createNetServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () =>
+      socket.end(
+        'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n',
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const source = s3Source('b-1', {
+    region: 'us-east-1',
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: { accessKeyId: 'k', secretAccessKey: 's' },
+  });
+  try {
+    const listing = source.list('', undefined, new AbortController().signal);
+    await expect(listing[Symbol.asyncIterator]().next()).rejects.toThrow(
+      new Error(
+        'cannot list s3://b-1/: HTTP 400: not an S3 answer: "Client sent an HTTP request to an HTTPS server."; the server answers only in TLS: give the endpoint as https://',
+      ),
     );
   } finally {
     source.close();
