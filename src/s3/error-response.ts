@@ -1,5 +1,5 @@
 import { parseXML } from '@aws-sdk/xml-builder';
-import type { S3ErrorShape } from './errors.js';
+import { notS3Answer, type S3ErrorShape } from './errors.js';
 
 /** How much of an error body is read: S3's are a few hundred bytes. */
 const MAX_ERROR_BODY = 64 * 1024;
@@ -73,11 +73,10 @@ export function errorFromResponse(
 ): Error & S3ErrorShape {
   const fields = errorFields(body);
   const { code } = fields;
+  // No S3 error in the body (a proxy's page, a TLS port's 400): what it said is the message.
   const message =
     fields.message ??
-    (code === undefined && status === 400
-      ? TLS_PORT_ANSWER.exec(body.toString('utf8'))?.[0]
-      : undefined);
+    (code === undefined && body.length > 0 ? notS3Answer(body.toString('utf8')) : undefined);
   const name = code ?? (status === 404 ? 'NotFound' : 'UnknownError');
   const error = new Error(message ?? name) as Error & S3ErrorShape & Record<string, unknown>;
   error.name = name;

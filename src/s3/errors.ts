@@ -223,9 +223,22 @@ export function describeError(error: unknown): string {
     message !== 'UnknownError' &&
     message !== name
   ) {
-    parts.push(notS3Answer(error, message) ?? withoutOpenSslDetail(message));
+    parts.push(sdkUnparsed(error, message) ?? withoutOpenSslDetail(message));
   }
   return parts.join(': ') || String(error);
+}
+
+/**
+ * A body that is no S3 error, as messages quote it: tags dropped, one line, at most 120
+ * characters (`not an S3 answer: "502 Bad Gateway nginx"`). Undefined for a body of no text.
+ */
+export function notS3Answer(text: string): string | undefined {
+  const line = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (line === '') return undefined;
+  return `not an S3 answer: "${line.length > 120 ? `${line.slice(0, 119)}…` : line}"`;
 }
 
 /**
@@ -233,14 +246,10 @@ export function describeError(error: unknown): string {
  * said, tags dropped and cut to a line, in place of the SDK's "XML parse error ...
  * Deserialization error: ... inspect the hidden field {error}.$response".
  */
-function notS3Answer(error: unknown, message: string): string | undefined {
+function sdkUnparsed(error: unknown, message: string): string | undefined {
   const text = (error as { $responseBodyText?: unknown }).$responseBodyText;
   if (typeof text !== 'string' || !message.includes('Deserialization error')) return undefined;
-  const line = text
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return `not an S3 answer: "${line.length > 120 ? `${line.slice(0, 119)}…` : line}"`;
+  return notS3Answer(text);
 }
 
 /**

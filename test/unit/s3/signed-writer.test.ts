@@ -240,10 +240,19 @@ describe('SignedObjectWriter', () => {
     ]);
     const w = writer(endpoint);
     const bad = await w.put(put()).catch((e: unknown) => e);
-    expect(bad).toMatchObject({ name: 'UnknownError', $metadata: { httpStatusCode: 502 } });
+    expect(bad).toMatchObject({
+      name: 'UnknownError',
+      // What the page said, in one line: the operator sees which server answered.
+      message: 'not an S3 answer: "Bad gateway"',
+      $metadata: { httpStatusCode: 502 },
+    });
     expect(classifyUploadError(bad)).toEqual({ kind: 'retry', reason: 'server' });
     const missing = await w.put(put()).catch((e: unknown) => e);
-    expect(missing).toMatchObject({ name: 'NotFound', $metadata: { httpStatusCode: 404 } });
+    expect(missing).toMatchObject({
+      name: 'NotFound',
+      message: 'NotFound',
+      $metadata: { httpStatusCode: 404 },
+    });
     w.destroy();
   });
 
