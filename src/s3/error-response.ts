@@ -54,14 +54,6 @@ function errorFields(body: Buffer): { code?: string; message?: string } {
 }
 
 /**
- * What a TLS server answers to plain HTTP, in a body that is no S3 error: Go's (MinIO's) line,
- * nginx's page, Apache's. Kept as the error's message (it says what to change); verdict.ts
- * makes it a configuration fault.
- */
-export const TLS_PORT_ANSWER =
-  /HTTP request to an HTTPS server|plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server port/i;
-
-/**
  * The error for a non-2xx answer to a PutObject, shaped like the AWS SDK's: `name` is the S3
  * error code (`NotFound` or `UnknownError` without one, as the SDK says), with the status and
  * the response headers.

@@ -229,6 +229,15 @@ export function describeError(error: unknown): string {
 }
 
 /**
+ * What a TLS server answers to plain HTTP, in a body that is no S3 error: Go's (MinIO's) line,
+ * nginx's page, Apache's. Quoted in the error's message (notS3Answer); verdict.ts makes it a
+ * configuration fault. Here, not beside the body's parser: the compactor loads the verdict
+ * without the XML parser.
+ */
+export const TLS_PORT_ANSWER =
+  /HTTP request to an HTTPS server|plain HTTP request was sent to HTTPS port|speaking plain HTTP to an SSL-enabled server port/i;
+
+/**
  * A body that is no S3 error, as messages quote it: tags dropped, one line, at most 120
  * characters (`not an S3 answer: "502 Bad Gateway nginx"`). Undefined for a body of no text.
  */

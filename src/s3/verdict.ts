@@ -1,6 +1,5 @@
 import { parseHttpDate, parseRetryAfter } from './backoff.js';
 import { endpointSwitchesOn, endpointUrlVariable } from './client-settings.js';
-import { TLS_PORT_ANSWER } from './error-response.js';
 import {
   type AccessFault,
   type AccessFaultReason,
@@ -10,6 +9,7 @@ import {
   errorCode,
   errorShape,
   httpStatus,
+  TLS_PORT_ANSWER,
 } from './errors.js';
 
 /**
