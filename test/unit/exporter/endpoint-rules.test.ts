@@ -1,10 +1,8 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
 import { type ProcessWarning, recordProcessWarnings } from '../../support/diag-capture.js';
-import { exportSynthetic } from '../../support/service.js';
-import { waitFor } from '../../support/wait.js';
+import { firstUploadFailure } from '../../support/first-upload-failure.js';
 
 // AWS_USE_FIPS_ENDPOINT=true in a partition without FIPS endpoints (aws-cn), no endpoint: the
 // uploads go through the AWS SDK, whose endpoint rules throw before sending. That is a fault of
@@ -46,63 +44,35 @@ test('the AWS SDK has no FIPS endpoint in cn-north-1 and says so before sending'
 
 for (const startupCheck of [false, true]) {
   test(`uploads with AWS_USE_FIPS_ENDPOINT=true in cn-north-1: a configuration fault (startupCheck ${startupCheck})`, async () => {
-    const exporter = new S3MetricExporter({
-      bucket: 'metrics',
-      region: 'cn-north-1',
-      credentials,
-      compression: 'none',
-      maxBatchBytes: 1,
-      flushTimeoutMillis: 300,
-      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
-      startupCheck,
-    });
-    try {
-      await exportSynthetic(exporter, 5, 1);
-      await waitFor(
-        () => Object.keys(exporter.stats().uploadFailures).length > 0,
-        10_000,
-        'a failed attempt',
-      );
-      expect(exporter.stats().uploadFailures).toEqual({ 'no-endpoint': 1 });
-      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NO_ENDPOINT');
-      expect(alerts).toHaveLength(1);
-      expect(alerts[0]?.text).toMatch(
-        /failed \(EndpointError: Partition does not support FIPS\): the AWS SDK has no endpoint for AWS_USE_FIPS_ENDPOINT=true with this region and bucket; unset AWS_USE_FIPS_ENDPOINT \(or set it to false\), or set the endpoint option\. Data is kept within maxBufferedBytes and retried about every \d+ s$/,
-      );
-    } finally {
-      await exporter.shutdown();
-    }
+    const { stats, alerts } = await firstUploadFailure(
+      { region: 'cn-north-1', credentials, startupCheck },
+      warnings,
+      'OTEL_S3_NO_ENDPOINT',
+    );
+    expect(stats.uploadFailures).toEqual({ 'no-endpoint': 1 });
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatch(
+      /failed \(EndpointError: Partition does not support FIPS\): the AWS SDK has no endpoint for AWS_USE_FIPS_ENDPOINT=true with this region and bucket; unset AWS_USE_FIPS_ENDPOINT \(or set it to false\), or set the endpoint option\. Data is kept within maxBufferedBytes and retried about every \d+ s$/,
+    );
   });
 }
 
 test("the caller's s3Client that the AWS SDK has no endpoint for: the alert names its settings", async () => {
   vi.stubEnv('AWS_USE_FIPS_ENDPOINT', '');
   const s3Client = new S3Client({ region: 'cn-north-1', useFipsEndpoint: true, credentials });
-  const exporter = new S3MetricExporter({
-    bucket: 'metrics',
-    s3Client,
-    compression: 'none',
-    maxBatchBytes: 1,
-    flushTimeoutMillis: 300,
-    retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
-    startupCheck: false,
-  });
   try {
-    await exportSynthetic(exporter, 5, 1);
-    await waitFor(
-      () => Object.keys(exporter.stats().uploadFailures).length > 0,
-      10_000,
-      'a failed attempt',
+    const { stats, alerts } = await firstUploadFailure(
+      { s3Client, startupCheck: false },
+      warnings,
+      'OTEL_S3_NO_ENDPOINT',
     );
-    expect(exporter.stats().uploadFailures).toEqual({ 'no-endpoint': 1 });
-    const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NO_ENDPOINT');
-    expect(alerts.map((w) => w.text)).toEqual([
+    expect(stats.uploadFailures).toEqual({ 'no-endpoint': 1 });
+    expect(alerts).toEqual([
       expect.stringContaining(
         "failed (EndpointError: Partition does not support FIPS): the AWS SDK has no endpoint for this region and bucket with its FIPS and dual-stack settings (the s3Client's own, or use_fips_endpoint and use_dualstack_endpoint of the AWS config file); change them or set the endpoint option. Data is kept",
       ),
     ]);
   } finally {
-    await exporter.shutdown();
     s3Client.destroy();
   }
 });
@@ -122,32 +92,16 @@ for (const variable of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3']) {
     } finally {
       bare.destroy();
     }
-    const exporter = new S3MetricExporter({
-      bucket: 'metrics',
-      region: 'us-east-1',
-      credentials,
-      compression: 'none',
-      maxBatchBytes: 1,
-      flushTimeoutMillis: 300,
-      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
-      startupCheck: false,
-    });
-    try {
-      await exportSynthetic(exporter, 5, 1);
-      await waitFor(
-        () => Object.keys(exporter.stats().uploadFailures).length > 0,
-        10_000,
-        'a failed attempt',
-      );
-      expect(exporter.stats().uploadFailures).toEqual({ 'no-endpoint': 1 });
-      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NO_ENDPOINT');
-      expect(alerts.map((w) => w.text)).toEqual([
-        expect.stringContaining(
-          `: ${variable} (notaurl) is not a URL; fix it (http:// or https://), unset it, or set the endpoint option. Data is kept`,
-        ),
-      ]);
-    } finally {
-      await exporter.shutdown();
-    }
+    const { stats, alerts } = await firstUploadFailure(
+      { region: 'us-east-1', credentials, startupCheck: false },
+      warnings,
+      'OTEL_S3_NO_ENDPOINT',
+    );
+    expect(stats.uploadFailures).toEqual({ 'no-endpoint': 1 });
+    expect(alerts).toEqual([
+      expect.stringContaining(
+        `: ${variable} (notaurl) is not a URL; fix it (http:// or https://), unset it, or set the endpoint option. Data is kept`,
+      ),
+    ]);
   });
 }

@@ -2,10 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { S3MetricExporter } from '../../../src/index.js';
 import { type ProcessWarning, recordProcessWarnings } from '../../support/diag-capture.js';
-import { exportSynthetic } from '../../support/service.js';
-import { waitFor } from '../../support/wait.js';
+import { firstUploadFailure } from '../../support/first-upload-failure.js';
 
 // An https:// endpoint whose server speaks plain HTTP (a local MinIO without TLS, say): every
 // TLS handshake fails with OpenSSL's "wrong version number". Only the operator can fix it:
@@ -13,6 +11,7 @@ import { waitFor } from '../../support/wait.js';
 // internals ("EPROTO 40CD…:error:0A00010B:SSL routines:…:tlsany_meth.c:77:\n").
 
 const warnings: ProcessWarning[] = [];
+const credentials = { accessKeyId: 'id', secretAccessKey: 'secret' };
 let server: Server;
 let port: number;
 
@@ -35,34 +34,17 @@ afterEach(async () => {
 
 for (const startupCheck of [false, true]) {
   test(`https:// to a plain HTTP server: a configuration fault, said plainly (startupCheck ${startupCheck})`, async () => {
-    const exporter = new S3MetricExporter({
-      bucket: 'metrics',
-      endpoint: `https://127.0.0.1:${port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
-      compression: 'none',
-      maxBatchBytes: 1,
-      flushTimeoutMillis: 300,
-      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
-      startupCheck,
-    });
-    try {
-      await exportSynthetic(exporter, 5, 1);
-      await waitFor(
-        () => Object.keys(exporter.stats().uploadFailures).length > 0,
-        10_000,
-        'a failed attempt',
-      );
-      expect(exporter.stats().uploadFailures).toEqual({ 'no-tls': 1 });
-      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NO_TLS');
-      expect(alerts.map((w) => w.text)).toEqual([
-        expect.stringContaining(
-          'failed (EPROTO: write EPROTO (TLS: wrong version number)): the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http://. Data is kept',
-        ),
-      ]);
-    } finally {
-      await exporter.shutdown();
-    }
+    const { stats, alerts } = await firstUploadFailure(
+      { endpoint: `https://127.0.0.1:${port}`, region: 'us-east-1', credentials, startupCheck },
+      warnings,
+      'OTEL_S3_NO_TLS',
+    );
+    expect(stats.uploadFailures).toEqual({ 'no-tls': 1 });
+    expect(alerts).toEqual([
+      expect.stringContaining(
+        'failed (EPROTO: write EPROTO (TLS: wrong version number)): the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http://. Data is kept',
+      ),
+    ]);
   });
 }
 
@@ -81,34 +63,25 @@ for (const [who, answer] of Object.entries(TLS_ANSWERS)) {
       socket.once('data', () => socket.end(answer));
     });
     await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
-    const exporter = new S3MetricExporter({
-      bucket: 'metrics',
-      endpoint: `http://127.0.0.1:${(tls.address() as AddressInfo).port}`,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
-      compression: 'none',
-      maxBatchBytes: 1,
-      flushTimeoutMillis: 300,
-      retry: { initialDelayMillis: 5, maxDelayMillis: 20 },
-      startupCheck: false,
-    });
     try {
-      await exportSynthetic(exporter, 5, 1);
-      await waitFor(
-        () => Object.keys(exporter.stats().uploadFailures).length > 0,
-        10_000,
-        'a failed attempt',
+      const { stats, alerts } = await firstUploadFailure(
+        {
+          endpoint: `http://127.0.0.1:${(tls.address() as AddressInfo).port}`,
+          region: 'us-east-1',
+          credentials,
+          startupCheck: false,
+        },
+        warnings,
+        'OTEL_S3_NEEDS_TLS',
       );
-      expect(exporter.stats().uploadFailures).toEqual({ 'needs-tls': 1 });
-      expect(exporter.stats().pointsDroppedByReason).toEqual({});
-      const alerts = warnings.filter((w) => w.code === 'OTEL_S3_NEEDS_TLS');
-      expect(alerts.map((w) => w.text)).toEqual([
+      expect(stats.uploadFailures).toEqual({ 'needs-tls': 1 });
+      expect(stats.pointsDroppedByReason).toEqual({});
+      expect(alerts).toEqual([
         expect.stringContaining(
           'the server answers only in TLS; give the endpoint as https://. Data is kept',
         ),
       ]);
     } finally {
-      await exporter.shutdown();
       tls.close();
     }
   });
