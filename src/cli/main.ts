@@ -15,7 +15,7 @@ import {
 import { ReadAccessError } from '../reader/errors.js';
 import { DEFAULT_EXPORT_INTERVAL_MILLIS } from '../reader/key-layout.js';
 import { DEFAULT_MAX_DECOMPRESSED_BYTES } from '../reader/read-limits.js';
-import { describeError } from '../s3/errors.js';
+import { causes, describeError } from '../s3/errors.js';
 import { profileNote } from './aws-profile.js';
 import {
   POINT_FORMATS,
@@ -615,16 +615,8 @@ async function execute(
     note(io, error instanceof Error ? error.message : describeError(error));
     // The AWS SDK has no endpoint for the settings (AWS_USE_FIPS_ENDPOINT=true where there are
     // none): refused before any request, as a region it refuses is, and fixed by a setting.
-    return causedBy(error, 'EndpointError') ? EXIT.usage : EXIT.failure;
+    return [...causes(error)].some((s) => s.name === 'EndpointError') ? EXIT.usage : EXIT.failure;
   }
-}
-
-/** Whether `error`, or an error it was caused by, is named `name`. */
-function causedBy(error: unknown, name: string): boolean {
-  for (let e = error, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    if (e.name === name) return true;
-  }
-  return false;
 }
 
 /** Where the source came from, so a wrong value from the environment or a file is easy to spot. */

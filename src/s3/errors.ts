@@ -108,6 +108,8 @@ export interface S3ErrorShape {
   cause?: unknown;
   $metadata?: { httpStatusCode?: unknown; clockSkewCorrected?: unknown };
   $response?: { statusCode?: unknown; headers?: Record<string, string | undefined> };
+  /** The body the AWS SDK could not parse as S3's answer (it keeps it for the caller). */
+  $responseBodyText?: unknown;
 }
 
 export function errorShape(error: unknown): S3ErrorShape {
@@ -256,7 +258,7 @@ export function notS3Answer(text: string): string | undefined {
  * Deserialization error: ... inspect the hidden field {error}.$response".
  */
 function sdkUnparsed(error: unknown, message: string): string | undefined {
-  const text = (error as { $responseBodyText?: unknown }).$responseBodyText;
+  const text = errorShape(error).$responseBodyText;
   if (typeof text !== 'string' || !message.includes('Deserialization error')) return undefined;
   return notS3Answer(text);
 }

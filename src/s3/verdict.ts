@@ -189,9 +189,8 @@ function endpointRulesVerdict(env: Readonly<Record<string, string | undefined>>)
  * keep, or in the body text the AWS SDK keeps when it cannot parse the answer.
  */
 export function tlsPortAnswer(error: unknown): boolean {
-  const { message } = errorShape(error);
-  const body = (error as { $responseBodyText?: unknown }).$responseBodyText;
-  return [message, body].some((t) => typeof t === 'string' && TLS_PORT_ANSWER.test(t));
+  const { message, $responseBodyText } = errorShape(error);
+  return [message, $responseBodyText].some((t) => typeof t === 'string' && TLS_PORT_ANSWER.test(t));
 }
 
 /**
