@@ -61,6 +61,12 @@ const work = setInterval(() => {
 }, 20);
 
 // The default deadline (25 s) holds the providers' forceFlush() and shutdown() at the exporters'
-// default flushTimeoutMillis (10 s each), inside Kubernetes' 30 s grace period.
-installShutdownHooks(sdk, { beforeShutdown: () => clearInterval(work) });
+// default flushTimeoutMillis (10 s each), inside Kubernetes' 30 s grace period. What is logged in
+// beforeShutdown is stored too: the providers are shut down after it.
+installShutdownHooks(sdk, {
+  beforeShutdown: () => {
+    clearInterval(work);
+    logger.emit({ severityText: 'INFO', body: 'shutting down' });
+  },
+});
 console.log(JSON.stringify({ started: true, pid: process.pid }));

@@ -45,6 +45,8 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
     const text = (word: string) => of(word).map((o) => JSON.stringify(decodeStored(o)));
     expect(text('traces').some((t) => t.includes('"name":"place order"'))).toBe(true);
     expect(text('logs').some((t) => t.includes('"stringValue":"order placed"'))).toBe(true);
+    // Logged in beforeShutdown, after the last order: stored all the same.
+    expect(text('logs').some((t) => t.includes('"stringValue":"shutting down"'))).toBe(true);
     for (const t of [...text('traces'), ...text('logs')]) expect(t).toContain('"orders"');
 
     // Each order is one span, one log record, one count and one histogram value: after the
