@@ -150,7 +150,7 @@ export class StartupCheck {
       }
       if (verdict.kind === 'fatal') {
         // Refused for good, with the uploads' own headers: every upload would be refused too
-        // (a storage class or encryption the server does not take; an endpoint that is no S3).
+        // (a storage class or encryption the server does not take).
         o.episodes.report(
           'config:refused',
           'error',

@@ -231,6 +231,22 @@ export function describeError(error: unknown): string {
 }
 
 /**
+ * The names an error has when the answer carried no S3 error code: the AWS SDK's and this
+ * package's placeholders (`UnknownError`; `NotFound` for a bare 404), or a plain Error where the
+ * SDK could not parse the body.
+ */
+const NO_CODE_NAMES = new Set(['UnknownError', 'NotFound', 'Error']);
+
+/**
+ * True when an HTTP answer carried no S3 error code. Every S3 server names the error of a
+ * refused PutObject; a web server, a console or a proxy's route does not.
+ */
+export function withoutS3Code(error: unknown): boolean {
+  const { name } = errorShape(error);
+  return httpStatus(error) !== undefined && (typeof name !== 'string' || NO_CODE_NAMES.has(name));
+}
+
+/**
  * What a TLS server answers to plain HTTP, in a body that is no S3 error: Go's (MinIO's) line,
  * nginx's page, Apache's. Quoted in the error's message (notS3Answer); verdict.ts makes it a
  * configuration fault. Here, not beside the body's parser: the compactor loads the verdict

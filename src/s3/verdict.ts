@@ -10,6 +10,7 @@ import {
   errorShape,
   httpStatus,
   TLS_PORT_ANSWER,
+  withoutS3Code,
 } from './errors.js';
 
 /**
@@ -37,7 +38,8 @@ export function conditionalRefusal(error: unknown): ConditionalRefusal | undefin
  *   and retry the same key, bytes and headers. A 409 conflict too: the exporter's keys are its own, so the write in flight is an earlier
  *   attempt of this one, and the retry is answered 412 (stored) or stores it.
  * - `config`: a fault only an operator can fix (credentials, permissions, bucket, region, an
- *   endpoint the AWS SDK's rules cannot make); keep the data, report once, retry slowly.
+ *   endpoint the AWS SDK's rules cannot make, one that is no S3 API); keep the data, report once,
+ *   retry slowly.
  * - `fatal`: the server will never accept these bytes (e.g. 400 InvalidArgument, 413).
  * A 501 or 400 to a conditional write may be about the `If-None-Match` header itself; the
  * uploader finds out by trying once without it (see headerMayBeTheCause).
@@ -286,6 +288,13 @@ export function classifyUploadError(
   if (tooLarge(error)) return { kind: 'fatal', reason: 'entity-too-large' };
   if (status === 501 || name === 'NotImplemented')
     return { kind: 'fatal', reason: 'not-implemented' };
+  // No such path or no PUT there, and no S3 error code: what answers is no S3 API (a web server,
+  // a console's port, a proxy's route). The endpoint is wrong, not the bytes.
+  if ((status === 404 || status === 405) && withoutS3Code(error)) {
+    const hint =
+      'no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path';
+    return { kind: 'config', reason: 'not-s3', hint };
+  }
   if (status === undefined && name === 'EndpointError') return endpointRulesVerdict(env);
   if (status === undefined && errorCode(error) === 'ERR_INVALID_URL') {
     const bad = badEndpointVariableVerdict(env);

@@ -110,9 +110,9 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
       ...(fix === undefined ? {} : { fix }),
     });
   };
-  const failed = (step: Step, error: unknown) => {
+  const failed = (step: Step, error: unknown, words = describeError(error)) => {
     const permission = STEPS.find((s) => s.step === step)?.permission ?? 's3:PutObject';
-    const { result, fix } = failure(error, permission, settings.where, endpoint, {
+    const { result, fix } = failure(error, words, permission, settings.where, endpoint, {
       noEndpoint,
       timedOut: `no answer within OTEL_EXPORTER_S3_TIMEOUT (${config.requestTimeoutMillis} ms)`,
     });
@@ -205,7 +205,7 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
       const refused = await store.delete([key], deadline());
       const why = refused.get(key);
       if (why === undefined) record('delete', 'ok', stored ? 'deleted the object' : 'allowed');
-      else failed('delete', deleteError(why));
+      else failed('delete', deleteError(why), why);
     } catch (error) {
       ctx.signal.throwIfAborted();
       failed('delete', causeOf(error));
@@ -286,17 +286,20 @@ function causeOf(error: unknown): unknown {
 }
 
 /**
- * A delete's refusal as the compactor's store words it, back into an error: an S3 code
- * (`AccessDenied: Access Denied`) as its name, a network code (`ECONNREFUSED: connect ...`) as
- * Node's `code`.
+ * A delete's refusal as the compactor's store words it (`AccessDenied: Access Denied`,
+ * `NotFound (HTTP 404): ...`, `ECONNREFUSED: connect ...`), back into an error to find the fix
+ * by: an S3 code as its name, an HTTP status as the AWS SDK keeps it, a network code as Node's
+ * `code`. The row shows the store's words as they are.
  */
 function deleteError(why: string): unknown {
-  const code = /^([A-Za-z]+)\b/.exec(why)?.[1];
-  if (code === undefined) return new Error(why);
-  // The rest is the message: the row names the error once, as it does for the other steps.
-  const rest = why.startsWith(`${code}: `) ? why.slice(code.length + 2) : why;
-  if (/^E[A-Z]+$/.test(code)) return Object.assign(new Error(rest), { code });
-  return Object.assign(new Error(rest), { name: code });
+  const error = new Error(why) as Error & Record<string, unknown>;
+  const status = /^(?:[A-Za-z.]+ \()?HTTP (\d{3})\b/.exec(why)?.[1];
+  if (status !== undefined) error.$metadata = { httpStatusCode: Number(status) };
+  const code = /^([A-Za-z.]+)(?::| \(HTTP)/.exec(why)?.[1];
+  if (code === undefined || code === 'HTTP') return error;
+  if (/^E[A-Z]+$/.test(code)) error.code = code;
+  else error.name = code;
+  return error;
 }
 
 /** The CLI's user's fix for each access fault; `permission` is the step's. */
@@ -346,16 +349,20 @@ function noEndpointFix(switches: readonly string[], region: string): string {
   return `the AWS SDK has no endpoint for ${switches.join(' and ')} with region ${region}: unset ${them}, or give --endpoint`;
 }
 
-/** What failed and what to do about it. */
+/** The exporter's configuration faults that are about the endpoint itself (verdict.ts). */
+const ENDPOINT_FAULTS = new Set(['no-tls', 'needs-tls', 'not-s3']);
+
+/** What failed (`words`: the error as the row says it) and what to do about it. */
 function failure(
   error: unknown,
+  words: string,
   permission: string,
   where: string,
   endpoint: string,
   said: { noEndpoint: string; timedOut: string },
 ): { result: string; fix: string } {
   if (errorShape(error).name === 'EndpointError') {
-    return { result: describeError(error), fix: said.noEndpoint };
+    return { result: words, fix: said.noEndpoint };
   }
   if (errorShape(error).name === 'AbortError') {
     // Not Ctrl-C (that stops the check): the step's deadline, the exporter's request timeout.
@@ -364,7 +371,7 @@ function failure(
   const fault = accessFault(error);
   if (fault !== undefined) {
     return {
-      result: `${describeError(error)}: ${fault.cause}`,
+      result: `${words}: ${fault.cause}`,
       fix: accessFix(fault.reason, permission, where, endpoint),
     };
   }
@@ -374,18 +381,23 @@ function failure(
   }
   if (errorShape(error).name === 'TimeoutError') {
     return {
-      result: describeError(error),
+      result: words,
       fix: `check the endpoint (${endpoint}) and the network`,
     };
   }
   if (httpStatus(error) !== undefined && classifyUploadError(error).kind === 'retry') {
     // A 5xx, throttling, MinIO's XMinioBackendDown: no refusal of this configuration.
     return {
-      result: describeError(error),
+      result: words,
       fix: 'a fault of the server that uploads retry (it may pass): run the check again later',
     };
   }
-  return { result: describeError(error), fix: 'see the error; the server refused the request' };
+  const verdict = classifyUploadError(error);
+  if (verdict.kind === 'config' && ENDPOINT_FAULTS.has(verdict.reason)) {
+    // No refusal of these settings: what answers at the endpoint is not the S3 API as given.
+    return { result: words, fix: `${verdict.hint} (now ${endpoint})` };
+  }
+  return { result: words, fix: 'see the error; the server refused the request' };
 }
 
 function checkTable(checks: CheckRow[]): string[] {

@@ -121,3 +121,57 @@ test('otel-s3 check on a server that never answers: the put row says the deadlin
     await new Promise((resolve) => server.close(resolve));
   }
 }, 20_000);
+
+// Endpoints where no S3 API answers as given: a web server's 404 page, a plain HTTP port named
+// https://. Every row said "see the error; the server refused the request", and the delete's
+// row "HTTP: HTTP 404: ..." (the store's words parsed back as if "HTTP" were an S3 code).
+test('otel-s3 check on an endpoint that is no S3 API, or no TLS one: each row says which endpoint fix', async () => {
+  const go404 =
+    'HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 19\r\nConnection: close\r\n\r\n404 page not found\n';
+  const web = createNetServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => socket.end(go404));
+  });
+  const plain = createServer((req, res) => {
+    req.resume();
+    res.end();
+  });
+  for (const s of [web, plain]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s: { address(): unknown }) => (s.address() as AddressInfo).port;
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const rows = async (endpoint: string) => {
+      const args = ['check', '--bucket', 'b', '--endpoint', endpoint, '--format', 'json'];
+      const { code, stdout } = await runCliInProcess(args, { cwd: root, env });
+      const { checks } = JSON.parse(stdout) as CheckReport;
+      return { code, failed: checks.filter((c) => c.status === 'failed') };
+    };
+    const notS3 = `http://127.0.0.1:${port(web)}`;
+    const web404 = await rows(notS3);
+    expect(web404.failed.map((c) => [c.check, c.result, c.fix])).toEqual(
+      ['put', 'list', 'get', 'delete'].map((step) => [
+        step,
+        `${step === 'put' ? 'NotFound (HTTP 404)' : 'HTTP 404'}: not an S3 answer: "404 page not found"`,
+        `no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path (now ${notS3})`,
+      ]),
+    );
+    expect(web404.code).toBe(4);
+    const noTls = `https://127.0.0.1:${port(plain)}`;
+    const plainTls = await rows(noTls);
+    expect(plainTls.failed.length).toBeGreaterThan(0);
+    for (const row of plainTls.failed) {
+      expect(row.fix, row.check).toBe(
+        `the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http:// (now ${noTls})`,
+      );
+    }
+  } finally {
+    vi.unstubAllEnvs();
+    web.close();
+    plain.close();
+  }
+});

@@ -9,6 +9,12 @@ function nodeError(code: string, message = `connect ${code} 127.0.0.1:9000`): Er
   return Object.assign(new Error(message), { code, errno: -1, syscall: 'connect' });
 }
 
+const NOT_S3 = {
+  kind: 'config',
+  reason: 'not-s3',
+  hint: 'no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path',
+};
+
 /** One test a row: classifyUploadError of s3Error(name, status) is `verdict`, exactly. */
 function classifiedAs(
   rows: [title: string, name: string, status: number, verdict: object][],
@@ -478,6 +484,26 @@ describe('classifyUploadError: fatal, and whether If-None-Match may be the cause
       'UnknownError',
       413,
       { kind: 'fatal', reason: 'entity-too-large' },
+    ],
+  ]);
+
+  // A 404 or 405 with no S3 error code is no S3 server's refusal (test/unit/exporter/
+  // endpoint-not-s3.test.ts): a configuration fault. With a code, it stays S3's word.
+  classifiedAs([
+    ['404 with no S3 code is not-s3', 'NotFound', 404, NOT_S3],
+    ['405 with no S3 code is not-s3', 'UnknownError', 405, NOT_S3],
+    ['405 with no parsable body (the SDK: a plain Error) is not-s3', 'Error', 405, NOT_S3],
+    [
+      '405 MethodNotAllowed (an S3 code) is fatal http-405',
+      'MethodNotAllowed',
+      405,
+      { kind: 'fatal', reason: 'http-405' },
+    ],
+    [
+      '410 with no S3 code is fatal http-410',
+      'UnknownError',
+      410,
+      { kind: 'fatal', reason: 'http-410' },
     ],
   ]);
 
