@@ -68,21 +68,36 @@ export function commonRowFilter(options: {
     attributes(row.attributes, row.resource);
 }
 
-/** A trace id as given on the command line: 32 hex digits, in lower case; UsageError otherwise. */
+/**
+ * A trace id as given on the command line: 32 hex digits, not all zero (W3C Trace Context's
+ * invalid id, which no recorded span has), in lower case; UsageError otherwise.
+ */
 export function traceIdOption(flag: string, value: string): string {
+  const example = 'e.g. 4bf92f3577b34da6a3ce929d0e0e4736';
   if (!/^[0-9a-fA-F]{32}$/.test(value)) {
     throw new UsageError(
-      `${flag} ${JSON.stringify(value)}: a trace id is 32 hex digits, e.g. 4bf92f3577b34da6a3ce929d0e0e4736`,
+      `${flag} ${JSON.stringify(value)}: a trace id is 32 hex digits, ${example}`,
+    );
+  }
+  if (/^0+$/.test(value)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: all zeros is no trace's id (W3C: invalid), ${example}`,
     );
   }
   return value.toLowerCase();
 }
 
-/** A span id: 16 hex digits, in lower case. */
+/** A span id: 16 hex digits, not all zero (as a trace id), in lower case. */
 export function spanIdOption(flag: string, value: string): string {
+  const example = 'e.g. 00f067aa0ba902b7';
   if (!/^[0-9a-fA-F]{16}$/.test(value)) {
     throw new UsageError(
-      `${flag} ${JSON.stringify(value)}: a span id is 16 hex digits, e.g. 00f067aa0ba902b7`,
+      `${flag} ${JSON.stringify(value)}: a span id is 16 hex digits, ${example}`,
+    );
+  }
+  if (/^0+$/.test(value)) {
+    throw new UsageError(
+      `${flag} ${JSON.stringify(value)}: all zeros is no span's id (W3C: invalid), ${example}`,
     );
   }
   return value.toLowerCase();

@@ -215,6 +215,12 @@ describe('otel-s3 trace', () => {
       2,
       'otel-s3: trace id "abc": a trace id is 32 hex digits, e.g. 4bf92f3577b34da6a3ce929d0e0e4736\n',
     ]);
+    // W3C's invalid id: no span has it, so no search can find one.
+    const zeros = await run(['trace', '0'.repeat(32), ...MIRROR]);
+    expect([zeros.code, zeros.stderr]).toEqual([
+      2,
+      `otel-s3: trace id "${'0'.repeat(32)}": all zeros is no trace's id (W3C: invalid), e.g. 4bf92f3577b34da6a3ce929d0e0e4736\n`,
+    ]);
     const none = await run(['trace', `${'0'.repeat(31)}1`, ...MIRROR]);
     expect([none.code, none.stdout, none.stderr]).toEqual([
       6,
@@ -319,6 +325,11 @@ describe('otel-s3 spans and logs', () => {
     const query = recorded.spans.find((s) => s.name === 'SELECT orders');
     expect(await bodies(['--span-id', query?.spanContext().spanId ?? ''])).toEqual([
       'querying orders',
+    ]);
+    const zeros = await run(['logs', ...MIRROR, '--span-id', '0'.repeat(16)]);
+    expect([zeros.code, zeros.stderr]).toEqual([
+      2,
+      `otel-s3: --span-id "${'0'.repeat(16)}": all zeros is no span's id (W3C: invalid), e.g. 00f067aa0ba902b7\n`,
     ]);
     expect(await bodies(['--body', 'stock'])).toHaveLength(1);
     expect(await bodies(['--service', 'checkout', '--attribute', 'sku'])).toEqual([]);
