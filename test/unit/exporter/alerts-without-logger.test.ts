@@ -189,6 +189,16 @@ describe('failures are loud without a logger', () => {
         await vi.advanceTimersByTimeAsync(100);
         for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
       };
+      // The first attempt's body is made off this thread, in real time: under load that took
+      // more than a hundred steps, and the attempt's own deadline passed in fake time first (a
+      // timeout that started the episode a second before the first failure seen). Fake time
+      // stands still until the first attempt is made.
+      const realDeadline = Date.now() + 10_000;
+      while (failedAt.length === 0 && Date.now() < realDeadline) {
+        await vi.advanceTimersByTimeAsync(0);
+        await new Promise((r) => setImmediate(r));
+      }
+      expect(failedAt, 'the first attempt, within 10 s').not.toEqual([]);
       for (let t = 0; t < 70_000; t += 100) await step();
       const [first = Number.NaN] = failedAt;
       const since = failedAt.map((t) => Math.round(t - first));
