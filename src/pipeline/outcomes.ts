@@ -1,7 +1,7 @@
 import { type AlertCode, alert, type Episodes, log, plural } from '../base/log.js';
 import type { SignalName } from '../layout/formats.js';
 import { credentialsTimedOut, describeError } from '../s3/errors.js';
-import { networkCause, type RetryVerdict } from '../s3/verdict.js';
+import { ENDPOINT_FAULTS, networkCause, type RetryVerdict } from '../s3/verdict.js';
 import type { SealedBatch } from './sealed-batch.js';
 import { type DropReason, type ExporterStats, increment } from './stats.js';
 
@@ -246,7 +246,14 @@ export class Outcomes {
     const what = `upload of ${batch.key} failed (${describeError(error)})`;
     switch (verdict.kind) {
       case 'config':
-        reportConfigFault(this.#episodes, what, verdict, this.#options.slowRetryMillis, this);
+        reportConfigFault(
+          this.#episodes,
+          what,
+          verdict,
+          this.#options.slowRetryMillis,
+          this.#options.endpoint,
+          this,
+        );
         break;
       case 'probe':
         log.warn(`${what}; trying the same bytes once without If-None-Match`);
@@ -588,20 +595,25 @@ function errorName(error: unknown): unknown {
 /**
  * A configuration fault, as one episode (`config:<reason>`) whoever meets it first: the startup
  * check or an upload. `what` failed, e.g. `upload of KEY failed (SignatureDoesNotMatch (HTTP
- * 403))`; the verdict's hint says what is wrong and what to do. `holder`: the exporter whose
- * upload met it, which holds the episode open until its own uploads work.
+ * 403))`; the verdict's hint says what is wrong and what to do; a fault of the endpoint itself
+ * names it (`endpoint`: as messages name it, with the variable it came from). `holder`: the
+ * exporter whose upload met it, which holds the episode open until its own uploads work.
  */
 export function reportConfigFault(
   episodes: Episodes,
   what: string,
   verdict: { reason: string; hint: string },
   slowRetryMillis: number,
+  endpoint: string,
   holder?: object,
 ): void {
+  const hint = ENDPOINT_FAULTS.has(verdict.reason)
+    ? `${verdict.hint} (the endpoint: ${endpoint})`
+    : verdict.hint;
   episodes.report(
     `config:${verdict.reason}`,
     'error',
-    `${what}: ${verdict.hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(slowRetryMillis / 1000)} s`,
+    `${what}: ${hint}. Data is kept within maxBufferedBytes and retried about every ${Math.round(slowRetryMillis / 1000)} s`,
     alertCode(verdict.reason),
     holder,
   );

@@ -129,6 +129,7 @@ export class StartupCheck {
           `${what} failed (${describeError(error)})`,
           verdict,
           o.slowRetryMillis,
+          o.endpoint,
         );
         return 'config';
       }

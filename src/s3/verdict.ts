@@ -31,6 +31,9 @@ export function conditionalRefusal(error: unknown): ConditionalRefusal | undefin
   return undefined;
 }
 
+/** The configuration faults about the endpoint itself: what answers there is not the S3 API as given. */
+export const ENDPOINT_FAULTS: ReadonlySet<string> = new Set(['no-tls', 'needs-tls', 'not-s3']);
+
 /**
  * What to do after a failed PutObject. One place decides retryability:
  * - `exists`: 412 on a conditional write: an earlier attempt stored the object; success.

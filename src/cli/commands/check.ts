@@ -17,6 +17,7 @@ import {
 import {
   classifyUploadError,
   conditionalRefusal,
+  ENDPOINT_FAULTS,
   headerMayBeTheCause,
   networkCause,
 } from '../../s3/verdict.js';
@@ -348,9 +349,6 @@ function noEndpointFix(switches: readonly string[], region: string): string {
       : 'the variables (or set them to false)';
   return `the AWS SDK has no endpoint for ${switches.join(' and ')} with region ${region}: unset ${them}, or give --endpoint`;
 }
-
-/** The exporter's configuration faults that are about the endpoint itself (verdict.ts). */
-const ENDPOINT_FAULTS = new Set(['no-tls', 'needs-tls', 'not-s3']);
 
 /** What failed (`words`: the error as the row says it) and what to do about it. */
 function failure(

@@ -79,7 +79,7 @@ for (const [who, [answer, ownSaid, sdkSaid]] of Object.entries(ANSWERS)) {
         expect(stats.pointsDroppedByReason).toEqual({});
         expect(alerts).toEqual([
           expect.stringContaining(
-            `failed ${client === 'an S3Client' ? sdkSaid : ownSaid}: no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path. Data is kept`,
+            `failed ${client === 'an S3Client' ? sdkSaid : ownSaid}: no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path (the endpoint: ${s3Client === undefined ? endpoint : "the s3Client option's endpoint"}). Data is kept`,
           ),
         ]);
       } finally {

@@ -42,7 +42,7 @@ for (const startupCheck of [false, true]) {
     expect(stats.uploadFailures).toEqual({ 'no-tls': 1 });
     expect(alerts).toEqual([
       expect.stringContaining(
-        'failed (EPROTO: write EPROTO (TLS: wrong version number)): the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http://. Data is kept',
+        `failed (EPROTO: write EPROTO (TLS: wrong version number)): the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http:// (the endpoint: https://127.0.0.1:${port}). Data is kept`,
       ),
     ]);
   });
@@ -63,10 +63,11 @@ for (const [who, answer] of Object.entries(TLS_ANSWERS)) {
       socket.once('data', () => socket.end(answer));
     });
     await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(tls.address() as AddressInfo).port}`;
     try {
       const { stats, alerts } = await firstUploadFailure(
         {
-          endpoint: `http://127.0.0.1:${(tls.address() as AddressInfo).port}`,
+          endpoint,
           region: 'us-east-1',
           credentials,
           startupCheck: false,
@@ -78,7 +79,7 @@ for (const [who, answer] of Object.entries(TLS_ANSWERS)) {
       expect(stats.pointsDroppedByReason).toEqual({});
       expect(alerts).toEqual([
         expect.stringContaining(
-          'the server answers only in TLS; give the endpoint as https://. Data is kept',
+          `the server answers only in TLS; give the endpoint as https:// (the endpoint: ${endpoint}). Data is kept`,
         ),
       ]);
     } finally {
@@ -86,3 +87,31 @@ for (const [who, answer] of Object.entries(TLS_ANSWERS)) {
     }
   });
 }
+
+// Set by the AWS SDK's variable, not the endpoint option: the report names where it came from,
+// so that the fix is made where the endpoint is set.
+test('http:// to a TLS port through AWS_ENDPOINT_URL_S3: the report names the variable', async () => {
+  const tls = createNetServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () => socket.end(TLS_ANSWERS.Go));
+  });
+  await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(tls.address() as AddressInfo).port}`;
+  vi.stubEnv('AWS_ENDPOINT_URL_S3', endpoint);
+  try {
+    const { stats, alerts } = await firstUploadFailure(
+      { region: 'us-east-1', credentials, startupCheck: false, forcePathStyle: true },
+      warnings,
+      'OTEL_S3_NEEDS_TLS',
+    );
+    expect(stats.uploadFailures).toEqual({ 'needs-tls': 1 });
+    expect(alerts).toEqual([
+      expect.stringContaining(
+        `give the endpoint as https:// (the endpoint: ${endpoint} (AWS_ENDPOINT_URL_S3)). Data is kept`,
+      ),
+    ]);
+  } finally {
+    vi.unstubAllEnvs();
+    tls.close();
+  }
+});
