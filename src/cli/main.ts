@@ -241,6 +241,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
           (ctx) => command(ctx, options),
           COMMAND_SIGNAL[cmd.name()],
           commandFlagOrigins((key) => cmd.getOptionValueSource(key)),
+          cmd.name(),
         ),
       );
     };
@@ -565,6 +566,7 @@ async function execute(
   command: (ctx: CommandContext) => Promise<number>,
   commandSignal?: SignalName,
   flagOrigins: Origins = {},
+  commandName?: string,
 ): Promise<number> {
   const stop = new AbortController();
   const signal = io.signal === undefined ? stop.signal : AbortSignal.any([io.signal, stop.signal]);
@@ -572,7 +574,7 @@ async function execute(
   const out = new LineWriter(io.stdout, () => stop.abort());
   let settings: Settings | undefined;
   try {
-    settings = resolveSettings(flags, io.env, io.cwd, Date.now(), commandSignal);
+    settings = resolveSettings(flags, io.env, io.cwd, Date.now(), commandSignal, commandName);
     for (const warning of settings.warnings) note(io, warning);
     // Said above in otel-s3's words: the reader's client does not say them again.
     ignoredAwsSwitchesSaid(io.env);

@@ -83,13 +83,14 @@ export function resolveSettings(
   cwd: string,
   now = Date.now(),
   signal?: SignalName,
+  command?: string,
 ): Settings {
   const config =
     flags.config !== undefined
       ? loadConfigFile(resolve(cwd, flags.config), true)
       : loadConfigFile(resolve(cwd, CONFIG_FILE_NAME), false);
   const sources = new SettingSources({ ...flags }, env, config, signal);
-  const source = resolveSource(sources, config, cwd);
+  const source = resolveSource(sources, config, cwd, command);
   const prefix = sources.get('prefix', check<string>('prefix')) ?? '';
   const layout: KeyLayoutOptions = {};
   for (const option of LAYOUT_OPTION_NAMES) {
@@ -129,10 +130,21 @@ export function resolveSettings(
   };
 }
 
+/** What to give when neither a bucket nor a directory is set, in the command's words. */
+function noSource(command: string | undefined): string {
+  const bucket = `--bucket <name> (or set ${optionRow('bucket').variable})`;
+  if (command === 'check') return `otel-s3 check tests S3 access: give ${bucket}`;
+  if (command === 'compact') {
+    return `nothing to compact: give ${bucket} to compact in S3, or --dir <path> to compact a local copy`;
+  }
+  return `nothing to read: give ${bucket} to read S3, or --dir <path> to read a local copy`;
+}
+
 function resolveSource(
   sources: SettingSources,
   config: ConfigFile | undefined,
   cwd: string,
+  command: string | undefined,
 ): Source {
   const bucketIn = sources.layerOf('bucket');
   const dirIn = sources.layerOf('dir');
@@ -142,11 +154,7 @@ function resolveSource(
   if (bucketIn === 'file' && dirIn === 'file') {
     throw new UsageError(`${config?.path}: give "bucket" or "dir", not both`);
   }
-  if (bucketIn === undefined && dirIn === undefined) {
-    throw new UsageError(
-      `nothing to read: give --bucket <name> (or set ${optionRow('bucket').variable}) to read S3, or --dir <path> to read a local copy`,
-    );
-  }
+  if (bucketIn === undefined && dirIn === undefined) throw new UsageError(noSource(command));
   // A flag outranks the environment, which outranks the file.
   if (dirIn === 'flag' || bucketIn === undefined) {
     const dir = sources.get('dir', check<string>('dir')) as string;

@@ -357,6 +357,15 @@ describe('otel-s3 reading a directory laid out like the bucket', () => {
     [['ls', '--dir', 'mirror', '--bogus'], /unknown option '--bogus'/],
     [['list', '--dir', 'mirror'], /unknown command 'list'/],
     [['ls'], /nothing to read: give --bucket/],
+    // Each in its command's words: check reads nothing, and --dir is no source it can test.
+    [
+      ['check'],
+      /^otel-s3: otel-s3 check tests S3 access: give --bucket <name> \(or set OTEL_EXPORTER_S3_BUCKET\)\n$/,
+    ],
+    [
+      ['compact'],
+      /^otel-s3: nothing to compact: give --bucket <name> .* or --dir <path> to compact a local copy\n$/,
+    ],
     [[], /Usage: otel-s3/],
   ])('usage errors exit with 2 and say what is wrong: %j', async (args, message) => {
     const { code, stderr, stdout } = await run(args);
