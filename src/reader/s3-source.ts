@@ -17,7 +17,7 @@ import {
   s3ClientConfig,
 } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
-import { notTls, tlsPortAnswer } from '../s3/verdict.js';
+import { classifyUploadError, ENDPOINT_FAULTS } from '../s3/verdict.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
 import { ObjectTooLargeError } from './read-limits.js';
@@ -216,11 +216,13 @@ async function listFailure(
     hint = `; the s3Client given has ${region.refused}, which the AWS SDK refuses before sending any request: make the client with a region such as us-east-1`;
   } else if ((error as { name?: unknown }).name === 'EndpointError') {
     hint = endpointRulesHint(connection, region.region);
-  } else if (status === 400 && tlsPortAnswer(error)) {
-    hint = '; the server answers only in TLS: give the endpoint as https://';
-  } else if (status === undefined && notTls(error)) {
-    hint =
-      '; the server does not answer in TLS: if it serves plain HTTP, give the endpoint as http://';
+  } else if (endpointFault(error) !== undefined) {
+    // What answers is not the S3 API as given (a TLS port, a plain one, a web server): the
+    // exporter's words for it, and where the endpoint was set.
+    const endpoint = own
+      ? `${(await endpointOf(client)) ?? 'AWS S3'}, of the s3Client given`
+      : endpointName(connection);
+    hint = `; ${endpointFault(error)} (the endpoint: ${endpoint})`;
   } else if (status === undefined) {
     // No HTTP answer at all: the server could not be reached.
     if (own || connection.endpoint !== undefined) {
@@ -235,6 +237,14 @@ async function listFailure(
     }
   }
   return new Error(`${what}: ${describeError(error)}${hint}`, { cause: error });
+}
+
+/** The fix when the answer says the endpoint is not the S3 API as given (see ENDPOINT_FAULTS). */
+function endpointFault(error: unknown): string | undefined {
+  const verdict = classifyUploadError(error);
+  return verdict.kind === 'config' && ENDPOINT_FAULTS.has(verdict.reason)
+    ? verdict.hint
+    : undefined;
 }
 
 /**

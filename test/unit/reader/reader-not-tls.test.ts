@@ -20,7 +20,7 @@ test('a listing over TLS from a plain HTTP server says to give the endpoint as h
   try {
     const listing = source.list('', undefined, new AbortController().signal);
     await expect(listing[Symbol.asyncIterator]().next()).rejects.toThrow(
-      'cannot list s3://b-1/: EPROTO: write EPROTO (TLS: wrong version number); the server does not answer in TLS: if it serves plain HTTP, give the endpoint as http://',
+      `cannot list s3://b-1/: EPROTO: write EPROTO (TLS: wrong version number); the server does not answer in TLS; if it serves plain HTTP, give the endpoint as http:// (the endpoint: https://127.0.0.1:${port})`,
     );
   } finally {
     source.close();
@@ -51,7 +51,38 @@ test('a listing over plain HTTP from a TLS port says what it answered and to giv
     const listing = source.list('', undefined, new AbortController().signal);
     await expect(listing[Symbol.asyncIterator]().next()).rejects.toThrow(
       new Error(
-        'cannot list s3://b-1/: HTTP 400: not an S3 answer: "Client sent an HTTP request to an HTTPS server."; the server answers only in TLS: give the endpoint as https://',
+        `cannot list s3://b-1/: HTTP 400: not an S3 answer: "Client sent an HTTP request to an HTTPS server."; the server answers only in TLS; give the endpoint as https:// (the endpoint: http://127.0.0.1:${port})`,
+      ),
+    );
+  } finally {
+    source.close();
+    server.close();
+  }
+});
+
+// A web server where the S3 API was meant (a console's port, a proxy's missing route): its 404
+// page was quoted with nothing to say what to change.
+test("a listing answered by a web server's 404 page says no S3 API answers there", async () => {
+  const server = createNetServer((socket) => {
+    socket.on('error', () => {});
+    socket.once('data', () =>
+      socket.end(
+        'HTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 19\r\nConnection: close\r\n\r\n404 page not found\n',
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const source = s3Source('b-1', {
+    region: 'us-east-1',
+    endpoint: `http://127.0.0.1:${port}`,
+    credentials: { accessKeyId: 'k', secretAccessKey: 's' },
+  });
+  try {
+    const listing = source.list('', undefined, new AbortController().signal);
+    await expect(listing[Symbol.asyncIterator]().next()).rejects.toThrow(
+      new Error(
+        `cannot list s3://b-1/: HTTP 404: not an S3 answer: "404 page not found"; no S3 API answers at this endpoint (a web server, a console or a proxy does); check its host, port and path (the endpoint: http://127.0.0.1:${port})`,
       ),
     );
   } finally {
