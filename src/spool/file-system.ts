@@ -1,4 +1,5 @@
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** An open file being written. */
 export interface SpoolFileHandle {
@@ -29,7 +30,12 @@ export interface SpoolFileSystem {
 
 export const nodeFileSystem: SpoolFileSystem = {
   mkdir: async (path) => {
-    await mkdir(path, { recursive: true });
+    try {
+      await mkdir(path, { recursive: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw (await mkdirCause(path)) ?? error;
+    }
   },
   async create(path) {
     const handle = await open(path, 'wx', 0o600);
@@ -62,6 +68,28 @@ export const nodeFileSystem: SpoolFileSystem = {
   readFile: (path) => readFile(path),
   readdir: (path) => readdir(path),
 };
+
+/**
+ * Why a recursive mkdir of `path` failed with ENOENT. Node answers ENOENT for a directory it
+ * could not make for another reason (`EROFS` on a read-only mount), which reads as a path
+ * that does not exist: the plain mkdir of the first missing directory, under one that exists,
+ * returns the system's errno. Undefined when that finds no other cause.
+ */
+async function mkdirCause(path: string): Promise<Error | undefined> {
+  for (let missing = path; dirname(missing) !== missing; missing = dirname(missing)) {
+    const parentExists = await stat(dirname(missing)).then(
+      () => true,
+      () => false,
+    );
+    if (!parentExists) continue;
+    return mkdir(missing).then(
+      () => undefined,
+      (error: NodeJS.ErrnoException) =>
+        error.code === 'EEXIST' || error.code === 'ENOENT' ? undefined : error,
+    );
+  }
+  return undefined;
+}
 
 /** fsync of what is at `path`, opened with `flags` (a directory can only be opened to read). */
 async function fsyncAt(path: string, flags: 'r' | 'r+'): Promise<void> {
