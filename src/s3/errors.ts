@@ -217,7 +217,10 @@ export function describeError(error: unknown): string {
   const parts: string[] = [];
   let head = typeof name === 'string' && name !== 'Error' ? name : '';
   if (status !== undefined) head = head === '' ? `HTTP ${status}` : `${head} (HTTP ${status})`;
-  if (code !== undefined && code !== name) head = head === '' ? code : `${head} ${code}`;
+  // A file system error's message starts with its code ("ENOSPC: no space left on device, write").
+  const inMessage = typeof message === 'string' && message.startsWith(`${code}: `);
+  if (code !== undefined && code !== name && !(inMessage && head === ''))
+    head = head === '' ? code : `${head} ${code}`;
   if (head !== '') parts.push(head);
   if (
     typeof message === 'string' &&

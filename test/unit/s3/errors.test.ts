@@ -1,3 +1,6 @@
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { asAccessError } from '../../../src/reader/errors.js';
 import { credentialsRefused, describeError } from '../../../src/s3/errors.js';
@@ -584,6 +587,12 @@ describe('describeError', () => {
     expect(describeError(Object.assign(new Error('bad'), { code: 'ERR_INVALID_ARG_TYPE' }))).toBe(
       'ERR_INVALID_ARG_TYPE: bad',
     );
+  });
+
+  test('a file system error, whose message starts with its code, names the code once', async () => {
+    // The error Node itself gives (its message is "ENOENT: no such file or directory, ...").
+    const error = await readFile(join(tmpdir(), `otel-s3-absent-${process.pid}`)).catch((e) => e);
+    expect(describeError(error)).toMatch(/^ENOENT: no such file or directory, open '/);
   });
 
   test('falls back to String() for values with nothing to describe', () => {
