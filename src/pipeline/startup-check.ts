@@ -1,7 +1,7 @@
 import { endsAtAbort } from '../base/deadline.js';
 import { type Episodes, log } from '../base/log.js';
 import { credentialsTimedOut, describeError, errorShape } from '../s3/errors.js';
-import type { ObjectWriter } from '../s3/object-writer.js';
+import type { ObjectWriter, PutAnswer } from '../s3/object-writer.js';
 import { classifyUploadError, networkCause } from '../s3/verdict.js';
 import { CHECK_CREDENTIALS_PROVIDER, reportConfigFault, reportUnreachable } from './outcomes.js';
 
@@ -91,15 +91,28 @@ export class StartupCheck {
     const what = `the startup check (a PutObject of ${o.where} that stores nothing)`;
     for (let attempt = 1; ; attempt++) {
       if (this.#controller.signal.aborted) return 'stopped';
-      const error = await this.#attempt(timeoutMillis);
+      const outcome = await this.#attempt(timeoutMillis);
       if (this.#controller.signal.aborted) return 'stopped';
-      if (error === undefined) {
+      if ('answer' in outcome) {
+        if (outcome.answer.etag === undefined) {
+          // Accepted with no ETag: no S3 API answers so. What took it takes anything (a web
+          // app's catch-all, a mock), and uploads "stored" there are lost. Its own episode: the
+          // uploads' successes do not end it.
+          o.episodes.report(
+            'startup:no-etag',
+            'error',
+            `${what} was accepted without an ETag, which no S3 API does: what answers at ${o.endpoint} is not S3, and what is uploaded there is lost; check the endpoint's host, port and path`,
+            'OTEL_S3_NOT_S3',
+          );
+          return 'config';
+        }
         // A server that does not check Content-MD5 stored the empty object: access works.
         log.info(
           `the startup check found that ${o.endpoint} does not check Content-MD5: it stored an empty object at ${o.where} (each start overwrites it; startupCheck: false turns the check off)`,
         );
         return 'ok';
       }
+      const { error } = outcome;
       if (error === TIMED_OUT) {
         reportUnreachable(
           o.episodes,
@@ -169,16 +182,16 @@ export class StartupCheck {
   }
 
   /**
-   * One attempt: undefined when it was stored, else why not (TIMED_OUT when the server had not
+   * One attempt: the answer when it was stored, else why not (TIMED_OUT when the server had not
    * answered by its deadline; a credentials timeout as it is).
    */
-  async #attempt(timeoutMillis: number): Promise<unknown> {
+  async #attempt(timeoutMillis: number): Promise<{ answer: PutAnswer } | { error: unknown }> {
     const attempt = new AbortController();
     const signal = AbortSignal.any([this.#controller.signal, attempt.signal]);
     const deadline = setTimeout(() => attempt.abort(TIMED_OUT), timeoutMillis);
     deadline.unref();
     try {
-      await endsAtAbort(
+      const answer = await endsAtAbort(
         this.#o.writer.put({
           key: this.#o.key,
           body: Buffer.alloc(0),
@@ -192,10 +205,10 @@ export class StartupCheck {
         }),
         signal,
       );
-      return undefined;
+      return { answer };
     } catch (error) {
-      if (credentialsTimedOut(error)) return error;
-      return attempt.signal.reason === TIMED_OUT ? TIMED_OUT : error;
+      if (credentialsTimedOut(error)) return { error };
+      return { error: attempt.signal.reason === TIMED_OUT ? TIMED_OUT : error };
     } finally {
       clearTimeout(deadline);
     }

@@ -32,13 +32,19 @@ export interface PutRequest {
   signal: AbortSignal;
 }
 
+/** What a stored PutObject was answered with. */
+export interface PutAnswer {
+  /** The ETag header every S3 API sends with a stored object; undefined when none came. */
+  etag: string | undefined;
+}
+
 /**
  * Stores objects in one bucket. A failure rejects with an error shaped like the AWS SDK's
  * (`name` = S3 error code, `$metadata.httpStatusCode`, `$response.headers`) or Node's network
  * error, which classifyUploadError reads.
  */
 export interface ObjectWriter {
-  put(request: PutRequest): Promise<void>;
+  put(request: PutRequest): Promise<PutAnswer>;
   /** Closes the writer's connections; the caller's own client is left alone. */
   destroy(): void;
 }

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { yieldBetweenSteps } from './event-loop-turns.js';
-import type { ObjectWriter, PutObjectFields, PutRequest } from './object-writer.js';
+import type { ObjectWriter, PutAnswer, PutObjectFields, PutRequest } from './object-writer.js';
 
 /**
  * PutObject through an AWS SDK client: the caller's `s3Client`, or one the exporter makes when
@@ -37,7 +37,7 @@ export class SdkObjectWriter implements ObjectWriter {
     this.#fields = fields;
   }
 
-  async put(request: PutRequest): Promise<void> {
+  async put(request: PutRequest): Promise<PutAnswer> {
     const client = await this.#client();
     const { PutObjectCommand } = await import('@aws-sdk/client-s3');
     const { body, sha256 } = request;
@@ -65,7 +65,8 @@ export class SdkObjectWriter implements ObjectWriter {
       );
     }
     yieldBetweenSteps(command.middlewareStack);
-    await client.send(command, { abortSignal: request.signal });
+    const output = await client.send(command, { abortSignal: request.signal });
+    return { etag: output?.ETag };
   }
 
   destroy(): void {

@@ -12,7 +12,7 @@ import { errorFromResponse, type ResponseHeaders, readStart } from './error-resp
 import { credentialsRefused } from './errors.js';
 import { nextTurn } from './event-loop-turns.js';
 import { type ObjectAddress, objectPath } from './object-address.js';
-import type { ObjectWriter, PutObjectFields, PutRequest } from './object-writer.js';
+import type { ObjectWriter, PutAnswer, PutObjectFields, PutRequest } from './object-writer.js';
 
 export interface SignedWriterSettings {
   address: ObjectAddress;
@@ -65,7 +65,7 @@ export class SignedObjectWriter implements ObjectWriter {
     this.#http = new NodeHttpHandler({ connectionTimeout: settings.connectTimeoutMillis });
   }
 
-  async put(request: PutRequest): Promise<void> {
+  async put(request: PutRequest): Promise<PutAnswer> {
     const a = this.#address;
     const http = new HttpRequest({
       method: 'PUT',
@@ -102,7 +102,7 @@ export class SignedObjectWriter implements ObjectWriter {
     const body = response.body as (AsyncIterable<Uint8Array> & { resume?: () => void }) | undefined;
     if (response.statusCode >= 200 && response.statusCode < 300) {
       body?.resume?.(); // lets the socket go back to the pool
-      return;
+      return { etag: typeof headers.etag === 'string' ? headers.etag : undefined };
     }
     this.#learnClock(headers.date);
     const error = errorFromResponse(response.statusCode, headers, await readStart(body));

@@ -4,6 +4,7 @@
  * delays export() or shutdown(); one check per shared connection; `startupCheck: false` sends
  * nothing. Against a real server (Ceph RGW, which checks signatures): test/integration/startup-check.test.ts.
  */
+import { createServer as createHttpServer } from 'node:http';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { S3Client } from '@aws-sdk/client-s3';
 import { diag } from '@opentelemetry/api';
@@ -101,6 +102,45 @@ describe('the startup check', () => {
     expect(warnings).toEqual([]);
     expect(s3.stored.size).toBe(0);
     await exporter.shutdown();
+  });
+
+  // A web app's catch-all route (or a mock) answers any PUT 200 with no ETag: every upload
+  // "stored" there was lost, and the check said so only at info level ("does not check
+  // Content-MD5"), which nothing shows without a logger. An S3 server that ignores Content-MD5
+  // answers with an ETag, and the check stays quiet.
+  test.each([
+    ['no ETag', {}, ['OTEL_S3_NOT_S3']],
+    ['an ETag', { etag: '"d41d8cd98f00b204e9800998ecf8427e"' }, []],
+  ])('a PUT accepted with %s: %j', async (_, headers, codes) => {
+    let checks = 0;
+    const server = createHttpServer((request, response) => {
+      if (request.headers['content-md5'] !== undefined) checks++;
+      request.resume().on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/html', ...headers });
+        response.end('<html>ok</html>');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const exporter = new S3MetricExporter({
+      bucket: 'unit',
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+    });
+    try {
+      await waitFor(() => checks === 1, 5_000, 'the check');
+      await sleep(100); // its answer handled
+      expect(warnings.map((w) => w.code)).toEqual(codes);
+      if (codes.length > 0) {
+        expect(warnings[0]?.text).toBe(
+          `otel-s3-exporter: the startup check (a PutObject of s3://unit/_otel_s3_check/startup.check that stores nothing) was accepted without an ETag, which no S3 API does: what answers at ${endpoint} is not S3, and what is uploaded there is lost; check the endpoint's host, port and path`,
+        );
+      }
+    } finally {
+      await exporter.shutdown();
+      server.close();
+    }
   });
 
   test.each([

@@ -1,7 +1,7 @@
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import type { UploaderOptions } from '../../../src/pipeline/uploader.js';
-import type { ObjectWriter } from '../../../src/s3/object-writer.js';
+import type { ObjectWriter, PutAnswer } from '../../../src/s3/object-writer.js';
 import { SdkObjectWriter } from '../../../src/s3/sdk-writer.js';
 import { captureDiag } from '../../support/diag-capture.js';
 import { pipelineParts } from '../../support/pipeline-parts.js';
@@ -94,7 +94,7 @@ describe('Uploader', () => {
     const real = new SdkObjectWriter(s3.client, 'b', {});
     let calls = 0;
     const writer: ObjectWriter = {
-      put: (request) => (++calls === 1 ? new Promise<void>(() => {}) : real.put(request)),
+      put: (request) => (++calls === 1 ? new Promise<PutAnswer>(() => {}) : real.put(request)),
       destroy: () => {},
     };
     const { submit, outcomes } = setup(s3, { writer, concurrency: 1, requestTimeoutMillis: 50 });
