@@ -128,9 +128,19 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
   try {
     // put: the exporter's own request, with its PutObject settings (encryption, tags, ...).
     try {
-      await writer.put(putRequest(key, body, false, deadline()));
-      stored = true;
-      record('put', 'ok', `stored ${body.length} bytes at ${key}`);
+      const answer = await writer.put(putRequest(key, body, false, deadline()));
+      if (answer.etag === undefined) {
+        // Every S3 API answers a stored object with an ETag: what took it takes anything.
+        record(
+          'put',
+          'failed',
+          'accepted without an ETag, which no S3 API does: what is uploaded there is lost',
+          `no S3 API answers at this endpoint; check its host, port and path (now ${endpoint})`,
+        );
+      } else {
+        stored = true;
+        record('put', 'ok', `stored ${body.length} bytes at ${key}`);
+      }
     } catch (error) {
       ctx.signal.throwIfAborted();
       putError = error;
@@ -190,7 +200,9 @@ export async function check(ctx: CommandContext, options: CheckOptions): Promise
     try {
       const got = await store.source.get(key, deadline(), 1024 * 1024);
       if (Buffer.from(got).equals(body)) record('get', 'ok', 'read the object back, unchanged');
-      else record('get', 'failed', `read ${got.length} bytes back, not the ${body.length} stored`);
+      else if (stored) {
+        record('get', 'failed', `read ${got.length} bytes back, not the ${body.length} stored`);
+      } else record('get', 'failed', `read ${got.length} bytes of a key where nothing was stored`);
     } catch (error) {
       ctx.signal.throwIfAborted();
       const cause = causeOf(error);

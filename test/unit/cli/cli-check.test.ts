@@ -175,3 +175,37 @@ test('otel-s3 check on an endpoint that is no S3 API, or no TLS one: each row sa
     plain.close();
   }
 });
+
+// A web app's catch-all (or a mock) answers every PUT 200 with no ETag: the check said "the
+// exporter can work" of a server where every upload is lost.
+test('otel-s3 check on a server that accepts any PUT without an ETag: the put row fails', async () => {
+  const server = createServer((req, res) => {
+    req.resume().on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>app</html>');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = {
+    AWS_ACCESS_KEY_ID: 'key',
+    AWS_SECRET_ACCESS_KEY: 'secret',
+    AWS_REGION: 'us-east-1',
+  };
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const args = ['check', '--bucket', 'b', '--endpoint', endpoint, '--format', 'json'];
+    const { code, stdout } = await runCliInProcess(args, { cwd: root, env });
+    const report = JSON.parse(stdout) as CheckReport;
+    expect(report.checks.find((c) => c.check === 'put')).toMatchObject({
+      status: 'failed',
+      result: 'accepted without an ETag, which no S3 API does: what is uploaded there is lost',
+      fix: `no S3 API answers at this endpoint; check its host, port and path (now ${endpoint})`,
+    });
+    expect(report.can.exporter).toBe(false);
+    expect(code).toBe(4);
+  } finally {
+    vi.unstubAllEnvs();
+    server.close();
+  }
+});
