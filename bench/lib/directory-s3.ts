@@ -38,6 +38,7 @@ export class DirectoryS3 {
       }
       await writeFile(path, body);
     }
-    return { $metadata: { httpStatusCode: 200 } };
+    // As S3 answers a stored object: with its ETag (the startup check takes none for no S3).
+    return { $metadata: { httpStatusCode: 200 }, ETag: '"directory"' };
   }
 }

@@ -58,7 +58,13 @@ export function dirClient(dir: string): S3Client {
       const path = join(dir, ...(Key as string).split('/'));
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, Body as Uint8Array);
-      return { $metadata: { httpStatusCode: 200 } };
+      // As S3 answers a stored object: with its ETag, the hex MD5 of a single-part body.
+      return {
+        $metadata: { httpStatusCode: 200 },
+        ETag: `"${createHash('md5')
+          .update(Body as Uint8Array)
+          .digest('hex')}"`,
+      };
     },
   } as unknown as S3Client;
 }

@@ -137,7 +137,8 @@ export class ScriptedS3 {
     }
     this.stored.set(attempt.key, attempt.body);
     attempt.outcome = 'ok';
-    return { $metadata: { httpStatusCode: 200 } };
+    // As S3 answers a stored object: with its ETag (the startup check takes none for no S3).
+    return { $metadata: { httpStatusCode: 200 }, ETag: '"scripted"' };
   }
 }
 
