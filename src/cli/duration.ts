@@ -11,15 +11,18 @@ export const DURATION_HELP = 'a duration like 30s, 15m, 1h, 2d, 1w or 1h30m';
 export const TIME_HELP =
   'an ISO 8601 time like 2026-11-30T04:00:00Z or 2026-11-30 (UTC when no zone is given)';
 
-/** `15m`, `1h30m`, `2d` → milliseconds; undefined when not a positive duration. */
-export function parseDuration(text: string): number | undefined {
+/**
+ * `15m`, `1h30m`, `2d` → milliseconds; undefined when not a positive duration. With `zero`, a
+ * duration of no time (`0s`, `0h0m`) is 0 instead.
+ */
+export function parseDuration(text: string, { zero = false } = {}): number | undefined {
   const trimmed = text.trim();
   if (!/^(\d+(\.\d+)?(ms|s|m|h|d|w))+$/.test(trimmed)) return undefined;
   let total = 0;
   for (const [, amount, , unit] of trimmed.matchAll(/(\d+(\.\d+)?)(ms|s|m|h|d|w)/g)) {
     total += Number(amount) * (UNIT_MILLIS[unit ?? ''] ?? Number.NaN);
   }
-  return Number.isFinite(total) && total > 0 ? total : undefined;
+  return Number.isFinite(total) && (total > 0 || (zero && total === 0)) ? total : undefined;
 }
 
 /**

@@ -168,7 +168,7 @@ function size(text: string): number {
 }
 
 function settleMillis(text: string): number {
-  const millis = text.trim() === '0' ? 0 : parseDuration(text);
+  const millis = text.trim() === '0' ? 0 : parseDuration(text, { zero: true });
   if (millis === undefined) {
     throw new InvalidOptionError('settleMillis', text, `0 or ${DURATION_HELP}`);
   }

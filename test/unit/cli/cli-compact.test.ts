@@ -380,3 +380,40 @@ describe('hours that have not settled yet', () => {
     ]);
   });
 });
+
+describe('a zero --settle written with a unit', () => {
+  let root: string;
+  beforeEach(() => tempDir('otel-s3-cli-settle-zero-', (path) => (root = path)));
+
+  // The message for a bad --settle asks for "0 or a duration like 30s": 0s, 0m and 0h0m are
+  // such durations, of no time, and mean what 0 means (an hour settles as it ends).
+  test.each(['0', '0s', '0m', '0ms', '0h0m'])(
+    '--settle %s: an hour settles when it ends',
+    async (zero) => {
+      const now = Date.now();
+      const thisHour = Math.floor(now / HOUR_MS) * HOUR_MS;
+      await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+        batchAt('api', now - 1_000, 2, 1),
+      ]);
+      const { code, stdout, stderr } = await runCliInProcess(
+        [
+          'compact',
+          '--dir',
+          join(root, 'm'),
+          '--prefix',
+          'p',
+          '--dry-run',
+          '--settle',
+          zero,
+          '--format',
+          'json',
+        ],
+        { cwd: root },
+      );
+      expect([code, stderr]).toEqual([0, '']);
+      expect(JSON.parse(stdout).unsettled.map((u: { settlesAt: string }) => u.settlesAt)).toEqual([
+        new Date(thisHour + HOUR_MS).toISOString(),
+      ]);
+    },
+  );
+});
