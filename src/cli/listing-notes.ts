@@ -107,7 +107,8 @@ function sampledKeysNote(
 /**
  * `ignored 8 keys under s3://metrics/lake/ that are not in the exporter's layout for this
  * prefix; they are read with --object-format parquet`: the flag that would read them, when the
- * reader found one (a deeper prefix, another format's default layout, another filePrefix).
+ * reader found one (a deeper prefix or one above, another format's default layout, another
+ * filePrefix).
  */
 export function skippedKeysNote(
   stats: Pick<ReadStats, 'keysSkipped' | 'otherPrefixes' | 'otherLayouts'>,

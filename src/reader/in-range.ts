@@ -7,7 +7,7 @@ import type { ResolvedRange } from './read-options.js';
 import { type ListedObject, withoutReplaced } from './replaced-inputs.js';
 import type { ObjectSource } from './source.js';
 
-/** How many deeper prefixes (and other layouts) holding objects a listing reports. */
+/** How many other prefixes (and other layouts) holding objects a listing reports. */
 const MAX_OTHER_PREFIXES = 5;
 /** How many keys out of the layout are looked into for where they would be read. */
 const KEYS_EXAMINED = 1000;
@@ -182,7 +182,7 @@ function skipped(
   stats.keysSkipped++;
   if (stats.keysSkipped > KEYS_EXAMINED) return;
   if (stats.otherPrefixes.length < MAX_OTHER_PREFIXES) {
-    const other = layout.deeperPrefix(key);
+    const other = layout.otherPrefix(key);
     if (other !== undefined && !stats.otherPrefixes.includes(other))
       stats.otherPrefixes.push(other);
   }

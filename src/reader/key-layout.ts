@@ -120,8 +120,12 @@ export interface KeyLayout {
   otherSignal(key: string): SignalName | undefined;
   /** True for a key of the package's own bookkeeping under the prefix (see INTERNAL_AREA). */
   internal(key: string): boolean;
-  /** A prefix deeper than this one under which `key` is in the layout, if there is one. */
-  deeperPrefix(key: string): string | undefined;
+  /**
+   * Another prefix under which `key` is in the layout, if there is one: a deeper one, or one
+   * above this one (a prefix given as the table folder of spans' or log records' Parquet files,
+   * `prod/traces`, whose keys are in the layout under `prod`).
+   */
+  otherPrefix(key: string): string | undefined;
   /** Options under which the reader would have read `key`, if any. */
   hint(key: string): LayoutHint | undefined;
   /**
@@ -323,11 +327,20 @@ export function resolveKeyLayout(
       return parseIn(otherDefaults, key)?.signal;
     },
     internal: (key) => key.startsWith(internalArea),
-    deeperPrefix(key) {
+    otherPrefix(key) {
       // Keys are listed under `prefix/`: a deeper prefix ends at a later "/".
       for (let at = key.indexOf('/', prefix.length + 1); at > 0; at = key.indexOf('/', at + 1)) {
         const deeper = parseIn(layouts, key.slice(at + 1), '');
         if (deeper !== undefined && signals.includes(deeper.signal)) return key.slice(0, at);
+      }
+      // A prefix above, the nearest first: `prod` for `prod/traces` (the bucket's top, which no
+      // --prefix names, is not offered).
+      for (let at = prefix.lastIndexOf('/'); at > 0; at = prefix.lastIndexOf('/', at - 1)) {
+        const shorter = prefix.slice(0, at);
+        const above = parseIn(layouts, key, shorter);
+        if (above !== undefined && signals.includes(above.signal)) return shorter;
+        // Or a compaction output (of a compacted hour, where nothing else is left).
+        if (signals.some((s) => outputNames(shorter, filePrefix, s).parse(key))) return shorter;
       }
       return undefined;
     },

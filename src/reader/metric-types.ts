@@ -68,7 +68,10 @@ export interface ReadStats {
    * filePrefix, an unknown extension, or under a deeper prefix): skipped.
    */
   keysSkipped: number;
-  /** Up to 5 deeper prefixes whose keys are in the layout: where the objects are if `prefix` is too short. */
+  /**
+   * Up to 5 other prefixes whose keys are in the layout: where the objects are if `prefix` is
+   * too short, or too long (`prod/traces`, the table folder of spans' Parquet files under `prod`).
+   */
   otherPrefixes: string[];
   /**
    * Up to 5 layouts under which skipped keys are objects of this package: the options that

@@ -179,7 +179,7 @@ describe('KeyLayout.ranges', () => {
   });
 });
 
-describe('KeyLayout.parse and deeperPrefix', () => {
+describe('KeyLayout.parse and otherPrefix', () => {
   const sealedAt = new Date('2026-03-04T05:06:07.089Z');
 
   test('a custom template: seal time, partition, attributes and encoding', () => {
@@ -211,13 +211,34 @@ describe('KeyLayout.parse and deeperPrefix', () => {
     expect(resolveKeyLayout('p', { keyTemplate: CUSTOM }).parse(key)).toBeUndefined();
   });
 
-  test('deeperPrefix finds the prefix under which a key parses', () => {
+  test('otherPrefix finds the prefix under which a key parses', () => {
     const layout = resolveKeyLayout('p', { keyTemplate: CUSTOM });
     const deeper = renderKey({ prefix: 'p/a/b', keyTemplate: CUSTOM }, sealedAt, '.json');
-    expect(layout.deeperPrefix(deeper)).toBe('p/a/b');
-    expect(layout.deeperPrefix('p/a/b/README.md')).toBeUndefined();
+    expect(layout.otherPrefix(deeper)).toBe('p/a/b');
+    expect(layout.otherPrefix('p/a/b/README.md')).toBeUndefined();
     const root = resolveKeyLayout('', {});
-    expect(root.deeperPrefix(renderKey({ prefix: 'x' }, sealedAt, '.json.zst'))).toBe('x');
+    expect(root.otherPrefix(renderKey({ prefix: 'x' }, sealedAt, '.json.zst'))).toBe('x');
+  });
+
+  test.each([
+    ['traces', 'p'],
+    ['logs', 'lake/prod'],
+  ] as const)('a prefix that is the %s table folder: the prefix above it', (signal, above) => {
+    // The Parquet layout of spans and log records, written out (the test's own copy).
+    const keyTemplate = `${signal}/year=%Y/month=%m/day=%d/hour=%H/{filePrefix}${signal}_{uuid}`;
+    const key = renderKey({ prefix: above, keyTemplate }, sealedAt, '.parquet');
+    expect(key.startsWith(`${above}/${signal}/year=2026/month=03/day=04/hour=05/${signal}_`)).toBe(
+      true,
+    );
+    const layout = resolveKeyLayout(`${above}/${signal}`, {}, [signal]);
+    expect(layout.parse(key)).toBeUndefined();
+    expect(layout.otherPrefix(key)).toBe(above);
+    expect(resolveKeyLayout(above, {}, [signal]).parse(key)).toMatchObject({ signal });
+    // A compacted hour holds only its output, named as the exporter's files are.
+    const output = renderKey({ prefix: above, keyTemplate }, sealedAt, '.compacted.parquet');
+    expect(layout.parse(output)).toBeUndefined();
+    expect(layout.otherPrefix(output)).toBe(above);
+    expect(resolveKeyLayout(above, {}, [signal]).parse(output)).toMatchObject({ compacted: true });
   });
 
   test("with no format and no keyTemplate, keys of every format's default layout are read", () => {
