@@ -24,13 +24,15 @@ import { printable } from './terminal-text.js';
  * reported on stderr as they come and skipped; returns EXIT.unreadable if there were any, and
  * EXIT.nothingReadable when there was nothing to read (see closingNotes).
  * `summaryOnly` says the command prints only at the end, so a bar on the terminal is welcome
- * even when stdout is that terminal too. `signals`: whose objects to read (metrics' by default).
+ * even when stdout is that terminal too. `signals`: whose objects to read (metrics' by default);
+ * `traceId`: that trace's spans and log records only (ReadObjectsOptions.traceId).
  */
 export async function readObjects(
   ctx: CommandContext,
   summaryOnly: boolean,
   each: (object: StoredObject) => Promise<void>,
   signals: readonly SignalName[] = ['metrics'],
+  traceId?: string,
 ): Promise<{ code: number; stats: Readonly<ReadStats> }> {
   const showBar = ctx.settings.progress && ctx.stderrIsTTY && (summaryOnly || !ctx.stdoutIsTTY);
   const progress: Progress = showBar ? progressBar(ctx.stderr) : noProgress(ctx.stderr);
@@ -52,6 +54,7 @@ export async function readObjects(
       ...options,
       ...ctx.settings.limits,
       concurrency: ctx.settings.concurrency,
+      ...(traceId === undefined ? {} : { traceId }),
       onError(problem) {
         progress.advance(problem.size);
         const cause = problem.error instanceof ObjectDecodeError ? problem.error.cause : undefined;

@@ -53,6 +53,33 @@ export class SplitBlockBloomFilter {
     return Math.floor((upper * this.blocks) / 0x1_0000_0000) * 8;
   }
 
+  /**
+   * A filter read back from its bitset (little-endian words, as bytes() writes it and the spec
+   * stores it); throws for a size that is no filter's.
+   * @param {Uint8Array} bitset
+   */
+  static fromBitset(bitset) {
+    const filter = new SplitBlockBloomFilter(bitset.length);
+    const view = new DataView(bitset.buffer, bitset.byteOffset, bitset.byteLength);
+    for (let i = 0; i < filter.words.length; i++) filter.words[i] = view.getUint32(i * 4, true);
+    return filter;
+  }
+
+  /**
+   * False when a value of this hash was never inserted; true when it may have been.
+   * @param {number} upper bits 63..32 @param {number} lower bits 31..0
+   */
+  mayContain(upper, lower) {
+    const words = this.words;
+    const at = this.#block(upper >>> 0);
+    for (let i = 0; i < 8; i++) {
+      const bit = 1 << (Math.imul(lower, /** @type {number} */ (SALT[i])) >>> 27);
+      const word = /** @type {number} */ (words[at + i]);
+      if ((word & bit) === 0) return false;
+    }
+    return true;
+  }
+
   /** Adds a value by its hash. @param {number} upper bits 63..32 @param {number} lower bits 31..0 */
   insert(upper, lower) {
     const words = this.words;

@@ -91,6 +91,21 @@ export async function decodeStoredObjectAsync(
 }
 
 /**
+ * As decodeStoredObjectAsync, for a reader that wants trace `traceId` (lower-case hex) only: a
+ * Parquet object of spans or log records decodes only the row groups that may hold it, and
+ * only its rows (DecodeContext.traceId). Other formats decode whole; the reader keeps the
+ * trace's items (onlyTrace).
+ */
+export async function decodeForTrace(
+  key: string,
+  bytes: Uint8Array,
+  options: DecodeOptions,
+  traceId: string,
+): Promise<DecodedObject> {
+  return decodeNow(key, bytes, options, false, traceId);
+}
+
+/**
  * As decodeStoredObjectAsync, synchronously, for the formats that allow it (OTLP/JSON and OTLP
  * protobuf); a Parquet object throws ObjectDecodeError saying to use the asynchronous call.
  */
@@ -112,8 +127,11 @@ function decodeNow(
   bytes: Uint8Array,
   options: DecodeOptions,
   synchronous: boolean,
+  traceId?: string,
 ): DecodedObject | Promise<DecodedObject> {
-  const { encoding, raw, context } = unwrap(key, bytes, options);
+  const unwrapped = unwrap(key, bytes, options);
+  const { encoding, raw } = unwrapped;
+  const context = traceId === undefined ? unwrapped.context : { ...unwrapped.context, traceId };
   const decoder: Decoder = readerOf(key, options).decoders[encoding.format];
   if (synchronous && !decoder.synchronous) {
     throw new ObjectDecodeError(
@@ -209,7 +227,7 @@ function decodeError(key: string, error: unknown, signal: SignalName): ObjectDec
 }
 
 /** A request's top-level field, by signal (OTLP/JSON's names; the protobuf decoder's too). */
-const REQUEST_FIELD: Readonly<Record<SignalName, string>> = {
+export const REQUEST_FIELD: Readonly<Record<SignalName, string>> = {
   metrics: 'resourceMetrics',
   traces: 'resourceSpans',
   logs: 'resourceLogs',

@@ -9,6 +9,8 @@ import {
   readRows,
   schemaMetadata,
 } from '../parquet/read.js';
+import { mayHold } from '../parquet/row-group-filter.js';
+import { ofTrace } from '../signals/flat-parquet/read.js';
 import { expectedSchema } from '../signals/flat-parquet/table.js';
 import { logRows } from '../signals/logs/parquet-read.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
@@ -102,8 +104,16 @@ export interface ParquetParts {
   readonly keyValues: readonly KeyValue[];
   /** The file's last bytes: its footer, its length and PAR1 (what parquetMetadata() reads). */
   readonly footer: Uint8Array;
-  /** Row group `index`; throws for bad data or a limit, ObjectTooLargeError for the latter. */
-  read(index: number): Promise<ParquetPart>;
+  /**
+   * Row group `index`; throws for bad data or a limit, ObjectTooLargeError for the latter. With
+   * `traceId` (lower-case hex), its rows of that trace only.
+   */
+  read(index: number, traceId?: string): Promise<ParquetPart>;
+  /**
+   * Whether row group `index` may hold rows of trace `traceId` (lower-case hex), by its
+   * `TraceId` statistics and bloom filter (row-group-filter.ts); true for metrics' files.
+   */
+  mayHoldTrace(index: number, traceId: string): Promise<boolean>;
   /** Row group `index` as columns (the compactor's), with the same checks and limits. */
   readColumns(index: number): Promise<ColumnsRead>;
 }
@@ -155,8 +165,12 @@ export async function openParquetParts(
     count: groups.length,
     keyValues: metadata.key_value_metadata ?? [],
     footer,
-    read: (index) =>
-      withLimit(readGroup(file, metadata, groups, index, limits, schema.request), limits),
+    read: (index, traceId) =>
+      withLimit(readGroup(file, metadata, groups, index, limits, schema.request, traceId), limits),
+    mayHoldTrace: (index, traceId) =>
+      signal === 'metrics'
+        ? Promise.resolve(true)
+        : mayHold(metadata, index, 'TraceId', traceId, (start, end) => file.read(start, end)),
     readColumns: (index) =>
       withLimit(readGroupColumns(file, metadata, groups, index, limits, schema.coded), limits),
   };
@@ -285,6 +299,7 @@ async function readGroup(
   index: number,
   limits: ReadLimits,
   toRequest: (rows: Row[]) => OtlpObject,
+  traceId: string | undefined,
 ): Promise<ParquetPart> {
   const { asyncBuffer, group } = await groupBuffer(file, groups, index);
   const { firstRow } = group;
@@ -297,9 +312,10 @@ async function readGroup(
       `Parquet row group ${index} held ${rows.length} rows, its footer says ${group.rows}`,
     );
   }
+  const kept = traceId === undefined ? rows : rows.filter((row) => ofTrace(row as Row, traceId));
   return {
-    request: toRequest(rows as Row[]),
-    rows: rows.length,
+    request: toRequest(kept as Row[]),
+    rows: kept.length,
     rawBytes,
   };
 }

@@ -1,7 +1,7 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { zstdEngine } from '../compression/zstd-engine.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
-import { decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
+import { decodeForTrace, decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError, readFailure } from './errors.js';
 import { inRange, type LayoutSample, sampleLayout, unreadOutputError } from './in-range.js';
 import type {
@@ -13,6 +13,7 @@ import type {
   StoredObject,
   UnreadableObject,
 } from './metric-types.js';
+import { onlyTrace, resolveTraceId } from './only-trace.js';
 import { openSource } from './open-source.js';
 import { readInParts } from './parquet-parts.js';
 import {
@@ -48,6 +49,13 @@ export type ReadObjectsOptions = ListObjectsOptions &
      * the iteration with a ReadAccessError.
      */
     onError?: (problem: UnreadableObject) => void;
+    /**
+     * Only the spans and log records of this trace (32 hex digits, either case): each object's
+     * request holds that trace's items only (none, for an object without them). A Parquet
+     * object decodes only the row groups whose `TraceId` statistics or bloom filter may hold
+     * it, and one read in parts fetches only those. Metrics' objects are read whole, as without it.
+     */
+    traceId?: string;
   };
 
 /** The options of readMetrics (a ReadObjectsOptions). */
@@ -214,6 +222,7 @@ export function readObjectsOf(
   const range = resolveRange(options, signals);
   const concurrency = resolveConcurrency(options.concurrency);
   const limits = resolveReadLimits(options);
+  const traceId = resolveTraceId(options.traceId);
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new TypeError('otel-s3-exporter: onError must be a function');
   }
@@ -250,7 +259,7 @@ export function readObjectsOf(
       if ('parts' in fetched) {
         try {
           let parts = 0;
-          for await (const part of readParts(source, head.info, limits, signal)) {
+          for await (const part of readParts(source, head.info, limits, signal, traceId)) {
             const { request, rawBytes, footer, index, count } = part;
             parts++;
             stats.rawBytesRead += rawBytes;
@@ -267,7 +276,8 @@ export function readObjectsOf(
         continue;
       }
       // Decoded only now, so the window holds compressed bytes, not decoded requests.
-      const outcome = 'bytes' in fetched ? await decode(head.info, fetched.bytes, limits) : fetched;
+      const outcome =
+        'bytes' in fetched ? await decode(head.info, fetched.bytes, limits, traceId) : fetched;
       if ('request' in outcome) {
         stats.objectsRead++;
         stats.rawBytesRead += outcome.rawBytes;
@@ -326,9 +336,17 @@ function decode(
   info: ObjectInfo,
   bytes: Uint8Array,
   limits: ReadLimits,
+  traceId: string | undefined,
 ): Promise<StoredObject | UnreadableObject> {
   const options = { maxDecompressedBytes: limits.maxDecompressedBytes, signal: info.signal };
-  return decodeStoredObjectAsync(info.key, bytes, options).then(
+  const decoded =
+    traceId === undefined
+      ? decodeStoredObjectAsync(info.key, bytes, options)
+      : decodeForTrace(info.key, bytes, options, traceId).then((d) => ({
+          ...d,
+          request: onlyTrace(d.request, info.signal, traceId),
+        }));
+  return decoded.then(
     ({ request, rawBytes }): StoredObject => ({ ...info, request, bytes, rawBytes }),
     (error: unknown): UnreadableObject => ({
       ...info,

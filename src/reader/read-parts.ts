@@ -1,7 +1,7 @@
 import { requestProblem } from '../encoding/check-request.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import type { SignalName } from '../layout/formats.js';
-import { ObjectDecodeError } from './decode-object.js';
+import { ObjectDecodeError, REQUEST_FIELD } from './decode-object.js';
 import {
   ObjectGoneError,
   RangeIgnoredError,
@@ -54,13 +54,15 @@ export class PartError extends Error {
 /**
  * A large Parquet object, one row group after another; the limits apply to each row group.
  * Throws PartError for a part that cannot be read (the parts before it were yielded);
- * ReadAccessError and aborts as they are.
+ * ReadAccessError and aborts as they are. With `traceId` (lower-case hex), each part holds that
+ * trace's items only, and a row group that cannot hold it is not fetched: its part is empty.
  */
 export async function* readParts(
   source: ObjectSource,
   object: { key: string; size: number; signal: SignalName },
   limits: ReadLimits,
   signal: AbortSignal,
+  traceId?: string,
 ): AsyncGenerator<ObjectPart> {
   const checked = async <T>(step: () => Promise<T>): Promise<T> => {
     try {
@@ -74,7 +76,10 @@ export async function* readParts(
   const parts = await checked(() => openParquetParts(ranges, limits, object.signal));
   for (let index = 0; index < parts.count; index++) {
     const part = await checked(async () => {
-      const read = await parts.read(index);
+      if (traceId !== undefined && !(await parts.mayHoldTrace(index, traceId))) {
+        return { request: emptyRequest(object.signal), rawBytes: 0 };
+      }
+      const read = await parts.read(index, traceId);
       const problem = requestProblem(read.request);
       if (problem !== undefined) throw new Error(problem);
       return read;
@@ -82,4 +87,9 @@ export async function* readParts(
     const { request, rawBytes } = part;
     yield { request, rawBytes, footer: parts.footer, index, count: parts.count };
   }
+}
+
+/** A request of no items, as a row group left out holds. */
+function emptyRequest(signal: SignalName): OtlpObject {
+  return { [REQUEST_FIELD[signal]]: [] };
 }

@@ -10,8 +10,14 @@ import type { TransferableColumns } from './signal.js';
 export interface FlatRowsRequest {
   /** Rows as one request in the OTLP/JSON object shape. */
   rowsToRequest(rows: readonly Row[]): OtlpObject;
-  /** A stored Parquet object of the table back into its request. */
-  parquetToRequest(bytes: Uint8Array, decompression: PageDecompression): Promise<OtlpObject>;
+  /**
+   * A stored Parquet object of the table back into its request; with `traceId` in the context,
+   * of that trace's rows only (readFlatRows).
+   */
+  parquetToRequest(
+    bytes: Uint8Array,
+    decompression: PageDecompression & { traceId?: string },
+  ): Promise<OtlpObject>;
   /** A batch's sealed columns as the OTLP/JSON bytes of each resource's object of its request. */
   sealedAsRecords(columns: TransferableColumns): Buffer[];
 }
@@ -35,7 +41,7 @@ export function flatRowsRequest(
   return {
     rowsToRequest,
     parquetToRequest: async (bytes, decompression) =>
-      rowsToRequest(await readFlatRows(bytes, decompression, spec)),
+      rowsToRequest(await readFlatRows(bytes, decompression, spec, decompression.traceId)),
     sealedAsRecords: (columns) => {
       const sealed = columns as SealedFlat;
       const rows = sealedRows(spec, sealed);

@@ -86,6 +86,12 @@ export interface DecodeContext {
   /** Decompress within `maxBytes` (ObjectTooLargeError past it). */
   decompress(compression: Compression, bytes: Uint8Array, maxBytes: number): Buffer;
   maxDecompressedBytes: number;
+  /**
+   * Only this trace's items are wanted (lower-case hex): a Parquet object of spans or log
+   * records decodes only the row groups that may hold it. Other formats ignore it (the reader
+   * keeps the trace's items of every object).
+   */
+  traceId?: string;
 }
 
 /** A stored object, outer compression removed, back into its request (OTLP/JSON object shape). */

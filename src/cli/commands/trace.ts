@@ -104,6 +104,8 @@ export async function traceCommand(ctx: CommandContext, options: TraceOptions): 
       }
     },
     options.logs ? ['traces', 'logs'] : ['traces'],
+    // The reader decodes only the Parquet row groups that may hold the trace.
+    options.traceId,
   );
   if (spans.size === 0) {
     if (code !== EXIT.nothingReadable) {

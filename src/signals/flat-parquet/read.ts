@@ -1,5 +1,6 @@
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import { ownBuffer, type PageDecompression, readRows, schemaMetadata } from '../../parquet/read.js';
+import { mayHold } from '../../parquet/row-group-filter.js';
 import type { Row } from '../parquet-values.js';
 import { expectedSchema, type FlatSpec, SCHEMA_VERSION_KEY } from './table.js';
 
@@ -81,12 +82,15 @@ export const disagreeingLists = (columns: readonly string[], lengths: readonly n
 
 /**
  * The rows of a stored Parquet object of the flat table `spec`, its pages decompressed within
- * `maxDecompressedBytes` in all; throws if it is not a file of that table's schema.
+ * `maxDecompressedBytes` in all; throws if it is not a file of that table's schema. With
+ * `traceId` (lower-case hex), only that trace's rows, and only the row groups whose `TraceId`
+ * statistics and bloom filter may hold it are decoded (each within the budget).
  */
 export async function readFlatRows(
   bytes: Uint8Array,
   decompression: PageDecompression,
   spec: FlatSpec,
+  traceId?: string,
 ): Promise<Row[]> {
   const file = ownBuffer(bytes);
   const metadata = schemaMetadata(
@@ -95,5 +99,21 @@ export async function readFlatRows(
     expectedSchema(spec),
     decompression.maxDecompressedBytes,
   );
-  return (await readRows({ file, metadata }, decompression)).rows;
+  if (traceId === undefined) return (await readRows({ file, metadata }, decompression)).rows;
+  const rows: Row[] = [];
+  const range = async (start: number, end: number) => bytes.subarray(start, end);
+  let rowStart = 0;
+  for (const [index, group] of metadata.row_groups.entries()) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    if (await mayHold(metadata, index, 'TraceId', traceId, range)) {
+      const read = await readRows({ file, metadata, rowStart, rowEnd }, decompression);
+      for (const row of read.rows) if (ofTrace(row, traceId)) rows.push(row);
+    }
+    rowStart = rowEnd;
+  }
+  return rows;
 }
+
+/** The row's `TraceId` is `traceId` (lower-case hex), in either case. */
+export const ofTrace = (row: Row, traceId: string): boolean =>
+  typeof row.TraceId === 'string' && row.TraceId.toLowerCase() === traceId;
