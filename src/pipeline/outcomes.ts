@@ -322,6 +322,7 @@ export class Outcomes {
   /** A sealed batch is lost for good; `cause` says why, where the reason alone does not. */
   dropped(batch: SealedBatch, reason: DropReason, cause?: unknown): void {
     this.#countDrop(reason, 1, batch.points, batch.rawBytes);
+    if (batch.mayBeStored) this.stats.pointsDroppedMaybeStored += batch.points;
     if (reason === 'buffer-full') {
       // Its own episode and message: in a group, one signal's flood drops the others' batches too.
       this.#episodes.report(

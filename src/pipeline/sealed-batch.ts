@@ -107,6 +107,8 @@ export class SealedBatch {
   #attempts = 0;
   #firstAttemptAt = 0;
   #blocked = false;
+  /** An attempt got no answer (a timeout, a connection lost): its write may have landed. */
+  #unanswered = false;
   #contents: BatchContents | undefined;
   /**
    * Its records are still in the compressor's stream (a frame not yet ended). They are freed only
@@ -272,6 +274,19 @@ export class SealedBatch {
   /** The bytes to upload, while they are in memory. */
   get body(): Buffer | undefined {
     return this.#body;
+  }
+
+  /** An attempt failed with no answer (its write may have landed). */
+  markUnanswered(): void {
+    this.#unanswered = true;
+  }
+
+  /**
+   * S3 may hold the object although no attempt was answered: one got no answer, or one is in
+   * flight now (a batch given up now was perhaps stored by it).
+   */
+  get mayBeStored(): boolean {
+    return this.#unanswered || this.#state === 'uploading';
   }
 
   /** Droppable for room: in an idle state, and holding nothing that dropping it would not free. */

@@ -37,6 +37,13 @@ export interface ExporterStats {
    * items its metadata or readable records give, where they can be trusted).
    */
   pointsDroppedByReason: Partial<Record<DropReason, number>>;
+  /**
+   * Of pointsDropped, the items of batches given up (at the memory bound, at the shutdown
+   * deadline) after an attempt that got no answer (a timeout, a connection lost) or while one
+   * was in flight: that attempt may have stored the object, so S3 may hold them (once, never
+   * twice). The items lost for certain are pointsDropped minus these.
+   */
+  pointsDroppedMaybeStored: number;
   /** Bytes held now: open batch, sealed, compressing, uploading and waiting to retry. */
   bufferedBytes: number;
   /** The most bytes ever held at once; never above maxBufferedBytes. */
@@ -151,6 +158,7 @@ export function emptyStats(): ExporterStats {
     pointsDropped: 0,
     rawBytesDropped: 0,
     pointsDroppedByReason: {},
+    pointsDroppedMaybeStored: 0,
     bufferedBytes: 0,
     peakBufferedBytes: 0,
     pendingBatches: 0,

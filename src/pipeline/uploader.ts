@@ -9,7 +9,12 @@ import {
 } from '../s3/backoff.js';
 import { nextTurn } from '../s3/event-loop-turns.js';
 import type { ObjectWriter } from '../s3/object-writer.js';
-import { classifyUploadError, headerMayBeTheCause, type RetryVerdict } from '../s3/verdict.js';
+import {
+  classifyUploadError,
+  headerMayBeTheCause,
+  mayHaveLanded,
+  type RetryVerdict,
+} from '../s3/verdict.js';
 import type { MemoryBudget } from './budget.js';
 import type { Outcomes } from './outcomes.js';
 import type { SealedBatch } from './sealed-batch.js';
@@ -229,6 +234,7 @@ export class Uploader {
 
   #failed(batch: SealedBatch, error: unknown, timedOut: boolean, conditional: boolean): void {
     const verdict = classifyUploadError(error, timedOut);
+    if (mayHaveLanded(error, timedOut)) batch.markUnanswered();
     if (conditional && verdict.kind === 'fatal' && headerMayBeTheCause(error)) {
       // Maybe the server cannot do If-None-Match: the same bytes once more without it, at once.
       this.#probing.add(batch);

@@ -156,6 +156,30 @@ function networkError(error: unknown): { code: string; message: string } | undef
   return undefined;
 }
 
+/** Network failures before a request could be sent: no connection was made, nothing was written. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+]);
+
+/**
+ * A failed PutObject that may have stored its object all the same: it got no answer (its
+ * deadline passed, or the connection was lost after it was made), so the write may have landed.
+ * Not so for an HTTP answer, a connection never made (refused, no DNS answer, no route), or a
+ * failure before sending (no credentials).
+ */
+export function mayHaveLanded(error: unknown, timedOut: boolean): boolean {
+  if (timedOut) return true;
+  if (httpStatus(error) !== undefined) return false;
+  const network = networkError(error);
+  return network !== undefined && !NOT_SENT_CODES.has(network.code);
+}
+
 /**
  * What failed on the network, as Node.js words it (`connect ECONNREFUSED 127.0.0.1:7999`,
  * `getaddrinfo ENOTFOUND host`), or undefined when the error is not a network failure.

@@ -589,6 +589,40 @@ for (const driver of SIGNALS) {
       expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
     });
 
+    test.each([
+      ['landed but got no answer', { kind: 'store-then-hang' }],
+      ['were refused a connection', { kind: 'network', code: 'ECONNREFUSED' }],
+    ] as const)(
+      'batches dropped at the memory bound after attempts that %s: pointsDroppedMaybeStored counts what S3 may hold',
+      async (_, behaviour) => {
+        const s3 = new ScriptedS3().script([], behaviour);
+        const exporter = exporterWith(driver, s3, {
+          maxBatchBytes: 8 * 1024,
+          maxBufferedBytes: 64 * 1024,
+          uploadConcurrency: 1,
+          requestTimeoutMillis: 20,
+          retry: { initialDelayMillis: 1_000, maxDelayMillis: 1_000 },
+        });
+        onTestFinished(() => exporter.shutdown());
+        for (let tag = 1; tag <= 200; tag++) {
+          await exportTagged(driver, exporter, 20, tag);
+          await new Promise((resolve) => setTimeout(resolve, 2)); // attempts go out meanwhile
+        }
+        expect(exporter.stats().pointsDroppedByReason['buffer-full']).toBeGreaterThan(0);
+        s3.script([], { kind: 'ok' });
+        await exporter.forceFlush();
+        await exporter.shutdown();
+        const final = exporter.stats();
+        // What S3 holds, read from its objects, beyond what the exporter counts as stored: the
+        // batches it gave up whose attempt had landed all the same.
+        const landedButDropped = s3.storedTags().length - final.pointsUploaded;
+        if (behaviour.kind === 'store-then-hang') expect(landedButDropped).toBeGreaterThan(0);
+        else expect(landedButDropped).toBe(0);
+        expect(final.pointsDroppedMaybeStored).toBe(landedButDropped);
+        expect(final.pointsUploaded + final.pointsDropped).toBe(200 * 20);
+      },
+    );
+
     test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(driver, s3, {
