@@ -45,7 +45,7 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MILLIS = 25_000;
  * Flushes telemetry on SIGTERM / SIGINT within one deadline: the meter, tracer and logger
  * providers given (or a NodeSDK) are shut down side by side, then the process may exit with a
  * code that says whether all of them finished in time. A second signal during the shutdown
- * exits at once with code 1.
+ * exits at once with code 1, and says so (OTEL_S3_SHUTDOWN_TIMEOUT).
  */
 export function installShutdownHooks(
   target: ShutdownTarget | readonly ShutdownTarget[],
@@ -116,8 +116,14 @@ export function installShutdownHooks(
       return;
     }
     if (running !== undefined) {
-      log.warn(`${signal} again during shutdown: exiting now`);
-      if (exit) process.exit(1);
+      // What the providers had not stored yet is lost with the process: say so, visible without
+      // a logger, and exit one turn of the event loop later, once the warning is on stderr.
+      alert(
+        'error',
+        'OTEL_S3_SHUTDOWN_TIMEOUT',
+        `${signal} again during the shutdown: exiting now with code 1, without waiting for the telemetry still being flushed (what was not stored yet is lost, but for what a spool holds)`,
+      );
+      if (exit) setImmediate(() => process.exit(1));
       return;
     }
     running = run(signal);

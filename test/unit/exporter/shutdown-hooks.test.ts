@@ -55,6 +55,39 @@ describe('installShutdownHooks', () => {
     }
   });
 
+  test('a second signal during the shutdown exits 1, and says so without a logger before it exits', async () => {
+    const events: string[] = [];
+    vi.spyOn(process, 'exit').mockImplementation((code) => {
+      events.push(`exit ${code}`);
+      return undefined as never;
+    });
+    const onWarning = (w: Error & { code?: string }) => events.push(`${w.code}: ${w.message}`);
+    process.on('warning', onWarning);
+    let release = () => {};
+    const hooks = installShutdownHooks(
+      { shutdown: () => new Promise<void>((resolve) => (release = resolve)) },
+      { signals: ['SIGUSR2'] },
+    );
+    onTestFinished(async () => {
+      hooks.uninstall();
+      // The first signal's run ends too (exit code 0), while process.exit is still a stub.
+      release();
+      await waitFor(() => events.includes('exit 0'), 1_000, 'the first run to end');
+      process.off('warning', onWarning);
+      vi.restoreAllMocks();
+    });
+    process.emit('SIGUSR2', 'SIGUSR2');
+    process.emit('SIGUSR2', 'SIGUSR2');
+    await waitFor(() => events.some((e) => e.startsWith('exit')), 1_000, 'the exit');
+    // The shutdown was cut short: what it had not stored yet is lost, and stderr must say so
+    // before the process is gone (a warning is printed a tick after it is emitted).
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatch(
+      /^OTEL_S3_SHUTDOWN_TIMEOUT: .*SIGUSR2 again during the shutdown: exiting now with code 1, without waiting for the telemetry still being flushed/,
+    );
+    expect(events[1]).toBe('exit 1');
+  });
+
   test('the provider gets the deadline minus the time beforeShutdown took', async () => {
     const total = 2_000;
     const before = 600;
