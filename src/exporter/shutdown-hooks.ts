@@ -44,8 +44,9 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MILLIS = 25_000;
 /**
  * Flushes telemetry on SIGTERM / SIGINT within one deadline: the meter, tracer and logger
  * providers given (or a NodeSDK) are shut down side by side, then the process may exit with a
- * code that says whether all of them finished in time. A second signal during the shutdown
- * exits at once with code 1, and says so (OTEL_S3_SHUTDOWN_TIMEOUT).
+ * code that says whether all of them finished in time. A signal during a shutdown asked for in
+ * code waits for it; a second signal during the shutdown exits at once with code 1, and says so
+ * (OTEL_S3_SHUTDOWN_TIMEOUT).
  */
 export function installShutdownHooks(
   target: ShutdownTarget | readonly ShutdownTarget[],
@@ -65,6 +66,8 @@ export function installShutdownHooks(
   let running: Promise<number> | undefined;
   /** The exit code of the shutdown, once it has finished. */
   let finished: number | undefined;
+  /** A signal has started the shutdown or joined it: the next one cuts it short. */
+  let signalled = false;
 
   const run = async (reason: string): Promise<number> => {
     log.info(`${reason}: shutting down (deadline ${timeoutMillis} ms)`);
@@ -115,6 +118,15 @@ export function installShutdownHooks(
       if (exit) process.exit(finished);
       return;
     }
+    if (running !== undefined && !signalled) {
+      // The first signal during a shutdown asked for in code: it is what the signal asks for.
+      signalled = true;
+      log.info(`${signal} during shutdown: exiting once it has finished`);
+      void running.then((code) => {
+        if (exit) setImmediate(() => process.exit(code));
+      });
+      return;
+    }
     if (running !== undefined) {
       // What the providers had not stored yet is lost with the process: say so, visible without
       // a logger, and exit one turn of the event loop later, once the warning is on stderr.
@@ -126,6 +138,7 @@ export function installShutdownHooks(
       if (exit) setImmediate(() => process.exit(1));
       return;
     }
+    signalled = true;
     running = run(signal);
     void running.then((code) => {
       // One turn of the event loop first: process warnings (alerts) are printed on the next tick,

@@ -55,6 +55,39 @@ describe('installShutdownHooks', () => {
     }
   });
 
+  test('a first signal during a shutdown asked for in code waits for it and exits with its code', async () => {
+    const exits: (number | string | null | undefined)[] = [];
+    vi.spyOn(process, 'exit').mockImplementation((code) => {
+      exits.push(code);
+      return undefined as never;
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    const releases: (() => void)[] = [];
+    const hooks = installShutdownHooks(
+      { shutdown: () => new Promise<void>((resolve) => releases.push(resolve)) },
+      { signals: ['SIGUSR2'] },
+    );
+    onTestFinished(() => {
+      hooks.uninstall();
+      for (const release of releases) release();
+      process.off('warning', onWarning);
+      vi.restoreAllMocks();
+    });
+    const inCode = hooks.shutdown('fatal error');
+    // The orchestrator's SIGTERM, the first signal, while the service shuts itself down.
+    process.emit('SIGUSR2', 'SIGUSR2');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(exits).toEqual([]);
+    expect(warnings).toEqual([]);
+    releases[0]?.();
+    expect(await inCode).toBe(0);
+    await waitFor(() => exits.length > 0, 1_000, 'the exit');
+    expect(exits).toEqual([0]);
+    expect(releases).toHaveLength(1);
+  });
+
   test('a second signal during the shutdown exits 1, and says so without a logger before it exits', async () => {
     const events: string[] = [];
     vi.spyOn(process, 'exit').mockImplementation((code) => {
