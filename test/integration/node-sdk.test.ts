@@ -1,5 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { expect, test } from 'vitest';
+import { expect, onTestFinished, test } from 'vitest';
 import { dataPointRows } from '../../src/reader.js';
 import { spawnTs } from '../support/child.js';
 import type { FaultProxy } from '../support/fault-proxy.js';
@@ -86,5 +86,33 @@ describeS3('examples/node-sdk.ts: the exporter inside NodeSDK', () => {
     );
     expect(exit.code, child.stderr()).toBe(0);
     expect(millis).toBeLessThan(2 * 1500 + 1000);
+  });
+
+  test('with S3 black-holed, a second SIGTERM during the shutdown exits 1 at once and says so on stderr', async () => {
+    await proxy.set({ kind: 'blackhole' });
+    const child = spawnTs('examples/node-sdk.ts', env(proxy.endpoint, 'sdk-second-signal'));
+    onTestFinished(() => {
+      if (child.process.exitCode === null && child.process.signalCode === null)
+        child.process.kill('SIGKILL');
+    });
+    await child.waitForJson<{ started?: boolean }>((v) => v.started === true);
+    const deadline = performance.now() + 10_000;
+    while (proxy.uploadAttempts().length === 0 && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    child.process.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const again = performance.now();
+    child.process.kill('SIGTERM');
+    const exit = await child.exited;
+    expect(exit.code, child.stderr()).toBe(1);
+    // At once: well before the exporters' own deadlines (2 x 1500 ms) would have ended it.
+    expect(exit.at - again).toBeLessThan(1_000);
+    // The batches stuck in the black hole are lost: said once, before the process is gone.
+    const said = child.stderr().match(/OTEL_S3_SHUTDOWN_TIMEOUT/g) ?? [];
+    expect(said, child.stderr()).toHaveLength(1);
+    expect(child.stderr()).toMatch(
+      /SIGTERM again during the shutdown: exiting now with code 1, without waiting for the telemetry still being flushed/,
+    );
+    expect(child.stderr()).not.toMatch(/\n\s+at /);
   });
 });
