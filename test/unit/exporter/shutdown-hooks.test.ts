@@ -164,6 +164,40 @@ describe('installShutdownHooks', () => {
     expect(took).toBeLessThan(200 + 500);
   });
 
+  test('a missed deadline says what becomes of the telemetry not yet stored: lost at the exit, or still being flushed', async () => {
+    const exits: (number | string | null | undefined)[] = [];
+    vi.spyOn(process, 'exit').mockImplementation((code) => {
+      exits.push(code);
+      return undefined as never;
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => warnings.push(`${w.code}: ${w.message}`);
+    process.on('warning', onWarning);
+    const exiting = installShutdownHooks(target('hang', []), {
+      signals: ['SIGUSR2'],
+      timeoutMillis: 230,
+    });
+    const staying = installShutdownHooks(target('hang', []), {
+      signals: [],
+      exit: false,
+      timeoutMillis: 170,
+    });
+    onTestFinished(() => {
+      exiting.uninstall();
+      process.off('warning', onWarning);
+      vi.restoreAllMocks();
+    });
+    process.emit('SIGUSR2', 'SIGUSR2');
+    expect(await staying.shutdown()).toBe(1);
+    await waitFor(() => exits.length > 0, 2_000, 'the exit');
+    expect(exits).toEqual([1]);
+    // (Another test's warning may come in late: only these two hooks' deadlines count.)
+    expect(warnings.filter((w) => / within (170|230) ms/.test(w))).toEqual([
+      "OTEL_S3_SHUTDOWN_TIMEOUT: otel-s3-exporter: shutdown did not finish within 170 ms; it goes on in the background, within the exporters' own deadlines",
+      "OTEL_S3_SHUTDOWN_TIMEOUT: otel-s3-exporter: shutdown did not finish within 230 ms: exiting with code 1, and what was not stored yet is lost, but for what a spool holds (keep the exporters' flushTimeoutMillis at most (timeoutMillis - 5 s) / 2)",
+    ]);
+  });
+
   test('several providers are shut down side by side within the one deadline', async () => {
     const calls: string[] = [];
     const started = performance.now();
