@@ -68,6 +68,8 @@ export function installShutdownHooks(
   let finished: number | undefined;
   /** A signal has started the shutdown or joined it: the next one cuts it short. */
   let signalled = false;
+  /** A second signal has cut the shutdown short: the process is about to exit. */
+  let cutShort = false;
 
   const run = async (reason: string): Promise<number> => {
     log.info(`${reason}: shutting down (deadline ${timeoutMillis} ms)`);
@@ -132,7 +134,9 @@ export function installShutdownHooks(
       });
       return;
     }
+    if (cutShort) return; // a third signal before the exit: said and decided already
     if (running !== undefined) {
+      cutShort = true;
       // What the providers had not stored yet is lost with the process: say so, visible without
       // a logger, and exit one turn of the event loop later, once the warning is on stderr.
       alert(
