@@ -1,3 +1,8 @@
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
 import { describe, expect, onTestFinished, test, vi } from 'vitest';
 import { installShutdownHooks, type ShutdownTarget } from '../../../src/exporter/shutdown-hooks.js';
 import { waitFor } from '../../support/wait.js';
@@ -198,6 +203,38 @@ describe('installShutdownHooks', () => {
     expect(warnings.filter((w) => / within (170|230) ms/.test(w))).toEqual([
       "OTEL_S3_SHUTDOWN_TIMEOUT: otel-s3-exporter: shutdown did not finish within 170 ms; it goes on in the background, within the exporters' own deadlines",
       "OTEL_S3_SHUTDOWN_TIMEOUT: otel-s3-exporter: shutdown did not finish within 230 ms: exiting with code 1, and what was not stored yet is lost, but for what a spool holds (keep the exporters' flushTimeoutMillis at most (timeoutMillis - 5 s) / 2)",
+    ]);
+  });
+
+  test('a MeterProvider that gives up at the time it was given is a missed deadline, not a failure', async () => {
+    // The SDK's MeterProvider rejects with its TimeoutError ("Operation timed out.") when the
+    // timeoutMillis it was handed runs out: that is the hooks' own deadline, missed.
+    const stuck: PushMetricExporter = {
+      export: () => {},
+      forceFlush: () => new Promise<void>(() => {}),
+      shutdown: () => new Promise<void>(() => {}),
+    };
+    const provider = new MeterProvider({
+      readers: [
+        new PeriodicExportingMetricReader({ exporter: stuck, exportIntervalMillis: 60_000 }),
+      ],
+    });
+    provider.getMeter('m').createCounter('c').add(1);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    onTestFinished(() => {
+      process.off('warning', onWarning);
+    });
+    const hooks = installShutdownHooks(provider, { signals: [], exit: false, timeoutMillis: 260 });
+    expect(await hooks.shutdown()).toBe(1);
+    await waitFor(
+      () => warnings.some((w) => /260 ms|Operation timed out/.test(w)),
+      1_000,
+      'the warning',
+    );
+    expect(warnings.filter((w) => /260 ms|Operation timed out/.test(w))).toEqual([
+      "otel-s3-exporter: shutdown did not finish within 260 ms; it goes on in the background, within the exporters' own deadlines",
     ]);
   });
 
