@@ -107,7 +107,7 @@ export function installShutdownHooks(
           'error',
           'OTEL_S3_SHUTDOWN_TIMEOUT',
           `shutdown did not finish within ${timeoutMillis} ms${
-            exit
+            exit && signalled
               ? // The exporters' own reports said their batches keep retrying: not past the exit.
                 ": exiting with code 1, and what was not stored yet is lost, but for what a spool holds (keep the exporters' flushTimeoutMillis at most (timeoutMillis - 5 s) / 2)"
               : "; it goes on in the background, within the exporters' own deadlines"
