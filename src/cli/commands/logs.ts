@@ -73,6 +73,7 @@ export function logs(ctx: CommandContext, options: LogsOptions): Promise<number>
       keyValues(row.attributes),
     ],
     rightAligned: new Set(),
+    traceId: options.traceId,
   };
   return printRows(ctx, command, options.format, options.csvVerbatim === true);
 }

@@ -26,6 +26,11 @@ export interface RowCommand<Row extends { service: string }> {
   tableCells(row: Row): string[];
   /** Columns of the table aligned right. */
   rightAligned: ReadonlySet<number>;
+  /**
+   * `--trace-id`: the reader keeps that trace's items only (and decodes only the Parquet row
+   * groups that may hold it), so the notes count that trace's rows, not the range's.
+   */
+  traceId?: string | undefined;
 }
 
 /**
@@ -71,19 +76,21 @@ export async function printRows<Row extends { service: string }>(
       if (table === undefined) await ctx.out.flush();
     },
     [command.signal],
+    command.traceId,
   );
   await table?.end();
   await escapedNote(ctx, csvFields);
   if (printed > 0 || code === EXIT.nothingReadable) return code;
+  const ofTrace = command.traceId === undefined ? '' : ` of trace ${command.traceId}`;
   if (filteredOut === 0) {
     await finalNote(
       ctx,
-      `no ${command.noun}s in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`,
+      `no ${command.noun}s${ofTrace} in ${ctx.settings.where}${rangeSuffix(ctx.settings)}`,
     );
   } else {
     await finalNote(
       ctx,
-      `no ${command.noun} matched the filters, of ${plural(filteredOut, command.noun)} in this range, ${servicesText(services)}`,
+      `no ${command.noun} matched the filters, of ${plural(filteredOut, command.noun)}${ofTrace} in this range, ${servicesText(services)}`,
     );
   }
   return code;

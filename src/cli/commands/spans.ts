@@ -84,6 +84,7 @@ export function spans(ctx: CommandContext, options: SpansOptions): Promise<numbe
       keyValues(row.attributes),
     ],
     rightAligned: new Set([1]),
+    traceId: options.traceId,
   };
   return printRows(ctx, command, options.format, options.csvVerbatim === true);
 }

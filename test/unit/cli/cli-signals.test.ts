@@ -262,6 +262,26 @@ describe('otel-s3 spans and logs', () => {
       "otel-s3: option '--status <status>' argument 'failed' is invalid. Allowed choices are unset, ok, error (any case).\n(otel-s3 --help shows the usage)\n",
     ]);
     expect(await spanNames(['--trace-id', recorded.traceId.toUpperCase()])).toHaveLength(6);
+    // With --trace-id the reader keeps that trace's spans only: the notes count them, not the
+    // range's (an unknown trace has none; a filter that left out all of the trace's says so).
+    const other = `${'0'.repeat(31)}1`;
+    const unknown = await run(['spans', ...MIRROR, '--trace-id', other]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      0,
+      `otel-s3: no spans of trace ${other} in ${join(root, 'mirror')}/prod/\n`,
+    ]);
+    const outOfTrace = await run([
+      'spans',
+      ...MIRROR,
+      '--trace-id',
+      recorded.traceId,
+      '--service',
+      'chekout',
+    ]);
+    expect([outOfTrace.code, outOfTrace.stderr]).toEqual([
+      0,
+      `otel-s3: no span matched the filters, of 6 spans of trace ${recorded.traceId} in this range, of the services cart, checkout\n`,
+    ]);
     expect(await spanNames(['--min-duration', '60ms'])).toEqual([
       'GET /checkout',
       'POST /cart',
