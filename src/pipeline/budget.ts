@@ -317,7 +317,7 @@ export class MemoryBudget {
     owner: BatchOwner,
     journaled: (batch: SealedBatch) => boolean = () => false,
   ): Abandoned {
-    const result = { left: 0, dropped: { batches: 0, rawBytes: 0 } };
+    const result = { left: 0, dropped: { batches: 0, rawBytes: 0 }, maybeStored: 0 };
     for (const batch of this.batchesOf(owner)) {
       if (batch.spool !== undefined || journaled(batch)) {
         result.left++;
@@ -325,6 +325,7 @@ export class MemoryBudget {
       } else {
         result.dropped.batches++;
         result.dropped.rawBytes += batch.rawBytes;
+        if (batch.mayBeStored) result.maybeStored++;
         this.drop(batch, 'shutdown');
       }
     }

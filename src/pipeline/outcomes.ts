@@ -11,10 +11,14 @@ export interface PendingBatches {
   rawBytes: number;
 }
 
-/** What a shutdown that gave up did: batches left in the spool, and those dropped. */
+/**
+ * What a shutdown that gave up did: batches left in the spool, and those dropped, of which
+ * `maybeStored` had an attempt that got no answer or one in flight (SealedBatch.mayBeStored).
+ */
 export interface Abandoned {
   left: number;
   dropped: PendingBatches;
+  maybeStored: number;
 }
 
 /**
@@ -452,7 +456,18 @@ export class Outcomes {
         : why === 'blocked'
           ? 'shutdown(): every pending batch is blocked on a configuration fault that waiting cannot fix'
           : `shutdown() returns at once: ${waitsPast(this.#options.flushTimeoutMillis)}`;
-    const lost = dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored` : '';
+    // An attempt that got no answer may have stored its batch: "lost" only for certain of the rest.
+    const { maybeStored } = abandoned;
+    const them =
+      maybeStored === dropped.batches
+        ? maybeStored === 1
+          ? 'it'
+          : 'them'
+        : `${maybeStored} of them`;
+    const maybe =
+      maybeStored === 0 ? '' : ` (S3 may hold ${them} after all: an attempt got no answer)`;
+    const lost =
+      dropped.batches > 0 ? `: dropped ${describePending(dropped)} not yet stored${maybe}` : '';
     const kept =
       left > 0
         ? `; ${plural(left, 'batch', 'batches')} ${left === 1 ? 'stays' : 'stay'} in the spool for the next run`

@@ -623,6 +623,23 @@ for (const driver of SIGNALS) {
       },
     );
 
+    test('a shutdown that gives up a batch whose attempt landed unanswered says S3 may hold it', async () => {
+      const s3 = new ScriptedS3().script([], { kind: 'store-then-hang' });
+      const exporter = exporterWith(driver, s3, {
+        requestTimeoutMillis: 60_000,
+        flushTimeoutMillis: 200,
+      });
+      await exportTagged(driver, exporter, 20, 1);
+      await exporter.shutdown();
+      expect(s3.storedTags()).toHaveLength(20); // the object is in S3
+      expect(exporter.stats().pointsDroppedMaybeStored).toBe(20);
+      expect(messages.map((m) => m.text)).toContainEqual(
+        expect.stringMatching(
+          /shutdown\(\) deadline of 200 ms passed: dropped 1 batch \(.*\) not yet stored \(S3 may hold it after all: an attempt got no answer\)/,
+        ),
+      );
+    });
+
     test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(driver, s3, {

@@ -270,7 +270,11 @@ describe('MemoryBudget', () => {
     const kept = admitted(budget, 10, 'queued');
     kept.spooled(entry('k'));
     const lost = admitted(budget, 10, 'queued', 5);
-    expect(budget.abandonAll(owner)).toEqual({ left: 1, dropped: { batches: 1, rawBytes: 10 } });
+    expect(budget.abandonAll(owner)).toEqual({
+      left: 1,
+      dropped: { batches: 1, rawBytes: 10 },
+      maybeStored: 0,
+    });
     expect(outcomes.stats.pointsDroppedByReason).toEqual({ shutdown: 5 });
     expect([kept.state, lost.state]).toEqual(['settled', 'settled']);
   });
