@@ -104,6 +104,8 @@ test("an endpoint on a closed port: each exporter's flush and shutdown say why a
   expect(stderr).toMatch(
     new RegExp(`traces exporter: shutdown\\(\\) deadline of 1000 ms passed: dropped .*; ${cause}`),
   );
+  // A batch whose attempt was in flight at the deadline may be in S3 (an attempt under way):
+  // the drop says so, which a closed port makes rare.
   // The log processor flushes its exporter only when it holds records (sdk-logs 3.1
   // BatchLogRecordProcessorBase._flushAll): the example logs one in beforeShutdown, so it always
   // does. Without that record, one shutdown in ten or so came just after the processor's export,
@@ -113,7 +115,7 @@ test("an endpoint on a closed port: each exporter's flush and shutdown say why a
       `\\[OTEL_S3_FLUSH_TIMEOUT\\] .*${signal} exporter: forceFlush\\(\\) deadline of 1000 ms passed with (\\d+ batch(?:es)? \\([\\d,]+ bytes uncompressed\\)) not yet stored; ${cause}`,
     ).exec(stderr);
     const dropped = new RegExp(
-      `\\[OTEL_S3_DATA_DROPPED\\] .*${signal} exporter: shutdown\\(\\) deadline of 1000 ms passed: dropped (\\d+ batch(?:es)? \\([\\d,]+ bytes uncompressed\\)) not yet stored; ${cause}`,
+      `\\[OTEL_S3_DATA_DROPPED\\] .*${signal} exporter: shutdown\\(\\) deadline of 1000 ms passed: dropped (\\d+ batch(?:es)? \\([\\d,]+ bytes uncompressed\\)) not yet stored(?: \\(S3 may hold [^)]*\\))?; ${cause}`,
     ).exec(stderr);
     expect(flush, stderr).not.toBeNull();
     expect(dropped, stderr).not.toBeNull();
