@@ -62,18 +62,24 @@ export type RetryVerdict =
   | Extract<Verdict, { kind: 'retry' | 'config' }>
   | { kind: 'probe'; reason: string };
 
-const NETWORK_CODES = new Set([
-  'ECONNRESET',
+/** Network failures before a request could be sent: no connection was made, nothing was written. */
+const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
   'EAI_AGAIN',
   'ENOTFOUND',
   'ENETUNREACH',
   'ENETDOWN',
   'EHOSTUNREACH',
   'EHOSTDOWN',
+]);
+
+/** Every network failure: those before sending, and a connection lost or timed out after. */
+const NETWORK_CODES = new Set([
+  ...NOT_SENT_CODES,
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
   'ERR_STREAM_PREMATURE_CLOSE',
   'UND_ERR_SOCKET',
 ]);
@@ -155,17 +161,6 @@ function networkError(error: unknown): { code: string; message: string } | undef
   }
   return undefined;
 }
-
-/** Network failures before a request could be sent: no connection was made, nothing was written. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'EAI_AGAIN',
-  'ENOTFOUND',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-]);
 
 /**
  * A failed PutObject that may have stored its object all the same: it got no answer (its
