@@ -18,6 +18,7 @@ import {
 } from '../s3/client-settings.js';
 import { describeError } from '../s3/errors.js';
 import { classifyUploadError, ENDPOINT_FAULTS } from '../s3/verdict.js';
+import { withAnswerDeadlines } from './answer-deadlines.js';
 import { exactly, readAtMost } from './bounded-read.js';
 import { asAccessError, RangeIgnoredError, RangeOverrunError } from './errors.js';
 import { ObjectTooLargeError } from './read-limits.js';
@@ -111,15 +112,16 @@ export function s3Source(
       do {
         let page: ListObjectsV2CommandOutput;
         try {
-          page = await client.send(
-            new ListObjectsV2Command({
-              Bucket: bucket,
-              ...(prefix === '' ? {} : { Prefix: `${prefix}/` }),
-              ...(startAfter === undefined ? {} : { StartAfter: startAfter }),
-              ...(token === undefined ? {} : { ContinuationToken: token }),
-              MaxKeys: pageSize,
-            }),
-            { abortSignal: signal },
+          const command = new ListObjectsV2Command({
+            Bucket: bucket,
+            ...(prefix === '' ? {} : { Prefix: `${prefix}/` }),
+            ...(startAfter === undefined ? {} : { StartAfter: startAfter }),
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+            MaxKeys: pageSize,
+          });
+          page = await withAnswerDeadlines(
+            (abortSignal) => client.send(command, { abortSignal }),
+            signal,
           );
         } catch (error) {
           signal.throwIfAborted();
@@ -136,50 +138,62 @@ export function s3Source(
       } while (token !== undefined);
     },
     async get(key, signal, maxBytes) {
-      let body: unknown;
       try {
-        const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }), {
-          abortSignal: signal,
-        });
-        body = got.Body;
-        if (body === undefined) throw new Error('GetObject returned no body');
-        if (!isAsyncIterable(body))
-          throw new Error('GetObject returned a body that is not a stream');
-        // Not transformToByteArray: it takes whatever the server sends. An object replaced
-        // since the listing, or a body longer than announced, stops at the limit.
-        return await readAtMost(body, maxBytes, got.ContentLength);
+        return await withAnswerDeadlines(async (abortSignal, answered) => {
+          let body: unknown;
+          try {
+            const command = new GetObjectCommand({ Bucket: bucket, Key: key });
+            const got = await client.send(command, { abortSignal });
+            answered();
+            body = got.Body;
+            if (body === undefined) throw new Error('GetObject returned no body');
+            if (!isAsyncIterable(body))
+              throw new Error('GetObject returned a body that is not a stream');
+            // Not transformToByteArray: it takes whatever the server sends. An object replaced
+            // since the listing, or a body longer than announced, stops at the limit.
+            return await readAtMost(body, maxBytes, got.ContentLength);
+          } catch (error) {
+            release(body);
+            throw error;
+          }
+        }, signal);
       } catch (error) {
-        release(body);
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
       }
     },
     async getRange(key, start, end, signal) {
-      let body: unknown;
       try {
-        const got = await client.send(
-          new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
-          { abortSignal: signal },
-        );
-        body = got.Body;
-        if (!isAsyncIterable(body)) throw new Error('GetObject returned no body stream');
-        if (got.ContentRange === undefined && !(start === 0 && got.ContentLength === end)) {
-          // 200 and the whole object: the server (or a proxy) ignored Range. Not a size limit.
-          throw new RangeIgnoredError(start, end, got);
-        }
-        // A body longer than the range is the server's fault: no limit of the user's.
-        if (got.ContentLength !== undefined && got.ContentLength > end - start)
-          throw new RangeOverrunError(start, end, got, got.ContentLength);
-        const bytes = await readAtMost(body, end - start, got.ContentLength).catch(
-          (error: unknown) => {
-            throw error instanceof ObjectTooLargeError
-              ? new RangeOverrunError(start, end, got)
-              : error;
-          },
-        );
-        return exactly(bytes, start, end);
+        return await withAnswerDeadlines(async (abortSignal, answered) => {
+          let body: unknown;
+          try {
+            const range = `bytes=${start}-${end - 1}`;
+            const command = new GetObjectCommand({ Bucket: bucket, Key: key, Range: range });
+            const got = await client.send(command, { abortSignal });
+            answered();
+            body = got.Body;
+            if (!isAsyncIterable(body)) throw new Error('GetObject returned no body stream');
+            if (got.ContentRange === undefined && !(start === 0 && got.ContentLength === end)) {
+              // 200 and the whole object: the server (or a proxy) ignored Range. Not a size limit.
+              throw new RangeIgnoredError(start, end, got);
+            }
+            // A body longer than the range is the server's fault: no limit of the user's.
+            if (got.ContentLength !== undefined && got.ContentLength > end - start)
+              throw new RangeOverrunError(start, end, got, got.ContentLength);
+            const bytes = await readAtMost(body, end - start, got.ContentLength).catch(
+              (error: unknown) => {
+                throw error instanceof ObjectTooLargeError
+                  ? new RangeOverrunError(start, end, got)
+                  : error;
+              },
+            );
+            return exactly(bytes, start, end);
+          } catch (error) {
+            release(body);
+            throw error;
+          }
+        }, signal);
       } catch (error) {
-        release(body);
         signal.throwIfAborted();
         throw asAccessError(`cannot read s3://${bucket}/${key}`, error) ?? error;
       }

@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, test } from 'vitest';
+import { withAnswerDeadlines } from '../../../src/reader/answer-deadlines.js';
+
+/** An attempt that never answers: it settles only when its signal is aborted. */
+const silent = (signal: AbortSignal) =>
+  new Promise<never>((_, reject) =>
+    signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+  );
+
+describe('withAnswerDeadlines', () => {
+  test('an attempt silent past its deadline is sent again; the last one has no deadline', async () => {
+    const starts: number[] = [];
+    const started = Date.now();
+    const result = await withAnswerDeadlines(
+      async (signal, answered) => {
+        starts.push(Date.now() - started);
+        if (starts.length < 3) return silent(signal);
+        // The last attempt answers later than any deadline: it is not given up.
+        await sleep(120);
+        answered();
+        return 'third';
+      },
+      new AbortController().signal,
+      [30, 60],
+    );
+    expect(result).toBe('third');
+    const [, second = 0, third = 0] = starts;
+    expect(starts).toHaveLength(3);
+    expect(second).toBeGreaterThanOrEqual(25);
+    expect(third - second).toBeGreaterThanOrEqual(55);
+  });
+
+  test('an attempt that answered in time is not given up for a slow body', async () => {
+    let attempts = 0;
+    const result = await withAnswerDeadlines(
+      async (signal, answered) => {
+        attempts++;
+        answered();
+        await sleep(100);
+        signal.throwIfAborted();
+        return 'body';
+      },
+      new AbortController().signal,
+      [20],
+    );
+    expect([result, attempts]).toEqual(['body', 1]);
+  });
+
+  test("the caller's abort ends the read with its reason, without another attempt", async () => {
+    const controller = new AbortController();
+    let attempts = 0;
+    const reading = withAnswerDeadlines(
+      (signal) => {
+        attempts++;
+        return silent(signal);
+      },
+      controller.signal,
+      [1_000],
+    );
+    setTimeout(() => controller.abort(new Error('stop')), 20);
+    await expect(reading).rejects.toThrow('aborted');
+    expect(controller.signal.reason).toEqual(new Error('stop'));
+    expect(attempts).toBe(1);
+  });
+
+  test("an attempt's own failure is the read's, not a reason to ask again", async () => {
+    let attempts = 0;
+    const reading = withAnswerDeadlines(
+      async () => {
+        attempts++;
+        throw new Error('AccessDenied');
+      },
+      new AbortController().signal,
+      [1_000],
+    );
+    await expect(reading).rejects.toThrow('AccessDenied');
+    expect(attempts).toBe(1);
+  });
+});
