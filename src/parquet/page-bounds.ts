@@ -326,17 +326,23 @@ function checkRowCount(metadata: FileMetaData): void {
 
 /**
  * Checks every page that hyparquet reads for rows [rowStart, rowEnd) of `file` (every column
- * chunk of the row groups they touch), before it reads them, that each chunk holds a value
+ * chunk of the row groups they touch, or of `columns` only), before it reads them, that each chunk holds a value
  * (a level entry) for every row of its group and no more rows, and that the file's row count is
  * its groups'. Pages are decompressed by `compressors`, which
  * should count against a budget of their own: hyparquet decompresses them again.
  */
 export async function checkPages(
-  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
+  read: {
+    file: AsyncBuffer;
+    metadata: FileMetaData;
+    rowStart?: number;
+    rowEnd?: number;
+    columns?: readonly string[];
+  },
   compressors: Compressors,
   values: ValueBudget,
 ): Promise<void> {
-  const { file, metadata, rowStart = 0, rowEnd = Number.POSITIVE_INFINITY } = read;
+  const { file, metadata, rowStart = 0, rowEnd = Number.POSITIVE_INFINITY, columns } = read;
   checkRowCount(metadata);
   const schema = parquetSchema(metadata);
   let groupStart = 0;
@@ -350,6 +356,8 @@ export async function checkPages(
       const meta = chunk.meta_data;
       if (meta === undefined) continue; // hyparquet refuses it
       const path = meta.path_in_schema;
+      // hyparquet reads only the chunks of the columns asked for.
+      if (columns !== undefined && !columns.includes(path[0] ?? '')) continue;
       checkCodec(meta.codec, path);
       // Where hyparquet starts the chunk, and its page loop (which reads every page, or stops
       // earlier in a plain column).

@@ -213,7 +213,14 @@ export interface RowsRead {
  * `maxDecompressedBytes` in all: a Parquet bomb stops there.
  */
 export async function readRows(
-  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart?: number; rowEnd?: number },
+  read: {
+    file: AsyncBuffer;
+    metadata: FileMetaData;
+    rowStart?: number;
+    rowEnd?: number;
+    /** Only these top-level columns (each row then holds only them). */
+    columns?: string[];
+  },
   decompression: PageDecompression,
 ): Promise<RowsRead> {
   await checkPages(read, budgeted(decompression).compressors, valueBudget(decompression));

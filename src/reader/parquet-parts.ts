@@ -10,7 +10,7 @@ import {
   schemaMetadata,
 } from '../parquet/read.js';
 import { mayHold } from '../parquet/row-group-filter.js';
-import { ofTrace } from '../signals/flat-parquet/read.js';
+import { readTraceRows } from '../signals/flat-parquet/read.js';
 import { expectedSchema } from '../signals/flat-parquet/table.js';
 import { logRows } from '../signals/logs/parquet-read.js';
 import { LOG_RECORDS } from '../signals/logs/parquet-schema.js';
@@ -303,19 +303,17 @@ async function readGroup(
 ): Promise<ParquetPart> {
   const { asyncBuffer, group } = await groupBuffer(file, groups, index);
   const { firstRow } = group;
-  const { rows, rawBytes } = await readRows(
-    { file: asyncBuffer, metadata, rowStart: firstRow, rowEnd: firstRow + group.rows },
-    { decompress, maxDecompressedBytes: limits.maxDecompressedBytes },
-  );
+  const read = { file: asyncBuffer, metadata, rowStart: firstRow, rowEnd: firstRow + group.rows };
+  const decompression = { decompress, maxDecompressedBytes: limits.maxDecompressedBytes };
+  if (traceId !== undefined) {
+    const { rows, rawBytes } = await readTraceRows(read, decompression, traceId);
+    return { request: toRequest(rows as Row[]), rows: rows.length, rawBytes };
+  }
+  const { rows, rawBytes } = await readRows(read, decompression);
   if (rows.length !== group.rows) {
     throw new Error(
       `Parquet row group ${index} held ${rows.length} rows, its footer says ${group.rows}`,
     );
   }
-  const kept = traceId === undefined ? rows : rows.filter((row) => ofTrace(row as Row, traceId));
-  return {
-    request: toRequest(kept as Row[]),
-    rows: kept.length,
-    rawBytes,
-  };
+  return { request: toRequest(rows as Row[]), rows: rows.length, rawBytes };
 }

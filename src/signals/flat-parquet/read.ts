@@ -1,5 +1,12 @@
+import type { AsyncBuffer, FileMetaData } from 'hyparquet';
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
-import { ownBuffer, type PageDecompression, readRows, schemaMetadata } from '../../parquet/read.js';
+import {
+  ownBuffer,
+  type PageDecompression,
+  type RowsRead,
+  readRows,
+  schemaMetadata,
+} from '../../parquet/read.js';
 import { mayHold } from '../../parquet/row-group-filter.js';
 import type { Row } from '../parquet-values.js';
 import { expectedSchema, type FlatSpec, SCHEMA_VERSION_KEY } from './table.js';
@@ -106,12 +113,53 @@ export async function readFlatRows(
   for (const [index, group] of metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
     if (await mayHold(metadata, index, 'TraceId', traceId, range)) {
-      const read = await readRows({ file, metadata, rowStart, rowEnd }, decompression);
-      for (const row of read.rows) if (ofTrace(row, traceId)) rows.push(row);
+      const read = await readTraceRows(
+        { file, metadata, rowStart, rowEnd },
+        decompression,
+        traceId,
+      );
+      rows.push(...read.rows);
     }
     rowStart = rowEnd;
   }
   return rows;
+}
+
+/** More runs of a trace's rows than this in one row group are read as one span of rows. */
+const MAX_TRACE_RUNS = 8;
+
+/**
+ * The rows of trace `traceId` (lower-case hex) among rows [rowStart, rowEnd) of a file: its
+ * `TraceId` column first, then only the runs of rows that hold the trace. Both signals' rows
+ * are sorted by trace within a service, so a trace is a run or a few, and the row group's other
+ * rows (thousands, each an object of maps and lists) are never made.
+ */
+export async function readTraceRows(
+  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart: number; rowEnd: number },
+  decompression: PageDecompression,
+  traceId: string,
+): Promise<RowsRead> {
+  const ids = await readRows({ ...read, columns: ['TraceId'] }, decompression);
+  const runs: [number, number][] = [];
+  for (let i = 0; i < ids.rows.length; i++) {
+    if (!ofTrace(ids.rows[i] as Row, traceId)) continue;
+    const last = runs.at(-1);
+    if (last !== undefined && last[1] === i) last[1] = i + 1;
+    else runs.push([i, i + 1]);
+  }
+  const first = runs[0];
+  const last = runs.at(-1);
+  if (first === undefined || last === undefined) return { rows: [], rawBytes: ids.rawBytes };
+  const spans = runs.length > MAX_TRACE_RUNS ? [[first[0], last[1]] as const] : runs;
+  const rows: Row[] = [];
+  let rawBytes = ids.rawBytes;
+  for (const [start, end] of spans) {
+    const rowStart = read.rowStart + start;
+    const got = await readRows({ ...read, rowStart, rowEnd: read.rowStart + end }, decompression);
+    rawBytes += got.rawBytes;
+    for (const row of got.rows) if (ofTrace(row as Row, traceId)) rows.push(row as Row);
+  }
+  return { rows, rawBytes };
 }
 
 /** The row's `TraceId` is `traceId` (lower-case hex), in either case. */
