@@ -94,6 +94,9 @@ const BY_NAME: Readonly<Record<string, AccessFault>> = {
   },
 };
 
+/** How Ceph RGW's message about an SSE-KMS key it cannot retrieve starts. */
+const CEPH_KMS_KEY_MESSAGE = 'Failed to retrieve the actual key, kms-keyid:';
+
 /**
  * The name of the error a request fails with when its credentials did not come before its
  * deadline (the provider hangs): no request was sent.
@@ -155,7 +158,14 @@ export function accessFault(error: unknown): AccessFault | undefined {
 }
 
 function accessFaultOf(error: unknown): AccessFault | undefined {
-  const { name } = errorShape(error);
+  const { name, message } = errorShape(error);
+  // Ceph RGW answers a PutObject whose SSE-KMS key its KMS cannot give with 403 InvalidAccessKeyId
+  // (or another code) and this message: the key, not the credentials, is wrong.
+  if (typeof message === 'string' && message.startsWith(CEPH_KMS_KEY_MESSAGE))
+    return {
+      reason: 'kms-key',
+      cause: 'the SSE-KMS key cannot be used (the server cannot retrieve it)',
+    };
   if (typeof name === 'string' && Object.hasOwn(BY_NAME, name)) return BY_NAME[name];
   // S3 passes KMS's own faults of an SSE-KMS key on (KMS.NotFoundException, KMS.DisabledException,
   // ...; HTTP 400): the key, not the bytes, is wrong. KMS's throttling is retried by its status.

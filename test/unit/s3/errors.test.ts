@@ -334,6 +334,22 @@ describe('classifyUploadError: config', () => {
     });
   }
 
+  // Ceph RGW's answer to a PutObject with an SSE-KMS key id its KMS does not have, as recorded
+  // from a real server: 403 InvalidAccessKeyId, the key named in the message. It was reported as
+  // an unknown access key id ("check the credentials"), and the credentials were asked for again.
+  test('403 InvalidAccessKeyId for an SSE-KMS key Ceph RGW cannot retrieve is config kms-key', () => {
+    const error = s3Error(
+      'InvalidAccessKeyId',
+      403,
+      'Failed to retrieve the actual key, kms-keyid: no-such-key-xyz',
+    );
+    const verdict = classifyUploadError(error);
+    expect(verdict).toMatchObject({ kind: 'config', reason: 'kms-key' });
+    expect(verdict.kind === 'config' ? verdict.hint : '').toContain('sseKmsKeyId');
+    expect(verdict.kind === 'config' ? verdict.hint : '').not.toContain('credentials');
+    expect(credentialsRefused(error)).toBe(false);
+  });
+
   // Ceph RGW's answer to a PutObject past a bucket quota, as recorded from a real server: 403
   // QuotaExceeded with an empty message. It was reported as a missing s3:PutObject permission.
   test('403 QuotaExceeded is config quota-exceeded, with no word of permissions', () => {
