@@ -623,9 +623,12 @@ export function reportConfigFault(
   endpoint: string,
   holder?: object,
 ): void {
+  const path = verdict.reason === 'no-such-bucket' ? endpointPath(endpoint) : undefined;
   const hint = ENDPOINT_FAULTS.has(verdict.reason)
     ? `${verdict.hint} (the endpoint: ${endpoint})`
-    : verdict.hint;
+    : path !== undefined
+      ? `${verdict.hint}; the endpoint ${endpoint} has a path (${path}), which every request puts before the bucket: if the bucket exists, take the path out of the endpoint`
+      : verdict.hint;
   episodes.report(
     `config:${verdict.reason}`,
     'error',
@@ -633,6 +636,19 @@ export function reportConfigFault(
     alertCode(verdict.reason),
     holder,
   );
+}
+
+/**
+ * The path of an endpoint URL as messages name it (`http://host:9000/s3`), or undefined when it
+ * has none: the server reads its first segment as the bucket, so a missing bucket may be it.
+ */
+function endpointPath(endpoint: string): string | undefined {
+  try {
+    const { pathname } = new URL(endpoint.split(' ')[0] ?? '');
+    return pathname === '/' || pathname === '' ? undefined : pathname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What to check when it is the credentials provider that does not answer. */
