@@ -114,10 +114,13 @@ export class StartupCheck {
       }
       const { error } = outcome;
       if (error === TIMED_OUT) {
+        // A deadline shorter than the check's own is the option's (10 meant as seconds, say).
+        const optionBound = o.requestTimeoutMillis < STARTUP_CHECK_TIMEOUT_MILLIS;
         reportUnreachable(
           o.episodes,
           `${what} got no answer from ${o.endpoint}`,
-          `no answer within ${timeoutMillis} ms`,
+          `no answer within ${timeoutMillis} ms${optionBound ? ' (requestTimeoutMillis)' : ''}`,
+          optionBound ? 'the endpoint, the network and requestTimeoutMillis' : undefined,
         );
         return 'unreachable';
       }

@@ -256,6 +256,27 @@ describe('the startup check', () => {
     }
   });
 
+  // OTEL_EXPORTER_S3_TIMEOUT=10, meant as seconds: every attempt's deadline passes before any
+  // server answers. The check said only "check the endpoint and the network", though the
+  // uploads' own reports name requestTimeoutMillis.
+  test('a requestTimeoutMillis shorter than the check deadline is named when the check gets no answer', async () => {
+    const s3 = new ScriptedS3().scriptProbes([], { kind: 'hang' });
+    const exporter = exporterWith(s3, { requestTimeoutMillis: 10 });
+    try {
+      await waitFor(
+        () => warnings.some((w) => w.code === 'OTEL_S3_ENDPOINT_UNREACHABLE'),
+        2_000,
+        'the check reported',
+      );
+      expect(warnings.find((w) => w.code === 'OTEL_S3_ENDPOINT_UNREACHABLE')?.text).toMatch(
+        /: no answer within 10 ms \(requestTimeoutMillis\)\. Data is kept within maxBufferedBytes and retried with backoff; check the endpoint, the network and requestTimeoutMillis$/,
+      );
+    } finally {
+      s3.release();
+      await exporter.shutdown();
+    }
+  });
+
   test('startupCheck: false (or OTEL_EXPORTER_S3_STARTUP_CHECK=false) sends nothing', async () => {
     const s3 = new ScriptedS3().scriptProbes([], FORBIDDEN);
     const off = exporterWith(s3, { startupCheck: false });
