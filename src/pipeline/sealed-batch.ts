@@ -283,10 +283,11 @@ export class SealedBatch {
 
   /**
    * S3 may hold the object although no attempt was answered: one got no answer, or one is in
-   * flight now (a batch given up now was perhaps stored by it).
+   * flight now (a batch given up now was perhaps stored by it). An attempt whose answer is in
+   * hand is over (uploadEnded), even while that answer is being acted on.
    */
   get mayBeStored(): boolean {
-    return this.#unanswered || this.#state === 'uploading';
+    return this.#unanswered || this.#inFlight !== undefined;
   }
 
   /** Droppable for room: in an idle state, and holding nothing that dropping it would not free. */

@@ -211,6 +211,8 @@ export class Uploader {
       this.#succeeded(batch);
     } catch (error) {
       if (batch.state !== 'uploading') return; // dropped while in flight
+      // Answered (or timed out, which #failed marks): not in flight while its verdict is acted on.
+      batch.uploadEnded(controller);
       this.#failed(batch, error, controller.signal.reason === TIMED_OUT, conditional);
     } finally {
       clearTimeout(deadline);

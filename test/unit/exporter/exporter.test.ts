@@ -640,6 +640,26 @@ for (const driver of SIGNALS) {
       );
     });
 
+    // A storageClass the server does not take (Ceph RGW: 400 InvalidArgument): the batch is
+    // dropped as rejected for good while its attempt is still being ended, and was counted as
+    // "S3 may hold it", though an HTTP answer says the write did not land.
+    test('a batch S3 rejects for good is not counted in pointsDroppedMaybeStored', async () => {
+      const s3 = new ScriptedS3().script([], {
+        kind: 'status',
+        status: 400,
+        name: 'InvalidArgument',
+      });
+      const exporter = exporterWith(driver, s3, { conditionalWrites: false });
+      onTestFinished(() => exporter.shutdown());
+      await exportTagged(driver, exporter, 20, 1);
+      await exporter.forceFlush();
+      const stats = exporter.stats();
+      expect(s3.attempts.map((a) => a.outcome)).toEqual(['error']);
+      expect(s3.storedTags()).toHaveLength(0);
+      expect(stats.pointsDroppedByReason).toEqual({ rejected: 20 });
+      expect(stats.pointsDroppedMaybeStored).toBe(0);
+    });
+
     test('memory full: dropping old batches and rejecting an export are two conditions, each reported once', async () => {
       const s3 = new ScriptedS3().script([], { kind: 'hang' });
       const exporter = exporterWith(driver, s3, {
