@@ -355,8 +355,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--name <name>', 'only spans of this name (repeatable; * a wildcard)', repeatable)
     .addOption(anyCase(new Option('--status <status>', 'only spans of this status'), SPAN_STATUSES))
     .option('--attribute <key=value>', attributeHelp, repeatable)
-    .option('--trace-id <id>', 'only the spans of this trace (32 hex digits)')
-    .option('--min-duration <duration>', 'only spans at least this long: 250ms, 1.5s, 800us')
+    .option('--trace-id <id>', 'only the spans of this trace (32 hex digits)', once)
+    .option('--min-duration <duration>', 'only spans at least this long: 250ms, 1.5s, 800us', once)
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
       run<{
@@ -403,15 +403,19 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         { warning: 'warn' },
       ),
     )
-    .option('--body <text>', 'only records whose body holds this text (maps and lists as JSON)')
+    .option(
+      '--body <text>',
+      'only records whose body holds this text (maps and lists as JSON)',
+      once,
+    )
     .option(
       '--event-name <name>',
       'only events of this name (repeatable; * a wildcard)',
       repeatable,
     )
     .option('--attribute <key=value>', attributeHelp, repeatable)
-    .option('--trace-id <id>', 'only the records of this trace (32 hex digits)')
-    .option('--span-id <id>', 'only the records of this span (16 hex digits)')
+    .option('--trace-id <id>', 'only the records of this trace (32 hex digits)', once)
+    .option('--span-id <id>', 'only the records of this span (16 hex digits)', once)
     .addHelpText('after', EXIT_CODES_HELP)
     .action(
       run<{
@@ -664,7 +668,7 @@ function signalOption(): Option {
 
 /**
  * `option` taking one of `values` in any case (`--severity ERROR`, `--status Error`), as the
- * lower-case value; anything else is a usage error that lists them.
+ * lower-case value; anything else is a usage error that lists them, and so is the option given twice.
  */
 function anyCase<T extends string>(
   option: Option,
@@ -675,14 +679,28 @@ function anyCase<T extends string>(
     const also = Object.keys(aliases).filter((a) => aliases[a] === v);
     return also.length === 0 ? v : `${v} (or ${also.join(', ')})`;
   });
-  return option.choices(values).argParser((value: string): T => {
+  return option.choices(values).argParser((value: string, previous: T | undefined): T => {
     const lower = value.toLowerCase();
     const given = (aliases[lower] ?? lower) as T;
     if (!values.includes(given)) {
       throw new InvalidArgumentError(`Allowed choices are ${names.join(', ')} (any case).`);
     }
-    return given;
+    return once(given, previous);
   });
+}
+
+/**
+ * The parser of a filter that takes one value (`--status`, `--trace-id`, `--body`, ...): given
+ * again, it is a usage error. Commander would keep the last value and drop the first without a
+ * word, where a repeated `--service` or `--name` keeps the rows of any of its values.
+ */
+function once<T>(value: T, previous: T | undefined): T {
+  if (previous !== undefined) {
+    throw new InvalidArgumentError(
+      `It takes one value, and ${String(previous)} was given before: give it once.`,
+    );
+  }
+  return value;
 }
 
 const signalsOf = (given: SignalName[] | undefined): SignalName[] =>

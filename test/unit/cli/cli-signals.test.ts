@@ -261,6 +261,27 @@ describe('otel-s3 spans and logs', () => {
       2,
       "otel-s3: option '--status <status>' argument 'failed' is invalid. Allowed choices are unset, ok, error (any case).\n(otel-s3 --help shows the usage)\n",
     ]);
+    // A filter of one value given twice is refused: its first value was dropped without a word
+    // (`--status error --status ok` printed the ok spans only), where a repeated --service or
+    // --name keeps the rows of any of its values.
+    const twice = await run(['spans', ...MIRROR, '--status', 'error', '--status', 'ok']);
+    expect([twice.code, twice.stderr]).toEqual([
+      2,
+      "otel-s3: option '--status <status>' argument 'ok' is invalid. It takes one value, and error was given before: give it once.\n(otel-s3 --help shows the usage)\n",
+    ]);
+    const other16 = `${'0'.repeat(15)}1`;
+    for (const [command, flag, a, b] of [
+      ['spans', '--trace-id', recorded.traceId, `${'0'.repeat(31)}1`],
+      ['spans', '--min-duration', '1s', '1ns'],
+      ['logs', '--trace-id', recorded.traceId, `${'0'.repeat(31)}1`],
+      ['logs', '--span-id', other16, other16],
+      ['logs', '--severity', 'fatal', 'trace'],
+      ['logs', '--body', 'stock', 'order'],
+    ] as const) {
+      const again = await run([command, ...MIRROR, flag, a, flag, b]);
+      expect([command, flag, again.code, again.stdout]).toEqual([command, flag, 2, '']);
+      expect(again.stderr).toContain(`and ${a} was given before`);
+    }
     expect(await spanNames(['--trace-id', recorded.traceId.toUpperCase()])).toHaveLength(6);
     // With --trace-id the reader keeps that trace's spans only: the notes count them, not the
     // range's (an unknown trace has none; a filter that left out all of the trace's says so).
