@@ -32,11 +32,18 @@ export async function* inRange(
     otherSignal: (key) => range.layout.otherSignal(key),
     limits,
   })) {
-    const { key, size, parsed, footerError } = object;
+    const { key, size, parsed, footerError, replacedSeals } = object;
     const time = parsed.sealedAt.getTime();
-    // A compaction output holds objects sealed from its hour's start to its own time.
-    const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
-    if (time < from || start >= to) continue;
+    if (replacedSeals !== undefined) {
+      // A compaction output is read when the range holds an object it replaces, as that object
+      // would have been: the same points before and after a compaction.
+      if (!replacedSeals.some((t) => t >= from && t < to)) continue;
+    } else {
+      // An output whose list is unknown (its footer unread: reported, not read) spans its hour's
+      // start to its own time.
+      const start = parsed.compacted === true ? (parsed.partition?.start.getTime() ?? time) : time;
+      if (time < from || start >= to) continue;
+    }
     stats.objects++;
     stats.bytes += size;
     const info: ObjectInfo = {

@@ -1,4 +1,5 @@
 import type { SignalName } from '../layout/formats.js';
+import { uuidv7Millis } from '../layout/key-template.js';
 import {
   decodeReplaces,
   InconsistentOutputError,
@@ -40,6 +41,11 @@ export interface ListedObject {
    * replaces is unknown, so its inputs were yielded, and the output must not be read as well.
    */
   footerError?: Error;
+  /**
+   * Set on a compaction output whose footer was read: the seal times (ms) of the objects it
+   * replaces, by their names. A range reads the output when it holds one of them (inRange).
+   */
+  replacedSeals?: number[];
 }
 
 const HOUR = 3_600_000;
@@ -98,13 +104,28 @@ export async function* withoutReplaced(
       outputs.add(object.key);
       const keys = await replacesOf(source, object, signal, layout);
       if (keys instanceof Error) object.footerError = keys;
-      else for (const key of keys) replaced.add(key);
+      else {
+        const seals: number[] = [];
+        for (const key of keys) {
+          replaced.add(key);
+          const sealedAt = layout.parse(key)?.sealedAt.getTime() ?? sealTimeInName(key);
+          if (sealedAt !== undefined) seals.push(sealedAt);
+        }
+        if (seals.length > 0) object.replacedSeals = seals;
+      }
     }
     for (const object of fresh) {
       if (replaced.has(object.key)) onReplaced(object);
       else yield object;
     }
   }
+}
+
+/** The last UUIDv7 of a key (its object's seal time, ms); for a key listed under another prefix. */
+const UUIDV7 = /[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+function sealTimeInName(key: string): number | undefined {
+  const id = key.match(UUIDV7)?.at(-1);
+  return id === undefined ? undefined : uuidv7Millis(id);
 }
 
 /** The keys an output replaces, from its footer; why not when the footer cannot be read. */

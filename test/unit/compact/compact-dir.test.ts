@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
@@ -238,6 +238,41 @@ describe('compactMetrics on a directory', () => {
     for await (const object of stream) points += dataPointRows(object.request).length;
     expect(points).toBe(pointsOf(batches).length);
     expect(stream.stats.objectsUnreadable).toBe(1);
+  });
+
+  test('a range read gives the same points before and after compaction: an output is read when an object it replaces is in the range', async () => {
+    // Batches of an hour long past, filed under it (partitionTime: 'data') and sealed now. A
+    // range of that hour holds none of them by their seal times, before compaction; after it,
+    // the range read the whole output, whose time span ran from the hour's start to now.
+    const batches = [batchAt('svc', at(0, 10), 3, 1), batchAt('svc', at(0, 50), 3, 2)];
+    await exportToDir(dir, { prefix: 'p', format: 'parquet' }, batches);
+    const pointsIn = async (from: number, to: number, prefix = 'p') => {
+      let n = 0;
+      const stream = readMetrics({ dir, prefix, from: new Date(from), to: new Date(to) });
+      for await (const object of stream) n += dataPointRows(object.request).length;
+      return n;
+    };
+    const now = Date.now();
+    const ranges = [
+      [at(0, 0), at(1, 0)],
+      [at(0, 0), now - 3_600_000],
+      [now - 60_000, now + 60_000],
+    ] as const;
+    const before = [];
+    for (const [from, to] of ranges) before.push(await pointsIn(from, to));
+    expect(before).toEqual([0, 0, 0]);
+    await compactHour();
+    expect(await outputs()).toHaveLength(1);
+    const after = [];
+    for (const [from, to] of ranges) after.push(await pointsIn(from, to));
+    expect(after).toEqual(before);
+    // Read whole, the output is read by a range that holds the seal time of an object it lists.
+    expect(await pointsIn(at(0, 0), now + 60_000)).toBe(pointsOf(batches).length);
+    // A copy under another prefix (a mirror) reads the same: the seal times are in the names.
+    await cp(join(dir, 'p'), join(dir, 'copy'), { recursive: true });
+    const copied = [];
+    for (const [from, to] of ranges) copied.push(await pointsIn(from, to, 'copy'));
+    expect(copied).toEqual(before);
   });
 
   test('an output larger than 16 MiB is read one row group at a time, as parts of one object with its footer', async () => {
