@@ -53,6 +53,29 @@ export class Fields {
     return fallback;
   }
 
+  /**
+   * As get() without a default, for an option whose absence sends data elsewhere (no endpoint:
+   * AWS S3): when every variable given for it is refused, the first one's error is thrown, as
+   * for a required option, instead of a warning.
+   */
+  strict<T>(option: string, parse: (option: string, value: unknown) => T): T | undefined {
+    const first = this.#environment.get(option);
+    if (this.#code[option] === undefined && first !== undefined) {
+      let refused: InvalidOptionError | undefined;
+      for (let fromEnv: EnvironmentValue | undefined = first; ; fromEnv = fromEnv.fallback) {
+        if (fromEnv === undefined) throw refused;
+        try {
+          parse(option, fromEnv.value);
+          break;
+        } catch (error) {
+          if (!(error instanceof InvalidOptionError)) throw error;
+          refused ??= InvalidOptionError.fromVariable(error, fromEnv.variable);
+        }
+      }
+    }
+    return this.get(option, parse, undefined);
+  }
+
   /** Where the value get() last returned for `option` came from. */
   origin(option: string): 'code' | 'environment' | 'default' {
     return this.#origins.get(option) ?? 'default';

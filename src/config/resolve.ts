@@ -124,7 +124,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
 
   const prefix = option<string>(f, 'prefix', DEFAULTS.prefix);
   const filePrefix = option<string>(f, 'filePrefix', DEFAULTS.filePrefix);
-  const endpoint = option<string | undefined>(f, 'endpoint', undefined);
+  // Not warned and left out: without an endpoint, telemetry meant for a server goes to AWS S3.
+  const endpoint = f.strict('endpoint', check<string | undefined>('endpoint'));
   const format = option<Format>(f, 'format', DEFAULTS.format);
   // A value from the environment that makes one set in code invalid is the one blamed (warned,
   // its default used): a service's environment never stops it from starting.
