@@ -108,9 +108,12 @@ export async function compactPartition(
       let merged = plan.merge.outputs.filter((output) => !held.has(output));
       // One output left alone would be read for nothing (merge.ts writes it not again).
       if (plan.merge.inputs.length === 0 && merged.length < 2) merged = [];
-      report.outputsKept += plan.merge.outputs.length - merged.length;
+      const dropped = plan.merge.outputs.length - merged.length;
+      report.outputsKept += dropped;
       plan.merge.outputs = merged;
+      plan.mergeDeletes -= dropped;
       report.toMerge = reportOf(plan, report.status).toMerge;
+      report.mergedToDelete = plan.mergeDeletes;
     }
     if (plan.merge.inputs.length + plan.merge.outputs.length > 0) {
       await merge(ctx, plan, report, beforeStep, underLease, () => {
@@ -315,6 +318,7 @@ export function reportOf(
     status,
     toMerge: { inputs: tally(plan.merge.inputs), outputs: tally(plan.merge.outputs) },
     toDelete: plan.finish.reduce((n, f) => n + f.deletes.length, 0),
+    mergedToDelete: plan.mergeDeletes,
     outputsKept: plan.kept.length,
     replacedKept: plan.replacedKept,
     read: emptyTally(),

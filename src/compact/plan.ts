@@ -52,6 +52,11 @@ export interface PartitionPlan {
   hour: Date;
   /** What to read into new outputs: outputs that are not full, then objects no output holds. */
   merge: { outputs: OutputInfo[]; inputs: ListedObject[] };
+  /**
+   * How many of the merged objects are deleted once their output is verified (the outputs and
+   * the Parquet inputs, and the OTLP ones with deleteInputs); the others are kept.
+   */
+  mergeDeletes: number;
   /** Objects that outputs already replace and that are to be deleted (a run stopped before). */
   finish: { output: OutputInfo; deletes: ListedObject[] }[];
   /** Outputs left as they are. */
@@ -114,9 +119,11 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
   // outputs that neither replaces the other: every point of them twice, for good.
   const unknown = objects.badOutputs.some((output) => output.unfetched === true);
   const merging = !unknown && (raw.length > 0 || small.length >= 2);
+  const merge = merging ? { outputs: small, inputs: raw } : { outputs: [], inputs: [] };
   return {
     hour: objects.hour,
-    merge: merging ? { outputs: small, inputs: raw } : { outputs: [], inputs: [] },
+    merge,
+    mergeDeletes: merge.outputs.length + merge.inputs.filter(deletable).length,
     finish: [...finish].map(([output, deletes]) => ({ output, deletes })),
     kept: merging ? full : live,
     knownBad,

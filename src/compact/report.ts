@@ -30,6 +30,11 @@ export interface PartitionReport {
   toMerge: { inputs: Tally; outputs: Tally };
   /** Objects outputs already replace, to delete (left by a run that stopped). */
   toDelete: number;
+  /**
+   * Of the objects in `toMerge`, those deleted once their output is verified: the outputs and
+   * the Parquet inputs (OTLP inputs too with deleteInputs). The others are kept.
+   */
+  mergedToDelete: number;
   /** Outputs of at least half the target, left as they are. */
   outputsKept: number;
   /** Objects replaced by an output and kept (OTLP without --delete-inputs). */

@@ -216,6 +216,13 @@ export function partitionLine(p: PartitionReport): string {
           `and ${plural(p.toMerge.outputs.objects, 'smaller output')} (${formatBytes(p.toMerge.outputs.bytes)})`,
         );
       }
+      const merged = p.toMerge.inputs.objects + p.toMerge.outputs.objects;
+      if (merged > 0) {
+        const kept = merged - p.mergedToDelete;
+        parts.push(
+          `; delete ${formatInteger(p.mergedToDelete)}${kept > 0 ? `, keep ${plural(kept, 'OTLP object')}` : ''}`,
+        );
+      }
       if (p.toDelete > 0) parts.push(`; delete ${plural(p.toDelete, 'replaced object')}`);
       if (p.outputsKept > 0) parts.push(`; keep ${plural(p.outputsKept, 'output')}`);
       return `${head}  ${parts.join(' ')}`;

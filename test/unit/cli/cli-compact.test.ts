@@ -10,7 +10,12 @@ import { emptyTally, type PartitionReport } from '../../../src/compact/report.js
 import { BOOKKEEPING_DIR, INTERNAL_AREA } from '../../../src/layout/outputs.js';
 import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt } from '../../support/compaction-data.js';
-import { exportToDir, keysIn } from '../../support/compaction-dir.js';
+import {
+  exportLogsToDir,
+  exportSpansToDir,
+  exportToDir,
+  keysIn,
+} from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 
@@ -46,6 +51,48 @@ describe('otel-s3 compact', () => {
     expect(
       (await keysIn(join(root, 'm'))).filter((k) => !k.includes(`/${BOOKKEEPING_DIR}/`)),
     ).toHaveLength(1);
+  });
+
+  test('the dry run says how many of the objects it merges the run deletes, for every signal', async () => {
+    const m = join(root, 'm');
+    // Each signal's hour: two Parquet files and an OTLP object (kept by the run).
+    await exportToDir(m, { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('api', HOUR + 11 * 60_000, 3, 2),
+    ]);
+    await exportToDir(m, { prefix: 'p', format: 'otlp-json' }, [
+      batchAt('api', HOUR + 21 * 60_000, 3, 3),
+    ]);
+    const flat = [
+      { service: 'web', minute: 3, items: 4, seed: 1 },
+      { service: 'api', minute: 14, items: 5, seed: 2 },
+    ];
+    await exportSpansToDir(m, HOUR, flat);
+    await exportSpansToDir(
+      m,
+      HOUR,
+      [{ service: 'db', minute: 25, items: 3, seed: 3 }],
+      'otlp-json',
+    );
+    await exportLogsToDir(m, HOUR, flat);
+    await exportLogsToDir(m, HOUR, [{ service: 'db', minute: 25, items: 3, seed: 3 }], 'otlp-json');
+    const range = ['--from', new Date(HOUR).toISOString(), '--settle', '0'];
+    const dryText = await run([...range, '--dry-run']);
+    const dry = JSON.parse((await run([...range, '--dry-run', '--format', 'json'])).stdout);
+    const real = JSON.parse((await run([...range, '--format', 'json'])).stdout);
+    const deletedByRun = real.partitions.map((p: PartitionReport) => [p.partition, p.deleted]);
+    expect(deletedByRun.map(([, n]: [string, number]) => n)).toEqual([2, 2, 2]);
+    // Before: the plan said 0 (only what a stopped run left), and its line no delete at all.
+    expect(
+      dry.partitions.map((p: PartitionReport) => [p.partition, p.toDelete + p.mergedToDelete]),
+    ).toEqual(deletedByRun);
+    expect(dryText.stdout.trim().split('\n')).toEqual(
+      deletedByRun.map(([partition]: [string]) =>
+        expect.stringMatching(
+          new RegExp(`^${partition}  planned  merge 3 objects, .*; delete 2, keep 1 OTLP object$`),
+        ),
+      ),
+    );
   });
 
   test('a prefix with nothing to compact in the layout is said, exit code 5; an empty range is not', async () => {
@@ -298,6 +345,7 @@ describe('the compaction lines speak in the right number', () => {
     status: 'compacted',
     toMerge: { inputs: emptyTally(), outputs: emptyTally() },
     toDelete: 0,
+    mergedToDelete: 0,
     outputsKept: 0,
     replacedKept: 0,
     read: { ...read, bytes: 2048 },
