@@ -13,7 +13,13 @@ import {
   type CompactMetricsOptions,
   resolveCompaction,
 } from './options.js';
-import { compactPartition, planRules, type RunContext, reportOf } from './partition-job.js';
+import {
+  compactPartition,
+  plannedReport,
+  planRules,
+  type RunContext,
+  reportOf,
+} from './partition-job.js';
 import { type PartitionPlan, planPartition } from './plan.js';
 import {
   type CompactionReport,
@@ -120,9 +126,12 @@ async function compactSignal(
         },
         counters.ownKeysIgnored ?? 0,
       );
-    if (settings.dryRun || work.length === 0) {
-      return finish(work.map((p) => reportOf(p, 'planned', root)));
+    if (settings.dryRun) {
+      const planned: PartitionReport[] = [];
+      for (const p of work) planned.push(await plannedReport(settings, store, p, signal));
+      return finish(planned);
     }
+    if (work.length === 0) return finish([]);
     if (
       !settings.singleWriter &&
       !(await conditionalWritesWork(store, settings.outPrefix, signal))

@@ -63,10 +63,16 @@ export class LeaseLostError extends Error {
 const GENERATION = /\/(\d{12})\.lease$/;
 const MAX_LEASE_BYTES = 64 * 1024;
 
-export async function acquireLease(
+/**
+ * Who holds the partition now, as acquireLease would find it, without writing: busy, or free
+ * from `generation` on (tookOver: the unreadable highest generation it would take over).
+ */
+export async function leaseState(
   options: LeaseOptions,
   signal: AbortSignal,
-): Promise<LeaseAttempt> {
+): Promise<
+  Extract<LeaseAttempt, { busy: unknown }> | { next: number; tookOver?: UnreadableLease }
+> {
   const now = options.now ?? Date.now;
   const listed = await listGenerationsAt(options, signal);
   const top = listed.at(-1);
@@ -91,7 +97,19 @@ export async function acquireLease(
       return { busy: { holder: body.holder, expiresAt: body.expiresAt } };
     }
   }
-  const lease = new Lease(options, (top?.generation ?? -1) + 1, now() + options.durationMillis);
+  const next = (top?.generation ?? -1) + 1;
+  return tookOver === undefined ? { next } : { next, tookOver };
+}
+
+export async function acquireLease(
+  options: LeaseOptions,
+  signal: AbortSignal,
+): Promise<LeaseAttempt> {
+  const now = options.now ?? Date.now;
+  const state = await leaseState(options, signal);
+  if ('busy' in state) return state;
+  const { next, tookOver } = state;
+  const lease = new Lease(options, next, now() + options.durationMillis);
   const won = await lease.claim(lease.generation, lease.expiresAt, signal);
   if (won !== true) return { busy: won };
   return tookOver === undefined ? { lease } : { lease, tookOver };

@@ -3,7 +3,7 @@ import { ReadAccessError } from '../reader/errors.js';
 import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import { hourPath, leaseDirectory, skipRecordKey } from './bookkeeping.js';
 import { InputReader } from './inputs.js';
-import { acquireLease, type Lease } from './lease.js';
+import { acquireLease, type Lease, leaseState } from './lease.js';
 import { listHours } from './listing.js';
 import { mergeInputs } from './merge.js';
 import type { CompactionSettings } from './options.js';
@@ -48,6 +48,43 @@ export function planRules(settings: CompactionSettings) {
     fullOutputBytes: settings.targetFileBytes * FULL_OUTPUT_FRACTION,
     deleteInputs: settings.deleteInputs,
   };
+}
+
+/**
+ * A dry run's report of a planned hour: 'planned', or 'busy' as the run would find it (the
+ * lease read, nothing written).
+ */
+export async function plannedReport(
+  settings: CompactionSettings,
+  store: CompactionStore,
+  plan: PartitionPlan,
+  signal: AbortSignal,
+): Promise<PartitionReport> {
+  const report = reportOf(plan, 'planned', settings.partitionRoot);
+  if (settings.singleWriter) return report;
+  const state = await leaseState(
+    {
+      store,
+      directory: leaseDirectory(settings.outPrefix, plan.hour, settings.partitionRoot),
+      holder: '',
+      durationMillis: settings.leaseMillis,
+      clockSkewMillis: settings.leaseClockSkewMillis,
+    },
+    signal,
+  );
+  const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
+  const unreadable = 'busy' in state ? state.busy.unreadable : state.tookOver;
+  if (unreadable !== undefined) {
+    report.unreadableLease = {
+      key: unreadable.key,
+      reason: unreadable.reason,
+      expiredAt: date(unreadable.expiredAt),
+      tookOver: !('busy' in state),
+    };
+  }
+  if (!('busy' in state)) return report;
+  const { holder, expiresAt } = state.busy;
+  return { ...report, status: 'busy', busy: { holder, expiresAt: date(expiresAt) } };
 }
 
 export async function compactPartition(

@@ -259,7 +259,7 @@ function summary(report: CompactionReport, where: string, now = Date.now()): str
   const ignored =
     report.keysIgnored > 0 ? `${plural(report.keysIgnored, 'key')} not in the layout ignored` : '';
   if (report.dryRun) {
-    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}; nothing was written${ignored === '' ? '' : `, ${ignored}`}${unsettledNote(report.unsettled, now)}`;
+    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}${count('busy') > 0 ? `, ${count('busy')} busy (another compactor)` : ''}; nothing was written${ignored === '' ? '' : `, ${ignored}`}${unsettledNote(report.unsettled, now)}`;
   }
   const parts = [
     `${plural(count('compacted') + count('finished'), 'partition')} compacted of ${formatInteger(report.partitionsSelected)} settled in ${where}`,

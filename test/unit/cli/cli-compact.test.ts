@@ -95,6 +95,35 @@ describe('otel-s3 compact', () => {
     );
   });
 
+  test('the dry run says an hour another compactor holds is busy, as the run does', async () => {
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+      batchAt('api', HOUR + 11 * 60_000, 3, 2),
+    ]);
+    const dir = join(
+      root,
+      'm',
+      'p',
+      BOOKKEEPING_DIR,
+      'leases',
+      ...hourPath(new Date(HOUR)).split('/'),
+    );
+    await mkdir(dir, { recursive: true });
+    const expiresAt = Date.now() + 10 * 60_000;
+    await writeFile(
+      join(dir, '000000000000.lease'),
+      JSON.stringify({ holder: 'elsewhere/1/abc', generation: 0, expiresAt }),
+    );
+    const range = ['--from', new Date(HOUR).toISOString(), '--settle', '0', '--format', 'json'];
+    const dry = JSON.parse((await run([...range, '--dry-run'])).stdout);
+    const real = JSON.parse((await run(range)).stdout);
+    const statuses = (r: { partitions: PartitionReport[] }) =>
+      r.partitions.map((p) => [p.partition, p.status, p.busy?.holder]);
+    expect(statuses(real)).toEqual([[hourPath(new Date(HOUR)), 'busy', 'elsewhere/1/abc']]);
+    // Before: the dry run planned the hour the run then left alone.
+    expect(statuses(dry)).toEqual(statuses(real));
+  });
+
   test('a prefix with nothing to compact in the layout is said, exit code 5; an empty range is not', async () => {
     await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
       batchAt('api', HOUR + 60_000, 3, 1),
