@@ -225,7 +225,7 @@ export function partitionLine(p: PartitionReport): string {
       }
       if (p.toDelete > 0) parts.push(`; delete ${plural(p.toDelete, 'replaced object')}`);
       if (p.outputsKept > 0) parts.push(`; keep ${plural(p.outputsKept, 'output')}`);
-      return `${head}  ${parts.join(' ')}`;
+      return `${head}  ${parts.join(' ').replaceAll(' ;', ';')}`;
     }
     case 'busy':
       if (p.unreadableLease !== undefined) {

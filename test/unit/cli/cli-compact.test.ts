@@ -89,7 +89,9 @@ describe('otel-s3 compact', () => {
     expect(dryText.stdout.trim().split('\n')).toEqual(
       deletedByRun.map(([partition]: [string]) =>
         expect.stringMatching(
-          new RegExp(`^${partition}  planned  merge 3 objects, .*; delete 2, keep 1 OTLP object$`),
+          new RegExp(
+            `^${partition}  planned  merge 3 objects, [\\d.]+ KiB; delete 2, keep 1 OTLP object$`,
+          ),
         ),
       ),
     );
