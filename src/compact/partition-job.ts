@@ -50,6 +50,22 @@ export function planRules(settings: CompactionSettings) {
   };
 }
 
+/** A busy hour's holder, its expiry, and when a run takes it over (the clock-skew allowance after). */
+function busyOf(
+  settings: CompactionSettings,
+  holder: string,
+  expiresAt: number | undefined,
+): NonNullable<PartitionReport['busy']> {
+  const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
+  return {
+    holder,
+    expiresAt: date(expiresAt),
+    takenOverFrom: date(
+      expiresAt === undefined ? undefined : expiresAt + settings.leaseClockSkewMillis,
+    ),
+  };
+}
+
 /**
  * A dry run's report of a planned hour: 'planned', or 'busy' as the run would find it (the
  * lease read, nothing written).
@@ -84,7 +100,7 @@ export async function plannedReport(
   }
   if (!('busy' in state)) return report;
   const { holder, expiresAt } = state.busy;
-  return { ...report, status: 'busy', busy: { holder, expiresAt: date(expiresAt) } };
+  return { ...report, status: 'busy', busy: busyOf(settings, holder, expiresAt) };
 }
 
 export async function compactPartition(
@@ -118,7 +134,7 @@ export async function compactPartition(
     }
     if ('busy' in attempt) {
       const { holder, expiresAt } = attempt.busy;
-      return { ...report, status: 'busy', busy: { holder, expiresAt: date(expiresAt) } };
+      return { ...report, status: 'busy', busy: busyOf(settings, holder, expiresAt) };
     }
     lease = attempt.lease;
   }

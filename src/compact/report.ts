@@ -54,7 +54,12 @@ export interface PartitionReport {
   /** Outputs whose footer cannot be read or trusted: they replace nothing, are never deleted. */
   badOutputs: { key: string; reason: string }[];
   /** With status 'busy': who holds the lease, until when. */
-  busy?: { holder: string; expiresAt: Date | undefined };
+  busy?: {
+    holder: string;
+    expiresAt: Date | undefined;
+    /** When a run takes the hour over: the expiry and the clock-skew allowance after it. */
+    takenOverFrom: Date | undefined;
+  };
   /**
    * The hour's lease object that cannot be read: with status 'busy' it holds the hour until
    * `expiredAt` (undefined: the store gave no time of its write; delete it by hand); else this

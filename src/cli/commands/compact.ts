@@ -231,7 +231,7 @@ export function partitionLine(p: PartitionReport): string {
       if (p.unreadableLease !== undefined) {
         return `${head}  its lease cannot be read (until ${p.unreadableLease.expiredAt?.toISOString() ?? 'it is deleted'})`;
       }
-      return `${head}  another compactor holds it (${p.busy?.holder ?? 'unknown'}, until ${p.busy?.expiresAt?.toISOString() ?? 'unknown'})`;
+      return `${head}  another compactor holds it (${p.busy?.holder ?? 'unknown'}, until ${p.busy?.expiresAt?.toISOString() ?? 'unknown'}${p.busy?.takenOverFrom === undefined ? '' : `; taken over from ${p.busy.takenOverFrom.toISOString()}`})`;
     case 'failed':
       return `${head}  ${p.error ?? ''}`;
     case 'nothing-to-do':

@@ -126,6 +126,32 @@ describe('otel-s3 compact', () => {
     expect(statuses(dry)).toEqual(statuses(real));
   });
 
+  test('a busy hour says from when a run takes it: its lease expiry and the clock-skew allowance', async () => {
+    await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
+      batchAt('api', HOUR + 60_000, 3, 1),
+    ]);
+    const dir = join(
+      root,
+      'm',
+      'p',
+      BOOKKEEPING_DIR,
+      'leases',
+      ...hourPath(new Date(HOUR)).split('/'),
+    );
+    await mkdir(dir, { recursive: true });
+    // Expired 20 s ago: within the 60 s allowed for clocks that disagree, the hour is still held.
+    const expiresAt = Date.now() - 20_000;
+    await writeFile(
+      join(dir, '000000000000.lease'),
+      JSON.stringify({ holder: 'elsewhere/1/abc', generation: 0, expiresAt }),
+    );
+    const out = await run(['--from', new Date(HOUR).toISOString(), '--settle', '0']);
+    // Before: "(elsewhere/1/abc, until <20 s ago>)", a time already past.
+    expect(out.stdout).toBe(
+      `${hourPath(new Date(HOUR))}  busy  another compactor holds it (elsewhere/1/abc, until ${new Date(expiresAt).toISOString()}; taken over from ${new Date(expiresAt + 60_000).toISOString()})\n`,
+    );
+  });
+
   test('a prefix with nothing to compact in the layout is said, exit code 5; an empty range is not', async () => {
     await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
       batchAt('api', HOUR + 60_000, 3, 1),
