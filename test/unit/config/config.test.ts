@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, test } from 'vitest';
 import { InvalidOptionError } from '../../../src/base/invalid-option.js';
+import { configure } from '../../../src/config/environment.js';
 import { DEFAULTS, type S3MetricExporterOptions } from '../../../src/config/options.js';
 import { resolveConfig, resolveSources } from '../../../src/config/resolve.js';
 import { normalizePrefix } from '../../../src/config/rules.js';
@@ -771,6 +772,16 @@ describe('prefix', () => {
     expect(normalizePrefix('/prod/checkout/')).toBe('prod/checkout');
     expect(normalizePrefix('///a///')).toBe('a');
     expect(keyOf(resolveConfig({ bucket: 'b', prefix: '/x/y/' }))).toMatch(/^x\/y\/year=/);
+  });
+
+  test('drops white space around it: the exporter and the reader agree on the keys', () => {
+    expect(normalizePrefix('prod  ')).toBe('prod');
+    expect(normalizePrefix(' /prod/checkout/ \n')).toBe('prod/checkout');
+    expect(normalizePrefix('a b/c')).toBe('a b/c');
+    expect(keyOf(resolveConfig({ bucket: 'b', prefix: 'x  ' }))).toMatch(/^x\/year=/);
+    // A value read whole from a file, newline and all, is the prefix it holds.
+    const fromFile = configure({ bucket: 'b' }, { OTEL_EXPORTER_S3_PREFIX: 'logs-prod\n' });
+    expect(keyOf(fromFile)).toMatch(/^logs-prod\/year=/);
   });
 
   test("allows '' and undefined, both normalized to ''", () => {
