@@ -45,7 +45,7 @@ export class Fields {
         if (!(error instanceof InvalidOptionError)) throw error;
         this.#warn(
           InvalidOptionError.fromVariable(error, fromEnv.variable),
-          fromEnv.fallback?.variable,
+          fromEnv.fallback?.variable ?? defaultText(fallback),
         );
         fromEnv = fromEnv.fallback;
       }
@@ -108,4 +108,17 @@ export class Fields {
       fallback,
     );
   }
+}
+
+/**
+ * What a refused variable is replaced by, as its warning says it: the default with its value
+ * where it is one (a default raised by another option, say retry.maxDelayMillis to
+ * retry.initialDelayMillis, is not the documented one).
+ */
+function defaultText(fallback: unknown): string | undefined {
+  if (typeof fallback === 'number' || typeof fallback === 'boolean') {
+    return `the default (${String(fallback)})`;
+  }
+  if (typeof fallback === 'string') return `the default (${JSON.stringify(fallback)})`;
+  return undefined;
 }

@@ -134,6 +134,21 @@ describe('environment variables', () => {
     }
   }
 
+  test('a value refused for another option warns with the value used in its place', () => {
+    // retry.maxDelayMillis' default is raised to retry.initialDelayMillis: not the documented one.
+    const { config, warnings } = configureCapturing({
+      OTEL_EXPORTER_S3_BUCKET: 'b',
+      OTEL_EXPORTER_S3_RETRY_INITIAL_DELAY: '60000',
+      OTEL_EXPORTER_S3_RETRY_MAX_DELAY: '1000',
+      OTEL_EXPORTER_S3_COMPRESSION_LEVEL: '99',
+    });
+    expect([config.retryMaxDelayMillis, config.compressionLevel]).toEqual([60_000, 3]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/COMPRESSION_LEVEL .*: 99 .*; using the default \(3\) instead$/),
+      expect.stringMatching(/RETRY_MAX_DELAY .*: 1000 .*; using the default \(60000\) instead$/),
+    ]);
+  });
+
   test('a value that does not parse warns, naming the variable, the value and what is allowed, and the default is used', () => {
     const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
       [
