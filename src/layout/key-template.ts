@@ -166,6 +166,34 @@ export function warnAmbiguousTokens(template: KeyTemplate): void {
   alert('warn', 'OTEL_S3_INVALID_ENV', message);
 }
 
+const warnedMissing = new Set<string>();
+
+/**
+ * A keyTemplate token no attribute of an exported resource answers (`{service}` for
+ * `{service.name}`, an attribute set on some hosts only): its objects go under `unknown`, which
+ * nothing else says. Once per process, template and token; names the attributes the resource has
+ * and the one the token probably means.
+ */
+function warnMissingAttribute(
+  template: string,
+  name: string,
+  resource: Readonly<Record<string, unknown>>,
+): void {
+  const key = `${template}\u0000${name}`;
+  if (warnedMissing.has(key)) return;
+  warnedMissing.add(key);
+  const names = Object.keys(resource).sort();
+  const meant = names.find((n) => n.startsWith(`${name}.`) || n.endsWith(`.${name}`));
+  const shown = names.length > 8 ? [...names.slice(0, 8), '...'] : names;
+  alert(
+    'warn',
+    'OTEL_S3_INVALID_ENV',
+    `keyTemplate ${JSON.stringify(template)}: the resource has no attribute ${JSON.stringify(name)} ` +
+      `(it has ${shown.length === 0 ? 'none' : shown.join(', ')}), so its objects go under "unknown" ` +
+      `for {${name}}${meant === undefined ? '' : `; did you mean {${meant}}?`}`,
+  );
+}
+
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /**
@@ -211,10 +239,17 @@ export class KeyTemplate {
     this.ambiguousBetween = ambiguous?.between;
   }
 
-  /** The sanitized values of the template's attribute tokens for a resource. */
+  /**
+   * The sanitized values of the template's attribute tokens for a resource. A token the resource
+   * has no attribute for is `unknown`, and said once per process and token (warnMissingAttribute).
+   */
   attributeValues(resource: Readonly<Record<string, unknown>>): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const name of this.attributeNames) out[name] = sanitizeKeySegment(resource[name]);
+    for (const name of this.attributeNames) {
+      const value = resource[name];
+      if (value === undefined) warnMissingAttribute(this.text, name, resource);
+      out[name] = sanitizeKeySegment(value);
+    }
     return out;
   }
 
