@@ -104,6 +104,16 @@ const warnedVariables = new Set<string>();
 /** Bad values already warned about, by their message: an S3Exporters reads each 4 times. */
 const warnedValues = new Set<string>();
 
+/**
+ * What an integer variable takes, with its unit where its name does not say it
+ * (OTEL_EXPORTER_S3_MAX_BATCH_AGE is in milliseconds: "5s" is refused).
+ */
+function integerHelp(option: string): string {
+  if (option.endsWith('Millis')) return 'a non-negative integer of milliseconds, e.g. 5000 for 5 s';
+  if (option.endsWith('Bytes')) return 'a non-negative integer of bytes, e.g. 8388608 for 8 MiB';
+  return 'a non-negative integer';
+}
+
 /** Parses one variable's text; throws InvalidOptionError naming the variable. */
 function parse(variable: string, option: string, raw: string, kind: TextKind): unknown {
   if (kind === 'string') return raw;
@@ -111,7 +121,7 @@ function parse(variable: string, option: string, raw: string, kind: TextKind): u
   const value = raw.trim();
   if (kind === 'integer') {
     if (!/^\d+$/.test(value))
-      throw new InvalidOptionError(option, raw, 'a non-negative integer', variable);
+      throw new InvalidOptionError(option, raw, integerHelp(option), variable);
     return Number(value);
   }
   if (kind === 'boolean') {

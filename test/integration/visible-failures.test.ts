@@ -70,7 +70,7 @@ describeS3('failures are visible without any logger set up', () => {
     child.process.kill('SIGTERM');
     await child.exited;
     expect(child.stderr()).toMatch(
-      /\[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
+      /\[OTEL_S3_INVALID_ENV\] OtelS3ExporterWarning: otel-s3-exporter: invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer of bytes, e\.g\. 8388608 for 8 MiB\); using the default instead/,
     );
   });
 });

@@ -155,9 +155,16 @@ describe('environment variables', () => {
         [
           'OTEL_EXPORTER_S3_MAX_BATCH_BYTES',
           '8MB',
-          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer\); using the default instead/,
+          /invalid environment variable OTEL_EXPORTER_S3_MAX_BATCH_BYTES \(option maxBatchBytes\): "8MB" \(expected a non-negative integer of bytes, e\.g\. 8388608 for 8 MiB\); using the default instead/,
           (c) => c.maxBatchBytes,
           8 * 1024 * 1024,
+        ],
+        [
+          'OTEL_EXPORTER_S3_MAX_BATCH_AGE',
+          '5s',
+          /OTEL_EXPORTER_S3_MAX_BATCH_AGE \(option maxBatchAgeMillis\): "5s" \(expected a non-negative integer of milliseconds, e\.g\. 5000 for 5 s\)/,
+          (c) => c.maxBatchAgeMillis,
+          60_000,
         ],
         [
           'OTEL_EXPORTER_S3_FORCE_PATH_STYLE',
