@@ -49,6 +49,13 @@ export interface OutcomeOptions {
  */
 const APPEND_FAILURE_KINDS = 5;
 
+/**
+ * How long a buffer-full condition (dropping, rejecting) must have gone without a drop for an
+ * upload to end it. An upload alone did: behind an S3 slower than the exports, every upload
+ * ended the episode and the next drop, a moment later, said the same warning again.
+ */
+export const BUFFER_FULL_QUIET_MILLIS = 60_000;
+
 /** What one item of a signal is called in messages, and more than one. */
 const ITEMS: Readonly<Record<SignalName, [one: string, many: string]>> = {
   metrics: ['data point', 'data points'],
@@ -74,6 +81,8 @@ export class Outcomes {
   #appendFailures: { failures: number; kinds: Set<string> } | undefined;
   /** Seals that threw since the last that worked: deferred, before an export, or a flush's. */
   #failedSeals = 0;
+  /** performance.now() of each buffer-full condition's last drop (BUFFER_FULL_QUIET_MILLIS). */
+  readonly #lastBufferFull = new Map<string, number>();
 
   constructor(stats: ExporterStats, episodes: Episodes, options: OutcomeOptions) {
     this.stats = stats;
@@ -149,6 +158,7 @@ export class Outcomes {
     const limit = this.#options.maxBufferedBytes;
     if (rawBytes > limit) {
       // Larger than the whole bound: no upload catching up makes room for it.
+      this.#lastBufferFull.set('too-large', performance.now());
       this.#episodes.report(
         `buffer-full:too-large:${this.#options.signal}`,
         'warn',
@@ -157,6 +167,7 @@ export class Outcomes {
       );
       return;
     }
+    this.#lastBufferFull.set('rejecting', performance.now());
     this.#episodes.report(
       `buffer-full:rejecting:${this.#options.signal}`,
       'warn',
@@ -216,9 +227,14 @@ export class Outcomes {
       (n) => `${this.#who}uploads recovered after ${n} failed attempts`,
     );
     e.clear('unreachable', () => `uploads reach ${this.#options.endpoint} again`);
-    // Its own signal's: another's drops go on being its own episode until its uploads catch up.
-    for (const kind of ['dropping', 'rejecting', 'too-large'])
+    // Its own signal's: another's drops go on being its own episode until its uploads catch up,
+    // which is a while without a drop, not one upload between drops.
+    const now = performance.now();
+    for (const [kind, last] of this.#lastBufferFull) {
+      if (now - last < BUFFER_FULL_QUIET_MILLIS) continue;
+      this.#lastBufferFull.delete(kind);
       e.clear(`buffer-full:${kind}:${this.#options.signal}`);
+    }
     e.clear(`rejected:${this.#options.signal}`);
     e.clear(`internal-error:${this.#options.signal}`);
     // Not a fault another signal's uploads still meet (a prefix of its own the policy denies).
@@ -329,6 +345,7 @@ export class Outcomes {
     if (batch.mayBeStored) this.stats.pointsDroppedMaybeStored += batch.points;
     if (reason === 'buffer-full') {
       // Its own episode and message: in a group, one signal's flood drops the others' batches too.
+      this.#lastBufferFull.set('dropping', performance.now());
       this.#episodes.report(
         `buffer-full:dropping:${this.#options.signal}`,
         'warn',

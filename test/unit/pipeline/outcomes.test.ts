@@ -1,7 +1,11 @@
 import { diag } from '@opentelemetry/api';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Episodes } from '../../../src/base/log.js';
-import { Outcomes, UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
+import {
+  BUFFER_FULL_QUIET_MILLIS,
+  Outcomes,
+  UNREACHABLE_ALERT_AFTER_MILLIS,
+} from '../../../src/pipeline/outcomes.js';
 import { SealedBatch } from '../../../src/pipeline/sealed-batch.js';
 import { emptyStats } from '../../../src/pipeline/stats.js';
 import {
@@ -138,6 +142,30 @@ describe('an export the memory bound does not take', () => {
       ),
     ]);
     expect(o.stats.pointsDroppedByReason['buffer-full']).toBe(2_003);
+  });
+});
+
+describe('memory full behind an S3 slower than the exports', () => {
+  afterEach(() => vi.useRealTimers());
+  const dropping = () =>
+    messages.filter((m) => m.text.includes('dropping the oldest batches')).map((m) => m.text);
+
+  test('drops between uploads are one episode; a minute without a drop ends it', () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const o = outcomes();
+    // Every upload stores one batch and the next export drops one: said once, not per upload.
+    for (let i = 0; i < 10; i++) {
+      o.dropped(batch(), 'buffer-full');
+      vi.advanceTimersByTime(2_000);
+      o.uploaded(batch(), 1_900);
+    }
+    expect(dropping()).toHaveLength(1);
+    expect(o.stats.pointsDroppedByReason['buffer-full']).toBe(10);
+    // Uploads caught up: a minute without a drop, and an upload ends the episode.
+    vi.advanceTimersByTime(BUFFER_FULL_QUIET_MILLIS);
+    o.uploaded(batch(), 10);
+    o.dropped(batch(), 'buffer-full');
+    expect(dropping()).toHaveLength(2);
   });
 });
 
