@@ -75,6 +75,15 @@ export function alert(level: 'warn' | 'error', code: AlertCode, message: string)
 }
 
 /**
+ * Resolves once the process warnings emitted so far are out: Node prints them one tick after
+ * process.emitWarning(). A flush or shutdown awaits it last, so that a caller's `await
+ * exporter.shutdown(); process.exit()` still prints what it reported.
+ */
+export function alertsEmitted(): Promise<void> {
+  return new Promise((resolve) => process.nextTick(resolve));
+}
+
+/**
  * Reports a condition once per episode: the first occurrence logs, repeats are silent until
  * the condition is cleared (then the next occurrence logs again, with a recovery line between).
  * With a code, the first occurrence is an alert (see alert()).

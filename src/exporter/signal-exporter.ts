@@ -1,6 +1,7 @@
 import type { MeterProvider } from '@opentelemetry/api';
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import { settleWithin } from '../base/deadline.js';
+import { alertsEmitted } from '../base/log.js';
 import { type BodyMaker, createBodyMaker } from '../body/index.js';
 import type { ResolvedConfig } from '../config/resolve.js';
 import { newTally } from '../encoding/records.js';
@@ -299,6 +300,7 @@ export class SignalExporter<Item> {
       this.#outcomes.flushUnfinished(waited, this.#shared.budget.pending(this.#owner));
     // When the open batch could not be sealed, sealFailed() has said so: not stored everything.
     else if (!unsealed) this.#outcomes.flushFinished();
+    await alertsEmitted();
   }
 
   /**
@@ -375,6 +377,7 @@ export class SignalExporter<Item> {
     await this.#spool?.close(Math.max(0, diskBy - performance.now()));
     await this.#bodies.close();
     this.#leave();
+    await alertsEmitted();
   }
 
   /**
