@@ -15,7 +15,15 @@
  *    read them as CommonJS (what a `require` of the package gets).
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +132,10 @@ execFileSync(
   [createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
   { cwd: ROOT, stdio: 'inherit' },
 );
+
+// The bin, executable: npx in this repository runs it in place, through a link it marked
+// executable once; tsc's fresh file would answer EACCES.
+chmodSync(join(DIST, 'cli.js'), 0o755);
 
 // 2. CommonJS, file for file, and the ESM-only dependencies bundled once each.
 const vendored = esmOnlyDependencies();

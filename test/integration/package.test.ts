@@ -246,6 +246,16 @@ describeS3('the packed package, installed as users install it', () => {
     if (work !== '') rmSync(work, { recursive: true, force: true });
   });
 
+  test('npm run build leaves the bin executable: `npx otel-s3` in a clone runs it in place', async () => {
+    // npx in this repository links the package once and marks its bin executable then; a later
+    // build writes dist/cli.js afresh, and the link runs it as a program.
+    const ran = await exec(join(ROOT, 'dist/cli.js'), ['--version'], { cwd: ROOT });
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(ran.stdout.trim()).toBe(version);
+  });
+
   test('npm pack ships dist/ (an ESM and a CommonJS build), README.md, LICENSE and package.json only', () => {
     expect(packed.filter((p) => !/^(dist\/|README\.md$|LICENSE$|package\.json$)/.test(p))).toEqual(
       [],
