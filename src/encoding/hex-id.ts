@@ -20,3 +20,14 @@ export function isLowerHex(text: string): boolean {
 export function hexId(id: string): string {
   return isLowerHex(id) ? id : Buffer.from(id, 'hex').toString('hex');
 }
+
+const ANY_CASE_HEX = /^[0-9a-fA-F]+$/;
+
+/**
+ * An id as Parquet's text columns store it: hex digits in lower case, as the OTLP formats carry
+ * them and a reader's `traceId` looks them up (the OpenTelemetry API takes upper-case hex ids as
+ * valid); any other text as it is.
+ */
+export function lowerHexText(id: string): string {
+  return ANY_CASE_HEX.test(id) ? id.toLowerCase() : id;
+}

@@ -1,3 +1,4 @@
+import { lowerHexText } from '../../encoding/hex-id.js';
 import { checkOtlpTime } from '../../encoding/hrtime.js';
 import { checkDropped, checkInt32, checkTraceFlags } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
@@ -10,8 +11,8 @@ import { LOG, LOG_RECORDS } from './parquet-schema.js';
 /**
  * Log records into the columns of the `otel_logs` table (parquet-schema.js), with the values the
  * Collector's ClickHouse exporter writes: the record's time, or its observed time when it has
- * none; ids in hex ('' without a span context); the body and attribute values as text
- * (jsValueText; no body: '').
+ * none; ids in lower-case hex (lowerHexText, as the OTLP formats carry them; '' without a span
+ * context); the body and attribute values as text (jsValueText; no body: '').
  */
 export function appendLogRecords(
   store: FlatStore,
@@ -33,8 +34,8 @@ export function appendLogRecords(
         checkDropped('a dropped attributes count', record.droppedAttributesCount);
         store.nanos(LOG.TIMESTAMP, r, stored);
         const context = record.spanContext;
-        store.text(LOG.TRACE_ID, r, context?.traceId ?? '');
-        store.text(LOG.SPAN_ID, r, context?.spanId ?? '');
+        store.text(LOG.TRACE_ID, r, lowerHexText(context?.traceId ?? ''));
+        store.text(LOG.SPAN_ID, r, lowerHexText(context?.spanId ?? ''));
         checkTraceFlags(context?.traceFlags);
         store.int32(LOG.TRACE_FLAGS, r, context?.traceFlags ?? 0);
         store.string(LOG.SEVERITY_TEXT, r, record.severityText ?? '');

@@ -1,3 +1,4 @@
+import { lowerHexText } from '../../encoding/hex-id.js';
 import { checkDropped } from '../../encoding/otlp-schema.js';
 import type { ExportTally } from '../../encoding/records.js';
 import { appendScopedRows } from '../flat-append.js';
@@ -7,7 +8,8 @@ import { countSpan, otlpSpanKind, type SpanLike, statusCode } from './span.js';
 
 /**
  * Spans into the columns of the `otel_traces` table (parquet-schema.js), with the values the
- * Collector's ClickHouse exporter writes: ids in lower-case hex, the kind and status code as its
+ * Collector's ClickHouse exporter writes: ids in lower-case hex (lowerHexText: an id the SDK
+ * holds in upper case is stored as the OTLP formats carry it), the kind and status code as its
  * words, the duration in nanoseconds, attribute values as text (jsValueText).
  */
 export function appendSpans(
@@ -25,9 +27,9 @@ export function appendSpans(
         const context = span.spanContext();
         checkSpanDropped(span);
         store.nanos(SPAN.TIMESTAMP, r, span.startTime);
-        store.text(SPAN.TRACE_ID, r, context.traceId);
-        store.text(SPAN.SPAN_ID, r, context.spanId);
-        store.text(SPAN.PARENT_SPAN_ID, r, span.parentSpanContext?.spanId ?? '');
+        store.text(SPAN.TRACE_ID, r, lowerHexText(context.traceId));
+        store.text(SPAN.SPAN_ID, r, lowerHexText(context.spanId));
+        store.text(SPAN.PARENT_SPAN_ID, r, lowerHexText(span.parentSpanContext?.spanId ?? ''));
         store.string(SPAN.TRACE_STATE, r, context.traceState?.serialize() ?? '');
         store.string(SPAN.SPAN_NAME, r, span.name);
         store.string(SPAN.SPAN_KIND, r, SPAN_KIND_TEXT[otlpSpanKind(span.kind)] as string);
@@ -60,8 +62,8 @@ export function appendSpans(
         }
         for (const link of span.links) {
           const i = store.addItem(LINKS, r);
-          store.text(SPAN.LINK_TRACE_ID, i, link.context.traceId);
-          store.text(SPAN.LINK_SPAN_ID, i, link.context.spanId);
+          store.text(SPAN.LINK_TRACE_ID, i, lowerHexText(link.context.traceId));
+          store.text(SPAN.LINK_SPAN_ID, i, lowerHexText(link.context.spanId));
           store.string(SPAN.LINK_TRACE_STATE, i, link.context.traceState?.serialize() ?? '');
           store.attributes(SPAN.LINK_ATTRIBUTES, i, link.attributes);
         }
