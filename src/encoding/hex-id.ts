@@ -29,5 +29,7 @@ const ANY_CASE_HEX = /^[0-9a-fA-F]+$/;
  * valid); any other text as it is.
  */
 export function lowerHexText(id: string): string {
-  return ANY_CASE_HEX.test(id) ? id.toLowerCase() : id;
+  // Ids come in lower case: one scan, and no regular expression, per id of every span.
+  const lower = id.toLowerCase();
+  return lower === id || !ANY_CASE_HEX.test(id) ? id : lower;
 }
