@@ -80,6 +80,8 @@ export interface ByteRanges {
  * that replaces thousands of OTLP objects lists them there (about 80 bytes each).
  */
 export const MAX_FOOTER_BYTES = 16 * 1024 * 1024;
+/** The tail read first: a footer of a few row groups (a few KiB) and its length and magic. */
+const TAIL_GUESS_BYTES = 64 * 1024;
 
 /**
  * The most rows in one row group. Ours hold at most 65,536 (ROW_GROUP_ROWS); rows cost far more
@@ -137,14 +139,25 @@ export async function openParquetParts(
 ): Promise<ParquetParts> {
   const schema = SCHEMAS[signal];
   if (file.byteLength < 12) throw new Error('not a Parquet file: too short');
-  const tail = await file.read(file.byteLength - 8, file.byteLength);
-  const view = new DataView(tail.buffer, tail.byteOffset, 8);
+  // The last bytes at once, the footer most often among them: one request, not two, per file
+  // (a lookup over S3 waits for each in turn). Never more than a limit allows.
+  const guess = Math.min(
+    file.byteLength,
+    TAIL_GUESS_BYTES,
+    limits.maxObjectBytes,
+    limits.maxDecompressedBytes,
+  );
+  const tail = await file.read(file.byteLength - Math.max(8, guess), file.byteLength);
+  const view = new DataView(tail.buffer, tail.byteOffset + tail.length - 8, 8);
   if (view.getUint32(4, true) !== 0x31524150) throw new Error('not a Parquet file: no PAR1 footer');
   const footerBytes = view.getUint32(0, true);
   // Damage first: a length the file cannot hold says nothing of its size.
   if (footerBytes + 12 > file.byteLength) throw new Error('Parquet footer longer than the file');
   checkFooterSize(footerBytes, limits);
-  const footer = await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
+  const footer =
+    footerBytes + 8 <= tail.length
+      ? tail.subarray(tail.length - 8 - footerBytes)
+      : await file.read(file.byteLength - 8 - footerBytes, file.byteLength);
   const metadata = schemaMetadata(
     footer,
     SCHEMA_VERSION_KEY,

@@ -74,7 +74,7 @@ for (const [name, padding] of [
 }
 
 // A file read in parts holds its footer with each row group (and yields it as `bytes`): a footer
-// over a limit is refused from the file's last 8 bytes, before it is fetched, as the object read
+// over a limit is refused from the file's last bytes (its length), before it is fetched, as the object read
 // whole would be (its stored bytes over maxObjectBytes; a Parquet file, uncompressed, over
 // maxDecompressedBytes).
 describe('a Parquet object read in parts with a footer over a limit', () => {
@@ -111,6 +111,19 @@ describe('a Parquet object read in parts with a footer over a limit', () => {
     return { read, problems, stats: stream.stats, served: s3.bytesServed.get(key) ?? 0 };
   }
 
+  test("a footer within the file's last 64 KiB costs one request; a larger one, two", async () => {
+    const s3 = new FakeS3();
+    // The sample padded to 17 MiB: read in parts, its footer of a few KiB in the first tail read.
+    s3.put(key, await padded(17 * MiB));
+    await collect(readMetrics({ bucket: 'b', s3Client: s3.asClient(), prefix: 'p' }));
+    // The tail (with the footer), then the one row group.
+    expect(s3.getCalls).toEqual([key, key]);
+    const large = new FakeS3();
+    large.put(key, file);
+    await collect(readMetrics({ bucket: 'b', s3Client: large.asClient(), prefix: 'p' }));
+    expect(large.getCalls).toEqual([key, key, key]);
+  });
+
   test('within the limits it is read, by ranges', async () => {
     expect(footerBytes).toBeGreaterThan(footerPadding);
     const { read, problems, served } = await readFromBucket({});
@@ -139,8 +152,9 @@ describe('a Parquet object read in parts with a footer over a limit', () => {
       expect(cause?.message).toBe(
         `Parquet footer size ${formatBytes(footerBytes)} is over the ${limit} limit of 1.0 MiB`,
       );
-      // Only the file's last 8 bytes, which say the footer's length.
-      expect(served).toBe(8);
+      // Only the file's last bytes read first (64 KiB, the footer's length among them), not the
+      // footer of 2 MiB.
+      expect(served).toBe(64 * 1024);
     });
   }
 
@@ -166,6 +180,6 @@ describe('a Parquet object read in parts with a footer over a limit', () => {
     expect(error?.message).toBe(
       "Parquet footer size 16.0 MiB is over the reader's fixed limit of 16.0 MiB for a Parquet footer",
     );
-    expect(s3.bytesServed.get(key)).toBe(8);
+    expect(s3.bytesServed.get(key)).toBe(64 * 1024);
   });
 });
