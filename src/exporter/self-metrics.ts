@@ -42,6 +42,11 @@ export function registerSelfMetrics(
     '{data_point}',
     'Data points uploaded, and dropped by reason',
   );
+  const maybeStored = counter(
+    's3_exporter.data_points.maybe_stored',
+    '{data_point}',
+    'Of the data points dropped, those S3 may hold after all: an attempt of their batch got no answer',
+  );
   const attempts = counter(
     's3_exporter.upload.attempts',
     '{attempt}',
@@ -68,6 +73,7 @@ export function registerSelfMetrics(
     batches,
     bytes,
     points,
+    maybeStored,
     attempts,
     failures,
     exports,
@@ -85,6 +91,7 @@ export function registerSelfMetrics(
     for (const [reason, n] of Object.entries(s.pointsDroppedByReason)) {
       result.observe(points, n, { signal, outcome: 'dropped', reason });
     }
+    result.observe(maybeStored, s.pointsDroppedMaybeStored, { signal });
     result.observe(attempts, s.uploadAttempts, { signal });
     for (const [reason, n] of Object.entries(s.uploadFailures))
       result.observe(failures, n, { signal, reason });

@@ -629,10 +629,23 @@ for (const driver of SIGNALS) {
         requestTimeoutMillis: 60_000,
         flushTimeoutMillis: 200,
       });
+      const { provider, collect } = collectingProvider();
+      exporter.recordSelfMetrics(provider);
       await exportTagged(driver, exporter, 20, 1);
       await exporter.shutdown();
       expect(s3.storedTags()).toHaveLength(20); // the object is in S3
       expect(exporter.stats().pointsDroppedMaybeStored).toBe(20);
+      // Its own counter beside the drops by reason, which count these 20 too.
+      const self = (await collect()).scopeMetrics.find(
+        (sm) => sm.scope.name === SELF_METRICS_SCOPE,
+      );
+      const maybe = self?.metrics.find(
+        (m) => m.descriptor.name === 's3_exporter.data_points.maybe_stored',
+      );
+      expect(maybe?.dataPoints.map((p) => [p.attributes, p.value])).toEqual([
+        [{ signal: driver.signal }, 20],
+      ]);
+      await provider.shutdown();
       expect(messages.map((m) => m.text)).toContainEqual(
         expect.stringMatching(
           /shutdown\(\) deadline of 200 ms passed: dropped 1 batch \(.*\) not yet stored \(S3 may hold it after all: an attempt got no answer\)/,
