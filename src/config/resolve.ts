@@ -408,10 +408,11 @@ function batchAndBuffer(f: Fields): [number, number] {
     if (buffered >= batch) return [batch, buffered];
   }
   const bound = f.origin('maxBufferedBytes') === 'default' ? `default ${buffered}` : `${buffered}`;
+  // The default, cut to the bound: the value the warning names is the one used.
   batch = f.reject(
     'maxBatchBytes',
     `at most maxBufferedBytes (${bound}); raise maxBufferedBytes as well`,
-    DEFAULTS.maxBatchBytes,
+    Math.min(DEFAULTS.maxBatchBytes, buffered),
   );
   return [Math.min(batch, buffered), buffered];
 }

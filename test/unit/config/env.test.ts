@@ -149,6 +149,19 @@ describe('environment variables', () => {
     ]);
   });
 
+  test('a batch size refused for a smaller bound in code warns with the size used, the bound', () => {
+    const { config, warnings } = configureCapturing(
+      { OTEL_EXPORTER_S3_BUCKET: 'b', OTEL_EXPORTER_S3_MAX_BATCH_BYTES: String(6 * 1024 * 1024) },
+      { maxBufferedBytes: 4 * 1024 * 1024 },
+    );
+    expect([config.maxBatchBytes, config.maxBufferedBytes]).toEqual([4194304, 4194304]);
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(
+        /MAX_BATCH_BYTES .*: 6291456 .*; using the default \(4194304\) instead$/,
+      ),
+    ]);
+  });
+
   test('a value that does not parse warns, naming the variable, the value and what is allowed, and the default is used', () => {
     const cases: [string, string, RegExp, (c: ReturnType<typeof configure>) => unknown, unknown][] =
       [
