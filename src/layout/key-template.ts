@@ -172,7 +172,8 @@ const warnedMissing = new Set<string>();
  * A keyTemplate token no attribute of an exported resource answers (`{service}` for
  * `{service.name}`, an attribute set on some hosts only): its objects go under `unknown`, which
  * nothing else says. Once per process, template and token; names the attributes the resource has
- * and the one the token probably means.
+ * and the one the token probably means (its `.name`, else the shortest that starts or ends with
+ * it).
  */
 function warnMissingAttribute(
   template: string,
@@ -183,7 +184,14 @@ function warnMissingAttribute(
   if (warnedMissing.has(key)) return;
   warnedMissing.add(key);
   const names = Object.keys(resource).sort();
-  const meant = names.find((n) => n.startsWith(`${name}.`) || n.endsWith(`.${name}`));
+  // `{service}`: service.name, not service.instance.id, which sorts first; else the shortest.
+  const like = names.filter((n) => n.startsWith(`${name}.`) || n.endsWith(`.${name}`));
+  const meant = like.includes(`${name}.name`)
+    ? `${name}.name`
+    : like.reduce<string | undefined>(
+        (a, n) => (a === undefined || n.length < a.length ? n : a),
+        undefined,
+      );
   const shown = names.length > 8 ? [...names.slice(0, 8), '...'] : names;
   alert(
     'warn',

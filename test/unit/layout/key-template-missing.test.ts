@@ -45,3 +45,20 @@ test('a token the resource answers says nothing; one no attribute resembles name
     'otel-s3-exporter: keyTemplate "{service.name}/{team}/{uuid}": the resource has no attribute "team" (it has host.name, service.name), so its objects go under "unknown" for {team}',
   ]);
 });
+
+test('among several attributes of the token, the one meant is its .name (as an SDK resource holds them)', () => {
+  const t = template('{service}/{host}/{uuid}');
+  const sdkResource = {
+    'host.arch': 'amd64',
+    'host.id': 'a1b2',
+    'host.name': 'h1',
+    'service.instance.id': 'i-1',
+    'service.name': 'checkout',
+    'service.version': '1.2.3',
+  };
+  const warnings = warningsOf(() => t.attributeValues(sdkResource));
+  expect(warnings.map(([message]) => message.replace(/^.*;/, ''))).toEqual([
+    ' did you mean {service.name}?',
+    ' did you mean {host.name}?',
+  ]);
+});
