@@ -12,6 +12,7 @@ import {
 import type { FaultProxy, ProxyRequest } from '../support/fault-proxy.js';
 import { connection, describeS3, withS3 } from '../support/s3.js';
 import { SETTLED_HOUR as HOUR } from '../support/time.js';
+import { waitFor } from '../support/wait.js';
 
 const at = (minute: number) => HOUR + minute * 60_000 + 321;
 /** The first attempt's deadline (5 s) and the read's own time, with slack for a busy machine. */
@@ -19,8 +20,9 @@ const BOUND_MILLIS = 15_000;
 
 /**
  * A server that never answers one request (a request lost on its way, a server that dropped
- * it): the reader asks again after a few seconds, instead of waiting the client's idle timeout
- * (a minute) for that one object, listing page or footer.
+ * it): the reader sends it again beside it after a few seconds, and stops the silent one once
+ * that answers, instead of waiting the client's idle timeout (a minute) for that one object,
+ * listing page or footer.
  */
 describeS3('a read request the server never answers', () => {
   let client: S3Client;
@@ -59,10 +61,22 @@ describeS3('a read request the server never answers', () => {
     return { points, millis: Date.now() - started, stats: stream.stats };
   }
 
+  /**
+   * The next request `match` picks gets no answer; the requests it picks from then on, once the
+   * silent one was given up (the read stops it once the one sent beside it has answered).
+   */
   const silent = (match: (r: ProxyRequest) => boolean) => {
     const before = proxy.attempts.length;
     proxy.once(match, { kind: 'blackhole' });
-    return () => proxy.attempts.slice(before).filter((a) => match(a));
+    return async () => {
+      const seen = () => proxy.attempts.slice(before).filter((a) => match(a));
+      await waitFor(
+        () => seen()[0]?.outcome === 'client-aborted',
+        5_000,
+        () => `the silent request given up (${JSON.stringify(seen()[0]?.outcome)})`,
+      );
+      return seen();
+    };
   };
 
   test('an object GET: asked again, every point read within seconds', async () => {
@@ -70,7 +84,7 @@ describeS3('a read request the server never answers', () => {
     const attempts = silent((r) => r.method === 'GET' && r.key === keys[1]);
     const read = await readThrough(prefix);
     expect(read.points).toBe(pointsOf(batches).length);
-    expect(attempts().map((a) => [a.fault, a.outcome])).toEqual([
+    expect((await attempts()).map((a) => [a.fault, a.outcome])).toEqual([
       ['blackhole', 'client-aborted'],
       ['pass', 'upstream 200'],
     ]);
@@ -82,7 +96,7 @@ describeS3('a read request the server never answers', () => {
     const attempts = silent((r) => r.method === 'GET' && r.key === '');
     const read = await readThrough(prefix);
     expect(read.points).toBe(pointsOf(batches).length);
-    expect(attempts().map((a) => [a.fault, a.outcome])).toEqual([
+    expect((await attempts()).map((a) => [a.fault, a.outcome])).toEqual([
       ['blackhole', 'client-aborted'],
       ['pass', 'upstream 200'],
     ]);
@@ -96,7 +110,7 @@ describeS3('a read request the server never answers', () => {
     const attempts = silent((r) => r.method === 'GET' && r.key === output);
     const read = await readThrough(prefix);
     expect(read.points).toBe(pointsOf(batches).length);
-    const [first, again] = attempts();
+    const [first, again] = await attempts();
     expect([first?.fault, first?.outcome, again?.outcome]).toEqual([
       'blackhole',
       'client-aborted',

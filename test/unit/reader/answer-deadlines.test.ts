@@ -31,6 +31,42 @@ describe('withAnswerDeadlines', () => {
     expect(third - second).toBeGreaterThanOrEqual(55);
   });
 
+  test('the request sent first, answering after the one sent beside it began, wins: that one is stopped', async () => {
+    const seen: AbortSignal[] = [];
+    const result = await withAnswerDeadlines(
+      async (signal, answered) => {
+        seen.push(signal);
+        if (seen.length === 2) return silent(signal);
+        // The first answers at 50 ms, after the second was sent at 20 ms.
+        await sleep(50);
+        answered();
+        return 'first';
+      },
+      new AbortController().signal,
+      [20, 1_000],
+    );
+    expect(result).toBe('first');
+    expect(seen.map((s) => s.aborted)).toEqual([false, true]);
+  });
+
+  test('a failure ends the read at once, whatever is sent beside it (a server that is down)', async () => {
+    let attempts = 0;
+    const started = Date.now();
+    const reading = withAnswerDeadlines(
+      async (signal) => {
+        attempts++;
+        if (attempts > 1) return silent(signal);
+        await sleep(60);
+        throw new Error('connect timeout');
+      },
+      new AbortController().signal,
+      [20, 20],
+    );
+    await expect(reading).rejects.toThrow('connect timeout');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(attempts).toBe(3);
+  });
+
   test('an attempt that answered in time is not given up for a slow body', async () => {
     let attempts = 0;
     const result = await withAnswerDeadlines(
