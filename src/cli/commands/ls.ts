@@ -13,7 +13,17 @@ export interface LsOptions {
   signals: readonly SignalName[];
 }
 
-/** `otel-s3 ls`: the objects in the range with their times and sizes, without downloading them. */
+/**
+ * The objects a compaction output replaces are left out of the listing (a reader never reads
+ * them), though they may still be stored (the OTLP ones are kept): the totals say how many.
+ */
+const replacedNote = (replaced: number): string =>
+  replaced === 0
+    ? ''
+    : `; not listed: ${plural(replaced, 'object')} that a compaction output replaces`;
+
+/** `otel-s3 ls`: the objects in the range with their times and sizes, without downloading them
+ * (but the footers of compaction outputs, which say what each replaces). */
 export async function ls(ctx: CommandContext, options: LsOptions): Promise<number> {
   const { out } = ctx;
   const stream = listObjectsOf(options.signals, readerOptions(ctx));
@@ -42,7 +52,7 @@ export async function ls(ctx: CommandContext, options: LsOptions): Promise<numbe
     const range = describeRange(ctx.settings);
     await finalNote(
       ctx,
-      `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}`,
+      `${plural(stats.objects, 'object')}, ${formatBytes(stats.bytes)} (${formatInteger(stats.bytes)} bytes) in ${ctx.settings.where}${range === '' ? '' : ` ${range}`}${replacedNote(stats.objectsReplaced)}`,
     );
   }
   return (await closingNotes(ctx, stats, options.signals)) ?? EXIT.ok;
