@@ -56,6 +56,11 @@ export interface StatsReport {
   objects: number;
   objectsUnreadable: number;
   keysSkipped: number;
+  /**
+   * Objects in the range not read because a compaction output holds their points (the OTLP
+   * objects compaction keeps beside it): not in `objects` nor in `bytes`.
+   */
+  objectsReplaced: number;
   /** Stored bytes of the objects read. */
   bytes: number;
   /** The OTLP objects' bytes after decompression (a Parquet file compresses inside: not here). */
@@ -195,6 +200,7 @@ export async function stats(ctx: CommandContext, options: StatsOptions): Promise
     objects: read.objectsRead,
     objectsUnreadable: read.objectsUnreadable,
     keysSkipped: read.keysSkipped,
+    objectsReplaced: read.objectsReplaced,
     bytes: otlp.bytes + parquet.bytes,
     rawBytes: otlp.rawBytes,
     compressionRatio: otlp.bytes > 0 ? ratio(otlp.rawBytes, otlp.bytes) : null,
@@ -279,6 +285,11 @@ function statsText(r: StatsReport, range: string, asked: readonly SignalName[]):
     );
   }
   if (r.firstObject !== null) lines.push(`time          ${r.firstObject} .. ${r.lastObject}`);
+  if (r.objectsReplaced > 0) {
+    lines.push(
+      `replaced      ${formatInteger(r.objectsReplaced)} (not read: a compaction output holds their points)`,
+    );
+  }
   if (r.objectsUnreadable > 0) lines.push(`unreadable    ${formatInteger(r.objectsUnreadable)}`);
   if (r.keysSkipped > 0) lines.push(`other keys    ${formatInteger(r.keysSkipped)} (ignored)`);
   const table = (rows: string[][], right: number[]) => {

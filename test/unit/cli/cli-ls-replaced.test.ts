@@ -6,7 +6,7 @@ import { exportToDir, keysIn } from '../../support/compaction-dir.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { SETTLED_HOUR as HOUR } from '../../support/time.js';
 
-describe('otel-s3 ls after a compaction that kept its OTLP inputs', () => {
+describe('otel-s3 ls and stats after a compaction that kept its OTLP inputs', () => {
   let root: string;
   beforeEach(() => tempDir('otel-s3-cli-ls-replaced-', (path) => (root = path)));
 
@@ -42,5 +42,16 @@ describe('otel-s3 ls after a compaction that kept its OTLP inputs', () => {
     expect(ls.stderr).toMatch(
       /1 object, .* in .*; not listed: 2 objects that a compaction output replaces\n/,
     );
+
+    const text = await runCliInProcess(['stats', '--dir', m, '--prefix', 'p'], { cwd: root });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/\nobjects {7}1 \(parquet\+zstd: 1\)\n/);
+    expect(text.stdout).toMatch(
+      /\nreplaced {6}2 \(not read: a compaction output holds their points\)\n/,
+    );
+    const json = await runCliInProcess(['stats', '--dir', m, '--prefix', 'p', '--format', 'json'], {
+      cwd: root,
+    });
+    expect(JSON.parse(json.stdout)).toMatchObject({ objects: 1, objectsReplaced: 2 });
   });
 });
