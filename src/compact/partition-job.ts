@@ -3,7 +3,14 @@ import { ReadAccessError } from '../reader/errors.js';
 import { type ListedObject, openStoredParquet } from '../reader/replaced-inputs.js';
 import { hourPath, leaseDirectory, skipRecordKey } from './bookkeeping.js';
 import { InputReader } from './inputs.js';
-import { acquireLease, type Lease, leaseState } from './lease.js';
+import {
+  acquireLease,
+  type Lease,
+  type LeaseAttempt,
+  type LeaseOptions,
+  leaseState,
+  type UnreadableLease,
+} from './lease.js';
 import { listHours } from './listing.js';
 import { mergeInputs } from './merge.js';
 import type { CompactionSettings } from './options.js';
@@ -50,19 +57,52 @@ export function planRules(settings: CompactionSettings) {
   };
 }
 
-/** A busy hour's holder, its expiry, and when a run takes it over (the clock-skew allowance after). */
-function busyOf(
+const dateOf = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
+
+/** The lease of the planned hour, as `holder` asks for it. */
+function leaseOptions(
   settings: CompactionSettings,
+  store: CompactionStore,
+  hour: Date,
   holder: string,
-  expiresAt: number | undefined,
-): NonNullable<PartitionReport['busy']> {
-  const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
+): LeaseOptions {
   return {
+    store,
+    directory: leaseDirectory(settings.outPrefix, hour, settings.partitionRoot),
     holder,
-    expiresAt: date(expiresAt),
-    takenOverFrom: date(
-      expiresAt === undefined ? undefined : expiresAt + settings.leaseClockSkewMillis,
-    ),
+    durationMillis: settings.leaseMillis,
+    clockSkewMillis: settings.leaseClockSkewMillis,
+  };
+}
+
+/**
+ * `report` with what the hour's lease said: an unreadable lease it holds or that was taken over,
+ * and 'busy' with its holder, its expiry and when a run takes it over (the clock-skew allowance
+ * after), when another compactor holds it.
+ */
+function withLease(
+  report: PartitionReport,
+  settings: CompactionSettings,
+  found: { tookOver?: UnreadableLease } | Extract<LeaseAttempt, { busy: unknown }>,
+): PartitionReport {
+  const unreadable = 'busy' in found ? found.busy.unreadable : found.tookOver;
+  if (unreadable !== undefined) {
+    report.unreadableLease = {
+      key: unreadable.key,
+      reason: unreadable.reason,
+      expiredAt: dateOf(unreadable.expiredAt),
+      tookOver: !('busy' in found),
+    };
+  }
+  if (!('busy' in found)) return report;
+  const { holder, expiresAt } = found.busy;
+  const takenOverFrom = dateOf(
+    expiresAt === undefined ? undefined : expiresAt + settings.leaseClockSkewMillis,
+  );
+  return {
+    ...report,
+    status: 'busy',
+    busy: { holder, expiresAt: dateOf(expiresAt), takenOverFrom },
   };
 }
 
@@ -78,29 +118,11 @@ export async function plannedReport(
 ): Promise<PartitionReport> {
   const report = reportOf(plan, 'planned', settings.partitionRoot);
   if (settings.singleWriter) return report;
-  const state = await leaseState(
-    {
-      store,
-      directory: leaseDirectory(settings.outPrefix, plan.hour, settings.partitionRoot),
-      holder: '',
-      durationMillis: settings.leaseMillis,
-      clockSkewMillis: settings.leaseClockSkewMillis,
-    },
-    signal,
+  return withLease(
+    report,
+    settings,
+    await leaseState(leaseOptions(settings, store, plan.hour, ''), signal),
   );
-  const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
-  const unreadable = 'busy' in state ? state.busy.unreadable : state.tookOver;
-  if (unreadable !== undefined) {
-    report.unreadableLease = {
-      key: unreadable.key,
-      reason: unreadable.reason,
-      expiredAt: date(unreadable.expiredAt),
-      tookOver: !('busy' in state),
-    };
-  }
-  if (!('busy' in state)) return report;
-  const { holder, expiresAt } = state.busy;
-  return { ...report, status: 'busy', busy: busyOf(settings, holder, expiresAt) };
 }
 
 export async function compactPartition(
@@ -113,29 +135,11 @@ export async function compactPartition(
   let lease: Lease | undefined;
   if (!settings.singleWriter) {
     const attempt = await acquireLease(
-      {
-        store,
-        directory: leaseDirectory(settings.outPrefix, planned.hour, settings.partitionRoot),
-        holder: ctx.holder,
-        durationMillis: settings.leaseMillis,
-        clockSkewMillis: settings.leaseClockSkewMillis,
-      },
+      leaseOptions(settings, store, planned.hour, ctx.holder),
       signal,
     );
-    const date = (at: number | undefined) => (at === undefined ? undefined : new Date(at));
-    const unreadable = 'busy' in attempt ? attempt.busy.unreadable : attempt.tookOver;
-    if (unreadable !== undefined) {
-      report.unreadableLease = {
-        key: unreadable.key,
-        reason: unreadable.reason,
-        expiredAt: date(unreadable.expiredAt),
-        tookOver: 'lease' in attempt,
-      };
-    }
-    if ('busy' in attempt) {
-      const { holder, expiresAt } = attempt.busy;
-      return { ...report, status: 'busy', busy: busyOf(settings, holder, expiresAt) };
-    }
+    const found = withLease(report, settings, attempt);
+    if ('busy' in attempt) return found;
     lease = attempt.lease;
   }
   // Each step (a PUT, a batch of deletes) starts with half a lease left at least.
