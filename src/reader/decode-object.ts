@@ -16,6 +16,7 @@ import { metricsRead } from '../signals/metrics/read.js';
 import type { DecodeContext, Decoder, SignalRead } from '../signals/signal.js';
 import { tracesRead } from '../signals/traces/read.js';
 import { decompress } from './decompress.js';
+import { onlyTrace } from './only-trace.js';
 import { signalOfSchemaVersion } from './parquet-parts.js';
 import { ObjectTooLargeError, type ReadLimitOptions, resolveReadLimits } from './read-limits.js';
 
@@ -91,10 +92,10 @@ export async function decodeStoredObjectAsync(
 }
 
 /**
- * As decodeStoredObjectAsync, for a reader that wants trace `traceId` (lower-case hex) only: a
- * Parquet object of spans or log records decodes only the row groups that may hold it, and
- * only its rows (DecodeContext.traceId). Other formats decode whole; the reader keeps the
- * trace's items (onlyTrace).
+ * As decodeStoredObjectAsync, with the request holding only the spans or log records of trace
+ * `traceId` (lower-case hex): a Parquet object of either decodes only the row groups that may
+ * hold it, and only its rows (DecodeContext.traceId); other formats decode whole, and are
+ * filtered (onlyTrace).
  */
 export async function decodeForTrace(
   key: string,
@@ -102,7 +103,9 @@ export async function decodeForTrace(
   options: DecodeOptions,
   traceId: string,
 ): Promise<DecodedObject> {
-  return decodeNow(key, bytes, options, false, traceId);
+  const decoded = await decodeNow(key, bytes, options, false, traceId);
+  const signal = options.signal ?? signalOfKey(key);
+  return { ...decoded, request: onlyTrace(decoded.request, signal, traceId) };
 }
 
 /**

@@ -13,7 +13,7 @@ import type {
   StoredObject,
   UnreadableObject,
 } from './metric-types.js';
-import { onlyTrace, resolveTraceId } from './only-trace.js';
+import { resolveTraceId } from './only-trace.js';
 import { openSource } from './open-source.js';
 import { readInParts } from './parquet-parts.js';
 import {
@@ -342,10 +342,7 @@ function decode(
   const decoded =
     traceId === undefined
       ? decodeStoredObjectAsync(info.key, bytes, options)
-      : decodeForTrace(info.key, bytes, options, traceId).then((d) => ({
-          ...d,
-          request: onlyTrace(d.request, info.signal, traceId),
-        }));
+      : decodeForTrace(info.key, bytes, options, traceId);
   return decoded.then(
     ({ request, rawBytes }): StoredObject => ({ ...info, request, bytes, rawBytes }),
     (error: unknown): UnreadableObject => ({
