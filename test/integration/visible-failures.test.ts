@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { expect, test } from 'vitest';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MILLIS, DEFAULTS } from '../../src/index.js';
 import { spawnTs } from '../support/child.js';
+import { closedPort } from '../support/closed-port.js';
 import { describeS3, s3Environment, s3Server } from '../support/s3.js';
 import { waitFor } from '../support/wait.js';
 
@@ -76,10 +76,7 @@ describeS3('failures are visible without any logger set up', () => {
 });
 
 test("an endpoint on a closed port: each exporter's flush and shutdown say why and name the same bytes, on stderr without a logger", async () => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
+  const port = await closedPort();
   const child = spawnTs('examples/node-sdk.ts', {
     AWS_ACCESS_KEY_ID: 'id',
     AWS_SECRET_ACCESS_KEY: 'secret',

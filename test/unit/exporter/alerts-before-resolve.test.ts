@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { S3MetricExporter } from '../../../src/index.js';
+import { closedPort } from '../../support/closed-port.js';
 import { exportSynthetic } from '../../support/service.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -24,16 +24,6 @@ beforeEach(() => {
 afterEach(() => {
   process.off('warning', onWarning);
 });
-
-/** A port nothing listens on: bound once, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 test('the warnings of forceFlush() and shutdown() are out when they resolve', async () => {
   const exporter = new S3MetricExporter({

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { diag } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { S3MetricExporter, type S3MetricExporterOptions } from '../../../src/index.js';
 import { UNREACHABLE_ALERT_AFTER_MILLIS } from '../../../src/pipeline/outcomes.js';
+import { closedPort } from '../../support/closed-port.js';
 import { type ProcessWarning, recordProcessWarnings } from '../../support/diag-capture.js';
 import { scriptedExporter } from '../../support/scripted-exporter.js';
 import { ScriptedS3 } from '../../support/scripted-s3.js';
@@ -29,16 +29,6 @@ beforeEach(() => {
   vi.spyOn(performance, 'now').mockImplementation(() => now() + clockOffset);
 });
 afterEach(() => vi.restoreAllMocks());
-
-/** A port nothing listens on: bound once, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** An exporter with its own S3 client (static credentials: no provider chain to search). */
 function exporterAt(endpoint: string, options: Partial<S3MetricExporterOptions> = {}) {
