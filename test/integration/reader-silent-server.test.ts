@@ -79,29 +79,27 @@ describeS3('a read request the server never answers', () => {
     };
   };
 
-  test('an object GET: asked again, every point read within seconds', async () => {
-    const { prefix, keys } = await stored('otlp-json');
-    const attempts = silent((r) => r.method === 'GET' && r.key === keys[1]);
-    const read = await readThrough(prefix);
-    expect(read.points).toBe(pointsOf(batches).length);
-    expect((await attempts()).map((a) => [a.fault, a.outcome])).toEqual([
-      ['blackhole', 'client-aborted'],
-      ['pass', 'upstream 200'],
-    ]);
-    expect(read.millis).toBeLessThan(BOUND_MILLIS);
-  }, 90_000);
-
-  test('a listing page: asked again, every point read within seconds', async () => {
-    const { prefix } = await stored('otlp-json');
-    const attempts = silent((r) => r.method === 'GET' && r.key === '');
-    const read = await readThrough(prefix);
-    expect(read.points).toBe(pointsOf(batches).length);
-    expect((await attempts()).map((a) => [a.fault, a.outcome])).toEqual([
-      ['blackhole', 'client-aborted'],
-      ['pass', 'upstream 200'],
-    ]);
-    expect(read.millis).toBeLessThan(BOUND_MILLIS);
-  }, 90_000);
+  test.each([
+    [
+      'an object GET',
+      (keys: string[]) => (r: ProxyRequest) => r.method === 'GET' && r.key === keys[1],
+    ],
+    ['a listing page', () => (r: ProxyRequest) => r.method === 'GET' && r.key === ''],
+  ] as const)(
+    '%s: asked again, every point read within seconds',
+    async (_, which) => {
+      const { prefix, keys } = await stored('otlp-json');
+      const attempts = silent(which(keys));
+      const read = await readThrough(prefix);
+      expect(read.points).toBe(pointsOf(batches).length);
+      expect((await attempts()).map((a) => [a.fault, a.outcome])).toEqual([
+        ['blackhole', 'client-aborted'],
+        ['pass', 'upstream 200'],
+      ]);
+      expect(read.millis).toBeLessThan(BOUND_MILLIS);
+    },
+    90_000,
+  );
 
   test("a compaction output's footer, read by range: asked again, every point read once", async () => {
     const { prefix, keys } = await stored('parquet', true);

@@ -22,6 +22,14 @@ import { SETTLED_HOUR as HOUR, HOUR_MS } from '../../support/time.js';
 describe('otel-s3 compact', () => {
   let root: string;
   beforeEach(() => tempDir('otel-s3-cli-compact-', (path) => (root = path)));
+
+  /** HOUR's lease directory under the prefix `p` of the copy `m`, made. */
+  async function hourLeaseDir(): Promise<string> {
+    const leases = [BOOKKEEPING_DIR, 'leases', ...hourPath(new Date(HOUR)).split('/')];
+    const dir = join(root, 'm', 'p', ...leases);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  }
   const run = (args: string[]) =>
     runCliInProcess(['compact', '--dir', join(root, 'm'), '--prefix', 'p', ...args], { cwd: root });
 
@@ -102,15 +110,7 @@ describe('otel-s3 compact', () => {
       batchAt('api', HOUR + 60_000, 3, 1),
       batchAt('api', HOUR + 11 * 60_000, 3, 2),
     ]);
-    const dir = join(
-      root,
-      'm',
-      'p',
-      BOOKKEEPING_DIR,
-      'leases',
-      ...hourPath(new Date(HOUR)).split('/'),
-    );
-    await mkdir(dir, { recursive: true });
+    const dir = await hourLeaseDir();
     const expiresAt = Date.now() + 10 * 60_000;
     await writeFile(
       join(dir, '000000000000.lease'),
@@ -130,15 +130,7 @@ describe('otel-s3 compact', () => {
     await exportToDir(join(root, 'm'), { prefix: 'p', format: 'parquet' }, [
       batchAt('api', HOUR + 60_000, 3, 1),
     ]);
-    const dir = join(
-      root,
-      'm',
-      'p',
-      BOOKKEEPING_DIR,
-      'leases',
-      ...hourPath(new Date(HOUR)).split('/'),
-    );
-    await mkdir(dir, { recursive: true });
+    const dir = await hourLeaseDir();
     // Expired 20 s ago: within the 60 s allowed for clocks that disagree, the hour is still held.
     const expiresAt = Date.now() - 20_000;
     await writeFile(
@@ -219,15 +211,7 @@ describe('otel-s3 compact', () => {
       batchAt('api', HOUR + 60_000, 3, 1),
       batchAt('api', HOUR + 11 * 60_000, 3, 2),
     ]);
-    const dir = join(
-      root,
-      'm',
-      'p',
-      BOOKKEEPING_DIR,
-      'leases',
-      ...hourPath(new Date(HOUR)).split('/'),
-    );
-    await mkdir(dir, { recursive: true });
+    const dir = await hourLeaseDir();
     const file = join(dir, '000000000003.lease');
     await writeFile(file, '{"holder":');
     const key = `p/${BOOKKEEPING_DIR}/leases/${hourPath(new Date(HOUR))}/000000000003.lease`;
