@@ -218,7 +218,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--since <duration>', `objects from this long ago on: ${DURATION_HELP}`)
     .option('--from <time>', 'objects from this time on (ISO 8601; UTC unless a zone is given)')
     .option('--to <time>', 'objects before this time')
-    .option('--concurrency <n>', 'objects downloaded at once, 1-64 (default 8)')
+    .option(
+      '--concurrency <n>',
+      'objects downloaded at once, 1-64 (default 32; at most 32 MiB ahead)',
+    )
     .option(
       '--max-object-bytes <size>',
       'skip objects stored larger than this, e.g. 256MiB (default: --max-decompressed-bytes)',

@@ -1,3 +1,4 @@
+import { READ_DEFAULTS } from '../config/options.js';
 import type { OtlpObject } from '../encoding/otlp-proto-decode.js';
 import { decodeStoredObjectAsync, ObjectDecodeError } from '../reader/decode-object.js';
 import { RangeIgnoredError, RangeOverrunError, ReadAccessError } from '../reader/errors.js';
@@ -36,8 +37,6 @@ export class InputError extends Error {
 
 /** Objects up to this size are fetched whole, and ahead; larger Parquet files by range. */
 export const WHOLE_FETCH_BYTES = 8 * 1024 * 1024;
-/** At most this many bytes fetched ahead at once. */
-export const PREFETCH_BYTES = 32 * 1024 * 1024;
 
 export class InputReader {
   readonly #source: ObjectSource;
@@ -103,7 +102,8 @@ export class InputReader {
     for (let i = from; i < objects.length && this.#ahead.size < this.#concurrency; i++) {
       const next = objects[i] as ListedObject;
       if (this.#ahead.has(next.key) || !this.#whole(next)) continue;
-      if (this.#aheadBytes + next.size > PREFETCH_BYTES && this.#ahead.size > 0) return;
+      if (this.#aheadBytes + next.size > READ_DEFAULTS.readAheadBytes && this.#ahead.size > 0)
+        return;
       this.#start(next);
     }
   }

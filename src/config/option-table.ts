@@ -496,7 +496,7 @@ export const OPTION_TABLE = [
     file: true,
     rule: count(1, 64),
     default: READ_DEFAULTS.concurrency,
-    doc: 'Objects downloaded at once.',
+    doc: 'Objects downloaded at once (together at most 32 MiB as listed, or one object).',
   },
   {
     name: 'maxObjectBytes',

@@ -93,7 +93,18 @@ export const DEFAULTS = {
 
 /** The readers' defaults: the reader API, the compactor and the CLI. */
 export const READ_DEFAULTS = {
-  concurrency: 8,
+  /**
+   * 32: a lookup over a lake of small objects (a trace in 10-minute files: 720 GETs for 6 hours
+   * of one instance) waits for each GET's round trip 32 at a time, not 8 (4.5 s → 2.2 s on the
+   * local Ceph server); readAheadBytes keeps large objects from taking 32 times the memory.
+   */
+  concurrency: 32,
+  /**
+   * The listed bytes of the objects fetched ahead of the one being read, at most (one object,
+   * whatever its size, is always fetched): what reading holds in memory, however many objects
+   * `concurrency` allows.
+   */
+  readAheadBytes: 32 * MiB,
   /**
    * 64 MiB: the exporter's default maxBufferedBytes, which bounds every object it writes (batches
    * seal at maxBatchBytes, 8 MiB by default; only one export larger than that is stored alone, and

@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../base/invalid-option.js';
 import { zstdEngine } from '../compression/zstd-engine.js';
+import { READ_DEFAULTS } from '../config/options.js';
 import { SIGNAL_NAMES, type SignalName } from '../layout/formats.js';
 import { decodeForTrace, decodeStoredObjectAsync, ObjectDecodeError } from './decode-object.js';
 import { ReadAccessError, readFailure } from './errors.js';
@@ -38,7 +39,10 @@ export type * from './metric-types.js';
 /** The options of every reading function (readMetrics, readSpans, readLogRecords, ...). */
 export type ReadObjectsOptions = ListObjectsOptions &
   ReadLimitOptions & {
-    /** Objects fetched at once, and so the most held in memory at once (1-64). Default 8. */
+    /**
+     * Objects fetched at once (1-64). Default 32. However many, the objects fetched ahead hold
+     * at most 32 MiB as listed, or are one object.
+     */
     concurrency?: number;
     /**
      * Called for each object that cannot be read (GetObject failed, over a size limit, bad
@@ -98,10 +102,10 @@ export const listLogRecordObjects: (options: ListObjectsOptions) => ObjectStream
 
 /**
  * Reads and decodes the objects whose time is in [from, to), yielding them in key order.
- * Up to `concurrency` objects are fetched at once, and no new fetch starts while the caller
- * holds a yielded object, so at most `concurrency` objects of at most `maxObjectBytes` are in
- * memory, and one decompressed (at most `maxDecompressedBytes`) and decoded, however long the
- * range. Unreadable objects go to `onError` and are skipped; access errors throw a
+ * Up to `concurrency` objects are fetched at once, of at most 32 MiB together as listed (or
+ * one larger object), and no new fetch starts while the caller holds a yielded object; only
+ * the yielded object is decompressed (at most `maxDecompressedBytes`) and decoded, however long
+ * the range. Unreadable objects go to `onError` and are skipped; access errors throw a
  * ReadAccessError; an abort throws the signal's reason.
  */
 export const readMetrics: (options: ReadMetricsOptions) => MetricStream<MetricObject> =
@@ -227,34 +231,47 @@ export function readObjectsOf(
     throw new TypeError('otel-s3-exporter: onError must be a function');
   }
   return listedStream(options, range, limits, async function* (listing, source, signal, stats) {
-    const window: { info: ObjectInfo; bytes: Promise<Fetched> }[] = [];
+    const window: { info: ObjectInfo; bytes: Promise<Fetched>; ahead: number }[] = [];
+    let aheadBytes = 0;
+    /** Listed, not yet in the window: it waits for the window's bytes to leave it room. */
+    let waiting: ObjectInfo | undefined;
     let listed = false;
     for (;;) {
       signal.throwIfAborted();
       while (!listed && window.length < concurrency) {
-        const next = await listing.next();
-        if (next.done === true) listed = true;
-        else {
-          const info = next.value;
-          const unread = unreadOutputError(info);
-          const refused =
-            unread !== undefined
-              ? { ...info, stage: 'fetch' as const, error: unread }
-              : inParts(info)
-                ? undefined
-                : refuseUnread(info, limits);
-          // An output read as well as the inputs its unread footer lists would count twice.
-          const bytes =
-            refused !== undefined
-              ? Promise.resolve(refused)
-              : inParts(info)
-                ? Promise.resolve(IN_PARTS)
-                : fetchObject(source, info, signal, limits.maxObjectBytes);
-          window.push({ info, bytes });
+        if (waiting === undefined) {
+          const next = await listing.next();
+          if (next.done === true) {
+            listed = true;
+            break;
+          }
+          waiting = next.value;
         }
+        const info = waiting;
+        const unread = unreadOutputError(info);
+        const refused =
+          unread !== undefined
+            ? { ...info, stage: 'fetch' as const, error: unread }
+            : inParts(info)
+              ? undefined
+              : refuseUnread(info, limits);
+        const ahead = refused === undefined && !inParts(info) ? info.size : 0;
+        if (ahead > 0 && window.length > 0 && aheadBytes + ahead > READ_DEFAULTS.readAheadBytes)
+          break;
+        waiting = undefined;
+        // An output read as well as the inputs its unread footer lists would count twice.
+        const bytes =
+          refused !== undefined
+            ? Promise.resolve(refused)
+            : inParts(info)
+              ? Promise.resolve(IN_PARTS)
+              : fetchObject(source, info, signal, limits.maxObjectBytes);
+        aheadBytes += ahead;
+        window.push({ info, bytes, ahead });
       }
       const head = window.shift();
       if (head === undefined) return;
+      aheadBytes -= head.ahead;
       const fetched = await head.bytes;
       if ('parts' in fetched) {
         try {

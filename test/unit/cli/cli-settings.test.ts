@@ -236,7 +236,7 @@ describe('resolveSettings', () => {
     expect(resolveIn(cwd, { bucket: 'b' })).toMatchObject({
       from: undefined,
       to: undefined,
-      concurrency: 8,
+      concurrency: 32,
     });
   });
 

@@ -230,6 +230,42 @@ describe('readMetrics listing S3', () => {
     expect(stream.stats.objectsRead).toBe(10);
   });
 
+  test('fetches 32 small objects at once by default, and large ones only within 32 MiB as listed', async () => {
+    const small = fakeBucket(40);
+    small.manual = true;
+    const reading = collect(readMetrics({ bucket: 'b', prefix: 'p', s3Client: small.asClient() }));
+    await waitFor(() => small.pending.length === 32, 2_000, '32 pending GETs', 2);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(small.pending).toHaveLength(32);
+    small.manual = false;
+    while (small.pending.length > 0) small.release();
+    expect(await reading).toHaveLength(40);
+
+    // Listed at 12 MiB each: two fit in 32 MiB, a third waits until the first is read.
+    const large = fakeBucket(6);
+    for (const key of large.objects.keys()) large.listedSizes.set(key, 12 * 1024 * 1024);
+    large.manual = true;
+    const stream = readMetrics({ bucket: 'b', prefix: 'p', s3Client: large.asClient() });
+    const iterator = stream[Symbol.asyncIterator]();
+    let next = iterator.next();
+    await waitFor(() => large.pending.length === 2, 2_000, '2 pending GETs', 2);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(large.getCalls).toHaveLength(2);
+    for (;;) {
+      await waitFor(
+        () => large.pending.length > 0 || large.getCalls.length === 6,
+        2_000,
+        'a pending GET or all 6 done',
+        2,
+      );
+      while (large.pending.length > 0) large.release();
+      if ((await next).done) break;
+      next = iterator.next();
+    }
+    expect(large.maxInFlight).toBe(2);
+    expect(stream.stats.objectsRead).toBe(6);
+  });
+
   test('yields in key order when later objects arrive first', async () => {
     const s3 = fakeBucket(5);
     s3.manual = true;
