@@ -5,12 +5,13 @@ import {
   parquetMetadata,
   parquetReadObjects,
   parquetSchema,
+  type RowGroup,
   type SchemaElement,
   type SchemaTree,
 } from 'hyparquet';
 import { objectBudget } from '../encoding/decode-request.js';
 import type { Compression } from '../layout/formats.js';
-import { type FlatRepeated, type LeafValues, readFlatColumns } from './flat-columns.js';
+import { type FlatRepeated, type LeafValues, readFlatColumns, Utf8Values } from './flat-columns.js';
 import { checkPages, ValueBudget } from './page-bounds.js';
 import { checkThriftSize } from './thrift-bounds.js';
 
@@ -320,6 +321,72 @@ export function readColumns(
     read.coded,
   );
   return { columns, flat: repeated, dictionaries, rows: read.rows, rawBytes: budget.used() };
+}
+
+/**
+ * Rows `indices` (0-based in the row group) of columns read flat, as readRows gives them (maps
+ * as their entries, lists as arrays, a list of maps as an array of entries), in the schema's
+ * column order: the row group's pages are decoded once, and only these rows are made.
+ */
+export function rowsAt(
+  metadata: FileMetaData,
+  read: Pick<ColumnsRead, 'columns' | 'flat'>,
+  indices: readonly number[],
+): ParquetRow[] {
+  const names = parquetSchema(metadata).children.map((c) => c.element.name);
+  const rows: ParquetRow[] = indices.map(() => ({}));
+  for (const name of names) {
+    const plain = read.columns.get(name);
+    const repeated = read.flat.get(name);
+    indices.forEach((r, n) => {
+      const row = rows[n] as ParquetRow;
+      if (plain !== undefined) row[name] = valueAt(plain, r);
+      else if (repeated !== undefined) row[name] = repeatedAt(repeated, r);
+    });
+  }
+  return rows;
+}
+
+const valueAt = (values: LeafValues, k: number): unknown =>
+  values instanceof Utf8Values ? values.text(k) : values[k];
+
+function repeatedAt(column: FlatRepeated, row: number): unknown[] {
+  const { values, keys, offsets, items } = column;
+  const entries = (from: number, to: number) => {
+    const out: unknown[] = [];
+    for (let k = from; k < to; k++) {
+      out.push(
+        keys === undefined
+          ? valueAt(values, k)
+          : { key: valueAt(keys, k), value: valueAt(values, k) },
+      );
+    }
+    return out;
+  };
+  const from = offsets[row] as number;
+  const to = offsets[row + 1] as number;
+  if (items === undefined) return entries(from, to);
+  const list: unknown[] = [];
+  for (let j = from; j < to; j++) list.push(entries(items[j] as number, items[j + 1] as number));
+  return list;
+}
+
+/** Where a row group's column chunks are stored, [start, end): checked to lie inside the file. */
+export function groupBytes(group: RowGroup, fileBytes: number): { start: number; end: number } {
+  let start = Number.POSITIVE_INFINITY;
+  let end = 0;
+  for (const column of group.columns) {
+    const meta = column.meta_data;
+    if (meta === undefined) throw new Error('a Parquet column chunk without metadata');
+    const first = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    start = Math.min(start, first);
+    end = Math.max(end, first + Number(meta.total_compressed_size));
+  }
+  if (group.columns.length === 0) start = end = 0;
+  if (!(start >= 4 && end >= start && end <= fileBytes - 8)) {
+    throw new Error('a Parquet row group outside the file');
+  }
+  return { start, end };
 }
 
 /** A read decodes at most as many values as it may decompress bytes. */

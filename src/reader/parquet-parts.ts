@@ -4,6 +4,7 @@ import type { SignalName } from '../layout/formats.js';
 import {
   type ColumnsRead,
   type ExpectedSchema,
+  groupBytes,
   ownBuffer,
   readColumns,
   readRows,
@@ -249,19 +250,7 @@ function checkedGroup(
       `a Parquet row group of ${group.num_rows} rows (at most ${MAX_ROW_GROUP_ROWS})`,
     );
   }
-  let start = Number.POSITIVE_INFINITY;
-  let end = 0;
-  for (const column of group.columns) {
-    const meta = column.meta_data;
-    if (meta === undefined) throw new Error('a Parquet column chunk without metadata');
-    const first = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
-    start = Math.min(start, first);
-    end = Math.max(end, first + Number(meta.total_compressed_size));
-  }
-  if (group.columns.length === 0) start = end = 0;
-  if (!(start >= 4 && end >= start && end <= fileBytes - 8)) {
-    throw new Error('a Parquet row group outside the file');
-  }
+  const { start, end } = groupBytes(group, fileBytes);
   if (end - start > limits.maxObjectBytes) {
     throw new ObjectTooLargeError('maxObjectBytes', limits.maxObjectBytes, end - start);
   }
@@ -316,7 +305,13 @@ async function readGroup(
 ): Promise<ParquetPart> {
   const { asyncBuffer, group } = await groupBuffer(file, groups, index);
   const { firstRow } = group;
-  const read = { file: asyncBuffer, metadata, rowStart: firstRow, rowEnd: firstRow + group.rows };
+  const read = {
+    file: asyncBuffer,
+    metadata,
+    group: index,
+    rowStart: firstRow,
+    rowEnd: firstRow + group.rows,
+  };
   const decompression = { decompress, maxDecompressedBytes: limits.maxDecompressedBytes };
   if (traceId !== undefined) {
     const { rows, rawBytes } = await readTraceRows(read, decompression, traceId);

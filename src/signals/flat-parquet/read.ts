@@ -1,10 +1,13 @@
-import type { AsyncBuffer, FileMetaData } from 'hyparquet';
+import type { AsyncBuffer, FileMetaData, RowGroup } from 'hyparquet';
 import type { OtlpObject, OtlpValue } from '../../encoding/otlp-proto-decode.js';
 import {
+  groupBytes,
   ownBuffer,
   type PageDecompression,
   type RowsRead,
+  readColumns,
   readRows,
+  rowsAt,
   schemaMetadata,
 } from '../../parquet/read.js';
 import { mayHold } from '../../parquet/row-group-filter.js';
@@ -114,7 +117,7 @@ export async function readFlatRows(
     const rowEnd = rowStart + Number(group.num_rows);
     if (await mayHold(metadata, index, 'TraceId', traceId, range)) {
       const read = await readTraceRows(
-        { file, metadata, rowStart, rowEnd },
+        { file, metadata, group: index, rowStart, rowEnd },
         decompression,
         traceId,
       );
@@ -125,41 +128,35 @@ export async function readFlatRows(
   return rows;
 }
 
-/** More runs of a trace's rows than this in one row group are read as one span of rows. */
-const MAX_TRACE_RUNS = 8;
-
 /**
- * The rows of trace `traceId` (lower-case hex) among rows [rowStart, rowEnd) of a file: its
- * `TraceId` column first, then only the runs of rows that hold the trace. Both signals' rows
- * are sorted by trace within a service, so a trace is a run or a few, and the row group's other
- * rows (thousands, each an object of maps and lists) are never made.
+ * The rows of trace `traceId` (lower-case hex) in row group `group` (rows [rowStart, rowEnd) of
+ * the file): its `TraceId` column first; then, if the trace is there, the group's columns read
+ * flat (each page decoded once) and only the trace's rows made, not the group's thousands of
+ * others (each an object of maps and lists).
  */
 export async function readTraceRows(
-  read: { file: AsyncBuffer; metadata: FileMetaData; rowStart: number; rowEnd: number },
+  read: {
+    file: AsyncBuffer;
+    metadata: FileMetaData;
+    group: number;
+    rowStart: number;
+    rowEnd: number;
+  },
   decompression: PageDecompression,
   traceId: string,
 ): Promise<RowsRead> {
   const ids = await readRows({ ...read, columns: ['TraceId'] }, decompression);
-  const runs: [number, number][] = [];
+  const indices: number[] = [];
   for (let i = 0; i < ids.rows.length; i++) {
-    if (!ofTrace(ids.rows[i] as Row, traceId)) continue;
-    const last = runs.at(-1);
-    if (last !== undefined && last[1] === i) last[1] = i + 1;
-    else runs.push([i, i + 1]);
+    if (ofTrace(ids.rows[i] as Row, traceId)) indices.push(i);
   }
-  const first = runs[0];
-  const last = runs.at(-1);
-  if (first === undefined || last === undefined) return { rows: [], rawBytes: ids.rawBytes };
-  const spans = runs.length > MAX_TRACE_RUNS ? [[first[0], last[1]] as const] : runs;
-  const rows: Row[] = [];
-  let rawBytes = ids.rawBytes;
-  for (const [start, end] of spans) {
-    const rowStart = read.rowStart + start;
-    const got = await readRows({ ...read, rowStart, rowEnd: read.rowStart + end }, decompression);
-    rawBytes += got.rawBytes;
-    for (const row of got.rows) if (ofTrace(row as Row, traceId)) rows.push(row as Row);
-  }
-  return { rows, rawBytes };
+  if (indices.length === 0) return { rows: [], rawBytes: ids.rawBytes };
+  const { metadata, group } = read;
+  const { start, end } = groupBytes(metadata.row_groups[group] as RowGroup, read.file.byteLength);
+  const bytes = new Uint8Array(await read.file.slice(start, end));
+  const rows = read.rowEnd - read.rowStart;
+  const columns = readColumns({ metadata, group, rows, bytes, start }, decompression);
+  return { rows: rowsAt(metadata, columns, indices), rawBytes: ids.rawBytes + columns.rawBytes };
 }
 
 /** The row's `TraceId` is `traceId` (lower-case hex), in either case. */

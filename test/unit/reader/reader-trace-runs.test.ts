@@ -1,8 +1,7 @@
 /**
  * A trace's spans in a Parquet row group lie in runs, one per service (rows sorted by service,
- * status, trace): the reader with `traceId` reads the `TraceId` column, then only those runs (or
- * the rows from the first to the last, past a few runs). Every run must be found, and nothing of
- * the other traces between them kept.
+ * status, trace): the reader with `traceId` reads the `TraceId` column, then makes only the rows
+ * of the trace. Every run must be found, and nothing of the other traces between them kept.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
