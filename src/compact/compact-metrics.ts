@@ -91,6 +91,7 @@ async function compactSignal(
     const accept = (hour: number) => Math.floor(hour / HOUR) % shard.count === shard.index;
     let partitionsSelected = 0;
     const plans: PartitionPlan[] = [];
+    const compactedUnderPrefix: PartitionReport[] = [];
     const range = hourRange(settings);
     for await (const objects of listHours(
       settings,
@@ -103,6 +104,12 @@ async function compactSignal(
       partitionsSelected++;
       const plan = planPartition(objects, planRules(settings));
       if (plan.work || plan.badOutputs.length > 0 || plan.knownBad.length > 0) plans.push(plan);
+      else if (
+        settings.outPrefix !== settings.prefix &&
+        plan.kept.some((output) => !output.key.startsWith(settings.outPrefix))
+      ) {
+        compactedUnderPrefix.push(reportOf(plan, 'nothing-to-do', settings.partitionRoot));
+      }
     }
     const work = plans.filter((p) => p.work);
     const toRead = work.flatMap((p) => [...p.merge.inputs, ...p.merge.outputs]);
@@ -123,6 +130,7 @@ async function compactSignal(
           partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
           keysIgnored: counters.keysIgnored,
           unsettled,
+          compactedUnderPrefix: compactedUnderPrefix.map((p) => p.partition),
         },
         counters.ownKeysIgnored ?? 0,
       );

@@ -83,6 +83,12 @@ export interface CompactionReport {
    * order: a later run compacts them, from `settlesAt` on.
    */
   unsettled: UnsettledHour[];
+  /**
+   * With an outPrefix of its own: settled hours whose outputs are under the prefix (compacted
+   * there by an earlier run without it) and that need nothing more. They stay where they are:
+   * nothing of them is written under the outPrefix. Empty without an outPrefix.
+   */
+  compactedUnderPrefix: string[];
 }
 
 export interface UnsettledHour {
@@ -132,5 +138,6 @@ export function joinedReports(reports: readonly CompactionReport[]): CompactionR
       reports.reduce((n, r) => n + own(r), 0) +
       Math.max(0, ...reports.map((r) => r.keysIgnored - own(r))),
     unsettled: reports.flatMap((r) => r.unsettled),
+    compactedUnderPrefix: reports.flatMap((r) => r.compactedUnderPrefix),
   };
 }

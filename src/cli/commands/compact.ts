@@ -259,7 +259,7 @@ function summary(report: CompactionReport, where: string, now = Date.now()): str
   const ignored =
     report.keysIgnored > 0 ? `${plural(report.keysIgnored, 'key')} not in the layout ignored` : '';
   if (report.dryRun) {
-    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}${count('busy') > 0 ? `, ${count('busy')} busy (another compactor)` : ''}; nothing was written${ignored === '' ? '' : `, ${ignored}`}${unsettledNote(report.unsettled, now)}`;
+    return `dry run: ${plural(count('planned'), 'partition')} to compact of ${formatInteger(report.partitionsSelected)} settled in ${where}${count('busy') > 0 ? `, ${count('busy')} busy (another compactor)` : ''}; nothing was written${ignored === '' ? '' : `, ${ignored}`}${unsettledNote(report.unsettled, now)}${underPrefixNote(report)}`;
   }
   const parts = [
     `${plural(count('compacted') + count('finished'), 'partition')} compacted of ${formatInteger(report.partitionsSelected)} settled in ${where}`,
@@ -268,7 +268,19 @@ function summary(report: CompactionReport, where: string, now = Date.now()): str
   if (count('busy') > 0) parts.push(`${count('busy')} busy (another compactor)`);
   if (count('failed') > 0) parts.push(`${count('failed')} failed`);
   if (ignored !== '') parts.push(ignored);
-  return parts.join(', ') + unsettledNote(report.unsettled, now);
+  return parts.join(', ') + unsettledNote(report.unsettled, now) + underPrefixNote(report);
+}
+
+/**
+ * `; 1 hour already compacted under raw/ stays there, nothing of it written under lake/:
+ * traces/…/hour=00` (an earlier run without --out-prefix), or nothing.
+ */
+function underPrefixNote(report: CompactionReport): string {
+  const hours = report.compactedUnderPrefix;
+  if (hours.length === 0) return '';
+  const named = hours.slice(0, UNSETTLED_NAMED).join(', ');
+  const more = hours.length > UNSETTLED_NAMED ? `, and ${hours.length - UNSETTLED_NAMED} more` : '';
+  return `; ${plural(hours.length, 'hour')} already compacted under the prefix (by a run without --out-prefix) ${hours.length === 1 ? 'stays' : 'stay'} there, nothing of ${hours.length === 1 ? 'it' : 'them'} written under --out-prefix: ${named}${more}`;
 }
 
 /** How many unsettled hours are named; the rest are counted. */

@@ -14,6 +14,7 @@ import {
   listMetricObjects,
   readMetrics,
 } from '../../../src/reader.js';
+import { runCliInProcess } from '../../support/cli-child.js';
 import { batchAt, duckdbPointTexts, pointsOf, sorted } from '../../support/compaction-data.js';
 import { exportToDir, keysIn, mergeAllIn } from '../../support/compaction-dir.js';
 import { duckdbRows } from '../../support/duckdb.js';
@@ -327,6 +328,26 @@ describe('compactMetrics on a directory', () => {
     // A second run finds the OTLP objects replaced by the output under the other prefix.
     const again = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
     expect(again.partitions).toEqual([]);
+    expect(again.compactedUnderPrefix).toEqual([]);
+  });
+
+  test('an hour compacted in place, then a run with an outPrefix: said, not moved', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'raw', format: 'parquet' }, batches);
+    const first = await compactHour({ prefix: 'raw' });
+    expect(first.compactedUnderPrefix).toEqual([]);
+    const [output] = await outputs();
+    const later = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    expect(later.partitions).toEqual([]);
+    expect(later.compactedUnderPrefix).toEqual([first.partitions[0]?.partition]);
+    expect(await outputs()).toEqual([output]);
+    const cli = await runCliInProcess(
+      ['compact', '--dir', dir, '--prefix', 'raw', '--out-prefix', 'lake', '--until', '1h'],
+      { cwd: dir },
+    );
+    expect(cli.stderr).toContain(
+      `1 hour already compacted under the prefix (by a run without --out-prefix) stays there, nothing of it written under --out-prefix: ${first.partitions[0]?.partition}`,
+    );
   });
 
   test('hours that have not settled are left alone', async () => {
