@@ -8,6 +8,24 @@
  */
 export const ANSWER_DEADLINES_MILLIS: readonly number[] = [5_000, 15_000];
 
+/**
+ * A request none of whose attempts has an answer this long after the first was sent ends the
+ * read: the client's own idle timeout (60 s) would end the first attempt then, and the SDK would
+ * send it twice more, so that a server that takes connections and never answers held a listing
+ * for three minutes. Three requests sent, a minute of silence: the server is not answering.
+ */
+export const NO_ANSWER_MILLIS = 60_000;
+
+/** No attempt of a request answered within NO_ANSWER_MILLIS (named as the SDK's timeouts are). */
+export class NoAnswerError extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(attempts: number, millis: number) {
+    super(
+      `no answer in ${millis / 1000} s to ${attempts} ${attempts === 1 ? 'request' : 'requests'} sent (the server takes the connection and says nothing)`,
+    );
+  }
+}
+
 /** Why an attempt was stopped: another one answered first (never seen by the caller). */
 const SUPERSEDED = new Error('another attempt of the request answered first');
 
@@ -17,13 +35,15 @@ const SUPERSEDED = new Error('another attempt of the request answered first');
  * answer began: a GET's headers) or settles wins, and the others are aborted: a lost request
  * costs the first deadline, and a body that has begun is never cut short. An attempt that fails
  * (an HTTP error, or the client's own connection timeouts against a server that is down) ends the
- * read with its error, as without the deadlines: the attempts beside it do not prolong it. Each
- * attempt has its own signal, aborted with the caller's `signal` (and its reason) too.
+ * read with its error, as without the deadlines: the attempts beside it do not prolong it; so does
+ * `noAnswerMillis` without an answer (NoAnswerError). Each attempt has its own signal, aborted
+ * with the caller's `signal` (and its reason) too.
  */
 export function withAnswerDeadlines<T>(
   attempt: (signal: AbortSignal, answered: () => void) => Promise<T>,
   signal: AbortSignal,
   deadlines: readonly number[] = ANSWER_DEADLINES_MILLIS,
+  noAnswerMillis = NO_ANSWER_MILLIS,
 ): Promise<T> {
   signal.throwIfAborted();
   return new Promise<T>((resolve, reject) => {
@@ -70,11 +90,27 @@ export function withAnswerDeadlines<T>(
       );
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    start();
+    let sent = 0;
+    const send = () => {
+      if (settled || winner !== undefined || signal.aborted) return;
+      sent++;
+      start();
+    };
+    send();
     let at = 0;
     for (const deadline of deadlines) {
       at += deadline;
-      timers.push(setTimeout(start, at));
+      timers.push(setTimeout(send, at));
     }
+    timers.push(
+      setTimeout(() => {
+        if (settled || winner !== undefined) return;
+        const error = new NoAnswerError(sent, noAnswerMillis);
+        settled = true;
+        signal.removeEventListener('abort', onAbort);
+        stopOthers();
+        reject(error);
+      }, noAnswerMillis),
+    );
   });
 }

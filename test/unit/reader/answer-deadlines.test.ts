@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
-import { withAnswerDeadlines } from '../../../src/reader/answer-deadlines.js';
+import { NoAnswerError, withAnswerDeadlines } from '../../../src/reader/answer-deadlines.js';
 
 /** An attempt that never answers: it settles only when its signal is aborted. */
 const silent = (signal: AbortSignal) =>
@@ -29,6 +29,39 @@ describe('withAnswerDeadlines', () => {
     expect(starts).toHaveLength(3);
     expect(second).toBeGreaterThanOrEqual(25);
     expect(third - second).toBeGreaterThanOrEqual(55);
+  });
+
+  test('no answer to any attempt by the last deadline ends the read, every attempt stopped', async () => {
+    const seen: AbortSignal[] = [];
+    const started = Date.now();
+    const reading = withAnswerDeadlines(
+      async (signal) => {
+        seen.push(signal);
+        return silent(signal);
+      },
+      new AbortController().signal,
+      [20, 30],
+      150,
+    );
+    await expect(reading).rejects.toThrow(NoAnswerError);
+    await expect(reading).rejects.toThrow('no answer in 0.15 s to 3 requests sent');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(seen.map((s) => s.aborted)).toEqual([true, true, true]);
+  });
+
+  test('an answer that has begun is not cut by the no-answer deadline', async () => {
+    const result = await withAnswerDeadlines(
+      async (_signal, answered) => {
+        answered();
+        await sleep(200);
+        return 'slow body';
+      },
+      new AbortController().signal,
+      [20, 30],
+      100,
+    );
+    expect(result).toBe('slow body');
   });
 
   test('the request sent first, answering after the one sent beside it began, wins: that one is stopped', async () => {
