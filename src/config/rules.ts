@@ -80,13 +80,14 @@ export function region(option: string, value: unknown): string {
 
 /**
  * Normalizes a key prefix; rejects anything that could escape it or produce an odd key. White
- * space around it is dropped (a value read from a file ends in a newline; "prod " was meant as
- * "prod"), as its slashes are: the exporter, the reader and otel-s3 then agree on its keys.
+ * space around it is dropped (a value read from a file ends in a newline; "prod " and "prod /"
+ * were meant as "prod"), as its slashes are: the exporter, the reader and otel-s3 then agree on
+ * its keys.
  */
 export function normalizePrefix(value: unknown, option = 'prefix'): string {
   if (value === undefined || value === '') return '';
   if (typeof value !== 'string') throw new InvalidOptionError(option, value, 'a string');
-  const trimmed = value.trim().replace(/^\/+|\/+$/g, '');
+  const trimmed = value.replace(/^[\s/]+|[\s/]+$/g, '');
   if (trimmed === '') return '';
   if (LONE_SURROGATE.test(trimmed)) throw new InvalidOptionError(option, value, WELL_FORMED);
   const why = 'a key prefix without control characters, backslashes, empty, "." or ".." segments';

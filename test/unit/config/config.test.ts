@@ -778,6 +778,9 @@ describe('prefix', () => {
     expect(normalizePrefix('prod  ')).toBe('prod');
     expect(normalizePrefix(' /prod/checkout/ \n')).toBe('prod/checkout');
     expect(normalizePrefix('a b/c')).toBe('a b/c');
+    // White space beside the slashes stripped is around the prefix too.
+    expect(normalizePrefix('prod /')).toBe('prod');
+    expect(normalizePrefix(' / prod / ')).toBe('prod');
     expect(keyOf(resolveConfig({ bucket: 'b', prefix: 'x  ' }))).toMatch(/^x\/year=/);
     // A value read whole from a file, newline and all, is the prefix it holds.
     const fromFile = configure({ bucket: 'b' }, { OTEL_EXPORTER_S3_PREFIX: 'logs-prod\n' });
