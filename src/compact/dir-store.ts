@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, open, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { makeDirectory } from '../base/make-directory.js';
 import { dirSource } from '../reader/dir-source.js';
 import type { CompactionStore } from './store.js';
 
@@ -38,7 +39,7 @@ export interface DirFiles {
 }
 
 export const nodeDirFiles: DirFiles = {
-  mkdir: (path) => mkdir(path, { recursive: true }),
+  mkdir: makeDirectory,
   writeFile: (path, body) => writeFile(path, body),
   link,
   rename,

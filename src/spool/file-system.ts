@@ -1,5 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { makeDirectory } from '../base/make-directory.js';
 
 /** An open file being written. */
 export interface SpoolFileHandle {
@@ -31,7 +32,7 @@ export interface SpoolFileSystem {
 export const nodeFileSystem: SpoolFileSystem = {
   mkdir: async (path) => {
     try {
-      await mkdir(path, { recursive: true });
+      await makeDirectory(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       throw (await mkdirCause(path)) ?? error;
