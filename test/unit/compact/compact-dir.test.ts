@@ -350,6 +350,16 @@ describe('compactMetrics on a directory', () => {
     );
   });
 
+  test('an hour compacted in place under a prefix the outPrefix begins: said too', async () => {
+    // 'lake2' and 'lake' are two directories: an output under lake2/ is not under lake/.
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'lake2', format: 'parquet' }, batches);
+    const first = await compactHour({ prefix: 'lake2' });
+    const later = await compactHour({ prefix: 'lake2', outPrefix: 'lake' });
+    expect(later.partitions).toEqual([]);
+    expect(later.compactedUnderPrefix).toEqual([first.partitions[0]?.partition]);
+  });
+
   test('hours that have not settled are left alone', async () => {
     await exportToDir(dir, { prefix: 'p', format: 'parquet' }, [batchAt('api', Date.now(), 2, 1)]);
     const report = await compactMetrics({ dir, prefix: 'p' });
