@@ -1,10 +1,10 @@
 /**
- * How long a read request (a GET, a listing's page) may go without an answer before the same
- * request is sent again beside it, each time: at 5 s, then 15 s later. A request that is lost (a
- * server that dropped it, a connection that died without a reset) is otherwise waited for a whole
- * minute, while a lookup of hundreds of objects takes seconds: AWS's advice for latency-sensitive
- * reads is to send a slow request again, which likely takes another path and answers at once.
- * Reads are idempotent.
+ * How long a read request (a GET, a listing's page) may go without an answer (its headers) before
+ * the same request is sent again beside it, each time: at 5 s, then 15 s later. A request that is
+ * lost (a server that dropped it, a connection that died without a reset) is otherwise waited for a
+ * whole minute, while a lookup of hundreds of objects takes seconds: AWS's advice for
+ * latency-sensitive reads is to send a slow request again, which likely takes another path and
+ * answers at once. Reads are idempotent.
  */
 export const ANSWER_DEADLINES_MILLIS: readonly number[] = [5_000, 15_000];
 

@@ -92,6 +92,28 @@ function checkRegion(
 }
 
 /**
+ * Calls `answered` when a successful answer to the command begins (its status and headers), before
+ * its body is read and parsed: a listing page of a thousand keys that arrives slowly is an
+ * answer, not silence (answer-deadlines.ts), as a GET's is once its headers came.
+ */
+function onAnswerBegun(stack: ListObjectsV2Command['middlewareStack'], answered: () => void): void {
+  const begun =
+    <A, R extends { response: unknown }>(next: (args: A) => Promise<R>) =>
+    async (args: A): Promise<R> => {
+      const out = await next(args);
+      const status = (out.response as { statusCode?: unknown }).statusCode;
+      if (typeof status === 'number' && status >= 200 && status < 300) answered();
+      return out;
+    };
+  // Below the deserializer: the HTTP answer as it arrives, its body not read yet.
+  stack.addRelativeTo(begun, {
+    relation: 'after',
+    toMiddleware: 'deserializerMiddleware',
+    name: 'otelS3AnswerBegun',
+  });
+}
+
+/**
  * Objects in an S3 bucket. `pageSize` is ListObjectsV2's MaxKeys (tests use small pages).
  * `shared`: a client made from `connection` by the caller (the compactor's, for its writes too),
  * used and not destroyed; messages still name the settings of `connection`, not an s3Client given.
@@ -112,17 +134,19 @@ export function s3Source(
       do {
         let page: ListObjectsV2CommandOutput;
         try {
-          const command = new ListObjectsV2Command({
+          const input = {
             Bucket: bucket,
             ...(prefix === '' ? {} : { Prefix: `${prefix}/` }),
             ...(startAfter === undefined ? {} : { StartAfter: startAfter }),
             ...(token === undefined ? {} : { ContinuationToken: token }),
             MaxKeys: pageSize,
-          });
-          page = await withAnswerDeadlines(
-            (abortSignal) => client.send(command, { abortSignal }),
-            signal,
-          );
+          };
+          page = await withAnswerDeadlines((abortSignal, answered) => {
+            // A command each sending: each says its own answer's beginning.
+            const command = new ListObjectsV2Command(input);
+            onAnswerBegun(command.middlewareStack, answered);
+            return client.send(command, { abortSignal });
+          }, signal);
         } catch (error) {
           signal.throwIfAborted();
           throw await listFailure(`cannot list ${where(prefix)}`, error, connection, client);
