@@ -378,7 +378,8 @@ export function groupBytes(group: RowGroup, fileBytes: number): { start: number;
   for (const column of group.columns) {
     const meta = column.meta_data;
     if (meta === undefined) throw new Error('a Parquet column chunk without metadata');
-    const first = Number(meta.dictionary_page_offset ?? meta.data_page_offset);
+    // As hyparquet takes it: an offset of 0 (the file's magic) is no dictionary page.
+    const first = Number(meta.dictionary_page_offset || meta.data_page_offset);
     start = Math.min(start, first);
     end = Math.max(end, first + Number(meta.total_compressed_size));
   }

@@ -155,7 +155,12 @@ export async function readTraceRows(
   const { start, end } = groupBytes(metadata.row_groups[group] as RowGroup, read.file.byteLength);
   const bytes = new Uint8Array(await read.file.slice(start, end));
   const rows = read.rowEnd - read.rowStart;
-  const columns = readColumns({ metadata, group, rows, bytes, start }, decompression);
+  // One budget for the group: what the ids took is not decompressed again.
+  const left = {
+    ...decompression,
+    maxDecompressedBytes: decompression.maxDecompressedBytes - ids.rawBytes,
+  };
+  const columns = readColumns({ metadata, group, rows, bytes, start }, left);
   return { rows: rowsAt(metadata, columns, indices), rawBytes: ids.rawBytes + columns.rawBytes };
 }
 
