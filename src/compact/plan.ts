@@ -1,4 +1,4 @@
-import { inputRows, type Replaces } from '../reader/compacted.js';
+import { inputRows, type Replaces, replacedKeys } from '../reader/compacted.js';
 import type { ListedObject } from '../reader/replaced-inputs.js';
 
 /**
@@ -46,6 +46,11 @@ export interface PlanRules {
   fullOutputBytes: number;
   /** Also delete the OTLP objects an output replaces (kept by default). */
   deleteInputs: boolean;
+  /**
+   * Where the run writes its outputs: of two outputs that hold the same objects' rows, the one
+   * under it is the one merged.
+   */
+  outPrefix?: string;
 }
 
 export interface PartitionPlan {
@@ -106,7 +111,26 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
 
   const live = outputs.filter((output) => !replacedBy.has(output.key));
   const full = live.filter((o) => o.size >= rules.fullOutputBytes || !consistent(o));
-  const small = live.filter((o) => !full.includes(o));
+  // Two outputs that replace the same object both hold its rows: an hour compacted under an
+  // out-prefix and again in place (a run in place does not list the out-prefix, and the OTLP
+  // objects are kept). Merged together, or one merged while the other stays, every row of that
+  // object would be in the hour twice, for good. So an output that shares a replaced object with
+  // a full output, or with a small one taken before it (those under the run's out-prefix first),
+  // is left as it is.
+  const claimed = new Set<string>();
+  const claim = (output: OutputInfo) => {
+    const keys = replacedKeys(output.replaces);
+    if (keys.some((key) => claimed.has(key))) return false;
+    for (const key of keys) claimed.add(key);
+    return true;
+  };
+  for (const output of full) claim(output);
+  // Inside the out-prefix's directory: lake/, not lake2/ beside it.
+  const underOut = (o: OutputInfo) =>
+    rules.outPrefix !== undefined && o.key.startsWith(`${rules.outPrefix}/`);
+  const rest = live.filter((o) => !full.includes(o));
+  const small = [...rest.filter(underOut), ...rest.filter((o) => !underOut(o))].filter(claim);
+  const copies = rest.filter((o) => !small.includes(o));
   const skipped = new Map(objects.skipped.map((s) => [s.key, s]));
   const raw: ListedObject[] = [];
   const knownBad: ListedObject[] = [];
@@ -125,7 +149,7 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
     merge,
     mergeDeletes: merge.outputs.length + merge.inputs.filter(deletable).length,
     finish: [...finish].map(([output, deletes]) => ({ output, deletes })),
-    kept: merging ? full : live,
+    kept: merging ? [...full, ...copies] : live,
     knownBad,
     badOutputs: objects.badOutputs,
     replacedKept,

@@ -331,6 +331,32 @@ describe('compactMetrics on a directory', () => {
     expect(again.compactedUnderPrefix).toEqual([]);
   });
 
+  test('an hour compacted both to an outPrefix and in place: no run merges the two copies', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, batches);
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    // The OTLP objects are kept: a run in place (which does not list lake/) compacts them again.
+    await compactHour({ prefix: 'raw' });
+    const both = await outputs();
+    expect(both).toHaveLength(2);
+    const count = async (prefix: string) => {
+      let points = 0;
+      for await (const object of readMetrics({ dir, prefix }))
+        points += dataPointRows(object.request).length;
+      return points;
+    };
+    // Each output holds every point once; merged together, they would hold each twice.
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    expect(await count('lake')).toBe(pointsOf(batches).length);
+    expect(await count('raw')).toBe(pointsOf(batches).length);
+    // A late object of the hour: merged with the copy under lake/, never beside it.
+    const late = [...batches, batchAt('api', at(0, 50), 4, 3)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, late.slice(2));
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    expect(await count('lake')).toBe(pointsOf(late).length);
+    expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
+  });
+
   test('an hour compacted in place, then a run with an outPrefix: said, not moved', async () => {
     const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
     await exportToDir(dir, { prefix: 'raw', format: 'parquet' }, batches);
