@@ -89,6 +89,15 @@ export function normalizePrefix(value: unknown, option = 'prefix'): string {
   if (typeof value !== 'string') throw new InvalidOptionError(option, value, 'a string');
   const trimmed = value.replace(/^[\s/]+|[\s/]+$/g, '');
   if (trimmed === '') return '';
+  const url = /^s3:\/\/([^/]*)\/?(.*)$/i.exec(trimmed);
+  if (url !== null) {
+    const [, bucket = '', rest = ''] = url;
+    throw new InvalidOptionError(
+      option,
+      value,
+      `a key prefix, not an S3 URL: the bucket ("${bucket}") goes in the bucket option and the rest ("${rest}") is the prefix`,
+    );
+  }
   if (LONE_SURROGATE.test(trimmed)) throw new InvalidOptionError(option, value, WELL_FORMED);
   const why = 'a key prefix without control characters, backslashes, empty, "." or ".." segments';
   if (CONTROL_CHARS.test(trimmed) || trimmed.includes('\\')) {

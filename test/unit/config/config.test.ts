@@ -774,6 +774,12 @@ describe('prefix', () => {
     expect(keyOf(resolveConfig({ bucket: 'b', prefix: '/x/y/' }))).toMatch(/^x\/y\/year=/);
   });
 
+  test('an S3 URL is refused, saying where its bucket and its prefix go', () => {
+    expect(() => normalizePrefix('s3://logs-bucket/prod/app')).toThrow(
+      'invalid option prefix: "s3://logs-bucket/prod/app" (expected a key prefix, not an S3 URL: the bucket ("logs-bucket") goes in the bucket option and the rest ("prod/app") is the prefix)',
+    );
+  });
+
   test('drops white space around it: the exporter and the reader agree on the keys', () => {
     expect(normalizePrefix('prod  ')).toBe('prod');
     expect(normalizePrefix(' /prod/checkout/ \n')).toBe('prod/checkout');
