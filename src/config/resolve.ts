@@ -6,6 +6,7 @@ import {
   type CompressionLevels,
   defaultKeyTemplate,
   FORMAT_ROWS,
+  FORMATS,
   type SignalName,
   signalOfKeyName,
 } from '../layout/formats.js';
@@ -73,6 +74,8 @@ export interface ResolvedConfig {
   /** Tests' shorter spool lock intervals (LOCK_TIMING_OPTION); undefined: LOCK_TIMING. */
   spoolLock?: LockTiming | undefined;
   keys: KeyTemplate;
+  /** The layouts a spool file's key may be in: `keys`, and without a keyTemplate every format's default. */
+  spoolKeys: readonly KeyTemplate[];
   partitionTime: PartitionTime;
   /** Fixed PutObject fields: encryption, storage class, tags, metadata. */
   putObject: PutObjectFields;
@@ -210,6 +213,31 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     Metadata: f.get('metadata', check<Record<string, string> | undefined>('metadata'), undefined),
   };
 
+  // Each format has its default layout (Parquet: hour partitions).
+  const layout = (template: string) => new KeyTemplate(template, { prefix, filePrefix, timeZone });
+  const defaultKeys = layout(defaultKeyTemplate(format, signal));
+  const keys = f.get(
+    'keyTemplate',
+    // KeyTemplate validates the template itself, whatever its type.
+    (o, v) => {
+      const template = layout(v as string);
+      warnAmbiguousTokens(template);
+      return namesSignal(o, v, template, signal);
+    },
+    defaultKeys,
+  );
+  // A spool file an earlier run left may name the key of another format's default layout (a
+  // deploy that changed the format, keyTemplate unset): it is uploaded as it was written.
+  const spoolKeys =
+    keys === defaultKeys
+      ? [
+          keys,
+          ...[...new Set(FORMATS.map((other) => defaultKeyTemplate(other, signal)))]
+            .filter((template) => template !== defaultKeyTemplate(format, signal))
+            .map(layout),
+        ]
+      : [keys];
+
   return {
     signal,
     bucket: f.required('bucket', (o, v) =>
@@ -271,17 +299,8 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     journalSyncMillis: option<number>(f, 'journalSyncMillis', DEFAULTS.journalSyncMillis),
     spoolFileSystem: option<SpoolFileSystem | undefined>(f, 'spoolFileSystem', undefined),
     spoolLock: lockTimingOf(code),
-    keys: f.get(
-      'keyTemplate',
-      // KeyTemplate validates the template itself, whatever its type.
-      (o, v) => {
-        const template = new KeyTemplate(v as string, { prefix, filePrefix, timeZone });
-        warnAmbiguousTokens(template);
-        return namesSignal(o, v, template, signal);
-      },
-      // Each format has its default layout (Parquet: hour partitions).
-      new KeyTemplate(defaultKeyTemplate(format, signal), { prefix, filePrefix, timeZone }),
-    ),
+    keys,
+    spoolKeys,
     partitionTime: option<PartitionTime>(f, 'partitionTime', DEFAULTS.partitionTime),
     putObject: Object.fromEntries(
       Object.entries(putObject).filter(([, v]) => v !== undefined),

@@ -127,7 +127,7 @@ export class SignalExporter<Item> {
             loadConcurrency: c.uploadConcurrency,
             retryEveryMillis: c.retryMaxDelayMillis,
             diskTimeoutMillis: c.spoolTimeoutMillis,
-            check: spoolFileCheck(c.keys),
+            check: spoolFileCheck(c.spoolKeys),
             lost: (items) =>
               this.#outcomes.quarantinedBatch(items?.points ?? 0, items?.rawBytes ?? 0),
             journal:
@@ -469,9 +469,9 @@ export class SignalExporter<Item> {
 }
 
 /** A spool file's metadata must name an object this configuration writes: data, not commands. */
-function spoolFileCheck(keys: KeyTemplate): MetaCheck {
+function spoolFileCheck(layouts: readonly KeyTemplate[]): MetaCheck {
   return (meta) => {
-    const parsed = keys.parse(meta.key);
+    const parsed = layouts.map((keys) => keys.parse(meta.key)).find((p) => p !== undefined);
     if (parsed === undefined)
       return `its key ${JSON.stringify(meta.key.slice(0, 200))} is not one this exporter writes (prefix, filePrefix, keyTemplate)`;
     if (encodingOfExtension(parsed.extension) === undefined)

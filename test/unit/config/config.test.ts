@@ -108,6 +108,13 @@ describe('resolveConfig defaults', () => {
       journalSyncMillis: 1_000,
       spoolFileSystem: undefined,
       keys: expect.any(KeyTemplate),
+      // Without a keyTemplate, a spool file may be in any format's default layout.
+      spoolKeys: [
+        expect.objectContaining({ text: c.keys.text }),
+        expect.objectContaining({
+          text: 'year=%Y/month=%m/day=%d/hour=%H/{filePrefix}metrics_{uuid}',
+        }),
+      ],
       partitionTime: 'upload',
       putObject: {},
       userAgent: undefined,

@@ -126,6 +126,40 @@ describe('the journal of the open batch', () => {
     });
   }
 
+  // A spool file left by a run of another format (S3 unreachable, then a deploy that changes the
+  // format): each format has its own default key layout, and the file's key is the old one's.
+  const fileSwitches = [
+    ['otlp-json', 'parquet', /\/minute=\d\d\/metrics_[^/]+\.json\.gz$/],
+    ['parquet', 'otlp-json', /\/hour=\d\d\/metrics_[^/]+\.parquet$/],
+  ] as const;
+  for (const [was, now, name] of fileSwitches) {
+    test(`a spool file of ${was}, restarted as ${now} with the default key layouts: uploaded as it was written`, async () => {
+      const hanging = new ScriptedS3().script([], { kind: 'hang' });
+      const { dir, before } = await journaledThenCrashed(
+        [1, 2, 3],
+        { format: was, compression: 'gzip', requestTimeoutMillis: 60_000, flushTimeoutMillis: 50 },
+        hanging,
+      );
+      await before.forceFlush(); // seals; the upload hangs
+      await waitFor(() => before.stats().spool?.written === 1, 2_000, 'the spool file');
+      await waitFor(async () => (await journalFiles(dir)).length === 0, 2_000, 'chain deleted');
+      const crashed = await crashCopy(dir);
+      expect(await readdir(join(crashed, 'batches'))).toHaveLength(1);
+
+      const s3 = new ScriptedS3();
+      const after = start(s3, crashed, { format: now, compression: 'gzip' });
+      await active(after);
+      await after.forceFlush();
+      // Before: quarantined ("its key ... is not one this exporter writes"), nothing stored.
+      expect(after.stats().spool?.quarantined).toBe(0);
+      expect(after.stats().pointsDropped).toBe(0);
+      expect([...s3.stored.keys()]).toEqual([expect.stringMatching(name)]);
+      // The object the earlier run tried to store, byte for byte, under its key.
+      const [tried] = hanging.attempts;
+      expect([...s3.stored]).toEqual([[tried?.key, tried?.body]]);
+    });
+  }
+
   test('a directory among the spool files is quarantined, and the journal is replayed all the same', async () => {
     const { crashed } = await journaledThenCrashed([1, 2], { format: 'otlp-json' });
     await mkdir(join(crashed, 'batches', 'not-a-batch'));
