@@ -216,29 +216,7 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
   // Each format has its default layout (Parquet: hour partitions).
   const layout = (template: string) => new KeyTemplate(template, { prefix, filePrefix, timeZone });
   const defaultKeys = layout(defaultKeyTemplate(format, signal));
-  const keys = f.get(
-    'keyTemplate',
-    // KeyTemplate validates the template itself, whatever its type.
-    (o, v) => {
-      const template = layout(v as string);
-      warnAmbiguousTokens(template);
-      return namesSignal(o, v, template, signal);
-    },
-    defaultKeys,
-  );
-  // A spool file an earlier run left may name the key of another format's default layout (a
-  // deploy that changed the format, keyTemplate unset): it is uploaded as it was written.
-  const spoolKeys =
-    keys === defaultKeys
-      ? [
-          keys,
-          ...[...new Set(FORMATS.map((other) => defaultKeyTemplate(other, signal)))]
-            .filter((template) => template !== defaultKeyTemplate(format, signal))
-            .map(layout),
-        ]
-      : [keys];
-
-  return {
+  const resolved = {
     signal,
     bucket: f.required('bucket', (o, v) =>
       rule.bucket(
@@ -299,8 +277,16 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
     journalSyncMillis: option<number>(f, 'journalSyncMillis', DEFAULTS.journalSyncMillis),
     spoolFileSystem: option<SpoolFileSystem | undefined>(f, 'spoolFileSystem', undefined),
     spoolLock: lockTimingOf(code),
-    keys,
-    spoolKeys,
+    keys: f.get(
+      'keyTemplate',
+      // KeyTemplate validates the template itself, whatever its type.
+      (o, v) => {
+        const template = layout(v as string);
+        warnAmbiguousTokens(template);
+        return namesSignal(o, v, template, signal);
+      },
+      defaultKeys,
+    ),
     partitionTime: option<PartitionTime>(f, 'partitionTime', DEFAULTS.partitionTime),
     putObject: Object.fromEntries(
       Object.entries(putObject).filter(([, v]) => v !== undefined),
@@ -321,6 +307,18 @@ export function resolveSources(sources: ConfigSources): ResolvedConfig {
       undefined,
     ),
   };
+  // A spool file an earlier run left may name the key of another format's default layout (a
+  // deploy that changed the format, keyTemplate unset): it is uploaded as it was written.
+  const spoolKeys =
+    resolved.keys === defaultKeys
+      ? [
+          defaultKeys,
+          ...[...new Set(FORMATS.map((other) => defaultKeyTemplate(other, signal)))]
+            .filter((template) => template !== defaultKeyTemplate(format, signal))
+            .map(layout),
+        ]
+      : [resolved.keys];
+  return { ...resolved, spoolKeys };
 }
 
 /**
