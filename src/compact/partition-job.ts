@@ -54,7 +54,7 @@ export function planRules(settings: CompactionSettings) {
   return {
     fullOutputBytes: settings.targetFileBytes * FULL_OUTPUT_FRACTION,
     deleteInputs: settings.deleteInputs,
-    outPrefix: settings.outPrefix,
+    outPrefix: settings.outPrefix === settings.prefix ? undefined : settings.outPrefix,
   };
 }
 

@@ -47,8 +47,8 @@ export interface PlanRules {
   /** Also delete the OTLP objects an output replaces (kept by default). */
   deleteInputs: boolean;
   /**
-   * Where the run writes its outputs: of two outputs that hold the same objects' rows, the one
-   * under it is the one merged.
+   * Where the run writes its outputs when not in place: of two outputs that hold the same
+   * objects' rows, the one under it is the one merged. Undefined: in place.
    */
   outPrefix?: string;
 }
@@ -99,16 +99,6 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
   const deletable = (object: ListedObject) =>
     object.parsed.encoding.format === 'parquet' || rules.deleteInputs;
 
-  const finish = new Map<OutputInfo, ListedObject[]>();
-  let replacedKept = 0;
-  for (const [key, output] of replacedBy) {
-    const object = present.get(key);
-    if (object === undefined) continue;
-    if (!consistent(output)) continue; // a footer that disagrees with itself deletes nothing
-    if (deletable(object)) finish.set(output, [...(finish.get(output) ?? []), object]);
-    else replacedKept++;
-  }
-
   const live = outputs.filter((output) => !replacedBy.has(output.key));
   const full = live.filter((o) => o.size >= rules.fullOutputBytes || !consistent(o));
   // Two outputs that replace the same object both hold its rows: an hour compacted under an
@@ -131,11 +121,29 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
   const rest = live.filter((o) => !full.includes(o));
   const small = [...rest.filter(underOut), ...rest.filter((o) => !underOut(o))].filter(claim);
   const copies = rest.filter((o) => !small.includes(o));
+  // An object only a copy outside the out-prefix holds (an object late for the out-prefix,
+  // compacted in place with the ones already there) is in no output under it: it is read again,
+  // or the out-prefix never holds it. A copy under the out-prefix (or in place) holds it already.
+  const held = new Set(claimed);
+  for (const copy of copies.filter((o) => rules.outPrefix === undefined || underOut(o)))
+    for (const key of replacedKeys(copy.replaces)) held.add(key);
+  const readAgain = (key: string) => replacedBy.has(key) && !held.has(key);
+
+  const finish = new Map<OutputInfo, ListedObject[]>();
+  let replacedKept = 0;
+  for (const [key, output] of replacedBy) {
+    const object = present.get(key);
+    if (object === undefined || readAgain(key)) continue;
+    if (!consistent(output)) continue; // a footer that disagrees with itself deletes nothing
+    if (deletable(object)) finish.set(output, [...(finish.get(output) ?? []), object]);
+    else replacedKept++;
+  }
+
   const skipped = new Map(objects.skipped.map((s) => [s.key, s]));
   const raw: ListedObject[] = [];
   const knownBad: ListedObject[] = [];
   for (const input of inputs) {
-    if (replacedBy.has(input.key)) continue;
+    if (replacedBy.has(input.key) && !readAgain(input.key)) continue;
     if (skipped.get(input.key)?.size === input.size) knownBad.push(input);
     else raw.push(input);
   }

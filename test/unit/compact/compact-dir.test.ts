@@ -357,6 +357,25 @@ describe('compactMetrics on a directory', () => {
     expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
   });
 
+  test('an object late for the outPrefix, compacted in place with the others: merged under the outPrefix', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, batches);
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    // A late object, then a run in place: its output holds the two kept objects and the late one.
+    const late = [...batches, batchAt('api', at(0, 50), 4, 3)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, late.slice(2));
+    await compactHour({ prefix: 'raw' });
+    expect(await outputs()).toHaveLength(2);
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    // Under lake/: every point once, the late ones too.
+    expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
+    expect(sorted(await duckdbPointTexts(dir, 'raw/**/*.parquet'))).toEqual(pointsOf(late));
+    // A run after it has nothing left to merge: the hour has settled.
+    const again = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    expect(again.partitions.filter((p) => p.status !== 'nothing-to-do')).toEqual([]);
+    expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
+  });
+
   test('an hour compacted in place, then a run with an outPrefix: said, not moved', async () => {
     const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
     await exportToDir(dir, { prefix: 'raw', format: 'parquet' }, batches);
