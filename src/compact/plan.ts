@@ -105,8 +105,8 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
   // out-prefix and again in place (a run in place does not list the out-prefix, and the OTLP
   // objects are kept). Merged together, or one merged while the other stays, every row of that
   // object would be in the hour twice, for good. So an output that shares a replaced object with
-  // a full output, or with a small one taken before it (those under the run's out-prefix first),
-  // is left as it is.
+  // one taken before it is left as it is: those under the run's out-prefix are taken first (full,
+  // then small), then the others (full, then small).
   const claimed = new Set<string>();
   const claim = (output: OutputInfo) => {
     const keys = replacedKeys(output.replaces);
@@ -114,20 +114,30 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
     for (const key of keys) claimed.add(key);
     return true;
   };
-  for (const output of full) claim(output);
   // Inside the out-prefix's directory: lake/, not lake2/ beside it.
   const underOut = (o: OutputInfo) =>
     rules.outPrefix !== undefined && o.key.startsWith(`${rules.outPrefix}/`);
+  const outside = (o: OutputInfo) => !underOut(o);
   const rest = live.filter((o) => !full.includes(o));
-  const small = [...rest.filter(underOut), ...rest.filter((o) => !underOut(o))].filter(claim);
-  const copies = rest.filter((o) => !small.includes(o));
-  // An object only a copy outside the out-prefix holds (an object late for the out-prefix,
+  const taken = new Set(
+    [
+      ...full.filter(underOut),
+      ...rest.filter(underOut),
+      ...full.filter(outside),
+      ...rest.filter(outside),
+    ].filter(claim),
+  );
+  const small = [...rest.filter(underOut), ...rest.filter(outside)].filter((o) => taken.has(o));
+  const copies = rest.filter((o) => !taken.has(o));
+  // An object only copies outside the out-prefix hold (an object late for the out-prefix,
   // compacted in place with the ones already there) is in no output under it: it is read again,
   // or the out-prefix never holds it. A copy under the out-prefix (or in place) holds it already.
   const held = new Set(claimed);
-  for (const copy of copies.filter((o) => rules.outPrefix === undefined || underOut(o)))
-    for (const key of replacedKeys(copy.replaces)) held.add(key);
-  const readAgain = (key: string) => replacedBy.has(key) && !held.has(key);
+  for (const copy of live.filter((o) => !taken.has(o)))
+    if (rules.outPrefix === undefined || underOut(copy))
+      for (const key of replacedKeys(copy.replaces)) held.add(key);
+  const inputKeys = new Set(inputs.map((input) => input.key));
+  const readAgain = (key: string) => inputKeys.has(key) && replacedBy.has(key) && !held.has(key);
 
   const finish = new Map<OutputInfo, ListedObject[]>();
   let replacedKept = 0;

@@ -1,4 +1,4 @@
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, stat, writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
@@ -374,6 +374,29 @@ describe('compactMetrics on a directory', () => {
     const again = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
     expect(again.partitions.filter((p) => p.status !== 'nothing-to-do')).toEqual([]);
     expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
+  });
+
+  test('late objects for the outPrefix in a full output in place: merged under the outPrefix too', async () => {
+    const batches = [batchAt('api', at(0, 5), 4, 1), batchAt('api', at(0, 35), 4, 2)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, batches);
+    await compactHour({ prefix: 'raw', outPrefix: 'lake' });
+    // A large late object, then a run in place: its output, full for a 64 KiB target, holds
+    // the two kept objects and the late one; the one under lake/ is small.
+    const late = [...batches, batchAt('api', at(0, 50), 4500, 3)];
+    await exportToDir(dir, { prefix: 'raw', format: 'otlp-json' }, late.slice(2));
+    await compactHour({ prefix: 'raw' });
+    const sizes = new Map(
+      await Promise.all(
+        (await outputs()).map(
+          async (k) => [k.split('/')[0], (await stat(join(dir, k))).size] as const,
+        ),
+      ),
+    );
+    expect(sizes.get('raw')).toBeGreaterThanOrEqual(32 * 1024);
+    expect(sizes.get('lake')).toBeLessThan(32 * 1024);
+    await compactHour({ prefix: 'raw', outPrefix: 'lake', targetFileBytes: 64 * 1024 });
+    expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
+    expect(sorted(await duckdbPointTexts(dir, 'raw/**/*.parquet'))).toEqual(pointsOf(late));
   });
 
   test('an hour compacted in place, then a run with an outPrefix: said, not moved', async () => {
