@@ -106,8 +106,12 @@ async function compactSignal(
       if (plan.work || plan.badOutputs.length > 0 || plan.knownBad.length > 0) plans.push(plan);
       else if (
         settings.outPrefix !== settings.prefix &&
-        // The outPrefix's directory: lake/, not lake2/ beside it (here outPrefix is not '').
-        plan.kept.some((output) => !output.key.startsWith(`${settings.outPrefix}/`))
+        // The outPrefix's directory: lake/, not lake2/ beside it (here outPrefix is not ''). A
+        // copy of objects an output under it holds is not the hour staying under the prefix.
+        plan.kept.some(
+          (output) =>
+            !output.key.startsWith(`${settings.outPrefix}/`) && !plan.copies.includes(output),
+        )
       ) {
         compactedUnderPrefix.push(reportOf(plan, 'nothing-to-do', settings.partitionRoot));
       }

@@ -66,6 +66,11 @@ export interface PartitionPlan {
   finish: { output: OutputInfo; deletes: ListedObject[] }[];
   /** Outputs left as they are. */
   kept: OutputInfo[];
+  /**
+   * Of those, the ones left because an output taken before them holds the same objects (a copy
+   * in place of an hour under the out-prefix).
+   */
+  copies: OutputInfo[];
   /** Objects earlier runs could not read, not read again. */
   knownBad: ListedObject[];
   badOutputs: BadOutput[];
@@ -168,6 +173,7 @@ export function planPartition(objects: HourObjects, rules: PlanRules): Partition
     mergeDeletes: merge.outputs.length + merge.inputs.filter(deletable).length,
     finish: [...finish].map(([output, deletes]) => ({ output, deletes })),
     kept: merging ? [...full, ...copies] : live,
+    copies: live.filter((o) => !taken.has(o)),
     knownBad,
     badOutputs: objects.badOutputs,
     replacedKept,

@@ -373,6 +373,8 @@ describe('compactMetrics on a directory', () => {
     // A run after it has nothing left to merge: the hour has settled.
     const again = await compactHour({ prefix: 'raw', outPrefix: 'lake' });
     expect(again.partitions.filter((p) => p.status !== 'nothing-to-do')).toEqual([]);
+    // The copy under raw/ is left, and the hour is under lake/: not said to stay under raw/.
+    expect(again.compactedUnderPrefix).toEqual([]);
     expect(sorted(await duckdbPointTexts(dir, 'lake/**/*.parquet'))).toEqual(pointsOf(late));
   });
 
