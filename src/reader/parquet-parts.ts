@@ -303,10 +303,11 @@ async function readGroup(
   toRequest: (rows: Row[]) => OtlpObject,
   traceId: string | undefined,
 ): Promise<ParquetPart> {
-  const { asyncBuffer, group } = await groupBuffer(file, groups, index);
+  const { asyncBuffer, group, bytes } = await groupBuffer(file, groups, index);
   const { firstRow } = group;
   const read = {
     file: asyncBuffer,
+    stored: { bytes, start: group.start },
     metadata,
     group: index,
     rowStart: firstRow,

@@ -117,7 +117,7 @@ export async function readFlatRows(
     const rowEnd = rowStart + Number(group.num_rows);
     if (await mayHold(metadata, index, 'TraceId', traceId, range)) {
       const read = await readTraceRows(
-        { file, metadata, group: index, rowStart, rowEnd },
+        { file, stored: { bytes, start: 0 }, metadata, group: index, rowStart, rowEnd },
         decompression,
         traceId,
       );
@@ -132,11 +132,13 @@ export async function readFlatRows(
  * The rows of trace `traceId` (lower-case hex) in row group `group` (rows [rowStart, rowEnd) of
  * the file): its `TraceId` column first; then, if the trace is there, the group's columns read
  * flat (each page decoded once) and only the trace's rows made, not the group's thousands of
- * others (each an object of maps and lists).
+ * others (each an object of maps and lists). `stored`: bytes of the file that hold the group,
+ * from `start` in it (the whole file, or the group's bytes read in parts), read in place.
  */
 export async function readTraceRows(
   read: {
     file: AsyncBuffer;
+    stored: { bytes: Uint8Array; start: number };
     metadata: FileMetaData;
     group: number;
     rowStart: number;
@@ -153,7 +155,11 @@ export async function readTraceRows(
   if (indices.length === 0) return { rows: [], rawBytes: ids.rawBytes };
   const { metadata, group } = read;
   const { start, end } = groupBytes(metadata.row_groups[group] as RowGroup, read.file.byteLength);
-  const bytes = new Uint8Array(await read.file.slice(start, end));
+  const { stored } = read;
+  if (start < stored.start || end > stored.start + stored.bytes.length) {
+    throw new Error('a Parquet row group outside the bytes read for it');
+  }
+  const bytes = stored.bytes.subarray(start - stored.start, end - stored.start);
   const rows = read.rowEnd - read.rowStart;
   // One budget for the group: what the ids took is not decompressed again.
   const left = {
