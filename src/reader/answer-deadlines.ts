@@ -65,8 +65,11 @@ export function withAnswerDeadlines<T>(
       stopOthers(kept);
       done();
     };
+    /** Sendings so far, for the no-answer error. */
+    let sent = 0;
     const start = () => {
       if (settled || winner !== undefined || signal.aborted) return;
+      sent++;
       const controller = new AbortController();
       running.add(controller);
       const answered = () => {
@@ -90,17 +93,11 @@ export function withAnswerDeadlines<T>(
       );
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    let sent = 0;
-    const send = () => {
-      if (settled || winner !== undefined || signal.aborted) return;
-      sent++;
-      start();
-    };
-    send();
+    start();
     let at = 0;
     for (const deadline of deadlines) {
       at += deadline;
-      timers.push(setTimeout(send, at));
+      timers.push(setTimeout(start, at));
     }
     timers.push(
       setTimeout(() => {
