@@ -91,7 +91,7 @@ async function compactSignal(
     const accept = (hour: number) => Math.floor(hour / HOUR) % shard.count === shard.index;
     let partitionsSelected = 0;
     const plans: PartitionPlan[] = [];
-    const compactedUnderPrefix: PartitionReport[] = [];
+    const compactedUnderPrefix: string[] = [];
     const range = hourRange(settings);
     for await (const objects of listHours(
       settings,
@@ -113,7 +113,7 @@ async function compactSignal(
             !output.key.startsWith(`${settings.outPrefix}/`) && !plan.copies.includes(output),
         )
       ) {
-        compactedUnderPrefix.push(reportOf(plan, 'nothing-to-do', settings.partitionRoot));
+        compactedUnderPrefix.push(settings.partitionRoot + hourPath(plan.hour));
       }
     }
     const work = plans.filter((p) => p.work);
@@ -135,7 +135,7 @@ async function compactSignal(
           partitions: [...partitions, ...idle].sort((a, b) => a.hour.getTime() - b.hour.getTime()),
           keysIgnored: counters.keysIgnored,
           unsettled,
-          compactedUnderPrefix: compactedUnderPrefix.map((p) => p.partition),
+          compactedUnderPrefix,
         },
         counters.ownKeysIgnored ?? 0,
       );
